@@ -1,0 +1,31 @@
+# Two commands set up everything on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+HOME_DIR ?= demo-home
+
+.PHONY: run test bench install clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## launch the workbench on a seeded demo home with the offline model
+run: $(STAMP)
+	$(VENV)/bin/workbench demo --home $(HOME_DIR)
+
+## install with the test extras and run the whole suite
+test: $(STAMP)
+	$(PY) -m pytest -n 2 -q
+
+## benchmarks: numbers, ratios and peak memory (not part of `make test`)
+bench: $(STAMP)
+	$(PY) -m tests.bench $(BENCH)
+
+clean:
+	rm -rf $(VENV) $(HOME_DIR) bench-data *.egg-info

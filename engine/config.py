@@ -1,0 +1,127 @@
+"""Settings from ``<home>/config.yaml``, using Hermes's own keys where they exist.
+
+Values are looked up by dotted key (``memory.memory_char_limit``). Numbers given as
+strings are accepted; a value that cannot be used, or YAML that does not parse, raises
+``ConfigError`` naming the file and line so the user can fix it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError
+
+TRUTHY = {"on", "true", "yes", "1", "approve", "enable", "enabled"}
+FALSY = {"off", "false", "no", "0", "disable", "disabled", ""}
+
+# Defaults for every key the workbench honours (Hermes's where Hermes has one).
+DEFAULTS: dict[str, Any] = {
+    "memory.memory_enabled": True,
+    "memory.user_profile_enabled": True,
+    "memory.memory_char_limit": 2200,
+    "memory.user_char_limit": 1375,
+    "memory.write_approval": False,
+    "memory.nudge_interval": 10,
+    "memory.provider": "",
+    "skills.write_approval": False,
+    "skills.creation_nudge_interval": 10,
+    "skills.guard_agent_created": False,
+    "curator.enabled": True,
+    "curator.stale_after_days": 14,
+    "curator.archive_after_days": 30,
+    "curator.manage_all": False,
+    "compression.enabled": True,
+    "compression.threshold": 0.5,
+    "model.context_length": 16000,
+}
+
+
+class Config:
+    """Read-only view of config.yaml with typed, validated accessors."""
+
+    def __init__(self, data: dict, path: Path | None = None, lines: dict[str, int] | None = None):
+        self._data = data
+        self.path = path
+        self._lines = lines or {}
+
+    @classmethod
+    def load(cls, path: Path) -> "Config":
+        if not path.exists():
+            return cls({}, path)
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"Cannot read {path}: {exc}. Fix its permissions or encoding (UTF-8).")
+        try:
+            node = yaml.compose(text)
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise ConfigError(f"{path}{where}: malformed YAML ({problem}). Fix the file or remove it to use defaults.")
+        if data is None:
+            return cls({}, path)
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path} line 1: expected a mapping of settings at the top level, got {type(data).__name__}.")
+        lines: dict[str, int] = {}
+        _collect_lines(node, "", lines)
+        return cls(data, path, lines)
+
+    def raw(self, key: str, default: Any = None) -> Any:
+        node: Any = self._data
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return DEFAULTS.get(key, default) if default is None else default
+            node = node[part]
+        return node
+
+    def _where(self, key: str) -> str:
+        line = self._lines.get(key)
+        return f"{self.path} line {line}" if line else f"{self.path}"
+
+    def int(self, key: str, default: int | None = None) -> int:
+        value = self.raw(key, default)
+        if isinstance(value, bool):
+            raise ConfigError(f"{self._where(key)}: {key} must be a whole number, got {value!r}.")
+        try:
+            return int(str(value).strip()) if isinstance(value, str) else int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{self._where(key)}: {key} must be a whole number, got {value!r}.")
+
+    def float(self, key: str, default: float | None = None) -> float:
+        value = self.raw(key, default)
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{self._where(key)}: {key} must be a number, got {value!r}.")
+
+    def bool(self, key: str, default: bool | None = None) -> bool:
+        value = self.raw(key, default)
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, (int, float)):
+            return bool(value)
+        text = str(value).strip().lower()
+        if text in TRUTHY:
+            return True
+        if text in FALSY or value is None:
+            return False
+        raise ConfigError(f"{self._where(key)}: {key} must be on/off (true/false), got {value!r}.")
+
+    def str(self, key: str, default: str | None = None) -> str:
+        value = self.raw(key, default)
+        return "" if value is None else str(value)
+
+
+def _collect_lines(node, prefix: str, out: dict[str, int]) -> None:
+    """Record the line of every mapping key so errors can point at it."""
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for key_node, value_node in node.value:
+        key = f"{prefix}{key_node.value}"
+        out[key] = key_node.start_mark.line + 1
+        _collect_lines(value_node, key + ".", out)

@@ -1,0 +1,29 @@
+"""Errors the engine raises for bad input or refused operations.
+
+Every error carries a message written for the person (or model) who must act on it;
+the CLI prints it as ``{"success": false, "error": ...}`` and exits 1, never a traceback.
+"""
+
+
+class WorkbenchError(Exception):
+    """A refusal or failure with an actionable message; nothing was changed."""
+
+    def __init__(self, message: str, **details):
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict:
+        return {"success": False, "error": self.message, **self.details}
+
+
+class ConfigError(WorkbenchError):
+    """config.yaml is malformed or holds a value we cannot use."""
+
+
+class HomeError(WorkbenchError):
+    """The home folder cannot be opened or created."""
+
+
+class ReadOnlyError(WorkbenchError):
+    """A write was attempted on a home opened read-only."""

@@ -1,0 +1,104 @@
+"""The engine's event bus: typed events, published after a change is on disk.
+
+Publishing is synchronous on the writer's thread; the TUI forwards events to the UI
+thread itself. A subscriber that raises is logged and skipped, never breaking a write.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of every engine event. ``journal_id`` links to the journal row, if any."""
+
+    actor: str = "agent"
+    session_id: str | None = None
+    journal_id: int | None = None
+
+
+@dataclass(frozen=True)
+class MemoryChanged(Event):
+    target: str = "memory"  # "memory" or "user"
+    action: str = ""  # add / replace / remove / batch / undo / external
+    before: str | None = None
+    after: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionChanged(Event):
+    """A session row was created, ended, renamed, archived, pruned or deleted."""
+
+    action: str = ""
+    parent_session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class MessageStored(Event):
+    message_id: int | None = None
+    role: str = ""
+
+
+@dataclass(frozen=True)
+class SkillChanged(Event):
+    name: str = ""
+    action: str = ""  # create / patch / edit / delete / write_file / remove_file / archive / restore / pin / unpin / purge / rollback
+
+
+@dataclass(frozen=True)
+class PendingChanged(Event):
+    subsystem: str = ""  # "memory" or "skills"
+    pending_id: str = ""
+    action: str = ""  # staged / approved / rejected / failed
+
+
+@dataclass(frozen=True)
+class RunnerEvent(Event):
+    """Progress of the agent runner: turn_started, tool_called, tool_result,
+    message_stored, assistant_delta, turn_finished, session_rotated, review_started,
+    review_finished, error, cancelled."""
+
+    kind: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+Subscriber = Callable[[Event], None]
+
+
+class EventBus:
+    """Thread-safe publish/subscribe over ``Event`` types."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._subscribers: list[tuple[type[Event], Subscriber]] = []
+
+    def subscribe(self, callback: Subscriber, kind: type[Event] = Event) -> Callable[[], None]:
+        """Call ``callback`` for every published event that is an instance of ``kind``.
+
+        Returns a function that removes the subscription.
+        """
+        entry = (kind, callback)
+        with self._lock:
+            self._subscribers.append(entry)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if entry in self._subscribers:
+                    self._subscribers.remove(entry)
+
+        return unsubscribe
+
+    def publish(self, event: Event) -> None:
+        with self._lock:
+            targets = [cb for kind, cb in self._subscribers if isinstance(event, kind)]
+        for callback in targets:
+            try:
+                callback(event)
+            except Exception:  # a broken listener must never break a write
+                log.exception("event subscriber failed on %r", event)

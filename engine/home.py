@@ -1,0 +1,113 @@
+"""The home: one folder in Hermes's layout, and the one object every part hangs off.
+
+``open_home`` creates the layout on first use (unless read-only) and returns a ``Home``
+holding the config, the clock, the journal and the event bus. Each store (memory,
+archive, skills, curator, approvals) is built lazily on first access, so a command that
+only reads memory never opens state.db.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+
+import platformdirs
+
+from .clock import Clock
+from .config import Config
+from .errors import HomeError
+from .events import EventBus
+from .journal import Journal
+
+APP_NAME = "memory-workbench"
+
+
+def resolve_home(explicit: str | os.PathLike | None = None) -> Path:
+    """``--home``, else ``$WORKBENCH_HOME``, else ``$HERMES_HOME``, else the platform data folder."""
+    for candidate in (explicit, os.environ.get("WORKBENCH_HOME"), os.environ.get("HERMES_HOME")):
+        if candidate:
+            return Path(candidate).expanduser()
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
+class Home:
+    """Paths, settings and shared services of one home folder."""
+
+    def __init__(self, root: Path, *, read_only: bool = False, clock: Clock | None = None):
+        self.root = root
+        self.read_only = read_only
+        self.clock = clock or Clock()
+        self.bus = EventBus()
+
+    # -- layout -------------------------------------------------------------------
+    @property
+    def memories_dir(self) -> Path:
+        return self.root / "memories"
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.root / "skills"
+
+    @property
+    def pending_dir(self) -> Path:
+        return self.root / "pending"
+
+    @property
+    def state_db_path(self) -> Path:
+        return self.root / "state.db"
+
+    @property
+    def workbench_db_path(self) -> Path:
+        return self.root / "workbench.db"
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "config.yaml"
+
+    def create_layout(self) -> None:
+        for folder in (self.root, self.memories_dir, self.skills_dir, self.pending_dir / "memory", self.pending_dir / "skills"):
+            folder.mkdir(parents=True, exist_ok=True)
+
+    # -- shared services ----------------------------------------------------------
+    @cached_property
+    def config(self) -> Config:
+        return Config.load(self.config_path)
+
+    def reload_config(self) -> Config:
+        self.__dict__.pop("config", None)
+        return self.config
+
+    @cached_property
+    def journal(self) -> Journal:
+        return Journal(self.workbench_db_path, self.clock, self.read_only)
+
+    # -- stores (each part adds its lazy property below) -------------------------
+
+    def close(self) -> None:
+        """Close every database connection this home opened (all threads)."""
+        for name in list(self.__dict__):
+            closer = getattr(self.__dict__[name], "close", None)
+            if callable(closer) and name != "bus":
+                closer()
+
+    def __repr__(self) -> str:
+        return f"Home({str(self.root)!r}{', read_only=True' if self.read_only else ''})"
+
+
+def open_home(path: str | os.PathLike | None = None, *, read_only: bool = False, clock: Clock | None = None) -> Home:
+    """Open (and, unless read-only, create) the home at ``path`` or the resolved default."""
+    root = resolve_home(path)
+    if root.exists() and not root.is_dir():
+        raise HomeError(f"{root} is a file, not a home folder. Pass --home with a folder path.")
+    if read_only:
+        if not root.is_dir():
+            raise HomeError(f"{root} does not exist; a read-only home is never created. Check --home.")
+    home = Home(root, read_only=read_only, clock=clock)
+    if not read_only:
+        try:
+            home.create_layout()
+        except OSError as exc:
+            raise HomeError(f"Cannot create the home at {root}: {exc.strerror or exc}. Choose a writable --home.")
+    home.config  # fail early, with a clear message, on a malformed config.yaml
+    return home

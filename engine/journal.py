@@ -1,0 +1,175 @@
+"""The journal: one row for every mutation the workbench makes or observes.
+
+Rows live in ``<home>/workbench.db`` (ours alone; Hermes never reads it). A row is
+written *before* the change it describes (status ``pending``) and marked ``done`` once
+the change is on disk, so a crash in between leaves evidence instead of silence.
+The journal is how history, provenance ("who wrote this entry, in which session and
+message") and undo work.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .clock import Clock
+from .db import ThreadConnections, write_transaction
+
+ACTORS = ("agent", "review", "curator", "user", "external")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS journal (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    actor TEXT NOT NULL,
+    subsystem TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    before TEXT,
+    after TEXT,
+    session_id TEXT,
+    message_id INTEGER,
+    detail TEXT,
+    status TEXT NOT NULL DEFAULT 'done'
+);
+CREATE INDEX IF NOT EXISTS idx_journal_target ON journal(subsystem, target, id);
+CREATE INDEX IF NOT EXISTS idx_journal_session ON journal(session_id);
+"""
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    id: int
+    at: float
+    actor: str
+    subsystem: str
+    action: str
+    target: str
+    before: str | None
+    after: str | None
+    session_id: str | None
+    message_id: int | None
+    detail: dict[str, Any] = field(default_factory=dict)
+    status: str = "done"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "at": datetime.fromtimestamp(self.at, timezone.utc).isoformat(timespec="seconds"),
+            "actor": self.actor,
+            "subsystem": self.subsystem,
+            "action": self.action,
+            "target": self.target,
+            "before": self.before,
+            "after": self.after,
+            "session_id": self.session_id,
+            "message_id": self.message_id,
+            "detail": self.detail,
+            "status": self.status,
+        }
+
+
+def _row(row: sqlite3.Row) -> JournalEntry:
+    return JournalEntry(
+        id=row["id"], at=row["at"], actor=row["actor"], subsystem=row["subsystem"], action=row["action"],
+        target=row["target"], before=row["before"], after=row["after"], session_id=row["session_id"],
+        message_id=row["message_id"], detail=json.loads(row["detail"]) if row["detail"] else {}, status=row["status"],
+    )
+
+
+class Journal:
+    def __init__(self, path: Path, clock: Clock, read_only: bool = False):
+        self.path = path
+        self.clock = clock
+        self.read_only = read_only
+        self._conns = ThreadConnections(path, read_only, on_connect=None if read_only else self._ensure_schema)
+
+    @staticmethod
+    def _ensure_schema(conn: sqlite3.Connection) -> None:
+        conn.executescript(_SCHEMA)
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection to workbench.db (other parts may keep their own tables there)."""
+        return self._conns.get()
+
+    def begin(self, subsystem: str, action: str, target: str, *, actor: str = "agent", before: str | None = None,
+              after: str | None = None, session_id: str | None = None, message_id: int | None = None,
+              detail: dict[str, Any] | None = None) -> int:
+        """Record an intended change (status ``pending``); call ``commit`` once it is on disk."""
+        return self._insert(subsystem, action, target, actor, before, after, session_id, message_id, detail, "pending")
+
+    def commit(self, entry_id: int, **updates: Any) -> None:
+        """Mark a pending row done, optionally correcting before/after/detail with what was really written."""
+        sets, values = ["status = 'done'"], []
+        for key in ("before", "after"):
+            if key in updates:
+                sets.append(f"{key} = ?")
+                values.append(updates[key])
+        if "detail" in updates:
+            sets.append("detail = ?")
+            values.append(json.dumps(updates["detail"], ensure_ascii=False))
+        conn = self.connection()
+        with write_transaction(conn, self.read_only):
+            conn.execute(f"UPDATE journal SET {', '.join(sets)} WHERE id = ?", (*values, entry_id))
+
+    def abandon(self, entry_id: int, reason: str) -> None:
+        """Mark a pending row as not applied (the change was refused or failed)."""
+        conn = self.connection()
+        with write_transaction(conn, self.read_only):
+            conn.execute("UPDATE journal SET status = 'abandoned', detail = json_set(coalesce(detail, '{}'), '$.reason', ?) "
+                         "WHERE id = ?", (reason, entry_id))
+
+    def append(self, subsystem: str, action: str, target: str, *, actor: str = "agent", before: str | None = None,
+               after: str | None = None, session_id: str | None = None, message_id: int | None = None,
+               detail: dict[str, Any] | None = None) -> int:
+        """Record a change that is already complete."""
+        return self._insert(subsystem, action, target, actor, before, after, session_id, message_id, detail, "done")
+
+    def _insert(self, subsystem, action, target, actor, before, after, session_id, message_id, detail, status) -> int:
+        if actor not in ACTORS:
+            raise ValueError(f"unknown actor {actor!r}; expected one of {ACTORS}")
+        conn = self.connection()
+        with write_transaction(conn, self.read_only):
+            cur = conn.execute(
+                "INSERT INTO journal (at, actor, subsystem, action, target, before, after, session_id, message_id, detail, status)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (self.clock.now(), actor, subsystem, action, target, before, after, session_id, message_id,
+                 json.dumps(detail, ensure_ascii=False) if detail else None, status),
+            )
+            return int(cur.lastrowid)
+
+    def get(self, entry_id: int) -> JournalEntry | None:
+        row = self.connection().execute("SELECT * FROM journal WHERE id = ?", (entry_id,)).fetchone()
+        return _row(row) if row else None
+
+    def query(self, *, subsystem: str | None = None, target: str | None = None, session_id: str | None = None,
+              actor: str | None = None, limit: int = 50, before_id: int | None = None,
+              include_pending: bool = False) -> list[JournalEntry]:
+        """Newest first."""
+        where, args = [], []
+        for column, value in (("subsystem", subsystem), ("target", target), ("session_id", session_id), ("actor", actor)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if before_id is not None:
+            where.append("id < ?")
+            args.append(before_id)
+        if not include_pending:
+            where.append("status = 'done'")
+        sql = "SELECT * FROM journal" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY id DESC LIMIT ?"
+        return [_row(r) for r in self.connection().execute(sql, (*args, limit))]
+
+    def writers_of(self, subsystem: str, target: str, text: str) -> list[JournalEntry]:
+        """Provenance: the done rows whose result (``after``) is exactly ``text``, newest first."""
+        rows = self.connection().execute(
+            "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND after = ? AND status = 'done' ORDER BY id DESC",
+            (subsystem, target, text),
+        )
+        return [_row(r) for r in rows]
+
+    def close(self) -> None:
+        self._conns.close_all()

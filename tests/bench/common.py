@@ -1,0 +1,86 @@
+"""Helpers shared by the benchmarks: timing, percentiles, peak memory, a scratch folder."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator
+
+
+def percentile(samples: list[float], pct: float) -> float:
+    """Nearest-rank percentile (pct in 0..100) of a non-empty list."""
+    ordered = sorted(samples)
+    rank = max(0, min(len(ordered) - 1, round(pct / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far, in MB (Linux reports KB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def children_peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+class Report:
+    """Collects figures and prints them aligned, one per line."""
+
+    def __init__(self, section: str):
+        self.section = section
+        print(f"\n== {section} ==", flush=True)
+
+    def figure(self, name: str, value: float, unit: str = "", target: str = "") -> None:
+        shown = f"{value:,.3f}" if isinstance(value, float) and abs(value) < 1000 else f"{value:,.0f}"
+        line = f"  {name:<52} {shown:>14} {unit}"
+        if target:
+            line += f"   (target {target})"
+        print(line, flush=True)
+
+    def latencies(self, name: str, samples_s: list[float], target: str = "") -> tuple[float, float]:
+        p50 = percentile(samples_s, 50) * 1000
+        p95 = percentile(samples_s, 95) * 1000
+        self.figure(f"{name} p50", p50, "ms", target)
+        self.figure(f"{name} p95", p95, "ms")
+        return p50, p95
+
+    def ratio(self, name: str, numerator: float, denominator: float, target: str = "") -> None:
+        self.figure(name, numerator / denominator if denominator else float("inf"), "x", target)
+
+    def note(self, text: str) -> None:
+        print(f"  {text}", flush=True)
+
+    def memory(self) -> None:
+        self.figure("peak RSS (this process)", peak_rss_mb(), "MB")
+
+
+@contextlib.contextmanager
+def timed() -> Iterator[list[float]]:
+    """``with timed() as t: ...`` then ``t[0]`` is the elapsed seconds."""
+    box: list[float] = []
+    start = time.perf_counter()
+    try:
+        yield box
+    finally:
+        box.append(time.perf_counter() - start)
+
+
+@contextlib.contextmanager
+def scratch_dir(name: str) -> Iterator[Path]:
+    """A temp folder removed afterwards (set BENCH_KEEP=1 to keep it)."""
+    folder = Path(tempfile.mkdtemp(prefix=f"wb-bench-{name}-"))
+    try:
+        yield folder
+    finally:
+        if not os.environ.get("BENCH_KEEP"):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def mean(samples: list[float]) -> float:
+    return statistics.fmean(samples) if samples else 0.0

@@ -1,0 +1,31 @@
+"""The CLI contract's common parts: exit codes, --json, --home placement."""
+
+import json
+import subprocess
+import sys
+
+
+def run(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=env)
+
+
+def test_unknown_command_is_usage_error():
+    result = run("frobnicate")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+
+
+def test_malformed_config_is_a_clear_refusal(tmp_path):
+    (tmp_path / "config.yaml").write_text("memory: [\n")
+    result = run("--json", "--home", str(tmp_path))
+    assert result.returncode == 1
+    payload = json.loads(result.stdout)
+    assert payload["success"] is False and "config.yaml" in payload["error"]
+    assert "Traceback" not in result.stderr
+
+
+def test_home_is_a_file_is_refused_without_traceback(tmp_path):
+    (tmp_path / "file").write_text("x")
+    result = run("--home", str(tmp_path / "file"))
+    assert result.returncode == 1
+    assert "is a file" in result.stderr and "Traceback" not in result.stderr
