@@ -1,0 +1,22 @@
+"""What every agent tool receives besides its arguments: who is calling, from where.
+
+The runner builds one ``ToolContext`` per tool call; stores use it to journal the actor,
+session and message, and to decide whether a write must be staged for approval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+FOREGROUND = "foreground"
+BACKGROUND_REVIEW = "background_review"
+
+
+@dataclass
+class ToolContext:
+    actor: str = "agent"  # agent | review | curator | user | external (journal actors)
+    session_id: str | None = None
+    message_id: int | None = None  # the assistant message that made the tool call, when known
+    origin: str = FOREGROUND  # FOREGROUND or BACKGROUND_REVIEW (approval gate input)
+    turn_state: dict[str, Any] = field(default_factory=dict)  # per-turn counters, reset by the runner each turn
