@@ -83,6 +83,11 @@ class Home:
         return Journal(self.workbench_db_path, self.clock, self.read_only)
 
     # -- stores (each part adds its lazy property below) -------------------------
+    @cached_property
+    def approvals(self) -> "ApprovalQueue":
+        from .approvals import ApprovalQueue
+
+        return ApprovalQueue(self)
 
     def close(self) -> None:
         """Close every database connection this home opened (all threads)."""

@@ -1,0 +1,170 @@
+"""The pending store: one JSON file per staged write, in Hermes's own layout.
+
+``<home>/pending/{memory,skills}/<id>.json`` with ``id`` (8 lowercase hex), ``subsystem``,
+``action``, ``summary``, ``origin``, ``created_at`` (epoch seconds) and ``payload`` (the
+keyword arguments that replay the write). We add ``actor``, ``session_id`` and
+``message_id``; Hermes ignores keys it does not know, and records Hermes wrote (which
+lack them) load with defaults. Records are plain files, so they survive restarts.
+
+A file that cannot be read as a record is reported as a problem and skipped, never
+deleted: it may be a newer Hermes format or someone's hand edit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import WorkbenchError
+from ..fileio import atomic_write_json
+from ..tools import BACKGROUND_REVIEW, FOREGROUND
+
+SUBSYSTEMS = ("memory", "skills")
+ORIGINS = (FOREGROUND, BACKGROUND_REVIEW)
+_ID = re.compile(r"[0-9a-f]{8}")
+
+
+@dataclass(frozen=True)
+class PendingRecord:
+    id: str
+    subsystem: str
+    action: str
+    summary: str
+    origin: str
+    created_at: float
+    payload: dict[str, Any]
+    actor: str = "agent"
+    session_id: str | None = None
+    message_id: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RecordProblem:
+    """A file in a pending folder that is not a usable record (left untouched)."""
+
+    path: str
+    error: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "error": self.error}
+
+
+@dataclass
+class Scan:
+    records: list[PendingRecord] = field(default_factory=list)
+    problems: list[RecordProblem] = field(default_factory=list)
+
+
+def check_id(pending_id: object) -> str:
+    """Return ``pending_id`` if it is exactly 8 lowercase hex digits; refuse anything else.
+
+    This is what keeps an id from naming any file outside the pending folders.
+    """
+    if not isinstance(pending_id, str) or not _ID.fullmatch(pending_id):
+        raise WorkbenchError(f"Invalid pending id {pending_id!r}: ids are 8 lowercase hex characters "
+                             "(see `workbench pending list`).")
+    return pending_id
+
+
+def check_subsystem(subsystem: object) -> str:
+    if subsystem not in SUBSYSTEMS:
+        raise WorkbenchError(f"Unknown subsystem {subsystem!r}; expected one of: {', '.join(SUBSYSTEMS)}.")
+    return subsystem  # type: ignore[return-value]
+
+
+class PendingStore:
+    """Reads and writes record files under ``<home>/pending``."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def folder(self, subsystem: str) -> Path:
+        return self.root / check_subsystem(subsystem)
+
+    def path_for(self, subsystem: str, pending_id: str) -> Path:
+        return self.folder(subsystem) / f"{check_id(pending_id)}.json"
+
+    def new_id(self) -> str:
+        """A fresh id not used by any record of either subsystem."""
+        while True:
+            candidate = uuid.uuid4().hex[:8]
+            if not any(self.path_for(s, candidate).exists() for s in SUBSYSTEMS):
+                return candidate
+
+    def write(self, record: PendingRecord) -> Path:
+        path = self.path_for(record.subsystem, record.id)
+        atomic_write_json(path, record.to_dict())
+        return path
+
+    def delete(self, record: PendingRecord) -> None:
+        os.unlink(self.path_for(record.subsystem, record.id))
+
+    def read(self, path: Path, subsystem: str) -> PendingRecord:
+        """Parse one record file; raises ``ValueError`` saying what is wrong with it."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8-sig"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"unreadable: {exc}") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        return _from_dict(data, path.stem, subsystem)
+
+    def find(self, pending_id: str) -> tuple[str, Path] | None:
+        """The subsystem and path of the record file with this id, if one exists."""
+        for subsystem in SUBSYSTEMS:
+            path = self.path_for(subsystem, check_id(pending_id))
+            if path.is_file():
+                return subsystem, path
+        return None
+
+    def scan(self, subsystem: str | None = None) -> Scan:
+        """Every record (oldest first) plus the files that could not be used."""
+        result = Scan()
+        for name in (check_subsystem(subsystem),) if subsystem else SUBSYSTEMS:
+            folder = self.root / name
+            if not folder.is_dir():
+                continue
+            for path in sorted(folder.glob("*.json")):
+                if path.name.startswith("."):
+                    continue
+                try:
+                    result.records.append(self.read(path, name))
+                except ValueError as exc:
+                    result.problems.append(RecordProblem(str(path), str(exc)))
+        result.records.sort(key=lambda r: (r.created_at, r.id))
+        return result
+
+
+def _from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+    if not _ID.fullmatch(stem):
+        raise ValueError("file name is not an 8-hex-character pending id")
+    if data.get("id") != stem:
+        raise ValueError(f"id {data.get('id')!r} does not match the file name {stem!r}")
+    if data.get("subsystem", subsystem) != subsystem:
+        raise ValueError(f"subsystem {data.get('subsystem')!r} does not match its folder {subsystem!r}")
+    payload = data.get("payload")
+    if not isinstance(payload, dict):
+        raise ValueError("payload is missing or not an object")
+    action = data.get("action", payload.get("action"))
+    if not isinstance(action, str) or not action:
+        raise ValueError("action is missing")
+    created_at = data.get("created_at")
+    if isinstance(created_at, bool) or not isinstance(created_at, (int, float)):
+        raise ValueError("created_at is missing or not a number")
+    message_id = data.get("message_id")
+    return PendingRecord(
+        id=stem, subsystem=subsystem, action=action, summary=str(data.get("summary") or ""),
+        origin=str(data.get("origin") or FOREGROUND), created_at=float(created_at), payload=payload,
+        actor=str(data.get("actor") or "agent"), session_id=data.get("session_id"),
+        message_id=message_id if isinstance(message_id, int) and not isinstance(message_id, bool) else None,
+    )
