@@ -20,3 +20,32 @@ def home(tmp_path, clock):
     h = open_home(tmp_path / "home", clock=clock)
     yield h
     h.close()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (``pytest.mark.anyio``, e.g. Textual Pilot tests) run on asyncio."""
+    return "asyncio"
+
+
+# -- TUI snapshots: store SVGs under the top-level snapshots/<test module>/ folder --------
+# pytest-textual-snapshot has no option for this; snap_compare looks the extension class
+# up at call time, so a subclass with another dirname is swapped in. The path keeps the
+# tests folder as a literal prefix ("tests/../snapshots/...") so that syrupy still
+# recognises which snapshots belong to the tests selected on the command line.
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest_textual_snapshot as _pts  # noqa: E402
+
+SNAPSHOT_ROOT = Path(__file__).resolve().parent.parent / "snapshots"
+
+
+class RootSVGExtension(_pts.SVGImageExtension):
+    @classmethod
+    def dirname(cls, *, test_location) -> str:
+        tests_dir = Path(test_location.filepath).parent
+        return str(tests_dir / os.path.relpath(SNAPSHOT_ROOT, tests_dir) / test_location.basename)
+
+
+_pts.SVGImageExtension = RootSVGExtension

@@ -1,0 +1,128 @@
+"""The app shell: modes, header, help, palette, themes remembered, engine events bridged."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from textual.widgets import OptionList
+
+from engine.tools import ToolContext
+from tests.tui_support import make_app, settle, wait_for
+from widgets.header import WorkbenchHeader
+from workbench.app import MODES, WorkbenchApp, screen_actions
+from workbench.cli import main
+from workbench.screens.help import HelpScreen
+from workbench.settings import load_settings
+
+pytestmark = pytest.mark.anyio
+
+
+def enable_approval(home) -> None:
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+
+
+async def test_keys_switch_modes_and_the_header_follows(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.current_mode == "memory"
+        await pilot.press("4")
+        await settle(pilot)
+        assert app.current_mode == "approvals"
+        header = app.screen.query_one(WorkbenchHeader)
+        assert header.active == "approvals" and header.home_label == "demo-home"
+        await pilot.press("1")
+        await settle(pilot)
+        assert app.current_mode == "memory"
+        for mode, key, _ in [("sessions", "2", ""), ("skills", "3", ""), ("run", "5", "")]:
+            if mode not in MODES:  # a key for a screen that is not there does nothing
+                await pilot.press(key)
+                await settle(pilot)
+                assert app.current_mode == "memory"
+
+
+async def test_clicking_a_tab_switches_mode(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        header = app.screen.query_one(WorkbenchHeader)
+        plain = header.render().plain
+        await pilot.click(WorkbenchHeader, offset=(plain.index("Approvals"), 0))
+        await settle(pilot)
+        assert app.current_mode == "approvals"
+
+
+async def test_help_lists_every_key_of_every_screen(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        listed = {(s.title, desc) for s in app.screen.sections for _, desc in s.keys}
+        missing = [(cls.TITLE_TEXT, desc) for cls in MODES.values() for _, desc, _ in screen_actions(cls)
+                   if (cls.TITLE_TEXT, desc) not in listed]
+        assert missing == []
+        assert app.screen.sections[0].title == "Memory"  # the current screen comes first
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_palette_offers_the_current_screens_actions(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Memory: Add")
+        await wait_for(pilot, lambda: any("Memory: Add" in str(o.prompt) for o in
+                                          app.screen.query_one(OptionList).options), what="palette hit")
+
+
+async def test_theme_choice_is_remembered_between_runs(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        assert app.theme == "workbench-dark"
+        app.theme = "workbench-light"
+        await settle(pilot)
+    assert load_settings(tmp_path / "tui-settings.json")["theme"] == "workbench-light"
+    again = make_app(home, tmp_path)
+    async with again.run_test() as pilot:
+        assert again.theme == "workbench-light"
+        again.theme = "nord"  # Textual's own themes keep our stylesheet valid
+        await settle(pilot)
+    assert load_settings(tmp_path / "tui-settings.json")["theme"] == "nord"
+
+
+async def test_unknown_saved_theme_falls_back(home, tmp_path):
+    (tmp_path / "tui-settings.json").write_text('{"theme": "no-such-theme"}', encoding="utf-8")
+    app = make_app(home, tmp_path)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        assert app.theme == "workbench-dark"
+
+
+async def test_pending_count_follows_staging_from_another_thread(home, tmp_path):
+    enable_approval(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.pending_count == 0
+        writer = threading.Thread(target=home.memory.add, args=("memory", "staged fact", ToolContext(actor="agent")))
+        writer.start()
+        writer.join()
+        await wait_for(pilot, lambda: app.screen.query_one(WorkbenchHeader).pending == 1, what="header count")
+        assert "1 pending" in app.screen.query_one(WorkbenchHeader).render().plain
+
+
+def test_demo_refuses_a_bad_speed(tmp_path, capsys):
+    assert main(["demo", "--home", str(tmp_path / "h"), "--speed", "0"]) == 2
+    assert "--speed must be a positive number" in capsys.readouterr().err
+
+
+def test_app_holds_the_home_it_was_given(home, tmp_path):
+    app = WorkbenchApp(home, settings_file=tmp_path / "s.json", watch_files=False)
+    assert app.home is home and app.home_label.endswith("home")

@@ -1,0 +1,46 @@
+"""Helpers for the TUI tests: a deterministic app on a test home, and waiting for workers."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from textual.worker import WorkerState
+
+from workbench.app import WorkbenchApp
+
+# Never-ending workers that waiting must skip.
+BACKGROUND_GROUPS = {"watch", "demo"}
+
+
+def make_app(home, tmp_path, **options) -> WorkbenchApp:
+    """The app on ``home`` with a fixed label and theme, settings in ``tmp_path``, no watcher."""
+    options.setdefault("watch_files", False)
+    options.setdefault("label", "demo-home")
+    app = WorkbenchApp(home, settings_file=tmp_path / "tui-settings.json", **options)
+    app.animation_level = "none"
+    return app
+
+
+async def settle(pilot, timeout: float = 5.0) -> None:
+    """Wait until no foreground worker runs and the message queues are drained."""
+    app = pilot.app
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        await pilot.pause()
+        busy = [w for w in app.workers if w.group not in BACKGROUND_GROUPS
+                and w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
+        if not busy:
+            await pilot.pause()
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"workers still running after {timeout}s: {busy}")
+
+
+async def wait_for(pilot, condition, timeout: float = 5.0, what: str = "condition") -> None:
+    """Pause until ``condition()`` is true (checked on the UI loop)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)

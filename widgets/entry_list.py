@@ -1,0 +1,89 @@
+"""A list of memory entries, each marked added (+), changed (~), removed (−) or unchanged.
+
+Refreshing keeps the highlight on the same entry text when it still exists, so live
+updates never move the user's place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from .literal import assemble
+
+MARKS = {
+    "+": ("+", "bold $mark-added"),
+    "~": ("~", "bold $mark-changed"),
+    "-": ("−", "bold $mark-removed"),
+    "": (" ", ""),
+}
+
+
+@dataclass(frozen=True)
+class EntryRow:
+    """One entry as shown: its text, its mark, and the text it replaced (for ``~``)."""
+
+    text: str
+    mark: str = ""
+    previous: str | None = None
+
+
+def row_content(row: EntryRow) -> Content:
+    symbol, style = MARKS.get(row.mark, MARKS[""])
+    body_style = "strike $text-muted" if row.mark == "-" else ""
+    return assemble((symbol + " ", style), (row.text, body_style))
+
+
+class EntryList(OptionList):
+    """Entries in order; posts ``EntryList.Highlighted`` with the row under the cursor."""
+
+    DEFAULT_CSS = """
+    EntryList, EntryList:focus { height: 1fr; border: none; padding: 0; }
+    """
+
+    class Highlighted(Message):
+        def __init__(self, entry_list: "EntryList", row: EntryRow | None) -> None:
+            super().__init__()
+            self.entry_list = entry_list
+            self.row = row
+
+        @property
+        def control(self) -> "EntryList":
+            return self.entry_list
+
+    def __init__(self, *, empty_text: str = "(no entries)", id: str | None = None, classes: str | None = None):
+        super().__init__(id=id, classes=classes)
+        self.rows: list[EntryRow] = []
+        self.empty_text = empty_text
+
+    @property
+    def current(self) -> EntryRow | None:
+        index = self.highlighted
+        return self.rows[index] if self.rows and index is not None and index < len(self.rows) else None
+
+    def set_rows(self, rows: list[EntryRow]) -> None:
+        """Replace the rows, keeping the highlight on the same entry text where possible."""
+        before = self.current
+        index = self.highlighted or 0
+        self.rows = list(rows)
+        if not rows:
+            self.set_options([Option(Content.styled(self.empty_text, "$text-muted"), disabled=True)])
+            self.post_message(self.Highlighted(self, None))
+            return
+        self.set_options([Option(row_content(row)) for row in rows])
+        if before is not None:
+            texts = [r.text for r in rows]
+            if before.text in texts:
+                index = texts.index(before.text)
+            elif before.mark != "-" and any(r.previous == before.text for r in rows):
+                index = next(i for i, r in enumerate(rows) if r.previous == before.text)
+        self.highlighted = min(index, len(rows) - 1)
+        self.post_message(self.Highlighted(self, self.current))
+
+    def _on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        self.post_message(self.Highlighted(self, self.current))

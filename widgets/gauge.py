@@ -1,0 +1,58 @@
+"""A capacity gauge: chars used of a limit, coloured at 80% and 100%.
+
+An optional ghost segment shows what pending proposals (or an open draft) would add, so
+an overflow is visible before anyone approves it.
+"""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+WARN_AT = 0.8
+
+
+class CapacityGauge(Widget):
+    """``used`` / ``limit`` characters, plus ``ghost`` characters that may follow."""
+
+    DEFAULT_CSS = """
+    CapacityGauge { height: 1; width: 1fr; }
+    """
+
+    used: reactive[int] = reactive(0)
+    limit: reactive[int] = reactive(1)
+    ghost: reactive[int] = reactive(0)
+
+    def __init__(self, used: int = 0, limit: int = 1, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None):
+        super().__init__(name=name, id=id, classes=classes)
+        self.set_reactive(CapacityGauge.used, used)
+        self.set_reactive(CapacityGauge.limit, limit)
+
+    @property
+    def level(self) -> str:
+        """ok, warn (>= 80%) or full (>= 100%) for the current fill."""
+        ratio = self.used / self.limit if self.limit > 0 else 1.0
+        return "full" if ratio >= 1 else "warn" if ratio >= WARN_AT else "ok"
+
+    def caption(self) -> str:
+        pct = min(100, int(self.used / self.limit * 100)) if self.limit > 0 else 0
+        text = f"{self.used:,}/{self.limit:,} {pct}%"
+        if self.ghost:
+            after = self.used + self.ghost
+            text += f" +{self.ghost:,}"
+            if after > self.limit:
+                text += f" (over by {after - self.limit:,})"
+        return text
+
+    def render(self) -> Content:
+        caption = " " + self.caption()
+        width = max(4, self.size.width - len(caption))
+        limit = max(1, self.limit)
+        filled = min(width, round(width * self.used / limit))
+        ghost = min(width - filled, round(width * self.ghost / limit)) if self.ghost else 0
+        empty = width - filled - ghost
+        colour = {"ok": "$gauge-ok", "warn": "$gauge-warn", "full": "$gauge-full"}[self.level]
+        return Content.assemble(("█" * filled, colour), ("▒" * ghost, "$gauge-ghost"),
+                                ("░" * empty, "$text-muted"), (caption, f"bold {colour}"))

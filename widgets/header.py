@@ -1,0 +1,68 @@
+"""The header on every screen: mode tabs, home, running session, pending approvals.
+
+Tabs are clickable (posts ``ModeClicked``), as is the pending count (``PendingClicked``).
+Below ``WIDE`` columns only the active tab shows its label; the others show their key.
+"""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.events import Click
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+
+WIDE = 110
+
+
+class WorkbenchHeader(Widget):
+    """One line of status; data in by attributes, clicks out as messages."""
+
+    DEFAULT_CSS = """
+    WorkbenchHeader { height: 1; width: 1fr; background: $panel; color: $foreground; }
+    """
+
+    modes: reactive[tuple[tuple[str, str, str], ...]] = reactive(())  # (mode, key, label)
+    active: reactive[str] = reactive("")
+    home_label: reactive[str] = reactive("")
+    session: reactive[str | None] = reactive(None)
+    pending: reactive[int] = reactive(0)
+
+    class ModeClicked(Message):
+        def __init__(self, mode: str) -> None:
+            super().__init__()
+            self.mode = mode
+
+    class PendingClicked(Message):
+        """The user clicked the pending-approval count."""
+
+    def _parts(self) -> list[tuple[str, str, str | None]]:
+        """(text, style, click target) pieces, left to right."""
+        wide = self.size.width >= WIDE
+        parts: list[tuple[str, str, str | None]] = [(" ", "", None)]
+        for mode, key, label in self.modes:
+            if mode == self.active:
+                parts.append((f" {key} {label} ", "bold reverse $accent", f"mode:{mode}"))
+            else:
+                parts.append((f" {key} {label} " if wide else f" {key} ", "$text-muted", f"mode:{mode}"))
+        parts.append(("  │ ", "$text-muted", None))
+        parts.append((self.home_label, "", None))
+        parts.append((" │ session ", "$text-muted", None))
+        parts.append((self.session or "none", "bold $success" if self.session else "$text-muted", None))
+        parts.append((" │ ", "$text-muted", None))
+        parts.append((f"{self.pending} pending", "bold $warning" if self.pending else "$text-muted", "pending"))
+        return parts
+
+    def render(self) -> Content:
+        return Content.assemble(*[(text, style) for text, style, _ in self._parts()])
+
+    def on_click(self, event: Click) -> None:
+        x = 0
+        for text, _, target in self._parts():
+            if x <= event.x < x + len(text) and target:
+                if target == "pending":
+                    self.post_message(self.PendingClicked())
+                else:
+                    self.post_message(self.ModeClicked(target.split(":", 1)[1]))
+                return
+            x += len(text)

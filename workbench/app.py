@@ -1,0 +1,255 @@
+"""The Textual app: modes (keys 1-5), header state, engine bridge, file watcher, themes.
+
+Adding a screen: subclass ``workbench.screens.base.WorkbenchScreen`` and add it to
+``MODES`` below; its key, tab, palette commands and help section follow from
+``MODE_ORDER`` and the screen's ``BINDINGS`` / ``HELP``.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import partial
+from pathlib import Path
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.signal import Signal
+from textual.worker import Worker, WorkerState
+
+from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
+from engine.home import Home
+from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
+
+from .bridge import EngineBridge, EngineEvent
+from .messages import JumpToMessage
+from .screens.approvals import ApprovalsScreen
+from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings
+from .screens.memory import MemoryScreen
+from .settings import load_settings, save_setting, settings_path
+from .watch import HomeWatcher
+
+# (mode, key, label) in key order; a mode shows up once it is in MODES.
+MODE_ORDER = (
+    ("memory", "1", "Memory"),
+    ("sessions", "2", "Sessions"),
+    ("skills", "3", "Skills"),
+    ("approvals", "4", "Approvals"),
+    ("run", "5", "Run"),
+)
+
+MODES: dict[str, type[Screen]] = {
+    "memory": MemoryScreen,
+    "approvals": ApprovalsScreen,
+}
+
+# Changes another process made, reported by the watcher, as the events the screens know.
+EXTERNAL_EVENTS = {
+    "skills": SkillChanged(actor="external", action="external"),
+    "pending": PendingChanged(actor="external", action="external"),
+    "sessions": SessionChanged(actor="external", action="external"),
+}
+
+
+def home_label(root: Path) -> str:
+    """The home as a person would type it: relative to here, or with ~."""
+    root = root.resolve()
+    for base, prefix in ((Path.cwd().resolve(), ""), (Path.home().resolve(), "~/")):
+        if root != base and base in root.parents:
+            return prefix + str(root.relative_to(base))
+    return str(root)
+
+
+class ScreenCommands(Provider):
+    """Palette commands: go to each mode, and every action of the current screen."""
+
+    def _commands(self):
+        app: WorkbenchApp = self.app  # type: ignore[assignment]
+        for mode, key, label in app.mode_tabs():
+            yield f"Go to {label}", partial(app.goto, mode), f"key {key}"
+        screen = self.screen
+        title = getattr(screen, "TITLE_TEXT", "")
+        for key, description, action in screen_actions(type(screen)):
+            if screen.check_action(action, ()) is not False:
+                yield f"{title}: {description}", partial(screen.run_action, action), f"key {key}"
+
+    async def discover(self) -> Hits:
+        for title, callback, help_text in self._commands():
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, callback, help_text in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)
+
+
+def screen_actions(cls) -> list[tuple[str, str, str]]:
+    """(key, description, action) for a screen class's described bindings."""
+    out, seen = [], set()
+    for item in class_bindings(cls):
+        binding = item if isinstance(item, Binding) else Binding(*item)
+        if binding.description and binding.action not in seen:
+            seen.add(binding.action)
+            out.append((binding.key_display or binding.key.split(",")[0], binding.description, binding.action))
+    return out
+
+
+class WorkbenchApp(App):
+    """Memory Workbench. ``home`` is an open Home; the app never closes it."""
+
+    TITLE = "Memory Workbench"
+    CSS_PATH = STYLESHEET
+    MODES = MODES
+    DEFAULT_MODE = "memory"
+    COMMANDS = App.COMMANDS | {ScreenCommands}
+    BINDINGS = [
+        *[Binding(key, f"goto('{mode}')", label, show=False, id=f"mode.{mode}") for mode, key, label in MODE_ORDER],
+        Binding("question_mark,f1", "help", "Help", key_display="?", id="help"),
+        Binding("f2", "change_theme", "Theme", show=False, id="theme"),
+        Binding("ctrl+q", "quit", "Quit", show=False, id="quit"),
+    ]
+
+    pending_count: reactive[int] = reactive(0)
+    running_session: reactive[str | None] = reactive(None)
+
+    def __init__(self, home: Home, *, watch_files: bool = True, demo_speed: float | None = None,
+                 settings_file: Path | None = None, label: str | None = None):
+        super().__init__()
+        self.home = home
+        self.home_label = label if label is not None else home_label(home.root)
+        self.watch_files = watch_files
+        self.demo_speed = demo_speed
+        self.settings_file = settings_file or settings_path()
+        self.engine_events: Signal[Event] = Signal(self, "engine-events")
+        self._bridge: EngineBridge | None = None
+        self._watcher: HomeWatcher | None = None
+        self._demo_cancel = threading.Event()
+        self.frozen_snapshot = None  # the snapshot the Memory screen compares with (see MemoryScreen)
+        for theme in THEMES:
+            self.register_theme(theme)
+        saved = load_settings(self.settings_file).get("theme")
+        self.theme = saved if saved in self.available_themes else DEFAULT_THEME
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(VARIABLE_DEFAULTS)
+
+    # -- modes --------------------------------------------------------------------
+    def mode_tabs(self) -> tuple[tuple[str, str, str], ...]:
+        return tuple(tab for tab in MODE_ORDER if tab[0] in self.MODES)
+
+    def mode_of(self, screen: Screen) -> str:
+        return next((mode for mode, cls in self.MODES.items() if isinstance(screen, cls)), "")
+
+    def goto(self, mode: str) -> None:
+        if mode in self.MODES and mode != self.current_mode:
+            self.switch_mode(mode)
+
+    def action_goto(self, mode: str) -> None:
+        self.goto(mode)
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "goto" and parameters:
+            if parameters[0] not in self.MODES:
+                return False
+            return None if parameters[0] == self.current_mode else True
+        return True
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.help_sections()))
+
+    def help_sections(self) -> list[HelpSection]:
+        """The current screen first, then the other modes, then the keys that work everywhere."""
+        current = self.MODES.get(self.current_mode)
+        ordered = [current] + [cls for mode, _, _ in self.mode_tabs() if (cls := self.MODES[mode]) is not current]
+        sections = [HelpSection(cls.TITLE_TEXT, cls.HELP, binding_rows(class_bindings(cls)))
+                    for cls in ordered if cls is not None]
+        everywhere = binding_rows(self.BINDINGS) + [("ctrl+p", "Command palette (actions of this screen)")]
+        sections.append(HelpSection("Everywhere", "Mouse: click tabs, rows and buttons.", everywhere))
+        return sections
+
+    # -- lifecycle ----------------------------------------------------------------
+    def on_mount(self) -> None:
+        self.theme_changed_signal.subscribe(self, self._remember_theme)
+        self._bridge = EngineBridge(self, self.home.bus)
+        self.refresh_pending()
+        if self.watch_files and not self.home.read_only:
+            self._watcher = HomeWatcher(self.home, self._external_change)
+            self._watch()
+        if self.demo_speed is not None:
+            self._play_demo(self.demo_speed)
+
+    def on_unmount(self) -> None:
+        self._demo_cancel.set()
+        if self._watcher is not None:
+            self._watcher.stop()
+        if self._bridge is not None:
+            self._bridge.close()
+
+    def _remember_theme(self, theme) -> None:
+        if load_settings(self.settings_file).get("theme") != theme.name:
+            save_setting(self.settings_file, "theme", theme.name)
+
+    # -- engine events ------------------------------------------------------------
+    def on_engine_event(self, message: EngineEvent) -> None:
+        event = message.event
+        if isinstance(event, PendingChanged):
+            self.refresh_pending()
+        elif isinstance(event, RunnerEvent) and event.session_id:
+            if event.kind in ("cancelled", "error") and event.data.get("fatal"):
+                self.running_session = None
+            else:
+                self.running_session = event.session_id
+        elif isinstance(event, SessionChanged) and event.action == "ended" and event.session_id == self.running_session:
+            self.running_session = None
+        self.engine_events.publish(event)
+
+    async def on_jump_to_message(self, message: JumpToMessage) -> None:
+        if "sessions" not in self.MODES:
+            self.notify("The Sessions screen is not available.", severity="warning")
+            return
+        await self.switch_mode("sessions")
+        self.screen.post_message(JumpToMessage(message.session_id, message.message_id))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A failed engine call is reported, never fatal."""
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.notify(getattr(error, "message", None) or f"{type(error).__name__}: {error}",
+                        title="Something went wrong", severity="error", markup=False)
+
+    @work(thread=True, exclusive=True, group="pending-count", exit_on_error=False)
+    def refresh_pending(self) -> None:
+        count = self.home.approvals.count()
+        self.call_from_thread(setattr, self, "pending_count", count)
+
+    # -- other processes ----------------------------------------------------------
+    @work(thread=True, group="watch", exit_on_error=False)
+    def _watch(self) -> None:
+        self._watcher.run()
+
+    def _external_change(self, kinds: set[str]) -> None:
+        """Watcher thread: journal external memory edits, then tell the screens."""
+        for target in ("memory", "user"):
+            if target in kinds:
+                if not self.home.memory.record_external_change(target):
+                    continue  # our own write, or nothing really changed
+        for kind, event in EXTERNAL_EVENTS.items():
+            if kind in kinds:
+                self.post_message(EngineEvent(event))
+
+    # -- demo ---------------------------------------------------------------------
+    @work(thread=True, group="demo", exit_on_error=False)
+    def _play_demo(self, speed: float) -> None:
+        from engine.demo import run_scenario
+
+        run_scenario(self.home, "demo", speed=speed, on_event=None, cancel=self._demo_cancel)
+
+
+def run_app(home: Home, *, demo_speed: float | None = None) -> None:
+    """Open the TUI on ``home`` (blocking until the user quits)."""
+    WorkbenchApp(home, demo_speed=demo_speed).run()

@@ -1,0 +1,15 @@
+"""Messages screens send each other through the app."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+
+class JumpToMessage(Message):
+    """Show this session's message (the Sessions screen handles it; posted to the app,
+    which switches to Sessions and re-posts it to that screen)."""
+
+    def __init__(self, session_id: str, message_id: int | None) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.message_id = message_id

@@ -1,0 +1,1 @@
+"""The workbench's screens: one module per mode, plus shared dialogs and the help screen."""

@@ -1,0 +1,253 @@
+"""The Approvals screen: one queue for staged memory and skill writes.
+
+For the highlighted proposal it shows origin and age, the diff approving would make,
+the budget afterwards (memory) and near-duplicate warnings. Approve, reject,
+edit-then-approve (same validation as the agent) and approve all; a proposal that would
+be refused (its target changed since staging) says why and stays pending.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from engine.approvals.records import PendingRecord
+from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
+from widgets.diff_view import DiffView
+from widgets.gauge import CapacityGauge
+from widgets.literal import age, assemble, literal, one_line
+
+from .base import WorkbenchScreen
+from .dialogs import ConfirmDialog, EditDialog, Outcome
+
+ORIGIN_LABELS = {"foreground": "agent", "background_review": "review"}
+# Where each kind of proposal keeps the text a reviewer may edit.
+EDITABLE_SLOTS = ("content", "new_text", "file_content", "new_string")
+
+
+def editable_text(payload: dict[str, Any]) -> str | None:
+    """The proposed text of a single write, or None when it has none (remove, batch)."""
+    for slot in EDITABLE_SLOTS:
+        value = payload.get(slot)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+@dataclass
+class QueueView:
+    records: list[PendingRecord]
+    now: float
+
+
+class ApprovalsScreen(WorkbenchScreen):
+    TITLE_TEXT = "Approvals"
+    HELP = ("Staged memory and skill writes wait here. The right side shows what approving would change, "
+            "the memory budget afterwards and near-duplicates. Nothing is applied until you approve it; "
+            "a proposal whose target changed since staging is refused and stays pending.")
+
+    BINDINGS = [
+        Binding("a", "approve", "Approve", id="approvals.approve"),
+        Binding("r", "reject", "Reject", id="approvals.reject"),
+        Binding("e", "edit_approve", "Edit+approve", id="approvals.edit"),
+        Binding("A", "approve_all", "Approve all", key_display="A", id="approvals.all"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[PendingRecord] = []
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="approvals-columns"):
+            with Vertical(id="queue-column"):
+                yield Static("", id="queue-title", classes="column-title")
+                yield OptionList(id="queue")
+            with Vertical(id="proposal-column"):
+                yield Static("", id="proposal-title", classes="column-title")
+                yield CapacityGauge(id="budget")
+                with VerticalScroll(id="proposal-body"):
+                    yield Static("", id="proposal-info")
+                    yield Static("", id="proposal-warnings", classes="warning")
+                    yield DiffView(id="proposal-diff")
+        yield Static("", id="approvals-status")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#approvals-status").display = False
+        self.query_one("#budget").display = False
+        self.query_one("#queue").focus()
+        self.reload()
+
+    def engine_event(self, event: Event) -> None:
+        if isinstance(event, (PendingChanged, MemoryChanged, SkillChanged)):
+            self.reload()
+
+    # -- queue --------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="approvals-load", exit_on_error=False)
+    def reload(self) -> None:
+        view = QueueView(self.home.approvals.list(), self.home.clock.now())
+        self.app.call_from_thread(self._show_queue, view)
+
+    def _show_queue(self, view: QueueView) -> None:
+        queue = self.query_one("#queue", OptionList)
+        before = self.current
+        self.records = view.records
+        self.query_one("#queue-title", Static).update(
+            assemble(("Pending ", "bold"), (f"({len(view.records)})", "bold $warning" if view.records else "$text-muted")))
+        if not view.records:
+            queue.set_options([Option(literal("Nothing waits for approval.", "$text-muted"), disabled=True)])
+            self._show_preview(None)
+            return
+        queue.set_options([Option(_queue_row(r, view.now), id=r.id) for r in view.records])
+        ids = [r.id for r in view.records]
+        index = ids.index(before.id) if before is not None and before.id in ids else min(queue.highlighted or 0, len(ids) - 1)
+        queue.highlighted = index
+        self.load_preview(view.records[index].id)
+
+    @property
+    def current(self) -> PendingRecord | None:
+        queue = self.query_one("#queue", OptionList)
+        index = queue.highlighted
+        return self.records[index] if self.records and index is not None and index < len(self.records) else None
+
+    @on(OptionList.OptionHighlighted, "#queue")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option.id:
+            self.load_preview(event.option.id)
+
+    # -- preview ------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="approvals-preview", exit_on_error=False)
+    def load_preview(self, pending_id: str) -> None:
+        try:
+            preview = self.home.approvals.preview(pending_id)
+        except Exception as exc:  # decided by another process meanwhile, unreadable record
+            preview = {"id": pending_id, "error": getattr(exc, "message", str(exc)), "gone": True}
+        self.app.call_from_thread(self._show_preview, preview)
+
+    def _show_preview(self, preview: dict | None) -> None:
+        title = self.query_one("#proposal-title", Static)
+        info = self.query_one("#proposal-info", Static)
+        warnings = self.query_one("#proposal-warnings", Static)
+        diff = self.query_one("#proposal-diff", DiffView)
+        budget = self.query_one("#budget", CapacityGauge)
+        if preview is None:
+            title.update(literal("No proposal selected", "bold"))
+            for widget in (info, warnings, diff):
+                widget.update("")
+            budget.display = False
+            return
+        current = self.current
+        if current is None or current.id != preview.get("id"):
+            return
+        title.update(assemble((f"{current.subsystem} {current.action} ", "bold $accent"), (current.id, "$text-muted")))
+        info.update(_info(current, self.home.clock.now()))
+        notes = []
+        if preview.get("error"):
+            notes.append(("Would be refused: ", "bold $error"))
+            notes.append((preview["error"] + "\n", ""))
+            pinned = current.payload.get("matched_entry")
+            if pinned:
+                notes += [("Staged against: ", "bold"), (pinned + "\n", "")]
+        for dup in preview.get("duplicates") or []:
+            label = "Exact duplicate of" if dup.get("exact") else f"Near-duplicate ({dup.get('score')}%) of"
+            notes += [(f"{label}: ", "bold $warning"), (one_line(dup.get("existing"), 200) + "\n", "")]
+        warnings.update(assemble(*notes) if notes else "")
+        diff.show(preview.get("diff") or [])
+        data = preview.get("budget")
+        budget.display = bool(data)
+        if data:
+            budget.used, budget.limit = int(data["chars"]), int(data["limit"])
+
+    # -- actions ------------------------------------------------------------------
+    def show_status(self, message: str, *, error: bool = False) -> None:
+        status = self.query_one("#approvals-status", Static)
+        status.set_class(error, "error")
+        status.update(literal(message))
+        status.display = bool(message)
+
+    def _selected(self) -> PendingRecord | None:
+        record = self.current
+        if record is None:
+            self.show_status("Nothing selected.")
+        return record
+
+    def action_approve(self) -> None:
+        record = self._selected()
+        if record is not None:
+            self._decide(record.id, approve=True)
+
+    def action_reject(self) -> None:
+        record = self._selected()
+        if record is not None:
+            self._decide(record.id, approve=False)
+
+    @work(thread=True, group="approvals-write", exit_on_error=False)
+    def _decide(self, pending_id: str, *, approve: bool) -> None:
+        approvals = self.home.approvals
+        try:
+            result = approvals.approve(pending_id) if approve else approvals.reject(pending_id)
+        except Exception as exc:
+            result = {"success": False, "error": getattr(exc, "message", str(exc))}
+        ok = result.get("success") is not False
+        message = result.get("message") if ok else f"Not applied, still pending: {result.get('error')}"
+        self.app.call_from_thread(self.show_status, message or "Done.", error=not ok)
+
+    def action_edit_approve(self) -> None:
+        record = self._selected()
+        if record is None:
+            return
+        text = editable_text(record.payload)
+        if text is None:
+            self.show_status(f"A {record.action} has no text to edit; approve or reject it as it is.")
+            return
+        self.app.push_screen(EditDialog(f"Edit, then approve {record.subsystem} {record.action} {record.id}", text,
+                                        lambda edited: self._approve_edited(record.id, edited),
+                                        hint="Your text is checked exactly as the agent's would be."),
+                             lambda saved: self.show_status("Approved with your edit.") if saved else None)
+
+    def _approve_edited(self, pending_id: str, text: str) -> Outcome:
+        result = self.home.approvals.approve(pending_id, edit=text)
+        return None if result.get("success") else str(result.get("error") or "refused")
+
+    def action_approve_all(self) -> None:
+        if not self.records:
+            self.show_status("Nothing waits for approval.")
+            return
+        self.app.push_screen(ConfirmDialog(f"Approve all {len(self.records)} pending writes?",
+                                           "\n".join(f"{r.id}  {one_line(r.summary, 70)}" for r in self.records)),
+                             lambda yes: self._approve_all() if yes else None)
+
+    @work(thread=True, group="approvals-write", exit_on_error=False)
+    def _approve_all(self) -> None:
+        result = self.home.approvals.approve_all()
+        approved, failed = result.get("approved", []), result.get("failed", [])
+        message = f"Approved {len(approved)}."
+        if failed:
+            message += f" {len(failed)} refused and still pending: " + "; ".join(
+                f"{f.get('id')}: {f.get('error')}" for f in failed)
+        self.app.call_from_thread(self.show_status, message, error=bool(failed))
+
+
+def _queue_row(record: PendingRecord, now: float):
+    origin = ORIGIN_LABELS.get(record.origin, record.origin)
+    return assemble((f"{record.subsystem[:3]} {record.action:<7} ", "bold"),
+                    (f"{origin:<6} {age(now - record.created_at):>4}\n", "$text-muted"),
+                    (one_line(record.summary, 120), ""))
+
+
+def _info(record: PendingRecord, now: float):
+    origin = ORIGIN_LABELS.get(record.origin, record.origin)
+    parts = [("from ", "$text-muted"), (f"{origin} ({record.actor})", "bold $secondary"),
+             (f" · {age(now - record.created_at)} ago", "$text-muted")]
+    if record.session_id:
+        parts.append((f" · session {record.session_id}", ""))
+    parts.append(("\n", ""))
+    parts.append((record.summary, ""))
+    return assemble(*parts)

@@ -1,0 +1,66 @@
+"""What every workbench screen shares: the header, the footer, engine events, workers.
+
+Subclass ``WorkbenchScreen``, set ``TITLE_TEXT`` and ``HELP`` (shown on the help
+screen), yield the screen's own widgets from ``compose_body`` and react to engine
+events in ``engine_event`` (called on the UI thread for every event). Run engine calls
+with ``@work(thread=True, exit_on_error=False)``; post results back as Messages or with
+``self.app.call_from_thread``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer
+
+from engine.events import Event
+from widgets.header import WorkbenchHeader
+
+if TYPE_CHECKING:
+    from engine.home import Home
+
+    from ..app import WorkbenchApp
+
+
+class WorkbenchScreen(Screen):
+    """A mode's screen with the shared header and footer."""
+
+    TITLE_TEXT = ""
+    HELP = ""
+
+    @property
+    def workbench(self) -> "WorkbenchApp":
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def home(self) -> "Home":
+        return self.workbench.home
+
+    def compose(self) -> ComposeResult:
+        yield WorkbenchHeader()
+        yield from self.compose_body()
+        yield Footer()
+
+    def compose_body(self) -> Iterable[Widget]:
+        return ()
+
+    def on_mount(self) -> None:
+        header = self.query_one(WorkbenchHeader)
+        header.modes = self.workbench.mode_tabs()
+        header.active = self.workbench.mode_of(self)
+        header.home_label = self.workbench.home_label
+        self.watch(self.app, "pending_count", lambda value: setattr(header, "pending", value))
+        self.watch(self.app, "running_session", lambda value: setattr(header, "session", value))
+        self.workbench.engine_events.subscribe(self, self.engine_event)
+
+    def engine_event(self, event: Event) -> None:
+        """An engine event (or an external change) arrived; refresh what it touches."""
+
+    def on_workbench_header_pending_clicked(self, _: WorkbenchHeader.PendingClicked) -> None:
+        self.workbench.goto("approvals")
+
+    def on_workbench_header_mode_clicked(self, message: WorkbenchHeader.ModeClicked) -> None:
+        self.workbench.goto(message.mode)

@@ -1,0 +1,175 @@
+"""Modal dialogs shared by the screens: confirm, and edit-with-validation.
+
+``EditDialog`` runs its ``submit`` callable (an engine call) in a thread worker. The
+callable returns ``None`` when the write is done, an error message to show in place
+(the draft stays), or a ``Conflict`` when another writer changed the entry meanwhile:
+then the original, their version and the draft are all shown, and nothing is written
+until the user chooses "Keep mine" (re-applied against their version) or "Take theirs".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Union
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static, TextArea
+
+from widgets.literal import assemble, literal
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """The entry an edit was opened against changed: ``theirs`` is None if it was removed."""
+
+    original: str
+    theirs: str | None
+
+
+Outcome = Union[None, str, Conflict]
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    """Yes / no; ``y`` or Enter confirms, ``n`` or Escape cancels."""
+
+    BINDINGS = [
+        Binding("y,enter", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, question: str, detail: str = ""):
+        super().__init__()
+        self.question = question
+        self.detail = detail
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(literal(self.question, "bold"), classes="dialog-title")
+            if self.detail:
+                with VerticalScroll(classes="dialog-detail"):
+                    yield Static(literal(self.detail))
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Yes (y)", variant="error", id="yes")
+                yield Button("No (n)", id="no")
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class EditDialog(ModalScreen[bool]):
+    """Edit a text and save it through ``submit``; dismisses True once saved."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    def __init__(self, title: str, text: str, submit: Callable[[str], Outcome], *,
+                 rebase: Callable[[Conflict], None] | None = None, hint: str = ""):
+        super().__init__()
+        self.title_text = title
+        self.initial = text
+        self.submit = submit
+        self.rebase = rebase
+        self.hint = hint
+        self.conflict: Conflict | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog dialog-wide"):
+            yield Static(literal(self.title_text, "bold"), classes="dialog-title")
+            if self.hint:
+                yield Static(literal(self.hint, "$text-muted"))
+            yield TextArea(self.initial, id="draft", soft_wrap=True, show_line_numbers=False)
+            yield Static("", id="error", classes="error")
+            with VerticalScroll(id="conflict"):
+                yield Static("", id="conflict-text")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Save (ctrl+s)", variant="primary", id="save")
+                yield Button("Keep mine", variant="warning", id="keep-mine")
+                yield Button("Take theirs", id="take-theirs")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#conflict").display = False
+        self.query_one("#keep-mine").display = False
+        self.query_one("#take-theirs").display = False
+        self.query_one("#error").display = False
+        self.query_one(TextArea).focus()
+
+    @property
+    def draft(self) -> str:
+        return self.query_one(TextArea).text
+
+    def action_save(self) -> None:
+        if self.conflict is None:
+            self._run(self.draft)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+    @on(Button.Pressed, "#save")
+    def _save(self) -> None:
+        self.action_save()
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(False)
+
+    @on(Button.Pressed, "#keep-mine")
+    def _keep_mine(self) -> None:
+        conflict, self.conflict = self.conflict, None
+        if conflict is not None and self.rebase is not None:
+            self.rebase(conflict)
+        self._show_conflict(None)
+        self._run(self.draft)
+
+    @on(Button.Pressed, "#take-theirs")
+    def _take_theirs(self) -> None:
+        self.dismiss(False)
+
+    @work(thread=True, exclusive=True, group="edit-submit", exit_on_error=False)
+    def _run(self, text: str) -> None:
+        try:
+            outcome = self.submit(text)
+        except Exception as exc:  # an engine refusal must show in place, never kill the app
+            outcome = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        self.app.call_from_thread(self._done, outcome)
+
+    def _done(self, outcome: Outcome) -> None:
+        if outcome is None:
+            self.dismiss(True)
+        elif isinstance(outcome, Conflict):
+            self.conflict = outcome
+            self._show_conflict(outcome)
+        else:
+            self.show_error(outcome)
+
+    def show_error(self, message: str) -> None:
+        error = self.query_one("#error", Static)
+        error.update(literal(message))
+        error.display = bool(message)
+
+    def _show_conflict(self, conflict: Conflict | None) -> None:
+        shown = conflict is not None
+        for selector in ("#conflict", "#keep-mine", "#take-theirs"):
+            self.query_one(selector).display = shown
+        self.query_one("#save").display = not shown
+        if conflict is None:
+            self.show_error("")
+            return
+        self.show_error("Not saved: another writer changed this entry while you were editing. "
+                        "Keep mine (apply your draft over theirs), take theirs, or merge by hand and keep mine.")
+        theirs = conflict.theirs if conflict.theirs is not None else "(removed)"
+        self.query_one("#conflict-text", Static).update(assemble(
+            ("original:\n", "bold $text-muted"), (conflict.original + "\n\n", ""),
+            ("theirs:\n", "bold $mark-changed"), (theirs + "\n\n", ""),
+            ("yours (the draft above):\n", "bold $mark-added"), (self.draft, ""),
+        ))

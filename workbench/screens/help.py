@@ -1,0 +1,71 @@
+"""The help screen (``?``): every key of every screen, generated from the bindings.
+
+Because the table is built from the same ``BINDINGS`` the footer uses, a key cannot be
+missing from help.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from widgets.literal import assemble
+
+
+@dataclass(frozen=True)
+class HelpSection:
+    title: str
+    text: str
+    keys: list[tuple[str, str]]  # (key as shown, what it does)
+
+
+def binding_rows(bindings) -> list[tuple[str, str]]:
+    """(key, description) for every described binding, first wins per key."""
+    rows: dict[str, str] = {}
+    for item in bindings:
+        binding = item if isinstance(item, Binding) else Binding(*item)
+        if not binding.description:
+            continue
+        for key in binding.key.split(","):
+            shown = binding.key_display or key.strip()
+            rows.setdefault(shown.replace("question_mark", "?"), binding.description)
+    return list(rows.items())
+
+
+def class_bindings(cls) -> list:
+    """A screen class's bindings, its own first, then inherited ones."""
+    seen: list = []
+    for klass in cls.__mro__:
+        seen.extend(klass.__dict__.get("BINDINGS", []))
+    return seen
+
+
+class HelpScreen(ModalScreen[None]):
+    """Scrollable key reference; any of escape, q or ? closes it."""
+
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def __init__(self, sections: list[HelpSection]):
+        super().__init__()
+        self.sections = sections
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog dialog-wide help"):
+            yield Static(assemble(("Memory Workbench — keys", "bold"), ("   esc closes", "$text-muted")),
+                         classes="dialog-title")
+            with VerticalScroll():
+                for section in self.sections:
+                    yield Static(assemble((section.title, "bold $accent")), classes="help-title")
+                    if section.text:
+                        yield Static(assemble((section.text, "$text-muted")))
+                    width = max((len(k) for k, _ in section.keys), default=0)
+                    yield Static(assemble(*[part for key, desc in section.keys
+                                            for part in ((f"  {key:<{width}}  ", "bold $secondary"), (desc + "\n", ""))]))
+
+    async def action_dismiss(self, result=None) -> None:
+        self.dismiss(None)

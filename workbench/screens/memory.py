@@ -1,0 +1,345 @@
+"""The Memory screen: frozen snapshot vs live entries, hand edits, history and origin.
+
+For the chosen target (MEMORY or USER) the left column is the frozen snapshot (what the
+running session's prompt holds; with no session running, the one taken when the screen
+opened or last re-frozen) and the right column is what is on disk now, marked ``+``
+added, ``~`` changed, ``−`` removed since the snapshot. Hand edits go through the same
+store calls the agent uses (validation, threat scan, limits) with actor "user". An edit
+is opened against one version of an entry; if another writer changed that entry in the
+meantime the save is refused and both versions are shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Static
+
+from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent
+from engine.memory.format import diff_entries
+from engine.tools import ToolContext
+from widgets.entry_list import EntryList, EntryRow
+from widgets.gauge import CapacityGauge
+from widgets.literal import assemble, literal, one_line
+
+from ..messages import JumpToMessage
+from .base import WorkbenchScreen
+from .dialogs import ConfirmDialog, Conflict, EditDialog, Outcome
+
+TITLES = {"memory": "MEMORY", "user": "USER"}
+MARK_OF = {"unchanged": "", "added": "+", "changed": "~", "removed": "-"}
+# Runner events after which the running session's prompt holds a new snapshot.
+REFREEZE_KINDS = ("session_started", "session_rotated")
+
+
+@dataclass
+class MemoryView:
+    """Everything the screen shows for one target, read in a worker."""
+
+    target: str
+    frozen: list[EntryRow]
+    live: list[EntryRow]
+    frozen_chars: int
+    live_chars: int
+    limit: int
+    ghost: int
+    taken_at: float
+    error: str | None = None
+
+
+@dataclass
+class EntryDetail:
+    entry: str
+    origin: object | None = None  # a journal row: who wrote this text, where
+    history: list = field(default_factory=list)
+
+
+def user_context() -> ToolContext:
+    return ToolContext(actor="user")
+
+
+def pinned(memory, target: str, action: str, entry: str, content: str | None = None) -> dict:
+    """Replace or remove exactly ``entry``: refused (nothing written) if it is no longer there.
+
+    The store's pinned replay (the one approvals use) re-checks the exact entry under
+    the file lock, so a concurrent rewrite can never be overwritten by a hand edit.
+    """
+    payload = {"action": action, "target": target, "old_text": entry, "matched_entry": entry}
+    if content is not None:
+        payload["content"] = content
+    return memory.apply_staged(payload, actor="user")
+
+
+def result_error(result: dict) -> str | None:
+    """The error of a store result, or None when it succeeded."""
+    if result.get("success", True) is not False:
+        return None
+    return str(result.get("error") or "The write was refused.")
+
+
+class MemoryScreen(WorkbenchScreen):
+    TITLE_TEXT = "Memory"
+    HELP = ("Left: the frozen snapshot the running session's prompt holds. Right: the live file; "
+            "+ added, ~ changed, − removed since the snapshot (takes effect next session). "
+            "Hand edits use the agent's validation and are journaled as 'user'.")
+
+    BINDINGS = [
+        Binding("t", "switch_target", "Target", id="memory.target"),
+        Binding("a", "add", "Add", id="memory.add"),
+        Binding("e,enter", "edit", "Edit", key_display="e", id="memory.edit"),
+        Binding("d,delete", "remove", "Remove", key_display="d", id="memory.remove"),
+        Binding("g", "jump", "Source", id="memory.jump"),
+        Binding("f", "refreeze", "Refreeze", id="memory.refreeze"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.target = "memory"
+        self.view: MemoryView | None = None
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="memory-columns"):
+            with Vertical(classes="memory-column", id="frozen-column"):
+                yield Static("", id="frozen-title", classes="column-title")
+                yield CapacityGauge(id="frozen-gauge")
+                yield EntryList(id="frozen-list", empty_text="(empty snapshot)")
+            with Vertical(classes="memory-column", id="live-column"):
+                yield Static("", id="live-title", classes="column-title")
+                yield CapacityGauge(id="live-gauge")
+                yield EntryList(id="live-list", empty_text="(no entries; press a to add)")
+        yield Static("", id="memory-status")
+        with VerticalScroll(id="memory-detail"):
+            yield Static("", id="detail-text")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#memory-status").display = False
+        self.query_one("#live-list").focus()
+        self.reload()
+
+    # -- loading ------------------------------------------------------------------
+    def engine_event(self, event: Event) -> None:
+        if isinstance(event, RunnerEvent) and event.kind in REFREEZE_KINDS:
+            self.workbench.frozen_snapshot = None  # the session froze a new one
+            self.reload()
+        elif isinstance(event, (MemoryChanged, PendingChanged)):
+            self.reload()
+
+    @work(thread=True, exclusive=True, group="memory-load", exit_on_error=False)
+    def reload(self) -> None:
+        view = self._read(self.target)
+        self.app.call_from_thread(self._show, view)
+
+    def _read(self, target: str) -> MemoryView:
+        """Worker thread: the snapshot, the live entries and pending additions."""
+        memory = self.home.memory
+        snapshot = self.workbench.frozen_snapshot
+        if snapshot is None:
+            snapshot = self.workbench.frozen_snapshot = memory.snapshot()
+        live = memory.entries(target)
+        usage = memory.usage(target)
+        rows = diff_entries(list(snapshot.raw_entries[target]), live)
+        live_rows = [EntryRow(text, MARK_OF[status]) for status, text in rows]
+        changed = {text for status, text in rows if status == "removed"}
+        frozen_rows = [EntryRow(shown, "-" if raw in changed else "")
+                       for raw, shown in zip(snapshot.raw_entries[target], snapshot.entries[target])]
+        return MemoryView(
+            target=target, frozen=frozen_rows, live=live_rows, frozen_chars=snapshot.usage[target].chars,
+            live_chars=usage.chars, limit=usage.limit, ghost=self._pending_growth(target),
+            taken_at=snapshot.taken_at, error=(snapshot.errors or {}).get(target),
+        )
+
+    def _pending_growth(self, target: str) -> int:
+        """Characters pending adds to ``target`` would take (with their delimiters)."""
+        total = 0
+        for record in self.home.approvals.list("memory"):
+            payload = record.payload
+            if payload.get("target", "memory") == target and payload.get("action") == "add":
+                total += len(str(payload.get("content", "")).strip()) + 3
+        return total
+
+    def _show(self, view: MemoryView) -> None:
+        if view.target != self.target:
+            return
+        self.view = view
+        title = TITLES[view.target]
+        taken = datetime.fromtimestamp(view.taken_at, timezone.utc).strftime("%H:%M:%S")
+        session = self.workbench.running_session
+        frozen_note = f"in session {session}'s prompt" if session else f"frozen {taken} UTC"
+        self.query_one("#frozen-title", Static).update(
+            assemble((f"{title} ", "bold $accent"), ("snapshot ", "bold"), (frozen_note, "$text-muted")))
+        self.query_one("#live-title", Static).update(
+            assemble((f"{title} ", "bold $accent"), ("live ", "bold"), ("next session sees this", "$text-muted")))
+        frozen_gauge = self.query_one("#frozen-gauge", CapacityGauge)
+        frozen_gauge.used, frozen_gauge.limit = view.frozen_chars, view.limit
+        live_gauge = self.query_one("#live-gauge", CapacityGauge)
+        live_gauge.used, live_gauge.limit, live_gauge.ghost = view.live_chars, view.limit, view.ghost
+        self.query_one("#frozen-list", EntryList).set_rows(view.frozen)
+        self.query_one("#live-list", EntryList).set_rows(view.live)
+        if view.error:
+            self.show_status(f"{title} could not be read: {view.error}", error=True)
+
+    # -- selection and detail -----------------------------------------------------
+    @property
+    def selected(self) -> EntryRow | None:
+        focused = self.focused if isinstance(self.focused, EntryList) else self.query_one("#live-list", EntryList)
+        return focused.current
+
+    @on(EntryList.Highlighted)
+    def _highlighted(self, message: EntryList.Highlighted) -> None:
+        if message.entry_list is self.focused or (self.focused is None and message.entry_list.id == "live-list"):
+            self.load_detail(message.row.text if message.row else None)
+
+    @work(thread=True, exclusive=True, group="memory-detail", exit_on_error=False)
+    def load_detail(self, entry: str | None) -> None:
+        detail = None
+        if entry is not None:
+            memory = self.home.memory
+            writers = memory.provenance(self.target, entry)
+            history = [row for row in memory.history(self.target)
+                       if entry in (row.before, row.after) or entry in row.detail.get("added", ())
+                       or entry in row.detail.get("removed", ())]
+            detail = EntryDetail(entry, writers[0] if writers else None, history[:8])
+        self.app.call_from_thread(self._show_detail, detail)
+
+    def _show_detail(self, detail: EntryDetail | None) -> None:
+        self.detail = detail
+        text = self.query_one("#detail-text", Static)
+        if detail is None:
+            text.update(literal("Select an entry to see where it came from.", "$text-muted"))
+            return
+        parts: list = [("origin ", "bold")]
+        origin = detail.origin
+        if origin is None:
+            parts.append(("unknown (written before the journal, or by hand outside the workbench)\n", "$text-muted"))
+        else:
+            parts += [(origin.actor, "bold $secondary"), (f" · {_when(origin.at)}", "$text-muted")]
+            if origin.session_id:
+                parts.append((f" · session {origin.session_id}", ""))
+            if origin.message_id is not None:
+                parts.append((f" · message {origin.message_id} (g: go to it)", ""))
+            parts.append(("\n", ""))
+        for row in detail.history:
+            parts += [(f"{_when(row.at)} ", "$text-muted"), (f"{row.actor:<8} {row.action:<8} ", "$secondary"),
+                      (one_line(row.after if row.after is not None else row.before, 60) + "\n", "")]
+        text.update(assemble(*parts))
+
+    # -- status -------------------------------------------------------------------
+    def show_status(self, message: str, *, error: bool = False) -> None:
+        status = self.query_one("#memory-status", Static)
+        status.set_class(error, "error")
+        status.update(literal(message))
+        status.display = bool(message)
+
+    # -- actions ------------------------------------------------------------------
+    def action_switch_target(self) -> None:
+        self.target = "user" if self.target == "memory" else "memory"
+        self.show_status("")
+        self.reload()
+
+    def action_refreeze(self) -> None:
+        if self.workbench.running_session:
+            self.show_status("A session is running: its prompt keeps its snapshot until it ends or compresses.")
+            return
+        self.workbench.frozen_snapshot = None
+        self.show_status("Snapshot re-taken: this is what a new session would see.")
+        self.reload()
+
+    def action_add(self) -> None:
+        target = self.target
+        self.app.push_screen(EditDialog(
+            f"Add to {TITLES[target]}", "", lambda text: self._add(target, text),
+            hint="Same rules as the agent: no empty text, no injection patterns, within the limit."),
+            self._after_edit)
+
+    def _add(self, target: str, text: str) -> Outcome:
+        return result_error(self.home.memory.add(target, text, user_context()))
+
+    def action_edit(self) -> None:
+        row = self._editable_row()
+        if row is None:
+            return
+        edit = _Edit(self, self.target, row.text)
+        self.app.push_screen(EditDialog(f"Edit {TITLES[self.target]} entry", row.text, edit.submit,
+                                        rebase=edit.rebase), self._after_edit)
+
+    def action_remove(self) -> None:
+        row = self._editable_row()
+        if row is None:
+            return
+        target, entry = self.target, row.text
+        self.app.push_screen(ConfirmDialog(f"Remove this {TITLES[target]} entry?", entry),
+                             lambda yes: self._remove(target, entry) if yes else None)
+
+    @work(thread=True, group="memory-write", exit_on_error=False)
+    def _remove(self, target: str, entry: str) -> None:
+        error = result_error(pinned(self.home.memory, target, "remove", entry))
+        self.app.call_from_thread(self.show_status, error or "Entry removed.", error=error is not None)
+
+    def _after_edit(self, saved: bool | None) -> None:
+        self.show_status("Saved." if saved else "")
+
+    def _editable_row(self) -> EntryRow | None:
+        live = self.query_one("#live-list", EntryList)
+        row = live.current
+        if self.focused is not live or row is None:
+            self.show_status("Select an entry in the live column (right) first.")
+            return None
+        if row.mark == "-":
+            self.show_status("That entry is already gone from the live file; nothing to change.")
+            return None
+        return row
+
+    def action_jump(self) -> None:
+        detail = getattr(self, "detail", None)
+        origin = detail.origin if detail else None
+        if origin is None or origin.session_id is None:
+            self.show_status("This entry has no recorded source message.")
+            return
+        self.app.post_message(JumpToMessage(origin.session_id, origin.message_id))
+
+
+class _Edit:
+    """One hand edit, opened against ``base``; re-based only when the user keeps theirs/mine."""
+
+    def __init__(self, screen: MemoryScreen, target: str, base: str):
+        self.screen = screen
+        self.target = target
+        self.original = base
+        self.base: str | None = base
+
+    def submit(self, text: str) -> Outcome:
+        """Worker thread: replace exactly our base; if it is gone, show whose version won."""
+        memory = self.screen.home.memory
+        if self.base is None:  # theirs was a removal and the user keeps the draft
+            return result_error(memory.add(self.target, text, user_context()))
+        if text.strip() == self.base:
+            return None
+        error = result_error(pinned(memory, self.target, "replace", self.base, text))
+        if error and self.base not in memory.entries(self.target):
+            return Conflict(self.original, self._theirs())
+        return error
+
+    def _theirs(self) -> str | None:
+        """What became of our base: follow the journal's rewrites of it, oldest first."""
+        memory = self.screen.home.memory
+        current = self.base
+        for row in reversed(memory.history(self.target)):
+            if row.action == "external" and current in row.detail.get("removed", ()):
+                added = row.detail.get("added", [])
+                current = added[0] if len(added) == 1 else None
+            elif row.before == current and row.after != current and row.action != "external":
+                current = row.after
+        return current if current in memory.entries(self.target) else None
+
+    def rebase(self, conflict: Conflict) -> None:
+        self.base = conflict.theirs
+
+
+def _when(at: float) -> str:
+    return datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%d %H:%M")

@@ -1,0 +1,262 @@
+"""The Run screen: drive the agent from the TUI and watch its transcript stream.
+
+The agent runs in a thread worker (one turn at a time); its progress arrives as
+``RunnerEvent``s through the app's engine bridge, so the transcript grows while the
+other screens update from the same events. When a turn ends the transcript is reloaded
+from the archive (ids and write markers included). A running turn can be cancelled.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from textual import on, work
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Input, Select, Static
+
+from engine.events import Event, RunnerEvent
+from engine.models import BACKENDS
+from widgets.transcript import Transcript, TranscriptItem
+
+from .base import WorkbenchScreen
+from .sessions import session_items
+
+NO_SCENARIO = "(type messages)"
+
+
+@dataclass
+class TurnEnded(Message):
+    session_id: str | None
+    error: str | None = None
+
+
+@dataclass
+class SessionReloaded(Message):
+    session_id: str
+    items: list[TranscriptItem]
+
+
+class RunScreen(WorkbenchScreen):
+    TITLE_TEXT = "Run"
+    HELP = ("Talk to the agent or play a scenario and watch the transcript stream; the Memory, Sessions, Skills and "
+            "Approvals screens update live. The model is offline (deterministic, no network) unless you choose "
+            "another. Enter sends; ctrl+n starts a new session; a running turn can be cancelled.")
+    BINDINGS = [
+        Binding("ctrl+n", "new_session", "New session"),
+        Binding("ctrl+o", "resume", "Resume…"),
+        Binding("ctrl+g", "play", "Play scenario"),
+        Binding("ctrl+x", "cancel_turn", "Cancel turn"),
+    ]
+    DEFAULT_CSS = """
+    RunScreen #run-bar { height: 3; }
+    RunScreen #run-model { width: 22; }
+    RunScreen #run-scenario { width: 28; }
+    RunScreen #run-status { width: 1fr; padding: 1 1 0 1; }
+    RunScreen Transcript { height: 1fr; }
+    RunScreen #run-input { border: tall $primary 40%; }
+    RunScreen #run-input:focus { border: tall $primary; }
+    """
+
+    running: reactive[bool] = reactive(False, bindings=True, init=False)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.agent = None
+        self.session_id: str | None = None
+        self._cancel = threading.Event()
+
+    def compose_body(self) -> Iterable[Widget]:
+        with Horizontal(id="run-bar"):
+            yield Select([(name, name) for name in BACKENDS], value="offline", allow_blank=False, id="run-model")
+            yield Select([(NO_SCENARIO, NO_SCENARIO)], value=NO_SCENARIO, allow_blank=False, id="run-scenario")
+            yield Static(Content(""), id="run-status")
+        yield Transcript(id="run-transcript")
+        yield Input(placeholder="message the agent; enter sends", id="run-input")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        transcript = self.query_one(Transcript)
+        transcript.border_title = "New session"
+        transcript.set_placeholder("Type a message below, or pick a scenario and press ctrl+g.")
+        self._status()
+        self.load_scenarios()
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "cancel_turn":
+            return True if self.running else None
+        if action in ("play", "new_session", "resume"):
+            return None if self.running else True
+        return True
+
+    # -- choices -------------------------------------------------------------------
+    @work(thread=True, exit_on_error=False)
+    def load_scenarios(self) -> None:
+        names = scenario_names()
+        self.app.call_from_thread(self._set_scenarios, names)
+
+    def _set_scenarios(self, names: list[str]) -> None:
+        self.query_one("#run-scenario", Select).set_options([(NO_SCENARIO, NO_SCENARIO)] + [(n, n) for n in names])
+
+    @property
+    def model_name(self) -> str:
+        return str(self.query_one("#run-model", Select).value)
+
+    def _status(self, text: str | None = None) -> None:
+        state = text or ("running…" if self.running else "idle")
+        session = self.session_id or "new session on first message"
+        self.query_one("#run-status", Static).update(Content.assemble(
+            (state, "bold $text-warning" if self.running else "$text-muted"), ("  ·  ", "$text-muted"), (session, "")))
+
+    def watch_running(self) -> None:
+        self._status()
+
+    # -- actions -------------------------------------------------------------------
+    def action_new_session(self) -> None:
+        self.agent = None
+        self.session_id = None
+        transcript = self.query_one(Transcript)
+        transcript.border_title = "New session"
+        transcript.set_items([], placeholder="New session: type a message below.")
+        self._status()
+        self.query_one("#run-input", Input).focus()
+
+    def action_resume(self) -> None:
+        from .dialogs import EditDialog
+
+        def submit(text: str) -> str | None:
+            session_id = text.strip()
+            if not session_id or self.home.archive.get_session(session_id) is None:
+                return f"No session {session_id!r} in this home. Paste an id from the Sessions screen."
+            self.app.call_from_thread(self._resume, session_id)
+            return None
+
+        self.app.push_screen(EditDialog("Resume which session? (its id)", self.session_id or "", submit))
+
+    def _resume(self, session_id: str) -> None:
+        self.agent = None
+        self.session_id = session_id
+        self.query_one(Transcript).border_title = f"Session {session_id}"
+        self._status()
+        self.reload(session_id)
+
+    def action_cancel_turn(self) -> None:
+        if self.running:
+            self._cancel.set()
+            if self.agent is not None:
+                self.agent.cancel()
+            self._status("cancelling…")
+
+    @on(Input.Submitted, "#run-input")
+    def _send(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text:
+            return
+        if self.running:
+            self.notify("A turn is running; wait for it or cancel it (ctrl+x).", severity="warning")
+            return
+        event.input.value = ""
+        self.query_one(Transcript).append(TranscriptItem("user", text))
+        self.running = True
+        self._cancel.clear()
+        self.run_turn(text)
+
+    def action_play(self) -> None:
+        scenario = str(self.query_one("#run-scenario", Select).value)
+        if scenario == NO_SCENARIO:
+            self.notify("Choose a scenario first (the second box at the top).", severity="warning")
+            return
+        self.action_new_session()
+        self.running = True
+        self._cancel.clear()
+        self.play_scenario(scenario)
+
+    # -- the agent (thread workers) ------------------------------------------------
+    @work(thread=True, exit_on_error=False, group="agent")
+    def run_turn(self, text: str) -> None:
+        error = None
+        try:
+            if self.agent is None:
+                self.agent = start_agent(self.home, self.model_name, self.session_id)
+            self.agent.send(text)
+        except Exception as exc:  # shown in place; the app never dies on a failed turn
+            error = str(exc)
+        self.post_message(TurnEnded(getattr(self.agent, "session_id", None), error))
+
+    @work(thread=True, exit_on_error=False, group="agent")
+    def play_scenario(self, name: str) -> None:
+        error = None
+        try:
+            play(self.home, name, self._cancel)
+        except Exception as exc:
+            error = str(exc)
+        self.post_message(TurnEnded(self.session_id, error))
+
+    @on(TurnEnded)
+    def _turn_ended(self, message: TurnEnded) -> None:
+        self.running = False
+        if message.session_id:
+            self.session_id = message.session_id
+        self._status("failed: " + message.error if message.error else None)
+        if message.error:
+            self.notify(message.error, title="The turn failed", severity="error", markup=False)
+        if self.session_id:
+            self.reload(self.session_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="run-reload")
+    def reload(self, session_id: str) -> None:
+        self.post_message(SessionReloaded(session_id, session_items(self.home, session_id)))
+
+    @on(SessionReloaded)
+    def _reloaded(self, message: SessionReloaded) -> None:
+        if message.session_id == self.session_id:
+            transcript = self.query_one(Transcript)
+            transcript.border_title = f"Session {message.session_id}"
+            transcript.set_items(message.items, placeholder="This session has no messages yet.")
+
+    # -- live events ---------------------------------------------------------------
+    def engine_event(self, event: Event) -> None:
+        if not isinstance(event, RunnerEvent) or not self.running:
+            return
+        if self.session_id is None or event.kind == "session_rotated":
+            self.session_id = event.data.get("new_session_id") or event.session_id
+            self.query_one(Transcript).border_title = f"Session {self.session_id}"
+            self._status()
+        elif event.session_id != self.session_id:
+            return
+        item = runner_item(event)
+        if item is not None:
+            self.query_one(Transcript).append(item)
+
+
+def runner_item(event: RunnerEvent) -> TranscriptItem | None:
+    """What a runner event adds to a streaming transcript (None: nothing to show)."""
+    data = event.data
+    if event.kind == "tool_called":
+        return TranscriptItem("assistant", tool_calls=({"name": data.get("name"), "arguments": data.get("arguments")},))
+    if event.kind == "tool_result":
+        result = data.get("result")
+        return TranscriptItem("tool", json.dumps(result, ensure_ascii=False) if not isinstance(result, str) else result,
+                              tool_name=data.get("name"))
+    if event.kind in ("error", "cancelled"):
+        return TranscriptItem("system", f"{event.kind}: {data.get('message') or data.get('error') or ''}".strip(": "))
+    return None
+
+
+def scenario_names() -> list[str]:
+    raise NotImplementedError
+
+
+def start_agent(home, model: str, session_id: str | None) -> Any:
+    raise NotImplementedError
+
+
+def play(home, name: str, cancel: threading.Event) -> None:
+    raise NotImplementedError

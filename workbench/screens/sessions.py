@@ -1,0 +1,357 @@
+"""The Sessions screen: lineage tree, search as you type, and the transcript.
+
+Every archive read runs in a thread worker and comes back as a Message, so the UI never
+waits on SQLite. Roots load a page at a time and children on expand (a 20,000-session
+home opens at once). Searching runs on each keystroke after a short debounce in an
+exclusive worker; a result whose query no longer matches the box is dropped, so a
+slow early search can never overwrite a newer one. Other screens open a message here
+by posting ``workbench.messages.JumpToMessage`` to the app.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Iterable
+
+from textual import on, work
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import ContentSwitcher, Input
+from textual.worker import get_current_worker
+
+from engine.archive.models import MARK_CLOSE, MARK_OPEN
+from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
+from widgets.lineage_tree import LineageTree, SessionNode
+from widgets.literal import one_line
+from widgets.search_results import Hit, SearchResults, split_marked
+from widgets.transcript import Transcript, TranscriptItem
+
+from ..messages import JumpToMessage
+from .base import WorkbenchScreen
+
+ROOTS_PAGE = 200
+SEARCH_LIMIT = 100
+SEARCH_DEBOUNCE = 0.04  # seconds: coalesces a burst of keys, short enough to feel instant
+WRITE_SUBSYSTEMS = ("memory", "skills")
+TRANSCRIPT_LIMIT = 2000  # messages shown at once; longer sessions show a window
+
+
+# -- worker results ---------------------------------------------------------------------
+@dataclass
+class RootsLoaded(Message):
+    offset: int
+    nodes: list[SessionNode]
+    more_offset: int | None
+
+
+@dataclass
+class ChildrenLoaded(Message):
+    session_id: str
+    nodes: list[SessionNode]
+
+
+@dataclass
+class SearchDone(Message):
+    query: str
+    hits: list[Hit]
+    elapsed_ms: float
+
+
+@dataclass
+class TranscriptLoaded(Message):
+    session_id: str
+    title: str
+    items: list[TranscriptItem]
+    select_id: int | None
+
+
+@dataclass
+class SessionRefreshed(Message):
+    node: SessionNode
+    parent_id: str | None
+
+
+@dataclass
+class LineageLoaded(Message):
+    session_id: str
+    chain: list[str]
+    children: dict[str, list[SessionNode]]
+
+
+class SessionsScreen(WorkbenchScreen):
+    TITLE_TEXT = "Sessions"
+    HELP = ("The lineage tree lists root sessions; expand one to see its compression children, branches "
+            "and delegates (✎ marks sessions that wrote memory or skills). Type in the search box to search "
+            "every message (CJK included); hits are grouped by session. The transcript shows roles, tool calls "
+            "and results; ✎ marks messages that wrote memory or skills.")
+    BINDINGS = [
+        Binding("slash", "focus_search", "Search", key_display="/"),
+        Binding("escape", "clear_search", "Clear search"),
+        Binding("ctrl+t", "focus_transcript", "Transcript"),
+        Binding("ctrl+r", "reload", "Reload"),
+    ]
+    DEFAULT_CSS = """
+    SessionsScreen #sessions-search { margin: 0 0; border: tall $primary 40%; }
+    SessionsScreen #sessions-search:focus { border: tall $primary; }
+    SessionsScreen #sessions-body { height: 1fr; }
+    SessionsScreen #sessions-left { width: 2fr; min-width: 28; }
+    SessionsScreen #sessions-left > * { height: 1fr; }
+    SessionsScreen Transcript { width: 3fr; }
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.shown_session: str | None = None
+        self.wanted_session: str | None = None
+
+    def compose_body(self) -> Iterable[Widget]:
+        yield Input(placeholder="search messages (/)", id="sessions-search")
+        with Horizontal(id="sessions-body"):
+            with ContentSwitcher(initial="sessions-tree", id="sessions-left"):
+                yield LineageTree(id="sessions-tree")
+                yield SearchResults(id="sessions-results")
+            yield Transcript(id="sessions-transcript")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one(LineageTree).border_title = "Lineage"
+        self.query_one(Transcript).border_title = "Transcript"
+        self.load_roots(0)
+
+    @property
+    def tree(self) -> LineageTree:
+        return self.query_one(LineageTree)
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    # -- actions -------------------------------------------------------------------
+    def action_focus_search(self) -> None:
+        self.query_one("#sessions-search", Input).focus()
+
+    def action_clear_search(self) -> None:
+        search = self.query_one("#sessions-search", Input)
+        if search.value:
+            search.value = ""
+        self.tree.focus()
+
+    def action_focus_transcript(self) -> None:
+        self.transcript.focus()
+
+    def action_reload(self) -> None:
+        self.load_roots(0)
+        if self.shown_session:
+            self.load_transcript(self.shown_session, self.transcript.current.id if self.transcript.current else None)
+
+    # -- tree ----------------------------------------------------------------------
+    @work(thread=True, exit_on_error=False, group="roots")
+    def load_roots(self, offset: int) -> None:
+        archive = self.home.archive
+        sessions = archive.root_sessions(limit=ROOTS_PAGE + 1, offset=offset)
+        more = offset + ROOTS_PAGE if len(sessions) > ROOTS_PAGE else None
+        self.post_message(RootsLoaded(offset, self._tree_nodes(sessions[:ROOTS_PAGE], "root"), more))
+
+    @on(RootsLoaded)
+    def _roots_loaded(self, message: RootsLoaded) -> None:
+        if message.offset == 0:
+            self.tree.show_roots(message.nodes, more_offset=message.more_offset)
+        else:
+            self.tree.add_roots(message.nodes, more_offset=message.more_offset)
+        self.tree.border_title = f"Lineage · {self.tree.root_count}{'+' if message.more_offset else ''} roots"
+
+    @on(LineageTree.MoreRootsWanted)
+    def _more_roots(self, message: LineageTree.MoreRootsWanted) -> None:
+        self.load_roots(message.offset)
+
+    @on(LineageTree.ChildrenWanted)
+    def _children_wanted(self, message: LineageTree.ChildrenWanted) -> None:
+        self.load_children(message.session_id)
+
+    @work(thread=True, exit_on_error=False)
+    def load_children(self, session_id: str) -> None:
+        children = self.home.archive.children_of(session_id)
+        self.post_message(ChildrenLoaded(session_id, self._tree_nodes(children)))
+
+    @on(ChildrenLoaded)
+    def _children_loaded(self, message: ChildrenLoaded) -> None:
+        self.tree.set_children(message.session_id, message.nodes)
+
+    @on(LineageTree.SessionHighlighted)
+    def _session_highlighted(self, message: LineageTree.SessionHighlighted) -> None:
+        if message.session.id != self.wanted_session:
+            self.load_transcript(message.session.id, None)
+
+    def _tree_nodes(self, sessions, kind: str | None = None) -> list[SessionNode]:
+        """Tree rows for archive sessions (runs in a worker: asks the journal who wrote memory)."""
+        journal = self.home.journal
+        nodes = []
+        for session in sessions:
+            wrote = any(journal.query(session_id=session.id, subsystem=name, limit=1) for name in WRITE_SUBSYSTEMS)
+            nodes.append(SessionNode(
+                id=session.id, title=session.title, kind=kind or session.kind or "child",
+                child_count=session.child_count or 0, message_count=session.message_count,
+                started_at=session.started_at, wrote=wrote,
+            ))
+        return nodes
+
+    # -- search --------------------------------------------------------------------
+    @on(Input.Changed, "#sessions-search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        query = event.value.strip()
+        switcher = self.query_one(ContentSwitcher)
+        if not query:
+            self.workers.cancel_group(self, "search")
+            switcher.current = "sessions-tree"
+            return
+        switcher.current = "sessions-results"
+        self.query_one(SearchResults).mark_stale()
+        self.search(query)
+
+    @on(Input.Submitted, "#sessions-search")
+    def _search_submitted(self) -> None:
+        if self.query_one(ContentSwitcher).current == "sessions-results":
+            self.query_one(SearchResults).focus()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search")
+    def search(self, query: str) -> None:
+        time.sleep(SEARCH_DEBOUNCE)
+        if get_current_worker().is_cancelled:
+            return
+        started = time.perf_counter()
+        hits = self.home.archive.search(query, limit=SEARCH_LIMIT)
+        elapsed = (time.perf_counter() - started) * 1000
+        rows = []
+        for hit in hits:
+            snippet, spans = split_marked(hit.snippet, MARK_OPEN, MARK_CLOSE)
+            rows.append(Hit(session_id=hit.session_id, root_id=hit.root_id, title=hit.title,
+                            message_id=hit.match_message_id, snippet=snippet, spans=spans, role=hit.role,
+                            why=hit.plan))
+        self.post_message(SearchDone(query, rows, elapsed))
+
+    @on(SearchDone)
+    def _search_done(self, message: SearchDone) -> None:
+        if message.query != self.query_one("#sessions-search", Input).value.strip():
+            return  # a newer query is on its way: never show stale hits
+        self.query_one(SearchResults).show(message.query, message.hits, message.elapsed_ms)
+
+    @on(SearchResults.HitHighlighted)
+    def _hit_highlighted(self, message: SearchResults.HitHighlighted) -> None:
+        self.load_transcript(message.hit.session_id, message.hit.message_id)
+
+    @on(SearchResults.HitChosen)
+    def _hit_chosen(self, message: SearchResults.HitChosen) -> None:
+        self.load_transcript(message.hit.session_id, message.hit.message_id)
+        self.transcript.focus()
+
+    # -- transcript ----------------------------------------------------------------
+    def load_transcript(self, session_id: str, select_id: int | None) -> None:
+        """Show a session (the newest request wins; older loads are dropped)."""
+        self.wanted_session = session_id
+        self._load_transcript(session_id, select_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="transcript")
+    def _load_transcript(self, session_id: str, select_id: int | None) -> None:
+        session = self.home.archive.get_session(session_id)
+        if get_current_worker().is_cancelled:
+            return
+        title = (session.title or session.id) if session else session_id
+        self.post_message(TranscriptLoaded(session_id, title, session_items(self.home, session_id, select_id), select_id))
+
+    @on(TranscriptLoaded)
+    def _transcript_loaded(self, message: TranscriptLoaded) -> None:
+        if message.session_id != self.wanted_session:
+            return
+        transcript = self.transcript
+        keep = message.select_id
+        if keep is None and message.session_id == self.shown_session and not transcript.follow and transcript.current:
+            keep = transcript.current.id  # a live refresh keeps the reader's place
+        self.shown_session = message.session_id
+        transcript.border_title = f"Transcript · {one_line(message.title, 60)}"
+        transcript.set_items(message.items, placeholder="This session has no messages.", select_id=keep)
+
+    # -- jump from other screens ---------------------------------------------------
+    @on(JumpToMessage)
+    def _jump(self, message: JumpToMessage) -> None:
+        message.stop()  # handled here; it must not bubble back to the app (which re-posts it)
+        self.query_one("#sessions-search", Input).value = ""
+        self.query_one(ContentSwitcher).current = "sessions-tree"
+        self.load_transcript(message.session_id, message.message_id)
+        self.load_lineage(message.session_id)
+        self.transcript.focus()
+
+    @work(thread=True, exit_on_error=False)
+    def load_lineage(self, session_id: str) -> None:
+        archive = self.home.archive
+        chain = archive.lineage(session_id).chain
+        path = chain[: chain.index(session_id)] if session_id in chain else []
+        children = {ancestor: self._tree_nodes(archive.children_of(ancestor)) for ancestor in path}
+        self.post_message(LineageLoaded(session_id, path, children))
+
+    @on(LineageLoaded)
+    def _lineage_loaded(self, message: LineageLoaded) -> None:
+        for ancestor in message.chain:
+            if not self.tree.is_loaded(ancestor):
+                self.tree.set_children(ancestor, message.children[ancestor])
+        self.wanted_session = message.session_id  # the reveal must not reload another transcript
+        self.tree.reveal(message.session_id)
+
+    # -- live updates --------------------------------------------------------------
+    def engine_event(self, event: Event) -> None:
+        if isinstance(event, SessionChanged) and event.session_id:
+            self.refresh_session(event.session_id)
+        if isinstance(event, (MessageStored, MemoryChanged, SkillChanged)) and event.session_id == self.shown_session:
+            self.load_transcript(self.shown_session, None)
+
+    @work(thread=True, exit_on_error=False, group="live")
+    def refresh_session(self, session_id: str) -> None:
+        session = self.home.archive.get_session(session_id)
+        if session is not None:
+            parent = session.parent_session_id
+            self.post_message(SessionRefreshed(self._tree_nodes([session], "root" if parent is None else None)[0], parent))
+
+    @on(SessionRefreshed)
+    def _session_refreshed(self, message: SessionRefreshed) -> None:
+        self.tree.add_session(message.node, message.parent_id)
+
+
+def session_items(home, session_id: str, around: int | None = None) -> list[TranscriptItem]:
+    """A session's transcript rows with write markers (runs in a worker).
+
+    A very long session shows its last ``TRANSCRIPT_LIMIT`` messages, or that many
+    around ``around`` when jumping to an older message.
+    """
+    archive = home.archive
+    count = archive.live_message_count(session_id)
+    if count <= TRANSCRIPT_LIMIT:
+        messages = archive.messages(session_id)
+    elif around is not None:
+        messages = archive.messages_around(around, TRANSCRIPT_LIMIT // 2)
+    else:
+        messages = archive.messages(session_id, offset=count - TRANSCRIPT_LIMIT)
+    writes: dict[int, list[str]] = {}
+    for entry in reversed(home.journal.query(session_id=session_id, limit=10_000)):
+        if entry.message_id is not None and entry.subsystem in WRITE_SUBSYSTEMS:
+            writes.setdefault(entry.message_id, []).append(describe_write(entry))
+    return [transcript_item(m, writes.get(m.id, ())) for m in messages]
+
+
+def describe_write(entry) -> str:
+    """One line saying what a journal row changed, e.g. ``memory add (memory): User likes tea``."""
+    who = "" if entry.actor == "agent" else f" by {entry.actor}"
+    text = entry.after if entry.after is not None else entry.before
+    return f"{entry.subsystem} {entry.action} ({entry.target}){who}: {one_line(text, 70)}"
+
+
+def transcript_item(message, writes: Iterable[str] = ()) -> TranscriptItem:
+    """A transcript row from an archive message (multimodal content shown as its JSON)."""
+    content = message.content
+    if content is not None and not isinstance(content, str):
+        content = json.dumps(content, ensure_ascii=False)
+    return TranscriptItem(role=message.role, content=content or "", id=message.id, tool_name=message.tool_name,
+                          tool_calls=tuple(message.tool_calls or ()), timestamp=message.timestamp,
+                          writes=tuple(writes))

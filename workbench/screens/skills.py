@@ -1,0 +1,410 @@
+"""The Skills screen: the library with a fuzzy filter, the selected skill's files, curator actions.
+
+Browsing reads skill files directly (through the library's paths) instead of calling
+the agent's ``skill_view``, so looking at a skill in the UI never counts as the agent
+using it and never keeps a stale skill alive. Every curator action runs in a thread
+worker; purge and rollback ask first, and the dry run shows exactly what a run would
+change before anything is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from textual import on, work
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from engine.errors import WorkbenchError
+from engine.events import Event, SkillChanged
+from engine.skills.usage import parse_iso
+from engine.skills.validation import contained
+from widgets.code_view import CodeView
+from widgets.literal import one_line
+from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
+
+from .base import WorkbenchScreen
+from .dialogs import ConfirmDialog
+
+MAX_VIEW_BYTES = 400_000
+PLAN_VERBS = (("marked_stale", "mark stale"), ("archived", "archive"), ("reactivated", "reactivate"))
+
+
+@dataclass
+class SkillsLoaded(Message):
+    rows: list[SkillRow]
+    paths: dict[str, str]
+
+
+@dataclass
+class FilesLoaded(Message):
+    name: str
+    files: list[str]
+
+
+@dataclass
+class FileLoaded(Message):
+    name: str
+    file: str
+    text: str
+
+
+def skill_row(info: Any) -> SkillRow:
+    return SkillRow(name=info.name, category=info.category, description=info.description, state=info.state,
+                    pinned=bool(info.pinned), provenance=info.provenance or "", use_count=info.use_count or 0,
+                    last_used_at=parse_iso(info.last_used_at))
+
+
+def plan_lines(report: Any) -> list[str]:
+    """A curator report (run or dry run) as one line per skill it touches."""
+    return [f"{verb:<11} {name}" for field, verb in PLAN_VERBS for name in getattr(report, field)]
+
+
+class DaysDialog(ModalScreen[int | None]):
+    """Ask for a whole number of days (purge archived skills older than that)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, question: str, default: int) -> None:
+        super().__init__()
+        self.question = question
+        self.default = default
+
+    def compose(self):
+        with Vertical(classes="dialog"):
+            yield Static(Content.styled(self.question, "bold"), classes="dialog-title")
+            yield Input(str(self.default), type="integer", id="days")
+            yield Static(Content.styled("enter: preview what would be purged · esc: cancel", "$text-muted"), id="days-error")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        try:
+            days = int(event.value)
+        except ValueError:
+            days = -1
+        if days < 1:
+            self.query_one("#days-error", Static).update(Content.styled("Enter a whole number of days (1 or more).", "$text-error"))
+            return
+        self.dismiss(days)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class LedgerDialog(ModalScreen[str | None]):
+    """The curator ledger, newest first; enter picks an entry to roll back."""
+
+    BINDINGS = [Binding("escape", "cancel", "Close")]
+
+    def __init__(self, entries: list[Any]) -> None:
+        super().__init__()
+        self.entries = entries
+
+    def compose(self):
+        with Vertical(classes="dialog dialog-wide"):
+            yield Static(Content.styled("Curator ledger: enter rolls the chosen change back · esc closes", "bold"),
+                         classes="dialog-title")
+            options = [Option(Content.assemble((f"{e.ts}  ", "$text-muted"), (f"{e.action:<9} ", "bold"),
+                                               e.skill, (f"  by {e.actor}", "$text-muted")), id=e.id)
+                       for e in self.entries]
+            yield OptionList(*options) if options else Static(Content("The ledger is empty."))
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option_id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class SkillsScreen(WorkbenchScreen):
+    TITLE_TEXT = "Skills"
+    HELP = ("The skill library (active, stale and archived) with a fuzzy filter. The lower half shows the selected "
+            "skill's SKILL.md and linked files. Curator actions: a dry run shows what a run would change; purge and "
+            "rollback ask first; every change is in the ledger and can be rolled back.")
+    BINDINGS = [
+        Binding("slash", "focus_filter", "Filter", key_display="/"),
+        Binding("d", "dry_run", "Dry run"),
+        Binding("c", "curate", "Run curator"),
+        Binding("a", "archive", "Archive"),
+        Binding("r", "restore", "Restore"),
+        Binding("p", "toggle_pin", "Pin/unpin"),
+        Binding("x", "purge", "Purge…"),
+        Binding("l", "ledger", "Ledger/rollback"),
+    ]
+    DEFAULT_CSS = """
+    SkillsScreen #skills-filter { border: tall $primary 40%; }
+    SkillsScreen #skills-filter:focus { border: tall $primary; }
+    SkillsScreen SkillList { height: 2fr; }
+    SkillsScreen #skills-detail { height: 3fr; }
+    SkillsScreen #skills-side { width: 30; }
+    SkillsScreen #skills-meta { height: auto; max-height: 6; padding: 0 1; }
+    SkillsScreen #skills-files { height: 1fr; border: round $primary 40%; }
+    SkillsScreen #skills-files:focus { border: round $primary; }
+    SkillsScreen CodeView { width: 1fr; }
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.all_rows: list[SkillRow] = []
+        self.paths: dict[str, str] = {}
+        self.shown: tuple[str, str] | None = None
+
+    def compose_body(self) -> Iterable[Widget]:
+        yield Input(placeholder="fuzzy filter skills (/)", id="skills-filter")
+        yield SkillList(id="skills-list")
+        with Horizontal(id="skills-detail"):
+            with Vertical(id="skills-side"):
+                yield Static(Content(""), id="skills-meta")
+                yield OptionList(id="skills-files")
+            yield CodeView(id="skills-code")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#skills-files", OptionList).border_title = "Files"
+        self.query_one(CodeView).show_message("SKILL.md", "Select a skill.")
+        self.load_skills()
+
+    @property
+    def skill_list(self) -> SkillList:
+        return self.query_one(SkillList)
+
+    @property
+    def current(self) -> SkillRow | None:
+        return self.skill_list.current
+
+    # -- loading -------------------------------------------------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group="skills")
+    def load_skills(self) -> None:
+        infos = self.home.skills.list(include_archived=True)
+        self.post_message(SkillsLoaded([skill_row(i) for i in infos], {i.name: i.path for i in infos}))
+
+    @on(SkillsLoaded)
+    def _skills_loaded(self, message: SkillsLoaded) -> None:
+        self.all_rows = message.rows
+        self.paths = message.paths
+        self._apply_filter()
+
+    @on(Input.Changed, "#skills-filter")
+    def _apply_filter(self) -> None:
+        self.skill_list.show(fuzzy_filter(self.all_rows, self.query_one("#skills-filter", Input).value))
+
+    @on(Input.Submitted, "#skills-filter")
+    def _filter_submitted(self) -> None:
+        self.skill_list.focus()
+
+    @on(SkillList.Highlighted)
+    def _skill_highlighted(self, message: SkillList.Highlighted) -> None:
+        skill = message.skill
+        meta = self.query_one("#skills-meta", Static)
+        if skill is None:
+            meta.update(Content(""))
+            self.query_one("#skills-files", OptionList).clear_options()
+            self.query_one(CodeView).show_message("SKILL.md", "No skill matches.")
+            self.shown = None
+            return
+        meta.update(Content.assemble(
+            (skill.name, "bold"), ("\n", ""), (f"{skill.state}", "$text-warning" if skill.state != "active" else "$text-success"),
+            (" · pinned" if skill.pinned else "", "bold"), (f" · {skill.provenance or 'unknown'}", "$text-muted"),
+            (f" · {skill.use_count} uses\n", "$text-muted"), (one_line(skill.description, 120), ""),
+        ))
+        self.load_files(skill.name)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="files")
+    def load_files(self, name: str) -> None:
+        folder = self._folder(name)
+        if folder is None:
+            return
+        linked = self.home.skills.linked_files(folder)
+        files = ["SKILL.md"] + [path for group in sorted(linked) for path in linked[group]]
+        self.post_message(FilesLoaded(name, files))
+        self._read(name, "SKILL.md")
+
+    @on(FilesLoaded)
+    def _files_loaded(self, message: FilesLoaded) -> None:
+        if self.current is None or self.current.name != message.name:
+            return
+        files = self.query_one("#skills-files", OptionList)
+        files.clear_options()
+        files.add_options([Option(Content(path), id=path) for path in message.files])
+        files.highlighted = 0
+
+    @on(OptionList.OptionSelected, "#skills-files")
+    @on(OptionList.OptionHighlighted, "#skills-files")
+    def _file_chosen(self, event: OptionList.OptionMessage) -> None:
+        if self.current is not None and event.option_id and self.shown != (self.current.name, event.option_id):
+            self.load_file(self.current.name, event.option_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="file")
+    def load_file(self, name: str, file: str) -> None:
+        self._read(name, file)
+
+    def _folder(self, name: str):
+        rel = self.paths.get(name)
+        if rel is None:
+            return None
+        folder = self.home.skills_dir / rel
+        return folder if contained(folder, self.home.skills_dir) else None
+
+    def _read(self, name: str, file: str) -> None:
+        """Read one file of a skill (runs in a worker); refuses paths outside the skill folder."""
+        folder = self._folder(name)
+        target = folder / file if folder is not None else None
+        if target is None or not contained(target, folder) or not target.is_file():
+            text = f"{file} is not a file inside this skill."
+        else:
+            data = target.read_bytes()[:MAX_VIEW_BYTES]
+            text = data.decode("utf-8", errors="replace")
+        self.post_message(FileLoaded(name, file, text))
+
+    @on(FileLoaded)
+    def _file_loaded(self, message: FileLoaded) -> None:
+        if self.current is not None and self.current.name == message.name:
+            self.shown = (message.name, message.file)
+            self.query_one(CodeView).show(message.file, message.text)
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#skills-filter", Input).focus()
+
+    # -- curator actions -------------------------------------------------------------
+    def _on_skill(self, verb: str, call: Callable[[str], Any]) -> None:
+        skill = self.current
+        if skill is None:
+            self.notify(f"Select a skill to {verb}.", severity="warning")
+            return
+        self.curator_call(f"{verb} {skill.name}", lambda: call(skill.name))
+
+    def action_archive(self) -> None:
+        self._on_skill("archive", lambda name: self.home.curator.archive(name))
+
+    def action_restore(self) -> None:
+        self._on_skill("restore", lambda name: self.home.curator.restore(name))
+
+    def action_toggle_pin(self) -> None:
+        skill = self.current
+        if skill is not None and skill.pinned:
+            self._on_skill("unpin", lambda name: self.home.curator.unpin(name))
+        else:
+            self._on_skill("pin", lambda name: self.home.curator.pin(name))
+
+    def action_curate(self) -> None:
+        self.curate(None)
+
+    def action_dry_run(self) -> None:
+        self.dry_run()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator")
+    def curator_call(self, what: str, call: Callable[[], dict[str, Any]]) -> None:
+        """Run one curator action; report its message (or refusal) and refresh the list."""
+        try:
+            result = call()
+        except WorkbenchError as exc:  # a refusal is shown, never raised into the UI
+            self._tell(f"Could not {what}: {exc.message}", "error")
+            return
+        if result.get("success") is False:
+            self._tell(f"Could not {what}: {result.get('error')}", "error")
+        else:
+            self._tell(result.get("message") or f"Done: {what}.")
+        self.load_skills()
+
+    def _tell(self, text: str, severity: str = "information") -> None:
+        self.app.call_from_thread(self.notify, text, severity=severity, markup=False)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator")
+    def curate(self, expected: list[str] | None) -> None:
+        """Run the curator; after a dry run, say so if the applied result differs from the preview."""
+        try:
+            report = self.home.curator.run(dry_run=False)
+        except WorkbenchError as exc:
+            self._tell(f"Could not run the curator: {exc.message}", "error")
+            return
+        applied = plan_lines(report)
+        lines = [report.summary, *applied[:10], *report.errors]
+        if expected is not None and applied != expected:
+            lines.insert(1, "Note: the skills changed since the dry run, so this differs from the preview.")
+        self._tell("\n".join(lines), "warning" if report.errors or (expected is not None and applied != expected) else "information")
+        self.load_skills()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator")
+    def dry_run(self) -> None:
+        report = self.home.curator.run(dry_run=True)
+        self.app.call_from_thread(self._offer_plan, plan_lines(report))
+
+    def _offer_plan(self, plan: list[str]) -> None:
+        if not plan:
+            self.notify("Dry run: the curator would change nothing.")
+            return
+
+        def answered(apply: bool | None) -> None:
+            if apply:
+                self.curate(plan)
+
+        self.app.push_screen(ConfirmDialog(f"Dry run: the curator would make {len(plan)} change(s). Apply exactly "
+                                           "this now?", "\n".join(plan)), answered)
+
+    def action_purge(self) -> None:
+        default = self.home.config.int("curator.archive_after_days")
+
+        def got_days(days: int | None) -> None:
+            if days is not None:
+                self.purge_preview(days)
+
+        self.app.push_screen(DaysDialog("Purge archived skills not touched for how many days?", default), got_days)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator")
+    def purge_preview(self, days: int) -> None:
+        names = self.home.curator.purge(days, dry_run=True)["candidates"]
+        self.app.call_from_thread(self._confirm_purge, days, names)
+
+    def _confirm_purge(self, days: int, names: list) -> None:
+        if not names:
+            self.notify(f"No archived skill is older than {days} days; nothing to purge.")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.curator_call(f"purge {len(names)} skill(s)", lambda: self.home.curator.purge(days))
+
+        detail = "\n".join(f"{n['name']}  ({n['path']})" for n in names)
+        self.app.push_screen(ConfirmDialog(f"Purge {len(names)} archived skill(s)? Each keeps a ledger entry and a "
+                                           "stored copy, so it can be rolled back.", detail), answered)
+
+    def action_ledger(self) -> None:
+        self.open_ledger()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator")
+    def open_ledger(self) -> None:
+        entries = self.home.curator.ledger()
+        self.app.call_from_thread(self._show_ledger, entries)
+
+    def _show_ledger(self, entries: list[Any]) -> None:
+        by_id = {e.id: e for e in entries}
+
+        def chosen(entry_id: str | None) -> None:
+            if entry_id is None:
+                return
+            entry = by_id[entry_id]
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.curator_call(f"roll back {entry.action} of {entry.skill}",
+                                      lambda: self.home.curator.rollback(entry_id))
+
+            self.app.push_screen(ConfirmDialog(f"Roll back {entry.action} of {entry.skill} ({entry.ts})?",
+                                               "Restores the files exactly as they were before that change."), answered)
+
+        self.app.push_screen(LedgerDialog(entries), chosen)
+
+    # -- live updates ----------------------------------------------------------------
+    def engine_event(self, event: Event) -> None:
+        if isinstance(event, SkillChanged):
+            self.load_skills()
+            if self.current is not None and self.current.name == event.name:
+                self.load_files(event.name)

@@ -1,0 +1,106 @@
+"""Notice changes other processes make to the home, within a second.
+
+A real Hermes agent or an editor may change memory files, skills, pending records or
+state.db behind our back. ``HomeWatcher.run`` (meant for a thread worker) watches those
+paths with watchfiles and reports each batch as a set of kinds (memory targets,
+"skills", "pending", "sessions"). Our own lock, temp and journal files are ignored.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Callable, Iterable
+
+from watchfiles import watch
+
+from engine.home import Home
+
+MEMORY_FILES = {"MEMORY.md": "memory", "USER.md": "user"}
+SESSION_FILES = {"state.db", "state.db-wal", "state.db-journal"}
+DEBOUNCE_MS = 250
+
+
+def classify(home: Home, paths: Iterable[str]) -> set[str]:
+    """Which parts of the home these changed paths belong to.
+
+    Returns a subset of {"memory", "user", "skills", "pending", "sessions"}.
+    """
+    kinds: set[str] = set()
+    for raw in paths:
+        path = Path(raw)
+        name = path.name
+        if name.endswith((".lock", ".tmp")) or name.startswith((".mem_", ".tmp")):
+            continue
+        if path.parent == home.memories_dir and name in MEMORY_FILES:
+            kinds.add(MEMORY_FILES[name])
+        elif path.parent == home.root and name in SESSION_FILES:
+            kinds.add("sessions")
+        elif _inside(path, home.skills_dir):
+            kinds.add("skills")
+        elif _inside(path, home.pending_dir) and name.endswith(".json"):
+            kinds.add("pending")
+    return kinds
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+class HomeWatcher:
+    """Watches one home until ``stop()``; calls ``on_change(kinds)`` from its own thread."""
+
+    def __init__(self, home: Home, on_change: Callable[[set[str]], None]):
+        self.home = home
+        self.on_change = on_change
+        self._stop = threading.Event()
+
+    def watched_paths(self) -> list[Path]:
+        """memories/, skills/, pending/ and the home itself (for state.db, not recursed)."""
+        return [p for p in (self.home.memories_dir, self.home.skills_dir, self.home.pending_dir) if p.is_dir()]
+
+    def run(self) -> None:
+        """Block, reporting changes, until ``stop()`` is called."""
+        paths = self.watched_paths()
+        sessions = _SessionFiles(self.home)
+        if not paths:  # a read-only home without the folders: only state.db can change
+            while not self._stop.wait(0.4):
+                if sessions.changed():
+                    self.on_change({"sessions"})
+            return
+        for changes in watch(*paths, debounce=DEBOUNCE_MS, step=50, stop_event=self._stop, rust_timeout=400,
+                             yield_on_timeout=True, recursive=True, raise_interrupt=False):
+            kinds = classify(self.home, (path for _, path in changes))
+            if sessions.changed():
+                kinds.add("sessions")
+            if kinds and not self._stop.is_set():
+                self.on_change(kinds)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class _SessionFiles:
+    """state.db lives in the home root, which may hold big unrelated trees (a Hermes
+    checkout, logs), so it is checked by size and mtime instead of watched recursively."""
+
+    def __init__(self, home: Home):
+        self.paths = [home.root / name for name in sorted(SESSION_FILES)]
+        self.last = self._stamp()
+
+    def _stamp(self) -> tuple:
+        stamps = []
+        for path in self.paths:
+            try:
+                info = path.stat()
+                stamps.append((info.st_size, info.st_mtime_ns))
+            except OSError:
+                stamps.append(None)
+        return tuple(stamps)
+
+    def changed(self) -> bool:
+        now = self._stamp()
+        if now == self.last:
+            return False
+        self.last = now
+        return True
