@@ -84,10 +84,34 @@ class Home:
 
     # -- stores (each part adds its lazy property below) -------------------------
     @cached_property
+    def archive(self) -> "SessionArchive":
+        from .archive import SessionArchive
+
+        return SessionArchive(self)
+
+    @cached_property
     def approvals(self) -> "ApprovalQueue":
         from .approvals import ApprovalQueue
 
         return ApprovalQueue(self)
+
+    @cached_property
+    def memory(self) -> "MemoryStore":
+        from .memory.store import MemoryStore
+
+        return MemoryStore(self)
+
+    @cached_property
+    def skills(self) -> "SkillLibrary":
+        from .skills.library import SkillLibrary
+
+        return SkillLibrary(self)
+
+    @cached_property
+    def curator(self) -> "Curator":
+        from .curator.run import Curator
+
+        return Curator(self)
 
     def close(self) -> None:
         """Close every database connection this home opened (all threads)."""

@@ -1,0 +1,134 @@
+"""The on-disk format of MEMORY.md / USER.md and the numbers shown about it.
+
+Entries are joined by ``"\\n§\\n"`` with no header and no trailing newline. Parsing
+splits on the *full* delimiter (so a bare ``§`` inside an entry survives), strips each
+piece, drops empties and drops duplicates keeping the first. Sizes are Python ``len``
+characters and count the delimiters, exactly as Hermes accounts them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+ENTRY_DELIMITER = "\n§\n"
+TARGETS = ("memory", "user")
+FILE_NAMES = {"memory": "MEMORY.md", "user": "USER.md"}
+BLOCK_TITLES = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who the user is)"}
+SEPARATOR = "═" * 46
+BOM = "\ufeff"
+
+
+def split_pieces(raw: str) -> list[str]:
+    """Stripped, non-empty pieces of ``raw`` in file order (duplicates kept)."""
+    return [piece.strip() for piece in raw.split(ENTRY_DELIMITER) if piece.strip()]
+
+
+def parse_entries(raw: str) -> list[str]:
+    """The entries of a file's text: split, stripped, empties and duplicates dropped."""
+    if raw.startswith(BOM):
+        raw = raw[1:]
+    return list(dict.fromkeys(split_pieces(raw)))
+
+
+def serialize(entries: list[str]) -> str:
+    return ENTRY_DELIMITER.join(entries)
+
+
+def size_of(entries: list[str]) -> int:
+    return len(serialize(entries))
+
+
+def percent_of(chars: int, limit: int) -> int:
+    """Floored percentage, capped at 100; 0 when there is no limit."""
+    return min(100, int(chars / limit * 100)) if limit > 0 else 0
+
+
+@dataclass(frozen=True)
+class Usage:
+    chars: int
+    limit: int
+
+    @classmethod
+    def of(cls, entries: list[str], limit: int) -> "Usage":
+        return cls(size_of(entries), limit)
+
+    @property
+    def percent(self) -> int:
+        return percent_of(self.chars, self.limit)
+
+    @property
+    def text(self) -> str:
+        """Success-result form: ``"67% — 1,474/2,200 chars"``."""
+        return f"{self.percent}% — {self.chars:,}/{self.limit:,} chars"
+
+    @property
+    def short(self) -> str:
+        """Error-result form: ``"2,100/2,200"``."""
+        return f"{self.chars:,}/{self.limit:,}"
+
+    def to_dict(self) -> dict:
+        return {"chars": self.chars, "limit": self.limit, "percent": self.percent, "text": self.text}
+
+
+def render_block(target: str, entries: list[str], limit: int) -> str:
+    """Hermes's system-prompt block for one store, or ``""`` when it has no entries."""
+    if not entries:
+        return ""
+    usage = Usage.of(entries, limit)
+    header = f"{BLOCK_TITLES[target]} [{usage.text}]"
+    return "\n".join([SEPARATOR, header, SEPARATOR, serialize(entries)])
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def has_drift(raw: str, limit: int) -> bool:
+    """True when rewriting ``raw`` from its parsed entries could lose what someone put there.
+
+    Signals (Hermes issue #26045): the text does not round-trip through parse/serialize
+    (compared ignoring whitespace, so blank lines or CRLF around ``§`` are not drift), or
+    an entry is longer than the whole store's limit (free text appended without
+    delimiters). Duplicates are not drift: dropping an identical copy loses nothing.
+    """
+    if raw.startswith(BOM):
+        raw = raw[1:]
+    if not raw.strip():
+        return False
+    pieces = split_pieces(raw)
+    if _WHITESPACE.sub("", serialize(pieces)) != _WHITESPACE.sub("", raw):
+        return True
+    return any(len(piece) > limit for piece in pieces)
+
+
+def diff_entries(frozen: list[str], live: list[str]) -> list[tuple[str, str]]:
+    """Compare a frozen snapshot with live entries, for marking what changed since.
+
+    Returns ``(status, text)`` in display order: live entries in their order, each
+    ``unchanged``, ``added`` or ``changed`` (an edited version of a frozen entry that is
+    gone), followed by the frozen entries that are ``removed``. A new entry counts as a
+    change when it is similar to a gone one (difflib ratio >= 0.5; best pairs first).
+    """
+    frozen_set, live_set = set(frozen), set(live)
+    gone = [e for e in frozen if e not in live_set]
+    new = [e for e in live if e not in frozen_set]
+    changed = _pair_changes(gone, new)
+    rows = [("unchanged" if e in frozen_set else "changed" if e in changed else "added", e) for e in live]
+    rows.extend(("removed", e) for e in gone if e not in changed.values())
+    return rows
+
+
+def _pair_changes(gone: list[str], new: list[str]) -> dict[str, str]:
+    """Pair new entries with gone ones, most similar pairs first (ratio >= 0.5)."""
+    scored = sorted(((SequenceMatcher(None, old, entry).ratio(), i, j) for i, old in enumerate(gone)
+                     for j, entry in enumerate(new)), reverse=True)
+    pairs: dict[str, str] = {}
+    used: set[int] = set()
+    for score, i, j in scored:
+        if score < 0.5:
+            break
+        if i not in used and new[j] not in pairs:
+            pairs[new[j]] = gone[i]
+            used.add(i)
+    return pairs

@@ -1,0 +1,195 @@
+"""The memory operations as pure functions on a list of entries.
+
+Each function takes the live entries and returns an ``Outcome`` (the new list and what
+changed) or raises ``Refusal`` carrying the JSON result a model can act on. Nothing
+here touches disk, so the store can run an operation for real under its lock, or as a
+dry run to validate and pin a write before staging it for approval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .format import FILE_NAMES, Usage, size_of
+
+BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing)."
+REPLACE_HINT = (" For 'replace', content is the COMPLETE new entry -- the whole matched entry is overwritten, "
+                "not just the old_text span.")
+
+
+class Refusal(Exception):
+    """A refused operation. ``counts`` marks a consolidation failure (Hermes issue #42405)."""
+
+    def __init__(self, result: dict[str, Any], counts: bool = False):
+        super().__init__(result.get("error", ""))
+        self.result = {"success": False, **result}
+        self.counts = counts
+
+
+def refuse(error: str, counts: bool = False, **extra: Any) -> Refusal:
+    return Refusal({"error": error, **extra}, counts)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry-level change: ``before`` None for an add, ``after`` None for a remove."""
+
+    action: str
+    before: str | None
+    after: str | None
+
+
+@dataclass
+class Outcome:
+    entries: list[str]
+    message: str
+    changes: list[Change] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
+    pins: dict[int, str] = field(default_factory=dict)  # batch op index (1-based) -> matched entry
+    text: str | None = None  # exact file text to write, when not just the serialized entries
+
+
+def stale_pin_message(entry: str) -> str:
+    return (f"Entry changed since it was staged, so this write was not applied: '{entry}' is no longer in memory "
+            "as reviewed. Recreate the change against the current entry or reject it; the pending record has "
+            "been preserved.")
+
+
+def _matches(entries: list[str], old_text: str) -> list[int]:
+    """Indexes an ``old_text`` identifies: exact whole-entry matches win over substrings."""
+    exact = [i for i, e in enumerate(entries) if e == old_text]
+    return exact or [i for i, e in enumerate(entries) if old_text in e]
+
+
+def _pinned(entries: list[str], pin: str) -> int:
+    if pin not in entries:
+        raise refuse(stale_pin_message(pin))
+    return entries.index(pin)
+
+
+def _preview(entry: str) -> str:
+    return entry[:80] + ("..." if len(entry) > 80 else "")
+
+
+def locate(entries: list[str], old_text: str, action: str, pin: str | None = None) -> int:
+    """The index of the one entry ``old_text`` identifies, or a Refusal explaining why not."""
+    if pin is not None:
+        return _pinned(entries, pin)
+    found = _matches(entries, old_text)
+    if not found:
+        raise refuse(f"No entry matched '{old_text}'. Check current_entries below and retry with the exact text "
+                     f"of the entry you want to {action}.", counts=True, current_entries=list(entries))
+    if len({entries[i] for i in found}) > 1:
+        raise refuse(f"Multiple entries matched '{old_text}'. Be more specific.",
+                     matches=[_preview(entries[i]) for i in found])
+    return found[0]
+
+
+def add(entries: list[str], content: str, limit: int) -> Outcome:
+    if content in entries:
+        return Outcome(list(entries), "Entry already exists (no duplicate added).")
+    new = [*entries, content]
+    if size_of(new) > limit:
+        usage = Usage.of(entries, limit)
+        raise refuse(f"Memory at {usage.short} chars. Adding this entry ({len(content)} chars) would exceed the "
+                     "limit. Consolidate now: use 'replace' to merge overlapping entries into shorter ones or "
+                     "'remove' stale or less important entries (see current_entries below), then retry this add "
+                     "— all in this turn.", counts=True, current_entries=list(entries), usage=usage.short)
+    return Outcome(new, "Entry added.", [Change("add", None, content)])
+
+
+def replace(entries: list[str], old_text: str, content: str, limit: int, pin: str | None = None) -> Outcome:
+    index = locate(entries, old_text, "replace", pin)
+    old = entries[index]
+    new = list(entries)
+    new[index] = content
+    if size_of(new) > limit:
+        raise refuse(f"Replacement would put memory at {size_of(new):,}/{limit:,} chars. Shorten the new content, "
+                     "or 'remove' other stale or less important entries to make room (see current_entries below), "
+                     "then retry — all in this turn.", counts=True, current_entries=list(entries),
+                     usage=Usage.of(entries, limit).short)
+    return Outcome(new, "Entry replaced.", [Change("replace", old, content)], {"replaced_entry": old})
+
+
+def remove(entries: list[str], old_text: str, pin: str | None = None) -> Outcome:
+    index = locate(entries, old_text, "remove", pin)
+    old = entries[index]
+    new = entries[:index] + entries[index + 1:]
+    return Outcome(new, "Entry removed.", [Change("remove", old, None)], {"removed_entry": old})
+
+
+def op_text(op: dict[str, Any], key: str) -> str:
+    """An operation's text field, stripped; ``content`` falls back to ``new_text``."""
+    value = op.get(key) if key != "content" else (op.get("content") or op.get("new_text"))
+    return value.strip() if isinstance(value, str) else ""
+
+
+def batch(entries: list[str], operations: list[Any], limit: int, target: str) -> Outcome:
+    """Apply every operation to a working copy, all or nothing, checking the budget at the end."""
+    try:
+        return _batch(entries, operations, limit, target)
+    except Refusal as refusal:
+        raise refuse(refusal.result["error"] + BATCH_SUFFIX, counts=True, usage=Usage.of(entries, limit).short)
+
+
+def _batch(entries: list[str], operations: list[Any], limit: int, target: str) -> Outcome:
+    work = list(entries)
+    changes: list[Change] = []
+    replaced: dict[str, str] = {}
+    removed: dict[str, str] = {}
+    pins: dict[int, str] = {}
+    for i, raw_op in enumerate(operations, 1):
+        op = raw_op if isinstance(raw_op, dict) else {}
+        action = op.get("action")
+        content, old_text = op_text(op, "content"), op_text(op, "old_text")
+        pin = op.get("matched_entry") if isinstance(op.get("matched_entry"), str) else None
+        if action == "add":
+            if not content:
+                raise refuse(f"Operation {i} (add): content is required.")
+            if content not in work:
+                work.append(content)
+                changes.append(Change("add", None, content))
+            continue
+        if action not in ("replace", "remove"):
+            raise refuse(f"Operation {i} ({action or 'unknown'}): unknown action. Use add, replace, or remove.")
+        if not old_text and pin is None:
+            raise refuse(f"Operation {i} ({action}): old_text is required.")
+        if action == "replace" and not content:
+            raise refuse(f"Operation {i} (replace): content is required (use action='remove' to delete).")
+        index = _pinned(work, pin) if pin is not None else _batch_locate(work, old_text, action, i)
+        old = work[index]
+        pins[i] = old
+        if action == "replace":
+            work[index] = content
+            replaced[str(i)] = old
+            changes.append(Change("replace", old, content))
+        else:
+            del work[index]
+            removed[str(i)] = old
+            changes.append(Change("remove", old, None))
+    if entries and not work:
+        file_name = FILE_NAMES[target]
+        raise refuse(f"Refusing to empty {file_name}: this batch would remove every entry from a previously "
+                     "non-empty store. Keep at least one entry — merge overlapping entries into a shorter one "
+                     "instead of removing the last one. To delete the final entry deliberately, use single "
+                     "remove() calls.")
+    total = size_of(work)
+    if total > limit:
+        raise refuse(f"After applying all {len(operations)} operations, memory would be at {total:,}/{limit:,} "
+                     "chars -- over the limit. Remove or shorten more entries in the same batch, then retry.")
+    extras: dict[str, Any] = {}
+    if replaced:
+        extras["replaced_entries"] = replaced
+    if removed:
+        extras["removed_entries"] = removed
+    return Outcome(work, f"Applied {len(operations)} operation(s).", changes, extras, pins)
+
+
+def _batch_locate(work: list[str], old_text: str, action: str, i: int) -> int:
+    found = _matches(work, old_text)
+    if not found:
+        raise refuse(f"Operation {i} ({action}): no entry matched '{old_text}'.")
+    if len({work[j] for j in found}) > 1:
+        raise refuse(f"Operation {i} ({action}): '{old_text}' matched multiple distinct entries -- be more specific.")
+    return found[0]

@@ -1,0 +1,53 @@
+"""The frozen snapshot: what a session's system prompt holds for its whole life.
+
+Taken once at session start (and again on a rebuild, e.g. after compression). Writes
+made during the session go to disk at once but never change a snapshot already taken,
+which keeps the prompt prefix stable. Entries that carry a threat are replaced by a
+``[BLOCKED: ...]`` line here only; the live files keep the raw text so it can be removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from .format import FILE_NAMES, TARGETS, Usage, render_block
+from .threats import sanitize_entry
+
+
+@dataclass(frozen=True)
+class MemorySnapshot:
+    entries: Mapping[str, tuple[str, ...]]  # sanitised, as the prompt shows them
+    raw_entries: Mapping[str, tuple[str, ...]]  # as they were on disk
+    usage: Mapping[str, Usage]  # of the sanitised entries, as the block header shows
+    limits: Mapping[str, int]
+    enabled: Mapping[str, bool]
+    errors: Mapping[str, str | None]  # why a file could not be read (then it counts as empty)
+    taken_at: float
+
+    @classmethod
+    def build(cls, raw: dict[str, list[str]], limits: dict[str, int], enabled: dict[str, bool],
+              errors: dict[str, str | None], taken_at: float) -> "MemorySnapshot":
+        clean = {t: tuple(sanitize_entry(e, FILE_NAMES[t]) for e in raw[t]) for t in TARGETS}
+        return cls(
+            entries=MappingProxyType(clean),
+            raw_entries=MappingProxyType({t: tuple(raw[t]) for t in TARGETS}),
+            usage=MappingProxyType({t: Usage.of(list(clean[t]), limits[t]) for t in TARGETS}),
+            limits=MappingProxyType(dict(limits)),
+            enabled=MappingProxyType(dict(enabled)),
+            errors=MappingProxyType(dict(errors)),
+            taken_at=taken_at,
+        )
+
+    def block(self, target: str) -> str:
+        """Exactly Hermes's system-prompt block for ``target``, or ``""`` when it is empty."""
+        return render_block(target, list(self.entries[target]), self.limits[target])
+
+    def blocked(self, target: str) -> list[str]:
+        """The raw entries that the snapshot shows as ``[BLOCKED: ...]``."""
+        return [raw for raw, shown in zip(self.raw_entries[target], self.entries[target]) if raw != shown]
+
+    def prompt_text(self) -> str:
+        """The MEMORY then USER PROFILE blocks of the enabled stores, joined as in the prompt."""
+        return "\n\n".join(b for b in (self.block(t) for t in TARGETS if self.enabled[t]) if b)

@@ -1,0 +1,551 @@
+"""The curated memory store: MEMORY.md and USER.md of one home.
+
+Every write takes the target's flock (``MEMORY.md.lock``, the same protocol Hermes
+uses), re-reads the file under it, checks the unreadable and drift guards, applies a
+pure operation from ``ops``, journals the change (row begun before, committed after),
+writes a temp file (``.mem_*``) that is fsynced and atomically renamed, and only then
+publishes ``MemoryChanged``. A second process writing at the same time waits for the
+lock and merges with what the first one wrote; nothing is lost.
+
+Writes by the agent pass the approval gate (``home.approvals``): a write that must wait
+is validated and pinned to the entry it targets, then staged instead of applied.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..errors import WorkbenchError
+from ..events import MemoryChanged
+from ..fileio import atomic_write_bytes, atomic_write_text, file_lock
+from ..journal import JournalEntry
+from ..tools import BACKGROUND_REVIEW, ToolContext
+from . import ops
+from .format import FILE_NAMES, TARGETS, Usage, has_drift, parse_entries, serialize
+from .ops import Outcome, Refusal, refuse
+from .snapshot import MemorySnapshot
+from .threats import first_threat_message
+
+if TYPE_CHECKING:
+    from ..home import Home
+
+log = logging.getLogger(__name__)
+
+SUBSYSTEM = "memory"
+TMP_PREFIX = ".mem_"
+MAX_CONSOLIDATION_FAILURES = 3
+FAILURES_KEY = "memory_consolidation_failures"
+SAVED_NOTE = "Write saved. This update is complete — do not repeat it."
+TARGET_NAMES = {"memory": "memory", "user": "user profile"}
+
+
+class MemoryFileUnreadable(WorkbenchError):
+    """MEMORY.md or USER.md exists but cannot be read (permissions, encoding)."""
+
+
+@dataclass(frozen=True)
+class FileState:
+    data: bytes | None  # None when the file does not exist (or could not be read)
+    raw: str  # decoded text, BOM removed ("" when missing)
+    entries: list[str]
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class _Writer:
+    """Who a write is journaled as."""
+
+    actor: str
+    session_id: str | None = None
+    message_id: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, ctx: ToolContext) -> "_Writer":
+        return cls(ctx.actor, ctx.session_id, ctx.message_id, {"origin": ctx.origin})
+
+
+@dataclass
+class _Plan:
+    """A validated write: the operation to run under the lock and how to stage or replay it."""
+
+    action: str
+    op: Callable[[list[str], int], Outcome]
+    payload: dict[str, Any]
+    detail: str  # what the approval summary shows
+    drift_guard: bool = True
+    journal_action: str | None = None  # e.g. "undo"; default: each change's own action
+    extra_detail: dict[str, Any] = field(default_factory=dict)
+
+
+def _text(value: Any, name: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise refuse(f"'{name}' must be a string, got {type(value).__name__}.")
+    return value.strip()
+
+
+def _scan(text: str, prefix: str = "") -> None:
+    message = first_threat_message(text)
+    if message:
+        raise refuse(prefix + message)
+
+
+class MemoryStore:
+    def __init__(self, home: "Home"):
+        self.home = home
+
+    # -- files and settings ---------------------------------------------------------
+    def path(self, target: str) -> Path:
+        return self.home.memories_dir / FILE_NAMES[target]
+
+    def limit(self, target: str) -> int:
+        key = "memory.memory_char_limit" if target == "memory" else "memory.user_char_limit"
+        return self.home.config.int(key)
+
+    def enabled(self, target: str) -> bool:
+        key = "memory.memory_enabled" if target == "memory" else "memory.user_profile_enabled"
+        return self.home.config.bool(key)
+
+    def read(self, target: str) -> FileState:
+        """The file as it is now (no lock: writes are atomic renames, so it is whole)."""
+        path = self.path(target)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return FileState(None, "", [])
+        except OSError as exc:
+            return FileState(None, "", [], exc.strerror or str(exc))
+        try:
+            raw = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            return FileState(None, "", [], f"it is not valid UTF-8 (byte {exc.start})")
+        return FileState(data, raw, parse_entries(raw))
+
+    def entries(self, target: str) -> list[str]:
+        """The live entries on disk; raises ``MemoryFileUnreadable`` for an unreadable file."""
+        self._check_target_or_raise(target)
+        state = self.read(target)
+        if state.error:
+            raise MemoryFileUnreadable(f"Cannot read {self.path(target)}: {state.error}. Fix its permissions or "
+                                       "encoding (UTF-8); nothing was changed.", target=target)
+        return state.entries
+
+    def usage(self, target: str) -> Usage:
+        return Usage.of(self.entries(target), self.limit(target))
+
+    def snapshot(self) -> MemorySnapshot:
+        """Freeze both stores as a new session's system prompt would show them."""
+        raw, errors, limits = {}, {}, {}
+        for target in TARGETS:
+            state = self.read(target)
+            limits[target] = self.limit(target)
+            raw[target], errors[target] = state.entries, state.error
+            if state.error:
+                log.warning("%s could not be read (%s); it is left out of the snapshot.", self.path(target), state.error)
+            elif Usage.of(state.entries, limits[target]).chars > limits[target]:
+                log.warning("%s exceeds its char limit on load: %d/%d chars. Entries stay loaded; further additions "
+                            "are blocked until it is back under the limit.", FILE_NAMES[target],
+                            Usage.of(state.entries, limits[target]).chars, limits[target])
+        enabled = {t: self.enabled(t) for t in TARGETS}
+        return MemorySnapshot.build(raw, limits, enabled, errors, self.home.clock.now())
+
+    # -- tool operations ------------------------------------------------------------
+    def add(self, target: str, content: Any, ctx: ToolContext | None = None) -> dict[str, Any]:
+        return self._run(ctx, target, lambda: self._plan_add(content))
+
+    def replace(self, target: str, old_text: Any, content: Any, ctx: ToolContext | None = None) -> dict[str, Any]:
+        return self._run(ctx, target, lambda: self._plan_replace(old_text, content))
+
+    def remove(self, target: str, old_text: Any, ctx: ToolContext | None = None) -> dict[str, Any]:
+        return self._run(ctx, target, lambda: self._plan_remove(old_text))
+
+    def batch(self, target: str, operations: Any, ctx: ToolContext | None = None) -> dict[str, Any]:
+        return self._run(ctx, target, lambda: self._plan_batch(operations, target))
+
+    def _plan_add(self, content: Any) -> _Plan:
+        text = _text(content, "content")
+        if not text:
+            raise refuse("Content cannot be empty.")
+        _scan(text)
+        return _Plan("add", lambda entries, limit: ops.add(entries, text, limit), {"action": "add", "content": text},
+                     text, drift_guard=False)
+
+    def _plan_replace(self, old_text: Any, content: Any, pin: str | None = None) -> _Plan:
+        old, new = _text(old_text, "old_text"), _text(content, "content")
+        if not old and pin is None:
+            raise refuse("old_text cannot be empty.")
+        if not new:
+            raise refuse("new_content cannot be empty. Use 'remove' to delete entries.")
+        _scan(new)
+        return _Plan("replace", lambda entries, limit: ops.replace(entries, old, new, limit, pin),
+                     {"action": "replace", "old_text": old, "content": new}, new)
+
+    def _plan_remove(self, old_text: Any, pin: str | None = None) -> _Plan:
+        old = _text(old_text, "old_text")
+        if not old and pin is None:
+            raise refuse("old_text cannot be empty.")
+        return _Plan("remove", lambda entries, limit: ops.remove(entries, old, pin),
+                     {"action": "remove", "old_text": old}, pin or old)
+
+    def _plan_batch(self, operations: Any, target: str) -> _Plan:
+        if not isinstance(operations, list):
+            raise refuse("operations must be a list of {action, content?, old_text?} objects.")
+        if not operations:
+            raise refuse("operations list is empty.")
+        clean: list[dict[str, Any]] = []
+        for i, op in enumerate(operations, 1):
+            op = op if isinstance(op, dict) else {}
+            item = {"action": op.get("action"), "content": ops.op_text(op, "content"),
+                    "old_text": ops.op_text(op, "old_text")}
+            if isinstance(op.get("matched_entry"), str):
+                item["matched_entry"] = op["matched_entry"]
+            if item["action"] in ("add", "replace") and item["content"]:
+                _scan(item["content"], f"Operation {i}: ")
+            clean.append(item)
+        summary = "; ".join(f"{op['action']} {op['content'] or op['old_text']}" for op in clean)
+        return _Plan("batch", lambda entries, limit: ops.batch(entries, clean, limit, target),
+                     {"action": "batch", "operations": clean}, summary)
+
+    def _run(self, ctx: ToolContext | None, target: str, prepare: Callable[[], _Plan]) -> dict[str, Any]:
+        """Validate, then stage (when the gate says so) or apply; count consolidation failures."""
+        ctx = ctx or ToolContext(actor="user")
+        try:
+            self._check_target(target)
+            self._check_writable()
+            plan = prepare()
+            writer = _Writer.of(ctx)
+            if self._must_stage(ctx, plan):
+                outcome = self._apply(target, plan, writer, dry_run=True)
+                if outcome.changes:
+                    result = self._stage(ctx, target, plan, outcome)
+                    ctx.turn_state[FAILURES_KEY] = 0
+                    return result
+            else:
+                outcome = self._apply(target, plan, writer)
+        except Refusal as refusal:
+            return self._refused(refusal, ctx)
+        ctx.turn_state[FAILURES_KEY] = 0
+        return self._success(target, outcome)
+
+    def _refused(self, refusal: Refusal, ctx: ToolContext) -> dict[str, Any]:
+        if not refusal.counts:
+            return refusal.result
+        failures = int(ctx.turn_state.get(FAILURES_KEY, 0)) + 1
+        ctx.turn_state[FAILURES_KEY] = failures
+        if failures > MAX_CONSOLIDATION_FAILURES:
+            return {"success": False, "done": True,
+                    "error": f"Memory consolidation failed {failures} times this turn. Stop retrying memory calls — "
+                             "leave memory unchanged for now and continue with your reply to the user. The fact can "
+                             "be saved in a later turn."}
+        return refusal.result
+
+    def _success(self, target: str, outcome: Outcome) -> dict[str, Any]:
+        usage = Usage.of(outcome.entries, self.limit(target))
+        return {"success": True, "done": True, "target": target, "usage": usage.text,
+                "entry_count": len(outcome.entries), "message": outcome.message, **outcome.extras, "note": SAVED_NOTE}
+
+    # -- the approval gate ----------------------------------------------------------
+    def _must_stage(self, ctx: ToolContext, plan: _Plan) -> bool:
+        """The user is the approver, so only agent-side writes can be staged."""
+        if ctx.actor == "user":
+            return False
+        operations = plan.payload.get("operations")
+        return self.home.approvals.should_stage(SUBSYSTEM, plan.action, ctx.origin, operations=operations)
+
+    def _stage(self, ctx: ToolContext, target: str, plan: _Plan, outcome: Outcome) -> dict[str, Any]:
+        payload = {**plan.payload, "target": target}
+        if plan.action in ("replace", "remove"):
+            payload["matched_entry"] = outcome.changes[0].before
+        elif plan.action == "batch":
+            payload["operations"] = [{**op, "matched_entry": outcome.pins[i]} if i in outcome.pins else op
+                                     for i, op in enumerate(payload["operations"], 1)]
+        payload.update(session_id=ctx.session_id, message_id=ctx.message_id, proposed_by=ctx.actor)
+        verb = {"add": "add to", "replace": "replace in", "remove": "remove from"}.get(plan.action)
+        where = TARGET_NAMES[target]
+        head = f"{verb} {where}" if verb else f"apply {len(payload['operations'])} op(s) to {where}"
+        approval_on = self.home.config.bool("memory.write_approval")
+        try:
+            record = self.home.approvals.stage(
+                subsystem=SUBSYSTEM, action=plan.action, summary=f"{head}: {plan.detail[:120]}", origin=ctx.origin,
+                payload=payload, actor=ctx.actor, session_id=ctx.session_id, message_id=ctx.message_id)
+        except WorkbenchError as exc:
+            if not approval_on and ctx.origin == BACKGROUND_REVIEW:
+                raise refuse("Background review may not delete memory entries ('replace'/'remove', including in a "
+                             "batch); 'add' is still available.")
+            raise refuse(f"The write could not be staged for approval, so it was not saved: {exc.message}")
+        if approval_on:
+            return {"success": True, "staged": True, "pending_id": record.id,
+                    "message": "Staged for approval (memory.write_approval is on). Not yet saved — review with "
+                               "/memory pending."}
+        return {"success": True, "staged": True, "proposal_staged": True, "pending_id": record.id,
+                "additions_saved": 0,
+                "message": f"Background review may not change or delete memory entries on its own. The proposed "
+                           f"{plan.action} was staged for your approval — review it with /memory pending (approve to "
+                           "apply, discard to drop)."}
+
+    def apply_staged(self, payload: dict[str, Any], *, actor: str = "user", edited_content: str | None = None,
+                     pending_id: str | None = None) -> dict[str, Any]:
+        """Replay a staged write through every guard (never the gate: this is the approval)."""
+        try:
+            self._check_writable()
+            target, plan = self._staged_plan(payload, edited_content)
+            writer = _Writer(actor, payload.get("session_id"), payload.get("message_id"),
+                             {"pending_id": pending_id, "proposed_by": payload.get("proposed_by"),
+                              "edited": edited_content is not None})
+            outcome = self._apply(target, plan, writer)
+        except Refusal as refusal:
+            return refusal.result
+        return self._success(target, outcome)
+
+    def preview_staged(self, payload: dict[str, Any], edited_content: str | None = None) -> dict[str, Any]:
+        """What approving would do, computed from the live files without writing anything."""
+        target = payload.get("target") if payload.get("target") in TARGETS else "memory"
+        state = self.read(target)
+        limit = self.limit(target)
+        after, error = state.entries, None
+        try:
+            target, plan = self._staged_plan(payload, edited_content)
+            self._guard(target, state, limit, plan.drift_guard, backup=False)
+            after = plan.op(list(state.entries), limit).entries
+        except Refusal as refusal:
+            error = refusal.result["error"]
+        usage = Usage.of(after, limit)
+        return {"target": target, "before_entries": list(state.entries), "after_entries": list(after),
+                "usage_after": usage.text, "percent_after": usage.percent, "error": error}
+
+    def _staged_plan(self, payload: dict[str, Any], edited: str | None) -> tuple[str, _Plan]:
+        if not isinstance(payload, dict):
+            raise refuse("The staged write has no usable payload; reject it.")
+        target = payload.get("target") or "memory"
+        self._check_target(target)
+        action = payload.get("action")
+        legacy = refuse("This destructive pending write predates entry pinning and cannot be verified; nothing was "
+                        "applied. Reject it and recreate the change.")
+        pin = payload.get("matched_entry")
+        if edited is not None and action not in ("add", "replace"):
+            raise refuse(f"Only an add or a replace can be edited before approval, not a {action}.")
+        if action == "add":
+            return target, self._plan_add(payload.get("content") if edited is None else edited)
+        if action in ("replace", "remove") and not isinstance(pin, str):
+            raise legacy
+        if action == "replace":
+            return target, self._plan_replace(payload.get("old_text"),
+                                              payload.get("content") if edited is None else edited, pin)
+        if action == "remove":
+            return target, self._plan_remove(payload.get("old_text"), pin)
+        if action == "batch":
+            operations = payload.get("operations")
+            if isinstance(operations, list) and any(
+                    isinstance(op, dict) and op.get("action") in ("replace", "remove") and "matched_entry" not in op
+                    for op in operations):
+                raise legacy
+            return target, self._plan_batch(operations, target)
+        raise refuse(f"The staged write has an unknown action {action!r}; reject it.")
+
+    # -- the write path -------------------------------------------------------------
+    def _apply(self, target: str, plan: _Plan, writer: _Writer, *, dry_run: bool = False) -> Outcome:
+        """Run ``plan`` on the file under its lock; write, journal and announce the result."""
+        path = self.path(target)
+        limit = self.limit(target)
+        with file_lock(path):
+            state = self.read(target)
+            self._guard(target, state, limit, plan.drift_guard, backup=True)
+            outcome = plan.op(list(state.entries), limit)
+            if dry_run or not outcome.changes:
+                return outcome
+            text = outcome.text if outcome.text is not None else serialize(outcome.entries)
+            journal_ids = self._write(target, text, outcome, writer, plan)
+        single = outcome.changes[0] if len(outcome.changes) == 1 and plan.journal_action != "undo" else None
+        self.home.bus.publish(MemoryChanged(
+            actor=writer.actor, session_id=writer.session_id, journal_id=journal_ids[-1], target=target,
+            action=plan.journal_action or plan.action,
+            before=single.before if single else state.raw, after=single.after if single else text))
+        return outcome
+
+    def _write(self, target: str, text: str, outcome: Outcome, writer: _Writer, plan: _Plan) -> list[int]:
+        journal = self.home.journal
+        rows = []
+        for index, change in enumerate(outcome.changes, 1):
+            detail = {**writer.detail, **plan.extra_detail}
+            if plan.action == "batch":
+                detail.update(batch=True, op_index=index)
+            rows.append((journal.begin(SUBSYSTEM, plan.journal_action or change.action, target, actor=writer.actor,
+                                       before=change.before, after=change.after, session_id=writer.session_id,
+                                       message_id=writer.message_id, detail=detail), detail))
+        try:
+            atomic_write_text(self.path(target), text, TMP_PREFIX)
+        except OSError as exc:
+            for row_id, _ in rows:
+                journal.abandon(row_id, str(exc))
+            raise refuse(f"Failed to write memory file {self.path(target)}: {exc.strerror or exc}. Nothing was "
+                         "changed.")
+        for row_id, detail in rows:
+            journal.commit(row_id, detail={**detail, "file_after": text})
+        return [row_id for row_id, _ in rows]
+
+    def _guard(self, target: str, state: FileState, limit: int, drift_guard: bool, *, backup: bool) -> None:
+        file_name = FILE_NAMES[target]
+        if state.error:
+            raise refuse(f"Refusing to write {file_name}: the file exists on disk but could not be read right now "
+                         "(temporarily locked by another program, a permission change, invalid/corrupt text encoding, "
+                         "or a filesystem error). Treating an unreadable file as empty and saving would wipe existing "
+                         "memory, so the write is refused. Nothing was changed — retry in a moment.")
+        if not drift_guard or not has_drift(state.raw, limit):
+            return
+        if not backup:
+            raise refuse(f"{file_name} has content that wouldn't round-trip through the memory tool (edited by hand "
+                         "or by another tool); this write would be refused until that drift is resolved.")
+        saved = self._backup(target, state.data or b"")
+        raise refuse(
+            f"Refusing to write {file_name}: file on disk has content that wouldn't round-trip through the memory "
+            "tool (likely added by the patch tool, a shell append, a manual edit, or a concurrent session). A "
+            f"snapshot was saved to {saved}. Resolve the drift first — either rewrite the file as a clean §-delimited "
+            "list of entries, or move the extra content out — then retry. This guard exists to prevent silent data "
+            "loss (issue #26045).",
+            drift_backup=saved,
+            remediation="Open the .bak file, integrate the missing entries into the memory tool one at a time via "
+                        "memory(action=add, content=...), then remove or rewrite the original file to a clean state.")
+
+    def _backup(self, target: str, data: bytes) -> str:
+        """Copy the drifted file to ``<FILE>.bak.<unix time>`` (a new name if that one holds other bytes)."""
+        base = self.path(target).with_name(f"{FILE_NAMES[target]}.bak.{int(self.home.clock.now())}")
+        candidate, n = base, 0
+        while candidate.exists() and candidate.read_bytes() != data:
+            n += 1
+            candidate = base.with_name(f"{base.name}.{n}")
+        try:
+            if not candidate.exists():
+                atomic_write_bytes(candidate, data, TMP_PREFIX)
+        except OSError:
+            return f"{candidate} (BACKUP FAILED — file unchanged on disk)"
+        return str(candidate)
+
+    def _check_target(self, target: Any) -> None:
+        if target not in TARGETS:
+            raise refuse(f"Invalid memory target '{target}'. Use 'memory' or 'user'.")
+
+    def _check_target_or_raise(self, target: Any) -> None:
+        if target not in TARGETS:
+            raise WorkbenchError(f"Invalid memory target '{target}'. Use 'memory' or 'user'.")
+
+    def _check_writable(self) -> None:
+        if self.home.read_only:
+            raise refuse("This home is open read-only; nothing was written.")
+
+    # -- journal: history, provenance, undo, external edits ------------------------
+    def history(self, target: str | None = None, limit: int = 50) -> list[JournalEntry]:
+        """Memory journal rows, newest first."""
+        return self.home.journal.query(subsystem=SUBSYSTEM, target=target, limit=limit)
+
+    def provenance(self, target: str, entry_text: str) -> list[JournalEntry]:
+        """The journal rows that wrote this exact entry (newest first), external edits included."""
+        rows = self.home.journal.writers_of(SUBSYSTEM, target, entry_text)
+        external = [row for row in self.home.journal.query(subsystem=SUBSYSTEM, target=target, actor="external",
+                                                            limit=1000)
+                    if entry_text in row.detail.get("added", ())]
+        return sorted({row.id: row for row in rows + external}.values(), key=lambda row: row.id, reverse=True)
+
+    def undo(self, event_id: Any, actor: str = "user") -> dict[str, Any]:
+        """Apply the inverse of one journal event through the normal guards (itself journaled)."""
+        try:
+            self._check_writable()
+            row = self._undoable(event_id)
+            plan = self._inverse(row)
+            outcome = self._apply(row.target, plan, _Writer(actor, detail={"undo_of": row.id}))
+        except Refusal as refusal:
+            return refusal.result
+        result = self._success(row.target, outcome)
+        result["message"] = f"Undid event {row.id} ({row.action}). {outcome.message}"
+        result["undone_event"] = row.id
+        return result
+
+    def _undoable(self, event_id: Any) -> JournalEntry:
+        try:
+            number = int(event_id)
+        except (TypeError, ValueError):
+            raise refuse(f"Event id must be a number, got {event_id!r}. See `workbench memory history`.")
+        row = self.home.journal.get(number)
+        if row is None or row.subsystem != SUBSYSTEM:
+            raise refuse(f"No memory journal event {number}. See `workbench memory history` for event ids.")
+        if row.status != "done":
+            raise refuse(f"Event {number} was never applied (status: {row.status}); there is nothing to undo.")
+        return row
+
+    def _inverse(self, row: JournalEntry) -> _Plan:
+        kind = row.detail.get("op", row.action) if row.action == "undo" else row.action
+        file_name = FILE_NAMES[row.target]
+        gone = refuse(f"Cannot undo event {row.id}: the entry it wrote is no longer in {file_name} (it was changed "
+                      "or removed since). Nothing was changed.")
+        extra = {"op": kind}
+        if kind == "add":
+            def op(entries: list[str], limit: int) -> Outcome:
+                if row.after not in entries:
+                    raise gone
+                return ops.remove(entries, row.after, pin=row.after)
+            extra["op"] = "remove"
+            return _Plan("remove", op, {}, row.after or "", journal_action="undo", extra_detail=extra)
+        if kind == "remove":
+            text = row.before or ""
+            _scan(text)
+
+            def op(entries: list[str], limit: int) -> Outcome:
+                if text in entries:
+                    raise refuse(f"Cannot undo event {row.id}: the entry it removed is already back in {file_name}. "
+                                 "Nothing was changed.")
+                return ops.add(entries, text, limit)
+            extra["op"] = "add"
+            return _Plan("add", op, {}, text, drift_guard=False, journal_action="undo", extra_detail=extra)
+        if kind == "replace":
+            old = row.before or ""
+            _scan(old)
+
+            def op(entries: list[str], limit: int) -> Outcome:
+                if row.after not in entries:
+                    raise gone
+                return ops.replace(entries, row.after, old, limit, pin=row.after)
+            return _Plan("replace", op, {}, old, journal_action="undo", extra_detail=extra)
+        if kind == "external":
+            def op(entries: list[str], limit: int) -> Outcome:
+                if self.read(row.target).raw != (row.after or ""):
+                    raise refuse(f"Cannot undo event {row.id}: {file_name} changed again after that external edit. "
+                                 "Nothing was changed.")
+                restored = row.before or ""
+                outcome = Outcome(parse_entries(restored), "File restored to its content before the external edit.",
+                                  [ops.Change("external", row.after, restored)])
+                outcome.text = restored
+                return outcome
+            return _Plan("external", op, {}, "", drift_guard=False, journal_action="undo", extra_detail=extra)
+        raise refuse(f"Event {row.id} ({row.action}) cannot be undone.")
+
+    def record_external_change(self, target: str) -> bool:
+        """Journal a change another process made to the file (not one this workbench journaled)."""
+        self._check_target_or_raise(target)
+        if self.home.read_only:
+            return False
+        with file_lock(self.path(target)):
+            state = self.read(target)
+            if state.error:
+                return False
+            before = self._last_known(target)
+            if state.raw == (before or ""):
+                return False
+            old, new = parse_entries(before or ""), state.entries
+            detail = {"file_after": state.raw, "added": [e for e in new if e not in old],
+                      "removed": [e for e in old if e not in new]}
+            row_id = self.home.journal.append(SUBSYSTEM, "external", target, actor="external", before=before,
+                                              after=state.raw, detail=detail)
+        self.home.bus.publish(MemoryChanged(actor="external", journal_id=row_id, target=target, action="external",
+                                            before=before, after=state.raw))
+        return True
+
+    def _last_known(self, target: str) -> str | None:
+        """The file content the newest journaled write (from any workbench process) left."""
+        for row in self.home.journal.query(subsystem=SUBSYSTEM, target=target, limit=20):
+            if "file_after" in row.detail:
+                return row.detail["file_after"]
+        return None

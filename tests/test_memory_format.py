@@ -1,0 +1,77 @@
+"""The MEMORY.md / USER.md file format, usage accounting, block rendering and diffing."""
+
+from engine.memory.format import (SEPARATOR, Usage, diff_entries, has_drift, parse_entries, percent_of, render_block,
+                                  serialize, size_of)
+
+
+def test_split_on_full_delimiter_strips_and_drops_empties():
+    assert parse_entries("  first \n§\n\n§\n second\n") == ["first", "second"]
+    assert parse_entries("") == [] and parse_entries(" \n \t") == []
+
+
+def test_bare_section_sign_inside_an_entry_survives():
+    assert parse_entries("Use § 4.2 of the spec\n§\nx§y") == ["Use § 4.2 of the spec", "x§y"]
+
+
+def test_duplicates_are_dropped_keeping_the_first():
+    assert parse_entries("same\n§\nsame\n§\ndifferent") == ["same", "different"]
+
+
+def test_bom_is_tolerated():
+    assert parse_entries("\ufefffirst\n§\nsecond") == ["first", "second"]
+
+
+def test_serialize_has_no_header_and_no_trailing_newline():
+    assert serialize(["first", "second"]) == "first\n§\nsecond"
+    assert serialize([]) == ""
+    assert parse_entries(serialize(["a\nmultiline", "b"])) == ["a\nmultiline", "b"]
+
+
+def test_size_counts_delimiters_and_percent_is_floored_and_capped():
+    assert size_of(["x" * 10] * 3) == 36
+    assert size_of([]) == 0
+    assert percent_of(1474, 2200) == 67
+    assert percent_of(2199, 2200) == 99
+    assert percent_of(5000, 2200) == 100
+    assert percent_of(10, 0) == 0
+
+
+def test_usage_strings_use_em_dash_and_thousands():
+    usage = Usage(1474, 2200)
+    assert usage.text == "67% — 1,474/2,200 chars"
+    assert usage.short == "1,474/2,200"
+    assert Usage(12345, 20000).text == "61% — 12,345/20,000 chars"
+
+
+def test_render_block_exactly_like_hermes():
+    entries = ["a" * 700, "b" * 771]  # 700 + 3 + 771 = 1,474 chars
+    block = render_block("memory", entries, 2200)
+    assert SEPARATOR == "═" * 46
+    assert block == (f"{'═' * 46}\nMEMORY (your personal notes) [67% — 1,474/2,200 chars]\n{'═' * 46}\n"
+                     + "a" * 700 + "\n§\n" + "b" * 771)
+    user = render_block("user", ["Name: Ada"], 1375)
+    assert user.splitlines()[1] == "USER PROFILE (who the user is) [0% — 9/1,375 chars]"
+    assert not user.endswith("\n")
+    assert render_block("memory", [], 2200) == ""
+
+
+def test_drift_detection():
+    assert not has_drift("", 100) and not has_drift("a\n§\nb", 100)
+    assert not has_drift("\ufeffa\n§\nb", 100)
+    assert not has_drift("a\r\n§\r\n\nb\n", 100), "whitespace around § is cosmetic, not drift"
+    assert not has_drift("same\n§\nsame", 100), "an identical duplicate loses nothing"
+    assert has_drift("a\n§\n\n§\nb", 100), "an empty entry would vanish on rewrite"
+    assert has_drift("short\n§\n" + "appended free text " * 10, 100), "an entry longer than the whole limit"
+
+
+def test_diff_entries_marks_added_changed_removed():
+    frozen = ["User likes tea", "Project uses uv", "Old fact to drop"]
+    live = ["User likes green tea", "Project uses uv", "Brand new"]
+    assert diff_entries(frozen, live) == [
+        ("changed", "User likes green tea"),
+        ("unchanged", "Project uses uv"),
+        ("added", "Brand new"),
+        ("removed", "Old fact to drop"),
+    ]
+    assert diff_entries([], []) == []
+    assert diff_entries(["a"], ["a"]) == [("unchanged", "a")]
