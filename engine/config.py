@@ -36,6 +36,7 @@ DEFAULTS: dict[str, Any] = {
     "compression.enabled": True,
     "compression.threshold": 0.5,
     "model.context_length": 16000,
+    "approvals.duplicate_threshold": 90,
 }
 
 

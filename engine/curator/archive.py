@@ -1,0 +1,56 @@
+"""Where archived skills go and how they are found again.
+
+``skills/.archive/<folder>`` (categories flattened, as in Hermes); a name already taken
+there gets ``-YYYYMMDDHHMMSS`` (UTC). Lookup takes the exact folder name or that
+timestamped form only, so restoring ``git`` never picks up ``git-helpers``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..skills.discovery import Found
+from ..skills.usage import parse_iso
+
+_SUFFIX = re.compile(r"^(?P<base>.+)-(?P<ts>\d{14})$")
+
+
+def stamp(now: float) -> str:
+    return datetime.fromtimestamp(now, timezone.utc).strftime("%Y%m%d%H%M%S")
+
+
+def destination(archive_dir: Path, dir_name: str, now: float) -> Path:
+    dest = archive_dir / dir_name
+    if not dest.exists():
+        return dest
+    while (archive_dir / f"{dir_name}-{stamp(now)}").exists():  # two archives of one name within a second
+        now += 1
+    return archive_dir / f"{dir_name}-{stamp(now)}"
+
+
+def base_name(dir_name: str) -> str:
+    match = _SUFFIX.match(dir_name)
+    return match.group("base") if match else dir_name
+
+
+def candidates(archived: list[Found], name: str) -> list[Found]:
+    """Archived copies answering to ``name``: an exact folder name wins alone; else every timestamped copy, newest first."""
+    exact = [f for f in archived if f.dir_name == name]
+    if exact and _SUFFIX.match(name):
+        return exact
+    timestamped = sorted((f for f in archived if _SUFFIX.match(f.dir_name) and base_name(f.dir_name) == name),
+                         key=lambda f: f.dir_name, reverse=True)
+    return exact + timestamped
+
+
+def archived_time(found: Found, record: dict | None) -> float:
+    """When a copy was archived: the record's time for the copy it names, else the folder's timestamp, else its mtime."""
+    record = record or {}
+    if record.get("archive_dir") == found.dir_name and parse_iso(record.get("archived_at")):
+        return parse_iso(record["archived_at"])
+    match = _SUFFIX.match(found.dir_name)
+    if match:
+        return datetime.strptime(match.group("ts"), "%Y%m%d%H%M%S").replace(tzinfo=timezone.utc).timestamp()
+    return found.path.stat().st_mtime

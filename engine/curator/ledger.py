@@ -1,0 +1,195 @@
+"""The audit ledger: ``skills/.curator_ledger.jsonl`` plus content-addressed blobs.
+
+Each row names the files a change touched, with their SHA-256 before and after
+(unchanged files dropped). Content that a change removed is saved first as
+``<home>/.curator_backups/blobs/<sha256>``, so ``rollback`` can put back exactly what
+that change altered. Paths are stored relative to the home, so a moved home still
+rolls back; they are checked to stay inside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..clock import Clock
+from ..fileio import atomic_write_bytes, file_lock
+from ..skills.usage import iso
+from ..skills.validation import SkillError, contained
+
+SKIP_FILES = (".lock", ".tmp")
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class FileRef:
+    path: str
+    sha256: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    id: str
+    ts: str
+    actor: str
+    action: str
+    skill: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    before: tuple[FileRef, ...] = ()
+    after: tuple[FileRef, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "ts": self.ts, "actor": self.actor, "action": self.action, "skill": self.skill,
+                "evidence": self.evidence, "before": [f.to_dict() for f in self.before],
+                "after": [f.to_dict() for f in self.after]}
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> "LedgerEntry":
+        refs = lambda key: tuple(FileRef(str(f["path"]), str(f["sha256"])) for f in row.get(key) or [])  # noqa: E731
+        return cls(id=str(row["id"]), ts=str(row.get("ts", "")), actor=str(row.get("actor", "")),
+                   action=str(row.get("action", "")), skill=str(row.get("skill", "")),
+                   evidence=row.get("evidence") or {}, before=refs("before"), after=refs("after"))
+
+
+class Ledger:
+    def __init__(self, home_root: Path, skills_dir: Path, clock: Clock):
+        self.root = home_root
+        self.path = skills_dir / ".curator_ledger.jsonl"
+        self.blobs_dir = home_root / ".curator_backups" / "blobs"
+        self._lock = skills_dir / ".locks" / "ledger"
+        self.clock = clock
+
+    # -- files ----------------------------------------------------------------------
+    def rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def resolve(self, rel: str) -> Path:
+        """The absolute path of a ledger path; refuses one that leaves the home."""
+        path = self.root / rel
+        if Path(rel).is_absolute() or ".." in Path(rel).parts or not contained(path, self.root):
+            raise SkillError(f"Ledger path '{rel}' is outside the home; refusing to touch it.")
+        return path
+
+    def snapshot(self, roots: Iterable[Path]) -> dict[str, bytes]:
+        """Home-relative path -> content of every regular file under ``roots`` (symlinks skipped)."""
+        files: dict[str, bytes] = {}
+        for root in roots:
+            if root.is_symlink():
+                continue
+            if root.is_file():
+                files[self.rel(root)] = root.read_bytes()
+                continue
+            for folder, dirs, names in os.walk(root):
+                dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+                for name in names:
+                    path = Path(folder, name)
+                    if not name.endswith(SKIP_FILES) and not path.is_symlink():
+                        files[self.rel(path)] = path.read_bytes()
+        return files
+
+    def save_blobs(self, files: dict[str, bytes]) -> None:
+        """Store each content under its hash (existing blobs are kept); raises if one cannot be saved."""
+        for data in files.values():
+            blob = self.blobs_dir / sha256(data)
+            if not blob.exists():
+                atomic_write_bytes(blob, data)
+
+    def blob(self, digest: str) -> bytes | None:
+        path = self.blobs_dir / digest
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        return data if sha256(data) == digest else None
+
+    # -- rows -----------------------------------------------------------------------
+    def append(self, *, actor: str, action: str, skill: str, before: dict[str, bytes], after: dict[str, bytes],
+               evidence: dict[str, Any] | None = None) -> LedgerEntry:
+        """Record the delta between two snapshots (paths whose content did not change are dropped)."""
+        before_refs = {p: sha256(d) for p, d in before.items()}
+        after_refs = {p: sha256(d) for p, d in after.items()}
+        changed = {p for p in before_refs.keys() | after_refs.keys() if before_refs.get(p) != after_refs.get(p)}
+        entry = LedgerEntry(
+            id=uuid.uuid4().hex[:12], ts=iso(self.clock.now()), actor=actor, action=action, skill=skill,
+            evidence=evidence or {},
+            before=tuple(FileRef(p, before_refs[p]) for p in sorted(changed & before_refs.keys())),
+            after=tuple(FileRef(p, after_refs[p]) for p in sorted(changed & after_refs.keys())),
+        )
+        line = json.dumps(entry.to_dict(), ensure_ascii=False, sort_keys=True) + "\n"
+        with file_lock(self._lock):
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+        return entry
+
+    def entries(self) -> list[LedgerEntry]:
+        """Every readable row, oldest first (a torn or foreign line is skipped)."""
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
+        rows = []
+        for line in lines:
+            try:
+                rows.append(LedgerEntry.from_dict(json.loads(line)))
+            except (ValueError, KeyError, TypeError):
+                continue
+        return rows
+
+    def get(self, entry_id: str) -> LedgerEntry:
+        for entry in self.entries():
+            if entry.id == entry_id:
+                return entry
+        raise SkillError(f"No ledger entry with id '{entry_id}'. List them with `workbench curator status` or the ledger.")
+
+    # -- rollback -------------------------------------------------------------------
+    def rollback_plan(self, entry: LedgerEntry) -> tuple[dict[str, bytes], list[str]]:
+        """(files to write back, files to delete) to undo ``entry``; fails closed without touching anything.
+
+        The files the entry produced must still be exactly as it left them (otherwise a
+        later change would be lost), and every earlier content must be available: from
+        its blob, or from a file of the entry that still holds it (an archive is a move).
+        """
+        after = {ref.path: ref.sha256 for ref in entry.after}
+        changed_since = []
+        current: dict[str, bytes] = {}
+        for ref in entry.after:
+            path = self.resolve(ref.path)
+            data = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+            if data is None or sha256(data) != ref.sha256:
+                changed_since.append(ref.path)
+            else:
+                current[ref.sha256] = data
+        for ref in entry.before:
+            path = self.resolve(ref.path)
+            if ref.path not in after and path.exists() and not (path.is_file() and sha256(path.read_bytes()) == ref.sha256):
+                changed_since.append(ref.path)
+        if changed_since:
+            raise SkillError(f"Cannot roll back ledger entry {entry.id}: these files changed after it, and rolling back "
+                             f"would lose that work: {', '.join(changed_since)}. Roll back the later entries first.",
+                             changed=changed_since)
+        writes: dict[str, bytes] = {}
+        missing = []
+        for ref in entry.before:
+            data = self.blob(ref.sha256) or current.get(ref.sha256)
+            if data is None:
+                missing.append(ref.path)
+            else:
+                writes[ref.path] = data
+        if missing:
+            raise SkillError(f"Cannot roll back ledger entry {entry.id}: the saved content of {', '.join(missing)} "
+                             f"is missing from {self.blobs_dir}. Nothing was changed.", missing=missing)
+        deletes = [path for path in after if path not in writes]
+        return writes, deletes

@@ -1,0 +1,388 @@
+"""The Curator: lifecycle runs, archive / restore / pin / purge, and rollback from the ledger.
+
+Only curator-managed skills (``created_by: agent``, or every local skill with
+``curator.manage_all``) are moved by a run; bundled and hub skills never are. Every
+file change goes through ``record_change`` (journal + ledger + event), so any archive,
+restore, purge or skill write can be rolled back by its ledger id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import ReadOnlyError
+from ..events import SkillChanged
+from ..fileio import atomic_write_bytes, atomic_write_json, atomic_write_text, file_lock
+from ..skills.changes import Change, record_change, remove_empty_parents
+from ..skills.discovery import Found
+from ..skills.library import READ_ONLY_PROVENANCE
+from ..skills.usage import default_record, iso
+from ..skills.validation import SkillError, check_inside
+from .archive import archived_time, base_name, candidates, destination
+from .ledger import LedgerEntry
+from .transitions import ARCHIVE, DAY, REACTIVATE, SEED, STALE, Policy, decide
+
+
+@dataclass(frozen=True)
+class CuratorReport:
+    marked_stale: tuple[str, ...]
+    archived: tuple[str, ...]
+    reactivated: tuple[str, ...]
+    dry_run: bool
+    seeded: tuple[str, ...] = ()
+    checked: int = 0
+    started_at: str = ""
+    duration_seconds: float = 0.0
+    report_path: str | None = None
+    errors: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        parts = [f"{len(items)} {label}" for items, label in ((self.marked_stale, "marked stale"),
+                 (self.archived, "archived"), (self.reactivated, "reactivated")) if items]
+        return ("dry-run auto: " if self.dry_run else "auto: ") + (", ".join(parts) or "no changes")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update({k: list(v) for k, v in data.items() if isinstance(v, tuple)})
+        data["summary"] = self.summary
+        return data
+
+
+@dataclass
+class _Pass:
+    """Decisions of one run, by name."""
+
+    decisions: dict[str, list[Found]] = field(default_factory=dict)
+
+    def add(self, decision: str, found: Found) -> None:
+        self.decisions.setdefault(decision, []).append(found)
+
+    def names(self, decision: str) -> tuple[str, ...]:
+        return tuple(f.name for f in self.decisions.get(decision, []))
+
+
+class Curator:
+    def __init__(self, home):
+        self.home = home
+        self.skills = home.skills
+        self.state_path = home.skills_dir / ".curator_state"
+        self.reports_dir = home.root / "logs" / "curator"
+
+    # -- helpers ----------------------------------------------------------------------
+    def _writable(self) -> None:
+        if self.home.read_only:
+            raise ReadOnlyError("This home is open read-only; nothing was changed.")
+
+    def _managed(self, provenance: str) -> bool:
+        if provenance in READ_ONLY_PROVENANCE:
+            return False
+        return provenance == "agent" or self.home.config.bool("curator.manage_all")
+
+    def _refuse_read_only(self, found: Found, provenance: str, verb: str) -> None:
+        if provenance in READ_ONLY_PROVENANCE:
+            label = "hub-installed" if provenance == "hub" else "bundled"
+            raise SkillError(f"Skill '{found.name}' is {label}; the Curator never {verb}s {label} skills.")
+
+    def _state(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _announce(self, name: str, action: str, actor: str, journal_id: int | None = None) -> None:
+        self.home.bus.publish(SkillChanged(actor=actor, journal_id=journal_id, name=name, action=action))
+
+    # -- archive / restore -------------------------------------------------------------
+    def _move(self, found: Found, dest: Path, action: str, actor: str, evidence: dict[str, Any]) -> str | None:
+        check_inside(found.path, self.skills.dir, f"Skill folder '{found.rel}'")
+
+        def mutate() -> None:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(found.path, dest)
+            remove_empty_parents(found.path.parent, self.skills.dir)
+        return record_change(self.home, self.skills.ledger, Change(
+            action=action, skill=found.name, actor=actor, roots=[found.path, dest], mutate=mutate, keep_blobs=False,
+            evidence={"from": found.rel, "to": dest.relative_to(self.skills.dir).as_posix(), **evidence})).ledger_id
+
+    def _archive_found(self, found: Found, actor: str, now: float, evidence: dict[str, Any]) -> tuple[Path, str | None]:
+        dest = destination(self.skills.archive_dir, found.dir_name, now)
+        return dest, self._move(found, dest, "archive", actor, evidence)
+
+    @staticmethod
+    def _archived_fields(found: Found, dest: Path, now: float) -> dict[str, Any]:
+        return {"state": "archived", "archived_at": iso(now), "archive_dir": dest.name, "archived_from": found.rel}
+
+    def archive(self, name: str, actor: str = "user") -> dict[str, Any]:
+        """Move an active skill to ``skills/.archive/`` (refuses pinned, bundled and hub skills)."""
+        self._writable()
+        found = self.skills.find(name)
+        record = self.skills.usage.load().get(found.name)
+        self._refuse_read_only(found, self.skills.provenance_of()(found, record), "archive")
+        if (record or {}).get("pinned"):
+            raise SkillError(f"Skill '{found.name}' is pinned; unpin it first (`workbench skills unpin {found.name}`).")
+        now = self.home.clock.now()
+        dest, ledger_id = self._archive_found(found, actor, now, {})
+        self.skills.usage.set_fields(found.name, **self._archived_fields(found, dest, now))
+        return {"success": True, "message": f"Skill '{found.name}' archived to {dest}.", "name": found.name,
+                "archived_to": str(dest), "ledger_id": ledger_id}
+
+    def restore(self, name: str, actor: str = "user") -> dict[str, Any]:
+        """Put an archived skill back where it was archived from (flat when unknown)."""
+        self._writable()
+        if not isinstance(name, str) or not name.strip() or "/" in name or ".." in name:
+            raise SkillError("Give the skill's name (or its folder name under skills/.archive/).")
+        matches = candidates(self.skills.scanner.archived(), name)
+        if not matches:
+            raise SkillError(f"No archived skill named '{name}' in {self.skills.archive_dir}.")
+        if len(matches) > 1:
+            raise SkillError(f"Ambiguous restore: {len(matches)} archived copies of '{name}' exist. Restore one by its "
+                             "folder name.", matches=[m.dir_name for m in matches])
+        found = matches[0]
+        records = self.skills.usage.load()
+        record = records.get(found.name) or {}
+        self._refuse_read_only(found, self.skills.provenance_of()(found, record), "restore")
+        origin = record.get("archived_from") if record.get("archive_dir") == found.dir_name else None
+        dest = self.skills.dir / (origin or base_name(found.dir_name))
+        check_inside(dest, self.skills.dir, f"Restore destination '{dest}'")
+        if dest.exists():
+            raise SkillError(f"destination already exists: {dest}. Move it aside or archive it first.")
+        clash = [f for f in self.skills.scanner.active() if found.name in (f.name, f.dir_name)]
+        if clash:
+            raise SkillError(f"A skill named '{found.name}' is already active at {clash[0].path}; archive or rename it "
+                             "before restoring this copy.")
+        ledger_id = self._move(found, dest, "restore", actor, {})
+        now = iso(self.home.clock.now())
+        self.skills.usage.set_fields(found.name, state="active", archived_at=None, archive_dir=None,
+                                     archived_from=None, restored_at=now)
+        return {"success": True, "message": f"Skill '{found.name}' restored to {dest}.", "name": found.name,
+                "restored_to": str(dest), "ledger_id": ledger_id}
+
+    # -- pin -----------------------------------------------------------------------------
+    def _set_pin(self, name: str, pinned: bool) -> dict[str, Any]:
+        self._writable()
+        found = self.skills.find(name)
+        record = self.skills.usage.load().get(found.name)
+        self._refuse_read_only(found, self.skills.provenance_of()(found, record), "pin")
+        verb = "pin" if pinned else "unpin"
+        journal_id = self.home.journal.append("skills", verb, found.name, actor="user",
+                                              before=str(bool((record or {}).get("pinned"))), after=str(pinned))
+        self.skills.usage.set_fields(found.name, pinned=pinned)
+        self._announce(found.name, verb, "user", journal_id)
+        return {"success": True, "message": f"Skill '{found.name}' {verb}ned.", "name": found.name, "pinned": pinned}
+
+    def pin(self, name: str) -> dict[str, Any]:
+        """Pinned skills are never marked stale, archived or deleted."""
+        return self._set_pin(name, True)
+
+    def unpin(self, name: str) -> dict[str, Any]:
+        return self._set_pin(name, False)
+
+    # -- runs ----------------------------------------------------------------------------
+    def run(self, dry_run: bool = False, now: float | None = None) -> CuratorReport:
+        """Apply the lifecycle rule to every managed skill; a dry run only reports."""
+        if not dry_run:
+            self._writable()
+        started = time.perf_counter()
+        now = self.home.clock.now() if now is None else now
+        policy = Policy.from_config(self.home.config)
+        records = self.skills.usage.load()
+        classify = self.skills.provenance_of()
+        decided = _Pass()
+        checked = 0
+        for found in self.skills.scanner.active():
+            record = records.get(found.name)
+            if not self._managed(classify(found, record)):
+                continue
+            checked += 1
+            decision = decide(record, now, policy)
+            if decision:
+                decided.add(decision, found)
+        errors: list[str] = []
+        if not dry_run:
+            errors = self._apply(decided, now)
+        report = CuratorReport(
+            marked_stale=decided.names(STALE), archived=decided.names(ARCHIVE), reactivated=decided.names(REACTIVATE),
+            dry_run=dry_run, seeded=decided.names(SEED), checked=checked, started_at=iso(now),
+            duration_seconds=round(time.perf_counter() - started, 3), errors=tuple(errors))
+        if dry_run:
+            return report
+        report = replace(report, report_path=str(self._write_report(report, policy)))
+        self._save_state(report, now)
+        return report
+
+    def _apply(self, decided: _Pass, now: float) -> list[str]:
+        """Archive (each a recorded move), then one usage update for every state change."""
+        fields: dict[str, dict[str, Any]] = {}
+        errors = []
+        for found in decided.decisions.get(ARCHIVE, []):
+            try:
+                dest, _ = self._archive_found(found, "curator", now, {"reason": "inactive"})
+            except (SkillError, OSError) as exc:
+                errors.append(f"{found.name}: {exc}")
+                decided.decisions[ARCHIVE] = [f for f in decided.decisions[ARCHIVE] if f is not found]
+                continue
+            fields[found.name] = self._archived_fields(found, dest, now)
+        for found in decided.decisions.get(STALE, []):
+            fields[found.name] = {"state": "stale"}
+        for found in decided.decisions.get(REACTIVATE, []):
+            fields[found.name] = {"state": "active"}
+
+        def change(records, now_iso):
+            for found in decided.decisions.get(SEED, []):
+                records.setdefault(found.name, default_record(now_iso))
+            for name, values in fields.items():
+                records.setdefault(name, default_record(now_iso)).update(values)
+        self.skills.usage.update(change)
+        for decision, action in ((STALE, "mark_stale"), (REACTIVATE, "reactivate")):
+            for found in decided.decisions.get(decision, []):
+                journal_id = self.home.journal.append("skills", action, found.name, actor="curator")
+                self._announce(found.name, action, "curator", journal_id)
+        return errors
+
+    def _report_dir(self, now: float) -> Path:
+        base = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+        folder, count = self.reports_dir / base, 1
+        while folder.exists():
+            count += 1
+            folder = self.reports_dir / f"{base}-{count}"
+        return folder
+
+    def _write_report(self, report: CuratorReport, policy: Policy) -> Path:
+        folder = self._report_dir(self.home.clock.now())
+        folder.mkdir(parents=True)
+        data = {
+            "started_at": report.started_at, "duration_seconds": report.duration_seconds, "model": None,
+            "provider": None, "auto_transitions": {"checked": report.checked, "marked_stale": len(report.marked_stale),
+                                                   "archived": len(report.archived),
+                                                   "reactivated": len(report.reactivated),
+                                                   "seeded": len(report.seeded)},
+            "archived": list(report.archived), "consolidated": [], "pruned": list(report.archived),
+            "state_transitions": [{"name": n, "to": "stale"} for n in report.marked_stale]
+                                 + [{"name": n, "to": "active"} for n in report.reactivated],
+            "llm_summary": report.summary, "llm_error": None, "errors": list(report.errors),
+            "settings": asdict(policy),
+        }
+        atomic_write_json(folder / "run.json", data)
+        lines = [f"# Curator run {report.started_at}", "", "## Auto-transitions (pure, no LLM)", "",
+                 f"- checked: {report.checked}", f"- summary: {report.summary}", ""]
+        for title, names in (("Archived", report.archived), ("Marked stale", report.marked_stale),
+                             ("Reactivated", report.reactivated), ("Errors", report.errors)):
+            if names:
+                lines += [f"## {title}", ""] + [f"- {n}" for n in names[:50]]
+                lines += [f"- … and {len(names) - 50} more"] if len(names) > 50 else []
+                lines.append("")
+        lines += ["## Recovery", "", "`workbench skills restore NAME` brings an archived skill back; "
+                  "`workbench curator rollback LEDGER_ID` undoes one recorded change.", ""]
+        atomic_write_text(folder / "REPORT.md", "\n".join(lines))
+        return folder
+
+    def _save_state(self, report: CuratorReport, now: float) -> None:
+        with file_lock(self.state_path):
+            state = self._state()
+            state.update({"last_run_at": iso(now), "run_count": int(state.get("run_count") or 0) + 1,
+                          "last_run_summary": report.summary, "last_report_path": report.report_path,
+                          "last_run_duration_seconds": report.duration_seconds})
+            atomic_write_json(self.state_path, state)
+
+    def status(self) -> dict[str, Any]:
+        """State counts (all skills and curator-managed ones), pinned skills, last run, settings."""
+        skills = self.skills.list(include_archived=True)
+        counts = {s: 0 for s in ("active", "stale", "archived")}
+        managed = dict(counts)
+        for info in skills:
+            counts[info.state] += 1
+            if self._managed(info.provenance):
+                managed[info.state] += 1
+        state = self._state()
+        config = self.home.config
+        return {"success": True, "enabled": config.bool("curator.enabled"), "counts": counts, "managed": managed,
+                "pinned": sorted(s.name for s in skills if s.pinned), "run_count": int(state.get("run_count") or 0),
+                "last_run_at": state.get("last_run_at"), "last_run_summary": state.get("last_run_summary"),
+                "last_report_path": state.get("last_report_path"),
+                "settings": {"stale_after_days": config.int("curator.stale_after_days"),
+                             "archive_after_days": config.int("curator.archive_after_days"),
+                             "manage_all": config.bool("curator.manage_all")}}
+
+    # -- purge and rollback ----------------------------------------------------------------
+    def purge(self, days: int, dry_run: bool = False) -> dict[str, Any]:
+        """Delete archived copies archived at least ``days`` ago, each only after its files are saved as blobs."""
+        if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+            raise SkillError(f"--days must be a whole number of at least 1 (got {days!r}); purge only removes skills "
+                             "archived longer ago than that.")
+        if not dry_run:
+            self._writable()
+        now = self.home.clock.now()
+        records = self.skills.usage.load()
+        due = [f for f in self.skills.scanner.archived() if archived_time(f, records.get(f.name)) <= now - days * DAY]
+        candidates_ = [{"name": f.name, "path": f.rel} for f in due]
+        if dry_run:
+            return {"success": True, "dry_run": True, "purged": [], "candidates": candidates_, "days": days}
+        purged = []
+        for found in due:
+            ledger_id = record_change(self.home, self.skills.ledger, Change(
+                action="purge", skill=found.name, actor="user", roots=[found.path],
+                mutate=lambda path=found.path: shutil.rmtree(path), keep_blobs=True,
+                evidence={"ttl_days": days, "path": found.rel})).ledger_id
+            purged.append({"name": found.name, "path": found.rel, "ledger_id": ledger_id})
+        self._resync({p["name"] for p in purged})
+        return {"success": True, "dry_run": False, "purged": purged, "candidates": candidates_, "days": days,
+                "message": f"Purged {len(purged)} archived skill(s). Ledger entries recorded; "
+                           "`workbench curator rollback LEDGER_ID` brings one back."}
+
+    def _resync(self, names: set[str]) -> None:
+        """Make usage states match where each skill now lives (after a purge or rollback)."""
+        active = {f.name for f in self.skills.scanner.active()}
+        archived = {f.name: f for f in self.skills.scanner.archived()}
+        now = self.home.clock.now()
+
+        def change(records, now_iso):
+            for name in names:
+                record = records.get(name)
+                if name in active:
+                    if record is None or record.get("state") == "archived":
+                        records.setdefault(name, default_record(now_iso)).update(state="active", archived_at=None)
+                elif name in archived:
+                    found = archived[name]
+                    if record is None or record.get("state") != "archived":
+                        records.setdefault(name, default_record(now_iso)).update(
+                            state="archived", archived_at=iso(now), archive_dir=found.dir_name)
+                else:
+                    records.pop(name, None)
+        self.skills.usage.update(change)
+
+    def rollback(self, ledger_id: str) -> dict[str, Any]:
+        """Undo exactly what one ledger entry changed; refused if those files changed since."""
+        self._writable()
+        ledger = self.skills.ledger
+        entry = ledger.get(ledger_id)
+        writes, deletes = ledger.rollback_plan(entry)
+        paths = sorted(set(writes) | set(deletes))
+
+        def mutate() -> None:
+            for rel, data in writes.items():
+                atomic_write_bytes(ledger.resolve(rel), data)
+            for rel in deletes:
+                target = ledger.resolve(rel)
+                target.unlink()
+                remove_empty_parents(target.parent, self.skills.dir)
+        recorded = record_change(self.home, ledger, Change(
+            action="rollback", skill=entry.skill, actor="user", roots=[ledger.resolve(p) for p in paths],
+            mutate=mutate, evidence={"rolled_back": entry.id, "rolled_back_action": entry.action}))
+        self._resync({entry.skill})
+        if entry.action == "restore":  # archived again: a later restore goes back to the same folder
+            self.skills.usage.set_fields(entry.skill, archived_from=entry.evidence.get("to"),
+                                         archive_dir=Path(str(entry.evidence.get("from"))).name)
+        return {"success": True, "message": f"Rolled back {entry.action} of '{entry.skill}' (ledger {entry.id}).",
+                "ledger_id": recorded.ledger_id, "restored": sorted(writes), "removed": sorted(deletes)}
+
+    def ledger(self, limit: int = 50) -> list[LedgerEntry]:
+        """Newest first."""
+        return list(reversed(self.skills.ledger.entries()))[:limit]

@@ -1,0 +1,58 @@
+"""The deterministic lifecycle rule: one decision per skill, from its usage record and "now".
+
+Pure functions of (record, now, policy) so the whole transition table is testable
+with a fixed clock. Order follows Hermes: pinned is never touched; a skill without a
+record is seeded first; never-used skills keep a grace period from creation; then
+archive, stale, and reactivation by activity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+from ..skills.usage import last_activity, parse_iso
+
+DAY = 86400.0
+SEED, ARCHIVE, STALE, REACTIVATE = "seed", "archive", "stale", "reactivate"
+
+
+@dataclass(frozen=True)
+class Policy:
+    stale_after_days: int
+    archive_after_days: int
+
+    @classmethod
+    def from_config(cls, config) -> "Policy":
+        stale, archive = config.int("curator.stale_after_days"), config.int("curator.archive_after_days")
+        if stale < 1 or archive < stale:
+            raise ConfigError(f"curator.stale_after_days ({stale}) must be at least 1 and no more than "
+                              f"curator.archive_after_days ({archive}). Fix config.yaml.")
+        return cls(stale, archive)
+
+
+def anchor_of(record: dict[str, Any], now: float) -> float:
+    """Last activity (a restore counts), else creation, else now."""
+    moments = [m for m in (last_activity(record), parse_iso(record.get("restored_at"))) if m is not None]
+    return max(moments) if moments else (parse_iso(record.get("created_at")) or now)
+
+
+def decide(record: dict[str, Any] | None, now: float, policy: Policy) -> str | None:
+    """``seed``, ``archive``, ``stale``, ``reactivate`` or None (leave it)."""
+    if record is None:
+        return SEED
+    if record.get("pinned"):
+        return None
+    anchor = anchor_of(record, now)
+    stale_cutoff = now - policy.stale_after_days * DAY
+    state = record.get("state") or "active"
+    if int(record.get("use_count") or 0) == 0 and anchor > stale_cutoff:  # never used: grace from creation
+        return REACTIVATE if state == "stale" else None
+    if anchor <= now - policy.archive_after_days * DAY and state != "archived":
+        return ARCHIVE
+    if anchor <= stale_cutoff and state == "active":
+        return STALE
+    if anchor > stale_cutoff and state == "stale":
+        return REACTIVATE
+    return None

@@ -1,0 +1,102 @@
+"""SKILL.md frontmatter: a lenient parser for discovery and a strict validator for writes.
+
+Discovery must still list a hand-edited skill whose YAML is slightly broken (Hermes
+falls back to ``key: value`` splitting); writes made through the workbench must be
+well-formed, so they go through ``validate_skill_md`` and get Hermes's exact messages.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from .validation import MAX_DESCRIPTION_LENGTH, SkillError
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_CLOSE = re.compile(r"\n---[ \t]*(\r?\n|$)")
+
+
+def _split(text: str) -> tuple[str, str] | None:
+    """(yaml text, body) when the text opens with a closed ``---`` block, else None."""
+    text = text.removeprefix("\ufeff")
+    if not text.startswith("---"):
+        return None
+    match = _CLOSE.search(text, 3)
+    if not match:
+        return None
+    return text[3:match.start()], text[match.end():]
+
+
+def _fallback_pairs(block: str) -> dict[str, Any]:
+    pairs: dict[str, Any] = {}
+    for line in block.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not line.startswith((" ", "\t")):
+            pairs[key.strip()] = value.strip().strip("'\"")
+    return pairs
+
+
+def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """Frontmatter mapping and body; never raises (bad YAML falls back to ``key: value``)."""
+    parts = _split(text)
+    if parts is None:
+        return {}, text.removeprefix("\ufeff")
+    block, body = parts
+    try:
+        data = yaml.load(block, Loader=_LOADER)
+    except yaml.YAMLError:
+        data = _fallback_pairs(block)
+    return (data if isinstance(data, dict) else {}), body
+
+
+def validate_skill_md(content: Any) -> dict[str, Any]:
+    """Return the frontmatter of a SKILL.md text, or raise SkillError with Hermes's message."""
+    if not isinstance(content, str) or not content.strip():
+        raise SkillError("Content cannot be empty.")
+    text = content.removeprefix("\ufeff")
+    if not text.startswith("---"):
+        raise SkillError("SKILL.md must start with YAML frontmatter (---). See existing skills for format.")
+    parts = _split(text)
+    if parts is None:
+        raise SkillError("SKILL.md frontmatter is not closed. Ensure you have a closing '---' line.")
+    block, body = parts
+    try:
+        data = yaml.load(block, Loader=_LOADER)
+    except yaml.YAMLError as exc:
+        raise SkillError(f"YAML frontmatter parse error: {exc}")
+    if not isinstance(data, dict):
+        raise SkillError("Frontmatter must be a YAML mapping (key: value pairs).")
+    if not data.get("name"):
+        raise SkillError("Frontmatter must include 'name' field.")
+    if not data.get("description"):
+        raise SkillError("Frontmatter must include 'description' field.")
+    if len(str(data["description"])) > MAX_DESCRIPTION_LENGTH:
+        raise SkillError(f"Description exceeds {MAX_DESCRIPTION_LENGTH} characters.")
+    if not body.strip():
+        raise SkillError("SKILL.md must have content after the frontmatter (instructions, procedures, etc.).")
+    return data
+
+
+def description_of(meta: dict[str, Any], body: str) -> str:
+    """The frontmatter description without surrounding quotes, else the first non-heading body line."""
+    text = str(meta.get("description") or "").strip().strip("'\"").strip()
+    if text:
+        return text
+    for line in body.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            return line
+    return ""
+
+
+def tags_of(meta: dict[str, Any], key: str) -> list[str]:
+    """``metadata.hermes.<key>`` first, then top-level; a list, ``"[a, b]"`` or ``"a, b"``."""
+    hermes = (meta.get("metadata") or {}).get("hermes") if isinstance(meta.get("metadata"), dict) else None
+    value = hermes.get(key) if isinstance(hermes, dict) and key in hermes else meta.get(key)
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v).strip() for v in value if str(v).strip()]
+    return [part.strip().strip("'\"") for part in str(value).strip().strip("[]").split(",") if part.strip()]

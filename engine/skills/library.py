@@ -1,0 +1,496 @@
+"""The skill library: listing, progressive view, the prompt index, usage, and checked writes.
+
+Writes are planned first (every validation, and the exact before/after text, without
+touching the disk), then executed through ``record_change``. The same plan serves the
+agent tool, the approval queue's preview and its replay, so a staged write is checked
+by exactly the rules that would have applied inline.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..curator.ledger import Ledger
+from ..errors import ReadOnlyError
+from ..fileio import atomic_write_text
+from ..tools import BACKGROUND_REVIEW, ToolContext
+from .changes import Change, record_change, remove_empty_parents
+from .discovery import ARCHIVE_DIR, Found, Scanner, bundled_names, hub_names
+from .frontmatter import tags_of, validate_skill_md
+from .index import render_index
+from .usage import UsageStore, default_record, iso, last_activity
+from .validation import (SkillError, check_category, check_content_size, check_file_size, check_inside, check_name,
+                         check_relative, check_support_path, contained)
+
+ACTIONS = ("create", "patch", "edit", "delete", "write_file", "remove_file")
+READ_ONLY_PROVENANCE = ("bundled", "hub")
+_PLATFORMS = {"macos": "darwin", "linux": "linux", "windows": "win32"}
+_LINKED = {  # group -> (suffixes or None for any, recursive)
+    "references": ((".md",), False),
+    "templates": ((".md", ".py", ".yaml", ".yml", ".json", ".tex", ".sh"), True),
+    "assets": (None, True),
+    "scripts": ((".py", ".sh", ".bash", ".js", ".ts", ".rb"), False),
+}
+
+
+@dataclass(frozen=True)
+class SkillInfo:
+    name: str
+    category: str | None
+    description: str
+    state: str  # active | stale | archived
+    pinned: bool
+    provenance: str  # agent | user | bundled | hub
+    use_count: int
+    view_count: int
+    patch_count: int
+    last_used_at: str | None
+    created_by: str | None
+    path: str  # relative to skills/
+    created_at: str | None = None
+    last_activity_at: str | None = None
+    archived_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Plan:
+    """A validated write, ready to run: what changes, and the text before and after."""
+
+    action: str
+    name: str
+    label: str  # "SKILL.md", a supporting file, or the skill folder for a delete
+    before: str | None
+    after: str | None
+    roots: list[Path]
+    mutate: Callable[[], None]
+    text_file: Path | None
+    result: dict[str, Any]
+    usage: str  # create | patch | forget
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+def _matches_platform(meta: dict[str, Any]) -> bool:
+    platforms = meta.get("platforms")
+    if not platforms:
+        return True
+    wanted = platforms if isinstance(platforms, list) else [platforms]
+    return any(sys.platform.startswith(_PLATFORMS.get(str(p).lower(), str(p).lower())) for p in wanted)
+
+
+def _read_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+class SkillLibrary:
+    def __init__(self, home):
+        self.home = home
+        self.dir: Path = home.skills_dir
+        self.archive_dir = self.dir / ARCHIVE_DIR
+        self.usage = UsageStore(self.dir / ".usage.json", home.clock)
+        self.ledger = Ledger(home.root, self.dir, home.clock)
+        self.scanner = Scanner(self.dir)
+
+    # -- reading ---------------------------------------------------------------------
+    def provenance_of(self) -> Callable[[Found, dict[str, Any] | None], str]:
+        """A classifier for this moment's manifests: bundled, hub, agent (curator-managed) or user."""
+        bundled = bundled_names(self.dir)
+        hub, hub_paths = hub_names(self.dir)
+
+        def classify(found: Found, record: dict[str, Any] | None) -> str:
+            if found.name in hub or found.dir_name in hub or found.rel in hub_paths:
+                return "hub"
+            if found.name in bundled or found.dir_name in bundled:
+                return "bundled"
+            return "agent" if (record or {}).get("created_by") == "agent" else "user"
+        return classify
+
+    def _info(self, found: Found, record: dict[str, Any] | None, provenance: str) -> SkillInfo:
+        record = record or {}
+        state = "archived" if found.archived else ("stale" if record.get("state") == "stale" else "active")
+        activity = last_activity(record)
+        return SkillInfo(
+            name=found.name, category=found.category, description=found.description, state=state,
+            pinned=bool(record.get("pinned")), provenance=provenance, use_count=int(record.get("use_count") or 0),
+            view_count=int(record.get("view_count") or 0), patch_count=int(record.get("patch_count") or 0),
+            last_used_at=record.get("last_used_at"), created_by=record.get("created_by"), path=found.rel,
+            created_at=record.get("created_at"), last_activity_at=iso(activity) if activity else None,
+            archived_at=record.get("archived_at") if found.archived else None)
+
+    def infos(self, found: list[Found]) -> list[SkillInfo]:
+        records = self.usage.load()
+        classify = self.provenance_of()
+        return [self._info(f, records.get(f.name), classify(f, records.get(f.name))) for f in found]
+
+    def list(self, include_archived: bool = False) -> list[SkillInfo]:
+        found = self.scanner.active() + (self.scanner.archived() if include_archived else [])
+        return sorted(self.infos(found), key=lambda s: (s.state == "archived", s.category or "", s.name, s.path))
+
+    def find(self, name: Any) -> Found:
+        """The one active skill called ``name`` (folder name, frontmatter name or ``category/name``)."""
+        if not isinstance(name, str) or not name.strip():
+            raise SkillError("Skill name is required.")
+        if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+            raise SkillError("Skill name must be a relative path within the skills directory.")
+        if ".." in name.replace("\\", "/").split("/"):
+            raise SkillError("Skill name cannot contain '..' path traversal components.")
+        found = self.scanner.active()
+        matches = [f for f in found if name in (f.rel, f.dir_name, f.name)]
+        if len(matches) > 1:
+            raise SkillError(f"Ambiguous skill name '{name}': {len(matches)} skills match. Use the category/name path.",
+                             matches=[m.rel for m in matches], hint="Pass the category/name path shown in matches.")
+        if not matches:
+            raise SkillError(f"Skill '{name}' not found.", available_skills=sorted({f.name for f in found})[:20],
+                             hint="Use skills_list to see all available skills")
+        return matches[0]
+
+    def get(self, name: str) -> SkillInfo:
+        """The active skill ``name``, else its archived copy (the newest when several)."""
+        try:
+            return self.infos([self.find(name)])[0]
+        except SkillError as missing:
+            archived = [f for f in self.scanner.archived() if name in (f.name, f.dir_name)]
+            if not archived:
+                raise missing
+            return self.infos([archived[-1]])[0]
+
+    def _record(self, bump: Callable[[str], None], name: str) -> None:
+        if not self.home.read_only:
+            bump(name)
+
+    def record_use(self, name: str) -> None:
+        """Count a use of an active skill (slash-command load, preload)."""
+        self._record(self.usage.bump_use, self.find(name).name)
+
+    def linked_files(self, skill_dir: Path) -> dict[str, list[str]]:
+        groups: dict[str, list[str]] = {}
+        for group, (suffixes, recursive) in _LINKED.items():
+            folder = skill_dir / group
+            if not folder.is_dir() or not contained(folder, skill_dir):
+                continue
+            paths = folder.rglob("*") if recursive else folder.iterdir()
+            files = sorted(p.relative_to(skill_dir).as_posix() for p in paths
+                           if p.is_file() and contained(p, skill_dir) and (suffixes is None or p.suffix in suffixes))
+            if files:
+                groups[group] = files
+        return groups
+
+    def _all_files(self, skill_dir: Path) -> list[str]:
+        return sorted(p.relative_to(skill_dir).as_posix() for p in skill_dir.rglob("*")
+                      if p.is_file() and not any(part.startswith(".") for part in p.relative_to(skill_dir).parts))
+
+    def view(self, name: str, file_path: str | None = None, record: bool = True) -> dict[str, Any]:
+        """Progressive disclosure: SKILL.md with its linked files, or one linked file.
+
+        Records a view (which counts as use) unless ``record`` is False: a person inspecting
+        a skill in the CLI or TUI is not the agent using it.
+        """
+        found = self.find(name)
+        if not _matches_platform(found.meta):
+            raise SkillError(f"Skill '{found.name}' is not supported on this platform.")
+        if file_path:
+            result = self._view_file(found, file_path)
+        else:
+            linked = self.linked_files(found.path)
+            result = {"success": True, "name": found.name, "description": found.description,
+                      "tags": tags_of(found.meta, "tags"), "related_skills": tags_of(found.meta, "related_skills"),
+                      "content": _read_text(found.path / "SKILL.md"), "path": found.rel, "skill_dir": str(found.path),
+                      "linked_files": linked or None}
+            if "compatibility" in found.meta:
+                result["compatibility"] = found.meta["compatibility"]
+            if linked:
+                result["usage_hint"] = ("To view linked files, call skill_view(name, file_path) where file_path is e.g. "
+                                        "'references/api.md' or 'assets/config.yaml'")
+        if record:
+            self._record(self.usage.bump_view, found.name)
+        return result
+
+    def _view_file(self, found: Found, file_path: str) -> dict[str, Any]:
+        rel = check_relative(file_path, "file_path")
+        target = found.path / rel
+        check_inside(target, found.path, f"File '{file_path}'")
+        if not target.is_file():
+            raise SkillError(f"File '{file_path}' not found in skill '{found.name}'.",
+                             available_files=self._all_files(found.path),
+                             hint="Use one of available_files as file_path.")
+        data = target.read_bytes()
+        try:
+            content, binary = data.decode("utf-8"), False
+        except UnicodeDecodeError:
+            content, binary = f"[Binary file: {target.name}, size: {len(data)} bytes]", True
+        result = {"success": True, "name": found.name, "file": rel.as_posix(), "content": content,
+                  "file_type": target.suffix}
+        if binary:
+            result["is_binary"] = True
+        return result
+
+    def skills_list(self, category: str | None = None) -> dict[str, Any]:
+        """The ``skills_list`` tool result (Hermes's shape; flat skills have category null)."""
+        skills = [{"name": s.name, "description": s.description if len(s.description) <= 1024 else
+                   s.description[:1021] + "...", "category": s.category}
+                  for s in self.list() if category in (None, s.category)]
+        if not skills:
+            return {"success": True, "skills": [], "categories": [], "message": "No skills found in skills/ directory."}
+        return {"success": True, "skills": skills, "count": len(skills),
+                "categories": sorted({s["category"] for s in skills if s["category"]}),
+                "hint": "Use skill_view(name) to see full content, tags, and linked files"}
+
+    def index_text(self) -> str:
+        """The skills block for the system prompt ("" when there are no active skills)."""
+        entries = [(f.category or "general", f.name, f.description) for f in self.scanner.active()
+                   if _matches_platform(f.meta)]
+        categories = {}
+        for category in {c for c, _, _ in entries}:
+            found = self.scanner._parse(self.dir / category / "DESCRIPTION.md")
+            if found and found[0].get("description"):
+                categories[category] = str(found[0]["description"])
+        return render_index(entries, categories)
+
+    # -- writing ---------------------------------------------------------------------
+    def _writable(self, found: Found, action: str, ctx: ToolContext) -> None:
+        """Refuse writes to bundled / hub skills, folders leaving skills/, and review writes it may not make."""
+        check_inside(found.path, self.dir, f"Skill folder '{found.rel}'")
+        record = self.usage.load().get(found.name)
+        provenance = self.provenance_of()(found, record)
+        if provenance in READ_ONLY_PROVENANCE:
+            label = "hub-installed" if provenance == "hub" else "bundled"
+            raise SkillError(f"Skill '{found.name}' is {label}; {label} skills are read-only to the agent and the "
+                             "Curator. Copy it under a new name to change it.")
+        if ctx.origin == BACKGROUND_REVIEW:
+            if (record or {}).get("pinned"):
+                raise SkillError(f"Refusing background curator {action} for pinned skill '{found.name}': pinned skills "
+                                 "are off-limits to autonomous maintenance.")
+            if provenance != "agent":
+                raise SkillError(f"Refusing background curator {action} for skill '{found.name}': it is not "
+                                 "curator-managed (created_by is not 'agent'). User-owned skills are off-limits to "
+                                 "autonomous curation.")
+
+    def plan(self, args: dict[str, Any], ctx: ToolContext | None = None) -> Plan:
+        """Validate a ``skill_manage`` call and compute its effect, writing nothing."""
+        if self.home.read_only:
+            raise ReadOnlyError("This home is open read-only; nothing was written.")
+        ctx = ctx or ToolContext()
+        action = args.get("action")
+        planner = {"create": self._plan_create, "edit": self._plan_edit, "patch": self._plan_patch,
+                   "delete": self._plan_delete, "write_file": self._plan_write_file,
+                   "remove_file": self._plan_remove_file}.get(action)
+        if planner is None:
+            raise SkillError(f"Unknown action '{action}'. Use: create, edit, patch, delete, write_file, remove_file")
+        if action == "create":
+            return planner(args)
+        found = self.find(args.get("name"))
+        self._writable(found, action, ctx)
+        return planner(found, args)
+
+    def _content(self, args: dict[str, Any], action: str, what: str) -> str:
+        content = args.get("content")
+        if content is None or content == "":
+            raise SkillError(f"content is required for '{action}'. {what}")
+        validate_skill_md(content)
+        check_content_size(content, "SKILL.md")
+        return content
+
+    def _file_plan(self, action: str, found: Found, label: str, target: Path, after: str | None,
+                   message: str, usage: str = "patch", **result: Any) -> Plan:
+        """A plan that writes ``after`` to ``target`` (or removes it when ``after`` is None)."""
+        before = _read_text(target) if target.is_file() else None
+
+        def mutate() -> None:
+            if after is None:
+                target.unlink()
+                remove_empty_parents(target.parent, found.path)
+            else:
+                atomic_write_text(target, after)
+        return Plan(action, found.name, label, before, after, [target], mutate, target,
+                    {"success": True, "message": message, **result}, usage)
+
+    def _plan_create(self, args: dict[str, Any]) -> Plan:
+        name = check_name(args.get("name"))
+        category = check_category(args.get("category"))
+        content = self._content(args, "create", "Provide the full SKILL.md text (frontmatter + body).")
+        for existing in self.scanner.active():
+            if existing.dir_name == name:
+                raise SkillError(f"A skill named '{name}' already exists at {existing.path}.")
+        skill_dir = self.dir / category / name if category else self.dir / name
+        check_inside(skill_dir, self.dir, f"Skill folder '{skill_dir.relative_to(self.dir)}'")
+        if skill_dir.exists():
+            raise SkillError(f"A folder already exists at {skill_dir}; move it aside or choose another name.")
+        rel = skill_dir.relative_to(self.dir).as_posix()
+        found = Found(name, name, rel, category, skill_dir, {}, "", False)
+        plan = self._file_plan("create", found, "SKILL.md", skill_dir / "SKILL.md", content,
+                               f"Skill '{name}' created.", usage="create", path=rel, skill_md=str(skill_dir / "SKILL.md"),
+                               hint=f"To add reference files, templates, or scripts, use skill_manage(action='write_file', "
+                                    f"name='{name}', file_path='references/example.md', file_content='...')")
+        if category:
+            plan.result["category"] = category
+        write = plan.mutate
+
+        def mutate() -> None:
+            try:
+                write()
+            except OSError:
+                remove_empty_parents(skill_dir, self.dir)
+                raise
+        plan.mutate, plan.roots = mutate, [skill_dir]
+        return plan
+
+    def _plan_edit(self, found: Found, args: dict[str, Any]) -> Plan:
+        content = self._content(args, "edit", "Provide the full updated SKILL.md text.")
+        return self._file_plan("edit", found, "SKILL.md", found.path / "SKILL.md", content,
+                               f"Skill '{found.name}' updated (full rewrite).", path=str(found.path))
+
+    def _support_target(self, found: Found, file_path: Any) -> tuple[str, Path]:
+        label = check_support_path(file_path, found.dir_name)
+        target = found.path / label
+        check_inside(target, found.path, f"File '{label}'")
+        return label, target
+
+    def _plan_patch(self, found: Found, args: dict[str, Any]) -> Plan:
+        old, new = args.get("old_string"), args.get("new_string")
+        if not old:
+            raise SkillError("old_string is required for 'patch'. Provide the text to find.")
+        if new is None:
+            raise SkillError("new_string is required for 'patch'. Use empty string to delete matched text.")
+        label, target = ("SKILL.md", found.path / "SKILL.md")
+        if args.get("file_path"):
+            label, target = self._support_target(found, args["file_path"])
+        if not target.is_file():
+            raise SkillError(f"File not found: {label}")
+        text = _read_text(target)
+        count = text.count(old)
+        preview = text[:500] + ("..." if len(text) > 500 else "")
+        if count == 0:
+            raise SkillError(f"Could not find old_string in {label} of skill '{found.name}'. View the current text and "
+                             "copy the exact passage to replace.", file_preview=preview)
+        if count > 1 and not args.get("replace_all"):
+            raise SkillError(f"old_string matches {count} places in {label}; include more surrounding text so it is "
+                             "unique, or set replace_all=true.", file_preview=preview)
+        after = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
+        check_content_size(after, label)
+        if label == "SKILL.md":
+            try:
+                validate_skill_md(after)
+            except SkillError as exc:
+                raise SkillError(f"Patch would break SKILL.md structure: {exc.message}")
+        replaced = count if args.get("replace_all") else 1
+        return self._file_plan("patch", found, label, target, after,
+                               f"Patched {label} in skill '{found.name}' ({replaced} replacement{'s' * (replaced > 1)}).")
+
+    def _plan_write_file(self, found: Found, args: dict[str, Any]) -> Plan:
+        if not args.get("file_path"):
+            raise SkillError("file_path is required for 'write_file'. Example: 'references/api-guide.md'")
+        content = args.get("file_content")
+        if content is None:
+            raise SkillError("file_content is required for 'write_file'.")
+        if not isinstance(content, str):
+            raise SkillError("file_content must be text.")
+        label, target = self._support_target(found, args["file_path"])
+        check_file_size(content)
+        if label == "SKILL.md":
+            validate_skill_md(content)
+        if target.exists() and not target.is_file():
+            raise SkillError(f"'{label}' is a folder in skill '{found.name}'; give a file path inside it.")
+        return self._file_plan("write_file", found, label, target, content,
+                               f"File '{label}' written to skill '{found.name}'.", path=str(target))
+
+    def _plan_remove_file(self, found: Found, args: dict[str, Any]) -> Plan:
+        if not args.get("file_path"):
+            raise SkillError("file_path is required for 'remove_file'.")
+        label, target = self._support_target(found, args["file_path"])
+        if label == "SKILL.md":
+            raise SkillError("SKILL.md cannot be removed with remove_file; use action='delete' to delete the skill.")
+        if not target.is_file():
+            raise SkillError(f"File '{label}' not found in skill '{found.name}'.",
+                             available_files=self._all_files(found.path) or None)
+        return self._file_plan("remove_file", found, label, target, None,
+                               f"File '{label}' removed from skill '{found.name}'.")
+
+    def _plan_delete(self, found: Found, args: dict[str, Any]) -> Plan:
+        record = self.usage.load().get(found.name) or {}
+        if record.get("pinned"):
+            raise SkillError(f"Skill '{found.name}' is pinned and cannot be deleted by skill_manage. Ask the user to run "
+                             f"`workbench skills unpin {found.name}` if they want to delete it. Patches and edits are "
+                             "allowed on pinned skills; only deletion is blocked.")
+        if found.path.is_symlink():
+            raise SkillError(f"Skill folder '{found.rel}' is a symlink; refusing to delete through it.")
+        absorbed = args.get("absorbed_into")
+        suffix = ""
+        if isinstance(absorbed, str) and absorbed.strip():
+            if absorbed == found.name:
+                raise SkillError(f"absorbed_into='{absorbed}' cannot equal the skill being deleted.")
+            if not any(absorbed in (f.name, f.dir_name) for f in self.scanner.active()):
+                raise SkillError(f"absorbed_into='{absorbed}' does not exist. Create or patch the umbrella skill first, "
+                                 "then retry the delete.")
+            suffix = f" Content absorbed into '{absorbed}'."
+        skill_md = found.path / "SKILL.md"
+
+        def mutate() -> None:
+            shutil.rmtree(found.path)
+            remove_empty_parents(found.path.parent, self.dir)
+        return Plan("delete", found.name, found.rel, _read_text(skill_md), None, [found.path], mutate, skill_md,
+                    {"success": True, "message": f"Skill '{found.name}' deleted.{suffix}"}, "forget",
+                    {"absorbed_into": absorbed} if absorbed is not None else {})
+
+    def execute(self, plan: Plan, ctx: ToolContext | None = None, pending_id: str | None = None) -> dict[str, Any]:
+        """Run a plan: atomic write, journal, ledger, usage record, event."""
+        ctx = ctx or ToolContext()
+        evidence = {**plan.evidence, **({"pending_id": pending_id} if pending_id else {})}
+        recorded = record_change(self.home, self.ledger, Change(
+            action=plan.action, skill=plan.name, actor=ctx.actor, roots=plan.roots, mutate=plan.mutate,
+            text_file=self.ledger.rel(plan.text_file) if plan.text_file else None,
+            session_id=ctx.session_id, message_id=ctx.message_id, evidence=evidence))
+        if plan.usage == "create":
+            created_by = "agent" if ctx.origin == BACKGROUND_REVIEW else None
+            self.usage.update(lambda records, now: records.__setitem__(
+                plan.name, {**default_record(now), "created_by": created_by}))
+        elif plan.usage == "forget":
+            self.usage.forget(plan.name)
+        else:
+            self.usage.bump_patch(plan.name)
+        return {**plan.result, "journal_id": recorded.journal_id, "ledger_id": recorded.ledger_id}
+
+    def apply(self, plan: Plan, ctx: ToolContext, pending_id: str | None = None) -> dict[str, Any]:
+        """Run a plan; a background review's delete archives instead (recoverable, as in Hermes)."""
+        if plan.action == "delete" and ctx.origin == BACKGROUND_REVIEW:
+            return self.home.curator.archive(plan.name, actor="curator")
+        return self.execute(plan, ctx, pending_id)
+
+    def manage(self, args: dict[str, Any], ctx: ToolContext | None = None, pending_id: str | None = None) -> dict[str, Any]:
+        """Validate and apply one ``skill_manage`` action (no approval gate; see ``manage.skill_manage_tool``)."""
+        ctx = ctx or ToolContext()
+        return self.apply(self.plan(args, ctx), ctx, pending_id)
+
+    # -- approval queue --------------------------------------------------------------
+    @staticmethod
+    def _edited(payload: dict[str, Any], edited_content: str | None) -> dict[str, Any]:
+        if edited_content is None:
+            return dict(payload)
+        slot = {"create": "content", "edit": "content", "write_file": "file_content", "patch": "new_string"}.get(
+            payload.get("action"))
+        if slot is None:
+            raise SkillError(f"A staged '{payload.get('action')}' has no text to edit; approve or reject it as is.")
+        return {**payload, slot: edited_content}
+
+    def preview_staged(self, payload: dict[str, Any], edited_content: str | None = None) -> dict[str, Any]:
+        """What approving would change, computed without writing: name, file, before, after, error."""
+        try:
+            plan = self.plan(self._edited(payload, edited_content))
+        except SkillError as exc:
+            return {"name": payload.get("name"), "file": payload.get("file_path"), "before": None, "after": None,
+                    "error": exc.message}
+        return {"name": plan.name, "file": plan.label, "before": plan.before, "after": plan.after or "", "error": None}
+
+    def apply_staged(self, payload: dict[str, Any], *, actor: str = "user", edited_content: str | None = None,
+                     pending_id: str | None = None) -> dict[str, Any]:
+        """Replay an approved write through every normal check; a refusal writes nothing."""
+        try:
+            return self.manage(self._edited(payload, edited_content), ToolContext(actor=actor), pending_id)
+        except SkillError as exc:
+            return exc.to_dict()
+

@@ -1,0 +1,101 @@
+"""``skills/.usage.json``: per-skill usage and curator state, Hermes's sidecar format.
+
+Read-modify-write happens under the cross-process lock ``.usage.json.lock`` and the file
+is replaced atomically, so a Hermes agent and the workbench can both bump counters
+without losing each other's updates. A missing or corrupt file reads as empty.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from ..clock import Clock
+from ..fileio import atomic_write_json, file_lock
+
+STATES = ("active", "stale", "archived")
+
+
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
+
+
+def parse_iso(value: Any) -> float | None:
+    """Epoch seconds of an ISO timestamp (naive means UTC), or None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def default_record(now_iso: str) -> dict[str, Any]:
+    return {
+        "created_by": None, "use_count": 0, "view_count": 0, "patch_count": 0,
+        "last_used_at": None, "last_viewed_at": None, "last_patched_at": None,
+        "created_at": now_iso, "state": "active", "pinned": False, "archived_at": None,
+    }
+
+
+def last_activity(record: dict[str, Any]) -> float | None:
+    """Latest of last used / viewed / patched (creation is not activity)."""
+    moments = [parse_iso(record.get(k)) for k in ("last_used_at", "last_viewed_at", "last_patched_at")]
+    moments = [m for m in moments if m is not None]
+    return max(moments) if moments else None
+
+
+class UsageStore:
+    def __init__(self, path: Path, clock: Clock):
+        self.path = path
+        self.clock = clock
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {str(k): v for k, v in data.items() if isinstance(v, dict)}
+
+    def update(self, change: Callable[[dict[str, dict[str, Any]], str], None]) -> dict[str, dict[str, Any]]:
+        """Apply ``change(records, now_iso)`` under the lock and write the result atomically."""
+        with file_lock(self.path):
+            records = self.load()
+            change(records, iso(self.clock.now()))
+            atomic_write_json(self.path, records)
+            return records
+
+    def _bump(self, name: str, *counters: tuple[str, str]) -> None:
+        def change(records, now):
+            record = records.setdefault(name, default_record(now))
+            for counter, stamp in counters:
+                record[counter] = int(record.get(counter) or 0) + 1
+                record[stamp] = now
+            if record.get("state") == "stale":  # activity reactivates a stale skill
+                record["state"] = "active"
+        self.update(change)
+
+    def bump_use(self, name: str) -> None:
+        self._bump(name, ("use_count", "last_used_at"))
+
+    def bump_view(self, name: str) -> None:
+        """A view counts as a use too (current Hermes)."""
+        self._bump(name, ("view_count", "last_viewed_at"), ("use_count", "last_used_at"))
+
+    def bump_patch(self, name: str) -> None:
+        self._bump(name, ("patch_count", "last_patched_at"))
+
+    def set_fields(self, name: str, **fields: Any) -> None:
+        def change(records, now):
+            records.setdefault(name, default_record(now)).update(fields)
+        self.update(change)
+
+    def forget(self, name: str) -> None:
+        self.update(lambda records, now: records.pop(name, None))

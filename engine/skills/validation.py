@@ -1,0 +1,103 @@
+"""Hermes's limits and path rules for skill writes, each with an actionable message.
+
+Every check here runs before anything touches the disk, so a refusal leaves the skills
+tree byte-identical.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..errors import WorkbenchError
+
+MAX_NAME_LENGTH = 64
+MAX_DESCRIPTION_LENGTH = 1024
+MAX_SKILL_CONTENT_CHARS = 100_000
+MAX_SKILL_FILE_BYTES = 1_048_576
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+ALLOWED_SUBDIRS = ("assets", "references", "scripts", "templates")
+
+
+class SkillError(WorkbenchError):
+    """A skill operation was refused; nothing was written."""
+
+
+def check_name(name: Any) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise SkillError("Skill name is required.")
+    if len(name) > MAX_NAME_LENGTH:
+        raise SkillError(f"Skill name exceeds {MAX_NAME_LENGTH} characters.")
+    if not NAME_RE.match(name):
+        raise SkillError(f"Invalid skill name '{name}'. Use lowercase letters, numbers, hyphens, dots, and underscores. "
+                         "Must start with a letter or digit.")
+    return name
+
+
+def check_category(category: Any) -> str | None:
+    """None for no category; a single directory name otherwise."""
+    if category is None:
+        return None
+    if not isinstance(category, str):
+        raise SkillError("Category must be a string.")
+    category = category.strip()
+    if not category:
+        return None
+    if len(category) > MAX_NAME_LENGTH:
+        raise SkillError(f"Category exceeds {MAX_NAME_LENGTH} characters.")
+    if "/" in category or "\\" in category or not NAME_RE.match(category):
+        raise SkillError(f"Invalid category '{category}'. Use lowercase letters, numbers, hyphens, dots, and underscores. "
+                         "Categories must be a single directory name.")
+    return category
+
+
+def check_content_size(text: str, label: str) -> None:
+    if len(text) > MAX_SKILL_CONTENT_CHARS:
+        raise SkillError(f"{label} content is {len(text):,} characters (limit: {MAX_SKILL_CONTENT_CHARS:,}). Consider "
+                         "splitting into a smaller SKILL.md with supporting files in references/ or templates/.")
+
+
+def check_file_size(text: str) -> None:
+    size = len(text.encode("utf-8"))
+    if size > MAX_SKILL_FILE_BYTES:
+        raise SkillError(f"File content is {size:,} bytes (limit: {MAX_SKILL_FILE_BYTES:,} bytes / 1 MiB). "
+                         "Consider splitting into smaller files.")
+    check_content_size(text, "File")
+
+
+def check_relative(path: Any, what: str = "Path") -> PurePosixPath:
+    """A relative POSIX path with no ``..`` component (absolute and drive paths refused)."""
+    if not isinstance(path, str) or not path.strip():
+        raise SkillError(f"{what} is required.")
+    if path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", path):
+        raise SkillError(f"{what} '{path}' must be a relative path within the skill; absolute paths are not allowed.")
+    parts = PurePosixPath(path.replace("\\", "/"))
+    if ".." in parts.parts:
+        raise SkillError("Path traversal ('..') is not allowed.")
+    return parts
+
+
+def check_support_path(file_path: Any, skill_name: str) -> str:
+    """A supporting-file path for write_file / remove_file / patch: ``SKILL.md`` or under an allowed folder."""
+    parts = check_relative(file_path, "file_path")
+    if str(parts) in ("SKILL.md", f"{skill_name}/SKILL.md"):
+        return "SKILL.md"
+    if parts.parts[0] not in ALLOWED_SUBDIRS:
+        raise SkillError(f"File must be under one of: {', '.join(ALLOWED_SUBDIRS)}. Got: '{file_path}'")
+    if len(parts.parts) < 2:
+        raise SkillError("Provide a file path, not just a directory. Example: 'references/myfile.md'")
+    return str(parts)
+
+
+def contained(path: Path, root: Path) -> bool:
+    """True when ``path`` (symlinks resolved, even if it does not exist yet) stays inside ``root``."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root + os.sep)
+
+
+def check_inside(path: Path, root: Path, label: str) -> None:
+    if not contained(path, root):
+        raise SkillError(f"{label} escapes its folder through a symlink; refusing to follow it outside {root}.")

@@ -1,0 +1,175 @@
+"""Listing, progressive view, the prompt index and usage records."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+
+import pytest
+
+from engine import open_home
+from engine.skills.validation import SkillError
+from tests.test_skills_support import skill_md, write_skill
+
+
+def test_list_is_sorted_and_reports_state_and_usage(home):
+    write_skill(home, "zeta", category="ops")
+    write_skill(home, "alpha", category="ops")
+    write_skill(home, "flat")
+    home.skills.record_use("alpha")
+    names = [(s.category, s.name) for s in home.skills.list()]
+    assert names == [(None, "flat"), ("ops", "alpha"), ("ops", "zeta")]
+    alpha = home.skills.get("alpha")
+    assert (alpha.state, alpha.use_count, alpha.provenance, alpha.pinned) == ("active", 1, "user", False)
+    assert alpha.last_used_at == "2026-11-30T12:00:00+00:00"
+    assert alpha.to_dict()["path"] == "ops/alpha"
+
+
+def test_list_skips_metadata_and_support_folders(home):
+    folder = write_skill(home, "real", files={"references/nested/SKILL.md": skill_md("not-a-skill")})
+    (home.skills_dir / ".hub" / "x").mkdir(parents=True)
+    (home.skills_dir / ".hub" / "x" / "SKILL.md").write_text(skill_md("hidden"))
+    (home.skills_dir / "node_modules" / "y").mkdir(parents=True)
+    (home.skills_dir / "node_modules" / "y" / "SKILL.md").write_text(skill_md("hidden2"))
+    assert folder.exists()
+    assert [s.name for s in home.skills.list()] == ["real"]
+
+
+def test_discovery_tolerates_broken_yaml_and_missing_name(home):
+    folder = home.skills_dir / "loose"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\ndescription: colon: inside: [oops\n---\nBody line\n")
+    [info] = home.skills.list()
+    assert info.name == "loose"
+    assert info.description.startswith("colon")
+
+
+def test_view_is_progressive_and_records_a_view(home):
+    write_skill(home, "tool", files={"references/api.md": "# API", "scripts/run.sh": "echo", "assets/img.bin": "x",
+                                     "templates/deep/t.yaml": "a: 1"})
+    main = home.skills.view("tool")
+    assert main["content"].startswith("---\nname: tool")
+    assert main["linked_files"] == {"references": ["references/api.md"], "templates": ["templates/deep/t.yaml"],
+                                    "assets": ["assets/img.bin"], "scripts": ["scripts/run.sh"]}
+    assert "usage_hint" in main
+    one = home.skills.view("tool", "references/api.md")
+    assert (one["file"], one["content"], one["file_type"]) == ("references/api.md", "# API", ".md")
+    info = home.skills.get("tool")
+    assert (info.view_count, info.use_count) == (2, 2)
+
+
+def test_view_refusals(home):
+    write_skill(home, "tool")
+    write_skill(home, "tool", category="other")
+    with pytest.raises(SkillError, match="Ambiguous skill name 'tool'") as exc:
+        home.skills.view("tool")
+    assert exc.value.details["matches"] == ["other/tool", "tool"]
+    with pytest.raises(SkillError, match="Path traversal"):
+        home.skills.view("other/tool", "../tool/SKILL.md")
+    with pytest.raises(SkillError, match="not found in skill") as missing:
+        home.skills.view("other/tool", "references/none.md")
+    assert missing.value.details["available_files"] == ["SKILL.md"]
+    with pytest.raises(SkillError, match="Skill 'nope' not found"):
+        home.skills.view("nope")
+
+
+def test_view_of_binary_file(home):
+    folder = write_skill(home, "tool")
+    (folder / "assets").mkdir()
+    (folder / "assets" / "blob.bin").write_bytes(b"\xff\xfe\x00")
+    result = home.skills.view("tool", "assets/blob.bin")
+    assert result["is_binary"] is True
+    assert result["content"] == "[Binary file: blob.bin, size: 3 bytes]"
+
+
+def test_view_without_record_leaves_usage_alone(home):
+    write_skill(home, "tool")
+    home.skills.view("tool", record=False)
+    assert not (home.skills_dir / ".usage.json").exists()
+
+
+def test_index_text_renders_sorted_categories_and_cut_descriptions(home):
+    assert home.skills.index_text() == ""
+    write_skill(home, "b-skill", category="ops", description="B" * 80)
+    write_skill(home, "a-skill", category="ops", description="'quoted short'")
+    write_skill(home, "flat", description="Flat one")
+    write_skill(home, "mac-only", extra="platforms: [windows]\n")
+    (home.skills_dir / "ops" / "DESCRIPTION.md").write_text("---\ndescription: Operations work\n---\n")
+    text = home.skills.index_text()
+    block = text[text.index("<available_skills>"):text.index("</available_skills>")]
+    assert block.splitlines() == [
+        "<available_skills>",
+        "  general:",
+        "    - flat: Flat one",
+        "  ops: Operations work",
+        "    - a-skill: quoted short",
+        "    - b-skill: " + "B" * 57 + "...",
+    ]
+    assert text.startswith("## Skills\n")
+    assert text.endswith("Only proceed without loading a skill if genuinely none are relevant to the task.")
+
+
+def test_index_excludes_archived_skills(home):
+    write_skill(home, "gone")
+    write_skill(home, "kept")
+    home.curator.archive("gone")
+    assert "gone" not in home.skills.index_text()
+    assert "- kept" in home.skills.index_text()
+
+
+def test_skills_list_tool_shape(home):
+    assert home.skills.skills_list() == {"success": True, "skills": [], "categories": [],
+                                         "message": "No skills found in skills/ directory."}
+    write_skill(home, "a", category="ops")
+    write_skill(home, "b")
+    result = home.skills.skills_list()
+    assert result["categories"] == ["ops"] and result["count"] == 2
+    assert home.skills.skills_list("ops")["skills"] == [{"name": "a", "description": "Does a useful thing",
+                                                         "category": "ops"}]
+
+
+def test_usage_file_is_hermes_format(home):
+    write_skill(home, "tool")
+    home.skills.record_use("tool")
+    data = json.loads((home.skills_dir / ".usage.json").read_text())
+    assert set(data["tool"]) >= {"created_by", "use_count", "view_count", "patch_count", "last_used_at",
+                                 "last_viewed_at", "last_patched_at", "created_at", "state", "pinned", "archived_at"}
+    assert (home.skills_dir / ".usage.json.lock").exists()
+
+
+def test_corrupt_usage_file_reads_as_empty(home):
+    write_skill(home, "tool")
+    (home.skills_dir / ".usage.json").write_text("{not json")
+    assert home.skills.get("tool").use_count == 0
+    home.skills.record_use("tool")
+    assert home.skills.get("tool").use_count == 1
+
+
+def test_read_only_home_lists_and_views_without_writing(tmp_path, clock):
+    writable = open_home(tmp_path / "h", clock=clock)
+    write_skill(writable, "tool")
+    writable.close()
+    home = open_home(tmp_path / "h", read_only=True, clock=clock)
+    assert home.skills.view("tool")["success"]
+    assert not (tmp_path / "h" / "skills" / ".usage.json").exists()
+
+
+def _bump_many(root: str, count: int) -> None:
+    home = open_home(root)
+    for _ in range(count):
+        home.skills.record_use("tool")
+    home.close()
+
+
+def test_usage_bumps_from_several_processes_are_never_lost(home):
+    write_skill(home, "tool")
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_bump_many, args=(str(home.root), 25)) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert [w.exitcode for w in workers] == [0, 0, 0]
+    assert home.skills.get("tool").use_count == 75
+    assert not [n for n in os.listdir(home.skills_dir) if n.endswith(".tmp")]

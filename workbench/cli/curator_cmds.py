@@ -1,0 +1,79 @@
+"""``workbench curator run|status|purge|rollback|ledger``: the skill lifecycle from the shell."""
+
+from __future__ import annotations
+
+from engine.home import Home
+
+from . import Output
+
+
+def register(subparsers, common) -> None:
+    curator = subparsers.add_parser("curator", parents=[common], help="skill lifecycle: stale, archive, purge, rollback")
+    sub = curator.add_subparsers(dest="curator_command", metavar="ACTION", required=True)
+
+    run = sub.add_parser("run", parents=[common], help="apply the lifecycle rule now (writes a report)")
+    run.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
+    run.set_defaults(handler=run_curator)
+
+    status = sub.add_parser("status", parents=[common], help="state counts, last run, settings")
+    status.set_defaults(handler=curator_status, read_only=True)
+
+    purge = sub.add_parser("purge", parents=[common], help="delete archived skills older than N days (blobs kept)")
+    purge.add_argument("--days", type=int, required=True, metavar="N", help="only skills archived at least N days ago")
+    purge.add_argument("--yes", action="store_true", help="confirm the purge")
+    purge.add_argument("--dry-run", action="store_true", help="list what would be purged")
+    purge.set_defaults(handler=purge_archive)
+
+    rollback = sub.add_parser("rollback", parents=[common], help="undo the files one ledger entry changed")
+    rollback.add_argument("ledger_id", metavar="LEDGER_ID")
+    rollback.set_defaults(handler=rollback_entry)
+
+    ledger = sub.add_parser("ledger", parents=[common], help="recent ledger entries, newest first")
+    ledger.add_argument("--limit", type=int, default=20)
+    ledger.set_defaults(handler=show_ledger, read_only=True)
+
+
+def run_curator(home: Home, args) -> Output:
+    report = home.curator.run(dry_run=args.dry_run)
+    lines = [f"curator: {report.summary}"]
+    lines += [f"  {label}: {', '.join(names)}" for label, names in (
+        ("marked stale", report.marked_stale), ("archived", report.archived), ("reactivated", report.reactivated))
+        if names]
+    if report.report_path:
+        lines.append(f"  report: {report.report_path}")
+    return Output(report.to_dict(), text="\n".join(lines))
+
+
+def curator_status(home: Home, args) -> Output:
+    status = home.curator.status()
+    counts, settings = status["counts"], status["settings"]
+    lines = [f"curator: {'ENABLED' if status['enabled'] else 'DISABLED'}  runs: {status['run_count']}  "
+             f"last run: {status['last_run_at'] or 'never'}",
+             f"  last summary: {status['last_run_summary'] or '-'}",
+             f"  skills: {counts['active']} active, {counts['stale']} stale, {counts['archived']} archived "
+             f"({sum(status['managed'].values())} curator-managed)",
+             f"  pinned: {', '.join(status['pinned']) or '-'}",
+             f"  stale after {settings['stale_after_days']} d, archive after {settings['archive_after_days']} d"]
+    return Output(status, text="\n".join(lines))
+
+
+def purge_archive(home: Home, args) -> Output:
+    if not args.yes and not args.dry_run:
+        return Output({"success": False, "error": "Purging deletes archived skills from disk (their files stay "
+                       "restorable from the ledger's blobs). Add --yes to confirm, or --dry-run to preview.",
+                       "purged": []}, text="curator: refusing to purge without --yes (or preview with --dry-run).")
+    result = home.curator.purge(args.days, dry_run=args.dry_run)
+    names = [c["path"] for c in (result["candidates"] if args.dry_run else result["purged"])]
+    head = "would purge" if args.dry_run else "purged"
+    return Output(result, text=f"curator: {head} {len(names)} archived skill(s)" + "".join(f"\n  {n}" for n in names))
+
+
+def rollback_entry(home: Home, args) -> Output:
+    result = home.curator.rollback(args.ledger_id)
+    return Output(result, text=result["message"])
+
+
+def show_ledger(home: Home, args) -> Output:
+    entries = home.curator.ledger(args.limit)
+    lines = [f"{e.id}  {e.ts}  {e.actor:<7} {e.action:<11} {e.skill}" for e in entries]
+    return Output({"entries": [e.to_dict() for e in entries]}, text="\n".join(lines) or "The ledger is empty.")

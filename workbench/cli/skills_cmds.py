@@ -1,0 +1,58 @@
+"""``workbench skills list|show|archive|restore|pin|unpin``: the skill library from the shell.
+
+The CLI acts as the user: archive and restore are journaled and ledgered with actor
+``user``, and showing a skill does not count as the agent using it.
+"""
+
+from __future__ import annotations
+
+from engine.home import Home
+
+from . import Output
+
+LIST_FIELDS = ("name", "category", "description", "state", "pinned", "provenance", "use_count", "last_used_at")
+
+
+def register(subparsers, common) -> None:
+    skills = subparsers.add_parser("skills", parents=[common], help="the skill library (procedural memory)")
+    sub = skills.add_subparsers(dest="skills_command", metavar="ACTION", required=True)
+
+    listing = sub.add_parser("list", parents=[common], help="skills with state, provenance and usage")
+    listing.add_argument("--all", action="store_true", help="include archived skills")
+    listing.set_defaults(handler=list_skills, read_only=True)
+
+    show = sub.add_parser("show", parents=[common], help="a skill's SKILL.md and linked files, or one linked file")
+    show.add_argument("name", metavar="NAME")
+    show.add_argument("--file", metavar="PATH", help="a linked file, e.g. references/api.md")
+    show.set_defaults(handler=show_skill, read_only=True)
+
+    for action, text in (("archive", "move a skill to skills/.archive/"), ("restore", "bring an archived skill back"),
+                         ("pin", "never let the Curator touch this skill"), ("unpin", "let the Curator manage it again")):
+        parser = sub.add_parser(action, parents=[common], help=text)
+        parser.add_argument("name", metavar="NAME")
+        parser.set_defaults(handler=_curator_action(action))
+
+
+def list_skills(home: Home, args) -> Output:
+    skills = home.skills.list(include_archived=args.all)
+    rows = [{key: getattr(s, key) for key in LIST_FIELDS} for s in skills]
+    lines = [f"{s.name:<32} {s.category or '-':<16} {s.state:<8} {'pinned ' if s.pinned else ''}{s.provenance:<7} "
+             f"uses {s.use_count:<4} {s.description[:60]}" for s in skills]
+    return Output({"skills": rows}, text="\n".join(lines) or "No skills.")
+
+
+def show_skill(home: Home, args) -> Output:
+    result = home.skills.view(args.name, args.file, record=False)
+    text = result["content"]
+    if result.get("linked_files"):
+        files = [f for group in result["linked_files"].values() for f in group]
+        text += "\n\nlinked files:\n" + "\n".join(f"  {f}" for f in files)
+    return Output(result, text=text)
+
+
+def _curator_action(action: str):
+    def handler(home: Home, args) -> Output:
+        method = getattr(home.curator, action)
+        result = method(args.name, actor="user") if action in ("archive", "restore") else method(args.name)
+        return Output(result, text=result["message"])
+    return handler
