@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
+from ..fileio import file_lock
 from ..tools import BACKGROUND_REVIEW
+from .preview import memory_view, skill_view
 from .records import ORIGINS, PendingRecord, PendingStore, RecordProblem, check_id, check_subsystem
 
 if TYPE_CHECKING:
@@ -105,10 +107,113 @@ class ApprovalQueue:
             raise WorkbenchError(f"Pending record {path} cannot be used ({exc}); it was left untouched. "
                                  "Fix or remove the file by hand.") from None
 
+    # -- reviewing ----------------------------------------------------------------
+    def preview(self, pending_id: str, edit: str | None = None) -> dict[str, Any]:
+        """What approving would do, changing nothing: before/after, a line diff, and for
+        memory the budget afterwards and near-duplicate warnings.
+
+        A proposal that would be refused now (a stale pin, an over-full store) carries
+        the refusal in ``error`` instead of a diff.
+        """
+        record = self.get(pending_id)
+        view: dict[str, Any] = {**_brief(record), "origin": record.origin, "created_at": record.created_iso,
+                                "actor": record.actor, "session_id": record.session_id, "payload": record.payload,
+                                "edit": edit, "error": None, "diff": [], "duplicates": [], "budget": None}
+        try:
+            staged = self._owner(record).preview_staged(record.payload, edited_content=edit)
+        except WorkbenchError as exc:
+            return {**view, "error": exc.message}
+        if staged.get("error"):
+            return {**view, "error": str(staged["error"])}
+        if record.subsystem == "memory":
+            threshold = self.home.config.float("approvals.duplicate_threshold")
+            limit = self.home.memory.limit(staged["target"])
+            return {**view, **memory_view(staged, record.payload, edit, limit, threshold)}
+        return {**view, **skill_view(staged)}
+
+    # -- deciding -----------------------------------------------------------------
+    def approve(self, pending_id: str, *, edit: str | None = None, actor: str = "user") -> dict[str, Any]:
+        """Apply a pending write through its store's guards; on success the record goes.
+
+        ``edit`` replaces the proposed text (edit-then-approve). A refusal (say, the
+        pinned entry changed since staging) keeps the record pending and is returned as
+        ``{"success": False, "error": ...}``. Unknown or invalid ids raise.
+        """
+        self._check_writable()
+        record = self.get(pending_id)
+        with file_lock(self.store.folder(record.subsystem)):
+            record = self.get(pending_id)  # another process may have decided it meanwhile
+            journal = self.home.journal
+            entry = journal.begin("approvals", "approve", record.id, actor=actor, before=record.summary, after=edit,
+                                  session_id=record.session_id, message_id=record.message_id,
+                                  detail={**_detail(record), "edited": edit})
+            try:
+                result = self._owner(record).apply_staged(record.payload, actor=actor, edited_content=edit,
+                                                          pending_id=record.id)
+                error = None if result.get("success") else str(result.get("error") or "the write was refused")
+            except WorkbenchError as exc:
+                result, error = exc.to_dict(), exc.message
+            if error is not None:
+                journal.abandon(entry, error)
+                failed_id = journal.append("approvals", "approve_failed", record.id, actor=actor, before=record.summary,
+                                           after=edit, session_id=record.session_id, message_id=record.message_id,
+                                           detail={**_detail(record), "edited": edit, "error": error})
+                self._announce(record, "failed", actor, failed_id)
+                return {**_brief(record), "success": False, "error": error, "result": result}
+            self.store.delete(record)
+            journal.commit(entry, detail={**_detail(record), "edited": edit, "result": result})
+        self._announce(record, "approved", actor, entry)
+        message = result.get("message") or "Applied."
+        return {**_brief(record), "success": True, "edited": edit is not None, "message": message, "result": result}
+
+    def reject(self, pending_id: str, *, actor: str = "user") -> dict[str, Any]:
+        """Drop a pending write. The journal keeps the whole record, so nothing is lost."""
+        self._check_writable()
+        record = self.get(pending_id)
+        with file_lock(self.store.folder(record.subsystem)):
+            record = self.get(pending_id)
+            journal = self.home.journal
+            entry = journal.begin("approvals", "reject", record.id, actor=actor, before=record.summary,
+                                  session_id=record.session_id, message_id=record.message_id, detail=_detail(record))
+            self.store.delete(record)
+            journal.commit(entry)
+        self._announce(record, "rejected", actor, entry)
+        return {**_brief(record), "success": True, "message": f"Rejected pending {record.subsystem} write '{record.id}'."}
+
+    def approve_all(self, subsystem: str | None = None, *, actor: str = "user") -> dict[str, list[dict[str, Any]]]:
+        """Approve every pending record, oldest first; failures stay pending."""
+        return self._decide_all(subsystem, lambda rid: self.approve(rid, actor=actor), "approved")
+
+    def reject_all(self, subsystem: str | None = None, *, actor: str = "user") -> dict[str, list[dict[str, Any]]]:
+        return self._decide_all(subsystem, lambda rid: self.reject(rid, actor=actor), "rejected")
+
+    def _decide_all(self, subsystem, decide, done_key: str) -> dict[str, list[dict[str, Any]]]:
+        done: list[dict[str, Any]] = []
+        failed: list[dict[str, Any]] = []
+        for record in self.list(subsystem):
+            try:
+                outcome = decide(record.id)
+            except WorkbenchError as exc:  # e.g. decided by another process meanwhile
+                outcome = {**_brief(record), "success": False, "error": exc.message}
+            (done if outcome["success"] else failed).append(outcome)
+        return {done_key: done, "failed": failed}
+
     # -- helpers ------------------------------------------------------------------
+    def _owner(self, record: PendingRecord):
+        """The store that replays this record (``home.memory`` or ``home.skills``)."""
+        return getattr(self.home, record.subsystem)
+
+    def _check_writable(self) -> None:
+        if self.home.read_only:
+            raise ReadOnlyError("This home is open read-only; pending writes cannot be approved or rejected.")
+
     def _announce(self, record: PendingRecord, action: str, actor: str, journal_id: int | None) -> None:
         self.home.bus.publish(PendingChanged(actor=actor, session_id=record.session_id, journal_id=journal_id,
                                              subsystem=record.subsystem, pending_id=record.id, action=action))
+
+
+def _brief(record: PendingRecord) -> dict[str, Any]:
+    return {"id": record.id, "subsystem": record.subsystem, "action": record.action, "summary": record.summary}
 
 
 def _detail(record: PendingRecord) -> dict[str, Any]:

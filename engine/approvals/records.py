@@ -17,6 +17,7 @@ import os
 import re
 import uuid
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,10 @@ class PendingRecord:
     actor: str = "agent"
     session_id: str | None = None
     message_id: int | None = None
+
+    @property
+    def created_iso(self) -> str:
+        return datetime.fromtimestamp(self.created_at, timezone.utc).isoformat(timespec="seconds")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

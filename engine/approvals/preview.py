@@ -1,0 +1,86 @@
+"""What a reviewer needs to judge a proposal: a line diff and near-duplicate warnings.
+
+Plain data only (lists and dicts); the TUI and the CLI render it.
+"""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+from typing import Iterable
+
+from rapidfuzz import fuzz
+
+from ..memory.format import Usage, serialize
+
+DiffLine = tuple[str, str]  # (" " | "+" | "-", line)
+
+
+def line_diff(before: str, after: str) -> list[DiffLine]:
+    """Every line of ``before``/``after`` marked kept (" "), removed ("-") or added ("+")."""
+    old, new = before.splitlines(), after.splitlines()
+    lines: list[DiffLine] = []
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if op == "equal":
+            lines.extend((" ", line) for line in old[i1:i2])
+            continue
+        lines.extend(("-", line) for line in old[i1:i2])
+        lines.extend(("+", line) for line in new[j1:j2])
+    return lines
+
+
+def diff_stats(lines: Iterable[DiffLine]) -> dict[str, int]:
+    kinds = [kind for kind, _ in lines]
+    return {"added": kinds.count("+"), "removed": kinds.count("-")}
+
+
+def near_duplicates(proposed: Iterable[str], existing: Iterable[str], threshold: float,
+                    ignore: Iterable[str] = ()) -> list[dict]:
+    """Existing entries equal or nearly equal (rapidfuzz ratio >= ``threshold``) to a proposed text.
+
+    ``ignore`` holds entries the proposal itself replaces, which are no duplicates of it.
+    """
+    skip = set(ignore)
+    found = []
+    for text in dict.fromkeys(proposed):
+        for entry in existing:
+            if entry in skip:
+                continue
+            score = 100.0 if entry == text else fuzz.ratio(text, entry)
+            if score >= threshold:
+                found.append({"proposed": text, "existing": entry, "score": round(score, 1), "exact": entry == text})
+    return found
+
+
+def proposed_texts(payload: dict, edit: str | None) -> list[str]:
+    """The entry texts a memory proposal would write (``edit`` stands in for a single op's text)."""
+    if edit is not None:
+        return [edit.strip()]
+    ops = payload.get("operations") if payload.get("action") == "batch" else [payload]
+    texts = []
+    for op in ops if isinstance(ops, list) else []:
+        if isinstance(op, dict) and op.get("action") in ("add", "replace"):
+            text = op.get("content") or op.get("new_text")
+            if isinstance(text, str) and text.strip():
+                texts.append(text.strip())
+    return texts
+
+
+def memory_view(staged: dict, payload: dict, edit: str | None, limit: int, threshold: float) -> dict:
+    """The store file's text before and after, its diff, the budget afterwards, and duplicate warnings."""
+    before, after = list(staged["before_entries"]), list(staged["after_entries"])
+    before_text, after_text = serialize(before), serialize(after)
+    usage = Usage.of(after, limit)
+    removed = [entry for entry in before if entry not in after]
+    return {
+        "target": staged["target"], "before": before, "after": after,
+        "before_text": before_text, "after_text": after_text, "diff": line_diff(before_text, after_text),
+        "budget": {**usage.to_dict(), "over": usage.chars > usage.limit},
+        "duplicates": near_duplicates(proposed_texts(payload, edit), before, threshold, ignore=removed),
+    }
+
+
+def skill_view(staged: dict) -> dict:
+    """The changed file of the skill (SKILL.md or a supporting file) before and after, and its diff."""
+    before, after = staged.get("before"), staged.get("after")
+    return {"name": staged.get("name"), "file": staged.get("file"), "before_text": before, "after_text": after,
+            "diff": line_diff(before or "", after or "")}

@@ -1,0 +1,77 @@
+"""`workbench pending ...` through real subprocesses: records outlive the process that staged them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def cli(home, *args):
+    result = subprocess.run([sys.executable, "-m", "workbench", *args, "--home", str(home), "--json"],
+                            capture_output=True, text=True)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.returncode, json.loads(result.stdout) if result.stdout.strip() else None
+
+
+def python(home, body):
+    """Run engine code in a fresh process (``home`` is open as ``home``); returns its stdout."""
+    code = f"from engine import open_home\nfrom engine.tools import ToolContext\nhome = open_home({str(home)!r})\n{body}"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def stage_in_subprocess(home, subsystem, payload, summary, origin="foreground"):
+    return python(home, f"print(home.approvals.stage(subsystem={subsystem!r}, action={payload['action']!r}, "
+                        f"summary={summary!r}, origin={origin!r}, payload={payload!r}).id)")
+
+
+def test_list_shows_records_staged_by_another_process(tmp_path):
+    home = tmp_path / "h"
+    first = stage_in_subprocess(home, "memory", {"action": "add", "target": "user", "content": "Prefers tea"},
+                                "add to user profile: Prefers tea")
+    second = stage_in_subprocess(home, "skills", {"action": "create", "name": "brew"}, "create 'brew'",
+                                 origin="background_review")
+    code, data = cli(home, "pending", "list")
+    assert code == 0 and data["problems"] == []
+    assert [row["id"] for row in data["pending"]] == [first, second]
+    row = data["pending"][1]
+    assert {k: row[k] for k in ("subsystem", "action", "summary", "origin")} == {
+        "subsystem": "skills", "action": "create", "summary": "create 'brew'", "origin": "background_review"}
+    assert row["created_at"].endswith("+00:00") and row["age_seconds"] >= 0 and row["age"]
+    text = subprocess.run([sys.executable, "-m", "workbench", "pending", "list", "--home", str(home)],
+                          capture_output=True, text=True).stdout
+    assert first in text and "[auto]" in text and "Prefers tea" in text and "ago" in text
+
+
+def test_reject_one_and_all_and_unknown_ids(tmp_path):
+    home = tmp_path / "h"
+    ids = [stage_in_subprocess(home, "memory", {"action": "add", "target": "memory", "content": f"f{i}"}, f"s{i}")
+           for i in range(3)]
+    code, data = cli(home, "pending", "reject", ids[0])
+    assert code == 0 and data["success"] and [r["id"] for r in data["rejected"]] == [ids[0]]
+    code, data = cli(home, "pending", "reject", ids[0])
+    assert code == 1 and data["success"] is False and "No pending write" in data["error"]
+    code, data = cli(home, "pending", "reject", "../../config")
+    assert code == 1 and "Invalid pending id" in data["error"]
+    code, data = cli(home, "pending", "reject", "all")
+    assert code == 0 and sorted(r["id"] for r in data["rejected"]) == sorted(ids[1:])
+    assert cli(home, "pending", "list")[1]["pending"] == []
+
+
+def test_malformed_record_is_reported_not_fatal(tmp_path):
+    home = tmp_path / "h"
+    good = stage_in_subprocess(home, "memory", {"action": "add", "target": "memory", "content": "x"}, "s")
+    (home / "pending" / "memory" / "abcdef12.json").write_text("{broken")
+    code, data = cli(home, "pending", "list")
+    assert code == 0 and [r["id"] for r in data["pending"]] == [good]
+    assert data["problems"][0]["path"].endswith("abcdef12.json")
+    assert (home / "pending" / "memory" / "abcdef12.json").read_text() == "{broken"
+
+
+def test_usage_errors_exit_2(tmp_path):
+    home = tmp_path / "h"
+    home.mkdir()
+    for args in (("pending",), ("pending", "approve", "all", "--edit", "x"), ("pending", "frob")):
+        result = subprocess.run([sys.executable, "-m", "workbench", *args, "--home", str(home)],
+                                capture_output=True, text=True)
+        assert result.returncode == 2 and "Traceback" not in result.stderr

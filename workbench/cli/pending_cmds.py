@@ -1,0 +1,121 @@
+"""``workbench pending list|show|approve|reject``: the approval queue from the shell."""
+
+from __future__ import annotations
+
+from engine.approvals import PendingRecord
+from engine.errors import WorkbenchError
+from engine.home import Home
+
+from . import Output, UsageError
+
+
+def register(subparsers, common) -> None:
+    pending = subparsers.add_parser("pending", parents=[common], help="review memory and skill writes staged for approval")
+    sub = pending.add_subparsers(dest="pending_command", metavar="ACTION", required=True)
+
+    listing = sub.add_parser("list", parents=[common], help="pending writes, oldest first")
+    listing.add_argument("--subsystem", choices=("memory", "skills"), help="only this subsystem")
+    listing.set_defaults(handler=list_pending, read_only=True)
+
+    show = sub.add_parser("show", parents=[common], help="a proposal with its diff, budget and duplicate warnings")
+    show.add_argument("id", metavar="ID")
+    show.add_argument("--edit", metavar="TEXT", help="preview this text in place of the proposed one")
+    show.set_defaults(handler=show_pending, read_only=True)
+
+    approve = sub.add_parser("approve", parents=[common], help="apply pending writes (a stale one fails and stays)")
+    approve.add_argument("id", metavar="ID|all")
+    approve.add_argument("--edit", metavar="TEXT", help="apply this text instead of the proposed one (one ID only)")
+    approve.add_argument("--subsystem", choices=("memory", "skills"), help="with 'all': only this subsystem")
+    approve.set_defaults(handler=approve_pending)
+
+    reject = sub.add_parser("reject", parents=[common], help="drop pending writes (kept in the journal)")
+    reject.add_argument("id", metavar="ID|all")
+    reject.add_argument("--subsystem", choices=("memory", "skills"), help="with 'all': only this subsystem")
+    reject.set_defaults(handler=reject_pending)
+
+
+def age_text(seconds: float) -> str:
+    """Compact age: ``just now``, ``45s``, ``12m``, ``3h``, ``2d``."""
+    if seconds < 1:
+        return "just now"
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def _row(home: Home, record: PendingRecord) -> dict:
+    age = max(0.0, home.clock.now() - record.created_at)
+    return {"id": record.id, "subsystem": record.subsystem, "action": record.action, "summary": record.summary,
+            "origin": record.origin, "created_at": record.created_iso, "age_seconds": round(age, 1),
+            "age": age_text(age), "actor": record.actor, "session_id": record.session_id}
+
+
+def list_pending(home: Home, args) -> Output:
+    scan = home.approvals.store.scan(args.subsystem)
+    rows = [_row(home, r) for r in scan.records]
+    problems = [p.to_dict() for p in scan.problems]
+    lines = [f"Pending writes ({len(rows)}):" if rows else "No pending writes."]
+    for row in rows:
+        origin = "[auto]" if row["origin"] == "background_review" else row["origin"]
+        lines.append(f"  {row['id']}  {row['subsystem']:<6}  {origin:<10}  {row['age']:>8} ago  {row['summary']}")
+    if rows:
+        lines.append("Show: workbench pending show ID   Apply: workbench pending approve ID   Drop: workbench pending reject ID")
+    lines += [f"warning: skipped {p['path']}: {p['error']}" for p in problems]
+    return Output({"pending": rows, "problems": problems}, text="\n".join(lines))
+
+
+def show_pending(home: Home, args) -> Output:
+    preview = home.approvals.preview(args.id, edit=args.edit)
+    return Output(preview, text=lambda: render_preview(preview))
+
+
+def render_preview(preview: dict) -> str:
+    lines = [f"# Pending {preview['subsystem']} write {preview['id']}: {preview['summary']}",
+             f"origin: {preview['origin']}   staged: {preview['created_at']}"]
+    if preview.get("error"):
+        lines.append(f"would fail: {preview['error']}")
+    budget = preview.get("budget")
+    if budget:
+        lines.append(f"budget after approval: {budget['text']}" + ("  (over the limit)" if budget.get("over") else ""))
+    for dup in preview.get("duplicates", []):
+        kind = "duplicates" if dup["exact"] else f"nearly duplicates ({dup['score']:.0f}%)"
+        lines.append(f"warning: proposal {kind} an existing entry: {dup['existing']}")
+    diff = preview.get("diff") or []
+    lines.append("")
+    lines += [f"{kind} {line}" for kind, line in diff] if diff else ["(no textual change)"]
+    return "\n".join(lines)
+
+
+def _decide(home: Home, args, one, many, done_key: str) -> Output:
+    if args.id == "all":
+        outcome = many(args.subsystem)
+    else:
+        if args.subsystem:
+            raise UsageError("--subsystem goes with 'all' only")
+        try:
+            result = one(args.id)
+        except WorkbenchError as exc:
+            result = {"id": args.id, "success": False, "error": exc.message}
+        outcome = {done_key: [result] if result["success"] else [], "failed": [] if result["success"] else [result]}
+    done, failed = outcome[done_key], outcome["failed"]
+    data = {**outcome, "success": not failed}
+    if failed and len(failed) == 1 and not done:
+        data["error"] = failed[0]["error"]
+    lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
+    lines += [f"  {item['id']}  {item.get('summary', '')}" for item in done]
+    if failed:
+        lines.append("Failed:")
+        lines += [f"  {item['id']}  {item['error']}" for item in failed]
+    return Output(data, text="\n".join(lines))
+
+
+def approve_pending(home: Home, args) -> Output:
+    if args.id == "all" and args.edit is not None:
+        raise UsageError("--edit applies to one proposal; give its ID instead of 'all'")
+    return _decide(home, args, lambda rid: home.approvals.approve(rid, edit=args.edit),
+                   lambda sub: home.approvals.approve_all(sub), "approved")
+
+
+def reject_pending(home: Home, args) -> Output:
+    return _decide(home, args, home.approvals.reject, lambda sub: home.approvals.reject_all(sub), "rejected")
