@@ -1,0 +1,66 @@
+"""Approving skill proposals against the real skill library (SKILL.md files, journal, ledger)."""
+
+from __future__ import annotations
+
+from engine.skills.manage import skill_manage_tool
+from engine.tools import ToolContext
+
+AGENT = ToolContext(actor="agent", session_id="s1")
+SKILL = "---\nname: brew\ndescription: How to brew tea\n---\n\nBoil water.\nSteep for 3 minutes.\n"
+
+
+def approval_on(home):
+    home.config_path.write_text("skills:\n  write_approval: true\n")
+    home.reload_config()
+
+
+def staged(home, **args):
+    result = skill_manage_tool(home, args, AGENT)
+    assert result["success"] and result["staged"], result
+    return result["pending_id"]
+
+
+def skill_md(home):
+    return home.skills_dir / "brew" / "SKILL.md"
+
+
+def test_staged_create_previews_and_applies_on_approval(home):
+    approval_on(home)
+    pid = staged(home, action="create", name="brew", content=SKILL)
+    assert not skill_md(home).exists()
+    view = home.approvals.preview(pid)
+    assert view["error"] is None and view["name"] == "brew" and view["file"] == "SKILL.md"
+    assert view["before_text"] is None and view["after_text"] == SKILL
+    assert view["diff"] == [("+", line) for line in SKILL.splitlines()]
+    result = home.approvals.approve(pid)
+    assert result["success"] and skill_md(home).read_text() == SKILL
+    assert home.approvals.count() == 0
+    [row] = home.journal.query(subsystem="approvals", target=pid, limit=1)
+    assert row.action == "approve"
+
+
+def test_edit_then_approve_a_patch_and_a_stale_patch_is_kept(home):
+    approval_on(home)
+    home.approvals.approve(staged(home, action="create", name="brew", content=SKILL))
+    pid = staged(home, action="patch", name="brew", old_string="3 minutes", new_string="4 minutes")
+    stale = staged(home, action="patch", name="brew", old_string="Boil water.", new_string="Boil fresh water.")
+    view = home.approvals.preview(pid, edit="5 minutes")
+    assert ("-", "Steep for 3 minutes.") in view["diff"] and ("+", "Steep for 5 minutes.") in view["diff"]
+    assert home.approvals.approve(pid, edit="5 minutes")["success"]
+    assert "Steep for 5 minutes." in skill_md(home).read_text()
+    home.skills.manage({"action": "patch", "name": "brew", "old_string": "Boil water.", "new_string": "Heat."},
+                       ToolContext(actor="user"))
+    before = skill_md(home).read_bytes()
+    failed = home.approvals.approve(stale)
+    assert not failed["success"] and "Could not find old_string" in failed["error"]
+    assert skill_md(home).read_bytes() == before and home.approvals.get(stale).action == "patch"
+    assert "Could not find old_string" in home.approvals.preview(stale)["error"]
+
+
+def test_reject_all_leaves_the_library_untouched(home):
+    approval_on(home)
+    staged(home, action="create", name="brew", content=SKILL)
+    outcome = home.approvals.reject_all("skills")
+    assert len(outcome["rejected"]) == 1 and not skill_md(home).exists()
+    [row] = home.journal.query(subsystem="approvals", limit=1)
+    assert row.action == "reject" and row.detail["payload"]["content"] == SKILL
