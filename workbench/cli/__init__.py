@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "workbench.cli.pending_cmds",
     "workbench.cli.skills_cmds",
     "workbench.cli.curator_cmds",
+    "workbench.cli.sessions_cmds",
 ]
 
 

@@ -1,0 +1,23 @@
+"""The session archive: Hermes's state.db (sessions, messages, lineage) and search over it.
+
+``SessionArchive`` is reached as ``home.archive``. Its parts live in one module each
+(sessions, messages, lineage, search, export); session_search.py is the agent tool.
+"""
+
+from __future__ import annotations
+
+from .export import ExportMixin
+from .lineage import LineageMixin
+from .messages import MessagesMixin
+from .models import MARK_CLOSE, MARK_OPEN, Lineage, Message, SearchHit, Session
+from .query import sanitize_fts_query
+from .search import SearchMixin
+from .sessions import SessionsMixin, sanitize_title
+
+
+class SessionArchive(SessionsMixin, MessagesMixin, LineageMixin, SearchMixin, ExportMixin):
+    """Sessions, messages, lineage, search and export over one home's state.db."""
+
+
+__all__ = ["SessionArchive", "Session", "Message", "SearchHit", "Lineage", "MARK_OPEN", "MARK_CLOSE",
+           "sanitize_fts_query", "sanitize_title"]

@@ -1,0 +1,138 @@
+"""A bigram index of CJK text, kept in workbench.db so Hermes's state.db stays as Hermes made it.
+
+Two-character CJK words need an index (a LIKE scan of a large archive takes most of a
+second). Every CJK run of a message's indexed text (content, tool name, tool-call JSON)
+is stored as its overlapping character pairs in a contentless FTS5 table keyed by the
+message id; a query of 2+ CJK characters becomes a phrase of its pairs, which matches
+exactly where the characters appear consecutively.
+
+The index follows state.db by message id: ``refresh`` indexes every message above the
+high-water mark, whoever wrote it (us or a Hermes agent), in bounded batches. Message
+ids are never reused (AUTOINCREMENT), so rows deleted from state.db simply stop joining;
+search re-checks every candidate against the stored text, so a stale entry can never
+produce a wrong hit.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Iterator
+
+from ..db import write_transaction
+from ..errors import WorkbenchError
+from .query import CJK_CHAR, bigrams
+
+if TYPE_CHECKING:
+    from .core import ArchiveCore
+
+TABLE = "archive_cjk"
+BATCH = 5000
+
+_SCHEMA = f"""
+CREATE VIRTUAL TABLE IF NOT EXISTS {TABLE} USING fts5(grams, content='', tokenize='ascii');
+CREATE TABLE IF NOT EXISTS {TABLE}_state (key TEXT PRIMARY KEY, value TEXT);
+"""
+
+INDEXED_TEXT = "COALESCE(m.content,'') || ' ' || COALESCE(m.tool_name,'') || ' ' || COALESCE(m.tool_calls,'')"
+
+
+class BigramIndex:
+    def __init__(self, archive: "ArchiveCore"):
+        self.archive = archive
+
+    def _conn(self) -> sqlite3.Connection | None:
+        try:
+            conn = self.archive.home.journal.connection()
+        except WorkbenchError:
+            return None  # read-only home without workbench.db: no index, search scans instead
+        if not self._exists(conn):
+            if self.archive.read_only:
+                return None
+            conn.executescript(_SCHEMA)
+        return conn
+
+    @staticmethod
+    def _exists(conn: sqlite3.Connection) -> bool:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (TABLE + "_state",)).fetchone() is not None
+
+    def high_water(self) -> int:
+        """Messages with an id up to this are indexed (0: none)."""
+        conn = self._conn()
+        if conn is None:
+            return 0
+        row = conn.execute(f"SELECT value FROM {TABLE}_state WHERE key = 'high_water'").fetchone()
+        return int(row[0]) if row else 0
+
+    def refresh(self, max_rows: int | None = None) -> int:
+        """Index messages added since the last refresh; returns how many rows were read."""
+        conn = self._conn()
+        if conn is None or self.archive.read_only:
+            return 0
+        top = self.archive.conn().execute("SELECT max(id) FROM messages").fetchone()[0] or 0
+        done = 0
+        while max_rows is None or done < max_rows:
+            with write_transaction(conn):
+                high = self.high_water()
+                if top < high:  # state.db was replaced by another file: start over
+                    conn.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('delete-all')")
+                    high = 0
+                rows = self.archive.conn().execute(
+                    f"SELECT m.id, {INDEXED_TEXT} AS text FROM messages m WHERE m.id > ? ORDER BY m.id LIMIT ?",
+                    (high, BATCH)).fetchall()
+                if not rows:
+                    self._set_high(conn, high)
+                    return done
+                conn.executemany(f"INSERT INTO {TABLE}(rowid, grams) VALUES (?, ?)",
+                                 [(r[0], " ".join(bigrams(r[1]))) for r in rows if CJK_CHAR.search(r[1])])
+                self._set_high(conn, rows[-1][0])
+            done += len(rows)
+        return done
+
+    @staticmethod
+    def _set_high(conn: sqlite3.Connection, value: int) -> None:
+        conn.execute(f"INSERT INTO {TABLE}_state (key, value) VALUES ('high_water', ?) "
+                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(value),))
+
+    def rebuild(self) -> int:
+        """Drop every entry and index the whole archive again."""
+        conn = self._conn()
+        if conn is None or self.archive.read_only:
+            return 0
+        with write_transaction(conn):
+            conn.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('delete-all')")
+            self._set_high(conn, 0)
+        return self.refresh()
+
+    def pages(self, match: str, *, descending: bool, ranked: bool, page: int) -> Iterator[list[tuple[int, float]]]:
+        """Pages of (message id, bm25 rank) in id order, newest first when ``descending``."""
+        conn = self._conn()
+        if conn is None:
+            return
+        yield from fts_pages(conn, TABLE, match, descending=descending, ranked=ranked, page=page)
+
+
+def fts_pages(conn: sqlite3.Connection, table: str, match: str, *, descending: bool, ranked: bool,
+              page: int, upper: int | None = None) -> Iterator[list[tuple[int, float]]]:
+    """Walk an FTS5 table's matches by rowid in pages; each page ranked best-first if ``ranked``.
+
+    Reading by rowid costs the same whatever the number of matches, so a very common
+    term ranks only its most recent ``page`` matches before looking further back.
+    """
+    rank = f"bm25({table})" if ranked else "0.0"
+    bound: int | None = upper
+    while True:
+        sql = f"SELECT rowid, {rank} FROM {table} WHERE {table} MATCH ?"
+        args: list = [match]
+        if bound is not None:
+            sql += " AND rowid < ?" if descending else " AND rowid > ?"
+            args.append(bound)
+        sql += f" ORDER BY rowid {'DESC' if descending else 'ASC'} LIMIT ?"
+        rows = [(int(r[0]), float(r[1])) for r in conn.execute(sql, (*args, page))]
+        if not rows:
+            return
+        bound = rows[-1][0]
+        if ranked:
+            rows.sort(key=lambda r: r[1])
+        yield rows
+        if len(rows) < page:
+            return

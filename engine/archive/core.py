@@ -1,0 +1,152 @@
+"""The archive's plumbing: opening state.db safely, connections, journaling and events."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+from ..db import ThreadConnections, connect, write_transaction
+from ..errors import ReadOnlyError, WorkbenchError
+from ..events import Event
+from . import schema
+from .models import Session, parse_json
+
+if TYPE_CHECKING:
+    from ..home import Home
+
+SUBSYSTEM = "sessions"
+
+
+@dataclass
+class _JournalRow:
+    id: int
+    updates: dict[str, Any] = field(default_factory=dict)
+
+
+class ArchiveCore:
+    """Connections (one per thread) to state.db and what every part of the archive shares."""
+
+    def __init__(self, home: "Home"):
+        self.home = home
+        self.path: Path = home.state_db_path
+        self.read_only = home.read_only
+        self.clock = home.clock
+        self._lock = threading.Lock()
+        self._conns: ThreadConnections | None = None
+        self._caps: schema.Capabilities | None = None
+
+    # -- opening -------------------------------------------------------------------
+    def _open(self) -> ThreadConnections:
+        with self._lock:
+            if self._conns is not None:
+                return self._conns
+            exists = self.path.exists() and self.path.stat().st_size > 0
+            if exists:
+                self._probe()  # read-only look first: a corrupt or foreign file is never touched
+            if self.read_only and not exists:
+                # Nothing archived yet and we may not create files: an empty in-memory archive.
+                conns = ThreadConnections(Path(":memory:"), False, on_connect=schema.create_schema)
+            else:
+                conns = ThreadConnections(self.path, self.read_only)
+                if not self.read_only:
+                    schema.create_schema(conns.get())  # no-op when the tables exist
+            self._caps = schema.inspect(conns.get(), self.path)
+            self._conns = conns
+            return conns
+
+    def _probe(self) -> None:
+        try:
+            probe = connect(self.path, read_only=True)
+        except sqlite3.DatabaseError as exc:
+            raise schema._fail(self.path, exc)
+        try:
+            schema.check_integrity(probe, self.path)
+            tables = probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if tables:
+                schema.inspect(probe, self.path)
+        finally:
+            probe.close()
+
+    def conn(self) -> sqlite3.Connection:
+        return self._open().get()
+
+    @property
+    def caps(self) -> schema.Capabilities:
+        self._open()
+        assert self._caps is not None
+        return self._caps
+
+    def _write(self):
+        return write_transaction(self.conn(), self.read_only)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conns is not None:
+                self._conns.close_all()
+                self._conns = None
+
+    # -- column-aware SQL fragments -----------------------------------------------
+    def _visible(self, alias: str = "m") -> str:
+        """Rows search may show: live, or archived by compaction (not rewound)."""
+        if self.caps.has("messages", "active") and self.caps.has("messages", "compacted"):
+            return f"({alias}.active = 1 OR {alias}.compacted = 1)"
+        return "1"
+
+    def _live(self, alias: str = "m") -> str:
+        return f"{alias}.active = 1" if self.caps.has("messages", "active") else "1"
+
+    def _require(self, table: str, *columns: str) -> None:
+        missing = [c for c in columns if not self.caps.has(table, c)]
+        if missing:
+            raise WorkbenchError(
+                f"This state.db (schema {self.caps.version}) has no {table}.{', '.join(missing)}; "
+                "open it once with a current Hermes to upgrade it, then retry.")
+
+    # -- rows ------------------------------------------------------------------------
+    @staticmethod
+    def _session(row: sqlite3.Row, **extra: Any) -> Session:
+        keys = row.keys()
+
+        def get(name: str, default: Any = None) -> Any:
+            return row[name] if name in keys and row[name] is not None else default
+
+        config = parse_json(get("model_config"))
+        return Session(
+            id=row["id"], source=get("source", ""), title=get("title"), model=get("model"),
+            parent_session_id=get("parent_session_id"), started_at=get("started_at"), ended_at=get("ended_at"),
+            end_reason=get("end_reason"), message_count=get("message_count", 0), tool_call_count=get("tool_call_count", 0),
+            input_tokens=get("input_tokens", 0), output_tokens=get("output_tokens", 0), archived=bool(get("archived", 0)),
+            model_config=config if isinstance(config, dict) else None, system_prompt=get("system_prompt"),
+            child_count=get("child_count"), **extra,
+        )
+
+    def _session_or_fail(self, session_id: str) -> Session:
+        row = self.conn().execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise WorkbenchError(f"No session with id {session_id!r}. List sessions with `workbench sessions list`.",
+                                 session_id=session_id)
+        return self._session(row)
+
+    # -- journal and events -------------------------------------------------------
+    @contextlib.contextmanager
+    def _journaled(self, action: str, target: str, *, actor: str, before: str | None = None,
+                   detail: dict | None = None) -> Iterator[_JournalRow]:
+        """Journal row written before the change, marked done after it (abandoned on failure)."""
+        if self.read_only:
+            raise ReadOnlyError("This home is open read-only; the session archive was not changed.")
+        journal = self.home.journal
+        entry = _JournalRow(journal.begin(SUBSYSTEM, action, target, actor=actor, before=before, session_id=None if target == "*" else target,
+                                          detail=detail))
+        try:
+            yield entry
+        except BaseException as exc:
+            journal.abandon(entry.id, str(exc) or type(exc).__name__)
+            raise
+        journal.commit(entry.id, **entry.updates)
+
+    def _publish(self, event: Event) -> None:
+        self.home.bus.publish(event)

@@ -1,0 +1,115 @@
+"""Lineage: compression children, branches and delegates linked by parent_session_id.
+
+Every walk keeps a visited set and a hop cap, so a hand-edited database with a
+parent cycle cannot hang or crash it.
+"""
+
+from __future__ import annotations
+
+from .core import ArchiveCore
+from .models import Lineage, Session
+
+MAX_HOPS = 100
+MAX_TREE = 10_000  # sessions gathered into one lineage's children map
+
+
+
+def _child_kind(has_config: bool) -> str:
+    """SQL for a child's relation to its parent (``c`` child, ``p`` parent)."""
+    def marker(key: str) -> str:
+        if not has_config:
+            return "NULL"
+        return f"(CASE WHEN json_valid(c.model_config) THEN json_extract(c.model_config, '$.{key}') END)"
+    return f"""CASE
+    WHEN c.source = 'subagent' OR {marker('_delegate_from')} IS NOT NULL THEN 'delegate'
+    WHEN {marker('_branched_from')} IS NOT NULL THEN 'branch'
+    WHEN p.end_reason = 'compression' THEN 'compression'
+    WHEN p.end_reason = 'branched' THEN 'branch'
+    ELSE 'child' END"""
+
+
+class LineageMixin(ArchiveCore):
+    @property
+    def _kind_sql(self) -> str:
+        return _child_kind(self.caps.has("sessions", "model_config"))
+
+    def _parent_of(self, session_id: str) -> str | None:
+        row = self.conn().execute("SELECT parent_session_id FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return row["parent_session_id"] if row else None
+
+    def ancestors(self, session_id: str) -> list[str]:
+        """Ids from the root down to ``session_id`` (inclusive)."""
+        path, seen = [session_id], {session_id}
+        current = session_id
+        for _ in range(MAX_HOPS):
+            parent = self._parent_of(current)
+            if parent is None or parent in seen:
+                break
+            path.append(parent)
+            seen.add(parent)
+            current = parent
+        return path[::-1]
+
+    def root_of(self, session_id: str) -> str:
+        return self.ancestors(session_id)[0]
+
+    def tip_of(self, session_id: str) -> str:
+        """Follow compression continuations forward to the newest one (the session itself if none)."""
+        return self._continuations(session_id)[-1]
+
+    def _continuations(self, session_id: str) -> list[str]:
+        chain, seen = [session_id], {session_id}
+        current = session_id
+        for _ in range(MAX_HOPS):
+            row = self.conn().execute(
+                f"""SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
+                    WHERE c.parent_session_id = ? AND p.end_reason = 'compression' AND c.source != 'tool'
+                      AND {self._kind_sql} = 'compression'
+                    ORDER BY (c.end_reason = 'compression') DESC, (c.ended_at IS NULL) DESC, c.started_at DESC, c.id DESC
+                    LIMIT 1""", (current,)).fetchone()
+            if row is None or row["id"] in seen:
+                break
+            chain.append(row["id"])
+            seen.add(row["id"])
+            current = row["id"]
+        return chain
+
+    def children_of(self, session_id: str) -> list[Session]:
+        """Direct children, oldest first, each with its kind and own child count."""
+        rows = self.conn().execute(
+            f"""SELECT c.*, {self._kind_sql} AS kind,
+                       (SELECT count(*) FROM sessions g WHERE g.parent_session_id = c.id) AS child_count
+                FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
+                WHERE c.parent_session_id = ? AND c.id != ? ORDER BY c.started_at, c.id""", (session_id, session_id))
+        return [self._session(r, kind=r["kind"]) for r in rows]
+
+    def root_sessions(self, limit: int = 50, offset: int = 0, include_archived: bool = False) -> list[Session]:
+        """Sessions without a parent, newest first, with their child counts (for a lazily built tree)."""
+        archived = " AND s.archived = 0" if not include_archived and self.caps.has("sessions", "archived") else ""
+        rows = self.conn().execute(
+            f"""SELECT s.*, (SELECT count(*) FROM sessions c WHERE c.parent_session_id = s.id) AS child_count
+                FROM sessions s WHERE s.parent_session_id IS NULL{archived}
+                ORDER BY s.started_at DESC, s.id DESC LIMIT ? OFFSET ?""", (max(0, limit), max(0, offset)))
+        return [self._session(r) for r in rows]
+
+    def root_count(self, include_archived: bool = False) -> int:
+        archived = " AND archived = 0" if not include_archived and self.caps.has("sessions", "archived") else ""
+        return self.conn().execute(f"SELECT count(*) FROM sessions WHERE parent_session_id IS NULL{archived}").fetchone()[0]
+
+    def lineage(self, session_id: str) -> Lineage:
+        """Root, the chain root -> session -> compression tip, and the whole tree's children map."""
+        self._session_or_fail(session_id)
+        up = self.ancestors(session_id)
+        chain = up + self._continuations(session_id)[1:]
+        children: dict[str, list[str]] = {}
+        frontier, seen = [up[0]], {up[0]}
+        while frontier and len(seen) < MAX_TREE:
+            current = frontier.pop(0)
+            kids = [r["id"] for r in self.conn().execute(
+                "SELECT id FROM sessions WHERE parent_session_id = ? ORDER BY started_at, id", (current,))
+                if r["id"] not in seen]
+            if kids:
+                children[current] = kids
+                seen.update(kids)
+                frontier.extend(kids)
+        return Lineage(root_id=up[0], chain=chain, children=children)

@@ -1,0 +1,189 @@
+"""Message rows: append with counters, live and archived loads, windows, compaction, rewind."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+from ..errors import WorkbenchError
+from ..events import MessageStored, SessionChanged
+from .core import ArchiveCore
+from .models import Message, decode_content, encode_content, parse_json
+
+_FIELDS = ("role", "content", "tool_calls", "tool_name", "tool_call_id", "timestamp", "token_count", "finish_reason")
+
+
+def _tool_calls_json(tool_calls: Any) -> str | None:
+    if tool_calls is None or tool_calls == []:
+        return None
+    if isinstance(tool_calls, str):
+        return tool_calls
+    return json.dumps(tool_calls, ensure_ascii=False)  # CJK in arguments stays searchable
+
+
+def _call_count(role: str, tool_calls: Any) -> int:
+    """Tool calls an assistant message makes (tool results count none, a non-list counts one)."""
+    if role == "tool" or not tool_calls:
+        return 0
+    parsed = parse_json(tool_calls, tool_calls) if isinstance(tool_calls, str) else tool_calls
+    return len(parsed) if isinstance(parsed, list) else 1
+
+
+class MessagesMixin(ArchiveCore):
+    def append_message(self, session_id: str, role: str, content: Any, *, tool_calls: list | None = None,
+                       tool_name: str | None = None, tool_call_id: str | None = None, timestamp: float | None = None,
+                       token_count: int | None = None, finish_reason: str | None = None) -> int:
+        """Store one message at the end of the session; returns its id."""
+        return self.append_messages(session_id, [{
+            "role": role, "content": content, "tool_calls": tool_calls, "tool_name": tool_name,
+            "tool_call_id": tool_call_id, "timestamp": timestamp, "token_count": token_count,
+            "finish_reason": finish_reason}])[0]
+
+    def append_messages(self, session_id: str, messages: Iterable[dict[str, Any]]) -> list[int]:
+        """Store a turn's messages in one transaction, in order; returns their ids."""
+        rows = [self._message_values(m) for m in messages]
+        if not rows:
+            return []
+        self._session_or_fail(session_id)
+        columns = [c for c in _FIELDS if self.caps.has("messages", c)]
+        sql = (f"INSERT INTO messages (session_id, {', '.join(columns)}) "
+               f"VALUES (?, {', '.join('?' * len(columns))})")
+        ids: list[int] = []
+        with self._write() as conn:
+            for row in rows:
+                ids.append(int(conn.execute(sql, (session_id, *(row[c] for c in columns))).lastrowid))
+            self._set_counters(session_id, len(rows), sum(_call_count(r["role"], r["tool_calls"]) for r in rows))
+        for message_id, row in zip(ids, rows):
+            self._publish(MessageStored(session_id=session_id, message_id=message_id, role=row["role"]))
+        return ids
+
+    def _set_counters(self, session_id: str, messages: int, calls: int, absolute: bool = False) -> None:
+        """Inside a write transaction: add to (or set) the counters this schema has."""
+        sets, args = [], []
+        for column, value in (("message_count", messages), ("tool_call_count", calls)):
+            if self.caps.has("sessions", column):
+                sets.append(f"{column} = ?" if absolute else f"{column} = COALESCE({column}, 0) + ?")
+                args.append(value)
+        if sets:
+            self.conn().execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*args, session_id))
+
+    def _message_values(self, message: dict[str, Any]) -> dict[str, Any]:
+        unknown = set(message) - set(_FIELDS)
+        if unknown:
+            raise WorkbenchError(f"Unknown message field(s): {', '.join(sorted(unknown))}; expected {', '.join(_FIELDS)}.")
+        role = message.get("role")
+        if not isinstance(role, str) or not role.strip():
+            raise WorkbenchError("A message needs a role (user, assistant, tool or system).")
+        timestamp = message.get("timestamp")
+        try:
+            timestamp = float(timestamp) if timestamp is not None else self.clock.now()
+        except (TypeError, ValueError):
+            timestamp = self.clock.now()
+        return {
+            "role": role, "content": encode_content(message.get("content")),
+            "tool_calls": _tool_calls_json(message.get("tool_calls")), "tool_name": message.get("tool_name"),
+            "tool_call_id": message.get("tool_call_id"), "timestamp": timestamp,
+            "token_count": message.get("token_count"), "finish_reason": message.get("finish_reason"),
+        }
+
+    @staticmethod
+    def _message(row) -> Message:
+        keys = row.keys()
+        tool_calls = parse_json(row["tool_calls"], []) if row["tool_calls"] else None
+        return Message(
+            id=row["id"], session_id=row["session_id"], role=row["role"], content=decode_content(row["content"]),
+            timestamp=row["timestamp"], tool_calls=tool_calls if tool_calls is None or isinstance(tool_calls, list) else [tool_calls],
+            tool_name=row["tool_name"], tool_call_id=row["tool_call_id"],
+            token_count=row["token_count"] if "token_count" in keys else None,
+            finish_reason=row["finish_reason"] if "finish_reason" in keys else None,
+            active=bool(row["active"]) if "active" in keys and row["active"] is not None else True,
+            compacted=bool(row["compacted"]) if "compacted" in keys else False,
+        )
+
+    def messages(self, session_id: str, include_archived: bool = False, limit: int | None = None,
+                 offset: int = 0) -> list[Message]:
+        """A session's messages in insertion order; live rows only unless ``include_archived``."""
+        where = "m.session_id = ?" + ("" if include_archived else f" AND {self._live()}")
+        rows = self.conn().execute(f"SELECT * FROM messages m WHERE {where} ORDER BY m.id LIMIT ? OFFSET ?",
+                                   (session_id, -1 if limit is None else max(0, limit), max(0, offset)))
+        return [self._message(r) for r in rows]
+
+    def live_message_count(self, session_id: str) -> int:
+        return self.conn().execute(f"SELECT count(*) FROM messages m WHERE m.session_id = ? AND {self._live()}",
+                                   (session_id,)).fetchone()[0]
+
+    def message(self, message_id: int) -> Message | None:
+        row = self.conn().execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
+        return self._message(row) if row else None
+
+    def messages_around(self, message_id: int, window: int = 5) -> list[Message]:
+        """Up to ``window`` visible messages before and after ``message_id`` in its session, and the anchor."""
+        return self.message_window(message_id, window)[0]
+
+    def message_window(self, message_id: int, window: int = 5) -> tuple[list[Message], int, int]:
+        """(window, how many visible messages precede it, how many follow it)."""
+        anchor = self.message(message_id)
+        if anchor is None:
+            return [], 0, 0
+        window = max(0, int(window))
+        visible, conn = self._visible(), self.conn()
+        before = conn.execute(f"SELECT * FROM messages m WHERE m.session_id = ? AND m.id < ? AND {visible} "
+                              "ORDER BY m.id DESC LIMIT ?", (anchor.session_id, message_id, window)).fetchall()
+        after = conn.execute(f"SELECT * FROM messages m WHERE m.session_id = ? AND m.id > ? AND {visible} "
+                             "ORDER BY m.id LIMIT ?", (anchor.session_id, message_id, window)).fetchall()
+        n_before = conn.execute(f"SELECT count(*) FROM messages m WHERE m.session_id = ? AND m.id < ? AND {visible}",
+                                (anchor.session_id, message_id)).fetchone()[0]
+        n_after = conn.execute(f"SELECT count(*) FROM messages m WHERE m.session_id = ? AND m.id > ? AND {visible}",
+                               (anchor.session_id, message_id)).fetchone()[0]
+        shown = [self._message(r) for r in reversed(before)] + [anchor] + [self._message(r) for r in after]
+        return shown, n_before - len(before), n_after - len(after)
+
+    def compact_in_place(self, session_id: str, keep_head: int, keep_tail: int, summary: str, *,
+                         summary_role: str = "user", actor: str = "agent") -> int:
+        """Archive every live message and keep head + summary + tail as the new live rows.
+
+        Archived rows stay searchable and exportable; loads see only the new live rows.
+        Returns the new live message count.
+        """
+        self._require("messages", "active", "compacted")
+        if keep_head < 0 or keep_tail < 0:
+            raise WorkbenchError("keep_head and keep_tail must be zero or more.")
+        live = self.messages(session_id)
+        if keep_head + keep_tail >= len(live):
+            raise WorkbenchError(f"Nothing to compact: the session has {len(live)} live messages and "
+                                 f"{keep_head} + {keep_tail} would be kept.")
+        kept = live[:keep_head] + [None] + (live[len(live) - keep_tail:] if keep_tail else [])
+        columns = [c for c in _FIELDS if self.caps.has("messages", c)]
+        with self._journaled("compact", session_id, actor=actor,
+                             detail={"archived": len(live), "keep_head": keep_head, "keep_tail": keep_tail}) as entry:
+            with self._write() as conn:
+                conn.execute("UPDATE messages SET active = 0, compacted = 1 WHERE session_id = ? AND active = 1",
+                             (session_id,))
+                last, calls = 0.0, 0
+                for message in kept:
+                    values = (self._message_values({"role": summary_role, "content": summary}) if message is None
+                              else self._message_values({f: getattr(message, f) for f in _FIELDS}))
+                    values["timestamp"] = last = max(values["timestamp"], last + 1e-6)
+                    calls += _call_count(values["role"], values["tool_calls"])
+                    conn.execute(f"INSERT INTO messages (session_id, {', '.join(columns)}) VALUES "
+                                 f"(?, {', '.join('?' * len(columns))})", (session_id, *(values[c] for c in columns)))
+                self._set_counters(session_id, len(kept), calls, absolute=True)
+        self._publish(SessionChanged(action="compacted", session_id=session_id, actor=actor, journal_id=entry.id))
+        return len(kept)
+
+    def rewind(self, session_id: str, to_message_id: int, *, actor: str = "user") -> int:
+        """Undo from a user message on: it and every later live row become inactive (not archived)."""
+        self._require("messages", "active")
+        target = self.message(to_message_id)
+        if target is None or target.session_id != session_id or target.role != "user" or not target.active:
+            raise WorkbenchError(f"Message {to_message_id} is not a live user message of session {session_id}; "
+                                 "rewind needs one.")
+        with self._journaled("rewind", session_id, actor=actor, detail={"to_message_id": to_message_id}) as entry:
+            with self._write() as conn:
+                count = conn.execute("UPDATE messages SET active = 0 WHERE session_id = ? AND id >= ? AND active = 1",
+                                     (session_id, to_message_id)).rowcount
+                if self.caps.has("sessions", "rewind_count"):
+                    conn.execute("UPDATE sessions SET rewind_count = rewind_count + 1 WHERE id = ?", (session_id,))
+            entry.updates["detail"] = {"to_message_id": to_message_id, "rewound": count}
+        self._publish(SessionChanged(action="rewound", session_id=session_id, actor=actor, journal_id=entry.id))
+        return count

@@ -1,0 +1,167 @@
+"""The archive's value types: small frozen dataclasses whose ``to_dict`` is the CLI's JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+# Snippets mark the matched text with these two characters. They are plain text (not
+# Textual/Rich markup), readable in JSON and terminals, and rare in real messages.
+MARK_OPEN = "\u00ab"  # «
+MARK_CLOSE = "\u00bb"  # »
+
+# Multimodal content is stored by Hermes as this prefix followed by JSON.
+JSON_CONTENT_PREFIX = "\x00json:"
+
+
+def iso(ts: float | None) -> str | None:
+    """Epoch seconds as an ISO-8601 UTC string (None stays None)."""
+    if ts is None:
+        return None
+    try:
+        return datetime.fromtimestamp(float(ts), timezone.utc).isoformat(timespec="seconds")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+
+
+def decode_content(raw: Any) -> Any:
+    """Hermes's stored content: text, or a list/dict behind the JSON sentinel."""
+    if isinstance(raw, str) and raw.startswith(JSON_CONTENT_PREFIX):
+        try:
+            return json.loads(raw[len(JSON_CONTENT_PREFIX):])
+        except ValueError:
+            return raw
+    return raw
+
+
+def encode_content(content: Any) -> str | None:
+    if content is None or isinstance(content, str):
+        return content
+    return JSON_CONTENT_PREFIX + json.dumps(content, ensure_ascii=False)
+
+
+def content_text(content: Any) -> str:
+    """Plain text of any content (multimodal parts joined), for previews and snippets."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return " ".join(parts) if parts else "[multimodal content]"
+    return json.dumps(content, ensure_ascii=False)
+
+
+def parse_json(raw: Any, fallback: Any = None) -> Any:
+    if raw is None or raw == "":
+        return fallback
+    try:
+        return json.loads(raw)
+    except (TypeError, ValueError):
+        return fallback
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    source: str
+    title: str | None = None
+    model: str | None = None
+    parent_session_id: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    end_reason: str | None = None
+    message_count: int = 0
+    tool_call_count: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    archived: bool = False
+    model_config: dict | None = None
+    system_prompt: str | None = field(default=None, repr=False)
+    child_count: int | None = None  # filled by tree queries (root_sessions, children_of)
+    kind: str | None = None  # relation to the parent: compression, branch, delegate or child
+
+    @property
+    def is_delegate(self) -> bool:
+        return bool(self.model_config and self.model_config.get("_delegate_from")) or self.source == "subagent"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {
+            "id": self.id, "title": self.title, "source": self.source, "model": self.model,
+            "started_at": iso(self.started_at), "ended_at": iso(self.ended_at), "end_reason": self.end_reason,
+            "message_count": self.message_count, "tool_call_count": self.tool_call_count,
+            "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+            "parent_session_id": self.parent_session_id, "archived": self.archived,
+        }
+        if self.child_count is not None:
+            data["child_count"] = self.child_count
+        if self.kind is not None:
+            data["kind"] = self.kind
+        return data
+
+
+@dataclass(frozen=True)
+class Message:
+    id: int
+    session_id: str
+    role: str
+    content: Any
+    timestamp: float
+    tool_calls: list | None = None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    token_count: int | None = None
+    finish_reason: str | None = None
+    active: bool = True
+    compacted: bool = False
+
+    @property
+    def text(self) -> str:
+        return content_text(self.content)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "session_id": self.session_id, "role": self.role, "content": self.content,
+            "tool_name": self.tool_name, "tool_calls": self.tool_calls, "tool_call_id": self.tool_call_id,
+            "timestamp": iso(self.timestamp), "token_count": self.token_count, "finish_reason": self.finish_reason,
+            "active": self.active, "compacted": self.compacted,
+        }
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """The best match of one lineage (grouped by root). ``snippet`` marks the match with « »."""
+
+    session_id: str
+    root_id: str
+    title: str | None
+    source: str
+    timestamp: float
+    snippet: str
+    match_message_id: int
+    role: str
+    rank: float
+    plan: str  # how the hits were found and ordered (see search.py)
+
+    @property
+    def when(self) -> str | None:
+        return iso(self.timestamp)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id, "root_id": self.root_id, "title": self.title, "source": self.source,
+            "when": self.when, "snippet": self.snippet, "match_message_id": self.match_message_id,
+            "role": self.role, "rank": self.rank, "plan": self.plan,
+        }
+
+
+@dataclass(frozen=True)
+class Lineage:
+    root_id: str
+    chain: list[str]  # root .. the asked session .. its compression tip
+    children: dict[str, list[str]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"root_id": self.root_id, "chain": list(self.chain), "children": {k: list(v) for k, v in self.children.items()}}

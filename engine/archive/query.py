@@ -1,0 +1,138 @@
+"""Turning any user text into a safe search plan.
+
+``sanitize_fts_query`` follows Hermes's steps (length cap, balanced quotes kept,
+FTS syntax characters and stray ``*`` removed, dangling AND/OR/NOT dropped) and then
+goes one step further: every token that is not a plain word becomes a quoted phrase,
+so no input can be an FTS5 syntax error. ``parse`` splits the result into terms and
+routes queries that contain CJK text to the substring indexes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_QUERY_CHARS = 2048
+OPERATORS = ("AND", "OR", "NOT")
+
+# Hermes's CJK ranges, plus the CJK compatibility ideographs.
+CJK_CLASS = ("\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\u3000-\u303f\u3040-\u309f\u30a0-\u30ff"
+             "\uac00-\ud7af\uf900-\ufaff")
+CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
+CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
+
+_SYNTAX = re.compile(r'[+{}():"^]')
+_BAREWORD = re.compile(r"^[A-Za-z0-9_\u0080-\U0010ffff]+$")
+_WORDLIKE = re.compile(r"[^\W_]|[\u0080-\U0010ffff]", re.UNICODE)
+
+
+def contains_cjk(text: str) -> bool:
+    return bool(CJK_CHAR.search(text))
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str  # the words, without quotes or a trailing *
+    phrase: bool = False  # was quoted by the user
+    prefix: bool = False
+    operator: bool = False
+
+    def fts(self) -> str:
+        if self.operator:
+            return self.text
+        if not self.phrase and _BAREWORD.match(self.text) and self.text not in OPERATORS and self.text != "NEAR":
+            return self.text + ("*" if self.prefix else "")
+        return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
+
+
+def tokenize(query: str, *, prefix: bool = False) -> list[Token]:
+    """Split user text into safe tokens (balanced quotes become phrases)."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    tokens: list[Token] = []
+    # Balanced "..." pairs are phrases; an unmatched quote is just a space.
+    parts = re.split(r'("[^"]*")', text)
+    for part in parts:
+        if len(part) >= 2 and part.startswith('"') and part.endswith('"'):
+            inner = " ".join(part[1:-1].split())
+            if _WORDLIKE.search(inner):
+                tokens.append(Token(inner, phrase=True))
+            continue
+        for raw in _SYNTAX.sub(" ", part).split():
+            raw = re.sub(r"\*+", "*", raw)
+            is_prefix = raw.endswith("*")
+            word = raw.replace("*", "")
+            if raw in OPERATORS:
+                tokens.append(Token(raw, operator=True))
+            elif _WORDLIKE.search(word):
+                tokens.append(Token(word, prefix=is_prefix))
+    tokens = _drop_dangling_operators(tokens)
+    if prefix and tokens and not tokens[-1].operator and not tokens[-1].phrase:
+        last = tokens[-1]
+        tokens[-1] = Token(last.text, prefix=True)
+    return tokens
+
+
+def _drop_dangling_operators(tokens: list[Token]) -> list[Token]:
+    """Keep AND/OR/NOT only between two terms (NOT may not start the query)."""
+    kept: list[Token] = []
+    for token in tokens:
+        if token.operator and (not kept or kept[-1].operator):
+            continue
+        kept.append(token)
+    while kept and kept[-1].operator:
+        kept.pop()
+    return kept
+
+
+def sanitize_fts_query(query: str, *, prefix: bool = False) -> str:
+    """An FTS5 MATCH expression for any text ('' when nothing searchable is left)."""
+    return " ".join(t.fts() for t in tokenize(query, prefix=prefix))
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    tokens: list[Token]
+    cjk: bool
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms
+
+    @property
+    def terms(self) -> list[str]:
+        """The words and phrases every match must contain (operators dropped)."""
+        return [t.text for t in self.tokens if not t.operator]
+
+    def fts(self) -> str:
+        return " ".join(t.fts() for t in self.tokens)
+
+    def literal_fts(self) -> str:
+        """Every term quoted, operators dropped: the fallback when the first form is refused."""
+        return " ".join('"' + t.replace('"', '""') + '"' for t in self.terms)
+
+
+def parse(query: str, *, prefix: bool = False) -> ParsedQuery:
+    tokens = tokenize(query, prefix=prefix)
+    return ParsedQuery(tokens, any(contains_cjk(t.text) for t in tokens if not t.operator))
+
+
+def bigrams(text: str) -> list[str]:
+    """Overlapping character pairs of every CJK run of two or more characters."""
+    grams: list[str] = []
+    for run in CJK_RUN.findall(text):
+        grams.extend(run[i:i + 2] for i in range(len(run) - 1))
+    return grams
+
+
+def bigram_match(terms: list[str]) -> str:
+    """FTS5 expression over the bigram index: each CJK run of 2+ chars as a phrase, all required."""
+    phrases = []
+    for term in terms:
+        for run in CJK_RUN.findall(term):
+            if len(run) >= 2:
+                phrases.append('"' + " ".join(run[i:i + 2] for i in range(len(run) - 1)) + '"')
+    return " AND ".join(dict.fromkeys(phrases))
+
+
+def like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

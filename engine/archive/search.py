@@ -1,0 +1,234 @@
+"""Full-text search over the archive, any language, grouped by lineage root.
+
+Routing (the ``plan`` of every hit says which one ran):
+
+* ``fts``: words, phrases and prefixes go to Hermes's FTS5 table (unicode61 over content,
+  tool name and tool-call JSON).
+* ``bigram``: a query with CJK text of 2+ characters goes to our bigram index (cjk.py);
+  with no index (a read-only home never indexed) to Hermes's ``trigram`` table when every
+  CJK word has 3+ characters, else to a ``like`` scan. Every CJK-path candidate is
+  re-checked as a case-insensitive substring, so CJK recall equals a substring scan.
+
+Ordering: ``ranked`` is BM25 within the newest 2,000 matches at a time (then the next
+2,000 further back), which costs the same for a term in every message as for a rare
+one; ``newest`` / ``oldest`` order by time. Results keep only the best hit per lineage
+root. Any text is a safe query: it never raises, it returns fewer or no hits.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import re
+import sqlite3
+from typing import Iterable, Iterator
+
+from ..errors import WorkbenchError
+from .cjk import INDEXED_TEXT, BigramIndex, fts_pages
+from .core import ArchiveCore
+from .models import MARK_CLOSE, MARK_OPEN, SearchHit, content_text, decode_content
+from .query import ParsedQuery, bigram_match, like_escape, parse
+
+log = logging.getLogger(__name__)
+
+PAGE = 2000  # matches ranked together
+FETCH = 200  # candidate rows read per query
+SNIPPET_WIDTH = 160
+
+Pages = Iterator[list[tuple[int, float]]]
+
+
+class _Plan:
+    def __init__(self, name: str, pages: Pages, verify: list[str] | None, fts_expr: str | None = None):
+        self.name, self.pages, self.verify, self.fts_expr = name, pages, verify, fts_expr
+
+
+class SearchMixin(ArchiveCore):
+    @property
+    def bigram_index(self) -> BigramIndex:
+        index = self.__dict__.get("_bigram")
+        if index is None:
+            index = self.__dict__["_bigram"] = BigramIndex(self)
+        return index
+
+    def search(self, query: str, *, limit: int = 20, offset: int = 0, role: str | Iterable[str] | None = None,
+               exclude_lineage_of: str | None = None, exclude_sources: Iterable[str] | None = None,
+               prefix: bool = False, sort: str | None = None) -> list[SearchHit]:
+        """The best hit of each lineage, best lineage first. Never raises for any query text."""
+        parsed = parse(query if isinstance(query, str) else "", prefix=prefix)
+        if parsed.empty or limit <= 0:
+            return []
+        roles = {role} if isinstance(role, str) else set(role) if role else None
+        excluded_root = self.root_of(exclude_lineage_of) if exclude_lineage_of else None
+        try:
+            plan = self._plan(parsed, sort)
+            found = self._group(plan, need=max(0, offset) + limit, roles=roles, excluded_root=excluded_root,
+                                exclude_sources=set(exclude_sources or ()))
+            return [self._hit(row, rank, root, plan, parsed) for root, (row, rank) in
+                    itertools.islice(found.items(), max(0, offset), None)]
+        except sqlite3.OperationalError as exc:  # busy beyond the timeout, or an index Hermes left broken
+            log.warning("search for %r failed: %s", query, exc)
+            raise WorkbenchError(f"Search could not read the archive ({exc}). Retry in a moment.")
+
+    def iter_matches(self, query: str, *, prefix: bool = False) -> Iterator[int]:
+        """Ids of every visible message matching ``query``, newest first (streamed)."""
+        parsed = parse(query if isinstance(query, str) else "", prefix=prefix)
+        if parsed.empty:
+            return
+        plan = self._plan(parsed, "newest")
+        for page in plan.pages:
+            rows = self._rows([mid for mid, _ in page])
+            for mid, _ in page:
+                row = rows.get(mid)
+                if row is not None and row["visible"] and self._verified(row, plan.verify):
+                    yield mid
+
+    # -- planning ------------------------------------------------------------------
+    def _plan(self, parsed: ParsedQuery, sort: str | None) -> _Plan:
+        sort = (sort or "").strip().lower()
+        descending, ranked = sort != "oldest", sort not in ("newest", "oldest")
+        order = "ranked" if ranked else sort
+        if not parsed.cjk and self.caps.fts:
+            exprs = [parsed.fts(), parsed.literal_fts()]
+            return _Plan(f"fts:{order}", self._fallback_pages(self.conn(), "messages_fts", exprs, descending, ranked),
+                         None, exprs[0])
+        terms = [t.lower() for t in parsed.terms]
+        match = bigram_match(terms)
+        index = self.bigram_index
+        if match and index._conn() is not None:
+            index.refresh()
+            high = index.high_water()
+            gap = self._like_pages(terms, descending, above=high)
+            indexed = index.pages(match, descending=descending, ranked=ranked, page=PAGE)
+            pages = itertools.chain(gap, indexed) if descending else itertools.chain(indexed, gap)
+            return _Plan(f"bigram:{order}", pages, terms)
+        long_terms = [t for t in terms if len(t) >= 3]
+        if self.caps.trigram and long_terms:
+            expr = " AND ".join('"' + t.replace('"', '""') + '"' for t in long_terms)
+            pages = self._fallback_pages(self.conn(), "messages_fts_trigram", [expr], descending, ranked,
+                                         fallback=lambda: self._like_pages(terms, descending))
+            return _Plan(f"trigram:{order}", pages, terms)
+        return _Plan(f"like:{'newest' if descending else 'oldest'}", self._like_pages(terms, descending), terms)
+
+    @staticmethod
+    def _fallback_pages(conn, table: str, exprs: list[str], descending: bool, ranked: bool,
+                        fallback=None) -> Pages:
+        """Pages for the first expression FTS5 accepts (a refused one yields nothing)."""
+        for expr in exprs:
+            if not expr:
+                continue
+            pages = fts_pages(conn, table, expr, descending=descending, ranked=ranked, page=PAGE)
+            try:
+                first = next(pages, None)
+            except sqlite3.OperationalError:
+                continue
+            if first is not None:
+                yield first
+                yield from pages
+            return
+        if fallback is not None:
+            yield from fallback()
+
+    def _like_pages(self, terms: list[str], descending: bool, above: int = 0) -> Pages:
+        """Scan messages for every term as a substring (ASCII case-insensitive), by id."""
+        where = " AND ".join(f"{INDEXED_TEXT} LIKE ? ESCAPE '\\'" for _ in terms) or "1"
+        args = [f"%{like_escape(t)}%" for t in terms]
+        bound = None
+        while True:
+            sql = f"SELECT m.id FROM messages m WHERE {where} AND {self._visible()} AND m.id > ?"
+            params = [*args, above]
+            if bound is not None:
+                sql += " AND m.id < ?" if descending else " AND m.id > ?"
+                params.append(bound)
+            sql += f" ORDER BY m.id {'DESC' if descending else 'ASC'} LIMIT ?"
+            ids = [r[0] for r in self.conn().execute(sql, (*params, FETCH))]
+            if not ids:
+                return
+            bound = ids[-1]
+            yield [(i, 0.0) for i in ids]
+            if len(ids) < FETCH:
+                return
+
+    # -- collecting -----------------------------------------------------------------
+    def _rows(self, ids: list[int]) -> dict[int, sqlite3.Row]:
+        if not ids:
+            return {}
+        rows = self.conn().execute(
+            f"""SELECT m.id, m.session_id, m.role, m.timestamp, m.content, m.tool_name, m.tool_calls,
+                       {INDEXED_TEXT} AS text, {self._visible()} AS visible, s.source, s.title
+                FROM messages m JOIN sessions s ON s.id = m.session_id
+                WHERE m.id IN ({', '.join('?' * len(ids))})""", ids)
+        return {r["id"]: r for r in rows}
+
+    @staticmethod
+    def _verified(row: sqlite3.Row, terms: list[str] | None) -> bool:
+        if not terms:
+            return True
+        text = row["text"].lower()
+        return all(t in text for t in terms)
+
+    def _group(self, plan: _Plan, *, need: int, roles: set[str] | None, excluded_root: str | None,
+               exclude_sources: set[str]) -> dict[str, tuple[sqlite3.Row, float]]:
+        groups: dict[str, tuple[sqlite3.Row, float]] = {}
+        roots: dict[str, str] = {}
+        for page in plan.pages:
+            for start in range(0, len(page), FETCH):
+                chunk = page[start:start + FETCH]
+                rows = self._rows([mid for mid, _ in chunk])
+                for mid, rank in chunk:
+                    row = rows.get(mid)
+                    if row is None or not row["visible"] or (roles and row["role"] not in roles):
+                        continue
+                    if row["source"] in exclude_sources or not self._verified(row, plan.verify):
+                        continue
+                    sid = row["session_id"]
+                    root = roots.get(sid) or roots.setdefault(sid, self.root_of(sid))
+                    if root == excluded_root or root in groups:
+                        continue
+                    groups[root] = (row, rank)
+                    if len(groups) >= need:
+                        return groups
+        return groups
+
+    def _hit(self, row: sqlite3.Row, rank: float, root: str, plan: _Plan, parsed: ParsedQuery) -> SearchHit:
+        title = row["title"]
+        if title is None and root != row["session_id"]:
+            root_row = self.conn().execute("SELECT title FROM sessions WHERE id = ?", (root,)).fetchone()
+            title = root_row["title"] if root_row else None
+        snippet = None
+        if plan.fts_expr:
+            snippet = self._fts_snippet(plan.fts_expr, row["id"]) or self._fts_snippet(parsed.literal_fts(), row["id"])
+        if not snippet:
+            words = [t.lower() for t in parsed.terms]
+            snippet = make_snippet(content_text(decode_content(row["content"])), words) if _contains_any(
+                content_text(decode_content(row["content"])), words) else make_snippet(row["text"], words)
+        return SearchHit(session_id=row["session_id"], root_id=root, title=title, source=row["source"],
+                         timestamp=row["timestamp"], snippet=snippet, match_message_id=row["id"], role=row["role"],
+                         rank=round(rank, 4) + 0.0, plan=plan.name)
+
+    def _fts_snippet(self, expr: str, message_id: int) -> str | None:
+        try:
+            row = self.conn().execute(
+                "SELECT snippet(messages_fts, -1, ?, ?, '…', 24) FROM messages_fts WHERE messages_fts MATCH ? AND rowid = ?",
+                (MARK_OPEN, MARK_CLOSE, expr, message_id)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return " ".join(row[0].split()) if row and MARK_OPEN in row[0] else None
+
+
+def _contains_any(text: str, words: list[str]) -> bool:
+    low = text.lower()
+    return any(w in low for w in words)
+
+
+def make_snippet(text: str, words: list[str], width: int = SNIPPET_WIDTH) -> str:
+    """A one-line excerpt around the first match with every match marked « »."""
+    words = [w for w in words if w]
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE) if words else None
+    found = pattern.search(text) if pattern else None
+    start = max(0, found.start() - width // 3) if found else 0
+    end = min(len(text), start + width)
+    piece = text[start:end]
+    if pattern:
+        piece = pattern.sub(lambda m: MARK_OPEN + m.group(0) + MARK_CLOSE, piece)
+    return ("…" if start else "") + " ".join(piece.split()) + ("…" if end < len(text) else "")

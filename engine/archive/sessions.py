@@ -1,0 +1,280 @@
+"""Session rows: create (upsert), end, titles, counters, archive flag, prune and delete."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import time
+from typing import Any
+
+from ..errors import WorkbenchError
+from ..events import SessionChanged
+from .core import ArchiveCore
+from .models import Session
+
+MAX_TITLE_LENGTH = 100
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffc]")
+_NUMBERED = re.compile(r"^(.*?) #(\d+)$")
+# Columns an upsert fills only while they are still empty (the first writer wins).
+_FILL_ONLY = ("model", "model_config", "system_prompt", "parent_session_id", "session_key", "chat_id", "chat_type",
+              "thread_id", "cwd", "profile_name", "user_id", "display_name", "git_branch", "git_repo_root")
+_TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
+                  "api_call_count")
+
+
+def sanitize_title(title: str | None) -> str | None:
+    """Drop control, zero-width and bidi characters, collapse whitespace; None when empty."""
+    if title is None:
+        return None
+    cleaned = " ".join(_INVISIBLE.sub("", str(title)).split())
+    if not cleaned:
+        return None
+    if len(cleaned) > MAX_TITLE_LENGTH:
+        raise WorkbenchError(f"Title too long ({len(cleaned)} chars, max {MAX_TITLE_LENGTH}). Shorten it.")
+    return cleaned
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class SessionsMixin(ArchiveCore):
+    def new_session_id(self) -> str:
+        """``YYYYMMDD_HHMMSS_<6 hex>`` (UTC), the shape Hermes uses."""
+        return time.strftime("%Y%m%d_%H%M%S", time.gmtime(self.clock.now())) + "_" + secrets.token_hex(3)
+
+    def create_session(self, session_id: str | None = None, *, source: str = "workbench", model: str | None = None,
+                       title: str | None = None, parent_session_id: str | None = None,
+                       system_prompt: str | None = None, actor: str = "agent", **extra: Any) -> Session:
+        """Create a session, or fill the still-empty fields of an existing one (never overwrites)."""
+        session_id = session_id or self.new_session_id()
+        values: dict[str, Any] = {"model": model, "system_prompt": system_prompt, "parent_session_id": parent_session_id}
+        for key, value in extra.items():
+            if key in ("id", "source", "started_at", "title") or not self.caps.has("sessions", key):
+                raise WorkbenchError(f"Unknown session field {key!r}; it is not a column of this state.db.")
+            values[key] = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value
+        values = {k: v for k, v in values.items() if v is not None}
+        conn = self.conn()
+        with self._write():
+            if parent_session_id and parent_session_id != session_id and not conn.execute(
+                    "SELECT 1 FROM sessions WHERE id = ?", (parent_session_id,)).fetchone():
+                raise WorkbenchError(f"Parent session {parent_session_id!r} does not exist; create it first.")
+            created = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None
+            columns = ["id", "source", "started_at", *values]
+            updates = [f"{c} = COALESCE(sessions.{c}, excluded.{c})" for c in values if c in _FILL_ONLY] or ["id = id"]
+            conn.execute(
+                f"INSERT INTO sessions ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+                f"ON CONFLICT(id) DO UPDATE SET {', '.join(updates)}",
+                (session_id, source, self.clock.now(), *values.values()))
+        if created:
+            self._publish(SessionChanged(action="created", session_id=session_id, actor=actor,
+                                         parent_session_id=parent_session_id))
+        session = self._session_or_fail(session_id)
+        if title and session.title is None:
+            self.set_title(session_id, title, actor=actor)
+            session = self._session_or_fail(session_id)
+        return session
+
+    def get_session(self, session_id: str) -> Session | None:
+        row = self.conn().execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return self._session(row) if row else None
+
+    def resolve_session(self, text: str) -> Session | None:
+        """A session by exact id, else a unique id prefix, else its title."""
+        text = (text or "").strip()
+        if not text:
+            return None
+        exact = self.get_session(text)
+        if exact is not None:
+            return exact
+        rows = self.conn().execute("SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2",
+                                   (_like_escape(text) + "%",)).fetchall()
+        if len(rows) == 1:
+            return self._session(rows[0])
+        return self.resolve_title(text) if not rows else None
+
+    def list_sessions(self, limit: int = 50, offset: int = 0, source: str | None = None,
+                      include_archived: bool = False) -> list[Session]:
+        """Newest first."""
+        where, args = [], []
+        if source is not None:
+            where.append("source = ?")
+            args.append(source)
+        if not include_archived and self.caps.has("sessions", "archived"):
+            where.append("archived = 0")
+        sql = "SELECT * FROM sessions" + (f" WHERE {' AND '.join(where)}" if where else "")
+        sql += " ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?"
+        return [self._session(r) for r in self.conn().execute(sql, (*args, max(0, limit), max(0, offset)))]
+
+    def session_count(self) -> int:
+        return self.conn().execute("SELECT count(*) FROM sessions").fetchone()[0]
+
+    def end_session(self, session_id: str, reason: str, *, actor: str = "agent") -> bool:
+        """End a live session; the first reason wins (False when it had already ended)."""
+        self._session_or_fail(session_id)
+        conn = self.conn()
+        with self._write():
+            changed = conn.execute("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
+                                   (self.clock.now(), reason, session_id)).rowcount
+        if changed:
+            jid = self.home.journal.append("sessions", "end", session_id, actor=actor, after=reason, session_id=session_id)
+            self._publish(SessionChanged(action="ended", session_id=session_id, actor=actor, journal_id=jid))
+        return bool(changed)
+
+    def set_title(self, session_id: str, title: str | None, *, actor: str = "user") -> str | None:
+        """Set (or with an empty title, clear) a unique title; returns the stored title.
+
+        A title held by a compression ancestor moves to this session (as Hermes does);
+        any other holder is a refusal.
+        """
+        clean = sanitize_title(title)
+        session = self._session_or_fail(session_id)
+        conn = self.conn()
+        with self._journaled("title", session_id, actor=actor, before=session.title) as entry:
+            with self._write():
+                if clean is not None:
+                    holder = conn.execute("SELECT id FROM sessions WHERE title = ? AND id != ?",
+                                          (clean, session_id)).fetchone()
+                    if holder:
+                        if holder["id"] not in self._compression_ancestors(session_id):
+                            raise WorkbenchError(f"Title '{clean}' is already in use by session {holder['id']}. "
+                                                 "Choose another title.", holder=holder["id"])
+                        conn.execute("UPDATE sessions SET title = NULL WHERE id = ?", (holder["id"],))
+                conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (clean, session_id))
+            entry.updates["after"] = clean
+        self._publish(SessionChanged(action="titled", session_id=session_id, actor=actor, journal_id=entry.id))
+        return clean
+
+    def _compression_ancestors(self, session_id: str) -> set[str]:
+        """Ancestors reached through parents that ended by compression."""
+        found, current = set(), session_id
+        for _ in range(100):
+            row = self.conn().execute(
+                "SELECT p.id, p.end_reason FROM sessions c JOIN sessions p ON p.id = c.parent_session_id WHERE c.id = ?",
+                (current,)).fetchone()
+            if row is None or row["end_reason"] != "compression" or row["id"] in found or row["id"] == session_id:
+                break
+            found.add(row["id"])
+            current = row["id"]
+        return found
+
+    def next_lineage_title(self, parent_title: str) -> str:
+        """``X`` -> ``X #2`` -> ``X #3``: the next free numbered title of a lineage."""
+        match = _NUMBERED.match(parent_title)
+        base = match.group(1) if match else parent_title
+        rows = self.conn().execute("SELECT title FROM sessions WHERE title = ? OR title LIKE ? ESCAPE '\\'",
+                                   (base, _like_escape(base) + " #%")).fetchall()
+        if not rows:
+            return base
+        numbers = [1]
+        for row in rows:
+            numbered = _NUMBERED.match(row["title"])
+            if numbered and numbered.group(1) == base:
+                numbers.append(int(numbered.group(2)))
+        return f"{base} #{max(numbers) + 1}"
+
+    def resolve_title(self, title: str) -> Session | None:
+        """The newest ``title #N`` variant, else the exact title, else None."""
+        base = title.strip()
+        row = self.conn().execute("SELECT * FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT 1",
+                                  (_like_escape(base) + " #%",)).fetchone()
+        row = row or self.conn().execute("SELECT * FROM sessions WHERE title = ?", (base,)).fetchone()
+        return self._session(row) if row else None
+
+    def update_token_counts(self, session_id: str, *, absolute: bool = False, model: str | None = None,
+                            estimated_cost_usd: float | None = None, **counts: int) -> None:
+        """Add (or with ``absolute``, set) token and API-call counters."""
+        unknown = set(counts) - set(_TOKEN_COLUMNS)
+        if unknown:
+            raise WorkbenchError(f"Unknown token counter(s): {', '.join(sorted(unknown))}; use {', '.join(_TOKEN_COLUMNS)}.")
+        sets, args = [], []
+        for column, value in counts.items():
+            if self.caps.has("sessions", column):
+                sets.append(f"{column} = ?" if absolute else f"{column} = COALESCE({column}, 0) + ?")
+                args.append(int(value or 0))
+        if estimated_cost_usd is not None and self.caps.has("sessions", "estimated_cost_usd"):
+            sets.append("estimated_cost_usd = ?" if absolute else "estimated_cost_usd = COALESCE(estimated_cost_usd, 0) + ?")
+            args.append(float(estimated_cost_usd))
+        if model:
+            sets.append("model = COALESCE(model, ?)")
+            args.append(model)
+        if not sets:
+            return
+        self._session_or_fail(session_id)
+        with self._write() as conn:
+            conn.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*args, session_id))
+
+    def set_archived(self, session_id: str, archived: bool = True, *, actor: str = "user") -> int:
+        """Archive (hide from lists) or restore a session with its whole compression chain."""
+        self._require("sessions", "archived")
+        chain = self.lineage(session_id).chain
+        with self._journaled("archive" if archived else "unarchive", session_id, actor=actor,
+                             detail={"sessions": chain}) as entry:
+            with self._write() as conn:
+                changed = conn.execute(f"UPDATE sessions SET archived = ? WHERE id IN ({', '.join('?' * len(chain))}) "
+                                       "AND archived != ?", (int(archived), *chain, int(archived))).rowcount
+            entry.updates["after"] = str(int(archived))
+        self._publish(SessionChanged(action="archived" if archived else "unarchived", session_id=session_id,
+                                     actor=actor, journal_id=entry.id))
+        return changed
+
+    def delete_session(self, session_id: str, *, actor: str = "user") -> bool:
+        """Delete a session and its messages; delegate children go too, other children are orphaned."""
+        session = self.get_session(session_id)
+        if session is None:
+            return False
+        doomed = [session_id, *self._delegate_descendants(session_id)]
+        with self._journaled("delete", session_id, actor=actor, before=session.title,
+                             detail={"deleted": doomed, "message_count": session.message_count}) as entry:
+            with self._write():
+                self._delete_rows(doomed)
+        self._publish(SessionChanged(action="deleted", session_id=session_id, actor=actor, journal_id=entry.id,
+                                     parent_session_id=session.parent_session_id))
+        return True
+
+    def _delegate_descendants(self, session_id: str) -> list[str]:
+        found: list[str] = []
+        frontier, seen = [session_id], {session_id}
+        while frontier:
+            current = frontier.pop()
+            for row in self.conn().execute("SELECT * FROM sessions WHERE parent_session_id = ?", (current,)):
+                child = self._session(row)
+                if child.is_delegate and child.id not in seen:
+                    seen.add(child.id)
+                    found.append(child.id)
+                    frontier.append(child.id)
+        return found
+
+    def _delete_rows(self, ids: list[str]) -> None:
+        """Inside a write transaction: orphan surviving children, then remove messages and rows."""
+        conn = self.conn()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ", ".join("?" * len(chunk))
+            conn.execute(f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({marks}) "
+                         f"AND id NOT IN ({marks})", (*chunk, *chunk))
+            conn.execute(f"DELETE FROM messages WHERE session_id IN ({marks})", chunk)
+            if "session_model_usage" in self.caps.tables:
+                conn.execute(f"DELETE FROM session_model_usage WHERE session_id IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
+
+    def prune(self, older_than_days: float, source: str | None = None, *, actor: str = "user") -> int:
+        """Delete ended sessions started more than ``older_than_days`` ago; their children are orphaned."""
+        if older_than_days < 0:
+            raise WorkbenchError("older_than_days must be zero or more.")
+        cutoff = self.clock.now() - older_than_days * 86400
+        sql, args = "SELECT id FROM sessions WHERE ended_at IS NOT NULL AND started_at < ?", [cutoff]
+        if source is not None:
+            sql += " AND source = ?"
+            args.append(source)
+        ids = [r["id"] for r in self.conn().execute(sql, args)]
+        if not ids:
+            return 0
+        with self._journaled("prune", "*", actor=actor, detail={"older_than_days": older_than_days, "source": source}) as entry:
+            with self._write():
+                self._delete_rows(ids)
+            entry.updates["detail"] = {"older_than_days": older_than_days, "source": source, "count": len(ids),
+                                       "deleted": ids[:200]}
+        self._publish(SessionChanged(action="pruned", actor=actor, journal_id=entry.id))
+        return len(ids)

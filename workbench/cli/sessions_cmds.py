@@ -1,0 +1,216 @@
+"""``workbench sessions list|search|show|lineage|export|rename|archive|delete|prune|reindex``.
+
+Reads open the home read-only (search may update our CJK index in workbench.db, never
+state.db). Session ids may be given in full, as a unique prefix, or as a title.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from engine.archive import Session
+from engine.errors import WorkbenchError
+from engine.home import Home
+
+from . import Output, UsageError
+
+
+def register(subparsers, common) -> None:
+    sessions = subparsers.add_parser("sessions", parents=[common], help="the session archive (state.db) and search")
+    sessions.set_defaults(handler=list_sessions, limit=20, offset=0, source=None, all=False, read_only=True)
+    sub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION")
+
+    ls = sub.add_parser("list", parents=[common], help="sessions, newest first")
+    ls.add_argument("--limit", type=int, default=20)
+    ls.add_argument("--offset", type=int, default=0)
+    ls.add_argument("--source", help="only this source (cli, telegram, workbench, ...)")
+    ls.add_argument("--all", action="store_true", help="include archived sessions")
+    ls.set_defaults(handler=list_sessions, read_only=True)
+
+    search = sub.add_parser("search", parents=[common], help="full-text search, best hit per lineage")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--limit", type=int, default=20)
+    search.add_argument("--offset", type=int, default=0)
+    search.add_argument("--role", action="append", help="only messages with this role (repeatable)")
+    search.add_argument("--sort", choices=["newest", "oldest"], help="order by time instead of relevance")
+    search.add_argument("--prefix", action="store_true", help="treat the last word as a prefix (search as you type)")
+    search.set_defaults(handler=search_sessions, read_only=False)  # may extend the CJK index in workbench.db
+
+    show = sub.add_parser("show", parents=[common], help="a session and its messages")
+    show.add_argument("session", metavar="ID")
+    show.add_argument("--around", type=int, metavar="MESSAGE_ID", help="only a window around this message")
+    show.add_argument("--window", type=int, default=5, help="messages either side of --around (default 5)")
+    show.add_argument("--limit", type=int, help="at most this many messages")
+    show.add_argument("--offset", type=int, default=0)
+    show.add_argument("--archived", action="store_true", help="include rows archived by compaction or rewound")
+    show.set_defaults(handler=show_session, read_only=True)
+
+    lineage = sub.add_parser("lineage", parents=[common], help="root, chain to the tip, and children")
+    lineage.add_argument("session", metavar="ID")
+    lineage.set_defaults(handler=show_lineage, read_only=True)
+
+    export = sub.add_parser("export", parents=[common], help="a session (or its lineage) as JSON or Markdown")
+    export.add_argument("session", metavar="ID")
+    export.add_argument("--format", choices=["json", "markdown"], default="json")
+    export.add_argument("--lineage", action="store_true", help="the whole chain from the root to the tip")
+    export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    export.set_defaults(handler=export_session, read_only=True)
+
+    rename = sub.add_parser("rename", parents=[common], help="set a session's title (empty clears it)")
+    rename.add_argument("session", metavar="ID")
+    rename.add_argument("title", metavar="TITLE")
+    rename.set_defaults(handler=rename_session, read_only=False)
+
+    archive = sub.add_parser("archive", parents=[common], help="hide a session (with its compression chain) from lists")
+    archive.add_argument("session", metavar="ID")
+    archive.add_argument("--undo", action="store_true", help="show it again")
+    archive.set_defaults(handler=archive_session, read_only=False)
+
+    delete = sub.add_parser("delete", parents=[common], help="delete a session and its messages")
+    delete.add_argument("session", metavar="ID")
+    delete.add_argument("--yes", action="store_true", help="confirm the deletion")
+    delete.set_defaults(handler=delete_session, read_only=False)
+
+    prune = sub.add_parser("prune", parents=[common], help="delete ended sessions older than N days")
+    prune.add_argument("--days", type=float, required=True)
+    prune.add_argument("--source")
+    prune.add_argument("--yes", action="store_true", help="confirm the deletion")
+    prune.set_defaults(handler=prune_sessions, read_only=False)
+
+    reindex = sub.add_parser("reindex", parents=[common], help="rebuild the CJK search index (workbench.db)")
+    reindex.set_defaults(handler=reindex, read_only=False)
+
+
+def resolve(home: Home, text: str) -> Session:
+    session = home.archive.resolve_session(text)
+    if session is None:
+        raise WorkbenchError(f"No session matches {text!r} (by id, unique id prefix or title). "
+                             "Find it with `workbench sessions list` or `sessions search`.")
+    return session
+
+
+def _when(value: str | None) -> str:
+    return (value or "")[:16].replace("T", " ")
+
+
+def list_sessions(home: Home, args) -> Output:
+    rows = home.archive.list_sessions(limit=args.limit, offset=args.offset, source=args.source,
+                                      include_archived=args.all)
+    data = {"sessions": [s.to_dict() for s in rows], "count": len(rows)}
+
+    def text() -> str:
+        if not rows:
+            return "no sessions"
+        return "\n".join(f"{_when(s.to_dict()['started_at'])}  {s.id}  {s.source:<9} {s.message_count:>5} msgs  "
+                         f"{s.title or ''}" + (f"  (child of {s.parent_session_id})" if s.parent_session_id else "")
+                         for s in rows)
+    return Output(data, text)
+
+
+def search_sessions(home: Home, args) -> Output:
+    if args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    hits = home.archive.search(args.query, limit=args.limit, offset=args.offset, role=args.role, prefix=args.prefix,
+                               sort=args.sort)
+    data = {"query": args.query, "results": [h.to_dict() for h in hits], "count": len(hits)}
+
+    def text() -> str:
+        if not hits:
+            return f"no matches for {args.query!r}"
+        lines = []
+        for h in hits:
+            lines.append(f"{_when(h.when)}  {h.session_id}  [{h.role} #{h.match_message_id}]  {h.title or ''}")
+            lines.append("    " + h.snippet)
+        return "\n".join(lines)
+    return Output(data, text)
+
+
+def _message_line(m) -> str:
+    body = " ".join(m.text.split())
+    calls = ", ".join((c.get("function") or {}).get("name", "?") for c in m.tool_calls or [] if isinstance(c, dict))
+    label = m.role + (f":{m.tool_name}" if m.tool_name else "") + ("" if m.active else " (archived)" if m.compacted else " (rewound)")
+    return f"#{m.id} {label}: {body}" + (f"  [calls {calls}]" if calls else "")
+
+
+def show_session(home: Home, args) -> Output:
+    archive = home.archive
+    session = resolve(home, args.session)
+    data: dict = {"session": session.to_dict()}
+    if args.around is not None:
+        anchor = archive.message(args.around)
+        if anchor is None or anchor.session_id != session.id:
+            raise WorkbenchError(f"Message {args.around} is not in session {session.id}.")
+        messages, before, after = archive.message_window(args.around, max(0, args.window))
+        data.update(messages_before=before, messages_after=after)
+    else:
+        messages = archive.messages(session.id, include_archived=args.archived, limit=args.limit, offset=args.offset)
+    data["messages"] = [m.to_dict() for m in messages]
+
+    def text() -> str:
+        head = f"{session.id}  {session.title or '(untitled)'}  [{session.source}, {session.message_count} msgs]"
+        return "\n".join([head, *(_message_line(m) for m in messages)])
+    return Output(data, text)
+
+
+def show_lineage(home: Home, args) -> Output:
+    lineage = home.archive.lineage(resolve(home, args.session).id)
+    data = lineage.to_dict()
+
+    def text() -> str:
+        lines = ["chain: " + " -> ".join(lineage.chain)]
+
+        def walk(node: str, depth: int) -> None:
+            lines.append("  " * depth + node)
+            for child in lineage.children.get(node, []):
+                walk(child, depth + 1)
+        walk(lineage.root_id, 0)
+        return "\n".join(lines)
+    return Output(data, text)
+
+
+def export_session(home: Home, args) -> Output:
+    session = resolve(home, args.session)
+    exporter = home.archive.export_lineage if args.lineage else home.archive.export_session
+    body = exporter(session.id, args.format)
+    if args.output:
+        Path(args.output).write_text(body, encoding="utf-8")
+        return Output({"success": True, "path": args.output, "session_id": session.id}, f"wrote {args.output}")
+    if args.format == "json":
+        return Output(json.loads(body), body)
+    return Output({"session_id": session.id, "markdown": body}, body)
+
+
+def rename_session(home: Home, args) -> Output:
+    session = resolve(home, args.session)
+    title = home.archive.set_title(session.id, args.title, actor="user")
+    return Output({"success": True, "session_id": session.id, "title": title}, f"{session.id}: {title or '(untitled)'}")
+
+
+def archive_session(home: Home, args) -> Output:
+    session = resolve(home, args.session)
+    changed = home.archive.set_archived(session.id, not args.undo, actor="user")
+    state = "restored" if args.undo else "archived"
+    return Output({"success": True, "session_id": session.id, "archived": not args.undo, "changed": changed},
+                  f"{state} {changed} session(s)")
+
+
+def delete_session(home: Home, args) -> Output:
+    session = resolve(home, args.session)
+    if not args.yes:
+        raise WorkbenchError(f"Deleting {session.id} ({session.message_count} messages) cannot be undone; "
+                             "add --yes to confirm.")
+    home.archive.delete_session(session.id, actor="user")
+    return Output({"success": True, "deleted": session.id}, f"deleted {session.id}")
+
+
+def prune_sessions(home: Home, args) -> Output:
+    if not args.yes:
+        raise WorkbenchError(f"Pruning deletes every ended session older than {args.days:g} days; add --yes to confirm.")
+    count = home.archive.prune(args.days, source=args.source, actor="user")
+    return Output({"success": True, "pruned": count}, f"pruned {count} session(s)")
+
+
+def reindex(home: Home, args) -> Output:
+    rows = home.archive.bigram_index.rebuild()
+    return Output({"success": True, "messages_read": rows}, f"indexed {rows} messages")
