@@ -21,6 +21,7 @@ from engine.errors import WorkbenchError
 # Command-group modules, each registering its subcommands.
 COMMAND_MODULES = [
     "workbench.cli.tui_cmds",
+    "workbench.cli.memory_cmds",
     "workbench.cli.pending_cmds",
     "workbench.cli.skills_cmds",
     "workbench.cli.curator_cmds",

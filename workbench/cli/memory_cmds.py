@@ -1,0 +1,197 @@
+"""``workbench memory show|add|replace|remove|history|undo``: curated memory from the shell.
+
+Writes go through the same store, guards and journal as the agent's tool, as actor
+``user``; their JSON is the tool's result. A refusal exits 1 with ``success: false``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from engine.home import Home
+from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, render_block
+from engine.tools import ToolContext
+
+from . import Output, UsageError
+
+GAUGE_CELLS = 24
+
+
+def register(subparsers, common) -> None:
+    memory = subparsers.add_parser("memory", parents=[common], help="curated memory: MEMORY.md and USER.md")
+    memory.set_defaults(handler=show, target=None, frozen=False, read_only=True)
+    sub = memory.add_subparsers(dest="memory_command", metavar="ACTION")
+
+    show_p = sub.add_parser("show", parents=[common], help="entries, usage and the rendered prompt block")
+    show_p.add_argument("--target", choices=TARGETS, help="only this store (default: both)")
+    show_p.add_argument("--frozen", action="store_true",
+                        help="the snapshot a new session would freeze (poisoned entries shown [BLOCKED])")
+    show_p.set_defaults(handler=show, read_only=True)
+
+    add = sub.add_parser("add", parents=[common], help="add an entry")
+    add.add_argument("--target", choices=TARGETS, default="memory")
+    add.add_argument("text", metavar="TEXT")
+    add.set_defaults(handler=add_entry, read_only=False)
+
+    replace = sub.add_parser("replace", parents=[common], help="replace the whole entry OLD identifies")
+    replace.add_argument("--target", choices=TARGETS, default="memory")
+    replace.add_argument("--old", required=True, metavar="OLD", help="short unique substring of the entry")
+    replace.add_argument("text", metavar="TEXT", help="the complete new entry")
+    replace.set_defaults(handler=replace_entry, read_only=False)
+
+    remove = sub.add_parser("remove", parents=[common], help="remove the entry OLD identifies")
+    remove.add_argument("--target", choices=TARGETS, default="memory")
+    remove.add_argument("--old", required=True, metavar="OLD", help="short unique substring of the entry")
+    remove.set_defaults(handler=remove_entry, read_only=False)
+
+    history = sub.add_parser("history", parents=[common], help="journal of memory changes, newest first")
+    history.add_argument("--target", choices=TARGETS)
+    history.add_argument("--limit", type=int, default=20)
+    history.set_defaults(handler=show_history, read_only=False)
+
+    undo = sub.add_parser("undo", parents=[common], help="apply the inverse of a journal event")
+    undo.add_argument("event_id", metavar="EVENT_ID", type=int)
+    undo.set_defaults(handler=undo_event, read_only=False)
+
+
+# -- show ------------------------------------------------------------------------------
+def gauge(usage: Usage) -> str:
+    filled = min(GAUGE_CELLS, round(usage.percent / 100 * GAUGE_CELLS))
+    return "█" * filled + "░" * (GAUGE_CELLS - filled)
+
+
+def _view(home: Home, target: str, frozen) -> dict:
+    store = home.memory
+    if frozen is not None:
+        entries, usage, rendered = list(frozen.entries[target]), frozen.usage[target], frozen.block(target)
+    else:
+        entries = store.entries(target)
+        usage = Usage.of(entries, store.limit(target))
+        rendered = render_block(target, entries, usage.limit)
+    view = {"target": target, "entries": entries, "chars": usage.chars, "limit": usage.limit,
+            "percent": usage.percent, "usage": usage.text, "rendered": rendered,
+            "file": str(store.path(target)), "enabled": store.enabled(target)}
+    if frozen is not None:
+        view["blocked"] = len(frozen.blocked(target))
+        view["error"] = frozen.errors[target]
+    return view
+
+
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
+
+
+def _numbered(entries: list[str], marks: list[str] | None = None) -> list[str]:
+    lines = []
+    width = len(str(len(entries)))
+    for i, entry in enumerate(entries, 1):
+        mark = marks[i - 1] if marks else ""
+        first, *rest = entry.splitlines() or [""]
+        lines.append(f"  {i:>{width}}. {mark}{first}")
+        lines.extend(" " * (width + 4) + line for line in rest)
+    return lines
+
+
+def _view_text(view: dict, frozen: bool) -> str:
+    title = BLOCK_TITLES[view["target"]] + ("  · frozen snapshot" if frozen else "")
+    usage = Usage(view["chars"], view["limit"])
+    lines = [f"{title}  ({FILE_NAMES[view['target']]})",
+             f"  {gauge(usage)}  {usage.text} · {_entries(len(view['entries']))}"]
+    if not view["enabled"]:
+        lines.append("  (disabled in config: not injected into the prompt, agent writes refused)")
+    if view.get("error"):
+        lines.append(f"  (unreadable: {view['error']})")
+    lines.extend(_numbered(view["entries"]) if view["entries"] else ["  (no entries)"])
+    return "\n".join(lines)
+
+
+def show(home: Home, args) -> Output:
+    targets = [args.target] if args.target else list(TARGETS)
+    frozen = home.memory.snapshot() if args.frozen else None
+    views = {t: _view(home, t, frozen) for t in targets}
+    data = views[args.target] if args.target else views
+    return Output(data, text=lambda: "\n\n".join(_view_text(v, args.frozen) for v in views.values()))
+
+
+# -- writes ----------------------------------------------------------------------------
+def result_text(result: dict) -> str:
+    """A tool result as a person would like to read it."""
+    if result.get("success"):
+        lines = [f"✓ {result.get('message', 'Done.')}"]
+        for key in ("replaced_entry", "removed_entry"):
+            if key in result:
+                lines.append(f"  was: {_short(result[key])}")
+        if "usage" in result:
+            lines.append(f"  {result.get('target', '')}: {result['usage']} · {_entries(result.get('entry_count', 0))}")
+        return "\n".join(lines)
+    lines = [f"✗ {textwrap.fill(str(result.get('error')), 100, subsequent_indent='  ')}"]
+    if result.get("matches"):
+        lines.append("  matching entries:")
+        lines.extend(f"    - {m}" for m in result["matches"])
+    if result.get("current_entries"):
+        lines.append("  current entries:")
+        lines.extend(_numbered(result["current_entries"]))
+    if result.get("drift_backup"):
+        lines.append(f"  backup: {result['drift_backup']}")
+    return "\n".join(lines)
+
+
+def _short(text: str | None, width: int = 72) -> str:
+    if text is None:
+        return "—"
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _write(result: dict) -> Output:
+    return Output(result, text=lambda: result_text(result))
+
+
+def _user() -> ToolContext:
+    return ToolContext(actor="user")
+
+
+def add_entry(home: Home, args) -> Output:
+    return _write(home.memory.add(args.target, args.text, _user()))
+
+
+def replace_entry(home: Home, args) -> Output:
+    return _write(home.memory.replace(args.target, args.old, args.text, _user()))
+
+
+def remove_entry(home: Home, args) -> Output:
+    return _write(home.memory.remove(args.target, args.old, _user()))
+
+
+def undo_event(home: Home, args) -> Output:
+    return _write(home.memory.undo(args.event_id, actor="user"))
+
+
+# -- history ---------------------------------------------------------------------------
+def _event(entry) -> dict:
+    data = entry.to_dict()
+    data["detail"] = {k: v for k, v in entry.detail.items() if k != "file_after"}
+    return data
+
+
+def show_history(home: Home, args) -> Output:
+    if args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    events = [_event(e) for e in home.memory.history(args.target, args.limit)]
+
+    def text() -> str:
+        if not events:
+            return "No memory changes journaled yet."
+        lines = []
+        for e in events:
+            when = e["at"].replace("T", " ")[:16]
+            where = f"  session {e['session_id']}" + (f" msg {e['message_id']}" if e["message_id"] else "") \
+                if e["session_id"] else ""
+            lines.append(f"#{e['id']:<5} {when}  {e['actor']:<8} {e['action']:<8} {e['target']:<6}{where}")
+            if e["before"] is not None:
+                lines.append(f"         - {_short(e['before'])}")
+            if e["after"] is not None:
+                lines.append(f"         + {_short(e['after'])}")
+        return "\n".join(lines)
+
+    return Output({"events": events}, text=text)
