@@ -36,6 +36,17 @@ DEFAULTS: dict[str, Any] = {
     "compression.enabled": True,
     "compression.threshold": 0.5,
     "model.context_length": 16000,
+    # runner and models (engine/runner, engine/models)
+    "compression.in_place": False,
+    "compression.protect_first_n": 3,
+    "compression.target_ratio": 0.2,
+    "agent.max_iterations": 16,
+    "model.backend": "offline",
+    "model.name": "",
+    "model.base_url": "",
+    "model.api_key_env": "OPENAI_API_KEY",
+    "model.timeout": 60,
+    "model.max_retries": 3,
     "approvals.duplicate_threshold": 90,
 }
 

@@ -1,0 +1,30 @@
+"""Model backends: ``offline`` (default), ``scripted`` (scenario files) and ``openai``."""
+
+from __future__ import annotations
+
+from .base import Model, ModelError, ModelReply, ToolCall
+from .offline import OfflineModel
+from .scripted import ScriptedModel
+
+BACKENDS = ("offline", "scripted", "openai")
+
+
+def make_model(home, backend: str | None = None, *, base_url: str | None = None, model_name: str | None = None,
+               api_key_env: str | None = None) -> Model:
+    """The model named by ``backend`` (else config ``model.backend``), flags overriding config."""
+    config = home.config
+    backend = (backend or config.str("model.backend") or "offline").lower()
+    if backend == "offline":
+        return OfflineModel()
+    if backend == "scripted":
+        return ScriptedModel()
+    if backend == "openai":
+        from .openai import OpenAIModel
+
+        return OpenAIModel(base_url=base_url or config.str("model.base_url"), model=model_name or config.str("model.name"),
+                           api_key_env=api_key_env if api_key_env is not None else config.str("model.api_key_env"),
+                           timeout=config.float("model.timeout"), max_retries=config.int("model.max_retries"))
+    raise ModelError(f"Unknown model {backend!r}. Use one of: {', '.join(BACKENDS)}.")
+
+
+__all__ = ["BACKENDS", "Model", "ModelError", "ModelReply", "OfflineModel", "ScriptedModel", "ToolCall", "make_model"]

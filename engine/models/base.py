@@ -1,0 +1,118 @@
+"""What every model backend speaks: OpenAI-style chat messages in, a ``ModelReply`` out.
+
+Messages are plain dicts in the chat-completions shape (``role``, ``content``,
+``tool_calls`` as ``[{"id", "type": "function", "function": {"name", "arguments"}}]``,
+``tool_call_id`` on tool results), so the same transcript goes to the offline model,
+a scenario and a real endpoint without translation.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import WorkbenchError
+
+# Marks the request a compression makes, so rule-based models can answer it extractively.
+SUMMARY_INSTRUCTION = (
+    "Summarise the conversation turns above for a handoff. Keep the user's goals, stated preferences, "
+    "decisions, completed actions with their tools, and open questions. Write plain prose and short lists."
+)
+
+
+# The background review's requests (the runner sends them, rule-based models recognise them).
+MEMORY_REVIEW_PROMPT = (
+    "Review the conversation above and consider saving to memory if appropriate. Focus on: 1. what the user "
+    "revealed about themselves (persona, preferences, personal details worth remembering); 2. how they expect you "
+    "to behave or work. If something stands out, save it with the memory tool. If nothing is worth saving, say "
+    "'Nothing to save.' and stop."
+)
+SKILL_REVIEW_PROMPT = (
+    "Review the conversation above and update the skill library. If a multi-step procedure was repeated or a "
+    "technique emerged that will be needed again, capture it as a class-level skill with skill_manage (patch an "
+    "existing skill before creating a new one; check skills_list first). If nothing is worth saving, say "
+    "'Nothing to save.' and stop."
+)
+REVIEW_TOOLS_NOTE = "You can only call memory and skill management tools. Other tools will be denied at runtime."
+
+
+class ModelError(WorkbenchError):
+    """The model could not answer (auth, network, protocol); the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str | None = None  # set when the model sent arguments that are not a JSON object
+
+    def to_message(self) -> dict[str, Any]:
+        args = self.raw_arguments if self.raw_arguments is not None else json.dumps(self.arguments, ensure_ascii=False)
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": args}}
+
+
+@dataclass
+class ModelReply:
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: dict[str, int] | None = None  # prompt_tokens / completion_tokens when the backend reports them
+
+    def to_message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [call.to_message() for call in self.tool_calls]
+        return message
+
+
+class Model:
+    """A chat model. ``complete`` is the one required call; ``summarise`` backs compression."""
+
+    name = "model"
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
+        raise NotImplementedError
+
+    def summarise(self, messages: list[dict[str, Any]]) -> str:
+        """Summarise the turns a compression drops (default: ask the model itself)."""
+        prompt = f"{serialise_turns(messages)}\n\n{SUMMARY_INSTRUCTION}"
+        return self.complete([{"role": "user", "content": prompt}], []).content.strip()
+
+    def close(self) -> None:
+        """Release network clients; nothing to do for local models."""
+
+
+def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
+    """Decode tool-call arguments; anything but a JSON object is kept raw so the runner can report it."""
+    if isinstance(raw, dict):
+        return raw, None
+    if raw in (None, ""):
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return {}, str(raw)
+    return (value, None) if isinstance(value, dict) else ({}, str(raw))
+
+
+def serialise_turns(messages: list[dict[str, Any]], limit: int = 4000) -> str:
+    """One line block per message, long contents cut (head and tail kept), for summary prompts."""
+    lines = []
+    for message in messages:
+        content = str(message.get("content") or "")
+        if len(content) > limit:
+            content = f"{content[: limit * 2 // 3]} [...] {content[-limit // 4:]}"
+        calls = ", ".join(c["function"]["name"] for c in message.get("tool_calls") or [])
+        label = message.get("role", "?").upper() + (f" [tools: {calls}]" if calls else "")
+        if message.get("role") == "tool":
+            label = f"TOOL RESULT ({message.get('tool_name') or message.get('name') or '?'})"
+        lines.append(f"{label}: {content}")
+    return "\n\n".join(lines)
+
+
+def last_user_index(messages: list[dict[str, Any]]) -> int:
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "user":
+            return index
+    return -1

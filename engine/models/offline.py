@@ -1,0 +1,404 @@
+"""The offline model: deterministic, rule-based, no network, and able to drive every tool.
+
+It reads the conversation the way a real model would (the system prompt's memory
+blocks, the current user message, the tool results of this turn) and answers with
+the next tool call or the final text. It keeps no state between calls: the same
+messages always give the same reply, so runs are reproducible and testable.
+
+Understood requests: "remember that ...", "my name is ...", "I prefer ...", "we use ..."
+(memory add, to the user profile or to memory); "forget ..." (memory remove); "what did
+we discuss about X" (session_search); "how do I X" (skills_list, skill_view); "update
+the X skill: ..." (skill_view, skill_manage patch); routine requests such as "prepare
+the release" (skills_list, skill_view, session_search: a multi-step sequence that a
+background review can turn into a skill). It also answers background reviews and
+writes extractive summaries for compression.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..providers.fence import CLOSE_TAG, SYSTEM_NOTE, sanitize_context
+from .base import (MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT, Model, ModelReply, ToolCall,
+                   last_user_index)
+from .phrasing import best_match, declarative, keywords, overlap, sentence, shorten, slug
+
+SEP = "\u2550" * 46
+BLOCK_TITLES = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who the user is)"}
+TARGET_LABELS = {"memory": "memory", "user": "user profile"}
+
+_RE = {name: re.compile(pattern, re.I) for name, pattern in {
+    "forget": r"^(?:please\s+)?forget\b(?:\s+(?:that|about|the fact that))?\s*(?P<x>.+)",
+    "remember": r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget|do not forget)(?:\s+that)?[:,]?\s+(?P<x>.+)",
+    "fact": r"^(?P<x>(?:my name is|i prefer|i like|i use|i love|i hate|i live|i work (?:at|on|as|in|for)|i'm an? |"
+            r"i am an? |my \w[\w ]{0,30}? (?:is|are) |we use|we're using|we deploy|we host|we run|our \w[\w ]{0,30}? "
+            r"(?:is|are) ).+)",
+    "search": r"(?:what did we (?:discuss|talk about|decide|say|conclude)(?:\s+(?:about|on|regarding|for))?|"
+              r"did we (?:ever )?(?:discuss|talk about|decide on)|remind me what we (?:said|discussed|decided) about|"
+              r"(?:search|look through|check) (?:my |our |the )?(?:past |previous |earlier |old )?"
+              r"(?:sessions|conversations|chats|archive)(?:\s+(?:for|about))?)\s+(?P<x>.+)",
+    "patch": r"(?:update|patch|amend|fix|extend) the (?P<name>[\w-]+) skill(?:\s*(?:to|so that|with|:|,))?\s*(?P<x>.+)",
+    "patch_add": r"add (?:a |another )?(?:step|note)?\s*(?:to|in) the (?P<name>[\w-]+) skill\s*[:,-]?\s*(?P<x>.+)",
+    "howto": r"^(?:how (?:do|can|should|would) (?:i|we|you)|show me how to|what(?:'s| is) the (?:process|procedure|"
+             r"steps?) (?:for|to))\s+(?P<x>.+)",
+    "routine": r"^(?:please\s+|can you\s+|could you\s+)?(?P<verb>prepare|run|check|triage|audit|release|publish|"
+               r"set up|plan|draft|clean up|tidy up|ship|deploy|review)\s+(?P<x>.+)",
+    "greeting": r"^(?:hi|hello|hey|good (?:morning|afternoon|evening)|yo)\b",
+    "thanks": r"^(?:thanks|thank you|cheers|great|perfect|ok|okay|cool)\b",
+}.items()}
+
+# Implicit, review-worthy statements: habits and context the foreground turn did not save.
+_IMPLICIT_RE = re.compile(
+    r"\b(?P<x>(?:i usually|i always|i often|i normally|i tend to|i'm working on|i am working on|we usually|"
+    r"we always|we normally|our team|our deploys?|our releases?)\b[^.!?\n]{6,160})", re.I)
+
+
+@dataclass
+class Step:
+    """One tool call of this turn and its result (None while unanswered)."""
+
+    name: str
+    args: dict[str, Any]
+    result: dict[str, Any] | None
+
+
+def _result(content: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(content) if isinstance(content, str) else content
+    except ValueError:
+        return {"success": False, "error": str(content)}
+    return value if isinstance(value, dict) else {"success": True, "value": value}
+
+
+def _steps(messages: list[dict[str, Any]], start: int) -> list[Step]:
+    results = {m.get("tool_call_id"): m.get("content") for m in messages[start:] if m.get("role") == "tool"}
+    steps = []
+    for message in messages[start:]:
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function", {})
+            try:
+                args = json.loads(fn.get("arguments") or "{}")
+            except ValueError:
+                args = {}
+            raw = results.get(call.get("id"))
+            steps.append(Step(fn.get("name", ""), args if isinstance(args, dict) else {},
+                              None if raw is None else _result(raw)))
+    return steps
+
+
+def _recall(content: str) -> str:
+    """The body of a <memory-context> fence in the API copy of the user message, if any."""
+    if SYSTEM_NOTE not in content:
+        return ""
+    return content.split(SYSTEM_NOTE, 1)[1].split(CLOSE_TAG, 1)[0].strip()
+
+
+def frozen_entries(system_prompt: str) -> list[tuple[str, str]]:
+    """(target, entry) for every entry of the MEMORY / USER blocks in a system prompt."""
+    found = []
+    for target, title in BLOCK_TITLES.items():
+        marker = f"{SEP}\n{title}"
+        if marker not in system_prompt:
+            continue
+        body = system_prompt.split(marker, 1)[1].split(f"\n{SEP}\n", 1)[-1]
+        body = re.split(r"\n\n(?=\u2550|## |Conversation started:|<available_skills>)", body, maxsplit=1)[0]
+        found.extend((target, entry.strip()) for entry in body.split("\n§\n") if entry.strip())
+    return found
+
+
+def known_entries(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """What the model can know is in memory: the frozen blocks plus this conversation's writes."""
+    entries = frozen_entries(messages[0]["content"]) if messages and messages[0].get("role") == "system" else []
+    for step in _steps(messages, 0):
+        if step.name != "memory" or not step.result or step.result.get("success") is not True:
+            continue
+        if step.result.get("staged"):
+            continue
+        target = step.args.get("target") or "memory"
+        if step.args.get("action") in ("remove", "replace"):
+            entries = [(t, e) for t, e in entries if not (t == target and step.args.get("old_text", "\0") in e)]
+        if step.args.get("action") in ("add", "replace") and step.args.get("content"):
+            entries.append((target, step.args["content"]))
+    return entries
+
+
+def _skill_names(messages: list[dict[str, Any]], steps: list[Step]) -> list[tuple[str, str]]:
+    """(name, description) pairs from a skills_list result of this turn, else from the prompt's index."""
+    for step in steps:
+        if step.name == "skills_list" and step.result:
+            return [(s.get("name", ""), s.get("description", "")) for s in step.result.get("skills", [])]
+    system = messages[0].get("content", "") if messages and messages[0].get("role") == "system" else ""
+    return re.findall(r"^\s+- ([\w.-]+)(?::\s*(.*))?$", system, re.M)
+
+
+def _matching_skill(topic: str, skills: list[tuple[str, str]]) -> str | None:
+    scored = [(overlap(topic, f"{name.replace('-', ' ')} {desc}"), name) for name, desc in skills]
+    scored = [s for s in scored if s[0] >= 0.5]
+    return max(scored)[1] if scored else None
+
+
+def _skill_body(content: str, max_lines: int = 12) -> str:
+    body = content.split("\n---", 2)[-1] if content.startswith("---") else content
+    lines = [line for line in body.strip("-\n").splitlines() if line.strip() and not line.startswith("#")]
+    return "\n".join(lines[:max_lines])
+
+
+class OfflineModel(Model):
+    name = "offline"
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
+        index = last_user_index(messages)
+        content = str(messages[index].get("content") or "") if index >= 0 else ""
+        steps = _steps(messages, index + 1)
+        if content.startswith((MEMORY_REVIEW_PROMPT[:40], SKILL_REVIEW_PROMPT[:40])):
+            return self._next(messages, steps, self._review_plan(messages[:index], content, steps))
+        text = sanitize_context(content).strip()
+        return self._turn(messages, text, _recall(content), steps)
+
+    # -- plumbing ---------------------------------------------------------------------
+    @staticmethod
+    def _call(messages: list[dict[str, Any]], name: str, args: dict[str, Any]) -> ModelReply:
+        numbers = [int(m.group(1)) for msg in messages for c in msg.get("tool_calls") or []
+                   for m in [re.match(r"call_(\d+)$", str(c.get("id", "")))] if m]
+        call_id = f"call_{max(numbers, default=0) + 1:04d}"
+        return ModelReply(tool_calls=[ToolCall(call_id, name, args)])
+
+    def _next(self, messages, steps: list[Step], plan: tuple[list[tuple[str, dict]], str]) -> ModelReply:
+        calls, answer = plan
+        if len(steps) < len(calls):
+            name, args = calls[len(steps)]
+            return self._call(messages, name, args)
+        return ModelReply(content=answer)
+
+    # -- foreground turns ---------------------------------------------------------------
+    def _turn(self, messages, text: str, recall: str, steps: list[Step]) -> ModelReply:
+        plain = text.strip()
+        for intent in ("forget", "patch", "patch_add", "search", "remember", "howto", "routine", "fact"):
+            match = _RE[intent].search(plain) if intent in ("search", "patch", "patch_add") else _RE[intent].match(plain)
+            if match and not (intent == "fact" and plain.endswith("?")):
+                handler = getattr(self, f"_{intent.split('_')[0]}")
+                reply = handler(messages, match, steps)
+                if reply is not None:
+                    return reply
+        return ModelReply(content=self._chat(messages, plain, recall))
+
+    def _remember(self, messages, match, steps: list[Step]) -> ModelReply:
+        target, entry = declarative(match.group("x"))
+        if not steps:
+            return self._call(messages, "memory", {"action": "add", "target": target, "content": entry})
+        result = steps[-1].result or {}
+        label = TARGET_LABELS[steps[-1].args.get("target", target)]
+        if result.get("staged"):
+            return ModelReply(content=f"I've proposed adding that to your {label}; it is waiting for your approval "
+                                      f"(pending {result.get('pending_id', '?')}).")
+        if result.get("success"):
+            return ModelReply(content=f"Got it. Saved to {label}: \u201c{entry}\u201d")
+        return ModelReply(content=f"I couldn't save that to {label}: {result.get('error', 'unknown error')}")
+
+    _fact = _remember
+
+    def _forget(self, messages, match, steps: list[Step]) -> ModelReply:
+        phrase = match.group("x").strip().rstrip(".!")
+        entries = known_entries(messages)
+        if not steps:
+            best = best_match(phrase, [e for _, e in entries])
+            guess_target, guess = declarative(phrase)
+            target = next((t for t, e in entries if e == best), guess_target)
+            return self._call(messages, "memory", {"action": "remove", "target": target,
+                                                   "old_text": best or guess.rstrip(".")})
+        last = steps[-1]
+        result = last.result or {}
+        if result.get("success"):
+            if result.get("staged"):
+                return ModelReply(content=f"I've proposed removing that; it is waiting for your approval "
+                                          f"(pending {result.get('pending_id', '?')}).")
+            return ModelReply(content=f"Done. I removed \u201c{shorten(last.args.get('old_text', ''), 120)}\u201d "
+                                      f"from your {TARGET_LABELS.get(last.args.get('target'), 'memory')}.")
+        tried = {(s.args.get("target"), s.args.get("old_text")) for s in steps}
+        current = [str(e) for e in result.get("current_entries") or []]
+        retry = best_match(phrase, current)
+        if retry and (last.args.get("target"), retry) not in tried:
+            return self._call(messages, "memory", {"action": "remove", "target": last.args.get("target"), "old_text": retry})
+        other = "user" if last.args.get("target") == "memory" else "memory"
+        if len(steps) < 3 and not any(t == other for t, _ in tried):
+            return self._call(messages, "memory", {"action": "remove", "target": other, "old_text": phrase})
+        return ModelReply(content=f"I couldn't find anything about \u201c{phrase}\u201d in memory, so nothing was removed.")
+
+    def _search(self, messages, match, steps: list[Step]) -> ModelReply:
+        topic = match.group("x").strip().rstrip("?.! ")
+        if not steps:
+            return self._call(messages, "session_search", {"query": " ".join(keywords(topic)[:5]) or topic})
+        result = steps[-1].result or {}
+        hits = result.get("results") or result.get("sessions") or []
+        if not result.get("success", True) or not hits:
+            reason = result.get("error") or "no past session mentions it"
+            return ModelReply(content=f"I couldn't find an earlier discussion about {topic} ({reason}).")
+        lines = []
+        for hit in hits[:3]:
+            title = hit.get("title") or hit.get("session_id") or "a session"
+            when = str(hit.get("when") or hit.get("started_at") or "")[:10]
+            snippet = shorten(str(hit.get("snippet") or hit.get("summary") or ""), 140)
+            lines.append(f"- {title}{f' ({when})' if when else ''}: {snippet}")
+        return ModelReply(content=f"Here is what we discussed about {topic}:\n" + "\n".join(lines))
+
+    def _howto(self, messages, match, steps: list[Step]) -> ModelReply:
+        task = match.group("x").strip().rstrip("?.! ")
+        if not steps:
+            return self._call(messages, "skills_list", {})
+        name = _matching_skill(task, _skill_names(messages, steps))
+        viewed = next((s for s in steps if s.name == "skill_view"), None)
+        if name and viewed is None:
+            return self._call(messages, "skill_view", {"name": name})
+        if viewed and viewed.result and viewed.result.get("success"):
+            body = _skill_body(str(viewed.result.get("content", "")))
+            return ModelReply(content=f"Following the {viewed.args.get('name')} skill:\n{body}")
+        return ModelReply(content=f"I don't have a saved procedure to {task} yet. Walk me through it once and I "
+                                  "can keep it as a skill.")
+
+    def _routine(self, messages, match, steps: list[Step]) -> ModelReply:
+        verb, topic = match.group("verb").lower(), match.group("x").strip().rstrip("?.! ")
+        if not steps:
+            return self._call(messages, "skills_list", {})
+        name = _matching_skill(f"{verb} {topic}", _skill_names(messages, steps))
+        viewed = next((s for s in steps if s.name == "skill_view"), None)
+        if name and viewed is None:
+            return self._call(messages, "skill_view", {"name": name})
+        searched = next((s for s in steps if s.name == "session_search"), None)
+        if searched is None:
+            return self._call(messages, "session_search", {"query": " ".join(keywords(topic)[:4]) or topic})
+        found = len((searched.result or {}).get("results") or [])
+        plan = (_skill_body(str(viewed.result.get("content", ""))) if viewed and viewed.result
+                and viewed.result.get("success") else
+                f"1. Gather what changed since last time.\n2. Work through {topic} step by step.\n3. Report the outcome.")
+        return ModelReply(content=f"Plan to {verb} {topic}:\n{plan}\n(I checked {found} related earlier "
+                                  f"session{'s' if found != 1 else ''}.)")
+
+    def _patch(self, messages, match, steps: list[Step]) -> ModelReply:
+        name, addition = match.group("name"), sentence(match.group("x").strip())
+        if not steps:
+            return self._call(messages, "skill_view", {"name": name})
+        viewed = steps[0].result or {}
+        if not viewed.get("success"):
+            return ModelReply(content=f"I couldn't open the {name} skill: {viewed.get('error', 'not found')}")
+        if len(steps) == 1:
+            lines = [line for line in str(viewed.get("content", "")).rstrip().splitlines() if line.strip()]
+            last = lines[-1] if lines else ""
+            numbered = re.match(r"^(\s*)(\d+)\.\s", last)
+            new_line = f"{numbered.group(1)}{int(numbered.group(2)) + 1}. {addition}" if numbered else f"- {addition}"
+            return self._call(messages, "skill_manage", {"action": "patch", "name": name, "old_string": last,
+                                                         "new_string": f"{last}\n{new_line}"})
+        result = steps[-1].result or {}
+        if result.get("staged"):
+            return ModelReply(content=f"I've proposed the change to {name}; it is waiting for your approval "
+                                      f"(pending {result.get('pending_id', '?')}).")
+        if result.get("success"):
+            return ModelReply(content=f"Updated the {name} skill: {addition}")
+        return ModelReply(content=f"I couldn't update {name}: {result.get('error', 'unknown error')}")
+
+    def _chat(self, messages, text: str, recall: str) -> str:
+        if _RE["greeting"].match(text):
+            return "Hello! I can remember things for you, search our past sessions and follow saved procedures."
+        if _RE["thanks"].match(text):
+            return "You're welcome."
+        known = [entry for _, entry in known_entries(messages)]
+        hit = best_match(text, known, minimum=0.5)
+        if hit:
+            return f"From what I remember: {hit}"
+        recalled = best_match(text, [line.lstrip("-* ") for line in recall.splitlines() if line.strip()], 0.34)
+        if recalled:
+            return f"From our earlier sessions: {shorten(recalled, 200)}"
+        if text.endswith("?"):
+            return "I don't have anything about that in memory yet. If it matters, tell me and I'll remember it."
+        return f"Understood: {shorten(text, 120)}"
+
+    # -- background review ------------------------------------------------------------
+    def _review_plan(self, conversation, prompt: str, steps: list[Step]) -> tuple[list[tuple[str, dict]], str]:
+        calls: list[tuple[str, dict]] = []
+        notes: list[str] = []
+        if MEMORY_REVIEW_PROMPT[:40] in prompt:
+            for target, entry in self._implicit_facts(conversation):
+                calls.append(("memory", {"action": "add", "target": target, "content": entry}))
+                notes.append(f"saved to {TARGET_LABELS[target]}: {entry}")
+        if SKILL_REVIEW_PROMPT[:40] in prompt:
+            proposals = self._repeated_routines(conversation)
+            if proposals:
+                calls.append(("skills_list", {}))
+                listed = next((s for s in steps if s.name == "skills_list" and s.result), None)
+                existing = {name for name, _ in _skill_names(conversation, [listed] if listed else [])}
+                for name, content in proposals:
+                    if listed is not None and name not in existing:
+                        calls.append(("skill_manage", {"action": "create", "name": name, "content": content}))
+                        notes.append(f"proposed skill {name}")
+        return calls, ("Review done: " + "; ".join(notes) + ".") if notes else "Nothing to save."
+
+    @staticmethod
+    def _implicit_facts(conversation) -> list[tuple[str, str]]:
+        known = [entry for _, entry in known_entries(conversation)]
+        facts: list[tuple[str, str]] = []
+        for message in conversation:
+            if message.get("role") != "user":
+                continue
+            for match in _IMPLICIT_RE.finditer(sanitize_context(str(message.get("content") or ""))):
+                target, entry = declarative(match.group("x"))
+                if not any(overlap(entry, k) >= 0.6 for k in known + [e for _, e in facts]):
+                    facts.append((target, entry))
+        return facts[:3]
+
+    @staticmethod
+    def _repeated_routines(conversation) -> list[tuple[str, str]]:
+        """Routine requests asked at least twice with the same multi-step tool sequence."""
+        seen: dict[str, list[tuple[str, list[str]]]] = {}
+        for index, message in enumerate(conversation):
+            if message.get("role") != "user":
+                continue
+            match = _RE["routine"].match(sanitize_context(str(message.get("content") or "")).strip())
+            if not match:
+                continue
+            end = next((i for i in range(index + 1, len(conversation)) if conversation[i].get("role") == "user"),
+                       len(conversation))
+            sequence = [s.name for s in _steps(conversation[:end], index + 1)]
+            if len(sequence) >= 2:
+                verb, topic = match.group("verb").lower(), match.group("x").strip().rstrip("?.! ")
+                seen.setdefault(slug(f"{verb} {topic}"), []).append((f"{verb} {topic}", sequence))
+        proposals = []
+        for name, uses in seen.items():
+            if len(uses) < 2:
+                continue
+            request, sequence = uses[-1]
+            steps = "\n".join(f"{n}. {line}" for n, line in enumerate([
+                "Check skills_list for an existing procedure and load it with skill_view.",
+                f"Search past sessions (session_search) for earlier work on {request.split(' ', 1)[-1]}.",
+                "Work through the task in small steps and confirm each result.",
+                "Report what was done and anything left open."], 1))
+            description = shorten(f"How to {request}: the steps used each time it was asked for.", 60)
+            content = (f"---\nname: {name}\ndescription: {description}\n---\n# {sentence(request)[:-1]}\n\n"
+                       f"Learned from {len(uses)} repeated requests (tool sequence: {' -> '.join(sequence)}).\n\n"
+                       f"## Steps\n{steps}\n")
+            proposals.append((name, content))
+        return proposals
+
+    # -- compression --------------------------------------------------------------------
+    def summarise(self, messages: list[dict[str, Any]]) -> str:
+        """Extractive: the requests, the actions taken with their tools, and the answers given."""
+        requests, answers, actions = [], [], []
+        for message in messages:
+            role, text = message.get("role"), sanitize_context(str(message.get("content") or "")).strip()
+            if role == "user" and text:
+                requests.append(shorten(text, 160))
+            elif role == "assistant":
+                if text:
+                    answers.append(shorten(text, 160))
+                for call in message.get("tool_calls") or []:
+                    fn = call.get("function", {})
+                    actions.append(f"{fn.get('name')} {shorten(str(fn.get('arguments', '')), 100)}")
+        parts = ["## Goal", requests[-1] if requests else "(no user request in the compacted turns)"]
+        if requests[:-1]:
+            parts += ["## Earlier requests", *[f"- {r}" for r in requests[:-1][-8:]]]
+        if actions:
+            parts += ["## Completed actions", *[f"{n}. {a}" for n, a in enumerate(actions[-12:], 1)]]
+        if answers:
+            parts += ["## Answers given", *[f"- {a}" for a in answers[-8:]]]
+        return "\n".join(parts)

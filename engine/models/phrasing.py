@@ -1,0 +1,96 @@
+"""Small language helpers for the rule-based offline model: keywords, overlap, facts.
+
+Deterministic and dependency-free: turning "I prefer dark mode" into the declarative
+memory entry "User prefers dark mode.", finding which known entry a phrase refers to,
+and naming a skill after a request.
+"""
+
+from __future__ import annotations
+
+import re
+
+STOPWORDS = frozenset(
+    "a an and are as at be but by can could did do does for from had has have how i in into is it its me my of on "
+    "or our please should so that the their them then there these this to up us was we were what when where which "
+    "who why will with would you your about again also just some any all been being it's i'm we're let's".split())
+_WORD_RE = re.compile(r"[\w][\w'-]*", re.UNICODE)
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+_FIRST_PERSON = [
+    (re.compile(r"^(?:i am|i'm)\s+", re.I), "User is "),
+    (re.compile(r"^my name is\s+", re.I), "User's name is "),
+    (re.compile(r"^my\s+(.+?)\s+(is|are)\s+", re.I), lambda m: f"User's {m.group(1)} {m.group(2)} "),
+    (re.compile(r"^i\s+(\w+)\s+", re.I), lambda m: f"User {third_person(m.group(1))} "),
+    (re.compile(r"^we are\s+|^we're\s+", re.I), "The team is "),
+    (re.compile(r"^we\s+(\w+)\s+", re.I), lambda m: f"The team {third_person(m.group(1))} "),
+    (re.compile(r"^our\s+", re.I), "The team's "),
+]
+
+
+def keywords(text: str) -> list[str]:
+    """Content words (lower case, stopwords dropped); each CJK character counts as a word."""
+    words = []
+    for word in _WORD_RE.findall(text.lower()):
+        if _CJK_RE.search(word):
+            words.extend(ch for ch in word if _CJK_RE.match(ch))
+        elif len(word) > 2 and word not in STOPWORDS:
+            words.append(word.strip("'-"))
+    return words
+
+
+def overlap(a: str, b: str) -> float:
+    """Share of ``a``'s keywords found in ``b`` (0 when ``a`` has none)."""
+    wanted = set(keywords(a))
+    if not wanted:
+        return 0.0
+    have = set(keywords(b))
+    hits = sum(1 for w in wanted if w in have or any(h.startswith(w[:5]) for h in have if len(w) > 4))
+    return hits / len(wanted)
+
+
+def best_match(phrase: str, candidates: list[str], minimum: float = 0.34) -> str | None:
+    """The candidate that best covers ``phrase`` (ties: the first), if it covers enough."""
+    scored = [(overlap(phrase, c), -i, c) for i, c in enumerate(candidates)]
+    scored = [s for s in scored if s[0] >= minimum]
+    return max(scored)[2] if scored else None
+
+
+def third_person(verb: str) -> str:
+    verb = verb.lower()
+    if verb in ("have",):
+        return "has"
+    if verb.endswith(("s", "sh", "ch", "x", "o")):
+        return verb + "es"
+    if verb.endswith("y") and len(verb) > 2 and verb[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def sentence(text: str) -> str:
+    text = text.strip().rstrip(".!")
+    return (text[:1].upper() + text[1:] + ".") if text else ""
+
+
+def declarative(fact: str) -> tuple[str, str]:
+    """("user"|"memory", entry): a first-person statement becomes a fact about the user or team."""
+    fact = re.sub(r"\s+", " ", fact.strip())
+    for pattern, replacement in _FIRST_PERSON:
+        match = pattern.match(fact)
+        if match:
+            head = replacement(match) if callable(replacement) else replacement
+            rest = fact[match.end():]
+            target = "user" if head.startswith("User") else "memory"
+            return target, sentence(head + rest)
+    return "memory", sentence(fact)
+
+
+def slug(text: str, limit: int = 48) -> str:
+    """A skill-style name from the words of ``text``: ``triage-bug-queue``."""
+    words = [w for w in keywords(text) if w.isascii()]
+    name = "-".join(words)[:limit].strip("-")
+    return re.sub(r"[^a-z0-9-]", "", name) or "procedure"
+
+
+def shorten(text: str, limit: int = 160) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -1,0 +1,92 @@
+"""Background review: after some turns, the same model looks back and saves what it learned.
+
+Every ``memory.nudge_interval`` user turns it is asked what to remember; after
+``skills.creation_nudge_interval`` model iterations without a skill change, what to
+capture as a skill. It sees the session's own prompt and tool schemas (so the request
+prefix stays cache-identical) and the conversation so far, but may only run the memory
+and skill tools; it acts as ``review`` with origin ``background_review``, which the
+memory and skills parts use to stage destructive or gated writes for approval. Its
+messages are never stored, and a failing review never affects the turn it follows.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..models.base import MEMORY_REVIEW_PROMPT, REVIEW_TOOLS_NOTE, SKILL_REVIEW_PROMPT
+from ..tools import BACKGROUND_REVIEW, ToolContext
+from .tools import REVIEW_TOOLS
+
+log = logging.getLogger(__name__)
+
+MAX_REVIEW_ITERATIONS = 16
+DENIED = ("Background review denied tool {tool!r}. Allowed here: memory, skills_list, skill_view and skill_manage. "
+          "Do not retry {tool}.")
+
+
+@dataclass
+class ReviewResult:
+    triggers: list[str]
+    actions: list[dict[str, Any]] = field(default_factory=list)  # {name, arguments, result}
+    answer: str = ""
+    error: str | None = None
+
+    @property
+    def writes(self) -> list[dict[str, Any]]:
+        """Committed memory and skill writes (staged ones excluded)."""
+        return [a for a in self.actions if a["name"] in ("memory", "skill_manage")
+                and a["result"].get("success") is True and not a["result"].get("staged")]
+
+    @property
+    def staged(self) -> list[str]:
+        return [a["result"]["pending_id"] for a in self.actions if a["result"].get("staged") and a["result"].get("pending_id")]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"triggers": self.triggers, "actions": self.actions, "answer": self.answer, "error": self.error,
+                "writes": len(self.writes), "staged": self.staged}
+
+
+def review_prompt(memory: bool, skills: bool) -> str:
+    parts = ([MEMORY_REVIEW_PROMPT] if memory else []) + ([SKILL_REVIEW_PROMPT] if skills else [])
+    return "\n\n".join(parts + [REVIEW_TOOLS_NOTE])
+
+
+def maybe_review(session, *, memory: bool, skills: bool) -> ReviewResult:
+    """Run one review for ``session`` now (in this thread); never raises."""
+    result = ReviewResult(triggers=[t for t, on in (("memory", memory), ("skills", skills)) if on])
+    session.emit("review_started", actor="review", triggers=result.triggers)
+    tools = session.tools.restricted(REVIEW_TOOLS, DENIED)
+    messages = copy.deepcopy(session.api_messages()) + [{"role": "user", "content": review_prompt(memory, skills)}]
+    state: dict[str, Any] = {}
+    try:
+        for _ in range(MAX_REVIEW_ITERATIONS):
+            if session.cancel_event.is_set():
+                result.error = "cancelled"
+                break
+            reply = session.request(messages, tools, "review")
+            messages.append(reply.to_message())
+            if not reply.tool_calls:
+                result.answer = reply.content
+                break
+            for call in reply.tool_calls:
+                ctx = ToolContext(actor="review", session_id=session.id, origin=BACKGROUND_REVIEW, turn_state=state)
+                outcome = tools.dispatch(call.name, call.arguments, ctx)
+                if call.name == "memory":
+                    session.manager.notify_memory_write(call.arguments, outcome,
+                                                        {"session_id": session.id, "write_origin": BACKGROUND_REVIEW})
+                messages.append({"role": "tool", "tool_call_id": call.id, "tool_name": call.name,
+                                 "content": json.dumps(outcome, ensure_ascii=False, default=str)})
+                result.actions.append({"name": call.name, "arguments": call.arguments, "result": outcome})
+                session.emit("tool_result", actor="review", name=call.name, call_id=call.id,
+                             success=outcome.get("success", True) is not False, staged=bool(outcome.get("staged")),
+                             pending_id=outcome.get("pending_id"), error=outcome.get("error"), review=True)
+    except Exception as exc:  # a review must never break the session
+        log.warning("Background review failed: %s", exc)
+        result.error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+        session.emit("error", actor="review", message=f"Background review failed: {result.error}", where="review")
+    session.emit("review_finished", actor="review", **result.to_dict())
+    return result

@@ -1,0 +1,390 @@
+"""One agent session: the turn loop over the engine's tools, with persistence and events.
+
+A turn stores the user's words, asks the model (the current user message carries the
+provider's recall in a ``<memory-context>`` fence on the API copy only), runs the tool
+calls it makes and feeds the results back until it answers or hits the iteration
+limit. Messages reach state.db before each tool batch runs (so a memory write can name
+the message that made it), at the end of the turn, and on errors and interrupts. The
+session row itself is created on the first write. After a turn, nudge counters may
+start a background review; a context that outgrew its budget is compressed into a
+child session (or in place).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..events import RunnerEvent
+from ..models.base import Model, ModelError, ModelReply
+from ..providers import load_configured_provider
+from ..providers.base import MemoryProvider
+from ..providers.fence import attach_to_user_message
+from ..providers.manager import MemoryManager
+from ..tools import ToolContext
+from . import compression
+from .prompt import build_system_prompt, prefix_hash
+from .records import RequestLog, RequestRecord
+from .tools import Tool, ToolRegistry, builtin_tools
+
+log = logging.getLogger(__name__)
+
+TITLE_CHARS = 60
+RESULT_PREVIEW = 400
+
+
+class Cancelled(Exception):
+    """The turn was cancelled from another thread."""
+
+
+@dataclass
+class TurnResult:
+    session_id: str
+    user: str
+    assistant: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {name, arguments, result}
+    status: str = "done"  # done | cancelled | error | iteration_limit
+    error: str | None = None
+    review: Any = None  # review.ReviewResult when a background review ran
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"session_id": self.session_id, "user": self.user, "assistant": self.assistant,
+                "tool_calls": self.tool_calls, "status": self.status}
+        if self.error:
+            data["error"] = self.error
+        if self.review is not None:
+            data["review"] = self.review.to_dict()
+        return data
+
+
+def stored_form(message: dict[str, Any]) -> dict[str, Any]:
+    """The state.db row for an in-memory message (never the fenced API copy)."""
+    return {"role": message["role"], "content": message.get("content"), "tool_calls": message.get("tool_calls"),
+            "tool_name": message.get("tool_name"), "tool_call_id": message.get("tool_call_id")}
+
+
+def default_title(text: str) -> str:
+    words = " ".join(text.split())
+    if len(words) <= TITLE_CHARS:
+        return words
+    return words[:TITLE_CHARS].rsplit(" ", 1)[0] + "\u2026"
+
+
+class AgentSession:
+    """Holds a conversation and runs its turns. Not thread-safe except ``cancel()``."""
+
+    def __init__(self, home, model: Model, *, session_id: str | None = None, source: str = "cli",
+                 title: str | None = None, cwd: Path | None = None, provider: MemoryProvider | None = None,
+                 on_event: Callable[[RunnerEvent], None] | None = None, step_delay: float = 0.0,
+                 review: bool = True, cancel_event: threading.Event | None = None):
+        self.home = home
+        self.model = model
+        self.source = source
+        self.title = title
+        self.cwd = cwd
+        self.on_event = on_event
+        self.step_delay = step_delay
+        self.review_enabled = review
+        self._own_cancel = cancel_event is None  # a shared event (a whole scenario's) is never cleared here
+        self.cancel_event = cancel_event or threading.Event()
+        self.requests = RequestLog(home)
+        self.manager = MemoryManager()
+        chosen = provider if provider is not None else load_configured_provider(home)
+        if chosen is not None:
+            self.manager.add_provider(chosen)
+        self.tools = self._build_tools()
+        self.parent_id: str | None = None
+        self.messages: list[dict[str, Any]] = []
+        self.message_ids: list[int] = []  # state.db ids of messages[:len(message_ids)]
+        self._created = False
+        self.turns_since_memory = 0
+        self.iters_since_skill = 0
+        self.last_usage: tuple[int, int] | None = None  # (prompt_tokens, messages seen) from the model
+        self.rotations = 0
+        existing = home.archive.get_session(home.archive.tip_of(session_id)) if session_id else None
+        if existing is not None:
+            self._resume(existing)
+        else:
+            self.id = session_id or home.archive.new_session_id()
+            self.system_prompt = self._build_prompt()
+        self.manager.call("initialize", self.id, home=str(home.root), platform=source,
+                          parent_session_id=self.parent_id or "")
+
+    # -- set-up ---------------------------------------------------------------------------
+    def _build_tools(self) -> ToolRegistry:
+        tools = builtin_tools(self.home)
+        for schema in self.manager.tool_schemas():
+            name = schema["name"]
+            tools.append(Tool(name, schema, lambda home, args, ctx, _n=name: self.manager.handle_tool_call(_n, args)))
+        return ToolRegistry(self.home, tools)
+
+    def _build_prompt(self) -> str:
+        return build_system_prompt(self.home, provider_block=self.manager.system_prompt_block(), cwd=self.cwd)
+
+    def _resume(self, session) -> None:
+        """Continue a stored session (at its compression tip) with its stored prompt."""
+        self.id = session.id
+        self.title = session.title
+        self.parent_id = session.parent_session_id
+        self._created = True
+        stored = self.home.archive.messages(session.id)
+        self.messages = [{k: v for k, v in (("role", m.role), ("content", m.content), ("tool_calls", m.tool_calls),
+                                            ("tool_name", m.tool_name), ("tool_call_id", m.tool_call_id)) if v is not None}
+                         for m in stored]
+        self.message_ids = [m.id for m in stored]
+        self.system_prompt = session.system_prompt or self._build_prompt()
+        interval = self.home.config.int("memory.nudge_interval")
+        prior_turns = sum(1 for m in self.messages if m["role"] == "user")
+        if interval > 0:
+            self.turns_since_memory = prior_turns % interval
+
+    # -- events ---------------------------------------------------------------------------
+    def emit(self, kind: str, actor: str = "agent", **data: Any) -> None:
+        event = RunnerEvent(kind=kind, data=data, session_id=self.id, actor=actor)
+        self.home.bus.publish(event)
+        if self.on_event is not None:
+            try:
+                self.on_event(event)
+            except Exception:
+                log.exception("on_event callback failed for %s", kind)
+
+    def cancel(self) -> None:
+        """Stop the running turn at its next safe point (callable from any thread; a no-op between turns)."""
+        self.cancel_event.set()
+
+    def _pause(self) -> None:
+        """Pacing for watchable runs; also the point where a cancel is noticed."""
+        if self.step_delay > 0:
+            self.cancel_event.wait(self.step_delay)
+        if self.cancel_event.is_set():
+            raise Cancelled()
+
+    # -- persistence ----------------------------------------------------------------------
+    def flush(self) -> list[int]:
+        """Store every message not yet in state.db; creates the session row on first write."""
+        pending = self.messages[len(self.message_ids):]
+        if not pending:
+            return []
+        archive = self.home.archive
+        if not self._created:
+            first_user = next((m["content"] for m in self.messages if m["role"] == "user"), "") or "Session"
+            wanted = self.title or default_title(str(first_user))
+            archive.create_session(self.id, source=self.source, model=self.model.name, parent_session_id=self.parent_id,
+                                   system_prompt=self.system_prompt, title=archive.next_lineage_title(wanted))
+            self.title = archive.get_session(self.id).title
+            self._created = True
+        ids = archive.append_messages(self.id, [stored_form(m) for m in pending])
+        self.message_ids.extend(ids)
+        self.emit("message_stored", message_ids=ids, roles=[m["role"] for m in pending])
+        return ids
+
+    def end(self, reason: str = "session_end") -> None:
+        """Store what is left and end the session row (if it was ever written)."""
+        self.flush()
+        if self._created:
+            self.manager.call("on_session_end", list(self.messages))
+            self.home.archive.end_session(self.id, reason)
+        self.manager.shutdown()
+
+    # -- model requests -------------------------------------------------------------------
+    def api_messages(self, fenced: dict[int, str] | None = None) -> list[dict[str, Any]]:
+        """System prompt + conversation, with the current user message's API copy fenced."""
+        out = [{"role": "system", "content": self.system_prompt}]
+        for index, message in enumerate(self.messages):
+            if fenced and index in fenced:
+                message = {**message, "content": attach_to_user_message(message["content"], fenced[index])}
+            out.append(message)
+        return out
+
+    def request(self, messages: list[dict[str, Any]], tools: ToolRegistry, purpose: str) -> ModelReply:
+        """One model call, recorded with the fingerprint of its cacheable prefix."""
+        schemas = tools.api_schemas()
+        estimate = compression.estimate_tokens(messages[0]["content"], messages[1:], schemas)
+        started = time.perf_counter()
+        reply = self.model.complete(messages, schemas)
+        usage = reply.usage or {}
+        if usage.get("prompt_tokens") and purpose == "turn":
+            self.last_usage = (int(usage["prompt_tokens"]), len(messages) - 1)
+        self.requests.record(RequestRecord(
+            session_id=self.id, purpose=purpose, model=self.model.name, prefix_hash=prefix_hash(messages[0]["content"], schemas),
+            system_chars=len(messages[0]["content"]), message_count=len(messages), estimated_tokens=estimate,
+            prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
+            duration_ms=(time.perf_counter() - started) * 1000))
+        return reply
+
+    def context_tokens(self) -> int:
+        """Reported prompt tokens plus an estimate of what was added since, else chars/4."""
+        if self.last_usage and self.last_usage[1] <= len(self.messages):
+            tokens, seen = self.last_usage
+            return tokens + sum(compression.message_chars(m) for m in self.messages[seen:]) // 4
+        return compression.estimate_tokens(self.system_prompt, self.messages, self.tools.api_schemas())
+
+    # -- the turn -------------------------------------------------------------------------
+    def run_turn(self, text: str) -> TurnResult:
+        from .review import maybe_review
+
+        result = TurnResult(session_id=self.id, user=text)
+        if self._own_cancel:
+            self.cancel_event.clear()
+        self.emit("turn_started", user=text, turn=sum(1 for m in self.messages if m["role"] == "user") + 1)
+        review_memory = self._tick_memory_nudge()
+        user_message = {"role": "user", "content": text}
+        self.messages.append(user_message)
+        turn_state: dict[str, Any] = {}
+        compressions = 0
+        try:
+            fence = self.manager.recall_fence(text, self.id)
+            for iteration in range(1, self.home.config.int("agent.max_iterations") + 1):
+                self._pause()
+                if compressions < 2 and self.maybe_compress():
+                    compressions += 1
+                    result.session_id = self.id
+                user_index = next(i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i] is user_message)
+                reply = self.request(self.api_messages({user_index: fence}), self.tools, "turn")
+                if "skill_manage" in self.tools.names():
+                    self.iters_since_skill += 1
+                self.messages.append(reply.to_message())
+                self.emit("assistant_message", content=reply.content, iteration=iteration,
+                          tool_calls=[c.name for c in reply.tool_calls])
+                if not reply.tool_calls:
+                    result.assistant = reply.content
+                    break
+                self.flush()
+                self._run_tools(reply, turn_state, result)
+            else:
+                result.status = "iteration_limit"
+                result.assistant = (f"(Stopped after {self.home.config.int('agent.max_iterations')} model calls "
+                                    "without a final answer.)")
+                self.messages.append({"role": "assistant", "content": result.assistant})
+        except Cancelled:
+            result.status = "cancelled"
+            self.emit("cancelled", user=text)
+        except Exception as exc:  # the model or the engine failed: keep everything said so far
+            result.status = "error"
+            result.error = exc.message if isinstance(exc, ModelError) else f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, ModelError):
+                log.exception("turn failed")
+            self.emit("error", message=result.error, user=text)
+        finally:
+            self._safe_flush(result)
+        result.session_id = self.id
+        self.emit("turn_finished", status=result.status, assistant=result.assistant, tool_calls=len(result.tool_calls),
+                  estimated_tokens=self.context_tokens(), error=result.error)
+        if result.status == "done" and result.assistant:
+            self.manager.call("sync_turn", text, result.assistant, session_id=self.id)
+            review_skills = self._tick_skill_nudge()
+            if self.review_enabled and (review_memory or review_skills):
+                result.review = maybe_review(self, memory=review_memory, skills=review_skills)
+        return result
+
+    def _safe_flush(self, result: TurnResult) -> None:
+        try:
+            self.flush()
+        except Exception as exc:  # kept in memory; the next flush retries
+            log.exception("could not store the turn")
+            result.error = result.error or f"Could not store the turn yet: {exc}"
+            self.emit("error", message=result.error, where="persist")
+
+    def _run_tools(self, reply: ModelReply, turn_state: dict[str, Any], result: TurnResult) -> None:
+        message_id = self.message_ids[-1] if self.message_ids else None
+        calls = list(reply.tool_calls)
+        for position, call in enumerate(calls):
+            try:
+                self._pause()
+            except Cancelled:
+                for skipped in calls[position:]:  # every call gets an answer, so the transcript stays valid
+                    self._append_result(skipped, {"success": False, "error": "Interrupted before this tool ran."})
+                raise
+            self.emit("tool_called", name=call.name, arguments=call.arguments, call_id=call.id)
+            if call.raw_arguments is not None:
+                outcome = {"success": False, "error": f"The arguments for {call.name!r} were not a JSON object; "
+                                                      "resend them as one."}
+            else:
+                ctx = ToolContext(actor="agent", session_id=self.id, message_id=message_id, turn_state=turn_state)
+                outcome = self.tools.dispatch(call.name, call.arguments, ctx)
+            self._after_tool(call.name, call.arguments, outcome)
+            self._append_result(call, outcome)
+            result.tool_calls.append({"name": call.name, "arguments": call.arguments, "result": outcome})
+
+    def _append_result(self, call, outcome: dict[str, Any]) -> None:
+        content = json.dumps(outcome, ensure_ascii=False, default=str)
+        self.messages.append({"role": "tool", "content": content, "tool_call_id": call.id, "tool_name": call.name})
+        self.emit("tool_result", name=call.name, call_id=call.id, success=outcome.get("success", True) is not False,
+                  staged=bool(outcome.get("staged")), pending_id=outcome.get("pending_id"), error=outcome.get("error"),
+                  preview=content[:RESULT_PREVIEW])
+
+    def _after_tool(self, name: str, args: dict[str, Any], outcome: dict[str, Any]) -> None:
+        """Nudge counters reset on use; committed memory writes are mirrored to the provider."""
+        if name == "memory":
+            self.turns_since_memory = 0
+            self.manager.notify_memory_write(args, outcome, {"session_id": self.id, "write_origin": "foreground"})
+        elif name == "skill_manage":
+            self.iters_since_skill = 0
+
+    # -- nudges ---------------------------------------------------------------------------
+    def _tick_memory_nudge(self) -> bool:
+        interval = self.home.config.int("memory.nudge_interval")
+        if interval <= 0 or "memory" not in self.tools.names():
+            return False
+        self.turns_since_memory += 1
+        if self.turns_since_memory >= interval:
+            self.turns_since_memory = 0
+            return True
+        return False
+
+    def _tick_skill_nudge(self) -> bool:
+        interval = self.home.config.int("skills.creation_nudge_interval")
+        if interval <= 0 or "skill_manage" not in self.tools.names() or self.iters_since_skill < interval:
+            return False
+        self.iters_since_skill = 0
+        return True
+
+    # -- compression ----------------------------------------------------------------------
+    def maybe_compress(self, force: bool = False) -> bool:
+        """Compress when the context passed the threshold (or ``force``); True if it did."""
+        config = self.home.config
+        if not config.bool("compression.enabled") and not force:
+            return False
+        limit = compression.threshold_tokens(config)
+        if not force and self.context_tokens() < limit:
+            return False
+        self.manager.call("on_pre_compress", list(self.messages))
+        tail_budget = int(limit * min(0.8, max(0.1, config.float("compression.target_ratio"))))
+        done = compression.compact(self.messages, self.model, protect_first_n=config.int("compression.protect_first_n"),
+                                   tail_budget=tail_budget)
+        if done is None:
+            return False
+        self.flush()
+        self.manager.call("on_session_end", list(self.messages))
+        old_id = self.id
+        if config.bool("compression.in_place"):
+            self.home.archive.compact_in_place(self.id, len(done.head), len(done.tail), done.summary["content"],
+                                               summary_role=done.summary["role"])
+            self.messages = done.messages
+            self.message_ids = [m.id for m in self.home.archive.messages(self.id)]
+        else:
+            self.home.archive.end_session(old_id, "compression")
+            self.parent_id, self.id = old_id, self.home.archive.new_session_id()
+            self._created = False  # the first flush titles the child "X #2" after its parent "X"
+            self.messages, self.message_ids = done.messages, []
+        self.system_prompt = self._build_prompt() + "\n\n" + compression.PROMPT_NOTE
+        self.last_usage = None
+        self.rotations += 1
+        if not config.bool("compression.in_place"):
+            self.flush()
+            self.manager.call("on_session_switch", self.id, parent_session_id=old_id, reason="compression")
+        self.emit("session_rotated", old_session_id=old_id, new_session_id=self.id, title=self.title,
+                  dropped=done.dropped, in_place=config.bool("compression.in_place"),
+                  estimated_tokens=self.context_tokens())
+        return True
+
+    def close(self) -> None:
+        """Store anything pending and release the provider; the session row stays open for resuming."""
+        self.flush()
+        self.manager.shutdown()
+        self.model.close()

@@ -1,0 +1,177 @@
+"""The openai backend against a real HTTP server on 127.0.0.1 speaking chat-completions."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from engine.models import make_model
+from engine.models.base import ModelError
+from engine.models.openai import OpenAIModel
+from engine.runner import AgentSession
+
+
+class FakeEndpoint:
+    """Answers POST /v1/chat/completions from a queue of (status, body, headers); records every request."""
+
+    def __init__(self):
+        self.replies: list[tuple[int, dict, dict]] = []
+        self.requests: list[dict] = []
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                endpoint.requests.append({"path": self.path, "headers": dict(self.headers),
+                                          "body": json.loads(self.rfile.read(length))})
+                status, body, headers = endpoint.replies.pop(0) if endpoint.replies else (500, {"error": "empty"}, {})
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
+        self.thread.start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def answer(self, content="", tool_calls=None, usage=None, status=200, headers=None):
+        message = {"role": "assistant", "content": content}
+        if tool_calls:
+            message["tool_calls"] = [{"id": cid, "type": "function",
+                                      "function": {"name": name, "arguments": json.dumps(args)}}
+                                     for cid, name, args in tool_calls]
+        body = {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": message,
+                                                                    "finish_reason": "stop"}]}
+        if usage:
+            body["usage"] = usage
+        self.replies.append((status, body, headers or {}))
+
+    def fail(self, status, message, headers=None):
+        self.replies.append((status, {"error": {"message": message}}, headers or {}))
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def endpoint():
+    server = FakeEndpoint()
+    yield server
+    server.close()
+
+
+def test_tool_calls_round_trip_through_a_session(home, endpoint, monkeypatch):
+    monkeypatch.setenv("WB_TEST_KEY", "sk-test-123")
+    endpoint.answer(tool_calls=[("call_a", "memory", {"action": "add", "target": "user",
+                                                      "content": "User prefers tabs."})])
+    endpoint.answer("Saved.", usage={"prompt_tokens": 900, "completion_tokens": 5})
+    model = OpenAIModel(base_url=endpoint.base_url, model="test-model", api_key_env="WB_TEST_KEY")
+    session = AgentSession(home, model)
+    result = session.run_turn("remember I prefer tabs")
+
+    assert result.status == "done" and result.assistant == "Saved."
+    assert home.memory.entries("user") == ["User prefers tabs."]
+    first, second = endpoint.requests
+    assert first["path"] == "/v1/chat/completions"
+    assert first["headers"]["Authorization"] == "Bearer sk-test-123"
+    assert first["body"]["model"] == "test-model"
+    assert {t["function"]["name"] for t in first["body"]["tools"]} >= {"memory", "session_search", "skill_view"}
+    assert first["body"]["messages"][0]["role"] == "system"
+    sent = second["body"]["messages"]
+    assert sent[-2]["tool_calls"][0]["id"] == "call_a"
+    assert sent[-1]["role"] == "tool" and sent[-1]["tool_call_id"] == "call_a"
+    assert json.loads(sent[-1]["content"])["success"] is True
+    assert "tool_name" not in sent[-1]  # workbench-only keys never go on the wire
+    stored = home.archive.messages(session.id)
+    assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"]
+    assert session.last_usage == (900, 3)
+
+
+def test_429_then_success_is_retried_with_backoff(endpoint):
+    slept = []
+    endpoint.fail(429, "slow down", headers={"Retry-After": "2"})
+    endpoint.fail(503, "busy")
+    endpoint.answer("hello")
+    model = OpenAIModel(base_url=endpoint.base_url, model="m", api_key_env="", backoff=0.5, sleep=slept.append)
+    reply = model.complete([{"role": "user", "content": "hi"}], [])
+    assert reply.content == "hello"
+    assert slept == [2.0, 1.0]  # Retry-After honoured, then exponential backoff (0.5 * 2**1)
+    assert len(endpoint.requests) == 3
+    assert "Authorization" not in endpoint.requests[0]["headers"]
+
+
+def test_retries_run_out_with_a_clear_error(endpoint):
+    for _ in range(3):
+        endpoint.fail(500, "internal")
+    model = OpenAIModel(base_url=endpoint.base_url, model="m", max_retries=2, sleep=lambda s: None)
+    with pytest.raises(ModelError, match="answered 500: internal"):
+        model.complete([{"role": "user", "content": "hi"}], [])
+
+
+def test_401_fails_clearly_and_names_the_variable(endpoint, monkeypatch):
+    monkeypatch.delenv("WB_MISSING_KEY", raising=False)
+    endpoint.fail(401, "invalid api key")
+    model = OpenAIModel(base_url=endpoint.base_url, model="m", api_key_env="WB_MISSING_KEY", sleep=lambda s: None)
+    with pytest.raises(ModelError) as info:
+        model.complete([{"role": "user", "content": "hi"}], [])
+    assert "401" in info.value.message and "$WB_MISSING_KEY is not set" in info.value.message
+    assert len(endpoint.requests) == 1  # auth failures are not retried
+
+
+def test_401_in_a_session_is_an_error_turn_that_keeps_the_user_message(home, endpoint, monkeypatch):
+    monkeypatch.setenv("WB_TEST_KEY", "sk-secret-value")
+    endpoint.fail(401, "bad key")
+    session = AgentSession(home, OpenAIModel(base_url=endpoint.base_url, model="m", api_key_env="WB_TEST_KEY"))
+    result = session.run_turn("hello there")
+    assert result.status == "error" and "401" in result.error
+    assert [m.text for m in home.archive.messages(session.id)] == ["hello there"]
+    assert "sk-secret-value" not in result.error
+    for path in (home.state_db_path, home.workbench_db_path):
+        assert b"sk-secret-value" not in path.read_bytes()
+
+
+def test_dead_port_fails_clearly():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    model = OpenAIModel(base_url=f"http://127.0.0.1:{port}/v1", model="m", timeout=2)
+    with pytest.raises(ModelError, match=r"Cannot connect to the model endpoint http://127.0.0.1:\d+/v1"):
+        model.complete([{"role": "user", "content": "hi"}], [])
+
+
+def test_malformed_tool_arguments_go_back_to_the_model(home, endpoint):
+    endpoint.replies.append((200, {"choices": [{"message": {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "memory", "arguments": "{not json"}}]}}]}, {}))
+    endpoint.answer("ok")
+    session = AgentSession(home, OpenAIModel(base_url=endpoint.base_url, model="m", api_key_env=""))
+    result = session.run_turn("save something")
+    assert result.status == "done"
+    assert "not a JSON object" in result.tool_calls[0]["result"]["error"]
+    assert endpoint.requests[1]["body"]["messages"][-2]["tool_calls"][0]["function"]["arguments"] == "{not json"
+
+
+def test_config_and_flags_choose_the_endpoint(home):
+    home.config_path.write_text("model:\n  backend: openai\n  base_url: http://127.0.0.1:9/v1\n  name: from-config\n"
+                                "  api_key_env: MY_KEY\n", encoding="utf-8")
+    home.reload_config()
+    model = make_model(home)
+    assert (model.base_url, model.name, model.api_key_env) == ("http://127.0.0.1:9/v1", "from-config", "MY_KEY")
+    flagged = make_model(home, "openai", base_url="http://localhost:11434/v1/", model_name="llama3")
+    assert (flagged.base_url, flagged.name) == ("http://localhost:11434/v1", "llama3")
+    home.config_path.write_text("model:\n  backend: openai\n", encoding="utf-8")
+    home.reload_config()
+    with pytest.raises(ModelError, match="model.base_url"):
+        make_model(home)

@@ -1,0 +1,231 @@
+"""The turn loop: frozen prompt, fence on the API copy only, persistence, tools, events, cancel."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from engine.models import OfflineModel, ScriptedModel
+from engine.models.base import Model, ModelReply, ToolCall
+from engine.providers.base import MemoryProvider
+from engine.runner import AgentSession, RequestLog
+from engine.runner.tools import Tool, ToolRegistry, builtin_tools
+
+
+class Recording(Model):
+    """Wraps a model and keeps a copy of every request it was sent."""
+
+    def __init__(self, inner: Model):
+        self.inner, self.name, self.calls = inner, inner.name, []
+
+    def complete(self, messages, tools):
+        self.calls.append([dict(m) for m in messages])
+        return self.inner.complete(messages, tools)
+
+    def summarise(self, messages):
+        return self.inner.summarise(messages)
+
+
+class Recall(MemoryProvider):
+    name = "recall-test"
+
+    def prefetch(self, query, *, session_id=""):
+        return f"- RECALLED-FACT about {query[:12]}"
+
+
+def test_system_prompt_is_byte_identical_across_turns_despite_memory_writes(home):
+    home.memory.add("memory", "The repo lives at ~/src/app.")
+    model = Recording(OfflineModel())
+    session = AgentSession(home, model)
+    for text in ("remember that I prefer dark mode", "my name is Ada", "we use pytest", "what do I prefer?"):
+        assert session.run_turn(text).status == "done"
+    prompts = {call[0]["content"] for call in model.calls}
+    assert len(prompts) == 1
+    prompt = prompts.pop()
+    assert "The repo lives at ~/src/app." in prompt
+    assert "dark mode" not in prompt and "Ada" not in prompt  # written mid-session: on disk, not in the prompt
+    assert home.memory.entries("user") == ["User prefers dark mode.", "User's name is Ada."]
+    hashes = RequestLog(home).prefix_hashes(session.id)
+    assert len(hashes) == len(model.calls) >= 7 and len(set(hashes)) == 1
+    assert home.archive.get_session(session.id).system_prompt == prompt
+    fresh = AgentSession(home, OfflineModel()).system_prompt
+    assert "User prefers dark mode." in fresh and fresh != prompt
+
+
+def test_prompt_order_and_context_file(home, tmp_path):
+    home.memory.add("memory", "Deploys go through CI.")
+    home.memory.add("user", "User is Ada.")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "AGENTS.md").write_text("Run make test before committing.", encoding="utf-8")
+    prompt = AgentSession(home, OfflineModel(), cwd=work).system_prompt
+    order = [prompt.index(marker) for marker in ("You are a helpful assistant", "## Using your memory",
+                                                 "MEMORY (your personal notes)", "USER PROFILE (who the user is)",
+                                                 "## AGENTS.md", "Conversation started: Monday, November 30, 2026")]
+    assert order == sorted(order)
+    assert "Run make test before committing." in prompt
+
+
+def test_recall_is_fenced_on_the_api_copy_and_never_stored(home):
+    model = Recording(OfflineModel())
+    session = AgentSession(home, model, provider=Recall())
+    session.run_turn("remember that I prefer tea")
+    session.run_turn("hello again")
+    last_request = model.calls[-1]
+    users = [m["content"] for m in last_request if m["role"] == "user"]
+    assert users[0] == "remember that I prefer tea"  # earlier turns are sent as stored
+    assert users[1].startswith("hello again\n\n<memory-context>\n") and "RECALLED-FACT" in users[1]
+    stored = [m.text for m in home.archive.messages(session.id) if m.role == "user"]
+    assert stored == ["remember that I prefer tea", "hello again"]
+    raw = home.state_db_path.read_bytes() + home.state_db_path.with_name("state.db-wal").read_bytes()
+    assert b"RECALLED-FACT" not in raw and b"<memory-context>\n" not in raw and b"NOT new user input" not in raw
+
+
+def test_session_row_is_created_on_first_write_with_prompt_and_title(home):
+    session = AgentSession(home, OfflineModel())
+    assert home.archive.get_session(session.id) is None
+    session.run_turn("hello there, let's plan the billing migration")
+    row = home.archive.get_session(session.id)
+    assert row.title == "hello there, let's plan the billing migration"
+    assert row.system_prompt == session.system_prompt and row.model == "offline" and row.source == "cli"
+    other = AgentSession(home, OfflineModel())
+    other.run_turn("hello there, let's plan the billing migration")
+    assert home.archive.get_session(other.id).title == "hello there, let's plan the billing migration #2"
+
+
+def test_events_describe_the_turn(home):
+    seen = []
+    session = AgentSession(home, OfflineModel(), on_event=seen.append)
+    bus = []
+    home.bus.subscribe(bus.append)
+    session.run_turn("remember that we deploy on Fridays")
+    kinds = [e.kind for e in seen]
+    assert kinds == ["turn_started", "assistant_message", "message_stored", "tool_called", "tool_result",
+                     "assistant_message", "message_stored", "turn_finished"]
+    called = seen[3]
+    assert called.data["name"] == "memory" and called.data["arguments"]["target"] == "memory"
+    assert seen[4].data["success"] is True and seen[-1].data["status"] == "done"
+    assert all(e.session_id == session.id for e in seen)
+    assert [e.kind for e in bus if hasattr(e, "kind")] == kinds
+
+
+def test_memory_writes_name_the_session_and_message(home):
+    session = AgentSession(home, OfflineModel())
+    session.run_turn("remember that the staging DB is read-only on weekends")
+    entry = home.journal.query(subsystem="memory")[0]
+    assistant = [m for m in home.archive.messages(session.id) if m.role == "assistant" and m.tool_calls][0]
+    assert (entry.actor, entry.session_id, entry.message_id) == ("agent", session.id, assistant.id)
+
+
+def test_a_crashing_tool_is_reported_and_the_session_goes_on(home):
+    def explode(home, args, ctx):
+        raise RuntimeError("kaboom")
+
+    model = ScriptedModel()
+    session = AgentSession(home, model)
+    session.tools = ToolRegistry(home, builtin_tools(home) + [Tool("explode", {"name": "explode", "parameters": {}}, explode)])
+    model.play([{"tool_calls": [{"name": "explode", "args": {}}, {"name": "nope", "args": {}},
+                                {"name": "memory", "args": {"action": "add", "target": "bogus", "content": "x"}}]},
+                {"answer": "Recovered."}])
+    result = session.run_turn("try the tools")
+    assert result.status == "done" and result.assistant == "Recovered."
+    errors = [c["result"]["error"] for c in result.tool_calls]
+    assert errors[0] == "Tool 'explode' failed: RuntimeError: kaboom"
+    assert errors[1].startswith("Unknown tool 'nope'")
+    assert "bogus" in errors[2]
+    fed_back = [json.loads(m["content"]) for m in session.messages if m["role"] == "tool"]
+    assert [f["success"] for f in fed_back] == [False, False, False]
+    model.play(None)
+    assert session.run_turn("hello").status == "done"
+
+
+def test_iteration_limit_ends_the_turn_with_a_note(home):
+    home.config_path.write_text("agent:\n  max_iterations: 3\n", encoding="utf-8")
+    home.reload_config()
+    model = ScriptedModel()
+    model.play([{"tool_calls": [{"name": "skills_list", "args": {}}]}] * 5)
+    session = AgentSession(home, model)
+    result = session.run_turn("loop forever")
+    assert result.status == "iteration_limit" and "Stopped after 3 model calls" in result.assistant
+    roles = [m.role for m in home.archive.messages(session.id)]
+    assert roles == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
+
+
+class Blocking(Model):
+    """Answers with a tool call, but only after the test let it go (so a cancel can land mid-turn)."""
+
+    name = "blocking"
+
+    def __init__(self):
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def complete(self, messages, tools):
+        self.entered.set()
+        self.release.wait(5)
+        return ModelReply(tool_calls=[ToolCall("c1", "memory", {"action": "add", "target": "user", "content": "X."}),
+                                      ToolCall("c2", "skills_list", {})])
+
+
+def test_a_cancelled_turn_is_persisted_and_every_call_answered(home):
+    model = Blocking()
+    seen = []
+    session = AgentSession(home, model, on_event=seen.append)
+    box = {}
+    worker = threading.Thread(target=lambda: box.setdefault("result", session.run_turn("save X please")))
+    worker.start()
+    assert model.entered.wait(5)
+    session.cancel()  # from another thread, while the model is thinking
+    model.release.set()
+    worker.join(5)
+    result = box["result"]
+    assert result.status == "cancelled"
+    stored = home.archive.messages(session.id)
+    assert [m.role for m in stored] == ["user", "assistant", "tool", "tool"]
+    assert all(json.loads(m.content)["error"] == "Interrupted before this tool ran." for m in stored[2:])
+    assert home.memory.entries("user") == []  # nothing ran after the cancel
+    assert "cancelled" in [e.kind for e in seen]
+    model2 = ScriptedModel()
+    model2.play([{"answer": "back"}])
+    session.model = model2
+    assert session.run_turn("are you there?").assistant == "back"  # the next turn runs normally
+
+
+class Failing(Model):
+    name = "failing"
+
+    def complete(self, messages, tools):
+        raise RuntimeError("backend exploded")
+
+
+def test_a_model_failure_keeps_the_user_message(home):
+    seen = []
+    session = AgentSession(home, Failing(), on_event=seen.append)
+    result = session.run_turn("important words")
+    assert result.status == "error" and "backend exploded" in result.error
+    assert [m.text for m in home.archive.messages(session.id)] == ["important words"]
+    kinds = [e.kind for e in seen]
+    assert kinds[-3:] == ["error", "message_stored", "turn_finished"]
+
+
+def test_resume_keeps_the_stored_prompt_and_history(home):
+    first = AgentSession(home, OfflineModel())
+    first.run_turn("remember that I like short answers")
+    prompt = first.system_prompt
+    home.memory.add("memory", "Changed after the session started.")
+    model = Recording(OfflineModel())
+    resumed = AgentSession(home, model, session_id=first.id)
+    assert resumed.system_prompt == prompt and len(resumed.messages) == 4
+    resumed.run_turn("what do I like?")
+    assert model.calls[0][0]["content"] == prompt
+    assert model.calls[0][1]["content"] == "remember that I like short answers"
+    assert len(home.archive.messages(first.id)) == 6
+
+
+def test_token_estimate_is_chars_over_four_unless_usage_is_reported(home):
+    session = AgentSession(home, OfflineModel())
+    session.run_turn("hello")
+    estimate = session.context_tokens()
+    chars = len(session.system_prompt) + sum(len(m["content"]) for m in session.messages)
+    assert chars // 4 < estimate < (chars + 20000) // 4  # tool schemas are counted too
+    session.last_usage = (5000, len(session.messages))
+    assert session.context_tokens() == 5000
