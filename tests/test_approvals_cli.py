@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -40,7 +41,28 @@ def test_list_shows_records_staged_by_another_process(tmp_path):
     assert row["created_at"].endswith("+00:00") and row["age_seconds"] >= 0 and row["age"]
     text = subprocess.run([sys.executable, "-m", "workbench", "pending", "list", "--home", str(home)],
                           capture_output=True, text=True).stdout
-    assert first in text and "[auto]" in text and "Prefers tea" in text and "ago" in text
+    assert first in text and "[auto]" in text and "Prefers tea" in text
+    assert re.search(r"foreground +(just now|\d+[smh] ago) +add to user profile", text)
+
+
+def test_age_text():
+    from workbench.cli.pending_cmds import age_text
+    assert [age_text(s) for s in (0.2, 1, 59.9, 60, 7199, 86400 * 3)] == [
+        "just now", "1s ago", "59s ago", "1m ago", "1h ago", "3d ago"]
+
+
+def test_show_a_skill_proposal(tmp_path):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.yaml").write_text("skills:\n  write_approval: on\n")
+    skill = "---\nname: brew\ndescription: Brew tea\n---\n\nBoil water.\n"
+    pid = python(home, "from engine.skills.manage import skill_manage_tool\n"
+                       f"print(skill_manage_tool(home, {{'action': 'create', 'name': 'brew', 'content': {skill!r}}}, "
+                       "ToolContext())['pending_id'])")
+    code, view = cli(home, "pending", "show", pid)
+    assert code == 0 and view["error"] is None and view["name"] == "brew"
+    assert view["diff"] == [["+", line] for line in skill.splitlines()]
+    assert not (home / "skills" / "brew").exists()
 
 
 def test_reject_one_and_all_and_unknown_ids(tmp_path):

@@ -13,7 +13,6 @@ deleted: it may be a newer Hermes format or someone's hand edit.
 from __future__ import annotations
 
 import json
-import os
 import re
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -110,7 +109,8 @@ class PendingStore:
         return path
 
     def delete(self, record: PendingRecord) -> None:
-        os.unlink(self.path_for(record.subsystem, record.id))
+        """Remove a record's file; already gone (say, decided by Hermes itself) is fine."""
+        self.path_for(record.subsystem, record.id).unlink(missing_ok=True)
 
     def read(self, path: Path, subsystem: str) -> PendingRecord:
         """Parse one record file; raises ``ValueError`` saying what is wrong with it."""

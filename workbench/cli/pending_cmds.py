@@ -20,7 +20,7 @@ def register(subparsers, common) -> None:
     show = sub.add_parser("show", parents=[common], help="a proposal with its diff, budget and duplicate warnings")
     show.add_argument("id", metavar="ID")
     show.add_argument("--edit", metavar="TEXT", help="preview this text in place of the proposed one")
-    show.set_defaults(handler=show_pending, read_only=True)
+    show.set_defaults(handler=show_pending)
 
     approve = sub.add_parser("approve", parents=[common], help="apply pending writes (a stale one fails and stays)")
     approve.add_argument("id", metavar="ID|all")
@@ -35,13 +35,11 @@ def register(subparsers, common) -> None:
 
 
 def age_text(seconds: float) -> str:
-    """Compact age: ``just now``, ``45s``, ``12m``, ``3h``, ``2d``."""
+    """Compact age: ``just now``, ``45s ago``, ``12m ago``, ``3h ago``, ``2d ago``."""
     if seconds < 1:
         return "just now"
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
+    size, unit = next((size, unit) for size, unit in ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")) if seconds >= size)
+    return f"{int(seconds // size)}{unit} ago"
 
 
 def _row(home: Home, record: PendingRecord) -> dict:
@@ -58,7 +56,7 @@ def list_pending(home: Home, args) -> Output:
     lines = [f"Pending writes ({len(rows)}):" if rows else "No pending writes."]
     for row in rows:
         origin = "[auto]" if row["origin"] == "background_review" else row["origin"]
-        lines.append(f"  {row['id']}  {row['subsystem']:<6}  {origin:<10}  {row['age']:>8} ago  {row['summary']}")
+        lines.append(f"  {row['id']}  {row['subsystem']:<6}  {origin:<10}  {row['age']:>8}  {row['summary']}")
     if rows:
         lines.append("Show: workbench pending show ID   Apply: workbench pending approve ID   Drop: workbench pending reject ID")
     lines += [f"warning: skipped {p['path']}: {p['error']}" for p in problems]
@@ -77,7 +75,7 @@ def render_preview(preview: dict) -> str:
         lines.append(f"would fail: {preview['error']}")
     budget = preview.get("budget")
     if budget:
-        lines.append(f"budget after approval: {budget['text']}" + ("  (over the limit)" if budget.get("over") else ""))
+        lines.append(f"budget after approval: {budget['text']}")
     for dup in preview.get("duplicates", []):
         kind = "duplicates" if dup["exact"] else f"nearly duplicates ({dup['score']:.0f}%)"
         lines.append(f"warning: proposal {kind} an existing entry: {dup['existing']}")
