@@ -1,0 +1,173 @@
+"""Archive, restore, pin, purge and rollback: round trips that never lose a byte."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.events import SkillChanged
+from engine.skills.manage import skill_manage_tool
+from engine.skills.validation import SkillError
+from tests.test_skills_support import ctx, skill_md, tree_state, write_skill
+
+DAY = 86400
+FILES = {"references/api.md": "# API\n", "scripts/run.sh": "echo hi\n"}
+
+
+def _active_tree(home, rel):
+    return {k: v for k, v in tree_state(home.skills_dir / rel).items()}
+
+
+def test_archive_restore_rollback_round_trip(home):
+    write_skill(home, "deploy", category="ops", files=FILES)
+    original = _active_tree(home, "ops/deploy")
+    events = []
+    home.bus.subscribe(events.append, SkillChanged)
+    archived = home.curator.archive("deploy")
+    assert not (home.skills_dir / "ops").exists()
+    assert _active_tree(home, ".archive/deploy") == original
+    assert home.skills.get("deploy").state == "archived"
+    restored = home.curator.restore("deploy")
+    assert restored["restored_to"].endswith("skills/ops/deploy")  # back into its category
+    assert _active_tree(home, "ops/deploy") == original
+    assert home.skills.get("deploy").state == "active"
+    home.curator.rollback(restored["ledger_id"])  # undo the restore: archived again
+    assert _active_tree(home, ".archive/deploy") == original and not (home.skills_dir / "ops").exists()
+    assert home.skills.get("deploy").state == "archived"
+    home.curator.rollback(archived["ledger_id"])  # undo the archive: active again
+    assert _active_tree(home, "ops/deploy") == original and not (home.skills_dir / ".archive" / "deploy").exists()
+    assert home.skills.get("deploy").state == "active"
+    assert [e.action for e in events] == ["archive", "restore", "rollback", "rollback"]
+    assert [e.actor for e in home.curator.ledger()] == ["user"] * 4
+
+
+def test_rollback_of_a_patch_restores_the_old_text_and_can_itself_be_undone(home):
+    write_skill(home, "x")
+    old = (home.skills_dir / "x" / "SKILL.md").read_text()
+    patched = skill_manage_tool(home, {"action": "patch", "name": "x", "old_string": "Do it.",
+                                       "new_string": "Do it better."}, ctx())
+    new = (home.skills_dir / "x" / "SKILL.md").read_text()
+    undo = home.curator.rollback(patched["ledger_id"])
+    assert (home.skills_dir / "x" / "SKILL.md").read_text() == old
+    home.curator.rollback(undo["ledger_id"])
+    assert (home.skills_dir / "x" / "SKILL.md").read_text() == new
+
+
+def test_rollback_of_create_and_delete(home):
+    created = skill_manage_tool(home, {"action": "create", "name": "x", "content": skill_md("x")}, ctx())
+    skill_manage_tool(home, {"action": "write_file", "name": "x", "file_path": "assets/a.txt",
+                             "file_content": "A"}, ctx())
+    before_delete = tree_state(home.skills_dir / "x")
+    deleted = skill_manage_tool(home, {"action": "delete", "name": "x"}, ctx())
+    assert not (home.skills_dir / "x").exists()
+    home.curator.rollback(deleted["ledger_id"])
+    assert tree_state(home.skills_dir / "x") == before_delete
+    (home.skills_dir / "x" / "SKILL.md").write_text(skill_md("x", body="edited by hand\n"))
+    before = tree_state(home.skills_dir)
+    with pytest.raises(SkillError, match="changed after it"):  # undoing the create would lose the hand edit
+        home.curator.rollback(created["ledger_id"])
+    assert tree_state(home.skills_dir) == before
+
+
+def test_rollback_refuses_when_files_changed_since(home):
+    write_skill(home, "x")
+    archived = home.curator.archive("x")
+    hand_edit = home.skills_dir / ".archive" / "x" / "SKILL.md"
+    hand_edit.write_text(skill_md("x", body="edited in the archive\n"))
+    before = tree_state(home.root / "skills")
+    with pytest.raises(SkillError, match="changed after it") as exc:
+        home.curator.rollback(archived["ledger_id"])
+    assert exc.value.details["changed"] == ["skills/.archive/x/SKILL.md"]
+    assert tree_state(home.root / "skills") == before
+
+
+def test_rollback_refuses_unknown_ids_and_missing_blobs(home):
+    with pytest.raises(SkillError, match="No ledger entry"):
+        home.curator.rollback("000000000000")
+    write_skill(home, "x")
+    patched = skill_manage_tool(home, {"action": "patch", "name": "x", "old_string": "Do it.", "new_string": "y"},
+                                ctx())
+    entry = home.curator.ledger()[0]
+    (home.root / ".curator_backups" / "blobs" / entry.before[0].sha256).unlink()
+    before = tree_state(home.skills_dir)
+    with pytest.raises(SkillError, match="missing"):
+        home.curator.rollback(patched["ledger_id"])
+    assert tree_state(home.skills_dir) == before
+
+
+def test_ledger_paths_cannot_leave_the_home(home):
+    (home.skills_dir / ".curator_ledger.jsonl").write_text(json.dumps(
+        {"id": "evil00000000", "ts": "", "actor": "agent", "action": "patch", "skill": "x",
+         "before": [{"path": "../outside.txt", "sha256": "0" * 64}], "after": []}) + "\n")
+    with pytest.raises(SkillError, match="outside the home"):
+        home.curator.rollback("evil00000000")
+
+
+def test_archive_name_collision_gets_a_timestamp_and_restore_refuses_ambiguity(home, clock):
+    write_skill(home, "x", body="first\n")
+    home.curator.archive("x")
+    write_skill(home, "x", body="second\n")
+    clock.advance(61)
+    second = home.curator.archive("x")
+    assert second["archived_to"].endswith(".archive/x-20261130120101")
+    before = tree_state(home.skills_dir)
+    with pytest.raises(SkillError, match="Ambiguous restore") as exc:
+        home.curator.restore("x")
+    assert exc.value.details["matches"] == ["x", "x-20261130120101"]
+    assert tree_state(home.skills_dir) == before
+    home.curator.restore("x-20261130120101")
+    assert (home.skills_dir / "x" / "SKILL.md").read_text().endswith("second\n")
+
+
+def test_restore_refuses_existing_destination_and_prefix_matches(home):
+    write_skill(home, "git-helpers")
+    home.curator.archive("git-helpers")
+    with pytest.raises(SkillError, match="No archived skill named 'git'"):
+        home.curator.restore("git")
+    write_skill(home, "git-helpers")
+    before = tree_state(home.skills_dir)
+    with pytest.raises(SkillError, match="destination already exists"):
+        home.curator.restore("git-helpers")
+    assert tree_state(home.skills_dir) == before
+
+
+def test_pin_blocks_archive_and_unpin_allows_it(home):
+    write_skill(home, "x")
+    assert home.curator.pin("x")["pinned"] is True
+    with pytest.raises(SkillError, match="is pinned"):
+        home.curator.archive("x")
+    home.curator.unpin("x")
+    assert home.curator.archive("x")["success"]
+    assert [r.action for r in home.journal.query(subsystem="skills")][:3] == ["archive", "unpin", "pin"]
+
+
+def test_purge_only_old_archives_and_blobs_restore_them(home, clock):
+    write_skill(home, "old-one", files=FILES)
+    write_skill(home, "new-one")
+    original = tree_state(home.skills_dir / "old-one")
+    home.curator.archive("old-one")
+    clock.advance(10 * DAY)
+    home.curator.archive("new-one")
+    clock.advance(1 * DAY)
+    preview = home.curator.purge(7, dry_run=True)
+    assert preview["candidates"] == [{"name": "old-one", "path": ".archive/old-one"}] and preview["purged"] == []
+    assert (home.skills_dir / ".archive" / "old-one").exists()
+    result = home.curator.purge(7)
+    assert [p["name"] for p in result["purged"]] == ["old-one"]
+    assert not (home.skills_dir / ".archive" / "old-one").exists()
+    assert (home.skills_dir / ".archive" / "new-one").exists()
+    blobs = home.root / ".curator_backups" / "blobs"
+    entry = home.curator.ledger()[0]
+    assert entry.action == "purge" and entry.after == ()
+    assert all((blobs / ref.sha256).exists() for ref in entry.before)
+    assert "old-one" not in json.loads((home.skills_dir / ".usage.json").read_text())
+    home.curator.rollback(result["purged"][0]["ledger_id"])
+    assert home.skills.get("old-one").state == "archived"
+    home.curator.restore("old-one")
+    assert tree_state(home.skills_dir / "old-one") == original
+
+
+def test_purge_refuses_bad_days(home):
+    with pytest.raises(SkillError, match="at least 1"):
+        home.curator.purge(0)

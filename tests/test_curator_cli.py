@@ -1,0 +1,67 @@
+"""``workbench skills ...`` and ``workbench curator ...`` through real subprocesses."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+
+from engine import open_home
+from workbench.cli import main
+from tests.test_skills_support import write_skill
+
+
+def wb_process(home_dir, *args):
+    """A real ``python -m workbench`` process."""
+    proc = subprocess.run([sys.executable, "-m", "workbench", *args, "--home", str(home_dir), "--json"],
+                          capture_output=True, text=True, timeout=60)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def wb(home_dir, *args):
+    """The same entry point in this process (fast); output captured from stdout."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main([*args, "--home", str(home_dir), "--json"])
+    return code, json.loads(out.getvalue())
+
+
+def test_skills_and_curator_commands(tmp_path):
+    home = open_home(tmp_path / "h")
+    write_skill(home, "deploy", category="ops", files={"references/api.md": "# API"})
+    home.close()
+    code, listed = wb_process(tmp_path / "h", "skills", "list")
+    assert code == 0 and listed == {"skills": [{
+        "name": "deploy", "category": "ops", "description": "Does a useful thing", "state": "active",
+        "pinned": False, "provenance": "user", "use_count": 0, "last_used_at": None}]}
+    code, shown = wb(tmp_path / "h", "skills", "show", "deploy", "--file", "references/api.md")
+    assert code == 0 and shown["content"] == "# API"
+    assert wb(tmp_path / "h", "skills", "pin", "deploy") == (0, {"success": True, "message": "Skill 'deploy' pinned.",
+                                                                   "name": "deploy", "pinned": True})
+    code, refused = wb_process(tmp_path / "h", "skills", "archive", "deploy")
+    assert code == 1 and "is pinned" in refused["error"]
+    wb(tmp_path / "h", "skills", "unpin", "deploy")
+    code, archived = wb(tmp_path / "h", "skills", "archive", "deploy")
+    assert code == 0 and archived["success"]
+    code, listed = wb(tmp_path / "h", "skills", "list", "--all")
+    assert [s["state"] for s in listed["skills"]] == ["archived"]
+    code, run = wb(tmp_path / "h", "curator", "run", "--dry-run")
+    assert code == 0 and {k: run[k] for k in ("marked_stale", "archived", "reactivated", "dry_run")} == {
+        "marked_stale": [], "archived": [], "reactivated": [], "dry_run": True}
+    code, status = wb(tmp_path / "h", "curator", "status")
+    assert status["counts"] == {"active": 0, "stale": 0, "archived": 1}
+    code, refused = wb(tmp_path / "h", "curator", "purge", "--days", "0", "--yes")
+    assert code == 1 and "at least 1" in refused["error"]
+    code, refused = wb_process(tmp_path / "h", "curator", "purge", "--days", "1")
+    assert code == 1 and "--yes" in refused["error"]
+    code, rolled = wb_process(tmp_path / "h", "curator", "rollback", archived["ledger_id"])
+    assert code == 0 and rolled["success"]
+    code, listed = wb(tmp_path / "h", "skills", "list")
+    assert [s["state"] for s in listed["skills"]] == ["active"]
+    code, ledger = wb(tmp_path / "h", "curator", "ledger")
+    assert [e["action"] for e in ledger["entries"]] == ["rollback", "archive"]
+    assert {e["actor"] for e in ledger["entries"]} == {"user"}
+    code, missing = wb(tmp_path / "h", "skills", "show", "nope")
+    assert code == 1 and missing["error"] == "Skill 'nope' not found."

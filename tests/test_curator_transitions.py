@@ -1,0 +1,126 @@
+"""The lifecycle rule as a table with a fixed clock, and full runs over a real library."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine import ConfigError
+from engine.curator.transitions import Policy, decide
+from engine.skills.usage import default_record, iso
+from tests.conftest import FIXED_NOW
+from tests.test_skills_support import tree_state, write_skill
+
+DAY = 86400
+POLICY = Policy(stale_after_days=14, archive_after_days=30)
+
+
+def ago(days: float) -> str:
+    return iso(FIXED_NOW - days * DAY)
+
+
+def record(created=40, used=None, viewed=None, patched=None, uses=1, state="active", pinned=False, restored=None):
+    r = default_record(ago(created))
+    r.update(use_count=uses, state=state, pinned=pinned,
+             last_used_at=ago(used) if used is not None else None,
+             last_viewed_at=ago(viewed) if viewed is not None else None,
+             last_patched_at=ago(patched) if patched is not None else None,
+             restored_at=ago(restored) if restored is not None else None)
+    return r
+
+
+@pytest.mark.parametrize("rec, expected", [
+    (None, "seed"),                                               # no record yet: seeded, left alone this pass
+    (record(used=1), None),                                       # recently used
+    (record(used=13.9), None),                                    # just inside the stale window
+    (record(used=14), "stale"),                                   # exactly at the stale cutoff
+    (record(used=20), "stale"),
+    (record(used=20, state="stale"), None),                       # already stale
+    (record(used=30), "archive"),                                 # exactly at the archive cutoff
+    (record(used=90, state="stale"), "archive"),
+    (record(used=1, state="stale"), "reactivate"),                # activity reactivates
+    (record(used=40, viewed=2, state="stale"), "reactivate"),     # a view is activity
+    (record(used=40, patched=3), None),                           # a patch is activity
+    (record(used=90, pinned=True), None),                         # pinned: never touched
+    (record(used=90, pinned=True, state="stale"), None),
+    (record(created=5, uses=0), None),                            # never used, young: grace
+    (record(created=5, uses=0, state="stale"), "reactivate"),     # grace also lifts a stale mark
+    (record(created=20, uses=0), "stale"),                        # never used, grace over
+    (record(created=45, uses=0), "archive"),
+    (record(used=60, restored=1), None),                          # a restore counts as activity
+    (record(used=60, state="archived"), None),                    # archived stays archived
+])
+def test_transition_table(rec, expected):
+    assert decide(rec, FIXED_NOW, POLICY) == expected
+
+
+def test_policy_comes_from_config_and_is_checked(home):
+    assert Policy.from_config(home.config) == POLICY
+    home.config_path.write_text("curator:\n  stale_after_days: 40\n  archive_after_days: 30\n")
+    with pytest.raises(ConfigError, match="stale_after_days"):
+        Policy.from_config(home.reload_config())
+
+
+def _library(home):
+    """Managed skills in each situation, plus a user-owned one that is never managed."""
+    for name in ("fresh", "idle", "ancient", "pinned", "young-unused", "stale-again", "users-own"):
+        write_skill(home, name, category="auto" if name != "users-own" else None)
+    records = {
+        "fresh": record(used=2), "idle": record(used=20), "ancient": record(used=45),
+        "pinned": record(used=400, pinned=True), "young-unused": record(created=3, uses=0),
+        "stale-again": record(used=1, state="stale"), "users-own": record(used=400),
+    }
+    for name, r in records.items():
+        r["created_by"] = None if name == "users-own" else "agent"
+    (home.skills_dir / ".usage.json").write_text(json.dumps(records))
+
+
+def test_dry_run_reports_and_changes_nothing(home):
+    _library(home)
+    before = tree_state(home.root)
+    report = home.curator.run(dry_run=True)
+    assert (report.marked_stale, report.archived, report.reactivated) == (("idle",), ("ancient",), ("stale-again",))
+    assert report.dry_run and report.report_path is None and report.checked == 6
+    assert tree_state(home.root) == before
+
+
+def test_run_applies_transitions_and_writes_a_report(home):
+    _library(home)
+    report = home.curator.run()
+    assert (report.marked_stale, report.archived, report.reactivated) == (("idle",), ("ancient",), ("stale-again",))
+    states = {s.name: s.state for s in home.skills.list(include_archived=True)}
+    assert states == {"fresh": "active", "idle": "stale", "ancient": "archived", "pinned": "active",
+                      "young-unused": "active", "stale-again": "active", "users-own": "active"}
+    assert (home.skills_dir / ".archive" / "ancient" / "SKILL.md").exists()
+    run = json.loads((home.root / "logs" / "curator" / "20261130-120000" / "run.json").read_text())
+    assert run["auto_transitions"] == {"checked": 6, "marked_stale": 1, "archived": 1, "reactivated": 1, "seeded": 0}
+    assert "ancient" in (home.root / "logs" / "curator" / "20261130-120000" / "REPORT.md").read_text()
+    status = home.curator.status()
+    assert status["run_count"] == 1 and status["last_run_summary"] == "auto: 1 marked stale, 1 archived, 1 reactivated"
+    assert status["counts"] == {"active": 5, "stale": 1, "archived": 1} and status["pinned"] == ["pinned"]
+    actions = {(r.action, r.target, r.actor) for r in home.journal.query(subsystem="skills")}
+    assert actions == {("archive", "ancient", "curator"), ("mark_stale", "idle", "curator"),
+                       ("reactivate", "stale-again", "curator")}
+    second = home.curator.run()
+    assert (second.marked_stale, second.archived, second.reactivated) == ((), (), ())
+    assert (home.root / "logs" / "curator" / "20261130-120000-2" / "run.json").exists()
+
+
+def test_manage_all_brings_user_skills_in_and_seeds_missing_records(home, clock):
+    write_skill(home, "no-record")
+    _library(home)
+    home.config_path.write_text("curator:\n  manage_all: true\n")
+    home.reload_config()
+    report = home.curator.run()
+    assert "users-own" in report.archived and report.seeded == ("no-record",)
+    clock.advance(15 * DAY)
+    assert set(home.curator.run(dry_run=True).marked_stale) == {"fresh", "no-record", "stale-again", "young-unused"}
+
+
+def test_bundled_and_hub_skills_are_never_curated(home):
+    _library(home)
+    (home.skills_dir / ".bundled_manifest").write_text("ancient:0\n")
+    home.config_path.write_text("curator:\n  manage_all: true\n")
+    home.reload_config()
+    assert "ancient" not in home.curator.run().archived
