@@ -172,3 +172,17 @@ def test_memory_changed_is_published_once_per_approval(home):
     home.bus.subscribe(seen.append, MemoryChanged)
     home.approvals.approve(pid)
     assert len(seen) == 1 and seen[0].actor == "user"
+
+
+def test_pin_survives_unrelated_changes_and_batches_replay_with_their_pins(home):
+    seed(home, "User likes tea", "Project uses uv")
+    review = ToolContext(actor="review", origin=BACKGROUND_REVIEW)
+    replace = staged_id(home.memory.replace("memory", "tea", "User likes coffee", review))
+    batch = staged_id(home.memory.batch("memory", [{"action": "add", "content": "Uses fish shell"},
+                                                   {"action": "remove", "old_text": "uv"}], review))
+    ops = home.approvals.get(batch).payload["operations"]
+    assert ops[1]["matched_entry"] == "Project uses uv"
+    home.memory.add("memory", "Deploys on Fridays", USER)  # unrelated change: pins still hold
+    assert home.approvals.approve(replace)["success"]
+    assert home.approvals.approve(batch)["success"]
+    assert home.memory.entries("memory") == ["User likes coffee", "Deploys on Fridays", "Uses fish shell"]
