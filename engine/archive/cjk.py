@@ -69,6 +69,8 @@ class BigramIndex:
         if conn is None or self.archive.read_only:
             return 0
         top = self.archive.conn().execute("SELECT max(id) FROM messages").fetchone()[0] or 0
+        if top == self.high_water():
+            return 0
         done = 0
         while max_rows is None or done < max_rows:
             with write_transaction(conn):

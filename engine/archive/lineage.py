@@ -80,7 +80,7 @@ class LineageMixin(ArchiveCore):
             f"""SELECT c.*, {self._kind_sql} AS kind,
                        (SELECT count(*) FROM sessions g WHERE g.parent_session_id = c.id) AS child_count
                 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
-                WHERE c.parent_session_id = ? AND c.id != ? ORDER BY c.started_at, c.id""", (session_id, session_id))
+                WHERE c.parent_session_id = ? AND c.id != ? ORDER BY c.started_at, c.rowid""", (session_id, session_id))
         return [self._session(r, kind=r["kind"]) for r in rows]
 
     def root_sessions(self, limit: int = 50, offset: int = 0, include_archived: bool = False) -> list[Session]:
@@ -106,7 +106,7 @@ class LineageMixin(ArchiveCore):
         while frontier and len(seen) < MAX_TREE:
             current = frontier.pop(0)
             kids = [r["id"] for r in self.conn().execute(
-                "SELECT id FROM sessions WHERE parent_session_id = ? ORDER BY started_at, id", (current,))
+                "SELECT id FROM sessions WHERE parent_session_id = ? ORDER BY started_at, rowid", (current,))
                 if r["id"] not in seen]
             if kids:
                 children[current] = kids

@@ -1,0 +1,121 @@
+"""Messages: order, tool calls, windows, in-place compaction and rewind; lineage walks."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from engine.errors import WorkbenchError
+
+
+def _conversation(archive, session_id, n, word="step"):
+    archive.create_session(session_id)
+    return archive.append_messages(session_id, [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"{word} {i}", "timestamp": 100.0 - i}
+        for i in range(n)])
+
+
+def test_insertion_order_not_timestamp_and_tool_calls_round_trip(home):
+    archive = home.archive
+    ids = _conversation(archive, "s1", 4)  # timestamps go backwards; order must not
+    assert [m.id for m in archive.messages("s1")] == ids
+    calls = [{"id": "c", "type": "function", "function": {"name": "memory", "arguments": '{"note": "记住这个"}'}}]
+    mid = archive.append_message("s1", "assistant", None, tool_calls=calls, finish_reason="tool_calls")
+    stored = archive.message(mid)
+    assert stored.tool_calls == calls and stored.finish_reason == "tool_calls" and stored.content is None
+    raw = sqlite3.connect(home.state_db_path).execute("SELECT tool_calls FROM messages WHERE id = ?", (mid,)).fetchone()[0]
+    assert "记住这个" in raw  # stored unescaped so CJK arguments are searchable
+    assert [h.match_message_id for h in archive.search("记住")] == [mid]
+    multimodal = [{"type": "text", "text": "look at this"}, {"type": "image_url", "image_url": {"url": "x"}}]
+    mm = archive.append_message("s1", "user", multimodal)
+    assert archive.message(mm).content == multimodal and archive.message(mm).text == "look at this"
+    assert [m.id for m in archive.messages("s1", limit=2, offset=1)] == ids[1:3]
+
+
+def test_window_around_a_message(home):
+    archive = home.archive
+    ids = _conversation(archive, "s1", 10)
+    shown, before, after = archive.message_window(ids[5], 2)
+    assert [m.id for m in shown] == ids[3:8] and (before, after) == (3, 2)
+    assert [m.id for m in archive.messages_around(ids[0], 1)] == ids[:2]
+    assert archive.messages_around(999_999) == []
+
+
+def test_compaction_archives_rows_that_search_still_finds(home):
+    archive = home.archive
+    ids = _conversation(archive, "s1", 10, word="zeppelin")
+    archive.append_message("s1", "user", "the flamingo detail in the middle", timestamp=50.0)
+    archive.append_messages("s1", [{"role": "assistant", "content": f"tail {i}"} for i in range(2)])
+    live_count = archive.compact_in_place("s1", keep_head=2, keep_tail=2, summary="Summary: we discussed zeppelins")
+    assert live_count == 5
+    live = archive.messages("s1")
+    assert [m.content for m in live] == ["zeppelin 0", "zeppelin 1", "Summary: we discussed zeppelins", "tail 0", "tail 1"]
+    assert all(m.id > ids[-1] for m in live)  # fresh rows, still in order
+    assert archive.get_session("s1").message_count == 5
+    everything = archive.messages("s1", include_archived=True)
+    assert len(everything) == 13 + 5 and sum(m.compacted for m in everything) == 13
+    hit = archive.search("flamingo")[0]
+    assert archive.message(hit.match_message_id).compacted  # found although no live load shows it
+    assert "flamingo" not in " ".join(m.text for m in live)
+    [entry] = home.journal.query(subsystem="sessions", target="s1")
+    assert entry.action == "compact" and entry.detail["archived"] == 13
+    with pytest.raises(WorkbenchError, match="Nothing to compact"):
+        archive.compact_in_place("s1", keep_head=3, keep_tail=2, summary="x")
+
+
+def test_rewind_hides_rows_from_loads_and_search(home):
+    archive = home.archive
+    ids = _conversation(archive, "s1", 6, word="walrus")
+    assert archive.rewind("s1", ids[2]) == 4
+    assert [m.id for m in archive.messages("s1")] == ids[:2]
+    assert {h.match_message_id for h in archive.search("walrus")} <= set(ids[:2])
+    assert set(archive.iter_matches("walrus")) == set(ids[:2])
+    with pytest.raises(WorkbenchError, match="not a live user message"):
+        archive.rewind("s1", ids[1])  # an assistant row
+    row = sqlite3.connect(home.state_db_path).execute("SELECT rewind_count FROM sessions WHERE id='s1'").fetchone()
+    assert row == (1,)
+
+
+# -- lineage -------------------------------------------------------------------------------
+def _chain(archive, *ids):
+    archive.create_session(ids[0], title="Long task")
+    for parent, child in zip(ids, ids[1:]):
+        archive.end_session(parent, "compression")
+        archive.create_session(child, parent_session_id=parent,
+                               title=archive.next_lineage_title(archive.get_session(parent).title))
+
+
+def test_three_step_compression_chain_resolves_root_and_tip(home):
+    archive = home.archive
+    _chain(archive, "r", "c1", "c2", "c3")
+    archive.create_session("branch", parent_session_id="c1", model_config={"_branched_from": "c1"})
+    archive.create_session("helper", parent_session_id="c2", source="subagent")
+    for sid in ("r", "c1", "c2", "c3", "branch", "helper"):
+        assert archive.root_of(sid) == "r"
+    for sid in ("r", "c1", "c2", "c3"):
+        assert archive.tip_of(sid) == "c3"
+    assert archive.tip_of("branch") == "branch"
+    lineage = archive.lineage("c1")
+    assert lineage.chain == ["r", "c1", "c2", "c3"]
+    assert lineage.children == {"r": ["c1"], "c1": ["c2", "branch"], "c2": ["c3", "helper"]}
+    assert archive.lineage("branch").chain == ["r", "c1", "branch"]
+    assert [archive.get_session(s).title for s in lineage.chain] == ["Long task", "Long task #2", "Long task #3",
+                                                                   "Long task #4"]
+    kinds = {s.id: (s.kind, s.child_count) for s in archive.children_of("c1")}
+    assert kinds == {"c2": ("compression", 2), "branch": ("branch", 0)}
+    assert {s.id: s.kind for s in archive.children_of("c2")}["helper"] == "delegate"
+    roots = archive.root_sessions()
+    assert [(s.id, s.child_count) for s in roots] == [("r", 1)] and archive.root_count() == 1
+
+
+def test_walks_survive_a_parent_cycle(home):
+    archive = home.archive
+    _chain(archive, "a", "b")
+    conn = archive.conn()
+    conn.execute("UPDATE sessions SET parent_session_id = 'b' WHERE id = 'a'")  # hand-edited database
+    assert archive.root_of("a") in {"a", "b"}
+    assert archive.tip_of("a") in {"a", "b"}
+    lineage = archive.lineage("b")
+    assert set(lineage.chain) == {"a", "b"} and len(lineage.chain) == 2
+    assert archive.root_sessions() == []

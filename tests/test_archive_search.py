@@ -1,0 +1,186 @@
+"""Search: routing, grouping, snippets, CJK recall against a substring scan, and hostile queries."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import FixedClock, open_home
+from engine.archive import MARK_CLOSE, MARK_OPEN
+
+CHINESE = ["部署", "服务器", "数据库", "迁移", "半夜", "日志", "数据", "回滚", "配置", "超时", "的", "了"]
+JAPANESE = ["デプロイ", "サーバー", "データベース", "ログ", "ロールバック", "設定", "の", "は", "です"]
+ENGLISH = ["deploy", "server", "database", "migration", "log", "timeout", "rollback", "the", "config", "yaml"]
+CJK_QUERIES = ["部署", "数据", "日志", "半夜", "数据库迁", "据库迁移", "服务器部", "ログ", "デプ", "デプロイ", "ーバー",
+               "データベ", "の設", "迁移的"]
+
+
+def _sentence(rng: random.Random) -> str:
+    kind = rng.random()
+    if kind < 0.35:
+        return "".join(rng.choice(CHINESE) for _ in range(rng.randint(3, 10)))
+    if kind < 0.6:
+        return "".join(rng.choice(JAPANESE) for _ in range(rng.randint(3, 10)))
+    words = [rng.choice(ENGLISH) for _ in range(rng.randint(3, 10))]
+    if kind < 0.85:  # mixed
+        words.insert(rng.randint(0, len(words)), "".join(rng.choice(CHINESE + JAPANESE) for _ in range(3)))
+    return " ".join(words)
+
+
+def build(home, seed: int = 7, sessions: int = 40) -> None:
+    rng = random.Random(seed)
+    archive = home.archive
+    for s in range(sessions):
+        sid = f"s{s:03d}"
+        parent = f"s{s - 1:03d}" if s % 4 and s else None
+        if parent:
+            archive.end_session(parent, "compression")
+        archive.create_session(sid, source=rng.choice(["cli", "telegram", "subagent"]), parent_session_id=parent)
+        turn = []
+        for _ in range(rng.randint(4, 12)):
+            role = rng.choice(["user", "assistant", "tool"])
+            message = {"role": role, "content": _sentence(rng)}
+            if role == "assistant" and rng.random() < 0.3:
+                args = {"command": _sentence(rng)}
+                message["tool_calls"] = [{"id": "c", "type": "function",
+                                          "function": {"name": "terminal", "arguments": json.dumps(args, ensure_ascii=False)}}]
+            if role == "tool":
+                message["tool_name"] = rng.choice(["terminal", "read_file"])
+            turn.append(message)
+        archive.append_messages(sid, turn)
+
+
+def substring_scan(path, needle: str) -> set[int]:
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT id, COALESCE(content,'') || ' ' || COALESCE(tool_name,'') || ' ' || COALESCE(tool_calls,'')"
+                        " FROM messages WHERE active = 1 OR compacted = 1").fetchall()
+    conn.close()
+    return {mid for mid, text in rows if needle.lower() in text.lower()}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    home = open_home(tmp_path_factory.mktemp("corpus") / "home", clock=FixedClock(1796040000.0))
+    build(home)
+    yield home
+    home.close()
+
+
+@pytest.mark.parametrize("query", CJK_QUERIES)
+def test_cjk_queries_find_every_message_a_substring_scan_finds(corpus, query):
+    expected = substring_scan(corpus.state_db_path, query)
+    assert expected, f"corpus should contain {query}"
+    assert set(corpus.archive.iter_matches(query)) == expected
+    hits = corpus.archive.search(query, limit=1000)
+    assert {h.session_id for h in hits} <= {corpus.archive.message(m).session_id for m in expected}
+    roots = {corpus.archive.root_of(corpus.archive.message(m).session_id) for m in expected}
+    assert {h.root_id for h in hits} == roots  # one hit per lineage root, every root found
+    assert len(hits) == len(roots)
+    assert all(f"{MARK_OPEN}{query}{MARK_CLOSE}" in h.snippet for h in hits if h.role != "tool")
+    assert all(h.plan.startswith("bigram") for h in hits)
+
+
+@pytest.mark.parametrize("query", ["部署", "数据库迁", "デプロイ", "ログ", "的"])
+def test_cjk_recall_without_our_index_uses_trigram_or_scan(corpus, query, tmp_path):
+    ro = open_home(corpus.root, read_only=True, clock=FixedClock(1796040000.0))
+    ro.archive.bigram_index._conn = lambda: None  # a read-only home that never had our index
+    try:
+        assert set(ro.archive.iter_matches(query)) == substring_scan(corpus.state_db_path, query)
+        plan = ro.archive.search(query)[0].plan
+        assert plan.split(":")[0] == ("trigram" if len(query) >= 3 else "like")
+    finally:
+        ro.close()
+
+
+def test_rows_written_by_another_process_are_indexed_or_scanned(tmp_path, clock):
+    home = open_home(tmp_path / "h", clock=clock)
+    build(home, seed=3, sessions=6)
+    assert set(home.archive.iter_matches("半夜")) == substring_scan(home.state_db_path, "半夜")
+    # a Hermes process appends rows behind our back
+    conn = sqlite3.connect(home.state_db_path)
+    conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s000', 'user', '今天半夜回滚', 1)")
+    conn.commit()
+    new_id = conn.execute("SELECT max(id) FROM messages").fetchone()[0]
+    conn.close()
+    ro = open_home(home.root, read_only=True, clock=clock)  # cannot extend the index: scans the gap
+    assert new_id in set(ro.archive.iter_matches("半夜"))
+    ro.close()
+    assert new_id in set(home.archive.iter_matches("半夜"))  # writable: indexed on the next search
+    assert home.archive.bigram_index.high_water() == new_id
+    home.close()
+
+
+def test_mixed_latin_and_cjk_query_requires_both(corpus):
+    expected = substring_scan(corpus.state_db_path, "数据") & substring_scan(corpus.state_db_path, "deploy")
+    assert set(corpus.archive.iter_matches("数据 deploy")) == expected
+
+
+def test_words_phrases_prefixes_tool_names_and_roles(tmp_path, clock):
+    home = open_home(tmp_path / "h", clock=clock)
+    archive = home.archive
+    archive.create_session("a", title="Alpha")
+    archive.append_messages("a", [
+        {"role": "user", "content": "the error log shows a timeout"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "1", "type": "function", "function": {"name": "skill_view", "arguments": '{"name": "k8s-rollout"}'}}]},
+        {"role": "tool", "content": "{}", "tool_name": "skill_view", "tool_call_id": "1"},
+        {"role": "assistant", "content": "log error: the rollout failed"}])
+    assert [h.match_message_id for h in archive.search('"error log"')] == [1]
+    assert {m for m in archive.iter_matches("error log")} == {1, 4}
+    assert set(archive.iter_matches("timeo", prefix=True)) == {1}
+    assert set(archive.iter_matches("timeo*")) == {1}
+    assert set(archive.iter_matches("timeo")) == set()
+    assert set(archive.iter_matches("skill_view")) == {2, 3}
+    assert set(archive.iter_matches("k8s-rollout")) == {2}
+    assert [h.role for h in archive.search("skill_view", role="tool")] == ["tool"]
+    [hit] = archive.search("timeout")
+    assert hit.snippet == f"the error log shows a {MARK_OPEN}timeout{MARK_CLOSE}"
+    assert hit.to_dict().keys() >= {"session_id", "root_id", "title", "source", "when", "snippet", "match_message_id"}
+    home.close()
+
+
+def test_hits_group_by_root_and_skip_the_current_lineage(corpus):
+    archive = corpus.archive
+    hits = archive.search("deploy", limit=100)
+    assert len({h.root_id for h in hits}) == len(hits)
+    some_root = hits[0].root_id
+    tip = archive.tip_of(some_root)
+    skipped = archive.search("deploy", limit=100, exclude_lineage_of=tip)
+    assert some_root not in {h.root_id for h in skipped} and len(skipped) == len(hits) - 1
+    paged = archive.search("deploy", limit=2, offset=1)
+    assert [h.root_id for h in paged] == [h.root_id for h in hits[1:3]]
+    assert all(h.source != "subagent" for h in archive.search("deploy", limit=100, exclude_sources=["subagent"]))
+    newest = archive.search("deploy", limit=100, sort="newest")
+    assert [h.match_message_id for h in newest] == sorted((h.match_message_id for h in newest), reverse=True)
+
+
+HOSTILE_TOKENS = ['"', "'", "*", "-", ".", ":", "(", ")", "{", "}", "^", "+", "AND", "OR", "NOT", "NEAR", "NEAR(",
+                  "deploy", "数据", "的", "%", "_", "\\", "\x00", "col:", "-x", "a.b", "x*y", '""', "\u200b", "🙂", "/",
+                  "日志*", "NOT NOT", "AND (", ") OR", "^deploy", "#", "@", "[", "]"]
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.sampled_from(HOSTILE_TOKENS), st.text(max_size=6)), max_size=6).map(" ".join),
+       st.booleans())
+def test_any_text_is_a_safe_query(corpus, query, prefix):
+    hits = corpus.archive.search(query, prefix=prefix, limit=5)
+    assert all(isinstance(h.snippet, str) and h.match_message_id > 0 for h in hits)
+    concat = "".join(query.split())
+    assert isinstance(corpus.archive.search(concat, limit=3), list)
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("C++", "C"), ("hello AND", "hello"), ("OR world", "world"), ("***", ""), ("deploy*", "deploy*"),
+    ("**deploy", "deploy"), ("TODO: fix", "TODO fix"), ("chat-send", '"chat-send"'), ("my-app.config", '"my-app.config"'),
+    ('"unterminated', "unterminated"), ("(problem", "problem"), ("x^y", "x y"),
+    ('"exact phrase" foo-bar', '"exact phrase" "foo-bar"'), ("NOT", ""), ("foo NOT", "foo"), ("a AND OR b", "a AND b"),
+    ("NEAR(a b)", '"NEAR" a b'), ("it's", '"it\'s"'),
+])
+def test_sanitiser_follows_hermes_and_never_leaves_syntax(raw, expected):
+    from engine.archive import sanitize_fts_query
+    assert sanitize_fts_query(raw) == expected

@@ -1,0 +1,161 @@
+"""Session rows: upsert, end, titles, counters, archive, prune, delete, journal and events."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.archive import sanitize_title
+from engine.errors import WorkbenchError
+from engine.events import MessageStored, SessionChanged
+
+
+def test_create_is_an_upsert_that_never_overwrites(home):
+    archive = home.archive
+    first = archive.create_session("s1", source="cli", model="model-a")
+    again = archive.create_session("s1", source="telegram", model="model-b", system_prompt="prompt", cwd="/tmp")
+    assert first.source == again.source == "cli"
+    assert again.model == "model-a" and again.system_prompt == "prompt"
+    assert archive.session_count() == 1
+
+
+def test_generated_ids_have_hermes_shape(home):
+    session = home.archive.create_session()
+    assert session.id.startswith("20261130_120000_") and len(session.id) == 22
+
+
+def test_unknown_field_and_missing_parent_are_refused(home):
+    with pytest.raises(WorkbenchError, match="Unknown session field"):
+        home.archive.create_session("s1", colour="red")
+    with pytest.raises(WorkbenchError, match="does not exist"):
+        home.archive.create_session("s2", parent_session_id="ghost")
+    assert home.archive.session_count() == 0
+
+
+def test_end_first_reason_wins_and_is_journaled(home, clock):
+    archive = home.archive
+    archive.create_session("s1")
+    events = []
+    home.bus.subscribe(events.append, SessionChanged)
+    assert archive.end_session("s1", "user_exit") is True
+    clock.advance(10)
+    assert archive.end_session("s1", "compression") is False
+    session = archive.get_session("s1")
+    assert session.end_reason == "user_exit" and session.ended_at is not None
+    assert [(e.action, e.session_id) for e in events] == [("ended", "s1")]
+    [entry] = home.journal.query(subsystem="sessions")
+    assert (entry.action, entry.target, entry.after, events[0].journal_id) == ("end", "s1", "user_exit", entry.id)
+
+
+def test_titles_are_sanitised_unique_and_numbered(home):
+    archive = home.archive
+    archive.create_session("a")
+    archive.create_session("b")
+    assert archive.set_title("a", "  Deploy\u200b   plan\x07 ") == "Deploy plan"
+    with pytest.raises(WorkbenchError, match="already in use by session a"):
+        archive.set_title("b", "Deploy plan")
+    assert archive.get_session("b").title is None
+    assert archive.next_lineage_title("Deploy plan") == "Deploy plan #2"
+    archive.set_title("b", "Deploy plan #2")
+    assert archive.next_lineage_title("Deploy plan #2") == "Deploy plan #3"
+    assert archive.next_lineage_title("100%_done") == "100%_done"  # LIKE wildcards are literal
+    assert archive.set_title("a", "   ") is None and archive.get_session("a").title is None
+    with pytest.raises(WorkbenchError, match="too long"):
+        archive.set_title("a", "x" * 101)
+    assert sanitize_title("\u202eabc\ufeff") == "abc"
+    assert archive.resolve_title("Deploy plan").id == "b"  # the newest numbered variant
+
+
+def test_title_moves_from_a_compression_ancestor(home):
+    archive = home.archive
+    archive.create_session("p", title="Research")
+    archive.end_session("p", "compression")
+    archive.create_session("c", parent_session_id="p")
+    assert archive.set_title("c", "Research") == "Research"
+    assert archive.get_session("p").title is None
+
+
+def test_token_counts_add_or_set(home):
+    archive = home.archive
+    archive.create_session("s1")
+    archive.update_token_counts("s1", input_tokens=10, output_tokens=5, model="m")
+    archive.update_token_counts("s1", input_tokens=1)
+    session = archive.get_session("s1")
+    assert (session.input_tokens, session.output_tokens, session.model) == (11, 5, "m")
+    archive.update_token_counts("s1", input_tokens=3, absolute=True)
+    assert archive.get_session("s1").input_tokens == 3
+    with pytest.raises(WorkbenchError, match="Unknown token counter"):
+        archive.update_token_counts("s1", bogus=1)
+
+
+def test_archive_hides_the_whole_compression_chain(home):
+    archive = home.archive
+    archive.create_session("p")
+    archive.end_session("p", "compression")
+    archive.create_session("c", parent_session_id="p")
+    archive.create_session("other")
+    assert archive.set_archived("c", True) == 2
+    assert [s.id for s in archive.list_sessions()] == ["other"]
+    assert len(archive.list_sessions(include_archived=True)) == 3
+    archive.set_archived("p", False)
+    assert len(archive.list_sessions()) == 3
+
+
+def test_prune_removes_only_old_ended_sessions_and_orphans_children(home, clock):
+    archive = home.archive
+    archive.create_session("old_ended")
+    archive.append_message("old_ended", "user", "ancient deploy")
+    archive.end_session("old_ended", "done")
+    archive.create_session("old_open")
+    clock.advance(100 * 86400)
+    archive.create_session("child", parent_session_id="old_ended")
+    assert archive.prune(90) == 1
+    assert {s.id for s in archive.list_sessions()} == {"old_open", "child"}
+    assert archive.get_session("child").parent_session_id is None
+    assert archive.search("ancient") == []
+    assert archive.prune(90) == 0
+    [entry] = [e for e in home.journal.query(subsystem="sessions") if e.action == "prune"]
+    assert entry.detail["count"] == 1 and entry.detail["deleted"] == ["old_ended"]
+
+
+def test_delete_removes_delegates_and_orphans_other_children(home):
+    archive = home.archive
+    archive.create_session("parent")
+    archive.create_session("delegate", source="subagent", parent_session_id="parent",
+                           model_config={"_delegate_from": "parent"})
+    archive.create_session("grand_delegate", source="subagent", parent_session_id="delegate")
+    archive.create_session("branch", parent_session_id="parent", model_config={"_branched_from": "parent"})
+    archive.append_message("delegate", "user", "delegated work")
+    assert archive.delete_session("parent") is True
+    assert {s.id for s in archive.list_sessions()} == {"branch"}
+    assert archive.get_session("branch").parent_session_id is None
+    assert archive.delete_session("parent") is False
+    [entry] = [e for e in home.journal.query(subsystem="sessions") if e.action == "delete"]
+    assert set(entry.detail["deleted"]) == {"parent", "delegate", "grand_delegate"}
+
+
+def test_message_events_and_counters(home):
+    archive = home.archive
+    archive.create_session("s1")
+    stored = []
+    home.bus.subscribe(stored.append, MessageStored)
+    calls = [{"id": "a", "type": "function", "function": {"name": "terminal", "arguments": "{}"}},
+             {"id": "b", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]
+    ids = archive.append_messages("s1", [{"role": "user", "content": "hi"},
+                                         {"role": "assistant", "content": None, "tool_calls": calls},
+                                         {"role": "tool", "content": "ok", "tool_name": "terminal", "tool_call_id": "a"}])
+    assert [e.message_id for e in stored] == ids == sorted(ids)
+    session = archive.get_session("s1")
+    assert (session.message_count, session.tool_call_count) == (3, 2)  # tool results add no calls
+    assert home.journal.query(subsystem="sessions") == []  # appends are not journaled
+
+
+def test_bad_messages_are_refused_and_nothing_is_stored(home):
+    archive = home.archive
+    archive.create_session("s1")
+    with pytest.raises(WorkbenchError, match="needs a role"):
+        archive.append_messages("s1", [{"role": "user", "content": "ok"}, {"content": "no role"}])
+    with pytest.raises(WorkbenchError, match="Unknown message field"):
+        archive.append_messages("s1", [{"role": "user", "colour": "red"}])
+    with pytest.raises(WorkbenchError, match="No session"):
+        archive.append_message("ghost", "user", "x")
+    assert archive.messages("s1") == [] and archive.get_session("s1").message_count == 0
