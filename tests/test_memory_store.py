@@ -359,3 +359,34 @@ def test_history_json_round_trips(mem):
     data = [r.to_dict() for r in mem.history("user")]
     assert json.loads(json.dumps(data))[0]["after"] == "Name is Ada"
     assert mem.history("memory") == []
+
+
+def test_a_symlinked_lock_file_is_refused_and_nothing_is_written(home, mem, tmp_path):
+    decoy = tmp_path / "elsewhere"
+    decoy.write_text("")
+    (home.memories_dir / "MEMORY.md.lock").symlink_to(decoy)
+    result = mem.add("memory", "x", u())
+    assert result["success"] is False and "Cannot lock" in result["error"]
+    assert not mem.path("memory").exists()
+    assert mem.record_external_change("memory") is False
+
+
+def test_a_failed_write_changes_nothing_and_abandons_the_journal_row(home, mem, monkeypatch):
+    import engine.fileio
+
+    mem.add("memory", "kept", u())
+    before = mem.path("memory").read_bytes()
+    temps = []
+
+    def broken_replace(src, dst):
+        temps.append(os.path.basename(src))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(engine.fileio.os, "replace", broken_replace)
+    result = mem.add("memory", "lost?", u())
+    assert result["success"] is False and result["error"].startswith("Failed to write memory file")
+    assert temps and temps[0].startswith(".mem_") and temps[0].endswith(".tmp")
+    assert mem.path("memory").read_bytes() == before
+    assert not list(home.memories_dir.glob(".mem_*"))
+    (row,) = home.journal.query(subsystem="memory", include_pending=True, limit=1)
+    assert row.status == "abandoned" and row.after == "lost?"

@@ -13,6 +13,7 @@ is validated and pinned to the entry it targets, then staged instead of applied.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import WorkbenchError
 from ..events import MemoryChanged
-from ..fileio import atomic_write_bytes, atomic_write_text, file_lock
+from ..fileio import atomic_write_bytes, atomic_write_text, file_lock, lock_path_for
 from ..journal import JournalEntry
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from . import ops
@@ -350,9 +351,8 @@ class MemoryStore:
     # -- the write path -------------------------------------------------------------
     def _apply(self, target: str, plan: _Plan, writer: _Writer, *, dry_run: bool = False) -> Outcome:
         """Run ``plan`` on the file under its lock; write, journal and announce the result."""
-        path = self.path(target)
         limit = self.limit(target)
-        with file_lock(path):
+        with self._locked(target):
             state = self.read(target)
             self._guard(target, state, limit, plan.drift_guard, backup=True)
             outcome = plan.op(list(state.entries), limit)
@@ -387,6 +387,16 @@ class MemoryStore:
         for row_id, detail in rows:
             journal.commit(row_id, detail={**detail, "file_after": text})
         return [row_id for row_id, _ in rows]
+
+    def _locked(self, target: str) -> contextlib.ExitStack:
+        """The target's flock, taken now; a lock file that cannot be used is a refusal."""
+        stack = contextlib.ExitStack()
+        try:
+            stack.enter_context(file_lock(self.path(target)))
+        except OSError as exc:
+            raise refuse(f"Cannot lock {lock_path_for(self.path(target))}: {exc.strerror or exc} (a symlinked or "
+                         "unwritable lock file is never used). Nothing was changed.")
+        return stack
 
     def _guard(self, target: str, state: FileState, limit: int, drift_guard: bool, *, backup: bool) -> None:
         file_name = FILE_NAMES[target]
@@ -527,7 +537,11 @@ class MemoryStore:
         self._check_target_or_raise(target)
         if self.home.read_only:
             return False
-        with file_lock(self.path(target)):
+        try:
+            lock = self._locked(target)
+        except Refusal:
+            return False
+        with lock:
             state = self.read(target)
             if state.error:
                 return False
