@@ -360,9 +360,9 @@ class OfflineModel(Model):
             end = next((i for i in range(index + 1, len(conversation)) if conversation[i].get("role") == "user"),
                        len(conversation))
             sequence = [s.name for s in _steps(conversation[:end], index + 1)]
-            if len(sequence) >= 2:
-                verb, topic = match.group("verb").lower(), match.group("x").strip().rstrip("?.! ")
-                seen.setdefault(slug(f"{verb} {topic}"), []).append((f"{verb} {topic}", sequence))
+            if len(sequence) >= 2:  # same verb and first two key words: the same kind of request
+                request = f"{match.group('verb').lower()} {' '.join(keywords(match.group('x'))[:2])}"
+                seen.setdefault(slug(request), []).append((request, sequence))
         proposals = []
         for name, uses in seen.items():
             if len(uses) < 2:
@@ -373,7 +373,7 @@ class OfflineModel(Model):
                 f"Search past sessions (session_search) for earlier work on {request.split(' ', 1)[-1]}.",
                 "Work through the task in small steps and confirm each result.",
                 "Report what was done and anything left open."], 1))
-            description = shorten(f"How to {request}: the steps used each time it was asked for.", 60)
+            description = json.dumps(shorten(f"How to {request}, as done each time it was asked", 60), ensure_ascii=False)
             content = (f"---\nname: {name}\ndescription: {description}\n---\n# {sentence(request)[:-1]}\n\n"
                        f"Learned from {len(uses)} repeated requests (tool sequence: {' -> '.join(sequence)}).\n\n"
                        f"## Steps\n{steps}\n")

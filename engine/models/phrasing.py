@@ -16,13 +16,21 @@ STOPWORDS = frozenset(
 _WORD_RE = re.compile(r"[\w][\w'-]*", re.UNICODE)
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
+_ADVERB = r"(?:(usually|always|often|normally|never|sometimes|rarely|mostly|also|really)\s+)?"
+
+
+def _verb(match: re.Match) -> str:
+    adverb, verb = match.group(1), match.group(2)
+    return f"{adverb.lower()} {third_person(verb)}" if adverb else third_person(verb)
+
+
 _FIRST_PERSON = [
     (re.compile(r"^(?:i am|i'm)\s+", re.I), "User is "),
     (re.compile(r"^my name is\s+", re.I), "User's name is "),
     (re.compile(r"^my\s+(.+?)\s+(is|are)\s+", re.I), lambda m: f"User's {m.group(1)} {m.group(2)} "),
-    (re.compile(r"^i\s+(\w+)\s+", re.I), lambda m: f"User {third_person(m.group(1))} "),
+    (re.compile(rf"^i\s+{_ADVERB}(\w+)\s+", re.I), lambda m: f"User {_verb(m)} "),
     (re.compile(r"^we are\s+|^we're\s+", re.I), "The team is "),
-    (re.compile(r"^we\s+(\w+)\s+", re.I), lambda m: f"The team {third_person(m.group(1))} "),
+    (re.compile(rf"^we\s+{_ADVERB}(\w+)\s+", re.I), lambda m: f"The team {_verb(m)} "),
     (re.compile(r"^our\s+", re.I), "The team's "),
 ]
 

@@ -1,7 +1,7 @@
 """Context compression: summarise the middle of a conversation that outgrew its budget.
 
-The head (first messages) and the tail (the most recent, sized by a token budget and
-always holding the last user message) are kept verbatim; everything between them is
+The head (first messages) and the tail (the most recent, sized by a token budget, at
+most half of the rest, and always holding the last user message) are kept verbatim; everything between them is
 replaced by one summary message. A tool call and its results always stay together,
 on the same side of a boundary. Token counts are model-independent estimates
 (characters / 4) unless the model reported real usage.
@@ -70,9 +70,11 @@ def boundaries(messages: list[dict[str, Any]], protect_first_n: int, tail_budget
     while head_end < len(messages) and messages[head_end].get("role") == "tool":
         head_end += 1
     tail_start, spent = len(messages), 0
+    max_tail = max(MIN_TAIL, (len(messages) - head_end) // 2)  # always leave a middle worth summarising
     while tail_start > head_end:
         cost = message_chars(messages[tail_start - 1]) // 4
-        if len(messages) - tail_start >= MIN_TAIL and spent + cost > tail_budget * 1.5:
+        kept = len(messages) - tail_start
+        if kept >= max_tail or (kept >= MIN_TAIL and spent + cost > tail_budget * 1.5):
             break
         spent += cost
         tail_start -= 1

@@ -106,6 +106,7 @@ class AgentSession:
         self.iters_since_skill = 0
         self.last_usage: tuple[int, int] | None = None  # (prompt_tokens, messages seen) from the model
         self.rotations = 0
+        self.ineffective_compressions = 0
         existing = home.archive.get_session(home.archive.tip_of(session_id)) if session_id else None
         if existing is not None:
             self._resume(existing)
@@ -236,13 +237,13 @@ class AgentSession:
         user_message = {"role": "user", "content": text}
         self.messages.append(user_message)
         turn_state: dict[str, Any] = {}
-        compressions = 0
+        compressed = False
         try:
             fence = self.manager.recall_fence(text, self.id)
             for iteration in range(1, self.home.config.int("agent.max_iterations") + 1):
                 self._pause()
-                if compressions < 2 and self.maybe_compress():
-                    compressions += 1
+                if not compressed and self.maybe_compress():
+                    compressed = True  # at most one per turn
                     result.session_id = self.id
                 user_index = next(i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i] is user_message)
                 reply = self.request(self.api_messages({user_index: fence}), self.tools, "turn")
@@ -351,7 +352,7 @@ class AgentSession:
         if not config.bool("compression.enabled") and not force:
             return False
         limit = compression.threshold_tokens(config)
-        if not force and self.context_tokens() < limit:
+        if not force and (self.context_tokens() < limit or self.ineffective_compressions >= 2):
             return False
         self.manager.call("on_pre_compress", list(self.messages))
         tail_budget = int(limit * min(0.8, max(0.1, config.float("compression.target_ratio"))))
@@ -375,6 +376,8 @@ class AgentSession:
         self.system_prompt = self._build_prompt() + "\n\n" + compression.PROMPT_NOTE
         self.last_usage = None
         self.rotations += 1
+        # two compressions in a row that leave the context over budget stop automatic ones (the prompt is too big)
+        self.ineffective_compressions = self.ineffective_compressions + 1 if self.context_tokens() >= limit else 0
         if not config.bool("compression.in_place"):
             self.flush()
             self.manager.call("on_session_switch", self.id, parent_session_id=old_id, reason="compression")

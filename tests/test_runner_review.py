@@ -1,0 +1,92 @@
+"""Background review: nudge counters, review actor/origin, skill proposals, approval staging."""
+
+from __future__ import annotations
+
+from engine.models import OfflineModel
+from engine.models.base import Model, ModelReply, ToolCall
+from engine.runner import AgentSession, RequestLog
+
+
+def _config(home, text: str) -> None:
+    home.config_path.write_text(text, encoding="utf-8")
+    home.reload_config()
+
+
+def test_memory_review_fires_every_nudge_interval_and_saves_as_review(home):
+    _config(home, "memory:\n  nudge_interval: 2\nskills:\n  creation_nudge_interval: 0\n")
+    seen = []
+    session = AgentSession(home, OfflineModel(), on_event=seen.append)
+    first = session.run_turn("I usually deploy on Tuesdays after the standup")
+    assert first.review is None and home.memory.entries("user") == []
+    second = session.run_turn("hello")
+    assert second.review is not None and second.review.triggers == ["memory"]
+    assert home.memory.entries("user") == ["User usually deploys on Tuesdays after the standup."]
+    entry = home.journal.query(subsystem="memory")[0]
+    assert (entry.actor, entry.session_id) == ("review", session.id)
+    kinds = [e.kind for e in seen]
+    assert kinds[-3:] == ["review_started", "tool_result", "review_finished"]
+    assert seen[-1].actor == seen[-2].actor == "review"
+    assert seen[-1].data["writes"] == 1
+    # the review reuses the session's exact prefix (prompt + tools), and stores nothing
+    log = RequestLog(home)
+    assert set(log.prefix_hashes(session.id, "review")) == set(log.prefix_hashes(session.id, "turn"))
+    assert not any("Review the conversation" in m.text for m in home.archive.messages(session.id))
+    assert session.run_turn("hi").review is None  # counter restarted
+
+
+def test_memory_tool_use_resets_the_memory_nudge(home):
+    _config(home, "memory:\n  nudge_interval: 2\nskills:\n  creation_nudge_interval: 0\n")
+    session = AgentSession(home, OfflineModel())
+    session.run_turn("hello")
+    assert session.run_turn("remember that I like green tea").review is not None  # fired at turn start
+    session.run_turn("remember that I like black tea")
+    assert session.turns_since_memory == 0
+
+
+def _routine_twice(home, approval: bool):
+    _config(home, "memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 4\n"
+                  f"  write_approval: {'true' if approval else 'false'}\n")
+    session = AgentSession(home, OfflineModel())
+    first = session.run_turn("prepare the billing release")
+    assert [c["name"] for c in first.tool_calls] == ["skills_list", "session_search"] and first.review is None
+    second = session.run_turn("prepare the billing release for the hotfix")
+    return session, second.review
+
+
+def test_repeated_multi_step_requests_become_a_skill(home):
+    session, review = _routine_twice(home, approval=False)
+    assert review.triggers == ["skills"]
+    created = [a for a in review.actions if a["name"] == "skill_manage"]
+    assert created[0]["arguments"]["name"] == "prepare-billing-release" and created[0]["result"]["success"] is True
+    info = home.skills.get("prepare-billing-release")
+    assert info.name == "prepare-billing-release"
+    third = session.run_turn("prepare the billing release")  # now the skill is found and followed
+    assert [c["name"] for c in third.tool_calls] == ["skills_list", "skill_view", "session_search"]
+    assert "session_search" in third.assistant or "Search past sessions" in third.assistant
+
+
+def test_with_skills_write_approval_the_proposal_waits_in_the_queue(home):
+    _, review = _routine_twice(home, approval=True)
+    assert review.staged and home.approvals.count("skills") == 1
+    assert [s.name for s in home.skills.list()] == []
+    record = home.approvals.get(review.staged[0])
+    assert record.origin == "background_review"
+
+
+class Greedy(Model):
+    """During a review, tries a tool the review may not use, then gives up."""
+
+    name = "greedy"
+
+    def complete(self, messages, tools):
+        if not messages[-1]["content"].startswith("Review the conversation above"):
+            return ModelReply(content="ok")
+        return ModelReply(tool_calls=[ToolCall("r1", "session_search", {"query": "x"})])
+
+
+def test_review_tools_are_restricted_and_failures_stay_out_of_the_turn(home):
+    _config(home, "memory:\n  nudge_interval: 1\n")
+    result = AgentSession(home, Greedy()).run_turn("hello")
+    assert result.status == "done" and result.assistant == "ok"
+    denied = result.review.actions[0]["result"]
+    assert denied["success"] is False and "denied tool 'session_search'" in denied["error"]
