@@ -29,6 +29,8 @@ from .messages import JumpToMessage
 from .screens.approvals import ApprovalsScreen
 from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings
 from .screens.memory import MemoryScreen
+from .screens.sessions import SessionsScreen
+from .screens.skills import SkillsScreen
 from .settings import load_settings, save_setting, settings_path
 from .watch import HomeWatcher
 
@@ -43,6 +45,8 @@ MODE_ORDER = (
 
 MODES: dict[str, type[Screen]] = {
     "memory": MemoryScreen,
+    "sessions": SessionsScreen,
+    "skills": SkillsScreen,
     "approvals": ApprovalsScreen,
 }
 
@@ -175,7 +179,7 @@ class WorkbenchApp(App):
     # -- lifecycle ----------------------------------------------------------------
     def on_mount(self) -> None:
         self.theme_changed_signal.subscribe(self, self._remember_theme)
-        self._bridge = EngineBridge(self, self.home.bus)
+        self._bridge = EngineBridge(self, self.home)
         self.refresh_pending()
         if self.watch_files and not self.home.read_only:
             self._watcher = HomeWatcher(self.home, self._external_change)
@@ -197,13 +201,12 @@ class WorkbenchApp(App):
     # -- engine events ------------------------------------------------------------
     def on_engine_event(self, message: EngineEvent) -> None:
         event = message.event
+        if message.snapshot is not None:
+            self.frozen_snapshot = message.snapshot
         if isinstance(event, PendingChanged):
             self.refresh_pending()
         elif isinstance(event, RunnerEvent) and event.session_id:
-            if event.kind in ("cancelled", "error") and event.data.get("fatal"):
-                self.running_session = None
-            else:
-                self.running_session = event.session_id
+            self.running_session = event.session_id
         elif isinstance(event, SessionChanged) and event.action == "ended" and event.session_id == self.running_session:
             self.running_session = None
         self.engine_events.publish(event)
@@ -235,9 +238,8 @@ class WorkbenchApp(App):
     def _external_change(self, kinds: set[str]) -> None:
         """Watcher thread: journal external memory edits, then tell the screens."""
         for target in ("memory", "user"):
-            if target in kinds:
-                if not self.home.memory.record_external_change(target):
-                    continue  # our own write, or nothing really changed
+            if target in kinds:  # journals and announces it, unless it was our own write
+                self.home.memory.record_external_change(target)
         for kind, event in EXTERNAL_EVENTS.items():
             if kind in kinds:
                 self.post_message(EngineEvent(event))

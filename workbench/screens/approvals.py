@@ -244,7 +244,8 @@ def _queue_row(record: PendingRecord, now: float):
 
 def _info(record: PendingRecord, now: float):
     origin = ORIGIN_LABELS.get(record.origin, record.origin)
-    parts = [("from ", "$text-muted"), (f"{origin} ({record.actor})", "bold $secondary"),
+    who = origin if origin == record.actor else f"{origin} ({record.actor})"
+    parts = [("from ", "$text-muted"), (who, "bold $secondary"),
              (f" · {age(now - record.created_at)} ago", "$text-muted")]
     if record.session_id:
         parts.append((f" · session {record.session_id}", ""))

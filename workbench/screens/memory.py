@@ -33,8 +33,8 @@ from .dialogs import ConfirmDialog, Conflict, EditDialog, Outcome
 
 TITLES = {"memory": "MEMORY", "user": "USER"}
 MARK_OF = {"unchanged": "", "added": "+", "changed": "~", "removed": "-"}
-# Runner events after which the running session's prompt holds a new snapshot.
-REFREEZE_KINDS = ("session_started", "session_rotated")
+# Runner events after which the running session's prompt may hold a new snapshot.
+REFREEZE_KINDS = ("turn_started", "session_rotated")
 
 
 @dataclass
@@ -124,10 +124,8 @@ class MemoryScreen(WorkbenchScreen):
 
     # -- loading ------------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
-        if isinstance(event, RunnerEvent) and event.kind in REFREEZE_KINDS:
-            self.workbench.frozen_snapshot = None  # the session froze a new one
-            self.reload()
-        elif isinstance(event, (MemoryChanged, PendingChanged)):
+        if isinstance(event, (MemoryChanged, PendingChanged)) or (
+                isinstance(event, RunnerEvent) and event.kind in REFREEZE_KINDS):
             self.reload()
 
     @work(thread=True, exclusive=True, group="memory-load", exit_on_error=False)
@@ -145,8 +143,9 @@ class MemoryScreen(WorkbenchScreen):
         usage = memory.usage(target)
         rows = diff_entries(list(snapshot.raw_entries[target]), live)
         live_rows = [EntryRow(text, MARK_OF[status]) for status, text in rows]
-        changed = {text for status, text in rows if status == "removed"}
-        frozen_rows = [EntryRow(shown, "-" if raw in changed else "")
+        removed = {text for status, text in rows if status == "removed"}
+        live_set = set(live)
+        frozen_rows = [EntryRow(shown, "" if raw in live_set else "-" if raw in removed else "~")
                        for raw, shown in zip(snapshot.raw_entries[target], snapshot.entries[target])]
         return MemoryView(
             target=target, frozen=frozen_rows, live=live_rows, frozen_chars=snapshot.usage[target].chars,

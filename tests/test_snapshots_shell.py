@@ -1,0 +1,87 @@
+"""SVG snapshots of the Memory, Approvals and help screens at 80x24 and 120x40.
+
+Deterministic by construction: a FixedClock, a fixed home label, our dark theme, no file
+watcher, fixed pending ids, and every worker finished before the shot. SVGs live in
+snapshots/test_snapshots_shell/ (see tests/conftest.py); refresh them deliberately with
+``pytest tests/test_snapshots_shell.py --snapshot-update`` after checking the report.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from engine.tools import BACKGROUND_REVIEW, ToolContext
+from tests.tui_support import make_app, settle
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
+AGENT = ToolContext(actor="agent", session_id="20261130_115500_a1b2c3", message_id=12)
+
+
+@pytest.fixture
+def seeded(home, clock):
+    """A home with a few entries, one of them markup-looking, and two staged proposals."""
+    ids = (f"{n:08x}" for n in itertools.count(0xA0000001))
+    home.approvals.store.new_id = lambda: next(ids)
+    memory = home.memory
+    for text in ("Project deploys with `make release` from the main branch",
+                 "User prefers [bold]short[/] answers; never <memory-context> fences",
+                 "CI runs on 2 cores; keep test suites under a minute",
+                 "Staging database is Postgres 16"):
+        memory.add("memory", text, AGENT)
+    memory.add("user", "Name: Ada. Timezone: Europe/Lisbon", ToolContext(actor="user"))
+    clock.advance(60)
+    return home
+
+
+async def diverge(pilot) -> None:
+    """After the screen froze its snapshot, the agent adds, changes and removes entries."""
+    memory = pilot.app.home.memory
+    memory.add("memory", "Release notes live in docs/CHANGES.md", AGENT)
+    memory.replace("memory", "Postgres 16", "Staging database is Postgres 17 since November", AGENT)
+    memory.remove("memory", "CI runs on 2 cores", AGENT)
+    await settle(pilot)
+
+
+def stage_proposals(home) -> None:
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    home.memory.add("memory", "Project deploys with make release from main", AGENT)
+    home.memory.replace("memory", "Postgres 16", "Staging runs Postgres 17",
+                        ToolContext(actor="review", origin=BACKGROUND_REVIEW))
+    home.clock.advance(420)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_memory_screen(snap_compare, seeded, tmp_path, size):
+    assert snap_compare(make_app(seeded, tmp_path), terminal_size=size, run_before=diverge)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_approvals_screen(snap_compare, seeded, tmp_path, size):
+    stage_proposals(seeded)
+
+    async def open_approvals(pilot):
+        await pilot.press("4")
+        await settle(pilot)
+
+    assert snap_compare(make_app(seeded, tmp_path), terminal_size=size, run_before=open_approvals)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_help_screen(snap_compare, seeded, tmp_path, size):
+    async def open_help(pilot):
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+
+    assert snap_compare(make_app(seeded, tmp_path), terminal_size=size, run_before=open_help)
+
+
+def test_snapshots_are_stored_under_the_top_level_folder():
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / "snapshots" / "test_snapshots_shell"
+    assert sorted(p.name for p in folder.glob("*.svg")) == sorted(
+        f"test_{name}_screen[{size}].svg" for name in ("memory", "approvals", "help") for size in ("80x24", "120x40"))
