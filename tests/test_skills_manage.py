@@ -163,3 +163,15 @@ def test_staged_create_approved_through_the_queue(home):
     assert outcome["success"], outcome
     assert home.skills.get("x").state == "active"
     assert home.approvals.list("skills") == []
+
+
+def test_preview_works_on_a_read_only_home_and_apply_refuses(tmp_path, clock):
+    from engine import open_home
+    writable = open_home(tmp_path / "h", clock=clock)
+    write_skill(writable, "x")
+    writable.close()
+    home = open_home(tmp_path / "h", read_only=True, clock=clock)
+    payload = {"action": "edit", "name": "x", "content": skill_md("x", body="new\n")}
+    assert home.skills.preview_staged(payload)["after"].endswith("new\n")
+    result = home.skills.apply_staged(payload)
+    assert result["success"] is False and "read-only" in result["error"]

@@ -240,7 +240,8 @@ class Curator:
                 records.setdefault(found.name, default_record(now_iso))
             for name, values in fields.items():
                 records.setdefault(name, default_record(now_iso)).update(values)
-        self.skills.usage.update(change)
+        if fields or decided.decisions.get(SEED):
+            self.skills.usage.update(change)
         for decision, action in ((STALE, "mark_stale"), (REACTIVATE, "reactivate")):
             for found in decided.decisions.get(decision, []):
                 journal_id = self.home.journal.append("skills", action, found.name, actor="curator")

@@ -41,7 +41,7 @@ class Scanner:
         self._cache: dict[Path, tuple[int, int, dict[str, Any], str]] = {}
         self._lock = threading.Lock()
 
-    def _parse(self, skill_md: Path) -> tuple[dict[str, Any], str] | None:
+    def parse(self, skill_md: Path) -> tuple[dict[str, Any], str] | None:
         try:
             stat = skill_md.stat()
         except OSError:
@@ -61,7 +61,7 @@ class Scanner:
         return meta, description
 
     def _found(self, folder: Path, parts: tuple[str, ...], archived: bool) -> Found | None:
-        parsed = self._parse(folder / "SKILL.md")
+        parsed = self.parse(folder / "SKILL.md")
         if parsed is None:
             return None
         meta, description = parsed

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..curator.ledger import Ledger
-from ..errors import ReadOnlyError
+from ..errors import ReadOnlyError, WorkbenchError
 from ..fileio import atomic_write_text
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from .changes import Change, record_change, remove_empty_parents
@@ -247,7 +247,7 @@ class SkillLibrary:
                    if _matches_platform(f.meta)]
         categories = {}
         for category in {c for c, _, _ in entries}:
-            found = self.scanner._parse(self.dir / category / "DESCRIPTION.md")
+            found = self.scanner.parse(self.dir / category / "DESCRIPTION.md")
             if found and found[0].get("description"):
                 categories[category] = str(found[0]["description"])
         return render_index(entries, categories)
@@ -273,8 +273,6 @@ class SkillLibrary:
 
     def plan(self, args: dict[str, Any], ctx: ToolContext | None = None) -> Plan:
         """Validate a ``skill_manage`` call and compute its effect, writing nothing."""
-        if self.home.read_only:
-            raise ReadOnlyError("This home is open read-only; nothing was written.")
         ctx = ctx or ToolContext()
         action = args.get("action")
         planner = {"create": self._plan_create, "edit": self._plan_edit, "patch": self._plan_patch,
@@ -439,6 +437,8 @@ class SkillLibrary:
 
     def execute(self, plan: Plan, ctx: ToolContext | None = None, pending_id: str | None = None) -> dict[str, Any]:
         """Run a plan: atomic write, journal, ledger, usage record, event."""
+        if self.home.read_only:
+            raise ReadOnlyError("This home is open read-only; nothing was written.")
         ctx = ctx or ToolContext()
         evidence = {**plan.evidence, **({"pending_id": pending_id} if pending_id else {})}
         recorded = record_change(self.home, self.ledger, Change(
@@ -491,6 +491,6 @@ class SkillLibrary:
         """Replay an approved write through every normal check; a refusal writes nothing."""
         try:
             return self.manage(self._edited(payload, edited_content), ToolContext(actor=actor), pending_id)
-        except SkillError as exc:
+        except WorkbenchError as exc:
             return exc.to_dict()
 
