@@ -390,3 +390,25 @@ def test_a_failed_write_changes_nothing_and_abandons_the_journal_row(home, mem, 
     assert not list(home.memories_dir.glob(".mem_*"))
     (row,) = home.journal.query(subsystem="memory", include_pending=True, limit=1)
     assert row.status == "abandoned" and row.after == "lost?"
+
+
+def test_an_outside_edit_is_journaled_before_the_next_write_even_unwatched(home, mem):
+    mem.add("memory", "ours", u())
+    put(home, "memory", "ours\n§\nadded by hermes")
+    events = []
+    home.bus.subscribe(events.append, MemoryChanged)
+    mem.add("memory", "ours again", u())
+    external, add = reversed(mem.history(limit=2))
+    assert (external.actor, external.detail["added"]) == ("external", ["added by hermes"])
+    assert (add.actor, add.after) == ("user", "ours again")
+    assert [e.actor for e in events] == ["external", "user"]
+    assert mem.provenance("memory", "added by hermes")[0].actor == "external"
+    assert mem.record_external_change("memory") is False
+
+
+def test_first_sight_of_a_foreign_file_cannot_be_undone_into_nothing(home, mem):
+    put(home, "user", "Name is Ada")
+    assert mem.record_external_change("user") is True
+    row = mem.history("user", limit=1)[0]
+    assert row.before is None and "no earlier state" in mem.undo(row.id)["error"]
+    assert mem.entries("user") == ["Name is Ada"]

@@ -359,7 +359,10 @@ class MemoryStore:
             if dry_run or not outcome.changes:
                 return outcome
             text = outcome.text if outcome.text is not None else serialize(outcome.entries)
+            external = self._journal_external(target, state)
             journal_ids = self._write(target, text, outcome, writer, plan)
+        if external is not None:
+            self.home.bus.publish(external)
         single = outcome.changes[0] if len(outcome.changes) == 1 and plan.journal_action != "undo" else None
         self.home.bus.publish(MemoryChanged(
             actor=writer.actor, session_id=writer.session_id, journal_id=journal_ids[-1], target=target,
@@ -520,6 +523,10 @@ class MemoryStore:
                 return ops.replace(entries, row.after, old, limit, pin=row.after)
             return _Plan("replace", op, {}, old, journal_action="undo", extra_detail=extra)
         if kind == "external":
+            if row.before is None:
+                raise refuse(f"Cannot undo event {row.id}: it records what {file_name} held before the workbench "
+                             "first saw it, so there is no earlier state to go back to. Nothing was changed.")
+
             def op(entries: list[str], limit: int) -> Outcome:
                 if self.read(row.target).raw != (row.after or ""):
                     raise refuse(f"Cannot undo event {row.id}: {file_name} changed again after that external edit. "
@@ -533,7 +540,11 @@ class MemoryStore:
         raise refuse(f"Event {row.id} ({row.action}) cannot be undone.")
 
     def record_external_change(self, target: str) -> bool:
-        """Journal a change another process made to the file (not one this workbench journaled)."""
+        """Journal a change another program made to the file (one no workbench process journaled).
+
+        The TUI's file watcher calls this; every write also calls it first, under the lock,
+        so an outside edit is journaled as ``external`` even when nobody was watching.
+        """
         self._check_target_or_raise(target)
         if self.home.read_only:
             return False
@@ -542,20 +553,26 @@ class MemoryStore:
         except Refusal:
             return False
         with lock:
-            state = self.read(target)
-            if state.error:
-                return False
-            before = self._last_known(target)
-            if state.raw == (before or ""):
-                return False
-            old, new = parse_entries(before or ""), state.entries
-            detail = {"file_after": state.raw, "added": [e for e in new if e not in old],
-                      "removed": [e for e in old if e not in new]}
-            row_id = self.home.journal.append(SUBSYSTEM, "external", target, actor="external", before=before,
-                                              after=state.raw, detail=detail)
-        self.home.bus.publish(MemoryChanged(actor="external", journal_id=row_id, target=target, action="external",
-                                            before=before, after=state.raw))
+            event = self._journal_external(target, self.read(target))
+        if event is None:
+            return False
+        self.home.bus.publish(event)
         return True
+
+    def _journal_external(self, target: str, state: FileState) -> MemoryChanged | None:
+        """With the lock held: journal how the file differs from what the journal last left."""
+        if state.error:
+            return None
+        before = self._last_known(target)
+        if state.raw == (before or ""):
+            return None
+        old, new = parse_entries(before or ""), state.entries
+        detail = {"file_after": state.raw, "added": [e for e in new if e not in old],
+                  "removed": [e for e in old if e not in new]}
+        row_id = self.home.journal.append(SUBSYSTEM, "external", target, actor="external", before=before,
+                                          after=state.raw, detail=detail)
+        return MemoryChanged(actor="external", journal_id=row_id, target=target, action="external", before=before,
+                             after=state.raw)
 
     def _last_known(self, target: str) -> str | None:
         """The file content the newest journaled write (from any workbench process) left."""
