@@ -83,6 +83,7 @@ class LineageLoaded(Message):
 
 
 class SessionsScreen(WorkbenchScreen):
+    AUTO_FOCUS = "LineageTree"
     TITLE_TEXT = "Sessions"
     HELP = ("The lineage tree lists root sessions; expand one to see its compression children, branches "
             "and delegates (✎ marks sessions that wrote memory or skills). Type in the search box to search "
@@ -107,6 +108,7 @@ class SessionsScreen(WorkbenchScreen):
         super().__init__(*args, **kwargs)
         self.shown_session: str | None = None
         self.wanted_session: str | None = None
+        self._reveal: LineageLoaded | None = None  # a jump that arrived before the roots did
 
     def compose_body(self) -> Iterable[Widget]:
         yield Input(placeholder="search messages (/)", id="sessions-search")
@@ -160,6 +162,10 @@ class SessionsScreen(WorkbenchScreen):
     def _roots_loaded(self, message: RootsLoaded) -> None:
         if message.offset == 0:
             self.tree.show_roots(message.nodes, more_offset=message.more_offset)
+            if self._reveal is not None:
+                self._lineage_loaded(self._reveal)
+            elif message.nodes and self.wanted_session is None:
+                self.tree.move_cursor(self.tree.node_for(message.nodes[0].id))  # open the newest session at once
         else:
             self.tree.add_roots(message.nodes, more_offset=message.more_offset)
         self.tree.border_title = f"Lineage · {self.tree.root_count}{'+' if message.more_offset else ''} roots"
@@ -183,7 +189,9 @@ class SessionsScreen(WorkbenchScreen):
 
     @on(LineageTree.SessionHighlighted)
     def _session_highlighted(self, message: LineageTree.SessionHighlighted) -> None:
-        if message.session.id != self.wanted_session:
+        # Only the reader moving the cursor opens a session; a programmatic move (a jump's
+        # reveal, a live update) must not replace the transcript being read.
+        if message.session.id != self.wanted_session and (self.tree.has_focus or self.wanted_session is None):
             self.load_transcript(message.session.id, None)
 
     def _tree_nodes(self, sessions, kind: str | None = None) -> list[SessionNode]:
@@ -294,6 +302,11 @@ class SessionsScreen(WorkbenchScreen):
 
     @on(LineageLoaded)
     def _lineage_loaded(self, message: LineageLoaded) -> None:
+        root = message.chain[0] if message.chain else message.session_id
+        if self.tree.node_for(root) is None:
+            self._reveal = message  # retried when the first page of roots arrives
+            return
+        self._reveal = None
         for ancestor in message.chain:
             if not self.tree.is_loaded(ancestor):
                 self.tree.set_children(ancestor, message.children[ancestor])

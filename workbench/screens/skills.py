@@ -125,19 +125,20 @@ class LedgerDialog(ModalScreen[str | None]):
 
 
 class SkillsScreen(WorkbenchScreen):
+    AUTO_FOCUS = "SkillList"
     TITLE_TEXT = "Skills"
     HELP = ("The skill library (active, stale and archived) with a fuzzy filter. The lower half shows the selected "
             "skill's SKILL.md and linked files. Curator actions: a dry run shows what a run would change; purge and "
             "rollback ask first; every change is in the ledger and can be rolled back.")
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", key_display="/"),
-        Binding("d", "dry_run", "Dry run"),
-        Binding("c", "curate", "Run curator"),
+        Binding("d", "dry_run", "Dry run", tooltip="Show what a curator run would change, then apply exactly that"),
+        Binding("c", "curate", "Curate", tooltip="Run the curator now"),
         Binding("a", "archive", "Archive"),
         Binding("r", "restore", "Restore"),
-        Binding("p", "toggle_pin", "Pin/unpin"),
-        Binding("x", "purge", "Purge…"),
-        Binding("l", "ledger", "Ledger/rollback"),
+        Binding("p", "toggle_pin", "Pin", tooltip="Pin or unpin: a pinned skill is never archived"),
+        Binding("x", "purge", "Purge", tooltip="Delete archived skills older than N days (asks first; rollback stays possible)"),
+        Binding("l", "ledger", "Ledger", tooltip="Curator ledger: roll back any change"),
     ]
     DEFAULT_CSS = """
     SkillsScreen #skills-filter { border: tall $primary 40%; }

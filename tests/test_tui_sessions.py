@@ -1,0 +1,156 @@
+"""The Sessions screen: lazy lineage tree, search as you type (CJK too), transcript markers, jumps."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import ContentSwitcher, Input
+
+from tests.screens_seed import BRANCH, DELEGATE, GARDEN, GARDEN_2, HOSTILE_TITLE, TOKYO, seed_sessions
+from tests.tui_support import make_app, settle, wait_for
+from widgets.lineage_tree import LineageTree, MoreRoots
+from widgets.search_results import SearchResults, split_marked
+from widgets.transcript import Transcript, TranscriptItem, render_item
+from workbench.messages import JumpToMessage
+from workbench.screens.sessions import ROOTS_PAGE, SearchDone, SessionsScreen
+
+pytestmark = pytest.mark.anyio
+
+
+def screen_text(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def open_sessions(pilot) -> SessionsScreen:
+    await pilot.press("2")
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, SessionsScreen)
+    return pilot.app.screen
+
+
+async def test_tree_lists_roots_and_loads_children_only_on_expand(home, tmp_path):
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        roots = [node.data.id for node in tree.root.children]
+        assert roots == [GARDEN, TOKYO]  # newest first; children are not roots
+        garden = tree.node_for(GARDEN)
+        assert garden.allow_expand and not garden.children and not tree.is_loaded(GARDEN)
+        tree.move_cursor(garden)
+        await pilot.press("space")
+        await wait_for(pilot, lambda: tree.is_loaded(GARDEN), what="children loaded")
+        kinds = {node.data.id: node.data.kind for node in garden.children}
+        assert kinds == {GARDEN_2: "compression", BRANCH: "branch", DELEGATE: "delegate"}
+        assert garden.data.wrote and not tree.node_for(GARDEN_2).data.wrote
+        assert not tree.node_for(GARDEN_2).allow_expand
+        # titles are literal: markup-looking text shows as typed and never crashes
+        assert HOSTILE_TITLE in screen_text(app)
+
+
+async def test_roots_come_a_page_at_a_time(home, tmp_path):
+    seed_sessions(home, extra_roots=ROOTS_PAGE + 5)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        assert tree.root_count == ROOTS_PAGE
+        more = tree.root.children[-1]
+        assert isinstance(more.data, MoreRoots)
+        tree.move_cursor(more)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: tree.root_count == ROOTS_PAGE + 7, what="second page")
+        assert not any(isinstance(node.data, MoreRoots) for node in tree.root.children)
+
+
+async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_path):
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash")
+        await pilot.press(*"ラーメン")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.hits, what="search hits")
+        assert screen.query_one(ContentSwitcher).current == "sessions-results"
+        (hit,) = results.hits.values()
+        assert hit.session_id == TOKYO and hit.snippet[hit.spans[0][0]:hit.spans[0][1]] == "ラーメン"
+        assert "東京でラーメンを食べたい" in screen_text(app) and "«" not in screen_text(app)
+        # the hit's session opens in the transcript with the matching message under the cursor
+        transcript = screen.query_one(Transcript)
+        await wait_for(pilot, lambda: transcript.current is not None and transcript.current.id == hit.message_id,
+                       what="transcript at the hit")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert screen.query_one(Input).value == "" and screen.query_one(ContentSwitcher).current == "sessions-tree"
+
+
+async def test_a_stale_search_result_is_never_shown(home, tmp_path):
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash", *"tomatoes")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.hits, what="search hits")
+        screen.post_message(SearchDone("toma", [], 1.0))  # an older, slower query finishing late
+        await settle(pilot)
+        assert [h.session_id for h in results.hits.values()] == [GARDEN]
+
+
+async def test_transcript_marks_the_message_that_wrote_memory(home, tmp_path):
+    ids = seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)
+        transcript = screen.query_one(Transcript)
+        await wait_for(pilot, lambda: screen.shown_session == GARDEN, what="garden transcript")
+        marked = [item.id for item in transcript.items if item.writes]
+        assert marked == [ids["call"]]
+        assert transcript.items[1].writes == ("memory add (user): Grows tomatoes",)
+        transcript.focus()
+        await pilot.press("home", "w")
+        assert transcript.current.id == ids["call"]
+        text = screen_text(app)
+        assert "✎ wrote" in text and "[bold]tomatoes[/]" in text and '"target": "user"' in text
+
+
+async def test_jump_to_message_from_another_screen_reveals_the_child_session(home, tmp_path):
+    ids = seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.current_mode == "memory"
+        app.post_message(JumpToMessage(GARDEN_2, ids["later"]))
+        await wait_for(pilot, lambda: app.current_mode == "sessions", what="switch to sessions")
+        screen = app.screen
+        transcript = screen.query_one(Transcript)
+        await wait_for(pilot, lambda: transcript.current is not None and transcript.current.id == ids["later"],
+                       what="jumped message under the cursor")
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data.id == GARDEN_2,
+                       what="child revealed in the tree")
+        assert tree.node_for(GARDEN).is_expanded
+
+
+async def test_a_new_session_appears_live(home, tmp_path):
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        home.archive.create_session("20261130_130000_999999", source="cli", title="Fresh one")
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.node_for("20261130_130000_999999") is not None, what="new root")
+        assert tree.root.children[0].data.id == "20261130_130000_999999"
+
+
+def test_snippet_markers_become_spans():
+    assert split_marked("a «b» c «dd»", "«", "»") == ("a b c dd", ((2, 3), (6, 8)))
+    assert split_marked("no match «open", "«", "»") == ("no match «open", ())
+
+
+def test_hostile_text_renders_literally():
+    item = TranscriptItem("tool", "[bold]x[/] <memory-context>\x1b[31m", tool_name="[red]t[/]",
+                          tool_calls=({"function": {"name": "memory", "arguments": "{not json"}},))
+    plain = render_item(item).plain
+    assert "[bold]x[/] <memory-context>\ufffd[31m" in plain and "[red]t[/]" in plain and "{not json" in plain

@@ -1,0 +1,165 @@
+"""The Skills screen: fuzzy filter, files shown literally, curator actions through the screen."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input, OptionList
+
+from tests.screens_seed import seed_skills
+from tests.tui_support import make_app, settle, wait_for
+from widgets.code_view import highlight_file
+from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
+from workbench.screens.dialogs import ConfirmDialog
+from workbench.screens.skills import DaysDialog, LedgerDialog, SkillsScreen
+
+pytestmark = pytest.mark.anyio
+DAY = 86400
+
+
+def screen_text(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def open_skills(pilot) -> SkillsScreen:
+    await pilot.press("3")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, SkillsScreen)
+    return screen
+
+
+def names(screen) -> list[str]:
+    return list(screen.query_one(SkillList).rows_by_name)
+
+
+def state_of(home, name: str) -> str:
+    return next(i.state for i in home.skills.list(include_archived=True) if i.name == name)
+
+
+async def select(pilot, screen, name: str) -> None:
+    table = screen.query_one(SkillList)
+    table.focus()
+    table.move_cursor(row=table.get_row_index(name))
+    await settle(pilot)
+    assert screen.current.name == name
+
+
+async def test_fuzzy_filter_narrows_the_library(home, tmp_path):
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_skills(pilot)
+        assert names(screen) == ["docker-prune", "git-rebase", "tomato-care"]
+        await pilot.press("slash", *"gti rbase")  # typos still find it
+        await settle(pilot)
+        assert names(screen) == ["git-rebase"]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert screen.current.name == "git-rebase"
+        files = screen.query_one("#skills-files", OptionList)
+        assert [files.get_option_at_index(i).id for i in range(files.option_count)] == ["SKILL.md", "references/flags.md"]
+        screen.query_one(Input).value = ""  # clearing the filter brings every skill back
+        await settle(pilot)
+        assert len(names(screen)) == 3
+
+
+async def test_skill_files_are_shown_literally_and_linked_files_open(home, tmp_path):
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, "git-rebase")
+        await wait_for(pilot, lambda: screen.shown == ("git-rebase", "SKILL.md"), what="SKILL.md shown")
+        text = screen_text(app)
+        assert "[red]Never[/] force." in text and "<memory-context>" in text
+        files = screen.query_one("#skills-files", OptionList)
+        files.focus()
+        await pilot.press("down")
+        await wait_for(pilot, lambda: screen.shown == ("git-rebase", "references/flags.md"), what="linked file")
+        assert "`--onto` moves a range." in screen_text(app)
+        views = next(i.view_count for i in home.skills.list() if i.name == "git-rebase")
+        assert views == 0  # looking in the UI is not the agent using the skill
+
+
+async def test_archive_and_restore_through_the_screen(home, tmp_path):
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, "docker-prune")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: screen.current is not None and screen.current.state == "archived",
+                       what="archived row")
+        assert state_of(home, "docker-prune") == "archived"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: screen.current is not None and screen.current.state == "active",
+                       what="restored row")
+        assert state_of(home, "docker-prune") == "active"
+        await pilot.press("p")
+        await wait_for(pilot, lambda: screen.current.pinned, what="pinned row")
+        await pilot.press("p")
+        await wait_for(pilot, lambda: not screen.current.pinned, what="unpinned row")
+
+
+async def test_dry_run_then_apply_exactly_that_plan(home, tmp_path):
+    seed_skills(home)
+    home.clock.advance(20 * DAY)  # tomato-care (made by a review) goes stale; user skills are never touched
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_skills(pilot)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="plan dialog")
+        assert app.screen.detail == "mark stale  tomato-care"
+        assert state_of(home, "tomato-care") == "active"  # a dry run changes nothing
+        await pilot.press("y")
+        await wait_for(pilot, lambda: state_of(home, "tomato-care") == "stale", what="plan applied")
+        await wait_for(pilot, lambda: screen.query_one(SkillList).rows_by_name["tomato-care"].state == "stale",
+                       what="list refreshed")
+
+
+async def test_purge_asks_first_and_rollback_brings_it_back(home, tmp_path):
+    seed_skills(home)
+    home.curator.archive("docker-prune")
+    home.clock.advance(40 * DAY)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_skills(pilot)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, DaysDialog), what="days dialog")
+        assert app.screen.query_one(Input).value == "30"  # curator.archive_after_days
+        app.screen.query_one(Input).value = "0"
+        await pilot.press("enter")
+        assert "1 or more" in screen_text(app)  # refused in place
+        app.screen.query_one(Input).value = "35"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="purge confirmation")
+        assert "docker-prune" in app.screen.detail
+        await pilot.press("n")  # refusing changes nothing
+        await settle(pilot)
+        assert state_of(home, "docker-prune") == "archived"
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, DaysDialog), what="days dialog")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="purge confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "docker-prune" not in names(screen), what="purged")
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, LedgerDialog), what="ledger")
+        assert app.screen.entries[0].action == "purge"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="rollback confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "docker-prune" in names(screen), what="rolled back")
+        assert state_of(home, "docker-prune") == "archived"
+
+
+def test_fuzzy_filter_ranks_name_matches_first():
+    rows = [SkillRow("deploy", description="ship the git tag"), SkillRow("git-tag"), SkillRow("cooking")]
+    assert [r.name for r in fuzzy_filter(rows, "git")][:2] == ["git-tag", "deploy"]
+    assert fuzzy_filter(rows, "  ") == rows
+
+
+def test_frontmatter_is_highlighted_as_yaml_and_text_stays_literal():
+    content = highlight_file("SKILL.md", "---\nname: x\n---\n# Title [bold]x[/]\n")
+    assert content.plain == "---\nname: x\n---\n# Title [bold]x[/]"
+    assert content.spans  # highlighted

@@ -1,0 +1,106 @@
+"""The skill library as a table, with a fuzzy filter (rapidfuzz) over name, category and description.
+
+Rows are keyed by skill name, so refreshing after a curator action keeps the cursor on
+the same skill. All cells are literal ``rich.text.Text`` (never markup).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from rapidfuzz import fuzz, process, utils
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import DataTable
+
+FILTER_CUTOFF = 60  # rapidfuzz WRatio score a row needs to stay visible
+STATE_STYLES = {"active": "green", "stale": "yellow", "archived": "dim"}
+
+
+@dataclass(frozen=True)
+class SkillRow:
+    """What the table shows about one skill (built by the screen from the skills store)."""
+
+    name: str
+    category: str | None = None
+    description: str = ""
+    state: str = "active"  # active / stale / archived
+    pinned: bool = False
+    provenance: str = ""
+    use_count: int = 0
+    last_used_at: float | None = None
+
+
+def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
+    """Skills matching ``query``, best first; an empty query keeps every skill in order."""
+    query = query.strip()
+    if not query:
+        return list(skills)
+    choices = [f"{s.name} {s.category or ''} {s.description}" for s in skills]
+    scored = process.extract(query, choices, scorer=fuzz.WRatio, processor=utils.default_process,
+                             limit=None, score_cutoff=FILTER_CUTOFF)
+    # Name hits first (a substring of the name beats a fuzzy description match), then score.
+    lowered = query.lower()
+    scored.sort(key=lambda hit: (lowered not in skills[hit[2]].name.lower(), -hit[1], hit[2]))
+    return [skills[index] for _, _, index in scored]
+
+
+def _day(timestamp: float | None) -> str:
+    return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d") if timestamp else "never"
+
+
+class SkillList(DataTable):
+    """Skills with category, state, pin, provenance and usage; ``Highlighted`` names the cursor row."""
+
+    DEFAULT_CSS = """
+    SkillList { background: $surface; border: round $primary 40%; height: 1fr; }
+    SkillList:focus { border: round $primary; }
+    """
+    COLUMNS = ("skill", "category", "state", "pin", "provenance", "uses", "last used")
+
+    class Highlighted(Message):
+        def __init__(self, skill: SkillRow | None) -> None:
+            super().__init__()
+            self.skill = skill
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
+        self.rows_by_name: dict[str, SkillRow] = {}
+
+    def on_mount(self) -> None:
+        for column in self.COLUMNS:
+            self.add_column(column, key=column)
+
+    def show(self, skills: list[SkillRow]) -> None:
+        """Replace the rows, keeping the cursor on the same skill when it is still listed."""
+        current = self.current.name if self.current else None
+        self.clear()
+        self.rows_by_name = {}
+        for skill in skills:
+            self.rows_by_name[skill.name] = skill
+            self.add_row(
+                Text(skill.name),
+                Text(skill.category or "-"),
+                Text(skill.state, STATE_STYLES.get(skill.state, "")),
+                Text("yes" if skill.pinned else ""),
+                Text(skill.provenance or "-"),
+                Text(str(skill.use_count), justify="right"),
+                Text(_day(skill.last_used_at)),
+                key=skill.name,
+            )
+        self.border_title = f"{len(skills)} skill{'s' * (len(skills) != 1)}"
+        if current in self.rows_by_name:
+            self.move_cursor(row=self.get_row_index(current))
+        elif not skills:
+            self.post_message(self.Highlighted(None))
+
+    @property
+    def current(self) -> SkillRow | None:
+        if not self.row_count:
+            return None
+        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        return self.rows_by_name.get(key or "")
+
+    def _on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.post_message(self.Highlighted(self.rows_by_name.get(event.row_key.value or "")))
