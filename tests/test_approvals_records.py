@@ -130,3 +130,18 @@ def test_stage_refuses_bad_input_and_writes_nothing(home, tmp_path):
         _stage(read_only, content="y", target="memory")
     assert read_only.approvals.count() == 1
     read_only.close()
+
+
+def test_listing_notices_records_changed_or_removed_since_the_last_scan(home):
+    record = _stage(home, content="v1", target="memory")
+    other = _stage(home, content="x", target="memory")
+    assert home.approvals.count() == 2
+    path = home.pending_dir / "memory" / f"{record.id}.json"
+    data = json.loads(path.read_text())
+    data["summary"] = "edited by hand, longer than before"
+    path.write_text(json.dumps(data))  # in place: same inode
+    assert {r.id: r.summary for r in home.approvals.list()}[record.id] == "edited by hand, longer than before"
+    path.write_text("{")
+    assert [r.id for r in home.approvals.list()] == [other.id] and len(home.approvals.problems()) == 1
+    path.unlink()
+    assert home.approvals.count() == 1 and home.approvals.problems() == []

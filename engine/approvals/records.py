@@ -13,7 +13,9 @@ deleted: it may be a newer Hermes format or someone's hand edit.
 from __future__ import annotations
 
 import json
+import os
 import re
+import threading
 import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -89,6 +91,8 @@ class PendingStore:
 
     def __init__(self, root: Path):
         self.root = root
+        self._cache: dict[str, tuple[tuple[int, int, int], PendingRecord | ValueError]] = {}
+        self._cache_lock = threading.Lock()
 
     def folder(self, subsystem: str) -> Path:
         return self.root / check_subsystem(subsystem)
@@ -133,19 +137,46 @@ class PendingStore:
     def scan(self, subsystem: str | None = None) -> Scan:
         """Every record (oldest first) plus the files that could not be used."""
         result = Scan()
+        seen: dict[str, tuple[tuple[int, int, int], PendingRecord | ValueError]] = {}
         for name in (check_subsystem(subsystem),) if subsystem else SUBSYSTEMS:
-            folder = self.root / name
-            if not folder.is_dir():
+            try:
+                entries = sorted(os.scandir(self.root / name), key=lambda e: e.name)
+            except OSError:  # the folder does not exist (yet)
                 continue
-            for path in sorted(folder.glob("*.json")):
-                if path.name.startswith("."):
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.name.endswith(".json"):
                     continue
-                try:
-                    result.records.append(self.read(path, name))
-                except ValueError as exc:
-                    result.problems.append(RecordProblem(str(path), str(exc)))
+                loaded = self._load(entry, name)
+                seen[entry.path] = loaded
+                if isinstance(loaded[1], ValueError):
+                    result.problems.append(RecordProblem(entry.path, str(loaded[1])))
+                else:
+                    result.records.append(loaded[1])
+        with self._cache_lock:
+            if subsystem is None:
+                self._cache = seen
+            else:
+                self._cache.update(seen)
         result.records.sort(key=lambda r: (r.created_at, r.id))
         return result
+
+    def _load(self, entry: os.DirEntry, subsystem: str) -> tuple[tuple[int, int, int], PendingRecord | ValueError]:
+        """A record file parsed, or reused from the last scan while the file is unchanged.
+
+        Records are written by atomic rename, so a changed record has a new inode.
+        """
+        try:
+            stat = entry.stat()
+            key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            key = (0, 0, 0)
+        cached = self._cache.get(entry.path)
+        if cached is not None and cached[0] == key and key != (0, 0, 0):
+            return cached
+        try:
+            return key, self.read(Path(entry.path), subsystem)
+        except ValueError as exc:
+            return key, exc
 
 
 def _from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
