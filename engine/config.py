@@ -48,6 +48,8 @@ DEFAULTS: dict[str, Any] = {
     "model.timeout": 60,
     "model.max_retries": 3,
     "approvals.duplicate_threshold": 90,
+    # session archive (engine/archive): Hermes's trigram table in state.db files we create
+    "archive.trigram_index": False,
 }
 
 

@@ -79,15 +79,22 @@ def test_database_created_by_hermes_ddl_opens_and_searches(hermes_home):
     assert schema_of(hermes_home.state_db_path) == before  # nothing of Hermes's was reshaped or added
 
 
-def test_new_home_gets_hermes_schema(home):
+@pytest.mark.parametrize("trigram", [False, True])
+def test_new_home_gets_hermes_schema(tmp_path, clock, trigram):
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "config.yaml").write_text(f"archive:\n  trigram_index: {'on' if trigram else 'off'}\n")
+    home = open_home(tmp_path / "h", clock=clock)
     home.archive.create_session("s1")
     conn = sqlite3.connect(home.state_db_path)
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-    assert {"sessions", "messages", "messages_fts", "messages_fts_trigram", "state_meta", "schema_version",
-            "idx_sessions_title_unique"} <= names
-    assert len([n for n in names if n.startswith("messages_fts") and n.endswith(("_insert", "_delete", "_update"))]) == 6
+    assert {"sessions", "messages", "messages_fts", "state_meta", "schema_version", "session_model_usage",
+            "idx_sessions_title_unique", "idx_messages_session_active"} <= names
+    assert ("messages_fts_trigram" in names) is trigram
+    triggers = [n for n in names if n.startswith("messages_fts") and n.endswith(("_insert", "_delete", "_update"))]
+    assert len(triggers) == (6 if trigram else 3)
     assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    home.close()
 
 
 OLD_SCHEMA = """

@@ -53,7 +53,7 @@ class ArchiveCore:
             else:
                 conns = ThreadConnections(self.path, self.read_only)
                 if not self.read_only:
-                    schema.create_schema(conns.get())  # no-op when the tables exist
+                    schema.create_schema(conns.get(), self.home.config.bool("archive.trigram_index"))
             self._caps = schema.inspect(conns.get(), self.path)
             self._conns = conns
             return conns
