@@ -171,3 +171,10 @@ def test_purge_only_old_archives_and_blobs_restore_them(home, clock):
 def test_purge_refuses_bad_days(home):
     with pytest.raises(SkillError, match="at least 1"):
         home.curator.purge(0)
+
+
+def test_archiving_twice_says_it_is_already_archived(home):
+    write_skill(home, "x")
+    home.curator.archive("x")
+    with pytest.raises(SkillError, match="already archived"):
+        home.curator.archive("x")

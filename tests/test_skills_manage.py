@@ -175,3 +175,10 @@ def test_preview_works_on_a_read_only_home_and_apply_refuses(tmp_path, clock):
     assert home.skills.preview_staged(payload)["after"].endswith("new\n")
     result = home.skills.apply_staged(payload)
     assert result["success"] is False and "read-only" in result["error"]
+
+
+def test_usage_follows_the_frontmatter_name(home):
+    skill_manage_tool(home, {"action": "create", "name": "folder-name", "content": skill_md("listed-name")}, ctx())
+    [info] = home.skills.list()
+    assert (info.name, info.path, info.created_at) == ("listed-name", "folder-name", "2026-11-30T12:00:00+00:00")
+    assert home.journal.query(subsystem="skills")[0].target == "listed-name"

@@ -123,7 +123,12 @@ class Curator:
     def archive(self, name: str, actor: str = "user") -> dict[str, Any]:
         """Move an active skill to ``skills/.archive/`` (refuses pinned, bundled and hub skills)."""
         self._writable()
-        found = self.skills.find(name)
+        try:
+            found = self.skills.find(name)
+        except SkillError:
+            if any(name in (f.name, f.dir_name) for f in self.skills.scanner.archived()):
+                raise SkillError(f"Skill '{name}' is already archived; `workbench skills restore {name}` brings it back.")
+            raise
         record = self.skills.usage.load().get(found.name)
         self._refuse_read_only(found, self.skills.provenance_of()(found, record), "archive")
         if (record or {}).get("pinned"):

@@ -286,13 +286,14 @@ class SkillLibrary:
         self._writable(found, action, ctx)
         return planner(found, args)
 
-    def _content(self, args: dict[str, Any], action: str, what: str) -> str:
+    def _content(self, args: dict[str, Any], action: str, what: str) -> tuple[str, dict[str, Any]]:
+        """The SKILL.md text of a create or edit, checked, with its frontmatter."""
         content = args.get("content")
         if content is None or content == "":
             raise SkillError(f"content is required for '{action}'. {what}")
-        validate_skill_md(content)
+        meta = validate_skill_md(content)
         check_content_size(content, "SKILL.md")
-        return content
+        return content, meta
 
     def _file_plan(self, action: str, found: Found, label: str, target: Path, after: str | None,
                    message: str, usage: str = "patch", **result: Any) -> Plan:
@@ -311,7 +312,8 @@ class SkillLibrary:
     def _plan_create(self, args: dict[str, Any]) -> Plan:
         name = check_name(args.get("name"))
         category = check_category(args.get("category"))
-        content = self._content(args, "create", "Provide the full SKILL.md text (frontmatter + body).")
+        content, meta = self._content(args, "create", "Provide the full SKILL.md text (frontmatter + body).")
+        listed_as = str(meta["name"]).strip()  # usage records follow the frontmatter name, as discovery does
         for existing in self.scanner.active():
             if existing.dir_name == name:
                 raise SkillError(f"A skill named '{name}' already exists at {existing.path}.")
@@ -320,9 +322,9 @@ class SkillLibrary:
         if skill_dir.exists():
             raise SkillError(f"A folder already exists at {skill_dir}; move it aside or choose another name.")
         rel = skill_dir.relative_to(self.dir).as_posix()
-        found = Found(name, name, rel, category, skill_dir, {}, "", False)
+        found = Found(listed_as, name, rel, category, skill_dir, {}, "", False)
         plan = self._file_plan("create", found, "SKILL.md", skill_dir / "SKILL.md", content,
-                               f"Skill '{name}' created.", usage="create", path=rel, skill_md=str(skill_dir / "SKILL.md"),
+                               f"Skill '{listed_as}' created.", usage="create", path=rel, skill_md=str(skill_dir / "SKILL.md"),
                                hint=f"To add reference files, templates, or scripts, use skill_manage(action='write_file', "
                                     f"name='{name}', file_path='references/example.md', file_content='...')")
         if category:
@@ -339,7 +341,7 @@ class SkillLibrary:
         return plan
 
     def _plan_edit(self, found: Found, args: dict[str, Any]) -> Plan:
-        content = self._content(args, "edit", "Provide the full updated SKILL.md text.")
+        content, _ = self._content(args, "edit", "Provide the full updated SKILL.md text.")
         return self._file_plan("edit", found, "SKILL.md", found.path / "SKILL.md", content,
                                f"Skill '{found.name}' updated (full rewrite).", path=str(found.path))
 
