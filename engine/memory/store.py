@@ -576,7 +576,8 @@ class MemoryStore:
 
     def _last_known(self, target: str) -> str | None:
         """The file content the newest journaled write (from any workbench process) left."""
-        for row in self.home.journal.query(subsystem=SUBSYSTEM, target=target, limit=20):
-            if "file_after" in row.detail:
-                return row.detail["file_after"]
-        return None
+        row = self.home.journal.connection().execute(
+            "SELECT json_extract(detail, '$.file_after') FROM journal WHERE subsystem = ? AND target = ? "
+            "AND status = 'done' AND json_extract(detail, '$.file_after') IS NOT NULL ORDER BY id DESC LIMIT 1",
+            (SUBSYSTEM, target)).fetchone()
+        return row[0] if row else None
