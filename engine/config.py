@@ -7,6 +7,7 @@ strings are accepted; a value that cannot be used, or YAML that does not parse, 
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,19 @@ class Config:
                 return DEFAULTS.get(key, default) if default is None else default
             node = node[part]
         return node
+
+    def overlay(self, overrides: dict[str, Any]) -> "Config":
+        """A copy with the given dotted keys set (in memory only; config.yaml is untouched)."""
+        data = copy.deepcopy(self._data)
+        for key, value in overrides.items():
+            node = data
+            *parents, last = key.split(".")
+            for part in parents:
+                if not isinstance(node.get(part), dict):
+                    node[part] = {}
+                node = node[part]
+            node[last] = value
+        return Config(data, self.path, self._lines)
 
     def _where(self, key: str) -> str:
         line = self._lines.get(key)

@@ -233,13 +233,16 @@ class OfflineModel(Model):
             return self._call(messages, "session_search", {"query": " ".join(keywords(topic)[:5]) or topic})
         result = steps[-1].result or {}
         hits = result.get("results") or result.get("sessions") or []
+        words = keywords(topic)
+        if not hits and len(steps) == 1 and len(words) > 1:  # too narrow: retry with the most specific word
+            return self._call(messages, "session_search", {"query": max(words, key=len)})
         if not result.get("success", True) or not hits:
             reason = result.get("error") or "no past session mentions it"
             return ModelReply(content=f"I couldn't find an earlier discussion about {topic} ({reason}).")
         lines = []
         for hit in hits[:3]:
             title = hit.get("title") or hit.get("session_id") or "a session"
-            when = str(hit.get("when") or hit.get("started_at") or "")[:10]
+            when = str(hit.get("when") or hit.get("started_at") or "")
             snippet = shorten(str(hit.get("snippet") or hit.get("summary") or ""), 140)
             lines.append(f"- {title}{f' ({when})' if when else ''}: {snippet}")
         return ModelReply(content=f"Here is what we discussed about {topic}:\n" + "\n".join(lines))
@@ -312,7 +315,7 @@ class OfflineModel(Model):
             return f"From our earlier sessions: {shorten(recalled, 200)}"
         if text.endswith("?"):
             return "I don't have anything about that in memory yet. If it matters, tell me and I'll remember it."
-        return f"Understood: {shorten(text, 120)}"
+        return "Okay, noted for this session. Tell me if any of it should be remembered for later."
 
     # -- background review ------------------------------------------------------------
     def _review_plan(self, conversation, prompt: str, steps: list[Step]) -> tuple[list[tuple[str, dict]], str]:

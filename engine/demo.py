@@ -1,0 +1,106 @@
+"""A small, realistic demo home: a backend engineer's memory, past sessions and skills.
+
+``seed_demo_home`` fills an empty home (or tops up a partly seeded one) with curated
+memory entries, three past sessions (one in Chinese, so CJK search has something to
+find) and two skills. It is idempotent: anything already there is left alone, so
+``workbench demo`` can reuse its home run after run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .clock import FixedClock
+from .tools import ToolContext
+
+USER_CTX = ToolContext(actor="user")
+DAY = 86400.0
+
+MEMORY = [
+    "Ledger (the billing service) is Python 3.12 + FastAPI on Postgres 16 (db-billing-01); migrations are Alembic "
+    "files in ledger/migrations.",
+    "Staging deploys run `make deploy-staging`; production needs a tagged release plus sign-off in #release.",
+    "CI is GitHub Actions; tests/test_invoices.py::test_rounding is quarantined as flaky, do not re-enable it "
+    "without the Decimal fix.",
+    "Local dev: `docker compose up db redis`, then scripts/seed_dev.py (about 2 minutes).",
+    "Team convention: conventional commits (feat:, fix:, chore:), squash-merge, PR titles under 72 characters.",
+    "On-call pages only for /charge p95 latency above 800 ms for 10 minutes; everything else is a ticket.",
+    "Money is always Decimal, never float; exports round with ROUND_HALF_UP to 2 places.",
+    "The analytics replica (db-analytics-02) lags up to 5 minutes; never read balances from it.",
+]
+
+USER = [
+    "User is Maya Chen, backend engineer on the payments team (Berlin, CET).",
+    "User prefers concise answers: code first, explanation after.",
+    "User works in Neovim with the fish shell and runs tests with pytest -x -q.",
+]
+
+# (session id, title, days ago, [(role, text)])
+SESSIONS: list[tuple[str, str, int, list[tuple[str, str]]]] = [
+    ("20261109_091500_de0001", "Postgres 16 upgrade plan", 21, [
+        ("user", "We need to move db-billing-01 from Postgres 14 to 16. What's the safest path?"),
+        ("assistant", "Use logical replication: stand up a 16 replica, replicate from 14, verify row counts and "
+                      "sequences, then switch the connection string during a short write freeze. Keep 14 as a "
+                      "fallback for a week."),
+        ("user", "Sequences are the part I always forget."),
+        ("assistant", "Logical replication does not copy sequence values. Run a script that sets each sequence on "
+                      "16 to max(id)+1000 right before the switch."),
+    ]),
+    ("20261116_143000_de0002", "发票导出金额问题", 14, [
+        ("user", "发票导出的时候金额四舍五入不对，应该怎么排查？"),
+        ("assistant", "先检查导出脚本是否用了 float。金额应该全程使用 Decimal，并在最后用 quantize(Decimal('0.01'), "
+                      "ROUND_HALF_UP) 处理。"),
+        ("user", "确实用了 float，改成 Decimal 之后导出正常了。"),
+        ("assistant", "很好。建议给导出加一个金额合计的对账测试，防止以后再出现。"),
+    ]),
+    ("20261123_101000_de0003", "Flaky rounding test", 7, [
+        ("user", "test_rounding failed again on CI but passes locally."),
+        ("assistant", "It depends on float rounding of 2.675. Quarantine it with a skip marker that links the "
+                      "Decimal fix, and track the fix separately."),
+    ]),
+]
+
+SKILLS: list[dict[str, Any]] = [
+    {"name": "deploy-staging", "category": "devops", "content": (
+        "---\nname: deploy-staging\ndescription: Deploy the ledger service to staging and verify it\n---\n"
+        "# Deploy ledger to staging\n\n## Steps\n1. Make sure main is green on GitHub Actions.\n"
+        "2. Run `make deploy-staging` from a clean checkout.\n3. Watch the rollout with `kubectl -n ledger rollout "
+        "status deploy/ledger`.\n4. Smoke test: `curl -fsS https://staging.ledger.internal/healthz`.\n")},
+    {"name": "write-release-notes", "content": (
+        "---\nname: write-release-notes\ndescription: Write release notes for a ledger release\n---\n"
+        "# Release notes\n\n## Steps\n1. List merged PRs since the last tag: `git log --oneline v2.7.0..HEAD`.\n"
+        "2. Group them by conventional-commit type (feat, fix, chore).\n"
+        "3. Lead with anything that changes invoices or money amounts.\n")},
+]
+
+
+def seed_demo_home(home) -> dict[str, int]:
+    """Add whatever of the demo content is missing; returns how many items were added."""
+    added = {"memory": 0, "sessions": 0, "skills": 0}
+    for target, entries in (("memory", MEMORY), ("user", USER)):
+        present = home.memory.entries(target)
+        for entry in entries:
+            if entry not in present and home.memory.add(target, entry, USER_CTX).get("success"):
+                added["memory"] += 1
+    archive, real_clock = home.archive, home.archive.clock
+    now = real_clock.now()
+    try:
+        for session_id, title, days_ago, turns in SESSIONS:
+            if archive.get_session(session_id) is not None:
+                continue
+            started = now - days_ago * DAY
+            archive.clock = FixedClock(started)  # the archive stamps rows with its clock: date them in the past
+            archive.create_session(session_id, source="cli", model="offline", title=title, actor="user")
+            archive.append_messages(session_id, [{"role": role, "content": text, "timestamp": started + 60 * n}
+                                                 for n, (role, text) in enumerate(turns)])
+            archive.clock = FixedClock(started + 60 * len(turns))
+            archive.end_session(session_id, "user_exit", actor="user")
+            added["sessions"] += 1
+    finally:
+        archive.clock = real_clock
+    existing = {info.name for info in home.skills.list(include_archived=True)}
+    for skill in SKILLS:
+        if skill["name"] not in existing:
+            result = home.skills.manage({"action": "create", **skill}, USER_CTX)
+            added["skills"] += bool(result.get("success"))
+    return added

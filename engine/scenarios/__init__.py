@@ -1,0 +1,173 @@
+"""Built-in scenarios: scripted agent sessions that make memory change in front of you.
+
+A scenario is a YAML file in this folder::
+
+    name: smoke
+    description: one line shown by `workbench scenarios list`
+    seed: demo                 # optional: seed the demo home first (engine.demo)
+    config: {memory.nudge_interval: 3}   # optional, for the whole run (in memory only)
+    pacing: {turn_delay: 1.0, step_delay: 0.3, session_delay: 2.0}   # seconds at speed 1
+    sessions:
+      - title: Getting started
+        config: {skills.write_approval: true}   # optional, this session only
+        end: user_exit                          # end reason (default user_exit)
+        turns:
+          - user: remember that I prefer dark mode       # the offline model decides
+          - user: save the project note
+            script:                                      # exact replies, in order
+              - tool_calls: [{name: memory, args: {action: add, target: memory, content: ...}}]
+              - answer: Saved.
+          - compress: true                               # compress now (like /compress)
+
+``run_scenario`` plays it through the scripted model (unscripted turns, reviews and
+summaries fall back to the offline model), with delays divided by ``speed`` so a
+person can watch; speed 0 plays without any delay.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from ..errors import WorkbenchError
+from ..events import RunnerEvent
+from ..models import Model, ScriptedModel
+
+SCENARIO_DIR = Path(__file__).parent
+PACING_KEYS = ("turn_delay", "step_delay", "session_delay")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    sessions: list[dict[str, Any]]
+    config: dict[str, Any] = field(default_factory=dict)
+    pacing: dict[str, float] = field(default_factory=dict)
+    seed: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "sessions": len(self.sessions),
+                "turns": sum(len(s["turns"]) for s in self.sessions)}
+
+
+def _fail(where: str, problem: str) -> WorkbenchError:
+    return WorkbenchError(f"Scenario {where}: {problem}")
+
+
+def _check_turn(where: str, turn: Any) -> None:
+    if not isinstance(turn, dict):
+        raise _fail(where, "each turn must be a mapping with 'user' (or 'compress: true').")
+    if turn.get("compress") is True:
+        return
+    if not isinstance(turn.get("user"), str) or not turn["user"].strip():
+        raise _fail(where, "needs a non-empty 'user' message.")
+    for n, step in enumerate(turn.get("script") or []):
+        calls = step.get("tool_calls") if isinstance(step, dict) else None
+        if not isinstance(step, dict) or (calls is None and "answer" not in step):
+            raise _fail(f"{where}.script[{n}]", "each step needs 'tool_calls' and/or 'answer'.")
+        for call in calls or []:
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not isinstance(
+                    call.get("args", {}), dict):
+                raise _fail(f"{where}.script[{n}]", "each tool call needs a 'name' and a mapping of 'args'.")
+
+
+def parse_scenario(data: Any, source: str) -> Scenario:
+    """Validate a loaded YAML document; every problem names where it is."""
+    if not isinstance(data, dict):
+        raise _fail(source, "the file must hold a mapping.")
+    sessions = data.get("sessions")
+    if not isinstance(sessions, list) or not sessions:
+        raise _fail(source, "'sessions' must be a non-empty list.")
+    for s, spec in enumerate(sessions):
+        where = f"{source} sessions[{s}]"
+        if not isinstance(spec, dict) or not isinstance(spec.get("turns"), list) or not spec["turns"]:
+            raise _fail(where, "needs a non-empty list of 'turns'.")
+        if not isinstance(spec.get("config", {}), dict):
+            raise _fail(where, "'config' must be a mapping of dotted keys.")
+        for t, turn in enumerate(spec["turns"]):
+            _check_turn(f"{where}.turns[{t}]", turn)
+    pacing = data.get("pacing") or {}
+    if not isinstance(pacing, dict) or any(k not in PACING_KEYS or not isinstance(v, (int, float)) or v < 0
+                                           for k, v in pacing.items()):
+        raise _fail(source, f"'pacing' takes non-negative numbers for {', '.join(PACING_KEYS)}.")
+    if not isinstance(data.get("config", {}), dict):
+        raise _fail(source, "'config' must be a mapping of dotted keys.")
+    return Scenario(name=str(data.get("name") or Path(source).stem), description=str(data.get("description") or ""),
+                    sessions=sessions, config=dict(data.get("config") or {}), pacing=dict(pacing),
+                    seed=data.get("seed"))
+
+
+def list_scenarios() -> list[Scenario]:
+    return [load_scenario(path.stem) for path in sorted(SCENARIO_DIR.glob("*.yaml"))]
+
+
+def load_scenario(name: str) -> Scenario:
+    """A built-in scenario by name, or a scenario file by path."""
+    path = Path(name) if name.endswith((".yaml", ".yml")) else SCENARIO_DIR / f"{name}.yaml"
+    if not path.is_file():
+        known = ", ".join(p.stem for p in sorted(SCENARIO_DIR.glob("*.yaml")))
+        raise WorkbenchError(f"No scenario named {name!r}. Built-in scenarios: {known} (or pass a .yaml path).")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise _fail(str(path), f"cannot be read ({exc}).")
+    return parse_scenario(data, path.name)
+
+
+@dataclass
+class ScenarioResult:
+    name: str
+    session_ids: list[str] = field(default_factory=list)  # every session written, children included
+    turns: list[Any] = field(default_factory=list)  # TurnResult
+    cancelled: bool = False
+
+
+def run_scenario(home, name: str, speed: float = 1.0, on_event: Callable[[RunnerEvent], None] | None = None,
+                 cancel: threading.Event | None = None, model: Model | None = None) -> ScenarioResult:
+    """Play a scenario on ``home``; delays are divided by ``speed`` (0 = none)."""
+    from ..demo import seed_demo_home
+    from ..runner import AgentSession
+
+    scenario = load_scenario(name)
+    if speed < 0:
+        raise WorkbenchError("speed must be 0 (no delays) or more.")
+    cancel = cancel or threading.Event()
+    model = model or ScriptedModel()
+    scale = 0.0 if speed == 0 else 1.0 / speed
+    delay = {k: float(scenario.pacing.get(k, 0)) * scale for k in PACING_KEYS}
+    if scenario.seed == "demo":
+        seed_demo_home(home)
+    result = ScenarioResult(scenario.name)
+    base = home.config
+    try:
+        for spec in scenario.sessions:
+            if cancel.is_set():
+                break
+            home.__dict__["config"] = base.overlay({**scenario.config, **(spec.get("config") or {})})
+            session = AgentSession(home, model, title=spec.get("title"), on_event=on_event,
+                                   step_delay=delay["step_delay"], cancel_event=cancel)
+            for turn in spec["turns"]:
+                if cancel.wait(delay["turn_delay"]) if delay["turn_delay"] else cancel.is_set():
+                    break
+                if turn.get("compress"):
+                    session.maybe_compress(force=True)
+                    continue
+                if isinstance(model, ScriptedModel):
+                    model.play(turn.get("script"), label=f"s{len(result.session_ids) + 1}t{len(result.turns) + 1}_")
+                turn_result = session.run_turn(turn["user"])
+                result.turns.append(turn_result)
+                if turn_result.status == "cancelled":
+                    break
+            result.session_ids.extend(home.archive.lineage(session.id).chain if session.rotations else [session.id])
+            session.end(spec.get("end") or "user_exit")
+            if delay["session_delay"]:
+                cancel.wait(delay["session_delay"])
+    finally:
+        home.__dict__["config"] = base
+        result.cancelled = cancel.is_set()
+    return result

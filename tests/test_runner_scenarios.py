@@ -1,0 +1,110 @@
+"""Built-in scenarios and demo seeding leave exactly the expected memory, messages and lineage."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from engine.demo import seed_demo_home
+from engine.errors import WorkbenchError
+from engine.scenarios import list_scenarios, load_scenario, parse_scenario, run_scenario
+
+
+def test_builtin_scenarios_load():
+    names = {s.name: s for s in list_scenarios()}
+    assert {"demo", "smoke"} <= set(names)
+    assert names["demo"].summary()["sessions"] == 4
+
+
+def test_smoke_leaves_exactly_the_expected_state(home):
+    kinds = []
+    result = run_scenario(home, "smoke", speed=0, on_event=lambda e: kinds.append(e.kind))
+    assert [t.status for t in result.turns] == ["done"] * 4
+    assert home.memory.entries("memory") == ["The workbench runs headless in CI (smoke scenario)."]
+    assert home.memory.entries("user") == ["User's name is Sam."]
+    assert result.turns[2].assistant == "From what I remember: User's name is Sam."
+    (session_id,) = result.session_ids
+    stored = home.archive.messages(session_id)
+    assert [m.role for m in stored] == (["user", "assistant", "tool", "assistant"] * 2 + ["user", "assistant"]
+                                        + ["user", "assistant", "tool", "assistant"])
+    assert stored[1].tool_calls[0]["id"] == "s1t1_call_1_1"  # the scripted call, exactly as written
+    row = home.archive.get_session(session_id)
+    assert (row.title, row.end_reason, row.parent_session_id) == ("Smoke test", "user_exit", None)
+    assert home.archive.lineage(session_id).chain == [session_id]
+    assert kinds.count("turn_finished") == 4 and home.approvals.count() == 0
+
+
+def test_demo_seed_is_idempotent(home):
+    first = seed_demo_home(home)
+    assert first == {"memory": 11, "sessions": 3, "skills": 2}
+    assert seed_demo_home(home) == {"memory": 0, "sessions": 0, "skills": 0}
+    sessions = home.archive.list_sessions()
+    assert any(s.title == "发票导出金额问题" for s in sessions)
+    assert all(s.started_at < home.clock.now() - 86400 for s in sessions)  # dated in the past
+    assert [h.title for h in home.archive.search("四舍五入")] == ["发票导出金额问题"]
+
+
+def test_demo_scenario_shows_every_feature(home):
+    home.config_path.write_text("memory:\n  nudge_interval: 7\n", encoding="utf-8")
+    home.reload_config()
+    result = run_scenario(home, "demo", speed=0)
+    assert all(t.status == "done" for t in result.turns) and len(result.turns) == 26
+    # sessions and lineage: one compression child, parents ended with "compression"
+    rows = [home.archive.get_session(i) for i in result.session_ids]
+    assert [r.title for r in rows] == ["Ledger hotfix", "Currency backfill migration", "Currency backfill migration #2",
+                                       "Weekly check-in", "Approval mode"]
+    assert [r.end_reason for r in rows] == ["user_exit", "compression", "user_exit", "user_exit", "user_exit"]
+    assert rows[2].parent_session_id == rows[1].id
+    assert [r.message_count for r in rows] == [28, 16, 16, 42, 14]
+    # memory: past 80 % and different from what the first session froze
+    usage = home.memory.usage("memory")
+    assert usage.chars / usage.limit > 0.8
+    assert "Hotfix branches are cut from the latest release tag" not in rows[0].system_prompt
+    assert "Hotfix branches are cut from the latest release tag" in rows[2].system_prompt  # rebuilt on compression
+    assert not any("docker compose up db redis" in e for e in home.memory.entries("memory"))
+    assert "User usually checks the Sentry dashboard before standup at 9:30 CET." in home.memory.entries("user")
+    assert home.journal.query(subsystem="memory", actor="review")  # written by the background review
+    # search of an earlier session
+    search = next(t for t in result.turns if t.user.startswith("what did we discuss about the Postgres"))
+    assert "Postgres 16 upgrade plan" in search.assistant
+    # a skill created by review from a repeated request, then patched
+    skill = home.skills.view("triage-invoice-export", record=False)
+    assert "Compare the Sentry release tag with the deployed version first." in skill["content"]
+    # approval mode: the writes wait in the queue
+    assert sorted((p.subsystem, p.action) for p in home.approvals.list()) == [
+        ("memory", "add"), ("skills", "create"), ("skills", "patch")]
+    assert "announce the deploy" not in home.skills.view("deploy-staging", record=False)["content"]
+    # the scenario's config was an in-memory overlay, now gone
+    assert home.config.int("memory.nudge_interval") == 7 and home.config.bool("skills.write_approval") is False
+    assert home.config_path.read_text(encoding="utf-8") == "memory:\n  nudge_interval: 7\n"
+
+
+def test_speed_scales_delays_and_cancel_stops_the_run(home):
+    cancel = threading.Event()
+    started = time.perf_counter()
+    timer = threading.Timer(0.3, cancel.set)
+    timer.start()
+    result = run_scenario(home, "smoke", speed=0.5, cancel=cancel)  # 1 s turn delay at this speed
+    timer.cancel()
+    assert result.cancelled and result.turns == [] and time.perf_counter() - started < 2
+    assert home.archive.list_sessions() == []
+    fast = run_scenario(home, "smoke", speed=100)
+    assert len(fast.turns) == 4
+
+
+@pytest.mark.parametrize("data, problem", [
+    ({"sessions": []}, "'sessions' must be a non-empty list"),
+    ({"sessions": [{"turns": [{"user": ""}]}]}, "sessions[0].turns[0]: needs a non-empty 'user'"),
+    ({"sessions": [{"turns": [{"user": "x", "script": [{"oops": 1}]}]}]}, "script[0]: each step needs"),
+    ({"sessions": [{"turns": [{"user": "x"}]}], "pacing": {"turn_delay": -1}}, "'pacing' takes non-negative"),
+])
+def test_bad_scenarios_are_refused_with_where_and_why(data, problem):
+    with pytest.raises(WorkbenchError, match=problem.replace("[", r"\[").replace("]", r"\]")):
+        parse_scenario(data, "bad.yaml")
+
+
+def test_unknown_scenario_lists_the_builtin_ones():
+    with pytest.raises(WorkbenchError, match="Built-in scenarios: demo, smoke"):
+        load_scenario("nope")
