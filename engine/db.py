@@ -8,6 +8,7 @@ times when another process holds the write lock.
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import sqlite3
 import threading
@@ -58,11 +59,14 @@ class ThreadConnections:
 
     def get(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
+        if conn is not None and getattr(self._local, "pid", None) != os.getpid():
+            conn = None  # inherited across fork: SQLite handles must never be shared with a parent
         if conn is None:
             conn = connect(self.path, self.read_only)
             if self._on_connect:
                 self._on_connect(conn)
             self._local.conn = conn
+            self._local.pid = os.getpid()
             with self._lock:
                 self._all.append(conn)
         return conn
@@ -97,6 +101,7 @@ def write_transaction(conn: sqlite3.Connection, read_only: bool = False) -> Iter
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        with contextlib.suppress(sqlite3.Error):  # never mask the original error
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")

@@ -144,3 +144,19 @@ def test_event_bus_filters_by_type_and_survives_broken_subscribers():
     bus.publish(MemoryChanged(target="memory"))
     assert len(memory_only) == 1
     assert isinstance(seen[0], Event)
+
+
+def test_forked_child_gets_its_own_connection(home):
+    """A connection inherited across fork must not be reused by the child."""
+    import multiprocessing
+
+    home.journal.append("memory", "add", "memory", after="parent")
+
+    def child():
+        home.journal.append("memory", "add", "memory", after="child")
+
+    proc = multiprocessing.get_context("fork").Process(target=child)
+    proc.start()
+    proc.join(30)
+    assert proc.exitcode == 0
+    assert [e.after for e in home.journal.query()] == ["child", "parent"]
