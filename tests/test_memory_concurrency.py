@@ -58,13 +58,14 @@ def test_eight_processes_lose_nothing(tmp_path):
     _contend(tmp_path, 8, 8)
 
 
-def _rewriter(root: str) -> None:
+def _rewriter(root: str, wrote) -> None:
     home = open_home(root)
     ctx = ToolContext(actor="agent")
     generation = 0
     while True:
         generation += 1
         home.memory.replace("memory", "gen ", f"gen {os.getpid()}.{generation} " + "x" * BIG, ctx)
+        wrote.set()
 
 
 def test_sigkill_mid_write_leaves_the_old_or_the_new_file(tmp_path):
@@ -77,9 +78,11 @@ def test_sigkill_mid_write_leaves_the_old_or_the_new_file(tmp_path):
     rng = random.Random(7)
     generations = set()
     for _ in range(6):
-        proc = CTX.Process(target=_rewriter, args=(str(root),))
+        wrote = CTX.Event()
+        proc = CTX.Process(target=_rewriter, args=(str(root), wrote))
         proc.start()
-        time.sleep(rng.uniform(0.05, 0.3))
+        assert wrote.wait(30)
+        time.sleep(rng.uniform(0.0, 0.2))
         os.kill(proc.pid, signal.SIGKILL)
         proc.join(10)
         text = home.memory.path("memory").read_text(encoding="utf-8")

@@ -36,7 +36,7 @@ _PATTERN_SOURCES: list[tuple[str, str]] = [
     ("bypass_restrictions",
      rf"act\s+as\s+(?:if|though)\s+{_FILLER}you\s+{_FILLER}(?:have\s+no|don't\s+have|do\s+not\s+have)\s+{_FILLER}"
      r"(?:restrictions|limits|rules)"),
-    ("html_comment_injection", r"<!--[\s\S]{0,2048}?\b(?:ignore|override|system|secret|hidden)\b[\s\S]{0,2048}?-->"),
+    ("html_comment_injection", r"<!--(?s:.){0,2048}?\b(?:ignore|override|system|secret|hidden)\b(?s:.){0,2048}?-->"),
     ("hidden_div", r"<\s*div\s+style\s*=\s*[\"'][^>]{0,2048}display\s*:\s*none"),
     ("translate_execute", rf"translate\s+{_FILLER}into\s+\w+\s+and\s+(?:execute|run|eval)\b"),
     ("deception_hide", rf"do\s+not\s+{_FILLER}tell\s+{_FILLER}the\s+user"),
@@ -75,6 +75,19 @@ _PATTERN_SOURCES: list[tuple[str, str]] = [
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [(pid, re.compile(src, re.IGNORECASE)) for pid, src in _PATTERN_SOURCES]
 PATTERN_IDS = tuple(pid for pid, _ in PATTERNS)
 
+# Pure-ASCII text (the usual case) is lowercased once and matched by lowercased patterns
+# without IGNORECASE, which is exact for ASCII and several times faster; other text keeps
+# IGNORECASE so Unicode case folding (e.g. U+0130 matching "i") still applies.
+_ASCII_PATTERNS = [(pid, re.compile(src.lower())) for pid, src in _PATTERN_SOURCES]
+
+
+def _pattern_hits(head: str) -> list[str]:
+    folded = unicodedata.normalize("NFKC", head)
+    if folded.isascii():
+        lowered = folded.lower()
+        return [pid for pid, rx in _ASCII_PATTERNS if rx.search(lowered)]
+    return [pid for pid, rx in PATTERNS if rx.search(folded)]
+
 
 def _invisible(text: str) -> list[str]:
     """Invisible code points in order of first appearance, as ``U+XXXX``."""
@@ -85,10 +98,7 @@ def _invisible(text: str) -> list[str]:
 def scan(text: str) -> list[str]:
     """Every finding in ``text``: ``invisible_unicode_U+XXXX`` ids first, then pattern ids."""
     head = text[:MAX_SCAN_CHARS]
-    findings = [f"invisible_unicode_{code}" for code in _invisible(head)]
-    folded = unicodedata.normalize("NFKC", head)
-    findings.extend(pid for pid, rx in PATTERNS if rx.search(folded))
-    return findings
+    return [f"invisible_unicode_{code}" for code in _invisible(head)] + _pattern_hits(head)
 
 
 def first_threat_message(text: str) -> str | None:
@@ -97,11 +107,10 @@ def first_threat_message(text: str) -> str | None:
     invisible = _invisible(head)
     if invisible:
         return f"Blocked: content contains invisible unicode character {invisible[0]} (possible injection)."
-    folded = unicodedata.normalize("NFKC", head)
-    for pid, rx in PATTERNS:
-        if rx.search(folded):
-            return (f"Blocked: content matches threat pattern '{pid}'. Content is injected into the system prompt "
-                    "and must not contain injection or exfiltration payloads.")
+    hits = _pattern_hits(head)
+    if hits:
+        return (f"Blocked: content matches threat pattern '{hits[0]}'. Content is injected into the system prompt "
+                "and must not contain injection or exfiltration payloads.")
     return None
 
 
