@@ -115,7 +115,7 @@ def render_item(item: TranscriptItem) -> Content:
     for call in item.tool_calls:
         name, arguments = _call_parts(call)
         parts.append(Content.assemble(("→ call ", "$text-accent"), (sanitize(name), "bold $text-accent")))
-        if arguments not in ("", None, {}):
+        if arguments not in ("", None, {}, "{}"):
             parts.append(_json_block(arguments) or Content(_clip(sanitize(str(arguments)))))
     for write in item.writes:
         parts.append(Content.assemble(("✎ ", "bold $text-warning"), (sanitize(write), "$text-warning")))

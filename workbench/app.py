@@ -29,6 +29,7 @@ from .messages import JumpToMessage
 from .screens.approvals import ApprovalsScreen
 from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings
 from .screens.memory import MemoryScreen
+from .screens.run import RunScreen
 from .screens.sessions import SessionsScreen
 from .screens.skills import SkillsScreen
 from .settings import load_settings, save_setting, settings_path
@@ -48,6 +49,7 @@ MODES: dict[str, type[Screen]] = {
     "sessions": SessionsScreen,
     "skills": SkillsScreen,
     "approvals": ApprovalsScreen,
+    "run": RunScreen,
 }
 
 # Changes another process made, reported by the watcher, as the events the screens know.

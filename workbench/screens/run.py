@@ -8,10 +8,9 @@ from the archive (ids and write markers included). A running turn can be cancell
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Iterable
 
 from textual import on, work
 from textual.binding import Binding
@@ -22,14 +21,18 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 
+from engine.errors import WorkbenchError
 from engine.events import Event, RunnerEvent
-from engine.models import BACKENDS
+from engine.models import BACKENDS, make_model
+from engine.runner.session import AgentSession
+from engine.scenarios import list_scenarios, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
 
 from .base import WorkbenchScreen
 from .sessions import session_items
 
 NO_SCENARIO = "(type messages)"
+SCENARIO_SPEED = 1.0  # scenario pacing: 1 is watchable, 0 plays without delays
 
 
 @dataclass
@@ -45,21 +48,22 @@ class SessionReloaded(Message):
 
 
 class RunScreen(WorkbenchScreen):
+    AUTO_FOCUS = "#run-input"
     TITLE_TEXT = "Run"
     HELP = ("Talk to the agent or play a scenario and watch the transcript stream; the Memory, Sessions, Skills and "
             "Approvals screens update live. The model is offline (deterministic, no network) unless you choose "
             "another. Enter sends; ctrl+n starts a new session; a running turn can be cancelled.")
     BINDINGS = [
-        Binding("ctrl+n", "new_session", "New session"),
-        Binding("ctrl+o", "resume", "Resume…"),
-        Binding("ctrl+g", "play", "Play scenario"),
-        Binding("ctrl+x", "cancel_turn", "Cancel turn"),
+        Binding("ctrl+n", "new_session", "New", tooltip="Start a new session"),
+        Binding("ctrl+o", "resume", "Resume", tooltip="Resume a stored session by its id"),
+        Binding("ctrl+g", "play", "Play", tooltip="Play the chosen scenario"),
+        Binding("escape", "cancel_turn", "Cancel", tooltip="Cancel the running turn at its next safe point"),
     ]
     DEFAULT_CSS = """
     RunScreen #run-bar { height: 3; }
     RunScreen #run-model { width: 22; }
     RunScreen #run-scenario { width: 28; }
-    RunScreen #run-status { width: 1fr; padding: 1 1 0 1; }
+    RunScreen #run-status { width: 1fr; padding: 0 1; }
     RunScreen Transcript { height: 1fr; }
     RunScreen #run-input { border: tall $primary 40%; }
     RunScreen #run-input:focus { border: tall $primary; }
@@ -71,6 +75,8 @@ class RunScreen(WorkbenchScreen):
         super().__init__(*args, **kwargs)
         self.agent = None
         self.session_id: str | None = None
+        self.playing = False  # a scenario (possibly several sessions) is running
+        self.speed = SCENARIO_SPEED
         self._cancel = threading.Event()
 
     def compose_body(self) -> Iterable[Widget]:
@@ -99,7 +105,7 @@ class RunScreen(WorkbenchScreen):
     # -- choices -------------------------------------------------------------------
     @work(thread=True, exit_on_error=False)
     def load_scenarios(self) -> None:
-        names = scenario_names()
+        names = [scenario.name for scenario in list_scenarios()]
         self.app.call_from_thread(self._set_scenarios, names)
 
     def _set_scenarios(self, names: list[str]) -> None:
@@ -113,10 +119,19 @@ class RunScreen(WorkbenchScreen):
         state = text or ("running…" if self.running else "idle")
         session = self.session_id or "new session on first message"
         self.query_one("#run-status", Static).update(Content.assemble(
-            (state, "bold $text-warning" if self.running else "$text-muted"), ("  ·  ", "$text-muted"), (session, "")))
+            (state, "bold $text-warning" if self.running else "$text-muted"), ("\n", ""), (session, "")))
 
     def watch_running(self) -> None:
         self._status()
+
+    @on(Select.Changed, "#run-model")
+    def _model_changed(self) -> None:
+        self.agent = None  # the next message resumes this session with the newly chosen model
+
+    def on_unmount(self) -> None:
+        self._cancel.set()  # never keep the app waiting on a running turn at exit
+        if self.agent is not None:
+            self.agent.cancel()
 
     # -- actions -------------------------------------------------------------------
     def action_new_session(self) -> None:
@@ -140,6 +155,13 @@ class RunScreen(WorkbenchScreen):
 
         self.app.push_screen(EditDialog("Resume which session? (its id)", self.session_id or "", submit))
 
+    def _follow(self, session_id: str) -> None:
+        self.session_id = session_id
+        transcript = self.query_one(Transcript)
+        transcript.border_title = f"Session {session_id}"
+        transcript.set_items([])
+        self._status()
+
     def _resume(self, session_id: str) -> None:
         self.agent = None
         self.session_id = session_id
@@ -160,13 +182,12 @@ class RunScreen(WorkbenchScreen):
         if not text:
             return
         if self.running:
-            self.notify("A turn is running; wait for it or cancel it (ctrl+x).", severity="warning")
+            self.notify("A turn is running; wait for it or cancel it (esc).", severity="warning")
             return
         event.input.value = ""
-        self.query_one(Transcript).append(TranscriptItem("user", text))
         self.running = True
         self._cancel.clear()
-        self.run_turn(text)
+        self.run_turn(text, self.model_name)
 
     def action_play(self) -> None:
         scenario = str(self.query_one("#run-scenario", Select).value)
@@ -175,33 +196,37 @@ class RunScreen(WorkbenchScreen):
             return
         self.action_new_session()
         self.running = True
+        self.playing = True
         self._cancel.clear()
         self.play_scenario(scenario)
 
     # -- the agent (thread workers) ------------------------------------------------
     @work(thread=True, exit_on_error=False, group="agent")
-    def run_turn(self, text: str) -> None:
-        error = None
+    def run_turn(self, text: str, model: str) -> None:
         try:
             if self.agent is None:
-                self.agent = start_agent(self.home, self.model_name, self.session_id)
-            self.agent.send(text)
-        except Exception as exc:  # shown in place; the app never dies on a failed turn
-            error = str(exc)
-        self.post_message(TurnEnded(getattr(self.agent, "session_id", None), error))
+                self.agent = AgentSession(self.home, make_model(self.home, model), session_id=self.session_id,
+                                          source="tui")
+            self.app.call_from_thread(setattr, self, "session_id", self.agent.id)
+            result = self.agent.run_turn(text)
+        except WorkbenchError as exc:  # e.g. an unusable model configuration: shown, never fatal
+            self.post_message(TurnEnded(self.session_id, exc.message))
+            return
+        self.post_message(TurnEnded(result.session_id, result.error if result.status == "error" else None))
 
     @work(thread=True, exit_on_error=False, group="agent")
     def play_scenario(self, name: str) -> None:
-        error = None
         try:
-            play(self.home, name, self._cancel)
-        except Exception as exc:
-            error = str(exc)
-        self.post_message(TurnEnded(self.session_id, error))
+            run_scenario(self.home, name, speed=self.speed, cancel=self._cancel)
+        except WorkbenchError as exc:
+            self.post_message(TurnEnded(self.session_id, exc.message))
+            return
+        self.post_message(TurnEnded(self.session_id))
 
     @on(TurnEnded)
     def _turn_ended(self, message: TurnEnded) -> None:
         self.running = False
+        self.playing = False
         if message.session_id:
             self.session_id = message.session_id
         self._status("failed: " + message.error if message.error else None)
@@ -223,14 +248,19 @@ class RunScreen(WorkbenchScreen):
 
     # -- live events ---------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
-        if not isinstance(event, RunnerEvent) or not self.running:
+        if not isinstance(event, RunnerEvent) or not self.running or event.actor != "agent":
             return
-        if self.session_id is None or event.kind == "session_rotated":
-            self.session_id = event.data.get("new_session_id") or event.session_id
-            self.query_one(Transcript).border_title = f"Session {self.session_id}"
+        if event.kind == "turn_started" and event.session_id != self.session_id and (
+                self.session_id is None or self.playing):
+            self._follow(event.session_id)  # a scenario moved on to its next session
+        if event.session_id != self.session_id:
+            return
+        if event.kind == "session_rotated":
+            self.session_id = event.data.get("new_session_id") or self.session_id
+            self.query_one(Transcript).border_title = f"Session {self.session_id} (compressed from {event.session_id})"
             self._status()
-        elif event.session_id != self.session_id:
-            return
+        elif event.kind == "turn_finished":
+            self.reload(self.session_id)
         item = runner_item(event)
         if item is not None:
             self.query_one(Transcript).append(item)
@@ -239,24 +269,14 @@ class RunScreen(WorkbenchScreen):
 def runner_item(event: RunnerEvent) -> TranscriptItem | None:
     """What a runner event adds to a streaming transcript (None: nothing to show)."""
     data = event.data
+    if event.kind == "turn_started":
+        return TranscriptItem("user", str(data.get("user") or ""))
+    if event.kind == "assistant_message" and data.get("content"):
+        return TranscriptItem("assistant", str(data["content"]))
     if event.kind == "tool_called":
         return TranscriptItem("assistant", tool_calls=({"name": data.get("name"), "arguments": data.get("arguments")},))
     if event.kind == "tool_result":
-        result = data.get("result")
-        return TranscriptItem("tool", json.dumps(result, ensure_ascii=False) if not isinstance(result, str) else result,
-                              tool_name=data.get("name"))
+        return TranscriptItem("tool", str(data.get("preview") or ""), tool_name=data.get("name"))
     if event.kind in ("error", "cancelled"):
-        return TranscriptItem("system", f"{event.kind}: {data.get('message') or data.get('error') or ''}".strip(": "))
+        return TranscriptItem("system", f"turn {event.kind}" + (f": {data['message']}" if data.get("message") else ""))
     return None
-
-
-def scenario_names() -> list[str]:
-    raise NotImplementedError
-
-
-def start_agent(home, model: str, session_id: str | None) -> Any:
-    raise NotImplementedError
-
-
-def play(home, name: str, cancel: threading.Event) -> None:
-    raise NotImplementedError

@@ -231,7 +231,7 @@ class SessionsScreen(WorkbenchScreen):
         if get_current_worker().is_cancelled:
             return
         started = time.perf_counter()
-        hits = self.home.archive.search(query, limit=SEARCH_LIMIT)
+        hits = self.home.archive.search(query, limit=SEARCH_LIMIT, prefix=True)
         elapsed = (time.perf_counter() - started) * 1000
         rows = []
         for hit in hits:

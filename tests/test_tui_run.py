@@ -1,0 +1,110 @@
+"""The Run screen: typed turns and scenarios stream into the transcript; other screens follow live."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from textual.widgets import Select
+
+from engine.events import RunnerEvent
+from tests.tui_support import make_app, settle, wait_for
+from widgets.lineage_tree import LineageTree
+from widgets.transcript import Transcript
+from workbench.screens.run import RunScreen, runner_item
+
+pytestmark = pytest.mark.anyio
+
+
+def screen_text(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def open_run(pilot) -> RunScreen:
+    await pilot.press("5")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, RunScreen)
+    return screen
+
+
+async def test_a_typed_turn_writes_memory_and_the_memory_screen_shows_it(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert "User prefers dark mode." not in screen_text(app)  # the Memory screen, before
+        screen = await open_run(pilot)
+        await pilot.press(*"remember that I prefer dark mode", "enter")
+        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+        await settle(pilot)
+        items = screen.query_one(Transcript).items
+        assert [i.role for i in items][:2] == ["user", "assistant"] and items[0].content.startswith("remember")
+        assert any(i.writes for i in items)  # the tool-calling message carries its write marker
+        assert home.memory.read("user").entries == ["User prefers dark mode."]
+        app.action_goto("memory")  # (the message box has focus, so the digit keys would type)
+        await settle(pilot)
+        await pilot.press("t")  # the USER target
+        await settle(pilot)
+        assert app.current_mode == "memory" and "User prefers dark mode." in screen_text(app)
+        app.action_goto("sessions")
+        await settle(pilot)
+        assert app.screen.query_one(LineageTree).node_for(screen.session_id) is not None
+
+
+async def test_a_scenario_streams_events_into_the_transcript(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_run(pilot)
+        streamed: list[int] = []
+        screen.query_one(Transcript).watch(screen.query_one(Transcript), "virtual_size",
+                                           lambda size: streamed.append(size.height), init=False)
+        screen.speed = 0
+        screen.query_one("#run-scenario", Select).value = "smoke"
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, timeout=20,
+                       what="scenario finished")
+        await settle(pilot)
+        assert len(streamed) > 4  # grew event by event, not once at the end
+        roles = [i.role for i in screen.query_one(Transcript).items]
+        assert roles.count("user") == 4 and all(i.id is not None for i in screen.query_one(Transcript).items)
+        assert any("headless in CI" in e for e in home.memory.read("memory").entries)
+        assert app.running_session is None or app.running_session == screen.session_id
+
+
+async def test_cancel_stops_a_running_scenario(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        screen.speed = 0.02  # the smoke scenario's pauses become long: time to cancel
+        screen.query_one("#run-scenario", Select).value = "smoke"
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: screen.running, what="scenario started")
+        started = time.monotonic()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not screen.running, timeout=10, what="cancelled")
+        assert time.monotonic() - started < 5
+        assert home.memory.read("memory").entries == []  # stopped before the first write
+
+
+async def test_a_failing_model_is_reported_not_fatal(home, tmp_path):
+    home.config_path.write_text("model:\n  base_url: http://127.0.0.1:9/v1\n  name: none\n  max_retries: 0\n"
+                                "  timeout: 1\n", encoding="utf-8")
+    home.reload_config()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        screen.query_one("#run-model", Select).value = "openai"
+        screen.query_one("#run-input").focus()
+        await pilot.press(*"hello", "enter")
+        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, timeout=15,
+                       what="turn ended")
+        await settle(pilot)
+        assert "failed" in screen_text(app)  # said in place; the app is still running
+        assert screen.query_one(Transcript).items[0].content == "hello"  # the user's words were kept
+
+
+def test_runner_events_become_literal_transcript_rows():
+    row = runner_item(RunnerEvent(kind="tool_called", data={"name": "memory", "arguments": {"content": "[b]x[/]"}}))
+    assert row.role == "assistant" and row.tool_calls[0]["arguments"] == {"content": "[b]x[/]"}
+    assert runner_item(RunnerEvent(kind="turn_started", data={"user": "hi"})).content == "hi"
+    assert runner_item(RunnerEvent(kind="message_stored", data={})) is None
