@@ -89,7 +89,7 @@ class LineageMixin(ArchiveCore):
         rows = self.conn().execute(
             f"""SELECT s.*, (SELECT count(*) FROM sessions c WHERE c.parent_session_id = s.id) AS child_count
                 FROM sessions s WHERE s.parent_session_id IS NULL{archived}
-                ORDER BY s.started_at DESC, s.id DESC LIMIT ? OFFSET ?""", (max(0, limit), max(0, offset)))
+                ORDER BY s.started_at DESC, s.rowid DESC LIMIT ? OFFSET ?""", (max(0, limit), max(0, offset)))
         return [self._session(r) for r in rows]
 
     def root_count(self, include_archived: bool = False) -> int:

@@ -104,7 +104,7 @@ class SessionsMixin(ArchiveCore):
         if not include_archived and self.caps.has("sessions", "archived"):
             where.append("archived = 0")
         sql = "SELECT * FROM sessions" + (f" WHERE {' AND '.join(where)}" if where else "")
-        sql += " ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?"
+        sql += " ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?"
         return [self._session(r) for r in self.conn().execute(sql, (*args, max(0, limit), max(0, offset)))]
 
     def session_count(self) -> int:

@@ -1,0 +1,148 @@
+"""Session archive benchmark: ingest, size, search latency against the raw FTS5 floor, CJK recall.
+
+Workload and Hermes's figures: shared/reference/search-benchmark.md. The 1M-message
+archive is built once under ./bench-data/archive-1m and reused (tests/bench/archive_data.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import sqlite3
+import time
+
+from engine import FixedClock, open_home
+from engine.archive.cjk import TABLE as BIGRAM_TABLE
+from engine.archive.query import bigram_match, parse
+from engine.archive.session_search import session_search_tool
+from engine.tools import ToolContext
+from tests.bench.archive_data import Workload, build_bench_archive
+from tests.bench.common import percentile, scratch_dir, timed
+
+QUERIES = ["deploy", "database migration", '"error log"', "serv*", "session_search", "memory", "部署", "数据库迁移",
+           "半夜", "デプロイ", "kubernetes rollout", "timeout", "skill_view", "zebra", "the", "config yaml", "数据",
+           "日志", "rollback", "pytest"]
+CJK_QUERIES = [q for q in QUERIES if parse(q).cjk]
+RUNS = 5
+INGEST_TURNS = 4000
+
+
+def _sizes(root) -> tuple[int, int]:
+    state = sum(os.path.getsize(root / n) for n in ("state.db", "state.db-wal") if (root / n).exists())
+    ours = sum(os.path.getsize(root / n) for n in ("workbench.db", "workbench.db-wal") if (root / n).exists())
+    return state, ours
+
+
+def _ingest(report, home_dir, turns, label: str) -> None:
+    """Per-turn transactions through the archive API; rate and worst single write."""
+    clock = FixedClock(1796040000.0)
+    home = open_home(home_dir, clock=clock)
+    archive = home.archive
+    archive.create_session("ingest_probe")
+    worst, total = 0.0, 0
+    with timed() as elapsed:
+        for turn in turns:
+            start = time.perf_counter()
+            archive.append_messages("ingest_probe", turn)
+            worst = max(worst, time.perf_counter() - start)
+            total += len(turn)
+    home.close()
+    report.figure(f"ingest {label}", total / elapsed[0], "msgs/s", ">= 10,000 (reference goal)")
+    report.figure(f"slowest turn write {label}", worst * 1000, "ms", "< 100")
+
+
+def _floor(home, query: str) -> tuple[sqlite3.Connection, str, str]:
+    """The raw FTS5 MATCH ... ORDER BY rank LIMIT 20 on the index this query is routed to."""
+    parsed = parse(query)
+    if parsed.cjk:
+        conn = home.journal.connection()
+        return conn, f"SELECT rowid FROM {BIGRAM_TABLE} WHERE {BIGRAM_TABLE} MATCH ? ORDER BY rank LIMIT 20", \
+            bigram_match([t.lower() for t in parsed.terms])
+    return home.archive.conn(), "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT 20", \
+        parsed.fts()
+
+
+def _substring_scan(conn, needles: list[str]) -> dict[str, set[int]]:
+    """One streamed pass over every visible message (never the whole archive in memory)."""
+    found: dict[str, set[int]] = {n: set() for n in needles}
+    cursor = conn.execute("SELECT id, COALESCE(content,'') || ' ' || COALESCE(tool_name,'') || ' ' || "
+                          "COALESCE(tool_calls,'') FROM messages WHERE active = 1 OR compacted = 1")
+    for mid, text in cursor:
+        for needle in needles:
+            if needle in text:
+                found[needle].add(mid)
+    return found
+
+
+def run(report) -> None:
+    root = build_bench_archive()
+    state_bytes, our_bytes = _sizes(root)
+    home = open_home(root)
+    archive = home.archive
+    messages = archive.conn().execute("SELECT count(*) FROM messages").fetchone()[0]
+    report.figure("sessions", archive.session_count())
+    report.figure("messages", messages)
+    report.figure("state.db bytes per message", state_bytes / messages, "B", "<= 1,000 (reference goal)")
+    report.figure("CJK bigram index (workbench.db) bytes per message", our_bytes / messages, "B")
+
+    # -- search latency vs the raw MATCH floor --------------------------------------------------
+    ours: list[float] = []
+    floor: list[float] = []
+    for query in QUERIES:
+        archive.search(query)  # warm caches once, untimed
+        conn, sql, expr = _floor(home, query)
+        conn.execute(sql, (expr,)).fetchall()
+        mine, raw = [], []
+        for _ in range(RUNS):
+            with timed() as t:
+                hits = archive.search(query, limit=20)
+            mine.append(t[0])
+            with timed() as t:
+                conn.execute(sql, (expr,)).fetchall()
+            raw.append(t[0])
+        ours += mine
+        floor += raw
+        report.note(f"{query:<22} ours p50 {percentile(mine, 50) * 1000:8.2f} ms   floor p50 "
+                    f"{percentile(raw, 50) * 1000:8.2f} ms   {len(hits):>2} lineages   plan {hits[0].plan if hits else '-'}")
+    p50, p95 = report.latencies("search (20 queries x 5, limit 20)", ours, "p50 < 30 ms, p95 < 150 ms")
+    f50, f95 = report.latencies("raw FTS5 MATCH ORDER BY rank LIMIT 20 (floor)", floor)
+    report.ratio("search / floor at p50", p50, f50, "<= 2")
+    report.ratio("search / floor at p95", p95, f95, "<= 2")
+
+    tool_times = []
+    for query in ["deploy", "数据库迁移", "kubernetes rollout", "zebra", "the"]:
+        for _ in range(3):
+            with timed() as t:
+                result = session_search_tool(home, {"query": query, "limit": 3}, ToolContext(session_id="bench_00000"))
+            tool_times.append(t[0])
+            assert result["success"], result
+    report.latencies("session_search tool (5 queries x 3)", tool_times)
+
+    # -- CJK recall against a substring scan --------------------------------------------------
+    with timed() as t:
+        expected = _substring_scan(archive.conn(), CJK_QUERIES)
+    report.note(f"substring scan of {messages:,} messages for {len(CJK_QUERIES)} CJK queries took {t[0]:.1f} s")
+    found_total = expected_total = 0
+    for query in CJK_QUERIES:
+        got = set(archive.iter_matches(query))
+        hit = len(got & expected[query])
+        found_total += hit
+        expected_total += len(expected[query])
+        extra = len(got - expected[query])
+        report.note(f"{query:<8} recall {hit}/{len(expected[query])}  false hits {extra}")
+    report.figure("CJK recall vs substring scan", 100.0 * found_total / max(1, expected_total), "%", "100")
+    home.close()
+
+    # -- ingest ---------------------------------------------------------------------------
+    work = Workload(seed=99)
+    call_id = itertools.count(10_000_000)
+    turns = [work.turn(call_id) for _ in range(INGEST_TURNS)]
+    with scratch_dir("archive") as scratch:
+        _ingest(report, scratch / "empty", turns, "into an empty archive")
+        big = scratch / "big"
+        big.mkdir()
+        for name in ("state.db", "workbench.db"):
+            shutil.copy(root / name, big / name)
+        _ingest(report, big, turns, "into the 1M archive")
+    report.memory()
