@@ -106,6 +106,9 @@ class AgentSession:
         self.iters_since_skill = 0
         self.last_usage: tuple[int, int] | None = None  # (prompt_tokens, messages seen) from the model
         self.rotations = 0
+        self._sizes: dict[int, int] = {}
+        self._schema_chars: tuple[Any, int] = (None, 0)
+        self._prefix_hashes: dict[tuple, str] = {}
         self.ineffective_compressions = 0
         existing = home.archive.get_session(home.archive.tip_of(session_id)) if session_id else None
         if existing is not None:
@@ -202,28 +205,45 @@ class AgentSession:
             out.append(message)
         return out
 
-    def request(self, messages: list[dict[str, Any]], tools: ToolRegistry, purpose: str) -> ModelReply:
+    def request(self, messages: list[dict[str, Any]], tools: ToolRegistry, purpose: str,
+                estimate: int | None = None) -> ModelReply:
         """One model call, recorded with the fingerprint of its cacheable prefix."""
         schemas = tools.api_schemas()
-        estimate = compression.estimate_tokens(messages[0]["content"], messages[1:], schemas)
+        if estimate is None:
+            estimate = compression.estimate_tokens(messages[0]["content"], messages[1:], schemas)
+        key = (messages[0]["content"], tuple(tools.names()))
+        if key not in self._prefix_hashes:  # hashing the prompt and schemas once per prefix, not per request
+            self._prefix_hashes[key] = prefix_hash(messages[0]["content"], schemas)
         started = time.perf_counter()
         reply = self.model.complete(messages, schemas)
         usage = reply.usage or {}
         if usage.get("prompt_tokens") and purpose == "turn":
             self.last_usage = (int(usage["prompt_tokens"]), len(messages) - 1)
         self.requests.record(RequestRecord(
-            session_id=self.id, purpose=purpose, model=self.model.name, prefix_hash=prefix_hash(messages[0]["content"], schemas),
+            session_id=self.id, purpose=purpose, model=self.model.name, prefix_hash=self._prefix_hashes[key],
             system_chars=len(messages[0]["content"]), message_count=len(messages), estimated_tokens=estimate,
             prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
             duration_ms=(time.perf_counter() - started) * 1000))
         return reply
 
+    def _chars(self, messages: list[dict[str, Any]]) -> int:
+        """Characters of ``messages`` (sizes are cached: a stored message never changes)."""
+        total = 0
+        for message in messages:
+            size = self._sizes.get(id(message))
+            if size is None:
+                size = self._sizes[id(message)] = compression.message_chars(message)
+            total += size
+        return total
+
     def context_tokens(self) -> int:
         """Reported prompt tokens plus an estimate of what was added since, else chars/4."""
         if self.last_usage and self.last_usage[1] <= len(self.messages):
             tokens, seen = self.last_usage
-            return tokens + sum(compression.message_chars(m) for m in self.messages[seen:]) // 4
-        return compression.estimate_tokens(self.system_prompt, self.messages, self.tools.api_schemas())
+            return tokens + self._chars(self.messages[seen:]) // 4
+        if self._schema_chars[0] is not self.tools:
+            self._schema_chars = (self.tools, len(json.dumps(self.tools.api_schemas(), ensure_ascii=False)))
+        return (len(self.system_prompt) + self._chars(self.messages) + self._schema_chars[1]) // 4
 
     # -- the turn -------------------------------------------------------------------------
     def run_turn(self, text: str) -> TurnResult:
@@ -246,7 +266,8 @@ class AgentSession:
                     compressed = True  # at most one per turn
                     result.session_id = self.id
                 user_index = next(i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i] is user_message)
-                reply = self.request(self.api_messages({user_index: fence}), self.tools, "turn")
+                reply = self.request(self.api_messages({user_index: fence}), self.tools, "turn",
+                                     estimate=self.context_tokens() + len(fence) // 4)
                 if "skill_manage" in self.tools.names():
                     self.iters_since_skill += 1
                 self.messages.append(reply.to_message())
@@ -375,6 +396,7 @@ class AgentSession:
             self.messages, self.message_ids = done.messages, []
         self.system_prompt = self._build_prompt() + "\n\n" + compression.PROMPT_NOTE
         self.last_usage = None
+        self._sizes.clear()  # dropped messages' ids may be reused by new ones
         self.rotations += 1
         # two compressions in a row that leave the context over budget stop automatic ones (the prompt is too big)
         self.ineffective_compressions = self.ineffective_compressions + 1 if self.context_tokens() >= limit else 0

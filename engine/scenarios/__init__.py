@@ -52,7 +52,7 @@ class Scenario:
 
     def summary(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "sessions": len(self.sessions),
-                "turns": sum(len(s["turns"]) for s in self.sessions)}
+                "turns": sum(1 for s in self.sessions for t in s["turns"] if "user" in t)}
 
 
 def _fail(where: str, problem: str) -> WorkbenchError:

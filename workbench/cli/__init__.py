@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "workbench.cli.skills_cmds",
     "workbench.cli.curator_cmds",
     "workbench.cli.sessions_cmds",
+    "workbench.cli.run_cmds",
 ]
 
 

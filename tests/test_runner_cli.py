@@ -1,0 +1,74 @@
+"""`workbench run` and `workbench scenarios list` through the real CLI entry point."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from workbench.cli import main
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_messages_json_and_continue_the_session(tmp_path, capsys):
+    home = str(tmp_path / "h")
+    code, out, _ = _run(capsys, "run", "--home", home, "--json", "-m", "remember that I prefer dark mode",
+                        "-m", "what do I prefer?")
+    assert code == 0
+    data = json.loads(out)
+    assert [t["user"] for t in data["turns"]] == ["remember that I prefer dark mode", "what do I prefer?"]
+    assert data["turns"][0]["tool_calls"][0]["name"] == "memory"
+    assert data["memory_writes"] == [{"by": "agent", "action": "add", "target": "user", "content": "User prefers dark mode."}]
+    assert data["staged"] == [] and data["sessions"] == [data["session_id"]]
+    code, out, _ = _run(capsys, "run", "--home", home, "--json", "--session", data["session_id"], "-m", "hello")
+    assert code == 0 and json.loads(out)["session_id"] == data["session_id"]
+    code, out, _ = _run(capsys, "sessions", "show", data["session_id"], "--home", home, "--json")
+    assert [m["role"] for m in json.loads(out)["messages"]].count("user") == 3
+
+
+def test_run_prints_a_readable_transcript(tmp_path, capsys):
+    code, out, _ = _run(capsys, "run", "--home", str(tmp_path / "h"), "-m", "we use pytest", "-m", "hi")
+    assert code == 0
+    assert "you> we use pytest" in out and '-> memory(action="add", target="memory"' in out
+    assert "agent> Got it. Saved to memory" in out and "1 memory write(s)" in out
+
+
+def test_scenario_run_and_listing(tmp_path, capsys):
+    home = str(tmp_path / "h")
+    code, out, _ = _run(capsys, "scenarios", "list", "--home", home, "--json")
+    assert code == 0 and {s["name"] for s in json.loads(out)["scenarios"]} >= {"demo", "smoke"}
+    code, out, _ = _run(capsys, "run", "--home", home, "--scenario", "smoke", "--json")
+    data = json.loads(out)
+    assert code == 0 and len(data["turns"]) == 4 and len(data["memory_writes"]) == 2
+
+
+def test_usage_errors_exit_2(tmp_path, capsys):
+    home = str(tmp_path / "h")
+    assert _run(capsys, "run", "--home", home)[0] == 2
+    assert _run(capsys, "run", "--home", home, "--model", "scripted", "-m", "x")[0] == 2
+    assert _run(capsys, "run", "--home", home, "--scenario", "smoke", "-m", "x")[0] == 2
+    with pytest.raises(SystemExit) as exited:  # argparse rejects it while parsing
+        main(["run", "--home", home, "--model", "bogus", "-m", "x"])
+    assert exited.value.code == 2
+
+
+def test_refusals_exit_1_with_an_actionable_error(tmp_path, capsys):
+    home = str(tmp_path / "h")
+    code, out, _ = _run(capsys, "run", "--home", home, "--json", "--session", "nope", "-m", "x")
+    assert code == 1 and "No session 'nope'" in json.loads(out)["error"]
+    code, out, _ = _run(capsys, "run", "--home", home, "--json", "--scenario", "missing")
+    assert code == 1 and "Built-in scenarios" in json.loads(out)["error"]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code, out, _ = _run(capsys, "run", "--home", home, "--json", "--model", "openai", "--base-url",
+                        f"http://127.0.0.1:{port}/v1", "--model-name", "m", "-m", "hello")
+    data = json.loads(out)
+    assert code == 1 and data["success"] is False and "Cannot connect" in data["error"]
+    assert data["turns"][0]["status"] == "error"  # the user's message is still stored

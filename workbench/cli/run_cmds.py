@@ -1,0 +1,141 @@
+"""``workbench run`` (headless agent turns or a scenario) and ``workbench scenarios list``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from engine.errors import WorkbenchError
+from engine.events import RunnerEvent
+from engine.home import Home
+from engine.models import BACKENDS, make_model
+from engine.runner import AgentSession
+from engine.scenarios import list_scenarios, run_scenario
+
+from . import Output, UsageError
+
+ARG_PREVIEW = 70
+
+
+def register(subparsers, common) -> None:
+    run = subparsers.add_parser("run", parents=[common], help="run agent turns headless (messages or a scenario)")
+    run.add_argument("--model", choices=BACKENDS, default=None,
+                     help="model backend (default: config model.backend, else offline; scenarios: scripted)")
+    run.add_argument("--scenario", metavar="NAME", help="play a built-in scenario (see `scenarios list`) or a .yaml file")
+    run.add_argument("--message", "-m", action="append", default=[], metavar="TEXT",
+                     help="a user message; repeat for several turns")
+    run.add_argument("--session", metavar="ID", help="continue this stored session instead of starting a new one")
+    run.add_argument("--title", help="title for a new session (default: from the first message)")
+    run.add_argument("--speed", type=float, default=0.0,
+                     help="scenario pace: 1 = as written, 2 = twice as fast, 0 = no delays (default)")
+    run.add_argument("--base-url", help="openai: endpoint root, e.g. http://localhost:11434/v1 (else model.base_url)")
+    run.add_argument("--model-name", help="openai: model name (else model.name)")
+    run.add_argument("--api-key-env", help="openai: environment variable holding the API key (else model.api_key_env)")
+    run.set_defaults(handler=run_agent)
+
+    scenarios = subparsers.add_parser("scenarios", parents=[common], help="built-in agent scenarios")
+    sub = scenarios.add_subparsers(dest="scenarios_command", metavar="ACTION", required=True)
+    listing = sub.add_parser("list", parents=[common], help="list the built-in scenarios")
+    listing.set_defaults(handler=scenarios_list)
+
+
+def scenarios_list(home: Home, args) -> Output:
+    found = [s.summary() for s in list_scenarios()]
+    text = "\n".join(f"{s['name']:<10} {s['sessions']} session(s), {s['turns']} turn(s)  {s['description']}"
+                     for s in found)
+    return Output({"scenarios": found}, text=text)
+
+
+def _brief(args: dict[str, Any]) -> str:
+    shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    return shown if len(shown) <= ARG_PREVIEW else shown[:ARG_PREVIEW - 1] + "\u2026"
+
+
+def _printer(event: RunnerEvent) -> None:
+    """Stream a readable transcript while the run goes (text mode only)."""
+    data, kind = event.data, event.kind
+    tag = "  [review] " if event.actor == "review" else "  "
+    line = None
+    if kind == "turn_started":
+        line = f"\nyou> {data['user']}"
+    elif kind == "tool_called":
+        line = f"{tag}-> {data['name']}({_brief(data['arguments'])})"
+    elif kind == "tool_result":
+        outcome = "staged for approval" if data.get("staged") else "ok" if data.get("success") else f"error: {data.get('error')}"
+        line = f"{tag}<- {data['name']}: {outcome}" if event.actor == "review" or not data.get("success") or data.get("staged") else None
+    elif kind == "assistant_message" and data.get("content"):
+        line = f"agent> {data['content']}"
+    elif kind == "session_rotated":
+        line = f"  -- context compressed: continuing in {data['new_session_id']} ({data.get('title') or 'untitled'})"
+    elif kind == "review_started":
+        line = f"  [review] looking back ({', '.join(data['triggers'])})"
+    elif kind == "review_finished":
+        line = f"  [review] {data.get('answer') or data.get('error') or 'done'}"
+    elif kind in ("error", "cancelled") and event.actor != "review":
+        line = f"  !! {data.get('message') or kind}"
+    if line is not None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def _summary(turns, session_ids: list[str]) -> dict[str, Any]:
+    shaped, writes, staged = [], [], []
+    for turn in turns:
+        actions = [("agent", c) for c in turn.tool_calls] + [("review", a) for a in (turn.review.actions if turn.review else [])]
+        for actor, call in actions:
+            result = call["result"]
+            if result.get("staged"):
+                staged.append({"pending_id": result.get("pending_id"), "tool": call["name"], "by": actor})
+            elif call["name"] == "memory" and result.get("success") is True:
+                writes.append({"by": actor, **{k: call["arguments"][k] for k in ("action", "target", "content", "old_text")
+                                               if k in call["arguments"]}})
+        shaped.append({"user": turn.user, "assistant": turn.assistant, "status": turn.status,
+                       "tool_calls": [{"name": c["name"], "arguments": c["arguments"],
+                                       "success": c["result"].get("success", True) is not False,
+                                       "staged": bool(c["result"].get("staged"))} for c in turn.tool_calls],
+                       **({"error": turn.error} if turn.error else {})})
+    data: dict[str, Any] = {"session_id": turns[-1].session_id if turns else (session_ids[-1] if session_ids else None),
+                            "sessions": session_ids, "turns": shaped, "memory_writes": writes, "staged": staged}
+    failed = next((t for t in turns if t.status == "error"), None)
+    if failed is not None:
+        data.update(success=False, error=failed.error)
+    return data
+
+
+def run_agent(home: Home, args) -> Output:
+    if args.scenario and (args.message or args.session):
+        raise UsageError("--scenario plays its own messages; drop --message/--session, or drop --scenario.")
+    if not args.scenario and not args.message:
+        raise UsageError("give at least one --message TEXT, or --scenario NAME (see `workbench scenarios list`).")
+    if args.model == "scripted" and not args.scenario:
+        raise UsageError("--model scripted plays a scenario file; add --scenario NAME.")
+    if args.speed < 0:
+        raise UsageError("--speed must be 0 (no delays) or more.")
+    printer = None if getattr(args, "json", False) else _printer
+    model = make_model(home, args.model or ("scripted" if args.scenario else None), base_url=args.base_url,
+                       model_name=args.model_name, api_key_env=args.api_key_env)
+    try:
+        if args.scenario:
+            result = run_scenario(home, args.scenario, speed=args.speed, on_event=printer, model=model)
+            turns, session_ids = result.turns, result.session_ids
+        else:
+            if args.session and home.archive.get_session(args.session) is None:
+                raise WorkbenchError(f"No session {args.session!r} in this home. Check `workbench sessions list`, or "
+                                     "omit --session to start a new one.")
+            session = AgentSession(home, model, session_id=args.session, title=args.title, on_event=printer)
+            turns = []
+            for text in args.message:
+                turns.append(session.run_turn(text))
+                if turns[-1].status in ("error", "cancelled"):
+                    break
+            session.close()
+            session_ids = home.archive.lineage(session.id).chain if session.rotations else [session.id]
+    finally:
+        model.close()
+    data = _summary(turns, session_ids)
+    text = (f"\nsession {data['session_id']}: {len(turns)} turn(s), {len(data['memory_writes'])} memory write(s), "
+            f"{len(data['staged'])} staged for approval")
+    if data.get("success") is False:
+        text = f"error: {data['error']}"
+    return Output(data, text=text)
