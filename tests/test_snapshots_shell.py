@@ -1,7 +1,8 @@
 """SVG snapshots of the Memory, Approvals and help screens at 80x24 and 120x40.
 
 Deterministic by construction: a FixedClock, a fixed home label, our dark theme, no file
-watcher, fixed pending ids, and every worker finished before the shot. SVGs live in
+watcher, fixed pending ids, and every worker finished before the shot. The app is limited
+to the two screens shot here, so other screens' keys and tabs cannot change these SVGs. SVGs live in
 snapshots/test_snapshots_shell/ (see tests/conftest.py); refresh them deliberately with
 ``pytest tests/test_snapshots_shell.py --snapshot-update`` after checking the report.
 """
@@ -14,9 +15,20 @@ import pytest
 
 from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.tui_support import make_app, settle
+from workbench.app import WorkbenchApp
+from workbench.screens.approvals import ApprovalsScreen
+from workbench.screens.memory import MemoryScreen
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 AGENT = ToolContext(actor="agent", session_id="20261130_115500_a1b2c3", message_id=12)
+
+
+class ShellApp(WorkbenchApp):
+    MODES = {"memory": MemoryScreen, "approvals": ApprovalsScreen}
+
+
+def shell_app(home, tmp_path) -> WorkbenchApp:
+    return make_app(home, tmp_path, app_class=ShellApp)
 
 
 @pytest.fixture
@@ -55,7 +67,7 @@ def stage_proposals(home) -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 def test_memory_screen(snap_compare, seeded, tmp_path, size):
-    assert snap_compare(make_app(seeded, tmp_path), terminal_size=size, run_before=diverge)
+    assert snap_compare(shell_app(seeded, tmp_path), terminal_size=size, run_before=diverge)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -66,7 +78,7 @@ def test_approvals_screen(snap_compare, seeded, tmp_path, size):
         await pilot.press("4")
         await settle(pilot)
 
-    assert snap_compare(make_app(seeded, tmp_path), terminal_size=size, run_before=open_approvals)
+    assert snap_compare(shell_app(seeded, tmp_path), terminal_size=size, run_before=open_approvals)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -76,7 +88,7 @@ def test_help_screen(snap_compare, seeded, tmp_path, size):
         await pilot.press("question_mark")
         await settle(pilot)
 
-    assert snap_compare(make_app(seeded, tmp_path), terminal_size=size, run_before=open_help)
+    assert snap_compare(shell_app(seeded, tmp_path), terminal_size=size, run_before=open_help)
 
 
 def test_snapshots_are_stored_under_the_top_level_folder():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -126,3 +129,24 @@ def test_demo_refuses_a_bad_speed(tmp_path, capsys):
 def test_app_holds_the_home_it_was_given(home, tmp_path):
     app = WorkbenchApp(home, settings_file=tmp_path / "s.json", watch_files=False)
     assert app.home is home and app.home_label.endswith("home")
+
+
+def test_runs_under_the_web_driver_that_textual_serve_uses(home):
+    """`textual serve "workbench --home DIR"` runs the app with Textual's WebDriver on pipes."""
+    home.memory.add("memory", "served [bold]literally[/]")
+    env = {**os.environ, "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver", "COLUMNS": "100", "ROWS": "30",
+           "WORKBENCH_CONFIG_DIR": str(home.root / "cfg")}
+    process = subprocess.Popen([sys.executable, "-m", "workbench", "--home", str(home.root)], env=env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen = bytearray()
+
+    def read() -> None:
+        while b"literally" not in seen and (chunk := process.stdout.read1(65536)):
+            seen.extend(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    process.terminate()
+    _, errors = process.communicate(timeout=10)
+    assert b"served [bold]literally[/]" in bytes(seen), errors.decode(errors="replace")[-2000:]

@@ -13,11 +13,11 @@ from workbench.app import WorkbenchApp
 BACKGROUND_GROUPS = {"watch", "demo"}
 
 
-def make_app(home, tmp_path, **options) -> WorkbenchApp:
+def make_app(home, tmp_path, app_class: type[WorkbenchApp] = WorkbenchApp, **options) -> WorkbenchApp:
     """The app on ``home`` with a fixed label and theme, settings in ``tmp_path``, no watcher."""
     options.setdefault("watch_files", False)
     options.setdefault("label", "demo-home")
-    app = WorkbenchApp(home, settings_file=tmp_path / "tui-settings.json", **options)
+    app = app_class(home, settings_file=tmp_path / "tui-settings.json", **options)
     app.animation_level = "none"
     return app
 

@@ -67,6 +67,8 @@ class EntryList(OptionList):
 
     def set_rows(self, rows: list[EntryRow]) -> None:
         """Replace the rows, keeping the highlight on the same entry text where possible."""
+        if rows == self.rows and self.option_count:
+            return  # nothing changed: keep the widget (and the user's place) as it is
         before = self.current
         index = self.highlighted or 0
         self.rows = list(rows)

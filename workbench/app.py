@@ -174,7 +174,11 @@ class WorkbenchApp(App):
         ordered = [current] + [cls for mode, _, _ in self.mode_tabs() if (cls := self.MODES[mode]) is not current]
         sections = [HelpSection(cls.TITLE_TEXT, cls.HELP, binding_rows(class_bindings(cls)))
                     for cls in ordered if cls is not None]
-        everywhere = binding_rows(self.BINDINGS) + [("ctrl+p", "Command palette (actions of this screen)")]
+        everywhere = binding_rows(self.BINDINGS) + [
+            ("ctrl+p", "Command palette (actions of this screen)"),
+            ("tab", "Next pane (shift+tab: previous)"),
+            ("ctrl+c", "Copy selected text"),
+        ]
         sections.append(HelpSection("Everywhere", "Mouse: click tabs, rows and buttons.", everywhere))
         return sections
 

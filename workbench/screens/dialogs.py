@@ -166,10 +166,11 @@ class EditDialog(ModalScreen[bool]):
             self.show_error("")
             return
         self.show_error("Not saved: another writer changed this entry while you were editing. "
-                        "Keep mine (apply your draft over theirs), take theirs, or merge by hand and keep mine.")
+                        "Keep mine (your draft replaces theirs), take theirs, or merge by hand, then keep mine. "
+                        "Tab reaches the buttons.")
         theirs = conflict.theirs if conflict.theirs is not None else "(removed)"
         self.query_one("#conflict-text", Static).update(assemble(
-            ("original:\n", "bold $text-muted"), (conflict.original + "\n\n", ""),
-            ("theirs:\n", "bold $mark-changed"), (theirs + "\n\n", ""),
+            ("theirs (now on disk):\n", "bold $mark-changed"), (theirs + "\n\n", ""),
+            ("original (what you opened):\n", "bold $text-muted"), (conflict.original + "\n\n", ""),
             ("yours (the draft above):\n", "bold $mark-added"), (self.draft, ""),
         ))

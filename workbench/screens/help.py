@@ -38,10 +38,12 @@ def binding_rows(bindings) -> list[tuple[str, str]]:
 
 
 def class_bindings(cls) -> list:
-    """A screen class's bindings, its own first, then inherited ones."""
+    """A screen class's own bindings, then those it inherits from our classes (Textual's
+    generic ones, like tab to move focus, are listed once under "Everywhere")."""
     seen: list = []
     for klass in cls.__mro__:
-        seen.extend(klass.__dict__.get("BINDINGS", []))
+        if not klass.__module__.startswith("textual."):
+            seen.extend(klass.__dict__.get("BINDINGS", []))
     return seen
 
 

@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Static
 
 from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent
-from engine.memory.format import diff_entries
+from engine.memory.format import Usage, diff_entries
 from engine.tools import ToolContext
 from widgets.entry_list import EntryList, EntryRow
 from widgets.gauge import CapacityGauge
@@ -140,7 +140,7 @@ class MemoryScreen(WorkbenchScreen):
         if snapshot is None:
             snapshot = self.workbench.frozen_snapshot = memory.snapshot()
         live = memory.entries(target)
-        usage = memory.usage(target)
+        usage = Usage.of(live, memory.limit(target))
         rows = diff_entries(list(snapshot.raw_entries[target]), live)
         live_rows = [EntryRow(text, MARK_OF[status]) for status, text in rows]
         removed = {text for status, text in rows if status == "removed"}
