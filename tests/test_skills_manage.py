@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from engine import open_home
 from engine.events import SkillChanged
 from engine.skills.manage import SKILL_MANAGE_SCHEMA, SKILL_VIEW_SCHEMA, SKILLS_LIST_SCHEMA, skill_manage_tool, \
     skill_view_tool, skills_list_tool
@@ -166,7 +169,6 @@ def test_staged_create_approved_through_the_queue(home):
 
 
 def test_preview_works_on_a_read_only_home_and_apply_refuses(tmp_path, clock):
-    from engine import open_home
     writable = open_home(tmp_path / "h", clock=clock)
     write_skill(writable, "x")
     writable.close()
@@ -182,3 +184,14 @@ def test_usage_follows_the_frontmatter_name(home):
     [info] = home.skills.list()
     assert (info.name, info.path, info.created_at) == ("listed-name", "folder-name", "2026-11-30T12:00:00+00:00")
     assert home.journal.query(subsystem="skills")[0].target == "listed-name"
+
+
+def test_a_file_changed_after_planning_is_never_overwritten(home):
+    write_skill(home, "x")
+    plan = home.skills.plan({"action": "patch", "name": "x", "old_string": "Do it.", "new_string": "Mine."})
+    (home.skills_dir / "x" / "SKILL.md").write_text(skill_md("x", body="Theirs.\n"))
+    before = tree_state(home.skills_dir)
+    with pytest.raises(Exception, match="changed while this write was being prepared"):
+        home.skills.execute(plan)
+    assert tree_state(home.skills_dir) == before
+    assert home.journal.query(subsystem="skills", include_pending=True)[0].status == "abandoned"

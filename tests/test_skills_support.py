@@ -25,13 +25,13 @@ def write_skill(home, name: str, category: str | None = None, files: dict[str, s
 
 
 def tree_state(root: Path) -> dict[str, str]:
-    """Every path under ``root`` with its kind and content hash (lock files ignored): byte-identity checks."""
+    """Every path under ``root`` with its kind and content hash (locks ignored): byte-identity checks."""
     state = {}
     for folder, dirs, files in os.walk(root):
         for name in dirs + files:
             path = Path(folder, name)
             rel = path.relative_to(root).as_posix()
-            if name.endswith(".lock"):
+            if name.endswith(".lock") or name == ".locks":  # lock files are not content
                 continue
             if path.is_symlink():
                 state[rel] = "link:" + os.readlink(path)

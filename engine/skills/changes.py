@@ -58,6 +58,9 @@ def record_change(home, ledger: Ledger, change: Change) -> Recorded:
         session_id=change.session_id, message_id=change.message_id, detail=change.evidence or None)
     try:
         change.mutate()
+    except SkillError as exc:
+        home.journal.abandon(journal_id, exc.message)
+        raise
     except OSError as exc:
         home.journal.abandon(journal_id, str(exc))
         raise SkillError(f"Could not {change.action} skill '{change.skill}': {exc.strerror or exc}. "

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..curator.ledger import Ledger
 from ..errors import ReadOnlyError, WorkbenchError
-from ..fileio import atomic_write_text
+from ..fileio import atomic_write_text, file_lock
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from .changes import Change, record_change, remove_empty_parents
 from .discovery import ARCHIVE_DIR, Found, Scanner, bundled_names, hub_names
@@ -301,6 +301,10 @@ class SkillLibrary:
         before = _read_text(target) if target.is_file() else None
 
         def mutate() -> None:
+            current = _read_text(target) if target.is_file() else None
+            if current != before:  # someone else wrote it since the plan was made: never overwrite their work
+                raise SkillError(f"{label} of skill '{found.name}' changed while this write was being prepared; "
+                                 "nothing was written. View it again and retry.")
             if after is None:
                 target.unlink()
                 remove_empty_parents(target.parent, found.path)
@@ -443,10 +447,11 @@ class SkillLibrary:
             raise ReadOnlyError("This home is open read-only; nothing was written.")
         ctx = ctx or ToolContext()
         evidence = {**plan.evidence, **({"pending_id": pending_id} if pending_id else {})}
-        recorded = record_change(self.home, self.ledger, Change(
-            action=plan.action, skill=plan.name, actor=ctx.actor, roots=plan.roots, mutate=plan.mutate,
-            text_file=self.ledger.rel(plan.text_file) if plan.text_file else None,
-            session_id=ctx.session_id, message_id=ctx.message_id, evidence=evidence))
+        with file_lock(self.dir / ".locks" / "skills"):
+            recorded = record_change(self.home, self.ledger, Change(
+                action=plan.action, skill=plan.name, actor=ctx.actor, roots=plan.roots, mutate=plan.mutate,
+                text_file=self.ledger.rel(plan.text_file) if plan.text_file else None,
+                session_id=ctx.session_id, message_id=ctx.message_id, evidence=evidence))
         if plan.usage == "create":
             created_by = "agent" if ctx.origin == BACKGROUND_REVIEW else None
             self.usage.update(lambda records, now: records.__setitem__(
