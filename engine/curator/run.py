@@ -108,9 +108,11 @@ class Curator:
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.rename(found.path, dest)
             remove_empty_parents(found.path.parent, self.skills.dir)
-        return record_change(self.home, self.skills.ledger, Change(
-            action=action, skill=found.name, actor=actor, roots=[found.path, dest], mutate=mutate, keep_blobs=False,
-            evidence={"from": found.rel, "to": dest.relative_to(self.skills.dir).as_posix(), **evidence})).ledger_id
+        with self.skills.write_lock():
+            return record_change(self.home, self.skills.ledger, Change(
+                action=action, skill=found.name, actor=actor, roots=[found.path, dest], mutate=mutate,
+                keep_blobs=False, evidence={"from": found.rel, "to": dest.relative_to(self.skills.dir).as_posix(),
+                                            **evidence})).ledger_id
 
     def _archive_found(self, found: Found, actor: str, now: float, evidence: dict[str, Any]) -> tuple[Path, str | None]:
         dest = destination(self.skills.archive_dir, found.dir_name, now)
@@ -333,10 +335,11 @@ class Curator:
             return {"success": True, "dry_run": True, "purged": [], "candidates": candidates_, "days": days}
         purged = []
         for found in due:
-            ledger_id = record_change(self.home, self.skills.ledger, Change(
-                action="purge", skill=found.name, actor="user", roots=[found.path],
-                mutate=lambda path=found.path: shutil.rmtree(path), keep_blobs=True,
-                evidence={"ttl_days": days, "path": found.rel})).ledger_id
+            with self.skills.write_lock():
+                ledger_id = record_change(self.home, self.skills.ledger, Change(
+                    action="purge", skill=found.name, actor="user", roots=[found.path],
+                    mutate=lambda path=found.path: shutil.rmtree(path), keep_blobs=True,
+                    evidence={"ttl_days": days, "path": found.rel})).ledger_id
             purged.append({"name": found.name, "path": found.rel, "ledger_id": ledger_id})
         self._resync({p["name"] for p in purged})
         return {"success": True, "dry_run": False, "purged": purged, "candidates": candidates_, "days": days,
@@ -369,8 +372,6 @@ class Curator:
         self._writable()
         ledger = self.skills.ledger
         entry = ledger.get(ledger_id)
-        writes, deletes = ledger.rollback_plan(entry)
-        paths = sorted(set(writes) | set(deletes))
 
         def mutate() -> None:
             for rel, data in writes.items():
@@ -379,9 +380,12 @@ class Curator:
                 target = ledger.resolve(rel)
                 target.unlink()
                 remove_empty_parents(target.parent, self.skills.dir)
-        recorded = record_change(self.home, ledger, Change(
-            action="rollback", skill=entry.skill, actor="user", roots=[ledger.resolve(p) for p in paths],
-            mutate=mutate, evidence={"rolled_back": entry.id, "rolled_back_action": entry.action}))
+        with self.skills.write_lock():
+            writes, deletes = ledger.rollback_plan(entry)
+            paths = sorted(set(writes) | set(deletes))
+            recorded = record_change(self.home, ledger, Change(
+                action="rollback", skill=entry.skill, actor="user", roots=[ledger.resolve(p) for p in paths],
+                mutate=mutate, evidence={"rolled_back": entry.id, "rolled_back_action": entry.action}))
         self._resync({entry.skill})
         if entry.action == "restore":  # archived again: a later restore goes back to the same folder
             self.skills.usage.set_fields(entry.skill, archived_from=entry.evidence.get("to"),

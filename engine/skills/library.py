@@ -253,6 +253,10 @@ class SkillLibrary:
         return render_index(entries, categories)
 
     # -- writing ---------------------------------------------------------------------
+    def write_lock(self):
+        """One writer at a time across processes for skill files (skill_manage and the Curator)."""
+        return file_lock(self.dir / ".locks" / "skills")
+
     def _writable(self, found: Found, action: str, ctx: ToolContext) -> None:
         """Refuse writes to bundled / hub skills, folders leaving skills/, and review writes it may not make."""
         check_inside(found.path, self.dir, f"Skill folder '{found.rel}'")
@@ -447,7 +451,7 @@ class SkillLibrary:
             raise ReadOnlyError("This home is open read-only; nothing was written.")
         ctx = ctx or ToolContext()
         evidence = {**plan.evidence, **({"pending_id": pending_id} if pending_id else {})}
-        with file_lock(self.dir / ".locks" / "skills"):
+        with self.write_lock():
             recorded = record_change(self.home, self.ledger, Change(
                 action=plan.action, skill=plan.name, actor=ctx.actor, roots=plan.roots, mutate=plan.mutate,
                 text_file=self.ledger.rel(plan.text_file) if plan.text_file else None,
