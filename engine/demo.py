@@ -11,7 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from .clock import FixedClock
+from .scenarios import run_scenario
 from .tools import ToolContext
+
+__all__ = ["run_scenario", "seed_demo_home"]  # run_scenario here too: the demo is seeding plus the demo scenario
 
 USER_CTX = ToolContext(actor="user")
 DAY = 86400.0

@@ -86,17 +86,18 @@ def test_manager_allows_one_external_provider_and_guards_every_call():
     assert "Only one external memory provider" in manager.warnings[-1]
     assert [s["name"] for s in manager.tool_schemas()] == ["rec_tool"]  # core names refused
     assert manager.handle_tool_call("rec_tool", {}) == {"success": False, "error": "Memory tool 'rec_tool' failed: tool broke"}
-    assert manager.recall_fence("hello", "s1").startswith("<memory-context>\n")
+    assert manager.recall_fence("the release plan", "s1").startswith("<memory-context>\n")
+    assert manager.recall_fence("ok", "s1") == ""  # nothing to recall for an acknowledgement
 
 
 def test_manager_prefetch_timeout_and_failure_fail_open():
     slow = MemoryManager(prefetch_timeout=0.05)
     slow.add_provider(Recorder(delay=0.5))
-    assert slow.recall_fence("hello", "s") == ""
-    assert slow.recall_fence("again", "s") == ""  # still stuck: skipped without a new thread
+    assert slow.recall_fence("the release plan", "s") == ""
+    assert slow.recall_fence("the release plan again", "s") == ""  # still stuck: skipped without a new thread
     broken = MemoryManager()
     broken.add_provider(Recorder(fail=True))
-    assert broken.recall_fence("hello", "s") == ""
+    assert broken.recall_fence("the release plan", "s") == ""
     assert "failed in prefetch" in broken.warnings[-1]
 
 

@@ -229,3 +229,22 @@ def test_token_estimate_is_chars_over_four_unless_usage_is_reported(home):
     assert chars // 4 < estimate < (chars + 20000) // 4  # tool schemas are counted too
     session.last_usage = (5000, len(session.messages))
     assert session.context_tokens() == 5000
+
+
+class Echoing(Model):
+    """A model that repeats its recall back (a leak the runner must not store)."""
+
+    name = "echo"
+
+    def complete(self, messages, tools):
+        return ModelReply(content="Answer.\n" + messages[-1]["content"].split("\n\n", 1)[-1])
+
+
+def test_an_echoed_fence_is_stripped_and_trivial_prompts_skip_recall(home):
+    model = Recording(Echoing())
+    session = AgentSession(home, model, provider=Recall())
+    result = session.run_turn("tell me about the release")
+    assert result.assistant == "Answer."
+    assert "RECALLED-FACT" not in home.archive.messages(session.id)[-1].text
+    session.run_turn("thanks!")
+    assert model.calls[-1][-1]["content"] == "thanks!"  # no recall for an acknowledgement

@@ -146,6 +146,17 @@ def _skill_body(content: str, max_lines: int = 12) -> str:
     return "\n".join(lines[:max_lines])
 
 
+def _report(result: dict[str, Any] | None, proposal: str, done: str, failure: str) -> ModelReply:
+    """The answer after a write: staged for approval, done, or refused (with the tool's reason)."""
+    result = result or {}
+    if result.get("staged"):
+        return ModelReply(content=f"I've proposed {proposal}; it is waiting for your approval "
+                                  f"(pending {result.get('pending_id', '?')}).")
+    if result.get("success"):
+        return ModelReply(content=done)
+    return ModelReply(content=f"{failure}: {result.get('error', 'unknown error')}")
+
+
 class OfflineModel(Model):
     name = "offline"
 
@@ -189,14 +200,9 @@ class OfflineModel(Model):
         target, entry = declarative(match.group("x"))
         if not steps:
             return self._call(messages, "memory", {"action": "add", "target": target, "content": entry})
-        result = steps[-1].result or {}
         label = TARGET_LABELS[steps[-1].args.get("target", target)]
-        if result.get("staged"):
-            return ModelReply(content=f"I've proposed adding that to your {label}; it is waiting for your approval "
-                                      f"(pending {result.get('pending_id', '?')}).")
-        if result.get("success"):
-            return ModelReply(content=f"Got it. Saved to {label}: \u201c{entry}\u201d")
-        return ModelReply(content=f"I couldn't save that to {label}: {result.get('error', 'unknown error')}")
+        return _report(steps[-1].result, f"adding that to your {label}", f"Got it. Saved to {label}: \u201c{entry}\u201d",
+                       f"I couldn't save that to {label}")
 
     _fact = _remember
 
@@ -212,11 +218,8 @@ class OfflineModel(Model):
         last = steps[-1]
         result = last.result or {}
         if result.get("success"):
-            if result.get("staged"):
-                return ModelReply(content=f"I've proposed removing that; it is waiting for your approval "
-                                          f"(pending {result.get('pending_id', '?')}).")
-            return ModelReply(content=f"Done. I removed \u201c{shorten(last.args.get('old_text', ''), 120)}\u201d "
-                                      f"from your {TARGET_LABELS.get(last.args.get('target'), 'memory')}.")
+            return _report(result, "removing that", f"Done. I removed \u201c{shorten(last.args.get('old_text', ''), 120)}"
+                           f"\u201d from your {TARGET_LABELS.get(last.args.get('target'), 'memory')}.", "")
         tried = {(s.args.get("target"), s.args.get("old_text")) for s in steps}
         current = [str(e) for e in result.get("current_entries") or []]
         retry = best_match(phrase, current)
@@ -293,13 +296,8 @@ class OfflineModel(Model):
             new_line = f"{numbered.group(1)}{int(numbered.group(2)) + 1}. {addition}" if numbered else f"- {addition}"
             return self._call(messages, "skill_manage", {"action": "patch", "name": name, "old_string": last,
                                                          "new_string": f"{last}\n{new_line}"})
-        result = steps[-1].result or {}
-        if result.get("staged"):
-            return ModelReply(content=f"I've proposed the change to {name}; it is waiting for your approval "
-                                      f"(pending {result.get('pending_id', '?')}).")
-        if result.get("success"):
-            return ModelReply(content=f"Updated the {name} skill: {addition}")
-        return ModelReply(content=f"I couldn't update {name}: {result.get('error', 'unknown error')}")
+        return _report(steps[-1].result, f"the change to {name}", f"Updated the {name} skill: {addition}",
+                       f"I couldn't update {name}")
 
     def _chat(self, messages, text: str, recall: str) -> str:
         if _RE["greeting"].match(text):

@@ -9,6 +9,7 @@ with a timeout, and a provider still stuck from an earlier turn is skipped.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from typing import Any, Callable
 
@@ -18,7 +19,14 @@ from .fence import build_memory_context_block
 log = logging.getLogger(__name__)
 
 PREFETCH_TIMEOUT_S = 8.0
+# Nothing worth recalling for: empty input, slash commands and bare acknowledgements.
+_TRIVIAL_RE = re.compile(r"^\s*(?:/\S.*|(?:yes|no|ok|okay|k|thanks|thank you|thx|hi|hello|hey|continue|go on|"
+                         r"lgtm|sure|done|cool|great)[\s.!?]*)?$", re.IGNORECASE | re.DOTALL)
 CORE_TOOLS = frozenset({"memory", "session_search", "skills_list", "skill_view", "skill_manage"})
+
+
+def is_trivial(query: str) -> bool:
+    return bool(_TRIVIAL_RE.match(query))
 
 
 class MemoryManager:
@@ -74,7 +82,7 @@ class MemoryManager:
 
     def recall_fence(self, query: str, session_id: str) -> str:
         """The fenced recall for this user message ('' when nothing was recalled or in time)."""
-        if self.provider is None or not query.strip():
+        if self.provider is None or is_trivial(query):
             return ""
         if self._stuck is not None and self._stuck.is_alive():
             return ""

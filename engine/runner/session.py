@@ -24,7 +24,7 @@ from ..events import RunnerEvent
 from ..models.base import Model, ModelError, ModelReply
 from ..providers import load_configured_provider
 from ..providers.base import MemoryProvider
-from ..providers.fence import attach_to_user_message
+from ..providers.fence import attach_to_user_message, sanitize_context
 from ..providers.manager import MemoryManager
 from ..tools import ToolContext
 from . import compression
@@ -140,6 +140,9 @@ class AgentSession:
         self.messages = [{k: v for k, v in (("role", m.role), ("content", m.content), ("tool_calls", m.tool_calls),
                                             ("tool_name", m.tool_name), ("tool_call_id", m.tool_call_id)) if v is not None}
                          for m in stored]
+        for message in self.messages:  # rows written elsewhere (an older Hermes) may carry a leaked fence
+            if message["role"] in ("user", "assistant") and isinstance(message.get("content"), str):
+                message["content"] = sanitize_context(message["content"]).strip()
         self.message_ids = [m.id for m in stored]
         self.system_prompt = session.system_prompt or self._build_prompt()
         interval = self.home.config.int("memory.nudge_interval")
@@ -268,6 +271,8 @@ class AgentSession:
                 user_index = next(i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i] is user_message)
                 reply = self.request(self.api_messages({user_index: fence}), self.tools, "turn",
                                      estimate=self.context_tokens() + len(fence) // 4)
+                if "memory-context" in reply.content.lower():  # a model echoing its recall: never store it
+                    reply.content = sanitize_context(reply.content).strip()
                 if "skill_manage" in self.tools.names():
                     self.iters_since_skill += 1
                 self.messages.append(reply.to_message())
