@@ -9,8 +9,8 @@ Routing (the ``plan`` of every hit says which one ran):
   CJK word has 3+ characters, else to a ``like`` scan. Every CJK-path candidate is
   re-checked as a case-insensitive substring, so CJK recall equals a substring scan.
 
-Ordering: ``ranked`` is BM25 within the newest 2,000 matches at a time (then the next
-2,000 further back), which costs the same for a term in every message as for a rare
+Ordering: ``ranked`` is BM25 within the newest 1,000 matches at a time (then the next
+1,000 further back), which costs the same for a term in every message as for a rare
 one; ``newest`` / ``oldest`` order by time. Results keep only the best hit per lineage
 root. Any text is a safe query: it never raises, it returns fewer or no hits.
 """
@@ -27,11 +27,11 @@ from ..errors import WorkbenchError
 from .cjk import INDEXED_TEXT, BigramIndex, fts_pages
 from .core import ArchiveCore
 from .models import MARK_CLOSE, MARK_OPEN, SearchHit, content_text, decode_content
-from .query import ParsedQuery, bigram_match, like_escape, parse
+from .query import ParsedQuery, bigram_match, contains_cjk, like_escape, parse
 
 log = logging.getLogger(__name__)
 
-PAGE = 2000  # matches ranked together
+PAGE = 1000  # matches ranked together
 FETCH = 200  # candidate rows read per query
 SNIPPET_WIDTH = 160
 
@@ -39,8 +39,8 @@ Pages = Iterator[list[tuple[int, float]]]
 
 
 class _Plan:
-    def __init__(self, name: str, pages: Pages, verify: list[str] | None, fts_expr: str | None = None):
-        self.name, self.pages, self.verify, self.fts_expr = name, pages, verify, fts_expr
+    def __init__(self, name: str, pages: Pages, verify: list[str] | None):
+        self.name, self.pages, self.verify = name, pages, verify
 
 
 class SearchMixin(ArchiveCore):
@@ -91,7 +91,7 @@ class SearchMixin(ArchiveCore):
         if not parsed.cjk and self.caps.fts:
             exprs = [parsed.fts(), parsed.literal_fts()]
             return _Plan(f"fts:{order}", self._fallback_pages(self.conn(), "messages_fts", exprs, descending, ranked),
-                         None, exprs[0])
+                         None)
         terms = [t.lower() for t in parsed.terms]
         match = bigram_match(terms)
         index = self.bigram_index
@@ -155,7 +155,7 @@ class SearchMixin(ArchiveCore):
             return {}
         rows = self.conn().execute(
             f"""SELECT m.id, m.session_id, m.role, m.timestamp, m.content, m.tool_name, m.tool_calls,
-                       {INDEXED_TEXT} AS text, {self._visible()} AS visible, s.source, s.title
+                       {self._visible()} AS visible, s.source, s.title
                 FROM messages m JOIN sessions s ON s.id = m.session_id
                 WHERE m.id IN ({', '.join('?' * len(ids))})""", ids)
         return {r["id"]: r for r in rows}
@@ -164,70 +164,90 @@ class SearchMixin(ArchiveCore):
     def _verified(row: sqlite3.Row, terms: list[str] | None) -> bool:
         if not terms:
             return True
-        text = row["text"].lower()
+        text = " ".join(filter(None, (row["content"], row["tool_name"], row["tool_calls"]))).lower()
         return all(t in text for t in terms)
+
+    def _light(self, ids: list[int]) -> dict[int, tuple]:
+        """(session_id, role, visible) of each candidate: enough to filter and group without the text."""
+        cursor = self.conn().cursor()
+        cursor.row_factory = None
+        cursor.execute(f"SELECT m.id, m.session_id, m.role, {self._visible()} FROM messages m "
+                       f"WHERE m.id IN ({', '.join('?' * len(ids))})", ids)
+        return {r[0]: r[1:] for r in cursor}
 
     def _group(self, plan: _Plan, *, need: int, roles: set[str] | None, excluded_root: str | None,
                exclude_sources: set[str]) -> dict[str, tuple[sqlite3.Row, float]]:
+        """Walk candidates best-first; the first verified one of each lineage root wins."""
         groups: dict[str, tuple[sqlite3.Row, float]] = {}
-        roots: dict[str, str] = {}
+        roots: dict[str, str | None] = {}  # session -> root, None when its source is excluded
+        step = max(8, need * 2)  # most searches settle within the first few dozen candidates
         for page in plan.pages:
-            for start in range(0, len(page), FETCH):
-                chunk = page[start:start + FETCH]
-                rows = self._rows([mid for mid, _ in chunk])
+            start = 0
+            while start < len(page):
+                chunk = page[start:start + step]
+                start += len(chunk)
+                step = min(PAGE, step * 2)
+                light = self._light([mid for mid, _ in chunk])
                 for mid, rank in chunk:
-                    row = rows.get(mid)
-                    if row is None or not row["visible"] or (roles and row["role"] not in roles):
+                    info = light.get(mid)
+                    if info is None or not info[2] or (roles and info[1] not in roles):
                         continue
-                    if row["source"] in exclude_sources or not self._verified(row, plan.verify):
+                    sid = info[0]
+                    if sid not in roots:
+                        roots[sid] = self._root_unless_excluded(sid, exclude_sources)
+                    root = roots[sid]
+                    if root is None or root == excluded_root or root in groups:
                         continue
-                    sid = row["session_id"]
-                    root = roots.get(sid) or roots.setdefault(sid, self.root_of(sid))
-                    if root == excluded_root or root in groups:
+                    row = self._rows([mid]).get(mid)
+                    if row is None or not self._verified(row, plan.verify):
                         continue
                     groups[root] = (row, rank)
                     if len(groups) >= need:
                         return groups
         return groups
 
+    def _root_unless_excluded(self, session_id: str, exclude_sources: set[str]) -> str | None:
+        if exclude_sources:
+            row = self.conn().execute("SELECT source FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None or row["source"] in exclude_sources:
+                return None
+        return self.root_of(session_id)
+
     def _hit(self, row: sqlite3.Row, rank: float, root: str, plan: _Plan, parsed: ParsedQuery) -> SearchHit:
         title = row["title"]
         if title is None and root != row["session_id"]:
             root_row = self.conn().execute("SELECT title FROM sessions WHERE id = ?", (root,)).fetchone()
             title = root_row["title"] if root_row else None
-        snippet = None
-        if plan.fts_expr:
-            snippet = self._fts_snippet(plan.fts_expr, row["id"]) or self._fts_snippet(parsed.literal_fts(), row["id"])
-        if not snippet:
-            words = [t.lower() for t in parsed.terms]
-            snippet = make_snippet(content_text(decode_content(row["content"])), words) if _contains_any(
-                content_text(decode_content(row["content"])), words) else make_snippet(row["text"], words)
+        pattern = highlight_pattern(parsed)
+        text = content_text(decode_content(row["content"]))
+        if pattern is None or not pattern.search(text):  # the match is in the tool name or call arguments
+            text = " ".join(filter(None, (text, row["tool_name"], row["tool_calls"])))
         return SearchHit(session_id=row["session_id"], root_id=root, title=title, source=row["source"],
-                         timestamp=row["timestamp"], snippet=snippet, match_message_id=row["id"], role=row["role"],
-                         rank=round(rank, 4) + 0.0, plan=plan.name)
-
-    def _fts_snippet(self, expr: str, message_id: int) -> str | None:
-        try:
-            row = self.conn().execute(
-                "SELECT snippet(messages_fts, -1, ?, ?, '…', 24) FROM messages_fts WHERE messages_fts MATCH ? AND rowid = ?",
-                (MARK_OPEN, MARK_CLOSE, expr, message_id)).fetchone()
-        except sqlite3.OperationalError:
-            return None
-        return " ".join(row[0].split()) if row and MARK_OPEN in row[0] else None
+                         timestamp=row["timestamp"], snippet=make_snippet(text, pattern), match_message_id=row["id"],
+                         role=row["role"], rank=round(rank, 4) + 0.0, plan=plan.name)
 
 
-def _contains_any(text: str, words: list[str]) -> bool:
-    low = text.lower()
-    return any(w in low for w in words)
+def highlight_pattern(parsed: ParsedQuery) -> re.Pattern | None:
+    """What to mark in a snippet: each word (CJK anywhere, others at word starts; prefixes extend)."""
+    parts = []
+    for token in parsed.tokens:
+        if token.operator or not token.text:
+            continue
+        body = r"\W+".join(re.escape(w) for w in re.findall(r"\w+", token.text)) or re.escape(token.text)
+        if parsed.cjk or contains_cjk(token.text):
+            parts.append(re.escape(token.text))
+        else:
+            parts.append(r"(?<!\w)" + body + (r"\w*" if token.prefix else r"(?!\w)"))
+    if not parts:
+        return None
+    return re.compile("|".join(sorted(parts, key=len, reverse=True)), re.IGNORECASE)
 
 
-def make_snippet(text: str, words: list[str], width: int = SNIPPET_WIDTH) -> str:
+def make_snippet(text: str, pattern: re.Pattern | None, width: int = SNIPPET_WIDTH) -> str:
     """A one-line excerpt around the first match with every match marked « »."""
-    words = [w for w in words if w]
-    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE) if words else None
     found = pattern.search(text) if pattern else None
     start = max(0, found.start() - width // 3) if found else 0
-    end = min(len(text), start + width)
+    end = min(len(text), max(start + width, found.end() if found else 0))
     piece = text[start:end]
     if pattern:
         piece = pattern.sub(lambda m: MARK_OPEN + m.group(0) + MARK_CLOSE, piece)

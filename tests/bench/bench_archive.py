@@ -1,7 +1,8 @@
 """Session archive benchmark: ingest, size, search latency against the raw FTS5 floor, CJK recall.
 
 Workload and Hermes's figures: shared/reference/search-benchmark.md. The 1M-message
-archive is built once under ./bench-data/archive-1m and reused (tests/bench/archive_data.py).
+archive is built once under ./bench-data/archive-1m and reused (tests/bench/archive_data.py);
+BENCH_ARCHIVE_SESSIONS=4000 runs the 200k-message variant instead.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from engine.archive.cjk import TABLE as BIGRAM_TABLE
 from engine.archive.query import bigram_match, parse
 from engine.archive.session_search import session_search_tool
 from engine.tools import ToolContext
-from tests.bench.archive_data import Workload, build_bench_archive
+from tests.bench.archive_data import DEFAULT_PATH, SESSIONS, Workload, build_bench_archive
 from tests.bench.common import percentile, scratch_dir, timed
 
 QUERIES = ["deploy", "database migration", '"error log"', "serv*", "session_search", "memory", "部署", "数据库迁移",
@@ -76,7 +77,9 @@ def _substring_scan(conn, needles: list[str]) -> dict[str, set[int]]:
 
 
 def run(report) -> None:
-    root = build_bench_archive()
+    sessions = int(os.environ.get("BENCH_ARCHIVE_SESSIONS", SESSIONS))  # e.g. 4000: the 200k-message variant
+    root = build_bench_archive(DEFAULT_PATH if sessions == SESSIONS else DEFAULT_PATH.with_name(f"archive-{sessions}s"),
+                               sessions=sessions)
     state_bytes, our_bytes = _sizes(root)
     home = open_home(root)
     archive = home.archive
