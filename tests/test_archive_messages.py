@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -119,3 +122,43 @@ def test_walks_survive_a_parent_cycle(home):
     lineage = archive.lineage("b")
     assert set(lineage.chain) == {"a", "b"} and len(lineage.chain) == 2
     assert archive.root_sessions() == []
+
+
+def test_export_session_and_lineage(home):
+    archive = home.archive
+    _chain(archive, "r", "c")
+    archive.append_message("r", "user", "first part")
+    archive.append_message("c", "assistant", "second part",
+                           tool_calls=[{"id": "t", "type": "function", "function": {"name": "todo", "arguments": "{}"}}])
+    single = json.loads(archive.export_session("c"))
+    assert single["id"] == "c" and [m["content"] for m in single["messages"]] == ["second part"]
+    whole = json.loads(archive.export_lineage("c"))
+    assert [seg["id"] for seg in whole["segments"]] == ["r", "c"] and whole["message_count"] == 2
+    markdown = archive.export_lineage("r", "markdown")
+    assert "# Long task #2" in markdown and "```tool-call todo" in markdown and "first part" in markdown
+    with pytest.raises(WorkbenchError, match="Unknown export format"):
+        archive.export_session("c", "pdf")
+
+
+WRITER = """
+import sys
+from engine import open_home
+home = open_home(sys.argv[1])
+for i in range(40):
+    home.archive.append_messages("shared", [{"role": "user", "content": f"{sys.argv[2]} {i}"},
+                                            {"role": "assistant", "content": "ok"}])
+home.close()
+"""
+
+
+def test_two_processes_append_to_one_session(home):
+    home.archive.create_session("shared")
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(home.root), name]) for name in ("alpha", "beta")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    messages = home.archive.messages("shared")
+    assert len(messages) == 160 and home.archive.get_session("shared").message_count == 160
+    for name in ("alpha", "beta"):  # each writer's turns stay in order and whole
+        mine = [m for m in messages if m.text.startswith(name)]
+        assert [m.text for m in mine] == [f"{name} {i}" for i in range(40)]
+        for m in mine:
+            assert messages[messages.index(m) + 1].text == "ok"

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 PAGE = 1000  # matches ranked together
 FETCH = 200  # candidate rows read per query
 SNIPPET_WIDTH = 160
+REFRESH_BUDGET = 50_000  # messages one search may add to the CJK index before answering
 
 Pages = Iterator[list[tuple[int, float]]]
 
@@ -96,7 +97,7 @@ class SearchMixin(ArchiveCore):
         match = bigram_match(terms)
         index = self.bigram_index
         if match and index._conn() is not None:
-            index.refresh()
+            index.refresh(max_rows=REFRESH_BUDGET)  # what is left beyond the budget is scanned below
             high = index.high_water()
             gap = self._like_pages(terms, descending, above=high)
             indexed = index.pages(match, descending=descending, ranked=ranked, page=PAGE)
