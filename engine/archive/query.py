@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 MAX_QUERY_CHARS = 2048
 OPERATORS = ("AND", "OR", "NOT")
+MIN_PREFIX = 3  # search-as-you-type widens the last word only from 3 characters (1-2 would match half the index)
 
 # Hermes's CJK ranges, plus the CJK compatibility ideographs.
 CJK_CLASS = ("\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\u3000-\u303f\u3040-\u309f\u30a0-\u30ff"
@@ -66,7 +67,7 @@ def tokenize(query: str, *, prefix: bool = False) -> list[Token]:
             elif _WORDLIKE.search(word):
                 tokens.append(Token(word, prefix=is_prefix))
     tokens = _drop_dangling_operators(tokens)
-    if prefix and tokens and not tokens[-1].operator and not tokens[-1].phrase:
+    if prefix and tokens and not tokens[-1].operator and not tokens[-1].phrase and len(tokens[-1].text) >= MIN_PREFIX:
         last = tokens[-1]
         tokens[-1] = Token(last.text, prefix=True)
     return tokens
