@@ -92,3 +92,25 @@ def test_sigkill_mid_write_leaves_the_old_or_the_new_file(tmp_path):
     # the lock died with the process: the next write goes through at once
     assert home.memory.add("memory", "after the crash", ToolContext(actor="user"))["success"]
     home.close()
+
+
+def test_threads_of_one_process_exclude_each_other_too(tmp_path):
+    import threading
+
+    home = open_home(tmp_path / "home")
+    errors = []
+
+    def work(t: int) -> None:
+        for i in range(10):
+            result = home.memory.add("user", f"thread {t} note {i}", ToolContext(actor="agent"))
+            if not result["success"]:
+                errors.append(result)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert len(home.memory.entries("user")) == 40
+    home.close()
