@@ -80,3 +80,15 @@ def test_usage_errors_exit_2(wb):
     assert wb("memory", "add", "--target", "notes", "x").returncode == 2
     assert wb("memory", "replace", "x").returncode == 2
     assert wb("memory", "history", "--limit", "0").returncode == 2
+
+
+def test_show_reports_an_unreadable_file_without_hiding_the_other(wb, tmp_path):
+    memories = tmp_path / "home" / "memories"
+    memories.mkdir(parents=True)
+    (memories / "MEMORY.md").write_bytes(b"\xff\xfe not utf-8")
+    (memories / "USER.md").write_text("Name is Ada")
+    result = wb("memory", "show", "--json")
+    assert result.returncode == 1
+    data = as_json(result)
+    assert data["success"] is False and "MEMORY.md" in data["error"]
+    assert data["user"]["entries"] == ["Name is Ada"] and data["memory"]["error"]

@@ -64,16 +64,17 @@ def _view(home: Home, target: str, frozen) -> dict:
     store = home.memory
     if frozen is not None:
         entries, usage, rendered = list(frozen.entries[target]), frozen.usage[target], frozen.block(target)
+        error = frozen.errors[target]
     else:
-        entries = store.entries(target)
+        state = store.read(target)
+        entries, error = state.entries, state.error
         usage = Usage.of(entries, store.limit(target))
         rendered = render_block(target, entries, usage.limit)
     view = {"target": target, "entries": entries, "chars": usage.chars, "limit": usage.limit,
             "percent": usage.percent, "usage": usage.text, "rendered": rendered,
-            "file": str(store.path(target)), "enabled": store.enabled(target)}
+            "file": str(store.path(target)), "enabled": store.enabled(target), "error": error}
     if frozen is not None:
         view["blocked"] = len(frozen.blocked(target))
-        view["error"] = frozen.errors[target]
     return view
 
 
@@ -110,6 +111,10 @@ def show(home: Home, args) -> Output:
     frozen = home.memory.snapshot() if args.frozen else None
     views = {t: _view(home, t, frozen) for t in targets}
     data = views[args.target] if args.target else views
+    unreadable = [v["file"] for v in views.values() if v["error"]]
+    if unreadable:  # shown, but a script must not take an unreadable file for an empty one
+        data = {**data, "success": False, "error": f"Cannot read {', '.join(unreadable)}; fix its permissions or "
+                                                    "encoding (UTF-8). Nothing was changed."}
     return Output(data, text=lambda: "\n\n".join(_view_text(v, args.frozen) for v in views.values()))
 
 
