@@ -9,11 +9,15 @@ import threading
 
 import pytest
 from textual.widgets import OptionList
+from textual.worker import WorkerState
 
+from engine.events import RunnerEvent
 from engine.tools import ToolContext
 from tests.tui_support import make_app, settle, wait_for
+from widgets.entry_list import EntryList
 from widgets.header import WorkbenchHeader
 from workbench.app import MODES, WorkbenchApp, screen_actions
+from workbench.bridge import EngineEvent
 from workbench.cli import main
 from workbench.screens.help import HelpScreen
 from workbench.settings import load_settings
@@ -150,3 +154,23 @@ def test_runs_under_the_web_driver_that_textual_serve_uses(home):
     process.terminate()
     _, errors = process.communicate(timeout=10)
     assert b"served [bold]literally[/]" in bytes(seen), errors.decode(errors="replace")[-2000:]
+
+
+async def test_demo_plays_in_the_app_and_the_screens_follow(home, tmp_path):
+    events = []
+    app = make_app(home, tmp_path, demo_speed=0)  # 0: no pauses between steps
+    async with app.run_test(size=(120, 40), message_hook=events.append) as pilot:
+        def demo_done() -> bool:
+            return all(w.state == WorkerState.SUCCESS for w in app.workers if w.group == "demo")
+
+        await wait_for(pilot, demo_done, timeout=60, what="the demo scenario")
+        await settle(pilot)
+        runner_events = [m.event for m in events if isinstance(m, EngineEvent) and isinstance(m.event, RunnerEvent)]
+        assert {"turn_started", "tool_called", "turn_finished"} <= {e.kind for e in runner_events}
+        assert any(m.snapshot is not None for m in events if isinstance(m, EngineEvent))
+        assert app.running_session is None  # every demo session ended
+        header = app.screen.query_one(WorkbenchHeader)
+        assert header.pending == home.approvals.count() > 0
+        live = [row.text for row in app.screen.query_one("#live-list", EntryList).rows if row.mark != "-"]
+        assert live == home.memory.entries("memory")
+        assert any(row.actor == "agent" for row in home.memory.history("memory"))

@@ -85,7 +85,7 @@ def figure_cold_process_launch(report: Report, root: Path) -> None:
         process = subprocess.Popen([sys.executable, "-m", "workbench", "--home", str(root)], env=env,
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         seen = bytearray()
-        while b"next session sees this" not in seen and (chunk := process.stdout.read1(65536)):
+        while b"(next session)" not in seen and (chunk := process.stdout.read1(65536)):
             seen.extend(chunk)
         elapsed = time.perf_counter() - started
         process.terminate()

@@ -23,7 +23,7 @@ from textual.widgets import Static
 from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent
 from engine.memory.format import Usage, diff_entries
 from engine.tools import ToolContext
-from widgets.entry_list import EntryList, EntryRow
+from widgets.entry_list import MARKS, EntryList, EntryRow
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line
 
@@ -168,12 +168,14 @@ class MemoryScreen(WorkbenchScreen):
         self.view = view
         title = TITLES[view.target]
         taken = datetime.fromtimestamp(view.taken_at, timezone.utc).strftime("%H:%M:%S")
-        session = self.workbench.running_session
-        frozen_note = f"in session {session}'s prompt" if session else f"frozen {taken} UTC"
+        frozen_note = "in the running session's prompt" if self.workbench.running_session else f"frozen {taken} UTC"
         self.query_one("#frozen-title", Static).update(
             assemble((f"{title} ", "bold $accent"), ("snapshot ", "bold"), (frozen_note, "$text-muted")))
-        self.query_one("#live-title", Static).update(
-            assemble((f"{title} ", "bold $accent"), ("live ", "bold"), ("next session sees this", "$text-muted")))
+        counts = [(mark, sum(1 for row in view.live if row.mark == mark)) for mark in ("+", "~", "-")]
+        changes = " ".join(f"{MARKS[mark][0]}{n}" for mark, n in counts if n)
+        self.query_one("#live-title", Static).update(assemble(
+            (f"{title} ", "bold $accent"), ("live ", "bold"), ("(next session) ", "$text-muted"),
+            (changes, "bold $mark-changed")))
         frozen_gauge = self.query_one("#frozen-gauge", CapacityGauge)
         frozen_gauge.used, frozen_gauge.limit = view.frozen_chars, view.limit
         live_gauge = self.query_one("#live-gauge", CapacityGauge)
