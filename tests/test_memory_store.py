@@ -412,3 +412,15 @@ def test_first_sight_of_a_foreign_file_cannot_be_undone_into_nothing(home, mem):
     row = mem.history("user", limit=1)[0]
     assert row.before is None and "no earlier state" in mem.undo(row.id)["error"]
     assert mem.entries("user") == ["Name is Ada"]
+
+
+def test_undo_of_a_remove_puts_the_entry_back_in_its_place(mem):
+    for text in ("first", "second", "third"):
+        mem.add("memory", text, u())
+    mem.remove("memory", "second", u())
+    mem.batch("memory", [{"action": "remove", "old_text": "first"}, {"action": "add", "content": "fourth"}], u())
+    assert mem.entries("memory") == ["third", "fourth"]
+    batch_remove = [r for r in mem.history() if r.detail.get("batch") and r.action == "remove"][0]
+    assert mem.undo(batch_remove.id)["success"] and mem.entries("memory") == ["first", "third", "fourth"]
+    single_remove = [r for r in mem.history() if r.action == "remove" and not r.detail.get("batch")][0]
+    assert mem.undo(single_remove.id)["success"] and mem.entries("memory") == ["first", "second", "third", "fourth"]

@@ -38,6 +38,7 @@ class Change:
     action: str
     before: str | None
     after: str | None
+    index: int | None = None  # position of a removed entry, so undo can put it back there
 
 
 @dataclass
@@ -116,7 +117,7 @@ def remove(entries: list[str], old_text: str, pin: str | None = None) -> Outcome
     index = locate(entries, old_text, "remove", pin)
     old = entries[index]
     new = entries[:index] + entries[index + 1:]
-    return Outcome(new, "Entry removed.", [Change("remove", old, None)], {"removed_entry": old})
+    return Outcome(new, "Entry removed.", [Change("remove", old, None, index)], {"removed_entry": old})
 
 
 def op_text(op: dict[str, Any], key: str) -> str:
@@ -167,7 +168,7 @@ def _batch(entries: list[str], operations: list[Any], limit: int, target: str) -
         else:
             del work[index]
             removed[str(i)] = old
-            changes.append(Change("remove", old, None))
+            changes.append(Change("remove", old, None, index))
     if entries and not work:
         file_name = FILE_NAMES[target]
         raise refuse(f"Refusing to empty {file_name}: this batch would remove every entry from a previously "

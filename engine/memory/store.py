@@ -377,6 +377,8 @@ class MemoryStore:
             detail = {**writer.detail, **plan.extra_detail}
             if plan.action == "batch":
                 detail.update(batch=True, op_index=index)
+            if change.index is not None:
+                detail["index"] = change.index
             rows.append((journal.begin(SUBSYSTEM, plan.journal_action or change.action, target, actor=writer.actor,
                                        before=change.before, after=change.after, session_id=writer.session_id,
                                        message_id=writer.message_id, detail=detail), detail))
@@ -510,7 +512,9 @@ class MemoryStore:
                 if text in entries:
                     raise refuse(f"Cannot undo event {row.id}: the entry it removed is already back in {file_name}. "
                                  "Nothing was changed.")
-                return ops.add(entries, text, limit)
+                outcome = ops.add(entries, text, limit)
+                outcome.entries.insert(min(row.detail.get("index", len(entries)), len(entries)), outcome.entries.pop())
+                return outcome
             extra["op"] = "add"
             return _Plan("add", op, {}, text, drift_guard=False, journal_action="undo", extra_detail=extra)
         if kind == "replace":
