@@ -48,7 +48,9 @@ class MessageStored(Event):
 @dataclass(frozen=True)
 class SkillChanged(Event):
     name: str = ""
-    action: str = ""  # create / patch / edit / delete / write_file / remove_file / archive / restore / pin / unpin / purge / rollback
+    # create / patch / edit / delete / write_file / remove_file / archive / restore / pin / unpin / purge / rollback,
+    # mark_stale / reactivate (Curator run), view / use (usage counters only)
+    action: str = ""
 
 
 @dataclass(frozen=True)

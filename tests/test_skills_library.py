@@ -9,6 +9,7 @@ import os
 import pytest
 
 from engine import open_home
+from engine.events import SkillChanged
 from engine.skills.validation import SkillError
 from tests.test_skills_support import skill_md, write_skill
 
@@ -173,3 +174,12 @@ def test_usage_bumps_from_several_processes_are_never_lost(home):
     assert [w.exitcode for w in workers] == [0, 0, 0]
     assert home.skills.get("tool").use_count == 75
     assert not [n for n in os.listdir(home.skills_dir) if n.endswith(".tmp")]
+
+
+def test_views_and_uses_are_announced(home):
+    write_skill(home, "tool")
+    seen = []
+    home.bus.subscribe(seen.append, SkillChanged)
+    home.skills.view("tool")
+    home.skills.record_use("tool")
+    assert [(e.name, e.action) for e in seen] == [("tool", "view"), ("tool", "use")]

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from ..curator.ledger import Ledger
 from ..errors import ReadOnlyError, WorkbenchError
+from ..events import SkillChanged
 from ..fileio import atomic_write_text, file_lock
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from .changes import Change, record_change, remove_empty_parents
@@ -160,13 +161,15 @@ class SkillLibrary:
                 raise missing
             return self.infos([archived[-1]])[0]
 
-    def _record(self, bump: Callable[[str], None], name: str) -> None:
+    def _record(self, bump: Callable[[str], None], name: str, action: str) -> None:
+        """Usage telemetry (never on a read-only home), announced so views can refresh counts."""
         if not self.home.read_only:
             bump(name)
+            self.home.bus.publish(SkillChanged(name=name, action=action))
 
     def record_use(self, name: str) -> None:
         """Count a use of an active skill (slash-command load, preload)."""
-        self._record(self.usage.bump_use, self.find(name).name)
+        self._record(self.usage.bump_use, self.find(name).name, "use")
 
     def linked_files(self, skill_dir: Path) -> dict[str, list[str]]:
         groups: dict[str, list[str]] = {}
@@ -208,7 +211,7 @@ class SkillLibrary:
                 result["usage_hint"] = ("To view linked files, call skill_view(name, file_path) where file_path is e.g. "
                                         "'references/api.md' or 'assets/config.yaml'")
         if record:
-            self._record(self.usage.bump_view, found.name)
+            self._record(self.usage.bump_view, found.name, "view")
         return result
 
     def _view_file(self, found: Found, file_path: str) -> dict[str, Any]:
