@@ -88,16 +88,28 @@ def test_cjk_queries_find_every_message_a_substring_scan_finds(corpus, query):
     assert all(h.plan.startswith("bigram") for h in hits)
 
 
+@pytest.fixture(scope="module")
+def hermes_only_copy(corpus, tmp_path_factory):
+    """The corpus's state.db alone, as a home that never had our index (no workbench.db)."""
+    folder = tmp_path_factory.mktemp("hermes_only")
+    source, target = sqlite3.connect(corpus.state_db_path), sqlite3.connect(folder / "state.db")
+    source.backup(target)
+    source.close()
+    target.close()
+    return folder
+
+
 @pytest.mark.parametrize("query", ["部署", "数据库迁", "デプロイ", "ログ", "的"])
-def test_cjk_recall_without_our_index_uses_trigram_or_scan(corpus, query, tmp_path):
-    ro = open_home(corpus.root, read_only=True, clock=FixedClock(1796040000.0))
-    ro.archive.bigram_index._conn = lambda: None  # a read-only home that never had our index
+def test_cjk_recall_without_our_index_uses_trigram_or_scan(corpus, hermes_only_copy, query):
+    ro = open_home(hermes_only_copy, read_only=True, clock=FixedClock(1796040000.0))
     try:
+        assert not ro.archive.bigram_index.available()
         assert set(ro.archive.iter_matches(query)) == substring_scan(corpus.state_db_path, query)
         plan = ro.archive.search(query)[0].plan
         assert plan.split(":")[0] == ("trigram" if len(query) >= 3 else "like")
     finally:
         ro.close()
+    assert not (hermes_only_copy / "workbench.db").exists()
 
 
 def test_rows_written_by_another_process_are_indexed_or_scanned(tmp_path, clock):

@@ -51,6 +51,10 @@ class BigramIndex:
             conn.executescript(_SCHEMA)
         return conn
 
+    def available(self) -> bool:
+        """True when the index exists (or, in a writable home, could be made)."""
+        return self._conn() is not None
+
     @staticmethod
     def _exists(conn: sqlite3.Connection) -> bool:
         return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (TABLE + "_state",)).fetchone() is not None

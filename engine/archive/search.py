@@ -96,7 +96,7 @@ class SearchMixin(ArchiveCore):
         terms = [t.lower() for t in parsed.terms]
         match = bigram_match(terms)
         index = self.bigram_index
-        if match and index._conn() is not None:
+        if match and index.available():
             index.refresh(max_rows=REFRESH_BUDGET)  # what is left beyond the budget is scanned below
             high = index.high_water()
             gap = self._like_pages(terms, descending, above=high)

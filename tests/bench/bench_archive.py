@@ -92,18 +92,24 @@ def run(report) -> None:
     # -- search latency vs the raw MATCH floor --------------------------------------------------
     ours: list[float] = []
     floor: list[float] = []
+    ours_cpu: list[float] = []
+    floor_cpu: list[float] = []
     for query in QUERIES:
         archive.search(query)  # warm caches once, untimed
         conn, sql, expr = _floor(home, query)
         conn.execute(sql, (expr,)).fetchall()
         mine, raw = [], []
         for _ in range(RUNS):
+            cpu = time.process_time()
             with timed() as t:
                 hits = archive.search(query, limit=20)
             mine.append(t[0])
+            ours_cpu.append(time.process_time() - cpu)
+            cpu = time.process_time()
             with timed() as t:
                 conn.execute(sql, (expr,)).fetchall()
             raw.append(t[0])
+            floor_cpu.append(time.process_time() - cpu)
         ours += mine
         floor += raw
         report.note(f"{query:<22} ours p50 {percentile(mine, 50) * 1000:8.2f} ms   floor p50 "
@@ -112,6 +118,12 @@ def run(report) -> None:
     f50, f95 = report.latencies("raw FTS5 MATCH ORDER BY rank LIMIT 20 (floor)", floor)
     report.ratio("search / floor at p50", p50, f50, "<= 2")
     report.ratio("search / floor at p95", p95, f95, "<= 2")
+    # CPU time of this process: the same comparison, unaffected by other load on the machine
+    c50, c95 = report.latencies("search CPU time", ours_cpu)
+    g50, g95 = report.latencies("floor CPU time", floor_cpu)
+    report.ratio("search / floor CPU at p50", c50, g50)
+    report.ratio("search / floor CPU at p95", c95, g95)
+    report.note(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
     tool_times = []
     for query in ["deploy", "数据库迁移", "kubernetes rollout", "zebra", "the"]:
