@@ -133,9 +133,22 @@ async def test_a_stale_proposal_is_refused_shown_and_stays_pending(gated, tmp_pa
         await open_approvals(pilot)
         await wait_for(pilot, lambda: "Would be refused" in text_of(app, "#proposal-warnings"), what="the refusal")
         assert "Staged against: Uses Postgres 16" in text_of(app, "#proposal-warnings")
+        assert "Now: Uses Postgres 17" in text_of(app, "#proposal-warnings")
         await pilot.press("a")
         await settle(pilot)
         status = app.screen.query_one("#approvals-status", Static)
         assert status.has_class("error") and "still pending" in str(status.content)
         assert gated.approvals.count() == 1
         assert gated.memory.entries("memory") == ["Uses Postgres 17"]
+
+
+async def test_an_unusable_pending_file_is_reported_not_touched(gated, tmp_path):
+    stage(gated, "Fine proposal")
+    broken = gated.pending_dir / "memory" / "0badf00d.json"
+    broken.write_text("{not json", encoding="utf-8")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        assert "1 unreadable file" in text_of(app, "#queue-title")
+        assert app.screen.query_one("#queue", OptionList).option_count == 1
+    assert broken.read_text(encoding="utf-8") == "{not json"

@@ -9,6 +9,7 @@ import threading
 import pytest
 from textual.widgets import Static, TextArea
 
+from engine.events import MemoryChanged
 from engine.tools import ToolContext
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList, row_content
@@ -209,3 +210,31 @@ async def test_an_external_edit_shows_within_a_second_and_is_journaled(home, tmp
         assert journal_actors(home)[0] == ("external", "external")
         detail_rows = home.memory.provenance("memory", "added in vim")
         assert detail_rows and detail_rows[0].actor == "external"
+
+
+async def test_live_updates_keep_the_selection_on_the_same_entry(home, tmp_path):
+    for text in ("alpha", "beta", "gamma"):
+        home.memory.add("memory", text)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        live = app.screen.query_one("#live-list", EntryList)
+        live.highlighted = 2
+        await settle(pilot)
+        home.memory.remove("memory", "alpha", AGENT)  # rows shift: gamma is now second of the live ones
+        home.memory.add("memory", "delta", AGENT)
+        await wait_for(pilot, lambda: ("+", "delta") in rows(app, "live"), what="the update")
+        assert live.current.text == "gamma"
+
+
+async def test_an_unreadable_memory_file_is_reported_in_place(home, tmp_path):
+    home.memory.add("memory", "fine")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        (home.memories_dir / "MEMORY.md").write_bytes(b"\xff\xfe broken")
+        home.bus.publish(MemoryChanged(actor="external", target="memory", action="external"))
+        await wait_for(pilot, lambda: app.screen.query_one("#memory-status", Static).display, what="the error")
+        status = app.screen.query_one("#memory-status", Static)
+        assert status.has_class("error") and "UTF-8" in str(status.content)
+        assert rows(app, "live") == [("", "fine")]  # what was shown stays

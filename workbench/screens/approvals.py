@@ -8,6 +8,7 @@ be refused (its target changed since staging) says why and stays pending.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.approvals.records import PendingRecord
+from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
@@ -45,6 +47,7 @@ def editable_text(payload: dict[str, Any]) -> str | None:
 class QueueView:
     records: list[PendingRecord]
     now: float
+    unusable: int = 0  # files in pending/ that are not readable records (left untouched)
 
 
 class ApprovalsScreen(WorkbenchScreen):
@@ -92,15 +95,18 @@ class ApprovalsScreen(WorkbenchScreen):
     # -- queue --------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="approvals-load", exit_on_error=False)
     def reload(self) -> None:
-        view = QueueView(self.home.approvals.list(), self.home.clock.now())
+        approvals = self.home.approvals
+        view = QueueView(approvals.list(), self.home.clock.now(), len(approvals.problems()))
         self.app.call_from_thread(self._show_queue, view)
 
     def _show_queue(self, view: QueueView) -> None:
         queue = self.query_one("#queue", OptionList)
         before = self.current
         self.records = view.records
+        problems = f" · {view.unusable} unreadable file(s), see `workbench pending list`" if view.unusable else ""
         self.query_one("#queue-title", Static).update(
-            assemble(("Pending ", "bold"), (f"({len(view.records)})", "bold $warning" if view.records else "$text-muted")))
+            assemble(("Pending ", "bold"), (f"({len(view.records)})", "bold $warning" if view.records else "$text-muted"),
+                     (problems, "$error")))
         if not view.records:
             queue.set_options([Option(literal("Nothing waits for approval.", "$text-muted"), disabled=True)])
             self._show_preview(None)
@@ -129,7 +135,19 @@ class ApprovalsScreen(WorkbenchScreen):
             preview = self.home.approvals.preview(pending_id)
         except Exception as exc:  # decided by another process meanwhile, unreadable record
             preview = {"id": pending_id, "error": getattr(exc, "message", str(exc)), "gone": True}
+        pinned = (preview.get("payload") or {}).get("matched_entry")
+        if preview.get("error") and pinned and preview.get("subsystem") == "memory":
+            preview["now"] = self._closest_live(preview["payload"].get("target") or "memory", pinned)
         self.app.call_from_thread(self._show_preview, preview)
+
+    def _closest_live(self, target: str, pinned: str) -> str | None:
+        """The live entry that most resembles the one a stale proposal was pinned to."""
+        try:
+            entries = self.home.memory.entries(target)
+        except WorkbenchError:
+            return None
+        close = difflib.get_close_matches(pinned, entries, n=1, cutoff=0.3)
+        return close[0] if close else None
 
     def _show_preview(self, preview: dict | None) -> None:
         title = self.query_one("#proposal-title", Static)
@@ -155,6 +173,8 @@ class ApprovalsScreen(WorkbenchScreen):
             pinned = current.payload.get("matched_entry")
             if pinned:
                 notes += [("Staged against: ", "bold"), (pinned + "\n", "")]
+                notes += [("Now: ", "bold"), (preview.get("now") or "(no similar entry; it was removed)", "")]
+                notes.append(("\n", ""))
         for dup in preview.get("duplicates") or []:
             label = "Exact duplicate of" if dup.get("exact") else f"Near-duplicate ({dup.get('score')}%) of"
             notes += [(f"{label}: ", "bold $warning"), (one_line(dup.get("existing"), 200) + "\n", "")]

@@ -20,6 +20,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Static
 
+from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent
 from engine.memory.format import Usage, diff_entries
 from engine.tools import ToolContext
@@ -130,7 +131,11 @@ class MemoryScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, group="memory-load", exit_on_error=False)
     def reload(self) -> None:
-        view = self._read(self.target)
+        try:
+            view = self._read(self.target)
+        except WorkbenchError as exc:  # e.g. the file is not UTF-8: say so, keep what is shown
+            self.app.call_from_thread(self.show_status, exc.message, error=True)
+            return
         self.app.call_from_thread(self._show, view)
 
     def _read(self, target: str) -> MemoryView:
