@@ -93,7 +93,7 @@ async def test_a_stale_search_result_is_never_shown(home, tmp_path):
         await pilot.press("slash", *"tomatoes")
         results = screen.query_one(SearchResults)
         await wait_for(pilot, lambda: results.hits, what="search hits")
-        screen.post_message(SearchDone("toma", [], 1.0))  # an older, slower query finishing late
+        screen.post_message(SearchDone("toma", []))  # an older, slower query finishing late
         await settle(pilot)
         assert [h.session_id for h in results.hits.values()] == [GARDEN]
 

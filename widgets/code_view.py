@@ -45,11 +45,11 @@ class CodeView(VerticalScroll, can_focus=True):
         yield Static(Content(""), id="code")
 
     def show(self, name: str, text: str) -> None:
-        self.border_title = name
+        self.border_title = Content(name)
         self.query_one("#code", Static).update(highlight_file(name, text))
         self.scroll_home(animate=False)
 
     def show_message(self, title: str, text: str) -> None:
         """A plain, literal message in place of a file (errors, empty states)."""
-        self.border_title = title
+        self.border_title = Content(title)
         self.query_one("#code", Static).update(Content(text))

@@ -54,17 +54,14 @@ def split_marked(snippet: str, start_mark: str, end_mark: str) -> tuple[str, tup
 
 
 def hit_prompt(hit: Hit) -> Content:
-    """``  role #id  snippet`` with the matched ranges styled (all text literal)."""
-    snippet = sanitize(hit.snippet)
-    body = Content(snippet.replace("\n", " "))
+    """Two lines: ``role #id  via <why>``, then the snippet with the matched ranges styled (all literal)."""
+    body = Content(sanitize(hit.snippet).replace("\n", " "))
     for start, end in hit.spans:
         body = body.stylize(MATCH_STYLE, start, end)
-    head = Content.assemble(("  ", ""), (hit.role or "msg", "$text-secondary"),
-                            (f" #{hit.message_id}" if hit.message_id is not None else "", "$text-muted"), ("  ", ""))
-    lines = [head + body]
-    if hit.why:
-        lines.append(Content.styled(f"    why: {hit.why}", "$text-muted italic"))
-    return Content("\n").join(lines)
+    head = Content.assemble(("  ", ""), (hit.role or "message", "$text-secondary"),
+                            (f" #{hit.message_id}" if hit.message_id is not None else "", "$text-muted"),
+                            (f"  via {hit.why}" if hit.why else "", "$text-muted italic"))
+    return Content("\n").join([head, Content("  ") + body])
 
 
 class SearchResults(OptionList):
@@ -90,7 +87,7 @@ class SearchResults(OptionList):
         super().__init__(id=id, classes=classes)
         self.hits: dict[str, Hit] = {}
 
-    def show(self, query: str, hits: list[Hit], elapsed_ms: float | None = None) -> None:
+    def show(self, query: str, hits: list[Hit]) -> None:
         """Replace the list with the hits for ``query``."""
         groups: dict[str, list[Hit]] = {}
         for hit in hits:
@@ -111,7 +108,6 @@ class SearchResults(OptionList):
         self.remove_class("-stale")
         count = len(self.hits)
         self.border_title = f"{count} hit{'s' * (count != 1)} in {len(groups)} session{'s' * (len(groups) != 1)}" if query else ""
-        self.border_subtitle = f"{elapsed_ms:.0f} ms" if elapsed_ms is not None else ""
         if not hits and query:
             self.add_option(Option(Content.styled(f"No messages match {query!r}.", "$text-muted"), disabled=True))
         if self.hits:

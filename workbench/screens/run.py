@@ -90,7 +90,7 @@ class RunScreen(WorkbenchScreen):
     def on_mount(self) -> None:
         super().on_mount()
         transcript = self.query_one(Transcript)
-        transcript.border_title = "New session"
+        self._title("New session")
         transcript.set_placeholder("Type a message below, or pick a scenario and press ctrl+g.")
         self._status()
         self.load_scenarios()
@@ -121,6 +121,9 @@ class RunScreen(WorkbenchScreen):
         self.query_one("#run-status", Static).update(Content.assemble(
             (state, "bold $text-warning" if self.running else "$text-muted"), ("\n", ""), (session, "")))
 
+    def _title(self, text: str) -> None:
+        self.query_one(Transcript).border_title = Content(text)  # ids come from the database: never markup
+
     def watch_running(self) -> None:
         self._status()
 
@@ -137,9 +140,8 @@ class RunScreen(WorkbenchScreen):
     def action_new_session(self) -> None:
         self.agent = None
         self.session_id = None
-        transcript = self.query_one(Transcript)
-        transcript.border_title = "New session"
-        transcript.set_items([], placeholder="New session: type a message below.")
+        self._title("New session")
+        self.query_one(Transcript).set_items([], placeholder="New session: type a message below.")
         self._status()
         self.query_one("#run-input", Input).focus()
 
@@ -157,15 +159,14 @@ class RunScreen(WorkbenchScreen):
 
     def _follow(self, session_id: str) -> None:
         self.session_id = session_id
-        transcript = self.query_one(Transcript)
-        transcript.border_title = f"Session {session_id}"
-        transcript.set_items([])
+        self._title(f"Session {session_id}")
+        self.query_one(Transcript).set_items([])
         self._status()
 
     def _resume(self, session_id: str) -> None:
         self.agent = None
         self.session_id = session_id
-        self.query_one(Transcript).border_title = f"Session {session_id}"
+        self._title(f"Session {session_id}")
         self._status()
         self.reload(session_id)
 
@@ -242,9 +243,8 @@ class RunScreen(WorkbenchScreen):
     @on(SessionReloaded)
     def _reloaded(self, message: SessionReloaded) -> None:
         if message.session_id == self.session_id:
-            transcript = self.query_one(Transcript)
-            transcript.border_title = f"Session {message.session_id}"
-            transcript.set_items(message.items, placeholder="This session has no messages yet.")
+            self._title(f"Session {message.session_id}")
+            self.query_one(Transcript).set_items(message.items, placeholder="This session has no messages yet.")
 
     # -- live events ---------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
@@ -257,7 +257,7 @@ class RunScreen(WorkbenchScreen):
             return
         if event.kind == "session_rotated":
             self.session_id = event.data.get("new_session_id") or self.session_id
-            self.query_one(Transcript).border_title = f"Session {self.session_id} (compressed from {event.session_id})"
+            self._title(f"Session {self.session_id} (compressed from {event.session_id})")
             self._status()
         elif event.kind == "turn_finished":
             self.reload(self.session_id)

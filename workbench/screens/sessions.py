@@ -17,6 +17,7 @@ from typing import Iterable
 
 from textual import on, work
 from textual.binding import Binding
+from textual.content import Content
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widget import Widget
@@ -58,7 +59,6 @@ class ChildrenLoaded(Message):
 class SearchDone(Message):
     query: str
     hits: list[Hit]
-    elapsed_ms: float
 
 
 @dataclass
@@ -230,22 +230,20 @@ class SessionsScreen(WorkbenchScreen):
         time.sleep(SEARCH_DEBOUNCE)
         if get_current_worker().is_cancelled:
             return
-        started = time.perf_counter()
         hits = self.home.archive.search(query, limit=SEARCH_LIMIT, prefix=True)
-        elapsed = (time.perf_counter() - started) * 1000
         rows = []
         for hit in hits:
             snippet, spans = split_marked(hit.snippet, MARK_OPEN, MARK_CLOSE)
             rows.append(Hit(session_id=hit.session_id, root_id=hit.root_id, title=hit.title,
                             message_id=hit.match_message_id, snippet=snippet, spans=spans, role=hit.role,
                             why=hit.plan))
-        self.post_message(SearchDone(query, rows, elapsed))
+        self.post_message(SearchDone(query, rows))
 
     @on(SearchDone)
     def _search_done(self, message: SearchDone) -> None:
         if message.query != self.query_one("#sessions-search", Input).value.strip():
             return  # a newer query is on its way: never show stale hits
-        self.query_one(SearchResults).show(message.query, message.hits, message.elapsed_ms)
+        self.query_one(SearchResults).show(message.query, message.hits)
 
     @on(SearchResults.HitHighlighted)
     def _hit_highlighted(self, message: SearchResults.HitHighlighted) -> None:
@@ -279,7 +277,7 @@ class SessionsScreen(WorkbenchScreen):
         if keep is None and message.session_id == self.shown_session and not transcript.follow and transcript.current:
             keep = transcript.current.id  # a live refresh keeps the reader's place
         self.shown_session = message.session_id
-        transcript.border_title = f"Transcript · {one_line(message.title, 60)}"
+        transcript.border_title = Content(f"Transcript · {one_line(message.title, 60)}")
         transcript.set_items(message.items, placeholder="This session has no messages.", select_id=keep)
 
     # -- jump from other screens ---------------------------------------------------

@@ -1,0 +1,102 @@
+"""SVG snapshots of the Sessions, Skills and Run screens at 80x24 and 120x40.
+
+Deterministic: a FixedClock, fixed session ids, a fixed home label, our dark theme, no
+file watcher, no blinking cursor, and every worker finished before the shot. SVGs live
+in snapshots/test_snapshots_screens/ (see tests/conftest.py); refresh them deliberately
+with ``pytest tests/test_snapshots_screens.py --snapshot-update`` after checking the report.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Select
+
+from tests.screens_seed import seed_sessions, seed_skills
+from tests.tui_support import make_app, settle, wait_for
+from widgets.skill_list import SkillList
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
+
+
+def fixed_session_ids(home) -> None:
+    numbers = itertools.count(1)
+    home.archive.new_session_id = lambda: f"20261130_120000_{next(numbers):06x}"
+
+
+def still(pilot) -> None:
+    for box in pilot.app.screen.query(Input):
+        box.cursor_blink = False
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_sessions_screen(snap_compare, home, tmp_path, size):
+    seed_sessions(home)
+
+    async def expand_lineage(pilot):
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press("space")  # expand the newest root: compression child, branch, delegate
+        await settle(pilot)
+        still(pilot)
+
+    assert snap_compare(make_app(home, tmp_path), terminal_size=size, run_before=expand_lineage)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_sessions_search(snap_compare, home, tmp_path, size):
+    seed_sessions(home)
+
+    async def search_cjk(pilot):
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press("slash", *"ラーメン")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        still(pilot)
+
+    assert snap_compare(make_app(home, tmp_path), terminal_size=size, run_before=search_cjk)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_skills_screen(snap_compare, home, tmp_path, size):
+    seed_skills(home)
+
+    async def select_skill(pilot):
+        await pilot.press("3")
+        await settle(pilot)
+        table = pilot.app.screen.query_one(SkillList)
+        table.move_cursor(row=table.get_row_index("git-rebase"))
+        await settle(pilot)
+        still(pilot)
+
+    assert snap_compare(make_app(home, tmp_path), terminal_size=size, run_before=select_skill)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_run_screen(snap_compare, home, tmp_path, size):
+    fixed_session_ids(home)
+
+    async def play_smoke(pilot):
+        await pilot.press("5")
+        await settle(pilot)
+        screen = pilot.app.screen
+        screen.speed = 0
+        screen.query_one("#run-scenario", Select).value = "smoke"
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, timeout=20,
+                       what="scenario finished")
+        await settle(pilot)
+        still(pilot)
+
+    assert snap_compare(make_app(home, tmp_path), terminal_size=size, run_before=play_smoke)
+
+
+def test_snapshots_are_stored_under_the_top_level_folder():
+    folder = Path(__file__).resolve().parent.parent / "snapshots" / "test_snapshots_screens"
+    assert sorted(p.name for p in folder.glob("*.svg")) == sorted(
+        f"test_{name}[{size}].svg" for name in ("sessions_screen", "sessions_search", "skills_screen", "run_screen")
+        for size in ("80x24", "120x40"))
