@@ -96,12 +96,23 @@ def test_rollback_refuses_unknown_ids_and_missing_blobs(home):
     assert tree_state(home.skills_dir) == before
 
 
-def test_ledger_paths_cannot_leave_the_home(home):
+@pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd", "skills/../../outside.txt"])
+def test_ledger_paths_cannot_leave_the_home(home, path):
     (home.skills_dir / ".curator_ledger.jsonl").write_text(json.dumps(
         {"id": "evil00000000", "ts": "", "actor": "agent", "action": "patch", "skill": "x",
-         "before": [{"path": "../outside.txt", "sha256": "0" * 64}], "after": []}) + "\n")
+         "before": [{"path": path, "sha256": "0" * 64}], "after": []}) + "\n")
     with pytest.raises(SkillError, match="outside the home"):
         home.curator.rollback("evil00000000")
+
+
+def test_absolute_ledger_paths_inside_the_home_roll_back(home):
+    write_skill(home, "x")
+    patched = skill_manage_tool(home, {"action": "patch", "name": "x", "old_string": "Do it.", "new_string": "y"},
+                                ctx())
+    ledger = home.skills_dir / ".curator_ledger.jsonl"
+    ledger.write_text(ledger.read_text().replace('"skills/x/SKILL.md"', json.dumps(str(home.skills_dir / "x" / "SKILL.md"))))
+    home.curator.rollback(patched["ledger_id"])
+    assert (home.skills_dir / "x" / "SKILL.md").read_text() == skill_md("x")
 
 
 def test_archive_name_collision_gets_a_timestamp_and_restore_refuses_ambiguity(home, clock):

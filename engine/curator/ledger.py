@@ -4,7 +4,8 @@ Each row names the files a change touched, with their SHA-256 before and after
 (unchanged files dropped). Content that a change removed is saved first as
 ``<home>/.curator_backups/blobs/<sha256>``, so ``rollback`` can put back exactly what
 that change altered. Paths are stored relative to the home, so a moved home still
-rolls back; they are checked to stay inside it.
+rolls back; absolute paths (as a Hermes agent may write) are accepted when they lie
+inside the home.
 """
 
 from __future__ import annotations
@@ -75,9 +76,12 @@ class Ledger:
         return path.relative_to(self.root).as_posix()
 
     def resolve(self, rel: str) -> Path:
-        """The absolute path of a ledger path; refuses one that leaves the home."""
-        path = self.root / rel
-        if Path(rel).is_absolute() or ".." in Path(rel).parts or not contained(path, self.root):
+        """The absolute path of a ledger path (ours are home-relative; Hermes may write absolute ones).
+
+        Refuses any path that leaves the home.
+        """
+        path = self.root / rel  # an absolute ``rel`` stays itself
+        if ".." in Path(rel).parts or not contained(path, self.root):
             raise SkillError(f"Ledger path '{rel}' is outside the home; refusing to touch it.")
         return path
 
