@@ -124,3 +124,12 @@ def test_bundled_and_hub_skills_are_never_curated(home):
     home.config_path.write_text("curator:\n  manage_all: true\n")
     home.reload_config()
     assert "ancient" not in home.curator.run().archived
+
+
+def test_a_skill_moved_back_by_hand_is_treated_as_active(home):
+    _library(home)
+    records = json.loads((home.skills_dir / ".usage.json").read_text())
+    records["idle"]["state"] = "archived"
+    (home.skills_dir / ".usage.json").write_text(json.dumps(records))
+    assert home.curator.run().marked_stale == ("idle",)
+    assert home.skills.get("idle").state == "stale"

@@ -209,6 +209,8 @@ class Curator:
             if not self._managed(classify(found, record)):
                 continue
             checked += 1
+            if record and record.get("state") == "archived":  # moved back by hand: its folder says active
+                record = {**record, "state": "active"}
             decision = decide(record, now, policy)
             if decision:
                 decided.add(decision, found)
