@@ -223,7 +223,7 @@ class Curator:
             duration_seconds=round(time.perf_counter() - started, 3), errors=tuple(errors))
         if dry_run:
             return report
-        report = replace(report, report_path=str(self._write_report(report, policy)))
+        report = replace(report, report_path=str(self._write_report(report, policy).absolute()))
         self._save_state(report, now)
         return report
 
