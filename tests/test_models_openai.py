@@ -21,6 +21,7 @@ class FakeEndpoint:
     def __init__(self):
         self.replies: list[tuple[int, dict, dict]] = []
         self.requests: list[dict] = []
+        self.delay = threading.Event()  # set: answer at once; clear: hang until the client gives up
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -28,6 +29,7 @@ class FakeEndpoint:
                 length = int(self.headers.get("Content-Length", 0))
                 endpoint.requests.append({"path": self.path, "headers": dict(self.headers),
                                           "body": json.loads(self.rfile.read(length))})
+                endpoint.delay.wait(1.0)
                 status, body, headers = endpoint.replies.pop(0) if endpoint.replies else (500, {"error": "empty"}, {})
                 data = json.dumps(body).encode()
                 self.send_response(status)
@@ -45,6 +47,7 @@ class FakeEndpoint:
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
         self.thread.start()
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.delay.set()
 
     def answer(self, content="", tool_calls=None, usage=None, status=200, headers=None):
         message = {"role": "assistant", "content": content}
@@ -141,6 +144,16 @@ def test_401_in_a_session_is_an_error_turn_that_keeps_the_user_message(home, end
     assert "sk-secret-value" not in result.error
     for path in (home.state_db_path, home.workbench_db_path):
         assert b"sk-secret-value" not in path.read_bytes()
+
+
+def test_a_silent_endpoint_times_out_after_retries(endpoint):
+    endpoint.delay.clear()
+    slept = []
+    model = OpenAIModel(base_url=endpoint.base_url, model="m", timeout=0.2, max_retries=1, sleep=slept.append)
+    with pytest.raises(ModelError, match="did not answer in time"):
+        model.complete([{"role": "user", "content": "hi"}], [])
+    assert slept == [1.0]  # one retry after a timeout, then the clear error
+    endpoint.delay.set()
 
 
 def test_dead_port_fails_clearly():
