@@ -121,7 +121,7 @@ async def test_approve_all_after_confirmation(gated, tmp_path):
         await pilot.press("y")
         await settle(pilot)
         assert gated.memory.entries("memory") == ["Uses Postgres 16", "One", "Two"]
-        assert "Approved 2." in text_of(app, "#approvals-status")
+        assert "Approved 2." in text_of(app, "#status")
 
 
 async def test_a_stale_proposal_is_refused_shown_and_stays_pending(gated, tmp_path):
@@ -136,7 +136,7 @@ async def test_a_stale_proposal_is_refused_shown_and_stays_pending(gated, tmp_pa
         assert "Now: Uses Postgres 17" in text_of(app, "#proposal-warnings")
         await pilot.press("a")
         await settle(pilot)
-        status = app.screen.query_one("#approvals-status", Static)
+        status = app.screen.query_one("#status", Static)
         assert status.has_class("error") and "still pending" in str(status.content)
         assert gated.approvals.count() == 1
         assert gated.memory.entries("memory") == ["Uses Postgres 17"]

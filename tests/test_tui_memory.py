@@ -234,7 +234,7 @@ async def test_an_unreadable_memory_file_is_reported_in_place(home, tmp_path):
         await settle(pilot)
         (home.memories_dir / "MEMORY.md").write_bytes(b"\xff\xfe broken")
         home.bus.publish(MemoryChanged(actor="external", target="memory", action="external"))
-        await wait_for(pilot, lambda: app.screen.query_one("#memory-status", Static).display, what="the error")
-        status = app.screen.query_one("#memory-status", Static)
+        await wait_for(pilot, lambda: app.screen.query_one("#status", Static).display, what="the error")
+        status = app.screen.query_one("#status", Static)
         assert status.has_class("error") and "UTF-8" in str(status.content)
         assert rows(app, "live") == [("", "fine")]  # what was shown stays

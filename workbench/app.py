@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.signal import Signal
 from textual.worker import Worker, WorkerState
 
-from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
+from engine.events import Event, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
 from engine.home import Home
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
 

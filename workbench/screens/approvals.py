@@ -79,11 +79,10 @@ class ApprovalsScreen(WorkbenchScreen):
                     yield Static("", id="proposal-info")
                     yield Static("", id="proposal-warnings", classes="warning")
                     yield DiffView(id="proposal-diff")
-        yield Static("", id="approvals-status")
+        yield self.status_line()
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.query_one("#approvals-status").display = False
         self.query_one("#budget").display = False
         self.query_one("#queue").focus()
         self.reload()
@@ -186,12 +185,6 @@ class ApprovalsScreen(WorkbenchScreen):
             budget.used, budget.limit = int(data["chars"]), int(data["limit"])
 
     # -- actions ------------------------------------------------------------------
-    def show_status(self, message: str, *, error: bool = False) -> None:
-        status = self.query_one("#approvals-status", Static)
-        status.set_class(error, "error")
-        status.update(literal(message))
-        status.display = bool(message)
-
     def _selected(self) -> PendingRecord | None:
         record = self.current
         if record is None:

@@ -2,7 +2,8 @@
 
 Subclass ``WorkbenchScreen``, set ``TITLE_TEXT`` and ``HELP`` (shown on the help
 screen), yield the screen's own widgets from ``compose_body`` and react to engine
-events in ``engine_event`` (called on the UI thread for every event). Run engine calls
+events in ``engine_event`` (called on the UI thread for every event). A screen that
+yields ``status_line()`` can report outcomes and errors in place with ``show_status``. Run engine calls
 with ``@work(thread=True, exit_on_error=False)``; post results back as Messages or with
 ``self.app.call_from_thread``.
 """
@@ -14,10 +15,11 @@ from typing import TYPE_CHECKING, Iterable
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
+from textual.widgets import Footer, Static
 
 from engine.events import Event
 from widgets.header import WorkbenchHeader
+from widgets.literal import literal
 
 if TYPE_CHECKING:
     from engine.home import Home
@@ -55,6 +57,20 @@ class WorkbenchScreen(Screen):
         self.watch(self.app, "pending_count", lambda value: setattr(header, "pending", value))
         self.watch(self.app, "running_session", lambda value: setattr(header, "session", value))
         self.workbench.engine_events.subscribe(self, self.engine_event)
+
+    @staticmethod
+    def status_line() -> Static:
+        """A one-line (or a few lines) status area, hidden until there is something to say."""
+        status = Static("", id="status", classes="status")
+        status.display = False
+        return status
+
+    def show_status(self, message: str, *, error: bool = False) -> None:
+        """Say ``message`` (shown literally) in the status line; an empty message hides it."""
+        status = self.query_one("#status", Static)
+        status.set_class(error, "error")
+        status.update(literal(message))
+        status.display = bool(message)
 
     def engine_event(self, event: Event) -> None:
         """An engine event (or an external change) arrived; refresh what it touches."""

@@ -113,13 +113,12 @@ class MemoryScreen(WorkbenchScreen):
                 yield Static("", id="live-title", classes="column-title")
                 yield CapacityGauge(id="live-gauge")
                 yield EntryList(id="live-list", empty_text="(no entries; press a to add)")
-        yield Static("", id="memory-status")
+        yield self.status_line()
         with VerticalScroll(id="memory-detail"):
             yield Static("", id="detail-text")
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.query_one("#memory-status").display = False
         self.query_one("#live-list").focus()
         self.reload()
 
@@ -234,13 +233,6 @@ class MemoryScreen(WorkbenchScreen):
             parts += [(f"{_when(row.at)} ", "$text-muted"), (f"{row.actor:<8} {row.action:<8} ", "$secondary"),
                       (one_line(row.after if row.after is not None else row.before, 60) + "\n", "")]
         text.update(assemble(*parts))
-
-    # -- status -------------------------------------------------------------------
-    def show_status(self, message: str, *, error: bool = False) -> None:
-        status = self.query_one("#memory-status", Static)
-        status.set_class(error, "error")
-        status.update(literal(message))
-        status.display = bool(message)
 
     # -- actions ------------------------------------------------------------------
     def action_switch_target(self) -> None:
