@@ -127,3 +127,9 @@ def test_scripted_model_plays_then_falls_back():
     messages += [{"role": "assistant", "content": "Done."}, {"role": "user", "content": "hello"}]
     model.play(None)
     assert model.complete(messages, []).content.startswith("Hello!")  # unscripted: the offline model answers
+
+
+@pytest.mark.parametrize("text", ["I'm a bit confused about the rollout", "I like that idea", "check what I prefer",
+                                  "forget it"])
+def test_vague_statements_write_nothing(text):
+    assert isinstance(first_call(text), str)

@@ -33,9 +33,9 @@ TARGET_LABELS = {"memory": "memory", "user": "user profile"}
 _RE = {name: re.compile(pattern, re.I) for name, pattern in {
     "forget": r"^(?:please\s+)?forget\b(?:\s+(?:that|about|the fact that))?\s*(?P<x>.+)",
     "remember": r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget|do not forget)(?:\s+that)?[:,]?\s+(?P<x>.+)",
-    "fact": r"^(?P<x>(?:my name is|i prefer|i like|i use|i love|i hate|i live|i work (?:at|on|as|in|for)|i'm an? |"
-            r"i am an? |my \w[\w ]{0,30}? (?:is|are) |we use|we're using|we deploy|we host|we run|our \w[\w ]{0,30}? "
-            r"(?:is|are) ).+)",
+    "fact": r"^(?P<x>(?:my name is|i prefer|i like|i use|i love|i hate|i live|i work (?:at|on|as|in|for)|"
+            r"(?:i'm|i am) an? (?!bit\b|little\b|lot\b)|my \w[\w ]{0,30}? (?:is|are) |we use|we're using|we deploy|"
+            r"we host|we run|our \w[\w ]{0,30}? (?:is|are) )(?!\s*(?:it|that|this|these|those|them)\b).+)",
     "search": r"(?:what did we (?:discuss|talk about|decide|say|conclude)(?:\s+(?:about|on|regarding|for))?|"
               r"did we (?:ever )?(?:discuss|talk about|decide on)|remind me what we (?:said|discussed|decided) about|"
               r"(?:search|look through|check) (?:my |our |the )?(?:past |previous |earlier |old )?"
@@ -45,7 +45,8 @@ _RE = {name: re.compile(pattern, re.I) for name, pattern in {
     "howto": r"^(?:how (?:do|can|should|would) (?:i|we|you)|show me how to|what(?:'s| is) the (?:process|procedure|"
              r"steps?) (?:for|to))\s+(?P<x>.+)",
     "routine": r"^(?:please\s+|can you\s+|could you\s+)?(?P<verb>prepare|run|check|triage|audit|release|publish|"
-               r"set up|plan|draft|clean up|tidy up|ship|deploy|review)\s+(?P<x>.+)",
+               r"set up|plan|draft|clean up|tidy up|ship|deploy|review)\s+"
+               r"(?!(?:what|who|whether|if|how|when|where|why)\b)(?P<x>.+)",
     "greeting": r"^(?:hi|hello|hey|good (?:morning|afternoon|evening)|yo)\b",
     "thanks": r"^(?:thanks|thank you|cheers|great|perfect|ok|okay|cool)\b",
 }.items()}
@@ -209,6 +210,8 @@ class OfflineModel(Model):
     def _forget(self, messages, match, steps: list[Step]) -> ModelReply:
         phrase = match.group("x").strip().rstrip(".!")
         entries = known_entries(messages)
+        if not keywords(phrase):  # "forget it": nothing says which entry, so ask instead of guessing
+            return ModelReply(content="Which entry should I forget? Quote a few words of it.")
         if not steps:
             best = best_match(phrase, [e for _, e in entries])
             guess_target, guess = declarative(phrase)

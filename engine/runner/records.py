@@ -33,7 +33,7 @@ CREATE INDEX IF NOT EXISTS idx_runner_requests_session ON runner_requests(sessio
 @dataclass(frozen=True)
 class RequestRecord:
     session_id: str
-    purpose: str  # turn | review | summary
+    purpose: str  # turn | review
     model: str
     prefix_hash: str
     system_chars: int
