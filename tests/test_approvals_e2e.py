@@ -61,6 +61,7 @@ def test_cli_show_edit_then_approve_and_approve_all(tmp_path):
     (home / "memories" / "MEMORY.md").write_text("User likes mate\n§\nProject uses uv and pip")
     code, data = cli(home, "pending", "approve", "all")
     assert code == 1 and [r["id"] for r in data["approved"]] == [fine] and [r["id"] for r in data["failed"]] == [stale]
+    assert "Entry changed since it was staged" in data["error"]
     assert (home / "memories" / "MEMORY.md").read_text() == "User likes mate\n§\nProject uses uv and pip"
     assert (home / "memories" / "USER.md").read_text() == "Name is Ada"
 

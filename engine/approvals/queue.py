@@ -17,7 +17,7 @@ from ..events import PendingChanged
 from ..fileio import file_lock
 from ..tools import BACKGROUND_REVIEW
 from .preview import memory_view, skill_view
-from .records import ORIGINS, PendingRecord, PendingStore, RecordProblem, check_id, check_subsystem
+from .records import ORIGINS, PendingRecord, PendingStore, RecordProblem, Scan, check_id, check_subsystem
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -84,13 +84,16 @@ class ApprovalQueue:
         return record
 
     # -- reading ------------------------------------------------------------------
+    def scan(self, subsystem: str | None = None) -> Scan:
+        """Records (oldest first) and, apart, the files that are not usable records (never deleted)."""
+        return self.store.scan(subsystem)
+
     def list(self, subsystem: str | None = None) -> list[PendingRecord]:
         """Pending records, oldest first (unusable files are skipped; see ``problems``)."""
-        return self.store.scan(subsystem).records
+        return self.scan(subsystem).records
 
     def problems(self, subsystem: str | None = None) -> list[RecordProblem]:
-        """Files in the pending folders that are not usable records (never deleted)."""
-        return self.store.scan(subsystem).problems
+        return self.scan(subsystem).problems
 
     def count(self, subsystem: str | None = None) -> int:
         return len(self.list(subsystem))

@@ -49,14 +49,18 @@ def _row(home: Home, record: PendingRecord) -> dict:
             "age": age_text(age), "actor": record.actor, "session_id": record.session_id}
 
 
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 def list_pending(home: Home, args) -> Output:
-    scan = home.approvals.store.scan(args.subsystem)
+    scan = home.approvals.scan(args.subsystem)
     rows = [_row(home, r) for r in scan.records]
     problems = [p.to_dict() for p in scan.problems]
     lines = [f"Pending writes ({len(rows)}):" if rows else "No pending writes."]
     for row in rows:
         origin = "[auto]" if row["origin"] == "background_review" else row["origin"]
-        lines.append(f"  {row['id']}  {row['subsystem']:<6}  {origin:<10}  {row['age']:>8}  {row['summary']}")
+        lines.append(f"  {row['id']}  {row['subsystem']:<6}  {origin:<10}  {row['age']:>8}  {_one_line(row['summary'])}")
     if rows:
         lines.append("Show: workbench pending show ID   Apply: workbench pending approve ID   Drop: workbench pending reject ID")
     lines += [f"warning: skipped {p['path']}: {p['error']}" for p in problems]
@@ -98,10 +102,11 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
         outcome = {done_key: [result] if result["success"] else [], "failed": [] if result["success"] else [result]}
     done, failed = outcome[done_key], outcome["failed"]
     data = {**outcome, "success": not failed}
-    if failed and len(failed) == 1 and not done:
-        data["error"] = failed[0]["error"]
+    if failed:
+        data["error"] = failed[0]["error"] if len(failed) == 1 else (
+            f"{len(failed)} proposals could not be {done_key} and stay pending; see 'failed'.")
     lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
-    lines += [f"  {item['id']}  {item.get('summary', '')}" for item in done]
+    lines += [f"  {item['id']}  {_one_line(item.get('summary', ''))}" for item in done]
     if failed:
         lines.append("Failed:")
         lines += [f"  {item['id']}  {item['error']}" for item in failed]
