@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from engine.events import MemoryChanged, PendingChanged
@@ -186,3 +188,14 @@ def test_pin_survives_unrelated_changes_and_batches_replay_with_their_pins(home)
     assert home.approvals.approve(replace)["success"]
     assert home.approvals.approve(batch)["success"]
     assert home.memory.entries("memory") == ["User likes coffee", "Deploys on Fridays", "Uses fish shell"]
+
+
+def test_hermes_record_without_a_pin_is_refused_and_kept(home):
+    seed(home, "User likes tea")
+    legacy = {"id": "00c0ffee", "subsystem": "memory", "action": "remove", "summary": "remove from memory: tea",
+              "origin": "foreground", "created_at": 1.0,
+              "payload": {"action": "remove", "target": "memory", "old_text": "tea"}}
+    (home.pending_dir / "memory" / "00c0ffee.json").write_text(json.dumps(legacy))
+    result = home.approvals.approve("00c0ffee")
+    assert not result["success"] and "predates entry pinning" in result["error"]
+    assert home.memory.entries("memory") == ["User likes tea"] and home.approvals.get("00c0ffee").payload == legacy["payload"]
