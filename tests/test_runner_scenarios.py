@@ -50,14 +50,14 @@ def test_demo_scenario_shows_every_feature(home):
     home.config_path.write_text("memory:\n  nudge_interval: 7\n", encoding="utf-8")
     home.reload_config()
     result = run_scenario(home, "demo", speed=0)
-    assert all(t.status == "done" for t in result.turns) and len(result.turns) == 26
+    assert all(t.status == "done" for t in result.turns) and len(result.turns) == 27
     # sessions and lineage: one compression child, parents ended with "compression"
     rows = [home.archive.get_session(i) for i in result.session_ids]
     assert [r.title for r in rows] == ["Ledger hotfix", "Currency backfill migration", "Currency backfill migration #2",
                                        "Weekly check-in", "Approval mode"]
     assert [r.end_reason for r in rows] == ["user_exit", "compression", "user_exit", "user_exit", "user_exit"]
     assert rows[2].parent_session_id == rows[1].id
-    assert [r.message_count for r in rows] == [28, 16, 16, 42, 14]
+    assert [r.message_count for r in rows] == [28, 16, 16, 46, 14]
     # memory: past 80 % and different from what the first session froze
     usage = home.memory.usage("memory")
     assert usage.chars / usage.limit > 0.8
@@ -69,6 +69,8 @@ def test_demo_scenario_shows_every_feature(home):
     # search of an earlier session
     search = next(t for t in result.turns if t.user.startswith("what did we discuss about the Postgres"))
     assert "Postgres 16 upgrade plan" in search.assistant
+    cjk = next(t for t in result.turns if "发票导出" in t.user)
+    assert "发票导出金额问题" in cjk.assistant  # the Chinese session, found through the CJK index
     # a skill created by review from a repeated request, then patched
     skill = home.skills.view("triage-invoice-export", record=False)
     assert "Compare the Sentry release tag with the deployed version first." in skill["content"]

@@ -24,7 +24,7 @@ from typing import Any
 from ..providers.fence import CLOSE_TAG, SYSTEM_NOTE, sanitize_context
 from .base import (MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT, Model, ModelReply, ToolCall,
                    last_user_index)
-from .phrasing import best_match, declarative, keywords, overlap, sentence, shorten, slug
+from .phrasing import best_match, declarative, keywords, overlap, search_terms, sentence, shorten, slug
 
 SEP = "\u2550" * 46
 BLOCK_TITLES = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who the user is)"}
@@ -236,10 +236,10 @@ class OfflineModel(Model):
     def _search(self, messages, match, steps: list[Step]) -> ModelReply:
         topic = match.group("x").strip().rstrip("?.! ")
         if not steps:
-            return self._call(messages, "session_search", {"query": " ".join(keywords(topic)[:5]) or topic})
+            return self._call(messages, "session_search", {"query": search_terms(topic) or topic})
         result = steps[-1].result or {}
         hits = result.get("results") or result.get("sessions") or []
-        words = keywords(topic)
+        words = search_terms(topic).split()
         if not hits and len(steps) == 1 and len(words) > 1:  # too narrow: retry with the most specific word
             return self._call(messages, "session_search", {"query": max(words, key=len)})
         if not result.get("success", True) or not hits:
@@ -268,7 +268,7 @@ class OfflineModel(Model):
                                   "can keep it as a skill.")
 
     def _routine(self, messages, match, steps: list[Step]) -> ModelReply:
-        verb, topic = match.group("verb").lower(), match.group("x").strip().rstrip("?.! ")
+        verb, topic = match.group("verb").lower(), match.group("x").split(",")[0].strip().rstrip("?.! ")
         if not steps:
             return self._call(messages, "skills_list", {})
         name = _matching_skill(f"{verb} {topic}", _skill_names(messages, steps))
@@ -277,7 +277,7 @@ class OfflineModel(Model):
             return self._call(messages, "skill_view", {"name": name})
         searched = next((s for s in steps if s.name == "session_search"), None)
         if searched is None:
-            return self._call(messages, "session_search", {"query": " ".join(keywords(topic)[:4]) or topic})
+            return self._call(messages, "session_search", {"query": search_terms(topic, limit=2) or topic})
         found = len((searched.result or {}).get("results") or [])
         plan = (_skill_body(str(viewed.result.get("content", ""))) if viewed and viewed.result
                 and viewed.result.get("success") else

@@ -46,6 +46,13 @@ def keywords(text: str) -> list[str]:
     return words
 
 
+def search_terms(text: str, limit: int = 5) -> str:
+    """A search query from ``text``: its content words, CJK runs kept whole (the archive splits them itself)."""
+    words = [w.strip("'-") for w in _WORD_RE.findall(text.lower())]
+    kept = [w for w in words if _CJK_RE.search(w) or (len(w) > 2 and w not in STOPWORDS)]
+    return " ".join(dict.fromkeys(kept[:limit]))
+
+
 def overlap(a: str, b: str) -> float:
     """Share of ``a``'s keywords found in ``b`` (0 when ``a`` has none)."""
     wanted = set(keywords(a))
