@@ -133,3 +133,8 @@ def test_scripted_model_plays_then_falls_back():
                                   "forget it"])
 def test_vague_statements_write_nothing(text):
     assert isinstance(first_call(text), str)
+
+
+def test_recap_lists_what_the_model_knows():
+    assert first_call("what do you know about me?") == "Here is what I have:\n- User prefers tabs."
+    assert first_call("What's in your memory?").count("\n- ") == 3

@@ -49,6 +49,8 @@ _RE = {name: re.compile(pattern, re.I) for name, pattern in {
                r"(?!(?:what|who|whether|if|how|when|where|why)\b)(?P<x>.+)",
     "greeting": r"^(?:hi|hello|hey|good (?:morning|afternoon|evening)|yo)\b",
     "thanks": r"^(?:thanks|thank you|cheers|great|perfect|ok|okay|cool)\b",
+    "recap": r"\bwhat do you (?:know|remember) about (?P<who>me|us|the team|the project|this project)\b|"
+             r"\bwhat(?:'s| is) in your memory\b",
 }.items()}
 
 # Implicit, review-worthy statements: habits and context the foreground turn did not save.
@@ -307,6 +309,12 @@ class OfflineModel(Model):
             return "Hello! I can remember things for you, search our past sessions and follow saved procedures."
         if _RE["thanks"].match(text):
             return "You're welcome."
+        recap = _RE["recap"].search(text)
+        if recap:
+            target = "user" if recap.group("who") == "me" else "memory"
+            entries = [e for t, e in known_entries(messages) if recap.group("who") is None or t == target]
+            return ("Here is what I have:\n" + "\n".join(f"- {e}" for e in entries)) if entries else \
+                "Nothing yet. Tell me what to remember."
         known = [entry for _, entry in known_entries(messages)]
         hit = best_match(text, known, minimum=0.5)
         if hit:
