@@ -238,3 +238,24 @@ async def test_an_unreadable_memory_file_is_reported_in_place(home, tmp_path):
         status = app.screen.query_one("#status", Static)
         assert status.has_class("error") and "UTF-8" in str(status.content)
         assert rows(app, "live") == [("", "fine")]  # what was shown stays
+
+
+async def test_the_editor_predicts_the_budget_and_an_overflow(home, tmp_path):
+    home.config_path.write_text("memory:\n  memory_char_limit: 60\n", encoding="utf-8")
+    home.reload_config()
+    home.memory.add("memory", "Deploys run on Fridays at noon")  # 30 chars of 60
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "a")
+        gauge = dialog.query_one("#draft-budget")
+        assert (gauge.used, gauge.limit) == (30, 60)
+        dialog.query_one(TextArea).text = "Deploys run on Fridays at noon, after the standup"
+        await settle(pilot)
+        assert gauge.used == 30 + 3 + 49 and "over by 22" in gauge.caption()
+        advice = str(dialog.query_one("#draft-advice", Static).content)
+        assert "Over the limit by 22" in advice and "Deploys run on Fridays at noon" in advice
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is dialog and "exceed the limit" in str(dialog.query_one("#error", Static).content)
+        assert home.memory.entries("memory") == ["Deploys run on Fridays at noon"]

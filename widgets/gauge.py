@@ -40,10 +40,10 @@ class CapacityGauge(Widget):
         pct = min(100, int(self.used / self.limit * 100)) if self.limit > 0 else 0
         text = f"{self.used:,}/{self.limit:,} {pct}%"
         if self.ghost:
-            after = self.used + self.ghost
             text += f" +{self.ghost:,}"
-            if after > self.limit:
-                text += f" (over by {after - self.limit:,})"
+        after = self.used + self.ghost
+        if after > self.limit:
+            text += f" (over by {after - self.limit:,})"
         return text
 
     def render(self) -> Content:

@@ -19,7 +19,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
-from widgets.literal import assemble, literal
+from widgets.gauge import CapacityGauge
+from widgets.literal import assemble, literal, one_line
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,15 @@ class Conflict:
 
 
 Outcome = Union[None, str, Conflict]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What the store would hold with the draft saved, and entries it could be merged into."""
+
+    chars: int
+    limit: int
+    similar: tuple[str, ...] = ()
 
 
 class ConfirmDialog(ModalScreen[bool]):
@@ -73,13 +83,15 @@ class EditDialog(ModalScreen[bool]):
     ]
 
     def __init__(self, title: str, text: str, submit: Callable[[str], Outcome], *,
-                 rebase: Callable[[Conflict], None] | None = None, hint: str = ""):
+                 rebase: Callable[[Conflict], None] | None = None, hint: str = "",
+                 budget: Callable[[str], Budget] | None = None):
         super().__init__()
         self.title_text = title
         self.initial = text
         self.submit = submit
         self.rebase = rebase
         self.hint = hint
+        self.budget = budget
         self.conflict: Conflict | None = None
 
     def compose(self) -> ComposeResult:
@@ -88,6 +100,9 @@ class EditDialog(ModalScreen[bool]):
             if self.hint:
                 yield Static(literal(self.hint, "$text-muted"))
             yield TextArea(self.initial, id="draft", soft_wrap=True, show_line_numbers=False)
+            if self.budget is not None:
+                yield CapacityGauge(id="draft-budget")
+                yield Static("", id="draft-advice", classes="warning")
             yield Static("", id="error", classes="error")
             with VerticalScroll(id="conflict"):
                 yield Static("", id="conflict-text")
@@ -103,6 +118,22 @@ class EditDialog(ModalScreen[bool]):
         self.query_one("#take-theirs").display = False
         self.query_one("#error").display = False
         self.query_one(TextArea).focus()
+        self._draft_changed()
+
+    @on(TextArea.Changed, "#draft")
+    def _draft_changed(self) -> None:
+        if self.budget is None:
+            return
+        budget = self.budget(self.draft)
+        gauge = self.query_one("#draft-budget", CapacityGauge)
+        gauge.used, gauge.limit = budget.chars, budget.limit
+        advice = self.query_one("#draft-advice", Static)
+        over = budget.chars - budget.limit
+        if over > 0:
+            similar = "; ".join(one_line(e, 60) for e in budget.similar) or "none close"
+            advice.update(literal(f"Over the limit by {over:,}: shorten it, or merge entries first. "
+                                  f"Similar entries: {similar}"))
+        advice.display = over > 0
 
     @property
     def draft(self) -> str:

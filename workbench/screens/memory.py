@@ -11,8 +11,10 @@ meantime the save is refused and both versions are shown.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Callable
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -22,7 +24,7 @@ from textual.widgets import Static
 
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent
-from engine.memory.format import Usage, diff_entries
+from engine.memory.format import Usage, diff_entries, size_of
 from engine.tools import ToolContext
 from widgets.entry_list import MARKS, EntryList, EntryRow
 from widgets.gauge import CapacityGauge
@@ -30,7 +32,7 @@ from widgets.literal import assemble, literal, one_line
 
 from ..messages import JumpToMessage
 from .base import WorkbenchScreen
-from .dialogs import ConfirmDialog, Conflict, EditDialog, Outcome
+from .dialogs import Budget, ConfirmDialog, Conflict, EditDialog, Outcome
 
 TITLES = {"memory": "MEMORY", "user": "USER"}
 MARK_OF = {"unchanged": "", "added": "+", "changed": "~", "removed": "-"}
@@ -248,10 +250,26 @@ class MemoryScreen(WorkbenchScreen):
         self.show_status("Snapshot re-taken: this is what a new session would see.")
         self.reload()
 
+    def budget_for(self, replacing: str | None) -> Callable[[str], Budget]:
+        """The store's size with a draft added (or put in place of ``replacing``), as shown."""
+        view = self.view
+        entries = [row.text for row in view.live if row.mark != "-"] if view else []
+        limit = view.limit if view else 1
+
+        def budget(draft: str) -> Budget:
+            text = draft.strip()
+            after = [text if entry == replacing else entry for entry in entries]
+            if replacing is None and text:
+                after.append(text)
+            similar = difflib.get_close_matches(text, [e for e in entries if e != replacing], n=2, cutoff=0.3)
+            return Budget(size_of([e for e in after if e]), limit, tuple(similar))
+
+        return budget
+
     def action_add(self) -> None:
         target = self.target
         self.app.push_screen(EditDialog(
-            f"Add to {TITLES[target]}", "", lambda text: self._add(target, text),
+            f"Add to {TITLES[target]}", "", lambda text: self._add(target, text), budget=self.budget_for(None),
             hint="Same rules as the agent: no empty text, no injection patterns, within the limit."),
             self._after_edit)
 
@@ -264,7 +282,7 @@ class MemoryScreen(WorkbenchScreen):
             return
         edit = _Edit(self, self.target, row.text)
         self.app.push_screen(EditDialog(f"Edit {TITLES[self.target]} entry", row.text, edit.submit,
-                                        rebase=edit.rebase), self._after_edit)
+                                        rebase=edit.rebase, budget=self.budget_for(row.text)), self._after_edit)
 
     def action_remove(self) -> None:
         row = self._editable_row()
