@@ -229,6 +229,8 @@ def test_token_estimate_is_chars_over_four_unless_usage_is_reported(home):
     assert chars // 4 < estimate < (chars + 20000) // 4  # tool schemas are counted too
     session.last_usage = (5000, len(session.messages))
     assert session.context_tokens() == 5000
+    row = home.archive.get_session(session.id)
+    assert estimate - 100 < row.input_tokens <= estimate and row.output_tokens > 0  # estimates: no usage reported
 
 
 class Echoing(Model):

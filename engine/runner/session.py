@@ -16,6 +16,7 @@ import json
 import logging
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -107,6 +108,7 @@ class AgentSession:
         self.last_usage: tuple[int, int] | None = None  # (prompt_tokens, messages seen) from the model
         self.rotations = 0
         self._sizes: dict[int, int] = {}
+        self._unrecorded_tokens: Counter[str] = Counter()
         self._schema_chars: tuple[Any, int] = (None, 0)
         self._prefix_hashes: dict[tuple, str] = {}
         self.ineffective_compressions = 0
@@ -187,6 +189,9 @@ class AgentSession:
             self._created = True
         ids = archive.append_messages(self.id, [stored_form(m) for m in pending])
         self.message_ids.extend(ids)
+        if self._unrecorded_tokens:
+            archive.update_token_counts(self.id, model=self.model.name, **self._unrecorded_tokens)
+            self._unrecorded_tokens.clear()
         self.emit("message_stored", message_ids=ids, roles=[m["role"] for m in pending])
         return ids
 
@@ -220,8 +225,13 @@ class AgentSession:
         started = time.perf_counter()
         reply = self.model.complete(messages, schemas)
         usage = reply.usage or {}
-        if usage.get("prompt_tokens") and purpose == "turn":
-            self.last_usage = (int(usage["prompt_tokens"]), len(messages) - 1)
+        if purpose == "turn":
+            if usage.get("prompt_tokens"):
+                self.last_usage = (int(usage["prompt_tokens"]), len(messages) - 1)
+            spent = self._unrecorded_tokens  # added to the session row at the next flush
+            spent["input_tokens"] += int(usage.get("prompt_tokens") or estimate)
+            spent["output_tokens"] += int(usage.get("completion_tokens") or compression.message_chars(reply.to_message()) // 4)
+            spent["api_call_count"] += 1
         self.requests.record(RequestRecord(
             session_id=self.id, purpose=purpose, model=self.model.name, prefix_hash=self._prefix_hashes[key],
             system_chars=len(messages[0]["content"]), message_count=len(messages), estimated_tokens=estimate,
