@@ -101,6 +101,7 @@ def test_speed_scales_delays_and_cancel_stops_the_run(home):
     ({"sessions": [{"turns": [{"user": ""}]}]}, "sessions[0].turns[0]: needs a non-empty 'user'"),
     ({"sessions": [{"turns": [{"user": "x", "script": [{"oops": 1}]}]}]}, "script[0]: each step needs"),
     ({"sessions": [{"turns": [{"user": "x"}]}], "pacing": {"turn_delay": -1}}, "'pacing' takes non-negative"),
+    ({"sessions": [{"turns": [{"user": "x"}]}], "seed": "prod"}, "unknown seed 'prod'"),
 ])
 def test_bad_scenarios_are_refused_with_where_and_why(data, problem):
     with pytest.raises(WorkbenchError, match=problem.replace("[", r"\[").replace("]", r"\]")):
@@ -110,3 +111,11 @@ def test_bad_scenarios_are_refused_with_where_and_why(data, problem):
 def test_unknown_scenario_lists_the_builtin_ones():
     with pytest.raises(WorkbenchError, match="Built-in scenarios: demo, smoke"):
         load_scenario("nope")
+
+
+def test_a_scenario_file_can_be_played_by_path(home, tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("name: mine\nsessions:\n  - title: Mine\n    turns:\n      - user: we use ruff for linting\n",
+                    encoding="utf-8")
+    result = run_scenario(home, str(path), speed=0)
+    assert result.name == "mine" and home.memory.entries("memory") == ["The team uses ruff for linting."]

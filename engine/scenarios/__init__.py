@@ -97,6 +97,8 @@ def parse_scenario(data: Any, source: str) -> Scenario:
         raise _fail(source, f"'pacing' takes non-negative numbers for {', '.join(PACING_KEYS)}.")
     if not isinstance(data.get("config", {}), dict):
         raise _fail(source, "'config' must be a mapping of dotted keys.")
+    if data.get("seed") not in (None, "demo"):
+        raise _fail(source, f"unknown seed {data.get('seed')!r}; the only seed is 'demo'.")
     return Scenario(name=str(data.get("name") or Path(source).stem), description=str(data.get("description") or ""),
                     sessions=sessions, config=dict(data.get("config") or {}), pacing=dict(pacing),
                     seed=data.get("seed"))
