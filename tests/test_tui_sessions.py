@@ -76,7 +76,8 @@ async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_p
         (hit,) = results.hits.values()
         assert hit.session_id == TOKYO and hit.snippet[hit.spans[0][0]:hit.spans[0][1]] == "ラーメン"
         assert "東京でラーメンを食べたい" in screen_text(app) and "«" not in screen_text(app)
-        # the hit's session opens in the transcript with the matching message under the cursor
+        # enter opens the hit's session with the matching message under the cursor
+        await pilot.press("enter")
         transcript = screen.query_one(Transcript)
         await wait_for(pilot, lambda: transcript.current is not None and transcript.current.id == hit.message_id,
                        what="transcript at the hit")

@@ -70,7 +70,7 @@ class SearchResults(OptionList):
     DEFAULT_CSS = """
     SearchResults { background: $surface; border: round $primary 40%; }
     SearchResults:focus { border: round $primary; }
-    SearchResults.-stale { opacity: 60%; }
+    SearchResults.-stale { text-opacity: 60%; }
     """
 
     class HitHighlighted(Message):
@@ -86,6 +86,7 @@ class SearchResults(OptionList):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.hits: dict[str, Hit] = {}
+        self.query = ""  # the query whose hits are shown
 
     def show(self, query: str, hits: list[Hit]) -> None:
         """Replace the list with the hits for ``query``."""
@@ -105,6 +106,7 @@ class SearchResults(OptionList):
                 options.append(Option(hit_prompt(hit), id=key))
         self.clear_options()
         self.add_options(options)
+        self.query = query
         self.remove_class("-stale")
         count = len(self.hits)
         self.border_title = f"{count} hit{'s' * (count != 1)} in {len(groups)} session{'s' * (len(groups) != 1)}" if query else ""
@@ -112,6 +114,11 @@ class SearchResults(OptionList):
             self.add_option(Option(Content.styled(f"No messages match {query!r}.", "$text-muted"), disabled=True))
         if self.hits:
             self.highlighted = 1
+
+    @property
+    def current(self) -> Hit | None:
+        option = self.highlighted_option
+        return self.hits.get(option.id or "") if option is not None else None
 
     def mark_stale(self) -> None:
         """Dim the old results while a newer search runs."""

@@ -137,10 +137,65 @@ def figure_write_to_memory_screen(report: Report, root: Path) -> None:
     report.latencies("engine write to Memory screen showing it", samples, target="< 250 ms")
 
 
+SEARCH_QUERIES = ("deploy", "kubernetes ro", "timeout err", "数据库迁移", "データベース")
+
+
+def figure_search_keystroke_to_results(report: Report, root: Path) -> None:
+    """Sessions screen: each keystroke typed into the search box until that query's hits are shown."""
+    from widgets.search_results import SearchResults
+    from workbench.screens.sessions import SEARCH_LIMIT
+
+    home = open_home(root)
+    samples = []
+
+    async def measure() -> None:
+        with scratch_dir("tui-search") as scratch:
+            app = _app(home, scratch / "settings.json")
+            async with app.run_test(size=SIZE) as pilot:
+                await _until(lambda: app.screen.view is not None)
+                await pilot.press("2")
+                await _until(lambda: app.current_mode == "sessions" and app.screen.tree.root_count > 0)
+                results = app.screen.query_one(SearchResults)
+                box = app.screen.query_one("#sessions-search")
+                for query in SEARCH_QUERIES:
+                    box.value = ""
+                    box.focus()
+                    for typed in range(1, len(query) + 1):
+                        wanted = query[:typed].strip()
+                        started = time.perf_counter()
+                        # Pilot.press also waits for the app to go idle; time the results, not that wait.
+                        press = asyncio.ensure_future(pilot.press(query[typed - 1]))
+                        await _until(lambda: results.query == wanted and not results.has_class("-stale"))
+                        samples.append(time.perf_counter() - started)
+                        await press
+
+    def engine_only() -> list[float]:
+        """The same searches without the UI, to show what the screen adds."""
+        timings = []
+        for query in SEARCH_QUERIES:
+            for typed in range(1, len(query) + 1):
+                started = time.perf_counter()
+                home.archive.search(query[:typed].strip(), limit=SEARCH_LIMIT, prefix=True)
+                timings.append(time.perf_counter() - started)
+        return timings
+
+    try:
+        engine_only()  # warm the page cache so both measurements start alike
+        asyncio.run(measure())
+        engine = engine_only()
+    finally:
+        home.close()
+    report.note(f"search queries typed one key at a time: {', '.join(SEARCH_QUERIES)} (40 ms debounce included)")
+    ui_p50, _ = report.latencies("keystroke in search box to results shown", samples, target="< 100 ms + debounce")
+    engine_p50, _ = report.latencies("the same searches, engine only", engine)
+    report.figure("search: screen overhead at p50 (debounce included)", ui_p50 - engine_p50, "ms")
+
+
 def run(report: Report) -> None:
     root = _bench_home()
     report.note(f"home: {root} (1,000,000 messages); terminal {SIZE[0]}x{SIZE[1]}")
     figure_launch_to_interactive(report, root)
     figure_cold_process_launch(report, root)
     figure_write_to_memory_screen(report, root)
+    figure_search_keystroke_to_results(report, root)
     report.memory()

@@ -35,7 +35,7 @@ from ..messages import JumpToMessage
 from .base import WorkbenchScreen
 
 ROOTS_PAGE = 200
-SEARCH_LIMIT = 100
+SEARCH_LIMIT = 50  # lineages listed per query
 SEARCH_DEBOUNCE = 0.04  # seconds: coalesces a burst of keys, short enough to feel instant
 WRITE_SUBSYSTEMS = ("memory", "skills")
 TRANSCRIPT_LIMIT = 2000  # messages shown at once; longer sessions show a window
@@ -222,8 +222,12 @@ class SessionsScreen(WorkbenchScreen):
 
     @on(Input.Submitted, "#sessions-search")
     def _search_submitted(self) -> None:
+        results = self.query_one(SearchResults)
         if self.query_one(ContentSwitcher).current == "sessions-results":
-            self.query_one(SearchResults).focus()
+            results.focus()
+            hit = results.current
+            if hit is not None:
+                self.load_transcript(hit.session_id, hit.message_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search")
     def search(self, query: str) -> None:
@@ -247,7 +251,9 @@ class SessionsScreen(WorkbenchScreen):
 
     @on(SearchResults.HitHighlighted)
     def _hit_highlighted(self, message: SearchResults.HitHighlighted) -> None:
-        self.load_transcript(message.hit.session_id, message.hit.message_id)
+        # Previews follow the reader's cursor in the list, not every refresh while typing.
+        if self.query_one(SearchResults).has_focus:
+            self.load_transcript(message.hit.session_id, message.hit.message_id)
 
     @on(SearchResults.HitChosen)
     def _hit_chosen(self, message: SearchResults.HitChosen) -> None:
