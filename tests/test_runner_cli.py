@@ -26,6 +26,7 @@ def test_run_messages_json_and_continue_the_session(tmp_path, capsys):
     assert data["turns"][0]["tool_calls"][0]["name"] == "memory"
     assert data["memory_writes"] == [{"by": "agent", "action": "add", "target": "user", "content": "User prefers dark mode."}]
     assert data["staged"] == [] and data["sessions"] == [data["session_id"]]
+    assert len(data["prefix_hashes"][data["session_id"]]) == 1  # one prompt prefix for the whole session
     code, out, _ = _run(capsys, "run", "--home", home, "--json", "--session", data["session_id"], "-m", "hello")
     assert code == 0 and json.loads(out)["session_id"] == data["session_id"]
     code, out, _ = _run(capsys, "sessions", "show", data["session_id"], "--home", home, "--json")

@@ -10,7 +10,7 @@ from engine.errors import WorkbenchError
 from engine.events import RunnerEvent
 from engine.home import Home
 from engine.models import BACKENDS, make_model
-from engine.runner import AgentSession
+from engine.runner import AgentSession, RequestLog
 from engine.scenarios import list_scenarios, run_scenario
 
 from . import Output, UsageError
@@ -79,7 +79,7 @@ def _printer(event: RunnerEvent) -> None:
         sys.stdout.flush()
 
 
-def _summary(turns, session_ids: list[str]) -> dict[str, Any]:
+def _summary(home: Home, turns, session_ids: list[str]) -> dict[str, Any]:
     shaped, writes, staged = [], [], []
     for turn in turns:
         actions = [("agent", c) for c in turn.tool_calls] + [("review", a) for a in (turn.review.actions if turn.review else [])]
@@ -95,8 +95,11 @@ def _summary(turns, session_ids: list[str]) -> dict[str, Any]:
                                        "success": c["result"].get("success", True) is not False,
                                        "staged": bool(c["result"].get("staged"))} for c in turn.tool_calls],
                        **({"error": turn.error} if turn.error else {})})
+    log = RequestLog(home)
+    prefixes = {sid: list(dict.fromkeys(log.prefix_hashes(sid, "turn"))) for sid in session_ids}
     data: dict[str, Any] = {"session_id": turns[-1].session_id if turns else (session_ids[-1] if session_ids else None),
-                            "sessions": session_ids, "turns": shaped, "memory_writes": writes, "staged": staged}
+                            "sessions": session_ids, "turns": shaped, "memory_writes": writes, "staged": staged,
+                            "prefix_hashes": prefixes}  # one per session: the prompt prefix stayed cache-stable
     failed = next((t for t in turns if t.status == "error"), None)
     if failed is not None:
         data.update(success=False, error=failed.error)
@@ -133,7 +136,7 @@ def run_agent(home: Home, args) -> Output:
             session_ids = home.archive.lineage(session.id).chain if session.rotations else [session.id]
     finally:
         model.close()
-    data = _summary(turns, session_ids)
+    data = _summary(home, turns, session_ids)
     text = (f"\nsession {data['session_id']}: {len(turns)} turn(s), {len(data['memory_writes'])} memory write(s), "
             f"{len(data['staged'])} staged for approval")
     if data.get("success") is False:
