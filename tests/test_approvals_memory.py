@@ -199,3 +199,17 @@ def test_hermes_record_without_a_pin_is_refused_and_kept(home):
     result = home.approvals.approve("00c0ffee")
     assert not result["success"] and "predates entry pinning" in result["error"]
     assert home.memory.entries("memory") == ["User likes tea"] and home.approvals.get("00c0ffee").payload == legacy["payload"]
+
+
+def test_staged_payload_holds_only_hermes_replay_keywords(home):
+    """Hermes replays ``payload`` as keyword arguments, so it must hold nothing else;
+    who proposed the write, and where, lives on the record itself."""
+    seed(home, "User likes tea")
+    approval_on(home)
+    pid = staged_id(home.memory.replace("memory", "tea", "User likes coffee", AGENT))
+    record = json.loads((home.pending_dir / "memory" / f"{pid}.json").read_text())
+    assert set(record["payload"]) <= {"action", "target", "content", "old_text", "matched_entry", "operations"}
+    assert (record["session_id"], record["message_id"], record["actor"]) == ("s1", 3, "agent")
+    assert home.approvals.approve(pid)["success"]
+    [write] = home.journal.query(subsystem="memory", limit=1)
+    assert (write.session_id, write.message_id, write.detail["proposed_by"]) == ("s1", 3, "agent")

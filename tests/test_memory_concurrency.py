@@ -30,7 +30,9 @@ def _contend(tmp_path, workers: int, count: int) -> None:
     root = tmp_path / "home"
     root.mkdir()
     (root / "config.yaml").write_text("memory:\n  memory_char_limit: 100000\n")
-    open_home(root).memory.add("memory", "seed entry", ToolContext(actor="user"))
+    seeding = open_home(root)
+    seeding.memory.add("memory", "seed entry", ToolContext(actor="user"))
+    seeding.close()  # SQLite state must never be open across fork, even on another connection
     start = CTX.Event()
     procs = [CTX.Process(target=_writer, args=(str(root), w, count, start)) for w in range(workers)]
     for p in procs:
@@ -74,6 +76,8 @@ def test_sigkill_mid_write_leaves_the_old_or_the_new_file(tmp_path):
     (root / "config.yaml").write_text("memory:\n  memory_char_limit: 1000000\n")
     home = open_home(root)
     home.memory.add("memory", "gen 0 " + "x" * BIG, ToolContext(actor="user"))
+    path = home.memory.path("memory")
+    home.close()  # no SQLite state may be open across fork
     whole = re.compile(rf"gen [\d.]+ x{{{BIG}}}")
     rng = random.Random(7)
     generations = set()
@@ -85,11 +89,12 @@ def test_sigkill_mid_write_leaves_the_old_or_the_new_file(tmp_path):
         time.sleep(rng.uniform(0.0, 0.2))
         os.kill(proc.pid, signal.SIGKILL)
         proc.join(10)
-        text = home.memory.path("memory").read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
         assert whole.fullmatch(text), f"torn file: {len(text)} chars"
         generations.add(text.split()[1])
     assert len(generations) > 1, "the writer never got to write"
     # the lock died with the process: the next write goes through at once
+    home = open_home(root)
     assert home.memory.add("memory", "after the crash", ToolContext(actor="user"))["success"]
     home.close()
 

@@ -161,12 +161,14 @@ def test_preview_and_apply_staged(approving):
     home = approving
     seed(home, "User likes tea", "Project uses uv")
     pid = call(home, action="remove", target="memory", old_text="uv")["pending_id"]
-    payload = home.approvals.get(pid).payload
+    record = home.approvals.get(pid)
+    payload = record.payload
     preview = home.memory.preview_staged(payload)
     assert preview == {"target": "memory", "before_entries": ["User likes tea", "Project uses uv"],
                        "after_entries": ["User likes tea"], "usage_after": "0% — 14/2,200 chars",
                        "percent_after": 0, "error": None}
-    result = home.memory.apply_staged(payload, pending_id=pid)
+    result = home.memory.apply_staged(payload, pending_id=pid, session_id=record.session_id,
+                                      message_id=record.message_id, proposed_by=record.actor)
     assert result["success"] and result["removed_entry"] == "Project uses uv"
     row = home.memory.history(limit=1)[0]
     assert (row.actor, row.session_id, row.message_id, row.detail["pending_id"]) == ("user", "s1", 4, pid)

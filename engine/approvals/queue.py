@@ -151,8 +151,9 @@ class ApprovalQueue:
                                   session_id=record.session_id, message_id=record.message_id,
                                   detail={**_detail(record), "edited": edit})
             try:
-                result = self._owner(record).apply_staged(record.payload, actor=actor, edited_content=edit,
-                                                          pending_id=record.id)
+                result = self._owner(record).apply_staged(
+                    record.payload, actor=actor, edited_content=edit, pending_id=record.id,
+                    session_id=record.session_id, message_id=record.message_id, proposed_by=record.actor)
                 error = None if result.get("success") else str(result.get("error") or "the write was refused")
             except WorkbenchError as exc:
                 result, error = exc.to_dict(), exc.message

@@ -265,7 +265,6 @@ class MemoryStore:
         elif plan.action == "batch":
             payload["operations"] = [{**op, "matched_entry": outcome.pins[i]} if i in outcome.pins else op
                                      for i, op in enumerate(payload["operations"], 1)]
-        payload.update(session_id=ctx.session_id, message_id=ctx.message_id, proposed_by=ctx.actor)
         verb = {"add": "add to", "replace": "replace in", "remove": "remove from"}.get(plan.action)
         where = TARGET_NAMES[target]
         head = f"{verb} {where}" if verb else f"apply {len(payload['operations'])} op(s) to {where}"
@@ -290,13 +289,18 @@ class MemoryStore:
                            "apply, discard to drop)."}
 
     def apply_staged(self, payload: dict[str, Any], *, actor: str = "user", edited_content: str | None = None,
-                     pending_id: str | None = None) -> dict[str, Any]:
-        """Replay a staged write through every guard (never the gate: this is the approval)."""
+                     pending_id: str | None = None, session_id: str | None = None, message_id: int | None = None,
+                     proposed_by: str | None = None) -> dict[str, Any]:
+        """Replay a staged write through every guard (never the gate: this is the approval).
+
+        The payload holds only Hermes's replay keywords (so Hermes can approve our records
+        too); who proposed it, and in which session and message, comes from the record.
+        """
         try:
             self._check_writable()
             target, plan = self._staged_plan(payload, edited_content)
-            writer = _Writer(actor, payload.get("session_id"), payload.get("message_id"),
-                             {"pending_id": pending_id, "proposed_by": payload.get("proposed_by"),
+            writer = _Writer(actor, session_id, message_id,
+                             {"pending_id": pending_id, "proposed_by": proposed_by,
                               "edited": edited_content is not None})
             outcome = self._apply(target, plan, writer)
         except Refusal as refusal:

@@ -501,10 +501,16 @@ class SkillLibrary:
         return {"name": plan.name, "file": plan.label, "before": plan.before, "after": plan.after or "", "error": None}
 
     def apply_staged(self, payload: dict[str, Any], *, actor: str = "user", edited_content: str | None = None,
-                     pending_id: str | None = None) -> dict[str, Any]:
-        """Replay an approved write through every normal check; a refusal writes nothing."""
+                     pending_id: str | None = None, session_id: str | None = None, message_id: int | None = None,
+                     proposed_by: str | None = None) -> dict[str, Any]:
+        """Replay an approved write through every normal check; a refusal writes nothing.
+
+        The journal row keeps the session and message that proposed it (``proposed_by`` is
+        recorded by the approval queue's own row).
+        """
+        ctx = ToolContext(actor=actor, session_id=session_id, message_id=message_id)
         try:
-            return self.manage(self._edited(payload, edited_content), ToolContext(actor=actor), pending_id)
+            return self.manage(self._edited(payload, edited_content), ctx, pending_id)
         except WorkbenchError as exc:
             return exc.to_dict()
 
