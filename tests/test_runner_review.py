@@ -26,7 +26,7 @@ def test_memory_review_fires_every_nudge_interval_and_saves_as_review(home):
     kinds = [e.kind for e in seen]
     assert kinds[-3:] == ["review_started", "tool_result", "review_finished"]
     assert seen[-1].actor == seen[-2].actor == "review"
-    assert seen[-1].data["writes"] == 1
+    assert seen[-1].data["writes"] == 1 and seen[-1].data["summary"] == "User profile updated"
     # the review reuses the session's exact prefix (prompt + tools), and stores nothing
     log = RequestLog(home)
     assert set(log.prefix_hashes(session.id, "review")) == set(log.prefix_hashes(session.id, "turn"))
@@ -58,6 +58,7 @@ def test_repeated_multi_step_requests_become_a_skill(home):
     assert review.triggers == ["skills"]
     created = [a for a in review.actions if a["name"] == "skill_manage"]
     assert created[0]["arguments"]["name"] == "prepare-billing-release" and created[0]["result"]["success"] is True
+    assert review.summary == "Skill 'prepare-billing-release' created"
     info = home.skills.get("prepare-billing-release")
     assert info.name == "prepare-billing-release"
     third = session.run_turn("prepare the billing release")  # now the skill is found and followed
@@ -68,6 +69,7 @@ def test_repeated_multi_step_requests_become_a_skill(home):
 def test_with_skills_write_approval_the_proposal_waits_in_the_queue(home):
     _, review = _routine_twice(home, approval=True)
     assert review.staged and home.approvals.count("skills") == 1
+    assert review.summary == "1 proposal(s) waiting for approval"
     assert [s.name for s in home.skills.list()] == []
     record = home.approvals.get(review.staged[0])
     assert record.origin == "background_review"

@@ -45,9 +45,24 @@ class ReviewResult:
     def staged(self) -> list[str]:
         return [a["result"]["pending_id"] for a in self.actions if a["result"].get("staged") and a["result"].get("pending_id")]
 
+    @property
+    def summary(self) -> str:
+        """One line for people: what was saved (staged proposals are counted, not claimed as done)."""
+        lines = []
+        for action in self.writes:
+            args = action["arguments"]
+            if action["name"] == "memory":
+                lines.append("User profile updated" if args.get("target") == "user" else "Memory updated")
+            else:
+                verb = {"create": "created", "patch": "patched", "edit": "rewritten", "delete": "archived"}
+                lines.append(f"Skill '{args.get('name')}' {verb.get(args.get('action'), 'updated')}")
+        if self.staged:
+            lines.append(f"{len(self.staged)} proposal(s) waiting for approval")
+        return " \u00b7 ".join(dict.fromkeys(lines)) or "Nothing to save."
+
     def to_dict(self) -> dict[str, Any]:
         return {"triggers": self.triggers, "actions": self.actions, "answer": self.answer, "error": self.error,
-                "writes": len(self.writes), "staged": self.staged}
+                "writes": len(self.writes), "staged": self.staged, "summary": self.summary}
 
 
 def review_prompt(memory: bool, skills: bool) -> str:

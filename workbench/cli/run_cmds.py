@@ -71,7 +71,7 @@ def _printer(event: RunnerEvent) -> None:
     elif kind == "review_started":
         line = f"  [review] looking back ({', '.join(data['triggers'])})"
     elif kind == "review_finished":
-        line = f"  [review] {data.get('answer') or data.get('error') or 'done'}"
+        line = f"  [review] {data.get('error') or data.get('summary')}"
     elif kind in ("error", "cancelled") and event.actor != "review":
         line = f"  !! {data.get('message') or kind}"
     if line is not None:
