@@ -259,3 +259,31 @@ async def test_the_editor_predicts_the_budget_and_an_overflow(home, tmp_path):
         await settle(pilot)
         assert app.screen is dialog and "exceed the limit" in str(dialog.query_one("#error", Static).content)
         assert home.memory.entries("memory") == ["Deploys run on Fridays at noon"]
+
+
+async def test_undo_reverts_the_newest_change_of_the_selected_entry(home, tmp_path):
+    home.memory.add("memory", "Deploys on Fridays", AGENT)
+    home.memory.replace("memory", "Fridays", "Deploys on Mondays", AGENT)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
+        assert "replace" in app.screen.question
+        await pilot.press("y")
+        await settle(pilot)
+        assert home.memory.entries("memory") == ["Deploys on Fridays"]
+        assert journal_actors(home)[0] == ("user", "undo")
+        await wait_for(pilot, lambda: rows(app, "live") == [("~", "Deploys on Fridays")], what="the undone entry")
+
+
+async def test_a_store_disabled_in_config_says_it_is_not_in_the_prompt(home, tmp_path):
+    home.config_path.write_text("memory:\n  user_profile_enabled: false\n", encoding="utf-8")
+    home.reload_config()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await settle(pilot)
+        assert "frozen 12:00:00 UTC" in str(app.screen.query_one("#frozen-title", Static).content)
+        await pilot.press("t")
+        await settle(pilot)
+        assert "not in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)

@@ -52,6 +52,7 @@ class MemoryView:
     limit: int
     ghost: int
     taken_at: float
+    enabled: bool = True  # False: config keeps this store out of the prompt
     error: str | None = None
 
 
@@ -97,13 +98,15 @@ class MemoryScreen(WorkbenchScreen):
         Binding("e,enter", "edit", "Edit", key_display="e", id="memory.edit"),
         Binding("d,delete", "remove", "Remove", key_display="d", id="memory.remove"),
         Binding("g", "jump", "Source", id="memory.jump"),
-        Binding("f", "refreeze", "Refreeze", id="memory.refreeze"),
+        Binding("u", "undo", "Undo", id="memory.undo"),
+        Binding("f", "refreeze", "Refreeze", show=False, id="memory.refreeze"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.target = "memory"
         self.view: MemoryView | None = None
+        self.detail: EntryDetail | None = None
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="memory-columns"):
@@ -156,7 +159,7 @@ class MemoryScreen(WorkbenchScreen):
         return MemoryView(
             target=target, frozen=frozen_rows, live=live_rows, frozen_chars=snapshot.usage[target].chars,
             live_chars=usage.chars, limit=usage.limit, ghost=self._pending_growth(target),
-            taken_at=snapshot.taken_at, error=(snapshot.errors or {}).get(target),
+            taken_at=snapshot.taken_at, enabled=snapshot.enabled[target], error=snapshot.errors.get(target),
         )
 
     def _pending_growth(self, target: str) -> int:
@@ -175,6 +178,8 @@ class MemoryScreen(WorkbenchScreen):
         title = TITLES[view.target]
         taken = datetime.fromtimestamp(view.taken_at, timezone.utc).strftime("%H:%M:%S")
         frozen_note = "in the running session's prompt" if self.workbench.running_session else f"frozen {taken} UTC"
+        if not view.enabled:
+            frozen_note = "disabled in config.yaml: not in the prompt"
         self.query_one("#frozen-title", Static).update(
             assemble((f"{title} ", "bold $accent"), ("snapshot ", "bold"), (frozen_note, "$text-muted")))
         counts = [(mark, sum(1 for row in view.live if row.mark == mark)) for mark in ("+", "~", "-")]
@@ -312,12 +317,30 @@ class MemoryScreen(WorkbenchScreen):
         return row
 
     def action_jump(self) -> None:
-        detail = getattr(self, "detail", None)
-        origin = detail.origin if detail else None
+        origin = self.detail.origin if self.detail else None
         if origin is None or origin.session_id is None:
             self.show_status("This entry has no recorded source message.")
             return
         self.app.post_message(JumpToMessage(origin.session_id, origin.message_id))
+
+    def action_undo(self) -> None:
+        """Undo the newest journaled change of the selected entry (after a confirmation)."""
+        row = self.detail.history[0] if self.detail and self.detail.history else None
+        if row is None:
+            self.show_status("No journaled change of this entry to undo.")
+            return
+        question = f"Undo event {row.id}: {row.actor} {row.action} at {_when(row.at)}?"
+        before = row.before if row.action != "external" else "(the file before the external edit)"
+        after = row.after if row.action != "external" else "(the file after it)"
+        detail = f"now:  {one_line(after, 300) if after is not None else '(nothing)'}\n" \
+                 f"back to:  {one_line(before, 300) if before is not None else '(nothing)'}"
+        self.app.push_screen(ConfirmDialog(question, detail), lambda yes: self._undo(row.id) if yes else None)
+
+    @work(thread=True, group="memory-write", exit_on_error=False)
+    def _undo(self, event_id: int) -> None:
+        result = self.home.memory.undo(event_id, actor="user")
+        error = result_error(result)
+        self.app.call_from_thread(self.show_status, error or result.get("message", "Undone."), error=error is not None)
 
 
 class _Edit:
