@@ -5,12 +5,13 @@ from __future__ import annotations
 import time
 
 import pytest
+from textual.app import App
 from textual.widgets import Select
 
 from engine.events import RunnerEvent
 from tests.tui_support import make_app, settle, wait_for
 from widgets.lineage_tree import LineageTree
-from widgets.transcript import Transcript
+from widgets.transcript import Transcript, TranscriptItem
 from workbench.screens.run import RunScreen, runner_item
 
 pytestmark = pytest.mark.anyio
@@ -101,6 +102,34 @@ async def test_a_failing_model_is_reported_not_fatal(home, tmp_path):
         await settle(pilot)
         assert "failed" in screen_text(app)  # said in place; the app is still running
         assert screen.query_one(Transcript).items[0].content == "hello"  # the user's words were kept
+
+
+class TranscriptApp(App):
+    def compose(self):
+        yield Transcript()
+
+
+async def test_streaming_keeps_the_readers_place_and_counts_unseen_messages():
+    app = TranscriptApp()
+    async with app.run_test(size=(40, 12)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.set_items([TranscriptItem("user", f"message {n}", id=n) for n in range(20)])
+        await pilot.pause()
+        assert transcript.is_vertical_scroll_end  # following: the newest message is in view
+        transcript.append(TranscriptItem("assistant", "streamed while following"))
+        await pilot.pause()
+        assert transcript.is_vertical_scroll_end and transcript.unseen == 0
+        transcript.focus()
+        await pilot.press("home")  # the reader scrolls back to read
+        await pilot.pause()
+        transcript.append(TranscriptItem("assistant", "arrives while reading"))
+        transcript.append(TranscriptItem("assistant", "and another"))
+        await pilot.pause()
+        assert transcript.scroll_y == 0 and transcript.cursor == 0 and transcript.unseen == 2
+        assert "↓ 2 new" in str(transcript.border_subtitle)
+        await pilot.press("f", "f")  # follow off, then on again: jumps to the newest, count cleared
+        await pilot.pause()
+        assert transcript.follow and transcript.is_vertical_scroll_end and transcript.unseen == 0
 
 
 def test_runner_events_become_literal_transcript_rows():

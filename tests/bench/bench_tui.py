@@ -142,6 +142,7 @@ SEARCH_QUERIES = ("deploy", "kubernetes ro", "timeout err", "数据库迁移", "
 
 def figure_search_keystroke_to_results(report: Report, root: Path) -> None:
     """Sessions screen: each keystroke typed into the search box until that query's hits are shown."""
+    from widgets.lineage_tree import LineageTree
     from widgets.search_results import SearchResults
     from workbench.screens.sessions import SEARCH_LIMIT
 
@@ -154,7 +155,8 @@ def figure_search_keystroke_to_results(report: Report, root: Path) -> None:
             async with app.run_test(size=SIZE) as pilot:
                 await _until(lambda: app.screen.view is not None)
                 await pilot.press("2")
-                await _until(lambda: app.current_mode == "sessions" and app.screen.tree.root_count > 0)
+                await _until(lambda: app.current_mode == "sessions" and app.screen.is_mounted
+                             and any(tree.root_count for tree in app.screen.query(LineageTree)))
                 results = app.screen.query_one(SearchResults)
                 box = app.screen.query_one("#sessions-search")
                 for query in SEARCH_QUERIES:
