@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from engine.models import OfflineModel
 from engine.models.base import Model, ModelReply, ToolCall
 from engine.runner import AgentSession, RequestLog
@@ -92,3 +94,50 @@ def test_review_tools_are_restricted_and_failures_stay_out_of_the_turn(home):
     assert result.status == "done" and result.assistant == "ok"
     denied = result.review.actions[0]["result"]
     assert denied["success"] is False and "denied tool 'session_search'" in denied["error"]
+
+
+class SlowReview(Model):
+    """Answers turns at once; in a review, waits until released, then saves one memory entry."""
+
+    name = "slow-review"
+
+    def __init__(self):
+        self.in_review, self.release = threading.Event(), threading.Event()
+
+    def complete(self, messages, tools):
+        last = messages[-1]
+        if last["role"] == "user" and last["content"].startswith("Review the conversation above"):
+            self.in_review.set()
+            self.release.wait(5)
+            return ModelReply(tool_calls=[ToolCall("r1", "memory", {"action": "add", "target": "memory",
+                                                                    "content": "Reviewed in the background."})])
+        return ModelReply(content="ok")
+
+
+def test_background_review_runs_after_the_turn_on_its_own_thread(home):
+    _config(home, "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n")
+    model = SlowReview()
+    seen = []
+    session = AgentSession(home, model, background_review=True, on_event=seen.append)
+    result = session.run_turn("hello")
+    assert result.status == "done" and result.review is None  # the answer did not wait for the review
+    assert model.in_review.wait(5) and session.wait_for_review(0.05) is False
+    model.release.set()
+    assert session.wait_for_review(5) is True
+    assert home.memory.entries("memory") == ["Reviewed in the background."]
+    assert [e.kind for e in seen if e.actor == "review"][-1] == "review_finished"
+
+
+def test_a_new_turn_stops_a_background_review_still_running(home):
+    _config(home, "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n")
+    model = SlowReview()
+    finished = []
+    session = AgentSession(home, model, background_review=True,
+                           on_event=lambda e: e.kind == "review_finished" and finished.append(e.data))
+    session.run_turn("hello")
+    assert model.in_review.wait(5)
+    threading.Timer(0.1, model.release.set).start()  # the model call in flight returns soon after
+    assert session.run_turn("next question").status == "done"
+    assert finished[0]["error"] == "cancelled" and finished[0]["writes"] == 0
+    assert home.memory.entries("memory") == []  # the review was stopped before it wrote
+    session.close()

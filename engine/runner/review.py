@@ -7,13 +7,16 @@ prefix stays cache-identical) and the conversation so far, but may only run the 
 and skill tools; it acts as ``review`` with origin ``background_review``, which the
 memory and skills parts use to stage destructive or gated writes for approval. Its
 messages are never stored, and a failing review never affects the turn it follows.
+It runs right after the turn (deterministic: the CLI and scenarios), or with
+``AgentSession(background_review=True)`` on a daemon thread, as Hermes does; a new
+turn then asks a review still running to stop and waits at most two seconds for it.
 """
 
 from __future__ import annotations
 
-import copy
-import logging
 import json
+import logging
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,16 +73,21 @@ def review_prompt(memory: bool, skills: bool) -> str:
     return "\n\n".join(parts + [REVIEW_TOOLS_NOTE])
 
 
-def maybe_review(session, *, memory: bool, skills: bool) -> ReviewResult:
-    """Run one review for ``session`` now (in this thread); never raises."""
+def run_review(session, conversation: list[dict[str, Any]], *, memory: bool, skills: bool,
+               stop: threading.Event) -> ReviewResult:
+    """Review ``conversation`` (the session's API messages, copied by the caller); never raises.
+
+    Runs on whichever thread calls it; ``stop`` ends it at the next step.
+    """
     result = ReviewResult(triggers=[t for t, on in (("memory", memory), ("skills", skills)) if on])
+    session_id = session.id
     session.emit("review_started", actor="review", triggers=result.triggers)
     tools = session.tools.restricted(REVIEW_TOOLS, DENIED)
-    messages = copy.deepcopy(session.api_messages()) + [{"role": "user", "content": review_prompt(memory, skills)}]
+    messages = conversation + [{"role": "user", "content": review_prompt(memory, skills)}]
     state: dict[str, Any] = {}
     try:
         for _ in range(MAX_REVIEW_ITERATIONS):
-            if session.cancel_event.is_set():
+            if stop.is_set():
                 result.error = "cancelled"
                 break
             reply = session.request(messages, tools, "review")
@@ -88,11 +96,13 @@ def maybe_review(session, *, memory: bool, skills: bool) -> ReviewResult:
                 result.answer = reply.content
                 break
             for call in reply.tool_calls:
-                ctx = ToolContext(actor="review", session_id=session.id, origin=BACKGROUND_REVIEW, turn_state=state)
+                if stop.is_set():  # asked to stop while the model was thinking: write nothing more
+                    break
+                ctx = ToolContext(actor="review", session_id=session_id, origin=BACKGROUND_REVIEW, turn_state=state)
                 outcome = tools.dispatch(call.name, call.arguments, ctx)
                 if call.name == "memory":
                     session.manager.notify_memory_write(call.arguments, outcome,
-                                                        {"session_id": session.id, "write_origin": BACKGROUND_REVIEW})
+                                                        {"session_id": session_id, "write_origin": BACKGROUND_REVIEW})
                 messages.append({"role": "tool", "tool_call_id": call.id, "tool_name": call.name,
                                  "content": json.dumps(outcome, ensure_ascii=False, default=str)})
                 result.actions.append({"name": call.name, "arguments": call.arguments, "result": outcome})

@@ -12,6 +12,7 @@ child session (or in place).
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import threading
@@ -37,6 +38,8 @@ log = logging.getLogger(__name__)
 
 TITLE_CHARS = 60
 RESULT_PREVIEW = 400
+REVIEW_CANCEL_WAIT_S = 2.0  # how long a new turn waits for a cancelled background review (then goes ahead)
+REVIEW_CLOSE_WAIT_S = 5.0
 
 
 class Cancelled(Exception):
@@ -82,7 +85,8 @@ class AgentSession:
     def __init__(self, home, model: Model, *, session_id: str | None = None, source: str = "cli",
                  title: str | None = None, cwd: Path | None = None, provider: MemoryProvider | None = None,
                  on_event: Callable[[RunnerEvent], None] | None = None, step_delay: float = 0.0,
-                 review: bool = True, cancel_event: threading.Event | None = None):
+                 review: bool = True, background_review: bool = False,
+                 cancel_event: threading.Event | None = None):
         self.home = home
         self.model = model
         self.source = source
@@ -91,6 +95,8 @@ class AgentSession:
         self.on_event = on_event
         self.step_delay = step_delay
         self.review_enabled = review
+        self.background_review = background_review  # True: reviews run on a daemon thread after the turn
+        self._review: tuple[threading.Thread, threading.Event] | None = None
         self._own_cancel = cancel_event is None  # a shared event (a whole scenario's) is never cleared here
         self.cancel_event = cancel_event or threading.Event()
         self.requests = RequestLog(home)
@@ -163,8 +169,10 @@ class AgentSession:
                 log.exception("on_event callback failed for %s", kind)
 
     def cancel(self) -> None:
-        """Stop the running turn at its next safe point (callable from any thread; a no-op between turns)."""
+        """Stop the running turn (and a background review) at the next safe point; callable from any thread."""
         self.cancel_event.set()
+        if self._review is not None:
+            self._review[1].set()
 
     def _pause(self) -> None:
         """Pacing for watchable runs; also the point where a cancel is noticed."""
@@ -197,6 +205,7 @@ class AgentSession:
 
     def end(self, reason: str = "session_end") -> None:
         """Store what is left and end the session row (if it was ever written)."""
+        self.wait_for_review(REVIEW_CLOSE_WAIT_S)
         self.flush()
         if self._created:
             self.manager.call("on_session_end", list(self.messages))
@@ -260,8 +269,7 @@ class AgentSession:
 
     # -- the turn -------------------------------------------------------------------------
     def run_turn(self, text: str) -> TurnResult:
-        from .review import maybe_review
-
+        self.wait_for_review(REVIEW_CANCEL_WAIT_S, cancel=True)  # a live turn wins over a review still running
         result = TurnResult(session_id=self.id, user=text)
         if self._own_cancel:
             self.cancel_event.clear()
@@ -316,8 +324,36 @@ class AgentSession:
             self.manager.call("sync_turn", text, result.assistant, session_id=self.id)
             review_skills = self._tick_skill_nudge()
             if self.review_enabled and (review_memory or review_skills):
-                result.review = maybe_review(self, memory=review_memory, skills=review_skills)
+                result.review = self._start_review(review_memory, review_skills)
         return result
+
+    # -- background review ----------------------------------------------------------------
+    def _start_review(self, memory: bool, skills: bool):
+        """Inline: run it now and return its result. Background: start it on a thread and return None."""
+        from .review import run_review
+
+        conversation = copy.deepcopy(self.api_messages())  # taken here, before the next turn can change it
+        if not self.background_review:
+            return run_review(self, conversation, memory=memory, skills=skills, stop=self.cancel_event)
+        stop = threading.Event()
+        thread = threading.Thread(target=run_review, args=(self, conversation), name="bg-review", daemon=True,
+                                  kwargs={"memory": memory, "skills": skills, "stop": stop})
+        self._review = (thread, stop)
+        thread.start()
+        return None
+
+    def wait_for_review(self, timeout: float | None = None, *, cancel: bool = False) -> bool:
+        """Let a background review finish (``cancel``: ask it to stop first); True when none is running."""
+        if self._review is None:
+            return True
+        thread, stop = self._review
+        if cancel:
+            stop.set()
+        thread.join(timeout)
+        if thread.is_alive():
+            return False
+        self._review = None
+        return True
 
     def _safe_flush(self, result: TurnResult) -> None:
         try:
@@ -425,6 +461,7 @@ class AgentSession:
 
     def close(self) -> None:
         """Store anything pending and release the provider; the session row stays open for resuming."""
+        self.wait_for_review(REVIEW_CLOSE_WAIT_S)
         self.flush()
         self.manager.shutdown()
         self.model.close()
