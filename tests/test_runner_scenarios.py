@@ -90,7 +90,8 @@ def test_speed_scales_delays_and_cancel_stops_the_run(home):
     timer.start()
     result = run_scenario(home, "smoke", speed=0.5, cancel=cancel)  # 1 s turn delay at this speed
     timer.cancel()
-    assert result.cancelled and result.turns == [] and time.perf_counter() - started < 2
+    assert result.cancelled and result.turns == [] and result.session_ids == []
+    assert time.perf_counter() - started < 2
     assert home.archive.list_sessions() == []
     fast = run_scenario(home, "smoke", speed=100)
     assert len(fast.turns) == 4

@@ -127,6 +127,11 @@ class AgentSession:
         self.manager.call("initialize", self.id, home=str(home.root), platform=source,
                           parent_session_id=self.parent_id or "")
 
+    @property
+    def stored(self) -> bool:
+        """Whether the session row exists in state.db (it is created on the first write)."""
+        return self._created
+
     # -- set-up ---------------------------------------------------------------------------
     def _build_tools(self) -> ToolRegistry:
         tools = builtin_tools(self.home)

@@ -165,8 +165,9 @@ def run_scenario(home, name: str, speed: float = 1.0, on_event: Callable[[Runner
                 result.turns.append(turn_result)
                 if turn_result.status == "cancelled":
                     break
-            result.session_ids.extend(home.archive.lineage(session.id).chain if session.rotations else [session.id])
             session.end(spec.get("end") or "user_exit")
+            if session.stored:
+                result.session_ids.extend(home.archive.lineage(session.id).chain if session.rotations else [session.id])
             if delay["session_delay"]:
                 cancel.wait(delay["session_delay"])
     finally:
