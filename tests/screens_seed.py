@@ -1,8 +1,11 @@
-"""Fixed data for the Sessions, Skills and Run screen tests and snapshots (fixed ids and clock)."""
+"""Fixed data and small steps for the Sessions, Skills and Run screen tests and snapshots."""
 
 from __future__ import annotations
 
+from textual.widgets import Select
+
 from engine.tools import BACKGROUND_REVIEW, ToolContext
+from tests.tui_support import settle, wait_for
 
 GARDEN = "20261129_090000_aaaaaa"
 GARDEN_2 = "20261129_100000_bbbbbb"  # compression child of GARDEN
@@ -71,3 +74,26 @@ def seed_skills(home) -> None:
     result = home.skills.manage({"action": "write_file", "name": "git-rebase", "file_path": "references/flags.md",
                                  "file_content": "# Flags\n\n`--onto` moves a range.\n"}, ToolContext(actor="agent"))
     assert result.get("success"), result
+
+
+def screen_text(app) -> str:
+    """The active screen as plain text, one line per terminal row."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def open_mode(pilot, key: str, screen_class):
+    """Press a mode key and wait for that screen, settled."""
+    await pilot.press(key)
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, screen_class)
+    return pilot.app.screen
+
+
+async def play_scenario(pilot, screen, name: str = "smoke") -> None:
+    """On the Run screen: play a scenario without delays and wait until it has finished."""
+    screen.speed = 0
+    screen.query_one("#run-scenario", Select).value = name
+    await pilot.press("ctrl+g")
+    await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, timeout=20,
+                   what="scenario finished")
+    await settle(pilot)

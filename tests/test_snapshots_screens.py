@@ -12,23 +12,27 @@ import itertools
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Select
+from textual.widgets import Input
 
-from tests.screens_seed import seed_sessions, seed_skills
-from tests.tui_support import make_app, settle, wait_for
+from tests.screens_seed import play_scenario, seed_sessions, seed_skills
+from tests.tui_support import make_app, settle
 from widgets.skill_list import SkillList
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 
 
-def fixed_session_ids(home) -> None:
-    numbers = itertools.count(1)
-    home.archive.new_session_id = lambda: f"20261130_120000_{next(numbers):06x}"
+def shot(snap_compare, home, tmp_path, size, key: str, then=None) -> bool:
+    """Open a mode, run ``then(pilot)``, let every worker finish, and compare the screen."""
+    async def run_before(pilot):
+        await pilot.press(key)
+        await settle(pilot)
+        if then is not None:
+            await then(pilot)
+            await settle(pilot)
+        for box in pilot.app.screen.query(Input):
+            box.cursor_blink = False
 
-
-def still(pilot) -> None:
-    for box in pilot.app.screen.query(Input):
-        box.cursor_blink = False
+    return snap_compare(make_app(home, tmp_path), terminal_size=size, run_before=run_before)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -36,13 +40,9 @@ def test_sessions_screen(snap_compare, home, tmp_path, size):
     seed_sessions(home)
 
     async def expand_lineage(pilot):
-        await pilot.press("2")
-        await settle(pilot)
-        await pilot.press("space")  # expand the newest root: compression child, branch, delegate
-        await settle(pilot)
-        still(pilot)
+        await pilot.press("space")  # the newest root: its compression child, branch and delegate
 
-    assert snap_compare(make_app(home, tmp_path), terminal_size=size, run_before=expand_lineage)
+    assert shot(snap_compare, home, tmp_path, size, "2", expand_lineage)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -50,15 +50,11 @@ def test_sessions_search(snap_compare, home, tmp_path, size):
     seed_sessions(home)
 
     async def search_cjk(pilot):
-        await pilot.press("2")
-        await settle(pilot)
         await pilot.press("slash", *"ラーメン")
         await settle(pilot)
         await pilot.press("enter")
-        await settle(pilot)
-        still(pilot)
 
-    assert snap_compare(make_app(home, tmp_path), terminal_size=size, run_before=search_cjk)
+    assert shot(snap_compare, home, tmp_path, size, "2", search_cjk)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -66,33 +62,21 @@ def test_skills_screen(snap_compare, home, tmp_path, size):
     seed_skills(home)
 
     async def select_skill(pilot):
-        await pilot.press("3")
-        await settle(pilot)
         table = pilot.app.screen.query_one(SkillList)
         table.move_cursor(row=table.get_row_index("git-rebase"))
-        await settle(pilot)
-        still(pilot)
 
-    assert snap_compare(make_app(home, tmp_path), terminal_size=size, run_before=select_skill)
+    assert shot(snap_compare, home, tmp_path, size, "3", select_skill)
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_run_screen(snap_compare, home, tmp_path, size):
-    fixed_session_ids(home)
+    numbers = itertools.count(1)
+    home.archive.new_session_id = lambda: f"20261130_120000_{next(numbers):06x}"  # fixed ids in the shot
 
     async def play_smoke(pilot):
-        await pilot.press("5")
-        await settle(pilot)
-        screen = pilot.app.screen
-        screen.speed = 0
-        screen.query_one("#run-scenario", Select).value = "smoke"
-        await pilot.press("ctrl+g")
-        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, timeout=20,
-                       what="scenario finished")
-        await settle(pilot)
-        still(pilot)
+        await play_scenario(pilot, pilot.app.screen)
 
-    assert snap_compare(make_app(home, tmp_path), terminal_size=size, run_before=play_smoke)
+    assert shot(snap_compare, home, tmp_path, size, "5", play_smoke)
 
 
 def test_snapshots_are_stored_under_the_top_level_folder():

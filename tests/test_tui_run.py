@@ -9,6 +9,7 @@ from textual.app import App
 from textual.widgets import Select
 
 from engine.events import RunnerEvent
+from tests.screens_seed import open_mode, play_scenario, screen_text
 from tests.tui_support import make_app, settle, wait_for
 from widgets.lineage_tree import LineageTree
 from widgets.transcript import Transcript, TranscriptItem
@@ -17,16 +18,8 @@ from workbench.screens.run import RunScreen, runner_item
 pytestmark = pytest.mark.anyio
 
 
-def screen_text(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
 async def open_run(pilot) -> RunScreen:
-    await pilot.press("5")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, RunScreen)
-    return screen
+    return await open_mode(pilot, "5", RunScreen)
 
 
 async def test_a_typed_turn_writes_memory_and_the_memory_screen_shows_it(home, tmp_path):
@@ -59,12 +52,7 @@ async def test_a_scenario_streams_events_into_the_transcript(home, tmp_path):
         streamed: list[int] = []
         screen.query_one(Transcript).watch(screen.query_one(Transcript), "virtual_size",
                                            lambda size: streamed.append(size.height), init=False)
-        screen.speed = 0
-        screen.query_one("#run-scenario", Select).value = "smoke"
-        await pilot.press("ctrl+g")
-        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, timeout=20,
-                       what="scenario finished")
-        await settle(pilot)
+        await play_scenario(pilot, screen)
         assert len(streamed) > 4  # grew event by event, not once at the end
         roles = [i.role for i in screen.query_one(Transcript).items]
         assert roles.count("user") == 4 and all(i.id is not None for i in screen.query_one(Transcript).items)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from textual.widgets import ContentSwitcher, Input
 
-from tests.screens_seed import BRANCH, DELEGATE, GARDEN, GARDEN_2, HOSTILE_TITLE, TOKYO, seed_sessions
+from tests.screens_seed import (BRANCH, DELEGATE, GARDEN, GARDEN_2, HOSTILE_TITLE, TOKYO, open_mode, screen_text,
+                                 seed_sessions)
 from tests.tui_support import make_app, settle, wait_for
 from widgets.lineage_tree import LineageTree, MoreRoots
 from widgets.search_results import SearchResults, split_marked
@@ -16,15 +17,8 @@ from workbench.screens.sessions import ROOTS_PAGE, SearchDone, SessionsScreen
 pytestmark = pytest.mark.anyio
 
 
-def screen_text(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
 async def open_sessions(pilot) -> SessionsScreen:
-    await pilot.press("2")
-    await settle(pilot)
-    assert isinstance(pilot.app.screen, SessionsScreen)
-    return pilot.app.screen
+    return await open_mode(pilot, "2", SessionsScreen)
 
 
 async def test_tree_lists_roots_and_loads_children_only_on_expand(home, tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input, OptionList
 
-from tests.screens_seed import seed_skills
+from tests.screens_seed import open_mode, screen_text, seed_skills
 from tests.tui_support import make_app, settle, wait_for
 from widgets.code_view import highlight_file
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
@@ -16,16 +16,8 @@ pytestmark = pytest.mark.anyio
 DAY = 86400
 
 
-def screen_text(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
 async def open_skills(pilot) -> SkillsScreen:
-    await pilot.press("3")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, SkillsScreen)
-    return screen
+    return await open_mode(pilot, "3", SkillsScreen)
 
 
 def names(screen) -> list[str]:

@@ -88,7 +88,6 @@ class RunScreen(WorkbenchScreen):
         yield Input(placeholder="message the agent; enter sends", id="run-input")
 
     def on_mount(self) -> None:
-        super().on_mount()
         transcript = self.query_one(Transcript)
         self._title("New session")
         transcript.set_placeholder("Type a message below, or pick a scenario and press ctrl+g.")

@@ -18,7 +18,7 @@ from typing import Iterable
 from textual import on, work
 from textual.binding import Binding
 from textual.content import Content
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
@@ -119,7 +119,6 @@ class SessionsScreen(WorkbenchScreen):
             yield Transcript(id="sessions-transcript")
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.query_one(LineageTree).border_title = "Lineage"
         self.query_one(Transcript).border_title = "Transcript"
         self.load_roots(0)

@@ -168,7 +168,6 @@ class SkillsScreen(WorkbenchScreen):
             yield CodeView(id="skills-code")
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.query_one("#skills-files", OptionList).border_title = "Files"
         self.query_one(CodeView).show_message("SKILL.md", "Select a skill.")
         self.load_skills()
