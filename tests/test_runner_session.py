@@ -10,6 +10,7 @@ from engine.models.base import Model, ModelReply, ToolCall
 from engine.providers.base import MemoryProvider
 from engine.runner import AgentSession, RequestLog
 from engine.runner.tools import Tool, ToolRegistry, builtin_tools
+from engine.tools import ToolContext
 
 
 class Recording(Model):
@@ -52,15 +53,25 @@ def test_system_prompt_is_byte_identical_across_turns_despite_memory_writes(home
     assert "User prefers dark mode." in fresh and fresh != prompt
 
 
+class Notes(MemoryProvider):
+    name = "notes"
+
+    def system_prompt_block(self):
+        return "## Provider notes\nThe notes provider is active."
+
+
 def test_prompt_order_and_context_file(home, tmp_path):
     home.memory.add("memory", "Deploys go through CI.")
     home.memory.add("user", "User is Ada.")
+    home.skills.manage({"action": "create", "name": "ship-it", "content": "---\nname: ship-it\ndescription: Ship "
+                        "the app\n---\n# Ship\n1. Go.\n"}, ToolContext(actor="user"))
     work = tmp_path / "work"
     work.mkdir()
     (work / "AGENTS.md").write_text("Run make test before committing.", encoding="utf-8")
-    prompt = AgentSession(home, OfflineModel(), cwd=work).system_prompt
+    prompt = AgentSession(home, OfflineModel(), cwd=work, provider=Notes()).system_prompt
     order = [prompt.index(marker) for marker in ("You are a helpful assistant", "## Using your memory",
                                                  "MEMORY (your personal notes)", "USER PROFILE (who the user is)",
+                                                 "## Provider notes", "- ship-it: Ship the app",
                                                  "## AGENTS.md", "Conversation started: Monday, November 30, 2026")]
     assert order == sorted(order)
     assert "Run make test before committing." in prompt
