@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 from textual.widgets import OptionList
@@ -21,6 +22,7 @@ from workbench.bridge import EngineEvent
 from workbench.cli import main
 from workbench.screens.help import HelpScreen
 from workbench.settings import load_settings
+from workbench.watch import HomeWatcher, classify
 
 pytestmark = pytest.mark.anyio
 
@@ -174,3 +176,36 @@ async def test_demo_plays_in_the_app_and_the_screens_follow(home, tmp_path):
         live = [row.text for row in app.screen.query_one("#live-list", EntryList).rows if row.mark != "-"]
         assert live == home.memory.entries("memory")
         assert any(row.actor == "agent" for row in home.memory.history("memory"))
+
+
+def test_watcher_classifies_changes_even_for_a_relative_home(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    from engine import open_home
+
+    home = open_home("relative-home")
+    root = (tmp_path / "relative-home").resolve()
+    changed = [root / "memories" / "MEMORY.md", root / "memories" / "USER.md.lock", root / "skills" / "x" / "SKILL.md",
+               root / "pending" / "memory" / "0a1b2c3d.json", root / "state.db-wal", root / "workbench.db-wal",
+               root / "memories" / ".mem_123.tmp"]
+    assert classify(home, map(str, changed)) == {"memory", "skills", "pending", "sessions"}
+    assert classify(home, [str(root / "memories" / "USER.md")]) == {"user"}
+
+
+def test_watcher_reports_what_another_process_changed(home):
+    seen: list[set[str]] = []
+    watcher = HomeWatcher(home, seen.append)
+    thread = threading.Thread(target=watcher.run)
+    thread.start()
+    try:
+        time.sleep(0.3)  # let the watch start
+        (home.skills_dir / "new-skill").mkdir()
+        (home.pending_dir / "skills" / "0a1b2c3d.json").write_text("{}", encoding="utf-8")
+        (home.root / "state.db").write_bytes(b"")
+        deadline = time.monotonic() + 5
+        while not {"skills", "pending", "sessions"} <= set().union(*seen) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        watcher.stop()
+        thread.join(timeout=5)
+    assert {"skills", "pending", "sessions"} <= set().union(*seen)
+    assert not thread.is_alive()

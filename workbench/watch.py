@@ -8,6 +8,7 @@ paths with watchfiles and reports each batch as a set of kinds (memory targets,
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import Callable, Iterable
@@ -15,6 +16,8 @@ from typing import Callable, Iterable
 from watchfiles import watch
 
 from engine.home import Home
+
+log = logging.getLogger(__name__)
 
 MEMORY_FILES = {"MEMORY.md": "memory", "USER.md": "user"}
 SESSION_FILES = {"state.db", "state.db-wal", "state.db-journal"}
@@ -24,21 +27,26 @@ DEBOUNCE_MS = 250
 def classify(home: Home, paths: Iterable[str]) -> set[str]:
     """Which parts of the home these changed paths belong to.
 
-    Returns a subset of {"memory", "user", "skills", "pending", "sessions"}.
+    Returns a subset of {"memory", "user", "skills", "pending", "sessions"}. Paths are
+    compared resolved, since the watcher reports absolute paths and ``--home`` may be
+    relative or pass through a symlink.
     """
+    root = home.root.resolve()
+    memories, skills, pending = (root / home.memories_dir.name, root / home.skills_dir.name,
+                                 root / home.pending_dir.name)
     kinds: set[str] = set()
     for raw in paths:
-        path = Path(raw)
+        path = Path(raw).resolve()
         name = path.name
         if name.endswith((".lock", ".tmp")) or name.startswith((".mem_", ".tmp")):
             continue
-        if path.parent == home.memories_dir and name in MEMORY_FILES:
+        if path.parent == memories and name in MEMORY_FILES:
             kinds.add(MEMORY_FILES[name])
-        elif path.parent == home.root and name in SESSION_FILES:
+        elif path.parent == root and name in SESSION_FILES:
             kinds.add("sessions")
-        elif _inside(path, home.skills_dir):
+        elif _inside(path, skills):
             kinds.add("skills")
-        elif _inside(path, home.pending_dir) and name.endswith(".json"):
+        elif _inside(path, pending) and name.endswith(".json"):
             kinds.add("pending")
     return kinds
 
@@ -66,7 +74,7 @@ class HomeWatcher:
         if not paths:  # a read-only home without the folders: only state.db can change
             while not self._stop.wait(0.4):
                 if sessions.changed():
-                    self.on_change({"sessions"})
+                    self._report({"sessions"})
             return
         for changes in watch(*paths, debounce=DEBOUNCE_MS, step=50, stop_event=self._stop, rust_timeout=400,
                              yield_on_timeout=True, recursive=True, raise_interrupt=False):
@@ -74,7 +82,14 @@ class HomeWatcher:
             if sessions.changed():
                 kinds.add("sessions")
             if kinds and not self._stop.is_set():
-                self.on_change(kinds)
+                self._report(kinds)
+
+    def _report(self, kinds: set[str]) -> None:
+        """One failed report (say, a lock file that cannot be used) must not end the watching."""
+        try:
+            self.on_change(kinds)
+        except Exception:
+            log.exception("could not report changes to %s", sorted(kinds))
 
     def stop(self) -> None:
         self._stop.set()
