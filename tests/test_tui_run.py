@@ -6,13 +6,14 @@ import time
 
 import pytest
 from textual.app import App
-from textual.widgets import Select
+from textual.widgets import Select, TextArea
 
 from engine.events import RunnerEvent
-from tests.screens_seed import open_mode, play_scenario, screen_text
+from tests.screens_seed import GARDEN_2, open_mode, play_scenario, screen_text, seed_sessions
 from tests.tui_support import make_app, settle, wait_for
 from widgets.lineage_tree import LineageTree
 from widgets.transcript import Transcript, TranscriptItem
+from workbench.screens.dialogs import EditDialog
 from workbench.screens.run import RunScreen, runner_item
 
 pytestmark = pytest.mark.anyio
@@ -73,6 +74,30 @@ async def test_cancel_stops_a_running_scenario(home, tmp_path):
         await wait_for(pilot, lambda: not screen.running, timeout=10, what="cancelled")
         assert time.monotonic() - started < 5
         assert home.memory.read("memory").entries == []  # stopped before the first write
+
+
+async def test_resume_continues_a_stored_session(home, tmp_path):
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="resume dialog")
+        app.screen.query_one(TextArea).text = "no-such-session"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: "No session 'no-such-session'" in screen_text(app), what="refusal in place")
+        app.screen.query_one(TextArea).text = GARDEN_2
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen is screen and screen.query_one(Transcript).items, what="resumed")
+        assert screen.session_id == GARDEN_2
+        assert screen.query_one(Transcript).items[0].content == "What should I plant next to tomatoes?"
+        screen.query_one("#run-input").focus()
+        await pilot.press(*"thanks", "enter")
+        await wait_for(pilot, lambda: not screen.running and len(screen.query_one(Transcript).items) > 2,
+                       what="turn in the resumed session")
+        assert screen.session_id == GARDEN_2
+        assert [m.content for m in home.archive.messages(GARDEN_2)][:2] == ["What should I plant next to tomatoes?",
+                                                                            "thanks"]
 
 
 async def test_a_failing_model_is_reported_not_fatal(home, tmp_path):

@@ -168,6 +168,7 @@ class Transcript(ScrollView, can_focus=True):
         self._rendered: list[list[Strip] | None] = []
         self._starts: list[int] = []
         self._width = 0
+        self._theme: str | None = None  # the theme the cached renders were made with
         self._placeholder = "No session selected."
 
     # -- data in -------------------------------------------------------------------
@@ -332,11 +333,14 @@ class Transcript(ScrollView, can_focus=True):
         self._show_cursor()
 
     def notify_style_update(self) -> None:
+        """Re-render messages after a theme change (not on every focus change: that would be costly)."""
         super().notify_style_update()
-        self._rendered = [None] * len(self.items)
-        if self._width:
-            self._width = -1  # force a re-render with the new theme
-            self._layout()
+        theme = self.app.theme
+        if theme != self._theme:
+            self._theme = theme
+            if self._width:
+                self._width = -1
+                self._layout()
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
