@@ -209,3 +209,24 @@ def test_watcher_reports_what_another_process_changed(home):
         thread.join(timeout=5)
     assert {"skills", "pending", "sessions"} <= set().union(*seen)
     assert not thread.is_alive()
+
+
+def test_demo_never_seeds_a_home_that_holds_other_data(home, tmp_path, capsys):
+    from engine.demo import seed_demo_home
+    from engine.scenarios import run_scenario
+    from workbench.cli.tui_cmds import holds_other_data
+
+    home.memory.add("memory", "My real note")
+    before = (home.memories_dir / "MEMORY.md").read_bytes()
+    assert main(["demo", "--home", str(home.root), "--json"]) == 1
+    assert "not the demo's" in capsys.readouterr().out
+    assert (home.memories_dir / "MEMORY.md").read_bytes() == before
+
+    from engine import open_home
+
+    demo = open_home(tmp_path / "demo")
+    assert not holds_other_data(demo)  # a new home
+    seed_demo_home(demo)
+    run_scenario(demo, "demo", speed=0)
+    assert not holds_other_data(demo)  # a demo home is reused
+    demo.close()

@@ -255,7 +255,11 @@ class WorkbenchApp(App):
     def _play_demo(self, speed: float) -> None:
         from engine.demo import run_scenario
 
-        run_scenario(self.home, "demo", speed=speed, on_event=None, cancel=self._demo_cancel)
+        result = run_scenario(self.home, "demo", speed=speed, cancel=self._demo_cancel)
+        if not self._demo_cancel.is_set():
+            self.call_from_thread(self.notify, f"The demo played {len(result.turns)} turns in "
+                                  f"{len(result.session_ids)} sessions. Press 4 to review what waits for approval.",
+                                  title="Demo finished", markup=False, timeout=10)
 
 
 def run_app(home: Home, *, demo_speed: float | None = None) -> None:

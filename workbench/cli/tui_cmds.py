@@ -5,6 +5,7 @@ Textual is imported only here, when the TUI really opens, so other commands stay
 
 from __future__ import annotations
 
+from engine.errors import WorkbenchError
 from engine.home import Home
 
 from . import UsageError
@@ -28,8 +29,24 @@ def open_demo(home: Home, args) -> None:
     """Seed the demo home unless it already is one, then play the demo scenario live."""
     if not args.speed > 0:
         raise UsageError(f"--speed must be a positive number, got {args.speed}.")
+    if holds_other_data(home):
+        raise WorkbenchError(f"{home.root} already holds memory or sessions that are not the demo's, and the demo "
+                             "would add to them; nothing was changed. Use a folder of its own "
+                             "(`workbench demo --home ./demo-home`), or `workbench` to open this home.",
+                             home=str(home.root))
     from engine.demo import seed_demo_home
     from workbench.app import run_app
 
     seed_demo_home(home)
     run_app(home, demo_speed=args.speed)
+
+
+def holds_other_data(home: Home) -> bool:
+    """True for a home with memory or sessions that the demo did not seed (a real install)."""
+    from engine.demo import MEMORY, SESSIONS, USER
+
+    entries = set(home.memory.entries("memory")) | set(home.memory.entries("user"))
+    if entries and not entries & (set(MEMORY) | set(USER)):
+        return True
+    archive = home.archive
+    return archive.session_count() > 0 and all(archive.get_session(sid) is None for sid, *_ in SESSIONS)
