@@ -48,6 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "model.api_key_env": "OPENAI_API_KEY",
     "model.timeout": 60,
     "model.max_retries": 3,
+    "model.stream": False,
     "approvals.duplicate_threshold": 90,
     # session archive (engine/archive): Hermes's trigram table in state.db files we create
     "archive.trigram_index": False,

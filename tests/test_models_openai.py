@@ -31,14 +31,18 @@ class FakeEndpoint:
                                           "body": json.loads(self.rfile.read(length))})
                 endpoint.delay.wait(1.0)
                 status, body, headers = endpoint.replies.pop(0) if endpoint.replies else (500, {"error": "empty"}, {})
-                data = json.dumps(body).encode()
+                raw = isinstance(body, str)  # a server-sent event stream, already formatted
+                data = body.encode() if raw else json.dumps(body).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "text/event-stream" if raw else "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 for key, value in headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (the timeout test): nothing to answer
 
             def log_message(self, *args):
                 pass
@@ -60,6 +64,12 @@ class FakeEndpoint:
         if usage:
             body["usage"] = usage
         self.replies.append((status, body, headers or {}))
+
+    def stream(self, *chunks):
+        """Answer with server-sent events: each chunk is a choices[0].delta (or a usage-only chunk)."""
+        events = [{"choices": [] if "usage" in c else [{"index": 0, "delta": c}], **({"usage": c["usage"]} if "usage" in c else {})}
+                  for c in chunks]
+        self.replies.append((200, "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n", {}))
 
     def fail(self, status, message, headers=None):
         self.replies.append((status, {"error": {"message": message}}, headers or {}))
@@ -190,3 +200,21 @@ def test_config_and_flags_choose_the_endpoint(home):
     home.reload_config()
     with pytest.raises(ModelError, match="model.base_url"):
         make_model(home)
+
+
+def test_streamed_answers_arrive_as_scrubbed_deltas(home, endpoint):
+    endpoint.stream({"role": "assistant", "tool_calls": [{"index": 0, "id": "s1", "type": "function",
+                                                           "function": {"name": "memory", "arguments": "{\"action\": \"add\", "}}]},
+                    {"tool_calls": [{"index": 0, "function": {"arguments": "\"target\": \"user\", \"content\": \"User likes tea.\"}"}}]})
+    endpoint.stream({"content": "Saved. "}, {"content": "Recall:\n<memory-"}, {"content": "context>\nsecret\n</memory-context>"},
+                    {"content": "\nDone."}, {"usage": {"prompt_tokens": 1200, "completion_tokens": 9}})
+    seen = []
+    model = make_model(home, "openai", base_url=endpoint.base_url, model_name="m", api_key_env="", stream=True)
+    session = AgentSession(home, model, on_event=seen.append)
+    result = session.run_turn("remember I like tea")
+    assert endpoint.requests[0]["body"]["stream"] is True
+    assert home.memory.entries("user") == ["User likes tea."]  # tool-call arguments joined across chunks
+    deltas = "".join(e.data["text"] for e in seen if e.kind == "assistant_delta")
+    assert deltas == "Saved. Recall:\n\nDone."  # the fenced span never reached the screen
+    assert result.assistant == "Saved. Recall:\n\nDone."  # nor the stored answer
+    assert session.last_usage == (1200, 3)

@@ -73,3 +73,16 @@ def test_refusals_exit_1_with_an_actionable_error(tmp_path, capsys):
     data = json.loads(out)
     assert code == 1 and data["success"] is False and "Cannot connect" in data["error"]
     assert data["turns"][0]["status"] == "error"  # the user's message is still stored
+
+
+def test_openai_streaming_prints_the_answer_as_it_arrives(tmp_path, capsys):
+    from tests.test_models_openai import FakeEndpoint
+
+    endpoint = FakeEndpoint()
+    try:
+        endpoint.stream({"content": "Hel"}, {"content": "lo there."})
+        code, out, _ = _run(capsys, "run", "--home", str(tmp_path / "h"), "--model", "openai", "--stream",
+                            "--base-url", endpoint.base_url, "--model-name", "m", "--api-key-env", "", "-m", "hi")
+    finally:
+        endpoint.close()
+    assert code == 0 and "agent> Hello there.\n" in out and out.count("Hello there.") == 1

@@ -10,7 +10,7 @@ BACKENDS = ("offline", "scripted", "openai")
 
 
 def make_model(home, backend: str | None = None, *, base_url: str | None = None, model_name: str | None = None,
-               api_key_env: str | None = None) -> Model:
+               api_key_env: str | None = None, stream: bool | None = None) -> Model:
     """The model named by ``backend`` (else config ``model.backend``), flags overriding config."""
     config = home.config
     backend = (backend or config.str("model.backend") or "offline").lower()
@@ -23,7 +23,8 @@ def make_model(home, backend: str | None = None, *, base_url: str | None = None,
 
         return OpenAIModel(base_url=base_url or config.str("model.base_url"), model=model_name or config.str("model.name"),
                            api_key_env=api_key_env if api_key_env is not None else config.str("model.api_key_env"),
-                           timeout=config.float("model.timeout"), max_retries=config.int("model.max_retries"))
+                           timeout=config.float("model.timeout"), max_retries=config.int("model.max_retries"),
+                           stream=config.bool("model.stream") if stream is None else stream)
     raise ModelError(f"Unknown model {backend!r}. Use one of: {', '.join(BACKENDS)}.")
 
 

@@ -70,6 +70,7 @@ class Model:
     """A chat model. ``complete`` is the one required call; ``summarise`` backs compression."""
 
     name = "model"
+    streams = False  # True: ``complete`` also takes ``on_delta`` and calls it with text as it arrives
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
         raise NotImplementedError

@@ -5,13 +5,16 @@ Settings come from config.yaml (``model.base_url``, ``model.name``, ``model.api_
 environment variable named by ``model.api_key_env`` at request time and never stored,
 logged or echoed. 429 and 5xx answers are retried with exponential backoff (honouring
 ``Retry-After``); 401/403 and connection failures raise a ``ModelError`` that says what to fix.
+With ``model.stream`` on, answers arrive as server-sent chunks and the text is handed on
+as it comes (the runner scrubs it and emits ``assistant_delta`` events).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
-from typing import Any
+from typing import Any, Callable
 
 import httpx
 
@@ -35,7 +38,7 @@ def api_message(message: dict[str, Any]) -> dict[str, Any]:
 
 class OpenAIModel(Model):
     def __init__(self, *, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0,
-                 max_retries: int = 3, backoff: float = 1.0, sleep=time.sleep):
+                 max_retries: int = 3, backoff: float = 1.0, stream: bool = False, sleep=time.sleep):
         if not base_url:
             raise ModelError("No endpoint configured for the openai model. Set model.base_url in config.yaml or pass "
                              "--base-url (e.g. https://api.openai.com/v1, http://localhost:11434/v1 for Ollama).")
@@ -45,6 +48,7 @@ class OpenAIModel(Model):
         self.name = model
         self.api_key_env = api_key_env
         self.max_retries = max(0, int(max_retries))
+        self.stream = self.streams = stream
         self.backoff = backoff
         self._sleep = sleep
         self._client = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
@@ -56,18 +60,31 @@ class OpenAIModel(Model):
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 on_delta: Callable[[str], None] | None = None) -> ModelReply:
         body: dict[str, Any] = {"model": self.name, "messages": [api_message(m) for m in messages]}
         if tools:
             body["tools"] = tools
             body["tool_choice"] = "auto"
-        return self._parse(self._post(body))
+        if self.stream and on_delta is not None:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+            return self._send(body, lambda response: _read_stream(response, on_delta, self.base_url))
+        return self._send(body, self._read_json)
 
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _send(self, body: dict[str, Any], read: Callable[[httpx.Response], ModelReply]) -> ModelReply:
+        """POST with retries on timeouts, 429 and 5xx; ``read`` turns a 2xx response into a reply."""
         url = f"{self.base_url}/chat/completions"
         for attempt in range(self.max_retries + 1):
             try:
-                response = self._client.post(url, json=body, headers=self._headers())
+                with self._client.stream("POST", url, json=body, headers=self._headers()) as response:
+                    if response.status_code < 400:
+                        return read(response)
+                    response.read()
+                    if response.status_code in RETRY_STATUSES and attempt < self.max_retries:
+                        self._sleep(self._delay(attempt, response.headers.get("retry-after")))
+                        continue
+                    raise self._refusal(response)
             except httpx.TimeoutException:
                 if attempt < self.max_retries:
                     self._sleep(self._delay(attempt, None))
@@ -78,24 +95,32 @@ class OpenAIModel(Model):
                 raise ModelError(f"Cannot connect to the model endpoint {self.base_url} ({type(exc).__name__}: {exc}). "
                                  "Check model.base_url (or --base-url) and that the server is running.",
                                  endpoint=self.base_url)
-            if response.status_code in (401, 403):
-                hint = (f"${self.api_key_env} is not set" if self.api_key_env and not os.environ.get(self.api_key_env)
-                        else f"check the key in ${self.api_key_env} and its permissions")
-                raise ModelError(f"The model endpoint refused the request ({response.status_code} "
-                                 f"{'unauthorized' if response.status_code == 401 else 'forbidden'}): {hint}.",
-                                 status=response.status_code, endpoint=self.base_url)
-            if response.status_code in RETRY_STATUSES and attempt < self.max_retries:
-                self._sleep(self._delay(attempt, response.headers.get("retry-after")))
-                continue
-            if response.status_code >= 400:
-                raise ModelError(f"The model endpoint answered {response.status_code}: {_error_text(response)}",
-                                 status=response.status_code, endpoint=self.base_url)
-            try:
-                return response.json()
-            except ValueError:
-                raise ModelError(f"The model endpoint {self.base_url} returned something that is not JSON. Is "
-                                 "model.base_url the API root (usually ending in /v1)?", endpoint=self.base_url)
         raise AssertionError("unreachable")  # the loop always returns or raises
+
+    def _refusal(self, response: httpx.Response) -> ModelError:
+        if response.status_code in (401, 403):
+            hint = (f"${self.api_key_env} is not set" if self.api_key_env and not os.environ.get(self.api_key_env)
+                    else f"check the key in ${self.api_key_env} and its permissions")
+            return ModelError(f"The model endpoint refused the request ({response.status_code} "
+                              f"{'unauthorized' if response.status_code == 401 else 'forbidden'}): {hint}.",
+                              status=response.status_code, endpoint=self.base_url)
+        return ModelError(f"The model endpoint answered {response.status_code}: {_error_text(response)}",
+                          status=response.status_code, endpoint=self.base_url)
+
+    def _read_json(self, response: httpx.Response) -> ModelReply:
+        response.read()
+        try:
+            data = response.json()
+        except ValueError:
+            raise ModelError(f"The model endpoint {self.base_url} returned something that is not JSON. Is "
+                             "model.base_url the API root (usually ending in /v1)?", endpoint=self.base_url)
+        try:
+            message = data["choices"][0]["message"]
+        except (KeyError, IndexError, TypeError):
+            raise ModelError(f"The model endpoint's answer has no choices[0].message: {str(data)[:200]}")
+        calls = [_tool_call(n, call) for n, call in enumerate(message.get("tool_calls") or [])]
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
+        return ModelReply(content=message.get("content") or "", tool_calls=calls, usage=usage)
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
         if retry_after:
@@ -105,21 +130,48 @@ class OpenAIModel(Model):
                 pass
         return min(self.backoff * 2**attempt, MAX_BACKOFF_S)
 
-    def _parse(self, data: dict[str, Any]) -> ModelReply:
-        try:
-            message = data["choices"][0]["message"]
-        except (KeyError, IndexError, TypeError):
-            raise ModelError(f"The model endpoint's answer has no choices[0].message: {str(data)[:200]}")
-        calls = []
-        for n, call in enumerate(message.get("tool_calls") or []):
-            fn = call.get("function") or {}
-            args, raw = parse_arguments(fn.get("arguments"))
-            calls.append(ToolCall(str(call.get("id") or f"call_{n}"), str(fn.get("name") or ""), args, raw))
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
-        return ModelReply(content=message.get("content") or "", tool_calls=calls, usage=usage)
-
     def close(self) -> None:
         self._client.close()
+
+
+def _tool_call(n: int, call: dict[str, Any]) -> ToolCall:
+    fn = call.get("function") or {}
+    args, raw = parse_arguments(fn.get("arguments"))
+    return ToolCall(str(call.get("id") or f"call_{n}"), str(fn.get("name") or ""), args, raw)
+
+
+def _read_stream(response: httpx.Response, on_delta: Callable[[str], None], endpoint: str) -> ModelReply:
+    """Server-sent chat-completion chunks: text goes to ``on_delta`` as it arrives, tool calls are joined up."""
+    text: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    usage = None
+    try:
+        for line in response.iter_lines():
+            if not line.startswith("data:"):
+                continue
+            payload = line[5:].strip()
+            if payload == "[DONE]":
+                break
+            try:
+                chunk = json.loads(payload)
+            except ValueError:
+                raise ModelError(f"The model endpoint {endpoint} sent a stream chunk that is not JSON: {payload[:120]}")
+            usage = chunk.get("usage") or usage
+            for choice in chunk.get("choices") or []:
+                delta = choice.get("delta") or {}
+                if delta.get("content"):
+                    text.append(delta["content"])
+                    on_delta(delta["content"])
+                for part in delta.get("tool_calls") or []:
+                    slot = calls.setdefault(int(part.get("index", len(calls))), {"function": {"name": "", "arguments": ""}})
+                    slot["id"] = part.get("id") or slot.get("id")
+                    fn = part.get("function") or {}
+                    slot["function"]["name"] += fn.get("name") or ""
+                    slot["function"]["arguments"] += fn.get("arguments") or ""
+    except httpx.TransportError as exc:  # a stream cut mid-answer is not retried: part of it was shown already
+        raise ModelError(f"The connection to {endpoint} broke in the middle of the answer ({exc}). Try again.")
+    return ModelReply(content="".join(text), tool_calls=[_tool_call(n, calls[n]) for n in sorted(calls)],
+                      usage=usage if isinstance(usage, dict) else None)
 
 
 def _error_text(response: httpx.Response) -> str:

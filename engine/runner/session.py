@@ -26,7 +26,7 @@ from ..events import RunnerEvent
 from ..models.base import Model, ModelError, ModelReply
 from ..providers import load_configured_provider
 from ..providers.base import MemoryProvider
-from ..providers.fence import attach_to_user_message, sanitize_context
+from ..providers.fence import StreamingContextScrubber, attach_to_user_message, sanitize_context
 from ..providers.manager import MemoryManager
 from ..tools import ToolContext
 from . import compression
@@ -237,7 +237,10 @@ class AgentSession:
         if key not in self._prefix_hashes:  # hashing the prompt and schemas once per prefix, not per request
             self._prefix_hashes[key] = prefix_hash(messages[0]["content"], schemas)
         started = time.perf_counter()
-        reply = self.model.complete(messages, schemas)
+        if self.model.streams and purpose == "turn":
+            reply = self._streamed(messages, schemas)
+        else:
+            reply = self.model.complete(messages, schemas)
         usage = reply.usage or {}
         if purpose == "turn":
             if usage.get("prompt_tokens"):
@@ -251,6 +254,21 @@ class AgentSession:
             system_chars=len(messages[0]["content"]), message_count=len(messages), estimated_tokens=estimate,
             prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
             duration_ms=(time.perf_counter() - started) * 1000))
+        return reply
+
+    def _streamed(self, messages: list[dict[str, Any]], schemas: list[dict[str, Any]]) -> ModelReply:
+        """A streaming call: text is scrubbed of fence spans and emitted as ``assistant_delta`` events."""
+        scrubber = StreamingContextScrubber()
+
+        def on_delta(piece: str) -> None:
+            shown = scrubber.feed(piece)
+            if shown:
+                self.emit("assistant_delta", text=shown)
+
+        reply = self.model.complete(messages, schemas, on_delta=on_delta)
+        tail = scrubber.flush()
+        if tail:
+            self.emit("assistant_delta", text=tail)
         return reply
 
     def _chars(self, messages: list[dict[str, Any]]) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -32,6 +33,8 @@ def register(subparsers, common) -> None:
     run.add_argument("--base-url", help="openai: endpoint root, e.g. http://localhost:11434/v1 (else model.base_url)")
     run.add_argument("--model-name", help="openai: model name (else model.name)")
     run.add_argument("--api-key-env", help="openai: environment variable holding the API key (else model.api_key_env)")
+    run.add_argument("--stream", action=argparse.BooleanOptionalAction, default=None,
+                     help="openai: stream answers as they are written (else model.stream)")
     run.set_defaults(handler=run_agent)
 
     scenarios = subparsers.add_parser("scenarios", parents=[common], help="built-in agent scenarios")
@@ -52,31 +55,48 @@ def _brief(args: dict[str, Any]) -> str:
     return shown if len(shown) <= ARG_PREVIEW else shown[:ARG_PREVIEW - 1] + "\u2026"
 
 
-def _printer(event: RunnerEvent) -> None:
-    """Stream a readable transcript while the run goes (text mode only)."""
-    data, kind = event.data, event.kind
-    tag = "  [review] " if event.actor == "review" else "  "
-    line = None
-    if kind == "turn_started":
-        line = f"\nyou> {data['user']}"
-    elif kind == "tool_called":
-        line = f"{tag}-> {data['name']}({_brief(data['arguments'])})"
-    elif kind == "tool_result":
-        outcome = "staged for approval" if data.get("staged") else "ok" if data.get("success") else f"error: {data.get('error')}"
-        line = f"{tag}<- {data['name']}: {outcome}" if event.actor == "review" or not data.get("success") or data.get("staged") else None
-    elif kind == "assistant_message" and data.get("content"):
-        line = f"agent> {data['content']}"
-    elif kind == "session_rotated":
-        line = f"  -- context compressed: continuing in {data['new_session_id']} ({data.get('title') or 'untitled'})"
-    elif kind == "review_started":
-        line = f"  [review] looking back ({', '.join(data['triggers'])})"
-    elif kind == "review_finished":
-        line = f"  [review] {data.get('error') or data.get('summary')}"
-    elif kind in ("error", "cancelled") and event.actor != "review":
-        line = f"  !! {data.get('message') or kind}"
-    if line is not None:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
+class TranscriptPrinter:
+    """Streams a readable transcript while the run goes (text mode only)."""
+
+    def __init__(self) -> None:
+        self.streamed = False  # the current answer was already printed piece by piece
+
+    def __call__(self, event: RunnerEvent) -> None:
+        data, kind = event.data, event.kind
+        if kind == "assistant_delta":
+            sys.stdout.write(("" if self.streamed else "agent> ") + data["text"])
+            sys.stdout.flush()
+            self.streamed = True
+            return
+        line = self._line(event)
+        if kind == "assistant_message" and self.streamed:
+            line, self.streamed = "", False
+        if line is not None:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+    @staticmethod
+    def _line(event: RunnerEvent) -> str | None:
+        data, kind = event.data, event.kind
+        tag = "  [review] " if event.actor == "review" else "  "
+        if kind == "turn_started":
+            return f"\nyou> {data['user']}"
+        if kind == "tool_called":
+            return f"{tag}-> {data['name']}({_brief(data['arguments'])})"
+        if kind == "tool_result" and (event.actor == "review" or not data.get("success") or data.get("staged")):
+            outcome = "staged for approval" if data.get("staged") else "ok" if data.get("success") else f"error: {data.get('error')}"
+            return f"{tag}<- {data['name']}: {outcome}"
+        if kind == "assistant_message" and data.get("content"):
+            return f"agent> {data['content']}"
+        if kind == "session_rotated":
+            return f"  -- context compressed: continuing in {data['new_session_id']} ({data.get('title') or 'untitled'})"
+        if kind == "review_started":
+            return f"  [review] looking back ({', '.join(data['triggers'])})"
+        if kind == "review_finished":
+            return f"  [review] {data.get('error') or data.get('summary')}"
+        if kind in ("error", "cancelled") and event.actor != "review":
+            return f"  !! {data.get('message') or kind}"
+        return None
 
 
 def _summary(home: Home, turns, session_ids: list[str]) -> dict[str, Any]:
@@ -115,9 +135,9 @@ def run_agent(home: Home, args) -> Output:
         raise UsageError("--model scripted plays a scenario file; add --scenario NAME.")
     if args.speed < 0:
         raise UsageError("--speed must be 0 (no delays) or more.")
-    printer = None if getattr(args, "json", False) else _printer
+    printer = None if getattr(args, "json", False) else TranscriptPrinter()
     model = make_model(home, args.model or ("scripted" if args.scenario else None), base_url=args.base_url,
-                       model_name=args.model_name, api_key_env=args.api_key_env)
+                       model_name=args.model_name, api_key_env=args.api_key_env, stream=args.stream)
     try:
         if args.scenario:
             result = run_scenario(home, args.scenario, speed=args.speed, on_event=printer, model=model)
