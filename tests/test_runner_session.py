@@ -261,3 +261,15 @@ def test_an_echoed_fence_is_stripped_and_trivial_prompts_skip_recall(home):
     assert "RECALLED-FACT" not in home.archive.messages(session.id)[-1].text
     session.run_turn("thanks!")
     assert model.calls[-1][-1]["content"] == "thanks!"  # no recall for an acknowledgement
+
+
+def test_soul_md_is_the_identity_and_a_full_memory_is_explained(home):
+    (home.root / "SOUL.md").write_text("You are Hermes, a terse engineering assistant.\n", encoding="utf-8")
+    home.config_path.write_text("memory:\n  memory_char_limit: 60\n", encoding="utf-8")
+    home.reload_config()
+    session = AgentSession(home, OfflineModel())
+    assert session.system_prompt.startswith("You are Hermes, a terse engineering assistant.\n\n## Using your memory")
+    session.run_turn("remember that the staging server is at 10.0.0.5 behind the VPN")
+    full = session.run_turn("remember that the production server is at 10.0.0.9 behind the VPN too")
+    assert full.assistant.startswith("Your memory is full (") and "The staging server is at 10.0.0.5" in full.assistant
+    assert home.memory.entries("memory") == ["The staging server is at 10.0.0.5 behind the VPN."]

@@ -204,7 +204,13 @@ class OfflineModel(Model):
         if not steps:
             return self._call(messages, "memory", {"action": "add", "target": target, "content": entry})
         label = TARGET_LABELS[steps[-1].args.get("target", target)]
-        return _report(steps[-1].result, f"adding that to your {label}", f"Got it. Saved to {label}: \u201c{entry}\u201d",
+        result = steps[-1].result or {}
+        current = result.get("current_entries") or []
+        if not result.get("success") and current and "exceed" in str(result.get("error", "")):
+            return ModelReply(content=f"Your {label} is full ({result.get('usage', 'at its limit')} chars), so that "
+                                      "was not saved. Tell me what to forget to make room, for example: "
+                                      f"{shorten(str(current[0]), 80)}")
+        return _report(result, f"adding that to your {label}", f"Got it. Saved to {label}: \u201c{entry}\u201d",
                        f"I couldn't save that to {label}")
 
     _fact = _remember

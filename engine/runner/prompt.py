@@ -1,7 +1,7 @@
 """The system prompt: assembled once per session, then never touched until a rotation.
 
-Order (stable first, so a provider's prefix cache keeps hitting): identity, tool
-guidance, the frozen MEMORY block, the frozen USER block, the provider's block, the
+Order (stable first, so a provider's prefix cache keeps hitting): identity (the home's
+SOUL.md if it has one), tool guidance, the frozen MEMORY block, the frozen USER block, the provider's block, the
 skills index, context files (AGENTS.md) and the start date. Memory written during the
 session lands on disk but not here; a compression rebuilds the prompt from a fresh
 snapshot. ``prefix_hash`` fingerprints what a request's cacheable prefix contains.
@@ -55,11 +55,20 @@ def context_files(folders: list[Path]) -> list[str]:
     return blocks
 
 
+def identity(home) -> str:
+    """The home's SOUL.md (a Hermes home's agent persona) when it has one, else our own."""
+    try:
+        soul = (home.root / "SOUL.md").read_text(encoding="utf-8-sig").strip()
+    except (OSError, UnicodeDecodeError):
+        return IDENTITY
+    return soul[:CONTEXT_FILE_LIMIT] or IDENTITY
+
+
 def build_system_prompt(home, *, provider_block: str = "", cwd: Path | None = None) -> str:
     """Assemble the prompt from a fresh memory snapshot and the current skills index."""
     config = home.config
     snapshot = home.memory.snapshot()
-    parts = [IDENTITY, TOOL_GUIDANCE]
+    parts = [identity(home), TOOL_GUIDANCE]
     if config.bool("memory.memory_enabled"):
         parts.append(snapshot.block("memory"))
     if config.bool("memory.user_profile_enabled"):
