@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import sqlite3
@@ -187,6 +188,7 @@ def test_any_text_is_a_safe_query(corpus, query, prefix):
     assert all(isinstance(h.snippet, str) and h.match_message_id > 0 for h in hits)
     concat = "".join(query.split())
     assert isinstance(corpus.archive.search(concat, limit=3), list)
+    assert all(isinstance(i, int) for i in itertools.islice(corpus.archive.iter_matches(query), 3))
 
 
 @pytest.mark.parametrize("raw, expected", [

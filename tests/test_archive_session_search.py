@@ -83,3 +83,14 @@ def test_no_match_and_odd_arguments(archive_home):
     assert call(archive_home, query="nonexistentword")["message"] == "No matching sessions found."
     assert call(archive_home, query='"((', limit="lots")["count"] == 0
     assert call(archive_home, query="payments", limit=99)["success"]
+
+
+def test_cron_lineages_come_after_the_others(home):
+    archive = home.archive
+    archive.create_session("cron_run", source="cron")
+    archive.append_message("cron_run", "assistant", "nightly backup backup backup finished")
+    archive.create_session("chat", source="cli")
+    archive.append_message("chat", "user", "how does the nightly backup work, and where do the many many logs go?")
+    assert archive.search("backup")[0].session_id == "cron_run"  # the better BM25 match
+    assert [r["session_id"] for r in call(home, query="backup", limit=1)["results"]] == ["chat"]
+    assert [r["session_id"] for r in call(home, query="backup", limit=2)["results"]] == ["chat", "cron_run"]

@@ -20,6 +20,7 @@ from ..tools import ToolContext
 from .models import Message, Session, content_text
 
 HIDDEN_SOURCES = ("subagent", "tool")  # delegate children and tool-internal sessions never show
+DEMOTED_SOURCES = ("cron",)  # scheduled runs come after every other match
 DEFAULT_LIMIT, MAX_LIMIT = 3, 10
 DEFAULT_WINDOW, MAX_WINDOW = 5, 20
 READ_HEAD, READ_TAIL = 20, 10
@@ -71,7 +72,7 @@ def _int(value: Any, default: int) -> int:
 
 
 def _shape(message: Message, *, anchor: bool = False, cap: int = WINDOW_CHARS) -> dict[str, Any]:
-    text = message.content if isinstance(message.content, str) else content_text(message.content)
+    text = message.content if message.content is None or isinstance(message.content, str) else content_text(message.content)
     if text and len(text) > cap:
         text = text[:cap] + "…[truncated]"
     shaped = {"id": message.id, "role": message.role, "content": text, "timestamp": message.timestamp,
@@ -217,8 +218,12 @@ def _discover(archive, query: str, limit: int, roles: list[str], sort: Any, curr
                             **_anchored(archive, titled.id, first[0].id),
                             **({"parent_session_id": root} if root != titled.id else {})})
     sort = sort if sort in ("newest", "oldest") else None
-    hits = archive.search(query, limit=limit + len(seen), role=roles, exclude_lineage_of=current,
-                          exclude_sources=HIDDEN_SOURCES, sort=sort) if len(results) < limit else []
+    hits = []
+    for excluded in (HIDDEN_SOURCES + DEMOTED_SOURCES, HIDDEN_SOURCES):  # cron lineages only fill what is left
+        if len(results) + len(hits) >= limit:
+            break
+        hits += archive.search(query, limit=limit + len(seen) + len(hits), role=roles, exclude_lineage_of=current,
+                               exclude_sources=excluded, sort=sort)
     for hit in hits:
         if hit.root_id in seen or len(results) >= limit:
             continue
