@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import ContentSwitcher, Input
 
+from engine import open_home
 from tests.screens_seed import (BRANCH, DELEGATE, GARDEN, GARDEN_2, HOSTILE_TITLE, TOKYO, open_mode, screen_text,
                                  seed_sessions)
 from tests.tui_support import make_app, settle, wait_for
@@ -69,6 +70,7 @@ async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_p
         assert screen.query_one(ContentSwitcher).current == "sessions-results"
         (hit,) = results.hits.values()
         assert hit.session_id == TOKYO and hit.snippet[hit.spans[0][0]:hit.spans[0][1]] == "ラーメン"
+        assert hit.why == "CJK bigram index, best match"
         assert "東京でラーメンを食べたい" in screen_text(app) and "«" not in screen_text(app)
         # enter opens the hit's session with the matching message under the cursor
         await pilot.press("enter")
@@ -137,6 +139,19 @@ async def test_a_new_session_appears_live(home, tmp_path):
         tree = screen.query_one(LineageTree)
         await wait_for(pilot, lambda: tree.node_for("20261130_130000_999999") is not None, what="new root")
         assert tree.root.children[0].data.id == "20261130_130000_999999"
+
+
+async def test_sessions_written_by_another_process_show_up(home, tmp_path):
+    seed_sessions(home)
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        other = open_home(home.root)  # another writer (a real Hermes, say): its events never reach this app
+        other.archive.create_session("20261130_140000_0a0a0a", source="cli", title="Written elsewhere")
+        other.close()
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.node_for("20261130_140000_0a0a0a") is not None, timeout=10,
+                       what="root from another process")
 
 
 def test_snippet_markers_become_spans():

@@ -39,6 +39,8 @@ SEARCH_LIMIT = 50  # lineages listed per query
 SEARCH_DEBOUNCE = 0.04  # seconds: coalesces a burst of keys, short enough to feel instant
 WRITE_SUBSYSTEMS = ("memory", "skills")
 TRANSCRIPT_LIMIT = 2000  # messages shown at once; longer sessions show a window
+PLAN_INDEXES = {"fts": "word index", "bigram": "CJK bigram index", "trigram": "trigram index", "like": "substring scan"}
+PLAN_ORDERS = {"ranked": "best match", "newest": "newest first", "oldest": "oldest first"}
 
 
 # -- worker results ---------------------------------------------------------------------
@@ -239,7 +241,7 @@ class SessionsScreen(WorkbenchScreen):
             snippet, spans = split_marked(hit.snippet, MARK_OPEN, MARK_CLOSE)
             rows.append(Hit(session_id=hit.session_id, root_id=hit.root_id, title=hit.title,
                             message_id=hit.match_message_id, snippet=snippet, spans=spans, role=hit.role,
-                            why=hit.plan))
+                            why=explain_plan(hit.plan)))
         self.post_message(SearchDone(query, rows))
 
     @on(SearchDone)
@@ -318,10 +320,21 @@ class SessionsScreen(WorkbenchScreen):
 
     # -- live updates --------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
+        shown = self.shown_session if self.shown_session == self.wanted_session else None  # never over a newer pick
         if isinstance(event, SessionChanged) and event.session_id:
             self.refresh_session(event.session_id)
-        if isinstance(event, (MessageStored, MemoryChanged, SkillChanged)) and event.session_id == self.shown_session:
-            self.load_transcript(self.shown_session, None)
+        elif isinstance(event, SessionChanged):  # another process changed state.db: new roots on top, reread
+            self.refresh_roots()
+            if shown:
+                self.load_transcript(shown, None)
+        if isinstance(event, (MessageStored, MemoryChanged, SkillChanged)) and shown and event.session_id == shown:
+            self.load_transcript(shown, None)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="live-roots")
+    def refresh_roots(self) -> None:
+        sessions = self.home.archive.root_sessions(limit=ROOTS_PAGE)
+        for node in reversed(self._tree_nodes(sessions, "root")):
+            self.post_message(SessionRefreshed(node, None))
 
     @work(thread=True, exit_on_error=False, group="live")
     def refresh_session(self, session_id: str) -> None:
@@ -333,6 +346,12 @@ class SessionsScreen(WorkbenchScreen):
     @on(SessionRefreshed)
     def _session_refreshed(self, message: SessionRefreshed) -> None:
         self.tree.add_session(message.node, message.parent_id)
+
+
+def explain_plan(plan: str) -> str:
+    """The archive's search plan in words: ``fts:ranked`` -> ``word index, best match``."""
+    index, _, order = plan.partition(":")
+    return ", ".join(filter(None, (PLAN_INDEXES.get(index, index), PLAN_ORDERS.get(order, order))))
 
 
 def session_items(home, session_id: str, around: int | None = None) -> list[TranscriptItem]:
