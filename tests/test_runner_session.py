@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import threading
 
+import pytest
+
+from engine.errors import WorkbenchError
 from engine.models import OfflineModel, ScriptedModel
 from engine.models.base import Model, ModelReply, ToolCall
 from engine.providers.base import MemoryProvider
@@ -273,3 +276,29 @@ def test_soul_md_is_the_identity_and_a_full_memory_is_explained(home):
     full = session.run_turn("remember that the production server is at 10.0.0.9 behind the VPN too")
     assert full.assistant.startswith("Your memory is full (") and "The staging server is at 10.0.0.5" in full.assistant
     assert home.memory.entries("memory") == ["The staging server is at 10.0.0.5 behind the VPN."]
+
+
+def test_a_foreign_history_with_broken_tool_pairs_is_repaired_for_the_api(home):
+    archive = home.archive
+    archive.create_session("crashed", source="cli", title="Crashed run")
+    call = {"id": "x1", "type": "function", "function": {"name": "skills_list", "arguments": "{}"}}
+    archive.append_messages("crashed", [
+        {"role": "user", "content": "list skills"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},  # the run died before the result
+        {"role": "tool", "content": "{}", "tool_call_id": "ghost"},  # a result whose call is gone
+        {"role": "user", "content": "hello?"}])
+    model = Recording(OfflineModel())
+    session = AgentSession(home, model, session_id="crashed")
+    session.run_turn("are you there")
+    sent = model.calls[0][1:]
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "user", "user"]
+    assert sent[2]["tool_call_id"] == "x1" and "No result was recorded" in sent[2]["content"]
+    assert len(home.archive.messages("crashed")) == 6  # the stored history itself is left as it was
+
+
+def test_an_empty_message_is_refused_before_anything_is_stored(home):
+    session = AgentSession(home, OfflineModel())
+    for text in ("", "   \n"):
+        with pytest.raises(WorkbenchError, match="non-empty user message"):
+            session.run_turn(text)
+    assert home.archive.get_session(session.id) is None

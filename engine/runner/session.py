@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..errors import WorkbenchError
 from ..events import RunnerEvent
 from ..models.base import Model, ModelError, ModelReply
 from ..providers import load_configured_provider
@@ -40,6 +41,7 @@ TITLE_CHARS = 60
 RESULT_PREVIEW = 400
 REVIEW_CANCEL_WAIT_S = 2.0  # how long a new turn waits for a cancelled background review (then goes ahead)
 REVIEW_CLOSE_WAIT_S = 5.0
+MISSING_RESULT = json.dumps({"success": False, "error": "No result was recorded for this call (the earlier run stopped)."})
 
 
 class Cancelled(Exception):
@@ -70,6 +72,24 @@ def stored_form(message: dict[str, Any]) -> dict[str, Any]:
     """The state.db row for an in-memory message (never the fenced API copy)."""
     return {"role": message["role"], "content": message.get("content"), "tool_calls": message.get("tool_calls"),
             "tool_name": message.get("tool_name"), "tool_call_id": message.get("tool_call_id")}
+
+
+def paired(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The API copy of a history written elsewhere (a crashed or older agent): every tool call
+    answered, every tool result preceded by its call, as chat APIs require."""
+    out: list[dict[str, Any]] = []
+    open_calls: list[str] = []
+    for message in messages:
+        if message.get("role") == "tool":
+            if message.get("tool_call_id") in open_calls:
+                open_calls.remove(message["tool_call_id"])
+                out.append(message)
+            continue  # a result whose call is gone would be rejected
+        out.extend({"role": "tool", "tool_call_id": call_id, "content": MISSING_RESULT} for call_id in open_calls)
+        open_calls = [c.get("id") for c in message.get("tool_calls") or []] if message.get("role") == "assistant" else []
+        out.append(message)
+    out.extend({"role": "tool", "tool_call_id": call_id, "content": MISSING_RESULT} for call_id in open_calls)
+    return out
 
 
 def default_title(text: str) -> str:
@@ -118,6 +138,7 @@ class AgentSession:
         self._schema_chars: tuple[Any, int] = (None, 0)
         self._prefix_hashes: dict[tuple, str] = {}
         self.ineffective_compressions = 0
+        self._foreign_history = False
         existing = home.archive.get_session(home.archive.tip_of(session_id)) if session_id else None
         if existing is not None:
             self._resume(existing)
@@ -157,6 +178,7 @@ class AgentSession:
             if message["role"] in ("user", "assistant") and isinstance(message.get("content"), str):
                 message["content"] = sanitize_context(message["content"]).strip()
         self.message_ids = [m.id for m in stored]
+        self._foreign_history = True  # not written by this session: repair tool pairs in the API copy
         self.system_prompt = session.system_prompt or self._build_prompt()
         interval = self.home.config.int("memory.nudge_interval")
         prior_turns = sum(1 for m in self.messages if m["role"] == "user")
@@ -225,7 +247,7 @@ class AgentSession:
             if fenced and index in fenced:
                 message = {**message, "content": attach_to_user_message(message["content"], fenced[index])}
             out.append(message)
-        return out
+        return paired(out) if self._foreign_history else out
 
     def request(self, messages: list[dict[str, Any]], tools: ToolRegistry, purpose: str,
                 estimate: int | None = None) -> ModelReply:
@@ -292,6 +314,8 @@ class AgentSession:
 
     # -- the turn -------------------------------------------------------------------------
     def run_turn(self, text: str) -> TurnResult:
+        if not isinstance(text, str) or not text.strip():
+            raise WorkbenchError("A turn needs a non-empty user message.")
         self.wait_for_review(REVIEW_CANCEL_WAIT_S, cancel=True)  # a live turn wins over a review still running
         result = TurnResult(session_id=self.id, user=text)
         if self._own_cancel:

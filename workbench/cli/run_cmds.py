@@ -131,6 +131,8 @@ def run_agent(home: Home, args) -> Output:
         raise UsageError("--scenario plays its own messages; drop --message/--session, or drop --scenario.")
     if not args.scenario and not args.message:
         raise UsageError("give at least one --message TEXT, or --scenario NAME (see `workbench scenarios list`).")
+    if any(not text.strip() for text in args.message):
+        raise UsageError("--message needs some text.")
     if args.model == "scripted" and not args.scenario:
         raise UsageError("--model scripted plays a scenario file; add --scenario NAME.")
     if args.speed < 0:
