@@ -193,10 +193,7 @@ class OfflineModel(Model):
         for intent in ("forget", "patch", "patch_add", "search", "remember", "howto", "routine", "fact"):
             match = _RE[intent].search(plain) if intent in ("search", "patch", "patch_add") else _RE[intent].match(plain)
             if match and not (intent == "fact" and plain.endswith("?")):
-                handler = getattr(self, f"_{intent.split('_')[0]}")
-                reply = handler(messages, match, steps)
-                if reply is not None:
-                    return reply
+                return getattr(self, f"_{intent.split('_')[0]}")(messages, match, steps)
         return ModelReply(content=self._chat(messages, plain, recall))
 
     def _remember(self, messages, match, steps: list[Step]) -> ModelReply:
