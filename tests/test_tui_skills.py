@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from textual.widgets import Input, OptionList
 
@@ -143,6 +145,17 @@ async def test_purge_asks_first_and_rollback_brings_it_back(home, tmp_path):
         await pilot.press("y")
         await wait_for(pilot, lambda: "docker-prune" in names(screen), what="rolled back")
         assert state_of(home, "docker-prune") == "archived"
+
+
+async def test_a_skill_written_meanwhile_appears_live(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_skills(pilot)
+        assert names(screen) == [] and "No skills in this home yet" in screen_text(app)
+        writer = threading.Thread(target=seed_skills, args=(home,))
+        writer.start()
+        writer.join()
+        await wait_for(pilot, lambda: len(names(screen)) == 3, what="skills listed live")
 
 
 def test_fuzzy_filter_ranks_name_matches_first():

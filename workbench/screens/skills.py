@@ -207,7 +207,9 @@ class SkillsScreen(WorkbenchScreen):
         if skill is None:
             meta.update(Content(""))
             self.query_one("#skills-files", OptionList).clear_options()
-            self.query_one(CodeView).show_message("SKILL.md", "No skill matches.")
+            self.query_one(CodeView).show_message("SKILL.md", "No skill matches the filter." if self.all_rows else
+                                                  "No skills in this home yet. The agent writes them with skill_manage, "
+                                                  "or put a folder holding a SKILL.md under skills/.")
             self.shown = None
             return
         meta.update(Content.assemble(
