@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import OptionList, Static, TextArea
 
+from engine.skills.manage import skill_manage_tool
 from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.tui_support import make_app, settle, wait_for
 from widgets.gauge import CapacityGauge
@@ -152,3 +153,20 @@ async def test_an_unusable_pending_file_is_reported_not_touched(gated, tmp_path)
         assert "1 unreadable file" in text_of(app, "#queue-title")
         assert app.screen.query_one("#queue", OptionList).option_count == 1
     assert broken.read_text(encoding="utf-8") == "{not json"
+
+
+async def test_a_staged_skill_shows_its_file_and_diff(home, tmp_path):
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    content = "---\nname: tidy-logs\ndescription: Rotate and compress old logs\n---\n# Tidy logs\n1. Run logrotate.\n"
+    staged = skill_manage_tool(home, {"action": "create", "name": "tidy-logs", "content": content}, AGENT)
+    assert staged.get("staged"), staged
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        await wait_for(pilot, lambda: "tidy-logs/SKILL.md" in text_of(app, "#proposal-title"), what="the preview")
+        assert "+ # Tidy logs" in text_of(app, "#proposal-diff")
+        assert not app.screen.query_one("#budget", CapacityGauge).display  # no memory budget for a skill
+        await pilot.press("a")
+        await settle(pilot)
+        assert [s.name for s in home.skills.list()] == ["tidy-logs"]

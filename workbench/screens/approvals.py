@@ -133,7 +133,7 @@ class ApprovalsScreen(WorkbenchScreen):
         try:
             preview = self.home.approvals.preview(pending_id)
         except Exception as exc:  # decided by another process meanwhile, unreadable record
-            preview = {"id": pending_id, "error": getattr(exc, "message", str(exc)), "gone": True}
+            preview = {"id": pending_id, "error": getattr(exc, "message", str(exc))}
         pinned = (preview.get("payload") or {}).get("matched_entry")
         if preview.get("error") and pinned and preview.get("subsystem") == "memory":
             preview["now"] = self._closest_live(preview["payload"].get("target") or "memory", pinned)
@@ -163,7 +163,10 @@ class ApprovalsScreen(WorkbenchScreen):
         current = self.current
         if current is None or current.id != preview.get("id"):
             return
-        title.update(assemble((f"{current.subsystem} {current.action} ", "bold $accent"), (current.id, "$text-muted")))
+        data = preview.get("budget")
+        where = f" · {preview['name']}/{preview['file']}" if preview.get("name") and preview.get("file") else ""
+        title.update(assemble((f"{current.subsystem} {current.action} ", "bold $accent"),
+                              (current.id + where, "$text-muted"), (" · budget after approval:" if data else "", "")))
         info.update(_info(current, self.home.clock.now()))
         notes = []
         if preview.get("error"):
@@ -179,7 +182,6 @@ class ApprovalsScreen(WorkbenchScreen):
             notes += [(f"{label}: ", "bold $warning"), (one_line(dup.get("existing"), 200) + "\n", "")]
         warnings.update(assemble(*notes) if notes else "")
         diff.show(preview.get("diff") or [])
-        data = preview.get("budget")
         budget.display = bool(data)
         if data:
             budget.used, budget.limit = int(data["chars"]), int(data["limit"])

@@ -197,15 +197,16 @@ class MemoryScreen(WorkbenchScreen):
             self.show_status(f"{title} could not be read: {view.error}", error=True)
 
     # -- selection and detail -----------------------------------------------------
-    @property
-    def selected(self) -> EntryRow | None:
-        focused = self.focused if isinstance(self.focused, EntryList) else self.query_one("#live-list", EntryList)
-        return focused.current
-
     @on(EntryList.Highlighted)
     def _highlighted(self, message: EntryList.Highlighted) -> None:
         if message.entry_list is self.focused or (self.focused is None and message.entry_list.id == "live-list"):
             self.load_detail(message.row.text if message.row else None)
+
+    def on_descendant_focus(self, event) -> None:
+        """Moving between the columns shows the detail of the entry now under the cursor."""
+        if isinstance(event.widget, EntryList):
+            row = event.widget.current
+            self.load_detail(row.text if row else None)
 
     @work(thread=True, exclusive=True, group="memory-detail", exit_on_error=False)
     def load_detail(self, entry: str | None) -> None:
