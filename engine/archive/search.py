@@ -11,7 +11,8 @@ Routing (the ``plan`` of every hit says which one ran):
 
 Ordering: ``ranked`` is BM25 within the newest 1,000 matches at a time (then the next
 1,000 further back), which costs the same for a term in every message as for a rare
-one; ``newest`` / ``oldest`` order by time. Results keep only the best hit per lineage
+one; ``newest`` / ``oldest`` order by time, and prefix queries (``serv*``, search as you
+type) are always newest first, since ranking a prefix costs a pass over all its matches. Results keep only the best hit per lineage
 root. Any text is a safe query: it never raises, it returns fewer or no hits.
 """
 
@@ -87,6 +88,8 @@ class SearchMixin(ArchiveCore):
     # -- planning ------------------------------------------------------------------
     def _plan(self, parsed: ParsedQuery, sort: str | None) -> _Plan:
         sort = (sort or "").strip().lower()
+        if not sort and any(t.prefix for t in parsed.tokens):
+            sort = "newest"  # BM25 of a prefix costs a pass over every match: newest first instead
         descending, ranked = sort != "oldest", sort not in ("newest", "oldest")
         order = "ranked" if ranked else sort
         if not parsed.cjk and self.caps.fts:

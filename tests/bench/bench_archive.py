@@ -41,16 +41,17 @@ def _ingest(report, home_dir, turns, label: str) -> None:
     home = open_home(home_dir, clock=clock)
     archive = home.archive
     archive.create_session("ingest_probe")
-    worst, total = 0.0, 0
+    writes, total = [], 0
     with timed() as elapsed:
         for turn in turns:
             start = time.perf_counter()
             archive.append_messages("ingest_probe", turn)
-            worst = max(worst, time.perf_counter() - start)
+            writes.append(time.perf_counter() - start)
             total += len(turn)
     home.close()
     report.figure(f"ingest {label}", total / elapsed[0], "msgs/s", ">= 10,000 (reference goal)")
-    report.figure(f"slowest turn write {label}", worst * 1000, "ms", "< 100")
+    report.figure(f"turn write p99 {label}", percentile(writes, 99) * 1000, "ms")
+    report.figure(f"slowest turn write {label}", max(writes) * 1000, "ms", "< 100")
 
 
 def _floor(home, query: str) -> tuple[sqlite3.Connection, str, str]:
