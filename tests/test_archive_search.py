@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import time
 import sqlite3
 
 import pytest
@@ -201,3 +202,24 @@ def test_any_text_is_a_safe_query(corpus, query, prefix):
 def test_sanitiser_follows_hermes_and_never_leaves_syntax(raw, expected):
     from engine.archive import sanitize_fts_query
     assert sanitize_fts_query(raw) == expected
+
+
+def test_search_does_not_wait_for_a_busy_workbench_db(tmp_path, clock):
+    home = open_home(tmp_path / "h", clock=clock)
+    build(home, seed=5, sessions=3)
+    expected = substring_scan(home.state_db_path, "日志")
+    assert set(home.archive.iter_matches("日志")) == expected  # builds the index
+    new_id = home.archive.append_message("s000", "user", "新的日志")  # not indexed yet
+    blocker = sqlite3.connect(home.workbench_db_path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another process holds workbench.db's write lock
+    try:
+        start = time.perf_counter()
+        found = set(home.archive.iter_matches("日志"))
+        assert time.perf_counter() - start < 2.0
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert found == expected | {new_id}  # the unindexed row was scanned instead
+    assert home.archive.bigram_index.high_water() < new_id
+    assert new_id in set(home.archive.iter_matches("日志")) and home.archive.bigram_index.high_water() == new_id
+    home.close()

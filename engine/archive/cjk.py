@@ -15,10 +15,11 @@ produce a wrong hit.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from typing import TYPE_CHECKING, Iterator
 
-from ..db import write_transaction
+from ..db import ThreadConnections, write_transaction
 from ..errors import WorkbenchError
 from .query import CJK_CHAR, bigrams
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 TABLE = "archive_cjk"
 BATCH = 5000
+QUICK_BUSY_MS = 100
 
 _SCHEMA = f"""
 CREATE VIRTUAL TABLE IF NOT EXISTS {TABLE} USING fts5(grams, content='', tokenize='ascii');
@@ -37,22 +39,32 @@ INDEXED_TEXT = "COALESCE(m.content,'') || ' ' || COALESCE(m.tool_name,'') || ' '
 
 
 class BigramIndex:
+    """The bigram table in workbench.db, on connections of its own (one per thread)."""
+
     def __init__(self, archive: "ArchiveCore"):
         self.archive = archive
+        self._conns = ThreadConnections(archive.home.workbench_db_path, archive.read_only, on_connect=self._setup)
+
+    @staticmethod
+    def _setup(conn: sqlite3.Connection) -> None:
+        conn.execute(f"PRAGMA busy_timeout={QUICK_BUSY_MS}")  # a search never waits long for the index
 
     def _conn(self) -> sqlite3.Connection | None:
+        """This thread's connection, or None when there is no index (searches then scan)."""
         try:
-            conn = self.archive.home.journal.connection()
+            conn = self._conns.get()
+            if not self._exists(conn):
+                if self.archive.read_only:
+                    return None
+                conn.executescript(_SCHEMA)
         except WorkbenchError:
-            return None  # read-only home without workbench.db: no index, search scans instead
-        if not self._exists(conn):
-            if self.archive.read_only:
-                return None
-            conn.executescript(_SCHEMA)
+            return None  # read-only home without workbench.db
+        except sqlite3.OperationalError:
+            return None  # workbench.db busy right now: try again on the next search
         return conn
 
     def available(self) -> bool:
-        """True when the index exists (or, in a writable home, could be made)."""
+        """True when the index exists (in a writable home it is created on first use)."""
         return self._conn() is not None
 
     @staticmethod
@@ -67,8 +79,12 @@ class BigramIndex:
         row = conn.execute(f"SELECT value FROM {TABLE}_state WHERE key = 'high_water'").fetchone()
         return int(row[0]) if row else 0
 
-    def refresh(self, max_rows: int | None = None) -> int:
-        """Index messages added since the last refresh; returns how many rows were read."""
+    def refresh(self, max_rows: int | None = None, *, wait: bool = True) -> int:
+        """Index messages added since the last refresh; returns how many rows were read.
+
+        With ``wait=False`` (a search) a busy workbench.db ends the refresh at once; the
+        rows not yet indexed are then scanned by the search instead.
+        """
         conn = self._conn()
         if conn is None or self.archive.read_only:
             return 0
@@ -77,22 +93,34 @@ class BigramIndex:
             return 0
         done = 0
         while max_rows is None or done < max_rows:
-            with write_transaction(conn):
-                high = self.high_water()
-                if top < high:  # state.db was replaced by another file: start over
-                    conn.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('delete-all')")
-                    high = 0
-                rows = self.archive.conn().execute(
-                    f"SELECT m.id, {INDEXED_TEXT} AS text FROM messages m WHERE m.id > ? ORDER BY m.id LIMIT ?",
-                    (high, BATCH)).fetchall()
-                if not rows:
-                    self._set_high(conn, high)
-                    return done
-                conn.executemany(f"INSERT INTO {TABLE}(rowid, grams) VALUES (?, ?)",
-                                 [(r[0], " ".join(bigrams(r[1]))) for r in rows if CJK_CHAR.search(r[1])])
-                self._set_high(conn, rows[-1][0])
-            done += len(rows)
+            try:
+                with write_transaction(conn) if wait else _single_attempt(conn):
+                    rows = self._index_batch(conn, top)
+            except (WorkbenchError, sqlite3.OperationalError):
+                if wait:
+                    raise
+                return done
+            if not rows:
+                return done
+            done += rows
         return done
+
+    def _index_batch(self, conn: sqlite3.Connection, top: int) -> int:
+        """Inside a write transaction: index the next batch above the high-water mark."""
+        high = self.high_water()
+        if top < high:  # state.db was replaced by another file: start over
+            conn.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('delete-all')")
+            high = 0
+        rows = self.archive.conn().execute(
+            f"SELECT m.id, {INDEXED_TEXT} AS text FROM messages m WHERE m.id > ? ORDER BY m.id LIMIT ?",
+            (high, BATCH)).fetchall()
+        conn.executemany(f"INSERT INTO {TABLE}(rowid, grams) VALUES (?, ?)",
+                         [(r[0], " ".join(bigrams(r[1]))) for r in rows if CJK_CHAR.search(r[1])])
+        self._set_high(conn, rows[-1][0] if rows else high)
+        return len(rows)
+
+    def close(self) -> None:
+        self._conns.close_all()
 
     @staticmethod
     def _set_high(conn: sqlite3.Connection, value: int) -> None:
@@ -115,6 +143,18 @@ class BigramIndex:
         if conn is None:
             return
         yield from fts_pages(conn, TABLE, match, descending=descending, ranked=ranked, page=page)
+
+
+@contextlib.contextmanager
+def _single_attempt(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One BEGIN IMMEDIATE (no retries): raises OperationalError at once when busy."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def fts_pages(conn: sqlite3.Connection, table: str, match: str, *, descending: bool, ranked: bool,

@@ -88,6 +88,9 @@ class ArchiveCore:
             if self._conns is not None:
                 self._conns.close_all()
                 self._conns = None
+            index = self.__dict__.get("_bigram")
+            if index is not None:
+                index.close()
 
     # -- column-aware SQL fragments -----------------------------------------------
     def _visible(self, alias: str = "m") -> str:

@@ -100,7 +100,7 @@ class SearchMixin(ArchiveCore):
         match = bigram_match(terms)
         index = self.bigram_index
         if match and index.available():
-            index.refresh(max_rows=REFRESH_BUDGET)  # what is left beyond the budget is scanned below
+            index.refresh(max_rows=REFRESH_BUDGET, wait=False)  # what is not indexed yet is scanned below
             high = index.high_water()
             gap = self._like_pages(terms, descending, above=high)
             indexed = index.pages(match, descending=descending, ranked=ranked, page=PAGE)
