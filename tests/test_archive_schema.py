@@ -190,3 +190,24 @@ def test_read_only_home_without_archive_is_empty(tmp_path, clock):
     ro = open_home(tmp_path / "h", read_only=True, clock=clock)
     assert ro.archive.list_sessions() == [] and ro.archive.search("anything") == []
     assert not (tmp_path / "h" / "state.db").exists()
+
+
+def test_a_home_we_create_opens_in_hermes(home):
+    """Hermes's start-up (its DDL, all IF NOT EXISTS, then a trigram backfill) accepts our state.db."""
+    archive = home.archive
+    archive.create_session("ours", title="Made by the workbench")
+    archive.append_message("ours", "user", "rollout of the 数据库迁移 finished")
+    home.close()
+    conn = sqlite3.connect(home.state_db_path, isolation_level=None)
+    conn.executescript(HERMES_DDL)  # what Hermes runs when it opens a database
+    conn.execute("INSERT INTO messages_fts_trigram(rowid, content) SELECT id, COALESCE(content,'') || ' ' || "
+                 "COALESCE(tool_name,'') || ' ' || COALESCE(tool_calls,'') FROM messages")
+    assert conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'rollout'").fetchall() == [(1,)]
+    assert conn.execute("SELECT rowid FROM messages_fts_trigram WHERE messages_fts_trigram MATCH '数据库迁移'").fetchall() == [(1,)]
+    conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('ours', 'assistant', 'done', 2)")
+    conn.close()
+    reopened = open_home(home.root, clock=home.clock)
+    assert reopened.archive.caps.trigram
+    assert [m.content for m in reopened.archive.messages("ours")] == ["rollout of the 数据库迁移 finished", "done"]
+    assert [h.match_message_id for h in reopened.archive.search("done")] == [2]
+    reopened.close()
