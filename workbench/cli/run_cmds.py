@@ -17,6 +17,7 @@ from engine.scenarios import list_scenarios, run_scenario
 from . import Output, UsageError
 
 ARG_PREVIEW = 70
+WRITE_KEYS = ("action", "target", "content", "old_text", "operations")
 
 
 def register(subparsers, common) -> None:
@@ -108,8 +109,8 @@ def _summary(home: Home, turns, session_ids: list[str]) -> dict[str, Any]:
             if result.get("staged"):
                 staged.append({"pending_id": result.get("pending_id"), "tool": call["name"], "by": actor})
             elif call["name"] == "memory" and result.get("success") is True:
-                writes.append({"by": actor, **{k: call["arguments"][k] for k in ("action", "target", "content", "old_text")
-                                               if k in call["arguments"]}})
+                args = call["arguments"]
+                writes.append({"by": actor, **{k: args[k] for k in WRITE_KEYS if k in args}})
         shaped.append({"user": turn.user, "assistant": turn.assistant, "status": turn.status,
                        "tool_calls": [{"name": c["name"], "arguments": c["arguments"],
                                        "success": c["result"].get("success", True) is not False,
