@@ -22,14 +22,12 @@ from .base import Model, ModelError, ModelReply, ToolCall, parse_arguments
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 30.0
-_API_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+_API_KEYS = ("role", "content", "tool_calls", "tool_call_id")
 
 
 def api_message(message: dict[str, Any]) -> dict[str, Any]:
-    """The wire form of a stored/internal message (workbench-only keys dropped)."""
+    """The wire form of a stored/internal message: only the keys every compatible server accepts."""
     out = {k: message[k] for k in _API_KEYS if k in message and message[k] is not None}
-    if out.get("role") == "tool" and "name" not in out and message.get("tool_name"):
-        out["name"] = message["tool_name"]
     if out.get("role") == "assistant" and not out.get("tool_calls"):
         out.pop("tool_calls", None)
     out.setdefault("content", "")
