@@ -230,3 +230,14 @@ def test_demo_never_seeds_a_home_that_holds_other_data(home, tmp_path, capsys):
     run_scenario(demo, "demo", speed=0)
     assert not holds_other_data(demo)  # a demo home is reused
     demo.close()
+
+
+async def test_each_screen_hears_an_engine_event_once(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        for mode in ("memory", "approvals"):
+            screen = next(s for s in app.engine_events._subscriptions if app.mode_of(s) == mode)
+            assert len(app.engine_events._subscriptions[screen]) == 1, mode

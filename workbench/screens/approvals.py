@@ -82,7 +82,6 @@ class ApprovalsScreen(WorkbenchScreen):
         yield self.status_line()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.query_one("#budget").display = False
         self.query_one("#queue").focus()
         self.reload()

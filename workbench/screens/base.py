@@ -50,6 +50,7 @@ class WorkbenchScreen(Screen):
         return ()
 
     def on_mount(self) -> None:
+        """Textual runs this after a subclass's own ``on_mount``: do not call it with super()."""
         header = self.query_one(WorkbenchHeader)
         header.modes = self.workbench.mode_tabs()
         header.active = self.workbench.mode_of(self)

@@ -123,7 +123,6 @@ class MemoryScreen(WorkbenchScreen):
             yield Static("", id="detail-text")
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.query_one("#live-list").focus()
         self.reload()
 
