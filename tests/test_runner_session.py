@@ -302,3 +302,14 @@ def test_an_empty_message_is_refused_before_anything_is_stored(home):
         with pytest.raises(WorkbenchError, match="non-empty user message"):
             session.run_turn(text)
     assert home.archive.get_session(session.id) is None
+
+
+def test_memory_off_means_no_memory_tool_and_no_blocks(home):
+    home.memory.add("memory", "Hidden when memory is off.")
+    home.config_path.write_text("memory:\n  memory_enabled: false\n  user_profile_enabled: false\n", encoding="utf-8")
+    home.reload_config()
+    session = AgentSession(home, OfflineModel())
+    assert "memory" not in session.tools.names() and "Hidden when memory is off." not in session.system_prompt
+    result = session.run_turn("remember that I like tea")
+    assert result.tool_calls[0]["result"]["error"].startswith("Unknown tool 'memory'")
+    assert session.turns_since_memory == 0  # no memory nudges without the tool

@@ -33,15 +33,16 @@ def _plain(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def builtin_tools(home) -> list[Tool]:
-    """The five built-in tools, imported from the parts that own them."""
+    """The built-in tools, imported from the parts that own them (no memory tool when memory is off)."""
     from ..archive.session_search import SESSION_SEARCH_SCHEMA, session_search_tool
     from ..memory.tool import memory_tool, memory_tool_schema
     from ..skills.manage import (SKILL_MANAGE_SCHEMA, SKILL_VIEW_SCHEMA, SKILLS_LIST_SCHEMA, skill_manage_tool,
                                  skill_view_tool, skills_list_tool)
 
-    pairs = [(memory_tool_schema(home), memory_tool), (SESSION_SEARCH_SCHEMA, session_search_tool),
-             (SKILLS_LIST_SCHEMA, skills_list_tool), (SKILL_VIEW_SCHEMA, skill_view_tool),
-             (SKILL_MANAGE_SCHEMA, skill_manage_tool)]
+    memory_on = home.memory.enabled("memory") or home.memory.enabled("user")
+    pairs = ([(memory_tool_schema(home), memory_tool)] if memory_on else []) + [
+        (SESSION_SEARCH_SCHEMA, session_search_tool), (SKILLS_LIST_SCHEMA, skills_list_tool),
+        (SKILL_VIEW_SCHEMA, skill_view_tool), (SKILL_MANAGE_SCHEMA, skill_manage_tool)]
     return [Tool(_plain(schema)["name"], _plain(schema), run) for schema, run in pairs]
 
 
