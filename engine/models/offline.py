@@ -168,9 +168,14 @@ class OfflineModel(Model):
         content = str(messages[index].get("content") or "") if index >= 0 else ""
         steps = _steps(messages, index + 1)
         if content.startswith((MEMORY_REVIEW_PROMPT[:40], SKILL_REVIEW_PROMPT[:40])):
-            return self._next(messages, steps, self._review_plan(messages[:index], content, steps))
-        text = sanitize_context(content).strip()
-        return self._turn(messages, text, _recall(content), steps)
+            reply = self._next(messages, steps, self._review_plan(messages[:index], content, steps))
+        else:
+            reply = self._turn(messages, sanitize_context(content).strip(), _recall(content), steps)
+        offered = {t.get("function", t).get("name") for t in tools}
+        missing = [c.name for c in reply.tool_calls if tools and c.name not in offered]
+        if missing:  # like a real model, never call a tool the request did not offer
+            return ModelReply(content=f"I can't do that here: the {missing[0]} tool is not available in this session.")
+        return reply
 
     # -- plumbing ---------------------------------------------------------------------
     @staticmethod
