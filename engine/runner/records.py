@@ -7,6 +7,7 @@ tool schemas), so anyone can check that a session kept its prefix byte-identical
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from ..db import write_transaction
@@ -45,9 +46,13 @@ class RequestRecord:
 
 
 class RequestLog:
+    """Buffers records and writes them in one transaction per ``flush`` (the runner flushes with each turn's messages)."""
+
     def __init__(self, home):
         self.home = home
         self._ready = False
+        self._pending: list[tuple] = []
+        self._lock = threading.Lock()  # a background review records from its own thread
 
     def _conn(self):
         conn = self.home.journal.connection()
@@ -57,16 +62,25 @@ class RequestLog:
         return conn
 
     def record(self, rec: RequestRecord) -> None:
+        with self._lock:
+            self._pending.append((self.home.clock.now(), rec.session_id, rec.purpose, rec.model, rec.prefix_hash,
+                                  rec.system_chars, rec.message_count, rec.estimated_tokens, rec.prompt_tokens,
+                                  rec.completion_tokens, rec.duration_ms))
+
+    def flush(self) -> None:
+        with self._lock:
+            rows, self._pending = self._pending, []
+        if not rows:
+            return
         conn = self._conn()
         with write_transaction(conn, self.home.read_only):
-            conn.execute(
+            conn.executemany(
                 "INSERT INTO runner_requests (at, session_id, purpose, model, prefix_hash, system_chars, message_count,"
-                " estimated_tokens, prompt_tokens, completion_tokens, duration_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (self.home.clock.now(), rec.session_id, rec.purpose, rec.model, rec.prefix_hash, rec.system_chars,
-                 rec.message_count, rec.estimated_tokens, rec.prompt_tokens, rec.completion_tokens, rec.duration_ms))
+                " estimated_tokens, prompt_tokens, completion_tokens, duration_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
 
     def prefix_hashes(self, session_id: str, purpose: str | None = None) -> list[str]:
         """The prefix hash of every request of a session, oldest first."""
+        self.flush()
         sql = "SELECT prefix_hash FROM runner_requests WHERE session_id = ?"
         args: tuple = (session_id,)
         if purpose:

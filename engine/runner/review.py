@@ -113,5 +113,9 @@ def run_review(session, conversation: list[dict[str, Any]], *, memory: bool, ski
         log.warning("Background review failed: %s", exc)
         result.error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         session.emit("error", actor="review", message=f"Background review failed: {result.error}", where="review")
+    try:
+        session.requests.flush()
+    except Exception as exc:  # the records are for statistics; losing them must not fail the review
+        log.warning("could not store the review's request records: %s", exc)
     session.emit("review_finished", actor="review", **result.to_dict())
     return result

@@ -211,6 +211,7 @@ class AgentSession:
     # -- persistence ----------------------------------------------------------------------
     def flush(self) -> list[int]:
         """Store every message not yet in state.db; creates the session row on first write."""
+        self.requests.flush()
         pending = self.messages[len(self.message_ids):]
         if not pending:
             return []
