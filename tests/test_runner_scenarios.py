@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -83,18 +82,38 @@ def test_demo_scenario_shows_every_feature(home):
     assert home.config_path.read_text(encoding="utf-8") == "memory:\n  nudge_interval: 7\n"
 
 
-def test_speed_scales_delays_and_cancel_stops_the_run(home):
+class RecordingEvent(threading.Event):
+    """A cancel event that records each pacing wait instead of sleeping."""
+
+    def __init__(self):
+        super().__init__()
+        self.waits = []
+
+    def wait(self, timeout=None):
+        self.waits.append(timeout)
+        return self.is_set()
+
+
+def test_speed_scales_every_delay(home):
+    cancel = RecordingEvent()
+    run_scenario(home, "smoke", speed=2, cancel=cancel)  # smoke: turn_delay 0.5, step_delay 0.2
+    turn_waits = [w for w in cancel.waits if w == 0.25]
+    step_waits = [w for w in cancel.waits if w == 0.1]
+    assert len(turn_waits) == 4 and len(step_waits) >= 8 and set(cancel.waits) == {0.25, 0.1}
+    quiet = RecordingEvent()
+    run_scenario(home, "smoke", speed=0, cancel=quiet)
+    assert quiet.waits == []  # speed 0: no delays at all
+
+
+def test_cancel_stops_the_run_after_the_current_turn(home):
     cancel = threading.Event()
-    started = time.perf_counter()
-    timer = threading.Timer(0.3, cancel.set)
-    timer.start()
-    result = run_scenario(home, "smoke", speed=0.5, cancel=cancel)  # 1 s turn delay at this speed
-    timer.cancel()
-    assert result.cancelled and result.turns == [] and result.session_ids == []
-    assert time.perf_counter() - started < 2
-    assert home.archive.list_sessions() == []
-    fast = run_scenario(home, "smoke", speed=100)
-    assert len(fast.turns) == 4
+    stop_after_first = lambda event: event.kind == "turn_finished" and cancel.set()  # noqa: E731
+    result = run_scenario(home, "smoke", speed=0, on_event=stop_after_first, cancel=cancel)
+    assert result.cancelled and len(result.turns) == 1 and len(result.session_ids) == 1
+    assert home.archive.get_session(result.session_ids[0]).end_reason == "user_exit"
+    early = threading.Event()
+    early.set()
+    assert run_scenario(home, "smoke", speed=0, cancel=early).session_ids == []  # nothing stored
 
 
 @pytest.mark.parametrize("data, problem", [
