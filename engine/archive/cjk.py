@@ -19,7 +19,7 @@ import contextlib
 import sqlite3
 from typing import TYPE_CHECKING, Iterator
 
-from ..db import ThreadConnections, write_transaction
+from ..db import BUSY_TIMEOUT_MS, ThreadConnections, write_transaction
 from ..errors import WorkbenchError
 from .query import CJK_CHAR, bigrams
 
@@ -56,7 +56,11 @@ class BigramIndex:
             if not self._exists(conn):
                 if self.archive.read_only:
                     return None
-                conn.executescript(_SCHEMA)
+                conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # created once: worth a normal wait
+                try:
+                    conn.executescript(_SCHEMA)
+                finally:
+                    conn.execute(f"PRAGMA busy_timeout={QUICK_BUSY_MS}")
         except WorkbenchError:
             return None  # read-only home without workbench.db
         except sqlite3.OperationalError:
