@@ -145,6 +145,24 @@ async def test_streaming_keeps_the_readers_place_and_counts_unseen_messages():
         assert transcript.follow and transcript.is_vertical_scroll_end and transcript.unseen == 0
 
 
+async def test_a_compression_moves_the_run_to_the_child_session(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        screen.running, screen.session_id = True, "20261130_120000_00000a"
+        screen.engine_event(RunnerEvent(kind="turn_started", session_id="20261130_120000_00000a", data={"user": "hi"}))
+        screen.engine_event(RunnerEvent(kind="session_rotated", session_id="20261130_120000_00000b",
+                                        data={"old_session_id": "20261130_120000_00000a",
+                                              "new_session_id": "20261130_120000_00000b"}))
+        screen.engine_event(RunnerEvent(kind="assistant_message", session_id="20261130_120000_00000b",
+                                        data={"content": "[b]still here[/]"}))
+        await pilot.pause()
+        assert screen.session_id == "20261130_120000_00000b"
+        assert [i.content for i in screen.query_one(Transcript).items] == ["hi", "[b]still here[/]"]
+        assert "continues 20261130_120000_00000a" in screen_text(app)
+        screen.running = False
+
+
 def test_runner_events_become_literal_transcript_rows():
     row = runner_item(RunnerEvent(kind="tool_called", data={"name": "memory", "arguments": {"content": "[b]x[/]"}}))
     assert row.role == "assistant" and row.tool_calls[0]["arguments"] == {"content": "[b]x[/]"}

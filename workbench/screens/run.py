@@ -203,25 +203,28 @@ class RunScreen(WorkbenchScreen):
     # -- the agent (thread workers) ------------------------------------------------
     @work(thread=True, exit_on_error=False, group="agent")
     def run_turn(self, text: str, model: str) -> None:
+        session_id, error = self.session_id, None
         try:
             if self.agent is None:
                 self.agent = AgentSession(self.home, make_model(self.home, model), session_id=self.session_id,
                                           source="tui")
             self.app.call_from_thread(setattr, self, "session_id", self.agent.id)
             result = self.agent.run_turn(text)
-        except WorkbenchError as exc:  # e.g. an unusable model configuration: shown, never fatal
-            self.post_message(TurnEnded(self.session_id, exc.message))
-            return
-        self.post_message(TurnEnded(result.session_id, result.error if result.status == "error" else None))
+            session_id, error = result.session_id, result.error if result.status == "error" else None
+        except Exception as exc:  # e.g. an unusable model configuration: shown in place, never fatal
+            error = failure(exc)
+        finally:
+            self.post_message(TurnEnded(session_id, error))  # always: the screen must never stay "running"
 
     @work(thread=True, exit_on_error=False, group="agent")
     def play_scenario(self, name: str) -> None:
+        error = None
         try:
             run_scenario(self.home, name, speed=self.speed, cancel=self._cancel)
-        except WorkbenchError as exc:
-            self.post_message(TurnEnded(self.session_id, exc.message))
-            return
-        self.post_message(TurnEnded(self.session_id))
+        except Exception as exc:
+            error = failure(exc)
+        finally:
+            self.post_message(TurnEnded(None, error))
 
     @on(TurnEnded)
     def _turn_ended(self, message: TurnEnded) -> None:
@@ -249,20 +252,26 @@ class RunScreen(WorkbenchScreen):
     def engine_event(self, event: Event) -> None:
         if not isinstance(event, RunnerEvent) or not self.running or event.actor != "agent":
             return
+        if event.kind == "session_rotated" and event.data.get("old_session_id") == self.session_id:
+            self.session_id = event.session_id  # compression: the conversation goes on in a child session
+            self._title(f"Session {self.session_id} (continues {event.data['old_session_id']} after compression)")
+            self._status()
+            return
         if event.kind == "turn_started" and event.session_id != self.session_id and (
                 self.session_id is None or self.playing):
             self._follow(event.session_id)  # a scenario moved on to its next session
         if event.session_id != self.session_id:
             return
-        if event.kind == "session_rotated":
-            self.session_id = event.data.get("new_session_id") or self.session_id
-            self._title(f"Session {self.session_id} (compressed from {event.session_id})")
-            self._status()
-        elif event.kind == "turn_finished":
+        if event.kind == "turn_finished":
             self.reload(self.session_id)
         item = runner_item(event)
         if item is not None:
             self.query_one(Transcript).append(item)
+
+
+def failure(exc: Exception) -> str:
+    """A failed turn in words: an engine refusal's own message, else the error's type and text."""
+    return exc.message if isinstance(exc, WorkbenchError) else f"{type(exc).__name__}: {exc}"
 
 
 def runner_item(event: RunnerEvent) -> TranscriptItem | None:
