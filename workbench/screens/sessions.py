@@ -2,16 +2,15 @@
 
 Every archive read runs in a thread worker and comes back as a Message, so the UI never
 waits on SQLite. Roots load a page at a time and children on expand (a 20,000-session
-home opens at once). Searching runs on each keystroke after a short debounce in an
-exclusive worker; a result whose query no longer matches the box is dropped, so a
-slow early search can never overwrite a newer one. Other screens open a message here
+home opens at once). A keystroke starts a search at once when none is running; keys
+typed while one runs are coalesced into one search of the newest text when it ends, and
+a result whose query no longer matches the box is never shown. Other screens open a message here
 by posting ``workbench.messages.JumpToMessage`` to the app.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -25,6 +24,7 @@ from textual.widgets import ContentSwitcher, Input
 from textual.worker import get_current_worker
 
 from engine.archive.models import MARK_CLOSE, MARK_OPEN
+from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
 from widgets.lineage_tree import LineageTree, SessionNode
 from widgets.literal import one_line
@@ -36,7 +36,6 @@ from .base import WorkbenchScreen
 
 ROOTS_PAGE = 200
 SEARCH_LIMIT = 50  # lineages listed per query
-SEARCH_DEBOUNCE = 0.04  # seconds: coalesces a burst of keys, short enough to feel instant
 WRITE_SUBSYSTEMS = ("memory", "skills")
 TRANSCRIPT_LIMIT = 2000  # messages shown at once; longer sessions show a window
 PLAN_INDEXES = {"fts": "word index", "bigram": "CJK bigram index", "trigram": "trigram index", "like": "substring scan"}
@@ -61,6 +60,7 @@ class ChildrenLoaded(Message):
 class SearchDone(Message):
     query: str
     hits: list[Hit]
+    error: str | None = None
 
 
 @dataclass
@@ -110,6 +110,7 @@ class SessionsScreen(WorkbenchScreen):
         super().__init__(*args, **kwargs)
         self.shown_session: str | None = None
         self.wanted_session: str | None = None
+        self._searching: str | None = None  # the query of the search in flight (one at a time)
         self._reveal: LineageLoaded | None = None  # a jump that arrived before the roots did
 
     def compose_body(self) -> Iterable[Widget]:
@@ -219,7 +220,9 @@ class SessionsScreen(WorkbenchScreen):
             return
         switcher.current = "sessions-results"
         self.query_one(SearchResults).mark_stale()
-        self.search(query)
+        if self._searching is None:
+            self._start_search(query)
+        # else: the search in flight finishes first, then the newest text is searched (keys coalesce)
 
     @on(Input.Submitted, "#sessions-search")
     def _search_submitted(self) -> None:
@@ -230,24 +233,35 @@ class SessionsScreen(WorkbenchScreen):
             if hit is not None:
                 self.load_transcript(hit.session_id, hit.message_id)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="search")
+    def _start_search(self, query: str) -> None:
+        self._searching = query
+        self.search(query)
+
+    @work(thread=True, exit_on_error=False, group="search")
     def search(self, query: str) -> None:
-        time.sleep(SEARCH_DEBOUNCE)
-        if get_current_worker().is_cancelled:
-            return
-        hits = self.home.archive.search(query, limit=SEARCH_LIMIT, prefix=True)
-        rows = []
-        for hit in hits:
-            snippet, spans = split_marked(hit.snippet, MARK_OPEN, MARK_CLOSE)
-            rows.append(Hit(session_id=hit.session_id, root_id=hit.root_id, title=hit.title,
-                            message_id=hit.match_message_id, snippet=snippet, spans=spans, role=hit.role,
-                            why=explain_plan(hit.plan)))
-        self.post_message(SearchDone(query, rows))
+        rows, error = [], None
+        try:
+            for hit in self.home.archive.search(query, limit=SEARCH_LIMIT, prefix=True):
+                snippet, spans = split_marked(hit.snippet, MARK_OPEN, MARK_CLOSE)
+                rows.append(Hit(session_id=hit.session_id, root_id=hit.root_id, title=hit.title,
+                                message_id=hit.match_message_id, snippet=snippet, spans=spans, role=hit.role,
+                                why=explain_plan(hit.plan)))
+        except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
+            error = exc.message
+        finally:
+            self.post_message(SearchDone(query, rows, error))
 
     @on(SearchDone)
     def _search_done(self, message: SearchDone) -> None:
-        if message.query != self.query_one("#sessions-search", Input).value.strip():
-            return  # a newer query is on its way: never show stale hits
+        self._searching = None
+        current = self.query_one("#sessions-search", Input).value.strip()
+        if not current:
+            return
+        if message.query != current:
+            self._start_search(current)  # typed on meanwhile: never show stale hits, search the newest text
+            return
+        if message.error:
+            self.notify(message.error, title="Search failed", severity="warning", markup=False)
         self.query_one(SearchResults).show(message.query, message.hits)
 
     @on(SearchResults.HitHighlighted)
