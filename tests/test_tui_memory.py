@@ -86,7 +86,7 @@ async def test_add_edit_remove_by_hand_are_journaled_as_user(home, tmp_path):
         assert home.memory.entries("memory") == ["Prefers short answers"]
         await wait_for(pilot, lambda: ("+", "Prefers short answers") in rows(app, "live"), what="the new row")
 
-        dialog = await open_editor(pilot, "e", select=0)
+        dialog = await open_editor(pilot, "enter", select=0)  # enter on a live row edits it, like e
         assert dialog.query_one(TextArea).text == "Prefers short answers"
         await save(pilot, dialog, "Prefers short, direct answers")
         assert home.memory.entries("memory") == ["Prefers short, direct answers"]

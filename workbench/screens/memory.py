@@ -20,7 +20,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Static
+from textual.widgets import OptionList, Static
 
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent
@@ -90,12 +90,12 @@ class MemoryScreen(WorkbenchScreen):
     TITLE_TEXT = "Memory"
     HELP = ("Left: the frozen snapshot the running session's prompt holds. Right: the live file; "
             "+ added, ~ changed, − removed since the snapshot (takes effect next session). "
-            "Hand edits use the agent's validation and are journaled as 'user'.")
+            "Hand edits use the agent's validation and are journaled as 'user'; Enter on a live entry edits it.")
 
     BINDINGS = [
         Binding("t", "switch_target", "Target", id="memory.target"),
         Binding("a", "add", "Add", id="memory.add"),
-        Binding("e,enter", "edit", "Edit", key_display="e", id="memory.edit"),
+        Binding("e", "edit", "Edit", id="memory.edit"),
         Binding("d,delete", "remove", "Remove", key_display="d", id="memory.remove"),
         Binding("g", "jump", "Source", id="memory.jump"),
         Binding("u", "undo", "Undo", id="memory.undo"),
@@ -200,6 +200,11 @@ class MemoryScreen(WorkbenchScreen):
     def _highlighted(self, message: EntryList.Highlighted) -> None:
         if message.entry_list is self.focused or (self.focused is None and message.entry_list.id == "live-list"):
             self.load_detail(message.row.text if message.row else None)
+
+    @on(OptionList.OptionSelected, "#live-list")
+    def _chosen(self) -> None:
+        """Enter (or a click on the highlighted row) in the live column edits that entry."""
+        self.action_edit()
 
     def on_descendant_focus(self, event) -> None:
         """Moving between the columns shows the detail of the entry now under the cursor."""
