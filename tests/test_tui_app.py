@@ -241,3 +241,14 @@ async def test_each_screen_hears_an_engine_event_once(home, tmp_path):
         for mode in ("memory", "approvals"):
             screen = next(s for s in app.engine_events._subscriptions if app.mode_of(s) == mode)
             assert len(app.engine_events._subscriptions[screen]) == 1, mode
+
+
+async def test_header_keeps_the_pending_count_at_80_columns(home, tmp_path):
+    app = make_app(home, tmp_path, label="/a/very/long/path/to/somebody/else/.hermes/profiles/work")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.running_session = "20261130_071812_cb1b9a"
+        app.pending_count = 12
+        await settle(pilot)
+        shown = app.screen.query_one(WorkbenchHeader).render().plain
+        assert len(shown) <= 80 and "12 pending" in shown and "cb1b9a" in shown and shown.endswith("files/work")

@@ -1,7 +1,8 @@
-"""The header on every screen: mode tabs, home, running session, pending approvals.
+"""The header on every screen: mode tabs, pending approvals, running session, home.
 
 Tabs are clickable (posts ``ModeClicked``), as is the pending count (``PendingClicked``).
-Below ``WIDE`` columns only the active tab shows its label; the others show their key.
+Below ``WIDE`` columns only the active tab shows its label; the others show their key,
+and a long home path or session id is shortened to its end.
 """
 
 from __future__ import annotations
@@ -37,20 +38,27 @@ class WorkbenchHeader(Widget):
         """The user clicked the pending-approval count."""
 
     def _parts(self) -> list[tuple[str, str, str | None]]:
-        """(text, style, click target) pieces, left to right."""
-        wide = self.size.width >= WIDE
+        """(text, style, click target) pieces, left to right; the pending count always fits."""
+        width = self.size.width
         parts: list[tuple[str, str, str | None]] = [(" ", "", None)]
         for mode, key, label in self.modes:
             if mode == self.active:
                 parts.append((f" {key} {label} ", "bold reverse $accent", f"mode:{mode}"))
             else:
-                parts.append((f" {key} {label} " if wide else f" {key} ", "$text-muted", f"mode:{mode}"))
+                parts.append((f" {key} {label} " if width >= WIDE else f" {key} ", "$text-muted", f"mode:{mode}"))
         parts.append(("  │ ", "$text-muted", None))
-        parts.append((self.home_label, "", None))
+        parts.append((f"{self.pending} pending", "bold $warning" if self.pending else "$text-muted", "pending"))
         parts.append((" │ session ", "$text-muted", None))
+        session_at = len(parts)
         parts.append((self.session or "none", "bold $success" if self.session else "$text-muted", None))
         parts.append((" │ ", "$text-muted", None))
-        parts.append((f"{self.pending} pending", "bold $warning" if self.pending else "$text-muted", "pending"))
+        parts.append((self.home_label, "", None))
+        # Too wide: shorten the home, then the session id, keeping their ends (the telling part).
+        for index, keep in ((len(parts) - 1, 12), (session_at, 8)):
+            over = sum(len(text) for text, _, _ in parts) - width
+            text, style, target = parts[index]
+            if over > 0 and len(text) > keep:
+                parts[index] = ("…" + text[-max(keep, len(text) - over - 1):], style, target)
         return parts
 
     def render(self) -> Content:
