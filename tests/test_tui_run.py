@@ -163,6 +163,27 @@ async def test_a_compression_moves_the_run_to_the_child_session(home, tmp_path):
         screen.running = False
 
 
+async def test_a_long_transcript_renders_only_what_is_in_view_and_lands_on_jumps():
+    words = "wrapping words of uneven length " * 9
+    items = [TranscriptItem("tool" if n % 4 == 3 else "user", '{"output": "%s"}' % words if n % 4 == 3 else
+                            f"message {n}: {words[: n % 200]}", id=n) for n in range(1500)]
+    app = TranscriptApp()
+    async with app.run_test(size=(60, 16)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.set_items(items)
+        await pilot.pause()
+        rendered = sum(strips is not None for strips in transcript._rendered)
+        assert rendered < 20  # the newest few, not 1,500
+        assert "message 1498" in screen_text(app) or "#1499" in screen_text(app)
+        assert transcript.select_message(700)
+        await pilot.pause()
+        await pilot.pause()
+        assert "message 700:" in screen_text(app)  # estimates corrected on the way, the target still in view
+        await pilot.press("end")
+        await pilot.pause()
+        assert transcript.is_vertical_scroll_end and transcript.cursor == 1499
+
+
 def test_runner_events_become_literal_transcript_rows():
     row = runner_item(RunnerEvent(kind="tool_called", data={"name": "memory", "arguments": {"content": "[b]x[/]"}}))
     assert row.role == "assistant" and row.tool_calls[0]["arguments"] == {"content": "[b]x[/]"}

@@ -1,8 +1,9 @@
 """A session transcript: roles, tool calls and results, and which messages wrote memory.
 
 A Line-API scroll view (like Textual's ``Log``) so a long session scrolls without one
-widget per message. Every message is rendered once per width into strips; a cursor
-marks one message (for "jump to message" and keyboard navigation). All text is shown
+widget per message. Messages are laid out by a cheap height estimate and rendered
+(once per width) only when they come into view, so a 2,000-message session opens at
+once; a cursor marks one message (for "jump to message" and keyboard navigation). All text is shown
 literally: agent and user text is wrapped in ``Content``, never parsed as markup.
 Tool-call arguments and tool results that are JSON are pretty-printed and highlighted
 with Pygments (through ``textual.highlight``, so colours follow the theme).
@@ -21,10 +22,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from textual.binding import Binding
 from textual.content import Content
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.highlight import highlight
 from textual.message import Message
 from textual.reactive import reactive
@@ -68,11 +70,10 @@ def _clip(text: str) -> str:
     return text[:MAX_BODY_CHARS] + f"\n… ({len(text) - MAX_BODY_CHARS:,} more characters)"
 
 
-def _json_block(text: str | dict | list) -> Content | None:
-    """Pretty, highlighted JSON if ``text`` is (or parses as) a JSON object or array."""
-    value: Any = text
-    if isinstance(text, str):
-        stripped = text.strip()
+def _json_text(value: Any) -> str | None:
+    """Pretty JSON if ``value`` is (or parses as) a JSON object or array."""
+    if isinstance(value, str):
+        stripped = value.strip()
         if not stripped or stripped[0] not in "[{":
             return None
         try:
@@ -81,7 +82,7 @@ def _json_block(text: str | dict | list) -> Content | None:
             return None
     if not isinstance(value, (dict, list)):
         return None
-    return highlight(_clip(sanitize(json.dumps(value, indent=2, ensure_ascii=False))), language="json")
+    return _clip(sanitize(json.dumps(value, indent=2, ensure_ascii=False)))
 
 
 def _call_parts(call: Any) -> tuple[str, Any]:
@@ -98,8 +99,14 @@ def when(timestamp: float | None) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def render_item(item: TranscriptItem) -> Content:
-    """The whole message as one Content: header, body, tool calls and write markers."""
+def _parts(item: TranscriptItem, highlighted: bool = True) -> list[Content]:
+    """The message's lines as Content: header, body, tool calls, write markers (JSON highlighted or plain)."""
+    def block(value: Any) -> Content:
+        pretty = _json_text(value)
+        if pretty is None:
+            return Content(_clip(sanitize(str(value))))
+        return highlight(pretty, language="json") if highlighted else Content(pretty)
+
     header: list[Any] = [(item.role, ROLE_STYLES.get(item.role, "bold"))]
     if item.role == "tool" and item.tool_name:
         header.append((f" ← {sanitize(item.tool_name)}", "$text-secondary"))
@@ -111,15 +118,30 @@ def render_item(item: TranscriptItem) -> Content:
         header.append(("  ✎ wrote", "bold $text-warning"))
     parts = [Content.assemble(*header)]
     if item.content:
-        parts.append(_json_block(item.content) or Content(_clip(sanitize(item.content))))
+        parts.append(block(item.content))
     for call in item.tool_calls:
         name, arguments = _call_parts(call)
         parts.append(Content.assemble(("→ call ", "$text-accent"), (sanitize(name), "bold $text-accent")))
         if arguments not in ("", None, {}, "{}"):
-            parts.append(_json_block(arguments) or Content(_clip(sanitize(str(arguments)))))
+            parts.append(block(arguments))
     for write in item.writes:
         parts.append(Content.assemble(("✎ ", "bold $text-warning"), (sanitize(write), "$text-warning")))
-    return Content("\n").join(parts)
+    return parts
+
+
+def render_item(item: TranscriptItem) -> Content:
+    """The whole message as one highlighted Content."""
+    return Content("\n").join(_parts(item))
+
+
+def estimate_height(item: TranscriptItem, width: int) -> int:
+    """Lines the message will take at ``width`` (exact for lines that fit; wrapped lines may take one more).
+
+    Cheap (no highlighting, no wrapping), so a long session is laid out at once and only
+    the messages in view are really rendered.
+    """
+    plain = "\n".join(part.plain for part in _parts(item, highlighted=False))
+    return sum(max(1, -(-cell_len(line) // width)) for line in plain.split("\n")) + 1  # + the blank separator
 
 
 class Transcript(ScrollView, can_focus=True):
@@ -165,7 +187,8 @@ class Transcript(ScrollView, can_focus=True):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.items: list[TranscriptItem] = []
-        self._rendered: list[list[Strip] | None] = []
+        self._rendered: list[list[Strip] | None] = []  # per message, at the current width; None until in view
+        self._heights: list[int] = []  # per message: real once rendered, estimated before
         self._starts: list[int] = []
         self._width = 0
         self._theme: str | None = None  # the theme the cached renders were made with
@@ -179,6 +202,7 @@ class Transcript(ScrollView, can_focus=True):
         if placeholder is not None:
             self._placeholder = placeholder
         self._rendered = [None] * len(self.items)
+        self._heights = []
         self.unseen = 0
         self._layout()
         index = self.index_of(select_id) if select_id is not None else None
@@ -195,15 +219,6 @@ class Transcript(ScrollView, can_focus=True):
         self._rendered.append(None)
         self._layout()
         self._after_growth(was_at_end)
-
-    def replace(self, index: int, item: TranscriptItem) -> None:
-        """Re-render one message in place (e.g. an assistant reply that grows while streaming)."""
-        was_at_end = self.is_vertical_scroll_end
-        self.items[index] = item
-        self._rendered[index] = None
-        self._layout()
-        if index == len(self.items) - 1 and self.follow and was_at_end:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
 
     def set_placeholder(self, text: str) -> None:
         self._placeholder = text
@@ -288,6 +303,7 @@ class Transcript(ScrollView, can_focus=True):
         if not (0 <= self.cursor < len(self._starts)):
             self.refresh()
             return
+        self._strips(self.cursor)
         top = self._starts[self.cursor]
         bottom = self._end_of(self.cursor)
         height = self.scrollable_content_region.height or self.size.height
@@ -304,29 +320,55 @@ class Transcript(ScrollView, can_focus=True):
         return self._starts[index + 1] if index + 1 < len(self._starts) else self.virtual_size.height
 
     def _strips(self, index: int) -> list[Strip]:
+        """The message's rendered lines; rendering corrects its estimated height (keeping the view still)."""
         strips = self._rendered[index]
         if strips is None:
             width = max(1, self._width - GUTTER)
             strips = Visual.to_strips(self, render_item(self.items[index]), width, None, self.visual_style)
             strips.append(Strip.blank(width))  # one blank line between messages
             self._rendered[index] = strips
+            delta = len(strips) - self._heights[index]
+            if delta:
+                self._heights[index] = len(strips)
+                above, at_end = self._starts[index] < self.scroll_y, self.is_vertical_scroll_end
+                self._restart()
+                if above:  # a message above the view grew or shrank: move with it so the view does not jump
+                    self.set_scroll(None, self.scroll_y + delta)
+                elif at_end and self.follow:  # keep following the newest line
+                    self.set_scroll(None, self.max_scroll_y)
         return strips
 
     def _layout(self) -> None:
-        """Recompute where every message starts (renders messages not yet rendered at this width)."""
+        """Lay every message out by its estimated height; only messages in view get rendered."""
         width = self.scrollable_content_region.width
         if width != self._width:
             self._width = width
             self._rendered = [None] * len(self.items)
+            self._heights = []
         if width <= 0:
             return
+        for index in range(len(self._heights), len(self.items)):
+            self._heights.append(estimate_height(self.items[index], max(1, width - GUTTER)))
+        self._restart()
+
+    def _restart(self) -> None:
+        """Recompute where each message starts from the heights."""
         starts, y = [], 0
-        for index in range(len(self.items)):
+        for height in self._heights:
             starts.append(y)
-            y += len(self._strips(index))
+            y += height
         self._starts = starts
-        self.virtual_size = Size(width, y)
+        self.virtual_size = Size(self._width, y)
         self.refresh()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Render the messages in view first, so their real heights are known before lines are drawn.
+        line, bottom = int(self.scroll_y) + crop.y, int(self.scroll_y) + crop.bottom
+        while self._starts and line < min(bottom, self.virtual_size.height):
+            index = bisect_right(self._starts, line) - 1
+            self._strips(index)
+            line = self._starts[index] + self._heights[index]
+        return super().render_lines(crop)
 
     def on_resize(self) -> None:
         self._layout()
