@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 from textual.widgets import Static, TextArea
@@ -287,3 +288,25 @@ async def test_a_store_disabled_in_config_says_it_is_not_in_the_prompt(home, tmp
         await pilot.press("t")
         await settle(pilot)
         assert "not in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
+
+
+async def test_a_second_save_while_the_first_runs_is_ignored(home, tmp_path):
+    home.memory.add("memory", "Version one")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "e", select=0)
+        calls = []
+        real_submit = dialog.submit
+
+        def slow_submit(text):
+            calls.append(text)
+            time.sleep(0.3)
+            return real_submit(text)
+
+        dialog.submit = slow_submit
+        dialog.query_one(TextArea).text = "Version two"
+        await pilot.press("ctrl+s", "ctrl+s")
+        await settle(pilot)
+        assert calls == ["Version two"] and app.screen is not dialog
+        assert home.memory.entries("memory") == ["Version two"]

@@ -93,6 +93,7 @@ class EditDialog(ModalScreen[bool]):
         self.hint = hint
         self.budget = budget
         self.conflict: Conflict | None = None
+        self.saving = False  # a save is running: a second ctrl+s must not apply the draft twice
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-wide"):
@@ -166,8 +167,13 @@ class EditDialog(ModalScreen[bool]):
     def _take_theirs(self) -> None:
         self.dismiss(False)
 
-    @work(thread=True, exclusive=True, group="edit-submit", exit_on_error=False)
     def _run(self, text: str) -> None:
+        if not self.saving:
+            self.saving = True
+            self._submit(text)
+
+    @work(thread=True, group="edit-submit", exit_on_error=False)
+    def _submit(self, text: str) -> None:
         try:
             outcome = self.submit(text)
         except Exception as exc:  # an engine refusal must show in place, never kill the app
@@ -175,6 +181,7 @@ class EditDialog(ModalScreen[bool]):
         self.app.call_from_thread(self._done, outcome)
 
     def _done(self, outcome: Outcome) -> None:
+        self.saving = False
         if outcome is None:
             self.dismiss(True)
         elif isinstance(outcome, Conflict):
