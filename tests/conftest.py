@@ -49,3 +49,7 @@ class RootSVGExtension(_pts.SVGImageExtension):
 
 
 _pts.SVGImageExtension = RootSVGExtension
+
+# Textual reads NO_COLOR when an app starts (and would render monochrome); snapshots and
+# colour assertions must not depend on the environment the suite runs in.
+os.environ.pop("NO_COLOR", None)
