@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from textual.widgets import OptionList, Static, TextArea
 
@@ -170,3 +172,18 @@ async def test_a_staged_skill_shows_its_file_and_diff(home, tmp_path):
         await pilot.press("a")
         await settle(pilot)
         assert [s.name for s in home.skills.list()] == ["tidy-logs"]
+
+
+async def test_a_proposal_staged_by_another_process_shows_within_a_second(home, tmp_path):
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_approvals(pilot)
+        record = {"id": "0abc1234", "subsystem": "memory", "action": "add", "origin": "background_review",
+                  "summary": "add to memory: Hermes staged this", "created_at": home.clock.now(),
+                  "payload": {"action": "add", "target": "memory", "content": "Hermes staged this"}}
+        staging = home.pending_dir / "memory" / ".0abc1234.json.part"
+        staging.write_text(json.dumps(record), encoding="utf-8")
+        staging.rename(home.pending_dir / "memory" / "0abc1234.json")  # as Hermes writes: whole or nothing
+        await wait_for(pilot, lambda: app.screen.query_one("#queue", OptionList).get_option_at_index(0).id == "0abc1234",
+                       timeout=3, what="the external proposal")
+        assert app.screen.query_one(WorkbenchHeader).pending == 1
