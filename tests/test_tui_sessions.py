@@ -154,6 +154,18 @@ async def test_sessions_written_by_another_process_show_up(home, tmp_path):
                        what="root from another process")
 
 
+async def test_an_empty_home_says_what_to_do(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        assert screen.query_one(LineageTree).root_count == 0
+        assert "No sessions in this home yet" in screen_text(app)
+        await pilot.press("slash", *"anything")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == "anything", what="empty search answered")
+        assert "No messages match" in screen_text(app)
+
+
 def test_snippet_markers_become_spans():
     assert split_marked("a «b» c «dd»", "«", "»") == ("a b c dd", ((2, 3), (6, 8)))
     assert split_marked("no match «open", "«", "»") == ("no match «open", ())

@@ -89,8 +89,9 @@ class SessionsScreen(WorkbenchScreen):
     TITLE_TEXT = "Sessions"
     HELP = ("The lineage tree lists root sessions; expand one to see its compression children, branches "
             "and delegates (✎ marks sessions that wrote memory or skills). Type in the search box to search "
-            "every message (CJK included); hits are grouped by session. The transcript shows roles, tool calls "
-            "and results; ✎ marks messages that wrote memory or skills.")
+            "every message (CJK included); hits are grouped by session, enter opens one. The transcript shows "
+            "roles, tool calls and results; ✎ marks messages that wrote memory or skills. In the transcript: j/k "
+            "(or arrows) move between messages, w jumps to the next message that wrote something, f toggles follow.")
     BINDINGS = [
         Binding("slash", "focus_search", "Search", key_display="/"),
         Binding("escape", "clear_search", "Clear search"),
@@ -168,6 +169,9 @@ class SessionsScreen(WorkbenchScreen):
                 self._lineage_loaded(self._reveal)
             elif message.nodes and self.wanted_session is None:
                 self.tree.move_cursor(self.tree.node_for(message.nodes[0].id))  # open the newest session at once
+            elif not message.nodes:
+                self.transcript.set_placeholder("No sessions in this home yet: talk to the agent on the Run "
+                                                "screen (5), or play a scenario there.")
         else:
             self.tree.add_roots(message.nodes, more_offset=message.more_offset)
         self.tree.border_title = f"Lineage · {self.tree.root_count}{'+' if message.more_offset else ''} roots"
