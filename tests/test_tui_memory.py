@@ -310,3 +310,19 @@ async def test_a_second_save_while_the_first_runs_is_ignored(home, tmp_path):
         await settle(pilot)
         assert calls == ["Version two"] and app.screen is not dialog
         assert home.memory.entries("memory") == ["Version two"]
+
+
+async def test_control_characters_are_shown_never_sent_to_the_terminal(home, tmp_path):
+    hostile = "red \x1b[31mALERT\x1b[0m, clear \x1b[2J, title \x1b]0;pwned\x07, C1 \x9b2J, bell \x07"
+    (home.memories_dir / "MEMORY.md").write_text(f"plain\n§\n{hostile}", encoding="utf-8")  # a hand edit
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert rows(app, "live")[1] == ("", hostile)  # the data is untouched...
+        screen = app.export_screenshot()
+        assert not any(c in screen for c in "\x1b\x07\x9b")  # ...but nothing reaches the terminal raw
+        assert "␛[31mALERT␛[0m" in screen and "\\x9b2J" in screen
+        await pilot.press("down", "e")
+        await settle(pilot)
+        assert "\x1b" not in app.export_screenshot() and "control characters" in str(
+            app.screen.query_one(".dialog Static.hint", Static).content)

@@ -13,6 +13,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from .literal import assemble
+
 WIDE = 110
 
 
@@ -62,7 +64,7 @@ class WorkbenchHeader(Widget):
         return parts
 
     def render(self) -> Content:
-        return Content.assemble(*[(text, style) for text, style, _ in self._parts()])
+        return assemble(*[(text, style) for text, style, _ in self._parts()])
 
     def on_click(self, event: Click) -> None:
         x = 0

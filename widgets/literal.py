@@ -1,29 +1,49 @@
-"""Show user- and agent-written text literally: never parsed as markup.
+"""Show user- and agent-written text literally: never parsed, never obeyed by the terminal.
 
 ``[bold]x[/]`` or ``<memory-context>`` in an entry must appear exactly as written, so
 every widget builds its text with these helpers (Content objects, not markup strings).
+Control characters are made visible too: an ESC sequence hidden in a memory file
+(``\\x1b[2J``) would otherwise reach the terminal and clear or restyle the screen, so
+C0 controls show as their Unicode control pictures (``␛``) and C1 controls as ``\\x9b``.
+Newlines and tabs are kept.
 """
 
 from __future__ import annotations
+
+import re
 
 from textual.content import Content
 
 Part = tuple[str, str] | str
 
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _picture(match: re.Match) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)
+    return "\u2421" if code == 0x7F else f"\\x{code:02x}"
+
+
+def visible(text: str | None) -> str:
+    """``text`` with every control character (but newline and tab) shown, not executed."""
+    return _CONTROLS.sub(_picture, text or "")
+
 
 def literal(text: str | None, style: str = "") -> Content:
     """``text`` as Content, styled as a whole but never interpreted."""
-    return Content.styled(text or "", style) if style else Content(text or "")
+    return Content.styled(visible(text), style) if style else Content(visible(text))
 
 
 def assemble(*parts: Part) -> Content:
     """Join literal pieces, each optionally styled: ``assemble(("+ ", "$mark-added"), entry)``."""
-    return Content.assemble(*parts)
+    return Content.assemble(*[(visible(p[0]), p[1]) if isinstance(p, tuple) else visible(p) for p in parts])
 
 
 def one_line(text: str | None, limit: int = 80) -> str:
     """A single-line preview: newlines shown as ⏎, cut with … past ``limit`` characters."""
-    flat = (text or "").replace("\r\n", "\n").replace("\n", " ⏎ ").replace("\t", " ")
+    flat = visible(text).replace("\r\n", "\n").replace("\n", " ⏎ ").replace("\t", " ")
     return flat if len(flat) <= limit else flat[: max(0, limit - 1)] + "…"
 
 

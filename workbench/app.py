@@ -23,6 +23,7 @@ from textual.worker import Worker, WorkerState
 from engine.events import Event, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
 from engine.home import Home
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
+from widgets.literal import visible
 
 from .bridge import EngineBridge, EngineEvent
 from .messages import JumpToMessage
@@ -228,7 +229,7 @@ class WorkbenchApp(App):
         """A failed engine call is reported, never fatal."""
         if event.state == WorkerState.ERROR:
             error = event.worker.error
-            self.notify(getattr(error, "message", None) or f"{type(error).__name__}: {error}",
+            self.notify(visible(getattr(error, "message", None) or f"{type(error).__name__}: {error}"),
                         title="Something went wrong", severity="error", markup=False)
 
     @work(thread=True, exclusive=True, group="pending-count", exit_on_error=False)

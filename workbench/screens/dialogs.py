@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
 from widgets.gauge import CapacityGauge
-from widgets.literal import assemble, literal, one_line
+from widgets.literal import assemble, literal, one_line, visible
 
 
 @dataclass(frozen=True)
@@ -87,10 +87,13 @@ class EditDialog(ModalScreen[bool]):
                  budget: Callable[[str], Budget] | None = None):
         super().__init__()
         self.title_text = title
-        self.initial = text
+        self.initial = visible(text)  # a raw ESC in the editor would reach the terminal
         self.submit = submit
         self.rebase = rebase
         self.hint = hint
+        if self.initial != text:
+            self.hint = (hint + " " if hint else "") + ("This text holds control characters; they are shown as "
+                                                        "symbols like ␛ and saved as shown.")
         self.budget = budget
         self.conflict: Conflict | None = None
         self.saving = False  # a save is running: a second ctrl+s must not apply the draft twice
@@ -99,7 +102,7 @@ class EditDialog(ModalScreen[bool]):
         with Vertical(classes="dialog dialog-wide"):
             yield Static(literal(self.title_text, "bold"), classes="dialog-title")
             if self.hint:
-                yield Static(literal(self.hint, "$text-muted"))
+                yield Static(literal(self.hint, "$text-muted"), classes="hint")
             yield TextArea(self.initial, id="draft", soft_wrap=True, show_line_numbers=False)
             if self.budget is not None:
                 yield CapacityGauge(id="draft-budget")
