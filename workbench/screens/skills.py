@@ -111,7 +111,7 @@ class LedgerDialog(ModalScreen[str | None]):
         with Vertical(classes="dialog dialog-wide"):
             yield Static(Content.styled("Curator ledger: enter rolls the chosen change back · esc closes", "bold"),
                          classes="dialog-title")
-            options = [Option(Content.assemble((f"{e.ts}  ", "$text-muted"), (f"{e.action:<9} ", "bold"),
+            options = [Option(Content.assemble((f"{e.ts[:16].replace('T', ' ')}  ", "$text-muted"), (f"{e.action:<9} ", "bold"),
                                                e.skill, (f"  by {e.actor}", "$text-muted")), id=e.id)
                        for e in self.entries]
             yield OptionList(*options) if options else Static(Content("The ledger is empty."))
