@@ -130,6 +130,22 @@ async def test_jump_to_message_from_another_screen_reveals_the_child_session(hom
         assert tree.node_for(GARDEN).is_expanded
 
 
+async def test_a_growing_session_keeps_the_readers_place(home, tmp_path):
+    ids = seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        transcript = screen.query_one(Transcript)
+        await wait_for(pilot, lambda: screen.shown_session == GARDEN and transcript.items, what="garden shown")
+        transcript.focus()
+        await pilot.press("home", "f")  # reading the first message, follow off
+        home.archive.append_message(GARDEN, "user", "one more thing")
+        await wait_for(pilot, lambda: len(transcript.items) == 5, what="new message arrived")
+        assert transcript.current.id == ids["question"] and transcript.unseen == 1
+        await pilot.press("f")  # follow on: to the newest
+        assert transcript.is_vertical_scroll_end and transcript.unseen == 0
+
+
 async def test_a_new_session_appears_live(home, tmp_path):
     seed_sessions(home)
     app = make_app(home, tmp_path)

@@ -298,8 +298,14 @@ class SessionsScreen(WorkbenchScreen):
         if message.session_id != self.wanted_session:
             return
         transcript = self.transcript
+        live = message.select_id is None and message.session_id == self.shown_session
+        known = len(transcript.items)
+        if live and message.items[:known] == transcript.items:
+            for item in message.items[known:]:  # the session grew: append, so place, follow and unseen count hold
+                transcript.append(item)
+            return
         keep = message.select_id
-        if keep is None and message.session_id == self.shown_session and not transcript.follow and transcript.current:
+        if live and not transcript.follow and transcript.current:
             keep = transcript.current.id  # a live refresh keeps the reader's place
         self.shown_session = message.session_id
         transcript.border_title = Content(f"Transcript · {one_line(message.title, 60)}")
