@@ -247,8 +247,11 @@ class RunScreen(WorkbenchScreen):
     @on(SessionReloaded)
     def _reloaded(self, message: SessionReloaded) -> None:
         if message.session_id == self.session_id:
+            transcript = self.query_one(Transcript)
+            current = transcript.current
+            keep = current.id if current is not None and not transcript.follow else None  # the reader's place
             self._title(f"Session {message.session_id}")
-            self.query_one(Transcript).set_items(message.items, placeholder="This session has no messages yet.")
+            transcript.set_items(message.items, placeholder="This session has no messages yet.", select_id=keep)
 
     # -- live events ---------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
