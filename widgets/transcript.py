@@ -28,7 +28,6 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.geometry import Region, Size
 from textual.highlight import highlight
-from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -172,18 +171,6 @@ class Transcript(ScrollView, can_focus=True):
     follow: reactive[bool] = reactive(True, init=False)
     unseen: reactive[int] = reactive(0, init=False)
 
-    class Highlighted(Message):
-        """The message cursor moved to ``item`` (None when the transcript is empty)."""
-
-        def __init__(self, transcript: "Transcript", item: TranscriptItem | None) -> None:
-            super().__init__()
-            self.transcript = transcript
-            self.item = item
-
-        @property
-        def control(self) -> "Transcript":
-            return self.transcript
-
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.items: list[TranscriptItem] = []
@@ -210,7 +197,6 @@ class Transcript(ScrollView, can_focus=True):
             index = len(self.items) - 1 if self.follow else (0 if self.items else -1)
         self.set_reactive(Transcript.cursor, index)
         self._show_cursor(center=select_id is not None)
-        self.post_message(self.Highlighted(self, self.current))
 
     def append(self, item: TranscriptItem) -> None:
         """Add a message at the end (streaming); keeps the view unless following."""
@@ -275,10 +261,6 @@ class Transcript(ScrollView, can_focus=True):
 
     def watch_unseen(self) -> None:
         self._update_subtitle()
-
-    def watch_cursor(self) -> None:
-        self.refresh()
-        self.post_message(self.Highlighted(self, self.current))
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
