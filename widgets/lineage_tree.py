@@ -134,8 +134,7 @@ class LineageTree(Tree):
             self.update_session(session)
             return
         if parent_id is None:
-            node = self.root.add(session_label(session), data=session, before=0, allow_expand=session.child_count > 0)
-            self._by_id[session.id] = node
+            self._add(self.root, session, before=0)
             self.root_count += 1
             return
         parent = self._by_id.get(parent_id)
@@ -173,8 +172,8 @@ class LineageTree(Tree):
         self.call_after_refresh(self.move_cursor, node)  # line numbers are rebuilt on the next refresh
         return True
 
-    def _add(self, parent: TreeNode, session: SessionNode) -> None:
-        node = parent.add(session_label(session), data=session, allow_expand=session.child_count > 0)
+    def _add(self, parent: TreeNode, session: SessionNode, before: int | None = None) -> None:
+        node = parent.add(session_label(session), data=session, before=before, allow_expand=session.child_count > 0)
         self._by_id[session.id] = node
 
     # -- events --------------------------------------------------------------------
