@@ -91,6 +91,7 @@ async def test_edit_then_approve_applies_the_edited_text(gated, tmp_path):
         await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
         dialog = app.screen
         assert dialog.query_one(TextArea).text == "Likes tea"
+        assert dialog.query_one("#draft-budget", CapacityGauge).used == len("Uses Postgres 16\n§\nLikes tea")
         dialog.query_one(TextArea).text = "Likes green tea, no sugar"
         await pilot.press("ctrl+s")
         await settle(pilot)
@@ -113,7 +114,7 @@ async def test_edit_then_approve_keeps_the_agents_validation(gated, tmp_path):
         assert gated.approvals.count() == 1 and gated.memory.entries("memory") == ["Uses Postgres 16"]
 
 
-async def test_approve_all_after_confirmation(gated, tmp_path):
+async def test_approve_all_and_reject_all_after_confirmation(gated, tmp_path):
     stage(gated, "One")
     stage(gated, "Two")
     app = make_app(gated, tmp_path)
@@ -125,6 +126,15 @@ async def test_approve_all_after_confirmation(gated, tmp_path):
         await settle(pilot)
         assert gated.memory.entries("memory") == ["Uses Postgres 16", "One", "Two"]
         assert "Approved 2." in text_of(app, "#status")
+        stage(gated, "Three")
+        stage(gated, "Four")
+        await wait_for(pilot, lambda: len(app.screen.records) == 2, what="the new proposals")
+        await pilot.press("R")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
+        await pilot.press("y")
+        await settle(pilot)
+        assert gated.approvals.count() == 0 and "Rejected 2." in text_of(app, "#status")
+        assert gated.memory.entries("memory") == ["Uses Postgres 16", "One", "Two"]
 
 
 async def test_a_stale_proposal_is_refused_shown_and_stays_pending(gated, tmp_path):

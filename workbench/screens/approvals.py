@@ -27,7 +27,7 @@ from widgets.gauge import CapacityGauge
 from widgets.literal import age, assemble, literal, one_line
 
 from .base import WorkbenchScreen
-from .dialogs import ConfirmDialog, EditDialog, Outcome
+from .dialogs import ConfirmDialog, EditDialog, Outcome, draft_budget
 
 ORIGIN_LABELS = {"foreground": "agent", "background_review": "review"}
 # Where each kind of proposal keeps the text a reviewer may edit.
@@ -61,11 +61,13 @@ class ApprovalsScreen(WorkbenchScreen):
         Binding("r", "reject", "Reject", id="approvals.reject"),
         Binding("e", "edit_approve", "Edit+approve", id="approvals.edit"),
         Binding("A", "approve_all", "Approve all", key_display="A", id="approvals.all"),
+        Binding("R", "reject_all", "Reject all", key_display="R", show=False, id="approvals.reject_all"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.records: list[PendingRecord] = []
+        self.preview: dict | None = None  # what approving the highlighted proposal would do
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="approvals-columns"):
@@ -162,6 +164,7 @@ class ApprovalsScreen(WorkbenchScreen):
         current = self.current
         if current is None or current.id != preview.get("id"):
             return
+        self.preview = preview
         data = preview.get("budget")
         where = f" · {preview['name']}/{preview['file']}" if preview.get("name") and preview.get("file") else ""
         title.update(assemble((f"{current.subsystem} {current.action} ", "bold $accent"),
@@ -223,26 +226,43 @@ class ApprovalsScreen(WorkbenchScreen):
             return
         self.app.push_screen(EditDialog(f"Edit, then approve {record.subsystem} {record.action} {record.id}", text,
                                         lambda edited: self._approve_edited(record.id, edited),
-                                        hint="Your text is checked exactly as the agent's would be."),
+                                        hint="Your text is checked exactly as the agent's would be.",
+                                        budget=self._draft_budget(record)),
                              lambda saved: self.show_status("Approved with your edit.") if saved else None)
+
+    def _draft_budget(self, record: PendingRecord):
+        """For a memory add or replace: the store's budget with the edited text, from the preview."""
+        preview = self.preview
+        if record.subsystem != "memory" or not preview or preview.get("id") != record.id or not preview.get("budget"):
+            return None
+        replacing = record.payload.get("matched_entry") if record.action == "replace" else None
+        return draft_budget(list(preview.get("before") or []), int(preview["budget"]["limit"]), replacing)
 
     def _approve_edited(self, pending_id: str, text: str) -> Outcome:
         result = self.home.approvals.approve(pending_id, edit=text)
         return None if result.get("success") else str(result.get("error") or "refused")
 
     def action_approve_all(self) -> None:
+        self._confirm_all(approve=True)
+
+    def action_reject_all(self) -> None:
+        self._confirm_all(approve=False)
+
+    def _confirm_all(self, *, approve: bool) -> None:
         if not self.records:
             self.show_status("Nothing waits for approval.")
             return
-        self.app.push_screen(ConfirmDialog(f"Approve all {len(self.records)} pending writes?",
+        verb = "Approve" if approve else "Reject"
+        self.app.push_screen(ConfirmDialog(f"{verb} all {len(self.records)} pending writes?",
                                            "\n".join(f"{r.id}  {one_line(r.summary, 70)}" for r in self.records)),
-                             lambda yes: self._approve_all() if yes else None)
+                             lambda yes: self._decide_all(approve) if yes else None)
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
-    def _approve_all(self) -> None:
-        result = self.home.approvals.approve_all()
-        approved, failed = result.get("approved", []), result.get("failed", [])
-        message = f"Approved {len(approved)}."
+    def _decide_all(self, approve: bool) -> None:
+        approvals = self.home.approvals
+        result = approvals.approve_all() if approve else approvals.reject_all()
+        done, failed = result.get("approved" if approve else "rejected", []), result.get("failed", [])
+        message = f"{'Approved' if approve else 'Rejected'} {len(done)}."
         if failed:
             message += f" {len(failed)} refused and still pending: " + "; ".join(
                 f"{f.get('id')}: {f.get('error')}" for f in failed)

@@ -9,6 +9,7 @@ until the user chooses "Keep mine" (re-applied against their version) or "Take t
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Callable, Union
 
@@ -19,6 +20,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
+from engine.memory.format import size_of
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line, visible
 
@@ -41,6 +43,20 @@ class Budget:
     chars: int
     limit: int
     similar: tuple[str, ...] = ()
+
+
+def draft_budget(entries: list[str], limit: int, replacing: str | None = None) -> Callable[[str], Budget]:
+    """A memory store's budget once a draft is added to ``entries`` (or put in place of ``replacing``)."""
+
+    def budget(draft: str) -> Budget:
+        text = draft.strip()
+        after = [text if entry == replacing else entry for entry in entries]
+        if replacing is None and text:
+            after.append(text)
+        similar = difflib.get_close_matches(text, [e for e in entries if e != replacing], n=2, cutoff=0.3)
+        return Budget(size_of([e for e in after if e]), limit, tuple(similar))
+
+    return budget
 
 
 class ConfirmDialog(ModalScreen[bool]):

@@ -11,7 +11,6 @@ meantime the save is refused and both versions are shown.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable
@@ -24,7 +23,7 @@ from textual.widgets import OptionList, Static
 
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent
-from engine.memory.format import Usage, diff_entries, size_of
+from engine.memory.format import Usage, diff_entries
 from engine.tools import ToolContext
 from widgets.entry_list import MARKS, EntryList, EntryRow
 from widgets.gauge import CapacityGauge
@@ -32,7 +31,7 @@ from widgets.literal import assemble, literal, one_line
 
 from ..messages import JumpToMessage
 from .base import WorkbenchScreen
-from .dialogs import Budget, ConfirmDialog, Conflict, EditDialog, Outcome
+from .dialogs import Budget, ConfirmDialog, Conflict, EditDialog, Outcome, draft_budget
 
 TITLES = {"memory": "MEMORY", "user": "USER"}
 MARK_OF = {"unchanged": "", "added": "+", "changed": "~", "removed": "-"}
@@ -261,20 +260,10 @@ class MemoryScreen(WorkbenchScreen):
         self.reload()
 
     def budget_for(self, replacing: str | None) -> Callable[[str], Budget]:
-        """The store's size with a draft added (or put in place of ``replacing``), as shown."""
+        """The budget of the store as shown, with a draft added or in place of ``replacing``."""
         view = self.view
         entries = [row.text for row in view.live if row.mark != "-"] if view else []
-        limit = view.limit if view else 1
-
-        def budget(draft: str) -> Budget:
-            text = draft.strip()
-            after = [text if entry == replacing else entry for entry in entries]
-            if replacing is None and text:
-                after.append(text)
-            similar = difflib.get_close_matches(text, [e for e in entries if e != replacing], n=2, cutoff=0.3)
-            return Budget(size_of([e for e in after if e]), limit, tuple(similar))
-
-        return budget
+        return draft_budget(entries, view.limit if view else 1, replacing)
 
     def action_add(self) -> None:
         target = self.target
