@@ -326,3 +326,16 @@ async def test_control_characters_are_shown_never_sent_to_the_terminal(home, tmp
         await settle(pilot)
         assert "\x1b" not in app.export_screenshot() and "control characters" in str(
             app.screen.query_one(".dialog Static.hint", Static).content)
+
+
+async def test_a_stray_enter_never_confirms_a_removal(home, tmp_path):
+    home.memory.add("memory", "keep me")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmDialog)
+        assert home.memory.entries("memory") == ["keep me"]

@@ -60,10 +60,11 @@ def draft_budget(entries: list[str], limit: int, replacing: str | None = None) -
 
 
 class ConfirmDialog(ModalScreen[bool]):
-    """Yes / no; ``y`` or Enter confirms, ``n`` or Escape cancels."""
+    """Yes / no; ``y`` confirms, ``n`` or Escape cancels. "No" has the focus, so a stray
+    Enter never confirms a removal or a bulk decision."""
 
     BINDINGS = [
-        Binding("y,enter", "answer(True)", "Yes"),
+        Binding("y", "answer(True)", "Yes"),
         Binding("n,escape", "answer(False)", "No"),
     ]
 
@@ -81,6 +82,9 @@ class ConfirmDialog(ModalScreen[bool]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Yes (y)", variant="error", id="yes")
                 yield Button("No (n)", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
 
     def action_answer(self, value: bool) -> None:
         self.dismiss(value)
