@@ -52,11 +52,11 @@ class RunScreen(WorkbenchScreen):
     TITLE_TEXT = "Run"
     HELP = ("Talk to the agent or play a scenario and watch the transcript stream; the Memory, Sessions, Skills and "
             "Approvals screens update live. The model is offline (deterministic, no network) unless you choose "
-            "another. Enter sends; esc cancels a running turn. In the transcript: j/k move between messages, "
+            "another. Enter sends; esc cancels a running turn; ctrl+l starts a new session. In the transcript: j/k move between messages, "
             "w jumps to the next message that wrote memory or skills, f toggles follow (off: new messages are "
             "counted, the view stays).")
     BINDINGS = [
-        Binding("ctrl+n", "new_session", "New", tooltip="Start a new session"),
+        Binding("ctrl+l", "new_session", "New", tooltip="Start a new session (a clean slate, like clearing a terminal)"),
         Binding("ctrl+o", "resume", "Resume", tooltip="Resume a stored session by its id"),
         Binding("ctrl+g", "play", "Play", tooltip="Play the chosen scenario"),
         Binding("escape", "cancel_turn", "Cancel", tooltip="Cancel the running turn at its next safe point"),

@@ -95,7 +95,6 @@ class SessionsScreen(WorkbenchScreen):
     BINDINGS = [
         Binding("slash", "focus_search", "Search", key_display="/"),
         Binding("escape", "clear_search", "Clear search"),
-        Binding("ctrl+t", "focus_transcript", "Transcript"),
         Binding("ctrl+r", "reload", "Reload"),
     ]
     DEFAULT_CSS = """
@@ -144,9 +143,6 @@ class SessionsScreen(WorkbenchScreen):
         if search.value:
             search.value = ""
         self.tree.focus()
-
-    def action_focus_transcript(self) -> None:
-        self.transcript.focus()
 
     def action_reload(self) -> None:
         self.load_roots(0)
