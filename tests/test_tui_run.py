@@ -58,7 +58,9 @@ async def test_a_scenario_streams_events_into_the_transcript(home, tmp_path):
         roles = [i.role for i in screen.query_one(Transcript).items]
         assert roles.count("user") == 4 and all(i.id is not None for i in screen.query_one(Transcript).items)
         assert any("headless in CI" in e for e in home.memory.read("memory").entries)
-        assert app.running_session is None or app.running_session == screen.session_id
+        app.action_goto("memory")  # the Memory screen shows what the scenario saved
+        await settle(pilot)
+        assert "The workbench runs headless in CI" in screen_text(app)
 
 
 async def test_cancel_stops_a_running_scenario(home, tmp_path):
