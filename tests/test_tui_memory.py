@@ -10,10 +10,12 @@ import time
 import pytest
 from textual.widgets import Static, TextArea
 
-from engine.events import MemoryChanged
+from engine.events import MemoryChanged, RunnerEvent
+from engine.memory.format import render_block
 from engine.tools import ToolContext
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList, row_content
+from workbench.bridge import snapshot_from_prompt
 from workbench.messages import JumpToMessage
 from workbench.screens.dialogs import ConfirmDialog, EditDialog
 
@@ -339,3 +341,32 @@ async def test_a_stray_enter_never_confirms_a_removal(home, tmp_path):
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmDialog)
         assert home.memory.entries("memory") == ["keep me"]
+
+
+def test_a_stored_prompt_gives_back_the_exact_frozen_entries(home):
+    entries = ["Line one\n\nstill the first entry, with a bare § inside", "x" * 1200, "[bold]literal[/]"]
+    prompt = "\n\n".join(["You are an agent.", render_block("memory", entries, 2200),
+                          render_block("user", ["Name: Ada"], 1375), "## Skills\n- none"])
+    snapshot = snapshot_from_prompt(home, prompt, taken_at=5.0)
+    assert list(snapshot.entries["memory"]) == entries and list(snapshot.entries["user"]) == ["Name: Ada"]
+    assert snapshot.usage["memory"].chars == len("\n§\n".join(entries)) and snapshot.taken_at == 5.0
+    empty = snapshot_from_prompt(home, "You are an agent.", taken_at=5.0)  # empty stores have no block
+    assert empty.entries["memory"] == () and empty.limits["memory"] == 2200
+
+
+async def test_a_resumed_session_shows_the_memory_its_stored_prompt_froze(home, tmp_path):
+    home.memory.add("memory", "Known when the session began")
+    prompt = "You are an agent.\n\n" + render_block("memory", ["Known when the session began", "Since removed"], 2200)
+    home.archive.create_session("s-old", source="cli", system_prompt=prompt, title="Older session")
+    home.memory.add("memory", "Learned after it began")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        resumed = threading.Thread(target=home.bus.publish, args=(RunnerEvent(kind="turn_started", session_id="s-old"),))
+        resumed.start()
+        resumed.join()
+        await wait_for(pilot, lambda: ("-", "Since removed") in rows(app, "frozen"), what="the stored snapshot")
+        assert rows(app, "live") == [("", "Known when the session began"), ("+", "Learned after it began"),
+                                     ("-", "Since removed")]
+        assert app.running_session == "s-old"
+        assert "running session's prompt" in str(app.screen.query_one("#frozen-title", Static).content)

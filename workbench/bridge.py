@@ -4,33 +4,62 @@ The engine publishes on whatever thread wrote; ``EngineBridge`` subscribes to th
 and posts each event to the app as an ``EngineEvent`` message (``post_message`` is
 thread-safe), so widgets are only ever touched on the UI thread.
 
-When a session starts its first turn or is rebuilt by compression, its prompt holds a
-fresh memory snapshot. The bridge takes the Memory screen's copy right then, on the
-runner's own thread before the runner goes on, so a write the agent makes a moment
-later can never leak into the "frozen" side.
+It also keeps the Memory screen's frozen side true to the running session's prompt.
+The prompt a session stores in state.db holds the memory blocks exactly as the model
+sees them, so once the session row exists (at once for a resumed session, after the
+first stored message for a new one) the snapshot is read back from it. Until then, and
+after an in-place compression, a snapshot is taken on the runner's own thread before the
+runner goes on, so a write the agent makes a moment later never leaks into it.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Callable
 
 from textual.app import App
 from textual.message import Message
 
 from engine.events import Event, RunnerEvent
+from engine.memory.format import BLOCK_TITLES, ENTRY_DELIMITER, SEPARATOR, TARGETS
+from engine.memory.snapshot import MemorySnapshot
 
 if TYPE_CHECKING:
     from engine.home import Home
-    from engine.memory.snapshot import MemorySnapshot
+
+# "═══…\nMEMORY (your personal notes) [67% — 1,474/2,200 chars]\n═══…\n" then exactly 1,474 characters.
+_BLOCK_HEADERS = {
+    target: re.compile(rf"{SEPARATOR}\n{re.escape(title)} \[\d+% — (?P<chars>[\d,]+)/(?P<limit>[\d,]+) chars[^\]\n]*\]\n"
+                       rf"{SEPARATOR}\n")
+    for target, title in BLOCK_TITLES.items()
+}
 
 
 class EngineEvent(Message):
     """One engine event (or a change another process made), delivered to the app."""
 
-    def __init__(self, event: Event, snapshot: "MemorySnapshot | None" = None) -> None:
+    def __init__(self, event: Event, snapshot: MemorySnapshot | None = None) -> None:
         super().__init__()
         self.event = event
-        self.snapshot = snapshot  # set when a session's prompt just froze memory
+        self.snapshot = snapshot  # set when the running session's frozen memory is (newly) known
+
+
+def snapshot_from_prompt(home: "Home", prompt: str, taken_at: float) -> MemorySnapshot:
+    """The memory a stored system prompt froze: each block's entries, read back exactly.
+
+    A store whose block is missing was empty (or disabled) when the prompt was built.
+    """
+    raw, limits = {}, {}
+    for target in TARGETS:
+        match = _BLOCK_HEADERS[target].search(prompt)
+        if match:
+            content = prompt[match.end():match.end() + int(match["chars"].replace(",", ""))]
+            raw[target] = content.split(ENTRY_DELIMITER) if content else []
+            limits[target] = int(match["limit"].replace(",", ""))
+        else:
+            raw[target], limits[target] = [], home.memory.limit(target)
+    enabled = {target: home.memory.enabled(target) for target in TARGETS}
+    return MemorySnapshot.build(raw, limits, enabled, {target: None for target in TARGETS}, taken_at)
 
 
 class EngineBridge:
@@ -40,15 +69,30 @@ class EngineBridge:
         self._app = app
         self._home = home
         self._session: str | None = None
+        self._from_prompt = False  # the current session's snapshot was read from its stored prompt
         self._unsubscribe: Callable[[], None] | None = home.bus.subscribe(self.forward)
 
     def forward(self, event: Event) -> None:
-        snapshot = None
-        if isinstance(event, RunnerEvent) and event.session_id and (
-                event.kind == "session_rotated" or event.session_id != self._session):
-            self._session = event.session_id
-            snapshot = self._home.memory.snapshot()
+        snapshot = self._session_snapshot(event) if isinstance(event, RunnerEvent) and event.session_id else None
         self._app.post_message(EngineEvent(event, snapshot))
+
+    def _session_snapshot(self, event: RunnerEvent) -> MemorySnapshot | None:
+        """Publisher's thread: a new frozen snapshot when this event tells of one, else None."""
+        rotated = event.kind == "session_rotated"
+        if event.session_id != self._session or rotated:
+            self._session, self._from_prompt = event.session_id, False
+            if rotated and event.data.get("in_place"):  # the stored row keeps the old prompt
+                self._from_prompt = True
+                return self._home.memory.snapshot()
+            return self._stored() or self._home.memory.snapshot()
+        return None if self._from_prompt else self._stored()
+
+    def _stored(self) -> MemorySnapshot | None:
+        session = self._home.archive.get_session(self._session)
+        if session is None or not session.system_prompt:
+            return None
+        self._from_prompt = True
+        return snapshot_from_prompt(self._home, session.system_prompt, session.started_at or self._home.clock.now())
 
     def close(self) -> None:
         if self._unsubscribe is not None:
