@@ -15,7 +15,6 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 FILTER_CUTOFF = 60  # rapidfuzz WRatio score a row needs to stay visible
-STATE_STYLES = {"active": "green", "stale": "yellow", "archived": "dim"}
 
 
 @dataclass(frozen=True)
@@ -75,6 +74,8 @@ class SkillList(DataTable):
     def show(self, skills: list[SkillRow]) -> None:
         """Replace the rows, keeping the cursor on the same skill when it is still listed."""
         current = self.current.name if self.current else None
+        theme = self.app.current_theme  # state colours from the theme, so they read well on light ones too
+        state_styles = {"active": theme.success or "", "stale": theme.warning or "", "archived": "dim"}
         self.clear()
         self.rows_by_name = {}
         for skill in skills:
@@ -82,7 +83,7 @@ class SkillList(DataTable):
             self.add_row(
                 Text(skill.name),
                 Text(skill.category or "-"),
-                Text(skill.state, STATE_STYLES.get(skill.state, "")),
+                Text(skill.state, state_styles.get(skill.state, "")),
                 Text("yes" if skill.pinned else ""),
                 Text(skill.provenance or "-"),
                 Text(str(skill.use_count), justify="right"),
