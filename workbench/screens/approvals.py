@@ -97,7 +97,7 @@ class ApprovalsScreen(WorkbenchScreen):
     def reload(self) -> None:
         approvals = self.home.approvals
         view = QueueView(approvals.list(), self.home.clock.now(), len(approvals.problems()))
-        self.app.call_from_thread(self._show_queue, view)
+        self.deliver(self._show_queue, view)
 
     def _show_queue(self, view: QueueView) -> None:
         queue = self.query_one("#queue", OptionList)
@@ -138,7 +138,7 @@ class ApprovalsScreen(WorkbenchScreen):
         pinned = (preview.get("payload") or {}).get("matched_entry")
         if preview.get("error") and pinned and preview.get("subsystem") == "memory":
             preview["now"] = self._closest_live(preview["payload"].get("target") or "memory", pinned)
-        self.app.call_from_thread(self._show_preview, preview)
+        self.deliver(self._show_preview, preview)
 
     def _closest_live(self, target: str, pinned: str) -> str | None:
         """The live entry that most resembles the one a stale proposal was pinned to."""

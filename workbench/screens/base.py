@@ -2,7 +2,8 @@
 
 Subclass ``WorkbenchScreen``, set ``TITLE_TEXT`` and ``HELP`` (shown on the help
 screen), yield the screen's own widgets from ``compose_body`` and react to engine
-events in ``engine_event`` (called on the UI thread for every event). A screen that
+events in ``engine_event`` (called on the UI thread for every event). Load workers hand
+their results back with ``deliver``. A screen that
 yields ``status_line()`` can report outcomes and errors in place with ``show_status``. Run engine calls
 with ``@work(thread=True, exit_on_error=False)``; post results back as Messages or with
 ``self.app.call_from_thread``.
@@ -16,6 +17,7 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
 
 from engine.events import Event
 from widgets.header import WorkbenchHeader
@@ -58,6 +60,12 @@ class WorkbenchScreen(Screen):
         self.watch(self.app, "pending_count", lambda value: setattr(header, "pending", value))
         self.watch(self.app, "running_session", lambda value: setattr(header, "session", value))
         self.workbench.engine_events.subscribe(self, self.engine_event)
+
+    def deliver(self, callback, *args, **kwargs) -> None:
+        """From a load worker: run ``callback`` on the UI thread, unless a newer load of the
+        same group (exclusive workers) superseded this one, whose data would be older."""
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(callback, *args, **kwargs)
 
     @staticmethod
     def status_line() -> Static:

@@ -136,9 +136,9 @@ class MemoryScreen(WorkbenchScreen):
         try:
             view = self._read(self.target)
         except WorkbenchError as exc:  # e.g. the file is not UTF-8: say so, keep what is shown
-            self.app.call_from_thread(self.show_status, exc.message, error=True)
+            self.deliver(self.show_status, exc.message, error=True)
             return
-        self.app.call_from_thread(self._show, view)
+        self.deliver(self._show, view)
 
     def _read(self, target: str) -> MemoryView:
         """Worker thread: the snapshot, the live entries and pending additions."""
@@ -221,7 +221,7 @@ class MemoryScreen(WorkbenchScreen):
                        if entry in (row.before, row.after) or entry in row.detail.get("added", ())
                        or entry in row.detail.get("removed", ())]
             detail = EntryDetail(entry, writers[0] if writers else None, history[:8])
-        self.app.call_from_thread(self._show_detail, detail)
+        self.deliver(self._show_detail, detail)
 
     def _show_detail(self, detail: EntryDetail | None) -> None:
         self.detail = detail
