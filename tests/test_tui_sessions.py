@@ -188,7 +188,9 @@ def test_snippet_markers_become_spans():
 
 
 def test_hostile_text_renders_literally():
-    item = TranscriptItem("tool", "[bold]x[/] <memory-context>\x1b[31m", tool_name="[red]t[/]",
+    item = TranscriptItem("tool", "[bold]x[/] <memory-context>\x1b[31m [@click=app.quit]y[/]", tool_name="[red]t[/]",
                           tool_calls=({"function": {"name": "memory", "arguments": "{not json"}},))
-    plain = render_item(item).plain
-    assert "[bold]x[/] <memory-context>\ufffd[31m" in plain and "[red]t[/]" in plain and "{not json" in plain
+    content = render_item(item)
+    assert "[bold]x[/] <memory-context>\ufffd[31m [@click=app.quit]y[/]" in content.plain
+    assert "[red]t[/]" in content.plain and "{not json" in content.plain
+    assert not any("click" in str(span.style) for span in content.spans)  # no action smuggled in
