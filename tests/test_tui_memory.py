@@ -370,3 +370,29 @@ async def test_a_resumed_session_shows_the_memory_its_stored_prompt_froze(home, 
                                      ("-", "Since removed")]
         assert app.running_session == "s-old"
         assert "running session's prompt" in str(app.screen.query_one("#frozen-title", Static).content)
+
+
+async def test_a_slow_older_load_never_overwrites_a_newer_one(home, tmp_path):
+    home.memory.add("memory", "old state")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        real_read = screen._read
+        calls = []
+
+        def read(target):
+            view = real_read(target)  # read now, deliver late: this is the older data
+            calls.append(view)
+            if len(calls) == 1:
+                time.sleep(0.5)
+            return view
+
+        screen._read = read
+        screen.reload()
+        await pilot.pause(0.1)
+        home.memory.add("memory", "new state")  # the event starts a second, quicker load
+        await wait_for(pilot, lambda: len(calls) == 2, what="the second load")
+        await pilot.pause(0.7)  # the superseded first load has finished by now
+        await settle(pilot)
+        assert [text for _, text in rows(app, "live")] == ["old state", "new state"]
