@@ -46,6 +46,20 @@ async def test_a_typed_turn_writes_memory_and_the_memory_screen_shows_it(home, t
         assert app.screen.query_one(LineageTree).node_for(screen.session_id) is not None
 
 
+async def test_a_write_waiting_for_approval_is_marked_as_staged(home, tmp_path):
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        await pilot.press(*"remember that I prefer dark mode", "enter")
+        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+        await wait_for(pilot, lambda: any(i.writes for i in screen.query_one(Transcript).items), what="marker")
+        (marked,) = [i for i in screen.query_one(Transcript).items if i.writes]
+        assert marked.mark == "staged" and marked.writes[0].startswith("staged for approval")
+        assert home.memory.read("user").entries == [] and app.pending_count == 1
+
+
 async def test_a_scenario_streams_events_into_the_transcript(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -56,6 +56,7 @@ class TranscriptItem:
     tool_calls: tuple[Any, ...] = ()
     timestamp: float | None = None
     writes: tuple[str, ...] = ()  # human descriptions of the memory/skill writes this message made
+    mark: str = "wrote"  # the header tag when there are writes ("staged" when they all await approval)
 
 
 def sanitize(text: str) -> str:
@@ -114,7 +115,7 @@ def _parts(item: TranscriptItem, highlighted: bool = True) -> list[Content]:
     if item.id is not None:
         header.append((f"  #{item.id}", "$text-muted"))
     if item.writes:
-        header.append(("  ✎ wrote", "bold $text-warning"))
+        header.append((f"  ✎ {item.mark}", "bold $text-warning"))
     parts = [Content.assemble(*header)]
     if item.content:
         parts.append(block(item.content))

@@ -389,24 +389,30 @@ def session_items(home, session_id: str, around: int | None = None) -> list[Tran
     else:
         messages = archive.messages(session_id, offset=count - TRANSCRIPT_LIMIT)
     writes: dict[int, list[str]] = {}
+    written: set[int] = set()  # messages with at least one applied (not only staged) write
     for entry in reversed(home.journal.query(session_id=session_id, limit=10_000)):
-        if entry.message_id is not None and entry.subsystem in WRITE_SUBSYSTEMS:
+        staged = entry.subsystem == "approvals" and entry.action == "stage"
+        if entry.message_id is not None and (staged or entry.subsystem in WRITE_SUBSYSTEMS):
             writes.setdefault(entry.message_id, []).append(describe_write(entry))
-    return [transcript_item(m, writes.get(m.id, ())) for m in messages]
+            if not staged:
+                written.add(entry.message_id)
+    return [transcript_item(m, writes.get(m.id, ()), "wrote" if m.id in written else "staged") for m in messages]
 
 
 def describe_write(entry) -> str:
     """One line saying what a journal row changed, e.g. ``memory add (memory): User likes tea``."""
     who = "" if entry.actor == "agent" else f" by {entry.actor}"
     text = entry.after if entry.after is not None else entry.before
+    if entry.subsystem == "approvals":
+        return f"staged for approval ({entry.target}){who}: {one_line(text, 70)}"
     return f"{entry.subsystem} {entry.action} ({entry.target}){who}: {one_line(text, 70)}"
 
 
-def transcript_item(message, writes: Iterable[str] = ()) -> TranscriptItem:
+def transcript_item(message, writes: Iterable[str] = (), mark: str = "wrote") -> TranscriptItem:
     """A transcript row from an archive message (multimodal content shown as its JSON)."""
     content = message.content
     if content is not None and not isinstance(content, str):
         content = json.dumps(content, ensure_ascii=False)
     return TranscriptItem(role=message.role, content=content or "", id=message.id, tool_name=message.tool_name,
                           tool_calls=tuple(message.tool_calls or ()), timestamp=message.timestamp,
-                          writes=tuple(writes))
+                          writes=tuple(writes), mark=mark)
