@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -9,6 +10,7 @@ from textual.app import App
 from textual.widgets import Select, TextArea
 
 from engine.events import RunnerEvent
+from engine.scenarios import run_scenario
 from tests.screens_seed import GARDEN_2, open_mode, play_scenario, screen_text, seed_sessions
 from tests.tui_support import make_app, settle, wait_for
 from widgets.lineage_tree import LineageTree
@@ -75,6 +77,25 @@ async def test_a_scenario_streams_events_into_the_transcript(home, tmp_path):
         app.action_goto("memory")  # the Memory screen shows what the scenario saved
         await settle(pilot)
         assert "The workbench runs headless in CI" in screen_text(app)
+
+
+async def test_an_idle_run_screen_watches_a_run_elsewhere_then_typing_starts_its_own(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        player = threading.Thread(target=run_scenario, args=(home, "smoke"), kwargs={"speed": 0})  # like the demo
+        player.start()
+        player.join()
+        await wait_for(pilot, lambda: screen.watching and len(screen.query_one(Transcript).items) > 2,
+                       what="watching the other run")
+        await settle(pilot)
+        watched = screen.session_id
+        assert "watching a run elsewhere" in screen_text(app)
+        await pilot.press(*"hello", "enter")
+        await wait_for(pilot, lambda: not screen.running and screen.session_id not in (None, watched),
+                       what="own session")
+        assert not screen.watching and screen.query_one(Transcript).items[0].content == "hello"
+        assert [m.content for m in home.archive.messages(watched)][-1] != "hello"  # never typed into the other run
 
 
 async def test_cancel_stops_a_running_scenario(home, tmp_path):

@@ -78,6 +78,7 @@ class RunScreen(WorkbenchScreen):
         self.agent = None
         self.session_id: str | None = None
         self.playing = False  # a scenario (possibly several sessions) is running
+        self.watching = False  # showing a session another runner drives (e.g. `workbench demo`)
         self.speed = SCENARIO_SPEED
         self._cancel = threading.Event()
 
@@ -117,10 +118,14 @@ class RunScreen(WorkbenchScreen):
         return str(self.query_one("#run-model", Select).value)
 
     def _status(self, text: str | None = None) -> None:
-        state = text or ("running…" if self.running else "idle")
+        state = text or ("running…" if self.running else "watching a run elsewhere" if self.watching else "idle")
         session = self.session_id or "new session on first message"
         self.query_one("#run-status", Static).update(Content.assemble(
             (state, "bold $text-warning" if self.running else "$text-muted"), ("\n", ""), (session, "")))
+
+    def _session_title(self) -> None:
+        elsewhere = " (run elsewhere; typing starts a new session)" if self.watching else ""
+        self._title(f"Session {self.session_id}{elsewhere}")
 
     def _title(self, text: str) -> None:
         self.query_one(Transcript).border_title = Content(text)  # ids come from the database: never markup
@@ -141,6 +146,7 @@ class RunScreen(WorkbenchScreen):
     def action_new_session(self) -> None:
         self.agent = None
         self.session_id = None
+        self.watching = False
         self._title("New session")
         self.query_one(Transcript).set_items([], placeholder="New session: type a message below.")
         self._status()
@@ -160,14 +166,15 @@ class RunScreen(WorkbenchScreen):
 
     def _follow(self, session_id: str) -> None:
         self.session_id = session_id
-        self._title(f"Session {session_id}")
+        self._session_title()
         self.query_one(Transcript).set_items([])
         self._status()
 
     def _resume(self, session_id: str) -> None:
         self.agent = None
         self.session_id = session_id
-        self._title(f"Session {session_id}")
+        self.watching = False
+        self._session_title()
         self._status()
         self.reload(session_id)
 
@@ -187,6 +194,8 @@ class RunScreen(WorkbenchScreen):
             self.notify("A turn is running; wait for it or cancel it (esc).", severity="warning")
             return
         event.input.value = ""
+        if self.watching:
+            self.action_new_session()  # never talk into a session another runner drives
         self.running = True
         self._cancel.clear()
         self.run_turn(text, self.model_name)
@@ -250,21 +259,24 @@ class RunScreen(WorkbenchScreen):
             transcript = self.query_one(Transcript)
             current = transcript.current
             keep = current.id if current is not None and not transcript.follow else None  # the reader's place
-            self._title(f"Session {message.session_id}")
+            self._session_title()
             transcript.set_items(message.items, placeholder="This session has no messages yet.", select_id=keep)
 
     # -- live events ---------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
-        if not isinstance(event, RunnerEvent) or not self.running or event.actor != "agent":
+        if not isinstance(event, RunnerEvent) or event.actor != "agent":
             return
+        if not (self.running or self.watching or self.session_id is None):
+            return  # idle on a session of our own: a run elsewhere does not take the view over
         if event.kind == "session_rotated" and event.data.get("old_session_id") == self.session_id:
             self.session_id = event.session_id  # compression: the conversation goes on in a child session
             self._title(f"Session {self.session_id} (continues {event.data['old_session_id']} after compression)")
             self._status()
             return
         if event.kind == "turn_started" and event.session_id != self.session_id and (
-                self.session_id is None or self.playing):
-            self._follow(event.session_id)  # a scenario moved on to its next session
+                self.session_id is None or self.playing or self.watching):
+            self.watching = not self.running  # an agent run elsewhere (the demo): watch it stream
+            self._follow(event.session_id)  # or a scenario moved on to its next session
         if event.session_id != self.session_id:
             return
         if event.kind == "turn_finished":
