@@ -52,7 +52,8 @@ class RunScreen(WorkbenchScreen):
     TITLE_TEXT = "Run"
     HELP = ("Talk to the agent or play a scenario and watch the transcript stream; the Memory, Sessions, Skills and "
             "Approvals screens update live. The model is offline (deterministic, no network) unless you choose "
-            "another. Enter sends; esc cancels a running turn; ctrl+l starts a new session. In the transcript: j/k move between messages, "
+            "another. While idle it shows a run started elsewhere (the demo) as it streams. Enter sends; esc cancels "
+            "a running turn; ctrl+l starts a new session. In the transcript: j/k move between messages, "
             "w jumps to the next message that wrote memory or skills, f toggles follow (off: new messages are "
             "counted, the view stays).")
     BINDINGS = [
