@@ -17,7 +17,7 @@ install: $(STAMP)
 
 ## launch the workbench on a seeded demo home with the offline model
 run: $(STAMP)
-	$(VENV)/bin/workbench demo --home $(HOME_DIR)
+	$(VENV)/bin/workbench demo --fresh --home $(HOME_DIR)
 
 ## install with the test extras and run the whole suite
 test: $(STAMP)

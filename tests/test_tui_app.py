@@ -252,3 +252,23 @@ async def test_header_keeps_the_pending_count_at_80_columns(home, tmp_path):
         await settle(pilot)
         shown = app.screen.query_one(WorkbenchHeader).render().plain
         assert len(shown) <= 80 and "12 pending" in shown and "cb1b9a" in shown and shown.endswith("files/work")
+
+
+def test_demo_fresh_sets_a_played_demo_aside_and_never_a_real_home(home, tmp_path, capsys):
+    from engine import open_home
+    from engine.demo import seed_demo_home
+    from workbench.cli.tui_cmds import set_aside
+
+    demo = open_home(tmp_path / "demo")
+    seed_demo_home(demo)
+    demo.memory.add("memory", "a note made while exploring the demo")
+    set_aside(demo)
+    previous = tmp_path / "demo.previous"
+    assert not (tmp_path / "demo").exists()
+    assert "a note made while exploring the demo" in (previous / "memories" / "MEMORY.md").read_text()
+
+    home.memory.add("memory", "My real note")
+    before = (home.memories_dir / "MEMORY.md").read_bytes()
+    assert main(["demo", "--fresh", "--home", str(home.root), "--json"]) == 1
+    assert "not a demo home" in capsys.readouterr().out
+    assert (home.memories_dir / "MEMORY.md").read_bytes() == before

@@ -5,8 +5,10 @@ Textual is imported only here, when the TUI really opens, so other commands stay
 
 from __future__ import annotations
 
+import shutil
+
 from engine.errors import WorkbenchError
-from engine.home import Home
+from engine.home import Home, open_home, resolve_home
 
 from . import UsageError
 
@@ -15,7 +17,9 @@ def register(subparsers, common) -> None:
     demo = subparsers.add_parser("demo", parents=[common],
                                  help="seed (or reuse) a demo home, open the TUI and play the demo scenario")
     demo.add_argument("--speed", type=float, default=1.0, help="demo pace multiplier (2 = twice as fast)")
-    demo.set_defaults(handler=open_demo)
+    demo.add_argument("--fresh", action="store_true",
+                      help="start the story over: move a previous demo home aside to <home>.previous first")
+    demo.set_defaults(handler=open_demo, no_home=True)
 
 
 def open_tui(home: Home, args) -> None:
@@ -25,10 +29,14 @@ def open_tui(home: Home, args) -> None:
     run_app(home)
 
 
-def open_demo(home: Home, args) -> None:
+def open_demo(_home: None, args) -> None:
     """Seed the demo home unless it already is one, then play the demo scenario live."""
     if not args.speed > 0:
         raise UsageError(f"--speed must be a positive number, got {args.speed}.")
+    root = resolve_home(getattr(args, "home", None))
+    if args.fresh and root.exists():
+        set_aside(open_home(root))
+    home = open_home(root)
     if holds_other_data(home):
         raise WorkbenchError(f"{home.root} already holds memory or sessions that are not the demo's, and the demo "
                              "would add to them; nothing was changed. Use a folder of its own "
@@ -39,6 +47,18 @@ def open_demo(home: Home, args) -> None:
 
     seed_demo_home(home)
     run_app(home, demo_speed=args.speed)
+
+
+def set_aside(home: Home) -> None:
+    """Move a previous demo home to ``<home>.previous`` (replacing an older one); never a real home."""
+    if holds_other_data(home):
+        raise WorkbenchError(f"{home.root} is not a demo home (it holds memory or sessions the demo did not "
+                             "seed), so --fresh will not move it; nothing was changed.", home=str(home.root))
+    home.close()
+    previous = home.root.with_name(home.root.name + ".previous")
+    if previous.exists():
+        shutil.rmtree(previous)
+    home.root.rename(previous)
 
 
 def holds_other_data(home: Home) -> bool:
