@@ -214,8 +214,7 @@ class SessionsScreen(WorkbenchScreen):
     def _search_changed(self, event: Input.Changed) -> None:
         query = event.value.strip()
         switcher = self.query_one(ContentSwitcher)
-        if not query:
-            self.workers.cancel_group(self, "search")
+        if not query:  # a search still running finishes unseen (its result no longer matches the box)
             switcher.current = "sessions-tree"
             return
         switcher.current = "sessions-results"
