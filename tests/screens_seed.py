@@ -33,7 +33,8 @@ def seed_sessions(home, extra_roots: int = 0) -> dict[str, int]:
     archive.create_session(GARDEN, source="cli", title=HOSTILE_TITLE)
     ids = {"question": archive.append_message(GARDEN, "user", "I grow [bold]tomatoes[/] on the balcony")}
     call = {"id": "call_1", "type": "function",
-            "function": {"name": "memory", "arguments": '{"action": "add", "target": "user", "content": "Grows tomatoes"}'}}
+            "function": {"name": "memory",
+                         "arguments": '{"action": "add", "target": "user", "content": "Grows tomatoes"}'}}
     ids["call"] = archive.append_message(GARDEN, "assistant", "", tool_calls=[call])
     ids["result"] = archive.append_message(GARDEN, "tool", '{"success": true, "usage": "14/1375"}', tool_name="memory",
                                            tool_call_id="call_1")
@@ -64,7 +65,8 @@ SKILLS = (
 def seed_skills(home) -> None:
     """Three skills (tomato-care made by a background review, so the curator manages it), one linked file."""
     for name, category, description in SKILLS:
-        ctx = ToolContext(actor="review", origin=BACKGROUND_REVIEW) if name == "tomato-care" else ToolContext(actor="agent")
+        review = name == "tomato-care"
+        ctx = ToolContext(actor="review", origin=BACKGROUND_REVIEW) if review else ToolContext(actor="agent")
         result = home.skills.manage({
             "action": "create", "name": name, "category": category,
             "content": f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n\n"

@@ -51,7 +51,8 @@ async def test_fuzzy_filter_narrows_the_library(home, tmp_path):
         await settle(pilot)
         assert screen.current.name == "git-rebase"
         files = screen.query_one("#skills-files", OptionList)
-        assert [files.get_option_at_index(i).id for i in range(files.option_count)] == ["SKILL.md", "references/flags.md"]
+        listed = [files.get_option_at_index(i).id for i in range(files.option_count)]
+        assert listed == ["SKILL.md", "references/flags.md"]
         screen.query_one(Input).value = ""  # clearing the filter brings every skill back
         await settle(pilot)
         assert len(names(screen)) == 3

@@ -109,7 +109,9 @@ class SearchResults(OptionList):
         self.query = query
         self.remove_class("-stale")
         count = len(self.hits)
-        self.border_title = f"{count} hit{'s' * (count != 1)} in {len(groups)} session{'s' * (len(groups) != 1)}" if query else ""
+        sessions = len(groups)
+        plural = "s" * (count != 1), "s" * (sessions != 1)
+        self.border_title = f"{count} hit{plural[0]} in {sessions} session{plural[1]}" if query else ""
         if not hits and query:
             self.add_option(Option(Content.styled(f"No messages match {query!r}.", "$text-muted"), disabled=True))
         if self.hits:

@@ -372,7 +372,8 @@ class Transcript(ScrollView, can_focus=True):
         line = int(self.scroll_offset.y) + y
         if not self.items:
             if y == 0:
-                return Strip([Segment(f"  {self._placeholder}", self.rich_style)]).extend_cell_length(width, self.rich_style)
+                placeholder = Strip([Segment(f"  {self._placeholder}", self.rich_style)])
+                return placeholder.extend_cell_length(width, self.rich_style)
             return Strip.blank(width, self.rich_style)
         if not self._starts or line >= self.virtual_size.height:
             return Strip.blank(width, self.rich_style)
@@ -381,7 +382,8 @@ class Transcript(ScrollView, can_focus=True):
         strip = strips[line - self._starts[index]] if line - self._starts[index] < len(strips) else Strip.blank(width)
         selected = index == self.cursor
         gutter_style = self.get_component_rich_style("transcript--gutter")
-        gutter = Strip([Segment("▌ " if selected and line - self._starts[index] < len(strips) - 1 else "  ", gutter_style)])
+        mark = "▌ " if selected and line - self._starts[index] < len(strips) - 1 else "  "  # not on the blank line
+        gutter = Strip([Segment(mark, gutter_style)])
         row = Strip.join([gutter, strip]).extend_cell_length(width, self.rich_style).crop(0, width)
         if selected:
             row = row.apply_style(self.get_component_rich_style("transcript--cursor"))

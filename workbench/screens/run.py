@@ -57,7 +57,7 @@ class RunScreen(WorkbenchScreen):
             "w jumps to the next message that wrote memory or skills, f toggles follow (off: new messages are "
             "counted, the view stays).")
     BINDINGS = [
-        Binding("ctrl+l", "new_session", "New", tooltip="Start a new session (a clean slate, like clearing a terminal)"),
+        Binding("ctrl+l", "new_session", "New", tooltip="Start a new session (a clean slate, like clearing a screen)"),
         Binding("ctrl+o", "resume", "Resume", tooltip="Resume a stored session by its id"),
         Binding("ctrl+g", "play", "Play", tooltip="Play the chosen scenario"),
         Binding("escape", "cancel_turn", "Cancel", tooltip="Cancel the running turn at its next safe point"),

@@ -286,7 +286,8 @@ class SessionsScreen(WorkbenchScreen):
         if get_current_worker().is_cancelled:
             return
         title = (session.title or session.id) if session else session_id
-        self.post_message(TranscriptLoaded(session_id, title, session_items(self.home, session_id, select_id), select_id))
+        items = session_items(self.home, session_id, select_id)
+        self.post_message(TranscriptLoaded(session_id, title, items, select_id))
 
     @on(TranscriptLoaded)
     def _transcript_loaded(self, message: TranscriptLoaded) -> None:
@@ -360,7 +361,8 @@ class SessionsScreen(WorkbenchScreen):
         session = self.home.archive.get_session(session_id)
         if session is not None:
             parent = session.parent_session_id
-            self.post_message(SessionRefreshed(self._tree_nodes([session], "root" if parent is None else None)[0], parent))
+            node = self._tree_nodes([session], "root" if parent is None else None)[0]
+            self.post_message(SessionRefreshed(node, parent))
 
     @on(SessionRefreshed)
     def _session_refreshed(self, message: SessionRefreshed) -> None:

@@ -81,7 +81,8 @@ class DaysDialog(ModalScreen[int | None]):
         with Vertical(classes="dialog"):
             yield Static(Content.styled(self.question, "bold"), classes="dialog-title")
             yield Input(str(self.default), type="integer", id="days")
-            yield Static(Content.styled("enter: preview what would be purged · esc: cancel", "$text-muted"), id="days-error")
+            yield Static(Content.styled("enter: preview what would be purged · esc: cancel", "$text-muted"),
+                         id="days-error")
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
@@ -90,7 +91,8 @@ class DaysDialog(ModalScreen[int | None]):
         except ValueError:
             days = -1
         if days < 1:
-            self.query_one("#days-error", Static).update(Content.styled("Enter a whole number of days (1 or more).", "$text-error"))
+            error = Content.styled("Enter a whole number of days (1 or more).", "$text-error")
+            self.query_one("#days-error", Static).update(error)
             return
         self.dismiss(days)
 
@@ -111,7 +113,8 @@ class LedgerDialog(ModalScreen[str | None]):
         with Vertical(classes="dialog dialog-wide"):
             yield Static(Content.styled("Curator ledger: enter rolls the chosen change back · esc closes", "bold"),
                          classes="dialog-title")
-            options = [Option(Content.assemble((f"{e.ts[:16].replace('T', ' ')}  ", "$text-muted"), (f"{e.action:<9} ", "bold"),
+            options = [Option(Content.assemble((f"{e.ts[:16].replace('T', ' ')}  ", "$text-muted"),
+                                               (f"{e.action:<9} ", "bold"),
                                                e.skill, (f"  by {e.actor}", "$text-muted")), id=e.id)
                        for e in self.entries]
             yield OptionList(*options) if options else Static(Content("The ledger is empty."))
@@ -137,7 +140,7 @@ class SkillsScreen(WorkbenchScreen):
         Binding("a", "archive", "Archive"),
         Binding("r", "restore", "Restore"),
         Binding("p", "toggle_pin", "Pin", tooltip="Pin or unpin: a pinned skill is never archived"),
-        Binding("x", "purge", "Purge", tooltip="Delete archived skills older than N days (asks first; rollback stays possible)"),
+        Binding("x", "purge", "Purge", tooltip="Delete archived skills older than N days (asks; can be rolled back)"),
         Binding("l", "ledger", "Ledger", tooltip="Curator ledger: roll back any change"),
     ]
     DEFAULT_CSS = """
@@ -207,13 +210,14 @@ class SkillsScreen(WorkbenchScreen):
         if skill is None:
             meta.update(Content(""))
             self.query_one("#skills-files", OptionList).clear_options()
-            self.query_one(CodeView).show_message("SKILL.md", "No skill matches the filter." if self.all_rows else
-                                                  "No skills in this home yet. The agent writes them with skill_manage, "
-                                                  "or put a folder holding a SKILL.md under skills/.")
+            empty = ("No skill matches the filter." if self.all_rows else "No skills in this home yet. The agent "
+                     "writes them with skill_manage, or put a folder holding a SKILL.md under skills/.")
+            self.query_one(CodeView).show_message("SKILL.md", empty)
             self.shown = None
             return
         meta.update(Content.assemble(
-            (skill.name, "bold"), ("\n", ""), (f"{skill.state}", "$text-warning" if skill.state != "active" else "$text-success"),
+            (skill.name, "bold"), ("\n", ""),
+            (skill.state, "$text-success" if skill.state == "active" else "$text-warning"),
             (" · pinned" if skill.pinned else "", "bold"), (f" · {skill.provenance or 'unknown'}", "$text-muted"),
             (f" · {skill.use_count} uses\n", "$text-muted"), (one_line(skill.description, 120), ""),
         ))
@@ -302,7 +306,7 @@ class SkillsScreen(WorkbenchScreen):
     def action_dry_run(self) -> None:
         self.dry_run()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="curator")
+    @work(thread=True, exit_on_error=False, group="curator-write")  # never exclusive: a change must not be dropped
     def curator_call(self, what: str, call: Callable[[], dict[str, Any]]) -> None:
         """Run one curator action; report its message (or refusal) and refresh the list."""
         try:
@@ -319,7 +323,7 @@ class SkillsScreen(WorkbenchScreen):
     def _tell(self, text: str, severity: str = "information") -> None:
         self.app.call_from_thread(self.notify, text, severity=severity, markup=False)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="curator")
+    @work(thread=True, exit_on_error=False, group="curator-write")  # never exclusive: a change must not be dropped
     def curate(self, expected: list[str] | None) -> None:
         """Run the curator; after a dry run, say so if the applied result differs from the preview."""
         try:
@@ -329,12 +333,13 @@ class SkillsScreen(WorkbenchScreen):
             return
         applied = plan_lines(report)
         lines = [report.summary, *applied[:10], *report.errors]
-        if expected is not None and applied != expected:
+        differs = expected is not None and applied != expected  # the skills changed between the preview and now
+        if differs:
             lines.insert(1, "Note: the skills changed since the dry run, so this differs from the preview.")
-        self._tell("\n".join(lines), "warning" if report.errors or (expected is not None and applied != expected) else "information")
+        self._tell("\n".join(lines), "warning" if report.errors or differs else "information")
         self.load_skills()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="curator")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator-read")
     def dry_run(self) -> None:
         report = self.home.curator.run(dry_run=True)
         self.app.call_from_thread(self._offer_plan, plan_lines(report))
@@ -360,7 +365,7 @@ class SkillsScreen(WorkbenchScreen):
 
         self.app.push_screen(DaysDialog("Purge archived skills not touched for how many days?", default), got_days)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="curator")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator-read")
     def purge_preview(self, days: int) -> None:
         names = self.home.curator.purge(days, dry_run=True)["candidates"]
         self.app.call_from_thread(self._confirm_purge, days, names)
@@ -381,7 +386,7 @@ class SkillsScreen(WorkbenchScreen):
     def action_ledger(self) -> None:
         self.open_ledger()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="curator")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator-read")
     def open_ledger(self) -> None:
         entries = self.home.curator.ledger()
         self.app.call_from_thread(self._show_ledger, entries)
