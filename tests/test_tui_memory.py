@@ -12,6 +12,8 @@ from textual.widgets import Static, TextArea
 
 from engine.events import MemoryChanged, RunnerEvent
 from engine.memory.format import render_block
+from engine.models import make_model
+from engine.runner.session import AgentSession
 from engine.tools import ToolContext
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList, row_content
@@ -396,3 +398,24 @@ async def test_a_slow_older_load_never_overwrites_a_newer_one(home, tmp_path):
         await pilot.pause(0.7)  # the superseded first load has finished by now
         await settle(pilot)
         assert [text for _, text in rows(app, "live")] == ["old state", "new state"]
+
+
+async def test_a_new_session_rebuilds_the_snapshot_and_the_marks_clear(home, tmp_path):
+    def turn(session: AgentSession, text: str) -> None:
+        worker = threading.Thread(target=session.run_turn, args=(text,))
+        worker.start()
+        worker.join()
+
+    home.memory.add("user", "Likes mornings")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")  # USER, where the offline model writes preferences
+        first = AgentSession(home, make_model(home, "offline"), source="tui")
+        turn(first, "hello there")
+        turn(first, "remember that I prefer dark mode")  # mid-session: live only, marked
+        await wait_for(pilot, lambda: ("+", "User prefers dark mode.") in rows(app, "live"), what="the + mark")
+        assert rows(app, "frozen") == [("", "Likes mornings")]
+        turn(AgentSession(home, make_model(home, "offline"), source="tui"), "hello again")
+        await wait_for(pilot, lambda: ("", "User prefers dark mode.") in rows(app, "frozen"), what="the new snapshot")
+        assert all(mark == "" for mark, _ in rows(app, "live") + rows(app, "frozen"))

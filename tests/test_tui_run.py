@@ -13,6 +13,7 @@ from engine.events import RunnerEvent
 from engine.scenarios import run_scenario
 from tests.screens_seed import GARDEN_2, open_mode, play_scenario, screen_text, seed_sessions
 from tests.tui_support import make_app, settle, wait_for
+from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree
 from widgets.transcript import Transcript, TranscriptItem
 from workbench.screens.dialogs import EditDialog
@@ -38,11 +39,13 @@ async def test_a_typed_turn_writes_memory_and_the_memory_screen_shows_it(home, t
         assert [i.role for i in items][:2] == ["user", "assistant"] and items[0].content.startswith("remember")
         assert any(i.writes for i in items)  # the tool-calling message carries its write marker
         assert home.memory.read("user").entries == ["User prefers dark mode."]
-        app.action_goto("memory")  # (the message box has focus, so the digit keys would type)
-        await settle(pilot)
-        await pilot.press("t")  # the USER target
-        await settle(pilot)
-        assert app.current_mode == "memory" and "User prefers dark mode." in screen_text(app)
+        screen.query_one(Transcript).focus()  # (the message box has focus, where keys would type)
+        await pilot.press("home", "w", "m")  # the marked message leads to the entry it wrote
+        await wait_for(pilot, lambda: app.current_mode == "memory", what="the Memory screen")
+        live = app.screen.query_one("#live-list", EntryList)
+        await wait_for(pilot, lambda: live.current is not None and live.current.text == "User prefers dark mode.",
+                       what="the entry selected")
+        assert app.screen.target == "user" and "User prefers dark mode." in screen_text(app)
         app.action_goto("sessions")
         await settle(pilot)
         assert app.screen.query_one(LineageTree).node_for(screen.session_id) is not None

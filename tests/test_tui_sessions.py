@@ -9,6 +9,7 @@ from engine import open_home
 from tests.screens_seed import (BRANCH, DELEGATE, GARDEN, GARDEN_2, HOSTILE_TITLE, TOKYO, open_mode, screen_text,
                                  seed_sessions)
 from tests.tui_support import make_app, settle, wait_for
+from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree, MoreRoots
 from widgets.search_results import SearchResults, split_marked
 from widgets.transcript import Transcript, TranscriptItem, render_item
@@ -110,6 +111,34 @@ async def test_transcript_marks_the_message_that_wrote_memory(home, tmp_path):
         assert transcript.current.id == ids["call"]
         text = screen_text(app)
         assert "✎ wrote" in text and "[bold]tomatoes[/]" in text and '"target": "user"' in text
+
+
+async def test_m_on_a_marked_message_opens_the_memory_entry_it_wrote(home, tmp_path):
+    seed_sessions(home)  # the call message journaled "Grows tomatoes" into USER
+    home.memory.add("user", "Likes mornings")
+    home.memory.add("user", "Grows tomatoes")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        transcript = screen.query_one(Transcript)
+        await wait_for(pilot, lambda: screen.shown_session == GARDEN, what="garden transcript")
+        transcript.focus()
+        await pilot.press("home", "m")  # the question wrote nothing: said, and we stay
+        await settle(pilot)
+        assert app.current_mode == "sessions"
+        await pilot.press("w", "m")  # the marked message: to its entry
+        await wait_for(pilot, lambda: app.current_mode == "memory", what="the Memory screen")
+        live = app.screen.query_one("#live-list", EntryList)
+        await wait_for(pilot, lambda: live.current is not None and live.current.text == "Grows tomatoes"
+                       and app.screen.focused is live, what="the entry selected")
+        assert app.screen.target == "user"
+        await wait_for(pilot, lambda: app.screen.detail is not None and app.screen.detail.entry == "Grows tomatoes",
+                       what="its history and origin")
+        home.memory.remove("user", "Grows tomatoes")  # gone since: the screen says so instead
+        app.action_goto("sessions")
+        await settle(pilot)
+        await pilot.press("m")
+        await wait_for(pilot, lambda: "no longer in USER" in screen_text(app), what="the explanation")
 
 
 async def test_jump_to_message_from_another_screen_reveals_the_child_session(home, tmp_path):

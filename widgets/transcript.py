@@ -28,6 +28,7 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.geometry import Region, Size
 from textual.highlight import highlight
+from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -57,6 +58,7 @@ class TranscriptItem:
     timestamp: float | None = None
     writes: tuple[str, ...] = ()  # human descriptions of the memory/skill writes this message made
     mark: str = "wrote"  # the header tag when there are writes ("staged" when they all await approval)
+    entries: tuple[tuple[str, str], ...] = ()  # (target, text) of the memory entries it wrote, newest last
 
 
 def sanitize(text: str) -> str:
@@ -166,7 +168,16 @@ class Transcript(ScrollView, can_focus=True):
         Binding("end,G", "cursor_to(-1)", "Last", show=False),
         Binding("w", "next_write", "Next write", tooltip="Jump to the next message that wrote memory or skills"),
         Binding("f", "toggle_follow", "Follow", tooltip="Keep the newest message in view while it streams"),
+        Binding("m", "open_entry", "Open entry", tooltip="Open the memory entry this message wrote"),
     ]
+
+    class EntryWanted(Message):
+        """The reader asked for the memory entry a message wrote (the app opens the Memory screen on it)."""
+
+        def __init__(self, target: str, text: str) -> None:
+            super().__init__()
+            self.target = target
+            self.text = text
 
     cursor: reactive[int] = reactive(-1, init=False)
     follow: reactive[bool] = reactive(True, init=False)
@@ -250,6 +261,15 @@ class Transcript(ScrollView, can_focus=True):
                 self._show_cursor(center=True)
                 return
         self.notify("No message in this session wrote memory or skills.", severity="warning")
+
+    def action_open_entry(self) -> None:
+        item = self.current
+        if item is None or not item.entries:
+            self.notify("This message wrote no memory entry (w jumps to the next one that wrote something).",
+                        severity="warning", markup=False)
+            return
+        target, text = item.entries[-1]
+        self.post_message(self.EntryWanted(target, text))
 
     def action_toggle_follow(self) -> None:
         self.follow = not self.follow

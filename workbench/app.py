@@ -24,9 +24,10 @@ from engine.events import Event, PendingChanged, RunnerEvent, SessionChanged, Sk
 from engine.home import Home
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
 from widgets.literal import visible
+from widgets.transcript import Transcript
 
 from .bridge import EngineBridge, EngineEvent
-from .messages import JumpToMessage
+from .messages import JumpToMessage, ShowEntry
 from .screens.approvals import ApprovalsScreen
 from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings
 from .screens.memory import MemoryScreen
@@ -175,6 +176,8 @@ class WorkbenchApp(App):
         ordered = [current] + [cls for mode, _, _ in self.mode_tabs() if (cls := self.MODES[mode]) is not current]
         sections = [HelpSection(cls.TITLE_TEXT, cls.HELP, binding_rows(class_bindings(cls)))
                     for cls in ordered if cls is not None]
+        sections.append(HelpSection("Transcript (Sessions and Run)", "When the transcript has focus (tab to it).",
+                                    binding_rows(Transcript.BINDINGS)))
         everywhere = binding_rows(self.BINDINGS) + [
             ("ctrl+p", "Command palette (actions of this screen)"),
             ("tab", "Next pane (shift+tab: previous)"),
@@ -224,6 +227,11 @@ class WorkbenchApp(App):
             return
         await self.switch_mode("sessions")
         self.screen.post_message(JumpToMessage(message.session_id, message.message_id))
+
+    async def on_transcript_entry_wanted(self, message: Transcript.EntryWanted) -> None:
+        """A transcript's ``m``: show the memory entry that message wrote."""
+        await self.switch_mode("memory")
+        self.screen.post_message(ShowEntry(message.target, message.text))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A failed engine call is reported, never fatal."""

@@ -13,3 +13,12 @@ class JumpToMessage(Message):
         super().__init__()
         self.session_id = session_id
         self.message_id = message_id
+
+
+class ShowEntry(Message):
+    """Select this memory entry on the Memory screen (posted to that screen by the app)."""
+
+    def __init__(self, target: str, text: str) -> None:
+        super().__init__()
+        self.target = target
+        self.text = text

@@ -29,7 +29,7 @@ from widgets.entry_list import MARKS, EntryList, EntryRow
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line
 
-from ..messages import JumpToMessage
+from ..messages import JumpToMessage, ShowEntry
 from .base import WorkbenchScreen
 from .dialogs import Budget, ConfirmDialog, Conflict, EditDialog, Outcome, draft_budget
 
@@ -106,6 +106,7 @@ class MemoryScreen(WorkbenchScreen):
         self.target = "memory"
         self.view: MemoryView | None = None
         self.detail: EntryDetail | None = None
+        self._wanted: str | None = None  # an entry to select once the next load shows (ShowEntry)
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="memory-columns"):
@@ -139,6 +140,26 @@ class MemoryScreen(WorkbenchScreen):
             self.deliver(self.show_status, exc.message, error=True)
             return
         self.deliver(self._show, view)
+
+    @on(ShowEntry)
+    def _show_entry(self, message: ShowEntry) -> None:
+        """Select ``message.text`` in the live column of its target (after a fresh load)."""
+        self.target = message.target
+        self._wanted = message.text
+        self.show_status("")
+        self.reload()
+
+    def _select_wanted(self, view: MemoryView) -> None:
+        text, self._wanted = self._wanted, None
+        live = self.query_one("#live-list", EntryList)
+        index = next((i for i, row in enumerate(view.live) if row.text == text and row.mark != "-"), None)
+        if index is None:
+            self.show_status(f"That entry is no longer in {TITLES[view.target]}: it was changed or removed "
+                             "after that message wrote it.")
+            return
+        live.focus()
+        live.highlighted = index
+        self.load_detail(text)
 
     def _read(self, target: str) -> MemoryView:
         """Worker thread: the snapshot, the live entries and pending additions."""
@@ -193,6 +214,8 @@ class MemoryScreen(WorkbenchScreen):
         self.query_one("#live-list", EntryList).set_rows(view.live)
         if view.error:
             self.show_status(f"{title} could not be read: {view.error}", error=True)
+        if self._wanted is not None:
+            self._select_wanted(view)
 
     # -- selection and detail -----------------------------------------------------
     @on(EntryList.Highlighted)

@@ -54,7 +54,7 @@ class RunScreen(WorkbenchScreen):
             "Approvals screens update live. The model is offline (deterministic, no network) unless you choose "
             "another. While idle it shows a run started elsewhere (the demo) as it streams. Enter sends; esc cancels "
             "a running turn; ctrl+l starts a new session. In the transcript: j/k move between messages, "
-            "w jumps to the next message that wrote memory or skills, f toggles follow (off: new messages are "
+            "w jumps to the next message that wrote memory or skills, m opens the memory entry it wrote, f toggles follow (off: new messages are "
             "counted, the view stays).")
     BINDINGS = [
         Binding("ctrl+l", "new_session", "New", tooltip="Start a new session (a clean slate, like clearing a screen)"),

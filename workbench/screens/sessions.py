@@ -91,7 +91,8 @@ class SessionsScreen(WorkbenchScreen):
             "and delegates (✎ marks sessions that wrote memory or skills). Type in the search box to search "
             "every message (CJK included); hits are grouped by session, enter opens one. The transcript shows "
             "roles, tool calls and results; ✎ marks messages that wrote memory or skills. In the transcript: j/k "
-            "(or arrows) move between messages, w jumps to the next message that wrote something, f toggles follow.")
+            "(or arrows) move between messages, w jumps to the next message that wrote something, m opens the "
+            "memory entry it wrote, f toggles follow.")
     BINDINGS = [
         Binding("slash", "focus_search", "Search", key_display="/"),
         Binding("escape", "clear_search", "Clear search"),
@@ -391,13 +392,17 @@ def session_items(home, session_id: str, around: int | None = None) -> list[Tran
         messages = archive.messages(session_id, offset=count - TRANSCRIPT_LIMIT)
     writes: dict[int, list[str]] = {}
     written: set[int] = set()  # messages with at least one applied (not only staged) write
+    entries: dict[int, list[tuple[str, str]]] = {}  # the memory entries each message left, for ``m``
     for entry in reversed(home.journal.query(session_id=session_id, limit=10_000)):
         staged = entry.subsystem == "approvals" and entry.action == "stage"
         if entry.message_id is not None and (staged or entry.subsystem in WRITE_SUBSYSTEMS):
             writes.setdefault(entry.message_id, []).append(describe_write(entry))
             if not staged:
                 written.add(entry.message_id)
-    return [transcript_item(m, writes.get(m.id, ()), "wrote" if m.id in written else "staged") for m in messages]
+            if entry.subsystem == "memory" and entry.after is not None and entry.action in ("add", "replace"):
+                entries.setdefault(entry.message_id, []).append((entry.target, entry.after))
+    return [transcript_item(m, writes.get(m.id, ()), "wrote" if m.id in written else "staged", entries.get(m.id, ()))
+            for m in messages]
 
 
 def describe_write(entry) -> str:
@@ -409,11 +414,12 @@ def describe_write(entry) -> str:
     return f"{entry.subsystem} {entry.action} ({entry.target}){who}: {one_line(text, 70)}"
 
 
-def transcript_item(message, writes: Iterable[str] = (), mark: str = "wrote") -> TranscriptItem:
+def transcript_item(message, writes: Iterable[str] = (), mark: str = "wrote",
+                    entries: Iterable[tuple[str, str]] = ()) -> TranscriptItem:
     """A transcript row from an archive message (multimodal content shown as its JSON)."""
     content = message.content
     if content is not None and not isinstance(content, str):
         content = json.dumps(content, ensure_ascii=False)
     return TranscriptItem(role=message.role, content=content or "", id=message.id, tool_name=message.tool_name,
                           tool_calls=tuple(message.tool_calls or ()), timestamp=message.timestamp,
-                          writes=tuple(writes), mark=mark)
+                          writes=tuple(writes), mark=mark, entries=tuple(entries))
