@@ -25,14 +25,12 @@ class HelpSection:
 
 
 def binding_rows(bindings) -> list[tuple[str, str]]:
-    """(key, description) for every described binding, first wins per key."""
+    """(keys, description) for every described binding, one row each (``down, j``), first wins."""
     rows: dict[str, str] = {}
     for item in bindings:
         binding = item if isinstance(item, Binding) else Binding(*item)
-        if not binding.description:
-            continue
-        for key in binding.key.split(","):
-            shown = binding.key_display or key.strip()
+        if binding.description:
+            shown = binding.key_display or ", ".join(key.strip() for key in binding.key.split(","))
             rows.setdefault(shown.replace("question_mark", "?"), binding.description)
     return list(rows.items())
 
