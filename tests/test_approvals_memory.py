@@ -213,3 +213,15 @@ def test_staged_payload_holds_only_hermes_replay_keywords(home):
     assert home.approvals.approve(pid)["success"]
     [write] = home.journal.query(subsystem="memory", limit=1)
     assert (write.session_id, write.message_id, write.detail["proposed_by"]) == ("s1", 3, "agent")
+
+
+def test_edit_holding_the_delimiter_is_refused_and_the_record_kept(home):
+    seed(home, "User likes tea")
+    approval_on(home)
+    pid = staged_id(home.memory.replace("memory", "tea", "User likes coffee", AGENT))
+    before = memory_file(home)
+    refused = home.approvals.approve(pid, edit="User likes coffee\n§\nUser hates mornings")
+    assert not refused["success"] and "entry delimiter" in refused["error"]
+    assert memory_file(home) == before and home.approvals.count() == 1
+    assert home.approvals.approve(pid)["success"]
+    assert home.memory.entries("memory") == ["User likes coffee"]

@@ -92,3 +92,10 @@ def test_show_reports_an_unreadable_file_without_hiding_the_other(wb, tmp_path):
     data = as_json(result)
     assert data["success"] is False and "MEMORY.md" in data["error"]
     assert data["user"]["entries"] == ["Name is Ada"] and data["memory"]["error"]
+
+
+def test_add_holding_the_delimiter_exits_1_and_writes_nothing(wb, tmp_path):
+    result = wb("memory", "add", "--json", "one\n§\ntwo")
+    assert result.returncode == 1
+    assert "entry delimiter" in as_json(result)["error"]
+    assert not (tmp_path / "home" / "memories" / "MEMORY.md").exists()

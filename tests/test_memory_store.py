@@ -424,3 +424,31 @@ def test_undo_of_a_remove_puts_the_entry_back_in_its_place(mem):
     assert mem.undo(batch_remove.id)["success"] and mem.entries("memory") == ["first", "third", "fourth"]
     single_remove = [r for r in mem.history() if r.action == "remove" and not r.detail.get("batch")][0]
     assert mem.undo(single_remove.id)["success"] and mem.entries("memory") == ["first", "second", "third", "fourth"]
+
+
+@pytest.mark.parametrize("text", ["first part\n§\nsecond part", "trailing bare line\n§", "a\n§\n\n§\nb"])
+def test_content_holding_the_delimiter_is_refused_on_every_write_path(home, mem, text):
+    put(home, "memory", "Project uses uv\n§\nDeploys on Fridays")
+    before = mem.path("memory").read_bytes()
+    results = [mem.add("memory", text, u()), mem.replace("memory", "uv", text, u()),
+               mem.batch("memory", [{"action": "remove", "old_text": "Fridays"}, {"action": "add", "content": text}],
+                         u())]
+    for result in results:
+        assert result["success"] is False and "entry delimiter" in result["error"], result
+        assert "Nothing was changed" in result["error"]
+    assert "Operation 2: " in results[2]["error"]
+    assert mem.path("memory").read_bytes() == before
+    assert mem.entries("memory") == ["Project uses uv", "Deploys on Fridays"]
+    assert not [row for row in mem.history() if row.actor == "user"]
+
+
+def test_a_section_sign_that_is_not_a_delimiter_line_is_fine(mem):
+    for text in ("See § 4.2", "x§y\n§ leads a line", "§", "§\nstarts with a bare line"):
+        assert mem.add("memory", text, u())["success"], text
+    assert mem.entries("memory") == ["See § 4.2", "x§y\n§ leads a line", "§", "§\nstarts with a bare line"]
+
+
+def test_an_unreadable_file_refusal_says_why(home, mem):
+    put(home, "memory", b"ok\n\xff broken")
+    error = mem.add("memory", "x", u())["error"]
+    assert "not valid UTF-8 (byte 3)" in error and str(mem.path("memory")) in error

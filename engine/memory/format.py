@@ -32,6 +32,15 @@ def parse_entries(raw: str) -> list[str]:
     return list(dict.fromkeys(split_pieces(raw)))
 
 
+def breaks_delimiter(entry: str) -> bool:
+    """True when ``entry``, stored between two others, would not read back as one entry.
+
+    That is the full delimiter inside it, or a bare ``§`` line at its start or end that
+    joins with a neighbour's delimiter (``"fact\\n§"`` followed by another entry).
+    """
+    return split_pieces(ENTRY_DELIMITER.join(("a", entry, "b"))) != ["a", entry.strip(), "b"]
+
+
 def serialize(entries: list[str]) -> str:
     return ENTRY_DELIMITER.join(entries)
 

@@ -25,7 +25,7 @@ from ..fileio import atomic_write_bytes, atomic_write_text, file_lock, lock_path
 from ..journal import JournalEntry
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from . import ops
-from .format import FILE_NAMES, TARGETS, Usage, has_drift, parse_entries, serialize
+from .format import FILE_NAMES, TARGETS, Usage, breaks_delimiter, has_drift, parse_entries, serialize
 from .ops import Outcome, Refusal, refuse
 from .snapshot import MemorySnapshot
 from .threats import first_threat_message
@@ -91,6 +91,12 @@ def _text(value: Any, name: str) -> str:
 
 
 def _scan(text: str, prefix: str = "") -> None:
+    """Refuse text that cannot be stored as one entry, or that carries a threat."""
+    if breaks_delimiter(text):
+        raise refuse(prefix + "Content contains the entry delimiter (a line holding only '§' between other lines, or "
+                     "at its start or end), so it would be read back as several entries. Write it as one entry "
+                     "without a line that is only '§' (a '§' inside a line is fine), or add each part as its own "
+                     "entry. Nothing was changed.")
     message = first_threat_message(text)
     if message:
         raise refuse(prefix + message)
@@ -410,10 +416,10 @@ class MemoryStore:
     def _guard(self, target: str, state: FileState, limit: int, drift_guard: bool, *, backup: bool) -> None:
         file_name = FILE_NAMES[target]
         if state.error:
-            raise refuse(f"Refusing to write {file_name}: the file exists on disk but could not be read right now "
-                         "(temporarily locked by another program, a permission change, invalid/corrupt text encoding, "
-                         "or a filesystem error). Treating an unreadable file as empty and saving would wipe existing "
-                         "memory, so the write is refused. Nothing was changed — retry in a moment.")
+            raise refuse(f"Refusing to write {file_name}: the file exists on disk but could not be read "
+                         f"({state.error}). Treating an unreadable file as empty and saving would wipe existing "
+                         "memory, so the write is refused. Nothing was changed — fix the file's permissions or "
+                         f"encoding (UTF-8) at {self.path(target)}, then retry.", file=str(self.path(target)))
         if not drift_guard or not has_drift(state.raw, limit):
             return
         if not backup:

@@ -111,7 +111,7 @@ def show(home: Home, args) -> Output:
     frozen = home.memory.snapshot() if args.frozen else None
     views = {t: _view(home, t, frozen) for t in targets}
     data = views[args.target] if args.target else views
-    unreadable = [v["file"] for v in views.values() if v["error"]]
+    unreadable = [f"{v['file']} ({v['error']})" for v in views.values() if v["error"]]
     if unreadable:  # shown, but a script must not take an unreadable file for an empty one
         data = {**data, "success": False, "error": f"Cannot read {', '.join(unreadable)}; fix its permissions or "
                                                     "encoding (UTF-8). Nothing was changed."}
