@@ -139,12 +139,27 @@ def test_usage_file_is_hermes_format(home):
     assert (home.skills_dir / ".usage.json.lock").exists()
 
 
-def test_corrupt_usage_file_reads_as_empty(home):
+def test_corrupt_usage_file_reads_as_empty_and_is_kept_before_a_write(home, clock):
     write_skill(home, "tool")
     (home.skills_dir / ".usage.json").write_text("{not json")
     assert home.skills.get("tool").use_count == 0
     home.skills.record_use("tool")
     assert home.skills.get("tool").use_count == 1
+    kept = home.skills_dir / f".usage.json.corrupt.{int(clock.now())}"
+    assert kept.read_text() == "{not json"
+
+
+def test_usage_fields_of_the_wrong_type_read_as_defaults(home):
+    write_skill(home, "tool")
+    (home.skills_dir / ".usage.json").write_text(json.dumps({"tool": {
+        "use_count": "lots", "view_count": None, "state": 5, "pinned": "yes", "last_used_at": 12, "extra": "kept"}}))
+    info = home.skills.get("tool")
+    assert (info.use_count, info.view_count, info.state, info.pinned, info.last_used_at) == (0, 0, "active", True, None)
+    assert home.curator.status()["counts"]["active"] == 1
+    home.curator.run()
+    home.skills.record_use("tool")
+    record = json.loads((home.skills_dir / ".usage.json").read_text())["tool"]
+    assert (record["use_count"], record["pinned"], record["extra"]) == (1, True, "kept")
 
 
 def test_read_only_home_lists_and_views_without_writing(tmp_path, clock):

@@ -2,7 +2,10 @@
 
 Read-modify-write happens under the cross-process lock ``.usage.json.lock`` and the file
 is replaced atomically, so a Hermes agent and the workbench can both bump counters
-without losing each other's updates. A missing or corrupt file reads as empty.
+without losing each other's updates. A missing or corrupt file reads as empty; before a
+write replaces a corrupt one, its bytes are kept as ``.usage.json.corrupt.<time>``. Fields
+of the wrong type (a hand edit) read as their defaults, so one bad value never breaks a
+listing or a Curator run.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..clock import Clock
-from ..fileio import atomic_write_json, file_lock
+from ..fileio import atomic_write_bytes, atomic_write_json, file_lock
 
 STATES = ("active", "stale", "archived")
+COUNTERS = ("use_count", "view_count", "patch_count")
+STAMPS = ("last_used_at", "last_viewed_at", "last_patched_at", "created_at", "archived_at")
 
 
 def iso(ts: float) -> str:
@@ -43,6 +48,25 @@ def default_record(now_iso: str) -> dict[str, Any]:
     }
 
 
+def _sane(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with known fields of the wrong type replaced by their defaults (unknown keys kept)."""
+    clean = dict(record)
+    for key in COUNTERS:
+        try:
+            clean[key] = int(record.get(key) or 0)
+        except (TypeError, ValueError):
+            clean[key] = 0
+    for key in STAMPS:
+        if not isinstance(record.get(key), str):
+            clean[key] = None
+    if record.get("state") not in STATES:
+        clean["state"] = "active"
+    clean["pinned"] = str(record.get("pinned")).strip().lower() in ("true", "yes", "1")
+    if not isinstance(record.get("created_by"), str):
+        clean["created_by"] = None
+    return clean
+
+
 def last_activity(record: dict[str, Any]) -> float | None:
     """Latest of last used / viewed / patched (creation is not activity)."""
     moments = [parse_iso(record.get(k)) for k in ("last_used_at", "last_viewed_at", "last_patched_at")]
@@ -55,19 +79,31 @@ class UsageStore:
         self.path = path
         self.clock = clock
 
-    def load(self) -> dict[str, dict[str, Any]]:
+    def _read(self) -> tuple[dict[str, dict[str, Any]], bytes | None]:
+        """(records, the file's bytes when they are not a JSON object of records)."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict):
-            return {}
-        return {str(k): v for k, v in data.items() if isinstance(v, dict)}
+            data = self.path.read_bytes()
+        except OSError:
+            return {}, None
+        try:
+            parsed = json.loads(data.decode("utf-8"))
+        except ValueError:
+            return {}, data
+        if not isinstance(parsed, dict):
+            return {}, data
+        return {str(k): _sane(v) for k, v in parsed.items() if isinstance(v, dict)}, None
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        return self._read()[0]
 
     def update(self, change: Callable[[dict[str, dict[str, Any]], str], None]) -> dict[str, dict[str, Any]]:
         """Apply ``change(records, now_iso)`` under the lock and write the result atomically."""
         with file_lock(self.path):
-            records = self.load()
+            records, corrupt = self._read()
+            if corrupt is not None:
+                keep = self.path.with_name(f"{self.path.name}.corrupt.{int(self.clock.now())}")
+                if not keep.exists():
+                    atomic_write_bytes(keep, corrupt)
             change(records, iso(self.clock.now()))
             atomic_write_json(self.path, records)
             return records
