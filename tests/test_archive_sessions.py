@@ -46,6 +46,46 @@ def test_end_first_reason_wins_and_is_journaled(home, clock):
     assert (entry.action, entry.target, entry.after, events[0].journal_id) == ("end", "s1", "user_exit", entry.id)
 
 
+def test_reopen_clears_the_end_so_a_resumed_session_can_end_again(home, clock):
+    archive = home.archive
+    archive.create_session("s1")
+    assert archive.reopen_session("s1") is False  # live already: nothing to do, nothing journaled
+    archive.end_session("s1", "cli_close")
+    events = []
+    home.bus.subscribe(events.append, SessionChanged)
+    assert archive.reopen_session("s1") is True
+    session = archive.get_session("s1")
+    assert (session.ended_at, session.end_reason) == (None, None)
+    assert [e.action for e in events] == ["reopened"]
+    entry = home.journal.query(subsystem="sessions")[0]
+    assert (entry.action, entry.before, entry.id) == ("reopen", "cli_close", events[0].journal_id)
+    clock.advance(5)
+    assert archive.end_session("s1", "user_exit") is True and archive.get_session("s1").end_reason == "user_exit"
+    with pytest.raises(WorkbenchError, match="No session"):
+        archive.reopen_session("nope")
+
+
+def test_system_prompt_update_replaces_the_snapshot_and_is_journaled(home):
+    archive = home.archive
+    archive.create_session("s1", system_prompt="old prompt")
+    events = []
+    home.bus.subscribe(events.append, SessionChanged)
+    assert archive.update_system_prompt("s1", "new prompt") is True
+    assert archive.get_session("s1").system_prompt == "new prompt"
+    assert archive.update_system_prompt("s1", "new prompt") is False  # unchanged: no row, no event
+    [entry] = [e for e in home.journal.query(subsystem="sessions") if e.action == "system_prompt"]
+    assert entry.detail["chars_before"] == 10 and entry.detail["sha256_before"] != entry.detail["sha256_after"]
+    assert [(e.action, e.journal_id) for e in events] == [("prompt_updated", entry.id)]
+    # a create never overwrites it (first writer wins), the update does
+    assert archive.create_session("s1", system_prompt="other").system_prompt == "new prompt"
+    for bad in ("", None):
+        with pytest.raises(WorkbenchError, match="non-empty"):
+            archive.update_system_prompt("s1", bad)
+    with pytest.raises(WorkbenchError, match="No session"):
+        archive.update_system_prompt("nope", "x")
+    assert archive.get_session("s1").system_prompt == "new prompt"
+
+
 def test_titles_are_sanitised_unique_and_numbered(home):
     archive = home.archive
     archive.create_session("a")

@@ -27,10 +27,18 @@ def test_run_messages_json_and_continue_the_session(tmp_path, capsys):
     assert data["memory_writes"] == [{"by": "agent", "action": "add", "target": "user", "content": "User prefers dark mode."}]
     assert data["staged"] == [] and data["sessions"] == [data["session_id"]]
     assert len(data["prefix_hashes"][data["session_id"]]) == 1  # one prompt prefix for the whole session
-    code, out, _ = _run(capsys, "run", "--home", home, "--json", "--session", data["session_id"], "-m", "hello")
-    assert code == 0 and json.loads(out)["session_id"] == data["session_id"]
     code, out, _ = _run(capsys, "sessions", "show", data["session_id"], "--home", home, "--json")
-    assert [m["role"] for m in json.loads(out)["messages"]].count("user") == 3
+    assert json.loads(out)["session"]["end_reason"] == "cli_close"  # a run ends its session, as Hermes's CLI does
+    # --session takes an id, a unique id prefix or a title; the ended session is reopened and continued
+    for name in (data["session_id"], data["session_id"][:17], "remember that I prefer dark mode"):
+        code, out, _ = _run(capsys, "run", "--home", home, "--json", "--session", name, "-m", "hello")
+        assert code == 0 and json.loads(out)["session_id"] == data["session_id"]
+    code, out, _ = _run(capsys, "sessions", "show", data["session_id"], "--home", home, "--json")
+    shown = json.loads(out)
+    assert [m["role"] for m in shown["messages"]].count("user") == 5
+    assert shown["session"]["end_reason"] == "cli_close"  # reopened, continued, ended again
+    code, out, _ = _run(capsys, "sessions", "list", "--home", home, "--json")
+    assert len(json.loads(out)["sessions"]) == 1  # continued, never forked
 
 
 def test_run_prints_a_readable_transcript(tmp_path, capsys):
@@ -62,7 +70,7 @@ def test_usage_errors_exit_2(tmp_path, capsys):
 def test_refusals_exit_1_with_an_actionable_error(tmp_path, capsys):
     home = str(tmp_path / "h")
     code, out, _ = _run(capsys, "run", "--home", home, "--json", "--session", "nope", "-m", "x")
-    assert code == 1 and "No session 'nope'" in json.loads(out)["error"]
+    assert code == 1 and "No session matches 'nope'" in json.loads(out)["error"]
     code, out, _ = _run(capsys, "run", "--home", home, "--json", "--scenario", "missing")
     assert code == 1 and "Built-in scenarios" in json.loads(out)["error"]
     with socket.socket() as probe:

@@ -88,12 +88,21 @@ def test_compression_rotates_into_a_child_whose_parent_ended_with_compression(ho
 
 def test_in_place_compaction_keeps_the_session_and_archives_old_rows(home):
     session = AgentSession(home, OfflineModel())
+    session.run_turn("remember that the weekly report goes to finance on Mondays")
     _chat(session, 5)
+    old_prompt = home.archive.get_session(session.id).system_prompt
     before = len(home.archive.messages(session.id))
     _squeeze(home, session, in_place="true")
     session_id = session.id
     session.run_turn("hello again")
     assert session.id == session_id and home.archive.get_session(session_id).end_reason is None
+    # the rebuilt prompt (fresh memory snapshot + compaction note) is what the row now holds
+    stored_prompt = home.archive.get_session(session_id).system_prompt
+    assert "finance on Mondays" not in old_prompt and stored_prompt == session.system_prompt
+    assert "finance on Mondays" in stored_prompt and stored_prompt.endswith(PROMPT_NOTE)
+    [entry] = [e for e in home.journal.query(subsystem="sessions") if e.action == "system_prompt"]
+    assert entry.session_id == session_id and entry.detail["chars_after"] == len(stored_prompt)
+    assert AgentSession(home, OfflineModel(), session_id=session_id).system_prompt == stored_prompt  # resumes with it
     live = home.archive.messages(session_id)
     assert len(live) < before and sum(1 for m in live if m.text.startswith(SUMMARY_PREFIX)) == 1
     assert [m["content"] for m in session.messages] == [m.content for m in live]

@@ -65,6 +65,18 @@ def test_demo_scenario_shows_every_feature(home):
     assert not any("docker compose up db redis" in e for e in home.memory.entries("memory"))
     assert "User usually checks the Sentry dashboard before standup at 9:30 CET." in home.memory.entries("user")
     assert home.journal.query(subsystem="memory", actor="review")  # written by the background review
+    # provenance: every memory write the runner made (agent or review, committed or staged) names a stored
+    # message of the session that made it
+    writes = [e for actor in ("agent", "review") for e in home.journal.query(subsystem="memory", actor=actor, limit=500)]
+    origins = writes + [p for p in home.approvals.list() if p.subsystem == "memory"]
+    assert len(writes) >= 10 and {e.actor for e in writes} == {"agent", "review"}
+    for origin in origins:
+        message = home.archive.message(origin.message_id) if origin.message_id else None
+        assert message is not None and message.session_id == origin.session_id, origin
+    for target in ("memory", "user"):
+        for entry in home.memory.entries(target):
+            [newest, *_] = home.memory.provenance(target, entry)
+            assert newest.actor == "user" or home.archive.message(newest.message_id).session_id == newest.session_id
     # search of an earlier session
     search = next(t for t in result.turns if t.user.startswith("what did we discuss about the Postgres"))
     assert "Postgres 16 upgrade plan" in search.assistant

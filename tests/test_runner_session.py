@@ -235,6 +235,20 @@ def test_resume_keeps_the_stored_prompt_and_history(home):
     assert len(home.archive.messages(first.id)) == 6
 
 
+def test_resuming_an_ended_session_reopens_it_on_the_first_write(home):
+    first = AgentSession(home, OfflineModel())
+    first.run_turn("remember that I like short answers")
+    first.end("cli_close")
+    resumed = AgentSession(home, OfflineModel(), session_id=first.id)
+    assert home.archive.get_session(first.id).end_reason == "cli_close"  # opening to look changes nothing
+    resumed.run_turn("hello again")
+    row = home.archive.get_session(first.id)
+    assert (row.ended_at, row.end_reason) == (None, None) and row.message_count == 6
+    assert home.archive.lineage(first.id).chain == [first.id]  # same session, no new child
+    resumed.end("user_exit")
+    assert home.archive.get_session(first.id).end_reason == "user_exit"
+
+
 def test_token_estimate_is_chars_over_four_unless_usage_is_reported(home):
     session = AgentSession(home, OfflineModel())
     session.run_turn("hello")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import secrets
@@ -33,6 +34,11 @@ def sanitize_title(title: str | None) -> str | None:
     if len(cleaned) > MAX_TITLE_LENGTH:
         raise WorkbenchError(f"Title too long ({len(cleaned)} chars, max {MAX_TITLE_LENGTH}). Shorten it.")
     return cleaned
+
+
+def _digest(text: str | None) -> str | None:
+    """Short fingerprint of a prompt for the journal (prompts are too big to copy into every row)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] if text is not None else None
 
 
 def _like_escape(text: str) -> str:
@@ -94,6 +100,15 @@ class SessionsMixin(ArchiveCore):
             return self._session(rows[0])
         return self.resolve_title(text) if not rows else None
 
+    def ids_with_prefix(self, prefix: str, limit: int = 5) -> list[str]:
+        """Session ids starting with ``prefix`` (to explain an ambiguous short id)."""
+        prefix = (prefix or "").strip()
+        if not prefix:
+            return []
+        rows = self.conn().execute("SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+                                   (_like_escape(prefix) + "%", max(0, limit)))
+        return [r["id"] for r in rows]
+
     def list_sessions(self, limit: int = 50, offset: int = 0, source: str | None = None,
                       include_archived: bool = False) -> list[Session]:
         """Newest first."""
@@ -121,6 +136,35 @@ class SessionsMixin(ArchiveCore):
             jid = self.home.journal.append("sessions", "end", session_id, actor=actor, after=reason, session_id=session_id)
             self._publish(SessionChanged(action="ended", session_id=session_id, actor=actor, journal_id=jid))
         return bool(changed)
+
+    def reopen_session(self, session_id: str, *, actor: str = "agent") -> bool:
+        """Clear ``ended_at``/``end_reason`` so a resumed session is live again (False when it was live)."""
+        session = self._session_or_fail(session_id)
+        if session.ended_at is None:
+            return False
+        with self._journaled("reopen", session_id, actor=actor, before=session.end_reason) as entry:
+            with self._write() as conn:
+                changed = conn.execute("UPDATE sessions SET ended_at = NULL, end_reason = NULL "
+                                       "WHERE id = ? AND ended_at IS NOT NULL", (session_id,)).rowcount
+        if changed:
+            self._publish(SessionChanged(action="reopened", session_id=session_id, actor=actor, journal_id=entry.id))
+        return bool(changed)
+
+    def update_system_prompt(self, session_id: str, prompt: str, *, actor: str = "agent") -> bool:
+        """Replace the stored prompt snapshot (after a compaction rebuilt it); False when unchanged."""
+        if not isinstance(prompt, str) or not prompt:
+            raise WorkbenchError("A system prompt must be non-empty text.")
+        self._require("sessions", "system_prompt")
+        before = self._session_or_fail(session_id).system_prompt
+        if before == prompt:
+            return False
+        detail = {"chars_before": len(before or ""), "chars_after": len(prompt),
+                  "sha256_before": _digest(before), "sha256_after": _digest(prompt)}
+        with self._journaled("system_prompt", session_id, actor=actor, detail=detail) as entry:
+            with self._write() as conn:
+                conn.execute("UPDATE sessions SET system_prompt = ? WHERE id = ?", (prompt, session_id))
+        self._publish(SessionChanged(action="prompt_updated", session_id=session_id, actor=actor, journal_id=entry.id))
+        return True
 
     def set_title(self, session_id: str, title: str | None, *, actor: str = "user") -> str | None:
         """Set (or with an empty title, clear) a unique title; returns the stored title.

@@ -74,10 +74,11 @@ def review_prompt(memory: bool, skills: bool) -> str:
 
 
 def run_review(session, conversation: list[dict[str, Any]], *, memory: bool, skills: bool,
-               stop: threading.Event) -> ReviewResult:
+               stop: threading.Event, message_id: int | None = None) -> ReviewResult:
     """Review ``conversation`` (the session's API messages, copied by the caller); never raises.
 
-    Runs on whichever thread calls it; ``stop`` ends it at the next step.
+    Runs on whichever thread calls it; ``stop`` ends it at the next step. Its writes are
+    journaled with the session and ``message_id`` (the stored message it looked back from).
     """
     result = ReviewResult(triggers=[t for t, on in (("memory", memory), ("skills", skills)) if on])
     session_id = session.id
@@ -98,7 +99,8 @@ def run_review(session, conversation: list[dict[str, Any]], *, memory: bool, ski
             for call in reply.tool_calls:
                 if stop.is_set():  # asked to stop while the model was thinking: write nothing more
                     break
-                ctx = ToolContext(actor="review", session_id=session_id, origin=BACKGROUND_REVIEW, turn_state=state)
+                ctx = ToolContext(actor="review", session_id=session_id, message_id=message_id, origin=BACKGROUND_REVIEW,
+                                  turn_state=state)
                 outcome = tools.dispatch(call.name, call.arguments, ctx)
                 if call.name == "memory":
                     session.manager.notify_memory_write(call.arguments, outcome,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import sqlite3
 import threading
 import time
 from collections import Counter
@@ -24,7 +25,7 @@ from typing import Any, Callable
 
 from ..errors import WorkbenchError
 from ..events import RunnerEvent
-from ..models.base import Model, ModelError, ModelReply
+from ..models.base import Model, ModelReply
 from ..providers import load_configured_provider
 from ..providers.base import MemoryProvider
 from ..providers.fence import StreamingContextScrubber, attach_to_user_message, sanitize_context
@@ -139,6 +140,7 @@ class AgentSession:
         self._prefix_hashes: dict[tuple, str] = {}
         self.ineffective_compressions = 0
         self._foreign_history = False
+        self._reopen = False
         existing = home.archive.get_session(home.archive.tip_of(session_id)) if session_id else None
         if existing is not None:
             self._resume(existing)
@@ -170,6 +172,7 @@ class AgentSession:
         self.title = session.title
         self.parent_id = session.parent_session_id
         self._created = True
+        self._reopen = session.ended_at is not None  # reopened (as Hermes resumes) on the first write
         stored = self.home.archive.messages(session.id)
         self.messages = [{k: v for k, v in (("role", m.role), ("content", m.content), ("tool_calls", m.tool_calls),
                                             ("tool_name", m.tool_name), ("tool_call_id", m.tool_call_id)) if v is not None}
@@ -223,6 +226,9 @@ class AgentSession:
                                    system_prompt=self.system_prompt, title=archive.next_lineage_title(wanted))
             self.title = archive.get_session(self.id).title
             self._created = True
+        if self._reopen:
+            archive.reopen_session(self.id)
+            self._reopen = False
         ids = archive.append_messages(self.id, [stored_form(m) for m in pending])
         self.message_ids.extend(ids)
         if self._unrecorded_tokens:
@@ -359,8 +365,8 @@ class AgentSession:
             self.emit("cancelled", user=text)
         except Exception as exc:  # the model or the engine failed: keep everything said so far
             result.status = "error"
-            result.error = exc.message if isinstance(exc, ModelError) else f"{type(exc).__name__}: {exc}"
-            if not isinstance(exc, ModelError):
+            result.error = exc.message if isinstance(exc, WorkbenchError) else f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, (WorkbenchError, sqlite3.Error)):  # refusals, model and disk errors explain themselves
                 log.exception("turn failed")
             self.emit("error", message=result.error, user=text)
         finally:
@@ -381,11 +387,14 @@ class AgentSession:
         from .review import run_review
 
         conversation = copy.deepcopy(self.api_messages())  # taken here, before the next turn can change it
+        # its writes name the turn's last stored message (the answer it looked back from)
+        anchor = self.message_ids[-1] if self.message_ids else None
         if not self.background_review:
-            return run_review(self, conversation, memory=memory, skills=skills, stop=self.cancel_event)
+            return run_review(self, conversation, memory=memory, skills=skills, stop=self.cancel_event,
+                              message_id=anchor)
         stop = threading.Event()
         thread = threading.Thread(target=run_review, args=(self, conversation), name="bg-review", daemon=True,
-                                  kwargs={"memory": memory, "skills": skills, "stop": stop})
+                                  kwargs={"memory": memory, "skills": skills, "stop": stop, "message_id": anchor})
         self._review = (thread, stop)
         thread.start()
         return None
@@ -407,7 +416,10 @@ class AgentSession:
         try:
             self.flush()
         except Exception as exc:  # kept in memory; the next flush retries
-            log.exception("could not store the turn")
+            if isinstance(exc, (WorkbenchError, sqlite3.Error)):  # a refused or damaged archive: the message says it all
+                log.warning("could not store the turn: %s", exc)
+            else:
+                log.exception("could not store the turn")
             result.error = result.error or f"Could not store the turn yet: {exc}"
             self.emit("error", message=result.error, where="persist")
 
@@ -494,6 +506,8 @@ class AgentSession:
             self._created = False  # the first flush titles the child "X #2" after its parent "X"
             self.messages, self.message_ids = done.messages, []
         self.system_prompt = self._build_prompt() + "\n\n" + compression.PROMPT_NOTE
+        if config.bool("compression.in_place"):  # the row keeps its id: store the rebuilt prompt on it
+            self.home.archive.update_system_prompt(self.id, self.system_prompt)
         self.last_usage = None
         self._sizes.clear()  # dropped messages' ids may be reused by new ones
         self.rotations += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import sqlite3
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -102,6 +103,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except WorkbenchError as exc:
         _print(Output(exc.to_dict(), text=f"error: {exc.message}"), as_json)
+        return 1
+    except sqlite3.DatabaseError as exc:  # a file damaged past what the opening checks can see
+        where = home.root if home is not None else "this home"
+        message = (f"A database in {where} could not be read ({exc}). Nothing more was changed; check it with "
+                   "`sqlite3 FILE 'PRAGMA integrity_check'` or restore it from a backup.")
+        _print(Output({"success": False, "error": message}, text=f"error: {message}"), as_json)
         return 1
     except KeyboardInterrupt:
         return 130

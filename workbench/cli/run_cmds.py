@@ -7,7 +7,6 @@ import json
 import sys
 from typing import Any
 
-from engine.errors import WorkbenchError
 from engine.events import RunnerEvent
 from engine.home import Home
 from engine.models import BACKENDS, make_model
@@ -15,9 +14,11 @@ from engine.runner import AgentSession, RequestLog
 from engine.scenarios import list_scenarios, run_scenario
 
 from . import Output, UsageError
+from .sessions_cmds import resolve
 
 ARG_PREVIEW = 70
 WRITE_KEYS = ("action", "target", "content", "old_text", "operations")
+CLOSE_REASON = "cli_close"
 
 
 def register(subparsers, common) -> None:
@@ -138,6 +139,8 @@ def run_agent(home: Home, args) -> Output:
         raise UsageError("--model scripted plays a scenario file; add --scenario NAME.")
     if args.speed < 0:
         raise UsageError("--speed must be 0 (no delays) or more.")
+    home.archive.caps  # an unusable state.db is refused before any model call, not after the first turn
+    resumed = resolve(home, args.session).id if args.session else None  # an id, unique id prefix or title
     printer = None if getattr(args, "json", False) else TranscriptPrinter()
     model = make_model(home, args.model or ("scripted" if args.scenario else None), base_url=args.base_url,
                        model_name=args.model_name, api_key_env=args.api_key_env, stream=args.stream)
@@ -146,16 +149,15 @@ def run_agent(home: Home, args) -> Output:
             result = run_scenario(home, args.scenario, speed=args.speed, on_event=printer, model=model)
             turns, session_ids = result.turns, result.session_ids
         else:
-            if args.session and home.archive.get_session(args.session) is None:
-                raise WorkbenchError(f"No session {args.session!r} in this home. Check `workbench sessions list`, or "
-                                     "omit --session to start a new one.")
-            session = AgentSession(home, model, session_id=args.session, title=args.title, on_event=printer)
+            session = AgentSession(home, model, session_id=resumed, title=args.title, on_event=printer)
             turns = []
-            for text in args.message:
-                turns.append(session.run_turn(text))
-                if turns[-1].status in ("error", "cancelled"):
-                    break
-            session.close()
+            try:
+                for text in args.message:
+                    turns.append(session.run_turn(text))
+                    if turns[-1].status in ("error", "cancelled"):
+                        break
+            finally:
+                session.end(CLOSE_REASON)  # as Hermes's CLI does on exit; `run --session` reopens it
             session_ids = home.archive.lineage(session.id).chain if session.rotations else [session.id]
     finally:
         model.close()

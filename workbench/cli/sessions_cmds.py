@@ -78,16 +78,29 @@ def register(subparsers, common) -> None:
     prune.add_argument("--yes", action="store_true", help="confirm the deletion")
     prune.set_defaults(handler=prune_sessions, read_only=False)
 
-    reindex = sub.add_parser("reindex", parents=[common], help="rebuild the CJK search index (workbench.db)")
-    reindex.set_defaults(handler=reindex, read_only=False)
+    rebuild = sub.add_parser("reindex", parents=[common], help="rebuild the CJK search index (workbench.db)")
+    rebuild.set_defaults(handler=reindex, read_only=False)
 
 
 def resolve(home: Home, text: str) -> Session:
     session = home.archive.resolve_session(text)
     if session is None:
+        candidates = home.archive.ids_with_prefix(text, limit=5)
+        if len(candidates) > 1:
+            raise WorkbenchError(f"{text!r} is the start of several session ids ({', '.join(candidates)}"
+                                 f"{', ...' if len(candidates) == 5 else ''}); give more of the id.",
+                                 candidates=candidates)
         raise WorkbenchError(f"No session matches {text!r} (by id, unique id prefix or title). "
                              "Find it with `workbench sessions list` or `sessions search`.")
     return session
+
+
+def _check_paging(args) -> None:
+    """Counts must be positive and offsets non-negative (a silent empty answer would mislead)."""
+    for name in ("limit", "window", "offset"):
+        value = getattr(args, name, None)
+        if value is not None and (value < 0 or (name == "limit" and value < 1)):
+            raise UsageError(f"--{name} must be {'at least 1' if name == 'limit' else 'zero or more'}")
 
 
 def _when(value: str | None) -> str:
@@ -95,6 +108,7 @@ def _when(value: str | None) -> str:
 
 
 def list_sessions(home: Home, args) -> Output:
+    _check_paging(args)
     rows = home.archive.list_sessions(limit=args.limit, offset=args.offset, source=args.source,
                                       include_archived=args.all)
     data = {"sessions": [s.to_dict() for s in rows], "count": len(rows)}
@@ -109,8 +123,7 @@ def list_sessions(home: Home, args) -> Output:
 
 
 def search_sessions(home: Home, args) -> Output:
-    if args.limit < 1:
-        raise UsageError("--limit must be at least 1")
+    _check_paging(args)
     hits = home.archive.search(args.query, limit=args.limit, offset=args.offset, role=args.role, prefix=args.prefix,
                                sort=args.sort)
     data = {"query": args.query, "results": [h.to_dict() for h in hits], "count": len(hits)}
@@ -134,6 +147,7 @@ def _message_line(m) -> str:
 
 
 def show_session(home: Home, args) -> Output:
+    _check_paging(args)
     archive = home.archive
     session = resolve(home, args.session)
     data: dict = {"session": session.to_dict()}
@@ -141,7 +155,7 @@ def show_session(home: Home, args) -> Output:
         anchor = archive.message(args.around)
         if anchor is None or anchor.session_id != session.id:
             raise WorkbenchError(f"Message {args.around} is not in session {session.id}.")
-        messages, before, after = archive.message_window(args.around, max(0, args.window))
+        messages, before, after = archive.message_window(args.around, args.window)
         data.update(messages_before=before, messages_after=after)
     else:
         messages = archive.messages(session.id, include_archived=args.archived, limit=args.limit, offset=args.offset)
@@ -205,6 +219,8 @@ def delete_session(home: Home, args) -> Output:
 
 
 def prune_sessions(home: Home, args) -> Output:
+    if args.days < 0:
+        raise UsageError("--days must be zero or more")
     if not args.yes:
         raise WorkbenchError(f"Pruning deletes every ended session older than {args.days:g} days; add --yes to confirm.")
     count = home.archive.prune(args.days, source=args.source, actor="user")
