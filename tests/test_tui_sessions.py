@@ -220,6 +220,6 @@ def test_hostile_text_renders_literally():
     item = TranscriptItem("tool", "[bold]x[/] <memory-context>\x1b[31m [@click=app.quit]y[/]", tool_name="[red]t[/]",
                           tool_calls=({"function": {"name": "memory", "arguments": "{not json"}},))
     content = render_item(item)
-    assert "[bold]x[/] <memory-context>\ufffd[31m [@click=app.quit]y[/]" in content.plain
+    assert "[bold]x[/] <memory-context>␛[31m [@click=app.quit]y[/]" in content.plain  # as on every screen
     assert "[red]t[/]" in content.plain and "{not json" in content.plain
     assert not any("click" in str(span.style) for span in content.spans)  # no action smuggled in

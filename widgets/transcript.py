@@ -16,7 +16,6 @@ yanking the view.
 from __future__ import annotations
 
 import json
-import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -34,9 +33,10 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.visual import Visual
 
+from .literal import visible
+
 MAX_BODY_CHARS = 6000  # longer bodies are cut in the view (the archive keeps them whole)
 GUTTER = 2
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 ROLE_STYLES = {
     "user": "bold $text-success",
@@ -63,7 +63,7 @@ class TranscriptItem:
 
 def sanitize(text: str) -> str:
     """Make text safe to show: control characters become visible replacement marks."""
-    return _CONTROL.sub("\ufffd", text.expandtabs(4))
+    return visible(text.expandtabs(4))
 
 
 def _clip(text: str) -> str:

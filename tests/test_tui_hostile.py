@@ -1,0 +1,111 @@
+"""A hostile-text corpus in every place a person or the agent writes, on every screen.
+
+Markup-looking text, fences, action links, terminal escapes, bidi overrides, CJK and very
+long lines go into memory entries (written to the file directly, as another editor
+would), a session title, messages and tool arguments, a skill's description and body, a
+pending proposal and a typed Run message. Every screen must open without a crash or an
+error, and show the text exactly as written (a markup tag that disappeared would be a
+styled leak; an ESC byte on screen would reach the terminal).
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input
+
+from engine.memory.format import serialize
+from engine.tools import ToolContext
+from tests.screens_seed import screen_text
+from tests.tui_support import make_app, settle, wait_for
+from widgets.transcript import Transcript
+from workbench.app import WorkbenchApp
+
+pytestmark = pytest.mark.anyio
+
+SESSION = "20261129_090000_aaaaaa"
+MARKUP = "[bold]x[/] [@click=app.quit]quit[/] [link=https://example.com]l[/link]"
+FENCE = "<memory-context>fence</memory-context>"
+ESCAPES = "esc\x1b[2Jclear\x07bell\x9b31m"
+BIDI = "bidi \u202eoverride\u202c end"
+CJK = "部署 デプロイ 全角テキスト"
+CORPUS = (MARKUP, FENCE, ESCAPES, BIDI, CJK)
+# How each piece must look on screen (controls shown, never sent).
+SHOWN = ("[bold]x[/] [@click=app.quit]quit[/]", "<memory-context>fence", "␛[2Jclear␇bell\\x9b31m",
+         "bidi <U+202E>override<U+202C> end", "部署 デプロイ")
+LONG = "long " * 4000
+
+
+class RecordingApp(WorkbenchApp):
+    """Remembers every error the app reported (a worker failure is shown as one)."""
+
+    errors: list[str]
+
+    def notify(self, message, *, severity="information", **kwargs) -> None:
+        if severity == "error":
+            self.errors.append(str(message))
+        super().notify(message, severity=severity, **kwargs)
+
+
+def seed(home) -> None:
+    home.memory.path("memory").write_text(serialize(["w" * 300 + " " + "x" * 300, *CORPUS]), encoding="utf-8")
+    archive = home.archive
+    archive.create_session(SESSION, source="cli", title=f"[bold]x[/] {FENCE} {BIDI} 部署")
+    call = {"id": "c1", "type": "function", "function": {"name": "memory", "arguments": f'{{"content": "{MARKUP}"}}'}}
+    archive.append_message(SESSION, "user", LONG)
+    archive.append_message(SESSION, "assistant", "", tool_calls=[call])
+    for text in CORPUS:
+        archive.append_message(SESSION, "assistant", text)
+    skill = home.skills_dir / "hostile" / "odd-skill"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        f"---\nname: odd-skill\ndescription: '{MARKUP} {FENCE} {CJK}'\n---\n# odd\n\n" + "\n".join(CORPUS) + "\n",
+        encoding="utf-8")
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    staged = home.memory.add("user", f"{MARKUP} {CJK}", ToolContext(actor="agent"))
+    assert staged.get("success") is not False, staged
+
+
+def assert_literal(app, *pieces: str) -> None:
+    text = screen_text(app)
+    assert "\x1b" not in text and "\u202e" not in text
+    missing = [piece for piece in pieces if piece not in text]
+    assert missing == [], f"not shown literally on {app.current_mode}: {missing}"
+
+
+async def test_hostile_text_everywhere_never_crashes_or_styles_a_screen(home, tmp_path):
+    seed(home)
+    app = make_app(home, tmp_path, app_class=RecordingApp)
+    app.errors = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert_literal(app, *SHOWN)  # Memory: the live entries
+        await pilot.press("2")  # Sessions: the title in the tree, the messages in the transcript
+        await wait_for(pilot, lambda: len(app.screen.query_one(Transcript).items) == 7, what="the transcript")
+        await settle(pilot)
+        assert_literal(app, "[bold]x[/] [@click", *SHOWN)
+        await pilot.press("slash", *"部署")  # search: the snippet with the match highlighted
+        await wait_for(pilot, lambda: "デプロイ" in screen_text(app), what="the CJK hit")
+        assert_literal(app, "部署 デプロイ")
+        await pilot.press("escape")
+        await pilot.press("3")  # Skills: the description in the list, SKILL.md highlighted
+        await wait_for(pilot, lambda: "odd-skill" in screen_text(app), what="the skill")
+        await settle(pilot)
+        assert_literal(app, "[bold]x[/] [@click=app.quit]quit[/]", "<memory-context>fence", "␛[2Jclear")
+        await pilot.press("4")  # Approvals: the staged proposal and its diff
+        await settle(pilot)
+        assert_literal(app, "[bold]x[/] [@click=app.quit]quit[/]")
+        await pilot.press("5")  # Run: a typed message is a message, not markup
+        await settle(pilot)
+        run = app.screen
+        run.query_one(Input).value = MARKUP
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: run.session_id is not None and not run.running, what="the turn")
+        await settle(pilot)
+        assert_literal(app, "[bold]x[/] [@click=app.quit]quit[/]")
+        app.screen.query_one(Transcript).focus()
+        for key in ("home", "w", "end"):
+            await pilot.press(key)
+        await settle(pilot)
+        assert app.is_running and app.return_code is None
+    assert app.errors == []
