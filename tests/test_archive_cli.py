@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 
@@ -63,3 +64,64 @@ def test_refusals_and_usage_errors(home_dir):
     assert code == 0 and data["count"] == 0
     code, _, err = wb(home_dir, "sessions", "show")
     assert code == 2 and "usage" in err.lower()
+
+
+def test_reindex_rebuilds_the_cjk_index(home_dir):
+    code, data, err = wb(home_dir, "sessions", "reindex")
+    assert code == 0 and data == {"success": True, "messages_read": 3} and "Traceback" not in err
+    code, data, _ = wb(home_dir, "sessions", "search", "数据库")
+    assert code == 0 and [r["match_message_id"] for r in data["results"]] == [2]
+
+
+def test_bad_counts_are_usage_errors_and_short_ids_must_be_unique(home_dir, capsys):
+    from workbench.cli import main
+
+    for argv in (["sessions", "list", "--limit", "0"], ["sessions", "list", "--offset", "-1"],
+                 ["sessions", "search", "x", "--limit", "-3"], ["sessions", "show", "root_1", "--limit", "-1"],
+                 ["sessions", "show", "root_1", "--around", "1", "--window", "-2"],
+                 ["sessions", "prune", "--days", "-1", "--yes"]):
+        assert main([*argv, "--home", str(home_dir), "--json"]) == 2, argv
+        out, err = capsys.readouterr()
+        assert out == "" and "must be" in err
+    assert main(["sessions", "show", "r", "--home", str(home_dir), "--json"]) == 0  # unique prefix of root_1
+    assert json.loads(capsys.readouterr().out)["session"]["id"] == "root_1"
+    home = open_home(home_dir)
+    home.archive.create_session("root_2", source="cli")
+    home.close()
+    assert main(["sessions", "show", "root", "--home", str(home_dir), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert "start of several session ids" in data["error"] and data["candidates"] == ["root_1", "root_2"]
+
+
+@pytest.mark.parametrize("damage", ["random", "pages"])
+def test_a_damaged_state_db_is_a_clear_error_never_a_traceback(home_dir, damage):
+    import os
+
+    path = home_dir / "state.db"
+    if damage == "random":  # not SQLite at all
+        path.write_bytes(os.urandom(8192))
+    else:  # a real archive whose message pages were overwritten (the header and schema still read fine)
+        home = open_home(home_dir)
+        home.archive.append_messages("child_1", [{"role": "user", "content": f"filler {n} " * 50} for n in range(200)])
+        home.close()
+        with sqlite3.connect(path) as conn:
+            size = conn.execute("PRAGMA page_size").fetchone()[0]
+            pages = [r[0] for r in conn.execute("SELECT pageno FROM dbstat WHERE name = 'messages' AND pagetype = 'leaf'")]
+        conn.close()
+        data = bytearray(path.read_bytes())
+        for page in pages:
+            start = (page - 1) * size
+            data[start + 8:start + size] = b"\xff" * (size - 8)  # cell pointers past the page end
+        path.write_bytes(bytes(data))
+    before = path.read_bytes()
+    commands = [("sessions", "search", "filler"), ("sessions", "search", "数据库"), ("sessions", "show", "child_1")]
+    if damage == "random":
+        commands += [("sessions", "list"), ("sessions", "lineage", "root_1"), ("sessions", "reindex"),
+                     ("run", "-m", "hello"), ("run", "--scenario", "smoke")]
+    for command in commands:
+        code, data, err = wb(home_dir, *command)
+        assert code == 1 and data["success"] is False, command
+        assert ("not a usable session archive" if damage == "random" else "could not be read") in data["error"]
+        assert "Traceback" not in err, (command, err)
+    if damage == "random":
+        assert path.read_bytes() == before  # refused before anything touched it
