@@ -94,6 +94,10 @@ def test_new_home_gets_hermes_schema(tmp_path, clock, trigram):
     assert len(triggers) == (6 if trigram else 3)
     assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    ours = home.archive.conn()
+    assert ours.execute("PRAGMA foreign_keys").fetchone()[0] == 1  # a message can never point at no session
+    with pytest.raises(sqlite3.IntegrityError):
+        ours.execute("INSERT INTO messages (session_id, role, timestamp) VALUES ('missing', 'user', 0)")
     home.close()
 
 

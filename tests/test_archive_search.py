@@ -90,6 +90,14 @@ def test_cjk_queries_find_every_message_a_substring_scan_finds(corpus, query):
     assert all(h.plan.startswith("bigram") for h in hits)
 
 
+@pytest.mark.parametrize("query", ["的", "ロ", "库"])
+def test_one_character_cjk_queries_scan_and_find_every_match(corpus, query):
+    expected = substring_scan(corpus.state_db_path, query)
+    assert expected, f"corpus should contain {query}"
+    assert set(corpus.archive.iter_matches(query)) == expected
+    assert {h.plan for h in corpus.archive.search(query, limit=50)} == {"like:newest"}  # no pair to look up
+
+
 @pytest.fixture(scope="module")
 def hermes_only_copy(corpus, tmp_path_factory):
     """The corpus's state.db alone, as a home that never had our index (no workbench.db)."""
