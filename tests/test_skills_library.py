@@ -198,3 +198,60 @@ def test_views_and_uses_are_announced(home):
     home.skills.view("tool")
     home.skills.record_use("tool")
     assert [(e.name, e.action) for e in seen] == [("tool", "view"), ("tool", "use")]
+
+
+def _age(root, seconds=3600):
+    """Make every folder look untouched for an hour, so the remembered layout is trusted as is."""
+    past = os.stat(root).st_mtime - seconds
+    for folder, _, _ in os.walk(root):
+        os.utime(folder, (past, past))
+
+
+def _truth(scanner, name):
+    return [f.rel for f in scanner.active() if name in (f.rel, f.dir_name, f.name)]
+
+
+def test_lookup_by_name_agrees_with_a_full_walk_through_changes_behind_its_back(home):
+    scanner = home.skills.scanner
+    names = ("deploy", "ops/deploy", "lint", "alias", "inner", "nested/inner", "gone")
+    steps = [
+        lambda: write_skill(home, "deploy", category="ops"),
+        lambda: write_skill(home, "deploy"),  # now ambiguous
+        lambda: write_skill(home, "gone", category="tools"),
+        lambda: (home.skills_dir / "tools" / "gone").rename(home.skills_dir / "tools" / "lint"),
+        lambda: (home.skills_dir / "tools" / "lint" / "SKILL.md").write_text(skill_md("alias")),  # in place
+        lambda: (home.skills_dir / "deploy" / "SKILL.md").unlink(),  # a flat folder stops being a skill
+        lambda: write_skill(home, "inner", category="nested"),
+        lambda: (home.skills_dir / "nested" / "SKILL.md").write_text(skill_md("nested")),  # a folder becomes a skill
+    ]
+    for step in steps:
+        _age(home.skills_dir)
+        [scanner.named(name) for name in names]  # warm the remembered layout
+        step()
+        for name in names:
+            assert [f.rel for f in scanner.named(name)] == _truth(scanner, name), (step, name)
+
+
+def test_lookup_does_not_walk_the_library_once_its_layout_is_known(home):
+    for i in range(30):
+        write_skill(home, f"s{i}", category=f"c{i % 3}")
+    _age(home.skills_dir)
+    scanner = home.skills.scanner
+    scanner.active()
+    walks = []
+    walk = scanner.active
+    scanner.active = lambda: walks.append(1) or walk()
+    assert home.skills.view("s7")["path"] == "c1/s7" and home.skills.view("c2/s8")["path"] == "c2/s8"
+    assert walks == [], "a view of a known skill (which rewrites .usage.json) must not walk the library"
+    write_skill(home, "fresh", category="c0")
+    assert home.skills.view("fresh")["path"] == "c0/fresh" and walks == [1]
+
+
+def test_renaming_a_skill_through_the_library_is_seen_by_the_next_lookup(home):
+    write_skill(home, "tool", category="ops")
+    write_skill(home, "other", category="ops")
+    _age(home.skills_dir)
+    assert home.skills.find("tool").rel == "ops/tool"
+    assert home.skills.manage({"action": "edit", "name": "other", "content": skill_md("tool")})["success"]
+    with pytest.raises(SkillError, match="Ambiguous skill name 'tool'"):
+        home.skills.find("tool")

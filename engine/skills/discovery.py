@@ -3,6 +3,14 @@
 Scanning skips metadata and tool folders (Hermes's list), never descends into a
 skill's own folders, and caches each parsed SKILL.md by (mtime, size) so rebuilding
 the index of a large library only re-reads what changed.
+
+Looking one skill up by name does not walk the library: each walk remembers its layout
+(every folder it descended into, with that folder's mtime and which of its subfolders
+hold a SKILL.md, plus the frontmatter names that differ from folder names), and a
+lookup probes ``<folder>/<name>/SKILL.md`` in those folders only. A folder whose mtime
+moved (or is too recent to trust, mtimes being coarse) is listed again; only when its
+subfolders really changed is the library walked again. A lookup that finds nothing walks
+too, so a miss is always the truth.
 """
 
 from __future__ import annotations
@@ -10,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +28,7 @@ from .frontmatter import description_of, parse_frontmatter
 EXCLUDED_DIRS = {".git", ".github", ".hub", ".archive", ".venv", "venv", "node_modules", "site-packages",
                  "__pycache__", ".tox", ".nox", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 ARCHIVE_DIR = ".archive"
+RACY_NS = 2_000_000_000  # a folder changed this recently may change again without its mtime moving
 
 
 @dataclass(frozen=True)
@@ -35,11 +45,32 @@ class Found:
     archived: bool
 
 
+Children = frozenset[tuple[str, bool]]  # (subfolder name, holds a SKILL.md) of one scanned folder
+
+
+@dataclass
+class _Layout:
+    """What the last walk saw: scanned folders (by parts) -> (mtime_ns, children); name aliases."""
+
+    folders: dict[tuple[str, ...], tuple[int, Children]]
+    aliases: dict[str, list[str]]  # frontmatter name -> rels, where it differs from the folder name
+
+
+def _skips(name: str) -> bool:
+    return name in EXCLUDED_DIRS or name.startswith(".")
+
+
+def _children(entries: list[os.DirEntry]) -> Children:
+    return frozenset((e.name, os.path.isfile(os.path.join(e.path, "SKILL.md")))
+                     for e in entries if not _skips(e.name) and e.is_dir())
+
+
 class Scanner:
     def __init__(self, skills_dir: Path):
         self.skills_dir = skills_dir
         self._cache: dict[Path, tuple[int, int, dict[str, Any], str]] = {}
         self._lock = threading.Lock()
+        self._layout: _Layout | None = None
 
     def parse(self, skill_md: Path) -> tuple[dict[str, Any], str] | None:
         try:
@@ -72,6 +103,7 @@ class Scanner:
 
     def active(self) -> list[Found]:
         found: list[Found] = []
+        folders: dict[tuple[str, ...], tuple[int, Children]] = {}
         seen: set[str] = set()
         stack: list[tuple[Path, tuple[str, ...]]] = [(self.skills_dir, ())]
         while stack:
@@ -81,20 +113,72 @@ class Scanner:
                 continue
             seen.add(real)
             try:
+                mtime = os.stat(folder).st_mtime_ns  # before listing: a change during the walk shows next time
                 entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
             except OSError:
                 continue
-            for entry in entries:
-                if entry.name in EXCLUDED_DIRS or entry.name.startswith(".") or not entry.is_dir():
-                    continue
-                child, child_parts = Path(entry.path), parts + (entry.name,)
-                if os.path.isfile(os.path.join(entry.path, "SKILL.md")):
+            children = _children(entries)
+            folders[parts] = (mtime, children)
+            for child_name, is_skill in sorted(children, reverse=True):
+                child, child_parts = folder / child_name, parts + (child_name,)
+                if is_skill:
                     skill = self._found(child, child_parts, archived=False)
                     if skill:
                         found.append(skill)
                 else:
                     stack.append((child, child_parts))
+        aliases: dict[str, list[str]] = {}
+        for skill in found:
+            if skill.name != skill.dir_name:
+                aliases.setdefault(skill.name, []).append(skill.rel)
+        self._layout = _Layout(folders, aliases)
         return sorted(found, key=lambda f: f.rel)
+
+    def forget_layout(self) -> None:
+        """Drop the remembered layout (after a write of our own that may rename a skill)."""
+        self._layout = None
+
+    def named(self, name: str) -> list[Found]:
+        """Active skills whose path, folder name or frontmatter name is ``name``, sorted by path."""
+        layout = self._fresh_layout()
+        if "/" in name:
+            *parent, leaf = name.split("/")
+            probes = [(tuple(parent), leaf)]
+        else:
+            probes = [(parts, name) for parts in layout.folders]
+        candidates = {parts + (leaf,) for parts, leaf in probes
+                      if parts in layout.folders and (leaf, True) in layout.folders[parts][1]}
+        candidates.update(tuple(rel.split("/")) for rel in layout.aliases.get(name, ()))
+        found = [f for parts in sorted(candidates)
+                 if (f := self._found(self.skills_dir.joinpath(*parts), parts, archived=False))]
+        matches = [f for f in found if name in (f.rel, f.dir_name, f.name)]
+        if matches:
+            return matches
+        return [f for f in self.active() if name in (f.rel, f.dir_name, f.name)]  # a miss is always checked
+
+    def _fresh_layout(self) -> _Layout:
+        """The remembered layout, checked folder by folder; walks again when subfolders changed."""
+        layout = self._layout
+        if layout is None:
+            self.active()
+            return self._layout
+        trusted_before = time.time_ns() - RACY_NS
+        for parts, (mtime, children) in list(layout.folders.items()):
+            folder = self.skills_dir.joinpath(*parts)
+            try:
+                now = os.stat(folder).st_mtime_ns
+                if now == mtime and mtime < trusted_before:
+                    continue
+                if parts and os.path.isfile(folder / "SKILL.md"):  # the folder became a skill itself
+                    raise OSError
+                listed = _children(list(os.scandir(folder)))
+            except OSError:
+                listed = None
+            if listed != children:
+                self.active()
+                return self._layout
+            layout.folders[parts] = (now, children)
+        return layout
 
     def archived(self) -> list[Found]:
         root = self.skills_dir / ARCHIVE_DIR

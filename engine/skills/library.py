@@ -141,13 +141,13 @@ class SkillLibrary:
             raise SkillError("Skill name must be a relative path within the skills directory.")
         if ".." in name.replace("\\", "/").split("/"):
             raise SkillError("Skill name cannot contain '..' path traversal components.")
-        found = self.scanner.active()
-        matches = [f for f in found if name in (f.rel, f.dir_name, f.name)]
+        matches = self.scanner.named(name)
         if len(matches) > 1:
             raise SkillError(f"Ambiguous skill name '{name}': {len(matches)} skills match. Use the category/name path.",
                              matches=[m.rel for m in matches], hint="Pass the category/name path shown in matches.")
         if not matches:
-            raise SkillError(f"Skill '{name}' not found.", available_skills=sorted({f.name for f in found})[:20],
+            available = sorted({f.name for f in self.scanner.active()})[:20]
+            raise SkillError(f"Skill '{name}' not found.", available_skills=available,
                              hint="Use skills_list to see all available skills")
         return matches[0]
 
@@ -454,11 +454,14 @@ class SkillLibrary:
             raise ReadOnlyError("This home is open read-only; nothing was written.")
         ctx = ctx or ToolContext()
         evidence = {**plan.evidence, **({"pending_id": pending_id} if pending_id else {})}
-        with self.write_lock():
-            recorded = record_change(self.home, self.ledger, Change(
-                action=plan.action, skill=plan.name, actor=ctx.actor, roots=plan.roots, mutate=plan.mutate,
-                text_file=self.ledger.rel(plan.text_file) if plan.text_file else None,
-                session_id=ctx.session_id, message_id=ctx.message_id, evidence=evidence))
+        try:
+            with self.write_lock():
+                recorded = record_change(self.home, self.ledger, Change(
+                    action=plan.action, skill=plan.name, actor=ctx.actor, roots=plan.roots, mutate=plan.mutate,
+                    text_file=self.ledger.rel(plan.text_file) if plan.text_file else None,
+                    session_id=ctx.session_id, message_id=ctx.message_id, evidence=evidence))
+        finally:
+            self.scanner.forget_layout()  # an edit may rename a skill without touching its parent folder
         if plan.usage == "create":
             created_by = "agent" if ctx.origin == BACKGROUND_REVIEW else None
             self.usage.update(lambda records, now: records.__setitem__(

@@ -56,6 +56,15 @@ def run(report: Report) -> None:
                 home.skills.view(f"skill-{i:04d}")
             views.append(one[0])
         report.latencies("skill_view (records a view)", views)
+        lookups = []
+        for i in range(0, SKILLS, 50):
+            with timed() as one:
+                home.skills.find(f"skill-{i:04d}")
+            lookups.append(one[0])
+        report.latencies("skill lookup by name (no library walk)", lookups)
+        with timed() as walk:
+            home.skills.scanner.active()
+        report.figure("  for comparison: one full library walk", walk[0] * 1000, "ms")
         with timed() as dry:
             preview = home.curator.run(dry_run=True)
         report.figure("curator dry run", dry[0] * 1000, "ms", "< 2000 ms")
