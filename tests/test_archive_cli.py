@@ -125,3 +125,19 @@ def test_a_damaged_state_db_is_a_clear_error_never_a_traceback(home_dir, damage)
         assert "Traceback" not in err, (command, err)
     if damage == "random":
         assert path.read_bytes() == before  # refused before anything touched it
+
+
+def test_export_to_a_file_and_clear_refusals_for_bad_paths(home_dir, tmp_path, capsys):
+    from workbench.cli import main
+
+    out_file = tmp_path / "chat.md"
+    argv = ["sessions", "export", "child_1", "--lineage", "--format", "markdown", "--home", str(home_dir), "--json"]
+    assert main([*argv, "-o", str(out_file)]) == 0
+    assert json.loads(capsys.readouterr().out)["path"] == str(out_file)
+    text = out_file.read_text(encoding="utf-8")
+    assert text.index("# Migration night\n") < text.index("# Migration night #2") and "半夜执行数据库迁移" in text
+    for bad in (tmp_path / "missing" / "x.md", tmp_path):  # no such folder; a folder, not a file
+        assert main([*argv, "-o", str(bad)]) == 1
+        data = json.loads(capsys.readouterr().out)
+        assert data["success"] is False and "Could not write" in data["error"]
+    assert not (tmp_path / "missing").exists()

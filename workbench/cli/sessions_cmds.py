@@ -11,6 +11,7 @@ from pathlib import Path
 
 from engine.archive import Session
 from engine.errors import WorkbenchError
+from engine.fileio import atomic_write_text
 from engine.home import Home
 
 from . import Output, UsageError
@@ -188,7 +189,14 @@ def export_session(home: Home, args) -> Output:
     exporter = home.archive.export_lineage if args.lineage else home.archive.export_session
     body = exporter(session.id, args.format)
     if args.output:
-        Path(args.output).write_text(body, encoding="utf-8")
+        target = Path(args.output).expanduser()
+        try:
+            if not target.parent.is_dir():
+                raise FileNotFoundError(2, "no such folder")
+            atomic_write_text(target, body)  # a failed write never leaves half a file
+        except OSError as exc:
+            raise WorkbenchError(f"Could not write {target} ({exc.strerror or exc}); pick a file in a folder that "
+                                 "exists and that you can write to.", path=str(target))
         return Output({"success": True, "path": args.output, "session_id": session.id}, f"wrote {args.output}")
     if args.format == "json":
         return Output(json.loads(body), body)
