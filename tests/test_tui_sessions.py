@@ -10,7 +10,7 @@ from tests.screens_seed import (BRANCH, DELEGATE, GARDEN, GARDEN_2, HOSTILE_TITL
                                  seed_sessions)
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
-from widgets.lineage_tree import LineageTree, MoreRoots
+from widgets.lineage_tree import LineageTree, MoreRoots, SessionNode
 from widgets.search_results import SearchResults, split_marked
 from widgets.transcript import Transcript, TranscriptItem, render_item
 from workbench.messages import JumpToMessage
@@ -42,6 +42,62 @@ async def test_tree_lists_roots_and_loads_children_only_on_expand(home, tmp_path
         assert not tree.node_for(GARDEN_2).allow_expand
         # titles are literal: markup-looking text shows as typed and never crashes
         assert HOSTILE_TITLE in screen_text(app)
+
+
+def tree_relations(tree: LineageTree) -> list[tuple[str | None, str, str]]:
+    """(parent id, session id, kind) of every session row, walking the whole loaded tree."""
+    out, stack = [], list(tree.root.children)
+    while stack:
+        node = stack.pop()
+        if isinstance(node.data, SessionNode):
+            parent = node.parent.data.id if isinstance(node.parent.data, SessionNode) else None
+            out.append((parent, node.data.id, node.data.kind))
+            stack.extend(node.children)
+    return out
+
+
+async def expand_everything(pilot, tree: LineageTree) -> None:
+    while pending := [n for _, sid, _ in tree_relations(tree) if (n := tree.node_for(sid)).allow_expand
+                      and not tree.is_loaded(sid)]:
+        for node in pending:
+            node.expand()
+        await wait_for(pilot, lambda: all(tree.is_loaded(n.data.id) for n in pending), what="children")
+
+
+async def test_every_parent_relation_appears_exactly_once_with_its_kind(home, tmp_path):
+    seed_sessions(home)
+    archive = home.archive
+    archive.create_session("20261129_130000_gggggg", source="cli", parent_session_id=GARDEN_2, title="third part")
+    archive.create_session("20261129_140000_hhhhhh", source="subagent", parent_session_id=BRANCH, title="helper",
+                           model_config={"_delegate_from": BRANCH})
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await expand_everything(pilot, tree)
+
+        def stored() -> list[tuple[str, str]]:
+            rows = archive.conn().execute("SELECT parent_session_id, id FROM sessions").fetchall()
+            return sorted((row[0] or "", row[1]) for row in rows)
+
+        assert sorted((parent or "", sid) for parent, sid, _ in tree_relations(tree)) == stored()
+        kinds = {sid: kind for _, sid, kind in tree_relations(tree)}
+        assert kinds[GARDEN_2] == "compression" and kinds[BRANCH] == "branch" and kinds[DELEGATE] == "delegate"
+        assert kinds["20261129_140000_hhhhhh"] == "delegate" and kinds[TOKYO] == "root"
+        text = screen_text(app)
+        assert "● ✎ Garden [bold]plans[/]" in text  # wrote memory: marked before the title, never cut off
+        assert "⤷ Garden plans #2 · compression" in text and "⑂ Garden branch · branch" in text
+        assert "↳ Look up companion plants · delegate" in text and "◦ third part · child" in text
+        # a child arriving live under a loaded parent, then a reload: still exactly once each
+        archive.create_session("20261129_150000_iiiiii", source="cli", parent_session_id=TOKYO, title="Tokyo 2")
+        await wait_for(pilot, lambda: tree.node_for("20261129_150000_iiiiii") is not None
+                       or tree.node_for(TOKYO).allow_expand, what="the live child")
+        await expand_everything(pilot, tree)
+        assert sorted((parent or "", sid) for parent, sid, _ in tree_relations(tree)) == stored()
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        await expand_everything(pilot, tree)
+        assert sorted((parent or "", sid) for parent, sid, _ in tree_relations(tree)) == stored()
 
 
 async def test_roots_come_a_page_at_a_time(home, tmp_path):

@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-KIND_GLYPHS = {"root": "●", "compression": "⤷", "branch": "⑂", "delegate": "↳", "child": "└"}
+KIND_GLYPHS = {"root": "●", "compression": "⤷", "branch": "⑂", "delegate": "↳", "child": "◦"}
 
 
 @dataclass(frozen=True)
@@ -44,18 +44,21 @@ LOADING = object()  # data of a "loading…" placeholder row
 
 
 def session_label(node: SessionNode) -> Text:
-    """A literal one-line label: kind glyph, title (or id), size, start date, write marker."""
+    """A literal one-line label: kind glyph, write marker, title (or id), kind, size, start date.
+
+    What matters most comes first, so a narrow pane cuts only the size and date.
+    """
     title = " ".join((node.title or node.id).split())
     label = Text(f"{KIND_GLYPHS.get(node.kind, '•')} ", style="bold")
+    if node.wrote:
+        label.append("✎ ", style="bold")
     label.append(title if len(title) <= 48 else title[:47] + "…")
+    if node.kind != "root":
+        label.append(f" · {node.kind}", style="italic")
     details = f"  {node.message_count} msg"
     if node.started_at is not None:
         details += " · " + datetime.fromtimestamp(node.started_at, timezone.utc).strftime("%Y-%m-%d")
-    if node.kind != "root":
-        details += f" · {node.kind}"
     label.append(details, style="dim")
-    if node.wrote:
-        label.append("  ✎", style="bold")
     return label
 
 
