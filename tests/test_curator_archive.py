@@ -189,3 +189,19 @@ def test_archiving_twice_says_it_is_already_archived(home):
     home.curator.archive("x")
     with pytest.raises(SkillError, match="already archived"):
         home.curator.archive("x")
+
+
+def test_rolling_back_twice_says_it_was_already_rolled_back(home):
+    write_skill(home, "deploy", category="ops", files=FILES)
+    archived = home.curator.archive("deploy")
+    undo = home.curator.rollback(archived["ledger_id"])
+    before = tree_state(home.skills_dir)
+    with pytest.raises(SkillError, match=f"already rolled back by {undo['ledger_id']}") as again:
+        home.curator.rollback(archived["ledger_id"])
+    assert again.value.details["rolled_back_by"] == undo["ledger_id"]
+    assert tree_state(home.skills_dir) == before
+    redo = home.curator.rollback(undo["ledger_id"])  # the archive is in effect again
+    with pytest.raises(SkillError, match=f"already rolled back by {redo['ledger_id']}"):
+        home.curator.rollback(undo["ledger_id"])
+    assert home.curator.rollback(archived["ledger_id"])["success"]  # so it can be undone once more
+    assert home.skills.get("deploy").state == "active"

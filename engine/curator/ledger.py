@@ -156,9 +156,15 @@ class Ledger:
         for entry in self.entries():
             if entry.id == entry_id:
                 return entry
-        raise SkillError(f"No ledger entry with id '{entry_id}'. List them with `workbench curator status` or the ledger.")
+        raise SkillError(f"No ledger entry with id '{entry_id}'. List them with `workbench curator ledger`.")
 
     # -- rollback -------------------------------------------------------------------
+    def _live_rollbacks_of(self, entry_id: str) -> list[str]:
+        """Ids of the rollbacks of ``entry_id`` that were not themselves rolled back."""
+        rows = self.entries()
+        undone = {e.evidence.get("rolled_back") for e in rows}
+        return [e.id for e in rows if e.evidence.get("rolled_back") == entry_id and e.id not in undone]
+
     def rollback_plan(self, entry: LedgerEntry) -> tuple[dict[str, bytes], list[str]]:
         """(files to write back, files to delete) to undo ``entry``; fails closed without touching anything.
 
@@ -180,6 +186,10 @@ class Ledger:
             path = self.resolve(ref.path)
             if ref.path not in after and path.exists() and not (path.is_file() and sha256(path.read_bytes()) == ref.sha256):
                 changed_since.append(ref.path)
+        undone = self._live_rollbacks_of(entry.id) if changed_since else []
+        if undone:
+            raise SkillError(f"Ledger entry {entry.id} was already rolled back by {undone[-1]}; nothing was changed. "
+                             f"To redo it, roll back {undone[-1]}.", rolled_back_by=undone[-1], changed=changed_since)
         if changed_since:
             raise SkillError(f"Cannot roll back ledger entry {entry.id}: these files changed after it, and rolling back "
                              f"would lose that work: {', '.join(changed_since)}. Roll back the later entries first.",
