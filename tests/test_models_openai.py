@@ -177,6 +177,12 @@ def test_dead_port_fails_clearly():
         model.complete([{"role": "user", "content": "hi"}], [])
 
 
+@pytest.mark.parametrize("url", ["localhost:11434/v1", "notaurl", "http://", "http://[::1", "ftp://host/v1"])
+def test_an_endpoint_that_is_not_an_http_url_is_refused_before_any_request(url):
+    with pytest.raises(ModelError, match="is not an http\\(s\\) URL"):
+        OpenAIModel(base_url=url, model="m")
+
+
 def test_malformed_tool_arguments_go_back_to_the_model(home, endpoint):
     endpoint.replies.append((200, {"choices": [{"message": {"role": "assistant", "content": "", "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "memory", "arguments": "{not json"}}]}}]}, {}))

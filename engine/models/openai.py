@@ -42,6 +42,7 @@ class OpenAIModel(Model):
                              "--base-url (e.g. https://api.openai.com/v1, http://localhost:11434/v1 for Ollama).")
         if not model:
             raise ModelError("No model name configured. Set model.name in config.yaml or pass --model-name.")
+        _check_url(base_url)
         self.base_url = base_url.rstrip("/")
         self.name = model
         self.api_key_env = api_key_env
@@ -130,6 +131,18 @@ class OpenAIModel(Model):
 
     def close(self) -> None:
         self._client.close()
+
+
+def _check_url(base_url: str) -> None:
+    """Refuse an endpoint that could never be reached before any session is started."""
+    try:
+        url = httpx.URL(base_url)
+        valid = url.scheme in ("http", "https") and bool(url.host)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        valid = False
+    if not valid:
+        raise ModelError(f"model.base_url {base_url!r} is not an http(s) URL. Use the API root with its scheme, e.g. "
+                         "https://api.openai.com/v1 or http://localhost:11434/v1.", endpoint=str(base_url))
 
 
 def _tool_call(n: int, call: dict[str, Any]) -> ToolCall:
