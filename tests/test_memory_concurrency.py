@@ -119,3 +119,43 @@ def test_threads_of_one_process_exclude_each_other_too(tmp_path):
     assert not errors
     assert len(home.memory.entries("user")) == 40
     home.close()
+
+
+FOREIGN_WRITER = r"""
+import fcntl, os, sys
+path, count = sys.argv[1], int(sys.argv[2])
+for i in range(count):
+    with open(path + ".lock", "a+") as lock:  # Hermes's protocol: flock the sidecar, re-read, atomic replace
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            raw = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+            entries = [e.strip() for e in raw.split("\n§\n") if e.strip()] + [f"hermes fact {i}"]
+            with open(path + ".hermes.tmp", "w", encoding="utf-8") as out:
+                out.write("\n§\n".join(entries))
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(path + ".hermes.tmp", path)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+"""
+
+
+def test_a_foreign_writer_using_hermes_locking_loses_nothing_and_neither_do_we(tmp_path, home):
+    """A process that shares no code with us (as a Hermes agent would) writes the same file at the same time."""
+    import subprocess
+    import sys
+    path = home.memory.path("memory")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    home.config_path.write_text("memory:\n  memory_char_limit: 100000\n")
+    home.reload_config()
+    foreign = subprocess.Popen([sys.executable, "-c", FOREIGN_WRITER, str(path), "60"])
+    ours = 0
+    while foreign.poll() is None or ours < 25:  # keep writing for as long as the other process does
+        assert home.memory.add("memory", f"workbench fact {ours}", ToolContext(actor="user"))["success"]
+        ours += 1
+    assert foreign.wait(60) == 0
+    entries = home.memory.entries("memory")
+    expected = {f"hermes fact {i}" for i in range(60)} | {f"workbench fact {i}" for i in range(ours)}
+    assert set(entries) == expected and len(entries) == len(expected), "an update was lost"
+    first, last = entries.index("hermes fact 0"), entries.index("hermes fact 59")
+    assert any(e.startswith("workbench") for e in entries[first:last]), "the two writers never overlapped"

@@ -255,3 +255,16 @@ def test_renaming_a_skill_through_the_library_is_seen_by_the_next_lookup(home):
     assert home.skills.manage({"action": "edit", "name": "other", "content": skill_md("tool")})["success"]
     with pytest.raises(SkillError, match="Ambiguous skill name 'tool'"):
         home.skills.find("tool")
+
+
+def test_agentskills_fields_are_understood(home):
+    extra = ("version: 1.2.0\nlicense: MIT\ncompatibility: Needs git 2.40+\nallowed-tools: Bash(git:*)\n"
+             "metadata:\n  hermes:\n    tags: [git, review]\n    related_skills: \"commit, rebase\"\n")
+    write_skill(home, "review", extra=extra)
+    write_skill(home, "plain", extra="tags: a, b\n")
+    view = home.skills.view("review", record=False)
+    assert view["compatibility"] == "Needs git 2.40+"
+    assert (view["tags"], view["related_skills"]) == (["git", "review"], ["commit", "rebase"])
+    assert home.skills.view("plain", record=False)["tags"] == ["a", "b"]
+    assert "compatibility" not in home.skills.view("plain", record=False)
+    assert [s.name for s in home.skills.list()] == ["plain", "review"]
