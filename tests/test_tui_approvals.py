@@ -197,3 +197,29 @@ async def test_a_proposal_staged_by_another_process_shows_within_a_second(home, 
         await wait_for(pilot, lambda: app.screen.query_one("#queue", OptionList).get_option_at_index(0).id == "0abc1234",
                        timeout=3, what="the external proposal")
         assert app.screen.query_one(WorkbenchHeader).pending == 1
+
+
+async def test_a_pending_add_that_would_overflow_is_shown_before_approval_and_refused(gated, tmp_path):
+    memory = gated.memory
+    stage(gated, "A long proposed fact: " + "y" * 378)  # 400 characters; it fitted when staged
+    while memory.usage("memory").chars < 1880:  # then the store filled up to about 1,900/2,200
+        memory.add("memory", f"filler {memory.usage('memory').chars:04d} " + "z" * 80, ToolContext(actor="user"))
+    before = memory.path("memory").read_text(encoding="utf-8")
+    used = memory.usage("memory").chars
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)  # Memory: the ghost segment predicts the overflow
+        gauge = app.screen.query_one("#live-gauge", CapacityGauge)
+        assert (gauge.used, gauge.ghost) == (used, 403)
+        assert f"over by {used + 403 - 2200:,}" in gauge.caption() and "▒" in str(gauge.render())
+        await open_approvals(pilot)
+        budget = app.screen.query_one("#budget", CapacityGauge)
+        await wait_for(pilot, lambda: budget.display and budget.used == used + 403, what="the budget after")
+        assert f"over by {used + 403 - 2200:,}" in budget.caption()
+        warning = text_of(app, "#proposal-warnings")
+        assert f"{used + 403 - 2200:,} chars over its limit" in warning and "Largest entries: 92 chars: filler" in warning
+        await pilot.press("a")
+        await settle(pilot)
+        status = text_of(app, "#status")
+        assert "Not applied, still pending" in status and "Largest entries" in status and "filler" in status
+        assert memory.path("memory").read_text(encoding="utf-8") == before and gated.approvals.count() == 1

@@ -138,7 +138,26 @@ class ApprovalsScreen(WorkbenchScreen):
         pinned = (preview.get("payload") or {}).get("matched_entry")
         if preview.get("error") and pinned and preview.get("subsystem") == "memory":
             preview["now"] = self._closest_live(preview["payload"].get("target") or "memory", pinned)
+        self._explain_overflow(preview)
         self.deliver(self._show_preview, preview)
+
+    def _explain_overflow(self, preview: dict, out: dict | None = None) -> None:
+        """A memory add refused because the store filled up since staging: put the budget it
+        would need and which entries to consolidate into ``out`` (default: the preview itself;
+        the engine's refusal is worded for the agent)."""
+        out = preview if out is None else out
+        payload = preview.get("payload") or {}
+        if not preview.get("error") or preview.get("subsystem") != "memory" or payload.get("action") != "add":
+            return
+        target = payload.get("target") or "memory"
+        try:
+            entries, limit = self.home.memory.entries(target), self.home.memory.limit(target)
+        except WorkbenchError:
+            return
+        budget = draft_budget(entries, limit)(str(payload.get("content") or ""))
+        if budget.chars > limit:
+            out["budget"] = {"chars": budget.chars, "limit": limit}
+            out["error"] = f"the store would be {budget.chars - limit:,} chars over its limit. " + make_room(entries)
 
     def _closest_live(self, target: str, pinned: str) -> str | None:
         """The live entry that most resembles the one a stale proposal was pinned to."""
@@ -213,7 +232,14 @@ class ApprovalsScreen(WorkbenchScreen):
         except Exception as exc:
             result = {"success": False, "error": getattr(exc, "message", str(exc))}
         ok = result.get("success") is not False
-        message = result.get("message") if ok else f"Not applied, still pending: {result.get('error')}"
+        if ok:
+            message = result.get("message")
+        else:
+            why = {"error": result.get("error")}
+            record = next((r for r in approvals.list() if r.id == pending_id), None) if approve else None
+            if record is not None:
+                self._explain_overflow({**why, "subsystem": record.subsystem, "payload": record.payload}, why)
+            message = f"Not applied, still pending: {why['error']}"
         self.app.call_from_thread(self.show_status, message or "Done.", error=not ok)
 
     def action_edit_approve(self) -> None:
@@ -286,3 +312,10 @@ def _info(record: PendingRecord, now: float):
     parts.append(("\n", ""))
     parts.append((record.summary, ""))
     return assemble(*parts)
+
+
+def make_room(entries: list[str]) -> str:
+    """What to do about a full store, pointing at its largest entries."""
+    largest = sorted(entries, key=len, reverse=True)[:3]
+    return ("Make room on the Memory screen (1: merge with e, remove with d), then approve again. Largest entries: "
+            + "; ".join(f"{len(entry)} chars: {one_line(entry, 40)}" for entry in largest))
