@@ -20,6 +20,7 @@ from widgets.header import WorkbenchHeader
 from widgets.transcript import Transcript
 from workbench.app import MODES, WorkbenchApp, screen_actions
 from workbench.bridge import EngineEvent
+from workbench.messages import ShowEntry
 from workbench.cli import main
 from workbench.screens.help import HelpScreen
 from workbench.settings import load_settings
@@ -180,6 +181,25 @@ async def test_demo_plays_in_the_app_and_the_screens_follow(home, tmp_path):
         live = [row.text for row in app.screen.query_one("#live-list", EntryList).rows if row.mark != "-"]
         assert live == home.memory.entries("memory")
         assert any(row.actor == "agent" for row in home.memory.history("memory"))
+        # provenance, one key away: every entry the runner wrote jumps (g) to its message in Sessions
+        jumped = 0
+        for target in ("memory", "user"):
+            for entry in home.memory.entries(target):
+                origin = home.memory.provenance(target, entry)[0]
+                if origin.actor not in ("agent", "review"):
+                    continue
+                app.action_goto("memory")
+                await settle(pilot)
+                screen = app.screen
+                screen.post_message(ShowEntry(target, entry))
+                await wait_for(pilot, lambda: screen.detail is not None and screen.detail.entry == entry, what="entry")
+                await pilot.press("g")
+                await wait_for(pilot, lambda: app.current_mode == "sessions", what="Sessions")
+                transcript = app.screen.query_one(Transcript)
+                await wait_for(pilot, lambda: transcript.current is not None
+                               and transcript.current.id == origin.message_id, what=f"the message of {entry!r}")
+                jumped += 1
+        assert jumped >= 3
 
 
 def test_watcher_classifies_changes_even_for_a_relative_home(tmp_path, monkeypatch):
