@@ -45,14 +45,20 @@ class Found:
     archived: bool
 
 
-Children = frozenset[tuple[str, bool]]  # (subfolder name, holds a SKILL.md) of one scanned folder
+@dataclass(frozen=True)
+class _Folder:
+    """One folder the last walk descended into."""
+
+    mtime_ns: int
+    subfolders: frozenset[str]  # every subfolder a walk would look at
+    skills: frozenset[str]  # those of them that held a SKILL.md
 
 
 @dataclass
 class _Layout:
-    """What the last walk saw: scanned folders (by parts) -> (mtime_ns, children); name aliases."""
+    """What the last walk saw: scanned folders (by parts), and frontmatter names that differ from folders."""
 
-    folders: dict[tuple[str, ...], tuple[int, Children]]
+    folders: dict[tuple[str, ...], _Folder]
     aliases: dict[str, list[str]]  # frontmatter name -> rels, where it differs from the folder name
 
 
@@ -60,9 +66,8 @@ def _skips(name: str) -> bool:
     return name in EXCLUDED_DIRS or name.startswith(".")
 
 
-def _children(entries: list[os.DirEntry]) -> Children:
-    return frozenset((e.name, os.path.isfile(os.path.join(e.path, "SKILL.md")))
-                     for e in entries if not _skips(e.name) and e.is_dir())
+def _subfolders(entries: list[os.DirEntry]) -> frozenset[str]:
+    return frozenset(e.name for e in entries if not _skips(e.name) and e.is_dir())
 
 
 class Scanner:
@@ -103,7 +108,7 @@ class Scanner:
 
     def active(self) -> list[Found]:
         found: list[Found] = []
-        folders: dict[tuple[str, ...], tuple[int, Children]] = {}
+        folders: dict[tuple[str, ...], _Folder] = {}
         seen: set[str] = set()
         stack: list[tuple[Path, tuple[str, ...]]] = [(self.skills_dir, ())]
         while stack:
@@ -117,11 +122,12 @@ class Scanner:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
             except OSError:
                 continue
-            children = _children(entries)
-            folders[parts] = (mtime, children)
-            for child_name, is_skill in sorted(children, reverse=True):
+            subfolders = _subfolders(entries)
+            skills = frozenset(n for n in subfolders if os.path.isfile(folder / n / "SKILL.md"))
+            folders[parts] = _Folder(mtime, subfolders, skills)
+            for child_name in sorted(subfolders, reverse=True):
                 child, child_parts = folder / child_name, parts + (child_name,)
-                if is_skill:
+                if child_name in skills:
                     skill = self._found(child, child_parts, archived=False)
                     if skill:
                         found.append(skill)
@@ -147,7 +153,7 @@ class Scanner:
         else:
             probes = [(parts, name) for parts in layout.folders]
         candidates = {parts + (leaf,) for parts, leaf in probes
-                      if parts in layout.folders and (leaf, True) in layout.folders[parts][1]}
+                      if parts in layout.folders and leaf in layout.folders[parts].skills}
         candidates.update(tuple(rel.split("/")) for rel in layout.aliases.get(name, ()))
         found = [f for parts in sorted(candidates)
                  if (f := self._found(self.skills_dir.joinpath(*parts), parts, archived=False))]
@@ -163,21 +169,21 @@ class Scanner:
             self.active()
             return self._layout
         trusted_before = time.time_ns() - RACY_NS
-        for parts, (mtime, children) in list(layout.folders.items()):
+        for parts, seen in list(layout.folders.items()):
             folder = self.skills_dir.joinpath(*parts)
             try:
                 now = os.stat(folder).st_mtime_ns
-                if now == mtime and mtime < trusted_before:
+                if now == seen.mtime_ns and now < trusted_before:
                     continue
                 if parts and os.path.isfile(folder / "SKILL.md"):  # the folder became a skill itself
                     raise OSError
-                listed = _children(list(os.scandir(folder)))
+                listed = _subfolders(list(os.scandir(folder)))
             except OSError:
                 listed = None
-            if listed != children:
+            if listed != seen.subfolders:  # (a skill losing SKILL.md fails its probe; a folder gaining one, above)
                 self.active()
                 return self._layout
-            layout.folders[parts] = (now, children)
+            layout.folders[parts] = _Folder(now, seen.subfolders, seen.skills)
         return layout
 
     def archived(self) -> list[Found]:
