@@ -141,3 +141,23 @@ def test_export_to_a_file_and_clear_refusals_for_bad_paths(home_dir, tmp_path, c
         data = json.loads(capsys.readouterr().out)
         assert data["success"] is False and "Could not write" in data["error"]
     assert not (tmp_path / "missing").exists()
+
+
+def test_text_output_never_passes_terminal_escapes_through(home_dir, capsys):
+    from workbench.cli import main
+
+    home = open_home(home_dir)
+    home.archive.create_session("ansi_1", source="cli", title="Colours")
+    home.archive.append_messages("ansi_1", [
+        {"role": "user", "content": "run the tests \x1b]0;pwned\x07 now"},
+        {"role": "tool", "tool_name": "terminal", "content": "\x1b[31mFAILED\x1b[0m tests/test_x.py \x1b[2J\x00"}])
+    home.close()
+    for argv in (["sessions", "show", "ansi_1"], ["sessions", "list"], ["sessions", "search", "FAILED"]):
+        assert main([*argv, "--home", str(home_dir)]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x00" not in out, argv
+    assert main(["sessions", "show", "ansi_1", "--home", str(home_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "pwned" not in out and "FAILED tests/test_x.py \ufffd" in out
+    assert main(["sessions", "show", "ansi_1", "--home", str(home_dir), "--json"]) == 0  # JSON keeps the exact text
+    assert json.loads(capsys.readouterr().out)["messages"][1]["content"].startswith("\x1b[31mFAILED")

@@ -14,7 +14,7 @@ from engine.runner import AgentSession, RequestLog
 from engine.scenarios import list_scenarios, run_scenario
 
 from . import Output, UsageError
-from .sessions_cmds import resolve
+from .sessions_cmds import printable, resolve
 
 ARG_PREVIEW = 70
 WRITE_KEYS = ("action", "target", "content", "old_text", "operations")
@@ -66,7 +66,7 @@ class TranscriptPrinter:
     def __call__(self, event: RunnerEvent) -> None:
         data, kind = event.data, event.kind
         if kind == "assistant_delta":
-            sys.stdout.write(("" if self.streamed else "agent> ") + data["text"])
+            sys.stdout.write(("" if self.streamed else "agent> ") + printable(data["text"]))
             sys.stdout.flush()
             self.streamed = True
             return
@@ -74,7 +74,7 @@ class TranscriptPrinter:
         if kind == "assistant_message" and self.streamed:
             line, self.streamed = "", False
         if line is not None:
-            sys.stdout.write(line + "\n")
+            sys.stdout.write(printable(line) + "\n")
             sys.stdout.flush()
 
     @staticmethod
