@@ -371,7 +371,7 @@ async def test_a_resumed_session_shows_the_memory_its_stored_prompt_froze(home, 
         assert rows(app, "live") == [("", "Known when the session began"), ("+", "Learned after it began"),
                                      ("-", "Since removed")]
         assert app.running_session == "s-old"
-        assert "running session's prompt" in str(app.screen.query_one("#frozen-title", Static).content)
+        assert "in the session's prompt" in str(app.screen.query_one("#frozen-title", Static).content)
 
 
 async def test_a_slow_older_load_never_overwrites_a_newer_one(home, tmp_path):

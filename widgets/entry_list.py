@@ -32,10 +32,16 @@ class EntryRow:
     previous: str | None = None
 
 
-def row_content(row: EntryRow) -> Content:
+def row_content(row: EntryRow, width: int | None = None) -> Content:
+    """The mark, then the text; given a ``width``, wrapped with a hanging indent so each
+    entry's lines stand apart from the next entry's mark."""
     symbol, style = MARKS.get(row.mark, MARKS[""])
-    body_style = "strike $text-muted" if row.mark == "-" else ""
-    return assemble((symbol + " ", style), (row.text, body_style))
+    body = assemble((row.text, "strike $text-muted" if row.mark == "-" else ""))
+    mark = Content.styled(symbol + " ", style) if style else Content(symbol + " ")
+    if width is None or width < 8:
+        return mark + body
+    first, *rest = body.wrap(width) or [Content("")]
+    return Content("\n").join([mark + first, *(Content("  ") + line for line in rest)])
 
 
 class EntryList(OptionList):
@@ -59,6 +65,7 @@ class EntryList(OptionList):
         super().__init__(id=id, classes=classes)
         self.rows: list[EntryRow] = []
         self.empty_text = empty_text
+        self._width = 0  # the text width the options were wrapped to
 
     @property
     def current(self) -> EntryRow | None:
@@ -76,7 +83,7 @@ class EntryList(OptionList):
             self.set_options([Option(Content.styled(self.empty_text, "$text-muted"), disabled=True)])
             self.post_message(self.Highlighted(self, None))
             return
-        self.set_options([Option(row_content(row)) for row in rows])
+        self._fill()
         if before is not None:
             texts = [r.text for r in rows]
             if before.text in texts:
@@ -85,6 +92,16 @@ class EntryList(OptionList):
                 index = next(i for i, r in enumerate(rows) if r.previous == before.text)
         self.highlighted = min(index, len(rows) - 1)
         self.post_message(self.Highlighted(self, self.current))
+
+    def _fill(self) -> None:
+        self._width = self.scrollable_content_region.width - 2  # the mark column
+        self.set_options([Option(row_content(row, self._width)) for row in self.rows])
+
+    def on_resize(self) -> None:
+        if self.rows and self.scrollable_content_region.width - 2 != self._width:
+            index = self.highlighted
+            self._fill()
+            self.highlighted = index
 
     def _on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()

@@ -196,7 +196,7 @@ class MemoryScreen(WorkbenchScreen):
         self.view = view
         title = TITLES[view.target]
         taken = datetime.fromtimestamp(view.taken_at, timezone.utc).strftime("%H:%M:%S")
-        frozen_note = "in the running session's prompt" if self.workbench.running_session else f"frozen {taken} UTC"
+        frozen_note = "in the session's prompt" if self.workbench.running_session else f"frozen {taken} UTC"
         if not view.enabled:
             frozen_note = "disabled in config.yaml: not in the prompt"
         self.query_one("#frozen-title", Static).update(
