@@ -249,6 +249,16 @@ def test_resuming_an_ended_session_reopens_it_on_the_first_write(home):
     assert home.archive.get_session(first.id).end_reason == "user_exit"
 
 
+def test_resuming_a_bare_row_stores_the_prompt_it_uses(home):
+    home.archive.create_session("gateway_1", source="telegram")  # pre-created elsewhere, without a prompt
+    home.archive.append_message("gateway_1", "user", "hello from the gateway")
+    resumed = AgentSession(home, OfflineModel(), session_id="gateway_1")
+    resumed.run_turn("and again")
+    assert home.archive.get_session("gateway_1").system_prompt == resumed.system_prompt
+    again = AgentSession(home, OfflineModel(), session_id="gateway_1")
+    assert again.system_prompt == resumed.system_prompt  # the next resume keeps the same cached prefix
+
+
 def test_token_estimate_is_chars_over_four_unless_usage_is_reported(home):
     session = AgentSession(home, OfflineModel())
     session.run_turn("hello")

@@ -140,7 +140,7 @@ class AgentSession:
         self._prefix_hashes: dict[tuple, str] = {}
         self.ineffective_compressions = 0
         self._foreign_history = False
-        self._reopen = False
+        self._reopen = self._prompt_unstored = False
         existing = home.archive.get_session(home.archive.tip_of(session_id)) if session_id else None
         if existing is not None:
             self._resume(existing)
@@ -173,6 +173,7 @@ class AgentSession:
         self.parent_id = session.parent_session_id
         self._created = True
         self._reopen = session.ended_at is not None  # reopened (as Hermes resumes) on the first write
+        self._prompt_unstored = not session.system_prompt  # a bare row (made elsewhere) gets ours then
         stored = self.home.archive.messages(session.id)
         self.messages = [{k: v for k, v in (("role", m.role), ("content", m.content), ("tool_calls", m.tool_calls),
                                             ("tool_name", m.tool_name), ("tool_call_id", m.tool_call_id)) if v is not None}
@@ -229,6 +230,9 @@ class AgentSession:
         if self._reopen:
             archive.reopen_session(self.id)
             self._reopen = False
+        if self._prompt_unstored:
+            archive.update_system_prompt(self.id, self.system_prompt)
+            self._prompt_unstored = False
         ids = archive.append_messages(self.id, [stored_form(m) for m in pending])
         self.message_ids.extend(ids)
         if self._unrecorded_tokens:

@@ -135,6 +135,9 @@ def run_agent(home: Home, args) -> Output:
         raise UsageError("give at least one --message TEXT, or --scenario NAME (see `workbench scenarios list`).")
     if any(not text.strip() for text in args.message):
         raise UsageError("--message needs some text.")
+    if args.session and args.title:
+        raise UsageError("--title names a new session; a continued one keeps its title (rename it with "
+                         "`workbench sessions rename ID TITLE`).")
     if args.model == "scripted" and not args.scenario:
         raise UsageError("--model scripted plays a scenario file; add --scenario NAME.")
     if args.speed < 0:
