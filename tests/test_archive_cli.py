@@ -46,6 +46,8 @@ def test_list_search_show_lineage_json(home_dir):
 
     code, data, _ = wb(home_dir, "sessions", "search", "数据库", "--role", "assistant")
     assert code == 0 and [r["match_message_id"] for r in data["results"]] == [2]
+    code, data, _ = wb(home_dir, "sessions", "search", "migration", "--role", "tool,user")
+    assert code == 0 and [r["role"] for r in data["results"]] == ["user"]  # "tool,user" is two roles, not one
 
     code, data, _ = wb(home_dir, "sessions", "show", "root_1", "--around", "2", "--window", "1")
     assert code == 0 and data["session"]["id"] == "root_1"

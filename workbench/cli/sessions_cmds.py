@@ -34,7 +34,7 @@ def register(subparsers, common) -> None:
     search.add_argument("query", metavar="QUERY")
     search.add_argument("--limit", type=int, default=20)
     search.add_argument("--offset", type=int, default=0)
-    search.add_argument("--role", action="append", help="only messages with this role (repeatable)")
+    search.add_argument("--role", action="append", help="only messages with this role (repeatable, or comma-separated)")
     search.add_argument("--sort", choices=["newest", "oldest"], help="order by time instead of relevance")
     search.add_argument("--prefix", action="store_true", help="treat the last word as a prefix (search as you type)")
     search.set_defaults(handler=search_sessions, read_only=False)  # may extend the CJK index in workbench.db
@@ -136,7 +136,8 @@ def list_sessions(home: Home, args) -> Output:
 
 def search_sessions(home: Home, args) -> Output:
     _check_paging(args)
-    hits = home.archive.search(args.query, limit=args.limit, offset=args.offset, role=args.role, prefix=args.prefix,
+    roles = [r.strip() for given in args.role or () for r in given.split(",") if r.strip()] or None  # --role a,b too
+    hits = home.archive.search(args.query, limit=args.limit, offset=args.offset, role=roles, prefix=args.prefix,
                                sort=args.sort)
     data = {"query": args.query, "results": [h.to_dict() for h in hits], "count": len(hits)}
 
