@@ -221,6 +221,27 @@ def test_a_model_failure_keeps_the_user_message(home):
     assert kinds[-3:] == ["error", "message_stored", "turn_finished"]
 
 
+class Interrupted(Model):
+    """Makes one tool call, then the person presses Ctrl-C while the model thinks again."""
+
+    name = "interrupted"
+
+    def complete(self, messages, tools):
+        if messages[-1]["role"] == "tool":
+            raise KeyboardInterrupt
+        return ModelReply(tool_calls=[ToolCall("c1", "memory", {"action": "add", "target": "user", "content": "Y."})])
+
+
+def test_ctrl_c_mid_turn_still_stores_everything_said(home):
+    session = AgentSession(home, Interrupted())
+    with pytest.raises(KeyboardInterrupt):
+        session.run_turn("save Y and explain")
+    stored = home.archive.messages(session.id)
+    assert [m.role for m in stored] == ["user", "assistant", "tool"] and stored[0].text == "save Y and explain"
+    [write] = home.journal.query(subsystem="memory", actor="agent")
+    assert write.message_id == stored[1].id  # the stored call that made it
+
+
 def test_resume_keeps_the_stored_prompt_and_history(home):
     first = AgentSession(home, OfflineModel())
     first.run_turn("remember that I like short answers")
