@@ -128,6 +128,16 @@ def test_older_schema_opens_reads_and_refuses_missing_features_clearly(tmp_path,
     with pytest.raises(WorkbenchError, match="no messages.active"):
         archive.rewind("s1", 1)
     assert archive.lineage("s1").chain == ["s1"]
+    # the agent runs on it too: what the old schema has no column for (system_prompt) is simply not stored
+    from engine.models import OfflineModel
+    from engine.runner import AgentSession
+
+    fresh = AgentSession(home, OfflineModel())
+    assert fresh.run_turn("remember that I prefer tabs").error is None and archive.get_session(fresh.id) is not None
+    archive.end_session("s1", "cli_close")
+    resumed = AgentSession(home, OfflineModel(), session_id="s1")
+    assert resumed.run_turn("hello again").error is None
+    assert archive.get_session("s1").end_reason is None and archive.messages("s1")[-2].content == "hello again"
     home.close()
     assert schema_of(tmp_path / "old" / "state.db") == before
 

@@ -60,7 +60,8 @@ class SessionsMixin(ArchiveCore):
             if key in ("id", "source", "started_at", "title") or not self.caps.has("sessions", key):
                 raise WorkbenchError(f"Unknown session field {key!r}; it is not a column of this state.db.")
             values[key] = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value
-        values = {k: v for k, v in values.items() if v is not None}
+        # an older Hermes schema may lack a column (system_prompt before v5...): what it has no place for is not stored
+        values = {k: v for k, v in values.items() if v is not None and self.caps.has("sessions", k)}
         conn = self.conn()
         with self._write():
             if parent_session_id and parent_session_id != session_id and not conn.execute(
@@ -151,12 +152,14 @@ class SessionsMixin(ArchiveCore):
         return bool(changed)
 
     def update_system_prompt(self, session_id: str, prompt: str, *, actor: str = "agent") -> bool:
-        """Replace the stored prompt snapshot (after a compaction rebuilt it); False when unchanged."""
+        """Replace the stored prompt snapshot (after a compaction rebuilt it).
+
+        False when unchanged, or when this (older) schema has no column for it.
+        """
         if not isinstance(prompt, str) or not prompt:
             raise WorkbenchError("A system prompt must be non-empty text.")
-        self._require("sessions", "system_prompt")
         before = self._session_or_fail(session_id).system_prompt
-        if before == prompt:
+        if before == prompt or not self.caps.has("sessions", "system_prompt"):
             return False
         detail = {"chars_before": len(before or ""), "chars_after": len(prompt),
                   "sha256_before": _digest(before), "sha256_after": _digest(prompt)}
