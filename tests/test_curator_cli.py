@@ -65,3 +65,18 @@ def test_skills_and_curator_commands(tmp_path):
     assert {e["actor"] for e in ledger["entries"]} == {"user"}
     code, missing = wb(tmp_path / "h", "skills", "show", "nope")
     assert code == 1 and missing["error"] == "Skill 'nope' not found."
+
+
+def test_hand_broken_usage_file_and_bad_limits_never_give_a_traceback(tmp_path):
+    home = open_home(tmp_path / "h")
+    write_skill(home, "deploy", category="ops")
+    home.close()
+    (tmp_path / "h" / "skills" / ".usage.json").write_text(json.dumps({"deploy": {"use_count": "lots", "pinned": 2}}))
+    for args in (("skills", "list"), ("curator", "status"), ("curator", "run", "--dry-run")):
+        proc = subprocess.run([sys.executable, "-m", "workbench", *args, "--home", str(tmp_path / "h"), "--json"],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
+        json.loads(proc.stdout)
+    proc = subprocess.run([sys.executable, "-m", "workbench", "curator", "ledger", "--limit", "-1", "--home",
+                           str(tmp_path / "h")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "--limit must be at least 1" in proc.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.home import Home
 
-from . import Output
+from . import Output, UsageError
 
 
 def register(subparsers, common) -> None:
@@ -74,6 +74,8 @@ def rollback_entry(home: Home, args) -> Output:
 
 
 def show_ledger(home: Home, args) -> Output:
+    if args.limit < 1:
+        raise UsageError("--limit must be at least 1")
     entries = home.curator.ledger(args.limit)
     lines = [f"{e.id}  {e.ts}  {e.actor:<7} {e.action:<11} {e.skill}" for e in entries]
     return Output({"entries": [e.to_dict() for e in entries]}, text="\n".join(lines) or "The ledger is empty.")
