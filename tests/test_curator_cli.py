@@ -8,7 +8,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from engine import open_home
+from engine.skills.validation import SkillError
 from workbench.cli import main
 from tests.test_skills_support import write_skill
 
@@ -80,3 +83,20 @@ def test_hand_broken_usage_file_and_bad_limits_never_give_a_traceback(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "workbench", "curator", "ledger", "--limit", "-1", "--home",
                            str(tmp_path / "h")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "--limit must be at least 1" in proc.stderr
+
+
+def test_skills_show_inspects_an_archived_skill_without_counting_a_view(tmp_path):
+    home = open_home(tmp_path / "h")
+    write_skill(home, "deploy", category="ops", files={"references/api.md": "# API"})
+    home.curator.archive("deploy")
+    home.close()
+    code, shown = wb(tmp_path / "h", "skills", "show", "deploy")
+    assert code == 0 and shown["archived"] is True and shown["path"] == ".archive/deploy"
+    assert shown["linked_files"] == {"references": ["references/api.md"]}
+    code, one = wb(tmp_path / "h", "skills", "show", "deploy", "--file", "references/api.md")
+    assert code == 0 and one["content"] == "# API"
+    home = open_home(tmp_path / "h")
+    assert home.skills.get("deploy").view_count == 0
+    with pytest.raises(SkillError, match="not found"):
+        home.skills.view("deploy")  # the agent never views an archived skill
+    home.close()

@@ -151,15 +151,18 @@ class SkillLibrary:
                              hint="Use skills_list to see all available skills")
         return matches[0]
 
-    def get(self, name: str) -> SkillInfo:
+    def find_any(self, name: Any) -> Found:
         """The active skill ``name``, else its archived copy (the newest when several)."""
         try:
-            return self.infos([self.find(name)])[0]
+            return self.find(name)
         except SkillError as missing:
             archived = [f for f in self.scanner.archived() if name in (f.name, f.dir_name)]
             if not archived:
                 raise missing
-            return self.infos([archived[-1]])[0]
+            return archived[-1]
+
+    def get(self, name: str) -> SkillInfo:
+        return self.infos([self.find_any(name)])[0]
 
     def _record(self, bump: Callable[[str], None], name: str, action: str) -> None:
         """Usage telemetry (never on a read-only home), announced so views can refresh counts."""
@@ -192,9 +195,9 @@ class SkillLibrary:
         """Progressive disclosure: SKILL.md with its linked files, or one linked file.
 
         Records a view (which counts as use) unless ``record`` is False: a person inspecting
-        a skill in the CLI or TUI is not the agent using it.
+        a skill in the CLI or TUI is not the agent using it, and may look at an archived one.
         """
-        found = self.find(name)
+        found = self.find(name) if record else self.find_any(name)
         if not _matches_platform(found.meta):
             raise SkillError(f"Skill '{found.name}' is not supported on this platform.")
         if file_path:
@@ -205,6 +208,8 @@ class SkillLibrary:
                       "tags": tags_of(found.meta, "tags"), "related_skills": tags_of(found.meta, "related_skills"),
                       "content": _read_text(found.path / "SKILL.md"), "path": found.rel, "skill_dir": str(found.path),
                       "linked_files": linked or None}
+            if found.archived:
+                result["archived"] = True
             if "compatibility" in found.meta:
                 result["compatibility"] = found.meta["compatibility"]
             if linked:
