@@ -97,3 +97,20 @@ def test_usage_errors_exit_2(tmp_path):
         result = subprocess.run([sys.executable, "-m", "workbench", *args, "--home", str(home)],
                                 capture_output=True, text=True)
         assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_an_unusable_record_can_be_rejected_by_id(tmp_path):
+    folder = tmp_path / "h" / "pending" / "memory"
+    folder.mkdir(parents=True)
+    for pid in ("0badc0de", "0badf00d"):
+        (folder / f"{pid}.json").write_text("{broken")
+
+    def reject(*args):
+        return subprocess.run([sys.executable, "-m", "workbench", "pending", "reject", *args, "--home",
+                               str(tmp_path / "h")], capture_output=True, text=True, timeout=60)
+    as_json, as_text = reject("0badc0de", "--json"), reject("0badf00d")
+    assert as_json.returncode == 0 and as_text.returncode == 0
+    assert "Traceback" not in as_json.stderr + as_text.stderr
+    assert json.loads(as_json.stdout)["rejected"][0]["summary"].startswith("unusable record (not valid JSON")
+    assert "0badf00d  unusable record" in as_text.stdout
+    assert list(folder.iterdir()) == []

@@ -47,3 +47,22 @@ def test_read_only_home_cannot_decide(home):
         read_only.approvals.reject(record.id)
     assert read_only.approvals.get(record.id) == record
     read_only.close()
+
+
+def test_an_unusable_record_is_rejected_only_by_id_and_its_bytes_stay_in_the_journal(home):
+    good = _stage(home, "User likes tea")
+    broken = home.pending_dir / "memory" / "0badc0de.json"
+    broken.write_bytes(b'{"id": "0badc0de", "payload": \xff')
+    with pytest.raises(WorkbenchError, match="pending reject 0badc0de"):
+        home.approvals.approve("0badc0de")
+    assert home.approvals.reject_all()["rejected"][0]["id"] == good.id
+    assert broken.exists(), "reject all only drops records it can read"
+    seen = []
+    home.bus.subscribe(seen.append, PendingChanged)
+    result = home.approvals.reject("0badc0de")
+    assert result["success"] and not broken.exists()
+    [row] = home.journal.query(subsystem="approvals", target="0badc0de", limit=1)
+    assert (row.action, row.status) == ("reject", "done")
+    assert row.detail["raw"] == '{"id": "0badc0de", "payload": \\xff' and "0xff" in row.detail["unusable"]
+    assert [(e.action, e.pending_id) for e in seen] == [("rejected", "0badc0de")]
+    assert home.approvals.problems() == []

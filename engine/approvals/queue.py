@@ -10,6 +10,7 @@ deleted only after its write is on disk; a failed approval leaves it pending.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import ReadOnlyError, WorkbenchError
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
     from ..home import Home
 
 DESTRUCTIVE_MEMORY_ACTIONS = ("replace", "remove")
+
+
+class UnusableRecord(WorkbenchError):
+    """A pending record file exists but cannot be parsed (details: path, subsystem, problem)."""
 
 
 class ApprovalQueue:
@@ -107,8 +112,9 @@ class ApprovalQueue:
         try:
             return self.store.read(path, subsystem)
         except ValueError as exc:
-            raise WorkbenchError(f"Pending record {path} cannot be used ({exc}); it was left untouched. "
-                                 "Fix or remove the file by hand.") from None
+            raise UnusableRecord(f"Pending record {path} cannot be used ({exc}); it was left untouched. Fix it by "
+                                 f"hand, or drop it with `workbench pending reject {pending_id}` (its bytes stay in "
+                                 "the journal).", path=str(path), subsystem=subsystem, problem=str(exc)) from None
 
     # -- reviewing ----------------------------------------------------------------
     def preview(self, pending_id: str, edit: str | None = None) -> dict[str, Any]:
@@ -173,7 +179,10 @@ class ApprovalQueue:
     def reject(self, pending_id: str, *, actor: str = "user") -> dict[str, Any]:
         """Drop a pending write. The journal keeps the whole record, so nothing is lost."""
         self._check_writable()
-        record = self.get(pending_id)
+        try:
+            record = self.get(pending_id)
+        except UnusableRecord as unusable:
+            return self._reject_unusable(pending_id, unusable, actor)
         with file_lock(self.store.folder(record.subsystem)):
             record = self.get(pending_id)
             journal = self.home.journal
@@ -183,6 +192,29 @@ class ApprovalQueue:
             journal.commit(entry)
         self._announce(record, "rejected", actor, entry)
         return {**_brief(record), "success": True, "message": f"Rejected pending {record.subsystem} write '{record.id}'."}
+
+    def _reject_unusable(self, pending_id: str, unusable: "UnusableRecord", actor: str) -> dict[str, Any]:
+        """Drop a record file that cannot be parsed, keeping its exact text in the journal row."""
+        path, subsystem = Path(unusable.details["path"]), unusable.details["subsystem"]
+        with file_lock(self.store.folder(subsystem)):
+            try:
+                raw = path.read_bytes()
+            except FileNotFoundError:
+                raise WorkbenchError(f"No pending write with id '{pending_id}'. See `workbench pending list`.") from None
+            except OSError as exc:
+                raise WorkbenchError(f"Pending record {path} cannot be read ({exc.strerror}); nothing was changed.")
+            entry = self.home.journal.begin(
+                "approvals", "reject", pending_id, actor=actor,
+                detail={"subsystem": subsystem, "unusable": unusable.details["problem"],
+                        "raw": raw.decode("utf-8", errors="backslashreplace")})
+            path.unlink()
+            self.home.journal.commit(entry)
+        self.home.bus.publish(PendingChanged(actor=actor, journal_id=entry, subsystem=subsystem, pending_id=pending_id,
+                                             action="rejected"))
+        return {"id": pending_id, "subsystem": subsystem, "action": "unknown",
+                "summary": f"unusable record ({unusable.details['problem']})", "success": True,
+                "message": f"Dropped unusable pending {subsystem} record '{pending_id}'; its text is kept in journal "
+                           f"row {entry}."}
 
     def approve_all(self, subsystem: str | None = None, *, actor: str = "user") -> dict[str, list[dict[str, Any]]]:
         """Approve every pending record, oldest first; failures stay pending."""
