@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+from textual import events
 from textual.widgets import Static, TextArea
 
 from engine.events import MemoryChanged, RunnerEvent
@@ -371,7 +372,7 @@ async def test_a_resumed_session_shows_the_memory_its_stored_prompt_froze(home, 
         assert rows(app, "live") == [("", "Known when the session began"), ("+", "Learned after it began"),
                                      ("-", "Since removed")]
         assert app.running_session == "s-old"
-        assert "in the session's prompt" in str(app.screen.query_one("#frozen-title", Static).content)
+        assert "snapshot in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
 
 
 async def test_a_slow_older_load_never_overwrites_a_newer_one(home, tmp_path):
@@ -419,3 +420,17 @@ async def test_a_new_session_rebuilds_the_snapshot_and_the_marks_clear(home, tmp
         turn(AgentSession(home, make_model(home, "offline"), source="tui"), "hello again")
         await wait_for(pilot, lambda: ("", "User prefers dark mode.") in rows(app, "frozen"), what="the new snapshot")
         assert all(mark == "" for mark, _ in rows(app, "live") + rows(app, "frozen"))
+
+
+async def test_keys_typed_just_before_save_are_in_what_is_saved(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await open_editor(pilot, "a")
+        for key in [*"fast typist", "ctrl+s"]:  # all queued at once, as a terminal delivers a burst
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await wait_for(pilot, lambda: home.memory.entries("memory") != [], what="the save")
+        await settle(pilot)
+        assert home.memory.entries("memory") == ["fast typist"]
+        assert rows(app, "live") == [("+", "fast typist")]
+        assert app.screen.query_one("#live-list", EntryList).current.text == "fast typist"  # the new entry selected

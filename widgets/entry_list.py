@@ -91,14 +91,20 @@ class EntryList(OptionList):
             elif before.mark != "-" and any(r.previous == before.text for r in rows):
                 index = next(i for i, r in enumerate(rows) if r.previous == before.text)
         self.highlighted = min(index, len(rows) - 1)
+        self.call_after_refresh(self.scroll_to_highlight)  # the row may have moved out of view
         self.post_message(self.Highlighted(self, self.current))
 
+    def _text_width(self) -> int:
+        """Room for the text: less the mark column and a scrollbar (kept free whether shown or
+        not, so showing one never re-wraps a line past the indent)."""
+        return self.size.width - self.styles.scrollbar_size_vertical - 2
+
     def _fill(self) -> None:
-        self._width = self.scrollable_content_region.width - 2  # the mark column
+        self._width = self._text_width()
         self.set_options([Option(row_content(row, self._width)) for row in self.rows])
 
     def on_resize(self) -> None:
-        if self.rows and self.scrollable_content_region.width - 2 != self._width:
+        if self.rows and self._text_width() != self._width:
             index = self.highlighted
             self._fill()
             self.highlighted = index

@@ -297,7 +297,8 @@ class ApprovalsScreen(WorkbenchScreen):
 
 def _queue_row(record: PendingRecord, now: float):
     origin = ORIGIN_LABELS.get(record.origin, record.origin)
-    return assemble((f"{record.subsystem[:3]} {record.action:<7} ", "bold"),
+    kind = {"skills": "skill"}.get(record.subsystem, record.subsystem)
+    return assemble((f"{kind:<6} {record.action:<7} ", "bold"),
                     (f"{origin:<6} {age(now - record.created_at):>4}\n", "$text-muted"),
                     (one_line(record.summary, 120), ""))
 

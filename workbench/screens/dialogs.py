@@ -98,7 +98,7 @@ class EditDialog(ModalScreen[bool]):
     """Edit a text and save it through ``submit``; dismisses True once saved."""
 
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("ctrl+s", "save", "Save"),  # not priority: keys typed just before are in the draft
         Binding("escape", "cancel", "Cancel"),
     ]
 

@@ -196,7 +196,7 @@ class MemoryScreen(WorkbenchScreen):
         self.view = view
         title = TITLES[view.target]
         taken = datetime.fromtimestamp(view.taken_at, timezone.utc).strftime("%H:%M:%S")
-        frozen_note = "in the session's prompt" if self.workbench.running_session else f"frozen {taken} UTC"
+        frozen_note = "in the prompt" if self.workbench.running_session else f"frozen {taken} UTC"
         if not view.enabled:
             frozen_note = "disabled in config.yaml: not in the prompt"
         self.query_one("#frozen-title", Static).update(
@@ -296,7 +296,12 @@ class MemoryScreen(WorkbenchScreen):
             self._after_edit)
 
     def _add(self, target: str, text: str) -> Outcome:
-        return result_error(self.home.memory.add(target, text, user_context()))
+        """Dialog worker: add, then select the new entry (the load after the write finds it)."""
+        self._wanted = text.strip()
+        error = result_error(self.home.memory.add(target, text, user_context()))
+        if error:
+            self._wanted = None
+        return error
 
     def action_edit(self) -> None:
         row = self._editable_row()

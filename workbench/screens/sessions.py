@@ -227,11 +227,10 @@ class SessionsScreen(WorkbenchScreen):
     @on(Input.Submitted, "#sessions-search")
     def _search_submitted(self) -> None:
         results = self.query_one(SearchResults)
-        if self.query_one(ContentSwitcher).current == "sessions-results":
-            results.focus()
-            hit = results.current
-            if hit is not None:
-                self.load_transcript(hit.session_id, hit.message_id)
+        hit = results.current
+        if self.query_one(ContentSwitcher).current == "sessions-results" and hit is not None:
+            results.focus()  # (with no hit the box keeps focus, so typing goes on refining)
+            self.load_transcript(hit.session_id, hit.message_id)
 
     def _start_search(self, query: str) -> None:
         self._searching = query

@@ -219,7 +219,7 @@ class SkillsScreen(WorkbenchScreen):
             (skill.name, "bold"), ("\n", ""),
             (skill.state, "$text-success" if skill.state == "active" else "$text-warning"),
             (" · pinned" if skill.pinned else "", "bold"), (f" · {skill.provenance or 'unknown'}", "$text-muted"),
-            (f" · {skill.use_count} uses\n", "$text-muted"), (one_line(skill.description, 120), ""),
+            (f" · {skill.use_count} use{'' if skill.use_count == 1 else 's'}\n", "$text-muted"), (one_line(skill.description, 120), ""),
         ))
         self.load_files(skill.name)
 
