@@ -22,7 +22,7 @@ from workbench.app import MODES, WorkbenchApp, screen_actions
 from workbench.bridge import EngineEvent
 from workbench.messages import ShowEntry
 from workbench.cli import main
-from workbench.screens.help import HelpScreen
+from workbench.screens.help import HelpScreen, shown_key
 from workbench.settings import load_settings
 from workbench.watch import HomeWatcher, classify
 
@@ -75,7 +75,7 @@ async def test_help_lists_every_key_of_every_screen(home, tmp_path):
         listed = {(s.title, key, desc) for s in app.screen.sections for keys, desc in s.keys for key in keys.split(", ")}
         owners = [(cls.TITLE_TEXT, cls) for cls in MODES.values()] + [
             ("Transcript (Sessions and Run)", Transcript), ("Everywhere", WorkbenchApp)]
-        wanted = [(title, key.replace("question_mark", "?"), desc) for title, cls in owners
+        wanted = [(title, shown_key(key), desc) for title, cls in owners
                   for key, desc, _ in screen_actions(cls)]
         assert len(wanted) > 30
         assert [row for row in wanted if row not in listed] == []  # every described binding, with its key

@@ -24,14 +24,22 @@ class HelpSection:
     keys: list[tuple[str, str]]  # (key as shown, what it does)
 
 
+KEY_NAMES = {"question_mark": "?", "escape": "esc", "slash": "/"}
+
+
+def shown_key(key: str) -> str:
+    """A key as the footer shows it: ``escape`` -> ``esc``."""
+    return KEY_NAMES.get(key.strip(), key.strip())
+
+
 def binding_rows(bindings) -> list[tuple[str, str]]:
     """(keys, description) for every described binding, one row each (``down, j``), first wins."""
     rows: dict[str, str] = {}
     for item in bindings:
         binding = item if isinstance(item, Binding) else Binding(*item)
         if binding.description:
-            shown = binding.key_display or ", ".join(key.strip() for key in binding.key.split(","))
-            rows.setdefault(shown.replace("question_mark", "?"), binding.description)
+            shown = binding.key_display or ", ".join(shown_key(key) for key in binding.key.split(","))
+            rows.setdefault(shown, binding.description)
     return list(rows.items())
 
 
