@@ -162,3 +162,15 @@ def test_two_processes_append_to_one_session(home):
         assert [m.text for m in mine] == [f"{name} {i}" for i in range(40)]
         for m in mine:
             assert messages[messages.index(m) + 1].text == "ok"
+
+
+def test_a_session_whose_parent_is_gone_is_a_root(home):
+    """Another tool may delete a parent row without orphaning its children: they must stay visible."""
+    archive = home.archive
+    _chain(archive, "a", "b")
+    conn = archive.conn()
+    conn.execute("PRAGMA foreign_keys=OFF")
+    conn.execute("DELETE FROM sessions WHERE id = 'a'")  # as a foreign tool without our orphaning would
+    conn.execute("PRAGMA foreign_keys=ON")
+    assert [s.id for s in archive.root_sessions()] == ["b"] and archive.root_count() == 1
+    assert archive.root_of("b") == "b" and archive.lineage("b").chain == ["b"]

@@ -12,6 +12,9 @@ from .models import Lineage, Session
 MAX_HOPS = 100
 MAX_TREE = 10_000  # sessions gathered into one lineage's children map
 
+# A root has no parent, or a parent that no longer exists.
+_ROOT_CONDITION = ("(s.parent_session_id IS NULL OR NOT EXISTS "
+                   "(SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id))")
 
 
 def _child_kind(has_config: bool) -> str:
@@ -34,7 +37,10 @@ class LineageMixin(ArchiveCore):
         return _child_kind(self.caps.has("sessions", "model_config"))
 
     def _parent_of(self, session_id: str) -> str | None:
-        row = self.conn().execute("SELECT parent_session_id FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        """The parent's id, or None when there is none or it no longer exists (a dangling reference)."""
+        row = self.conn().execute(
+            "SELECT s.parent_session_id FROM sessions s JOIN sessions p ON p.id = s.parent_session_id WHERE s.id = ?",
+            (session_id,)).fetchone()
         return row["parent_session_id"] if row else None
 
     def ancestors(self, session_id: str) -> list[str]:
@@ -84,17 +90,21 @@ class LineageMixin(ArchiveCore):
         return [self._session(r, kind=r["kind"]) for r in rows]
 
     def root_sessions(self, limit: int = 50, offset: int = 0, include_archived: bool = False) -> list[Session]:
-        """Sessions without a parent, newest first, with their child counts (for a lazily built tree)."""
+        """Sessions without a living parent, newest first, with their child counts (for a lazily built tree).
+
+        A session whose parent row is gone (deleted by another tool) counts as a root, so
+        it never disappears from the tree.
+        """
         archived = " AND s.archived = 0" if not include_archived and self.caps.has("sessions", "archived") else ""
         rows = self.conn().execute(
             f"""SELECT s.*, (SELECT count(*) FROM sessions c WHERE c.parent_session_id = s.id) AS child_count
-                FROM sessions s WHERE s.parent_session_id IS NULL{archived}
+                FROM sessions s WHERE {_ROOT_CONDITION}{archived}
                 ORDER BY s.started_at DESC, s.rowid DESC LIMIT ? OFFSET ?""", (max(0, limit), max(0, offset)))
         return [self._session(r) for r in rows]
 
     def root_count(self, include_archived: bool = False) -> int:
-        archived = " AND archived = 0" if not include_archived and self.caps.has("sessions", "archived") else ""
-        return self.conn().execute(f"SELECT count(*) FROM sessions WHERE parent_session_id IS NULL{archived}").fetchone()[0]
+        archived = " AND s.archived = 0" if not include_archived and self.caps.has("sessions", "archived") else ""
+        return self.conn().execute(f"SELECT count(*) FROM sessions s WHERE {_ROOT_CONDITION}{archived}").fetchone()[0]
 
     def lineage(self, session_id: str) -> Lineage:
         """Root, the chain root -> session -> compression tip, and the whole tree's children map."""
