@@ -229,3 +229,16 @@ def test_runner_events_become_literal_transcript_rows():
     assert row.role == "assistant" and row.tool_calls[0]["arguments"] == {"content": "[b]x[/]"}
     assert runner_item(RunnerEvent(kind="turn_started", data={"user": "hi"})).content == "hi"
     assert runner_item(RunnerEvent(kind="message_stored", data={})) is None
+
+
+async def test_quitting_ends_the_typed_session_as_the_cli_does(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        screen = await open_run(pilot)
+        await pilot.press(*"remember that I prefer dark mode", "enter")
+        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+        session_id = screen.session_id
+        assert home.archive.get_session(session_id).ended_at is None  # open while the app runs
+    ended = home.archive.get_session(session_id)
+    assert ended.ended_at is not None and ended.end_reason == "cli_close"

@@ -42,6 +42,7 @@ TITLE_CHARS = 60
 RESULT_PREVIEW = 400
 REVIEW_CANCEL_WAIT_S = 2.0  # how long a new turn waits for a cancelled background review (then goes ahead)
 REVIEW_CLOSE_WAIT_S = 5.0
+CLOSE_REASON = "cli_close"  # the end reason Hermes's CLI writes when the user leaves
 MISSING_RESULT = json.dumps({"success": False, "error": "No result was recorded for this call (the earlier run stopped)."})
 
 

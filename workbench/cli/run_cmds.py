@@ -11,6 +11,7 @@ from engine.events import RunnerEvent
 from engine.home import Home
 from engine.models import BACKENDS, make_model
 from engine.runner import AgentSession, RequestLog
+from engine.runner.session import CLOSE_REASON
 from engine.scenarios import list_scenarios, run_scenario
 
 from . import Output, UsageError
@@ -18,7 +19,6 @@ from .sessions_cmds import printable, resolve
 
 ARG_PREVIEW = 70
 WRITE_KEYS = ("action", "target", "content", "old_text", "operations")
-CLOSE_REASON = "cli_close"
 
 
 def register(subparsers, common) -> None:

@@ -24,7 +24,7 @@ from textual.widgets import Input, Select, Static
 from engine.errors import WorkbenchError
 from engine.events import Event, RunnerEvent
 from engine.models import BACKENDS, make_model
-from engine.runner.session import AgentSession
+from engine.runner.session import CLOSE_REASON, AgentSession
 from engine.scenarios import list_scenarios, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
 
@@ -142,6 +142,8 @@ class RunScreen(WorkbenchScreen):
         self._cancel.set()  # never keep the app waiting on a running turn at exit
         if self.agent is not None:
             self.agent.cancel()
+            if not self.running:  # as Hermes's CLI does on exit; `ctrl+o` (resume) reopens it
+                self.agent.end(CLOSE_REASON)
 
     # -- actions -------------------------------------------------------------------
     def action_new_session(self) -> None:
