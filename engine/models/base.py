@@ -9,6 +9,7 @@ a scenario and a real endpoint without translation.
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,14 +67,15 @@ class ModelReply:
         return message
 
 
-class Model:
+class Model(ABC):
     """A chat model. ``complete`` is the one required call; ``summarise`` backs compression."""
 
     name = "model"
     streams = False  # True: ``complete`` also takes ``on_delta`` and calls it with text as it arrives
 
+    @abstractmethod
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
-        raise NotImplementedError
+        """One chat-completions call: the conversation and tool schemas in, a reply out."""
 
     def summarise(self, messages: list[dict[str, Any]]) -> str:
         """Summarise the turns a compression drops (default: ask the model itself)."""
