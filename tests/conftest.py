@@ -22,6 +22,18 @@ def home(tmp_path, clock):
     h.close()
 
 
+@pytest.fixture(scope="session")
+def hermes():
+    """The real Hermes Agent (tests/hermes_support.py); skipped, with the reason printed, if it cannot be installed."""
+    from tests.hermes_support import Hermes, ensure_hermes_venv
+
+    python, why = ensure_hermes_venv()
+    if python is None:
+        print(f"\n[hermes] compatibility tests skipped: {why}")
+        pytest.skip(f"real Hermes Agent unavailable: {why}")
+    return Hermes(python)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     """Async tests (``pytest.mark.anyio``, e.g. Textual Pilot tests) run on asyncio."""

@@ -1,0 +1,116 @@
+"""The real Hermes Agent, in a venv of its own, run as a separate process.
+
+Compatibility tests run Hermes's own code (``hermes-agent`` from PyPI, the version
+pinned below) against homes the workbench wrote, with ``HERMES_HOME`` set, the way a
+user runs both programs side by side. The venv is built once and cached outside the
+checkout (``$WORKBENCH_HERMES_VENV`` or ``~/.cache/memory-workbench/hermes-agent-<ver>``),
+under a file lock so parallel test workers build it once. When the package cannot be
+installed (no registry reachable) the dependent tests are skipped with the reason
+printed, never silently.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import venv
+from dataclasses import dataclass
+from pathlib import Path
+
+HERMES_VERSION = "0.19.0"
+_PROBE = "import hermes_state, tools.memory_tool, tools.write_approval; print('ok')"
+
+
+def venv_dir() -> Path:
+    override = os.environ.get("WORKBENCH_HERMES_VENV")
+    if override:
+        return Path(override)
+    return Path.home() / ".cache" / "memory-workbench" / f"hermes-agent-{HERMES_VERSION}"
+
+
+def _python(folder: Path) -> Path:
+    return folder / "bin" / "python"
+
+
+def _usable(folder: Path) -> bool:
+    py = _python(folder)
+    if not py.exists():
+        return False
+    probe = subprocess.run([py, "-c", _PROBE], capture_output=True, text=True, timeout=120)
+    return probe.returncode == 0 and probe.stdout.strip() == "ok"
+
+
+def ensure_hermes_venv() -> tuple[Path | None, str]:
+    """Return (python, "") for a working Hermes venv, or (None, why it cannot be had)."""
+    folder = venv_dir()
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _usable(folder):
+            return _python(folder), ""
+        venv.EnvBuilder(with_pip=True, clear=True).create(folder)
+        install = subprocess.run(
+            [_python(folder), "-m", "pip", "install", "--quiet", f"hermes-agent=={HERMES_VERSION}"],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        if install.returncode != 0:
+            tail = (install.stderr or install.stdout).strip().splitlines()[-3:]
+            return None, f"pip install hermes-agent=={HERMES_VERSION} failed: {' | '.join(tail)}"
+        if not _usable(folder):
+            return None, f"hermes-agent=={HERMES_VERSION} installed but its modules do not import"
+        return _python(folder), ""
+
+
+@dataclass
+class Hermes:
+    """Runs snippets of Python inside the Hermes venv with HERMES_HOME pointing at a home."""
+
+    python: Path
+
+    def env(self, home: Path, extra: dict | None = None) -> dict:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("WORKBENCH_", "PYTEST", "COV_"))}
+        env.update({"HERMES_HOME": str(home), "HOME": str(home.parent), "PYTHONDONTWRITEBYTECODE": "1"})
+        env.pop("PYTHONPATH", None)
+        env.update(extra or {})
+        return env
+
+    def run(self, home: Path, code: str, *, timeout: float = 120, extra_env: dict | None = None) -> subprocess.CompletedProcess:
+        """Run ``code`` (dedented) in Hermes's venv; raise with its stderr when it fails."""
+        proc = subprocess.run(
+            [str(self.python), "-c", textwrap.dedent(code)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=self.env(home, extra_env),
+            cwd=str(home),
+        )
+        if proc.returncode != 0:
+            raise AssertionError(f"Hermes snippet failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
+        return proc
+
+    def json(self, home: Path, code: str, **kwargs):
+        """Run ``code`` and parse the last stdout line as JSON (print one line of JSON last)."""
+        out = self.run(home, code, **kwargs).stdout.strip().splitlines()
+        return json.loads(out[-1])
+
+    def popen(self, home: Path, code: str, **kwargs) -> subprocess.Popen:
+        return subprocess.Popen(
+            [str(self.python), "-c", textwrap.dedent(code)],
+            env=self.env(home),
+            cwd=str(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            **kwargs,
+        )
+
+
+def workbench_cmd(*args: str) -> list[str]:
+    """The workbench CLI as a separate process, from the suite's own interpreter."""
+    return [sys.executable, "-m", "workbench", *args]
