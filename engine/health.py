@@ -1,0 +1,46 @@
+"""Findings about a home's health, for ``workbench doctor``.
+
+Each part that owns files contributes a check: a function ``(home) -> list[Finding]``
+listed in ``CHECKS`` below. A finding says what is wrong and how to fix it; one that
+``doctor --fix`` can repair safely names the repair, run through ``FIXES``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from .home import Home
+
+SEVERITIES = ("info", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One observation: ``area`` (archive, memory, ...), ``severity``, ``what`` and ``fix``.
+
+    ``repair`` names an entry of ``FIXES`` when ``doctor --fix`` can repair it safely.
+    Only warnings and errors need attention; info lines (links, sizes) are reported.
+    """
+
+    area: str
+    severity: str
+    what: str
+    fix: str = ""
+    repair: str = ""
+
+    @property
+    def needs_attention(self) -> bool:
+        return self.severity != "info"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+Check = Callable[["Home"], list[Finding]]
+Repair = Callable[["Home"], str]
+
+# Filled by the parts that own files; doctor runs every check, then --fix every named repair.
+CHECKS: list[Check] = []
+FIXES: dict[str, Repair] = {}
