@@ -1,8 +1,11 @@
 """SQLite plumbing shared by state.db and workbench.db.
 
 One connection per thread (SQLite connections must not cross threads), WAL, foreign
-keys, and explicit ``BEGIN IMMEDIATE`` write transactions retried a bounded number of
-times when another process holds the write lock.
+keys, and explicit ``BEGIN IMMEDIATE`` write transactions. A writer waits for another
+process's lock a bounded time (``WORKBENCH_BUSY_TIMEOUT`` seconds, default 5) and then
+says which process holds it, so a held database never looks like a hang. Errors from
+SQLite are turned into messages that say what really happened (disk full, read-only,
+busy, damaged), because the advice differs: "move it aside" is only right for damage.
 """
 
 from __future__ import annotations
@@ -18,8 +21,102 @@ from typing import Callable, Iterator
 
 from .errors import ReadOnlyError, WorkbenchError
 
-BUSY_TIMEOUT_MS = 5000
-WRITE_RETRIES = 8
+DEFAULT_BUSY_SECONDS = 5.0
+MAX_BUSY_SECONDS = 600.0
+
+
+def busy_seconds() -> float:
+    """How long a write waits for another process's lock: ``$WORKBENCH_BUSY_TIMEOUT`` or 5 s."""
+    raw = os.environ.get("WORKBENCH_BUSY_TIMEOUT", "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return DEFAULT_BUSY_SECONDS
+    if value != value or not 0 <= value <= MAX_BUSY_SECONDS:  # NaN or out of range: the default
+        return DEFAULT_BUSY_SECONDS
+    return value
+
+
+BUSY_TIMEOUT_MS = int(DEFAULT_BUSY_SECONDS * 1000)
+
+
+class DatabaseBusyError(WorkbenchError):
+    """Another process held the write lock for longer than the busy timeout."""
+
+
+def lock_holders(path: Path) -> list[str]:
+    """Other processes holding POSIX locks on ``path`` or its WAL files, as "pid (command)".
+
+    Linux lists every POSIX lock in /proc/locks by device and inode; elsewhere (or when
+    it cannot be read) the list is empty and the message just says "another process".
+    """
+    wanted = set()
+    for candidate in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        with contextlib.suppress(OSError):
+            st = candidate.stat()
+            wanted.add((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino))
+    holders: list[str] = []
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return holders
+    for line in lines:
+        fields = line.split()
+        if "->" in fields or len(fields) < 6:  # "->" marks a process waiting, not holding
+            continue
+        pid, where = fields[4], fields[5]
+        parts = where.split(":")
+        if len(parts) != 3 or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            key = (int(parts[0], 16), int(parts[1], 16), int(parts[2]))
+        except ValueError:
+            continue
+        if key in wanted:
+            label = f"{pid} ({_command_of(pid)})"
+            if label not in holders:
+                holders.append(label)
+    return holders
+
+
+def _command_of(pid: str) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return "unknown command"
+    words = [w.decode("utf-8", "replace") for w in raw.split(b"\0") if w]
+    text = " ".join(words)[:80]
+    return "".join(ch if ch.isprintable() else "?" for ch in text) or "unknown command"
+
+
+def busy_error(path: Path, waited: float) -> DatabaseBusyError:
+    holders = lock_holders(path)
+    who = f"process {', '.join(holders)}" if holders else "another process"
+    return DatabaseBusyError(
+        f"{path.name} is busy: {who} holds its write lock (waited {waited:g} s). Nothing was changed. "
+        "Retry when it is done, or set WORKBENCH_BUSY_TIMEOUT (seconds) to wait longer.",
+        holders=holders,
+    )
+
+
+def describe_error(exc: BaseException, path: Path | str) -> str:
+    """A message for an SQLite or OS error on ``path`` that names the real cause and the fix."""
+    text = str(exc).lower()
+    errno_ = getattr(exc, "errno", None)
+    if "disk is full" in text or errno_ == 28:
+        return f"The disk holding {path} is full. Nothing was changed; free some space and retry."
+    if "readonly" in text or "read-only" in text or errno_ == 30:
+        return (f"{path} cannot be written: the file system is read-only or the file is not writable by this user. "
+                "Nothing was changed; the data itself is intact.")
+    if "locked" in text or "busy" in text:
+        return busy_error(Path(path), busy_seconds()).message
+    if "unable to open" in text or errno_ in (2, 13):
+        return (f"{path} could not be opened ({exc}): check that its folder exists and is readable and writable "
+                "by this user. Nothing was changed.")
+    if "disk i/o error" in text or errno_ == 5:
+        return f"Reading or writing {path} failed with an I/O error ({exc}). Nothing more was changed; check the disk."
+    return (f"{path} is not a usable SQLite database ({exc}). Check it with `sqlite3 FILE 'PRAGMA integrity_check'`; "
+            "if it is damaged, move it aside (the workbench then creates a new one) or restore it from a backup.")
 
 
 def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
@@ -31,18 +128,15 @@ def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     else:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA busy_timeout={int(busy_seconds() * 1000)}")
     conn.execute("PRAGMA foreign_keys=ON")
     if not read_only:
         try:
             conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise WorkbenchError(
-                f"{path} is not a usable SQLite database ({exc}). Move it aside and let the workbench create a new one, "
-                "or restore it from a backup."
-            )
-        conn.execute("PRAGMA synchronous=NORMAL")
+            raise WorkbenchError(describe_error(exc, path))
     return conn
 
 
@@ -80,6 +174,11 @@ class ThreadConnections:
         self._local = threading.local()
 
 
+def _db_path(conn: sqlite3.Connection) -> Path:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return Path(row[2]) if row and row[2] else Path("database")
+
+
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
@@ -90,14 +189,22 @@ def write_transaction(conn: sqlite3.Connection, read_only: bool = False) -> Iter
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, retrying the BEGIN with backoff while the database is busy."""
     if read_only:
         raise ReadOnlyError("This home is open read-only; nothing was written.")
-    for attempt in range(WRITE_RETRIES):
+    budget = busy_seconds()
+    started = time.monotonic()
+    attempt = 0
+    while True:
         try:
             conn.execute("BEGIN IMMEDIATE")
             break
         except sqlite3.OperationalError as exc:
-            if not _is_busy(exc) or attempt == WRITE_RETRIES - 1:
-                raise WorkbenchError(f"The database is busy ({exc}); another process holds it. Retry in a moment.")
-            time.sleep(min(0.05 * 2**attempt, 1.0) * (0.5 + random.random()))
+            waited = time.monotonic() - started
+            if not _is_busy(exc):
+                raise WorkbenchError(describe_error(exc, _db_path(conn)))
+            if waited >= budget:
+                raise busy_error(_db_path(conn), round(waited, 1))
+            # SQLite's busy handler already waited; a quick BUSY (a WAL snapshot race) retries briefly.
+            time.sleep(min(0.02 * 2**attempt, 0.5, max(budget - waited, 0)) * (0.5 + random.random()))
+            attempt += 1
     try:
         yield conn
     except BaseException:

@@ -27,7 +27,13 @@ def resolve_home(explicit: str | os.PathLike | None = None) -> Path:
     """``--home``, else ``$WORKBENCH_HOME``, else ``$HERMES_HOME``, else the platform data folder."""
     for candidate in (explicit, os.environ.get("WORKBENCH_HOME"), os.environ.get("HERMES_HOME")):
         if candidate:
-            return Path(candidate).expanduser()
+            try:
+                path = Path(candidate).expanduser()
+            except RuntimeError:  # "~nouser/x": never a folder named "~nouser" in the current directory
+                path = Path("~")
+            if str(path).startswith("~"):
+                raise HomeError(f"{candidate} names a user whose home folder is unknown here. Give the full path.")
+            return path
     return Path(platformdirs.user_data_dir(APP_NAME))
 
 

@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from engine import open_home
+from engine.db import describe_error
 from engine.errors import WorkbenchError
+
+from ..crash import CRASH_EXIT, crash_message
 
 # Command-group modules, each registering its subcommands.
 COMMAND_MODULES = [
@@ -49,10 +52,17 @@ class UsageError(Exception):
     """Wrong usage discovered after parsing (exit status 2)."""
 
 
+class _ArgumentError(Exception):
+    """argparse found the words wrong; carries the parser whose usage to print."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str):
+        super().__init__(message)
+        self.parser = parser
+
+
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # argparse prints usage and exits 2
-        self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+    def error(self, message: str):  # raised instead of exiting, so --json can still answer in JSON
+        raise _ArgumentError(self, message)
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -85,9 +95,37 @@ def _print(output: Output, as_json: bool) -> None:
         stream.write(text.rstrip("\n") + "\n")
 
 
+def _usage_error(parser: argparse.ArgumentParser, message: str, as_json: bool) -> int:
+    """Exit status 2, with usage on stderr and, under --json, one JSON document on stdout."""
+    parser.print_usage(sys.stderr)
+    sys.stderr.write(f"{parser.prog}: error: {message}\n")
+    if as_json:
+        sys.stdout.write(json.dumps({"success": False, "error": message, "usage": True}, ensure_ascii=False) + "\n")
+    return 2
+
+
+def _argument_problem(argv: list[str]) -> str:
+    """Arguments no command can use: bytes that are not UTF-8 and an empty --home."""
+    for word in argv:
+        if any("\udc80" <= ch <= "\udcff" for ch in word):
+            return "an argument is not valid UTF-8 text; pass text in UTF-8"
+    for i, word in enumerate(argv):
+        if word == "--home=" or (word == "--home" and i + 1 < len(argv) and argv[i + 1] == ""):
+            return "--home is empty; give a folder path (or leave --home out to use the default home)"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in argv
     parser = build_parser()
-    args = parser.parse_args(argv)
+    problem = _argument_problem(argv)
+    if problem:
+        return _usage_error(parser, problem, as_json)
+    try:
+        args = parser.parse_args(argv)
+    except _ArgumentError as exc:
+        return _usage_error(exc.parser, str(exc), as_json)
     as_json = getattr(args, "json", False)
     handler = getattr(args, "handler", None)
     if handler is None:  # bare `workbench` opens the TUI
@@ -98,20 +136,21 @@ def main(argv: list[str] | None = None) -> int:
             home = open_home(getattr(args, "home", None), read_only=getattr(args, "read_only", False))
         output = handler(home, args)
     except UsageError as exc:
-        parser.print_usage(sys.stderr)
-        sys.stderr.write(f"workbench: error: {exc}\n")
-        return 2
+        return _usage_error(parser, str(exc), as_json)
     except WorkbenchError as exc:
         _print(Output(exc.to_dict(), text=f"error: {exc.message}"), as_json)
         return 1
-    except sqlite3.DatabaseError as exc:  # a file damaged past what the opening checks can see
-        where = home.root if home is not None else "this home"
-        message = (f"A database in {where} could not be read ({exc}). Nothing more was changed; check it with "
-                   "`sqlite3 FILE 'PRAGMA integrity_check'` or restore it from a backup.")
+    except (sqlite3.DatabaseError, OSError) as exc:  # disk full, read-only, busy, or damage the opening checks missed
+        where = getattr(exc, "filename", None) or (f"a file in {home.root}" if home is not None else "this home")
+        message = describe_error(exc, where)
         _print(Output({"success": False, "error": message}, text=f"error: {message}"), as_json)
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug: the traceback goes to a file, never to the terminal
+        message = crash_message(exc)
+        _print(Output({"success": False, "error": message, "internal": True}, text=f"error: {message}"), as_json)
+        return CRASH_EXIT
     if output is None:
         return 0
     _print(output, as_json)

@@ -1,0 +1,131 @@
+"""The CLI answers bad words, bad bytes, busy and broken databases with a clear error."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from engine.db import describe_error
+from tests.hermes_support import workbench_cmd
+
+
+def _run(args, env=None, **kwargs):
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(args, capture_output=True, env=full_env, timeout=60, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["memory", "show", "--json", "--bogus"],
+        ["memory", "add", "--json"],
+        ["--json", "sessions", "show"],
+        ["memory", "history", "--json", "--limit", "many"],
+        ["pending", "--json", "frobnicate"],
+    ],
+)
+def test_every_usage_error_under_json_prints_one_json_document(tmp_path, argv):
+    proc = _run(workbench_cmd("--home", str(tmp_path / "h"), *argv), text=True)
+    assert proc.returncode == 2
+    doc = json.loads(proc.stdout)  # exactly one document, nothing else on stdout
+    assert doc["success"] is False and doc["usage"] is True and doc["error"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_an_empty_home_is_refused_instead_of_writing_the_default_home(tmp_path):
+    for argv in (["--home", "", "memory", "add", "x"], ["--home=", "memory", "add", "x"]):
+        proc = _run(workbench_cmd(*argv, "--json"), env={"WORKBENCH_HOME": str(tmp_path / "default")}, text=True)
+        assert proc.returncode == 2, proc.stderr
+        assert "--home is empty" in json.loads(proc.stdout)["error"]
+    assert not (tmp_path / "default").exists()
+
+
+def test_a_home_under_an_unknown_user_is_refused(tmp_path):
+    proc = _run(workbench_cmd("memory", "show", "--json"), env={"WORKBENCH_HOME": "~nosuchuser-wb/x"}, cwd=tmp_path, text=True)
+    assert proc.returncode == 1
+    assert "names a user" in json.loads(proc.stdout)["error"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_arguments_that_are_not_utf8_are_a_usage_error_and_write_nothing(tmp_path):
+    home = tmp_path / "h"
+    argv = [os.fsencode(a) for a in workbench_cmd("--home", str(home), "--json", "memory", "add")] + [b"caf\xff\xfe"]
+    proc = _run(argv)
+    assert proc.returncode == 2
+    assert "not valid UTF-8" in json.loads(proc.stdout)["error"]
+    assert not (home / "memories" / "MEMORY.md").exists()
+    assert b"Traceback" not in proc.stderr
+
+
+def test_a_held_database_fails_fast_and_names_the_process_holding_it(tmp_path):
+    home = tmp_path / "h"
+    assert _run(workbench_cmd("--home", str(home), "memory", "add", "first")).returncode == 0
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import sqlite3, sys, time
+            conn = sqlite3.connect({str(home / "workbench.db")!r}, isolation_level=None)
+            conn.execute("BEGIN IMMEDIATE")
+            print("held", flush=True)
+            time.sleep(30)
+        """)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        proc = _run(workbench_cmd("--home", str(home), "--json", "memory", "add", "second"),
+                    env={"WORKBENCH_BUSY_TIMEOUT": "1"}, text=True)
+        waited = time.monotonic() - started
+    finally:
+        holder.kill()
+        holder.wait()
+    assert proc.returncode == 1
+    error = json.loads(proc.stdout)["error"]
+    assert "busy" in error and f"process {holder.pid}" in error and "WORKBENCH_BUSY_TIMEOUT" in error
+    assert waited < 30  # bounded by the budget, not by the holder (the old retry loop waited 40 s or more)
+    assert (home / "memories" / "MEMORY.md").read_text() == "first"
+
+
+@pytest.mark.parametrize(
+    ("exc", "says"),
+    [
+        (sqlite3.OperationalError("database or disk is full"), "is full"),
+        (OSError(28, "No space left on device"), "is full"),
+        (sqlite3.OperationalError("attempt to write a readonly database"), "read-only"),
+        (OSError(30, "Read-only file system"), "read-only"),
+        (sqlite3.DatabaseError("file is not a database"), "not a usable SQLite database"),
+    ],
+)
+def test_database_errors_name_the_real_cause(tmp_path, exc, says):
+    message = describe_error(exc, tmp_path / "workbench.db")
+    assert says in message
+    if says != "not a usable SQLite database":
+        assert "move it aside" not in message.lower()  # dangerous advice for an intact database
+
+
+def test_an_unexpected_error_exits_nonzero_and_saves_the_traceback_instead_of_printing_it(tmp_path, monkeypatch, capsys):
+    from workbench import cli
+    from workbench.cli import memory_cmds
+
+    def broken(home, args):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setenv("WORKBENCH_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setattr(memory_cmds, "show", broken)
+    (tmp_path / "h").mkdir()
+    status = cli.main(["--home", str(tmp_path / "h"), "memory", "show", "--json"])
+    out = capsys.readouterr()
+    assert status == 70
+    doc = json.loads(out.out)
+    assert doc["success"] is False and doc["internal"] is True
+    saved = list((tmp_path / "cfg" / "crashes").iterdir())
+    assert len(saved) == 1 and str(saved[0]) in doc["error"]
+    assert "ZeroDivisionError: a bug" in saved[0].read_text()
+    assert "Traceback" not in out.out + out.err
