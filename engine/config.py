@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
+from .yamltext import check_bounds
 
 TRUTHY = {"on", "true", "yes", "1", "approve", "enable", "enabled"}
 FALSY = {"off", "false", "no", "0", "disable", "disabled", ""}
@@ -72,6 +73,7 @@ class Config:
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"Cannot read {path}: {exc}. Fix its permissions or encoding (UTF-8).")
         try:
+            check_bounds(text)
             node = yaml.compose(text)
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:

@@ -12,9 +12,10 @@ from typing import Any
 
 import yaml
 
+from ..yamltext import load_yaml
+
 from .validation import MAX_DESCRIPTION_LENGTH, SkillError
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _CLOSE = re.compile(r"\n---[ \t]*(\r?\n|$)")
 
 
@@ -45,7 +46,7 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
         return {}, text.removeprefix("\ufeff")
     block, body = parts
     try:
-        data = yaml.load(block, Loader=_LOADER)
+        data = load_yaml(block)
     except yaml.YAMLError:
         data = _fallback_pairs(block)
     return (data if isinstance(data, dict) else {}), body
@@ -63,7 +64,7 @@ def validate_skill_md(content: Any) -> dict[str, Any]:
         raise SkillError("SKILL.md frontmatter is not closed. Ensure you have a closing '---' line.")
     block, body = parts
     try:
-        data = yaml.load(block, Loader=_LOADER)
+        data = load_yaml(block)
     except yaml.YAMLError as exc:
         raise SkillError(f"YAML frontmatter parse error: {exc}")
     if not isinstance(data, dict):
