@@ -115,8 +115,9 @@ def describe_error(exc: BaseException, path: Path | str) -> str:
                 "by this user. Nothing was changed.")
     if "disk i/o error" in text or errno_ == 5:
         return f"Reading or writing {path} failed with an I/O error ({exc}). Nothing more was changed; check the disk."
-    return (f"{path} is not a usable SQLite database ({exc}). Check it with `sqlite3 FILE 'PRAGMA integrity_check'`; "
-            "if it is damaged, move it aside (the workbench then creates a new one) or restore it from a backup.")
+    return (f"{path} could not be read as an SQLite database ({exc}). Nothing more was changed. Check it with "
+            "`sqlite3 FILE 'PRAGMA integrity_check'`; if it is damaged, move it aside (the workbench then creates a "
+            "new one) or restore it from a backup.")
 
 
 def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:

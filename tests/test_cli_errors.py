@@ -100,13 +100,13 @@ def test_a_held_database_fails_fast_and_names_the_process_holding_it(tmp_path):
         (OSError(28, "No space left on device"), "is full"),
         (sqlite3.OperationalError("attempt to write a readonly database"), "read-only"),
         (OSError(30, "Read-only file system"), "read-only"),
-        (sqlite3.DatabaseError("file is not a database"), "not a usable SQLite database"),
+        (sqlite3.DatabaseError("file is not a database"), "could not be read as an SQLite database"),
     ],
 )
 def test_database_errors_name_the_real_cause(tmp_path, exc, says):
     message = describe_error(exc, tmp_path / "workbench.db")
     assert says in message
-    if says != "not a usable SQLite database":
+    if says != "could not be read as an SQLite database":
         assert "move it aside" not in message.lower()  # dangerous advice for an intact database
 
 
@@ -129,3 +129,23 @@ def test_an_unexpected_error_exits_nonzero_and_saves_the_traceback_instead_of_pr
     assert len(saved) == 1 and str(saved[0]) in doc["error"]
     assert "ZeroDivisionError: a bug" in saved[0].read_text()
     assert "Traceback" not in out.out + out.err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sessions", "list", "--limit", "99999999999999999999999"],
+        ["sessions", "prune", "--days", "inf", "--yes"],
+        ["sessions", "prune", "--days", "nan", "--yes"],
+        ["sessions", "show", "x", "--around", "1e999"],
+        ["memory", "undo", "-5"],
+        ["curator", "purge", "--days", "1e999", "--yes"],
+        ["run", "--speed", "1e400", "-m", "x"],
+    ],
+)
+def test_huge_or_non_finite_numbers_are_usage_errors(tmp_path, argv, capsys):
+    from workbench.cli import main
+
+    assert main(["--home", str(tmp_path / "h"), "--json", *argv]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert "out of range" in doc["error"] or "is not" in doc["error"]

@@ -82,7 +82,7 @@ def test_hand_broken_usage_file_and_bad_limits_never_give_a_traceback(tmp_path):
         json.loads(proc.stdout)
     proc = subprocess.run([sys.executable, "-m", "workbench", "curator", "ledger", "--limit", "-1", "--home",
                            str(tmp_path / "h")], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "--limit must be at least 1" in proc.stderr
+    assert proc.returncode == 2 and "--limit: -1 is out of range" in proc.stderr
 
 
 def test_skills_show_inspects_an_archived_skill_without_counting_a_view(tmp_path):

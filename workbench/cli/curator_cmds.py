@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.home import Home
 
 from . import Output, UsageError
+from .numbers import COUNT, WHOLE_DAYS
 
 
 def register(subparsers, common) -> None:
@@ -19,7 +20,7 @@ def register(subparsers, common) -> None:
     status.set_defaults(handler=curator_status, read_only=True)
 
     purge = sub.add_parser("purge", parents=[common], help="delete archived skills older than N days (blobs kept)")
-    purge.add_argument("--days", type=int, required=True, metavar="N", help="only skills archived at least N days ago")
+    purge.add_argument("--days", type=WHOLE_DAYS, required=True, metavar="N", help="only skills archived at least N days ago")
     purge.add_argument("--yes", action="store_true", help="confirm the purge")
     purge.add_argument("--dry-run", action="store_true", help="list what would be purged")
     purge.set_defaults(handler=purge_archive)
@@ -29,7 +30,7 @@ def register(subparsers, common) -> None:
     rollback.set_defaults(handler=rollback_entry)
 
     ledger = sub.add_parser("ledger", parents=[common], help="recent ledger entries, newest first")
-    ledger.add_argument("--limit", type=int, default=20)
+    ledger.add_argument("--limit", type=COUNT, default=20)
     ledger.set_defaults(handler=show_ledger, read_only=True)
 
 

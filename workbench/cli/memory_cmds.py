@@ -13,6 +13,7 @@ from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, render_block
 from engine.tools import ToolContext
 
 from . import Output, UsageError
+from .numbers import COUNT, ID
 
 GAUGE_CELLS = 24
 
@@ -46,11 +47,11 @@ def register(subparsers, common) -> None:
 
     history = sub.add_parser("history", parents=[common], help="journal of memory changes, newest first")
     history.add_argument("--target", choices=TARGETS)
-    history.add_argument("--limit", type=int, default=20)
+    history.add_argument("--limit", type=COUNT, default=20)
     history.set_defaults(handler=show_history, read_only=False)
 
     undo = sub.add_parser("undo", parents=[common], help="apply the inverse of a journal event")
-    undo.add_argument("event_id", metavar="EVENT_ID", type=int)
+    undo.add_argument("event_id", metavar="EVENT_ID", type=ID)
     undo.set_defaults(handler=undo_event, read_only=False)
 
 

@@ -16,6 +16,7 @@ from engine.scenarios import list_scenarios, run_scenario
 
 from . import Output, UsageError
 from .sessions_cmds import printable, resolve
+from .numbers import SPEED
 
 ARG_PREVIEW = 70
 WRITE_KEYS = ("action", "target", "content", "old_text", "operations")
@@ -30,7 +31,7 @@ def register(subparsers, common) -> None:
                      help="a user message; repeat for several turns")
     run.add_argument("--session", metavar="ID", help="continue this stored session instead of starting a new one")
     run.add_argument("--title", help="title for a new session (default: from the first message)")
-    run.add_argument("--speed", type=float, default=0.0,
+    run.add_argument("--speed", type=SPEED, default=0.0,
                      help="scenario pace: 1 = as written, 2 = twice as fast, 0 = no delays (default)")
     run.add_argument("--base-url", help="openai: endpoint root, e.g. http://localhost:11434/v1 (else model.base_url)")
     run.add_argument("--model-name", help="openai: model name (else model.name)")

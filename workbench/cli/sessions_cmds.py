@@ -16,6 +16,7 @@ from engine.fileio import atomic_write_text
 from engine.home import Home
 
 from . import Output, UsageError
+from .numbers import COUNT, DAYS, ID
 
 
 def register(subparsers, common) -> None:
@@ -24,16 +25,16 @@ def register(subparsers, common) -> None:
     sub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION")
 
     ls = sub.add_parser("list", parents=[common], help="sessions, newest first")
-    ls.add_argument("--limit", type=int, default=20)
-    ls.add_argument("--offset", type=int, default=0)
+    ls.add_argument("--limit", type=COUNT, default=20)
+    ls.add_argument("--offset", type=COUNT, default=0)
     ls.add_argument("--source", help="only this source (cli, telegram, workbench, ...)")
     ls.add_argument("--all", action="store_true", help="include archived sessions")
     ls.set_defaults(handler=list_sessions, read_only=True)
 
     search = sub.add_parser("search", parents=[common], help="full-text search, best hit per lineage")
     search.add_argument("query", metavar="QUERY")
-    search.add_argument("--limit", type=int, default=20)
-    search.add_argument("--offset", type=int, default=0)
+    search.add_argument("--limit", type=COUNT, default=20)
+    search.add_argument("--offset", type=COUNT, default=0)
     search.add_argument("--role", action="append", help="only messages with this role (repeatable, or comma-separated)")
     search.add_argument("--sort", choices=["newest", "oldest"], help="order by time instead of relevance")
     search.add_argument("--prefix", action="store_true", help="treat the last word as a prefix (search as you type)")
@@ -41,10 +42,10 @@ def register(subparsers, common) -> None:
 
     show = sub.add_parser("show", parents=[common], help="a session and its messages")
     show.add_argument("session", metavar="ID")
-    show.add_argument("--around", type=int, metavar="MESSAGE_ID", help="only a window around this message")
-    show.add_argument("--window", type=int, default=5, help="messages either side of --around (default 5)")
-    show.add_argument("--limit", type=int, help="at most this many messages")
-    show.add_argument("--offset", type=int, default=0)
+    show.add_argument("--around", type=ID, metavar="MESSAGE_ID", help="only a window around this message")
+    show.add_argument("--window", type=COUNT, default=5, help="messages either side of --around (default 5)")
+    show.add_argument("--limit", type=COUNT, help="at most this many messages")
+    show.add_argument("--offset", type=COUNT, default=0)
     show.add_argument("--archived", action="store_true", help="include rows archived by compaction or rewound")
     show.set_defaults(handler=show_session, read_only=True)
 
@@ -75,7 +76,7 @@ def register(subparsers, common) -> None:
     delete.set_defaults(handler=delete_session, read_only=False)
 
     prune = sub.add_parser("prune", parents=[common], help="delete ended sessions older than N days")
-    prune.add_argument("--days", type=float, required=True)
+    prune.add_argument("--days", type=DAYS, required=True)
     prune.add_argument("--source")
     prune.add_argument("--yes", action="store_true", help="confirm the deletion")
     prune.set_defaults(handler=prune_sessions, read_only=False)

@@ -11,12 +11,13 @@ from engine.errors import WorkbenchError
 from engine.home import Home, open_home, resolve_home
 
 from . import UsageError
+from .numbers import SPEED
 
 
 def register(subparsers, common) -> None:
     demo = subparsers.add_parser("demo", parents=[common],
                                  help="seed (or reuse) a demo home, open the TUI and play the demo scenario")
-    demo.add_argument("--speed", type=float, default=1.0, help="demo pace multiplier (2 = twice as fast)")
+    demo.add_argument("--speed", type=SPEED, default=1.0, help="demo pace multiplier (2 = twice as fast)")
     demo.add_argument("--fresh", action="store_true",
                       help="start the story over: move a previous demo home aside to <home>.previous first")
     demo.set_defaults(handler=open_demo, no_home=True)

@@ -1,0 +1,48 @@
+"""Argument types for numbers: finite, in range, or a usage error that says the range.
+
+SQLite stores 64-bit integers and ``float('1e999')`` is infinity, so an unchecked
+``--limit 99999999999999999999`` or ``--days inf`` ended in a traceback deep inside a
+query; these types refuse such values where the words are parsed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+INT_MAX = 2**63 - 1
+
+
+def whole(low: int = 0, high: int = INT_MAX, what: str = "a whole number"):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give {what} from {low:,} to {high:,}")
+        return value
+
+    parse.__name__ = "whole number"
+    return parse
+
+
+def number(low: float = 0.0, high: float = 1e9, what: str = "a number"):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not math.isfinite(value) or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give {what} from {low:g} to {high:g}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+COUNT = whole(0, 1_000_000, "a count")
+ID = whole(1, INT_MAX, "an id")
+DAYS = number(0, 36_500, "a number of days")
+SPEED = number(0, 1_000, "a speed")
+WHOLE_DAYS = whole(0, 36_500, "a whole number of days")
