@@ -161,6 +161,6 @@ def test_text_output_never_passes_terminal_escapes_through(home_dir, capsys):
         assert "\x1b" not in out and "\x00" not in out, argv
     assert main(["sessions", "show", "ansi_1", "--home", str(home_dir)]) == 0
     out = capsys.readouterr().out
-    assert "pwned" not in out and "FAILED tests/test_x.py \ufffd" in out
+    assert "␛]0;pwned␇" in out and "␛[31mFAILED␛[0m tests/test_x.py ␛[2J␀" in out  # shown, never obeyed
     assert main(["sessions", "show", "ansi_1", "--home", str(home_dir), "--json"]) == 0  # JSON keeps the exact text
     assert json.loads(capsys.readouterr().out)["messages"][1]["content"].startswith("\x1b[31mFAILED")

@@ -47,7 +47,7 @@ def test_run_prints_a_readable_transcript(tmp_path, capsys):
     assert "you> we use pytest" in out and '-> memory(action="add", target="memory"' in out
     assert "agent> Got it. Saved to memory" in out and "1 memory write(s)" in out
     code, out, _ = _run(capsys, "run", "--home", str(tmp_path / "h"), "-m", "hi \x1b[2J\x1b]0;title\x07 there")
-    assert code == 0 and "you> hi  there" in out and "\x1b" not in out  # terminal escapes never pass through
+    assert code == 0 and "you> hi ␛[2J␛]0;title␇ there" in out and "\x1b" not in out  # escapes shown, never obeyed
 
 
 def test_scenario_run_and_listing(tmp_path, capsys):

@@ -2,37 +2,17 @@
 
 ``[bold]x[/]`` or ``<memory-context>`` in an entry must appear exactly as written, so
 every widget builds its text with these helpers (Content objects, not markup strings).
-Control characters are made visible too: an ESC sequence hidden in a memory file
-(``\\x1b[2J``) would otherwise reach the terminal and clear or restyle the screen, so
-C0 controls show as their Unicode control pictures (``␛``) and C1 controls as ``\\x9b``.
-Bidirectional overrides and isolates (U+202A-202E, U+2066-2069) show as ``<U+202E>``:
-a terminal that honours them would display text in another order than it is stored.
-Newlines and tabs are kept.
+Control characters and bidi controls are made visible by the one policy the CLI uses
+too (``engine.textsafety.visible``): ``␛`` for ESC, ``<U+202E>`` for an override.
 """
 
 from __future__ import annotations
 
-import re
-
 from textual.content import Content
 
+from engine.textsafety import visible
+
 Part = tuple[str, str] | str
-
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _picture(match: re.Match) -> str:
-    code = ord(match.group())
-    if code < 0x20:
-        return chr(0x2400 + code)
-    if code > 0xFF:
-        return f"<U+{code:04X}>"
-    return "\u2421" if code == 0x7F else f"\\x{code:02x}"
-
-
-def visible(text: str | None) -> str:
-    """``text`` with every control character (but newline and tab) shown, not executed."""
-    return _CONTROLS.sub(_picture, text or "")
 
 
 def literal(text: str | None, style: str = "") -> Content:

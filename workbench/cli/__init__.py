@@ -19,6 +19,7 @@ from typing import Any, Callable
 from engine import open_home
 from engine.db import describe_error
 from engine.errors import WorkbenchError
+from engine.textsafety import visible
 
 from ..crash import CRASH_EXIT, crash_message
 
@@ -92,13 +93,13 @@ def _print(output: Output, as_json: bool) -> None:
         text = json.dumps(output.data, ensure_ascii=False, indent=2, default=str)
     if text:
         stream = sys.stdout if output.succeeded else sys.stderr
-        stream.write(text.rstrip("\n") + "\n")
+        stream.write(visible(text.rstrip("\n")) + "\n")  # the one place text output is printed
 
 
 def _usage_error(parser: argparse.ArgumentParser, message: str, as_json: bool) -> int:
     """Exit status 2, with usage on stderr and, under --json, one JSON document on stdout."""
     parser.print_usage(sys.stderr)
-    sys.stderr.write(f"{parser.prog}: error: {message}\n")
+    sys.stderr.write(visible(f"{parser.prog}: error: {message}") + "\n")
     if as_json:
         sys.stdout.write(json.dumps({"success": False, "error": message, "usage": True}, ensure_ascii=False) + "\n")
     return 2
@@ -107,7 +108,7 @@ def _usage_error(parser: argparse.ArgumentParser, message: str, as_json: bool) -
 def _argument_problem(argv: list[str]) -> str:
     """Arguments no command can use: bytes that are not UTF-8 and an empty --home."""
     for word in argv:
-        if any("\udc80" <= ch <= "\udcff" for ch in word):
+        if any("\ud800" <= ch <= "\udfff" for ch in word):  # undecodable bytes arrive as surrogates
             return "an argument is not valid UTF-8 text; pass text in UTF-8"
     for i, word in enumerate(argv):
         if word == "--home=" or (word == "--home" and i + 1 < len(argv) and argv[i + 1] == ""):

@@ -13,9 +13,10 @@ from engine.models import BACKENDS, make_model
 from engine.runner import AgentSession, RequestLog
 from engine.runner.session import CLOSE_REASON
 from engine.scenarios import list_scenarios, run_scenario
+from engine.textsafety import visible
 
 from . import Output, UsageError
-from .sessions_cmds import printable, resolve
+from .sessions_cmds import resolve
 from .numbers import SPEED
 
 ARG_PREVIEW = 70
@@ -67,7 +68,7 @@ class TranscriptPrinter:
     def __call__(self, event: RunnerEvent) -> None:
         data, kind = event.data, event.kind
         if kind == "assistant_delta":
-            sys.stdout.write(("" if self.streamed else "agent> ") + printable(data["text"]))
+            sys.stdout.write(("" if self.streamed else "agent> ") + visible(data["text"]))
             sys.stdout.flush()
             self.streamed = True
             return
@@ -75,7 +76,7 @@ class TranscriptPrinter:
         if kind == "assistant_message" and self.streamed:
             line, self.streamed = "", False
         if line is not None:
-            sys.stdout.write(printable(line) + "\n")
+            sys.stdout.write(visible(line) + "\n")
             sys.stdout.flush()
 
     @staticmethod

@@ -7,7 +7,6 @@ state.db). Session ids may be given in full, as a unique prefix, or as a title.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from engine.archive import Session
@@ -106,16 +105,6 @@ def _check_paging(args) -> None:
             raise UsageError(f"--{name} must be {'at least 1' if name == 'limit' else 'zero or more'}")
 
 
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """Stored text made safe for a terminal: escape sequences (tool output colours, hostile
-    titles) dropped, other control characters shown as U+FFFD; newlines and tabs kept."""
-    return _CONTROL.sub("\ufffd", _ANSI.sub("", text))
-
-
 def _when(value: str | None) -> str:
     return (value or "")[:16].replace("T", " ")
 
@@ -129,7 +118,7 @@ def list_sessions(home: Home, args) -> Output:
     def text() -> str:
         if not rows:
             return "no sessions"
-        return printable("\n".join(f"{_when(s.to_dict()['started_at'])}  {s.id}  {s.source:<9} {s.message_count:>5} "
+        return ("\n".join(f"{_when(s.to_dict()['started_at'])}  {s.id}  {s.source:<9} {s.message_count:>5} "
                                   f"msgs  {s.title or ''}" + (f"  (child of {s.parent_session_id})"
                                                               if s.parent_session_id else "") for s in rows))
     return Output(data, text)
@@ -149,7 +138,7 @@ def search_sessions(home: Home, args) -> Output:
         for h in hits:
             lines.append(f"{_when(h.when)}  {h.session_id}  [{h.role} #{h.match_message_id}]  {h.title or ''}")
             lines.append("    " + h.snippet)
-        return printable("\n".join(lines))
+        return ("\n".join(lines))
     return Output(data, text)
 
 
@@ -177,7 +166,7 @@ def show_session(home: Home, args) -> Output:
 
     def text() -> str:
         head = f"{session.id}  {session.title or '(untitled)'}  [{session.source}, {session.message_count} msgs]"
-        return printable("\n".join([head, *(_message_line(m) for m in messages)]))
+        return ("\n".join([head, *(_message_line(m) for m in messages)]))
     return Output(data, text)
 
 
@@ -193,7 +182,7 @@ def show_lineage(home: Home, args) -> Output:
             for child in lineage.children.get(node, []):
                 walk(child, depth + 1)
         walk(lineage.root_id, 0)
-        return printable("\n".join(lines))
+        return ("\n".join(lines))
     return Output(data, text)
 
 

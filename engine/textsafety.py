@@ -1,0 +1,36 @@
+"""One policy for text from data that reaches a terminal, used by the CLI and the TUI.
+
+Memory entries, titles, skill files and tool output are data: an ESC sequence hidden in
+a hand-edited MEMORY.md (``\\x1b]0;PWNED\\x07``, ``\\x1b[2J``, OSC 52 clipboard writes)
+must never reach the terminal, and bidirectional controls must not make text display
+in another order than it is stored. So C0 controls show as their Unicode control
+pictures (``␛``), DEL as ``␡``, C1 controls as ``\\x9b``, and bidi controls (embeddings,
+overrides, isolates and the LRM/RLM/ALM marks) as ``<U+202E>``. Newlines and tabs are
+kept. ``--json`` output keeps the exact text; only what is drawn or printed is made
+visible.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _picture(match: re.Match) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)
+    if code > 0xFF:
+        return f"<U+{code:04X}>"
+    return "\u2421" if code == 0x7F else f"\\x{code:02x}"
+
+
+def visible(text: str | None) -> str:
+    """``text`` with every control character (but newline and tab) shown, not executed."""
+    return _CONTROLS.sub(_picture, text or "")
+
+
+def is_terminal_safe(text: str) -> bool:
+    """True when ``text`` holds nothing ``visible`` would change."""
+    return _CONTROLS.search(text) is None

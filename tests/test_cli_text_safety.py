@@ -1,0 +1,63 @@
+"""No text output of any command drives the terminal, whatever the data; --json keeps it exact."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import FixedClock, open_home
+from engine.textsafety import is_terminal_safe
+from workbench.cli import main
+
+# Characters that would drive a terminal, mixed into otherwise ordinary text.
+DRIVERS = [chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]] + [
+    "\u061c", "\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))]
+hostile = st.lists(st.one_of(st.sampled_from(DRIVERS), st.sampled_from(["\x1b]0;PWNED\x07", "\x1b[2J", "\x1b]52;c;aGk=\x07"]),
+                             st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=8)),
+                   min_size=1, max_size=8).map("".join)
+
+READ_COMMANDS = [
+    ["memory", "show"], ["memory", "history"], ["sessions", "list"], ["sessions", "search", "word"],
+    ["sessions", "show", "s_1"], ["sessions", "lineage", "s_1"], ["sessions", "export", "s_1", "--format", "markdown"],
+    ["skills", "list"], ["skills", "show", "tool-notes"], ["pending", "list"], ["curator", "status"],
+]
+
+
+def _seed(root, text: str) -> None:
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    (home.memories_dir / "MEMORY.md").write_text(f"word {text}\n§\nplain entry", encoding="utf-8")
+    home.archive.create_session("s_1", source="cli", title=f"title {text}")
+    home.archive.append_message("s_1", "user", f"word {text}")
+    skill = home.skills_dir / "tool-notes"
+    skill.mkdir(parents=True, exist_ok=True)
+    description = json.dumps(f"notes {text}")  # a YAML double-quoted scalar carries any character
+    (skill / "SKILL.md").write_text(f"---\nname: tool-notes\ndescription: {description}\n---\nbody {text}\n", encoding="utf-8")
+    home.close()
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(text=hostile)
+def test_no_text_output_contains_controls_or_bidi(tmp_path_factory, text):
+    root = tmp_path_factory.mktemp("safe") / "home"
+    _seed(root, text)
+    for argv in READ_COMMANDS:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(["--home", str(root), *argv])
+        assert status in (0, 1), argv
+        printed = out.getvalue() + err.getvalue()
+        assert is_terminal_safe(printed), (argv, [c for c in printed if not is_terminal_safe(c)][:5])
+
+
+def test_json_output_keeps_the_exact_text(tmp_path):
+    root = tmp_path / "home"
+    _seed(root, "\x1b]0;PWNED\x07\u202e")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["--home", str(root), "sessions", "show", "s_1", "--json"]) == 0
+    doc = json.loads(out.getvalue())
+    assert doc["messages"][0]["content"] == "word \x1b]0;PWNED\x07\u202e"
