@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 HOME_DIR ?= demo-home
 
-.PHONY: run test bench install clean
+.PHONY: run test bench fuzz install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ test: $(STAMP)
 ## benchmarks: numbers, ratios and peak memory (not part of `make test`)
 bench: $(STAMP)
 	$(PY) -m tests.bench $(BENCH)
+
+## the fuzz suites with many more examples than `make test` runs
+fuzz: $(STAMP)
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-5000} $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz_cli.py
 
 clean:
 	rm -rf $(VENV) $(HOME_DIR) bench-data *.egg-info
