@@ -129,18 +129,33 @@ class Journal:
         """Record a change that is already complete."""
         return self._insert(subsystem, action, target, actor, before, after, session_id, message_id, detail, "done")
 
-    def _insert(self, subsystem, action, target, actor, before, after, session_id, message_id, detail, status) -> int:
-        if actor not in ACTORS:
-            raise ValueError(f"unknown actor {actor!r}; expected one of {ACTORS}")
+    def append_all(self, subsystem: str, target: str, rows: list[dict[str, Any]], *, actor: str) -> list[int]:
+        """Record several completed changes at once (one transaction: all rows or none).
+
+        Each row is a dict of ``action`` and optionally ``before``, ``after``, ``detail``.
+        """
         conn = self.connection()
         with write_transaction(conn, self.read_only):
-            cur = conn.execute(
-                "INSERT INTO journal (at, actor, subsystem, action, target, before, after, session_id, message_id, detail, status)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (self.clock.now(), actor, subsystem, action, target, before, after, session_id, message_id,
-                 json.dumps(detail, ensure_ascii=False) if detail else None, status),
-            )
-            return int(cur.lastrowid)
+            return [self._execute(conn, subsystem, row["action"], target, actor, row.get("before"), row.get("after"),
+                                  None, None, row.get("detail"), "done") for row in rows]
+
+    def _insert(self, subsystem, action, target, actor, before, after, session_id, message_id, detail, status) -> int:
+        conn = self.connection()
+        with write_transaction(conn, self.read_only):
+            return self._execute(conn, subsystem, action, target, actor, before, after, session_id, message_id,
+                                 detail, status)
+
+    def _execute(self, conn, subsystem, action, target, actor, before, after, session_id, message_id, detail,
+                 status) -> int:
+        if actor not in ACTORS:
+            raise ValueError(f"unknown actor {actor!r}; expected one of {ACTORS}")
+        cur = conn.execute(
+            "INSERT INTO journal (at, actor, subsystem, action, target, before, after, session_id, message_id, detail, status)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (self.clock.now(), actor, subsystem, action, target, before, after, session_id, message_id,
+             json.dumps(detail, ensure_ascii=False) if detail else None, status),
+        )
+        return int(cur.lastrowid)
 
     def get(self, entry_id: int) -> JournalEntry | None:
         row = self.connection().execute("SELECT * FROM journal WHERE id = ?", (entry_id,)).fetchone()
@@ -170,6 +185,20 @@ class Journal:
             (subsystem, target, text),
         )
         return [_row(r) for r in rows]
+
+    def about(self, subsystem: str, target: str, text: str, limit: int = 1000) -> list[JournalEntry]:
+        """History of one text: the done rows that wrote it (``after``) or took it away (``before``), newest first."""
+        rows = self.connection().execute(
+            "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND (after = ? OR before = ?) AND status = 'done' "
+            "ORDER BY id DESC LIMIT ?", (subsystem, target, text, text, limit))
+        return [_row(r) for r in rows]
+
+    def first(self, subsystem: str, target: str, action: str) -> JournalEntry | None:
+        """The oldest done row of ``action`` on ``target`` (e.g. when the workbench first saw a file)."""
+        row = self.connection().execute(
+            "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND action = ? AND status = 'done' "
+            "ORDER BY id LIMIT 1", (subsystem, target, action)).fetchone()
+        return _row(row) if row else None
 
     def close(self) -> None:
         self._conns.close_all()

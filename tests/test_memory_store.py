@@ -332,7 +332,7 @@ def test_undo_respects_the_budget(home, mem):
     assert result["success"] is False and result["error"].startswith("Memory at 10/12 chars.")
 
 
-def test_external_edits_are_journaled_once_and_own_writes_never(home, mem):
+def test_external_edits_are_journaled_entry_by_entry_and_own_writes_never(home, mem):
     mem.add("memory", "mine", u())
     assert mem.record_external_change("memory") is False, "our own write is not external"
     put(home, "memory", "mine\n§\nfrom hermes")
@@ -341,17 +341,31 @@ def test_external_edits_are_journaled_once_and_own_writes_never(home, mem):
     assert mem.record_external_change("memory") is True
     assert mem.record_external_change("memory") is False
     row = mem.history(limit=1)[0]
-    assert (row.actor, row.action, row.before, row.after) == ("external", "external", "mine", "mine\n§\nfrom hermes")
+    assert (row.actor, row.action, row.before, row.after) == ("external", "add", None, "from hermes")
     assert events[0].actor == "external"
     assert mem.provenance("memory", "from hermes")[0].id == row.id
-    other = open_home(home.root)  # another workbench process writing is journaled, so not external
+    other = open_home(home.root)  # another workbench process: journaled there, announced here, not external
     other.memory.add("memory", "from the cli", u())
+    assert mem.record_external_change("memory") is True
+    assert (events[-1].actor, events[-1].action) == ("user", "add")
     assert mem.record_external_change("memory") is False
+    assert [r.actor for r in mem.history(limit=2)] == ["user", "external"]
     other.close()
-    put(home, "memory", "rewritten by an editor")
+    put(home, "memory", "mine\n§\nfrom hermes, edited\n§\nfrom the cli")
     mem.record_external_change("memory")
-    assert mem.undo(mem.history(limit=1)[0].id)["success"]
+    (edit,) = mem.history(limit=1)
+    assert (edit.action, edit.before, edit.after) == ("replace", "from hermes", "from hermes, edited")
+    assert mem.undo(edit.id)["success"]
     assert mem.path("memory").read_text() == "mine\n§\nfrom hermes\n§\nfrom the cli"
+
+
+def test_reformatting_or_reordering_outside_journals_nothing(home, mem):
+    mem.add("memory", "one", u())
+    mem.add("memory", "two", u())
+    rows = len(mem.history())
+    put(home, "memory", "two\n§\none\n")
+    assert mem.record_external_change("memory") is True, "the file changed, so the screens hear of it"
+    assert len(mem.history()) == rows, "but no entry changed, so nothing is journaled"
 
 
 def test_history_json_round_trips(mem):
@@ -399,19 +413,21 @@ def test_an_outside_edit_is_journaled_before_the_next_write_even_unwatched(home,
     home.bus.subscribe(events.append, MemoryChanged)
     mem.add("memory", "ours again", u())
     external, add = reversed(mem.history(limit=2))
-    assert (external.actor, external.detail["added"]) == ("external", ["added by hermes"])
+    assert (external.actor, external.action, external.after) == ("external", "add", "added by hermes")
     assert (add.actor, add.after) == ("user", "ours again")
     assert [e.actor for e in events] == ["external", "user"]
     assert mem.provenance("memory", "added by hermes")[0].actor == "external"
     assert mem.record_external_change("memory") is False
 
 
-def test_first_sight_of_a_foreign_file_cannot_be_undone_into_nothing(home, mem):
-    put(home, "user", "Name is Ada")
+def test_first_sight_of_a_foreign_file_is_seen_not_an_edit(home, mem):
+    put(home, "user", "Name is Ada\n§\nLikes tea")
     assert mem.record_external_change("user") is True
-    row = mem.history("user", limit=1)[0]
-    assert row.before is None and "no earlier state" in mem.undo(row.id)["error"]
-    assert mem.entries("user") == ["Name is Ada"]
+    (row,) = mem.history("user")
+    assert (row.action, row.before, row.after, row.detail["entries"]) == ("seen", None, None, ["Name is Ada", "Likes tea"])
+    assert "no earlier state" in mem.undo(row.id)["error"]
+    assert mem.entries("user") == ["Name is Ada", "Likes tea"]
+    assert mem.provenance("user", "Likes tea") == []
 
 
 def test_undo_of_a_remove_puts_the_entry_back_in_its_place(mem):

@@ -128,6 +128,24 @@ def diff_entries(frozen: list[str], live: list[str]) -> list[tuple[str, str]]:
     return rows
 
 
+def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None, str | None, int]]:
+    """What changed, entry by entry, between two versions of a store (an edit made outside).
+
+    ``(action, before, after, index)``: a gone entry paired with a similar new one (as in
+    ``diff_entries``) is a ``replace``, other gone ones are ``remove`` (``index`` in
+    ``old``), other new ones ``add`` (``index`` in ``new``). Moving entries around or
+    reformatting the file changes no entry, so it yields nothing.
+    """
+    old_set, new_set = set(old), set(new)
+    gone = [e for e in old if e not in new_set]
+    fresh = [e for e in new if e not in old_set]
+    pairs = _pair_changes(gone, fresh)
+    paired = set(pairs.values())
+    changes = [("remove", e, None, old.index(e)) for e in gone if e not in paired]
+    changes += [("replace", pairs[e], e, new.index(e)) if e in pairs else ("add", None, e, new.index(e)) for e in fresh]
+    return changes
+
+
 def _pair_changes(gone: list[str], new: list[str]) -> dict[str, str]:
     """Pair new entries with gone ones, most similar pairs first (ratio >= 0.5)."""
     scored = sorted(((SequenceMatcher(None, old, entry).ratio(), i, j) for i, old in enumerate(gone)

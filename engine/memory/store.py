@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -25,7 +26,9 @@ from ..fileio import atomic_write_bytes, atomic_write_text, file_lock, lock_path
 from ..journal import JournalEntry
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from . import ops
-from .format import FILE_NAMES, TARGETS, Usage, breaks_delimiter, has_drift, parse_entries, serialize
+from .archive_writes import ArchiveWrites
+from .format import (FILE_NAMES, TARGETS, Usage, breaks_delimiter, entry_changes, has_drift, parse_entries,
+                     serialize)
 from .ops import Outcome, Refusal, refuse
 from .snapshot import MemorySnapshot
 from .threats import first_threat_message
@@ -371,6 +374,7 @@ class MemoryStore:
             text = outcome.text if outcome.text is not None else serialize(outcome.entries)
             external = self._journal_external(target, state)
             journal_ids = self._write(target, text, outcome, writer, plan)
+            self._seen[target] = text
         if external is not None:
             self.home.bus.publish(external)
         single = outcome.changes[0] if len(outcome.changes) == 1 and plan.journal_action != "undo" else None
@@ -468,96 +472,31 @@ class MemoryStore:
         return self.home.journal.query(subsystem=SUBSYSTEM, target=target, limit=limit)
 
     def provenance(self, target: str, entry_text: str) -> list[JournalEntry]:
-        """The journal rows that wrote this exact entry (newest first), external edits included."""
-        rows = self.home.journal.writers_of(SUBSYSTEM, target, entry_text)
-        external = [row for row in self.home.journal.query(subsystem=SUBSYSTEM, target=target, actor="external",
-                                                            limit=1000)
-                    if entry_text in row.detail.get("added", ())]
-        return sorted({row.id: row for row in rows + external}.values(), key=lambda row: row.id, reverse=True)
+        """The journal rows that wrote this exact entry (newest first), external edits included.
+
+        ``history.origin`` goes further: Hermes's own tool calls, or "present before".
+        """
+        return self.home.journal.writers_of(SUBSYSTEM, target, entry_text)
+
+    @cached_property
+    def archive_writes(self) -> ArchiveWrites:
+        """The memory writes Hermes's tool calls in state.db record (this process's cache)."""
+        return ArchiveWrites(self.home)
 
     def undo(self, event_id: Any, actor: str = "user") -> dict[str, Any]:
-        """Apply the inverse of one journal event through the normal guards (itself journaled)."""
-        try:
-            self._check_writable()
-            row = self._undoable(event_id)
-            plan = self._inverse(row)
-            outcome = self._apply(row.target, plan, _Writer(actor, detail={"undo_of": row.id}))
-        except Refusal as refusal:
-            return refusal.result
-        result = self._success(row.target, outcome)
-        result["message"] = f"Undid event {row.id} ({row.action}). {outcome.message}"
-        result["undone_event"] = row.id
-        return result
+        """Apply the inverse of one journal event through the normal guards (see ``history.undo``)."""
+        from .history import undo
 
-    def _undoable(self, event_id: Any) -> JournalEntry:
-        try:
-            number = int(event_id)
-        except (TypeError, ValueError):
-            raise refuse(f"Event id must be a number, got {event_id!r}. See `workbench memory history`.")
-        row = self.home.journal.get(number)
-        if row is None or row.subsystem != SUBSYSTEM:
-            raise refuse(f"No memory journal event {number}. See `workbench memory history` for event ids.")
-        if row.status != "done":
-            raise refuse(f"Event {number} was never applied (status: {row.status}); there is nothing to undo.")
-        return row
-
-    def _inverse(self, row: JournalEntry) -> _Plan:
-        kind = row.detail.get("op", row.action) if row.action == "undo" else row.action
-        file_name = FILE_NAMES[row.target]
-        gone = refuse(f"Cannot undo event {row.id}: the entry it wrote is no longer in {file_name} (it was changed "
-                      "or removed since). Nothing was changed.")
-        extra = {"op": kind}
-        if kind == "add":
-            def op(entries: list[str], limit: int) -> Outcome:
-                if row.after not in entries:
-                    raise gone
-                return ops.remove(entries, row.after, pin=row.after)
-            extra["op"] = "remove"
-            return _Plan("remove", op, {}, row.after or "", journal_action="undo", extra_detail=extra)
-        if kind == "remove":
-            text = row.before or ""
-            _scan(text)
-
-            def op(entries: list[str], limit: int) -> Outcome:
-                if text in entries:
-                    raise refuse(f"Cannot undo event {row.id}: the entry it removed is already back in {file_name}. "
-                                 "Nothing was changed.")
-                outcome = ops.add(entries, text, limit)
-                outcome.entries.insert(min(row.detail.get("index", len(entries)), len(entries)), outcome.entries.pop())
-                return outcome
-            extra["op"] = "add"
-            return _Plan("add", op, {}, text, drift_guard=False, journal_action="undo", extra_detail=extra)
-        if kind == "replace":
-            old = row.before or ""
-            _scan(old)
-
-            def op(entries: list[str], limit: int) -> Outcome:
-                if row.after not in entries:
-                    raise gone
-                return ops.replace(entries, row.after, old, limit, pin=row.after)
-            return _Plan("replace", op, {}, old, journal_action="undo", extra_detail=extra)
-        if kind == "external":
-            if row.before is None:
-                raise refuse(f"Cannot undo event {row.id}: it records what {file_name} held before the workbench "
-                             "first saw it, so there is no earlier state to go back to. Nothing was changed.")
-
-            def op(entries: list[str], limit: int) -> Outcome:
-                if self.read(row.target).raw != (row.after or ""):
-                    raise refuse(f"Cannot undo event {row.id}: {file_name} changed again after that external edit. "
-                                 "Nothing was changed.")
-                restored = row.before or ""
-                outcome = Outcome(parse_entries(restored), "File restored to its content before the external edit.",
-                                  [ops.Change("external", row.after, restored)])
-                outcome.text = restored
-                return outcome
-            return _Plan("external", op, {}, "", drift_guard=False, journal_action="undo", extra_detail=extra)
-        raise refuse(f"Event {row.id} ({row.action}) cannot be undone.")
+        return undo(self, event_id, actor)
 
     def record_external_change(self, target: str) -> bool:
-        """Journal a change another program made to the file (one no workbench process journaled).
+        """Catch up with the file on disk: journal what no workbench process journaled, and
+        announce (``MemoryChanged``) any content this process has not seen yet.
 
-        The TUI's file watcher calls this; every write also calls it first, under the lock,
-        so an outside edit is journaled as ``external`` even when nobody was watching.
+        The TUI's file watcher calls this, so a write by Hermes, an editor or another
+        workbench process reaches the screens; every write also journals outside edits
+        first, under the lock, so they are journaled even when nobody was watching.
+        Returns whether a change was announced.
         """
         self._check_target_or_raise(target)
         if self.home.read_only:
@@ -567,31 +506,53 @@ class MemoryStore:
         except Refusal:
             return False
         with lock:
-            event = self._journal_external(target, self.read(target))
-        if event is None:
-            return False
+            state = self.read(target)
+            event = self._journal_external(target, state)
+            if event is None and (state.error or state.raw == self._seen.get(target)):
+                return False
+            self._seen[target] = state.raw
+            if event is None:  # another workbench process wrote it (it journaled the change)
+                last = self._last_row(target)
+                event = MemoryChanged(actor=last.actor if last else "external", session_id=last.session_id if last
+                                      else None, journal_id=last.id if last else None, target=target,
+                                      action=last.action if last else "external", after=state.raw)
         self.home.bus.publish(event)
         return True
 
+    @cached_property
+    def _seen(self) -> dict[str, str]:
+        """Per target, the file content this process last wrote or announced."""
+        return {}
+
     def _journal_external(self, target: str, state: FileState) -> MemoryChanged | None:
-        """With the lock held: journal how the file differs from what the journal last left."""
+        """With the lock held: journal, entry by entry, how the file differs from what the journal last left.
+
+        The first time any workbench process sees a file, its entries are recorded as
+        ``seen`` (present before that moment), not as an edit.
+        """
         if state.error:
             return None
-        before = self._last_known(target)
-        if state.raw == (before or ""):
+        last = self._last_row(target)
+        if last is None:
+            if state.entries:
+                self.home.journal.append(SUBSYSTEM, "seen", target, actor="external",
+                                         detail={"file_after": state.raw, "entries": state.entries})
             return None
-        old, new = parse_entries(before or ""), state.entries
-        detail = {"file_after": state.raw, "added": [e for e in new if e not in old],
-                  "removed": [e for e in old if e not in new]}
-        row_id = self.home.journal.append(SUBSYSTEM, "external", target, actor="external", before=before,
-                                          after=state.raw, detail=detail)
-        return MemoryChanged(actor="external", journal_id=row_id, target=target, action="external", before=before,
+        before = last.detail["file_after"]
+        changes = entry_changes(parse_entries(before), state.entries)
+        if not changes:
+            return None
+        rows = [{"action": action, "before": old, "after": new, "detail": {"index": index}}
+                for action, old, new, index in changes]
+        rows[-1]["detail"]["file_after"] = state.raw
+        ids = self.home.journal.append_all(SUBSYSTEM, target, rows, actor="external")
+        return MemoryChanged(actor="external", journal_id=ids[-1], target=target, action="external", before=before,
                              after=state.raw)
 
-    def _last_known(self, target: str) -> str | None:
-        """The file content the newest journaled write (from any workbench process) left."""
+    def _last_row(self, target: str) -> JournalEntry | None:
+        """The newest journaled write (from any workbench process) that recorded the file it left."""
         row = self.home.journal.connection().execute(
-            "SELECT json_extract(detail, '$.file_after') FROM journal WHERE subsystem = ? AND target = ? "
-            "AND status = 'done' AND json_extract(detail, '$.file_after') IS NOT NULL ORDER BY id DESC LIMIT 1",
+            "SELECT id FROM journal WHERE subsystem = ? AND target = ? AND status = 'done' "
+            "AND json_extract(detail, '$.file_after') IS NOT NULL ORDER BY id DESC LIMIT 1",
             (SUBSYSTEM, target)).fetchone()
-        return row[0] if row else None
+        return self.home.journal.get(row[0]) if row else None

@@ -1,0 +1,270 @@
+"""One entry's story: where it came from, what happened to it since, and taking it back.
+
+An entry's origin is found, in this order of trust:
+
+* ``journal``: the newest journal row that wrote exactly this text (a workbench write,
+  the agent's or a person's, with its session and message), unless it was taken away
+  after that;
+* ``archive``: the newest applied ``memory`` tool call in state.db that wrote it (how a
+  real Hermes agent's writes are traced; also preferred over a journaled *external*
+  edit, which only says that something outside wrote it);
+* ``before``: neither knows, so the entry was already there when the workbench first
+  saw the file (the date of that first look, or else the file's last change).
+
+Undo takes back the newest change of an entry, only when it still applies: a journal
+row through its inverse, an archive add by removing the entry it wrote. The Memory
+screen and ``workbench memory`` both use this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from ..journal import JournalEntry
+from . import ops
+from .format import FILE_NAMES
+from .ops import Outcome, Refusal, refuse
+from .store import SUBSYSTEM, _Plan, _scan, _Writer
+
+if TYPE_CHECKING:
+    from .store import MemoryStore
+
+@dataclass(frozen=True)
+class Origin:
+    """Who wrote an entry, in which session and message, when, and how we know (``via``)."""
+
+    via: str
+    actor: str | None  # None for "before": nobody is known
+    at: float | None
+    session_id: str | None = None
+    message_id: int | None = None
+    journal_id: int | None = None
+    action: str | None = None  # the write that produced it: add, replace, undo, ...
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"actor": self.actor, "session_id": self.session_id, "message_id": self.message_id,
+                "at": iso(self.at), "via": self.via}
+
+    def describe(self) -> str:
+        """One line for people: ``agent · 2026-11-30 12:00 · session s1 · message 7 (archive)``."""
+        if self.via == "before":
+            return f"present before {when(self.at)}" if self.at is not None else "present before the workbench saw it"
+        parts = [self.actor or "unknown", when(self.at)]
+        if self.session_id:
+            parts.append(f"session {self.session_id}")
+        if self.message_id is not None:
+            parts.append(f"message {self.message_id}")
+        return " · ".join(parts) + (" (from the archive)" if self.via == "archive" else "")
+
+
+def iso(at: float | None) -> str | None:
+    return None if at is None else datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="seconds")
+
+
+def when(at: float | None) -> str:
+    return "unknown" if at is None else datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+# -- origins -------------------------------------------------------------------------
+def origin(memory: "MemoryStore", target: str, entry: str) -> Origin:
+    rows = memory.home.journal.about(SUBSYSTEM, target, entry)
+    writer = next((r for r in rows if r.after == entry), None)
+    gone = next((r for r in rows if r.before == entry and r.after != entry), None)
+    if writer is not None and gone is not None and gone.id > writer.id:
+        writer = None  # taken away after that write: whatever brought it back is the origin
+    found = memory.archive_writes.newest(target, entry, after=gone.at if gone else None)
+    if writer is not None and writer.actor != "external" and (found is None or writer.at >= found.at):
+        return _from_row(writer)
+    if found is not None:
+        return Origin("archive", "agent", found.at, found.session_id, found.message_id, action=found.action)
+    if writer is not None:
+        return _from_row(writer)
+    return Origin("before", None, first_seen(memory, target))
+
+
+def origins(memory: "MemoryStore", target: str, entries: list[str]) -> list[Origin]:
+    """``origin`` of each entry, in the same order."""
+    return [origin(memory, target, entry) for entry in entries]
+
+
+def _from_row(row: JournalEntry) -> Origin:
+    return Origin("journal", row.actor, row.at, row.session_id, row.message_id, row.id, row.action)
+
+
+def first_seen(memory: "MemoryStore", target: str) -> float | None:
+    """When the workbench first saw this store's file (else its last change on disk)."""
+    seen = memory.home.journal.first(SUBSYSTEM, target, "seen")
+    if seen is not None:
+        return seen.at
+    try:
+        return memory.path(target).stat().st_mtime
+    except OSError:
+        return None
+
+
+# -- history and successors ----------------------------------------------------------
+def entry_history(memory: "MemoryStore", target: str, entry: str, limit: int = 8) -> list[JournalEntry]:
+    """The journal rows that wrote or took away exactly this entry, newest first."""
+    return memory.home.journal.about(SUBSYSTEM, target, entry, limit)
+
+
+def successor(memory: "MemoryStore", target: str, entry: str) -> str | None:
+    """What became of ``entry``: its rewrites followed forward, if the result is still live (else None)."""
+    current: str | None = entry
+    for row in reversed(memory.history(target, limit=500)):
+        if current is not None and row.before == current and row.after != current:
+            current = row.after
+    return current if current is not None and current in memory.entries(target) else None
+
+
+# -- undo ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Undo:
+    """The newest change of one entry, which can be taken back now."""
+
+    question: str
+    now: str | None
+    back_to: str | None
+    event_id: int | None = None  # a journal row, undone through its inverse
+    origin: Origin | None = None  # or an archive add, undone by removing the entry
+    entry: str = ""
+    target: str = "memory"
+
+
+@dataclass(frozen=True)
+class EntryStory:
+    entry: str
+    origin: Origin
+    history: list[JournalEntry] = field(default_factory=list)
+    undo: Undo | None = None
+    why_no_undo: str = ""
+
+
+def story(memory: "MemoryStore", target: str, entry: str, limit: int = 8) -> EntryStory:
+    """Origin, history and the undo on offer for one live entry."""
+    found = origin(memory, target, entry)
+    rows = entry_history(memory, target, entry, limit)
+    offer, why = _offer(memory, target, entry, found, rows)
+    return EntryStory(entry, found, rows, offer, why)
+
+
+def _offer(memory: "MemoryStore", target: str, entry: str, found: Origin,
+           rows: list[JournalEntry]) -> tuple[Undo | None, str]:
+    newest = rows[0] if rows else None
+    if found.via == "archive" and (newest is None or newest.at < (found.at or 0)):
+        if found.action != "add":
+            return None, ("Hermes's replace does not record the whole entry it replaced, so there is nothing "
+                          "exact to go back to.")
+        question = f"Undo the add by session {found.session_id}, message {found.message_id}: remove this entry?"
+        return Undo(question, entry, None, origin=found, entry=entry, target=target), ""
+    if newest is None:
+        return None, "No recorded change of this entry to undo."
+    problem = undo_problem(memory, newest)
+    if problem:
+        return None, problem
+    question = f"Undo event {newest.id}: {newest.actor} {newest.action} at {when(newest.at)}?"
+    return Undo(question, newest.after, newest.before, event_id=newest.id, entry=entry, target=target), ""
+
+
+def undo_problem(memory: "MemoryStore", row: JournalEntry) -> str | None:
+    """Why undoing ``row`` would be refused right now (None: it would apply)."""
+    try:
+        plan = _inverse(memory, row)
+        state = memory.read(row.target)
+        limit = memory.limit(row.target)
+        memory._guard(row.target, state, limit, plan.drift_guard, backup=False)
+        plan.op(list(state.entries), limit)
+    except Refusal as refusal:
+        return str(refusal.result.get("error"))
+    return None
+
+
+def apply_undo(memory: "MemoryStore", offer: Undo, actor: str = "user") -> dict[str, Any]:
+    """Take back what ``offer`` describes, through the normal guards (itself journaled)."""
+    if offer.event_id is not None:
+        return undo(memory, offer.event_id, actor)
+    source = offer.origin
+    entry = offer.entry
+    try:
+        memory._check_writable()
+        plan = _Plan("remove", lambda entries, limit: ops.remove(entries, entry, pin=entry), {}, entry,
+                     journal_action="undo", extra_detail={"op": "remove", "undo_of_message": source.message_id,
+                                                          "undo_of_session": source.session_id})
+        outcome = memory._apply(offer.target, plan, _Writer(actor))
+    except Refusal as refusal:
+        return refusal.result
+    result = memory._success(offer.target, outcome)
+    result["message"] = f"Undid the add by message {source.message_id}. {outcome.message}"
+    return result
+
+
+def undo(memory: "MemoryStore", event_id: Any, actor: str = "user") -> dict[str, Any]:
+    """Apply the inverse of one journal event through the normal guards (itself journaled)."""
+    try:
+        memory._check_writable()
+        row = _undoable(memory, event_id)
+        plan = _inverse(memory, row)
+        outcome = memory._apply(row.target, plan, _Writer(actor, detail={"undo_of": row.id}))
+    except Refusal as refusal:
+        return refusal.result
+    result = memory._success(row.target, outcome)
+    result["message"] = f"Undid event {row.id} ({row.action}). {outcome.message}"
+    result["undone_event"] = row.id
+    return result
+
+
+def _undoable(memory: "MemoryStore", event_id: Any) -> JournalEntry:
+    try:
+        number = int(event_id)
+    except (TypeError, ValueError):
+        raise refuse(f"Event id must be a number, got {event_id!r}. See `workbench memory history`.")
+    row = memory.home.journal.get(number)
+    if row is None or row.subsystem != SUBSYSTEM:
+        raise refuse(f"No memory journal event {number}. See `workbench memory history` for event ids.")
+    if row.status != "done":
+        raise refuse(f"Event {number} was never applied (status: {row.status}); there is nothing to undo.")
+    return row
+
+
+def _inverse(memory: "MemoryStore", row: JournalEntry) -> _Plan:
+    kind = row.detail.get("op", row.action) if row.action == "undo" else row.action
+    file_name = FILE_NAMES[row.target]
+    gone = refuse(f"Cannot undo event {row.id}: the entry it wrote is no longer in {file_name} (it was changed "
+                  "or removed since). Nothing was changed.")
+    extra = {"op": kind}
+    if kind == "add":
+        def op(entries: list[str], limit: int) -> Outcome:
+            if row.after not in entries:
+                raise gone
+            return ops.remove(entries, row.after, pin=row.after)
+        extra["op"] = "remove"
+        return _Plan("remove", op, {}, row.after or "", journal_action="undo", extra_detail=extra)
+    if kind == "remove":
+        text = row.before or ""
+        _scan(text)
+
+        def op(entries: list[str], limit: int) -> Outcome:
+            if text in entries:
+                raise refuse(f"Cannot undo event {row.id}: the entry it removed is already back in {file_name}. "
+                             "Nothing was changed.")
+            outcome = ops.add(entries, text, limit)
+            outcome.entries.insert(min(row.detail.get("index", len(entries)), len(entries)), outcome.entries.pop())
+            return outcome
+        extra["op"] = "add"
+        return _Plan("add", op, {}, text, drift_guard=False, journal_action="undo", extra_detail=extra)
+    if kind == "replace":
+        old = row.before or ""
+        _scan(old)
+
+        def op(entries: list[str], limit: int) -> Outcome:
+            if row.after not in entries:
+                raise gone
+            return ops.replace(entries, row.after, old, limit, pin=row.after)
+        return _Plan("replace", op, {}, old, journal_action="undo", extra_detail=extra)
+    if kind == "seen":
+        raise refuse(f"Cannot undo event {row.id}: it records what {file_name} held when the workbench first saw "
+                     "it, so there is no earlier state to go back to. Nothing was changed.")
+    raise refuse(f"Event {row.id} ({row.action}) cannot be undone.")
+
