@@ -92,6 +92,10 @@ class Journal:
     def _ensure_schema(conn: sqlite3.Connection) -> None:
         conn.executescript(_SCHEMA)
 
+    def exists(self) -> bool:
+        """False for a home opened read-only before any workbench wrote to it (no workbench.db yet)."""
+        return not self.read_only or self.path.exists()
+
     def connection(self) -> sqlite3.Connection:
         """This thread's connection to workbench.db (other parts may keep their own tables there)."""
         return self._conns.get()
@@ -188,6 +192,8 @@ class Journal:
 
     def about(self, subsystem: str, target: str, text: str, limit: int = 1000) -> list[JournalEntry]:
         """History of one text: the done rows that wrote it (``after``) or took it away (``before``), newest first."""
+        if not self.exists():
+            return []
         rows = self.connection().execute(
             "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND (after = ? OR before = ?) AND status = 'done' "
             "ORDER BY id DESC LIMIT ?", (subsystem, target, text, text, limit))
@@ -195,6 +201,8 @@ class Journal:
 
     def first(self, subsystem: str, target: str, action: str) -> JournalEntry | None:
         """The oldest done row of ``action`` on ``target`` (e.g. when the workbench first saw a file)."""
+        if not self.exists():
+            return None
         row = self.connection().execute(
             "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND action = ? AND status = 'done' "
             "ORDER BY id LIMIT 1", (subsystem, target, action)).fetchone()

@@ -213,7 +213,7 @@ async def test_an_external_edit_shows_within_a_second_and_is_journaled(home, tmp
         path = home.memories_dir / "MEMORY.md"
         path.write_text(path.read_text(encoding="utf-8") + "\n§\nadded in vim", encoding="utf-8")
         await wait_for(pilot, lambda: ("+", "added in vim") in rows(app, "live"), timeout=3, what="the external edit")
-        assert journal_actors(home)[0] == ("external", "external")
+        assert journal_actors(home)[0] == ("external", "add")
         detail_rows = home.memory.provenance("memory", "added in vim")
         assert detail_rows and detail_rows[0].actor == "external"
 

@@ -253,7 +253,7 @@ class WorkbenchApp(App):
     def _external_change(self, kinds: set[str]) -> None:
         """Watcher thread: journal external memory edits, then tell the screens."""
         for target in ("memory", "user"):
-            if target in kinds:  # journals and announces it, unless it was our own write
+            if target in kinds:  # journals what no workbench process did; announces what this one has not seen
                 self.home.memory.record_external_change(target)
         for kind, event in EXTERNAL_EVENTS.items():
             if kind in kinds:

@@ -4,6 +4,10 @@ A real Hermes agent or an editor may change memory files, skills, pending record
 state.db behind our back. ``HomeWatcher.run`` (meant for a thread worker) watches those
 paths with watchfiles and reports each batch as a set of kinds (memory targets,
 "skills", "pending", "sessions"). Our own lock, temp and journal files are ignored.
+Whether a reported memory change is news (another process wrote it) or this
+process's own write is for the store to decide (``MemoryStore.record_external_change``
+compares with what this process last wrote or saw). The first report, before any
+change, names both memory targets, so edits made while nobody watched are caught up.
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ class HomeWatcher:
         """Block, reporting changes, until ``stop()`` is called."""
         paths = self.watched_paths()
         sessions = _SessionFiles(self.home)
+        self._report(set(MEMORY_FILES.values()))
         if not paths:  # a read-only home without the folders: only state.db can change
             while not self._stop.wait(0.4):
                 if sessions.changed():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import textwrap
 
 from engine.home import Home
-from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, render_block
+from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.tools import ToolContext
 
 from . import Output, UsageError
@@ -45,10 +45,11 @@ def register(subparsers, common) -> None:
     remove.add_argument("--old", required=True, metavar="OLD", help="short unique substring of the entry")
     remove.set_defaults(handler=remove_entry, read_only=False)
 
-    history = sub.add_parser("history", parents=[common], help="journal of memory changes, newest first")
-    history.add_argument("--target", choices=TARGETS)
-    history.add_argument("--limit", type=COUNT, default=20)
-    history.set_defaults(handler=show_history, read_only=False)
+    history_p = sub.add_parser("history", parents=[common], help="journal of memory changes, newest first")
+    history_p.add_argument("--target", choices=TARGETS)
+    history_p.add_argument("--limit", type=COUNT, default=20)
+    history_p.add_argument("--entry", metavar="TEXT", help="only the changes of this exact entry, with its origin")
+    history_p.set_defaults(handler=show_history, read_only=False)
 
     undo = sub.add_parser("undo", parents=[common], help="apply the inverse of a journal event")
     undo.add_argument("event_id", metavar="EVENT_ID", type=ID)
@@ -65,13 +66,14 @@ def _view(home: Home, target: str, frozen) -> dict:
     store = home.memory
     if frozen is not None:
         entries, usage, rendered = list(frozen.entries[target]), frozen.usage[target], frozen.block(target)
-        error = frozen.errors[target]
+        error, raw = frozen.errors[target], list(frozen.raw_entries[target])
     else:
         state = store.read(target)
         entries, error = state.entries, state.error
         usage = Usage.of(entries, store.limit(target))
-        rendered = render_block(target, entries, usage.limit)
-    view = {"target": target, "entries": entries, "chars": usage.chars, "limit": usage.limit,
+        rendered, raw = render_block(target, entries, usage.limit), entries
+    origins = [o.to_dict() for o in history.origins(store, target, raw)]
+    view = {"target": target, "entries": entries, "origins": origins, "chars": usage.chars, "limit": usage.limit,
             "percent": usage.percent, "usage": usage.text, "rendered": rendered,
             "file": str(store.path(target)), "enabled": store.enabled(target), "error": error}
     if frozen is not None:
@@ -83,15 +85,26 @@ def _entries(count: int) -> str:
     return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
-def _numbered(entries: list[str], marks: list[str] | None = None) -> list[str]:
+def _numbered(entries: list[str], notes: list[str] | None = None) -> list[str]:
     lines = []
     width = len(str(len(entries)))
     for i, entry in enumerate(entries, 1):
-        mark = marks[i - 1] if marks else ""
         first, *rest = entry.splitlines() or [""]
-        lines.append(f"  {i:>{width}}. {mark}{first}")
+        lines.append(f"  {i:>{width}}. {first}")
         lines.extend(" " * (width + 4) + line for line in rest)
+        if notes:
+            lines.append(" " * (width + 4) + "↳ " + notes[i - 1])
     return lines
+
+
+def origin_text(origin: dict) -> str:
+    """An ``origins[i]`` object as one line: who, when, where, and how we know."""
+    at = (origin["at"] or "").replace("T", " ")[:16] or "unknown"
+    if origin["via"] == "before":
+        return f"present before {at}"
+    where = "".join(f" · {label} {origin[key]}" for key, label in (("session_id", "session"), ("message_id", "message"))
+                    if origin[key] is not None)
+    return f"{origin['actor']} · {at}{where} (via {origin['via']})"
 
 
 def _view_text(view: dict, frozen: bool) -> str:
@@ -103,7 +116,8 @@ def _view_text(view: dict, frozen: bool) -> str:
         lines.append("  (disabled in config: not injected into the prompt, agent writes refused)")
     if view.get("error"):
         lines.append(f"  (unreadable: {view['error']})")
-    lines.extend(_numbered(view["entries"]) if view["entries"] else ["  (no entries)"])
+    notes = [origin_text(o) for o in view["origins"]]
+    lines.extend(_numbered(view["entries"], notes) if view["entries"] else ["  (no entries)"])
     return "\n".join(lines)
 
 
@@ -183,12 +197,21 @@ def _event(entry) -> dict:
 def show_history(home: Home, args) -> Output:
     if args.limit < 1:
         raise UsageError("--limit must be at least 1")
-    events = [_event(e) for e in home.memory.history(args.target, args.limit)]
+    data: dict = {}
+    if args.entry is not None:
+        target = args.target or "memory"
+        found = history.story(home.memory, target, args.entry.strip(), args.limit)
+        rows = found.history
+        data["origin"] = found.origin.to_dict()
+    else:
+        rows = home.memory.history(args.target, args.limit)
+    events = [_event(e) for e in rows]
+    data["events"] = events
 
     def text() -> str:
+        lines = [f"origin: {origin_text(data['origin'])}"] if "origin" in data else []
         if not events:
-            return "No memory changes journaled yet."
-        lines = []
+            return "\n".join(lines + ["No memory changes journaled yet."])
         for e in events:
             when = e["at"].replace("T", " ")[:16]
             where = f"  session {e['session_id']}" + (f" msg {e['message_id']}" if e["message_id"] else "") \
@@ -200,4 +223,4 @@ def show_history(home: Home, args) -> Output:
                 lines.append(f"         + {_short(e['after'])}")
         return "\n".join(lines)
 
-    return Output({"events": events}, text=text)
+    return Output(data, text=text)

@@ -27,7 +27,7 @@ from widgets.gauge import CapacityGauge
 from widgets.literal import age, assemble, literal, one_line
 
 from .base import WorkbenchScreen
-from .dialogs import ConfirmDialog, EditDialog, Outcome, draft_budget
+from .dialogs import ConfirmDialog, DiskCheck, EditDialog, Outcome, draft_budget
 
 ORIGIN_LABELS = {"foreground": "agent", "background_review": "review"}
 # Where each kind of proposal keeps the text a reviewer may edit.
@@ -250,19 +250,34 @@ class ApprovalsScreen(WorkbenchScreen):
         if text is None:
             self.show_status(f"A {record.action} has no text to edit; approve or reject it as it is.")
             return
+        opened = self.preview if self.preview and self.preview.get("id") == record.id else {}
         self.app.push_screen(EditDialog(f"Edit, then approve {record.subsystem} {record.action} {record.id}", text,
                                         lambda edited: self._approve_edited(record.id, edited),
                                         hint="Your text is checked exactly as the agent's would be.",
-                                        budget=self._draft_budget(record)),
+                                        budget=self._draft_budget(record, opened),
+                                        recheck=lambda: self._recheck(record, opened)),
                              lambda saved: self.show_status("Approved with your edit.") if saved else None)
 
-    def _draft_budget(self, record: PendingRecord):
-        """For a memory add or replace: the store's budget with the edited text, from the preview."""
-        preview = self.preview
-        if record.subsystem != "memory" or not preview or preview.get("id") != record.id or not preview.get("budget"):
+    def _draft_budget(self, record: PendingRecord, preview: dict):
+        """For a memory add or replace: the store's budget with the edited text, from a preview."""
+        if record.subsystem != "memory" or preview.get("id") != record.id or not preview.get("budget"):
             return None
         replacing = record.payload.get("matched_entry") if record.action == "replace" else None
         return draft_budget(list(preview.get("before") or []), int(preview["budget"]["limit"]), replacing)
+
+    def _recheck(self, record: PendingRecord, opened: dict) -> DiskCheck:
+        """Worker thread, for an open edit-then-approve: the proposal and its target as they are now."""
+        try:
+            now = self.home.approvals.preview(record.id)
+        except Exception as exc:  # decided by another process, or its file became unreadable
+            return DiskCheck(f"Changed on disk since you opened it: {getattr(exc, 'message', exc)}")
+        self._explain_overflow(now)
+        note = None
+        if now.get("error") and now.get("error") != opened.get("error"):
+            note = f"Changed on disk since you opened it: approving as staged would now be refused: {now['error']}"
+        elif now.get("before") != opened.get("before") or now.get("diff") != opened.get("diff"):
+            note = "Changed on disk since you opened it: the target changed (the budget above follows it)."
+        return DiskCheck(note, self._draft_budget(record, now))
 
     def _approve_edited(self, pending_id: str, text: str) -> Outcome:
         result = self.home.approvals.approve(pending_id, edit=text)

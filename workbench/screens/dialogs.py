@@ -5,6 +5,10 @@ callable returns ``None`` when the write is done, an error message to show in pl
 (the draft stays), or a ``Conflict`` when another writer changed the entry meanwhile:
 then the original, their version and the draft are all shown, and nothing is written
 until the user chooses "Keep mine" (re-applied against their version) or "Take theirs".
+
+While it is open, a dialog given ``recheck`` looks at the files again (in a worker)
+whenever the engine or the file watcher reports a change, so "changed on disk since
+you opened it" shows before the user saves, and the budget follows the store on disk.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
+from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory.format import size_of
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line, visible
@@ -34,6 +39,8 @@ class Conflict:
 
 
 Outcome = Union[None, str, Conflict]
+# Events after which an open editor looks at the files again.
+DISK_EVENTS = (MemoryChanged, PendingChanged, SkillChanged)
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,15 @@ class Budget:
     chars: int
     limit: int
     similar: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DiskCheck:
+    """What an open editor learns when the files change: a note to show (None: nothing that
+    matters to this edit changed) and the budget against what is on disk now."""
+
+    note: str | None
+    budget: Callable[[str], "Budget"] | None = None
 
 
 def draft_budget(entries: list[str], limit: int, replacing: str | None = None) -> Callable[[str], Budget]:
@@ -104,7 +120,7 @@ class EditDialog(ModalScreen[bool]):
 
     def __init__(self, title: str, text: str, submit: Callable[[str], Outcome], *,
                  rebase: Callable[[Conflict], None] | None = None, hint: str = "",
-                 budget: Callable[[str], Budget] | None = None):
+                 budget: Callable[[str], Budget] | None = None, recheck: Callable[[], DiskCheck] | None = None):
         super().__init__()
         self.title_text = title
         self.initial = visible(text)  # a raw ESC in the editor would reach the terminal
@@ -115,6 +131,8 @@ class EditDialog(ModalScreen[bool]):
             self.hint = (hint + " " if hint else "") + ("This text holds control characters; they are shown as "
                                                         "symbols like ␛ and saved as shown.")
         self.budget = budget
+        self.recheck = recheck  # worker thread: what changed on disk since the dialog opened
+        self.disk_note: str | None = None
         self.conflict: Conflict | None = None
         self.saving = False  # a save is running: a second ctrl+s must not apply the draft twice
 
@@ -123,6 +141,7 @@ class EditDialog(ModalScreen[bool]):
             yield Static(literal(self.title_text, "bold"), classes="dialog-title")
             if self.hint:
                 yield Static(literal(self.hint, "$text-muted"), classes="hint")
+            yield Static("", id="on-disk", classes="warning")
             yield TextArea(self.initial, id="draft", soft_wrap=True, show_line_numbers=False)
             if self.budget is not None:
                 yield CapacityGauge(id="draft-budget")
@@ -141,8 +160,30 @@ class EditDialog(ModalScreen[bool]):
         self.query_one("#keep-mine").display = False
         self.query_one("#take-theirs").display = False
         self.query_one("#error").display = False
+        self.query_one("#on-disk").display = False
         self.query_one(TextArea).focus()
         self._draft_changed()
+        if self.recheck is not None:
+            self.app.engine_events.subscribe(self, self._engine_event)
+
+    def _engine_event(self, event: Event) -> None:
+        if isinstance(event, DISK_EVENTS):
+            self._recheck()
+
+    @work(thread=True, exclusive=True, group="edit-recheck", exit_on_error=False)
+    def _recheck(self) -> None:
+        self.app.call_from_thread(self._show_disk, self.recheck())
+
+    def _show_disk(self, check: DiskCheck) -> None:
+        if not self.is_attached:  # closed meanwhile
+            return
+        if check.budget is not None:
+            self.budget = check.budget
+            self._draft_changed()
+        self.disk_note = check.note
+        note = self.query_one("#on-disk", Static)
+        note.update(literal(check.note or ""))
+        note.display = bool(check.note)
 
     @on(TextArea.Changed, "#draft")
     def _draft_changed(self) -> None:

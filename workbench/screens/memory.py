@@ -11,7 +11,7 @@ meantime the save is refused and both versions are shown.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable
 
@@ -22,7 +22,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import OptionList, Static
 
 from engine.errors import WorkbenchError
-from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent
+from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged
+from engine.memory import history
 from engine.memory.format import Usage, diff_entries
 from engine.tools import ToolContext
 from widgets.entry_list import MARKS, EntryList, EntryRow
@@ -31,7 +32,7 @@ from widgets.literal import assemble, literal, one_line
 
 from ..messages import JumpToMessage, ShowEntry
 from .base import WorkbenchScreen
-from .dialogs import Budget, ConfirmDialog, Conflict, EditDialog, Outcome, draft_budget
+from .dialogs import Budget, ConfirmDialog, Conflict, DiskCheck, EditDialog, Outcome, draft_budget
 
 TITLES = {"memory": "MEMORY", "user": "USER"}
 MARK_OF = {"unchanged": "", "added": "+", "changed": "~", "removed": "-"}
@@ -53,13 +54,6 @@ class MemoryView:
     taken_at: float
     enabled: bool = True  # False: config keeps this store out of the prompt
     error: str | None = None
-
-
-@dataclass
-class EntryDetail:
-    entry: str
-    origin: object | None = None  # a journal row: who wrote this text, where
-    history: list = field(default_factory=list)
 
 
 def user_context() -> ToolContext:
@@ -105,7 +99,7 @@ class MemoryScreen(WorkbenchScreen):
         super().__init__()
         self.target = "memory"
         self.view: MemoryView | None = None
-        self.detail: EntryDetail | None = None
+        self.detail: history.EntryStory | None = None
         self._wanted: str | None = None  # an entry to select once the next load shows (ShowEntry)
 
     def compose_body(self) -> ComposeResult:
@@ -131,6 +125,8 @@ class MemoryScreen(WorkbenchScreen):
         if isinstance(event, (MemoryChanged, PendingChanged)) or (
                 isinstance(event, RunnerEvent) and event.kind in REFREEZE_KINDS):
             self.reload()
+        elif isinstance(event, SessionChanged) and event.actor == "external" and self.detail is not None:
+            self.load_detail(self.detail.entry)  # state.db changed: the entry's origin message may be stored now
 
     @work(thread=True, exclusive=True, group="memory-load", exit_on_error=False)
     def reload(self) -> None:
@@ -160,6 +156,12 @@ class MemoryScreen(WorkbenchScreen):
         live.focus()
         live.highlighted = index
         self.load_detail(text)
+
+    def _reselect_detail(self, view: MemoryView) -> None:
+        """After a reload, the detail pane follows the entry under the cursor (its story may have grown)."""
+        row = self.query_one("#live-list", EntryList).current
+        if row is not None and row.mark != "-" and self.focused is self.query_one("#live-list"):
+            self.load_detail(row.text)
 
     def _read(self, target: str) -> MemoryView:
         """Worker thread: the snapshot, the live entries and pending additions."""
@@ -216,6 +218,8 @@ class MemoryScreen(WorkbenchScreen):
             self.show_status(f"{title} could not be read: {view.error}", error=True)
         if self._wanted is not None:
             self._select_wanted(view)
+        else:
+            self._reselect_detail(view)
 
     # -- selection and detail -----------------------------------------------------
     @on(EntryList.Highlighted)
@@ -236,35 +240,29 @@ class MemoryScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, group="memory-detail", exit_on_error=False)
     def load_detail(self, entry: str | None) -> None:
-        detail = None
-        if entry is not None:
-            memory = self.home.memory
-            writers = memory.provenance(self.target, entry)
-            history = [row for row in memory.history(self.target)
-                       if entry in (row.before, row.after) or entry in row.detail.get("added", ())
-                       or entry in row.detail.get("removed", ())]
-            detail = EntryDetail(entry, writers[0] if writers else None, history[:8])
+        detail = history.story(self.home.memory, self.target, entry) if entry is not None else None
         self.deliver(self._show_detail, detail)
 
-    def _show_detail(self, detail: EntryDetail | None) -> None:
+    def _show_detail(self, detail: history.EntryStory | None) -> None:
         self.detail = detail
         text = self.query_one("#detail-text", Static)
         if detail is None:
             text.update(literal("Select an entry to see where it came from.", "$text-muted"))
             return
-        parts: list = [("origin ", "bold")]
         origin = detail.origin
-        if origin is None:
-            parts.append(("unknown (written before the journal, or by hand outside the workbench)\n", "$text-muted"))
+        parts: list = [("origin ", "bold")]
+        if origin.via == "before":
+            parts.append((origin.describe() + " (no journal row or archived tool call wrote it)\n", "$text-muted"))
         else:
-            parts += [(origin.actor, "bold $secondary"), (f" · {_when(origin.at)}", "$text-muted")]
+            parts += [(origin.actor or "unknown", "bold $secondary"), (f" · {history.when(origin.at)}", "$text-muted")]
             if origin.session_id:
                 parts.append((f" · session {origin.session_id}", ""))
             if origin.message_id is not None:
                 parts.append((f" · message {origin.message_id} (g: go to it)", ""))
+            parts.append((" · from the archive (Hermes's tool call)" if origin.via == "archive" else "", "$text-muted"))
             parts.append(("\n", ""))
         for row in detail.history:
-            parts += [(f"{_when(row.at)} ", "$text-muted"), (f"{row.actor:<8} {row.action:<8} ", "$secondary"),
+            parts += [(f"{history.when(row.at)} ", "$text-muted"), (f"{row.actor:<8} {row.action:<8} ", "$secondary"),
                       (one_line(row.after if row.after is not None else row.before, 60) + "\n", "")]
         text.update(assemble(*parts))
 
@@ -290,10 +288,11 @@ class MemoryScreen(WorkbenchScreen):
 
     def action_add(self) -> None:
         target = self.target
+        watch = _OnDisk(self, target, None)
         self.app.push_screen(EditDialog(
             f"Add to {TITLES[target]}", "", lambda text: self._add(target, text), budget=self.budget_for(None),
-            hint="Same rules as the agent: no empty text, no injection patterns, within the limit."),
-            self._after_edit)
+            hint="Same rules as the agent: no empty text, no injection patterns, within the limit.",
+            recheck=watch.check), self._after_edit)
 
     def _add(self, target: str, text: str) -> Outcome:
         """Dialog worker: add, then select the new entry (the load after the write finds it)."""
@@ -308,8 +307,10 @@ class MemoryScreen(WorkbenchScreen):
         if row is None:
             return
         edit = _Edit(self, self.target, row.text)
+        watch = _OnDisk(self, self.target, edit)
         self.app.push_screen(EditDialog(f"Edit {TITLES[self.target]} entry", row.text, edit.submit,
-                                        rebase=edit.rebase, budget=self.budget_for(row.text)), self._after_edit)
+                                        rebase=edit.rebase, budget=self.budget_for(row.text), recheck=watch.check),
+                             self._after_edit)
 
     def action_remove(self) -> None:
         row = self._editable_row()
@@ -341,26 +342,27 @@ class MemoryScreen(WorkbenchScreen):
     def action_jump(self) -> None:
         origin = self.detail.origin if self.detail else None
         if origin is None or origin.session_id is None:
-            self.show_status("This entry has no recorded source message.")
+            why = origin.describe() if origin is not None else "no entry selected"
+            self.show_status(f"This entry has no recorded source message ({why}).")
             return
         self.app.post_message(JumpToMessage(origin.session_id, origin.message_id))
 
     def action_undo(self) -> None:
-        """Undo the newest journaled change of the selected entry (after a confirmation)."""
-        row = self.detail.history[0] if self.detail and self.detail.history else None
-        if row is None:
-            self.show_status("No journaled change of this entry to undo.")
+        """Undo the newest change of the selected entry, where it still applies (after a confirmation)."""
+        if self.detail is None:
+            self.show_status("Select an entry first.")
             return
-        question = f"Undo event {row.id}: {row.actor} {row.action} at {_when(row.at)}?"
-        before = row.before if row.action != "external" else "(the file before the external edit)"
-        after = row.after if row.action != "external" else "(the file after it)"
-        detail = f"now:  {one_line(after, 300) if after is not None else '(nothing)'}\n" \
-                 f"back to:  {one_line(before, 300) if before is not None else '(nothing)'}"
-        self.app.push_screen(ConfirmDialog(question, detail), lambda yes: self._undo(row.id) if yes else None)
+        offer = self.detail.undo
+        if offer is None:
+            self.show_status(f"Nothing to undo: {self.detail.why_no_undo}")
+            return
+        detail = f"now:  {one_line(offer.now, 300) if offer.now is not None else '(nothing)'}\n" \
+                 f"back to:  {one_line(offer.back_to, 300) if offer.back_to is not None else '(nothing)'}"
+        self.app.push_screen(ConfirmDialog(offer.question, detail), lambda yes: self._undo(offer) if yes else None)
 
     @work(thread=True, group="memory-write", exit_on_error=False)
-    def _undo(self, event_id: int) -> None:
-        result = self.home.memory.undo(event_id, actor="user")
+    def _undo(self, offer: history.Undo) -> None:
+        result = history.apply_undo(self.home.memory, offer, actor="user")
         error = result_error(result)
         self.app.call_from_thread(self.show_status, error or result.get("message", "Undone."), error=error is not None)
 
@@ -383,24 +385,45 @@ class _Edit:
             return None
         error = result_error(pinned(memory, self.target, "replace", self.base, text))
         if error and self.base not in memory.entries(self.target):
-            return Conflict(self.original, self._theirs())
+            return Conflict(self.original, self.theirs())
         return error
 
-    def _theirs(self) -> str | None:
-        """What became of our base: follow the journal's rewrites of it, oldest first."""
-        memory = self.screen.home.memory
-        current = self.base
-        for row in reversed(memory.history(self.target)):
-            if row.action == "external" and current in row.detail.get("removed", ()):
-                added = row.detail.get("added", [])
-                current = added[0] if len(added) == 1 else None
-            elif row.before == current and row.after != current and row.action != "external":
-                current = row.after
-        return current if current in memory.entries(self.target) else None
+    def theirs(self) -> str | None:
+        """What became of our base (its rewrites followed forward), if that is still live."""
+        return history.successor(self.screen.home.memory, self.target, self.base)
 
     def rebase(self, conflict: Conflict) -> None:
         self.base = conflict.theirs
 
 
-def _when(at: float) -> str:
-    return datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%d %H:%M")
+class _OnDisk:
+    """An open editor's view of the store on disk: what changed since it opened (worker thread)."""
+
+    def __init__(self, screen: MemoryScreen, target: str, edit: _Edit | None):
+        self.screen = screen
+        self.target = target
+        self.edit = edit
+        view = screen.view
+        self.opened = [row.text for row in view.live if row.mark != "-"] if view and view.target == target else None
+
+    def check(self) -> DiskCheck:
+        memory = self.screen.home.memory
+        try:
+            entries, limit = memory.entries(self.target), memory.limit(self.target)
+        except WorkbenchError as exc:
+            return DiskCheck(f"{TITLES[self.target]} cannot be read now: {exc.message}")
+        if self.opened is None:
+            self.opened = entries
+        base = self.edit.base if self.edit is not None else None
+        budget = draft_budget(entries, limit, base)
+        note = None
+        if self.edit is not None and base is not None and base not in entries:
+            theirs = self.edit.theirs()
+            now = f"another writer changed this entry to: {one_line(theirs, 160)}" if theirs is not None \
+                else "another writer removed this entry"
+            note = f"Changed on disk since you opened it: {now}. Saving will show both versions first."
+        elif entries != self.opened:
+            note = (f"Changed on disk since you opened it: other {TITLES[self.target]} entries changed "
+                    "(the budget above is measured against them).")
+        return DiskCheck(note, budget)
+
