@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 from engine.archive.models import MARK_CLOSE, MARK_OPEN
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
+from engine.memory.archive_writes import writes_in
 from widgets.lineage_tree import LineageTree, SessionNode
 from widgets.literal import one_line
 from widgets.search_results import Hit, SearchResults, split_marked
@@ -400,6 +401,11 @@ def session_items(home, session_id: str, around: int | None = None) -> list[Tran
                 written.add(entry.message_id)
             if entry.subsystem == "memory" and entry.after is not None and entry.action in ("add", "replace"):
                 entries.setdefault(entry.message_id, []).append((entry.target, entry.after))
+    for message_id, found in writes_in(messages).items():  # a Hermes agent's writes: its own tool calls
+        if message_id not in writes:
+            writes[message_id] = [f"memory {w.action} ({w.target}): {one_line(w.text, 70)}" for w in found]
+            written.add(message_id)
+            entries[message_id] = [(w.target, w.text) for w in found]
     return [transcript_item(m, writes.get(m.id, ()), "wrote" if m.id in written else "staged", entries.get(m.id, ()))
             for m in messages]
 

@@ -1,0 +1,143 @@
+"""Where entries came from: the journal, an agent's tool calls in state.db, or "present before"."""
+
+from __future__ import annotations
+
+import json
+
+from engine.memory import history
+from engine.memory.archive_writes import memory_calls, written_texts
+from engine.tools import ToolContext
+
+USER = ToolContext(actor="user")
+
+
+def put(home, target: str, text: str) -> None:
+    home.memory.path(target).parent.mkdir(parents=True, exist_ok=True)
+    home.memory.path(target).write_text(text, encoding="utf-8")
+
+
+def agent_turn(home, session: str, arguments: dict, result: dict, *, call_id: str = "call_1", at: float = 1000.0):
+    """Store one memory tool call the way Hermes's loop does: the assistant message, then the tool result."""
+    if home.archive.get_session(session) is None:
+        home.archive.create_session(session, source="cli")
+    call = {"id": call_id, "type": "function", "function": {"name": "memory", "arguments": json.dumps(arguments)}}
+    assistant = home.archive.append_message(session, "assistant", None, tool_calls=[call], timestamp=at)
+    home.archive.append_message(session, "tool", json.dumps(result), tool_name="memory", tool_call_id=call_id,
+                                timestamp=at + 1)
+    return assistant
+
+
+OK = {"success": True, "done": True}
+
+
+def test_decoding_reads_escaped_arguments_and_batches_not_raw_text():
+    raw = json.dumps([{"name": "memory", "arguments": json.dumps(
+        {"action": "add", "target": "user", "content": "  Likes café ☕  "})},
+        {"id": "c2", "function": {"name": "terminal", "arguments": "{}"}}])
+    assert "\\u00e9" in raw  # stored with escapes: a raw text match would miss it
+    ((position, call_id, arguments),) = memory_calls(raw)
+    assert (position, call_id) == (0, None)
+    assert written_texts(arguments) == [("user", "add", "Likes café ☕")]
+    batch = {"target": "memory", "operations": [{"action": "remove", "old_text": "x"},
+                                                {"action": "replace", "old_text": "y", "content": "new y"},
+                                                {"action": "add", "content": "z"}]}
+    assert written_texts(batch) == [("memory", "replace", "new y"), ("memory", "add", "z")]
+    assert memory_calls("not json") == [] and written_texts({"action": "add", "target": "elsewhere", "content": "x"}) == []
+
+
+def test_origins_come_from_the_archive_when_the_journal_has_none(home):
+    put(home, "memory", "Deploys on Fridays\n§\nstaged only\n§\nrefused\n§\nwritten by hand\n§\nbatched")
+    older = agent_turn(home, "s-old", {"action": "add", "content": "Deploys on Fridays"}, OK, at=1000)
+    newer = agent_turn(home, "s-new", {"action": "replace", "old_text": "Deploys", "content": "Deploys on Fridays"},
+                       OK, call_id="call_2", at=2000)
+    agent_turn(home, "s-new", {"action": "add", "content": "staged only"}, {**OK, "staged": True}, call_id="c3")
+    agent_turn(home, "s-new", {"action": "add", "content": "refused"}, {"success": False, "error": "no"}, call_id="c4")
+    batch = agent_turn(home, "s-new", {"operations": [{"action": "add", "content": "batched"}]}, OK, call_id="c5")
+    home.memory.record_external_change("memory")  # the workbench's first look at the file
+    found = history.origins(home.memory, "memory", home.memory.entries("memory"))
+    assert [o.via for o in found] == ["archive", "before", "before", "before", "archive"]
+    assert (found[0].session_id, found[0].message_id, found[0].actor) == ("s-new", newer, "agent")
+    assert older < newer and found[4].message_id == batch
+    seen = home.journal.first("memory", "memory", "seen")
+    assert found[1].at == seen.at and found[1].to_dict() == {
+        "actor": None, "session_id": None, "message_id": None, "at": "2026-11-30T12:00:00+00:00", "via": "before"}
+
+
+def test_a_removal_since_the_archived_write_and_a_later_journal_write_win(home):
+    put(home, "memory", "fact")
+    agent_turn(home, "s-1", {"action": "add", "content": "fact"}, OK, at=1000)
+    assert history.origin(home.memory, "memory", "fact").via == "archive"
+    home.memory.remove("memory", "fact", USER)  # journal: taken away after that message (clock: FIXED_NOW)
+    home.memory.add("memory", "fact", ToolContext(actor="agent", session_id="ours", message_id=9))
+    now = history.origin(home.memory, "memory", "fact")
+    assert (now.via, now.actor, now.session_id, now.message_id) == ("journal", "agent", "ours", 9)
+    home.memory.remove("memory", "fact", USER)
+    put(home, "memory", "fact")  # back by hand: the old archived add happened before the removal
+    home.memory.record_external_change("memory")
+    back = history.origin(home.memory, "memory", "fact")
+    assert (back.via, back.actor) == ("journal", "external")
+
+
+def test_an_archived_add_is_undone_by_removing_its_entry_and_a_replace_is_not_offered(home):
+    put(home, "memory", "added by hermes\n§\nreplaced by hermes")
+    agent_turn(home, "s-1", {"action": "add", "content": "added by hermes"}, OK)
+    agent_turn(home, "s-1", {"action": "replace", "old_text": "x", "content": "replaced by hermes"}, OK, call_id="c2")
+    replaced = history.story(home.memory, "memory", "replaced by hermes")
+    assert replaced.undo is None and "does not record" in replaced.why_no_undo
+    added = history.story(home.memory, "memory", "added by hermes")
+    assert added.undo is not None and added.undo.event_id is None
+    assert history.apply_undo(home.memory, added.undo)["success"]
+    assert home.memory.entries("memory") == ["replaced by hermes"]
+    (row,) = home.memory.history(limit=1)
+    assert (row.action, row.detail["undo_of_message"]) == ("undo", added.origin.message_id)
+
+
+def test_undo_of_an_external_edit_is_offered_only_while_it_applies(home):
+    home.memory.add("memory", "one", USER)
+    put(home, "memory", "one\n§\ntwo apples")
+    home.memory.record_external_change("memory")
+    offer = history.story(home.memory, "memory", "two apples").undo
+    assert offer is not None and offer.back_to is None
+    put(home, "memory", "one\n§\ntwo apples, edited")  # changed again: the add of "two" no longer applies
+    home.memory.record_external_change("memory")
+    (edit, add_row) = home.memory.history(limit=2)
+    assert (edit.action, edit.before, edit.after) == ("replace", "two apples", "two apples, edited")
+    assert history.story(home.memory, "memory", "two apples, edited").undo.back_to == "two apples"
+    assert "no longer in MEMORY.md" in history.undo_problem(home.memory, add_row)
+
+
+def test_the_archive_is_read_once_per_file_version_and_then_only_new_rows(home):
+    put(home, "memory", "a\n§\nb")
+    agent_turn(home, "s-1", {"action": "add", "content": "a"}, OK)
+    statements = []
+    home.archive.conn().set_trace_callback(statements.append)
+    assert history.origin(home.memory, "memory", "a").via == "archive"
+    scans = [s for s in statements if s.startswith("SELECT m.id")]
+    assert len(scans) == 1 and "MATCH" in scans[0]
+    statements.clear()
+    assert history.origin(home.memory, "memory", "b").via != "archive"
+    assert not [s for s in statements if s.startswith("SELECT m.id")], "unchanged file: nothing is read again"
+    agent_turn(home, "s-1", {"action": "add", "content": "b"}, OK, call_id="c2")
+    statements.clear()
+    assert history.origin(home.memory, "memory", "b").via == "archive"
+    (scan,) = [s for s in statements if s.startswith("SELECT m.id")]
+    assert "f.rowid > 2" in scan, "only rows newer than the last look"
+
+
+def test_show_json_lists_origins_parallel_to_entries(home, tmp_path):
+    import subprocess
+
+    from tests.hermes_support import workbench_cmd
+
+    put(home, "user", "Name is Ada\n§\nLikes tea")
+    agent_turn(home, "s-1", {"action": "add", "target": "user", "content": "Likes tea"}, OK)
+    home.close()
+    out = subprocess.run(workbench_cmd("memory", "show", "--home", str(home.root), "--target", "user", "--json"),
+                         capture_output=True, text=True, check=True)
+    data = json.loads(out.stdout)
+    assert data["entries"] == ["Name is Ada", "Likes tea"]
+    assert [o["via"] for o in data["origins"]] == ["before", "archive"]
+    assert data["origins"][1]["session_id"] == "s-1" and data["origins"][1]["actor"] == "agent"
+    text = subprocess.run(workbench_cmd("memory", "show", "--home", str(home.root), "--target", "user"),
+                          capture_output=True, text=True, check=True).stdout
+    assert "↳ present before" in text and "↳ agent · " in text and "session s-1 · message 1 (via archive)" in text
