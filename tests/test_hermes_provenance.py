@@ -1,0 +1,225 @@
+"""Provenance and the live view on homes the real Hermes Agent 0.19.0 wrote (its own code, its own process).
+
+A Hermes home's memory was written by Hermes's memory tool, and the messages that did
+it are in its state.db; the workbench must trace every entry to that message (or say
+it was present before), jump to it, and show a live Hermes agent's writes as they land.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from engine import open_home
+from tests.hermes_support import workbench_cmd
+from tests.tui_support import make_app, settle, wait_for
+from widgets.entry_list import EntryList
+from widgets.transcript import Transcript
+
+pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
+
+# Hermes's memory tool and SessionDB, used as its agent loop uses them: the assistant
+# message with the tool call, the tool's own result, stored in order.
+HERMES_WRITES = r"""
+import json
+from hermes_state import SessionDB
+from tools.memory_tool import MemoryStore, memory_tool
+
+store = MemoryStore()
+store.load_from_disk()
+db = SessionDB()
+ids = {}
+
+def turn(session, name, user, arguments):
+    db.append_message(session, "user", user)
+    call = {"id": "call_" + name, "type": "function",
+            "function": {"name": "memory", "arguments": json.dumps(arguments)}}
+    ids[name] = db.append_message(session, "assistant", None, tool_calls=[call])
+    result = memory_tool(store=store, **arguments)
+    db.append_message(session, "tool", result, tool_name="memory", tool_call_id=call["id"])
+    db.append_message(session, "assistant", "Saved.")
+    assert json.loads(result)["success"], result
+
+db.create_session("hermes-spring", source="cli", model="m")
+turn("hermes-spring", "coffee", "I drink café au lait", {"action": "add", "target": "user",
+                                                         "content": "Drinks café au lait ☕ every morning"})
+turn("hermes-spring", "deploy", "we deploy on fridays", {"action": "add", "content": "Deploys happen on Fridays"})
+db.create_session("hermes-summer", source="cli", model="m")
+turn("hermes-summer", "moved", "deploys moved", {"action": "replace", "old_text": "Fridays",
+                                                 "content": "Deploys happen on Thursdays after QA"})
+turn("hermes-summer", "batch", "two facts", {"target": "memory", "operations": [
+    {"action": "add", "content": "Staging host is staging-3"}, {"action": "add", "content": "Builds use uv"}]})
+print(json.dumps(ids))
+"""
+
+
+@pytest.fixture
+def hermes_home(hermes, tmp_path):
+    """A home Hermes wrote, plus one entry added by hand long ago; the test works on a copy."""
+    original = tmp_path / "hermes-home"
+    original.mkdir()
+    ids = hermes.json(original, HERMES_WRITES)
+    memory_md = original / "memories" / "MEMORY.md"
+    memory_md.write_text(memory_md.read_text(encoding="utf-8") + "\n§\nWritten in vim long ago", encoding="utf-8")
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy)
+    return copy, ids
+
+
+def test_every_pre_existing_entry_gets_its_hermes_message_or_present_before(hermes_home):
+    root, ids = hermes_home
+    show = subprocess.run(workbench_cmd("memory", "show", "--home", str(root), "--json"), capture_output=True,
+                          text=True, timeout=60)
+    assert show.returncode == 0, show.stderr
+    data = json.loads(show.stdout)
+    memory, user = data["memory"], data["user"]
+    assert memory["entries"] == ["Deploys happen on Thursdays after QA", "Staging host is staging-3", "Builds use uv",
+                                 "Written in vim long ago"]
+    assert [(o["via"], o["session_id"], o["message_id"]) for o in memory["origins"]] == [
+        ("archive", "hermes-summer", ids["moved"]), ("archive", "hermes-summer", ids["batch"]),
+        ("archive", "hermes-summer", ids["batch"]), ("before", None, None)]
+    assert user["entries"] == ["Drinks café au lait ☕ every morning"]
+    assert [(o["via"], o["actor"], o["message_id"]) for o in user["origins"]] == [("archive", "agent", ids["coffee"])]
+    assert memory["origins"][3]["at"] is not None
+
+
+@pytest.mark.anyio
+async def test_g_lands_on_the_hermes_message_and_m_comes_back(hermes_home, tmp_path):
+    root, ids = hermes_home
+    home = open_home(root)
+    app = make_app(home, tmp_path)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            screen = app.screen
+            live = screen.query_one("#live-list", EntryList)
+            live.focus()
+            live.highlighted = 0
+            await wait_for(pilot, lambda: screen.detail is not None
+                           and screen.detail.entry == "Deploys happen on Thursdays after QA", what="the detail")
+            detail = str(screen.query_one("#detail-text").content)
+            assert f"session hermes-summer · message {ids['moved']}" in detail and "archive" in detail
+            assert "external" not in detail
+            live.highlighted = 3
+            await wait_for(pilot, lambda: screen.detail.entry == "Written in vim long ago", what="the vim entry")
+            assert "present before" in str(screen.query_one("#detail-text").content)
+            live.highlighted = 0
+            await wait_for(pilot, lambda: screen.detail.entry.startswith("Deploys"), what="back on the first")
+            await pilot.press("g")
+            await wait_for(pilot, lambda: app.current_mode == "sessions", what="the Sessions screen")
+            transcript = app.screen.query_one(Transcript)
+            await wait_for(pilot, lambda: transcript.current is not None and transcript.current.id == ids["moved"],
+                           what="the Hermes message under the cursor")
+            assert transcript.current.entries == (("memory", "Deploys happen on Thursdays after QA"),)
+            transcript.focus()
+            await pilot.press("m")
+            await wait_for(pilot, lambda: app.current_mode == "memory", what="back to Memory")
+            await wait_for(pilot, lambda: live.current is not None
+                           and live.current.text == "Deploys happen on Thursdays after QA", what="the entry it wrote")
+    finally:
+        home.close()
+
+
+class MemoryModel:
+    """A loopback OpenAI-compatible server playing a model: a ``memory`` add first, then a final answer.
+
+    It answers by the conversation (a tool result present or not), since Hermes also
+    sends requests of its own (a local-server probe, maybe a title) to the same address.
+    """
+
+    def __init__(self, arguments: dict):
+        model = self
+        self.arguments = arguments
+        self.paths: list[str] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                model.paths.append(self.path)
+                if not self.path.endswith("/chat/completions"):
+                    return self._send(404, "application/json", b'{"error": "not here"}')
+                data = model.reply(body.get("messages") or []).encode()
+                self._send(200, "text/event-stream", data)
+
+            def _send(self, status, kind, data):
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def reply(self, messages: list) -> str:
+        if any(m.get("role") == "tool" for m in messages):
+            delta, finish = {"role": "assistant", "content": "Noted."}, "stop"
+        else:
+            call = {"index": 0, "id": "call_tea", "type": "function",
+                    "function": {"name": "memory", "arguments": json.dumps(self.arguments)}}
+            delta, finish = {"role": "assistant", "tool_calls": [call]}, "tool_calls"
+        chunks = [{"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                  {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+                   "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}]
+        return "".join(f"data: {json.dumps({'id': 'x', 'object': 'chat.completion.chunk', **c})}\n\n"
+                       for c in chunks) + "data: [DONE]\n\n"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+AGENT_TURN = r"""
+import json, sys
+from hermes_state import SessionDB
+from run_agent import AIAgent
+
+agent = AIAgent(base_url=sys.argv[1], api_key="test-key", model="fake-model", quiet_mode=True, session_db=SessionDB(),
+                enabled_toolsets=["memory"], skip_context_files=True, max_iterations=4, tool_delay=0)
+result = agent.run_conversation("Please remember that I take my tea with oat milk.")
+print(json.dumps({"final": result.get("final_response"), "session": agent.session_id}))
+"""
+
+
+@pytest.mark.anyio
+async def test_a_hermes_agent_turn_shows_live_with_its_origin_message(hermes, home, tmp_path):
+    """AIAgent (run_agent.py) against a loopback OpenAI-compatible server, beside the open TUI."""
+    fact = "Takes tea with oat milk 🍵"
+    endpoint = MemoryModel({"action": "add", "target": "user", "content": fact})
+    home.memory.add("user", "Name is Ada")
+    app = make_app(home, tmp_path, watch_files=True)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("t")
+            screen = app.screen
+            live = screen.query_one("#live-list", EntryList)
+            await wait_for(pilot, lambda: [r.text for r in live.rows] == ["Name is Ada"], what="USER")
+            agent = hermes.popen(home.root, AGENT_TURN.replace("sys.argv[1]", repr(endpoint.base_url)))
+            await wait_for(pilot, lambda: fact in [r.text for r in live.rows], timeout=60, what="the agent's write")
+            await wait_for(pilot, lambda: agent.poll() is not None, timeout=60, what="the agent's turn to end")
+            out, err = agent.communicate()
+            assert agent.returncode == 0, err[-3000:]
+            assert json.loads(out.strip().splitlines()[-1])["final"] == "Noted."
+            assert endpoint.paths.count("/v1/chat/completions") == 2
+            with sqlite3.connect(home.state_db_path) as db:
+                (message_id, session_id), = db.execute(
+                    "SELECT id, session_id FROM messages WHERE role = 'assistant' AND tool_calls IS NOT NULL").fetchall()
+            live.focus()
+            live.highlighted = [r.text for r in live.rows].index(fact)
+            await wait_for(pilot, lambda: f"message {message_id}" in str(screen.query_one("#detail-text").content),
+                           timeout=5, what="the origin message in the detail pane")
+            detail = str(screen.query_one("#detail-text").content)
+            assert f"session {session_id}" in detail and "agent" in detail
+    finally:
+        endpoint.close()
