@@ -140,4 +140,4 @@ def test_show_json_lists_origins_parallel_to_entries(home, tmp_path):
     assert data["origins"][1]["session_id"] == "s-1" and data["origins"][1]["actor"] == "agent"
     text = subprocess.run(workbench_cmd("memory", "show", "--home", str(home.root), "--target", "user"),
                           capture_output=True, text=True, check=True).stdout
-    assert "↳ present before" in text and "↳ agent · " in text and "session s-1 · message 1 (via archive)" in text
+    assert "↳ present before" in text and "↳ agent · " in text and "session s-1 · message 1 (from the archive)" in text

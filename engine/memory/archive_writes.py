@@ -19,15 +19,19 @@ for as long as state.db is unchanged; when the file changes only newer rows are 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
+from ..errors import WorkbenchError
 from .format import TARGETS
 
 if TYPE_CHECKING:
     from ..home import Home
+
+log = logging.getLogger(__name__)
 
 TOOL = "memory"
 WRITING_ACTIONS = ("add", "replace")
@@ -143,15 +147,21 @@ class ArchiveWrites:
         self._waiting: list[_Call] = []  # calls whose tool result is not stored yet
 
     def newest(self, target: str, text: str, after: float | None = None) -> ArchiveWrite | None:
-        """The newest applied write of exactly ``text`` (later than ``after``) whose message still exists."""
+        """The newest applied write of exactly ``text`` (later than ``after``) whose message still exists.
+
+        None as well when state.db is missing or unusable: provenance then falls back, it never fails.
+        """
         with self._lock:
-            if not self._refresh():
-                return None
-            candidates = [w for w in self._by_text.get((target, text), ()) if after is None or w.at > after]
-            conn = self.home.archive.conn()
-            for write in reversed(candidates):
-                if conn.execute("SELECT 1 FROM messages WHERE id = ?", (write.message_id,)).fetchone():
-                    return write
+            try:
+                if not self._refresh():
+                    return None
+                candidates = [w for w in self._by_text.get((target, text), ()) if after is None or w.at > after]
+                conn = self.home.archive.conn()
+                for write in reversed(candidates):
+                    if conn.execute("SELECT 1 FROM messages WHERE id = ?", (write.message_id,)).fetchone():
+                        return write
+            except (WorkbenchError, sqlite3.Error) as exc:
+                log.warning("memory provenance cannot read %s: %s", self.home.state_db_path, exc)
         return None
 
     # -- reading the archive ----------------------------------------------------------

@@ -62,7 +62,8 @@ def gauge(usage: Usage) -> str:
     return "█" * filled + "░" * (GAUGE_CELLS - filled)
 
 
-def _view(home: Home, target: str, frozen) -> dict:
+def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
+    """One store as ``memory show`` prints it; ``notes`` gets each entry's origin in words."""
     store = home.memory
     if frozen is not None:
         entries, usage, rendered = list(frozen.entries[target]), frozen.usage[target], frozen.block(target)
@@ -72,9 +73,10 @@ def _view(home: Home, target: str, frozen) -> dict:
         entries, error = state.entries, state.error
         usage = Usage.of(entries, store.limit(target))
         rendered, raw = render_block(target, entries, usage.limit), entries
-    origins = [o.to_dict() for o in history.origins(store, target, raw)]
-    view = {"target": target, "entries": entries, "origins": origins, "chars": usage.chars, "limit": usage.limit,
-            "percent": usage.percent, "usage": usage.text, "rendered": rendered,
+    origins = history.origins(store, target, raw)
+    notes[target] = [o.describe() for o in origins]
+    view = {"target": target, "entries": entries, "origins": [o.to_dict() for o in origins], "chars": usage.chars,
+            "limit": usage.limit, "percent": usage.percent, "usage": usage.text, "rendered": rendered,
             "file": str(store.path(target)), "enabled": store.enabled(target), "error": error}
     if frozen is not None:
         view["blocked"] = len(frozen.blocked(target))
@@ -97,17 +99,9 @@ def _numbered(entries: list[str], notes: list[str] | None = None) -> list[str]:
     return lines
 
 
-def origin_text(origin: dict) -> str:
-    """An ``origins[i]`` object as one line: who, when, where, and how we know."""
-    at = (origin["at"] or "").replace("T", " ")[:16] or "unknown"
-    if origin["via"] == "before":
-        return f"present before {at}"
-    where = "".join(f" · {label} {origin[key]}" for key, label in (("session_id", "session"), ("message_id", "message"))
-                    if origin[key] is not None)
-    return f"{origin['actor']} · {at}{where} (via {origin['via']})"
 
 
-def _view_text(view: dict, frozen: bool) -> str:
+def _view_text(view: dict, frozen: bool, notes: list[str]) -> str:
     title = BLOCK_TITLES[view["target"]] + ("  · frozen snapshot" if frozen else "")
     usage = Usage(view["chars"], view["limit"])
     lines = [f"{title}  ({FILE_NAMES[view['target']]})",
@@ -116,7 +110,6 @@ def _view_text(view: dict, frozen: bool) -> str:
         lines.append("  (disabled in config: not injected into the prompt, agent writes refused)")
     if view.get("error"):
         lines.append(f"  (unreadable: {view['error']})")
-    notes = [origin_text(o) for o in view["origins"]]
     lines.extend(_numbered(view["entries"], notes) if view["entries"] else ["  (no entries)"])
     return "\n".join(lines)
 
@@ -124,13 +117,14 @@ def _view_text(view: dict, frozen: bool) -> str:
 def show(home: Home, args) -> Output:
     targets = [args.target] if args.target else list(TARGETS)
     frozen = home.memory.snapshot() if args.frozen else None
-    views = {t: _view(home, t, frozen) for t in targets}
+    notes: dict[str, list[str]] = {}
+    views = {t: _view(home, t, frozen, notes) for t in targets}
     data = views[args.target] if args.target else views
     unreadable = [f"{v['file']} ({v['error']})" for v in views.values() if v["error"]]
     if unreadable:  # shown, but a script must not take an unreadable file for an empty one
         data = {**data, "success": False, "error": f"Cannot read {', '.join(unreadable)}; fix its permissions or "
                                                     "encoding (UTF-8). Nothing was changed."}
-    return Output(data, text=lambda: "\n\n".join(_view_text(v, args.frozen) for v in views.values()))
+    return Output(data, text=lambda: "\n\n".join(_view_text(v, args.frozen, notes[t]) for t, v in views.items()))
 
 
 # -- writes ----------------------------------------------------------------------------
@@ -203,13 +197,15 @@ def show_history(home: Home, args) -> Output:
         found = history.story(home.memory, target, args.entry.strip(), args.limit)
         rows = found.history
         data["origin"] = found.origin.to_dict()
+        head = [f"origin: {found.origin.describe()}"]
     else:
+        head = []
         rows = home.memory.history(args.target, args.limit)
     events = [_event(e) for e in rows]
     data["events"] = events
 
     def text() -> str:
-        lines = [f"origin: {origin_text(data['origin'])}"] if "origin" in data else []
+        lines = list(head)
         if not events:
             return "\n".join(lines + ["No memory changes journaled yet."])
         for e in events:
