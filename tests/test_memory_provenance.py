@@ -106,22 +106,29 @@ def test_undo_of_an_external_edit_is_offered_only_while_it_applies(home):
     assert "no longer in MEMORY.md" in history.undo_problem(home.memory, add_row)
 
 
-def test_the_archive_is_read_once_per_file_version_and_then_only_new_rows(home):
-    put(home, "memory", "a\n§\nb")
-    agent_turn(home, "s-1", {"action": "add", "content": "a"}, OK)
+def test_each_entry_is_looked_up_once_per_file_version_through_the_word_index(home):
+    put(home, "memory", "Deploys on Fridays\n§\nLikes café ☕\n§\n東京に住む")
+    agent_turn(home, "s-1", {"action": "add", "content": "Deploys on Fridays"}, OK)
+    agent_turn(home, "s-1", {"action": "add", "content": "Likes café ☕"}, OK, call_id="c2")
+    agent_turn(home, "s-1", {"action": "add", "content": "東京に住む"}, OK, call_id="c3")
     statements = []
     home.archive.conn().set_trace_callback(statements.append)
-    assert history.origin(home.memory, "memory", "a").via == "archive"
-    scans = [s for s in statements if s.startswith("SELECT m.id")]
-    assert len(scans) == 1 and "MATCH" in scans[0]
-    statements.clear()
-    assert history.origin(home.memory, "memory", "b").via != "archive"
-    assert not [s for s in statements if s.startswith("SELECT m.id")], "unchanged file: nothing is read again"
-    agent_turn(home, "s-1", {"action": "add", "content": "b"}, OK, call_id="c2")
-    statements.clear()
-    assert history.origin(home.memory, "memory", "b").via == "archive"
-    (scan,) = [s for s in statements if s.startswith("SELECT m.id")]
-    assert "f.rowid > 2" in scan, "only rows newer than the last look"
+
+    def searches():
+        found = [s for s in statements if s.startswith("SELECT m.id")]
+        statements.clear()
+        return found
+
+    assert [o.via for o in history.origins(home.memory, "memory", home.memory.entries("memory"))] == ["archive"] * 3
+    deploys, cafe, tokyo = searches()
+    assert "'\"memory\" AND \"deploys\" AND \"fridays\" AND \"on\"'" in deploys
+    assert "\"likes\"" in cafe and "caf" not in cafe, "a word next to an escaped character is left out"
+    assert "MATCH '\"memory\"'" in tokyo, "no ASCII word: every memory call, decoded once"
+    history.origins(home.memory, "memory", home.memory.entries("memory"))
+    assert searches() == [], "unchanged file: nothing is read again"
+    agent_turn(home, "s-2", {"action": "add", "content": "Deploys on Fridays"}, OK, call_id="c4")
+    assert history.origin(home.memory, "memory", "Deploys on Fridays").session_id == "s-2"
+    assert len(searches()) == 1
 
 
 def test_show_json_lists_origins_parallel_to_entries(home, tmp_path):

@@ -11,15 +11,15 @@ Arguments are decoded as JSON, never matched as text: Hermes stores tool calls w
 their own. A call counts only when its tool result says it succeeded and was applied
 (not staged for approval, not refused).
 
-``ArchiveWrites`` finds those calls with the archive's word index (``memory`` is a
-token of every such call) instead of reading every message, and keeps what it found
-for as long as state.db is unchanged; when the file changes only newer rows are read.
+``ArchiveWrites`` finds them through the archive's word index instead of reading
+every message, and keeps what it found for as long as state.db is unchanged.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -125,44 +125,35 @@ def writes_in(messages: Iterable[Any]) -> dict[int, list[ArchiveWrite]]:
     return out
 
 
-@dataclass
-class _Call:
-    session_id: str
-    message_id: int
-    at: float
-    position: int
-    call_id: str | None
-    writes: list[tuple[str, str, str]]
-
-
 class ArchiveWrites:
-    """The memory writes in one home's state.db, indexed by (target, entry text)."""
+    """Finds the archived memory writes of given entries in one home's state.db.
+
+    Each entry is looked up once per version of the file (its size and mtime, and its
+    WAL's): the word index narrows the search to messages holding ``memory`` and the
+    entry's ASCII words (those survive Hermes's escaping unchanged), then their tool
+    calls are decoded and checked. An entry with no such word (all CJK, say) is found in
+    a map of every archived memory write, built once per version.
+    """
 
     def __init__(self, home: "Home"):
         self.home = home
         self._lock = threading.Lock()
         self._version: tuple | None = None
-        self._high = 0  # highest message id read so far
-        self._by_text: dict[tuple[str, str], list[ArchiveWrite]] = {}
-        self._waiting: list[_Call] = []  # calls whose tool result is not stored yet
+        self._found: dict[tuple[str, str], list[ArchiveWrite]] = {}
+        self._every: dict[tuple[str, str], list[ArchiveWrite]] | None = None
 
     def newest(self, target: str, text: str, after: float | None = None) -> ArchiveWrite | None:
-        """The newest applied write of exactly ``text`` (later than ``after``) whose message still exists.
+        """The newest applied write of exactly ``text`` to ``target``, later than ``after``.
 
         None as well when state.db is missing or unusable: provenance then falls back, it never fails.
         """
         with self._lock:
             try:
-                if not self._refresh():
-                    return None
-                candidates = [w for w in self._by_text.get((target, text), ()) if after is None or w.at > after]
-                conn = self.home.archive.conn()
-                for write in reversed(candidates):
-                    if conn.execute("SELECT 1 FROM messages WHERE id = ?", (write.message_id,)).fetchone():
-                        return write
+                writes = self._writes(target, text)
             except (WorkbenchError, sqlite3.Error) as exc:
                 log.warning("memory provenance cannot read %s: %s", self.home.state_db_path, exc)
-        return None
+                return None
+        return next((w for w in reversed(writes) if after is None or w.at > after), None)
 
     # -- reading the archive ----------------------------------------------------------
     def _stamp(self) -> tuple:
@@ -175,61 +166,78 @@ class ArchiveWrites:
                 stamps.append(None)
         return tuple(stamps)
 
-    def _refresh(self) -> bool:
-        """Read what changed since the last look (lock held); False when there is no archive."""
+    def _writes(self, target: str, text: str) -> list[ArchiveWrite]:
+        """Oldest first (lock held)."""
         version = self._stamp()
         if version[0] is None:
-            return False
-        if version == self._version:
-            return True
-        conn = self.home.archive.conn()
-        top = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
-        if top < self._high:  # rows were taken away from the end (a rewind, a restored file): start over
-            self._high, self._by_text, self._waiting = 0, {}, []
-        calls = self._waiting + [call for row in self._candidates(conn) for call in self._calls_of(row)]
-        self._waiting = []
-        for call in calls:
-            result = self._result_of(conn, call)
-            if result is None:
-                self._waiting.append(call)
-            elif applied(result):
-                for target, action, text in call.writes:
-                    self._by_text.setdefault((target, text), []).append(
-                        ArchiveWrite(target, text, action, call.session_id, call.message_id, call.at))
-        for writes in self._by_text.values():
-            writes.sort(key=lambda w: w.message_id)
-        self._high, self._version = max(self._high, top), version
-        return True
+            return []
+        if version != self._version:
+            self._version, self._found, self._every = version, {}, None
+        key = (target, text)
+        if key not in self._found:
+            conn = self.home.archive.conn()
+            terms = ascii_terms(text)
+            if terms and self.home.archive.caps.fts:
+                self._found[key] = [w for w in self._read(conn, self._rows(conn, terms)) if (w.target, w.text) == key]
+            else:
+                if self._every is None:
+                    self._every = {}
+                    for write in self._read(conn, self._rows(conn, [])):
+                        self._every.setdefault((write.target, write.text), []).append(write)
+                self._found[key] = self._every.get(key, [])
+        return self._found[key]
 
-    def _candidates(self, conn: sqlite3.Connection) -> list[sqlite3.Row]:
-        """Assistant rows newer than the last look whose tool calls name the memory tool."""
+    def _rows(self, conn: sqlite3.Connection, terms: list[str]) -> list[sqlite3.Row]:
+        """Assistant rows with tool calls naming the memory tool (and holding ``terms``), oldest first."""
         columns = "m.id, m.session_id, m.tool_calls, m.timestamp"
-        where = "m.id > ? AND m.role = 'assistant' AND m.tool_calls IS NOT NULL"
+        where = "m.role = 'assistant' AND m.tool_calls IS NOT NULL"
         if self.home.archive.caps.fts:
-            sql = (f"SELECT {columns} FROM messages_fts f JOIN messages m ON m.id = f.rowid "
-                   f"WHERE messages_fts MATCH '\"{TOOL}\"' AND f.rowid > ? AND {where} ORDER BY m.id")
-            return conn.execute(sql, (self._high, self._high)).fetchall()
-        sql = f"SELECT {columns} FROM messages m WHERE {where} AND instr(m.tool_calls, '{TOOL}') > 0 ORDER BY m.id"
-        return conn.execute(sql, (self._high,)).fetchall()
+            match = " AND ".join(f'"{term}"' for term in [TOOL, *terms])
+            return conn.execute(f"SELECT {columns} FROM messages_fts f JOIN messages m ON m.id = f.rowid "
+                                f"WHERE messages_fts MATCH ? AND {where} ORDER BY m.id", (match,)).fetchall()
+        return conn.execute(f"SELECT {columns} FROM messages m WHERE {where} AND instr(m.tool_calls, '{TOOL}') > 0 "
+                            "ORDER BY m.id").fetchall()
+
+    def _read(self, conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> Iterable[ArchiveWrite]:
+        """The applied writes of these rows' memory calls (each checked against its stored tool result)."""
+        for row in rows:
+            for position, call_id, arguments in memory_calls(row["tool_calls"]):
+                writes = written_texts(arguments)
+                if writes and applied(self._result(conn, row["session_id"], row["id"], position, call_id)):
+                    for target, action, text in writes:
+                        yield ArchiveWrite(target, text, action, row["session_id"], row["id"], row["timestamp"] or 0.0)
 
     @staticmethod
-    def _calls_of(row: sqlite3.Row) -> list[_Call]:
-        calls = []
-        for position, call_id, arguments in memory_calls(row["tool_calls"]):
-            writes = written_texts(arguments)
-            if writes:
-                calls.append(_Call(row["session_id"], row["id"], row["timestamp"] or 0.0, position, call_id, writes))
-        return calls
-
-    @staticmethod
-    def _result_of(conn: sqlite3.Connection, call: _Call) -> str | None:
-        """The stored tool result of ``call`` (its content), or None while there is none."""
-        if call.call_id is not None:
+    def _result(conn: sqlite3.Connection, session_id: str, message_id: int, position: int,
+                call_id: str | None) -> str | None:
+        """A call's stored tool result: by call id, or by position among the results after its message."""
+        if call_id is not None:
             row = conn.execute("SELECT content FROM messages WHERE session_id = ? AND id > ? AND role = 'tool' "
-                               "AND tool_call_id = ? ORDER BY id LIMIT 1",
-                               (call.session_id, call.message_id, call.call_id)).fetchone()
+                               "AND tool_call_id = ? ORDER BY id LIMIT 1", (session_id, message_id, call_id)).fetchone()
         else:
             row = conn.execute("SELECT content FROM messages WHERE session_id = ? AND id > ? AND role = 'tool' "
-                               "ORDER BY id LIMIT 1 OFFSET ?",
-                               (call.session_id, call.message_id, call.position)).fetchone()
-        return None if row is None else (row[0] or "")
+                               "ORDER BY id LIMIT 1 OFFSET ?", (session_id, message_id, position)).fetchone()
+        return None if row is None else row[0]
+
+
+def ascii_terms(text: str, most: int = 6) -> list[str]:
+    """The entry's words that appear unchanged in any JSON encoding of it, longest first.
+
+    A run of ASCII letters and digits between ASCII spaces or punctuation is stored as
+    is, whatever escaping (``\\u00e9``, ``\\n``) its neighbours get; a run touching a
+    non-ASCII or control character may be glued to an escape, so it is left out.
+    """
+    found = []
+    for match in _WORD.finditer(text):
+        before = text[match.start() - 1] if match.start() else " "
+        after = text[match.end()] if match.end() < len(text) else " "
+        if _boundary(before) and _boundary(after):
+            found.append(match.group().lower())
+    return sorted(set(found), key=lambda w: (-len(w), w))[:most]
+
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def _boundary(char: str) -> bool:
+    return " " <= char <= "~" and not char.isalnum()

@@ -1,10 +1,11 @@
 """Entry origins on a large archive: the first look, a repeat, and a look after one new turn.
 
-The archive is the shared benchmark workload (its memory tool calls carry results that
-did not apply, as noise), plus twenty applied Hermes-style memory adds spread through it.
-``origins`` of the twenty entries is timed cold (the word-index search for ``memory``
-calls), warm (the file is unchanged: nothing is read) and after one more turn (only the
-new rows are read), next to decoding every message that has tool calls, for scale.
+The archive is the benchmark workload (its own folder, as it gets extra turns; its
+memory tool calls carry results that did not apply, as noise), plus twenty applied
+Hermes-style memory adds spread through it. ``origins`` of the twenty entries is timed
+cold (one word-index search per entry), warm (the file is unchanged: nothing is read)
+and after one more turn (searched again), next to decoding every message that has tool
+calls, which is what a lookup without the index would cost.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from engine import open_home
 from engine.memory import history
 from engine.memory.archive_writes import memory_calls
 from engine.memory.format import serialize
-from tests.bench.archive_data import DEFAULT_PATH, build_bench_archive
+from tests.bench.archive_data import build_bench_archive
 from tests.bench.common import Report
 
 SESSIONS = int(os.environ.get("BENCH_PROVENANCE_SESSIONS", "4000"))  # 20,000: the full 1M-message workload
@@ -35,8 +36,7 @@ def _turn(archive, session: str, content: str, call_id: str) -> None:
 
 
 def run(report: Report) -> None:
-    path = DEFAULT_PATH if SESSIONS == 20_000 else Path("bench-data") / f"archive-{SESSIONS}"
-    root = build_bench_archive(path, sessions=SESSIONS)
+    root = build_bench_archive(Path("bench-data") / f"provenance-{SESSIONS}", sessions=SESSIONS)
     home = open_home(root)
     archive = home.archive
     messages = archive.conn().execute("SELECT count(*) FROM messages").fetchone()[0]

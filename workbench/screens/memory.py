@@ -157,7 +157,7 @@ class MemoryScreen(WorkbenchScreen):
         live.highlighted = index
         self.load_detail(text)
 
-    def _reselect_detail(self, view: MemoryView) -> None:
+    def _reselect_detail(self) -> None:
         """After a reload, the detail pane follows the entry under the cursor (its story may have grown)."""
         row = self.query_one("#live-list", EntryList).current
         if row is not None and row.mark != "-" and self.focused is self.query_one("#live-list"):
@@ -219,7 +219,7 @@ class MemoryScreen(WorkbenchScreen):
         if self._wanted is not None:
             self._select_wanted(view)
         else:
-            self._reselect_detail(view)
+            self._reselect_detail()
 
     # -- selection and detail -----------------------------------------------------
     @on(EntryList.Highlighted)
