@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+import subprocess
 
+from engine import open_home
 from engine.memory import history
 from engine.memory.archive_writes import memory_calls, written_texts
 from engine.tools import ToolContext
+from tests.hermes_support import workbench_cmd
 
 USER = ToolContext(actor="user")
 
@@ -132,10 +136,6 @@ def test_each_entry_is_looked_up_once_per_file_version_through_the_word_index(ho
 
 
 def test_show_json_lists_origins_parallel_to_entries(home, tmp_path):
-    import subprocess
-
-    from tests.hermes_support import workbench_cmd
-
     put(home, "user", "Name is Ada\n§\nLikes tea")
     agent_turn(home, "s-1", {"action": "add", "target": "user", "content": "Likes tea"}, OK)
     home.close()
@@ -148,3 +148,29 @@ def test_show_json_lists_origins_parallel_to_entries(home, tmp_path):
     text = subprocess.run(workbench_cmd("memory", "show", "--home", str(home.root), "--target", "user"),
                           capture_output=True, text=True, check=True).stdout
     assert "↳ present before" in text and "↳ agent · " in text and "session s-1 · message 1 (from the archive)" in text
+
+
+def test_without_the_word_index_the_tool_calls_are_still_found(home):
+    put(home, "memory", "Deploys on Fridays")
+    agent_turn(home, "s-1", {"action": "add", "content": "Deploys on Fridays"}, OK)
+    home.close()
+    with sqlite3.connect(home.state_db_path) as db:  # an archive whose FTS tables are gone
+        for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+            db.execute(f"DROP TRIGGER {name}")
+        db.execute("DROP TABLE messages_fts")
+        db.execute("DROP TABLE IF EXISTS messages_fts_trigram")
+    reopened = open_home(home.root, read_only=True)
+    assert not reopened.archive.caps.fts
+    found = history.origin(reopened.memory, "memory", "Deploys on Fridays")
+    assert (found.via, found.session_id) == ("archive", "s-1")
+    reopened.close()
+
+
+def test_history_of_one_entry_gives_its_origin_and_changes(home):
+    put(home, "user", "Likes tea")
+    agent_turn(home, "s-1", {"action": "add", "target": "user", "content": "Likes tea"}, OK)
+    home.close()
+    run = subprocess.run(workbench_cmd("memory", "history", "--home", str(home.root), "--target", "user", "--entry",
+                                       "Likes tea", "--json"), capture_output=True, text=True, check=True)
+    data = json.loads(run.stdout)
+    assert data["origin"]["via"] == "archive" and data["origin"]["session_id"] == "s-1" and data["events"] == []
