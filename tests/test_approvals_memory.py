@@ -190,15 +190,19 @@ def test_pin_survives_unrelated_changes_and_batches_replay_with_their_pins(home)
     assert home.memory.entries("memory") == ["User likes coffee", "Deploys on Fridays", "Uses fish shell"]
 
 
-def test_hermes_record_without_a_pin_is_refused_and_kept(home):
+def test_hermes_record_without_a_pin_resolves_by_substring_and_refuses_when_gone(home):
     seed(home, "User likes tea")
     legacy = {"id": "00c0ffee", "subsystem": "memory", "action": "remove", "summary": "remove from memory: tea",
               "origin": "foreground", "created_at": 1.0,
               "payload": {"action": "remove", "target": "memory", "old_text": "tea"}}
     (home.pending_dir / "memory" / "00c0ffee.json").write_text(json.dumps(legacy))
+    [target] = home.approvals.preview("00c0ffee")["targets"]
+    assert (target["status"], target["entry"], target["pinned"]) == ("hits", "User likes tea", None)
+    home.memory.replace("memory", "tea", "User likes coffee", USER)
+    before = memory_file(home)
     result = home.approvals.approve("00c0ffee")
-    assert not result["success"] and "predates entry pinning" in result["error"]
-    assert home.memory.entries("memory") == ["User likes tea"] and home.approvals.get("00c0ffee").payload == legacy["payload"]
+    assert not result["success"] and "'tea', which no longer matches any entry in MEMORY.md" in result["error"]
+    assert memory_file(home) == before and home.approvals.get("00c0ffee").payload == legacy["payload"]
 
 
 def test_staged_payload_holds_only_hermes_replay_keywords(home):

@@ -166,7 +166,9 @@ def test_preview_and_apply_staged(approving):
     preview = home.memory.preview_staged(payload)
     assert preview == {"target": "memory", "before_entries": ["User likes tea", "Project uses uv"],
                        "after_entries": ["User likes tea"], "usage_after": "0% — 14/2,200 chars",
-                       "percent_after": 0, "error": None}
+                       "percent_after": 0, "error": None,
+                       "targets": [{"op": 1, "action": "remove", "old_text": "uv", "pinned": "Project uses uv",
+                                    "status": "hits", "entry": "Project uses uv", "matches": ["Project uses uv"]}]}
     result = home.memory.apply_staged(payload, pending_id=pid, session_id=record.session_id,
                                       message_id=record.message_id, proposed_by=record.actor)
     assert result["success"] and result["removed_entry"] == "Project uses uv"
@@ -189,11 +191,15 @@ def test_pinned_replace_never_hits_a_different_entry(approving):
     assert home.memory.path("memory").read_bytes() == before
 
 
-def test_legacy_unpinned_destructive_record_is_refused(approving):
-    seed(approving, "User likes tea")
-    result = approving.memory.apply_staged({"action": "remove", "target": "memory", "old_text": "tea"})
-    assert result == {"success": False, "error": "This destructive pending write predates entry pinning and cannot "
-                                                 "be verified; nothing was applied. Reject it and recreate the change."}
+def test_unpinned_destructive_record_applies_only_to_a_unique_substring_match(approving):
+    seed(approving, "User likes tea", "User likes tea cakes")
+    ambiguous = approving.memory.apply_staged({"action": "remove", "target": "memory", "old_text": "tea"})
+    assert not ambiguous["success"] and "now matches 2 different entries in MEMORY.md" in ambiguous["error"]
+    # an exact whole-entry match does not win here: Hermes staged it, Hermes's rule decides
+    exact = approving.memory.apply_staged({"action": "remove", "target": "memory", "old_text": "User likes tea"})
+    assert not exact["success"]
+    assert approving.memory.apply_staged({"action": "remove", "target": "memory", "old_text": "cakes"})["success"]
+    assert approving.memory.entries("memory") == ["User likes tea"]
 
 
 def test_staged_batch_pins_each_destructive_op(approving):

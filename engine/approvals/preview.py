@@ -74,7 +74,7 @@ def memory_view(staged: dict, payload: dict, edit: str | None, limit: int, thres
     return {
         "target": staged["target"], "before": before, "after": after,
         "before_text": before_text, "after_text": after_text, "diff": line_diff(before_text, after_text),
-        "budget": usage.to_dict(),
+        "budget": usage.to_dict(), "targets": staged.get("targets", []),
         "duplicates": near_duplicates(proposed_texts(payload, edit), before, threshold, ignore=removed),
     }
 

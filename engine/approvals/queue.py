@@ -122,18 +122,20 @@ class ApprovalQueue:
         memory the budget afterwards and near-duplicate warnings.
 
         A proposal that would be refused now (a stale pin, an over-full store) carries
-        the refusal in ``error`` instead of a diff.
+        the refusal in ``error`` instead of a diff. ``targets`` names the live entry each
+        memory replace or remove hits (or that it is gone or ambiguous).
         """
         record = self.get(pending_id)
         view: dict[str, Any] = {**_brief(record), "origin": record.origin, "created_at": record.created_iso,
                                 "actor": record.actor, "session_id": record.session_id, "payload": record.payload,
-                                "edit": edit, "error": None, "diff": [], "duplicates": [], "budget": None}
+                                "edit": edit, "error": None, "diff": [], "duplicates": [], "budget": None,
+                                "targets": []}
         try:
             staged = self._owner(record).preview_staged(record.payload, edited_content=edit)
         except WorkbenchError as exc:
             return {**view, "error": exc.message}
         if staged.get("error"):
-            return {**view, "error": str(staged["error"])}
+            return {**view, "error": str(staged["error"]), "targets": staged.get("targets", [])}
         if record.subsystem == "memory":
             threshold = self.home.config.float("approvals.duplicate_threshold")
             limit = self.home.memory.limit(staged["target"])

@@ -126,6 +126,89 @@ def op_text(op: dict[str, Any], key: str) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
+@dataclass(frozen=True)
+class Target:
+    """The entry one replace or remove of a staged write identifies in the live entries."""
+
+    op: int  # 1-based position in the write (1 for a single replace or remove)
+    action: str
+    old_text: str
+    pinned: str | None  # the entry named when it was staged (None: Hermes staged it)
+    matches: tuple[str, ...]  # the distinct entries it identifies now
+
+    @property
+    def entry(self) -> str | None:
+        return self.matches[0] if len(self.matches) == 1 else None
+
+    @property
+    def status(self) -> str:
+        """``hits`` one entry, is ``ambiguous``, or is ``gone`` (nothing matches, or its pin changed)."""
+        return "hits" if len(self.matches) == 1 else "ambiguous" if self.matches else "gone"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"op": self.op, "action": self.action, "old_text": self.old_text, "pinned": self.pinned,
+                "status": self.status, "entry": self.entry, "matches": list(self.matches)}
+
+
+def resolve_targets(entries: list[str], operations: list[Any]) -> list[Target]:
+    """Walk ``operations`` over a copy of ``entries`` and note what each replace or remove hits.
+
+    A pinned operation hits its pinned entry while it is still there. An unpinned one
+    (Hermes stages ``old_text`` only) follows Hermes's rule: every entry containing
+    ``old_text`` matches, and it must be exactly one distinct entry. An operation that
+    hits nothing or several entries is skipped, so later ones see what Hermes would.
+    """
+    work = list(entries)
+    targets: list[Target] = []
+    for i, raw_op in enumerate(operations, 1):
+        op = raw_op if isinstance(raw_op, dict) else {}
+        action, content, old_text = op.get("action"), op_text(op, "content"), op_text(op, "old_text")
+        if action == "add" and content and content not in work:
+            work.append(content)
+        if action not in ("replace", "remove"):
+            continue
+        pin = op.get("matched_entry") if isinstance(op.get("matched_entry"), str) else None
+        if pin is not None:
+            found = [pin] if pin in work else []
+        else:
+            found = list(dict.fromkeys(e for e in work if old_text and old_text in e))
+        targets.append(Target(i, action, old_text, pin, tuple(found)))
+        if len(found) == 1:
+            index = work.index(found[0])
+            if action == "remove":
+                del work[index]
+            elif content:
+                work[index] = content
+    return targets
+
+
+def unresolved_message(targets: list[Target], file_name: str, batch: bool) -> str:
+    """Why a staged write cannot be applied as reviewed, in the reviewer's terms."""
+    reasons = []
+    for t in targets:
+        what = f"operation {t.op} ({t.action})" if batch else f"this {t.action}"
+        if t.pinned is not None:
+            reasons.append(f"{what} was staged against '{_preview(t.pinned)}', which is no longer in {file_name}")
+        elif t.matches:
+            listed = "; ".join(f"'{_preview(m)}'" for m in t.matches)
+            reasons.append(f"{what} targets '{t.old_text}', which now matches {len(t.matches)} different entries "
+                           f"in {file_name} ({listed})")
+        else:
+            reasons.append(f"{what} targets '{t.old_text}', which no longer matches any entry in {file_name}")
+    return ("Not applied: " + "; ".join(reasons) + ". The write names its entry only by that text, so the workbench "
+            "does not guess which one was meant. Reject it, or make the change yourself; the pending record has been "
+            "preserved.")
+
+
+def pin_targets(payload: dict[str, Any], targets: list[Target]) -> dict[str, Any]:
+    """``payload`` with every replace or remove pinned to the entry it resolved to."""
+    if payload.get("action") != "batch":
+        return {**payload, "matched_entry": targets[0].entry}
+    hits = {t.op: t.entry for t in targets}
+    return {**payload, "operations": [{**op, "matched_entry": hits[i]} if i in hits else op
+                                      for i, op in enumerate(payload["operations"], 1)]}
+
+
 def batch(entries: list[str], operations: list[Any], limit: int, target: str) -> Outcome:
     """Apply every operation to a working copy, all or nothing, checking the budget at the end."""
     try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass, field
+from dataclasses import replace as _dc_replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -103,6 +104,12 @@ def _scan(text: str, prefix: str = "") -> None:
     message = first_threat_message(text)
     if message:
         raise refuse(prefix + message)
+
+
+def _destructive_ops(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The replace and remove operations of a staged write (itself, or a batch's items)."""
+    operations = payload.get("operations") if payload.get("action") == "batch" else [payload]
+    return [op for op in operations if isinstance(op, dict) and op.get("action") in ("replace", "remove")]
 
 
 class MemoryStore:
@@ -317,11 +324,17 @@ class MemoryStore:
         return self._success(target, outcome)
 
     def preview_staged(self, payload: dict[str, Any], edited_content: str | None = None) -> dict[str, Any]:
-        """What approving would do, computed from the live files without writing anything."""
+        """What approving would do, computed from the live files without writing anything.
+
+        ``targets`` says which live entry each replace or remove hits now (or that it is
+        gone or ambiguous), so a write Hermes staged without naming its entry can be judged.
+        """
         target = payload.get("target") if payload.get("target") in TARGETS else "memory"
         state = self.read(target)
         limit = self.limit(target)
         after, error = state.entries, None
+        operations = payload.get("operations") if payload.get("action") == "batch" else [payload]
+        targets = ops.resolve_targets(state.entries, operations if isinstance(operations, list) else [])
         try:
             target, plan = self._staged_plan(payload, edited_content)
             self._guard(target, state, limit, plan.drift_guard, backup=False)
@@ -330,7 +343,8 @@ class MemoryStore:
             error = refusal.result["error"]
         usage = Usage.of(after, limit)
         return {"target": target, "before_entries": list(state.entries), "after_entries": list(after),
-                "usage_after": usage.text, "percent_after": usage.percent, "error": error}
+                "usage_after": usage.text, "percent_after": usage.percent, "error": error,
+                "targets": [t.to_dict() for t in targets]}
 
     def _staged_plan(self, payload: dict[str, Any], edited: str | None) -> tuple[str, _Plan]:
         if not isinstance(payload, dict):
@@ -338,30 +352,44 @@ class MemoryStore:
         target = payload.get("target") or "memory"
         self._check_target(target)
         action = payload.get("action")
-        legacy = refuse("This destructive pending write predates entry pinning and cannot be verified; nothing was "
-                        "applied. Reject it and recreate the change.")
-        pin = payload.get("matched_entry")
         if edited is not None and action not in ("add", "replace"):
             raise refuse(f"Only an add or a replace can be edited before approval, not a {action}.")
         if action == "add":
             return target, self._plan_add(payload.get("content") if edited is None else edited)
-        if action in ("replace", "remove") and not isinstance(pin, str):
-            raise legacy
-        if action == "replace":
-            return target, self._plan_replace(payload.get("old_text"),
-                                              payload.get("content") if edited is None else edited, pin)
-        if action == "remove":
-            return target, self._plan_remove(payload.get("old_text"), pin)
-        if action == "batch":
-            operations = payload.get("operations")
-            if isinstance(operations, list) and any(
-                    isinstance(op, dict) and op.get("action") in ("replace", "remove") and "matched_entry" not in op
-                    for op in operations):
-                raise legacy
-            return target, self._plan_batch(operations, target)
-        raise refuse(f"The staged write has an unknown action {action!r}; reject it.")
+        if action not in ("replace", "remove", "batch"):
+            raise refuse(f"The staged write has an unknown action {action!r}; reject it.")
+        plan = self._pinned_plan(target, payload, edited)  # validates the record now
+        operations = _destructive_ops(payload)
+        if all(isinstance(op.get("matched_entry"), str) for op in operations):
+            return target, plan
+        return target, _dc_replace(plan, op=self._resolving_op(target, payload, edited))
 
-    # -- the write path -------------------------------------------------------------
+    def _pinned_plan(self, target: str, payload: dict[str, Any], edited: str | None) -> _Plan:
+        action, pin = payload["action"], payload.get("matched_entry")
+        pin = pin if isinstance(pin, str) else None
+        if action == "replace":
+            return self._plan_replace(payload.get("old_text"), payload.get("content") if edited is None else edited,
+                                      pin)
+        if action == "remove":
+            return self._plan_remove(payload.get("old_text"), pin)
+        return self._plan_batch(payload.get("operations"), target)
+
+    def _resolving_op(self, target: str, payload: dict[str, Any],
+                      edited: str | None) -> Callable[[list[str], int], Outcome]:
+        """For a write staged without its entry (as Hermes stages them): under the lock,
+        find each ``old_text``'s entry by Hermes's substring rule, refuse if one is gone or
+        ambiguous, and apply the write pinned to the entries found."""
+        operations = payload["operations"] if payload["action"] == "batch" else [payload]
+
+        def op(entries: list[str], limit: int) -> Outcome:
+            targets = ops.resolve_targets(entries, operations)
+            unresolved = [t for t in targets if t.entry is None]
+            if unresolved:
+                raise refuse(ops.unresolved_message(unresolved, FILE_NAMES[target], payload["action"] == "batch"))
+            return self._pinned_plan(target, ops.pin_targets(payload, targets), edited).op(entries, limit)
+        return op
+
+        # -- the write path -------------------------------------------------------------
     def _apply(self, target: str, plan: _Plan, writer: _Writer, *, dry_run: bool = False) -> Outcome:
         """Run ``plan`` on the file under its lock; write, journal and announce the result."""
         limit = self.limit(target)

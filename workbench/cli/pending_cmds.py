@@ -77,6 +77,7 @@ def render_preview(preview: dict) -> str:
              f"origin: {preview['origin']}   staged: {preview['created_at']}"]
     if preview.get("error"):
         lines.append(f"would fail: {preview['error']}")
+    lines += [_target_line(target) for target in preview.get("targets") or []]
     budget = preview.get("budget")
     if budget:
         lines.append(f"budget after approval: {budget['text']}")
@@ -87,6 +88,18 @@ def render_preview(preview: dict) -> str:
     lines.append("")
     lines += [f"{kind} {line}" for kind, line in diff] if diff else ["(no textual change)"]
     return "\n".join(lines)
+
+
+def _target_line(target: dict) -> str:
+    """Which live entry one replace or remove hits (``op N`` only matters in a batch)."""
+    head = f"op {target['op']} {target['action']}"
+    if target["status"] == "hits":
+        return f"{head} hits: {_one_line(target['entry'])}"
+    if target["status"] == "ambiguous":
+        return f"{head} '{_one_line(target['old_text'])}' is ambiguous, it matches {len(target['matches'])} entries"
+    if target["pinned"] is not None:
+        return f"{head} was staged against an entry that is gone: {_one_line(target['pinned'])}"
+    return f"{head} '{_one_line(target['old_text'])}' matches no entry now"
 
 
 def _decide(home: Home, args, one, many, done_key: str) -> Output:

@@ -1,0 +1,185 @@
+"""Pending records both ways, with the real Hermes Agent 0.19.0 in its own process.
+
+Hermes stages ``{action, target, content, old_text}`` records (and batches) through its
+own memory tool; the workbench approves them on the home while Hermes approves the same
+records on a copy, and the memory files must come out byte for byte the same. Records
+the workbench stages must in turn replay through Hermes's ``apply_memory_pending`` and
+``apply_skill_pending``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from engine import open_home
+from engine.skills.manage import skill_manage_tool
+from engine.tools import ToolContext
+from tests.hermes_support import workbench_cmd
+
+pytestmark = pytest.mark.slow
+
+SEED = ["User likes tea", "Project uses uv for packaging", "Deploys on Fridays", "Old laptop runs Debian 11"]
+USER_SEED = ["Name is Sam", "Prefers short answers"]
+BREW = "---\nname: brew\ndescription: How to brew tea\n---\n\nBoil water.\nSteep for 3 minutes.\n"
+
+# Hermes's own memory tool with its gate on stages every write (no interactive approval here).
+HERMES_STAGES = """
+import json
+from tools.memory_tool import load_on_disk_store, memory_tool
+store = load_on_disk_store()
+calls = [
+    dict(action="replace", target="memory", old_text="tea", content="User likes green tea"),
+    dict(action="remove", target="memory", old_text="Debian"),
+    dict(target="memory", operations=[
+        dict(action="add", content="CI runs on GitHub Actions"),
+        dict(action="replace", old_text="Fridays", content="Deploys on Thursdays"),
+        dict(action="remove", old_text="uv for"),
+    ]),
+    dict(action="add", target="user", content="Works in UTC+1"),
+    dict(target="user", operations=[dict(action="replace", old_text="short", content="Prefers terse answers")]),
+    dict(action="remove", target="user", old_text="Sam"),
+]
+print(json.dumps([json.loads(memory_tool(store=store, **c)) for c in calls]))
+"""
+
+HERMES_STAGES_ONE = """
+import json
+from tools.memory_tool import load_on_disk_store, memory_tool
+print(json.dumps([json.loads(memory_tool(store=load_on_disk_store(), {call}))]))
+"""
+
+HERMES_APPROVES_ALL = """
+import json
+from hermes_cli.write_approval_commands import handle_pending_subcommand
+from tools.memory_tool import load_on_disk_store
+from tools import write_approval as wa
+out = handle_pending_subcommand("memory", ["approve", "all"], memory_store=load_on_disk_store())
+print(json.dumps({"out": out, "left": wa.pending_count("memory")}))
+"""
+
+
+def _seeded_home(tmp_path, name="home"):
+    root = tmp_path / name
+    home = open_home(root)
+    user = ToolContext(actor="user")
+    for entry in SEED:
+        assert home.memory.add("memory", entry, user)["success"]
+    for entry in USER_SEED:
+        assert home.memory.add("user", entry, user)["success"]
+    assert skill_manage_tool(home, {"action": "create", "name": "brew", "content": BREW}, user)["success"]
+    home.config_path.write_text("memory:\n  write_approval: true\nskills:\n  write_approval: true\n")
+    home.close()
+    return root
+
+
+def _memory_files(root):
+    return {name: (root / "memories" / name).read_bytes() for name in ("MEMORY.md", "USER.md")}
+
+
+def _workbench(root, *args):
+    return subprocess.run(workbench_cmd(*args, "--home", str(root), "--json"), capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_hermes_staged_records_approved_by_the_workbench_match_hermes_own_approval(hermes, tmp_path):
+    root = _seeded_home(tmp_path)
+    staged = hermes.json(root, HERMES_STAGES)
+    assert all(r.get("staged") for r in staged), staged
+    assert len(list((root / "pending" / "memory").glob("*.json"))) == len(staged)
+    twin = tmp_path / "twin"
+    shutil.copytree(root, twin)
+
+    shown = _workbench(root, "pending", "list")
+    ids = [row["id"] for row in json.loads(shown.stdout)["pending"]]
+    assert len(ids) == len(staged)
+    preview = json.loads(_workbench(root, "pending", "show", staged[1]["pending_id"]).stdout)
+    assert preview["error"] is None
+    assert [(t["status"], t["entry"]) for t in preview["targets"]] == [("hits", "Old laptop runs Debian 11")]
+
+    approved = _workbench(root, "pending", "approve", "all")
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    result = json.loads(approved.stdout)
+    assert len(result["approved"]) == len(staged) and result["failed"] == []
+    assert not list((root / "pending" / "memory").glob("*.json"))
+
+    theirs = hermes.json(twin, HERMES_APPROVES_ALL)
+    assert theirs["left"] == 0, theirs["out"]
+    assert _memory_files(root) == _memory_files(twin)
+    home = open_home(root)
+    assert home.memory.entries("memory") == ["User likes green tea", "Deploys on Thursdays",
+                                             "CI runs on GitHub Actions"]
+    assert home.memory.entries("user") == ["Prefers terse answers", "Works in UTC+1"]
+    home.close()
+
+
+def test_hermes_record_that_became_ambiguous_is_refused_and_kept(hermes, tmp_path):
+    root = _seeded_home(tmp_path)
+    [staged] = hermes.json(root, HERMES_STAGES_ONE.format(call="action='remove', target='memory', old_text='Fridays'"))
+    home = open_home(root)
+    home.memory.add("memory", "Never deploys on Fridays in December", ToolContext(actor="user"))
+    preview = home.approvals.preview(staged["pending_id"])
+    [target] = preview["targets"]
+    assert target["status"] == "ambiguous" and len(target["matches"]) == 2
+    before = _memory_files(root)
+    home.close()
+    refused = _workbench(root, "pending", "approve", staged["pending_id"])
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "now matches 2 different entries in MEMORY.md" in json.loads(refused.stdout)["error"]
+    assert _memory_files(root) == before
+    assert (root / "pending" / "memory" / f"{staged['pending_id']}.json").exists()
+
+
+WORKBENCH_STAGES = [
+    ("replace", dict(old_text="tea", content="User likes green tea")),
+    ("remove", dict(old_text="Debian")),
+    ("batch", dict(operations=[{"action": "add", "content": "CI runs on GitHub Actions"},
+                               {"action": "replace", "old_text": "Fridays", "content": "Deploys on Thursdays"},
+                               {"action": "remove", "old_text": "uv for"}])),
+    ("add", dict(content="Keeps notes in Obsidian")),
+]
+
+SKILL = "---\nname: tidy-imports\ndescription: Sort and group Python imports.\n---\n\n# Tidy imports\n\nRun isort.\n"
+
+HERMES_REPLAYS = """
+import json
+from tools import write_approval as wa
+from tools.memory_tool import apply_memory_pending, load_on_disk_store
+from tools.skill_manager_tool import apply_skill_pending
+results = []
+store = load_on_disk_store()
+for rec in wa.list_pending("memory"):
+    results.append(apply_memory_pending(rec["payload"], store))
+for rec in wa.list_pending("skills"):
+    results.append(json.loads(apply_skill_pending(rec["payload"])))
+print(json.dumps(results))
+"""
+
+
+def test_records_the_workbench_stages_replay_through_hermes(hermes, tmp_path):
+    root = _seeded_home(tmp_path)
+    home = open_home(root)
+    agent = ToolContext(actor="agent", session_id="s1", message_id=2)
+    for action, args in WORKBENCH_STAGES:
+        method = getattr(home.memory, action)
+        assert method("memory", *args.values(), agent)["staged"]
+    for args in ({"action": "create", "name": "tidy-imports", "content": SKILL},
+                 {"action": "patch", "name": "brew", "old_string": "3 minutes", "new_string": "4 minutes"}):
+        assert skill_manage_tool(home, args, agent)["staged"]
+    home.close()
+    twin = tmp_path / "twin"
+    shutil.copytree(root, twin)
+
+    replayed = hermes.json(twin, HERMES_REPLAYS)
+    assert all(r.get("success") for r in replayed), replayed
+    approved = _workbench(root, "pending", "approve", "all")
+    assert approved.returncode == 0, approved.stdout
+    assert _memory_files(root) == _memory_files(twin)
+    [ours] = list((root / "skills").rglob("tidy-imports/SKILL.md"))
+    [theirs] = list((twin / "skills").rglob("tidy-imports/SKILL.md"))
+    assert ours.read_bytes() == theirs.read_bytes() == SKILL.encode()
+    brewed = [(r / "skills" / "brew" / "SKILL.md").read_bytes() for r in (root, twin)]
+    assert brewed[0] == brewed[1] == BREW.replace("3 minutes", "4 minutes").encode()
