@@ -3,19 +3,26 @@
 Values are looked up by dotted key (``memory.memory_char_limit``). Numbers given as
 strings are accepted; a value that cannot be used, or YAML that does not parse, raises
 ``ConfigError`` naming the file and line so the user can fix it.
+
+Hermes 0.19.0 reads a few keys more literally (a quoted limit stays text and breaks its
+memory; any quoted word turns ``memory_enabled`` on). ``Config.hermes_misreads`` names
+every value the two programs would read differently, so the CLI, the TUI and
+``workbench doctor`` can warn instead of letting it pass silently.
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
 from .errors import ConfigError
 from .yamltext import check_bounds
 
+_UNSET = object()
 TRUTHY = {"on", "true", "yes", "1", "approve", "enable", "enabled"}
 FALSY = {"off", "false", "no", "0", "disable", "disabled", ""}
 
@@ -32,8 +39,8 @@ DEFAULTS: dict[str, Any] = {
     "skills.creation_nudge_interval": 10,
     "skills.guard_agent_created": False,
     "curator.enabled": True,
-    "curator.stale_after_days": 14,
-    "curator.archive_after_days": 30,
+    "curator.stale_after_days": 30,
+    "curator.archive_after_days": 90,
     "curator.manage_all": False,
     "compression.enabled": True,
     "compression.threshold": 0.5,
@@ -54,6 +61,74 @@ DEFAULTS: dict[str, Any] = {
     # session archive (engine/archive): Hermes's trigram table in state.db files we create
     "archive.trigram_index": False,
 }
+
+
+def _kept(value: Any) -> Any:
+    return value  # passed on unconverted: a quoted number stays text
+
+
+def _gate(value: Any) -> bool:
+    """tools/write_approval.py: a real bool, or one of its words; anything else is off."""
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, str) and value.strip().lower() in {"on", "true", "yes", "1", "approve", "enabled"}
+
+
+def _compression_flag(value: Any) -> bool:
+    return str(value).lower() in {"true", "1", "yes"}  # agent/agent_init.py
+
+
+# How Hermes 0.19.0 reads the keys whose reading can differ from ours (checked against
+# agent/agent_init.py, agent/curator.py and tools/write_approval.py; every other key we
+# share goes through int()/float() on both sides, quoted or not).
+HERMES_READERS: dict[str, tuple[Callable[[Any], Any], str]] = {
+    "memory.memory_char_limit": (_kept, "int"),
+    "memory.user_char_limit": (_kept, "int"),
+    "memory.memory_enabled": (bool, "bool"),
+    "memory.user_profile_enabled": (bool, "bool"),
+    "memory.write_approval": (_gate, "bool"),
+    "skills.write_approval": (_gate, "bool"),
+    "curator.enabled": (bool, "bool"),
+    "compression.enabled": (_compression_flag, "bool"),
+}
+# Keys whose quoted value makes Hermes's agent inject no memory block at all.
+MEMORY_LIMIT_KEYS = {"memory": "memory.memory_char_limit", "user": "memory.user_char_limit"}
+
+
+@dataclass(frozen=True)
+class Misread:
+    """A value in config.yaml that Hermes 0.19.0 reads differently from the workbench."""
+
+    key: str
+    line: int | None
+    value: Any  # as written in the file
+    hermes: Any  # what Hermes makes of it
+    ours: Any  # what the workbench makes of it
+
+    @property
+    def breaks_memory(self) -> bool:
+        """A quoted char limit: Hermes's agent injects no memory block and its memory tool fails."""
+        return self.key in MEMORY_LIMIT_KEYS.values() and isinstance(self.value, str)
+
+    @property
+    def effect(self) -> str:
+        if self.breaks_memory:
+            return ("Hermes 0.19.0 keeps it as text: its agent then injects no memory block at all and its memory "
+                    "tool fails with a TypeError")
+        if isinstance(self.ours, bool):
+            return (f"Hermes 0.19.0 reads it as {'on' if self.hermes else 'off'}, the workbench as "
+                    f"{'on' if self.ours else 'off'}")
+        return f"Hermes 0.19.0 reads it as {self.hermes!r}, the workbench as {self.ours!r}"
+
+    @property
+    def fix(self) -> str:
+        literal = ("true" if self.ours else "false") if isinstance(self.ours, bool) else str(self.ours)
+        how = f"write {literal} without quotes" if isinstance(self.value, str) else f"write {literal}"
+        return f"{how} ({self.key.rsplit('.', 1)[-1]}: {literal})"
+
+    def message(self, path: Path | None) -> str:
+        where = f"{path} line {self.line}" if self.line else str(path)
+        return f"{where}: {self.key} is {self.value!r}; {self.effect}. Fix: {self.fix}."
 
 
 class Config:
@@ -109,6 +184,26 @@ class Config:
                 node = node[part]
             node[last] = value
         return Config(data, self.path, self._lines)
+
+    def hermes_misreads(self) -> list[Misread]:
+        """Values set in the file that Hermes 0.19.0 would read differently from us.
+
+        A value the workbench cannot use at all is left to the typed accessors, which
+        refuse it with its line.
+        """
+        found = []
+        for key, (hermes_reads, kind) in HERMES_READERS.items():
+            value = self.raw(key, _UNSET)
+            if value is _UNSET:
+                continue
+            try:
+                ours = self.int(key) if kind == "int" else self.bool(key)
+            except ConfigError:
+                continue
+            hermes = hermes_reads(value)
+            if type(hermes) is not type(ours) or hermes != ours:
+                found.append(Misread(key, self._lines.get(key), value, hermes, ours))
+        return found
 
     def _where(self, key: str) -> str:
         line = self._lines.get(key)

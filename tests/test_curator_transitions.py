@@ -13,14 +13,14 @@ from tests.conftest import FIXED_NOW
 from tests.test_skills_support import tree_state, write_skill
 
 DAY = 86400
-POLICY = Policy(stale_after_days=14, archive_after_days=30)
+POLICY = Policy(stale_after_days=30, archive_after_days=90)  # Hermes 0.19.0's defaults
 
 
 def ago(days: float) -> str:
     return iso(FIXED_NOW - days * DAY)
 
 
-def record(created=40, used=None, viewed=None, patched=None, uses=1, state="active", pinned=False, restored=None):
+def record(created=200, used=None, viewed=None, patched=None, uses=1, state="active", pinned=False, restored=None):
     r = default_record(ago(created))
     r.update(use_count=uses, state=state, pinned=pinned,
              last_used_at=ago(used) if used is not None else None,
@@ -33,23 +33,23 @@ def record(created=40, used=None, viewed=None, patched=None, uses=1, state="acti
 @pytest.mark.parametrize("rec, expected", [
     (None, "seed"),                                               # no record yet: seeded, left alone this pass
     (record(used=1), None),                                       # recently used
-    (record(used=13.9), None),                                    # just inside the stale window
-    (record(used=14), "stale"),                                   # exactly at the stale cutoff
-    (record(used=20), "stale"),
-    (record(used=20, state="stale"), None),                       # already stale
-    (record(used=30), "archive"),                                 # exactly at the archive cutoff
-    (record(used=90, state="stale"), "archive"),
+    (record(used=29.9), None),                                    # just inside the stale window
+    (record(used=30), "stale"),                                   # exactly at the stale cutoff
+    (record(used=45), "stale"),
+    (record(used=45, state="stale"), None),                       # already stale
+    (record(used=90), "archive"),                                 # exactly at the archive cutoff
+    (record(used=120, state="stale"), "archive"),
     (record(used=1, state="stale"), "reactivate"),                # activity reactivates
-    (record(used=40, viewed=2, state="stale"), "reactivate"),     # a view is activity
-    (record(used=40, patched=3), None),                           # a patch is activity
-    (record(used=90, pinned=True), None),                         # pinned: never touched
-    (record(used=90, pinned=True, state="stale"), None),
+    (record(used=100, viewed=2, state="stale"), "reactivate"),     # a view is activity
+    (record(used=100, patched=3), None),                          # a patch is activity
+    (record(used=120, pinned=True), None),                        # pinned: never touched
+    (record(used=120, pinned=True, state="stale"), None),
     (record(created=5, uses=0), None),                            # never used, young: grace
     (record(created=5, uses=0, state="stale"), "reactivate"),     # grace also lifts a stale mark
-    (record(created=20, uses=0), "stale"),                        # never used, grace over
-    (record(created=45, uses=0), "archive"),
-    (record(used=60, restored=1), None),                          # a restore counts as activity
-    (record(used=60, state="archived"), None),                    # archived stays archived
+    (record(created=45, uses=0), "stale"),                        # never used, grace over
+    (record(created=100, uses=0), "archive"),
+    (record(used=100, restored=1), None),                         # a restore counts as activity
+    (record(used=100, state="archived"), None),                   # archived stays archived
 ])
 def test_transition_table(rec, expected):
     assert decide(rec, FIXED_NOW, POLICY) == expected
@@ -67,7 +67,7 @@ def _library(home):
     for name in ("fresh", "idle", "ancient", "pinned", "young-unused", "stale-again", "users-own"):
         write_skill(home, name, category="auto" if name != "users-own" else None)
     records = {
-        "fresh": record(used=2), "idle": record(used=20), "ancient": record(used=45),
+        "fresh": record(used=2), "idle": record(used=45), "ancient": record(used=100),
         "pinned": record(used=400, pinned=True), "young-unused": record(created=3, uses=0),
         "stale-again": record(used=1, state="stale"), "users-own": record(used=400),
     }
@@ -114,7 +114,7 @@ def test_manage_all_brings_user_skills_in_and_seeds_missing_records(home, clock)
     home.reload_config()
     report = home.curator.run()
     assert "users-own" in report.archived and report.seeded == ("no-record",)
-    clock.advance(15 * DAY)
+    clock.advance(31 * DAY)
     assert set(home.curator.run(dry_run=True).marked_stale) == {"fresh", "no-record", "stale-again", "young-unused"}
 
 

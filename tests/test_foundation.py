@@ -63,7 +63,7 @@ def test_config_defaults_and_string_numbers(tmp_path):
     assert cfg.bool("memory.write_approval") is True
     assert cfg.bool("skills.write_approval") is False
     assert cfg.int("curator.stale_after_days") == 7
-    assert cfg.int("curator.archive_after_days") == 30
+    assert cfg.int("curator.archive_after_days") == 90
 
 
 def test_malformed_config_names_file_and_line(tmp_path):

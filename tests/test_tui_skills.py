@@ -98,7 +98,7 @@ async def test_archive_and_restore_through_the_screen(home, tmp_path):
 
 async def test_dry_run_then_apply_exactly_that_plan(home, tmp_path):
     seed_skills(home)
-    home.clock.advance(20 * DAY)  # tomato-care (made by a review) goes stale; user skills are never touched
+    home.clock.advance(45 * DAY)  # tomato-care (made by a review) goes stale; user skills are never touched
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_skills(pilot)
@@ -115,13 +115,13 @@ async def test_dry_run_then_apply_exactly_that_plan(home, tmp_path):
 async def test_purge_asks_first_and_rollback_brings_it_back(home, tmp_path):
     seed_skills(home)
     home.curator.archive("docker-prune")
-    home.clock.advance(40 * DAY)
+    home.clock.advance(100 * DAY)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_skills(pilot)
         await pilot.press("x")
         await wait_for(pilot, lambda: isinstance(app.screen, DaysDialog), what="days dialog")
-        assert app.screen.query_one(Input).value == "30"  # curator.archive_after_days
+        assert app.screen.query_one(Input).value == "90"  # curator.archive_after_days
         app.screen.query_one(Input).value = "0"
         await pilot.press("enter")
         assert "1 or more" in screen_text(app)  # refused in place

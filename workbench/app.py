@@ -190,6 +190,9 @@ class WorkbenchApp(App):
     def on_mount(self) -> None:
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         self._bridge = EngineBridge(self, self.home)
+        for misread in self.home.config.hermes_misreads():  # never silent (see docs/configuration.md)
+            self.notify(visible(misread.message(self.home.config.path)), title="Hermes reads config.yaml differently",
+                        severity="warning", markup=False, timeout=30)
         self.refresh_pending()
         if self.watch_files and not self.home.read_only:
             self._watcher = HomeWatcher(self.home, self._external_change)

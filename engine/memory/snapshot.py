@@ -4,6 +4,8 @@ Taken once at session start (and again on a rebuild, e.g. after compression). Wr
 made during the session go to disk at once but never change a snapshot already taken,
 which keeps the prompt prefix stable. Entries that carry a threat are replaced by a
 ``[BLOCKED: ...]`` line here only; the live files keep the raw text so it can be removed.
+When config.yaml holds a value that makes Hermes inject no memory at all (a quoted char
+limit), the snapshot holds no entries either and ``withheld`` says why.
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ class MemorySnapshot:
     enabled: Mapping[str, bool]
     errors: Mapping[str, str | None]  # why a file could not be read (then it counts as empty)
     taken_at: float
+    withheld: str | None = None  # why a new Hermes session would inject no memory block
 
     @classmethod
     def build(cls, raw: dict[str, list[str]], limits: dict[str, int], enabled: dict[str, bool],
-              errors: dict[str, str | None], taken_at: float) -> "MemorySnapshot":
-        clean = {t: tuple(sanitize_entry(e, FILE_NAMES[t]) for e in raw[t]) for t in TARGETS}
+              errors: dict[str, str | None], taken_at: float, withheld: str | None = None) -> "MemorySnapshot":
+        clean = {t: () if withheld else tuple(sanitize_entry(e, FILE_NAMES[t]) for e in raw[t]) for t in TARGETS}
         return cls(
             entries=MappingProxyType(clean),
             raw_entries=MappingProxyType({t: tuple(raw[t]) for t in TARGETS}),
@@ -38,6 +41,7 @@ class MemorySnapshot:
             enabled=MappingProxyType(dict(enabled)),
             errors=MappingProxyType(dict(errors)),
             taken_at=taken_at,
+            withheld=withheld,
         )
 
     def block(self, target: str) -> str:

@@ -21,6 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..config import MEMORY_LIMIT_KEYS
 from ..errors import WorkbenchError
 from ..events import MemoryChanged
 from ..fileio import atomic_write_bytes, atomic_write_text, file_lock, lock_path_for
@@ -121,8 +122,7 @@ class MemoryStore:
         return self.home.memories_dir / FILE_NAMES[target]
 
     def limit(self, target: str) -> int:
-        key = "memory.memory_char_limit" if target == "memory" else "memory.user_char_limit"
-        return self.home.config.int(key)
+        return self.home.config.int(MEMORY_LIMIT_KEYS[target])
 
     def enabled(self, target: str) -> bool:
         key = "memory.memory_enabled" if target == "memory" else "memory.user_profile_enabled"
@@ -169,7 +169,16 @@ class MemoryStore:
                             "are blocked until it is back under the limit.", FILE_NAMES[target],
                             Usage.of(state.entries, limits[target]).chars, limits[target])
         enabled = {t: self.enabled(t) for t in TARGETS}
-        return MemorySnapshot.build(raw, limits, enabled, errors, self.home.clock.now())
+        return MemorySnapshot.build(raw, limits, enabled, errors, self.home.clock.now(), self._withheld(raw))
+
+    def _withheld(self, raw: dict[str, list[str]]) -> str | None:
+        """Why Hermes would inject no memory block: a quoted limit of a store that has entries
+        fails its block rendering, which drops both blocks."""
+        broken = {m.key: m for m in self.home.config.hermes_misreads() if m.breaks_memory}
+        for target, key in MEMORY_LIMIT_KEYS.items():
+            if key in broken and raw[target]:
+                return f"No memory block: {broken[key].message(self.home.config.path)}"
+        return None
 
     # -- tool operations ------------------------------------------------------------
     def add(self, target: str, content: Any, ctx: ToolContext | None = None) -> dict[str, Any]:

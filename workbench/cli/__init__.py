@@ -116,6 +116,12 @@ def _argument_problem(argv: list[str]) -> str:
     return ""
 
 
+def warn_misreads(home) -> None:
+    """One stderr line per config value Hermes 0.19.0 would read differently (never silent)."""
+    for misread in home.config.hermes_misreads():
+        sys.stderr.write(f"warning: {misread.message(home.config.path)}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
@@ -135,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         home = None
         if not getattr(args, "no_home", False):
             home = open_home(getattr(args, "home", None), read_only=getattr(args, "read_only", False))
+            if not getattr(args, "reports_config", False):
+                warn_misreads(home)
         output = handler(home, args)
     except UsageError as exc:
         return _usage_error(parser, str(exc), as_json)

@@ -80,6 +80,7 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
             "file": str(store.path(target)), "enabled": store.enabled(target), "error": error}
     if frozen is not None:
         view["blocked"] = len(frozen.blocked(target))
+        view["withheld"] = frozen.withheld
     return view
 
 
@@ -110,6 +111,8 @@ def _view_text(view: dict, frozen: bool, notes: list[str]) -> str:
         lines.append("  (disabled in config: not injected into the prompt, agent writes refused)")
     if view.get("error"):
         lines.append(f"  (unreadable: {view['error']})")
+    if view.get("withheld"):
+        lines.append(f"  ({view['withheld']})")
     lines.extend(_numbered(view["entries"], notes) if view["entries"] else ["  (no entries)"])
     return "\n".join(lines)
 

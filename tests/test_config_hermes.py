@@ -1,0 +1,183 @@
+"""Config values Hermes 0.19.0 reads differently: named everywhere, never silent.
+
+The reader table is checked against the real Hermes (its own ``AIAgent`` init, curator
+and write gate reading the same config.yaml), so a value we flag is one Hermes really
+misreads, and one we do not flag Hermes reads as we do.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from engine import open_home
+from engine.config import HERMES_READERS
+from engine.tools import ToolContext
+from tests.hermes_support import workbench_cmd
+from tests.tui_support import make_app, settle
+
+TRICKY = """\
+memory:
+  memory_char_limit: '3000'
+  user_char_limit: 1375
+  memory_enabled: 'true'
+  user_profile_enabled: 'off'
+  nudge_interval: '5'
+  write_approval: 1
+skills:
+  write_approval: 'on'
+  creation_nudge_interval: '7'
+curator:
+  enabled: 'false'
+  stale_after_days: '20'
+  archive_after_days: '60'
+compression:
+  enabled: 'on'
+  threshold: '0.6'
+"""
+
+
+def configured(home, text):
+    home.config_path.write_text(text, encoding="utf-8")
+    home.reload_config()
+    return home
+
+
+def test_each_value_hermes_misreads_is_named_with_its_line_and_exact_fix(home):
+    found = {m.key: m for m in configured(home, TRICKY).config.hermes_misreads()}
+    assert set(found) == {"memory.memory_char_limit", "memory.user_profile_enabled", "memory.write_approval",
+                          "curator.enabled", "compression.enabled"}
+    limit = found["memory.memory_char_limit"]
+    assert (limit.line, limit.value, limit.hermes, limit.ours, limit.breaks_memory) == (2, "3000", "3000", 3000, True)
+    assert limit.fix == "write 3000 without quotes (memory_char_limit: 3000)"
+    assert "injects no memory block" in limit.effect
+    assert found["curator.enabled"].effect == "Hermes 0.19.0 reads it as on, the workbench as off"
+    assert found["memory.write_approval"].fix == "write true (write_approval: true)"
+    # the workbench still reads every value the way it always did
+    assert home.config.int("memory.memory_char_limit") == 3000 and home.config.int("memory.nudge_interval") == 5
+
+
+def test_a_plain_config_has_no_misreads(home):
+    assert configured(home, "memory:\n  memory_char_limit: 3000\n  write_approval: true\n").config.hermes_misreads() == []
+    assert configured(home, "").config.hermes_misreads() == []
+
+
+def test_frozen_view_claims_no_block_when_a_quoted_limit_stops_hermes_injecting(home):
+    home.memory.add("memory", "User likes tea", ToolContext(actor="user"))
+    configured(home, "memory:\n  user_char_limit: '1375'\n")
+    assert home.memory.snapshot().withheld is None  # USER.md is empty: Hermes renders no user block, no error
+    home.memory.add("user", "Name is Sam", ToolContext(actor="user"))
+    frozen = home.memory.snapshot()
+    assert frozen.entries == {"memory": (), "user": ()} and frozen.prompt_text() == ""
+    assert "user_char_limit is '1375'" in frozen.withheld and "write 1375 without quotes" in frozen.withheld
+    assert home.memory.entries("memory") == ["User likes tea"]  # live memory untouched
+
+
+def test_cli_warns_on_stderr_and_keeps_stdout_pure_json(tmp_path):
+    root = tmp_path / "home"
+    home = open_home(root)
+    home.memory.add("memory", "User likes tea", ToolContext(actor="user"))
+    home.close()
+    (root / "config.yaml").write_text("memory:\n  memory_char_limit: '3000'\n", encoding="utf-8")
+    proc = subprocess.run(workbench_cmd("memory", "show", "--frozen", "--target", "memory", "--home", str(root),
+                                        "--json"), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    view = json.loads(proc.stdout)
+    assert view["entries"] == [] and "write 3000 without quotes" in view["withheld"]
+    assert proc.stderr.startswith("warning: ") and "line 2: memory.memory_char_limit is '3000'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.anyio
+async def test_tui_warns_on_start(home, tmp_path):
+    configured(home, "memory:\n  memory_char_limit: '3000'\n")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        messages = [n.message for n in app._notifications]
+        assert any("write 3000 without quotes" in m for m in messages), messages
+
+
+HERMES_READS = """
+import json
+from run_agent import AIAgent
+from agent import curator
+from tools import write_approval as wa
+from tools.memory_tool import memory_tool
+a = AIAgent(base_url="http://127.0.0.1:9/v1", api_key="x", model="gpt-4o-mini", quiet_mode=True,
+            skip_context_files=True)
+st = a._memory_store
+try:
+    tool = json.loads(memory_tool(action="add", target="memory", content="Works in UTC", store=st))["success"]
+except TypeError as exc:
+    tool = "TypeError"
+print(json.dumps({
+    "memory.memory_char_limit": st.memory_char_limit, "memory.user_char_limit": st.user_char_limit,
+    "memory.memory_enabled": bool(a._memory_enabled), "memory.user_profile_enabled": bool(a._user_profile_enabled),
+    "memory.write_approval": wa.write_approval_enabled("memory"), "skills.write_approval": wa.write_approval_enabled("skills"),
+    "curator.enabled": curator.is_enabled(), "compression.enabled": a.compression_enabled,
+    "block": st.format_for_system_prompt("memory"), "tool": tool,
+    "memory.nudge_interval": a._memory_nudge_interval, "skills.creation_nudge_interval": a._skill_nudge_interval,
+    "curator.stale_after_days": curator.get_stale_after_days(),
+    "curator.archive_after_days": curator.get_archive_after_days(),
+}))
+"""
+
+
+@pytest.mark.slow
+def test_the_reader_table_is_what_the_real_hermes_does(hermes, tmp_path):
+    root = tmp_path / "home"
+    home = open_home(root)
+    home.memory.add("memory", "User likes tea", ToolContext(actor="user"))
+    configured(home, TRICKY)
+    seen = hermes.json(root, HERMES_READS)
+    misread = {m.key: m for m in home.config.hermes_misreads()}
+    for key, (_, kind) in HERMES_READERS.items():
+        ours = home.config.int(key) if kind == "int" else home.config.bool(key)
+        expected = misread[key].hermes if key in misread else ours
+        assert seen[key] == expected and type(seen[key]) is type(expected), key
+    # the quoted limit: no block at all, and the memory tool fails
+    assert seen["block"] is None and seen["tool"] == "TypeError"
+    # quoted numbers elsewhere: Hermes converts them, as we do, so none is flagged
+    for key in ("memory.nudge_interval", "skills.creation_nudge_interval", "curator.stale_after_days",
+                "curator.archive_after_days"):
+        assert seen[key] == home.config.int(key) and key not in misread
+    home.close()
+
+
+# Every default the workbench documents as Hermes's (docs/configuration.md).
+HERMES_DEFAULTS = """
+import json
+from hermes_cli.config import load_config
+from run_agent import AIAgent
+from agent import curator
+cfg = load_config()
+keys = ["memory.memory_enabled", "memory.user_profile_enabled", "memory.memory_char_limit", "memory.user_char_limit",
+        "memory.write_approval", "memory.provider", "skills.write_approval", "skills.guard_agent_created",
+        "curator.enabled", "curator.stale_after_days", "curator.archive_after_days", "compression.enabled",
+        "compression.threshold", "compression.protect_first_n", "compression.target_ratio"]
+seen = {}
+for key in keys:
+    section, leaf = key.split(".")
+    seen[key] = cfg[section][leaf]
+a = AIAgent(base_url="http://127.0.0.1:9/v1", api_key="x", model="gpt-4o-mini", quiet_mode=True,
+            skip_context_files=True)
+seen["memory.nudge_interval"] = a._memory_nudge_interval
+seen["skills.creation_nudge_interval"] = a._skill_nudge_interval
+seen["curator.stale_after_days (curator.py)"] = curator.get_stale_after_days()
+seen["curator.archive_after_days (curator.py)"] = curator.get_archive_after_days()
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.slow
+def test_defaults_we_call_hermes_are_hermes_0_19_0(hermes, tmp_path):
+    root = tmp_path / "home"
+    home = open_home(root)
+    seen = hermes.json(root, HERMES_DEFAULTS)
+    for key, value in seen.items():
+        ours = home.config.raw(key.split(" ")[0])
+        assert ours == value and type(ours) is type(value), (key, ours, value)
+    home.close()
