@@ -121,10 +121,14 @@ class Misread:
         return f"Hermes 0.19.0 reads it as {self.hermes!r}, the workbench as {self.ours!r}"
 
     @property
+    def literal(self) -> str:
+        """The value as plain YAML that both programs read as the workbench does."""
+        return ("true" if self.ours else "false") if isinstance(self.ours, bool) else str(self.ours)
+
+    @property
     def fix(self) -> str:
-        literal = ("true" if self.ours else "false") if isinstance(self.ours, bool) else str(self.ours)
-        how = f"write {literal} without quotes" if isinstance(self.value, str) else f"write {literal}"
-        return f"{how} ({self.key.rsplit('.', 1)[-1]}: {literal})"
+        how = f"write {self.literal} without quotes" if isinstance(self.value, str) else f"write {self.literal}"
+        return f"{how} ({self.key.rsplit('.', 1)[-1]}: {self.literal})"
 
     def message(self, path: Path | None) -> str:
         where = f"{path} line {self.line}" if self.line else str(path)
@@ -164,6 +168,10 @@ class Config:
         _collect_lines(node, "", lines)
         return cls(data, path, lines)
 
+    def is_set(self, key: str) -> bool:
+        """True when config.yaml itself gives ``key`` a value (a default does not count)."""
+        return self.raw(key, _UNSET) is not _UNSET
+
     def raw(self, key: str, default: Any = None) -> Any:
         node: Any = self._data
         for part in key.split("."):
@@ -171,6 +179,10 @@ class Config:
                 return DEFAULTS.get(key, default) if default is None else default
             node = node[part]
         return node
+
+    def settings(self) -> dict:
+        """A copy of the parsed file (defaults not filled in)."""
+        return copy.deepcopy(self._data)
 
     def overlay(self, overrides: dict[str, Any]) -> "Config":
         """A copy with the given dotted keys set (in memory only; config.yaml is untouched)."""
@@ -193,9 +205,9 @@ class Config:
         """
         found = []
         for key, (hermes_reads, kind) in HERMES_READERS.items():
-            value = self.raw(key, _UNSET)
-            if value is _UNSET:
+            if not self.is_set(key):
                 continue
+            value = self.raw(key)
             try:
                 ours = self.int(key) if kind == "int" else self.bool(key)
             except ConfigError:

@@ -69,6 +69,10 @@ class Scan:
     problems: list[RecordProblem] = field(default_factory=list)
 
 
+def is_pending_id(text: str) -> bool:
+    return bool(_ID.fullmatch(text))
+
+
 def check_id(pending_id: object) -> str:
     """Return ``pending_id`` if it is exactly 8 lowercase hex digits; refuse anything else.
 

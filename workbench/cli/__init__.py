@@ -32,6 +32,7 @@ COMMAND_MODULES = [
     "workbench.cli.curator_cmds",
     "workbench.cli.sessions_cmds",
     "workbench.cli.run_cmds",
+    "workbench.cli.doctor_cmds",
 ]
 
 
@@ -117,8 +118,15 @@ def _argument_problem(argv: list[str]) -> str:
 
 
 def warn_misreads(home) -> None:
-    """One stderr line per config value Hermes 0.19.0 would read differently (never silent)."""
-    for misread in home.config.hermes_misreads():
+    """One stderr line per config value Hermes 0.19.0 would read differently (never silent).
+
+    A config.yaml that does not load is left to the commands that need it.
+    """
+    try:
+        misreads = home.config.hermes_misreads()
+    except WorkbenchError:
+        return
+    for misread in misreads:
         sys.stderr.write(f"warning: {misread.message(home.config.path)}\n")
 
 

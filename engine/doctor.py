@@ -1,0 +1,77 @@
+"""``workbench doctor``: every part's health checks, and with ``--fix`` their safe repairs.
+
+Check modules register their checks and repairs in ``engine.health`` when imported;
+``CHECK_MODULES`` lists them, so adding a part's checks is one line here. A repair runs
+only for a finding that names it, and the home is examined again afterwards, so the
+findings reported are what is still wrong.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import WorkbenchError
+from .health import CHECKS, FIXES, Finding
+
+if TYPE_CHECKING:
+    from .home import Home
+
+CHECK_MODULES = (
+    "engine.home_health",
+    "engine.memory.health",
+    "engine.approvals.health",
+    "engine.skills.health",
+)
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    repairs: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Nothing needs attention (info lines do not count)."""
+        return not any(f.needs_attention for f in self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "findings": [f.to_dict() for f in self.findings], "repairs": self.repairs}
+
+
+def load_checks() -> None:
+    for name in CHECK_MODULES:
+        importlib.import_module(name)
+
+
+def examine(home: "Home") -> list[Finding]:
+    """Run every registered check; a check that breaks is itself a finding, never fatal."""
+    load_checks()
+    findings: list[Finding] = []
+    for check in CHECKS:
+        try:
+            findings.extend(check(home))
+        except Exception as exc:  # a diagnostic tool reports its own failures and carries on
+            findings.append(Finding("doctor", "error", f"The check {check.__module__}.{check.__name__} could not run: "
+                                    f"{getattr(exc, 'message', None) or exc}.",
+                                    "The other checks ran; fix what they report and run doctor again."))
+    return findings
+
+
+def run_doctor(home: "Home", fix: bool = False) -> Report:
+    findings = examine(home)
+    if not fix:
+        return Report(findings)
+    repairs = []
+    for name in dict.fromkeys(f.repair for f in findings if f.repair):
+        try:
+            repairs.append({"repair": name, "success": True, "message": FIXES[name](home)})
+        except WorkbenchError as exc:
+            repairs.append({"repair": name, "success": False, "error": exc.message})
+        except OSError as exc:
+            repairs.append({"repair": name, "success": False, "error": f"{exc.strerror or exc}; nothing more was changed"})
+        except Exception as exc:  # as for checks: reported, never fatal
+            repairs.append({"repair": name, "success": False, "error": f"the repair broke ({exc}); nothing more was "
+                                                                        "changed by it"})
+    return Report(examine(home), repairs)

@@ -1,0 +1,228 @@
+"""Health of the home as a whole: config.yaml, both databases, left-over temp and lock files.
+
+Repairs never delete anything: a value Hermes misreads is rewritten in place only where
+the rest of config.yaml stays byte for byte the same, and a left-over temp file is moved
+to ``logs/doctor/<time>/``. Both are journaled before they happen.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import yaml
+
+from .config import HERMES_READERS, Config
+from .errors import ConfigError, WorkbenchError
+from .fileio import atomic_write_bytes
+from .health import CHECKS, FIXES, Finding
+
+if TYPE_CHECKING:
+    from .home import Home
+
+# Temp files of interrupted atomic writes: ours (.mem_*, .tmp_*) and Hermes's (memory,
+# pending records, skills, .usage.json, the curator's suppression list).
+TEMP_PATTERNS = (".mem_*.tmp", ".tmp_*", "*.json.tmp", ".usage_*.tmp", ".curator_suppressed_*.tmp", ".*.tmp.*")
+ORPHAN_AGE = 600.0  # seconds; no write of either program keeps its temp file this long
+ASIDE = Path("logs") / "doctor"
+
+
+# -- config.yaml ----------------------------------------------------------------------
+def check_config(home: "Home") -> list[Finding]:
+    try:
+        config = home.config
+    except ConfigError as exc:
+        return [Finding("config", "error", exc.message, "Fix config.yaml there, or move it aside to use the defaults.")]
+    findings = []
+    for key, (_, kind) in HERMES_READERS.items():
+        if config.is_set(key):
+            try:
+                config.int(key) if kind == "int" else config.bool(key)
+            except ConfigError as exc:
+                findings.append(Finding("config", "error", exc.message,
+                                        f"Write a {'whole number' if kind == 'int' else 'true or false'} there, or "
+                                        "delete the line to use the default."))
+    spans = _value_spans(_config_text(home))
+    for misread in config.hermes_misreads():
+        where = f"config.yaml line {misread.line}" if misread.line else "config.yaml"
+        findings.append(Finding("config", "warning", f"{where}: {misread.key} is {misread.value!r}; {misread.effect}.",
+                                f"In {where}, {misread.fix}.",
+                                repair="config.rewrite" if misread.key in spans else ""))
+    return findings
+
+
+def _config_text(home: "Home") -> str:
+    """config.yaml exactly as stored (BOM and line endings kept), or "" without one."""
+    try:
+        return home.config_path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _value_spans(text: str) -> dict[str, tuple[int, int]]:
+    """Where each plain one-line scalar value sits in ``text`` (character offsets)."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return {}
+    spans: dict[str, tuple[int, int]] = {}
+
+    def walk(node, prefix: str) -> None:
+        if not isinstance(node, yaml.MappingNode):
+            return
+        for key_node, value_node in node.value:
+            key = f"{prefix}{key_node.value}"
+            if isinstance(value_node, yaml.ScalarNode):
+                start, end = value_node.start_mark, value_node.end_mark
+                if start.line == end.line and value_node.style in (None, "'", '"'):
+                    spans[key] = (start.index, end.index)
+            walk(value_node, key + ".")
+    walk(root, "")
+    return spans
+
+
+def rewrite_config(home: "Home") -> str:
+    """Write each misread value as the plain YAML the workbench already reads it as.
+
+    Only the value's own characters change; the result is checked to parse to the same
+    settings (but for those values) before it replaces config.yaml.
+    """
+    text = _config_text(home)
+    config = home.reload_config()
+    misreads = {m.key: m for m in config.hermes_misreads()}
+    spans = {key: span for key, span in _value_spans(text).items() if key in misreads}
+    if not spans:
+        return "Nothing in config.yaml to rewrite."
+    new = text
+    for key, (start, end) in sorted(spans.items(), key=lambda item: item[1], reverse=True):
+        new = new[:start] + misreads[key].literal + new[end:]
+    expected = config.overlay({key: misreads[key].ours for key in spans})
+    try:
+        rewritten = Config(yaml.safe_load(new) or {}, home.config_path)
+    except yaml.YAMLError:
+        rewritten = None
+    if rewritten is None or rewritten.settings() != expected.settings() or rewritten.hermes_misreads():
+        raise WorkbenchError("config.yaml could not be rewritten without changing other settings; it was left "
+                             "as it is. Edit the values by hand as the findings say.")
+    journal = home.journal
+    entry = journal.begin("config", "doctor_rewrite", "config.yaml", actor="user", before=text, after=new,
+                          detail={"keys": sorted(spans)})
+    try:
+        atomic_write_bytes(home.config_path, new.encode("utf-8"))
+    except OSError as exc:
+        journal.abandon(entry, str(exc))
+        raise
+    journal.commit(entry)
+    home.reload_config()
+    return f"Rewrote {', '.join(sorted(spans))} in config.yaml without quotes (journal row {entry})."
+
+
+# -- databases ------------------------------------------------------------------------
+def check_databases(home: "Home") -> list[Finding]:
+    findings = []
+    for path in (home.state_db_path, home.workbench_db_path):
+        if not path.exists():
+            continue
+        try:
+            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+            try:
+                problems = [row[0] for row in conn.execute("PRAGMA integrity_check")]
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as exc:
+            findings.append(Finding("database", "error", f"{path.name} cannot be read as SQLite ({exc}).",
+                                    f"Stop Hermes and the workbench, move {path} aside and restore it from a backup "
+                                    f"(`sqlite3 {path.name} .recover` can salvage rows into a new file)."))
+            continue
+        if problems == ["ok"]:
+            findings.append(Finding("database", "info", f"{path.name}: integrity_check ok."))
+        else:
+            findings.append(Finding("database", "error",
+                                    f"{path.name}: integrity_check reports {len(problems)} problem(s), first: "
+                                    f"{problems[0]}",
+                                    f"Stop Hermes and the workbench, back {path.name} up, then rebuild it with "
+                                    f"`sqlite3 {path.name} .recover | sqlite3 {path.stem}-recovered.db` and swap the "
+                                    "files."))
+    return findings
+
+
+# -- left-over temp and lock files ------------------------------------------------------
+def _candidates(home: "Home"):
+    """Files either program writes atomically next to: the home's top level, memories/,
+    pending/*, and the whole skills tree (links to folders are never followed)."""
+    stack = [(home.root, False), (home.memories_dir, False), (home.pending_dir / "memory", False),
+             (home.pending_dir / "skills", False), (home.skills_dir, True)]
+    while stack:
+        folder, deep = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                yield entry
+            elif deep:
+                stack.append((entry.path, True))
+
+
+def orphaned_temp_files(home: "Home") -> list[Path]:
+    now = home.clock.now()
+    found = []
+    for entry in _candidates(home):
+        if entry.is_symlink() or not any(fnmatch.fnmatchcase(entry.name, p) for p in TEMP_PATTERNS):
+            continue
+        try:
+            if now - entry.stat(follow_symlinks=False).st_mtime >= ORPHAN_AGE:
+                found.append(Path(entry.path))
+        except OSError:
+            continue
+    return sorted(found)
+
+
+def check_leftovers(home: "Home") -> list[Finding]:
+    findings = []
+    for path in orphaned_temp_files(home):
+        rel = path.relative_to(home.root)
+        findings.append(Finding("files", "warning", f"{rel} is left over from an interrupted write.",
+                                f"`workbench doctor --fix` moves it to {ASIDE}/<time>/ (nothing is deleted); look "
+                                "inside in case it holds a write you want back.", repair="files.move_aside"))
+    for entry in _candidates(home):
+        if not entry.name.endswith(".lock"):
+            continue
+        rel = Path(entry.path).relative_to(home.root)
+        if entry.is_symlink() or not os.access(entry.path, os.W_OK):
+            why = "is a symlink" if entry.is_symlink() else "is not writable"
+            findings.append(Finding("files", "error", f"{rel} {why}, so it is never used as a lock and every write "
+                                    f"to {rel.with_suffix('')} is refused.",
+                                    f"Remove it (a lock file holds no data): rm {entry.path}"))
+        elif not os.path.lexists(entry.path[:-len(".lock")]):
+            findings.append(Finding("files", "info", f"{rel} locks a file that no longer exists (harmless)."))
+    return findings
+
+
+def move_aside(home: "Home") -> str:
+    """Move every orphaned temp file under ``logs/doctor/<time>/``, keeping its path."""
+    orphans = orphaned_temp_files(home)
+    stamp = datetime.fromtimestamp(home.clock.now(), timezone.utc).strftime("%Y%m%d-%H%M%S")
+    folder = home.root / ASIDE / stamp
+    journal = home.journal
+    for path in orphans:
+        rel = path.relative_to(home.root)
+        dest = folder / rel
+        entry = journal.begin("files", "move_aside", str(rel), actor="user", detail={"to": str(dest.relative_to(home.root))})
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(path, dest)
+        except OSError as exc:
+            journal.abandon(entry, str(exc))
+            raise
+        journal.commit(entry)
+    return f"Moved {len(orphans)} left-over temp file(s) to {ASIDE / stamp}."
+
+
+CHECKS.extend([check_config, check_databases, check_leftovers])
+FIXES.update({"config.rewrite": rewrite_config, "files.move_aside": move_aside})

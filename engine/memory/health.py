@@ -1,0 +1,61 @@
+"""Health of MEMORY.md and USER.md for ``workbench doctor``, from the store's own guards.
+
+Drift is the store's ``has_drift`` (what makes both programs refuse a replace or
+remove), poisoned entries are those the frozen snapshot would show as ``[BLOCKED]``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+from ..health import CHECKS, Finding
+from .format import FILE_NAMES, TARGETS, Usage, has_drift
+from .threats import MAX_SCAN_CHARS, scan
+
+if TYPE_CHECKING:
+    from ..home import Home
+
+PREVIEW = 60
+
+
+def _preview(entry: str) -> str:
+    flat = " ".join(entry.split())
+    return flat if len(flat) <= PREVIEW else flat[:PREVIEW - 1] + "…"
+
+
+def check_memory(home: "Home") -> list[Finding]:
+    findings = []
+    for target in TARGETS:
+        name, path = FILE_NAMES[target], home.memory.path(target)
+        state = home.memory.read(target)
+        if state.error:
+            findings.append(Finding("memory", "error", f"{name} cannot be read ({state.error}); both programs refuse "
+                                    "to write it.", f"Fix the permissions or encoding (UTF-8) of {path}."))
+            continue
+        try:
+            limit = home.memory.limit(target)
+        except ConfigError:
+            continue  # the config check reports the value
+        if has_drift(state.raw, limit):
+            findings.append(Finding("memory", "warning", f"{name} holds text that does not round-trip through the "
+                                    "memory tool (a hand edit or an append); Hermes and the workbench refuse every "
+                                    "replace and remove until it is resolved.",
+                                    f"Rewrite {path} as entries separated by lines holding only '§' "
+                                    "(`workbench memory show` lists what the tool reads), moving any other text out."))
+        usage = Usage.of(state.entries, limit)
+        if usage.chars > limit:
+            findings.append(Finding("memory", "warning", f"{name} is over its limit ({usage.short} chars); every add "
+                                    "is refused.", "Remove or shorten entries (the TUI's Memory screen, or "
+                                    f"`workbench memory remove --target {target} --old TEXT`)."))
+        for number, entry in enumerate(state.entries, 1):
+            why = "too large to scan" if len(entry) > MAX_SCAN_CHARS else ", ".join(scan(entry))
+            if why:
+                findings.append(Finding("memory", "warning", f"{name} entry {number} is blocked from every prompt "
+                                        f"({why}): {_preview(entry)}",
+                                        "If you did not write it, remove it: the TUI's Memory screen, or `workbench "
+                                        f"memory remove --target {target} --old TEXT` with a unique part of it."))
+    return findings
+
+
+CHECKS.append(check_memory)

@@ -1,0 +1,54 @@
+"""``workbench doctor [--fix]``: check a home the way Hermes and the workbench need it."""
+
+from __future__ import annotations
+
+import argparse
+
+from engine.doctor import run_doctor
+from engine.home import Home
+from widgets.literal import visible
+
+from . import Output
+
+MARKS = {"error": "✗", "warning": "!", "info": "·"}
+
+
+class _Fix(argparse.Action):
+    """``--fix`` needs a writable home; without it the home is opened read-only, so a
+    plain ``doctor`` provably changes nothing."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.fix, namespace.read_only = True, False
+
+
+def register(subparsers, common) -> None:
+    doctor = subparsers.add_parser("doctor", parents=[common], help="check the home for both programs, say how to fix it")
+    doctor.add_argument("--fix", action=_Fix, help="also repair what is safe to repair (journaled, nothing deleted)")
+    doctor.set_defaults(handler=doctor_home, fix=False, read_only=True, reports_config=True)
+
+
+def doctor_home(home: Home, args) -> Output:
+    report = run_doctor(home, fix=args.fix)
+    data = report.to_dict()
+    attention = [f for f in report.findings if f.needs_attention]
+    if attention:
+        data.update(success=False, error=f"{len(attention)} finding(s) need attention; each says how to fix it.")
+    return Output(data, text=lambda: render(data), ok=report.ok)
+
+
+def render(data: dict) -> str:
+    lines = [("fixed: " if r["success"] else "could not fix: ") + (r.get("message") or r.get("error", ""))
+             for r in data["repairs"]]
+    findings = data["findings"]
+    attention = [f for f in findings if f["severity"] != "info"]
+    lines.append(f"doctor: {len(attention)} finding(s) need attention" if attention else "doctor: all good")
+    for finding in sorted(findings, key=lambda f: ("error", "warning", "info").index(f["severity"])):
+        lines.append(f"  {MARKS[finding['severity']]} {finding['area']:<8} {finding['what']}")
+        if finding["fix"]:
+            lines.append(f"    {'':<8} fix: {finding['fix']}")
+    if any(f["repair"] for f in attention):
+        lines.append("`workbench doctor --fix` repairs the ones it can safely; the rest say what to do.")
+    return visible("\n".join(lines))
