@@ -10,7 +10,7 @@ from typing import Iterable
 
 from rapidfuzz import fuzz
 
-from ..memory.format import Usage, serialize
+from ..memory.format import Usage, serialize, split_pieces
 
 DiffLine = tuple[str, str]  # (" " | "+" | "-", line)
 
@@ -52,9 +52,10 @@ def near_duplicates(proposed: Iterable[str], existing: Iterable[str], threshold:
 
 
 def proposed_texts(payload: dict, edit: str | None) -> list[str]:
-    """The entry texts a memory proposal would write (``edit`` stands in for a single op's text)."""
+    """The entry texts a memory proposal would write (``edit`` stands in for its texts:
+    a single op's, or a batch's one per entry)."""
     if edit is not None:
-        return [edit.strip()]
+        return split_pieces(edit) if payload.get("action") == "batch" else [edit.strip()]
     ops = payload.get("operations") if payload.get("action") == "batch" else [payload]
     texts = []
     for op in ops if isinstance(ops, list) else []:

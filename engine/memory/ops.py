@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .format import FILE_NAMES, Usage, size_of
+from .format import FILE_NAMES, Usage, size_of, split_pieces
 
 BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing)."
 REPLACE_HINT = (" For 'replace', content is the COMPLETE new entry -- the whole matched entry is overwritten, "
@@ -207,6 +207,27 @@ def pin_targets(payload: dict[str, Any], targets: list[Target]) -> dict[str, Any
     hits = {t.op: t.entry for t in targets}
     return {**payload, "operations": [{**op, "matched_entry": hits[i]} if i in hits else op
                                       for i, op in enumerate(payload["operations"], 1)]}
+
+
+def edit_batch(operations: Any, edited: str) -> list[Any]:
+    """A batch's operations with a reviewer's texts for its adds and replaces, in order.
+
+    ``edited`` holds one text per add or replace, separated as entries are in the memory
+    files (a line holding only ``§``).
+    """
+    if not isinstance(operations, list):
+        raise refuse("operations must be a list of {action, content?, old_text?} objects.")
+    slots = [i for i, op in enumerate(operations) if isinstance(op, dict) and op.get("action") in ("add", "replace")]
+    if not slots:
+        raise refuse("This batch only removes entries, so it has no text to edit; approve or reject it as it is.")
+    texts = split_pieces(edited)
+    if len(texts) != len(slots):
+        raise refuse(f"The edit holds {len(texts)} text(s) but the batch adds or replaces {len(slots)}; give one text "
+                     "per add or replace, in order, separated by a line holding only '§'.")
+    edited_ops = list(operations)
+    for index, text in zip(slots, texts):
+        edited_ops[index] = {**{k: v for k, v in operations[index].items() if k != "new_text"}, "content": text}
+    return edited_ops
 
 
 def batch(entries: list[str], operations: list[Any], limit: int, target: str) -> Outcome:

@@ -361,8 +361,10 @@ class MemoryStore:
         target = payload.get("target") or "memory"
         self._check_target(target)
         action = payload.get("action")
+        if edited is not None and action == "batch":
+            payload, edited = {**payload, "operations": ops.edit_batch(payload.get("operations"), edited)}, None
         if edited is not None and action not in ("add", "replace"):
-            raise refuse(f"Only an add or a replace can be edited before approval, not a {action}.")
+            raise refuse(f"Only an add, a replace or a batch can be edited before approval, not a {action}.")
         if action == "add":
             return target, self._plan_add(payload.get("content") if edited is None else edited)
         if action not in ("replace", "remove", "batch"):

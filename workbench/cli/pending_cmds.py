@@ -24,7 +24,8 @@ def register(subparsers, common) -> None:
 
     approve = sub.add_parser("approve", parents=[common], help="apply pending writes (a stale one fails and stays)")
     approve.add_argument("id", metavar="ID|all")
-    approve.add_argument("--edit", metavar="TEXT", help="apply this text instead of the proposed one (one ID only)")
+    approve.add_argument("--edit", metavar="TEXT", help="apply this text instead of the proposed one (one ID only; for "
+                         "a memory batch one text per add or replace, separated by a line holding only §)")
     approve.add_argument("--subsystem", choices=("memory", "skills"), help="with 'all': only this subsystem")
     approve.set_defaults(handler=approve_pending)
 
