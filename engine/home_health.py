@@ -20,6 +20,7 @@ from .config import HERMES_READERS, Config
 from .errors import ConfigError, WorkbenchError
 from .fileio import atomic_write_bytes
 from .health import CHECKS, FIXES, Finding
+from .yamltext import check_bounds, load_yaml
 
 if TYPE_CHECKING:
     from .home import Home
@@ -66,6 +67,7 @@ def _config_text(home: "Home") -> str:
 def _value_spans(text: str) -> dict[str, tuple[int, int]]:
     """Where each plain one-line scalar value sits in ``text`` (character offsets)."""
     try:
+        check_bounds(text)
         root = yaml.compose(text)
     except yaml.YAMLError:
         return {}
@@ -102,7 +104,7 @@ def rewrite_config(home: "Home") -> str:
         new = new[:start] + misreads[key].literal + new[end:]
     expected = config.overlay({key: misreads[key].ours for key in spans})
     try:
-        rewritten = Config(yaml.safe_load(new) or {}, home.config_path)
+        rewritten = Config(load_yaml(new) or {}, home.config_path)
     except yaml.YAMLError:
         rewritten = None
     if rewritten is None or rewritten.settings() != expected.settings() or rewritten.hermes_misreads():

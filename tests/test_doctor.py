@@ -103,7 +103,7 @@ def test_fix_rewrites_only_the_quoted_value_and_moves_temp_files_aside(home):
 
 
 def test_a_rewrite_that_would_change_another_setting_is_refused(home):
-    text = "defaults: &lim '3000'\nmemory:\n  memory_char_limit: *lim\n"
+    text = "memory:\n  memory_char_limit: '3000'\nmemory.memory_char_limit: '3000'\n"  # a literal dotted key
     home.config_path.write_text(text, encoding="utf-8")
     home.reload_config()
     report = run_doctor(home, fix=True)

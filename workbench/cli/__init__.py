@@ -127,7 +127,7 @@ def warn_misreads(home) -> None:
     except WorkbenchError:
         return
     for misread in misreads:
-        sys.stderr.write(f"warning: {misread.message(home.config.path)}\n")
+        sys.stderr.write(visible(f"warning: {misread.message(home.config.path)}") + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,6 @@ import argparse
 
 from engine.doctor import run_doctor
 from engine.home import Home
-from widgets.literal import visible
 
 from . import Output
 
@@ -51,4 +50,4 @@ def render(data: dict) -> str:
             lines.append(f"    {'':<8} fix: {finding['fix']}")
     if any(f["repair"] for f in attention):
         lines.append("`workbench doctor --fix` repairs the ones it can safely; the rest say what to do.")
-    return visible("\n".join(lines))
+    return "\n".join(lines)  # printed through the CLI's one text-safety policy
