@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList, Static, TextArea
 
 from engine.tools import ToolContext
 from tests.tui_support import make_app, settle, wait_for
+from widgets.gauge import CapacityGauge
+from workbench.screens.dialogs import EditDialog
 
 pytestmark = pytest.mark.anyio
 
@@ -50,3 +52,24 @@ async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is
         await wait_for(pilot, lambda: app.screen.query_one("#queue", OptionList).option_count == 1, what="approved")
     assert home.memory.entries("memory") == ["User likes green tea", "Deploys on Fridays", "CI on GitHub"]
     assert [r.id for r in home.approvals.list()] == ["0000bbbb"]
+
+
+async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, tmp_path):
+    for entry in ("User likes tea", "Project uses uv"):
+        home.memory.add("memory", entry, ToolContext(actor="user"))
+    hermes_record(home, "0000cccc", 1.0, {"action": "replace", "target": "memory", "content": "User likes coffee",
+                                          "old_text": "tea"})
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: "+ User likes coffee" in text_of(app, "#proposal-diff"), what="the diff")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+        dialog = app.screen
+        assert dialog.query_one(TextArea).text == "User likes coffee"
+        assert dialog.query_one("#draft-budget", CapacityGauge).used == len("User likes coffee\n§\nProject uses uv")
+        dialog.query_one(TextArea).text = "User likes black coffee"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+    assert home.memory.entries("memory") == ["User likes black coffee", "Project uses uv"]
+    assert home.approvals.count() == 0

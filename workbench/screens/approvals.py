@@ -262,7 +262,8 @@ class ApprovalsScreen(WorkbenchScreen):
         """For a memory add or replace: the store's budget with the edited text, from a preview."""
         if record.subsystem != "memory" or preview.get("id") != record.id or not preview.get("budget"):
             return None
-        replacing = record.payload.get("matched_entry") if record.action == "replace" else None
+        targets = preview.get("targets") or []  # the entry a replace hits now, pinned or by Hermes's old_text
+        replacing = targets[0]["entry"] if record.action == "replace" and targets else None
         return draft_budget(list(preview.get("before") or []), int(preview["budget"]["limit"]), replacing)
 
     def _recheck(self, record: PendingRecord, opened: dict) -> DiskCheck:
