@@ -46,6 +46,16 @@ calls = [
 print(json.dumps([json.loads(memory_tool(store=store, **c)) for c in calls]))
 """
 
+# ... and its skill tool, which with the gate on stages every write.
+HERMES_STAGES_SKILLS = """
+import json
+from tools.skill_manager_tool import skill_manage
+print(json.dumps([json.loads(skill_manage(**c)) for c in [
+    dict(action="create", name="tidy-imports", content=%r),
+    dict(action="patch", name="brew", old_string="3 minutes", new_string="5 minutes"),
+]]))
+"""
+
 HERMES_STAGES_ONE = """
 import json
 from tools.memory_tool import load_on_disk_store, memory_tool
@@ -57,8 +67,8 @@ import json
 from hermes_cli.write_approval_commands import handle_pending_subcommand
 from tools.memory_tool import load_on_disk_store
 from tools import write_approval as wa
-out = handle_pending_subcommand("memory", ["approve", "all"], memory_store=load_on_disk_store())
-print(json.dumps({"out": out, "left": wa.pending_count("memory")}))
+out = [handle_pending_subcommand(s, ["approve", "all"], memory_store=load_on_disk_store()) for s in ("memory", "skills")]
+print(json.dumps({"out": out, "left": wa.pending_count("memory") + wa.pending_count("skills")}))
 """
 
 
@@ -80,6 +90,11 @@ def _memory_files(root):
     return {name: (root / "memories" / name).read_bytes() for name in ("MEMORY.md", "USER.md")}
 
 
+def _skill_files(root):
+    skills = root / "skills"
+    return {p.relative_to(skills).as_posix(): p.read_bytes() for p in skills.rglob("SKILL.md")}
+
+
 def _workbench(root, *args):
     return subprocess.run(workbench_cmd(*args, "--home", str(root), "--json"), capture_output=True, text=True,
                           timeout=60)
@@ -88,14 +103,15 @@ def _workbench(root, *args):
 def test_hermes_staged_records_approved_by_the_workbench_match_hermes_own_approval(hermes, tmp_path):
     root = _seeded_home(tmp_path)
     staged = hermes.json(root, HERMES_STAGES)
-    assert all(r.get("staged") for r in staged), staged
+    skills = hermes.json(root, HERMES_STAGES_SKILLS % SKILL)
+    assert all(r.get("staged") for r in staged + skills), staged + skills
     assert len(list((root / "pending" / "memory").glob("*.json"))) == len(staged)
     twin = tmp_path / "twin"
     shutil.copytree(root, twin)
 
     shown = _workbench(root, "pending", "list")
     ids = [row["id"] for row in json.loads(shown.stdout)["pending"]]
-    assert len(ids) == len(staged)
+    assert len(ids) == len(staged) + len(skills)
     preview = json.loads(_workbench(root, "pending", "show", staged[1]["pending_id"]).stdout)
     assert preview["error"] is None
     assert [(t["status"], t["entry"]) for t in preview["targets"]] == [("hits", "Old laptop runs Debian 11")]
@@ -103,12 +119,14 @@ def test_hermes_staged_records_approved_by_the_workbench_match_hermes_own_approv
     approved = _workbench(root, "pending", "approve", "all")
     assert approved.returncode == 0, approved.stdout + approved.stderr
     result = json.loads(approved.stdout)
-    assert len(result["approved"]) == len(staged) and result["failed"] == []
-    assert not list((root / "pending" / "memory").glob("*.json"))
+    assert len(result["approved"]) == len(ids) and result["failed"] == []
+    assert not list((root / "pending").rglob("*.json"))
 
     theirs = hermes.json(twin, HERMES_APPROVES_ALL)
     assert theirs["left"] == 0, theirs["out"]
     assert _memory_files(root) == _memory_files(twin)
+    assert _skill_files(root) == _skill_files(twin)
+    assert b"Steep for 5 minutes" in _skill_files(root)["brew/SKILL.md"]
     home = open_home(root)
     assert home.memory.entries("memory") == ["User likes green tea", "Deploys on Thursdays",
                                              "CI runs on GitHub Actions"]
