@@ -25,9 +25,11 @@ from .yamltext import check_bounds, load_yaml
 if TYPE_CHECKING:
     from .home import Home
 
-# Temp files of interrupted atomic writes: ours (.mem_*, .tmp_*) and Hermes's (memory,
-# pending records, skills, .usage.json, the curator's suppression list).
-TEMP_PATTERNS = (".mem_*.tmp", ".tmp_*", "*.json.tmp", ".usage_*.tmp", ".curator_suppressed_*.tmp", ".*.tmp.*")
+# Temp files of interrupted atomic writes, by the names mkstemp gives them (8 random
+# characters): ``.<prefix>_XXXXXXXX.tmp`` (ours: .mem_, .tmp_; Hermes's: .mem_, .usage_,
+# .config_, ...), ``.<file>.tmp.XXXXXXXX`` (Hermes's skill files) and ``<id>.json.tmp``
+# (Hermes's pending records).
+TEMP_PATTERNS = (".*_????????.tmp", ".*.tmp.????????", "????????.json.tmp")
 ORPHAN_AGE = 600.0  # seconds; no write of either program keeps its temp file this long
 ASIDE = Path("logs") / "doctor"
 

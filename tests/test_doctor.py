@@ -52,7 +52,7 @@ def break_home(home):
     (home.pending_dir / "memory" / "deadbeef.json").write_text("{not json", encoding="utf-8")
     (home.skills_dir / "broken").mkdir()
     (home.skills_dir / "broken" / "SKILL.md").write_text("---\nname: broken\n---\n\nSteps.\n", encoding="utf-8")
-    temp = home.memories_dir / ".mem_k2j3.tmp"
+    temp = home.memories_dir / ".mem_k2j3x_9q.tmp"
     temp.write_text("half a write", encoding="utf-8")
     aged(temp, home)
     return temp
@@ -80,7 +80,7 @@ def test_each_problem_is_found_with_its_fix_and_nothing_changes(home):
     assert "USER.md entry 2 is blocked" in by_area["memory"]["what"]
     assert "`workbench pending reject deadbeef`" in by_area["pending"]["fix"]
     assert "description" in by_area["skills"]["what"]
-    assert by_area["files"]["what"].startswith("memories/.mem_k2j3.tmp")
+    assert by_area["files"]["what"].startswith("memories/.mem_k2j3x_9q.tmp")
     assert sidecars_aside(tree_state(home.root)) == before  # a plain doctor opens the home read-only
 
 
@@ -94,7 +94,7 @@ def test_fix_rewrites_only_the_quoted_value_and_moves_temp_files_aside(home):
     assert home.config_path.read_bytes() == (b"\xef\xbb\xbf# mine\r\nmemory:\r\n  memory_char_limit: 3000  # raised "
                                              b"in May\r\n  user_profile_enabled: false\r\nother: {keep: 'as is'}\r\n")
     assert not temp.exists()
-    [moved] = list((home.root / "logs" / "doctor").rglob(".mem_k2j3.tmp"))
+    [moved] = list((home.root / "logs" / "doctor").rglob(".mem_k2j3x_9q.tmp"))
     assert moved.read_text(encoding="utf-8") == "half a write" and moved.parent.name == "memories"
     rows = {(r.subsystem, r.action, r.status) for r in home.journal.query(actor="user")}
     assert {("config", "doctor_rewrite", "done"), ("files", "move_aside", "done")} <= rows
@@ -156,7 +156,22 @@ def test_young_temp_files_and_plain_locks_are_left_alone(home):
     home.memory.add("memory", "User likes tea", USER)  # leaves MEMORY.md.lock, as it should
     (home.memories_dir / ".mem_inflight.tmp").write_text("being written", encoding="utf-8")
     aged(home.memories_dir / ".mem_inflight.tmp", home, 30)
+    for name in (".tmp_notes", "notes.tmp", ".mem_my-plan.tmp"):  # not names mkstemp gives: the user's own
+        (home.skills_dir / name).write_text("mine", encoding="utf-8")
+        aged(home.skills_dir / name, home)
     assert [f for f in run_doctor(home).findings if f.area == "files"] == []
+
+
+def test_temp_files_of_both_programs_are_recognised(home):
+    names = [".mem_a1b2c3d4.tmp", ".tmp_zz9_x0yq.tmp", ".usage_0abc_def.tmp", ".SKILL.md.tmp.k3j4h5g6",
+             "1c222915.json.tmp"]
+    folders = [home.memories_dir, home.root, home.skills_dir, home.skills_dir / "brew", home.pending_dir / "memory"]
+    for folder, name in zip(folders, names):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("partial", encoding="utf-8")
+        aged(folder / name, home)
+    flagged = sorted(f.what.split(" ")[0] for f in run_doctor(home).findings if f.area == "files")
+    assert flagged == sorted(str((folder / name).relative_to(home.root)) for folder, name in zip(folders, names))
 
 
 def test_a_symlinked_lock_file_is_an_error(home, tmp_path):
@@ -192,3 +207,30 @@ def test_text_output_is_plain_and_never_a_traceback(home, args):
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "\x1b" not in proc.stderr + proc.stdout and "\u202e" not in proc.stderr + proc.stdout
     assert "fix:" in proc.stderr
+
+
+HERMES_BUILDS_A_HOME = """
+import json
+from hermes_state import SessionDB
+from tools.memory_tool import load_on_disk_store, memory_tool
+from tools.skill_manager_tool import skill_manage
+db = SessionDB()
+db.create_session("s-1", "cli")
+db.append_message("s-1", "user", "remember that I like tea")
+db.append_message("s-1", "assistant", "Noted.")
+store = load_on_disk_store()
+memory_tool(action="add", target="memory", content="User likes tea", store=store)
+memory_tool(action="add", target="user", content="Name is Sam", store=store)
+skill_manage(action="create", name="brew", content="---\\nname: brew\\ndescription: Brew tea\\n---\\n\\nBoil water.\\n")
+print(json.dumps({"ok": True}))
+"""
+
+
+@pytest.mark.slow
+def test_a_home_hermes_wrote_is_all_good(hermes, tmp_path):
+    root = tmp_path / "home"
+    root.mkdir()
+    hermes.json(root, HERMES_BUILDS_A_HOME)
+    code, data = cli(root)
+    assert code == 0 and data["ok"], data["findings"]
+    assert any(f["what"] == "state.db: integrity_check ok." for f in data["findings"])
