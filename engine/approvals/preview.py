@@ -11,6 +11,7 @@ from typing import Iterable
 from rapidfuzz import fuzz
 
 from ..memory.format import Usage, serialize, split_pieces
+from ..memory.ops import staged_operations
 
 DiffLine = tuple[str, str]  # (" " | "+" | "-", line)
 
@@ -56,9 +57,8 @@ def proposed_texts(payload: dict, edit: str | None) -> list[str]:
     a single op's, or a batch's one per entry)."""
     if edit is not None:
         return split_pieces(edit) if payload.get("action") == "batch" else [edit.strip()]
-    ops = payload.get("operations") if payload.get("action") == "batch" else [payload]
     texts = []
-    for op in ops if isinstance(ops, list) else []:
+    for op in staged_operations(payload):
         if isinstance(op, dict) and op.get("action") in ("add", "replace"):
             text = op.get("content") or op.get("new_text")
             if isinstance(text, str) and text.strip():

@@ -126,6 +126,14 @@ def op_text(op: dict[str, Any], key: str) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
+def staged_operations(payload: dict[str, Any]) -> list[Any]:
+    """The operations of a staged write: a batch's list, or the single write itself."""
+    if payload.get("action") != "batch":
+        return [payload]
+    operations = payload.get("operations")
+    return operations if isinstance(operations, list) else []
+
+
 @dataclass(frozen=True)
 class Target:
     """The entry one replace or remove of a staged write identifies in the live entries."""

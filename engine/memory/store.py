@@ -107,12 +107,6 @@ def _scan(text: str, prefix: str = "") -> None:
         raise refuse(prefix + message)
 
 
-def _destructive_ops(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    """The replace and remove operations of a staged write (itself, or a batch's items)."""
-    operations = payload.get("operations") if payload.get("action") == "batch" else [payload]
-    return [op for op in operations if isinstance(op, dict) and op.get("action") in ("replace", "remove")]
-
-
 class MemoryStore:
     def __init__(self, home: "Home"):
         self.home = home
@@ -342,8 +336,7 @@ class MemoryStore:
         state = self.read(target)
         limit = self.limit(target)
         after, error = state.entries, None
-        operations = payload.get("operations") if payload.get("action") == "batch" else [payload]
-        targets = ops.resolve_targets(state.entries, operations if isinstance(operations, list) else [])
+        targets = ops.resolve_targets(state.entries, ops.staged_operations(payload))
         try:
             target, plan = self._staged_plan(payload, edited_content)
             self._guard(target, state, limit, plan.drift_guard, backup=False)
@@ -370,8 +363,8 @@ class MemoryStore:
         if action not in ("replace", "remove", "batch"):
             raise refuse(f"The staged write has an unknown action {action!r}; reject it.")
         plan = self._pinned_plan(target, payload, edited)  # validates the record now
-        operations = _destructive_ops(payload)
-        if all(isinstance(op.get("matched_entry"), str) for op in operations):
+        if all(isinstance(op.get("matched_entry"), str) for op in ops.staged_operations(payload)
+               if isinstance(op, dict) and op.get("action") in ("replace", "remove")):
             return target, plan
         return target, _dc_replace(plan, op=self._resolving_op(target, payload, edited))
 
@@ -390,10 +383,9 @@ class MemoryStore:
         """For a write staged without its entry (as Hermes stages them): under the lock,
         find each ``old_text``'s entry by Hermes's substring rule, refuse if one is gone or
         ambiguous, and apply the write pinned to the entries found."""
-        operations = payload["operations"] if payload["action"] == "batch" else [payload]
 
         def op(entries: list[str], limit: int) -> Outcome:
-            targets = ops.resolve_targets(entries, operations)
+            targets = ops.resolve_targets(entries, ops.staged_operations(payload))
             unresolved = [t for t in targets if t.entry is None]
             if unresolved:
                 raise refuse(ops.unresolved_message(unresolved, FILE_NAMES[target], payload["action"] == "batch"))
