@@ -79,8 +79,9 @@ def _compression_flag(value: Any) -> bool:
 
 
 # How Hermes 0.19.0 reads the keys whose reading can differ from ours (checked against
-# agent/agent_init.py, agent/curator.py and tools/write_approval.py; every other key we
-# share goes through int()/float() on both sides, quoted or not).
+# agent/agent_init.py, agent/curator.py and tools/write_approval.py; the other numbers we
+# share, nudge intervals, curator days, compression.threshold, go through int()/float()
+# on both sides, quoted or not).
 HERMES_READERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "memory.memory_char_limit": (_kept, "int"),
     "memory.user_char_limit": (_kept, "int"),
