@@ -234,3 +234,16 @@ def test_a_home_hermes_wrote_is_all_good(hermes, tmp_path):
     code, data = cli(root)
     assert code == 0 and data["ok"], data["findings"]
     assert any(f["what"] == "state.db: integrity_check ok." for f in data["findings"])
+
+
+def test_memory_drift_and_an_over_full_store_are_named(home):
+    home.memory.add("memory", "User likes tea", USER)
+    with open(home.memories_dir / "MEMORY.md", "a", encoding="utf-8") as handle:
+        handle.write("\n§\n\n§\nstray line from an editor")  # an empty entry: does not round-trip
+    for entry in ("Name is Sam", "Works in UTC"):
+        home.memory.add("user", entry, USER)
+    home.config_path.write_text("memory:\n  user_char_limit: 20\n", encoding="utf-8")
+    home.reload_config()
+    memory = [f for f in run_doctor(home).findings if f.area == "memory"]
+    assert [(f.severity, f.what.split(" ")[0]) for f in memory] == [("warning", "MEMORY.md"), ("warning", "USER.md")]
+    assert "does not round-trip" in memory[0].what and "over its limit (26/20" in memory[1].what

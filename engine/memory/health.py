@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError
 from ..health import CHECKS, Finding
 from .format import FILE_NAMES, TARGETS, Usage, has_drift
-from .threats import MAX_SCAN_CHARS, scan
+from .threats import MAX_SCAN_CHARS, sanitize_entry, scan
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -49,8 +49,8 @@ def check_memory(home: "Home") -> list[Finding]:
                                     "is refused.", "Remove or shorten entries (the TUI's Memory screen, or "
                                     f"`workbench memory remove --target {target} --old TEXT`)."))
         for number, entry in enumerate(state.entries, 1):
-            why = "too large to scan" if len(entry) > MAX_SCAN_CHARS else ", ".join(scan(entry))
-            if why:
+            if sanitize_entry(entry, name) != entry:
+                why = ", ".join(scan(entry)) if len(entry) <= MAX_SCAN_CHARS else "too large to scan"
                 findings.append(Finding("memory", "warning", f"{name} entry {number} is blocked from every prompt "
                                         f"({why}): {_preview(entry)}",
                                         "If you did not write it, remove it: the TUI's Memory screen, or `workbench "
