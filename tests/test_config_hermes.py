@@ -181,3 +181,15 @@ def test_defaults_we_call_hermes_are_hermes_0_19_0(hermes, tmp_path):
         ours = home.config.raw(key.split(" ")[0])
         assert ours == value and type(ours) is type(value), (key, ours, value)
     home.close()
+
+
+@pytest.mark.slow
+def test_a_quoted_limit_of_an_empty_store_leaves_the_block_hermes_injects(hermes, tmp_path):
+    root = tmp_path / "home"
+    home = open_home(root)
+    home.memory.add("memory", "User likes tea", ToolContext(actor="user"))
+    configured(home, "memory:\n  user_char_limit: '1375'\n")  # USER.md is empty
+    frozen = home.memory.snapshot()  # before Hermes's probe adds an entry of its own
+    seen = hermes.json(root, HERMES_READS)
+    assert frozen.withheld is None and seen["block"] == frozen.block("memory") != ""
+    home.close()
