@@ -78,10 +78,9 @@ def _compression_flag(value: Any) -> bool:
     return str(value).lower() in {"true", "1", "yes"}  # agent/agent_init.py
 
 
-# How Hermes 0.19.0 reads the keys whose reading can differ from ours (checked against
-# agent/agent_init.py, agent/curator.py and tools/write_approval.py; the other numbers we
-# share, nudge intervals, curator days, compression.threshold, go through int()/float()
-# on both sides, quoted or not).
+# How Hermes 0.19.0 reads each typed key we share, and how we read it (checked against
+# agent/agent_init.py, agent/curator.py and tools/write_approval.py). The numbers it
+# converts with int()/float() read alike, quoted or not; the rest can differ.
 HERMES_READERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "memory.memory_char_limit": (_kept, "int"),
     "memory.user_char_limit": (_kept, "int"),
@@ -91,6 +90,11 @@ HERMES_READERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "skills.write_approval": (_gate, "bool"),
     "curator.enabled": (bool, "bool"),
     "compression.enabled": (_compression_flag, "bool"),
+    "memory.nudge_interval": (int, "int"),
+    "skills.creation_nudge_interval": (int, "int"),
+    "curator.stale_after_days": (int, "int"),
+    "curator.archive_after_days": (int, "int"),
+    "compression.threshold": (float, "float"),
 }
 # Keys whose quoted value makes Hermes's agent inject no memory block at all.
 MEMORY_LIMIT_KEYS = {"memory": "memory.memory_char_limit", "user": "memory.user_char_limit"}
@@ -210,13 +214,17 @@ class Config:
                 continue
             value = self.raw(key)
             try:
-                ours = self.int(key) if kind == "int" else self.bool(key)
+                ours = self.typed(key, kind)
             except ConfigError:
                 continue
             hermes = hermes_reads(value)
             if type(hermes) is not type(ours) or hermes != ours:
                 found.append(Misread(key, self._lines.get(key), value, hermes, ours))
         return found
+
+    def typed(self, key: str, kind: str) -> Any:
+        """The value read as ``kind`` (``int``, ``float`` or ``bool``)."""
+        return {"int": self.int, "float": self.float, "bool": self.bool}[kind](key)
 
     def _where(self, key: str) -> str:
         line = self._lines.get(key)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 TEMP_PATTERNS = (".*_????????.tmp", ".*.tmp.????????", "????????.json.tmp")
 ORPHAN_AGE = 600.0  # seconds; no write of either program keeps its temp file this long
 ASIDE = Path("logs") / "doctor"
+KIND_WORDS = {"int": "a whole number", "float": "a number", "bool": "true or false"}
 
 
 # -- config.yaml ----------------------------------------------------------------------
@@ -44,11 +45,10 @@ def check_config(home: "Home") -> list[Finding]:
     for key, (_, kind) in HERMES_READERS.items():
         if config.is_set(key):
             try:
-                config.int(key) if kind == "int" else config.bool(key)
+                config.typed(key, kind)
             except ConfigError as exc:
                 findings.append(Finding("config", "error", exc.message,
-                                        f"Write a {'whole number' if kind == 'int' else 'true or false'} there, or "
-                                        "delete the line to use the default."))
+                                        f"Write {KIND_WORDS[kind]} there, or delete the line to use the default."))
     spans = _value_spans(_config_text(home))
     for misread in config.hermes_misreads():
         where = f"config.yaml line {misread.line}" if misread.line else "config.yaml"

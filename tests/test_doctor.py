@@ -113,11 +113,17 @@ def test_a_rewrite_that_would_change_another_setting_is_refused(home):
     assert any("memory_char_limit" in f.what for f in report.findings)
 
 
-def test_a_value_the_workbench_cannot_use_is_an_error(home):
-    home.config_path.write_text("memory:\n  memory_char_limit: lots\n", encoding="utf-8")
+@pytest.mark.parametrize("text, kind", [
+    ("memory:\n  memory_char_limit: lots\n", "a whole number"),
+    ("memory:\n  nudge_interval: '10.0'\n", "a whole number"),  # Hermes's int() fails too: no memory at all
+    ("compression:\n  threshold: half\n", "a number"),
+    ("curator:\n  enabled: maybe\n", "true or false"),
+])
+def test_a_value_the_workbench_cannot_use_is_an_error(home, text, kind):
+    home.config_path.write_text(text, encoding="utf-8")
     home.reload_config()
     [finding] = [f for f in run_doctor(home).findings if f.area == "config"]
-    assert finding.severity == "error" and "line 2" in finding.what and "whole number" in finding.fix
+    assert finding.severity == "error" and "line 2" in finding.what and f"Write {kind} there" in finding.fix
 
 
 def test_malformed_yaml_is_a_finding_not_a_crash(home):
