@@ -14,6 +14,7 @@ import pytest
 
 from engine import open_home
 from engine.config import HERMES_READERS
+from engine.doctor import run_doctor
 from engine.tools import ToolContext
 from tests.hermes_support import workbench_cmd
 from tests.tui_support import make_app, settle
@@ -194,4 +195,22 @@ def test_a_quoted_limit_of_an_empty_store_leaves_the_block_hermes_injects(hermes
     frozen = home.memory.snapshot()  # before Hermes's probe adds an entry of its own
     seen = hermes.json(root, HERMES_READS)
     assert frozen.withheld is None and seen["block"] == frozen.block("memory") != ""
+    home.close()
+
+
+@pytest.mark.slow
+def test_a_nudge_interval_neither_program_can_use_leaves_hermes_without_memory(hermes, tmp_path):
+    root = tmp_path / "home"
+    home = open_home(root)
+    configured(home, "memory:\n  nudge_interval: '10.0'\n")
+    seen = hermes.json(root, """
+        import json
+        from run_agent import AIAgent
+        a = AIAgent(base_url="http://127.0.0.1:9/v1", api_key="x", model="gpt-4o-mini", quiet_mode=True,
+                    skip_context_files=True)
+        print(json.dumps({"store": a._memory_store is not None}))
+        """)
+    assert seen == {"store": False}
+    [finding] = [f for f in run_doctor(home).findings if f.area == "config"]
+    assert finding.severity == "error" and "nudge_interval" in finding.what
     home.close()
