@@ -97,6 +97,8 @@ def rewrite_config(home: "Home") -> str:
     """
     text = _config_text(home)
     config = home.reload_config()
+    if config.settings() != (load_yaml(text) or {}):
+        raise WorkbenchError("config.yaml changed while doctor was reading it; nothing was written. Run doctor again.")
     misreads = {m.key: m for m in config.hermes_misreads()}
     spans = {key: span for key, span in _value_spans(text).items() if key in misreads}
     if not spans:
@@ -112,6 +114,8 @@ def rewrite_config(home: "Home") -> str:
     if rewritten is None or rewritten.settings() != expected.settings() or rewritten.hermes_misreads():
         raise WorkbenchError("config.yaml could not be rewritten without changing other settings; it was left "
                              "as it is. Edit the values by hand as the findings say.")
+    if _config_text(home) != text:
+        raise WorkbenchError("config.yaml changed while doctor was fixing it; nothing was written. Run doctor again.")
     journal = home.journal
     entry = journal.begin("config", "doctor_rewrite", "config.yaml", actor="user", before=text, after=new,
                           detail={"keys": sorted(spans)})
@@ -122,7 +126,7 @@ def rewrite_config(home: "Home") -> str:
         raise
     journal.commit(entry)
     home.reload_config()
-    return f"Rewrote {', '.join(sorted(spans))} in config.yaml without quotes (journal row {entry})."
+    return f"Rewrote {', '.join(sorted(spans))} in config.yaml as plain YAML (journal row {entry})."
 
 
 # -- databases ------------------------------------------------------------------------
