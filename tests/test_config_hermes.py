@@ -86,7 +86,7 @@ def test_cli_warns_on_stderr_and_keeps_stdout_pure_json(tmp_path):
                                         "--json"), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0
     view = json.loads(proc.stdout)
-    assert view["entries"] == [] and "write 3000 without quotes" in view["withheld"]
+    assert view["entries"] == view["origins"] == [] and "write 3000 without quotes" in view["withheld"]
     assert proc.stderr.startswith("warning: ") and "line 2: memory.memory_char_limit is '3000'" in proc.stderr
     assert "Traceback" not in proc.stderr
 

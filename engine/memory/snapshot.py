@@ -32,10 +32,11 @@ class MemorySnapshot:
     @classmethod
     def build(cls, raw: dict[str, list[str]], limits: dict[str, int], enabled: dict[str, bool],
               errors: dict[str, str | None], taken_at: float, withheld: str | None = None) -> "MemorySnapshot":
-        clean = {t: () if withheld else tuple(sanitize_entry(e, FILE_NAMES[t]) for e in raw[t]) for t in TARGETS}
+        kept = {t: () if withheld else tuple(raw[t]) for t in TARGETS}
+        clean = {t: tuple(sanitize_entry(e, FILE_NAMES[t]) for e in kept[t]) for t in TARGETS}
         return cls(
             entries=MappingProxyType(clean),
-            raw_entries=MappingProxyType({t: tuple(raw[t]) for t in TARGETS}),
+            raw_entries=MappingProxyType(kept),
             usage=MappingProxyType({t: Usage.of(list(clean[t]), limits[t]) for t in TARGETS}),
             limits=MappingProxyType(dict(limits)),
             enabled=MappingProxyType(dict(enabled)),
