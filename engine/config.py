@@ -49,6 +49,14 @@ DEFAULTS: dict[str, Any] = {
     "compression.in_place": False,
     "compression.protect_first_n": 3,
     "compression.target_ratio": 0.2,
+    "compression.flush_memories": True,  # one memory-only model call before each compression
+    "memory.provider_timeout": 8.0,  # seconds a turn waits for the provider's recall (then goes on without it)
+    "auxiliary.session_search.backend": "",  # a model for session_search recaps ("" = off, as in Hermes 0.19.0)
+    "auxiliary.session_search.model": "",
+    "auxiliary.session_search.base_url": "",
+    "auxiliary.session_search.api_key_env": "OPENAI_API_KEY",
+    "auxiliary.session_search.max_concurrency": 3,
+    "auxiliary.session_search.timeout": 30,
     "agent.max_iterations": 16,
     "model.backend": "offline",
     "model.name": "",

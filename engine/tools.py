@@ -11,6 +11,7 @@ from typing import Any
 
 FOREGROUND = "foreground"
 BACKGROUND_REVIEW = "background_review"
+FLUSH = "flush"  # the memory flush that runs before a compression
 
 
 @dataclass
@@ -18,5 +19,5 @@ class ToolContext:
     actor: str = "agent"  # agent | review | curator | user | external (journal actors)
     session_id: str | None = None
     message_id: int | None = None  # the assistant message that made the tool call, when known
-    origin: str = FOREGROUND  # FOREGROUND or BACKGROUND_REVIEW (approval gate input)
+    origin: str = FOREGROUND  # FOREGROUND, BACKGROUND_REVIEW or FLUSH (approval gate input)
     turn_state: dict[str, Any] = field(default_factory=dict)  # per-turn counters, reset by the runner each turn

@@ -92,7 +92,7 @@ def test_review_proposes_habits_and_a_skill_for_repeated_routines():
     assert args[0] == {"action": "add", "target": "user", "content": "User usually works from the Berlin office on Mondays."}
     assert args[-1]["action"] == "create" and args[-1]["name"] == "prepare-quarterly-report"
     assert "Learned from 2 repeated requests" in args[-1]["content"]
-    assert answer.startswith("Review done:")
+    assert answer.startswith("Why: a habit the user described") and "2-step tool sequence" in answer
 
 
 def test_summaries_are_extractive():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.models import OfflineModel
 from engine.runner import AgentSession
-from engine.runner.compression import PROMPT_NOTE, SUMMARY_PREFIX, boundaries, compact
+from engine.runner.compression import PROMPT_NOTE, SUMMARY_PREFIX, boundaries, compact, plan
 
 
 def _pair(n: int) -> list[dict]:
@@ -36,13 +36,13 @@ def test_boundaries_never_split_a_tool_call_from_its_results():
 
 def test_compact_summarises_the_middle_extractively():
     messages = _conversation(5)
-    done = compact(messages, OfflineModel(), protect_first_n=2, tail_budget=150)
+    done = compact(messages, OfflineModel(), plan(messages, protect_first_n=2, tail_budget=150))
     assert done.head == messages[:len(done.head)] and done.tail == messages[len(messages) - len(done.tail):]
     assert done.dropped == len(messages) - len(done.head) - len(done.tail)
     text = done.summary["content"]
     assert text.startswith(SUMMARY_PREFIX) and "## Goal" in text and "skills_list" in text
     assert done.summary["role"] != done.tail[0]["role"] or done.head[-1]["role"] == done.summary["role"]
-    assert compact(messages[:4], OfflineModel(), protect_first_n=3, tail_budget=10) is None
+    assert plan(messages[:4], protect_first_n=3, tail_budget=10) is None
 
 
 def _chat(session: AgentSession, n: int) -> None:

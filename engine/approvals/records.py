@@ -24,10 +24,10 @@ from typing import Any
 
 from ..errors import WorkbenchError
 from ..fileio import atomic_write_json
-from ..tools import BACKGROUND_REVIEW, FOREGROUND
+from ..tools import BACKGROUND_REVIEW, FLUSH, FOREGROUND
 
 SUBSYSTEMS = ("memory", "skills")
-ORIGINS = (FOREGROUND, BACKGROUND_REVIEW)
+ORIGINS = (FOREGROUND, BACKGROUND_REVIEW, FLUSH)
 _ID = re.compile(r"[0-9a-f]{8}")
 
 

@@ -35,7 +35,15 @@ SKILL_REVIEW_PROMPT = (
     "existing skill before creating a new one; check skills_list first). If nothing is worth saving, say "
     "'Nothing to save.' and stop."
 )
+# The memory flush before a compression (one call, only the memory tool offered).
+FLUSH_PROMPT = (
+    "[System note: this conversation is about to be compressed, and the turns above will be replaced by a short "
+    "summary. Before that happens, save with the memory tool whatever will still matter in later sessions: the "
+    "user's preferences and corrections, who they are, and recurring patterns, rather than details of the current "
+    "task. If nothing qualifies, reply 'Nothing to save.']"
+)
 REVIEW_TOOLS_NOTE = "You can only call memory and skill management tools. Other tools will be denied at runtime."
+LIVE_MEMORY_HEADING = "Memory entries on disk now (read-only view; the system prompt shows them as the session began):"
 
 
 class ModelError(WorkbenchError):

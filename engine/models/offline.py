@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..providers.fence import CLOSE_TAG, SYSTEM_NOTE, sanitize_context
-from .base import (MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT, Model, ModelReply, ToolCall,
+from .base import (FLUSH_PROMPT, LIVE_MEMORY_HEADING, MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT, Model, ModelReply, ToolCall,
                    last_user_index)
+from .learning import findings
 from .phrasing import best_match, declarative, keywords, overlap, search_terms, sentence, shorten, slug
 
 SEP = "\u2550" * 46
@@ -53,10 +54,30 @@ _RE = {name: re.compile(pattern, re.I) for name, pattern in {
              r"\bwhat(?:'s| is) in your memory\b",
 }.items()}
 
-# Implicit, review-worthy statements: habits and context the foreground turn did not save.
-_IMPLICIT_RE = re.compile(
-    r"\b(?P<x>(?:i usually|i always|i often|i normally|i tend to|i'm working on|i am working on|we usually|"
-    r"we always|we normally|our team|our deploys?|our releases?)\b[^.!?\n]{6,160})", re.I)
+@dataclass(frozen=True)
+class Routine:
+    """A request answered twice by the same multi-step tool sequence: a skill waiting to be written."""
+
+    name: str
+    content: str  # a SKILL.md for it, when no loaded skill covers it
+    sequence: list[str]
+    uses: int
+    patch_of: str | None  # the skill viewed while answering it: patch that rather than create one
+    missing: list[str]  # tools the sequence used besides the skill lookups
+
+
+def _patch_for(viewed: dict[str, Any], routine: Routine) -> dict[str, Any] | None:
+    """A patch adding the steps ``routine`` took that the viewed skill does not mention (None: nothing missing)."""
+    content = str(viewed.get("content", ""))
+    missing = [tool for tool in routine.missing if tool not in content]
+    lines = [line for line in content.rstrip().splitlines() if line.strip()]
+    if not missing or not lines:
+        return None
+    last = lines[-1]
+    numbered = re.match(r"^(\s*)(\d+)\.\s", last)
+    step = f"Check earlier work with {missing[0]} before starting (it was needed each time)."
+    new_line = f"{numbered.group(1)}{int(numbered.group(2)) + 1}. {step}" if numbered else f"- {step}"
+    return {"action": "patch", "name": routine.patch_of, "old_string": last, "new_string": f"{last}\n{new_line}"}
 
 
 @dataclass
@@ -167,7 +188,9 @@ class OfflineModel(Model):
         index = last_user_index(messages)
         content = str(messages[index].get("content") or "") if index >= 0 else ""
         steps = _steps(messages, index + 1)
-        if content.startswith((MEMORY_REVIEW_PROMPT[:40], SKILL_REVIEW_PROMPT[:40])):
+        if content == FLUSH_PROMPT:
+            reply = self._flush(messages, index)
+        elif content.startswith((MEMORY_REVIEW_PROMPT[:40], SKILL_REVIEW_PROMPT[:40])):
             reply = self._next(messages, steps, self._review_plan(messages[:index], content, steps))
         else:
             reply = self._turn(messages, sanitize_context(content).strip(), _recall(content), steps)
@@ -331,46 +354,62 @@ class OfflineModel(Model):
         if recalled:
             return f"From our earlier sessions: {shorten(recalled, 200)}"
         if text.endswith("?"):
-            return "I don't have anything about that in memory yet. If it matters, tell me and I'll remember it."
+            return "I don't have anything about that in memory yet. If it matters, ask me to remember it."
         return "Okay, noted for this session. Tell me if any of it should be remembered for later."
 
-    # -- background review ------------------------------------------------------------
+    # -- memory flush and background review ----------------------------------------------
+    @staticmethod
+    def _flush(messages, index: int) -> ModelReply:
+        """All the adds in one reply (the flush is a single request): stated facts not yet in memory."""
+        known = [entry for _, entry in known_entries(messages)]
+        found = findings(messages[1:index], known)
+        if not found:
+            return ModelReply(content="Nothing to save.")
+        calls = [ToolCall(f"flush_{n}", "memory", {"action": "add", "target": f.target, "content": f.entry})
+                 for n, f in enumerate(found, 1)]
+        return ModelReply(content="Saving before the compression: " + "; ".join(f.why for f in found) + ".",
+                          tool_calls=calls)
+
     def _review_plan(self, conversation, prompt: str, steps: list[Step]) -> tuple[list[tuple[str, dict]], str]:
+        """The review's tool calls in order (each decided from the results so far) and its closing line."""
         calls: list[tuple[str, dict]] = []
-        notes: list[str] = []
+        why: list[str] = []
         if MEMORY_REVIEW_PROMPT[:40] in prompt:
-            for target, entry in self._implicit_facts(conversation):
-                calls.append(("memory", {"action": "add", "target": target, "content": entry}))
-                notes.append(f"saved to {TARGET_LABELS[target]}: {entry}")
+            live = re.findall(r"^- \[(?:memory|user)\] (.+)$", prompt.split(LIVE_MEMORY_HEADING, 1)[-1], re.M) \
+                if LIVE_MEMORY_HEADING in prompt else []
+            for finding in findings(conversation, [entry for _, entry in known_entries(conversation)] + live):
+                calls.append(("memory", {"action": "add", "target": finding.target, "content": finding.entry}))
+                why.append(f"{finding.why} (\u201c{shorten(finding.entry, 60)}\u201d)")
         if SKILL_REVIEW_PROMPT[:40] in prompt:
-            proposals = self._repeated_routines(conversation)
-            if proposals:
+            for routine in self._repeated_routines(conversation):
+                if routine.patch_of:
+                    calls.append(("skill_view", {"name": routine.patch_of}))
+                    viewed = steps[len(calls) - 1].result if len(steps) >= len(calls) else None
+                    patch = _patch_for(viewed, routine) if viewed and viewed.get("success") else None
+                    if patch:
+                        calls.append(("skill_manage", patch))
+                        why.append(f"the {routine.patch_of} skill was followed for a repeated request but left out "
+                                   f"a step it took ({routine.missing[0]})")
+                    continue
                 calls.append(("skills_list", {}))
-                listed = next((s for s in steps if s.name == "skills_list" and s.result), None)
-                existing = {name for name, _ in _skill_names(conversation, [listed] if listed else [])}
-                for name, content in proposals:
-                    if listed is not None and name not in existing:
-                        calls.append(("skill_manage", {"action": "create", "name": name, "content": content}))
-                        notes.append(f"proposed skill {name}")
-        return calls, ("Review done: " + "; ".join(notes) + ".") if notes else "Nothing to save."
+                listed = steps[len(calls) - 1] if len(steps) >= len(calls) else None
+                if listed is None:
+                    continue
+                if routine.name not in {name for name, _ in _skill_names(conversation, [listed])}:
+                    calls.append(("skill_manage", {"action": "create", "name": routine.name, "content": routine.content}))
+                    why.append(f"the same {len(routine.sequence)}-step tool sequence answered a request made "
+                               f"{routine.uses} times")
+        outcomes = [s.result or {} for s in steps]
+        refused = [str(r.get("error")) for r in outcomes if r.get("success") is False]
+        answer = ("Why: " + "; ".join(why) + "." if why else "Nothing to save.")
+        if refused:
+            answer += " Not saved: " + shorten(refused[0], 160)
+        return calls, answer
 
     @staticmethod
-    def _implicit_facts(conversation) -> list[tuple[str, str]]:
-        known = [entry for _, entry in known_entries(conversation)]
-        facts: list[tuple[str, str]] = []
-        for message in conversation:
-            if message.get("role") != "user":
-                continue
-            for match in _IMPLICIT_RE.finditer(sanitize_context(str(message.get("content") or ""))):
-                target, entry = declarative(match.group("x"))
-                if not any(overlap(entry, k) >= 0.6 for k in known + [e for _, e in facts]):
-                    facts.append((target, entry))
-        return facts[:3]
-
-    @staticmethod
-    def _repeated_routines(conversation) -> list[tuple[str, str]]:
+    def _repeated_routines(conversation) -> list["Routine"]:
         """Routine requests asked at least twice with the same multi-step tool sequence."""
-        seen: dict[str, list[tuple[str, list[str]]]] = {}
+        seen: dict[str, list[tuple[str, list[Step]]]] = {}
         for index, message in enumerate(conversation):
             if message.get("role") != "user":
                 continue
@@ -379,15 +418,18 @@ class OfflineModel(Model):
                 continue
             end = next((i for i in range(index + 1, len(conversation)) if conversation[i].get("role") == "user"),
                        len(conversation))
-            sequence = [s.name for s in _steps(conversation[:end], index + 1)]
+            sequence = _steps(conversation[:end], index + 1)
             if len(sequence) >= 2:  # same verb and first two key words: the same kind of request
                 request = f"{match.group('verb').lower()} {' '.join(keywords(match.group('x'))[:2])}"
                 seen.setdefault(slug(request), []).append((request, sequence))
-        proposals = []
+        routines = []
         for name, uses in seen.items():
             if len(uses) < 2:
                 continue
             request, sequence = uses[-1]
+            names = [s.name for s in sequence]
+            viewed = next((s.args.get("name") for _, seq in uses for s in seq
+                           if s.name == "skill_view" and s.result and s.result.get("success")), None)
             steps = "\n".join(f"{n}. {line}" for n, line in enumerate([
                 "Check skills_list for an existing procedure and load it with skill_view.",
                 f"Search past sessions (session_search) for earlier work on {request.split(' ', 1)[-1]}.",
@@ -395,10 +437,11 @@ class OfflineModel(Model):
                 "Report what was done and anything left open."], 1))
             description = json.dumps(shorten(f"How to {request}, as done each time it was asked", 60), ensure_ascii=False)
             content = (f"---\nname: {name}\ndescription: {description}\n---\n# {sentence(request)[:-1]}\n\n"
-                       f"Learned from {len(uses)} repeated requests (tool sequence: {' -> '.join(sequence)}).\n\n"
+                       f"Learned from {len(uses)} repeated requests (tool sequence: {' -> '.join(names)}).\n\n"
                        f"## Steps\n{steps}\n")
-            proposals.append((name, content))
-        return proposals
+            missing = [n for n in dict.fromkeys(names) if n not in ("skills_list", "skill_view")]
+            routines.append(Routine(name, content, names, len(uses), viewed, missing))
+        return routines
 
     # -- compression --------------------------------------------------------------------
     def summarise(self, messages: list[dict[str, Any]]) -> str:

@@ -94,13 +94,15 @@ def fallback_summary(middle: list[dict[str, Any]]) -> str:
     return "Summary unavailable; the compacted turns began:\n" + "\n".join(lines)[:8000]
 
 
-def compact(messages: list[dict[str, Any]], model: Model, *, protect_first_n: int, tail_budget: int) -> Compaction | None:
-    """Summarise the middle of ``messages``; None when nothing can be compacted."""
+def plan(messages: list[dict[str, Any]], *, protect_first_n: int, tail_budget: int) -> tuple[int, int] | None:
+    """Where a compaction of ``messages`` would cut (see ``boundaries``); None when it would not."""
     if any(is_summary(m) for m in messages):
         protect_first_n = 0  # after the first compaction the head decays, as in Hermes
-    cut = boundaries(messages, protect_first_n, tail_budget)
-    if cut is None:
-        return None
+    return boundaries(messages, protect_first_n, tail_budget)
+
+
+def compact(messages: list[dict[str, Any]], model: Model, cut: tuple[int, int]) -> Compaction:
+    """Summarise the middle of ``messages`` between the ``cut`` that ``plan`` chose."""
     head, middle, tail = messages[:cut[0]], messages[cut[0]:cut[1]], messages[cut[1]:]
     try:
         summary_text = model.summarise(middle).strip() or fallback_summary(middle)

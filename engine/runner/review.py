@@ -1,15 +1,20 @@
-"""Background review: after some turns, the same model looks back and saves what it learned.
+"""Background review: after some turns, a fork of the agent looks back and saves what it learned.
 
 Every ``memory.nudge_interval`` user turns it is asked what to remember; after
 ``skills.creation_nudge_interval`` model iterations without a skill change, what to
-capture as a skill. It sees the session's own prompt and tool schemas (so the request
-prefix stays cache-identical) and the conversation so far, but may only run the memory
-and skill tools; it acts as ``review`` with origin ``background_review``, which the
-memory and skills parts use to stage destructive or gated writes for approval. Its
-messages are never stored, and a failing review never affects the turn it follows.
-It runs right after the turn (deterministic: the CLI and scenarios), or with
-``AgentSession(background_review=True)`` on a daemon thread, as Hermes does; a new
-turn then asks a review still running to stop and waits at most two seconds for it.
+capture as a skill. The fork shares the parent's model and memory store and sees the
+session's own prompt and tool schemas (so the request prefix stays cache-identical)
+and the conversation so far, plus the live memory entries (a read-only view: the
+prompt's snapshot is frozen); it may only run the memory and skill tools, never
+nudges itself, stops after ``MAX_REVIEW_ITERATIONS`` requests, and none of its
+messages are stored. It acts as ``review`` with origin ``background_review``, which
+the memory and skills parts use to stage destructive or gated writes for approval. A
+failing review never affects the turn it follows.
+
+``AgentSession(background_review=True)`` (the TUI, ``workbench demo``, the CLI) queues
+it on the session's review thread after the answer is delivered: the next turn never
+waits for it, reviews run one at a time in turn order, and ``wait_for_review`` (the
+CLI on exit, tests) joins them. Without it the review runs inline, right after the turn.
 """
 
 from __future__ import annotations
@@ -20,13 +25,15 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models.base import MEMORY_REVIEW_PROMPT, REVIEW_TOOLS_NOTE, SKILL_REVIEW_PROMPT
+from ..models.base import LIVE_MEMORY_HEADING, MEMORY_REVIEW_PROMPT, REVIEW_TOOLS_NOTE, SKILL_REVIEW_PROMPT
+from ..models.phrasing import shorten
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from .tools import REVIEW_TOOLS
 
 log = logging.getLogger(__name__)
 
 MAX_REVIEW_ITERATIONS = 16
+DUPLICATE = "Entry already exists"  # the memory store's answer to an add it did not need
 DENIED = ("Background review denied tool {tool!r}. Allowed here: memory, skills_list, skill_view and skill_manage. "
           "Do not retry {tool}.")
 
@@ -40,9 +47,10 @@ class ReviewResult:
 
     @property
     def writes(self) -> list[dict[str, Any]]:
-        """Committed memory and skill writes (staged ones excluded)."""
+        """Committed memory and skill writes (staged ones and adds of an entry already there excluded)."""
         return [a for a in self.actions if a["name"] in ("memory", "skill_manage")
-                and a["result"].get("success") is True and not a["result"].get("staged")]
+                and a["result"].get("success") is True and not a["result"].get("staged")
+                and not str(a["result"].get("message", "")).startswith(DUPLICATE)]
 
     @property
     def staged(self) -> list[str]:
@@ -50,12 +58,15 @@ class ReviewResult:
 
     @property
     def summary(self) -> str:
-        """One line for people: what was saved (staged proposals are counted, not claimed as done)."""
+        """What was saved, for people (staged proposals are counted, not claimed as done)."""
         lines = []
         for action in self.writes:
             args = action["arguments"]
             if action["name"] == "memory":
-                lines.append("User profile updated" if args.get("target") == "user" else "Memory updated")
+                label = "User profile" if args.get("target") == "user" else "Memory"
+                shown = args.get("content") or args.get("old_text") or ""
+                sign = {"add": "+", "replace": "~", "remove": "-"}.get(args.get("action"), "~")
+                lines.append(f"{label} {sign} \u201c{shorten(str(shown), 70)}\u201d" if shown else f"{label} updated")
             else:
                 verb = {"create": "created", "patch": "patched", "edit": "rewritten", "delete": "archived"}
                 lines.append(f"Skill '{args.get('name')}' {verb.get(args.get('action'), 'updated')}")
@@ -63,28 +74,40 @@ class ReviewResult:
             lines.append(f"{len(self.staged)} proposal(s) waiting for approval")
         return " \u00b7 ".join(dict.fromkeys(lines)) or "Nothing to save."
 
+    @property
+    def line(self) -> str:
+        """The result line shown when it ends: what (``summary``) and, when it did something, why (its answer)."""
+        if self.error:
+            return f"Review {'stopped' if self.error == 'cancelled' else 'failed: ' + self.error}"
+        why = " ".join(self.answer.split())
+        return f"{self.summary} \u2014 {shorten(why, 200)}" if why and (self.writes or self.staged) else self.summary
+
     def to_dict(self) -> dict[str, Any]:
         return {"triggers": self.triggers, "actions": self.actions, "answer": self.answer, "error": self.error,
-                "writes": len(self.writes), "staged": self.staged, "summary": self.summary}
+                "writes": len(self.writes), "staged": self.staged, "summary": self.summary, "line": self.line}
 
 
-def review_prompt(memory: bool, skills: bool) -> str:
+def review_prompt(home, memory: bool, skills: bool) -> str:
+    """The request appended to the conversation, ending with the live memory entries (read-only view)."""
     parts = ([MEMORY_REVIEW_PROMPT] if memory else []) + ([SKILL_REVIEW_PROMPT] if skills else [])
-    return "\n\n".join(parts + [REVIEW_TOOLS_NOTE])
+    live = [f"- [{target}] {entry}" for target in ("memory", "user") if home.memory.enabled(target)
+            for entry in home.memory.entries(target)]
+    view = [LIVE_MEMORY_HEADING, *live] if live else []
+    return "\n\n".join(parts + [REVIEW_TOOLS_NOTE] + (["\n".join(view)] if view else []))
 
 
 def run_review(session, conversation: list[dict[str, Any]], *, memory: bool, skills: bool,
-               stop: threading.Event, message_id: int | None = None) -> ReviewResult:
+               stop: threading.Event, message_id: int | None = None, session_id: str | None = None) -> ReviewResult:
     """Review ``conversation`` (the session's API messages, copied by the caller); never raises.
 
     Runs on whichever thread calls it; ``stop`` ends it at the next step. Its writes are
     journaled with the session and ``message_id`` (the stored message it looked back from).
     """
     result = ReviewResult(triggers=[t for t, on in (("memory", memory), ("skills", skills)) if on])
-    session_id = session.id
+    session_id = session_id or session.id  # queued reviews keep the id of the turn they follow
     session.emit("review_started", actor="review", triggers=result.triggers)
     tools = session.tools.restricted(REVIEW_TOOLS, DENIED)
-    messages = conversation + [{"role": "user", "content": review_prompt(memory, skills)}]
+    messages = conversation + [{"role": "user", "content": review_prompt(session.home, memory, skills)}]
     state: dict[str, Any] = {}
     try:
         for _ in range(MAX_REVIEW_ITERATIONS):

@@ -35,13 +35,13 @@ from . import compression
 from .prompt import build_system_prompt, prefix_hash
 from .records import RequestLog, RequestRecord
 from .tools import Tool, ToolRegistry, builtin_tools
+from .worker import SerialWorker
 
 log = logging.getLogger(__name__)
 
 TITLE_CHARS = 60
 RESULT_PREVIEW = 400
-REVIEW_CANCEL_WAIT_S = 2.0  # how long a new turn waits for a cancelled background review (then goes ahead)
-REVIEW_CLOSE_WAIT_S = 5.0
+REVIEW_CLOSE_WAIT_S = 60.0  # how long closing a session waits for its queued reviews
 CLOSE_REASON = "cli_close"  # the end reason Hermes's CLI writes when the user leaves
 MISSING_RESULT = json.dumps({"success": False, "error": "No result was recorded for this call (the earlier run stopped)."})
 
@@ -117,8 +117,9 @@ class AgentSession:
         self.on_event = on_event
         self.step_delay = step_delay
         self.review_enabled = review
-        self.background_review = background_review  # True: reviews run on a daemon thread after the turn
-        self._review: tuple[threading.Thread, threading.Event] | None = None
+        self.background_review = background_review  # True: reviews run on the review thread after the turn
+        self._reviews = SerialWorker("bg-review")
+        self._review_stops: set[threading.Event] = set()  # one per queued or running review
         self._own_cancel = cancel_event is None  # a shared event (a whole scenario's) is never cleared here
         self.cancel_event = cancel_event or threading.Event()
         self.requests = RequestLog(home)
@@ -201,10 +202,10 @@ class AgentSession:
                 log.exception("on_event callback failed for %s", kind)
 
     def cancel(self) -> None:
-        """Stop the running turn (and a background review) at the next safe point; callable from any thread."""
+        """Stop the running turn (and any background review) at the next safe point; callable from any thread."""
         self.cancel_event.set()
-        if self._review is not None:
-            self._review[1].set()
+        for stop in list(self._review_stops):
+            stop.set()
 
     def _pause(self) -> None:
         """Pacing for watchable runs; also the point where a cancel is noticed."""
@@ -328,7 +329,6 @@ class AgentSession:
     def run_turn(self, text: str) -> TurnResult:
         if not isinstance(text, str) or not text.strip():
             raise WorkbenchError("A turn needs a non-empty user message.")
-        self.wait_for_review(REVIEW_CANCEL_WAIT_S, cancel=True)  # a live turn wins over a review still running
         result = TurnResult(session_id=self.id, user=text)
         if self._own_cancel:
             self.cancel_event.clear()
@@ -383,39 +383,42 @@ class AgentSession:
             self.manager.call("sync_turn", text, result.assistant, session_id=self.id)
             review_skills = self._tick_skill_nudge()
             if self.review_enabled and (review_memory or review_skills):
-                result.review = self._start_review(review_memory, review_skills)
+                result.review = self._start_review(result, review_memory, review_skills)
         return result
 
     # -- background review ----------------------------------------------------------------
-    def _start_review(self, memory: bool, skills: bool):
-        """Inline: run it now and return its result. Background: start it on a thread and return None."""
+    def _start_review(self, result: TurnResult, memory: bool, skills: bool):
+        """Inline: run it now and return its result. Background: queue it and return None
+        (``result.review`` is set when it ends)."""
         from .review import run_review
 
         conversation = copy.deepcopy(self.api_messages())  # taken here, before the next turn can change it
         # its writes name the turn's last stored message (the answer it looked back from)
-        anchor = self.message_ids[-1] if self.message_ids else None
+        anchor, session_id = (self.message_ids[-1] if self.message_ids else None), self.id
         if not self.background_review:
             return run_review(self, conversation, memory=memory, skills=skills, stop=self.cancel_event,
                               message_id=anchor)
         stop = threading.Event()
-        thread = threading.Thread(target=run_review, args=(self, conversation), name="bg-review", daemon=True,
-                                  kwargs={"memory": memory, "skills": skills, "stop": stop, "message_id": anchor})
-        self._review = (thread, stop)
-        thread.start()
+        self._review_stops.add(stop)
+
+        def job() -> None:
+            try:
+                result.review = run_review(self, conversation, memory=memory, skills=skills, stop=stop,
+                                           message_id=anchor, session_id=session_id)
+            finally:
+                self._review_stops.discard(stop)
+
+        self._reviews.submit(job)
         return None
 
-    def wait_for_review(self, timeout: float | None = None, *, cancel: bool = False) -> bool:
-        """Let a background review finish (``cancel``: ask it to stop first); True when none is running."""
-        if self._review is None:
-            return True
-        thread, stop = self._review
-        if cancel:
-            stop.set()
-        thread.join(timeout)
-        if thread.is_alive():
-            return False
-        self._review = None
-        return True
+    def wait_for_review(self, timeout: float | None = None) -> bool:
+        """Wait for every queued background review to finish; True when none is left."""
+        return self._reviews.drain(timeout)
+
+    @property
+    def reviewing(self) -> bool:
+        """Whether a background review is queued or running."""
+        return self._reviews.pending() > 0
 
     def _safe_flush(self, result: TurnResult) -> None:
         try:
@@ -491,13 +494,15 @@ class AgentSession:
         limit = compression.threshold_tokens(config)
         if not force and (self.context_tokens() < limit or self.ineffective_compressions >= 2):
             return False
-        self.manager.call("on_pre_compress", list(self.messages))
         tail_budget = int(limit * min(0.8, max(0.1, config.float("compression.target_ratio"))))
-        done = compression.compact(self.messages, self.model, protect_first_n=config.int("compression.protect_first_n"),
-                                   tail_budget=tail_budget)
-        if done is None:
+        cut = compression.plan(self.messages, protect_first_n=config.int("compression.protect_first_n"),
+                               tail_budget=tail_budget)
+        if cut is None:
             return False
         self.flush()
+        self.manager.call("on_pre_compress", list(self.messages))
+        self._flush_memories(cut[1])
+        done = compression.compact(self.messages, self.model, cut)
         self.manager.call("on_session_end", list(self.messages))
         old_id = self.id
         if config.bool("compression.in_place"):
@@ -525,6 +530,17 @@ class AgentSession:
                   dropped=done.dropped, in_place=config.bool("compression.in_place"),
                   estimated_tokens=self.context_tokens())
         return True
+
+    def _flush_memories(self, upto: int) -> None:
+        """Before ``messages[:upto]`` are summarised: one memory-only call to save what matters (see flush.py)."""
+        if (not self.home.config.bool("compression.flush_memories") or self.cancel_event.is_set()
+                or "memory" not in self.tools.names()):
+            return
+        from .flush import flush_memories
+
+        sent = [{"role": "system", "content": self.system_prompt}, *self.messages[:upto]]
+        flush_memories(self, paired(sent) if self._foreign_history else sent,
+                       self.message_ids[-1] if self.message_ids else None)
 
     def close(self) -> None:
         """Store anything pending and release the provider; the session row stays open for resuming."""

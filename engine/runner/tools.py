@@ -66,6 +66,10 @@ class ToolRegistry:
         """Same schemas (so the request prefix stays cache-identical), but only ``allowed`` may run."""
         return ToolRegistry(self.home, list(self._tools.values()), allowed=allowed, denied_message=denied_message)
 
+    def only(self, names: tuple[str, ...]) -> "ToolRegistry":
+        """Just the named tools (a narrower request, such as the memory flush)."""
+        return ToolRegistry(self.home, [tool for name, tool in self._tools.items() if name in names])
+
     def dispatch(self, name: str, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         tool = self._tools.get(name)
         if self._allowed is not None and name not in self._allowed:

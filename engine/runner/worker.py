@@ -1,0 +1,72 @@
+"""One daemon thread running jobs strictly in the order they were queued.
+
+The runner uses one for background reviews and one for memory-provider hooks: the turn
+that queues a job never waits for it, jobs never overlap or reorder, and ``drain``
+lets the CLI, tests and shutdown wait (with a bound) for everything queued so far.
+A job that raises is logged; the next one still runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from typing import Callable
+
+log = logging.getLogger(__name__)
+
+
+class SerialWorker:
+    def __init__(self, name: str):
+        self.name = name
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self.busy_since: float | None = None  # monotonic start of the job running now
+
+    def submit(self, job: Callable[[], None]) -> bool:
+        """Queue ``job``; False (not queued) once the worker is closed."""
+        with self._lock:
+            if self._closed:
+                return False
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+                self._thread.start()
+            self._jobs.put(job)
+            return True
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            self.busy_since = time.monotonic()
+            try:
+                job()
+            except Exception:
+                log.exception("%s: a background job failed", self.name)
+            finally:
+                self.busy_since = None
+                self._jobs.task_done()
+
+    def pending(self) -> int:
+        """Jobs queued or running."""
+        return self._jobs.unfinished_tasks
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until every job queued so far has run; False when ``timeout`` passed first."""
+        done = threading.Event()
+        if not self.submit(done.set):
+            return self.pending() == 0
+        return done.wait(timeout)
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Drain (bounded), then stop the thread; later submits are refused. True when all queued jobs ran."""
+        drained = self.drain(timeout)
+        with self._lock:
+            self._closed = True
+            if self._thread is not None:
+                self._jobs.put(None)
+        return drained
