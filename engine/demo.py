@@ -33,7 +33,7 @@ MEMORY = [
 ]
 
 USER = [
-    "User is Maya Chen, backend engineer on the payments team (Berlin, CET).",
+    "User is a backend engineer on the payments team (Berlin, CET).",
     "User prefers concise answers: code first, explanation after.",
     "User works in Neovim with the fish shell and runs tests with pytest -x -q.",
 ]

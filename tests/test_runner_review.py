@@ -30,8 +30,7 @@ def test_memory_review_fires_every_nudge_interval_and_saves_as_review(home):
     assert seen[-1].actor == seen[-2].actor == "review"
     assert seen[-1].data["writes"] == 1
     assert seen[-1].data["summary"] == "User profile + \u201cUser usually deploys on Tuesdays after the standup.\u201d"
-    assert seen[-1].data["line"].endswith("\u2014 Why: a habit the user described (\u201cUser usually deploys on "
-                                          "Tuesdays after the standup.\u201d).")
+    assert seen[-1].data["line"].endswith("\u2014 Why: a habit the user described.")
     # the review reuses the session's exact prefix (prompt + tools), and stores nothing
     log = RequestLog(home)
     assert set(log.prefix_hashes(session.id, "review")) == set(log.prefix_hashes(session.id, "turn"))
@@ -147,3 +146,98 @@ def test_a_new_turn_never_waits_for_a_review_still_running(home):
     assert first.review.writes and second.review.actions  # each turn's result carries its review once it ended
     assert home.memory.entries("memory") == ["Reviewed in the background."]
     session.close()
+
+
+def _transcript(home, model=None, *, skills: int = 0) -> tuple[AgentSession, list]:
+    """A fixed five-turn session: who the user is, a correction, a repeated three-step routine."""
+    _config(home, f"memory:\n  nudge_interval: 5\nskills:\n  creation_nudge_interval: {skills}\n")
+    seen = []
+    session = AgentSession(home, model or OfflineModel(), on_event=seen.append, background_review=True)
+    for text in ("Hi, I'm Lin and I work on the billing service", "By the way, I'm a site reliability engineer",
+                 "prepare the billing release", "no, use tabs in the release notes",
+                 "prepare the billing release for the hotfix"):
+        assert session.run_turn(text).status == "done"
+    assert session.wait_for_review(10)
+    return session, seen
+
+
+def test_the_offline_review_learns_who_the_user_is_and_a_repeated_workflow(home):
+    session, seen = _transcript(home, skills=7)
+    assert home.memory.entries("user") == ["User's name is Lin.", "User works on the billing service.",
+                                          "User is a site reliability engineer.",
+                                          "User wants the agent to use tabs in the release notes."]
+    finished = [e.data for e in seen if e.kind == "review_finished"]
+    assert len(finished) == 1 and finished[0]["triggers"] == ["memory", "skills"]
+    skill = [a for a in finished[0]["actions"] if a["name"] == "skill_manage"][0]["arguments"]
+    assert skill["action"] == "create" and skill["name"] == "prepare-billing-release"
+    assert "skills_list -> session_search" in skill["content"]
+    line = finished[0]["line"]
+    assert line.startswith("User profile + \u201cUser's name is Lin.\u201d") and "Skill 'prepare-billing-release' created" in line
+    assert "the user gave their name" in line and "the user corrected how the agent works" in line
+    assert "3-step" not in line and "2-step tool sequence answered a request made 2 times" in line
+    assert not any("Review the conversation" in (m.text or "") for m in home.archive.messages(session.id))
+    session.close()
+
+
+def test_a_review_patches_the_skill_that_was_viewed_instead_of_creating_one(home):
+    from engine.tools import ToolContext
+
+    body = ("---\nname: prepare-billing-release\ndescription: Prepare a billing release\n---\n"
+            "# Prepare a billing release\n\n## Steps\n1. Tag the release.\n2. Write the notes.\n")
+    assert home.skills.manage({"action": "create", "name": "prepare-billing-release", "content": body},
+                              ToolContext(actor="agent", origin="background_review"))["success"]
+    session, seen = _transcript(home, skills=8)
+    finished = [e.data for e in seen if e.kind == "review_finished"][-1]
+    names = [(a["name"], a["arguments"].get("action")) for a in finished["actions"] if a["name"].startswith("skill")]
+    assert names == [("skill_view", None), ("skill_manage", "patch")]
+    content = home.skills.view("prepare-billing-release")["content"]
+    assert "3. Check earlier work with session_search before starting" in content
+    assert "Skill 'prepare-billing-release' patched" in finished["line"]
+    session.close()
+
+
+def test_the_review_never_saves_task_progress_todos_or_secrets(home):
+    _config(home, "memory:\n  nudge_interval: 3\nskills:\n  creation_nudge_interval: 0\n")
+    session = AgentSession(home, OfflineModel())
+    session.run_turn("I'm picking up the ledger hotfix today")
+    session.run_turn("I need to rerun the failed export later, todo after lunch")
+    review = session.run_turn("my api key is sk-live1234567890 and I prefer short answers").review
+    assert home.memory.entries("user") == ["User prefers short answers."] and home.memory.entries("memory") == []
+    assert review.writes and "sk-live" not in review.line
+
+
+class Boaster(Model):
+    """Claims to remember without ever calling a tool, except when asked to save for real."""
+
+    name = "boaster"
+
+    def complete(self, messages, tools):
+        last = messages[-1]
+        if last["role"] == "tool":
+            return ModelReply(content="Saved to memory.")
+        if "really" in str(last.get("content")):
+            return ModelReply(tool_calls=[ToolCall("w1", "memory", {"action": "add", "target": "memory",
+                                                                    "content": "Tea is green."})])
+        return ModelReply(content="Sure, I'll remember that.")
+
+
+def test_unbacked_claims_are_flagged_marked_and_counted(home, capsys):
+    import json
+
+    from workbench.cli import main
+
+    seen = []
+    session = AgentSession(home, Boaster(), on_event=seen.append)
+    first = session.run_turn("tea is green")
+    second = session.run_turn("really save that tea is green")
+    assert first.unbacked_claim is True and second.unbacked_claim is False
+    assert [e.data["text"] for e in seen if e.kind == "unbacked_claim"] == ["Sure, I'll remember that."]
+    session.end()
+    stored = home.archive.messages(session.id)
+    claim_id = next(m.id for m in stored if m.text == "Sure, I'll remember that.")
+    assert main(["--home", str(home.root), "sessions", "show", session.id, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["unbacked_claims"] == {"count": 1, "message_ids": [claim_id]}
+    assert main(["--home", str(home.root), "sessions", "show", session.id]) == 0
+    marked = [line for line in capsys.readouterr().out.splitlines() if "unbacked claim" in line]
+    assert len(marked) == 1 and marked[0].startswith(f"#{claim_id} assistant")

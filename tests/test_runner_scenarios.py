@@ -48,15 +48,26 @@ def test_demo_seed_is_idempotent(home):
 def test_demo_scenario_shows_every_feature(home):
     home.config_path.write_text("memory:\n  nudge_interval: 7\n", encoding="utf-8")
     home.reload_config()
-    result = run_scenario(home, "demo", speed=0)
-    assert all(t.status == "done" for t in result.turns) and len(result.turns) == 27
+    seen = []
+    result = run_scenario(home, "demo", speed=0, on_event=seen.append, background_review=True)
+    assert all(t.status == "done" for t in result.turns) and len(result.turns) == 28
     # sessions and lineage: one compression child, parents ended with "compression"
     rows = [home.archive.get_session(i) for i in result.session_ids]
     assert [r.title for r in rows] == ["Ledger hotfix", "Currency backfill migration", "Currency backfill migration #2",
                                        "Weekly check-in", "Approval mode"]
     assert [r.end_reason for r in rows] == ["user_exit", "compression", "user_exit", "user_exit", "user_exit"]
     assert rows[2].parent_session_id == rows[1].id
-    assert [r.message_count for r in rows] == [28, 16, 16, 46, 14]
+    assert [r.message_count for r in rows] == [28, 18, 17, 46, 14]
+    # a background review learned the user's name; a flush saved a preference just before the compression
+    assert "User's name is Maya." in home.memory.entries("user")
+    named = next(e for e in home.journal.query(subsystem="memory", actor="review") if e.after == "User's name is Maya.")
+    assert named.session_id == rows[0].id
+    kinds = [e.kind for e in seen if e.session_id in (rows[1].id, rows[2].id)]
+    assert kinds.index("flush_finished") < kinds.index("session_rotated")
+    [flushed] = [e for e in home.journal.query(subsystem="memory", limit=500) if (e.detail or {}).get("origin") == "flush"]
+    assert (flushed.actor, flushed.session_id) == ("agent", rows[1].id)
+    assert flushed.after == "User prefers small batches with pauses over one big run for backfills."
+    assert flushed.after in rows[2].system_prompt and flushed.after not in rows[1].system_prompt
     # memory: past 80 % and different from what the first session froze
     usage = home.memory.usage("memory")
     assert usage.chars / usage.limit > 0.8

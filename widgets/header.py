@@ -1,8 +1,9 @@
-"""The header on every screen: mode tabs, pending approvals, running session, home.
+"""The header on every screen: mode tabs, pending approvals, running session, review, home.
 
 Tabs are clickable (posts ``ModeClicked``), as is the pending count (``PendingClicked``).
 Below ``WIDE`` columns only the active tab shows its label; the others show their key,
-and a long home path or session id is shortened to its end.
+and a long home path or session id is shortened to its end. ``review`` is "reviewing…"
+while a background review runs, then its result line (cut first when space is short).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class WorkbenchHeader(Widget):
     home_label: reactive[str] = reactive("")
     session: reactive[str | None] = reactive(None)
     pending: reactive[int] = reactive(0)
+    review: reactive[str] = reactive("")
 
     class ModeClicked(Message):
         def __init__(self, mode: str) -> None:
@@ -54,8 +56,17 @@ class WorkbenchHeader(Widget):
         session_at = len(parts)
         parts.append((self.session or "none", "bold $success" if self.session else "$text-muted", None))
         parts.append((" │ ", "$text-muted", None))
+        review_at = len(parts)
+        if self.review:
+            parts.append((self.review, "bold $accent", None))
+            parts.append((" │ ", "$text-muted", None))
         parts.append((self.home_label, "", None))
-        # Too wide: shorten the home, then the session id, keeping their ends (the telling part).
+        # Too wide: cut the review line, shorten the home, then the session id, keeping their ends (the telling part).
+        if self.review:
+            over = sum(len(text) for text, _, _ in parts) - width
+            text, style, _ = parts[review_at]
+            if over > 0:
+                parts[review_at] = (text[:max(12, len(text) - over - 1)] + "…", style, None)
         for index, keep in ((len(parts) - 1, 12), (session_at, 8)):
             over = sum(len(text) for text, _, _ in parts) - width
             text, style, target = parts[index]

@@ -124,6 +124,7 @@ class WorkbenchApp(App):
 
     pending_count: reactive[int] = reactive(0)
     running_session: reactive[str | None] = reactive(None)
+    review_status: reactive[str] = reactive("")  # "reviewing…" while a background review runs, then its result
 
     def __init__(self, home: Home, *, watch_files: bool = True, demo_speed: float | None = None,
                  settings_file: Path | None = None, label: str | None = None):
@@ -220,6 +221,10 @@ class WorkbenchApp(App):
             self.refresh_pending()
         elif isinstance(event, RunnerEvent) and event.session_id:
             self.running_session = event.session_id
+            if event.kind == "review_started":
+                self.review_status = "reviewing\u2026"
+            elif event.kind == "review_finished":
+                self.review_status = visible(f"review: {event.data.get('line') or event.data.get('summary')}")
         elif isinstance(event, SessionChanged) and event.action == "ended" and event.session_id == self.running_session:
             self.running_session = None
         self.engine_events.publish(event)
@@ -267,7 +272,7 @@ class WorkbenchApp(App):
     def _play_demo(self, speed: float) -> None:
         from engine.demo import run_scenario
 
-        result = run_scenario(self.home, "demo", speed=speed, cancel=self._demo_cancel)
+        result = run_scenario(self.home, "demo", speed=speed, cancel=self._demo_cancel, background_review=True)
         if not self._demo_cancel.is_set():
             self.call_from_thread(self.notify, f"The demo played {len(result.turns)} turns in "
                                   f"{len(result.session_ids)} sessions. Press 4 to review what waits for approval.",

@@ -68,6 +68,11 @@ class Finding:
     why: str
 
 
+def looks_secret(text: str) -> bool:
+    """Whether ``text`` seems to hold a password, key or token (never written to memory)."""
+    return bool(_SECRET.search(text))
+
+
 def clauses(text: str) -> list[str]:
     """The statements in one user message, trimmed of greetings' punctuation."""
     parts = (re.sub(r"^(?:and|but|so)\s+", "", c.strip(" ,"), flags=re.I) for c in _CLAUSE_SPLIT.split(text) if c)
@@ -84,7 +89,7 @@ def findings(messages: list[dict], known: list[str]) -> list[Finding]:
         if text.startswith("[System note:") or text.startswith("Review the conversation above"):
             continue
         for clause in clauses(text):
-            if clause.endswith("?") or _TRANSIENT.search(clause) or _SECRET.search(clause):
+            if clause.endswith("?") or _TRANSIENT.search(clause) or looks_secret(clause):
                 continue
             finding = _classify(clause)
             if finding is None or finding.entry.split()[-1].rstrip(".").lower() in _NOT_NAMES:

@@ -24,7 +24,7 @@ from typing import Any
 from ..providers.fence import CLOSE_TAG, SYSTEM_NOTE, sanitize_context
 from .base import (FLUSH_PROMPT, LIVE_MEMORY_HEADING, MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT, Model, ModelReply, ToolCall,
                    last_user_index)
-from .learning import findings
+from .learning import findings, looks_secret
 from .phrasing import best_match, declarative, keywords, overlap, search_terms, sentence, shorten, slug
 
 SEP = "\u2550" * 46
@@ -225,6 +225,9 @@ class OfflineModel(Model):
         return ModelReply(content=self._chat(messages, plain, recall))
 
     def _remember(self, messages, match, steps: list[Step]) -> ModelReply:
+        if looks_secret(match.group("x")):
+            return ModelReply(content="I won't put that in memory: it looks like a password, key or token, and memory "
+                                      "is shown to the model in every session. Keep it in a secrets manager.")
         target, entry = declarative(match.group("x"))
         if not steps:
             return self._call(messages, "memory", {"action": "add", "target": target, "content": entry})
@@ -379,7 +382,7 @@ class OfflineModel(Model):
                 if LIVE_MEMORY_HEADING in prompt else []
             for finding in findings(conversation, [entry for _, entry in known_entries(conversation)] + live):
                 calls.append(("memory", {"action": "add", "target": finding.target, "content": finding.entry}))
-                why.append(f"{finding.why} (\u201c{shorten(finding.entry, 60)}\u201d)")
+                why.append(finding.why)
         if SKILL_REVIEW_PROMPT[:40] in prompt:
             for routine in self._repeated_routines(conversation):
                 if routine.patch_of:

@@ -80,7 +80,7 @@ class ReviewResult:
         if self.error:
             return f"Review {'stopped' if self.error == 'cancelled' else 'failed: ' + self.error}"
         why = " ".join(self.answer.split())
-        return f"{self.summary} \u2014 {shorten(why, 200)}" if why and (self.writes or self.staged) else self.summary
+        return f"{self.summary} \u2014 {shorten(why, 300)}" if why and (self.writes or self.staged) else self.summary
 
     def to_dict(self) -> dict[str, Any]:
         return {"triggers": self.triggers, "actions": self.actions, "answer": self.answer, "error": self.error,

@@ -32,6 +32,7 @@ from ..providers.fence import StreamingContextScrubber, attach_to_user_message, 
 from ..providers.manager import MemoryManager
 from ..tools import ToolContext
 from . import compression
+from .claims import unbacked_claims
 from .prompt import build_system_prompt, prefix_hash
 from .records import RequestLog, RequestRecord
 from .tools import Tool, ToolRegistry, builtin_tools
@@ -59,6 +60,7 @@ class TurnResult:
     status: str = "done"  # done | cancelled | error | iteration_limit
     error: str | None = None
     review: Any = None  # review.ReviewResult when a background review ran
+    unbacked_claim: bool = False  # the answer claims a save that no write in this turn backs (see claims.py)
 
     def to_dict(self) -> dict[str, Any]:
         data = {"session_id": self.session_id, "user": self.user, "assistant": self.assistant,
@@ -67,6 +69,8 @@ class TurnResult:
             data["error"] = self.error
         if self.review is not None:
             data["review"] = self.review.to_dict()
+        if self.unbacked_claim:
+            data["unbacked_claim"] = True
         return data
 
 
@@ -377,6 +381,10 @@ class AgentSession:
         finally:
             self._safe_flush(result)
         result.session_id = self.id
+        turn_start = next((i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i] is user_message), None)
+        if turn_start is not None and unbacked_claims(self.messages[turn_start:]):
+            result.unbacked_claim = True
+            self.emit("unbacked_claim", text=result.assistant)
         self.emit("turn_finished", status=result.status, assistant=result.assistant, tool_calls=len(result.tool_calls),
                   estimated_tokens=self.context_tokens(), error=result.error)
         if result.status == "done" and result.assistant:

@@ -130,8 +130,10 @@ class ScenarioResult:
 
 
 def run_scenario(home, name: str, speed: float = 1.0, on_event: Callable[[RunnerEvent], None] | None = None,
-                 cancel: threading.Event | None = None, model: Model | None = None) -> ScenarioResult:
-    """Play a scenario on ``home``; delays are divided by ``speed`` (0 = none)."""
+                 cancel: threading.Event | None = None, model: Model | None = None,
+                 background_review: bool = False) -> ScenarioResult:
+    """Play a scenario on ``home``; delays are divided by ``speed`` (0 = none). ``background_review``: reviews run
+    on each session's review thread (the next turn does not wait; the session's end does)."""
     from ..demo import seed_demo_home
     from ..runner import AgentSession
 
@@ -152,7 +154,8 @@ def run_scenario(home, name: str, speed: float = 1.0, on_event: Callable[[Runner
                 break
             home.__dict__["config"] = base.overlay({**scenario.config, **(spec.get("config") or {})})
             session = AgentSession(home, model, title=spec.get("title"), on_event=on_event,
-                                   step_delay=delay["step_delay"], cancel_event=cancel)
+                                   step_delay=delay["step_delay"], cancel_event=cancel,
+                                   background_review=background_review)
             for turn in spec["turns"]:
                 if cancel.wait(delay["turn_delay"]) if delay["turn_delay"] else cancel.is_set():
                     break

@@ -97,7 +97,13 @@ class TranscriptPrinter:
         if kind == "review_started":
             return f"  [review] looking back ({', '.join(data['triggers'])})"
         if kind == "review_finished":
-            return f"  [review] {data.get('error') or data.get('summary')}"
+            return f"  [review] {data.get('line') or data.get('summary')}"
+        if kind == "flush_finished":
+            return f"  [flush] {data['summary']}"
+        if kind == "unbacked_claim":
+            return "  !! unbacked claim: the answer says it saved or will remember, but this turn wrote nothing"
+        if kind == "warning":
+            return f"  !! {data.get('message')}"
         if kind in ("error", "cancelled") and event.actor != "review":
             return f"  !! {data.get('message') or kind}"
         return None
@@ -151,10 +157,12 @@ def run_agent(home: Home, args) -> Output:
                        model_name=args.model_name, api_key_env=args.api_key_env, stream=args.stream)
     try:
         if args.scenario:
-            result = run_scenario(home, args.scenario, speed=args.speed, on_event=printer, model=model)
+            result = run_scenario(home, args.scenario, speed=args.speed, on_event=printer, model=model,
+                                  background_review=True)
             turns, session_ids = result.turns, result.session_ids
         else:
-            session = AgentSession(home, model, session_id=resumed, title=args.title, on_event=printer)
+            session = AgentSession(home, model, session_id=resumed, title=args.title, on_event=printer,
+                                   background_review=True)  # session.end() below waits for the reviews
             turns = []
             try:
                 for text in args.message:

@@ -13,6 +13,7 @@ from engine.archive import Session
 from engine.errors import WorkbenchError
 from engine.fileio import atomic_write_text
 from engine.home import Home
+from engine.runner.claims import unbacked_claims
 
 from . import Output, UsageError
 from .numbers import COUNT, DAYS, ID
@@ -163,10 +164,14 @@ def show_session(home: Home, args) -> Output:
     else:
         messages = archive.messages(session.id, include_archived=args.archived, limit=args.limit, offset=args.offset)
     data["messages"] = [m.to_dict() for m in messages]
+    claims = unbacked_claims(archive.messages(session.id))  # the whole session, whatever page is shown
+    data["unbacked_claims"] = {"count": len(claims), "message_ids": claims}
 
     def text() -> str:
         head = f"{session.id}  {session.title or '(untitled)'}  [{session.source}, {session.message_count} msgs]"
-        return ("\n".join([head, *(_message_line(m) for m in messages)]))
+        lines = [_message_line(m) + ("  [unbacked claim: no memory or skill write in this turn]"
+                                     if m.id in claims else "") for m in messages]
+        return "\n".join([head, *lines])
     return Output(data, text)
 
 

@@ -59,6 +59,7 @@ class WorkbenchScreen(Screen):
         header.home_label = self.workbench.home_label
         self.watch(self.app, "pending_count", lambda value: setattr(header, "pending", value))
         self.watch(self.app, "running_session", lambda value: setattr(header, "session", value))
+        self.watch(self.app, "review_status", lambda value: setattr(header, "review", value))
         self.workbench.engine_events.subscribe(self, self.engine_event)
 
     def deliver(self, callback, *args, **kwargs) -> None:

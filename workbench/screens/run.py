@@ -221,7 +221,7 @@ class RunScreen(WorkbenchScreen):
         try:
             if self.agent is None:
                 self.agent = AgentSession(self.home, make_model(self.home, model), session_id=self.session_id,
-                                          source="tui")
+                                          source="tui", background_review=True)
             self.app.call_from_thread(setattr, self, "session_id", self.agent.id)
             result = self.agent.run_turn(text)
             session_id, error = result.session_id, result.error if result.status == "error" else None
@@ -234,7 +234,7 @@ class RunScreen(WorkbenchScreen):
     def play_scenario(self, name: str) -> None:
         error = None
         try:
-            run_scenario(self.home, name, speed=self.speed, cancel=self._cancel)
+            run_scenario(self.home, name, speed=self.speed, cancel=self._cancel, background_review=True)
         except Exception as exc:
             error = failure(exc)
         finally:

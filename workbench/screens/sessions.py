@@ -27,6 +27,7 @@ from engine.archive.models import MARK_CLOSE, MARK_OPEN
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
 from engine.memory.archive_writes import writes_in
+from engine.runner.claims import unbacked_claims
 from widgets.lineage_tree import LineageTree, SessionNode
 from widgets.literal import one_line
 from widgets.search_results import Hit, SearchResults, split_marked
@@ -38,6 +39,7 @@ from .base import WorkbenchScreen
 ROOTS_PAGE = 200
 SEARCH_LIMIT = 50  # lineages listed per query
 WRITE_SUBSYSTEMS = ("memory", "skills")
+UNBACKED_NOTE = "unbacked claim: it says it saved or will remember, but this turn wrote nothing"
 TRANSCRIPT_LIMIT = 2000  # messages shown at once; longer sessions show a window
 PLAN_INDEXES = {"fts": "word index", "bigram": "CJK bigram index", "trigram": "trigram index", "like": "substring scan"}
 PLAN_ORDERS = {"ranked": "best match", "newest": "newest first", "oldest": "oldest first"}
@@ -406,7 +408,10 @@ def session_items(home, session_id: str, around: int | None = None) -> list[Tran
             writes[message_id] = [f"memory {w.action} ({w.target}): {one_line(w.text, 70)}" for w in found]
             written.add(message_id)
             entries[message_id] = [(w.target, w.text) for w in found]
-    return [transcript_item(m, writes.get(m.id, ()), "wrote" if m.id in written else "staged", entries.get(m.id, ()))
+    for message_id in unbacked_claims(messages):
+        writes.setdefault(message_id, []).append(UNBACKED_NOTE)
+    return [transcript_item(m, writes.get(m.id, ()), "wrote" if m.id in written else
+                            "unbacked claim" if UNBACKED_NOTE in writes.get(m.id, ()) else "staged", entries.get(m.id, ()))
             for m in messages]
 
 
