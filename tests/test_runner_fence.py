@@ -83,7 +83,7 @@ def test_manager_allows_one_external_provider_and_guards_every_call():
     manager = MemoryManager(prefetch_timeout=0.2)
     assert manager.add_provider(Recorder()) is True
     assert manager.add_provider(Recorder()) is False
-    assert "Only one external memory provider" in manager.warnings[-1]
+    assert "only one external memory provider can run at a time" in manager.warnings[-1]
     assert [s["name"] for s in manager.tool_schemas()] == ["rec_tool"]  # core names refused
     assert manager.handle_tool_call("rec_tool", {}) == {"success": False, "error": "Memory tool 'rec_tool' failed: tool broke"}
     assert manager.recall_fence("the release plan", "s1").startswith("<memory-context>\n")
@@ -111,4 +111,5 @@ def test_only_committed_memory_writes_are_mirrored():
     manager.notify_memory_write({"target": "memory", "operations": [{"action": "remove", "old_text": "x"},
                                                                     {"action": "add", "content": "D"}]},
                                 {"success": True}, {})
+    assert manager.flush_pending(5)  # mirrored on the worker thread, in order
     assert provider.writes == [("add", "user", "A", None), ("remove", "memory", "", "x"), ("add", "memory", "D", None)]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
+from engine.errors import WorkbenchError
 from engine.models import OfflineModel
-from engine.providers import LocalRecallProvider, load_configured_provider
+from engine.providers import LocalProvider, configured_providers
 from engine.runner import AgentSession
+from engine.tools import ToolContext
 from tests.test_runner_session import Recording
 
 
@@ -16,13 +20,17 @@ def _earlier_session(home) -> str:
 
 
 def test_config_selects_the_local_provider(home):
-    assert load_configured_provider(home) is None
+    warnings = []
+    assert configured_providers(home, warnings) == [] and warnings == []
     home.config_path.write_text("memory:\n  provider: local\n", encoding="utf-8")
     home.reload_config()
-    assert isinstance(load_configured_provider(home), LocalRecallProvider)
+    [chosen] = configured_providers(home, warnings)
+    assert isinstance(chosen, LocalProvider) and warnings == []
     home.config_path.write_text("memory:\n  provider: mem0-cloud\n", encoding="utf-8")
     home.reload_config()
-    assert load_configured_provider(home) is None  # unknown: warned about, skipped
+    assert configured_providers(home, warnings) == []  # unknown: warned about, skipped
+    assert warnings == ["Unknown memory.provider 'mem0-cloud' (installed: local); continuing without one. "
+                        "See `workbench providers list`."]
 
 
 def test_local_recall_reaches_the_model_not_the_archive(home):
@@ -44,3 +52,50 @@ def test_local_recall_reaches_the_model_not_the_archive(home):
     found = session.manager.handle_tool_call("recall", {"query": "rebalance"})
     assert found["success"] and [r["session_id"] for r in found["results"]] == [earlier_id]
     assert session.manager.handle_tool_call("recall", {"query": " "})["success"] is False
+
+
+def test_the_local_fact_store_merges_near_duplicates_and_recalls_by_words(home):
+    from engine.providers.facts import FactStore
+
+    facts = FactStore(home)
+    first = facts.add("The billing service deploys from the release branch")
+    merged = facts.add("the billing service deploys from the release branch on Tuesdays")
+    assert merged["merged_into"] == first["id"] and merged["content"].endswith("on Tuesdays")
+    other = facts.add("Grafana dashboards live in the observability folder")
+    assert [f.id for f in facts.all()] == [first["id"], other["id"]] and facts.all()[0].merged == 1
+    assert [f.id for f in facts.search("when does billing deploy?")] == [first["id"]]
+    assert facts.search("kubernetes") == []
+    assert facts.forget(text="grafana dashboards folder")["removed"] == other["id"]
+    with pytest.raises(WorkbenchError, match="No fact matches"):
+        facts.forget(text="completely unrelated sentence about llamas")
+    assert FactStore(home).all()[0].content == merged["content"]  # another instance reads the same table
+
+
+def test_local_provider_tools_and_mirrors_reach_the_facts_with_their_source(home, capsys):
+    import json
+
+    from engine.providers.facts import list_facts
+    from workbench.cli import main
+
+    home.config_path.write_text("memory:\n  provider: local\n", encoding="utf-8")
+    home.reload_config()
+    model = Recording(OfflineModel())
+    session = AgentSession(home, model)
+    assert {"fact_add", "fact_search", "fact_forget", "recall"} <= set(session.tools.names())
+    session.run_turn("remember that the billing service deploys from the release branch")
+    session.manager.flush_pending(5)
+    [fact] = list_facts(home)
+    assert fact["content"] == "The billing service deploys from the release branch." and fact["origin"] == "memory:memory"
+    source = fact["source_message"]
+    assert source["session_id"] == session.id and source["role"] == "assistant"
+    added = session.tools.dispatch("fact_add", {"content": "Invoices are numbered per year"},
+                                   ToolContext(session_id=session.id, message_id=source["id"]))
+    assert added["success"] and list_facts(home)[1]["source_message"]["id"] == source["id"]
+    model.calls.clear()
+    session.run_turn("how are invoices numbered these days?")
+    assert "## Facts kept by the local provider\n- Invoices are numbered per year" in model.calls[0][-1]["content"]
+    assert session.tools.dispatch("fact_forget", {}, ToolContext())["success"] is False
+    session.close()
+    assert main(["--home", str(home.root), "providers", "facts", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["count"] == 2 and shown["facts"][0]["source_message"]["id"] == source["id"]

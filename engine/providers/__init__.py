@@ -1,31 +1,99 @@
 """Memory providers: extra memory systems beside MEMORY.md / USER.md, one at a time.
 
 ``memory.provider`` in config.yaml names the active one (empty: none). Built in:
-``local``, which recalls from this home's own session archive.
+``local``, a fact store in workbench.db plus recall from this home's session archive.
+Third-party providers are Python packages that declare an entry point in the
+``memory_workbench.providers`` group; its name is the provider's name and it loads to a
+``MemoryProvider`` subclass or any callable that takes the ``Home`` and returns one::
+
+    [project.entry-points."memory_workbench.providers"]
+    mynotes = "mynotes.provider:MyNotesProvider"
+
+A built-in name wins over an entry point with the same name. Only one provider runs:
+naming several (a list, or commas) keeps the first and refuses the rest.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import logging
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from .base import MemoryProvider
-from .local import LocalRecallProvider
+from .local import LocalProvider
+from .manager import refusal
 
 log = logging.getLogger(__name__)
 
-PROVIDERS = {"local": LocalRecallProvider}
+ENTRY_POINT_GROUP = "memory_workbench.providers"
+BUILTIN: dict[str, Callable[[Any], MemoryProvider]] = {"local": LocalProvider}
 
 
-def load_configured_provider(home) -> MemoryProvider | None:
-    """The provider named by ``memory.provider``; unknown names are skipped with a warning."""
-    name = home.config.str("memory.provider").strip().lower()
-    if not name:
-        return None
-    factory = PROVIDERS.get(name)
-    if factory is None:
-        log.warning("Unknown memory.provider %r (known: %s); continuing without one.", name, ", ".join(PROVIDERS))
-        return None
-    return factory(home)
+@dataclass(frozen=True)
+class ProviderSource:
+    name: str
+    source: str  # "built-in", or "entry point <module:attr> (<distribution>)"
+    load: Callable[[], Callable[[Any], MemoryProvider]]
 
 
-__all__ = ["LocalRecallProvider", "MemoryProvider", "PROVIDERS", "load_configured_provider"]
+def installed_providers(warnings: list[str] | None = None) -> dict[str, ProviderSource]:
+    """Every provider that could be chosen, by name: built-ins first, then entry points."""
+    found = {name: ProviderSource(name, "built-in", lambda f=factory: f) for name, factory in BUILTIN.items()}
+    for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        name = point.name.strip().lower()
+        dist = getattr(point.dist, "name", None)
+        source = f"entry point {point.value}" + (f" ({dist})" if dist else "")
+        if name in found:
+            text = f"Ignored memory provider {source}: the name {name!r} is already taken by {found[name].source}."
+            log.warning(text)
+            if warnings is not None:
+                warnings.append(text)
+            continue
+        found[name] = ProviderSource(name, source, point.load)
+    return found
+
+
+def configured_names(home) -> list[str]:
+    """The provider names ``memory.provider`` holds (a string, comma-separated names or a list)."""
+    raw = home.config.raw("memory.provider")
+    items = raw if isinstance(raw, list) else str(raw or "").split(",")
+    return [name for name in (str(item).strip().lower() for item in items) if name]
+
+
+def configured_providers(home, warnings: list[str]) -> list[MemoryProvider]:
+    """The provider ``memory.provider`` picks (at most one); every problem is appended to ``warnings``."""
+    names = configured_names(home)
+    if not names:
+        return []
+    first, *others = names
+    warnings.extend(refusal(other, first) for other in others)
+    installed = installed_providers(warnings)
+    source = installed.get(first)
+    if source is None:
+        warnings.append(f"Unknown memory.provider {first!r} (installed: {', '.join(sorted(installed))}); "
+                        "continuing without one. See `workbench providers list`.")
+        return []
+    try:
+        provider = source.load()(home)
+    except Exception as exc:  # a broken plugin must not stop the session
+        warnings.append(f"Memory provider {first!r} ({source.source}) could not be loaded: {type(exc).__name__}: "
+                        f"{exc}; continuing without one.")
+        return []
+    if not isinstance(provider, MemoryProvider):
+        warnings.append(f"Memory provider {first!r} ({source.source}) did not return a MemoryProvider; "
+                        "continuing without one.")
+        return []
+    return [provider]
+
+
+def provider_listing(home) -> list[dict[str, Any]]:
+    """``{name, active, source}`` for every installed provider, the configured one marked active."""
+    names = configured_names(home)
+    active = names[0] if names else None
+    return [{"name": s.name, "active": s.name == active, "source": s.source}
+            for s in sorted(installed_providers().values(), key=lambda s: (s.source != "built-in", s.name))]
+
+
+__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "LocalProvider", "MemoryProvider", "ProviderSource", "configured_names",
+           "configured_providers", "installed_providers", "provider_listing"]

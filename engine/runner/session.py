@@ -26,7 +26,7 @@ from typing import Any, Callable
 from ..errors import WorkbenchError
 from ..events import RunnerEvent
 from ..models.base import Model, ModelReply
-from ..providers import load_configured_provider
+from ..providers import configured_providers
 from ..providers.base import MemoryProvider
 from ..providers.fence import StreamingContextScrubber, attach_to_user_message, sanitize_context
 from ..providers.manager import MemoryManager
@@ -36,7 +36,7 @@ from .claims import unbacked_claims
 from .prompt import build_system_prompt, prefix_hash
 from .records import RequestLog, RequestRecord
 from .tools import Tool, ToolRegistry, builtin_tools
-from .worker import SerialWorker
+from ..worker import SerialWorker
 
 log = logging.getLogger(__name__)
 
@@ -127,11 +127,27 @@ class AgentSession:
         self._own_cancel = cancel_event is None  # a shared event (a whole scenario's) is never cleared here
         self.cancel_event = cancel_event or threading.Event()
         self.requests = RequestLog(home)
-        self.manager = MemoryManager()
-        chosen = provider if provider is not None else load_configured_provider(home)
-        if chosen is not None:
+        self.manager = MemoryManager(prefetch_timeout=home.config.float("memory.provider_timeout"))
+        for chosen in [provider] if provider is not None else configured_providers(home, self.manager.warnings):
             self.manager.add_provider(chosen)
         self.tools = self._build_tools()
+        self._schema_chars: tuple[Any, int] = (None, 0)
+        self._prefix_hashes: dict[tuple, str] = {}
+        existing = self._open(session_id)
+        self.manager.call("initialize", self.id, home=str(home.root), platform=source,
+                          parent_session_id=self.parent_id or "", resumed=existing is not None)
+        for text in self.manager.warnings:  # from choosing the provider, before the session had an id
+            self.emit("warning", message=text, where="provider")
+        self.manager.on_warning = lambda text: self.emit("warning", message=text, where="provider")
+
+    @property
+    def stored(self) -> bool:
+        """Whether the session row exists in state.db (it is created on the first write)."""
+        return self._created
+
+    # -- set-up ---------------------------------------------------------------------------
+    def _open(self, session_id: str | None):
+        """Start the conversation state afresh: resume ``session_id`` if it is stored (returned), else a new one."""
         self.parent_id: str | None = None
         self.messages: list[dict[str, Any]] = []
         self.message_ids: list[int] = []  # state.db ids of messages[:len(message_ids)]
@@ -142,31 +158,42 @@ class AgentSession:
         self.rotations = 0
         self._sizes: dict[int, int] = {}
         self._unrecorded_tokens: Counter[str] = Counter()
-        self._schema_chars: tuple[Any, int] = (None, 0)
-        self._prefix_hashes: dict[tuple, str] = {}
         self.ineffective_compressions = 0
         self._foreign_history = False
         self._reopen = self._prompt_unstored = False
-        existing = home.archive.get_session(home.archive.tip_of(session_id)) if session_id else None
+        existing = self.home.archive.get_session(self.home.archive.tip_of(session_id)) if session_id else None
         if existing is not None:
             self._resume(existing)
         else:
-            self.id = session_id or home.archive.new_session_id()
+            self.id = session_id or self.home.archive.new_session_id()
             self.system_prompt = self._build_prompt()
-        self.manager.call("initialize", self.id, home=str(home.root), platform=source,
-                          parent_session_id=self.parent_id or "")
+        return existing
 
-    @property
-    def stored(self) -> bool:
-        """Whether the session row exists in state.db (it is created on the first write)."""
-        return self._created
+    def switch_session(self, session_id: str | None = None) -> str:
+        """Go on in another session with the same agent and provider: a new one, or resume a stored one.
 
-    # -- set-up ---------------------------------------------------------------------------
+        The current session is stored (and left open for resuming); the provider hears
+        ``on_session_end`` for it and ``on_session_switch`` with reason ``new_session`` or ``resume``.
+        """
+        if session_id and self.home.archive.get_session(self.home.archive.tip_of(session_id)) is None:
+            raise WorkbenchError(f"No stored session {session_id!r} to resume; see `workbench sessions list`.")
+        self.wait_for_review(REVIEW_CLOSE_WAIT_S)
+        self.flush()
+        old_id = self.id
+        if self._created:
+            self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
+        self.title = None
+        resumed = self._open(session_id) is not None
+        self.manager.call_later("on_session_switch", self.id, parent_session_id=old_id,
+                                reason="resume" if resumed else "new_session")
+        return self.id
+
     def _build_tools(self) -> ToolRegistry:
         tools = builtin_tools(self.home)
         for schema in self.manager.tool_schemas():
             name = schema["name"]
-            tools.append(Tool(name, schema, lambda home, args, ctx, _n=name: self.manager.handle_tool_call(_n, args)))
+            tools.append(Tool(name, schema, lambda home, args, ctx, _n=name: self.manager.handle_tool_call(
+                _n, args, session_id=ctx.session_id, message_id=ctx.message_id)))
         return ToolRegistry(self.home, tools)
 
     def _build_prompt(self) -> str:
@@ -252,7 +279,7 @@ class AgentSession:
         self.wait_for_review(REVIEW_CLOSE_WAIT_S)
         self.flush()
         if self._created:
-            self.manager.call("on_session_end", list(self.messages))
+            self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
             self.home.archive.end_session(self.id, reason)
         self.manager.shutdown()
 
@@ -388,7 +415,7 @@ class AgentSession:
         self.emit("turn_finished", status=result.status, assistant=result.assistant, tool_calls=len(result.tool_calls),
                   estimated_tokens=self.context_tokens(), error=result.error)
         if result.status == "done" and result.assistant:
-            self.manager.call("sync_turn", text, result.assistant, session_id=self.id)
+            self.manager.sync_turn(text, result.assistant, session_id=self.id, messages=copy.deepcopy(self.messages))
             review_skills = self._tick_skill_nudge()
             if self.review_enabled and (review_memory or review_skills):
                 result.review = self._start_review(result, review_memory, review_skills)
@@ -471,7 +498,8 @@ class AgentSession:
         """Nudge counters reset on use; committed memory writes are mirrored to the provider."""
         if name == "memory":
             self.turns_since_memory = 0
-            self.manager.notify_memory_write(args, outcome, {"session_id": self.id, "write_origin": "foreground"})
+            self.manager.notify_memory_write(args, outcome, {"session_id": self.id, "write_origin": "foreground",
+                                                             "message_id": self.message_ids[-1] if self.message_ids else None})
         elif name == "skill_manage":
             self.iters_since_skill = 0
 
@@ -508,10 +536,10 @@ class AgentSession:
         if cut is None:
             return False
         self.flush()
-        self.manager.call("on_pre_compress", list(self.messages))
+        self.manager.call_later("on_pre_compress", copy.deepcopy(self.messages))
         self._flush_memories(cut[1])
         done = compression.compact(self.messages, self.model, cut)
-        self.manager.call("on_session_end", list(self.messages))
+        self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
         old_id = self.id
         if config.bool("compression.in_place"):
             self.home.archive.compact_in_place(self.id, len(done.head), len(done.tail), done.summary["content"],
@@ -533,7 +561,7 @@ class AgentSession:
         self.ineffective_compressions = self.ineffective_compressions + 1 if self.context_tokens() >= limit else 0
         if not config.bool("compression.in_place"):
             self.flush()
-            self.manager.call("on_session_switch", self.id, parent_session_id=old_id, reason="compression")
+            self.manager.call_later("on_session_switch", self.id, parent_session_id=old_id, reason="compression")
         self.emit("session_rotated", old_session_id=old_id, new_session_id=self.id, title=self.title,
                   dropped=done.dropped, in_place=config.bool("compression.in_place"),
                   estimated_tokens=self.context_tokens())

@@ -33,6 +33,7 @@ COMMAND_MODULES = [
     "workbench.cli.sessions_cmds",
     "workbench.cli.run_cmds",
     "workbench.cli.doctor_cmds",
+    "workbench.cli.providers_cmds",
 ]
 
 

@@ -305,6 +305,13 @@ def runner_item(event: RunnerEvent) -> TranscriptItem | None:
         return TranscriptItem("assistant", tool_calls=({"name": data.get("name"), "arguments": data.get("arguments")},))
     if event.kind == "tool_result":
         return TranscriptItem("tool", str(data.get("preview") or ""), tool_name=data.get("name"))
+    if event.kind == "warning":
+        return TranscriptItem("system", f"warning: {data.get('message')}")
+    if event.kind == "unbacked_claim":
+        return TranscriptItem("system", "unbacked claim: the answer says it saved or will remember, but this turn "
+                                        "wrote nothing")
+    if event.kind == "flush_finished":
+        return TranscriptItem("system", str(data.get("summary") or ""))
     if event.kind in ("error", "cancelled"):
         return TranscriptItem("system", f"turn {event.kind}" + (f": {data['message']}" if data.get("message") else ""))
     return None

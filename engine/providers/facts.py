@@ -1,0 +1,162 @@
+"""The ``local`` provider's own store: short facts in workbench.db, recalled by full-text search.
+
+A fact is one line of text with where it came from (the session and stored message
+that made it, and whether the agent added it with a tool or it mirrors a built-in
+memory write). Adding a fact close to one already kept (rapidfuzz token-set ratio at
+or above ``MERGE_SCORE``) merges into it instead of piling up variants: the longer
+wording is kept and the merge is counted. Recall ranks by FTS5 bm25 over the facts'
+words. Every write is one ``BEGIN IMMEDIATE`` transaction that re-reads what it
+compares against, so two processes never both add the same fact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from ..db import write_transaction
+from ..errors import WorkbenchError
+from ..models.phrasing import keywords
+
+MERGE_SCORE = 90
+MAX_FACT_CHARS = 500
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS provider_facts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    content TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    session_id TEXT,
+    message_id INTEGER,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    merged INTEGER NOT NULL DEFAULT 0
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS provider_facts_fts USING fts5(content, content='provider_facts', content_rowid='id');
+CREATE TRIGGER IF NOT EXISTS provider_facts_ai AFTER INSERT ON provider_facts BEGIN
+    INSERT INTO provider_facts_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS provider_facts_ad AFTER DELETE ON provider_facts BEGIN
+    INSERT INTO provider_facts_fts(provider_facts_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER IF NOT EXISTS provider_facts_au AFTER UPDATE OF content ON provider_facts BEGIN
+    INSERT INTO provider_facts_fts(provider_facts_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO provider_facts_fts(rowid, content) VALUES (new.id, new.content);
+END;
+"""
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: int
+    content: str
+    origin: str  # "tool" (the agent's fact_add) or "memory:<target>" (a mirrored built-in write)
+    session_id: str | None
+    message_id: int | None
+    created_at: float
+    updated_at: float
+    merged: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _clean(content: Any) -> str:
+    if not isinstance(content, str) or not content.strip():
+        raise WorkbenchError("A fact needs some text ('content').")
+    text = " ".join(content.split())
+    if len(text) > MAX_FACT_CHARS:
+        raise WorkbenchError(f"A fact is at most {MAX_FACT_CHARS} characters (this one has {len(text)}); split it.")
+    return text
+
+
+class FactStore:
+    def __init__(self, home):
+        self.home = home
+        self._ready = False
+
+    def _conn(self):
+        conn = self.home.journal.connection()  # this thread's connection to workbench.db
+        if not self._ready:
+            conn.executescript(_SCHEMA)
+            self._ready = True
+        return conn
+
+    @staticmethod
+    def _fact(row) -> Fact:
+        return Fact(*row)
+
+    def _rows(self, where: str = "", args: tuple = ()) -> list[Fact]:
+        sql = ("SELECT id, content, origin, session_id, message_id, created_at, updated_at, merged FROM provider_facts "
+               f"{where} ORDER BY id")
+        return [self._fact(row) for row in self._conn().execute(sql, args)]
+
+    def all(self) -> list[Fact]:
+        return self._rows()
+
+    def add(self, content: Any, *, origin: str = "tool", session_id: str | None = None,
+            message_id: int | None = None) -> dict[str, Any]:
+        """Keep a fact, or merge it into a near-duplicate; says which it did."""
+        text = _clean(content)
+        conn = self._conn()
+        now = self.home.clock.now()
+        with write_transaction(conn, self.home.read_only):
+            existing = self._rows()
+            best = process.extractOne(text, {f.id: f.content for f in existing}, scorer=fuzz.token_set_ratio,
+                                      score_cutoff=MERGE_SCORE) if existing else None
+            if best is not None:
+                fact_id = best[2]
+                kept = max((text, best[0]), key=len)
+                conn.execute("UPDATE provider_facts SET content = ?, updated_at = ?, merged = merged + 1 WHERE id = ?",
+                             (kept, now, fact_id))
+                return {"success": True, "merged_into": fact_id, "content": kept, "score": round(best[1]),
+                        "message": f"Merged into fact {fact_id} (a near-duplicate)."}
+            cursor = conn.execute("INSERT INTO provider_facts (content, origin, session_id, message_id, created_at, "
+                                  "updated_at) VALUES (?,?,?,?,?,?)", (text, origin, session_id, message_id, now, now))
+        return {"success": True, "id": cursor.lastrowid, "content": text, "message": "Fact added."}
+
+    def search(self, query: str, limit: int = 5) -> list[Fact]:
+        """Facts sharing words with ``query``, best first (bm25)."""
+        words = [re.sub(r'"', "", w) for w in dict.fromkeys(keywords(query))][:8]
+        if not words:
+            return []
+        match = " OR ".join(f'"{w}"' for w in words if w)
+        rows = self._conn().execute(
+            "SELECT f.id, f.content, f.origin, f.session_id, f.message_id, f.created_at, f.updated_at, f.merged "
+            "FROM provider_facts_fts JOIN provider_facts f ON f.id = provider_facts_fts.rowid "
+            "WHERE provider_facts_fts MATCH ? ORDER BY bm25(provider_facts_fts) LIMIT ?", (match, limit)).fetchall()
+        return [self._fact(row) for row in rows]
+
+    def forget(self, *, fact_id: Any = None, text: Any = None) -> dict[str, Any]:
+        """Remove one fact, by id or by the closest wording (refused when nothing is close enough)."""
+        conn = self._conn()
+        with write_transaction(conn, self.home.read_only):
+            facts = self._rows()
+            if fact_id is not None:
+                chosen = next((f for f in facts if str(f.id) == str(fact_id)), None)
+                if chosen is None:
+                    raise WorkbenchError(f"No fact with id {fact_id!r}; search for it with fact_search.")
+            else:
+                wanted = _clean(text)
+                best = process.extractOne(wanted, {f.id: f.content for f in facts}, scorer=fuzz.token_set_ratio,
+                                          score_cutoff=70) if facts else None
+                if best is None:
+                    raise WorkbenchError(f"No fact matches {wanted!r}; search for it with fact_search.")
+                chosen = next(f for f in facts if f.id == best[2])
+            conn.execute("DELETE FROM provider_facts WHERE id = ?", (chosen.id,))
+        return {"success": True, "removed": chosen.id, "content": chosen.content, "message": "Fact forgotten."}
+
+
+def list_facts(home) -> list[dict[str, Any]]:
+    """Every kept fact with the stored message it came from (``source_message``: role and text, or None)."""
+    facts = FactStore(home).all()
+    out = []
+    for fact in facts:
+        message = home.archive.message(fact.message_id) if fact.message_id is not None else None
+        source = {"id": message.id, "session_id": message.session_id, "role": message.role,
+                  "text": message.text} if message is not None else None
+        out.append({**fact.to_dict(), "source_message": source})
+    return out

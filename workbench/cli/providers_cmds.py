@@ -1,0 +1,37 @@
+"""``workbench providers list|facts``: the memory providers installed and the local provider's facts."""
+
+from __future__ import annotations
+
+from engine.home import Home
+from engine.providers import provider_listing
+from engine.providers.facts import list_facts
+
+from . import Output
+from .sessions_cmds import printable
+
+
+def register(subparsers, common) -> None:
+    providers = subparsers.add_parser("providers", parents=[common], help="memory providers (memory.provider)")
+    sub = providers.add_subparsers(dest="providers_command", metavar="ACTION", required=True)
+    listing = sub.add_parser("list", parents=[common], help="installed providers and which one is active")
+    listing.set_defaults(handler=list_providers, read_only=True)
+    facts = sub.add_parser("facts", parents=[common], help="the facts the local provider keeps, with their source")
+    facts.set_defaults(handler=show_facts)
+
+
+def list_providers(home: Home, args) -> Output:
+    rows = provider_listing(home)
+    text = "\n".join(f"{'*' if r['active'] else ' '} {r['name']:<16} {r['source']}" for r in rows)
+    if not any(r["active"] for r in rows):
+        text += "\n(none active: set memory.provider in config.yaml)"
+    return Output({"providers": rows}, text=printable(text))
+
+
+def show_facts(home: Home, args) -> Output:
+    facts = list_facts(home)
+    lines = []
+    for fact in facts:
+        source = fact["source_message"]
+        where = f"#{source['id']} {source['role']}: {' '.join(source['text'].split())[:60]}" if source else fact["origin"]
+        lines.append(f"{fact['id']:>4}  {fact['content']}\n      from {where}")
+    return Output({"facts": facts, "count": len(facts)}, text=printable("\n".join(lines) or "No facts kept yet."))
