@@ -8,16 +8,26 @@ Four shapes, chosen from the arguments (as in Hermes):
 * scroll (``session_id`` + ``around_message_id``): a window around one message;
 * read (``session_id``): a whole session, or its first 20 and last 10 messages;
 * browse (no query): the most recent sessions.
+
+With ``auxiliary.session_search.backend`` set (offline or openai; empty by default, as
+in Hermes 0.19.0), each discover result also carries a ``recap`` written by that model
+from the messages around the hit. Recaps are made concurrently (at most
+``max_concurrency`` at once, all within ``timeout`` seconds); one that fails or is
+late falls back to the raw excerpt, and ``recap_source`` says which it is.
 """
 
 from __future__ import annotations
 
+import logging
+from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import datetime
 from typing import Any
 
 from ..errors import WorkbenchError
 from ..tools import ToolContext
 from .models import Message, Session, content_text
+
+log = logging.getLogger(__name__)
 
 HIDDEN_SOURCES = ("subagent", "tool")  # delegate children and tool-internal sessions never show
 DEMOTED_SOURCES = ("cron",)  # scheduled runs come after every other match
@@ -27,6 +37,7 @@ READ_HEAD, READ_TAIL = 20, 10
 BOOKEND = 3
 WINDOW_CHARS, BOOKEND_CHARS = 4000, 1200
 KEEP_ROLES = ("user", "assistant")
+EXCERPT_CHARS, RECAP_INPUT_CHARS = 500, 12_000
 
 SESSION_SEARCH_SCHEMA = {
     "name": "session_search",
@@ -105,9 +116,50 @@ def session_search_tool(home, args: dict[str, Any], ctx: ToolContext | None = No
         if not isinstance(query, str) or not query.strip():
             return _browse(archive, limit, current)
         roles = [r.strip() for r in str(args.get("role_filter") or "").split(",") if r.strip()] or list(KEEP_ROLES)
-        return _discover(archive, query.strip(), limit, roles, args.get("sort"), current)
+        found = _discover(archive, query.strip(), limit, roles, args.get("sort"), current)
+        if found["results"]:
+            add_recaps(home, query.strip(), found["results"])
+        return found
     except WorkbenchError as exc:
         return _error(exc.message)
+
+
+def _excerpt_text(result: dict[str, Any]) -> str:
+    """The messages a discover result carries (bookends and window), one ``ROLE: text`` block each."""
+    shown = [*result.get("bookend_start", []), *result.get("messages", []), *result.get("bookend_end", [])]
+    return "\n\n".join(f"{m['role'].upper()}: {' '.join(str(m.get('content') or '').split())}" for m in shown
+                        if m.get("content"))
+
+
+def add_recaps(home, query: str, results: list[dict[str, Any]]) -> None:
+    """Give each result a ``recap`` from ``auxiliary.session_search`` (nothing when it is not set)."""
+    from ..models import make_auxiliary_model
+
+    model = make_auxiliary_model(home, "session_search")
+    if model is None:
+        return
+    config = home.config
+    bound = max(1, min(config.int("auxiliary.session_search.max_concurrency"), 5))
+    texts = [_excerpt_text(r) for r in results]
+    pool = ThreadPoolExecutor(max_workers=min(bound, len(results)), thread_name_prefix="recap")
+    futures = [pool.submit(model.recap, query, text[:RECAP_INPUT_CHARS]) for text in texts]
+    wait(futures, timeout=config.float("auxiliary.session_search.timeout"))
+    pool.shutdown(wait=False, cancel_futures=True)  # a late recap is not waited for
+    for result, text, future in zip(results, texts, futures):
+        recap, why = None, "timed out"
+        if future.done() and not future.cancelled():
+            try:
+                recap = (future.result() or "").strip() or None
+                why = "empty answer"
+            except Exception as exc:  # one failing recap never fails the search
+                why = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+        if recap:
+            result.update(recap=recap, recap_source="model")
+        else:
+            log.warning("session_search recap of %s failed (%s); using the raw excerpt", result["session_id"], why)
+            excerpt = text[:EXCERPT_CHARS] + ("\u2026" if len(text) > EXCERPT_CHARS else "")
+            result.update(recap=excerpt or "No preview available.", recap_source="excerpt", recap_error=why)
+    model.close()
 
 
 def _scroll(archive, session_id: str, around: Any, window: Any, current: str | None) -> dict[str, Any]:

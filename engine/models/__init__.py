@@ -28,4 +28,24 @@ def make_model(home, backend: str | None = None, *, base_url: str | None = None,
     raise ModelError(f"Unknown model {backend!r}. Use one of: {', '.join(BACKENDS)}.")
 
 
-__all__ = ["BACKENDS", "Model", "ModelError", "ModelReply", "OfflineModel", "ScriptedModel", "ToolCall", "make_model"]
+def make_auxiliary_model(home, task: str) -> Model | None:
+    """The model ``auxiliary.<task>.backend`` names (offline or openai, with its own model, base_url,
+    api_key_env and timeout), or None when the key is empty (the task then runs without a model)."""
+    config = home.config
+    backend = config.str(f"auxiliary.{task}.backend").strip().lower()
+    if not backend:
+        return None
+    if backend == "offline":
+        return OfflineModel()
+    if backend == "openai":
+        from .openai import OpenAIModel
+
+        return OpenAIModel(base_url=config.str(f"auxiliary.{task}.base_url") or config.str("model.base_url"),
+                           model=config.str(f"auxiliary.{task}.model") or config.str("model.name"),
+                           api_key_env=config.str(f"auxiliary.{task}.api_key_env"),
+                           timeout=config.float(f"auxiliary.{task}.timeout"), max_retries=0)
+    raise ModelError(f"auxiliary.{task}.backend must be offline or openai (or empty for none), not {backend!r}.")
+
+
+__all__ = ["BACKENDS", "Model", "ModelError", "ModelReply", "OfflineModel", "ScriptedModel", "ToolCall",
+           "make_auxiliary_model", "make_model"]

@@ -22,6 +22,14 @@ SUMMARY_INSTRUCTION = (
 )
 
 
+# session_search recaps (auxiliary.session_search): one request per past session found.
+RECAP_SYSTEM = (
+    "You write short recaps of past conversations so an assistant can recall them. From the transcript excerpt, "
+    "say what the user wanted, what was done or decided, and any exact details (commands, file names, numbers) "
+    "that matter for the search topic. Past tense, a few sentences, no preamble."
+)
+
+
 # The background review's requests (the runner sends them, rule-based models recognise them).
 MEMORY_REVIEW_PROMPT = (
     "Review the conversation above and consider saving to memory if appropriate. Focus on: 1. what the user "
@@ -89,6 +97,12 @@ class Model(ABC):
         """Summarise the turns a compression drops (default: ask the model itself)."""
         prompt = f"{serialise_turns(messages)}\n\n{SUMMARY_INSTRUCTION}"
         return self.complete([{"role": "user", "content": prompt}], []).content.strip()
+
+    def recap(self, topic: str, transcript: str) -> str:
+        """A short recap of one past session's excerpt, focused on ``topic`` (session_search recaps)."""
+        prompt = f"Search topic: {topic}\n\nTRANSCRIPT EXCERPT:\n{transcript}\n\nRecap it with the search topic in mind."
+        return self.complete([{"role": "system", "content": RECAP_SYSTEM}, {"role": "user", "content": prompt}],
+                             []).content.strip()
 
     def close(self) -> None:
         """Release network clients; nothing to do for local models."""

@@ -446,6 +446,18 @@ class OfflineModel(Model):
             routines.append(Routine(name, content, names, len(uses), viewed, missing))
         return routines
 
+    # -- session_search recaps -----------------------------------------------------------
+    def recap(self, topic: str, transcript: str) -> str:
+        """Extractive: the first request of the excerpt, then the sentences that share most words with ``topic``."""
+        turns = [line.split(": ", 1) for line in transcript.split("\n\n") if ": " in line]
+        asked = next((text for role, text in turns if role == "USER"), "")
+        sentences = [(overlap(topic, part), -n, part.strip()) for n, (role, text) in enumerate(turns)
+                     for part in re.split(r"(?<=[.!?\u3002])\s*", text) if part.strip() and role in ("USER", "ASSISTANT")]
+        relevant = [part for score, _, part in sorted(sentences, reverse=True)[:2] if score > 0 and part != asked]
+        lines = [f"The user asked: {shorten(asked, 200)}"] if asked else []
+        lines += [f"Relevant: {shorten(part, 200)}" for part in relevant]
+        return "\n".join(lines) or "No recap: the excerpt has no messages."
+
     # -- compression --------------------------------------------------------------------
     def summarise(self, messages: list[dict[str, Any]]) -> str:
         """Extractive: the requests, the actions taken with their tools, and the answers given."""
