@@ -142,5 +142,5 @@ def run_review(session, conversation: list[dict[str, Any]], *, memory: bool, ski
         session.requests.flush()
     except Exception as exc:  # the records are for statistics; losing them must not fail the review
         log.warning("could not store the review's request records: %s", exc)
-    session.emit("review_finished", actor="review", **result.to_dict())
+    session.emit("review_finished", actor="review", message_id=message_id, **result.to_dict())
     return result
