@@ -7,7 +7,6 @@ from engine.providers import provider_listing
 from engine.providers.facts import list_facts
 
 from . import Output
-from .sessions_cmds import printable
 
 
 def register(subparsers, common) -> None:
@@ -24,7 +23,7 @@ def list_providers(home: Home, args) -> Output:
     text = "\n".join(f"{'*' if r['active'] else ' '} {r['name']:<16} {r['source']}" for r in rows)
     if not any(r["active"] for r in rows):
         text += "\n(none active: set memory.provider in config.yaml)"
-    return Output({"providers": rows}, text=printable(text))
+    return Output({"providers": rows}, text=text)
 
 
 def show_facts(home: Home, args) -> Output:
@@ -34,4 +33,4 @@ def show_facts(home: Home, args) -> Output:
         source = fact["source_message"]
         where = f"#{source['id']} {source['role']}: {' '.join(source['text'].split())[:60]}" if source else fact["origin"]
         lines.append(f"{fact['id']:>4}  {fact['content']}\n      from {where}")
-    return Output({"facts": facts, "count": len(facts)}, text=printable("\n".join(lines) or "No facts kept yet."))
+    return Output({"facts": facts, "count": len(facts)}, text="\n".join(lines) or "No facts kept yet.")
