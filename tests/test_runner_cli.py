@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 
 import pytest
 
+from tests.hermes_support import workbench_cmd
 from workbench.cli import main
 
 
@@ -95,3 +97,18 @@ def test_openai_streaming_prints_the_answer_as_it_arrives(tmp_path, capsys):
     finally:
         endpoint.close()
     assert code == 0 and "agent> Hello there.\n" in out and out.count("Hello there.") == 1
+
+
+def test_run_waits_for_its_background_reviews_before_it_exits(tmp_path):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.yaml").write_text("memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n",
+                                      encoding="utf-8")
+    # its own process: it must wait for the review thread before it prints and exits
+    done = subprocess.run(workbench_cmd("run", "--home", str(home), "--json", "-m",
+                                        "Hi, I'm Lin and I work on the billing service", "-m", "thanks"),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert {"by": "review", "action": "add", "target": "user", "content": "User's name is Lin."} in data["memory_writes"]
+    assert (home / "memories" / "USER.md").read_text(encoding="utf-8").startswith("User's name is Lin.")

@@ -164,7 +164,8 @@ def test_runs_under_the_web_driver_that_textual_serve_uses(home):
 
 
 async def test_demo_plays_in_the_app_and_the_screens_follow(home, tmp_path):
-    events = []
+    events, threads = [], []
+    home.bus.subscribe(lambda e: isinstance(e, RunnerEvent) and threads.append((e.kind, threading.current_thread().name)))
     app = make_app(home, tmp_path, demo_speed=0)  # 0: no pauses between steps
     async with app.run_test(size=(120, 40), message_hook=events.append) as pilot:
         def demo_done() -> bool:
@@ -176,7 +177,13 @@ async def test_demo_plays_in_the_app_and_the_screens_follow(home, tmp_path):
         assert {"turn_started", "tool_called", "turn_finished"} <= {e.kind for e in runner_events}
         assert any(m.snapshot is not None for m in events if isinstance(m, EngineEvent))
         assert app.running_session is None  # every demo session ended
+        # the review learned the user's name on its own thread; a flush ran just before the compression
+        assert "User's name is Maya." in home.memory.entries("user")
+        assert {name for kind, name in threads if kind.startswith("review_")} == {"bg-review"}
+        kinds = [kind for kind, _ in threads]
+        assert kinds.index("flush_finished") < kinds.index("session_rotated")
         header = app.screen.query_one(WorkbenchHeader)
+        assert header.review.startswith("review: ")
         assert header.pending == home.approvals.count() > 0
         live = [row.text for row in app.screen.query_one("#live-list", EntryList).rows if row.mark != "-"]
         assert live == home.memory.entries("memory")
