@@ -220,3 +220,23 @@ def test_entry_point_providers_are_discovered_and_a_second_one_refused(home, tmp
     assert [p["source"] for p in listed if p["name"] == "notes"] == [
         "entry point wb_notes_plugin:NotesProvider (wb-notes-plugin)"]
     assert listed[0] == {"name": "local", "active": False, "source": "built-in"}
+
+
+class HangingStart(Recorder):
+    def __init__(self):
+        super().__init__()
+        self.release = threading.Event()
+
+    def initialize(self, session_id, **context):
+        self.release.wait(10)
+
+
+def test_a_provider_that_hangs_on_start_costs_a_warning(home):
+    _config(home, "memory:\n  provider_timeout: 0.05\n")
+    provider, seen = HangingStart(), []
+    session = AgentSession(home, OfflineModel(), provider=provider, on_event=seen.append)
+    assert [e.data["message"] for e in seen if e.kind == "warning"] == [
+        "Memory provider 'recorder' initialize did not return within 0.05s; the session goes on."]
+    assert session.run_turn("hello").status == "done"
+    provider.release.set()
+    session.close()

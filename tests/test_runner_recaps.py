@@ -32,7 +32,7 @@ class RecapServer:
     """A loopback chat-completions endpoint: recaps every transcript, except that one about kafka fails."""
 
     def __init__(self):
-        self.lock, self.in_flight, self.most, self.bodies = threading.Lock(), 0, 0, []
+        self.lock, self.in_flight, self.most, self.bodies, self.hold = threading.Lock(), 0, 0, [], 0.05
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -42,7 +42,7 @@ class RecapServer:
                     server.bodies.append(body)
                     server.in_flight += 1
                     server.most = max(server.most, server.in_flight)
-                time.sleep(0.05)  # let concurrent requests overlap
+                time.sleep(server.hold if "docs" in json.dumps(body) else 0.05)  # overlap; docs may be late
                 text = body["messages"][-1]["content"]
                 with server.lock:
                     server.in_flight -= 1
@@ -108,3 +108,18 @@ def test_recaps_are_off_by_default_and_the_offline_model_writes_extractive_ones(
     assert recap["recap_source"] == "model"
     assert recap["recap"] == ("The user asked: how do we deploy billing?\n"
                               "Relevant: Billing deploys run make deploy-billing after the migration check.")
+
+
+def test_a_late_recap_falls_back_to_the_excerpt_without_holding_the_search(home):
+    _seed(home)
+    server = RecapServer()
+    server.hold = 3.0  # the docs recap answers long after the timeout
+    try:
+        _configure(home, "auxiliary:\n  session_search:\n    backend: openai\n    model: recap-mini\n"
+                         f"    base_url: {server.base_url}\n    timeout: 0.5\n")
+        found = session_search_tool(home, {"query": "deploy", "limit": 3}, ToolContext())
+    finally:
+        server.close()
+    by_title = {r["title"]: r for r in found["results"]}
+    assert by_title["Docs site"]["recap_source"] == "excerpt" and by_title["Docs site"]["recap_error"]
+    assert by_title["Billing deploy"]["recap_source"] == "model"

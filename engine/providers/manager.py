@@ -109,9 +109,16 @@ class MemoryManager:
             return default
 
     def call(self, hook: str, *args: Any, **kwargs: Any) -> None:
-        """Run a hook now, on this thread (``initialize``); failures become warnings."""
-        if self.provider is not None:
-            self._guard(hook, getattr(self.provider, hook), *args, **kwargs)
+        """Run a hook now (``initialize``) and wait for it at most the prefetch timeout; failures become warnings."""
+        if self.provider is None:
+            return
+        worker = threading.Thread(target=self._guard, args=(hook, getattr(self.provider, hook), *args), kwargs=kwargs,
+                                  name=f"memory-{hook}-{self.provider.name}", daemon=True)
+        worker.start()
+        worker.join(self.prefetch_timeout)
+        if worker.is_alive():
+            self._warn(f"Memory provider {self.provider.name!r} {hook} did not return within "
+                       f"{self.prefetch_timeout:g}s; the session goes on.")
 
     def call_later(self, hook: str, *args: Any, **kwargs: Any) -> None:
         """Queue a hook on the worker thread, after everything queued before it."""
