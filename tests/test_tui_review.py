@@ -47,3 +47,24 @@ async def test_a_typed_turn_is_reviewed_on_its_thread_and_the_header_says_so(hom
                        what="the review's result line")
         assert "the user gave their name" in header.review and "reviewing" not in header.render().plain
         assert home.memory.entries("user") == ["User's name is Lin.", "User works on the billing service."]
+
+
+async def test_a_new_session_in_the_run_screen_keeps_the_agent_and_tells_the_provider(home, tmp_path, monkeypatch):
+    from tests.test_runner_provider_lifecycle import Recorder
+
+    provider = Recorder()
+    monkeypatch.setattr("engine.runner.session.configured_providers", lambda home, warnings: [provider])
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 24)) as pilot:
+        screen = await open_mode(pilot, "5", RunScreen)
+        await pilot.press(*"remember that the office is in Leeds", "enter")
+        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="first turn")
+        first_id, agent = screen.session_id, screen.agent
+        await pilot.press("ctrl+l", *"what did we discuss about Leeds?", "enter")
+        await wait_for(pilot, lambda: screen.session_id not in (None, first_id) and not screen.running,
+                       what="a turn in the new session")
+        assert screen.agent is agent and agent.manager.flush_pending(5)
+        hooks = provider.hooks()
+        assert hooks.count("initialize") == 1
+        assert [e[1] for e in provider.log if e[0] == "on_session_switch"] == ["new_session"]
+        assert hooks.index("on_session_end") < hooks.index("on_session_switch")

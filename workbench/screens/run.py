@@ -77,6 +77,7 @@ class RunScreen(WorkbenchScreen):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.agent = None
+        self._switch: tuple[str | None] | None = None  # where the agent goes on at the next turn (new or resumed)
         self.session_id: str | None = None
         self.playing = False  # a scenario (possibly several sessions) is running
         self.watching = False  # showing a session another runner drives (e.g. `workbench demo`)
@@ -136,7 +137,7 @@ class RunScreen(WorkbenchScreen):
 
     @on(Select.Changed, "#run-model")
     def _model_changed(self) -> None:
-        self.agent = None  # the next message resumes this session with the newly chosen model
+        self.agent, self._switch = None, None  # the next message resumes this session with the newly chosen model
 
     def on_unmount(self) -> None:
         self._cancel.set()  # never keep the app waiting on a running turn at exit
@@ -147,7 +148,7 @@ class RunScreen(WorkbenchScreen):
 
     # -- actions -------------------------------------------------------------------
     def action_new_session(self) -> None:
-        self.agent = None
+        self._switch = (None,) if self.agent is not None else None  # the same agent and provider go on
         self.session_id = None
         self.watching = False
         self._title("New session")
@@ -174,7 +175,7 @@ class RunScreen(WorkbenchScreen):
         self._status()
 
     def _resume(self, session_id: str) -> None:
-        self.agent = None
+        self._switch = (session_id,) if self.agent is not None else None
         self.session_id = session_id
         self.watching = False
         self._session_title()
@@ -219,6 +220,9 @@ class RunScreen(WorkbenchScreen):
     def run_turn(self, text: str, model: str) -> None:
         session_id, error = self.session_id, None
         try:
+            if self.agent is not None and self._switch is not None:  # ctrl+n / resume: the provider hears it
+                switch, self._switch = self._switch, None
+                self.agent.switch_session(*switch)
             if self.agent is None:
                 self.agent = AgentSession(self.home, make_model(self.home, model), session_id=self.session_id,
                                           source="tui", background_review=True)
