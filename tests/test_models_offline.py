@@ -138,3 +138,15 @@ def test_vague_statements_write_nothing(text):
 def test_recap_lists_what_the_model_knows():
     assert first_call("what do you know about me?") == "Here is what I have:\n- User prefers tabs."
     assert first_call("What's in your memory?").count("\n- ") == 3
+
+
+def test_the_scripted_model_never_plays_its_script_to_a_flush():
+    from engine.models.base import FLUSH_PROMPT
+
+    model = ScriptedModel()
+    model.play([{"tool_calls": [{"name": "skill_manage", "args": {"action": "delete", "name": "x"}}]}], label="t1_")
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "we use Renovate for updates"},
+                {"role": "user", "content": FLUSH_PROMPT}]
+    reply = model.complete(messages, [])
+    assert [c.arguments for c in reply.tool_calls] == [
+        {"action": "add", "target": "memory", "content": "The team uses Renovate for updates."}]

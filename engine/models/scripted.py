@@ -2,15 +2,15 @@
 
 The scenario runner hands it the script of the turn about to run; each model call in
 that turn returns the next scripted reply (tool calls and/or an answer). A turn with
-no script, a script that runs out, background reviews and compression summaries fall
-back to the offline model, so a scenario only spells out what it needs to pin down.
+no script, a script that runs out, background reviews, memory flushes and compression
+summaries fall back to the offline model, so a scenario only spells out what it needs to pin down.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .base import Model, ModelReply, ToolCall, last_user_index
+from .base import FLUSH_PROMPT, Model, ModelReply, ToolCall, last_user_index
 from .offline import OfflineModel
 
 
@@ -39,7 +39,9 @@ class ScriptedModel(Model):
 
     @staticmethod
     def _is_review(message: dict[str, Any]) -> bool:
-        return str(message.get("content") or "").startswith("Review the conversation above")
+        """A background review's or a memory flush's request: never part of a turn's script."""
+        content = str(message.get("content") or "")
+        return content.startswith("Review the conversation above") or content == FLUSH_PROMPT
 
     def summarise(self, messages: list[dict[str, Any]]) -> str:
         return self.fallback.summarise(messages)
