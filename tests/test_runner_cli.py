@@ -110,5 +110,6 @@ def test_run_waits_for_its_background_reviews_before_it_exits(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert {"by": "review", "action": "add", "target": "user", "content": "User's name is Lin."} in data["memory_writes"]
+    saved = {"by": "review", "action": "add", "target": "user", "content": "User's name is Lin."}
+    assert saved in data["memory_writes"]
     assert (home / "memories" / "USER.md").read_text(encoding="utf-8").startswith("User's name is Lin.")

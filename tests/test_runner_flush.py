@@ -39,7 +39,7 @@ def test_the_flush_saves_before_the_compression_and_the_child_prompt_has_it(home
     flush_request = next(call for call in model.calls if call[-1]["content"] == FLUSH_PROMPT)
     assert flush_request[0]["role"] == "system" and flush_request[1]["content"] == INTRO
     assert "what did we discuss about invoices?" not in [m.get("content") for m in flush_request]
-    assert RequestLog(home).prefix_hashes(parent_id, "flush") and len(RequestLog(home).prefix_hashes(parent_id, "flush")) == 1
+    assert len(RequestLog(home).prefix_hashes(parent_id, "flush")) == 1
     entries = [e for e in home.journal.query(subsystem="memory") if e.action == "add"]
     assert {(e.actor, e.session_id, e.message_id, e.detail.get("origin")) for e in entries} == {
         ("agent", parent_id, last_stored.id, "flush")}

@@ -241,3 +241,7 @@ def test_unbacked_claims_are_flagged_marked_and_counted(home, capsys):
     assert main(["--home", str(home.root), "sessions", "show", session.id]) == 0
     marked = [line for line in capsys.readouterr().out.splitlines() if "unbacked claim" in line]
     assert len(marked) == 1 and marked[0].startswith(f"#{claim_id} assistant")
+    from workbench.screens.sessions import UNBACKED_NOTE, session_items  # the Sessions transcript marks it too
+    items = {item.id: item for item in session_items(home, session.id)}
+    assert items[claim_id].mark == "unbacked claim" and UNBACKED_NOTE in items[claim_id].writes
+    assert sum(1 for item in items.values() if item.mark == "unbacked claim") == 1

@@ -100,7 +100,8 @@ class Model(ABC):
 
     def recap(self, topic: str, transcript: str) -> str:
         """A short recap of one past session's excerpt, focused on ``topic`` (session_search recaps)."""
-        prompt = f"Search topic: {topic}\n\nTRANSCRIPT EXCERPT:\n{transcript}\n\nRecap it with the search topic in mind."
+        prompt = (f"Search topic: {topic}\n\nTRANSCRIPT EXCERPT:\n{transcript}\n\n"
+                  "Recap it with the search topic in mind.")
         return self.complete([{"role": "system", "content": RECAP_SYSTEM}, {"role": "user", "content": prompt}],
                              []).content.strip()
 

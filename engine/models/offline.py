@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..providers.fence import CLOSE_TAG, SYSTEM_NOTE, sanitize_context
-from .base import (FLUSH_PROMPT, LIVE_MEMORY_HEADING, MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT, Model, ModelReply, ToolCall,
-                   last_user_index)
+from .base import (FLUSH_PROMPT, LIVE_MEMORY_HEADING, MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT, Model, ModelReply,
+                   ToolCall, last_user_index)
 from .learning import findings, looks_secret
 from .phrasing import best_match, declarative, keywords, overlap, search_terms, sentence, shorten, slug
 
@@ -399,7 +399,8 @@ class OfflineModel(Model):
                 if listed is None:
                     continue
                 if routine.name not in {name for name, _ in _skill_names(conversation, [listed])}:
-                    calls.append(("skill_manage", {"action": "create", "name": routine.name, "content": routine.content}))
+                    calls.append(("skill_manage", {"action": "create", "name": routine.name,
+                                                   "content": routine.content}))
                     why.append(f"the same {len(routine.sequence)}-step tool sequence answered a request made "
                                f"{routine.uses} times")
         outcomes = [s.result or {} for s in steps]
@@ -452,7 +453,8 @@ class OfflineModel(Model):
         turns = [line.split(": ", 1) for line in transcript.split("\n\n") if ": " in line]
         asked = next((text for role, text in turns if role == "USER"), "")
         sentences = [(overlap(topic, part), -n, part.strip()) for n, (role, text) in enumerate(turns)
-                     for part in re.split(r"(?<=[.!?\u3002])\s*", text) if part.strip() and role in ("USER", "ASSISTANT")]
+                     if role in ("USER", "ASSISTANT")
+                     for part in re.split(r"(?<=[.!?\u3002])\s*", text) if part.strip()]
         relevant = [part for score, _, part in sorted(sentences, reverse=True)[:2] if score > 0 and part != asked]
         lines = [f"The user asked: {shorten(asked, 200)}"] if asked else []
         lines += [f"Relevant: {shorten(part, 200)}" for part in relevant]

@@ -204,7 +204,8 @@ class MemoryManager:
             action = op.get("action")
             if action in ("add", "replace", "remove"):
                 self.call_later("on_memory_write", action, args.get("target") or "memory",
-                                op.get("content") or op.get("new_text") or "", {**metadata, "old_text": op.get("old_text")})
+                                op.get("content") or op.get("new_text") or "",
+                                {**metadata, "old_text": op.get("old_text")})
 
     def shutdown(self) -> None:
         """Drain the queued hooks (bounded), then the provider's own ``shutdown`` (bounded); idempotent."""

@@ -73,7 +73,8 @@ def flush_memories(session, messages: list[dict[str, Any]], message_id: int | No
         reply = session.request([*messages, {"role": "user", "content": FLUSH_PROMPT}], tools, "flush")
         result.answer = reply.content
         for call in reply.tool_calls:  # one request: its calls run, and the model is not asked again
-            refused = "The memory flush can only call the memory tool." if call.name != "memory" else _refusal(call.arguments)
+            refused = (_refusal(call.arguments) if call.name == "memory"
+                       else "The memory flush can only call the memory tool.")
             if refused:
                 outcome = {"success": False, "error": refused}
             else:
@@ -82,9 +83,9 @@ def flush_memories(session, messages: list[dict[str, Any]], message_id: int | No
                 session.manager.notify_memory_write(call.arguments, outcome,
                                                     {"session_id": session.id, "write_origin": FLUSH})
             result.actions.append({"name": call.name, "arguments": call.arguments, "result": outcome})
-            session.emit("tool_result", name=call.name, call_id=call.id, success=outcome.get("success", True) is not False,
-                         staged=bool(outcome.get("staged")), pending_id=outcome.get("pending_id"),
-                         error=outcome.get("error"), flush=True,
+            session.emit("tool_result", name=call.name, call_id=call.id,
+                         success=outcome.get("success", True) is not False, staged=bool(outcome.get("staged")),
+                         pending_id=outcome.get("pending_id"), error=outcome.get("error"), flush=True,
                          preview=json.dumps(outcome, ensure_ascii=False, default=str)[:400])
     except Exception as exc:  # the compression must go ahead whatever happened here
         log.warning("memory flush failed: %s", exc)

@@ -498,8 +498,9 @@ class AgentSession:
         """Nudge counters reset on use; committed memory writes are mirrored to the provider."""
         if name == "memory":
             self.turns_since_memory = 0
+            anchor = self.message_ids[-1] if self.message_ids else None
             self.manager.notify_memory_write(args, outcome, {"session_id": self.id, "write_origin": "foreground",
-                                                             "message_id": self.message_ids[-1] if self.message_ids else None})
+                                                             "message_id": anchor})
         elif name == "skill_manage":
             self.iters_since_skill = 0
 

@@ -410,9 +410,9 @@ def session_items(home, session_id: str, around: int | None = None) -> list[Tran
             entries[message_id] = [(w.target, w.text) for w in found]
     for message_id in unbacked_claims(messages):
         writes.setdefault(message_id, []).append(UNBACKED_NOTE)
-    return [transcript_item(m, writes.get(m.id, ()), "wrote" if m.id in written else
-                            "unbacked claim" if UNBACKED_NOTE in writes.get(m.id, ()) else "staged", entries.get(m.id, ()))
-            for m in messages]
+    marks = {m.id: "wrote" if m.id in written else "unbacked claim" if UNBACKED_NOTE in writes.get(m.id, ()) else
+             "staged" for m in messages}
+    return [transcript_item(m, writes.get(m.id, ()), marks[m.id], entries.get(m.id, ())) for m in messages]
 
 
 def describe_write(entry) -> str:
