@@ -76,17 +76,22 @@ def _configure(home, text: str) -> None:
     home.reload_config()
 
 
-def test_recaps_come_back_for_three_sessions_with_one_failing(home):
+def _search(home, server: RecapServer, settings: str) -> dict:
+    """Search the three seeded sessions for "deploy" with recaps from ``server``; ``{title: result}``."""
     _seed(home)
-    server = RecapServer()
     try:
         _configure(home, "auxiliary:\n  session_search:\n    backend: openai\n    model: recap-mini\n"
-                         f"    base_url: {server.base_url}\n    max_concurrency: 2\n    timeout: 20\n")
+                         f"    base_url: {server.base_url}\n{settings}")
         found = session_search_tool(home, {"query": "deploy", "limit": 3}, ToolContext())
     finally:
         server.close()
     assert found["success"] and found["count"] == 3
-    by_title = {r["title"]: r for r in found["results"]}
+    return {r["title"]: r for r in found["results"]}
+
+
+def test_recaps_come_back_for_three_sessions_with_one_failing(home):
+    server = RecapServer()
+    by_title = _search(home, server, "    max_concurrency: 2\n    timeout: 20\n")
     assert by_title["Billing deploy"]["recap"] == "Recap: the user asked how to deploy billing."
     assert by_title["Docs site"]["recap"] == "Recap: the user asked how to deploy docs."
     assert {by_title[t]["recap_source"] for t in ("Billing deploy", "Docs site")} == {"model"}
@@ -111,15 +116,8 @@ def test_recaps_are_off_by_default_and_the_offline_model_writes_extractive_ones(
 
 
 def test_a_late_recap_falls_back_to_the_excerpt_without_holding_the_search(home):
-    _seed(home)
     server = RecapServer()
     server.hold = 3.0  # the docs recap answers long after the timeout
-    try:
-        _configure(home, "auxiliary:\n  session_search:\n    backend: openai\n    model: recap-mini\n"
-                         f"    base_url: {server.base_url}\n    timeout: 0.5\n")
-        found = session_search_tool(home, {"query": "deploy", "limit": 3}, ToolContext())
-    finally:
-        server.close()
-    by_title = {r["title"]: r for r in found["results"]}
+    by_title = _search(home, server, "    timeout: 0.5\n")
     assert by_title["Docs site"]["recap_source"] == "excerpt" and by_title["Docs site"]["recap_error"]
     assert by_title["Billing deploy"]["recap_source"] == "model"
