@@ -57,7 +57,10 @@ class RecapServer:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the late recap: the client already gave up on it
 
             def log_message(self, *args):
                 pass
