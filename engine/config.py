@@ -68,6 +68,12 @@ DEFAULTS: dict[str, Any] = {
     "approvals.duplicate_threshold": 90,
     # session archive (engine/archive): Hermes's trigram table in state.db files we create
     "archive.trigram_index": False,
+    # curator schedule and consolidation (engine/curator/schedule.py, consolidate.py)
+    "curator.interval_hours": 168,
+    "curator.min_idle_hours": 2,
+    "curator.consolidate": False,
+    "curator.consolidate_without_approval": False,
+    "curator.consolidation_threshold": 60,
 }
 
 

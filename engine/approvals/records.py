@@ -27,7 +27,7 @@ from ..fileio import atomic_write_json
 from ..tools import BACKGROUND_REVIEW, FLUSH, FOREGROUND
 
 SUBSYSTEMS = ("memory", "skills")
-ORIGINS = (FOREGROUND, BACKGROUND_REVIEW, FLUSH)
+ORIGINS = (FOREGROUND, BACKGROUND_REVIEW, FLUSH, "curator")  # curator: a consolidation plan
 _ID = re.compile(r"[0-9a-f]{8}")
 
 

@@ -1,8 +1,10 @@
 """Where archived skills go and how they are found again.
 
 ``skills/.archive/<folder>`` (categories flattened, as in Hermes); a name already taken
-there gets ``-YYYYMMDDHHMMSS`` (UTC). Lookup takes the exact folder name or that
-timestamped form only, so restoring ``git`` never picks up ``git-helpers``.
+there gets ``-YYYYMMDDHHMMSS`` (UTC). Lookup takes the exact folder name, a dated form
+(Hermes's ``-YYYYMMDDHHMMSS``, or a hyphenated date such as ``-2026-07-14`` or
+``-2026-07-14-093000`` that other tools write), or a copy whose SKILL.md carries the
+name, so restoring ``git`` never picks up ``git-helpers``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from ..skills.discovery import Found
 from ..skills.usage import parse_iso
 
-_SUFFIX = re.compile(r"^(?P<base>.+)-(?P<ts>\d{14})$")
+_SUFFIX = re.compile(r"^(?P<base>.+?)-(?P<ts>\d{14}|\d{4}-\d{2}-\d{2}(?:[-T_]?\d{2}-?\d{2}-?\d{2})?)$")
 
 
 def stamp(now: float) -> str:
@@ -40,17 +42,24 @@ def candidates(archived: list[Found], name: str) -> list[Found]:
     exact = [f for f in archived if f.dir_name == name]
     if exact and _SUFFIX.match(name):
         return exact
-    timestamped = sorted((f for f in archived if _SUFFIX.match(f.dir_name) and base_name(f.dir_name) == name),
-                         key=lambda f: f.dir_name, reverse=True)
-    return exact + timestamped
+    dated = [f for f in archived if f not in exact and (
+        (_SUFFIX.match(f.dir_name) and base_name(f.dir_name) == name) or f.name == name)]
+    return exact + sorted(dated, key=lambda f: _stamp_of(f.dir_name), reverse=True)
+
+
+def _stamp_of(dir_name: str) -> str:
+    """The dated suffix as bare digits, so the two dated forms sort together ("" when undated)."""
+    match = _SUFFIX.match(dir_name)
+    return re.sub(r"\D", "", match.group("ts")).ljust(14, "0") if match else ""
 
 
 def archived_time(found: Found, record: dict | None) -> float:
     """When a copy was archived: the record's time for the copy it names, else the folder's timestamp, else its mtime."""
     record = record or {}
-    if record.get("archive_dir") == found.dir_name and parse_iso(record.get("archived_at")):
+    names_this_copy = record.get("archive_dir") in (found.dir_name, None)  # Hermes records no folder
+    if names_this_copy and parse_iso(record.get("archived_at")):
         return parse_iso(record["archived_at"])
-    match = _SUFFIX.match(found.dir_name)
-    if match:
-        return datetime.strptime(match.group("ts"), "%Y%m%d%H%M%S").replace(tzinfo=timezone.utc).timestamp()
+    stamp = _stamp_of(found.dir_name)
+    if stamp:
+        return datetime.strptime(stamp, "%Y%m%d%H%M%S").replace(tzinfo=timezone.utc).timestamp()
     return found.path.stat().st_mtime

@@ -13,6 +13,7 @@ import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from ..skills.usage import default_record, iso
 from ..skills.validation import SkillError, check_inside
 from .archive import archived_time, base_name, candidates, destination
 from .ledger import LedgerEntry
+from .schedule import Due, Schedule, check, last_activity
 from .transitions import ARCHIVE, DAY, REACTIVATE, SEED, STALE, Policy, decide
 
 
@@ -75,6 +77,13 @@ class Curator:
         self.state_path = home.skills_dir / ".curator_state"
         self.reports_dir = home.root / "logs" / "curator"
 
+    @cached_property
+    def consolidation(self):
+        """Plans, verifies and applies umbrella merges (``engine.curator.consolidate``)."""
+        from .consolidate import Consolidator
+
+        return Consolidator(self)
+
     # -- helpers ----------------------------------------------------------------------
     def _writable(self) -> None:
         if self.home.read_only:
@@ -116,7 +125,14 @@ class Curator:
 
     def _archive_found(self, found: Found, actor: str, now: float, evidence: dict[str, Any]) -> tuple[Path, str | None]:
         dest = destination(self.skills.archive_dir, found.dir_name, now)
-        return dest, self._move(found, dest, "archive", actor, evidence)
+        usage = self._usage_change(found.name, self._archived_fields(found, dest, now))
+        return dest, self._move(found, dest, "archive", actor, {**evidence, "usage": usage})
+
+    def _usage_change(self, name: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """The usage record before and after ``fields`` are set: a rollback sets exactly those keys back."""
+        record = self.skills.usage.load().get(name)
+        return {"before": {name: record}, "after": {name: {**(record or default_record(iso(self.home.clock.now()))),
+                                                           **fields}}}
 
     @staticmethod
     def _archived_fields(found: Found, dest: Path, now: float) -> dict[str, Any]:
@@ -165,10 +181,10 @@ class Curator:
         if clash:
             raise SkillError(f"A skill named '{found.name}' is already active at {clash[0].path}; archive or rename it "
                              "before restoring this copy.")
-        ledger_id = self._move(found, dest, "restore", actor, {})
-        now = iso(self.home.clock.now())
-        self.skills.usage.set_fields(found.name, state="active", archived_at=None, archive_dir=None,
-                                     archived_from=None, restored_at=now)
+        fields = {"state": "active", "archived_at": None, "archive_dir": None, "archived_from": None,
+                  "restored_at": iso(self.home.clock.now())}
+        ledger_id = self._move(found, dest, "restore", actor, {"usage": self._usage_change(found.name, fields)})
+        self.skills.usage.set_fields(found.name, **fields)
         return {"success": True, "message": f"Skill '{found.name}' restored to {dest}.", "name": found.name,
                 "restored_to": str(dest), "ledger_id": ledger_id}
 
@@ -313,13 +329,68 @@ class Curator:
                 managed[info.state] += 1
         state = self._state()
         config = self.home.config
-        return {"success": True, "enabled": config.bool("curator.enabled"), "counts": counts, "managed": managed,
+        schedule = Schedule.from_config(config)
+        return {"success": True, "enabled": config.bool("curator.enabled"), "paused": bool(state.get("paused")),
+                "next": self.due().to_dict(), "counts": counts, "managed": managed,
                 "pinned": sorted(s.name for s in skills if s.pinned), "run_count": int(state.get("run_count") or 0),
                 "last_run_at": state.get("last_run_at"), "last_run_summary": state.get("last_run_summary"),
                 "last_report_path": state.get("last_report_path"),
                 "settings": {"stale_after_days": config.int("curator.stale_after_days"),
                              "archive_after_days": config.int("curator.archive_after_days"),
-                             "manage_all": config.bool("curator.manage_all")}}
+                             "manage_all": config.bool("curator.manage_all"),
+                             "interval_hours": schedule.interval_hours, "min_idle_hours": schedule.min_idle_hours,
+                             "consolidate": schedule.consolidate}}
+
+    # -- schedule ------------------------------------------------------------------------
+    def _set_paused(self, paused: bool) -> dict[str, Any]:
+        self._writable()
+        with file_lock(self.state_path):
+            state = self._state()
+            was = bool(state.get("paused"))
+            state["paused"] = paused
+            atomic_write_json(self.state_path, state)
+        verb = "paused" if paused else "resumed"
+        if was != paused:
+            self.home.journal.append("curator", "pause" if paused else "resume", "schedule", actor="user",
+                                     before=str(was), after=str(paused))
+        return {"success": True, "paused": paused,
+                "message": f"Curator {verb}." if was != paused else f"Curator was already {verb}."}
+
+    def pause(self) -> dict[str, Any]:
+        """Stop automatic passes (``paused`` in ``.curator_state``, which Hermes honours too)."""
+        return self._set_paused(True)
+
+    def resume(self) -> dict[str, Any]:
+        return self._set_paused(False)
+
+    def due(self, now: float | None = None, busy: bool = False) -> Due:
+        now = self.home.clock.now() if now is None else now
+        return check(Schedule.from_config(self.home.config), self._state(), now,
+                     last_activity=last_activity(self.home), busy=busy)
+
+    def maybe_run(self, busy: bool = False) -> dict[str, Any] | None:
+        """Run a due pass (lifecycle, then consolidation when ``curator.consolidate``); None when not due.
+
+        ``busy`` is True while an agent turn runs: a pass never starts then.
+        """
+        if self.home.read_only:
+            return None
+        now = self.home.clock.now()
+        due = self.due(now, busy)
+        if due.seed:
+            with file_lock(self.state_path):
+                state = self._state()
+                if not state.get("last_run_at"):
+                    state.update(last_run_at=iso(now), last_run_summary="deferred first run: seeded, the first "
+                                 "pass waits one interval")
+                    atomic_write_json(self.state_path, state)
+            return None
+        if not due.due:
+            return None
+        report = self.run(now=now).to_dict()
+        if Schedule.from_config(self.home.config).consolidate:
+            report["consolidation"] = self.consolidation.propose()
+        return report
 
     # -- purge and rollback ----------------------------------------------------------------
     def purge(self, days: int, dry_run: bool = False) -> dict[str, Any]:
@@ -375,6 +446,8 @@ class Curator:
         ledger = self.skills.ledger
         entry = ledger.get(ledger_id)
 
+        usage = entry.evidence.get("usage") if isinstance(entry.evidence.get("usage"), dict) else None
+
         def mutate() -> None:
             for rel, data in writes.items():
                 atomic_write_bytes(ledger.resolve(rel), data)
@@ -382,14 +455,21 @@ class Curator:
                 target = ledger.resolve(rel)
                 target.unlink()
                 remove_empty_parents(target.parent, self.skills.dir)
+            if usage:
+                self.skills.usage.update(lambda records, now: revert_usage(records, usage))
         with self.skills.write_lock():
             writes, deletes = ledger.rollback_plan(entry)
             paths = sorted(set(writes) | set(deletes))
+            evidence = {"rolled_back": entry.id, "rolled_back_action": entry.action}
+            if usage:  # rolling this rollback back re-applies the usage change
+                evidence["usage"] = {"before": usage.get("after") or {}, "after": usage.get("before") or {}}
             recorded = record_change(self.home, ledger, Change(
                 action="rollback", skill=entry.skill, actor="user", roots=[ledger.resolve(p) for p in paths],
-                mutate=mutate, evidence={"rolled_back": entry.id, "rolled_back_action": entry.action}))
-        self._resync({entry.skill})
-        if entry.action == "restore":  # archived again: a later restore goes back to the same folder
+                mutate=mutate, evidence=evidence))
+        self.skills.scanner.forget_layout()
+        if not usage:
+            self._resync({entry.skill})
+        if entry.action == "restore" and not usage:  # (older entries) archived again: restore goes back there
             self.skills.usage.set_fields(entry.skill, archived_from=entry.evidence.get("to"),
                                          archive_dir=Path(str(entry.evidence.get("from"))).name)
         return {"success": True, "message": f"Rolled back {entry.action} of '{entry.skill}' (ledger {entry.id}).",
@@ -398,3 +478,26 @@ class Curator:
     def ledger(self, limit: int = 50) -> list[LedgerEntry]:
         """Newest first."""
         return list(reversed(self.skills.ledger.entries()))[:limit]
+
+
+def revert_usage(records: dict[str, dict[str, Any]], usage: dict[str, Any]) -> None:
+    """Set back every usage key a change set (``usage``: before/after records by name); others stay.
+
+    A record the change created goes; one it replaced wholesale comes back; otherwise only
+    the keys that differ between before and after are restored (or removed if they were
+    absent), so counters bumped since are kept.
+    """
+    before, after = usage.get("before") or {}, usage.get("after") or {}
+    for name in sorted(set(before) | set(after)):
+        old, new, current = before.get(name), after.get(name), records.get(name)
+        if old is None:
+            records.pop(name, None)
+        elif new is None or current is None:
+            records[name] = dict(old)
+        else:
+            for key in set(old) | set(new):
+                if old.get(key, KeyError) != new.get(key, KeyError):
+                    if key in old:
+                        current[key] = old[key]
+                    else:
+                        current.pop(key, None)

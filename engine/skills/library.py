@@ -146,10 +146,19 @@ class SkillLibrary:
             raise SkillError(f"Ambiguous skill name '{name}': {len(matches)} skills match. Use the category/name path.",
                              matches=[m.rel for m in matches], hint="Pass the category/name path shown in matches.")
         if not matches:
+            umbrellas = self._umbrellas_of(name)
+            if len(umbrellas) == 1:
+                return umbrellas[0]
             available = sorted({f.name for f in self.scanner.active()})[:20]
             raise SkillError(f"Skill '{name}' not found.", available_skills=available,
                              hint="Use skills_list to see all available skills")
         return matches[0]
+
+    def _umbrellas_of(self, name: str) -> list[Found]:
+        """Active skills whose frontmatter ``absorbed`` lists ``name`` (a consolidated skill's old name)."""
+        from ..curator.consolidate import absorbed_names
+
+        return [f for f in self.scanner.active() if name in absorbed_names(f.meta)]
 
     def find_any(self, name: Any) -> Found:
         """The active skill ``name``, else its archived copy (the newest when several)."""
@@ -501,6 +510,10 @@ class SkillLibrary:
 
     def preview_staged(self, payload: dict[str, Any], edited_content: str | None = None) -> dict[str, Any]:
         """What approving would change, computed without writing: name, file, before, after, error."""
+        if payload.get("action") == "consolidate":
+            if edited_content is not None:
+                raise SkillError("A consolidation plan cannot be edited; approve or reject it as is.")
+            return self.home.curator.consolidation.preview(payload)
         try:
             plan = self.plan(self._edited(payload, edited_content))
         except SkillError as exc:
@@ -518,6 +531,11 @@ class SkillLibrary:
         """
         ctx = ToolContext(actor=actor, session_id=session_id, message_id=message_id)
         try:
+            if payload.get("action") == "consolidate":
+                if edited_content is not None:
+                    raise SkillError("A consolidation plan cannot be edited; approve or reject it as is.")
+                return self.home.curator.consolidation.apply(payload, actor=actor, pending_id=pending_id,
+                                                             session_id=session_id, message_id=message_id)
             return self.manage(self._edited(payload, edited_content), ctx, pending_id)
         except WorkbenchError as exc:
             return exc.to_dict()

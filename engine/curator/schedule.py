@@ -1,0 +1,87 @@
+"""When the next automatic Curator pass is due, and why (Hermes's gates).
+
+A pass is due when the curator is enabled, not paused (``paused`` in
+``skills/.curator_state``, the flag Hermes keeps), ``curator.interval_hours`` have
+passed since ``last_run_at``, no agent turn is running, and the home has been idle for
+``curator.min_idle_hours``. As in Hermes, a home that was never curated is not curated
+on the first check: that check seeds ``last_run_at`` and the first pass waits one
+interval. ``check`` is a pure function of its inputs so the rule is testable with a
+fixed clock; ``Curator.maybe_run`` applies it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError, WorkbenchError
+from ..skills.usage import iso, parse_iso
+
+HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class Schedule:
+    enabled: bool
+    interval_hours: float
+    min_idle_hours: float
+    consolidate: bool
+
+    @classmethod
+    def from_config(cls, config) -> "Schedule":
+        interval, idle = config.float("curator.interval_hours"), config.float("curator.min_idle_hours")
+        if interval <= 0 or idle < 0:
+            raise ConfigError(f"curator.interval_hours ({interval:g}) must be above 0 and curator.min_idle_hours "
+                              f"({idle:g}) at least 0. Fix config.yaml.")
+        return cls(config.bool("curator.enabled"), interval, idle, config.bool("curator.consolidate"))
+
+
+@dataclass(frozen=True)
+class Due:
+    due: bool
+    reason: str
+    next_at: float | None  # when the next pass may run (None: not scheduled at all)
+    seed: bool = False  # never run: record ``last_run_at`` now so the first pass waits one interval
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"due": self.due, "reason": self.reason, "next_at": iso(self.next_at) if self.next_at else None}
+
+
+def check(schedule: Schedule, state: dict[str, Any], now: float, *, last_activity: float | None,
+          busy: bool = False) -> Due:
+    """Whether a pass should start at ``now``; ``last_activity`` is the home's latest change or message."""
+    if not schedule.enabled:
+        return Due(False, "curator.enabled is off in config.yaml; no automatic passes.", None)
+    if state.get("paused"):
+        return Due(False, "paused (`workbench curator resume` lifts it).", None)
+    last = parse_iso(state.get("last_run_at"))
+    if last is None:
+        return Due(False, f"never run: the first pass waits one interval ({schedule.interval_hours:g} h) from now.",
+                   now + schedule.interval_hours * HOUR, seed=True)
+    next_at = last + schedule.interval_hours * HOUR
+    if now < next_at:
+        return Due(False, f"last pass {iso(last)}; the next is due {schedule.interval_hours:g} h later.", next_at)
+    if busy:
+        return Due(False, "due, but an agent turn is running; it runs once the home is idle.", next_at)
+    idle_until = (last_activity or 0.0) + schedule.min_idle_hours * HOUR
+    if now < idle_until:
+        return Due(False, f"due, waiting for {schedule.min_idle_hours:g} h without activity (last activity "
+                          f"{iso(last_activity)}).", idle_until)
+    return Due(True, "due: the interval has passed and the home is idle.", next_at)
+
+
+def last_activity(home) -> float | None:
+    """The latest change anyone but the Curator made (journal) or message stored (state.db)."""
+    moments = []
+    row = home.journal.connection().execute(
+        "SELECT max(at) FROM journal WHERE actor != 'curator' AND status = 'done'").fetchone()
+    moments.append(row[0] if row else None)
+    if home.state_db_path.exists():
+        try:
+            row = home.archive.conn().execute("SELECT max(timestamp) FROM messages").fetchone()
+            moments.append(row[0] if row else None)
+        except (sqlite3.Error, WorkbenchError):  # an unreadable archive does not block curation; doctor reports it
+            pass
+    moments = [float(m) for m in moments if isinstance(m, (int, float))]
+    return max(moments) if moments else None
