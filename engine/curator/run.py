@@ -232,7 +232,7 @@ class Curator:
                 decided.add(decision, found)
         errors: list[str] = []
         if not dry_run:
-            errors = self._apply(decided, now)
+            errors = self._apply(decided, now, iso(now))
         report = CuratorReport(
             marked_stale=decided.names(STALE), archived=decided.names(ARCHIVE), reactivated=decided.names(REACTIVATE),
             dry_run=dry_run, seeded=decided.names(SEED), checked=checked, started_at=iso(now),
@@ -241,15 +241,17 @@ class Curator:
             return report
         report = replace(report, report_path=str(self._write_report(report, policy).absolute()))
         self._save_state(report, now)
+        self.home.journal.append("curator", "run", "pass", actor="curator", after=report.summary,
+                                 detail={"run": iso(now), "report_path": report.report_path})
         return report
 
-    def _apply(self, decided: _Pass, now: float) -> list[str]:
-        """Archive (each a recorded move), then one usage update for every state change."""
+    def _apply(self, decided: _Pass, now: float, run_id: str) -> list[str]:
+        """Archive (each a recorded move), then one usage update for every state change (rows carry ``run``)."""
         fields: dict[str, dict[str, Any]] = {}
         errors = []
         for found in decided.decisions.get(ARCHIVE, []):
             try:
-                dest, _ = self._archive_found(found, "curator", now, {"reason": "inactive"})
+                dest, _ = self._archive_found(found, "curator", now, {"reason": "inactive", "run": run_id})
             except (SkillError, OSError) as exc:
                 errors.append(f"{found.name}: {exc}")
                 decided.decisions[ARCHIVE] = [f for f in decided.decisions[ARCHIVE] if f is not found]
@@ -269,7 +271,8 @@ class Curator:
             self.skills.usage.update(change)
         for decision, action in ((STALE, "mark_stale"), (REACTIVATE, "reactivate")):
             for found in decided.decisions.get(decision, []):
-                journal_id = self.home.journal.append("skills", action, found.name, actor="curator")
+                journal_id = self.home.journal.append("skills", action, found.name, actor="curator",
+                                                      detail={"run": run_id})
                 self._announce(found.name, action, "curator", journal_id)
         return errors
 

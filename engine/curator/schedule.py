@@ -73,15 +73,17 @@ def check(schedule: Schedule, state: dict[str, Any], now: float, *, last_activit
 
 def last_activity(home) -> float | None:
     """The latest change anyone but the Curator made (journal) or message stored (state.db)."""
+    queries = ((home.workbench_db_path, lambda: home.journal.connection(), "SELECT max(at) FROM journal WHERE "
+                "actor != 'curator' AND subsystem != 'curator' AND status = 'done'"),
+               (home.state_db_path, lambda: home.archive.conn(), "SELECT max(timestamp) FROM messages"))
     moments = []
-    row = home.journal.connection().execute(
-        "SELECT max(at) FROM journal WHERE actor != 'curator' AND status = 'done'").fetchone()
-    moments.append(row[0] if row else None)
-    if home.state_db_path.exists():
+    for path, connect, sql in queries:
+        if not path.exists():
+            continue
         try:
-            row = home.archive.conn().execute("SELECT max(timestamp) FROM messages").fetchone()
-            moments.append(row[0] if row else None)
-        except (sqlite3.Error, WorkbenchError):  # an unreadable archive does not block curation; doctor reports it
-            pass
+            row = connect().execute(sql).fetchone()
+        except (sqlite3.Error, WorkbenchError):  # an unreadable database does not block curation; doctor reports it
+            continue
+        moments.append(row[0] if row else None)
     moments = [float(m) for m in moments if isinstance(m, (int, float))]
     return max(moments) if moments else None

@@ -1,0 +1,231 @@
+"""Consolidation plans: offline clustering, verification, approval, absorbed names, cron, rollback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine import open_home
+from engine.clock import FixedClock
+from engine.skills.manage import skill_manage_tool, skill_view_tool
+from engine.tools import ToolContext
+from tests.test_skills_support import tree_state, write_skill
+
+T0 = 1_780_000_000.0
+
+REBASE = "# Rebase\nRun git fetch, then git rebase origin/main.\n\n## Conflicts\nResolve, git add, git rebase --continue.\n"
+MERGE = "# Merge\nRun git fetch, then git merge origin/main.\n\n## Conflicts\nResolve, git add, git commit.\n"
+
+UMBRELLA = """---
+name: git
+description: 'Umbrella for git-merge, git-rebase: Merge a git branch into main safely; Rebase a git branch onto main safely'
+absorbed:
+- git-merge
+- git-rebase
+---
+
+# git
+
+Consolidated by the Curator from 2 overlapping skills. Each part below is one of them, unchanged; its old name still opens this skill.
+
+## git-merge
+
+Merge a git branch into main safely
+
+# Merge
+Run git fetch, then git merge origin/main.
+
+## Conflicts
+Resolve, git add, git commit.
+
+Support files: `references/flags.md`, `scripts/check.sh`
+
+## git-rebase
+
+Rebase a git branch onto main safely
+
+# Rebase
+Run git fetch, then git rebase origin/main.
+
+## Conflicts
+Resolve, git add, git rebase --continue.
+
+Support files: `references/git-rebase-flags.md`
+"""
+
+
+def agent_skill(home, name, **kw):
+    write_skill(home, name, **kw)
+    home.skills.usage.set_fields(name, created_by="agent")
+
+
+@pytest.fixture
+def library(tmp_path):
+    """Two overlapping agent-made git skills, an unrelated one, a user-owned and a pinned look-alike."""
+    home = open_home(tmp_path / "h", clock=FixedClock(T0))
+    agent_skill(home, "git-rebase", description="Rebase a git branch onto main safely", body=REBASE,
+                files={"references/flags.md": "# Flags\n--onto\n"})
+    agent_skill(home, "git-merge", description="Merge a git branch into main safely", body=MERGE,
+                files={"references/flags.md": "# Flags\n--no-ff\n", "scripts/check.sh": "echo ok\n"})
+    agent_skill(home, "pdf-extract", description="Extract tables from PDF files", body="# Extract\nUse pdfplumber.\n")
+    write_skill(home, "git-merging", description="Merge a git branch into main safely", body=MERGE)  # user-owned
+    agent_skill(home, "git-merge-pinned", description="Merge a git branch into main safely", body=MERGE)
+    home.skills.usage.set_fields("git-merge-pinned", pinned=True)
+    yield home
+    home.close()
+
+
+def staged_plan(home):
+    result = home.curator.consolidation.propose()
+    assert result["success"] and result["staged"], result
+    return result["pending_id"]
+
+
+def test_offline_plan_merges_only_overlapping_managed_skills_with_exact_umbrella(library):
+    pending_id = staged_plan(library)
+    record = library.approvals.get(pending_id)
+    assert (record.subsystem, record.action, record.origin, record.actor) == ("skills", "consolidate", "curator",
+                                                                             "curator")
+    plan = record.payload["plan"]
+    assert [a["name"] for a in plan["absorbed"]] == ["git-merge", "git-rebase"]  # never the user-owned or pinned ones
+    assert plan["umbrella"]["skill_md"] == UMBRELLA
+    assert plan["moves"] == [
+        {"skill": "git-merge", "from": "references/flags.md", "to": "references/flags.md",
+         "sha256": plan["absorbed"][0]["files"]["references/flags.md"]},
+        {"skill": "git-merge", "from": "scripts/check.sh", "to": "scripts/check.sh",
+         "sha256": plan["absorbed"][0]["files"]["scripts/check.sh"]},
+        {"skill": "git-rebase", "from": "references/flags.md", "to": "references/git-rebase-flags.md",
+         "sha256": plan["absorbed"][1]["files"]["references/flags.md"]}]
+    assert library.curator.consolidation.verify(plan) == []
+    assert library.curator.consolidation.propose()["pending_id"] == pending_id  # one pending plan at a time
+
+
+def test_plan_dropping_a_support_file_or_section_fails_verification(library):
+    consolidation = library.curator.consolidation
+    plan = library.approvals.get(staged_plan(library)).payload["plan"]
+    no_script = {**plan, "moves": [m for m in plan["moves"] if m["from"] != "scripts/check.sh"]}
+    assert consolidation.verify(no_script) == ["support file git-merge/scripts/check.sh is not carried into the umbrella"]
+    cut = plan["umbrella"]["skill_md"].replace("Resolve, git add, git commit.\n", "")
+    no_section = {**plan, "umbrella": {**plan["umbrella"], "skill_md": cut}}
+    assert consolidation.verify(no_section) == [
+        "section '## Conflicts' of 'git-merge' is neither in the umbrella nor dropped with a reason"]
+    dropped = {**no_section, "dropped": [{"skill": "git-merge", "section": "## Conflicts", "reason": "duplicate"}]}
+    assert consolidation.verify(dropped) == []
+    outside = {**plan, "umbrella": {**plan["umbrella"], "path": "../escape"}}
+    assert "outside the skill tree" in " ".join(consolidation.verify(outside))
+    clash = {**plan, "umbrella": {**plan["umbrella"], "name": "pdf-extract", "path": "pdf-extract"}}
+    assert any("collides" in p for p in consolidation.verify(clash))
+
+
+def test_approve_applies_exactly_the_previewed_plan(library):
+    pending_id = staged_plan(library)
+    preview = library.approvals.preview(pending_id)
+    assert preview["error"] is None and preview["absorbed"] == ["git-merge", "git-rebase"]
+    assert [(f["path"], f["kind"]) for f in preview["files"]] == [
+        ("git/SKILL.md", "create"), ("git/references/flags.md", "copy"), ("git/scripts/check.sh", "copy"),
+        ("git/references/git-rebase-flags.md", "copy"), ("git-merge/SKILL.md", "archive"),
+        ("git-rebase/SKILL.md", "archive")]
+    created = {f["path"]: f["after"] for f in preview["files"] if f["kind"] != "archive"}
+    result = library.approvals.approve(pending_id)
+    assert result["success"], result
+    for rel, text in created.items():
+        assert (library.skills_dir / rel).read_text(encoding="utf-8") == text
+    assert sorted(p.relative_to(library.skills_dir / "git").as_posix()
+                  for p in (library.skills_dir / "git").rglob("*") if p.is_file()) == sorted(
+        rel.removeprefix("git/") for rel in created)
+    assert [f.dir_name for f in library.skills.scanner.archived()] == ["git-merge", "git-rebase"]
+    records = library.skills.usage.load()
+    assert records["git"]["created_by"] == "agent"
+    assert (records["git-merge"]["state"], records["git-merge"]["absorbed_into"]) == ("archived", "git")
+    assert library.approvals.list() == []
+
+
+def test_a_skill_changed_after_planning_makes_approval_refuse(library):
+    pending_id = staged_plan(library)
+    before = tree_state(library.skills_dir)
+    (library.skills_dir / "git-rebase" / "references" / "flags.md").write_text("# Flags\n--autostash\n")
+    changed = tree_state(library.skills_dir)
+    result = library.approvals.approve(pending_id)
+    assert not result["success"] and "'git-rebase' changed since the plan was made" in result["error"]
+    assert tree_state(library.skills_dir) == changed != before
+    assert [r.id for r in library.approvals.list()] == [pending_id]  # still pending
+
+
+def test_absorbed_names_resolve_to_the_umbrella_and_the_index_lists_it_once(library):
+    library.approvals.approve(staged_plan(library))
+    ctx = ToolContext()
+    viewed = skill_view_tool(library, {"name": "git-rebase"}, ctx)
+    assert viewed["success"] and viewed["name"] == "git" and viewed["content"] == UMBRELLA
+    patched = skill_manage_tool(library, {"action": "patch", "name": "git-merge", "old_string": "git commit.",
+                                          "new_string": "git commit --no-edit."}, ctx)
+    assert patched["success"], patched
+    assert "git commit --no-edit." in (library.skills_dir / "git" / "SKILL.md").read_text()
+    index = library.skills.index_text()
+    listed = [line.strip().split(":")[0] for line in index.splitlines() if line.startswith("    - ")]
+    assert listed == ["- git", "- git-merge-pinned", "- git-merging", "- pdf-extract"]
+
+
+def content(home):
+    """The skills tree and cron folder, minus the ledger (an audit trail that only grows)."""
+    skills = {k: v for k, v in tree_state(home.skills_dir).items() if k != ".curator_ledger.jsonl"}
+    return skills, tree_state(home.root / "cron")
+
+
+def write_cron(home, jobs):
+    (home.root / "cron").mkdir(exist_ok=True)
+    (home.root / "cron" / "jobs.json").write_text(json.dumps({"jobs": jobs, "updated_at": "x"}, indent=2) + "\n")
+
+
+def test_cron_jobs_naming_an_absorbed_skill_are_rewritten_and_rollback_is_byte_identical(library):
+    write_cron(library, [{"id": "a1", "name": "nightly", "skill": "git-rebase", "skills": ["git-rebase", "git-merge",
+                                                                                         "pdf-extract"]},
+                         {"id": "b2", "name": "other", "skill": "pdf-extract", "skills": ["pdf-extract"]}])
+    pending_id = staged_plan(library)
+    (library.root / "cron" / ".jobs.lock").touch()  # Hermes's lock file: not content
+    before = content(library)
+    usage_before = (library.skills_dir / ".usage.json").read_bytes()
+    assert library.approvals.preview(pending_id)["cron"] == [
+        {"job_id": "a1", "job_name": "nightly", "before": ["git-rebase", "git-merge", "pdf-extract"],
+         "after": ["git", "pdf-extract"]}]
+    applied = library.approvals.approve(pending_id)["result"]
+    jobs = json.loads((library.root / "cron" / "jobs.json").read_text())["jobs"]
+    assert [(j["skill"], j["skills"]) for j in jobs] == [("git", ["git", "pdf-extract"]),
+                                                         ("pdf-extract", ["pdf-extract"])]
+    entry = library.skills.ledger.get(applied["ledger_id"])
+    assert "cron/jobs.json" in {f.path for f in entry.before}
+    assert {f.path for f in entry.before} >= {"skills/git-merge/SKILL.md", "skills/git-merge/scripts/check.sh",
+                                              "skills/git-rebase/references/flags.md"}
+    after = content(library)
+    rolled = library.curator.rollback(applied["ledger_id"])
+    assert rolled["success"]
+    assert content(library) == before
+    assert (library.skills_dir / ".usage.json").read_bytes() == usage_before
+    again = library.curator.rollback(rolled["ledger_id"])  # a rollback of the rollback re-applies it
+    assert again["success"]
+    assert content(library) == after
+    assert library.skills.usage.load()["git-merge"]["absorbed_into"] == "git"
+
+
+def test_consolidate_without_approval_applies_verified_plans(tmp_path, library):
+    (library.root / "config.yaml").write_text("curator:\n  consolidate_without_approval: true\n")
+    library.reload_config()
+    result = library.curator.consolidation.propose()
+    assert result["success"] and not result["staged"] and result["name"] == "git"
+    assert library.approvals.list() == [] and (library.skills_dir / "git" / "SKILL.md").read_text() == UMBRELLA
+
+
+def test_hermes_lists_a_plan_record_and_refuses_to_apply_it(library, hermes):
+    pending_id = staged_plan(library)
+    before = tree_state(library.root / "pending"), tree_state(library.skills_dir)
+    seen = hermes.json(library.root, f"""
+import json
+from hermes_cli.write_approval_commands import handle_pending_subcommand
+listing = handle_pending_subcommand("skills", ["pending"])
+approve = handle_pending_subcommand("skills", ["approve", "{pending_id}"])
+print(json.dumps({{"listing": listing, "approve": approve}}))
+""")
+    assert pending_id in seen["listing"] and "consolidate git-merge, git-rebase into 'git'" in seen["listing"]
+    assert "Approved 0 skills write(s)." in seen["approve"] and f"{pending_id}:" in seen["approve"]
+    assert (tree_state(library.root / "pending"), tree_state(library.skills_dir)) == before
+    assert library.approvals.approve(pending_id)["success"]  # ours still applies it
