@@ -100,3 +100,26 @@ def test_skills_show_inspects_an_archived_skill_without_counting_a_view(tmp_path
     with pytest.raises(SkillError, match="not found"):
         home.skills.view("deploy")  # the agent never views an archived skill
     home.close()
+
+
+def test_pause_resume_status_and_a_staged_consolidation_from_the_shell(tmp_path):
+    from tests.test_curator_consolidate import MERGE, REBASE, agent_skill
+    home = open_home(tmp_path / "h")
+    agent_skill(home, "git-rebase", description="Rebase a git branch onto main safely", body=REBASE)
+    agent_skill(home, "git-merge", description="Merge a git branch into main safely", body=MERGE,
+                files={"scripts/check.sh": "echo ok\n"})
+    home.close()
+    assert wb(tmp_path / "h", "curator", "pause")[1]["paused"] is True
+    code, status = wb_process(tmp_path / "h", "curator", "status")
+    assert code == 0 and status["paused"] and status["next"]["reason"].startswith("paused")
+    assert status["settings"]["interval_hours"] == 168 and status["settings"]["consolidate"] is False
+    assert wb(tmp_path / "h", "curator", "resume")[1]["paused"] is False
+    code, staged = wb(tmp_path / "h", "curator", "consolidate")
+    assert code == 0 and staged["staged"]
+    proc = subprocess.run([sys.executable, "-m", "workbench", "pending", "show", staged["pending_id"],
+                           "--home", str(tmp_path / "h")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    assert "=== create git/SKILL.md" in proc.stdout and "=== copy git/scripts/check.sh (from git-merge/scripts/check.sh)" \
+        in proc.stdout and "=== archive git-rebase/SKILL.md" in proc.stdout
+    code, listed = wb(tmp_path / "h", "pending", "list")
+    assert [(p["action"], p["origin"]) for p in listed["pending"]] == [("consolidate", "curator")]

@@ -34,6 +34,7 @@ COMMAND_MODULES = [
     "workbench.cli.run_cmds",
     "workbench.cli.doctor_cmds",
     "workbench.cli.providers_cmds",
+    "workbench.cli.timeline_cmds",
 ]
 
 

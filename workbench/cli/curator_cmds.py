@@ -1,4 +1,4 @@
-"""``workbench curator run|status|purge|rollback|ledger``: the skill lifecycle from the shell."""
+"""``workbench curator run|status|pause|resume|consolidate|purge|rollback|ledger``: the skill lifecycle from the shell."""
 
 from __future__ import annotations
 
@@ -18,6 +18,14 @@ def register(subparsers, common) -> None:
 
     status = sub.add_parser("status", parents=[common], help="state counts, last run, settings")
     status.set_defaults(handler=curator_status, read_only=True)
+
+    for name, handler, text in (("pause", pause_curator, "stop automatic passes (the flag Hermes honours too)"),
+                                ("resume", resume_curator, "let automatic passes run again")):
+        sub.add_parser(name, parents=[common], help=text).set_defaults(handler=handler)
+
+    consolidate = sub.add_parser("consolidate", parents=[common],
+                                 help="plan one merge of overlapping skills and stage it for review")
+    consolidate.set_defaults(handler=consolidate_skills)
 
     purge = sub.add_parser("purge", parents=[common], help="delete archived skills older than N days (blobs kept)")
     purge.add_argument("--days", type=WHOLE_DAYS, required=True, metavar="N", help="only skills archived at least N days ago")
@@ -54,8 +62,26 @@ def curator_status(home: Home, args) -> Output:
              f"  skills: {counts['active']} active, {counts['stale']} stale, {counts['archived']} archived "
              f"({sum(status['managed'].values())} curator-managed)",
              f"  pinned: {', '.join(status['pinned']) or '-'}",
-             f"  stale after {settings['stale_after_days']} d, archive after {settings['archive_after_days']} d"]
+             f"  stale after {settings['stale_after_days']} d, archive after {settings['archive_after_days']} d",
+             f"  schedule: every {settings['interval_hours']:g} h after {settings['min_idle_hours']:g} h idle; "
+             f"consolidation {'on' if settings['consolidate'] else 'off'}{'; PAUSED' if status['paused'] else ''}",
+             f"  next pass: {status['next']['next_at'] or 'not scheduled'} ({status['next']['reason']})"]
     return Output(status, text="\n".join(lines))
+
+
+def pause_curator(home: Home, args) -> Output:
+    result = home.curator.pause()
+    return Output(result, text=result["message"])
+
+
+def resume_curator(home: Home, args) -> Output:
+    result = home.curator.resume()
+    return Output(result, text=result["message"])
+
+
+def consolidate_skills(home: Home, args) -> Output:
+    result = home.curator.consolidation.propose()
+    return Output(result, text=result.get("message") or f"error: {result.get('error')}")
 
 
 def purge_archive(home: Home, args) -> Output:

@@ -1,0 +1,299 @@
+"""The timeline: every change to what the agent knows, from the journal, grouped and revertable.
+
+Rows are journal rows of the knowledge subsystems (memory, skills, approvals, curator,
+providers) that were applied, newest first, paged by id so a history of any length
+opens at once. Rows that belong together share a ``group``: one background review
+(``review:<session>:<message>``), one Curator pass (``curator:<run>``) and one
+consolidation with its staging and approval (``consolidation:<pending id>``).
+
+``revert`` undoes a row or a whole group through the owning store's own guards
+(memory undo, ledger rollback, pin/unpin), newest first; what changed since is refused
+with the store's reason and everything else still goes. Each revert is itself a journal
+row, so it shows on the timeline and can be reverted in turn. ``preview`` lists exactly
+what a revert would change, and what it would refuse, without writing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from .errors import WorkbenchError
+from .journal import JournalEntry, _row
+from .memory.history import undo_problem
+
+SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers")
+FILES = {"memory": "MEMORY", "user": "USER"}
+_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_RECORDS = {("approvals", "stage"), ("approvals", "approve"), ("approvals", "approve_failed"), ("approvals", "reject"),
+            ("curator", "run"), ("curator", "pause"), ("curator", "resume"), ("skills", "consolidate_refused"),
+            ("skills", "mark_stale"), ("skills", "reactivate")}
+
+
+class TimelineError(WorkbenchError):
+    """A bad row or group reference, or a filter that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Row:
+    id: int
+    group: str | None
+    at: float
+    actor: str
+    subsystem: str
+    action: str
+    target: str
+    summary: str
+    session_id: str | None
+    message_id: int | None
+
+    @property
+    def when(self) -> str:
+        return datetime.fromtimestamp(self.at, timezone.utc).isoformat(timespec="seconds")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "at": self.when}
+
+
+def _short(text: str | None, width: int = 120) -> str:
+    one = " ".join((text or "").split())
+    return one if len(one) <= width else one[:width - 1] + "…"
+
+
+def summarize(entry: JournalEntry) -> str:
+    """What one row did, in one line."""
+    detail, action, target = entry.detail, entry.action, entry.target
+    if entry.subsystem == "memory":
+        where = FILES.get(target, target)
+        op = detail.get("op") if action == "undo" else action
+        if action == "undo":
+            return f"undo of row {detail.get('undo_of')} in {where}: {op} {_short(entry.after or entry.before, 90)!r}"
+        if action == "add":
+            return f"{where} + {_short(entry.after)!r}"
+        if action == "remove":
+            return f"{where} − {_short(entry.before)!r}"
+        if action == "replace":
+            return f"{where} {_short(entry.before, 55)!r} → {_short(entry.after, 55)!r}"
+        if action == "external":
+            return f"{where} edited outside the workbench"
+        return f"{where} {action}"
+    if entry.subsystem == "skills":
+        if action == "consolidate":
+            return f"consolidated {', '.join(detail.get('absorbed') or [])} into skill '{target}'"
+        if action == "rollback":
+            return f"rolled back {detail.get('rolled_back_action', 'a change')} of skill '{target}' " \
+                   f"(ledger {detail.get('rolled_back')})"
+        label = {"mark_stale": "marked stale", "reactivate": "reactivated", "write_file": "wrote a file in",
+                 "remove_file": "removed a file from", "consolidate_refused": "refused a consolidation plan for"}
+        return f"{label.get(action, action + 'd' if action.endswith('e') else action + 'ed')} skill '{target}'"
+    if entry.subsystem == "approvals":
+        verb = {"stage": "staged", "approve": "approved", "approve_failed": "approval failed:", "reject": "rejected"}
+        what = detail.get("summary") or entry.before or entry.after or ""
+        return f"{verb.get(action, action)} {detail.get('subsystem', '')} proposal {target}: {_short(what, 90)}"
+    if entry.subsystem == "curator":
+        if action == "run":
+            return f"Curator pass: {entry.after or 'no changes'}"
+        return f"Curator {'paused' if action == 'pause' else 'resumed' if action == 'resume' else action}"
+    return f"{entry.subsystem} {action} {target}"
+
+
+def group_of(entry: JournalEntry) -> str | None:
+    detail = entry.detail
+    if entry.subsystem == "approvals" and detail.get("action") == "consolidate":
+        return f"consolidation:{entry.target}"
+    if entry.subsystem == "skills" and entry.action in ("consolidate", "consolidate_refused"):
+        key = detail.get("pending_id") or detail.get("ledger_id") or entry.id
+        return f"consolidation:{key}"
+    if detail.get("run") and entry.actor == "curator":
+        return f"curator:{detail['run']}"
+    if entry.actor == "review" and entry.session_id:
+        return f"review:{entry.session_id}:{entry.message_id if entry.message_id is not None else '-'}"
+    return None
+
+
+def parse_since(text: str, now: float) -> float:
+    """``2h``, ``3d``, ``30m``, ``1w`` ago, or an ISO date/time (UTC when no zone is given)."""
+    match = _RELATIVE.match(text or "")
+    if match:
+        return now - float(match.group(1)) * _UNITS[match.group(2)]
+    try:
+        moment = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise TimelineError(f"--since {text!r} is not a time: give an age such as 2h, 3d or 1w, or an ISO date "
+                            "such as 2026-11-30 or 2026-11-30T12:00.") from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def _like(text: str) -> str:
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+class Timeline:
+    def __init__(self, home):
+        self.home = home
+
+    def _conn(self):
+        conn = self.home.journal.connection()
+        if not self.home.read_only:  # filters by actor page without scanning the table
+            conn.execute("CREATE INDEX IF NOT EXISTS idx_journal_actor ON journal(actor, id)")
+        return conn
+
+    def _row(self, entry: JournalEntry) -> Row:
+        return Row(entry.id, group_of(entry), entry.at, entry.actor, entry.subsystem, entry.action, entry.target,
+                   summarize(entry), entry.session_id, entry.message_id)
+
+    def page(self, *, before_id: int | None = None, limit: int = 200, since: float | None = None,
+             actor: str | None = None, subsystem: str | None = None, target: str | None = None,
+             session_id: str | None = None, text: str | None = None, group: str | None = None) -> list[Row]:
+        """Up to ``limit`` rows older than ``before_id`` (newest first), matching every filter given."""
+        if not self.home.workbench_db_path.exists():
+            return []
+        where = ["status = 'done'", f"subsystem IN ({', '.join('?' * len(SUBSYSTEMS))})"]
+        args: list[Any] = list(SUBSYSTEMS)
+        for column, value in (("actor", actor), ("subsystem", subsystem), ("target", target),
+                              ("session_id", session_id)):
+            if value:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if before_id is not None:
+            where.append("id < ?")
+            args.append(before_id)
+        if since is not None:
+            where.append("at >= ?")
+            args.append(since)
+        if text:
+            where.append("(target LIKE ? ESCAPE '\\' OR action LIKE ? ESCAPE '\\' OR before LIKE ? ESCAPE '\\' "
+                         "OR after LIKE ? ESCAPE '\\' OR json_extract(detail, '$.summary') LIKE ? ESCAPE '\\')")
+            args += [_like(text)] * 5
+        if group:
+            clause, extra = self._group_clause(group)
+            where.append(clause)
+            args += extra
+        sql = f"SELECT * FROM journal WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?"
+        return [self._row(_row(r)) for r in self._conn().execute(sql, (*args, limit))]
+
+    @staticmethod
+    def _group_clause(group: str) -> tuple[str, list[Any]]:
+        kind, _, key = group.partition(":")
+        if kind == "review" and key:
+            session, _, message = key.rpartition(":")
+            if message == "-":
+                return "actor = 'review' AND session_id = ? AND message_id IS NULL", [session]
+            if session and message.isdigit():
+                return "actor = 'review' AND session_id = ? AND message_id = ?", [session, int(message)]
+        if kind == "curator" and key:
+            return "actor = 'curator' AND json_extract(detail, '$.run') = ?", [key]
+        if kind == "consolidation" and key:
+            return ("((subsystem = 'approvals' AND target = ? AND json_extract(detail, '$.action') = 'consolidate') OR "
+                    "(subsystem = 'skills' AND action IN ('consolidate', 'consolidate_refused') AND "
+                    "(json_extract(detail, '$.pending_id') = ? OR json_extract(detail, '$.ledger_id') = ? "
+                    "OR CAST(id AS TEXT) = ?)))", [key, key, key, key])
+        raise TimelineError(f"{group!r} is not a timeline row or group: give a row id (a number) or a group such as "
+                            "review:SESSION:MESSAGE, curator:RUN or consolidation:ID (see `workbench timeline`).")
+
+    def rows_of(self, ref: str | int) -> list[Row]:
+        """The rows a reference names: one row by id, or every row of a group (newest first)."""
+        text = str(ref).strip()
+        if text.isdigit():
+            rows = self.page(before_id=int(text) + 1, limit=1)
+            if not rows or rows[0].id != int(text):
+                raise TimelineError(f"No timeline row {text}. See `workbench timeline` for row ids.")
+            return rows
+        rows = self.page(group=text, limit=100_000)
+        if not rows:
+            raise TimelineError(f"No timeline group {text!r}. See the group column of `workbench timeline`.")
+        return rows
+
+    def describe_group(self, rows: list[Row]) -> str:
+        """What a group did, in one line."""
+        group = rows[0].group or ""
+        kind = group.partition(":")[0]
+        counts: dict[str, int] = {}
+        for row in rows:
+            label = f"{row.subsystem} {row.action}"
+            counts[label] = counts.get(label, 0) + 1
+        parts = ", ".join(f"{n} {label}" for label, n in sorted(counts.items()))
+        title = {"review": "background review", "curator": "Curator pass", "consolidation": "consolidation"}.get(
+            kind, kind)
+        return f"{title} ({len(rows)} rows): {parts}"
+
+    # -- reverting --------------------------------------------------------------------
+    def _entry(self, row: Row) -> JournalEntry:
+        entry = self.home.journal.get(row.id)
+        if entry is None:
+            raise TimelineError(f"Timeline row {row.id} is gone from the journal.")
+        return entry
+
+    def _plan_one(self, row: Row) -> dict[str, Any]:
+        """How this row would be reverted: ``{"id", "summary", "undo"}`` plus ``refused`` or ``skip`` reasons."""
+        entry = self._entry(row)
+        item: dict[str, Any] = {"id": row.id, "summary": row.summary}
+        if (row.subsystem, row.action) in _RECORDS:
+            return {**item, "skip": "a record of a decision, not a change; revert the change it led to"}
+        if row.subsystem == "memory":
+            refusal = undo_problem(self.home.memory, entry)
+            return {**item, "undo": f"memory undo of row {row.id}", **({"refused": refusal} if refusal else {})}
+        if row.subsystem == "skills" and row.action in ("pin", "unpin"):
+            return {**item, "undo": f"{'unpin' if row.action == 'pin' else 'pin'} skill '{row.target}'"}
+        ledger_id = entry.detail.get("ledger_id")
+        if row.subsystem == "skills" and ledger_id:
+            try:
+                ledger = self.home.skills.ledger
+                writes, deletes = ledger.rollback_plan(ledger.get(ledger_id))
+            except WorkbenchError as exc:
+                return {**item, "undo": f"roll back ledger {ledger_id}", "refused": exc.message}
+            files = [f"restore {p}" for p in sorted(writes)] + [f"remove {p}" for p in sorted(deletes)]
+            return {**item, "undo": f"roll back ledger {ledger_id}: " + ("; ".join(files) or "no files"),
+                    "ledger_id": ledger_id}
+        return {**item, "refused": f"{row.subsystem} {row.action} rows cannot be reverted"}
+
+    def preview(self, ref: str | int) -> dict[str, Any]:
+        """Exactly what ``revert(ref)`` would change, what it would refuse and what it leaves; writes nothing."""
+        planned = [self._plan_one(row) for row in self.rows_of(ref)]
+        return {"ref": str(ref), "changes": [p for p in planned if "undo" in p and "refused" not in p],
+                "refused": [{"id": p["id"], "summary": p["summary"], "error": p["refused"]}
+                            for p in planned if "refused" in p],
+                "skipped": [{"id": p["id"], "summary": p["summary"], "reason": p["skip"]}
+                            for p in planned if "skip" in p]}
+
+    def revert(self, ref: str | int, actor: str = "user") -> dict[str, Any]:
+        """Revert a row or a group, newest first, through each store's guards."""
+        rows = self.rows_of(ref)
+        single = len(rows) == 1 and str(ref).strip().isdigit()
+        reverted, refused, skipped = [], [], []
+        for row in rows:
+            plan = self._plan_one(row)
+            if "skip" in plan:
+                (refused if single else skipped).append({"id": row.id, "summary": row.summary,
+                                                         ("error" if single else "reason"): plan["skip"]})
+                continue
+            if "refused" in plan:
+                refused.append({"id": row.id, "summary": row.summary, "error": plan["refused"]})
+                continue
+            result = self._apply(row, plan, actor)
+            if result.get("success"):
+                reverted.append({"id": row.id, "summary": row.summary, "undo": plan["undo"],
+                                 "message": result.get("message", "")})
+            else:
+                refused.append({"id": row.id, "summary": row.summary, "error": str(result.get("error"))})
+        outcome = {"success": bool(reverted) and not refused, "ref": str(ref), "reverted": reverted,
+                   "refused": refused, "skipped": skipped}
+        if not reverted and not refused:
+            outcome["error"] = "Nothing in it changes what the agent knows, so there is nothing to revert."
+        elif refused:
+            outcome["error"] = f"{len(refused)} row(s) could not be reverted (see 'refused'); the rest were."
+        return outcome
+
+    def _apply(self, row: Row, plan: dict[str, Any], actor: str) -> dict[str, Any]:
+        try:
+            if row.subsystem == "memory":
+                return self.home.memory.undo(row.id, actor=actor)
+            if row.action in ("pin", "unpin"):
+                return (self.home.curator.unpin if row.action == "pin" else self.home.curator.pin)(row.target)
+            return self.home.curator.rollback(plan["ledger_id"])
+        except WorkbenchError as exc:
+            return exc.to_dict()
+

@@ -1,0 +1,102 @@
+"""The timeline from the journal: rows, groups, filters, paging, revert (engine and CLI)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from engine.errors import WorkbenchError
+from engine.timeline import Timeline, parse_since
+from engine.tools import ToolContext
+from tests.test_curator_cli import wb
+
+REVIEW = ToolContext(actor="review", session_id="s1", message_id=7)
+
+
+def learn(home):
+    """An agent write, a two-write background review, a user write and a pinned skill."""
+    home.memory.add("memory", "Project uses Postgres 16", ToolContext(actor="agent", session_id="s1", message_id=3))
+    home.memory.add("user", "Prefers short answers", REVIEW)
+    home.memory.add("memory", "Deploys go through staging", REVIEW)
+    home.memory.add("memory", "Hand-written note", ToolContext(actor="user"))
+
+
+def test_rows_are_newest_first_with_one_line_summaries_and_review_groups(home):
+    learn(home)
+    rows = Timeline(home).page()
+    assert [(r.actor, r.summary, r.group) for r in rows] == [
+        ("user", "MEMORY + 'Hand-written note'", None),
+        ("review", "MEMORY + 'Deploys go through staging'", "review:s1:7"),
+        ("review", "USER + 'Prefers short answers'", "review:s1:7"),
+        ("agent", "MEMORY + 'Project uses Postgres 16'", None)]
+    assert rows[1].session_id == "s1" and rows[1].message_id == 7
+    timeline = Timeline(home)
+    assert [r.summary for r in timeline.page(actor="review", target="user")] == ["USER + 'Prefers short answers'"]
+    assert [r.actor for r in timeline.page(text="postgres")] == ["agent"]
+    assert [r.id for r in timeline.page(session_id="s1", limit=2)] == [rows[1].id, rows[2].id]
+    assert [r.id for r in timeline.page(before_id=rows[1].id, limit=1)] == [rows[2].id]
+    assert timeline.describe_group(timeline.rows_of("review:s1:7")) == "background review (2 rows): 2 memory add"
+
+
+def test_reverting_a_review_group_undoes_both_writes_and_the_revert_can_be_reverted(home):
+    learn(home)
+    timeline = Timeline(home)
+    preview = timeline.preview("review:s1:7")
+    assert [c["undo"] for c in preview["changes"]] == [f"memory undo of row {r.id}"
+                                                        for r in timeline.rows_of("review:s1:7")]
+    result = timeline.revert("review:s1:7")
+    assert result["success"] and len(result["reverted"]) == 2 and result["refused"] == []
+    assert home.memory.entries("memory") == ["Project uses Postgres 16", "Hand-written note"]
+    assert home.memory.entries("user") == []
+    newest = timeline.page(limit=2)
+    assert [r.action for r in newest] == ["undo", "undo"]
+    assert timeline.revert(newest[0].id)["success"]  # reverting the revert brings the entry back
+    assert "Prefers short answers" in home.memory.entries("user")
+
+
+def test_a_row_changed_since_is_refused_with_why_and_the_rest_still_reverts(home):
+    learn(home)
+    home.memory.replace("memory", "Deploys go through staging", "Deploys go straight to prod", ToolContext(actor="user"))
+    timeline = Timeline(home)
+    preview = timeline.preview("review:s1:7")
+    assert len(preview["changes"]) == 1 and len(preview["refused"]) == 1
+    assert "no longer in MEMORY.md" in preview["refused"][0]["error"]
+    result = timeline.revert("review:s1:7")
+    assert not result["success"] and [r["summary"] for r in result["refused"]] == [
+        "MEMORY + 'Deploys go through staging'"]
+    assert home.memory.entries("user") == [] and "Deploys go straight to prod" in home.memory.entries("memory")
+
+
+def test_bad_references_and_since(home, clock):
+    learn(home)
+    timeline = Timeline(home)
+    for ref in ("999", "nonsense", "review:nobody:1"):
+        with pytest.raises(WorkbenchError):
+            timeline.rows_of(ref)
+    assert parse_since("2h", clock.now()) == clock.now() - 7200
+    assert parse_since("2026-11-30", 0) == clock.now() - 12 * 3600  # midnight UTC of the fixed day
+    with pytest.raises(WorkbenchError, match="is not a time"):
+        parse_since("yesterday-ish", clock.now())
+    clock.advance(3 * 3600)
+    home.memory.add("memory", "Late note", ToolContext(actor="user"))
+    assert [r.summary for r in timeline.page(since=parse_since("1h", clock.now()))] == ["MEMORY + 'Late note'"]
+
+
+def test_cli_timeline_and_revert(tmp_path, home):
+    learn(home)
+    home.close()
+    code, listed = wb(home.root, "timeline", "--actor", "review")
+    assert code == 0 and [r["group"] for r in listed["rows"]] == ["review:s1:7", "review:s1:7"]
+    assert set(listed["rows"][0]) == {"id", "group", "at", "actor", "subsystem", "action", "target", "summary",
+                                      "session_id", "message_id"}
+    proc = subprocess.run([sys.executable, "-m", "workbench", "revert", "review:s1:7", "--home", str(home.root),
+                           "--json"], capture_output=True, text=True, timeout=60)
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 0 and result["success"] and len(result["reverted"]) == 2
+    code, refused = wb(home.root, "revert", str(listed["rows"][0]["id"]))
+    assert code == 1 and refused["refused"] and "no longer" in refused["refused"][0]["error"]
+    code, bad = wb(home.root, "timeline", "--since", "soon")
+    assert code == 1 and "is not a time" in bad["error"]
