@@ -229,3 +229,39 @@ print(json.dumps({{"listing": listing, "approve": approve}}))
     assert "Approved 0 skills write(s)." in seen["approve"] and f"{pending_id}:" in seen["approve"]
     assert (tree_state(library.root / "pending"), tree_state(library.skills_dir)) == before
     assert library.approvals.approve(pending_id)["success"]  # ours still applies it
+
+
+def test_openai_backend_plans_through_a_forced_tool_and_the_plan_is_verified(library):
+    from tests.test_models_openai import FakeEndpoint
+    endpoint = FakeEndpoint()
+    try:
+        (library.root / "config.yaml").write_text(f"model:\n  backend: openai\n  name: m\n  base_url: {endpoint.base_url}\n"
+                                                  "  max_retries: 0\n")
+        library.reload_config()
+        body = "# git\n\n" + MERGE + "\n" + REBASE
+        endpoint.answer(tool_calls=[("c1", "propose_consolidation", {
+            "absorbed": ["git-merge", "git-rebase"], "umbrella_name": "git-sync", "description": "Sync branches",
+            "body": body, "reason": "same task",
+            "moves": [{"skill": "git-merge", "from": "references/flags.md", "to": "references/merge-flags.md"},
+                      {"skill": "git-rebase", "from": "references/flags.md", "to": "references/rebase-flags.md"}],
+            "dropped": []})])
+        result = library.curator.consolidation.propose()
+        request = endpoint.requests[0]["body"]
+        assert request["tool_choice"] == {"type": "function", "function": {"name": "propose_consolidation"}}
+        assert not result["success"]  # the model forgot scripts/check.sh: reported, never staged
+        assert result["problems"] == ["support file git-merge/scripts/check.sh is not carried into the umbrella"]
+        assert library.approvals.list() == []
+        endpoint.answer(tool_calls=[("c2", "propose_consolidation", {
+            "absorbed": ["git-merge", "git-rebase"], "umbrella_name": "git-sync", "description": "Sync branches",
+            "body": body, "reason": "same task", "dropped": [],
+            "moves": [{"skill": "git-merge", "from": "references/flags.md", "to": "references/merge-flags.md"},
+                      {"skill": "git-merge", "from": "scripts/check.sh", "to": "scripts/check.sh"},
+                      {"skill": "git-rebase", "from": "references/flags.md", "to": "references/rebase-flags.md"}]})])
+        staged = library.curator.consolidation.propose()
+        assert staged["staged"], staged
+        plan = library.approvals.get(staged["pending_id"]).payload["plan"]
+        assert plan["source"] == "model:m" and plan["umbrella"]["skill_md"].startswith("---\nname: git-sync\n")
+        assert library.approvals.approve(staged["pending_id"])["success"]
+        assert (library.skills_dir / "git-sync" / "references" / "rebase-flags.md").read_text() == "# Flags\n--onto\n"
+    finally:
+        endpoint.close()

@@ -31,6 +31,7 @@ from rapidfuzz import fuzz
 from ..approvals.preview import line_diff
 from ..errors import ReadOnlyError
 from ..fileio import atomic_write_bytes, atomic_write_text, file_lock
+from ..models.base import ModelError
 from ..skills.changes import Change, record_change, remove_empty_parents
 from ..skills.discovery import Found
 from ..skills.frontmatter import parse_frontmatter, validate_skill_md
@@ -44,6 +45,35 @@ ORIGIN = "curator"
 _HEADING = re.compile(r"^#{1,6}\s")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TOKENS = re.compile(r"[-_.]")
+MODEL_CANDIDATES = 30  # skills shown to a model in one planning request
+
+_NAMES = {"type": "array", "items": {"type": "string"}}
+PLAN_TOOL = {
+    "name": "propose_consolidation",
+    "description": "Propose one umbrella skill that absorbs two or more overlapping skills (absorbed: [] for none).",
+    "parameters": {"type": "object", "required": ["absorbed", "umbrella_name", "description", "body", "moves",
+                                                   "dropped", "reason"], "properties": {
+        "absorbed": {**_NAMES, "description": "Names of the skills the umbrella replaces (two or more)."},
+        "umbrella_name": {"type": "string", "description": "A new skill name: lowercase, digits, '-', '_' or '.'."},
+        "description": {"type": "string", "description": "One sentence: what the umbrella is for."},
+        "body": {"type": "string", "description": "The umbrella SKILL.md body (markdown, no frontmatter). Keep every "
+                                                  "section of every absorbed skill verbatim unless it is in dropped."},
+        "moves": {"type": "array", "description": "Every support file of every absorbed skill, and where it goes "
+                                                  "inside the umbrella.",
+                  "items": {"type": "object", "required": ["skill", "from", "to"], "properties": {
+                      "skill": {"type": "string"}, "from": {"type": "string"}, "to": {"type": "string"}}}},
+        "dropped": {"type": "array", "description": "Sections left out, each with why (e.g. an exact duplicate).",
+                    "items": {"type": "object", "required": ["skill", "section", "reason"], "properties": {
+                        "skill": {"type": "string"}, "section": {"type": "string", "description": "its heading line"},
+                        "reason": {"type": "string"}}}},
+        "reason": {"type": "string", "description": "Why these skills belong together."}}},
+}
+PLAN_PROMPT = (
+    "You maintain an AI agent's skill library. Below are the curator-managed skills as JSON (name, description, "
+    "SKILL.md, support files). If two or more overlap enough that one class-level umbrella skill would serve "
+    "better, propose that umbrella with propose_consolidation; otherwise call it with absorbed: []. The umbrella "
+    "must keep every section of every absorbed skill verbatim (or list it in dropped with a reason) and carry "
+    "every support file. Never invent content.")
 
 
 def sections(body: str) -> list[tuple[str, str]]:
@@ -194,6 +224,44 @@ class Consolidator:
         return self.plan_record(name, category, f"---\n{front}---\n\n" + "\n".join(parts) + "\n", members, moves,
                                 [], reason, "offline", score)
 
+    def model_plan(self, model, members: list[_Member]) -> dict[str, Any] | None:
+        """A plan from a model, forced through ``PLAN_TOOL``; None when it proposes no merge."""
+        shown = members[:MODEL_CANDIDATES]
+        skills = [{"name": m.found.name, "description": m.found.description,
+                   "skill_md": (m.found.path / "SKILL.md").read_text(encoding="utf-8", errors="replace"),
+                   "support_files": [rel for rel in _files(m.found.path) if rel != "SKILL.md"]} for m in shown]
+        reply = model.complete([{"role": "system", "content": PLAN_PROMPT},
+                                {"role": "user", "content": json.dumps(skills, ensure_ascii=False, indent=1)}],
+                               [{"type": "function", "function": PLAN_TOOL}], force_tool=PLAN_TOOL["name"])
+        call = next((c for c in reply.tool_calls if c.name == PLAN_TOOL["name"]), None)
+        if call is None:
+            raise ModelError("The model did not call propose_consolidation; no plan was made.")
+        args = call.arguments
+        names = [str(n) for n in args.get("absorbed") or []]
+        if not names:
+            return None
+        chosen = [m for m in shown if m.found.name in names]
+        if len(chosen) != len(names):
+            unknown = sorted(set(names) - {m.found.name for m in chosen})
+            raise ModelError(f"The model's plan absorbs skills that are not candidates: {', '.join(unknown)}.")
+        by_name = {m.found.name: m for m in chosen}
+        moves = []
+        for move in args.get("moves") or []:
+            source = by_name.get(str(move.get("skill")))
+            path = source.found.path / str(move.get("from")) if source else None
+            ok = path is not None and self._in_tree(f"{source.found.rel}/{move.get('from')}") and path.is_file()
+            moves.append({"skill": str(move.get("skill")), "from": str(move.get("from")), "to": str(move.get("to")),
+                          "sha256": sha256(path.read_bytes()) if ok else "missing"})
+        name = str(args.get("umbrella_name") or "")
+        categories = {m.found.category for m in chosen}
+        front = yaml.safe_dump({"name": name, "description": str(args.get("description") or "")[:MAX_DESCRIPTION_LENGTH],
+                                "absorbed": names}, sort_keys=False, allow_unicode=True, width=10_000)
+        dropped = [{"skill": str(d.get("skill")), "section": str(d.get("section")), "reason": str(d.get("reason") or "")}
+                   for d in args.get("dropped") or [] if isinstance(d, dict)]
+        return self.plan_record(name, categories.pop() if len(categories) == 1 else None,
+                                f"---\n{front}---\n\n{str(args.get('body') or '').strip()}\n", chosen, moves, dropped,
+                                str(args.get("reason") or ""), f"model:{getattr(model, 'name', 'openai')}", None)
+
     def plan_record(self, name: str, category: str | None, skill_md: str, members: list[_Member],
                     moves: list[dict[str, Any]], dropped: list[dict[str, str]], reason: str, source: str,
                     score: float | None) -> dict[str, Any]:
@@ -305,11 +373,12 @@ class Consolidator:
         if waiting:
             return {"success": True, "staged": False, "pending_id": waiting[0].id,
                     "message": f"A consolidation plan is already waiting for review ({waiting[0].id})."}
-        threshold = self.home.config.float("curator.consolidation_threshold")
-        clusters = self.clusters(self.candidates(), threshold)
-        if not clusters:
+        try:
+            plan = self._plan()
+        except ModelError as exc:
+            return {"success": False, "error": f"No consolidation plan: {exc.message}"}
+        if plan is None:
             return {"success": True, "staged": False, "message": "No overlapping curator-managed skills to merge."}
-        plan = self.offline_plan(*clusters[0])
         problems = self.verify(plan)
         if problems:
             self.home.journal.append("skills", "consolidate_refused", plan["umbrella"]["name"], actor="curator",
@@ -323,6 +392,20 @@ class Consolidator:
                                            origin=ORIGIN, payload=payload, actor="curator")
         return {"success": True, "staged": True, "pending_id": record.id, "summary": record.summary,
                 "message": f"Consolidation plan staged for review: `workbench pending show {record.id}`."}
+
+    def _plan(self) -> dict[str, Any] | None:
+        """The next plan: from the configured model when it is ``openai``, else offline clustering."""
+        members = self.candidates()
+        if self.home.config.str("model.backend").lower() == "openai":
+            from ..models import make_model
+
+            model = make_model(self.home)
+            try:
+                return self.model_plan(model, members)
+            finally:
+                model.close()
+        clusters = self.clusters(members, self.home.config.float("curator.consolidation_threshold"))
+        return self.offline_plan(*clusters[0]) if clusters else None
 
     @staticmethod
     def summary(plan: dict[str, Any]) -> str:

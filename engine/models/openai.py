@@ -60,11 +60,12 @@ class OpenAIModel(Model):
         return headers
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                 on_delta: Callable[[str], None] | None = None) -> ModelReply:
+                 on_delta: Callable[[str], None] | None = None, force_tool: str | None = None) -> ModelReply:
+        """``force_tool`` names the one tool the model must call (structured output, e.g. a consolidation plan)."""
         body: dict[str, Any] = {"model": self.name, "messages": [api_message(m) for m in messages]}
         if tools:
             body["tools"] = tools
-            body["tool_choice"] = "auto"
+            body["tool_choice"] = {"type": "function", "function": {"name": force_tool}} if force_tool else "auto"
         if self.stream and on_delta is not None:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
