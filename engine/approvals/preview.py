@@ -84,7 +84,7 @@ def skill_view(staged: dict) -> dict:
     """The changed file of the skill (SKILL.md or a supporting file) before and after, and its diff."""
     before, after = staged.get("before"), staged.get("after")
     view = {"name": staged.get("name"), "file": staged.get("file"), "before_text": before, "after_text": after,
-            "diff": line_diff(before or "", after or "")}
+            "diff": staged.get("diff") or line_diff(before or "", after or "")}
     for key in ("files", "absorbed", "moves", "dropped", "reason", "cron"):  # a consolidation plan: many files
         if key in staged:
             view[key] = staged[key]

@@ -434,8 +434,11 @@ class Consolidator:
             files.append({"path": f"{item['path']}/SKILL.md", "kind": "archive", "before": text, "after": None,
                           "diff": line_diff(text, "")})
         cron = self._cron_rewrite({a["name"]: umbrella["name"] for a in plan["absorbed"]})
+        diff = [line for item in files for line in [(" ", f"=== {item['kind']} {item['path']}"
+                                                     + (f" (from {item['from']})" if item.get("from") else ""))]
+                + item["diff"] + [(" ", "")]]
         return {"name": umbrella["name"], "file": "SKILL.md", "before": None, "after": umbrella["skill_md"],
-                "error": None, "files": files, "absorbed": [a["name"] for a in plan["absorbed"]],
+                "error": None, "files": files, "diff": diff[:-1], "absorbed": [a["name"] for a in plan["absorbed"]],
                 "moves": plan["moves"], "dropped": plan["dropped"], "reason": plan["reason"],
                 "cron": cron[1] if cron else []}
 

@@ -85,16 +85,11 @@ def render_preview(preview: dict) -> str:
     for dup in preview.get("duplicates", []):
         kind = "duplicates" if dup["exact"] else f"nearly duplicates ({dup['score']:.0f}%)"
         lines.append(f"warning: proposal {kind} an existing entry: {dup['existing']}")
-    if preview.get("files"):  # a consolidation plan: every file it creates, copies or archives
+    if preview.get("files"):  # a consolidation plan: the diff below covers every file it touches
         lines.append(f"absorbs: {', '.join(preview['absorbed'])}   reason: {preview['reason']}")
         lines += [f"drops {d['section']} of {d['skill']}: {d['reason']}" for d in preview.get("dropped") or []]
         lines += [f"cron job {c['job_name'] or c['job_id']}: {', '.join(c['before'])} -> {', '.join(c['after'])}"
                   for c in preview.get("cron") or []]
-        for item in preview["files"]:
-            source = f" (from {item['from']})" if item.get("from") else ""
-            lines += ["", f"=== {item['kind']} {item['path']}{source}"]
-            lines += [f"{kind} {line}" for kind, line in item["diff"]]
-        return "\n".join(lines)
     diff = preview.get("diff") or []
     lines.append("")
     lines += [f"{kind} {line}" for kind, line in diff] if diff else ["(no textual change)"]
