@@ -127,6 +127,25 @@ def parse_since(text: str, now: float) -> float:
     return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
 
 
+_FILTER_KEYS = {"actor": "actor", "subsystem": "subsystem", "sub": "subsystem", "target": "target",
+                "session": "session_id", "group": "group"}
+
+
+def parse_filter(query: str) -> dict[str, str]:
+    """A search box's text as ``page`` filters: ``actor:review target:user postgres`` (the rest is free text)."""
+    filters: dict[str, str] = {}
+    words = []
+    for word in (query or "").split():
+        key, sep, value = word.partition(":")
+        if sep and value and key.lower() in _FILTER_KEYS:
+            filters[_FILTER_KEYS[key.lower()]] = value
+        else:
+            words.append(word)
+    if words:
+        filters["text"] = " ".join(words)
+    return filters
+
+
 def _like(text: str) -> str:
     return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
@@ -145,10 +164,12 @@ class Timeline:
         return Row(entry.id, group_of(entry), entry.at, entry.actor, entry.subsystem, entry.action, entry.target,
                    summarize(entry), entry.session_id, entry.message_id)
 
-    def page(self, *, before_id: int | None = None, limit: int = 200, since: float | None = None,
+    def page(self, *, before_id: int | None = None, after_id: int | None = None, limit: int = 200,
+             since: float | None = None,
              actor: str | None = None, subsystem: str | None = None, target: str | None = None,
              session_id: str | None = None, text: str | None = None, group: str | None = None) -> list[Row]:
-        """Up to ``limit`` rows older than ``before_id`` (newest first), matching every filter given."""
+        """Up to ``limit`` rows older than ``before_id`` / newer than ``after_id`` (newest first), matching every
+        filter given."""
         if not self.home.workbench_db_path.exists():
             return []
         where = ["status = 'done'", f"subsystem IN ({', '.join('?' * len(SUBSYSTEMS))})"]
@@ -161,6 +182,9 @@ class Timeline:
         if before_id is not None:
             where.append("id < ?")
             args.append(before_id)
+        if after_id is not None:
+            where.append("id > ?")
+            args.append(after_id)
         if since is not None:
             where.append("at >= ?")
             args.append(since)

@@ -32,6 +32,7 @@ class WorkbenchHeader(Widget):
     session: reactive[str | None] = reactive(None)
     pending: reactive[int] = reactive(0)
     review: reactive[str] = reactive("")
+    curator: reactive[str] = reactive("")  # the last automatic Curator pass ("" until one ran)
 
     class ModeClicked(Message):
         def __init__(self, mode: str) -> None:
@@ -52,6 +53,8 @@ class WorkbenchHeader(Widget):
                 parts.append((f" {key} {label} " if width >= WIDE else f" {key} ", "$text-muted", f"mode:{mode}"))
         parts.append(("  │ ", "$text-muted", None))
         parts.append((f"{self.pending} pending", "bold $warning" if self.pending else "$text-muted", "pending"))
+        if self.curator:
+            parts.append((f" │ {self.curator}", "$text-muted", "mode:timeline"))
         parts.append((" │ session ", "$text-muted", None))
         session_at = len(parts)
         parts.append((self.session or "none", "bold $success" if self.session else "$text-muted", None))

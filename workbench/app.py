@@ -1,4 +1,4 @@
-"""The Textual app: modes (keys 1-5), header state, engine bridge, file watcher, themes.
+"""The Textual app: modes (keys 1-6), header state, engine bridge, file watcher, themes.
 
 Adding a screen: subclass ``workbench.screens.base.WorkbenchScreen`` and add it to
 ``MODES`` below; its key, tab, palette commands and help section follow from
@@ -34,6 +34,7 @@ from .screens.memory import MemoryScreen
 from .screens.run import RunScreen
 from .screens.sessions import SessionsScreen
 from .screens.skills import SkillsScreen
+from .screens.timeline import TimelineScreen
 from .settings import load_settings, save_setting, settings_path
 from .watch import HomeWatcher
 
@@ -44,6 +45,7 @@ MODE_ORDER = (
     ("skills", "3", "Skills"),
     ("approvals", "4", "Approvals"),
     ("run", "5", "Run"),
+    ("timeline", "6", "Timeline"),
 )
 
 MODES: dict[str, type[Screen]] = {
@@ -52,7 +54,10 @@ MODES: dict[str, type[Screen]] = {
     "skills": SkillsScreen,
     "approvals": ApprovalsScreen,
     "run": RunScreen,
+    "timeline": TimelineScreen,
 }
+
+CURATOR_TICK = 60.0  # seconds between checks whether a Curator pass is due
 
 # Changes another process made, reported by the watcher, as the events the screens know.
 EXTERNAL_EVENTS = {
@@ -125,6 +130,7 @@ class WorkbenchApp(App):
     pending_count: reactive[int] = reactive(0)
     running_session: reactive[str | None] = reactive(None)
     review_status: reactive[str] = reactive("")  # "reviewing…" while a background review runs, then its result
+    curator_note: reactive[str] = reactive("")  # the last automatic Curator pass, for the header
 
     def __init__(self, home: Home, *, watch_files: bool = True, demo_speed: float | None = None,
                  settings_file: Path | None = None, label: str | None = None):
@@ -195,6 +201,9 @@ class WorkbenchApp(App):
             self.notify(visible(misread.message(self.home.config.path)), title="Hermes reads config.yaml differently",
                         severity="warning", markup=False, timeout=30)
         self.refresh_pending()
+        self._turn_running = False
+        if not self.home.read_only:
+            self.set_interval(CURATOR_TICK, self.curator_tick)
         if self.watch_files and not self.home.read_only:
             self._watcher = HomeWatcher(self.home, self._external_change)
             self._watch()
@@ -225,6 +234,8 @@ class WorkbenchApp(App):
                 self.review_status = "reviewing\u2026"
             elif event.kind == "review_finished":
                 self.review_status = visible(f"review: {event.data.get('line') or event.data.get('summary')}")
+            if event.kind in ("turn_started", "turn_finished"):
+                self._turn_running = event.kind == "turn_started"
         elif isinstance(event, SessionChanged) and event.action == "ended" and event.session_id == self.running_session:
             self.running_session = None
         self.engine_events.publish(event)
@@ -252,6 +263,14 @@ class WorkbenchApp(App):
     def refresh_pending(self) -> None:
         count = self.home.approvals.count()
         self.call_from_thread(setattr, self, "pending_count", count)
+
+    @work(thread=True, exclusive=True, group="curator-schedule", exit_on_error=False)
+    def curator_tick(self) -> None:
+        """Run a due Curator pass (never during a turn: the engine checks idle time and ``busy``)."""
+        report = self.home.curator.maybe_run(busy=self._turn_running)
+        if report is not None:
+            note = f"curator {report['started_at'][11:16]}: {report['summary'].removeprefix('auto: ')}"
+            self.call_from_thread(setattr, self, "curator_note", note)
 
     # -- other processes ----------------------------------------------------------
     @work(thread=True, group="watch", exit_on_error=False)

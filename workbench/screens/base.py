@@ -58,6 +58,7 @@ class WorkbenchScreen(Screen):
         header.active = self.workbench.mode_of(self)
         header.home_label = self.workbench.home_label
         self.watch(self.app, "pending_count", lambda value: setattr(header, "pending", value))
+        self.watch(self.app, "curator_note", lambda value: setattr(header, "curator", value))
         self.watch(self.app, "running_session", lambda value: setattr(header, "session", value))
         self.watch(self.app, "review_status", lambda value: setattr(header, "review", value))
         self.workbench.engine_events.subscribe(self, self.engine_event)

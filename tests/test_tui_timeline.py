@@ -1,0 +1,103 @@
+"""The Timeline screen under Pilot: groups, filters, opening the source, reverting rows and groups."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.tools import ToolContext
+from tests.screens_seed import open_mode
+from tests.test_timeline import learn
+from tests.tui_support import make_app, settle, wait_for
+from widgets.timeline_list import TimelineList
+from workbench.screens.approvals import ApprovalsScreen
+from workbench.screens.dialogs import ConfirmDialog
+from workbench.screens.memory import MemoryScreen
+from workbench.screens.timeline import TimelineScreen
+
+pytestmark = pytest.mark.anyio
+
+
+def shown(screen) -> list[str]:
+    """The 'what' column, top to bottom."""
+    table = screen.query_one(TimelineList)
+    return [str(table.get_row_at(i)[2]) for i in range(table.row_count)]
+
+
+async def cursor_to(pilot, screen, text: str) -> None:
+    table = screen.query_one(TimelineList)
+    table.focus()
+    table.move_cursor(row=next(i for i, what in enumerate(shown(screen)) if text in what))
+    await settle(pilot)
+
+
+async def test_groups_collapse_and_filters_narrow_as_you_type(home, tmp_path):
+    learn(home)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        assert shown(screen) == [
+            "MEMORY + 'Hand-written note'",
+            "▾ background review (2 rows): 2 memory add",
+            "  MEMORY + 'Deploys go through staging'",
+            "  USER + 'Prefers short answers'",
+            "MEMORY + 'Project uses Postgres 16'"]
+        await cursor_to(pilot, screen, "background review")
+        await pilot.press("space")
+        await settle(pilot)
+        assert shown(screen)[1:] == ["▸ background review (2 rows): 2 memory add", "MEMORY + 'Project uses Postgres 16'"]
+        await pilot.press("slash", *"actor:agent")
+        await settle(pilot)
+        assert shown(screen) == ["MEMORY + 'Project uses Postgres 16'"]
+        screen.query_one("#timeline-search").value = "target:user"
+        await settle(pilot)
+        assert shown(screen) == ["▸ background review (2 rows): 2 memory add"]
+        screen.query_one("#timeline-search").value = "staging"
+        await settle(pilot)
+        assert "MEMORY + 'Deploys go through staging'" not in shown(screen)  # folded, but its group is listed
+        assert shown(screen) == ["▸ background review (2 rows): 2 memory add"]
+
+
+async def test_enter_opens_the_entry_in_memory_and_a_proposal_in_approvals(home, tmp_path):
+    learn(home)
+    (home.root / "config.yaml").write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    home.memory.add("memory", "Waiting for review", ToolContext(actor="agent"))
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "staged memory proposal")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalsScreen), what="Approvals")
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "Project uses Postgres 16")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, MemoryScreen), what="Memory")
+        await settle(pilot)
+        live = pilot.app.screen.query_one("#live-list")
+        await wait_for(pilot, lambda: live.current is not None and live.current.text == "Project uses Postgres 16",
+                       what="the entry selected in Memory")
+
+
+async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_changed(home, tmp_path):
+    learn(home)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "Hand-written note")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="confirmation")
+        assert "memory undo of row 4" in pilot.app.screen.detail
+        await pilot.press("y")
+        await settle(pilot)
+        await wait_for(pilot, lambda: "undo of row 4" in shown(screen)[0], what="the revert on the timeline")
+        assert "Hand-written note" not in home.memory.entries("memory")
+        home.memory.replace("memory", "Deploys go through staging", "Deploys go to prod", ToolContext(actor="user"))
+        await settle(pilot)
+        await cursor_to(pilot, screen, "background review")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="confirmation")
+        detail = pilot.app.screen.detail
+        assert "will revert 2 (USER + 'Prefers short answers')" in detail
+        assert "will refuse 3 (MEMORY + 'Deploys go through staging')" in detail and "no longer in MEMORY.md" in detail
+        await pilot.press("y")
+        await settle(pilot)
+        assert home.memory.entries("user") == [] and "Deploys go to prod" in home.memory.entries("memory")
+        status = str(screen.query_one("#status").render())
+        assert "Reverted 1 change(s). Refused: 3:" in status

@@ -1,0 +1,241 @@
+"""The Timeline screen: every change to what the agent knows, newest first, grouped and revertable.
+
+Rows come from ``engine.timeline`` a page at a time (older pages load as the cursor
+nears the end), so a journal of any length opens at once. The search box filters as
+you type: free text, plus ``actor:``, ``subsystem:``, ``target:``, ``session:`` and
+``group:`` terms. Groups (a review, a Curator pass, a consolidation) collapse with
+space. ``enter`` opens the row's source; ``r`` reverts the row or the group under the
+cursor after a confirmation listing exactly what would change and what would be
+refused. Engine events reload the first page, so the view follows live.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from textual import on, work
+from textual.binding import Binding
+from textual.content import Content
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Input, Static
+
+from engine.errors import WorkbenchError
+from engine.events import Event
+from engine.timeline import Row, Timeline, parse_filter
+from widgets.literal import literal
+from widgets.timeline_list import TimelineList
+
+from ..messages import JumpToMessage, ShowEntry
+from .base import WorkbenchScreen
+from .dialogs import ConfirmDialog
+
+PAGE = 200
+
+
+@dataclass
+class PageLoaded(Message):
+    rows: list[Row]
+    titles: dict[str, str]
+    where: str  # first | older | newer
+    query: str
+
+
+class TimelineScreen(WorkbenchScreen):
+    AUTO_FOCUS = "TimelineList"
+    TITLE_TEXT = "Timeline"
+    HELP = ("Everything that changed what the agent knows (memory writes, skill changes, approvals, Curator passes), "
+            "newest first. Rows of one review, Curator pass or consolidation form a group (space folds it). "
+            "Type in the search box to filter: words, or actor:, subsystem:, target:, session:, group:. "
+            "enter opens the source; r reverts the row or group after showing exactly what would change.")
+    BINDINGS = [
+        Binding("slash", "focus_search", "Search", key_display="/"),
+        Binding("space", "toggle_group", "Fold", tooltip="Collapse or expand the group under the cursor"),
+        Binding("enter", "open_source", "Open", tooltip="Open the entry, skill, proposal or message"),
+        Binding("g", "open_message", "Message", tooltip="Open the session message the row came from"),
+        Binding("r", "revert", "Revert", tooltip="Revert the row or whole group (asks first)"),
+    ]
+    DEFAULT_CSS = """
+    TimelineScreen #timeline-search { border: tall $primary 40%; }
+    TimelineScreen #timeline-search:focus { border: tall $primary; }
+    TimelineScreen #timeline-detail { height: auto; max-height: 8; padding: 0 1; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[Row] = []
+        self.titles: dict[str, str] = {}
+        self.collapsed: set[str] = set()
+        self.exhausted = False
+        self.loading_more = False
+
+    def compose_body(self) -> Iterable[Widget]:
+        yield Input(placeholder="search (/): words, actor:review, subsystem:skills, target:, session:", id="timeline-search")
+        yield TimelineList(id="timeline-list")
+        yield Static(Content(""), id="timeline-detail")
+        yield self.status_line()
+
+    def on_mount(self) -> None:
+        self.load()
+
+    @property
+    def table(self) -> TimelineList:
+        return self.query_one(TimelineList)
+
+    @property
+    def search(self) -> str:
+        return self.query_one("#timeline-search", Input).value
+
+    # -- loading -------------------------------------------------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group="timeline")
+    def load(self, before_id: int | None = None, after_id: int | None = None) -> None:
+        """The first page, an older page (``before_id``) or the rows newer than ``after_id`` (live)."""
+        query = self.search
+        timeline = Timeline(self.home)
+        rows = timeline.page(before_id=before_id, after_id=after_id, limit=PAGE, **parse_filter(query))
+        titles = {group: timeline.describe_group(timeline.page(group=group, limit=PAGE))
+                  for group in {r.group for r in rows if r.group}}
+        where = "older" if before_id is not None else "newer" if after_id is not None else "first"
+        if where == "newer" and len(rows) == PAGE:  # too many to splice in: start over from the top
+            rows, where = timeline.page(limit=PAGE, **parse_filter(query)), "first"
+        self.deliver(self.post_message, PageLoaded(rows, titles, where, query))
+
+    @on(PageLoaded)
+    def _loaded(self, message: PageLoaded) -> None:
+        if message.query != self.search:
+            return  # typed on since: a newer load is coming
+        self.titles.update(message.titles)
+        if message.where == "older":
+            self.rows = self.rows + message.rows
+            self.exhausted = len(message.rows) < PAGE
+            self.loading_more = False
+        elif message.where == "newer":
+            self.rows = message.rows + self.rows
+        else:
+            self.rows = message.rows
+            self.exhausted = len(message.rows) < PAGE
+        self.table.show(self.rows, self.titles, self.collapsed)
+
+    @on(Input.Changed, "#timeline-search")
+    def _search_changed(self) -> None:
+        self.load()
+
+    @on(Input.Submitted, "#timeline-search")
+    def _search_done(self) -> None:
+        self.table.focus()
+
+    @on(TimelineList.NearEnd)
+    def _more(self) -> None:
+        if not self.exhausted and not self.loading_more and self.rows:
+            self.loading_more = True
+            self.load(self.rows[-1].id)
+
+    def engine_event(self, event: Event) -> None:
+        self.load(after_id=self.rows[0].id) if self.rows else self.load()
+
+    # -- the selected row ----------------------------------------------------------
+    @on(TimelineList.Highlighted)
+    def _highlighted(self, message: TimelineList.Highlighted) -> None:
+        detail = self.query_one("#timeline-detail", Static)
+        row = message.row
+        if row is None:
+            detail.update(literal(self.titles.get(message.group or "", ""), "bold") if message.group else Content(""))
+            return
+        lines = [f"row {row.id} · {row.when} · {row.actor} · {row.subsystem} {row.action} · target {row.target}",
+                 row.summary]
+        if row.session_id:
+            lines.append(f"session {row.session_id}" + (f" · message {row.message_id}" if row.message_id else ""))
+        if row.group:
+            lines.append(f"group {row.group}")
+        detail.update(literal("\n".join(lines)))
+
+    def action_focus_search(self) -> None:
+        self.query_one("#timeline-search", Input).focus()
+
+    def action_toggle_group(self) -> None:
+        row, group = self.table.current
+        group = group or (row.group if row else None)
+        if group:
+            self.collapsed.symmetric_difference_update({group})
+            self.table.show(self.rows, self.titles, self.collapsed)
+
+    @on(TimelineList.RowSelected)
+    def _selected(self) -> None:
+        self.action_open_source()
+
+    def action_open_source(self) -> None:
+        row, group = self.table.current
+        if row is None:
+            self.action_toggle_group()
+            return
+        if row.subsystem == "memory" and row.target in ("memory", "user"):
+            entry = self.home.journal.get(row.id)
+            text = (entry.after if entry and entry.after is not None else entry.before if entry else "") or ""
+            self._open_mode("memory", ShowEntry(row.target, text))
+        elif row.subsystem == "skills":
+            self._open_mode("skills", None)
+        elif row.subsystem == "approvals":
+            self._open_mode("approvals", None)
+        elif row.session_id:
+            self.action_open_message()
+        else:
+            self.show_status(f"Row {row.id} has no source to open.")
+
+    def _open_mode(self, mode: str, message: Message | None) -> None:
+        async def go() -> None:
+            await self.app.switch_mode(mode)
+            if message is not None:
+                self.app.screen.post_message(message)
+        self.app.call_later(go)
+
+    def action_open_message(self) -> None:
+        row, _ = self.table.current
+        if row is None or not row.session_id:
+            self.show_status("This row did not come from a session message.")
+            return
+        self.app.post_message(JumpToMessage(row.session_id, row.message_id))
+
+    # -- reverting -------------------------------------------------------------------
+    def action_revert(self) -> None:
+        row, group = self.table.current
+        ref = group if row is None else str(row.id)
+        if ref:
+            self._preview(ref)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-revert")
+    def _preview(self, ref: str) -> None:
+        try:
+            preview = Timeline(self.home).preview(ref)
+        except WorkbenchError as exc:
+            self.deliver(self.show_status, exc.message, error=True)
+            return
+        self.deliver(self._confirm, ref, preview)
+
+    def _confirm(self, ref: str, preview: dict) -> None:
+        changes, refused = preview["changes"], preview["refused"]
+        if not changes:
+            reasons = [f"{r['id']}: {r['error']}" for r in refused] or [
+                f"{s['id']}: {s['reason']}" for s in preview["skipped"]]
+            self.show_status("Nothing to revert. " + " ".join(reasons), error=bool(refused))
+            return
+        lines = [f"will revert {c['id']} ({c['summary']}): {c['undo']}" for c in changes]
+        lines += [f"will refuse {r['id']} ({r['summary']}): {r['error']}" for r in refused]
+        question = f"Revert {len(changes)} change{'s' * (len(changes) != 1)}?"
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._revert(ref)
+        self.app.push_screen(ConfirmDialog(question, "\n".join(lines)), answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-revert")
+    def _revert(self, ref: str) -> None:
+        try:
+            result = Timeline(self.home).revert(ref)
+        except WorkbenchError as exc:
+            self.deliver(self.show_status, exc.message, error=True)
+            return
+        message = f"Reverted {len(result['reverted'])} change(s)."
+        if result["refused"]:
+            message += " Refused: " + "; ".join(f"{r['id']}: {r['error']}" for r in result["refused"])
+        self.deliver(self.show_status, message, error=bool(result["refused"]))
