@@ -114,6 +114,20 @@ def group_of(entry: JournalEntry) -> str | None:
     return None
 
 
+def describe_group(rows: list[Row]) -> str:
+    """What a group did, in one line."""
+    group = rows[0].group or ""
+    kind = group.partition(":")[0]
+    counts: dict[str, int] = {}
+    for row in rows:
+        label = f"{row.subsystem} {row.action}"
+        counts[label] = counts.get(label, 0) + 1
+    parts = ", ".join(f"{n} {label}" for label, n in sorted(counts.items()))
+    title = {"review": "background review", "curator": "Curator pass", "consolidation": "consolidation"}.get(
+        kind, kind)
+    return f"{title} ({len(rows)} row{'s' * (len(rows) != 1)}): {parts}"
+
+
 def parse_since(text: str, now: float) -> float:
     """``2h``, ``3d``, ``30m``, ``1w`` ago, or an ISO date/time (UTC when no zone is given)."""
     match = _RELATIVE.match(text or "")
@@ -172,7 +186,8 @@ class Timeline:
         filter given."""
         if not self.home.workbench_db_path.exists():
             return []
-        where = ["status = 'done'", f"subsystem IN ({', '.join('?' * len(SUBSYSTEMS))})"]
+        # "+subsystem": without a subsystem filter, walk ids newest first instead of sorting an index's rows
+        where = ["status = 'done'", f"{'' if subsystem else '+'}subsystem IN ({', '.join('?' * len(SUBSYSTEMS))})"]
         args: list[Any] = list(SUBSYSTEMS)
         for column, value in (("actor", actor), ("subsystem", subsystem), ("target", target),
                               ("session_id", session_id)):
@@ -230,19 +245,6 @@ class Timeline:
         if not rows:
             raise TimelineError(f"No timeline group {text!r}. See the group column of `workbench timeline`.")
         return rows
-
-    def describe_group(self, rows: list[Row]) -> str:
-        """What a group did, in one line."""
-        group = rows[0].group or ""
-        kind = group.partition(":")[0]
-        counts: dict[str, int] = {}
-        for row in rows:
-            label = f"{row.subsystem} {row.action}"
-            counts[label] = counts.get(label, 0) + 1
-        parts = ", ".join(f"{n} {label}" for label, n in sorted(counts.items()))
-        title = {"review": "background review", "curator": "Curator pass", "consolidation": "consolidation"}.get(
-            kind, kind)
-        return f"{title} ({len(rows)} rows): {parts}"
 
     # -- reverting --------------------------------------------------------------------
     def _entry(self, row: Row) -> JournalEntry:

@@ -47,13 +47,16 @@ async def test_groups_collapse_and_filters_narrow_as_you_type(home, tmp_path):
         await pilot.press("slash", *"actor:agent")
         await settle(pilot)
         assert shown(screen) == ["MEMORY + 'Project uses Postgres 16'"]
-        screen.query_one("#timeline-search").value = "target:user"
+        screen.query_one("#timeline-search").value = "target:user"  # a group's title counts the rows shown
         await settle(pilot)
-        assert shown(screen) == ["▸ background review (2 rows): 2 memory add"]
+        assert shown(screen) == ["▸ background review (1 row): 1 memory add"]
+        await cursor_to(pilot, screen, "background review")
+        await pilot.press("space")
+        await settle(pilot)
+        assert shown(screen) == ["▾ background review (1 row): 1 memory add", "  USER + 'Prefers short answers'"]
         screen.query_one("#timeline-search").value = "staging"
         await settle(pilot)
-        assert "MEMORY + 'Deploys go through staging'" not in shown(screen)  # folded, but its group is listed
-        assert shown(screen) == ["▸ background review (2 rows): 2 memory add"]
+        assert shown(screen) == ["▾ background review (1 row): 1 memory add", "  MEMORY + 'Deploys go through staging'"]
 
 
 async def test_enter_opens_the_entry_in_memory_and_a_proposal_in_approvals(home, tmp_path):

@@ -23,7 +23,7 @@ from textual.widgets import Input, Static
 
 from engine.errors import WorkbenchError
 from engine.events import Event
-from engine.timeline import Row, Timeline, parse_filter
+from engine.timeline import Row, Timeline, describe_group, parse_filter
 from widgets.literal import literal
 from widgets.timeline_list import TimelineList
 
@@ -37,7 +37,6 @@ PAGE = 200
 @dataclass
 class PageLoaded(Message):
     rows: list[Row]
-    titles: dict[str, str]
     where: str  # first | older | newer
     query: str
 
@@ -94,18 +93,15 @@ class TimelineScreen(WorkbenchScreen):
         query = self.search
         timeline = Timeline(self.home)
         rows = timeline.page(before_id=before_id, after_id=after_id, limit=PAGE, **parse_filter(query))
-        titles = {group: timeline.describe_group(timeline.page(group=group, limit=PAGE))
-                  for group in {r.group for r in rows if r.group}}
         where = "older" if before_id is not None else "newer" if after_id is not None else "first"
         if where == "newer" and len(rows) == PAGE:  # too many to splice in: start over from the top
             rows, where = timeline.page(limit=PAGE, **parse_filter(query)), "first"
-        self.deliver(self.post_message, PageLoaded(rows, titles, where, query))
+        self.deliver(self.post_message, PageLoaded(rows, where, query))
 
     @on(PageLoaded)
     def _loaded(self, message: PageLoaded) -> None:
         if message.query != self.search:
             return  # typed on since: a newer load is coming
-        self.titles.update(message.titles)
         if message.where == "older":
             self.rows = self.rows + message.rows
             self.exhausted = len(message.rows) < PAGE
@@ -115,7 +111,16 @@ class TimelineScreen(WorkbenchScreen):
         else:
             self.rows = message.rows
             self.exhausted = len(message.rows) < PAGE
+        self._retitle()
         self.table.show(self.rows, self.titles, self.collapsed)
+
+    def _retitle(self) -> None:
+        """Each group's one line, from its loaded rows (a group is rarely split across pages)."""
+        groups: dict[str, list[Row]] = {}
+        for row in self.rows:
+            if row.group:
+                groups.setdefault(row.group, []).append(row)
+        self.titles = {group: describe_group(rows) for group, rows in groups.items()}
 
     @on(Input.Changed, "#timeline-search")
     def _search_changed(self) -> None:
