@@ -2,7 +2,8 @@
 
 ``seed_demo_home`` fills an empty home (or tops up a partly seeded one) with curated
 memory entries, three past sessions (one in Chinese, so CJK search has something to
-find) and two skills. It is idempotent: anything already there is left alone, so
+find), two skills, and two overlapping skills a past review made, which the Curator
+has proposed to merge (one consolidation plan waiting in Approvals). It is idempotent: anything already there is left alone, so
 ``workbench demo`` can reuse its home run after run.
 """
 
@@ -12,7 +13,7 @@ from typing import Any
 
 from .clock import FixedClock
 from .scenarios import run_scenario
-from .tools import ToolContext
+from .tools import BACKGROUND_REVIEW, ToolContext
 
 __all__ = ["run_scenario", "seed_demo_home"]  # run_scenario here too: the demo is seeding plus the demo scenario
 
@@ -77,6 +78,36 @@ SKILLS: list[dict[str, Any]] = [
 ]
 
 
+# Two skills an earlier background review made for one task: the Curator's consolidation plan merges them.
+REVIEW_SKILLS: list[dict[str, Any]] = [
+    {"name": "rerender-invoice-pdf", "category": "billing", "content": (
+        "---\nname: rerender-invoice-pdf\ndescription: Re-render one invoice PDF after a template fix\n---\n"
+        "# Re-render an invoice PDF\n\n## Steps\n1. Find the invoice number in the admin console.\n"
+        "2. Delete its cached PDF in S3 (bucket ledger-invoices, key = invoice number).\n"
+        "3. Call `POST /internal/invoices/{number}/render` on docs-renderer.\n")},
+    {"name": "rerender-invoice-pdfs", "category": "billing", "content": (
+        "---\nname: rerender-invoice-pdfs\ndescription: Re-render many invoice PDFs after a template fix\n---\n"
+        "# Re-render invoice PDFs in bulk\n\n## Steps\n1. Export the affected invoice numbers to a file.\n"
+        "2. Delete their cached PDFs in S3 (bucket ledger-invoices).\n"
+        "3. Run `scripts/rerender.py numbers.txt` (50 per minute, docs-renderer rate limit).\n"),
+     "files": {"scripts/rerender.py": "import sys\n\nfor number in open(sys.argv[1]):\n    print('render', number.strip())\n"}},
+]
+REVIEW_CTX = ToolContext(actor="review", origin=BACKGROUND_REVIEW)
+
+
+def _seed_consolidation(home, existing: set[str]) -> int:
+    """The review-made skills, then one consolidation plan waiting in Approvals (1 when staged now)."""
+    if any(skill["name"] in existing for skill in REVIEW_SKILLS):
+        return 0
+    for skill in REVIEW_SKILLS:
+        home.skills.manage({"action": "create", "name": skill["name"], "category": skill["category"],
+                            "content": skill["content"]}, REVIEW_CTX)
+        for path, text in skill.get("files", {}).items():
+            home.skills.manage({"action": "write_file", "name": skill["name"], "file_path": path,
+                                "file_content": text}, REVIEW_CTX)
+    return int(bool(home.curator.consolidation.propose().get("staged")))
+
+
 def seed_demo_home(home) -> dict[str, int]:
     """Add whatever of the demo content is missing; returns how many items were added."""
     added = {"memory": 0, "sessions": 0, "skills": 0}
@@ -106,4 +137,5 @@ def seed_demo_home(home) -> dict[str, int]:
         if skill["name"] not in existing:
             result = home.skills.manage({"action": "create", **skill}, USER_CTX)
             added["skills"] += bool(result.get("success"))
+    added["consolidation"] = _seed_consolidation(home, existing)
     return added

@@ -37,8 +37,8 @@ def test_smoke_leaves_exactly_the_expected_state(home):
 
 def test_demo_seed_is_idempotent(home):
     first = seed_demo_home(home)
-    assert first == {"memory": 11, "sessions": 3, "skills": 2}
-    assert seed_demo_home(home) == {"memory": 0, "sessions": 0, "skills": 0}
+    assert first == {"memory": 11, "sessions": 3, "skills": 2, "consolidation": 1}
+    assert seed_demo_home(home) == {"memory": 0, "sessions": 0, "skills": 0, "consolidation": 0}
     sessions = home.archive.list_sessions()
     assert any(s.title == "发票导出金额问题" for s in sessions)
     assert all(s.started_at < home.clock.now() - 86400 for s in sessions)  # dated in the past
@@ -98,7 +98,9 @@ def test_demo_scenario_shows_every_feature(home):
     assert "Compare the Sentry release tag with the deployed version first." in skill["content"]
     # approval mode: the writes wait in the queue
     assert sorted((p.subsystem, p.action) for p in home.approvals.list()) == [
-        ("memory", "add"), ("skills", "create"), ("skills", "patch")]
+        ("memory", "add"), ("skills", "consolidate"), ("skills", "create"), ("skills", "patch")]
+    [plan] = [p for p in home.approvals.list() if p.action == "consolidate"]  # seeded; still verifies
+    assert home.approvals.preview(plan.id)["error"] is None
     assert "announce the deploy" not in home.skills.view("deploy-staging", record=False)["content"]
     # the scenario's config was an in-memory overlay, now gone
     assert home.config.int("memory.nudge_interval") == 7 and home.config.bool("skills.write_approval") is False

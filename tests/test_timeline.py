@@ -100,3 +100,18 @@ def test_cli_timeline_and_revert(tmp_path, home):
     assert code == 1 and refused["refused"] and "no longer" in refused["refused"][0]["error"]
     code, bad = wb(home.root, "timeline", "--since", "soon")
     assert code == 1 and "is not a time" in bad["error"]
+
+
+def test_the_demo_timeline_shows_its_learning_in_groups(home):
+    from engine.demo import seed_demo_home
+    from engine.scenarios import run_scenario
+    seed_demo_home(home)
+    run_scenario(home, "demo", speed=0)
+    rows = Timeline(home).page(limit=1000)
+    kinds = {r.group.partition(":")[0] for r in rows if r.group}
+    assert kinds == {"review", "consolidation"}
+    assert {r.actor for r in rows} >= {"agent", "review", "user", "curator"}
+    [plan] = [r for r in rows if r.group and r.group.startswith("consolidation:")]
+    assert plan.summary.startswith("staged skills proposal") and "into 'rerender-invoice'" in plan.summary
+    review = next(r for r in rows if r.group and r.group.startswith("review:") and r.subsystem == "skills")
+    assert review.summary == "created skill 'triage-invoice-export'" and review.session_id
