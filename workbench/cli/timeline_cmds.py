@@ -6,8 +6,8 @@ from engine.home import Home
 from engine.timeline import Timeline, parse_since
 from engine.journal import ACTORS
 
-from . import Output, UsageError
-from .sessions_cmds import printable
+from . import Output
+from .numbers import ID, whole
 
 
 def register(subparsers, common) -> None:
@@ -19,8 +19,9 @@ def register(subparsers, common) -> None:
     timeline.add_argument("--session", metavar="ID", help="only rows from this session")
     timeline.add_argument("--search", metavar="TEXT", help="only rows whose text contains TEXT")
     timeline.add_argument("--group", help="only the rows of one group (see the group column)")
-    timeline.add_argument("--limit", type=int, default=50, metavar="N", help="at most N rows (default 50)")
-    timeline.add_argument("--before", type=int, metavar="ID", help="rows older than this row id (paging)")
+    timeline.add_argument("--limit", type=whole(1, 100_000, "a number of rows"), default=50, metavar="N",
+                          help="at most N rows (default 50)")
+    timeline.add_argument("--before", type=ID, metavar="ID", help="rows older than this row id (paging)")
     timeline.set_defaults(handler=show_timeline, read_only=True)
 
     revert = subparsers.add_parser("revert", parents=[common], help="undo a timeline row or a whole group")
@@ -30,8 +31,6 @@ def register(subparsers, common) -> None:
 
 
 def show_timeline(home: Home, args) -> Output:
-    if args.limit < 1:
-        raise UsageError("--limit must be at least 1")
     since = parse_since(args.since, home.clock.now()) if args.since else None
     rows = Timeline(home).page(before_id=args.before, limit=args.limit, since=since, actor=args.actor,
                                subsystem=args.subsystem, target=args.target, session_id=args.session,
@@ -40,8 +39,8 @@ def show_timeline(home: Home, args) -> Output:
     def text() -> str:
         if not rows:
             return "No changes on the timeline match."
-        lines = [f"{r.id:>7}  {r.when[:19].replace('T', ' ')}  {r.actor:<8} {printable(r.summary)}"
-                 + (f"  [{printable(r.group)}]" if r.group else "") for r in rows]
+        lines = [f"{r.id:>7}  {r.when[:19].replace('T', ' ')}  {r.actor:<8} {r.summary}"
+                 + (f"  [{r.group}]" if r.group else "") for r in rows]
         lines.append(f"Older: workbench timeline --before {rows[-1].id}   Undo: workbench revert ROW_OR_GROUP")
         return "\n".join(lines)
     return Output({"rows": [r.to_dict() for r in rows]}, text=text)
@@ -51,12 +50,12 @@ def revert_ref(home: Home, args) -> Output:
     timeline = Timeline(home)
     if args.dry_run:
         preview = timeline.preview(args.ref)
-        lines = [f"would revert {c['id']}: {printable(c['undo'])}" for c in preview["changes"]]
-        lines += [f"would refuse {r['id']}: {printable(r['error'])}" for r in preview["refused"]]
+        lines = [f"would revert {c['id']}: {c['undo']}" for c in preview["changes"]]
+        lines += [f"would refuse {r['id']}: {r['error']}" for r in preview["refused"]]
         return Output({"success": True, **preview}, text="\n".join(lines) or "Nothing to revert.")
     result = timeline.revert(args.ref)
-    lines = [f"reverted {r['id']}: {printable(r['summary'])}" for r in result["reverted"]]
-    lines += [f"refused {r['id']}: {printable(r['error'])}" for r in result["refused"]]
+    lines = [f"reverted {r['id']}: {r['summary']}" for r in result["reverted"]]
+    lines += [f"refused {r['id']}: {r['error']}" for r in result["refused"]]
     if result.get("error") and not result["refused"]:
         lines.append(f"error: {result['error']}")
     return Output(result, text="\n".join(lines))
