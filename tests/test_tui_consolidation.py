@@ -1,0 +1,42 @@
+"""A consolidation plan in the Approvals screen (multi-file diff, approve) and on the Timeline."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Static
+
+from tests.screens_seed import open_mode
+from tests.test_curator_consolidate import MERGE, REBASE, agent_skill
+from tests.tui_support import make_app, settle, wait_for
+from widgets.timeline_list import TimelineList
+from workbench.screens.approvals import ApprovalsScreen
+from workbench.screens.timeline import TimelineScreen
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_plan_shows_as_a_multi_file_diff_approves_and_is_one_group_on_the_timeline(home, tmp_path):
+    agent_skill(home, "git-rebase", description="Rebase a git branch onto main safely", body=REBASE)
+    agent_skill(home, "git-merge", description="Merge a git branch into main safely", body=MERGE,
+                files={"scripts/check.sh": "echo ok\n"})
+    staged = home.curator.consolidation.propose()
+    async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
+        await open_mode(pilot, "4", ApprovalsScreen)
+        diff = str(pilot.app.screen.query_one("#proposal-diff", Static).content)
+        for header in ("=== create git/SKILL.md", "=== copy git/scripts/check.sh (from git-merge/scripts/check.sh)",
+                       "=== archive git-merge/SKILL.md", "=== archive git-rebase/SKILL.md"):
+            assert header in diff
+        assert "+ absorbed:" in diff and "- name: git-rebase" in diff
+        await pilot.press("a")
+        await settle(pilot)
+        await wait_for(pilot, lambda: (home.skills_dir / "git").exists(), what="the plan applied")
+        assert (home.skills_dir / "git" / "scripts" / "check.sh").read_text() == "echo ok\n"
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        what = [str(table.get_row_at(i)[2]) for i in range(table.row_count)]
+        assert what[0] == "▾ consolidation (3 rows): 1 approvals approve, 1 approvals stage, 1 skills consolidate"
+        assert what[1:4] == ["  consolidated git-merge, git-rebase into skill 'git'",
+                             f"  approved skills proposal {staged['pending_id']}: consolidate git-merge, git-rebase "
+                             "into 'git'",
+                             f"  staged skills proposal {staged['pending_id']}: consolidate git-merge, git-rebase "
+                             "into 'git'"]
