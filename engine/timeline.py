@@ -33,6 +33,9 @@ _RECORDS = {("approvals", "stage"), ("approvals", "approve"), ("approvals", "app
             ("skills", "mark_stale"), ("skills", "reactivate")}
 
 
+_INDEXED: set = set()  # workbench.db files this process has given the actor index
+
+
 class TimelineError(WorkbenchError):
     """A bad row or group reference, or a filter that cannot be read."""
 
@@ -170,8 +173,9 @@ class Timeline:
 
     def _conn(self):
         conn = self.home.journal.connection()
-        if not self.home.read_only:  # filters by actor page without scanning the table
-            conn.execute("CREATE INDEX IF NOT EXISTS idx_journal_actor ON journal(actor, id)")
+        if not self.home.read_only and self.home.workbench_db_path not in _INDEXED:
+            conn.execute("CREATE INDEX IF NOT EXISTS idx_journal_actor ON journal(actor, id)")  # actor filters page
+            _INDEXED.add(self.home.workbench_db_path)
         return conn
 
     def _row(self, entry: JournalEntry) -> Row:

@@ -265,3 +265,16 @@ def test_openai_backend_plans_through_a_forced_tool_and_the_plan_is_verified(lib
         assert (library.skills_dir / "git-sync" / "references" / "rebase-flags.md").read_text() == "# Flags\n--onto\n"
     finally:
         endpoint.close()
+
+
+def test_a_failure_part_way_leaves_the_tree_as_it_was_and_the_plan_pending(library):
+    write_cron(library, [{"id": "a1", "name": "nightly", "skills": ["git-rebase"]}])
+    pending_id = staged_plan(library)
+    (library.skills_dir / ".archive").write_text("not a folder")  # the archive step will fail
+    before = content(library)
+    result = library.approvals.approve(pending_id)
+    assert not result["success"] and "Could not consolidate" in result["error"]
+    assert content(library) == before
+    assert [r.id for r in library.approvals.list()] == [pending_id]
+    [row] = [r for r in library.journal.query(subsystem="skills", include_pending=True) if r.action == "consolidate"]
+    assert row.status == "abandoned"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -37,7 +38,7 @@ from ..skills.discovery import Found
 from ..skills.frontmatter import parse_frontmatter, validate_skill_md
 from ..skills.usage import default_record, iso
 from ..skills.validation import MAX_DESCRIPTION_LENGTH, SkillError, check_name, contained
-from .archive import destination
+from .archive import destination, stamp
 from .ledger import sha256
 
 ACTION = "consolidate"
@@ -316,7 +317,10 @@ class Consolidator:
         if len(set(destinations)) != len(destinations):
             problems.append("two support files move to the same path in the umbrella")
         for move in moves:
-            if move["to"] == "SKILL.md" or not self._in_tree(f"{umbrella['path']}/{move['to']}"):
+            if move["skill"] not in names:
+                problems.append(f"a support file move names '{move['skill']}', which the plan does not absorb")
+            if move["to"] == "SKILL.md" or not self._in_tree(f"{umbrella['path']}/{move['to']}") or any(
+                    other.startswith(move["to"] + "/") for other in destinations):
                 problems.append(f"support file destination '{move['to']}' is not a file inside the umbrella")
         records = self.skills.usage.load()
         classify = self.skills.provenance_of()
@@ -495,10 +499,10 @@ class Consolidator:
         sources = {a["name"]: self.skills.dir / a["path"] for a in plan["absorbed"]}
         archive_to: dict[str, Path] = {}
         for name, folder in sources.items():
-            dest = destination(self.skills.archive_dir, folder.name, now)
-            while dest in archive_to.values():
-                now += 1
-                dest = destination(self.skills.archive_dir, folder.name, now)
+            dest, later = destination(self.skills.archive_dir, folder.name, now), now
+            while dest in archive_to.values():  # two absorbed skills share a folder name (other categories)
+                later += 1
+                dest = self.skills.archive_dir / f"{folder.name}-{stamp(later)}"
             archive_to[name] = dest
         cron = self._cron_rewrite({name: umbrella["name"] for name in sources})
         records = self.skills.usage.load()
@@ -510,20 +514,32 @@ class Consolidator:
                                  "archived_at": iso(now), "archive_dir": archive_to[name].name,
                                  "archived_from": folder.relative_to(self.skills.dir).as_posix(), "absorbed_into": umbrella["name"]}
 
-        def mutate() -> None:
-            atomic_write_text(target / "SKILL.md", umbrella["skill_md"])
-            for move in plan["moves"]:
-                atomic_write_bytes(target / move["to"], (sources[move["skill"]] / move["from"]).read_bytes())
-            for name, folder in sources.items():
-                archive_to[name].parent.mkdir(parents=True, exist_ok=True)
-                os.rename(folder, archive_to[name])
-                remove_empty_parents(folder.parent, self.skills.dir)
-            if cron:
-                atomic_write_text(self._cron_path, cron[0])
+        cron_before = self._cron_path.read_bytes() if cron else None
 
-            def change(records_, now_iso):
-                records_.update(usage_after)
-            self.skills.usage.update(change)
+        def mutate() -> None:
+            """All or nothing: a failure part-way puts every moved folder and file back."""
+            moved: list[tuple[Path, Path]] = []
+            try:
+                atomic_write_text(target / "SKILL.md", umbrella["skill_md"])
+                for move in plan["moves"]:
+                    atomic_write_bytes(target / move["to"], (sources[move["skill"]] / move["from"]).read_bytes())
+                for name, folder in sources.items():
+                    archive_to[name].parent.mkdir(parents=True, exist_ok=True)
+                    os.rename(folder, archive_to[name])
+                    moved.append((folder, archive_to[name]))
+                    remove_empty_parents(folder.parent, self.skills.dir)
+                if cron:
+                    atomic_write_text(self._cron_path, cron[0])
+                self.skills.usage.update(lambda records_, now_iso: records_.update(usage_after))
+            except BaseException:
+                if cron_before is not None and self._cron_path.read_bytes() != cron_before:
+                    atomic_write_bytes(self._cron_path, cron_before)
+                for folder, dest in reversed(moved):
+                    folder.parent.mkdir(parents=True, exist_ok=True)
+                    os.rename(dest, folder)
+                shutil.rmtree(target, ignore_errors=True)
+                remove_empty_parents(target.parent, self.skills.dir)
+                raise
         roots = [target, *sources.values(), *archive_to.values()] + ([self._cron_path] if cron else [])
         evidence = {"absorbed": list(sources), "moves": plan["moves"], "dropped": plan["dropped"],
                     "reason": plan["reason"], "cron": cron[1] if cron else [],

@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..errors import ReadOnlyError
+from ..errors import ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
 from ..fileio import atomic_write_bytes, atomic_write_json, atomic_write_text, file_lock
 from ..skills.changes import Change, record_change, remove_empty_parents
@@ -392,7 +392,10 @@ class Curator:
             return None
         report = self.run(now=now).to_dict()
         if Schedule.from_config(self.home.config).consolidate:
-            report["consolidation"] = self.consolidation.propose()
+            try:
+                report["consolidation"] = self.consolidation.propose()
+            except WorkbenchError as exc:  # the lifecycle pass stands; the plan's refusal is reported
+                report["consolidation"] = exc.to_dict()
         return report
 
     # -- purge and rollback ----------------------------------------------------------------
