@@ -33,6 +33,11 @@ _RECORDS = {("approvals", "stage"), ("approvals", "approve"), ("approvals", "app
             ("skills", "mark_stale"), ("skills", "reactivate")}
 
 
+_SKILL_VERBS = {"create": "created", "edit": "rewrote", "patch": "patched", "delete": "deleted",
+                "write_file": "wrote a file in", "remove_file": "removed a file from", "archive": "archived",
+                "restore": "restored", "purge": "purged", "pin": "pinned", "unpin": "unpinned",
+                "mark_stale": "marked stale", "reactivate": "reactivated",
+                "consolidate_refused": "refused a consolidation plan for"}
 _INDEXED: set = set()  # workbench.db files this process has given the actor index
 
 
@@ -89,9 +94,7 @@ def summarize(entry: JournalEntry) -> str:
         if action == "rollback":
             return f"rolled back {detail.get('rolled_back_action', 'a change')} of skill '{target}' " \
                    f"(ledger {detail.get('rolled_back')})"
-        label = {"mark_stale": "marked stale", "reactivate": "reactivated", "write_file": "wrote a file in",
-                 "remove_file": "removed a file from", "consolidate_refused": "refused a consolidation plan for"}
-        return f"{label.get(action, action + 'd' if action.endswith('e') else action + 'ed')} skill '{target}'"
+        return f"{_SKILL_VERBS.get(action, action)} skill '{target}'"
     if entry.subsystem == "approvals":
         verb = {"stage": "staged", "approve": "approved", "approve_failed": "approval failed:", "reject": "rejected"}
         what = detail.get("summary") or entry.before or entry.after or ""

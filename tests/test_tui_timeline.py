@@ -6,12 +6,14 @@ import pytest
 
 from engine.tools import ToolContext
 from tests.screens_seed import open_mode
+from tests.test_skills_support import write_skill
 from tests.test_timeline import learn
 from tests.tui_support import make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
 from workbench.screens.approvals import ApprovalsScreen
 from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.memory import MemoryScreen
+from workbench.screens.skills import SkillsScreen
 from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.anyio
@@ -59,16 +61,29 @@ async def test_groups_collapse_and_filters_narrow_as_you_type(home, tmp_path):
         assert shown(screen) == ["▾ background review (1 row): 1 memory add", "  MEMORY + 'Deploys go through staging'"]
 
 
-async def test_enter_opens_the_entry_in_memory_and_a_proposal_in_approvals(home, tmp_path):
+async def test_enter_opens_the_entry_in_memory_the_skill_and_the_proposal(home, tmp_path):
     learn(home)
+    for name in ("alpha-notes", "beta-notes"):
+        write_skill(home, name)
+    home.curator.pin("beta-notes")
     (home.root / "config.yaml").write_text("memory:\n  write_approval: true\n")
     home.reload_config()
     home.memory.add("memory", "Waiting for review", ToolContext(actor="agent"))
+    home.memory.add("memory", "Also waiting", ToolContext(actor="agent"))
+    first = home.approvals.list()[0].id
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
-        await cursor_to(pilot, screen, "staged memory proposal")
+        await cursor_to(pilot, screen, f"staged memory proposal {first}")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalsScreen), what="Approvals")
+        await wait_for(pilot, lambda: pilot.app.screen.current is not None and pilot.app.screen.current.id == first,
+                       what="the proposal selected")
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "pinned skill 'beta-notes'")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, SkillsScreen), what="Skills")
+        await wait_for(pilot, lambda: pilot.app.screen.current is not None
+                       and pilot.app.screen.current.name == "beta-notes", what="the skill selected")
         screen = await open_mode(pilot, "6", TimelineScreen)
         await cursor_to(pilot, screen, "Project uses Postgres 16")
         await pilot.press("enter")

@@ -22,3 +22,19 @@ class ShowEntry(Message):
         super().__init__()
         self.target = target
         self.text = text
+
+
+class ShowSkill(Message):
+    """Select this skill on the Skills screen (posted to that screen by the Timeline)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+
+class ShowProposal(Message):
+    """Select this pending proposal on the Approvals screen (posted to that screen by the Timeline)."""
+
+    def __init__(self, pending_id: str) -> None:
+        super().__init__()
+        self.pending_id = pending_id

@@ -26,6 +26,7 @@ from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
 from widgets.literal import age, assemble, literal, one_line
 
+from ..messages import ShowProposal
 from .base import WorkbenchScreen
 from .dialogs import ConfirmDialog, DiskCheck, EditDialog, Outcome, draft_budget
 
@@ -68,6 +69,7 @@ class ApprovalsScreen(WorkbenchScreen):
         super().__init__()
         self.records: list[PendingRecord] = []
         self.preview: dict | None = None  # what approving the highlighted proposal would do
+        self._wanted: str | None = None  # a proposal to select once the next load shows (ShowProposal)
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="approvals-columns"):
@@ -113,9 +115,18 @@ class ApprovalsScreen(WorkbenchScreen):
             return
         queue.set_options([Option(_queue_row(r, view.now), id=r.id) for r in view.records])
         ids = [r.id for r in view.records]
-        index = ids.index(before.id) if before is not None and before.id in ids else min(queue.highlighted or 0, len(ids) - 1)
+        wanted, self._wanted = self._wanted, None
+        if wanted in ids:
+            index = ids.index(wanted)
+        else:
+            index = ids.index(before.id) if before is not None and before.id in ids else min(queue.highlighted or 0, len(ids) - 1)
         queue.highlighted = index
         self.load_preview(view.records[index].id)
+
+    @on(ShowProposal)
+    def _show_proposal(self, message: ShowProposal) -> None:
+        self._wanted = message.pending_id
+        self.reload()
 
     @property
     def current(self) -> PendingRecord | None:

@@ -30,6 +30,7 @@ from widgets.code_view import CodeView
 from widgets.literal import one_line
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 
+from ..messages import ShowSkill
 from .base import WorkbenchScreen
 from .dialogs import ConfirmDialog
 
@@ -160,6 +161,7 @@ class SkillsScreen(WorkbenchScreen):
         self.all_rows: list[SkillRow] = []
         self.paths: dict[str, str] = {}
         self.shown: tuple[str, str] | None = None
+        self._wanted: str | None = None  # a skill to select once the next load shows (ShowSkill)
 
     def compose_body(self) -> Iterable[Widget]:
         yield Input(placeholder="fuzzy filter skills (/)", id="skills-filter")
@@ -194,6 +196,16 @@ class SkillsScreen(WorkbenchScreen):
         self.all_rows = message.rows
         self.paths = message.paths
         self._apply_filter()
+        wanted, self._wanted = self._wanted, None
+        if wanted in self.skill_list.rows_by_name:
+            self.skill_list.focus()
+            self.skill_list.move_cursor(row=self.skill_list.get_row_index(wanted))
+
+    @on(ShowSkill)
+    def _show_skill(self, message: ShowSkill) -> None:
+        self._wanted = message.name
+        self.query_one("#skills-filter", Input).value = ""
+        self.load_skills()
 
     @on(Input.Changed, "#skills-filter")
     def _apply_filter(self) -> None:

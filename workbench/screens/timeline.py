@@ -27,7 +27,7 @@ from engine.timeline import Row, Timeline, describe_group, parse_filter
 from widgets.literal import literal
 from widgets.timeline_list import TimelineList
 
-from ..messages import JumpToMessage, ShowEntry
+from ..messages import JumpToMessage, ShowEntry, ShowProposal, ShowSkill
 from .base import WorkbenchScreen
 from .dialogs import ConfirmDialog
 
@@ -179,19 +179,18 @@ class TimelineScreen(WorkbenchScreen):
             text = (entry.after if entry and entry.after is not None else entry.before if entry else "") or ""
             self._open_mode("memory", ShowEntry(row.target, text))
         elif row.subsystem == "skills":
-            self._open_mode("skills", None)
+            self._open_mode("skills", ShowSkill(row.target))
         elif row.subsystem == "approvals":
-            self._open_mode("approvals", None)
+            self._open_mode("approvals", ShowProposal(row.target))
         elif row.session_id:
             self.action_open_message()
         else:
             self.show_status(f"Row {row.id} has no source to open.")
 
-    def _open_mode(self, mode: str, message: Message | None) -> None:
+    def _open_mode(self, mode: str, message: Message) -> None:
         async def go() -> None:
             await self.app.switch_mode(mode)
-            if message is not None:
-                self.app.screen.post_message(message)
+            self.app.screen.post_message(message)
         self.app.call_later(go)
 
     def action_open_message(self) -> None:
