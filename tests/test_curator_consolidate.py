@@ -278,3 +278,21 @@ def test_a_failure_part_way_leaves_the_tree_as_it_was_and_the_plan_pending(libra
     assert [r.id for r in library.approvals.list()] == [pending_id]
     [row] = [r for r in library.journal.query(subsystem="skills", include_pending=True) if r.action == "consolidate"]
     assert row.status == "abandoned"
+
+
+def test_the_timeline_reverts_a_consolidation_group_and_its_revert(library):
+    from engine.timeline import Timeline
+    pending_id = staged_plan(library)
+    before = content(library)
+    library.approvals.approve(pending_id)
+    after = content(library)
+    timeline = Timeline(library)
+    preview = timeline.preview(f"consolidation:{pending_id}")
+    assert [c["summary"] for c in preview["changes"]] == ["consolidated git-merge, git-rebase into skill 'git'"]
+    assert "restore skills/git-merge/scripts/check.sh" in preview["changes"][0]["undo"]
+    assert len(preview["skipped"]) == 2  # the staging and the approval are records, not changes
+    result = timeline.revert(f"consolidation:{pending_id}")
+    assert result["success"] and content(library) == before
+    rollback = timeline.page(limit=1)[0]
+    assert rollback.summary.startswith("rolled back consolidate of skill 'git'")
+    assert timeline.revert(rollback.id)["success"] and content(library) == after

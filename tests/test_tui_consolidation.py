@@ -40,3 +40,25 @@ async def test_a_plan_shows_as_a_multi_file_diff_approves_and_is_one_group_on_th
                              "into 'git'",
                              f"  staged skills proposal {staged['pending_id']}: consolidate git-merge, git-rebase "
                              "into 'git'"]
+
+
+async def test_the_app_runs_a_due_pass_when_idle_never_during_a_turn_and_shows_it(home, tmp_path, clock):
+    import json
+
+    from widgets.header import WorkbenchHeader
+    agent_skill(home, "old-notes", description="Old notes")
+    home.skills.usage.set_fields("old-notes", last_used_at="2026-01-01T00:00:00+00:00")
+    (home.skills_dir / ".curator_state").write_text(json.dumps({"last_run_at": "2026-11-01T00:00:00+00:00"}))
+    clock.advance(3 * 3600)  # idle for three hours
+    async with make_app(home, tmp_path).run_test(size=(140, 30)) as pilot:
+        await settle(pilot)
+        pilot.app._turn_running = True
+        pilot.app.curator_tick()
+        await settle(pilot)
+        assert (home.skills_dir / "old-notes").exists() and pilot.app.curator_note == ""
+        pilot.app._turn_running = False
+        pilot.app.curator_tick()
+        await settle(pilot)
+        assert not (home.skills_dir / "old-notes").exists()
+        header = pilot.app.screen.query_one(WorkbenchHeader)
+        assert "curator 15:00: 1 archived" in header.render().plain
