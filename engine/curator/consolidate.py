@@ -113,8 +113,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 @dataclass(frozen=True)
 class _Member:
     found: Found
-    body: str
-    record: dict[str, Any]
+    body: str  # SKILL.md without its frontmatter
 
 
 class Consolidator:
@@ -134,7 +133,7 @@ class Consolidator:
             if (record or {}).get("pinned") or not self.curator._managed(classify(found, record)):
                 continue
             text = (found.path / "SKILL.md").read_text(encoding="utf-8", errors="replace")
-            members.append(_Member(found, parse_frontmatter(text)[1], record or {}))
+            members.append(_Member(found, parse_frontmatter(text)[1]))
         return members
 
     @staticmethod
