@@ -9,6 +9,7 @@ import pytest
 from engine import open_home
 from engine.clock import FixedClock
 from engine.skills.manage import skill_manage_tool, skill_view_tool
+from engine.skills.validation import SkillError
 from engine.tools import ToolContext
 from tests.test_skills_support import tree_state, write_skill
 
@@ -162,6 +163,10 @@ def test_absorbed_names_resolve_to_the_umbrella_and_the_index_lists_it_once(libr
     assert patched["success"], patched
     assert "git commit --no-edit." in (library.skills_dir / "git" / "SKILL.md").read_text()
     index = library.skills.index_text()
+    deleted = skill_manage_tool(library, {"action": "delete", "name": "git-rebase"}, ctx)
+    assert not deleted["success"] and (library.skills_dir / "git").is_dir()  # never deleted by an old name
+    with pytest.raises(SkillError):
+        library.curator.archive("git-merge")  # nor archived: the Curator and the CLI name skills exactly
     listed = [line.strip().split(":")[0] for line in index.splitlines() if line.startswith("    - ")]
     assert listed == ["- git", "- git-merge-pinned", "- git-merging", "- pdf-extract"]
 

@@ -133,8 +133,11 @@ class SkillLibrary:
         found = self.scanner.active() + (self.scanner.archived() if include_archived else [])
         return sorted(self.infos(found), key=lambda s: (s.state == "archived", s.category or "", s.name, s.path))
 
-    def find(self, name: Any) -> Found:
-        """The one active skill called ``name`` (folder name, frontmatter name or ``category/name``)."""
+    def find(self, name: Any, follow_absorbed: bool = False) -> Found:
+        """The one active skill called ``name`` (folder name, frontmatter name or ``category/name``).
+
+        ``follow_absorbed`` (the agent's tools): a consolidated skill's old name finds its umbrella.
+        """
         if not isinstance(name, str) or not name.strip():
             raise SkillError("Skill name is required.")
         if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
@@ -145,10 +148,11 @@ class SkillLibrary:
         if len(matches) > 1:
             raise SkillError(f"Ambiguous skill name '{name}': {len(matches)} skills match. Use the category/name path.",
                              matches=[m.rel for m in matches], hint="Pass the category/name path shown in matches.")
-        if not matches:
+        if not matches and follow_absorbed:
             umbrellas = self._umbrellas_of(name)
             if len(umbrellas) == 1:
                 return umbrellas[0]
+        if not matches:
             available = sorted({f.name for f in self.scanner.active()})[:20]
             raise SkillError(f"Skill '{name}' not found.", available_skills=available,
                              hint="Use skills_list to see all available skills")
@@ -181,7 +185,7 @@ class SkillLibrary:
 
     def record_use(self, name: str) -> None:
         """Count a use of an active skill (slash-command load, preload)."""
-        self._record(self.usage.bump_use, self.find(name).name, "use")
+        self._record(self.usage.bump_use, self.find(name, follow_absorbed=True).name, "use")
 
     def linked_files(self, skill_dir: Path) -> dict[str, list[str]]:
         groups: dict[str, list[str]] = {}
@@ -206,7 +210,7 @@ class SkillLibrary:
         Records a view (which counts as use) unless ``record`` is False: a person inspecting
         a skill in the CLI or TUI is not the agent using it, and may look at an archived one.
         """
-        found = self.find(name) if record else self.find_any(name)
+        found = self.find(name, follow_absorbed=True) if record else self.find_any(name)
         if not _matches_platform(found.meta):
             raise SkillError(f"Skill '{found.name}' is not supported on this platform.")
         if file_path:
@@ -303,7 +307,7 @@ class SkillLibrary:
             raise SkillError(f"Unknown action '{action}'. Use: create, edit, patch, delete, write_file, remove_file")
         if action == "create":
             return planner(args)
-        found = self.find(args.get("name"))
+        found = self.find(args.get("name"), follow_absorbed=action != "delete")  # never delete by an old name
         self._writable(found, action, ctx)
         return planner(found, args)
 
