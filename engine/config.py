@@ -66,8 +66,6 @@ DEFAULTS: dict[str, Any] = {
     "model.max_retries": 3,
     "model.stream": False,
     "approvals.duplicate_threshold": 90,
-    # session archive (engine/archive): Hermes's trigram table in state.db files we create
-    "archive.trigram_index": False,
     # curator schedule and consolidation (engine/curator/schedule.py, consolidate.py)
     "curator.interval_hours": 168,
     "curator.min_idle_hours": 2,

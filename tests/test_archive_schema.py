@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 
 from engine import open_home
+from engine.archive import schema
 from engine.archive.schema import HERMES_DDL, SCHEMA_VERSION
 from engine.errors import ReadOnlyError, WorkbenchError
 
@@ -79,19 +80,17 @@ def test_database_created_by_hermes_ddl_opens_and_searches(hermes_home):
     assert schema_of(hermes_home.state_db_path) == before  # nothing of Hermes's was reshaped or added
 
 
-@pytest.mark.parametrize("trigram", [False, True])
-def test_new_home_gets_hermes_schema(tmp_path, clock, trigram):
-    (tmp_path / "h").mkdir()
-    (tmp_path / "h" / "config.yaml").write_text(f"archive:\n  trigram_index: {'on' if trigram else 'off'}\n")
+def test_new_home_gets_hermes_complete_layout(tmp_path, clock):
     home = open_home(tmp_path / "h", clock=clock)
     home.archive.create_session("s1")
     conn = sqlite3.connect(home.state_db_path)
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-    assert {"sessions", "messages", "messages_fts", "state_meta", "schema_version", "session_model_usage",
-            "idx_sessions_title_unique", "idx_messages_session_active"} <= names
-    assert ("messages_fts_trigram" in names) is trigram
-    triggers = [n for n in names if n.startswith("messages_fts") and n.endswith(("_insert", "_delete", "_update"))]
-    assert len(triggers) == (6 if trigram else 3)
+    assert {"sessions", "messages", "messages_fts", "messages_fts_trigram", "state_meta", "schema_version",
+            "session_model_usage", "idx_sessions_title_unique", "idx_messages_session_active"} <= names
+    triggers = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts%'")
+    assert triggers.fetchone()[0] == 6
+    assert schema.layout_gaps(conn).complete
+    assert "api_content" in {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
     assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     ours = home.archive.conn()
@@ -144,7 +143,6 @@ def test_older_schema_opens_reads_and_refuses_missing_features_clearly(tmp_path,
 
 def test_newer_schema_with_extra_columns_and_tables_opens(tmp_path, clock):
     newer = HERMES_DDL + """
-        ALTER TABLE messages ADD COLUMN api_content TEXT;
         ALTER TABLE sessions ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
         CREATE TABLE system_prompts (hash TEXT PRIMARY KEY, prompt TEXT);"""
     conn = hermes_database(tmp_path / "new" / "state.db", newer, version=26)
@@ -206,22 +204,16 @@ def test_read_only_home_without_archive_is_empty(tmp_path, clock):
     assert not (tmp_path / "h" / "state.db").exists()
 
 
-def test_a_home_we_create_opens_in_hermes(home):
-    """Hermes's start-up (its DDL, all IF NOT EXISTS, then a trigram backfill) accepts our state.db."""
+def test_a_home_we_create_is_left_as_it_is_by_hermes_ddl(home):
+    """Hermes's start-up DDL (all IF NOT EXISTS) finds every object it declares already there."""
     archive = home.archive
     archive.create_session("ours", title="Made by the workbench")
     archive.append_message("ours", "user", "rollout of the 数据库迁移 finished")
     home.close()
+    before = schema_of(home.state_db_path)
     conn = sqlite3.connect(home.state_db_path, isolation_level=None)
-    conn.executescript(HERMES_DDL)  # what Hermes runs when it opens a database
-    conn.execute("INSERT INTO messages_fts_trigram(rowid, content) SELECT id, COALESCE(content,'') || ' ' || "
-                 "COALESCE(tool_name,'') || ' ' || COALESCE(tool_calls,'') FROM messages")
+    conn.executescript(HERMES_DDL)
     assert conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'rollout'").fetchall() == [(1,)]
     assert conn.execute("SELECT rowid FROM messages_fts_trigram WHERE messages_fts_trigram MATCH '数据库迁移'").fetchall() == [(1,)]
-    conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('ours', 'assistant', 'done', 2)")
     conn.close()
-    reopened = open_home(home.root, clock=home.clock)
-    assert reopened.archive.caps.trigram
-    assert [m.content for m in reopened.archive.messages("ours")] == ["rollout of the 数据库迁移 finished", "done"]
-    assert [h.match_message_id for h in reopened.archive.search("done")] == [2]
-    reopened.close()
+    assert schema_of(home.state_db_path) == before

@@ -68,8 +68,6 @@ def substring_scan(path, needle: str) -> set[int]:
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     folder = tmp_path_factory.mktemp("corpus") / "home"
-    folder.mkdir()
-    (folder / "config.yaml").write_text("archive:\n  trigram_index: on\n")  # Hermes's full layout, trigram included
     home = open_home(folder, clock=FixedClock(1796040000.0))
     build(home)
     yield home

@@ -38,6 +38,9 @@ class ArchiveCore:
         self._lock = threading.Lock()
         self._conns: ThreadConnections | None = None
         self._caps: schema.Capabilities | None = None
+        self._bounds: tuple[tuple[str, ...], str] = ((), "")  # the FTS tables the write path keeps whole
+        # Called with (step, done, total) while a layout completion or index rebuild runs (set by a skin).
+        self.progress: schema.Progress | None = None
 
     # -- opening -------------------------------------------------------------------
     def _open(self) -> ThreadConnections:
@@ -50,13 +53,46 @@ class ArchiveCore:
             if self.read_only and not exists:
                 # Nothing archived yet and we may not create files: an empty in-memory archive.
                 conns = ThreadConnections(Path(":memory:"), False, on_connect=schema.create_schema)
+                conn = conns.get()
             else:
                 conns = ThreadConnections(self.path, self.read_only)
-                if not self.read_only:
-                    schema.create_schema(conns.get(), self.home.config.bool("archive.trigram_index"))
-            self._caps = schema.inspect(conns.get(), self.path)
+                conn = conns.get()
+                if not self.read_only and not schema.create_schema(conn) and schema.completable(conn) \
+                        and not schema.layout_gaps(conn).complete:
+                    self._complete(conn, "complete-layout")
+            self._read_caps(conn)
             self._conns = conns
             return conns
+
+    def _read_caps(self, conn: sqlite3.Connection) -> None:
+        caps = schema.inspect(conn, self.path)
+        tables = tuple(t for t, ok in (("messages_fts", caps.fts), ("messages_fts_trigram", caps.trigram)) if ok)
+        self._caps, self._bounds = caps, (tables, schema.bounds_sql(tables))
+
+    def _complete(self, conn: sqlite3.Connection, action: str, recount: bool = False) -> schema.Layout:
+        """Complete the layout and refill out-of-step FTS tables in one transaction, journaled first."""
+        with self._journaled(action, "*", actor="workbench") as entry:
+            with write_transaction(conn):
+                done = schema.repair(conn, self.progress, recount=recount)
+            entry.updates["detail"] = {"done": done.describe()}
+        return done
+
+    def repair_index(self) -> schema.Layout:
+        """Doctor's repair: complete the layout and rebuild every FTS table whose rows differ from messages."""
+        conn = self.conn()
+        done = self._complete(conn, "repair-index", recount=True)
+        self._read_caps(conn)  # a repair may have created an FTS table
+        return done
+
+    def _keep_fts_whole(self, conn: sqlite3.Connection) -> bool:
+        """Inside a write transaction: True when every FTS table ends where messages do.
+
+        False means an index was wiped or is being rebuilt by another program in separate
+        statements (Hermes does so when it finds a trigger missing): writing now could make
+        that rebuild fail with the index half empty, so the caller repairs it first.
+        """
+        tables, sql = self._bounds
+        return not tables or not schema.stale_tables(conn, tables, sql)
 
     def _probe(self) -> None:
         try:

@@ -1,18 +1,27 @@
-"""state.db: Hermes's schema (version 22), opened without reshaping anything Hermes owns.
+"""state.db: Hermes 0.19.0's complete layout (schema version 22), and nothing of ours.
 
-A fresh archive gets Hermes's own tables, indexes, FTS5 tables and triggers, so Hermes
-can open a home the workbench created. An existing database (any schema version) is
-used as it is: we read which tables and columns are there and adapt our queries; we
-never add, drop or alter anything in it. A file that is not a usable SQLite database
-is refused with a clear error and left untouched.
+A fresh archive gets exactly Hermes's tables, indexes, both FTS5 tables and their six
+triggers. Hermes checks those six triggers every time it opens state.db; when any is
+missing it rebuilds both FTS tables in separate autocommit statements, and a message
+written in between makes that rebuild fail half way with the index wiped. So an
+archive of our version that lacks part of the layout (as earlier workbench releases
+made them, without the trigram table) is completed in one ``BEGIN IMMEDIATE``
+transaction, backfilled inside it (``repair``). An archive that already has the
+layout is never altered, nor is one of another schema version (Hermes migrates those
+itself). A file that is not a usable SQLite database is refused, untouched.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterable
 
+from ..db import write_transaction
 from ..errors import WorkbenchError
 
 SCHEMA_VERSION = 22
@@ -91,7 +100,8 @@ CREATE TABLE IF NOT EXISTS messages (
     platform_message_id TEXT,
     observed INTEGER DEFAULT 0,
     active INTEGER NOT NULL DEFAULT 1,
-    compacted INTEGER NOT NULL DEFAULT 0
+    compacted INTEGER NOT NULL DEFAULT 0,
+    api_content TEXT
 );
 
 CREATE TABLE IF NOT EXISTS session_model_usage (
@@ -145,22 +155,23 @@ CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title_unique ON sessions(title) W
 
 # Hermes's two inline FTS5 tables and their six triggers. The indexed text of a message
 # is its content, tool name and tool-call JSON, so tool names and arguments are searchable.
-_INDEXED = "COALESCE(new.content,'') || ' ' || COALESCE(new.tool_name,'') || ' ' || COALESCE(new.tool_calls,'')"
+INDEXED_TEXT = "COALESCE({p}content,'') || ' ' || COALESCE({p}tool_name,'') || ' ' || COALESCE({p}tool_calls,'')"
 
 
 def _fts_sql(table: str, tokenize: str = "") -> str:
     options = f", tokenize='{tokenize}'" if tokenize else ""
+    text = INDEXED_TEXT.format(p="new.")
     return f"""
 CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(content{options});
 CREATE TRIGGER IF NOT EXISTS {table}_insert AFTER INSERT ON messages BEGIN
-  INSERT INTO {table}(rowid, content) VALUES (new.id, {_INDEXED});
+  INSERT INTO {table}(rowid, content) VALUES (new.id, {text});
 END;
 CREATE TRIGGER IF NOT EXISTS {table}_delete AFTER DELETE ON messages BEGIN
   DELETE FROM {table} WHERE rowid = old.id;
 END;
 CREATE TRIGGER IF NOT EXISTS {table}_update AFTER UPDATE ON messages BEGIN
   DELETE FROM {table} WHERE rowid = old.id;
-  INSERT INTO {table}(rowid, content) VALUES (new.id, {_INDEXED});
+  INSERT INTO {table}(rowid, content) VALUES (new.id, {text});
 END;
 """
 
@@ -168,6 +179,11 @@ END;
 FTS_SQL = _fts_sql("messages_fts")
 TRIGRAM_SQL = _fts_sql("messages_fts_trigram", "trigram")
 HERMES_DDL = TABLES_SQL + FTS_SQL + TRIGRAM_SQL
+FTS_TABLES = {"messages_fts": FTS_SQL, "messages_fts_trigram": TRIGRAM_SQL}
+BACKFILL_CHUNK = 20_000  # message ids per backfill statement (one progress report each)
+
+# progress(step, done, total): what a long layout completion or index rebuild reports
+Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -202,28 +218,215 @@ def _split(script: str) -> list[str]:
     return [s for s in statements if s]
 
 
-def create_schema(conn: sqlite3.Connection, trigram: bool = True) -> bool:
-    """Create Hermes's schema if the database has none; False when it is already there.
+_NAMED = re.compile(r"CREATE (?:UNIQUE |VIRTUAL )?(TABLE|INDEX|TRIGGER) IF NOT EXISTS (\w+)")
 
-    Without ``trigram`` Hermes's trigram table is left out (our bigram index answers CJK
-    queries for a fraction of its cost); Hermes creates it and backfills it the first
-    time it opens the database, as it does for any database missing FTS triggers.
-    """
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sessions'").fetchone():
-        return False
-    conn.execute("BEGIN IMMEDIATE")
+
+@dataclass(frozen=True)
+class _Reference:
+    """Hermes's layout by name: each object's statement, and each table's columns as ADD COLUMN declares them."""
+
+    tables: dict[str, str]
+    columns: dict[str, dict[str, str]]
+    indexes: dict[str, str]
+    fts: dict[str, str]
+    triggers: dict[str, tuple[str, str]]  # trigger -> (its FTS table, statement)
+
+
+@functools.cache
+def _reference() -> _Reference:
+    kinds: dict[str, dict[str, str]] = {"TABLE": {}, "INDEX": {}, "TRIGGER": {}}
+    for statement in _split(TABLES_SQL):
+        kind, name = _NAMED.match(statement).groups()
+        kinds[kind][name] = statement
+    fts, triggers = {}, {}
+    for table, script in FTS_TABLES.items():
+        create, *rest = _split(script)
+        fts[table] = create
+        triggers.update((_NAMED.match(t).group(2), (table, t)) for t in rest)
+    scratch = sqlite3.connect(":memory:")
     try:
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sessions'").fetchone():
-            conn.execute("ROLLBACK")
+        scratch.executescript(TABLES_SQL)
+        columns = {}
+        for table in kinds["TABLE"]:
+            declared = {}
+            for _, name, kind, notnull, default, pk in scratch.execute(f'PRAGMA table_info("{table}")'):
+                declared[name] = " ".join(
+                    part for part in (kind, "NOT NULL" if notnull and not pk else "",
+                                      f"DEFAULT {default}" if default is not None else "") if part)
+            columns[table] = declared
+    finally:
+        scratch.close()
+    return _Reference(kinds["TABLE"], columns, kinds["INDEX"], fts, triggers)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What an archive lacks of Hermes's layout (``missing``), or what a completion did (``done``)."""
+
+    tables: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()  # "table.column"
+    indexes: tuple[str, ...] = ()
+    fts: tuple[str, ...] = ()
+    triggers: tuple[str, ...] = ()
+    rebuilt: tuple[str, ...] = ()  # FTS tables refilled from messages (a completion only)
+    skipped: tuple[str, ...] = ()  # what this SQLite cannot create, with the reason
+
+    @property
+    def complete(self) -> bool:
+        return not (self.tables or self.columns or self.indexes or self.fts or self.triggers)
+
+    def describe(self) -> list[str]:
+        """One line per kind of object, for doctor and the CLI."""
+        lines = [f"{label}: {', '.join(names)}" for label, names in (
+            ("tables", self.tables), ("columns", self.columns), ("indexes", self.indexes), ("FTS tables", self.fts),
+            ("FTS triggers", self.triggers), ("FTS tables rebuilt", self.rebuilt), ("not created", self.skipped))
+            if names]
+        return lines
+
+
+def layout_gaps(conn: sqlite3.Connection) -> Layout:
+    """What this archive lacks of Hermes 0.19.0's layout (read only, a few catalogue reads)."""
+    ref = _reference()
+    have: dict[str, set[str]] = {"table": set(), "index": set(), "trigger": set()}
+    for kind, name in conn.execute("SELECT type, name FROM sqlite_master"):
+        have.setdefault(kind, set()).add(name)
+    columns = []
+    for table, declared in ref.columns.items():
+        if table in have["table"]:
+            present = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')}
+            columns += [f"{table}.{name}" for name in declared if name not in present]
+    return Layout(
+        tables=tuple(t for t in ref.tables if t not in have["table"]),
+        columns=tuple(columns),
+        indexes=tuple(i for i in ref.indexes if i not in have["index"]),
+        fts=tuple(t for t in ref.fts if t not in have["table"]),
+        triggers=tuple(t for t in ref.triggers if t not in have["trigger"]),
+    )
+
+
+def schema_version(conn: sqlite3.Connection) -> int | None:
+    try:
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return row[0] if row else None
+
+
+def completable(conn: sqlite3.Connection) -> bool:
+    """Only an archive of our schema version is completed; Hermes migrates other versions its own way."""
+    return schema_version(conn) == SCHEMA_VERSION
+
+
+def _has_schema(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sessions'").fetchone() is not None
+
+
+def create_schema(conn: sqlite3.Connection) -> bool:
+    """Create Hermes's complete layout if the database has none; False when it is already there."""
+    if _has_schema(conn):
+        return False
+    with write_transaction(conn):
+        if _has_schema(conn):
             return False
-        for statement in _split(HERMES_DDL if trigram else TABLES_SQL + FTS_SQL):
-            conn.execute(statement)
+        _apply(conn, layout_gaps(conn), None)
         conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
     return True
+
+
+def _apply(conn: sqlite3.Connection, gaps: Layout, progress: Progress | None) -> Layout:
+    """Inside a write transaction: create what ``gaps`` lists; an FTS table that gains a trigger is refilled."""
+    ref = _reference()
+    for table in gaps.tables:
+        conn.execute(ref.tables[table])
+    for column in gaps.columns:
+        table, name = column.split(".", 1)
+        conn.execute(f'ALTER TABLE "{table}" ADD COLUMN "{name}" {ref.columns[table][name]}')
+    skipped, indexes = [], []
+    for index in gaps.indexes:
+        try:
+            conn.execute(ref.indexes[index])
+            indexes.append(index)
+        except sqlite3.IntegrityError as exc:  # duplicate titles under the unique title index: left to the user
+            skipped.append(f"{index} ({exc})")
+    stale, triggers = [], []
+    for table, create in ref.fts.items():
+        missing = [name for name in gaps.triggers if ref.triggers[name][0] == table]
+        if table not in gaps.fts and not missing:
+            continue
+        try:
+            conn.execute(create)
+        except sqlite3.OperationalError as exc:  # this SQLite lacks FTS5 or the tokenizer: no triggers either
+            skipped.append(f"{table} ({exc})")
+            continue
+        for name in missing:
+            conn.execute(ref.triggers[name][1])
+        triggers += missing
+        stale.append(table)
+    for table in stale:
+        refill(conn, table, progress)
+    return Layout(gaps.tables, gaps.columns, tuple(indexes), tuple(t for t in gaps.fts if t in stale),
+                  tuple(triggers), tuple(stale), tuple(skipped))
+
+
+def refill(conn: sqlite3.Connection, table: str, progress: Progress | None = None) -> int:
+    """Inside a write transaction: rebuild one FTS table from every message, in chunks that report progress.
+
+    Dropping and recreating the table is far quicker than deleting its rows one by one;
+    the triggers name the table, so they keep working on the new one.
+    """
+    conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute(_reference().fts[table])
+    low, top = conn.execute("SELECT coalesce(min(id), 1) - 1, coalesce(max(id), 0) FROM messages").fetchone()
+    total = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+    sql = (f"INSERT INTO {table}(rowid, content) SELECT id, {INDEXED_TEXT.format(p='')} FROM messages "
+           "WHERE id > ? AND id <= ?")
+    done = 0
+    while low < top:
+        done += conn.execute(sql, (low, low + BACKFILL_CHUNK)).rowcount
+        low += BACKFILL_CHUNK
+        if progress:
+            progress(f"indexing {table}", done, total)
+    return done
+
+
+def bounds_sql(tables: Iterable[str]) -> str:
+    """One cheap statement: the first and last message id, then each FTS table's first and last rowid."""
+    parts = ["(SELECT min(id) FROM messages)", "(SELECT max(id) FROM messages)"]
+    for table in tables:
+        parts += [f"(SELECT rowid FROM {table} ORDER BY rowid LIMIT 1)",
+                  f"(SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1)"]
+    return "SELECT " + ", ".join(parts)
+
+
+def stale_tables(conn: sqlite3.Connection, tables: tuple[str, ...], sql: str | None = None) -> list[str]:
+    """FTS tables whose first or last row is not the first or last message's (a wiped or lagging index).
+
+    Triggers keep both ends equal; a rebuild that another program runs in separate
+    statements, or a missing trigger, shows at one end. ``sql`` is ``bounds_sql(tables)``.
+    """
+    row = tuple(conn.execute(sql or bounds_sql(tables)).fetchone())
+    return [table for i, table in enumerate(tables) if row[2 + 2 * i: 4 + 2 * i] != row[0:2]]
+
+
+def repair(conn: sqlite3.Connection, progress: Progress | None = None, *, recount: bool = False) -> Layout:
+    """Inside a write transaction: complete the layout and refill every FTS table that is out of step.
+
+    Out of step means its ends differ from the messages table's, or (``recount``, what
+    doctor asks for) its row count does.
+    """
+    done = _apply(conn, layout_gaps(conn), progress)
+    present = tuple(t for t in FTS_TABLES if t not in done.rebuilt and _usable(conn, t))
+    stale = stale_tables(conn, present)
+    if recount:
+        messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+        stale += [t for t in present if t not in stale and fts_rows(conn, t) != messages]
+    for table in stale:
+        refill(conn, table, progress)
+    return dataclasses.replace(done, rebuilt=done.rebuilt + tuple(stale))
+
+
+def fts_rows(conn: sqlite3.Connection, table: str) -> int:
+    return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
 
 def inspect(conn: sqlite3.Connection, path: Path) -> Capabilities:
@@ -236,10 +439,7 @@ def inspect(conn: sqlite3.Connection, path: Path) -> Capabilities:
                 "It was not modified; point --home at a Hermes home or move the file aside.", path=str(path))
         session_cols = frozenset(r[1] for r in conn.execute("PRAGMA table_info(sessions)"))
         message_cols = frozenset(r[1] for r in conn.execute("PRAGMA table_info(messages)"))
-        version = None
-        if "schema_version" in names:
-            row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
-            version = row[0] if row else None
+        version = schema_version(conn) if "schema_version" in names else None
         fts = "messages_fts" in names and _usable(conn, "messages_fts")
         trigram = "messages_fts_trigram" in names and _usable(conn, "messages_fts_trigram")
     except sqlite3.DatabaseError as exc:
