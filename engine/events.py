@@ -41,8 +41,11 @@ class SessionChanged(Event):
 
 @dataclass(frozen=True)
 class MessageStored(Event):
+    """One stored turn: ``message_ids`` in order; ``message_id`` and ``role`` are its last message's."""
+
     message_id: int | None = None
     role: str = ""
+    message_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -183,7 +183,9 @@ def test_message_events_and_counters(home):
     ids = archive.append_messages("s1", [{"role": "user", "content": "hi"},
                                          {"role": "assistant", "content": None, "tool_calls": calls},
                                          {"role": "tool", "content": "ok", "tool_name": "terminal", "tool_call_id": "a"}])
-    assert [e.message_id for e in stored] == ids == sorted(ids)
+    assert [(e.message_ids, e.message_id, e.role) for e in stored] == [(tuple(ids), ids[-1], "tool")]  # one per turn
+    assert ids == sorted(ids) and len(set(ids)) == 3
+    assert [m.id for m in archive.messages("s1")] == ids
     session = archive.get_session("s1")
     assert (session.message_count, session.tool_call_count) == (3, 2)  # tool results add no calls
     assert home.journal.query(subsystem="sessions") == []  # appends are not journaled

@@ -11,6 +11,8 @@ from .core import ArchiveCore
 from .models import Message, decode_content, encode_content, parse_json
 
 _FIELDS = ("role", "content", "tool_calls", "tool_name", "tool_call_id", "timestamp", "token_count", "finish_reason")
+_ROWS_PER_INSERT = 200  # well under SQLite's limit of bound parameters per statement
+_REPAIRS = 2  # index repairs one append may run before it writes regardless
 
 
 def _tool_calls_json(tool_calls: Any) -> str | None:
@@ -40,32 +42,62 @@ class MessagesMixin(ArchiveCore):
             "finish_reason": finish_reason}])[0]
 
     def append_messages(self, session_id: str, messages: Iterable[dict[str, Any]]) -> list[int]:
-        """Store a turn's messages in one transaction, in order; returns their ids."""
+        """Store a turn's messages in one transaction, in order; returns their ids.
+
+        Per turn, not per message: one counter update (which also proves the session
+        exists), one multi-row INSERT ... RETURNING per ``_ROWS_PER_INSERT`` messages, and
+        one ``MessageStored`` event after the commit.
+        """
         rows = [self._message_values(m) for m in messages]
         if not rows:
             return []
-        self._session_or_fail(session_id)
-        columns = [c for c in _FIELDS if self.caps.has("messages", c)]
-        sql = (f"INSERT INTO messages (session_id, {', '.join(columns)}) "
-               f"VALUES (?, {', '.join('?' * len(columns))})")
-        ids: list[int] = []
-        with self._write() as conn:
-            for row in rows:
-                ids.append(int(conn.execute(sql, (session_id, *(row[c] for c in columns))).lastrowid))
-            self._set_counters(session_id, len(rows), sum(_call_count(r["role"], r["tool_calls"]) for r in rows))
-        for message_id, row in zip(ids, rows):
-            self._publish(MessageStored(session_id=session_id, message_id=message_id, role=row["role"]))
+        calls = sum(r["calls"] for r in rows)
+        for attempt in range(_REPAIRS + 1):
+            with self._write() as conn:
+                whole = attempt == _REPAIRS or self._keep_fts_whole(conn)
+                if whole:
+                    self._claim_session(conn, session_id, len(rows), calls)
+                    ids = self._insert_rows(conn, session_id, rows)
+            if whole:
+                break
+            self._complete(conn, "repair-index")  # in a transaction of its own, journaled, then write
+        self._publish(MessageStored(session_id=session_id, message_id=ids[-1], message_ids=tuple(ids),
+                                    role=rows[-1]["role"]))
         return ids
 
-    def _set_counters(self, session_id: str, messages: int, calls: int, absolute: bool = False) -> None:
-        """Inside a write transaction: add to (or set) the counters this schema has."""
+    def _insert_rows(self, conn, session_id: str, rows: list[dict[str, Any]]) -> list[int]:
+        """Inside a write: ``INSERT ... VALUES (...), (...) RETURNING id``, a few hundred rows a statement.
+
+        The statement text depends only on the row count, so SQLite's statement cache
+        keeps it prepared from turn to turn.
+        """
+        columns = [c for c in _FIELDS if self.caps.has("messages", c)]
+        row = f"(?, {', '.join('?' * len(columns))})"
+        ids: list[int] = []
+        for start in range(0, len(rows), _ROWS_PER_INSERT):
+            chunk = rows[start:start + _ROWS_PER_INSERT]
+            values = [v for r in chunk for v in (session_id, *(r[c] for c in columns))]
+            sql = f"INSERT INTO messages (session_id, {', '.join(columns)}) VALUES {', '.join([row] * len(chunk))} RETURNING id"
+            ids += sorted(r[0] for r in conn.execute(sql, values))
+        return ids
+
+    def _claim_session(self, conn, session_id: str, messages: int, calls: int) -> None:
+        """Inside the write: add to the counters, refusing a session that does not exist."""
+        if not self._set_counters(session_id, messages, calls) and not conn.execute(
+                "SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+            raise WorkbenchError(f"No session with id {session_id!r}. List sessions with `workbench sessions list`.",
+                                 session_id=session_id)
+
+    def _set_counters(self, session_id: str, messages: int, calls: int, absolute: bool = False) -> bool:
+        """Inside a write transaction: add to (or set) the counters this schema has; True when the row exists."""
         sets, args = [], []
         for column, value in (("message_count", messages), ("tool_call_count", calls)):
             if self.caps.has("sessions", column):
                 sets.append(f"{column} = ?" if absolute else f"{column} = COALESCE({column}, 0) + ?")
                 args.append(value)
-        if sets:
-            self.conn().execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*args, session_id))
+        if not sets:
+            return False
+        return self.conn().execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*args, session_id)).rowcount > 0
 
     def _message_values(self, message: dict[str, Any]) -> dict[str, Any]:
         unknown = set(message) - set(_FIELDS)
@@ -79,9 +111,10 @@ class MessagesMixin(ArchiveCore):
             timestamp = float(timestamp) if timestamp is not None else self.clock.now()
         except (TypeError, ValueError):
             timestamp = self.clock.now()
+        tool_calls = message.get("tool_calls")
         return {
-            "role": role, "content": encode_content(message.get("content")),
-            "tool_calls": _tool_calls_json(message.get("tool_calls")), "tool_name": message.get("tool_name"),
+            "role": role, "content": encode_content(message.get("content")), "calls": _call_count(role, tool_calls),
+            "tool_calls": _tool_calls_json(tool_calls), "tool_name": message.get("tool_name"),
             "tool_call_id": message.get("tool_call_id"), "timestamp": timestamp,
             "token_count": message.get("token_count"), "finish_reason": message.get("finish_reason"),
         }
@@ -153,20 +186,19 @@ class MessagesMixin(ArchiveCore):
             raise WorkbenchError(f"Nothing to compact: the session has {len(live)} live messages and "
                                  f"{keep_head} + {keep_tail} would be kept.")
         kept = live[:keep_head] + [None] + (live[len(live) - keep_tail:] if keep_tail else [])
-        columns = [c for c in _FIELDS if self.caps.has("messages", c)]
         with self._journaled("compact", session_id, actor=actor,
                              detail={"archived": len(live), "keep_head": keep_head, "keep_tail": keep_tail}) as entry:
             with self._write() as conn:
                 conn.execute("UPDATE messages SET active = 0, compacted = 1 WHERE session_id = ? AND active = 1",
                              (session_id,))
-                last, calls = 0.0, 0
+                rows, last = [], 0.0
                 for message in kept:
                     values = (self._message_values({"role": summary_role, "content": summary}) if message is None
                               else self._message_values({f: getattr(message, f) for f in _FIELDS}))
                     values["timestamp"] = last = max(values["timestamp"], last + 1e-6)
-                    calls += _call_count(values["role"], values["tool_calls"])
-                    conn.execute(f"INSERT INTO messages (session_id, {', '.join(columns)}) VALUES "
-                                 f"(?, {', '.join('?' * len(columns))})", (session_id, *(values[c] for c in columns)))
+                    rows.append(values)
+                self._insert_rows(conn, session_id, rows)
+                calls = sum(r["calls"] for r in rows)
                 self._set_counters(session_id, len(kept), calls, absolute=True)
         self._publish(SessionChanged(action="compacted", session_id=session_id, actor=actor, journal_id=entry.id))
         return len(kept)
