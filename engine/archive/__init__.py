@@ -1,11 +1,13 @@
 """The session archive: Hermes's state.db (sessions, messages, lineage) and search over it.
 
 ``SessionArchive`` is reached as ``home.archive``. Its parts live in one module each
-(sessions, messages, lineage, search, export); session_search.py is the agent tool.
+(sessions, messages, lineage, search, export); session_search.py is the agent tool and
+health.py doctor's check and repair of state.db.
 """
 
 from __future__ import annotations
 
+from . import health  # noqa: F401  (registers the archive's doctor check and repair in engine.health)
 from .export import ExportMixin
 from .lineage import LineageMixin
 from .messages import MessagesMixin

@@ -71,7 +71,7 @@ class ArchiveCore:
 
     def _complete(self, conn: sqlite3.Connection, action: str, recount: bool = False) -> schema.Layout:
         """Complete the layout and refill out-of-step FTS tables in one transaction, journaled first."""
-        with self._journaled(action, "*", actor="workbench") as entry:
+        with self._journaled(action, "*", actor="user") as entry:
             with write_transaction(conn):
                 done = schema.repair(conn, self.progress, recount=recount)
             entry.updates["detail"] = {"done": done.describe()}
