@@ -27,6 +27,7 @@ def old_workbench_archive(folder: Path, sessions: int = 2, per_session: int = 6,
     calls = json.dumps([{"id": "c1", "type": "function", "function": {"name": "terminal",
                                                                       "arguments": '{"cmd": "数据库迁移 --check"}'}}],
                        ensure_ascii=False)
+    conn.execute("BEGIN")
     for s in range(sessions):
         sid = f"old_{s}"
         conn.execute("INSERT INTO sessions (id, source, started_at, title) VALUES (?, 'cli', ?, ?)",
@@ -36,6 +37,7 @@ def old_workbench_archive(folder: Path, sessions: int = 2, per_session: int = 6,
             conn.execute("INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES (?, ?, ?, ?, ?)",
                          (sid, role, f"{TEXTS[i % len(TEXTS)]} #{s}-{i}", tool_calls, 1.7e9 + s * 1000 + i))
         conn.execute("UPDATE sessions SET message_count = ? WHERE id = ?", (per_session, sid))
+    conn.execute("COMMIT")
     conn.close()
     return folder
 

@@ -1,0 +1,218 @@
+"""state.db shared with the real Hermes Agent 0.19.0: its SessionDB, its search, its writes, in its own process."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from engine import open_home
+from tests.archive_support import fts_state, old_workbench_archive, schema_of
+
+# Hermes's SessionDB opened on HERMES_HOME/state.db, with a spy on its FTS rebuild path.
+OPEN = """
+import json, os, sys
+from pathlib import Path
+import hermes_state
+rebuilds = []
+_rebuild = hermes_state.SessionDB._rebuild_fts_indexes
+def _spy(cursor, **kwargs):
+    rebuilds.append(kwargs)
+    return _rebuild(cursor, **kwargs)
+hermes_state.SessionDB._rebuild_fts_indexes = staticmethod(_spy)
+path = Path(os.environ["HERMES_HOME"]) / "state.db"
+try:
+    db = hermes_state.SessionDB(path)
+except Exception as exc:
+    db, error = None, f"{type(exc).__name__}: {exc}"
+else:
+    error = None
+def ids(query):
+    return sorted(r["id"] for r in db.search_messages(query, limit=100000))
+"""
+
+QUERIES = ["deploy", "rollout", "kubectl", "zebra", "数据库迁移", "部署", "ロールアウト"]
+
+
+def hermes_search(hermes, home, queries) -> dict:
+    return hermes.json(home, OPEN + textwrap.dedent(f"""
+        print(json.dumps({{"error": error, "rebuilds": len(rebuilds), "trigram": db._trigram_available if db else None,
+                          "hits": {{q: ids(q) for q in {queries!r}}}}}))
+        """))
+
+
+def our_hits(folder, queries) -> dict:
+    home = open_home(folder, read_only=True)
+    try:
+        return {q: sorted(home.archive.iter_matches(q)) for q in queries}
+    finally:
+        home.close()
+
+
+def workbench_home(folder):
+    home = open_home(folder)
+    archive = home.archive
+    archive.create_session("wb1", title="Billing deploy")
+    calls = [{"id": "c1", "type": "function", "function": {"name": "terminal",
+                                                           "arguments": json.dumps({"cmd": "kubectl rollout status"})}}]
+    archive.append_messages("wb1", [
+        {"role": "user", "content": "Please deploy the billing service"},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "content": '{"exit": 0}', "tool_name": "terminal", "tool_call_id": "c1"},
+        {"role": "assistant", "content": "部署完成了，数据库迁移也好了"}])
+    archive.create_session("wb2")
+    archive.append_messages("wb2", [{"role": "user", "content": "the zebra crossed the rollout"},
+                                    {"role": "assistant", "content": "ロールアウトはデプロイ済みです"}])
+    home.close()
+
+
+def test_hermes_opens_a_home_we_created_without_rebuilding_and_finds_our_messages(hermes, tmp_path):
+    folder = tmp_path / "home"
+    workbench_home(folder)
+    before, counts = schema_of(folder / "state.db"), fts_state(folder / "state.db")
+    assert counts == {"messages": 6, "triggers": 6, "messages_fts": 6, "messages_fts_trigram": 6}
+    result = hermes_search(hermes, folder, QUERIES)
+    assert (result["error"], result["rebuilds"], result["trigram"]) == (None, 0, True)
+    assert schema_of(folder / "state.db") == before  # Hermes found nothing to add or reshape
+    assert fts_state(folder / "state.db") == counts
+    assert result["hits"]["数据库迁移"] == [4]  # Hermes's trigram table, written by our appends
+    assert result["hits"]["ロールアウト"] == [6] and result["hits"]["kubectl"] == [2]
+    assert result["hits"] == our_hits(folder, QUERIES)
+
+
+def layout(path) -> dict:
+    """Every object's definition: tables by their columns, the rest by their SQL without whitespace."""
+    conn = sqlite3.connect(path)
+    try:
+        out = {}
+        for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"):
+            if kind == "table" and not (sql or "").upper().startswith("CREATE VIRTUAL"):
+                out[name] = [tuple(r) for r in conn.execute(f'PRAGMA table_info("{name}")')]
+            else:
+                out[name] = "".join((sql or "").split()).lower().replace("ifnotexists", "")
+        return out
+    finally:
+        conn.close()
+
+
+def hermes_writes(hermes, folder) -> None:
+    hermes.run(folder, OPEN + """
+db.create_session("h1", "cli", model="hermes-4-70b")
+db.append_message("h1", "user", "Please deploy the billing service")
+db.append_message("h1", "assistant", None, tool_calls=[{"id": "c1", "type": "function",
+    "function": {"name": "terminal", "arguments": json.dumps({"cmd": "kubectl rollout status 数据库迁移"})}}])
+db.append_message("h1", "tool", '{"exit": 0}', tool_name="terminal", tool_call_id="c1")
+db.append_message("h1", "assistant", "部署完成了，数据库迁移也好了")
+db.create_session("h2", "telegram")
+db.append_message("h2", "user", "the zebra crossed the rollout")
+db.append_message("h2", "assistant", "ロールアウトはデプロイ済みです")
+db.end_session("h1", "compression")
+db.close()
+""")
+
+
+def test_an_archive_written_by_hermes_opens_unchanged_and_searches_the_same(hermes, tmp_path):
+    folder = tmp_path / "hermes"
+    folder.mkdir()
+    hermes_writes(hermes, folder)
+    before = schema_of(folder / "state.db")
+    home = open_home(folder)
+    archive = home.archive
+    assert [s.id for s in archive.list_sessions()] == ["h2", "h1"]
+    archive.append_message("h2", "user", "one more rollout from the workbench")
+    ours = {q: sorted(archive.iter_matches(q)) for q in QUERIES}
+    assert [e.action for e in home.journal.query(subsystem="sessions")] == []  # nothing completed or repaired
+    home.close()
+    assert schema_of(folder / "state.db") == before  # byte-identical schema after our open and write
+    assert hermes_search(hermes, folder, QUERIES)["hits"] == ours
+    assert ours["rollout"] == [2, 5, 7] and ours["部署"] == [4]
+
+
+def test_our_new_layout_is_hermes_layout(hermes, tmp_path):
+    (tmp_path / "hermes").mkdir()
+    hermes.run(tmp_path / "hermes", OPEN + "db.close()")
+    open_home(tmp_path / "ours").archive.list_sessions()
+    assert layout(tmp_path / "ours" / "state.db") == layout(tmp_path / "hermes" / "state.db")
+
+
+APPENDER = """
+import json, sys, time
+from pathlib import Path
+from engine import open_home
+folder = Path(sys.argv[1])
+home = open_home(folder)
+home.archive.create_session("live", source="cli")
+ids, n = [], 0
+while not (folder / "stop").exists():
+    ids += home.archive.append_messages("live", [
+        {"role": "user", "content": f"concurrent write {n} 并发写入测试"},
+        {"role": "assistant", "content": f"acknowledged concurrent turn {n}"}])
+    n += 1
+    print(n, flush=True)
+    time.sleep(0.002)
+home.close()
+print(json.dumps(ids), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def old_archive(tmp_path_factory):
+    """6,000 messages in the old layout: enough for Hermes's rebuild to take a while."""
+    return old_workbench_archive(tmp_path_factory.mktemp("old") / "home", sessions=200, per_session=30)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trial", range(5))
+def test_hermes_first_open_of_an_old_archive_while_we_append(hermes, old_archive, tmp_path, trial):
+    """Trial 0 starts both at once; the others open Hermes after our 1st..4th turn.
+
+    The workbench of before (no layout completion) fails this: Hermes rebuilds, one of
+    our appends lands between its statements, and the trigram table keeps a few rows.
+    """
+    template = old_archive
+    folder = tmp_path / "home"
+    shutil.copytree(template, folder)
+    writer = subprocess.Popen([sys.executable, "-c", APPENDER, str(folder)], stdout=subprocess.PIPE, text=True)
+    try:
+        if trial:
+            for _ in range(trial):
+                assert writer.stdout.readline().strip(), "the appender stopped"
+        opened = hermes.json(folder, OPEN + """
+print(json.dumps({"error": error, "rebuilds": len(rebuilds)}))
+""")
+        time.sleep(0.05)
+    finally:
+        (folder / "stop").touch()
+        out, _ = writer.communicate(timeout=60)
+    assert writer.returncode == 0
+    appended = json.loads(out.strip().splitlines()[-1])
+    assert len(appended) >= 2 * max(trial, 1)
+    if trial:  # we completed the layout before our first write: Hermes had nothing to rebuild
+        assert opened == {"error": None, "rebuilds": 0}
+    state = fts_state(folder / "state.db")
+    assert state["messages"] == 6000 + len(appended) and state["triggers"] == 6
+    assert state["messages_fts"] == state["messages_fts_trigram"] == state["messages"]
+    queries = ["concurrent", "并发写入", "deploy", "数据库迁移"]
+    theirs = hermes_search(hermes, folder, queries)
+    assert theirs["error"] is None and theirs["rebuilds"] == 0
+    ours = our_hits(folder, queries)
+    assert theirs["hits"] == ours
+    assert set(ours["concurrent"]) == set(appended)
+    assert set(ours["并发写入"]) == set(appended[::2])  # every user message of ours
+    assert ours["deploy"] == substring_ids(folder, "deploy") and len(ours["deploy"]) == 1000  # the old rows, all found
+    assert ours["数据库迁移"] == substring_ids(folder, "数据库迁移") and len(ours["数据库迁移"]) == 2000
+
+
+def substring_ids(folder, needle) -> list[int]:
+    conn = sqlite3.connect(folder / "state.db")
+    try:
+        return [r[0] for r in conn.execute("SELECT id FROM messages WHERE instr(content, ?) OR instr(tool_calls, ?) "
+                                           "ORDER BY id", (needle, needle))]
+    finally:
+        conn.close()
