@@ -98,6 +98,30 @@ def paired(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def reported_usage(usage: dict[str, Any]) -> Counter[str]:
+    """Hermes's session counters from what the API reported; nothing when it reported nothing.
+
+    Estimates never go into Hermes's columns (``hermes insights`` sums them as spend):
+    the offline and scripted models, and an endpoint that sends no usage, add nothing
+    there, and our own estimate of each request stays in workbench.db's request log.
+    Like Hermes, ``input_tokens`` leaves out the cached part of the prompt.
+    """
+    if not isinstance(usage, dict) or not usage:
+        return Counter()
+
+    def number(value: Any) -> int:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+    prompt = usage.get("prompt_tokens_details")
+    completion = usage.get("completion_tokens_details")
+    cached = number(prompt.get("cached_tokens")) if isinstance(prompt, dict) else 0
+    counts = Counter(input_tokens=max(0, number(usage.get("prompt_tokens")) - cached),
+                     output_tokens=number(usage.get("completion_tokens")), cache_read_tokens=cached,
+                     reasoning_tokens=number(completion.get("reasoning_tokens")) if isinstance(completion, dict) else 0,
+                     api_call_count=1)
+    return +counts  # zero counters are left out
+
+
 def default_title(text: str) -> str:
     words = " ".join(text.split())
     if len(words) <= TITLE_CHARS:
@@ -311,10 +335,7 @@ class AgentSession:
         if purpose == "turn":
             if usage.get("prompt_tokens"):
                 self.last_usage = (int(usage["prompt_tokens"]), len(messages) - 1)
-            spent = self._unrecorded_tokens  # added to the session row at the next flush
-            spent["input_tokens"] += int(usage.get("prompt_tokens") or estimate)
-            spent["output_tokens"] += int(usage.get("completion_tokens") or compression.message_chars(reply.to_message()) // 4)
-            spent["api_call_count"] += 1
+            self._unrecorded_tokens.update(reported_usage(usage))  # added to the session row at the next flush
         self.requests.record(RequestRecord(
             session_id=self.id, purpose=purpose, model=self.model.name, prefix_hash=self._prefix_hashes[key],
             system_chars=len(messages[0]["content"]), message_count=len(messages), estimated_tokens=estimate,
