@@ -36,6 +36,7 @@ COMMAND_MODULES = [
     "workbench.cli.providers_cmds",
     "workbench.cli.timeline_cmds",
 ]
+LARGE_ARCHIVE = 50_000  # messages from which a state.db layout completion reports its progress
 
 
 @dataclass
@@ -132,6 +133,12 @@ def warn_misreads(home) -> None:
         sys.stderr.write(visible(f"warning: {misread.message(home.config.path)}") + "\n")
 
 
+def _layout_progress(step: str, done: int, total: int) -> None:
+    """A large archive's one-off layout completion or index rebuild, reported on stderr (never stdout)."""
+    if total >= LARGE_ARCHIVE:
+        sys.stderr.write(f"state.db: {step}: {done:,} of {total:,} messages\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
@@ -153,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
             home = open_home(getattr(args, "home", None), read_only=getattr(args, "read_only", False))
             if not getattr(args, "reports_config", False):
                 warn_misreads(home)
+            if handler.__module__ != "workbench.cli.tui_cmds":  # the TUI shows progress its own way
+                home.archive.progress = _layout_progress
         output = handler(home, args)
     except UsageError as exc:
         return _usage_error(parser, str(exc), as_json)
