@@ -80,6 +80,25 @@ def test_a_completion_stopped_half_way_leaves_the_archive_as_it_was(tmp_path, cl
     home.close()
 
 
+def test_what_cannot_be_created_is_reported_once_not_retried(tmp_path, clock):
+    folder = old_workbench_archive(tmp_path / "h")
+    conn = raw(folder / "state.db")
+    conn.execute("DROP INDEX idx_sessions_title_unique")
+    conn.execute("UPDATE sessions SET title = 'Same title'")  # what the unique index would refuse
+    conn.close()
+    home = open_home(folder, clock=clock)
+    home.archive.list_sessions()
+    [entry] = home.journal.query(subsystem="sessions")
+    assert any("idx_sessions_title_unique (sessions share a title" in line for line in entry.detail["done"])
+    assert fts_state(folder / "state.db")["messages_fts_trigram"] == 12
+    home.close()
+    again = open_home(folder, clock=clock)
+    again.archive.list_sessions()
+    assert len(again.journal.query(subsystem="sessions")) == 1  # not retried
+    assert [f.severity for f in check(again)] == ["info"]
+    again.close()
+
+
 def test_other_schema_versions_are_left_to_hermes(tmp_path, clock):
     folder = old_workbench_archive(tmp_path / "h", version=21)
     before = schema_of(folder / "state.db")

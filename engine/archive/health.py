@@ -60,6 +60,9 @@ def _findings(conn: sqlite3.Connection, path) -> list[Finding]:
                              f"is and Hermes upgrades it to {schema.SCHEMA_VERSION} the next time it opens it."))
     else:
         gaps = schema.layout_gaps(conn)
+        if gaps.skipped:
+            found.append(Finding(AREA, "info", f"{path}: not created here: {', '.join(gaps.skipped)}; searches that "
+                                 "need it scan the messages instead."))
         if not gaps.complete:
             found.append(Finding(AREA, "warning", f"{path} lacks part of Hermes 0.19.0's layout ("
                                  f"{'; '.join(gaps.describe())}). Hermes rebuilds its search index when it opens "

@@ -180,6 +180,7 @@ FTS_SQL = _fts_sql("messages_fts")
 TRIGRAM_SQL = _fts_sql("messages_fts_trigram", "trigram")
 HERMES_DDL = TABLES_SQL + FTS_SQL + TRIGRAM_SQL
 FTS_TABLES = {"messages_fts": FTS_SQL, "messages_fts_trigram": TRIGRAM_SQL}
+_UNIQUE_TITLES = "idx_sessions_title_unique"
 BACKFILL_CHUNK = 20_000  # message ids per backfill statement (one progress report each)
 
 # progress(step, done, total): what a long layout completion or index rebuild reports
@@ -295,13 +296,34 @@ def layout_gaps(conn: sqlite3.Connection) -> Layout:
         if table in have["table"]:
             present = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')}
             columns += [f"{table}.{name}" for name in declared if name not in present]
+    # What cannot be created here is reported, never retried on every open.
+    fts = [t for t in ref.fts if t not in have["table"]]
+    unavailable = [t for t in fts if not _can_create(conn, t)]
+    skipped = [f"{t} (this SQLite lacks its FTS5 tokenizer)" for t in unavailable]
+    indexes = [i for i in ref.indexes if i not in have["index"]]
+    if _UNIQUE_TITLES in indexes and "sessions" in have["table"] and conn.execute(
+            "SELECT 1 FROM sessions WHERE title IS NOT NULL GROUP BY title HAVING count(*) > 1 LIMIT 1").fetchone():
+        indexes.remove(_UNIQUE_TITLES)
+        skipped.append(f"{_UNIQUE_TITLES} (sessions share a title; Hermes keeps it on the newest when it opens the file)")
     return Layout(
         tables=tuple(t for t in ref.tables if t not in have["table"]),
         columns=tuple(columns),
-        indexes=tuple(i for i in ref.indexes if i not in have["index"]),
-        fts=tuple(t for t in ref.fts if t not in have["table"]),
-        triggers=tuple(t for t in ref.triggers if t not in have["trigger"]),
+        indexes=tuple(indexes),
+        fts=tuple(t for t in fts if t not in unavailable),
+        triggers=tuple(t for t in ref.triggers if t not in have["trigger"] and ref.triggers[t][0] not in unavailable),
+        skipped=tuple(skipped),
     )
+
+
+def _can_create(conn: sqlite3.Connection, table: str) -> bool:
+    """Whether this SQLite has the FTS5 module and tokenizer ``table`` needs (a probe in the temp schema)."""
+    probe = _reference().fts[table].replace(f"IF NOT EXISTS {table}", "temp.workbench_fts_probe", 1)
+    try:
+        conn.execute(probe)
+    except sqlite3.OperationalError:
+        return False
+    conn.execute("DROP TABLE temp.workbench_fts_probe")
+    return True
 
 
 def schema_version(conn: sqlite3.Connection) -> int | None:
@@ -341,31 +363,20 @@ def _apply(conn: sqlite3.Connection, gaps: Layout, progress: Progress | None) ->
     for column in gaps.columns:
         table, name = column.split(".", 1)
         conn.execute(f'ALTER TABLE "{table}" ADD COLUMN "{name}" {ref.columns[table][name]}')
-    skipped, indexes = [], []
     for index in gaps.indexes:
-        try:
-            conn.execute(ref.indexes[index])
-            indexes.append(index)
-        except sqlite3.IntegrityError as exc:  # duplicate titles under the unique title index: left to the user
-            skipped.append(f"{index} ({exc})")
-    stale, triggers = [], []
+        conn.execute(ref.indexes[index])
+    stale = []
     for table, create in ref.fts.items():
         missing = [name for name in gaps.triggers if ref.triggers[name][0] == table]
         if table not in gaps.fts and not missing:
             continue
-        try:
-            conn.execute(create)
-        except sqlite3.OperationalError as exc:  # this SQLite lacks FTS5 or the tokenizer: no triggers either
-            skipped.append(f"{table} ({exc})")
-            continue
+        conn.execute(create)
         for name in missing:
             conn.execute(ref.triggers[name][1])
-        triggers += missing
         stale.append(table)
     for table in stale:
         refill(conn, table, progress)
-    return Layout(gaps.tables, gaps.columns, tuple(indexes), tuple(t for t in gaps.fts if t in stale),
-                  tuple(triggers), tuple(stale), tuple(skipped))
+    return dataclasses.replace(gaps, rebuilt=tuple(stale))
 
 
 def refill(conn: sqlite3.Connection, table: str, progress: Progress | None = None) -> int:
