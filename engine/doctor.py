@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 CHECK_MODULES = (
     "engine.home_health",
+    "engine.archive.health",
     "engine.memory.health",
     "engine.approvals.health",
     "engine.skills.health",

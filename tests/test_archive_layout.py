@@ -157,16 +157,20 @@ def test_doctor_reports_an_incomplete_layout_without_touching_it(tmp_path, clock
     assert (finding.severity, finding.repair) == ("warning", REPAIR)
     assert "messages_fts_trigram" in finding.what and "messages.api_content" in finding.what
     assert schema_of(folder / "state.db") == before
-    FIXES[REPAIR](home)
+    assert "FTS tables: messages_fts_trigram" in FIXES[REPAIR](home)
     assert check(home) == [] and schema.layout_gaps(raw(folder / "state.db")).complete
     home.close()
 
 
-def test_doctor_on_a_missing_or_unreadable_archive(tmp_path, clock):
+def test_doctor_on_a_missing_foreign_or_damaged_archive(tmp_path, clock):
     home = open_home(tmp_path / "h", clock=clock)
     assert [f.severity for f in check(home)] == ["info"]
-    home.state_db_path.write_bytes(b"not a database" * 300)
+    conn = sqlite3.connect(home.state_db_path)
+    conn.execute("CREATE TABLE notes (x)")
+    conn.close()
     [finding] = check(home)
-    assert finding.severity == "error" and finding.repair == "" and "cannot be read" in finding.what
+    assert finding.severity == "error" and finding.repair == "" and "not a session archive" in finding.what
+    home.state_db_path.write_bytes(b"not a database" * 300)
+    assert check(home) == []  # damage is the database check's finding (engine.home_health), not reported twice
     assert home.state_db_path.read_bytes() == b"not a database" * 300
     home.close()

@@ -41,6 +41,7 @@ class ArchiveCore:
         self._bounds: tuple[tuple[str, ...], str] = ((), "")  # the FTS tables the write path keeps whole
         # Called with (step, done, total) while a layout completion or index rebuild runs (set by a skin).
         self.progress: schema.Progress | None = None
+        self.completed: schema.Layout | None = None  # what opening this archive added to its layout, if anything
 
     # -- opening -------------------------------------------------------------------
     def _open(self) -> ThreadConnections:
@@ -59,7 +60,7 @@ class ArchiveCore:
                 conn = conns.get()
                 if not self.read_only and not schema.create_schema(conn) and schema.completable(conn) \
                         and not schema.layout_gaps(conn).complete:
-                    self._complete(conn, "complete-layout")
+                    self.completed = self._complete(conn, "complete-layout")
             self._read_caps(conn)
             self._conns = conns
             return conns

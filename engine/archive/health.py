@@ -1,11 +1,11 @@
 """The archive's part of ``workbench doctor``: state.db's layout and search indexes.
 
 ``check`` reads state.db on a read-only connection of its own (a check never changes
-anything): SQLite's ``quick_check``, what the file lacks of Hermes 0.19.0's layout, and
-each FTS table's row count against the messages table (a wiped index keeps answering,
-with nothing). ``repair`` completes the layout and rebuilds what is out of step, in one
-transaction, journaled. Both are registered in ``engine.health`` when ``engine.archive``
-is imported.
+anything): what the file lacks of Hermes 0.19.0's layout, and each FTS table's row count
+against the messages table (a wiped index keeps answering, with nothing). SQLite's own
+integrity check of the file is ``engine.home_health``'s. ``repair`` completes the layout and rebuilds what is out of step, in one
+transaction, journaled. Both are registered in ``engine.health`` when this module is
+imported (``engine.doctor`` lists it; importing ``engine.archive`` does it too).
 """
 
 from __future__ import annotations
@@ -33,28 +33,23 @@ def check(home: "Home") -> list[Finding]:
         return [Finding(AREA, "info", f"{path} does not exist yet; the first session creates it with Hermes's layout.")]
     try:
         conn = connect(path, read_only=True)
-    except (WorkbenchError, sqlite3.DatabaseError) as exc:
-        return [_unreadable(path, exc)]
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except (WorkbenchError, sqlite3.DatabaseError):
+        return []  # a damaged file: engine.home_health's integrity check reports it
     try:
         return _findings(conn, path)
-    except (WorkbenchError, sqlite3.DatabaseError) as exc:
-        return [_unreadable(path, exc)]
+    except WorkbenchError as exc:  # an SQLite file that is not a session archive, or damage met on the way
+        return [Finding(AREA, "error", exc.message, "Move it aside (the workbench then starts a new archive) or "
+                        "restore it from a backup.")]
+    except sqlite3.DatabaseError:
+        return []
     finally:
         conn.close()
-
-
-def _unreadable(path, exc: Exception) -> Finding:
-    return Finding(AREA, "error", f"{path} cannot be read as a session archive ({exc}).",
-                   "Move it aside (the workbench then starts a new archive) or restore it from a backup.")
 
 
 def _findings(conn: sqlite3.Connection, path) -> list[Finding]:
     caps = schema.inspect(conn, path)
     found = []
-    problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)")]
-    if problems != ["ok"]:
-        found.append(Finding(AREA, "error", f"SQLite reports damage in {path}: {'; '.join(problems)}.",
-                             "Restore state.db from a backup; damaged pages cannot be repaired in place."))
     if caps.version != schema.SCHEMA_VERSION:
         found.append(Finding(AREA, "info", f"{path} has schema version {caps.version}; the workbench reads it as it "
                              f"is and Hermes upgrades it to {schema.SCHEMA_VERSION} the next time it opens it."))
@@ -78,8 +73,10 @@ def _findings(conn: sqlite3.Connection, path) -> list[Finding]:
 
 
 def repair(home: "Home") -> str:
-    done = home.archive.repair_index()
-    return "; ".join(done.describe()) or "state.db needed no repair"
+    archive = home.archive
+    done = archive.repair_index()  # opening it for the repair may already have completed the layout
+    lines = (archive.completed.describe() if archive.completed else []) + done.describe()
+    return "state.db: " + "; ".join(lines) if lines else "state.db needed no repair"
 
 
 CHECKS.append(check)
