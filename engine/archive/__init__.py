@@ -7,7 +7,6 @@ health.py doctor's check and repair of state.db.
 
 from __future__ import annotations
 
-from . import health  # noqa: F401  (registers the archive's doctor check and repair in engine.health)
 from .export import ExportMixin
 from .lineage import LineageMixin
 from .messages import MessagesMixin

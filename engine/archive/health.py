@@ -3,9 +3,9 @@
 ``check`` reads state.db on a read-only connection of its own (a check never changes
 anything): what the file lacks of Hermes 0.19.0's layout, and each FTS table's row count
 against the messages table (a wiped index keeps answering, with nothing). SQLite's own
-integrity check of the file is ``engine.home_health``'s. ``repair`` completes the layout and rebuilds what is out of step, in one
-transaction, journaled. Both are registered in ``engine.health`` when this module is
-imported (``engine.doctor`` lists it; importing ``engine.archive`` does it too).
+integrity check of the file is ``engine.home_health``'s. ``repair`` completes the layout
+and rebuilds what is out of step, in one transaction, journaled. Both are registered in
+``engine.health`` when this module is imported (``engine.doctor`` lists it).
 """
 
 from __future__ import annotations
