@@ -207,7 +207,8 @@ def check_leftovers(home: "Home") -> list[Finding]:
             findings.append(Finding("files", "error", f"{rel} {why}, so it is never used as a lock and every write "
                                     f"to {rel.with_suffix('')} is refused.",
                                     f"Remove it (a lock file holds no data): rm {entry.path}"))
-        elif not os.path.lexists(entry.path[:-len(".lock")]):
+        elif Path(entry.path).parent.name != ".locks" and not os.path.lexists(entry.path[:-len(".lock")]):
+            # skills/.locks/* guard a whole folder (the library, the ledger), not a file of that name
             findings.append(Finding("files", "info", f"{rel} locks a file that no longer exists (harmless)."))
     return findings
 
