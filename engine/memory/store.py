@@ -33,7 +33,8 @@ from .format import (FILE_NAMES, TARGETS, Usage, breaks_delimiter, entry_changes
                      serialize)
 from .ops import Outcome, Refusal, refuse
 from .snapshot import MemorySnapshot
-from .threats import first_threat_message
+from ..safety import Verdict, assess
+from .threats import refusal_message, warning_message
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -85,6 +86,7 @@ class _Plan:
     drift_guard: bool = True
     journal_action: str | None = None  # e.g. "undo"; default: each change's own action
     extra_detail: dict[str, Any] = field(default_factory=dict)
+    flags: Verdict | None = None  # a suspicious verdict: staged for the agent, a warning for the user
 
 
 def _text(value: Any, name: str) -> str:
@@ -95,16 +97,23 @@ def _text(value: Any, name: str) -> str:
     return value.strip()
 
 
-def _scan(text: str, prefix: str = "") -> None:
-    """Refuse text that cannot be stored as one entry, or that carries a threat."""
+def _scan(text: str, prefix: str = "") -> Verdict:
+    """Refuse text that cannot be stored as one entry, or that the threat scan calls dangerous."""
     if breaks_delimiter(text):
         raise refuse(prefix + "Content contains the entry delimiter (a line holding only '§' between other lines, or "
                      "at its start or end), so it would be read back as several entries. Write it as one entry "
                      "without a line that is only '§' (a '§' inside a line is fine), or add each part as its own "
                      "entry. Nothing was changed.")
-    message = first_threat_message(text)
-    if message:
-        raise refuse(prefix + message)
+    verdict = assess(text)
+    if verdict.dangerous:
+        raise refuse(prefix + refusal_message(verdict))
+    return verdict
+
+
+def _flags(*verdicts: Verdict) -> Verdict | None:
+    """The suspicious verdicts of a write merged into one, or None when all are clean."""
+    findings = tuple(f for v in verdicts if v.suspicious for f in v.findings)
+    return Verdict("suspicious", findings) if findings else None
 
 
 class MemoryStore:
@@ -191,9 +200,9 @@ class MemoryStore:
         text = _text(content, "content")
         if not text:
             raise refuse("Content cannot be empty.")
-        _scan(text)
+        verdict = _scan(text)
         return _Plan("add", lambda entries, limit: ops.add(entries, text, limit), {"action": "add", "content": text},
-                     text, drift_guard=False)
+                     text, drift_guard=False, flags=_flags(verdict))
 
     def _plan_replace(self, old_text: Any, content: Any, pin: str | None = None) -> _Plan:
         old, new = _text(old_text, "old_text"), _text(content, "content")
@@ -201,9 +210,9 @@ class MemoryStore:
             raise refuse("old_text cannot be empty.")
         if not new:
             raise refuse("new_content cannot be empty. Use 'remove' to delete entries.")
-        _scan(new)
+        verdict = _scan(new)
         return _Plan("replace", lambda entries, limit: ops.replace(entries, old, new, limit, pin),
-                     {"action": "replace", "old_text": old, "content": new}, new)
+                     {"action": "replace", "old_text": old, "content": new}, new, flags=_flags(verdict))
 
     def _plan_remove(self, old_text: Any, pin: str | None = None) -> _Plan:
         old = _text(old_text, "old_text")
@@ -218,6 +227,7 @@ class MemoryStore:
         if not operations:
             raise refuse("operations list is empty.")
         clean: list[dict[str, Any]] = []
+        verdicts = []
         for i, op in enumerate(operations, 1):
             op = op if isinstance(op, dict) else {}
             item = {"action": op.get("action"), "content": ops.op_text(op, "content"),
@@ -225,11 +235,11 @@ class MemoryStore:
             if isinstance(op.get("matched_entry"), str):
                 item["matched_entry"] = op["matched_entry"]
             if item["action"] in ("add", "replace") and item["content"]:
-                _scan(item["content"], f"Operation {i}: ")
+                verdicts.append(_scan(item["content"], f"Operation {i}: "))
             clean.append(item)
         summary = "; ".join(f"{op['action']} {op['content'] or op['old_text']}" for op in clean)
         return _Plan("batch", lambda entries, limit: ops.batch(entries, clean, limit, target),
-                     {"action": "batch", "operations": clean}, summary)
+                     {"action": "batch", "operations": clean}, summary, flags=_flags(*verdicts))
 
     def _run(self, ctx: ToolContext | None, target: str, prepare: Callable[[], _Plan]) -> dict[str, Any]:
         """Validate, then stage (when the gate says so) or apply; count consolidation failures."""
@@ -250,7 +260,10 @@ class MemoryStore:
         except Refusal as refusal:
             return self._refused(refusal, ctx)
         ctx.turn_state[FAILURES_KEY] = 0
-        return self._success(target, outcome)
+        result = self._success(target, outcome)
+        if plan.flags is not None and outcome.changes:
+            result.update(warning=warning_message(plan.flags), flags=plan.flags.reasons)
+        return result
 
     def _refused(self, refusal: Refusal, ctx: ToolContext) -> dict[str, Any]:
         if not refusal.counts:
@@ -271,9 +284,11 @@ class MemoryStore:
 
     # -- the approval gate ----------------------------------------------------------
     def _must_stage(self, ctx: ToolContext, plan: _Plan) -> bool:
-        """The user is the approver, so only agent-side writes can be staged."""
+        """The user is the approver, so only agent-side writes can be staged; suspicious ones always are."""
         if ctx.actor == "user":
             return False
+        if plan.flags is not None:
+            return True
         operations = plan.payload.get("operations")
         return self.home.approvals.should_stage(SUBSYSTEM, plan.action, ctx.origin, operations=operations)
 
@@ -297,6 +312,11 @@ class MemoryStore:
                 raise refuse("Background review may not delete memory entries ('replace'/'remove', including in a "
                              "batch); 'add' is still available.")
             raise refuse(f"The write could not be staged for approval, so it was not saved: {exc.message}")
+        if plan.flags is not None:
+            return {"success": True, "staged": True, "pending_id": record.id, "flags": plan.flags.reasons,
+                    "message": f"Staged for the user's approval because the text looks suspicious: "
+                               f"{'; '.join(plan.flags.reasons)}. Not yet saved. If this is a plain fact, rewrite it "
+                               "without instructions to the assistant, commands or links; otherwise leave it out."}
         if approval_on:
             return {"success": True, "staged": True, "pending_id": record.id,
                     "message": "Staged for approval (memory.write_approval is on). Not yet saved — review with "

@@ -1,0 +1,104 @@
+"""Views of a text for matching: what a reader sees, not which code points spell it.
+
+An attacker disguises a phrase so that a literal pattern misses it while a model still
+reads it. Each view undoes one family of disguises, and rules match against the view
+that suits them:
+
+- ``plain``: NFKC (full-width and styled letters fold to ASCII), case folded, combining
+  marks stripped, default-ignorable characters dropped, whitespace collapsed. Every
+  language's rules match here.
+- ``skeleton``: ``plain`` with each letter replaced by the ASCII letter it is confusable
+  with (Unicode TR39's confusables data, via ``confusable-homoglyphs``), so Cyrillic and
+  Greek look-alikes read as Latin. English rules match here.
+- ``folded``: ``skeleton`` with leetspeak digits turned back into letters and separators
+  (``-_.*/|`` ...) turned into spaces: ``1gn0r3-4ll`` reads ``ignore all``.
+- ``compact``: ``folded`` with everything but letters removed, for letter-by-letter
+  spacing (``i g n o r e``) and scripts written without spaces.
+
+The views are for matching only; the stored text is never changed.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+import regex
+from confusable_homoglyphs.confusables import confusables_data
+
+_IGNORABLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cc}--[\t\n]]", regex.V1)
+_SPACES = regex.compile(r"[^\S\n]+")
+_SEPARATORS = regex.compile(r"[-_.*~|/\\+=:;,'\"`^#<>(){}\[\]]+")
+_NON_LETTERS = regex.compile(r"[^\p{L}]+")
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g", "@": "a",
+                       "$": "s", "!": "i", "€": "e", "£": "l"})
+_WORDISH = regex.compile(r"[\p{L}\d@$!€£]+")
+
+
+def _unleet(match: regex.Match) -> str:
+    """A word with letters and digits (``pr3v10u5``) read as letters; numbers stay numbers."""
+    word = match.group()
+    body = word.rstrip("!")
+    if not any(ch.isalpha() for ch in body):
+        return word
+    return body.translate(_LEET) + word[len(body):]
+
+
+def strip_marks(text: str) -> str:
+    """``text`` without combining marks (accents, zalgo stacks), recomposed."""
+    decomposed = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
+
+
+# Look-alikes TR39 maps to a small capital or a symbol rather than to an ASCII letter.
+_EXTRA_TWINS = {"ε": "e", "η": "n", "κ": "k", "τ": "t", "ν": "v", "т": "t", "м": "m", "к": "k", "н": "h", "в": "b",
+                "г": "r", "ı": "i"}
+
+
+@lru_cache(maxsize=None)
+def _ascii_twin(ch: str) -> str | None:
+    """The ASCII letter or digit ``ch`` is confusable with, following at most two hops."""
+    if ch in _EXTRA_TWINS:
+        return _EXTRA_TWINS[ch]
+    frontier = [ch]
+    for _ in range(2):
+        nxt = []
+        for glyph in frontier:
+            for alt in confusables_data.get(glyph, ()):
+                twin = alt["c"]
+                if twin.isascii() and twin.isalnum():
+                    return twin.lower()
+                nxt.append(twin)
+        frontier = nxt
+    return None
+
+
+def skeleton(text: str) -> str:
+    """Non-ASCII letters replaced by their ASCII look-alikes (others kept)."""
+    out = []
+    for ch in text:
+        twin = None if ch.isascii() or not ch.isalpha() else _ascii_twin(ch)
+        out.append(twin if twin is not None else ch)
+    return "".join(out)
+
+
+def plain(text: str) -> str:
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _SPACES.sub(" ", _IGNORABLE.sub("", strip_marks(folded)))
+
+
+@dataclass(frozen=True)
+class Views:
+    raw: str
+    plain: str
+    skeleton: str
+    folded: str
+    compact: str
+
+    @classmethod
+    def of(cls, text: str) -> "Views":
+        base = plain(text)
+        skel = skeleton(base)
+        folded = _SPACES.sub(" ", _SEPARATORS.sub(" ", _WORDISH.sub(_unleet, skel)))
+        return cls(text, base, skel, folded, _NON_LETTERS.sub("", folded))

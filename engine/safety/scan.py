@@ -1,0 +1,146 @@
+"""The graded decision: clean, suspicious (with reasons) or dangerous (with reasons).
+
+Layers, in order: hidden characters judged by grapheme; homoglyph-mixed words; the
+intent and command rules on every normalised view; the same rules on whatever is
+hidden in an encoding (base64, hex, escapes, tag characters) or in rot13. Anything
+found inside an encoding counts as dangerous, since hiding it is itself the tell. Two
+suspicious findings from different families add up to dangerous.
+
+Callers decide what a level means for them (``policy``): dangerous is refused on every
+path; suspicious is staged for approval when the agent writes it and saved with a
+warning when the user does.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+
+import regex
+
+from .decode import hidden_payloads, rot13
+from .invisible import hidden_characters
+from .normalize import Views
+from .rules import ALL_RULES, DANGEROUS, ENGLISH_VIEWS, SUSPICIOUS, Rule
+
+CLEAN = "clean"
+LEVELS = (CLEAN, SUSPICIOUS, DANGEROUS)
+MAX_SCAN_CHARS = 65_536
+_RULE_TIMEOUT = 0.5  # seconds per rule and view; a hit on the limit is reported, never a hang
+_WORD = regex.compile(r"\p{L}[\p{L}\p{M}]*")
+_LATIN = regex.compile(r"\p{Script=Latin}")
+_LOOKALIKE_SCRIPT = regex.compile(r"[\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}\p{Script=Cherokee}]")
+_ENGLISH_RULES = [r for r in ALL_RULES if r.view in ENGLISH_VIEWS]
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    severity: str
+    reason: str
+    excerpt: str = ""
+
+    def text(self) -> str:
+        shown = " ".join(self.excerpt.split())
+        return f"{self.reason} ({self.id}" + (f": “{shown[:60]}”)" if shown else ")")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    level: str
+    findings: tuple[Finding, ...] = field(default_factory=tuple)
+
+    @property
+    def dangerous(self) -> bool:
+        return self.level == DANGEROUS
+
+    @property
+    def suspicious(self) -> bool:
+        return self.level == SUSPICIOUS
+
+    @property
+    def ids(self) -> list[str]:
+        return [f.id for f in self.findings]
+
+    @property
+    def reasons(self) -> list[str]:
+        """One line per finding, worst first: what it looks like, the rule id and the words."""
+        order = sorted(self.findings, key=lambda f: f.severity != DANGEROUS)
+        return [f.text() for f in order]
+
+    def to_dict(self) -> dict:
+        return {"level": self.level, "reasons": self.reasons, "ids": self.ids}
+
+
+def _char_findings(text: str) -> list[Finding]:
+    codes = hidden_characters(text)
+    tags = [c for c in codes if "U+E0020" <= c <= "U+E007F" and len(c) == 7]
+    findings = [Finding("invisible_unicode_tag_block", DANGEROUS,
+                        f"holds {len(tags)} invisible Unicode tag character(s), which can smuggle a hidden instruction")
+                ] if tags else []
+    for code in codes:
+        if code in tags:
+            continue
+        ch = chr(int(code[2:], 16))
+        kind = "control character" if unicodedata.category(ch) == "Cc" else "invisible character"
+        name = unicodedata.name(ch, "unnamed")
+        findings.append(Finding(f"invisible_unicode_{code}", DANGEROUS,
+                                f"holds the {kind} {code} ({name}), which can hide or reorder text"))
+    return findings
+
+
+def _mixed_script(text: str) -> list[Finding]:
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if _LATIN.search(word) and _LOOKALIKE_SCRIPT.search(word):
+            return [Finding("homoglyph_mix", SUSPICIOUS, "mixes Latin letters with look-alike letters of another "
+                            "script in one word", word)]
+    return []
+
+
+def _rule_findings(views: Views, rules: list[Rule]) -> list[Finding]:
+    found: dict[str, Finding] = {}
+    for rule in rules:
+        if rule.id in found:
+            continue
+        try:
+            match = rule.pattern.search(getattr(views, rule.view), timeout=_RULE_TIMEOUT)
+        except TimeoutError:
+            found[rule.id] = Finding("scan_timeout", SUSPICIOUS, "is too convoluted to check in time")
+            continue
+        if match:
+            found[rule.id] = Finding(rule.id, rule.severity, rule.reason, match.group())
+    return list(found.values())
+
+
+def _family(finding: Finding) -> str:
+    for rule in ALL_RULES:
+        if rule.id == finding.id:
+            return rule.family
+    return finding.id
+
+
+def assess(text: str, _depth: int = 0) -> Verdict:
+    """The verdict for ``text`` (only its first ``MAX_SCAN_CHARS`` characters are read)."""
+    head = text[:MAX_SCAN_CHARS]
+    findings = _char_findings(head) + _mixed_script(head)
+    findings += _rule_findings(Views.of(head), ALL_RULES)
+    if _depth < 2:
+        for encoding, decoded in hidden_payloads(head):
+            for inner in assess(decoded, _depth + 1).findings:
+                findings.append(Finding(f"{encoding}:{inner.id}", DANGEROUS, f"{inner.reason}, hidden in {encoding}",
+                                        inner.excerpt))
+    if _depth == 0:
+        direct = {f.id for f in findings}
+        for inner in _rule_findings(Views.of(rot13(head)), _ENGLISH_RULES):
+            if inner.id not in direct:
+                findings.append(Finding(f"rot13:{inner.id}", DANGEROUS, f"{inner.reason}, hidden in rot13",
+                                        inner.excerpt))
+    findings = list({f.id: f for f in findings}.values())
+    families = {_family(f) for f in findings if f.severity == SUSPICIOUS}
+    if len(families) >= 2 and not any(f.severity == DANGEROUS for f in findings):
+        findings.append(Finding("combined_signals", DANGEROUS,
+                                f"combines several suspicious signs ({', '.join(sorted(families))})"))
+    if any(f.severity == DANGEROUS for f in findings):
+        return Verdict(DANGEROUS, tuple(findings))
+    return Verdict(SUSPICIOUS if findings else CLEAN, tuple(findings))
