@@ -30,13 +30,15 @@ class EntryRow:
     text: str
     mark: str = ""
     previous: str | None = None
+    flagged: bool = False  # the threat scan found something in it (shown as ⚠)
 
 
 def row_content(row: EntryRow, width: int | None = None) -> Content:
     """The mark, then the text; given a ``width``, wrapped with a hanging indent so each
     entry's lines stand apart from the next entry's mark."""
     symbol, style = MARKS.get(row.mark, MARKS[""])
-    body = assemble((row.text, "strike $text-muted" if row.mark == "-" else ""))
+    body = assemble(*([("⚠ ", "bold $warning")] if row.flagged else []),
+                    (row.text, "strike $text-muted" if row.mark == "-" else ""))
     mark = Content.styled(symbol + " ", style) if style else Content(symbol + " ")
     if width is None or width < 8:
         return mark + body

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
 from ..fileio import file_lock
+from ..safety import assess
 from ..tools import BACKGROUND_REVIEW
 from .preview import memory_view, skill_view
 from .records import ORIGINS, PendingRecord, PendingStore, RecordProblem, Scan, check_id, check_subsystem
@@ -250,8 +251,19 @@ class ApprovalQueue:
                                              subsystem=record.subsystem, pending_id=record.id, action=action))
 
 
+_TEXT_KEYS = ("content", "new_text", "new_string", "file_content")
+
+
+def flags(record: PendingRecord) -> list[str]:
+    """The threat scan's reasons for the texts a record would write (recomputed, never read from the file)."""
+    items = [record.payload] + [op for op in record.payload.get("operations") or () if isinstance(op, dict)]
+    texts = [item.get(key) for item in items for key in _TEXT_KEYS]
+    return list(dict.fromkeys(reason for text in texts if isinstance(text, str) for reason in assess(text).reasons))
+
+
 def _brief(record: PendingRecord) -> dict[str, Any]:
-    return {"id": record.id, "subsystem": record.subsystem, "action": record.action, "summary": record.summary}
+    return {"id": record.id, "subsystem": record.subsystem, "action": record.action, "summary": record.summary,
+            "flags": flags(record)}
 
 
 def _detail(record: PendingRecord) -> dict[str, Any]:

@@ -5,6 +5,10 @@ SOUL.md if it has one), tool guidance, the frozen MEMORY block, the frozen USER 
 skills index, context files (AGENTS.md) and the start date. Memory written during the
 session lands on disk but not here; a compression rebuilds the prompt from a fresh
 snapshot. ``prefix_hash`` fingerprints what a request's cacheable prefix contains.
+
+SOUL.md and the context files pass the threat scan here, at build time: a dangerous line
+becomes a ``[BLOCKED: …]`` line (memory entries and the skills index do the same in
+their own renderers).
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from ..safety import guard_lines
 
 IDENTITY = (
     "You are a helpful assistant working inside Memory Workbench. You have persistent memory that survives "
@@ -36,6 +42,7 @@ skill with skill_manage(action='patch').
 
 CONTEXT_FILES = ("AGENTS.md",)
 CONTEXT_FILE_LIMIT = 20_000
+FILE_REMEDY = "Removed from system prompt; edit the file to remove or rewrite it."
 
 
 def context_files(folders: list[Path]) -> list[str]:
@@ -50,7 +57,7 @@ def context_files(folders: list[Path]) -> list[str]:
                 continue
             if len(text) > CONTEXT_FILE_LIMIT:
                 text = text[:CONTEXT_FILE_LIMIT] + f"\n[... {name} truncated at {CONTEXT_FILE_LIMIT:,} chars]"
-            blocks.append(f"## {name}\n{text.strip()}")
+            blocks.append(f"## {name}\n{guard_lines(text.strip(), name, FILE_REMEDY)}")
             break
     return blocks
 
@@ -61,7 +68,7 @@ def identity(home) -> str:
         soul = (home.root / "SOUL.md").read_text(encoding="utf-8-sig").strip()
     except (OSError, UnicodeDecodeError):
         return IDENTITY
-    return soul[:CONTEXT_FILE_LIMIT] or IDENTITY
+    return guard_lines(soul[:CONTEXT_FILE_LIMIT], "SOUL.md", FILE_REMEDY) if soul else IDENTITY
 
 
 def build_system_prompt(home, *, provider_block: str = "", cwd: Path | None = None) -> str:

@@ -3,11 +3,17 @@
 Categories sorted, names sorted within each, descriptions cut to 60 characters
 (57 + "..."). Flat skills are listed under ``general`` rather than under their own
 name (Hermes's quirk), so the block reads as a real grouping.
+
+Every name, description and category note passes the threat scan as the block is
+rendered (whole, before it is cut to length): a dangerous one is shown as a
+``[BLOCKED: …]`` line instead, whoever wrote the file.
 """
 
 from __future__ import annotations
 
 from typing import Iterable
+
+from ..safety import assess, blocked_line
 
 DESC_LIMIT = 60
 
@@ -17,11 +23,35 @@ If a skill has issues, fix it with skill_manage(action='patch').
 After difficult/iterative tasks, offer to save as a skill with skill_manage(action='create')."""
 
 FOOTER = "Only proceed without loading a skill if genuinely none are relevant to the task."
+REMEDY = "Hidden from this index; fix or delete the skill."
 
 
 def short(description: str) -> str:
     text = description.strip().strip("'\"")
     return text if len(text) <= DESC_LIMIT else text[:DESC_LIMIT - 3] + "..."
+
+
+def _guard(text: str, what: str) -> str | None:
+    """``None`` when ``text`` may be shown, else the blocked line that replaces it."""
+    verdict = assess(text)
+    return blocked_line(what, verdict, REMEDY) if verdict.dangerous else None
+
+
+def _skill_line(name: str, description: str) -> str:
+    bad_name = _guard(name, "skill name")
+    if bad_name:
+        return f"    - {bad_name}"
+    bad_description = _guard(f"{name}\n{description}", "skill description")
+    if bad_description:
+        return f"    - {name}: {bad_description}"
+    note = short(description)
+    return f"    - {name}: {note}" if note else f"    - {name}"
+
+
+def _category_line(category: str, description: str) -> str:
+    shown = "[BLOCKED category name]" if _guard(category, "category") else category
+    note = _guard(f"{category}\n{description}", "category description") or short(description)
+    return f"  {shown}: {note}" if note else f"  {shown}:"
 
 
 def render_index(skills: Iterable[tuple[str, str, str]], category_descriptions: dict[str, str]) -> str:
@@ -32,14 +62,12 @@ def render_index(skills: Iterable[tuple[str, str, str]], category_descriptions: 
         if name in seen:
             continue
         seen.add(name)
-        grouped.setdefault(category, {})[name] = short(description)
+        grouped.setdefault(category, {})[name] = description
     if not grouped:
         return ""
     lines = [HEADER, "", "<available_skills>"]
     for category in sorted(grouped):
-        note = short(category_descriptions.get(category, ""))
-        lines.append(f"  {category}: {note}" if note else f"  {category}:")
-        for name, description in sorted(grouped[category].items()):
-            lines.append(f"    - {name}: {description}" if description else f"    - {name}")
+        lines.append(_category_line(category, category_descriptions.get(category, "")))
+        lines.extend(_skill_line(name, description) for name, description in sorted(grouped[category].items()))
     lines += ["</available_skills>", "", FOOTER]
     return "\n".join(lines)

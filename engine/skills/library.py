@@ -23,6 +23,7 @@ from .changes import Change, record_change, remove_empty_parents
 from .discovery import ARCHIVE_DIR, Found, Scanner, bundled_names, hub_names
 from .frontmatter import tags_of, validate_skill_md
 from .index import render_index
+from .threats import check_plan
 from .usage import UsageStore, default_record, iso, last_activity
 from .validation import (SkillError, check_category, check_content_size, check_file_size, check_inside, check_name,
                          check_relative, check_support_path, contained)
@@ -75,6 +76,7 @@ class Plan:
     result: dict[str, Any]
     usage: str  # create | patch | forget
     evidence: dict[str, Any] = field(default_factory=dict)
+    flags: Any = None  # a suspicious threat verdict on what the index would show (see threats.check_plan)
 
 
 def _matches_platform(meta: dict[str, Any]) -> bool:
@@ -306,10 +308,13 @@ class SkillLibrary:
         if planner is None:
             raise SkillError(f"Unknown action '{action}'. Use: create, edit, patch, delete, write_file, remove_file")
         if action == "create":
-            return planner(args)
-        found = self.find(args.get("name"), follow_absorbed=action != "delete")  # never delete by an old name
-        self._writable(found, action, ctx)
-        return planner(found, args)
+            plan = planner(args)
+        else:
+            found = self.find(args.get("name"), follow_absorbed=action != "delete")  # never delete by an old name
+            self._writable(found, action, ctx)
+            plan = planner(found, args)
+        plan.flags = check_plan(plan)
+        return plan
 
     def _content(self, args: dict[str, Any], action: str, what: str) -> tuple[str, dict[str, Any]]:
         """The SKILL.md text of a create or edit, checked, with its frontmatter."""

@@ -118,11 +118,17 @@ def skill_manage_tool(home, args: dict[str, Any], ctx: ToolContext) -> dict[str,
         plan = home.skills.plan(args, ctx)
         if ctx.origin == BACKGROUND_REVIEW:
             _read_before_write(plan, ctx)
-        if home.approvals.should_stage("skills", plan.action, ctx.origin):
+        suspicious = plan.flags is not None and ctx.actor != "user"
+        if suspicious or home.approvals.should_stage("skills", plan.action, ctx.origin):
             summary = gist(plan, args)
             record = home.approvals.stage(subsystem="skills", action=plan.action, summary=summary, origin=ctx.origin,
                                           payload=args, actor=ctx.actor, session_id=ctx.session_id,
                                           message_id=ctx.message_id)
+            if suspicious:
+                return {"success": True, "staged": True, "pending_id": record.id, "gist": summary,
+                        "flags": plan.flags.reasons,
+                        "message": "Staged for the user's approval because the skill's name or description looks "
+                                   f"suspicious: {'; '.join(plan.flags.reasons)}. Not yet saved."}
             return {"success": True, "staged": True, "pending_id": record.id, "gist": summary,
                     "message": "Staged for approval (skills.write_approval is on). Not yet saved — review with "
                                "`workbench pending list`."}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engine.approvals import PendingRecord
+from engine.approvals.queue import flags
 from engine.errors import WorkbenchError
 from engine.home import Home
 
@@ -47,7 +48,7 @@ def _row(home: Home, record: PendingRecord) -> dict:
     age = max(0.0, home.clock.now() - record.created_at)
     return {"id": record.id, "subsystem": record.subsystem, "action": record.action, "summary": record.summary,
             "origin": record.origin, "created_at": record.created_iso, "age_seconds": round(age, 1),
-            "age": age_text(age), "actor": record.actor, "session_id": record.session_id}
+            "age": age_text(age), "actor": record.actor, "session_id": record.session_id, "flags": flags(record)}
 
 
 def _one_line(text: str) -> str:
@@ -62,6 +63,7 @@ def list_pending(home: Home, args) -> Output:
     for row in rows:
         origin = "[auto]" if row["origin"] == "background_review" else row["origin"]
         lines.append(f"  {row['id']}  {row['subsystem']:<6}  {origin:<10}  {row['age']:>8}  {_one_line(row['summary'])}")
+        lines += [f"      ⚠ {reason}" for reason in row["flags"]]
     if rows:
         lines.append("Show: workbench pending show ID   Apply: workbench pending approve ID   Drop: workbench pending reject ID")
     lines += [f"warning: skipped {p['path']}: {p['error']}" for p in problems]
@@ -79,6 +81,7 @@ def render_preview(preview: dict) -> str:
     if preview.get("error"):
         lines.append(f"would fail: {preview['error']}")
     lines += [_target_line(target) for target in preview.get("targets") or []]
+    lines += [f"⚠ flagged: {reason}" for reason in preview.get("flags", [])]
     budget = preview.get("budget")
     if budget:
         lines.append(f"budget after approval: {budget['text']}")
