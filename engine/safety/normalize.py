@@ -79,13 +79,19 @@ def skeleton(text: str) -> str:
     out = []
     for ch in text:
         twin = None if ch.isascii() or not ch.isalpha() else _ascii_twin(ch)
+        if twin == "l" and ch.isupper():  # TR39 folds I and l together; a capital I look-alike reads as "i"
+            twin = "i"
         out.append(twin if twin is not None else ch)
     return "".join(out)
 
 
+def _visible(text: str) -> str:
+    """NFKC, marks stripped, ignorables dropped, spaces collapsed; case kept (look-alikes are case-specific)."""
+    return _SPACES.sub(" ", _IGNORABLE.sub("", strip_marks(unicodedata.normalize("NFKC", text))))
+
+
 def plain(text: str) -> str:
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return _SPACES.sub(" ", _IGNORABLE.sub("", strip_marks(folded)))
+    return _visible(text).casefold()
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,7 @@ class Views:
 
     @classmethod
     def of(cls, text: str) -> "Views":
-        base = plain(text)
-        skel = skeleton(base)
+        visible = _visible(text)
+        base, skel = visible.casefold(), skeleton(visible).casefold()
         folded = _SPACES.sub(" ", _SEPARATORS.sub(" ", _WORDISH.sub(_unleet, skel)))
         return cls(text, base, skel, folded, _NON_LETTERS.sub("", folded))

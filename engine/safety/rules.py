@@ -80,8 +80,8 @@ ENGLISH = [
           rf"(?:\w+\s+){{0,2}}{_NO_LIMITS}\b(?![\s-]*(?:test|suite|config\w*|file|module|tests))",
           "asks the assistant to work without its safety rules", "override"),
     _rule("unrestricted_mode", DANGEROUS, "folded",
-          r"\b(?:developer|dev|god|jailbreak|jailbroken|dan|unrestricted|unfiltered|uncensored|evil|debug\s+admin)\s+"
-          r"mode\b|\bjailbr(?:eak|oken)\b|\bdo\s+anything\s+now\b|\bact\s+as\s+(?:an?\s+)?(?:dan|unrestricted|"
+          r"\b(?:god|jailbreak|jailbroken|dan|unrestricted|unfiltered|uncensored|evil|debug\s+admin)\s+"
+          r"mode\b|\b(?:enter|you\s+are\s+(?:now\s+)?in|switch\s+(?:in)?to|activate)\s+(?:the\s+)?developer\s+mode\b|\bjailbr(?:eak|oken)\b|\bdo\s+anything\s+now\b|\bact\s+as\s+(?:an?\s+)?(?:dan|unrestricted|"
           r"unfiltered|uncensored|jailbroken)\b", "switches the assistant into an unrestricted mode", "persona"),
     _rule("role_hijack", DANGEROUS, "folded",
           r"\byou\s+are\s+(?:\w+\s+){0,3}now\s+(?:a|an|the|my|in|no\s+longer)\s+(?!(?:main|new|right|same|correct)\s+"
@@ -111,7 +111,7 @@ ENGLISH = [
           "sends secrets somewhere", "exfil"),
     _rule("deception_hide", DANGEROUS, "folded",
           r"\b(?:do\s+not|don'?t|never|without)\s+(?:tell|telling|inform|informing|notify|notifying|mention|mentioning|"
-          r"alert|alerting|let|letting|warn|warning|asking|ask)\s+(?:\w+\s+){0,3}(?:the\s+|your\s+)?(?:user|human|owner|"
+          r"alert|alerting|let|letting|warn|warning)\s+(?:\w+\s+){0,3}(?:the\s+|your\s+)?(?:user|human|owner|"
           r"operator|admin)\b|\b(?:hide|conceal|keep)\s+(?:\w+\s+){0,3}(?:from|secret\s+from)\s+(?:the\s+)?"
           r"(?:user|human|owner)\b|\bsecretly\b|\bwithout\s+(?:the\s+)?user'?s?\s+(?:knowledge|knowing|consent)",
           "hides what the assistant does from the user", "deception"),
@@ -120,7 +120,7 @@ ENGLISH = [
           r"(?:execute|run|eval|follow|obey|do\s+what)", "asks to decode hidden text and act on it", "override"),
     _rule("hidden_instructions", DANGEROUS, "folded",
           r"\b(?:hidden|secret|real)\s+(?:instruction|command|task|order)s?\s+(?:for|to)\s+(?:the\s+)?" + _AI +
-          r"|\b(?:note|message|instruction)s?\s+(?:to|for)\s+(?:the\s+|any\s+)?" + _AI + r"s?\s*:",
+          r"|\b(?:note|message|instruction)s?\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?" + _AI + r"s?\b(?!\s+(?:team|repo|project|folder|docs?)\b)",
           "addresses hidden instructions to the assistant", "override"),
     _rule("sys_prompt_override", DANGEROUS, "folded",
           r"\bsystem\s+(?:prompt\s+)?(?:override|overwrite|injection|update\s*:)|\bnew\s+system\s+prompt\b|"
@@ -145,7 +145,7 @@ COMPACT = [  # letter-by-letter spelling and separators inside words
           "asks the assistant to work without its safety rules (spelled out)", "override"),
     _rule("deception_hide", DANGEROUS, "compact", r"(?:donot|dont|never)(?:tell|inform|notify)theuser",
           "hides what the assistant does from the user (spelled out)", "deception"),
-    _rule("unrestricted_mode", DANGEROUS, "compact", r"(?:developer|jailbreak|unrestricted|dan)mode|jailbroken",
+    _rule("unrestricted_mode", DANGEROUS, "compact", r"(?:jailbreak|unrestricted|dan|godmode)mode|jailbroken|(?:enter|activate)developermode",
           "switches the assistant into an unrestricted mode (spelled out)", "persona"),
     _rule("sys_prompt_override", DANGEROUS, "compact", r"systempromptoverride|newsystemprompt",
           "claims to override the system prompt (spelled out)", "forgery"),
@@ -175,6 +175,7 @@ MULTILINGUAL = [
           r"(?:不要|别|別|不得|切勿|不可以?)(?:告诉|告訴|通知|提醒|让|讓)(?:用户|用戶|使用者)|(?:瞒着|瞞著|背着|背著)(?:用户|用戶|使用者)",
           "hides what the assistant does from the user (Chinese)", "deception"),
     _rule("send_secrets_zh", DANGEROUS, "compact",
+          r"把[^。\n]{0,12}(?:密钥|密鑰|密码|密碼|令牌|凭证|憑證|apikey|私钥|私鑰|环境变量|環境變數|对话记录|對話記錄)[^。\n]{0,8}(?:发送|發送|上传|上傳|发给|發給|传给|傳給|转发|轉發)|"
           r"(?:发送|發送|上传|上傳|发给|發給|传给|傳給|转发|轉發|泄露|洩露)[^。\n]{0,12}(?:密钥|密鑰|密码|密碼|令牌|凭证|憑證|apikey|私钥|私鑰|环境变量|環境變數|对话记录|對話記錄)",
           "sends secrets somewhere (Chinese)", "exfil"),
     # Japanese
@@ -289,6 +290,9 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
           r"developer|tool[-_\s]?(?:result|output|call)|context|available_skills|im_start|im_end)\s*/?>|"
           r"<\|\s*(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\s*\|>|\[/?(?:inst|sys)\]|<<\s*/?sys\s*>>",
           "forges a prompt tag (like </memory-context> or <system>)", "forgery"),
+    _rule("fake_block_title", DANGEROUS, "skeleton",
+          r"memory\s+\(your\s+personal\s+notes\)|user\s+profile\s+\(who\s+the\s+user\s+is\)|conversation\s+started:\s+\w+day",
+          "copies a header of the system prompt's own blocks", "forgery"),
     _rule("fake_prompt_header", DANGEROUS, "skeleton",
           r"(?:^|\n)\s*(?:[═=#*\-─━>|\[]{2,}|#{1,6})\s*(?:system(?:\s+prompt|\s+message|\s+instructions)?|developer\s+message|"
           r"memory\s+\(your\s+personal\s+notes\)|user\s+profile\s+\(who\s+the\s+user\s+is\)|new\s+instructions|"
@@ -300,7 +304,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
           "forges a system or assistant turn", "forgery"),
     _rule("html_comment", SUSPICIOUS, "plain", r"<!--(?s:.){0,4096}?-->|<!--",
           "holds an HTML comment, which hides text from a rendered view", "hidden"),
-    _rule("html_comment_injection", DANGEROUS, "folded",
+    _rule("html_comment_injection", DANGEROUS, "plain",
           rf"<!--(?s:.){{0,2048}}?\b(?:ignore|override|system|instruction|secret|hidden|execute|run|curl|wget|send|{_AI})\b",
           "hides instructions in an HTML comment", "hidden"),
     _rule("hidden_markup", DANGEROUS, "plain",
@@ -314,7 +318,8 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
           "loads a remote markdown image (fetched when the reply is rendered)", "exfil"),
     _rule("link_exfil", DANGEROUS, "plain",
           r"\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^)\s]*[?&#][^)\s]*=\s*(?:\{|\$|%7b|<|\[)[^)]*\)|"
-          r"(?:append|add|include|put|encode)\s+(?:\w+\s+){0,6}(?:to|in|into)\s+(?:the\s+|this\s+|a\s+)?(?:url|link|query\s+string|image\s+(?:url|link))",
+          r"(?:append|add|include|put|encode)\s+(?:[\w'’]+\s+){0,6}(?:to|in|into)\s+(?:the\s+|this\s+|a\s+|every\s+)?"
+          r"(?:url|link|query\s+string|image\s+(?:url|link)|markdown\s+image)s?\b",
           "builds a link that carries data out", "exfil"),
 ]
 
@@ -354,8 +359,12 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
           r"\b(?:curl|wget|nc|base64\s+-d|eval|/dev/tcp)\b[^\n]{0,200}(?:>>?|tee\s+-a)\s*\S*\.(?:bashrc|zshrc|profile|bash_profile)\b",
           "adds commands to a shell start-up file so they run at every login", "persistence"),
     _rule("shell_rc_hint", SUSPICIOUS, "folded",
-          r"\b(?:add|append|put|insert|write|inject)\s+(?:\w+\s+){0,8}(?:to|into|in|at\s+the\s+end\s+of)\s+(?:the\s+|your\s+|their\s+)?(?:bashrc|zshrc|bash\s+profile|profile|crontab|cron|rc\s+file|startup\s+(?:file|script)|login\s+script)s?\b",
+          r"\b(?:add|append|put|insert|write|inject)\s+(?:\w+\s+){0,8}(?:to|into|in|at)\s+(?:the\s+(?:end|top|bottom)\s+of\s+)?(?:the\s+|your\s+|their\s+)?(?:bashrc|zshrc|bash\s+profile|profile|crontab|cron|rc\s+file|startup\s+(?:file|script)|login\s+script)s?\b",
           "asks to change a start-up file or cron table", "persistence"),
+    _rule("network_at_startup", SUSPICIOUS, "folded",
+          r"\b(?:curl|wget|nc|ncat|netcat|socat|bash\s+i|dev\s+tcp|base64)\b[^\n]{0,200}\b(?:bashrc|zshrc|bash\s+profile|crontab|"
+          r"cron|systemd|login|reboot|startup)\b|\b(?:bashrc|zshrc|crontab|systemd|startup)\b[^\n]{0,200}\b(?:curl|wget|nc|ncat|netcat|socat)\b",
+          "runs a network command at start-up or on a schedule", "exec"),
     _rule("ssh_backdoor", DANGEROUS, _VIEW,
           r"(?:>>?|tee\s+(?:-a\s+)?|cp\s+\S+\s+|mv\s+\S+\s+|scp\s+\S+\s+|echo\s[^\n]{0,400}>>?)\s*\S*authorized_keys|"
           r"\b(?:add|append|write|put|insert|copy)\s+(?:\w+\s+){0,6}(?:to|into|in)\s+(?:the\s+)?\S*authorized_keys",
