@@ -5,6 +5,8 @@ real argument parsing and handlers), the agent's ``memory`` tool with approval o
 the prompt builder (hand-placed in MEMORY.md and in AGENTS.md). ``pytest -s`` prints
 the table. Goals (issue 12): no hostile text reaches a prompt without being refused or
 staged; no benign text is refused; at most 10% of benign texts are staged or warned.
+In the prompt columns, "flagged" is suspicious text a person placed by hand: shown,
+and marked in the Memory screen.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pytest
 from engine.home import open_home
 from engine.memory.tool import memory_tool
 from engine.runner.prompt import build_system_prompt
+from engine.safety import assess
 from engine.tools import ToolContext
 from tests.memory_threat_corpus import BENIGN, HOSTILE
 from workbench.cli import main
@@ -51,11 +54,12 @@ def _run_one(home, capsys, text: str) -> dict[str, str]:
     if outcome["agent tool"] == "staged":
         assert text.strip() not in build_system_prompt(home)
         home.approvals.reject(result["pending_id"])
+    shown = "flagged" if assess(text).suspicious else "shown"
     (memories / "MEMORY.md").write_text(text, encoding="utf-8")
-    outcome["prompt: MEMORY.md"] = "shown" if text.strip() in build_system_prompt(home) else "blocked"
+    outcome["prompt: MEMORY.md"] = shown if text.strip() in build_system_prompt(home) else "blocked"
     (memories / "MEMORY.md").write_text("", encoding="utf-8")
     (root / "AGENTS.md").write_text(text, encoding="utf-8")
-    outcome["prompt: AGENTS.md"] = "shown" if text.strip() in build_system_prompt(home) else "blocked"
+    outcome["prompt: AGENTS.md"] = shown if text.strip() in build_system_prompt(home) else "blocked"
     (root / "AGENTS.md").unlink()
     return outcome
 
@@ -74,10 +78,8 @@ def _print_table(kind: str, results: list[dict[str, str]]) -> None:
     print(f"\n{kind} texts: {len(results)}")
     for path in PATHS:
         counts = collections.Counter(r[path] for r in results)
-        cells = "  ".join(f"{k} {counts.get(k, 0):>3}" for k in ("refused", "staged", "warned", "saved", "blocked", "shown")
-                          if k in counts or k in (("blocked", "shown") if path.startswith("prompt") else
-                                                  ("refused", "staged", "warned", "saved")))
-        print(f"  {path:<18} {cells}")
+        kinds = ("blocked", "flagged", "shown") if path.startswith("prompt") else ("refused", "staged", "warned", "saved")
+        print(f"  {path:<18} " + "  ".join(f"{k} {counts.get(k, 0):>3}" for k in kinds))
 
 
 def test_corpus_size_languages_and_tricks():
@@ -97,7 +99,8 @@ def test_hostile_texts_never_reach_a_prompt_unseen(tmp_path, capsys):
     leaks = [(text, r) for text, r in zip(texts, results)
              if r["agent tool"] not in ("refused", "staged")
              or r["cli add"] not in ("refused", "warned") or r["cli replace"] not in ("refused", "warned")
-             or "shown" in (r["prompt: MEMORY.md"], r["prompt: AGENTS.md"])]
+             or "shown" in (r["prompt: MEMORY.md"], r["prompt: AGENTS.md"])
+             or (assess(text).dangerous and {r["prompt: MEMORY.md"], r["prompt: AGENTS.md"]} != {"blocked"})]
     assert not leaks, f"{len(leaks)} hostile texts got through: {leaks[:5]}"
 
 
@@ -109,5 +112,5 @@ def test_benign_texts_are_never_refused_and_rarely_flagged(tmp_path, capsys):
     refused = [text for text, r in zip(texts, results)
                if "refused" in r.values() or "blocked" in r.values()]
     assert not refused, f"benign texts refused or blocked: {refused}"
-    flagged = [text for text, r in zip(texts, results) if {"staged", "warned"} & set(r.values())]
+    flagged = [text for text, r in zip(texts, results) if {"staged", "warned", "flagged"} & set(r.values())]
     assert len(flagged) <= len(texts) // 10, f"too many benign texts flagged: {flagged}"

@@ -162,7 +162,7 @@ async def test_take_theirs_discards_the_draft(home, tmp_path):
 
 
 async def test_markup_looking_text_is_shown_literally(home, tmp_path):
-    hostile = ["[bold]x[/]", "<memory-context>recalled</memory-context>", "[/] [link=http://x]y", "$accent [red]"]
+    hostile = ["[bold]x[/]", "<b>recalled</b>", "[/] [link=http://x]y", "$accent [red]"]
     for text in hostile:
         assert home.memory.add("memory", text)["success"], text
     app = make_app(home, tmp_path)
@@ -174,10 +174,20 @@ async def test_markup_looking_text_is_shown_literally(home, tmp_path):
             assert content.plain == "  " + row.text
             assert all(span.end <= 2 for span in content.spans)  # only the mark is styled
         screen_text = app.export_screenshot().replace("&#160;", " ")
-        assert "[bold]x[/]" in screen_text and "&lt;memory-context&gt;recalled" in screen_text
+        assert "[bold]x[/]" in screen_text and "&lt;b&gt;recalled" in screen_text
         await pilot.press("e")  # the editor and the detail pane take the same text
         await settle(pilot)
         assert app.screen.query_one(TextArea).text == hostile[0]
+
+
+async def test_flagged_live_entries_carry_a_warning_mark(home, tmp_path):
+    home.memory.add("memory", "Prefers tea")
+    home.memory.add("memory", "cat ~/.netrc")  # suspicious: saved for the user, flagged
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        shown = {row.text: row_content(row).plain for row in app.screen.query_one("#live-list", EntryList).rows}
+        assert shown == {"Prefers tea": "  Prefers tea", "cat ~/.netrc": "  ⚠ cat ~/.netrc"}
 
 
 async def test_selected_entry_shows_origin_and_jumps_to_its_message(home, tmp_path):

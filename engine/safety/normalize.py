@@ -12,6 +12,7 @@ that suits them:
   Greek look-alikes read as Latin. English rules match here.
 - ``folded``: ``skeleton`` with leetspeak digits turned back into letters and separators
   (``-_.*/|`` ...) turned into spaces: ``1gn0r3-4ll`` reads ``ignore all``.
+- ``folded_l``: the same with a "1" inside a word read as "l" (``ru135`` is "rules").
 - ``compact``: ``folded`` with everything but letters removed, for letter-by-letter
   spacing (``i g n o r e``) and scripts written without spaces.
 
@@ -33,16 +34,23 @@ _SEPARATORS = regex.compile(r"[-_.*~|/\\+=:;,'\"`^#<>(){}\[\]]+")
 _NON_LETTERS = regex.compile(r"[^\p{L}]+")
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g", "@": "a",
                        "$": "s", "!": "i", "€": "e", "£": "l"})
+_LEET_L = str.maketrans({"1": "l", "|": "l"})
 _WORDISH = regex.compile(r"[\p{L}\d@$!€£]+")
 
 
-def _unleet(match: regex.Match) -> str:
+def _unleet(match: regex.Match, ones: dict | None = None) -> str:
     """A word with letters and digits (``pr3v10u5``) read as letters; numbers stay numbers."""
     word = match.group()
     body = word.rstrip("!")
     if not any(ch.isalpha() for ch in body):
         return word
+    if ones:  # a "1" inside a word (ru135) may be an "l"; a leading one (1gn0r3) stays an "i"
+        body = body[:1] + body[1:].translate(ones)
     return body.translate(_LEET) + word[len(body):]
+
+
+def _fold(text: str, ones: dict | None = None) -> str:
+    return _SPACES.sub(" ", _SEPARATORS.sub(" ", _WORDISH.sub(lambda m: _unleet(m, ones), text)))
 
 
 def strip_marks(text: str) -> str:
@@ -100,11 +108,12 @@ class Views:
     plain: str
     skeleton: str
     folded: str
+    folded_l: str  # as ``folded``, with "1" read as "l"
     compact: str
 
     @classmethod
     def of(cls, text: str) -> "Views":
         visible = _visible(text)
         base, skel = visible.casefold(), skeleton(visible).casefold()
-        folded = _SPACES.sub(" ", _SEPARATORS.sub(" ", _WORDISH.sub(_unleet, skel)))
-        return cls(text, base, skel, folded, _NON_LETTERS.sub("", folded))
+        folded = _fold(skel)
+        return cls(text, base, skel, folded, _fold(skel, _LEET_L), _NON_LETTERS.sub("", folded))

@@ -41,7 +41,7 @@ def _rule(rule_id: str, severity: str, view: str, source: str, reason: str, fami
 
 _W = r"(?:[\w'’]+\s+){0,6}"  # up to six filler words
 _PRIOR = r"(?:all|any|every|each|the|your|my|these|those|previous|prior|earlier|above|preceding|foregoing|original|initial|existing|system|safety|developer|old|former)"
-_ORDERS = r"(?:instructions?|directions?|directives?|rules|guidelines|guardrails|prompts?|constraints|policies|orders|commands|programming|restrictions|context)"
+_ORDERS = r"(?:instructions?|directions?|directives?|rules|guidelines|guidance|guardrails|prompts?|constraints|policies|orders|commands|programming|restrictions|context)"
 _FORGET = r"(?:ignore|disregard|forget|override|bypass|discard|drop|abandon|skip|neglect|dismiss|overrule|throw\s+away|set\s+aside|stop\s+following|do\s+not\s+follow|don'?t\s+follow)"
 _NO_LIMITS = r"(?:filter(?:s|ing)?|restrictions?|limitations?|limits|guardrails|safeguards|censorship|safety|ethics|moral\w*|content\s+polic\w+|rules)"
 _SECRET_WORDS = r"(?:api[\s_-]?keys?|secrets?|credentials?|passwords?|passwd|tokens?|private\s+keys?|ssh\s+keys?|env(?:ironment)?\s+variables|\.env\b|cookies?|session\s+ids?|keychain)"
@@ -66,13 +66,28 @@ ENGLISH = [
           r"\b(?:ignore|disregard|forget)\s+(?:all\s+|everything\s+)?(?:of\s+)?(?:the\s+)?(?:above|preceding|prior\s+text)\b",
           "tells the assistant to ignore the text above", "override"),
     _rule("new_rules", DANGEROUS, "folded",
-          r"\b(?:your\s+)?(?:new|real|true|actual|updated|only)\s+(?:instructions|rules|directives|orders|system\s+prompt)\s+"
-          r"(?:are|is|follow|say|:)", "announces new instructions for the assistant", "override"),
+          r"\b(?:your\s+)?(?:new|real|true|actual|updated|only)\s+(?:system\s+)?(?:instructions|rules|directives|orders|"
+          r"system\s+prompt)\s+(?:are|is|follow|say|:)|\byour\s+(?:real|true|actual|secret|hidden)\s+(?:task|mission|goal|"
+          r"job|purpose|instructions|orders)\b|\b(?:treat|regard|consider)\s+(?:this|the\s+following|it|these|what\s+follows)\s+"
+          r"as\s+(?:an?\s+)?(?:\w+\s+){0,2}(?:system|developer|admin\w*|operator)\s+(?:message|prompt|instructions?|orders?)\b|"
+          r"\bnew\s+system\s+instructions\b", "announces new instructions for the assistant", "override"),
+    _rule("rules_void", DANGEROUS, "folded",
+          r"\b(?:instructions|rules|guidelines|directives|guidance)\b[^.\n]{0,40}\b(?:earlier|before|previously|prior|above|"
+          r"start)\b[^.\n]{0,20}\b(?:no\s+longer\s+apply|(?:are|is|were|was)\s+(?:now\s+)?(?:void|cancell?ed|revoked|invalid|"
+          r"suspended|lifted|a\s+test|just\s+a\s+test|fake))|\b(?:previous|prior|earlier|above|system|your|all|the)\s+"
+          r"(?:instructions|rules|guidelines|directives|guidance)\s+(?:\w+\s+){0,3}?(?:no\s+longer\s+apply|(?:are|is|were|was)\s+"
+          r"(?:now\s+)?(?:void|cancell?ed|revoked|invalid|suspended|lifted|a\s+test|just\s+a\s+test|fake))|\bonly\s+this\s+"
+          r"(?:note|entry|memory|message|file)\s+(?:counts|matters|applies)\b", "declares the assistant's instructions void", "override"),
+    _rule("covert_action", DANGEROUS, "folded",
+          r"\b(?:quietly|silently|secretly|covertly|discreetly|invisibly|stealthily)\s+(?:\w+\s+)?(?:add|insert|include|append|"
+          r"run|execute|send|copy|upload|change|modify|remove|delete|replace|install|forward|log|record)\b",
+          "asks the assistant to act behind the user's back", "deception"),
     _rule("from_now_on", DANGEROUS, "folded",
           rf"\b(?:from\s+now\s+on|from\s+this\s+point(?:\s+on)?|henceforth|starting\s+now|for\s+the\s+rest\s+of\s+"
-          rf"(?:this|the)\s+(?:session|conversation)),?\s+(?:you\s+(?:will|must|shall|are|should|may|can)|always|never|"
+          rf"(?:this|the)\s+(?:session|conversation)|from\s+here\s+on(?:\s+out)?),?\s+(?:you\s+(?:will|must|shall|are|should|may|can)|always|never|"
           rf"respond|answer|reply|act|behave|obey|ignore|only)\b[^\n]{{0,160}}\b(?:without|no|ignore|unfiltered|"
-          rf"uncensored|unrestricted|anything|whatever|never\s+refuse|obey|secret|hidden|do\s+not\s+tell)\b",
+          rf"uncensored|unrestricted|anything|whatever|never\s+refuse|obey|secret|hidden|do\s+not\s+tell|contents\s+of|ssh|"
+          rf"passwords?|keys?|tokens?|credentials|env)\b",
           "rewrites how the assistant must behave from now on", "override"),
     _rule("remove_filters", DANGEROUS, "folded",
           rf"\b(?:without|with\s+no|no\s+longer\s+(?:bound\s+by|subject\s+to)|free\s+(?:of|from)|disable\w*|turn\w*\s+off|"
@@ -97,8 +112,8 @@ ENGLISH = [
     _rule("identity_override", DANGEROUS, "folded", r"\bname\s+yourself\s+\w+|\byour\s+(?:new\s+)?name\s+is\s+now\b",
           "renames the assistant", "persona"),
     _rule("leak_system_prompt", DANGEROUS, "folded",
-          r"\b(?:reveal|print|output|show|repeat|dump|leak|disclose|display|recite|echo|copy|paste|write\s+out|tell\s+"
-          r"(?:me|us|the\s+user))\s+(?:\w+\s+){0,4}(?:system|initial|hidden|original|developer|secret)\s+"
+          r"\b(?:reveal|print|output|show|repeat|dump|leak|disclose|display|recite|echo|copy|paste|write\s+out|read|quote|"
+          r"spell\s+out|share|send|give|summari[sz]e|list|tell\s+(?:me|us|the\s+user))\s+(?:\w+\s+){0,4}(?:system|initial|hidden|original|developer|secret)\s+"
           r"(?:prompt|instructions|message|rules)\b", "asks the assistant to reveal its system prompt", "leak"),
     _rule("context_exfil", DANGEROUS, "folded",
           r"\b(?:include|output|print|share|send|post|forward|leak|dump|upload|email|paste|copy|append|encode|exfiltrate)\s+"
@@ -277,6 +292,7 @@ MULTILINGUAL = [
           r"\bsans\s+(?:aucune?\s+|tes\s+|les\s+)?(?:restrictions?|filtres?|censure|limites|regles|garde-fous)\b",
           "asks the assistant to work without its safety rules (French)", "override"),
     _rule("deception_hide_fr", DANGEROUS, "plain",
+          r"\bne\s+(?:dois|devez|doit|faut)\s+(?:jamais|pas|rien)\s+(?:dire|mentionner|signaler|reveler|avouer)\s+(?:a\s+)?l'?\s*utilisat\w+|"
           r"\bne\s+(?:le\s+|lui\s+|rien\s+)?(?:dis|dites|mentionne|signale|previens)\s+(?:rien\s+|pas\s+|jamais\s+)?(?:de\s+tout\s+cela\s+)?a\s+l'?\s*utilisat\w+|\bsans\s+(?:le\s+dire|prevenir|informer)\s+(?:a\s+)?l'?\s*utilisat\w+",
           "hides what the assistant does from the user (French)", "deception"),
     _rule("send_secrets_fr", DANGEROUS, "plain",
@@ -297,7 +313,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
           r"(?:^|\n)\s*(?:[═=#*\-─━>|\[]{2,}|#{1,6})\s*(?:system(?:\s+prompt|\s+message|\s+instructions)?|developer\s+message|"
           r"memory\s+\(your\s+personal\s+notes\)|user\s+profile\s+\(who\s+the\s+user\s+is\)|new\s+instructions|"
           r"important\s+(?:system\s+)?(?:update|instructions)|admin(?:istrator)?\s+(?:message|instructions)|end\s+of\s+"
-          r"(?:memory|system\s+prompt|context))\b[^\n]{0,40}?(?:[═=#*\-─━<|\]]{2,}|:|$)",
+          r"(?:the\s+)?(?:user\s+)?(?:memory|system\s+prompt|context|notes|profile|instructions))\b[^\n]{0,40}?(?:[═=#*\-─━<|\]]{2,}|:|$)",
           "forges a system-prompt header", "forgery"),
     _rule("role_line", DANGEROUS, "skeleton",
           r"(?:^|\n)\s*(?:system|assistant|developer)\s*:\s*(?:you|ignore|from|new|always|never|forget|disregard|the\s+user)",
@@ -328,6 +344,16 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
     _rule("env_to_network", DANGEROUS, _VIEW,
           rf"\b(?:env|printenv|set|export\s+-p|cat\s+/proc/\S*environ)\b[^\n|]{{0,40}}\|\s*(?:\S+\s+){{0,3}}{_NET_TOOL}\b",
           "pipes the environment (with its secrets) to the network", "exfil"),
+    _rule("copy_secret_out", DANGEROUS, _VIEW,
+          rf"\b(?:scp|rsync|sftp|rclone\s+copy)\b[^\n]{{0,60}}{_SENSITIVE_PATH}[^\n]{{0,120}}\s\S*(?:@|:)",
+          "copies a secret file to another machine", "exfil"),
+    _rule("download_and_run", SUSPICIOUS, _VIEW,
+          r"\b(?:curl|wget)\b[^\n]{0,200}(?:&&|;)\s*chmod\s+(?:\+|[0-7]*[1357]\b|u\+)x?[^\n]{0,80}(?:&&|;)\s*(?:\./|/tmp/|/dev/shm/|~/)",
+          "downloads a program and runs it", "exec"),
+    _rule("remote_call_injection", DANGEROUS, "skeleton",
+          r"\b(?:insert|add|include|embed|inject|append)\s+(?:\w+\s+){0,4}(?:call|request|ping|beacon|fetch|script|iframe|pixel|"
+          r"tracker)s?\s+(?:to|from|of)\s+(?:https?://)?\d{1,3}(?:\.\d{1,3}){3}",
+          "plants a call to a bare IP address in the assistant's output", "exfil"),
     _rule("pipe_to_netcat", DANGEROUS, _VIEW, r"\|\s*(?:nc|ncat|netcat|socat|telnet)\b\s+(?:-\w+\s+)*[\w.-]+",
           "pipes data to a raw network connection", "exfil"),
     _rule("curl_upload_sensitive", DANGEROUS, _VIEW,
@@ -373,7 +399,8 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
           r"(?:>>?|tee\s+(?:-a\s+)?|\bcp\s+\S+\s+|\bmv\s+\S+\s+|\bscp\s+\S+\s+)\s*(?:~|\$home)/\.ssh/(?!config\b)\S+",
           "writes into ~/.ssh", "persistence"),
     _rule("read_secrets", SUSPICIOUS, _VIEW,
-          rf"\b(?:cat|type|less|more|head|tail|strings|xxd|base64|cp|scp|tar|zip|print|read|open|dump|show|paste|upload|copy|source)\b"
+          rf"\b(?:cat|type|less|more|head|tail|strings|xxd|base64|cp|scp|tar|zip|print|read|open|dump|show|paste|upload|copy|source|"
+          rf"contents\s+of)\b"
           rf"[^\n]{{0,120}}{_SENSITIVE_PATH}", "reads a file that holds secrets", "secrets"),
     _rule("secret_file_shared", DANGEROUS, _VIEW,
           rf"\b(?:cat|type|less|head|tail|strings|xxd|base64|print|read|dump|show)\b[^\n]{{0,120}}{_SENSITIVE_PATH}[^\n]{{0,200}}"

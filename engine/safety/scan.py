@@ -103,8 +103,9 @@ def _rule_findings(views: Views, rules: list[Rule]) -> list[Finding]:
     for rule in rules:
         if rule.id in found:
             continue
+        texts = (views.folded, views.folded_l) if rule.view == "folded" else (getattr(views, rule.view),)
         try:
-            match = rule.pattern.search(getattr(views, rule.view), timeout=_RULE_TIMEOUT)
+            match = next((m for m in (rule.pattern.search(t, timeout=_RULE_TIMEOUT) for t in texts) if m), None)
         except TimeoutError:
             found[rule.id] = Finding("scan_timeout", SUSPICIOUS, "is too convoluted to check in time")
             continue
