@@ -308,7 +308,7 @@ class MemoryStore:
                 subsystem=SUBSYSTEM, action=plan.action, summary=f"{head}: {plan.detail[:120]}", origin=ctx.origin,
                 payload=payload, actor=ctx.actor, session_id=ctx.session_id, message_id=ctx.message_id)
         except WorkbenchError as exc:
-            if not approval_on and ctx.origin == BACKGROUND_REVIEW:
+            if not approval_on and ctx.origin == BACKGROUND_REVIEW and plan.flags is None:
                 raise refuse("Background review may not delete memory entries ('replace'/'remove', including in a "
                              "batch); 'add' is still available.")
             raise refuse(f"The write could not be staged for approval, so it was not saved: {exc.message}")

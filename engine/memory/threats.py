@@ -9,10 +9,7 @@ raw text so it can be found and removed.
 
 from __future__ import annotations
 
-from ..safety import MAX_SCAN_CHARS, Verdict, assess, blocked_line
-
-ADVICE = ("Rewrite it as a plain fact about the user or the environment, with no instructions addressed to the "
-          "assistant, no hidden characters and no commands that send data out or persist; or leave it out.")
+from ..safety import ADVICE, MAX_SCAN_CHARS, Verdict, assess, blocked_line
 REMOVE_HINT = "Removed from system prompt; use memory(action=remove) to delete the original."
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import regex
 
@@ -23,6 +24,8 @@ from .invisible import hidden_characters
 from .normalize import Views
 from .rules import ALL_RULES, DANGEROUS, ENGLISH_VIEWS, SUSPICIOUS, Rule
 
+ADVICE = ("Rewrite it as a plain fact about the user or the environment, with no instructions addressed to the "
+          "assistant, no hidden characters and no commands that send data out or persist; or leave it out.")
 CLEAN = "clean"
 LEVELS = (CLEAN, SUSPICIOUS, DANGEROUS)
 MAX_SCAN_CHARS = 65_536
@@ -121,8 +124,12 @@ def _family(finding: Finding) -> str:
     return finding.id
 
 
+@lru_cache(maxsize=8192)
 def assess(text: str, _depth: int = 0) -> Verdict:
-    """The verdict for ``text`` (only its first ``MAX_SCAN_CHARS`` characters are read)."""
+    """The verdict for ``text`` (only its first ``MAX_SCAN_CHARS`` characters are read).
+
+    Cached: a prompt is rebuilt from mostly the same entries and skill lines each session.
+    """
     head = text[:MAX_SCAN_CHARS]
     findings = _char_findings(head) + _mixed_script(head)
     findings += _rule_findings(Views.of(head), ALL_RULES)

@@ -7,8 +7,7 @@ approval, the CLI), and a suspicious one is staged for approval when the agent m
 
 from __future__ import annotations
 
-from ..safety import Verdict, assess
-from ..memory.threats import ADVICE
+from ..safety import ADVICE, Verdict, assess
 from .frontmatter import description_of, parse_frontmatter
 from .validation import SkillError
 
