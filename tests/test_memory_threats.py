@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.memory.threats import entry_flags, first_threat_message, sanitize_entry, scan
 from engine.memory.tool import memory_tool
@@ -192,3 +194,26 @@ def test_agent_skill_writes_get_the_same_decision(home):
     record = home.approvals.get(staged["pending_id"])
     dangerous_edit = home.approvals.approve(record.id, edit=skill_md("y", description=HOSTILE_DESCRIPTION))
     assert dangerous_edit["success"] is False and "evil.example" not in home.skills.index_text()
+
+
+def test_queue_flags_survive_malformed_payloads():
+    from engine.approvals.queue import flags
+    from engine.approvals.records import PendingRecord
+
+    def record(payload):
+        return PendingRecord("abcd1234", "memory", "batch", "s", "foreground", 0.0, payload)
+    for operations in (5, "cat ~/.netrc", {"content": "cat ~/.netrc"}, None):
+        assert flags(record({"operations": operations})) == []
+    assert flags(record({"content": ["cat ~/.netrc"], "new_text": 7})) == []
+    mixed = flags(record({"operations": [3, {"action": "add", "content": "cat ~/.netrc"}]}))
+    assert len(mixed) == 1 and "read_secrets" in mixed[0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=200))
+def test_any_text_gets_a_verdict_and_a_dangerous_one_never_reaches_the_prompt(text):
+    verdict = assess(text)
+    assert verdict.level in ("clean", "suspicious", "dangerous")
+    assert (verdict.level == "clean") == (not verdict.findings)
+    shown = sanitize_entry(text, "MEMORY.md")
+    assert (shown != text) == (bool(text) and verdict.dangerous)

@@ -82,6 +82,13 @@ def _print_table(kind: str, results: list[dict[str, str]]) -> None:
         print(f"  {path:<18} " + "  ".join(f"{k} {counts.get(k, 0):>3}" for k in kinds))
 
 
+def _show(request, capsys, kind: str, results: list[dict[str, str]]) -> None:
+    """The table goes to the terminal under ``-s`` only (it would be noise in a full run)."""
+    if request.config.getoption("capture") == "no":
+        with capsys.disabled():
+            _print_table(kind, results)
+
+
 def test_corpus_size_languages_and_tricks():
     assert len(HOSTILE) >= 200 and len(BENIGN) >= 100
     assert len({lang for _, _, lang in HOSTILE}) >= 6 and len({lang for _, lang in BENIGN}) >= 6
@@ -91,11 +98,10 @@ def test_corpus_size_languages_and_tricks():
             "exfil_cmd", "reverse_shell", "pipe_shell", "persistence", "control_chars", "self_marked"} <= tricks
 
 
-def test_hostile_texts_never_reach_a_prompt_unseen(tmp_path, capsys):
+def test_hostile_texts_never_reach_a_prompt_unseen(tmp_path, capsys, request):
     texts = [text for text, _, _ in HOSTILE]
     results = _results(tmp_path, capsys, texts)
-    with capsys.disabled():
-        _print_table("Hostile", results)
+    _show(request, capsys, "Hostile", results)
     leaks = [(text, r) for text, r in zip(texts, results)
              if r["agent tool"] not in ("refused", "staged")
              or r["cli add"] not in ("refused", "warned") or r["cli replace"] not in ("refused", "warned")
@@ -104,11 +110,10 @@ def test_hostile_texts_never_reach_a_prompt_unseen(tmp_path, capsys):
     assert not leaks, f"{len(leaks)} hostile texts got through: {leaks[:5]}"
 
 
-def test_benign_texts_are_never_refused_and_rarely_flagged(tmp_path, capsys):
+def test_benign_texts_are_never_refused_and_rarely_flagged(tmp_path, capsys, request):
     texts = [text for text, _ in BENIGN]
     results = _results(tmp_path, capsys, texts)
-    with capsys.disabled():
-        _print_table("Benign", results)
+    _show(request, capsys, "Benign", results)
     refused = [text for text, r in zip(texts, results)
                if "refused" in r.values() or "blocked" in r.values()]
     assert not refused, f"benign texts refused or blocked: {refused}"

@@ -256,7 +256,9 @@ _TEXT_KEYS = ("content", "new_text", "new_string", "file_content")
 
 def flags(record: PendingRecord) -> list[str]:
     """The threat scan's reasons for the texts a record would write (recomputed, never read from the file)."""
-    items = [record.payload] + [op for op in record.payload.get("operations") or () if isinstance(op, dict)]
+    operations = record.payload.get("operations")
+    items = [record.payload] + [op for op in operations if isinstance(op, dict)] if isinstance(operations, list) \
+        else [record.payload]
     texts = [item.get(key) for item in items for key in _TEXT_KEYS]
     return list(dict.fromkeys(reason for text in texts if isinstance(text, str) for reason in assess(text).reasons))
 

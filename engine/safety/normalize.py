@@ -50,7 +50,9 @@ def _unleet(match: regex.Match, ones: dict | None = None) -> str:
 
 
 def _fold(text: str, ones: dict | None = None) -> str:
-    return _SPACES.sub(" ", _SEPARATORS.sub(" ", _WORDISH.sub(lambda m: _unleet(m, ones), text)))
+    if any(ch in _LEET for ch in map(ord, text)):
+        text = _WORDISH.sub(lambda m: _unleet(m, ones), text)
+    return _SPACES.sub(" ", _SEPARATORS.sub(" ", text))
 
 
 def strip_marks(text: str) -> str:

@@ -29,6 +29,7 @@ ADVICE = ("Rewrite it as a plain fact about the user or the environment, with no
 CLEAN = "clean"
 LEVELS = (CLEAN, SUSPICIOUS, DANGEROUS)
 MAX_SCAN_CHARS = 65_536
+_CACHED_CHARS = 4096
 _RULE_TIMEOUT = 0.5  # seconds per rule and view; a hit on the limit is reported, never a hang
 _WORD = regex.compile(r"\p{L}[\p{L}\p{M}]*")
 _LATIN = regex.compile(r"\p{Script=Latin}")
@@ -124,12 +125,16 @@ def _family(finding: Finding) -> str:
     return finding.id
 
 
-@lru_cache(maxsize=8192)
 def assess(text: str, _depth: int = 0) -> Verdict:
     """The verdict for ``text`` (only its first ``MAX_SCAN_CHARS`` characters are read).
 
-    Cached: a prompt is rebuilt from mostly the same entries and skill lines each session.
+    Short texts are cached: a prompt is rebuilt from mostly the same entries and skill
+    lines each session.
     """
+    return _cached(text, _depth) if len(text) <= _CACHED_CHARS else _assess(text, _depth)
+
+
+def _assess(text: str, _depth: int) -> Verdict:
     head = text[:MAX_SCAN_CHARS]
     findings = _char_findings(head) + _mixed_script(head)
     findings += _rule_findings(Views.of(head), ALL_RULES)
@@ -152,3 +157,6 @@ def assess(text: str, _depth: int = 0) -> Verdict:
     if any(f.severity == DANGEROUS for f in findings):
         return Verdict(DANGEROUS, tuple(findings))
     return Verdict(SUSPICIOUS if findings else CLEAN, tuple(findings))
+
+
+_cached = lru_cache(maxsize=4096)(_assess)
