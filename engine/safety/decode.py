@@ -19,6 +19,7 @@ import regex
 _BASE64 = regex.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX_RUN = regex.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){8,}(?![0-9a-fA-F])")
 _ESCAPES = regex.compile(r"(?:\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}|%[0-9a-fA-F]{2}|&#x?[0-9a-fA-F]+;|&[a-z]+;){3,}")
+_ONE_ESCAPE = regex.compile(r"\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}|&#x?[0-9a-fA-F]+;")
 _TAGS = regex.compile("[\U000E0020-\U000E007E]+")
 _READABLE = regex.compile(r"[\p{L}\p{N}\p{P}\p{Zs}\n\t]")
 
@@ -69,8 +70,8 @@ def hidden_payloads(text: str) -> list[tuple[str, str]]:
         decoded = _bytes_text(bytes.fromhex(match.group()))
         if decoded:
             found.append(("hex", decoded))
-    if _ESCAPES.search(text):
-        decoded = _ESCAPES.sub(lambda m: _unescape(m.group()), text)
+    if _ESCAPES.search(text) or len(_ONE_ESCAPE.findall(text)) >= 2:
+        decoded = _unescape(text)
         if decoded != text:
             found.append(("escapes", decoded))
     for match in _TAGS.finditer(text):

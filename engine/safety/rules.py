@@ -32,11 +32,14 @@ class Rule:
     pattern: regex.Pattern
     reason: str
     family: str
+    pattern_il: regex.Pattern | None = None  # folded/compact rules: the pattern with "l" read as "i" (lgnore)
 
 
 def _rule(rule_id: str, severity: str, view: str, source: str, reason: str, family: str) -> Rule:
     folded = strip_marks(unicodedata.normalize("NFKC", source))
-    return Rule(rule_id, severity, view, regex.compile(folded, regex.IGNORECASE | regex.V1), reason, family)
+    flags = regex.IGNORECASE | regex.V1
+    il = regex.compile(folded.replace("l", "i"), flags) if view in ("folded", "compact") else None
+    return Rule(rule_id, severity, view, regex.compile(folded, flags), reason, family, il)
 
 
 _W = r"(?:[\w'’]+\s+){0,6}"  # up to six filler words
@@ -78,6 +81,40 @@ ENGLISH = [
           r"(?:instructions|rules|guidelines|directives|guidance)\s+(?:\w+\s+){0,3}?(?:no\s+longer\s+apply|(?:are|is|were|was)\s+"
           r"(?:now\s+)?(?:void|cancell?ed|revoked|invalid|suspended|lifted|a\s+test|just\s+a\s+test|fake))|\bonly\s+this\s+"
           r"(?:note|entry|memory|message|file)\s+(?:counts|matters|applies)\b", "declares the assistant's instructions void", "override"),
+    _rule("authority_transfer", DANGEROUS, "folded",
+          r"\b(?:treat|regard|consider|trust|obey)\s+(?:every|all|any|each)\s+(?:\w+\s+)?(?:message|request|instruction|email|"
+          r"text|comment|issue|document)s?\s+from\s+[^\n]{0,60}?\s+as\s+(?:if\s+(?:it\s+)?(?:came|comes)\s+from\s+|coming\s+from\s+)?"
+          r"(?:the\s+|your\s+)?(?:user|admin\w*|owner|manager|system|developer|operator|boss)\b",
+          "hands the user's authority to someone else", "override"),
+    _rule("rules_revoked", DANGEROUS, "folded",
+          r"\b(?:your|the\s+system\s*s?|the\s+developer\s*s?|all)\s+(?:\w+\s+){0,3}(?:instructions|rules|guidelines|restrictions|"
+          r"guardrails|safety\s+(?:rules|filters|checks))\s+(?:\w+\s+){0,4}?(?:have|has|are|were|is)\s+(?:been\s+)?(?:now\s+)?"
+          r"(?:revoked|removed|lifted|disabled|cancell?ed|suspended|void|turned\s+off|deactivated|waived|overridden)\b|"
+          r"\b(?:safety|ethics|moderation)\s+(?:filters?|rules|checks|guardrails|layer|restrictions|policies)\s+(?:are|is|have\s+been|"
+          r"has\s+been|were)\s+(?:now\s+)?(?:disabled|off|removed|lifted|turned\s+off|suspended|not\s+active)\b",
+          "claims the assistant's rules were switched off", "override"),
+    _rule("conceal_entry", DANGEROUS, "folded",
+          r"\b(?:never|do\s+not|don'?t)\s+(?:mention|reveal|acknowledge|disclose|admit|discuss|show)\s+(?:\w+\s+)?(?:this|these|the\s+"
+          r"following)\s+(?:entry|entries|note|notes|memory|memories|instruction|instructions|rule|rules|message)\b",
+          "hides itself from the user", "deception"),
+    _rule("credential_phishing", DANGEROUS, "folded",
+          r"(?<!\b(?:never|not|don'?t)\s+(?:\w+\s+){0,2})\b(?:ask|tell|prompt|get|make|have)\s+(?:the\s+)?users?\s+(?:\w+\s+){0,10}?"
+          r"(?:enter|type|give|provide|send|share|paste|confirm|re\s*enter)\s+(?:\w+\s+){0,3}(?:password|passcode|pin|2fa|otp|mfa|"
+          r"seed\s+phrase|recovery\s+(?:phrase|code)|credentials|credit\s+card|card\s+number|cvv|ssn)",
+          "tricks the user into handing over credentials", "deception"),
+    _rule("claimed_authority", SUSPICIOUS, "folded",
+          r"\bthe\s+user\s+(?:is|has\s+been)\s+(?:an?\s+)?(?:verified|authori[sz]ed|trusted|confirmed|approved)\s+"
+          r"(?:admin\w*|root|owner|developer|operator|superuser)\b|\bnever\s+(?:question|verify|check|doubt)\s+(?:it|them|this|"
+          r"their\s+\w+)\b", "claims authority or asks not to check it", "authority"),
+    _rule("output_tampering", SUSPICIOUS, "folded",
+          r"\b(?:add|append|insert|prepend|include|link\s+to)\b[^\n]{0,80}\b(?:to|in|into|at\s+the\s+end\s+of)\s+(?:every|each|all)\s+"
+          r"(?:\w+\s+){0,2}(?:command|reply|replies|answer|answers|response|responses|message|messages|email|emails)\b|"
+          r"\b(?:in|to)\s+(?:every|each|all)\s+(?:answer|reply|replies|response|message)s?\b[^\n]{0,40}\blink\s+to\b|"
+          r"\bsay\s+(?:that\s+)?it\s+is\s+(?:the\s+)?(?:official|company|real|legitimate|our)\b",
+          "changes what every reply says", "output"),
+    _rule("hidden_copy", SUSPICIOUS, "skeleton",
+          r"\b(?:also|silently|quietly|secretly)\s+(?:forward|send|cc|bcc|copy|email|mail|upload|post)\b[^\n]{0,80}"
+          r"(?:[\w.+-]+@[\w-]+\.[\w.]+|https?://)|\bbcc\s+[\w.+-]+@", "sends a copy somewhere else", "exfil"),
     _rule("covert_action", DANGEROUS, "folded",
           r"\b(?:quietly|silently|secretly|covertly|discreetly|invisibly|stealthily)\s+(?:\w+\s+)?(?:add|insert|include|append|"
           r"run|execute|send|copy|upload|change|modify|remove|delete|replace|install|forward|log|record)\b",
@@ -91,7 +128,7 @@ ENGLISH = [
           "rewrites how the assistant must behave from now on", "override"),
     _rule("remove_filters", DANGEROUS, "folded",
           rf"\b(?:without|with\s+no|no\s+longer\s+(?:bound\s+by|subject\s+to)|free\s+(?:of|from)|disable\w*|turn\w*\s+off|"
-          rf"remove\w*|bypass\w*|ignor\w+|lift\w*|drop\w*)\s+(?:any\s+|all\s+|your\s+|the\s+|its\s+)?"
+          rf"remove\w*|bypass\w*|ignor\w+|lift\w*|drop\w*|skip\w*)\s+(?:any\s+|all\s+|your\s+|the\s+|its\s+)?"
           rf"(?:\w+\s+){{0,2}}{_NO_LIMITS}\b(?![\s-]*(?:test|suite|config\w*|file|module|tests))",
           "asks the assistant to work without its safety rules", "override"),
     _rule("unrestricted_mode", DANGEROUS, "folded",
@@ -121,8 +158,9 @@ ENGLISH = [
           r"entire\s+context|whole\s+context|transcript|memory\s+(?:file|contents))\b(?!\s+(?:search|viewer|screen|"
           r"view|panel|export\s+feature))", "asks the assistant to hand over the conversation", "exfil"),
     _rule("send_secrets", DANGEROUS, "folded",
-          rf"\b(?:send|post|upload|forward|email|mail|transmit|exfiltrate|leak|share|paste|report|sync|copy|beam)\s+"
-          rf"(?:\w+\s+){{0,5}}{_SECRET_WORDS}(?:\s+\w+){{0,5}}\s+(?:to|at|into|via|with|on)\s+",
+          rf"\b(?:send|post|upload|forward|email|mail|transmit|exfiltrate|leak|share|paste|sync|copy|beam)\s+"
+          rf"(?:\w+\s+){{0,5}}{_SECRET_WORDS}(?:\s+\w+){{0,5}}\s+(?:to|at|into|via)\s+|\b(?:has|have)\s+(?:\w+\s+)?"
+          rf"(?:consented|agreed)\s+to\s+(?:share|sharing|send|sending|give|giving|expose|exposing)\s+(?:\w+\s+){{0,3}}{_SECRET_WORDS}",
           "sends secrets somewhere", "exfil"),
     _rule("deception_hide", DANGEROUS, "folded",
           r"\b(?:do\s+not|don'?t|never|without)\s+(?:tell|telling|inform|informing|notify|notifying|mention|mentioning|"
@@ -257,7 +295,7 @@ MULTILINGUAL = [
     # German
     _rule("prompt_injection_de", DANGEROUS, "plain",
           r"\b(?:ignorier\w*|vergiss|vergesst|vergessen\s+sie|missacht\w*|ubergeh\w*|verwirf|befolge\s+nicht|setze\s+\w+\s+ausser\s+kraft)\s+"
-          r"(?:\w+\s+){0,4}(?:anweisung\w*|instruktion\w*|regeln|befehl\w*|vorgaben|richtlinien|einschrankungen)\b",
+          r"(?:\w+\s+){0,4}\w*(?:anweisung|instruktion|regeln|befehl|vorgaben|richtlinien|einschrankungen)\w*\b",
           "tells the assistant to drop its instructions (German)", "override"),
     _rule("forget_everything_de", DANGEROUS, "plain", r"\bvergiss\s+alles\b", "tells the assistant to forget what it was told (German)", "override"),
     _rule("role_hijack_de", DANGEROUS, "plain",
@@ -369,6 +407,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
           r"/dev/(?:tcp|udp)/|\b(?:nc|ncat|netcat)\b[^\n]{0,80}\s-[a-z]*[ec]\b|\bsocat\b[^\n]{0,120}\bexec:|"
           r"\bbash\s+-i\s*>?&|\bsh\s+-i\s*[<>]|\bmkfifo\b[^\n]{0,120}\b(?:nc|ncat|netcat|telnet)\b|"
           r"socket\.socket\([^\n]{0,300}(?:connect|dup2|pty\.spawn|subprocess)|\bpty\.spawn\(|"
+          r"\bsocket\s*\(\s*\w+\s*,\s*pf_inet[^\n]{0,200}\bconnect\s*\(|"
           r"\bnew-object\s+system\.net\.sockets\.tcpclient|\bfsockopen\s*\(|tcpsocket\.(?:new|open)\(",
           "opens a reverse shell for someone else to control this machine", "exec"),
     _rule("crontab_persistence", DANGEROUS, _VIEW,
@@ -404,7 +443,9 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
           rf"[^\n]{{0,120}}{_SENSITIVE_PATH}", "reads a file that holds secrets", "secrets"),
     _rule("secret_file_shared", DANGEROUS, _VIEW,
           rf"\b(?:cat|type|less|head|tail|strings|xxd|base64|print|read|dump|show)\b[^\n]{{0,120}}{_SENSITIVE_PATH}[^\n]{{0,200}}"
-          r"\b(?:paste|send|post|upload|share|include|reply|output|print|show|nc|curl|wget|https?://|email|message)",
+          r"\b(?:paste|send|post|upload|share|include|reply|output|print|show|nc|curl|wget|https?://|email|message)|"
+          rf"\b(?:respond|reply|answer|include|paste|send|share|post|upload)\b[^\n]{{0,80}}\b(?:output|contents?|text)\s+of\b"
+          rf"[^\n]{{0,40}}{_SENSITIVE_PATH}",
           "reads a file that holds secrets and hands it over", "exfil"),
     _rule("destroy_files", DANGEROUS, _VIEW,
           r"\brm\s+-[a-z]*r[a-z]*f?[a-z]*\s+(?:--no-preserve-root\s+)?(?:/|~|\$home|\*|/\*|~/\*|\.\*)(?:\s|$|;|&)|\bmkfs(?:\.\w+)?\s+/dev/|"
@@ -431,6 +472,9 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
     _rule("anti_forensic", SUSPICIOUS, "folded",
           r"\bonly\s+use\s+one\s?liners?\b|\bnever\s+(?:\w+\s+){0,4}(?:create|write|leave)\s+(?:\w+\s+){0,3}(?:scripts?|files?|traces?)\b[^\n]{0,200}?\b(?:disk|behind)\b|"
           r"\b(?:leave\s+no\s+trace|cover\s+(?:your|the)\s+tracks)\b", "avoids leaving traces", "evasion"),
+    _rule("repo_remote_swap", SUSPICIOUS, "skeleton",
+          r"\bgit\s+remote\s+(?:set-url|add)\b|\b(?:replace|change|swap|point)\s+(?:[\w'’]+\s+){0,3}remote\s+(?:url\s+)?(?:with|to|at)\s+\S+",
+          "points the repository at another remote", "selfmod"),
     _rule("agent_config_write", SUSPICIOUS, "folded",
           r"\b(?:update|modify|edit|write|change|append|add|overwrite|replace|rewrite|insert)\s+(?:\w+\s+){0,8}?(?:to|in|into)?\s*(?:the\s+|your\s+)?"
           r"(?:agents\s+md|claude\s+md|cursorrules|clinerules|soul\s+md|hermes\s+config\s+yaml|config\s+yaml\s+(?:of|in)\s+hermes|hermes\s+env)\b",

@@ -107,9 +107,14 @@ def _rule_findings(views: Views, rules: list[Rule]) -> list[Finding]:
     for rule in rules:
         if rule.id in found:
             continue
-        texts = (views.folded, views.folded_l) if rule.view == "folded" else (getattr(views, rule.view),)
+        text = getattr(views, rule.view)
+        tries = [(rule.pattern, text)]
+        if rule.view == "folded":
+            tries.append((rule.pattern, views.folded_l))
+        if rule.pattern_il is not None:  # capital I and small l look alike: "lgnore" reads "ignore"
+            tries.append((rule.pattern_il, text.replace("l", "i")))
         try:
-            match = next((m for m in (rule.pattern.search(t, timeout=_RULE_TIMEOUT) for t in texts) if m), None)
+            match = next((m for m in (p.search(t, timeout=_RULE_TIMEOUT) for p, t in tries) if m), None)
         except TimeoutError:
             found[rule.id] = Finding("scan_timeout", SUSPICIOUS, "is too convoluted to check in time")
             continue
