@@ -217,3 +217,11 @@ def test_any_text_gets_a_verdict_and_a_dangerous_one_never_reaches_the_prompt(te
     assert (verdict.level == "clean") == (not verdict.findings)
     shown = sanitize_entry(text, "MEMORY.md")
     assert (shown != text) == (bool(text) and verdict.dangerous)
+
+
+def test_pathological_input_ends_in_a_verdict(monkeypatch):
+    from engine.safety import scan as scan_module
+    assert scan_module.assess("ignore " * 10_000).level == "clean"  # repeated words cannot blow up the rules
+    monkeypatch.setattr(scan_module, "_RULE_TIMEOUT", 1e-6)
+    verdict = scan_module._assess("word " * 20_000, 0)
+    assert verdict.dangerous and "scan_timeout" in verdict.ids

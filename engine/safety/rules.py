@@ -42,7 +42,7 @@ def _rule(rule_id: str, severity: str, view: str, source: str, reason: str, fami
     return Rule(rule_id, severity, view, regex.compile(folded, flags), reason, family, il)
 
 
-_W = r"(?:[\w'’]+\s+){0,6}"  # up to six filler words
+_W = r"(?:[\w'’]++\s++){0,6}"  # up to six filler words (possessive inside: no backtracking into a word)
 _PRIOR = r"(?:all|any|every|each|the|your|my|these|those|previous|prior|earlier|above|preceding|foregoing|original|initial|existing|system|safety|developer|old|former)"
 _ORDERS = r"(?:instructions?|directions?|directives?|rules|guidelines|guidance|guardrails|prompts?|constraints|policies|orders|commands|programming|restrictions|context)"
 _FORGET = r"(?:ignore|disregard|forget|override|bypass|discard|drop|abandon|skip|neglect|dismiss|overrule|throw\s+away|set\s+aside|stop\s+following|do\s+not\s+follow|don'?t\s+follow)"
@@ -72,34 +72,34 @@ ENGLISH = [
           r"\b(?:your\s+)?(?:new|real|true|actual|updated|only)\s+(?:system\s+)?(?:instructions|rules|directives|orders|"
           r"system\s+prompt)\s+(?:are|is|follow|say|:)|\byour\s+(?:real|true|actual|secret|hidden)\s+(?:task|mission|goal|"
           r"job|purpose|instructions|orders)\b|\b(?:treat|regard|consider)\s+(?:this|the\s+following|it|these|what\s+follows)\s+"
-          r"as\s+(?:an?\s+)?(?:\w+\s+){0,2}(?:system|developer|admin\w*|operator)\s+(?:message|prompt|instructions?|orders?)\b|"
+          r"as\s+(?:an?\s+)?(?:\w++\s++){0,2}(?:system|developer|admin\w*|operator)\s+(?:message|prompt|instructions?|orders?)\b|"
           r"\bnew\s+system\s+instructions\b", "announces new instructions for the assistant", "override"),
     _rule("rules_void", DANGEROUS, "folded",
           r"\b(?:instructions|rules|guidelines|directives|guidance)\b[^.\n]{0,40}\b(?:earlier|before|previously|prior|above|"
           r"start)\b[^.\n]{0,20}\b(?:no\s+longer\s+apply|(?:are|is|were|was)\s+(?:now\s+)?(?:void|cancell?ed|revoked|invalid|"
           r"suspended|lifted|a\s+test|just\s+a\s+test|fake))|\b(?:previous|prior|earlier|above|system|your|all|the)\s+"
-          r"(?:instructions|rules|guidelines|directives|guidance)\s+(?:\w+\s+){0,3}?(?:no\s+longer\s+apply|(?:are|is|were|was)\s+"
+          r"(?:instructions|rules|guidelines|directives|guidance)\s+(?:\w++\s++){0,3}?(?:no\s+longer\s+apply|(?:are|is|were|was)\s+"
           r"(?:now\s+)?(?:void|cancell?ed|revoked|invalid|suspended|lifted|a\s+test|just\s+a\s+test|fake))|\bonly\s+this\s+"
           r"(?:note|entry|memory|message|file)\s+(?:counts|matters|applies)\b", "declares the assistant's instructions void", "override"),
     _rule("authority_transfer", DANGEROUS, "folded",
-          r"\b(?:treat|regard|consider|trust|obey)\s+(?:every|all|any|each)\s+(?:\w+\s+)?(?:message|request|instruction|email|"
+          r"\b(?:treat|regard|consider|trust|obey)\s+(?:every|all|any|each)\s+(?:\w++\s++)?(?:message|request|instruction|email|"
           r"text|comment|issue|document)s?\s+from\s+[^\n]{0,60}?\s+as\s+(?:if\s+(?:it\s+)?(?:came|comes)\s+from\s+|coming\s+from\s+)?"
           r"(?:the\s+|your\s+)?(?:user|admin\w*|owner|manager|system|developer|operator|boss)\b",
           "hands the user's authority to someone else", "override"),
     _rule("rules_revoked", DANGEROUS, "folded",
-          r"\b(?:your|the\s+system\s*s?|the\s+developer\s*s?|all)\s+(?:\w+\s+){0,3}(?:instructions|rules|guidelines|restrictions|"
-          r"guardrails|safety\s+(?:rules|filters|checks))\s+(?:\w+\s+){0,4}?(?:have|has|are|were|is)\s+(?:been\s+)?(?:now\s+)?"
+          r"\b(?:your|the\s+system\s*s?|the\s+developer\s*s?|all)\s+(?:\w++\s++){0,3}(?:instructions|rules|guidelines|restrictions|"
+          r"guardrails|safety\s+(?:rules|filters|checks))\s+(?:\w++\s++){0,4}?(?:have|has|are|were|is)\s+(?:been\s+)?(?:now\s+)?"
           r"(?:revoked|removed|lifted|disabled|cancell?ed|suspended|void|turned\s+off|deactivated|waived|overridden)\b|"
           r"\b(?:safety|ethics|moderation)\s+(?:filters?|rules|checks|guardrails|layer|restrictions|policies)\s+(?:are|is|have\s+been|"
           r"has\s+been|were)\s+(?:now\s+)?(?:disabled|off|removed|lifted|turned\s+off|suspended|not\s+active)\b",
           "claims the assistant's rules were switched off", "override"),
     _rule("conceal_entry", DANGEROUS, "folded",
-          r"\b(?:never|do\s+not|don'?t)\s+(?:mention|reveal|acknowledge|disclose|admit|discuss|show)\s+(?:\w+\s+)?(?:this|these|the\s+"
+          r"\b(?:never|do\s+not|don'?t)\s+(?:mention|reveal|acknowledge|disclose|admit|discuss|show)\s+(?:\w++\s++)?(?:this|these|the\s+"
           r"following)\s+(?:entry|entries|note|notes|memory|memories|instruction|instructions|rule|rules|message)\b",
           "hides itself from the user", "deception"),
     _rule("credential_phishing", DANGEROUS, "folded",
-          r"(?<!\b(?:never|not|don'?t)\s+(?:\w+\s+){0,2})\b(?:ask|tell|prompt|get|make|have)\s+(?:the\s+)?users?\s+(?:\w+\s+){0,10}?"
-          r"(?:enter|type|give|provide|send|share|paste|confirm|re\s*enter)\s+(?:\w+\s+){0,3}(?:password|passcode|pin|2fa|otp|mfa|"
+          r"(?<!\b(?:never|not|don'?t)\s+(?:\w++\s++){0,2})\b(?:ask|tell|prompt|get|make|have)\s+(?:the\s+)?users?\s+(?:\w++\s++){0,10}?"
+          r"(?:enter|type|give|provide|send|share|paste|confirm|re\s*enter)\s+(?:\w++\s++){0,3}(?:password|passcode|pin|2fa|otp|mfa|"
           r"seed\s+phrase|recovery\s+(?:phrase|code)|credentials|credit\s+card|card\s+number|cvv|ssn)",
           "tricks the user into handing over credentials", "deception"),
     _rule("claimed_authority", SUSPICIOUS, "folded",
@@ -108,7 +108,7 @@ ENGLISH = [
           r"their\s+\w+)\b", "claims authority or asks not to check it", "authority"),
     _rule("output_tampering", SUSPICIOUS, "folded",
           r"\b(?:add|append|insert|prepend|include|link\s+to)\b[^\n]{0,80}\b(?:to|in|into|at\s+the\s+end\s+of)\s+(?:every|each|all)\s+"
-          r"(?:\w+\s+){0,2}(?:command|reply|replies|answer|answers|response|responses|message|messages|email|emails)\b|"
+          r"(?:\w++\s++){0,2}(?:command|reply|replies|answer|answers|response|responses|message|messages|email|emails)\b|"
           r"\b(?:in|to)\s+(?:every|each|all)\s+(?:answer|reply|replies|response|message)s?\b[^\n]{0,40}\blink\s+to\b|"
           r"\bsay\s+(?:that\s+)?it\s+is\s+(?:the\s+)?(?:official|company|real|legitimate|our)\b",
           "changes what every reply says", "output"),
@@ -116,7 +116,7 @@ ENGLISH = [
           r"\b(?:also|silently|quietly|secretly)\s+(?:forward|send|cc|bcc|copy|email|mail|upload|post)\b[^\n]{0,80}"
           r"(?:[\w.+-]+@[\w-]+\.[\w.]+|https?://)|\bbcc\s+[\w.+-]+@", "sends a copy somewhere else", "exfil"),
     _rule("covert_action", DANGEROUS, "folded",
-          r"\b(?:quietly|silently|secretly|covertly|discreetly|invisibly|stealthily)\s+(?:\w+\s+)?(?:add|insert|include|append|"
+          r"\b(?:quietly|silently|secretly|covertly|discreetly|invisibly|stealthily)\s+(?:\w++\s++)?(?:add|insert|include|append|"
           r"run|execute|send|copy|upload|change|modify|remove|delete|replace|install|forward|log|record)\b",
           "asks the assistant to act behind the user's back", "deception"),
     _rule("from_now_on", DANGEROUS, "folded",
@@ -129,47 +129,47 @@ ENGLISH = [
     _rule("remove_filters", DANGEROUS, "folded",
           rf"\b(?:without|with\s+no|no\s+longer\s+(?:bound\s+by|subject\s+to)|free\s+(?:of|from)|disable\w*|turn\w*\s+off|"
           rf"remove\w*|bypass\w*|ignor\w+|lift\w*|drop\w*|skip\w*)\s+(?:any\s+|all\s+|your\s+|the\s+|its\s+)?"
-          rf"(?:\w+\s+){{0,2}}{_NO_LIMITS}\b(?![\s-]*(?:test|suite|config\w*|file|module|tests))",
+          rf"(?:\w++\s++){{0,2}}{_NO_LIMITS}\b(?![\s-]*(?:test|suite|config\w*|file|module|tests))",
           "asks the assistant to work without its safety rules", "override"),
     _rule("unrestricted_mode", DANGEROUS, "folded",
           r"\b(?:god|jailbreak|jailbroken|dan|unrestricted|unfiltered|uncensored|evil|debug\s+admin)\s+"
           r"mode\b|\b(?:enter|you\s+are\s+(?:now\s+)?in|switch\s+(?:in)?to|activate)\s+(?:the\s+)?developer\s+mode\b|\bjailbr(?:eak|oken)\b|\bdo\s+anything\s+now\b|\bact\s+as\s+(?:an?\s+)?(?:dan|unrestricted|"
           r"unfiltered|uncensored|jailbroken)\b", "switches the assistant into an unrestricted mode", "persona"),
     _rule("role_hijack", DANGEROUS, "folded",
-          r"\byou\s+are\s+(?:\w+\s+){0,3}now\s+(?:a|an|the|my|in|no\s+longer)\s+(?!(?:main|new|right|same|correct)\s+"
+          r"\byou\s+are\s+(?:\w++\s++){0,3}now\s+(?:a|an|the|my|in|no\s+longer)\s+(?!(?:main|new|right|same|correct)\s+"
           r"(?:branch|folder|directory|page|screen|step|version)\b)|\byou\s+are\s+no\s+longer\s+(?:an?\s+)?" + _AI,
           "gives the assistant a new identity", "persona"),
     _rule("role_pretend", DANGEROUS, "folded",
           r"\bpretend\s+(?:that\s+)?(?:you\s+are|you'?re|to\s+be\s+(?:an?\s+)?(?:unrestricted|evil|different|another))\b|"
-          r"\b(?:act|behave|respond)\s+as\s+(?:if|though)\s+(?:\w+\s+){0,4}you\s+(?:have\s+no|had\s+no|don'?t\s+have|"
+          r"\b(?:act|behave|respond)\s+as\s+(?:if|though)\s+(?:\w++\s++){0,4}you\s+(?:have\s+no|had\s+no|don'?t\s+have|"
           r"do\s+not\s+have|are\s+not\s+bound)", "asks the assistant to pretend its rules do not apply", "persona"),
     _rule("fake_update", DANGEROUS, "folded",
-          r"\byou\s+have\s+been\s+(?:\w+\s+){0,3}(?:updated|upgraded|patched|reprogrammed|unlocked|freed|jailbroken)\b",
+          r"\byou\s+have\s+been\s+(?:\w++\s++){0,3}(?:updated|upgraded|patched|reprogrammed|unlocked|freed|jailbroken)\b",
           "claims the assistant was reconfigured", "persona"),
     _rule("identity_override", DANGEROUS, "folded", r"\bname\s+yourself\s+\w+|\byour\s+(?:new\s+)?name\s+is\s+now\b",
           "renames the assistant", "persona"),
     _rule("leak_system_prompt", DANGEROUS, "folded",
           r"\b(?:reveal|print|output|show|repeat|dump|leak|disclose|display|recite|echo|copy|paste|write\s+out|read|quote|"
-          r"spell\s+out|share|send|give|summari[sz]e|list|tell\s+(?:me|us|the\s+user))\s+(?:\w+\s+){0,4}(?:system|initial|hidden|original|developer|secret)\s+"
+          r"spell\s+out|share|send|give|summari[sz]e|list|tell\s+(?:me|us|the\s+user))\s+(?:\w++\s++){0,4}(?:system|initial|hidden|original|developer|secret)\s+"
           r"(?:prompt|instructions|message|rules)\b", "asks the assistant to reveal its system prompt", "leak"),
     _rule("context_exfil", DANGEROUS, "folded",
           r"\b(?:include|output|print|share|send|post|forward|leak|dump|upload|email|paste|copy|append|encode|exfiltrate)\s+"
-          r"(?:\w+\s+){0,4}(?:conversation|chat\s+(?:history|log)|previous\s+messages|message\s+history|full\s+context|"
+          r"(?:\w++\s++){0,4}(?:conversation|chat\s+(?:history|log)|previous\s+messages|message\s+history|full\s+context|"
           r"entire\s+context|whole\s+context|transcript|memory\s+(?:file|contents))\b(?!\s+(?:search|viewer|screen|"
           r"view|panel|export\s+feature))", "asks the assistant to hand over the conversation", "exfil"),
     _rule("send_secrets", DANGEROUS, "folded",
           rf"\b(?:send|post|upload|forward|email|mail|transmit|exfiltrate|leak|share|paste|sync|copy|beam)\s+"
-          rf"(?:\w+\s+){{0,5}}{_SECRET_WORDS}(?:\s+\w+){{0,5}}\s+(?:to|at|into|via)\s+|\b(?:has|have)\s+(?:\w+\s+)?"
-          rf"(?:consented|agreed)\s+to\s+(?:share|sharing|send|sending|give|giving|expose|exposing)\s+(?:\w+\s+){{0,3}}{_SECRET_WORDS}",
+          rf"(?:\w++\s++){{0,5}}{_SECRET_WORDS}(?:\s++\w++){{0,5}}\s+(?:to|at|into|via)\s+|\b(?:has|have)\s+(?:\w++\s++)?"
+          rf"(?:consented|agreed)\s+to\s+(?:share|sharing|send|sending|give|giving|expose|exposing)\s+(?:\w++\s++){{0,3}}{_SECRET_WORDS}",
           "sends secrets somewhere", "exfil"),
     _rule("deception_hide", DANGEROUS, "folded",
           r"\b(?:do\s+not|don'?t|never|without)\s+(?:tell|telling|inform|informing|notify|notifying|mention|mentioning|"
-          r"alert|alerting|let|letting|warn|warning)\s+(?:\w+\s+){0,3}(?:the\s+|your\s+)?(?:user|human|owner|"
-          r"operator|admin)\b|\b(?:hide|conceal|keep)\s+(?:\w+\s+){0,3}(?:from|secret\s+from)\s+(?:the\s+)?"
+          r"alert|alerting|let|letting|warn|warning)\s+(?:\w++\s++){0,3}(?:the\s+|your\s+)?(?:user|human|owner|"
+          r"operator|admin)\b|\b(?:hide|conceal|keep)\s+(?:\w++\s++){0,3}(?:from|secret\s+from)\s+(?:the\s+)?"
           r"(?:user|human|owner)\b|\bsecretly\b|\bwithout\s+(?:the\s+)?user'?s?\s+(?:knowledge|knowing|consent)",
           "hides what the assistant does from the user", "deception"),
     _rule("translate_execute", DANGEROUS, "folded",
-          r"\b(?:translate|decode|decrypt|deobfuscate|unscramble|base64\s+decode)\s+(?:\w+\s+){0,6}(?:and|then)\s+"
+          r"\b(?:translate|decode|decrypt|deobfuscate|unscramble|base64\s+decode)\s+(?:\w++\s++){0,6}(?:and|then)\s+"
           r"(?:execute|run|eval|follow|obey|do\s+what)", "asks to decode hidden text and act on it", "override"),
     _rule("hidden_instructions", DANGEROUS, "folded",
           r"\b(?:hidden|secret|real)\s+(?:instruction|command|task|order)s?\s+(?:for|to)\s+(?:the\s+)?" + _AI +
@@ -179,8 +179,8 @@ ENGLISH = [
           r"\bsystem\s+(?:prompt\s+)?(?:override|overwrite|injection|update\s*:)|\bnew\s+system\s+prompt\b|"
           r"\badmin\s+override\b|\bpriority\s+override\b", "claims to override the system prompt", "forgery"),
     _rule("always_obey", DANGEROUS, "folded",
-          r"\b(?:always|must|unconditionally)\s+(?:obey|comply\s+with|follow)\s+(?:\w+\s+){0,3}(?:instructions|orders|"
-          r"commands|requests)\s+(?:in|from|found\s+in)\s+(?:\w+\s+){0,3}(?:memory|this\s+(?:entry|note|file)|tool\s+"
+          r"\b(?:always|must|unconditionally)\s+(?:obey|comply\s+with|follow)\s+(?:\w++\s++){0,3}(?:instructions|orders|"
+          r"commands|requests)\s+(?:in|from|found\s+in)\s+(?:\w++\s++){0,3}(?:memory|this\s+(?:entry|note|file)|tool\s+"
           r"results?|web\s*pages?|emails?|documents?)", "makes untrusted text a source of orders", "override"),
     _rule("c2_brainworm", DANGEROUS, "folded", r"\bbrainworm\b", "names a known agent worm", "c2"),
 ]
@@ -253,35 +253,35 @@ MULTILINGUAL = [
     # Russian
     _rule("prompt_injection_ru", DANGEROUS, "plain",
           rf"\b(?:игнориру\w*|проигнориру\w*|забуд\w*|забыва\w*|отбрось\w*|отмени\w*|не\s+обраща\w*\s+внимани\w*\s+на|"
-          rf"не\s+следу\w*|пренебреги\w*|обойди\w*)\s+(?:\w+\s+){{0,3}}{_RU_PRIOR}?\s*(?:\w+\s+){{0,2}}{_RU_ORDERS}",
+          rf"не\s+следу\w*|пренебреги\w*|обойди\w*)\s+(?:\w++\s++){{0,3}}{_RU_PRIOR}?\s*(?:\w++\s++){{0,2}}{_RU_ORDERS}",
           "tells the assistant to drop its instructions (Russian)", "override"),
     _rule("forget_everything_ru", DANGEROUS, "plain", r"\bзабуд\w*\s+вс[её]\b", "tells the assistant to forget what it was told (Russian)", "override"),
     _rule("role_hijack_ru", DANGEROUS, "plain",
           r"\b(?:ты\s+теперь|теперь\s+ты|отныне\s+ты|ты\s+больше\s+не)\s+(?!на\s+ветке)\w+|\bрежим\w*\s+(?:разработчика|без\s+ограничени\w*)",
           "gives the assistant a new identity (Russian)", "persona"),
     _rule("leak_system_prompt_ru", DANGEROUS, "plain",
-          r"\b(?:покажи|выведи|раскрои|напечатаи|повтори|скажи|сообщи)\w*\s+(?:\w+\s+){0,3}(?:системн\w+\s+(?:промпт|подсказк|инструкц)\w*|скрыт\w+\s+инструкц\w*)",
+          r"\b(?:покажи|выведи|раскрои|напечатаи|повтори|скажи|сообщи)\w*\s+(?:\w++\s++){0,3}(?:системн\w+\s+(?:промпт|подсказк|инструкц)\w*|скрыт\w+\s+инструкц\w*)",
           "asks the assistant to reveal its system prompt (Russian)", "leak"),
     _rule("remove_filters_ru", DANGEROUS, "plain",
-          r"\bбез\s+(?:каких-либо\s+|всяких\s+|любых\s+)?(?:ограничени\w*|фильтр\w*|цензур\w*|правил)|\b(?:отключи|сними|убери)\w*\s+(?:\w+\s+)?(?:ограничени|фильтр|защит)\w*",
+          r"\bбез\s+(?:каких-либо\s+|всяких\s+|любых\s+)?(?:ограничени\w*|фильтр\w*|цензур\w*|правил)|\b(?:отключи|сними|убери)\w*\s+(?:\w++\s++)?(?:ограничени|фильтр|защит)\w*",
           "asks the assistant to work without its safety rules (Russian)", "override"),
     _rule("deception_hide_ru", DANGEROUS, "plain",
-          r"\b(?:не\s+(?:говори|сообщаи|рассказываи|сообщаите|говорите)\w*|ничего\s+не\s+говори\w*)\s+(?:\w+\s+){0,2}пользовател\w*|\bтаино\s+от\s+пользовател\w*",
+          r"\b(?:не\s+(?:говори|сообщаи|рассказываи|сообщаите|говорите)\w*|ничего\s+не\s+говори\w*)\s+(?:\w++\s++){0,2}пользовател\w*|\bтаино\s+от\s+пользовател\w*",
           "hides what the assistant does from the user (Russian)", "deception"),
     _rule("send_secrets_ru", DANGEROUS, "plain",
-          r"\b(?:отправ\w*|перешл\w*|загрузи\w*|передаи\w*|слеи\w*)\s+(?:\w+\s+){0,4}(?:ключ\w*|парол\w*|токен\w*|секрет\w*|учетн\w+\s+данн\w*|переменн\w+\s+окружени\w*|истори\w+\s+переписк\w*)",
+          r"\b(?:отправ\w*|перешл\w*|загрузи\w*|передаи\w*|слеи\w*)\s+(?:\w++\s++){0,4}(?:ключ\w*|парол\w*|токен\w*|секрет\w*|учетн\w+\s+данн\w*|переменн\w+\s+окружени\w*|истори\w+\s+переписк\w*)",
           "sends secrets somewhere (Russian)", "exfil"),
     # Spanish
     _rule("prompt_injection_es", DANGEROUS, "plain",
           r"\b(?:ignora|ignore|ignoren|ignorar|olvida|olvide|olviden|olvidar|descarta|descarte|omite|omita|haz\s+caso\s+omiso\s+de|"
-          r"no\s+sigas|desobedece|anula)\s+(?:\w+\s+){0,3}(?:las\s+|tus\s+|sus\s+|todas\s+las\s+)?(?:instrucciones|reglas|"
+          r"no\s+sigas|desobedece|anula)\s+(?:\w++\s++){0,3}(?:las\s+|tus\s+|sus\s+|todas\s+las\s+)?(?:instrucciones|reglas|"
           r"indicaciones|ordenes|directrices|normas|restricciones)\b", "tells the assistant to drop its instructions (Spanish)", "override"),
     _rule("forget_everything_es", DANGEROUS, "plain", r"\bolvida\w*\s+todo\s+lo\s+(?:que|anterior)", "tells the assistant to forget what it was told (Spanish)", "override"),
     _rule("role_hijack_es", DANGEROUS, "plain",
           r"\b(?:ahora\s+eres|a\s+partir\s+de\s+ahora\s+(?:eres|seras|responde\w*|actua\w*)|ya\s+no\s+eres)\b|\bmodo\s+(?:desarrollador|sin\s+restricciones|dios)\b",
           "gives the assistant a new identity (Spanish)", "persona"),
     _rule("leak_system_prompt_es", DANGEROUS, "plain",
-          r"\b(?:muestra|muestrame|revela|imprime|repite|dime|ensename)\s+(?:\w+\s+){0,3}(?:prompt|instrucciones|mensaje)\s+(?:del|de)\s+sistema\b",
+          r"\b(?:muestra|muestrame|revela|imprime|repite|dime|ensename)\s+(?:\w++\s++){0,3}(?:prompt|instrucciones|mensaje)\s+(?:del|de)\s+sistema\b",
           "asks the assistant to reveal its system prompt (Spanish)", "leak"),
     _rule("remove_filters_es", DANGEROUS, "plain",
           r"\bsin\s+(?:ningun\w*\s+|tus\s+|los\s+)?(?:restricciones|restriccion|filtros?|censura|limites|reglas|salvaguardas)\b(?!\s+de\s+(?:tipo|formato|longitud))",
@@ -290,41 +290,41 @@ MULTILINGUAL = [
           r"\bno\s+(?:le\s+)?(?:digas|cuentes|informes|menciones|avises)\s+(?:nada\s+)?(?:de\s+esto\s+)?al\s+usuario|\bsin\s+(?:que\s+lo\s+sepa|avisar|informar\s+a)\s+(?:el\s+|al\s+)?usuario",
           "hides what the assistant does from the user (Spanish)", "deception"),
     _rule("send_secrets_es", DANGEROUS, "plain",
-          r"\b(?:envia|enviar|manda|mandar|sube|subir|reenvia|filtra)\s+(?:\w+\s+){0,4}(?:claves?|contrasenas?|tokens?|credenciales|secretos|variables\s+de\s+entorno|historial\s+de\s+(?:la\s+)?conversacion)\b",
+          r"\b(?:envia|enviar|manda|mandar|sube|subir|reenvia|filtra)\s+(?:\w++\s++){0,4}(?:claves?|contrasenas?|tokens?|credenciales|secretos|variables\s+de\s+entorno|historial\s+de\s+(?:la\s+)?conversacion)\b",
           "sends secrets somewhere (Spanish)", "exfil"),
     # German
     _rule("prompt_injection_de", DANGEROUS, "plain",
           r"\b(?:ignorier\w*|vergiss|vergesst|vergessen\s+sie|missacht\w*|ubergeh\w*|verwirf|befolge\s+nicht|setze\s+\w+\s+ausser\s+kraft)\s+"
-          r"(?:\w+\s+){0,4}\w*(?:anweisung|instruktion|regeln|befehl|vorgaben|richtlinien|einschrankungen)\w*\b",
+          r"(?:\w++\s++){0,4}\w*(?:anweisung|instruktion|regeln|befehl|vorgaben|richtlinien|einschrankungen)\w*\b",
           "tells the assistant to drop its instructions (German)", "override"),
     _rule("forget_everything_de", DANGEROUS, "plain", r"\bvergiss\s+alles\b", "tells the assistant to forget what it was told (German)", "override"),
     _rule("role_hijack_de", DANGEROUS, "plain",
           r"\b(?:du\s+bist\s+(?:jetzt|ab\s+sofort|nun|ab\s+jetzt)|ab\s+jetzt\s+bist\s+du|du\s+bist\s+kein\w*\s+(?:ki|assistent)\w*\s+mehr)\b|\b(?:entwickler|jailbreak)modus\b",
           "gives the assistant a new identity (German)", "persona"),
     _rule("leak_system_prompt_de", DANGEROUS, "plain",
-          r"\b(?:zeig\w*|gib|gebe|verrat\w*|wiederhol\w*|nenn\w*|drucke)\s+(?:\w+\s+){0,4}(?:system[-\s]?prompt|systemanweisung\w*|versteckten\s+anweisungen)\b",
+          r"\b(?:zeig\w*|gib|gebe|verrat\w*|wiederhol\w*|nenn\w*|drucke)\s+(?:\w++\s++){0,4}(?:system[-\s]?prompt|systemanweisung\w*|versteckten\s+anweisungen)\b",
           "asks the assistant to reveal its system prompt (German)", "leak"),
     _rule("remove_filters_de", DANGEROUS, "plain",
           r"\bohne\s+(?:jegliche\s+|irgendwelche\s+|deine\s+)?(?:einschrankung\w*|filter|zensur|sicherheitsfilter|sicherheitsregeln|regeln|beschrankung\w*)\b",
           "asks the assistant to work without its safety rules (German)", "override"),
     _rule("deception_hide_de", DANGEROUS, "plain",
-          r"\b(?:sag|sage|erzahl|erzahle|verrat)\w*\s+(?:es\s+|das\s+|davon\s+)?(?:\w+\s+){0,2}(?:dem\s+)?(?:benutzer|nutzer|anwender)\w*\s+(?:nichts|nicht)\b|"
+          r"\b(?:sag|sage|erzahl|erzahle|verrat)\w*\s+(?:es\s+|das\s+|davon\s+)?(?:\w++\s++){0,2}(?:dem\s+)?(?:benutzer|nutzer|anwender)\w*\s+(?:nichts|nicht)\b|"
           r"\bohne\s+(?:den\s+|dass\s+der\s+)?(?:benutzer|nutzer|anwender)\w*\s+(?:zu\s+)?(?:informieren|fragen|es\s+merkt|davon\s+weiss)",
           "hides what the assistant does from the user (German)", "deception"),
     _rule("send_secrets_de", DANGEROUS, "plain",
-          r"\b(?:send\w*|schick\w*|lade|ubertrag\w*|leite)\s+(?:\w+\s+){0,4}(?:schlussel\w*|passwort\w*|passworter|token\w*|zugangsdaten|geheimnisse|umgebungsvariablen|chatverlauf)\b",
+          r"\b(?:send\w*|schick\w*|lade|ubertrag\w*|leite)\s+(?:\w++\s++){0,4}(?:schlussel\w*|passwort\w*|passworter|token\w*|zugangsdaten|geheimnisse|umgebungsvariablen|chatverlauf)\b",
           "sends secrets somewhere (German)", "exfil"),
     # French
     _rule("prompt_injection_fr", DANGEROUS, "plain",
           r"\b(?:ignore|ignorez|ignorer|oublie|oubliez|oublier|ne\s+tiens\s+pas\s+compte\s+des|ne\s+tenez\s+pas\s+compte\s+des|"
-          r"fais\s+abstraction\s+des|desobeis\s+aux|passe\s+outre)\s+(?:\w+\s+){0,3}(?:les\s+|tes\s+|vos\s+|toutes\s+les\s+)?"
+          r"fais\s+abstraction\s+des|desobeis\s+aux|passe\s+outre)\s+(?:\w++\s++){0,3}(?:les\s+|tes\s+|vos\s+|toutes\s+les\s+)?"
           r"(?:instructions|consignes|regles|directives|ordres|restrictions)\b", "tells the assistant to drop its instructions (French)", "override"),
     _rule("forget_everything_fr", DANGEROUS, "plain", r"\boubli\w*\s+tout\s+ce\s+qu", "tells the assistant to forget what it was told (French)", "override"),
     _rule("role_hijack_fr", DANGEROUS, "plain",
           r"\b(?:tu\s+es\s+(?:maintenant|desormais|a\s+present)|vous\s+etes\s+(?:maintenant|desormais)|desormais,?\s+tu\s+(?:es|reponds|agis)|tu\s+n'es\s+plus\s+(?:une?\s+)?(?:ia|assistant))\b|\bmode\s+(?:developpeur|sans\s+restriction)",
           "gives the assistant a new identity (French)", "persona"),
     _rule("leak_system_prompt_fr", DANGEROUS, "plain",
-          r"\b(?:affiche|montre|revele|imprime|repete|donne|dis)\w*\s+(?:\w+\s+){0,3}(?:prompt\s+(?:systeme|du\s+systeme|initial)|instructions\s+(?:systeme|cachees|initiales))\b",
+          r"\b(?:affiche|montre|revele|imprime|repete|donne|dis)\w*\s+(?:\w++\s++){0,3}(?:prompt\s+(?:systeme|du\s+systeme|initial)|instructions\s+(?:systeme|cachees|initiales))\b",
           "asks the assistant to reveal its system prompt (French)", "leak"),
     _rule("remove_filters_fr", DANGEROUS, "plain",
           r"\bsans\s+(?:aucune?\s+|tes\s+|les\s+)?(?:restrictions?|filtres?|censure|limites|regles|garde-fous)\b",
@@ -334,7 +334,7 @@ MULTILINGUAL = [
           r"\bne\s+(?:le\s+|lui\s+|rien\s+)?(?:dis|dites|mentionne|signale|previens)\s+(?:rien\s+|pas\s+|jamais\s+)?(?:de\s+tout\s+cela\s+)?a\s+l'?\s*utilisat\w+|\bsans\s+(?:le\s+dire|prevenir|informer)\s+(?:a\s+)?l'?\s*utilisat\w+",
           "hides what the assistant does from the user (French)", "deception"),
     _rule("send_secrets_fr", DANGEROUS, "plain",
-          r"\b(?:envoie|envoyez|envoyer|transmets|transmettez|televerse|partage|exfiltre)\w*\s+(?:\w+\s+){0,4}(?:cles?|mots\s+de\s+passe|jetons?|identifiants|secrets|variables\s+d'environnement|historique\s+de\s+(?:la\s+)?conversation)\b",
+          r"\b(?:envoie|envoyez|envoyer|transmets|transmettez|televerse|partage|exfiltre)\w*\s+(?:\w++\s++){0,4}(?:cles?|mots\s+de\s+passe|jetons?|identifiants|secrets|variables\s+d'environnement|historique\s+de\s+(?:la\s+)?conversation)\b",
           "sends secrets somewhere (French)", "exfil"),
 ]
 
@@ -372,7 +372,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
           "loads a remote markdown image (fetched when the reply is rendered)", "exfil"),
     _rule("link_exfil", DANGEROUS, "plain",
           r"\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^)\s]*[?&#][^)\s]*=\s*(?:\{|\$|%7b|<|\[)[^)]*\)|"
-          r"(?:append|add|include|put|encode)\s+(?:[\w'’]+\s+){0,6}(?:to|in|into)\s+(?:the\s+|this\s+|a\s+|every\s+)?"
+          r"(?:append|add|include|put|encode)\s+(?:[\w'’]++\s++){0,6}(?:to|in|into)\s+(?:the\s+|this\s+|a\s+|every\s+)?"
           r"(?:url|link|query\s+string|image\s+(?:url|link)|markdown\s+image)s?\b",
           "builds a link that carries data out", "exfil"),
 ]
@@ -380,7 +380,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
 _VIEW = "skeleton"
 COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASCII
     _rule("env_to_network", DANGEROUS, _VIEW,
-          rf"\b(?:env|printenv|set|export\s+-p|cat\s+/proc/\S*environ)\b[^\n|]{{0,40}}\|\s*(?:\S+\s+){{0,3}}{_NET_TOOL}\b",
+          rf"\b(?:env|printenv|set|export\s+-p|cat\s+/proc/\S*environ)\b[^\n|]{{0,40}}\|\s*(?:\S++\s++){{0,3}}{_NET_TOOL}\b",
           "pipes the environment (with its secrets) to the network", "exfil"),
     _rule("copy_secret_out", DANGEROUS, _VIEW,
           rf"\b(?:scp|rsync|sftp|rclone\s+copy)\b[^\n]{{0,60}}{_SENSITIVE_PATH}[^\n]{{0,120}}\s\S*(?:@|:)",
@@ -389,7 +389,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
           r"\b(?:curl|wget)\b[^\n]{0,200}(?:&&|;)\s*chmod\s+(?:\+|[0-7]*[1357]\b|u\+)x?[^\n]{0,80}(?:&&|;)\s*(?:\./|/tmp/|/dev/shm/|~/)",
           "downloads a program and runs it", "exec"),
     _rule("remote_call_injection", DANGEROUS, "skeleton",
-          r"\b(?:insert|add|include|embed|inject|append)\s+(?:\w+\s+){0,4}(?:call|request|ping|beacon|fetch|script|iframe|pixel|"
+          r"\b(?:insert|add|include|embed|inject|append)\s+(?:\w++\s++){0,4}(?:call|request|ping|beacon|fetch|script|iframe|pixel|"
           r"tracker)s?\s+(?:to|from|of)\s+(?:https?://)?\d{1,3}(?:\.\d{1,3}){3}",
           "plants a call to a bare IP address in the assistant's output", "exfil"),
     _rule("pipe_to_netcat", DANGEROUS, _VIEW, r"\|\s*(?:nc|ncat|netcat|socat|telnet)\b\s+(?:-\w+\s+)*[\w.-]+",
@@ -424,7 +424,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
           r"\b(?:curl|wget|nc|base64\s+-d|eval|/dev/tcp)\b[^\n]{0,200}(?:>>?|tee\s+-a)\s*\S*\.(?:bashrc|zshrc|profile|bash_profile)\b",
           "adds commands to a shell start-up file so they run at every login", "persistence"),
     _rule("shell_rc_hint", SUSPICIOUS, "folded",
-          r"\b(?:add|append|put|insert|write|inject)\s+(?:\w+\s+){0,8}(?:to|into|in|at)\s+(?:the\s+(?:end|top|bottom)\s+of\s+)?(?:the\s+|your\s+|their\s+)?(?:bashrc|zshrc|bash\s+profile|profile|crontab|cron|rc\s+file|startup\s+(?:file|script)|login\s+script)s?\b",
+          r"\b(?:add|append|put|insert|write|inject)\s+(?:\w++\s++){0,8}(?:to|into|in|at)\s+(?:the\s+(?:end|top|bottom)\s+of\s+)?(?:the\s+|your\s+|their\s+)?(?:bashrc|zshrc|bash\s+profile|profile|crontab|cron|rc\s+file|startup\s+(?:file|script)|login\s+script)s?\b",
           "asks to change a start-up file or cron table", "persistence"),
     _rule("network_at_startup", SUSPICIOUS, "folded",
           r"\b(?:curl|wget|nc|ncat|netcat|socat|bash\s+i|dev\s+tcp|base64)\b[^\n]{0,200}\b(?:bashrc|zshrc|bash\s+profile|crontab|"
@@ -432,7 +432,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
           "runs a network command at start-up or on a schedule", "exec"),
     _rule("ssh_backdoor", DANGEROUS, _VIEW,
           r"(?:>>?|tee\s+(?:-a\s+)?|cp\s+\S+\s+|mv\s+\S+\s+|scp\s+\S+\s+|echo\s[^\n]{0,400}>>?)\s*\S*authorized_keys|"
-          r"\b(?:add|append|write|put|insert|copy)\s+(?:\w+\s+){0,6}(?:to|into|in)\s+(?:the\s+)?\S*authorized_keys",
+          r"\b(?:add|append|write|put|insert|copy)\s+(?:\w++\s++){0,6}(?:to|into|in)\s+(?:the\s+)?\S*authorized_keys",
           "adds an SSH key so someone can log in", "persistence"),
     _rule("ssh_key_write", SUSPICIOUS, _VIEW,
           r"(?:>>?|tee\s+(?:-a\s+)?|\bcp\s+\S+\s+|\bmv\s+\S+\s+|\bscp\s+\S+\s+)\s*(?:~|\$home)/\.ssh/(?!config\b)\S+",
@@ -464,19 +464,19 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
     _rule("c2_tasking", SUSPICIOUS, "folded",
           r"\bpull\s+(?:down\s+)?(?:new\s+)?task(?:ing|s)?\b|\bregister\s+(?:as\s+)?(?:a\s+)?(?:new\s+)?(?:node|bot|implant|agent\s+node)\b|"
           r"\b(?:beacon|check\s+in|phone\s+home|call\s+home)\s+(?:to|with)\s+(?:the\s+)?(?:c2|controller|mothership|operator|command\s+server)\b|"
-          r"\byou\s+must\s+(?:\w+\s+){0,3}(?:register|beacon|report\s+to)\b", "takes orders from a remote controller", "c2"),
+          r"\byou\s+must\s+(?:\w++\s++){0,3}(?:register|beacon|report\s+to)\b", "takes orders from a remote controller", "c2"),
     _rule("c2_named", SUSPICIOUS, "folded",
           r"\b(?:cobalt\s*strike|sliver\s+(?:c2|implant|server|beacon)|havoc\s+(?:c2|demon)|mythic\s+(?:c2|agent)|metasploit|meterpreter|empire\s+c2)\b|"
           r"\bc2\s+(?:server|channel|infrastructure|beacon|node)\b|\bcommand\s+and\s+control\b",
           "names command-and-control tooling", "c2"),
     _rule("anti_forensic", SUSPICIOUS, "folded",
-          r"\bonly\s+use\s+one\s?liners?\b|\bnever\s+(?:\w+\s+){0,4}(?:create|write|leave)\s+(?:\w+\s+){0,3}(?:scripts?|files?|traces?)\b[^\n]{0,200}?\b(?:disk|behind)\b|"
+          r"\bonly\s+use\s+one\s?liners?\b|\bnever\s+(?:\w++\s++){0,4}(?:create|write|leave)\s+(?:\w++\s++){0,3}(?:scripts?|files?|traces?)\b[^\n]{0,200}?\b(?:disk|behind)\b|"
           r"\b(?:leave\s+no\s+trace|cover\s+(?:your|the)\s+tracks)\b", "avoids leaving traces", "evasion"),
     _rule("repo_remote_swap", SUSPICIOUS, "skeleton",
-          r"\bgit\s+remote\s+(?:set-url|add)\b|\b(?:replace|change|swap|point)\s+(?:[\w'’]+\s+){0,3}remote\s+(?:url\s+)?(?:with|to|at)\s+\S+",
+          r"\bgit\s+remote\s+(?:set-url|add)\b|\b(?:replace|change|swap|point)\s+(?:[\w'’]++\s++){0,3}remote\s+(?:url\s+)?(?:with|to|at)\s+\S+",
           "points the repository at another remote", "selfmod"),
     _rule("agent_config_write", SUSPICIOUS, "folded",
-          r"\b(?:update|modify|edit|write|change|append|add|overwrite|replace|rewrite|insert)\s+(?:\w+\s+){0,8}?(?:to|in|into)?\s*(?:the\s+|your\s+)?"
+          r"\b(?:update|modify|edit|write|change|append|add|overwrite|replace|rewrite|insert)\s+(?:\w++\s++){0,8}?(?:to|in|into)?\s*(?:the\s+|your\s+)?"
           r"(?:agents\s+md|claude\s+md|cursorrules|clinerules|soul\s+md|hermes\s+config\s+yaml|config\s+yaml\s+(?:of|in)\s+hermes|hermes\s+env)\b",
           "changes the agent's own configuration or persona files", "selfmod"),
     _rule("hermes_secrets", SUSPICIOUS, _VIEW, r"(?:~|\$home|\$\{home\})/\.hermes/(?:\.env|auth\.json)",

@@ -29,8 +29,8 @@ ADVICE = ("Rewrite it as a plain fact about the user or the environment, with no
 CLEAN = "clean"
 LEVELS = (CLEAN, SUSPICIOUS, DANGEROUS)
 MAX_SCAN_CHARS = 65_536
-_CACHED_CHARS = 4096
-_RULE_TIMEOUT = 0.5  # seconds per rule and view; a hit on the limit is reported, never a hang
+_SMALL_TEXT = 4096
+_RULE_TIMEOUT = 0.5  # seconds per rule and view; input that hits the limit is refused, never a hang
 _WORD = regex.compile(r"\p{L}[\p{L}\p{M}]*")
 _LATIN = regex.compile(r"\p{Script=Latin}")
 _LOOKALIKE_SCRIPT = regex.compile(r"[\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}\p{Script=Cherokee}]")
@@ -116,7 +116,7 @@ def _rule_findings(views: Views, rules: list[Rule]) -> list[Finding]:
         try:
             match = next((m for m in (p.search(t, timeout=_RULE_TIMEOUT) for p, t in tries) if m), None)
         except TimeoutError:
-            found[rule.id] = Finding("scan_timeout", SUSPICIOUS, "is too convoluted to check in time")
+            found[rule.id] = Finding("scan_timeout", DANGEROUS, "is too convoluted to check in time; split or simplify it")
             continue
         if match:
             found[rule.id] = Finding(rule.id, rule.severity, rule.reason, match.group())
@@ -133,10 +133,10 @@ def _family(finding: Finding) -> str:
 def assess(text: str, _depth: int = 0) -> Verdict:
     """The verdict for ``text`` (only its first ``MAX_SCAN_CHARS`` characters are read).
 
-    Short texts are cached: a prompt is rebuilt from mostly the same entries and skill
-    lines each session.
+    Cached: a prompt is rebuilt from mostly the same entries, skill lines and files each
+    session (many short texts, a few large ones).
     """
-    return _cached(text, _depth) if len(text) <= _CACHED_CHARS else _assess(text, _depth)
+    return (_cached if len(text) <= _SMALL_TEXT else _cached_large)(text, _depth)
 
 
 def _assess(text: str, _depth: int) -> Verdict:
@@ -165,3 +165,4 @@ def _assess(text: str, _depth: int) -> Verdict:
 
 
 _cached = lru_cache(maxsize=4096)(_assess)
+_cached_large = lru_cache(maxsize=16)(_assess)  # SOUL.md, AGENTS.md: few, but costly to scan
