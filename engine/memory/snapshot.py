@@ -2,7 +2,7 @@
 
 Taken once at session start (and again on a rebuild, e.g. after compression). Writes
 made during the session go to disk at once but never change a snapshot already taken,
-which keeps the prompt prefix stable. Entries that carry a threat are replaced by a
+which keeps the prompt prefix stable. Entries the threat scan calls dangerous are replaced by a
 ``[BLOCKED: ...]`` line here only; the live files keep the raw text so it can be removed.
 When config.yaml holds a value that makes Hermes inject no memory at all (a quoted char
 limit), the snapshot holds no entries either and ``withheld`` says why.
