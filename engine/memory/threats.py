@@ -19,7 +19,7 @@ def scan(text: str) -> list[str]:
 
 
 def refusal_message(verdict: Verdict) -> str:
-    first = verdict.findings[0]
+    first = verdict.worst
     if first.id.startswith("invisible_unicode_U+"):
         head = f"Blocked: content contains invisible unicode character {first.id.rsplit('_', 1)[1]} (possible injection)."
     else:

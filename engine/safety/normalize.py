@@ -34,7 +34,7 @@ _SEPARATORS = regex.compile(r"[-_.*~|/\\+=:;,'\"`^#<>(){}\[\]]+")
 _NON_LETTERS = regex.compile(r"[^\p{L}]+")
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g", "@": "a",
                        "$": "s", "!": "i", "€": "e", "£": "l"})
-_LEET_L = str.maketrans({"1": "l", "|": "l"})
+_LEET_L = str.maketrans({"1": "l"})
 _WORDISH = regex.compile(r"[\p{L}\d@$!€£]+")
 
 
@@ -98,10 +98,6 @@ def skeleton(text: str) -> str:
 def _visible(text: str) -> str:
     """NFKC, marks stripped, ignorables dropped, spaces collapsed; case kept (look-alikes are case-specific)."""
     return _SPACES.sub(" ", _IGNORABLE.sub("", strip_marks(unicodedata.normalize("NFKC", text))))
-
-
-def plain(text: str) -> str:
-    return _visible(text).casefold()
 
 
 @dataclass(frozen=True)

@@ -72,8 +72,10 @@ class Verdict:
         order = sorted(self.findings, key=lambda f: f.severity != DANGEROUS)
         return [f.text() for f in order]
 
-    def to_dict(self) -> dict:
-        return {"level": self.level, "reasons": self.reasons, "ids": self.ids}
+    @property
+    def worst(self) -> Finding:
+        """The finding a refusal names first: the first dangerous one, else the first."""
+        return next((f for f in self.findings if f.severity == DANGEROUS), self.findings[0])
 
 
 def _char_findings(text: str) -> list[Finding]:
@@ -123,11 +125,7 @@ def _rule_findings(views: Views, rules: list[Rule]) -> list[Finding]:
     return list(found.values())
 
 
-def _family(finding: Finding) -> str:
-    for rule in ALL_RULES:
-        if rule.id == finding.id:
-            return rule.family
-    return finding.id
+_FAMILIES = {rule.id: rule.family for rule in ALL_RULES}
 
 
 def assess(text: str, _depth: int = 0) -> Verdict:
@@ -155,7 +153,7 @@ def _assess(text: str, _depth: int) -> Verdict:
                 findings.append(Finding(f"rot13:{inner.id}", DANGEROUS, f"{inner.reason}, hidden in rot13",
                                         inner.excerpt))
     findings = list({f.id: f for f in findings}.values())
-    families = {_family(f) for f in findings if f.severity == SUSPICIOUS}
+    families = {_FAMILIES.get(f.id, f.id) for f in findings if f.severity == SUSPICIOUS}
     if len(families) >= 2 and not any(f.severity == DANGEROUS for f in findings):
         findings.append(Finding("combined_signals", DANGEROUS,
                                 f"combines several suspicious signs ({', '.join(sorted(families))})"))

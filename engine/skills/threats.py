@@ -28,7 +28,7 @@ def check_plan(plan) -> Verdict | None:
         return None
     verdict = assess(text)
     if verdict.dangerous:
-        first = verdict.findings[0].id
+        first = verdict.worst.id
         raise SkillError(f"Blocked: the skill's name or description matches threat pattern '{first}'. They are "
                          f"shown in every system prompt's skills index. Why: {'; '.join(verdict.reasons)}. {ADVICE}",
                          flags=verdict.reasons)
