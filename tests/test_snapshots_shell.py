@@ -38,7 +38,7 @@ def seeded(home, clock):
     home.approvals.store.new_id = lambda: next(ids)
     memory = home.memory
     for text in ("Project deploys with `make release` from the main branch",
-                 "User prefers [bold]short[/] answers; never <memory-context> fences",
+                 "User prefers [bold]short[/] answers; never <details> fences",
                  "CI runs on 2 cores; keep test suites under a minute",
                  "Staging database is Postgres 16"):
         memory.add("memory", text, AGENT)
