@@ -20,6 +20,7 @@ from typing import Any, Callable
 import yaml
 
 from .errors import ConfigError
+from .fileio import read_regular
 from .yamltext import check_bounds
 
 _UNSET = object()
@@ -165,7 +166,7 @@ class Config:
         if not path.exists():
             return cls({}, path)
         try:
-            text = path.read_text(encoding="utf-8-sig")
+            text = read_regular(path).decode("utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"Cannot read {path}: {exc}. Fix its permissions or encoding (UTF-8).")
         try:

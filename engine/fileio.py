@@ -1,9 +1,20 @@
-"""Crash-safe file primitives shared by every store that owns files.
+"""Crash-safe file primitives and the one link policy for every file in the home.
 
 Locks are separate ``<file>.lock`` files taken with ``flock`` (the same protocol Hermes
 uses, so a real Hermes agent and the workbench exclude each other). Writes go to a temp
-file in the same folder, are fsynced, then atomically replace the target: a reader or a
+file beside the real target, are fsynced, then atomically replace it: a reader or a
 crash sees the old file or the new one, never a partial one.
+
+Every file of a home is read and written through ``LinkPolicy`` (``home.links``). A link
+the user made for their own file (a dotfiles ``MEMORY.md``, a moved ``state.db``) is
+followed and written through, so the link survives; any other link is refused with a
+message naming it. The rules, in ``docs/reliability.md``:
+
+1. A link is followed only to a regular file or a folder (never a FIFO, a device or a
+   socket), owned by the home's owner and writable by no one else.
+2. Inside a skill's folder, a link that leaves that folder is never followed.
+3. Below ``pending/``, no link is ever followed.
+4. A dangling link is refused (nothing is created through it).
 """
 
 from __future__ import annotations
@@ -12,9 +23,22 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 import tempfile
+import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator
+
+from .errors import WorkbenchError
+
+# Folders the link listing never descends into (tool caches and checkouts, not the user's data).
+UNLISTED_DIRS = {".git", ".venv", "venv", "node_modules", "site-packages", "__pycache__", ".tox", ".nox",
+                 ".pytest_cache", ".mypy_cache", ".ruff_cache", "hermes-agent"}
+
+
+class UnsafePath(WorkbenchError):
+    """A path the link policy will not read or write (a refused link, a FIFO, a device)."""
 
 
 def lock_path_for(path: Path) -> Path:
@@ -47,18 +71,32 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """The one write primitive of atomic writes (tests patch it to simulate a full disk)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def atomic_write_bytes(path: Path, data: bytes, tmp_prefix: str = ".tmp_") -> None:
-    """Write ``data`` to ``path`` via temp file + fsync + rename; the temp is removed on failure."""
+    """Write ``data`` to ``path`` via temp file + fsync + rename; the temp is removed on failure.
+
+    ``path`` must not be a link (replacing one would detach it): a file in the home is
+    written through ``LinkPolicy.write_bytes``, which resolves the link first.
+    """
+    if os.path.islink(path):
+        raise UnsafePath(f"{path} is a link; it is written through only by the home's link policy. Nothing was "
+                         "written.")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=tmp_prefix, suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if path.exists():
-            with contextlib.suppress(OSError):
-                os.chmod(tmp, path.stat().st_mode & 0o777)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, path.stat().st_mode & 0o777)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -71,6 +109,226 @@ def atomic_write_text(path: Path, text: str, tmp_prefix: str = ".tmp_") -> None:
     atomic_write_bytes(path, text.encode("utf-8"), tmp_prefix)
 
 
+def _json_bytes(value) -> bytes:
+    return (json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8")
+
+
 def atomic_write_json(path: Path, value, tmp_prefix: str = ".tmp_") -> None:
-    text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-    atomic_write_text(path, text, tmp_prefix)
+    atomic_write_bytes(path, _json_bytes(value), tmp_prefix)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file or folder"
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of ``path``, which must be a regular file and not a link (never blocks on a FIFO)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise UnsafePath(f"{path} is {_kind(mode)}, not a regular file; it is never read. Replace it with a "
+                             "regular file.")
+        return handle.read()
+
+
+def contained(path: str | Path, root: str | Path) -> bool:
+    """True when the real ``path`` (links resolved, even if it does not exist yet) lies inside the real ``root``."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+@dataclass(frozen=True)
+class HomeLink:
+    """One link found in the home: where it is, where it points, and whether the policy follows it."""
+
+    path: str  # relative to the home
+    points_to: str  # the real target (links resolved)
+    followed: bool
+    reason: str = ""  # why it is refused
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class LinkPolicy:
+    """Resolves paths of one home under the link rules; reads and writes through them."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    @property
+    def owner(self) -> int:
+        """The uid that owns the home folder (this process's when it does not exist yet)."""
+        try:
+            return os.stat(self.root).st_uid
+        except OSError:
+            return os.getuid()
+
+    def target_problem(self, target: str) -> str | None:
+        """Why a link to ``target`` may not be followed (rule 1 and 4), or None."""
+        try:
+            info = os.stat(target)
+        except FileNotFoundError:
+            return "does not exist"
+        except OSError as exc:
+            return f"cannot be inspected ({exc.strerror or exc})"
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            return f"is {_kind(info.st_mode)}"
+        if info.st_uid != self.owner:
+            return f"is owned by uid {info.st_uid}, not by the home's owner (uid {self.owner})"
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return f"can be written by others (mode {stat.S_IMODE(info.st_mode):o})"
+        return None
+
+    def _refusal(self, shown: Path, target: str, why: str) -> UnsafePath:
+        return UnsafePath(
+            f"{shown} is a link to {target}, which {why}. The workbench follows a link only to a regular file or "
+            "folder that the home's owner owns and no one else can write, never out of a skill's folder and never "
+            "below pending/. Replace the link with the file itself (or fix the target), then retry; nothing was "
+            "read or written through it.", link=str(shown), points_to=target)
+
+    def resolve(self, path: Path, *, inside: Path | None = None, sealed: Path | None = None) -> Path:
+        """The real path to use for ``path`` (a path in the home), every link on the way checked.
+
+        ``inside``: a skill's folder the result must stay in (rule 2). ``sealed``: a folder
+        below which no link is followed at all (rule 3). Raises ``UnsafePath``.
+        """
+        path = Path(path)
+        try:
+            parts = path.relative_to(self.root).parts
+        except ValueError:
+            raise UnsafePath(f"{path} is outside the home {self.root}; refusing to touch it.") from None
+        current = os.path.realpath(self.root)
+        for depth, part in enumerate(parts, 1):
+            step = os.path.join(current, part)
+            if os.path.islink(step):
+                shown = self.root.joinpath(*parts[:depth])
+                target = os.path.realpath(step)
+                if sealed is not None and Path(sealed) in shown.parents:
+                    raise self._refusal(shown, target, f"is below {sealed}, where no link is ever followed")
+                problem = self.target_problem(target)
+                if problem:
+                    raise self._refusal(shown, target, problem)
+                step = target
+            current = step
+        if inside is not None and not contained(current, inside):
+            raise self._refusal(path, current, f"is outside the skill's folder {inside}")
+        return Path(current)
+
+    def resolve_file(self, path: Path, **scope) -> Path:
+        """``resolve``, refusing a path that exists but is not a regular file (for databases and config)."""
+        real = self.resolve(path, **scope)
+        with contextlib.suppress(FileNotFoundError):
+            mode = os.stat(real).st_mode
+            if not stat.S_ISREG(mode):
+                raise UnsafePath(f"{path} is {_kind(mode)}, not a regular file; it is never opened. Move it aside.")
+        return real
+
+    # -- reading and writing through the policy -------------------------------------
+    def read_bytes(self, path: Path, **scope) -> bytes:
+        return read_regular(self.resolve(path, **scope))
+
+    def read_text(self, path: Path, encoding: str = "utf-8", **scope) -> str:
+        return self.read_bytes(path, **scope).decode(encoding)
+
+    def write_bytes(self, path: Path, data: bytes, tmp_prefix: str = ".tmp_", **scope) -> Path:
+        """Atomically replace the real file behind ``path`` (a link survives); returns the real path."""
+        real = self.resolve(path, **scope)
+        atomic_write_bytes(real, data, tmp_prefix)
+        return real
+
+    def write_text(self, path: Path, text: str, tmp_prefix: str = ".tmp_", **scope) -> Path:
+        return self.write_bytes(path, text.encode("utf-8"), tmp_prefix, **scope)
+
+    def write_json(self, path: Path, value, tmp_prefix: str = ".tmp_", **scope) -> Path:
+        return self.write_bytes(path, _json_bytes(value), tmp_prefix, **scope)
+
+    def unlink(self, path: Path, *, missing_ok: bool = False, **scope) -> None:
+        """Remove ``path`` itself (a link is removed, never its target); its folder goes through the policy."""
+        folder = self.resolve(Path(path).parent, **scope)
+        try:
+            os.unlink(folder / Path(path).name)
+        except FileNotFoundError:
+            if not missing_ok:
+                raise
+
+    # -- the listing doctor shows -----------------------------------------------------
+    def _verdict(self, shown: Path, target: str) -> str:
+        """Why the link at ``shown`` (home path) is refused, in its context, or ''."""
+        rel = shown.relative_to(self.root)
+        if rel.parts[0] == "pending" and len(rel.parts) > 1:
+            return "is below pending/, where no link is ever followed"
+        if rel.parts[0] == "skills":
+            for folder in list(shown.parents)[:len(rel.parts) - 2]:  # skill folders between skills/ and the link
+                if os.path.isfile(os.path.join(folder, "SKILL.md")) and not contained(target, folder):
+                    return f"leaves the skill's folder {folder.relative_to(self.root)}"
+        return self.target_problem(target) or ""
+
+    def links(self) -> list[HomeLink]:
+        """Every link in the home (inside followed folder links too), in path order."""
+        found: list[HomeLink] = []
+        seen: set[str] = set()
+        stack = [(os.path.realpath(self.root), self.root)]
+        while stack:
+            real, shown = stack.pop()
+            if real in seen:
+                continue
+            seen.add(real)
+            try:
+                entries = list(os.scandir(real))
+            except OSError:
+                continue
+            for entry in entries:
+                here = shown / entry.name
+                if entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    reason = self._verdict(here, target)
+                    found.append(HomeLink(here.relative_to(self.root).as_posix(), target, not reason, reason))
+                    if not reason and os.path.isdir(target):
+                        stack.append((target, here))
+                elif entry.is_dir(follow_symlinks=False) and entry.name not in UNLISTED_DIRS:
+                    stack.append((entry.path, here))
+        return sorted(found, key=lambda link: link.path)
+
+
+# -- leftovers of interrupted writes --------------------------------------------------
+TEMP_AGE_SECONDS = 3600  # a live write holds its temp file for milliseconds
+
+
+def remove_stale_temps(folder: Path, prefix: str, older_than: float = TEMP_AGE_SECONDS) -> list[str]:
+    """Delete ``<prefix>*.tmp`` regular files (never links) owned by us and older than the bound."""
+    removed = []
+    cutoff = time.time() - older_than
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not (entry.name.startswith(prefix) and entry.name.endswith(".tmp")):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and info.st_mtime < cutoff:
+                os.unlink(entry.path)
+                removed.append(entry.path)
+        except OSError:
+            continue
+    return removed
+
+
+def crash_point(name: str) -> None:
+    """Pause here forever when ``WORKBENCH_CRASH_POINT`` names this point (tests kill the process there)."""
+    if os.environ.get("WORKBENCH_CRASH_POINT") == name:
+        marker = os.environ.get("WORKBENCH_CRASH_MARKER")
+        if marker:
+            Path(marker).write_text(str(os.getpid()))
+        while True:
+            time.sleep(60)

@@ -18,6 +18,7 @@ from .clock import Clock
 from .config import Config
 from .errors import HomeError
 from .events import EventBus
+from .fileio import LinkPolicy
 from .journal import Journal
 
 APP_NAME = "memory-workbench"
@@ -77,8 +78,13 @@ class Home:
 
     # -- shared services ----------------------------------------------------------
     @cached_property
+    def links(self) -> LinkPolicy:
+        """The link policy every file of this home is read and written through."""
+        return LinkPolicy(self.root)
+
+    @cached_property
     def config(self) -> Config:
-        return Config.load(self.config_path)
+        return Config.load(self.links.resolve_file(self.config_path))
 
     def reload_config(self) -> Config:
         self.__dict__.pop("config", None)
@@ -86,7 +92,7 @@ class Home:
 
     @cached_property
     def journal(self) -> Journal:
-        return Journal(self.workbench_db_path, self.clock, self.read_only)
+        return Journal(self.links.resolve_file(self.workbench_db_path), self.clock, self.read_only)
 
     # -- stores (each part adds its lazy property below) -------------------------
     @cached_property
@@ -105,7 +111,10 @@ class Home:
     def memory(self) -> "MemoryStore":
         from .memory.store import MemoryStore
 
-        return MemoryStore(self)
+        store = MemoryStore(self)
+        if not self.read_only:
+            store.reconcile()  # a write killed between its rename and its journal commit is settled first
+        return store
 
     @cached_property
     def skills(self) -> "SkillLibrary":

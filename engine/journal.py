@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS journal (
 );
 CREATE INDEX IF NOT EXISTS idx_journal_target ON journal(subsystem, target, id);
 CREATE INDEX IF NOT EXISTS idx_journal_session ON journal(session_id);
+CREATE INDEX IF NOT EXISTS idx_journal_pending ON journal(subsystem, target) WHERE status = 'pending';
 """
 
 
@@ -207,6 +208,12 @@ class Journal:
             "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND action = ? AND status = 'done' "
             "ORDER BY id LIMIT 1", (subsystem, target, action)).fetchone()
         return _row(row) if row else None
+
+    def pending(self, subsystem: str, target: str | None = None) -> list[JournalEntry]:
+        """Rows still ``pending``, oldest first: under the owner's lock, each is an interrupted change to settle."""
+        sql = "SELECT * FROM journal WHERE status = 'pending' AND subsystem = ?" + (" AND target = ?" if target else "")
+        args = (subsystem, target) if target else (subsystem,)
+        return [_row(r) for r in self.connection().execute(sql + " ORDER BY id", args)]
 
     def close(self) -> None:
         self._conns.close_all()

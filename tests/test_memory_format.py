@@ -58,7 +58,9 @@ def test_render_block_exactly_like_hermes():
 def test_drift_detection():
     assert not has_drift("", 100) and not has_drift("a\n§\nb", 100)
     assert not has_drift("\ufeffa\n§\nb", 100)
-    assert not has_drift("a\r\n§\r\n\nb\n", 100), "whitespace around § is cosmetic, not drift"
+    assert not has_drift("a\n\n§\n\nb\n", 100), "blank lines around § are cosmetic, not drift"
+    assert has_drift("a\r\n§\r\nb\r\n§\r\nc", 100), "CRLF delimiters: Hermes reads one entry, a person three"
+    assert has_drift("a\n § \nb", 100), "a line that reads as § but is not the delimiter"
     assert not has_drift("same\n§\nsame", 100), "an identical duplicate loses nothing"
     assert has_drift("a\n§\n\n§\nb", 100), "an empty entry would vanish on rewrite"
     assert has_drift("short\n§\n" + "appended free text " * 10, 100), "an entry longer than the whole limit"

@@ -48,6 +48,7 @@ class ArchiveCore:
         with self._lock:
             if self._conns is not None:
                 return self._conns
+            self.path = self.home.links.resolve_file(self.home.state_db_path)  # a moved state.db is followed
             exists = self.path.exists() and self.path.stat().st_size > 0
             if exists:
                 self._probe()  # read-only look first: a corrupt or foreign file is never touched

@@ -38,7 +38,18 @@ def breaks_delimiter(entry: str) -> bool:
     That is the full delimiter inside it, or a bare ``§`` line at its start or end that
     joins with a neighbour's delimiter (``"fact\\n§"`` followed by another entry).
     """
-    return split_pieces(ENTRY_DELIMITER.join(("a", entry, "b"))) != ["a", entry.strip(), "b"]
+    pieces = split_pieces(ENTRY_DELIMITER.join(("a", entry, "b")))
+    return pieces != ["a", entry.strip(), "b"] or _looks_like_delimiter(entry)
+
+
+def _looks_like_delimiter(piece: str) -> bool:
+    """A line that reads as '§' to a person but is not the exact delimiter (``"§\r"``, ``" § "``)."""
+    return any(line != "§" and line.strip() == "§" for line in piece.split("\n"))
+
+
+def has_crlf(raw: str) -> bool:
+    """True when the file uses CRLF line endings (Hermes splits on ``"\n§\n"`` only)."""
+    return "\r\n" in raw
 
 
 def serialize(entries: list[str]) -> str:
@@ -97,9 +108,11 @@ def has_drift(raw: str, limit: int) -> bool:
     """True when rewriting ``raw`` from its parsed entries could lose what someone put there.
 
     Signals (Hermes issue #26045): the text does not round-trip through parse/serialize
-    (compared ignoring whitespace, so blank lines or CRLF around ``§`` are not drift), or
-    an entry is longer than the whole store's limit (free text appended without
-    delimiters). Duplicates are not drift: dropping an identical copy loses nothing.
+    (compared ignoring whitespace, so blank lines around ``§`` are not drift), an entry
+    holds a line that reads as ``§`` (a CRLF file's ``"\r\n§\r\n"``: Hermes sees one
+    entry where a person sees several), or an entry is longer than the whole store's
+    limit (free text appended without delimiters). Duplicates are not drift: dropping an
+    identical copy loses nothing.
     """
     if raw.startswith(BOM):
         raw = raw[1:]
@@ -108,7 +121,7 @@ def has_drift(raw: str, limit: int) -> bool:
     pieces = split_pieces(raw)
     if _WHITESPACE.sub("", serialize(pieces)) != _WHITESPACE.sub("", raw):
         return True
-    return any(len(piece) > limit for piece in pieces)
+    return any(len(piece) > limit or _looks_like_delimiter(piece) for piece in pieces)
 
 
 def diff_entries(frozen: list[str], live: list[str]) -> list[tuple[str, str]]:

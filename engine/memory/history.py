@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..journal import JournalEntry
 from . import ops
-from .format import FILE_NAMES
+from .format import FILE_NAMES, parse_entries
 from .ops import Outcome, Refusal, refuse
 from .store import SUBSYSTEM, _Plan, _scan, _Writer
 
@@ -263,6 +263,16 @@ def _inverse(memory: "MemoryStore", row: JournalEntry) -> _Plan:
                 raise gone
             return ops.replace(entries, row.after, old, limit, pin=row.after)
         return _Plan("replace", op, {}, old, journal_action="undo", extra_detail=extra)
+    if kind == "normalize":  # a whole-file repair: the file goes back to its bytes before, if untouched since
+        def op(entries: list[str], limit: int) -> Outcome:
+            if memory.read(row.target).raw != (row.after or ""):
+                raise refuse(f"Cannot undo event {row.id}: {file_name} changed again after its line endings were "
+                             "normalised. Nothing was changed.")
+            outcome = Outcome(parse_entries(row.before or ""), "Line endings restored as they were.",
+                              [ops.Change(kind, row.after, row.before)])
+            outcome.text = row.before or ""
+            return outcome
+        return _Plan(kind, op, {}, "", drift_guard=False, journal_action="undo", extra_detail=extra)
     if kind == "seen":
         raise refuse(f"Cannot undo event {row.id}: it records what {file_name} held when the workbench first saw "
                      "it, so there is no earlier state to go back to. Nothing was changed.")

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..config import MEMORY_LIMIT_KEYS
 from ..errors import WorkbenchError
 from ..events import MemoryChanged
-from ..fileio import atomic_write_bytes, atomic_write_text, file_lock, lock_path_for
+from ..fileio import UnsafePath, crash_point, file_lock, lock_path_for, remove_stale_temps
 from ..journal import JournalEntry
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from . import ops
 from .archive_writes import ArchiveWrites
-from .format import (FILE_NAMES, TARGETS, Usage, breaks_delimiter, entry_changes, has_drift, parse_entries,
+from .format import (FILE_NAMES, TARGETS, Usage, breaks_delimiter, entry_changes, has_crlf, has_drift, parse_entries,
                      serialize)
 from .ops import Outcome, Refusal, refuse
 from .snapshot import MemorySnapshot
@@ -135,9 +135,11 @@ class MemoryStore:
         """The file as it is now (no lock: writes are atomic renames, so it is whole)."""
         path = self.path(target)
         try:
-            data = path.read_bytes()
+            data = self.home.links.read_bytes(path)
         except FileNotFoundError:
             return FileState(None, "", [])
+        except UnsafePath as exc:
+            return FileState(None, "", [], exc.message)
         except OSError as exc:
             return FileState(None, "", [], exc.strerror or str(exc))
         try:
@@ -151,8 +153,8 @@ class MemoryStore:
         self._check_target_or_raise(target)
         state = self.read(target)
         if state.error:
-            raise MemoryFileUnreadable(f"Cannot read {self.path(target)}: {state.error}. Fix its permissions or "
-                                       "encoding (UTF-8); nothing was changed.", target=target)
+            raise MemoryFileUnreadable(f"Cannot read {self.path(target)}: {state.error.rstrip('.')}. Fix the file (permissions, "
+                                       "encoding UTF-8, or the link); nothing was changed.", target=target)
         return state.entries
 
     def usage(self, target: str) -> Usage:
@@ -417,6 +419,7 @@ class MemoryStore:
         """Run ``plan`` on the file under its lock; write, journal and announce the result."""
         limit = self.limit(target)
         with self._locked(target):
+            self._settle(target)
             state = self.read(target)
             self._guard(target, state, limit, plan.drift_guard, backup=True)
             outcome = plan.op(list(state.entries), limit)
@@ -439,7 +442,7 @@ class MemoryStore:
         journal = self.home.journal
         rows = []
         for index, change in enumerate(outcome.changes, 1):
-            detail = {**writer.detail, **plan.extra_detail}
+            detail = {**writer.detail, **plan.extra_detail, "file_after": text}
             if plan.action == "batch":
                 detail.update(batch=True, op_index=index)
             if change.index is not None:
@@ -448,14 +451,15 @@ class MemoryStore:
                                        before=change.before, after=change.after, session_id=writer.session_id,
                                        message_id=writer.message_id, detail=detail), detail))
         try:
-            atomic_write_text(self.path(target), text, TMP_PREFIX)
-        except OSError as exc:
+            self.home.links.write_text(self.path(target), text, TMP_PREFIX)
+        except (OSError, UnsafePath) as exc:
             for row_id, _ in rows:
                 journal.abandon(row_id, str(exc))
-            raise refuse(f"Failed to write memory file {self.path(target)}: {exc.strerror or exc}. Nothing was "
-                         "changed.")
+            reason = exc.message if isinstance(exc, UnsafePath) else f"{exc.strerror or exc}. Nothing was changed."
+            raise refuse(f"Failed to write memory file {self.path(target)}: {reason}")
+        crash_point("memory-renamed")
         for row_id, detail in rows:
-            journal.commit(row_id, detail={**detail, "file_after": text})
+            journal.commit(row_id, detail=detail)
         return [row_id for row_id, _ in rows]
 
     def _locked(self, target: str) -> contextlib.ExitStack:
@@ -481,6 +485,13 @@ class MemoryStore:
             raise refuse(f"{file_name} has content that wouldn't round-trip through the memory tool (edited by hand "
                          "or by another tool); this write would be refused until that drift is resolved.")
         saved = self._backup(target, state.data or b"")
+        if has_crlf(state.raw):
+            raise refuse(
+                f"Refusing to write {file_name}: it uses CRLF (Windows) line endings, so Hermes reads entries "
+                "separated by '\\r\\n§\\r\\n' as one entry, and this write could replace or remove several of "
+                f"them at once. A snapshot was saved to {saved}. Normalise the line endings first (`workbench doctor "
+                "--fix`, journaled and undoable, or save the file with LF endings), then retry. Nothing was changed.",
+                drift_backup=saved, remediation="Normalise the file's line endings to LF.")
         raise refuse(
             f"Refusing to write {file_name}: file on disk has content that wouldn't round-trip through the memory "
             "tool (likely added by the patch tool, a shell append, a manual edit, or a concurrent session). A "
@@ -500,8 +511,8 @@ class MemoryStore:
             candidate = base.with_name(f"{base.name}.{n}")
         try:
             if not candidate.exists():
-                atomic_write_bytes(candidate, data, TMP_PREFIX)
-        except OSError:
+                self.home.links.write_bytes(candidate, data, TMP_PREFIX)
+        except (OSError, UnsafePath):
             return f"{candidate} (BACKUP FAILED — file unchanged on disk)"
         return str(candidate)
 
@@ -516,6 +527,60 @@ class MemoryStore:
     def _check_writable(self) -> None:
         if self.home.read_only:
             raise refuse("This home is open read-only; nothing was written.")
+
+    # -- interrupted writes and line endings ------------------------------------------
+    def reconcile(self) -> list[int]:
+        """Settle both files' interrupted writes and drop our stale temp files; returns the rows settled."""
+        settled: list[int] = []
+        for target in TARGETS:
+            if self.home.journal.pending(SUBSYSTEM, target):
+                try:
+                    lock = self._locked(target)
+                except Refusal:
+                    continue
+                with lock:
+                    settled += self._settle(target)
+            with contextlib.suppress(UnsafePath):
+                remove_stale_temps(self.home.links.resolve(self.path(target)).parent, TMP_PREFIX)
+        return settled
+
+    def _settle(self, target: str) -> list[int]:
+        """With the lock held: a ``pending`` row here belongs to a writer that died mid-write.
+
+        Its change is on disk when the file holds exactly what the row meant to write
+        (rolled forward, ``done``); otherwise it never got there (``abandoned``).
+        """
+        journal = self.home.journal
+        rows = journal.pending(SUBSYSTEM, target)
+        if not rows:
+            return []
+        state = self.read(target)
+        for row in rows:
+            if state.error is None and row.detail.get("file_after") == state.raw:
+                journal.commit(row.id)
+            else:
+                journal.abandon(row.id, "interrupted before the file was written; found on the next open")
+        return [row.id for row in rows]
+
+    def normalize_line_endings(self, target: str, actor: str = "user") -> dict[str, Any]:
+        """Rewrite a CRLF file with LF endings (journaled as ``normalize``, undoable), the drift repair."""
+        try:
+            self._check_target(target)
+            self._check_writable()
+
+            def op(entries: list[str], limit: int) -> Outcome:
+                raw = self.read(target).raw
+                if not has_crlf(raw):
+                    return Outcome(entries, f"{FILE_NAMES[target]} already uses LF line endings.")
+                fixed = raw.replace("\r\n", "\n")
+                outcome = Outcome(parse_entries(fixed), "Line endings normalised to LF.",
+                                  [ops.Change("normalize", raw, fixed)])
+                outcome.text = fixed
+                return outcome
+            outcome = self._apply(target, _Plan("normalize", op, {}, "", drift_guard=False), _Writer(actor))
+        except Refusal as refusal:
+            return refusal.result
+        return self._success(target, outcome)
 
     # -- journal: history, provenance, undo, external edits ------------------------
     def history(self, target: str | None = None, limit: int = 50) -> list[JournalEntry]:
@@ -557,6 +622,7 @@ class MemoryStore:
         except Refusal:
             return False
         with lock:
+            self._settle(target)
             state = self.read(target)
             event = self._journal_external(target, state)
             if event is None and (state.error or state.raw == self._seen.get(target)):
