@@ -34,7 +34,7 @@ class UnusableRecord(WorkbenchError):
 class ApprovalQueue:
     def __init__(self, home: "Home"):
         self.home = home
-        self.store = PendingStore(home.pending_dir)
+        self.store = PendingStore(home.pending_dir, home.links)
 
     # -- the gate -----------------------------------------------------------------
     def should_stage(self, subsystem: str, action: str, origin: str,
@@ -201,16 +201,17 @@ class ApprovalQueue:
         path, subsystem = Path(unusable.details["path"]), unusable.details["subsystem"]
         with file_lock(self.store.folder(subsystem)):
             try:
-                raw = path.read_bytes()
+                raw = self.store.raw(path)
             except FileNotFoundError:
                 raise WorkbenchError(f"No pending write with id '{pending_id}'. See `workbench pending list`.") from None
-            except OSError as exc:
-                raise WorkbenchError(f"Pending record {path} cannot be read ({exc.strerror}); nothing was changed.")
+            except (OSError, WorkbenchError) as exc:
+                reason = exc.message if isinstance(exc, WorkbenchError) else exc.strerror
+                raise WorkbenchError(f"Pending record {path} cannot be read ({reason}); nothing was changed.")
             entry = self.home.journal.begin(
                 "approvals", "reject", pending_id, actor=actor,
                 detail={"subsystem": subsystem, "unusable": unusable.details["problem"],
                         "raw": raw.decode("utf-8", errors="backslashreplace")})
-            path.unlink()
+            self.store.links.unlink(path, sealed=self.store.root)
             self.home.journal.commit(entry)
         self.home.bus.publish(PendingChanged(actor=actor, journal_id=entry, subsystem=subsystem, pending_id=pending_id,
                                              action="rejected"))

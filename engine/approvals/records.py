@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import WorkbenchError
-from ..fileio import atomic_write_json
+from ..fileio import LinkPolicy, UnsafePath
 from ..tools import BACKGROUND_REVIEW, FLUSH, FOREGROUND
 
 SUBSYSTEMS = ("memory", "skills")
@@ -93,8 +93,9 @@ def check_subsystem(subsystem: object) -> str:
 class PendingStore:
     """Reads and writes record files under ``<home>/pending``."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, links: LinkPolicy):
         self.root = root
+        self.links = links  # no link below pending/ is ever followed
         self._cache: dict[str, tuple[tuple[int, int, int], PendingRecord | ValueError]] = {}
         self._cache_lock = threading.Lock()
 
@@ -113,17 +114,25 @@ class PendingStore:
 
     def write(self, record: PendingRecord) -> Path:
         path = self.path_for(record.subsystem, record.id)
-        atomic_write_json(path, record.to_dict())
+        self.links.write_json(path, record.to_dict(), sealed=self.root)
         return path
 
     def delete(self, record: PendingRecord) -> None:
         """Remove a record's file; already gone (say, decided by Hermes itself) is fine."""
-        self.path_for(record.subsystem, record.id).unlink(missing_ok=True)
+        self.links.unlink(self.path_for(record.subsystem, record.id), missing_ok=True, sealed=self.root)
+
+    def raw(self, path: Path) -> bytes:
+        """A record file's bytes for the journal; a link's are its target's name, never its target's content."""
+        if path.is_symlink():
+            return f"(a link to {os.readlink(path)}, never followed)".encode()
+        return self.links.read_bytes(path, sealed=self.root)
 
     def read(self, path: Path, subsystem: str) -> PendingRecord:
         """Parse one record file; raises ``ValueError`` saying what is wrong with it."""
         try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))
+            data = json.loads(self.links.read_bytes(path, sealed=self.root).decode("utf-8-sig"))
+        except UnsafePath as exc:
+            raise ValueError(exc.message) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ValueError(f"unreadable: {exc}") from None
         except json.JSONDecodeError as exc:
@@ -144,7 +153,11 @@ class PendingStore:
         seen: dict[str, tuple[tuple[int, int, int], PendingRecord | ValueError]] = {}
         for name in (check_subsystem(subsystem),) if subsystem else SUBSYSTEMS:
             try:
-                entries = sorted(os.scandir(self.root / name), key=lambda e: e.name)
+                entries = sorted(os.scandir(self.links.resolve(self.root / name, sealed=self.root)),
+                                 key=lambda e: e.name)
+            except UnsafePath as exc:
+                result.problems.append(RecordProblem(str(self.root / name), exc.message))
+                continue
             except OSError:  # the folder does not exist (yet)
                 continue
             for entry in entries:

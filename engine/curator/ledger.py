@@ -5,7 +5,9 @@ Each row names the files a change touched, with their SHA-256 before and after
 ``<home>/.curator_backups/blobs/<sha256>``, so ``rollback`` can put back exactly what
 that change altered. Paths are stored relative to the home, so a moved home still
 rolls back; absolute paths (as a Hermes agent may write) are accepted when they lie
-inside the home.
+inside the home. A row may only name files under ``skills/`` (or the cron jobs file),
+checked after resolving links: a tampered row naming ``MEMORY.md`` or ``config.yaml``
+is refused before anything is touched.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..clock import Clock
-from ..fileio import atomic_write_bytes, file_lock
+from ..fileio import LinkPolicy, UnsafePath, contained, file_lock, read_regular
 from ..skills.usage import iso
-from ..skills.validation import SkillError, contained
+from ..skills.validation import SkillError
 
 SKIP_FILES = (".lock", ".tmp")
+CRON_JOBS = "cron/jobs.json"  # the one file outside skills/ a ledger row may name
 
 
 def sha256(data: bytes) -> str:
@@ -64,8 +67,10 @@ class LedgerEntry:
 
 
 class Ledger:
-    def __init__(self, home_root: Path, skills_dir: Path, clock: Clock):
+    def __init__(self, home_root: Path, skills_dir: Path, clock: Clock, links: LinkPolicy):
         self.root = home_root
+        self.skills_dir = skills_dir
+        self.links = links
         self.path = skills_dir / ".curator_ledger.jsonl"
         self.blobs_dir = home_root / ".curator_backups" / "blobs"
         self._lock = skills_dir / ".locks" / "ledger"
@@ -76,14 +81,28 @@ class Ledger:
         return path.relative_to(self.root).as_posix()
 
     def resolve(self, rel: str) -> Path:
-        """The absolute path of a ledger path (ours are home-relative; Hermes may write absolute ones).
+        """The home path of a ledger path (ours are home-relative; Hermes may write absolute ones).
 
-        Refuses any path that leaves the home.
+        Refuses, before anything is touched, a path outside ``skills/`` and the cron jobs
+        file once links are resolved, and one behind a link the policy does not follow.
         """
-        path = self.root / rel  # an absolute ``rel`` stays itself
-        if ".." in Path(rel).parts or not contained(path, self.root):
-            raise SkillError(f"Ledger path '{rel}' is outside the home; refusing to touch it.")
-        return path
+        path = Path(rel)
+        for base in (self.root, Path(os.path.realpath(self.root))):
+            if path.is_absolute() and path.is_relative_to(base):
+                path = path.relative_to(base)
+        allowed = f"Ledger rows may only name files under {self.skills_dir} or {self.root / CRON_JOBS}"
+        if path.is_absolute() or ".." in path.parts:
+            raise SkillError(f"Ledger path '{rel}' is outside the home; refusing to touch it. {allowed}. Nothing "
+                             "was changed.")
+        home_path = self.root / path
+        try:
+            real = self.links.resolve(home_path)
+        except UnsafePath as exc:
+            raise SkillError(f"Ledger path '{rel}': {exc.message}") from None
+        if not (contained(real, self.skills_dir) or str(real) == os.path.realpath(self.root / CRON_JOBS)):
+            raise SkillError(f"Ledger path '{rel}' is outside skills/ (it resolves to {real}); refusing to touch "
+                             f"it. {allowed}; this row may have been edited by hand. Nothing was changed.")
+        return home_path
 
     def snapshot(self, roots: Iterable[Path]) -> dict[str, bytes]:
         """Home-relative path -> content of every regular file under ``roots`` (symlinks skipped)."""
@@ -92,28 +111,34 @@ class Ledger:
             if root.is_symlink():
                 continue
             if root.is_file():
-                files[self.rel(root)] = root.read_bytes()
+                self._take(files, root)
                 continue
             for folder, dirs, names in os.walk(root):
                 dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
                 for name in names:
                     path = Path(folder, name)
                     if not name.endswith(SKIP_FILES) and not path.is_symlink():
-                        files[self.rel(path)] = path.read_bytes()
+                        self._take(files, path)
         return files
+
+    def _take(self, files: dict[str, bytes], path: Path) -> None:
+        try:
+            files[self.rel(path)] = read_regular(self.links.resolve(path))
+        except UnsafePath:  # a FIFO or a device has no content to keep
+            pass
 
     def save_blobs(self, files: dict[str, bytes]) -> None:
         """Store each content under its hash (existing blobs are kept); raises if one cannot be saved."""
         for data in files.values():
             blob = self.blobs_dir / sha256(data)
             if not blob.exists():
-                atomic_write_bytes(blob, data)
+                self.links.write_bytes(blob, data)
 
     def blob(self, digest: str) -> bytes | None:
         path = self.blobs_dir / digest
         try:
-            data = path.read_bytes()
-        except OSError:
+            data = self.links.read_bytes(path)
+        except (OSError, UnsafePath):
             return None
         return data if sha256(data) == digest else None
 
@@ -132,7 +157,7 @@ class Ledger:
         )
         line = json.dumps(entry.to_dict(), ensure_ascii=False, sort_keys=True) + "\n"
         with file_lock(self._lock):
-            with open(self.path, "a", encoding="utf-8") as handle:
+            with open(self.links.resolve_file(self.path), "a", encoding="utf-8") as handle:
                 handle.write(line)
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -141,8 +166,8 @@ class Ledger:
     def entries(self) -> list[LedgerEntry]:
         """Every readable row, oldest first (a torn or foreign line is skipped)."""
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
-        except OSError:
+            lines = self.links.read_text(self.path).splitlines()
+        except (OSError, UnicodeDecodeError, UnsafePath):
             return []
         rows = []
         for line in lines:
@@ -165,6 +190,15 @@ class Ledger:
         undone = {e.evidence.get("rolled_back") for e in rows}
         return [e.id for e in rows if e.evidence.get("rolled_back") == entry_id and e.id not in undone]
 
+    def _current(self, path: Path) -> bytes | None:
+        """A file's content now, None when it is missing, a link or not a regular file."""
+        if path.is_symlink():
+            return None
+        try:
+            return self.links.read_bytes(path)
+        except (OSError, UnsafePath):
+            return None
+
     def rollback_plan(self, entry: LedgerEntry) -> tuple[dict[str, bytes], list[str]]:
         """(files to write back, files to delete) to undo ``entry``; fails closed without touching anything.
 
@@ -177,14 +211,14 @@ class Ledger:
         current: dict[str, bytes] = {}
         for ref in entry.after:
             path = self.resolve(ref.path)
-            data = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+            data = self._current(path)
             if data is None or sha256(data) != ref.sha256:
                 changed_since.append(ref.path)
             else:
                 current[ref.sha256] = data
         for ref in entry.before:
             path = self.resolve(ref.path)
-            if ref.path not in after and path.exists() and not (path.is_file() and sha256(path.read_bytes()) == ref.sha256):
+            if ref.path not in after and path.exists() and sha256(self._current(path) or b"") != ref.sha256:
                 changed_since.append(ref.path)
         undone = self._live_rollbacks_of(entry.id) if changed_since else []
         if undone:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
-from ..fileio import atomic_write_bytes, atomic_write_json, atomic_write_text, file_lock
+from ..fileio import UnsafePath, file_lock
 from ..skills.changes import Change, record_change, remove_empty_parents
 from ..skills.discovery import Found
 from ..skills.library import READ_ONLY_PROVENANCE
@@ -101,8 +101,8 @@ class Curator:
 
     def _state(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.state_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(self.home.links.read_text(self.state_path))
+        except (OSError, ValueError, UnsafePath):
             return {}
         return data if isinstance(data, dict) else {}
 
@@ -299,7 +299,7 @@ class Curator:
             "llm_summary": report.summary, "llm_error": None, "errors": list(report.errors),
             "settings": asdict(policy),
         }
-        atomic_write_json(folder / "run.json", data)
+        self.home.links.write_json(folder / "run.json", data)
         lines = [f"# Curator run {report.started_at}", "", "## Auto-transitions (pure, no LLM)", "",
                  f"- checked: {report.checked}", f"- summary: {report.summary}", ""]
         for title, names in (("Archived", report.archived), ("Marked stale", report.marked_stale),
@@ -310,7 +310,7 @@ class Curator:
                 lines.append("")
         lines += ["## Recovery", "", "`workbench skills restore NAME` brings an archived skill back; "
                   "`workbench curator rollback LEDGER_ID` undoes one recorded change.", ""]
-        atomic_write_text(folder / "REPORT.md", "\n".join(lines))
+        self.home.links.write_text(folder / "REPORT.md", "\n".join(lines))
         return folder
 
     def _save_state(self, report: CuratorReport, now: float) -> None:
@@ -319,7 +319,7 @@ class Curator:
             state.update({"last_run_at": iso(now), "run_count": int(state.get("run_count") or 0) + 1,
                           "last_run_summary": report.summary, "last_report_path": report.report_path,
                           "last_run_duration_seconds": report.duration_seconds})
-            atomic_write_json(self.state_path, state)
+            self.home.links.write_json(self.state_path, state)
 
     def status(self) -> dict[str, Any]:
         """State counts (all skills and curator-managed ones), pinned skills, last run, settings."""
@@ -456,10 +456,10 @@ class Curator:
 
         def mutate() -> None:
             for rel, data in writes.items():
-                atomic_write_bytes(ledger.resolve(rel), data)
+                self.home.links.write_bytes(ledger.resolve(rel), data)
             for rel in deletes:
                 target = ledger.resolve(rel)
-                target.unlink()
+                self.home.links.unlink(target)
                 remove_empty_parents(target.parent, self.skills.dir)
             if usage:
                 self.skills.usage.update(lambda records, now: revert_usage(records, usage))

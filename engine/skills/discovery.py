@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..fileio import LinkPolicy, UnsafePath
 from .frontmatter import description_of, parse_frontmatter
 
 EXCLUDED_DIRS = {".git", ".github", ".hub", ".archive", ".venv", "venv", "node_modules", "site-packages",
@@ -66,18 +67,27 @@ def _skips(name: str) -> bool:
     return name in EXCLUDED_DIRS or name.startswith(".")
 
 
-def _subfolders(entries: list[os.DirEntry]) -> frozenset[str]:
-    return frozenset(e.name for e in entries if not _skips(e.name) and e.is_dir())
-
-
 class Scanner:
-    def __init__(self, skills_dir: Path):
+    """Walks the library under the home's link policy: a refused link is never descended into or read."""
+
+    def __init__(self, skills_dir: Path, links: LinkPolicy):
         self.skills_dir = skills_dir
+        self.links = links
         self._cache: dict[Path, tuple[int, int, dict[str, Any], str]] = {}
         self._lock = threading.Lock()
         self._layout: _Layout | None = None
 
+    def _is_dir(self, entry: os.DirEntry) -> bool:
+        """A folder, or a link to one that the policy follows."""
+        if not entry.is_dir():
+            return False
+        return not entry.is_symlink() or self.links.target_problem(os.path.realpath(entry.path)) is None
+
+    def _subfolders(self, entries: list[os.DirEntry]) -> frozenset[str]:
+        return frozenset(e.name for e in entries if not _skips(e.name) and self._is_dir(e))
+
     def parse(self, skill_md: Path) -> tuple[dict[str, Any], str] | None:
+        """Frontmatter and description of a SKILL.md (or DESCRIPTION.md), None when missing or refused."""
         try:
             stat = skill_md.stat()
         except OSError:
@@ -87,8 +97,8 @@ class Scanner:
         if cached and cached[:2] == (stat.st_mtime_ns, stat.st_size):
             return cached[2], cached[3]
         try:
-            text = skill_md.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            text = self.links.read_bytes(skill_md, inside=skill_md.parent).decode("utf-8", errors="replace")
+        except (OSError, UnsafePath):  # a link out of the skill's folder is never read
             return None
         meta, body = parse_frontmatter(text)
         description = description_of(meta, body)
@@ -106,9 +116,19 @@ class Scanner:
         rel = "/".join(((ARCHIVE_DIR,) if archived else ()) + parts)
         return Found(name, folder.name, rel, category, folder, meta, description, archived)
 
+    def _refused(self, folder: Path) -> bool:
+        try:
+            self.links.resolve(folder)
+        except UnsafePath:
+            return True
+        return False
+
     def active(self) -> list[Found]:
         found: list[Found] = []
         folders: dict[tuple[str, ...], _Folder] = {}
+        if self._refused(self.skills_dir):  # skills/ is a link the policy does not follow: no library
+            self._layout = _Layout(folders, {})
+            return found
         seen: set[str] = set()
         stack: list[tuple[Path, tuple[str, ...]]] = [(self.skills_dir, ())]
         while stack:
@@ -122,7 +142,7 @@ class Scanner:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
             except OSError:
                 continue
-            subfolders = _subfolders(entries)
+            subfolders = self._subfolders(entries)
             skills = frozenset(n for n in subfolders if os.path.isfile(folder / n / "SKILL.md"))
             folders[parts] = _Folder(mtime, subfolders, skills)
             for child_name in sorted(subfolders, reverse=True):
@@ -177,7 +197,7 @@ class Scanner:
                     continue
                 if parts and os.path.isfile(folder / "SKILL.md"):  # the folder became a skill itself
                     raise OSError
-                listed = _subfolders(list(os.scandir(folder)))
+                listed = self._subfolders(list(os.scandir(folder)))
             except OSError:
                 listed = None
             if listed != seen.subfolders:  # (a skill losing SKILL.md fails its probe; a folder gaining one, above)
@@ -188,13 +208,15 @@ class Scanner:
 
     def archived(self) -> list[Found]:
         root = self.skills_dir / ARCHIVE_DIR
+        if self._refused(root):
+            return []
         try:
             entries = sorted(os.scandir(root), key=lambda e: e.name)
         except OSError:
             return []
         found = []
         for entry in entries:
-            if entry.is_dir() and os.path.isfile(os.path.join(entry.path, "SKILL.md")):
+            if self._is_dir(entry) and os.path.isfile(os.path.join(entry.path, "SKILL.md")):
                 skill = self._found(Path(entry.path), (entry.name,), archived=True)
                 if skill:
                     found.append(skill)

@@ -17,7 +17,7 @@ from typing import Any, Callable
 from ..curator.ledger import Ledger
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
-from ..fileio import atomic_write_text, file_lock
+from ..fileio import UnsafePath, file_lock
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from .changes import Change, record_change, remove_empty_parents
 from .discovery import ARCHIVE_DIR, Found, Scanner, bundled_names, hub_names
@@ -87,20 +87,23 @@ def _matches_platform(meta: dict[str, Any]) -> bool:
     return any(sys.platform.startswith(_PLATFORMS.get(str(p).lower(), str(p).lower())) for p in wanted)
 
 
-def _read_text(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
-
-
 class SkillLibrary:
     def __init__(self, home):
         self.home = home
         self.dir: Path = home.skills_dir
         self.archive_dir = self.dir / ARCHIVE_DIR
-        self.usage = UsageStore(self.dir / ".usage.json", home.clock)
-        self.ledger = Ledger(home.root, self.dir, home.clock)
-        self.scanner = Scanner(self.dir)
+        self.usage = UsageStore(self.dir / ".usage.json", home.clock, home.links)
+        self.ledger = Ledger(home.root, self.dir, home.clock, home.links)
+        self.scanner = Scanner(self.dir, home.links)
 
     # -- reading ---------------------------------------------------------------------
+    def _read_text(self, path: Path, skill_dir: Path) -> str:
+        """A file of a skill; a link out of the skill's folder (or to a FIFO, a device) is refused."""
+        try:
+            return self.home.links.read_text(path, inside=skill_dir)
+        except UnsafePath as exc:
+            raise SkillError(exc.message) from None
+
     def provenance_of(self) -> Callable[[Found, dict[str, Any] | None], str]:
         """A classifier for this moment's manifests: bundled, hub, agent (curator-managed) or user."""
         bundled = bundled_names(self.dir)
@@ -221,7 +224,7 @@ class SkillLibrary:
             linked = self.linked_files(found.path)
             result = {"success": True, "name": found.name, "description": found.description,
                       "tags": tags_of(found.meta, "tags"), "related_skills": tags_of(found.meta, "related_skills"),
-                      "content": _read_text(found.path / "SKILL.md"), "path": found.rel, "skill_dir": str(found.path),
+                      "content": self._read_text(found.path / "SKILL.md", found.path), "path": found.rel, "skill_dir": str(found.path),
                       "linked_files": linked or None}
             if found.archived:
                 result["archived"] = True
@@ -242,7 +245,10 @@ class SkillLibrary:
             raise SkillError(f"File '{file_path}' not found in skill '{found.name}'.",
                              available_files=self._all_files(found.path),
                              hint="Use one of available_files as file_path.")
-        data = target.read_bytes()
+        try:
+            data = self.home.links.read_bytes(target, inside=found.path)
+        except UnsafePath as exc:
+            raise SkillError(exc.message) from None
         try:
             content, binary = data.decode("utf-8"), False
         except UnicodeDecodeError:
@@ -328,18 +334,21 @@ class SkillLibrary:
     def _file_plan(self, action: str, found: Found, label: str, target: Path, after: str | None,
                    message: str, usage: str = "patch", **result: Any) -> Plan:
         """A plan that writes ``after`` to ``target`` (or removes it when ``after`` is None)."""
-        before = _read_text(target) if target.is_file() else None
+        before = self._read_text(target, found.path) if target.is_file() else None
 
         def mutate() -> None:
-            current = _read_text(target) if target.is_file() else None
+            current = self._read_text(target, found.path) if target.is_file() else None
             if current != before:  # someone else wrote it since the plan was made: never overwrite their work
                 raise SkillError(f"{label} of skill '{found.name}' changed while this write was being prepared; "
                                  "nothing was written. View it again and retry.")
-            if after is None:
-                target.unlink()
-                remove_empty_parents(target.parent, found.path)
-            else:
-                atomic_write_text(target, after)
+            try:
+                if after is None:
+                    self.home.links.unlink(target, inside=found.path)
+                    remove_empty_parents(target.parent, found.path)
+                else:
+                    self.home.links.write_text(target, after, inside=found.path)
+            except UnsafePath as exc:
+                raise SkillError(exc.message) from None
         return Plan(action, found.name, label, before, after, [target], mutate, target,
                     {"success": True, "message": message, **result}, usage)
 
@@ -396,7 +405,7 @@ class SkillLibrary:
             label, target = self._support_target(found, args["file_path"])
         if not target.is_file():
             raise SkillError(f"File not found: {label}")
-        text = _read_text(target)
+        text = self._read_text(target, found.path)
         count = text.count(old)
         preview = text[:500] + ("..." if len(text) > 500 else "")
         if count == 0:
@@ -467,7 +476,7 @@ class SkillLibrary:
         def mutate() -> None:
             shutil.rmtree(found.path)
             remove_empty_parents(found.path.parent, self.dir)
-        return Plan("delete", found.name, found.rel, _read_text(skill_md), None, [found.path], mutate, skill_md,
+        return Plan("delete", found.name, found.rel, self._read_text(skill_md, found.path), None, [found.path], mutate, skill_md,
                     {"success": True, "message": f"Skill '{found.name}' deleted.{suffix}"}, "forget",
                     {"absorbed_into": absorbed} if absorbed is not None else {})
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..clock import Clock
-from ..fileio import atomic_write_bytes, atomic_write_json, file_lock
+from ..fileio import LinkPolicy, UnsafePath, file_lock
 
 STATES = ("active", "stale", "archived")
 COUNTERS = ("use_count", "view_count", "patch_count")
@@ -75,15 +75,16 @@ def last_activity(record: dict[str, Any]) -> float | None:
 
 
 class UsageStore:
-    def __init__(self, path: Path, clock: Clock):
+    def __init__(self, path: Path, clock: Clock, links: LinkPolicy):
         self.path = path
         self.clock = clock
+        self.links = links
 
     def _read(self) -> tuple[dict[str, dict[str, Any]], bytes | None]:
         """(records, the file's bytes when they are not a JSON object of records)."""
         try:
-            data = self.path.read_bytes()
-        except OSError:
+            data = self.links.read_bytes(self.path)
+        except (OSError, UnsafePath):  # missing, or a link the policy refuses (doctor names it)
             return {}, None
         try:
             parsed = json.loads(data.decode("utf-8"))
@@ -103,9 +104,9 @@ class UsageStore:
             if corrupt is not None:
                 keep = self.path.with_name(f"{self.path.name}.corrupt.{int(self.clock.now())}")
                 if not keep.exists():
-                    atomic_write_bytes(keep, corrupt)
+                    self.links.write_bytes(keep, corrupt)
             change(records, iso(self.clock.now()))
-            atomic_write_json(self.path, records)
+            self.links.write_json(self.path, records)
             return records
 
     def _bump(self, name: str, *counters: tuple[str, str]) -> None:

@@ -6,12 +6,12 @@ tree byte-identical.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import WorkbenchError
+from ..fileio import contained
 
 MAX_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
@@ -89,13 +89,6 @@ def check_support_path(file_path: Any, skill_name: str) -> str:
     if len(parts.parts) < 2:
         raise SkillError("Provide a file path, not just a directory. Example: 'references/myfile.md'")
     return str(parts)
-
-
-def contained(path: Path, root: Path) -> bool:
-    """True when ``path`` (symlinks resolved, even if it does not exist yet) stays inside ``root``."""
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(path)
-    return real == real_root or real.startswith(real_root + os.sep)
 
 
 def check_inside(path: Path, root: Path, label: str) -> None:
