@@ -105,6 +105,22 @@ def atomic_write_bytes(path: Path, data: bytes, tmp_prefix: str = ".tmp_") -> No
     _fsync_dir(path.parent)
 
 
+def append_bytes(path: Path, data: bytes) -> int:
+    """Append ``data`` to ``path`` (a regular file, never through a link) and fsync; returns the size before."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        start = os.fstat(fd).st_size
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        except BaseException:
+            os.ftruncate(fd, start)  # never leave a torn line behind
+            raise
+        return start
+    finally:
+        os.close(fd)
+
+
 def atomic_write_text(path: Path, text: str, tmp_prefix: str = ".tmp_") -> None:
     atomic_write_bytes(path, text.encode("utf-8"), tmp_prefix)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..clock import Clock
-from ..fileio import LinkPolicy, UnsafePath, contained, file_lock, read_regular
+from ..fileio import LinkPolicy, UnsafePath, append_bytes, contained, file_lock, read_regular
 from ..skills.usage import iso
 from ..skills.validation import SkillError
 
@@ -157,11 +157,17 @@ class Ledger:
         )
         line = json.dumps(entry.to_dict(), ensure_ascii=False, sort_keys=True) + "\n"
         with file_lock(self._lock):
-            with open(self.links.resolve_file(self.path), "a", encoding="utf-8") as handle:
-                handle.write(line)
-                handle.flush()
-                os.fsync(handle.fileno())
+            append_bytes(self.links.resolve_file(self.path), line.encode("utf-8"))
         return entry
+
+    def retract(self, entry_id: str) -> None:
+        """Remove the row just appended for a change that was then rolled back (only if it is the last one)."""
+        with file_lock(self._lock):
+            real = self.links.resolve_file(self.path)
+            data = read_regular(real)
+            lines = data.splitlines(keepends=True)
+            if lines and json.loads(lines[-1]).get("id") == entry_id:
+                os.truncate(real, len(data) - len(lines[-1]))
 
     def entries(self) -> list[LedgerEntry]:
         """Every readable row, oldest first (a torn or foreign line is skipped)."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
@@ -20,7 +19,7 @@ from typing import Any
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
 from ..fileio import UnsafePath, file_lock
-from ..skills.changes import Change, record_change, remove_empty_parents
+from ..skills.changes import Change, Undo, record_change, remove_empty_parents, remove_tree_later
 from ..skills.discovery import Found
 from ..skills.library import READ_ONLY_PROVENANCE
 from ..skills.usage import default_record, iso
@@ -110,23 +109,31 @@ class Curator:
         self.home.bus.publish(SkillChanged(actor=actor, journal_id=journal_id, name=name, action=action))
 
     # -- archive / restore -------------------------------------------------------------
-    def _move(self, found: Found, dest: Path, action: str, actor: str, evidence: dict[str, Any]) -> str | None:
+    def _move(self, found: Found, dest: Path, action: str, actor: str, evidence: dict[str, Any],
+              fields: dict[str, Any]) -> str | None:
+        """Move a skill folder and set its usage ``fields``: both, with their ledger row, or neither."""
         check_inside(found.path, self.skills.dir, f"Skill folder '{found.rel}'")
 
         def mutate() -> None:
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.rename(found.path, dest)
             remove_empty_parents(found.path.parent, self.skills.dir)
+
+        def undo() -> None:
+            found.path.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(dest, found.path)
+            remove_empty_parents(dest.parent, self.skills.dir)
         with self.skills.write_lock():
             return record_change(self.home, self.skills.ledger, Change(
-                action=action, skill=found.name, actor=actor, roots=[found.path, dest], mutate=mutate,
-                keep_blobs=False, evidence={"from": found.rel, "to": dest.relative_to(self.skills.dir).as_posix(),
-                                            **evidence})).ledger_id
+                action=action, skill=found.name, actor=actor, roots=[found.path, dest], mutate=mutate, undo=undo,
+                usage=lambda: self.skills.usage.set_fields(found.name, **fields), keep_blobs=False,
+                evidence={"from": found.rel, "to": dest.relative_to(self.skills.dir).as_posix(), **evidence})).ledger_id
 
     def _archive_found(self, found: Found, actor: str, now: float, evidence: dict[str, Any]) -> tuple[Path, str | None]:
         dest = destination(self.skills.archive_dir, found.dir_name, now)
-        usage = self._usage_change(found.name, self._archived_fields(found, dest, now))
-        return dest, self._move(found, dest, "archive", actor, {**evidence, "usage": usage})
+        fields = self._archived_fields(found, dest, now)
+        return dest, self._move(found, dest, "archive", actor, {**evidence, "usage": self._usage_change(found.name, fields)},
+                                fields)
 
     def _usage_change(self, name: str, fields: dict[str, Any]) -> dict[str, Any]:
         """The usage record before and after ``fields`` are set: a rollback sets exactly those keys back."""
@@ -153,7 +160,6 @@ class Curator:
             raise SkillError(f"Skill '{found.name}' is pinned; unpin it first (`workbench skills unpin {found.name}`).")
         now = self.home.clock.now()
         dest, ledger_id = self._archive_found(found, actor, now, {})
-        self.skills.usage.set_fields(found.name, **self._archived_fields(found, dest, now))
         return {"success": True, "message": f"Skill '{found.name}' archived to {dest}.", "name": found.name,
                 "archived_to": str(dest), "ledger_id": ledger_id}
 
@@ -183,8 +189,7 @@ class Curator:
                              "before restoring this copy.")
         fields = {"state": "active", "archived_at": None, "archive_dir": None, "archived_from": None,
                   "restored_at": iso(self.home.clock.now())}
-        ledger_id = self._move(found, dest, "restore", actor, {"usage": self._usage_change(found.name, fields)})
-        self.skills.usage.set_fields(found.name, **fields)
+        ledger_id = self._move(found, dest, "restore", actor, {"usage": self._usage_change(found.name, fields)}, fields)
         return {"success": True, "message": f"Skill '{found.name}' restored to {dest}.", "name": found.name,
                 "restored_to": str(dest), "ledger_id": ledger_id}
 
@@ -249,14 +254,12 @@ class Curator:
         """Archive (each a recorded move), then one usage update for every state change (rows carry ``run``)."""
         fields: dict[str, dict[str, Any]] = {}
         errors = []
-        for found in decided.decisions.get(ARCHIVE, []):
+        for found in decided.decisions.get(ARCHIVE, []):  # each archive sets its own usage record
             try:
-                dest, _ = self._archive_found(found, "curator", now, {"reason": "inactive", "run": run_id})
+                self._archive_found(found, "curator", now, {"reason": "inactive", "run": run_id})
             except (SkillError, OSError) as exc:
                 errors.append(f"{found.name}: {exc}")
                 decided.decisions[ARCHIVE] = [f for f in decided.decisions[ARCHIVE] if f is not found]
-                continue
-            fields[found.name] = self._archived_fields(found, dest, now)
         for found in decided.decisions.get(STALE, []):
             fields[found.name] = {"state": "stale"}
         for found in decided.decisions.get(REACTIVATE, []):
@@ -414,37 +417,38 @@ class Curator:
             return {"success": True, "dry_run": True, "purged": [], "candidates": candidates_, "days": days}
         purged = []
         for found in due:
+            mutate, undo, cleanup = remove_tree_later(found.path, self.skills.dir)
             with self.skills.write_lock():
                 ledger_id = record_change(self.home, self.skills.ledger, Change(
-                    action="purge", skill=found.name, actor="user", roots=[found.path],
-                    mutate=lambda path=found.path: shutil.rmtree(path), keep_blobs=True,
+                    action="purge", skill=found.name, actor="user", roots=[found.path], mutate=mutate, undo=undo,
+                    cleanup=cleanup, usage=lambda name=found.name: self._resync(name), keep_blobs=True,
                     evidence={"ttl_days": days, "path": found.rel})).ledger_id
             purged.append({"name": found.name, "path": found.rel, "ledger_id": ledger_id})
-        self._resync({p["name"] for p in purged})
         return {"success": True, "dry_run": False, "purged": purged, "candidates": candidates_, "days": days,
                 "message": f"Purged {len(purged)} archived skill(s). Ledger entries recorded; "
                            "`workbench curator rollback LEDGER_ID` brings one back."}
 
-    def _resync(self, names: set[str]) -> None:
-        """Make usage states match where each skill now lives (after a purge or rollback)."""
+    def _resync(self, name: str, extra: dict[str, Any] | None = None) -> Undo:
+        """Make ``name``'s usage state match where it now lives (after a purge or rollback), plus ``extra``."""
         active = {f.name for f in self.skills.scanner.active()}
         archived = {f.name: f for f in self.skills.scanner.archived()}
         now = self.home.clock.now()
 
         def change(records, now_iso):
-            for name in names:
-                record = records.get(name)
-                if name in active:
-                    if record is None or record.get("state") == "archived":
-                        records.setdefault(name, default_record(now_iso)).update(state="active", archived_at=None)
-                elif name in archived:
-                    found = archived[name]
-                    if record is None or record.get("state") != "archived":
-                        records.setdefault(name, default_record(now_iso)).update(
-                            state="archived", archived_at=iso(now), archive_dir=found.dir_name)
-                else:
-                    records.pop(name, None)
-        self.skills.usage.update(change)
+            record = records.get(name)
+            if name in active:
+                if record is None or record.get("state") == "archived":
+                    records.setdefault(name, default_record(now_iso)).update(state="active", archived_at=None)
+            elif name in archived:
+                found = archived[name]
+                if record is None or record.get("state") != "archived":
+                    records.setdefault(name, default_record(now_iso)).update(
+                        state="archived", archived_at=iso(now), archive_dir=found.dir_name)
+            else:
+                records.pop(name, None)
+            if extra and name in records:
+                records[name].update(extra)
+        return self.skills.usage.change_one(name, change)
 
     def rollback(self, ledger_id: str) -> dict[str, Any]:
         """Undo exactly what one ledger entry changed; refused if those files changed since."""
@@ -461,8 +465,14 @@ class Curator:
                 target = ledger.resolve(rel)
                 self.home.links.unlink(target)
                 remove_empty_parents(target.parent, self.skills.dir)
-            if usage:
-                self.skills.usage.update(lambda records, now: revert_usage(records, usage))
+        # a rolled-back restore is archived again: a later restore goes back to the same folder (older entries)
+        extra = {"archived_from": entry.evidence.get("to"), "archive_dir": Path(str(entry.evidence.get("from"))).name} \
+            if entry.action == "restore" else None
+
+        def set_usage() -> Undo:
+            if usage:  # the entry says exactly which usage keys it set: set those back
+                return self.skills.usage.change_one(entry.skill, lambda records, now: revert_usage(records, usage))
+            return self._resync(entry.skill, extra)
         with self.skills.write_lock():
             writes, deletes = ledger.rollback_plan(entry)
             paths = sorted(set(writes) | set(deletes))
@@ -471,13 +481,8 @@ class Curator:
                 evidence["usage"] = {"before": usage.get("after") or {}, "after": usage.get("before") or {}}
             recorded = record_change(self.home, ledger, Change(
                 action="rollback", skill=entry.skill, actor="user", roots=[ledger.resolve(p) for p in paths],
-                mutate=mutate, evidence=evidence))
+                mutate=mutate, usage=set_usage, evidence=evidence))
         self.skills.scanner.forget_layout()
-        if not usage:
-            self._resync({entry.skill})
-        if entry.action == "restore" and not usage:  # (older entries) archived again: restore goes back there
-            self.skills.usage.set_fields(entry.skill, archived_from=entry.evidence.get("to"),
-                                         archive_dir=Path(str(entry.evidence.get("from"))).name)
         return {"success": True, "message": f"Rolled back {entry.action} of '{entry.skill}' (ledger {entry.id}).",
                 "ledger_id": recorded.ledger_id, "restored": sorted(writes), "removed": sorted(deletes)}
 

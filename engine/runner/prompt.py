@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..errors import WorkbenchError
 from ..safety import guard_lines
 
 IDENTITY = (
@@ -65,8 +66,8 @@ def context_files(folders: list[Path]) -> list[str]:
 def identity(home) -> str:
     """The home's SOUL.md (a Hermes home's agent persona) when it has one, else our own."""
     try:
-        soul = (home.root / "SOUL.md").read_text(encoding="utf-8-sig").strip()
-    except (OSError, UnicodeDecodeError):
+        soul = home.links.read_text(home.root / "SOUL.md", "utf-8-sig").strip()
+    except (OSError, UnicodeDecodeError, WorkbenchError):  # missing, unreadable or a refused link
         return IDENTITY
     return guard_lines(soul[:CONTEXT_FILE_LIMIT], "SOUL.md", FILE_REMEDY) if soul else IDENTITY
 

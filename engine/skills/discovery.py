@@ -216,6 +216,8 @@ class Scanner:
             return []
         found = []
         for entry in entries:
+            if entry.name.startswith("."):  # a folder being deleted (``.trash-*``) is no longer archived
+                continue
             if self._is_dir(entry) and os.path.isfile(os.path.join(entry.path, "SKILL.md")):
                 skill = self._found(Path(entry.path), (entry.name,), archived=True)
                 if skill:

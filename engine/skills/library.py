@@ -8,7 +8,6 @@ by exactly the rules that would have applied inline.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ from ..errors import ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
 from ..fileio import UnsafePath, file_lock
 from ..tools import BACKGROUND_REVIEW, ToolContext
-from .changes import Change, record_change, remove_empty_parents
+from .changes import Change, record_change, remove_empty_parents, remove_tree_later
 from .discovery import ARCHIVE_DIR, Found, Scanner, bundled_names, hub_names
 from .frontmatter import tags_of, validate_skill_md
 from .index import render_index
@@ -77,6 +76,8 @@ class Plan:
     usage: str  # create | patch | forget
     evidence: dict[str, Any] = field(default_factory=dict)
     flags: Any = None  # a suspicious threat verdict on what the index would show (see threats.check_plan)
+    undo: Callable[[], None] | None = None  # exact reverse of mutate (else the files are put back)
+    cleanup: Callable[[], None] | None = None
 
 
 def _matches_platform(meta: dict[str, Any]) -> bool:
@@ -472,13 +473,10 @@ class SkillLibrary:
                                  "then retry the delete.")
             suffix = f" Content absorbed into '{absorbed}'."
         skill_md = found.path / "SKILL.md"
-
-        def mutate() -> None:
-            shutil.rmtree(found.path)
-            remove_empty_parents(found.path.parent, self.dir)
-        return Plan("delete", found.name, found.rel, self._read_text(skill_md, found.path), None, [found.path], mutate, skill_md,
-                    {"success": True, "message": f"Skill '{found.name}' deleted.{suffix}"}, "forget",
-                    {"absorbed_into": absorbed} if absorbed is not None else {})
+        mutate, undo, cleanup = remove_tree_later(found.path, self.dir)
+        return Plan("delete", found.name, found.rel, self._read_text(skill_md, found.path), None, [found.path],
+                    mutate, skill_md, {"success": True, "message": f"Skill '{found.name}' deleted.{suffix}"}, "forget",
+                    {"absorbed_into": absorbed} if absorbed is not None else {}, undo=undo, cleanup=cleanup)
 
     def execute(self, plan: Plan, ctx: ToolContext | None = None, pending_id: str | None = None) -> dict[str, Any]:
         """Run a plan: atomic write, journal, ledger, usage record, event."""
@@ -486,22 +484,19 @@ class SkillLibrary:
             raise ReadOnlyError("This home is open read-only; nothing was written.")
         ctx = ctx or ToolContext()
         evidence = {**plan.evidence, **({"pending_id": pending_id} if pending_id else {})}
+        created_by = "agent" if ctx.origin == BACKGROUND_REVIEW else None
+        usage = {"create": lambda: self.usage.change_one(plan.name, lambda records, now: records.__setitem__(
+                     plan.name, {**default_record(now), "created_by": created_by})),
+                 "forget": lambda: self.usage.forget(plan.name)}.get(plan.usage, lambda: self.usage.bump_patch(plan.name))
         try:
             with self.write_lock():
                 recorded = record_change(self.home, self.ledger, Change(
                     action=plan.action, skill=plan.name, actor=ctx.actor, roots=plan.roots, mutate=plan.mutate,
                     text_file=self.ledger.rel(plan.text_file) if plan.text_file else None,
-                    session_id=ctx.session_id, message_id=ctx.message_id, evidence=evidence))
+                    session_id=ctx.session_id, message_id=ctx.message_id, evidence=evidence, undo=plan.undo,
+                    usage=usage, cleanup=plan.cleanup))
         finally:
             self.scanner.forget_layout()  # an edit may rename a skill without touching its parent folder
-        if plan.usage == "create":
-            created_by = "agent" if ctx.origin == BACKGROUND_REVIEW else None
-            self.usage.update(lambda records, now: records.__setitem__(
-                plan.name, {**default_record(now), "created_by": created_by}))
-        elif plan.usage == "forget":
-            self.usage.forget(plan.name)
-        else:
-            self.usage.bump_patch(plan.name)
         return {**plan.result, "journal_id": recorded.journal_id, "ledger_id": recorded.ledger_id}
 
     def apply(self, plan: Plan, ctx: ToolContext, pending_id: str | None = None) -> dict[str, Any]:

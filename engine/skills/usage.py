@@ -10,6 +10,7 @@ listing or a Curator run.
 
 from __future__ import annotations
 
+import copy
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -109,7 +110,29 @@ class UsageStore:
             self.links.write_json(self.path, records)
             return records
 
-    def _bump(self, name: str, *counters: tuple[str, str]) -> None:
+    def change_one(self, name: str, change: Callable[[dict[str, dict[str, Any]], str], None]) -> Callable[[], None]:
+        """``update`` with a change to ``name``'s record alone; returns how to put that record back.
+
+        A multi-step operation (archive, restore, purge) calls the returned undo when a
+        later step fails, so the usage record never disagrees with the skills tree.
+        """
+        saved: dict[str, Any] = {}
+
+        def apply(records, now):
+            saved["record"] = copy.deepcopy(records.get(name))
+            change(records, now)
+        self.update(apply)
+
+        def undo() -> None:
+            def back(records, now):
+                if saved["record"] is None:
+                    records.pop(name, None)
+                else:
+                    records[name] = saved["record"]
+            self.update(back)
+        return undo
+
+    def _bump(self, name: str, *counters: tuple[str, str]) -> Callable[[], None]:
         def change(records, now):
             record = records.setdefault(name, default_record(now))
             for counter, stamp in counters:
@@ -117,22 +140,20 @@ class UsageStore:
                 record[stamp] = now
             if record.get("state") == "stale":  # activity reactivates a stale skill
                 record["state"] = "active"
-        self.update(change)
+        return self.change_one(name, change)
 
-    def bump_use(self, name: str) -> None:
-        self._bump(name, ("use_count", "last_used_at"))
+    def bump_use(self, name: str) -> Callable[[], None]:
+        return self._bump(name, ("use_count", "last_used_at"))
 
-    def bump_view(self, name: str) -> None:
+    def bump_view(self, name: str) -> Callable[[], None]:
         """A view counts as a use too (current Hermes)."""
-        self._bump(name, ("view_count", "last_viewed_at"), ("use_count", "last_used_at"))
+        return self._bump(name, ("view_count", "last_viewed_at"), ("use_count", "last_used_at"))
 
-    def bump_patch(self, name: str) -> None:
-        self._bump(name, ("patch_count", "last_patched_at"))
+    def bump_patch(self, name: str) -> Callable[[], None]:
+        return self._bump(name, ("patch_count", "last_patched_at"))
 
-    def set_fields(self, name: str, **fields: Any) -> None:
-        def change(records, now):
-            records.setdefault(name, default_record(now)).update(fields)
-        self.update(change)
+    def set_fields(self, name: str, **fields: Any) -> Callable[[], None]:
+        return self.change_one(name, lambda records, now: records.setdefault(name, default_record(now)).update(fields))
 
-    def forget(self, name: str) -> None:
-        self.update(lambda records, now: records.pop(name, None))
+    def forget(self, name: str) -> Callable[[], None]:
+        return self.change_one(name, lambda records, now: records.pop(name, None))
