@@ -315,6 +315,29 @@ class LinkPolicy:
         return sorted(found, key=lambda link: link.path)
 
 
+# Links whose refusal stops a whole part of the home from working (an error, not a warning).
+CORE_LINKS = {"memories", "memories/MEMORY.md", "memories/USER.md", "skills", "pending", "state.db", "workbench.db",
+              "config.yaml", "skills/.usage.json", "skills/.curator_ledger.jsonl"}
+
+
+def check_links(home) -> list:
+    """The ``links`` check of ``workbench doctor``: every link in the home, followed or refused."""
+    from .health import Finding
+
+    findings = []
+    for link in home.links.links():
+        if link.followed:
+            findings.append(Finding("links", "info", f"{link.path} -> {link.points_to} (followed)"))
+        else:
+            findings.append(Finding(
+                "links", "error" if link.path in CORE_LINKS else "warning",
+                f"{link.path} -> {link.points_to} is refused: it {link.reason}; nothing is read or written through it.",
+                f"Replace {home.root / link.path} with the file or folder itself, or point it at a regular file or "
+                "folder the home's owner owns and only they can write (inside the skill's folder for skill files; "
+                "never a link below pending/)."))
+    return findings
+
+
 # -- leftovers of interrupted writes --------------------------------------------------
 TEMP_AGE_SECONDS = 3600  # a live write holds its temp file for milliseconds
 

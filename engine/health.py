@@ -44,3 +44,25 @@ Repair = Callable[["Home"], str]
 # Filled by the parts that own files; doctor runs every check, then --fix every named repair.
 CHECKS: list[Check] = []
 FIXES: dict[str, Repair] = {}
+
+
+def _links(home: "Home") -> list[Finding]:
+    from .fileio import check_links
+
+    return check_links(home)
+
+
+def _line_endings(home: "Home") -> list[Finding]:
+    from .memory.store import check_line_endings
+
+    return check_line_endings(home)
+
+
+def _normalize_line_endings(home: "Home") -> str:
+    from .memory.store import normalize_all_line_endings
+
+    return normalize_all_line_endings(home)
+
+
+CHECKS += [_links, _line_endings]
+FIXES["memory-line-endings"] = _normalize_line_endings

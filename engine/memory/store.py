@@ -116,6 +116,33 @@ def _flags(*verdicts: Verdict) -> Verdict | None:
     return Verdict("suspicious", findings) if findings else None
 
 
+def check_line_endings(home: "Home") -> list:
+    """Doctor: a memory file with CRLF line endings (destructive writes are refused until it is normalised)."""
+    from ..health import Finding
+
+    findings = []
+    for target in TARGETS:
+        state = home.memory.read(target)
+        if state.error is None and has_crlf(state.raw):
+            findings.append(Finding(
+                "memory", "warning", f"{FILE_NAMES[target]} uses CRLF line endings: Hermes splits entries on '\\n§\\n' "
+                "only, so replace and remove are refused on it.", "Normalise its line endings to LF (journaled and "
+                "undoable with `workbench memory undo`).", repair="memory-line-endings"))
+    return findings
+
+
+def normalize_all_line_endings(home: "Home") -> str:
+    """Doctor --fix: normalise every CRLF memory file; says what it did."""
+    done = []
+    for target in TARGETS:
+        if has_crlf(home.memory.read(target).raw):
+            result = home.memory.normalize_line_endings(target)
+            if not result.get("success"):
+                raise WorkbenchError(result.get("error", "normalising failed"))
+            done.append(FILE_NAMES[target])
+    return f"Normalised line endings of {', '.join(done)}." if done else "No memory file uses CRLF line endings."
+
+
 class MemoryStore:
     def __init__(self, home: "Home"):
         self.home = home
