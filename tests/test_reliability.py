@@ -1,0 +1,261 @@
+"""Odd but legal files and interrupted operations: nothing is lost, the journal tells the truth.
+
+CRLF memory files are drift (never a wipe) with a journaled, undoable repair; a write
+removes at most the one entry it names whatever the file's bytes; a full disk while
+archiving rolls every step back; a writer killed between its rename and its journal
+commit is settled on the next open.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import engine.fileio
+from engine import open_home
+from engine.health import CHECKS, FIXES
+from engine.skills.validation import SkillError
+from engine.tools import ToolContext
+from tests.hermes_support import workbench_cmd
+
+CRLF_FILE = b"alpha fact\r\n\xc2\xa7\r\nbeta fact\r\n\xc2\xa7\r\ngamma fact"
+
+
+def user() -> ToolContext:
+    return ToolContext(actor="user")
+
+
+# -- CRLF memory files ------------------------------------------------------------------
+def test_a_crlf_file_refuses_destructive_writes_and_is_never_wiped(home):
+    path = home.memory.path("memory")
+    path.write_bytes(CRLF_FILE)
+    removed = home.memory.remove("memory", "alpha", user())
+    replaced = home.memory.replace("memory", "beta", "Beta, rewritten", user())
+    for result in (removed, replaced):
+        assert result["success"] is False and "CRLF" in result["error"] and "doctor --fix" in result["error"]
+    assert path.read_bytes() == CRLF_FILE
+    findings = [f for check in CHECKS for f in check(home) if f.repair == "memory-line-endings"]
+    assert [f.area for f in findings] == ["memory"] and "MEMORY.md uses CRLF" in findings[0].what
+
+
+def test_normalising_line_endings_is_journaled_and_undoable(home):
+    path = home.memory.path("memory")
+    path.write_bytes(CRLF_FILE)
+    assert FIXES["memory-line-endings"](home) == "Normalised line endings of MEMORY.md."
+    assert home.memory.entries("memory") == ["alpha fact", "beta fact", "gamma fact"]
+    assert b"\r" not in path.read_bytes()
+    [row] = [r for r in home.memory.history("memory") if r.action == "normalize"]
+    assert row.actor == "user" and row.before.encode() == CRLF_FILE
+    assert home.memory.remove("memory", "alpha", user())["success"], "a normalised file is a normal file"
+    assert not home.memory.undo(row.id)["success"], "undo is refused once the file changed again"
+    home.memory.add("memory", "alpha fact", user())
+    path.write_bytes(CRLF_FILE.replace(b"\r", b""))
+    home.memory.record_external_change("memory")
+    path.write_bytes(CRLF_FILE)
+    FIXES["memory-line-endings"](home)
+    newest = home.memory.history("memory")[0]
+    undone = home.memory.undo(newest.id)
+    assert undone["success"], undone
+    assert path.read_bytes() == CRLF_FILE
+    assert FIXES["memory-line-endings"](home) == "Normalised line endings of MEMORY.md."
+
+
+def user_entries(raw: str) -> list[str]:
+    """Entries as a person reads the file: split at every line that shows only '§'."""
+    groups, current = [], []
+    for line in raw.lstrip("\ufeff").split("\n"):
+        if line.strip() == "§":
+            groups.append(current)
+            current = []
+        else:
+            current.append(line.rstrip("\r"))
+    groups.append(current)
+    return [text for text in ("\n".join(g).strip() for g in groups) if text]
+
+
+PIECES = st.one_of(st.text(alphabet="abcxyz \t", min_size=1, max_size=8),
+                   st.sampled_from(["\n§\n", "\r\n§\r\n", "\n§\r\n", "\r\n§\n", "\n", "\r\n", "\n\n§\n\n", "\n § \n",
+                                    "§", "\r", "\ufeff"]))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pieces=st.lists(PIECES, max_size=14), data=st.data())
+def test_a_write_never_removes_more_than_the_entry_it_names(home, pieces, data):
+    raw = "".join(pieces)
+    path = home.memory.path("memory")
+    path.write_bytes(raw.encode("utf-8"))
+    before = user_entries(raw)
+    action = data.draw(st.sampled_from(["add", "remove", "replace"]))
+    candidates = [e[:n] for e in before for n in (1, len(e))] or ["a"]
+    old = data.draw(st.sampled_from(candidates)).strip() or "a"
+    if action == "add":
+        result = home.memory.add("memory", "brand new", user())
+    elif action == "remove":
+        result = home.memory.remove("memory", old, user())
+    else:
+        result = home.memory.replace("memory", old, "brand new", user())
+    after_raw = path.read_bytes().decode("utf-8")
+    if not result["success"]:
+        assert after_raw == raw, "a refused write changed the file"
+    after = user_entries(after_raw)
+    lost = [e for e in dict.fromkeys(before) if e not in after]
+    assert len(lost) <= (0 if action == "add" else 1), (raw, action, old, after_raw)
+    if lost:
+        assert old in lost[0]
+
+
+# -- a full disk while archiving, restoring, purging, rolling back ----------------------------
+SKILL = "---\nname: tea\ndescription: Brew tea.\n---\nSteep for three minutes.\n"
+
+
+def disk_full(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.fixture
+def tea(home):
+    home.skills.manage({"action": "create", "name": "tea", "category": "kitchen", "content": SKILL})
+    home.skills.usage.set_fields("tea", created_by="agent", use_count=3)
+    return home
+
+
+def state(home):
+    """Everything an archive changes: where the folder is, the usage record, the ledger, the journal."""
+    tree = sorted(p.relative_to(home.skills_dir).as_posix() for p in home.skills_dir.rglob("SKILL.md"))
+    return tree, home.skills.usage.load().get("tea"), [e.id for e in home.curator.ledger()]
+
+
+@pytest.mark.parametrize("failing", ["usage", "ledger"])
+def test_a_full_disk_while_archiving_changes_nothing_and_the_journal_says_so(tea, monkeypatch, failing):
+    home = tea
+    before = state(home)
+    if failing == "usage":
+        monkeypatch.setattr(engine.fileio, "_write_all", disk_full)  # every atomic write: the usage record first
+    else:
+        monkeypatch.setattr("engine.curator.ledger.append_bytes", disk_full)
+    with pytest.raises(SkillError, match="No space left on device.*Every step was rolled back"):
+        home.curator.archive("tea")
+    monkeypatch.undo()
+    assert state(home) == before
+    row = home.journal.query(subsystem="skills", include_pending=True, limit=1)[0]
+    assert (row.action, row.status) == ("archive", "abandoned") and "rolled back" in row.detail["reason"]
+    assert not list(home.skills_dir.rglob(".trash-*"))
+    # once there is room again, archive and restore put the skill back in its category folder
+    home.curator.archive("tea")
+    restored = home.curator.restore("tea")
+    assert restored["restored_to"] == str(home.skills_dir / "kitchen" / "tea")
+
+
+def test_a_full_disk_while_purging_or_rolling_back_leaves_everything_in_place(tea, monkeypatch):
+    home = tea
+    archived = home.curator.archive("tea")
+    home.clock.advance(40 * 86400)
+    assert [c["name"] for c in home.curator.purge(days=1, dry_run=True)["candidates"]] == ["tea"]
+    before = state(home)
+    monkeypatch.setattr("engine.curator.ledger.append_bytes", disk_full)
+    with pytest.raises(SkillError, match="Could not purge skill 'tea'.*rolled back"):
+        home.curator.purge(days=1)
+    assert state(home) == before and not list(home.skills_dir.rglob(".trash-*"))
+    with pytest.raises(SkillError, match="Could not rollback skill 'tea'.*rolled back"):
+        home.curator.rollback(archived["ledger_id"])
+    assert state(home) == before
+    monkeypatch.undo()
+    assert home.curator.rollback(archived["ledger_id"])["success"]
+    tree, record, _ = state(home)
+    assert tree == ["kitchen/tea/SKILL.md"] and record["state"] == "active" and record["use_count"] == 3
+
+
+# -- a curator ledger row may only name skill files ----------------------------------------
+@pytest.mark.parametrize("victim", ["memories/MEMORY.md", "config.yaml"])
+def test_a_tampered_ledger_row_outside_skills_is_refused_and_changes_nothing(tea, victim):
+    home = tea
+    home.memory.add("memory", "Precious fact", user())
+    (home.root / "config.yaml").write_text("memory:\n  memory_char_limit: 2200\n")
+    target = home.root / victim
+    kept = target.read_bytes()
+    row = {"id": "tampered0001", "ts": "2026-11-30T12:00:00+00:00", "actor": "curator", "action": "patch",
+           "skill": "tea", "evidence": {}, "before": [],
+           "after": [{"path": victim, "sha256": __import__("hashlib").sha256(kept).hexdigest()}]}
+    with open(home.skills.ledger.path, "a") as handle:
+        handle.write(json.dumps(row) + "\n")
+    rows = len(home.journal.query(limit=1000, include_pending=True))
+    proc = subprocess.run(workbench_cmd("curator", "rollback", "tampered0001", "--home", str(home.root), "--json"),
+                          capture_output=True, text=True, timeout=60)
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 1 and out["success"] is False and "Traceback" not in proc.stderr
+    assert f"Ledger path '{victim}' is outside skills/" in out["error"]
+    assert target.read_bytes() == kept
+    assert len(home.journal.query(limit=1000, include_pending=True)) == rows
+
+
+# -- a writer killed between its rename and its journal commit -----------------------------------
+def pending_rows(home):
+    conn = sqlite3.connect(home.workbench_db_path)
+    try:
+        return conn.execute("SELECT id, action FROM journal WHERE status = 'pending'").fetchall()
+    finally:
+        conn.close()
+
+
+def test_a_write_killed_after_its_rename_is_rolled_forward_on_the_next_open(tmp_path):
+    root = tmp_path / "home"
+    open_home(root).close()
+    marker = tmp_path / "paused"
+    env = {**os.environ, "WORKBENCH_CRASH_POINT": "memory-renamed", "WORKBENCH_CRASH_MARKER": str(marker)}
+    proc = subprocess.Popen(workbench_cmd("memory", "add", "--target", "memory", "Survives the kill", "--home",
+                                          str(root)), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            if marker.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert marker.exists(), "the writer never reached the crash point"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    home = open_home(root)
+    assert (root / "memories" / "MEMORY.md").read_text() == "Survives the kill"
+    [(row_id, action)] = pending_rows(home)
+    history = subprocess.run(workbench_cmd("memory", "history", "--home", str(root), "--json"), capture_output=True,
+                             text=True, timeout=60)
+    events = json.loads(history.stdout)["events"]
+    assert [(e["id"], e["action"]) for e in events] == [(row_id, "add")]
+    assert pending_rows(home) == []
+    undo = subprocess.run(workbench_cmd("memory", "undo", str(row_id), "--home", str(root), "--json"),
+                          capture_output=True, text=True, timeout=60)
+    assert undo.returncode == 0 and json.loads(undo.stdout)["success"], undo.stdout
+    assert (root / "memories" / "MEMORY.md").read_text() == ""
+    home.close()
+
+
+def test_a_write_that_never_reached_the_disk_is_marked_abandoned_and_old_temps_are_cleaned(tmp_path):
+    root = tmp_path / "home"
+    home = open_home(root)
+    home.memory.add("memory", "On disk", user())
+    row = home.journal.begin("memory", "add", "memory", actor="user", after="Never written",
+                             detail={"file_after": "On disk\n§\nNever written"})
+    memories = root / "memories"
+    old, fresh = memories / ".mem_old.tmp", memories / ".mem_fresh.tmp"
+    old.write_text("half a file")
+    fresh.write_text("a live write")
+    os.utime(old, (time.time() - 7200,) * 2)
+    (memories / ".mem_link.tmp").symlink_to(old)
+    home.close()
+    home = open_home(root)
+    home.memory  # the store settles interrupted writes when it opens
+    entry = home.journal.get(row)
+    assert entry.status == "abandoned" and "interrupted" in entry.detail["reason"]
+    assert not old.exists() and fresh.exists() and (memories / ".mem_link.tmp").is_symlink()
+    assert home.memory.entries("memory") == ["On disk"]
+    home.close()
