@@ -225,21 +225,21 @@ class Scanner:
         return found
 
 
-def bundled_names(skills_dir: Path) -> set[str]:
+def bundled_names(skills_dir: Path, links: LinkPolicy) -> set[str]:
     """Names in ``.bundled_manifest`` (``name:hash`` lines, or plain names in the old format)."""
     try:
-        lines = (skills_dir / ".bundled_manifest").read_text(encoding="utf-8").splitlines()
-    except OSError:
+        lines = links.read_text(skills_dir / ".bundled_manifest").splitlines()
+    except (OSError, UnicodeDecodeError, UnsafePath):
         return set()
     return {line.split(":", 1)[0].strip() for line in lines if line.strip() and not line.startswith("#")}
 
 
-def hub_names(skills_dir: Path) -> tuple[set[str], set[str]]:
+def hub_names(skills_dir: Path, links: LinkPolicy) -> tuple[set[str], set[str]]:
     """(installed names, install paths relative to skills/) from ``.hub/lock.json``."""
     try:
-        data = json.loads((skills_dir / ".hub" / "lock.json").read_text(encoding="utf-8"))
+        data = json.loads(links.read_text(skills_dir / ".hub" / "lock.json"))
         installed = data.get("installed") or {}
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, UnsafePath):
         return set(), set()
     if not isinstance(installed, dict):
         return set(), set()

@@ -107,8 +107,8 @@ class SkillLibrary:
 
     def provenance_of(self) -> Callable[[Found, dict[str, Any] | None], str]:
         """A classifier for this moment's manifests: bundled, hub, agent (curator-managed) or user."""
-        bundled = bundled_names(self.dir)
-        hub, hub_paths = hub_names(self.dir)
+        bundled = bundled_names(self.dir, self.home.links)
+        hub, hub_paths = hub_names(self.dir, self.home.links)
 
         def classify(found: Found, record: dict[str, Any] | None) -> str:
             if found.name in hub or found.dir_name in hub or found.rel in hub_paths:
