@@ -113,6 +113,10 @@ class Curator:
               fields: dict[str, Any]) -> str | None:
         """Move a skill folder and set its usage ``fields``: both, with their ledger row, or neither."""
         check_inside(found.path, self.skills.dir, f"Skill folder '{found.rel}'")
+        try:
+            self.home.links.resolve(dest.parent)  # never into a folder behind a refused link (.archive/)
+        except UnsafePath as exc:
+            raise SkillError(exc.message) from None
 
         def mutate() -> None:
             dest.parent.mkdir(parents=True, exist_ok=True)
