@@ -120,7 +120,10 @@ class Home:
     def skills(self) -> "SkillLibrary":
         from .skills.library import SkillLibrary
 
-        return SkillLibrary(self)
+        library = SkillLibrary(self)
+        if not self.read_only:
+            library.reconcile()  # a change killed part way is rolled forward or back first
+        return library
 
     @cached_property
     def curator(self) -> "Curator":

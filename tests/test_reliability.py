@@ -206,24 +206,29 @@ def pending_rows(home):
         conn.close()
 
 
-def test_a_write_killed_after_its_rename_is_rolled_forward_on_the_next_open(tmp_path):
-    root = tmp_path / "home"
-    open_home(root).close()
-    marker = tmp_path / "paused"
-    env = {**os.environ, "WORKBENCH_CRASH_POINT": "memory-renamed", "WORKBENCH_CRASH_MARKER": str(marker)}
-    proc = subprocess.Popen(workbench_cmd("memory", "add", "--target", "memory", "Survives the kill", "--home",
-                                          str(root)), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def kill_at(point: str, tmp_path, argv: list[str]) -> None:
+    """Run ``argv`` until it pauses at ``point`` (``engine.fileio.crash_point``), then SIGKILL it."""
+    marker = tmp_path / f"paused-{point}"
+    env = {**os.environ, "WORKBENCH_CRASH_POINT": point, "WORKBENCH_CRASH_MARKER": str(marker)}
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(600):
             if marker.exists() or proc.poll() is not None:
                 break
             time.sleep(0.05)
-        assert marker.exists(), "the writer never reached the crash point"
+        assert marker.exists(), f"the process never reached {point} (rc {proc.poll()})"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_write_killed_after_its_rename_is_rolled_forward_on_the_next_open(tmp_path):
+    root = tmp_path / "home"
+    open_home(root).close()
+    kill_at("memory-renamed", tmp_path,
+            workbench_cmd("memory", "add", "--target", "memory", "Survives the kill", "--home", str(root)))
     home = open_home(root)
     assert (root / "memories" / "MEMORY.md").read_text() == "Survives the kill"
     [(row_id, action)] = pending_rows(home)
@@ -258,4 +263,52 @@ def test_a_write_that_never_reached_the_disk_is_marked_abandoned_and_old_temps_a
     assert entry.status == "abandoned" and "interrupted" in entry.detail["reason"]
     assert not old.exists() and fresh.exists() and (memories / ".mem_link.tmp").is_symlink()
     assert home.memory.entries("memory") == ["On disk"]
+    home.close()
+
+
+@pytest.mark.parametrize("point", ["skills-mutated", "skills-ledgered"])
+def test_an_archive_killed_part_way_is_rolled_back_or_forward_on_the_next_open(tmp_path, clock, point):
+    root = tmp_path / "home"
+    home = open_home(root, clock=clock)
+    home.skills.manage({"action": "create", "name": "tea", "category": "kitchen", "content": SKILL})
+    home.skills.usage.set_fields("tea", use_count=3)
+    before = state(home)
+    home.close()
+    kill_at(point, tmp_path, workbench_cmd("skills", "archive", "tea", "--home", str(root)))
+    home = open_home(root, clock=clock)
+    [(_, action)] = pending_rows(home)
+    assert action == "archive"
+    home.skills  # the library settles interrupted changes when it opens
+    row = home.journal.query(subsystem="skills", include_pending=True, limit=1)[0]
+    if point == "skills-mutated":  # moved and usage set, no ledger row: everything goes back
+        assert row.status == "abandoned" and "rolled back on the next open" in row.detail["reason"]
+        assert state(home) == before
+    else:  # every step ran: the commit is all that was missing
+        tree, record, ledger = state(home)
+        assert row.status == "done" and row.detail["ledger_id"] == ledger[0]
+        assert tree == [f".archive/{record['archive_dir']}/SKILL.md"] and record["archived_from"] == "kitchen/tea"
+        assert home.curator.restore("tea")["restored_to"] == str(home.skills_dir / "kitchen" / "tea")
+    assert pending_rows(home) == []
+    home.close()
+
+
+def test_a_delete_killed_after_trashing_the_folder_puts_it_back(tmp_path, clock):
+    root = tmp_path / "home"
+    home = open_home(root, clock=clock)
+    home.skills.manage({"action": "create", "name": "tea", "category": "kitchen", "content": SKILL})
+    (home.skills_dir / "kitchen" / "tea" / "scripts").mkdir()
+    script = home.skills_dir / "kitchen" / "tea" / "scripts" / "brew.sh"
+    script.write_text("echo brew")
+    os.chmod(script, 0o755)
+    before = state(home)
+    home.close()
+    code = ("import sys; from engine import open_home; "
+            "open_home(sys.argv[1]).skills.manage({'action': 'delete', 'name': 'tea'})")
+    kill_at("skills-mutated", tmp_path, [workbench_cmd()[0], "-c", code, str(root)])
+    assert list((root / "skills" / "kitchen").glob(".trash-*")), "killed with the folder in the trash"
+    home = open_home(root, clock=clock)
+    home.skills  # the library settles interrupted changes when it opens
+    assert state(home) == before
+    assert os.stat(script).st_mode & 0o111, "the folder itself came back, modes and all"
+    assert not list((root / "skills" / "kitchen").glob(".trash-*"))
     home.close()

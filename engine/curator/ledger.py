@@ -127,6 +127,10 @@ class Ledger:
         except UnsafePath:  # a FIFO or a device has no content to keep
             pass
 
+    @staticmethod
+    def hashes(files: dict[str, bytes]) -> dict[str, str]:
+        return {path: sha256(data) for path, data in files.items()}
+
     def save_blobs(self, files: dict[str, bytes]) -> None:
         """Store each content under its hash (existing blobs are kept); raises if one cannot be saved."""
         for data in files.values():
@@ -146,8 +150,7 @@ class Ledger:
     def append(self, *, actor: str, action: str, skill: str, before: dict[str, bytes], after: dict[str, bytes],
                evidence: dict[str, Any] | None = None) -> LedgerEntry:
         """Record the delta between two snapshots (paths whose content did not change are dropped)."""
-        before_refs = {p: sha256(d) for p, d in before.items()}
-        after_refs = {p: sha256(d) for p, d in after.items()}
+        before_refs, after_refs = self.hashes(before), self.hashes(after)
         changed = {p for p in before_refs.keys() | after_refs.keys() if before_refs.get(p) != after_refs.get(p)}
         entry = LedgerEntry(
             id=uuid.uuid4().hex[:12], ts=iso(self.clock.now()), actor=actor, action=action, skill=skill,

@@ -8,10 +8,17 @@ A change is all or nothing: the mutation, its usage record and its ledger row ei
 all land, or every step that ran is undone (a move is moved back, written files get
 their saved bytes back, the usage record and the ledger row are restored) and the
 journal row says ``abandoned`` with why. Only then is the error raised.
+
+A process killed part way leaves its journal row ``pending``, with what is needed to
+settle it (``resume``: the roots, the hashes of their files, the usage record before).
+``reconcile`` runs on the next open, under the skills lock: a change whose ledger row
+was written is rolled forward; any other is rolled back from the saved blobs (a move is
+moved back, a trashed folder is put back) and marked ``abandoned``.
 """
 
 from __future__ import annotations
 
+import glob
 import logging
 import os
 import shutil
@@ -24,6 +31,7 @@ from typing import Any, Callable
 from ..curator.ledger import Ledger
 from ..errors import WorkbenchError
 from ..events import SkillChanged
+from ..fileio import crash_point
 from .validation import SkillError
 
 log = logging.getLogger(__name__)
@@ -100,9 +108,12 @@ def record_change(home, ledger: Ledger, change: Change) -> Recorded:
     except (OSError, WorkbenchError) as exc:
         raise SkillError(f"Could not {change.action} skill '{change.skill}': saving its current files failed "
                          f"({_reason(exc)}). Nothing was changed; check free space and permissions.")
+    resume = {"roots": [ledger.rel(root) for root in change.roots], "files": ledger.hashes(before),
+              "usage": change.usage is not None,
+              "usage_before": home.skills.usage.load().get(change.skill) if change.usage else None}
     journal_id = home.journal.begin(
         "skills", change.action, change.skill, actor=change.actor, before=_text(before, change.text_file),
-        session_id=change.session_id, message_id=change.message_id, detail=change.evidence or None)
+        session_id=change.session_id, message_id=change.message_id, detail={**change.evidence, "resume": resume})
     undos: list[Undo] = []
     try:
         if change.undo is None:
@@ -112,10 +123,13 @@ def record_change(home, ledger: Ledger, change: Change) -> Recorded:
             undos.append(change.undo)
         if change.usage is not None:
             undos.append(change.usage())
+        crash_point("skills-mutated")
         after = ledger.snapshot(change.roots)
         entry = ledger.append(actor=_LEDGER_ACTOR.get(change.actor, change.actor), action=change.action,
-                              skill=change.skill, before=before, after=after, evidence=change.evidence)
+                              skill=change.skill, before=before, after=after,
+                              evidence={**change.evidence, "journal_id": journal_id})
         undos.append(lambda: ledger.retract(entry.id))
+        crash_point("skills-ledgered")
         home.journal.commit(journal_id, after=_text(after, change.text_file),
                             detail={**change.evidence, "ledger_id": entry.id})
     except (OSError, WorkbenchError, sqlite3.Error) as exc:
@@ -148,6 +162,69 @@ def _roll_back(home, journal_id: int, change: Change, undos: list[Undo], exc: Ba
     home.journal.abandon(journal_id, f"rolled back: {_reason(exc)}")
     raise SkillError(f"{what} Every step was rolled back, so nothing was changed. Check free space and "
                      "permissions, then retry.")
+
+
+def reconcile(home, ledger: Ledger, usage) -> list[int]:
+    """With the skills lock held: settle every ``pending`` skills row left by a process that died mid-change."""
+    rows = home.journal.pending("skills")
+    if not rows:
+        return []
+    written = {e.evidence.get("journal_id"): e for e in ledger.entries() if e.evidence.get("journal_id")}
+    for row in rows:
+        resume = row.detail.get("resume") or {}
+        roots = [home.root / rel for rel in resume.get("roots", [])]
+        entry = written.get(row.id)
+        if entry is not None:  # every step ran; only the commit is missing
+            _drop_trash(roots, put_back=False)
+            detail = {k: v for k, v in row.detail.items() if k != "resume"}
+            home.journal.commit(row.id, detail={**detail, "ledger_id": entry.id})
+            continue
+        try:
+            _undo_interrupted(home, ledger, usage, row.target, row.detail, roots, resume)
+        except (OSError, WorkbenchError) as exc:
+            home.journal.abandon(row.id, f"interrupted, and rolling it back on the next open failed: {_reason(exc)}")
+            continue
+        home.journal.abandon(row.id, "interrupted before its ledger row; rolled back on the next open")
+    return [row.id for row in rows]
+
+
+def _undo_interrupted(home, ledger: Ledger, usage, name: str, detail: dict[str, Any], roots: list[Path],
+                      resume: dict[str, Any]) -> None:
+    source, dest = detail.get("from"), detail.get("to")
+    if isinstance(source, str) and isinstance(dest, str):  # a move: move it back if it happened
+        source_path, dest_path = ledger.skills_dir / source, ledger.skills_dir / dest
+        if dest_path.exists() and not source_path.exists():
+            source_path.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(dest_path, source_path)
+            remove_empty_parents(dest_path.parent, ledger.skills_dir)
+    else:
+        _drop_trash(roots, put_back=True)
+        files = {}
+        for rel, digest in (resume.get("files") or {}).items():
+            data = ledger.blob(digest)
+            if data is None:
+                raise SkillError(f"the saved copy of {rel} is missing")
+            files[rel] = data
+        _revert(home, ledger, roots, files)()
+    if resume.get("usage"):  # the usage step may have run: put the record back as it was
+        old = resume.get("usage_before")
+
+        def back(records, now):
+            if old is None:
+                records.pop(name, None)
+            else:
+                records[name] = old
+        usage.update(back)
+
+
+def _drop_trash(roots: list[Path], *, put_back: bool) -> None:
+    """Hidden ``.trash-*`` copies of ``roots``: put back where the root is gone (``put_back``), else deleted."""
+    for root in roots:
+        for trash in root.parent.glob(f"{TRASH_PREFIX}*-{glob.escape(root.name)}"):
+            if put_back and not root.exists():
+                os.rename(trash, root)
+            else:
+                shutil.rmtree(trash, ignore_errors=True)
 
 
 def remove_tree_later(folder: Path, stop: Path) -> tuple[Callable[[], None], Undo, Callable[[], None]]:

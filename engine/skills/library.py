@@ -18,7 +18,7 @@ from ..errors import ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
 from ..fileio import UnsafePath, file_lock
 from ..tools import BACKGROUND_REVIEW, ToolContext
-from .changes import Change, record_change, remove_empty_parents, remove_tree_later
+from .changes import Change, reconcile, record_change, remove_empty_parents, remove_tree_later
 from .discovery import ARCHIVE_DIR, Found, Scanner, bundled_names, hub_names
 from .frontmatter import tags_of, validate_skill_md
 from .index import render_index
@@ -286,6 +286,13 @@ class SkillLibrary:
     def write_lock(self):
         """One writer at a time across processes for skill files (skill_manage and the Curator)."""
         return file_lock(self.dir / ".locks" / "skills")
+
+    def reconcile(self) -> list[int]:
+        """Settle changes a killed process left half done (see ``changes.reconcile``); returns their rows."""
+        if not self.home.journal.pending("skills"):
+            return []
+        with self.write_lock():
+            return reconcile(self.home, self.ledger, self.usage)
 
     def _writable(self, found: Found, action: str, ctx: ToolContext) -> None:
         """Refuse writes to bundled / hub skills, folders leaving skills/, and review writes it may not make."""
