@@ -105,7 +105,10 @@ class Home:
     def approvals(self) -> "ApprovalQueue":
         from .approvals import ApprovalQueue
 
-        return ApprovalQueue(self)
+        queue = ApprovalQueue(self)
+        if not self.read_only and self.journal.pending("approvals"):
+            queue.reconcile()  # a decision killed part way is settled first
+        return queue
 
     @cached_property
     def memory(self) -> "MemoryStore":

@@ -215,5 +215,11 @@ class Journal:
         args = (subsystem, target) if target else (subsystem,)
         return [_row(r) for r in self.connection().execute(sql + " ORDER BY id", args)]
 
+    def applied(self, subsystem: str, pending_id: str) -> bool:
+        """True when a done row of ``subsystem`` applied the pending record ``pending_id`` (settling an approval)."""
+        return self.connection().execute(
+            "SELECT 1 FROM journal WHERE subsystem = ? AND status = 'done' AND json_extract(detail, '$.pending_id') = ?"
+            " LIMIT 1", (subsystem, pending_id)).fetchone() is not None
+
     def close(self) -> None:
         self._conns.close_all()

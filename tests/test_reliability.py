@@ -312,3 +312,21 @@ def test_a_delete_killed_after_trashing_the_folder_puts_it_back(tmp_path, clock)
     assert os.stat(script).st_mode & 0o111, "the folder itself came back, modes and all"
     assert not list((root / "skills" / "kitchen").glob(".trash-*"))
     home.close()
+
+
+def test_an_approval_killed_after_its_write_is_settled_and_never_applied_twice(tmp_path, clock):
+    root = tmp_path / "home"
+    home = open_home(root, clock=clock)
+    record = home.approvals.stage(subsystem="memory", action="add", summary="add to memory: Staged fact",
+                                  origin="foreground", payload={"action": "add", "target": "memory",
+                                                                "content": "Staged fact"})
+    home.close()
+    kill_at("approval-applied", tmp_path, workbench_cmd("pending", "approve", record.id, "--home", str(root)))
+    assert (root / "pending" / "memory" / f"{record.id}.json").exists(), "killed before the record went"
+    home = open_home(root, clock=clock)
+    assert home.approvals.list() == []
+    row = home.journal.query(subsystem="approvals", include_pending=True, limit=1)[0]
+    assert (row.action, row.status) == ("approve", "done")
+    assert home.memory.entries("memory") == ["Staged fact"]
+    assert pending_rows(home) == []
+    home.close()

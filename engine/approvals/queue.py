@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
-from ..fileio import file_lock
+from ..fileio import crash_point, file_lock
 from ..safety import assess
 from ..tools import BACKGROUND_REVIEW
 from .preview import memory_view, skill_view
@@ -143,6 +143,32 @@ class ApprovalQueue:
             return {**view, **memory_view(staged, record.payload, edit, limit, threshold)}
         return {**view, **skill_view(staged)}
 
+    # -- decisions a killed process left half made ------------------------------------
+    def reconcile(self) -> list[int]:
+        """Settle ``pending`` approval rows: a decision whose effect is on disk is rolled forward, else abandoned.
+
+        An approval is on disk when its store journaled the write for that record (the
+        record file is then removed if it is still there); a rejection when the file is gone.
+        """
+        journal = self.home.journal
+        rows = journal.pending("approvals")
+        for row in rows:
+            subsystem = row.detail.get("subsystem")
+            if subsystem not in ("memory", "skills"):
+                journal.abandon(row.id, "interrupted; found on the next open")
+                continue
+            getattr(self.home, subsystem)  # that store settles its own interrupted writes first
+            with file_lock(self.store.folder(subsystem)):
+                path = self.store.path_for(subsystem, row.target)
+                if row.action == "approve" and journal.applied(subsystem, row.target):
+                    self.store.links.unlink(path, missing_ok=True, sealed=self.store.root)
+                    journal.commit(row.id)
+                elif row.action == "reject" and not path.exists() and not path.is_symlink():
+                    journal.commit(row.id)
+                else:
+                    journal.abandon(row.id, "interrupted before it took effect; the record is still pending")
+        return [row.id for row in rows]
+
     # -- deciding -----------------------------------------------------------------
     def approve(self, pending_id: str, *, edit: str | None = None, actor: str = "user") -> dict[str, Any]:
         """Apply a pending write through its store's guards; on success the record goes.
@@ -173,6 +199,7 @@ class ApprovalQueue:
                                            detail={**_detail(record), "edited": edit, "error": error})
                 self._announce(record, "failed", actor, failed_id)
                 return {**_brief(record), "success": False, "error": error, "result": result}
+            crash_point("approval-applied")
             self.store.delete(record)
             journal.commit(entry, detail={**_detail(record), "edited": edit, "result": result})
         self._announce(record, "approved", actor, entry)
