@@ -84,13 +84,14 @@ def user_entries(raw: str) -> list[str]:
 
 PIECES = st.one_of(st.text(alphabet="abcxyz \t", min_size=1, max_size=8),
                    st.sampled_from(["\n§\n", "\r\n§\r\n", "\n§\r\n", "\r\n§\n", "\n", "\r\n", "\n\n§\n\n", "\n § \n",
-                                    "§", "\r", "\ufeff"]))
+                                    "§", "\r"]))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(pieces=st.lists(PIECES, max_size=14), data=st.data())
-def test_a_write_never_removes_more_than_the_entry_it_names(home, pieces, data):
-    raw = "".join(pieces)
+@given(bom=st.booleans(), pieces=st.lists(PIECES, max_size=14), data=st.data())
+def test_a_write_never_removes_more_than_the_entry_it_names(home, bom, pieces, data):
+    """A BOM is only drawn at the start, where it is one (a lone U+FEFF written first would become one)."""
+    raw = ("\ufeff" if bom else "") + "".join(pieces)
     path = home.memory.path("memory")
     path.write_bytes(raw.encode("utf-8"))
     before = user_entries(raw)
