@@ -238,3 +238,35 @@ def test_no_link_below_pending_is_followed(home, tmp_path):
     assert target.read_text() == json.dumps(record), "rejecting removed the link, never its target"
     rows = home.journal.query(subsystem="approvals")
     assert "from a link" not in json.dumps([r.to_dict() for r in rows]) and "a link to" in rows[0].detail["raw"]
+
+
+def test_a_refused_skills_folder_or_ledger_link_is_named_and_nothing_lands_there(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    (shared / "tea").mkdir()
+    (shared / "tea" / "SKILL.md").write_text(SKILL.format(name="tea", description="Planted."))
+    root = tmp_path / "home"
+    root.mkdir()
+    (root / "skills").symlink_to(shared)
+    home = open_home(root)
+    with pytest.raises(SkillError, match="skills is a link to .*can be written by others"):
+        home.skills.list()
+    assert "Planted" not in build_system_prompt(home)
+    with pytest.raises(SkillError, match="can be written by others"):
+        home.skills.manage({"action": "create", "name": "new", "content": SKILL.format(name="new", description="x")})
+    assert sorted(p.name for p in shared.iterdir()) == ["tea"]
+    home.close()
+    # a ledger linked to a file others can write: the archive is rolled back and says why
+    other = open_home(tmp_path / "other")
+    other.skills.manage({"action": "create", "name": "tea", "content": SKILL.format(name="tea", description="Tea.")})
+    ledger = other.skills.ledger.path
+    planted = tmp_path / "planted.jsonl"
+    planted.write_bytes(ledger.read_bytes())
+    os.chmod(planted, 0o666)
+    ledger.unlink()
+    ledger.symlink_to(planted)
+    with pytest.raises(SkillError, match="curator_ledger.jsonl is a link to .*Every step was rolled back"):
+        other.curator.archive("tea")
+    assert [s.name for s in other.skills.list()] == ["tea"] and planted.read_bytes().count(b"\n") == 1
+    other.close()

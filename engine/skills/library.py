@@ -136,6 +136,11 @@ class SkillLibrary:
         return [self._info(f, records.get(f.name), classify(f, records.get(f.name))) for f in found]
 
     def list(self, include_archived: bool = False) -> list[SkillInfo]:
+        """Every active skill (and archived ones); a refused ``skills/`` link is an error naming it."""
+        try:
+            self.home.links.resolve(self.dir)
+        except UnsafePath as exc:
+            raise SkillError(exc.message) from None
         found = self.scanner.active() + (self.scanner.archived() if include_archived else [])
         return sorted(self.infos(found), key=lambda s: (s.state == "archived", s.category or "", s.name, s.path))
 
