@@ -249,6 +249,10 @@ class LinkPolicy:
         return real
 
     # -- reading and writing through the policy -------------------------------------
+    def lock(self, path: Path, **scope):
+        """``file_lock`` for ``path``: its lock sits beside ``path`` itself (where Hermes puts it), in the real folder."""
+        return file_lock(self.resolve(Path(path).parent, **scope) / Path(path).name)
+
     def read_bytes(self, path: Path, **scope) -> bytes:
         return read_regular(self.resolve(path, **scope))
 

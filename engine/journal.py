@@ -210,7 +210,12 @@ class Journal:
         return _row(row) if row else None
 
     def pending(self, subsystem: str, target: str | None = None) -> list[JournalEntry]:
-        """Rows still ``pending``, oldest first: under the owner's lock, each is an interrupted change to settle."""
+        """Rows still ``pending``, oldest first: under the owner's lock, each is an interrupted change to settle.
+
+        A home without a journal yet has none (and asking does not create workbench.db).
+        """
+        if not self.path.exists():
+            return []
         sql = "SELECT * FROM journal WHERE status = 'pending' AND subsystem = ?" + (" AND target = ?" if target else "")
         args = (subsystem, target) if target else (subsystem,)
         return [_row(r) for r in self.connection().execute(sql + " ORDER BY id", args)]

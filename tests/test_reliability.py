@@ -83,8 +83,8 @@ def user_entries(raw: str) -> list[str]:
 
 
 PIECES = st.one_of(st.text(alphabet="abcxyz \t", min_size=1, max_size=8),
-                   st.sampled_from(["\n§\n", "\r\n§\r\n", "\n§\r\n", "\r\n§\n", "\n", "\r\n", "\n\n§\n\n", "\n § \n",
-                                    "§", "\r"]))
+                   st.sampled_from(["\n§\n", "\r\n§\r\n", "\n§\r\n", "\r\n§\n", "\n", "\r\n", "\n\n§\n\n",
+                                    "\n § \n", "§", "\r"]))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
-from ..fileio import crash_point, file_lock
+from ..fileio import crash_point
 from ..safety import assess
 from ..tools import BACKGROUND_REVIEW
 from .preview import memory_view, skill_view
@@ -158,7 +158,7 @@ class ApprovalQueue:
                 journal.abandon(row.id, "interrupted; found on the next open")
                 continue
             getattr(self.home, subsystem)  # that store settles its own interrupted writes first
-            with file_lock(self.store.folder(subsystem)):
+            with self.store.links.lock(self.store.folder(subsystem)):
                 path = self.store.path_for(subsystem, row.target)
                 if row.action == "approve" and journal.applied(subsystem, row.target):
                     self.store.links.unlink(path, missing_ok=True, sealed=self.store.root)
@@ -179,7 +179,7 @@ class ApprovalQueue:
         """
         self._check_writable()
         record = self.get(pending_id)
-        with file_lock(self.store.folder(record.subsystem)):
+        with self.store.links.lock(self.store.folder(record.subsystem)):
             record = self.get(pending_id)  # another process may have decided it meanwhile
             journal = self.home.journal
             entry = journal.begin("approvals", "approve", record.id, actor=actor, before=record.summary, after=edit,
@@ -213,7 +213,7 @@ class ApprovalQueue:
             record = self.get(pending_id)
         except UnusableRecord as unusable:
             return self._reject_unusable(pending_id, unusable, actor)
-        with file_lock(self.store.folder(record.subsystem)):
+        with self.store.links.lock(self.store.folder(record.subsystem)):
             record = self.get(pending_id)
             journal = self.home.journal
             entry = journal.begin("approvals", "reject", record.id, actor=actor, before=record.summary,
@@ -226,7 +226,7 @@ class ApprovalQueue:
     def _reject_unusable(self, pending_id: str, unusable: "UnusableRecord", actor: str) -> dict[str, Any]:
         """Drop a record file that cannot be parsed, keeping its exact text in the journal row."""
         path, subsystem = Path(unusable.details["path"]), unusable.details["subsystem"]
-        with file_lock(self.store.folder(subsystem)):
+        with self.store.links.lock(self.store.folder(subsystem)):
             try:
                 raw = self.store.raw(path)
             except FileNotFoundError:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..clock import Clock
-from ..fileio import LinkPolicy, UnsafePath, append_bytes, contained, file_lock, read_regular
+from ..fileio import LinkPolicy, UnsafePath, append_bytes, contained, read_regular
 from ..skills.usage import iso
 from ..skills.validation import SkillError
 
@@ -159,13 +159,13 @@ class Ledger:
             after=tuple(FileRef(p, after_refs[p]) for p in sorted(changed & after_refs.keys())),
         )
         line = json.dumps(entry.to_dict(), ensure_ascii=False, sort_keys=True) + "\n"
-        with file_lock(self._lock):
+        with self.links.lock(self._lock):
             append_bytes(self.links.resolve_file(self.path), line.encode("utf-8"))
         return entry
 
     def retract(self, entry_id: str) -> None:
         """Remove the row just appended for a change that was then rolled back (only if it is the last one)."""
-        with file_lock(self._lock):
+        with self.links.lock(self._lock):
             real = self.links.resolve_file(self.path)
             data = read_regular(real)
             lines = data.splitlines(keepends=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
-from ..fileio import UnsafePath, file_lock
+from ..fileio import UnsafePath
 from ..skills.changes import Change, Undo, record_change, remove_empty_parents, remove_tree_later
 from ..skills.discovery import Found
 from ..skills.library import READ_ONLY_PROVENANCE
@@ -321,7 +321,7 @@ class Curator:
         return folder
 
     def _save_state(self, report: CuratorReport, now: float) -> None:
-        with file_lock(self.state_path):
+        with self.home.links.lock(self.state_path):
             state = self._state()
             state.update({"last_run_at": iso(now), "run_count": int(state.get("run_count") or 0) + 1,
                           "last_run_summary": report.summary, "last_report_path": report.report_path,

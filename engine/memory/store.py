@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..config import MEMORY_LIMIT_KEYS
 from ..errors import WorkbenchError
 from ..events import MemoryChanged
-from ..fileio import UnsafePath, crash_point, file_lock, lock_path_for, remove_stale_temps
+from ..fileio import UnsafePath, crash_point, lock_path_for, remove_stale_temps
 from ..journal import JournalEntry
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from . import ops
@@ -125,8 +125,8 @@ def check_line_endings(home: "Home") -> list:
         state = home.memory.read(target)
         if state.error is None and has_crlf(state.raw):
             findings.append(Finding(
-                "memory", "warning", f"{FILE_NAMES[target]} uses CRLF line endings: Hermes splits entries on '\\n§\\n' "
-                "only, so replace and remove are refused on it.", "Normalise its line endings to LF (journaled and "
+                "memory", "warning", f"{FILE_NAMES[target]} uses CRLF line endings: Hermes splits entries on "
+                "'\\n§\\n' only, so replace and remove are refused on it.", "Normalise its line endings to LF (journaled and "
                 "undoable with `workbench memory undo`).", repair="memory-line-endings"))
     return findings
 
@@ -493,7 +493,9 @@ class MemoryStore:
         """The target's flock, taken now; a lock file that cannot be used is a refusal."""
         stack = contextlib.ExitStack()
         try:
-            stack.enter_context(file_lock(self.path(target)))
+            stack.enter_context(self.home.links.lock(self.path(target)))
+        except UnsafePath as exc:
+            raise refuse(f"Cannot lock {lock_path_for(self.path(target))}: {exc.message}")
         except OSError as exc:
             raise refuse(f"Cannot lock {lock_path_for(self.path(target))}: {exc.strerror or exc} (a symlinked or "
                          "unwritable lock file is never used). Nothing was changed.")

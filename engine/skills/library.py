@@ -16,7 +16,7 @@ from typing import Any, Callable
 from ..curator.ledger import Ledger
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
-from ..fileio import UnsafePath, file_lock
+from ..fileio import UnsafePath
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from .changes import Change, reconcile, record_change, remove_empty_parents, remove_tree_later
 from .discovery import ARCHIVE_DIR, Found, Scanner, bundled_names, hub_names
@@ -230,7 +230,8 @@ class SkillLibrary:
             linked = self.linked_files(found.path)
             result = {"success": True, "name": found.name, "description": found.description,
                       "tags": tags_of(found.meta, "tags"), "related_skills": tags_of(found.meta, "related_skills"),
-                      "content": self._read_text(found.path / "SKILL.md", found.path), "path": found.rel, "skill_dir": str(found.path),
+                      "content": self._read_text(found.path / "SKILL.md", found.path), "path": found.rel,
+                      "skill_dir": str(found.path),
                       "linked_files": linked or None}
             if found.archived:
                 result["archived"] = True
@@ -290,7 +291,7 @@ class SkillLibrary:
     # -- writing ---------------------------------------------------------------------
     def write_lock(self):
         """One writer at a time across processes for skill files (skill_manage and the Curator)."""
-        return file_lock(self.dir / ".locks" / "skills")
+        return self.home.links.lock(self.dir / ".locks" / "skills")
 
     def reconcile(self) -> list[int]:
         """Settle changes a killed process left half done (see ``changes.reconcile``); returns their rows."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..clock import Clock
-from ..fileio import LinkPolicy, UnsafePath, file_lock
+from ..fileio import LinkPolicy, UnsafePath
 
 STATES = ("active", "stale", "archived")
 COUNTERS = ("use_count", "view_count", "patch_count")
@@ -100,7 +100,7 @@ class UsageStore:
 
     def update(self, change: Callable[[dict[str, dict[str, Any]], str], None]) -> dict[str, dict[str, Any]]:
         """Apply ``change(records, now_iso)`` under the lock and write the result atomically."""
-        with file_lock(self.path):
+        with self.links.lock(self.path):
             records, corrupt = self._read()
             if corrupt is not None:
                 keep = self.path.with_name(f"{self.path.name}.corrupt.{int(self.clock.now())}")
