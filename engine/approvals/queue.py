@@ -78,14 +78,15 @@ class ApprovalQueue:
             message_id=message_id,
         )
         journal = self.home.journal
-        entry = journal.begin("approvals", "stage", record.id, actor=actor, after=summary, session_id=session_id,
-                              message_id=message_id, detail=_detail(record))
-        try:
-            self.store.write(record)
-        except OSError as exc:
-            journal.abandon(entry, f"could not write the pending record: {exc}")
-            raise WorkbenchError(f"Could not stage the write (it was not saved): {exc.strerror or exc}.") from None
-        journal.commit(entry)
+        with self.store.links.lock(self.store.folder(subsystem)):  # so a settling pass never sees it half done
+            entry = journal.begin("approvals", "stage", record.id, actor=actor, after=summary, session_id=session_id,
+                                  message_id=message_id, detail=_detail(record))
+            try:
+                self.store.write(record)
+            except OSError as exc:
+                journal.abandon(entry, f"could not write the pending record: {exc}")
+                raise WorkbenchError(f"Could not stage the write (it was not saved): {exc.strerror or exc}.") from None
+            journal.commit(entry)
         self._announce(record, "staged", actor, entry)
         return record
 
@@ -148,7 +149,8 @@ class ApprovalQueue:
         """Settle ``pending`` approval rows: a decision whose effect is on disk is rolled forward, else abandoned.
 
         An approval is on disk when its store journaled the write for that record (the
-        record file is then removed if it is still there); a rejection when the file is gone.
+        record file is then removed if it is still there); a rejection when the file is
+        gone; a staging when it is there.
         """
         journal = self.home.journal
         rows = journal.pending("approvals")
@@ -160,10 +162,11 @@ class ApprovalQueue:
             getattr(self.home, subsystem)  # that store settles its own interrupted writes first
             with self.store.links.lock(self.store.folder(subsystem)):
                 path = self.store.path_for(subsystem, row.target)
+                gone = not path.exists() and not path.is_symlink()
                 if row.action == "approve" and journal.applied(subsystem, row.target):
                     self.store.links.unlink(path, missing_ok=True, sealed=self.store.root)
                     journal.commit(row.id)
-                elif row.action == "reject" and not path.exists() and not path.is_symlink():
+                elif (row.action == "reject" and gone) or (row.action == "stage" and not gone):
                     journal.commit(row.id)
                 else:
                     journal.abandon(row.id, "interrupted before it took effect; the record is still pending")
