@@ -303,3 +303,26 @@ def test_demo_fresh_sets_a_played_demo_aside_and_never_a_real_home(home, tmp_pat
     assert main(["demo", "--fresh", "--home", str(home.root), "--json"]) == 1
     assert "not a demo home" in capsys.readouterr().out
     assert (home.memories_dir / "MEMORY.md").read_bytes() == before
+
+
+def test_watcher_follows_a_linked_memory_file_to_its_target(home, tmp_path):
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "MEMORY.md").write_text("Seeded")
+    home.memory.path("memory").symlink_to(dotfiles / "MEMORY.md")
+    seen: list[set[str]] = []
+    watcher = HomeWatcher(home, seen.append)
+    assert dotfiles in watcher.watched_paths()
+    thread = threading.Thread(target=watcher.run)
+    thread.start()
+    try:
+        time.sleep(0.3)  # let the watch start
+        seen.clear()
+        assert home.memory.add("memory", "Written through the link", ToolContext(actor="user"))["success"]
+        deadline = time.monotonic() + 5
+        while "memory" not in set().union(*seen) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        watcher.stop()
+        thread.join(timeout=5)
+    assert "memory" in set().union(*seen), "a write at the link's target reaches the live view"

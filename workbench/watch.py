@@ -19,6 +19,7 @@ from typing import Callable, Iterable
 
 from watchfiles import watch
 
+from engine.fileio import UnsafePath
 from engine.home import Home
 
 log = logging.getLogger(__name__)
@@ -38,13 +39,16 @@ def classify(home: Home, paths: Iterable[str]) -> set[str]:
     root = home.root.resolve()
     memories, skills, pending = (root / home.memories_dir.name, root / home.skills_dir.name,
                                  root / home.pending_dir.name)
+    linked = {target: kind for kind, target in memory_targets(home).items()}
     kinds: set[str] = set()
     for raw in paths:
         path = Path(raw).resolve()
         name = path.name
         if name.endswith((".lock", ".tmp")) or name.startswith((".mem_", ".tmp")):
             continue
-        if path.parent == memories and name in MEMORY_FILES:
+        if path in linked:  # a memory file, or the target of a linked one (dotfiles)
+            kinds.add(linked[path])
+        elif path.parent == memories and name in MEMORY_FILES:
             kinds.add(MEMORY_FILES[name])
         elif path.parent == root and name in SESSION_FILES:
             kinds.add("sessions")
@@ -53,6 +57,17 @@ def classify(home: Home, paths: Iterable[str]) -> set[str]:
         elif _inside(path, pending) and name.endswith(".json"):
             kinds.add("pending")
     return kinds
+
+
+def memory_targets(home: Home) -> dict[str, Path]:
+    """Each memory file's real path (a linked one is written at its target), per target; refused links left out."""
+    targets = {}
+    for name, kind in MEMORY_FILES.items():
+        try:
+            targets[kind] = home.links.resolve(home.memories_dir / name)
+        except UnsafePath:
+            continue
+    return targets
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -68,8 +83,11 @@ class HomeWatcher:
         self._stop = threading.Event()
 
     def watched_paths(self) -> list[Path]:
-        """memories/, skills/, pending/ and the home itself (for state.db, not recursed)."""
-        return [p for p in (self.home.memories_dir, self.home.skills_dir, self.home.pending_dir) if p.is_dir()]
+        """memories/, skills/, pending/, the folders linked memory files live in, and the home (for state.db)."""
+        folders = [p for p in (self.home.memories_dir, self.home.skills_dir, self.home.pending_dir) if p.is_dir()]
+        real = {folder.resolve() for folder in folders}
+        linked = {target.parent for target in memory_targets(self.home).values()}
+        return folders + sorted(p for p in linked - real if p.is_dir())
 
     def run(self) -> None:
         """Block, reporting changes, until ``stop()`` is called."""
