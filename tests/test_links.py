@@ -271,3 +271,29 @@ def test_a_refused_skills_folder_or_ledger_link_is_named_and_nothing_lands_there
         other.curator.archive("tea")
     assert [s.name for s in other.skills.list()] == ["tea"] and planted.read_bytes().count(b"\n") == 1
     other.close()
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o777])
+def test_a_pending_folder_link_follows_the_same_rules(tmp_path, mode):
+    elsewhere = tmp_path / "queue"
+    (elsewhere / "memory").mkdir(parents=True)
+    (elsewhere / "skills").mkdir()
+    os.chmod(elsewhere, mode)
+    root = tmp_path / "home"
+    root.mkdir()
+    (root / "pending").symlink_to(elsewhere)
+    home = open_home(root)
+    stage = dict(subsystem="memory", action="add", summary="add", origin="foreground",
+                 payload={"action": "add", "target": "memory", "content": "Queued elsewhere"})
+    if mode == 0o755:  # the owner's own folder: records are written there and approved from there
+        record = home.approvals.stage(**stage)
+        assert (elsewhere / "memory" / f"{record.id}.json").is_file()
+        assert home.approvals.approve(record.id)["success"]
+        assert home.memory.entries("memory") == ["Queued elsewhere"] and not list((elsewhere / "memory").iterdir())
+    else:
+        with pytest.raises(WorkbenchError, match="pending is a link to .*can be written by others"):
+            home.approvals.stage(**stage)
+        problems = home.approvals.problems()
+        assert len(problems) == 2 and all("pending is a link to" in p.error for p in problems)
+        assert sorted(p.name for p in elsewhere.rglob("*")) == ["memory", "skills"]
+    home.close()
