@@ -28,7 +28,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .errors import WorkbenchError
 
@@ -344,10 +344,17 @@ def check_links(home) -> list:
 
 # -- leftovers of interrupted writes --------------------------------------------------
 TEMP_AGE_SECONDS = 3600  # a live write holds its temp file for milliseconds
+TEMP_MAX_BYTES = 1_048_576
 
 
-def remove_stale_temps(folder: Path, prefix: str, older_than: float = TEMP_AGE_SECONDS) -> list[str]:
-    """Delete ``<prefix>*.tmp`` regular files (never links) owned by us and older than the bound."""
+def remove_stale_temps(folder: Path, prefix: str, redundant: Callable[[bytes], bool],
+                       older_than: float = TEMP_AGE_SECONDS) -> list[str]:
+    """Delete ``<prefix>*.tmp`` files left by interrupted writes whose bytes are kept elsewhere.
+
+    Only regular files (never links) owned by us, older than the bound, and for which
+    ``redundant(bytes)`` says another file or the journal holds the same content; any
+    other leftover stays for ``doctor`` to report and move aside, so nothing is lost.
+    """
     removed = []
     cutoff = time.time() - older_than
     try:
@@ -359,10 +366,13 @@ def remove_stale_temps(folder: Path, prefix: str, older_than: float = TEMP_AGE_S
             continue
         try:
             info = entry.stat(follow_symlinks=False)
-            if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and info.st_mtime < cutoff:
+            if not (stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and info.st_mtime < cutoff
+                    and info.st_size <= TEMP_MAX_BYTES):
+                continue
+            if redundant(read_regular(Path(entry.path))):
                 os.unlink(entry.path)
                 removed.append(entry.path)
-        except OSError:
+        except (OSError, UnsafePath):
             continue
     return removed
 

@@ -18,7 +18,7 @@ import yaml
 
 from .config import HERMES_READERS, Config
 from .errors import ConfigError, WorkbenchError
-from .fileio import atomic_write_bytes
+from .fileio import UnsafePath
 from .health import CHECKS, FIXES, Finding
 from .yamltext import check_bounds, load_yaml
 
@@ -61,8 +61,8 @@ def check_config(home: "Home") -> list[Finding]:
 def _config_text(home: "Home") -> str:
     """config.yaml exactly as stored (BOM and line endings kept), or "" without one."""
     try:
-        return home.config_path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        return home.links.read_bytes(home.config_path).decode("utf-8")
+    except (OSError, UnicodeDecodeError, UnsafePath):
         return ""
 
 
@@ -120,8 +120,8 @@ def rewrite_config(home: "Home") -> str:
     entry = journal.begin("config", "doctor_rewrite", "config.yaml", actor="user", before=text, after=new,
                           detail={"keys": sorted(spans)})
     try:
-        atomic_write_bytes(home.config_path, new.encode("utf-8"))
-    except OSError as exc:
+        home.links.write_bytes(home.config_path, new.encode("utf-8"))  # a linked config.yaml stays a link
+    except (OSError, UnsafePath) as exc:
         journal.abandon(entry, str(exc))
         raise
     journal.commit(entry)

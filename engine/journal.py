@@ -226,5 +226,11 @@ class Journal:
             "SELECT 1 FROM journal WHERE subsystem = ? AND status = 'done' AND json_extract(detail, '$.pending_id') = ?"
             " LIMIT 1", (subsystem, pending_id)).fetchone() is not None
 
+    def holds_file(self, subsystem: str, text: str) -> bool:
+        """True when a row recorded ``text`` as a whole file (``file_after``): a leftover temp of it adds nothing."""
+        return self.path.exists() and self.connection().execute(
+            "SELECT 1 FROM journal WHERE subsystem = ? AND json_extract(detail, '$.file_after') = ? LIMIT 1",
+            (subsystem, text)).fetchone() is not None
+
     def close(self) -> None:
         self._conns.close_all()

@@ -120,15 +120,16 @@ def test_append_leaves_no_torn_line_when_the_disk_fills(tmp_path, monkeypatch):
     assert calls and path.read_bytes() == b'{"id": 1}\n'
 
 
-def test_only_our_old_temp_files_are_removed(tmp_path):
-    old, fresh, other = tmp_path / ".mem_a.tmp", tmp_path / ".mem_b.tmp", tmp_path / ".usage_c.tmp"
+def test_only_our_old_temp_files_whose_bytes_are_kept_elsewhere_are_removed(tmp_path):
+    old, fresh, other, unique = (tmp_path / n for n in (".mem_a.tmp", ".mem_b.tmp", ".usage_c.tmp", ".mem_d.tmp"))
     for path in (old, fresh, other):
-        path.write_text("x")
-    os.utime(old, (1, 1))
-    os.utime(other, (1, 1))
+        path.write_text("kept")
+    unique.write_text("only copy")
+    for path in (old, other, unique):
+        os.utime(path, (1, 1))
     (tmp_path / ".mem_link.tmp").symlink_to(other)
-    assert remove_stale_temps(tmp_path, ".mem_") == [str(old)]
-    assert fresh.exists() and other.exists() and (tmp_path / ".mem_link.tmp").is_symlink()
+    assert remove_stale_temps(tmp_path, ".mem_", lambda data: data == b"kept") == [str(old)]
+    assert fresh.exists() and other.exists() and unique.exists() and (tmp_path / ".mem_link.tmp").is_symlink()
 
 
 def test_the_listing_names_every_link_with_its_verdict(policy, tmp_path):

@@ -297,3 +297,24 @@ def test_a_pending_folder_link_follows_the_same_rules(tmp_path, mode):
         assert len(problems) == 2 and all("pending is a link to" in p.error for p in problems)
         assert sorted(p.name for p in elsewhere.rglob("*")) == ["memory", "skills"]
     home.close()
+
+
+def test_doctor_lists_links_and_its_config_repair_writes_through_a_linked_config(tmp_path):
+    from engine.doctor import run_doctor
+
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "config.yaml"
+    real.write_text("memory:\n  memory_char_limit: '3000'\n")
+    root = tmp_path / "home"
+    root.mkdir()
+    (root / "config.yaml").symlink_to(real)
+    home = open_home(root)
+    (root / "memories" / "USER.md").symlink_to("/dev/zero")
+    report = run_doctor(home, fix=True)
+    links = [f for f in report.findings if f.area == "links"]
+    assert [(f.severity, f.what.split(" ->")[0]) for f in links] == [("info", "config.yaml"),
+                                                                     ("error", "memories/USER.md")]
+    assert any(r["repair"] == "config.rewrite" and r["success"] for r in report.repairs), report.repairs
+    assert (root / "config.yaml").is_symlink() and real.read_text() == "memory:\n  memory_char_limit: 3000\n"
+    home.close()

@@ -252,17 +252,20 @@ def test_a_write_that_never_reached_the_disk_is_marked_abandoned_and_old_temps_a
     row = home.journal.begin("memory", "add", "memory", actor="user", after="Never written",
                              detail={"file_after": "On disk\n§\nNever written"})
     memories = root / "memories"
-    old, fresh = memories / ".mem_old.tmp", memories / ".mem_fresh.tmp"
-    old.write_text("half a file")
-    fresh.write_text("a live write")
-    os.utime(old, (time.time() - 7200,) * 2)
+    old, fresh, foreign = memories / ".mem_old.tmp", memories / ".mem_fresh.tmp", memories / ".mem_foreign.tmp"
+    old.write_text("On disk\n§\nNever written")  # the interrupted write's temp: the journal row keeps its text
+    fresh.write_text("On disk\n§\nNever written")  # as young as a live write's
+    foreign.write_text("someone's only copy")  # not ours to drop: doctor reports it and moves it aside
+    for path in (old, foreign):
+        os.utime(path, (time.time() - 7200,) * 2)
     (memories / ".mem_link.tmp").symlink_to(old)
     home.close()
     home = open_home(root)
     home.memory  # the store settles interrupted writes when it opens
     entry = home.journal.get(row)
     assert entry.status == "abandoned" and "interrupted" in entry.detail["reason"]
-    assert not old.exists() and fresh.exists() and (memories / ".mem_link.tmp").is_symlink()
+    assert entry.detail["file_after"] == "On disk\n§\nNever written"
+    assert not old.exists() and fresh.exists() and foreign.exists() and (memories / ".mem_link.tmp").is_symlink()
     assert home.memory.entries("memory") == ["On disk"]
     home.close()
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..health import CHECKS, Finding
-from .format import FILE_NAMES, TARGETS, Usage, has_drift
+from .format import FILE_NAMES, TARGETS, Usage, has_crlf, has_drift
 from .threats import MAX_SCAN_CHARS, sanitize_entry, scan
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def check_memory(home: "Home") -> list[Finding]:
             limit = home.memory.limit(target)
         except ConfigError:
             continue  # the config check reports the value
-        if has_drift(state.raw, limit):
+        if has_drift(state.raw, limit) and not has_crlf(state.raw):  # CRLF has its own finding and repair
             findings.append(Finding("memory", "warning", f"{name} holds text that does not round-trip through the "
                                     "memory tool (a hand edit or an append); Hermes and the workbench refuse every "
                                     "replace and remove until it is resolved.",

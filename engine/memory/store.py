@@ -559,7 +559,7 @@ class MemoryStore:
 
     # -- interrupted writes and line endings ------------------------------------------
     def reconcile(self) -> list[int]:
-        """Settle both files' interrupted writes and drop our stale temp files; returns the rows settled."""
+        """Settle both files' interrupted writes and drop stale temp files they hold; returns the rows settled."""
         settled: list[int] = []
         for target in TARGETS:
             if self.home.journal.pending(SUBSYSTEM, target):
@@ -569,9 +569,21 @@ class MemoryStore:
                     continue
                 with lock:
                     settled += self._settle(target)
+        folders = set()
+        for target in TARGETS:
             with contextlib.suppress(UnsafePath):
-                remove_stale_temps(self.home.links.resolve(self.path(target)).parent, TMP_PREFIX)
+                folders.add(self.home.links.resolve(self.path(target)).parent)
+        for folder in folders:
+            remove_stale_temps(folder, TMP_PREFIX, self._kept_elsewhere)
         return settled
+
+    def _kept_elsewhere(self, data: bytes) -> bool:
+        """True when a memory file or a journal row already holds these bytes (a leftover temp adds nothing)."""
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return any(self.read(t).raw == text for t in TARGETS) or self.home.journal.holds_file(SUBSYSTEM, text)
 
     def _settle(self, target: str) -> list[int]:
         """With the lock held: a ``pending`` row here belongs to a writer that died mid-write.

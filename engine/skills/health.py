@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..fileio import UnsafePath
 from ..health import CHECKS, Finding
 from .frontmatter import validate_skill_md
 from .validation import SkillError
@@ -23,8 +24,8 @@ def check_skills(home: "Home") -> list[Finding]:
         skill_md = found.path / "SKILL.md"
         rel = skill_md.relative_to(home.root)
         try:
-            validate_skill_md(skill_md.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
+            validate_skill_md(home.links.read_text(skill_md, inside=found.path))
+        except (OSError, UnicodeDecodeError, UnsafePath) as exc:
             findings.append(Finding("skills", "error", f"{rel} cannot be read ({exc}).",
                                     "Fix its permissions or encoding (UTF-8)."))
         except SkillError as exc:
