@@ -215,17 +215,19 @@ class LinkPolicy:
         """The real path to use for ``path`` (a path in the home), every link on the way checked.
 
         ``inside``: a skill's folder the result must stay in (rule 2). ``sealed``: a folder
-        below which no link is followed at all (rule 3). Raises ``UnsafePath``.
+        below which no link is followed at all (rule 3). Raises ``UnsafePath``. (Plain
+        string work: every file read in the home passes here.)
         """
-        path = Path(path)
-        try:
-            parts = path.relative_to(self.root).parts
-        except ValueError:
-            raise UnsafePath(f"{path} is outside the home {self.root}; refusing to touch it.") from None
-        current = os.path.realpath(self.root)
+        root, text = os.fspath(self.root), os.path.normpath(os.fspath(path))
+        if text != root and not text.startswith(root.rstrip(os.sep) + os.sep):
+            raise UnsafePath(f"{path} is outside the home {self.root}; refusing to touch it.")
+        parts = text[len(root):].strip(os.sep).split(os.sep) if text != root else []
+        current = os.path.realpath(root)
+        deepest_link = 0
         for depth, part in enumerate(parts, 1):
             step = os.path.join(current, part)
             if os.path.islink(step):
+                deepest_link = depth
                 shown = self.root.joinpath(*parts[:depth])
                 target = os.path.realpath(step)
                 if sealed is not None and Path(sealed) in shown.parents:
@@ -235,9 +237,18 @@ class LinkPolicy:
                     raise self._refusal(shown, target, problem)
                 step = target
             current = step
-        if inside is not None and not contained(current, inside):
-            raise self._refusal(path, current, f"is outside the skill's folder {inside}")
+        if inside is not None and not self._stays_inside(text, os.path.normpath(os.fspath(inside)), deepest_link,
+                                                         current):
+            raise self._refusal(Path(path), current, f"is outside the skill's folder {inside}")
         return Path(current)
+
+    def _stays_inside(self, text: str, inside: str, deepest_link: int, real: str) -> bool:
+        """Rule 2; without a link below ``inside``, a path under it lexically is under it for real (no realpath)."""
+        root = os.fspath(self.root)
+        if text.startswith(inside + os.sep) and (inside == root or inside.startswith(root + os.sep)):
+            if deepest_link <= len(inside[len(root):].strip(os.sep).split(os.sep)) - (inside == root):
+                return True
+        return contained(real, inside)
 
     def resolve_file(self, path: Path, **scope) -> Path:
         """``resolve``, refusing a path that exists but is not a regular file (for databases and config)."""
