@@ -31,7 +31,7 @@ from rapidfuzz import fuzz
 
 from ..approvals.preview import line_diff
 from ..errors import ReadOnlyError
-from ..fileio import atomic_write_bytes, atomic_write_text, file_lock
+from ..fileio import UnsafePath, atomic_write_bytes, atomic_write_text, file_lock, read_regular
 from ..models.base import ModelError
 from ..skills.changes import Change, record_change, remove_empty_parents
 from ..skills.discovery import Found
@@ -106,7 +106,10 @@ def _files(folder: Path) -> dict[str, bytes]:
         for name in sorted(names):
             path = Path(dirpath, name)
             if not path.is_symlink() and not name.endswith((".lock", ".tmp")):
-                files[path.relative_to(folder).as_posix()] = path.read_bytes()
+                try:
+                    files[path.relative_to(folder).as_posix()] = read_regular(path)
+                except UnsafePath:  # a FIFO or a device has no content (and would block a read)
+                    continue
     return files
 
 
@@ -453,8 +456,8 @@ class Consolidator:
     def _cron_rewrite(self, mapping: dict[str, str]) -> tuple[str, list[dict[str, Any]]] | None:
         """(new jobs.json text, rewrites) when a cron job names an absorbed skill; None otherwise."""
         try:
-            data = json.loads(self._cron_path.read_text(encoding="utf-8-sig"))
-        except (OSError, ValueError):
+            data = json.loads(self.home.links.read_text(self._cron_path, "utf-8-sig"))
+        except (OSError, ValueError, UnsafePath):
             return None
         jobs = data.get("jobs") if isinstance(data, dict) else data
         if not isinstance(jobs, list):
@@ -513,7 +516,7 @@ class Consolidator:
                                  "archived_at": iso(now), "archive_dir": archive_to[name].name,
                                  "archived_from": folder.relative_to(self.skills.dir).as_posix(), "absorbed_into": umbrella["name"]}
 
-        cron_before = self._cron_path.read_bytes() if cron else None
+        cron_before = self.home.links.read_bytes(self._cron_path) if cron else None
 
         def mutate() -> None:
             """All or nothing: a failure part-way puts every moved folder and file back."""
@@ -528,11 +531,11 @@ class Consolidator:
                     moved.append((folder, archive_to[name]))
                     remove_empty_parents(folder.parent, self.skills.dir)
                 if cron:
-                    atomic_write_text(self._cron_path, cron[0])
+                    self.home.links.write_text(self._cron_path, cron[0])  # a linked jobs.json stays a link
                 self.skills.usage.update(lambda records_, now_iso: records_.update(usage_after))
             except BaseException:
-                if cron_before is not None and self._cron_path.read_bytes() != cron_before:
-                    atomic_write_bytes(self._cron_path, cron_before)
+                if cron_before is not None and self.home.links.read_bytes(self._cron_path) != cron_before:
+                    self.home.links.write_bytes(self._cron_path, cron_before)
                 for folder, dest in reversed(moved):
                     folder.parent.mkdir(parents=True, exist_ok=True)
                     os.rename(dest, folder)

@@ -354,11 +354,11 @@ class Curator:
     # -- schedule ------------------------------------------------------------------------
     def _set_paused(self, paused: bool) -> dict[str, Any]:
         self._writable()
-        with file_lock(self.state_path):
+        with self.home.links.lock(self.state_path):
             state = self._state()
             was = bool(state.get("paused"))
             state["paused"] = paused
-            atomic_write_json(self.state_path, state)
+            self.home.links.write_json(self.state_path, state)
         verb = "paused" if paused else "resumed"
         if was != paused:
             self.home.journal.append("curator", "pause" if paused else "resume", "schedule", actor="user",
@@ -388,12 +388,12 @@ class Curator:
         now = self.home.clock.now()
         due = self.due(now, busy)
         if due.seed:
-            with file_lock(self.state_path):
+            with self.home.links.lock(self.state_path):
                 state = self._state()
                 if not state.get("last_run_at"):
                     state.update(last_run_at=iso(now), last_run_summary="deferred first run: seeded, the first "
                                  "pass waits one interval")
-                    atomic_write_json(self.state_path, state)
+                    self.home.links.write_json(self.state_path, state)
             return None
         if not due.due:
             return None
