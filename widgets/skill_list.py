@@ -104,4 +104,6 @@ class SkillList(DataTable):
         return self.rows_by_name.get(key or "")
 
     def _on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.post_message(self.Highlighted(self.rows_by_name.get(event.row_key.value or "")))
+        # An empty table highlights row -1 with no key (e.g. `up` once a filter left nothing).
+        key = event.row_key.value if event.row_key is not None else None
+        self.post_message(self.Highlighted(self.rows_by_name.get(key or "")))

@@ -7,7 +7,10 @@ Adding a screen: subclass ``workbench.screens.base.WorkbenchScreen`` and add it 
 
 from __future__ import annotations
 
+import tempfile
 import threading
+import time
+import traceback
 from functools import partial
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from textual.screen import Screen
 from textual.signal import Signal
 from textual.worker import Worker, WorkerState
 
+from engine.errors import WorkbenchError
 from engine.events import Event, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
 from engine.home import Home
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
@@ -145,6 +149,7 @@ class WorkbenchApp(App):
         self._watcher: HomeWatcher | None = None
         self._demo_cancel = threading.Event()
         self.frozen_snapshot = None  # the snapshot the Memory screen compares with (see MemoryScreen)
+        self.crash_log: Path | None = None  # where the traceback of an unhandled exception was saved
         for theme in THEMES:
             self.register_theme(theme)
         saved = load_settings(self.settings_file).get("theme")
@@ -298,6 +303,39 @@ class WorkbenchApp(App):
                                   title="Demo finished", markup=False, timeout=10)
 
 
+    # -- crashes ------------------------------------------------------------------
+    def _handle_exception(self, error: Exception) -> None:
+        """An unhandled exception still ends the app (Textual's rule), but its traceback goes to
+        a file next to the settings instead of the terminal; ``raise_if_crashed`` says where."""
+        self.crash_log = save_crash(error, self.settings_file.parent / "crashes")
+        super()._handle_exception(error)
+        if self.crash_log is not None:
+            self._exit_renderables.clear()  # the traceback is in the file; the CLI prints one line
+
+    def raise_if_crashed(self) -> None:
+        if self.return_code and self._exception is not None:
+            error = self._exception
+            where = (f"The traceback was saved to {self.crash_log}; please attach it to a bug report."
+                     if self.crash_log else "The traceback could not be saved.")
+            raise WorkbenchError(f"The workbench stopped on an unexpected error ({type(error).__name__}: "
+                                 f"{visible(str(error))[:200]}). Nothing was left half-written. {where}")
+
+
+def save_crash(error: BaseException, folder: Path) -> Path | None:
+    """Write ``error``'s traceback to a new file in ``folder``; None if it cannot be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix=time.strftime("crash-%Y%m%d-%H%M%S-"), suffix=".txt", dir=folder)
+        with open(handle, "w", encoding="utf-8") as out:
+            out.write("".join(traceback.format_exception(error)))
+    except OSError:
+        return None
+    return Path(name)
+
+
 def run_app(home: Home, *, demo_speed: float | None = None) -> None:
-    """Open the TUI on ``home`` (blocking until the user quits)."""
-    WorkbenchApp(home, demo_speed=demo_speed).run()
+    """Open the TUI on ``home`` (blocking until the user quits); a crash raises WorkbenchError
+    after the terminal is restored, so the CLI prints where the traceback went and exits 1."""
+    app = WorkbenchApp(home, demo_speed=demo_speed)
+    app.run()
+    app.raise_if_crashed()

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import Callable, TypeVar, Union
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.await_complete import AwaitComplete
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
@@ -28,6 +29,23 @@ from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory.format import size_of
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line, visible
+
+
+Result = TypeVar("Result")
+
+
+class Dialog(ModalScreen[Result]):
+    """A modal that closes once: a second answer (a key burst such as ``d enter n``, or a
+    click racing a key) is ignored. Textual's ``dismiss`` pops whatever screen is on top,
+    so a second call would close the screen underneath, or fail on the last one."""
+
+    _dismissed = False
+
+    def dismiss(self, result: Result | None = None) -> AwaitComplete:
+        if self._dismissed or not self.is_current:
+            return AwaitComplete.nothing()
+        self._dismissed = True
+        return super().dismiss(result)
 
 
 @dataclass(frozen=True)
@@ -75,7 +93,7 @@ def draft_budget(entries: list[str], limit: int, replacing: str | None = None) -
     return budget
 
 
-class ConfirmDialog(ModalScreen[bool]):
+class ConfirmDialog(Dialog[bool]):
     """Yes / no; ``y`` confirms, ``n`` or Escape cancels. "No" has the focus, so a stray
     Enter never confirms a removal or a bulk decision."""
 
@@ -110,7 +128,7 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
-class EditDialog(ModalScreen[bool]):
+class EditDialog(Dialog[bool]):
     """Edit a text and save it through ``submit``; dismisses True once saved."""
 
     BINDINGS = [

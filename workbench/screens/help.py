@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from widgets.literal import assemble
+
+from .dialogs import Dialog
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def class_bindings(cls) -> list:
     return seen
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     """Scrollable key reference; any of escape, q or ? closes it."""
 
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]

@@ -17,7 +17,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -32,7 +31,7 @@ from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 
 from ..messages import ShowSkill
 from .base import WorkbenchScreen
-from .dialogs import ConfirmDialog
+from .dialogs import ConfirmDialog, Dialog
 
 MAX_VIEW_BYTES = 400_000
 PLAN_VERBS = (("marked_stale", "mark stale"), ("archived", "archive"), ("reactivated", "reactivate"))
@@ -68,7 +67,7 @@ def plan_lines(report: Any) -> list[str]:
     return [f"{verb:<11} {name}" for field, verb in PLAN_VERBS for name in getattr(report, field)]
 
 
-class DaysDialog(ModalScreen[int | None]):
+class DaysDialog(Dialog[int | None]):
     """Ask for a whole number of days (purge archived skills older than that)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
@@ -101,7 +100,7 @@ class DaysDialog(ModalScreen[int | None]):
         self.dismiss(None)
 
 
-class LedgerDialog(ModalScreen[str | None]):
+class LedgerDialog(Dialog[str | None]):
     """The curator ledger, newest first; enter picks an entry to roll back."""
 
     BINDINGS = [Binding("escape", "cancel", "Close")]

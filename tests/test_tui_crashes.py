@@ -1,0 +1,105 @@
+"""Crashes found by hand and by key mashing: each test failed before its fix."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Select
+from textual.widgets._select import SelectOverlay
+
+from tests.screens_seed import open_mode, seed_skills
+from tests.tui_support import make_app, settle, wait_for
+from widgets.skill_list import SkillList
+from workbench import app as app_module
+from workbench.app import WorkbenchApp
+from workbench.cli import main
+from workbench.screens.dialogs import ConfirmDialog, EditDialog
+from workbench.screens.memory import MemoryScreen
+from workbench.screens.run import RunScreen
+from workbench.screens.skills import SkillsScreen
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_moving_in_a_skill_table_filtered_to_nothing(home, tmp_path):
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "3", SkillsScreen)
+        await pilot.press("slash", *"zzzzqqq", "tab")
+        await settle(pilot)
+        assert screen.query_one(SkillList).row_count == 0
+        await pilot.press("up", "down", "pageup", "pagedown", "home", "end", "enter", "a", "p")
+        await settle(pilot)
+        assert screen.current is None and app.is_running
+
+
+async def test_a_dialog_answered_twice_closes_once(home, tmp_path):
+    home.memory.add("memory", "Deploys go through staging first", None)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "1", MemoryScreen)
+        await pilot.press("d")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmDialog)
+        dialog.action_answer(False)
+        dialog.action_answer(False)  # a second key or click before the screen is gone
+        dialog._pressed(type("Pressed", (), {"button": type("B", (), {"id": "no"})()})())
+        await settle(pilot)
+        assert app.screen is screen
+        await pilot.press("a")
+        await settle(pilot)
+        editor = app.screen
+        assert isinstance(editor, EditDialog)
+        editor.action_cancel()
+        editor._cancel()
+        editor._take_theirs()
+        await settle(pilot)
+        assert app.screen is screen and app.is_running
+        for _ in range(3):  # the burst from the issue
+            await pilot.press("d", "enter", "n")
+        await settle(pilot)
+        assert app.screen is screen and app.is_running
+
+
+async def test_page_keys_in_the_model_dropdown(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "5", RunScreen)
+        model = screen.query_one("#run-model", Select)
+        model.query_one(SelectOverlay).styles.max_height = 2  # squeezed: a border and no room for options
+        model.focus()
+        await pilot.press("enter", "pagedown", "pageup", "pagedown", "end", "home")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.is_running
+
+
+class CrashingApp(WorkbenchApp):
+    """The real app, run headless, with a key whose handler has a bug."""
+
+    BINDINGS = [*WorkbenchApp.BINDINGS, ("z", "bug", "")]
+
+    def action_bug(self) -> None:
+        raise RuntimeError("a bug in a handler")
+
+    def on_ready(self) -> None:
+        self.call_after_refresh(lambda: self.simulate_key("z"))
+
+    def run(self, **kwargs):
+        return super().run(headless=True, size=(80, 24), **kwargs)
+
+
+def test_a_crash_exits_non_zero_and_says_where_the_traceback_is(home, tmp_path, monkeypatch, capsys):
+    config = tmp_path / "config"
+    monkeypatch.setenv("WORKBENCH_CONFIG_DIR", str(config))
+    monkeypatch.setattr(app_module, "WorkbenchApp", CrashingApp)
+    assert main(["--home", str(home.root)]) == 1
+    err = capsys.readouterr().err
+    assert "stopped on an unexpected error (RuntimeError: a bug in a handler)" in err
+    assert "Traceback" not in err
+    saved = list((config / "crashes").glob("crash-*.txt"))
+    assert len(saved) == 1 and str(saved[0]) in err
+    text = saved[0].read_text(encoding="utf-8")
+    assert "Traceback" in text and "action_bug" in text and "a bug in a handler" in text
