@@ -103,3 +103,22 @@ def test_a_crash_exits_non_zero_and_says_where_the_traceback_is(home, tmp_path, 
     assert len(saved) == 1 and str(saved[0]) in err
     text = saved[0].read_text(encoding="utf-8")
     assert "Traceback" in text and "action_bug" in text and "a bug in a handler" in text
+
+
+async def test_the_theme_picker_answered_twice_and_closed_while_searching(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "1", MemoryScreen)
+        await pilot.press("f2")
+        await settle(pilot)
+        palette = app.screen
+        assert palette is not screen
+        palette.dismiss()
+        palette.dismiss()  # Textual's palette pops whatever is on top: never the mode's screen
+        await settle(pilot)
+        assert app.screen is screen
+        for _ in range(5):  # close it while its search worker runs
+            await pilot.press("f2", "n", "o", "escape")
+        await pilot.press("f2", "pagedown", "pageup", "escape")
+        await settle(pilot)
+        assert app.screen is screen and app.is_running

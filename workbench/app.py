@@ -16,8 +16,10 @@ from pathlib import Path
 
 from textual import work
 from textual.app import App
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.theme import ThemeProvider
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
@@ -27,6 +29,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
 from engine.home import Home
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
+from widgets import textual_fixes
 from widgets.literal import visible
 from widgets.transcript import Transcript
 
@@ -41,6 +44,8 @@ from .screens.skills import SkillsScreen
 from .screens.timeline import TimelineScreen
 from .settings import load_settings, save_setting, settings_path
 from .watch import HomeWatcher
+
+textual_fixes.apply()
 
 # (mode, key, label) in key order; a mode shows up once it is in MODES.
 MODE_ORDER = (
@@ -178,6 +183,21 @@ class WorkbenchApp(App):
                 return False
             return None if parameters[0] == self.current_mode else True
         return True
+
+    def pop_screen(self) -> AwaitComplete:
+        """Never pop a mode's own screen: Textual's modals (the palette, the theme picker) dismiss
+        by popping whatever is on top, so a key burst that answers one twice would pop the screen
+        underneath and crash. Our own dialogs close once (``screens.dialogs.Dialog``)."""
+        if len(self.screen_stack) <= 1:
+            return AwaitComplete.nothing()
+        return super().pop_screen()
+
+    def action_command_palette(self) -> None:
+        if self.use_command_palette and not textual_fixes.Palette.is_open(self):
+            self.push_screen(textual_fixes.Palette(id="--command-palette"))
+
+    def search_themes(self) -> None:
+        self.push_screen(textual_fixes.Palette(providers=[ThemeProvider], placeholder="Search for themes…"))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.help_sections()))

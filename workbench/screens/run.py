@@ -26,7 +26,6 @@ from engine.events import Event, RunnerEvent
 from engine.models import BACKENDS, make_model
 from engine.runner.session import CLOSE_REASON, AgentSession
 from engine.scenarios import list_scenarios, run_scenario
-from widgets.dropdown import Dropdown
 from widgets.transcript import Transcript, TranscriptItem
 
 from .base import WorkbenchScreen
@@ -87,8 +86,8 @@ class RunScreen(WorkbenchScreen):
 
     def compose_body(self) -> Iterable[Widget]:
         with Horizontal(id="run-bar"):
-            yield Dropdown([(name, name) for name in BACKENDS], value="offline", allow_blank=False, id="run-model")
-            yield Dropdown([(NO_SCENARIO, NO_SCENARIO)], value=NO_SCENARIO, allow_blank=False, id="run-scenario")
+            yield Select([(name, name) for name in BACKENDS], value="offline", allow_blank=False, id="run-model")
+            yield Select([(NO_SCENARIO, NO_SCENARIO)], value=NO_SCENARIO, allow_blank=False, id="run-scenario")
             yield Static(Content(""), id="run-status")
         yield Transcript(id="run-transcript")
         yield Input(placeholder="message the agent; enter sends", id="run-input")

@@ -1,0 +1,43 @@
+"""Guards for Textual bugs the workbench can hit, applied once when the app is imported.
+
+``OptionList._move_page`` (Textual 8.2.8, the newest release in the registry) looks the
+highlighted option up in a line cache that is only filled once the list has a
+non-empty content region, so ``pagedown``/``pageup`` in a list squeezed to zero rows
+(a Select dropdown, the command palette's list while it opens) raises ``KeyError: 0``.
+Every OptionList is affected, Textual's own included, so the guard wraps the method:
+paging a list with nothing laid out does nothing.
+
+``CommandPalette._gather_commands`` is a worker that, when the palette is closed while
+it searches (a fast ``enter`` after typing), fails with ``NoMatches`` and, being
+``exit_on_error``, ends the app. ``Palette`` runs the same search and stops quietly
+once the palette's list is gone; the app opens it for ``ctrl+p`` and the theme picker.
+"""
+
+from __future__ import annotations
+
+from textual import work
+from textual.command import CommandPalette
+from textual.css.query import NoMatches
+from textual.widgets import OptionList
+
+_move_page = OptionList._move_page
+
+
+def _guarded_move_page(self: OptionList, direction) -> None:
+    if self._index_to_line:
+        _move_page(self, direction)
+
+
+def apply() -> None:
+    OptionList._move_page = _guarded_move_page
+
+
+class Palette(CommandPalette):
+    """Textual's command palette, whose search survives the palette closing under it."""
+
+    @work(exclusive=True, group=CommandPalette._GATHER_COMMANDS_GROUP, exit_on_error=False)
+    async def _gather_commands(self, search_value: str) -> None:
+        try:
+            await CommandPalette._gather_commands.__wrapped__(self, search_value)
+        except NoMatches:  # closed while searching: nothing left to show the hits in
+            pass
