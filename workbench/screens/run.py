@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass
 from typing import Iterable
 
-from textual import on, work
+from textual import events, on, work
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Select, Static
+from textual.widgets._select import SelectOverlay
 
 from engine.errors import WorkbenchError
 from engine.events import Event, RunnerEvent
@@ -90,7 +91,7 @@ class RunScreen(WorkbenchScreen):
             yield Select([(NO_SCENARIO, NO_SCENARIO)], value=NO_SCENARIO, allow_blank=False, id="run-scenario")
             yield Static(Content(""), id="run-status")
         yield Transcript(id="run-transcript")
-        yield Input(placeholder="message the agent; enter sends", id="run-input")
+        yield Input(placeholder="message the agent; enter sends", id="run-input", select_on_focus=False)
 
     def on_mount(self) -> None:
         transcript = self.query_one(Transcript)
@@ -138,6 +139,24 @@ class RunScreen(WorkbenchScreen):
     @on(Select.Changed, "#run-model")
     def _model_changed(self) -> None:
         self.agent, self._switch = None, None  # the next message resumes this session with the newly chosen model
+        self.focus_input()
+
+    def focus_input(self) -> None:
+        """The message box takes the focus after every action here, so typing is never lost."""
+        self.query_one("#run-input", Input).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key that nothing here binds, typed while another pane has the focus,
+        goes into the message box (and moves the focus there) instead of being dropped."""
+        box = self.query_one("#run-input", Input)
+        if self.focused is box or not event.is_printable or not event.character:
+            return
+        if event.key in self.active_bindings or isinstance(self.focused, SelectOverlay):
+            return  # a key of the focused pane (j/k in the transcript), or type-to-search in a dropdown
+        event.stop()
+        event.prevent_default()
+        box.focus()
+        box.insert_text_at_cursor(event.character)
 
     def on_unmount(self) -> None:
         self._cancel.set()  # never keep the app waiting on a running turn at exit
@@ -154,7 +173,7 @@ class RunScreen(WorkbenchScreen):
         self._title("New session")
         self.query_one(Transcript).set_items([], placeholder="New session: type a message below.")
         self._status()
-        self.query_one("#run-input", Input).focus()
+        self.focus_input()
 
     def action_resume(self) -> None:
         from .dialogs import EditDialog
@@ -166,7 +185,8 @@ class RunScreen(WorkbenchScreen):
             self.app.call_from_thread(self._resume, session_id)
             return None
 
-        self.app.push_screen(EditDialog("Resume which session? (its id)", self.session_id or "", submit))
+        self.app.push_screen(EditDialog("Resume which session? (its id)", self.session_id or "", submit),
+                             lambda _: self.focus_input())
 
     def _follow(self, session_id: str) -> None:
         self.session_id = session_id
@@ -255,6 +275,7 @@ class RunScreen(WorkbenchScreen):
             self.notify(message.error, title="The turn failed", severity="error", markup=False)
         if self.session_id:
             self.reload(self.session_id)
+        self.focus_input()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-reload")
     def reload(self, session_id: str) -> None:
