@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input, Select
+from textual.widgets import Button, Input, Select, TextArea
+from textual.widgets._select import SelectCurrent
 
-from tests.screens_seed import open_mode
+from engine.tools import ToolContext
+
+from tests.screens_seed import open_mode, seed_sessions, seed_skills
 from tests.tui_support import make_app, settle, wait_for
+from widgets.entry_list import EntryList
+from widgets.gauge import CapacityGauge
 from widgets.transcript import Transcript
+from workbench.screens.memory import MemoryScreen
 from workbench.screens.run import RunScreen
 
 pytestmark = pytest.mark.anyio
@@ -83,3 +89,107 @@ async def test_a_resumed_session_gets_the_next_turn(home, tmp_path):
         await settle(pilot)
         users = [m.content for m in home.archive.messages(first) if m.role == "user"]
         assert users == ["first words", "back again"]
+
+
+async def test_memory_columns_are_reached_with_arrows_and_hl_and_the_detail_follows(home, tmp_path):
+    home.memory.add("memory", "Frozen only entry")
+    home.memory.add("memory", "Kept entry")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_mode(pilot, "1", MemoryScreen)
+        home.memory.remove("memory", "Frozen only entry", None)
+        home.memory.add("memory", "Live only entry", None)
+        await settle(pilot)
+        assert focused_id(app) == "live-list"
+        await pilot.press("left")
+        await settle(pilot)
+        assert focused_id(app) == "frozen-list" and screen.detail.entry == "Frozen only entry"
+        await pilot.press("l")
+        await settle(pilot)
+        assert focused_id(app) == "live-list"
+        await pilot.press("down")
+        await settle(pilot)
+        assert screen.detail.entry == screen.query_one("#live-list", EntryList).current.text
+        await pilot.press("h", "down")
+        await settle(pilot)
+        assert focused_id(app) == "frozen-list"
+        assert screen.detail.entry == screen.query_one("#frozen-list", EntryList).current.text == "Kept entry"
+        for key in ("a", "d", "u"):  # closing any dialog gives the focus back where it was
+            await pilot.press(key)
+            await settle(pilot)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert app.screen is screen and focused_id(app) == "frozen-list", key
+
+
+async def test_conflict_buttons_keep_mine_first_and_the_focus_is_unmistakable(home, tmp_path):
+    home.memory.add("memory", "Old wording")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await open_mode(pilot, "1", MemoryScreen)
+        await pilot.press("e")
+        await settle(pilot)
+        dialog = app.screen
+        home.memory.replace("memory", "Old wording", "Their wording", None)
+        dialog.query_one(TextArea).text = "My wording"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert dialog.conflict is not None
+        shown = [b.id for b in dialog.query(Button) if b.display]
+        assert shown == ["keep-mine", "take-theirs", "cancel"]
+        order = []
+        for _ in range(3):
+            await pilot.press("tab")
+            order.append(focused_id(app))
+        assert order == ["keep-mine", "take-theirs", "cancel"]
+        focused, other = dialog.query_one("#cancel", Button), dialog.query_one("#take-theirs", Button)
+        assert focused.styles.border_top != other.styles.border_top  # a ring, not only a shade
+        assert "reverse" in str(focused.styles.text_style)
+
+
+async def test_the_add_editor_gauge_counts_pending_writes(home, tmp_path):
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    home.memory.add("memory", "Proposed by the agent", ToolContext(actor="agent"))  # staged, not written
+    assert home.approvals.count() == 1
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await open_mode(pilot, "1", MemoryScreen)
+        live = screen.query_one("#live-gauge", CapacityGauge)
+        assert live.ghost == len("Proposed by the agent") + 3
+        await pilot.press("a")
+        await settle(pilot)
+        gauge = app.screen.query_one("#draft-budget", CapacityGauge)
+        assert gauge.ghost == live.ghost and f"+{live.ghost}" in gauge.caption()
+
+
+def ring(widget) -> tuple:
+    """What draws a pane's edge (a Select draws it on its current-value box)."""
+    target = widget.query_one(SelectCurrent) if isinstance(widget, Select) else widget
+    styles = target.styles
+    return styles.border_top, styles.border_left, styles.outline_top
+
+
+@pytest.mark.parametrize("theme", ["workbench-dark", "workbench-light"])
+async def test_every_focusable_pane_shows_a_focus_ring(home, tmp_path, theme):
+    seed_skills(home)
+    seed_sessions(home)
+    home.memory.add("memory", "An entry")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.theme = theme
+        missing = []
+        for mode, key, _ in app.mode_tabs():
+            await pilot.press(key)
+            await settle(pilot)
+            chain = list(app.screen.focus_chain)
+            assert len(chain) >= 2, mode
+            for index, widget in enumerate(chain):
+                widget.focus()
+                await settle(pilot)
+                focused = ring(widget)
+                chain[index - 1].focus()
+                await settle(pilot)
+                if ring(widget) == focused:
+                    missing.append(f"{mode}: {widget!r}")
+        assert missing == []

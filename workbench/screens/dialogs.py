@@ -68,6 +68,7 @@ class Budget:
     chars: int
     limit: int
     similar: tuple[str, ...] = ()
+    pending: int = 0  # what proposals waiting for approval would add (the gauge's ghost)
 
 
 @dataclass(frozen=True)
@@ -79,8 +80,10 @@ class DiskCheck:
     budget: Callable[[str], "Budget"] | None = None
 
 
-def draft_budget(entries: list[str], limit: int, replacing: str | None = None) -> Callable[[str], Budget]:
-    """A memory store's budget once a draft is added to ``entries`` (or put in place of ``replacing``)."""
+def draft_budget(entries: list[str], limit: int, replacing: str | None = None,
+                 pending: int = 0) -> Callable[[str], Budget]:
+    """A memory store's budget once a draft is added to ``entries`` (or put in place of ``replacing``),
+    with ``pending`` characters of staged additions shown beside it."""
 
     def budget(draft: str) -> Budget:
         text = draft.strip()
@@ -88,7 +91,7 @@ def draft_budget(entries: list[str], limit: int, replacing: str | None = None) -
         if replacing is None and text:
             after.append(text)
         similar = difflib.get_close_matches(text, [e for e in entries if e != replacing], n=2, cutoff=0.3)
-        return Budget(size_of([e for e in after if e]), limit, tuple(similar))
+        return Budget(size_of([e for e in after if e]), limit, tuple(similar), pending)
 
     return budget
 
@@ -165,7 +168,7 @@ class EditDialog(Dialog[bool]):
                 yield CapacityGauge(id="draft-budget")
                 yield Static("", id="draft-advice", classes="warning")
             yield Static("", id="error", classes="error")
-            with VerticalScroll(id="conflict"):
+            with VerticalScroll(id="conflict", can_focus=False):  # tab goes from the draft to Keep mine
                 yield Static("", id="conflict-text")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Save (ctrl+s)", variant="primary", id="save")
@@ -209,7 +212,7 @@ class EditDialog(Dialog[bool]):
             return
         budget = self.budget(self.draft)
         gauge = self.query_one("#draft-budget", CapacityGauge)
-        gauge.used, gauge.limit = budget.chars, budget.limit
+        gauge.used, gauge.limit, gauge.ghost = budget.chars, budget.limit, budget.pending
         advice = self.query_one("#draft-advice", Static)
         over = budget.chars - budget.limit
         if over > 0:

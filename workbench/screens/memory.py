@@ -95,6 +95,8 @@ class MemoryScreen(WorkbenchScreen):
         Binding("g", "jump", "Source", id="memory.jump"),
         Binding("u", "undo", "Undo", id="memory.undo"),
         Binding("f", "refreeze", "Refreeze", show=False, id="memory.refreeze"),
+        Binding("left,h", "column('frozen')", "Frozen column", show=False, id="memory.frozen"),
+        Binding("right,l", "column('live')", "Live column", show=False, id="memory.live"),
     ]
 
     def __init__(self) -> None:
@@ -269,6 +271,10 @@ class MemoryScreen(WorkbenchScreen):
         text.update(assemble(*parts))
 
     # -- actions ------------------------------------------------------------------
+    def action_column(self, side: str) -> None:
+        """Focus the frozen or live column (the detail pane follows its cursor)."""
+        self.query_one(f"#{side}-list", EntryList).focus()
+
     def action_switch_target(self) -> None:
         self.target = "user" if self.target == "memory" else "memory"
         self.show_status("")
@@ -286,7 +292,7 @@ class MemoryScreen(WorkbenchScreen):
         """The budget of the store as shown, with a draft added or in place of ``replacing``."""
         view = self.view
         entries = [row.text for row in view.live if row.mark != "-"] if view else []
-        return draft_budget(entries, view.limit if view else 1, replacing)
+        return draft_budget(entries, view.limit if view else 1, replacing, view.ghost if view else 0)
 
     def action_add(self) -> None:
         target = self.target
