@@ -69,11 +69,11 @@ async def test_approve_and_reject(gated, tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await open_approvals(pilot)
         assert app.pending_count == 2
-        await pilot.press("a")
+        await pilot.press("a", "y")  # every approval asks first
         await settle(pilot)
         assert gated.memory.entries("memory") == ["Uses Postgres 16", "First proposal"]
         await wait_for(pilot, lambda: app.screen.query_one("#queue", OptionList).option_count == 1, what="queue shrink")
-        await pilot.press("r")
+        await pilot.press("r", "y")
         await settle(pilot)
         assert gated.approvals.count() == 0
         assert gated.memory.entries("memory") == ["Uses Postgres 16", "First proposal"]
@@ -147,7 +147,7 @@ async def test_a_stale_proposal_is_refused_shown_and_stays_pending(gated, tmp_pa
         await wait_for(pilot, lambda: "Would be refused" in text_of(app, "#proposal-warnings"), what="the refusal")
         assert "Staged against: Uses Postgres 16" in text_of(app, "#proposal-warnings")
         assert "Now: Uses Postgres 17" in text_of(app, "#proposal-warnings")
-        await pilot.press("a")
+        await pilot.press("a", "y")  # every approval asks first
         await settle(pilot)
         status = app.screen.query_one("#status", Static)
         assert status.has_class("error") and "still pending" in str(status.content)
@@ -179,7 +179,7 @@ async def test_a_staged_skill_shows_its_file_and_diff(home, tmp_path):
         await wait_for(pilot, lambda: "tidy-logs/SKILL.md" in text_of(app, "#proposal-title"), what="the preview")
         assert "+ # Tidy logs" in text_of(app, "#proposal-diff")
         assert not app.screen.query_one("#budget", CapacityGauge).display  # no memory budget for a skill
-        await pilot.press("a")
+        await pilot.press("a", "y")  # every approval asks first
         await settle(pilot)
         assert [s.name for s in home.skills.list()] == ["tidy-logs"]
 
@@ -218,7 +218,7 @@ async def test_a_pending_add_that_would_overflow_is_shown_before_approval_and_re
         assert f"over by {used + 403 - 2200:,}" in budget.caption()
         warning = text_of(app, "#proposal-warnings")
         assert f"{used + 403 - 2200:,} chars over its limit" in warning and "Largest entries: 92 chars: filler" in warning
-        await pilot.press("a")
+        await pilot.press("a", "y")  # every approval asks first
         await settle(pilot)
         status = text_of(app, "#status")
         assert "Not applied, still pending" in status and "Largest entries" in status and "filler" in status

@@ -13,7 +13,10 @@ from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.gauge import CapacityGauge
 from widgets.transcript import Transcript
+from workbench.screens import base as base_screen
+from workbench.screens.dialogs import ConfirmDialog, EditDialog
 from workbench.screens.memory import MemoryScreen
+from workbench.screens.skills import SkillsScreen
 from workbench.screens.run import RunScreen
 
 pytestmark = pytest.mark.anyio
@@ -193,3 +196,50 @@ async def test_every_focusable_pane_shows_a_focus_ring(home, tmp_path, theme):
                 if ring(widget) == focused:
                     missing.append(f"{mode}: {widget!r}")
         assert missing == []
+
+
+async def test_escape_on_a_changed_draft_asks_before_throwing_it_away(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_mode(pilot, "1", MemoryScreen)
+        await pilot.press("a")
+        await settle(pilot)
+        editor = app.screen
+        await pilot.press("escape")  # unchanged: closes at once
+        await settle(pilot)
+        assert app.screen is screen
+        await pilot.press("a", *"half a thought", "escape")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog)
+        await pilot.press("n")  # keep editing: the draft is still there
+        await settle(pilot)
+        assert isinstance(app.screen, EditDialog) and app.screen.draft == "half a thought"
+        await pilot.press("escape", "y")
+        await settle(pilot)
+        assert app.screen is screen and home.memory.entries("memory") == []
+        assert editor is not app.screen
+
+
+async def test_curator_run_asks_first(home, tmp_path):
+    seed_skills(home)
+    before = home.curator.ledger()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_mode(pilot, "3", SkillsScreen)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog)
+        await pilot.press("n")
+        await settle(pilot)
+        assert home.curator.ledger() == before and home.curator.status()["last_run_at"] is None
+
+
+async def test_a_status_message_clears_by_itself(home, tmp_path, monkeypatch):
+    monkeypatch.setattr(base_screen, "STATUS_SECONDS", 0.05)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_mode(pilot, "1", MemoryScreen)
+        screen.show_status("Snapshot re-taken.")
+        status = screen.query_one("#status")
+        assert status.display
+        await wait_for(pilot, lambda: not status.display, what="the status cleared")

@@ -83,6 +83,9 @@ async def test_archive_and_restore_through_the_screen(home, tmp_path):
         screen = await open_skills(pilot)
         await select(pilot, screen, "docker-prune")
         await pilot.press("a")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog) and state_of(home, "docker-prune") == "active"  # asks first
+        await pilot.press("y")
         await wait_for(pilot, lambda: screen.current is not None and screen.current.state == "archived",
                        what="archived row")
         assert state_of(home, "docker-prune") == "archived"

@@ -228,12 +228,15 @@ class ApprovalsScreen(WorkbenchScreen):
     def action_approve(self) -> None:
         record = self._selected()
         if record is not None:
-            self._decide(record.id, approve=True)
+            self.confirm(f"Approve {record.subsystem} {record.action} {record.id}?", one_line(record.summary, 300),
+                         lambda: self._decide(record.id, approve=True))
 
     def action_reject(self) -> None:
         record = self._selected()
         if record is not None:
-            self._decide(record.id, approve=False)
+            self.confirm(f"Reject {record.subsystem} {record.action} {record.id}?",
+                         one_line(record.summary, 300) + "\nThe journal keeps the rejected record.",
+                         lambda: self._decide(record.id, approve=False))
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
     def _decide(self, pending_id: str, *, approve: bool) -> None:

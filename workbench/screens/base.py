@@ -11,10 +11,11 @@ with ``@work(thread=True, exit_on_error=False)``; post results back as Messages 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from textual.app import ComposeResult
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
@@ -29,11 +30,15 @@ if TYPE_CHECKING:
     from ..app import WorkbenchApp
 
 
+STATUS_SECONDS = 6.0  # how long a status message stays (errors twice as long)
+
+
 class WorkbenchScreen(Screen):
     """A mode's screen with the shared header and footer."""
 
     TITLE_TEXT = ""
     HELP = ""
+    _status_timer: Timer | None = None
 
     @property
     def workbench(self) -> "WorkbenchApp":
@@ -77,11 +82,23 @@ class WorkbenchScreen(Screen):
         return status
 
     def show_status(self, message: str, *, error: bool = False) -> None:
-        """Say ``message`` (shown literally) in the status line; an empty message hides it."""
+        """Say ``message`` (shown literally) in the status line for a few seconds (an error
+        a little longer); an empty message hides it."""
         status = self.query_one("#status", Static)
         status.set_class(error, "error")
         status.update(literal(message))
         status.display = bool(message)
+        if self._status_timer is not None:
+            self._status_timer.stop()
+        self._status_timer = self.set_timer(STATUS_SECONDS * (2 if error else 1), lambda: self.show_status("")) \
+            if message else None
+
+    def confirm(self, question: str, detail: str, then: Callable[[], object]) -> None:
+        """The one rule for a destructive one-key action: ask first ("No" has the focus, ``y``
+        confirms), then run ``then``."""
+        from .dialogs import ConfirmDialog
+
+        self.app.push_screen(ConfirmDialog(question, detail), lambda yes: then() if yes else None)
 
     def engine_event(self, event: Event) -> None:
         """An engine event (or an external change) arrived; refresh what it touches."""

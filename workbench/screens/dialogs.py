@@ -230,7 +230,12 @@ class EditDialog(Dialog[bool]):
             self._run(self.draft)
 
     def action_cancel(self) -> None:
-        self.dismiss(False)
+        """Escape or Cancel: a changed draft is only thrown away once the user says so."""
+        if self.draft == self.initial:
+            self.dismiss(False)
+            return
+        self.app.push_screen(ConfirmDialog("Discard your changes?", "The draft is lost; nothing is saved."),
+                             lambda yes: self.dismiss(False) if yes else None)
 
     @on(Button.Pressed, "#save")
     def _save(self) -> None:
@@ -238,7 +243,7 @@ class EditDialog(Dialog[bool]):
 
     @on(Button.Pressed, "#cancel")
     def _cancel(self) -> None:
-        self.dismiss(False)
+        self.action_cancel()
 
     @on(Button.Pressed, "#keep-mine")
     def _keep_mine(self) -> None:

@@ -299,7 +299,12 @@ class SkillsScreen(WorkbenchScreen):
         self.curator_call(f"{verb} {skill.name}", lambda: call(skill.name))
 
     def action_archive(self) -> None:
-        self._on_skill("archive", lambda name: self.home.curator.archive(name))
+        skill = self.current
+        if skill is None:
+            self.notify("Select a skill to archive.", severity="warning")
+            return
+        self.confirm(f"Archive {skill.name}?", "It leaves the agent's library; r restores it, and the ledger "
+                     "can roll it back.", lambda: self._on_skill("archive", lambda name: self.home.curator.archive(name)))
 
     def action_restore(self) -> None:
         self._on_skill("restore", lambda name: self.home.curator.restore(name))
@@ -312,7 +317,8 @@ class SkillsScreen(WorkbenchScreen):
             self._on_skill("pin", lambda name: self.home.curator.pin(name))
 
     def action_curate(self) -> None:
-        self.curate(None)
+        self.confirm("Run the curator now?", "It may mark skills stale, archive or reactivate them (every change is "
+                     "in the ledger). d shows what it would change first.", lambda: self.curate(None))
 
     def action_dry_run(self) -> None:
         self.dry_run()
