@@ -12,6 +12,7 @@ from tests.screens_seed import open_mode, seed_sessions, seed_skills
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.gauge import CapacityGauge
+from widgets.header import WorkbenchHeader
 from widgets.transcript import Transcript
 from workbench.screens import base as base_screen
 from workbench.screens.dialogs import ConfirmDialog, EditDialog
@@ -243,3 +244,27 @@ async def test_a_status_message_clears_by_itself(home, tmp_path, monkeypatch):
         status = screen.query_one("#status")
         assert status.display
         await wait_for(pilot, lambda: not status.display, what="the status cleared")
+
+
+async def test_a_new_session_or_model_ends_the_previous_one_and_the_header_follows(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_mode(pilot, "5", RunScreen)
+        header = screen.query_one(WorkbenchHeader)
+        await pilot.press(*"hello", "enter")
+        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+        first = screen.session_id
+        assert header.session == first
+        await pilot.press("ctrl+l")
+        assert app.running_session is None  # at once, not at the next turn
+        await settle(pilot)
+        assert header.session is None
+        await pilot.press(*"second", "enter")
+        await wait_for(pilot, lambda: screen.session_id not in (None, first) and not screen.running, what="turn 2")
+        await settle(pilot)
+        assert home.archive.get_session(first).end_reason == "cli_close"  # left as quitting leaves it
+        second = screen.session_id
+        screen.query_one("#run-model", Select).value = "scripted"
+        await settle(pilot)
+        assert home.archive.get_session(second).end_reason == "cli_close"
+        assert screen.session_id is None and header.session is None and focused_id(app) == "run-input"

@@ -138,8 +138,28 @@ class RunScreen(WorkbenchScreen):
 
     @on(Select.Changed, "#run-model")
     def _model_changed(self) -> None:
-        self.agent, self._switch = None, None  # the next message resumes this session with the newly chosen model
+        if self.agent is not None and not self.running:  # an agent keeps its model: its session ends here
+            self._end_agent()
+            self.action_new_session()
         self.focus_input()
+
+    def _end_agent(self) -> None:
+        """Drop the agent as quitting does: its session ends with ``cli_close`` (in a worker: it
+        waits for a background review)."""
+        agent, self.agent, self._switch = self.agent, None, None
+        if agent is not None and not self.running:
+            self._leave_session()
+            self._close(agent)
+
+    def _leave_session(self) -> None:
+        """The header stops naming the session being left at once (it ends with ``cli_close`` when
+        the agent moves on: at the next turn, or here for a new model)."""
+        if self.session_id is not None and self.workbench.running_session == self.session_id:
+            self.workbench.running_session = None
+
+    @work(thread=True, exit_on_error=False, group="agent-close")
+    def _close(self, agent: AgentSession) -> None:
+        agent.end(CLOSE_REASON)
 
     def focus_input(self) -> None:
         """The message box takes the focus after every action here, so typing is never lost."""
@@ -168,6 +188,7 @@ class RunScreen(WorkbenchScreen):
     # -- actions -------------------------------------------------------------------
     def action_new_session(self) -> None:
         self._switch = (None,) if self.agent is not None else None  # the same agent and provider go on
+        self._leave_session()
         self.session_id = None
         self.watching = False
         self._title("New session")
@@ -195,7 +216,10 @@ class RunScreen(WorkbenchScreen):
         self._status()
 
     def _resume(self, session_id: str) -> None:
+        if self.agent is not None and self.agent.id == session_id:
+            return  # already talking in it
         self._switch = (session_id,) if self.agent is not None else None
+        self._leave_session()
         self.session_id = session_id
         self.watching = False
         self._session_title()
@@ -242,7 +266,10 @@ class RunScreen(WorkbenchScreen):
         try:
             if self.agent is not None and self._switch is not None:  # ctrl+n / resume: the provider hears it
                 switch, self._switch = self._switch, None
+                previous = self.agent.id
                 self.agent.switch_session(*switch)
+                if self.agent.id != previous:  # left as quitting leaves it (resuming reopens it)
+                    self.home.archive.end_session(previous, CLOSE_REASON)
             if self.agent is None:
                 self.agent = AgentSession(self.home, make_model(self.home, model), session_id=self.session_id,
                                           source="tui", background_review=True)
