@@ -7,6 +7,7 @@ import threading
 import pytest
 from textual.widgets import Input, OptionList
 
+from engine.demo import seed_demo_home
 from tests.screens_seed import open_mode, screen_text, seed_skills
 from tests.tui_support import make_app, settle, wait_for
 from widgets.code_view import highlight_file
@@ -172,3 +173,24 @@ def test_frontmatter_is_highlighted_as_yaml_and_text_stays_literal():
     content = highlight_file("SKILL.md", "---\nname: x\n---\n# Title [bold]x[/]\n")
     assert content.plain == "---\nname: x\n---\n# Title [bold]x[/]"
     assert content.spans  # highlighted
+
+
+def test_typos_in_a_name_find_the_skill_and_name_hits_come_first():
+    skills = [SkillRow("write-release-notes", None, "Release notes; deploy notes for the staging team"),
+              SkillRow("deploy-k8s", "devops", "Roll out to the cluster"),
+              SkillRow("tomato-care", "garden", "Water tomatoes")]
+    for typo in ("deploi", "depoly", "deply"):
+        found = [s.name for s in fuzzy_filter(skills, typo)]
+        assert found and found[0] == "deploy-k8s", (typo, found)
+    assert [s.name for s in fuzzy_filter(skills, "deploy")][:2] == ["deploy-k8s", "write-release-notes"]
+    assert [s.name for s in fuzzy_filter(skills, "tomato")] == ["tomato-care"]
+
+
+async def test_the_filter_finds_a_misspelt_skill_on_the_screen(home, tmp_path):
+    seed_demo_home(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_skills(pilot)
+        await pilot.press("slash", *"deply", "enter")
+        await settle(pilot)
+        assert names(screen)[0] == "deploy-staging" and screen.current.name == "deploy-staging"

@@ -14,7 +14,8 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
-FILTER_CUTOFF = 60  # rapidfuzz WRatio score a row needs to stay visible
+FILTER_CUTOFF = 60  # rapidfuzz WRatio score over name, category and description a row needs to stay
+NAME_CUTOFF = 75  # the score of the name alone that makes a name hit (a typo: deploi, depoly, deply)
 
 
 @dataclass(frozen=True)
@@ -32,17 +33,28 @@ class SkillRow:
 
 
 def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
-    """Skills matching ``query``, best first; an empty query keeps every skill in order."""
+    """Skills matching ``query``, best first; an empty query keeps every skill in order.
+
+    The name is scored on its own, so a typo in a short name is not drowned by a long
+    description; name hits come first (a substring of the name before a fuzzy one), then
+    skills found by their category or description."""
     query = query.strip()
     if not query:
         return list(skills)
-    choices = [f"{s.name} {s.category or ''} {s.description}" for s in skills]
-    scored = process.extract(query, choices, scorer=fuzz.WRatio, processor=utils.default_process,
-                             limit=None, score_cutoff=FILTER_CUTOFF)
-    # Name hits first (a substring of the name beats a fuzzy description match), then score.
+    options = dict(scorer=fuzz.WRatio, processor=utils.default_process, limit=None)
+    by_name = {index: score for _, score, index in
+               process.extract(query, [s.name for s in skills], score_cutoff=NAME_CUTOFF, **options)}
+    by_text = {index: score for _, score, index in
+               process.extract(query, [f"{s.name} {s.category or ''} {s.description}" for s in skills],
+                               score_cutoff=FILTER_CUTOFF, **options)}
     lowered = query.lower()
-    scored.sort(key=lambda hit: (lowered not in skills[hit[2]].name.lower(), -hit[1], hit[2]))
-    return [skills[index] for _, _, index in scored]
+
+    def rank(index: int) -> tuple:
+        named = index in by_name
+        return (not named, named and lowered not in skills[index].name.lower(),
+                -(by_name[index] if named else by_text[index]), index)
+
+    return [skills[index] for index in sorted(by_name.keys() | by_text.keys(), key=rank)]
 
 
 def _day(timestamp: float | None) -> str:
