@@ -84,7 +84,7 @@ async def test_a_resumed_session_gets_the_next_turn(home, tmp_path):
         await settle(pilot)
         await pilot.press("ctrl+o")
         await settle(pilot)
-        await pilot.press("ctrl+a", "ctrl+k", *first, "ctrl+s")
+        await pilot.press(*first, "enter")
         await wait_for(pilot, lambda: screen.session_id == first, what="resumed")
         await settle(pilot)
         assert focused_id(app) == "run-input"

@@ -7,16 +7,16 @@ import time
 
 import pytest
 from textual.app import App
-from textual.widgets import Select, TextArea
+from textual.widgets import OptionList, Select, TextArea
 
 from engine.events import RunnerEvent
 from engine.scenarios import run_scenario
-from tests.screens_seed import GARDEN_2, open_mode, play_scenario, screen_text, seed_sessions
+from tests.screens_seed import GARDEN_2, TOKYO, open_mode, play_scenario, screen_text, seed_sessions
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree
 from widgets.transcript import Transcript, TranscriptItem
-from workbench.screens.dialogs import EditDialog
+from workbench.screens.resume import ResumeDialog
 from workbench.screens.run import RunScreen, runner_item
 
 pytestmark = pytest.mark.anyio
@@ -122,18 +122,46 @@ async def test_cancel_stops_a_running_scenario(home, tmp_path):
         assert home.memory.read("memory").entries == []  # stopped before the first write
 
 
+async def resume_by(pilot, text: str) -> ResumeDialog:
+    app = pilot.app
+    await pilot.press("ctrl+o")
+    await wait_for(pilot, lambda: isinstance(app.screen, ResumeDialog), what="resume picker")
+    picker = app.screen
+    await pilot.press(*text)
+    await settle(pilot)
+    return picker
+
+
+async def test_resume_picker_filters_and_accepts_an_id_prefix_or_title(home, tmp_path):
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        picker = await resume_by(pilot, "東京")  # a title, filtered as typed
+        listed = picker.query_one("#resume-list", OptionList)
+        assert [listed.get_option_at_index(i).id for i in range(listed.option_count)] == [TOKYO]
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.session_id == TOKYO, what="resumed by title")
+        picker = await resume_by(pilot, "no-such-session")
+        await pilot.press("enter")  # nothing listed: the engine's resolver answers, in place
+        await wait_for(pilot, lambda: "No session matches 'no-such-session'" in screen_text(app), what="refusal")
+        assert app.screen is picker
+        await pilot.press("escape")
+        await settle(pilot)
+        picker = await resume_by(pilot, "20261129_")  # the start of several ids: the list says which
+        assert picker.query_one("#resume-list", OptionList).option_count == 4
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen and app.focused is screen.query_one("#run-input")
+
+
 async def test_resume_continues_a_stored_session(home, tmp_path):
     seed_sessions(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_run(pilot)
-        await pilot.press("ctrl+o")
-        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="resume dialog")
-        app.screen.query_one(TextArea).text = "no-such-session"
-        await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: "No session 'no-such-session'" in screen_text(app), what="refusal in place")
-        app.screen.query_one(TextArea).text = GARDEN_2
-        await pilot.press("ctrl+s")
+        await resume_by(pilot, GARDEN_2[:-2])  # a unique prefix
+        await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is screen and screen.query_one(Transcript).items, what="resumed")
         assert screen.session_id == GARDEN_2
         assert screen.query_one(Transcript).items[0].content == "What should I plant next to tomatoes?"

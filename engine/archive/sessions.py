@@ -101,6 +101,20 @@ class SessionsMixin(ArchiveCore):
             return self._session(rows[0])
         return self.resolve_title(text) if not rows else None
 
+    def find_session(self, text: str) -> Session:
+        """``resolve_session``, or a WorkbenchError that says why nothing matched (the CLI and the
+        TUI's resume picker both answer with it)."""
+        session = self.resolve_session(text)
+        if session is None:
+            candidates = self.ids_with_prefix(text, limit=5)
+            if len(candidates) > 1:
+                raise WorkbenchError(f"{text!r} is the start of several session ids ({', '.join(candidates)}"
+                                     f"{', ...' if len(candidates) == 5 else ''}); give more of the id.",
+                                     candidates=candidates)
+            raise WorkbenchError(f"No session matches {text!r} (by id, unique id prefix or title). "
+                                 "Find it with `workbench sessions list` or `sessions search`.")
+        return session
+
     def ids_with_prefix(self, prefix: str, limit: int = 5) -> list[str]:
         """Session ids starting with ``prefix`` (to explain an ambiguous short id)."""
         prefix = (prefix or "").strip()

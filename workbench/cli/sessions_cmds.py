@@ -86,16 +86,8 @@ def register(subparsers, common) -> None:
 
 
 def resolve(home: Home, text: str) -> Session:
-    session = home.archive.resolve_session(text)
-    if session is None:
-        candidates = home.archive.ids_with_prefix(text, limit=5)
-        if len(candidates) > 1:
-            raise WorkbenchError(f"{text!r} is the start of several session ids ({', '.join(candidates)}"
-                                 f"{', ...' if len(candidates) == 5 else ''}); give more of the id.",
-                                 candidates=candidates)
-        raise WorkbenchError(f"No session matches {text!r} (by id, unique id prefix or title). "
-                             "Find it with `workbench sessions list` or `sessions search`.")
-    return session
+    """An id, unique id prefix or title (the engine's rule, shared with the TUI)."""
+    return home.archive.find_session(text)
 
 
 def _check_paging(args) -> None:

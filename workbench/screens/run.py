@@ -30,6 +30,7 @@ from engine.scenarios import list_scenarios, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
 
 from .base import WorkbenchScreen
+from .resume import RECENT, ResumeDialog
 from .sessions import session_items
 
 NO_SCENARIO = "(type messages)"
@@ -59,7 +60,7 @@ class RunScreen(WorkbenchScreen):
             "counted, the view stays).")
     BINDINGS = [
         Binding("ctrl+l", "new_session", "New", tooltip="Start a new session (a clean slate, like clearing a screen)"),
-        Binding("ctrl+o", "resume", "Resume", tooltip="Resume a stored session by its id"),
+        Binding("ctrl+o", "resume", "Resume", tooltip="Resume a recent session: type an id, its start or a title"),
         Binding("ctrl+g", "play", "Play", tooltip="Play the chosen scenario"),
         Binding("escape", "cancel_turn", "Cancel", tooltip="Cancel the running turn at its next safe point"),
     ]
@@ -197,17 +198,20 @@ class RunScreen(WorkbenchScreen):
         self.focus_input()
 
     def action_resume(self) -> None:
-        from .dialogs import EditDialog
+        self.open_resume()
 
-        def submit(text: str) -> str | None:
-            session_id = text.strip()
-            if not session_id or self.home.archive.get_session(session_id) is None:
-                return f"No session {session_id!r} in this home. Paste an id from the Sessions screen."
-            self.app.call_from_thread(self._resume, session_id)
-            return None
+    @work(thread=True, exclusive=True, exit_on_error=False, group="resume-list")
+    def open_resume(self) -> None:
+        recent = self.home.archive.list_sessions(limit=RECENT)
+        self.app.call_from_thread(self._pick_resume, recent)
 
-        self.app.push_screen(EditDialog("Resume which session? (its id)", self.session_id or "", submit),
-                             lambda _: self.focus_input())
+    def _pick_resume(self, recent: list) -> None:
+        def chosen(session_id: str | None) -> None:
+            if session_id is not None:
+                self._resume(session_id)
+            self.focus_input()
+
+        self.app.push_screen(ResumeDialog(recent, self.home.archive.find_session), chosen)
 
     def _follow(self, session_id: str) -> None:
         self.session_id = session_id

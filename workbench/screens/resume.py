@@ -1,0 +1,109 @@
+"""The Run screen's resume picker: recent sessions, filtered as you type.
+
+Typing narrows the list by id prefix or title; Enter takes the highlighted session, or,
+when nothing in the list matches, asks the engine's resolver (the one the CLI uses:
+exact id, unique id prefix, or title) and shows its refusal in place.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Callable
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from engine.archive import Session
+from widgets.literal import literal, one_line
+
+from .dialogs import Dialog
+
+RECENT = 50  # sessions the picker lists
+
+
+def matches(session: Session, text: str) -> bool:
+    text = text.strip().casefold()
+    return not text or session.id.casefold().startswith(text) or text in (session.title or "").casefold()
+
+
+def session_option(session: Session) -> Option:
+    when = datetime.fromtimestamp(session.started_at or 0, timezone.utc).strftime("%Y-%m-%d %H:%M")
+    state = "archived" if session.archived else "live" if session.ended_at is None else "ended"
+    return Option(Content.assemble((session.id, "bold"), (f"  {when}  ", "$text-muted"),
+                                   one_line(session.title or "(untitled)", 50), (f"  {state}", "$text-muted")),
+                  id=session.id)
+
+
+class ResumeDialog(Dialog[str | None]):
+    """Pick a session to resume; dismisses with its id (None: cancelled)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("down", "to_list", show=False)]
+
+    def __init__(self, recent: list[Session], resolve: Callable[[str], Session]):
+        super().__init__()
+        self.recent = recent
+        self.resolve = resolve  # worker thread: an id, prefix or title -> Session, or WorkbenchError
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog dialog-wide"):
+            yield Static(literal("Resume which session? Type an id, its start or a title; enter resumes, "
+                                 "esc cancels", "bold"), classes="dialog-title")
+            yield Input(placeholder="id, id prefix or title", id="resume-filter")
+            yield Static("", id="resume-error", classes="error")
+            yield OptionList(*map(session_option, self.recent), id="resume-list")
+
+    def on_mount(self) -> None:
+        self.query_one("#resume-error").display = False
+        self._fill("")
+
+    @on(Input.Changed, "#resume-filter")
+    def _filter(self, event: Input.Changed) -> None:
+        self._fill(event.value)
+
+    def _fill(self, text: str) -> None:
+        shown = self.query_one("#resume-list", OptionList)
+        shown.set_options([session_option(s) for s in self.recent if matches(s, text)])
+        if shown.option_count:
+            shown.highlighted = 0
+        else:
+            shown.add_option(Option(Content.styled("No recent session matches; enter asks the archive.",
+                                                   "$text-muted"), disabled=True))
+
+    @on(Input.Submitted, "#resume-filter")
+    def _submitted(self, event: Input.Submitted) -> None:
+        shown = self.query_one("#resume-list", OptionList)
+        option = shown.highlighted_option
+        if option is not None and option.id and option.id in {s.id for s in self.recent if matches(s, event.value)}:
+            self.dismiss(option.id)
+        elif event.value.strip():
+            self._look_up(event.value)
+
+    @on(OptionList.OptionSelected, "#resume-list")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        if event.option_id:
+            self.dismiss(event.option_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="resume-lookup")
+    def _look_up(self, text: str) -> None:
+        try:
+            session_id = self.resolve(text).id
+        except Exception as exc:  # the resolver's refusal says what to type instead
+            self.app.call_from_thread(self._show_error, getattr(exc, "message", None) or str(exc))
+            return
+        self.app.call_from_thread(self.dismiss, session_id)
+
+    def _show_error(self, message: str) -> None:
+        error = self.query_one("#resume-error", Static)
+        error.update(literal(message))
+        error.display = True
+
+    def action_to_list(self) -> None:
+        self.query_one("#resume-list", OptionList).focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
