@@ -279,3 +279,40 @@ def test_hostile_text_renders_literally():
     assert "[bold]x[/] <memory-context>␛[31m [@click=app.quit]y[/]" in content.plain  # as on every screen
     assert "[red]t[/]" in content.plain and "{not json" in content.plain
     assert not any("click" in str(span.style) for span in content.spans)  # no action smuggled in
+
+
+async def test_tree_keys_expand_collapse_and_scroll_the_children_into_view(home, tmp_path):
+    seed_sessions(home, extra_roots=30)
+    for number in range(30):  # every old root gets two compression children
+        root = f"20261101_{number:06d}_ffffff"
+        for child in (1, 2):
+            home.archive.create_session(f"20261102_{number:06d}_{child}fffff", source="cli", parent_session_id=root,
+                                        title=f"Old session {number} #{child + 1}")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        tree.focus()
+        garden = tree.node_for(GARDEN)
+        tree.move_cursor(garden)
+        await pilot.press("l")
+        await wait_for(pilot, lambda: tree.is_loaded(GARDEN) and garden.is_expanded, what="expanded")
+        await pilot.press("right")  # on an expanded row: into its first child
+        await settle(pilot)
+        assert tree.cursor_node.parent is garden
+        await pilot.press("left")  # a leaf: back to its parent
+        await settle(pilot)
+        assert tree.cursor_node is garden
+        await pilot.press("h")  # an expanded row: collapse
+        await settle(pilot)
+        assert not garden.is_expanded and tree.cursor_node is garden
+        last_visible = tree.scroll_offset.y + tree.scrollable_content_region.height - 1
+        bottom = next(node for node in tree.root.children if node.line == last_visible)
+        tree.move_cursor(bottom)
+        await settle(pilot)
+        await pilot.press("right")
+        await wait_for(pilot, lambda: bottom.children and tree.is_loaded(bottom.data.id), what="children loaded")
+        await settle(pilot)
+        top, height = tree.scroll_offset.y, tree.scrollable_content_region.height
+        assert all(top <= child.line < top + height for child in bottom.children)
+        assert top <= bottom.line < top + height

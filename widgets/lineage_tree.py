@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
@@ -69,6 +70,10 @@ class LineageTree(Tree):
     LineageTree { background: $surface; border: round $primary 40%; }
     LineageTree:focus { border: round $primary; }
     """
+    BINDINGS = [
+        Binding("right,l", "expand_or_enter", "Expand", show=False),
+        Binding("left,h", "collapse_or_parent", "Collapse", show=False),
+    ]
 
     class ChildrenWanted(Message):
         """A node was expanded for the first time: load the children of ``session_id``."""
@@ -130,6 +135,7 @@ class LineageTree(Tree):
         self._loaded.add(session_id)
         if not children:
             node.allow_expand = False
+        self.call_after_refresh(self._show_children, node)
 
     def add_session(self, session: SessionNode, parent_id: str | None) -> None:
         """A session appeared: a new root goes on top; a child goes under its parent if loaded."""
@@ -179,12 +185,40 @@ class LineageTree(Tree):
         node = parent.add(session_label(session), data=session, before=before, allow_expand=session.child_count > 0)
         self._by_id[session.id] = node
 
+    # -- keys ----------------------------------------------------------------------
+    def action_expand_or_enter(self) -> None:
+        """Expand the row; on an expanded row, step to its first child."""
+        node = self.cursor_node
+        if node is None or not node.allow_expand:
+            return
+        if not node.is_expanded:
+            node.expand()
+        elif node.children:
+            self.move_cursor(node.children[0])
+
+    def action_collapse_or_parent(self) -> None:
+        """Collapse the row; on a collapsed (or leaf) row, step to its parent."""
+        node = self.cursor_node
+        if node is None:
+            return
+        if node.is_expanded:
+            node.collapse()
+        elif node.parent is not None and node.parent is not self.root:
+            self.move_cursor(node.parent)
+
+    def _show_children(self, node: TreeNode) -> None:
+        """Scroll so an expanded row's children are in view (the row itself stays on screen)."""
+        if node.is_expanded and node.children and node.line >= 0:
+            self.scroll_to_node(node.children[-1], animate=False)
+            self.scroll_to_node(node, animate=False)
+
     # -- events --------------------------------------------------------------------
     def _on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:
         session = event.node.data
         if isinstance(session, SessionNode) and session.id not in self._loaded and not event.node.children:
             event.node.add_leaf(Text("loading…", style="italic dim"), data=LOADING)
             self.post_message(self.ChildrenWanted(session.id))
+        self.call_after_refresh(self._show_children, event.node)
 
     def _on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
         if isinstance(event.node.data, MoreRoots):
