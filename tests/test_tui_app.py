@@ -282,7 +282,11 @@ async def test_header_keeps_the_pending_count_at_80_columns(home, tmp_path):
         app.pending_count = 12
         await settle(pilot)
         shown = app.screen.query_one(WorkbenchHeader).render().plain
-        assert len(shown) <= 80 and "12 pending" in shown and "cb1b9a" in shown and shown.endswith("files/work")
+        assert len(shown) <= 80 and "12 pending" in shown and "cb1b9a" in shown and " 4 App " in shown
+        await pilot.resize_terminal(110, 24)  # room for the home again: shortened to its end
+        await settle(pilot)
+        shown = app.screen.query_one(WorkbenchHeader).render().plain
+        assert len(shown) <= 110 and "12 pending" in shown and shown.endswith("files/work")
 
 
 def test_demo_fresh_sets_a_played_demo_aside_and_never_a_real_home(home, tmp_path, capsys):

@@ -36,19 +36,20 @@ class CapacityGauge(Widget):
         ratio = self.used / self.limit if self.limit > 0 else 1.0
         return "full" if ratio >= 1 else "warn" if ratio >= WARN_AT else "ok"
 
-    def caption(self) -> str:
+    def caption(self, room: int | None = None) -> str:
+        """``used/limit pct%`` (+ what pending writes add, and by how much that overflows); given
+        ``room``, the longest form that fits: the overflow, then the numbers give way first."""
         pct = min(100, int(self.used / self.limit * 100)) if self.limit > 0 else 0
-        text = f"{self.used:,}/{self.limit:,} {pct}%"
-        if self.ghost:
-            text += f" +{self.ghost:,}"
         after = self.used + self.ghost
-        if after > self.limit:
-            text += f" (over by {after - self.limit:,})"
-        return text
+        ghost = f" +{self.ghost:,}" if self.ghost else ""
+        over = f" (over by {after - self.limit:,})" if after > self.limit else ""
+        forms = [f"{self.used:,}/{self.limit:,} {pct}%{ghost}{over}", f"{self.used:,}/{self.limit:,} {pct}%{ghost}",
+                 f"{pct}%{ghost}{' over' if over else ''}", f"{pct}%"]
+        return next((form for form in forms if room is None or len(form) <= room), forms[-1])
 
     def render(self) -> Content:
-        caption = " " + self.caption()
-        width = max(4, self.size.width - len(caption))
+        caption = " " + self.caption(max(0, self.size.width - 5))  # at least a 4-cell bar beside it
+        width = max(0, self.size.width - len(caption))
         limit = max(1, self.limit)
         filled = min(width, round(width * self.used / limit))
         ghost = min(width - filled, round(width * self.ghost / limit)) if self.ghost else 0

@@ -1,9 +1,9 @@
 """The header on every screen: mode tabs, pending approvals, running session, review, home.
 
 Tabs are clickable (posts ``ModeClicked``), as is the pending count (``PendingClicked``).
-Below ``WIDE`` columns only the active tab shows its label; the others show their key,
-and a long home path or session id is shortened to its end. ``review`` is "reviewing…"
-while a background review runs, then its result line (cut first when space is short).
+Tabs keep their names as long as the line allows; a long home path or session id is
+shortened to its end first. ``review`` is "reviewing…" while a background review runs,
+then its result line (cut first when space is short).
 """
 
 from __future__ import annotations
@@ -15,9 +15,6 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from .literal import assemble
-
-WIDE = 110
-
 
 class WorkbenchHeader(Widget):
     """One line of status; data in by attributes, clicks out as messages."""
@@ -43,39 +40,61 @@ class WorkbenchHeader(Widget):
         """The user clicked the pending-approval count."""
 
     def _parts(self) -> list[tuple[str, str, str | None]]:
-        """(text, style, click target) pieces, left to right; the pending count always fits."""
+        """(text, style, click target) pieces, left to right; the pending count always fits.
+
+        Tabs keep their names; when the line is too narrow the rest gives way first (the
+        review line, the home, then the word "session" and the session id, shortened to
+        their telling ends), and only then, to keep a running session in view, the other
+        tabs' names (to three letters, then to the key)."""
         width = self.size.width
+        for tabs in ("full", "short", "key"):
+            parts = self._tabs(tabs) + self._status(width - sum(len(text) for text, _, _ in self._tabs(tabs)))
+            fits = sum(len(text) for text, _, _ in parts) <= width
+            shows_session = self.session is None or len(parts) > len(self.modes) + 1 + 2 + bool(self.curator)
+            if fits and shows_session or tabs == "key":
+                return parts
+        return parts
+
+    def _tabs(self, names: str) -> list[tuple[str, str, str | None]]:
         parts: list[tuple[str, str, str | None]] = [(" ", "", None)]
         for mode, key, label in self.modes:
             if mode == self.active:
                 parts.append((f" {key} {label} ", "bold reverse $accent", f"mode:{mode}"))
             else:
-                parts.append((f" {key} {label} " if width >= WIDE else f" {key} ", "$text-muted", f"mode:{mode}"))
-        parts.append(("  │ ", "$text-muted", None))
-        parts.append((f"{self.pending} pending", "bold $warning" if self.pending else "$text-muted", "pending"))
-        if self.curator:
-            parts.append((f" │ {self.curator}", "$text-muted", "mode:timeline"))
-        parts.append((" │ session ", "$text-muted", None))
-        session_at = len(parts)
-        parts.append((self.session or "none", "bold $success" if self.session else "$text-muted", None))
-        parts.append((" │ ", "$text-muted", None))
-        review_at = len(parts)
-        if self.review:
-            parts.append((self.review, "bold $accent", None))
-            parts.append((" │ ", "$text-muted", None))
-        parts.append((self.home_label, "", None))
-        # Too wide: cut the review line, shorten the home, then the session id, keeping their ends (the telling part).
-        if self.review:
-            over = sum(len(text) for text, _, _ in parts) - width
-            text, style, _ = parts[review_at]
-            if over > 0:
-                parts[review_at] = (text[:max(12, len(text) - over - 1)] + "…", style, None)
-        for index, keep in ((len(parts) - 1, 12), (session_at, 8)):
-            over = sum(len(text) for text, _, _ in parts) - width
-            text, style, target = parts[index]
-            if over > 0 and len(text) > keep:
-                parts[index] = ("…" + text[-max(keep, len(text) - over - 1):], style, target)
+                shown = {"full": f" {key} {label} ", "short": f" {key} {label[:3]} ", "key": f" {key} "}[names]
+                parts.append((shown, "$text-muted", f"mode:{mode}"))
         return parts
+
+    def _status(self, room: int) -> list[tuple[str, str, str | None]]:
+        """Pending count, Curator, session, review and home in ``room`` columns (the count is never
+        cut; the review line is cut first, then the home, then the session id)."""
+        pending = [("  │ ", "$text-muted", None),
+                   (f"{self.pending} pending", "bold $warning" if self.pending else "$text-muted", "pending")]
+        if self.curator:
+            pending.append((f" │ {self.curator}", "$text-muted", "mode:timeline"))
+        session_style = "bold $success" if self.session else "$text-muted"
+        left = room - sum(len(text) for text, _, _ in pending)
+        home = self.home_label
+        home_room = min(len(home), 12) + 3  # a home shorter than this is not worth showing
+        fitting = []
+        for label, keep_session in ((" │ session ", None), (" │ ", None), (" │ ", 8)):
+            session = self.session or ("none" if "session" in label else "no session")
+            shown = session if keep_session is None or len(session) <= keep_session + 1 else "…" + session[-keep_session:]
+            middle = [(label, "$text-muted", None), (shown, session_style, None)]
+            after = left - sum(len(text) for text, _, _ in middle)
+            if after >= home_room:
+                review = self.review
+                if review and after - home_room - 3 >= 13:
+                    if len(review) > after - home_room - 3:
+                        review = review[:after - home_room - 4] + "…"
+                    middle += [(" │ ", "$text-muted", None), (review, "bold $accent", None)]
+                    after -= len(review) + 3
+                if len(home) > after - 3:
+                    home = "…" + home[-(after - 4):]
+                return pending + middle + [(" │ ", "$text-muted", None), (home, "", None)]
+            if after >= 0:
+                fitting.append(middle)
+        return pending + (fitting[0] if fitting else [])
 
     def render(self) -> Content:
         return assemble(*[(text, style) for text, style, _ in self._parts()])

@@ -7,6 +7,7 @@ Adding a screen: subclass ``workbench.screens.base.WorkbenchScreen`` and add it 
 
 from __future__ import annotations
 
+import os
 import tempfile
 import threading
 import time
@@ -14,15 +15,16 @@ import traceback
 from functools import partial
 from pathlib import Path
 
+import platformdirs
 from textual import work
 from textual.app import App
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.theme import ThemeProvider
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
+from textual.theme import ThemeProvider
 from textual.worker import Worker, WorkerState
 
 from engine.errors import WorkbenchError
@@ -199,6 +201,11 @@ class WorkbenchApp(App):
     def search_themes(self) -> None:
         self.push_screen(textual_fixes.Palette(providers=[ThemeProvider], placeholder="Search for themes…"))
 
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """The palette's screenshot, saved where a folder exists (Textual assumes ~/Downloads does);
+        Textual's notice then says where it went."""
+        self.deliver_screenshot(filename, str(screenshot_folder(path, self.settings_file.parent / "screenshots")))
+
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.help_sections()))
 
@@ -339,6 +346,18 @@ class WorkbenchApp(App):
                      if self.crash_log else "The traceback could not be saved.")
             raise WorkbenchError(f"The workbench stopped on an unexpected error ({type(error).__name__}: "
                                  f"{visible(str(error))[:200]}). Nothing was left half-written. {where}")
+
+
+def screenshot_folder(path: str | None, fallback: Path) -> Path:
+    """``path`` (else the Downloads folder), created if missing; ``fallback`` if that cannot be."""
+    for folder in (Path(path) if path else platformdirs.user_downloads_path(), fallback):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(folder, os.W_OK):
+            return folder
+    return fallback
 
 
 def save_crash(error: BaseException, folder: Path) -> Path | None:

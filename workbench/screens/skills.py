@@ -146,7 +146,7 @@ class SkillsScreen(WorkbenchScreen):
     DEFAULT_CSS = """
     SkillsScreen #skills-filter { border: tall $primary 40%; }
     SkillsScreen #skills-filter:focus { border: tall $primary; }
-    SkillsScreen SkillList { height: 2fr; }
+    SkillsScreen SkillList { height: 2fr; min-height: 11; }  /* 8 rows, the column names and the ring */
     SkillsScreen #skills-detail { height: 3fr; }
     SkillsScreen #skills-side { width: 30; }
     SkillsScreen #skills-meta { height: auto; max-height: 6; padding: 0 1; }

@@ -1,0 +1,108 @@
+"""The app fits the terminal: 80x24 keeps tab names, 8 skill rows, gauge captions; resizes keep
+the place; screenshots land in a folder that exists."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.demo import seed_demo_home
+from tests.screens_seed import open_mode, screen_text, seed_skills
+from tests.tui_support import make_app, settle, wait_for
+from widgets.entry_list import EntryList
+from widgets.gauge import CapacityGauge
+from widgets.header import WorkbenchHeader
+from widgets.skill_list import SkillList
+from workbench import app as app_module
+from workbench.screens.memory import MemoryScreen
+from workbench.screens.skills import SkillsScreen
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_at_80x24_the_header_keeps_every_tab_name(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        line = app.screen.query_one(WorkbenchHeader).render().plain
+        assert len(line) <= 80 and "0 pending" in line
+        for name in [label for _, _, label in app.mode_tabs()]:  # no session runs: every name fits
+            assert name in line
+        await pilot.resize_terminal(60, 20)  # narrower still: the other tabs shrink, the count stays
+        await settle(pilot)
+        line = app.screen.query_one(WorkbenchHeader).render().plain
+        assert len(line) <= 60 and "1 Memory" in line and " 2 Ses " in line and "0 pending" in line
+
+
+async def test_at_80x24_the_skills_table_shows_eight_rows_and_the_last_used_column(home, tmp_path):
+    for number in range(12):
+        home.skills.manage({"action": "create", "name": f"skill-{number:02d}",
+                            "content": f"---\nname: skill-{number:02d}\ndescription: number {number}\n---\n# s\n"},
+                           None)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_mode(pilot, "3", SkillsScreen)
+        text = screen_text(app)
+        assert "last used" in text
+        assert sum(f"skill-{n:02d}" in text for n in range(12)) >= 8
+
+
+def gauge_line(gauge: CapacityGauge) -> str:
+    return gauge.render().plain
+
+
+async def test_the_gauge_caption_is_never_cut(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "1", MemoryScreen)
+        gauge = screen.query_one("#live-gauge", CapacityGauge)
+        gauge.used, gauge.limit, gauge.ghost = 2100, 2200, 400
+        for width in (80, 60, 40, 30, 20):
+            await pilot.resize_terminal(width, 24)
+            await settle(pilot)
+            line = gauge_line(gauge)
+            assert len(line) <= gauge.size.width
+            assert line.rstrip().endswith(("(over by 300)", "+400", "over", "95%")), (width, line)
+        await pilot.resize_terminal(120, 24)
+        await settle(pilot)
+        assert gauge_line(gauge).endswith("2,100/2,200 95% +400 (over by 300)")
+
+
+async def test_resizing_keeps_the_selection(home, tmp_path):
+    seed_demo_home(home)
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_mode(pilot, "1", MemoryScreen)
+        live = screen.query_one("#live-list", EntryList)
+        live.highlighted = len(live.rows) - 1
+        chosen = live.current.text
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot)
+        assert live.current.text == chosen
+        offset = live.scroll_offset.y
+        await pilot.resize_terminal(100, 30)
+        await settle(pilot)
+        assert live.current.text == chosen and live.scroll_offset.y <= offset
+        skills = await open_mode(pilot, "3", SkillsScreen)
+        table = skills.query_one(SkillList)
+        table.move_cursor(row=table.row_count - 1)
+        name = skills.current.name
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot)
+        assert skills.current.name == name
+
+
+async def test_a_screenshot_lands_in_a_folder_that_exists_and_says_where(home, tmp_path, monkeypatch):
+    downloads = tmp_path / "no" / "such" / "Downloads"
+    monkeypatch.setattr(app_module.platformdirs, "user_downloads_path", lambda: downloads)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(pilot)
+        app.action_screenshot()
+        await wait_for(pilot, lambda: list(downloads.glob("*.svg")), what="the screenshot")
+        await wait_for(pilot, lambda: any(str(downloads) in n.message for n in app._notifications), what="notice")
+        blocked = tmp_path / "file"
+        blocked.write_text("not a folder")
+        app.action_screenshot(path=str(blocked / "sub"))
+        fallback = tmp_path / "screenshots"
+        await wait_for(pilot, lambda: list(fallback.glob("*.svg")), what="the fallback screenshot")
