@@ -33,6 +33,7 @@ from engine.home import Home
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
 from widgets import textual_fixes
 from widgets.literal import visible
+from widgets.narration import Narrator
 from widgets.transcript import Transcript
 
 from .bridge import EngineBridge, EngineEvent
@@ -135,11 +136,13 @@ class WorkbenchApp(App):
         *[Binding(key, f"goto('{mode}')", label, show=False, id=f"mode.{mode}") for mode, key, label in MODE_ORDER],
         Binding("question_mark,f1", "help", "Help", key_display="?", id="help"),
         Binding("f2", "change_theme", "Theme", show=False, id="theme"),
+        Binding("f3", "hide_narration", "Hide narration", show=False, id="narration"),
         Binding("ctrl+q", "quit", "Quit", show=False, id="quit"),
     ]
 
     pending_count: reactive[int] = reactive(0)
     running_session: reactive[str | None] = reactive(None)
+    narration: reactive[str] = reactive("")  # the demo's story line ("" outside the demo, or hidden)
     review_status: reactive[str] = reactive("")  # "reviewing…" while a background review runs, then its result
     curator_note: reactive[str] = reactive("")  # the last automatic Curator pass, for the header
 
@@ -157,6 +160,7 @@ class WorkbenchApp(App):
         self._demo_cancel = threading.Event()
         self.frozen_snapshot = None  # the snapshot the Memory screen compares with (see MemoryScreen)
         self.crash_log: Path | None = None  # where the traceback of an unhandled exception was saved
+        self._narrator: Narrator | None = None  # only while the demo plays (and until hidden)
         for theme in THEMES:
             self.register_theme(theme)
         saved = load_settings(self.settings_file).get("theme")
@@ -240,6 +244,8 @@ class WorkbenchApp(App):
             self._watcher = HomeWatcher(self.home, self._external_change)
             self._watch()
         if self.demo_speed is not None:
+            self._narrator = Narrator(lambda target: (self.home.memory.usage(target).chars,
+                                                      self.home.memory.limit(target)))
             self._play_demo(self.demo_speed)
 
     def on_unmount(self) -> None:
@@ -271,6 +277,23 @@ class WorkbenchApp(App):
         elif isinstance(event, SessionChanged) and event.action == "ended" and event.session_id == self.running_session:
             self.running_session = None
         self.engine_events.publish(event)
+        if self._narrator is not None:
+            self._narrate(event, self.running_session is not None)
+
+    @work(thread=True, group="narration", exit_on_error=False)
+    def _narrate(self, event: Event, session_running: bool) -> None:
+        narrator = self._narrator
+        line = narrator.line(event, session_running) if narrator is not None else None
+        if line:
+            self.call_from_thread(self._tell, line)
+
+    def _tell(self, line: str) -> None:
+        if self._narrator is not None:
+            self.narration = line
+
+    def action_hide_narration(self) -> None:
+        self._narrator = None
+        self.narration = ""
 
     async def on_jump_to_message(self, message: JumpToMessage) -> None:
         if "sessions" not in self.MODES:

@@ -110,7 +110,9 @@ class ApprovalsScreen(WorkbenchScreen):
             assemble(("Pending ", "bold"), (f"({len(view.records)})", "bold $warning" if view.records else "$text-muted"),
                      (problems, "$error")))
         if not view.records:
-            queue.set_options([Option(literal("Nothing waits for approval.", "$text-muted"), disabled=True)])
+            queue.set_options([Option(literal("Nothing waits for approval. Writes queue here with memory.write_approval "
+                                              "or skills.write_approval on in config.yaml.", "$text-muted"),
+                                      disabled=True)])
             self._show_preview(None)
             return
         queue.set_options([Option(_queue_row(r, view.now), id=r.id) for r in view.records])

@@ -22,6 +22,7 @@ from textual.worker import get_current_worker
 
 from engine.events import Event
 from widgets.header import WorkbenchHeader
+from widgets.narration import NarrationLine
 from widgets.literal import literal
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class WorkbenchScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield WorkbenchHeader()
+        yield NarrationLine()
         yield from self.compose_body()
         yield Footer()
 
@@ -67,6 +69,11 @@ class WorkbenchScreen(Screen):
         self.watch(self.app, "running_session", lambda value: setattr(header, "session", value))
         self.watch(self.app, "review_status", lambda value: setattr(header, "review", value))
         self.workbench.engine_events.subscribe(self, self.engine_event)
+        line = self.query_one(NarrationLine)
+        self.watch(self.app, "narration", line.say)
+
+    def on_narration_line_dismissed(self, _: NarrationLine.Dismissed) -> None:
+        self.workbench.action_hide_narration()
 
     def deliver(self, callback, *args, **kwargs) -> None:
         """From a load worker: run ``callback`` on the UI thread, unless a newer load of the

@@ -111,7 +111,7 @@ class MemoryScreen(WorkbenchScreen):
             with Vertical(classes="memory-column", id="frozen-column"):
                 yield Static("", id="frozen-title", classes="column-title")
                 yield CapacityGauge(id="frozen-gauge")
-                yield EntryList(id="frozen-list", empty_text="(empty snapshot)")
+                yield EntryList(id="frozen-list", empty_text="(empty snapshot: the prompt holds no entries; f re-freezes)")
             with Vertical(classes="memory-column", id="live-column"):
                 yield Static("", id="live-title", classes="column-title")
                 yield CapacityGauge(id="live-gauge")
@@ -423,7 +423,7 @@ class _OnDisk:
         if self.opened is None:
             self.opened = entries
         base = self.edit.base if self.edit is not None else None
-        budget = draft_budget(entries, limit, base)
+        budget = draft_budget(entries, limit, base, self.screen.view.ghost if self.screen.view else 0)
         note = None
         if self.edit is not None and base is not None and base not in entries:
             theirs = self.edit.theirs()
