@@ -69,6 +69,18 @@ def test_skills_screen(snap_compare, home, tmp_path, size):
 
 
 @pytest.mark.parametrize("size", SIZES)
+def test_skills_screen_light(snap_compare, home, tmp_path, size):
+    seed_skills(home)
+
+    async def light(pilot):
+        pilot.app.theme = "workbench-light"
+        table = pilot.app.screen.query_one(SkillList)
+        table.move_cursor(row=table.get_row_index("git-rebase"))
+
+    assert shot(snap_compare, home, tmp_path, size, "3", light)
+
+
+@pytest.mark.parametrize("size", SIZES)
 def test_run_screen(snap_compare, home, tmp_path, size):
     numbers = itertools.count(1)
     home.archive.new_session_id = lambda: f"20261130_120000_{next(numbers):06x}"  # fixed ids in the shot
@@ -82,5 +94,6 @@ def test_run_screen(snap_compare, home, tmp_path, size):
 def test_snapshots_are_stored_under_the_top_level_folder():
     folder = Path(__file__).resolve().parent.parent / "snapshots" / "test_snapshots_screens"
     assert sorted(p.name for p in folder.glob("*.svg")) == sorted(
-        f"test_{name}[{size}].svg" for name in ("sessions_screen", "sessions_search", "skills_screen", "run_screen")
+        f"test_{name}[{size}].svg" for name in ("sessions_screen", "sessions_search", "skills_screen", "skills_screen_light",
+                                                "run_screen")
         for size in ("80x24", "120x40"))

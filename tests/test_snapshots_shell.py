@@ -71,6 +71,16 @@ def test_memory_screen(snap_compare, seeded, tmp_path, size):
 
 
 @pytest.mark.parametrize("size", SIZES)
+def test_memory_screen_light(snap_compare, seeded, tmp_path, size):
+    """The light theme: marks, gauges and the focus ring must read as well as on the dark one."""
+    async def light(pilot):
+        pilot.app.theme = "workbench-light"
+        await diverge(pilot)
+
+    assert snap_compare(shell_app(seeded, tmp_path), terminal_size=size, run_before=light)
+
+
+@pytest.mark.parametrize("size", SIZES)
 def test_approvals_screen(snap_compare, seeded, tmp_path, size):
     stage_proposals(seeded)
 
@@ -96,4 +106,5 @@ def test_snapshots_are_stored_under_the_top_level_folder():
 
     folder = Path(__file__).resolve().parent.parent / "snapshots" / "test_snapshots_shell"
     assert sorted(p.name for p in folder.glob("*.svg")) == sorted(
-        f"test_{name}_screen[{size}].svg" for name in ("memory", "approvals", "help") for size in ("80x24", "120x40"))
+        f"test_{name}[{size}].svg" for name in ("memory_screen", "memory_screen_light", "approvals_screen", "help_screen")
+        for size in ("80x24", "120x40"))

@@ -48,7 +48,7 @@ async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is
         assert "now matches 3 different entries in MEMORY.md" in text_of(app, "#proposal-warnings")
         await pilot.press("up")
         await settle(pilot)
-        await pilot.press("a")
+        await pilot.press("a", "y")  # approvals ask first
         await wait_for(pilot, lambda: app.screen.query_one("#queue", OptionList).option_count == 1, what="approved")
     assert home.memory.entries("memory") == ["User likes green tea", "Deploys on Fridays", "CI on GitHub"]
     assert [r.id for r in home.approvals.list()] == ["0000bbbb"]

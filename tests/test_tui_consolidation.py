@@ -27,7 +27,7 @@ async def test_a_plan_shows_as_a_multi_file_diff_approves_and_is_one_group_on_th
                        "=== archive git-merge/SKILL.md", "=== archive git-rebase/SKILL.md"):
             assert header in diff
         assert "+ absorbed:" in diff and "- name: git-rebase" in diff
-        await pilot.press("a")
+        await pilot.press("a", "y")  # approvals ask first
         await settle(pilot)
         await wait_for(pilot, lambda: (home.skills_dir / "git").exists(), what="the plan applied")
         assert (home.skills_dir / "git" / "scripts" / "check.sh").read_text() == "echo ok\n"

@@ -16,6 +16,7 @@ from workbench.screens.dialogs import ConfirmDialog, EditDialog
 from workbench.screens.memory import MemoryScreen
 from workbench.screens.run import RunScreen
 from workbench.screens.skills import SkillsScreen
+from workbench.screens.timeline import PageLoaded, TimelineScreen
 
 pytestmark = pytest.mark.anyio
 
@@ -122,3 +123,16 @@ async def test_the_theme_picker_answered_twice_and_closed_while_searching(home, 
         await pilot.press("f2", "pagedown", "pageup", "escape")
         await settle(pilot)
         assert app.screen is screen and app.is_running
+
+
+async def test_an_overlapping_timeline_page_never_duplicates_a_row(home, tmp_path):
+    for number in range(3):
+        home.memory.add("memory", f"Note number {number}", None)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        shown = list(screen.rows)
+        assert len(shown) >= 3
+        screen.post_message(PageLoaded(shown[:2], "older", screen.search))  # read while newer rows arrived
+        await settle(pilot)
+        assert [row.id for row in screen.rows] == [row.id for row in shown] and app.is_running

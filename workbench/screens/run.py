@@ -92,7 +92,7 @@ class RunScreen(WorkbenchScreen):
             yield Select([(NO_SCENARIO, NO_SCENARIO)], value=NO_SCENARIO, allow_blank=False, id="run-scenario")
             yield Static(Content(""), id="run-status")
         yield Transcript(id="run-transcript")
-        yield Input(placeholder="message the agent; enter sends", id="run-input", select_on_focus=False)
+        yield Input(placeholder="message the agent; enter sends · tab away, then a digit switches screens", id="run-input", select_on_focus=False)
 
     def on_mount(self) -> None:
         transcript = self.query_one(Transcript)

@@ -111,6 +111,8 @@ class TimelineScreen(WorkbenchScreen):
         else:
             self.rows = message.rows
             self.exhausted = len(message.rows) < PAGE
+        seen: set = set()  # a page read while newer changes arrived overlaps the rows already shown
+        self.rows = [row for row in self.rows if not (row.id in seen or seen.add(row.id))]
         self._retitle()
         self.table.show(self.rows, self.titles, self.collapsed)
 
