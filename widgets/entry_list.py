@@ -30,20 +30,22 @@ class EntryRow:
     text: str
     mark: str = ""
     previous: str | None = None
-    flagged: bool = False  # the threat scan found something in it (shown as ⚠)
+    threats: tuple[str, ...] = ()  # what the threat scan found in it (⚠ before it, the names under it)
 
 
 def row_content(row: EntryRow, width: int | None = None) -> Content:
     """The mark, then the text; given a ``width``, wrapped with a hanging indent so each
     entry's lines stand apart from the next entry's mark."""
     symbol, style = MARKS.get(row.mark, MARKS[""])
-    body = assemble(*([("⚠ ", "bold $warning")] if row.flagged else []),
+    body = assemble(*([("⚠ ", "bold $warning")] if row.threats else []),
                     (row.text, "strike $text-muted" if row.mark == "-" else ""))
     mark = Content.styled(symbol + " ", style) if style else Content(symbol + " ")
+    flag = Content.styled("⚠ threat: " + ", ".join(row.threats), "bold $text-error") if row.threats else None
     if width is None or width < 8:
-        return mark + body
+        return mark + body + (Content(" ") + flag if flag else Content(""))
     first, *rest = body.wrap(width) or [Content("")]
-    return Content("\n").join([mark + first, *(Content("  ") + line for line in rest)])
+    flagged = flag.wrap(width) if flag else []
+    return Content("\n").join([mark + first, *(Content("  ") + line for line in [*rest, *flagged])])
 
 
 class EntryList(OptionList):

@@ -26,7 +26,6 @@ from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent, Ses
 from engine.memory import history
 from engine.memory.format import Usage, diff_entries
 from engine.memory.threats import entry_flags
-from engine.safety import CLEAN
 from engine.tools import ToolContext
 from widgets.entry_list import MARKS, EntryList, EntryRow
 from widgets.gauge import CapacityGauge
@@ -176,7 +175,7 @@ class MemoryScreen(WorkbenchScreen):
         live = memory.entries(target)
         usage = Usage.of(live, memory.limit(target))
         rows = diff_entries(list(snapshot.raw_entries[target]), live)
-        live_rows = [EntryRow(text, MARK_OF[status], flagged=entry_flags(text).level != CLEAN) for status, text in rows]
+        live_rows = [EntryRow(text, MARK_OF[status], threats=tuple(entry_flags(text).ids)) for status, text in rows]
         removed = {text for status, text in rows if status == "removed"}
         live_set = set(live)
         frozen_rows = [EntryRow(shown, "" if raw in live_set else "-" if raw in removed else "~")
