@@ -68,7 +68,7 @@ class NarrationLine(Static):
         """The user clicked the line away."""
 
     def say(self, text: str) -> None:
-        self.update(literal(f"▸ {text}   (f3 hides)") if text else "")
+        self.update(literal(f"f3 ✕  ▸ {text}") if text else "")  # the key first: a narrow line cuts the end
         self.display = bool(text)
 
     def on_mount(self) -> None:
