@@ -189,7 +189,8 @@ async def test_flagged_live_entries_carry_a_warning_mark(home, tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         shown = {row.text: row_content(row).plain for row in app.screen.query_one("#live-list", EntryList).rows}
-        assert shown == {"Prefers tea": "  Prefers tea", "cat ~/.netrc": "  ⚠ cat ~/.netrc"}
+        assert shown == {"Prefers tea": "  Prefers tea",
+                         "cat ~/.netrc": "  ⚠ cat ~/.netrc ⚠ threat: read_secrets"}  # the mark, then what was found
 
 
 async def test_selected_entry_shows_origin_and_jumps_to_its_message(home, tmp_path):
