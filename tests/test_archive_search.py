@@ -89,11 +89,11 @@ def test_cjk_queries_find_every_message_a_substring_scan_finds(corpus, query):
 
 
 @pytest.mark.parametrize("query", ["的", "ロ", "库"])
-def test_one_character_cjk_queries_scan_and_find_every_match(corpus, query):
+def test_one_character_cjk_queries_use_the_index_and_find_every_match(corpus, query):
     expected = substring_scan(corpus.state_db_path, query)
     assert expected, f"corpus should contain {query}"
-    assert set(corpus.archive.iter_matches(query)) == expected
-    assert {h.plan for h in corpus.archive.search(query, limit=50)} == {"like:newest"}  # no pair to look up
+    assert set(corpus.archive.iter_matches(query)) == expected  # pairs it starts, or the run end it is
+    assert {h.plan for h in corpus.archive.search(query, limit=50)} == {"bigram:ranked"}
 
 
 @pytest.fixture(scope="module")

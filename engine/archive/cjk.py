@@ -1,10 +1,11 @@
-"""A bigram index of CJK text, kept in workbench.db so Hermes's state.db stays as Hermes made it.
+"""A bigram index of CJK text and the word vocabulary, kept in workbench.db so state.db stays as Hermes made it.
 
 Two-character CJK words need an index (a LIKE scan of a large archive takes most of a
-second). Every CJK run of a message's indexed text (content, tool name, tool-call JSON)
-is stored as its overlapping character pairs in a contentless FTS5 table keyed by the
-message id; a query of 2+ CJK characters becomes a phrase of its pairs, which matches
-exactly where the characters appear consecutively.
+second). Every CJK run of a message's indexed text (content, tool name, tool-call JSON
+with its ``\\uXXXX`` escapes decoded) is stored as its overlapping character pairs in a
+contentless FTS5 table keyed by the message id; a query of 2+ CJK characters becomes a
+phrase of its pairs, which matches exactly where the characters appear consecutively.
+The same pass counts the message's words into the vocabulary (vocab.py).
 
 The index follows state.db by message id: ``refresh`` indexes every message above the
 high-water mark, whoever wrote it (us or a Hermes agent), in bounded batches. Message
@@ -21,18 +22,21 @@ from typing import TYPE_CHECKING, Iterator
 
 from ..db import BUSY_TIMEOUT_MS, ThreadConnections, write_transaction
 from ..errors import WorkbenchError
-from .query import CJK_CHAR, bigrams
+from . import vocab
+from .query import CJK_CHAR, CJK_RUN, bigrams, searchable_text
 
 if TYPE_CHECKING:
     from .core import ArchiveCore
 
 TABLE = "archive_cjk"
-BATCH = 5000
+BATCH = 1000  # messages per write transaction: the workbench.db lock is held a few tens of ms
+VERSION = "2"  # 2: tool-call escapes decoded, vocabulary; an index of another version is rebuilt
 QUICK_BUSY_MS = 100
 
 _SCHEMA = f"""
 CREATE VIRTUAL TABLE IF NOT EXISTS {TABLE} USING fts5(grams, content='', tokenize='ascii');
 CREATE TABLE IF NOT EXISTS {TABLE}_state (key TEXT PRIMARY KEY, value TEXT);
+{vocab.SCHEMA}
 """
 
 INDEXED_TEXT = "COALESCE(m.content,'') || ' ' || COALESCE(m.tool_name,'') || ' ' || COALESCE(m.tool_calls,'')"
@@ -67,6 +71,10 @@ class BigramIndex:
             return None  # workbench.db busy right now: try again on the next search
         return conn
 
+    def connection(self) -> sqlite3.Connection | None:
+        """This thread's connection to the index (None without one)."""
+        return self._conn()
+
     def available(self) -> bool:
         """True when the index exists (in a writable home it is created on first use)."""
         return self._conn() is not None
@@ -74,6 +82,12 @@ class BigramIndex:
     @staticmethod
     def _exists(conn: sqlite3.Connection) -> bool:
         return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (TABLE + "_state",)).fetchone() is not None
+
+    def current(self) -> bool:
+        """True when the index is of this version (an older one is rebuilt by the next refresh)."""
+        conn = self._conn()
+        row = conn and conn.execute(f"SELECT value FROM {TABLE}_state WHERE key = 'version'").fetchone()
+        return bool(row) and row[0] == VERSION
 
     def high_water(self) -> int:
         """Messages with an id up to this are indexed (0: none)."""
@@ -93,7 +107,7 @@ class BigramIndex:
         if conn is None or self.archive.read_only:
             return 0
         top = self.archive.conn().execute("SELECT max(id) FROM messages").fetchone()[0] or 0
-        if top == self.high_water():
+        if top == self.high_water() and self.current():
             return 0
         done = 0
         while max_rows is None or done < max_rows:
@@ -112,24 +126,30 @@ class BigramIndex:
     def _index_batch(self, conn: sqlite3.Connection, top: int) -> int:
         """Inside a write transaction: index the next batch above the high-water mark."""
         high = self.high_water()
-        if top < high:  # state.db was replaced by another file: start over
+        if top < high or not self.current():  # another state.db, or an index of an older version
+            conn.execute(vocab.SCHEMA)  # absent from an index of version 1
             conn.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('delete-all')")
+            conn.execute(f"DELETE FROM {vocab.TABLE}")
+            self._set(conn, "version", VERSION)
             high = 0
-        rows = self.archive.conn().execute(
-            f"SELECT m.id, {INDEXED_TEXT} AS text FROM messages m WHERE m.id > ? ORDER BY m.id LIMIT ?",
-            (high, BATCH)).fetchall()
+        cursor = self.archive.conn().cursor()
+        cursor.row_factory = None
+        rows = cursor.execute("SELECT id, content, tool_name, tool_calls FROM messages WHERE id > ? ORDER BY id LIMIT ?",
+                              (high, BATCH)).fetchall()
+        texts = [(r[0], searchable_text(*r[1:])) for r in rows]
         conn.executemany(f"INSERT INTO {TABLE}(rowid, grams) VALUES (?, ?)",
-                         [(r[0], " ".join(bigrams(r[1]))) for r in rows if CJK_CHAR.search(r[1])])
-        self._set_high(conn, rows[-1][0] if rows else high)
+                         [(mid, " ".join(grams(text))) for mid, text in texts if CJK_CHAR.search(text)])
+        vocab.add(conn, (" ".join(filter(None, r[1:])) for r in rows))  # the raw text, as messages_fts holds it
+        self._set(conn, "high_water", rows[-1][0] if rows else high)
         return len(rows)
 
     def close(self) -> None:
         self._conns.close_all()
 
     @staticmethod
-    def _set_high(conn: sqlite3.Connection, value: int) -> None:
-        conn.execute(f"INSERT INTO {TABLE}_state (key, value) VALUES ('high_water', ?) "
-                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(value),))
+    def _set(conn: sqlite3.Connection, key: str, value: int | str) -> None:
+        conn.execute(f"INSERT INTO {TABLE}_state (key, value) VALUES (?, ?) "
+                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, str(value)))
 
     def rebuild(self) -> int:
         """Drop every entry and index the whole archive again."""
@@ -137,8 +157,8 @@ class BigramIndex:
         if conn is None or self.archive.read_only:
             return 0
         with write_transaction(conn):
-            conn.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('delete-all')")
-            self._set_high(conn, 0)
+            conn.execute(f"DELETE FROM {TABLE}_state WHERE key = 'version'")  # the next batch starts over
+            self._set(conn, "high_water", 0)
         return self.refresh()
 
     def pages(self, match: str, *, descending: bool, ranked: bool, page: int) -> Iterator[list[tuple[int, float]]]:
@@ -147,6 +167,17 @@ class BigramIndex:
         if conn is None:
             return
         yield from fts_pages(conn, TABLE, match, descending=descending, ranked=ranked, page=page)
+
+
+def grams(text: str) -> list[str]:
+    """The index terms of a text: each CJK run's pairs and its last character alone.
+
+    A single character then matches as the prefix ``X*``: every occurrence starts a pair
+    or ends a run.
+    """
+    found = bigrams(text)
+    found.extend(run[-1] for run in CJK_RUN.findall(text))
+    return found
 
 
 @contextlib.contextmanager

@@ -9,6 +9,7 @@ routes queries that contain CJK text to the substring indexes.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -46,8 +47,12 @@ class Token:
         return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
 
 
-def tokenize(query: str, *, prefix: bool = False) -> list[Token]:
-    """Split user text into safe tokens (balanced quotes become phrases)."""
+def tokenize(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) -> list[Token]:
+    """Split user text into safe tokens (balanced quotes become phrases).
+
+    With ``prefix`` (search as you type) the last word is a prefix from ``min_prefix``
+    characters: 1 when the vocabulary can expand it (vocab.py), else ``MIN_PREFIX``.
+    """
     text = (query or "")[:MAX_QUERY_CHARS]
     tokens: list[Token] = []
     # Balanced "..." pairs are phrases; an unmatched quote is just a space.
@@ -67,7 +72,7 @@ def tokenize(query: str, *, prefix: bool = False) -> list[Token]:
             elif _WORDLIKE.search(word):
                 tokens.append(Token(word, prefix=is_prefix))
     tokens = _drop_dangling_operators(tokens)
-    if prefix and tokens and not tokens[-1].operator and not tokens[-1].phrase and len(tokens[-1].text) >= MIN_PREFIX:
+    if prefix and tokens and not tokens[-1].operator and not tokens[-1].phrase and len(tokens[-1].text) >= min_prefix:
         last = tokens[-1]
         tokens[-1] = Token(last.text, prefix=True)
     return tokens
@@ -112,8 +117,8 @@ class ParsedQuery:
         return " ".join('"' + t.replace('"', '""') + '"' for t in self.terms)
 
 
-def parse(query: str, *, prefix: bool = False) -> ParsedQuery:
-    tokens = tokenize(query, prefix=prefix)
+def parse(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) -> ParsedQuery:
+    tokens = tokenize(query, prefix=prefix, min_prefix=min_prefix)
     return ParsedQuery(tokens, any(contains_cjk(t.text) for t in tokens if not t.operator))
 
 
@@ -126,13 +131,60 @@ def bigrams(text: str) -> list[str]:
 
 
 def bigram_match(terms: list[str]) -> str:
-    """FTS5 expression over the bigram index: each CJK run of 2+ chars as a phrase, all required."""
+    """FTS5 expression over the bigram index: each CJK run as a phrase of its pairs, all required.
+
+    A single character is the prefix of the pairs it starts, or the run end it is (cjk.grams).
+    """
     phrases = []
     for term in terms:
         for run in CJK_RUN.findall(term):
             if len(run) >= 2:
                 phrases.append('"' + " ".join(run[i:i + 2] for i in range(len(run) - 1)) + '"')
+            else:
+                phrases.append(f'"{run}"*')
     return " AND ".join(dict.fromkeys(phrases))
+
+
+def searchable_calls(raw: str | None) -> str:
+    """Tool-call JSON as text to search: ``\\uXXXX`` escapes decoded, also inside the arguments.
+
+    Hermes stores ``tool_calls`` with ``json.dumps`` defaults, so CJK in arguments reads
+    ``\\u6570\\u636e``; arguments dumped with defaults too are escaped twice.
+    """
+    if not raw or "\\u" not in raw:
+        return raw or ""
+    try:
+        return json.dumps(_unescaped(json.loads(raw)), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return raw
+
+
+def _unescaped(value):
+    if isinstance(value, str):
+        if "\\u" in value and value.lstrip()[:1] in ("{", "["):
+            try:
+                return json.dumps(_unescaped(json.loads(value)), ensure_ascii=False)
+            except ValueError:
+                return value
+        return value
+    if isinstance(value, list):
+        return [_unescaped(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _unescaped(v) for k, v in value.items()}
+    return value
+
+
+def searchable_text(content: str | None, tool_name: str | None, tool_calls: str | None) -> str:
+    """A message's indexed text (content, tool name, decoded tool-call JSON), as the CJK path reads it."""
+    return f"{content or ''} {tool_name or ''} {searchable_calls(tool_calls)}"
+
+
+def escaped_forms(term: str) -> list[str]:
+    """How ``term`` reads inside tool-call JSON stored with ``json.dumps`` defaults (once or twice escaped)."""
+    if term.isascii():
+        return []
+    once = json.dumps(term)[1:-1]
+    return [once, json.dumps(once)[1:-1]]
 
 
 def like_escape(text: str) -> str:

@@ -3,11 +3,15 @@
 Routing (the ``plan`` of every hit says which one ran):
 
 * ``fts``: words, phrases and prefixes go to Hermes's FTS5 table (unicode61 over content,
-  tool name and tool-call JSON).
+  tool name and tool-call JSON). A prefix is first expanded into whole words by our
+  vocabulary (vocab.py): all of them when there are few (``prefix`` in the plan), else,
+  while typing, the most frequent (``prefix-top``: a first page; the next keystroke
+  narrows it), so a keystroke never makes FTS5 merge every doclist of ``t*``.
 * ``bigram``: a query with CJK text of 2+ characters goes to our bigram index (cjk.py);
   with no index (a read-only home never indexed) to Hermes's ``trigram`` table when every
   CJK word has 3+ characters, else to a ``like`` scan. Every CJK-path candidate is
-  re-checked as a case-insensitive substring, so CJK recall equals a substring scan.
+  re-checked as a case-insensitive substring of the text with tool-call escapes decoded
+  (query.searchable_text), so CJK recall equals such a substring scan.
 
 Ordering: ``ranked`` is BM25 within the newest 1,000 matches at a time (then the next
 1,000 further back), which costs the same for a term in every message as for a rare
@@ -28,7 +32,9 @@ from ..errors import WorkbenchError
 from .cjk import INDEXED_TEXT, BigramIndex, fts_pages
 from .core import ArchiveCore
 from .models import MARK_CLOSE, MARK_OPEN, SearchHit, content_text, decode_content
-from .query import ParsedQuery, bigram_match, contains_cjk, like_escape, parse
+from . import vocab
+from .query import MIN_PREFIX, ParsedQuery, bigram_match, contains_cjk, escaped_forms, like_escape, parse, \
+    searchable_calls, searchable_text
 
 log = logging.getLogger(__name__)
 
@@ -57,13 +63,14 @@ class SearchMixin(ArchiveCore):
                exclude_lineage_of: str | None = None, exclude_sources: Iterable[str] | None = None,
                prefix: bool = False, sort: str | None = None) -> list[SearchHit]:
         """The best hit of each lineage, best lineage first. Never raises for any query text."""
-        parsed = parse(query if isinstance(query, str) else "", prefix=prefix)
+        min_prefix = 1 if prefix and self.bigram_index.available() else MIN_PREFIX
+        parsed = parse(query if isinstance(query, str) else "", prefix=prefix, min_prefix=min_prefix)
         if parsed.empty or limit <= 0:
             return []
         roles = {role} if isinstance(role, str) else set(role) if role else None
         excluded_root = self.root_of(exclude_lineage_of) if exclude_lineage_of else None
         try:
-            plan = self._plan(parsed, sort)
+            plan = self._plan(parsed, sort, typing=prefix)
             found = self._group(plan, need=max(0, offset) + limit, roles=roles, excluded_root=excluded_root,
                                 exclude_sources=set(exclude_sources or ()))
             return [self._hit(row, rank, root, plan, parsed) for root, (row, rank) in
@@ -86,19 +93,23 @@ class SearchMixin(ArchiveCore):
                     yield mid
 
     # -- planning ------------------------------------------------------------------
-    def _plan(self, parsed: ParsedQuery, sort: str | None) -> _Plan:
+    def _plan(self, parsed: ParsedQuery, sort: str | None, typing: bool = False) -> _Plan:
         sort = (sort or "").strip().lower()
         if not sort and any(t.prefix for t in parsed.tokens):
             sort = "newest"  # BM25 of a prefix costs a pass over every match: newest first instead
         descending, ranked = sort != "oldest", sort not in ("newest", "oldest")
         order = "ranked" if ranked else sort
+        index = self.bigram_index
         if not parsed.cjk and self.caps.fts:
             exprs = [parsed.fts(), parsed.literal_fts()]
+            if any(t.prefix for t in parsed.tokens) and index.available():
+                expanded = self._expanded_plan(parsed, exprs, order, descending, ranked, typing)
+                if expanded is not None:
+                    return expanded
             return _Plan(f"fts:{order}", self._fallback_pages(self.conn(), "messages_fts", exprs, descending, ranked),
                          None)
         terms = [t.lower() for t in parsed.terms]
         match = bigram_match(terms)
-        index = self.bigram_index
         if match and index.available():
             index.refresh(max_rows=REFRESH_BUDGET, wait=False)  # what is not indexed yet is scanned below
             high = index.high_water()
@@ -108,11 +119,46 @@ class SearchMixin(ArchiveCore):
             return _Plan(f"bigram:{order}", pages, terms)
         long_terms = [t for t in terms if len(t) >= 3]
         if self.caps.trigram and long_terms:
-            expr = " AND ".join('"' + t.replace('"', '""') + '"' for t in long_terms)
+            expr = " AND ".join("(" + " OR ".join('"' + f.replace('"', '""') + '"' for f in [t, *escaped_forms(t)]) + ")"
+                                for t in long_terms)
             pages = self._fallback_pages(self.conn(), "messages_fts_trigram", [expr], descending, ranked,
                                          fallback=lambda: self._like_pages(terms, descending))
             return _Plan(f"trigram:{order}", pages, terms)
         return _Plan(f"like:{'newest' if descending else 'oldest'}", self._like_pages(terms, descending), terms)
+
+    def _expanded_plan(self, parsed: ParsedQuery, exprs: list[str], order: str, descending: bool, ranked: bool,
+                       typing: bool) -> _Plan | None:
+        """Prefixes as ORs of whole words from the vocabulary (None: leave them to FTS5's own prefix query).
+
+        Words of messages the vocabulary has not counted yet (above its high-water mark,
+        when workbench.db was busy) are read from those messages and added.
+        """
+        index = self.bigram_index
+        index.refresh(max_rows=REFRESH_BUDGET, wait=False)
+        conn = index.connection()
+        if conn is None or not index.current():
+            return None
+        cursor = self.conn().cursor()
+        cursor.row_factory = None
+        gap = cursor.execute("SELECT content, tool_name, tool_calls FROM messages WHERE id > ? LIMIT ?",
+                             (index.high_water(), REFRESH_BUDGET + 1)).fetchall()
+        if len(gap) > REFRESH_BUDGET:
+            return None
+        unseen = set().union(*(vocab.words(" ".join(filter(None, row))) for row in gap)) if gap else set()
+        parts, complete = [], True
+        for token in parsed.tokens:
+            if not token.prefix:
+                parts.append(token.fts())
+                continue
+            *head, last = vocab.split(token.text) or [""]  # ``session_s``: the phrase "session s*"
+            words, every = vocab.expand(conn, last, vocab.EXPAND if typing else vocab.EXACT)
+            words += sorted(w for w in unseen if w.startswith(last) and w not in words)
+            if not last or not words or not (every or typing):
+                return None  # a word found nowhere, or an exact search over too many words
+            complete = complete and every
+            parts.append("(" + " OR ".join('"' + " ".join([*head, w]) + '"' for w in words) + ")")
+        pages = self._fallback_pages(self.conn(), "messages_fts", [" ".join(parts)], descending, ranked)
+        return _Plan(f"fts:{order}:{'prefix' if complete else 'prefix-top'}", pages, None)
 
     @staticmethod
     def _fallback_pages(conn, table: str, exprs: list[str], descending: bool, ranked: bool,
@@ -135,8 +181,12 @@ class SearchMixin(ArchiveCore):
 
     def _like_pages(self, terms: list[str], descending: bool, above: int = 0) -> Pages:
         """Scan messages for every term as a substring (ASCII case-insensitive), by id."""
-        where = " AND ".join(f"{INDEXED_TEXT} LIKE ? ESCAPE '\\'" for _ in terms) or "1"
-        args = [f"%{like_escape(t)}%" for t in terms]
+        where, args = [], []
+        for term in terms:  # the term as stored, or escaped in tool-call JSON written by Hermes
+            forms = [term, *escaped_forms(term)]
+            where.append("(" + " OR ".join(f"{INDEXED_TEXT} LIKE ? ESCAPE '\\'" for _ in forms) + ")")
+            args += [f"%{like_escape(f)}%" for f in forms]
+        where = " AND ".join(where) or "1"
         bound = None
         while True:
             sql = f"SELECT m.id FROM messages m WHERE {where} AND {self._visible()} AND m.id > ?"
@@ -168,7 +218,7 @@ class SearchMixin(ArchiveCore):
     def _verified(row: sqlite3.Row, terms: list[str] | None) -> bool:
         if not terms:
             return True
-        text = " ".join(filter(None, (row["content"], row["tool_name"], row["tool_calls"]))).lower()
+        text = searchable_text(row["content"], row["tool_name"], row["tool_calls"]).lower()
         return all(t in text for t in terms)
 
     def _light(self, ids: list[int]) -> dict[int, tuple]:
@@ -225,7 +275,7 @@ class SearchMixin(ArchiveCore):
         pattern = highlight_pattern(parsed)
         text = content_text(decode_content(row["content"]))
         if pattern is None or not pattern.search(text):  # the match is in the tool name or call arguments
-            text = " ".join(filter(None, (text, row["tool_name"], row["tool_calls"])))
+            text = " ".join(filter(None, (text, row["tool_name"], searchable_calls(row["tool_calls"]))))
         return SearchHit(session_id=row["session_id"], root_id=root, title=title, source=row["source"],
                          timestamp=row["timestamp"], snippet=make_snippet(text, pattern), match_message_id=row["id"],
                          role=row["role"], rank=round(rank, 4) + 0.0, plan=plan.name)

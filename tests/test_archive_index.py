@@ -1,0 +1,135 @@
+"""Correctness of our own archive indexes on randomised data: the vocabulary's prefix
+expansion against FTS5's own prefix query, and CJK (also inside tool-call arguments
+stored the way Hermes stores them, ``json.dumps`` defaults) against a substring scan
+that decodes the JSON independently."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sqlite3
+
+import pytest
+
+from engine import FixedClock, open_home
+
+LATIN = ["serve", "server", "service", "servo", "the", "then", "there", "them", "theory", "thesis", "data",
+         "database", "deploy", "depot", "delta", "t", "th", "café", "cafe", "zebra", "session_search", "x1y2"]
+CJK = list("数据库迁移部署服务器半夜日志") + ["デプロイ", "サーバー", "ログ"]
+
+
+def _strings(value) -> list[str]:
+    """Every string inside decoded JSON, argument strings decoded once more when they are JSON."""
+    if isinstance(value, str):
+        try:
+            inner = json.loads(value)
+        except ValueError:
+            return [value]
+        return [value, *_strings(inner)] if isinstance(inner, (dict, list)) else [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def decoded_scan(path, needle: str) -> set[int]:
+    conn = sqlite3.connect(path)
+    found = set()
+    for mid, content, tool_name, calls in conn.execute("SELECT id, content, tool_name, tool_calls FROM messages"):
+        texts = [content or "", tool_name or ""] + (_strings(json.loads(calls)) if calls else [])
+        if any(needle.lower() in t.lower() for t in texts):
+            found.add(mid)
+    conn.close()
+    return found
+
+
+def _text(rng: random.Random) -> str:
+    parts = []
+    for _ in range(rng.randint(1, 8)):
+        if rng.random() < 0.3:
+            parts.append("".join(rng.choices(CJK, k=rng.randint(1, 5))))
+        else:
+            parts.append(rng.choice(LATIN))
+    return " ".join(parts)
+
+
+def _message(rng: random.Random, n: int) -> dict:
+    if rng.random() < 0.4:
+        args = {"query": _text(rng), "limit": 3}
+        hermes = rng.random() < 0.6
+        arguments = json.dumps(args) if hermes and rng.random() < 0.5 else json.dumps(args, ensure_ascii=False)
+        calls = [{"id": f"c{n}", "type": "function", "function": {"name": "session_search", "arguments": arguments}}]
+        return {"role": "assistant", "content": None if rng.random() < 0.5 else _text(rng),
+                "tool_calls": json.dumps(calls) if hermes else calls}  # a string is stored as Hermes wrote it
+    return {"role": rng.choice(["user", "assistant"]), "content": _text(rng)}
+
+
+@pytest.fixture(scope="module", params=[1, 2])
+def corpus(request, tmp_path_factory):
+    rng = random.Random(request.param)
+    folder = tmp_path_factory.mktemp("index") / "home"
+    home = open_home(folder, clock=FixedClock(1796040000.0))
+    for s in range(12):
+        home.archive.create_session(f"s{s}")
+        home.archive.append_messages(f"s{s}", [_message(rng, s * 100 + i) for i in range(25)])
+    home.archive.bigram_index.refresh()
+    home.archive.create_session("late")
+    yield home, rng
+    home.close()
+
+
+def test_cjk_recall_equals_a_decoding_substring_scan(corpus):
+    home, rng = corpus
+    queries = {"".join(rng.choices(CJK, k=rng.randint(1, 3))) for _ in range(30)} | {"数据库", "迁", "ログ", "数据库迁移"}
+    found_any = False
+    for query in sorted(queries):
+        expected = decoded_scan(home.state_db_path, query)
+        found_any = found_any or bool(expected)
+        assert set(home.archive.iter_matches(query)) == expected, query
+    assert found_any
+
+
+def test_escaped_tool_call_arguments_are_found_and_shown_decoded(corpus):
+    home, _ = corpus
+    escaped = [mid for mid, calls in home.archive.conn().execute("SELECT id, tool_calls FROM messages")
+               if calls and "\\u6570\\u636e" in calls]
+    assert escaped, "the corpus holds Hermes-escaped CJK arguments"
+    assert set(escaped) <= set(home.archive.iter_matches("数据"))
+    hits = home.archive.search("数据", limit=50)
+    assert hits and all("\\u" not in h.snippet for h in hits)
+
+
+def _native_prefix(home, prefix: str) -> set[int]:
+    rows = home.archive.conn().execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", (prefix + "*",))
+    return {r[0] for r in rows}
+
+
+@pytest.mark.parametrize("prefix", ["s", "se", "serv", "servi", "t", "th", "the", "them", "d", "da", "caf", "z",
+                                    "x1", "ser", "therm", "session_s", "session_search", "c"])
+def test_a_typed_prefix_matches_what_fts5_prefix_query_matches(corpus, prefix):
+    home, _ = corpus
+    expected = _native_prefix(home, prefix)
+    got = set(home.archive.iter_matches(prefix + "*"))  # an explicit prefix: the exact expansion or FTS5's own
+    assert got == expected
+    hits = home.archive.search(prefix, prefix=True, limit=50)
+    assert {h.match_message_id for h in hits} <= expected
+    assert all(re.search(r"prefix", h.plan) for h in hits)
+    if hits and hits[0].plan.endswith(":prefix"):  # every word of the prefix was expanded: the same newest hits
+        newest = sorted(expected, reverse=True)
+        assert hits[0].match_message_id == newest[0]
+
+
+def test_prefix_plan_reads_words_the_vocabulary_has_not_counted(corpus):
+    home, _ = corpus
+    home.archive.append_messages("late", [{"role": "user", "content": "servaltine arrived"}])
+    blocker = sqlite3.connect(home.root / "workbench.db")
+    blocker.execute("BEGIN IMMEDIATE")  # the refresh a search tries gives up at once
+    try:
+        hits = home.archive.search("servalt", prefix=True)
+        assert home.archive.bigram_index.high_water() < max(_native_prefix(home, "servalt"))
+    finally:
+        blocker.rollback()
+        blocker.close()
+    assert [h.session_id for h in hits] == ["late"] and hits[0].plan == "fts:newest:prefix"
