@@ -5,10 +5,17 @@ written *before* the change it describes (status ``pending``) and marked ``done`
 the change is on disk, so a crash in between leaves evidence instead of silence.
 The journal is how history, provenance ("who wrote this entry, in which session and
 message") and undo work.
+
+Rows hold entry-level before/after. A whole file is kept only where something needs it:
+``journal_files`` holds snapshots by content hash (sha256), and a subsystem keeps just
+the ones it still needs (memory: the file each target was last left as, to tell an
+outside edit from its own), so the journal grows with the entries changed, not with
+the size of the file on every write.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass, field
@@ -39,7 +46,12 @@ CREATE TABLE IF NOT EXISTS journal (
 CREATE INDEX IF NOT EXISTS idx_journal_target ON journal(subsystem, target, id);
 CREATE INDEX IF NOT EXISTS idx_journal_session ON journal(session_id);
 CREATE INDEX IF NOT EXISTS idx_journal_pending ON journal(subsystem, target) WHERE status = 'pending';
+CREATE TABLE IF NOT EXISTS journal_files (sha TEXT PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID;
 """
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -103,12 +115,24 @@ class Journal:
 
     def begin(self, subsystem: str, action: str, target: str, *, actor: str = "agent", before: str | None = None,
               after: str | None = None, session_id: str | None = None, message_id: int | None = None,
-              detail: dict[str, Any] | None = None) -> int:
-        """Record an intended change (status ``pending``); call ``commit`` once it is on disk."""
-        return self._insert(subsystem, action, target, actor, before, after, session_id, message_id, detail, "pending")
+              detail: dict[str, Any] | None = None, snapshot: str | None = None) -> int:
+        """Record an intended change (status ``pending``); call ``commit`` once it is on disk.
 
-    def commit(self, entry_id: int, **updates: Any) -> None:
-        """Mark a pending row done, optionally correcting before/after/detail with what was really written."""
+        ``snapshot``: a file text to keep in ``journal_files`` (same transaction).
+        """
+        return self._insert(subsystem, action, target, actor, before, after, session_id, message_id, detail, "pending",
+                            snapshot)
+
+    def file_text(self, sha: str) -> str | None:
+        """A kept snapshot by its hash (None when it was released or never kept)."""
+        row = self.connection().execute("SELECT text FROM journal_files WHERE sha = ?", (sha,)).fetchone()
+        return row[0] if row else None
+
+    def commit(self, entry_id: int, *, release: tuple[str, ...] = (), **updates: Any) -> None:
+        """Mark a pending row done, optionally correcting before/after/detail with what was really written.
+
+        ``release``: snapshot hashes no longer needed, dropped in the same transaction.
+        """
         sets, values = ["status = 'done'"], []
         for key in ("before", "after"):
             if key in updates:
@@ -120,6 +144,7 @@ class Journal:
         conn = self.connection()
         with write_transaction(conn, self.read_only):
             conn.execute(f"UPDATE journal SET {', '.join(sets)} WHERE id = ?", (*values, entry_id))
+            self._keep(conn, None, release)
 
     def abandon(self, entry_id: int, reason: str) -> None:
         """Mark a pending row as not applied (the change was refused or failed)."""
@@ -130,25 +155,38 @@ class Journal:
 
     def append(self, subsystem: str, action: str, target: str, *, actor: str = "agent", before: str | None = None,
                after: str | None = None, session_id: str | None = None, message_id: int | None = None,
-               detail: dict[str, Any] | None = None) -> int:
+               detail: dict[str, Any] | None = None, snapshot: str | None = None) -> int:
         """Record a change that is already complete."""
-        return self._insert(subsystem, action, target, actor, before, after, session_id, message_id, detail, "done")
+        return self._insert(subsystem, action, target, actor, before, after, session_id, message_id, detail, "done",
+                            snapshot)
 
-    def append_all(self, subsystem: str, target: str, rows: list[dict[str, Any]], *, actor: str) -> list[int]:
+    def append_all(self, subsystem: str, target: str, rows: list[dict[str, Any]], *, actor: str,
+                   snapshot: str | None = None, release: tuple[str, ...] = ()) -> list[int]:
         """Record several completed changes at once (one transaction: all rows or none).
 
         Each row is a dict of ``action`` and optionally ``before``, ``after``, ``detail``.
         """
         conn = self.connection()
         with write_transaction(conn, self.read_only):
+            self._keep(conn, snapshot, release)
             return [self._execute(conn, subsystem, row["action"], target, actor, row.get("before"), row.get("after"),
                                   None, None, row.get("detail"), "done") for row in rows]
 
-    def _insert(self, subsystem, action, target, actor, before, after, session_id, message_id, detail, status) -> int:
+    def _insert(self, subsystem, action, target, actor, before, after, session_id, message_id, detail, status,
+                snapshot: str | None = None) -> int:
         conn = self.connection()
         with write_transaction(conn, self.read_only):
+            self._keep(conn, snapshot)
             return self._execute(conn, subsystem, action, target, actor, before, after, session_id, message_id,
                                  detail, status)
+
+    @staticmethod
+    def _keep(conn: sqlite3.Connection, snapshot: str | None, release: tuple[str, ...] = ()) -> None:
+        """Inside a transaction: keep one snapshot, drop the released ones (the kept one never)."""
+        sha = content_hash(snapshot) if snapshot is not None else None
+        conn.executemany("DELETE FROM journal_files WHERE sha = ?", [(r,) for r in release if r != sha])
+        if snapshot is not None:
+            conn.execute("INSERT OR IGNORE INTO journal_files (sha, text) VALUES (?, ?)", (sha, snapshot))
 
     def _execute(self, conn, subsystem, action, target, actor, before, after, session_id, message_id, detail,
                  status) -> int:
@@ -227,10 +265,11 @@ class Journal:
             " LIMIT 1", (subsystem, pending_id)).fetchone() is not None
 
     def holds_file(self, subsystem: str, text: str) -> bool:
-        """True when a row recorded ``text`` as a whole file (``file_after``): a leftover temp of it adds nothing."""
+        """True when a row recorded ``text`` as a whole file (its hash, or ``file_after`` in older rows):
+        a leftover temp of it adds nothing."""
         return self.path.exists() and self.connection().execute(
-            "SELECT 1 FROM journal WHERE subsystem = ? AND json_extract(detail, '$.file_after') = ? LIMIT 1",
-            (subsystem, text)).fetchone() is not None
+            "SELECT 1 FROM journal WHERE subsystem = ? AND (json_extract(detail, '$.file_sha') = ? "
+            "OR json_extract(detail, '$.file_after') = ?) LIMIT 1", (subsystem, content_hash(text), text)).fetchone() is not None
 
     def close(self) -> None:
         self._conns.close_all()

@@ -25,7 +25,7 @@ from ..config import MEMORY_LIMIT_KEYS
 from ..errors import WorkbenchError
 from ..events import MemoryChanged
 from ..fileio import UnsafePath, crash_point, lock_path_for, remove_stale_temps
-from ..journal import JournalEntry
+from ..journal import JournalEntry, content_hash
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from . import ops
 from .archive_writes import ArchiveWrites
@@ -59,6 +59,11 @@ class FileState:
     raw: str  # decoded text, BOM removed ("" when missing)
     entries: list[str]
     error: str | None = None
+
+
+def _left_file(detail: dict, raw: str) -> bool:
+    """Whether a journal row's write left the file as ``raw`` (its hash; the text itself in older rows)."""
+    return detail.get("file_sha") == content_hash(raw) if "file_sha" in detail else detail.get("file_after") == raw
 
 
 @dataclass(frozen=True)
@@ -454,7 +459,7 @@ class MemoryStore:
                 return outcome
             text = outcome.text if outcome.text is not None else serialize(outcome.entries)
             external = self._journal_external(target, state)
-            journal_ids = self._write(target, text, outcome, writer, plan)
+            journal_ids = self._write(target, text, outcome, writer, plan, release=self._releasable(target))
             self._seen[target] = text
         if external is not None:
             self.home.bus.publish(external)
@@ -465,18 +470,27 @@ class MemoryStore:
             before=single.before if single else state.raw, after=single.after if single else text))
         return outcome
 
-    def _write(self, target: str, text: str, outcome: Outcome, writer: _Writer, plan: _Plan) -> list[int]:
+    def _write(self, target: str, text: str, outcome: Outcome, writer: _Writer, plan: _Plan,
+               release: tuple[str, ...]) -> list[int]:
+        """Journal (pending, with the new file's hash and snapshot), write, then mark done.
+
+        The snapshot the journal kept of the previous file is released on commit: only
+        the file each target was last left as is needed (to tell outside edits apart).
+        """
         journal = self.home.journal
+        sha = content_hash(text)
+        release = tuple(r for r in release if r != sha)
         rows = []
         for index, change in enumerate(outcome.changes, 1):
-            detail = {**writer.detail, **plan.extra_detail, "file_after": text}
+            detail = {**writer.detail, **plan.extra_detail, "file_sha": sha}  # settling compares it with the file
             if plan.action == "batch":
                 detail.update(batch=True, op_index=index)
             if change.index is not None:
                 detail["index"] = change.index
             rows.append((journal.begin(SUBSYSTEM, plan.journal_action or change.action, target, actor=writer.actor,
                                        before=change.before, after=change.after, session_id=writer.session_id,
-                                       message_id=writer.message_id, detail=detail), detail))
+                                       message_id=writer.message_id, detail=detail,
+                                       snapshot=text if index == 1 else None), detail))
         try:
             self.home.links.write_text(self.path(target), text, TMP_PREFIX)
         except (OSError, UnsafePath) as exc:
@@ -485,8 +499,8 @@ class MemoryStore:
             reason = exc.message if isinstance(exc, UnsafePath) else f"{exc.strerror or exc}. Nothing was changed."
             raise refuse(f"Failed to write memory file {self.path(target)}: {reason}")
         crash_point("memory-renamed")
-        for row_id, detail in rows:
-            journal.commit(row_id, detail=detail)
+        for row_id, _ in rows:
+            journal.commit(row_id, release=release if row_id == rows[-1][0] else ())
         return [row_id for row_id, _ in rows]
 
     def _locked(self, target: str) -> contextlib.ExitStack:
@@ -597,7 +611,7 @@ class MemoryStore:
             return []
         state = self.read(target)
         for row in rows:
-            if state.error is None and row.detail.get("file_after") == state.raw:
+            if state.error is None and state.raw is not None and _left_file(row.detail, state.raw):
                 journal.commit(row.id)
             else:
                 journal.abandon(row.id, "interrupted before the file was written; found on the next open")
@@ -690,27 +704,45 @@ class MemoryStore:
         """
         if state.error:
             return None
-        last = self._last_row(target)
-        if last is None:
+        left = self._left(target)
+        if left is None:
             if state.entries:
-                self.home.journal.append(SUBSYSTEM, "seen", target, actor="external",
-                                         detail={"file_after": state.raw, "entries": state.entries})
+                self.home.journal.append(SUBSYSTEM, "seen", target, actor="external", snapshot=state.raw,
+                                         detail={"file_sha": content_hash(state.raw), "entries": state.entries})
             return None
-        before = last.detail["file_after"]
-        changes = entry_changes(parse_entries(before), state.entries)
+        before_sha, before = left
+        if before_sha == content_hash(state.raw):
+            return None
+        changes = entry_changes(parse_entries(before or ""), state.entries)
         if not changes:
             return None
         rows = [{"action": action, "before": old, "after": new, "detail": {"index": index}}
                 for action, old, new, index in changes]
-        rows[-1]["detail"]["file_after"] = state.raw
-        ids = self.home.journal.append_all(SUBSYSTEM, target, rows, actor="external")
+        rows[-1]["detail"]["file_sha"] = content_hash(state.raw)
+        ids = self.home.journal.append_all(SUBSYSTEM, target, rows, actor="external", snapshot=state.raw,
+                                           release=self._releasable(target))
         return MemoryChanged(actor="external", journal_id=ids[-1], target=target, action="external", before=before,
                              after=state.raw)
+
+    def _left(self, target: str) -> tuple[str, str | None] | None:
+        """(hash, text) of the file the journal last left ``target`` as (journals before hashes kept the text)."""
+        last = self._last_row(target)
+        if last is None:
+            return None
+        if "file_after" in last.detail:
+            return content_hash(last.detail["file_after"]), last.detail["file_after"]
+        return last.detail["file_sha"], self.home.journal.file_text(last.detail["file_sha"])
+
+    def _releasable(self, target: str) -> tuple[str, ...]:
+        """The snapshot of ``target``'s last file, unless the other target was left the same."""
+        mine, other = (self._left(t) for t in (target, next(t for t in TARGETS if t != target)))
+        return (mine[0],) if mine and (other is None or other[0] != mine[0]) else ()
 
     def _last_row(self, target: str) -> JournalEntry | None:
         """The newest journaled write (from any workbench process) that recorded the file it left."""
         row = self.home.journal.connection().execute(
             "SELECT id FROM journal WHERE subsystem = ? AND target = ? AND status = 'done' "
-            "AND json_extract(detail, '$.file_after') IS NOT NULL ORDER BY id DESC LIMIT 1",
+            "AND coalesce(json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after')) IS NOT NULL "
+            "ORDER BY id DESC LIMIT 1",
             (SUBSYSTEM, target)).fetchone()
         return self.home.journal.get(row[0]) if row else None

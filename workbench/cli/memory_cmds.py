@@ -189,7 +189,7 @@ def undo_event(home: Home, args) -> Output:
 # -- history ---------------------------------------------------------------------------
 def _event(entry) -> dict:
     data = entry.to_dict()
-    data["detail"] = {k: v for k, v in entry.detail.items() if k != "file_after"}
+    data["detail"] = {k: v for k, v in entry.detail.items() if k not in ("file_after", "file_sha")}
     return data
 
 

@@ -1,0 +1,73 @@
+"""The memory journal keeps entry-level rows and only the file snapshots it still needs."""
+
+from __future__ import annotations
+
+import json
+
+from engine import FixedClock, open_home
+from engine.journal import content_hash
+from engine.tools import ToolContext
+
+
+def _home(tmp_path):
+    return open_home(tmp_path / "h", clock=FixedClock(1796040000.0))
+
+
+def _files(home) -> list[str]:
+    return [r[0] for r in home.journal.connection().execute("SELECT sha FROM journal_files")]
+
+
+def test_many_writes_keep_one_snapshot_per_target(tmp_path):
+    home = _home(tmp_path)
+    ctx = ToolContext(actor="user")
+    for i in range(30):
+        assert home.memory.add("memory", f"fact {i}", ctx)["success"]
+    assert home.memory.add("user", "prefers tea", ctx)["success"]
+    assert home.memory.replace("memory", "fact 3", "fact three", ctx)["success"]
+    memory_raw = home.memory.read("memory").raw
+    assert sorted(_files(home)) == sorted({content_hash(memory_raw), content_hash(home.memory.read("user").raw)})
+    rows = home.memory.history("memory", limit=100)
+    assert all("file_after" not in r.detail and r.detail["file_sha"] for r in rows if r.action != "seen")
+    assert rows[0].before == "fact 3" and rows[0].after == "fact three"
+
+
+def test_an_outside_edit_is_journaled_from_the_kept_snapshot(tmp_path):
+    home = _home(tmp_path)
+    ctx = ToolContext(actor="user")
+    home.memory.add("memory", "alpha", ctx)
+    home.memory.add("memory", "beta", ctx)
+    path = home.memory.path("memory")
+    path.write_text(path.read_text().replace("beta", "gamma"))
+    assert home.memory.add("memory", "delta", ctx)["success"]
+    external = [r for r in home.memory.history("memory", limit=10) if r.actor == "external"]
+    assert {(r.action, r.before, r.after) for r in external} == {("remove", "beta", None), ("add", None, "gamma")}
+    assert _files(home) == [content_hash(home.memory.read("memory").raw)]
+
+
+def test_a_journal_written_with_whole_files_still_detects_outside_edits(tmp_path):
+    home = _home(tmp_path)
+    ctx = ToolContext(actor="user")
+    home.memory.add("memory", "alpha", ctx)
+    raw = home.memory.read("memory").raw
+    conn = home.journal.connection()
+    conn.execute("DELETE FROM journal_files")  # as an older workbench left it: the file inside the row
+    conn.execute("UPDATE journal SET detail = ? WHERE subsystem = 'memory'", (json.dumps({"file_after": raw}),))
+    conn.commit()
+    home.memory.path("memory").write_text(raw.replace("alpha", "omega"))
+    assert home.memory.add("memory", "beta", ctx)["success"]
+    external = [r for r in home.memory.history("memory", limit=10) if r.actor == "external"]
+    assert {(r.before, r.after) for r in external} == {("alpha", None), (None, "omega")}
+
+
+def test_identical_files_share_one_snapshot_that_neither_write_drops(tmp_path):
+    home = _home(tmp_path)
+    ctx = ToolContext(actor="user")
+    home.memory.add("memory", "same", ctx)
+    home.memory.add("user", "same", ctx)
+    assert home.memory.add("memory", "more", ctx)["success"]
+    user_raw = home.memory.read("user").raw
+    assert content_hash(user_raw) in _files(home)
+    home.memory.path("user").write_text(user_raw.replace("same", "changed"))
+    assert home.memory.add("user", "another", ctx)["success"]
+    external = [r for r in home.memory.history("user", limit=10) if r.actor == "external"]
+    assert {(r.before, r.after) for r in external} == {("same", None), (None, "changed")}
