@@ -1,21 +1,55 @@
-"""Curated memory: write latency (fsync + journal), snapshot cost, 8-process contention.
+"""Curated memory: write latency (fsync + journal), snapshot cost, 8-process contention,
+journal growth; beside Hermes's own MemoryStore when its venv is built.
 
 Every write takes the flock, re-reads the file, scans, journals (begin + commit),
-writes a temp file, fsyncs it and renames it, so latency is dominated by fsync.
+writes a temp file, fsyncs it and renames it, so latency is dominated by fsync. Our
+adds and Hermes's run interleaved in rounds so both see the same machine load.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import time
 
 from engine import open_home
 from engine.tools import ToolContext
-from tests.bench.common import Report, children_peak_rss_mb, scratch_dir, timed
+from tests.bench.common import Report, children_peak_rss_mb, percentile, scratch_dir, timed
+from tests.bench.hermes_bench import hermes, result, run_json, start
 
 WRITES = 200
 WORKERS = 8
 PER_WORKER = 40
+ROUNDS = 4
+GROWTH_WRITES = int(os.environ.get("BENCH_JOURNAL_WRITES", "10000"))
+
+HERMES_ADDS = """
+import json, time
+from tools.memory_tool import MemoryStore
+store = MemoryStore(memory_char_limit=10**6, user_char_limit=10**6)
+store.load_from_disk()
+samples = []
+for i in range({first}, {first} + {count}):
+    t = time.perf_counter()
+    assert store.add("memory", "Fact %04d: the deploy target for service %d is staging-%d, owned by team %d"
+                     % (i, i, i % 7, i % 5))["success"]
+    samples.append(time.perf_counter() - t)
+print(json.dumps(samples))
+"""
+
+HERMES_CONTENDER = """
+import json, os, time
+from tools.memory_tool import MemoryStore
+store = MemoryStore(memory_char_limit=10**6, user_char_limit=10**6)
+store.load_from_disk()
+while not os.path.exists("go"):
+    time.sleep(0.001)
+began = time.time()
+for i in range({count}):
+    store.add("memory", "worker {worker} Fact %04d: the deploy target for service %d is staging-%d, owned by team %d"
+              % (i, i, i % 7, i % 5))
+print(json.dumps([began, time.time()]))
+"""
 
 
 def _fact(i: int) -> str:
@@ -46,12 +80,62 @@ def _contender(root: str, worker: int, start) -> None:
     home.close()
 
 
+def _hermes_contention(runner, root) -> tuple[float, int]:
+    """Hermes's MemoryStore in 8 processes on one file: writes/s and lost updates."""
+    root.mkdir(parents=True)
+    (root / "memories").mkdir()
+    procs = [start(runner, root, HERMES_CONTENDER.format(count=PER_WORKER, worker=w)) for w in range(WORKERS)]
+    time.sleep(2.0)  # every interpreter up and waiting
+    (root / "go").touch()
+    spans = [result(p) for p in procs]
+    elapsed = max(e for _, e in spans) - min(b for b, _ in spans)
+    text = (root / "memories" / "MEMORY.md").read_text()
+    lost = sum(1 for w in range(WORKERS) for i in range(PER_WORKER) if f"worker {w} {_fact(i)}" not in text)
+    return WORKERS * PER_WORKER / elapsed, lost
+
+
+def _journal_growth(report: Report, folder) -> None:
+    """Adds and replaces into a store kept full: what each write costs workbench.db."""
+    folder.mkdir()
+    home = open_home(folder)
+    mem, ctx = home.memory, ToolContext(actor="user")
+    i = 0
+    while mem.add("memory", f"Fact {i:05d}: deploys of service {i:05d} go through staging", ctx)["success"]:
+        i += 1
+    home.journal.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = lambda: sum(os.path.getsize(folder / n) for n in ("workbench.db", "workbench.db-wal") if (folder / n).exists())
+    before, oldest = size(), 0
+    with timed() as t:
+        for n in range(GROWTH_WRITES):
+            if n % 2:
+                done = mem.replace("memory", f"Fact {oldest:05d}:",  # same length: the store stays as full
+                                   f"Fact {oldest:05d}: deploys of service {oldest:05d} go through stagin{n % 10}", ctx)
+                assert done["success"], done
+            else:
+                mem.remove("memory", f"Fact {oldest:05d}:", ctx)
+                oldest += 1
+                assert mem.add("memory", f"Fact {i:05d}: deploys of service {i:05d} go through staging", ctx)["success"]
+                i += 1
+    home.journal.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    grown = (size() - before) / 1e6
+    report.figure(f"workbench.db growth, {GROWTH_WRITES:,} adds and replaces into a full store", grown, "MB", "< 5")
+    report.note(f"({GROWTH_WRITES * 1.5:,.0f} journaled writes incl. the removes making room, {t[0]:.0f} s)")
+    home.close()
+
+
 def run(report: Report) -> None:
+    runner = hermes()
     with scratch_dir("memory") as folder:
         home = _home(folder / "single")
         mem = home.memory
         ctx = ToolContext(actor="user")
-        adds = _timed_writes(lambda i: mem.add("memory", _fact(i), ctx), WRITES)
+        adds, theirs = [], []
+        (folder / "hermes" / "memories").mkdir(parents=True)
+        for r in range(ROUNDS):  # interleaved: ours, then Hermes's, on the same machine load
+            first = r * WRITES // ROUNDS
+            adds += _timed_writes(lambda i: mem.add("memory", _fact(first + i), ctx), WRITES // ROUNDS)
+            if runner:
+                theirs += run_json(runner, folder / "hermes", HERMES_ADDS.format(first=first, count=WRITES // ROUNDS))
         replaces = _timed_writes(lambda i: mem.replace("memory", f"Fact {i:04d}:", _fact(i) + " (v2)", ctx), WRITES)
         snaps = []
         for _ in range(50):
@@ -59,7 +143,10 @@ def run(report: Report) -> None:
                 mem.snapshot().block("memory")
             snaps.append(t[0])
         removes = _timed_writes(lambda i: mem.remove("memory", f"Fact {i:04d}:", ctx), WRITES)
-        report.latencies(f"add ({WRITES} entries, fsync + journal)", adds, target="< 20 ms")
+        p50, _ = report.latencies(f"add ({WRITES} entries, fsync + journal)", adds, target="<= Hermes p50")
+        if theirs:
+            h50, _ = report.latencies("Hermes MemoryStore.add (same entries, interleaved)", theirs)
+            report.ratio("add p50 ours / Hermes", p50, h50, "<= 1")
         report.latencies("replace (whole entry)", replaces, target="< 20 ms")
         report.latencies("remove", removes, target="< 20 ms")
         report.latencies(f"snapshot + render ({WRITES} entries, threat scan)", snaps)
@@ -68,23 +155,31 @@ def run(report: Report) -> None:
         root = folder / "contended"
         _home(root).close()
         ctx_mp = multiprocessing.get_context("fork")
-        start = ctx_mp.Event()
-        procs = [ctx_mp.Process(target=_contender, args=(str(root), w, start)) for w in range(WORKERS)]
+        start_gun = ctx_mp.Event()
+        procs = [ctx_mp.Process(target=_contender, args=(str(root), w, start_gun)) for w in range(WORKERS)]
         for proc in procs:
             proc.start()
         time.sleep(0.2)  # let every process open its home before the gun
         began = time.perf_counter()
-        start.set()
+        start_gun.set()
         for proc in procs:
             proc.join()
         elapsed = time.perf_counter() - began
         home = open_home(root)
         entries = set(home.memory.entries("memory"))
         expected = {f"worker {w} {_fact(i)}" for w in range(WORKERS) for i in range(PER_WORKER)}
-        report.figure(f"{WORKERS} processes x {PER_WORKER} adds on one file", WORKERS * PER_WORKER / elapsed,
-                      "writes/s")
+        ours = WORKERS * PER_WORKER / elapsed
+        report.figure(f"{WORKERS} processes x {PER_WORKER} adds on one file", ours, "writes/s")
         report.figure("lost updates", len(expected - entries), "", target="0")
         report.figure("failed processes", sum(1 for p in procs if p.exitcode != 0), "", target="0")
         home.close()
+        if runner:
+            rate, lost = _hermes_contention(runner, folder / "hermes-contended")
+            report.figure(f"Hermes: {WORKERS} processes x {PER_WORKER} adds", rate, "writes/s")
+            report.figure("Hermes: lost updates", lost)
+            report.ratio("contention throughput ours / Hermes", ours, rate, ">= 0.9")
+        else:
+            report.note("Hermes venv not built (make test builds it): no Hermes figures")
+        _journal_growth(report, folder / "growth")
     report.memory()
     report.figure("peak RSS (worker processes)", children_peak_rss_mb(), "MB")
