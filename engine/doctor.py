@@ -24,6 +24,7 @@ CHECK_MODULES = (
     "engine.memory.health",
     "engine.approvals.health",
     "engine.skills.health",
+    "engine.archive.upkeep",
 )
 
 

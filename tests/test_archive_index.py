@@ -133,3 +133,52 @@ def test_prefix_plan_reads_words_the_vocabulary_has_not_counted(corpus):
         blocker.rollback()
         blocker.close()
     assert [h.session_id for h in hits] == ["late"] and hits[0].plan == "fts:newest:prefix"
+
+
+def test_idle_upkeep_merges_every_index_in_bounded_steps_and_doctor_reports_it(tmp_path, monkeypatch):
+    from engine.archive import upkeep
+    from engine.doctor import examine
+
+    monkeypatch.setattr(upkeep, "MERGE_PAGES", 2)  # this small index then needs several steps
+
+    home = open_home(tmp_path / "frag", clock=FixedClock(1796040000.0))
+    archive = home.archive
+    archive.create_session("s")
+    archive.conn().execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 0)")
+    rng = random.Random(7)
+    pool = [f"w{n}" for n in range(3000)]
+    for i in range(40):  # one transaction each: one new segment each, of a few pages
+        archive.append_messages("s", [_message(rng, i)] + [{"role": "user", "content": " ".join(rng.choices(pool, k=300))}
+                                                           for _ in range(10)])
+    queries = ["serv*", "the", "数据", "deploy", "ログ"]
+    before = {q: [h.match_message_id for h in archive.search(q, limit=50)] for q in queries}
+    assert archive.fragmentation()["messages_fts"] >= 8
+    assert any(f.area == "archive" and f.severity == "warning" and "fragmented" in f.what for f in examine(home))
+    calls, steps = 0, 0
+    while done := archive.upkeep(budget_s=0.01):
+        calls, steps = calls + 1, steps + sum(done.values())
+        assert calls < 500
+    assert steps > 2  # several small merges, not one optimize
+    assert set(archive.fragmentation().values()) == {1}
+    assert {q: [h.match_message_id for h in archive.search(q, limit=50)] for q in queries} == before
+    assert not any(f.area == "archive" and f.severity == "warning" for f in examine(home))
+    home.close()
+
+
+def test_upkeep_gives_up_at_once_when_the_archive_is_busy(tmp_path):
+    home = open_home(tmp_path / "busy", clock=FixedClock(1796040000.0))
+    archive = home.archive
+    archive.create_session("s")
+    archive.conn().execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 0)")
+    for i in range(10):
+        archive.append_messages("s", [{"role": "user", "content": f"message {i}"}])
+    segments = archive.fragmentation()["messages_fts"]
+    blocker = sqlite3.connect(home.state_db_path)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        assert "messages_fts" not in archive.upkeep()
+    finally:
+        blocker.rollback()
+        blocker.close()
+    assert archive.fragmentation()["messages_fts"] == segments
+    home.close()

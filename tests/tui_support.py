@@ -10,7 +10,7 @@ from textual.worker import WorkerState
 from workbench.app import WorkbenchApp
 
 # Never-ending workers that waiting must skip.
-BACKGROUND_GROUPS = {"watch", "demo"}
+BACKGROUND_GROUPS = {"watch", "demo", "upkeep"}
 
 
 def make_app(home, tmp_path, app_class: type[WorkbenchApp] = WorkbenchApp, **options) -> WorkbenchApp:

@@ -25,7 +25,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
 from textual.theme import ThemeProvider
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine.errors import WorkbenchError
 from engine.events import Event, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
@@ -51,6 +51,8 @@ from .watch import HomeWatcher
 textual_fixes.apply()
 
 # (mode, key, label) in key order; a mode shows up once it is in MODES.
+UPKEEP_SECONDS = 2.0  # between idle index-upkeep steps
+
 MODE_ORDER = (
     ("memory", "1", "Memory"),
     ("sessions", "2", "Sessions"),
@@ -158,6 +160,7 @@ class WorkbenchApp(App):
         self._bridge: EngineBridge | None = None
         self._watcher: HomeWatcher | None = None
         self._demo_cancel = threading.Event()
+        self._stopping = threading.Event()
         self.frozen_snapshot = None  # the snapshot the Memory screen compares with (see MemoryScreen)
         self.crash_log: Path | None = None  # where the traceback of an unhandled exception was saved
         self._narrator: Narrator | None = None  # only while the demo plays (and until hidden)
@@ -243,6 +246,8 @@ class WorkbenchApp(App):
         if self.watch_files and not self.home.read_only:
             self._watcher = HomeWatcher(self.home, self._external_change)
             self._watch()
+        if not self.home.read_only:
+            self._upkeep()
         if self.demo_speed is not None:
             self._narrator = Narrator(lambda target: (self.home.memory.usage(target).chars,
                                                       self.home.memory.limit(target)))
@@ -250,6 +255,7 @@ class WorkbenchApp(App):
 
     def on_unmount(self) -> None:
         self._demo_cancel.set()
+        self._stopping.set()
         if self._watcher is not None:
             self._watcher.stop()
         if self._bridge is not None:
@@ -340,6 +346,13 @@ class WorkbenchApp(App):
         for kind, event in EXTERNAL_EVENTS.items():
             if kind in kinds:
                 self.post_message(EngineEvent(event))
+
+    @work(thread=True, group="upkeep", exit_on_error=False)
+    def _upkeep(self) -> None:
+        """Idle-time index upkeep: one bounded step (about 50 ms) every few seconds (archive/upkeep.py)."""
+        worker = get_current_worker()
+        while not worker.is_cancelled and not self._stopping.wait(UPKEEP_SECONDS):
+            self.home.archive.upkeep()
 
     # -- demo ---------------------------------------------------------------------
     @work(thread=True, group="demo", exit_on_error=False)

@@ -1,8 +1,8 @@
 """The session archive: Hermes's state.db (sessions, messages, lineage) and search over it.
 
 ``SessionArchive`` is reached as ``home.archive``. Its parts live in one module each
-(sessions, messages, lineage, search, export); session_search.py is the agent tool and
-health.py doctor's check and repair of state.db.
+(sessions, messages, lineage, search, export, upkeep); session_search.py is the agent tool
+and health.py doctor's check and repair of state.db.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from .models import MARK_CLOSE, MARK_OPEN, Lineage, Message, SearchHit, Session
 from .query import sanitize_fts_query
 from .search import SearchMixin
 from .sessions import SessionsMixin, sanitize_title
+from .upkeep import UpkeepMixin
 
 
-class SessionArchive(SessionsMixin, MessagesMixin, LineageMixin, SearchMixin, ExportMixin):
-    """Sessions, messages, lineage, search and export over one home's state.db."""
+class SessionArchive(SessionsMixin, MessagesMixin, LineageMixin, SearchMixin, ExportMixin, UpkeepMixin):
+    """Sessions, messages, lineage, search, export and index upkeep over one home's state.db."""
 
 
 __all__ = ["SessionArchive", "Session", "Message", "SearchHit", "Lineage", "MARK_OPEN", "MARK_CLOSE",

@@ -1,0 +1,129 @@
+"""Index upkeep in idle time: catch the CJK index and vocabulary up, and merge FTS5 segments.
+
+FTS5 answers a query by reading every segment of its index; a table Hermes rebuilt (or
+one fed by many small transactions) holds many, and search is then up to twice as slow.
+A whole ``optimize`` rewrites the index in one transaction (tens of seconds at 1M,
+holding the write lock). ``upkeep`` instead runs ``merge`` steps of ``MERGE_PAGES``
+pages, each its own short transaction that gives up at once when the database is busy,
+until the time budget is spent or every index is one segment. The TUI calls it on an
+idle timer; ``doctor`` reports the segment counts.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from typing import TYPE_CHECKING
+
+from ..errors import WorkbenchError
+from ..health import CHECKS, Finding
+from .cjk import TABLE as BIGRAM_TABLE
+from .core import ArchiveCore
+
+if TYPE_CHECKING:
+    from ..home import Home
+
+MERGE_PAGES = 16  # leaf pages written per merge step: a few milliseconds of write lock
+BUDGET_S = 0.05
+FRAGMENTED = 8  # segments from which doctor suggests letting the TUI idle (or `sessions reindex`)
+QUICK_BUSY_MS = 20
+
+
+def segments(conn: sqlite3.Connection, table: str) -> int | None:
+    """How many segments an FTS5 index holds (None when the table or its structure is unreadable)."""
+    try:
+        row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 10").fetchone()
+    except sqlite3.Error:
+        return None
+    if not row or not isinstance(row[0], bytes) or len(row[0]) < 6:
+        return None
+    data, i = row[0], 4  # a 4-byte cookie, then (3.45+) a 5-byte version marker
+    if data[4:9] == b"\xff\x00\x00\x00\x01":
+        i = 9
+    _, i = _varint(data, i)  # levels
+    count, _ = _varint(data, i)
+    return count
+
+
+def _varint(data: bytes, i: int) -> tuple[int, int]:
+    value = 0
+    for k in range(9):
+        byte = data[i]
+        i += 1
+        if k == 8:
+            return (value << 8) | byte, i
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value, i
+    return value, i
+
+
+class UpkeepMixin(ArchiveCore):
+    def _fts_indexes(self) -> list[tuple[sqlite3.Connection, str]]:
+        found = [(self.conn(), t) for t, present in (("messages_fts", self.caps.fts),
+                                                      ("messages_fts_trigram", self.caps.trigram)) if present]
+        ours = self.bigram_index.connection()  # type: ignore[attr-defined]  (SearchMixin)
+        if ours is not None:
+            found.append((ours, BIGRAM_TABLE))
+        return found
+
+    def fragmentation(self) -> dict[str, int]:
+        """Segments per FTS5 index (1: fully merged)."""
+        return {table: n for conn, table in self._fts_indexes() if (n := segments(conn, table)) is not None}
+
+    def upkeep(self, budget_s: float = BUDGET_S) -> dict[str, int]:
+        """Bounded index work for idle time; returns the merge steps run per index (empty: nothing to do).
+
+        Never waits for a lock: a busy database ends the step, and the next call resumes.
+        """
+        if self.read_only:
+            return {}
+        deadline = time.monotonic() + budget_s
+        self.bigram_index.refresh(max_rows=1, wait=False)  # type: ignore[attr-defined]  (one batch)
+        steps: dict[str, int] = {}
+        for conn, table in self._fts_indexes():
+            while time.monotonic() < deadline and (segments(conn, table) or 0) > 1:
+                if not _merge_step(conn, table):
+                    break
+                steps[table] = steps.get(table, 0) + 1
+        return steps
+
+
+def _merge_step(conn: sqlite3.Connection, table: str) -> bool:
+    """One ``merge`` of MERGE_PAGES pages in its own transaction; False when busy or nothing was done."""
+    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute(f"PRAGMA busy_timeout={QUICK_BUSY_MS}")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={timeout}")
+    try:
+        before = conn.total_changes
+        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (-MERGE_PAGES,))
+        conn.execute("COMMIT")
+    except sqlite3.Error:
+        conn.execute("ROLLBACK")
+        return False
+    return conn.total_changes - before >= 2
+
+
+def check_fragmentation(home: "Home") -> list[Finding]:
+    if not home.state_db_path.exists():
+        return []
+    try:
+        counts = home.archive.fragmentation()
+    except (sqlite3.Error, WorkbenchError):
+        return []  # an unreadable database is the database check's finding
+    split = {t: n for t, n in counts.items() if n >= FRAGMENTED}
+    if not split:
+        return [Finding("archive", "info", "Search indexes are merged: " +
+                        ", ".join(f"{t} {n} segment(s)" for t, n in counts.items()) + ".")] if counts else []
+    return [Finding("archive", "warning", "Search indexes are fragmented (" +
+                    ", ".join(f"{t} {n} segments" for t, n in split.items()) +
+                    "), which makes search up to twice as slow.",
+                    "Leave the workbench TUI open and idle for a while: it merges them in small steps.")]
+
+
+CHECKS.append(check_fragmentation)
