@@ -182,3 +182,24 @@ def test_upkeep_gives_up_at_once_when_the_archive_is_busy(tmp_path):
         blocker.close()
     assert archive.fragmentation()["messages_fts"] == segments
     home.close()
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_grouping_finds_every_session_whether_sessions_interleave_or_not(tmp_path, interleaved):
+    home = open_home(tmp_path / "group", clock=FixedClock(1796040000.0))
+    archive = home.archive
+    rng = random.Random(3)
+    names = [f"s{i}" for i in range(30)]
+    for name in names:
+        archive.create_session(name)
+    order = [n for n in names for _ in range(12)]
+    if interleaved:
+        rng.shuffle(order)
+    for name in order:  # a common word everywhere, a rarer one in some sessions only
+        archive.append_messages(name, [{"role": "user", "content": "the plan" + (" thermos" if name[-1] in "37" else "")}])
+    for query, prefix in (("the", False), ("th", True), ("thermos", False), ("ther", True)):
+        hits = archive.search(query, limit=100, prefix=prefix)
+        expected = {n for n in names if query.startswith("the") and (query == "the" or n[-1] in "37")} \
+            if not prefix else ({n for n in names} if query == "th" else {n for n in names if n[-1] in "37"})
+        assert {h.session_id for h in hits} == expected, (query, interleaved)
+    home.close()

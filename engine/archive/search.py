@@ -231,24 +231,42 @@ class SearchMixin(ArchiveCore):
 
     def _group(self, plan: _Plan, *, need: int, roles: set[str] | None, excluded_root: str | None,
                exclude_sources: set[str]) -> dict[str, tuple[sqlite3.Row, float]]:
-        """Walk candidates best-first; the first verified one of each lineage root wins."""
+        """Walk candidates best-first; the first verified one of each lineage root wins.
+
+        Once a session is settled (its lineage has a hit, or it is excluded), candidates in
+        its id range are skipped unread when no other session wrote inside that range: a
+        common word matches most messages of every session, and reading each would cost
+        more than the search itself.
+        """
         groups: dict[str, tuple[sqlite3.Row, float]] = {}
         roots: dict[str, str | None] = {}  # session -> root, None when its source is excluded
+        settled: list[tuple[int, int]] = []  # id ranges holding only settled sessions' messages
+
+        def skipped(mid: int) -> bool:
+            return any(lo <= mid <= hi for lo, hi in settled)
+
+        def settle(sid: str) -> None:
+            span = self._own_range(sid)
+            if span is not None:
+                settled.append(span)
+
         step = max(8, need * 2)  # most searches settle within the first few dozen candidates
         for page in plan.pages:
             start = 0
             while start < len(page):
-                chunk = page[start:start + step]
-                start += len(chunk)
+                chunk = [c for c in page[start:start + step] if not skipped(c[0])]
+                start += step
                 step = min(PAGE, step * 2)
-                light = self._light([mid for mid, _ in chunk])
+                light = self._light([mid for mid, _ in chunk]) if chunk else {}
                 for mid, rank in chunk:
                     info = light.get(mid)
-                    if info is None or not info[2] or (roles and info[1] not in roles):
+                    if info is None or not info[2] or (roles and info[1] not in roles) or skipped(mid):
                         continue
                     sid = info[0]
                     if sid not in roots:
                         roots[sid] = self._root_unless_excluded(sid, exclude_sources)
+                        if roots[sid] is None or roots[sid] == excluded_root:
+                            settle(sid)
                     root = roots[sid]
                     if root is None or root == excluded_root or root in groups:
                         continue
@@ -256,9 +274,21 @@ class SearchMixin(ArchiveCore):
                     if row is None or not self._verified(row, plan.verify):
                         continue
                     groups[root] = (row, rank)
+                    settle(sid)
                     if len(groups) >= need:
                         return groups
         return groups
+
+    def _own_range(self, session_id: str) -> tuple[int, int] | None:
+        """The session's (first id, last id) when no other session has a message in between."""
+        cursor = self.conn().cursor()
+        cursor.row_factory = None
+        lo, hi, count = cursor.execute("SELECT min(id), max(id), count(*) FROM messages WHERE session_id = ?",
+                                       (session_id,)).fetchone()
+        if not count or cursor.execute("SELECT count(*) FROM messages WHERE id BETWEEN ? AND ?",
+                                       (lo, hi)).fetchone()[0] != count:
+            return None
+        return lo, hi
 
     def _root_unless_excluded(self, session_id: str, exclude_sources: set[str]) -> str | None:
         if exclude_sources:

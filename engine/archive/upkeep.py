@@ -23,7 +23,7 @@ from .core import ArchiveCore
 if TYPE_CHECKING:
     from ..home import Home
 
-MERGE_PAGES = 16  # leaf pages written per merge step: a few milliseconds of write lock
+MERGE_PAGES = 8  # leaf pages written per merge step: a few milliseconds of write lock
 BUDGET_S = 0.05
 FRAGMENTED = 8  # segments from which doctor suggests letting the TUI idle (or `sessions reindex`)
 QUICK_BUSY_MS = 20
