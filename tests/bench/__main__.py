@@ -8,7 +8,7 @@ import sys
 import time
 
 import tests.bench as package
-from tests.bench.common import Report
+from tests.bench.common import Report, print_table
 
 
 def main(argv: list[str]) -> int:
@@ -22,6 +22,7 @@ def main(argv: list[str]) -> int:
     for name in chosen:
         module = importlib.import_module(f"tests.bench.bench_{name}")
         module.run(Report(name))
+    print_table()
     print(f"\nall benchmarks done in {time.perf_counter() - start:,.1f} s")
     return 0
 

@@ -19,7 +19,7 @@ from engine import open_home
 from engine.memory import history
 from engine.memory.archive_writes import memory_calls
 from engine.memory.format import serialize
-from tests.bench.archive_data import build_bench_archive
+from tests.bench.workload import build_bench_archive
 from tests.bench.common import Report
 
 SESSIONS = int(os.environ.get("BENCH_PROVENANCE_SESSIONS", "4000"))  # 20,000: the full 1M-message workload

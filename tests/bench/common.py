@@ -29,25 +29,34 @@ def children_peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
+ROWS: list[tuple[str, str, str, str, str, str]] = []  # every figure of the run: the closing table
+
+
 class Report:
-    """Collects figures and prints them aligned, one per line."""
+    """Collects figures, prints each as it comes and keeps it for the closing table."""
 
     def __init__(self, section: str):
         self.section = section
+        self.values: dict[str, float] = {}
         print(f"\n== {section} ==", flush=True)
 
-    def figure(self, name: str, value: float, unit: str = "", target: str = "") -> None:
-        shown = f"{value:,.3f}" if isinstance(value, float) and abs(value) < 1000 else f"{value:,.0f}"
+    def figure(self, name: str, value: float, unit: str = "", target: str = "", hermes: float | None = None) -> None:
+        """``hermes``: Hermes's figure for the same measure (its own code in this run, or the reference)."""
+        self.values[name] = value
+        shown = _shown(value)
         line = f"  {name:<52} {shown:>14} {unit}"
         if target:
             line += f"   (target {target})"
         print(line, flush=True)
+        ratio = f"{value / hermes:,.2f}x" if hermes else ""
+        ROWS.append((self.section, name, f"{shown} {unit}".strip(), target, _shown(hermes) if hermes else "", ratio))
 
-    def latencies(self, name: str, samples_s: list[float], target: str = "") -> tuple[float, float]:
+    def latencies(self, name: str, samples_s: list[float], target: str = "",
+                  hermes: tuple[float, float] | None = None) -> tuple[float, float]:
         p50 = percentile(samples_s, 50) * 1000
         p95 = percentile(samples_s, 95) * 1000
-        self.figure(f"{name} p50", p50, "ms", target)
-        self.figure(f"{name} p95", p95, "ms")
+        self.figure(f"{name} p50", p50, "ms", target, hermes=hermes[0] if hermes else None)
+        self.figure(f"{name} p95", p95, "ms", hermes=hermes[1] if hermes else None)
         return p50, p95
 
     def ratio(self, name: str, numerator: float, denominator: float, target: str = "") -> None:
@@ -58,6 +67,29 @@ class Report:
 
     def memory(self) -> None:
         self.figure("peak RSS (this process)", peak_rss_mb(), "MB")
+
+
+def _shown(value: float) -> str:
+    return f"{value:,.3f}" if isinstance(value, float) and abs(value) < 1000 else f"{value:,.0f}"
+
+
+def print_table() -> None:
+    """Every figure of the run in one table, with the machine it ran on."""
+    load = os.getloadavg()
+    print(f"\n== all figures: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
+          f"{_memory_gb():.0f} GB, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}, "
+          f"peak RSS {peak_rss_mb():,.0f} MB (children {children_peak_rss_mb():,.0f} MB) ==")
+    print("| bench | figure | value | goal | Hermes | ours / Hermes |")
+    print("|---|---|---|---|---|---|")
+    for row in ROWS:
+        print("| " + " | ".join(cell.replace("|", "/") for cell in row) + " |")
+
+
+def _memory_gb() -> float:
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/meminfo") as info:
+            return int(info.readline().split()[1]) / 1024 / 1024
+    return 0.0
 
 
 @contextlib.contextmanager
