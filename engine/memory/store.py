@@ -66,6 +66,11 @@ def _left_file(detail: dict, raw: str) -> bool:
     return detail.get("file_sha") == content_hash(raw) if "file_sha" in detail else detail.get("file_after") == raw
 
 
+# the journal rows that say which file a write (or an outside edit) left: the newest one counts
+_LEFT_ROW = ("subsystem = ? AND target = ? AND status = 'done' "
+             "AND coalesce(json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after')) IS NOT NULL")
+
+
 @dataclass(frozen=True)
 class _Writer:
     """Who a write is journaled as."""
@@ -713,7 +718,9 @@ class MemoryStore:
         before_sha, before = left
         if before_sha == content_hash(state.raw):
             return None
-        changes = entry_changes(parse_entries(before or ""), state.entries)
+        if before is None:
+            before = self.home.journal.file_text(before_sha) or ""
+        changes = entry_changes(parse_entries(before), state.entries)
         if not changes:
             return None
         rows = [{"action": action, "before": old, "after": new, "detail": {"index": index}}
@@ -725,13 +732,17 @@ class MemoryStore:
                              after=state.raw)
 
     def _left(self, target: str) -> tuple[str, str | None] | None:
-        """(hash, text) of the file the journal last left ``target`` as (journals before hashes kept the text)."""
-        last = self._last_row(target)
-        if last is None:
+        """(hash, text or None) of the file the journal last left ``target`` as.
+
+        The text is there only for rows of journals from before hashes (``file_after``);
+        otherwise ``journal.file_text(hash)`` has it, read only when an outside edit needs it.
+        """
+        row = self.home.journal.connection().execute(
+            f"SELECT json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after') FROM journal "
+            f"WHERE {_LEFT_ROW} ORDER BY id DESC LIMIT 1", (SUBSYSTEM, target)).fetchone()
+        if row is None:
             return None
-        if "file_after" in last.detail:
-            return content_hash(last.detail["file_after"]), last.detail["file_after"]
-        return last.detail["file_sha"], self.home.journal.file_text(last.detail["file_sha"])
+        return (row[0], None) if row[0] is not None else (content_hash(row[1]), row[1])
 
     def _releasable(self, target: str) -> tuple[str, ...]:
         """The snapshot of ``target``'s last file, unless the other target was left the same."""
@@ -741,8 +752,5 @@ class MemoryStore:
     def _last_row(self, target: str) -> JournalEntry | None:
         """The newest journaled write (from any workbench process) that recorded the file it left."""
         row = self.home.journal.connection().execute(
-            "SELECT id FROM journal WHERE subsystem = ? AND target = ? AND status = 'done' "
-            "AND coalesce(json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after')) IS NOT NULL "
-            "ORDER BY id DESC LIMIT 1",
-            (SUBSYSTEM, target)).fetchone()
+            f"SELECT id FROM journal WHERE {_LEFT_ROW} ORDER BY id DESC LIMIT 1", (SUBSYSTEM, target)).fetchone()
         return self.home.journal.get(row[0]) if row else None
