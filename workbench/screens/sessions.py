@@ -42,7 +42,8 @@ WRITE_SUBSYSTEMS = ("memory", "skills")
 UNBACKED_NOTE = "unbacked claim: it says it saved or will remember, but this turn wrote nothing"
 TRANSCRIPT_LIMIT = 2000  # messages shown at once; longer sessions show a window
 PLAN_INDEXES = {"fts": "word index", "bigram": "CJK bigram index", "trigram": "trigram index", "like": "substring scan"}
-PLAN_ORDERS = {"ranked": "best match", "newest": "newest first", "oldest": "oldest first"}
+PLAN_ORDERS = {"ranked": "best match", "newest": "newest first", "oldest": "oldest first", "prefix": "",
+               "prefix-top": "likeliest words only (type on to narrow)"}
 
 
 # -- worker results ---------------------------------------------------------------------
@@ -374,8 +375,8 @@ class SessionsScreen(WorkbenchScreen):
 
 def explain_plan(plan: str) -> str:
     """The archive's search plan in words: ``fts:ranked`` -> ``word index, best match``."""
-    index, _, order = plan.partition(":")
-    return ", ".join(filter(None, (PLAN_INDEXES.get(index, index), PLAN_ORDERS.get(order, order))))
+    index, *orders = plan.split(":")
+    return ", ".join(filter(None, (PLAN_INDEXES.get(index, index), *(PLAN_ORDERS.get(o, o) for o in orders))))
 
 
 def session_items(home, session_id: str, around: int | None = None) -> list[TranscriptItem]:
