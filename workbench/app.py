@@ -8,10 +8,7 @@ Adding a screen: subclass ``workbench.screens.base.WorkbenchScreen`` and add it 
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
-import time
-import traceback
 from functools import partial
 from pathlib import Path
 
@@ -37,6 +34,7 @@ from widgets.narration import Narrator
 from widgets.transcript import Transcript
 
 from .bridge import EngineBridge, EngineEvent
+from .crash import save_traceback
 from .messages import JumpToMessage, ShowEntry
 from .screens.approvals import ApprovalsScreen
 from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings
@@ -370,7 +368,7 @@ class WorkbenchApp(App):
     def _handle_exception(self, error: Exception) -> None:
         """An unhandled exception still ends the app (Textual's rule), but its traceback goes to
         a file next to the settings instead of the terminal; ``raise_if_crashed`` says where."""
-        self.crash_log = save_crash(error, self.settings_file.parent / "crashes")
+        self.crash_log = save_traceback(error, self.settings_file.parent / "crashes")
         super()._handle_exception(error)
         if self.crash_log is not None:
             self._exit_renderables.clear()  # the traceback is in the file; the CLI prints one line
@@ -394,18 +392,6 @@ def screenshot_folder(path: str | None, fallback: Path) -> Path:
         if os.access(folder, os.W_OK):
             return folder
     return fallback
-
-
-def save_crash(error: BaseException, folder: Path) -> Path | None:
-    """Write ``error``'s traceback to a new file in ``folder``; None if it cannot be written."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(prefix=time.strftime("crash-%Y%m%d-%H%M%S-"), suffix=".txt", dir=folder)
-        with open(handle, "w", encoding="utf-8") as out:
-            out.write("".join(traceback.format_exception(error)))
-    except OSError:
-        return None
-    return Path(name)
 
 
 def run_app(home: Home, *, demo_speed: float | None = None) -> None:

@@ -8,6 +8,7 @@ status says something went wrong.
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -22,17 +23,17 @@ def crash_dir() -> Path:
     return Path(folder) / "crashes"
 
 
-def save_traceback(exc: BaseException) -> Path | None:
-    """Write the traceback of ``exc`` to a new file under ``crash_dir()``; None if that fails."""
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    folder = crash_dir()
+def save_traceback(exc: BaseException, folder: Path | None = None) -> Path | None:
+    """Write the traceback of ``exc`` to a new file in ``folder`` (``crash_dir()``); None if that fails."""
+    folder = folder or crash_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
-        path.write_text(text, encoding="utf-8")
+        handle, name = tempfile.mkstemp(prefix=time.strftime("crash-%Y%m%d-%H%M%S-"), suffix=".txt", dir=folder)
+        with open(handle, "w", encoding="utf-8") as out:
+            out.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
     except OSError:
         return None
-    return path
+    return Path(name)
 
 
 def crash_message(exc: BaseException) -> str:
