@@ -1,7 +1,12 @@
 """The MEMORY.md / USER.md file format, usage accounting, block rendering and diffing."""
 
-from engine.memory.format import (SEPARATOR, Usage, diff_entries, has_drift, parse_entries, percent_of, render_block,
-                                  serialize, size_of)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.memory.format import (BLOCK_TITLES, SEPARATOR, Usage, breaks_delimiter, diff_entries, has_drift,
+                                  parse_blocks, parse_entries, percent_of, render_block, serialize, size_of)
+from engine.memory.threats import first_threat_message
+from engine.models.offline import frozen_entries
 
 
 def test_split_on_full_delimiter_strips_and_drops_empties():
@@ -77,3 +82,28 @@ def test_diff_entries_marks_added_changed_removed():
     ]
     assert diff_entries([], []) == []
     assert diff_entries(["a"], ["a"]) == [("unchanged", "a")]
+
+
+# -- reading the blocks back out of a system prompt -------------------------------------------------------------
+_HEADER_LIKE = [f"{SEPARATOR}\n{title} [1% — 9/99 chars]\n{SEPARATOR}\n" for title in BLOCK_TITLES.values()]
+_piece = st.one_of(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30),
+                   st.sampled_from(["§", "\n§\n", "\n\n", "═" * 46, "[", "] chars", *_HEADER_LIKE]))
+_entry = st.lists(_piece, min_size=1, max_size=5).map("".join).map(str.strip).filter(
+    lambda e: e and not breaks_delimiter(e) and first_threat_message(e) is None)
+_store = st.lists(_entry, max_size=6, unique=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(memory=_store, user=_store, memory_limit=st.integers(1, 100_000), user_limit=st.integers(1, 100_000))
+def test_rendered_blocks_parse_back_to_the_same_entries_and_limits(memory, user, memory_limit, user_limit):
+    prompt = "\n\n".join(part for part in ("You are an agent.", render_block("memory", memory, memory_limit),
+                                           render_block("user", user, user_limit), "## Skills\n- none") if part)
+    blocks = parse_blocks(prompt)
+    expected = {target: (entries, limit) for target, entries, limit in
+                (("memory", memory, memory_limit), ("user", user, user_limit)) if entries}
+    assert blocks == expected
+    assert frozen_entries(prompt) == [(t, e) for t, (entries, _) in expected.items() for e in entries]
+
+
+def test_a_prompt_without_blocks_has_none():
+    assert parse_blocks("You are an agent.\n\n" + _HEADER_LIKE[0].replace("[1%", "(1%")) == {}

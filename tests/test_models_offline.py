@@ -9,13 +9,12 @@ import pytest
 from engine.models import OfflineModel, ScriptedModel
 from engine.models.base import MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT
 from engine.models.offline import frozen_entries
+from engine.memory.format import render_block
 from engine.models.phrasing import declarative, slug
 from engine.providers.fence import build_memory_context_block
 
-SEP = "\u2550" * 46
-SYSTEM = (f"You are helpful.\n\n{SEP}\nMEMORY (your personal notes) [5% \u2014 100/2,200 chars]\n{SEP}\n"
-          f"The API runs on port 8080.\n\u00a7\nDeploys happen on Fridays.\n\n"
-          f"{SEP}\nUSER PROFILE (who the user is) [2% \u2014 30/1,375 chars]\n{SEP}\nUser prefers tabs.\n\n"
+FACTS = ["The API runs on port 8080.", "Deploys happen on Fridays."]
+SYSTEM = (f"You are helpful.\n\n{render_block('memory', FACTS, 2200)}\n\n{render_block('user', ['User prefers tabs.'], 1375)}\n\n"
           "## Skills\n<available_skills>\n  devops:\n    - deploy-app: Deploy the app to production\n"
           "</available_skills>\n\nConversation started: today")
 

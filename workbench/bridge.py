@@ -14,25 +14,17 @@ runner goes on, so a write the agent makes a moment later never leaks into it.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Callable
 
 from textual.app import App
 from textual.message import Message
 
 from engine.events import Event, RunnerEvent
-from engine.memory.format import BLOCK_TITLES, ENTRY_DELIMITER, SEPARATOR, TARGETS
+from engine.memory.format import TARGETS, parse_blocks
 from engine.memory.snapshot import MemorySnapshot
 
 if TYPE_CHECKING:
     from engine.home import Home
-
-# "═══…\nMEMORY (your personal notes) [67% — 1,474/2,200 chars]\n═══…\n" then exactly 1,474 characters.
-_BLOCK_HEADERS = {
-    target: re.compile(rf"{SEPARATOR}\n{re.escape(title)} \[\d+% — (?P<chars>[\d,]+)/(?P<limit>[\d,]+) chars[^\]\n]*\]\n"
-                       rf"{SEPARATOR}\n")
-    for target, title in BLOCK_TITLES.items()
-}
 
 
 class EngineEvent(Message):
@@ -49,15 +41,9 @@ def snapshot_from_prompt(home: "Home", prompt: str, taken_at: float) -> MemorySn
 
     A store whose block is missing was empty (or disabled) when the prompt was built.
     """
-    raw, limits = {}, {}
-    for target in TARGETS:
-        match = _BLOCK_HEADERS[target].search(prompt)
-        if match:
-            content = prompt[match.end():match.end() + int(match["chars"].replace(",", ""))]
-            raw[target] = content.split(ENTRY_DELIMITER) if content else []
-            limits[target] = int(match["limit"].replace(",", ""))
-        else:
-            raw[target], limits[target] = [], home.memory.limit(target)
+    blocks = parse_blocks(prompt)
+    raw = {target: blocks[target][0] if target in blocks else [] for target in TARGETS}
+    limits = {target: blocks[target][1] if target in blocks else home.memory.limit(target) for target in TARGETS}
     enabled = {target: home.memory.enabled(target) for target in TARGETS}
     return MemorySnapshot.build(raw, limits, enabled, {target: None for target in TARGETS}, taken_at)
 

@@ -101,6 +101,31 @@ def render_block(target: str, entries: list[str], limit: int) -> str:
     return "\n".join([SEPARATOR, header, SEPARATOR, serialize(entries)])
 
 
+# "═══…\nMEMORY (your personal notes) [67% — 1,474/2,200 chars]\n═══…\n", then exactly 1,474 characters.
+_BLOCK_HEADER = re.compile(
+    rf"{SEPARATOR}\n(?P<title>{'|'.join(re.escape(title) for title in BLOCK_TITLES.values())}) "
+    rf"\[\d+% — (?P<chars>[\d,]+)/(?P<limit>[\d,]+) chars[^\]\n]*\]\n{SEPARATOR}\n")
+
+
+def parse_blocks(prompt: str) -> dict[str, tuple[list[str], int]]:
+    """The memory blocks a system prompt holds, read back exactly: target -> (entries, limit).
+
+    The inverse of ``render_block``. Each header states its content's size, so the
+    content is read by count, not by guessing where it ends: an entry may hold blank
+    lines, a bare ``§`` or even text that looks like another block's header. A store
+    whose block is missing was empty (or disabled) when the prompt was built.
+    """
+    titles = {title: target for target, title in BLOCK_TITLES.items()}
+    blocks: dict[str, tuple[list[str], int]] = {}
+    position = 0
+    while match := _BLOCK_HEADER.search(prompt, position):
+        position = match.end() + int(match["chars"].replace(",", ""))
+        content = prompt[match.end():position]
+        blocks.setdefault(titles[match["title"]], (content.split(ENTRY_DELIMITER) if content else [],
+                                                   int(match["limit"].replace(",", ""))))
+    return blocks
+
+
 _WHITESPACE = re.compile(r"\s+")
 
 

@@ -21,14 +21,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..memory.format import parse_blocks
 from ..providers.fence import CLOSE_TAG, SYSTEM_NOTE, sanitize_context
 from .base import (FLUSH_PROMPT, LIVE_MEMORY_HEADING, MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT, Model, ModelReply,
                    ToolCall, last_user_index)
 from .learning import findings, looks_secret
 from .phrasing import best_match, declarative, keywords, overlap, search_terms, sentence, shorten, slug
 
-SEP = "\u2550" * 46
-BLOCK_TITLES = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who the user is)"}
 TARGET_LABELS = {"memory": "memory", "user": "user profile"}
 
 _RE = {name: re.compile(pattern, re.I) for name, pattern in {
@@ -121,16 +120,8 @@ def _recall(content: str) -> str:
 
 
 def frozen_entries(system_prompt: str) -> list[tuple[str, str]]:
-    """(target, entry) for every entry of the MEMORY / USER blocks in a system prompt."""
-    found = []
-    for target, title in BLOCK_TITLES.items():
-        marker = f"{SEP}\n{title}"
-        if marker not in system_prompt:
-            continue
-        body = system_prompt.split(marker, 1)[1].split(f"\n{SEP}\n", 1)[-1]
-        body = re.split(r"\n\n(?=\u2550|## |Conversation started:|<available_skills>)", body, maxsplit=1)[0]
-        found.extend((target, entry.strip()) for entry in body.split("\n§\n") if entry.strip())
-    return found
+    """(target, entry) for every entry of the memory blocks in a system prompt."""
+    return [(target, entry) for target, (entries, _) in parse_blocks(system_prompt).items() for entry in entries]
 
 
 def known_entries(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
