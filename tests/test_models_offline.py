@@ -14,7 +14,8 @@ from engine.models.phrasing import declarative, slug
 from engine.providers.fence import build_memory_context_block
 
 FACTS = ["The API runs on port 8080.", "Deploys happen on Fridays."]
-SYSTEM = (f"You are helpful.\n\n{render_block('memory', FACTS, 2200)}\n\n{render_block('user', ['User prefers tabs.'], 1375)}\n\n"
+SYSTEM = (f"You are helpful.\n\n{render_block('memory', FACTS, 2200)}\n\n"
+          f"{render_block('user', ['User prefers tabs.'], 1375)}\n\n"
           "## Skills\n<available_skills>\n  devops:\n    - deploy-app: Deploy the app to production\n"
           "</available_skills>\n\nConversation started: today")
 
