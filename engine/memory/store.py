@@ -235,6 +235,25 @@ class MemoryStore:
     def batch(self, target: str, operations: Any, ctx: ToolContext | None = None) -> dict[str, Any]:
         return self._run(ctx, target, lambda: self._plan_batch(operations, target))
 
+    def replace_exact(self, target: str, entry: str, content: Any) -> dict[str, Any]:
+        """A person's edit of exactly ``entry``, the version they saw: refused (nothing
+        written) if it is no longer in the file, so a concurrent rewrite is never overwritten.
+        Journaled as a user edit with the tool's validation, never through the gate."""
+        return self._edit(target, lambda: self._plan_replace(entry, content, pin=entry))
+
+    def remove_exact(self, target: str, entry: str) -> dict[str, Any]:
+        """A person's removal of exactly ``entry`` (refused if it is no longer there)."""
+        return self._edit(target, lambda: self._plan_remove(entry, pin=entry))
+
+    def _edit(self, target: str, prepare: Callable[[], _Plan]) -> dict[str, Any]:
+        try:
+            self._check_target(target)
+            self._check_writable()
+            outcome = self._apply(target, prepare(), _Writer.of(ToolContext(actor="user")))
+        except Refusal as refusal:
+            return refusal.result
+        return self._success(target, outcome)
+
     def _plan_add(self, content: Any) -> _Plan:
         text = _text(content, "content")
         if not text:

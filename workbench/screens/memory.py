@@ -61,18 +61,6 @@ def user_context() -> ToolContext:
     return ToolContext(actor="user")
 
 
-def pinned(memory, target: str, action: str, entry: str, content: str | None = None) -> dict:
-    """Replace or remove exactly ``entry``: refused (nothing written) if it is no longer there.
-
-    The store's pinned replay (the one approvals use) re-checks the exact entry under
-    the file lock, so a concurrent rewrite can never be overwritten by a hand edit.
-    """
-    payload = {"action": action, "target": target, "old_text": entry, "matched_entry": entry}
-    if content is not None:
-        payload["content"] = content
-    return memory.apply_staged(payload, actor="user")
-
-
 def result_error(result: dict) -> str | None:
     """The error of a store result, or None when it succeeded."""
     if result.get("success", True) is not False:
@@ -329,7 +317,7 @@ class MemoryScreen(WorkbenchScreen):
 
     @work(thread=True, group="memory-write", exit_on_error=False)
     def _remove(self, target: str, entry: str) -> None:
-        error = result_error(pinned(self.home.memory, target, "remove", entry))
+        error = result_error(self.home.memory.remove_exact(target, entry))
         self.app.call_from_thread(self.show_status, error or "Entry removed.", error=error is not None)
 
     def _after_edit(self, saved: bool | None) -> None:
@@ -390,7 +378,7 @@ class _Edit:
             return result_error(memory.add(self.target, text, user_context()))
         if text.strip() == self.base:
             return None
-        error = result_error(pinned(memory, self.target, "replace", self.base, text))
+        error = result_error(memory.replace_exact(self.target, self.base, text))
         if error and self.base not in memory.entries(self.target):
             return Conflict(self.original, self.theirs())
         return error
