@@ -462,3 +462,23 @@ async def test_a_live_entry_carrying_a_threat_is_flagged_with_its_patterns(home,
         flagged = {row.text: row.threats for row in live.rows}
         assert flagged == {"Deploys go through staging": (), poison: tuple(patterns)}
         assert f"⚠ threat: {patterns[0]}" in screen_text(app)  # the names (wrapped under the entry)
+
+
+async def test_the_editor_warns_of_a_near_duplicate_exactly_as_the_approval_preview_does(home, tmp_path):
+    home.memory.add("memory", "Deploys run on Fridays at noon")
+    draft = "Deploys run on Fridays at noon."
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "a")
+        advice = dialog.query_one("#draft-advice", Static)
+        dialog.query_one(TextArea).text = draft
+        await settle(pilot)
+        assert advice.display and "Nearly the same as: Deploys run on Fridays at noon" in str(advice.content)
+        await pilot.press("escape")
+        home.config_path.write_text("approvals:\n  duplicate_threshold: 99.5\n", encoding="utf-8")
+        home.reload_config()
+        dialog = await open_editor(pilot, "a")
+        dialog.query_one(TextArea).text = draft
+        await settle(pilot)
+        assert not dialog.query_one("#draft-advice", Static).display  # the one threshold rules the editor too

@@ -8,10 +8,9 @@ from __future__ import annotations
 from difflib import SequenceMatcher
 from typing import Iterable
 
-from rapidfuzz import fuzz
-
 from ..memory.format import Usage, serialize, split_pieces
 from ..memory.ops import staged_operations
+from ..memory.similar import near_duplicates
 
 DiffLine = tuple[str, str]  # (" " | "+" | "-", line)
 
@@ -32,24 +31,6 @@ def line_diff(before: str, after: str) -> list[DiffLine]:
 def diff_stats(lines: Iterable[DiffLine]) -> dict[str, int]:
     kinds = [kind for kind, _ in lines]
     return {"added": kinds.count("+"), "removed": kinds.count("-")}
-
-
-def near_duplicates(proposed: Iterable[str], existing: Iterable[str], threshold: float,
-                    ignore: Iterable[str] = ()) -> list[dict]:
-    """Existing entries equal or nearly equal (rapidfuzz ratio >= ``threshold``) to a proposed text.
-
-    ``ignore`` holds entries the proposal itself replaces, which are no duplicates of it.
-    """
-    skip = set(ignore)
-    found = []
-    for text in dict.fromkeys(proposed):
-        for entry in existing:
-            if entry in skip:
-                continue
-            score = 100.0 if entry == text else fuzz.ratio(text, entry)
-            if score >= threshold:
-                found.append({"proposed": text, "existing": entry, "score": round(score, 1), "exact": entry == text})
-    return found
 
 
 def proposed_texts(payload: dict, edit: str | None) -> list[str]:

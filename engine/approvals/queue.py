@@ -139,7 +139,7 @@ class ApprovalQueue:
         if staged.get("error"):
             return {**view, "error": str(staged["error"]), "targets": staged.get("targets", [])}
         if record.subsystem == "memory":
-            threshold = self.home.config.float("approvals.duplicate_threshold")
+            threshold = self.home.memory.duplicate_threshold()
             limit = self.home.memory.limit(staged["target"])
             return {**view, **memory_view(staged, record.payload, edit, limit, threshold)}
         return {**view, **skill_view(staged)}

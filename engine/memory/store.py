@@ -27,7 +27,7 @@ from ..events import MemoryChanged
 from ..fileio import UnsafePath, crash_point, lock_path_for, remove_stale_temps
 from ..journal import JournalEntry, content_hash
 from ..tools import BACKGROUND_REVIEW, ToolContext
-from . import ops
+from . import ops, similar
 from .archive_writes import ArchiveWrites
 from .format import (FILE_NAMES, TARGETS, Usage, breaks_delimiter, entry_changes, has_crlf, has_drift, parse_entries,
                      serialize)
@@ -167,6 +167,10 @@ class MemoryStore:
     def enabled(self, target: str) -> bool:
         key = "memory.memory_enabled" if target == "memory" else "memory.user_profile_enabled"
         return self.home.config.bool(key)
+
+    def duplicate_threshold(self) -> float:
+        """The similarity score (0-100) at which an entry counts as a near-duplicate."""
+        return self.home.config.float(similar.THRESHOLD_KEY)
 
     def read(self, target: str) -> FileState:
         """The file as it is now (no lock: writes are atomic renames, so it is whole)."""

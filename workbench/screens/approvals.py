@@ -8,7 +8,6 @@ be refused (its target changed since staging) says why and stays pending.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +21,7 @@ from textual.widgets.option_list import Option
 from engine.approvals.records import PendingRecord
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
+from engine.memory.similar import closest
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
 from widgets.literal import age, assemble, literal, one_line
@@ -178,8 +178,7 @@ class ApprovalsScreen(WorkbenchScreen):
             entries = self.home.memory.entries(target)
         except WorkbenchError:
             return None
-        close = difflib.get_close_matches(pinned, entries, n=1, cutoff=0.3)
-        return close[0] if close else None
+        return next(iter(closest(pinned, entries)), None)
 
     def _show_preview(self, preview: dict | None) -> None:
         title = self.query_one("#proposal-title", Static)
@@ -280,7 +279,8 @@ class ApprovalsScreen(WorkbenchScreen):
             return None
         targets = preview.get("targets") or []  # the entry a replace hits now, pinned or by Hermes's old_text
         replacing = targets[0]["entry"] if record.action == "replace" and targets else None
-        return draft_budget(list(preview.get("before") or []), int(preview["budget"]["limit"]), replacing)
+        return draft_budget(list(preview.get("before") or []), int(preview["budget"]["limit"]), replacing,
+                            threshold=self.home.memory.duplicate_threshold())
 
     def _recheck(self, record: PendingRecord, opened: dict) -> DiskCheck:
         """Worker thread, for an open edit-then-approve: the proposal and its target as they are now."""

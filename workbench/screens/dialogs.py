@@ -13,7 +13,6 @@ you opened it" shows before the user saves, and the budget follows the store on 
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Callable, TypeVar, Union
 
@@ -27,6 +26,7 @@ from textual.widgets import Button, Static, TextArea
 
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory.format import size_of
+from engine.memory.similar import closest, near_duplicates
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line, visible
 
@@ -67,8 +67,9 @@ class Budget:
 
     chars: int
     limit: int
-    similar: tuple[str, ...] = ()
+    similar: tuple[str, ...] = ()  # the closest entries, to merge into when over the limit
     pending: int = 0  # what proposals waiting for approval would add (the gauge's ghost)
+    duplicates: tuple[str, ...] = ()  # entries the draft nearly duplicates (the approval preview's rule)
 
 
 @dataclass(frozen=True)
@@ -81,17 +82,20 @@ class DiskCheck:
 
 
 def draft_budget(entries: list[str], limit: int, replacing: str | None = None,
-                 pending: int = 0) -> Callable[[str], Budget]:
+                 pending: int = 0, threshold: float | None = None) -> Callable[[str], Budget]:
     """A memory store's budget once a draft is added to ``entries`` (or put in place of ``replacing``),
-    with ``pending`` characters of staged additions shown beside it."""
+    with ``pending`` characters of staged additions shown beside it; with a ``threshold``, also the
+    entries the draft nearly duplicates."""
 
     def budget(draft: str) -> Budget:
         text = draft.strip()
         after = [text if entry == replacing else entry for entry in entries]
         if replacing is None and text:
             after.append(text)
-        similar = difflib.get_close_matches(text, [e for e in entries if e != replacing], n=2, cutoff=0.3)
-        return Budget(size_of([e for e in after if e]), limit, tuple(similar), pending)
+        others = [e for e in entries if e != replacing]
+        same = [d["existing"] for d in near_duplicates([text], others, threshold)] if threshold and text else []
+        return Budget(size_of([e for e in after if e]), limit, tuple(closest(text, others, n=2)), pending,
+                      tuple(same))
 
     return budget
 
@@ -219,7 +223,9 @@ class EditDialog(Dialog[bool]):
             similar = "; ".join(one_line(e, 60) for e in budget.similar) or "none close"
             advice.update(literal(f"Over the limit by {over:,}: shorten it, or merge entries first. "
                                   f"Similar entries: {similar}"))
-        advice.display = over > 0
+        elif budget.duplicates:
+            advice.update(literal("Nearly the same as: " + "; ".join(one_line(e, 60) for e in budget.duplicates)))
+        advice.display = over > 0 or bool(budget.duplicates)
 
     @property
     def draft(self) -> str:

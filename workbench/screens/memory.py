@@ -279,7 +279,8 @@ class MemoryScreen(WorkbenchScreen):
         """The budget of the store as shown, with a draft added or in place of ``replacing``."""
         view = self.view
         entries = [row.text for row in view.live if row.mark != "-"] if view else []
-        return draft_budget(entries, view.limit if view else 1, replacing, view.ghost if view else 0)
+        return draft_budget(entries, view.limit if view else 1, replacing, view.ghost if view else 0,
+                            self.home.memory.duplicate_threshold())
 
     def action_add(self) -> None:
         target = self.target
@@ -410,7 +411,8 @@ class _OnDisk:
         if self.opened is None:
             self.opened = entries
         base = self.edit.base if self.edit is not None else None
-        budget = draft_budget(entries, limit, base, self.screen.view.ghost if self.screen.view else 0)
+        budget = draft_budget(entries, limit, base, self.screen.view.ghost if self.screen.view else 0,
+                              memory.duplicate_threshold())
         note = None
         if self.edit is not None and base is not None and base not in entries:
             theirs = self.edit.theirs()

@@ -1,0 +1,43 @@
+"""How alike two memory entries are: one scorer and one threshold for every skin.
+
+The approval preview's duplicate warnings, the editor's "nearly the same as" note and
+its merge suggestions, and the closest live entry to a stale pin all score with
+rapidfuzz's ``ratio`` (0-100), so they can never disagree about what is similar.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from rapidfuzz import fuzz
+
+THRESHOLD_KEY = "approvals.duplicate_threshold"  # score at which an entry counts as a near-duplicate
+CLOSE_FLOOR = 30.0  # score below which an entry is not worth naming as "closest"
+
+
+def score(a: str, b: str) -> float:
+    """100 for the same text, else rapidfuzz's normalised ratio."""
+    return 100.0 if a == b else fuzz.ratio(a, b)
+
+
+def near_duplicates(proposed: Iterable[str], existing: Iterable[str], threshold: float,
+                    ignore: Iterable[str] = ()) -> list[dict]:
+    """Existing entries equal or nearly equal (score >= ``threshold``) to a proposed text.
+
+    ``ignore`` holds entries the proposal itself replaces, which are no duplicates of it.
+    """
+    skip = set(ignore)
+    entries = [entry for entry in existing if entry not in skip]
+    found = []
+    for text in dict.fromkeys(proposed):
+        for entry in entries:
+            value = score(text, entry)
+            if value >= threshold:
+                found.append({"proposed": text, "existing": entry, "score": round(value, 1), "exact": entry == text})
+    return found
+
+
+def closest(text: str, entries: Iterable[str], n: int = 1, floor: float = CLOSE_FLOOR) -> list[str]:
+    """Up to ``n`` entries most like ``text`` (best first, ties in entry order), none below ``floor``."""
+    scored = sorted(((score(text, entry), -i, entry) for i, entry in enumerate(entries)), reverse=True)
+    return [entry for value, _, entry in scored[:n] if value >= floor]
