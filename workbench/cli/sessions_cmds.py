@@ -14,6 +14,7 @@ from engine.errors import WorkbenchError
 from engine.fileio import atomic_write_text
 from engine.home import Home
 from engine.runner.claims import unbacked_claims
+from engine.session_writes import session_writes
 
 from . import Output, UsageError
 from .numbers import COUNT, DAYS, ID
@@ -155,15 +156,19 @@ def show_session(home: Home, args) -> Output:
         data.update(messages_before=before, messages_after=after)
     else:
         messages = archive.messages(session.id, include_archived=args.archived, limit=args.limit, offset=args.offset)
-    data["messages"] = [m.to_dict() for m in messages]
+    writes = session_writes(home, session.id, messages)
+    data["messages"] = [{**m.to_dict(), "writes": [w.to_dict() for w in writes.get(m.id, [])]} for m in messages]
     claims = unbacked_claims(archive.messages(session.id))  # the whole session, whatever page is shown
     data["unbacked_claims"] = {"count": len(claims), "message_ids": claims}
 
     def text() -> str:
         head = f"{session.id}  {session.title or '(untitled)'}  [{session.source}, {session.message_count} msgs]"
-        lines = [_message_line(m) + ("  [unbacked claim: no memory or skill write in this turn]"
-                                     if m.id in claims else "") for m in messages]
-        return "\n".join([head, *lines])
+        lines = [head]
+        for m in messages:
+            lines.append(_message_line(m) + ("  [unbacked claim: no memory or skill write in this turn]"
+                                             if m.id in claims else ""))
+            lines.extend(f"    ↳ {w.summary}: {' '.join((w.text or '').split())}" for w in writes.get(m.id, []))
+        return "\n".join(lines)
     return Output(data, text)
 
 

@@ -26,8 +26,8 @@ from textual.worker import get_current_worker
 from engine.archive.models import MARK_CLOSE, MARK_OPEN
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
-from engine.memory.archive_writes import writes_in
 from engine.runner.claims import unbacked_claims
+from engine.session_writes import Write, session_writes, session_wrote
 from widgets.lineage_tree import LineageTree, SessionNode
 from widgets.literal import one_line
 from widgets.search_results import Hit, SearchResults, split_marked
@@ -38,7 +38,6 @@ from .base import WorkbenchScreen
 
 ROOTS_PAGE = 200
 SEARCH_LIMIT = 50  # lineages listed per query
-WRITE_SUBSYSTEMS = ("memory", "skills")
 UNBACKED_NOTE = "unbacked claim: it says it saved or will remember, but this turn wrote nothing"
 TRANSCRIPT_LIMIT = 2000  # messages shown at once; longer sessions show a window
 PLAN_INDEXES = {"fts": "word index", "bigram": "CJK bigram index", "trigram": "trigram index", "like": "substring scan"}
@@ -203,10 +202,9 @@ class SessionsScreen(WorkbenchScreen):
 
     def _tree_nodes(self, sessions, kind: str | None = None) -> list[SessionNode]:
         """Tree rows for archive sessions (runs in a worker: asks the journal who wrote memory)."""
-        journal = self.home.journal
         nodes = []
         for session in sessions:
-            wrote = any(journal.query(session_id=session.id, subsystem=name, limit=1) for name in WRITE_SUBSYSTEMS)
+            wrote = session_wrote(self.home, session.id)
             nodes.append(SessionNode(
                 id=session.id, title=session.title, kind=kind or session.kind or "child",
                 child_count=session.child_count or 0, message_count=session.message_count,
@@ -393,36 +391,20 @@ def session_items(home, session_id: str, around: int | None = None) -> list[Tran
         messages = archive.messages_around(around, TRANSCRIPT_LIMIT // 2)
     else:
         messages = archive.messages(session_id, offset=count - TRANSCRIPT_LIMIT)
-    writes: dict[int, list[str]] = {}
-    written: set[int] = set()  # messages with at least one applied (not only staged) write
-    entries: dict[int, list[tuple[str, str]]] = {}  # the memory entries each message left, for ``m``
-    for entry in reversed(home.journal.query(session_id=session_id, limit=10_000)):
-        staged = entry.subsystem == "approvals" and entry.action == "stage"
-        if entry.message_id is not None and (staged or entry.subsystem in WRITE_SUBSYSTEMS):
-            writes.setdefault(entry.message_id, []).append(describe_write(entry))
-            if not staged:
-                written.add(entry.message_id)
-            if entry.subsystem == "memory" and entry.after is not None and entry.action in ("add", "replace"):
-                entries.setdefault(entry.message_id, []).append((entry.target, entry.after))
-    for message_id, found in writes_in(messages).items():  # a Hermes agent's writes: its own tool calls
-        if message_id not in writes:
-            writes[message_id] = [f"memory {w.action} ({w.target}): {one_line(w.text, 70)}" for w in found]
-            written.add(message_id)
-            entries[message_id] = [(w.target, w.text) for w in found]
-    for message_id in unbacked_claims(messages):
-        writes.setdefault(message_id, []).append(UNBACKED_NOTE)
-    marks = {m.id: "wrote" if m.id in written else "unbacked claim" if UNBACKED_NOTE in writes.get(m.id, ()) else
-             "staged" for m in messages}
-    return [transcript_item(m, writes.get(m.id, ()), marks[m.id], entries.get(m.id, ())) for m in messages]
+    found = session_writes(home, session_id, messages)
+    claims = set(unbacked_claims(messages))
+    items = []
+    for message in messages:
+        writes = found.get(message.id, [])
+        notes = [describe_write(w) for w in writes] + ([UNBACKED_NOTE] if message.id in claims else [])
+        mark = "wrote" if any(not w.staged for w in writes) else "unbacked claim" if message.id in claims else "staged"
+        items.append(transcript_item(message, notes, mark, [w.entry for w in writes if w.entry is not None]))
+    return items
 
 
-def describe_write(entry) -> str:
-    """One line saying what a journal row changed, e.g. ``memory add (memory): User likes tea``."""
-    who = "" if entry.actor == "agent" else f" by {entry.actor}"
-    text = entry.after if entry.after is not None else entry.before
-    if entry.subsystem == "approvals":
-        return f"staged for approval ({entry.target}){who}: {one_line(text, 70)}"
-    return f"{entry.subsystem} {entry.action} ({entry.target}){who}: {one_line(text, 70)}"
+def describe_write(write: Write) -> str:
+    """One line saying what a write changed, e.g. ``memory add (memory): User likes tea``."""
+    return f"{write.summary}: {one_line(write.text, 70)}"
 
 
 def transcript_item(message, writes: Iterable[str] = (), mark: str = "wrote",

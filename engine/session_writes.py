@@ -1,0 +1,70 @@
+"""Which message of a session wrote what: one query for the transcript and ``sessions show``.
+
+The journal says what every workbench-run write changed, and in which session and
+message (a write staged for approval is its ``approvals``/``stage`` row). A real Hermes
+agent journals nothing of ours, so for a message with no journal rows the archive's own
+tool calls and results stand in (``memory.archive_writes``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Iterable
+
+from .memory.archive_writes import writes_in
+
+if TYPE_CHECKING:
+    from .home import Home
+
+WRITE_SUBSYSTEMS = ("memory", "skills")
+JOURNAL_LIMIT = 10_000  # rows read per session, far more than any session writes
+
+
+@dataclass(frozen=True)
+class Write:
+    """One write a message made (or proposed, when ``staged``)."""
+
+    subsystem: str  # "memory" or "skills"; "approvals" for a write staged for approval
+    action: str
+    target: str  # the store ("memory", "user") or the skill's name
+    actor: str
+    text: str | None  # the text written (or removed)
+    staged: bool = False
+    journal_id: int | None = None  # None: read from a Hermes agent's own tool call in state.db
+
+    @property
+    def summary(self) -> str:
+        """What kind of write, in words: ``memory add (user)``, ``staged for approval (memory) by review``."""
+        who = "" if self.actor == "agent" else f" by {self.actor}"
+        return f"staged for approval ({self.target}){who}" if self.staged else \
+            f"{self.subsystem} {self.action} ({self.target}){who}"
+
+    @property
+    def entry(self) -> tuple[str, str] | None:
+        """(target, text) of the memory entry this write left, if it left one."""
+        if self.subsystem == "memory" and self.action in ("add", "replace") and self.text is not None:
+            return self.target, self.text
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def session_writes(home: "Home", session_id: str, messages: Iterable[Any]) -> dict[int, list[Write]]:
+    """The writes of a session's ``messages``, by message id, in the order they happened."""
+    found: dict[int, list[Write]] = {}
+    for row in reversed(home.journal.query(session_id=session_id, limit=JOURNAL_LIMIT)):
+        staged = row.subsystem == "approvals" and row.action == "stage"
+        if row.message_id is not None and (staged or row.subsystem in WRITE_SUBSYSTEMS):
+            found.setdefault(row.message_id, []).append(Write(
+                row.subsystem, row.action, row.target, row.actor, row.after if row.after is not None else row.before,
+                staged, row.id))
+    for message_id, writes in writes_in(messages).items():
+        if message_id not in found:
+            found[message_id] = [Write("memory", w.action, w.target, "agent", w.text) for w in writes]
+    return found
+
+
+def session_wrote(home: "Home", session_id: str) -> bool:
+    """Whether any workbench-journaled write (memory or skills) happened in this session."""
+    return any(home.journal.query(session_id=session_id, subsystem=name, limit=1) for name in WRITE_SUBSYSTEMS)
