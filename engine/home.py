@@ -8,9 +8,11 @@ only reads memory never opens state.db.
 
 from __future__ import annotations
 
+import copy
 import os
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -22,6 +24,7 @@ from .fileio import LinkPolicy
 from .journal import Journal
 
 APP_NAME = "memory-workbench"
+CONFIG_BOUND = ("config", "memory", "approvals", "skills", "curator")  # what a ``with_config`` view rebuilds
 
 
 def resolve_home(explicit: str | os.PathLike | None = None) -> Path:
@@ -133,6 +136,19 @@ class Home:
         from .curator.run import Curator
 
         return Curator(self)
+
+    def with_config(self, overrides: dict[str, Any]) -> "Home":
+        """This home with some settings overridden in memory (a scenario's), for one session.
+
+        The view shares the files, the journal, the archive, the clock and the bus, but has
+        its own config and its own stores reading it; this home, and every other thread
+        using it, keeps its settings. config.yaml is never touched.
+        """
+        view = copy.copy(self)
+        view.__dict__ = {k: v for k, v in self.__dict__.items() if k not in CONFIG_BOUND}
+        view.__dict__.update(config=self.config.overlay(overrides), journal=self.journal, archive=self.archive)
+        view.memory.__dict__["_seen"] = self.memory._seen  # one process: what it wrote is seen, whichever store wrote
+        return view
 
     def close(self) -> None:
         """Close every database connection this home opened (all threads)."""

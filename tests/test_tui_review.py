@@ -59,11 +59,11 @@ async def test_a_new_session_in_the_run_screen_keeps_the_agent_and_tells_the_pro
         screen = await open_mode(pilot, "5", RunScreen)
         await pilot.press(*"remember that the office is in Leeds", "enter")
         await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="first turn")
-        first_id, agent = screen.session_id, screen.agent
+        first_id, agent = screen.session_id, screen.agent.agent  # the Conversation's AgentSession
         await pilot.press("ctrl+l", *"what did we discuss about Leeds?", "enter")
         await wait_for(pilot, lambda: screen.session_id not in (None, first_id) and not screen.running,
                        what="a turn in the new session")
-        assert screen.agent is agent and agent.manager.flush_pending(5)
+        assert screen.agent.agent is agent and agent.manager.flush_pending(5)
         hooks = provider.hooks()
         assert hooks.count("initialize") == 1
         assert [e[1] for e in provider.log if e[0] == "on_session_switch"] == ["new_session"]

@@ -134,8 +134,8 @@ def run_scenario(home, name: str, speed: float = 1.0, on_event: Callable[[Runner
                  background_review: bool = False) -> ScenarioResult:
     """Play a scenario on ``home``; delays are divided by ``speed`` (0 = none). ``background_review``: reviews run
     on each session's review thread (the next turn does not wait; the session's end does)."""
+    from ..conversation import Conversation
     from ..demo import seed_demo_home
-    from ..runner import AgentSession
 
     scenario = load_scenario(name)
     if speed < 0:
@@ -147,33 +147,32 @@ def run_scenario(home, name: str, speed: float = 1.0, on_event: Callable[[Runner
     if scenario.seed == "demo":
         seed_demo_home(home)
     result = ScenarioResult(scenario.name)
-    base = home.config
     try:
         for spec in scenario.sessions:
             if cancel.is_set():
                 break
-            home.__dict__["config"] = base.overlay({**scenario.config, **(spec.get("config") or {})})
-            session = AgentSession(home, model, title=spec.get("title"), on_event=on_event,
-                                   step_delay=delay["step_delay"], cancel_event=cancel,
-                                   background_review=background_review)
+            conversation = Conversation(home, model, title=spec.get("title"), on_event=on_event,
+                                        config={**scenario.config, **(spec.get("config") or {})},
+                                        step_delay=delay["step_delay"], cancel_event=cancel,
+                                        background_review=background_review)
             for turn in spec["turns"]:
                 if cancel.wait(delay["turn_delay"]) if delay["turn_delay"] else cancel.is_set():
                     break
                 if turn.get("compress"):
-                    session.maybe_compress(force=True)
+                    conversation.compress()
                     continue
                 if isinstance(model, ScriptedModel):
                     model.play(turn.get("script"), label=f"s{len(result.session_ids) + 1}t{len(result.turns) + 1}_")
-                turn_result = session.run_turn(turn["user"])
+                turn_result = conversation.run_turn(turn["user"])
                 result.turns.append(turn_result)
                 if turn_result.status == "cancelled":
                     break
-            session.end(spec.get("end") or "user_exit")
+            conversation.end(spec.get("end") or "user_exit")
+            session = conversation.agent
             if session.stored:
                 result.session_ids.extend(home.archive.lineage(session.id).chain if session.rotations else [session.id])
             if delay["session_delay"]:
                 cancel.wait(delay["session_delay"])
     finally:
-        home.__dict__["config"] = base
         result.cancelled = cancel.is_set()
     return result

@@ -7,16 +7,15 @@ import json
 import sys
 from typing import Any
 
+from engine.conversation import Conversation
 from engine.events import RunnerEvent
 from engine.home import Home
 from engine.models import BACKENDS, make_model
-from engine.runner import AgentSession, RequestLog
-from engine.runner.session import CLOSE_REASON
+from engine.runner import RequestLog
 from engine.scenarios import list_scenarios, run_scenario
 from engine.textsafety import visible
 
 from . import Output, UsageError
-from .sessions_cmds import resolve
 from .numbers import SPEED
 
 ARG_PREVIEW = 70
@@ -151,7 +150,6 @@ def run_agent(home: Home, args) -> Output:
     if args.speed < 0:
         raise UsageError("--speed must be 0 (no delays) or more.")
     home.archive.caps  # an unusable state.db is refused before any model call, not after the first turn
-    resumed = resolve(home, args.session).id if args.session else None  # an id, unique id prefix or title
     printer = None if getattr(args, "json", False) else TranscriptPrinter()
     model = make_model(home, args.model or ("scripted" if args.scenario else None), base_url=args.base_url,
                        model_name=args.model_name, api_key_env=args.api_key_env, stream=args.stream)
@@ -161,16 +159,17 @@ def run_agent(home: Home, args) -> Output:
                                   background_review=True)
             turns, session_ids = result.turns, result.session_ids
         else:
-            session = AgentSession(home, model, session_id=resumed, title=args.title, on_event=printer,
-                                   background_review=True)  # session.end() below waits for the reviews
+            # --session: an id, unique id prefix or title; end() below waits for the reviews
+            conversation = Conversation(home, model, session=args.session, title=args.title, on_event=printer)
             turns = []
             try:
                 for text in args.message:
-                    turns.append(session.run_turn(text))
+                    turns.append(conversation.run_turn(text))
                     if turns[-1].status in ("error", "cancelled"):
                         break
             finally:
-                session.end(CLOSE_REASON)  # as Hermes's CLI does on exit; `run --session` reopens it
+                conversation.end()  # as Hermes's CLI does on exit; `run --session` reopens it
+            session = conversation.agent
             session_ids = home.archive.lineage(session.id).chain if session.rotations else [session.id]
     finally:
         model.close()

@@ -22,10 +22,10 @@ from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 from textual.widgets._select import SelectOverlay
 
+from engine.conversation import Conversation
 from engine.errors import WorkbenchError
 from engine.events import Event, RunnerEvent
 from engine.models import BACKENDS, make_model
-from engine.runner.session import CLOSE_REASON, AgentSession
 from engine.scenarios import list_scenarios, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
 
@@ -78,7 +78,7 @@ class RunScreen(WorkbenchScreen):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.agent = None
+        self.agent: Conversation | None = None
         self._switch: tuple[str | None] | None = None  # where the agent goes on at the next turn (new or resumed)
         self.session_id: str | None = None
         self.playing = False  # a scenario (possibly several sessions) is running
@@ -159,8 +159,8 @@ class RunScreen(WorkbenchScreen):
             self.workbench.running_session = None
 
     @work(thread=True, exit_on_error=False, group="agent-close")
-    def _close(self, agent: AgentSession) -> None:
-        agent.end(CLOSE_REASON)
+    def _close(self, agent: Conversation) -> None:
+        agent.end()
 
     def focus_input(self) -> None:
         """The message box takes the focus after every action here, so typing is never lost."""
@@ -184,7 +184,7 @@ class RunScreen(WorkbenchScreen):
         if self.agent is not None:
             self.agent.cancel()
             if not self.running:  # as Hermes's CLI does on exit; `ctrl+o` (resume) reopens it
-                self.agent.end(CLOSE_REASON)
+                self.agent.end()
 
     # -- actions -------------------------------------------------------------------
     def action_new_session(self) -> None:
@@ -270,12 +270,9 @@ class RunScreen(WorkbenchScreen):
         try:
             if self.agent is not None and self._switch is not None:  # ctrl+n / resume: the provider hears it
                 switch, self._switch = self._switch, None
-                previous = self.agent.id
-                self.agent.switch_session(*switch)
-                if self.agent.id != previous:  # left as quitting leaves it (resuming reopens it)
-                    self.home.archive.end_session(previous, CLOSE_REASON)
+                self.agent.switch_session(*switch)  # the session left ends as quitting ends it
             if self.agent is None:
-                self.agent = AgentSession(self.home, make_model(self.home, model), session_id=self.session_id,
+                self.agent = Conversation(self.home, make_model(self.home, model), session=self.session_id,
                                           source="tui", background_review=True)
             self.app.call_from_thread(setattr, self, "session_id", self.agent.id)
             result = self.agent.run_turn(text)

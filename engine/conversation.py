@@ -1,0 +1,73 @@
+"""A person's conversation with the agent, from opening a session to ending it.
+
+``workbench run``, the TUI's Run screen and scenarios all talk to the agent through a
+``Conversation``: it opens a new session or resumes one named by id, unique id prefix or
+title (``archive.find_session``), runs turns, switches session, and ends every session
+it leaves with a reason, as Hermes's CLI does when the user quits (``cli_close``).
+A scenario's config overlay is given to the conversation, whose stores alone see it.
+
+Models belong to the caller (a scenario plays one across several sessions): a
+conversation never closes one.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Callable
+
+from .events import RunnerEvent
+from .runner.session import CLOSE_REASON, AgentSession, TurnResult
+
+if TYPE_CHECKING:
+    from .home import Home
+    from .models.base import Model
+
+
+class Conversation:
+    """Runs turns in one session at a time and ends each session it leaves.
+
+    Not thread-safe except ``cancel()``: one thread drives it (a worker, in the TUI).
+    """
+
+    def __init__(self, home: "Home", model: "Model", *, session: str | None = None, title: str | None = None,
+                 source: str = "cli", config: dict[str, Any] | None = None,
+                 on_event: Callable[[RunnerEvent], None] | None = None, background_review: bool = True,
+                 step_delay: float = 0.0, cancel_event: threading.Event | None = None):
+        self.home = home.with_config(config) if config else home
+        resumed = home.archive.find_session(session).id if session else None
+        self.agent = AgentSession(self.home, model, session_id=resumed, title=title, source=source, on_event=on_event,
+                                  background_review=background_review, step_delay=step_delay,
+                                  cancel_event=cancel_event)
+        self.ended = False
+
+    @property
+    def id(self) -> str:
+        return self.agent.id
+
+    def run_turn(self, text: str) -> TurnResult:
+        return self.agent.run_turn(text)
+
+    def compress(self) -> bool:
+        """Compress the context now (a scenario's ``compress`` step)."""
+        return self.agent.maybe_compress(force=True)
+
+    def cancel(self) -> None:
+        """Stop the running turn at its next safe point (any thread)."""
+        self.agent.cancel()
+
+    def switch_session(self, session: str | None = None, reason: str = CLOSE_REASON) -> str:
+        """End this session with ``reason`` and go on in a new one, or in the stored one ``session`` names."""
+        wanted = self.home.archive.find_session(session).id if session else None
+        old = self.agent.id
+        if wanted is not None and self.home.archive.tip_of(wanted) == old:
+            return old
+        self.agent.switch_session(wanted)  # stores what is left; the provider hears the switch
+        if self.home.archive.get_session(old) is not None:
+            self.home.archive.end_session(old, reason)
+        return self.agent.id
+
+    def end(self, reason: str = CLOSE_REASON) -> None:
+        """Store what is left, wait for the reviews and end the session (once)."""
+        if not self.ended:
+            self.ended = True
+            self.agent.end(reason)

@@ -1,0 +1,52 @@
+"""The conversation lifecycle: open or resume by id, prefix or title; turns; switches; always an end reason."""
+
+from __future__ import annotations
+
+from engine.conversation import Conversation
+from engine.models import make_model
+from engine.scenarios import run_scenario
+from engine.tools import ToolContext
+
+
+def test_a_conversation_resumes_by_title_and_ends_with_a_reason(home):
+    first = Conversation(home, make_model(home, "offline"), title="Kitchen")
+    first.run_turn("remember that the kettle is blue")
+    first.end()
+    assert home.archive.get_session(first.id).end_reason == "cli_close"
+    again = Conversation(home, make_model(home, "offline"), session="Kitchen")
+    assert again.id == first.id
+    assert again.run_turn("thanks").session_id == first.id and home.archive.get_session(first.id).ended_at is None
+    again.end("user_exit")
+    again.end("ignored")  # ending twice changes nothing
+    assert home.archive.get_session(first.id).end_reason == "user_exit"
+
+
+def test_switching_session_ends_the_one_left_behind(home):
+    conversation = Conversation(home, make_model(home, "offline"))
+    conversation.run_turn("hello")
+    first = conversation.id
+    second = conversation.switch_session()
+    assert second != first and home.archive.get_session(first).end_reason == "cli_close"
+    conversation.run_turn("hello again")
+    assert conversation.switch_session(first) == first  # resuming reopens it on its next write
+    conversation.run_turn("back")
+    assert home.archive.get_session(second).end_reason == "cli_close"
+    assert home.archive.get_session(first).ended_at is None
+    conversation.end()
+    assert home.archive.get_session(first).end_reason == "cli_close"
+
+
+def test_a_scenario_overlay_reaches_its_sessions_only_never_the_home(home, tmp_path):
+    scenario = tmp_path / "gate.yaml"
+    scenario.write_text("name: gate\nconfig:\n  memory.write_approval: true\nsessions:\n  - title: Gated\n"
+                        "    turns:\n      - user: remember that the office is in Leeds\n", encoding="utf-8")
+    seen: list[bool] = []
+
+    def on_event(event) -> None:  # the scenario's own thread; every other user of ``home`` keeps its settings
+        seen.append(home.config.bool("memory.write_approval"))
+
+    result = run_scenario(home, str(scenario), speed=0, on_event=on_event, model=make_model(home, "offline"))
+    assert seen and not any(seen) and not home.config.bool("memory.write_approval")
+    assert home.memory.entries("memory") == [] and len(home.approvals.list()) == 1  # staged under the overlay
+    assert home.archive.get_session(result.session_ids[0]).end_reason == "user_exit"
+    assert "staged" not in home.memory.add("memory", "Agent note", ToolContext(actor="agent"))  # the home's own gate
