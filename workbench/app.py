@@ -27,6 +27,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from engine.errors import WorkbenchError
 from engine.events import Event, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
 from engine.home import Home
+from engine.memory.targets import TARGETS
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
 from widgets import textual_fixes
 from widgets.literal import visible
@@ -338,7 +339,7 @@ class WorkbenchApp(App):
 
     def _external_change(self, kinds: set[str]) -> None:
         """Watcher thread: journal external memory edits, then tell the screens."""
-        for target in ("memory", "user"):
+        for target in TARGETS:
             if target in kinds:  # journals what no workbench process did; announces what this one has not seen
                 self.home.memory.record_external_change(target)
         for kind, event in EXTERNAL_EVENTS.items():

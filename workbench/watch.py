@@ -21,10 +21,10 @@ from watchfiles import watch
 
 from engine.fileio import UnsafePath
 from engine.home import Home
+from engine.memory.targets import FILE_NAMES, TARGETS
 
 log = logging.getLogger(__name__)
 
-MEMORY_FILES = {"MEMORY.md": "memory", "USER.md": "user"}
 SESSION_FILES = {"state.db", "state.db-wal", "state.db-journal"}
 DEBOUNCE_MS = 250
 
@@ -32,13 +32,14 @@ DEBOUNCE_MS = 250
 def classify(home: Home, paths: Iterable[str]) -> set[str]:
     """Which parts of the home these changed paths belong to.
 
-    Returns a subset of {"memory", "user", "skills", "pending", "sessions"}. Paths are
+    Returns a subset of the memory targets' names and {"skills", "pending", "sessions"}. Paths are
     compared resolved, since the watcher reports absolute paths and ``--home`` may be
     relative or pass through a symlink.
     """
     root = home.root.resolve()
     memories, skills, pending = (root / home.memories_dir.name, root / home.skills_dir.name,
                                  root / home.pending_dir.name)
+    files = {FILE_NAMES[target]: target for target in TARGETS}
     linked = {target: kind for kind, target in memory_targets(home).items()}
     kinds: set[str] = set()
     for raw in paths:
@@ -48,8 +49,8 @@ def classify(home: Home, paths: Iterable[str]) -> set[str]:
             continue
         if path in linked:  # a memory file, or the target of a linked one (dotfiles)
             kinds.add(linked[path])
-        elif path.parent == memories and name in MEMORY_FILES:
-            kinds.add(MEMORY_FILES[name])
+        elif path.parent == memories and name in files:
+            kinds.add(files[name])
         elif path.parent == root and name in SESSION_FILES:
             kinds.add("sessions")
         elif _inside(path, skills):
@@ -62,9 +63,9 @@ def classify(home: Home, paths: Iterable[str]) -> set[str]:
 def memory_targets(home: Home) -> dict[str, Path]:
     """Each memory file's real path (a linked one is written at its target), per target; refused links left out."""
     targets = {}
-    for name, kind in MEMORY_FILES.items():
+    for kind in TARGETS:
         try:
-            targets[kind] = home.links.resolve(home.memories_dir / name)
+            targets[kind] = home.links.resolve(home.memories_dir / FILE_NAMES[kind])
         except UnsafePath:
             continue
     return targets
@@ -93,7 +94,7 @@ class HomeWatcher:
         """Block, reporting changes, until ``stop()`` is called."""
         paths = self.watched_paths()
         sessions = _SessionFiles(self.home)
-        self._report(set(MEMORY_FILES.values()))
+        self._report(set(TARGETS))
         if not paths:  # a read-only home without the folders: only state.db can change
             while not self._stop.wait(0.4):
                 if sessions.changed():

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import lru_cache
+
+from .targets import BLOCK_TITLES, FILE_NAMES, TARGETS  # noqa: F401  (re-exported: the format's names)
 
 ENTRY_DELIMITER = "\n§\n"
-TARGETS = ("memory", "user")
-FILE_NAMES = {"memory": "MEMORY.md", "user": "USER.md"}
-BLOCK_TITLES = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who the user is)"}
 SEPARATOR = "═" * 46
 BOM = "\ufeff"
 
@@ -101,10 +101,11 @@ def render_block(target: str, entries: list[str], limit: int) -> str:
     return "\n".join([SEPARATOR, header, SEPARATOR, serialize(entries)])
 
 
-# "═══…\nMEMORY (your personal notes) [67% — 1,474/2,200 chars]\n═══…\n", then exactly 1,474 characters.
-_BLOCK_HEADER = re.compile(
-    rf"{SEPARATOR}\n(?P<title>{'|'.join(re.escape(title) for title in BLOCK_TITLES.values())}) "
-    rf"\[\d+% — (?P<chars>[\d,]+)/(?P<limit>[\d,]+) chars[^\]\n]*\]\n{SEPARATOR}\n")
+@lru_cache(maxsize=8)
+def _block_header(titles: tuple[str, ...]) -> re.Pattern[str]:
+    """``"═══…\\nMEMORY (your personal notes) [67% — 1,474/2,200 chars]\\n═══…\\n"``, then exactly 1,474 characters."""
+    return re.compile(rf"{SEPARATOR}\n(?P<title>{'|'.join(re.escape(title) for title in titles)}) "
+                      rf"\[\d+% — (?P<chars>[\d,]+)/(?P<limit>[\d,]+) chars[^\]\n]*\]\n{SEPARATOR}\n")
 
 
 def parse_blocks(prompt: str) -> dict[str, tuple[list[str], int]]:
@@ -116,9 +117,10 @@ def parse_blocks(prompt: str) -> dict[str, tuple[list[str], int]]:
     whose block is missing was empty (or disabled) when the prompt was built.
     """
     titles = {title: target for target, title in BLOCK_TITLES.items()}
+    header = _block_header(tuple(titles))
     blocks: dict[str, tuple[list[str], int]] = {}
     position = 0
-    while match := _BLOCK_HEADER.search(prompt, position):
+    while match := header.search(prompt, position):
         position = match.end() + int(match["chars"].replace(",", ""))
         content = prompt[match.end():position]
         blocks.setdefault(titles[match["title"]], (content.split(ENTRY_DELIMITER) if content else [],

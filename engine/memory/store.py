@@ -27,7 +27,7 @@ from ..events import MemoryChanged
 from ..fileio import UnsafePath, crash_point, lock_path_for, remove_stale_temps
 from ..journal import JournalEntry, content_hash
 from ..tools import BACKGROUND_REVIEW, ToolContext
-from . import ops, similar
+from . import ops, similar, targets
 from .archive_writes import ArchiveWrites
 from .format import (FILE_NAMES, TARGETS, Usage, breaks_delimiter, entry_changes, has_crlf, has_drift, parse_entries,
                      serialize)
@@ -46,7 +46,6 @@ TMP_PREFIX = ".mem_"
 MAX_CONSOLIDATION_FAILURES = 3
 FAILURES_KEY = "memory_consolidation_failures"
 SAVED_NOTE = "Write saved. This update is complete — do not repeat it."
-TARGET_NAMES = {"memory": "memory", "user": "user profile"}
 
 
 class MemoryFileUnreadable(WorkbenchError):
@@ -153,6 +152,10 @@ def normalize_all_line_endings(home: "Home") -> str:
     return f"Normalised line endings of {', '.join(done)}." if done else "No memory file uses CRLF line endings."
 
 
+def _choices() -> str:
+    return " or ".join(f"'{name}'" for name in TARGETS)
+
+
 class MemoryStore:
     def __init__(self, home: "Home"):
         self.home = home
@@ -162,11 +165,10 @@ class MemoryStore:
         return self.home.memories_dir / FILE_NAMES[target]
 
     def limit(self, target: str) -> int:
-        return self.home.config.int(MEMORY_LIMIT_KEYS[target])
+        return self.home.config.int(targets.target(target).limit_key)
 
     def enabled(self, target: str) -> bool:
-        key = "memory.memory_enabled" if target == "memory" else "memory.user_profile_enabled"
-        return self.home.config.bool(key)
+        return self.home.config.bool(targets.target(target).enabled_key)
 
     def duplicate_threshold(self) -> float:
         """The similarity score (0-100) at which an entry counts as a near-duplicate."""
@@ -362,7 +364,7 @@ class MemoryStore:
             payload["operations"] = [{**op, "matched_entry": outcome.pins[i]} if i in outcome.pins else op
                                      for i, op in enumerate(payload["operations"], 1)]
         verb = {"add": "add to", "replace": "replace in", "remove": "remove from"}.get(plan.action)
-        where = TARGET_NAMES[target]
+        where = targets.LABELS[target]
         head = f"{verb} {where}" if verb else f"apply {len(payload['operations'])} op(s) to {where}"
         approval_on = self.home.config.bool("memory.write_approval")
         try:
@@ -589,11 +591,11 @@ class MemoryStore:
 
     def _check_target(self, target: Any) -> None:
         if target not in TARGETS:
-            raise refuse(f"Invalid memory target '{target}'. Use 'memory' or 'user'.")
+            raise refuse(f"Invalid memory target '{target}'. Use {_choices()}.")
 
     def _check_target_or_raise(self, target: Any) -> None:
         if target not in TARGETS:
-            raise WorkbenchError(f"Invalid memory target '{target}'. Use 'memory' or 'user'.")
+            raise WorkbenchError(f"Invalid memory target '{target}'. Use {_choices()}.")
 
     def _check_writable(self) -> None:
         if self.home.read_only:

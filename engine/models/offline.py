@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..memory.format import parse_blocks
+from ..memory.targets import LABELS as TARGET_LABELS
 from ..providers.fence import CLOSE_TAG, SYSTEM_NOTE, sanitize_context
 from .base import (FLUSH_PROMPT, LIVE_MEMORY_HEADING, MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT, Model, ModelReply,
                    ToolCall, last_user_index)
 from .learning import findings, looks_secret
 from .phrasing import best_match, declarative, keywords, overlap, search_terms, sentence, shorten, slug
 
-TARGET_LABELS = {"memory": "memory", "user": "user profile"}
 
 _RE = {name: re.compile(pattern, re.I) for name, pattern in {
     "forget": r"^(?:please\s+)?forget\b(?:\s+(?:that|about|the fact that))?\s*(?P<x>.+)",

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import WorkbenchError
+from ..memory.targets import TARGETS
 from ..safety import guard_lines
 
 IDENTITY = (
@@ -74,13 +75,9 @@ def identity(home) -> str:
 
 def build_system_prompt(home, *, provider_block: str = "", cwd: Path | None = None) -> str:
     """Assemble the prompt from a fresh memory snapshot and the current skills index."""
-    config = home.config
     snapshot = home.memory.snapshot()
     parts = [identity(home), TOOL_GUIDANCE]
-    if config.bool("memory.memory_enabled"):
-        parts.append(snapshot.block("memory"))
-    if config.bool("memory.user_profile_enabled"):
-        parts.append(snapshot.block("user"))
+    parts.extend(snapshot.block(target) for target in TARGETS if home.memory.enabled(target))
     parts.append(provider_block)
     parts.append(home.skills.index_text())
     folders = [Path(cwd)] if cwd else []

@@ -25,6 +25,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..memory.targets import TARGETS
 from ..models.base import LIVE_MEMORY_HEADING, MEMORY_REVIEW_PROMPT, REVIEW_TOOLS_NOTE, SKILL_REVIEW_PROMPT
 from ..models.phrasing import shorten
 from ..tools import BACKGROUND_REVIEW, ToolContext
@@ -90,7 +91,7 @@ class ReviewResult:
 def review_prompt(home, memory: bool, skills: bool) -> str:
     """The request appended to the conversation, ending with the live memory entries (read-only view)."""
     parts = ([MEMORY_REVIEW_PROMPT] if memory else []) + ([SKILL_REVIEW_PROMPT] if skills else [])
-    live = [f"- [{target}] {entry}" for target in ("memory", "user") if home.memory.enabled(target)
+    live = [f"- [{target}] {entry}" for target in TARGETS if home.memory.enabled(target)
             for entry in home.memory.entries(target)]
     view = [LIVE_MEMORY_HEADING, *live] if live else []
     return "\n\n".join(parts + [REVIEW_TOOLS_NOTE] + (["\n".join(view)] if view else []))

@@ -25,6 +25,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged
 from engine.memory import history
 from engine.memory.format import Usage, diff_entries
+from engine.memory.targets import SHORT_NAMES, next_target
 from engine.memory.threats import entry_flags
 from engine.tools import ToolContext
 from widgets.entry_list import MARKS, EntryList, EntryRow
@@ -35,7 +36,7 @@ from ..messages import JumpToMessage, ShowEntry
 from .base import WorkbenchScreen
 from .dialogs import Budget, ConfirmDialog, Conflict, DiskCheck, EditDialog, Outcome, draft_budget
 
-TITLES = {"memory": "MEMORY", "user": "USER"}
+TITLES = SHORT_NAMES
 MARK_OF = {"unchanged": "", "added": "+", "changed": "~", "removed": "-"}
 # Runner events after which the running session's prompt may hold a new snapshot.
 REFREEZE_KINDS = ("turn_started", "session_rotated")
@@ -263,7 +264,7 @@ class MemoryScreen(WorkbenchScreen):
         self.query_one(f"#{side}-list", EntryList).focus()
 
     def action_switch_target(self) -> None:
-        self.target = "user" if self.target == "memory" else "memory"
+        self.target = next_target(self.target)
         self.show_status("")
         self.reload()
 

@@ -23,6 +23,7 @@ from textual.widgets import Input, Static
 
 from engine.errors import WorkbenchError
 from engine.events import Event
+from engine.memory.targets import TARGETS
 from engine.timeline import Row, Timeline, describe_group, parse_filter
 from widgets.literal import literal
 from widgets.timeline_list import TimelineList
@@ -176,7 +177,7 @@ class TimelineScreen(WorkbenchScreen):
         if row is None:
             self.action_toggle_group()
             return
-        if row.subsystem == "memory" and row.target in ("memory", "user"):
+        if row.subsystem == "memory" and row.target in TARGETS:
             entry = self.home.journal.get(row.id)
             text = (entry.after if entry and entry.after is not None else entry.before if entry else "") or ""
             self._open_mode("memory", ShowEntry(row.target, text))
