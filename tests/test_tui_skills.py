@@ -194,3 +194,22 @@ async def test_the_filter_finds_a_misspelt_skill_on_the_screen(home, tmp_path):
         await pilot.press("slash", *"deply", "enter")
         await settle(pilot)
         assert names(screen)[0] == "deploy-staging" and screen.current.name == "deploy-staging"
+
+
+async def test_the_screen_reads_skill_files_only_through_the_library_view(home, tmp_path):
+    seed_skills(home)
+    (home.root / "secret.txt").write_text("TOP SECRET", encoding="utf-8")
+    folder = next(home.skills_dir.rglob("git-rebase"))
+    (folder / "references" / "blob.md").write_bytes(b"\xff\xfe\x00binary")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, "git-rebase")
+        await wait_for(pilot, lambda: screen.shown == ("git-rebase", "SKILL.md"), what="SKILL.md shown")
+        screen.load_file("git-rebase", "../../secret.txt")  # what a hostile file list could ask for
+        await wait_for(pilot, lambda: screen.shown == ("git-rebase", "../../secret.txt"), what="the refusal")
+        text = screen_text(app)
+        assert "TOP SECRET" not in text and "Path traversal ('..') is not allowed." in text  # the library's refusal
+        screen.load_file("git-rebase", "references/blob.md")
+        await wait_for(pilot, lambda: screen.shown == ("git-rebase", "references/blob.md"), what="the binary file")
+        assert "[Binary file: blob.md" in screen_text(app)

@@ -1,8 +1,8 @@
 """The Skills screen: the library with a fuzzy filter, the selected skill's files, curator actions.
 
-Browsing reads skill files directly (through the library's paths) instead of calling
-the agent's ``skill_view``, so looking at a skill in the UI never counts as the agent
-using it and never keeps a stale skill alive. Every curator action runs in a thread
+Browsing calls the library's ``view`` with ``record=False`` (as ``skills show`` does), so
+looking at a skill in the UI never counts as the agent using it and never keeps a stale
+skill alive; which files may be read is the library's rule, not the screen's. Every curator action runs in a thread
 worker; purge and rollback ask first, and the dry run shows exactly what a run would
 change before anything is written.
 """
@@ -24,7 +24,6 @@ from textual.widgets.option_list import Option
 from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
 from engine.skills.usage import parse_iso
-from engine.skills.validation import contained
 from widgets.code_view import CodeView
 from widgets.literal import one_line
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
@@ -33,14 +32,13 @@ from ..messages import ShowSkill
 from .base import WorkbenchScreen
 from .dialogs import ConfirmDialog, Dialog
 
-MAX_VIEW_BYTES = 400_000
+MAX_VIEW_CHARS = 400_000  # shown of one file
 PLAN_VERBS = (("marked_stale", "mark stale"), ("archived", "archive"), ("reactivated", "reactivate"))
 
 
 @dataclass
 class SkillsLoaded(Message):
     rows: list[SkillRow]
-    paths: dict[str, str]
 
 
 @dataclass
@@ -158,7 +156,6 @@ class SkillsScreen(WorkbenchScreen):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.all_rows: list[SkillRow] = []
-        self.paths: dict[str, str] = {}
         self.shown: tuple[str, str] | None = None
         self._wanted: str | None = None  # a skill to select once the next load shows (ShowSkill)
 
@@ -188,12 +185,11 @@ class SkillsScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="skills")
     def load_skills(self) -> None:
         infos = self.home.skills.list(include_archived=True)
-        self.post_message(SkillsLoaded([skill_row(i) for i in infos], {i.name: i.path for i in infos}))
+        self.post_message(SkillsLoaded([skill_row(i) for i in infos]))
 
     @on(SkillsLoaded)
     def _skills_loaded(self, message: SkillsLoaded) -> None:
         self.all_rows = message.rows
-        self.paths = message.paths
         self._apply_filter()
         wanted, self._wanted = self._wanted, None
         if wanted in self.skill_list.rows_by_name:
@@ -236,13 +232,10 @@ class SkillsScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="files")
     def load_files(self, name: str) -> None:
-        folder = self._folder(name)
-        if folder is None:
-            return
-        linked = self.home.skills.linked_files(folder)
-        files = ["SKILL.md"] + [path for group in sorted(linked) for path in linked[group]]
-        self.post_message(FilesLoaded(name, files))
-        self._read(name, "SKILL.md")
+        view = self._view(name, None)
+        linked = view.get("linked_files") or {}
+        self.post_message(FilesLoaded(name, ["SKILL.md"] + [path for group in sorted(linked) for path in linked[group]]))
+        self.post_message(FileLoaded(name, "SKILL.md", view["content"]))
 
     @on(FilesLoaded)
     def _files_loaded(self, message: FilesLoaded) -> None:
@@ -261,25 +254,15 @@ class SkillsScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="file")
     def load_file(self, name: str, file: str) -> None:
-        self._read(name, file)
+        self.post_message(FileLoaded(name, file, self._view(name, None if file == "SKILL.md" else file)["content"]))
 
-    def _folder(self, name: str):
-        rel = self.paths.get(name)
-        if rel is None:
-            return None
-        folder = self.home.skills_dir / rel
-        return folder if contained(folder, self.home.skills_dir) else None
-
-    def _read(self, name: str, file: str) -> None:
-        """Read one file of a skill (runs in a worker); refuses paths outside the skill folder."""
-        folder = self._folder(name)
-        target = folder / file if folder is not None else None
-        if target is None or not contained(target, folder) or not target.is_file():
-            text = f"{file} is not a file inside this skill."
-        else:
-            data = target.read_bytes()[:MAX_VIEW_BYTES]
-            text = data.decode("utf-8", errors="replace")
-        self.post_message(FileLoaded(name, file, text))
+    def _view(self, name: str, file: str | None) -> dict[str, Any]:
+        """A person's view of a skill or one of its files (worker thread); a refusal is shown as the text."""
+        try:
+            view = self.home.skills.view(name, file, record=False)
+        except (WorkbenchError, OSError, ValueError) as exc:  # gone, outside the skill, not UTF-8
+            view = {"content": getattr(exc, "message", None) or f"{file or 'SKILL.md'} cannot be read: {exc}"}
+        return {**view, "content": str(view.get("content") or "")[:MAX_VIEW_CHARS]}
 
     @on(FileLoaded)
     def _file_loaded(self, message: FileLoaded) -> None:
