@@ -15,10 +15,15 @@ def test_near_duplicates_score_exact_and_near_and_skip_what_the_proposal_replace
 
 
 def test_closest_ranks_by_the_same_score_and_drops_what_is_not_close():
-    entries = ["alpha beta gamma", "alpha beta", "zzzz"]
-    assert closest("alpha beta gamm", entries, n=2) == ["alpha beta gamma", "alpha beta"]
-    assert score("alpha beta gamm", entries[0]) > score("alpha beta gamm", entries[1])
+    entries = ["Deploys run on Mondays", "Deploys run on Fridays at noon", "The API listens on port 8080"]
+    assert closest("Deploys run on Fridays at noon.", entries, n=2) == entries[1::-1]
     assert closest("qqqq", entries) == [] and closest("x", []) == []
+
+
+def test_a_text_inside_a_longer_one_or_in_another_order_counts_as_alike():
+    assert score("User likes tea", "User likes tea and coffee") == 100.0
+    assert score("on Fridays deploys run", "deploys run on Fridays") == 100.0
+    assert score("Port 8080", "Port 9090") < 90
 
 
 def test_the_approval_preview_flags_by_the_configured_threshold(home):
@@ -32,3 +37,14 @@ def test_the_approval_preview_flags_by_the_configured_threshold(home):
     home.config_path.write_text("memory:\n  write_approval: true\napprovals:\n  duplicate_threshold: 99.5\n")
     home.reload_config()
     assert home.approvals.preview(staged["pending_id"])["duplicates"] == []
+
+
+def test_the_agent_path_merges_facts_by_the_same_rule_and_setting(home):
+    from engine.providers.facts import FactStore
+
+    facts = FactStore(home)
+    first = facts.add("The billing service deploys from the release branch")
+    assert facts.add("the billing service deploys from the release branch on Tuesdays")["merged_into"] == first["id"]
+    home.config_path.write_text("approvals:\n  duplicate_threshold: 99.5\n", encoding="utf-8")
+    home.reload_config()
+    assert "merged_into" not in facts.add("The billing service deploys from the release branch, then tags it")

@@ -1,8 +1,10 @@
 """How alike two memory entries are: one scorer and one threshold for every skin.
 
 The approval preview's duplicate warnings, the editor's "nearly the same as" note and
-its merge suggestions, and the closest live entry to a stale pin all score with
-rapidfuzz's ``ratio`` (0-100), so they can never disagree about what is similar.
+its merge suggestions, the closest live entry to a stale pin, and the local provider's
+merging of a fact the agent adds all score with rapidfuzz's token-set ratio (0-100:
+word order and a shorter text inside a longer one count as alike) against one
+setting, so they can never disagree about what is similar.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ CLOSE_FLOOR = 30.0  # score below which an entry is not worth naming as "closest
 
 
 def score(a: str, b: str) -> float:
-    """100 for the same text, else rapidfuzz's normalised ratio."""
-    return 100.0 if a == b else fuzz.ratio(a, b)
+    """100 for the same text, else rapidfuzz's token-set ratio."""
+    return 100.0 if a == b else fuzz.token_set_ratio(a, b)
 
 
 def near_duplicates(proposed: Iterable[str], existing: Iterable[str], threshold: float,

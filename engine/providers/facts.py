@@ -2,8 +2,9 @@
 
 A fact is one line of text with where it came from (the session and stored message
 that made it, and whether the agent added it with a tool or it mirrors a built-in
-memory write). Adding a fact close to one already kept (rapidfuzz token-set ratio at
-or above ``MERGE_SCORE``) merges into it instead of piling up variants: the longer
+memory write). Adding a fact close to one already kept (``memory.similar``'s score at
+or above ``approvals.duplicate_threshold``, the rule every near-duplicate check uses)
+merges into it instead of piling up variants: the longer
 wording is kept and the merge is counted. Recall ranks by FTS5 bm25 over the facts'
 words. Every write is one ``BEGIN IMMEDIATE`` transaction that re-reads what it
 compares against, so two processes never both add the same fact.
@@ -15,14 +16,13 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from rapidfuzz import fuzz, process
-
 from ..db import write_transaction
 from ..errors import WorkbenchError
+from ..memory.similar import closest, score
 from ..models.phrasing import keywords
 
-MERGE_SCORE = 90
 MAX_FACT_CHARS = 500
+FORGET_SCORE = 70  # how close a wording must be to name the fact to forget
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS provider_facts (
@@ -105,14 +105,13 @@ class FactStore:
         now = self.home.clock.now()
         with write_transaction(conn, self.home.read_only):
             existing = self._rows()
-            best = process.extractOne(text, {f.id: f.content for f in existing}, scorer=fuzz.token_set_ratio,
-                                      score_cutoff=MERGE_SCORE) if existing else None
-            if best is not None:
-                fact_id = best[2]
-                kept = max((text, best[0]), key=len)
+            near = closest(text, [f.content for f in existing], floor=self.home.memory.duplicate_threshold())
+            if near:
+                fact_id = next(f.id for f in existing if f.content == near[0])
+                kept = max((text, near[0]), key=len)
                 conn.execute("UPDATE provider_facts SET content = ?, updated_at = ?, merged = merged + 1 WHERE id = ?",
                              (kept, now, fact_id))
-                return {"success": True, "merged_into": fact_id, "content": kept, "score": round(best[1]),
+                return {"success": True, "merged_into": fact_id, "content": kept, "score": round(score(text, near[0])),
                         "message": f"Merged into fact {fact_id} (a near-duplicate)."}
             cursor = conn.execute("INSERT INTO provider_facts (content, origin, session_id, message_id, created_at, "
                                   "updated_at) VALUES (?,?,?,?,?,?)", (text, origin, session_id, message_id, now, now))
@@ -141,11 +140,10 @@ class FactStore:
                     raise WorkbenchError(f"No fact with id {fact_id!r}; search for it with fact_search.")
             else:
                 wanted = _clean(text)
-                best = process.extractOne(wanted, {f.id: f.content for f in facts}, scorer=fuzz.token_set_ratio,
-                                          score_cutoff=70) if facts else None
-                if best is None:
+                near = closest(wanted, [f.content for f in facts], floor=FORGET_SCORE)
+                if not near:
                     raise WorkbenchError(f"No fact matches {wanted!r}; search for it with fact_search.")
-                chosen = next(f for f in facts if f.id == best[2])
+                chosen = next(f for f in facts if f.content == near[0])
             conn.execute("DELETE FROM provider_facts WHERE id = ?", (chosen.id,))
         return {"success": True, "removed": chosen.id, "content": chosen.content, "message": "Fact forgotten."}
 
