@@ -160,6 +160,17 @@ class Journal:
         return self._insert(subsystem, action, target, actor, before, after, session_id, message_id, detail, "done",
                             snapshot)
 
+    def record_in(self, conn: sqlite3.Connection, subsystem: str, action: str, target: str, *, actor: str,
+                  before: str | None = None, after: str | None = None, session_id: str | None = None,
+                  message_id: int | None = None, detail: dict[str, Any] | None = None) -> int:
+        """Record a completed change inside the caller's open transaction on ``connection()``.
+
+        For changes that live in workbench.db themselves (the local provider's facts): the
+        change and its journal row then commit together or not at all.
+        """
+        return self._execute(conn, subsystem, action, target, actor, before, after, session_id, message_id, detail,
+                             "done")
+
     def append_all(self, subsystem: str, target: str, rows: list[dict[str, Any]], *, actor: str,
                    snapshot: str | None = None, release: tuple[str, ...] = ()) -> list[int]:
         """Record several completed changes at once (one transaction: all rows or none).

@@ -99,6 +99,13 @@ def summarize(entry: JournalEntry) -> str:
         verb = {"stage": "staged", "approve": "approved", "approve_failed": "approval failed:", "reject": "rejected"}
         what = detail.get("summary") or entry.before or entry.after or ""
         return f"{verb.get(action, action)} {detail.get('subsystem', '')} proposal {target}: {_short(what, 90)}"
+    if entry.subsystem == "providers":
+        fact = f"{target} fact {detail.get('fact_id')}"
+        if action == "fact_add":
+            return f"{fact} + {_short(entry.after)!r}"
+        if action == "fact_forget":
+            return f"{fact} − {_short(entry.before)!r}"
+        return f"{fact} {_short(entry.before, 55)!r} → {_short(entry.after, 55)!r}"
     if entry.subsystem == "curator":
         if action == "run":
             return f"Curator pass: {entry.after or 'no changes'}"
@@ -271,6 +278,8 @@ class Timeline:
             return {**item, "undo": f"memory undo of row {row.id}", **({"refused": refusal} if refusal else {})}
         if row.subsystem == "skills" and row.action in ("pin", "unpin"):
             return {**item, "undo": f"{'unpin' if row.action == 'pin' else 'pin'} skill '{row.target}'"}
+        if row.subsystem == "providers":
+            return {**item, **self._fact_plan(entry)}
         ledger_id = entry.detail.get("ledger_id")
         if row.subsystem == "skills" and ledger_id:
             try:
@@ -282,6 +291,28 @@ class Timeline:
             return {**item, "undo": f"roll back ledger {ledger_id}: " + ("; ".join(files) or "no files"),
                     "ledger_id": ledger_id}
         return {**item, "refused": f"{row.subsystem} {row.action} rows cannot be reverted"}
+
+    def _fact_plan(self, entry: JournalEntry) -> dict[str, Any]:
+        """Reverting a local-provider fact change: forget an added fact, keep a forgotten one
+        again, or restore the wording a merge or reword replaced; refused if it changed since."""
+        fact_id = entry.detail.get("fact_id")
+        current = self._facts.holds(fact_id) if isinstance(fact_id, int) else None
+        if entry.action == "fact_forget":
+            return {"undo": f"keep the fact {entry.before!r} again"}
+        if current is None:
+            return {"undo": f"forget fact {fact_id}", "refused": f"fact {fact_id} is gone already"}
+        if current.content != entry.after:
+            return {"undo": f"forget fact {fact_id}",
+                    "refused": f"fact {fact_id} has changed since; it now reads {current.content!r}"}
+        if entry.action == "fact_add":
+            return {"undo": f"forget fact {fact_id}"}
+        return {"undo": f"restore fact {fact_id} to {entry.before!r}"}
+
+    @property
+    def _facts(self):
+        from .providers.facts import FactStore  # the provider package loads the runner's tools
+
+        return FactStore(self.home)
 
     def preview(self, ref: str | int) -> dict[str, Any]:
         """Exactly what ``revert(ref)`` would change, what it would refuse and what it leaves; writes nothing."""
@@ -320,12 +351,22 @@ class Timeline:
             outcome["error"] = f"{len(refused)} row(s) could not be reverted (see 'refused'); the rest were."
         return outcome
 
+    def _revert_fact(self, entry: JournalEntry, actor: str) -> dict[str, Any]:
+        fact_id = entry.detail["fact_id"]
+        if entry.action == "fact_forget":
+            return self._facts.add(entry.before, session_id=entry.session_id, message_id=entry.message_id, actor=actor)
+        if entry.action == "fact_add":
+            return self._facts.forget(fact_id=fact_id, actor=actor)
+        return self._facts.reword(fact_id, entry.after or "", entry.before or "", actor=actor)
+
     def _apply(self, row: Row, plan: dict[str, Any], actor: str) -> dict[str, Any]:
         try:
             if row.subsystem == "memory":
                 return self.home.memory.undo(row.id, actor=actor)
             if row.action in ("pin", "unpin"):
                 return (self.home.curator.unpin if row.action == "pin" else self.home.curator.pin)(row.target)
+            if row.subsystem == "providers":
+                return self._revert_fact(self._entry(row), actor)
             return self.home.curator.rollback(plan["ledger_id"])
         except WorkbenchError as exc:
             return exc.to_dict()

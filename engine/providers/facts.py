@@ -97,8 +97,14 @@ class FactStore:
     def all(self) -> list[Fact]:
         return self._rows()
 
+    def _journal(self, conn, action: str, fact_id: int, *, actor: str, before: str | None = None,
+                 after: str | None = None, session_id: str | None = None, message_id: int | None = None) -> None:
+        """Every change to the facts is on the journal (and so the timeline), in the same transaction."""
+        self.home.journal.record_in(conn, "providers", action, "local", actor=actor, before=before, after=after,
+                                    session_id=session_id, message_id=message_id, detail={"fact_id": fact_id})
+
     def add(self, content: Any, *, origin: str = "tool", session_id: str | None = None,
-            message_id: int | None = None) -> dict[str, Any]:
+            message_id: int | None = None, actor: str = "agent") -> dict[str, Any]:
         """Keep a fact, or merge it into a near-duplicate; says which it did."""
         text = _clean(content)
         conn = self._conn()
@@ -111,10 +117,14 @@ class FactStore:
                 kept = max((text, near[0]), key=len)
                 conn.execute("UPDATE provider_facts SET content = ?, updated_at = ?, merged = merged + 1 WHERE id = ?",
                              (kept, now, fact_id))
+                self._journal(conn, "fact_merge", fact_id, actor=actor, before=near[0], after=kept,
+                              session_id=session_id, message_id=message_id)
                 return {"success": True, "merged_into": fact_id, "content": kept, "score": round(score(text, near[0])),
                         "message": f"Merged into fact {fact_id} (a near-duplicate)."}
             cursor = conn.execute("INSERT INTO provider_facts (content, origin, session_id, message_id, created_at, "
                                   "updated_at) VALUES (?,?,?,?,?,?)", (text, origin, session_id, message_id, now, now))
+            self._journal(conn, "fact_add", int(cursor.lastrowid), actor=actor, after=text, session_id=session_id,
+                          message_id=message_id)
         return {"success": True, "id": cursor.lastrowid, "content": text, "message": "Fact added."}
 
     def search(self, query: str, limit: int = 5) -> list[Fact]:
@@ -129,7 +139,7 @@ class FactStore:
             "WHERE provider_facts_fts MATCH ? ORDER BY bm25(provider_facts_fts) LIMIT ?", (match, limit)).fetchall()
         return [self._fact(row) for row in rows]
 
-    def forget(self, *, fact_id: Any = None, text: Any = None) -> dict[str, Any]:
+    def forget(self, *, fact_id: Any = None, text: Any = None, actor: str = "agent") -> dict[str, Any]:
         """Remove one fact, by id or by the closest wording (refused when nothing is close enough)."""
         conn = self._conn()
         with write_transaction(conn, self.home.read_only):
@@ -145,7 +155,27 @@ class FactStore:
                     raise WorkbenchError(f"No fact matches {wanted!r}; search for it with fact_search.")
                 chosen = next(f for f in facts if f.content == near[0])
             conn.execute("DELETE FROM provider_facts WHERE id = ?", (chosen.id,))
+            self._journal(conn, "fact_forget", chosen.id, actor=actor, before=chosen.content,
+                          session_id=chosen.session_id, message_id=chosen.message_id)
         return {"success": True, "removed": chosen.id, "content": chosen.content, "message": "Fact forgotten."}
+
+
+    def reword(self, fact_id: int, expected: str, content: str, *, actor: str = "user") -> dict[str, Any]:
+        """Set a fact back to ``content`` only while it still reads ``expected`` (reverting a merge)."""
+        conn = self._conn()
+        with write_transaction(conn, self.home.read_only):
+            current = next((f for f in self._rows() if f.id == fact_id), None)
+            if current is None:
+                raise WorkbenchError(f"Fact {fact_id} is gone (forgotten since), so its wording cannot be restored.")
+            if current.content != expected:
+                raise WorkbenchError(f"Fact {fact_id} has changed since; it now reads {current.content!r}.")
+            conn.execute("UPDATE provider_facts SET content = ?, updated_at = ? WHERE id = ?",
+                         (content, self.home.clock.now(), fact_id))
+            self._journal(conn, "fact_reword", fact_id, actor=actor, before=expected, after=content)
+        return {"success": True, "id": fact_id, "content": content, "message": f"Fact {fact_id} reads as before."}
+
+    def holds(self, fact_id: int) -> Fact | None:
+        return next((f for f in self._rows("WHERE id = ?", (fact_id,))), None)
 
 
 def list_facts(home) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import WorkbenchError
 from ..models.phrasing import keywords, shorten
+from ..tools import BACKGROUND_REVIEW
 from .base import MemoryProvider
 from .facts import FactStore
 
@@ -107,11 +108,12 @@ class LocalProvider(MemoryProvider):
     def on_memory_write(self, action: str, target: str, content: str, metadata: dict[str, Any]) -> None:
         """Mirror a committed built-in write into the fact store."""
         where = {"session_id": metadata.get("session_id"), "message_id": metadata.get("message_id")}
+        actor = "review" if metadata.get("write_origin") == BACKGROUND_REVIEW else "agent"
         old = metadata.get("old_text")
         if action in ("remove", "replace") and old:
             try:
-                self.facts.forget(text=old)
+                self.facts.forget(text=old, actor=actor)
             except WorkbenchError:
                 pass  # it was never mirrored (written before the provider was on)
         if action in ("add", "replace") and content:
-            self.facts.add(content, origin=f"memory:{target}", **where)
+            self.facts.add(content, origin=f"memory:{target}", actor=actor, **where)
