@@ -29,7 +29,7 @@ bench: $(STAMP)
 
 ## the fuzz suites with many more examples than `make test` runs
 fuzz: $(STAMP)
-	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-5000} $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz_cli.py
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-5000} $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz_cli.py tests/test_fuzz_files.py
 
 clean:
 	rm -rf $(VENV) $(HOME_DIR) bench-data *.egg-info

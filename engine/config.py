@@ -13,6 +13,7 @@ every value the two programs would read differently, so the CLI, the TUI and
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -24,6 +25,7 @@ from .fileio import read_regular
 from .yamltext import check_bounds
 
 _UNSET = object()
+MAX_NUMBER = 10 ** 12  # far above any real setting; keeps sums and timestamps finite
 TRUTHY = {"on", "true", "yes", "1", "approve", "enable", "enabled"}
 FALSY = {"off", "false", "no", "0", "disable", "disabled", ""}
 
@@ -248,16 +250,25 @@ class Config:
         if isinstance(value, bool):
             raise ConfigError(f"{self._where(key)}: {key} must be a whole number, got {value!r}.")
         try:
-            return int(str(value).strip()) if isinstance(value, str) else int(value)
-        except (TypeError, ValueError):
+            number = int(str(value).strip()) if isinstance(value, str) else int(value)
+        except (TypeError, ValueError, OverflowError):  # OverflowError: .inf
             raise ConfigError(f"{self._where(key)}: {key} must be a whole number, got {value!r}.")
+        return self._bounded(key, number)
 
     def float(self, key: str, default: float | None = None) -> float:
         value = self.raw(key, default)
         try:
-            return float(value)
-        except (TypeError, ValueError):
+            number = float(value)
+        except (TypeError, ValueError, OverflowError):
             raise ConfigError(f"{self._where(key)}: {key} must be a number, got {value!r}.")
+        return self._bounded(key, number)
+
+    def _bounded(self, key: str, number):
+        """Numbers no setting needs (infinite, NaN, beyond ±1e12) are refused with the line, not carried on."""
+        if not math.isfinite(number) or abs(number) > MAX_NUMBER:
+            raise ConfigError(f"{self._where(key)}: {key} must be a finite number between {-MAX_NUMBER:,} and "
+                              f"{MAX_NUMBER:,}, got {number!r}.")
+        return number
 
     def bool(self, key: str, default: bool | None = None) -> bool:
         value = self.raw(key, default)

@@ -120,6 +120,11 @@ def describe_error(exc: BaseException, path: Path | str) -> str:
             "new one) or restore it from a backup.")
 
 
+def _lenient_text(raw: bytes) -> str:
+    """TEXT that is not UTF-8 (a hand edit, a foreign tool) read with U+FFFD for the bad bytes."""
+    return raw.decode("utf-8", errors="replace")
+
+
 def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     """Open ``path`` with the settings every workbench connection uses."""
     if read_only:
@@ -129,6 +134,7 @@ def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     else:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
+    conn.text_factory = _lenient_text  # another program's bad bytes are shown, never raised
     conn.execute(f"PRAGMA busy_timeout={int(busy_seconds() * 1000)}")
     conn.execute("PRAGMA foreign_keys=ON")
     if not read_only:

@@ -19,12 +19,12 @@ import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from .clock import Clock
 from .db import ThreadConnections, write_transaction
+from .values import iso_time, json_value, number_value, text_value
 
 ACTORS = ("agent", "review", "curator", "user", "external")
 
@@ -72,7 +72,7 @@ class JournalEntry:
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
-            "at": datetime.fromtimestamp(self.at, timezone.utc).isoformat(timespec="seconds"),
+            "at": iso_time(self.at),
             "actor": self.actor,
             "subsystem": self.subsystem,
             "action": self.action,
@@ -87,10 +87,17 @@ class JournalEntry:
 
 
 def _row(row: sqlite3.Row) -> JournalEntry:
+    """A journal row, read leniently: a hand-edited row is shown as well as it can be, never raised."""
+    detail = json_value(row["detail"], {})
+    message_id = row["message_id"]
     return JournalEntry(
-        id=row["id"], at=row["at"], actor=row["actor"], subsystem=row["subsystem"], action=row["action"],
-        target=row["target"], before=row["before"], after=row["after"], session_id=row["session_id"],
-        message_id=row["message_id"], detail=json.loads(row["detail"]) if row["detail"] else {}, status=row["status"],
+        id=row["id"], at=number_value(row["at"]) or 0.0, actor=text_value(row["actor"]) or "",
+        subsystem=text_value(row["subsystem"]) or "", action=text_value(row["action"]) or "",
+        target=text_value(row["target"]) or "", before=text_value(row["before"]), after=text_value(row["after"]),
+        session_id=text_value(row["session_id"]),
+        message_id=message_id if isinstance(message_id, int) else None,
+        detail=detail if isinstance(detail, dict) else {"unreadable": text_value(row["detail"])},
+        status=text_value(row["status"]) or "",
     )
 
 

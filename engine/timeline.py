@@ -23,6 +23,7 @@ from typing import Any
 from .errors import WorkbenchError
 from .journal import JournalEntry, _row
 from .memory.history import undo_problem
+from .values import iso_time
 
 SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers")
 FILES = {"memory": "MEMORY", "user": "USER"}
@@ -60,7 +61,7 @@ class Row:
 
     @property
     def when(self) -> str:
-        return datetime.fromtimestamp(self.at, timezone.utc).isoformat(timespec="seconds")
+        return iso_time(self.at) or "(no valid time)"
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "at": self.when}

@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import WorkbenchError
 from ..fileio import LinkPolicy, UnsafePath
 from ..tools import BACKGROUND_REVIEW, FLUSH, FOREGROUND
+from ..values import iso_time
 
 SUBSYSTEMS = ("memory", "skills")
 ORIGINS = (FOREGROUND, BACKGROUND_REVIEW, FLUSH, "curator")  # curator: a consolidation plan
@@ -214,7 +215,11 @@ def _from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
     created_at = data.get("created_at")
     if isinstance(created_at, bool) or not isinstance(created_at, (int, float)):
         raise ValueError("created_at is missing or not a number")
+    if iso_time(created_at) is None:
+        raise ValueError(f"created_at {created_at!r} is not a time (epoch seconds between years 1 and 9999)")
     message_id = data.get("message_id")
+    if isinstance(message_id, int) and not -2 ** 63 <= message_id < 2 ** 63:
+        raise ValueError(f"message_id {message_id!r} is beyond what state.db can hold")
     return PendingRecord(
         id=stem, subsystem=subsystem, action=action, summary=str(data.get("summary") or ""),
         origin=str(data.get("origin") or FOREGROUND), created_at=float(created_at), payload=payload,

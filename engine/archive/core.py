@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..db import ThreadConnections, connect, write_transaction
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import Event
+from ..values import count_value, number_value, text_value
 from . import schema
 from .models import Session, parse_json
 
@@ -157,11 +158,13 @@ class ArchiveCore:
 
         config = parse_json(get("model_config"))
         return Session(
-            id=row["id"], source=get("source", ""), title=get("title"), model=get("model"),
-            parent_session_id=get("parent_session_id"), started_at=get("started_at"), ended_at=get("ended_at"),
-            end_reason=get("end_reason"), message_count=get("message_count", 0), tool_call_count=get("tool_call_count", 0),
-            input_tokens=get("input_tokens", 0), output_tokens=get("output_tokens", 0), archived=bool(get("archived", 0)),
-            model_config=config if isinstance(config, dict) else None, system_prompt=get("system_prompt"),
+            id=text_value(row["id"]), source=text_value(get("source", "")), title=text_value(get("title")),
+            model=text_value(get("model")), parent_session_id=text_value(get("parent_session_id")),
+            started_at=number_value(get("started_at")), ended_at=number_value(get("ended_at")),
+            end_reason=text_value(get("end_reason")), message_count=count_value(get("message_count", 0)),
+            tool_call_count=count_value(get("tool_call_count", 0)), input_tokens=count_value(get("input_tokens", 0)),
+            output_tokens=count_value(get("output_tokens", 0)), archived=bool(count_value(get("archived", 0))),
+            model_config=config if isinstance(config, dict) else None, system_prompt=text_value(get("system_prompt")),
             child_count=get("child_count"), **extra,
         )
 

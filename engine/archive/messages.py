@@ -7,6 +7,7 @@ from typing import Any, Iterable
 
 from ..errors import WorkbenchError
 from ..events import MessageStored, SessionChanged
+from ..values import count_value, number_value, text_value
 from .core import ArchiveCore
 from .models import Message, decode_content, encode_content, parse_json
 
@@ -122,13 +123,15 @@ class MessagesMixin(ArchiveCore):
     @staticmethod
     def _message(row) -> Message:
         keys = row.keys()
-        tool_calls = parse_json(row["tool_calls"], []) if row["tool_calls"] else None
+        tool_calls = parse_json(text_value(row["tool_calls"]), []) if row["tool_calls"] else None
+        token_count = number_value(row["token_count"]) if "token_count" in keys else None
         return Message(
-            id=row["id"], session_id=row["session_id"], role=row["role"], content=decode_content(row["content"]),
-            timestamp=row["timestamp"], tool_calls=tool_calls if tool_calls is None or isinstance(tool_calls, list) else [tool_calls],
-            tool_name=row["tool_name"], tool_call_id=row["tool_call_id"],
-            token_count=row["token_count"] if "token_count" in keys else None,
-            finish_reason=row["finish_reason"] if "finish_reason" in keys else None,
+            id=row["id"], session_id=text_value(row["session_id"]), role=text_value(row["role"]) or "",
+            content=decode_content(row["content"]), timestamp=number_value(row["timestamp"]) or 0.0,
+            tool_calls=tool_calls if tool_calls is None or isinstance(tool_calls, list) else [tool_calls],
+            tool_name=text_value(row["tool_name"]), tool_call_id=text_value(row["tool_call_id"]),
+            token_count=count_value(token_count) if token_count is not None else None,
+            finish_reason=text_value(row["finish_reason"]) if "finish_reason" in keys else None,
             active=bool(row["active"]) if "active" in keys and row["active"] is not None else True,
             compacted=bool(row["compacted"]) if "compacted" in keys else False,
         )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
+
+from ..values import iso_time, json_value, text_value
 
 # Snippets mark the matched text with these two characters. They are plain text (not
 # Textual/Rich markup), readable in JSON and terminals, and rare in real messages.
@@ -18,21 +19,15 @@ JSON_CONTENT_PREFIX = "\x00json:"
 
 def iso(ts: float | None) -> str | None:
     """Epoch seconds as an ISO-8601 UTC string (None stays None)."""
-    if ts is None:
-        return None
-    try:
-        return datetime.fromtimestamp(float(ts), timezone.utc).isoformat(timespec="seconds")
-    except (TypeError, ValueError, OverflowError, OSError):
-        return None
+    return iso_time(ts)
 
 
 def decode_content(raw: Any) -> Any:
     """Hermes's stored content: text, or a list/dict behind the JSON sentinel."""
+    raw = text_value(raw)
     if isinstance(raw, str) and raw.startswith(JSON_CONTENT_PREFIX):
-        try:
-            return json.loads(raw[len(JSON_CONTENT_PREFIX):])
-        except ValueError:
-            return raw
+        decoded = parse_json(raw[len(JSON_CONTENT_PREFIX):], raw)
+        return decoded if isinstance(decoded, (str, list, dict)) else raw
     return raw
 
 
@@ -54,13 +49,7 @@ def content_text(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
-def parse_json(raw: Any, fallback: Any = None) -> Any:
-    if raw is None or raw == "":
-        return fallback
-    try:
-        return json.loads(raw)
-    except (TypeError, ValueError):
-        return fallback
+parse_json = json_value
 
 
 @dataclass(frozen=True)

@@ -117,8 +117,12 @@ class ParsedQuery:
         return " ".join('"' + t.replace('"', '""') + '"' for t in self.terms)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def parse(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) -> ParsedQuery:
-    tokens = tokenize(query, prefix=prefix, min_prefix=min_prefix)
+    """Tokens of ``query``; a lone surrogate (which SQLite cannot take) becomes U+FFFD and matches nothing."""
+    tokens = tokenize(_LONE_SURROGATE.sub("\ufffd", query), prefix=prefix, min_prefix=min_prefix)
     return ParsedQuery(tokens, any(contains_cjk(t.text) for t in tokens if not t.operator))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from ..skills.validation import SkillError
 
 SKIP_FILES = (".lock", ".tmp")
 CRON_JOBS = "cron/jobs.json"  # the one file outside skills/ a ledger row may name
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def sha256(data: bytes) -> str:
@@ -59,11 +61,37 @@ class LedgerEntry:
                 "after": [f.to_dict() for f in self.after]}
 
     @classmethod
-    def from_dict(cls, row: dict[str, Any]) -> "LedgerEntry":
-        refs = lambda key: tuple(FileRef(str(f["path"]), str(f["sha256"])) for f in row.get(key) or [])  # noqa: E731
-        return cls(id=str(row["id"]), ts=str(row.get("ts", "")), actor=str(row.get("actor", "")),
-                   action=str(row.get("action", "")), skill=str(row.get("skill", "")),
-                   evidence=row.get("evidence") or {}, before=refs("before"), after=refs("after"))
+    def from_dict(cls, row: Any) -> "LedgerEntry":
+        """A row as written by us or Hermes; ``ValueError`` for one of the wrong shape (a hand edit)."""
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not row["id"]:
+            raise ValueError("not a ledger row")
+        json.dumps(row, ensure_ascii=False).encode("utf-8")  # a lone surrogate (escaped in the file) raises here
+        evidence = row.get("evidence") or {}
+        if not isinstance(evidence, dict):
+            raise ValueError("evidence is not an object")
+        return cls(id=row["id"], ts=_text(row.get("ts")), actor=_text(row.get("actor")),
+                   action=_text(row.get("action")), skill=_text(row.get("skill")),
+                   evidence=evidence, before=_refs(row.get("before")), after=_refs(row.get("after")))
+
+
+def _text(value: Any) -> str:
+    if value is None or isinstance(value, (str, int)) and not isinstance(value, bool):
+        return "" if value is None else str(value)
+    raise ValueError("a text field holds a list, an object or a flag")
+
+
+def _refs(value: Any) -> tuple[FileRef, ...]:
+    """File references: each a path and a SHA-256 in hex (which is also what keeps a blob name a file name)."""
+    if not value:
+        return ()
+    if not isinstance(value, list):
+        raise ValueError("file references are not a list")
+    refs = []
+    for ref in value:
+        if not isinstance(ref, dict) or not isinstance(ref.get("path"), str) or not _SHA256.fullmatch(str(ref.get("sha256"))):
+            raise ValueError("a file reference is not a path and a SHA-256")
+        refs.append(FileRef(ref["path"], ref["sha256"]))
+    return tuple(refs)
 
 
 class Ledger:
@@ -182,7 +210,7 @@ class Ledger:
         for line in lines:
             try:
                 rows.append(LedgerEntry.from_dict(json.loads(line)))
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, RecursionError):  # not JSON, or not a row (JSONDecodeError is a ValueError)
                 continue
         return rows
 
@@ -196,7 +224,7 @@ class Ledger:
     def _live_rollbacks_of(self, entry_id: str) -> list[str]:
         """Ids of the rollbacks of ``entry_id`` that were not themselves rolled back."""
         rows = self.entries()
-        undone = {e.evidence.get("rolled_back") for e in rows}
+        undone = {e.evidence.get("rolled_back") for e in rows if isinstance(e.evidence.get("rolled_back"), str)}
         return [e.id for e in rows if e.evidence.get("rolled_back") == entry_id and e.id not in undone]
 
     def _current(self, path: Path) -> bytes | None:

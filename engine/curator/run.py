@@ -460,7 +460,7 @@ class Curator:
         ledger = self.skills.ledger
         entry = ledger.get(ledger_id)
 
-        usage = entry.evidence.get("usage") if isinstance(entry.evidence.get("usage"), dict) else None
+        usage = _usage_evidence(entry.evidence.get("usage"))
 
         def mutate() -> None:
             for rel, data in writes.items():
@@ -493,6 +493,17 @@ class Curator:
     def ledger(self, limit: int = 50) -> list[LedgerEntry]:
         """Newest first."""
         return list(reversed(self.skills.ledger.entries()))[:limit]
+
+
+def _usage_evidence(usage: Any) -> dict[str, Any] | None:
+    """A ledger row's usage change, if it has the shape we write (before/after records by name)."""
+    if not isinstance(usage, dict):
+        return None
+    for side in ("before", "after"):
+        records = usage.get(side) or {}
+        if not isinstance(records, dict) or not all(isinstance(r, dict) or r is None for r in records.values()):
+            return None
+    return usage
 
 
 def revert_usage(records: dict[str, dict[str, Any]], usage: dict[str, Any]) -> None:

@@ -19,10 +19,10 @@ screen and ``workbench memory`` both use this module.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..journal import JournalEntry
+from ..values import iso_time
 from . import ops
 from .format import FILE_NAMES, parse_entries
 from .ops import Outcome, Refusal, refuse
@@ -58,14 +58,12 @@ class Origin:
             parts.append(f"message {self.message_id}")
         return " · ".join(parts) + (" (from the archive)" if self.via == "archive" else "")
 
-
 def iso(at: float | None) -> str | None:
-    return None if at is None else datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="seconds")
-
+    return iso_time(at)
 
 def when(at: float | None) -> str:
-    return "unknown" if at is None else datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%d %H:%M")
-
+    stamp = iso_time(at)
+    return "unknown" if stamp is None else stamp[:16].replace("T", " ")
 
 # -- origins -------------------------------------------------------------------------
 def origin(memory: "MemoryStore", target: str, entry: str) -> Origin:
@@ -83,15 +81,12 @@ def origin(memory: "MemoryStore", target: str, entry: str) -> Origin:
         return _from_row(writer)
     return Origin("before", None, first_seen(memory, target))
 
-
 def origins(memory: "MemoryStore", target: str, entries: list[str]) -> list[Origin]:
     """``origin`` of each entry, in the same order."""
     return [origin(memory, target, entry) for entry in entries]
 
-
 def _from_row(row: JournalEntry) -> Origin:
     return Origin("journal", row.actor, row.at, row.session_id, row.message_id, row.id, row.action)
-
 
 def first_seen(memory: "MemoryStore", target: str) -> float | None:
     """When the workbench first saw this store's file (else its last change on disk)."""
@@ -103,12 +98,10 @@ def first_seen(memory: "MemoryStore", target: str) -> float | None:
     except OSError:
         return None
 
-
 # -- history and successors ----------------------------------------------------------
 def entry_history(memory: "MemoryStore", target: str, entry: str, limit: int = 8) -> list[JournalEntry]:
     """The journal rows that wrote or took away exactly this entry, newest first."""
     return memory.home.journal.about(SUBSYSTEM, target, entry, limit)
-
 
 def successor(memory: "MemoryStore", target: str, entry: str) -> str | None:
     """What became of ``entry``: its rewrites followed forward, if the result is still live (else None)."""
@@ -117,7 +110,6 @@ def successor(memory: "MemoryStore", target: str, entry: str) -> str | None:
         if current is not None and row.before == current and row.after != current:
             current = row.after
     return current if current is not None and current in memory.entries(target) else None
-
 
 # -- undo ----------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -132,7 +124,6 @@ class Undo:
     entry: str = ""
     target: str = "memory"
 
-
 @dataclass(frozen=True)
 class EntryStory:
     entry: str
@@ -141,14 +132,12 @@ class EntryStory:
     undo: Undo | None = None
     why_no_undo: str = ""
 
-
 def story(memory: "MemoryStore", target: str, entry: str, limit: int = 8) -> EntryStory:
     """Origin, history and the undo on offer for one live entry."""
     found = origin(memory, target, entry)
     rows = entry_history(memory, target, entry, limit)
     offer, why = _offer(memory, target, entry, found, rows)
     return EntryStory(entry, found, rows, offer, why)
-
 
 def _offer(memory: "MemoryStore", target: str, entry: str, found: Origin,
            rows: list[JournalEntry]) -> tuple[Undo | None, str]:
@@ -167,7 +156,6 @@ def _offer(memory: "MemoryStore", target: str, entry: str, found: Origin,
     question = f"Undo event {newest.id}: {newest.actor} {newest.action} at {when(newest.at)}?"
     return Undo(question, newest.after, newest.before, event_id=newest.id, entry=entry, target=target), ""
 
-
 def undo_problem(memory: "MemoryStore", row: JournalEntry) -> str | None:
     """Why undoing ``row`` would be refused right now (None: it would apply)."""
     try:
@@ -179,7 +167,6 @@ def undo_problem(memory: "MemoryStore", row: JournalEntry) -> str | None:
     except Refusal as refusal:
         return str(refusal.result.get("error"))
     return None
-
 
 def apply_undo(memory: "MemoryStore", offer: Undo, actor: str = "user") -> dict[str, Any]:
     """Take back what ``offer`` describes, through the normal guards (itself journaled)."""
@@ -199,7 +186,6 @@ def apply_undo(memory: "MemoryStore", offer: Undo, actor: str = "user") -> dict[
     result["message"] = f"Undid the add by message {source.message_id}. {outcome.message}"
     return result
 
-
 def undo(memory: "MemoryStore", event_id: Any, actor: str = "user") -> dict[str, Any]:
     """Apply the inverse of one journal event through the normal guards (itself journaled)."""
     try:
@@ -214,7 +200,6 @@ def undo(memory: "MemoryStore", event_id: Any, actor: str = "user") -> dict[str,
     result["undone_event"] = row.id
     return result
 
-
 def _undoable(memory: "MemoryStore", event_id: Any) -> JournalEntry:
     try:
         number = int(event_id)
@@ -227,9 +212,10 @@ def _undoable(memory: "MemoryStore", event_id: Any) -> JournalEntry:
         raise refuse(f"Event {number} was never applied (status: {row.status}); there is nothing to undo.")
     return row
 
-
 def _inverse(memory: "MemoryStore", row: JournalEntry) -> _Plan:
     kind = row.detail.get("op", row.action) if row.action == "undo" else row.action
+    if row.target not in FILE_NAMES:  # a hand-edited row
+        raise refuse(f"Cannot undo event {row.id}: it names no memory file ({row.target!r}). Nothing was changed.")
     file_name = FILE_NAMES[row.target]
     gone = refuse(f"Cannot undo event {row.id}: the entry it wrote is no longer in {file_name} (it was changed "
                   "or removed since). Nothing was changed.")

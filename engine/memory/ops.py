@@ -13,6 +13,7 @@ from typing import Any
 
 from .format import FILE_NAMES, Usage, size_of, split_pieces
 
+MAX_BATCH_OPERATIONS = 200  # a full store holds far fewer entries; bounds the work of one write
 BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing)."
 REPLACE_HINT = (" For 'replace', content is the COMPLETE new entry -- the whole matched entry is overwritten, "
                 "not just the old_text span.")
@@ -132,6 +133,13 @@ def staged_operations(payload: dict[str, Any]) -> list[Any]:
         return [payload]
     operations = payload.get("operations")
     return operations if isinstance(operations, list) else []
+
+
+def check_batch_size(operations: list[Any]) -> None:
+    """Refuse a batch longer than any store holds entries (a record written by hand or another program)."""
+    if len(operations) > MAX_BATCH_OPERATIONS:
+        raise refuse(f"The batch has {len(operations):,} operations; at most {MAX_BATCH_OPERATIONS} are accepted in one "
+                     "batch. Split it into smaller batches (a pending record this size can only be rejected).")
 
 
 @dataclass(frozen=True)

@@ -290,6 +290,7 @@ class MemoryStore:
             raise refuse("operations must be a list of {action, content?, old_text?} objects.")
         if not operations:
             raise refuse("operations list is empty.")
+        ops.check_batch_size(operations)
         clean: list[dict[str, Any]] = []
         verdicts = []
         for i, op in enumerate(operations, 1):
@@ -419,9 +420,10 @@ class MemoryStore:
         target = payload.get("target") if payload.get("target") in TARGETS else "memory"
         state = self.read(target)
         limit = self.limit(target)
-        after, error = state.entries, None
-        targets = ops.resolve_targets(state.entries, ops.staged_operations(payload))
+        after, error, targets = state.entries, None, []
         try:
+            ops.check_batch_size(ops.staged_operations(payload))
+            targets = ops.resolve_targets(state.entries, ops.staged_operations(payload))
             target, plan = self._staged_plan(payload, edited_content)
             self._guard(target, state, limit, plan.drift_guard, backup=False)
             after = plan.op(list(state.entries), limit).entries

@@ -80,6 +80,25 @@ def stored_form(message: dict[str, Any]) -> dict[str, Any]:
             "tool_name": message.get("tool_name"), "tool_call_id": message.get("tool_call_id")}
 
 
+def resumable(message) -> dict[str, Any]:
+    """A stored message as history for the model. Tool calls a chat API would reject (a hand
+    edit, another program) are kept as text in the content, so the session still resumes."""
+    calls, unreadable = [], []
+    for call in message.tool_calls or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if (isinstance(function, dict) and isinstance(call.get("id"), str) and isinstance(function.get("name"), str)
+                and isinstance(function.get("arguments"), str)):
+            calls.append(call)
+        else:
+            unreadable.append(json.dumps(call, ensure_ascii=False, default=str)[:500])
+    content = message.content
+    if unreadable and (content is None or isinstance(content, str)):
+        content = "\n".join([content or "", *(f"[stored tool call that cannot be replayed: {c}]" for c in unreadable)]).strip()
+    fields = (("role", message.role), ("content", content), ("tool_calls", calls or None),
+              ("tool_name", message.tool_name), ("tool_call_id", message.tool_call_id))
+    return {k: v for k, v in fields if v is not None}
+
+
 def paired(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The API copy of a history written elsewhere (a crashed or older agent): every tool call
     answered, every tool result preceded by its call, as chat APIs require."""
@@ -232,9 +251,7 @@ class AgentSession:
         self._reopen = session.ended_at is not None  # reopened (as Hermes resumes) on the first write
         self._prompt_unstored = not session.system_prompt  # a bare row (made elsewhere) gets ours then
         stored = self.home.archive.messages(session.id)
-        self.messages = [{k: v for k, v in (("role", m.role), ("content", m.content), ("tool_calls", m.tool_calls),
-                                            ("tool_name", m.tool_name), ("tool_call_id", m.tool_call_id)) if v is not None}
-                         for m in stored]
+        self.messages = [resumable(m) for m in stored]
         for message in self.messages:  # rows written elsewhere (an older Hermes) may carry a leaked fence
             if message["role"] in ("user", "assistant") and isinstance(message.get("content"), str):
                 message["content"] = sanitize_context(message["content"]).strip()

@@ -99,11 +99,15 @@ class SkillLibrary:
 
     # -- reading ---------------------------------------------------------------------
     def _read_text(self, path: Path, skill_dir: Path) -> str:
-        """A file of a skill; a link out of the skill's folder (or to a FIFO, a device) is refused."""
+        """A file of a skill; a link out of the skill's folder (or to a FIFO, a device) is refused,
+        and so is one that is not UTF-8 (binary, another encoding), never guessed at."""
         try:
             return self.home.links.read_text(path, inside=skill_dir)
         except UnsafePath as exc:
             raise SkillError(exc.message) from None
+        except UnicodeDecodeError as exc:
+            raise SkillError(f"{path} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start:exc.start + 1]!r}); "
+                             "save it as UTF-8 or move it out of the skills folder.") from None
 
     def provenance_of(self) -> Callable[[Found, dict[str, Any] | None], str]:
         """A classifier for this moment's manifests: bundled, hub, agent (curator-managed) or user."""

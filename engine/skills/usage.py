@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from ..clock import Clock
 from ..fileio import LinkPolicy, UnsafePath
+from ..values import count_value, iso_time
 
 STATES = ("active", "stale", "archived")
 COUNTERS = ("use_count", "view_count", "patch_count")
@@ -25,7 +26,8 @@ STAMPS = ("last_used_at", "last_viewed_at", "last_patched_at", "created_at", "ar
 
 
 def iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
+    """ISO-8601 UTC; a moment past the calendar (a huge interval from config.yaml) says so."""
+    return iso_time(ts) or "(beyond year 9999)"
 
 
 def parse_iso(value: Any) -> float | None:
@@ -34,11 +36,11 @@ def parse_iso(value: Any) -> float | None:
         return None
     try:
         moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return moment.timestamp()
+    except (ValueError, OverflowError):  # not a date, or one (year 1, say) with no epoch seconds
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
 
 
 def default_record(now_iso: str) -> dict[str, Any]:
@@ -53,10 +55,7 @@ def _sane(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` with known fields of the wrong type replaced by their defaults (unknown keys kept)."""
     clean = dict(record)
     for key in COUNTERS:
-        try:
-            clean[key] = int(record.get(key) or 0)
-        except (TypeError, ValueError):
-            clean[key] = 0
+        clean[key] = max(0, count_value(record.get(key) or 0))
     for key in STAMPS:
         if not isinstance(record.get(key), str):
             clean[key] = None
@@ -89,7 +88,7 @@ class UsageStore:
             return {}, None
         try:
             parsed = json.loads(data.decode("utf-8"))
-        except ValueError:
+        except (ValueError, RecursionError):  # not UTF-8 or not JSON, or nested past Python's stack
             return {}, data
         if not isinstance(parsed, dict):
             return {}, data

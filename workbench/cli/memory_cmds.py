@@ -214,7 +214,7 @@ def show_history(home: Home, args) -> Output:
         if not events:
             return "\n".join(lines + ["No memory changes journaled yet."])
         for e in events:
-            when = e["at"].replace("T", " ")[:16]
+            when = (e["at"] or "unknown").replace("T", " ")[:16]
             where = f"  session {e['session_id']}" + (f" msg {e['message_id']}" if e["message_id"] else "") \
                 if e["session_id"] else ""
             lines.append(f"#{e['id']:<5} {when}  {e['actor']:<8} {e['action']:<8} {e['target']:<6}{where}")

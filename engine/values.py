@@ -1,0 +1,76 @@
+"""Values read back from rows and files that another program (or a hand edit) wrote.
+
+SQLite keeps whatever type it is given and JSON holds any number, so every column or
+field a reader relies on goes through one of these: a BLOB title, a text timestamp, an
+infinite count or JSON nested past Python's stack is shown as well as it can be (or left
+out), never raised.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime, timezone
+from typing import Any
+
+
+def text_value(raw: Any) -> str | None:
+    """A text column as text: bytes decoded (bad bytes as U+FFFD), numbers written out."""
+    if raw is None or isinstance(raw, str):
+        return raw
+    if isinstance(raw, bytes):
+        return raw.decode("utf-8", errors="replace")
+    return str(raw)
+
+
+def number_value(raw: Any) -> float | None:
+    """A time or amount as a finite float, else None (flags are not numbers)."""
+    if isinstance(raw, bool):
+        return None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def count_value(raw: Any) -> int:
+    """A count as an int (0 when it is not a finite number in SQLite's range)."""
+    value = number_value(raw)
+    return int(value) if value is not None and abs(value) < 2 ** 63 else 0
+
+
+MAX_JSON_DEPTH = 64  # far deeper than any record we or Hermes write; every reader and writer copes with it
+
+
+def json_value(raw: Any, fallback: Any = None) -> Any:
+    """JSON text (or UTF-8 bytes) parsed, or ``fallback`` when it is not JSON or is nested too deep."""
+    if raw is None or raw == "" or raw == b"":
+        return fallback
+    try:
+        value = json.loads(text_value(raw))
+    except (TypeError, ValueError, RecursionError):
+        return fallback
+    return value if json_depth(value) <= MAX_JSON_DEPTH else fallback
+
+
+def json_depth(value: Any) -> int:
+    """How deeply lists and objects nest in ``value`` (walked without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            if deepest > MAX_JSON_DEPTH:
+                return deepest
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def iso_time(ts: Any) -> str | None:
+    """Epoch seconds as ISO-8601 UTC, or None when it is no time a calendar can show."""
+    try:
+        return datetime.fromtimestamp(float(ts), timezone.utc).isoformat(timespec="seconds")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
