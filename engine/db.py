@@ -99,13 +99,45 @@ def busy_error(path: Path, waited: float) -> DatabaseBusyError:
     )
 
 
+def _on_read_only_mount(path: Path) -> bool:
+    """True when ``path`` (or its nearest existing folder) is on a file system mounted read-only."""
+    if not path.is_absolute():  # a description such as "a file in HOME", not a path
+        return False
+    for folder in (path, *path.parents):
+        try:
+            return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+        except OSError:
+            continue
+    return False
+
+
+def _no_space_left(path: Path) -> bool:
+    """True when the file system holding ``path`` has no free block left (SQLite then says "disk I/O error")."""
+    if not path.is_absolute():
+        return False
+    for folder in (path, *path.parents):
+        try:
+            stat = os.statvfs(folder)
+        except OSError:
+            continue
+        return stat.f_bavail == 0
+    return False
+
+
+def is_damage(exc: BaseException) -> bool:
+    """True when an SQLite error means the file itself is not a usable database (not the disk, a lock or rights)."""
+    text = str(exc).lower()
+    return not any(cause in text for cause in ("disk is full", "readonly", "read-only", "locked", "busy",
+                                               "unable to open", "disk i/o error")) and getattr(exc, "errno", None) is None
+
+
 def describe_error(exc: BaseException, path: Path | str) -> str:
     """A message for an SQLite or OS error on ``path`` that names the real cause and the fix."""
     text = str(exc).lower()
     errno_ = getattr(exc, "errno", None)
-    if "disk is full" in text or errno_ == 28:
+    if "disk is full" in text or errno_ == 28 or ("disk i/o error" in text and _no_space_left(Path(path))):
         return f"The disk holding {path} is full. Nothing was changed; free some space and retry."
-    if "readonly" in text or "read-only" in text or errno_ == 30:
+    if "readonly" in text or "read-only" in text or errno_ == 30 or _on_read_only_mount(Path(path)):
         return (f"{path} cannot be written: the file system is read-only or the file is not writable by this user. "
                 "Nothing was changed; the data itself is intact.")
     if "locked" in text or "busy" in text:

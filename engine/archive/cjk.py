@@ -21,7 +21,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Iterator
 
 from ..db import BUSY_TIMEOUT_MS, ThreadConnections, write_transaction
-from ..errors import WorkbenchError
+from ..errors import ReadOnlyError, WorkbenchError
 from . import vocab
 from .query import CJK_CHAR, CJK_RUN, bigrams, searchable_text
 
@@ -152,10 +152,14 @@ class BigramIndex:
                      "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, str(value)))
 
     def rebuild(self) -> int:
-        """Drop every entry and index the whole archive again."""
+        """Drop every entry and index the whole archive again; says why when it cannot (never a silent 0)."""
+        if self.archive.read_only:
+            raise ReadOnlyError("This home is open read-only; the search index was not rebuilt.")
         conn = self._conn()
-        if conn is None or self.archive.read_only:
-            return 0
+        if conn is None:
+            self._conns.get()  # raises the reason: a read-only or full disk, a damaged workbench.db
+            raise WorkbenchError("workbench.db is busy (another process is writing it); the search index was not "
+                                 "rebuilt. Retry in a moment.")
         with write_transaction(conn):
             conn.execute(f"DELETE FROM {TABLE}_state WHERE key = 'version'")  # the next batch starts over
             self._set(conn, "high_water", 0)

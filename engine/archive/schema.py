@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..db import write_transaction
+from ..db import describe_error, is_damage, write_transaction
 from ..errors import WorkbenchError
 
 SCHEMA_VERSION = 22
@@ -203,6 +203,8 @@ class Capabilities:
 
 
 def _fail(path: Path, exc: Exception) -> WorkbenchError:
+    if not is_damage(exc):  # a full or read-only disk, a lock: the archive is intact, never "move it aside"
+        return WorkbenchError(describe_error(exc, path), path=str(path))
     return WorkbenchError(
         f"{path} is not a usable session archive ({exc}). It was not modified. Move it aside to let the "
         "workbench start a new archive, or restore it from a backup.", path=str(path))
