@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 HOME_DIR ?= demo-home
 
-.PHONY: run test bench fuzz install clean
+.PHONY: run test bench fuzz soak install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ bench: $(STAMP)
 ## the fuzz suites with many more examples than `make test` runs
 fuzz: $(STAMP)
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-5000} $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz_cli.py tests/test_fuzz_files.py
+
+## 2,000 offline turns with editors, deciders and kills alongside, then an audit (not in `make test`)
+soak: $(STAMP)
+	$(PY) -m tests.soak --turns $${SOAK_TURNS:-2000}
 
 clean:
 	rm -rf $(VENV) $(HOME_DIR) bench-data *.egg-info

@@ -1,0 +1,16 @@
+"""The soak (tests/soak.py) at a size the suite can afford: about 100 turns, with
+kills, edits, approvals and rejections running alongside, then the full audit."""
+
+from tests.soak import soak
+
+
+def test_a_small_soak_leaves_the_home_whole(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CONFIG_DIR", str(tmp_path / "config"))
+    result = soak(100, kill_share=0.2, seed=3, home=tmp_path / "home")
+    stats, audit = result["stats"], result["audit"]
+    assert stats["turns"] >= 100 and stats["failed_runs"] == 0
+    assert stats["approve"] + stats["reject"] > 0 and stats["edits"] > 0
+    assert audit.pop("doctor ok") is True and audit.pop("doctor problems") == []
+    assert audit.pop("workbench.db integrity") == "ok" and audit.pop("state.db integrity") == "ok"
+    assert audit.pop("messages") > 0
+    assert audit == {key: 0 for key in audit}, audit
