@@ -175,6 +175,9 @@ class Config:
             check_bounds(text)
             node = yaml.compose(text)
             data = yaml.safe_load(text)
+        except (ValueError, OverflowError) as exc:  # a scalar YAML cannot build, e.g. the date 2026-13-45
+            raise ConfigError(f"{path}: a value cannot be read ({exc}). Quote it or fix it, or remove the file to use "
+                              "defaults.")
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -49,4 +49,7 @@ def check_bounds(text: str, *, max_chars: int = MAX_CHARS, max_depth: int = MAX_
 def load_yaml(text: str, **bounds: int) -> Any:
     """``safe_load`` of ``text`` after ``check_bounds``."""
     check_bounds(text, **bounds)
-    return yaml.load(text, Loader=_LOADER)
+    try:
+        return yaml.load(text, Loader=_LOADER)
+    except (ValueError, OverflowError) as exc:  # a scalar YAML cannot build, e.g. the date 2026-13-45
+        raise YAMLRefused(f"a value cannot be read ({exc}); quote it") from None

@@ -209,6 +209,10 @@ def _from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
     payload = data.get("payload")
     if not isinstance(payload, dict):
         raise ValueError("payload is missing or not an object")
+    try:  # the payload is replayed and journaled: it must be strict JSON text
+        json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except ValueError as exc:  # NaN or Infinity, a lone surrogate (UnicodeEncodeError)
+        raise ValueError(f"payload is not strict JSON ({exc})") from None
     action = data.get("action", payload.get("action"))
     if not isinstance(action, str) or not action:
         raise ValueError("action is missing")

@@ -88,6 +88,10 @@ def _matches_platform(meta: dict[str, Any]) -> bool:
     return any(sys.platform.startswith(_PLATFORMS.get(str(p).lower(), str(p).lower())) for p in wanted)
 
 
+_TEXT_ARGS = ("action", "name", "content", "category", "file_path", "file_content", "old_string", "new_string",
+              "absorbed_into")
+
+
 class SkillLibrary:
     def __init__(self, home):
         self.home = home
@@ -325,6 +329,9 @@ class SkillLibrary:
     def plan(self, args: dict[str, Any], ctx: ToolContext | None = None) -> Plan:
         """Validate a ``skill_manage`` call and compute its effect, writing nothing."""
         ctx = ctx or ToolContext()
+        for key in _TEXT_ARGS:  # a model's call, or a staged record someone edited, may carry lists or numbers
+            if args.get(key) is not None and not isinstance(args[key], str):
+                raise SkillError(f"{key} must be text, got {type(args[key]).__name__}; nothing was changed.")
         action = args.get("action")
         planner = {"create": self._plan_create, "edit": self._plan_edit, "patch": self._plan_patch,
                    "delete": self._plan_delete, "write_file": self._plan_write_file,
