@@ -10,6 +10,8 @@ styled leak; an ESC byte on screen would reach the terminal).
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 from textual.widgets import Input
 
@@ -46,10 +48,20 @@ class RecordingApp(WorkbenchApp):
         super().notify(message, severity=severity, **kwargs)
 
 
+RAW_TITLE = "Deploy \x1b]0;PWNED\x07 now \x1b[2J\x1b]52;c;aGk=\x07"
+
+
 def seed(home) -> None:
     home.memory.path("memory").write_text(serialize(["w" * 300 + " " + "x" * 300, *CORPUS]), encoding="utf-8")
     archive = home.archive
     archive.create_session(SESSION, source="cli", title=f"[bold]x[/] {FENCE} {BIDI} 部署")
+    archive.create_session("hostile-title", source="cli")
+    with sqlite3.connect(home.state_db_path) as raw:  # as Hermes or a hand edit could write it: no sanitising
+        raw.execute("UPDATE sessions SET title = ?, started_at = started_at - 86400 WHERE id = 'hostile-title'",
+                    (RAW_TITLE,))
+    category = home.skills_dir / "zcat\x1b[2J"
+    (category / "zz-esc-skill").mkdir(parents=True)
+    (category / "zz-esc-skill" / "SKILL.md").write_text("---\nname: zz-esc-skill\ndescription: d\n---\nbody\n")
     call = {"id": "c1", "type": "function", "function": {"name": "memory", "arguments": f'{{"content": "{MARKUP}"}}'}}
     archive.append_message(SESSION, "user", LONG)
     archive.append_message(SESSION, "assistant", "", tool_calls=[call])
@@ -84,6 +96,7 @@ async def test_hostile_text_everywhere_never_crashes_or_styles_a_screen(home, tm
         await wait_for(pilot, lambda: len(app.screen.query_one(Transcript).items) == 7, what="the transcript")
         await settle(pilot)
         assert_literal(app, "[bold]x[/] [@click", *SHOWN)
+        assert "Deploy ␛]0;PWNED␇ now ␛[2J␛]52;c;aGk=␇" in screen_text(app)  # a raw title is shown, never obeyed
         await pilot.press("slash", *"部署")  # search: the snippet with the match highlighted
         await wait_for(pilot, lambda: "デプロイ" in screen_text(app), what="the CJK hit")
         assert_literal(app, "部署 デプロイ")
@@ -92,6 +105,7 @@ async def test_hostile_text_everywhere_never_crashes_or_styles_a_screen(home, tm
         await wait_for(pilot, lambda: "odd-skill" in screen_text(app), what="the skill")
         await settle(pilot)
         assert_literal(app, "[bold]x[/] [@click=app.quit]quit[/]", "<memory-context>fence", "␛[2Jclear")
+        assert "zcat␛[2J" in screen_text(app)  # a hostile category folder name too
         await pilot.press("4")  # Approvals: the staged proposal and its diff
         await settle(pilot)
         assert_literal(app, "[bold]x[/] [@click=app.quit]quit[/]")

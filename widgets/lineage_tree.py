@@ -18,6 +18,8 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from engine.textsafety import visible
+
 KIND_GLYPHS = {"root": "●", "compression": "⤷", "branch": "⑂", "delegate": "↳", "child": "◦"}
 
 
@@ -49,7 +51,7 @@ def session_label(node: SessionNode) -> Text:
 
     What matters most comes first, so a narrow pane cuts only the size and date.
     """
-    title = " ".join((node.title or node.id).split())
+    title = visible(" ".join((node.title or node.id).split()))  # a hostile title never reaches the terminal
     label = Text(f"{KIND_GLYPHS.get(node.kind, '•')} ", style="bold")
     if node.wrote:
         label.append("✎ ", style="bold")

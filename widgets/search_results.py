@@ -14,6 +14,8 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from engine.textsafety import visible
+
 from .transcript import sanitize
 
 MATCH_STYLE = "bold $text-warning underline"
@@ -96,7 +98,7 @@ class SearchResults(OptionList):
         options: list[Option] = []
         self.hits = {}
         for session_id, group in groups.items():
-            title = " ".join((group[0].title or session_id).split())
+            title = visible(" ".join((group[0].title or session_id).split()))
             header = Content.assemble(("● ", "bold $text-primary"), (title, "bold"),
                                       (f"  {len(group)} hit{'s' * (len(group) != 1)}", "$text-muted"))
             options.append(Option(header, id=f"s:{session_id}", disabled=True))

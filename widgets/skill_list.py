@@ -14,6 +14,8 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
+from engine.textsafety import visible
+
 FILTER_CUTOFF = 60  # rapidfuzz WRatio score over name, category and description a row needs to stay
 NAME_CUTOFF = 75  # the score of the name alone that makes a name hit (a typo: deploi, depoly, deply)
 
@@ -93,11 +95,11 @@ class SkillList(DataTable):
         for skill in skills:
             self.rows_by_name[skill.name] = skill
             self.add_row(
-                Text(skill.name),
-                Text(skill.category or "-"),
+                Text(visible(skill.name)),
+                Text(visible(skill.category or "-")),
                 Text(skill.state, state_styles.get(skill.state, "")),
                 Text("yes" if skill.pinned else ""),
-                Text(skill.provenance or "-"),
+                Text(visible(skill.provenance or "-")),
                 Text(str(skill.use_count), justify="right"),
                 Text(_day(skill.last_used_at)),
                 key=skill.name,
