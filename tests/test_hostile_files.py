@@ -180,3 +180,20 @@ def test_search_with_a_lone_surrogate_finds_nothing(root, query):
         assert exc.message
     finally:
         home.close()
+
+
+def test_reindex_reads_a_blob_message_as_text(tmp_path):
+    """A BLOB content row (written by another program) once crashed the CJK/vocabulary indexer."""
+    import sqlite3 as _sqlite3
+
+    from engine import open_home as _open
+    from workbench.cli import main as _main
+
+    root = tmp_path / "home"
+    home = _open(root)
+    home.archive.create_session("blob", source="cli")
+    home.archive.append_message("blob", "user", "placeholder 数据")
+    home.close()
+    with _sqlite3.connect(root / "state.db") as raw:
+        raw.execute("UPDATE messages SET content = ? WHERE session_id = 'blob'", (b"\xff\xfe\x00binary \xe6\x95\xb0",))
+    assert _main(["--home", str(root), "sessions", "reindex", "--json"]) in (0, 1)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from ..db import BUSY_TIMEOUT_MS, ThreadConnections, write_transaction
 from ..errors import ReadOnlyError, WorkbenchError
+from ..values import text_value
 from . import vocab
 from .query import CJK_CHAR, CJK_RUN, bigrams, searchable_text
 
@@ -136,10 +137,11 @@ class BigramIndex:
         cursor.row_factory = None
         rows = cursor.execute("SELECT id, content, tool_name, tool_calls FROM messages WHERE id > ? ORDER BY id LIMIT ?",
                               (high, BATCH)).fetchall()
-        texts = [(r[0], searchable_text(*r[1:])) for r in rows]
+        texts = [(r[0], searchable_text(*map(text_value, r[1:]))) for r in rows]
         conn.executemany(f"INSERT INTO {TABLE}(rowid, grams) VALUES (?, ?)",
                          [(mid, " ".join(grams(text))) for mid, text in texts if CJK_CHAR.search(text)])
-        vocab.add(conn, (" ".join(filter(None, r[1:])) for r in rows))  # the raw text, as messages_fts holds it
+        # the raw text, as messages_fts holds it (a BLOB written by another program reads as text)
+        vocab.add(conn, (" ".join(filter(None, map(text_value, r[1:]))) for r in rows))
         self._set(conn, "high_water", rows[-1][0] if rows else high)
         return len(rows)
 

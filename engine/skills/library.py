@@ -330,7 +330,7 @@ class SkillLibrary:
         """Validate a ``skill_manage`` call and compute its effect, writing nothing."""
         ctx = ctx or ToolContext()
         for key in _TEXT_ARGS:  # a model's call, or a staged record someone edited, may carry lists or numbers
-            if args.get(key) is not None and not isinstance(args[key], str):
+            if key != "category" and args.get(key) is not None and not isinstance(args[key], str):
                 raise SkillError(f"{key} must be text, got {type(args[key]).__name__}; nothing was changed.")
         action = args.get("action")
         planner = {"create": self._plan_create, "edit": self._plan_edit, "patch": self._plan_patch,
