@@ -10,7 +10,8 @@ def test_a_small_soak_leaves_the_home_whole(tmp_path, monkeypatch):
     stats, audit = result["stats"], result["audit"]
     assert stats["turns"] >= 100 and stats["failed_runs"] == 0
     assert stats["approve"] + stats["reject"] > 0 and stats["edits"] > 0
-    assert audit.pop("doctor ok") is True and audit.pop("doctor problems") == []
+    problems = audit.pop("doctor problems")
+    assert audit.pop("doctor ok") is True and problems == [], problems
     assert audit.pop("workbench.db integrity") == "ok" and audit.pop("state.db integrity") == "ok"
     assert audit.pop("messages") > 0
     assert audit == {key: 0 for key in audit}, audit

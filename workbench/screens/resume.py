@@ -65,8 +65,15 @@ class ResumeDialog(Dialog[str | None]):
     def _filter(self, event: Input.Changed) -> None:
         self._fill(event.value)
 
+    def _list(self) -> OptionList | None:
+        """The list, or None once the dialog is closing (key events can still arrive then)."""
+        found = self.query("#resume-list")
+        return found.first(OptionList) if found else None
+
     def _fill(self, text: str) -> None:
-        shown = self.query_one("#resume-list", OptionList)
+        shown = self._list()
+        if shown is None:
+            return
         shown.set_options([session_option(s) for s in self.recent if matches(s, text)])
         if shown.option_count:
             shown.highlighted = 0
@@ -76,7 +83,9 @@ class ResumeDialog(Dialog[str | None]):
 
     @on(Input.Submitted, "#resume-filter")
     def _submitted(self, event: Input.Submitted) -> None:
-        shown = self.query_one("#resume-list", OptionList)
+        shown = self._list()
+        if shown is None:
+            return
         option = shown.highlighted_option
         if option is not None and option.id and option.id in {s.id for s in self.recent if matches(s, event.value)}:
             self.dismiss(option.id)
@@ -98,12 +107,17 @@ class ResumeDialog(Dialog[str | None]):
         self.app.call_from_thread(self.dismiss, session_id)
 
     def _show_error(self, message: str) -> None:
-        error = self.query_one("#resume-error", Static)
+        found = self.query("#resume-error")
+        if not found:
+            return
+        error = found.first(Static)
         error.update(literal(message))
         error.display = True
 
     def action_to_list(self) -> None:
-        self.query_one("#resume-list", OptionList).focus()
+        shown = self._list()
+        if shown is not None:
+            shown.focus()
 
     def action_cancel(self) -> None:
         self.dismiss(None)
