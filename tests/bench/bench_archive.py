@@ -25,6 +25,7 @@ from engine.db import connect
 from engine.tools import ToolContext
 from tests.bench.common import percentile, scratch_dir, timed
 from tests.bench.workload import SESSIONS, build_bench_archive, generator, turns
+from tests.test_archive_index import _strings  # the same independent decoding scan as the recall test
 
 QUERIES = ["deploy", "database migration", '"error log"', "serv*", "session_search", "memory", "部署", "数据库迁移",
            "半夜", "デプロイ", "kubernetes rollout", "timeout", "skill_view", "zebra", "the", "config yaml", "数据",
@@ -136,21 +137,6 @@ def _floor(home, query: str) -> tuple[sqlite3.Connection, str, str]:
             bigram_match([t.lower() for t in parsed.terms])
     return home.archive.conn(), "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT 20", \
         parsed.fts()
-
-
-def _strings(value) -> list[str]:
-    """Every string inside decoded JSON (argument strings that are JSON decoded once more)."""
-    if isinstance(value, str):
-        try:
-            inner = json.loads(value)
-        except ValueError:
-            return [value]
-        return [value, *_strings(inner)] if isinstance(inner, (dict, list)) else [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 def _substring_scan(conn, needles: list[str]) -> dict[str, set[int]]:
