@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 class Clock:
@@ -13,7 +13,7 @@ class Clock:
         return time.time()
 
     def iso(self) -> str:
-        return datetime.fromtimestamp(self.now(), timezone.utc).isoformat(timespec="seconds")
+        return datetime.fromtimestamp(self.now(), UTC).isoformat(timespec="seconds")
 
 
 class FixedClock(Clock):

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -25,7 +26,7 @@ from .fileio import read_regular
 from .yamltext import check_bounds
 
 _UNSET = object()
-MAX_NUMBER = 10 ** 12  # far above any real setting; keeps sums and timestamps finite
+MAX_NUMBER = 10**12  # far above any real setting; keeps sums and timestamps finite
 TRUTHY = {"on", "true", "yes", "1", "approve", "enable", "enabled"}
 FALSY = {"off", "false", "no", "0", "disable", "disabled", ""}
 
@@ -133,11 +134,15 @@ class Misread:
     @property
     def effect(self) -> str:
         if self.breaks_memory:
-            return ("Hermes 0.19.0 keeps it as text: its agent then injects no memory block at all and its memory "
-                    "tool fails with a TypeError")
+            return (
+                "Hermes 0.19.0 keeps it as text: its agent then injects no memory block at all and its memory "
+                "tool fails with a TypeError"
+            )
         if isinstance(self.ours, bool):
-            return (f"Hermes 0.19.0 reads it as {'on' if self.hermes else 'off'}, the workbench as "
-                    f"{'on' if self.ours else 'off'}")
+            return (
+                f"Hermes 0.19.0 reads it as {'on' if self.hermes else 'off'}, the workbench as "
+                f"{'on' if self.ours else 'off'}"
+            )
         return f"Hermes 0.19.0 reads it as {self.hermes!r}, the workbench as {self.ours!r}"
 
     @property
@@ -164,29 +169,34 @@ class Config:
         self._lines = lines or {}
 
     @classmethod
-    def load(cls, path: Path) -> "Config":
+    def load(cls, path: Path) -> Config:
         if not path.exists():
             return cls({}, path)
         try:
             text = read_regular(path).decode("utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"Cannot read {path}: {exc}. Fix its permissions or encoding (UTF-8).")
+            raise ConfigError(f"Cannot read {path}: {exc}. Fix its permissions or encoding (UTF-8).") from exc
         try:
             check_bounds(text)
             node = yaml.compose(text)
             data = yaml.safe_load(text)
         except (ValueError, OverflowError) as exc:  # a scalar YAML cannot build, e.g. the date 2026-13-45
-            raise ConfigError(f"{path}: a value cannot be read ({exc}). Quote it or fix it, or remove the file to use "
-                              "defaults.")
+            raise ConfigError(
+                f"{path}: a value cannot be read ({exc}). Quote it or fix it, or remove the file to use defaults."
+            ) from exc
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
             problem = getattr(exc, "problem", None) or str(exc)
-            raise ConfigError(f"{path}{where}: malformed YAML ({problem}). Fix the file or remove it to use defaults.")
+            raise ConfigError(
+                f"{path}{where}: malformed YAML ({problem}). Fix the file or remove it to use defaults."
+            ) from exc
         if data is None:
             return cls({}, path)
         if not isinstance(data, dict):
-            raise ConfigError(f"{path} line 1: expected a mapping of settings at the top level, got {type(data).__name__}.")
+            raise ConfigError(
+                f"{path} line 1: expected a mapping of settings at the top level, got {type(data).__name__}."
+            )
         lines: dict[str, int] = {}
         _collect_lines(node, "", lines)
         return cls(data, path, lines)
@@ -207,7 +217,7 @@ class Config:
         """A copy of the parsed file (defaults not filled in)."""
         return copy.deepcopy(self._data)
 
-    def overlay(self, overrides: dict[str, Any]) -> "Config":
+    def overlay(self, overrides: dict[str, Any]) -> Config:
         """A copy with the given dotted keys set (in memory only; config.yaml is untouched)."""
         data = copy.deepcopy(self._data)
         for key, value in overrides.items():
@@ -255,7 +265,7 @@ class Config:
         try:
             number = int(str(value).strip()) if isinstance(value, str) else int(value)
         except (TypeError, ValueError, OverflowError):  # OverflowError: .inf
-            raise ConfigError(f"{self._where(key)}: {key} must be a whole number, got {value!r}.")
+            raise ConfigError(f"{self._where(key)}: {key} must be a whole number, got {value!r}.") from None
         return self._bounded(key, number)
 
     def float(self, key: str, default: float | None = None) -> float:
@@ -263,14 +273,16 @@ class Config:
         try:
             number = float(value)
         except (TypeError, ValueError, OverflowError):
-            raise ConfigError(f"{self._where(key)}: {key} must be a number, got {value!r}.")
+            raise ConfigError(f"{self._where(key)}: {key} must be a number, got {value!r}.") from None
         return self._bounded(key, number)
 
     def _bounded(self, key: str, number):
         """Numbers no setting needs (infinite, NaN, beyond ±1e12) are refused with the line, not carried on."""
         if not math.isfinite(number) or abs(number) > MAX_NUMBER:
-            raise ConfigError(f"{self._where(key)}: {key} must be a finite number between {-MAX_NUMBER:,} and "
-                              f"{MAX_NUMBER:,}, got {number!r}.")
+            raise ConfigError(
+                f"{self._where(key)}: {key} must be a finite number between {-MAX_NUMBER:,} and "
+                f"{MAX_NUMBER:,}, got {number!r}."
+            )
         return number
 
     def bool(self, key: str, default: bool | None = None) -> bool:

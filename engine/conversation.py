@@ -13,7 +13,8 @@ conversation never closes one.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .events import RunnerEvent
 from .runner.session import CLOSE_REASON, AgentSession, TurnResult
@@ -29,15 +30,33 @@ class Conversation:
     Not thread-safe except ``cancel()``: one thread drives it (a worker, in the TUI).
     """
 
-    def __init__(self, home: "Home", model: "Model", *, session: str | None = None, title: str | None = None,
-                 source: str = "cli", config: dict[str, Any] | None = None,
-                 on_event: Callable[[RunnerEvent], None] | None = None, background_review: bool = True,
-                 step_delay: float = 0.0, cancel_event: threading.Event | None = None):
+    def __init__(
+        self,
+        home: Home,
+        model: Model,
+        *,
+        session: str | None = None,
+        title: str | None = None,
+        source: str = "cli",
+        config: dict[str, Any] | None = None,
+        on_event: Callable[[RunnerEvent], None] | None = None,
+        background_review: bool = True,
+        step_delay: float = 0.0,
+        cancel_event: threading.Event | None = None,
+    ):
         self.home = home.with_config(config) if config else home
         resumed = home.archive.find_session(session).id if session else None
-        self.agent = AgentSession(self.home, model, session_id=resumed, title=title, source=source, on_event=on_event,
-                                  background_review=background_review, step_delay=step_delay,
-                                  cancel_event=cancel_event)
+        self.agent = AgentSession(
+            self.home,
+            model,
+            session_id=resumed,
+            title=title,
+            source=source,
+            on_event=on_event,
+            background_review=background_review,
+            step_delay=step_delay,
+            cancel_event=cancel_event,
+        )
         self.ended = False
 
     @property

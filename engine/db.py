@@ -16,8 +16,8 @@ import random
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from .errors import ReadOnlyError, WorkbenchError
 
@@ -127,8 +127,13 @@ def _no_space_left(path: Path) -> bool:
 def is_damage(exc: BaseException) -> bool:
     """True when an SQLite error means the file itself is not a usable database (not the disk, a lock or rights)."""
     text = str(exc).lower()
-    return not any(cause in text for cause in ("disk is full", "readonly", "read-only", "locked", "busy",
-                                               "unable to open", "disk i/o error")) and getattr(exc, "errno", None) is None
+    return (
+        not any(
+            cause in text
+            for cause in ("disk is full", "readonly", "read-only", "locked", "busy", "unable to open", "disk i/o error")
+        )
+        and getattr(exc, "errno", None) is None
+    )
 
 
 def describe_error(exc: BaseException, path: Path | str) -> str:
@@ -138,18 +143,24 @@ def describe_error(exc: BaseException, path: Path | str) -> str:
     if "disk is full" in text or errno_ == 28 or ("disk i/o error" in text and _no_space_left(Path(path))):
         return f"The disk holding {path} is full. Nothing was changed; free some space and retry."
     if "readonly" in text or "read-only" in text or errno_ == 30 or _on_read_only_mount(Path(path)):
-        return (f"{path} cannot be written: the file system is read-only or the file is not writable by this user. "
-                "Nothing was changed; the data itself is intact.")
+        return (
+            f"{path} cannot be written: the file system is read-only or the file is not writable by this user. "
+            "Nothing was changed; the data itself is intact."
+        )
     if "locked" in text or "busy" in text:
         return busy_error(Path(path), busy_seconds()).message
     if "unable to open" in text or errno_ in (2, 13):
-        return (f"{path} could not be opened ({exc}): check that its folder exists and is readable and writable "
-                "by this user. Nothing was changed.")
+        return (
+            f"{path} could not be opened ({exc}): check that its folder exists and is readable and writable "
+            "by this user. Nothing was changed."
+        )
     if "disk i/o error" in text or errno_ == 5:
         return f"Reading or writing {path} failed with an I/O error ({exc}). Nothing more was changed; check the disk."
-    return (f"{path} could not be read as an SQLite database ({exc}). Nothing more was changed. Check it with "
-            "`sqlite3 FILE 'PRAGMA integrity_check'`; if it is damaged, move it aside (the workbench then creates a "
-            "new one) or restore it from a backup.")
+    return (
+        f"{path} could not be read as an SQLite database ({exc}). Nothing more was changed. Check it with "
+        "`sqlite3 FILE 'PRAGMA integrity_check'`; if it is damaged, move it aside (the workbench then creates a "
+        "new one) or restore it from a backup."
+    )
 
 
 def _lenient_text(raw: bytes) -> str:
@@ -175,14 +186,16 @@ def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
             conn.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise WorkbenchError(describe_error(exc, path))
+            raise WorkbenchError(describe_error(exc, path)) from exc
     return conn
 
 
 class ThreadConnections:
     """Hands each thread its own connection to one database file."""
 
-    def __init__(self, path: Path, read_only: bool = False, on_connect: Callable[[sqlite3.Connection], None] | None = None):
+    def __init__(
+        self, path: Path, read_only: bool = False, on_connect: Callable[[sqlite3.Connection], None] | None = None
+    ):
         self.path = path
         self.read_only = read_only
         self._on_connect = on_connect
@@ -238,9 +251,9 @@ def write_transaction(conn: sqlite3.Connection, read_only: bool = False) -> Iter
         except sqlite3.OperationalError as exc:
             waited = time.monotonic() - started
             if not _is_busy(exc):
-                raise WorkbenchError(describe_error(exc, _db_path(conn)))
+                raise WorkbenchError(describe_error(exc, _db_path(conn))) from exc
             if waited >= budget:
-                raise busy_error(_db_path(conn), round(waited, 1))
+                raise busy_error(_db_path(conn), round(waited, 1)) from exc
             # SQLite's busy handler already waited; a quick BUSY (a WAL snapshot race) retries briefly.
             time.sleep(min(0.02 * 2**attempt, 0.5, max(budget - waited, 0)) * (0.5 + random.random()))
             attempt += 1

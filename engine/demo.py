@@ -3,8 +3,8 @@
 ``seed_demo_home`` fills an empty home (or tops up a partly seeded one) with curated
 memory entries, three past sessions (one in Chinese, so CJK search has something to
 find), two skills, and two overlapping skills a past review made, which the Curator
-has proposed to merge (one consolidation plan waiting in Approvals). It is idempotent: anything already there is left alone, so
-``workbench demo`` can reuse its home run after run.
+has proposed to merge (one consolidation plan waiting in Approvals). It is idempotent:
+anything already there is left alone, so ``workbench demo`` can reuse its home run after run.
 """
 
 from __future__ import annotations
@@ -41,56 +41,106 @@ USER = [
 
 # (session id, title, days ago, [(role, text)])
 SESSIONS: list[tuple[str, str, int, list[tuple[str, str]]]] = [
-    ("20261109_091500_de0001", "Postgres 16 upgrade plan", 21, [
-        ("user", "We need to move db-billing-01 from Postgres 14 to 16. What's the safest path?"),
-        ("assistant", "Use logical replication: stand up a 16 replica, replicate from 14, verify row counts and "
-                      "sequences, then switch the connection string during a short write freeze. Keep 14 as a "
-                      "fallback for a week."),
-        ("user", "Sequences are the part I always forget."),
-        ("assistant", "Logical replication does not copy sequence values. Run a script that sets each sequence on "
-                      "16 to max(id)+1000 right before the switch."),
-    ]),
-    ("20261116_143000_de0002", "发票导出金额问题", 14, [
-        ("user", "发票导出的时候金额四舍五入不对，应该怎么排查？"),
-        ("assistant", "先检查导出脚本是否用了 float。金额应该全程使用 Decimal，并在最后用 quantize(Decimal('0.01'), "
-                      "ROUND_HALF_UP) 处理。"),
-        ("user", "确实用了 float，改成 Decimal 之后导出正常了。"),
-        ("assistant", "很好。建议给导出加一个金额合计的对账测试，防止以后再出现。"),
-    ]),
-    ("20261123_101000_de0003", "Flaky rounding test", 7, [
-        ("user", "test_rounding failed again on CI but passes locally."),
-        ("assistant", "It depends on float rounding of 2.675. Quarantine it with a skip marker that links the "
-                      "Decimal fix, and track the fix separately."),
-    ]),
+    (
+        "20261109_091500_de0001",
+        "Postgres 16 upgrade plan",
+        21,
+        [
+            ("user", "We need to move db-billing-01 from Postgres 14 to 16. What's the safest path?"),
+            (
+                "assistant",
+                "Use logical replication: stand up a 16 replica, replicate from 14, verify row counts and "
+                "sequences, then switch the connection string during a short write freeze. Keep 14 as a "
+                "fallback for a week.",
+            ),
+            ("user", "Sequences are the part I always forget."),
+            (
+                "assistant",
+                "Logical replication does not copy sequence values. Run a script that sets each sequence on "
+                "16 to max(id)+1000 right before the switch.",
+            ),
+        ],
+    ),
+    (
+        "20261116_143000_de0002",
+        "发票导出金额问题",
+        14,
+        [
+            ("user", "发票导出的时候金额四舍五入不对，应该怎么排查？"),
+            (
+                "assistant",
+                "先检查导出脚本是否用了 float。金额应该全程使用 Decimal，并在最后用 quantize(Decimal('0.01'), "
+                "ROUND_HALF_UP) 处理。",
+            ),
+            ("user", "确实用了 float，改成 Decimal 之后导出正常了。"),
+            ("assistant", "很好。建议给导出加一个金额合计的对账测试，防止以后再出现。"),
+        ],
+    ),
+    (
+        "20261123_101000_de0003",
+        "Flaky rounding test",
+        7,
+        [
+            ("user", "test_rounding failed again on CI but passes locally."),
+            (
+                "assistant",
+                "It depends on float rounding of 2.675. Quarantine it with a skip marker that links the "
+                "Decimal fix, and track the fix separately.",
+            ),
+        ],
+    ),
 ]
 
 SKILLS: list[dict[str, Any]] = [
-    {"name": "deploy-staging", "category": "devops", "content": (
-        "---\nname: deploy-staging\ndescription: Deploy the ledger service to staging and verify it\n---\n"
-        "# Deploy ledger to staging\n\n## Steps\n1. Make sure main is green on GitHub Actions.\n"
-        "2. Run `make deploy-staging` from a clean checkout.\n3. Watch the rollout with `kubectl -n ledger rollout "
-        "status deploy/ledger`.\n4. Smoke test: `curl -fsS https://staging.ledger.internal/healthz`.\n")},
-    {"name": "write-release-notes", "content": (
-        "---\nname: write-release-notes\ndescription: Write release notes for a ledger release\n---\n"
-        "# Release notes\n\n## Steps\n1. List merged PRs since the last tag: `git log --oneline v2.7.0..HEAD`.\n"
-        "2. Group them by conventional-commit type (feat, fix, chore).\n"
-        "3. Lead with anything that changes invoices or money amounts.\n")},
+    {
+        "name": "deploy-staging",
+        "category": "devops",
+        "content": (
+            "---\nname: deploy-staging\ndescription: Deploy the ledger service to staging and verify it\n---\n"
+            "# Deploy ledger to staging\n\n## Steps\n1. Make sure main is green on GitHub Actions.\n"
+            "2. Run `make deploy-staging` from a clean checkout.\n3. Watch the rollout with `kubectl -n ledger rollout "
+            "status deploy/ledger`.\n4. Smoke test: `curl -fsS https://staging.ledger.internal/healthz`.\n"
+        ),
+    },
+    {
+        "name": "write-release-notes",
+        "content": (
+            "---\nname: write-release-notes\ndescription: Write release notes for a ledger release\n---\n"
+            "# Release notes\n\n## Steps\n1. List merged PRs since the last tag: `git log --oneline v2.7.0..HEAD`.\n"
+            "2. Group them by conventional-commit type (feat, fix, chore).\n"
+            "3. Lead with anything that changes invoices or money amounts.\n"
+        ),
+    },
 ]
 
 
 # Two skills an earlier background review made for one task: the Curator's consolidation plan merges them.
 REVIEW_SKILLS: list[dict[str, Any]] = [
-    {"name": "rerender-invoice-pdf", "category": "billing", "content": (
-        "---\nname: rerender-invoice-pdf\ndescription: Re-render one invoice PDF after a template fix\n---\n"
-        "# Re-render an invoice PDF\n\n## Steps\n1. Find the invoice number in the admin console.\n"
-        "2. Delete its cached PDF in S3 (bucket ledger-invoices, key = invoice number).\n"
-        "3. Call `POST /internal/invoices/{number}/render` on docs-renderer.\n")},
-    {"name": "rerender-invoice-pdfs", "category": "billing", "content": (
-        "---\nname: rerender-invoice-pdfs\ndescription: Re-render many invoice PDFs after a template fix\n---\n"
-        "# Re-render invoice PDFs in bulk\n\n## Steps\n1. Export the affected invoice numbers to a file.\n"
-        "2. Delete their cached PDFs in S3 (bucket ledger-invoices).\n"
-        "3. Run `scripts/rerender.py numbers.txt` (50 per minute, docs-renderer rate limit).\n"),
-     "files": {"scripts/rerender.py": "import sys\n\nfor number in open(sys.argv[1]):\n    print('render', number.strip())\n"}},
+    {
+        "name": "rerender-invoice-pdf",
+        "category": "billing",
+        "content": (
+            "---\nname: rerender-invoice-pdf\ndescription: Re-render one invoice PDF after a template fix\n---\n"
+            "# Re-render an invoice PDF\n\n## Steps\n1. Find the invoice number in the admin console.\n"
+            "2. Delete its cached PDF in S3 (bucket ledger-invoices, key = invoice number).\n"
+            "3. Call `POST /internal/invoices/{number}/render` on docs-renderer.\n"
+        ),
+    },
+    {
+        "name": "rerender-invoice-pdfs",
+        "category": "billing",
+        "content": (
+            "---\nname: rerender-invoice-pdfs\ndescription: Re-render many invoice PDFs after a template fix\n---\n"
+            "# Re-render invoice PDFs in bulk\n\n## Steps\n1. Export the affected invoice numbers to a file.\n"
+            "2. Delete their cached PDFs in S3 (bucket ledger-invoices).\n"
+            "3. Run `scripts/rerender.py numbers.txt` (50 per minute, docs-renderer rate limit).\n"
+        ),
+        "files": {
+            "scripts/rerender.py": (
+                "import sys\n\nfor number in open(sys.argv[1]):\n    print('render', number.strip())\n"
+            )
+        },
+    },
 ]
 REVIEW_CTX = ToolContext(actor="review", origin=BACKGROUND_REVIEW)
 
@@ -100,11 +150,14 @@ def _seed_consolidation(home, existing: set[str]) -> int:
     if any(skill["name"] in existing for skill in REVIEW_SKILLS):
         return 0
     for skill in REVIEW_SKILLS:
-        home.skills.manage({"action": "create", "name": skill["name"], "category": skill["category"],
-                            "content": skill["content"]}, REVIEW_CTX)
+        home.skills.manage(
+            {"action": "create", "name": skill["name"], "category": skill["category"], "content": skill["content"]},
+            REVIEW_CTX,
+        )
         for path, text in skill.get("files", {}).items():
-            home.skills.manage({"action": "write_file", "name": skill["name"], "file_path": path,
-                                "file_content": text}, REVIEW_CTX)
+            home.skills.manage(
+                {"action": "write_file", "name": skill["name"], "file_path": path, "file_content": text}, REVIEW_CTX
+            )
     return int(bool(home.curator.consolidation.propose().get("staged")))
 
 
@@ -125,8 +178,13 @@ def seed_demo_home(home) -> dict[str, int]:
             started = now - days_ago * DAY
             archive.clock = FixedClock(started)  # the archive stamps rows with its clock: date them in the past
             archive.create_session(session_id, source="cli", model="offline", title=title, actor="user")
-            archive.append_messages(session_id, [{"role": role, "content": text, "timestamp": started + 60 * n}
-                                                 for n, (role, text) in enumerate(turns)])
+            archive.append_messages(
+                session_id,
+                [
+                    {"role": role, "content": text, "timestamp": started + 60 * n}
+                    for n, (role, text) in enumerate(turns)
+                ],
+            )
             archive.clock = FixedClock(started + 60 * len(turns))
             archive.end_session(session_id, "user_exit", actor="user")
             added["sessions"] += 1

@@ -47,7 +47,7 @@ def load_checks() -> None:
         importlib.import_module(name)
 
 
-def examine(home: "Home") -> list[Finding]:
+def examine(home: Home) -> list[Finding]:
     """Run every registered check; a check that breaks is itself a finding, never fatal."""
     load_checks()
     findings: list[Finding] = []
@@ -55,13 +55,19 @@ def examine(home: "Home") -> list[Finding]:
         try:
             findings.extend(check(home))
         except Exception as exc:  # a diagnostic tool reports its own failures and carries on
-            findings.append(Finding("doctor", "error", f"The check {check.__module__}.{check.__name__} could not run: "
-                                    f"{getattr(exc, 'message', None) or exc}.",
-                                    "The other checks ran; fix what they report and run doctor again."))
+            findings.append(
+                Finding(
+                    "doctor",
+                    "error",
+                    f"The check {check.__module__}.{check.__name__} could not run: "
+                    f"{getattr(exc, 'message', None) or exc}.",
+                    "The other checks ran; fix what they report and run doctor again.",
+                )
+            )
     return findings
 
 
-def run_doctor(home: "Home", fix: bool = False) -> Report:
+def run_doctor(home: Home, fix: bool = False) -> Report:
     findings = examine(home)
     if not fix:
         return Report(findings)
@@ -72,8 +78,11 @@ def run_doctor(home: "Home", fix: bool = False) -> Report:
         except WorkbenchError as exc:
             repairs.append({"repair": name, "success": False, "error": exc.message})
         except OSError as exc:
-            repairs.append({"repair": name, "success": False, "error": f"{exc.strerror or exc}; nothing more was changed"})
+            repairs.append(
+                {"repair": name, "success": False, "error": f"{exc.strerror or exc}; nothing more was changed"}
+            )
         except Exception as exc:  # as for checks: reported, never fatal
-            repairs.append({"repair": name, "success": False, "error": f"the repair broke ({exc}); nothing more was "
-                                                                        "changed by it"})
+            repairs.append(
+                {"repair": name, "success": False, "error": f"the repair broke ({exc}); nothing more was changed by it"}
+            )
     return Report(examine(home), repairs)

@@ -26,15 +26,27 @@ import os
 import stat
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from .errors import WorkbenchError
 
 # Folders the link listing never descends into (tool caches and checkouts, not the user's data).
-UNLISTED_DIRS = {".git", ".venv", "venv", "node_modules", "site-packages", "__pycache__", ".tox", ".nox",
-                 ".pytest_cache", ".mypy_cache", ".ruff_cache", "hermes-agent"}
+UNLISTED_DIRS = {
+    ".git",
+    ".venv",
+    "venv",
+    "node_modules",
+    "site-packages",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    "hermes-agent",
+}
 
 
 class UnsafePath(WorkbenchError):
@@ -75,7 +87,7 @@ def _write_all(fd: int, data: bytes) -> None:
     """The one write primitive of atomic writes (tests patch it to simulate a full disk)."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def atomic_write_bytes(path: Path, data: bytes, tmp_prefix: str = ".tmp_") -> None:
@@ -85,8 +97,9 @@ def atomic_write_bytes(path: Path, data: bytes, tmp_prefix: str = ".tmp_") -> No
     written through ``LinkPolicy.write_bytes``, which resolves the link first.
     """
     if os.path.islink(path):
-        raise UnsafePath(f"{path} is a link; it is written through only by the home's link policy. Nothing was "
-                         "written.")
+        raise UnsafePath(
+            f"{path} is a link; it is written through only by the home's link policy. Nothing was written."
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=tmp_prefix, suffix=".tmp")
     try:
@@ -149,8 +162,9 @@ def read_regular(path: Path) -> bytes:
     with os.fdopen(fd, "rb") as handle:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise UnsafePath(f"{path} is {_kind(mode)}, not a regular file; it is never read. Replace it with a "
-                             "regular file.")
+            raise UnsafePath(
+                f"{path} is {_kind(mode)}, not a regular file; it is never read. Replace it with a regular file."
+            )
         return handle.read()
 
 
@@ -209,7 +223,10 @@ class LinkPolicy:
             f"{shown} is a link to {target}, which {why}. The workbench follows a link only to a regular file or "
             "folder that the home's owner owns and no one else can write, never out of a skill's folder and never "
             "below pending/. Replace the link with the file itself (or fix the target), then retry; nothing was "
-            "read or written through it.", link=str(shown), points_to=target)
+            "read or written through it.",
+            link=str(shown),
+            points_to=target,
+        )
 
     def resolve(self, path: Path, *, inside: Path | None = None, sealed: Path | None = None) -> Path:
         """The real path to use for ``path`` (a path in the home), every link on the way checked.
@@ -221,7 +238,7 @@ class LinkPolicy:
         root, text = os.fspath(self.root), os.path.normpath(os.fspath(path))
         if text != root and not text.startswith(root.rstrip(os.sep) + os.sep):
             raise UnsafePath(f"{path} is outside the home {self.root}; refusing to touch it.")
-        parts = text[len(root):].strip(os.sep).split(os.sep) if text != root else []
+        parts = text[len(root) :].strip(os.sep).split(os.sep) if text != root else []
         current = os.path.realpath(root)
         deepest_link = 0
         for depth, part in enumerate(parts, 1):
@@ -237,8 +254,9 @@ class LinkPolicy:
                     raise self._refusal(shown, target, problem)
                 step = target
             current = step
-        if inside is not None and not self._stays_inside(text, os.path.normpath(os.fspath(inside)), deepest_link,
-                                                         current):
+        if inside is not None and not self._stays_inside(
+            text, os.path.normpath(os.fspath(inside)), deepest_link, current
+        ):
             raise self._refusal(Path(path), current, f"is outside the skill's folder {inside}")
         return Path(current)
 
@@ -246,7 +264,7 @@ class LinkPolicy:
         """Rule 2; without a link below ``inside``, a path under it lexically is under it for real (no realpath)."""
         root = os.fspath(self.root)
         if text.startswith(inside + os.sep) and (inside == root or inside.startswith(root + os.sep)):
-            if deepest_link <= len(inside[len(root):].strip(os.sep).split(os.sep)) - (inside == root):
+            if deepest_link <= len(inside[len(root) :].strip(os.sep).split(os.sep)) - (inside == root):
                 return True
         return contained(real, inside)
 
@@ -261,7 +279,7 @@ class LinkPolicy:
 
     # -- reading and writing through the policy -------------------------------------
     def lock(self, path: Path, **scope):
-        """``file_lock`` for ``path``: its lock sits beside ``path`` itself (where Hermes puts it), in the real folder."""
+        """``file_lock`` for ``path``: its lock sits beside ``path`` (where Hermes puts it), in the real folder."""
         return file_lock(self.resolve(Path(path).parent, **scope) / Path(path).name)
 
     def read_bytes(self, path: Path, **scope) -> bytes:
@@ -298,7 +316,7 @@ class LinkPolicy:
         if rel.parts[0] == "pending" and len(rel.parts) > 1:
             return "is below pending/, where no link is ever followed"
         if rel.parts[0] == "skills":
-            for folder in list(shown.parents)[:len(rel.parts) - 2]:  # skill folders between skills/ and the link
+            for folder in list(shown.parents)[: len(rel.parts) - 2]:  # skill folders between skills/ and the link
                 if os.path.isfile(os.path.join(folder, "SKILL.md")) and not contained(target, folder):
                     return f"leaves the skill's folder {folder.relative_to(self.root)}"
         return self.target_problem(target) or ""
@@ -331,8 +349,18 @@ class LinkPolicy:
 
 
 # Links whose refusal stops a whole part of the home from working (an error, not a warning).
-CORE_LINKS = {"memories", "memories/MEMORY.md", "memories/USER.md", "skills", "pending", "state.db", "workbench.db",
-              "config.yaml", "skills/.usage.json", "skills/.curator_ledger.jsonl"}
+CORE_LINKS = {
+    "memories",
+    "memories/MEMORY.md",
+    "memories/USER.md",
+    "skills",
+    "pending",
+    "state.db",
+    "workbench.db",
+    "config.yaml",
+    "skills/.usage.json",
+    "skills/.curator_ledger.jsonl",
+}
 
 
 def check_links(home) -> list:
@@ -344,12 +372,17 @@ def check_links(home) -> list:
         if link.followed:
             findings.append(Finding("links", "info", f"{link.path} -> {link.points_to} (followed)"))
         else:
-            findings.append(Finding(
-                "links", "error" if link.path in CORE_LINKS else "warning",
-                f"{link.path} -> {link.points_to} is refused: it {link.reason}; nothing is read or written through it.",
-                f"Replace {home.root / link.path} with the file or folder itself, or point it at a regular file or "
-                "folder the home's owner owns and only they can write (inside the skill's folder for skill files; "
-                "never a link below pending/)."))
+            findings.append(
+                Finding(
+                    "links",
+                    "error" if link.path in CORE_LINKS else "warning",
+                    f"{link.path} -> {link.points_to} is refused: it {link.reason}; nothing is read or written "
+                    f"through it.",
+                    f"Replace {home.root / link.path} with the file or folder itself, or point it at a regular file or "
+                    "folder the home's owner owns and only they can write (inside the skill's folder for skill files; "
+                    "never a link below pending/).",
+                )
+            )
     return findings
 
 
@@ -358,8 +391,9 @@ TEMP_AGE_SECONDS = 3600  # a live write holds its temp file for milliseconds
 TEMP_MAX_BYTES = 1_048_576
 
 
-def remove_stale_temps(folder: Path, prefix: str, redundant: Callable[[bytes], bool],
-                       older_than: float = TEMP_AGE_SECONDS) -> list[str]:
+def remove_stale_temps(
+    folder: Path, prefix: str, redundant: Callable[[bytes], bool], older_than: float = TEMP_AGE_SECONDS
+) -> list[str]:
     """Delete ``<prefix>*.tmp`` files left by interrupted writes whose bytes are kept elsewhere.
 
     Only regular files (never links) owned by us, older than the bound, and for which
@@ -377,8 +411,12 @@ def remove_stale_temps(folder: Path, prefix: str, redundant: Callable[[bytes], b
             continue
         try:
             info = entry.stat(follow_symlinks=False)
-            if not (stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and info.st_mtime < cutoff
-                    and info.st_size <= TEMP_MAX_BYTES):
+            if not (
+                stat.S_ISREG(info.st_mode)
+                and info.st_uid == os.getuid()
+                and info.st_mtime < cutoff
+                and info.st_size <= TEMP_MAX_BYTES
+            ):
                 continue
             if redundant(read_regular(Path(entry.path))):
                 os.unlink(entry.path)

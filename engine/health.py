@@ -7,8 +7,9 @@ listed in ``CHECKS`` below. A finding says what is wrong and how to fix it; one 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .home import Home
@@ -46,19 +47,19 @@ CHECKS: list[Check] = []
 FIXES: dict[str, Repair] = {}
 
 
-def _links(home: "Home") -> list[Finding]:
+def _links(home: Home) -> list[Finding]:
     from .fileio import check_links
 
     return check_links(home)
 
 
-def _line_endings(home: "Home") -> list[Finding]:
+def _line_endings(home: Home) -> list[Finding]:
     from .memory.store import check_line_endings
 
     return check_line_endings(home)
 
 
-def _normalize_line_endings(home: "Home") -> str:
+def _normalize_line_endings(home: Home) -> str:
     from .memory.store import normalize_all_line_endings
 
     return normalize_all_line_endings(home)

@@ -12,7 +12,7 @@ import copy
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
@@ -22,6 +22,13 @@ from .errors import HomeError
 from .events import EventBus
 from .fileio import LinkPolicy
 from .journal import Journal
+
+if TYPE_CHECKING:  # the stores import Home themselves, so they load lazily below
+    from .approvals import ApprovalQueue
+    from .archive import SessionArchive
+    from .curator.run import Curator
+    from .memory.store import MemoryStore
+    from .skills.library import SkillLibrary
 
 APP_NAME = "memory-workbench"
 CONFIG_BOUND = ("config", "memory", "approvals", "skills", "curator")  # what a ``with_config`` view rebuilds
@@ -76,7 +83,13 @@ class Home:
         return self.root / "config.yaml"
 
     def create_layout(self) -> None:
-        for folder in (self.root, self.memories_dir, self.skills_dir, self.pending_dir / "memory", self.pending_dir / "skills"):
+        for folder in (
+            self.root,
+            self.memories_dir,
+            self.skills_dir,
+            self.pending_dir / "memory",
+            self.pending_dir / "skills",
+        ):
             folder.mkdir(parents=True, exist_ok=True)
 
     # -- shared services ----------------------------------------------------------
@@ -99,13 +112,13 @@ class Home:
 
     # -- stores (each part adds its lazy property below) -------------------------
     @cached_property
-    def archive(self) -> "SessionArchive":
+    def archive(self) -> SessionArchive:
         from .archive import SessionArchive
 
         return SessionArchive(self)
 
     @cached_property
-    def approvals(self) -> "ApprovalQueue":
+    def approvals(self) -> ApprovalQueue:
         from .approvals import ApprovalQueue
 
         queue = ApprovalQueue(self)
@@ -114,7 +127,7 @@ class Home:
         return queue
 
     @cached_property
-    def memory(self) -> "MemoryStore":
+    def memory(self) -> MemoryStore:
         from .memory.store import MemoryStore
 
         store = MemoryStore(self)
@@ -123,7 +136,7 @@ class Home:
         return store
 
     @cached_property
-    def skills(self) -> "SkillLibrary":
+    def skills(self) -> SkillLibrary:
         from .skills.library import SkillLibrary
 
         library = SkillLibrary(self)
@@ -132,12 +145,12 @@ class Home:
         return library
 
     @cached_property
-    def curator(self) -> "Curator":
+    def curator(self) -> Curator:
         from .curator.run import Curator
 
         return Curator(self)
 
-    def with_config(self, overrides: dict[str, Any]) -> "Home":
+    def with_config(self, overrides: dict[str, Any]) -> Home:
         """This home with some settings overridden in memory (a scenario's), for one session.
 
         The view shares the files, the journal, the archive, the clock and the bus, but has
@@ -174,6 +187,8 @@ def open_home(path: str | os.PathLike | None = None, *, read_only: bool = False,
         try:
             home.create_layout()
         except OSError as exc:
-            raise HomeError(f"Cannot create the home at {root}: {exc.strerror or exc}. Choose a writable --home.")
-    home.config  # fail early, with a clear message, on a malformed config.yaml
+            raise HomeError(
+                f"Cannot create the home at {root}: {exc.strerror or exc}. Choose a writable --home."
+            ) from exc
+    _ = home.config  # fail early, with a clear message, on a malformed config.yaml
     return home

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +36,7 @@ KIND_WORDS = {"int": "a whole number", "float": "a number", "bool": "true or fal
 
 
 # -- config.yaml ----------------------------------------------------------------------
-def check_config(home: "Home") -> list[Finding]:
+def check_config(home: Home) -> list[Finding]:
     try:
         config = home.config
     except ConfigError as exc:
@@ -47,18 +47,30 @@ def check_config(home: "Home") -> list[Finding]:
             try:
                 config.typed(key, kind)
             except ConfigError as exc:
-                findings.append(Finding("config", "error", exc.message,
-                                        f"Write {KIND_WORDS[kind]} there, or delete the line to use the default."))
+                findings.append(
+                    Finding(
+                        "config",
+                        "error",
+                        exc.message,
+                        f"Write {KIND_WORDS[kind]} there, or delete the line to use the default.",
+                    )
+                )
     spans = _value_spans(_config_text(home))
     for misread in config.hermes_misreads():
         where = f"config.yaml line {misread.line}" if misread.line else "config.yaml"
-        findings.append(Finding("config", "warning", f"{where}: {misread.key} is {misread.value!r}; {misread.effect}.",
-                                f"In {where}, {misread.fix}.",
-                                repair="config.rewrite" if misread.key in spans else ""))
+        findings.append(
+            Finding(
+                "config",
+                "warning",
+                f"{where}: {misread.key} is {misread.value!r}; {misread.effect}.",
+                f"In {where}, {misread.fix}.",
+                repair="config.rewrite" if misread.key in spans else "",
+            )
+        )
     return findings
 
 
-def _config_text(home: "Home") -> str:
+def _config_text(home: Home) -> str:
     """config.yaml exactly as stored (BOM and line endings kept), or "" without one."""
     try:
         return home.links.read_bytes(home.config_path).decode("utf-8")
@@ -85,11 +97,12 @@ def _value_spans(text: str) -> dict[str, tuple[int, int]]:
                 if start.line == end.line and value_node.style in (None, "'", '"'):
                     spans[key] = (start.index, end.index)
             walk(value_node, key + ".")
+
     walk(root, "")
     return spans
 
 
-def rewrite_config(home: "Home") -> str:
+def rewrite_config(home: Home) -> str:
     """Write each misread value as the plain YAML the workbench already reads it as.
 
     Only the value's own characters change; the result is checked to parse to the same
@@ -112,13 +125,16 @@ def rewrite_config(home: "Home") -> str:
     except yaml.YAMLError:
         rewritten = None
     if rewritten is None or rewritten.settings() != expected.settings() or rewritten.hermes_misreads():
-        raise WorkbenchError("config.yaml could not be rewritten without changing other settings; it was left "
-                             "as it is. Edit the values by hand as the findings say.")
+        raise WorkbenchError(
+            "config.yaml could not be rewritten without changing other settings; it was left "
+            "as it is. Edit the values by hand as the findings say."
+        )
     if _config_text(home) != text:
         raise WorkbenchError("config.yaml changed while doctor was fixing it; nothing was written. Run doctor again.")
     journal = home.journal
-    entry = journal.begin("config", "doctor_rewrite", "config.yaml", actor="user", before=text, after=new,
-                          detail={"keys": sorted(spans)})
+    entry = journal.begin(
+        "config", "doctor_rewrite", "config.yaml", actor="user", before=text, after=new, detail={"keys": sorted(spans)}
+    )
     try:
         home.links.write_bytes(home.config_path, new.encode("utf-8"))  # a linked config.yaml stays a link
     except (OSError, UnsafePath) as exc:
@@ -130,7 +146,7 @@ def rewrite_config(home: "Home") -> str:
 
 
 # -- databases ------------------------------------------------------------------------
-def check_databases(home: "Home") -> list[Finding]:
+def check_databases(home: Home) -> list[Finding]:
     findings = []
     for path in (home.state_db_path, home.workbench_db_path):
         if not path.exists():
@@ -142,28 +158,43 @@ def check_databases(home: "Home") -> list[Finding]:
             finally:
                 conn.close()
         except sqlite3.DatabaseError as exc:
-            findings.append(Finding("database", "error", f"{path.name} cannot be read as SQLite ({exc}).",
-                                    f"Stop Hermes and the workbench, move {path} aside and restore it from a backup "
-                                    f"(`sqlite3 {path.name} .recover` can salvage rows into a new file)."))
+            findings.append(
+                Finding(
+                    "database",
+                    "error",
+                    f"{path.name} cannot be read as SQLite ({exc}).",
+                    f"Stop Hermes and the workbench, move {path} aside and restore it from a backup "
+                    f"(`sqlite3 {path.name} .recover` can salvage rows into a new file).",
+                )
+            )
             continue
         if problems == ["ok"]:
             findings.append(Finding("database", "info", f"{path.name}: integrity_check ok."))
         else:
-            findings.append(Finding("database", "error",
-                                    f"{path.name}: integrity_check reports {len(problems)} problem(s), first: "
-                                    f"{problems[0]}",
-                                    f"Stop Hermes and the workbench, back {path.name} up, then rebuild it with "
-                                    f"`sqlite3 {path.name} .recover | sqlite3 {path.stem}-recovered.db` and swap the "
-                                    "files."))
+            findings.append(
+                Finding(
+                    "database",
+                    "error",
+                    f"{path.name}: integrity_check reports {len(problems)} problem(s), first: {problems[0]}",
+                    f"Stop Hermes and the workbench, back {path.name} up, then rebuild it with "
+                    f"`sqlite3 {path.name} .recover | sqlite3 {path.stem}-recovered.db` and swap the "
+                    "files.",
+                )
+            )
     return findings
 
 
 # -- left-over temp and lock files ------------------------------------------------------
-def _candidates(home: "Home"):
+def _candidates(home: Home):
     """Files either program writes atomically next to: the home's top level, memories/,
     pending/*, and the whole skills tree (links to folders are never followed)."""
-    stack = [(home.root, False), (home.memories_dir, False), (home.pending_dir / "memory", False),
-             (home.pending_dir / "skills", False), (home.skills_dir, True)]
+    stack = [
+        (home.root, False),
+        (home.memories_dir, False),
+        (home.pending_dir / "memory", False),
+        (home.pending_dir / "skills", False),
+        (home.skills_dir, True),
+    ]
     while stack:
         folder, deep = stack.pop()
         try:
@@ -177,7 +208,7 @@ def _candidates(home: "Home"):
                 stack.append((entry.path, True))
 
 
-def orphaned_temp_files(home: "Home") -> list[Path]:
+def orphaned_temp_files(home: Home) -> list[Path]:
     now = home.clock.now()
     found = []
     for entry in _candidates(home):
@@ -191,38 +222,52 @@ def orphaned_temp_files(home: "Home") -> list[Path]:
     return sorted(found)
 
 
-def check_leftovers(home: "Home") -> list[Finding]:
+def check_leftovers(home: Home) -> list[Finding]:
     findings = []
     for path in orphaned_temp_files(home):
         rel = path.relative_to(home.root)
-        findings.append(Finding("files", "warning", f"{rel} is left over from an interrupted write.",
-                                f"`workbench doctor --fix` moves it to {ASIDE}/<time>/ (nothing is deleted); look "
-                                "inside in case it holds a write you want back.", repair="files.move_aside"))
+        findings.append(
+            Finding(
+                "files",
+                "warning",
+                f"{rel} is left over from an interrupted write.",
+                f"`workbench doctor --fix` moves it to {ASIDE}/<time>/ (nothing is deleted); look "
+                "inside in case it holds a write you want back.",
+                repair="files.move_aside",
+            )
+        )
     for entry in _candidates(home):
         if not entry.name.endswith(".lock"):
             continue
         rel = Path(entry.path).relative_to(home.root)
         if entry.is_symlink() or not os.access(entry.path, os.W_OK):
             why = "is a symlink" if entry.is_symlink() else "is not writable"
-            findings.append(Finding("files", "error", f"{rel} {why}, so it is never used as a lock and every write "
-                                    f"to {rel.with_suffix('')} is refused.",
-                                    f"Remove it (a lock file holds no data): rm {entry.path}"))
-        elif Path(entry.path).parent.name != ".locks" and not os.path.lexists(entry.path[:-len(".lock")]):
+            findings.append(
+                Finding(
+                    "files",
+                    "error",
+                    f"{rel} {why}, so it is never used as a lock and every write to {rel.with_suffix('')} is refused.",
+                    f"Remove it (a lock file holds no data): rm {entry.path}",
+                )
+            )
+        elif Path(entry.path).parent.name != ".locks" and not os.path.lexists(entry.path[: -len(".lock")]):
             # skills/.locks/* guard a whole folder (the library, the ledger), not a file of that name
             findings.append(Finding("files", "info", f"{rel} locks a file that no longer exists (harmless)."))
     return findings
 
 
-def move_aside(home: "Home") -> str:
+def move_aside(home: Home) -> str:
     """Move every orphaned temp file under ``logs/doctor/<time>/``, keeping its path."""
     orphans = orphaned_temp_files(home)
-    stamp = datetime.fromtimestamp(home.clock.now(), timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = datetime.fromtimestamp(home.clock.now(), UTC).strftime("%Y%m%d-%H%M%S")
     folder = home.root / ASIDE / stamp
     journal = home.journal
     for path in orphans:
         rel = path.relative_to(home.root)
         dest = folder / rel
-        entry = journal.begin("files", "move_aside", str(rel), actor="user", detail={"to": str(dest.relative_to(home.root))})
+        entry = journal.begin(
+            "files", "move_aside", str(rel), actor="user", detail={"to": str(dest.relative_to(home.root))}
+        )
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.rename(path, dest)

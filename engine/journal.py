@@ -91,9 +91,14 @@ def _row(row: sqlite3.Row) -> JournalEntry:
     detail = json_value(row["detail"], {})
     message_id = row["message_id"]
     return JournalEntry(
-        id=row["id"], at=number_value(row["at"]) or 0.0, actor=text_value(row["actor"]) or "",
-        subsystem=text_value(row["subsystem"]) or "", action=text_value(row["action"]) or "",
-        target=text_value(row["target"]) or "", before=text_value(row["before"]), after=text_value(row["after"]),
+        id=row["id"],
+        at=number_value(row["at"]) or 0.0,
+        actor=text_value(row["actor"]) or "",
+        subsystem=text_value(row["subsystem"]) or "",
+        action=text_value(row["action"]) or "",
+        target=text_value(row["target"]) or "",
+        before=text_value(row["before"]),
+        after=text_value(row["after"]),
         session_id=text_value(row["session_id"]),
         message_id=message_id if isinstance(message_id, int) else None,
         detail=detail if isinstance(detail, dict) else {"unreadable": text_value(row["detail"])},
@@ -120,15 +125,27 @@ class Journal:
         """This thread's connection to workbench.db (other parts may keep their own tables there)."""
         return self._conns.get()
 
-    def begin(self, subsystem: str, action: str, target: str, *, actor: str = "agent", before: str | None = None,
-              after: str | None = None, session_id: str | None = None, message_id: int | None = None,
-              detail: dict[str, Any] | None = None, snapshot: str | None = None) -> int:
+    def begin(
+        self,
+        subsystem: str,
+        action: str,
+        target: str,
+        *,
+        actor: str = "agent",
+        before: str | None = None,
+        after: str | None = None,
+        session_id: str | None = None,
+        message_id: int | None = None,
+        detail: dict[str, Any] | None = None,
+        snapshot: str | None = None,
+    ) -> int:
         """Record an intended change (status ``pending``); call ``commit`` once it is on disk.
 
         ``snapshot``: a file text to keep in ``journal_files`` (same transaction).
         """
-        return self._insert(subsystem, action, target, actor, before, after, session_id, message_id, detail, "pending",
-                            snapshot)
+        return self._insert(
+            subsystem, action, target, actor, before, after, session_id, message_id, detail, "pending", snapshot
+        )
 
     def file_text(self, sha: str) -> str | None:
         """A kept snapshot by its hash (None when it was released or never kept)."""
@@ -157,29 +174,64 @@ class Journal:
         """Mark a pending row as not applied (the change was refused or failed)."""
         conn = self.connection()
         with write_transaction(conn, self.read_only):
-            conn.execute("UPDATE journal SET status = 'abandoned', detail = json_set(coalesce(detail, '{}'), '$.reason', ?) "
-                         "WHERE id = ?", (reason, entry_id))
+            conn.execute(
+                "UPDATE journal SET status = 'abandoned', detail = json_set(coalesce(detail, '{}'), '$.reason', ?) "
+                "WHERE id = ?",
+                (reason, entry_id),
+            )
 
-    def append(self, subsystem: str, action: str, target: str, *, actor: str = "agent", before: str | None = None,
-               after: str | None = None, session_id: str | None = None, message_id: int | None = None,
-               detail: dict[str, Any] | None = None, snapshot: str | None = None) -> int:
+    def append(
+        self,
+        subsystem: str,
+        action: str,
+        target: str,
+        *,
+        actor: str = "agent",
+        before: str | None = None,
+        after: str | None = None,
+        session_id: str | None = None,
+        message_id: int | None = None,
+        detail: dict[str, Any] | None = None,
+        snapshot: str | None = None,
+    ) -> int:
         """Record a change that is already complete."""
-        return self._insert(subsystem, action, target, actor, before, after, session_id, message_id, detail, "done",
-                            snapshot)
+        return self._insert(
+            subsystem, action, target, actor, before, after, session_id, message_id, detail, "done", snapshot
+        )
 
-    def record_in(self, conn: sqlite3.Connection, subsystem: str, action: str, target: str, *, actor: str,
-                  before: str | None = None, after: str | None = None, session_id: str | None = None,
-                  message_id: int | None = None, detail: dict[str, Any] | None = None) -> int:
+    def record_in(
+        self,
+        conn: sqlite3.Connection,
+        subsystem: str,
+        action: str,
+        target: str,
+        *,
+        actor: str,
+        before: str | None = None,
+        after: str | None = None,
+        session_id: str | None = None,
+        message_id: int | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> int:
         """Record a completed change inside the caller's open transaction on ``connection()``.
 
         For changes that live in workbench.db themselves (the local provider's facts): the
         change and its journal row then commit together or not at all.
         """
-        return self._execute(conn, subsystem, action, target, actor, before, after, session_id, message_id, detail,
-                             "done")
+        return self._execute(
+            conn, subsystem, action, target, actor, before, after, session_id, message_id, detail, "done"
+        )
 
-    def append_all(self, subsystem: str, target: str, rows: list[dict[str, Any]], *, actor: str,
-                   snapshot: str | None = None, release: tuple[str, ...] = ()) -> list[int]:
+    def append_all(
+        self,
+        subsystem: str,
+        target: str,
+        rows: list[dict[str, Any]],
+        *,
+        actor: str,
+        snapshot: str | None = None,
+        release: tuple[str, ...] = (),
+    ) -> list[int]:
         """Record several completed changes at once (one transaction: all rows or none).
 
         Each row is a dict of ``action`` and optionally ``before``, ``after``, ``detail``.
@@ -187,16 +239,43 @@ class Journal:
         conn = self.connection()
         with write_transaction(conn, self.read_only):
             self._keep(conn, snapshot, release)
-            return [self._execute(conn, subsystem, row["action"], target, actor, row.get("before"), row.get("after"),
-                                  None, None, row.get("detail"), "done") for row in rows]
+            return [
+                self._execute(
+                    conn,
+                    subsystem,
+                    row["action"],
+                    target,
+                    actor,
+                    row.get("before"),
+                    row.get("after"),
+                    None,
+                    None,
+                    row.get("detail"),
+                    "done",
+                )
+                for row in rows
+            ]
 
-    def _insert(self, subsystem, action, target, actor, before, after, session_id, message_id, detail, status,
-                snapshot: str | None = None) -> int:
+    def _insert(
+        self,
+        subsystem,
+        action,
+        target,
+        actor,
+        before,
+        after,
+        session_id,
+        message_id,
+        detail,
+        status,
+        snapshot: str | None = None,
+    ) -> int:
         conn = self.connection()
         with write_transaction(conn, self.read_only):
             self._keep(conn, snapshot)
-            return self._execute(conn, subsystem, action, target, actor, before, after, session_id, message_id,
-                                 detail, status)
+            return self._execute(
+                conn, subsystem, action, target, actor, before, after, session_id, message_id, detail, status
+            )
 
     @staticmethod
     def _keep(conn: sqlite3.Connection, snapshot: str | None, release: tuple[str, ...] = ()) -> None:
@@ -206,15 +285,28 @@ class Journal:
         if snapshot is not None:
             conn.execute("INSERT OR IGNORE INTO journal_files (sha, text) VALUES (?, ?)", (sha, snapshot))
 
-    def _execute(self, conn, subsystem, action, target, actor, before, after, session_id, message_id, detail,
-                 status) -> int:
+    def _execute(
+        self, conn, subsystem, action, target, actor, before, after, session_id, message_id, detail, status
+    ) -> int:
         if actor not in ACTORS:
             raise ValueError(f"unknown actor {actor!r}; expected one of {ACTORS}")
         cur = conn.execute(
-            "INSERT INTO journal (at, actor, subsystem, action, target, before, after, session_id, message_id, detail, status)"
+            "INSERT INTO journal (at, actor, subsystem, action, target, before, after, session_id, message_id, "
+            "detail, status)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (self.clock.now(), actor, subsystem, action, target, before, after, session_id, message_id,
-             json.dumps(detail, ensure_ascii=False) if detail else None, status),
+            (
+                self.clock.now(),
+                actor,
+                subsystem,
+                action,
+                target,
+                before,
+                after,
+                session_id,
+                message_id,
+                json.dumps(detail, ensure_ascii=False) if detail else None,
+                status,
+            ),
         )
         return int(cur.lastrowid)
 
@@ -222,12 +314,25 @@ class Journal:
         row = self.connection().execute("SELECT * FROM journal WHERE id = ?", (entry_id,)).fetchone()
         return _row(row) if row else None
 
-    def query(self, *, subsystem: str | None = None, target: str | None = None, session_id: str | None = None,
-              actor: str | None = None, limit: int = 50, before_id: int | None = None,
-              include_pending: bool = False) -> list[JournalEntry]:
+    def query(
+        self,
+        *,
+        subsystem: str | None = None,
+        target: str | None = None,
+        session_id: str | None = None,
+        actor: str | None = None,
+        limit: int = 50,
+        before_id: int | None = None,
+        include_pending: bool = False,
+    ) -> list[JournalEntry]:
         """Newest first."""
         where, args = [], []
-        for column, value in (("subsystem", subsystem), ("target", target), ("session_id", session_id), ("actor", actor)):
+        for column, value in (
+            ("subsystem", subsystem),
+            ("target", target),
+            ("session_id", session_id),
+            ("actor", actor),
+        ):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
@@ -242,7 +347,8 @@ class Journal:
     def writers_of(self, subsystem: str, target: str, text: str) -> list[JournalEntry]:
         """Provenance: the done rows whose result (``after``) is exactly ``text``, newest first."""
         rows = self.connection().execute(
-            "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND after = ? AND status = 'done' ORDER BY id DESC",
+            "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND after = ? AND status = 'done' "
+            "ORDER BY id DESC",
             (subsystem, target, text),
         )
         return [_row(r) for r in rows]
@@ -252,17 +358,25 @@ class Journal:
         if not self.exists():
             return []
         rows = self.connection().execute(
-            "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND (after = ? OR before = ?) AND status = 'done' "
-            "ORDER BY id DESC LIMIT ?", (subsystem, target, text, text, limit))
+            "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND (after = ? OR before = ?) "
+            "AND status = 'done' ORDER BY id DESC LIMIT ?",
+            (subsystem, target, text, text, limit),
+        )
         return [_row(r) for r in rows]
 
     def first(self, subsystem: str, target: str, action: str) -> JournalEntry | None:
         """The oldest done row of ``action`` on ``target`` (e.g. when the workbench first saw a file)."""
         if not self.exists():
             return None
-        row = self.connection().execute(
-            "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND action = ? AND status = 'done' "
-            "ORDER BY id LIMIT 1", (subsystem, target, action)).fetchone()
+        row = (
+            self.connection()
+            .execute(
+                "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND action = ? AND status = 'done' "
+                "ORDER BY id LIMIT 1",
+                (subsystem, target, action),
+            )
+            .fetchone()
+        )
         return _row(row) if row else None
 
     def pending(self, subsystem: str, target: str | None = None) -> list[JournalEntry]:
@@ -278,16 +392,31 @@ class Journal:
 
     def applied(self, subsystem: str, pending_id: str) -> bool:
         """True when a done row of ``subsystem`` applied the pending record ``pending_id`` (settling an approval)."""
-        return self.connection().execute(
-            "SELECT 1 FROM journal WHERE subsystem = ? AND status = 'done' AND json_extract(detail, '$.pending_id') = ?"
-            " LIMIT 1", (subsystem, pending_id)).fetchone() is not None
+        return (
+            self.connection()
+            .execute(
+                "SELECT 1 FROM journal WHERE subsystem = ? AND status = 'done' "
+                "AND json_extract(detail, '$.pending_id') = ? LIMIT 1",
+                (subsystem, pending_id),
+            )
+            .fetchone()
+            is not None
+        )
 
     def holds_file(self, subsystem: str, text: str) -> bool:
         """True when a row recorded ``text`` as a whole file (its hash, or ``file_after`` in older rows):
         a leftover temp of it adds nothing."""
-        return self.path.exists() and self.connection().execute(
-            "SELECT 1 FROM journal WHERE subsystem = ? AND (json_extract(detail, '$.file_sha') = ? "
-            "OR json_extract(detail, '$.file_after') = ?) LIMIT 1", (subsystem, content_hash(text), text)).fetchone() is not None
+        return (
+            self.path.exists()
+            and self.connection()
+            .execute(
+                "SELECT 1 FROM journal WHERE subsystem = ? AND (json_extract(detail, '$.file_sha') = ? "
+                "OR json_extract(detail, '$.file_after') = ?) LIMIT 1",
+                (subsystem, content_hash(text), text),
+            )
+            .fetchone()
+            is not None
+        )
 
     def close(self) -> None:
         self._conns.close_all()

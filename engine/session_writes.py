@@ -8,8 +8,9 @@ tool calls and results stand in (``memory.archive_writes``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from .memory.archive_writes import writes_in
 
@@ -36,8 +37,11 @@ class Write:
     def summary(self) -> str:
         """What kind of write, in words: ``memory add (user)``, ``staged for approval (memory) by review``."""
         who = "" if self.actor == "agent" else f" by {self.actor}"
-        return f"staged for approval ({self.target}){who}" if self.staged else \
-            f"{self.subsystem} {self.action} ({self.target}){who}"
+        return (
+            f"staged for approval ({self.target}){who}"
+            if self.staged
+            else f"{self.subsystem} {self.action} ({self.target}){who}"
+        )
 
     @property
     def entry(self) -> tuple[str, str] | None:
@@ -50,21 +54,29 @@ class Write:
         return asdict(self)
 
 
-def session_writes(home: "Home", session_id: str, messages: Iterable[Any]) -> dict[int, list[Write]]:
+def session_writes(home: Home, session_id: str, messages: Iterable[Any]) -> dict[int, list[Write]]:
     """The writes of a session's ``messages``, by message id, in the order they happened."""
     found: dict[int, list[Write]] = {}
     for row in reversed(home.journal.query(session_id=session_id, limit=JOURNAL_LIMIT)):
         staged = row.subsystem == "approvals" and row.action == "stage"
         if row.message_id is not None and (staged or row.subsystem in WRITE_SUBSYSTEMS):
-            found.setdefault(row.message_id, []).append(Write(
-                row.subsystem, row.action, row.target, row.actor, row.after if row.after is not None else row.before,
-                staged, row.id))
+            found.setdefault(row.message_id, []).append(
+                Write(
+                    row.subsystem,
+                    row.action,
+                    row.target,
+                    row.actor,
+                    row.after if row.after is not None else row.before,
+                    staged,
+                    row.id,
+                )
+            )
     for message_id, writes in writes_in(messages).items():
         if message_id not in found:
             found[message_id] = [Write("memory", w.action, w.target, "agent", w.text) for w in writes]
     return found
 
 
-def session_wrote(home: "Home", session_id: str) -> bool:
+def session_wrote(home: Home, session_id: str) -> bool:
     """Whether any workbench-journaled write (memory or skills) happened in this session."""
     return any(home.journal.query(session_id=session_id, subsystem=name, limit=1) for name in WRITE_SUBSYSTEMS)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import WorkbenchError
@@ -29,16 +29,36 @@ SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers")
 FILES = {"memory": "MEMORY", "user": "USER"}
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_RECORDS = {("approvals", "stage"), ("approvals", "approve"), ("approvals", "approve_failed"), ("approvals", "reject"),
-            ("curator", "run"), ("curator", "pause"), ("curator", "resume"), ("skills", "consolidate_refused"),
-            ("skills", "mark_stale"), ("skills", "reactivate")}
+_RECORDS = {
+    ("approvals", "stage"),
+    ("approvals", "approve"),
+    ("approvals", "approve_failed"),
+    ("approvals", "reject"),
+    ("curator", "run"),
+    ("curator", "pause"),
+    ("curator", "resume"),
+    ("skills", "consolidate_refused"),
+    ("skills", "mark_stale"),
+    ("skills", "reactivate"),
+}
 
 
-_SKILL_VERBS = {"create": "created", "edit": "rewrote", "patch": "patched", "delete": "deleted",
-                "write_file": "wrote a file in", "remove_file": "removed a file from", "archive": "archived",
-                "restore": "restored", "purge": "purged", "pin": "pinned", "unpin": "unpinned",
-                "mark_stale": "marked stale", "reactivate": "reactivated",
-                "consolidate_refused": "refused a consolidation plan for"}
+_SKILL_VERBS = {
+    "create": "created",
+    "edit": "rewrote",
+    "patch": "patched",
+    "delete": "deleted",
+    "write_file": "wrote a file in",
+    "remove_file": "removed a file from",
+    "archive": "archived",
+    "restore": "restored",
+    "purge": "purged",
+    "pin": "pinned",
+    "unpin": "unpinned",
+    "mark_stale": "marked stale",
+    "reactivate": "reactivated",
+    "consolidate_refused": "refused a consolidation plan for",
+}
 _INDEXED: set = set()  # workbench.db files this process has given the actor index
 
 
@@ -69,7 +89,7 @@ class Row:
 
 def _short(text: str | None, width: int = 120) -> str:
     one = " ".join((text or "").split())
-    return one if len(one) <= width else one[:width - 1] + "…"
+    return one if len(one) <= width else one[: width - 1] + "…"
 
 
 def summarize(entry: JournalEntry) -> str:
@@ -93,8 +113,10 @@ def summarize(entry: JournalEntry) -> str:
         if action == "consolidate":
             return f"consolidated {', '.join(detail.get('absorbed') or [])} into skill '{target}'"
         if action == "rollback":
-            return f"rolled back {detail.get('rolled_back_action', 'a change')} of skill '{target}' " \
-                   f"(ledger {detail.get('rolled_back')})"
+            return (
+                f"rolled back {detail.get('rolled_back_action', 'a change')} of skill '{target}' "
+                f"(ledger {detail.get('rolled_back')})"
+            )
         return f"{_SKILL_VERBS.get(action, action)} skill '{target}'"
     if entry.subsystem == "approvals":
         verb = {"stage": "staged", "approve": "approved", "approve_failed": "approval failed:", "reject": "rejected"}
@@ -137,8 +159,7 @@ def describe_group(rows: list[Row]) -> str:
         label = f"{row.subsystem} {row.action}"
         counts[label] = counts.get(label, 0) + 1
     parts = ", ".join(f"{n} {label}" for label, n in sorted(counts.items()))
-    title = {"review": "background review", "curator": "Curator pass", "consolidation": "consolidation"}.get(
-        kind, kind)
+    title = {"review": "background review", "curator": "Curator pass", "consolidation": "consolidation"}.get(kind, kind)
     return f"{title} ({len(rows)} row{'s' * (len(rows) != 1)}): {parts}"
 
 
@@ -150,13 +171,21 @@ def parse_since(text: str, now: float) -> float:
     try:
         moment = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
     except ValueError:
-        raise TimelineError(f"--since {text!r} is not a time: give an age such as 2h, 3d or 1w, or an ISO date "
-                            "such as 2026-11-30 or 2026-11-30T12:00.") from None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+        raise TimelineError(
+            f"--since {text!r} is not a time: give an age such as 2h, 3d or 1w, or an ISO date "
+            "such as 2026-11-30 or 2026-11-30T12:00."
+        ) from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
-_FILTER_KEYS = {"actor": "actor", "subsystem": "subsystem", "sub": "subsystem", "target": "target",
-                "session": "session_id", "group": "group"}
+_FILTER_KEYS = {
+    "actor": "actor",
+    "subsystem": "subsystem",
+    "sub": "subsystem",
+    "target": "target",
+    "session": "session_id",
+    "group": "group",
+}
 
 
 def parse_filter(query: str) -> dict[str, str]:
@@ -190,13 +219,33 @@ class Timeline:
         return conn
 
     def _row(self, entry: JournalEntry) -> Row:
-        return Row(entry.id, group_of(entry), entry.at, entry.actor, entry.subsystem, entry.action, entry.target,
-                   summarize(entry), entry.session_id, entry.message_id)
+        return Row(
+            entry.id,
+            group_of(entry),
+            entry.at,
+            entry.actor,
+            entry.subsystem,
+            entry.action,
+            entry.target,
+            summarize(entry),
+            entry.session_id,
+            entry.message_id,
+        )
 
-    def page(self, *, before_id: int | None = None, after_id: int | None = None, limit: int = 200,
-             since: float | None = None,
-             actor: str | None = None, subsystem: str | None = None, target: str | None = None,
-             session_id: str | None = None, text: str | None = None, group: str | None = None) -> list[Row]:
+    def page(
+        self,
+        *,
+        before_id: int | None = None,
+        after_id: int | None = None,
+        limit: int = 200,
+        since: float | None = None,
+        actor: str | None = None,
+        subsystem: str | None = None,
+        target: str | None = None,
+        session_id: str | None = None,
+        text: str | None = None,
+        group: str | None = None,
+    ) -> list[Row]:
         """Up to ``limit`` rows older than ``before_id`` / newer than ``after_id`` (newest first), matching every
         filter given."""
         if not self.home.workbench_db_path.exists():
@@ -204,8 +253,12 @@ class Timeline:
         # "+subsystem": without a subsystem filter, walk ids newest first instead of sorting an index's rows
         where = ["status = 'done'", f"{'' if subsystem else '+'}subsystem IN ({', '.join('?' * len(SUBSYSTEMS))})"]
         args: list[Any] = list(SUBSYSTEMS)
-        for column, value in (("actor", actor), ("subsystem", subsystem), ("target", target),
-                              ("session_id", session_id)):
+        for column, value in (
+            ("actor", actor),
+            ("subsystem", subsystem),
+            ("target", target),
+            ("session_id", session_id),
+        ):
             if value:
                 where.append(f"{column} = ?")
                 args.append(value)
@@ -219,8 +272,10 @@ class Timeline:
             where.append("at >= ?")
             args.append(since)
         if text:
-            where.append("(target LIKE ? ESCAPE '\\' OR action LIKE ? ESCAPE '\\' OR before LIKE ? ESCAPE '\\' "
-                         "OR after LIKE ? ESCAPE '\\' OR json_extract(detail, '$.summary') LIKE ? ESCAPE '\\')")
+            where.append(
+                "(target LIKE ? ESCAPE '\\' OR action LIKE ? ESCAPE '\\' OR before LIKE ? ESCAPE '\\' "
+                "OR after LIKE ? ESCAPE '\\' OR json_extract(detail, '$.summary') LIKE ? ESCAPE '\\')"
+            )
             args += [_like(text)] * 5
         if group:
             clause, extra = self._group_clause(group)
@@ -241,12 +296,17 @@ class Timeline:
         if kind == "curator" and key:
             return "actor = 'curator' AND json_extract(detail, '$.run') = ?", [key]
         if kind == "consolidation" and key:
-            return ("((subsystem = 'approvals' AND target = ? AND json_extract(detail, '$.action') = 'consolidate') OR "
-                    "(subsystem = 'skills' AND action IN ('consolidate', 'consolidate_refused') AND "
-                    "(json_extract(detail, '$.pending_id') = ? OR json_extract(detail, '$.ledger_id') = ? "
-                    "OR CAST(id AS TEXT) = ?)))", [key, key, key, key])
-        raise TimelineError(f"{group!r} is not a timeline row or group: give a row id (a number) or a group such as "
-                            "review:SESSION:MESSAGE, curator:RUN or consolidation:ID (see `workbench timeline`).")
+            return (
+                "((subsystem = 'approvals' AND target = ? AND json_extract(detail, '$.action') = 'consolidate') OR "
+                "(subsystem = 'skills' AND action IN ('consolidate', 'consolidate_refused') AND "
+                "(json_extract(detail, '$.pending_id') = ? OR json_extract(detail, '$.ledger_id') = ? "
+                "OR CAST(id AS TEXT) = ?)))",
+                [key, key, key, key],
+            )
+        raise TimelineError(
+            f"{group!r} is not a timeline row or group: give a row id (a number) or a group such as "
+            "review:SESSION:MESSAGE, curator:RUN or consolidation:ID (see `workbench timeline`)."
+        )
 
     def rows_of(self, ref: str | int) -> list[Row]:
         """The rows a reference names: one row by id, or every row of a group (newest first)."""
@@ -289,8 +349,11 @@ class Timeline:
             except WorkbenchError as exc:
                 return {**item, "undo": f"roll back ledger {ledger_id}", "refused": exc.message}
             files = [f"restore {p}" for p in sorted(writes)] + [f"remove {p}" for p in sorted(deletes)]
-            return {**item, "undo": f"roll back ledger {ledger_id}: " + ("; ".join(files) or "no files"),
-                    "ledger_id": ledger_id}
+            return {
+                **item,
+                "undo": f"roll back ledger {ledger_id}: " + ("; ".join(files) or "no files"),
+                "ledger_id": ledger_id,
+            }
         return {**item, "refused": f"{row.subsystem} {row.action} rows cannot be reverted"}
 
     def _fact_plan(self, entry: JournalEntry) -> dict[str, Any]:
@@ -303,8 +366,10 @@ class Timeline:
         if current is None:
             return {"undo": f"forget fact {fact_id}", "refused": f"fact {fact_id} is gone already"}
         if current.content != entry.after:
-            return {"undo": f"forget fact {fact_id}",
-                    "refused": f"fact {fact_id} has changed since; it now reads {current.content!r}"}
+            return {
+                "undo": f"forget fact {fact_id}",
+                "refused": f"fact {fact_id} has changed since; it now reads {current.content!r}",
+            }
         if entry.action == "fact_add":
             return {"undo": f"forget fact {fact_id}"}
         return {"undo": f"restore fact {fact_id} to {entry.before!r}"}
@@ -318,11 +383,14 @@ class Timeline:
     def preview(self, ref: str | int) -> dict[str, Any]:
         """Exactly what ``revert(ref)`` would change, what it would refuse and what it leaves; writes nothing."""
         planned = [self._plan_one(row) for row in self.rows_of(ref)]
-        return {"ref": str(ref), "changes": [p for p in planned if "undo" in p and "refused" not in p],
-                "refused": [{"id": p["id"], "summary": p["summary"], "error": p["refused"]}
-                            for p in planned if "refused" in p],
-                "skipped": [{"id": p["id"], "summary": p["summary"], "reason": p["skip"]}
-                            for p in planned if "skip" in p]}
+        return {
+            "ref": str(ref),
+            "changes": [p for p in planned if "undo" in p and "refused" not in p],
+            "refused": [
+                {"id": p["id"], "summary": p["summary"], "error": p["refused"]} for p in planned if "refused" in p
+            ],
+            "skipped": [{"id": p["id"], "summary": p["summary"], "reason": p["skip"]} for p in planned if "skip" in p],
+        }
 
     def revert(self, ref: str | int, actor: str = "user") -> dict[str, Any]:
         """Revert a row or a group, newest first, through each store's guards."""
@@ -332,20 +400,27 @@ class Timeline:
         for row in rows:
             plan = self._plan_one(row)
             if "skip" in plan:
-                (refused if single else skipped).append({"id": row.id, "summary": row.summary,
-                                                         ("error" if single else "reason"): plan["skip"]})
+                (refused if single else skipped).append(
+                    {"id": row.id, "summary": row.summary, ("error" if single else "reason"): plan["skip"]}
+                )
                 continue
             if "refused" in plan:
                 refused.append({"id": row.id, "summary": row.summary, "error": plan["refused"]})
                 continue
             result = self._apply(row, plan, actor)
             if result.get("success"):
-                reverted.append({"id": row.id, "summary": row.summary, "undo": plan["undo"],
-                                 "message": result.get("message", "")})
+                reverted.append(
+                    {"id": row.id, "summary": row.summary, "undo": plan["undo"], "message": result.get("message", "")}
+                )
             else:
                 refused.append({"id": row.id, "summary": row.summary, "error": str(result.get("error"))})
-        outcome = {"success": bool(reverted) and not refused, "ref": str(ref), "reverted": reverted,
-                   "refused": refused, "skipped": skipped}
+        outcome = {
+            "success": bool(reverted) and not refused,
+            "ref": str(ref),
+            "reverted": reverted,
+            "refused": refused,
+            "skipped": skipped,
+        }
         if not reverted and not refused:
             outcome["error"] = "Nothing in it changes what the agent knows, so there is nothing to revert."
         elif refused:
@@ -371,4 +446,3 @@ class Timeline:
             return self.home.curator.rollback(plan["ledger_id"])
         except WorkbenchError as exc:
             return exc.to_dict()
-

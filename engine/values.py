@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -37,7 +37,7 @@ def number_value(raw: Any) -> float | None:
 def count_value(raw: Any) -> int:
     """A count as an int (0 when it is not a finite number in SQLite's range)."""
     value = number_value(raw)
-    return int(value) if value is not None and abs(value) < 2 ** 63 else 0
+    return int(value) if value is not None and abs(value) < 2**63 else 0
 
 
 MAX_JSON_DEPTH = 64  # far deeper than any record we or Hermes write; every reader and writer copes with it
@@ -71,6 +71,6 @@ def json_depth(value: Any) -> int:
 def iso_time(ts: Any) -> str | None:
     """Epoch seconds as ISO-8601 UTC, or None when it is no time a calendar can show."""
     try:
-        return datetime.fromtimestamp(float(ts), timezone.utc).isoformat(timespec="seconds")
+        return datetime.fromtimestamp(float(ts), UTC).isoformat(timespec="seconds")
     except (TypeError, ValueError, OverflowError, OSError):
         return None

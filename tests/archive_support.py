@@ -13,29 +13,48 @@ from engine.archive import schema
 OLD_WORKBENCH_DDL = schema.TABLES_SQL.replace(",\n    api_content TEXT", "") + schema.FTS_SQL
 assert OLD_WORKBENCH_DDL.count("api_content") == 0
 
-TEXTS = ["Please deploy the billing service", "部署完成了，数据库迁移也好了", "ロールアウトはデプロイ済みです",
-         "the zebra crossed the log", "回滚计划已经准备好", "kubectl rollout status finished"]
+TEXTS = [
+    "Please deploy the billing service",
+    "部署完成了，数据库迁移也好了",
+    "ロールアウトはデプロイ済みです",
+    "the zebra crossed the log",
+    "回滚计划已经准备好",
+    "kubectl rollout status finished",
+]
 
 
-def old_workbench_archive(folder: Path, sessions: int = 2, per_session: int = 6, version: int = schema.SCHEMA_VERSION) -> Path:
+def old_workbench_archive(
+    folder: Path, sessions: int = 2, per_session: int = 6, version: int = schema.SCHEMA_VERSION
+) -> Path:
     """A home whose state.db has the old workbench layout, with messages written through its triggers."""
     folder.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(folder / "state.db", isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.executescript(OLD_WORKBENCH_DDL)
     conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
-    calls = json.dumps([{"id": "c1", "type": "function", "function": {"name": "terminal",
-                                                                      "arguments": '{"cmd": "数据库迁移 --check"}'}}],
-                       ensure_ascii=False)
+    calls = json.dumps(
+        [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "terminal", "arguments": '{"cmd": "数据库迁移 --check"}'},
+            }
+        ],
+        ensure_ascii=False,
+    )
     conn.execute("BEGIN")
     for s in range(sessions):
         sid = f"old_{s}"
-        conn.execute("INSERT INTO sessions (id, source, started_at, title) VALUES (?, 'cli', ?, ?)",
-                     (sid, 1.7e9 + s * 1000, f"Old session {s}"))
+        conn.execute(
+            "INSERT INTO sessions (id, source, started_at, title) VALUES (?, 'cli', ?, ?)",
+            (sid, 1.7e9 + s * 1000, f"Old session {s}"),
+        )
         for i in range(per_session):
             role, tool_calls = ("assistant", calls) if i % 3 == 1 else ("user", None)
-            conn.execute("INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES (?, ?, ?, ?, ?)",
-                         (sid, role, f"{TEXTS[i % len(TEXTS)]} #{s}-{i}", tool_calls, 1.7e9 + s * 1000 + i))
+            conn.execute(
+                "INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES (?, ?, ?, ?, ?)",
+                (sid, role, f"{TEXTS[i % len(TEXTS)]} #{s}-{i}", tool_calls, 1.7e9 + s * 1000 + i),
+            )
         conn.execute("UPDATE sessions SET message_count = ? WHERE id = ?", (per_session, sid))
     conn.execute("COMMIT")
     conn.close()
@@ -54,9 +73,12 @@ def fts_state(path: Path) -> dict:
     conn = sqlite3.connect(path)
     try:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-        state = {"messages": conn.execute("SELECT count(*) FROM messages").fetchone()[0],
-                 "triggers": sum(1 for n in names if n.startswith("messages_fts") and n.endswith(("_insert", "_delete",
-                                                                                                  "_update")))}
+        state = {
+            "messages": conn.execute("SELECT count(*) FROM messages").fetchone()[0],
+            "triggers": sum(
+                1 for n in names if n.startswith("messages_fts") and n.endswith(("_insert", "_delete", "_update"))
+            ),
+        }
         for table in ("messages_fts", "messages_fts_trigram"):
             state[table] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] if table in names else None
         return state

@@ -80,7 +80,9 @@ class Hermes:
         env.update(extra or {})
         return env
 
-    def run(self, home: Path, code: str, *, timeout: float = 120, extra_env: dict | None = None) -> subprocess.CompletedProcess:
+    def run(
+        self, home: Path, code: str, *, timeout: float = 120, extra_env: dict | None = None
+    ) -> subprocess.CompletedProcess:
         """Run ``code`` (dedented) in Hermes's venv; raise with its stderr when it fails."""
         proc = subprocess.run(
             [str(self.python), "-c", textwrap.dedent(code)],

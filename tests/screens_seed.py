@@ -32,25 +32,35 @@ def seed_sessions(home, extra_roots: int = 0) -> dict[str, int]:
     clock.set(start - 86400)
     archive.create_session(GARDEN, source="cli", title=HOSTILE_TITLE)
     ids = {"question": archive.append_message(GARDEN, "user", "I grow [bold]tomatoes[/] on the balcony")}
-    call = {"id": "call_1", "type": "function",
-            "function": {"name": "memory",
-                         "arguments": '{"action": "add", "target": "user", "content": "Grows tomatoes"}'}}
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "memory", "arguments": '{"action": "add", "target": "user", "content": "Grows tomatoes"}'},
+    }
     ids["call"] = archive.append_message(GARDEN, "assistant", "", tool_calls=[call])
-    ids["result"] = archive.append_message(GARDEN, "tool", '{"success": true, "usage": "14/1375"}', tool_name="memory",
-                                           tool_call_id="call_1")
+    ids["result"] = archive.append_message(
+        GARDEN, "tool", '{"success": true, "usage": "14/1375"}', tool_name="memory", tool_call_id="call_1"
+    )
     ids["answer"] = archive.append_message(GARDEN, "assistant", "Noted: you grow tomatoes.")
-    home.journal.append("memory", "add", "user", actor="agent", after="Grows tomatoes", session_id=GARDEN,
-                        message_id=ids["call"])
+    home.journal.append(
+        "memory", "add", "user", actor="agent", after="Grows tomatoes", session_id=GARDEN, message_id=ids["call"]
+    )
     archive.end_session(GARDEN, "compression")
     clock.set(start - 86400 + 3600)
     archive.create_session(GARDEN_2, source="cli", parent_session_id=GARDEN, title="Garden plans #2")
     ids["later"] = archive.append_message(GARDEN_2, "user", "What should I plant next to tomatoes?")
     clock.set(start - 86400 + 7200)
-    archive.create_session(BRANCH, source="cli", parent_session_id=GARDEN, title="Garden branch",
-                           model_config={"_branched_from": GARDEN})
+    archive.create_session(
+        BRANCH, source="cli", parent_session_id=GARDEN, title="Garden branch", model_config={"_branched_from": GARDEN}
+    )
     clock.set(start - 86400 + 10800)
-    archive.create_session(DELEGATE, source="subagent", parent_session_id=GARDEN, title="Look up companion plants",
-                           model_config={"_delegate_from": GARDEN})
+    archive.create_session(
+        DELEGATE,
+        source="subagent",
+        parent_session_id=GARDEN,
+        title="Look up companion plants",
+        model_config={"_delegate_from": GARDEN},
+    )
     clock.set(start)
     return ids
 
@@ -67,14 +77,26 @@ def seed_skills(home) -> None:
     for name, category, description in SKILLS:
         review = name == "tomato-care"
         ctx = ToolContext(actor="review", origin=BACKGROUND_REVIEW) if review else ToolContext(actor="agent")
-        result = home.skills.manage({
-            "action": "create", "name": name, "category": category,
-            "content": f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n\n"
-                       "1. Check the state first: <memory-context> stays literal.\n2. [red]Never[/] force.\n",
-        }, ctx)
+        result = home.skills.manage(
+            {
+                "action": "create",
+                "name": name,
+                "category": category,
+                "content": f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n\n"
+                "1. Check the state first: <memory-context> stays literal.\n2. [red]Never[/] force.\n",
+            },
+            ctx,
+        )
         assert result.get("success"), result
-    result = home.skills.manage({"action": "write_file", "name": "git-rebase", "file_path": "references/flags.md",
-                                 "file_content": "# Flags\n\n`--onto` moves a range.\n"}, ToolContext(actor="agent"))
+    result = home.skills.manage(
+        {
+            "action": "write_file",
+            "name": "git-rebase",
+            "file_path": "references/flags.md",
+            "file_content": "# Flags\n\n`--onto` moves a range.\n",
+        },
+        ToolContext(actor="agent"),
+    )
     assert result.get("success"), result
 
 
@@ -96,6 +118,7 @@ async def play_scenario(pilot, screen, name: str = "smoke") -> None:
     screen.speed = 0
     screen.query_one("#run-scenario", Select).value = name
     await pilot.press("ctrl+g")
-    await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, timeout=20,
-                   what="scenario finished")
+    await wait_for(
+        pilot, lambda: screen.session_id is not None and not screen.running, timeout=20, what="scenario finished"
+    )
     await settle(pilot)

@@ -42,14 +42,25 @@ compression:
 curator:
   enabled: true
 """
-MESSAGES = ["Remember that the staging cluster is k8s-{n}.", "My name is Sam {n}.", "search my sessions for postgres",
-            "Forget the note about k8s-{n}.", "How do I deploy to staging?", "Remember that I prefer tabs (note {n}).",
-            "What do you remember about me?", "Make a skill for rotating the {n} certificates."]
+MESSAGES = [
+    "Remember that the staging cluster is k8s-{n}.",
+    "My name is Sam {n}.",
+    "search my sessions for postgres",
+    "Forget the note about k8s-{n}.",
+    "How do I deploy to staging?",
+    "Remember that I prefer tabs (note {n}).",
+    "What do you remember about me?",
+    "Make a skill for rotating the {n} certificates.",
+]
 
 
 def workbench(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", "--home", str(home), *args, "--json"],
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", "--home", str(home), *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def editor(home: Path, stop: threading.Event, stats: dict) -> None:
@@ -86,8 +97,17 @@ def soak(turns: int, kill_share: float = 0.15, seed: int = 1, home: Path | None 
     seed_demo_home(seeded)
     seeded.close()
     (home / "config.yaml").write_text(CONFIG)
-    stats = {"turns": 0, "runs": 0, "killed": 0, "failed_runs": 0, "edits": 0, "approve": 0, "reject": 0,
-             "curator_runs": 0, "sessions": 0}
+    stats = {
+        "turns": 0,
+        "runs": 0,
+        "killed": 0,
+        "failed_runs": 0,
+        "edits": 0,
+        "approve": 0,
+        "reject": 0,
+        "curator_runs": 0,
+        "sessions": 0,
+    }
     stop = threading.Event()
     helpers = [threading.Thread(target=f, args=(home, stop, stats), daemon=True) for f in (editor, decider)]
     for helper in helpers:
@@ -150,11 +170,16 @@ def audit(home: Path) -> dict:
         text = (home / "memories" / name).read_text(encoding="utf-8") if (home / "memories" / name).exists() else ""
         entries = [e for e in text.split(ENTRY_DELIMITER) if e.strip()]
         found[f"{name} duplicated entries"] = len(entries) - len(set(entries))
-        last = journal.execute("SELECT id, detail FROM journal WHERE subsystem = 'memory' AND target = ? AND status = 'done' "
-                               "ORDER BY id DESC LIMIT 1", (target,)).fetchone()
+        last = journal.execute(
+            "SELECT id, detail FROM journal WHERE subsystem = 'memory' AND target = ? AND status = 'done' "
+            "ORDER BY id DESC LIMIT 1",
+            (target,),
+        ).fetchone()
         after = json.loads(last[1]).get("file_after") if last and last[1] else None
         found[f"{name} differs from its last journaled change"] = int(after is not None and after != text)
-    found["journal rows left pending"] = journal.execute("SELECT count(*) FROM journal WHERE status = 'pending'").fetchone()[0]
+    found["journal rows left pending"] = journal.execute(
+        "SELECT count(*) FROM journal WHERE status = 'pending'"
+    ).fetchone()[0]
     found["workbench.db integrity"] = journal.execute("PRAGMA integrity_check").fetchone()[0]
     journal.close()
     state = sqlite3.connect(home / "state.db")
@@ -162,15 +187,19 @@ def audit(home: Path) -> dict:
     found["messages"] = state.execute("SELECT count(*) FROM messages").fetchone()[0]
     for table in ("messages_fts", "messages_fts_trigram"):
         found[f"{table} rows missing"] = state.execute(
-            f"SELECT count(*) FROM messages WHERE id NOT IN (SELECT rowid FROM {table})").fetchone()[0]
+            f"SELECT count(*) FROM messages WHERE id NOT IN (SELECT rowid FROM {table})"
+        ).fetchone()[0]
         found[f"{table} rows extra"] = state.execute(
-            f"SELECT count(*) FROM {table} WHERE rowid NOT IN (SELECT id FROM messages)").fetchone()[0]
+            f"SELECT count(*) FROM {table} WHERE rowid NOT IN (SELECT id FROM messages)"
+        ).fetchone()[0]
     state.close()
     idle_upkeep(home)
     doctor = workbench(home, "doctor")
     report = json.loads(doctor.stdout)
     found["doctor ok"] = report.get("ok")
-    found["doctor problems"] = [f["what"] for f in report.get("findings", []) if f.get("severity") not in ("info", "ok")]
+    found["doctor problems"] = [
+        f["what"] for f in report.get("findings", []) if f.get("severity") not in ("info", "ok")
+    ]
     return found
 
 

@@ -9,46 +9,69 @@ import sys
 
 
 def cli(home, *args):
-    result = subprocess.run([sys.executable, "-m", "workbench", *args, "--home", str(home), "--json"],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench", *args, "--home", str(home), "--json"], capture_output=True, text=True
+    )
     assert "Traceback" not in result.stderr, result.stderr
     return result.returncode, json.loads(result.stdout) if result.stdout.strip() else None
 
 
 def python(home, body):
     """Run engine code in a fresh process (``home`` is open as ``home``); returns its stdout."""
-    code = f"from engine import open_home\nfrom engine.tools import ToolContext\nhome = open_home({str(home)!r})\n{body}"
+    code = (
+        f"from engine import open_home\nfrom engine.tools import ToolContext\nhome = open_home({str(home)!r})\n{body}"
+    )
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
 
 
 def stage_in_subprocess(home, subsystem, payload, summary, origin="foreground"):
-    return python(home, f"print(home.approvals.stage(subsystem={subsystem!r}, action={payload['action']!r}, "
-                        f"summary={summary!r}, origin={origin!r}, payload={payload!r}).id)")
+    return python(
+        home,
+        f"print(home.approvals.stage(subsystem={subsystem!r}, action={payload['action']!r}, "
+        f"summary={summary!r}, origin={origin!r}, payload={payload!r}).id)",
+    )
 
 
 def test_list_shows_records_staged_by_another_process(tmp_path):
     home = tmp_path / "h"
-    first = stage_in_subprocess(home, "memory", {"action": "add", "target": "user", "content": "Prefers tea"},
-                                "add to user profile: Prefers tea")
-    second = stage_in_subprocess(home, "skills", {"action": "create", "name": "brew"}, "create 'brew'",
-                                 origin="background_review")
+    first = stage_in_subprocess(
+        home,
+        "memory",
+        {"action": "add", "target": "user", "content": "Prefers tea"},
+        "add to user profile: Prefers tea",
+    )
+    second = stage_in_subprocess(
+        home, "skills", {"action": "create", "name": "brew"}, "create 'brew'", origin="background_review"
+    )
     code, data = cli(home, "pending", "list")
     assert code == 0 and data["problems"] == []
     assert [row["id"] for row in data["pending"]] == [first, second]
     row = data["pending"][1]
     assert {k: row[k] for k in ("subsystem", "action", "summary", "origin")} == {
-        "subsystem": "skills", "action": "create", "summary": "create 'brew'", "origin": "background_review"}
+        "subsystem": "skills",
+        "action": "create",
+        "summary": "create 'brew'",
+        "origin": "background_review",
+    }
     assert row["created_at"].endswith("+00:00") and row["age_seconds"] >= 0 and row["age"]
-    text = subprocess.run([sys.executable, "-m", "workbench", "pending", "list", "--home", str(home)],
-                          capture_output=True, text=True).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "workbench", "pending", "list", "--home", str(home)], capture_output=True, text=True
+    ).stdout
     assert first in text and "[auto]" in text and "Prefers tea" in text
     assert re.search(r"foreground +(just now|\d+[smh] ago) +add to user profile", text)
 
 
 def test_age_text():
     from workbench.cli.pending_cmds import age_text
+
     assert [age_text(s) for s in (0.2, 1, 59.9, 60, 7199, 86400 * 3)] == [
-        "just now", "1s ago", "59s ago", "1m ago", "1h ago", "3d ago"]
+        "just now",
+        "1s ago",
+        "59s ago",
+        "1m ago",
+        "1h ago",
+        "3d ago",
+    ]
 
 
 def test_show_a_skill_proposal(tmp_path):
@@ -56,9 +79,12 @@ def test_show_a_skill_proposal(tmp_path):
     home.mkdir()
     (home / "config.yaml").write_text("skills:\n  write_approval: on\n")
     skill = "---\nname: brew\ndescription: Brew tea\n---\n\nBoil water.\n"
-    pid = python(home, "from engine.skills.manage import skill_manage_tool\n"
-                       f"print(skill_manage_tool(home, {{'action': 'create', 'name': 'brew', 'content': {skill!r}}}, "
-                       "ToolContext())['pending_id'])")
+    pid = python(
+        home,
+        "from engine.skills.manage import skill_manage_tool\n"
+        f"print(skill_manage_tool(home, {{'action': 'create', 'name': 'brew', 'content': {skill!r}}}, "
+        "ToolContext())['pending_id'])",
+    )
     code, view = cli(home, "pending", "show", pid)
     assert code == 0 and view["error"] is None and view["name"] == "brew"
     assert view["diff"] == [["+", line] for line in skill.splitlines()]
@@ -67,8 +93,10 @@ def test_show_a_skill_proposal(tmp_path):
 
 def test_reject_one_and_all_and_unknown_ids(tmp_path):
     home = tmp_path / "h"
-    ids = [stage_in_subprocess(home, "memory", {"action": "add", "target": "memory", "content": f"f{i}"}, f"s{i}")
-           for i in range(3)]
+    ids = [
+        stage_in_subprocess(home, "memory", {"action": "add", "target": "memory", "content": f"f{i}"}, f"s{i}")
+        for i in range(3)
+    ]
     code, data = cli(home, "pending", "reject", ids[0])
     assert code == 0 and data["success"] and [r["id"] for r in data["rejected"]] == [ids[0]]
     code, data = cli(home, "pending", "reject", ids[0])
@@ -94,8 +122,9 @@ def test_usage_errors_exit_2(tmp_path):
     home = tmp_path / "h"
     home.mkdir()
     for args in (("pending",), ("pending", "approve", "all", "--edit", "x"), ("pending", "frob")):
-        result = subprocess.run([sys.executable, "-m", "workbench", *args, "--home", str(home)],
-                                capture_output=True, text=True)
+        result = subprocess.run(
+            [sys.executable, "-m", "workbench", *args, "--home", str(home)], capture_output=True, text=True
+        )
         assert result.returncode == 2 and "Traceback" not in result.stderr
 
 
@@ -106,8 +135,13 @@ def test_an_unusable_record_can_be_rejected_by_id(tmp_path):
         (folder / f"{pid}.json").write_text("{broken")
 
     def reject(*args):
-        return subprocess.run([sys.executable, "-m", "workbench", "pending", "reject", *args, "--home",
-                               str(tmp_path / "h")], capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "workbench", "pending", "reject", *args, "--home", str(tmp_path / "h")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
     as_json, as_text = reject("0badc0de", "--json"), reject("0badf00d")
     assert as_json.returncode == 0 and as_text.returncode == 0
     assert "Traceback" not in as_json.stderr + as_text.stderr

@@ -54,8 +54,11 @@ def test_cli_show_edit_then_approve_and_approve_all(tmp_path):
     fine = agent_write(home, "add", "user", "Name is Ada")
     code, view = cli(home, "pending", "show", edited, "--edit", "User likes mate")
     assert code == 0 and ["+", "User likes mate"] in view["diff"] and view["budget"]["limit"] == 2200
-    text = subprocess.run([sys.executable, "-m", "workbench", "pending", "show", edited, "--home", str(home)],
-                          capture_output=True, text=True).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "workbench", "pending", "show", edited, "--home", str(home)],
+        capture_output=True,
+        text=True,
+    ).stdout
     assert "- User likes tea" in text and "+ User likes coffee" in text and "budget after approval" in text
     assert cli(home, "pending", "approve", edited, "--edit", "User likes mate")[0] == 0
     (home / "memories" / "MEMORY.md").write_text("User likes mate\n§\nProject uses uv and pip")
@@ -69,8 +72,15 @@ def test_cli_show_edit_then_approve_and_approve_all(tmp_path):
 def test_two_processes_approving_the_same_record_apply_it_once(tmp_path):
     home = memory_home(tmp_path, "User likes tea")
     pid = agent_write(home, "add", "memory", "Project uses uv")
-    procs = [subprocess.Popen([sys.executable, "-m", "workbench", "pending", "approve", pid, "--home", str(home),
-                               "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "workbench", "pending", "approve", pid, "--home", str(home), "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     results = [json.loads(p.communicate()[0]) for p in procs]
     assert sorted(len(r["approved"]) for r in results) == [0, 1]
     loser = next(r for r in results if not r["approved"])

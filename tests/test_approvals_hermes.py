@@ -96,8 +96,9 @@ def _skill_files(root):
 
 
 def _workbench(root, *args):
-    return subprocess.run(workbench_cmd(*args, "--home", str(root), "--json"), capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        workbench_cmd(*args, "--home", str(root), "--json"), capture_output=True, text=True, timeout=60
+    )
 
 
 def test_hermes_staged_records_approved_by_the_workbench_match_hermes_own_approval(hermes, tmp_path):
@@ -128,8 +129,11 @@ def test_hermes_staged_records_approved_by_the_workbench_match_hermes_own_approv
     assert _skill_files(root) == _skill_files(twin)
     assert b"Steep for 5 minutes" in _skill_files(root)["brew/SKILL.md"]
     home = open_home(root)
-    assert home.memory.entries("memory") == ["User likes green tea", "Deploys on Thursdays",
-                                             "CI runs on GitHub Actions"]
+    assert home.memory.entries("memory") == [
+        "User likes green tea",
+        "Deploys on Thursdays",
+        "CI runs on GitHub Actions",
+    ]
     assert home.memory.entries("user") == ["Prefers terse answers", "Works in UTC+1"]
     home.close()
 
@@ -154,9 +158,16 @@ def test_hermes_record_that_became_ambiguous_is_refused_and_kept(hermes, tmp_pat
 WORKBENCH_STAGES = [
     ("replace", dict(old_text="tea", content="User likes green tea")),
     ("remove", dict(old_text="Debian")),
-    ("batch", dict(operations=[{"action": "add", "content": "CI runs on GitHub Actions"},
-                               {"action": "replace", "old_text": "Fridays", "content": "Deploys on Thursdays"},
-                               {"action": "remove", "old_text": "uv for"}])),
+    (
+        "batch",
+        dict(
+            operations=[
+                {"action": "add", "content": "CI runs on GitHub Actions"},
+                {"action": "replace", "old_text": "Fridays", "content": "Deploys on Thursdays"},
+                {"action": "remove", "old_text": "uv for"},
+            ]
+        ),
+    ),
     ("add", dict(content="Keeps notes in Obsidian")),
 ]
 
@@ -184,8 +195,10 @@ def test_records_the_workbench_stages_replay_through_hermes(hermes, tmp_path):
     for action, args in WORKBENCH_STAGES:
         method = getattr(home.memory, action)
         assert method("memory", *args.values(), agent)["staged"]
-    for args in ({"action": "create", "name": "tidy-imports", "content": SKILL},
-                 {"action": "patch", "name": "brew", "old_string": "3 minutes", "new_string": "4 minutes"}):
+    for args in (
+        {"action": "create", "name": "tidy-imports", "content": SKILL},
+        {"action": "patch", "name": "brew", "old_string": "3 minutes", "new_string": "4 minutes"},
+    ):
         assert skill_manage_tool(home, args, agent)["staged"]
     home.close()
     twin = tmp_path / "twin"

@@ -180,8 +180,11 @@ def test_pin_survives_unrelated_changes_and_batches_replay_with_their_pins(home)
     seed(home, "User likes tea", "Project uses uv")
     review = ToolContext(actor="review", origin=BACKGROUND_REVIEW)
     replace = staged_id(home.memory.replace("memory", "tea", "User likes coffee", review))
-    batch = staged_id(home.memory.batch("memory", [{"action": "add", "content": "Uses fish shell"},
-                                                   {"action": "remove", "old_text": "uv"}], review))
+    batch = staged_id(
+        home.memory.batch(
+            "memory", [{"action": "add", "content": "Uses fish shell"}, {"action": "remove", "old_text": "uv"}], review
+        )
+    )
     ops = home.approvals.get(batch).payload["operations"]
     assert ops[1]["matched_entry"] == "Project uses uv"
     home.memory.add("memory", "Deploys on Fridays", USER)  # unrelated change: pins still hold
@@ -192,9 +195,15 @@ def test_pin_survives_unrelated_changes_and_batches_replay_with_their_pins(home)
 
 def test_hermes_record_without_a_pin_resolves_by_substring_and_refuses_when_gone(home):
     seed(home, "User likes tea")
-    legacy = {"id": "00c0ffee", "subsystem": "memory", "action": "remove", "summary": "remove from memory: tea",
-              "origin": "foreground", "created_at": 1.0,
-              "payload": {"action": "remove", "target": "memory", "old_text": "tea"}}
+    legacy = {
+        "id": "00c0ffee",
+        "subsystem": "memory",
+        "action": "remove",
+        "summary": "remove from memory: tea",
+        "origin": "foreground",
+        "created_at": 1.0,
+        "payload": {"action": "remove", "target": "memory", "old_text": "tea"},
+    }
     (home.pending_dir / "memory" / "00c0ffee.json").write_text(json.dumps(legacy))
     [target] = home.approvals.preview("00c0ffee")["targets"]
     assert (target["status"], target["entry"], target["pinned"]) == ("hits", "User likes tea", None)
@@ -233,15 +242,23 @@ def test_edit_holding_the_delimiter_is_refused_and_the_record_kept(home):
 
 def hermes_record(home, pid, payload, created_at=1.0):
     """A record laid out exactly as Hermes 0.19.0's ``stage_write`` writes it (no pinned entry)."""
-    record = {"id": pid, "subsystem": "memory", "action": payload["action"], "summary": "hermes", "origin": "foreground",
-              "created_at": created_at, "payload": payload}
+    record = {
+        "id": pid,
+        "subsystem": "memory",
+        "action": payload["action"],
+        "summary": "hermes",
+        "origin": "foreground",
+        "created_at": created_at,
+        "payload": payload,
+    }
     (home.pending_dir / "memory" / f"{pid}.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
 
 
 def test_hermes_replace_edited_then_approved_hits_the_entry_its_old_text_names(home):
     seed(home, "User likes tea", "Project uses uv")
-    hermes_record(home, "0000aa01", {"action": "replace", "target": "memory", "content": "User likes coffee",
-                                     "old_text": "tea"})
+    hermes_record(
+        home, "0000aa01", {"action": "replace", "target": "memory", "content": "User likes coffee", "old_text": "tea"}
+    )
     preview = home.approvals.preview("0000aa01", edit="User likes black coffee")
     assert preview["error"] is None and ("+", "User likes black coffee") in preview["diff"]
     assert home.approvals.approve("0000aa01", edit="User likes black coffee")["success"]
@@ -250,10 +267,19 @@ def test_hermes_replace_edited_then_approved_hits_the_entry_its_old_text_names(h
 
 def test_hermes_batch_edit_gives_one_text_per_add_or_replace(home):
     seed(home, "User likes tea", "Project uses uv", "Deploys on Fridays")
-    hermes_record(home, "0000aa02", {"action": "batch", "target": "memory", "operations": [
-        {"action": "replace", "old_text": "tea", "content": "User likes coffee"},
-        {"action": "remove", "old_text": "uv"},
-        {"action": "add", "content": "CI on GitHub"}]})
+    hermes_record(
+        home,
+        "0000aa02",
+        {
+            "action": "batch",
+            "target": "memory",
+            "operations": [
+                {"action": "replace", "old_text": "tea", "content": "User likes coffee"},
+                {"action": "remove", "old_text": "uv"},
+                {"action": "add", "content": "CI on GitHub"},
+            ],
+        },
+    )
     before = memory_file(home)
     short = home.approvals.approve("0000aa02", edit="User likes oolong")
     assert not short["success"] and "holds 1 text(s) but the batch adds or replaces 2" in short["error"]
@@ -264,14 +290,27 @@ def test_hermes_batch_edit_gives_one_text_per_add_or_replace(home):
 
 def test_hermes_batch_resolves_each_op_against_the_ones_before_it(home):
     seed(home, "User likes tea")
-    hermes_record(home, "0000aa03", {"action": "batch", "target": "memory", "operations": [
-        {"action": "add", "content": "Tea time is 4pm"},
-        {"action": "remove", "old_text": "tea"}]})  # after the add, "tea" names one entry only by substring
+    hermes_record(
+        home,
+        "0000aa03",
+        {
+            "action": "batch",
+            "target": "memory",
+            "operations": [{"action": "add", "content": "Tea time is 4pm"}, {"action": "remove", "old_text": "tea"}],
+        },
+    )  # after the add, "tea" names one entry only by substring
     [target] = home.approvals.preview("0000aa03")["targets"]
     assert (target["status"], target["entry"]) == ("hits", "User likes tea")  # "Tea time" has a capital T
-    hermes_record(home, "0000aa04", {"action": "batch", "target": "memory", "operations": [
-        {"action": "add", "content": "Green tea at 4pm"},
-        {"action": "remove", "old_text": "tea"}]}, created_at=2.0)
+    hermes_record(
+        home,
+        "0000aa04",
+        {
+            "action": "batch",
+            "target": "memory",
+            "operations": [{"action": "add", "content": "Green tea at 4pm"}, {"action": "remove", "old_text": "tea"}],
+        },
+        created_at=2.0,
+    )
     preview = home.approvals.preview("0000aa04")
     assert preview["targets"][0]["status"] == "ambiguous"
     assert "operation 2 (remove) targets 'tea', which now matches 2 different entries" in preview["error"]

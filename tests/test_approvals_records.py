@@ -13,9 +13,15 @@ from engine.tools import BACKGROUND_REVIEW, FOREGROUND
 
 
 def _stage(home, subsystem="memory", action="add", **payload):
-    return home.approvals.stage(subsystem=subsystem, action=action, summary=f"{action} to {subsystem}: x",
-                                origin=FOREGROUND, payload={"action": action, **payload}, session_id="s1",
-                                message_id=7)
+    return home.approvals.stage(
+        subsystem=subsystem,
+        action=action,
+        summary=f"{action} to {subsystem}: x",
+        origin=FOREGROUND,
+        payload={"action": action, **payload},
+        session_id="s1",
+        message_id=7,
+    )
 
 
 def test_stage_writes_hermes_layout_and_journals_and_announces(home):
@@ -32,8 +38,11 @@ def test_stage_writes_hermes_layout_and_journals_and_announces(home):
     [row] = home.journal.query(subsystem="approvals")
     assert (row.action, row.target, row.session_id, row.message_id) == ("stage", record.id, "s1", 7)
     assert row.detail["payload"]["content"] == "User likes tea"
-    assert seen == [PendingChanged(actor="agent", session_id="s1", journal_id=row.id, subsystem="memory",
-                                   pending_id=record.id, action="staged")]
+    assert seen == [
+        PendingChanged(
+            actor="agent", session_id="s1", journal_id=row.id, subsystem="memory", pending_id=record.id, action="staged"
+        )
+    ]
     assert not list(path.parent.glob(".tmp_*"))
 
 
@@ -52,17 +61,37 @@ def test_records_survive_reopening_and_list_oldest_first(tmp_path, clock):
 
 
 def test_hermes_written_record_without_our_extra_keys_loads(home):
-    record = {"id": "0a1b2c3d", "subsystem": "memory", "action": "remove", "summary": "remove from memory: x",
-              "origin": "background_review", "created_at": 1.5,
-              "payload": {"action": "remove", "target": "memory", "old_text": "x", "matched_entry": "x y"}}
+    record = {
+        "id": "0a1b2c3d",
+        "subsystem": "memory",
+        "action": "remove",
+        "summary": "remove from memory: x",
+        "origin": "background_review",
+        "created_at": 1.5,
+        "payload": {"action": "remove", "target": "memory", "old_text": "x", "matched_entry": "x y"},
+    }
     (home.pending_dir / "memory" / "0a1b2c3d.json").write_text(json.dumps(record))
     loaded = home.approvals.get("0a1b2c3d")
     assert loaded.origin == BACKGROUND_REVIEW and loaded.actor == "agent" and loaded.session_id is None
     assert loaded.payload["matched_entry"] == "x y"
 
 
-@pytest.mark.parametrize("bad", ["../../etc", "0A1B2C3D", "0a1b2c3", "0a1b2c3d4", "0a1b2c3g", "", "0a1b/c3d",
-                                 "0a1b2c3d.json", " 0a1b2c3d", "0a1b2c3d\n", None])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "../../etc",
+        "0A1B2C3D",
+        "0a1b2c3",
+        "0a1b2c3d4",
+        "0a1b2c3g",
+        "",
+        "0a1b/c3d",
+        "0a1b2c3d.json",
+        " 0a1b2c3d",
+        "0a1b2c3d\n",
+        None,
+    ],
+)
 def test_hostile_or_malformed_ids_are_refused(home, bad):
     with pytest.raises(WorkbenchError, match="Invalid pending id"):
         home.approvals.get(bad)

@@ -11,8 +11,13 @@ from engine.tools import FOREGROUND
 
 
 def _stage(home, content, subsystem="memory"):
-    return home.approvals.stage(subsystem=subsystem, action="add", summary=f"add to memory: {content}",
-                                origin=FOREGROUND, payload={"action": "add", "target": "memory", "content": content})
+    return home.approvals.stage(
+        subsystem=subsystem,
+        action="add",
+        summary=f"add to memory: {content}",
+        origin=FOREGROUND,
+        payload={"action": "add", "target": "memory", "content": content},
+    )
 
 
 def test_reject_deletes_the_record_and_journals_the_payload(home):

@@ -48,8 +48,10 @@ def test_edit_then_approve_a_patch_and_a_stale_patch_is_kept(home):
     assert ("-", "Steep for 3 minutes.") in view["diff"] and ("+", "Steep for 5 minutes.") in view["diff"]
     assert home.approvals.approve(pid, edit="5 minutes")["success"]
     assert "Steep for 5 minutes." in skill_md(home).read_text()
-    home.skills.manage({"action": "patch", "name": "brew", "old_string": "Boil water.", "new_string": "Heat."},
-                       ToolContext(actor="user"))
+    home.skills.manage(
+        {"action": "patch", "name": "brew", "old_string": "Boil water.", "new_string": "Heat."},
+        ToolContext(actor="user"),
+    )
     before = skill_md(home).read_bytes()
     failed = home.approvals.approve(stale)
     assert not failed["success"] and "Could not find old_string" in failed["error"]

@@ -13,8 +13,12 @@ from engine import open_home
 
 
 def wb(home_dir, *args):
-    proc = subprocess.run([sys.executable, "-m", "workbench", *args, "--home", str(home_dir), "--json"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", *args, "--home", str(home_dir), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return proc.returncode, (json.loads(proc.stdout) if proc.stdout.strip() else None), proc.stderr
 
 
@@ -23,8 +27,13 @@ def home_dir(tmp_path, clock):
     home = open_home(tmp_path / "h", clock=clock)
     archive = home.archive
     archive.create_session("root_1", source="cli", title="Migration night")
-    archive.append_messages("root_1", [{"role": "user", "content": "run the database migration tonight"},
-                                       {"role": "assistant", "content": "半夜执行数据库迁移"}])
+    archive.append_messages(
+        "root_1",
+        [
+            {"role": "user", "content": "run the database migration tonight"},
+            {"role": "assistant", "content": "半夜执行数据库迁移"},
+        ],
+    )
     archive.end_session("root_1", "compression")
     archive.create_session("child_1", source="cli", parent_session_id="root_1", title="Migration night #2")
     archive.append_message("child_1", "user", "migration finished, check the error log")
@@ -35,8 +44,16 @@ def home_dir(tmp_path, clock):
 def test_list_search_show_lineage_json(home_dir):
     code, data, _ = wb(home_dir, "sessions", "list")
     assert code == 0 and [s["id"] for s in data["sessions"]] == ["child_1", "root_1"]
-    assert set(data["sessions"][0]) >= {"id", "title", "source", "started_at", "ended_at", "end_reason",
-                                        "message_count", "parent_session_id"}
+    assert set(data["sessions"][0]) >= {
+        "id",
+        "title",
+        "source",
+        "started_at",
+        "ended_at",
+        "end_reason",
+        "message_count",
+        "parent_session_id",
+    }
 
     code, data, _ = wb(home_dir, "sessions", "search", "migration")
     assert code == 0 and data["count"] == 1  # both sessions share one lineage root
@@ -55,8 +72,11 @@ def test_list_search_show_lineage_json(home_dir):
     assert set(data["messages"][0]) >= {"id", "role", "content", "tool_name", "tool_calls", "timestamp"}
 
     code, data, _ = wb(home_dir, "sessions", "lineage", "child_1")
-    assert code == 0 and data == {"root_id": "root_1", "chain": ["root_1", "child_1"],
-                                  "children": {"root_1": ["child_1"]}}
+    assert code == 0 and data == {
+        "root_id": "root_1",
+        "chain": ["root_1", "child_1"],
+        "children": {"root_1": ["child_1"]},
+    }
 
 
 def test_refusals_and_usage_errors(home_dir):
@@ -78,10 +98,14 @@ def test_reindex_rebuilds_the_cjk_index(home_dir):
 def test_bad_counts_are_usage_errors_and_short_ids_must_be_unique(home_dir, capsys):
     from workbench.cli import main
 
-    for argv in (["sessions", "list", "--limit", "0"], ["sessions", "list", "--offset", "-1"],
-                 ["sessions", "search", "x", "--limit", "-3"], ["sessions", "show", "root_1", "--limit", "-1"],
-                 ["sessions", "show", "root_1", "--around", "1", "--window", "-2"],
-                 ["sessions", "prune", "--days", "-1", "--yes"]):
+    for argv in (
+        ["sessions", "list", "--limit", "0"],
+        ["sessions", "list", "--offset", "-1"],
+        ["sessions", "search", "x", "--limit", "-3"],
+        ["sessions", "show", "root_1", "--limit", "-1"],
+        ["sessions", "show", "root_1", "--around", "1", "--window", "-2"],
+        ["sessions", "prune", "--days", "-1", "--yes"],
+    ):
         assert main([*argv, "--home", str(home_dir), "--json"]) == 2, argv
         out, err = capsys.readouterr()
         error = json.loads(out)["error"]  # under --json a usage error is one JSON document too
@@ -109,18 +133,25 @@ def test_a_damaged_state_db_is_a_clear_error_never_a_traceback(home_dir, damage)
         home.close()
         with sqlite3.connect(path) as conn:
             size = conn.execute("PRAGMA page_size").fetchone()[0]
-            pages = [r[0] for r in conn.execute("SELECT pageno FROM dbstat WHERE name = 'messages' AND pagetype = 'leaf'")]
+            pages = [
+                r[0] for r in conn.execute("SELECT pageno FROM dbstat WHERE name = 'messages' AND pagetype = 'leaf'")
+            ]
         conn.close()
         data = bytearray(path.read_bytes())
         for page in pages:
             start = (page - 1) * size
-            data[start + 8:start + size] = b"\xff" * (size - 8)  # cell pointers past the page end
+            data[start + 8 : start + size] = b"\xff" * (size - 8)  # cell pointers past the page end
         path.write_bytes(bytes(data))
     before = path.read_bytes()
     commands = [("sessions", "search", "filler"), ("sessions", "search", "数据库"), ("sessions", "show", "child_1")]
     if damage == "random":
-        commands += [("sessions", "list"), ("sessions", "lineage", "root_1"), ("sessions", "reindex"),
-                     ("run", "-m", "hello"), ("run", "--scenario", "smoke")]
+        commands += [
+            ("sessions", "list"),
+            ("sessions", "lineage", "root_1"),
+            ("sessions", "reindex"),
+            ("run", "-m", "hello"),
+            ("run", "--scenario", "smoke"),
+        ]
     for command in commands:
         code, data, err = wb(home_dir, *command)
         assert code == 1 and data["success"] is False, command
@@ -151,9 +182,13 @@ def test_text_output_never_passes_terminal_escapes_through(home_dir, capsys):
 
     home = open_home(home_dir)
     home.archive.create_session("ansi_1", source="cli", title="Colours")
-    home.archive.append_messages("ansi_1", [
-        {"role": "user", "content": "run the tests \x1b]0;pwned\x07 now"},
-        {"role": "tool", "tool_name": "terminal", "content": "\x1b[31mFAILED\x1b[0m tests/test_x.py \x1b[2J\x00"}])
+    home.archive.append_messages(
+        "ansi_1",
+        [
+            {"role": "user", "content": "run the tests \x1b]0;pwned\x07 now"},
+            {"role": "tool", "tool_name": "terminal", "content": "\x1b[31mFAILED\x1b[0m tests/test_x.py \x1b[2J\x00"},
+        ],
+    )
     home.close()
     for argv in (["sessions", "show", "ansi_1"], ["sessions", "list"], ["sessions", "search", "FAILED"]):
         assert main([*argv, "--home", str(home_dir)]) == 0

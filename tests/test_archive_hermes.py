@@ -41,10 +41,14 @@ QUERIES = ["deploy", "rollout", "kubectl", "zebra", "数据库迁移", "部署",
 
 
 def hermes_search(hermes, home, queries) -> dict:
-    return hermes.json(home, OPEN + textwrap.dedent(f"""
+    return hermes.json(
+        home,
+        OPEN
+        + textwrap.dedent(f"""
         print(json.dumps({{"error": error, "rebuilds": len(rebuilds), "trigram": db._trigram_available if db else None,
                           "hits": {{q: ids(q) for q in {queries!r}}}}}))
-        """))
+        """),
+    )
 
 
 def our_hits(folder, queries) -> dict:
@@ -59,16 +63,30 @@ def workbench_home(folder):
     home = open_home(folder)
     archive = home.archive
     archive.create_session("wb1", title="Billing deploy")
-    calls = [{"id": "c1", "type": "function", "function": {"name": "terminal",
-                                                           "arguments": json.dumps({"cmd": "kubectl rollout status"})}}]
-    archive.append_messages("wb1", [
-        {"role": "user", "content": "Please deploy the billing service"},
-        {"role": "assistant", "content": None, "tool_calls": calls},
-        {"role": "tool", "content": '{"exit": 0}', "tool_name": "terminal", "tool_call_id": "c1"},
-        {"role": "assistant", "content": "部署完成了，数据库迁移也好了"}])
+    calls = [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "terminal", "arguments": json.dumps({"cmd": "kubectl rollout status"})},
+        }
+    ]
+    archive.append_messages(
+        "wb1",
+        [
+            {"role": "user", "content": "Please deploy the billing service"},
+            {"role": "assistant", "content": None, "tool_calls": calls},
+            {"role": "tool", "content": '{"exit": 0}', "tool_name": "terminal", "tool_call_id": "c1"},
+            {"role": "assistant", "content": "部署完成了，数据库迁移也好了"},
+        ],
+    )
     archive.create_session("wb2")
-    archive.append_messages("wb2", [{"role": "user", "content": "the zebra crossed the rollout"},
-                                    {"role": "assistant", "content": "ロールアウトはデプロイ済みです"}])
+    archive.append_messages(
+        "wb2",
+        [
+            {"role": "user", "content": "the zebra crossed the rollout"},
+            {"role": "assistant", "content": "ロールアウトはデプロイ済みです"},
+        ],
+    )
     home.close()
 
 
@@ -102,7 +120,10 @@ def layout(path) -> dict:
 
 
 def hermes_writes(hermes, folder) -> None:
-    hermes.run(folder, OPEN + """
+    hermes.run(
+        folder,
+        OPEN
+        + """
 db.create_session("h1", "cli", model="hermes-4-70b")
 db.append_message("h1", "user", "Please deploy the billing service")
 db.append_message("h1", "assistant", None, tool_calls=[{"id": "c1", "type": "function",
@@ -114,7 +135,8 @@ db.append_message("h2", "user", "the zebra crossed the rollout")
 db.append_message("h2", "assistant", "ロールアウトはデプロイ済みです")
 db.end_session("h1", "compression")
 db.close()
-""")
+""",
+    )
 
 
 def test_an_archive_written_by_hermes_opens_unchanged_and_searches_as_hermes_and_more(hermes, tmp_path):
@@ -133,7 +155,9 @@ def test_an_archive_written_by_hermes_opens_unchanged_and_searches_as_hermes_and
     theirs = hermes_search(hermes, folder, QUERIES)["hits"]
     # Hermes stored the tool call with json.dumps defaults (\u escapes): we find its CJK, Hermes does not
     assert ours["数据库迁移"] == [2, 4] and theirs["数据库迁移"] == [4]
-    assert {q: h for q, h in theirs.items() if q != "数据库迁移"} == {q: h for q, h in ours.items() if q != "数据库迁移"}
+    assert {q: h for q, h in theirs.items() if q != "数据库迁移"} == {
+        q: h for q, h in ours.items() if q != "数据库迁移"
+    }
     assert ours["rollout"] == [2, 5, 7] and ours["部署"] == [4]
 
 
@@ -186,9 +210,13 @@ def test_hermes_first_open_of_an_old_archive_while_we_append(hermes, old_archive
         if trial:
             for _ in range(trial):
                 assert writer.stdout.readline().strip(), "the appender stopped"
-        opened = hermes.json(folder, OPEN + """
+        opened = hermes.json(
+            folder,
+            OPEN
+            + """
 print(json.dumps({"error": error, "rebuilds": len(rebuilds)}))
-""")
+""",
+        )
         time.sleep(0.05)
     finally:
         (folder / "stop").touch()
@@ -215,7 +243,11 @@ print(json.dumps({"error": error, "rebuilds": len(rebuilds)}))
 def substring_ids(folder, needle) -> list[int]:
     conn = sqlite3.connect(folder / "state.db")
     try:
-        return [r[0] for r in conn.execute("SELECT id FROM messages WHERE instr(content, ?) OR instr(tool_calls, ?) "
-                                           "ORDER BY id", (needle, needle))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM messages WHERE instr(content, ?) OR instr(tool_calls, ?) ORDER BY id", (needle, needle)
+            )
+        ]
     finally:
         conn.close()

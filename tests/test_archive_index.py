@@ -14,8 +14,30 @@ import pytest
 
 from engine import FixedClock, open_home
 
-LATIN = ["serve", "server", "service", "servo", "the", "then", "there", "them", "theory", "thesis", "data",
-         "database", "deploy", "depot", "delta", "t", "th", "café", "cafe", "zebra", "session_search", "x1y2"]
+LATIN = [
+    "serve",
+    "server",
+    "service",
+    "servo",
+    "the",
+    "then",
+    "there",
+    "them",
+    "theory",
+    "thesis",
+    "data",
+    "database",
+    "deploy",
+    "depot",
+    "delta",
+    "t",
+    "th",
+    "café",
+    "cafe",
+    "zebra",
+    "session_search",
+    "x1y2",
+]
 CJK = list("数据库迁移部署服务器半夜日志") + ["デプロイ", "サーバー", "ログ"]
 
 
@@ -61,8 +83,11 @@ def _message(rng: random.Random, n: int) -> dict:
         hermes = rng.random() < 0.6
         arguments = json.dumps(args) if hermes and rng.random() < 0.5 else json.dumps(args, ensure_ascii=False)
         calls = [{"id": f"c{n}", "type": "function", "function": {"name": "session_search", "arguments": arguments}}]
-        return {"role": "assistant", "content": None if rng.random() < 0.5 else _text(rng),
-                "tool_calls": json.dumps(calls) if hermes else calls}  # a string is stored as Hermes wrote it
+        return {
+            "role": "assistant",
+            "content": None if rng.random() < 0.5 else _text(rng),
+            "tool_calls": json.dumps(calls) if hermes else calls,
+        }  # a string is stored as Hermes wrote it
     return {"role": rng.choice(["user", "assistant"]), "content": _text(rng)}
 
 
@@ -82,7 +107,12 @@ def corpus(request, tmp_path_factory):
 
 def test_cjk_recall_equals_a_decoding_substring_scan(corpus):
     home, rng = corpus
-    queries = {"".join(rng.choices(CJK, k=rng.randint(1, 3))) for _ in range(30)} | {"数据库", "迁", "ログ", "数据库迁移"}
+    queries = {"".join(rng.choices(CJK, k=rng.randint(1, 3))) for _ in range(30)} | {
+        "数据库",
+        "迁",
+        "ログ",
+        "数据库迁移",
+    }
     found_any = False
     for query in sorted(queries):
         expected = decoded_scan(home.state_db_path, query)
@@ -93,8 +123,11 @@ def test_cjk_recall_equals_a_decoding_substring_scan(corpus):
 
 def test_escaped_tool_call_arguments_are_found_and_shown_decoded(corpus):
     home, _ = corpus
-    escaped = [mid for mid, calls in home.archive.conn().execute("SELECT id, tool_calls FROM messages")
-               if calls and "\\u6570\\u636e" in calls]
+    escaped = [
+        mid
+        for mid, calls in home.archive.conn().execute("SELECT id, tool_calls FROM messages")
+        if calls and "\\u6570\\u636e" in calls
+    ]
     assert escaped, "the corpus holds Hermes-escaped CJK arguments"
     assert set(escaped) <= set(home.archive.iter_matches("数据"))
     hits = home.archive.search("数据", limit=50)
@@ -106,8 +139,29 @@ def _native_prefix(home, prefix: str) -> set[int]:
     return {r[0] for r in rows}
 
 
-@pytest.mark.parametrize("prefix", ["s", "se", "serv", "servi", "t", "th", "the", "them", "d", "da", "caf", "z",
-                                    "x1", "ser", "therm", "session_s", "session_search", "c"])
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "s",
+        "se",
+        "serv",
+        "servi",
+        "t",
+        "th",
+        "the",
+        "them",
+        "d",
+        "da",
+        "caf",
+        "z",
+        "x1",
+        "ser",
+        "therm",
+        "session_s",
+        "session_search",
+        "c",
+    ],
+)
 def test_a_typed_prefix_matches_what_fts5_prefix_query_matches(corpus, prefix):
     home, _ = corpus
     expected = _native_prefix(home, prefix)
@@ -148,8 +202,10 @@ def test_idle_upkeep_merges_every_index_in_bounded_steps_and_doctor_reports_it(t
     rng = random.Random(7)
     pool = [f"w{n}" for n in range(3000)]
     for i in range(40):  # one transaction each: one new segment each, of a few pages
-        archive.append_messages("s", [_message(rng, i)] + [{"role": "user", "content": " ".join(rng.choices(pool, k=300))}
-                                                           for _ in range(10)])
+        archive.append_messages(
+            "s",
+            [_message(rng, i)] + [{"role": "user", "content": " ".join(rng.choices(pool, k=300))} for _ in range(10)],
+        )
     queries = ["serv*", "the", "数据", "deploy", "ログ"]
     before = {q: [h.match_message_id for h in archive.search(q, limit=50)] for q in queries}
     assert archive.fragmentation()["messages_fts"] >= 8
@@ -196,10 +252,15 @@ def test_grouping_finds_every_session_whether_sessions_interleave_or_not(tmp_pat
     if interleaved:
         rng.shuffle(order)
     for name in order:  # a common word everywhere, a rarer one in some sessions only
-        archive.append_messages(name, [{"role": "user", "content": "the plan" + (" thermos" if name[-1] in "37" else "")}])
+        archive.append_messages(
+            name, [{"role": "user", "content": "the plan" + (" thermos" if name[-1] in "37" else "")}]
+        )
     for query, prefix in (("the", False), ("th", True), ("thermos", False), ("ther", True)):
         hits = archive.search(query, limit=100, prefix=prefix)
-        expected = {n for n in names if query.startswith("the") and (query == "the" or n[-1] in "37")} \
-            if not prefix else ({n for n in names} if query == "th" else {n for n in names if n[-1] in "37"})
+        expected = (
+            {n for n in names if query.startswith("the") and (query == "the" or n[-1] in "37")}
+            if not prefix
+            else ({n for n in names} if query == "th" else {n for n in names if n[-1] in "37"})
+        )
         assert {h.session_id for h in hits} == expected, (query, interleaved)
     home.close()

@@ -8,12 +8,14 @@ import pytest
 
 from engine import open_home
 from engine.archive import schema
-from engine.health import CHECKS, FIXES
 from engine.archive.health import REPAIR, check
+from engine.health import CHECKS, FIXES
 from tests.archive_support import fts_state, old_workbench_archive, schema_of
 
-HERMES_REFILL = ("INSERT INTO messages_fts(rowid, content) SELECT id, COALESCE(content, '') || ' ' || "
-                 "COALESCE(tool_name, '') || ' ' || COALESCE(tool_calls, '') FROM messages")
+HERMES_REFILL = (
+    "INSERT INTO messages_fts(rowid, content) SELECT id, COALESCE(content, '') || ' ' || "
+    "COALESCE(tool_name, '') || ' ' || COALESCE(tool_calls, '') FROM messages"
+)
 
 
 def raw(path) -> sqlite3.Connection:
@@ -41,14 +43,25 @@ def test_old_layout_is_completed_in_one_transaction_with_progress(tmp_path, cloc
     assert seen == [("indexing messages_fts_trigram", n, 50, False) for n in (20, 40, 50)]
     conn = raw(folder / "state.db")
     assert schema.layout_gaps(conn).complete
-    assert fts_state(folder / "state.db") == {"messages": 50, "triggers": 6, "messages_fts": 50,
-                                              "messages_fts_trigram": 50}
-    hits = conn.execute("SELECT rowid FROM messages_fts_trigram WHERE messages_fts_trigram MATCH '数据库迁移'").fetchall()
-    expected = conn.execute("SELECT id FROM messages WHERE content LIKE '%数据库迁移%' OR tool_calls LIKE '%数据库迁移%'")
+    assert fts_state(folder / "state.db") == {
+        "messages": 50,
+        "triggers": 6,
+        "messages_fts": 50,
+        "messages_fts_trigram": 50,
+    }
+    hits = conn.execute(
+        "SELECT rowid FROM messages_fts_trigram WHERE messages_fts_trigram MATCH '数据库迁移'"
+    ).fetchall()
+    expected = conn.execute(
+        "SELECT id FROM messages WHERE content LIKE '%数据库迁移%' OR tool_calls LIKE '%数据库迁移%'"
+    )
     assert sorted(hits) == expected.fetchall() and len(hits) == 15  # texts and tool-call arguments
     [entry] = home.journal.query(subsystem="sessions")
     assert entry.action == "complete-layout" and entry.actor == "user"
-    assert "FTS tables: messages_fts_trigram" in entry.detail["done"] and "columns: messages.api_content" in entry.detail["done"]
+    assert (
+        "FTS tables: messages_fts_trigram" in entry.detail["done"]
+        and "columns: messages.api_content" in entry.detail["done"]
+    )
     home.close()
     after = schema_of(folder / "state.db")
     again = open_home(folder, clock=clock)
@@ -121,7 +134,12 @@ def test_an_append_never_lands_between_the_statements_of_a_rebuild(home):
     with pytest.raises(sqlite3.IntegrityError):
         rebuild.execute(HERMES_REFILL)  # its second one now fails, and changes nothing
     rebuild.close()
-    assert fts_state(home.state_db_path) == {"messages": 21, "triggers": 6, "messages_fts": 21, "messages_fts_trigram": 21}
+    assert fts_state(home.state_db_path) == {
+        "messages": 21,
+        "triggers": 6,
+        "messages_fts": 21,
+        "messages_fts_trigram": 21,
+    }
     assert len(list(archive.iter_matches("deploy"))) == 20 and len(list(archive.iter_matches("between"))) == 1
     assert [e.action for e in home.journal.query(subsystem="sessions")] == ["repair-index"]
 

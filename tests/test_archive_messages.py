@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import subprocess
@@ -14,9 +15,13 @@ from engine.errors import WorkbenchError
 
 def _conversation(archive, session_id, n, word="step"):
     archive.create_session(session_id)
-    return archive.append_messages(session_id, [
-        {"role": "user" if i % 2 == 0 else "assistant", "content": f"{word} {i}", "timestamp": 100.0 - i}
-        for i in range(n)])
+    return archive.append_messages(
+        session_id,
+        [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": f"{word} {i}", "timestamp": 100.0 - i}
+            for i in range(n)
+        ],
+    )
 
 
 def test_insertion_order_not_timestamp_and_tool_calls_round_trip(home):
@@ -27,7 +32,11 @@ def test_insertion_order_not_timestamp_and_tool_calls_round_trip(home):
     mid = archive.append_message("s1", "assistant", None, tool_calls=calls, finish_reason="tool_calls")
     stored = archive.message(mid)
     assert stored.tool_calls == calls and stored.finish_reason == "tool_calls" and stored.content is None
-    raw = sqlite3.connect(home.state_db_path).execute("SELECT tool_calls FROM messages WHERE id = ?", (mid,)).fetchone()[0]
+    raw = (
+        sqlite3.connect(home.state_db_path)
+        .execute("SELECT tool_calls FROM messages WHERE id = ?", (mid,))
+        .fetchone()[0]
+    )
     assert "记住这个" in raw  # stored unescaped so CJK arguments are searchable
     assert [h.match_message_id for h in archive.search("记住")] == [mid]
     multimodal = [{"type": "text", "text": "look at this"}, {"type": "image_url", "image_url": {"url": "x"}}]
@@ -53,7 +62,13 @@ def test_compaction_archives_rows_that_search_still_finds(home):
     live_count = archive.compact_in_place("s1", keep_head=2, keep_tail=2, summary="Summary: we discussed zeppelins")
     assert live_count == 5
     live = archive.messages("s1")
-    assert [m.content for m in live] == ["zeppelin 0", "zeppelin 1", "Summary: we discussed zeppelins", "tail 0", "tail 1"]
+    assert [m.content for m in live] == [
+        "zeppelin 0",
+        "zeppelin 1",
+        "Summary: we discussed zeppelins",
+        "tail 0",
+        "tail 1",
+    ]
     assert all(m.id > ids[-1] for m in live)  # fresh rows, still in order
     assert archive.get_session("s1").message_count == 5
     everything = archive.messages("s1", include_archived=True)
@@ -83,10 +98,11 @@ def test_rewind_hides_rows_from_loads_and_search(home):
 # -- lineage -------------------------------------------------------------------------------
 def _chain(archive, *ids):
     archive.create_session(ids[0], title="Long task")
-    for parent, child in zip(ids, ids[1:]):
+    for parent, child in itertools.pairwise(ids):
         archive.end_session(parent, "compression")
-        archive.create_session(child, parent_session_id=parent,
-                               title=archive.next_lineage_title(archive.get_session(parent).title))
+        archive.create_session(
+            child, parent_session_id=parent, title=archive.next_lineage_title(archive.get_session(parent).title)
+        )
 
 
 def test_three_step_compression_chain_resolves_root_and_tip(home):
@@ -103,8 +119,12 @@ def test_three_step_compression_chain_resolves_root_and_tip(home):
     assert lineage.chain == ["r", "c1", "c2", "c3"]
     assert lineage.children == {"r": ["c1"], "c1": ["c2", "branch"], "c2": ["c3", "helper"]}
     assert archive.lineage("branch").chain == ["r", "c1", "branch"]
-    assert [archive.get_session(s).title for s in lineage.chain] == ["Long task", "Long task #2", "Long task #3",
-                                                                   "Long task #4"]
+    assert [archive.get_session(s).title for s in lineage.chain] == [
+        "Long task",
+        "Long task #2",
+        "Long task #3",
+        "Long task #4",
+    ]
     kinds = {s.id: (s.kind, s.child_count) for s in archive.children_of("c1")}
     assert kinds == {"c2": ("compression", 2), "branch": ("branch", 0)}
     assert {s.id: s.kind for s in archive.children_of("c2")}["helper"] == "delegate"
@@ -128,8 +148,12 @@ def test_export_session_and_lineage(home):
     archive = home.archive
     _chain(archive, "r", "c")
     archive.append_message("r", "user", "first part")
-    archive.append_message("c", "assistant", "second part",
-                           tool_calls=[{"id": "t", "type": "function", "function": {"name": "todo", "arguments": "{}"}}])
+    archive.append_message(
+        "c",
+        "assistant",
+        "second part",
+        tool_calls=[{"id": "t", "type": "function", "function": {"name": "todo", "arguments": "{}"}}],
+    )
     single = json.loads(archive.export_session("c"))
     assert single["id"] == "c" and [m["content"] for m in single["messages"]] == ["second part"]
     whole = json.loads(archive.export_lineage("c"))

@@ -24,13 +24,17 @@ def hermes_database(path, ddl: str = HERMES_DDL, version: int = SCHEMA_VERSION) 
 
 
 def hermes_write(conn, session_id, messages, *, parent=None, end_reason=None, title=None, source="cli", started=1.7e9):
-    conn.execute("INSERT INTO sessions (id, source, started_at, parent_session_id, title, end_reason, ended_at)"
-                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                 (session_id, source, started, parent, title, end_reason, started + 60 if end_reason else None))
+    conn.execute(
+        "INSERT INTO sessions (id, source, started_at, parent_session_id, title, end_reason, ended_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (session_id, source, started, parent, title, end_reason, started + 60 if end_reason else None),
+    )
     for i, (role, content, *tool) in enumerate(messages):
-        conn.execute("INSERT INTO messages (session_id, role, content, tool_name, tool_calls, timestamp) "
-                     "VALUES (?, ?, ?, ?, ?, ?)", (session_id, role, content, tool[0] if tool else None,
-                                                     tool[1] if len(tool) > 1 else None, started + i))
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, tool_name, tool_calls, timestamp) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (session_id, role, content, tool[0] if tool else None, tool[1] if len(tool) > 1 else None, started + i),
+        )
         conn.execute("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?", (session_id,))
 
 
@@ -44,13 +48,35 @@ def schema_of(path) -> list[tuple]:
 @pytest.fixture
 def hermes_home(tmp_path, clock):
     conn = hermes_database(tmp_path / "hermes" / "state.db")
-    calls = json.dumps([{"id": "c1", "type": "function", "function": {"name": "terminal",
-                                                                      "arguments": '{"cmd": "kubectl rollout status"}'}}])
-    hermes_write(conn, "root1", [("user", "Please deploy the billing service"), ("assistant", None, None, calls),
-                                 ("tool", '{"exit": 0}', "terminal"), ("assistant", "部署完成了，数据库迁移也好了")],
-                 end_reason="compression", title="Billing deploy")
-    hermes_write(conn, "child1", [("user", "continue the rollout"), ("assistant", "ロールアウトはデプロイ済みです")],
-                 parent="root1", title="Billing deploy #2", started=1.7e9 + 100)
+    calls = json.dumps(
+        [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "terminal", "arguments": '{"cmd": "kubectl rollout status"}'},
+            }
+        ]
+    )
+    hermes_write(
+        conn,
+        "root1",
+        [
+            ("user", "Please deploy the billing service"),
+            ("assistant", None, None, calls),
+            ("tool", '{"exit": 0}', "terminal"),
+            ("assistant", "部署完成了，数据库迁移也好了"),
+        ],
+        end_reason="compression",
+        title="Billing deploy",
+    )
+    hermes_write(
+        conn,
+        "child1",
+        [("user", "continue the rollout"), ("assistant", "ロールアウトはデプロイ済みです")],
+        parent="root1",
+        title="Billing deploy #2",
+        started=1.7e9 + 100,
+    )
     conn.close()
     home = open_home(tmp_path / "hermes", clock=clock)
     yield home
@@ -75,7 +101,9 @@ def test_database_created_by_hermes_ddl_opens_and_searches(hermes_home):
     archive.append_message("child1", "user", "zebra crossing")
     conn = sqlite3.connect(hermes_home.state_db_path)
     assert conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'zebra'").fetchall() == [(7,)]
-    assert conn.execute("SELECT rowid FROM messages_fts_trigram WHERE messages_fts_trigram MATCH 'ebra'").fetchall() == [(7,)]
+    assert conn.execute(
+        "SELECT rowid FROM messages_fts_trigram WHERE messages_fts_trigram MATCH 'ebra'"
+    ).fetchall() == [(7,)]
     conn.close()
     assert schema_of(hermes_home.state_db_path) == before  # nothing of Hermes's was reshaped or added
 
@@ -85,8 +113,17 @@ def test_new_home_gets_hermes_complete_layout(tmp_path, clock):
     home.archive.create_session("s1")
     conn = sqlite3.connect(home.state_db_path)
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-    assert {"sessions", "messages", "messages_fts", "messages_fts_trigram", "state_meta", "schema_version",
-            "session_model_usage", "idx_sessions_title_unique", "idx_messages_session_active"} <= names
+    assert {
+        "sessions",
+        "messages",
+        "messages_fts",
+        "messages_fts_trigram",
+        "state_meta",
+        "schema_version",
+        "session_model_usage",
+        "idx_sessions_title_unique",
+        "idx_messages_session_active",
+    } <= names
     triggers = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts%'")
     assert triggers.fetchone()[0] == 6
     assert schema.layout_gaps(conn).complete
@@ -142,9 +179,12 @@ def test_older_schema_opens_reads_and_refuses_missing_features_clearly(tmp_path,
 
 
 def test_newer_schema_with_extra_columns_and_tables_opens(tmp_path, clock):
-    newer = HERMES_DDL + """
+    newer = (
+        HERMES_DDL
+        + """
         ALTER TABLE sessions ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
         CREATE TABLE system_prompts (hash TEXT PRIMARY KEY, prompt TEXT);"""
+    )
     conn = hermes_database(tmp_path / "new" / "state.db", newer, version=26)
     hermes_write(conn, "s1", [("user", "future deploy")])
     conn.close()
@@ -214,6 +254,8 @@ def test_a_home_we_create_is_left_as_it_is_by_hermes_ddl(home):
     conn = sqlite3.connect(home.state_db_path, isolation_level=None)
     conn.executescript(HERMES_DDL)
     assert conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'rollout'").fetchall() == [(1,)]
-    assert conn.execute("SELECT rowid FROM messages_fts_trigram WHERE messages_fts_trigram MATCH '数据库迁移'").fetchall() == [(1,)]
+    assert conn.execute(
+        "SELECT rowid FROM messages_fts_trigram WHERE messages_fts_trigram MATCH '数据库迁移'"
+    ).fetchall() == [(1,)]
     conn.close()
     assert schema_of(home.state_db_path) == before

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 import random
-import time
 import sqlite3
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,8 +18,22 @@ from engine.archive import MARK_CLOSE, MARK_OPEN
 CHINESE = ["部署", "服务器", "数据库", "迁移", "半夜", "日志", "数据", "回滚", "配置", "超时", "的", "了"]
 JAPANESE = ["デプロイ", "サーバー", "データベース", "ログ", "ロールバック", "設定", "の", "は", "です"]
 ENGLISH = ["deploy", "server", "database", "migration", "log", "timeout", "rollback", "the", "config", "yaml"]
-CJK_QUERIES = ["部署", "数据", "日志", "半夜", "数据库迁", "据库迁移", "服务器部", "ログ", "デプ", "デプロイ", "ーバー",
-               "データベ", "の設", "迁移的"]
+CJK_QUERIES = [
+    "部署",
+    "数据",
+    "日志",
+    "半夜",
+    "数据库迁",
+    "据库迁移",
+    "服务器部",
+    "ログ",
+    "デプ",
+    "デプロイ",
+    "ーバー",
+    "データベ",
+    "の設",
+    "迁移的",
+]
 
 
 def _sentence(rng: random.Random) -> str:
@@ -49,8 +63,13 @@ def build(home, seed: int = 7, sessions: int = 40) -> None:
             message = {"role": role, "content": _sentence(rng)}
             if role == "assistant" and rng.random() < 0.3:
                 args = {"command": _sentence(rng)}
-                message["tool_calls"] = [{"id": "c", "type": "function",
-                                          "function": {"name": "terminal", "arguments": json.dumps(args, ensure_ascii=False)}}]
+                message["tool_calls"] = [
+                    {
+                        "id": "c",
+                        "type": "function",
+                        "function": {"name": "terminal", "arguments": json.dumps(args, ensure_ascii=False)},
+                    }
+                ]
             if role == "tool":
                 message["tool_name"] = rng.choice(["terminal", "read_file"])
             turn.append(message)
@@ -59,8 +78,10 @@ def build(home, seed: int = 7, sessions: int = 40) -> None:
 
 def substring_scan(path, needle: str) -> set[int]:
     conn = sqlite3.connect(path)
-    rows = conn.execute("SELECT id, COALESCE(content,'') || ' ' || COALESCE(tool_name,'') || ' ' || COALESCE(tool_calls,'')"
-                        " FROM messages WHERE active = 1 OR compacted = 1").fetchall()
+    rows = conn.execute(
+        "SELECT id, COALESCE(content,'') || ' ' || COALESCE(tool_name,'') || ' ' || COALESCE(tool_calls,'')"
+        " FROM messages WHERE active = 1 OR compacted = 1"
+    ).fetchall()
     conn.close()
     return {mid for mid, text in rows if needle.lower() in text.lower()}
 
@@ -126,7 +147,9 @@ def test_rows_written_by_another_process_are_indexed_or_scanned(tmp_path, clock)
     assert set(home.archive.iter_matches("半夜")) == substring_scan(home.state_db_path, "半夜")
     # a Hermes process appends rows behind our back
     conn = sqlite3.connect(home.state_db_path)
-    conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s000', 'user', '今天半夜回滚', 1)")
+    conn.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s000', 'user', '今天半夜回滚', 1)"
+    )
     conn.commit()
     new_id = conn.execute("SELECT max(id) FROM messages").fetchone()[0]
     conn.close()
@@ -147,12 +170,25 @@ def test_words_phrases_prefixes_tool_names_and_roles(tmp_path, clock):
     home = open_home(tmp_path / "h", clock=clock)
     archive = home.archive
     archive.create_session("a", title="Alpha")
-    archive.append_messages("a", [
-        {"role": "user", "content": "the error log shows a timeout"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "1", "type": "function", "function": {"name": "skill_view", "arguments": '{"name": "k8s-rollout"}'}}]},
-        {"role": "tool", "content": "{}", "tool_name": "skill_view", "tool_call_id": "1"},
-        {"role": "assistant", "content": "log error: the rollout failed"}])
+    archive.append_messages(
+        "a",
+        [
+            {"role": "user", "content": "the error log shows a timeout"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "1",
+                        "type": "function",
+                        "function": {"name": "skill_view", "arguments": '{"name": "k8s-rollout"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "content": "{}", "tool_name": "skill_view", "tool_call_id": "1"},
+            {"role": "assistant", "content": "log error: the rollout failed"},
+        ],
+    )
     assert [h.match_message_id for h in archive.search('"error log"')] == [1]
     assert {m for m in archive.iter_matches("error log")} == {1, 4}
     assert set(archive.iter_matches("timeo", prefix=True)) == {1}
@@ -182,14 +218,55 @@ def test_hits_group_by_root_and_skip_the_current_lineage(corpus):
     assert [h.match_message_id for h in newest] == sorted((h.match_message_id for h in newest), reverse=True)
 
 
-HOSTILE_TOKENS = ['"', "'", "*", "-", ".", ":", "(", ")", "{", "}", "^", "+", "AND", "OR", "NOT", "NEAR", "NEAR(",
-                  "deploy", "数据", "的", "%", "_", "\\", "\x00", "col:", "-x", "a.b", "x*y", '""', "\u200b", "🙂", "/",
-                  "日志*", "NOT NOT", "AND (", ") OR", "^deploy", "#", "@", "[", "]"]
+HOSTILE_TOKENS = [
+    '"',
+    "'",
+    "*",
+    "-",
+    ".",
+    ":",
+    "(",
+    ")",
+    "{",
+    "}",
+    "^",
+    "+",
+    "AND",
+    "OR",
+    "NOT",
+    "NEAR",
+    "NEAR(",
+    "deploy",
+    "数据",
+    "的",
+    "%",
+    "_",
+    "\\",
+    "\x00",
+    "col:",
+    "-x",
+    "a.b",
+    "x*y",
+    '""',
+    "\u200b",
+    "🙂",
+    "/",
+    "日志*",
+    "NOT NOT",
+    "AND (",
+    ") OR",
+    "^deploy",
+    "#",
+    "@",
+    "[",
+    "]",
+]
 
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.one_of(st.sampled_from(HOSTILE_TOKENS), st.text(max_size=6)), max_size=6).map(" ".join),
-       st.booleans())
+@given(
+    st.lists(st.one_of(st.sampled_from(HOSTILE_TOKENS), st.text(max_size=6)), max_size=6).map(" ".join), st.booleans()
+)
 def test_any_text_is_a_safe_query(corpus, query, prefix):
     hits = corpus.archive.search(query, prefix=prefix, limit=5)
     assert all(isinstance(h.snippet, str) and h.match_message_id > 0 for h in hits)
@@ -198,15 +275,32 @@ def test_any_text_is_a_safe_query(corpus, query, prefix):
     assert all(isinstance(i, int) for i in itertools.islice(corpus.archive.iter_matches(query), 3))
 
 
-@pytest.mark.parametrize("raw, expected", [
-    ("C++", "C"), ("hello AND", "hello"), ("OR world", "world"), ("***", ""), ("deploy*", "deploy*"),
-    ("**deploy", "deploy"), ("TODO: fix", "TODO fix"), ("chat-send", '"chat-send"'), ("my-app.config", '"my-app.config"'),
-    ('"unterminated', "unterminated"), ("(problem", "problem"), ("x^y", "x y"),
-    ('"exact phrase" foo-bar', '"exact phrase" "foo-bar"'), ("NOT", ""), ("foo NOT", "foo"), ("a AND OR b", "a AND b"),
-    ("NEAR(a b)", '"NEAR" a b'), ("it's", '"it\'s"'),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("C++", "C"),
+        ("hello AND", "hello"),
+        ("OR world", "world"),
+        ("***", ""),
+        ("deploy*", "deploy*"),
+        ("**deploy", "deploy"),
+        ("TODO: fix", "TODO fix"),
+        ("chat-send", '"chat-send"'),
+        ("my-app.config", '"my-app.config"'),
+        ('"unterminated', "unterminated"),
+        ("(problem", "problem"),
+        ("x^y", "x y"),
+        ('"exact phrase" foo-bar', '"exact phrase" "foo-bar"'),
+        ("NOT", ""),
+        ("foo NOT", "foo"),
+        ("a AND OR b", "a AND b"),
+        ("NEAR(a b)", '"NEAR" a b'),
+        ("it's", '"it\'s"'),
+    ],
+)
 def test_sanitiser_follows_hermes_and_never_leaves_syntax(raw, expected):
     from engine.archive import sanitize_fts_query
+
     assert sanitize_fts_query(raw) == expected
 
 

@@ -12,9 +12,14 @@ from engine.tools import ToolContext
 def archive_home(home):
     archive = home.archive
     archive.create_session("old", source="cli", title="Payments outage")
-    archive.append_messages("old", [{"role": "user", "content": "the payments service keeps timing out"},
-                                    {"role": "assistant", "content": "raised the gateway timeout to 30s"}] +
-                            [{"role": "user" if i % 2 else "assistant", "content": f"filler {i}"} for i in range(40)])
+    archive.append_messages(
+        "old",
+        [
+            {"role": "user", "content": "the payments service keeps timing out"},
+            {"role": "assistant", "content": "raised the gateway timeout to 30s"},
+        ]
+        + [{"role": "user" if i % 2 else "assistant", "content": f"filler {i}"} for i in range(40)],
+    )
     archive.end_session("old", "compression")
     archive.create_session("old2", source="cli", parent_session_id="old")
     archive.append_messages("old2", [{"role": "user", "content": "payments still timing out after the change"}])
@@ -31,8 +36,13 @@ def call(home, current=None, **args):
 
 def test_schema_is_a_plain_function_schema():
     assert SESSION_SEARCH_SCHEMA["name"] == "session_search"
-    assert set(SESSION_SEARCH_SCHEMA["parameters"]["properties"]) >= {"query", "limit", "session_id",
-                                                                       "around_message_id", "window"}
+    assert set(SESSION_SEARCH_SCHEMA["parameters"]["properties"]) >= {
+        "query",
+        "limit",
+        "session_id",
+        "around_message_id",
+        "window",
+    }
 
 
 def test_discover_groups_by_root_skips_current_lineage_and_hidden_sources(archive_home):
@@ -68,12 +78,15 @@ def test_scroll_read_and_browse(archive_home):
     assert browse["results"][0]["preview"].startswith("the payments service")
 
 
-@pytest.mark.parametrize("args, error", [
-    ({"session_id": "ghost"}, "session_id not found: ghost"),
-    ({"session_id": "old", "around_message_id": "abc"}, "scroll requires integer around_message_id"),
-    ({"session_id": "old", "around_message_id": 999}, "around_message_id 999 not in session_id old"),
-    ({"session_id": "now", "around_message_id": 1}, "scroll rejected: anchor lives in the current session lineage"),
-])
+@pytest.mark.parametrize(
+    "args, error",
+    [
+        ({"session_id": "ghost"}, "session_id not found: ghost"),
+        ({"session_id": "old", "around_message_id": "abc"}, "scroll requires integer around_message_id"),
+        ({"session_id": "old", "around_message_id": 999}, "around_message_id 999 not in session_id old"),
+        ({"session_id": "now", "around_message_id": 1}, "scroll rejected: anchor lives in the current session lineage"),
+    ],
+)
 def test_refusals_are_tool_errors(archive_home, args, error):
     result = call(archive_home, current="now", **args)
     assert result["success"] is False and result["error"].startswith(error)

@@ -160,8 +160,9 @@ def test_prune_removes_only_old_ended_sessions_and_orphans_children(home, clock)
 def test_delete_removes_delegates_and_orphans_other_children(home):
     archive = home.archive
     archive.create_session("parent")
-    archive.create_session("delegate", source="subagent", parent_session_id="parent",
-                           model_config={"_delegate_from": "parent"})
+    archive.create_session(
+        "delegate", source="subagent", parent_session_id="parent", model_config={"_delegate_from": "parent"}
+    )
     archive.create_session("grand_delegate", source="subagent", parent_session_id="delegate")
     archive.create_session("branch", parent_session_id="parent", model_config={"_branched_from": "parent"})
     archive.append_message("delegate", "user", "delegated work")
@@ -178,11 +179,18 @@ def test_message_events_and_counters(home):
     archive.create_session("s1")
     stored = []
     home.bus.subscribe(stored.append, MessageStored)
-    calls = [{"id": "a", "type": "function", "function": {"name": "terminal", "arguments": "{}"}},
-             {"id": "b", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]
-    ids = archive.append_messages("s1", [{"role": "user", "content": "hi"},
-                                         {"role": "assistant", "content": None, "tool_calls": calls},
-                                         {"role": "tool", "content": "ok", "tool_name": "terminal", "tool_call_id": "a"}])
+    calls = [
+        {"id": "a", "type": "function", "function": {"name": "terminal", "arguments": "{}"}},
+        {"id": "b", "type": "function", "function": {"name": "read_file", "arguments": "{}"}},
+    ]
+    ids = archive.append_messages(
+        "s1",
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": calls},
+            {"role": "tool", "content": "ok", "tool_name": "terminal", "tool_call_id": "a"},
+        ],
+    )
     assert [(e.message_ids, e.message_id, e.role) for e in stored] == [(tuple(ids), ids[-1], "tool")]  # one per turn
     assert ids == sorted(ids) and len(set(ids)) == 3
     assert [m.id for m in archive.messages("s1")] == ids

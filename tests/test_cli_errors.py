@@ -48,7 +48,9 @@ def test_an_empty_home_is_refused_instead_of_writing_the_default_home(tmp_path):
 
 
 def test_a_home_under_an_unknown_user_is_refused(tmp_path):
-    proc = _run(workbench_cmd("memory", "show", "--json"), env={"WORKBENCH_HOME": "~nosuchuser-wb/x"}, cwd=tmp_path, text=True)
+    proc = _run(
+        workbench_cmd("memory", "show", "--json"), env={"WORKBENCH_HOME": "~nosuchuser-wb/x"}, cwd=tmp_path, text=True
+    )
     assert proc.returncode == 1
     assert "names a user" in json.loads(proc.stdout)["error"]
     assert list(tmp_path.iterdir()) == []
@@ -68,20 +70,28 @@ def test_a_held_database_fails_fast_and_names_the_process_holding_it(tmp_path):
     home = tmp_path / "h"
     assert _run(workbench_cmd("--home", str(home), "memory", "add", "first")).returncode == 0
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import sqlite3, sys, time
             conn = sqlite3.connect({str(home / "workbench.db")!r}, isolation_level=None)
             conn.execute("BEGIN IMMEDIATE")
             print("held", flush=True)
             time.sleep(30)
-        """)],
-        stdout=subprocess.PIPE, text=True,
+        """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"
         started = time.monotonic()
-        proc = _run(workbench_cmd("--home", str(home), "--json", "memory", "add", "second"),
-                    env={"WORKBENCH_BUSY_TIMEOUT": "1"}, text=True)
+        proc = _run(
+            workbench_cmd("--home", str(home), "--json", "memory", "add", "second"),
+            env={"WORKBENCH_BUSY_TIMEOUT": "1"},
+            text=True,
+        )
         waited = time.monotonic() - started
     finally:
         holder.kill()
@@ -110,7 +120,9 @@ def test_database_errors_name_the_real_cause(tmp_path, exc, says):
         assert "move it aside" not in message.lower()  # dangerous advice for an intact database
 
 
-def test_an_unexpected_error_exits_nonzero_and_saves_the_traceback_instead_of_printing_it(tmp_path, monkeypatch, capsys):
+def test_an_unexpected_error_exits_nonzero_and_saves_the_traceback_instead_of_printing_it(
+    tmp_path, monkeypatch, capsys
+):
     from workbench import cli
     from workbench.cli import memory_cmds
 

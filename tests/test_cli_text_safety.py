@@ -15,15 +15,34 @@ from workbench.cli import main
 
 # Characters that would drive a terminal, mixed into otherwise ordinary text.
 DRIVERS = [chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]] + [
-    "\u061c", "\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))]
-hostile = st.lists(st.one_of(st.sampled_from(DRIVERS), st.sampled_from(["\x1b]0;PWNED\x07", "\x1b[2J", "\x1b]52;c;aGk=\x07"]),
-                             st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=8)),
-                   min_size=1, max_size=8).map("".join)
+    "\u061c",
+    "\u200e",
+    "\u200f",
+    *map(chr, range(0x202A, 0x202F)),
+    *map(chr, range(0x2066, 0x206A)),
+]
+hostile = st.lists(
+    st.one_of(
+        st.sampled_from(DRIVERS),
+        st.sampled_from(["\x1b]0;PWNED\x07", "\x1b[2J", "\x1b]52;c;aGk=\x07"]),
+        st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=8),
+    ),
+    min_size=1,
+    max_size=8,
+).map("".join)
 
 READ_COMMANDS = [
-    ["memory", "show"], ["memory", "history"], ["sessions", "list"], ["sessions", "search", "word"],
-    ["sessions", "show", "s_1"], ["sessions", "lineage", "s_1"], ["sessions", "export", "s_1", "--format", "markdown"],
-    ["skills", "list"], ["skills", "show", "tool-notes"], ["pending", "list"], ["curator", "status"],
+    ["memory", "show"],
+    ["memory", "history"],
+    ["sessions", "list"],
+    ["sessions", "search", "word"],
+    ["sessions", "show", "s_1"],
+    ["sessions", "lineage", "s_1"],
+    ["sessions", "export", "s_1", "--format", "markdown"],
+    ["skills", "list"],
+    ["skills", "show", "tool-notes"],
+    ["pending", "list"],
+    ["curator", "status"],
 ]
 
 
@@ -35,11 +54,15 @@ def _seed(root, text: str) -> None:
     skill = home.skills_dir / "tool-notes"
     skill.mkdir(parents=True, exist_ok=True)
     description = json.dumps(f"notes {text}")  # a YAML double-quoted scalar carries any character
-    (skill / "SKILL.md").write_text(f"---\nname: tool-notes\ndescription: {description}\n---\nbody {text}\n", encoding="utf-8")
+    (skill / "SKILL.md").write_text(
+        f"---\nname: tool-notes\ndescription: {description}\n---\nbody {text}\n", encoding="utf-8"
+    )
     home.close()
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(text=hostile)
 def test_no_text_output_contains_controls_or_bidi(tmp_path_factory, text):
     root = tmp_path_factory.mktemp("safe") / "home"

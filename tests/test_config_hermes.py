@@ -48,8 +48,13 @@ def configured(home, text):
 
 def test_each_value_hermes_misreads_is_named_with_its_line_and_exact_fix(home):
     found = {m.key: m for m in configured(home, TRICKY).config.hermes_misreads()}
-    assert set(found) == {"memory.memory_char_limit", "memory.user_profile_enabled", "memory.write_approval",
-                          "curator.enabled", "compression.enabled"}
+    assert set(found) == {
+        "memory.memory_char_limit",
+        "memory.user_profile_enabled",
+        "memory.write_approval",
+        "curator.enabled",
+        "compression.enabled",
+    }
     limit = found["memory.memory_char_limit"]
     assert (limit.line, limit.value, limit.hermes, limit.ours, limit.breaks_memory) == (2, "3000", "3000", 3000, True)
     assert limit.fix == "write 3000 without quotes (memory_char_limit: 3000)"
@@ -61,7 +66,9 @@ def test_each_value_hermes_misreads_is_named_with_its_line_and_exact_fix(home):
 
 
 def test_a_plain_config_has_no_misreads(home):
-    assert configured(home, "memory:\n  memory_char_limit: 3000\n  write_approval: true\n").config.hermes_misreads() == []
+    assert (
+        configured(home, "memory:\n  memory_char_limit: 3000\n  write_approval: true\n").config.hermes_misreads() == []
+    )
     assert configured(home, "").config.hermes_misreads() == []
 
 
@@ -82,8 +89,12 @@ def test_cli_warns_on_stderr_and_keeps_stdout_pure_json(tmp_path):
     home.memory.add("memory", "User likes tea", ToolContext(actor="user"))
     home.close()
     (root / "config.yaml").write_text("memory:\n  memory_char_limit: '3000'\n", encoding="utf-8")
-    proc = subprocess.run(workbench_cmd("memory", "show", "--frozen", "--target", "memory", "--home", str(root),
-                                        "--json"), capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        workbench_cmd("memory", "show", "--frozen", "--target", "memory", "--home", str(root), "--json"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0
     view = json.loads(proc.stdout)
     assert view["entries"] == view["origins"] == [] and "write 3000 without quotes" in view["withheld"]
@@ -144,8 +155,13 @@ def test_the_reader_table_is_what_the_real_hermes_does(hermes, tmp_path):
     # the quoted limit: no block at all, and the memory tool fails
     assert seen["block"] is None and seen["tool"] == "TypeError"
     # quoted numbers elsewhere: Hermes converts them, as we do, so none is flagged
-    for key in ("memory.nudge_interval", "skills.creation_nudge_interval", "curator.stale_after_days",
-                "curator.archive_after_days", "compression.threshold"):
+    for key in (
+        "memory.nudge_interval",
+        "skills.creation_nudge_interval",
+        "curator.stale_after_days",
+        "curator.archive_after_days",
+        "compression.threshold",
+    ):
         assert key not in misread
     home.close()
 
@@ -203,13 +219,16 @@ def test_a_nudge_interval_neither_program_can_use_leaves_hermes_without_memory(h
     root = tmp_path / "home"
     home = open_home(root)
     configured(home, "memory:\n  nudge_interval: '10.0'\n")
-    seen = hermes.json(root, """
+    seen = hermes.json(
+        root,
+        """
         import json
         from run_agent import AIAgent
         a = AIAgent(base_url="http://127.0.0.1:9/v1", api_key="x", model="gpt-4o-mini", quiet_mode=True,
                     skip_context_files=True)
         print(json.dumps({"store": a._memory_store is not None}))
-        """)
+        """,
+    )
     assert seen == {"store": False}
     [finding] = [f for f in run_doctor(home).findings if f.area == "config"]
     assert finding.severity == "error" and "nudge_interval" in finding.what

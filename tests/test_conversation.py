@@ -38,8 +38,11 @@ def test_switching_session_ends_the_one_left_behind(home):
 
 def test_a_scenario_overlay_reaches_its_sessions_only_never_the_home(home, tmp_path):
     scenario = tmp_path / "gate.yaml"
-    scenario.write_text("name: gate\nconfig:\n  memory.write_approval: true\nsessions:\n  - title: Gated\n"
-                        "    turns:\n      - user: remember that the office is in Leeds\n", encoding="utf-8")
+    scenario.write_text(
+        "name: gate\nconfig:\n  memory.write_approval: true\nsessions:\n  - title: Gated\n"
+        "    turns:\n      - user: remember that the office is in Leeds\n",
+        encoding="utf-8",
+    )
     seen: list[bool] = []
 
     def on_event(event) -> None:  # the scenario's own thread; every other user of ``home`` keeps its settings

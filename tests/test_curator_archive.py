@@ -45,8 +45,9 @@ def test_archive_restore_rollback_round_trip(home):
 def test_rollback_of_a_patch_restores_the_old_text_and_can_itself_be_undone(home):
     write_skill(home, "x")
     old = (home.skills_dir / "x" / "SKILL.md").read_text()
-    patched = skill_manage_tool(home, {"action": "patch", "name": "x", "old_string": "Do it.",
-                                       "new_string": "Do it better."}, ctx())
+    patched = skill_manage_tool(
+        home, {"action": "patch", "name": "x", "old_string": "Do it.", "new_string": "Do it better."}, ctx()
+    )
     new = (home.skills_dir / "x" / "SKILL.md").read_text()
     undo = home.curator.rollback(patched["ledger_id"])
     assert (home.skills_dir / "x" / "SKILL.md").read_text() == old
@@ -56,8 +57,9 @@ def test_rollback_of_a_patch_restores_the_old_text_and_can_itself_be_undone(home
 
 def test_rollback_of_create_and_delete(home):
     created = skill_manage_tool(home, {"action": "create", "name": "x", "content": skill_md("x")}, ctx())
-    skill_manage_tool(home, {"action": "write_file", "name": "x", "file_path": "assets/a.txt",
-                             "file_content": "A"}, ctx())
+    skill_manage_tool(
+        home, {"action": "write_file", "name": "x", "file_path": "assets/a.txt", "file_content": "A"}, ctx()
+    )
     before_delete = tree_state(home.skills_dir / "x")
     deleted = skill_manage_tool(home, {"action": "delete", "name": "x"}, ctx())
     assert not (home.skills_dir / "x").exists()
@@ -86,8 +88,9 @@ def test_rollback_refuses_unknown_ids_and_missing_blobs(home):
     with pytest.raises(SkillError, match="No ledger entry"):
         home.curator.rollback("000000000000")
     write_skill(home, "x")
-    patched = skill_manage_tool(home, {"action": "patch", "name": "x", "old_string": "Do it.", "new_string": "y"},
-                                ctx())
+    patched = skill_manage_tool(
+        home, {"action": "patch", "name": "x", "old_string": "Do it.", "new_string": "y"}, ctx()
+    )
     entry = home.curator.ledger()[0]
     (home.root / ".curator_backups" / "blobs" / entry.before[0].sha256).unlink()
     before = tree_state(home.skills_dir)
@@ -98,19 +101,33 @@ def test_rollback_refuses_unknown_ids_and_missing_blobs(home):
 
 @pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd", "skills/../../outside.txt"])
 def test_ledger_paths_cannot_leave_the_home(home, path):
-    (home.skills_dir / ".curator_ledger.jsonl").write_text(json.dumps(
-        {"id": "evil00000000", "ts": "", "actor": "agent", "action": "patch", "skill": "x",
-         "before": [{"path": path, "sha256": "0" * 64}], "after": []}) + "\n")
+    (home.skills_dir / ".curator_ledger.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "evil00000000",
+                "ts": "",
+                "actor": "agent",
+                "action": "patch",
+                "skill": "x",
+                "before": [{"path": path, "sha256": "0" * 64}],
+                "after": [],
+            }
+        )
+        + "\n"
+    )
     with pytest.raises(SkillError, match="outside the home"):
         home.curator.rollback("evil00000000")
 
 
 def test_absolute_ledger_paths_inside_the_home_roll_back(home):
     write_skill(home, "x")
-    patched = skill_manage_tool(home, {"action": "patch", "name": "x", "old_string": "Do it.", "new_string": "y"},
-                                ctx())
+    patched = skill_manage_tool(
+        home, {"action": "patch", "name": "x", "old_string": "Do it.", "new_string": "y"}, ctx()
+    )
     ledger = home.skills_dir / ".curator_ledger.jsonl"
-    ledger.write_text(ledger.read_text().replace('"skills/x/SKILL.md"', json.dumps(str(home.skills_dir / "x" / "SKILL.md"))))
+    ledger.write_text(
+        ledger.read_text().replace('"skills/x/SKILL.md"', json.dumps(str(home.skills_dir / "x" / "SKILL.md")))
+    )
     home.curator.rollback(patched["ledger_id"])
     assert (home.skills_dir / "x" / "SKILL.md").read_text() == skill_md("x")
 

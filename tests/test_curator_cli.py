@@ -12,14 +12,18 @@ import pytest
 
 from engine import open_home
 from engine.skills.validation import SkillError
-from workbench.cli import main
 from tests.test_skills_support import write_skill
+from workbench.cli import main
 
 
 def wb_process(home_dir, *args):
     """A real ``python -m workbench`` process."""
-    proc = subprocess.run([sys.executable, "-m", "workbench", *args, "--home", str(home_dir), "--json"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", *args, "--home", str(home_dir), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return proc.returncode, json.loads(proc.stdout)
 
 
@@ -36,13 +40,26 @@ def test_skills_and_curator_commands(tmp_path):
     write_skill(home, "deploy", category="ops", files={"references/api.md": "# API"})
     home.close()
     code, listed = wb_process(tmp_path / "h", "skills", "list")
-    assert code == 0 and listed == {"skills": [{
-        "name": "deploy", "category": "ops", "description": "Does a useful thing", "state": "active",
-        "pinned": False, "provenance": "user", "use_count": 0, "last_used_at": None}]}
+    assert code == 0 and listed == {
+        "skills": [
+            {
+                "name": "deploy",
+                "category": "ops",
+                "description": "Does a useful thing",
+                "state": "active",
+                "pinned": False,
+                "provenance": "user",
+                "use_count": 0,
+                "last_used_at": None,
+            }
+        ]
+    }
     code, shown = wb(tmp_path / "h", "skills", "show", "deploy", "--file", "references/api.md")
     assert code == 0 and shown["content"] == "# API"
-    assert wb(tmp_path / "h", "skills", "pin", "deploy") == (0, {"success": True, "message": "Skill 'deploy' pinned.",
-                                                                   "name": "deploy", "pinned": True})
+    assert wb(tmp_path / "h", "skills", "pin", "deploy") == (
+        0,
+        {"success": True, "message": "Skill 'deploy' pinned.", "name": "deploy", "pinned": True},
+    )
     code, refused = wb_process(tmp_path / "h", "skills", "archive", "deploy")
     assert code == 1 and "is pinned" in refused["error"]
     wb(tmp_path / "h", "skills", "unpin", "deploy")
@@ -52,7 +69,11 @@ def test_skills_and_curator_commands(tmp_path):
     assert [s["state"] for s in listed["skills"]] == ["archived"]
     code, run = wb(tmp_path / "h", "curator", "run", "--dry-run")
     assert code == 0 and {k: run[k] for k in ("marked_stale", "archived", "reactivated", "dry_run")} == {
-        "marked_stale": [], "archived": [], "reactivated": [], "dry_run": True}
+        "marked_stale": [],
+        "archived": [],
+        "reactivated": [],
+        "dry_run": True,
+    }
     code, status = wb(tmp_path / "h", "curator", "status")
     assert status["counts"] == {"active": 0, "stale": 0, "archived": 1}
     code, refused = wb(tmp_path / "h", "curator", "purge", "--days", "0", "--yes")
@@ -76,12 +97,20 @@ def test_hand_broken_usage_file_and_bad_limits_never_give_a_traceback(tmp_path):
     home.close()
     (tmp_path / "h" / "skills" / ".usage.json").write_text(json.dumps({"deploy": {"use_count": "lots", "pinned": 2}}))
     for args in (("skills", "list"), ("curator", "status"), ("curator", "run", "--dry-run")):
-        proc = subprocess.run([sys.executable, "-m", "workbench", *args, "--home", str(tmp_path / "h"), "--json"],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "workbench", *args, "--home", str(tmp_path / "h"), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
         json.loads(proc.stdout)
-    proc = subprocess.run([sys.executable, "-m", "workbench", "curator", "ledger", "--limit", "-1", "--home",
-                           str(tmp_path / "h")], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "curator", "ledger", "--limit", "-1", "--home", str(tmp_path / "h")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "--limit: -1 is out of range" in proc.stderr
 
 
@@ -104,10 +133,16 @@ def test_skills_show_inspects_an_archived_skill_without_counting_a_view(tmp_path
 
 def test_pause_resume_status_and_a_staged_consolidation_from_the_shell(tmp_path):
     from tests.test_curator_consolidate import MERGE, REBASE, agent_skill
+
     home = open_home(tmp_path / "h")
     agent_skill(home, "git-rebase", description="Rebase a git branch onto main safely", body=REBASE)
-    agent_skill(home, "git-merge", description="Merge a git branch into main safely", body=MERGE,
-                files={"scripts/check.sh": "echo ok\n"})
+    agent_skill(
+        home,
+        "git-merge",
+        description="Merge a git branch into main safely",
+        body=MERGE,
+        files={"scripts/check.sh": "echo ok\n"},
+    )
     home.close()
     assert wb(tmp_path / "h", "curator", "pause")[1]["paused"] is True
     code, status = wb_process(tmp_path / "h", "curator", "status")
@@ -116,10 +151,17 @@ def test_pause_resume_status_and_a_staged_consolidation_from_the_shell(tmp_path)
     assert wb(tmp_path / "h", "curator", "resume")[1]["paused"] is False
     code, staged = wb(tmp_path / "h", "curator", "consolidate")
     assert code == 0 and staged["staged"]
-    proc = subprocess.run([sys.executable, "-m", "workbench", "pending", "show", staged["pending_id"],
-                           "--home", str(tmp_path / "h")], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "pending", "show", staged["pending_id"], "--home", str(tmp_path / "h")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0
-    assert "=== create git/SKILL.md" in proc.stdout and "=== copy git/scripts/check.sh (from git-merge/scripts/check.sh)" \
-        in proc.stdout and "=== archive git-rebase/SKILL.md" in proc.stdout
+    assert (
+        "=== create git/SKILL.md" in proc.stdout
+        and "=== copy git/scripts/check.sh (from git-merge/scripts/check.sh)" in proc.stdout
+        and "=== archive git-rebase/SKILL.md" in proc.stdout
+    )
     code, listed = wb(tmp_path / "h", "pending", "list")
     assert [(p["action"], p["origin"]) for p in listed["pending"]] == [("consolidate", "curator")]

@@ -15,7 +15,9 @@ from tests.test_skills_support import tree_state, write_skill
 
 T0 = 1_780_000_000.0
 
-REBASE = "# Rebase\nRun git fetch, then git rebase origin/main.\n\n## Conflicts\nResolve, git add, git rebase --continue.\n"
+REBASE = (
+    "# Rebase\nRun git fetch, then git rebase origin/main.\n\n## Conflicts\nResolve, git add, git rebase --continue.\n"
+)
 MERGE = "# Merge\nRun git fetch, then git merge origin/main.\n\n## Conflicts\nResolve, git add, git commit.\n"
 
 UMBRELLA = """---
@@ -65,10 +67,20 @@ def agent_skill(home, name, **kw):
 def library(tmp_path):
     """Two overlapping agent-made git skills, an unrelated one, a user-owned and a pinned look-alike."""
     home = open_home(tmp_path / "h", clock=FixedClock(T0))
-    agent_skill(home, "git-rebase", description="Rebase a git branch onto main safely", body=REBASE,
-                files={"references/flags.md": "# Flags\n--onto\n"})
-    agent_skill(home, "git-merge", description="Merge a git branch into main safely", body=MERGE,
-                files={"references/flags.md": "# Flags\n--no-ff\n", "scripts/check.sh": "echo ok\n"})
+    agent_skill(
+        home,
+        "git-rebase",
+        description="Rebase a git branch onto main safely",
+        body=REBASE,
+        files={"references/flags.md": "# Flags\n--onto\n"},
+    )
+    agent_skill(
+        home,
+        "git-merge",
+        description="Merge a git branch into main safely",
+        body=MERGE,
+        files={"references/flags.md": "# Flags\n--no-ff\n", "scripts/check.sh": "echo ok\n"},
+    )
     agent_skill(home, "pdf-extract", description="Extract tables from PDF files", body="# Extract\nUse pdfplumber.\n")
     write_skill(home, "git-merging", description="Merge a git branch into main safely", body=MERGE)  # user-owned
     agent_skill(home, "git-merge-pinned", description="Merge a git branch into main safely", body=MERGE)
@@ -86,18 +98,35 @@ def staged_plan(home):
 def test_offline_plan_merges_only_overlapping_managed_skills_with_exact_umbrella(library):
     pending_id = staged_plan(library)
     record = library.approvals.get(pending_id)
-    assert (record.subsystem, record.action, record.origin, record.actor) == ("skills", "consolidate", "curator",
-                                                                             "curator")
+    assert (record.subsystem, record.action, record.origin, record.actor) == (
+        "skills",
+        "consolidate",
+        "curator",
+        "curator",
+    )
     plan = record.payload["plan"]
     assert [a["name"] for a in plan["absorbed"]] == ["git-merge", "git-rebase"]  # never the user-owned or pinned ones
     assert plan["umbrella"]["skill_md"] == UMBRELLA
     assert plan["moves"] == [
-        {"skill": "git-merge", "from": "references/flags.md", "to": "references/flags.md",
-         "sha256": plan["absorbed"][0]["files"]["references/flags.md"]},
-        {"skill": "git-merge", "from": "scripts/check.sh", "to": "scripts/check.sh",
-         "sha256": plan["absorbed"][0]["files"]["scripts/check.sh"]},
-        {"skill": "git-rebase", "from": "references/flags.md", "to": "references/git-rebase-flags.md",
-         "sha256": plan["absorbed"][1]["files"]["references/flags.md"]}]
+        {
+            "skill": "git-merge",
+            "from": "references/flags.md",
+            "to": "references/flags.md",
+            "sha256": plan["absorbed"][0]["files"]["references/flags.md"],
+        },
+        {
+            "skill": "git-merge",
+            "from": "scripts/check.sh",
+            "to": "scripts/check.sh",
+            "sha256": plan["absorbed"][0]["files"]["scripts/check.sh"],
+        },
+        {
+            "skill": "git-rebase",
+            "from": "references/flags.md",
+            "to": "references/git-rebase-flags.md",
+            "sha256": plan["absorbed"][1]["files"]["references/flags.md"],
+        },
+    ]
     assert library.curator.consolidation.verify(plan) == []
     assert library.curator.consolidation.propose()["pending_id"] == pending_id  # one pending plan at a time
 
@@ -106,11 +135,14 @@ def test_plan_dropping_a_support_file_or_section_fails_verification(library):
     consolidation = library.curator.consolidation
     plan = library.approvals.get(staged_plan(library)).payload["plan"]
     no_script = {**plan, "moves": [m for m in plan["moves"] if m["from"] != "scripts/check.sh"]}
-    assert consolidation.verify(no_script) == ["support file git-merge/scripts/check.sh is not carried into the umbrella"]
+    assert consolidation.verify(no_script) == [
+        "support file git-merge/scripts/check.sh is not carried into the umbrella"
+    ]
     cut = plan["umbrella"]["skill_md"].replace("Resolve, git add, git commit.\n", "")
     no_section = {**plan, "umbrella": {**plan["umbrella"], "skill_md": cut}}
     assert consolidation.verify(no_section) == [
-        "section '## Conflicts' of 'git-merge' is neither in the umbrella nor dropped with a reason"]
+        "section '## Conflicts' of 'git-merge' is neither in the umbrella nor dropped with a reason"
+    ]
     dropped = {**no_section, "dropped": [{"skill": "git-merge", "section": "## Conflicts", "reason": "duplicate"}]}
     assert consolidation.verify(dropped) == []
     outside = {**plan, "umbrella": {**plan["umbrella"], "path": "../escape"}}
@@ -124,17 +156,23 @@ def test_approve_applies_exactly_the_previewed_plan(library):
     preview = library.approvals.preview(pending_id)
     assert preview["error"] is None and preview["absorbed"] == ["git-merge", "git-rebase"]
     assert [(f["path"], f["kind"]) for f in preview["files"]] == [
-        ("git/SKILL.md", "create"), ("git/references/flags.md", "copy"), ("git/scripts/check.sh", "copy"),
-        ("git/references/git-rebase-flags.md", "copy"), ("git-merge/SKILL.md", "archive"),
-        ("git-rebase/SKILL.md", "archive")]
+        ("git/SKILL.md", "create"),
+        ("git/references/flags.md", "copy"),
+        ("git/scripts/check.sh", "copy"),
+        ("git/references/git-rebase-flags.md", "copy"),
+        ("git-merge/SKILL.md", "archive"),
+        ("git-rebase/SKILL.md", "archive"),
+    ]
     created = {f["path"]: f["after"] for f in preview["files"] if f["kind"] != "archive"}
     result = library.approvals.approve(pending_id)
     assert result["success"], result
     for rel, text in created.items():
         assert (library.skills_dir / rel).read_text(encoding="utf-8") == text
-    assert sorted(p.relative_to(library.skills_dir / "git").as_posix()
-                  for p in (library.skills_dir / "git").rglob("*") if p.is_file()) == sorted(
-        rel.removeprefix("git/") for rel in created)
+    assert sorted(
+        p.relative_to(library.skills_dir / "git").as_posix()
+        for p in (library.skills_dir / "git").rglob("*")
+        if p.is_file()
+    ) == sorted(rel.removeprefix("git/") for rel in created)
     assert [f.dir_name for f in library.skills.scanner.archived()] == ["git-merge", "git-rebase"]
     records = library.skills.usage.load()
     assert records["git"]["created_by"] == "agent"
@@ -158,8 +196,11 @@ def test_absorbed_names_resolve_to_the_umbrella_and_the_index_lists_it_once(libr
     ctx = ToolContext()
     viewed = skill_view_tool(library, {"name": "git-rebase"}, ctx)
     assert viewed["success"] and viewed["name"] == "git" and viewed["content"] == UMBRELLA
-    patched = skill_manage_tool(library, {"action": "patch", "name": "git-merge", "old_string": "git commit.",
-                                          "new_string": "git commit --no-edit."}, ctx)
+    patched = skill_manage_tool(
+        library,
+        {"action": "patch", "name": "git-merge", "old_string": "git commit.", "new_string": "git commit --no-edit."},
+        ctx,
+    )
     assert patched["success"], patched
     assert "git commit --no-edit." in (library.skills_dir / "git" / "SKILL.md").read_text()
     index = library.skills.index_text()
@@ -183,24 +224,43 @@ def write_cron(home, jobs):
 
 
 def test_cron_jobs_naming_an_absorbed_skill_are_rewritten_and_rollback_is_byte_identical(library):
-    write_cron(library, [{"id": "a1", "name": "nightly", "skill": "git-rebase", "skills": ["git-rebase", "git-merge",
-                                                                                         "pdf-extract"]},
-                         {"id": "b2", "name": "other", "skill": "pdf-extract", "skills": ["pdf-extract"]}])
+    write_cron(
+        library,
+        [
+            {
+                "id": "a1",
+                "name": "nightly",
+                "skill": "git-rebase",
+                "skills": ["git-rebase", "git-merge", "pdf-extract"],
+            },
+            {"id": "b2", "name": "other", "skill": "pdf-extract", "skills": ["pdf-extract"]},
+        ],
+    )
     pending_id = staged_plan(library)
     (library.root / "cron" / ".jobs.lock").touch()  # Hermes's lock file: not content
     before = content(library)
     usage_before = (library.skills_dir / ".usage.json").read_bytes()
     assert library.approvals.preview(pending_id)["cron"] == [
-        {"job_id": "a1", "job_name": "nightly", "before": ["git-rebase", "git-merge", "pdf-extract"],
-         "after": ["git", "pdf-extract"]}]
+        {
+            "job_id": "a1",
+            "job_name": "nightly",
+            "before": ["git-rebase", "git-merge", "pdf-extract"],
+            "after": ["git", "pdf-extract"],
+        }
+    ]
     applied = library.approvals.approve(pending_id)["result"]
     jobs = json.loads((library.root / "cron" / "jobs.json").read_text())["jobs"]
-    assert [(j["skill"], j["skills"]) for j in jobs] == [("git", ["git", "pdf-extract"]),
-                                                         ("pdf-extract", ["pdf-extract"])]
+    assert [(j["skill"], j["skills"]) for j in jobs] == [
+        ("git", ["git", "pdf-extract"]),
+        ("pdf-extract", ["pdf-extract"]),
+    ]
     entry = library.skills.ledger.get(applied["ledger_id"])
     assert "cron/jobs.json" in {f.path for f in entry.before}
-    assert {f.path for f in entry.before} >= {"skills/git-merge/SKILL.md", "skills/git-merge/scripts/check.sh",
-                                              "skills/git-rebase/references/flags.md"}
+    assert {f.path for f in entry.before} >= {
+        "skills/git-merge/SKILL.md",
+        "skills/git-merge/scripts/check.sh",
+        "skills/git-rebase/references/flags.md",
+    }
     after = content(library)
     rolled = library.curator.rollback(applied["ledger_id"])
     assert rolled["success"]
@@ -223,13 +283,16 @@ def test_consolidate_without_approval_applies_verified_plans(tmp_path, library):
 def test_hermes_lists_a_plan_record_and_refuses_to_apply_it(library, hermes):
     pending_id = staged_plan(library)
     before = tree_state(library.root / "pending"), tree_state(library.skills_dir)
-    seen = hermes.json(library.root, f"""
+    seen = hermes.json(
+        library.root,
+        f"""
 import json
 from hermes_cli.write_approval_commands import handle_pending_subcommand
 listing = handle_pending_subcommand("skills", ["pending"])
 approve = handle_pending_subcommand("skills", ["approve", "{pending_id}"])
 print(json.dumps({{"listing": listing, "approve": approve}}))
-""")
+""",
+    )
     assert pending_id in seen["listing"] and "consolidate git-merge, git-rebase into 'git'" in seen["listing"]
     assert "Approved 0 skills write(s)." in seen["approve"] and f"{pending_id}:" in seen["approve"]
     assert (tree_state(library.root / "pending"), tree_state(library.skills_dir)) == before
@@ -238,30 +301,61 @@ print(json.dumps({{"listing": listing, "approve": approve}}))
 
 def test_openai_backend_plans_through_a_forced_tool_and_the_plan_is_verified(library):
     from tests.test_models_openai import FakeEndpoint
+
     endpoint = FakeEndpoint()
     try:
-        (library.root / "config.yaml").write_text(f"model:\n  backend: openai\n  name: m\n  base_url: {endpoint.base_url}\n"
-                                                  "  max_retries: 0\n")
+        (library.root / "config.yaml").write_text(
+            f"model:\n  backend: openai\n  name: m\n  base_url: {endpoint.base_url}\n  max_retries: 0\n"
+        )
         library.reload_config()
         body = "# git\n\n" + MERGE + "\n" + REBASE
-        endpoint.answer(tool_calls=[("c1", "propose_consolidation", {
-            "absorbed": ["git-merge", "git-rebase"], "umbrella_name": "git-sync", "description": "Sync branches",
-            "body": body, "reason": "same task",
-            "moves": [{"skill": "git-merge", "from": "references/flags.md", "to": "references/merge-flags.md"},
-                      {"skill": "git-rebase", "from": "references/flags.md", "to": "references/rebase-flags.md"}],
-            "dropped": []})])
+        endpoint.answer(
+            tool_calls=[
+                (
+                    "c1",
+                    "propose_consolidation",
+                    {
+                        "absorbed": ["git-merge", "git-rebase"],
+                        "umbrella_name": "git-sync",
+                        "description": "Sync branches",
+                        "body": body,
+                        "reason": "same task",
+                        "moves": [
+                            {"skill": "git-merge", "from": "references/flags.md", "to": "references/merge-flags.md"},
+                            {"skill": "git-rebase", "from": "references/flags.md", "to": "references/rebase-flags.md"},
+                        ],
+                        "dropped": [],
+                    },
+                )
+            ]
+        )
         result = library.curator.consolidation.propose()
         request = endpoint.requests[0]["body"]
         assert request["tool_choice"] == {"type": "function", "function": {"name": "propose_consolidation"}}
         assert not result["success"]  # the model forgot scripts/check.sh: reported, never staged
         assert result["problems"] == ["support file git-merge/scripts/check.sh is not carried into the umbrella"]
         assert library.approvals.list() == []
-        endpoint.answer(tool_calls=[("c2", "propose_consolidation", {
-            "absorbed": ["git-merge", "git-rebase"], "umbrella_name": "git-sync", "description": "Sync branches",
-            "body": body, "reason": "same task", "dropped": [],
-            "moves": [{"skill": "git-merge", "from": "references/flags.md", "to": "references/merge-flags.md"},
-                      {"skill": "git-merge", "from": "scripts/check.sh", "to": "scripts/check.sh"},
-                      {"skill": "git-rebase", "from": "references/flags.md", "to": "references/rebase-flags.md"}]})])
+        endpoint.answer(
+            tool_calls=[
+                (
+                    "c2",
+                    "propose_consolidation",
+                    {
+                        "absorbed": ["git-merge", "git-rebase"],
+                        "umbrella_name": "git-sync",
+                        "description": "Sync branches",
+                        "body": body,
+                        "reason": "same task",
+                        "dropped": [],
+                        "moves": [
+                            {"skill": "git-merge", "from": "references/flags.md", "to": "references/merge-flags.md"},
+                            {"skill": "git-merge", "from": "scripts/check.sh", "to": "scripts/check.sh"},
+                            {"skill": "git-rebase", "from": "references/flags.md", "to": "references/rebase-flags.md"},
+                        ],
+                    },
+                )
+            ]
+        )
         staged = library.curator.consolidation.propose()
         assert staged["staged"], staged
         plan = library.approvals.get(staged["pending_id"]).payload["plan"]
@@ -287,6 +381,7 @@ def test_a_failure_part_way_leaves_the_tree_as_it_was_and_the_plan_pending(libra
 
 def test_the_timeline_reverts_a_consolidation_group_and_its_revert(library):
     from engine.timeline import Timeline
+
     pending_id = staged_plan(library)
     before = content(library)
     library.approvals.approve(pending_id)

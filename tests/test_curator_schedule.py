@@ -25,9 +25,11 @@ def test_first_check_seeds_the_state_and_waits_one_interval(home, clock):
     assert home.curator.maybe_run() is None
     state = json.loads((home.skills_dir / ".curator_state").read_text())
     assert state["last_run_at"] == "2026-11-30T12:00:00+00:00" and "run_count" not in state
-    assert home.curator.status()["next"] == {"due": False, "next_at": "2026-12-07T12:00:00+00:00",
-                                             "reason": "last pass 2026-11-30T12:00:00+00:00; the next is due 168 h "
-                                                       "later."}
+    assert home.curator.status()["next"] == {
+        "due": False,
+        "next_at": "2026-12-07T12:00:00+00:00",
+        "reason": "last pass 2026-11-30T12:00:00+00:00; the next is due 168 h later.",
+    }
 
 
 def test_a_due_pass_waits_for_idle_and_never_runs_during_a_turn(home, clock):
@@ -37,8 +39,10 @@ def test_a_due_pass_waits_for_idle_and_never_runs_during_a_turn(home, clock):
     home.journal.append("memory", "add", "memory", actor="agent", after="x")  # activity just now
     assert home.curator.maybe_run() is None
     assert home.curator.due().to_dict() == {
-        "due": False, "next_at": "2026-11-30T14:00:00+00:00",
-        "reason": "due, waiting for 2 h without activity (last activity 2026-11-30T12:00:00+00:00)."}
+        "due": False,
+        "next_at": "2026-11-30T14:00:00+00:00",
+        "reason": "due, waiting for 2 h without activity (last activity 2026-11-30T12:00:00+00:00).",
+    }
     clock.advance(2 * HOUR)
     assert home.curator.maybe_run(busy=True) is None
     assert "agent turn is running" in home.curator.due(busy=True).reason
@@ -61,7 +65,10 @@ def test_pause_resume_and_disabled(home, clock):
 
 
 def test_a_due_pass_with_consolidate_on_stages_a_plan(home, clock):
-    for name, text in (("csv-clean", "Clean a CSV file of bad rows"), ("csv-cleanup", "Clean up a CSV file of bad rows")):
+    for name, text in (
+        ("csv-clean", "Clean a CSV file of bad rows"),
+        ("csv-cleanup", "Clean up a CSV file of bad rows"),
+    ):
         write_skill(home, name, description=text, body=f"# {name}\nDrop empty rows.\n")
         home.skills.usage.set_fields(name, created_by="agent")
     configure(home, "curator:\n  consolidate: true\n")
@@ -73,8 +80,12 @@ def test_a_due_pass_with_consolidate_on_stages_a_plan(home, clock):
 
 def test_restore_finds_every_archive_folder_form(home):
     archive = home.skills_dir / ".archive"
-    for folder, name in (("alpha-20260714093000", "alpha"), ("beta-2026-07-14", "beta"),
-                         ("gamma-2026-07-14-093000", "gamma"), ("delta", "delta")):
+    for folder, name in (
+        ("alpha-20260714093000", "alpha"),
+        ("beta-2026-07-14", "beta"),
+        ("gamma-2026-07-14-093000", "gamma"),
+        ("delta", "delta"),
+    ):
         write_skill(home, folder)
         (home.skills_dir / folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: d\n---\nbody\n")
         os.makedirs(archive, exist_ok=True)

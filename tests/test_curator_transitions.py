@@ -22,35 +22,42 @@ def ago(days: float) -> str:
 
 def record(created=200, used=None, viewed=None, patched=None, uses=1, state="active", pinned=False, restored=None):
     r = default_record(ago(created))
-    r.update(use_count=uses, state=state, pinned=pinned,
-             last_used_at=ago(used) if used is not None else None,
-             last_viewed_at=ago(viewed) if viewed is not None else None,
-             last_patched_at=ago(patched) if patched is not None else None,
-             restored_at=ago(restored) if restored is not None else None)
+    r.update(
+        use_count=uses,
+        state=state,
+        pinned=pinned,
+        last_used_at=ago(used) if used is not None else None,
+        last_viewed_at=ago(viewed) if viewed is not None else None,
+        last_patched_at=ago(patched) if patched is not None else None,
+        restored_at=ago(restored) if restored is not None else None,
+    )
     return r
 
 
-@pytest.mark.parametrize("rec, expected", [
-    (None, "seed"),                                               # no record yet: seeded, left alone this pass
-    (record(used=1), None),                                       # recently used
-    (record(used=29.9), None),                                    # just inside the stale window
-    (record(used=30), "stale"),                                   # exactly at the stale cutoff
-    (record(used=45), "stale"),
-    (record(used=45, state="stale"), None),                       # already stale
-    (record(used=90), "archive"),                                 # exactly at the archive cutoff
-    (record(used=120, state="stale"), "archive"),
-    (record(used=1, state="stale"), "reactivate"),                # activity reactivates
-    (record(used=100, viewed=2, state="stale"), "reactivate"),     # a view is activity
-    (record(used=100, patched=3), None),                          # a patch is activity
-    (record(used=120, pinned=True), None),                        # pinned: never touched
-    (record(used=120, pinned=True, state="stale"), None),
-    (record(created=5, uses=0), None),                            # never used, young: grace
-    (record(created=5, uses=0, state="stale"), "reactivate"),     # grace also lifts a stale mark
-    (record(created=45, uses=0), "stale"),                        # never used, grace over
-    (record(created=100, uses=0), "archive"),
-    (record(used=100, restored=1), None),                         # a restore counts as activity
-    (record(used=100, state="archived"), None),                   # archived stays archived
-])
+@pytest.mark.parametrize(
+    "rec, expected",
+    [
+        (None, "seed"),  # no record yet: seeded, left alone this pass
+        (record(used=1), None),  # recently used
+        (record(used=29.9), None),  # just inside the stale window
+        (record(used=30), "stale"),  # exactly at the stale cutoff
+        (record(used=45), "stale"),
+        (record(used=45, state="stale"), None),  # already stale
+        (record(used=90), "archive"),  # exactly at the archive cutoff
+        (record(used=120, state="stale"), "archive"),
+        (record(used=1, state="stale"), "reactivate"),  # activity reactivates
+        (record(used=100, viewed=2, state="stale"), "reactivate"),  # a view is activity
+        (record(used=100, patched=3), None),  # a patch is activity
+        (record(used=120, pinned=True), None),  # pinned: never touched
+        (record(used=120, pinned=True, state="stale"), None),
+        (record(created=5, uses=0), None),  # never used, young: grace
+        (record(created=5, uses=0, state="stale"), "reactivate"),  # grace also lifts a stale mark
+        (record(created=45, uses=0), "stale"),  # never used, grace over
+        (record(created=100, uses=0), "archive"),
+        (record(used=100, restored=1), None),  # a restore counts as activity
+        (record(used=100, state="archived"), None),  # archived stays archived
+    ],
+)
 def test_transition_table(rec, expected):
     assert decide(rec, FIXED_NOW, POLICY) == expected
 
@@ -67,9 +74,13 @@ def _library(home):
     for name in ("fresh", "idle", "ancient", "pinned", "young-unused", "stale-again", "users-own"):
         write_skill(home, name, category="auto" if name != "users-own" else None)
     records = {
-        "fresh": record(used=2), "idle": record(used=45), "ancient": record(used=100),
-        "pinned": record(used=400, pinned=True), "young-unused": record(created=3, uses=0),
-        "stale-again": record(used=1, state="stale"), "users-own": record(used=400),
+        "fresh": record(used=2),
+        "idle": record(used=45),
+        "ancient": record(used=100),
+        "pinned": record(used=400, pinned=True),
+        "young-unused": record(created=3, uses=0),
+        "stale-again": record(used=1, state="stale"),
+        "users-own": record(used=400),
     }
     for name, r in records.items():
         r["created_by"] = None if name == "users-own" else "agent"
@@ -90,8 +101,15 @@ def test_run_applies_transitions_and_writes_a_report(home):
     report = home.curator.run()
     assert (report.marked_stale, report.archived, report.reactivated) == (("idle",), ("ancient",), ("stale-again",))
     states = {s.name: s.state for s in home.skills.list(include_archived=True)}
-    assert states == {"fresh": "active", "idle": "stale", "ancient": "archived", "pinned": "active",
-                      "young-unused": "active", "stale-again": "active", "users-own": "active"}
+    assert states == {
+        "fresh": "active",
+        "idle": "stale",
+        "ancient": "archived",
+        "pinned": "active",
+        "young-unused": "active",
+        "stale-again": "active",
+        "users-own": "active",
+    }
     assert (home.skills_dir / ".archive" / "ancient" / "SKILL.md").exists()
     run = json.loads((home.root / "logs" / "curator" / "20261130-120000" / "run.json").read_text())
     assert run["auto_transitions"] == {"checked": 6, "marked_stale": 1, "archived": 1, "reactivated": 1, "seeded": 0}
@@ -100,8 +118,11 @@ def test_run_applies_transitions_and_writes_a_report(home):
     assert status["run_count"] == 1 and status["last_run_summary"] == "auto: 1 marked stale, 1 archived, 1 reactivated"
     assert status["counts"] == {"active": 5, "stale": 1, "archived": 1} and status["pinned"] == ["pinned"]
     actions = {(r.action, r.target, r.actor) for r in home.journal.query(subsystem="skills")}
-    assert actions == {("archive", "ancient", "curator"), ("mark_stale", "idle", "curator"),
-                       ("reactivate", "stale-again", "curator")}
+    assert actions == {
+        ("archive", "ancient", "curator"),
+        ("mark_stale", "idle", "curator"),
+        ("reactivate", "stale-again", "curator"),
+    }
     second = home.curator.run()
     assert (second.marked_stale, second.archived, second.reactivated) == ((), (), ())
     assert (home.root / "logs" / "curator" / "20261130-120000-2" / "run.json").exists()

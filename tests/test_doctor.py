@@ -9,7 +9,6 @@ import subprocess
 
 import pytest
 
-from engine import open_home
 from engine.doctor import load_checks, run_doctor
 from engine.health import CHECKS
 from engine.tools import ToolContext
@@ -21,8 +20,9 @@ HOUR = 3600
 
 
 def cli(root, *args):
-    proc = subprocess.run(workbench_cmd("doctor", *args, "--home", str(root), "--json"), capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        workbench_cmd("doctor", *args, "--home", str(root), "--json"), capture_output=True, text=True, timeout=60
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout)
 
@@ -73,8 +73,14 @@ def test_each_problem_is_found_with_its_fix_and_nothing_changes(home):
     code, data = cli(home.root)
     assert code == 1 and data["ok"] is False and data["success"] is False
     found = {(f["area"], f["severity"]) for f in data["findings"]}
-    assert {("config", "warning"), ("memory", "warning"), ("pending", "error"), ("skills", "warning"),
-            ("files", "warning"), ("database", "info")} <= found
+    assert {
+        ("config", "warning"),
+        ("memory", "warning"),
+        ("pending", "error"),
+        ("skills", "warning"),
+        ("files", "warning"),
+        ("database", "info"),
+    } <= found
     by_area = {f["area"]: f for f in data["findings"] if f["severity"] != "info"}
     assert "write 3000 without quotes" in by_area["config"]["fix"]
     assert "USER.md entry 2 is blocked" in by_area["memory"]["what"]
@@ -86,13 +92,17 @@ def test_each_problem_is_found_with_its_fix_and_nothing_changes(home):
 
 def test_fix_rewrites_only_the_quoted_value_and_moves_temp_files_aside(home):
     temp = break_home(home)
-    home.config_path.write_bytes(b"\xef\xbb\xbf# mine\r\nmemory:\r\n  memory_char_limit: '3000'  # raised in May\r\n"
-                                 b"  user_profile_enabled: \"off\"\r\nother: {keep: 'as is'}\r\n")
+    home.config_path.write_bytes(
+        b"\xef\xbb\xbf# mine\r\nmemory:\r\n  memory_char_limit: '3000'  # raised in May\r\n"
+        b"  user_profile_enabled: \"off\"\r\nother: {keep: 'as is'}\r\n"
+    )
     home.reload_config()
     report = run_doctor(home, fix=True)
     assert [r["success"] for r in report.repairs] == [True, True]
-    assert home.config_path.read_bytes() == (b"\xef\xbb\xbf# mine\r\nmemory:\r\n  memory_char_limit: 3000  # raised "
-                                             b"in May\r\n  user_profile_enabled: false\r\nother: {keep: 'as is'}\r\n")
+    assert home.config_path.read_bytes() == (
+        b"\xef\xbb\xbf# mine\r\nmemory:\r\n  memory_char_limit: 3000  # raised "
+        b"in May\r\n  user_profile_enabled: false\r\nother: {keep: 'as is'}\r\n"
+    )
     assert not temp.exists()
     [moved] = list((home.root / "logs" / "doctor").rglob(".mem_k2j3x_9q.tmp"))
     assert moved.read_text(encoding="utf-8") == "half a write" and moved.parent.name == "memories"
@@ -113,12 +123,15 @@ def test_a_rewrite_that_would_change_another_setting_is_refused(home):
     assert any("memory_char_limit" in f.what for f in report.findings)
 
 
-@pytest.mark.parametrize("text, kind", [
-    ("memory:\n  memory_char_limit: lots\n", "a whole number"),
-    ("memory:\n  nudge_interval: '10.0'\n", "a whole number"),  # Hermes's int() fails too: no memory at all
-    ("compression:\n  threshold: half\n", "a number"),
-    ("curator:\n  enabled: maybe\n", "true or false"),
-])
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("memory:\n  memory_char_limit: lots\n", "a whole number"),
+        ("memory:\n  nudge_interval: '10.0'\n", "a whole number"),  # Hermes's int() fails too: no memory at all
+        ("compression:\n  threshold: half\n", "a number"),
+        ("curator:\n  enabled: maybe\n", "true or false"),
+    ],
+)
 def test_a_value_the_workbench_cannot_use_is_an_error(home, text, kind):
     home.config_path.write_text(text, encoding="utf-8")
     home.reload_config()
@@ -152,7 +165,7 @@ def test_a_corrupt_page_fails_integrity_check(home, tmp_path):
     conn.close()
     data = bytearray(home.state_db_path.read_bytes())
     page = 4096
-    data[3 * page + 100: 3 * page + 400] = b"\x00" * 300  # scribble over part of a b-tree page
+    data[3 * page + 100 : 3 * page + 400] = b"\x00" * 300  # scribble over part of a b-tree page
     home.state_db_path.write_bytes(bytes(data))
     [state] = [f for f in run_doctor(home).findings if f.area == "database" and "state.db" in f.what]
     assert state.severity == "error"
@@ -169,15 +182,22 @@ def test_young_temp_files_and_plain_locks_are_left_alone(home):
 
 
 def test_temp_files_of_both_programs_are_recognised(home):
-    names = [".mem_a1b2c3d4.tmp", ".tmp_zz9_x0yq.tmp", ".usage_0abc_def.tmp", ".SKILL.md.tmp.k3j4h5g6",
-             "1c222915.json.tmp"]
+    names = [
+        ".mem_a1b2c3d4.tmp",
+        ".tmp_zz9_x0yq.tmp",
+        ".usage_0abc_def.tmp",
+        ".SKILL.md.tmp.k3j4h5g6",
+        "1c222915.json.tmp",
+    ]
     folders = [home.memories_dir, home.root, home.skills_dir, home.skills_dir / "brew", home.pending_dir / "memory"]
-    for folder, name in zip(folders, names):
+    for folder, name in zip(folders, names, strict=True):
         folder.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text("partial", encoding="utf-8")
         aged(folder / name, home)
     flagged = sorted(f.what.split(" ")[0] for f in run_doctor(home).findings if f.area == "files")
-    assert flagged == sorted(str((folder / name).relative_to(home.root)) for folder, name in zip(folders, names))
+    assert flagged == sorted(
+        str((folder / name).relative_to(home.root)) for folder, name in zip(folders, names, strict=True)
+    )
 
 
 def test_a_symlinked_lock_file_is_an_error(home, tmp_path):
@@ -189,6 +209,7 @@ def test_a_symlinked_lock_file_is_an_error(home, tmp_path):
 def test_a_check_that_breaks_is_reported_and_the_rest_still_run(home, monkeypatch):
     def broken(home):
         raise RuntimeError("boom")
+
     load_checks()
     home.journal.append("memory", "add", "memory", actor="user", after="x")
     monkeypatch.setattr("engine.doctor.CHECKS", CHECKS + [broken])
@@ -208,8 +229,9 @@ def test_text_output_is_plain_and_never_a_traceback(home, args):
     break_home(home)
     (home.memories_dir / "MEMORY.md").write_text("User likes tea\n§\nevil \x1b[2J entry \u202e", encoding="utf-8")
     home.close()
-    proc = subprocess.run(workbench_cmd("doctor", *args, "--home", str(home.root)), capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        workbench_cmd("doctor", *args, "--home", str(home.root)), capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "\x1b" not in proc.stderr + proc.stdout and "\u202e" not in proc.stderr + proc.stdout
     assert "fix:" in proc.stderr

@@ -1,9 +1,24 @@
 """Atomic writes and lock files."""
 
+import errno
 import os
 import stat
+import threading
 
-from engine.fileio import atomic_write_text, file_lock, lock_path_for
+import pytest
+
+import engine.fileio
+from engine.fileio import (
+    LinkPolicy,
+    UnsafePath,
+    append_bytes,
+    atomic_write_bytes,
+    atomic_write_text,
+    file_lock,
+    lock_path_for,
+    read_regular,
+    remove_stale_temps,
+)
 
 
 def test_atomic_write_replaces_and_leaves_no_temp(tmp_path):
@@ -33,14 +48,6 @@ def test_lock_file_is_private_and_not_followed_through_symlinks(tmp_path):
 
 
 # -- the link policy and the primitives under it --------------------------------------------
-import errno  # noqa: E402
-import threading  # noqa: E402
-
-import pytest  # noqa: E402
-
-import engine.fileio  # noqa: E402
-from engine.fileio import (LinkPolicy, UnsafePath, append_bytes, atomic_write_bytes, read_regular,  # noqa: E402
-                           remove_stale_temps)
 
 
 @pytest.fixture
@@ -100,6 +107,7 @@ def test_reading_a_fifo_or_a_device_never_blocks(tmp_path):
             except UnsafePath as exc:
                 errors.append(exc.message)
         finished.set()
+
     threading.Thread(target=read, daemon=True).start()
     assert finished.wait(10)
     assert "is a FIFO" in errors[0] and "is a device" in errors[1]
@@ -114,6 +122,7 @@ def test_append_leaves_no_torn_line_when_the_disk_fills(tmp_path, monkeypatch):
         calls.append(len(data))
         os.write(fd, data[:3])
         raise OSError(errno.ENOSPC, "No space left on device")
+
     monkeypatch.setattr(engine.fileio, "_write_all", half_then_full)
     with pytest.raises(OSError):
         append_bytes(path, b'{"id": 2}\n')

@@ -56,7 +56,8 @@ def test_config_defaults_and_string_numbers(tmp_path):
     home_dir = tmp_path / "h"
     home_dir.mkdir()
     (home_dir / "config.yaml").write_text(
-        "memory:\n  memory_char_limit: '20000'\n  write_approval: 'on'\ncurator:\n  stale_after_days: 7\n")
+        "memory:\n  memory_char_limit: '20000'\n  write_approval: 'on'\ncurator:\n  stale_after_days: 7\n"
+    )
     cfg = open_home(home_dir).config
     assert cfg.int("memory.memory_char_limit") == 20000
     assert cfg.int("memory.user_char_limit") == 1375

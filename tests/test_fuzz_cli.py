@@ -30,11 +30,57 @@ SKIPPED = {("demo",), ("tui",)}
 NETWORK_OPTIONS = {"--base-url", "--model-name", "--api-key-env", "--stream"}
 
 HOSTILE = [
-    "", " ", "-1", "0", "1", "2", "1e999", "nan", "inf", "-inf", "99999999999999999999999", "0x10",
-    "../../etc/passwd", "/etc/passwd", "..", ".", "~", "~nouser/x", "*", "**", '"', '"unbalanced', "AND", "OR NOT",
-    "NEAR(a b)", "a:b", "col:value", "(", ")", "{", "[bold]x[/]", "<memory-context>", "§", "\n§\n", "\x1b]0;PWNED\x07",
-    "\u202e", "\ud800", "\udcff", "数据库迁移", "部署", "東京", "ラーメン", "a" * 5000, "deploy-k8s", "memory", "user",
-    "all", "root_1", "2026", "--json", "-",
+    "",
+    " ",
+    "-1",
+    "0",
+    "1",
+    "2",
+    "1e999",
+    "nan",
+    "inf",
+    "-inf",
+    "99999999999999999999999",
+    "0x10",
+    "../../etc/passwd",
+    "/etc/passwd",
+    "..",
+    ".",
+    "~",
+    "~nouser/x",
+    "*",
+    "**",
+    '"',
+    '"unbalanced',
+    "AND",
+    "OR NOT",
+    "NEAR(a b)",
+    "a:b",
+    "col:value",
+    "(",
+    ")",
+    "{",
+    "[bold]x[/]",
+    "<memory-context>",
+    "§",
+    "\n§\n",
+    "\x1b]0;PWNED\x07",
+    "\u202e",
+    "\ud800",
+    "\udcff",
+    "数据库迁移",
+    "部署",
+    "東京",
+    "ラーメン",
+    "a" * 5000,
+    "deploy-k8s",
+    "memory",
+    "user",
+    "all",
+    "root_1",
+    "2026",
+    "--json",
+    "-",
 ]
 
 
@@ -94,8 +140,11 @@ def test_no_argument_ends_in_a_traceback(command, fuzz_home, tmp_path_factory, m
     monkeypatch.setenv("WORKBENCH_CONFIG_DIR", str(crashes))
     monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "2")
 
-    @settings(max_examples=max(EXAMPLES // 10, 5), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=max(EXAMPLES // 10, 5),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
     @given(argv=argv_for(command), as_json=st.booleans())
     def check(argv, as_json):
         full = ["--home", str(fuzz_home), *argv, *(["--json"] if as_json else [])]

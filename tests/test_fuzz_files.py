@@ -48,11 +48,42 @@ class Raw(str):
 
 DEEP = 100_000
 HOSTILE_JSON = [
-    None, True, False, 0, -1, 2 ** 63, 10 ** 400, 1e308, -1e308, 5e-324, Raw("1e999"), Raw("-1e999"),
-    Raw("Infinity"), Raw("-Infinity"), Raw("NaN"), "", " ", "\ud800", "\udcff", "0001-01-01T00:00:00",
-    "0001-01-01T00:00:00+00:00", "9999-12-31T23:59:59+00:00", "not a date", "2026-13-45", "\x1b]0;PWNED\x07\x1b[2J",
-    "\u202e", "a" * 100_000, "数据库", "../../etc/passwd", [], {}, ["x", 1], {"a": {"b": []}}, [[["deep"]]],
-    Raw("[" * DEEP + "]" * DEEP), Raw('{"a":' * DEEP + "1" + "}" * DEEP),
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**63,
+    10**400,
+    1e308,
+    -1e308,
+    5e-324,
+    Raw("1e999"),
+    Raw("-1e999"),
+    Raw("Infinity"),
+    Raw("-Infinity"),
+    Raw("NaN"),
+    "",
+    " ",
+    "\ud800",
+    "\udcff",
+    "0001-01-01T00:00:00",
+    "0001-01-01T00:00:00+00:00",
+    "9999-12-31T23:59:59+00:00",
+    "not a date",
+    "2026-13-45",
+    "\x1b]0;PWNED\x07\x1b[2J",
+    "\u202e",
+    "a" * 100_000,
+    "数据库",
+    "../../etc/passwd",
+    [],
+    {},
+    ["x", 1],
+    {"a": {"b": []}},
+    [[["deep"]]],
+    Raw("[" * DEEP + "]" * DEEP),
+    Raw('{"a":' * DEEP + "1" + "}" * DEEP),
 ]
 json_scalars = st.one_of(st.sampled_from(HOSTILE_JSON), st.integers(), st.floats(), st.text(max_size=30))
 
@@ -78,16 +109,26 @@ def mutated(draw, doc):
         return {**doc, key: draw(mutated(doc[key]))}
     if isinstance(doc, list) and doc and draw(st.integers(0, 3)):
         i = draw(st.integers(0, len(doc) - 1))
-        return [*doc[:i], draw(mutated(doc[i])), *doc[i + 1:]]
+        return [*doc[:i], draw(mutated(doc[i])), *doc[i + 1 :]]
     return draw(json_scalars)
 
 
 HOSTILE_BYTES = [
-    b"", b"\xff\xfe\x00\x00", b"\xef\xbb\xbf", b"\x00" * 64, "\r\n§\r\n".join(["alpha", "beta", "gamma"]).encode(),
-    b"\x1b]0;PWNED\x07\x1b[2J", "\ud800".encode("utf-8", "surrogatepass"), b"x" * 3_000_000, b"\n\xc2\xa7\n" * 5000,
+    b"",
+    b"\xff\xfe\x00\x00",
+    b"\xef\xbb\xbf",
+    b"\x00" * 64,
+    "\r\n§\r\n".join(["alpha", "beta", "gamma"]).encode(),
+    b"\x1b]0;PWNED\x07\x1b[2J",
+    "\ud800".encode("utf-8", "surrogatepass"),
+    b"x" * 3_000_000,
+    b"\n\xc2\xa7\n" * 5000,
 ]
-file_bytes = st.one_of(st.sampled_from(HOSTILE_BYTES), st.binary(max_size=300),
-                       st.text(max_size=300).map(lambda t: t.encode("utf-8", "surrogatepass")))
+file_bytes = st.one_of(
+    st.sampled_from(HOSTILE_BYTES),
+    st.binary(max_size=300),
+    st.text(max_size=300).map(lambda t: t.encode("utf-8", "surrogatepass")),
+)
 
 
 # -- the template home -----------------------------------------------------------------
@@ -99,15 +140,30 @@ def template(tmp_path_factory):
     seed_demo_home(home)
     home.close()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        assert main(["--home", str(root), "run", "--model", "offline", "-m", "Remember that I prefer tabs",
-                     "-m", "search my sessions for postgres"]) == 0
+        assert (
+            main(
+                [
+                    "--home",
+                    str(root),
+                    "run",
+                    "--model",
+                    "offline",
+                    "-m",
+                    "Remember that I prefer tabs",
+                    "-m",
+                    "search my sessions for postgres",
+                ]
+            )
+            == 0
+        )
     config = root / "config.yaml"
     config.write_text("memory:\n  write_approval: true\nskills:\n  write_approval: true\n")
     home = open_home(root)
     ctx = ToolContext(session_id=None)
     memory_tool(home, {"action": "add", "target": "memory", "content": "Staging is on k8s."}, ctx)
-    patched = skill_manage_tool(home, {"action": "patch", "name": "deploy-staging", "old_string": "Smoke test",
-                                       "new_string": "Smoke-test"}, ctx)
+    patched = skill_manage_tool(
+        home, {"action": "patch", "name": "deploy-staging", "old_string": "Smoke test", "new_string": "Smoke-test"}, ctx
+    )
     assert patched.get("staged"), patched
     assert len(home.approvals.list()) >= 3
     home.close()
@@ -129,26 +185,71 @@ def commands(names: dict[str, str]) -> dict[str, list[list[str]]]:
     """The CLI commands that read each kind of file."""
     pend = [[verb, pid] for pid in names["pending"] for verb in ("show", "approve")]
     return {
-        "memory": [["memory", "show"], ["memory", "add", "--target", "memory", "--content", "A new fact."],
-                   ["memory", "replace", "--target", "memory", "--old", "Ledger", "--content", "Ledger is Go."],
-                   ["memory", "remove", "--target", "user", "--old", "backend"], ["memory", "history"], ["doctor"]],
-        "config": [["memory", "show"], ["skills", "list"], ["curator", "status"], ["pending", "list"], ["doctor"],
-                   ["run", "--model", "offline", "-m", "hello"], ["providers", "list"]],
-        "usage": [["skills", "list"], ["skills", "show", "deploy-staging"], ["curator", "status"],
-                  ["curator", "run"], ["skills", "pin", "deploy-staging"], ["skills", "archive", "write-release-notes"],
-                  ["doctor"]],
-        "ledger": [["curator", "ledger"], ["curator", "rollback", names["ledger"]], ["timeline"], ["doctor"],
-                   ["skills", "archive", "write-release-notes"]],
-        "pending": [["pending", "list"], *[["pending", *c] for c in pend], ["pending", "reject", names["pending"][0]],
-                    ["doctor"], ["timeline"]],
-        "skill": [["skills", "list"], ["skills", "show", "deploy-staging"], ["curator", "run"], ["doctor"],
-                  ["run", "--model", "offline", "-m", "how do I deploy to staging?"]],
-        "state": [["sessions", "list"], ["sessions", "show", names["session"]], ["sessions", "search", "postgres"],
-                  ["sessions", "export", names["session"]], ["sessions", "lineage", names["session"]],
-                  ["run", "--model", "offline", "--session", names["session"], "-m", "and again"],
-                  ["sessions", "reindex"], ["doctor"]],
-        "journal": [["timeline"], ["memory", "history"], ["memory", "undo"], ["revert", "3"], ["doctor"],
-                    ["pending", "list"]],
+        "memory": [
+            ["memory", "show"],
+            ["memory", "add", "--target", "memory", "--content", "A new fact."],
+            ["memory", "replace", "--target", "memory", "--old", "Ledger", "--content", "Ledger is Go."],
+            ["memory", "remove", "--target", "user", "--old", "backend"],
+            ["memory", "history"],
+            ["doctor"],
+        ],
+        "config": [
+            ["memory", "show"],
+            ["skills", "list"],
+            ["curator", "status"],
+            ["pending", "list"],
+            ["doctor"],
+            ["run", "--model", "offline", "-m", "hello"],
+            ["providers", "list"],
+        ],
+        "usage": [
+            ["skills", "list"],
+            ["skills", "show", "deploy-staging"],
+            ["curator", "status"],
+            ["curator", "run"],
+            ["skills", "pin", "deploy-staging"],
+            ["skills", "archive", "write-release-notes"],
+            ["doctor"],
+        ],
+        "ledger": [
+            ["curator", "ledger"],
+            ["curator", "rollback", names["ledger"]],
+            ["timeline"],
+            ["doctor"],
+            ["skills", "archive", "write-release-notes"],
+        ],
+        "pending": [
+            ["pending", "list"],
+            *[["pending", *c] for c in pend],
+            ["pending", "reject", names["pending"][0]],
+            ["doctor"],
+            ["timeline"],
+        ],
+        "skill": [
+            ["skills", "list"],
+            ["skills", "show", "deploy-staging"],
+            ["curator", "run"],
+            ["doctor"],
+            ["run", "--model", "offline", "-m", "how do I deploy to staging?"],
+        ],
+        "state": [
+            ["sessions", "list"],
+            ["sessions", "show", names["session"]],
+            ["sessions", "search", "postgres"],
+            ["sessions", "export", names["session"]],
+            ["sessions", "lineage", names["session"]],
+            ["run", "--model", "offline", "--session", names["session"], "-m", "and again"],
+            ["sessions", "reindex"],
+            ["doctor"],
+        ],
+        "journal": [
+            ["timeline"],
+            ["memory", "history"],
+            ["memory", "undo"],
+            ["revert", "3"],
+            ["doctor"],
+            ["pending", "list"],
+        ],
     }
 
 
@@ -172,6 +273,7 @@ def tui_reads(home, names) -> None:
 def bounded(seconds: int):
     def alarm(signum, frame):
         raise Hang(f"no answer within {seconds} s")
+
     previous = signal.signal(signal.SIGALRM, alarm)
     signal.alarm(seconds)
     try:
@@ -220,12 +322,14 @@ def spoil(template, tmp_path_factory, monkeypatch):
             shutil.copytree(template, root)
             change(root)
             check_home(root, kind, names, crashes)
+
     return run
 
 
 def fuzz(**strategies):
-    return lambda test: settings(max_examples=max(EXAMPLES // 10, 6), deadline=None, database=None,
-                                 suppress_health_check=list(HealthCheck))(given(**strategies)(test))
+    return lambda test: settings(
+        max_examples=max(EXAMPLES // 10, 6), deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )(given(**strategies)(test))
 
 
 # -- one test per file type -----------------------------------------------------------
@@ -234,9 +338,33 @@ def test_memory_files(spoil, target, data):
     spoil("memory", lambda root: (root / "memories" / target).write_bytes(data))
 
 
-YAML_VALUES = [".inf", "-.inf", ".nan", "1.0e+400", "-1.0e+400", "1e999", "99999999999999999999999999", "0x7fffffffffffffff",
-               "-1", "0", "''", "null", "[]", "{}", "[1, 2]", "yes", "'\\x1b[2J'", "&a [*a, *a]", "!!python/object:os.system",
-               "!!binary AAAA", "2026-13-45", "0001-01-01", "\"\\ud800\"", "[" * 200 + "]" * 200, "{a: " * 200 + "1" + "}" * 200]
+YAML_VALUES = [
+    ".inf",
+    "-.inf",
+    ".nan",
+    "1.0e+400",
+    "-1.0e+400",
+    "1e999",
+    "99999999999999999999999999",
+    "0x7fffffffffffffff",
+    "-1",
+    "0",
+    "''",
+    "null",
+    "[]",
+    "{}",
+    "[1, 2]",
+    "yes",
+    "'\\x1b[2J'",
+    "&a [*a, *a]",
+    "!!python/object:os.system",
+    "!!binary AAAA",
+    "2026-13-45",
+    "0001-01-01",
+    '"\\ud800"',
+    "[" * 200 + "]" * 200,
+    "{a: " * 200 + "1" + "}" * 200,
+]
 
 
 @st.composite
@@ -255,7 +383,10 @@ def config_text(draw):
 
 def _yaml_pair(dotted: str, value: str) -> str:
     parts = dotted.split(".")
-    return "".join(f"{'  ' * (i + 1)}{p}:\n" for i, p in enumerate(parts[:-1])) + f"{'  ' * len(parts)}{parts[-1]}: {value}\n"
+    return (
+        "".join(f"{'  ' * (i + 1)}{p}:\n" for i, p in enumerate(parts[:-1]))
+        + f"{'  ' * len(parts)}{parts[-1]}: {value}\n"
+    )
 
 
 @fuzz(data=config_text())
@@ -283,6 +414,7 @@ def test_curator_ledger(spoil, template, data):
 
     def change(root):
         (root / "skills/.curator_ledger.jsonl").write_text(text, encoding="utf-8", errors="surrogatepass")
+
     spoil("ledger", change)
 
 
@@ -299,11 +431,25 @@ def test_pending_records(spoil, template, data):
             target.write_bytes(raw)
         else:
             _rewrite_json(target, spoiled)
+
     spoil("pending", change)
 
 
-FRONTMATTER_VALUES = ["[" * 5000 + "]" * 5000, "&a [*a, *a, *a]", "{a: " * 100 + "1" + "}" * 100, ".inf", "1e999", "[1, 2]",
-                      "{x: 1}", "null", "''", "!!binary AAAA", "\"\\ud800\"", "'\x1b]0;PWNED\x07'", "x" * 100_000]
+FRONTMATTER_VALUES = [
+    "[" * 5000 + "]" * 5000,
+    "&a [*a, *a, *a]",
+    "{a: " * 100 + "1" + "}" * 100,
+    ".inf",
+    "1e999",
+    "[1, 2]",
+    "{x: 1}",
+    "null",
+    "''",
+    "!!binary AAAA",
+    '"\\ud800"',
+    "'\x1b]0;PWNED\x07'",
+    "x" * 100_000,
+]
 
 
 @st.composite
@@ -322,14 +468,59 @@ def test_skill_md(spoil, data):
     spoil("skill", lambda root: (root / "skills/devops/deploy-staging/SKILL.md").write_bytes(data))
 
 
-SQL_VALUES = [None, b"\xff\xfe\x00binary", b"", 10 ** 18, -(2 ** 63), 1e308, float("inf"), float("-inf"), "", "not json",
-              "[" * DEEP + "]" * DEEP, '{"a":' * 5000 + "1" + "}" * 5000, '[{"id": 1}]', '[{"function": "x"}]',
-              '[{"function": {"name": ["x"], "arguments": 7}}]', '[{"function": {"name": "memory", "arguments": "{bad"}}]',
-              '{"not": "a list"}', "\x1b]0;PWNED\x07\x1b[2J", "\ud800", "a" * 200_000, "9999-99-99", "NaN"]
-MESSAGE_COLUMNS = ["content", "tool_calls", "tool_name", "role", "timestamp", "tool_call_id", "reasoning",
-                   "reasoning_details", "token_count", "session_id", "finish_reason", "api_content"]
-SESSION_COLUMNS = ["title", "model_config", "system_prompt", "started_at", "ended_at", "parent_session_id",
-                   "message_count", "source", "model", "input_tokens", "estimated_cost_usd", "origin_json", "archived"]
+SQL_VALUES = [
+    None,
+    b"\xff\xfe\x00binary",
+    b"",
+    10**18,
+    -(2**63),
+    1e308,
+    float("inf"),
+    float("-inf"),
+    "",
+    "not json",
+    "[" * DEEP + "]" * DEEP,
+    '{"a":' * 5000 + "1" + "}" * 5000,
+    '[{"id": 1}]',
+    '[{"function": "x"}]',
+    '[{"function": {"name": ["x"], "arguments": 7}}]',
+    '[{"function": {"name": "memory", "arguments": "{bad"}}]',
+    '{"not": "a list"}',
+    "\x1b]0;PWNED\x07\x1b[2J",
+    "\ud800",
+    "a" * 200_000,
+    "9999-99-99",
+    "NaN",
+]
+MESSAGE_COLUMNS = [
+    "content",
+    "tool_calls",
+    "tool_name",
+    "role",
+    "timestamp",
+    "tool_call_id",
+    "reasoning",
+    "reasoning_details",
+    "token_count",
+    "session_id",
+    "finish_reason",
+    "api_content",
+]
+SESSION_COLUMNS = [
+    "title",
+    "model_config",
+    "system_prompt",
+    "started_at",
+    "ended_at",
+    "parent_session_id",
+    "message_count",
+    "source",
+    "model",
+    "input_tokens",
+    "estimated_cost_usd",
+    "origin_json",
+    "archived",
+]
 
 
 @fuzz(table=st.sampled_from(["messages", "sessions"]), data=st.data())
@@ -340,10 +531,19 @@ def test_state_db_rows(spoil, template, table, data):
 
     def change(root):
         db = sqlite3.connect(root / "state.db")
-        where = "" if every else (" WHERE rowid = (SELECT max(rowid) FROM messages WHERE tool_calls IS NOT NULL)"
-                                  if table == "messages" else " WHERE rowid = (SELECT max(rowid) FROM sessions)")
+        where = (
+            ""
+            if every
+            else (
+                " WHERE rowid = (SELECT max(rowid) FROM messages WHERE tool_calls IS NOT NULL)"
+                if table == "messages"
+                else " WHERE rowid = (SELECT max(rowid) FROM sessions)"
+            )
+        )
         raw = ("\ud800".encode("utf-8", "surrogatepass"),) if isinstance(value, str) and "\ud800" in value else (value,)
-        cast = "CAST(? AS TEXT)" if isinstance(value, str) and "\ud800" in value else "?"  # a lone surrogate as raw bytes
+        cast = (
+            "CAST(? AS TEXT)" if isinstance(value, str) and "\ud800" in value else "?"
+        )  # a lone surrogate as raw bytes
         try:
             db.execute(f"UPDATE {table} SET {column} = {cast}{where}", raw)
         except sqlite3.IntegrityError:  # unique (titles) or NOT NULL: the closest one row can get
@@ -354,32 +554,80 @@ def test_state_db_rows(spoil, template, table, data):
                 db.execute(f"UPDATE {table} SET {column} = ''{one}")
         db.commit()
         db.close()
+
     spoil("state", change)
 
 
-@fuzz(column=st.sampled_from(["detail", "before", "after", "at", "actor", "subsystem", "action", "target", "status",
-                              "message_id", "session_id"]), value=st.sampled_from(SQL_VALUES))
+@fuzz(
+    column=st.sampled_from(
+        [
+            "detail",
+            "before",
+            "after",
+            "at",
+            "actor",
+            "subsystem",
+            "action",
+            "target",
+            "status",
+            "message_id",
+            "session_id",
+        ]
+    ),
+    value=st.sampled_from(SQL_VALUES),
+)
 def test_journal_rows(spoil, column, value):
     def change(root):
         db = sqlite3.connect(root / "workbench.db")
         try:
-            db.execute(f"UPDATE journal SET {column} = ?", (value.encode("utf-8", "surrogatepass")
-                                                             if isinstance(value, str) and "\ud800" in value else value,))
+            db.execute(
+                f"UPDATE journal SET {column} = ?",
+                (value.encode("utf-8", "surrogatepass") if isinstance(value, str) and "\ud800" in value else value,),
+            )
         except sqlite3.IntegrityError:  # NOT NULL columns: the closest a hand edit gets
             db.execute(f"UPDATE journal SET {column} = ''")
         db.commit()
         db.close()
+
     spoil("journal", change)
 
 
 # -- the search API -------------------------------------------------------------------
-FTS = ['"', '"unbalanced', "AND", "OR NOT", "NEAR(a b)", "a:b", "*", "(", ")", "^x", "-x", "x -", "{a b}", "\ud800",
-       "\udfff", "数据库迁移", "'", "\\", "%", "_", "\x00", "a" * 10_000, "NOT", "postgres*", "col:value"]
+FTS = [
+    '"',
+    '"unbalanced',
+    "AND",
+    "OR NOT",
+    "NEAR(a b)",
+    "a:b",
+    "*",
+    "(",
+    ")",
+    "^x",
+    "-x",
+    "x -",
+    "{a b}",
+    "\ud800",
+    "\udfff",
+    "数据库迁移",
+    "'",
+    "\\",
+    "%",
+    "_",
+    "\x00",
+    "a" * 10_000,
+    "NOT",
+    "postgres*",
+    "col:value",
+]
 
 
 @settings(max_examples=max(EXAMPLES * 2, 200), deadline=None, database=None, suppress_health_check=list(HealthCheck))
-@given(query=st.one_of(st.sampled_from(FTS), st.text(max_size=40),
-                       st.lists(st.sampled_from(FTS), min_size=2, max_size=5).map(" ".join)))
+@given(
+    query=st.one_of(
+        st.sampled_from(FTS), st.text(max_size=40), st.lists(st.sampled_from(FTS), min_size=2, max_size=5).map(" ".join)
+    )
+)
 def test_search_api(template_home, query):
     """Every query is answered or refused (``WorkbenchError``); none raises anything else."""
     with bounded(HANG_SECONDS):

@@ -33,18 +33,25 @@ def test_a_symlinked_memory_file_written_by_hermes_and_the_workbench_in_turns(he
         assert result["success"], result
         expected.append(fact)
         ours = f"Workbench turn {turn}"
-        proc = subprocess.run(workbench_cmd("memory", "add", "--target", "memory", ours, "--home", str(home), "--json"),
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            workbench_cmd("memory", "add", "--target", "memory", ours, "--home", str(home), "--json"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 0 and json.loads(proc.stdout)["success"], proc.stdout + proc.stderr
         expected.append(ours)
         assert link.is_symlink() and os.readlink(link) == str(real), f"turn {turn} detached the link"
     assert real.read_text(encoding="utf-8").split("\n§\n") == expected
-    seen = hermes.json(home, """
+    seen = hermes.json(
+        home,
+        """
         import json
         from tools.memory_tool import MemoryStore
         store = MemoryStore()
         store.load_from_disk()
         print(json.dumps(store.memory_entries))
-        """)
+        """,
+    )
     assert seen == expected
     assert not [p.name for p in (home / "memories").iterdir() if p.name.endswith(".tmp")]

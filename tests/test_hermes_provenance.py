@@ -74,16 +74,24 @@ def hermes_home(hermes, tmp_path):
 
 def test_every_pre_existing_entry_gets_its_hermes_message_or_present_before(hermes_home):
     root, ids = hermes_home
-    show = subprocess.run(workbench_cmd("memory", "show", "--home", str(root), "--json"), capture_output=True,
-                          text=True, timeout=60)
+    show = subprocess.run(
+        workbench_cmd("memory", "show", "--home", str(root), "--json"), capture_output=True, text=True, timeout=60
+    )
     assert show.returncode == 0, show.stderr
     data = json.loads(show.stdout)
     memory, user = data["memory"], data["user"]
-    assert memory["entries"] == ["Deploys happen on Thursdays after QA", "Staging host is staging-3", "Builds use uv",
-                                 "Written in vim long ago"]
+    assert memory["entries"] == [
+        "Deploys happen on Thursdays after QA",
+        "Staging host is staging-3",
+        "Builds use uv",
+        "Written in vim long ago",
+    ]
     assert [(o["via"], o["session_id"], o["message_id"]) for o in memory["origins"]] == [
-        ("archive", "hermes-summer", ids["moved"]), ("archive", "hermes-summer", ids["batch"]),
-        ("archive", "hermes-summer", ids["batch"]), ("before", None, None)]
+        ("archive", "hermes-summer", ids["moved"]),
+        ("archive", "hermes-summer", ids["batch"]),
+        ("archive", "hermes-summer", ids["batch"]),
+        ("before", None, None),
+    ]
     assert user["entries"] == ["Drinks café au lait ☕ every morning"]
     assert [(o["via"], o["actor"], o["message_id"]) for o in user["origins"]] == [("archive", "agent", ids["coffee"])]
     assert memory["origins"][3]["at"] is not None
@@ -101,8 +109,11 @@ async def test_g_lands_on_the_hermes_message_and_m_comes_back(hermes_home, tmp_p
             live = screen.query_one("#live-list", EntryList)
             live.focus()
             live.highlighted = 0
-            await wait_for(pilot, lambda: screen.detail is not None
-                           and screen.detail.entry == "Deploys happen on Thursdays after QA", what="the detail")
+            await wait_for(
+                pilot,
+                lambda: screen.detail is not None and screen.detail.entry == "Deploys happen on Thursdays after QA",
+                what="the detail",
+            )
             detail = str(screen.query_one("#detail-text").content)
             assert f"session hermes-summer · message {ids['moved']}" in detail and "archive" in detail
             assert "external" not in detail
@@ -114,14 +125,20 @@ async def test_g_lands_on_the_hermes_message_and_m_comes_back(hermes_home, tmp_p
             await pilot.press("g")
             await wait_for(pilot, lambda: app.current_mode == "sessions", what="the Sessions screen")
             transcript = app.screen.query_one(Transcript)
-            await wait_for(pilot, lambda: transcript.current is not None and transcript.current.id == ids["moved"],
-                           what="the Hermes message under the cursor")
+            await wait_for(
+                pilot,
+                lambda: transcript.current is not None and transcript.current.id == ids["moved"],
+                what="the Hermes message under the cursor",
+            )
             assert transcript.current.entries == (("memory", "Deploys happen on Thursdays after QA"),)
             transcript.focus()
             await pilot.press("m")
             await wait_for(pilot, lambda: app.current_mode == "memory", what="back to Memory")
-            await wait_for(pilot, lambda: live.current is not None
-                           and live.current.text == "Deploys happen on Thursdays after QA", what="the entry it wrote")
+            await wait_for(
+                pilot,
+                lambda: live.current is not None and live.current.text == "Deploys happen on Thursdays after QA",
+                what="the entry it wrote",
+            )
     finally:
         home.close()
 
@@ -165,14 +182,24 @@ class MemoryModel:
         if any(m.get("role") == "tool" for m in messages):
             delta, finish = {"role": "assistant", "content": "Noted."}, "stop"
         else:
-            call = {"index": 0, "id": "call_tea", "type": "function",
-                    "function": {"name": "memory", "arguments": json.dumps(self.arguments)}}
+            call = {
+                "index": 0,
+                "id": "call_tea",
+                "type": "function",
+                "function": {"name": "memory", "arguments": json.dumps(self.arguments)},
+            }
             delta, finish = {"role": "assistant", "tool_calls": [call]}, "tool_calls"
-        chunks = [{"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-                  {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
-                   "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}]
-        return "".join(f"data: {json.dumps({'id': 'x', 'object': 'chat.completion.chunk', **c})}\n\n"
-                       for c in chunks) + "data: [DONE]\n\n"
+        chunks = [
+            {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {
+                "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            },
+        ]
+        return (
+            "".join(f"data: {json.dumps({'id': 'x', 'object': 'chat.completion.chunk', **c})}\n\n" for c in chunks)
+            + "data: [DONE]\n\n"
+        )
 
     def close(self):
         self.server.shutdown()
@@ -213,12 +240,17 @@ async def test_a_hermes_agent_turn_shows_live_with_its_origin_message(hermes, ho
             assert json.loads(out.strip().splitlines()[-1])["final"] == "Noted."
             assert endpoint.paths.count("/v1/chat/completions") == 2
             with sqlite3.connect(home.state_db_path) as db:
-                (message_id, session_id), = db.execute(
-                    "SELECT id, session_id FROM messages WHERE role = 'assistant' AND tool_calls IS NOT NULL").fetchall()
+                ((message_id, session_id),) = db.execute(
+                    "SELECT id, session_id FROM messages WHERE role = 'assistant' AND tool_calls IS NOT NULL"
+                ).fetchall()
             live.focus()
             live.highlighted = [r.text for r in live.rows].index(fact)
-            await wait_for(pilot, lambda: f"message {message_id}" in str(screen.query_one("#detail-text").content),
-                           timeout=5, what="the origin message in the detail pane")
+            await wait_for(
+                pilot,
+                lambda: f"message {message_id}" in str(screen.query_one("#detail-text").content),
+                timeout=5,
+                what="the origin message in the detail pane",
+            )
             detail = str(screen.query_one("#detail-text").content)
             assert f"session {session_id}" in detail and "agent" in detail
     finally:

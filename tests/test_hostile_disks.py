@@ -21,9 +21,13 @@ from engine.demo import seed_demo_home
 from engine.errors import ReadOnlyError
 from workbench.cli import main
 
-WRITES = [["sessions", "reindex"], ["memory", "add", "--target", "memory", "A new fact about the disk."],
-          ["run", "--model", "offline", "-m", "hello"], ["skills", "archive", "write-release-notes"],
-          ["curator", "run"]]
+WRITES = [
+    ["sessions", "reindex"],
+    ["memory", "add", "--target", "memory", "A new fact about the disk."],
+    ["run", "--model", "offline", "-m", "hello"],
+    ["skills", "archive", "write-release-notes"],
+    ["curator", "run"],
+]
 
 
 def cli(root, *argv):

@@ -46,8 +46,10 @@ def pending_record(root):
     return path, json.loads(path.read_text())
 
 
-@pytest.mark.parametrize("field, value", [("created_at", "1e999"), ("created_at", "-1e999"), ("created_at", "1e300"),
-                                          ("message_id", "1" + "0" * 400)])
+@pytest.mark.parametrize(
+    "field, value",
+    [("created_at", "1e999"), ("created_at", "-1e999"), ("created_at", "1e300"), ("message_id", "1" + "0" * 400)],
+)
 def test_pending_record_with_an_impossible_number_is_a_problem_not_a_crash(root, field, value):
     path, record = pending_record(root)
     text = json.dumps(record).replace(f'"{field}": {json.dumps(record[field])}', f'"{field}": {value}')
@@ -58,8 +60,17 @@ def test_pending_record_with_an_impossible_number_is_a_problem_not_a_crash(root,
     assert status == 1 and field in shown["error"]
 
 
-@pytest.mark.parametrize("value", ["1e999", "-Infinity", "NaN", '"0001-01-01T00:00:00-05:00"', '"0001-01-01T00:00:00"',
-                                   "[" * 100_000 + "]" * 100_000])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "1e999",
+        "-Infinity",
+        "NaN",
+        '"0001-01-01T00:00:00-05:00"',
+        '"0001-01-01T00:00:00"',
+        "[" * 100_000 + "]" * 100_000,
+    ],
+)
 def test_usage_json_with_hostile_values_still_lists_skills(root, value):
     usage = root / "skills/.usage.json"
     records = json.loads(usage.read_text())
@@ -95,8 +106,13 @@ def spoil_state(root, sql, *args):
 
 
 def test_blob_titles_and_content_are_shown_as_text(root):
-    spoil_state(root, "UPDATE sessions SET title = CAST(? || id AS BLOB), model_config = ?, started_at = ?",
-                b"\xffbad\x00title", "[" * 100_000 + "]" * 100_000, "not a time")
+    spoil_state(
+        root,
+        "UPDATE sessions SET title = CAST(? || id AS BLOB), model_config = ?, started_at = ?",
+        b"\xffbad\x00title",
+        "[" * 100_000 + "]" * 100_000,
+        "not a time",
+    )
     spoil_state(root, "UPDATE messages SET content = CAST(? AS TEXT), timestamp = ?", b"\xff\xfe bytes", 1e308)
     status, listing = cli(root, "sessions", "list")
     assert status == 0 and all("bad" in s["title"] for s in listing["sessions"])
@@ -106,12 +122,22 @@ def test_blob_titles_and_content_are_shown_as_text(root):
         assert status == 0, argv
 
 
-@pytest.mark.parametrize("tool_calls", ["{bad json", "[" * 100_000 + "]" * 100_000, '[{"function": "x"}]', "7",
-                                        '[{"id": 1, "function": {"name": ["x"], "arguments": 7}}]'])
+@pytest.mark.parametrize(
+    "tool_calls",
+    [
+        "{bad json",
+        "[" * 100_000 + "]" * 100_000,
+        '[{"function": "x"}]',
+        "7",
+        '[{"id": 1, "function": {"name": ["x"], "arguments": 7}}]',
+    ],
+)
 def test_a_session_with_malformed_tool_calls_can_be_resumed(root, tool_calls):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["--home", str(root), "run", "--model", "offline", "-m", "Remember that I prefer tabs", "--json"]) == 0
+        assert (
+            main(["--home", str(root), "run", "--model", "offline", "-m", "Remember that I prefer tabs", "--json"]) == 0
+        )
     session = json.loads(out.getvalue())["session_id"]
     spoil_state(root, "UPDATE messages SET tool_calls = ? WHERE tool_calls IS NOT NULL", tool_calls)
     status, shown = cli(root, "sessions", "show", session)
@@ -126,7 +152,7 @@ def test_ledger_rows_of_the_wrong_types_are_skipped(root):
     rows[0]["evidence"] = True
     rows[1]["after"] = [{"path": ["x"], "sha256": 7}]
     rows[2]["evidence"] = {"rolled_back": ["a list"]}
-    ledger.write_text("\n".join(json.dumps(r) for r in rows) + "\n[1, 2]\n\"text\"\n")
+    ledger.write_text("\n".join(json.dumps(r) for r in rows) + '\n[1, 2]\n"text"\n')
     status, listing = cli(root, "curator", "ledger")
     assert status == 0 and rows[0]["id"] not in [e["id"] for e in listing["entries"]]
     status, refused = cli(root, "curator", "rollback", rows[1]["id"])
@@ -135,8 +161,17 @@ def test_ledger_rows_of_the_wrong_types_are_skipped(root):
     assert status in (0, 1)
 
 
-@pytest.mark.parametrize("column, value", [("detail", "not json"), ("detail", b'\xff\xfe{"a": 1}'), ("detail", "[1, 2]"),
-                                           ("at", 1e308), ("at", "yesterday"), ("target", "")])
+@pytest.mark.parametrize(
+    "column, value",
+    [
+        ("detail", "not json"),
+        ("detail", b'\xff\xfe{"a": 1}'),
+        ("detail", "[1, 2]"),
+        ("at", 1e308),
+        ("at", "yesterday"),
+        ("target", ""),
+    ],
+)
 def test_journal_rows_that_are_not_ours_are_shown(root, column, value):
     db = sqlite3.connect(root / "workbench.db")
     db.execute(f"UPDATE journal SET {column} = ?", (value,))
@@ -152,15 +187,28 @@ def test_journal_rows_that_are_not_ours_are_shown(root, column, value):
 def test_a_100000_operation_batch_is_refused_when_staged_and_when_approved(root):
     home = open_home(root)
     try:
-        refused = memory_tool(home, {"action": "batch", "target": "memory",
-                                     "operations": [{"action": "add", "content": f"fact {i}"} for i in range(100_000)]},
-                              ToolContext())
+        refused = memory_tool(
+            home,
+            {
+                "action": "batch",
+                "target": "memory",
+                "operations": [{"action": "add", "content": f"fact {i}"} for i in range(100_000)],
+            },
+            ToolContext(),
+        )
     finally:
         home.close()
     assert refused["success"] is False and "at most 200" in refused["error"]
     path, record = pending_record(root)  # a record someone else wrote, in Hermes's layout
-    record.update(subsystem="memory", action="batch", payload={
-        "action": "batch", "target": "memory", "operations": [{"action": "remove", "old_text": "x"}] * 100_000})
+    record.update(
+        subsystem="memory",
+        action="batch",
+        payload={
+            "action": "batch",
+            "target": "memory",
+            "operations": [{"action": "remove", "old_text": "x"}] * 100_000,
+        },
+    )
     path.unlink()
     (root / "pending/memory").mkdir(exist_ok=True)
     (root / f"pending/memory/{record['id']}.json").write_text(json.dumps(record))

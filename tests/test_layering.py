@@ -25,6 +25,10 @@ def test_engine_sources_have_no_ui_imports():
         for number, line in enumerate(path.read_text().splitlines(), 1):
             stripped = line.strip()
             if stripped.startswith(("import ", "from ")) and stripped.split()[1].split(".")[0] in (
-                "textual", "widgets", "workbench", "themes"):
+                "textual",
+                "widgets",
+                "workbench",
+                "themes",
+            ):
                 offenders.append(f"{path.relative_to(ROOT)}:{number}: {stripped}")
     assert offenders == []

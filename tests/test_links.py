@@ -19,8 +19,8 @@ import pytest
 from engine import open_home
 from engine.errors import WorkbenchError
 from engine.fileio import UnsafePath, check_links
-from engine.skills.validation import SkillError
 from engine.runner.prompt import build_system_prompt
+from engine.skills.validation import SkillError
 from engine.tools import ToolContext
 from tests.hermes_support import workbench_cmd
 
@@ -28,8 +28,9 @@ NOBODY = 65534
 
 
 def cli(home, *args):
-    proc = subprocess.run(workbench_cmd(*args, "--home", str(home.root), "--json"), capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        workbench_cmd(*args, "--home", str(home.root), "--json"), capture_output=True, text=True, timeout=60
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout)
 
@@ -60,6 +61,7 @@ def test_a_symlinked_memory_file_is_written_through_and_stays_a_link(home, dotfi
 
 def _refusal_cases(tmp_path):
     """(name, make the link's target) for every kind of target the policy refuses."""
+
     def world_writable():
         target = tmp_path / "shared.md"
         target.write_text("Planted by someone else")
@@ -70,8 +72,13 @@ def _refusal_cases(tmp_path):
         target = tmp_path / "pipe"
         os.mkfifo(target)
         return target
-    return {"world-writable": world_writable, "fifo": fifo, "device": lambda: "/dev/zero",
-            "dangling": lambda: tmp_path / "missing.md"}
+
+    return {
+        "world-writable": world_writable,
+        "fifo": fifo,
+        "device": lambda: "/dev/zero",
+        "dangling": lambda: tmp_path / "missing.md",
+    }
 
 
 @pytest.mark.parametrize("kind", ["world-writable", "fifo", "device", "dangling"])
@@ -88,6 +95,7 @@ def test_a_memory_link_to_a_refused_target_is_never_read_prompted_or_replaced(ho
         results["add"] = home.memory.add("memory", "New fact", user())
         results["prompt"] = build_system_prompt(home)
         done.set()
+
     threading.Thread(target=run, daemon=True).start()
     assert done.wait(20), f"a {kind} target made the workbench block"
     assert results["add"]["success"] is False and str(link) in results["add"]["error"]
@@ -212,8 +220,9 @@ def test_skill_links_may_not_leave_the_skill_folder(home, tmp_path):
     with pytest.raises(SkillError, match="escapes its folder"):
         home.skills.view("mine", "references/leak.md", record=False)
     with pytest.raises(SkillError, match="escapes its folder"):
-        home.skills.manage({"action": "write_file", "name": "mine", "file_path": "references/leak.md",
-                            "file_content": "overwritten"})
+        home.skills.manage(
+            {"action": "write_file", "name": "mine", "file_path": "references/leak.md", "file_content": "overwritten"}
+        )
     assert (outside / "secret.md").read_text() == "secret notes"
     verdicts = {link.path: link for link in home.links.links()}
     assert verdicts["skills/mine"].followed
@@ -223,8 +232,15 @@ def test_skill_links_may_not_leave_the_skill_folder(home, tmp_path):
 
 def test_no_link_below_pending_is_followed(home, tmp_path):
     target = tmp_path / "record.json"
-    record = {"id": "abcd1234", "subsystem": "memory", "action": "add", "summary": "add", "origin": "foreground",
-              "created_at": 1.0, "payload": {"action": "add", "target": "memory", "content": "from a link"}}
+    record = {
+        "id": "abcd1234",
+        "subsystem": "memory",
+        "action": "add",
+        "summary": "add",
+        "origin": "foreground",
+        "created_at": 1.0,
+        "payload": {"action": "add", "target": "memory", "content": "from a link"},
+    }
     target.write_text(json.dumps(record))
     link = home.pending_dir / "memory" / "abcd1234.json"
     link.symlink_to(target)
@@ -283,8 +299,13 @@ def test_a_pending_folder_link_follows_the_same_rules(tmp_path, mode):
     root.mkdir()
     (root / "pending").symlink_to(elsewhere)
     home = open_home(root)
-    stage = dict(subsystem="memory", action="add", summary="add", origin="foreground",
-                 payload={"action": "add", "target": "memory", "content": "Queued elsewhere"})
+    stage = dict(
+        subsystem="memory",
+        action="add",
+        summary="add",
+        origin="foreground",
+        payload={"action": "add", "target": "memory", "content": "Queued elsewhere"},
+    )
     if mode == 0o755:  # the owner's own folder: records are written there and approved from there
         record = home.approvals.stage(**stage)
         assert (elsewhere / "memory" / f"{record.id}.json").is_file()
@@ -313,8 +334,10 @@ def test_doctor_lists_links_and_its_config_repair_writes_through_a_linked_config
     (root / "memories" / "USER.md").symlink_to("/dev/zero")
     report = run_doctor(home, fix=True)
     links = [f for f in report.findings if f.area == "links"]
-    assert [(f.severity, f.what.split(" ->")[0]) for f in links] == [("info", "config.yaml"),
-                                                                     ("error", "memories/USER.md")]
+    assert [(f.severity, f.what.split(" ->")[0]) for f in links] == [
+        ("info", "config.yaml"),
+        ("error", "memories/USER.md"),
+    ]
     assert any(r["repair"] == "config.rewrite" and r["success"] for r in report.repairs), report.repairs
     assert (root / "config.yaml").is_symlink() and real.read_text() == "memory:\n  memory_char_limit: 3000\n"
     home.close()

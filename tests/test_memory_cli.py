@@ -37,7 +37,12 @@ def test_add_replace_remove_show_history_undo(wb, tmp_path):
     assert shown["user"]["entries"] == ["Name is Ada; likes [bold]x[/]"]
     memory = shown["memory"]
     assert {k: memory[k] for k in ("target", "entries", "chars", "limit", "percent")} == {
-        "target": "memory", "entries": ["Project uses uv + ruff"], "chars": 22, "limit": 2200, "percent": 1}
+        "target": "memory",
+        "entries": ["Project uses uv + ruff"],
+        "chars": 22,
+        "limit": 2200,
+        "percent": 1,
+    }
     assert memory["rendered"].splitlines()[1] == "MEMORY (your personal notes) [1% — 22/2,200 chars]"
 
     events = as_json(wb("memory", "history", "--json", "--target", "memory"))["events"]
@@ -47,7 +52,8 @@ def test_add_replace_remove_show_history_undo(wb, tmp_path):
 
     undone = as_json(wb("memory", "undo", "--json", str(events[0]["id"])))
     assert undone["success"] and as_json(wb("memory", "show", "--json", "--target", "memory"))["entries"] == [
-        "Project uses uv"]
+        "Project uses uv"
+    ]
     removed = wb("memory", "remove", "--old", "uv")
     assert removed.returncode == 0 and "✓ Entry removed." in removed.stdout
 

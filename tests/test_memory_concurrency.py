@@ -21,7 +21,9 @@ def _writer(root: str, worker: int, count: int, start) -> None:
     home = open_home(root)
     start.wait()
     for i in range(count):
-        result = home.memory.add("memory", f"worker {worker} fact {i}", ToolContext(actor="agent", session_id=f"w{worker}"))
+        result = home.memory.add(
+            "memory", f"worker {worker} fact {i}", ToolContext(actor="agent", session_id=f"w{worker}")
+        )
         assert result["success"], result
     home.close()
 
@@ -144,6 +146,7 @@ def test_a_foreign_writer_using_hermes_locking_loses_nothing_and_neither_do_we(t
     """A process that shares no code with us (as a Hermes agent would) writes the same file at the same time."""
     import subprocess
     import sys
+
     path = home.memory.path("memory")
     path.parent.mkdir(parents=True, exist_ok=True)
     home.config_path.write_text("memory:\n  memory_char_limit: 100000\n")

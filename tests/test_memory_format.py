@@ -3,8 +3,20 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.memory.format import (BLOCK_TITLES, SEPARATOR, Usage, breaks_delimiter, diff_entries, has_drift,
-                                  parse_blocks, parse_entries, percent_of, render_block, serialize, size_of)
+from engine.memory.format import (
+    BLOCK_TITLES,
+    SEPARATOR,
+    Usage,
+    breaks_delimiter,
+    diff_entries,
+    has_drift,
+    parse_blocks,
+    parse_entries,
+    percent_of,
+    render_block,
+    serialize,
+    size_of,
+)
 from engine.memory.threats import first_threat_message
 from engine.models.offline import frozen_entries
 
@@ -52,8 +64,12 @@ def test_render_block_exactly_like_hermes():
     entries = ["a" * 700, "b" * 771]  # 700 + 3 + 771 = 1,474 chars
     block = render_block("memory", entries, 2200)
     assert SEPARATOR == "═" * 46
-    assert block == (f"{'═' * 46}\nMEMORY (your personal notes) [67% — 1,474/2,200 chars]\n{'═' * 46}\n"
-                     + "a" * 700 + "\n§\n" + "b" * 771)
+    assert block == (
+        f"{'═' * 46}\nMEMORY (your personal notes) [67% — 1,474/2,200 chars]\n{'═' * 46}\n"
+        + "a" * 700
+        + "\n§\n"
+        + "b" * 771
+    )
     user = render_block("user", ["Name: Ada"], 1375)
     assert user.splitlines()[1] == "USER PROFILE (who the user is) [0% — 9/1,375 chars]"
     assert not user.endswith("\n")
@@ -86,21 +102,38 @@ def test_diff_entries_marks_added_changed_removed():
 
 # -- reading the blocks back out of a system prompt -------------------------------------------------------------
 _HEADER_LIKE = [f"{SEPARATOR}\n{title} [1% — 9/99 chars]\n{SEPARATOR}\n" for title in BLOCK_TITLES.values()]
-_piece = st.one_of(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30),
-                   st.sampled_from(["§", "\n§\n", "\n\n", "═" * 46, "[", "] chars", *_HEADER_LIKE]))
-_entry = st.lists(_piece, min_size=1, max_size=5).map("".join).map(str.strip).filter(
-    lambda e: e and not breaks_delimiter(e) and first_threat_message(e) is None)
+_piece = st.one_of(
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30),
+    st.sampled_from(["§", "\n§\n", "\n\n", "═" * 46, "[", "] chars", *_HEADER_LIKE]),
+)
+_entry = (
+    st.lists(_piece, min_size=1, max_size=5)
+    .map("".join)
+    .map(str.strip)
+    .filter(lambda e: e and not breaks_delimiter(e) and first_threat_message(e) is None)
+)
 _store = st.lists(_entry, max_size=6, unique=True)
 
 
 @settings(max_examples=200, deadline=None)
 @given(memory=_store, user=_store, memory_limit=st.integers(1, 100_000), user_limit=st.integers(1, 100_000))
 def test_rendered_blocks_parse_back_to_the_same_entries_and_limits(memory, user, memory_limit, user_limit):
-    prompt = "\n\n".join(part for part in ("You are an agent.", render_block("memory", memory, memory_limit),
-                                           render_block("user", user, user_limit), "## Skills\n- none") if part)
+    prompt = "\n\n".join(
+        part
+        for part in (
+            "You are an agent.",
+            render_block("memory", memory, memory_limit),
+            render_block("user", user, user_limit),
+            "## Skills\n- none",
+        )
+        if part
+    )
     blocks = parse_blocks(prompt)
-    expected = {target: (entries, limit) for target, entries, limit in
-                (("memory", memory, memory_limit), ("user", user, user_limit)) if entries}
+    expected = {
+        target: (entries, limit)
+        for target, entries, limit in (("memory", memory, memory_limit), ("user", user, user_limit))
+        if entries
+    }
     assert blocks == expected
     assert frozen_entries(prompt) == [(t, e) for t, (entries, _) in expected.items() for e in entries]
 

@@ -26,8 +26,9 @@ def agent_turn(home, session: str, arguments: dict, result: dict, *, call_id: st
         home.archive.create_session(session, source="cli")
     call = {"id": call_id, "type": "function", "function": {"name": "memory", "arguments": json.dumps(arguments)}}
     assistant = home.archive.append_message(session, "assistant", None, tool_calls=[call], timestamp=at)
-    home.archive.append_message(session, "tool", json.dumps(result), tool_name="memory", tool_call_id=call_id,
-                                timestamp=at + 1)
+    home.archive.append_message(
+        session, "tool", json.dumps(result), tool_name="memory", tool_call_id=call_id, timestamp=at + 1
+    )
     return assistant
 
 
@@ -35,25 +36,44 @@ OK = {"success": True, "done": True}
 
 
 def test_decoding_reads_escaped_arguments_and_batches_not_raw_text():
-    raw = json.dumps([{"name": "memory", "arguments": json.dumps(
-        {"action": "add", "target": "user", "content": "  Likes café ☕  "})},
-        {"id": "c2", "function": {"name": "terminal", "arguments": "{}"}}])
+    raw = json.dumps(
+        [
+            {
+                "name": "memory",
+                "arguments": json.dumps({"action": "add", "target": "user", "content": "  Likes café ☕  "}),
+            },
+            {"id": "c2", "function": {"name": "terminal", "arguments": "{}"}},
+        ]
+    )
     assert "\\u00e9" in raw  # stored with escapes: a raw text match would miss it
     ((position, call_id, arguments),) = memory_calls(raw)
     assert (position, call_id) == (0, None)
     assert written_texts(arguments) == [("user", "add", "Likes café ☕")]
-    batch = {"target": "memory", "operations": [{"action": "remove", "old_text": "x"},
-                                                {"action": "replace", "old_text": "y", "content": "new y"},
-                                                {"action": "add", "content": "z"}]}
+    batch = {
+        "target": "memory",
+        "operations": [
+            {"action": "remove", "old_text": "x"},
+            {"action": "replace", "old_text": "y", "content": "new y"},
+            {"action": "add", "content": "z"},
+        ],
+    }
     assert written_texts(batch) == [("memory", "replace", "new y"), ("memory", "add", "z")]
-    assert memory_calls("not json") == [] and written_texts({"action": "add", "target": "elsewhere", "content": "x"}) == []
+    assert (
+        memory_calls("not json") == [] and written_texts({"action": "add", "target": "elsewhere", "content": "x"}) == []
+    )
 
 
 def test_origins_come_from_the_archive_when_the_journal_has_none(home):
     put(home, "memory", "Deploys on Fridays\n§\nstaged only\n§\nrefused\n§\nwritten by hand\n§\nbatched")
     older = agent_turn(home, "s-old", {"action": "add", "content": "Deploys on Fridays"}, OK, at=1000)
-    newer = agent_turn(home, "s-new", {"action": "replace", "old_text": "Deploys", "content": "Deploys on Fridays"},
-                       OK, call_id="call_2", at=2000)
+    newer = agent_turn(
+        home,
+        "s-new",
+        {"action": "replace", "old_text": "Deploys", "content": "Deploys on Fridays"},
+        OK,
+        call_id="call_2",
+        at=2000,
+    )
     agent_turn(home, "s-new", {"action": "add", "content": "staged only"}, {**OK, "staged": True}, call_id="c3")
     agent_turn(home, "s-new", {"action": "add", "content": "refused"}, {"success": False, "error": "no"}, call_id="c4")
     batch = agent_turn(home, "s-new", {"operations": [{"action": "add", "content": "batched"}]}, OK, call_id="c5")
@@ -64,7 +84,12 @@ def test_origins_come_from_the_archive_when_the_journal_has_none(home):
     assert older < newer and found[4].message_id == batch
     seen = home.journal.first("memory", "memory", "seen")
     assert found[1].at == seen.at and found[1].to_dict() == {
-        "actor": None, "session_id": None, "message_id": None, "at": "2026-11-30T12:00:00+00:00", "via": "before"}
+        "actor": None,
+        "session_id": None,
+        "message_id": None,
+        "at": "2026-11-30T12:00:00+00:00",
+        "via": "before",
+    }
 
 
 def test_a_removal_since_the_archived_write_and_a_later_journal_write_win(home):
@@ -125,8 +150,8 @@ def test_each_entry_is_looked_up_once_per_file_version_through_the_word_index(ho
 
     assert [o.via for o in history.origins(home.memory, "memory", home.memory.entries("memory"))] == ["archive"] * 3
     deploys, cafe, tokyo = searches()
-    assert "'\"memory\" AND \"deploys\" AND \"fridays\" AND \"on\"'" in deploys
-    assert "\"likes\"" in cafe and "caf" not in cafe, "a word next to an escaped character is left out"
+    assert '\'"memory" AND "deploys" AND "fridays" AND "on"\'' in deploys
+    assert '"likes"' in cafe and "caf" not in cafe, "a word next to an escaped character is left out"
     assert "MATCH '\"memory\"'" in tokyo, "no ASCII word: every memory call, decoded once"
     history.origins(home.memory, "memory", home.memory.entries("memory"))
     assert searches() == [], "unchanged file: nothing is read again"
@@ -139,14 +164,22 @@ def test_show_json_lists_origins_parallel_to_entries(home, tmp_path):
     put(home, "user", "Name is Ada\n§\nLikes tea")
     agent_turn(home, "s-1", {"action": "add", "target": "user", "content": "Likes tea"}, OK)
     home.close()
-    out = subprocess.run(workbench_cmd("memory", "show", "--home", str(home.root), "--target", "user", "--json"),
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        workbench_cmd("memory", "show", "--home", str(home.root), "--target", "user", "--json"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     data = json.loads(out.stdout)
     assert data["entries"] == ["Name is Ada", "Likes tea"]
     assert [o["via"] for o in data["origins"]] == ["before", "archive"]
     assert data["origins"][1]["session_id"] == "s-1" and data["origins"][1]["actor"] == "agent"
-    text = subprocess.run(workbench_cmd("memory", "show", "--home", str(home.root), "--target", "user"),
-                          capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(
+        workbench_cmd("memory", "show", "--home", str(home.root), "--target", "user"),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "↳ present before" in text and "↳ agent · " in text and "session s-1 · message 1 (from the archive)" in text
 
 
@@ -170,7 +203,13 @@ def test_history_of_one_entry_gives_its_origin_and_changes(home):
     put(home, "user", "Likes tea")
     agent_turn(home, "s-1", {"action": "add", "target": "user", "content": "Likes tea"}, OK)
     home.close()
-    run = subprocess.run(workbench_cmd("memory", "history", "--home", str(home.root), "--target", "user", "--entry",
-                                       "Likes tea", "--json"), capture_output=True, text=True, check=True)
+    run = subprocess.run(
+        workbench_cmd(
+            "memory", "history", "--home", str(home.root), "--target", "user", "--entry", "Likes tea", "--json"
+        ),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     data = json.loads(run.stdout)
     assert data["origin"]["via"] == "archive" and data["origin"]["session_id"] == "s-1" and data["events"] == []

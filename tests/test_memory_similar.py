@@ -7,8 +7,10 @@ from engine.tools import ToolContext
 def test_near_duplicates_score_exact_and_near_and_skip_what_the_proposal_replaces():
     existing = ["Deploys run on Fridays at noon", "The API listens on port 8080"]
     found = near_duplicates(["Deploys run on Fridays at noon.", "The API listens on port 8080"], existing, 90)
-    assert [(d["existing"], d["exact"]) for d in found] == [("Deploys run on Fridays at noon", False),
-                                                           ("The API listens on port 8080", True)]
+    assert [(d["existing"], d["exact"]) for d in found] == [
+        ("Deploys run on Fridays at noon", False),
+        ("The API listens on port 8080", True),
+    ]
     assert found[1]["score"] == 100.0 and 90 <= found[0]["score"] < 100
     assert near_duplicates(["The API listens on port 8080"], existing, 90, ignore=existing) == []
     assert near_duplicates(["Something else entirely"], existing, 90) == []

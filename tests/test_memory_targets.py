@@ -15,8 +15,15 @@ from engine.tools import ToolContext
 from workbench.cli import main
 from workbench.watch import classify
 
-NOTES = MemoryTarget("notes", "NOTES.md", "PROJECT NOTES (what this project is)", "project notes", "NOTES",
-                     "memory.notes_char_limit", "memory.notes_enabled")
+NOTES = MemoryTarget(
+    "notes",
+    "NOTES.md",
+    "PROJECT NOTES (what this project is)",
+    "project notes",
+    "NOTES",
+    "memory.notes_char_limit",
+    "memory.notes_enabled",
+)
 
 
 @pytest.fixture
@@ -37,7 +44,10 @@ def test_a_third_target_reaches_store_tool_schema_prompt_watcher_and_memory_show
     assert result["success"] and result["usage"] == "3% — 16/500 chars"
     assert (home.memories_dir / "NOTES.md").read_text() == "The repo uses uv"
     assert memory_tool_schema(home)["function"]["parameters"]["properties"]["target"]["enum"] == [
-        "memory", "user", "notes"]
+        "memory",
+        "user",
+        "notes",
+    ]
     prompt = build_system_prompt(home)
     assert "PROJECT NOTES (what this project is) [3% — 16/500 chars]" in prompt and "The repo uses uv" in prompt
     assert home.memory.snapshot().entries["notes"] == ("The repo uses uv",)

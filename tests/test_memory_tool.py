@@ -39,7 +39,9 @@ def test_schema_advertises_only_enabled_targets(home):
 
 def test_dispatch_validation_messages(home):
     assert call(home, action="add", target="notes", content="x") == {
-        "success": False, "error": "Invalid memory target 'notes'. Use 'memory' or 'user'."}
+        "success": False,
+        "error": "Invalid memory target 'notes'. Use 'memory' or 'user'.",
+    }
     missing = call(home, target="memory")
     assert missing["success"] is False and "Missing required parameter" in missing["error"]
     assert "'action'" in missing["error"] and "'operations'" in missing["error"]
@@ -47,10 +49,14 @@ def test_dispatch_validation_messages(home):
     assert call(home, action="patch", target="memory")["error"] == "Unknown action 'patch'. Use: add, replace, remove"
     assert call(home, action="add", target="memory")["error"] == "Content is required for 'add' action."
     call(home, action="add", target="memory", content="Project uses uv")
-    assert call(home, action="replace", target="memory", old_text="uv")["error"] == \
-        "content is required for 'replace' action."
-    assert call(home, target="memory", operations="oops")["error"] == \
-        "operations must be a list of {action, content?, old_text?} objects."
+    assert (
+        call(home, action="replace", target="memory", old_text="uv")["error"]
+        == "content is required for 'replace' action."
+    )
+    assert (
+        call(home, target="memory", operations="oops")["error"]
+        == "operations must be a list of {action, content?, old_text?} objects."
+    )
 
 
 def test_null_target_defaults_to_memory_and_new_text_is_an_alias(home):
@@ -66,10 +72,12 @@ def test_missing_old_text_is_a_recoverable_error_with_current_entries(home):
     assert result == {
         "success": False,
         "error": "'replace' needs old_text -- a short unique substring of the entry to replace. None was provided. "
-                 "Reissue the replace with old_text set to part of one of the current_entries below. For 'replace', "
-                 "content is the COMPLETE new entry -- the whole matched entry is overwritten, not just the old_text "
-                 "span.",
-        "current_entries": ["Name is Ada"], "usage": "11/1,375"}
+        "Reissue the replace with old_text set to part of one of the current_entries below. For 'replace', "
+        "content is the COMPLETE new entry -- the whole matched entry is overwritten, not just the old_text "
+        "span.",
+        "current_entries": ["Name is Ada"],
+        "usage": "11/1,375",
+    }
     removal = call(home, action="remove", target="user", old_text="")
     assert removal["error"].endswith("part of one of the current_entries below.")
 
@@ -79,19 +87,29 @@ def test_empty_operations_list_falls_through_to_the_single_op_path(home):
 
 
 def test_operations_take_precedence_over_action(home):
-    result = call(home, target="memory", action="remove", old_text="zzz",
-                  operations=[{"action": "add", "content": "one"}, {"action": "add", "content": "two"}])
+    result = call(
+        home,
+        target="memory",
+        action="remove",
+        old_text="zzz",
+        operations=[{"action": "add", "content": "one"}, {"action": "add", "content": "two"}],
+    )
     assert result["message"] == "Applied 2 operation(s)." and home.memory.entries("memory") == ["one", "two"]
 
 
 def test_disabled_targets_and_unavailable_memory(home):
     configure(home, "memory:\n  user_profile_enabled: false\n")
     assert call(home, action="add", target="user", content="x") == {
-        "success": False, "error": "Built-in USER.md writes are disabled in memory config.", "target": "user"}
+        "success": False,
+        "error": "Built-in USER.md writes are disabled in memory config.",
+        "target": "user",
+    }
     assert call(home, action="add", target="memory", content="x")["success"]
     configure(home, "memory:\n  user_profile_enabled: false\n  memory_enabled: 'off'\n")
     assert call(home, action="add", target="memory", content="y") == {
-        "error": "Memory is not available. It may be disabled in config or this environment.", "success": False}
+        "error": "Memory is not available. It may be disabled in config or this environment.",
+        "success": False,
+    }
 
 
 def test_consolidation_failure_budget_stops_the_model_after_three(home):
@@ -102,9 +120,11 @@ def test_consolidation_failure_budget_stops_the_model_after_three(home):
         result = call(home, ctx, action="add", target="memory", content="too long for the rest")
         assert "current_entries" in result and "done" not in result
     assert call(home, ctx, action="add", target="memory", content="z" * 30) == {
-        "success": False, "done": True,
+        "success": False,
+        "done": True,
         "error": "Memory consolidation failed 4 times this turn. Stop retrying memory calls — leave memory unchanged "
-                 "for now and continue with your reply to the user. The fact can be saved in a later turn."}
+        "for now and continue with your reply to the user. The fact can be saved in a later turn.",
+    }
     # blocks, ambiguity and empty input are not counted; a success resets the counter
     fresh = agent()
     call(home, fresh, action="remove", target="memory", old_text="nope")
@@ -134,8 +154,9 @@ def test_staged_write_is_not_applied_and_pins_the_matched_entry(approving):
     seed(home, "User likes tea", "Project uses uv")
     result = call(home, action="replace", target="memory", old_text="tea", content="User likes coffee")
     assert set(result) == {"success", "staged", "pending_id", "message"} and result["staged"] is True
-    assert result["message"] == ("Staged for approval (memory.write_approval is on). Not yet saved — review with "
-                                 "/memory pending.")
+    assert result["message"] == (
+        "Staged for approval (memory.write_approval is on). Not yet saved — review with /memory pending."
+    )
     record = home.approvals.get(result["pending_id"])
     assert record.summary == "replace in memory: User likes coffee"
     assert record.payload["matched_entry"] == "User likes tea" and record.payload["target"] == "memory"
@@ -164,27 +185,44 @@ def test_preview_and_apply_staged(approving):
     record = home.approvals.get(pid)
     payload = record.payload
     preview = home.memory.preview_staged(payload)
-    assert preview == {"target": "memory", "before_entries": ["User likes tea", "Project uses uv"],
-                       "after_entries": ["User likes tea"], "usage_after": "0% — 14/2,200 chars",
-                       "percent_after": 0, "error": None,
-                       "targets": [{"op": 1, "action": "remove", "old_text": "uv", "pinned": "Project uses uv",
-                                    "status": "hits", "entry": "Project uses uv", "matches": ["Project uses uv"]}]}
-    result = home.memory.apply_staged(payload, pending_id=pid, session_id=record.session_id,
-                                      message_id=record.message_id, proposed_by=record.actor)
+    assert preview == {
+        "target": "memory",
+        "before_entries": ["User likes tea", "Project uses uv"],
+        "after_entries": ["User likes tea"],
+        "usage_after": "0% — 14/2,200 chars",
+        "percent_after": 0,
+        "error": None,
+        "targets": [
+            {
+                "op": 1,
+                "action": "remove",
+                "old_text": "uv",
+                "pinned": "Project uses uv",
+                "status": "hits",
+                "entry": "Project uses uv",
+                "matches": ["Project uses uv"],
+            }
+        ],
+    }
+    result = home.memory.apply_staged(
+        payload, pending_id=pid, session_id=record.session_id, message_id=record.message_id, proposed_by=record.actor
+    )
     assert result["success"] and result["removed_entry"] == "Project uses uv"
     row = home.memory.history(limit=1)[0]
     assert (row.actor, row.session_id, row.message_id, row.detail["pending_id"]) == ("user", "s1", 4, pid)
     again = home.memory.apply_staged(payload)
     assert again["success"] is False and again["error"].startswith(
-        "Entry changed since it was staged, so this write was not applied: 'Project uses uv'")
+        "Entry changed since it was staged, so this write was not applied: 'Project uses uv'"
+    )
     assert home.memory.preview_staged(payload)["error"].startswith("Entry changed since it was staged")
 
 
 def test_pinned_replace_never_hits_a_different_entry(approving):
     home = approving
     seed(home, "User likes tea")
-    payload = home.approvals.get(call(home, action="replace", target="memory", old_text="tea",
-                                      content="User likes coffee")["pending_id"]).payload
+    payload = home.approvals.get(
+        call(home, action="replace", target="memory", old_text="tea", content="User likes coffee")["pending_id"]
+    ).payload
     home.memory.replace("memory", "tea", "User likes green tea", ToolContext(actor="user"))
     before = home.memory.path("memory").read_bytes()
     assert home.memory.apply_staged(payload)["success"] is False
@@ -205,15 +243,23 @@ def test_unpinned_destructive_record_applies_only_to_a_unique_substring_match(ap
 def test_staged_batch_pins_each_destructive_op(approving):
     home = approving
     seed(home, "User likes tea", "Project uses uv")
-    pid = call(home, target="memory", operations=[
-        {"action": "replace", "old_text": "tea", "content": "User likes mate"},
-        {"action": "add", "content": "Uses fish"}])["pending_id"]
+    pid = call(
+        home,
+        target="memory",
+        operations=[
+            {"action": "replace", "old_text": "tea", "content": "User likes mate"},
+            {"action": "add", "content": "Uses fish"},
+        ],
+    )["pending_id"]
     record = home.approvals.get(pid)
     assert record.summary.startswith("apply 2 op(s) to memory: ")
     assert record.payload["operations"][0]["matched_entry"] == "User likes tea"
     assert "matched_entry" not in record.payload["operations"][1]
-    assert home.memory.preview_staged(record.payload)["after_entries"] == ["User likes mate", "Project uses uv",
-                                                                           "Uses fish"]
+    assert home.memory.preview_staged(record.payload)["after_entries"] == [
+        "User likes mate",
+        "Project uses uv",
+        "Uses fish",
+    ]
     assert home.memory.apply_staged(record.payload)["message"] == "Applied 2 operation(s)."
 
 
@@ -237,5 +283,7 @@ def test_edited_content_goes_through_the_scan(approving):
 def test_read_only_home_tool_call_is_refused(home, tmp_path):
     seed(home, "x")
     ro = open_home(home.root, read_only=True)
-    assert "read-only" in memory_tool(ro, {"action": "add", "target": "memory", "content": "y"},
-                                      ToolContext(actor="user"))["error"]
+    assert (
+        "read-only"
+        in memory_tool(ro, {"action": "add", "target": "memory", "content": "y"}, ToolContext(actor="user"))["error"]
+    )

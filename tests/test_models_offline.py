@@ -6,18 +6,20 @@ import json
 
 import pytest
 
+from engine.memory.format import render_block
 from engine.models import OfflineModel, ScriptedModel
 from engine.models.base import MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT
 from engine.models.offline import frozen_entries
-from engine.memory.format import render_block
 from engine.models.phrasing import declarative, slug
 from engine.providers.fence import build_memory_context_block
 
 FACTS = ["The API runs on port 8080.", "Deploys happen on Fridays."]
-SYSTEM = (f"You are helpful.\n\n{render_block('memory', FACTS, 2200)}\n\n"
-          f"{render_block('user', ['User prefers tabs.'], 1375)}\n\n"
-          "## Skills\n<available_skills>\n  devops:\n    - deploy-app: Deploy the app to production\n"
-          "</available_skills>\n\nConversation started: today")
+SYSTEM = (
+    f"You are helpful.\n\n{render_block('memory', FACTS, 2200)}\n\n"
+    f"{render_block('user', ['User prefers tabs.'], 1375)}\n\n"
+    "## Skills\n<available_skills>\n  devops:\n    - deploy-app: Deploy the app to production\n"
+    "</available_skills>\n\nConversation started: today"
+)
 
 
 def first_call(text: str, system: str = SYSTEM):
@@ -25,20 +27,41 @@ def first_call(text: str, system: str = SYSTEM):
     return reply.tool_calls[0] if reply.tool_calls else reply.content
 
 
-@pytest.mark.parametrize("text, name, args", [
-    ("remember that the staging DB is read-only on weekends", "memory",
-     {"action": "add", "target": "memory", "content": "The staging DB is read-only on weekends."}),
-    ("Remember that I prefer dark mode", "memory", {"action": "add", "target": "user", "content": "User prefers dark mode."}),
-    ("my name is Ada Lovelace", "memory", {"action": "add", "target": "user", "content": "User's name is Ada Lovelace."}),
-    ("we use pytest", "memory", {"action": "add", "target": "memory", "content": "The team uses pytest."}),
-    ("forget that deploys happen on fridays", "memory",
-     {"action": "remove", "target": "memory", "old_text": "Deploys happen on Fridays."}),
-    ("forget that I prefer tabs", "memory", {"action": "remove", "target": "user", "old_text": "User prefers tabs."}),
-    ("what did we discuss about the billing migration?", "session_search", {"query": "billing migration"}),
-    ("how do I deploy the app?", "skills_list", {}),
-    ("prepare the quarterly report", "skills_list", {}),
-    ("update the deploy-app skill: check the dashboards", "skill_view", {"name": "deploy-app"}),
-])
+@pytest.mark.parametrize(
+    "text, name, args",
+    [
+        (
+            "remember that the staging DB is read-only on weekends",
+            "memory",
+            {"action": "add", "target": "memory", "content": "The staging DB is read-only on weekends."},
+        ),
+        (
+            "Remember that I prefer dark mode",
+            "memory",
+            {"action": "add", "target": "user", "content": "User prefers dark mode."},
+        ),
+        (
+            "my name is Ada Lovelace",
+            "memory",
+            {"action": "add", "target": "user", "content": "User's name is Ada Lovelace."},
+        ),
+        ("we use pytest", "memory", {"action": "add", "target": "memory", "content": "The team uses pytest."}),
+        (
+            "forget that deploys happen on fridays",
+            "memory",
+            {"action": "remove", "target": "memory", "old_text": "Deploys happen on Fridays."},
+        ),
+        (
+            "forget that I prefer tabs",
+            "memory",
+            {"action": "remove", "target": "user", "old_text": "User prefers tabs."},
+        ),
+        ("what did we discuss about the billing migration?", "session_search", {"query": "billing migration"}),
+        ("how do I deploy the app?", "skills_list", {}),
+        ("prepare the quarterly report", "skills_list", {}),
+        ("update the deploy-app skill: check the dashboards", "skill_view", {"name": "deploy-app"}),
+    ],
+)
 def test_plain_requests_become_the_right_tool_call(text, name, args):
     call = first_call(text)
     assert (call.name, call.arguments) == (name, args)
@@ -56,21 +79,30 @@ def test_answers_come_from_memory_and_recall_and_are_deterministic():
 def _turn(messages, model=None):
     """Run the model's tool loop on its own, answering every call with a canned result."""
     model = model or OfflineModel()
-    results = {"skills_list": {"success": True, "skills": [{"name": "deploy-app", "description": "Deploy the app"}]},
-               "skill_view": {"success": True, "content": "---\nname: deploy-app\n---\n# Deploy\n1. Build.\n2. Ship."},
-               "session_search": {"success": True, "results": []}}
+    results = {
+        "skills_list": {"success": True, "skills": [{"name": "deploy-app", "description": "Deploy the app"}]},
+        "skill_view": {"success": True, "content": "---\nname: deploy-app\n---\n# Deploy\n1. Build.\n2. Ship."},
+        "session_search": {"success": True, "results": []},
+    }
     while True:
         reply = model.complete(messages, [])
         messages.append(reply.to_message())
         if not reply.tool_calls:
             return reply.content, [c["function"]["name"] for m in messages for c in m.get("tool_calls") or []]
         for call in reply.tool_calls:
-            messages.append({"role": "tool", "tool_call_id": call.id,
-                             "content": json.dumps(results.get(call.name, {"success": True}))})
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "content": json.dumps(results.get(call.name, {"success": True})),
+                }
+            )
 
 
 def test_howto_loads_the_matching_skill_and_follows_it():
-    answer, calls = _turn([{"role": "system", "content": SYSTEM}, {"role": "user", "content": "how do I deploy the app?"}])
+    answer, calls = _turn(
+        [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "how do I deploy the app?"}]
+    )
     assert calls == ["skills_list", "skill_view"] and answer == "Following the deploy-app skill:\n1. Build.\n2. Ship."
 
 
@@ -81,27 +113,41 @@ def test_narrow_searches_are_retried_with_one_word():
 
 def test_review_proposes_habits_and_a_skill_for_repeated_routines():
     conversation = [{"role": "system", "content": SYSTEM}]
-    for text in ("prepare the quarterly report", "I usually work from the Berlin office on Mondays",
-                 "prepare the quarterly report for finance"):
+    for text in (
+        "prepare the quarterly report",
+        "I usually work from the Berlin office on Mondays",
+        "prepare the quarterly report for finance",
+    ):
         conversation.append({"role": "user", "content": text})
         _turn(conversation)
     review = conversation + [{"role": "user", "content": MEMORY_REVIEW_PROMPT + "\n\n" + SKILL_REVIEW_PROMPT}]
     answer, calls = _turn(review)
-    made = [m for m in review[len(conversation):] for c in m.get("tool_calls") or []]
+    made = [m for m in review[len(conversation) :] for c in m.get("tool_calls") or []]
     args = [json.loads(c["function"]["arguments"]) for m in made for c in m["tool_calls"]]
-    assert args[0] == {"action": "add", "target": "user", "content": "User usually works from the Berlin office on Mondays."}
+    assert args[0] == {
+        "action": "add",
+        "target": "user",
+        "content": "User usually works from the Berlin office on Mondays.",
+    }
     assert args[-1]["action"] == "create" and args[-1]["name"] == "prepare-quarterly-report"
     assert "Learned from 2 repeated requests" in args[-1]["content"]
     assert answer.startswith("Why: a habit the user described") and "2-step tool sequence" in answer
 
 
 def test_summaries_are_extractive():
-    messages = [{"role": "user", "content": "plan the migration"},
-                {"role": "assistant", "content": "", "tool_calls": [
-                    {"id": "1", "type": "function", "function": {"name": "session_search", "arguments": "{\"query\": \"x\"}"}}]},
-                {"role": "tool", "tool_call_id": "1", "content": "{}"},
-                {"role": "assistant", "content": "Do it in batches."},
-                {"role": "user", "content": "and the rollback?"}]
+    messages = [
+        {"role": "user", "content": "plan the migration"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "1", "type": "function", "function": {"name": "session_search", "arguments": '{"query": "x"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "1", "content": "{}"},
+        {"role": "assistant", "content": "Do it in batches."},
+        {"role": "user", "content": "and the rollback?"},
+    ]
     summary = OfflineModel().summarise(messages)
     assert summary.startswith("## Goal\nand the rollback?")
     assert "- plan the migration" in summary and "1. session_search" in summary and "- Do it in batches." in summary
@@ -111,14 +157,22 @@ def test_phrasing_helpers():
     assert declarative("I usually deploy on Tuesdays") == ("user", "User usually deploys on Tuesdays.")
     assert declarative("our CI is GitHub Actions") == ("memory", "The team's CI is GitHub Actions.")
     assert slug("Triage the invoice export errors!") == "triage-invoice-export-errors"
-    assert frozen_entries(SYSTEM) == [("memory", "The API runs on port 8080."), ("memory", "Deploys happen on Fridays."),
-                                      ("user", "User prefers tabs.")]
+    assert frozen_entries(SYSTEM) == [
+        ("memory", "The API runs on port 8080."),
+        ("memory", "Deploys happen on Fridays."),
+        ("user", "User prefers tabs."),
+    ]
 
 
 def test_scripted_model_plays_then_falls_back():
     model = ScriptedModel()
-    model.play([{"tool_calls": [{"name": "memory", "args": {"action": "add", "target": "memory", "content": "X."}}]},
-                {"answer": "Done."}], label="t1_")
+    model.play(
+        [
+            {"tool_calls": [{"name": "memory", "args": {"action": "add", "target": "memory", "content": "X."}}]},
+            {"answer": "Done."},
+        ],
+        label="t1_",
+    )
     messages = [{"role": "user", "content": "go"}]
     first = model.complete(messages, [])
     assert first.tool_calls[0].id == "t1_call_1_1" and first.tool_calls[0].arguments["content"] == "X."
@@ -129,8 +183,9 @@ def test_scripted_model_plays_then_falls_back():
     assert model.complete(messages, []).content.startswith("Hello!")  # unscripted: the offline model answers
 
 
-@pytest.mark.parametrize("text", ["I'm a bit confused about the rollout", "I like that idea", "check what I prefer",
-                                  "forget it"])
+@pytest.mark.parametrize(
+    "text", ["I'm a bit confused about the rollout", "I like that idea", "check what I prefer", "forget it"]
+)
 def test_vague_statements_write_nothing(text):
     assert isinstance(first_call(text), str)
 
@@ -145,8 +200,12 @@ def test_the_scripted_model_never_plays_its_script_to_a_flush():
 
     model = ScriptedModel()
     model.play([{"tool_calls": [{"name": "skill_manage", "args": {"action": "delete", "name": "x"}}]}], label="t1_")
-    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "we use Renovate for updates"},
-                {"role": "user", "content": FLUSH_PROMPT}]
+    messages = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "we use Renovate for updates"},
+        {"role": "user", "content": FLUSH_PROMPT},
+    ]
     reply = model.complete(messages, [])
     assert [c.arguments for c in reply.tool_calls] == [
-        {"action": "add", "target": "memory", "content": "The team uses Renovate for updates."}]
+        {"action": "add", "target": "memory", "content": "The team uses Renovate for updates."}
+    ]

@@ -27,8 +27,9 @@ class FakeEndpoint:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
-                endpoint.requests.append({"path": self.path, "headers": dict(self.headers),
-                                          "body": json.loads(self.rfile.read(length))})
+                endpoint.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": json.loads(self.rfile.read(length))}
+                )
                 endpoint.delay.wait(1.0)
                 status, body, headers = endpoint.replies.pop(0) if endpoint.replies else (500, {"error": "empty"}, {})
                 raw = isinstance(body, str)  # a server-sent event stream, already formatted
@@ -56,19 +57,28 @@ class FakeEndpoint:
     def answer(self, content="", tool_calls=None, usage=None, status=200, headers=None):
         message = {"role": "assistant", "content": content}
         if tool_calls:
-            message["tool_calls"] = [{"id": cid, "type": "function",
-                                      "function": {"name": name, "arguments": json.dumps(args)}}
-                                     for cid, name, args in tool_calls]
-        body = {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": message,
-                                                                    "finish_reason": "stop"}]}
+            message["tool_calls"] = [
+                {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+                for cid, name, args in tool_calls
+            ]
+        body = {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        }
         if usage:
             body["usage"] = usage
         self.replies.append((status, body, headers or {}))
 
     def stream(self, *chunks):
         """Answer with server-sent events: each chunk is a choices[0].delta (or a usage-only chunk)."""
-        events = [{"choices": [] if "usage" in c else [{"index": 0, "delta": c}], **({"usage": c["usage"]} if "usage" in c else {})}
-                  for c in chunks]
+        events = [
+            {
+                "choices": [] if "usage" in c else [{"index": 0, "delta": c}],
+                **({"usage": c["usage"]} if "usage" in c else {}),
+            }
+            for c in chunks
+        ]
         self.replies.append((200, "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n", {}))
 
     def fail(self, status, message, headers=None):
@@ -88,8 +98,9 @@ def endpoint():
 
 def test_tool_calls_round_trip_through_a_session(home, endpoint, monkeypatch):
     monkeypatch.setenv("WB_TEST_KEY", "sk-test-123")
-    endpoint.answer(tool_calls=[("call_a", "memory", {"action": "add", "target": "user",
-                                                      "content": "User prefers tabs."})])
+    endpoint.answer(
+        tool_calls=[("call_a", "memory", {"action": "add", "target": "user", "content": "User prefers tabs."})]
+    )
     endpoint.answer("Saved.", usage={"prompt_tokens": 900, "completion_tokens": 5})
     model = OpenAIModel(base_url=endpoint.base_url, model="test-model", api_key_env="WB_TEST_KEY")
     session = AgentSession(home, model)
@@ -184,8 +195,29 @@ def test_an_endpoint_that_is_not_an_http_url_is_refused_before_any_request(url):
 
 
 def test_malformed_tool_arguments_go_back_to_the_model(home, endpoint):
-    endpoint.replies.append((200, {"choices": [{"message": {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "memory", "arguments": "{not json"}}]}}]}, {}))
+    endpoint.replies.append(
+        (
+            200,
+            {
+                "choices": [
+                    {
+                        "message": {
+                            "role": "assistant",
+                            "content": "",
+                            "tool_calls": [
+                                {
+                                    "id": "c1",
+                                    "type": "function",
+                                    "function": {"name": "memory", "arguments": "{not json"},
+                                }
+                            ],
+                        }
+                    }
+                ]
+            },
+            {},
+        )
+    )
     endpoint.answer("ok")
     session = AgentSession(home, OpenAIModel(base_url=endpoint.base_url, model="m", api_key_env=""))
     result = session.run_turn("save something")
@@ -195,8 +227,10 @@ def test_malformed_tool_arguments_go_back_to_the_model(home, endpoint):
 
 
 def test_config_and_flags_choose_the_endpoint(home):
-    home.config_path.write_text("model:\n  backend: openai\n  base_url: http://127.0.0.1:9/v1\n  name: from-config\n"
-                                "  api_key_env: MY_KEY\n", encoding="utf-8")
+    home.config_path.write_text(
+        "model:\n  backend: openai\n  base_url: http://127.0.0.1:9/v1\n  name: from-config\n  api_key_env: MY_KEY\n",
+        encoding="utf-8",
+    )
     home.reload_config()
     model = make_model(home)
     assert (model.base_url, model.name, model.api_key_env) == ("http://127.0.0.1:9/v1", "from-config", "MY_KEY")
@@ -209,11 +243,27 @@ def test_config_and_flags_choose_the_endpoint(home):
 
 
 def test_streamed_answers_arrive_as_scrubbed_deltas(home, endpoint):
-    endpoint.stream({"role": "assistant", "tool_calls": [{"index": 0, "id": "s1", "type": "function",
-                                                           "function": {"name": "memory", "arguments": "{\"action\": \"add\", "}}]},
-                    {"tool_calls": [{"index": 0, "function": {"arguments": "\"target\": \"user\", \"content\": \"User likes tea.\"}"}}]})
-    endpoint.stream({"content": "Saved. "}, {"content": "Recall:\n<memory-"}, {"content": "context>\nsecret\n</memory-context>"},
-                    {"content": "\nDone."}, {"usage": {"prompt_tokens": 1200, "completion_tokens": 9}})
+    endpoint.stream(
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "s1",
+                    "type": "function",
+                    "function": {"name": "memory", "arguments": '{"action": "add", '},
+                }
+            ],
+        },
+        {"tool_calls": [{"index": 0, "function": {"arguments": '"target": "user", "content": "User likes tea."}'}}]},
+    )
+    endpoint.stream(
+        {"content": "Saved. "},
+        {"content": "Recall:\n<memory-"},
+        {"content": "context>\nsecret\n</memory-context>"},
+        {"content": "\nDone."},
+        {"usage": {"prompt_tokens": 1200, "completion_tokens": 9}},
+    )
     seen = []
     model = make_model(home, "openai", base_url=endpoint.base_url, model_name="m", api_key_env="", stream=True)
     session = AgentSession(home, model, on_event=seen.append)

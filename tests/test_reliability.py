@@ -82,9 +82,10 @@ def user_entries(raw: str) -> list[str]:
     return [text for text in ("\n".join(g).strip() for g in groups) if text]
 
 
-PIECES = st.one_of(st.text(alphabet="abcxyz \t", min_size=1, max_size=8),
-                   st.sampled_from(["\n§\n", "\r\n§\r\n", "\n§\r\n", "\r\n§\n", "\n", "\r\n", "\n\n§\n\n",
-                                    "\n § \n", "§", "\r"]))
+PIECES = st.one_of(
+    st.text(alphabet="abcxyz \t", min_size=1, max_size=8),
+    st.sampled_from(["\n§\n", "\r\n§\r\n", "\n§\r\n", "\r\n§\n", "\n", "\r\n", "\n\n§\n\n", "\n § \n", "§", "\r"]),
+)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -183,14 +184,25 @@ def test_a_tampered_ledger_row_outside_skills_is_refused_and_changes_nothing(tea
     (home.root / "config.yaml").write_text("memory:\n  memory_char_limit: 2200\n")
     target = home.root / victim
     kept = target.read_bytes()
-    row = {"id": "tampered0001", "ts": "2026-11-30T12:00:00+00:00", "actor": "curator", "action": "patch",
-           "skill": "tea", "evidence": {}, "before": [],
-           "after": [{"path": victim, "sha256": __import__("hashlib").sha256(kept).hexdigest()}]}
+    row = {
+        "id": "tampered0001",
+        "ts": "2026-11-30T12:00:00+00:00",
+        "actor": "curator",
+        "action": "patch",
+        "skill": "tea",
+        "evidence": {},
+        "before": [],
+        "after": [{"path": victim, "sha256": __import__("hashlib").sha256(kept).hexdigest()}],
+    }
     with open(home.skills.ledger.path, "a") as handle:
         handle.write(json.dumps(row) + "\n")
     rows = len(home.journal.query(limit=1000, include_pending=True))
-    proc = subprocess.run(workbench_cmd("curator", "rollback", "tampered0001", "--home", str(home.root), "--json"),
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        workbench_cmd("curator", "rollback", "tampered0001", "--home", str(home.root), "--json"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     out = json.loads(proc.stdout)
     assert proc.returncode == 1 and out["success"] is False and "Traceback" not in proc.stderr
     assert f"Ledger path '{victim}' is outside skills/" in out["error"]
@@ -228,18 +240,26 @@ def kill_at(point: str, tmp_path, argv: list[str]) -> None:
 def test_a_write_killed_after_its_rename_is_rolled_forward_on_the_next_open(tmp_path):
     root = tmp_path / "home"
     open_home(root).close()
-    kill_at("memory-renamed", tmp_path,
-            workbench_cmd("memory", "add", "--target", "memory", "Survives the kill", "--home", str(root)))
+    kill_at(
+        "memory-renamed",
+        tmp_path,
+        workbench_cmd("memory", "add", "--target", "memory", "Survives the kill", "--home", str(root)),
+    )
     home = open_home(root)
     assert (root / "memories" / "MEMORY.md").read_text() == "Survives the kill"
     [(row_id, action)] = pending_rows(home)
-    history = subprocess.run(workbench_cmd("memory", "history", "--home", str(root), "--json"), capture_output=True,
-                             text=True, timeout=60)
+    history = subprocess.run(
+        workbench_cmd("memory", "history", "--home", str(root), "--json"), capture_output=True, text=True, timeout=60
+    )
     events = json.loads(history.stdout)["events"]
     assert [(e["id"], e["action"]) for e in events] == [(row_id, "add")]
     assert pending_rows(home) == []
-    undo = subprocess.run(workbench_cmd("memory", "undo", str(row_id), "--home", str(root), "--json"),
-                          capture_output=True, text=True, timeout=60)
+    undo = subprocess.run(
+        workbench_cmd("memory", "undo", str(row_id), "--home", str(root), "--json"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert undo.returncode == 0 and json.loads(undo.stdout)["success"], undo.stdout
     assert (root / "memories" / "MEMORY.md").read_text() == ""
     home.close()
@@ -249,8 +269,14 @@ def test_a_write_that_never_reached_the_disk_is_marked_abandoned_and_old_temps_a
     root = tmp_path / "home"
     home = open_home(root)
     home.memory.add("memory", "On disk", user())
-    row = home.journal.begin("memory", "add", "memory", actor="user", after="Never written",
-                             detail={"file_after": "On disk\n§\nNever written"})
+    row = home.journal.begin(
+        "memory",
+        "add",
+        "memory",
+        actor="user",
+        after="Never written",
+        detail={"file_after": "On disk\n§\nNever written"},
+    )
     memories = root / "memories"
     old, fresh, foreign = memories / ".mem_old.tmp", memories / ".mem_fresh.tmp", memories / ".mem_foreign.tmp"
     old.write_text("On disk\n§\nNever written")  # the interrupted write's temp: the journal row keeps its text
@@ -261,7 +287,7 @@ def test_a_write_that_never_reached_the_disk_is_marked_abandoned_and_old_temps_a
     (memories / ".mem_link.tmp").symlink_to(old)
     home.close()
     home = open_home(root)
-    home.memory  # the store settles interrupted writes when it opens
+    _ = home.memory  # the store settles interrupted writes when it opens
     entry = home.journal.get(row)
     assert entry.status == "abandoned" and "interrupted" in entry.detail["reason"]
     assert entry.detail["file_after"] == "On disk\n§\nNever written"
@@ -282,7 +308,7 @@ def test_an_archive_killed_part_way_is_rolled_back_or_forward_on_the_next_open(t
     home = open_home(root, clock=clock)
     [(_, action)] = pending_rows(home)
     assert action == "archive"
-    home.skills  # the library settles interrupted changes when it opens
+    _ = home.skills  # the library settles interrupted changes when it opens
     row = home.journal.query(subsystem="skills", include_pending=True, limit=1)[0]
     if point == "skills-mutated":  # moved and usage set, no ledger row: everything goes back
         assert row.status == "abandoned" and "rolled back on the next open" in row.detail["reason"]
@@ -306,12 +332,14 @@ def test_a_delete_killed_after_trashing_the_folder_puts_it_back(tmp_path, clock)
     os.chmod(script, 0o755)
     before = state(home)
     home.close()
-    code = ("import sys; from engine import open_home; "
-            "open_home(sys.argv[1]).skills.manage({'action': 'delete', 'name': 'tea'})")
+    code = (
+        "import sys; from engine import open_home; "
+        "open_home(sys.argv[1]).skills.manage({'action': 'delete', 'name': 'tea'})"
+    )
     kill_at("skills-mutated", tmp_path, [workbench_cmd()[0], "-c", code, str(root)])
     assert list((root / "skills" / "kitchen").glob(".trash-*")), "killed with the folder in the trash"
     home = open_home(root, clock=clock)
-    home.skills  # the library settles interrupted changes when it opens
+    _ = home.skills  # the library settles interrupted changes when it opens
     assert state(home) == before
     assert os.stat(script).st_mode & 0o111, "the folder itself came back, modes and all"
     assert not list((root / "skills" / "kitchen").glob(".trash-*"))
@@ -321,9 +349,13 @@ def test_a_delete_killed_after_trashing_the_folder_puts_it_back(tmp_path, clock)
 def test_an_approval_killed_after_its_write_is_settled_and_never_applied_twice(tmp_path, clock):
     root = tmp_path / "home"
     home = open_home(root, clock=clock)
-    record = home.approvals.stage(subsystem="memory", action="add", summary="add to memory: Staged fact",
-                                  origin="foreground", payload={"action": "add", "target": "memory",
-                                                                "content": "Staged fact"})
+    record = home.approvals.stage(
+        subsystem="memory",
+        action="add",
+        summary="add to memory: Staged fact",
+        origin="foreground",
+        payload={"action": "add", "target": "memory", "content": "Staged fact"},
+    )
     home.close()
     kill_at("approval-applied", tmp_path, workbench_cmd("pending", "approve", record.id, "--home", str(root)))
     assert (root / "pending" / "memory" / f"{record.id}.json").exists(), "killed before the record went"

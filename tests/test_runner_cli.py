@@ -6,8 +6,6 @@ import json
 import socket
 import subprocess
 
-import pytest
-
 from tests.hermes_support import workbench_cmd
 from workbench.cli import main
 
@@ -20,13 +18,16 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_run_messages_json_and_continue_the_session(tmp_path, capsys):
     home = str(tmp_path / "h")
-    code, out, _ = _run(capsys, "run", "--home", home, "--json", "-m", "remember that I prefer dark mode",
-                        "-m", "what do I prefer?")
+    code, out, _ = _run(
+        capsys, "run", "--home", home, "--json", "-m", "remember that I prefer dark mode", "-m", "what do I prefer?"
+    )
     assert code == 0
     data = json.loads(out)
     assert [t["user"] for t in data["turns"]] == ["remember that I prefer dark mode", "what do I prefer?"]
     assert data["turns"][0]["tool_calls"][0]["name"] == "memory"
-    assert data["memory_writes"] == [{"by": "agent", "action": "add", "target": "user", "content": "User prefers dark mode."}]
+    assert data["memory_writes"] == [
+        {"by": "agent", "action": "add", "target": "user", "content": "User prefers dark mode."}
+    ]
     assert data["staged"] == [] and data["sessions"] == [data["session_id"]]
     assert len(data["prefix_hashes"][data["session_id"]]) == 1  # one prompt prefix for the whole session
     code, out, _ = _run(capsys, "sessions", "show", data["session_id"], "--home", home, "--json")
@@ -79,8 +80,21 @@ def test_refusals_exit_1_with_an_actionable_error(tmp_path, capsys):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    code, out, _ = _run(capsys, "run", "--home", home, "--json", "--model", "openai", "--base-url",
-                        f"http://127.0.0.1:{port}/v1", "--model-name", "m", "-m", "hello")
+    code, out, _ = _run(
+        capsys,
+        "run",
+        "--home",
+        home,
+        "--json",
+        "--model",
+        "openai",
+        "--base-url",
+        f"http://127.0.0.1:{port}/v1",
+        "--model-name",
+        "m",
+        "-m",
+        "hello",
+    )
     data = json.loads(out)
     assert code == 1 and data["success"] is False and "Cannot connect" in data["error"]
     assert data["turns"][0]["status"] == "error"  # the user's message is still stored
@@ -92,8 +106,23 @@ def test_openai_streaming_prints_the_answer_as_it_arrives(tmp_path, capsys):
     endpoint = FakeEndpoint()
     try:
         endpoint.stream({"content": "Hel"}, {"content": "lo there."})
-        code, out, _ = _run(capsys, "run", "--home", str(tmp_path / "h"), "--model", "openai", "--stream",
-                            "--base-url", endpoint.base_url, "--model-name", "m", "--api-key-env", "", "-m", "hi")
+        code, out, _ = _run(
+            capsys,
+            "run",
+            "--home",
+            str(tmp_path / "h"),
+            "--model",
+            "openai",
+            "--stream",
+            "--base-url",
+            endpoint.base_url,
+            "--model-name",
+            "m",
+            "--api-key-env",
+            "",
+            "-m",
+            "hi",
+        )
     finally:
         endpoint.close()
     assert code == 0 and "agent> Hello there.\n" in out and out.count("Hello there.") == 1
@@ -102,12 +131,18 @@ def test_openai_streaming_prints_the_answer_as_it_arrives(tmp_path, capsys):
 def test_run_waits_for_its_background_reviews_before_it_exits(tmp_path):
     home = tmp_path / "h"
     home.mkdir()
-    (home / "config.yaml").write_text("memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n",
-                                      encoding="utf-8")
+    (home / "config.yaml").write_text(
+        "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n", encoding="utf-8"
+    )
     # its own process: it must wait for the review thread before it prints and exits
-    done = subprocess.run(workbench_cmd("run", "--home", str(home), "--json", "-m",
-                                        "Hi, I'm Lin and I work on the billing service", "-m", "thanks"),
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        workbench_cmd(
+            "run", "--home", str(home), "--json", "-m", "Hi, I'm Lin and I work on the billing service", "-m", "thanks"
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     saved = {"by": "review", "action": "add", "target": "user", "content": "User's name is Lin."}

@@ -9,15 +9,20 @@ from engine.runner.compression import PROMPT_NOTE, SUMMARY_PREFIX, boundaries, c
 
 def _pair(n: int) -> list[dict]:
     call = {"id": f"c{n}", "type": "function", "function": {"name": "skills_list", "arguments": "{}"}}
-    return [{"role": "assistant", "content": "", "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": f"c{n}", "content": "{}" + "x" * 400}]
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": f"c{n}", "content": "{}" + "x" * 400},
+    ]
 
 
 def _conversation(turns: int) -> list[dict]:
     messages = []
     for n in range(turns):
-        messages += [{"role": "user", "content": f"request {n} " + "y" * 300}, *_pair(n),
-                     {"role": "assistant", "content": f"answer {n}"}]
+        messages += [
+            {"role": "user", "content": f"request {n} " + "y" * 300},
+            *_pair(n),
+            {"role": "assistant", "content": f"answer {n}"},
+        ]
     return messages
 
 
@@ -37,7 +42,7 @@ def test_boundaries_never_split_a_tool_call_from_its_results():
 def test_compact_summarises_the_middle_extractively():
     messages = _conversation(5)
     done = compact(messages, OfflineModel(), plan(messages, protect_first_n=2, tail_budget=150))
-    assert done.head == messages[:len(done.head)] and done.tail == messages[len(messages) - len(done.tail):]
+    assert done.head == messages[: len(done.head)] and done.tail == messages[len(messages) - len(done.tail) :]
     assert done.dropped == len(messages) - len(done.head) - len(done.tail)
     text = done.summary["content"]
     assert text.startswith(SUMMARY_PREFIX) and "## Goal" in text and "skills_list" in text

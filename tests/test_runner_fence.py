@@ -5,8 +5,7 @@ from __future__ import annotations
 import threading
 
 from engine.providers.base import MemoryProvider
-from engine.providers.fence import (SYSTEM_NOTE, StreamingContextScrubber, build_memory_context_block,
-                                    sanitize_context)
+from engine.providers.fence import SYSTEM_NOTE, StreamingContextScrubber, build_memory_context_block, sanitize_context
 from engine.providers.manager import MemoryManager
 
 
@@ -37,7 +36,7 @@ def test_scrubber_drops_block_spans_split_across_chunks():
     stream = "Answer first.\n<memory-context>\nrecalled stuff\n</memory-context>\nAnd after."
     assert _scrub([stream]) == "Answer first.\n\nAnd after."
     for size in (1, 2, 3, 5, 7, 11):
-        chunks = [stream[i:i + size] for i in range(0, len(stream), size)]
+        chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
         assert _scrub(chunks) == "Answer first.\n\nAnd after.", size
 
 
@@ -69,8 +68,10 @@ class Recorder(MemoryProvider):
         return self.recall
 
     def tool_schemas(self):
-        return [{"type": "function", "function": {"name": "rec_tool", "parameters": {"type": "object"}}},
-                {"name": "memory", "parameters": {}}]
+        return [
+            {"type": "function", "function": {"name": "rec_tool", "parameters": {"type": "object"}}},
+            {"name": "memory", "parameters": {}},
+        ]
 
     def handle_tool_call(self, name, args):
         raise ValueError("tool broke")
@@ -85,7 +86,10 @@ def test_manager_allows_one_external_provider_and_guards_every_call():
     assert manager.add_provider(Recorder()) is False
     assert "only one external memory provider can run at a time" in manager.warnings[-1]
     assert [s["name"] for s in manager.tool_schemas()] == ["rec_tool"]  # core names refused
-    assert manager.handle_tool_call("rec_tool", {}) == {"success": False, "error": "Memory tool 'rec_tool' failed: tool broke"}
+    assert manager.handle_tool_call("rec_tool", {}) == {
+        "success": False,
+        "error": "Memory tool 'rec_tool' failed: tool broke",
+    }
     assert manager.recall_fence("the release plan", "s1").startswith("<memory-context>\n")
     assert manager.recall_fence("ok", "s1") == ""  # nothing to recall for an acknowledgement
 
@@ -106,10 +110,14 @@ def test_only_committed_memory_writes_are_mirrored():
     provider = Recorder()
     manager.add_provider(provider)
     manager.notify_memory_write({"action": "add", "target": "user", "content": "A"}, {"success": True}, {})
-    manager.notify_memory_write({"action": "add", "target": "user", "content": "B"}, {"success": True, "staged": True}, {})
+    manager.notify_memory_write(
+        {"action": "add", "target": "user", "content": "B"}, {"success": True, "staged": True}, {}
+    )
     manager.notify_memory_write({"action": "add", "target": "user", "content": "C"}, {"success": False}, {})
-    manager.notify_memory_write({"target": "memory", "operations": [{"action": "remove", "old_text": "x"},
-                                                                    {"action": "add", "content": "D"}]},
-                                {"success": True}, {})
+    manager.notify_memory_write(
+        {"target": "memory", "operations": [{"action": "remove", "old_text": "x"}, {"action": "add", "content": "D"}]},
+        {"success": True},
+        {},
+    )
     assert manager.flush_pending(5)  # mirrored on the worker thread, in order
     assert provider.writes == [("add", "user", "A", None), ("remove", "memory", "", "x"), ("add", "memory", "D", None)]

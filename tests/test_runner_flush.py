@@ -42,7 +42,8 @@ def test_the_flush_saves_before_the_compression_and_the_child_prompt_has_it(home
     assert len(RequestLog(home).prefix_hashes(parent_id, "flush")) == 1
     entries = [e for e in home.journal.query(subsystem="memory") if e.action == "add"]
     assert {(e.actor, e.session_id, e.message_id, e.detail.get("origin")) for e in entries} == {
-        ("agent", parent_id, last_stored.id, "flush")}
+        ("agent", parent_id, last_stored.id, "flush")
+    }
     finished = next(e for e in seen if e.kind == "flush_finished").data
     assert finished["saved"] == home.memory.entries("user") and "saved 2 entries" in finished["summary"]
 
@@ -89,12 +90,17 @@ def test_a_failing_flush_never_blocks_the_compression(home):
 
 def test_the_offline_flush_saves_only_what_is_new_and_stable():
     system = {"role": "system", "content": "You are helpful."}
-    messages = [system, {"role": "user", "content": "I prefer tabs. I'm picking up the hotfix today."},
-                {"role": "assistant", "content": "Okay."},
-                {"role": "user", "content": "my password is hunter2, and we use Renovate for dependency updates"},
-                {"role": "user", "content": FLUSH_PROMPT}]
+    messages = [
+        system,
+        {"role": "user", "content": "I prefer tabs. I'm picking up the hotfix today."},
+        {"role": "assistant", "content": "Okay."},
+        {"role": "user", "content": "my password is hunter2, and we use Renovate for dependency updates"},
+        {"role": "user", "content": FLUSH_PROMPT},
+    ]
     reply = OfflineModel().complete(messages, [])
     added = [c.arguments for c in reply.tool_calls]
-    assert added == [{"action": "add", "target": "user", "content": "User prefers tabs."},
-                     {"action": "add", "target": "memory", "content": "The team uses Renovate for dependency updates."}]
+    assert added == [
+        {"action": "add", "target": "user", "content": "User prefers tabs."},
+        {"action": "add", "target": "memory", "content": "The team uses Renovate for dependency updates."},
+    ]
     assert reply == OfflineModel().complete(messages, [])  # deterministic

@@ -84,13 +84,16 @@ def test_every_hook_fires_at_its_moment_in_order(home):
     assert on_worker[0][1:4] == ("add", "The staging cluster is in Frankfurt.", "foreground")
     assert on_worker[2][1] == "remember that the staging cluster is in Frankfurt"
     compress_at = order.index("on_pre_compress")
-    assert order[compress_at:compress_at + 3] == ["on_pre_compress", "on_session_end", "on_session_switch"]
+    assert order[compress_at : compress_at + 3] == ["on_pre_compress", "on_session_end", "on_session_switch"]
     switches = [entry[1] for entry in provider.log if entry[0] == "on_session_switch"]
     assert switches == ["compression", "new_session", "resume"]
     assert hooks[-2:] == ["on_session_end", "shutdown"] and hooks.count("initialize") == 1
     # after-turn hooks ran on the one worker thread, in turn order; prefetch ran on its own bounded thread
-    worker = {entry[-1] for entry in provider.log if entry[0] in ("sync_turn", "queue_prefetch", "on_memory_write",
-                                                                   "on_pre_compress", "on_session_switch")}
+    worker = {
+        entry[-1]
+        for entry in provider.log
+        if entry[0] in ("sync_turn", "queue_prefetch", "on_memory_write", "on_pre_compress", "on_session_switch")
+    }
     assert worker == {"mem-sync"}
     synced = [entry[1] for entry in provider.log if entry[0] == "sync_turn"]
     assert synced[0].startswith("remember that") and synced[-1] == "what did we discuss about the staging cluster?"
@@ -152,7 +155,8 @@ def test_a_raising_provider_costs_a_warning_not_a_turn(home):
     assert session.run_turn("remember that the cache is warm").status == "done"
     assert session.manager.flush_pending(5)
     assert [e.data["message"] for e in seen if e.kind == "warning"] == [
-        "Memory provider 'recorder' failed in sync_turn: RuntimeError: backend unreachable"]
+        "Memory provider 'recorder' failed in sync_turn: RuntimeError: backend unreachable"
+    ]
     assert session.run_turn("and the next turn still runs").status == "done"
     session.close()
 
@@ -169,7 +173,7 @@ def test_staged_writes_are_not_mirrored_committed_ones_are(home):
     assert [entry[2] for entry in provider.log if entry[0] == "on_memory_write"] == ["The VPN is WireGuard."]
 
 
-PLUGIN = '''
+PLUGIN = """
 from engine.providers.base import MemoryProvider
 
 
@@ -185,7 +189,7 @@ class NotesProvider(MemoryProvider):
 
 class JournalProvider(NotesProvider):
     name = "journal"
-'''
+"""
 
 
 def _install_plugin(tmp_path, monkeypatch) -> None:
@@ -195,9 +199,12 @@ def _install_plugin(tmp_path, monkeypatch) -> None:
     info.mkdir(parents=True)
     (site / "wb_notes_plugin.py").write_text(PLUGIN, encoding="utf-8")
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: wb-notes-plugin\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[memory_workbench.providers]\nnotes = wb_notes_plugin:NotesProvider\n"
-                                           "journal = wb_notes_plugin:JournalProvider\n"
-                                           "local = wb_notes_plugin:NotesProvider\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "[memory_workbench.providers]\nnotes = wb_notes_plugin:NotesProvider\n"
+        "journal = wb_notes_plugin:JournalProvider\n"
+        "local = wb_notes_plugin:NotesProvider\n",
+        encoding="utf-8",
+    )
     monkeypatch.syspath_prepend(str(site))
 
 
@@ -209,8 +216,10 @@ def test_entry_point_providers_are_discovered_and_a_second_one_refused(home, tmp
     warnings = []
     [provider] = configured_providers(home, warnings)
     assert type(provider).__name__ == "NotesProvider" and provider.home is home
-    assert warnings[0] == ("Refused memory provider 'journal': 'notes' is already active, and only one external "
-                           "memory provider can run at a time. Pick one with memory.provider in config.yaml.")
+    assert warnings[0] == (
+        "Refused memory provider 'journal': 'notes' is already active, and only one external "
+        "memory provider can run at a time. Pick one with memory.provider in config.yaml."
+    )
     assert "the name 'local' is already taken by built-in" in warnings[1]  # a built-in name wins
     seen, model = [], Recording(OfflineModel())
     session = AgentSession(home, model, on_event=seen.append)
@@ -223,7 +232,8 @@ def test_entry_point_providers_are_discovered_and_a_second_one_refused(home, tmp
     assert listed == provider_listing(home)
     assert {(p["name"], p["active"]) for p in listed} == {("local", False), ("notes", True), ("journal", False)}
     assert [p["source"] for p in listed if p["name"] == "notes"] == [
-        "entry point wb_notes_plugin:NotesProvider (wb-notes-plugin)"]
+        "entry point wb_notes_plugin:NotesProvider (wb-notes-plugin)"
+    ]
     assert listed[0] == {"name": "local", "active": False, "source": "built-in"}
 
 
@@ -241,7 +251,8 @@ def test_a_provider_that_hangs_on_start_costs_a_warning(home):
     provider, seen = HangingStart(), []
     session = AgentSession(home, OfflineModel(), provider=provider, on_event=seen.append)
     assert [e.data["message"] for e in seen if e.kind == "warning"] == [
-        "Memory provider 'recorder' initialize did not return within 0.05s; the session goes on."]
+        "Memory provider 'recorder' initialize did not return within 0.05s; the session goes on."
+    ]
     assert session.run_turn("hello").status == "done"
     provider.release.set()
     session.close()

@@ -29,8 +29,10 @@ def test_config_selects_the_local_provider(home):
     home.config_path.write_text("memory:\n  provider: mem0-cloud\n", encoding="utf-8")
     home.reload_config()
     assert configured_providers(home, warnings) == []  # unknown: warned about, skipped
-    assert warnings == ["Unknown memory.provider 'mem0-cloud' (installed: local); continuing without one. "
-                        "See `workbench providers list`."]
+    assert warnings == [
+        "Unknown memory.provider 'mem0-cloud' (installed: local); continuing without one. "
+        "See `workbench providers list`."
+    ]
 
 
 def test_local_recall_reaches_the_model_not_the_archive(home):
@@ -85,11 +87,16 @@ def test_local_provider_tools_and_mirrors_reach_the_facts_with_their_source(home
     session.run_turn("remember that the billing service deploys from the release branch")
     session.manager.flush_pending(5)
     [fact] = list_facts(home)
-    assert fact["content"] == "The billing service deploys from the release branch." and fact["origin"] == "memory:memory"
+    assert (
+        fact["content"] == "The billing service deploys from the release branch." and fact["origin"] == "memory:memory"
+    )
     source = fact["source_message"]
     assert source["session_id"] == session.id and source["role"] == "assistant"
-    added = session.tools.dispatch("fact_add", {"content": "Invoices are numbered per year"},
-                                   ToolContext(session_id=session.id, message_id=source["id"]))
+    added = session.tools.dispatch(
+        "fact_add",
+        {"content": "Invoices are numbered per year"},
+        ToolContext(session_id=session.id, message_id=source["id"]),
+    )
     assert added["success"] and list_facts(home)[1]["source_message"]["id"] == source["id"]
     model.calls.clear()
     session.run_turn("how are invoices numbered these days?")

@@ -11,20 +11,30 @@ from engine.archive.session_search import session_search_tool
 from engine.tools import ToolContext
 
 SESSIONS = {
-    "20261101_090000_aaaa01": ("Kafka consumers", "how do we deploy the kafka consumers?",
-                               "Deploy them with the consumers chart; drain partitions first."),
-    "20261102_090000_aaaa02": ("Billing deploy", "how do we deploy billing?",
-                               "Billing deploys run make deploy-billing after the migration check."),
-    "20261103_090000_aaaa03": ("Docs site", "how do we deploy the docs site?",
-                               "The docs deploy is a static upload to the docs bucket."),
+    "20261101_090000_aaaa01": (
+        "Kafka consumers",
+        "how do we deploy the kafka consumers?",
+        "Deploy them with the consumers chart; drain partitions first.",
+    ),
+    "20261102_090000_aaaa02": (
+        "Billing deploy",
+        "how do we deploy billing?",
+        "Billing deploys run make deploy-billing after the migration check.",
+    ),
+    "20261103_090000_aaaa03": (
+        "Docs site",
+        "how do we deploy the docs site?",
+        "The docs deploy is a static upload to the docs bucket.",
+    ),
 }
 
 
 def _seed(home) -> None:
     for session_id, (title, question, answer) in SESSIONS.items():
         home.archive.create_session(session_id, source="cli", model="offline", title=title)
-        home.archive.append_messages(session_id, [{"role": "user", "content": question},
-                                                  {"role": "assistant", "content": answer}])
+        home.archive.append_messages(
+            session_id, [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+        )
         home.archive.end_session(session_id, "user_exit")
 
 
@@ -50,8 +60,21 @@ class RecapServer:
                     status, reply = 500, {"error": {"message": "recap backend crashed"}}
                 else:
                     title = "billing" if "billing" in text else "docs"
-                    status, reply = 200, {"choices": [{"index": 0, "finish_reason": "stop", "message": {
-                        "role": "assistant", "content": f"Recap: the user asked how to deploy {title}."}}]}
+                    status, reply = (
+                        200,
+                        {
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {
+                                        "role": "assistant",
+                                        "content": f"Recap: the user asked how to deploy {title}.",
+                                    },
+                                }
+                            ]
+                        },
+                    )
                 data = json.dumps(reply).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -83,8 +106,11 @@ def _search(home, server: RecapServer, settings: str) -> dict:
     """Search the three seeded sessions for "deploy" with recaps from ``server``; ``{title: result}``."""
     _seed(home)
     try:
-        _configure(home, "auxiliary:\n  session_search:\n    backend: openai\n    model: recap-mini\n"
-                         f"    base_url: {server.base_url}\n{settings}")
+        _configure(
+            home,
+            "auxiliary:\n  session_search:\n    backend: openai\n    model: recap-mini\n"
+            f"    base_url: {server.base_url}\n{settings}",
+        )
         found = session_search_tool(home, {"query": "deploy", "limit": 3}, ToolContext())
     finally:
         server.close()
@@ -102,8 +128,9 @@ def test_recaps_come_back_for_three_sessions_with_one_failing(home):
     assert kafka["recap_source"] == "excerpt" and "recap backend crashed" in kafka["recap_error"]
     assert kafka["recap"].startswith("USER: how do we deploy the kafka consumers?")
     assert len(server.bodies) == 3 and server.most <= 2  # one request per session, never more than the bound
-    assert all(b["model"] == "recap-mini" and "Search topic: deploy" in b["messages"][-1]["content"]
-               for b in server.bodies)
+    assert all(
+        b["model"] == "recap-mini" and "Search topic: deploy" in b["messages"][-1]["content"] for b in server.bodies
+    )
 
 
 def test_recaps_are_off_by_default_and_the_offline_model_writes_extractive_ones(home):
@@ -114,8 +141,10 @@ def test_recaps_are_off_by_default_and_the_offline_model_writes_extractive_ones(
     found = session_search_tool(home, {"query": "billing deploy"}, ToolContext())
     recap = next(r for r in found["results"] if r["title"] == "Billing deploy")
     assert recap["recap_source"] == "model"
-    assert recap["recap"] == ("The user asked: how do we deploy billing?\n"
-                              "Relevant: Billing deploys run make deploy-billing after the migration check.")
+    assert recap["recap"] == (
+        "The user asked: how do we deploy billing?\n"
+        "Relevant: Billing deploys run make deploy-billing after the migration check."
+    )
 
 
 def test_a_late_recap_falls_back_to_the_excerpt_without_holding_the_search(home):

@@ -48,8 +48,11 @@ def test_memory_tool_use_resets_the_memory_nudge(home):
 
 
 def _routine_twice(home, approval: bool):
-    _config(home, "memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 4\n"
-                  f"  write_approval: {'true' if approval else 'false'}\n")
+    _config(
+        home,
+        "memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 4\n"
+        f"  write_approval: {'true' if approval else 'false'}\n",
+    )
     session = AgentSession(home, OfflineModel())
     first = session.run_turn("prepare the billing release")
     assert [c["name"] for c in first.tool_calls] == ["skills_list", "session_search"] and first.review is None
@@ -111,8 +114,13 @@ class SlowReview(Model):
         if last["role"] == "user" and last["content"].startswith("Review the conversation above"):
             self.in_review.set()
             self.release.wait(5)
-            return ModelReply(tool_calls=[ToolCall("r1", "memory", {"action": "add", "target": "memory",
-                                                                    "content": "Reviewed in the background."})])
+            return ModelReply(
+                tool_calls=[
+                    ToolCall(
+                        "r1", "memory", {"action": "add", "target": "memory", "content": "Reviewed in the background."}
+                    )
+                ]
+            )
         return ModelReply(content="ok")
 
 
@@ -134,8 +142,9 @@ def test_a_new_turn_never_waits_for_a_review_still_running(home):
     _config(home, "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n")
     model = SlowReview()
     finished = []
-    session = AgentSession(home, model, background_review=True,
-                           on_event=lambda e: e.kind == "review_finished" and finished.append(e.data))
+    session = AgentSession(
+        home, model, background_review=True, on_event=lambda e: e.kind == "review_finished" and finished.append(e.data)
+    )
     first = session.run_turn("hello")
     assert model.in_review.wait(5)
     second = session.run_turn("next question")  # runs while the first review is still blocked in its model call
@@ -153,9 +162,13 @@ def _transcript(home, model=None, *, skills: int = 0) -> tuple[AgentSession, lis
     _config(home, f"memory:\n  nudge_interval: 5\nskills:\n  creation_nudge_interval: {skills}\n")
     seen = []
     session = AgentSession(home, model or OfflineModel(), on_event=seen.append, background_review=True)
-    for text in ("Hi, I'm Lin and I work on the billing service", "By the way, I'm a site reliability engineer",
-                 "prepare the billing release", "no, use tabs in the release notes",
-                 "prepare the billing release for the hotfix"):
+    for text in (
+        "Hi, I'm Lin and I work on the billing service",
+        "By the way, I'm a site reliability engineer",
+        "prepare the billing release",
+        "no, use tabs in the release notes",
+        "prepare the billing release for the hotfix",
+    ):
         assert session.run_turn(text).status == "done"
     assert session.wait_for_review(10)
     return session, seen
@@ -163,16 +176,22 @@ def _transcript(home, model=None, *, skills: int = 0) -> tuple[AgentSession, lis
 
 def test_the_offline_review_learns_who_the_user_is_and_a_repeated_workflow(home):
     session, seen = _transcript(home, skills=7)
-    assert home.memory.entries("user") == ["User's name is Lin.", "User works on the billing service.",
-                                          "User is a site reliability engineer.",
-                                          "User wants the agent to use tabs in the release notes."]
+    assert home.memory.entries("user") == [
+        "User's name is Lin.",
+        "User works on the billing service.",
+        "User is a site reliability engineer.",
+        "User wants the agent to use tabs in the release notes.",
+    ]
     finished = [e.data for e in seen if e.kind == "review_finished"]
     assert len(finished) == 1 and finished[0]["triggers"] == ["memory", "skills"]
     skill = [a for a in finished[0]["actions"] if a["name"] == "skill_manage"][0]["arguments"]
     assert skill["action"] == "create" and skill["name"] == "prepare-billing-release"
     assert "skills_list -> session_search" in skill["content"]
     line = finished[0]["line"]
-    assert line.startswith("User profile + \u201cUser's name is Lin.\u201d") and "Skill 'prepare-billing-release' created" in line
+    assert (
+        line.startswith("User profile + \u201cUser's name is Lin.\u201d")
+        and "Skill 'prepare-billing-release' created" in line
+    )
     assert "the user gave their name" in line and "the user corrected how the agent works" in line
     assert "3-step" not in line and "2-step tool sequence answered a request made 2 times" in line
     assert not any("Review the conversation" in (m.text or "") for m in home.archive.messages(session.id))
@@ -182,10 +201,14 @@ def test_the_offline_review_learns_who_the_user_is_and_a_repeated_workflow(home)
 def test_a_review_patches_the_skill_that_was_viewed_instead_of_creating_one(home):
     from engine.tools import ToolContext
 
-    body = ("---\nname: prepare-billing-release\ndescription: Prepare a billing release\n---\n"
-            "# Prepare a billing release\n\n## Steps\n1. Tag the release.\n2. Write the notes.\n")
-    assert home.skills.manage({"action": "create", "name": "prepare-billing-release", "content": body},
-                              ToolContext(actor="agent", origin="background_review"))["success"]
+    body = (
+        "---\nname: prepare-billing-release\ndescription: Prepare a billing release\n---\n"
+        "# Prepare a billing release\n\n## Steps\n1. Tag the release.\n2. Write the notes.\n"
+    )
+    assert home.skills.manage(
+        {"action": "create", "name": "prepare-billing-release", "content": body},
+        ToolContext(actor="agent", origin="background_review"),
+    )["success"]
     session, seen = _transcript(home, skills=8)
     finished = [e.data for e in seen if e.kind == "review_finished"][-1]
     names = [(a["name"], a["arguments"].get("action")) for a in finished["actions"] if a["name"].startswith("skill")]
@@ -216,8 +239,9 @@ class Boaster(Model):
         if last["role"] == "tool":
             return ModelReply(content="Saved to memory.")
         if "really" in str(last.get("content")):
-            return ModelReply(tool_calls=[ToolCall("w1", "memory", {"action": "add", "target": "memory",
-                                                                    "content": "Tea is green."})])
+            return ModelReply(
+                tool_calls=[ToolCall("w1", "memory", {"action": "add", "target": "memory", "content": "Tea is green."})]
+            )
         return ModelReply(content="Sure, I'll remember that.")
 
 
@@ -242,6 +266,7 @@ def test_unbacked_claims_are_flagged_marked_and_counted(home, capsys):
     marked = [line for line in capsys.readouterr().out.splitlines() if "unbacked claim" in line]
     assert len(marked) == 1 and marked[0].startswith(f"#{claim_id} assistant")
     from workbench.screens.sessions import UNBACKED_NOTE, session_items  # the Sessions transcript marks it too
+
     items = {item.id: item for item in session_items(home, session.id)}
     assert items[claim_id].mark == "unbacked claim" and UNBACKED_NOTE in items[claim_id].writes
     assert sum(1 for item in items.values() if item.mark == "unbacked claim") == 1

@@ -26,8 +26,11 @@ def test_smoke_leaves_exactly_the_expected_state(home):
     assert result.turns[2].assistant == "From what I remember: User's name is Sam."
     (session_id,) = result.session_ids
     stored = home.archive.messages(session_id)
-    assert [m.role for m in stored] == (["user", "assistant", "tool", "assistant"] * 2 + ["user", "assistant"]
-                                        + ["user", "assistant", "tool", "assistant"])
+    assert [m.role for m in stored] == (
+        ["user", "assistant", "tool", "assistant"] * 2
+        + ["user", "assistant"]
+        + ["user", "assistant", "tool", "assistant"]
+    )
     assert stored[1].tool_calls[0]["id"] == "s1t1_call_1_1"  # the scripted call, exactly as written
     row = home.archive.get_session(session_id)
     assert (row.title, row.end_reason, row.parent_session_id) == ("Smoke test", "user_exit", None)
@@ -53,8 +56,13 @@ def test_demo_scenario_shows_every_feature(home):
     assert all(t.status == "done" for t in result.turns) and len(result.turns) == 28
     # sessions and lineage: one compression child, parents ended with "compression"
     rows = [home.archive.get_session(i) for i in result.session_ids]
-    assert [r.title for r in rows] == ["Ledger hotfix", "Currency backfill migration", "Currency backfill migration #2",
-                                       "Weekly check-in", "Approval mode"]
+    assert [r.title for r in rows] == [
+        "Ledger hotfix",
+        "Currency backfill migration",
+        "Currency backfill migration #2",
+        "Weekly check-in",
+        "Approval mode",
+    ]
     assert [r.end_reason for r in rows] == ["user_exit", "compression", "user_exit", "user_exit", "user_exit"]
     assert rows[2].parent_session_id == rows[1].id
     assert [r.message_count for r in rows] == [28, 18, 17, 46, 14]
@@ -64,7 +72,9 @@ def test_demo_scenario_shows_every_feature(home):
     assert named.session_id == rows[0].id
     kinds = [e.kind for e in seen if e.session_id in (rows[1].id, rows[2].id)]
     assert kinds.index("flush_finished") < kinds.index("session_rotated")
-    [flushed] = [e for e in home.journal.query(subsystem="memory", limit=500) if (e.detail or {}).get("origin") == "flush"]
+    [flushed] = [
+        e for e in home.journal.query(subsystem="memory", limit=500) if (e.detail or {}).get("origin") == "flush"
+    ]
     assert (flushed.actor, flushed.session_id) == ("agent", rows[1].id)
     assert flushed.after == "User prefers small batches with pauses over one big run for backfills."
     assert flushed.after in rows[2].system_prompt and flushed.after not in rows[1].system_prompt
@@ -78,7 +88,9 @@ def test_demo_scenario_shows_every_feature(home):
     assert home.journal.query(subsystem="memory", actor="review")  # written by the background review
     # provenance: every memory write the runner made (agent or review, committed or staged) names a stored
     # message of the session that made it
-    writes = [e for actor in ("agent", "review") for e in home.journal.query(subsystem="memory", actor=actor, limit=500)]
+    writes = [
+        e for actor in ("agent", "review") for e in home.journal.query(subsystem="memory", actor=actor, limit=500)
+    ]
     origins = writes + [p for p in home.approvals.list() if p.subsystem == "memory"]
     assert len(writes) >= 10 and {e.actor for e in writes} == {"agent", "review"}
     for origin in origins:
@@ -98,7 +110,11 @@ def test_demo_scenario_shows_every_feature(home):
     assert "Compare the Sentry release tag with the deployed version first." in skill["content"]
     # approval mode: the writes wait in the queue
     assert sorted((p.subsystem, p.action) for p in home.approvals.list()) == [
-        ("memory", "add"), ("skills", "consolidate"), ("skills", "create"), ("skills", "patch")]
+        ("memory", "add"),
+        ("skills", "consolidate"),
+        ("skills", "create"),
+        ("skills", "patch"),
+    ]
     [plan] = [p for p in home.approvals.list() if p.action == "consolidate"]  # seeded; still verifies
     assert home.approvals.preview(plan.id)["error"] is None
     assert "announce the deploy" not in home.skills.view("deploy-staging", record=False)["content"]
@@ -141,13 +157,16 @@ def test_cancel_stops_the_run_after_the_current_turn(home):
     assert run_scenario(home, "smoke", speed=0, cancel=early).session_ids == []  # nothing stored
 
 
-@pytest.mark.parametrize("data, problem", [
-    ({"sessions": []}, "'sessions' must be a non-empty list"),
-    ({"sessions": [{"turns": [{"user": ""}]}]}, "sessions[0].turns[0]: needs a non-empty 'user'"),
-    ({"sessions": [{"turns": [{"user": "x", "script": [{"oops": 1}]}]}]}, "script[0]: each step needs"),
-    ({"sessions": [{"turns": [{"user": "x"}]}], "pacing": {"turn_delay": -1}}, "'pacing' takes non-negative"),
-    ({"sessions": [{"turns": [{"user": "x"}]}], "seed": "prod"}, "unknown seed 'prod'"),
-])
+@pytest.mark.parametrize(
+    "data, problem",
+    [
+        ({"sessions": []}, "'sessions' must be a non-empty list"),
+        ({"sessions": [{"turns": [{"user": ""}]}]}, "sessions[0].turns[0]: needs a non-empty 'user'"),
+        ({"sessions": [{"turns": [{"user": "x", "script": [{"oops": 1}]}]}]}, "script[0]: each step needs"),
+        ({"sessions": [{"turns": [{"user": "x"}]}], "pacing": {"turn_delay": -1}}, "'pacing' takes non-negative"),
+        ({"sessions": [{"turns": [{"user": "x"}]}], "seed": "prod"}, "unknown seed 'prod'"),
+    ],
+)
 def test_bad_scenarios_are_refused_with_where_and_why(data, problem):
     with pytest.raises(WorkbenchError, match=problem.replace("[", r"\[").replace("]", r"\]")):
         parse_scenario(data, "bad.yaml")
@@ -160,7 +179,8 @@ def test_unknown_scenario_lists_the_builtin_ones():
 
 def test_a_scenario_file_can_be_played_by_path(home, tmp_path):
     path = tmp_path / "mine.yaml"
-    path.write_text("name: mine\nsessions:\n  - title: Mine\n    turns:\n      - user: we use ruff for linting\n",
-                    encoding="utf-8")
+    path.write_text(
+        "name: mine\nsessions:\n  - title: Mine\n    turns:\n      - user: we use ruff for linting\n", encoding="utf-8"
+    )
     result = run_scenario(home, str(path), speed=0)
     assert result.name == "mine" and home.memory.entries("memory") == ["The team uses ruff for linting."]

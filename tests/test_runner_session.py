@@ -66,16 +66,31 @@ class Notes(MemoryProvider):
 def test_prompt_order_and_context_file(home, tmp_path):
     home.memory.add("memory", "Deploys go through CI.")
     home.memory.add("user", "User is Ada.")
-    home.skills.manage({"action": "create", "name": "ship-it", "content": "---\nname: ship-it\ndescription: Ship "
-                        "the app\n---\n# Ship\n1. Go.\n"}, ToolContext(actor="user"))
+    home.skills.manage(
+        {
+            "action": "create",
+            "name": "ship-it",
+            "content": "---\nname: ship-it\ndescription: Ship the app\n---\n# Ship\n1. Go.\n",
+        },
+        ToolContext(actor="user"),
+    )
     work = tmp_path / "work"
     work.mkdir()
     (work / "AGENTS.md").write_text("Run make test before committing.", encoding="utf-8")
     prompt = AgentSession(home, OfflineModel(), cwd=work, provider=Notes()).system_prompt
-    order = [prompt.index(marker) for marker in ("You are a helpful assistant", "## Using your memory",
-                                                 "MEMORY (your personal notes)", "USER PROFILE (who the user is)",
-                                                 "## Provider notes", "- ship-it: Ship the app",
-                                                 "## AGENTS.md", "Conversation started: Monday, November 30, 2026")]
+    order = [
+        prompt.index(marker)
+        for marker in (
+            "You are a helpful assistant",
+            "## Using your memory",
+            "MEMORY (your personal notes)",
+            "USER PROFILE (who the user is)",
+            "## Provider notes",
+            "- ship-it: Ship the app",
+            "## AGENTS.md",
+            "Conversation started: Monday, November 30, 2026",
+        )
+    ]
     assert order == sorted(order)
     assert "Run make test before committing." in prompt
 
@@ -114,8 +129,16 @@ def test_events_describe_the_turn(home):
     home.bus.subscribe(bus.append)
     session.run_turn("remember that we deploy on Fridays")
     kinds = [e.kind for e in seen]
-    assert kinds == ["turn_started", "assistant_message", "message_stored", "tool_called", "tool_result",
-                     "assistant_message", "message_stored", "turn_finished"]
+    assert kinds == [
+        "turn_started",
+        "assistant_message",
+        "message_stored",
+        "tool_called",
+        "tool_result",
+        "assistant_message",
+        "message_stored",
+        "turn_finished",
+    ]
     called = seen[3]
     assert called.data["name"] == "memory" and called.data["arguments"]["target"] == "memory"
     assert seen[4].data["success"] is True and seen[-1].data["status"] == "done"
@@ -137,10 +160,21 @@ def test_a_crashing_tool_is_reported_and_the_session_goes_on(home):
 
     model = ScriptedModel()
     session = AgentSession(home, model)
-    session.tools = ToolRegistry(home, builtin_tools(home) + [Tool("explode", {"name": "explode", "parameters": {}}, explode)])
-    model.play([{"tool_calls": [{"name": "explode", "args": {}}, {"name": "nope", "args": {}},
-                                {"name": "memory", "args": {"action": "add", "target": "bogus", "content": "x"}}]},
-                {"answer": "Recovered."}])
+    session.tools = ToolRegistry(
+        home, builtin_tools(home) + [Tool("explode", {"name": "explode", "parameters": {}}, explode)]
+    )
+    model.play(
+        [
+            {
+                "tool_calls": [
+                    {"name": "explode", "args": {}},
+                    {"name": "nope", "args": {}},
+                    {"name": "memory", "args": {"action": "add", "target": "bogus", "content": "x"}},
+                ]
+            },
+            {"answer": "Recovered."},
+        ]
+    )
     result = session.run_turn("try the tools")
     assert result.status == "done" and result.assistant == "Recovered."
     errors = [c["result"]["error"] for c in result.tool_calls]
@@ -176,8 +210,12 @@ class Blocking(Model):
     def complete(self, messages, tools):
         self.entered.set()
         self.release.wait(5)
-        return ModelReply(tool_calls=[ToolCall("c1", "memory", {"action": "add", "target": "user", "content": "X."}),
-                                      ToolCall("c2", "skills_list", {})])
+        return ModelReply(
+            tool_calls=[
+                ToolCall("c1", "memory", {"action": "add", "target": "user", "content": "X."}),
+                ToolCall("c2", "skills_list", {}),
+            ]
+        )
 
 
 def test_a_cancelled_turn_is_persisted_and_every_call_answered(home):
@@ -327,11 +365,15 @@ def test_a_foreign_history_with_broken_tool_pairs_is_repaired_for_the_api(home):
     archive = home.archive
     archive.create_session("crashed", source="cli", title="Crashed run")
     call = {"id": "x1", "type": "function", "function": {"name": "skills_list", "arguments": "{}"}}
-    archive.append_messages("crashed", [
-        {"role": "user", "content": "list skills"},
-        {"role": "assistant", "content": "", "tool_calls": [call]},  # the run died before the result
-        {"role": "tool", "content": "{}", "tool_call_id": "ghost"},  # a result whose call is gone
-        {"role": "user", "content": "hello?"}])
+    archive.append_messages(
+        "crashed",
+        [
+            {"role": "user", "content": "list skills"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},  # the run died before the result
+            {"role": "tool", "content": "{}", "tool_call_id": "ghost"},  # a result whose call is gone
+            {"role": "user", "content": "hello?"},
+        ],
+    )
     model = Recording(OfflineModel())
     session = AgentSession(home, model, session_id="crashed")
     session.run_turn("are you there")

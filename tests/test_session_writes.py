@@ -24,10 +24,18 @@ def _seed(home) -> dict[str, int]:
     archive.append_message("s1", "tool", '{"success": true}', tool_name="memory", tool_call_id="c2")
     ids["refused"] = archive.append_message("s1", "assistant", "", tool_calls=_call("c3", "add", "memory", "No"))
     archive.append_message("s1", "tool", '{"success": false, "error": "full"}', tool_name="memory", tool_call_id="c3")
-    home.journal.append("memory", "add", "user", actor="agent", after="Likes tea", session_id="s1",
-                        message_id=ids["ours"])
-    home.journal.append("approvals", "stage", "memory", actor="review", after="Deploys on Friday", session_id="s1",
-                        message_id=ids["ours"])
+    home.journal.append(
+        "memory", "add", "user", actor="agent", after="Likes tea", session_id="s1", message_id=ids["ours"]
+    )
+    home.journal.append(
+        "approvals",
+        "stage",
+        "memory",
+        actor="review",
+        after="Deploys on Friday",
+        session_id="s1",
+        message_id=ids["ours"],
+    )
     return ids
 
 
@@ -37,7 +45,9 @@ def test_journal_rows_and_hermes_tool_calls_give_each_message_its_writes(home):
     assert set(writes) == {ids["ours"], ids["hermes"]}  # a refused call wrote nothing
     ours = writes[ids["ours"]]
     assert [(w.subsystem, w.action, w.target, w.text, w.staged) for w in ours] == [
-        ("memory", "add", "user", "Likes tea", False), ("approvals", "stage", "memory", "Deploys on Friday", True)]
+        ("memory", "add", "user", "Likes tea", False),
+        ("approvals", "stage", "memory", "Deploys on Friday", True),
+    ]
     assert [w.summary for w in ours] == ["memory add (user)", "staged for approval (memory) by review"]
     assert [w.entry for w in ours] == [("user", "Likes tea"), None] and ours[0].journal_id is not None
     assert writes[ids["hermes"]] == [Write("memory", "add", "memory", "agent", "Uses uv")]
@@ -51,8 +61,17 @@ def test_sessions_show_json_gives_every_message_its_writes(home):
     data = json.loads(subprocess.run([*argv, "--json"], capture_output=True, text=True, check=True).stdout)
     by_id = {m["id"]: m["writes"] for m in data["messages"]}
     assert [w["text"] for w in by_id[ids["ours"]]] == ["Likes tea", "Deploys on Friday"]
-    assert by_id[ids["hermes"]] == [{"subsystem": "memory", "action": "add", "target": "memory", "actor": "agent",
-                                     "text": "Uses uv", "staged": False, "journal_id": None}]
+    assert by_id[ids["hermes"]] == [
+        {
+            "subsystem": "memory",
+            "action": "add",
+            "target": "memory",
+            "actor": "agent",
+            "text": "Uses uv",
+            "staged": False,
+            "journal_id": None,
+        }
+    ]
     assert by_id[ids["refused"]] == []
     text = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     assert "    ↳ memory add (user): Likes tea" in text and "    ↳ memory add (memory): Uses uv" in text

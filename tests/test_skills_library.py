@@ -47,12 +47,24 @@ def test_discovery_tolerates_broken_yaml_and_missing_name(home):
 
 
 def test_view_is_progressive_and_records_a_view(home):
-    write_skill(home, "tool", files={"references/api.md": "# API", "scripts/run.sh": "echo", "assets/img.bin": "x",
-                                     "templates/deep/t.yaml": "a: 1"})
+    write_skill(
+        home,
+        "tool",
+        files={
+            "references/api.md": "# API",
+            "scripts/run.sh": "echo",
+            "assets/img.bin": "x",
+            "templates/deep/t.yaml": "a: 1",
+        },
+    )
     main = home.skills.view("tool")
     assert main["content"].startswith("---\nname: tool")
-    assert main["linked_files"] == {"references": ["references/api.md"], "templates": ["templates/deep/t.yaml"],
-                                    "assets": ["assets/img.bin"], "scripts": ["scripts/run.sh"]}
+    assert main["linked_files"] == {
+        "references": ["references/api.md"],
+        "templates": ["templates/deep/t.yaml"],
+        "assets": ["assets/img.bin"],
+        "scripts": ["scripts/run.sh"],
+    }
     assert "usage_hint" in main
     one = home.skills.view("tool", "references/api.md")
     assert (one["file"], one["content"], one["file_type"]) == ("references/api.md", "# API", ".md")
@@ -98,7 +110,7 @@ def test_index_text_renders_sorted_categories_and_cut_descriptions(home):
     write_skill(home, "mac-only", extra="platforms: [windows]\n")
     (home.skills_dir / "ops" / "DESCRIPTION.md").write_text("---\ndescription: Operations work\n---\n")
     text = home.skills.index_text()
-    block = text[text.index("<available_skills>"):text.index("</available_skills>")]
+    block = text[text.index("<available_skills>") : text.index("</available_skills>")]
     assert block.splitlines() == [
         "<available_skills>",
         "  general:",
@@ -120,22 +132,38 @@ def test_index_excludes_archived_skills(home):
 
 
 def test_skills_list_tool_shape(home):
-    assert home.skills.skills_list() == {"success": True, "skills": [], "categories": [],
-                                         "message": "No skills found in skills/ directory."}
+    assert home.skills.skills_list() == {
+        "success": True,
+        "skills": [],
+        "categories": [],
+        "message": "No skills found in skills/ directory.",
+    }
     write_skill(home, "a", category="ops")
     write_skill(home, "b")
     result = home.skills.skills_list()
     assert result["categories"] == ["ops"] and result["count"] == 2
-    assert home.skills.skills_list("ops")["skills"] == [{"name": "a", "description": "Does a useful thing",
-                                                         "category": "ops"}]
+    assert home.skills.skills_list("ops")["skills"] == [
+        {"name": "a", "description": "Does a useful thing", "category": "ops"}
+    ]
 
 
 def test_usage_file_is_hermes_format(home):
     write_skill(home, "tool")
     home.skills.record_use("tool")
     data = json.loads((home.skills_dir / ".usage.json").read_text())
-    assert set(data["tool"]) >= {"created_by", "use_count", "view_count", "patch_count", "last_used_at",
-                                 "last_viewed_at", "last_patched_at", "created_at", "state", "pinned", "archived_at"}
+    assert set(data["tool"]) >= {
+        "created_by",
+        "use_count",
+        "view_count",
+        "patch_count",
+        "last_used_at",
+        "last_viewed_at",
+        "last_patched_at",
+        "created_at",
+        "state",
+        "pinned",
+        "archived_at",
+    }
     assert (home.skills_dir / ".usage.json.lock").exists()
 
 
@@ -151,8 +179,20 @@ def test_corrupt_usage_file_reads_as_empty_and_is_kept_before_a_write(home, cloc
 
 def test_usage_fields_of_the_wrong_type_read_as_defaults(home):
     write_skill(home, "tool")
-    (home.skills_dir / ".usage.json").write_text(json.dumps({"tool": {
-        "use_count": "lots", "view_count": None, "state": 5, "pinned": "yes", "last_used_at": 12, "extra": "kept"}}))
+    (home.skills_dir / ".usage.json").write_text(
+        json.dumps(
+            {
+                "tool": {
+                    "use_count": "lots",
+                    "view_count": None,
+                    "state": 5,
+                    "pinned": "yes",
+                    "last_used_at": 12,
+                    "extra": "kept",
+                }
+            }
+        )
+    )
     info = home.skills.get("tool")
     assert (info.use_count, info.view_count, info.state, info.pinned, info.last_used_at) == (0, 0, "active", True, None)
     assert home.curator.status()["counts"]["active"] == 1
@@ -258,8 +298,10 @@ def test_renaming_a_skill_through_the_library_is_seen_by_the_next_lookup(home):
 
 
 def test_agentskills_fields_are_understood(home):
-    extra = ("version: 1.2.0\nlicense: MIT\ncompatibility: Needs git 2.40+\nallowed-tools: Bash(git:*)\n"
-             "metadata:\n  hermes:\n    tags: [git, review]\n    related_skills: \"commit, rebase\"\n")
+    extra = (
+        "version: 1.2.0\nlicense: MIT\ncompatibility: Needs git 2.40+\nallowed-tools: Bash(git:*)\n"
+        'metadata:\n  hermes:\n    tags: [git, review]\n    related_skills: "commit, rebase"\n'
+    )
     write_skill(home, "review", extra=extra)
     write_skill(home, "plain", extra="tags: a, b\n")
     view = home.skills.view("review", record=False)

@@ -8,8 +8,14 @@ import pytest
 
 from engine import open_home
 from engine.events import SkillChanged
-from engine.skills.manage import SKILL_MANAGE_SCHEMA, SKILL_VIEW_SCHEMA, SKILLS_LIST_SCHEMA, skill_manage_tool, \
-    skill_view_tool, skills_list_tool
+from engine.skills.manage import (
+    SKILL_MANAGE_SCHEMA,
+    SKILL_VIEW_SCHEMA,
+    SKILLS_LIST_SCHEMA,
+    skill_manage_tool,
+    skill_view_tool,
+    skills_list_tool,
+)
 from engine.tools import BACKGROUND_REVIEW
 from tests.test_skills_support import ctx, skill_md, tree_state, write_skill
 
@@ -25,7 +31,13 @@ def test_schemas_are_openai_functions():
         assert set(schema) == {"name", "description", "parameters"}
         assert schema["parameters"]["type"] == "object"
     assert SKILL_MANAGE_SCHEMA["parameters"]["properties"]["action"]["enum"] == [
-        "create", "patch", "edit", "delete", "write_file", "remove_file"]
+        "create",
+        "patch",
+        "edit",
+        "delete",
+        "write_file",
+        "remove_file",
+    ]
 
 
 def test_every_action_writes_journals_ledgers_and_announces(home):
@@ -37,8 +49,13 @@ def test_every_action_writes_journals_ledgers_and_announces(home):
         {"action": "patch", "name": "deploy", "old_string": "make deploy", "new_string": "make release"},
         {"action": "edit", "name": "deploy", "content": skill_md("deploy", body="# Deploy\nRewritten.\n")},
         {"action": "write_file", "name": "deploy", "file_path": "references/notes.md", "file_content": "notes"},
-        {"action": "patch", "name": "deploy", "file_path": "references/notes.md", "old_string": "notes",
-         "new_string": "better notes"},
+        {
+            "action": "patch",
+            "name": "deploy",
+            "file_path": "references/notes.md",
+            "old_string": "notes",
+            "new_string": "better notes",
+        },
         {"action": "remove_file", "name": "deploy", "file_path": "references/notes.md"},
         {"action": "delete", "name": "deploy"},
     ]
@@ -68,8 +85,9 @@ def test_patch_and_edit_bump_patch_count_and_create_seeds_a_record(home):
 
 
 def test_background_create_is_curator_managed(home):
-    skill_manage_tool(home, {"action": "create", "name": "x", "content": skill_md("x")},
-                      ctx(origin=BACKGROUND_REVIEW, actor="review"))
+    skill_manage_tool(
+        home, {"action": "create", "name": "x", "content": skill_md("x")}, ctx(origin=BACKGROUND_REVIEW, actor="review")
+    )
     info = home.skills.get("x")
     assert (info.created_by, info.provenance) == ("agent", "agent")
     assert home.curator.ledger()[0].actor == "curator"
@@ -77,8 +95,9 @@ def test_background_create_is_curator_managed(home):
 
 def test_replace_all_and_unique_patch(home):
     write_skill(home, "x", body="qq qq qq\n")
-    result = skill_manage_tool(home, {"action": "patch", "name": "x", "old_string": "qq ", "new_string": "b ",
-                                      "replace_all": True}, ctx())
+    result = skill_manage_tool(
+        home, {"action": "patch", "name": "x", "old_string": "qq ", "new_string": "b ", "replace_all": True}, ctx()
+    )
     assert result["message"] == "Patched SKILL.md in skill 'x' (2 replacements)."
     assert (home.skills_dir / "x" / "SKILL.md").read_text().endswith("b b qq\n")
 
@@ -96,21 +115,26 @@ def test_skill_view_and_list_tools(home):
 def test_background_review_guards(home):
     write_skill(home, "users-own")
     review = ctx(origin=BACKGROUND_REVIEW, actor="review")
-    result = skill_manage_tool(home, {"action": "patch", "name": "users-own", "old_string": "Do it.",
-                                      "new_string": "x"}, review)
+    result = skill_manage_tool(
+        home, {"action": "patch", "name": "users-own", "old_string": "Do it.", "new_string": "x"}, review
+    )
     assert "not curator-managed" in result["error"]
     skill_manage_tool(home, {"action": "create", "name": "mine", "content": skill_md("mine")}, review)
     before = tree_state(home.skills_dir)
-    unread = skill_manage_tool(home, {"action": "patch", "name": "mine", "old_string": "Do it.", "new_string": "x"},
-                               review)
+    unread = skill_manage_tool(
+        home, {"action": "patch", "name": "mine", "old_string": "Do it.", "new_string": "x"}, review
+    )
     assert unread["_read_before_write_required"] is True
     assert tree_state(home.skills_dir) == before
     skill_view_tool(home, {"name": "mine"}, review)
-    assert skill_manage_tool(home, {"action": "patch", "name": "mine", "old_string": "Do it.", "new_string": "x"},
-                             review)["success"]
+    assert skill_manage_tool(
+        home, {"action": "patch", "name": "mine", "old_string": "Do it.", "new_string": "x"}, review
+    )["success"]
     home.curator.pin("mine")
-    assert "pinned" in skill_manage_tool(home, {"action": "edit", "name": "mine", "content": skill_md("mine")},
-                                         review)["error"]
+    assert (
+        "pinned"
+        in skill_manage_tool(home, {"action": "edit", "name": "mine", "content": skill_md("mine")}, review)["error"]
+    )
 
 
 def test_background_delete_archives_instead(home):

@@ -9,7 +9,9 @@ from pathlib import Path
 from engine.tools import ToolContext
 
 
-def skill_md(name: str, description: str = "Does a useful thing", body: str = "# Steps\nDo it.\n", extra: str = "") -> str:
+def skill_md(
+    name: str, description: str = "Does a useful thing", body: str = "# Steps\nDo it.\n", extra: str = ""
+) -> str:
     return f"---\nname: {name}\ndescription: {description}\n{extra}---\n{body}"
 
 

@@ -23,6 +23,7 @@ SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40"
 
 def shot(snap_compare, home, tmp_path, size, key: str, then=None) -> bool:
     """Open a mode, run ``then(pilot)``, let every worker finish, and compare the screen."""
+
     async def run_before(pilot):
         await pilot.press(key)
         await settle(pilot)
@@ -94,6 +95,7 @@ def test_run_screen(snap_compare, home, tmp_path, size):
 def test_snapshots_are_stored_under_the_top_level_folder():
     folder = Path(__file__).resolve().parent.parent / "snapshots" / "test_snapshots_screens"
     assert sorted(p.name for p in folder.glob("*.svg")) == sorted(
-        f"test_{name}[{size}].svg" for name in ("sessions_screen", "sessions_search", "skills_screen", "skills_screen_light",
-                                                "run_screen")
-        for size in ("80x24", "120x40"))
+        f"test_{name}[{size}].svg"
+        for name in ("sessions_screen", "sessions_search", "skills_screen", "skills_screen_light", "run_screen")
+        for size in ("80x24", "120x40")
+    )

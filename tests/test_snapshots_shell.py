@@ -37,10 +37,12 @@ def seeded(home, clock):
     ids = (f"{n:08x}" for n in itertools.count(0xA0000001))
     home.approvals.store.new_id = lambda: next(ids)
     memory = home.memory
-    for text in ("Project deploys with `make release` from the main branch",
-                 "User prefers [bold]short[/] answers; never <details> fences",
-                 "CI runs on 2 cores; keep test suites under a minute",
-                 "Staging database is Postgres 16"):
+    for text in (
+        "Project deploys with `make release` from the main branch",
+        "User prefers [bold]short[/] answers; never <details> fences",
+        "CI runs on 2 cores; keep test suites under a minute",
+        "Staging database is Postgres 16",
+    ):
         memory.add("memory", text, AGENT)
     memory.add("user", "Name: Ada. Timezone: Europe/Lisbon", ToolContext(actor="user"))
     clock.advance(60)
@@ -60,8 +62,9 @@ def stage_proposals(home) -> None:
     home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
     home.reload_config()
     home.memory.add("memory", "Project deploys with make release from main", AGENT)
-    home.memory.replace("memory", "Postgres 16", "Staging runs Postgres 17",
-                        ToolContext(actor="review", origin=BACKGROUND_REVIEW))
+    home.memory.replace(
+        "memory", "Postgres 16", "Staging runs Postgres 17", ToolContext(actor="review", origin=BACKGROUND_REVIEW)
+    )
     home.clock.advance(420)
 
 
@@ -73,6 +76,7 @@ def test_memory_screen(snap_compare, seeded, tmp_path, size):
 @pytest.mark.parametrize("size", SIZES)
 def test_memory_screen_light(snap_compare, seeded, tmp_path, size):
     """The light theme: marks, gauges and the focus ring must read as well as on the dark one."""
+
     async def light(pilot):
         pilot.app.theme = "workbench-light"
         await diverge(pilot)
@@ -106,5 +110,7 @@ def test_snapshots_are_stored_under_the_top_level_folder():
 
     folder = Path(__file__).resolve().parent.parent / "snapshots" / "test_snapshots_shell"
     assert sorted(p.name for p in folder.glob("*.svg")) == sorted(
-        f"test_{name}[{size}].svg" for name in ("memory_screen", "memory_screen_light", "approvals_screen", "help_screen")
-        for size in ("80x24", "120x40"))
+        f"test_{name}[{size}].svg"
+        for name in ("memory_screen", "memory_screen_light", "approvals_screen", "help_screen")
+        for size in ("80x24", "120x40")
+    )

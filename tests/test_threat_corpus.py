@@ -14,8 +14,6 @@ from __future__ import annotations
 import collections
 import json
 
-import pytest
-
 from engine.home import open_home
 from engine.memory.tool import memory_tool
 from engine.runner.prompt import build_system_prompt
@@ -64,8 +62,6 @@ def _run_one(home, capsys, text: str) -> dict[str, str]:
     return outcome
 
 
-
-
 def _results(tmp_path, capsys, corpus: list[str]) -> list[dict[str, str]]:
     home = open_home(tmp_path / "home")
     try:
@@ -78,7 +74,9 @@ def _print_table(kind: str, results: list[dict[str, str]]) -> None:
     print(f"\n{kind} texts: {len(results)}")
     for path in PATHS:
         counts = collections.Counter(r[path] for r in results)
-        kinds = ("blocked", "flagged", "shown") if path.startswith("prompt") else ("refused", "staged", "warned", "saved")
+        kinds = (
+            ("blocked", "flagged", "shown") if path.startswith("prompt") else ("refused", "staged", "warned", "saved")
+        )
         print(f"  {path:<18} " + "  ".join(f"{k} {counts.get(k, 0):>3}" for k in kinds))
 
 
@@ -93,20 +91,43 @@ def test_corpus_size_languages_and_tricks():
     assert len(HOSTILE) >= 200 and len(BENIGN) >= 100
     assert len({lang for _, _, lang in HOSTILE}) >= 6 and len({lang for _, lang in BENIGN}) >= 6
     tricks = {trick for _, trick, _ in HOSTILE}
-    assert {"paraphrase", "separators", "leetspeak", "homoglyphs", "combining_marks", "invisible", "tag_block",
-            "language", "base64", "rot13", "hex_escapes", "markdown_exfil", "html_comment", "fake_header",
-            "exfil_cmd", "reverse_shell", "pipe_shell", "persistence", "control_chars", "self_marked"} <= tricks
+    assert {
+        "paraphrase",
+        "separators",
+        "leetspeak",
+        "homoglyphs",
+        "combining_marks",
+        "invisible",
+        "tag_block",
+        "language",
+        "base64",
+        "rot13",
+        "hex_escapes",
+        "markdown_exfil",
+        "html_comment",
+        "fake_header",
+        "exfil_cmd",
+        "reverse_shell",
+        "pipe_shell",
+        "persistence",
+        "control_chars",
+        "self_marked",
+    } <= tricks
 
 
 def test_hostile_texts_never_reach_a_prompt_unseen(tmp_path, capsys, request):
     texts = [text for text, _, _ in HOSTILE]
     results = _results(tmp_path, capsys, texts)
     _show(request, capsys, "Hostile", results)
-    leaks = [(text, r) for text, r in zip(texts, results)
-             if r["agent tool"] not in ("refused", "staged")
-             or r["cli add"] not in ("refused", "warned") or r["cli replace"] not in ("refused", "warned")
-             or "shown" in (r["prompt: MEMORY.md"], r["prompt: AGENTS.md"])
-             or (assess(text).dangerous and {r["prompt: MEMORY.md"], r["prompt: AGENTS.md"]} != {"blocked"})]
+    leaks = [
+        (text, r)
+        for text, r in zip(texts, results, strict=True)
+        if r["agent tool"] not in ("refused", "staged")
+        or r["cli add"] not in ("refused", "warned")
+        or r["cli replace"] not in ("refused", "warned")
+        or "shown" in (r["prompt: MEMORY.md"], r["prompt: AGENTS.md"])
+        or (assess(text).dangerous and {r["prompt: MEMORY.md"], r["prompt: AGENTS.md"]} != {"blocked"})
+    ]
     assert not leaks, f"{len(leaks)} hostile texts got through: {leaks[:5]}"
 
 
@@ -114,8 +135,11 @@ def test_benign_texts_are_never_refused_and_rarely_flagged(tmp_path, capsys, req
     texts = [text for text, _ in BENIGN]
     results = _results(tmp_path, capsys, texts)
     _show(request, capsys, "Benign", results)
-    refused = [text for text, r in zip(texts, results)
-               if "refused" in r.values() or "blocked" in r.values()]
+    refused = [
+        text for text, r in zip(texts, results, strict=True) if "refused" in r.values() or "blocked" in r.values()
+    ]
     assert not refused, f"benign texts refused or blocked: {refused}"
-    flagged = [text for text, r in zip(texts, results) if {"staged", "warned", "flagged"} & set(r.values())]
+    flagged = [
+        text for text, r in zip(texts, results, strict=True) if {"staged", "warned", "flagged"} & set(r.values())
+    ]
     assert len(flagged) <= len(texts) // 10, f"too many benign texts flagged: {flagged}"

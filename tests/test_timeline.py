@@ -31,7 +31,8 @@ def test_rows_are_newest_first_with_one_line_summaries_and_review_groups(home):
         ("user", "MEMORY + 'Hand-written note'", None),
         ("review", "MEMORY + 'Deploys go through staging'", "review:s1:7"),
         ("review", "USER + 'Prefers short answers'", "review:s1:7"),
-        ("agent", "MEMORY + 'Project uses Postgres 16'", None)]
+        ("agent", "MEMORY + 'Project uses Postgres 16'", None),
+    ]
     assert rows[1].session_id == "s1" and rows[1].message_id == 7
     timeline = Timeline(home)
     assert [r.summary for r in timeline.page(actor="review", target="user")] == ["USER + 'Prefers short answers'"]
@@ -45,8 +46,9 @@ def test_reverting_a_review_group_undoes_both_writes_and_the_revert_can_be_rever
     learn(home)
     timeline = Timeline(home)
     preview = timeline.preview("review:s1:7")
-    assert [c["undo"] for c in preview["changes"]] == [f"memory undo of row {r.id}"
-                                                        for r in timeline.rows_of("review:s1:7")]
+    assert [c["undo"] for c in preview["changes"]] == [
+        f"memory undo of row {r.id}" for r in timeline.rows_of("review:s1:7")
+    ]
     result = timeline.revert("review:s1:7")
     assert result["success"] and len(result["reverted"]) == 2 and result["refused"] == []
     assert home.memory.entries("memory") == ["Project uses Postgres 16", "Hand-written note"]
@@ -59,14 +61,17 @@ def test_reverting_a_review_group_undoes_both_writes_and_the_revert_can_be_rever
 
 def test_a_row_changed_since_is_refused_with_why_and_the_rest_still_reverts(home):
     learn(home)
-    home.memory.replace("memory", "Deploys go through staging", "Deploys go straight to prod", ToolContext(actor="user"))
+    home.memory.replace(
+        "memory", "Deploys go through staging", "Deploys go straight to prod", ToolContext(actor="user")
+    )
     timeline = Timeline(home)
     preview = timeline.preview("review:s1:7")
     assert len(preview["changes"]) == 1 and len(preview["refused"]) == 1
     assert "no longer in MEMORY.md" in preview["refused"][0]["error"]
     result = timeline.revert("review:s1:7")
     assert not result["success"] and [r["summary"] for r in result["refused"]] == [
-        "MEMORY + 'Deploys go through staging'"]
+        "MEMORY + 'Deploys go through staging'"
+    ]
     assert home.memory.entries("user") == [] and "Deploys go straight to prod" in home.memory.entries("memory")
 
 
@@ -90,10 +95,24 @@ def test_cli_timeline_and_revert(tmp_path, home):
     home.close()
     code, listed = wb(home.root, "timeline", "--actor", "review")
     assert code == 0 and [r["group"] for r in listed["rows"]] == ["review:s1:7", "review:s1:7"]
-    assert set(listed["rows"][0]) == {"id", "group", "at", "actor", "subsystem", "action", "target", "summary",
-                                      "session_id", "message_id"}
-    proc = subprocess.run([sys.executable, "-m", "workbench", "revert", "review:s1:7", "--home", str(home.root),
-                           "--json"], capture_output=True, text=True, timeout=60)
+    assert set(listed["rows"][0]) == {
+        "id",
+        "group",
+        "at",
+        "actor",
+        "subsystem",
+        "action",
+        "target",
+        "summary",
+        "session_id",
+        "message_id",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "revert", "review:s1:7", "--home", str(home.root), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     result = json.loads(proc.stdout)
     assert proc.returncode == 0 and result["success"] and len(result["reverted"]) == 2
     code, refused = wb(home.root, "revert", str(listed["rows"][0]["id"]))
@@ -105,6 +124,7 @@ def test_cli_timeline_and_revert(tmp_path, home):
 def test_the_demo_timeline_shows_its_learning_in_groups(home):
     from engine.demo import seed_demo_home
     from engine.scenarios import run_scenario
+
     seed_demo_home(home)
     run_scenario(home, "demo", speed=0)
     rows = Timeline(home).page(limit=1000)

@@ -16,8 +16,9 @@ def test_an_agent_fact_is_a_timeline_row_with_its_message_and_reverts(home):
     message = home.archive.append_message("s1", "assistant", "noting it")
     provider = LocalProvider(home)
     provider.initialize("s1")
-    added = provider.handle_tool_call("fact_add", {"content": "The VPN gateway is vpn-2.internal"},
-                                      session_id="s1", message_id=message)
+    added = provider.handle_tool_call(
+        "fact_add", {"content": "The VPN gateway is vpn-2.internal"}, session_id="s1", message_id=message
+    )
     assert added["success"]
     [row] = _fact_rows(home)
     assert (row.actor, row.action, row.session_id, row.message_id) == ("agent", "fact_add", "s1", message)

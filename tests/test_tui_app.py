@@ -20,8 +20,8 @@ from widgets.header import WorkbenchHeader
 from widgets.transcript import Transcript
 from workbench.app import MODES, WorkbenchApp, screen_actions
 from workbench.bridge import EngineEvent
-from workbench.messages import ShowEntry
 from workbench.cli import main
+from workbench.messages import ShowEntry
 from workbench.screens.help import HelpScreen, shown_key
 from workbench.settings import load_settings
 from workbench.watch import HomeWatcher, classify
@@ -72,11 +72,14 @@ async def test_help_lists_every_key_of_every_screen(home, tmp_path):
         await pilot.press("question_mark")
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
-        listed = {(s.title, key, desc) for s in app.screen.sections for keys, desc in s.keys for key in keys.split(", ")}
+        listed = {
+            (s.title, key, desc) for s in app.screen.sections for keys, desc in s.keys for key in keys.split(", ")
+        }
         owners = [(cls.TITLE_TEXT, cls) for cls in MODES.values()] + [
-            ("Transcript (Sessions and Run)", Transcript), ("Everywhere", WorkbenchApp)]
-        wanted = [(title, shown_key(key), desc) for title, cls in owners
-                  for key, desc, _ in screen_actions(cls)]
+            ("Transcript (Sessions and Run)", Transcript),
+            ("Everywhere", WorkbenchApp),
+        ]
+        wanted = [(title, shown_key(key), desc) for title, cls in owners for key, desc, _ in screen_actions(cls)]
         assert len(wanted) > 30
         assert [row for row in wanted if row not in listed] == []  # every described binding, with its key
         assert app.screen.sections[0].title == "Memory"  # the current screen comes first
@@ -91,8 +94,11 @@ async def test_palette_offers_the_current_screens_actions(home, tmp_path):
         await settle(pilot)
         await pilot.press("ctrl+p")
         await pilot.press(*"Memory: Add")
-        await wait_for(pilot, lambda: any("Memory: Add" in str(o.prompt) for o in
-                                          app.screen.query_one(OptionList).options), what="palette hit")
+        await wait_for(
+            pilot,
+            lambda: any("Memory: Add" in str(o.prompt) for o in app.screen.query_one(OptionList).options),
+            what="palette hit",
+        )
 
 
 async def test_theme_choice_is_remembered_between_runs(home, tmp_path):
@@ -145,10 +151,20 @@ def test_app_holds_the_home_it_was_given(home, tmp_path):
 def test_runs_under_the_web_driver_that_textual_serve_uses(home):
     """`textual serve "workbench --home DIR"` runs the app with Textual's WebDriver on pipes."""
     home.memory.add("memory", "served [bold]literally[/]")
-    env = {**os.environ, "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver", "COLUMNS": "100", "ROWS": "30",
-           "WORKBENCH_CONFIG_DIR": str(home.root / "cfg")}
-    process = subprocess.Popen([sys.executable, "-m", "workbench", "--home", str(home.root)], env=env,
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = {
+        **os.environ,
+        "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver",
+        "COLUMNS": "100",
+        "ROWS": "30",
+        "WORKBENCH_CONFIG_DIR": str(home.root / "cfg"),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "--home", str(home.root)],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     seen = bytearray()
 
     def read() -> None:
@@ -165,9 +181,12 @@ def test_runs_under_the_web_driver_that_textual_serve_uses(home):
 
 async def test_demo_plays_in_the_app_and_the_screens_follow(home, tmp_path):
     events, threads = [], []
-    home.bus.subscribe(lambda e: isinstance(e, RunnerEvent) and threads.append((e.kind, threading.current_thread().name)))
+    home.bus.subscribe(
+        lambda e: isinstance(e, RunnerEvent) and threads.append((e.kind, threading.current_thread().name))
+    )
     app = make_app(home, tmp_path, demo_speed=0)  # 0: no pauses between steps
     async with app.run_test(size=(120, 40), message_hook=events.append) as pilot:
+
         def demo_done() -> bool:
             return all(w.state == WorkerState.SUCCESS for w in app.workers if w.group == "demo")
 
@@ -203,8 +222,11 @@ async def test_demo_plays_in_the_app_and_the_screens_follow(home, tmp_path):
                 await pilot.press("g")
                 await wait_for(pilot, lambda: app.current_mode == "sessions", what="Sessions")
                 transcript = app.screen.query_one(Transcript)
-                await wait_for(pilot, lambda: transcript.current is not None
-                               and transcript.current.id == origin.message_id, what=f"the message of {entry!r}")
+                await wait_for(
+                    pilot,
+                    lambda: transcript.current is not None and transcript.current.id == origin.message_id,
+                    what=f"the message of {entry!r}",
+                )
                 jumped += 1
         assert jumped >= 3
 
@@ -215,9 +237,15 @@ def test_watcher_classifies_changes_even_for_a_relative_home(tmp_path, monkeypat
 
     home = open_home("relative-home")
     root = (tmp_path / "relative-home").resolve()
-    changed = [root / "memories" / "MEMORY.md", root / "memories" / "USER.md.lock", root / "skills" / "x" / "SKILL.md",
-               root / "pending" / "memory" / "0a1b2c3d.json", root / "state.db-wal", root / "workbench.db-wal",
-               root / "memories" / ".mem_123.tmp"]
+    changed = [
+        root / "memories" / "MEMORY.md",
+        root / "memories" / "USER.md.lock",
+        root / "skills" / "x" / "SKILL.md",
+        root / "pending" / "memory" / "0a1b2c3d.json",
+        root / "state.db-wal",
+        root / "workbench.db-wal",
+        root / "memories" / ".mem_123.tmp",
+    ]
     assert classify(home, map(str, changed)) == {"memory", "skills", "pending", "sessions"}
     assert classify(home, [str(root / "memories" / "USER.md")]) == {"user"}
 

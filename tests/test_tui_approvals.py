@@ -188,14 +188,24 @@ async def test_a_proposal_staged_by_another_process_shows_within_a_second(home, 
     app = make_app(home, tmp_path, watch_files=True)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_approvals(pilot)
-        record = {"id": "0abc1234", "subsystem": "memory", "action": "add", "origin": "background_review",
-                  "summary": "add to memory: Hermes staged this", "created_at": home.clock.now(),
-                  "payload": {"action": "add", "target": "memory", "content": "Hermes staged this"}}
+        record = {
+            "id": "0abc1234",
+            "subsystem": "memory",
+            "action": "add",
+            "origin": "background_review",
+            "summary": "add to memory: Hermes staged this",
+            "created_at": home.clock.now(),
+            "payload": {"action": "add", "target": "memory", "content": "Hermes staged this"},
+        }
         staging = home.pending_dir / "memory" / ".0abc1234.json.part"
         staging.write_text(json.dumps(record), encoding="utf-8")
         staging.rename(home.pending_dir / "memory" / "0abc1234.json")  # as Hermes writes: whole or nothing
-        await wait_for(pilot, lambda: app.screen.query_one("#queue", OptionList).get_option_at_index(0).id == "0abc1234",
-                       timeout=3, what="the external proposal")
+        await wait_for(
+            pilot,
+            lambda: app.screen.query_one("#queue", OptionList).get_option_at_index(0).id == "0abc1234",
+            timeout=3,
+            what="the external proposal",
+        )
         assert app.screen.query_one(WorkbenchHeader).pending == 1
 
 
@@ -217,7 +227,9 @@ async def test_a_pending_add_that_would_overflow_is_shown_before_approval_and_re
         await wait_for(pilot, lambda: budget.display and budget.used == used + 403, what="the budget after")
         assert f"over by {used + 403 - 2200:,}" in budget.caption()
         warning = text_of(app, "#proposal-warnings")
-        assert f"{used + 403 - 2200:,} chars over its limit" in warning and "Largest entries: 92 chars: filler" in warning
+        assert (
+            f"{used + 403 - 2200:,} chars over its limit" in warning and "Largest entries: 92 chars: filler" in warning
+        )
         await pilot.press("a", "y")  # every approval asks first
         await settle(pilot)
         status = text_of(app, "#status")

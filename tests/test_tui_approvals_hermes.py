@@ -17,8 +17,15 @@ pytestmark = pytest.mark.anyio
 
 def hermes_record(home, pid: str, created_at: float, payload: dict) -> None:
     """A record exactly as Hermes 0.19.0's ``stage_write`` lays it out."""
-    record = {"id": pid, "subsystem": "memory", "action": payload["action"], "summary": f"{payload['action']} (hermes)",
-              "origin": "foreground", "created_at": created_at, "payload": payload}
+    record = {
+        "id": pid,
+        "subsystem": "memory",
+        "action": payload["action"],
+        "summary": f"{payload['action']} (hermes)",
+        "origin": "foreground",
+        "created_at": created_at,
+        "payload": payload,
+    }
     folder = home.pending_dir / "memory"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{pid}.json").write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
@@ -31,9 +38,20 @@ def text_of(app, selector: str) -> str:
 async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is_refused(home, tmp_path):
     for entry in ("User likes tea", "Project uses uv", "Deploys on Fridays"):
         home.memory.add("memory", entry, ToolContext(actor="user"))
-    hermes_record(home, "0000aaaa", 1.0, {"action": "batch", "target": "memory", "operations": [
-        {"action": "replace", "old_text": "tea", "content": "User likes green tea"},
-        {"action": "remove", "old_text": "uv"}, {"action": "add", "content": "CI on GitHub"}]})
+    hermes_record(
+        home,
+        "0000aaaa",
+        1.0,
+        {
+            "action": "batch",
+            "target": "memory",
+            "operations": [
+                {"action": "replace", "old_text": "tea", "content": "User likes green tea"},
+                {"action": "remove", "old_text": "uv"},
+                {"action": "add", "content": "CI on GitHub"},
+            ],
+        },
+    )
     hermes_record(home, "0000bbbb", 2.0, {"action": "remove", "target": "memory", "content": None, "old_text": "s"})
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -57,8 +75,12 @@ async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is
 async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, tmp_path):
     for entry in ("User likes tea", "Project uses uv"):
         home.memory.add("memory", entry, ToolContext(actor="user"))
-    hermes_record(home, "0000cccc", 1.0, {"action": "replace", "target": "memory", "content": "User likes coffee",
-                                          "old_text": "tea"})
+    hermes_record(
+        home,
+        "0000cccc",
+        1.0,
+        {"action": "replace", "target": "memory", "content": "User likes coffee", "old_text": "tea"},
+    )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("4")

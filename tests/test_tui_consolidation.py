@@ -17,14 +17,23 @@ pytestmark = pytest.mark.anyio
 
 async def test_a_plan_shows_as_a_multi_file_diff_approves_and_is_one_group_on_the_timeline(home, tmp_path):
     agent_skill(home, "git-rebase", description="Rebase a git branch onto main safely", body=REBASE)
-    agent_skill(home, "git-merge", description="Merge a git branch into main safely", body=MERGE,
-                files={"scripts/check.sh": "echo ok\n"})
+    agent_skill(
+        home,
+        "git-merge",
+        description="Merge a git branch into main safely",
+        body=MERGE,
+        files={"scripts/check.sh": "echo ok\n"},
+    )
     staged = home.curator.consolidation.propose()
     async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
         await open_mode(pilot, "4", ApprovalsScreen)
         diff = str(pilot.app.screen.query_one("#proposal-diff", Static).content)
-        for header in ("=== create git/SKILL.md", "=== copy git/scripts/check.sh (from git-merge/scripts/check.sh)",
-                       "=== archive git-merge/SKILL.md", "=== archive git-rebase/SKILL.md"):
+        for header in (
+            "=== create git/SKILL.md",
+            "=== copy git/scripts/check.sh (from git-merge/scripts/check.sh)",
+            "=== archive git-merge/SKILL.md",
+            "=== archive git-rebase/SKILL.md",
+        ):
             assert header in diff
         assert "+ absorbed:" in diff and "- name: git-rebase" in diff
         await pilot.press("a", "y")  # approvals ask first
@@ -35,17 +44,18 @@ async def test_a_plan_shows_as_a_multi_file_diff_approves_and_is_one_group_on_th
         table = screen.query_one(TimelineList)
         what = [str(table.get_row_at(i)[2]) for i in range(table.row_count)]
         assert what[0] == "▾ consolidation (3 rows): 1 approvals approve, 1 approvals stage, 1 skills consolidate"
-        assert what[1:4] == ["  consolidated git-merge, git-rebase into skill 'git'",
-                             f"  approved skills proposal {staged['pending_id']}: consolidate git-merge, git-rebase "
-                             "into 'git'",
-                             f"  staged skills proposal {staged['pending_id']}: consolidate git-merge, git-rebase "
-                             "into 'git'"]
+        assert what[1:4] == [
+            "  consolidated git-merge, git-rebase into skill 'git'",
+            f"  approved skills proposal {staged['pending_id']}: consolidate git-merge, git-rebase into 'git'",
+            f"  staged skills proposal {staged['pending_id']}: consolidate git-merge, git-rebase into 'git'",
+        ]
 
 
 async def test_the_app_runs_a_due_pass_when_idle_never_during_a_turn_and_shows_it(home, tmp_path, clock):
     import json
 
     from widgets.header import WorkbenchHeader
+
     agent_skill(home, "old-notes", description="Old notes")
     home.skills.usage.set_fields("old-notes", last_used_at="2026-01-01T00:00:00+00:00")
     (home.skills_dir / ".curator_state").write_text(json.dumps({"last_run_at": "2026-11-01T00:00:00+00:00"}))

@@ -7,7 +7,7 @@ from textual.widgets import Select
 from textual.widgets._select import SelectOverlay
 
 from tests.screens_seed import open_mode, seed_skills
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import make_app, settle
 from widgets.skill_list import SkillList
 from workbench import app as app_module
 from workbench.app import WorkbenchApp

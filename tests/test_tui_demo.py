@@ -18,8 +18,12 @@ async def test_the_demo_narrates_what_happens_and_f3_hides_it(home, tmp_path):
     async with app.run_test(size=(100, 30)) as pilot:
         app.watch(app, "narration", lambda text: said.append(text) if text else None, init=False)
         # the demo plays on its own thread and may narrate before the watcher above is attached
-        await wait_for(pilot, lambda: app._narrator is not None and "drift" in app._narrator.said, timeout=30,
-                       what="the drift line")
+        await wait_for(
+            pilot,
+            lambda: app._narrator is not None and "drift" in app._narrator.said,
+            timeout=30,
+            what="the drift line",
+        )
         line = app.screen.query_one(NarrationLine)
         await wait_for(pilot, lambda: line.display and "press" in str(line.content), what="the line shown")
         await pilot.press("f3")

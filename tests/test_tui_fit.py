@@ -35,9 +35,14 @@ async def test_at_80x24_the_header_keeps_every_tab_name(home, tmp_path):
 
 async def test_at_80x24_the_skills_table_shows_eight_rows_and_the_last_used_column(home, tmp_path):
     for number in range(12):
-        home.skills.manage({"action": "create", "name": f"skill-{number:02d}",
-                            "content": f"---\nname: skill-{number:02d}\ndescription: number {number}\n---\n# s\n"},
-                           None)
+        home.skills.manage(
+            {
+                "action": "create",
+                "name": f"skill-{number:02d}",
+                "content": f"---\nname: skill-{number:02d}\ndescription: number {number}\n---\n# s\n",
+            },
+            None,
+        )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_mode(pilot, "3", SkillsScreen)

@@ -7,7 +7,6 @@ from textual.widgets import Button, Input, Select, TextArea
 from textual.widgets._select import SelectCurrent
 
 from engine.tools import ToolContext
-
 from tests.screens_seed import open_mode, seed_sessions, seed_skills
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
@@ -17,8 +16,8 @@ from widgets.transcript import Transcript
 from workbench.screens import base as base_screen
 from workbench.screens.dialogs import ConfirmDialog, EditDialog
 from workbench.screens.memory import MemoryScreen
-from workbench.screens.skills import SkillsScreen
 from workbench.screens.run import RunScreen
+from workbench.screens.skills import SkillsScreen
 
 pytestmark = pytest.mark.anyio
 

@@ -32,8 +32,13 @@ BIDI = "bidi \u202eoverride\u202c end"
 CJK = "部署 デプロイ 全角テキスト"
 CORPUS = (MARKUP, FENCE, ESCAPES, BIDI, CJK)
 # How each piece must look on screen (controls shown, never sent).
-SHOWN = ("[bold]x[/] [@click=app.quit]quit[/]", "<memory-context>fence", "␛[2Jclear␇bell\\x9b31m",
-         "bidi <U+202E>override<U+202C> end", "部署 デプロイ")
+SHOWN = (
+    "[bold]x[/] [@click=app.quit]quit[/]",
+    "<memory-context>fence",
+    "␛[2Jclear␇bell\\x9b31m",
+    "bidi <U+202E>override<U+202C> end",
+    "部署 デプロイ",
+)
 LONG = "long " * 4000
 
 
@@ -57,8 +62,9 @@ def seed(home) -> None:
     archive.create_session(SESSION, source="cli", title=f"[bold]x[/] {FENCE} {BIDI} 部署")
     archive.create_session("hostile-title", source="cli")
     with sqlite3.connect(home.state_db_path) as raw:  # as Hermes or a hand edit could write it: no sanitising
-        raw.execute("UPDATE sessions SET title = ?, started_at = started_at - 86400 WHERE id = 'hostile-title'",
-                    (RAW_TITLE,))
+        raw.execute(
+            "UPDATE sessions SET title = ?, started_at = started_at - 86400 WHERE id = 'hostile-title'", (RAW_TITLE,)
+        )
     category = home.skills_dir / "zcat\x1b[2J"
     (category / "zz-esc-skill").mkdir(parents=True)
     (category / "zz-esc-skill" / "SKILL.md").write_text("---\nname: zz-esc-skill\ndescription: d\n---\nbody\n")
@@ -71,7 +77,8 @@ def seed(home) -> None:
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text(
         f"---\nname: odd-skill\ndescription: '{MARKUP} {FENCE} {CJK}'\n---\n# odd\n\n" + "\n".join(CORPUS) + "\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
     home.reload_config()
     staged = home.memory.add("user", f"{MARKUP} {CJK}", ToolContext(actor="agent"))

@@ -26,8 +26,9 @@ DEADLINE = 2.0  # seconds after the other process exits; the watcher reports wit
 
 
 def other_process(home, *args: str) -> None:
-    done = subprocess.run(workbench_cmd("memory", *args, "--home", str(home.root), "--json"), capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        workbench_cmd("memory", *args, "--home", str(home.root), "--json"), capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -62,8 +63,12 @@ async def test_another_process_writing_reaches_memory_approvals_and_the_open_edi
         memory = app.screen
 
         other_process(home, "add", "--target", "memory", "Written from another shell")
-        await wait_for(pilot, lambda: "Written from another shell" in live_texts(memory), timeout=DEADLINE,
-                       what="the other process's add in the live column")
+        await wait_for(
+            pilot,
+            lambda: "Written from another shell" in live_texts(memory),
+            timeout=DEADLINE,
+            what="the other process's add in the live column",
+        )
         grown = base + len("\n§\nWritten from another shell")
         await wait_for(pilot, lambda: budget.used == grown, timeout=DEADLINE, what="the Approvals budget preview")
         assert home.memory.history(limit=1)[0].actor == "user", "journaled once, by the process that wrote it"
@@ -81,8 +86,12 @@ async def test_another_process_writing_reaches_memory_approvals_and_the_open_edi
         await wait_for(pilot, lambda: note.display, timeout=DEADLINE, what="the editor's on-disk warning")
         assert "Changed on disk since you opened it" in str(note.content)
         assert "Deploys on Thursdays at noon" in str(note.content)
-        await wait_for(pilot, lambda: "Deploys on Thursdays at noon" in live_texts(memory), timeout=DEADLINE,
-                       what="the live column under the editor")
+        await wait_for(
+            pilot,
+            lambda: "Deploys on Thursdays at noon" in live_texts(memory),
+            timeout=DEADLINE,
+            what="the live column under the editor",
+        )
         dialog.query_one(TextArea).text = "Deploys on Fridays at 1pm"
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: dialog.conflict is not None, what="the conflict instead of an overwrite")
@@ -91,7 +100,15 @@ async def test_another_process_writing_reaches_memory_approvals_and_the_open_edi
         await settle(pilot)
 
         other_process(home, "remove", "--old", "another shell")
-        await wait_for(pilot, lambda: "Written from another shell" not in live_texts(memory), timeout=DEADLINE,
-                       what="the other process's removal")
-        await wait_for(pilot, lambda: budget.used == base - len("Fridays") + len("Thursdays"), timeout=DEADLINE,
-                       what="the budget after the removal")
+        await wait_for(
+            pilot,
+            lambda: "Written from another shell" not in live_texts(memory),
+            timeout=DEADLINE,
+            what="the other process's removal",
+        )
+        await wait_for(
+            pilot,
+            lambda: budget.used == base - len("Fridays") + len("Thursdays"),
+            timeout=DEADLINE,
+            what="the budget after the removal",
+        )

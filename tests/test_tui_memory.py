@@ -64,7 +64,9 @@ async def test_engine_write_from_another_thread_shows_live_and_leaves_the_snapsh
         writer.join()
         await wait_for(pilot, lambda: ("+", "learned mid-session") in rows(app, "live"), what="the live update")
         assert rows(app, "frozen") == [("", "first fact")]
-        writer = threading.Thread(target=home.memory.replace, args=("memory", "first fact", "first fact, revised", AGENT))
+        writer = threading.Thread(
+            target=home.memory.replace, args=("memory", "first fact", "first fact, revised", AGENT)
+        )
         writer.start()
         writer.join()
         await wait_for(pilot, lambda: ("~", "first fact, revised") in rows(app, "live"), what="the change mark")
@@ -129,10 +131,12 @@ async def test_edit_against_an_entry_another_process_changed_is_refused_with_bot
     async with app.run_test(size=(100, 40)) as pilot:
         await settle(pilot)
         dialog = await open_editor(pilot, "e", select=0)
-        script = ("import sys; from engine import open_home; from engine.tools import ToolContext; "
-                  "h = open_home(sys.argv[1]); "
-                  "print(h.memory.replace('memory', 'Deploys on Fridays', 'Deploys on Thursdays now', "
-                  "ToolContext(actor='agent')))")
+        script = (
+            "import sys; from engine import open_home; from engine.tools import ToolContext; "
+            "h = open_home(sys.argv[1]); "
+            "print(h.memory.replace('memory', 'Deploys on Fridays', 'Deploys on Thursdays now', "
+            "ToolContext(actor='agent')))"
+        )
         done = subprocess.run([sys.executable, "-c", script, str(home.root)], capture_output=True, text=True)
         assert "'success': True" in done.stdout, done.stderr
         await save(pilot, dialog, "Deploys on Mondays")
@@ -189,8 +193,10 @@ async def test_flagged_live_entries_carry_a_warning_mark(home, tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         shown = {row.text: row_content(row).plain for row in app.screen.query_one("#live-list", EntryList).rows}
-        assert shown == {"Prefers tea": "  Prefers tea",
-                         "cat ~/.netrc": "  ⚠ cat ~/.netrc ⚠ threat: read_secrets"}  # the mark, then what was found
+        assert shown == {
+            "Prefers tea": "  Prefers tea",
+            "cat ~/.netrc": "  ⚠ cat ~/.netrc ⚠ threat: read_secrets",
+        }  # the mark, then what was found
 
 
 async def test_selected_entry_shows_origin_and_jumps_to_its_message(home, tmp_path):
@@ -343,7 +349,8 @@ async def test_control_characters_are_shown_never_sent_to_the_terminal(home, tmp
         await pilot.press("down", "e")
         await settle(pilot)
         assert "\x1b" not in app.export_screenshot() and "control characters" in str(
-            app.screen.query_one(".dialog Static.hint", Static).content)
+            app.screen.query_one(".dialog Static.hint", Static).content
+        )
 
 
 async def test_a_stray_enter_never_confirms_a_removal(home, tmp_path):
@@ -361,8 +368,14 @@ async def test_a_stray_enter_never_confirms_a_removal(home, tmp_path):
 
 def test_a_stored_prompt_gives_back_the_exact_frozen_entries(home):
     entries = ["Line one\n\nstill the first entry, with a bare § inside", "x" * 1200, "[bold]literal[/]"]
-    prompt = "\n\n".join(["You are an agent.", render_block("memory", entries, 2200),
-                          render_block("user", ["Name: Ada"], 1375), "## Skills\n- none"])
+    prompt = "\n\n".join(
+        [
+            "You are an agent.",
+            render_block("memory", entries, 2200),
+            render_block("user", ["Name: Ada"], 1375),
+            "## Skills\n- none",
+        ]
+    )
     snapshot = snapshot_from_prompt(home, prompt, taken_at=5.0)
     assert list(snapshot.entries["memory"]) == entries and list(snapshot.entries["user"]) == ["Name: Ada"]
     assert snapshot.usage["memory"].chars == len("\n§\n".join(entries)) and snapshot.taken_at == 5.0
@@ -378,12 +391,17 @@ async def test_a_resumed_session_shows_the_memory_its_stored_prompt_froze(home, 
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        resumed = threading.Thread(target=home.bus.publish, args=(RunnerEvent(kind="turn_started", session_id="s-old"),))
+        resumed = threading.Thread(
+            target=home.bus.publish, args=(RunnerEvent(kind="turn_started", session_id="s-old"),)
+        )
         resumed.start()
         resumed.join()
         await wait_for(pilot, lambda: ("-", "Since removed") in rows(app, "frozen"), what="the stored snapshot")
-        assert rows(app, "live") == [("", "Known when the session began"), ("+", "Learned after it began"),
-                                     ("-", "Since removed")]
+        assert rows(app, "live") == [
+            ("", "Known when the session began"),
+            ("+", "Learned after it began"),
+            ("-", "Since removed"),
+        ]
         assert app.running_session == "s-old"
         assert "snapshot in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
 

@@ -29,8 +29,9 @@ class HeldReview(OfflineModel):
 
 
 async def test_a_typed_turn_is_reviewed_on_its_thread_and_the_header_says_so(home, tmp_path, monkeypatch):
-    home.config_path.write_text("memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n",
-                                encoding="utf-8")
+    home.config_path.write_text(
+        "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n", encoding="utf-8"
+    )
     home.reload_config()
     model = HeldReview()
     monkeypatch.setattr("workbench.screens.run.make_model", lambda home, name: model)
@@ -43,8 +44,11 @@ async def test_a_typed_turn_is_reviewed_on_its_thread_and_the_header_says_so(hom
         await wait_for(pilot, lambda: header.review == "reviewing\u2026", what="reviewing…")
         assert model.in_review.is_set() and home.memory.entries("user") == []  # the answer came first
         model.release.set()
-        await wait_for(pilot, lambda: header.review.startswith("review: User profile + \u201cUser's name is Lin.\u201d"),
-                       what="the review's result line")
+        await wait_for(
+            pilot,
+            lambda: header.review.startswith("review: User profile + \u201cUser's name is Lin.\u201d"),
+            what="the review's result line",
+        )
         assert "the user gave their name" in header.review and "reviewing" not in header.render().plain
         assert home.memory.entries("user") == ["User's name is Lin.", "User works on the billing service."]
 
@@ -61,8 +65,11 @@ async def test_a_new_session_in_the_run_screen_keeps_the_agent_and_tells_the_pro
         await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="first turn")
         first_id, agent = screen.session_id, screen.agent.agent  # the Conversation's AgentSession
         await pilot.press("ctrl+l", *"what did we discuss about Leeds?", "enter")
-        await wait_for(pilot, lambda: screen.session_id not in (None, first_id) and not screen.running,
-                       what="a turn in the new session")
+        await wait_for(
+            pilot,
+            lambda: screen.session_id not in (None, first_id) and not screen.running,
+            what="a turn in the new session",
+        )
         assert screen.agent.agent is agent and agent.manager.flush_pending(5)
         hooks = provider.hooks()
         assert hooks.count("initialize") == 1

@@ -7,7 +7,7 @@ import time
 
 import pytest
 from textual.app import App
-from textual.widgets import OptionList, Select, TextArea
+from textual.widgets import OptionList, Select
 
 from engine.events import RunnerEvent
 from engine.scenarios import run_scenario
@@ -43,8 +43,11 @@ async def test_a_typed_turn_writes_memory_and_the_memory_screen_shows_it(home, t
         await pilot.press("home", "w", "m")  # the marked message leads to the entry it wrote
         await wait_for(pilot, lambda: app.current_mode == "memory", what="the Memory screen")
         live = app.screen.query_one("#live-list", EntryList)
-        await wait_for(pilot, lambda: live.current is not None and live.current.text == "User prefers dark mode.",
-                       what="the entry selected")
+        await wait_for(
+            pilot,
+            lambda: live.current is not None and live.current.text == "User prefers dark mode.",
+            what="the entry selected",
+        )
         assert app.screen.target == "user" and "User prefers dark mode." in screen_text(app)
         app.action_goto("sessions")
         await settle(pilot)
@@ -95,14 +98,18 @@ async def test_an_idle_run_screen_watches_a_run_elsewhere_then_typing_starts_its
         player = threading.Thread(target=run_scenario, args=(home, "smoke"), kwargs={"speed": 0})  # like the demo
         player.start()
         player.join()
-        await wait_for(pilot, lambda: screen.watching and len(screen.query_one(Transcript).items) > 2,
-                       what="watching the other run")
+        await wait_for(
+            pilot,
+            lambda: screen.watching and len(screen.query_one(Transcript).items) > 2,
+            what="watching the other run",
+        )
         await settle(pilot)
         watched = screen.session_id
         assert "watching a run elsewhere" in screen_text(app)
         await pilot.press(*"hello", "enter")
-        await wait_for(pilot, lambda: not screen.running and screen.session_id not in (None, watched),
-                       what="own session")
+        await wait_for(
+            pilot, lambda: not screen.running and screen.session_id not in (None, watched), what="own session"
+        )
         assert not screen.watching and screen.query_one(Transcript).items[0].content == "hello"
         assert [m.content for m in home.archive.messages(watched)][-1] != "hello"  # never typed into the other run
 
@@ -167,16 +174,22 @@ async def test_resume_continues_a_stored_session(home, tmp_path):
         assert screen.query_one(Transcript).items[0].content == "What should I plant next to tomatoes?"
         screen.query_one("#run-input").focus()
         await pilot.press(*"thanks", "enter")
-        await wait_for(pilot, lambda: not screen.running and len(screen.query_one(Transcript).items) > 2,
-                       what="turn in the resumed session")
+        await wait_for(
+            pilot,
+            lambda: not screen.running and len(screen.query_one(Transcript).items) > 2,
+            what="turn in the resumed session",
+        )
         assert screen.session_id == GARDEN_2
-        assert [m.content for m in home.archive.messages(GARDEN_2)][:2] == ["What should I plant next to tomatoes?",
-                                                                            "thanks"]
+        assert [m.content for m in home.archive.messages(GARDEN_2)][:2] == [
+            "What should I plant next to tomatoes?",
+            "thanks",
+        ]
 
 
 async def test_a_failing_model_is_reported_not_fatal(home, tmp_path):
-    home.config_path.write_text("model:\n  base_url: http://127.0.0.1:9/v1\n  name: none\n  max_retries: 0\n"
-                                "  timeout: 1\n", encoding="utf-8")
+    home.config_path.write_text(
+        "model:\n  base_url: http://127.0.0.1:9/v1\n  name: none\n  max_retries: 0\n  timeout: 1\n", encoding="utf-8"
+    )
     home.reload_config()
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -184,8 +197,9 @@ async def test_a_failing_model_is_reported_not_fatal(home, tmp_path):
         screen.query_one("#run-model", Select).value = "openai"
         screen.query_one("#run-input").focus()
         await pilot.press(*"hello", "enter")
-        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, timeout=15,
-                       what="turn ended")
+        await wait_for(
+            pilot, lambda: screen.session_id is not None and not screen.running, timeout=15, what="turn ended"
+        )
         await settle(pilot)
         assert "failed" in screen_text(app)  # said in place; the app is still running
         assert screen.query_one(Transcript).items[0].content == "hello"  # the user's words were kept
@@ -225,11 +239,18 @@ async def test_a_compression_moves_the_run_to_the_child_session(home, tmp_path):
         screen = await open_run(pilot)
         screen.running, screen.session_id = True, "20261130_120000_00000a"
         screen.engine_event(RunnerEvent(kind="turn_started", session_id="20261130_120000_00000a", data={"user": "hi"}))
-        screen.engine_event(RunnerEvent(kind="session_rotated", session_id="20261130_120000_00000b",
-                                        data={"old_session_id": "20261130_120000_00000a",
-                                              "new_session_id": "20261130_120000_00000b"}))
-        screen.engine_event(RunnerEvent(kind="assistant_message", session_id="20261130_120000_00000b",
-                                        data={"content": "[b]still here[/]"}))
+        screen.engine_event(
+            RunnerEvent(
+                kind="session_rotated",
+                session_id="20261130_120000_00000b",
+                data={"old_session_id": "20261130_120000_00000a", "new_session_id": "20261130_120000_00000b"},
+            )
+        )
+        screen.engine_event(
+            RunnerEvent(
+                kind="assistant_message", session_id="20261130_120000_00000b", data={"content": "[b]still here[/]"}
+            )
+        )
         await pilot.pause()
         assert screen.session_id == "20261130_120000_00000b"
         assert [i.content for i in screen.query_one(Transcript).items] == ["hi", "[b]still here[/]"]
@@ -239,8 +260,14 @@ async def test_a_compression_moves_the_run_to_the_child_session(home, tmp_path):
 
 async def test_a_long_transcript_renders_only_what_is_in_view_and_lands_on_jumps():
     words = "wrapping words of uneven length " * 9
-    items = [TranscriptItem("tool" if n % 4 == 3 else "user", '{"output": "%s"}' % words if n % 4 == 3 else
-                            f"message {n}: {words[: n % 200]}", id=n) for n in range(1500)]
+    items = [
+        TranscriptItem(
+            "tool" if n % 4 == 3 else "user",
+            f'{{"output": "{words}"}}' if n % 4 == 3 else f"message {n}: {words[: n % 200]}",
+            id=n,
+        )
+        for n in range(1500)
+    ]
     app = TranscriptApp()
     async with app.run_test(size=(60, 16)) as pilot:
         transcript = app.query_one(Transcript)

@@ -6,8 +6,17 @@ import pytest
 from textual.widgets import ContentSwitcher, Input
 
 from engine import open_home
-from tests.screens_seed import (BRANCH, DELEGATE, GARDEN, GARDEN_2, HOSTILE_TITLE, TOKYO, open_mode, screen_text,
-                                 seed_sessions)
+from tests.screens_seed import (
+    BRANCH,
+    DELEGATE,
+    GARDEN,
+    GARDEN_2,
+    HOSTILE_TITLE,
+    TOKYO,
+    open_mode,
+    screen_text,
+    seed_sessions,
+)
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree, MoreRoots, SessionNode
@@ -57,8 +66,9 @@ def tree_relations(tree: LineageTree) -> list[tuple[str | None, str, str]]:
 
 
 async def expand_everything(pilot, tree: LineageTree) -> None:
-    while pending := [n for _, sid, _ in tree_relations(tree) if (n := tree.node_for(sid)).allow_expand
-                      and not tree.is_loaded(sid)]:
+    while pending := [
+        n for _, sid, _ in tree_relations(tree) if (n := tree.node_for(sid)).allow_expand and not tree.is_loaded(sid)
+    ]:
         for node in pending:
             node.expand()
         await wait_for(pilot, lambda: all(tree.is_loaded(n.data.id) for n in pending), what="children")
@@ -68,8 +78,13 @@ async def test_every_parent_relation_appears_exactly_once_with_its_kind(home, tm
     seed_sessions(home)
     archive = home.archive
     archive.create_session("20261129_130000_gggggg", source="cli", parent_session_id=GARDEN_2, title="third part")
-    archive.create_session("20261129_140000_hhhhhh", source="subagent", parent_session_id=BRANCH, title="helper",
-                           model_config={"_delegate_from": BRANCH})
+    archive.create_session(
+        "20261129_140000_hhhhhh",
+        source="subagent",
+        parent_session_id=BRANCH,
+        title="helper",
+        model_config={"_delegate_from": BRANCH},
+    )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_sessions(pilot)
@@ -90,8 +105,11 @@ async def test_every_parent_relation_appears_exactly_once_with_its_kind(home, tm
         assert "↳ Look up companion plants · delegate" in text and "◦ third part · child" in text
         # a child arriving live under a loaded parent, then a reload: still exactly once each
         archive.create_session("20261129_150000_iiiiii", source="cli", parent_session_id=TOKYO, title="Tokyo 2")
-        await wait_for(pilot, lambda: tree.node_for("20261129_150000_iiiiii") is not None
-                       or tree.node_for(TOKYO).allow_expand, what="the live child")
+        await wait_for(
+            pilot,
+            lambda: tree.node_for("20261129_150000_iiiiii") is not None or tree.node_for(TOKYO).allow_expand,
+            what="the live child",
+        )
         await expand_everything(pilot, tree)
         assert sorted((parent or "", sid) for parent, sid, _ in tree_relations(tree)) == stored()
         await pilot.press("ctrl+r")
@@ -126,14 +144,17 @@ async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_p
         await wait_for(pilot, lambda: results.hits, what="search hits")
         assert screen.query_one(ContentSwitcher).current == "sessions-results"
         (hit,) = results.hits.values()
-        assert hit.session_id == TOKYO and hit.snippet[hit.spans[0][0]:hit.spans[0][1]] == "ラーメン"
+        assert hit.session_id == TOKYO and hit.snippet[hit.spans[0][0] : hit.spans[0][1]] == "ラーメン"
         assert hit.why.startswith("CJK bigram index, ")  # how it was found, in words
         assert "ラーメン" in screen_text(app) and "«" not in screen_text(app)  # markers become styling
         # enter opens the hit's session with the matching message under the cursor
         await pilot.press("enter")
         transcript = screen.query_one(Transcript)
-        await wait_for(pilot, lambda: transcript.current is not None and transcript.current.id == hit.message_id,
-                       what="transcript at the hit")
+        await wait_for(
+            pilot,
+            lambda: transcript.current is not None and transcript.current.id == hit.message_id,
+            what="transcript at the hit",
+        )
         await pilot.press("escape")
         await settle(pilot)
         assert screen.query_one(Input).value == "" and screen.query_one(ContentSwitcher).current == "sessions-tree"
@@ -185,11 +206,17 @@ async def test_m_on_a_marked_message_opens_the_memory_entry_it_wrote(home, tmp_p
         await pilot.press("w", "m")  # the marked message: to its entry
         await wait_for(pilot, lambda: app.current_mode == "memory", what="the Memory screen")
         live = app.screen.query_one("#live-list", EntryList)
-        await wait_for(pilot, lambda: live.current is not None and live.current.text == "Grows tomatoes"
-                       and app.screen.focused is live, what="the entry selected")
+        await wait_for(
+            pilot,
+            lambda: live.current is not None and live.current.text == "Grows tomatoes" and app.screen.focused is live,
+            what="the entry selected",
+        )
         assert app.screen.target == "user"
-        await wait_for(pilot, lambda: app.screen.detail is not None and app.screen.detail.entry == "Grows tomatoes",
-                       what="its history and origin")
+        await wait_for(
+            pilot,
+            lambda: app.screen.detail is not None and app.screen.detail.entry == "Grows tomatoes",
+            what="its history and origin",
+        )
         home.memory.remove("user", "Grows tomatoes")  # gone since: the screen says so instead
         app.action_goto("sessions")
         await settle(pilot)
@@ -207,11 +234,17 @@ async def test_jump_to_message_from_another_screen_reveals_the_child_session(hom
         await wait_for(pilot, lambda: app.current_mode == "sessions", what="switch to sessions")
         screen = app.screen
         transcript = screen.query_one(Transcript)
-        await wait_for(pilot, lambda: transcript.current is not None and transcript.current.id == ids["later"],
-                       what="jumped message under the cursor")
+        await wait_for(
+            pilot,
+            lambda: transcript.current is not None and transcript.current.id == ids["later"],
+            what="jumped message under the cursor",
+        )
         tree = screen.query_one(LineageTree)
-        await wait_for(pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data.id == GARDEN_2,
-                       what="child revealed in the tree")
+        await wait_for(
+            pilot,
+            lambda: tree.cursor_node is not None and tree.cursor_node.data.id == GARDEN_2,
+            what="child revealed in the tree",
+        )
         assert tree.node_for(GARDEN).is_expanded
 
 
@@ -251,8 +284,12 @@ async def test_sessions_written_by_another_process_show_up(home, tmp_path):
         other.archive.create_session("20261130_140000_0a0a0a", source="cli", title="Written elsewhere")
         other.close()
         tree = screen.query_one(LineageTree)
-        await wait_for(pilot, lambda: tree.node_for("20261130_140000_0a0a0a") is not None, timeout=10,
-                       what="root from another process")
+        await wait_for(
+            pilot,
+            lambda: tree.node_for("20261130_140000_0a0a0a") is not None,
+            timeout=10,
+            what="root from another process",
+        )
 
 
 async def test_an_empty_home_says_what_to_do(home, tmp_path):
@@ -273,8 +310,12 @@ def test_snippet_markers_become_spans():
 
 
 def test_hostile_text_renders_literally():
-    item = TranscriptItem("tool", "[bold]x[/] <memory-context>\x1b[31m [@click=app.quit]y[/]", tool_name="[red]t[/]",
-                          tool_calls=({"function": {"name": "memory", "arguments": "{not json"}},))
+    item = TranscriptItem(
+        "tool",
+        "[bold]x[/] <memory-context>\x1b[31m [@click=app.quit]y[/]",
+        tool_name="[red]t[/]",
+        tool_calls=({"function": {"name": "memory", "arguments": "{not json"}},),
+    )
     content = render_item(item)
     assert "[bold]x[/] <memory-context>␛[31m [@click=app.quit]y[/]" in content.plain  # as on every screen
     assert "[red]t[/]" in content.plain and "{not json" in content.plain
@@ -286,8 +327,12 @@ async def test_tree_keys_expand_collapse_and_scroll_the_children_into_view(home,
     for number in range(30):  # every old root gets two compression children
         root = f"20261101_{number:06d}_ffffff"
         for child in (1, 2):
-            home.archive.create_session(f"20261102_{number:06d}_{child}fffff", source="cli", parent_session_id=root,
-                                        title=f"Old session {number} #{child + 1}")
+            home.archive.create_session(
+                f"20261102_{number:06d}_{child}fffff",
+                source="cli",
+                parent_session_id=root,
+                title=f"Old session {number} #{child + 1}",
+            )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_sessions(pilot)

@@ -87,12 +87,14 @@ async def test_archive_and_restore_through_the_screen(home, tmp_path):
         await settle(pilot)
         assert isinstance(app.screen, ConfirmDialog) and state_of(home, "docker-prune") == "active"  # asks first
         await pilot.press("y")
-        await wait_for(pilot, lambda: screen.current is not None and screen.current.state == "archived",
-                       what="archived row")
+        await wait_for(
+            pilot, lambda: screen.current is not None and screen.current.state == "archived", what="archived row"
+        )
         assert state_of(home, "docker-prune") == "archived"
         await pilot.press("r")
-        await wait_for(pilot, lambda: screen.current is not None and screen.current.state == "active",
-                       what="restored row")
+        await wait_for(
+            pilot, lambda: screen.current is not None and screen.current.state == "active", what="restored row"
+        )
         assert state_of(home, "docker-prune") == "active"
         await pilot.press("p")
         await wait_for(pilot, lambda: screen.current.pinned, what="pinned row")
@@ -112,8 +114,11 @@ async def test_dry_run_then_apply_exactly_that_plan(home, tmp_path):
         assert state_of(home, "tomato-care") == "active"  # a dry run changes nothing
         await pilot.press("y")
         await wait_for(pilot, lambda: state_of(home, "tomato-care") == "stale", what="plan applied")
-        await wait_for(pilot, lambda: screen.query_one(SkillList).rows_by_name["tomato-care"].state == "stale",
-                       what="list refreshed")
+        await wait_for(
+            pilot,
+            lambda: screen.query_one(SkillList).rows_by_name["tomato-care"].state == "stale",
+            what="list refreshed",
+        )
 
 
 async def test_purge_asks_first_and_rollback_brings_it_back(home, tmp_path):
@@ -176,9 +181,11 @@ def test_frontmatter_is_highlighted_as_yaml_and_text_stays_literal():
 
 
 def test_typos_in_a_name_find_the_skill_and_name_hits_come_first():
-    skills = [SkillRow("write-release-notes", None, "Release notes; deploy notes for the staging team"),
-              SkillRow("deploy-k8s", "devops", "Roll out to the cluster"),
-              SkillRow("tomato-care", "garden", "Water tomatoes")]
+    skills = [
+        SkillRow("write-release-notes", None, "Release notes; deploy notes for the staging team"),
+        SkillRow("deploy-k8s", "devops", "Roll out to the cluster"),
+        SkillRow("tomato-care", "garden", "Water tomatoes"),
+    ]
     for typo in ("deploi", "depoly", "deply"):
         found = [s.name for s in fuzzy_filter(skills, typo)]
         assert found and found[0] == "deploy-k8s", (typo, found)

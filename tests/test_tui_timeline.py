@@ -41,11 +41,15 @@ async def test_groups_collapse_and_filters_narrow_as_you_type(home, tmp_path):
             "▾ background review (2 rows): 2 memory add",
             "  MEMORY + 'Deploys go through staging'",
             "  USER + 'Prefers short answers'",
-            "MEMORY + 'Project uses Postgres 16'"]
+            "MEMORY + 'Project uses Postgres 16'",
+        ]
         await cursor_to(pilot, screen, "background review")
         await pilot.press("space")
         await settle(pilot)
-        assert shown(screen)[1:] == ["▸ background review (2 rows): 2 memory add", "MEMORY + 'Project uses Postgres 16'"]
+        assert shown(screen)[1:] == [
+            "▸ background review (2 rows): 2 memory add",
+            "MEMORY + 'Project uses Postgres 16'",
+        ]
         await pilot.press("slash", *"actor:agent")
         await settle(pilot)
         assert shown(screen) == ["MEMORY + 'Project uses Postgres 16'"]
@@ -76,22 +80,31 @@ async def test_enter_opens_the_entry_in_memory_the_skill_and_the_proposal(home, 
         await cursor_to(pilot, screen, f"staged memory proposal {first}")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalsScreen), what="Approvals")
-        await wait_for(pilot, lambda: pilot.app.screen.current is not None and pilot.app.screen.current.id == first,
-                       what="the proposal selected")
+        await wait_for(
+            pilot,
+            lambda: pilot.app.screen.current is not None and pilot.app.screen.current.id == first,
+            what="the proposal selected",
+        )
         screen = await open_mode(pilot, "6", TimelineScreen)
         await cursor_to(pilot, screen, "pinned skill 'beta-notes'")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, SkillsScreen), what="Skills")
-        await wait_for(pilot, lambda: pilot.app.screen.current is not None
-                       and pilot.app.screen.current.name == "beta-notes", what="the skill selected")
+        await wait_for(
+            pilot,
+            lambda: pilot.app.screen.current is not None and pilot.app.screen.current.name == "beta-notes",
+            what="the skill selected",
+        )
         screen = await open_mode(pilot, "6", TimelineScreen)
         await cursor_to(pilot, screen, "Project uses Postgres 16")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, MemoryScreen), what="Memory")
         await settle(pilot)
         live = pilot.app.screen.query_one("#live-list")
-        await wait_for(pilot, lambda: live.current is not None and live.current.text == "Project uses Postgres 16",
-                       what="the entry selected in Memory")
+        await wait_for(
+            pilot,
+            lambda: live.current is not None and live.current.text == "Project uses Postgres 16",
+            what="the entry selected in Memory",
+        )
 
 
 async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_changed(home, tmp_path):

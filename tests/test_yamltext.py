@@ -13,7 +13,8 @@ from engine.yamltext import YAMLRefused, load_yaml
 from tests.hermes_support import workbench_cmd
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(9)
+    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+    for i in range(9)
 )
 DEEP = "k: " + "[" * 500 + "]" * 500 + "\n"
 
@@ -26,7 +27,9 @@ def test_load_yaml_refuses_what_no_real_file_needs(text, says):
 
 def test_ordinary_yaml_loads_as_before():
     assert load_yaml("memory:\n  memory_char_limit: 3000\nlist: [1, {a: b}]\n") == {
-        "memory": {"memory_char_limit": 3000}, "list": [1, {"a": "b"}]}
+        "memory": {"memory_char_limit": 3000},
+        "list": [1, {"a": "b"}],
+    }
 
 
 @pytest.mark.parametrize("text", [BOMB, DEEP])
@@ -34,7 +37,9 @@ def test_config_bomb_is_a_clear_error_from_the_cli(tmp_path, text):
     home = tmp_path / "h"
     home.mkdir()
     (home / "config.yaml").write_text(text)
-    proc = subprocess.run(workbench_cmd("--home", str(home), "--json", "memory", "show"), capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        workbench_cmd("--home", str(home), "--json", "memory", "show"), capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 1
     error = json.loads(proc.stdout)["error"]
     assert "config.yaml" in error and "malformed YAML" in error

@@ -28,8 +28,11 @@ async def settle(pilot, timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         await pilot.pause()
-        busy = [w for w in app.workers if w.group not in BACKGROUND_GROUPS
-                and w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
+        busy = [
+            w
+            for w in app.workers
+            if w.group not in BACKGROUND_GROUPS and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+        ]
         if not busy:
             await pilot.pause()
             return

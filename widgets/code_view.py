@@ -15,8 +15,16 @@ from textual.widgets import Static
 
 from .transcript import sanitize
 
-EXTENSION_LANGUAGES = {".md": "markdown", ".yaml": "yaml", ".yml": "yaml", ".json": "json", ".py": "python",
-                       ".sh": "bash", ".toml": "toml", ".txt": "text"}
+EXTENSION_LANGUAGES = {
+    ".md": "markdown",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".json": "json",
+    ".py": "python",
+    ".sh": "bash",
+    ".toml": "toml",
+    ".txt": "text",
+}
 
 
 def highlight_file(name: str, text: str) -> Content:

@@ -6,7 +6,7 @@ Takes the engine's plain diff data (a list of ``(kind, line)`` with kind " ", "+
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from textual.content import Content
 from textual.widgets import Static

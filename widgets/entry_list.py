@@ -37,8 +37,9 @@ def row_content(row: EntryRow, width: int | None = None) -> Content:
     """The mark, then the text; given a ``width``, wrapped with a hanging indent so each
     entry's lines stand apart from the next entry's mark."""
     symbol, style = MARKS.get(row.mark, MARKS[""])
-    body = assemble(*([("⚠ ", "bold $warning")] if row.threats else []),
-                    (row.text, "strike $text-muted" if row.mark == "-" else ""))
+    body = assemble(
+        *([("⚠ ", "bold $warning")] if row.threats else []), (row.text, "strike $text-muted" if row.mark == "-" else "")
+    )
     mark = Content.styled(symbol + " ", style) if style else Content(symbol + " ")
     flag = Content.styled("⚠ threat: " + ", ".join(row.threats), "bold $text-error") if row.threats else None
     if width is None or width < 8:
@@ -56,13 +57,13 @@ class EntryList(OptionList):
     """
 
     class Highlighted(Message):
-        def __init__(self, entry_list: "EntryList", row: EntryRow | None) -> None:
+        def __init__(self, entry_list: EntryList, row: EntryRow | None) -> None:
             super().__init__()
             self.entry_list = entry_list
             self.row = row
 
         @property
-        def control(self) -> "EntryList":
+        def control(self) -> EntryList:
             return self.entry_list
 
     def __init__(self, *, empty_text: str = "(no entries)", id: str | None = None, classes: str | None = None):

@@ -24,8 +24,15 @@ class CapacityGauge(Widget):
     limit: reactive[int] = reactive(1)
     ghost: reactive[int] = reactive(0)
 
-    def __init__(self, used: int = 0, limit: int = 1, *, name: str | None = None, id: str | None = None,
-                 classes: str | None = None):
+    def __init__(
+        self,
+        used: int = 0,
+        limit: int = 1,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ):
         super().__init__(name=name, id=id, classes=classes)
         self.set_reactive(CapacityGauge.used, used)
         self.set_reactive(CapacityGauge.limit, limit)
@@ -43,8 +50,12 @@ class CapacityGauge(Widget):
         after = self.used + self.ghost
         ghost = f" +{self.ghost:,}" if self.ghost else ""
         over = f" (over by {after - self.limit:,})" if after > self.limit else ""
-        forms = [f"{self.used:,}/{self.limit:,} {pct}%{ghost}{over}", f"{self.used:,}/{self.limit:,} {pct}%{ghost}",
-                 f"{pct}%{ghost}{' over' if over else ''}", f"{pct}%"]
+        forms = [
+            f"{self.used:,}/{self.limit:,} {pct}%{ghost}{over}",
+            f"{self.used:,}/{self.limit:,} {pct}%{ghost}",
+            f"{pct}%{ghost}{' over' if over else ''}",
+            f"{pct}%",
+        ]
         return next((form for form in forms if room is None or len(form) <= room), forms[-1])
 
     def render(self) -> Content:
@@ -55,5 +66,9 @@ class CapacityGauge(Widget):
         ghost = min(width - filled, round(width * self.ghost / limit)) if self.ghost else 0
         empty = width - filled - ghost
         colour = {"ok": "$gauge-ok", "warn": "$gauge-warn", "full": "$gauge-full"}[self.level]
-        return Content.assemble(("█" * filled, colour), ("▒" * ghost, "$gauge-ghost"),
-                                ("░" * empty, "$text-muted"), (caption, f"bold {colour}"))
+        return Content.assemble(
+            ("█" * filled, colour),
+            ("▒" * ghost, "$gauge-ghost"),
+            ("░" * empty, "$text-muted"),
+            (caption, f"bold {colour}"),
+        )

@@ -16,6 +16,7 @@ from textual.widget import Widget
 
 from .literal import assemble
 
+
 class WorkbenchHeader(Widget):
     """One line of status; data in by attributes, clicks out as messages."""
 
@@ -68,8 +69,10 @@ class WorkbenchHeader(Widget):
     def _status(self, room: int) -> list[tuple[str, str, str | None]]:
         """Pending count, Curator, session, review and home in ``room`` columns (the count is never
         cut; the review line is cut first, then the home, then the session id)."""
-        pending = [("  │ ", "$text-muted", None),
-                   (f"{self.pending} pending", "bold $warning" if self.pending else "$text-muted", "pending")]
+        pending = [
+            ("  │ ", "$text-muted", None),
+            (f"{self.pending} pending", "bold $warning" if self.pending else "$text-muted", "pending"),
+        ]
         if self.curator:
             pending.append((f" │ {self.curator}", "$text-muted", "mode:timeline"))
         session_style = "bold $success" if self.session else "$text-muted"
@@ -79,18 +82,20 @@ class WorkbenchHeader(Widget):
         fitting = []
         for label, keep_session in ((" │ session ", None), (" │ ", None), (" │ ", 8)):
             session = self.session or ("none" if "session" in label else "no session")
-            shown = session if keep_session is None or len(session) <= keep_session + 1 else "…" + session[-keep_session:]
+            shown = (
+                session if keep_session is None or len(session) <= keep_session + 1 else "…" + session[-keep_session:]
+            )
             middle = [(label, "$text-muted", None), (shown, session_style, None)]
             after = left - sum(len(text) for text, _, _ in middle)
             if after >= home_room:
                 review = self.review
                 if review and after - home_room - 3 >= 13:
                     if len(review) > after - home_room - 3:
-                        review = review[:after - home_room - 4] + "…"
+                        review = review[: after - home_room - 4] + "…"
                     middle += [(" │ ", "$text-muted", None), (review, "bold $accent", None)]
                     after -= len(review) + 3
                 if len(home) > after - 3:
-                    home = "…" + home[-(after - 4):]
+                    home = "…" + home[-(after - 4) :]
                 return pending + middle + [(" │ ", "$text-muted", None), (home, "", None)]
             if after >= 0:
                 fitting.append(middle)

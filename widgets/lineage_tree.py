@@ -10,7 +10,7 @@ answers with ``set_children`` / ``add_roots`` from a thread worker.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rich.text import Text
 from textual.binding import Binding
@@ -60,7 +60,7 @@ def session_label(node: SessionNode) -> Text:
         label.append(f" · {node.kind}", style="italic")
     details = f"  {node.message_count} msg"
     if node.started_at is not None:
-        details += " · " + datetime.fromtimestamp(node.started_at, timezone.utc).strftime("%Y-%m-%d")
+        details += " · " + datetime.fromtimestamp(node.started_at, UTC).strftime("%Y-%m-%d")
     label.append(details, style="dim")
     return label
 

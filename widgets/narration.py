@@ -43,8 +43,10 @@ class Narrator:
             chars, limit = self.usage(event.target)
             name = event.target.upper()
             if limit and chars / limit >= WARN_RATIO:
-                yield (f"full:{event.target}", f"{name} just passed 80% of its limit ({chars:,}/{limit:,}): "
-                                               "the gauge on 1 turns amber.")
+                yield (
+                    f"full:{event.target}",
+                    f"{name} just passed 80% of its limit ({chars:,}/{limit:,}): the gauge on 1 turns amber.",
+                )
             if session_running and event.actor == "agent":
                 yield ("drift", "The frozen snapshot no longer matches live memory: press 1 to compare them.")
         elif isinstance(event, RunnerEvent) and event.kind == "session_rotated":

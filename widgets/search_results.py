@@ -47,11 +47,11 @@ def split_marked(snippet: str, start_mark: str, end_mark: str) -> tuple[str, tup
             break
         text.append(rest[:start])
         position += start
-        matched = rest[start + len(start_mark):end]
+        matched = rest[start + len(start_mark) : end]
         text.append(matched)
         spans.append((position, position + len(matched)))
         position += len(matched)
-        rest = rest[end + len(end_mark):]
+        rest = rest[end + len(end_mark) :]
     return "".join(text), tuple(spans)
 
 
@@ -60,9 +60,12 @@ def hit_prompt(hit: Hit) -> Content:
     body = Content(sanitize(hit.snippet).replace("\n", " "))
     for start, end in hit.spans:
         body = body.stylize(MATCH_STYLE, start, end)
-    head = Content.assemble(("  ", ""), (hit.role or "message", "$text-secondary"),
-                            (f" #{hit.message_id}" if hit.message_id is not None else "", "$text-muted"),
-                            (f"  via {hit.why}" if hit.why else "", "$text-muted italic"))
+    head = Content.assemble(
+        ("  ", ""),
+        (hit.role or "message", "$text-secondary"),
+        (f" #{hit.message_id}" if hit.message_id is not None else "", "$text-muted"),
+        (f"  via {hit.why}" if hit.why else "", "$text-muted italic"),
+    )
     return Content("\n").join([head, Content("  ") + body])
 
 
@@ -99,8 +102,11 @@ class SearchResults(OptionList):
         self.hits = {}
         for session_id, group in groups.items():
             title = visible(" ".join((group[0].title or session_id).split()))
-            header = Content.assemble(("● ", "bold $text-primary"), (title, "bold"),
-                                      (f"  {len(group)} hit{'s' * (len(group) != 1)}", "$text-muted"))
+            header = Content.assemble(
+                ("● ", "bold $text-primary"),
+                (title, "bold"),
+                (f"  {len(group)} hit{'s' * (len(group) != 1)}", "$text-muted"),
+            )
             options.append(Option(header, id=f"s:{session_id}", disabled=True))
             for number, hit in enumerate(group):
                 key = f"h:{session_id}:{hit.message_id}:{number}"

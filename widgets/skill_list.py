@@ -7,7 +7,7 @@ the same skill. All cells are literal ``rich.text.Text`` (never markup).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rapidfuzz import fuzz, process, utils
 from rich.text import Text
@@ -44,23 +44,35 @@ def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
     if not query:
         return list(skills)
     options = dict(scorer=fuzz.WRatio, processor=utils.default_process, limit=None)
-    by_name = {index: score for _, score, index in
-               process.extract(query, [s.name for s in skills], score_cutoff=NAME_CUTOFF, **options)}
-    by_text = {index: score for _, score, index in
-               process.extract(query, [f"{s.name} {s.category or ''} {s.description}" for s in skills],
-                               score_cutoff=FILTER_CUTOFF, **options)}
+    by_name = {
+        index: score
+        for _, score, index in process.extract(query, [s.name for s in skills], score_cutoff=NAME_CUTOFF, **options)
+    }
+    by_text = {
+        index: score
+        for _, score, index in process.extract(
+            query,
+            [f"{s.name} {s.category or ''} {s.description}" for s in skills],
+            score_cutoff=FILTER_CUTOFF,
+            **options,
+        )
+    }
     lowered = query.lower()
 
     def rank(index: int) -> tuple:
         named = index in by_name
-        return (not named, named and lowered not in skills[index].name.lower(),
-                -(by_name[index] if named else by_text[index]), index)
+        return (
+            not named,
+            named and lowered not in skills[index].name.lower(),
+            -(by_name[index] if named else by_text[index]),
+            index,
+        )
 
     return [skills[index] for index in sorted(by_name.keys() | by_text.keys(), key=rank)]
 
 
 def _day(timestamp: float | None) -> str:
-    return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d") if timestamp else "never"
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d") if timestamp else "never"
 
 
 class SkillList(DataTable):

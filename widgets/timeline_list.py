@@ -63,9 +63,13 @@ class TimelineList(DataTable):
             key = f"group:{group}"
             mark = "▸" if group in collapsed else "▾"
             self.group_by_key[key] = group
-            self.add_row(Text(row.when[:16].replace("T", " "), "bold"), Text(row.actor, "bold"),
-                         Text(f"{mark} {visible(titles.get(group, group))}", "bold"),
-                         Text(visible(row.session_id or "-")), key=key)
+            self.add_row(
+                Text(row.when[:16].replace("T", " "), "bold"),
+                Text(row.actor, "bold"),
+                Text(f"{mark} {visible(titles.get(group, group))}", "bold"),
+                Text(visible(row.session_id or "-")),
+                key=key,
+            )
             if group not in collapsed:
                 for member in members[group]:
                     self._add_row(member, "  ")
@@ -77,8 +81,13 @@ class TimelineList(DataTable):
     def _add_row(self, row, indent: str) -> None:
         key = f"row:{row.id}"
         self.rows_by_key[key] = row
-        self.add_row(Text(row.when[:16].replace("T", " ")), Text(row.actor), Text(indent + visible(row.summary)),
-                     Text(visible(row.session_id or "-")), key=key)
+        self.add_row(
+            Text(row.when[:16].replace("T", " ")),
+            Text(row.actor),
+            Text(indent + visible(row.summary)),
+            Text(visible(row.session_id or "-")),
+            key=key,
+        )
 
     @property
     def current_key(self) -> str | None:

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Iterable
+from datetime import UTC, datetime
+from typing import Any
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -98,11 +99,12 @@ def _call_parts(call: Any) -> tuple[str, Any]:
 def when(timestamp: float | None) -> str:
     if timestamp is None:
         return ""
-    return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _parts(item: TranscriptItem, highlighted: bool = True) -> list[Content]:
     """The message's lines as Content: header, body, tool calls, write markers (JSON highlighted or plain)."""
+
     def block(value: Any) -> Content:
         pretty = _json_text(value)
         if pretty is None:
@@ -194,8 +196,9 @@ class Transcript(ScrollView, can_focus=True):
         self._placeholder = "No session selected."
 
     # -- data in -------------------------------------------------------------------
-    def set_items(self, items: Iterable[TranscriptItem], *, placeholder: str | None = None,
-                  select_id: int | None = None) -> None:
+    def set_items(
+        self, items: Iterable[TranscriptItem], *, placeholder: str | None = None, select_id: int | None = None
+    ) -> None:
         """Replace every message; put the cursor on ``select_id`` (or the last message)."""
         self.items = list(items)
         if placeholder is not None:
@@ -265,8 +268,11 @@ class Transcript(ScrollView, can_focus=True):
     def action_open_entry(self) -> None:
         item = self.current
         if item is None or not item.entries:
-            self.notify("This message wrote no memory entry (w jumps to the next one that wrote something).",
-                        severity="warning", markup=False)
+            self.notify(
+                "This message wrote no memory entry (w jumps to the next one that wrote something).",
+                severity="warning",
+                markup=False,
+            )
             return
         target, text = item.entries[-1]
         self.post_message(self.EntryWanted(target, text))

@@ -147,8 +147,15 @@ class WorkbenchApp(App):
     review_status: reactive[str] = reactive("")  # "reviewing…" while a background review runs, then its result
     curator_note: reactive[str] = reactive("")  # the last automatic Curator pass, for the header
 
-    def __init__(self, home: Home, *, watch_files: bool = True, demo_speed: float | None = None,
-                 settings_file: Path | None = None, label: str | None = None):
+    def __init__(
+        self,
+        home: Home,
+        *,
+        watch_files: bool = True,
+        demo_speed: float | None = None,
+        settings_file: Path | None = None,
+        label: str | None = None,
+    ):
         super().__init__()
         self.home = home
         self.home_label = label if label is not None else home_label(home.root)
@@ -219,10 +226,18 @@ class WorkbenchApp(App):
         """The current screen first, then the other modes, then the keys that work everywhere."""
         current = self.MODES.get(self.current_mode)
         ordered = [current] + [cls for mode, _, _ in self.mode_tabs() if (cls := self.MODES[mode]) is not current]
-        sections = [HelpSection(cls.TITLE_TEXT, cls.HELP, binding_rows(class_bindings(cls)))
-                    for cls in ordered if cls is not None]
-        sections.append(HelpSection("Transcript (Sessions and Run)", "When the transcript has focus (tab to it).",
-                                    binding_rows(Transcript.BINDINGS)))
+        sections = [
+            HelpSection(cls.TITLE_TEXT, cls.HELP, binding_rows(class_bindings(cls)))
+            for cls in ordered
+            if cls is not None
+        ]
+        sections.append(
+            HelpSection(
+                "Transcript (Sessions and Run)",
+                "When the transcript has focus (tab to it).",
+                binding_rows(Transcript.BINDINGS),
+            )
+        )
         everywhere = binding_rows(self.BINDINGS) + [
             ("ctrl+p", "Command palette (actions of this screen)"),
             ("tab", "Next pane (shift+tab: previous)"),
@@ -236,8 +251,13 @@ class WorkbenchApp(App):
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         self._bridge = EngineBridge(self, self.home)
         for misread in self.home.config.hermes_misreads():  # never silent (see docs/configuration.md)
-            self.notify(visible(misread.message(self.home.config.path)), title="Hermes reads config.yaml differently",
-                        severity="warning", markup=False, timeout=30)
+            self.notify(
+                visible(misread.message(self.home.config.path)),
+                title="Hermes reads config.yaml differently",
+                severity="warning",
+                markup=False,
+                timeout=30,
+            )
         self.refresh_pending()
         self._turn_running = False
         if not self.home.read_only:
@@ -248,8 +268,9 @@ class WorkbenchApp(App):
         if not self.home.read_only:
             self._upkeep()
         if self.demo_speed is not None:
-            self._narrator = Narrator(lambda target: (self.home.memory.usage(target).chars,
-                                                      self.home.memory.limit(target)))
+            self._narrator = Narrator(
+                lambda target: (self.home.memory.usage(target).chars, self.home.memory.limit(target))
+            )
             self._play_demo(self.demo_speed)
 
     def on_unmount(self) -> None:
@@ -316,8 +337,12 @@ class WorkbenchApp(App):
         """A failed engine call is reported, never fatal."""
         if event.state == WorkerState.ERROR:
             error = event.worker.error
-            self.notify(visible(getattr(error, "message", None) or f"{type(error).__name__}: {error}"),
-                        title="Something went wrong", severity="error", markup=False)
+            self.notify(
+                visible(getattr(error, "message", None) or f"{type(error).__name__}: {error}"),
+                title="Something went wrong",
+                severity="error",
+                markup=False,
+            )
 
     @work(thread=True, exclusive=True, group="pending-count", exit_on_error=False)
     def refresh_pending(self) -> None:
@@ -360,10 +385,14 @@ class WorkbenchApp(App):
 
         result = run_scenario(self.home, "demo", speed=speed, cancel=self._demo_cancel, background_review=True)
         if not self._demo_cancel.is_set():
-            self.call_from_thread(self.notify, f"The demo played {len(result.turns)} turns in "
-                                  f"{len(result.session_ids)} sessions. Press 4 to review what waits for approval.",
-                                  title="Demo finished", markup=False, timeout=10)
-
+            self.call_from_thread(
+                self.notify,
+                f"The demo played {len(result.turns)} turns in "
+                f"{len(result.session_ids)} sessions. Press 4 to review what waits for approval.",
+                title="Demo finished",
+                markup=False,
+                timeout=10,
+            )
 
     # -- crashes ------------------------------------------------------------------
     def _handle_exception(self, error: Exception) -> None:
@@ -377,10 +406,15 @@ class WorkbenchApp(App):
     def raise_if_crashed(self) -> None:
         if self.return_code and self._exception is not None:
             error = self._exception
-            where = (f"The traceback was saved to {self.crash_log}; please attach it to a bug report."
-                     if self.crash_log else "The traceback could not be saved.")
-            raise WorkbenchError(f"The workbench stopped on an unexpected error ({type(error).__name__}: "
-                                 f"{visible(str(error))[:200]}). Nothing was left half-written. {where}")
+            where = (
+                f"The traceback was saved to {self.crash_log}; please attach it to a bug report."
+                if self.crash_log
+                else "The traceback could not be saved."
+            )
+            raise WorkbenchError(
+                f"The workbench stopped on an unexpected error ({type(error).__name__}: "
+                f"{visible(str(error))[:200]}). Nothing was left half-written. {where}"
+            )
 
 
 def screenshot_folder(path: str | None, fallback: Path) -> Path:

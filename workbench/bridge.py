@@ -14,7 +14,8 @@ runner goes on, so a write the agent makes a moment later never leaks into it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.message import Message
@@ -36,7 +37,7 @@ class EngineEvent(Message):
         self.snapshot = snapshot  # set when the running session's frozen memory is (newly) known
 
 
-def snapshot_from_prompt(home: "Home", prompt: str, taken_at: float) -> MemorySnapshot:
+def snapshot_from_prompt(home: Home, prompt: str, taken_at: float) -> MemorySnapshot:
     """The memory a stored system prompt froze: each block's entries, read back exactly.
 
     A store whose block is missing was empty (or disabled) when the prompt was built.
@@ -51,7 +52,7 @@ def snapshot_from_prompt(home: "Home", prompt: str, taken_at: float) -> MemorySn
 class EngineBridge:
     """Forwards every bus event of ``home`` to ``app``; ``close()`` stops forwarding."""
 
-    def __init__(self, app: App, home: "Home"):
+    def __init__(self, app: App, home: Home):
         self._app = app
         self._home = home
         self._session: str | None = None

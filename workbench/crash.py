@@ -39,5 +39,4 @@ def save_traceback(exc: BaseException, folder: Path | None = None) -> Path | Non
 def crash_message(exc: BaseException) -> str:
     saved = save_traceback(exc)
     where = f"the traceback is in {saved}" if saved else "the traceback could not be saved"
-    return (f"internal error: {type(exc).__name__}. Nothing more was changed; {where}. "
-            "Please report it with that file.")
+    return f"internal error: {type(exc).__name__}. Nothing more was changed; {where}. Please report it with that file."

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from watchfiles import watch
 
@@ -37,8 +37,11 @@ def classify(home: Home, paths: Iterable[str]) -> set[str]:
     relative or pass through a symlink.
     """
     root = home.root.resolve()
-    memories, skills, pending = (root / home.memories_dir.name, root / home.skills_dir.name,
-                                 root / home.pending_dir.name)
+    memories, skills, pending = (
+        root / home.memories_dir.name,
+        root / home.skills_dir.name,
+        root / home.pending_dir.name,
+    )
     files = {FILE_NAMES[target]: target for target in TARGETS}
     linked = {target: kind for kind, target in memory_targets(home).items()}
     kinds: set[str] = set()
@@ -100,8 +103,16 @@ class HomeWatcher:
                 if sessions.changed():
                     self._report({"sessions"})
             return
-        for changes in watch(*paths, debounce=DEBOUNCE_MS, step=50, stop_event=self._stop, rust_timeout=400,
-                             yield_on_timeout=True, recursive=True, raise_interrupt=False):
+        for changes in watch(
+            *paths,
+            debounce=DEBOUNCE_MS,
+            step=50,
+            stop_event=self._stop,
+            rust_timeout=400,
+            yield_on_timeout=True,
+            recursive=True,
+            raise_interrupt=False,
+        ):
             kinds = classify(self.home, (path for _, path in changes))
             if sessions.changed():
                 kinds.add("sessions")

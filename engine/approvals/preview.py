@@ -5,8 +5,8 @@ Plain data only (lists and dicts); the TUI and the CLI render it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from difflib import SequenceMatcher
-from typing import Iterable
 
 from ..memory.format import Usage, serialize, split_pieces
 from ..memory.ops import staged_operations
@@ -54,9 +54,14 @@ def memory_view(staged: dict, payload: dict, edit: str | None, limit: int, thres
     usage = Usage.of(after, limit)
     removed = [entry for entry in before if entry not in after]
     return {
-        "target": staged["target"], "before": before, "after": after,
-        "before_text": before_text, "after_text": after_text, "diff": line_diff(before_text, after_text),
-        "budget": usage.to_dict(), "targets": staged.get("targets", []),
+        "target": staged["target"],
+        "before": before,
+        "after": after,
+        "before_text": before_text,
+        "after_text": after_text,
+        "diff": line_diff(before_text, after_text),
+        "budget": usage.to_dict(),
+        "targets": staged.get("targets", []),
         "duplicates": near_duplicates(proposed_texts(payload, edit), before, threshold, ignore=removed),
     }
 
@@ -64,8 +69,13 @@ def memory_view(staged: dict, payload: dict, edit: str | None, limit: int, thres
 def skill_view(staged: dict) -> dict:
     """The changed file of the skill (SKILL.md or a supporting file) before and after, and its diff."""
     before, after = staged.get("before"), staged.get("after")
-    view = {"name": staged.get("name"), "file": staged.get("file"), "before_text": before, "after_text": after,
-            "diff": staged.get("diff") or line_diff(before or "", after or "")}
+    view = {
+        "name": staged.get("name"),
+        "file": staged.get("file"),
+        "before_text": before,
+        "after_text": after,
+        "diff": staged.get("diff") or line_diff(before or "", after or ""),
+    }
     for key in ("files", "absorbed", "moves", "dropped", "reason", "cron"):  # a consolidation plan: many files
         if key in staged:
             view[key] = staged[key]

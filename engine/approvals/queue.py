@@ -10,8 +10,9 @@ deleted only after its write is on disk; a failed approval leaves it pending.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
@@ -32,13 +33,12 @@ class UnusableRecord(WorkbenchError):
 
 
 class ApprovalQueue:
-    def __init__(self, home: "Home"):
+    def __init__(self, home: Home):
         self.home = home
         self.store = PendingStore(home.pending_dir, home.links)
 
     # -- the gate -----------------------------------------------------------------
-    def should_stage(self, subsystem: str, action: str, origin: str,
-                     operations: Sequence[dict] | None = None) -> bool:
+    def should_stage(self, subsystem: str, action: str, origin: str, operations: Sequence[dict] | None = None) -> bool:
         """True when this write must wait for approval instead of being applied.
 
         Staged when ``<subsystem>.write_approval`` is on, and always for a memory
@@ -58,8 +58,18 @@ class ApprovalQueue:
         return action in DESTRUCTIVE_MEMORY_ACTIONS
 
     # -- staging ------------------------------------------------------------------
-    def stage(self, *, subsystem: str, action: str, summary: str, origin: str, payload: dict[str, Any],
-              actor: str = "agent", session_id: str | None = None, message_id: int | None = None) -> PendingRecord:
+    def stage(
+        self,
+        *,
+        subsystem: str,
+        action: str,
+        summary: str,
+        origin: str,
+        payload: dict[str, Any],
+        actor: str = "agent",
+        session_id: str | None = None,
+        message_id: int | None = None,
+    ) -> PendingRecord:
         """Write a pending record (atomically, journaled) and announce it."""
         check_subsystem(subsystem)
         if self.home.read_only:
@@ -73,14 +83,29 @@ class ApprovalQueue:
         except (TypeError, ValueError) as exc:
             raise WorkbenchError(f"The staged payload cannot be stored as JSON: {exc}.") from None
         record = PendingRecord(
-            id=self.store.new_id(), subsystem=subsystem, action=action, summary=summary, origin=origin,
-            created_at=self.home.clock.now(), payload=payload, actor=actor, session_id=session_id,
+            id=self.store.new_id(),
+            subsystem=subsystem,
+            action=action,
+            summary=summary,
+            origin=origin,
+            created_at=self.home.clock.now(),
+            payload=payload,
+            actor=actor,
+            session_id=session_id,
             message_id=message_id,
         )
         journal = self.home.journal
         with self.store.links.lock(self.store.folder(subsystem)):  # so a settling pass never sees it half done
-            entry = journal.begin("approvals", "stage", record.id, actor=actor, after=summary, session_id=session_id,
-                                  message_id=message_id, detail=_detail(record))
+            entry = journal.begin(
+                "approvals",
+                "stage",
+                record.id,
+                actor=actor,
+                after=summary,
+                session_id=session_id,
+                message_id=message_id,
+                detail=_detail(record),
+            )
             try:
                 self.store.write(record)
             except OSError as exc:
@@ -114,9 +139,14 @@ class ApprovalQueue:
         try:
             return self.store.read(path, subsystem)
         except ValueError as exc:
-            raise UnusableRecord(f"Pending record {path} cannot be used ({exc}); it was left untouched. Fix it by "
-                                 f"hand, or drop it with `workbench pending reject {pending_id}` (its bytes stay in "
-                                 "the journal).", path=str(path), subsystem=subsystem, problem=str(exc)) from None
+            raise UnusableRecord(
+                f"Pending record {path} cannot be used ({exc}); it was left untouched. Fix it by "
+                f"hand, or drop it with `workbench pending reject {pending_id}` (its bytes stay in "
+                "the journal).",
+                path=str(path),
+                subsystem=subsystem,
+                problem=str(exc),
+            ) from None
 
     # -- reviewing ----------------------------------------------------------------
     def preview(self, pending_id: str, edit: str | None = None) -> dict[str, Any]:
@@ -128,10 +158,20 @@ class ApprovalQueue:
         memory replace or remove hits (or that it is gone or ambiguous).
         """
         record = self.get(pending_id)
-        view: dict[str, Any] = {**_brief(record), "origin": record.origin, "created_at": record.created_iso,
-                                "actor": record.actor, "session_id": record.session_id, "payload": record.payload,
-                                "edit": edit, "error": None, "diff": [], "duplicates": [], "budget": None,
-                                "targets": []}
+        view: dict[str, Any] = {
+            **_brief(record),
+            "origin": record.origin,
+            "created_at": record.created_iso,
+            "actor": record.actor,
+            "session_id": record.session_id,
+            "payload": record.payload,
+            "edit": edit,
+            "error": None,
+            "diff": [],
+            "duplicates": [],
+            "budget": None,
+            "targets": [],
+        }
         try:
             staged = self._owner(record).preview_staged(record.payload, edited_content=edit)
         except WorkbenchError as exc:
@@ -185,21 +225,43 @@ class ApprovalQueue:
         with self.store.links.lock(self.store.folder(record.subsystem)):
             record = self.get(pending_id)  # another process may have decided it meanwhile
             journal = self.home.journal
-            entry = journal.begin("approvals", "approve", record.id, actor=actor, before=record.summary, after=edit,
-                                  session_id=record.session_id, message_id=record.message_id,
-                                  detail={**_detail(record), "edited": edit})
+            entry = journal.begin(
+                "approvals",
+                "approve",
+                record.id,
+                actor=actor,
+                before=record.summary,
+                after=edit,
+                session_id=record.session_id,
+                message_id=record.message_id,
+                detail={**_detail(record), "edited": edit},
+            )
             try:
                 result = self._owner(record).apply_staged(
-                    record.payload, actor=actor, edited_content=edit, pending_id=record.id,
-                    session_id=record.session_id, message_id=record.message_id, proposed_by=record.actor)
+                    record.payload,
+                    actor=actor,
+                    edited_content=edit,
+                    pending_id=record.id,
+                    session_id=record.session_id,
+                    message_id=record.message_id,
+                    proposed_by=record.actor,
+                )
                 error = None if result.get("success") else str(result.get("error") or "the write was refused")
             except WorkbenchError as exc:
                 result, error = exc.to_dict(), exc.message
             if error is not None:
                 journal.abandon(entry, error)
-                failed_id = journal.append("approvals", "approve_failed", record.id, actor=actor, before=record.summary,
-                                           after=edit, session_id=record.session_id, message_id=record.message_id,
-                                           detail={**_detail(record), "edited": edit, "error": error})
+                failed_id = journal.append(
+                    "approvals",
+                    "approve_failed",
+                    record.id,
+                    actor=actor,
+                    before=record.summary,
+                    after=edit,
+                    session_id=record.session_id,
+                    message_id=record.message_id,
+                    detail={**_detail(record), "edited": edit, "error": error},
+                )
                 self._announce(record, "failed", actor, failed_id)
                 return {**_brief(record), "success": False, "error": error, "result": result}
             crash_point("approval-applied")
@@ -219,36 +281,63 @@ class ApprovalQueue:
         with self.store.links.lock(self.store.folder(record.subsystem)):
             record = self.get(pending_id)
             journal = self.home.journal
-            entry = journal.begin("approvals", "reject", record.id, actor=actor, before=record.summary,
-                                  session_id=record.session_id, message_id=record.message_id, detail=_detail(record))
+            entry = journal.begin(
+                "approvals",
+                "reject",
+                record.id,
+                actor=actor,
+                before=record.summary,
+                session_id=record.session_id,
+                message_id=record.message_id,
+                detail=_detail(record),
+            )
             self.store.delete(record)
             journal.commit(entry)
         self._announce(record, "rejected", actor, entry)
-        return {**_brief(record), "success": True, "message": f"Rejected pending {record.subsystem} write '{record.id}'."}
+        return {
+            **_brief(record),
+            "success": True,
+            "message": f"Rejected pending {record.subsystem} write '{record.id}'.",
+        }
 
-    def _reject_unusable(self, pending_id: str, unusable: "UnusableRecord", actor: str) -> dict[str, Any]:
+    def _reject_unusable(self, pending_id: str, unusable: UnusableRecord, actor: str) -> dict[str, Any]:
         """Drop a record file that cannot be parsed, keeping its exact text in the journal row."""
         path, subsystem = Path(unusable.details["path"]), unusable.details["subsystem"]
         with self.store.links.lock(self.store.folder(subsystem)):
             try:
                 raw = self.store.raw(path)
             except FileNotFoundError:
-                raise WorkbenchError(f"No pending write with id '{pending_id}'. See `workbench pending list`.") from None
+                raise WorkbenchError(
+                    f"No pending write with id '{pending_id}'. See `workbench pending list`."
+                ) from None
             except (OSError, WorkbenchError) as exc:
                 reason = exc.message if isinstance(exc, WorkbenchError) else exc.strerror
-                raise WorkbenchError(f"Pending record {path} cannot be read ({reason}); nothing was changed.")
+                raise WorkbenchError(f"Pending record {path} cannot be read ({reason}); nothing was changed.") from exc
             entry = self.home.journal.begin(
-                "approvals", "reject", pending_id, actor=actor,
-                detail={"subsystem": subsystem, "unusable": unusable.details["problem"],
-                        "raw": raw.decode("utf-8", errors="backslashreplace")})
+                "approvals",
+                "reject",
+                pending_id,
+                actor=actor,
+                detail={
+                    "subsystem": subsystem,
+                    "unusable": unusable.details["problem"],
+                    "raw": raw.decode("utf-8", errors="backslashreplace"),
+                },
+            )
             self.store.links.unlink(path, sealed=self.store.root)
             self.home.journal.commit(entry)
-        self.home.bus.publish(PendingChanged(actor=actor, journal_id=entry, subsystem=subsystem, pending_id=pending_id,
-                                             action="rejected"))
-        return {"id": pending_id, "subsystem": subsystem, "action": "unknown",
-                "summary": f"unusable record ({unusable.details['problem']})", "success": True,
-                "message": f"Dropped unusable pending {subsystem} record '{pending_id}'; its text is kept in journal "
-                           f"row {entry}."}
+        self.home.bus.publish(
+            PendingChanged(actor=actor, journal_id=entry, subsystem=subsystem, pending_id=pending_id, action="rejected")
+        )
+        return {
+            "id": pending_id,
+            "subsystem": subsystem,
+            "action": "unknown",
+            "summary": f"unusable record ({unusable.details['problem']})",
+            "success": True,
+            "message": f"Dropped unusable pending {subsystem} record '{pending_id}'; its text is kept in journal "
+            f"row {entry}.",
+        }
 
     def approve_all(self, subsystem: str | None = None, *, actor: str = "user") -> dict[str, list[dict[str, Any]]]:
         """Approve every pending record, oldest first; failures stay pending."""
@@ -278,8 +367,16 @@ class ApprovalQueue:
             raise ReadOnlyError("This home is open read-only; pending writes cannot be approved or rejected.")
 
     def _announce(self, record: PendingRecord, action: str, actor: str, journal_id: int | None) -> None:
-        self.home.bus.publish(PendingChanged(actor=actor, session_id=record.session_id, journal_id=journal_id,
-                                             subsystem=record.subsystem, pending_id=record.id, action=action))
+        self.home.bus.publish(
+            PendingChanged(
+                actor=actor,
+                session_id=record.session_id,
+                journal_id=journal_id,
+                subsystem=record.subsystem,
+                pending_id=record.id,
+                action=action,
+            )
+        )
 
 
 _TEXT_KEYS = ("content", "new_text", "new_string", "file_content")
@@ -288,18 +385,32 @@ _TEXT_KEYS = ("content", "new_text", "new_string", "file_content")
 def flags(record: PendingRecord) -> list[str]:
     """The threat scan's reasons for the texts a record would write (recomputed, never read from the file)."""
     operations = record.payload.get("operations")
-    items = [record.payload] + [op for op in operations if isinstance(op, dict)] if isinstance(operations, list) \
+    items = (
+        [record.payload] + [op for op in operations if isinstance(op, dict)]
+        if isinstance(operations, list)
         else [record.payload]
+    )
     texts = [item.get(key) for item in items for key in _TEXT_KEYS]
     return list(dict.fromkeys(reason for text in texts if isinstance(text, str) for reason in assess(text).reasons))
 
 
 def _brief(record: PendingRecord) -> dict[str, Any]:
-    return {"id": record.id, "subsystem": record.subsystem, "action": record.action, "summary": record.summary,
-            "flags": flags(record)}
+    return {
+        "id": record.id,
+        "subsystem": record.subsystem,
+        "action": record.action,
+        "summary": record.summary,
+        "flags": flags(record),
+    }
 
 
 def _detail(record: PendingRecord) -> dict[str, Any]:
     """What the journal keeps of a record: enough to recreate it."""
-    return {"subsystem": record.subsystem, "action": record.action, "origin": record.origin,
-            "summary": record.summary, "created_at": record.created_at, "payload": record.payload}
+    return {
+        "subsystem": record.subsystem,
+        "action": record.action,
+        "origin": record.origin,
+        "summary": record.summary,
+        "created_at": record.created_at,
+        "payload": record.payload,
+    }

@@ -18,7 +18,7 @@ import re
 import threading
 import uuid
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ class PendingRecord:
 
     @property
     def created_iso(self) -> str:
-        return datetime.fromtimestamp(self.created_at, timezone.utc).isoformat(timespec="seconds")
+        return datetime.fromtimestamp(self.created_at, UTC).isoformat(timespec="seconds")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,8 +80,9 @@ def check_id(pending_id: object) -> str:
     This is what keeps an id from naming any file outside the pending folders.
     """
     if not isinstance(pending_id, str) or not _ID.fullmatch(pending_id):
-        raise WorkbenchError(f"Invalid pending id {pending_id!r}: ids are 8 lowercase hex characters "
-                             "(see `workbench pending list`).")
+        raise WorkbenchError(
+            f"Invalid pending id {pending_id!r}: ids are 8 lowercase hex characters (see `workbench pending list`)."
+        )
     return pending_id
 
 
@@ -154,8 +155,9 @@ class PendingStore:
         seen: dict[str, tuple[tuple[int, int, int], PendingRecord | ValueError]] = {}
         for name in (check_subsystem(subsystem),) if subsystem else SUBSYSTEMS:
             try:
-                entries = sorted(os.scandir(self.links.resolve(self.root / name, sealed=self.root)),
-                                 key=lambda e: e.name)
+                entries = sorted(
+                    os.scandir(self.links.resolve(self.root / name, sealed=self.root)), key=lambda e: e.name
+                )
             except UnsafePath as exc:
                 result.problems.append(RecordProblem(str(self.root / name), exc.message))
                 continue
@@ -222,11 +224,17 @@ def _from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
     if iso_time(created_at) is None:
         raise ValueError(f"created_at {created_at!r} is not a time (epoch seconds between years 1 and 9999)")
     message_id = data.get("message_id")
-    if isinstance(message_id, int) and not -2 ** 63 <= message_id < 2 ** 63:
+    if isinstance(message_id, int) and not -(2**63) <= message_id < 2**63:
         raise ValueError(f"message_id {message_id!r} is beyond what state.db can hold")
     return PendingRecord(
-        id=stem, subsystem=subsystem, action=action, summary=str(data.get("summary") or ""),
-        origin=str(data.get("origin") or FOREGROUND), created_at=float(created_at), payload=payload,
-        actor=str(data.get("actor") or "agent"), session_id=data.get("session_id"),
+        id=stem,
+        subsystem=subsystem,
+        action=action,
+        summary=str(data.get("summary") or ""),
+        origin=str(data.get("origin") or FOREGROUND),
+        created_at=float(created_at),
+        payload=payload,
+        actor=str(data.get("actor") or "agent"),
+        session_id=data.get("session_id"),
         message_id=message_id if isinstance(message_id, int) and not isinstance(message_id, bool) else None,
     )

@@ -21,5 +21,14 @@ class SessionArchive(SessionsMixin, MessagesMixin, LineageMixin, SearchMixin, Ex
     """Sessions, messages, lineage, search, export and index upkeep over one home's state.db."""
 
 
-__all__ = ["SessionArchive", "Session", "Message", "SearchHit", "Lineage", "MARK_OPEN", "MARK_CLOSE",
-           "sanitize_fts_query", "sanitize_title"]
+__all__ = [
+    "SessionArchive",
+    "Session",
+    "Message",
+    "SearchHit",
+    "Lineage",
+    "MARK_OPEN",
+    "MARK_CLOSE",
+    "sanitize_fts_query",
+    "sanitize_title",
+]

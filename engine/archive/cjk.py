@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from ..db import BUSY_TIMEOUT_MS, ThreadConnections, write_transaction
 from ..errors import ReadOnlyError, WorkbenchError
@@ -46,7 +47,7 @@ INDEXED_TEXT = "COALESCE(m.content,'') || ' ' || COALESCE(m.tool_name,'') || ' '
 class BigramIndex:
     """The bigram table in workbench.db, on connections of its own (one per thread)."""
 
-    def __init__(self, archive: "ArchiveCore"):
+    def __init__(self, archive: ArchiveCore):
         self.archive = archive
         self._conns = ThreadConnections(archive.home.workbench_db_path, archive.read_only, on_connect=self._setup)
 
@@ -135,11 +136,14 @@ class BigramIndex:
             high = 0
         cursor = self.archive.conn().cursor()
         cursor.row_factory = None
-        rows = cursor.execute("SELECT id, content, tool_name, tool_calls FROM messages WHERE id > ? ORDER BY id LIMIT ?",
-                              (high, BATCH)).fetchall()
+        rows = cursor.execute(
+            "SELECT id, content, tool_name, tool_calls FROM messages WHERE id > ? ORDER BY id LIMIT ?", (high, BATCH)
+        ).fetchall()
         texts = [(r[0], searchable_text(*map(text_value, r[1:]))) for r in rows]
-        conn.executemany(f"INSERT INTO {TABLE}(rowid, grams) VALUES (?, ?)",
-                         [(mid, " ".join(grams(text))) for mid, text in texts if CJK_CHAR.search(text)])
+        conn.executemany(
+            f"INSERT INTO {TABLE}(rowid, grams) VALUES (?, ?)",
+            [(mid, " ".join(grams(text))) for mid, text in texts if CJK_CHAR.search(text)],
+        )
         # the raw text, as messages_fts holds it (a BLOB written by another program reads as text)
         vocab.add(conn, (" ".join(filter(None, map(text_value, r[1:]))) for r in rows))
         self._set(conn, "high_water", rows[-1][0] if rows else high)
@@ -150,8 +154,11 @@ class BigramIndex:
 
     @staticmethod
     def _set(conn: sqlite3.Connection, key: str, value: int | str) -> None:
-        conn.execute(f"INSERT INTO {TABLE}_state (key, value) VALUES (?, ?) "
-                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, str(value)))
+        conn.execute(
+            f"INSERT INTO {TABLE}_state (key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, str(value)),
+        )
 
     def rebuild(self) -> int:
         """Drop every entry and index the whole archive again; says why when it cannot (never a silent 0)."""
@@ -160,8 +167,10 @@ class BigramIndex:
         conn = self._conn()
         if conn is None:
             self._conns.get()  # raises the reason: a read-only or full disk, a damaged workbench.db
-            raise WorkbenchError("workbench.db is busy (another process is writing it); the search index was not "
-                                 "rebuilt. Retry in a moment.")
+            raise WorkbenchError(
+                "workbench.db is busy (another process is writing it); the search index was not "
+                "rebuilt. Retry in a moment."
+            )
         with write_transaction(conn):
             conn.execute(f"DELETE FROM {TABLE}_state WHERE key = 'version'")  # the next batch starts over
             self._set(conn, "high_water", 0)
@@ -198,8 +207,16 @@ def _single_attempt(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("COMMIT")
 
 
-def fts_pages(conn: sqlite3.Connection, table: str, match: str, *, descending: bool, ranked: bool,
-              page: int, upper: int | None = None) -> Iterator[list[tuple[int, float]]]:
+def fts_pages(
+    conn: sqlite3.Connection,
+    table: str,
+    match: str,
+    *,
+    descending: bool,
+    ranked: bool,
+    page: int,
+    upper: int | None = None,
+) -> Iterator[list[tuple[int, float]]]:
     """Walk an FTS5 table's matches by rowid in pages; each page ranked best-first if ``ranked``.
 
     Reading by rowid costs the same whatever the number of matches, so a very common

@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..db import ThreadConnections, connect, write_transaction
 from ..errors import ReadOnlyError, WorkbenchError
@@ -31,7 +32,7 @@ class _JournalRow:
 class ArchiveCore:
     """Connections (one per thread) to state.db and what every part of the archive shares."""
 
-    def __init__(self, home: "Home"):
+    def __init__(self, home: Home):
         self.home = home
         self.path: Path = home.state_db_path
         self.read_only = home.read_only
@@ -60,8 +61,12 @@ class ArchiveCore:
             else:
                 conns = ThreadConnections(self.path, self.read_only)
                 conn = conns.get()
-                if not self.read_only and not schema.create_schema(conn) and schema.completable(conn) \
-                        and not schema.layout_gaps(conn).complete:
+                if (
+                    not self.read_only
+                    and not schema.create_schema(conn)
+                    and schema.completable(conn)
+                    and not schema.layout_gaps(conn).complete
+                ):
                     self.completed = self._complete(conn, "complete-layout")
             self._read_caps(conn)
             self._conns = conns
@@ -101,7 +106,7 @@ class ArchiveCore:
         try:
             probe = connect(self.path, read_only=True)
         except sqlite3.DatabaseError as exc:
-            raise schema._fail(self.path, exc)
+            raise schema._fail(self.path, exc) from exc
         try:
             schema.check_integrity(probe, self.path)
             tables = probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
@@ -146,7 +151,8 @@ class ArchiveCore:
         if missing:
             raise WorkbenchError(
                 f"This state.db (schema {self.caps.version}) has no {table}.{', '.join(missing)}; "
-                "open it once with a current Hermes to upgrade it, then retry.")
+                "open it once with a current Hermes to upgrade it, then retry."
+            )
 
     # -- rows ------------------------------------------------------------------------
     @staticmethod
@@ -158,33 +164,54 @@ class ArchiveCore:
 
         config = parse_json(get("model_config"))
         return Session(
-            id=text_value(row["id"]), source=text_value(get("source", "")), title=text_value(get("title")),
-            model=text_value(get("model")), parent_session_id=text_value(get("parent_session_id")),
-            started_at=number_value(get("started_at")), ended_at=number_value(get("ended_at")),
-            end_reason=text_value(get("end_reason")), message_count=count_value(get("message_count", 0)),
-            tool_call_count=count_value(get("tool_call_count", 0)), input_tokens=count_value(get("input_tokens", 0)),
-            output_tokens=count_value(get("output_tokens", 0)), archived=bool(count_value(get("archived", 0))),
-            model_config=config if isinstance(config, dict) else None, system_prompt=text_value(get("system_prompt")),
-            child_count=get("child_count"), **extra,
+            id=text_value(row["id"]),
+            source=text_value(get("source", "")),
+            title=text_value(get("title")),
+            model=text_value(get("model")),
+            parent_session_id=text_value(get("parent_session_id")),
+            started_at=number_value(get("started_at")),
+            ended_at=number_value(get("ended_at")),
+            end_reason=text_value(get("end_reason")),
+            message_count=count_value(get("message_count", 0)),
+            tool_call_count=count_value(get("tool_call_count", 0)),
+            input_tokens=count_value(get("input_tokens", 0)),
+            output_tokens=count_value(get("output_tokens", 0)),
+            archived=bool(count_value(get("archived", 0))),
+            model_config=config if isinstance(config, dict) else None,
+            system_prompt=text_value(get("system_prompt")),
+            child_count=get("child_count"),
+            **extra,
         )
 
     def _session_or_fail(self, session_id: str) -> Session:
         row = self.conn().execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if row is None:
-            raise WorkbenchError(f"No session with id {session_id!r}. List sessions with `workbench sessions list`.",
-                                 session_id=session_id)
+            raise WorkbenchError(
+                f"No session with id {session_id!r}. List sessions with `workbench sessions list`.",
+                session_id=session_id,
+            )
         return self._session(row)
 
     # -- journal and events -------------------------------------------------------
     @contextlib.contextmanager
-    def _journaled(self, action: str, target: str, *, actor: str, before: str | None = None,
-                   detail: dict | None = None) -> Iterator[_JournalRow]:
+    def _journaled(
+        self, action: str, target: str, *, actor: str, before: str | None = None, detail: dict | None = None
+    ) -> Iterator[_JournalRow]:
         """Journal row written before the change, marked done after it (abandoned on failure)."""
         if self.read_only:
             raise ReadOnlyError("This home is open read-only; the session archive was not changed.")
         journal = self.home.journal
-        entry = _JournalRow(journal.begin(SUBSYSTEM, action, target, actor=actor, before=before, session_id=None if target == "*" else target,
-                                          detail=detail))
+        entry = _JournalRow(
+            journal.begin(
+                SUBSYSTEM,
+                action,
+                target,
+                actor=actor,
+                before=before,
+                session_id=None if target == "*" else target,
+                detail=detail,
+            )
+        )
         try:
             yield entry
         except BaseException as exc:

@@ -31,21 +31,38 @@ def _render(segments: list[tuple[Session, list[Message]]], fmt: str) -> str:
         docs = [_session_doc(s, msgs) for s, msgs in segments]
         if len(docs) == 1:
             return json.dumps(docs[0], ensure_ascii=False, indent=2)
-        return json.dumps({"root_id": docs[0]["id"], "tip_id": docs[-1]["id"], "segments": docs,
-                           "message_count": sum(len(d["messages"]) for d in docs)}, ensure_ascii=False, indent=2)
+        return json.dumps(
+            {
+                "root_id": docs[0]["id"],
+                "tip_id": docs[-1]["id"],
+                "segments": docs,
+                "message_count": sum(len(d["messages"]) for d in docs),
+            },
+            ensure_ascii=False,
+            indent=2,
+        )
     return "\n\n".join(_markdown(s, msgs) for s, msgs in segments) + "\n"
 
 
 def _session_doc(session: Session, messages: list[Message]) -> dict[str, Any]:
-    return {**session.to_dict(), "system_prompt": session.system_prompt, "model_config": session.model_config,
-            "messages": [m.to_dict() for m in messages]}
+    return {
+        **session.to_dict(),
+        "system_prompt": session.system_prompt,
+        "model_config": session.model_config,
+        "messages": [m.to_dict() for m in messages],
+    }
 
 
 def _markdown(session: Session, messages: list[Message]) -> str:
-    lines = [f"# {session.title or session.id}", "",
-             f"- id: `{session.id}`", f"- source: {session.source}", f"- model: {session.model or 'unknown'}",
-             f"- started: {iso(session.started_at)}", f"- ended: {iso(session.ended_at) or 'open'}"
-             + (f" ({session.end_reason})" if session.end_reason else "")]
+    lines = [
+        f"# {session.title or session.id}",
+        "",
+        f"- id: `{session.id}`",
+        f"- source: {session.source}",
+        f"- model: {session.model or 'unknown'}",
+        f"- started: {iso(session.started_at)}",
+        f"- ended: {iso(session.ended_at) or 'open'}" + (f" ({session.end_reason})" if session.end_reason else ""),
+    ]
     if session.parent_session_id:
         lines.append(f"- parent: `{session.parent_session_id}`")
     for message in messages:
@@ -58,5 +75,3 @@ def _markdown(session: Session, messages: list[Message]) -> str:
             function = call.get("function", {}) if isinstance(call, dict) else {}
             lines += ["", f"```tool-call {function.get('name', '?')}", str(function.get("arguments", "")), "```"]
     return "\n".join(lines)
-
-

@@ -23,11 +23,13 @@ if TYPE_CHECKING:
 
 AREA = "archive"
 REPAIR = "archive-index"
-_FIX = ("Run `workbench doctor --fix`: it completes the layout and rebuilds the index from the messages table in "
-        "one transaction (no message is changed), then both programs find every message again.")
+_FIX = (
+    "Run `workbench doctor --fix`: it completes the layout and rebuilds the index from the messages table in "
+    "one transaction (no message is changed), then both programs find every message again."
+)
 
 
-def check(home: "Home") -> list[Finding]:
+def check(home: Home) -> list[Finding]:
     path = home.state_db_path
     if not path.exists() or path.stat().st_size == 0:
         return [Finding(AREA, "info", f"{path} does not exist yet; the first session creates it with Hermes's layout.")]
@@ -39,8 +41,14 @@ def check(home: "Home") -> list[Finding]:
     try:
         return _findings(conn, path)
     except WorkbenchError as exc:  # an SQLite file that is not a session archive, or damage met on the way
-        return [Finding(AREA, "error", exc.message, "Move it aside (the workbench then starts a new archive) or "
-                        "restore it from a backup.")]
+        return [
+            Finding(
+                AREA,
+                "error",
+                exc.message,
+                "Move it aside (the workbench then starts a new archive) or restore it from a backup.",
+            )
+        ]
     except sqlite3.DatabaseError:
         return []
     finally:
@@ -51,28 +59,55 @@ def _findings(conn: sqlite3.Connection, path) -> list[Finding]:
     caps = schema.inspect(conn, path)
     found = []
     if caps.version != schema.SCHEMA_VERSION:
-        found.append(Finding(AREA, "info", f"{path} has schema version {caps.version}; the workbench reads it as it "
-                             f"is and Hermes upgrades it to {schema.SCHEMA_VERSION} the next time it opens it."))
+        found.append(
+            Finding(
+                AREA,
+                "info",
+                f"{path} has schema version {caps.version}; the workbench reads it as it "
+                f"is and Hermes upgrades it to {schema.SCHEMA_VERSION} the next time it opens it.",
+            )
+        )
     else:
         gaps = schema.layout_gaps(conn)
         if gaps.skipped:
-            found.append(Finding(AREA, "info", f"{path}: not created here: {', '.join(gaps.skipped)}; searches that "
-                                 "need it scan the messages instead."))
+            found.append(
+                Finding(
+                    AREA,
+                    "info",
+                    f"{path}: not created here: {', '.join(gaps.skipped)}; searches that "
+                    "need it scan the messages instead.",
+                )
+            )
         if not gaps.complete:
-            found.append(Finding(AREA, "warning", f"{path} lacks part of Hermes 0.19.0's layout ("
-                                 f"{'; '.join(gaps.describe())}). Hermes rebuilds its search index when it opens "
-                                 "such a file, and a message written meanwhile can leave that index empty.",
-                                 _FIX, REPAIR))
+            found.append(
+                Finding(
+                    AREA,
+                    "warning",
+                    f"{path} lacks part of Hermes 0.19.0's layout ("
+                    f"{'; '.join(gaps.describe())}). Hermes rebuilds its search index when it opens "
+                    "such a file, and a message written meanwhile can leave that index empty.",
+                    _FIX,
+                    REPAIR,
+                )
+            )
     messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
     for table, usable in (("messages_fts", caps.fts), ("messages_fts_trigram", caps.trigram)):
         rows = schema.fts_rows(conn, table) if usable else None
         if rows is not None and rows != messages:
-            found.append(Finding(AREA, "error", f"The search index {table} holds {rows:,} rows for {messages:,} "
-                                 "messages: word searches (Hermes's and ours) miss what it lacks.", _FIX, REPAIR))
+            found.append(
+                Finding(
+                    AREA,
+                    "error",
+                    f"The search index {table} holds {rows:,} rows for {messages:,} "
+                    "messages: word searches (Hermes's and ours) miss what it lacks.",
+                    _FIX,
+                    REPAIR,
+                )
+            )
     return found
 
 
-def repair(home: "Home") -> str:
+def repair(home: Home) -> str:
     archive = home.archive
     done = archive.repair_index()  # opening it for the repair may already have completed the layout
     lines = (archive.completed.describe() if archive.completed else []) + done.describe()

@@ -13,19 +13,22 @@ MAX_HOPS = 100
 MAX_TREE = 10_000  # sessions gathered into one lineage's children map
 
 # A root has no parent, or a parent that no longer exists.
-_ROOT_CONDITION = ("(s.parent_session_id IS NULL OR NOT EXISTS "
-                   "(SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id))")
+_ROOT_CONDITION = (
+    "(s.parent_session_id IS NULL OR NOT EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id))"
+)
 
 
 def _child_kind(has_config: bool) -> str:
     """SQL for a child's relation to its parent (``c`` child, ``p`` parent)."""
+
     def marker(key: str) -> str:
         if not has_config:
             return "NULL"
         return f"(CASE WHEN json_valid(c.model_config) THEN json_extract(c.model_config, '$.{key}') END)"
+
     return f"""CASE
-    WHEN c.source = 'subagent' OR {marker('_delegate_from')} IS NOT NULL THEN 'delegate'
-    WHEN {marker('_branched_from')} IS NOT NULL THEN 'branch'
+    WHEN c.source = 'subagent' OR {marker("_delegate_from")} IS NOT NULL THEN 'delegate'
+    WHEN {marker("_branched_from")} IS NOT NULL THEN 'branch'
     WHEN p.end_reason = 'compression' THEN 'compression'
     WHEN p.end_reason = 'branched' THEN 'branch'
     ELSE 'child' END"""
@@ -38,9 +41,15 @@ class LineageMixin(ArchiveCore):
 
     def _parent_of(self, session_id: str) -> str | None:
         """The parent's id, or None when there is none or it no longer exists (a dangling reference)."""
-        row = self.conn().execute(
-            "SELECT s.parent_session_id FROM sessions s JOIN sessions p ON p.id = s.parent_session_id WHERE s.id = ?",
-            (session_id,)).fetchone()
+        row = (
+            self.conn()
+            .execute(
+                "SELECT s.parent_session_id FROM sessions s JOIN sessions p ON p.id = s.parent_session_id WHERE "
+                "s.id = ?",
+                (session_id,),
+            )
+            .fetchone()
+        )
         return row["parent_session_id"] if row else None
 
     def ancestors(self, session_id: str) -> list[str]:
@@ -67,12 +76,19 @@ class LineageMixin(ArchiveCore):
         chain, seen = [session_id], {session_id}
         current = session_id
         for _ in range(MAX_HOPS):
-            row = self.conn().execute(
-                f"""SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
+            row = (
+                self.conn()
+                .execute(
+                    f"""SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
                     WHERE c.parent_session_id = ? AND p.end_reason = 'compression' AND c.source != 'tool'
                       AND {self._kind_sql} = 'compression'
-                    ORDER BY (c.end_reason = 'compression') DESC, (c.ended_at IS NULL) DESC, c.started_at DESC, c.id DESC
-                    LIMIT 1""", (current,)).fetchone()
+                    ORDER BY (c.end_reason = 'compression') DESC, (c.ended_at IS NULL) DESC,
+                             c.started_at DESC, c.id DESC
+                    LIMIT 1""",
+                    (current,),
+                )
+                .fetchone()
+            )
             if row is None or row["id"] in seen:
                 break
             chain.append(row["id"])
@@ -86,7 +102,9 @@ class LineageMixin(ArchiveCore):
             f"""SELECT c.*, {self._kind_sql} AS kind,
                        (SELECT count(*) FROM sessions g WHERE g.parent_session_id = c.id) AS child_count
                 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
-                WHERE c.parent_session_id = ? AND c.id != ? ORDER BY c.started_at, c.rowid""", (session_id, session_id))
+                WHERE c.parent_session_id = ? AND c.id != ? ORDER BY c.started_at, c.rowid""",
+            (session_id, session_id),
+        )
         return [self._session(r, kind=r["kind"]) for r in rows]
 
     def root_sessions(self, limit: int = 50, offset: int = 0, include_archived: bool = False) -> list[Session]:
@@ -99,7 +117,9 @@ class LineageMixin(ArchiveCore):
         rows = self.conn().execute(
             f"""SELECT s.*, (SELECT count(*) FROM sessions c WHERE c.parent_session_id = s.id) AS child_count
                 FROM sessions s WHERE {_ROOT_CONDITION}{archived}
-                ORDER BY s.started_at DESC, s.rowid DESC LIMIT ? OFFSET ?""", (max(0, limit), max(0, offset)))
+                ORDER BY s.started_at DESC, s.rowid DESC LIMIT ? OFFSET ?""",
+            (max(0, limit), max(0, offset)),
+        )
         return [self._session(r) for r in rows]
 
     def root_count(self, include_archived: bool = False) -> int:
@@ -115,9 +135,13 @@ class LineageMixin(ArchiveCore):
         frontier, seen = [up[0]], {up[0]}
         while frontier and len(seen) < MAX_TREE:
             current = frontier.pop(0)
-            kids = [r["id"] for r in self.conn().execute(
-                "SELECT id FROM sessions WHERE parent_session_id = ? ORDER BY started_at, rowid", (current,))
-                if r["id"] not in seen]
+            kids = [
+                r["id"]
+                for r in self.conn().execute(
+                    "SELECT id FROM sessions WHERE parent_session_id = ? ORDER BY started_at, rowid", (current,)
+                )
+                if r["id"] not in seen
+            ]
             if kids:
                 children[current] = kids
                 seen.update(kids)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..errors import WorkbenchError
 from ..events import MessageStored, SessionChanged
@@ -33,14 +34,35 @@ def _call_count(role: str, tool_calls: Any) -> int:
 
 
 class MessagesMixin(ArchiveCore):
-    def append_message(self, session_id: str, role: str, content: Any, *, tool_calls: list | None = None,
-                       tool_name: str | None = None, tool_call_id: str | None = None, timestamp: float | None = None,
-                       token_count: int | None = None, finish_reason: str | None = None) -> int:
+    def append_message(
+        self,
+        session_id: str,
+        role: str,
+        content: Any,
+        *,
+        tool_calls: list | None = None,
+        tool_name: str | None = None,
+        tool_call_id: str | None = None,
+        timestamp: float | None = None,
+        token_count: int | None = None,
+        finish_reason: str | None = None,
+    ) -> int:
         """Store one message at the end of the session; returns its id."""
-        return self.append_messages(session_id, [{
-            "role": role, "content": content, "tool_calls": tool_calls, "tool_name": tool_name,
-            "tool_call_id": tool_call_id, "timestamp": timestamp, "token_count": token_count,
-            "finish_reason": finish_reason}])[0]
+        return self.append_messages(
+            session_id,
+            [
+                {
+                    "role": role,
+                    "content": content,
+                    "tool_calls": tool_calls,
+                    "tool_name": tool_name,
+                    "tool_call_id": tool_call_id,
+                    "timestamp": timestamp,
+                    "token_count": token_count,
+                    "finish_reason": finish_reason,
+                }
+            ],
+        )[0]
 
     def append_messages(self, session_id: str, messages: Iterable[dict[str, Any]]) -> list[int]:
         """Store a turn's messages in one transaction, in order; returns their ids.
@@ -62,8 +84,9 @@ class MessagesMixin(ArchiveCore):
             if whole:
                 break
             self._complete(conn, "repair-index")  # in a transaction of its own, journaled, then write
-        self._publish(MessageStored(session_id=session_id, message_id=ids[-1], message_ids=tuple(ids),
-                                    role=rows[-1]["role"]))
+        self._publish(
+            MessageStored(session_id=session_id, message_id=ids[-1], message_ids=tuple(ids), role=rows[-1]["role"])
+        )
         return ids
 
     def _insert_rows(self, conn, session_id: str, rows: list[dict[str, Any]]) -> list[int]:
@@ -76,18 +99,23 @@ class MessagesMixin(ArchiveCore):
         row = f"(?, {', '.join('?' * len(columns))})"
         ids: list[int] = []
         for start in range(0, len(rows), _ROWS_PER_INSERT):
-            chunk = rows[start:start + _ROWS_PER_INSERT]
+            chunk = rows[start : start + _ROWS_PER_INSERT]
             values = [v for r in chunk for v in (session_id, *(r[c] for c in columns))]
-            sql = f"INSERT INTO messages (session_id, {', '.join(columns)}) VALUES {', '.join([row] * len(chunk))} RETURNING id"
+            placeholders = ", ".join([row] * len(chunk))
+            sql = f"INSERT INTO messages (session_id, {', '.join(columns)}) VALUES {placeholders} RETURNING id"
             ids += sorted(r[0] for r in conn.execute(sql, values))
         return ids
 
     def _claim_session(self, conn, session_id: str, messages: int, calls: int) -> None:
         """Inside the write: add to the counters, refusing a session that does not exist."""
-        if not self._set_counters(session_id, messages, calls) and not conn.execute(
-                "SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
-            raise WorkbenchError(f"No session with id {session_id!r}. List sessions with `workbench sessions list`.",
-                                 session_id=session_id)
+        if (
+            not self._set_counters(session_id, messages, calls)
+            and not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        ):
+            raise WorkbenchError(
+                f"No session with id {session_id!r}. List sessions with `workbench sessions list`.",
+                session_id=session_id,
+            )
 
     def _set_counters(self, session_id: str, messages: int, calls: int, absolute: bool = False) -> bool:
         """Inside a write transaction: add to (or set) the counters this schema has; True when the row exists."""
@@ -98,12 +126,16 @@ class MessagesMixin(ArchiveCore):
                 args.append(value)
         if not sets:
             return False
-        return self.conn().execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*args, session_id)).rowcount > 0
+        return (
+            self.conn().execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*args, session_id)).rowcount > 0
+        )
 
     def _message_values(self, message: dict[str, Any]) -> dict[str, Any]:
         unknown = set(message) - set(_FIELDS)
         if unknown:
-            raise WorkbenchError(f"Unknown message field(s): {', '.join(sorted(unknown))}; expected {', '.join(_FIELDS)}.")
+            raise WorkbenchError(
+                f"Unknown message field(s): {', '.join(sorted(unknown))}; expected {', '.join(_FIELDS)}."
+            )
         role = message.get("role")
         if not isinstance(role, str) or not role.strip():
             raise WorkbenchError("A message needs a role (user, assistant, tool or system).")
@@ -114,10 +146,15 @@ class MessagesMixin(ArchiveCore):
             timestamp = self.clock.now()
         tool_calls = message.get("tool_calls")
         return {
-            "role": role, "content": encode_content(message.get("content")), "calls": _call_count(role, tool_calls),
-            "tool_calls": _tool_calls_json(tool_calls), "tool_name": message.get("tool_name"),
-            "tool_call_id": message.get("tool_call_id"), "timestamp": timestamp,
-            "token_count": message.get("token_count"), "finish_reason": message.get("finish_reason"),
+            "role": role,
+            "content": encode_content(message.get("content")),
+            "calls": _call_count(role, tool_calls),
+            "tool_calls": _tool_calls_json(tool_calls),
+            "tool_name": message.get("tool_name"),
+            "tool_call_id": message.get("tool_call_id"),
+            "timestamp": timestamp,
+            "token_count": message.get("token_count"),
+            "finish_reason": message.get("finish_reason"),
         }
 
     @staticmethod
@@ -126,27 +163,37 @@ class MessagesMixin(ArchiveCore):
         tool_calls = parse_json(text_value(row["tool_calls"]), []) if row["tool_calls"] else None
         token_count = number_value(row["token_count"]) if "token_count" in keys else None
         return Message(
-            id=row["id"], session_id=text_value(row["session_id"]), role=text_value(row["role"]) or "",
-            content=decode_content(row["content"]), timestamp=number_value(row["timestamp"]) or 0.0,
+            id=row["id"],
+            session_id=text_value(row["session_id"]),
+            role=text_value(row["role"]) or "",
+            content=decode_content(row["content"]),
+            timestamp=number_value(row["timestamp"]) or 0.0,
             tool_calls=tool_calls if tool_calls is None or isinstance(tool_calls, list) else [tool_calls],
-            tool_name=text_value(row["tool_name"]), tool_call_id=text_value(row["tool_call_id"]),
+            tool_name=text_value(row["tool_name"]),
+            tool_call_id=text_value(row["tool_call_id"]),
             token_count=count_value(token_count) if token_count is not None else None,
             finish_reason=text_value(row["finish_reason"]) if "finish_reason" in keys else None,
             active=bool(row["active"]) if "active" in keys and row["active"] is not None else True,
             compacted=bool(row["compacted"]) if "compacted" in keys else False,
         )
 
-    def messages(self, session_id: str, include_archived: bool = False, limit: int | None = None,
-                 offset: int = 0) -> list[Message]:
+    def messages(
+        self, session_id: str, include_archived: bool = False, limit: int | None = None, offset: int = 0
+    ) -> list[Message]:
         """A session's messages in insertion order; live rows only unless ``include_archived``."""
         where = "m.session_id = ?" + ("" if include_archived else f" AND {self._live()}")
-        rows = self.conn().execute(f"SELECT * FROM messages m WHERE {where} ORDER BY m.id LIMIT ? OFFSET ?",
-                                   (session_id, -1 if limit is None else max(0, limit), max(0, offset)))
+        rows = self.conn().execute(
+            f"SELECT * FROM messages m WHERE {where} ORDER BY m.id LIMIT ? OFFSET ?",
+            (session_id, -1 if limit is None else max(0, limit), max(0, offset)),
+        )
         return [self._message(r) for r in rows]
 
     def live_message_count(self, session_id: str) -> int:
-        return self.conn().execute(f"SELECT count(*) FROM messages m WHERE m.session_id = ? AND {self._live()}",
-                                   (session_id,)).fetchone()[0]
+        return (
+            self.conn()
+            .execute(f"SELECT count(*) FROM messages m WHERE m.session_id = ? AND {self._live()}", (session_id,))
+            .fetchone()[0]
+        )
 
     def message(self, message_id: int) -> Message | None:
         row = self.conn().execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
@@ -163,19 +210,35 @@ class MessagesMixin(ArchiveCore):
             return [], 0, 0
         window = max(0, int(window))
         visible, conn = self._visible(), self.conn()
-        before = conn.execute(f"SELECT * FROM messages m WHERE m.session_id = ? AND m.id < ? AND {visible} "
-                              "ORDER BY m.id DESC LIMIT ?", (anchor.session_id, message_id, window)).fetchall()
-        after = conn.execute(f"SELECT * FROM messages m WHERE m.session_id = ? AND m.id > ? AND {visible} "
-                             "ORDER BY m.id LIMIT ?", (anchor.session_id, message_id, window)).fetchall()
-        n_before = conn.execute(f"SELECT count(*) FROM messages m WHERE m.session_id = ? AND m.id < ? AND {visible}",
-                                (anchor.session_id, message_id)).fetchone()[0]
-        n_after = conn.execute(f"SELECT count(*) FROM messages m WHERE m.session_id = ? AND m.id > ? AND {visible}",
-                               (anchor.session_id, message_id)).fetchone()[0]
+        before = conn.execute(
+            f"SELECT * FROM messages m WHERE m.session_id = ? AND m.id < ? AND {visible} ORDER BY m.id DESC LIMIT ?",
+            (anchor.session_id, message_id, window),
+        ).fetchall()
+        after = conn.execute(
+            f"SELECT * FROM messages m WHERE m.session_id = ? AND m.id > ? AND {visible} ORDER BY m.id LIMIT ?",
+            (anchor.session_id, message_id, window),
+        ).fetchall()
+        n_before = conn.execute(
+            f"SELECT count(*) FROM messages m WHERE m.session_id = ? AND m.id < ? AND {visible}",
+            (anchor.session_id, message_id),
+        ).fetchone()[0]
+        n_after = conn.execute(
+            f"SELECT count(*) FROM messages m WHERE m.session_id = ? AND m.id > ? AND {visible}",
+            (anchor.session_id, message_id),
+        ).fetchone()[0]
         shown = [self._message(r) for r in reversed(before)] + [anchor] + [self._message(r) for r in after]
         return shown, n_before - len(before), n_after - len(after)
 
-    def compact_in_place(self, session_id: str, keep_head: int, keep_tail: int, summary: str, *,
-                         summary_role: str = "user", actor: str = "agent") -> int:
+    def compact_in_place(
+        self,
+        session_id: str,
+        keep_head: int,
+        keep_tail: int,
+        summary: str,
+        *,
+        summary_role: str = "user",
+        actor: str = "agent",
+    ) -> int:
         """Archive every live message and keep head + summary + tail as the new live rows.
 
         Archived rows stay searchable and exportable; loads see only the new live rows.
@@ -186,18 +249,28 @@ class MessagesMixin(ArchiveCore):
             raise WorkbenchError("keep_head and keep_tail must be zero or more.")
         live = self.messages(session_id)
         if keep_head + keep_tail >= len(live):
-            raise WorkbenchError(f"Nothing to compact: the session has {len(live)} live messages and "
-                                 f"{keep_head} + {keep_tail} would be kept.")
-        kept = live[:keep_head] + [None] + (live[len(live) - keep_tail:] if keep_tail else [])
-        with self._journaled("compact", session_id, actor=actor,
-                             detail={"archived": len(live), "keep_head": keep_head, "keep_tail": keep_tail}) as entry:
+            raise WorkbenchError(
+                f"Nothing to compact: the session has {len(live)} live messages and "
+                f"{keep_head} + {keep_tail} would be kept."
+            )
+        kept = live[:keep_head] + [None] + (live[len(live) - keep_tail :] if keep_tail else [])
+        with self._journaled(
+            "compact",
+            session_id,
+            actor=actor,
+            detail={"archived": len(live), "keep_head": keep_head, "keep_tail": keep_tail},
+        ) as entry:
             with self._write() as conn:
-                conn.execute("UPDATE messages SET active = 0, compacted = 1 WHERE session_id = ? AND active = 1",
-                             (session_id,))
+                conn.execute(
+                    "UPDATE messages SET active = 0, compacted = 1 WHERE session_id = ? AND active = 1", (session_id,)
+                )
                 rows, last = [], 0.0
                 for message in kept:
-                    values = (self._message_values({"role": summary_role, "content": summary}) if message is None
-                              else self._message_values({f: getattr(message, f) for f in _FIELDS}))
+                    values = (
+                        self._message_values({"role": summary_role, "content": summary})
+                        if message is None
+                        else self._message_values({f: getattr(message, f) for f in _FIELDS})
+                    )
                     values["timestamp"] = last = max(values["timestamp"], last + 1e-6)
                     rows.append(values)
                 self._insert_rows(conn, session_id, rows)
@@ -211,12 +284,15 @@ class MessagesMixin(ArchiveCore):
         self._require("messages", "active")
         target = self.message(to_message_id)
         if target is None or target.session_id != session_id or target.role != "user" or not target.active:
-            raise WorkbenchError(f"Message {to_message_id} is not a live user message of session {session_id}; "
-                                 "rewind needs one.")
+            raise WorkbenchError(
+                f"Message {to_message_id} is not a live user message of session {session_id}; rewind needs one."
+            )
         with self._journaled("rewind", session_id, actor=actor, detail={"to_message_id": to_message_id}) as entry:
             with self._write() as conn:
-                count = conn.execute("UPDATE messages SET active = 0 WHERE session_id = ? AND id >= ? AND active = 1",
-                                     (session_id, to_message_id)).rowcount
+                count = conn.execute(
+                    "UPDATE messages SET active = 0 WHERE session_id = ? AND id >= ? AND active = 1",
+                    (session_id, to_message_id),
+                ).rowcount
                 if self.caps.has("sessions", "rewind_count"):
                     conn.execute("UPDATE sessions SET rewind_count = rewind_count + 1 WHERE id = ?", (session_id,))
             entry.updates["detail"] = {"to_message_id": to_message_id, "rewound": count}

@@ -26,7 +26,7 @@ def decode_content(raw: Any) -> Any:
     """Hermes's stored content: text, or a list/dict behind the JSON sentinel."""
     raw = text_value(raw)
     if isinstance(raw, str) and raw.startswith(JSON_CONTENT_PREFIX):
-        decoded = parse_json(raw[len(JSON_CONTENT_PREFIX):], raw)
+        decoded = parse_json(raw[len(JSON_CONTENT_PREFIX) :], raw)
         return decoded if isinstance(decoded, (str, list, dict)) else raw
     return raw
 
@@ -78,11 +78,19 @@ class Session:
 
     def to_dict(self) -> dict[str, Any]:
         data = {
-            "id": self.id, "title": self.title, "source": self.source, "model": self.model,
-            "started_at": iso(self.started_at), "ended_at": iso(self.ended_at), "end_reason": self.end_reason,
-            "message_count": self.message_count, "tool_call_count": self.tool_call_count,
-            "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-            "parent_session_id": self.parent_session_id, "archived": self.archived,
+            "id": self.id,
+            "title": self.title,
+            "source": self.source,
+            "model": self.model,
+            "started_at": iso(self.started_at),
+            "ended_at": iso(self.ended_at),
+            "end_reason": self.end_reason,
+            "message_count": self.message_count,
+            "tool_call_count": self.tool_call_count,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "parent_session_id": self.parent_session_id,
+            "archived": self.archived,
         }
         if self.child_count is not None:
             data["child_count"] = self.child_count
@@ -112,10 +120,18 @@ class Message:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "id": self.id, "session_id": self.session_id, "role": self.role, "content": self.content,
-            "tool_name": self.tool_name, "tool_calls": self.tool_calls, "tool_call_id": self.tool_call_id,
-            "timestamp": iso(self.timestamp), "token_count": self.token_count, "finish_reason": self.finish_reason,
-            "active": self.active, "compacted": self.compacted,
+            "id": self.id,
+            "session_id": self.session_id,
+            "role": self.role,
+            "content": self.content,
+            "tool_name": self.tool_name,
+            "tool_calls": self.tool_calls,
+            "tool_call_id": self.tool_call_id,
+            "timestamp": iso(self.timestamp),
+            "token_count": self.token_count,
+            "finish_reason": self.finish_reason,
+            "active": self.active,
+            "compacted": self.compacted,
         }
 
 
@@ -140,9 +156,16 @@ class SearchHit:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "session_id": self.session_id, "root_id": self.root_id, "title": self.title, "source": self.source,
-            "when": self.when, "snippet": self.snippet, "match_message_id": self.match_message_id,
-            "role": self.role, "rank": self.rank, "plan": self.plan,
+            "session_id": self.session_id,
+            "root_id": self.root_id,
+            "title": self.title,
+            "source": self.source,
+            "when": self.when,
+            "snippet": self.snippet,
+            "match_message_id": self.match_message_id,
+            "role": self.role,
+            "rank": self.rank,
+            "plan": self.plan,
         }
 
 
@@ -153,4 +176,8 @@ class Lineage:
     children: dict[str, list[str]]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"root_id": self.root_id, "chain": list(self.chain), "children": {k: list(v) for k, v in self.children.items()}}
+        return {
+            "root_id": self.root_id,
+            "chain": list(self.chain),
+            "children": {k: list(v) for k, v in self.children.items()},
+        }

@@ -18,8 +18,9 @@ OPERATORS = ("AND", "OR", "NOT")
 MIN_PREFIX = 3  # search-as-you-type widens the last word only from 3 characters (1-2 would match half the index)
 
 # Hermes's CJK ranges, plus the CJK compatibility ideographs.
-CJK_CLASS = ("\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\u3000-\u303f\u3040-\u309f\u30a0-\u30ff"
-             "\uac00-\ud7af\uf900-\ufaff")
+CJK_CLASS = (
+    "\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\u3000-\u303f\u3040-\u309f\u30a0-\u30ff\uac00-\ud7af\uf900-\ufaff"
+)
 CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
 CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 
@@ -130,7 +131,7 @@ def bigrams(text: str) -> list[str]:
     """Overlapping character pairs of every CJK run of two or more characters."""
     grams: list[str] = []
     for run in CJK_RUN.findall(text):
-        grams.extend(run[i:i + 2] for i in range(len(run) - 1))
+        grams.extend(run[i : i + 2] for i in range(len(run) - 1))
     return grams
 
 
@@ -143,7 +144,7 @@ def bigram_match(terms: list[str]) -> str:
     for term in terms:
         for run in CJK_RUN.findall(term):
             if len(run) >= 2:
-                phrases.append('"' + " ".join(run[i:i + 2] for i in range(len(run) - 1)) + '"')
+                phrases.append('"' + " ".join(run[i : i + 2] for i in range(len(run) - 1)) + '"')
             else:
                 phrases.append(f'"{run}"*')
     return " AND ".join(dict.fromkeys(phrases))

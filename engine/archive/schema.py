@@ -17,9 +17,9 @@ import dataclasses
 import functools
 import re
 import sqlite3
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 from ..db import describe_error, is_damage, write_transaction
 from ..errors import WorkbenchError
@@ -207,7 +207,9 @@ def _fail(path: Path, exc: Exception) -> WorkbenchError:
         return WorkbenchError(describe_error(exc, path), path=str(path))
     return WorkbenchError(
         f"{path} is not a usable session archive ({exc}). It was not modified. Move it aside to let the "
-        "workbench start a new archive, or restore it from a backup.", path=str(path))
+        "workbench start a new archive, or restore it from a backup.",
+        path=str(path),
+    )
 
 
 def _split(script: str) -> list[str]:
@@ -254,8 +256,14 @@ def _reference() -> _Reference:
             declared = {}
             for _, name, kind, notnull, default, pk in scratch.execute(f'PRAGMA table_info("{table}")'):
                 declared[name] = " ".join(
-                    part for part in (kind, "NOT NULL" if notnull and not pk else "",
-                                      f"DEFAULT {default}" if default is not None else "") if part)
+                    part
+                    for part in (
+                        kind,
+                        "NOT NULL" if notnull and not pk else "",
+                        f"DEFAULT {default}" if default is not None else "",
+                    )
+                    if part
+                )
             columns[table] = declared
     finally:
         scratch.close()
@@ -280,10 +288,19 @@ class Layout:
 
     def describe(self) -> list[str]:
         """One line per kind of object, for doctor and the CLI."""
-        lines = [f"{label}: {', '.join(names)}" for label, names in (
-            ("tables", self.tables), ("columns", self.columns), ("indexes", self.indexes), ("FTS tables", self.fts),
-            ("FTS triggers", self.triggers), ("FTS tables rebuilt", self.rebuilt), ("not created", self.skipped))
-            if names]
+        lines = [
+            f"{label}: {', '.join(names)}"
+            for label, names in (
+                ("tables", self.tables),
+                ("columns", self.columns),
+                ("indexes", self.indexes),
+                ("FTS tables", self.fts),
+                ("FTS triggers", self.triggers),
+                ("FTS tables rebuilt", self.rebuilt),
+                ("not created", self.skipped),
+            )
+            if names
+        ]
         return lines
 
 
@@ -303,10 +320,17 @@ def layout_gaps(conn: sqlite3.Connection) -> Layout:
     unavailable = [t for t in fts if not _can_create(conn, t)]
     skipped = [f"{t} (this SQLite lacks its FTS5 tokenizer)" for t in unavailable]
     indexes = [i for i in ref.indexes if i not in have["index"]]
-    if _UNIQUE_TITLES in indexes and "sessions" in have["table"] and conn.execute(
-            "SELECT 1 FROM sessions WHERE title IS NOT NULL GROUP BY title HAVING count(*) > 1 LIMIT 1").fetchone():
+    if (
+        _UNIQUE_TITLES in indexes
+        and "sessions" in have["table"]
+        and conn.execute(
+            "SELECT 1 FROM sessions WHERE title IS NOT NULL GROUP BY title HAVING count(*) > 1 LIMIT 1"
+        ).fetchone()
+    ):
         indexes.remove(_UNIQUE_TITLES)
-        skipped.append(f"{_UNIQUE_TITLES} (sessions share a title; Hermes keeps it on the newest when it opens the file)")
+        skipped.append(
+            f"{_UNIQUE_TITLES} (sessions share a title; Hermes keeps it on the newest when it opens the file)"
+        )
     return Layout(
         tables=tuple(t for t in ref.tables if t not in have["table"]),
         columns=tuple(columns),
@@ -391,8 +415,10 @@ def refill(conn: sqlite3.Connection, table: str, progress: Progress | None = Non
     conn.execute(_reference().fts[table])
     low, top = conn.execute("SELECT coalesce(min(id), 1) - 1, coalesce(max(id), 0) FROM messages").fetchone()
     total = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
-    sql = (f"INSERT INTO {table}(rowid, content) SELECT id, {INDEXED_TEXT.format(p='')} FROM messages "
-           "WHERE id > ? AND id <= ?")
+    sql = (
+        f"INSERT INTO {table}(rowid, content) SELECT id, {INDEXED_TEXT.format(p='')} FROM messages "
+        "WHERE id > ? AND id <= ?"
+    )
     done = 0
     while low < top:
         done += conn.execute(sql, (low, low + BACKFILL_CHUNK)).rowcount
@@ -406,8 +432,10 @@ def bounds_sql(tables: Iterable[str]) -> str:
     """One cheap statement: the first and last message id, then each FTS table's first and last rowid."""
     parts = ["(SELECT min(id) FROM messages)", "(SELECT max(id) FROM messages)"]
     for table in tables:
-        parts += [f"(SELECT rowid FROM {table} ORDER BY rowid LIMIT 1)",
-                  f"(SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1)"]
+        parts += [
+            f"(SELECT rowid FROM {table} ORDER BY rowid LIMIT 1)",
+            f"(SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1)",
+        ]
     return "SELECT " + ", ".join(parts)
 
 
@@ -418,7 +446,7 @@ def stale_tables(conn: sqlite3.Connection, tables: tuple[str, ...], sql: str | N
     statements, or a missing trigger, shows at one end. ``sql`` is ``bounds_sql(tables)``.
     """
     row = tuple(conn.execute(sql or bounds_sql(tables)).fetchone())
-    return [table for i, table in enumerate(tables) if row[2 + 2 * i: 4 + 2 * i] != row[0:2]]
+    return [table for i, table in enumerate(tables) if row[2 + 2 * i : 4 + 2 * i] != row[0:2]]
 
 
 def repair(conn: sqlite3.Connection, progress: Progress | None = None, *, recount: bool = False) -> Layout:
@@ -449,14 +477,16 @@ def inspect(conn: sqlite3.Connection, path: Path) -> Capabilities:
         if not {"sessions", "messages"} <= names:
             raise WorkbenchError(
                 f"{path} is an SQLite database but not a session archive (no sessions/messages tables). "
-                "It was not modified; point --home at a Hermes home or move the file aside.", path=str(path))
+                "It was not modified; point --home at a Hermes home or move the file aside.",
+                path=str(path),
+            )
         session_cols = frozenset(r[1] for r in conn.execute("PRAGMA table_info(sessions)"))
         message_cols = frozenset(r[1] for r in conn.execute("PRAGMA table_info(messages)"))
         version = schema_version(conn) if "schema_version" in names else None
         fts = "messages_fts" in names and _usable(conn, "messages_fts")
         trigram = "messages_fts_trigram" in names and _usable(conn, "messages_fts_trigram")
     except sqlite3.DatabaseError as exc:
-        raise _fail(path, exc)
+        raise _fail(path, exc) from exc
     return Capabilities(version, session_cols, message_cols, fts, trigram, frozenset(names))
 
 
@@ -474,4 +504,4 @@ def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise _fail(path, exc)
+        raise _fail(path, exc) from exc

@@ -16,8 +16,8 @@ Routing (the ``plan`` of every hit says which one ran):
 Ordering: ``ranked`` is BM25 within the newest 1,000 matches at a time (then the next
 1,000 further back), which costs the same for a term in every message as for a rare
 one; ``newest`` / ``oldest`` order by time, and prefix queries (``serv*``, search as you
-type) are always newest first, since ranking a prefix costs a pass over all its matches. Results keep only the best hit per lineage
-root. Any text is a safe query: it never raises, it returns fewer or no hits.
+type) are always newest first, since ranking a prefix costs a pass over all its matches.
+Results keep only the best hit per lineage root. Any text is a safe query: it never raises, it returns fewer or no hits.
 """
 
 from __future__ import annotations
@@ -26,15 +26,24 @@ import itertools
 import logging
 import re
 import sqlite3
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..errors import WorkbenchError
+from . import vocab
 from .cjk import INDEXED_TEXT, BigramIndex, fts_pages
 from .core import ArchiveCore
 from .models import MARK_CLOSE, MARK_OPEN, SearchHit, content_text, decode_content
-from . import vocab
-from .query import MIN_PREFIX, ParsedQuery, bigram_match, contains_cjk, escaped_forms, like_escape, parse, \
-    searchable_calls, searchable_text
+from .query import (
+    MIN_PREFIX,
+    ParsedQuery,
+    bigram_match,
+    contains_cjk,
+    escaped_forms,
+    like_escape,
+    parse,
+    searchable_calls,
+    searchable_text,
+)
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +68,18 @@ class SearchMixin(ArchiveCore):
             index = self.__dict__["_bigram"] = BigramIndex(self)
         return index
 
-    def search(self, query: str, *, limit: int = 20, offset: int = 0, role: str | Iterable[str] | None = None,
-               exclude_lineage_of: str | None = None, exclude_sources: Iterable[str] | None = None,
-               prefix: bool = False, sort: str | None = None) -> list[SearchHit]:
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        offset: int = 0,
+        role: str | Iterable[str] | None = None,
+        exclude_lineage_of: str | None = None,
+        exclude_sources: Iterable[str] | None = None,
+        prefix: bool = False,
+        sort: str | None = None,
+    ) -> list[SearchHit]:
         """The best hit of each lineage, best lineage first. Never raises for any query text."""
         min_prefix = 1 if prefix and self.bigram_index.available() else MIN_PREFIX
         parsed = parse(query if isinstance(query, str) else "", prefix=prefix, min_prefix=min_prefix)
@@ -71,13 +89,20 @@ class SearchMixin(ArchiveCore):
         excluded_root = self.root_of(exclude_lineage_of) if exclude_lineage_of else None
         try:
             plan = self._plan(parsed, sort, typing=prefix)
-            found = self._group(plan, need=max(0, offset) + limit, roles=roles, excluded_root=excluded_root,
-                                exclude_sources=set(exclude_sources or ()))
-            return [self._hit(row, rank, root, plan, parsed) for root, (row, rank) in
-                    itertools.islice(found.items(), max(0, offset), None)]
+            found = self._group(
+                plan,
+                need=max(0, offset) + limit,
+                roles=roles,
+                excluded_root=excluded_root,
+                exclude_sources=set(exclude_sources or ()),
+            )
+            return [
+                self._hit(row, rank, root, plan, parsed)
+                for root, (row, rank) in itertools.islice(found.items(), max(0, offset), None)
+            ]
         except sqlite3.OperationalError as exc:  # busy beyond the timeout, or an index Hermes left broken
             log.warning("search for %r failed: %s", query, exc)
-            raise WorkbenchError(f"Search could not read the archive ({exc}). Retry in a moment.")
+            raise WorkbenchError(f"Search could not read the archive ({exc}). Retry in a moment.") from exc
 
     def iter_matches(self, query: str, *, prefix: bool = False) -> Iterator[int]:
         """Ids of every visible message matching ``query``, newest first (streamed)."""
@@ -106,8 +131,9 @@ class SearchMixin(ArchiveCore):
                 expanded = self._expanded_plan(parsed, exprs, order, descending, ranked, typing)
                 if expanded is not None:
                     return expanded
-            return _Plan(f"fts:{order}", self._fallback_pages(self.conn(), "messages_fts", exprs, descending, ranked),
-                         None)
+            return _Plan(
+                f"fts:{order}", self._fallback_pages(self.conn(), "messages_fts", exprs, descending, ranked), None
+            )
         terms = [t.lower() for t in parsed.terms]
         match = bigram_match(terms)
         if match and index.available():
@@ -119,15 +145,24 @@ class SearchMixin(ArchiveCore):
             return _Plan(f"bigram:{order}", pages, terms)
         long_terms = [t for t in terms if len(t) >= 3]
         if self.caps.trigram and long_terms:
-            expr = " AND ".join("(" + " OR ".join('"' + f.replace('"', '""') + '"' for f in [t, *escaped_forms(t)]) + ")"
-                                for t in long_terms)
-            pages = self._fallback_pages(self.conn(), "messages_fts_trigram", [expr], descending, ranked,
-                                         fallback=lambda: self._like_pages(terms, descending))
+            expr = " AND ".join(
+                "(" + " OR ".join('"' + f.replace('"', '""') + '"' for f in [t, *escaped_forms(t)]) + ")"
+                for t in long_terms
+            )
+            pages = self._fallback_pages(
+                self.conn(),
+                "messages_fts_trigram",
+                [expr],
+                descending,
+                ranked,
+                fallback=lambda: self._like_pages(terms, descending),
+            )
             return _Plan(f"trigram:{order}", pages, terms)
         return _Plan(f"like:{'newest' if descending else 'oldest'}", self._like_pages(terms, descending), terms)
 
-    def _expanded_plan(self, parsed: ParsedQuery, exprs: list[str], order: str, descending: bool, ranked: bool,
-                       typing: bool) -> _Plan | None:
+    def _expanded_plan(
+        self, parsed: ParsedQuery, exprs: list[str], order: str, descending: bool, ranked: bool, typing: bool
+    ) -> _Plan | None:
         """Prefixes as ORs of whole words from the vocabulary (None: leave them to FTS5's own prefix query).
 
         Words of messages the vocabulary has not counted yet (above its high-water mark,
@@ -140,8 +175,10 @@ class SearchMixin(ArchiveCore):
             return None
         cursor = self.conn().cursor()
         cursor.row_factory = None
-        gap = cursor.execute("SELECT content, tool_name, tool_calls FROM messages WHERE id > ? LIMIT ?",
-                             (index.high_water(), REFRESH_BUDGET + 1)).fetchall()
+        gap = cursor.execute(
+            "SELECT content, tool_name, tool_calls FROM messages WHERE id > ? LIMIT ?",
+            (index.high_water(), REFRESH_BUDGET + 1),
+        ).fetchall()
         if len(gap) > REFRESH_BUDGET:
             return None
         unseen = set().union(*(vocab.words(" ".join(filter(None, row))) for row in gap)) if gap else set()
@@ -161,8 +198,7 @@ class SearchMixin(ArchiveCore):
         return _Plan(f"fts:{order}:{'prefix' if complete else 'prefix-top'}", pages, None)
 
     @staticmethod
-    def _fallback_pages(conn, table: str, exprs: list[str], descending: bool, ranked: bool,
-                        fallback=None) -> Pages:
+    def _fallback_pages(conn, table: str, exprs: list[str], descending: bool, ranked: bool, fallback=None) -> Pages:
         """Pages for the first expression FTS5 accepts (a refused one yields nothing)."""
         for expr in exprs:
             if not expr:
@@ -211,7 +247,9 @@ class SearchMixin(ArchiveCore):
             f"""SELECT m.id, m.session_id, m.role, m.timestamp, m.content, m.tool_name, m.tool_calls,
                        {self._visible()} AS visible, s.source, s.title
                 FROM messages m JOIN sessions s ON s.id = m.session_id
-                WHERE m.id IN ({', '.join('?' * len(ids))})""", ids)
+                WHERE m.id IN ({", ".join("?" * len(ids))})""",
+            ids,
+        )
         return {r["id"]: r for r in rows}
 
     @staticmethod
@@ -225,12 +263,16 @@ class SearchMixin(ArchiveCore):
         """(session_id, role, visible) of each candidate: enough to filter and group without the text."""
         cursor = self.conn().cursor()
         cursor.row_factory = None
-        cursor.execute(f"SELECT m.id, m.session_id, m.role, {self._visible()} FROM messages m "
-                       f"WHERE m.id IN ({', '.join('?' * len(ids))})", ids)
+        cursor.execute(
+            f"SELECT m.id, m.session_id, m.role, {self._visible()} FROM messages m "
+            f"WHERE m.id IN ({', '.join('?' * len(ids))})",
+            ids,
+        )
         return {r[0]: r[1:] for r in cursor}
 
-    def _group(self, plan: _Plan, *, need: int, roles: set[str] | None, excluded_root: str | None,
-               exclude_sources: set[str]) -> dict[str, tuple[sqlite3.Row, float]]:
+    def _group(
+        self, plan: _Plan, *, need: int, roles: set[str] | None, excluded_root: str | None, exclude_sources: set[str]
+    ) -> dict[str, tuple[sqlite3.Row, float]]:
         """Walk candidates best-first; the first verified one of each lineage root wins.
 
         Once a session is settled (its lineage has a hit, or it is excluded), candidates in
@@ -254,7 +296,7 @@ class SearchMixin(ArchiveCore):
         for page in plan.pages:
             start = 0
             while start < len(page):
-                chunk = [c for c in page[start:start + step] if not skipped(c[0])]
+                chunk = [c for c in page[start : start + step] if not skipped(c[0])]
                 start += step
                 step = min(PAGE, step * 2)
                 light = self._light([mid for mid, _ in chunk]) if chunk else {}
@@ -283,10 +325,13 @@ class SearchMixin(ArchiveCore):
         """The session's (first id, last id) when no other session has a message in between."""
         cursor = self.conn().cursor()
         cursor.row_factory = None
-        lo, hi, count = cursor.execute("SELECT min(id), max(id), count(*) FROM messages WHERE session_id = ?",
-                                       (session_id,)).fetchone()
-        if not count or cursor.execute("SELECT count(*) FROM messages WHERE id BETWEEN ? AND ?",
-                                       (lo, hi)).fetchone()[0] != count:
+        lo, hi, count = cursor.execute(
+            "SELECT min(id), max(id), count(*) FROM messages WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if (
+            not count
+            or cursor.execute("SELECT count(*) FROM messages WHERE id BETWEEN ? AND ?", (lo, hi)).fetchone()[0] != count
+        ):
             return None
         return lo, hi
 
@@ -306,9 +351,18 @@ class SearchMixin(ArchiveCore):
         text = content_text(decode_content(row["content"]))
         if pattern is None or not pattern.search(text):  # the match is in the tool name or call arguments
             text = " ".join(filter(None, (text, row["tool_name"], searchable_calls(row["tool_calls"]))))
-        return SearchHit(session_id=row["session_id"], root_id=root, title=title, source=row["source"],
-                         timestamp=row["timestamp"], snippet=make_snippet(text, pattern), match_message_id=row["id"],
-                         role=row["role"], rank=round(rank, 4) + 0.0, plan=plan.name)
+        return SearchHit(
+            session_id=row["session_id"],
+            root_id=root,
+            title=title,
+            source=row["source"],
+            timestamp=row["timestamp"],
+            snippet=make_snippet(text, pattern),
+            match_message_id=row["id"],
+            role=row["role"],
+            rank=round(rank, 4) + 0.0,
+            plan=plan.name,
+        )
 
 
 def highlight_pattern(parsed: ParsedQuery) -> re.Pattern | None:

@@ -45,20 +45,44 @@ SESSION_SEARCH_SCHEMA = {
         "Search your archive of past sessions (full text, any language; no LLM calls). With query: the best "
         "matching past conversations, one per lineage, each with the messages around the match. With session_id "
         "and around_message_id: scroll around a message. With session_id only: read that session (long ones as "
-        "first 20 + last 10 messages). With no arguments: the most recent sessions. Quote phrases (\"error log\"), "
+        'first 20 + last 10 messages). With no arguments: the most recent sessions. Quote phrases ("error log"), '
         "use prefix* for word starts. The current conversation is never returned (it is already in context). "
         "Past sessions show what was said then, not the current state of any external system: check the source "
-        "before relying on it."),
-    "parameters": {"type": "object", "properties": {
-        "query": {"type": "string", "description": "Words, \"phrases\" or prefix* to find. Omit to browse recent sessions."},
-        "limit": {"type": "integer", "default": DEFAULT_LIMIT, "description": f"Sessions to return (max {MAX_LIMIT})."},
-        "sort": {"type": "string", "enum": ["newest", "oldest"], "description": "Order by time instead of relevance."},
-        "role_filter": {"type": "string", "description": "Comma-separated roles to match (default: user,assistant)."},
-        "session_id": {"type": "string", "description": "A session to read, or to scroll with around_message_id."},
-        "around_message_id": {"type": "integer", "description": "Message id to centre the window on (with session_id)."},
-        "window": {"type": "integer", "default": DEFAULT_WINDOW,
-                   "description": f"Messages either side of around_message_id (1-{MAX_WINDOW})."},
-    }},
+        "before relying on it."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": 'Words, "phrases" or prefix* to find. Omit to browse recent sessions.',
+            },
+            "limit": {
+                "type": "integer",
+                "default": DEFAULT_LIMIT,
+                "description": f"Sessions to return (max {MAX_LIMIT}).",
+            },
+            "sort": {
+                "type": "string",
+                "enum": ["newest", "oldest"],
+                "description": "Order by time instead of relevance.",
+            },
+            "role_filter": {
+                "type": "string",
+                "description": "Comma-separated roles to match (default: user,assistant).",
+            },
+            "session_id": {"type": "string", "description": "A session to read, or to scroll with around_message_id."},
+            "around_message_id": {
+                "type": "integer",
+                "description": "Message id to centre the window on (with session_id).",
+            },
+            "window": {
+                "type": "integer",
+                "default": DEFAULT_WINDOW,
+                "description": f"Messages either side of around_message_id (1-{MAX_WINDOW}).",
+            },
+        },
+    },
 }
 
 
@@ -83,11 +107,22 @@ def _int(value: Any, default: int) -> int:
 
 
 def _shape(message: Message, *, anchor: bool = False, cap: int = WINDOW_CHARS) -> dict[str, Any]:
-    text = message.content if message.content is None or isinstance(message.content, str) else content_text(message.content)
+    text = (
+        message.content
+        if message.content is None or isinstance(message.content, str)
+        else content_text(message.content)
+    )
     if text and len(text) > cap:
         text = text[:cap] + "…[truncated]"
-    shaped = {"id": message.id, "role": message.role, "content": text, "timestamp": message.timestamp,
-              "tool_name": message.tool_name, "tool_calls": message.tool_calls, "tool_call_id": message.tool_call_id}
+    shaped = {
+        "id": message.id,
+        "role": message.role,
+        "content": text,
+        "timestamp": message.timestamp,
+        "tool_name": message.tool_name,
+        "tool_calls": message.tool_calls,
+        "tool_call_id": message.tool_call_id,
+    }
     shaped = {k: v for k, v in shaped.items() if v is not None or k == "content"}
     if anchor:
         shaped["anchor"] = True
@@ -95,8 +130,12 @@ def _shape(message: Message, *, anchor: bool = False, cap: int = WINDOW_CHARS) -
 
 
 def _meta(session: Session) -> dict[str, Any]:
-    return {"when": format_when(session.started_at), "source": session.source, "model": session.model or "unknown",
-            "title": session.title}
+    return {
+        "when": format_when(session.started_at),
+        "source": session.source,
+        "model": session.model or "unknown",
+        "title": session.title,
+    }
 
 
 def session_search_tool(home, args: dict[str, Any], ctx: ToolContext | None = None) -> dict[str, Any]:
@@ -127,8 +166,9 @@ def session_search_tool(home, args: dict[str, Any], ctx: ToolContext | None = No
 def _excerpt_text(result: dict[str, Any]) -> str:
     """The messages a discover result carries (bookends and window), one ``ROLE: text`` block each."""
     shown = [*result.get("bookend_start", []), *result.get("messages", []), *result.get("bookend_end", [])]
-    return "\n\n".join(f"{m['role'].upper()}: {' '.join(str(m.get('content') or '').split())}" for m in shown
-                        if m.get("content"))
+    return "\n\n".join(
+        f"{m['role'].upper()}: {' '.join(str(m.get('content') or '').split())}" for m in shown if m.get("content")
+    )
 
 
 def add_recaps(home, query: str, results: list[dict[str, Any]]) -> None:
@@ -145,7 +185,7 @@ def add_recaps(home, query: str, results: list[dict[str, Any]]) -> None:
     futures = [pool.submit(model.recap, query, text[:RECAP_INPUT_CHARS]) for text in texts]
     wait(futures, timeout=config.float("auxiliary.session_search.timeout"))
     pool.shutdown(wait=False, cancel_futures=True)  # a late recap is not waited for
-    for result, text, future in zip(results, texts, futures):
+    for result, text, future in zip(results, texts, futures, strict=True):
         recap, why = None, "timed out"
         if future.done() and not future.cancelled():
             try:
@@ -178,14 +218,24 @@ def _scroll(archive, session_id: str, around: Any, window: Any, current: str | N
     if anchor is None or anchor.session_id != session_id:
         if anchor is None or archive.root_of(anchor.session_id) != root:
             return _error(f"around_message_id {around} not in session_id {session_id}")
-        response["warning"] = (f"around_message_id {around} lives in {anchor.session_id} (same lineage as "
-                               f"{session_id}); rebound transparently")
+        response["warning"] = (
+            f"around_message_id {around} lives in {anchor.session_id} (same lineage as "
+            f"{session_id}); rebound transparently"
+        )
         session = archive.get_session(anchor.session_id)
     shown, before, after = archive.message_window(around, window)
-    return {"success": True, "mode": "scroll", "session_id": session.id, "around_message_id": around,
-            "session_meta": _meta(session), "window": window,
-            "messages": [_shape(m, anchor=m.id == around) for m in shown],
-            "messages_before": before, "messages_after": after, **response}
+    return {
+        "success": True,
+        "mode": "scroll",
+        "session_id": session.id,
+        "around_message_id": around,
+        "session_meta": _meta(session),
+        "window": window,
+        "messages": [_shape(m, anchor=m.id == around) for m in shown],
+        "messages_before": before,
+        "messages_after": after,
+        **response,
+    }
 
 
 def _read(archive, session_id: str) -> dict[str, Any]:
@@ -198,17 +248,31 @@ def _read(archive, session_id: str) -> dict[str, Any]:
         shown = archive.messages(session_id, limit=READ_HEAD) + archive.messages(session_id, offset=total - READ_TAIL)
     else:
         shown = archive.messages(session_id)
-    response = {"success": True, "mode": "read", "session_id": session_id, "session_meta": _meta(session),
-                "message_count": total, "truncated": truncated, "messages": [_shape(m) for m in shown]}
+    response = {
+        "success": True,
+        "mode": "read",
+        "session_id": session_id,
+        "session_meta": _meta(session),
+        "message_count": total,
+        "truncated": truncated,
+        "messages": [_shape(m) for m in shown],
+    }
     if truncated:
-        response["message"] = (f"Session has {total} messages; showing first {READ_HEAD} + last {READ_TAIL}. "
-                               "Pass around_message_id (any id above) to scroll the middle.")
+        response["message"] = (
+            f"Session has {total} messages; showing first {READ_HEAD} + last {READ_TAIL}. "
+            "Pass around_message_id (any id above) to scroll the middle."
+        )
     return response
 
 
 def _preview(archive, session_id: str) -> str:
-    first = archive.conn().execute(
-        "SELECT content FROM messages WHERE session_id = ? AND role = 'user' ORDER BY id LIMIT 1", (session_id,)).fetchone()
+    first = (
+        archive.conn()
+        .execute(
+            "SELECT content FROM messages WHERE session_id = ? AND role = 'user' ORDER BY id LIMIT 1", (session_id,)
+        )
+        .fetchone()
+    )
     text = " ".join(content_text(first["content"]).split()) if first and first["content"] else ""
     return text if len(text) <= 60 else text[:60] + "..."
 
@@ -225,15 +289,32 @@ def _browse(archive, limit: int, current: str | None) -> dict[str, Any]:
             if root.id in (current_root, current) or root.source in HIDDEN_SOURCES:
                 continue
             tip = archive.get_session(archive.tip_of(root.id)) or root
-            last = archive.conn().execute("SELECT max(timestamp) FROM messages WHERE session_id = ?", (tip.id,)).fetchone()[0]
-            results.append({"session_id": tip.id, "title": tip.title or root.title, "source": root.source,
-                            "started_at": format_when(root.started_at), "last_active": format_when(last or tip.started_at),
-                            "message_count": tip.message_count, "preview": _preview(archive, root.id)})
+            last = (
+                archive.conn()
+                .execute("SELECT max(timestamp) FROM messages WHERE session_id = ?", (tip.id,))
+                .fetchone()[0]
+            )
+            results.append(
+                {
+                    "session_id": tip.id,
+                    "title": tip.title or root.title,
+                    "source": root.source,
+                    "started_at": format_when(root.started_at),
+                    "last_active": format_when(last or tip.started_at),
+                    "message_count": tip.message_count,
+                    "preview": _preview(archive, root.id),
+                }
+            )
             if len(results) >= limit:
                 break
-    return {"success": True, "mode": "browse", "results": results, "count": len(results),
-            "message": f"Showing {len(results)} most recent sessions. Pass a query= to search, or "
-                       "session_id+around_message_id to scroll."}
+    return {
+        "success": True,
+        "mode": "browse",
+        "results": results,
+        "count": len(results),
+        "message": f"Showing {len(results)} most recent sessions. Pass a query= to search, or "
+        "session_id+around_message_id to scroll.",
+    }
 
 
 def _anchored(archive, session_id: str, anchor_id: int) -> dict[str, Any]:
@@ -243,16 +324,31 @@ def _anchored(archive, session_id: str, anchor_id: int) -> dict[str, Any]:
     low, high = (shown[0].id, shown[-1].id) if shown else (anchor_id, anchor_id)
     marks = ", ".join("?" * len(KEEP_ROLES))
     visible = archive._live()
-    head = archive.conn().execute(
-        f"SELECT * FROM messages m WHERE m.session_id = ? AND m.id < ? AND m.role IN ({marks}) AND {visible} "
-        "AND length(m.content) > 0 ORDER BY m.id LIMIT ?", (session_id, low, *KEEP_ROLES, BOOKEND)).fetchall()
-    tail = archive.conn().execute(
-        f"SELECT * FROM messages m WHERE m.session_id = ? AND m.id > ? AND m.role IN ({marks}) AND {visible} "
-        "AND length(m.content) > 0 ORDER BY m.id DESC LIMIT ?", (session_id, high, *KEEP_ROLES, BOOKEND)).fetchall()
-    return {"bookend_start": [_shape(archive._message(r), cap=BOOKEND_CHARS) for r in head],
-            "messages": [_shape(m, anchor=m.id == anchor_id) for m in window],
-            "bookend_end": [_shape(archive._message(r), cap=BOOKEND_CHARS) for r in reversed(tail)],
-            "messages_before": before, "messages_after": after}
+    head = (
+        archive.conn()
+        .execute(
+            f"SELECT * FROM messages m WHERE m.session_id = ? AND m.id < ? AND m.role IN ({marks}) AND {visible} "
+            "AND length(m.content) > 0 ORDER BY m.id LIMIT ?",
+            (session_id, low, *KEEP_ROLES, BOOKEND),
+        )
+        .fetchall()
+    )
+    tail = (
+        archive.conn()
+        .execute(
+            f"SELECT * FROM messages m WHERE m.session_id = ? AND m.id > ? AND m.role IN ({marks}) AND {visible} "
+            "AND length(m.content) > 0 ORDER BY m.id DESC LIMIT ?",
+            (session_id, high, *KEEP_ROLES, BOOKEND),
+        )
+        .fetchall()
+    )
+    return {
+        "bookend_start": [_shape(archive._message(r), cap=BOOKEND_CHARS) for r in head],
+        "messages": [_shape(m, anchor=m.id == anchor_id) for m in window],
+        "bookend_end": [_shape(archive._message(r), cap=BOOKEND_CHARS) for r in reversed(tail)],
+        "messages_before": before,
+        "messages_after": after,
+    }
 
 
 def _discover(archive, query: str, limit: int, roles: list[str], sort: Any, current: str | None) -> dict[str, Any]:
@@ -265,29 +361,63 @@ def _discover(archive, query: str, limit: int, roles: list[str], sort: Any, curr
         if first:
             root = archive.root_of(titled.id)
             seen.add(root)
-            results.append({"session_id": titled.id, **_meta(titled), "matched_role": "session_title",
-                            "match_message_id": first[0].id, "snippet": f"Session title matched: {titled.title}",
-                            **_anchored(archive, titled.id, first[0].id),
-                            **({"parent_session_id": root} if root != titled.id else {})})
+            results.append(
+                {
+                    "session_id": titled.id,
+                    **_meta(titled),
+                    "matched_role": "session_title",
+                    "match_message_id": first[0].id,
+                    "snippet": f"Session title matched: {titled.title}",
+                    **_anchored(archive, titled.id, first[0].id),
+                    **({"parent_session_id": root} if root != titled.id else {}),
+                }
+            )
     sort = sort if sort in ("newest", "oldest") else None
     hits = []
     for excluded in (HIDDEN_SOURCES + DEMOTED_SOURCES, HIDDEN_SOURCES):  # cron lineages only fill what is left
         if len(results) + len(hits) >= limit:
             break
-        hits += archive.search(query, limit=limit + len(seen) + len(hits), role=roles, exclude_lineage_of=current,
-                               exclude_sources=excluded, sort=sort)
+        hits += archive.search(
+            query,
+            limit=limit + len(seen) + len(hits),
+            role=roles,
+            exclude_lineage_of=current,
+            exclude_sources=excluded,
+            sort=sort,
+        )
     for hit in hits:
         if hit.root_id in seen or len(results) >= limit:
             continue
         seen.add(hit.root_id)
         root = archive.get_session(hit.root_id)
-        results.append({"session_id": hit.session_id, "when": format_when(root.started_at if root else hit.timestamp),
-                        "source": root.source if root else hit.source, "model": (root.model if root else None) or "unknown",
-                        "title": hit.title, "matched_role": hit.role, "match_message_id": hit.match_message_id,
-                        "snippet": hit.snippet, **_anchored(archive, hit.session_id, hit.match_message_id),
-                        **({"parent_session_id": hit.root_id} if hit.root_id != hit.session_id else {})})
+        results.append(
+            {
+                "session_id": hit.session_id,
+                "when": format_when(root.started_at if root else hit.timestamp),
+                "source": root.source if root else hit.source,
+                "model": (root.model if root else None) or "unknown",
+                "title": hit.title,
+                "matched_role": hit.role,
+                "match_message_id": hit.match_message_id,
+                "snippet": hit.snippet,
+                **_anchored(archive, hit.session_id, hit.match_message_id),
+                **({"parent_session_id": hit.root_id} if hit.root_id != hit.session_id else {}),
+            }
+        )
     if not results:
-        return {"success": True, "mode": "discover", "query": query, "results": [], "count": 0,
-                "message": "No matching sessions found."}
-    return {"success": True, "mode": "discover", "query": query, "results": results, "count": len(results),
-            "sessions_searched": len(seen)}
+        return {
+            "success": True,
+            "mode": "discover",
+            "query": query,
+            "results": [],
+            "count": 0,
+            "message": "No matching sessions found.",
+        }
+    return {
+        "success": True,
+        "mode": "discover",
+        "query": query,
+        "results": results,
+        "count": len(results),
+        "sessions_searched": len(seen),
+    }

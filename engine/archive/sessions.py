@@ -18,10 +18,30 @@ MAX_TITLE_LENGTH = 100
 _INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffc]")
 _NUMBERED = re.compile(r"^(.*?) #(\d+)$")
 # Columns an upsert fills only while they are still empty (the first writer wins).
-_FILL_ONLY = ("model", "model_config", "system_prompt", "parent_session_id", "session_key", "chat_id", "chat_type",
-              "thread_id", "cwd", "profile_name", "user_id", "display_name", "git_branch", "git_repo_root")
-_TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
-                  "api_call_count")
+_FILL_ONLY = (
+    "model",
+    "model_config",
+    "system_prompt",
+    "parent_session_id",
+    "session_key",
+    "chat_id",
+    "chat_type",
+    "thread_id",
+    "cwd",
+    "profile_name",
+    "user_id",
+    "display_name",
+    "git_branch",
+    "git_repo_root",
+)
+_TOKEN_COLUMNS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "api_call_count",
+)
 
 
 def sanitize_title(title: str | None) -> str | None:
@@ -50,12 +70,25 @@ class SessionsMixin(ArchiveCore):
         """``YYYYMMDD_HHMMSS_<6 hex>`` (UTC), the shape Hermes uses."""
         return time.strftime("%Y%m%d_%H%M%S", time.gmtime(self.clock.now())) + "_" + secrets.token_hex(3)
 
-    def create_session(self, session_id: str | None = None, *, source: str = "workbench", model: str | None = None,
-                       title: str | None = None, parent_session_id: str | None = None,
-                       system_prompt: str | None = None, actor: str = "agent", **extra: Any) -> Session:
+    def create_session(
+        self,
+        session_id: str | None = None,
+        *,
+        source: str = "workbench",
+        model: str | None = None,
+        title: str | None = None,
+        parent_session_id: str | None = None,
+        system_prompt: str | None = None,
+        actor: str = "agent",
+        **extra: Any,
+    ) -> Session:
         """Create a session, or fill the still-empty fields of an existing one (never overwrites)."""
         session_id = session_id or self.new_session_id()
-        values: dict[str, Any] = {"model": model, "system_prompt": system_prompt, "parent_session_id": parent_session_id}
+        values: dict[str, Any] = {
+            "model": model,
+            "system_prompt": system_prompt,
+            "parent_session_id": parent_session_id,
+        }
         for key, value in extra.items():
             if key in ("id", "source", "started_at", "title") or not self.caps.has("sessions", key):
                 raise WorkbenchError(f"Unknown session field {key!r}; it is not a column of this state.db.")
@@ -64,8 +97,11 @@ class SessionsMixin(ArchiveCore):
         values = {k: v for k, v in values.items() if v is not None and self.caps.has("sessions", k)}
         conn = self.conn()
         with self._write():
-            if parent_session_id and parent_session_id != session_id and not conn.execute(
-                    "SELECT 1 FROM sessions WHERE id = ?", (parent_session_id,)).fetchone():
+            if (
+                parent_session_id
+                and parent_session_id != session_id
+                and not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent_session_id,)).fetchone()
+            ):
                 raise WorkbenchError(f"Parent session {parent_session_id!r} does not exist; create it first.")
             created = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None
             columns = ["id", "source", "started_at", *values]
@@ -73,10 +109,14 @@ class SessionsMixin(ArchiveCore):
             conn.execute(
                 f"INSERT INTO sessions ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
                 f"ON CONFLICT(id) DO UPDATE SET {', '.join(updates)}",
-                (session_id, source, self.clock.now(), *values.values()))
+                (session_id, source, self.clock.now(), *values.values()),
+            )
         if created:
-            self._publish(SessionChanged(action="created", session_id=session_id, actor=actor,
-                                         parent_session_id=parent_session_id))
+            self._publish(
+                SessionChanged(
+                    action="created", session_id=session_id, actor=actor, parent_session_id=parent_session_id
+                )
+            )
         session = self._session_or_fail(session_id)
         if title and session.title is None:
             self.set_title(session_id, title, actor=actor)
@@ -95,8 +135,11 @@ class SessionsMixin(ArchiveCore):
         exact = self.get_session(text)
         if exact is not None:
             return exact
-        rows = self.conn().execute("SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2",
-                                   (_like_escape(text) + "%",)).fetchall()
+        rows = (
+            self.conn()
+            .execute("SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (_like_escape(text) + "%",))
+            .fetchall()
+        )
         if len(rows) == 1:
             return self._session(rows[0])
         return self.resolve_title(text) if not rows else None
@@ -108,11 +151,15 @@ class SessionsMixin(ArchiveCore):
         if session is None:
             candidates = self.ids_with_prefix(text, limit=5)
             if len(candidates) > 1:
-                raise WorkbenchError(f"{text!r} is the start of several session ids ({', '.join(candidates)}"
-                                     f"{', ...' if len(candidates) == 5 else ''}); give more of the id.",
-                                     candidates=candidates)
-            raise WorkbenchError(f"No session matches {text!r} (by id, unique id prefix or title). "
-                                 "Find it with `workbench sessions list` or `sessions search`.")
+                raise WorkbenchError(
+                    f"{text!r} is the start of several session ids ({', '.join(candidates)}"
+                    f"{', ...' if len(candidates) == 5 else ''}); give more of the id.",
+                    candidates=candidates,
+                )
+            raise WorkbenchError(
+                f"No session matches {text!r} (by id, unique id prefix or title). "
+                "Find it with `workbench sessions list` or `sessions search`."
+            )
         return session
 
     def ids_with_prefix(self, prefix: str, limit: int = 5) -> list[str]:
@@ -120,12 +167,15 @@ class SessionsMixin(ArchiveCore):
         prefix = (prefix or "").strip()
         if not prefix:
             return []
-        rows = self.conn().execute("SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
-                                   (_like_escape(prefix) + "%", max(0, limit)))
+        rows = self.conn().execute(
+            "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+            (_like_escape(prefix) + "%", max(0, limit)),
+        )
         return [r["id"] for r in rows]
 
-    def list_sessions(self, limit: int = 50, offset: int = 0, source: str | None = None,
-                      include_archived: bool = False) -> list[Session]:
+    def list_sessions(
+        self, limit: int = 50, offset: int = 0, source: str | None = None, include_archived: bool = False
+    ) -> list[Session]:
         """Newest first."""
         where, args = [], []
         if source is not None:
@@ -145,10 +195,14 @@ class SessionsMixin(ArchiveCore):
         self._session_or_fail(session_id)
         conn = self.conn()
         with self._write():
-            changed = conn.execute("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
-                                   (self.clock.now(), reason, session_id)).rowcount
+            changed = conn.execute(
+                "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
+                (self.clock.now(), reason, session_id),
+            ).rowcount
         if changed:
-            jid = self.home.journal.append("sessions", "end", session_id, actor=actor, after=reason, session_id=session_id)
+            jid = self.home.journal.append(
+                "sessions", "end", session_id, actor=actor, after=reason, session_id=session_id
+            )
             self._publish(SessionChanged(action="ended", session_id=session_id, actor=actor, journal_id=jid))
         return bool(changed)
 
@@ -159,8 +213,10 @@ class SessionsMixin(ArchiveCore):
             return False
         with self._journaled("reopen", session_id, actor=actor, before=session.end_reason) as entry:
             with self._write() as conn:
-                changed = conn.execute("UPDATE sessions SET ended_at = NULL, end_reason = NULL "
-                                       "WHERE id = ? AND ended_at IS NOT NULL", (session_id,)).rowcount
+                changed = conn.execute(
+                    "UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ? AND ended_at IS NOT NULL",
+                    (session_id,),
+                ).rowcount
         if changed:
             self._publish(SessionChanged(action="reopened", session_id=session_id, actor=actor, journal_id=entry.id))
         return bool(changed)
@@ -175,8 +231,12 @@ class SessionsMixin(ArchiveCore):
         before = self._session_or_fail(session_id).system_prompt
         if before == prompt or not self.caps.has("sessions", "system_prompt"):
             return False
-        detail = {"chars_before": len(before or ""), "chars_after": len(prompt),
-                  "sha256_before": _digest(before), "sha256_after": _digest(prompt)}
+        detail = {
+            "chars_before": len(before or ""),
+            "chars_after": len(prompt),
+            "sha256_before": _digest(before),
+            "sha256_after": _digest(prompt),
+        }
         with self._journaled("system_prompt", session_id, actor=actor, detail=detail) as entry:
             with self._write() as conn:
                 conn.execute("UPDATE sessions SET system_prompt = ? WHERE id = ?", (prompt, session_id))
@@ -195,12 +255,15 @@ class SessionsMixin(ArchiveCore):
         with self._journaled("title", session_id, actor=actor, before=session.title) as entry:
             with self._write():
                 if clean is not None:
-                    holder = conn.execute("SELECT id FROM sessions WHERE title = ? AND id != ?",
-                                          (clean, session_id)).fetchone()
+                    holder = conn.execute(
+                        "SELECT id FROM sessions WHERE title = ? AND id != ?", (clean, session_id)
+                    ).fetchone()
                     if holder:
                         if holder["id"] not in self._compression_ancestors(session_id):
-                            raise WorkbenchError(f"Title '{clean}' is already in use by session {holder['id']}. "
-                                                 "Choose another title.", holder=holder["id"])
+                            raise WorkbenchError(
+                                f"Title '{clean}' is already in use by session {holder['id']}. Choose another title.",
+                                holder=holder["id"],
+                            )
                         conn.execute("UPDATE sessions SET title = NULL WHERE id = ?", (holder["id"],))
                 conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (clean, session_id))
             entry.updates["after"] = clean
@@ -211,9 +274,15 @@ class SessionsMixin(ArchiveCore):
         """Ancestors reached through parents that ended by compression."""
         found, current = set(), session_id
         for _ in range(100):
-            row = self.conn().execute(
-                "SELECT p.id, p.end_reason FROM sessions c JOIN sessions p ON p.id = c.parent_session_id WHERE c.id = ?",
-                (current,)).fetchone()
+            row = (
+                self.conn()
+                .execute(
+                    "SELECT p.id, p.end_reason FROM sessions c JOIN sessions p ON p.id = c.parent_session_id "
+                    "WHERE c.id = ?",
+                    (current,),
+                )
+                .fetchone()
+            )
             if row is None or row["end_reason"] != "compression" or row["id"] in found or row["id"] == session_id:
                 break
             found.add(row["id"])
@@ -224,8 +293,14 @@ class SessionsMixin(ArchiveCore):
         """``X`` -> ``X #2`` -> ``X #3``: the next free numbered title of a lineage."""
         match = _NUMBERED.match(parent_title)
         base = match.group(1) if match else parent_title
-        rows = self.conn().execute("SELECT title FROM sessions WHERE title = ? OR title LIKE ? ESCAPE '\\'",
-                                   (base, _like_escape(base) + " #%")).fetchall()
+        rows = (
+            self.conn()
+            .execute(
+                "SELECT title FROM sessions WHERE title = ? OR title LIKE ? ESCAPE '\\'",
+                (base, _like_escape(base) + " #%"),
+            )
+            .fetchall()
+        )
         if not rows:
             return base
         numbers = [1]
@@ -238,24 +313,41 @@ class SessionsMixin(ArchiveCore):
     def resolve_title(self, title: str) -> Session | None:
         """The newest ``title #N`` variant, else the exact title, else None."""
         base = title.strip()
-        row = self.conn().execute("SELECT * FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT 1",
-                                  (_like_escape(base) + " #%",)).fetchone()
+        row = (
+            self.conn()
+            .execute(
+                "SELECT * FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT 1",
+                (_like_escape(base) + " #%",),
+            )
+            .fetchone()
+        )
         row = row or self.conn().execute("SELECT * FROM sessions WHERE title = ?", (base,)).fetchone()
         return self._session(row) if row else None
 
-    def update_token_counts(self, session_id: str, *, absolute: bool = False, model: str | None = None,
-                            estimated_cost_usd: float | None = None, **counts: int) -> None:
+    def update_token_counts(
+        self,
+        session_id: str,
+        *,
+        absolute: bool = False,
+        model: str | None = None,
+        estimated_cost_usd: float | None = None,
+        **counts: int,
+    ) -> None:
         """Add (or with ``absolute``, set) token and API-call counters."""
         unknown = set(counts) - set(_TOKEN_COLUMNS)
         if unknown:
-            raise WorkbenchError(f"Unknown token counter(s): {', '.join(sorted(unknown))}; use {', '.join(_TOKEN_COLUMNS)}.")
+            raise WorkbenchError(
+                f"Unknown token counter(s): {', '.join(sorted(unknown))}; use {', '.join(_TOKEN_COLUMNS)}."
+            )
         sets, args = [], []
         for column, value in counts.items():
             if self.caps.has("sessions", column):
                 sets.append(f"{column} = ?" if absolute else f"{column} = COALESCE({column}, 0) + ?")
                 args.append(int(value or 0))
         if estimated_cost_usd is not None and self.caps.has("sessions", "estimated_cost_usd"):
-            sets.append("estimated_cost_usd = ?" if absolute else "estimated_cost_usd = COALESCE(estimated_cost_usd, 0) + ?")
+            sets.append(
+                "estimated_cost_usd = ?" if absolute else "estimated_cost_usd = COALESCE(estimated_cost_usd, 0) + ?"
+            )
             args.append(float(estimated_cost_usd))
         if model:
             sets.append("model = COALESCE(model, ?)")
@@ -270,14 +362,20 @@ class SessionsMixin(ArchiveCore):
         """Archive (hide from lists) or restore a session with its whole compression chain."""
         self._require("sessions", "archived")
         chain = self.lineage(session_id).chain
-        with self._journaled("archive" if archived else "unarchive", session_id, actor=actor,
-                             detail={"sessions": chain}) as entry:
+        with self._journaled(
+            "archive" if archived else "unarchive", session_id, actor=actor, detail={"sessions": chain}
+        ) as entry:
             with self._write() as conn:
-                changed = conn.execute(f"UPDATE sessions SET archived = ? WHERE id IN ({', '.join('?' * len(chain))}) "
-                                       "AND archived != ?", (int(archived), *chain, int(archived))).rowcount
+                changed = conn.execute(
+                    f"UPDATE sessions SET archived = ? WHERE id IN ({', '.join('?' * len(chain))}) AND archived != ?",
+                    (int(archived), *chain, int(archived)),
+                ).rowcount
             entry.updates["after"] = str(int(archived))
-        self._publish(SessionChanged(action="archived" if archived else "unarchived", session_id=session_id,
-                                     actor=actor, journal_id=entry.id))
+        self._publish(
+            SessionChanged(
+                action="archived" if archived else "unarchived", session_id=session_id, actor=actor, journal_id=entry.id
+            )
+        )
         return changed
 
     def delete_session(self, session_id: str, *, actor: str = "user") -> bool:
@@ -286,12 +384,24 @@ class SessionsMixin(ArchiveCore):
         if session is None:
             return False
         doomed = [session_id, *self._delegate_descendants(session_id)]
-        with self._journaled("delete", session_id, actor=actor, before=session.title,
-                             detail={"deleted": doomed, "message_count": session.message_count}) as entry:
+        with self._journaled(
+            "delete",
+            session_id,
+            actor=actor,
+            before=session.title,
+            detail={"deleted": doomed, "message_count": session.message_count},
+        ) as entry:
             with self._write():
                 self._delete_rows(doomed)
-        self._publish(SessionChanged(action="deleted", session_id=session_id, actor=actor, journal_id=entry.id,
-                                     parent_session_id=session.parent_session_id))
+        self._publish(
+            SessionChanged(
+                action="deleted",
+                session_id=session_id,
+                actor=actor,
+                journal_id=entry.id,
+                parent_session_id=session.parent_session_id,
+            )
+        )
         return True
 
     def _delegate_descendants(self, session_id: str) -> list[str]:
@@ -311,10 +421,13 @@ class SessionsMixin(ArchiveCore):
         """Inside a write transaction: orphan surviving children, then remove messages and rows."""
         conn = self.conn()
         for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
+            chunk = ids[start : start + 500]
             marks = ", ".join("?" * len(chunk))
-            conn.execute(f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({marks}) "
-                         f"AND id NOT IN ({marks})", (*chunk, *chunk))
+            conn.execute(
+                f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({marks}) "
+                f"AND id NOT IN ({marks})",
+                (*chunk, *chunk),
+            )
             conn.execute(f"DELETE FROM messages WHERE session_id IN ({marks})", chunk)
             if "session_model_usage" in self.caps.tables:
                 conn.execute(f"DELETE FROM session_model_usage WHERE session_id IN ({marks})", chunk)
@@ -332,10 +445,16 @@ class SessionsMixin(ArchiveCore):
         ids = [r["id"] for r in self.conn().execute(sql, args)]
         if not ids:
             return 0
-        with self._journaled("prune", "*", actor=actor, detail={"older_than_days": older_than_days, "source": source}) as entry:
+        with self._journaled(
+            "prune", "*", actor=actor, detail={"older_than_days": older_than_days, "source": source}
+        ) as entry:
             with self._write():
                 self._delete_rows(ids)
-            entry.updates["detail"] = {"older_than_days": older_than_days, "source": source, "count": len(ids),
-                                       "deleted": ids[:200]}
+            entry.updates["detail"] = {
+                "older_than_days": older_than_days,
+                "source": source,
+                "count": len(ids),
+                "deleted": ids[:200],
+            }
         self._publish(SessionChanged(action="pruned", actor=actor, journal_id=entry.id))
         return len(ids)

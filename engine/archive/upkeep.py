@@ -60,8 +60,11 @@ def _varint(data: bytes, i: int) -> tuple[int, int]:
 
 class UpkeepMixin(ArchiveCore):
     def _fts_indexes(self) -> list[tuple[sqlite3.Connection, str]]:
-        found = [(self.conn(), t) for t, present in (("messages_fts", self.caps.fts),
-                                                      ("messages_fts_trigram", self.caps.trigram)) if present]
+        found = [
+            (self.conn(), t)
+            for t, present in (("messages_fts", self.caps.fts), ("messages_fts_trigram", self.caps.trigram))
+            if present
+        ]
         ours = self.bigram_index.connection()  # type: ignore[attr-defined]  (SearchMixin)
         if ours is not None:
             found.append((ours, BIGRAM_TABLE))
@@ -109,7 +112,7 @@ def _merge_step(conn: sqlite3.Connection, table: str) -> bool:
     return conn.total_changes - before >= 2
 
 
-def check_fragmentation(home: "Home") -> list[Finding]:
+def check_fragmentation(home: Home) -> list[Finding]:
     if not home.state_db_path.exists():
         return []
     try:
@@ -118,12 +121,27 @@ def check_fragmentation(home: "Home") -> list[Finding]:
         return []  # an unreadable database is the database check's finding
     split = {t: n for t, n in counts.items() if n >= FRAGMENTED}
     if not split:
-        return [Finding("archive", "info", "Search indexes are merged: " +
-                        ", ".join(f"{t} {n} segment(s)" for t, n in counts.items()) + ".")] if counts else []
-    return [Finding("archive", "warning", "Search indexes are fragmented (" +
-                    ", ".join(f"{t} {n} segments" for t, n in split.items()) +
-                    "), which makes search up to twice as slow.",
-                    "Leave the workbench TUI open and idle for a while: it merges them in small steps.")]
+        return (
+            [
+                Finding(
+                    "archive",
+                    "info",
+                    "Search indexes are merged: " + ", ".join(f"{t} {n} segment(s)" for t, n in counts.items()) + ".",
+                )
+            ]
+            if counts
+            else []
+        )
+    return [
+        Finding(
+            "archive",
+            "warning",
+            "Search indexes are fragmented ("
+            + ", ".join(f"{t} {n} segments" for t, n in split.items())
+            + "), which makes search up to twice as slow.",
+            "Leave the workbench TUI open and idle for a while: it merges them in small steps.",
+        )
+    ]
 
 
 CHECKS.append(check_fragmentation)

@@ -19,7 +19,7 @@ import re
 import sqlite3
 import unicodedata
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from .query import CJK_CHAR
 
@@ -56,13 +56,17 @@ def add(conn: sqlite3.Connection, texts: Iterable[str]) -> None:
     counts: Counter[str] = Counter()
     for text in texts:
         counts.update(words(text))
-    conn.executemany(f"INSERT INTO {TABLE} (term, docs) VALUES (?, ?) "
-                     "ON CONFLICT(term) DO UPDATE SET docs = docs + excluded.docs", counts.items())
+    conn.executemany(
+        f"INSERT INTO {TABLE} (term, docs) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET docs = docs + excluded.docs",
+        counts.items(),
+    )
 
 
 def expand(conn: sqlite3.Connection, prefix: str, limit: int = EXPAND) -> tuple[list[str], bool]:
     """The most frequent words starting with ``prefix`` and whether they are all of them."""
     prefix = fold(prefix)
-    rows = conn.execute(f"SELECT term FROM {TABLE} WHERE term >= ? AND term < ? ORDER BY docs DESC LIMIT ?",
-                        (prefix, prefix + "\U0010ffff", limit + 1)).fetchall()
+    rows = conn.execute(
+        f"SELECT term FROM {TABLE} WHERE term >= ? AND term < ? ORDER BY docs DESC LIMIT ?",
+        (prefix, prefix + "\U0010ffff", limit + 1),
+    ).fetchall()
     return [r[0] for r in rows[:limit]], len(rows) <= limit

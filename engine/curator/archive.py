@@ -10,7 +10,7 @@ name, so restoring ``git`` never picks up ``git-helpers``.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..skills.discovery import Found
@@ -20,7 +20,7 @@ _SUFFIX = re.compile(r"^(?P<base>.+?)-(?P<ts>\d{14}|\d{4}-\d{2}-\d{2}(?:[-T_]?\d
 
 
 def stamp(now: float) -> str:
-    return datetime.fromtimestamp(now, timezone.utc).strftime("%Y%m%d%H%M%S")
+    return datetime.fromtimestamp(now, UTC).strftime("%Y%m%d%H%M%S")
 
 
 def destination(archive_dir: Path, dir_name: str, now: float) -> Path:
@@ -38,12 +38,18 @@ def base_name(dir_name: str) -> str:
 
 
 def candidates(archived: list[Found], name: str) -> list[Found]:
-    """Archived copies answering to ``name``: an exact folder name wins alone; else every timestamped copy, newest first."""
+    """Archived copies answering to ``name``.
+
+    An exact folder name wins alone; else every timestamped copy, newest first.
+    """
     exact = [f for f in archived if f.dir_name == name]
     if exact and _SUFFIX.match(name):
         return exact
-    dated = [f for f in archived if f not in exact and (
-        (_SUFFIX.match(f.dir_name) and base_name(f.dir_name) == name) or f.name == name)]
+    dated = [
+        f
+        for f in archived
+        if f not in exact and ((_SUFFIX.match(f.dir_name) and base_name(f.dir_name) == name) or f.name == name)
+    ]
     return exact + sorted(dated, key=lambda f: _stamp_of(f.dir_name), reverse=True)
 
 
@@ -54,12 +60,15 @@ def _stamp_of(dir_name: str) -> str:
 
 
 def archived_time(found: Found, record: dict | None) -> float:
-    """When a copy was archived: the record's time for the copy it names, else the folder's timestamp, else its mtime."""
+    """When a copy was archived.
+
+    The record's time for the copy it names, else the folder's timestamp, else its mtime.
+    """
     record = record or {}
     names_this_copy = record.get("archive_dir") in (found.dir_name, None)  # Hermes records no folder
     if names_this_copy and parse_iso(record.get("archived_at")):
         return parse_iso(record["archived_at"])
     stamp = _stamp_of(found.dir_name)
     if stamp:
-        return datetime.strptime(stamp, "%Y%m%d%H%M%S").replace(tzinfo=timezone.utc).timestamp()
+        return datetime.strptime(stamp, "%Y%m%d%H%M%S").replace(tzinfo=UTC).timestamp()
     return found.path.stat().st_mtime

@@ -52,29 +52,51 @@ _NAMES = {"type": "array", "items": {"type": "string"}}
 PLAN_TOOL = {
     "name": "propose_consolidation",
     "description": "Propose one umbrella skill that absorbs two or more overlapping skills (absorbed: [] for none).",
-    "parameters": {"type": "object", "required": ["absorbed", "umbrella_name", "description", "body", "moves",
-                                                   "dropped", "reason"], "properties": {
-        "absorbed": {**_NAMES, "description": "Names of the skills the umbrella replaces (two or more)."},
-        "umbrella_name": {"type": "string", "description": "A new skill name: lowercase, digits, '-', '_' or '.'."},
-        "description": {"type": "string", "description": "One sentence: what the umbrella is for."},
-        "body": {"type": "string", "description": "The umbrella SKILL.md body (markdown, no frontmatter). Keep every "
-                                                  "section of every absorbed skill verbatim unless it is in dropped."},
-        "moves": {"type": "array", "description": "Every support file of every absorbed skill, and where it goes "
-                                                  "inside the umbrella.",
-                  "items": {"type": "object", "required": ["skill", "from", "to"], "properties": {
-                      "skill": {"type": "string"}, "from": {"type": "string"}, "to": {"type": "string"}}}},
-        "dropped": {"type": "array", "description": "Sections left out, each with why (e.g. an exact duplicate).",
-                    "items": {"type": "object", "required": ["skill", "section", "reason"], "properties": {
-                        "skill": {"type": "string"}, "section": {"type": "string", "description": "its heading line"},
-                        "reason": {"type": "string"}}}},
-        "reason": {"type": "string", "description": "Why these skills belong together."}}},
+    "parameters": {
+        "type": "object",
+        "required": ["absorbed", "umbrella_name", "description", "body", "moves", "dropped", "reason"],
+        "properties": {
+            "absorbed": {**_NAMES, "description": "Names of the skills the umbrella replaces (two or more)."},
+            "umbrella_name": {"type": "string", "description": "A new skill name: lowercase, digits, '-', '_' or '.'."},
+            "description": {"type": "string", "description": "One sentence: what the umbrella is for."},
+            "body": {
+                "type": "string",
+                "description": "The umbrella SKILL.md body (markdown, no frontmatter). Keep every "
+                "section of every absorbed skill verbatim unless it is in dropped.",
+            },
+            "moves": {
+                "type": "array",
+                "description": "Every support file of every absorbed skill, and where it goes inside the umbrella.",
+                "items": {
+                    "type": "object",
+                    "required": ["skill", "from", "to"],
+                    "properties": {"skill": {"type": "string"}, "from": {"type": "string"}, "to": {"type": "string"}},
+                },
+            },
+            "dropped": {
+                "type": "array",
+                "description": "Sections left out, each with why (e.g. an exact duplicate).",
+                "items": {
+                    "type": "object",
+                    "required": ["skill", "section", "reason"],
+                    "properties": {
+                        "skill": {"type": "string"},
+                        "section": {"type": "string", "description": "its heading line"},
+                        "reason": {"type": "string"},
+                    },
+                },
+            },
+            "reason": {"type": "string", "description": "Why these skills belong together."},
+        },
+    },
 }
 PLAN_PROMPT = (
     "You maintain an AI agent's skill library. Below are the curator-managed skills as JSON (name, description, "
     "SKILL.md, support files). If two or more overlap enough that one class-level umbrella skill would serve "
     "better, propose that umbrella with propose_consolidation; otherwise call it with absorbed: []. The umbrella "
     "must keep every section of every absorbed skill verbatim (or list it in dropped with a reason) and carry "
-    "every support file. Never invent content.")
+    "every support file. Never invent content."
+)
 
 
 def sections(body: str) -> list[tuple[str, str]]:
@@ -155,6 +177,7 @@ class Consolidator:
             while parent[i] != i:
                 i = parent[i]
             return i
+
         best: dict[int, float] = {}
         scores = {}
         for i in range(len(members)):
@@ -178,7 +201,7 @@ class Consolidator:
     def _umbrella_name(self, names: list[str]) -> str:
         token_lists = [_TOKENS.split(n) for n in names]
         common = []
-        for parts in zip(*token_lists):
+        for parts in zip(*token_lists, strict=False):
             if len(set(parts)) != 1:
                 break
             common.append(parts[0])
@@ -209,11 +232,19 @@ class Consolidator:
                 moves.append({"skill": member.found.name, "from": rel, "to": target, "sha256": sha256(data)})
         description = "Umbrella for " + ", ".join(names) + ": " + "; ".join(m.found.description for m in members)
         if len(description) > MAX_DESCRIPTION_LENGTH:
-            description = description[:MAX_DESCRIPTION_LENGTH - 3] + "..."
-        front = yaml.safe_dump({"name": name, "description": description, "absorbed": names},
-                               sort_keys=False, allow_unicode=True, width=10_000)
-        parts = [f"# {name}", "", f"Consolidated by the Curator from {len(names)} overlapping skills. Each part below "
-                 "is one of them, unchanged; its old name still opens this skill."]
+            description = description[: MAX_DESCRIPTION_LENGTH - 3] + "..."
+        front = yaml.safe_dump(
+            {"name": name, "description": description, "absorbed": names},
+            sort_keys=False,
+            allow_unicode=True,
+            width=10_000,
+        )
+        parts = [
+            f"# {name}",
+            "",
+            f"Consolidated by the Curator from {len(names)} overlapping skills. Each part below "
+            "is one of them, unchanged; its old name still opens this skill.",
+        ]
         for member in members:
             parts += ["", f"## {member.found.name}", "", member.found.description]
             body = member.body.strip()
@@ -222,20 +253,42 @@ class Consolidator:
             own = [m for m in moves if m["skill"] == member.found.name]
             if own:
                 parts += ["", "Support files: " + ", ".join(f"`{m['to']}`" for m in own)]
-        reason = (f"{len(names)} curator-managed skills overlap (similarity {score:g} of 100, threshold "
-                  f"{self.home.config.float('curator.consolidation_threshold'):g}): {', '.join(names)}.")
-        return self.plan_record(name, category, f"---\n{front}---\n\n" + "\n".join(parts) + "\n", members, moves,
-                                [], reason, "offline", score)
+        reason = (
+            f"{len(names)} curator-managed skills overlap (similarity {score:g} of 100, threshold "
+            f"{self.home.config.float('curator.consolidation_threshold'):g}): {', '.join(names)}."
+        )
+        return self.plan_record(
+            name,
+            category,
+            f"---\n{front}---\n\n" + "\n".join(parts) + "\n",
+            members,
+            moves,
+            [],
+            reason,
+            "offline",
+            score,
+        )
 
     def model_plan(self, model, members: list[_Member]) -> dict[str, Any] | None:
         """A plan from a model, forced through ``PLAN_TOOL``; None when it proposes no merge."""
         shown = members[:MODEL_CANDIDATES]
-        skills = [{"name": m.found.name, "description": m.found.description,
-                   "skill_md": (m.found.path / "SKILL.md").read_text(encoding="utf-8", errors="replace"),
-                   "support_files": [rel for rel in _files(m.found.path) if rel != "SKILL.md"]} for m in shown]
-        reply = model.complete([{"role": "system", "content": PLAN_PROMPT},
-                                {"role": "user", "content": json.dumps(skills, ensure_ascii=False, indent=1)}],
-                               [{"type": "function", "function": PLAN_TOOL}], force_tool=PLAN_TOOL["name"])
+        skills = [
+            {
+                "name": m.found.name,
+                "description": m.found.description,
+                "skill_md": (m.found.path / "SKILL.md").read_text(encoding="utf-8", errors="replace"),
+                "support_files": [rel for rel in _files(m.found.path) if rel != "SKILL.md"],
+            }
+            for m in shown
+        ]
+        reply = model.complete(
+            [
+                {"role": "system", "content": PLAN_PROMPT},
+                {"role": "user", "content": json.dumps(skills, ensure_ascii=False, indent=1)},
+            ],
+            [{"type": "function", "function": PLAN_TOOL}],
+            force_tool=PLAN_TOOL["name"],
+        )
         call = next((c for c in reply.tool_calls if c.name == PLAN_TOOL["name"]), None)
         if call is None:
             raise ModelError("The model did not call propose_consolidation; no plan was made.")
@@ -253,28 +306,71 @@ class Consolidator:
             source = by_name.get(str(move.get("skill")))
             path = source.found.path / str(move.get("from")) if source else None
             ok = path is not None and self._in_tree(f"{source.found.rel}/{move.get('from')}") and path.is_file()
-            moves.append({"skill": str(move.get("skill")), "from": str(move.get("from")), "to": str(move.get("to")),
-                          "sha256": sha256(path.read_bytes()) if ok else "missing"})
+            moves.append(
+                {
+                    "skill": str(move.get("skill")),
+                    "from": str(move.get("from")),
+                    "to": str(move.get("to")),
+                    "sha256": sha256(path.read_bytes()) if ok else "missing",
+                }
+            )
         name = str(args.get("umbrella_name") or "")
         categories = {m.found.category for m in chosen}
-        front = yaml.safe_dump({"name": name, "description": str(args.get("description") or "")[:MAX_DESCRIPTION_LENGTH],
-                                "absorbed": names}, sort_keys=False, allow_unicode=True, width=10_000)
-        dropped = [{"skill": str(d.get("skill")), "section": str(d.get("section")), "reason": str(d.get("reason") or "")}
-                   for d in args.get("dropped") or [] if isinstance(d, dict)]
-        return self.plan_record(name, categories.pop() if len(categories) == 1 else None,
-                                f"---\n{front}---\n\n{str(args.get('body') or '').strip()}\n", chosen, moves, dropped,
-                                str(args.get("reason") or ""), f"model:{getattr(model, 'name', 'openai')}", None)
+        front = yaml.safe_dump(
+            {
+                "name": name,
+                "description": str(args.get("description") or "")[:MAX_DESCRIPTION_LENGTH],
+                "absorbed": names,
+            },
+            sort_keys=False,
+            allow_unicode=True,
+            width=10_000,
+        )
+        dropped = [
+            {"skill": str(d.get("skill")), "section": str(d.get("section")), "reason": str(d.get("reason") or "")}
+            for d in args.get("dropped") or []
+            if isinstance(d, dict)
+        ]
+        return self.plan_record(
+            name,
+            categories.pop() if len(categories) == 1 else None,
+            f"---\n{front}---\n\n{str(args.get('body') or '').strip()}\n",
+            chosen,
+            moves,
+            dropped,
+            str(args.get("reason") or ""),
+            f"model:{getattr(model, 'name', 'openai')}",
+            None,
+        )
 
-    def plan_record(self, name: str, category: str | None, skill_md: str, members: list[_Member],
-                    moves: list[dict[str, Any]], dropped: list[dict[str, str]], reason: str, source: str,
-                    score: float | None) -> dict[str, Any]:
+    def plan_record(
+        self,
+        name: str,
+        category: str | None,
+        skill_md: str,
+        members: list[_Member],
+        moves: list[dict[str, Any]],
+        dropped: list[dict[str, str]],
+        reason: str,
+        source: str,
+        score: float | None,
+    ) -> dict[str, Any]:
         """The JSON plan (also the pending record's payload under ``plan``)."""
         return {
             "umbrella": {"name": name, "path": f"{category}/{name}" if category else name, "skill_md": skill_md},
-            "absorbed": [{"name": m.found.name, "path": m.found.rel,
-                          "files": {rel: sha256(data) for rel, data in _files(m.found.path).items()}}
-                         for m in members],
-            "moves": moves, "dropped": dropped, "reason": reason, "source": source, "score": score,
+            "absorbed": [
+                {
+                    "name": m.found.name,
+                    "path": m.found.rel,
+                    "files": {rel: sha256(data) for rel, data in _files(m.found.path).items()},
+                }
+                for m in members
+            ],
+            "moves": moves,
+            "dropped": dropped,
+            "reason": reason,
+            "source": source,
+            "score": score,
             "planned_at": iso(self.home.clock.now()),
         }
 
@@ -321,8 +417,11 @@ class Consolidator:
         for move in moves:
             if move["skill"] not in names:
                 problems.append(f"a support file move names '{move['skill']}', which the plan does not absorb")
-            if move["to"] == "SKILL.md" or not self._in_tree(f"{umbrella['path']}/{move['to']}") or any(
-                    other.startswith(move["to"] + "/") for other in destinations):
+            if (
+                move["to"] == "SKILL.md"
+                or not self._in_tree(f"{umbrella['path']}/{move['to']}")
+                or any(other.startswith(move["to"] + "/") for other in destinations)
+            ):
                 problems.append(f"support file destination '{move['to']}' is not a file inside the umbrella")
         records = self.skills.usage.load()
         classify = self.skills.provenance_of()
@@ -332,8 +431,13 @@ class Consolidator:
 
     def _in_tree(self, rel: str) -> bool:
         parts = PurePosixPath(rel).parts
-        return bool(parts) and not PurePosixPath(rel).is_absolute() and ".." not in parts and \
-            not any(p.startswith(".") for p in parts) and contained(self.skills.dir / rel, self.skills.dir)
+        return (
+            bool(parts)
+            and not PurePosixPath(rel).is_absolute()
+            and ".." not in parts
+            and not any(p.startswith(".") for p in parts)
+            and contained(self.skills.dir / rel, self.skills.dir)
+        )
 
     def _verify_member(self, item, moves, umbrella_body, dropped, records, classify) -> list[str]:
         name = item["name"]
@@ -363,8 +467,10 @@ class Consolidator:
         body = parse_frontmatter(files["SKILL.md"].decode("utf-8", "replace"))[1]
         for heading, text in sections(body):
             if text not in umbrella_body and (name, heading) not in dropped:
-                problems.append(f"section '{heading or '(preamble)'}' of '{name}' is neither in the umbrella nor "
-                                "dropped with a reason")
+                problems.append(
+                    f"section '{heading or '(preamble)'}' of '{name}' is neither in the umbrella nor "
+                    "dropped with a reason"
+                )
         return problems
 
     # -- reviewing -----------------------------------------------------------------------
@@ -377,8 +483,12 @@ class Consolidator:
             raise ReadOnlyError("This home is open read-only; no consolidation can be planned.")
         waiting = self.pending()
         if waiting:
-            return {"success": True, "staged": False, "pending_id": waiting[0].id,
-                    "message": f"A consolidation plan is already waiting for review ({waiting[0].id})."}
+            return {
+                "success": True,
+                "staged": False,
+                "pending_id": waiting[0].id,
+                "message": f"A consolidation plan is already waiting for review ({waiting[0].id}).",
+            }
         try:
             plan = self._plan()
         except ModelError as exc:
@@ -387,17 +497,36 @@ class Consolidator:
             return {"success": True, "staged": False, "message": "No overlapping curator-managed skills to merge."}
         problems = self.verify(plan)
         if problems:
-            self.home.journal.append("skills", "consolidate_refused", plan["umbrella"]["name"], actor="curator",
-                                     detail={"problems": problems, "plan": plan})
-            return {"success": False, "error": "The consolidation plan failed verification and was not staged: "
-                    + "; ".join(problems), "problems": problems}
+            self.home.journal.append(
+                "skills",
+                "consolidate_refused",
+                plan["umbrella"]["name"],
+                actor="curator",
+                detail={"problems": problems, "plan": plan},
+            )
+            return {
+                "success": False,
+                "error": "The consolidation plan failed verification and was not staged: " + "; ".join(problems),
+                "problems": problems,
+            }
         payload = {"action": ACTION, "name": plan["umbrella"]["name"], "plan": plan}
         if self.home.config.bool("curator.consolidate_without_approval"):
             return {**self.apply(payload, actor="curator"), "staged": False}
-        record = self.home.approvals.stage(subsystem="skills", action=ACTION, summary=self.summary(plan),
-                                           origin=ORIGIN, payload=payload, actor="curator")
-        return {"success": True, "staged": True, "pending_id": record.id, "summary": record.summary,
-                "message": f"Consolidation plan staged for review: `workbench pending show {record.id}`."}
+        record = self.home.approvals.stage(
+            subsystem="skills",
+            action=ACTION,
+            summary=self.summary(plan),
+            origin=ORIGIN,
+            payload=payload,
+            actor="curator",
+        )
+        return {
+            "success": True,
+            "staged": True,
+            "pending_id": record.id,
+            "summary": record.summary,
+            "message": f"Consolidation plan staged for review: `workbench pending show {record.id}`.",
+        }
 
     def _plan(self) -> dict[str, Any] | None:
         """The next plan: from the configured model when it is ``openai``, else offline clustering."""
@@ -423,30 +552,72 @@ class Consolidator:
         plan = payload.get("plan") if isinstance(payload, dict) else None
         problems = self.verify(plan)
         if problems:
-            return {"name": payload.get("name"), "file": "SKILL.md", "before": None, "after": None,
-                    "error": "; ".join(problems)}
+            return {
+                "name": payload.get("name"),
+                "file": "SKILL.md",
+                "before": None,
+                "after": None,
+                "error": "; ".join(problems),
+            }
         umbrella = plan["umbrella"]
-        files = [{"path": f"{umbrella['path']}/SKILL.md", "kind": "create", "before": None,
-                  "after": umbrella["skill_md"], "diff": line_diff("", umbrella["skill_md"])}]
+        files = [
+            {
+                "path": f"{umbrella['path']}/SKILL.md",
+                "kind": "create",
+                "before": None,
+                "after": umbrella["skill_md"],
+                "diff": line_diff("", umbrella["skill_md"]),
+            }
+        ]
         for move in plan["moves"]:
             source = next(a for a in plan["absorbed"] if a["name"] == move["skill"])
             data = (self.skills.dir / source["path"] / move["from"]).read_bytes()
             text = data.decode("utf-8", "replace")
-            files.append({"path": f"{umbrella['path']}/{move['to']}", "kind": "copy",
-                          "from": f"{source['path']}/{move['from']}", "before": None, "after": text,
-                          "diff": line_diff("", text)})
+            files.append(
+                {
+                    "path": f"{umbrella['path']}/{move['to']}",
+                    "kind": "copy",
+                    "from": f"{source['path']}/{move['from']}",
+                    "before": None,
+                    "after": text,
+                    "diff": line_diff("", text),
+                }
+            )
         for item in plan["absorbed"]:
             text = (self.skills.dir / item["path"] / "SKILL.md").read_text(encoding="utf-8", errors="replace")
-            files.append({"path": f"{item['path']}/SKILL.md", "kind": "archive", "before": text, "after": None,
-                          "diff": line_diff(text, "")})
+            files.append(
+                {
+                    "path": f"{item['path']}/SKILL.md",
+                    "kind": "archive",
+                    "before": text,
+                    "after": None,
+                    "diff": line_diff(text, ""),
+                }
+            )
         cron = self._cron_rewrite({a["name"]: umbrella["name"] for a in plan["absorbed"]})
-        diff = [line for item in files for line in [(" ", f"=== {item['kind']} {item['path']}"
-                                                     + (f" (from {item['from']})" if item.get("from") else ""))]
-                + item["diff"] + [(" ", "")]]
-        return {"name": umbrella["name"], "file": "SKILL.md", "before": None, "after": umbrella["skill_md"],
-                "error": None, "files": files, "diff": diff[:-1], "absorbed": [a["name"] for a in plan["absorbed"]],
-                "moves": plan["moves"], "dropped": plan["dropped"], "reason": plan["reason"],
-                "cron": cron[1] if cron else []}
+        diff = [
+            line
+            for item in files
+            for line in [
+                (" ", f"=== {item['kind']} {item['path']}" + (f" (from {item['from']})" if item.get("from") else ""))
+            ]
+            + item["diff"]
+            + [(" ", "")]
+        ]
+        return {
+            "name": umbrella["name"],
+            "file": "SKILL.md",
+            "before": None,
+            "after": umbrella["skill_md"],
+            "error": None,
+            "files": files,
+            "diff": diff[:-1],
+            "absorbed": [a["name"] for a in plan["absorbed"]],
+            "moves": plan["moves"],
+            "dropped": plan["dropped"],
+            "reason": plan["reason"],
+            "cron": cron[1] if cron else [],
+        }
 
     # -- applying --------------------------------------------------------------------------
     @property
@@ -475,13 +646,22 @@ class Consolidator:
                     after.append(mapped)
             if after != before:
                 job["skills"], job["skill"] = after, after[0] if after else None
-                rewrites.append({"job_id": job.get("id"), "job_name": job.get("name"), "before": before, "after": after})
+                rewrites.append(
+                    {"job_id": job.get("id"), "job_name": job.get("name"), "before": before, "after": after}
+                )
         if not rewrites:
             return None
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n", rewrites
 
-    def apply(self, payload: dict[str, Any], *, actor: str = "user", pending_id: str | None = None,
-              session_id: str | None = None, message_id: int | None = None) -> dict[str, Any]:
+    def apply(
+        self,
+        payload: dict[str, Any],
+        *,
+        actor: str = "user",
+        pending_id: str | None = None,
+        session_id: str | None = None,
+        message_id: int | None = None,
+    ) -> dict[str, Any]:
         """Apply exactly this plan under the skills lock; refused (nothing written) if it no longer verifies."""
         if self.home.read_only:
             raise ReadOnlyError("This home is open read-only; nothing was written.")
@@ -489,9 +669,12 @@ class Consolidator:
         with self.skills.write_lock(), file_lock(self.home.root / "cron" / ".jobs"):
             problems = self.verify(plan)
             if problems:
-                raise SkillError("The consolidation was not applied: " + "; ".join(problems)
-                                 + ". The plan stays pending; reject it and let the Curator plan again.",
-                                 problems=problems)
+                raise SkillError(
+                    "The consolidation was not applied: "
+                    + "; ".join(problems)
+                    + ". The plan stays pending; reject it and let the Curator plan again.",
+                    problems=problems,
+                )
             return self._apply(plan, actor, pending_id, session_id, message_id)
 
     def _apply(self, plan, actor, pending_id, session_id, message_id) -> dict[str, Any]:
@@ -509,12 +692,16 @@ class Consolidator:
         cron = self._cron_rewrite({name: umbrella["name"] for name in sources})
         records = self.skills.usage.load()
         usage_before = {name: records.get(name) for name in [*sources, umbrella["name"]]}
-        usage_after = {umbrella["name"]: {**default_record(iso(now)), "created_by": "agent",
-                                          "absorbed": list(sources)}}
+        usage_after = {umbrella["name"]: {**default_record(iso(now)), "created_by": "agent", "absorbed": list(sources)}}
         for name, folder in sources.items():
-            usage_after[name] = {**(records.get(name) or default_record(iso(now))), "state": "archived",
-                                 "archived_at": iso(now), "archive_dir": archive_to[name].name,
-                                 "archived_from": folder.relative_to(self.skills.dir).as_posix(), "absorbed_into": umbrella["name"]}
+            usage_after[name] = {
+                **(records.get(name) or default_record(iso(now))),
+                "state": "archived",
+                "archived_at": iso(now),
+                "archive_dir": archive_to[name].name,
+                "archived_from": folder.relative_to(self.skills.dir).as_posix(),
+                "absorbed_into": umbrella["name"],
+            }
 
         cron_before = self.home.links.read_bytes(self._cron_path) if cron else None
 
@@ -542,21 +729,42 @@ class Consolidator:
                 shutil.rmtree(target, ignore_errors=True)
                 remove_empty_parents(target.parent, self.skills.dir)
                 raise
+
         roots = [target, *sources.values(), *archive_to.values()] + ([self._cron_path] if cron else [])
-        evidence = {"absorbed": list(sources), "moves": plan["moves"], "dropped": plan["dropped"],
-                    "reason": plan["reason"], "cron": cron[1] if cron else [],
-                    "usage": {"before": usage_before, "after": usage_after},
-                    **({"pending_id": pending_id} if pending_id else {})}
+        evidence = {
+            "absorbed": list(sources),
+            "moves": plan["moves"],
+            "dropped": plan["dropped"],
+            "reason": plan["reason"],
+            "cron": cron[1] if cron else [],
+            "usage": {"before": usage_before, "after": usage_after},
+            **({"pending_id": pending_id} if pending_id else {}),
+        }
         try:
-            recorded = record_change(self.home, self.skills.ledger, Change(
-                action=ACTION, skill=umbrella["name"], actor=actor, roots=roots, mutate=mutate,
-                text_file=self.skills.ledger.rel(target / "SKILL.md"), session_id=session_id, message_id=message_id,
-                evidence=evidence))
+            recorded = record_change(
+                self.home,
+                self.skills.ledger,
+                Change(
+                    action=ACTION,
+                    skill=umbrella["name"],
+                    actor=actor,
+                    roots=roots,
+                    mutate=mutate,
+                    text_file=self.skills.ledger.rel(target / "SKILL.md"),
+                    session_id=session_id,
+                    message_id=message_id,
+                    evidence=evidence,
+                ),
+            )
         finally:
             self.skills.scanner.forget_layout()
-        return {"success": True, "name": umbrella["name"], "absorbed": list(sources),
-                "cron_rewrites": cron[1] if cron else [], "journal_id": recorded.journal_id,
-                "ledger_id": recorded.ledger_id,
-                "message": f"Consolidated {', '.join(sources)} into '{umbrella['name']}' (ledger {recorded.ledger_id}; "
-                           "`workbench curator rollback` undoes it)."}
-
+        return {
+            "success": True,
+            "name": umbrella["name"],
+            "absorbed": list(sources),
+            "cron_rewrites": cron[1] if cron else [],
+            "journal_id": recorded.journal_id,
+            "ledger_id": recorded.ledger_id,
+            "message": f"Consolidated {', '.join(sources)} into '{umbrella['name']}' (ledger {recorded.ledger_id}; "
+            "`workbench curator rollback` undoes it).",
+        }

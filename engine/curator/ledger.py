@@ -17,9 +17,10 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..clock import Clock
 from ..fileio import LinkPolicy, UnsafePath, append_bytes, contained, read_regular
@@ -56,12 +57,19 @@ class LedgerEntry:
     after: tuple[FileRef, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "ts": self.ts, "actor": self.actor, "action": self.action, "skill": self.skill,
-                "evidence": self.evidence, "before": [f.to_dict() for f in self.before],
-                "after": [f.to_dict() for f in self.after]}
+        return {
+            "id": self.id,
+            "ts": self.ts,
+            "actor": self.actor,
+            "action": self.action,
+            "skill": self.skill,
+            "evidence": self.evidence,
+            "before": [f.to_dict() for f in self.before],
+            "after": [f.to_dict() for f in self.after],
+        }
 
     @classmethod
-    def from_dict(cls, row: Any) -> "LedgerEntry":
+    def from_dict(cls, row: Any) -> LedgerEntry:
         """A row as written by us or Hermes; ``ValueError`` for one of the wrong shape (a hand edit)."""
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not row["id"]:
             raise ValueError("not a ledger row")
@@ -69,9 +77,16 @@ class LedgerEntry:
         evidence = row.get("evidence") or {}
         if not isinstance(evidence, dict):
             raise ValueError("evidence is not an object")
-        return cls(id=row["id"], ts=_text(row.get("ts")), actor=_text(row.get("actor")),
-                   action=_text(row.get("action")), skill=_text(row.get("skill")),
-                   evidence=evidence, before=_refs(row.get("before")), after=_refs(row.get("after")))
+        return cls(
+            id=row["id"],
+            ts=_text(row.get("ts")),
+            actor=_text(row.get("actor")),
+            action=_text(row.get("action")),
+            skill=_text(row.get("skill")),
+            evidence=evidence,
+            before=_refs(row.get("before")),
+            after=_refs(row.get("after")),
+        )
 
 
 def _text(value: Any) -> str:
@@ -88,7 +103,11 @@ def _refs(value: Any) -> tuple[FileRef, ...]:
         raise ValueError("file references are not a list")
     refs = []
     for ref in value:
-        if not isinstance(ref, dict) or not isinstance(ref.get("path"), str) or not _SHA256.fullmatch(str(ref.get("sha256"))):
+        if (
+            not isinstance(ref, dict)
+            or not isinstance(ref.get("path"), str)
+            or not _SHA256.fullmatch(str(ref.get("sha256")))
+        ):
             raise ValueError("a file reference is not a path and a SHA-256")
         refs.append(FileRef(ref["path"], ref["sha256"]))
     return tuple(refs)
@@ -120,16 +139,19 @@ class Ledger:
                 path = path.relative_to(base)
         allowed = f"Ledger rows may only name files under {self.skills_dir} or {self.root / CRON_JOBS}"
         if path.is_absolute() or ".." in path.parts:
-            raise SkillError(f"Ledger path '{rel}' is outside the home; refusing to touch it. {allowed}. Nothing "
-                             "was changed.")
+            raise SkillError(
+                f"Ledger path '{rel}' is outside the home; refusing to touch it. {allowed}. Nothing was changed."
+            )
         home_path = self.root / path
         try:
             real = self.links.resolve(home_path)
         except UnsafePath as exc:
             raise SkillError(f"Ledger path '{rel}': {exc.message}") from None
         if not (contained(real, self.skills_dir) or str(real) == os.path.realpath(self.root / CRON_JOBS)):
-            raise SkillError(f"Ledger path '{rel}' is outside skills/ (it resolves to {real}); refusing to touch "
-                             f"it. {allowed}; this row may have been edited by hand. Nothing was changed.")
+            raise SkillError(
+                f"Ledger path '{rel}' is outside skills/ (it resolves to {real}); refusing to touch "
+                f"it. {allowed}; this row may have been edited by hand. Nothing was changed."
+            )
         return home_path
 
     def snapshot(self, roots: Iterable[Path]) -> dict[str, bytes]:
@@ -175,13 +197,25 @@ class Ledger:
         return data if sha256(data) == digest else None
 
     # -- rows -----------------------------------------------------------------------
-    def append(self, *, actor: str, action: str, skill: str, before: dict[str, bytes], after: dict[str, bytes],
-               evidence: dict[str, Any] | None = None) -> LedgerEntry:
+    def append(
+        self,
+        *,
+        actor: str,
+        action: str,
+        skill: str,
+        before: dict[str, bytes],
+        after: dict[str, bytes],
+        evidence: dict[str, Any] | None = None,
+    ) -> LedgerEntry:
         """Record the delta between two snapshots (paths whose content did not change are dropped)."""
         before_refs, after_refs = self.hashes(before), self.hashes(after)
         changed = {p for p in before_refs.keys() | after_refs.keys() if before_refs.get(p) != after_refs.get(p)}
         entry = LedgerEntry(
-            id=uuid.uuid4().hex[:12], ts=iso(self.clock.now()), actor=actor, action=action, skill=skill,
+            id=uuid.uuid4().hex[:12],
+            ts=iso(self.clock.now()),
+            actor=actor,
+            action=action,
+            skill=skill,
             evidence=evidence or {},
             before=tuple(FileRef(p, before_refs[p]) for p in sorted(changed & before_refs.keys())),
             after=tuple(FileRef(p, after_refs[p]) for p in sorted(changed & after_refs.keys())),
@@ -259,12 +293,18 @@ class Ledger:
                 changed_since.append(ref.path)
         undone = self._live_rollbacks_of(entry.id) if changed_since else []
         if undone:
-            raise SkillError(f"Ledger entry {entry.id} was already rolled back by {undone[-1]}; nothing was changed. "
-                             f"To redo it, roll back {undone[-1]}.", rolled_back_by=undone[-1], changed=changed_since)
+            raise SkillError(
+                f"Ledger entry {entry.id} was already rolled back by {undone[-1]}; nothing was changed. "
+                f"To redo it, roll back {undone[-1]}.",
+                rolled_back_by=undone[-1],
+                changed=changed_since,
+            )
         if changed_since:
-            raise SkillError(f"Cannot roll back ledger entry {entry.id}: these files changed after it, and rolling back "
-                             f"would lose that work: {', '.join(changed_since)}. Roll back the later entries first.",
-                             changed=changed_since)
+            raise SkillError(
+                f"Cannot roll back ledger entry {entry.id}: these files changed after it, and rolling back "
+                f"would lose that work: {', '.join(changed_since)}. Roll back the later entries first.",
+                changed=changed_since,
+            )
         writes: dict[str, bytes] = {}
         missing = []
         for ref in entry.before:
@@ -274,7 +314,10 @@ class Ledger:
             else:
                 writes[ref.path] = data
         if missing:
-            raise SkillError(f"Cannot roll back ledger entry {entry.id}: the saved content of {', '.join(missing)} "
-                             f"is missing from {self.blobs_dir}. Nothing was changed.", missing=missing)
+            raise SkillError(
+                f"Cannot roll back ledger entry {entry.id}: the saved content of {', '.join(missing)} "
+                f"is missing from {self.blobs_dir}. Nothing was changed.",
+                missing=missing,
+            )
         deletes = [path for path in after if path not in writes]
         return writes, deletes

@@ -45,8 +45,15 @@ class CuratorReport:
 
     @property
     def summary(self) -> str:
-        parts = [f"{len(items)} {label}" for items, label in ((self.marked_stale, "marked stale"),
-                 (self.archived, "archived"), (self.reactivated, "reactivated")) if items]
+        parts = [
+            f"{len(items)} {label}"
+            for items, label in (
+                (self.marked_stale, "marked stale"),
+                (self.archived, "archived"),
+                (self.reactivated, "reactivated"),
+            )
+            if items
+        ]
         return ("dry-run auto: " if self.dry_run else "auto: ") + (", ".join(parts) or "no changes")
 
     def to_dict(self) -> dict[str, Any]:
@@ -109,8 +116,9 @@ class Curator:
         self.home.bus.publish(SkillChanged(actor=actor, journal_id=journal_id, name=name, action=action))
 
     # -- archive / restore -------------------------------------------------------------
-    def _move(self, found: Found, dest: Path, action: str, actor: str, evidence: dict[str, Any],
-              fields: dict[str, Any]) -> str | None:
+    def _move(
+        self, found: Found, dest: Path, action: str, actor: str, evidence: dict[str, Any], fields: dict[str, Any]
+    ) -> str | None:
         """Move a skill folder and set its usage ``fields``: both, with their ledger row, or neither."""
         check_inside(found.path, self.skills.dir, f"Skill folder '{found.rel}'")
         try:
@@ -127,23 +135,38 @@ class Curator:
             found.path.parent.mkdir(parents=True, exist_ok=True)
             os.rename(dest, found.path)
             remove_empty_parents(dest.parent, self.skills.dir)
+
         with self.skills.write_lock():
-            return record_change(self.home, self.skills.ledger, Change(
-                action=action, skill=found.name, actor=actor, roots=[found.path, dest], mutate=mutate, undo=undo,
-                usage=lambda: self.skills.usage.set_fields(found.name, **fields), keep_blobs=False,
-                evidence={"from": found.rel, "to": dest.relative_to(self.skills.dir).as_posix(), **evidence})).ledger_id
+            return record_change(
+                self.home,
+                self.skills.ledger,
+                Change(
+                    action=action,
+                    skill=found.name,
+                    actor=actor,
+                    roots=[found.path, dest],
+                    mutate=mutate,
+                    undo=undo,
+                    usage=lambda: self.skills.usage.set_fields(found.name, **fields),
+                    keep_blobs=False,
+                    evidence={"from": found.rel, "to": dest.relative_to(self.skills.dir).as_posix(), **evidence},
+                ),
+            ).ledger_id
 
     def _archive_found(self, found: Found, actor: str, now: float, evidence: dict[str, Any]) -> tuple[Path, str | None]:
         dest = destination(self.skills.archive_dir, found.dir_name, now)
         fields = self._archived_fields(found, dest, now)
-        return dest, self._move(found, dest, "archive", actor, {**evidence, "usage": self._usage_change(found.name, fields)},
-                                fields)
+        return dest, self._move(
+            found, dest, "archive", actor, {**evidence, "usage": self._usage_change(found.name, fields)}, fields
+        )
 
     def _usage_change(self, name: str, fields: dict[str, Any]) -> dict[str, Any]:
         """The usage record before and after ``fields`` are set: a rollback sets exactly those keys back."""
         record = self.skills.usage.load().get(name)
-        return {"before": {name: record}, "after": {name: {**(record or default_record(iso(self.home.clock.now()))),
-                                                           **fields}}}
+        return {
+            "before": {name: record},
+            "after": {name: {**(record or default_record(iso(self.home.clock.now()))), **fields}},
+        }
 
     @staticmethod
     def _archived_fields(found: Found, dest: Path, now: float) -> dict[str, Any]:
@@ -156,7 +179,9 @@ class Curator:
             found = self.skills.find(name)
         except SkillError:
             if any(name in (f.name, f.dir_name) for f in self.skills.scanner.archived()):
-                raise SkillError(f"Skill '{name}' is already archived; `workbench skills restore {name}` brings it back.")
+                raise SkillError(
+                    f"Skill '{name}' is already archived; `workbench skills restore {name}` brings it back."
+                ) from None
             raise
         record = self.skills.usage.load().get(found.name)
         self._refuse_read_only(found, self.skills.provenance_of()(found, record), "archive")
@@ -164,8 +189,13 @@ class Curator:
             raise SkillError(f"Skill '{found.name}' is pinned; unpin it first (`workbench skills unpin {found.name}`).")
         now = self.home.clock.now()
         dest, ledger_id = self._archive_found(found, actor, now, {})
-        return {"success": True, "message": f"Skill '{found.name}' archived to {dest}.", "name": found.name,
-                "archived_to": str(dest), "ledger_id": ledger_id}
+        return {
+            "success": True,
+            "message": f"Skill '{found.name}' archived to {dest}.",
+            "name": found.name,
+            "archived_to": str(dest),
+            "ledger_id": ledger_id,
+        }
 
     def restore(self, name: str, actor: str = "user") -> dict[str, Any]:
         """Put an archived skill back where it was archived from (flat when unknown)."""
@@ -176,8 +206,10 @@ class Curator:
         if not matches:
             raise SkillError(f"No archived skill named '{name}' in {self.skills.archive_dir}.")
         if len(matches) > 1:
-            raise SkillError(f"Ambiguous restore: {len(matches)} archived copies of '{name}' exist. Restore one by its "
-                             "folder name.", matches=[m.dir_name for m in matches])
+            raise SkillError(
+                f"Ambiguous restore: {len(matches)} archived copies of '{name}' exist. Restore one by its folder name.",
+                matches=[m.dir_name for m in matches],
+            )
         found = matches[0]
         records = self.skills.usage.load()
         record = records.get(found.name) or {}
@@ -189,13 +221,25 @@ class Curator:
             raise SkillError(f"destination already exists: {dest}. Move it aside or archive it first.")
         clash = [f for f in self.skills.scanner.active() if found.name in (f.name, f.dir_name)]
         if clash:
-            raise SkillError(f"A skill named '{found.name}' is already active at {clash[0].path}; archive or rename it "
-                             "before restoring this copy.")
-        fields = {"state": "active", "archived_at": None, "archive_dir": None, "archived_from": None,
-                  "restored_at": iso(self.home.clock.now())}
+            raise SkillError(
+                f"A skill named '{found.name}' is already active at {clash[0].path}; archive or rename it "
+                "before restoring this copy."
+            )
+        fields = {
+            "state": "active",
+            "archived_at": None,
+            "archive_dir": None,
+            "archived_from": None,
+            "restored_at": iso(self.home.clock.now()),
+        }
         ledger_id = self._move(found, dest, "restore", actor, {"usage": self._usage_change(found.name, fields)}, fields)
-        return {"success": True, "message": f"Skill '{found.name}' restored to {dest}.", "name": found.name,
-                "restored_to": str(dest), "ledger_id": ledger_id}
+        return {
+            "success": True,
+            "message": f"Skill '{found.name}' restored to {dest}.",
+            "name": found.name,
+            "restored_to": str(dest),
+            "ledger_id": ledger_id,
+        }
 
     # -- pin -----------------------------------------------------------------------------
     def _set_pin(self, name: str, pinned: bool) -> dict[str, Any]:
@@ -204,8 +248,9 @@ class Curator:
         record = self.skills.usage.load().get(found.name)
         self._refuse_read_only(found, self.skills.provenance_of()(found, record), "pin")
         verb = "pin" if pinned else "unpin"
-        journal_id = self.home.journal.append("skills", verb, found.name, actor="user",
-                                              before=str(bool((record or {}).get("pinned"))), after=str(pinned))
+        journal_id = self.home.journal.append(
+            "skills", verb, found.name, actor="user", before=str(bool((record or {}).get("pinned"))), after=str(pinned)
+        )
         self.skills.usage.set_fields(found.name, pinned=pinned)
         self._announce(found.name, verb, "user", journal_id)
         return {"success": True, "message": f"Skill '{found.name}' {verb}ned.", "name": found.name, "pinned": pinned}
@@ -243,15 +288,28 @@ class Curator:
         if not dry_run:
             errors = self._apply(decided, now, iso(now))
         report = CuratorReport(
-            marked_stale=decided.names(STALE), archived=decided.names(ARCHIVE), reactivated=decided.names(REACTIVATE),
-            dry_run=dry_run, seeded=decided.names(SEED), checked=checked, started_at=iso(now),
-            duration_seconds=round(time.perf_counter() - started, 3), errors=tuple(errors))
+            marked_stale=decided.names(STALE),
+            archived=decided.names(ARCHIVE),
+            reactivated=decided.names(REACTIVATE),
+            dry_run=dry_run,
+            seeded=decided.names(SEED),
+            checked=checked,
+            started_at=iso(now),
+            duration_seconds=round(time.perf_counter() - started, 3),
+            errors=tuple(errors),
+        )
         if dry_run:
             return report
         report = replace(report, report_path=str(self._write_report(report, policy).absolute()))
         self._save_state(report, now)
-        self.home.journal.append("curator", "run", "pass", actor="curator", after=report.summary,
-                                 detail={"run": iso(now), "report_path": report.report_path})
+        self.home.journal.append(
+            "curator",
+            "run",
+            "pass",
+            actor="curator",
+            after=report.summary,
+            detail={"run": iso(now), "report_path": report.report_path},
+        )
         return report
 
     def _apply(self, decided: _Pass, now: float, run_id: str) -> list[str]:
@@ -274,12 +332,14 @@ class Curator:
                 records.setdefault(found.name, default_record(now_iso))
             for name, values in fields.items():
                 records.setdefault(name, default_record(now_iso)).update(values)
+
         if fields or decided.decisions.get(SEED):
             self.skills.usage.update(change)
         for decision, action in ((STALE, "mark_stale"), (REACTIVATE, "reactivate")):
             for found in decided.decisions.get(decision, []):
-                journal_id = self.home.journal.append("skills", action, found.name, actor="curator",
-                                                      detail={"run": run_id})
+                journal_id = self.home.journal.append(
+                    "skills", action, found.name, actor="curator", detail={"run": run_id}
+                )
                 self._announce(found.name, action, "curator", journal_id)
         return errors
 
@@ -295,37 +355,69 @@ class Curator:
         folder = self._report_dir(self.home.clock.now())
         folder.mkdir(parents=True)
         data = {
-            "started_at": report.started_at, "duration_seconds": report.duration_seconds, "model": None,
-            "provider": None, "auto_transitions": {"checked": report.checked, "marked_stale": len(report.marked_stale),
-                                                   "archived": len(report.archived),
-                                                   "reactivated": len(report.reactivated),
-                                                   "seeded": len(report.seeded)},
-            "archived": list(report.archived), "consolidated": [], "pruned": list(report.archived),
+            "started_at": report.started_at,
+            "duration_seconds": report.duration_seconds,
+            "model": None,
+            "provider": None,
+            "auto_transitions": {
+                "checked": report.checked,
+                "marked_stale": len(report.marked_stale),
+                "archived": len(report.archived),
+                "reactivated": len(report.reactivated),
+                "seeded": len(report.seeded),
+            },
+            "archived": list(report.archived),
+            "consolidated": [],
+            "pruned": list(report.archived),
             "state_transitions": [{"name": n, "to": "stale"} for n in report.marked_stale]
-                                 + [{"name": n, "to": "active"} for n in report.reactivated],
-            "llm_summary": report.summary, "llm_error": None, "errors": list(report.errors),
+            + [{"name": n, "to": "active"} for n in report.reactivated],
+            "llm_summary": report.summary,
+            "llm_error": None,
+            "errors": list(report.errors),
             "settings": asdict(policy),
         }
         self.home.links.write_json(folder / "run.json", data)
-        lines = [f"# Curator run {report.started_at}", "", "## Auto-transitions (pure, no LLM)", "",
-                 f"- checked: {report.checked}", f"- summary: {report.summary}", ""]
-        for title, names in (("Archived", report.archived), ("Marked stale", report.marked_stale),
-                             ("Reactivated", report.reactivated), ("Errors", report.errors)):
+        lines = [
+            f"# Curator run {report.started_at}",
+            "",
+            "## Auto-transitions (pure, no LLM)",
+            "",
+            f"- checked: {report.checked}",
+            f"- summary: {report.summary}",
+            "",
+        ]
+        for title, names in (
+            ("Archived", report.archived),
+            ("Marked stale", report.marked_stale),
+            ("Reactivated", report.reactivated),
+            ("Errors", report.errors),
+        ):
             if names:
                 lines += [f"## {title}", ""] + [f"- {n}" for n in names[:50]]
                 lines += [f"- … and {len(names) - 50} more"] if len(names) > 50 else []
                 lines.append("")
-        lines += ["## Recovery", "", "`workbench skills restore NAME` brings an archived skill back; "
-                  "`workbench curator rollback LEDGER_ID` undoes one recorded change.", ""]
+        lines += [
+            "## Recovery",
+            "",
+            "`workbench skills restore NAME` brings an archived skill back; "
+            "`workbench curator rollback LEDGER_ID` undoes one recorded change.",
+            "",
+        ]
         self.home.links.write_text(folder / "REPORT.md", "\n".join(lines))
         return folder
 
     def _save_state(self, report: CuratorReport, now: float) -> None:
         with self.home.links.lock(self.state_path):
             state = self._state()
-            state.update({"last_run_at": iso(now), "run_count": int(state.get("run_count") or 0) + 1,
-                          "last_run_summary": report.summary, "last_report_path": report.report_path,
-                          "last_run_duration_seconds": report.duration_seconds})
+            state.update(
+                {
+                    "last_run_at": iso(now),
+                    "run_count": int(state.get("run_count") or 0) + 1,
+                    "last_run_summary": report.summary,
+                    "last_report_path": report.report_path,
+                    "last_run_duration_seconds": report.duration_seconds,
+                }
+            )
             self.home.links.write_json(self.state_path, state)
 
     def status(self) -> dict[str, Any]:
@@ -340,16 +432,27 @@ class Curator:
         state = self._state()
         config = self.home.config
         schedule = Schedule.from_config(config)
-        return {"success": True, "enabled": config.bool("curator.enabled"), "paused": bool(state.get("paused")),
-                "next": self.due().to_dict(), "counts": counts, "managed": managed,
-                "pinned": sorted(s.name for s in skills if s.pinned), "run_count": int(state.get("run_count") or 0),
-                "last_run_at": state.get("last_run_at"), "last_run_summary": state.get("last_run_summary"),
-                "last_report_path": state.get("last_report_path"),
-                "settings": {"stale_after_days": config.int("curator.stale_after_days"),
-                             "archive_after_days": config.int("curator.archive_after_days"),
-                             "manage_all": config.bool("curator.manage_all"),
-                             "interval_hours": schedule.interval_hours, "min_idle_hours": schedule.min_idle_hours,
-                             "consolidate": schedule.consolidate}}
+        return {
+            "success": True,
+            "enabled": config.bool("curator.enabled"),
+            "paused": bool(state.get("paused")),
+            "next": self.due().to_dict(),
+            "counts": counts,
+            "managed": managed,
+            "pinned": sorted(s.name for s in skills if s.pinned),
+            "run_count": int(state.get("run_count") or 0),
+            "last_run_at": state.get("last_run_at"),
+            "last_run_summary": state.get("last_run_summary"),
+            "last_report_path": state.get("last_report_path"),
+            "settings": {
+                "stale_after_days": config.int("curator.stale_after_days"),
+                "archive_after_days": config.int("curator.archive_after_days"),
+                "manage_all": config.bool("curator.manage_all"),
+                "interval_hours": schedule.interval_hours,
+                "min_idle_hours": schedule.min_idle_hours,
+                "consolidate": schedule.consolidate,
+            },
+        }
 
     # -- schedule ------------------------------------------------------------------------
     def _set_paused(self, paused: bool) -> dict[str, Any]:
@@ -361,10 +464,14 @@ class Curator:
             self.home.links.write_json(self.state_path, state)
         verb = "paused" if paused else "resumed"
         if was != paused:
-            self.home.journal.append("curator", "pause" if paused else "resume", "schedule", actor="user",
-                                     before=str(was), after=str(paused))
-        return {"success": True, "paused": paused,
-                "message": f"Curator {verb}." if was != paused else f"Curator was already {verb}."}
+            self.home.journal.append(
+                "curator", "pause" if paused else "resume", "schedule", actor="user", before=str(was), after=str(paused)
+            )
+        return {
+            "success": True,
+            "paused": paused,
+            "message": f"Curator {verb}." if was != paused else f"Curator was already {verb}.",
+        }
 
     def pause(self) -> dict[str, Any]:
         """Stop automatic passes (``paused`` in ``.curator_state``, which Hermes honours too)."""
@@ -375,8 +482,13 @@ class Curator:
 
     def due(self, now: float | None = None, busy: bool = False) -> Due:
         now = self.home.clock.now() if now is None else now
-        return check(Schedule.from_config(self.home.config), self._state(), now,
-                     last_activity=last_activity(self.home), busy=busy)
+        return check(
+            Schedule.from_config(self.home.config),
+            self._state(),
+            now,
+            last_activity=last_activity(self.home),
+            busy=busy,
+        )
 
     def maybe_run(self, busy: bool = False) -> dict[str, Any] | None:
         """Run a due pass (lifecycle, then consolidation when ``curator.consolidate``); None when not due.
@@ -391,8 +503,10 @@ class Curator:
             with self.home.links.lock(self.state_path):
                 state = self._state()
                 if not state.get("last_run_at"):
-                    state.update(last_run_at=iso(now), last_run_summary="deferred first run: seeded, the first "
-                                 "pass waits one interval")
+                    state.update(
+                        last_run_at=iso(now),
+                        last_run_summary="deferred first run: seeded, the first pass waits one interval",
+                    )
                     self.home.links.write_json(self.state_path, state)
             return None
         if not due.due:
@@ -409,8 +523,10 @@ class Curator:
     def purge(self, days: int, dry_run: bool = False) -> dict[str, Any]:
         """Delete archived copies archived at least ``days`` ago, each only after its files are saved as blobs."""
         if isinstance(days, bool) or not isinstance(days, int) or days < 1:
-            raise SkillError(f"--days must be a whole number of at least 1 (got {days!r}); purge only removes skills "
-                             "archived longer ago than that.")
+            raise SkillError(
+                f"--days must be a whole number of at least 1 (got {days!r}); purge only removes skills "
+                "archived longer ago than that."
+            )
         if not dry_run:
             self._writable()
         now = self.home.clock.now()
@@ -423,14 +539,32 @@ class Curator:
         for found in due:
             mutate, undo, cleanup = remove_tree_later(found.path, self.skills.dir)
             with self.skills.write_lock():
-                ledger_id = record_change(self.home, self.skills.ledger, Change(
-                    action="purge", skill=found.name, actor="user", roots=[found.path], mutate=mutate, undo=undo,
-                    cleanup=cleanup, usage=lambda name=found.name: self._resync(name), keep_blobs=True,
-                    evidence={"ttl_days": days, "path": found.rel})).ledger_id
+                ledger_id = record_change(
+                    self.home,
+                    self.skills.ledger,
+                    Change(
+                        action="purge",
+                        skill=found.name,
+                        actor="user",
+                        roots=[found.path],
+                        mutate=mutate,
+                        undo=undo,
+                        cleanup=cleanup,
+                        usage=lambda name=found.name: self._resync(name),
+                        keep_blobs=True,
+                        evidence={"ttl_days": days, "path": found.rel},
+                    ),
+                ).ledger_id
             purged.append({"name": found.name, "path": found.rel, "ledger_id": ledger_id})
-        return {"success": True, "dry_run": False, "purged": purged, "candidates": candidates_, "days": days,
-                "message": f"Purged {len(purged)} archived skill(s). Ledger entries recorded; "
-                           "`workbench curator rollback LEDGER_ID` brings one back."}
+        return {
+            "success": True,
+            "dry_run": False,
+            "purged": purged,
+            "candidates": candidates_,
+            "days": days,
+            "message": f"Purged {len(purged)} archived skill(s). Ledger entries recorded; "
+            "`workbench curator rollback LEDGER_ID` brings one back.",
+        }
 
     def _resync(self, name: str, extra: dict[str, Any] | None = None) -> Undo:
         """Make ``name``'s usage state match where it now lives (after a purge or rollback), plus ``extra``."""
@@ -447,11 +581,13 @@ class Curator:
                 found = archived[name]
                 if record is None or record.get("state") != "archived":
                     records.setdefault(name, default_record(now_iso)).update(
-                        state="archived", archived_at=iso(now), archive_dir=found.dir_name)
+                        state="archived", archived_at=iso(now), archive_dir=found.dir_name
+                    )
             else:
                 records.pop(name, None)
             if extra and name in records:
                 records[name].update(extra)
+
         return self.skills.usage.change_one(name, change)
 
     def rollback(self, ledger_id: str) -> dict[str, Any]:
@@ -469,26 +605,46 @@ class Curator:
                 target = ledger.resolve(rel)
                 self.home.links.unlink(target)
                 remove_empty_parents(target.parent, self.skills.dir)
+
         # a rolled-back restore is archived again: a later restore goes back to the same folder (older entries)
-        extra = {"archived_from": entry.evidence.get("to"), "archive_dir": Path(str(entry.evidence.get("from"))).name} \
-            if entry.action == "restore" else None
+        extra = (
+            {"archived_from": entry.evidence.get("to"), "archive_dir": Path(str(entry.evidence.get("from"))).name}
+            if entry.action == "restore"
+            else None
+        )
 
         def set_usage() -> Undo:
             if usage:  # the entry says exactly which usage keys it set: set those back
                 return self.skills.usage.change_one(entry.skill, lambda records, now: revert_usage(records, usage))
             return self._resync(entry.skill, extra)
+
         with self.skills.write_lock():
             writes, deletes = ledger.rollback_plan(entry)
             paths = sorted(set(writes) | set(deletes))
             evidence = {"rolled_back": entry.id, "rolled_back_action": entry.action}
             if usage:  # rolling this rollback back re-applies the usage change
                 evidence["usage"] = {"before": usage.get("after") or {}, "after": usage.get("before") or {}}
-            recorded = record_change(self.home, ledger, Change(
-                action="rollback", skill=entry.skill, actor="user", roots=[ledger.resolve(p) for p in paths],
-                mutate=mutate, usage=set_usage, evidence=evidence))
+            recorded = record_change(
+                self.home,
+                ledger,
+                Change(
+                    action="rollback",
+                    skill=entry.skill,
+                    actor="user",
+                    roots=[ledger.resolve(p) for p in paths],
+                    mutate=mutate,
+                    usage=set_usage,
+                    evidence=evidence,
+                ),
+            )
         self.skills.scanner.forget_layout()
-        return {"success": True, "message": f"Rolled back {entry.action} of '{entry.skill}' (ledger {entry.id}).",
-                "ledger_id": recorded.ledger_id, "restored": sorted(writes), "removed": sorted(deletes)}
+        return {
+            "success": True,
+            "message": f"Rolled back {entry.action} of '{entry.skill}' (ledger {entry.id}).",
+            "ledger_id": recorded.ledger_id,
+            "restored": sorted(writes),
+            "removed": sorted(deletes),
+        }
 
     def ledger(self, limit: int = 50) -> list[LedgerEntry]:
         """Newest first."""

@@ -29,11 +29,13 @@ class Schedule:
     consolidate: bool
 
     @classmethod
-    def from_config(cls, config) -> "Schedule":
+    def from_config(cls, config) -> Schedule:
         interval, idle = config.float("curator.interval_hours"), config.float("curator.min_idle_hours")
         if interval <= 0 or idle < 0:
-            raise ConfigError(f"curator.interval_hours ({interval:g}) must be above 0 and curator.min_idle_hours "
-                              f"({idle:g}) at least 0. Fix config.yaml.")
+            raise ConfigError(
+                f"curator.interval_hours ({interval:g}) must be above 0 and curator.min_idle_hours "
+                f"({idle:g}) at least 0. Fix config.yaml."
+            )
         return cls(config.bool("curator.enabled"), interval, idle, config.bool("curator.consolidate"))
 
 
@@ -48,8 +50,9 @@ class Due:
         return {"due": self.due, "reason": self.reason, "next_at": iso(self.next_at) if self.next_at else None}
 
 
-def check(schedule: Schedule, state: dict[str, Any], now: float, *, last_activity: float | None,
-          busy: bool = False) -> Due:
+def check(
+    schedule: Schedule, state: dict[str, Any], now: float, *, last_activity: float | None, busy: bool = False
+) -> Due:
     """Whether a pass should start at ``now``; ``last_activity`` is the home's latest change or message."""
     if not schedule.enabled:
         return Due(False, "curator.enabled is off in config.yaml; no automatic passes.", None)
@@ -57,8 +60,12 @@ def check(schedule: Schedule, state: dict[str, Any], now: float, *, last_activit
         return Due(False, "paused (`workbench curator resume` lifts it).", None)
     last = parse_iso(state.get("last_run_at"))
     if last is None:
-        return Due(False, f"never run: the first pass waits one interval ({schedule.interval_hours:g} h) from now.",
-                   now + schedule.interval_hours * HOUR, seed=True)
+        return Due(
+            False,
+            f"never run: the first pass waits one interval ({schedule.interval_hours:g} h) from now.",
+            now + schedule.interval_hours * HOUR,
+            seed=True,
+        )
     next_at = last + schedule.interval_hours * HOUR
     if now < next_at:
         return Due(False, f"last pass {iso(last)}; the next is due {schedule.interval_hours:g} h later.", next_at)
@@ -66,16 +73,24 @@ def check(schedule: Schedule, state: dict[str, Any], now: float, *, last_activit
         return Due(False, "due, but an agent turn is running; it runs once the home is idle.", next_at)
     idle_until = (last_activity or 0.0) + schedule.min_idle_hours * HOUR
     if now < idle_until:
-        return Due(False, f"due, waiting for {schedule.min_idle_hours:g} h without activity (last activity "
-                          f"{iso(last_activity)}).", idle_until)
+        return Due(
+            False,
+            f"due, waiting for {schedule.min_idle_hours:g} h without activity (last activity {iso(last_activity)}).",
+            idle_until,
+        )
     return Due(True, "due: the interval has passed and the home is idle.", next_at)
 
 
 def last_activity(home) -> float | None:
     """The latest change anyone but the Curator made (journal) or message stored (state.db)."""
-    queries = ((home.workbench_db_path, lambda: home.journal.connection(), "SELECT max(at) FROM journal WHERE "
-                "actor != 'curator' AND subsystem != 'curator' AND status = 'done'"),
-               (home.state_db_path, lambda: home.archive.conn(), "SELECT max(timestamp) FROM messages"))
+    queries = (
+        (
+            home.workbench_db_path,
+            lambda: home.journal.connection(),
+            "SELECT max(at) FROM journal WHERE actor != 'curator' AND subsystem != 'curator' AND status = 'done'",
+        ),
+        (home.state_db_path, lambda: home.archive.conn(), "SELECT max(timestamp) FROM messages"),
+    )
     moments = []
     for path, connect, sql in queries:
         if not path.exists():

@@ -24,11 +24,13 @@ class Policy:
     archive_after_days: int
 
     @classmethod
-    def from_config(cls, config) -> "Policy":
+    def from_config(cls, config) -> Policy:
         stale, archive = config.int("curator.stale_after_days"), config.int("curator.archive_after_days")
         if stale < 1 or archive < stale:
-            raise ConfigError(f"curator.stale_after_days ({stale}) must be at least 1 and no more than "
-                              f"curator.archive_after_days ({archive}). Fix config.yaml.")
+            raise ConfigError(
+                f"curator.stale_after_days ({stale}) must be at least 1 and no more than "
+                f"curator.archive_after_days ({archive}). Fix config.yaml."
+            )
         return cls(stale, archive)
 
 

@@ -22,8 +22,9 @@ import logging
 import re
 import sqlite3
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import WorkbenchError
 from .format import TARGETS
@@ -114,14 +115,15 @@ def writes_in(messages: Iterable[Any]) -> dict[int, list[ArchiveWrite]]:
     for i, message in enumerate(rows):
         if message.role != "assistant" or not message.tool_calls:
             continue
-        results = [m for m in rows[i + 1:] if m.role == "tool"]
+        results = [m for m in rows[i + 1 :] if m.role == "tool"]
         for position, call_id, arguments in memory_calls(message.tool_calls):
             by_id = [m for m in results if call_id is not None and m.tool_call_id == call_id]
             result = by_id[0] if by_id else (results[position] if call_id is None and position < len(results) else None)
             if result is not None and applied(result.content):
                 out.setdefault(message.id, []).extend(
                     ArchiveWrite(t, text, action, message.session_id, message.id, message.timestamp)
-                    for t, action, text in written_texts(arguments))
+                    for t, action, text in written_texts(arguments)
+                )
     return out
 
 
@@ -135,7 +137,7 @@ class ArchiveWrites:
     a map of every archived memory write, built once per version.
     """
 
-    def __init__(self, home: "Home"):
+    def __init__(self, home: Home):
         self.home = home
         self._lock = threading.Lock()
         self._version: tuple | None = None
@@ -193,10 +195,14 @@ class ArchiveWrites:
         where = "m.role = 'assistant' AND m.tool_calls IS NOT NULL"
         if self.home.archive.caps.fts:
             match = " AND ".join(f'"{term}"' for term in [TOOL, *terms])
-            return conn.execute(f"SELECT {columns} FROM messages_fts f JOIN messages m ON m.id = f.rowid "
-                                f"WHERE messages_fts MATCH ? AND {where} ORDER BY m.id", (match,)).fetchall()
-        return conn.execute(f"SELECT {columns} FROM messages m WHERE {where} AND instr(m.tool_calls, '{TOOL}') > 0 "
-                            "ORDER BY m.id").fetchall()
+            return conn.execute(
+                f"SELECT {columns} FROM messages_fts f JOIN messages m ON m.id = f.rowid "
+                f"WHERE messages_fts MATCH ? AND {where} ORDER BY m.id",
+                (match,),
+            ).fetchall()
+        return conn.execute(
+            f"SELECT {columns} FROM messages m WHERE {where} AND instr(m.tool_calls, '{TOOL}') > 0 ORDER BY m.id"
+        ).fetchall()
 
     def _read(self, conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> Iterable[ArchiveWrite]:
         """The applied writes of these rows' memory calls (each checked against its stored tool result)."""
@@ -208,15 +214,22 @@ class ArchiveWrites:
                         yield ArchiveWrite(target, text, action, row["session_id"], row["id"], row["timestamp"] or 0.0)
 
     @staticmethod
-    def _result(conn: sqlite3.Connection, session_id: str, message_id: int, position: int,
-                call_id: str | None) -> str | None:
+    def _result(
+        conn: sqlite3.Connection, session_id: str, message_id: int, position: int, call_id: str | None
+    ) -> str | None:
         """A call's stored tool result: by call id, or by position among the results after its message."""
         if call_id is not None:
-            row = conn.execute("SELECT content FROM messages WHERE session_id = ? AND id > ? AND role = 'tool' "
-                               "AND tool_call_id = ? ORDER BY id LIMIT 1", (session_id, message_id, call_id)).fetchone()
+            row = conn.execute(
+                "SELECT content FROM messages WHERE session_id = ? AND id > ? AND role = 'tool' "
+                "AND tool_call_id = ? ORDER BY id LIMIT 1",
+                (session_id, message_id, call_id),
+            ).fetchone()
         else:
-            row = conn.execute("SELECT content FROM messages WHERE session_id = ? AND id > ? AND role = 'tool' "
-                               "ORDER BY id LIMIT 1 OFFSET ?", (session_id, message_id, position)).fetchone()
+            row = conn.execute(
+                "SELECT content FROM messages WHERE session_id = ? AND id > ? AND role = 'tool' "
+                "ORDER BY id LIMIT 1 OFFSET ?",
+                (session_id, message_id, position),
+            ).fetchone()
         return None if row is None else row[0]
 
 

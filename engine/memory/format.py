@@ -71,7 +71,7 @@ class Usage:
     limit: int
 
     @classmethod
-    def of(cls, entries: list[str], limit: int) -> "Usage":
+    def of(cls, entries: list[str], limit: int) -> Usage:
         return cls(size_of(entries), limit)
 
     @property
@@ -104,8 +104,10 @@ def render_block(target: str, entries: list[str], limit: int) -> str:
 @lru_cache(maxsize=8)
 def _block_header(titles: tuple[str, ...]) -> re.Pattern[str]:
     """``"═══…\\nMEMORY (your personal notes) [67% — 1,474/2,200 chars]\\n═══…\\n"``, then exactly 1,474 characters."""
-    return re.compile(rf"{SEPARATOR}\n(?P<title>{'|'.join(re.escape(title) for title in titles)}) "
-                      rf"\[\d+% — (?P<chars>[\d,]+)/(?P<limit>[\d,]+) chars[^\]\n]*\]\n{SEPARATOR}\n")
+    return re.compile(
+        rf"{SEPARATOR}\n(?P<title>{'|'.join(re.escape(title) for title in titles)}) "
+        rf"\[\d+% — (?P<chars>[\d,]+)/(?P<limit>[\d,]+) chars[^\]\n]*\]\n{SEPARATOR}\n"
+    )
 
 
 def parse_blocks(prompt: str) -> dict[str, tuple[list[str], int]]:
@@ -122,9 +124,11 @@ def parse_blocks(prompt: str) -> dict[str, tuple[list[str], int]]:
     position = 0
     while match := header.search(prompt, position):
         position = match.end() + int(match["chars"].replace(",", ""))
-        content = prompt[match.end():position]
-        blocks.setdefault(titles[match["title"]], (content.split(ENTRY_DELIMITER) if content else [],
-                                                   int(match["limit"].replace(",", ""))))
+        content = prompt[match.end() : position]
+        blocks.setdefault(
+            titles[match["title"]],
+            (content.split(ENTRY_DELIMITER) if content else [], int(match["limit"].replace(",", ""))),
+        )
     return blocks
 
 
@@ -188,8 +192,14 @@ def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None,
 
 def _pair_changes(gone: list[str], new: list[str]) -> dict[str, str]:
     """Pair new entries with gone ones, most similar pairs first (ratio >= 0.5)."""
-    scored = sorted(((SequenceMatcher(None, old, entry).ratio(), i, j) for i, old in enumerate(gone)
-                     for j, entry in enumerate(new)), reverse=True)
+    scored = sorted(
+        (
+            (SequenceMatcher(None, old, entry).ratio(), i, j)
+            for i, old in enumerate(gone)
+            for j, entry in enumerate(new)
+        ),
+        reverse=True,
+    )
     pairs: dict[str, str] = {}
     used: set[int] = set()
     for score, i, j in scored:

@@ -21,40 +21,63 @@ PREVIEW = 60
 
 def _preview(entry: str) -> str:
     flat = " ".join(entry.split())
-    return flat if len(flat) <= PREVIEW else flat[:PREVIEW - 1] + "…"
+    return flat if len(flat) <= PREVIEW else flat[: PREVIEW - 1] + "…"
 
 
-def check_memory(home: "Home") -> list[Finding]:
+def check_memory(home: Home) -> list[Finding]:
     findings = []
     for target in TARGETS:
         name, path = FILE_NAMES[target], home.memory.path(target)
         state = home.memory.read(target)
         if state.error:
-            findings.append(Finding("memory", "error", f"{name} cannot be read ({state.error}); both programs refuse "
-                                    "to write it.", f"Fix the permissions or encoding (UTF-8) of {path}."))
+            findings.append(
+                Finding(
+                    "memory",
+                    "error",
+                    f"{name} cannot be read ({state.error}); both programs refuse to write it.",
+                    f"Fix the permissions or encoding (UTF-8) of {path}.",
+                )
+            )
             continue
         try:
             limit = home.memory.limit(target)
         except ConfigError:
             continue  # the config check reports the value
         if has_drift(state.raw, limit) and not has_crlf(state.raw):  # CRLF has its own finding and repair
-            findings.append(Finding("memory", "warning", f"{name} holds text that does not round-trip through the "
-                                    "memory tool (a hand edit or an append); Hermes and the workbench refuse every "
-                                    "replace and remove until it is resolved.",
-                                    f"Rewrite {path} as entries separated by lines holding only '§' "
-                                    "(`workbench memory show` lists what the tool reads), moving any other text out."))
+            findings.append(
+                Finding(
+                    "memory",
+                    "warning",
+                    f"{name} holds text that does not round-trip through the "
+                    "memory tool (a hand edit or an append); Hermes and the workbench refuse every "
+                    "replace and remove until it is resolved.",
+                    f"Rewrite {path} as entries separated by lines holding only '§' "
+                    "(`workbench memory show` lists what the tool reads), moving any other text out.",
+                )
+            )
         usage = Usage.of(state.entries, limit)
         if usage.chars > limit:
-            findings.append(Finding("memory", "warning", f"{name} is over its limit ({usage.short} chars); every add "
-                                    "is refused.", "Remove or shorten entries (the TUI's Memory screen, or "
-                                    f"`workbench memory remove --target {target} --old TEXT`)."))
+            findings.append(
+                Finding(
+                    "memory",
+                    "warning",
+                    f"{name} is over its limit ({usage.short} chars); every add is refused.",
+                    "Remove or shorten entries (the TUI's Memory screen, or "
+                    f"`workbench memory remove --target {target} --old TEXT`).",
+                )
+            )
         for number, entry in enumerate(state.entries, 1):
             if sanitize_entry(entry, name) != entry:
                 why = ", ".join(scan(entry)) if len(entry) <= MAX_SCAN_CHARS else "too large to scan"
-                findings.append(Finding("memory", "warning", f"{name} entry {number} is blocked from every prompt "
-                                        f"({why}): {_preview(entry)}",
-                                        "If you did not write it, remove it: the TUI's Memory screen, or `workbench "
-                                        f"memory remove --target {target} --old TEXT` with a unique part of it."))
+                findings.append(
+                    Finding(
+                        "memory",
+                        "warning",
+                        f"{name} entry {number} is blocked from every prompt ({why}): {_preview(entry)}",
+                        "If you did not write it, remove it: the TUI's Memory screen, or `workbench "
+                        f"memory remove --target {target} --old TEXT` with a unique part of it.",
+                    )
+                )
     return findings
 
 

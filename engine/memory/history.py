@@ -31,6 +31,7 @@ from .store import SUBSYSTEM, _Plan, _scan, _Writer
 if TYPE_CHECKING:
     from .store import MemoryStore
 
+
 @dataclass(frozen=True)
 class Origin:
     """Who wrote an entry, in which session and message, when, and how we know (``via``)."""
@@ -44,8 +45,13 @@ class Origin:
     action: str | None = None  # the write that produced it: add, replace, undo, ...
 
     def to_dict(self) -> dict[str, Any]:
-        return {"actor": self.actor, "session_id": self.session_id, "message_id": self.message_id,
-                "at": iso(self.at), "via": self.via}
+        return {
+            "actor": self.actor,
+            "session_id": self.session_id,
+            "message_id": self.message_id,
+            "at": iso(self.at),
+            "via": self.via,
+        }
 
     def describe(self) -> str:
         """One line for people: ``agent · 2026-11-30 12:00 · session s1 · message 7 (archive)``."""
@@ -58,15 +64,18 @@ class Origin:
             parts.append(f"message {self.message_id}")
         return " · ".join(parts) + (" (from the archive)" if self.via == "archive" else "")
 
+
 def iso(at: float | None) -> str | None:
     return iso_time(at)
+
 
 def when(at: float | None) -> str:
     stamp = iso_time(at)
     return "unknown" if stamp is None else stamp[:16].replace("T", " ")
 
+
 # -- origins -------------------------------------------------------------------------
-def origin(memory: "MemoryStore", target: str, entry: str) -> Origin:
+def origin(memory: MemoryStore, target: str, entry: str) -> Origin:
     rows = memory.home.journal.about(SUBSYSTEM, target, entry)
     writer = next((r for r in rows if r.after == entry), None)
     gone = next((r for r in rows if r.before == entry and r.after != entry), None)
@@ -81,14 +90,17 @@ def origin(memory: "MemoryStore", target: str, entry: str) -> Origin:
         return _from_row(writer)
     return Origin("before", None, first_seen(memory, target))
 
-def origins(memory: "MemoryStore", target: str, entries: list[str]) -> list[Origin]:
+
+def origins(memory: MemoryStore, target: str, entries: list[str]) -> list[Origin]:
     """``origin`` of each entry, in the same order."""
     return [origin(memory, target, entry) for entry in entries]
+
 
 def _from_row(row: JournalEntry) -> Origin:
     return Origin("journal", row.actor, row.at, row.session_id, row.message_id, row.id, row.action)
 
-def first_seen(memory: "MemoryStore", target: str) -> float | None:
+
+def first_seen(memory: MemoryStore, target: str) -> float | None:
     """When the workbench first saw this store's file (else its last change on disk)."""
     seen = memory.home.journal.first(SUBSYSTEM, target, "seen")
     if seen is not None:
@@ -98,18 +110,21 @@ def first_seen(memory: "MemoryStore", target: str) -> float | None:
     except OSError:
         return None
 
+
 # -- history and successors ----------------------------------------------------------
-def entry_history(memory: "MemoryStore", target: str, entry: str, limit: int = 8) -> list[JournalEntry]:
+def entry_history(memory: MemoryStore, target: str, entry: str, limit: int = 8) -> list[JournalEntry]:
     """The journal rows that wrote or took away exactly this entry, newest first."""
     return memory.home.journal.about(SUBSYSTEM, target, entry, limit)
 
-def successor(memory: "MemoryStore", target: str, entry: str) -> str | None:
+
+def successor(memory: MemoryStore, target: str, entry: str) -> str | None:
     """What became of ``entry``: its rewrites followed forward, if the result is still live (else None)."""
     current: str | None = entry
     for row in reversed(memory.history(target, limit=500)):
         if current is not None and row.before == current and row.after != current:
             current = row.after
     return current if current is not None and current in memory.entries(target) else None
+
 
 # -- undo ----------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -124,6 +139,7 @@ class Undo:
     entry: str = ""
     target: str = "memory"
 
+
 @dataclass(frozen=True)
 class EntryStory:
     entry: str
@@ -132,20 +148,24 @@ class EntryStory:
     undo: Undo | None = None
     why_no_undo: str = ""
 
-def story(memory: "MemoryStore", target: str, entry: str, limit: int = 8) -> EntryStory:
+
+def story(memory: MemoryStore, target: str, entry: str, limit: int = 8) -> EntryStory:
     """Origin, history and the undo on offer for one live entry."""
     found = origin(memory, target, entry)
     rows = entry_history(memory, target, entry, limit)
     offer, why = _offer(memory, target, entry, found, rows)
     return EntryStory(entry, found, rows, offer, why)
 
-def _offer(memory: "MemoryStore", target: str, entry: str, found: Origin,
-           rows: list[JournalEntry]) -> tuple[Undo | None, str]:
+
+def _offer(
+    memory: MemoryStore, target: str, entry: str, found: Origin, rows: list[JournalEntry]
+) -> tuple[Undo | None, str]:
     newest = rows[0] if rows else None
     if found.via == "archive" and (newest is None or newest.at < (found.at or 0)):
         if found.action != "add":
-            return None, ("Hermes's replace does not record the whole entry it replaced, so there is nothing "
-                          "exact to go back to.")
+            return None, (
+                "Hermes's replace does not record the whole entry it replaced, so there is nothing exact to go back to."
+            )
         question = f"Undo the add by session {found.session_id}, message {found.message_id}: remove this entry?"
         return Undo(question, entry, None, origin=found, entry=entry, target=target), ""
     if newest is None:
@@ -156,7 +176,8 @@ def _offer(memory: "MemoryStore", target: str, entry: str, found: Origin,
     question = f"Undo event {newest.id}: {newest.actor} {newest.action} at {when(newest.at)}?"
     return Undo(question, newest.after, newest.before, event_id=newest.id, entry=entry, target=target), ""
 
-def undo_problem(memory: "MemoryStore", row: JournalEntry) -> str | None:
+
+def undo_problem(memory: MemoryStore, row: JournalEntry) -> str | None:
     """Why undoing ``row`` would be refused right now (None: it would apply)."""
     try:
         plan = _inverse(memory, row)
@@ -168,7 +189,8 @@ def undo_problem(memory: "MemoryStore", row: JournalEntry) -> str | None:
         return str(refusal.result.get("error"))
     return None
 
-def apply_undo(memory: "MemoryStore", offer: Undo, actor: str = "user") -> dict[str, Any]:
+
+def apply_undo(memory: MemoryStore, offer: Undo, actor: str = "user") -> dict[str, Any]:
     """Take back what ``offer`` describes, through the normal guards (itself journaled)."""
     if offer.event_id is not None:
         return undo(memory, offer.event_id, actor)
@@ -176,9 +198,14 @@ def apply_undo(memory: "MemoryStore", offer: Undo, actor: str = "user") -> dict[
     entry = offer.entry
     try:
         memory._check_writable()
-        plan = _Plan("remove", lambda entries, limit: ops.remove(entries, entry, pin=entry), {}, entry,
-                     journal_action="undo", extra_detail={"op": "remove", "undo_of_message": source.message_id,
-                                                          "undo_of_session": source.session_id})
+        plan = _Plan(
+            "remove",
+            lambda entries, limit: ops.remove(entries, entry, pin=entry),
+            {},
+            entry,
+            journal_action="undo",
+            extra_detail={"op": "remove", "undo_of_message": source.message_id, "undo_of_session": source.session_id},
+        )
         outcome = memory._apply(offer.target, plan, _Writer(actor))
     except Refusal as refusal:
         return refusal.result
@@ -186,7 +213,8 @@ def apply_undo(memory: "MemoryStore", offer: Undo, actor: str = "user") -> dict[
     result["message"] = f"Undid the add by message {source.message_id}. {outcome.message}"
     return result
 
-def undo(memory: "MemoryStore", event_id: Any, actor: str = "user") -> dict[str, Any]:
+
+def undo(memory: MemoryStore, event_id: Any, actor: str = "user") -> dict[str, Any]:
     """Apply the inverse of one journal event through the normal guards (itself journaled)."""
     try:
         memory._check_writable()
@@ -200,11 +228,12 @@ def undo(memory: "MemoryStore", event_id: Any, actor: str = "user") -> dict[str,
     result["undone_event"] = row.id
     return result
 
-def _undoable(memory: "MemoryStore", event_id: Any) -> JournalEntry:
+
+def _undoable(memory: MemoryStore, event_id: Any) -> JournalEntry:
     try:
         number = int(event_id)
     except (TypeError, ValueError):
-        raise refuse(f"Event id must be a number, got {event_id!r}. See `workbench memory history`.")
+        raise refuse(f"Event id must be a number, got {event_id!r}. See `workbench memory history`.") from None
     row = memory.home.journal.get(number)
     if row is None or row.subsystem != SUBSYSTEM:
         raise refuse(f"No memory journal event {number}. See `workbench memory history` for event ids.")
@@ -212,19 +241,24 @@ def _undoable(memory: "MemoryStore", event_id: Any) -> JournalEntry:
         raise refuse(f"Event {number} was never applied (status: {row.status}); there is nothing to undo.")
     return row
 
-def _inverse(memory: "MemoryStore", row: JournalEntry) -> _Plan:
+
+def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
     kind = row.detail.get("op", row.action) if row.action == "undo" else row.action
     if row.target not in FILE_NAMES:  # a hand-edited row
         raise refuse(f"Cannot undo event {row.id}: it names no memory file ({row.target!r}). Nothing was changed.")
     file_name = FILE_NAMES[row.target]
-    gone = refuse(f"Cannot undo event {row.id}: the entry it wrote is no longer in {file_name} (it was changed "
-                  "or removed since). Nothing was changed.")
+    gone = refuse(
+        f"Cannot undo event {row.id}: the entry it wrote is no longer in {file_name} (it was changed "
+        "or removed since). Nothing was changed."
+    )
     extra = {"op": kind}
     if kind == "add":
+
         def op(entries: list[str], limit: int) -> Outcome:
             if row.after not in entries:
                 raise gone
             return ops.remove(entries, row.after, pin=row.after)
+
         extra["op"] = "remove"
         return _Plan("remove", op, {}, row.after or "", journal_action="undo", extra_detail=extra)
     if kind == "remove":
@@ -233,11 +267,14 @@ def _inverse(memory: "MemoryStore", row: JournalEntry) -> _Plan:
 
         def op(entries: list[str], limit: int) -> Outcome:
             if text in entries:
-                raise refuse(f"Cannot undo event {row.id}: the entry it removed is already back in {file_name}. "
-                             "Nothing was changed.")
+                raise refuse(
+                    f"Cannot undo event {row.id}: the entry it removed is already back in {file_name}. "
+                    "Nothing was changed."
+                )
             outcome = ops.add(entries, text, limit)
             outcome.entries.insert(min(row.detail.get("index", len(entries)), len(entries)), outcome.entries.pop())
             return outcome
+
         extra["op"] = "add"
         return _Plan("add", op, {}, text, drift_guard=False, journal_action="undo", extra_detail=extra)
     if kind == "replace":
@@ -248,19 +285,28 @@ def _inverse(memory: "MemoryStore", row: JournalEntry) -> _Plan:
             if row.after not in entries:
                 raise gone
             return ops.replace(entries, row.after, old, limit, pin=row.after)
+
         return _Plan("replace", op, {}, old, journal_action="undo", extra_detail=extra)
     if kind == "normalize":  # a whole-file repair: the file goes back to its bytes before, if untouched since
+
         def op(entries: list[str], limit: int) -> Outcome:
             if memory.read(row.target).raw != (row.after or ""):
-                raise refuse(f"Cannot undo event {row.id}: {file_name} changed again after its line endings were "
-                             "normalised. Nothing was changed.")
-            outcome = Outcome(parse_entries(row.before or ""), "Line endings restored as they were.",
-                              [ops.Change(kind, row.after, row.before)])
+                raise refuse(
+                    f"Cannot undo event {row.id}: {file_name} changed again after its line endings were "
+                    "normalised. Nothing was changed."
+                )
+            outcome = Outcome(
+                parse_entries(row.before or ""),
+                "Line endings restored as they were.",
+                [ops.Change(kind, row.after, row.before)],
+            )
             outcome.text = row.before or ""
             return outcome
+
         return _Plan(kind, op, {}, "", drift_guard=False, journal_action="undo", extra_detail=extra)
     if kind == "seen":
-        raise refuse(f"Cannot undo event {row.id}: it records what {file_name} held when the workbench first saw "
-                     "it, so there is no earlier state to go back to. Nothing was changed.")
+        raise refuse(
+            f"Cannot undo event {row.id}: it records what {file_name} held when the workbench first saw "
+            "it, so there is no earlier state to go back to. Nothing was changed."
+        )
     raise refuse(f"Event {row.id} ({row.action}) cannot be undone.")
-

@@ -15,8 +15,10 @@ from .format import FILE_NAMES, Usage, size_of, split_pieces
 
 MAX_BATCH_OPERATIONS = 200  # a full store holds far fewer entries; bounds the work of one write
 BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing)."
-REPLACE_HINT = (" For 'replace', content is the COMPLETE new entry -- the whole matched entry is overwritten, "
-                "not just the old_text span.")
+REPLACE_HINT = (
+    " For 'replace', content is the COMPLETE new entry -- the whole matched entry is overwritten, "
+    "not just the old_text span."
+)
 
 
 class Refusal(Exception):
@@ -53,9 +55,11 @@ class Outcome:
 
 
 def stale_pin_message(entry: str) -> str:
-    return (f"Entry changed since it was staged, so this write was not applied: '{entry}' is no longer in memory "
-            "as reviewed. Recreate the change against the current entry or reject it; the pending record has "
-            "been preserved.")
+    return (
+        f"Entry changed since it was staged, so this write was not applied: '{entry}' is no longer in memory "
+        "as reviewed. Recreate the change against the current entry or reject it; the pending record has "
+        "been preserved."
+    )
 
 
 def _matches(entries: list[str], old_text: str) -> list[int]:
@@ -80,11 +84,16 @@ def locate(entries: list[str], old_text: str, action: str, pin: str | None = Non
         return _pinned(entries, pin)
     found = _matches(entries, old_text)
     if not found:
-        raise refuse(f"No entry matched '{old_text}'. Check current_entries below and retry with the exact text "
-                     f"of the entry you want to {action}.", counts=True, current_entries=list(entries))
+        raise refuse(
+            f"No entry matched '{old_text}'. Check current_entries below and retry with the exact text "
+            f"of the entry you want to {action}.",
+            counts=True,
+            current_entries=list(entries),
+        )
     if len({entries[i] for i in found}) > 1:
-        raise refuse(f"Multiple entries matched '{old_text}'. Be more specific.",
-                     matches=[_preview(entries[i]) for i in found])
+        raise refuse(
+            f"Multiple entries matched '{old_text}'. Be more specific.", matches=[_preview(entries[i]) for i in found]
+        )
     return found[0]
 
 
@@ -94,10 +103,15 @@ def add(entries: list[str], content: str, limit: int) -> Outcome:
     new = [*entries, content]
     if size_of(new) > limit:
         usage = Usage.of(entries, limit)
-        raise refuse(f"Memory at {usage.short} chars. Adding this entry ({len(content)} chars) would exceed the "
-                     "limit. Consolidate now: use 'replace' to merge overlapping entries into shorter ones or "
-                     "'remove' stale or less important entries (see current_entries below), then retry this add "
-                     "— all in this turn.", counts=True, current_entries=list(entries), usage=usage.short)
+        raise refuse(
+            f"Memory at {usage.short} chars. Adding this entry ({len(content)} chars) would exceed the "
+            "limit. Consolidate now: use 'replace' to merge overlapping entries into shorter ones or "
+            "'remove' stale or less important entries (see current_entries below), then retry this add "
+            "— all in this turn.",
+            counts=True,
+            current_entries=list(entries),
+            usage=usage.short,
+        )
     return Outcome(new, "Entry added.", [Change("add", None, content)])
 
 
@@ -107,17 +121,21 @@ def replace(entries: list[str], old_text: str, content: str, limit: int, pin: st
     new = list(entries)
     new[index] = content
     if size_of(new) > limit:
-        raise refuse(f"Replacement would put memory at {size_of(new):,}/{limit:,} chars. Shorten the new content, "
-                     "or 'remove' other stale or less important entries to make room (see current_entries below), "
-                     "then retry — all in this turn.", counts=True, current_entries=list(entries),
-                     usage=Usage.of(entries, limit).short)
+        raise refuse(
+            f"Replacement would put memory at {size_of(new):,}/{limit:,} chars. Shorten the new content, "
+            "or 'remove' other stale or less important entries to make room (see current_entries below), "
+            "then retry — all in this turn.",
+            counts=True,
+            current_entries=list(entries),
+            usage=Usage.of(entries, limit).short,
+        )
     return Outcome(new, "Entry replaced.", [Change("replace", old, content)], {"replaced_entry": old})
 
 
 def remove(entries: list[str], old_text: str, pin: str | None = None) -> Outcome:
     index = locate(entries, old_text, "remove", pin)
     old = entries[index]
-    new = entries[:index] + entries[index + 1:]
+    new = entries[:index] + entries[index + 1 :]
     return Outcome(new, "Entry removed.", [Change("remove", old, None, index)], {"removed_entry": old})
 
 
@@ -138,8 +156,10 @@ def staged_operations(payload: dict[str, Any]) -> list[Any]:
 def check_batch_size(operations: list[Any]) -> None:
     """Refuse a batch longer than any store holds entries (a record written by hand or another program)."""
     if len(operations) > MAX_BATCH_OPERATIONS:
-        raise refuse(f"The batch has {len(operations):,} operations; at most {MAX_BATCH_OPERATIONS} are accepted in one "
-                     "batch. Split it into smaller batches (a pending record this size can only be rejected).")
+        raise refuse(
+            f"The batch has {len(operations):,} operations; at most {MAX_BATCH_OPERATIONS} are accepted in one "
+            "batch. Split it into smaller batches (a pending record this size can only be rejected)."
+        )
 
 
 @dataclass(frozen=True)
@@ -162,8 +182,15 @@ class Target:
         return "hits" if len(self.matches) == 1 else "ambiguous" if self.matches else "gone"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"op": self.op, "action": self.action, "old_text": self.old_text, "pinned": self.pinned,
-                "status": self.status, "entry": self.entry, "matches": list(self.matches)}
+        return {
+            "op": self.op,
+            "action": self.action,
+            "old_text": self.old_text,
+            "pinned": self.pinned,
+            "status": self.status,
+            "entry": self.entry,
+            "matches": list(self.matches),
+        }
 
 
 def resolve_targets(entries: list[str], operations: list[Any]) -> list[Target]:
@@ -207,13 +234,17 @@ def unresolved_message(targets: list[Target], file_name: str, batch: bool) -> st
             reasons.append(f"{what} was staged against '{_preview(t.pinned)}', which is no longer in {file_name}")
         elif t.matches:
             listed = "; ".join(f"'{_preview(m)}'" for m in t.matches)
-            reasons.append(f"{what} targets '{t.old_text}', which now matches {len(t.matches)} different entries "
-                           f"in {file_name} ({listed})")
+            reasons.append(
+                f"{what} targets '{t.old_text}', which now matches {len(t.matches)} different entries "
+                f"in {file_name} ({listed})"
+            )
         else:
             reasons.append(f"{what} targets '{t.old_text}', which no longer matches any entry in {file_name}")
-    return ("Not applied: " + "; ".join(reasons) + ". The write names its entry only by that text, so the workbench "
-            "does not guess which one was meant. Reject it, or make the change yourself; the pending record has been "
-            "preserved.")
+    return (
+        "Not applied: " + "; ".join(reasons) + ". The write names its entry only by that text, so the workbench "
+        "does not guess which one was meant. Reject it, or make the change yourself; the pending record has been "
+        "preserved."
+    )
 
 
 def pin_targets(payload: dict[str, Any], targets: list[Target]) -> dict[str, Any]:
@@ -221,8 +252,12 @@ def pin_targets(payload: dict[str, Any], targets: list[Target]) -> dict[str, Any
     if payload.get("action") != "batch":
         return {**payload, "matched_entry": targets[0].entry}
     hits = {t.op: t.entry for t in targets}
-    return {**payload, "operations": [{**op, "matched_entry": hits[i]} if i in hits else op
-                                      for i, op in enumerate(payload["operations"], 1)]}
+    return {
+        **payload,
+        "operations": [
+            {**op, "matched_entry": hits[i]} if i in hits else op for i, op in enumerate(payload["operations"], 1)
+        ],
+    }
 
 
 def edit_batch(operations: Any, edited: str) -> list[Any]:
@@ -238,10 +273,12 @@ def edit_batch(operations: Any, edited: str) -> list[Any]:
         raise refuse("This batch only removes entries, so it has no text to edit; approve or reject it as it is.")
     texts = split_pieces(edited)
     if len(texts) != len(slots):
-        raise refuse(f"The edit holds {len(texts)} text(s) but the batch adds or replaces {len(slots)}; give one text "
-                     "per add or replace, in order, separated by a line holding only '§'.")
+        raise refuse(
+            f"The edit holds {len(texts)} text(s) but the batch adds or replaces {len(slots)}; give one text "
+            "per add or replace, in order, separated by a line holding only '§'."
+        )
     edited_ops = list(operations)
-    for index, text in zip(slots, texts):
+    for index, text in zip(slots, texts, strict=True):
         edited_ops[index] = {**{k: v for k, v in operations[index].items() if k != "new_text"}, "content": text}
     return edited_ops
 
@@ -251,7 +288,9 @@ def batch(entries: list[str], operations: list[Any], limit: int, target: str) ->
     try:
         return _batch(entries, operations, limit, target)
     except Refusal as refusal:
-        raise refuse(refusal.result["error"] + BATCH_SUFFIX, counts=True, usage=Usage.of(entries, limit).short)
+        raise refuse(
+            refusal.result["error"] + BATCH_SUFFIX, counts=True, usage=Usage.of(entries, limit).short
+        ) from refusal
 
 
 def _batch(entries: list[str], operations: list[Any], limit: int, target: str) -> Outcome:
@@ -291,14 +330,18 @@ def _batch(entries: list[str], operations: list[Any], limit: int, target: str) -
             changes.append(Change("remove", old, None, index))
     if entries and not work:
         file_name = FILE_NAMES[target]
-        raise refuse(f"Refusing to empty {file_name}: this batch would remove every entry from a previously "
-                     "non-empty store. Keep at least one entry — merge overlapping entries into a shorter one "
-                     "instead of removing the last one. To delete the final entry deliberately, use single "
-                     "remove() calls.")
+        raise refuse(
+            f"Refusing to empty {file_name}: this batch would remove every entry from a previously "
+            "non-empty store. Keep at least one entry — merge overlapping entries into a shorter one "
+            "instead of removing the last one. To delete the final entry deliberately, use single "
+            "remove() calls."
+        )
     total = size_of(work)
     if total > limit:
-        raise refuse(f"After applying all {len(operations)} operations, memory would be at {total:,}/{limit:,} "
-                     "chars -- over the limit. Remove or shorten more entries in the same batch, then retry.")
+        raise refuse(
+            f"After applying all {len(operations)} operations, memory would be at {total:,}/{limit:,} "
+            "chars -- over the limit. Remove or shorten more entries in the same batch, then retry."
+        )
     extras: dict[str, Any] = {}
     if replaced:
         extras["replaced_entries"] = replaced

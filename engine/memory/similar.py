@@ -9,7 +9,7 @@ setting, so they can never disagree about what is similar.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from rapidfuzz import fuzz
 
@@ -22,8 +22,9 @@ def score(a: str, b: str) -> float:
     return 100.0 if a == b else fuzz.token_set_ratio(a, b)
 
 
-def near_duplicates(proposed: Iterable[str], existing: Iterable[str], threshold: float,
-                    ignore: Iterable[str] = ()) -> list[dict]:
+def near_duplicates(
+    proposed: Iterable[str], existing: Iterable[str], threshold: float, ignore: Iterable[str] = ()
+) -> list[dict]:
     """Existing entries equal or nearly equal (score >= ``threshold``) to a proposed text.
 
     ``ignore`` holds entries the proposal itself replaces, which are no duplicates of it.

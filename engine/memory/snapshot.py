@@ -10,9 +10,9 @@ limit), the snapshot holds no entries either and ``withheld`` says why.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from .format import FILE_NAMES, TARGETS, Usage, render_block
 from .threats import sanitize_entry
@@ -30,8 +30,15 @@ class MemorySnapshot:
     withheld: str | None = None  # why a new Hermes session would inject no memory block
 
     @classmethod
-    def build(cls, raw: dict[str, list[str]], limits: dict[str, int], enabled: dict[str, bool],
-              errors: dict[str, str | None], taken_at: float, withheld: str | None = None) -> "MemorySnapshot":
+    def build(
+        cls,
+        raw: dict[str, list[str]],
+        limits: dict[str, int],
+        enabled: dict[str, bool],
+        errors: dict[str, str | None],
+        taken_at: float,
+        withheld: str | None = None,
+    ) -> MemorySnapshot:
         kept = {t: () if withheld else tuple(raw[t]) for t in TARGETS}
         clean = {t: tuple(sanitize_entry(e, FILE_NAMES[t]) for e in kept[t]) for t in TARGETS}
         return cls(
@@ -51,7 +58,7 @@ class MemorySnapshot:
 
     def blocked(self, target: str) -> list[str]:
         """The raw entries that the snapshot shows as ``[BLOCKED: ...]``."""
-        return [raw for raw, shown in zip(self.raw_entries[target], self.entries[target]) if raw != shown]
+        return [raw for raw, shown in zip(self.raw_entries[target], self.entries[target], strict=True) if raw != shown]
 
     def prompt_text(self) -> str:
         """The MEMORY then USER PROFILE blocks of the enabled stores, joined as in the prompt."""

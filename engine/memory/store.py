@@ -15,25 +15,35 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from dataclasses import replace as _dc_replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..config import MEMORY_LIMIT_KEYS
 from ..errors import WorkbenchError
 from ..events import MemoryChanged
 from ..fileio import UnsafePath, crash_point, lock_path_for, remove_stale_temps
 from ..journal import JournalEntry, content_hash
+from ..safety import Verdict, assess
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from . import ops, similar, targets
 from .archive_writes import ArchiveWrites
-from .format import (FILE_NAMES, TARGETS, Usage, breaks_delimiter, entry_changes, has_crlf, has_drift, parse_entries,
-                     serialize)
+from .format import (
+    FILE_NAMES,
+    TARGETS,
+    Usage,
+    breaks_delimiter,
+    entry_changes,
+    has_crlf,
+    has_drift,
+    parse_entries,
+    serialize,
+)
 from .ops import Outcome, Refusal, refuse
 from .snapshot import MemorySnapshot
-from ..safety import Verdict, assess
 from .threats import refusal_message, warning_message
 
 if TYPE_CHECKING:
@@ -66,8 +76,10 @@ def _left_file(detail: dict, raw: str) -> bool:
 
 
 # the journal rows that say which file a write (or an outside edit) left: the newest one counts
-_LEFT_ROW = ("subsystem = ? AND target = ? AND status = 'done' "
-             "AND coalesce(json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after')) IS NOT NULL")
+_LEFT_ROW = (
+    "subsystem = ? AND target = ? AND status = 'done' "
+    "AND coalesce(json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after')) IS NOT NULL"
+)
 
 
 @dataclass(frozen=True)
@@ -80,7 +92,7 @@ class _Writer:
     detail: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, ctx: ToolContext) -> "_Writer":
+    def of(cls, ctx: ToolContext) -> _Writer:
         return cls(ctx.actor, ctx.session_id, ctx.message_id, {"origin": ctx.origin})
 
 
@@ -109,10 +121,12 @@ def _text(value: Any, name: str) -> str:
 def _scan(text: str, prefix: str = "") -> Verdict:
     """Refuse text that cannot be stored as one entry, or that the threat scan calls dangerous."""
     if breaks_delimiter(text):
-        raise refuse(prefix + "Content contains the entry delimiter (a line holding only '§' between other lines, or "
-                     "at its start or end), so it would be read back as several entries. Write it as one entry "
-                     "without a line that is only '§' (a '§' inside a line is fine), or add each part as its own "
-                     "entry. Nothing was changed.")
+        raise refuse(
+            prefix + "Content contains the entry delimiter (a line holding only '§' between other lines, or "
+            "at its start or end), so it would be read back as several entries. Write it as one entry "
+            "without a line that is only '§' (a '§' inside a line is fine), or add each part as its own "
+            "entry. Nothing was changed."
+        )
     verdict = assess(text)
     if verdict.dangerous:
         raise refuse(prefix + refusal_message(verdict))
@@ -125,7 +139,7 @@ def _flags(*verdicts: Verdict) -> Verdict | None:
     return Verdict("suspicious", findings) if findings else None
 
 
-def check_line_endings(home: "Home") -> list:
+def check_line_endings(home: Home) -> list:
     """Doctor: a memory file with CRLF line endings (destructive writes are refused until it is normalised)."""
     from ..health import Finding
 
@@ -133,14 +147,20 @@ def check_line_endings(home: "Home") -> list:
     for target in TARGETS:
         state = home.memory.read(target)
         if state.error is None and has_crlf(state.raw):
-            findings.append(Finding(
-                "memory", "warning", f"{FILE_NAMES[target]} uses CRLF line endings: Hermes splits entries on "
-                "'\\n§\\n' only, so replace and remove are refused on it.", "Normalise its line endings to LF (journaled and "
-                "undoable with `workbench memory undo`).", repair="memory-line-endings"))
+            findings.append(
+                Finding(
+                    "memory",
+                    "warning",
+                    f"{FILE_NAMES[target]} uses CRLF line endings: Hermes splits entries on "
+                    "'\\n§\\n' only, so replace and remove are refused on it.",
+                    "Normalise its line endings to LF (journaled and undoable with `workbench memory undo`).",
+                    repair="memory-line-endings",
+                )
+            )
     return findings
 
 
-def normalize_all_line_endings(home: "Home") -> str:
+def normalize_all_line_endings(home: Home) -> str:
     """Doctor --fix: normalise every CRLF memory file; says what it did."""
     done = []
     for target in TARGETS:
@@ -157,7 +177,7 @@ def _choices() -> str:
 
 
 class MemoryStore:
-    def __init__(self, home: "Home"):
+    def __init__(self, home: Home):
         self.home = home
 
     # -- files and settings ---------------------------------------------------------
@@ -196,8 +216,11 @@ class MemoryStore:
         self._check_target_or_raise(target)
         state = self.read(target)
         if state.error:
-            raise MemoryFileUnreadable(f"Cannot read {self.path(target)}: {state.error.rstrip('.')}. Fix the file (permissions, "
-                                       "encoding UTF-8, or the link); nothing was changed.", target=target)
+            raise MemoryFileUnreadable(
+                f"Cannot read {self.path(target)}: {state.error.rstrip('.')}. Fix the file (permissions, "
+                "encoding UTF-8, or the link); nothing was changed.",
+                target=target,
+            )
         return state.entries
 
     def usage(self, target: str) -> Usage:
@@ -211,11 +234,17 @@ class MemoryStore:
             limits[target] = self.limit(target)
             raw[target], errors[target] = state.entries, state.error
             if state.error:
-                log.warning("%s could not be read (%s); it is left out of the snapshot.", self.path(target), state.error)
+                log.warning(
+                    "%s could not be read (%s); it is left out of the snapshot.", self.path(target), state.error
+                )
             elif Usage.of(state.entries, limits[target]).chars > limits[target]:
-                log.warning("%s exceeds its char limit on load: %d/%d chars. Entries stay loaded; further additions "
-                            "are blocked until it is back under the limit.", FILE_NAMES[target],
-                            Usage.of(state.entries, limits[target]).chars, limits[target])
+                log.warning(
+                    "%s exceeds its char limit on load: %d/%d chars. Entries stay loaded; further additions "
+                    "are blocked until it is back under the limit.",
+                    FILE_NAMES[target],
+                    Usage.of(state.entries, limits[target]).chars,
+                    limits[target],
+                )
         enabled = {t: self.enabled(t) for t in TARGETS}
         return MemorySnapshot.build(raw, limits, enabled, errors, self.home.clock.now(), self._withheld(raw))
 
@@ -265,8 +294,14 @@ class MemoryStore:
         if not text:
             raise refuse("Content cannot be empty.")
         verdict = _scan(text)
-        return _Plan("add", lambda entries, limit: ops.add(entries, text, limit), {"action": "add", "content": text},
-                     text, drift_guard=False, flags=_flags(verdict))
+        return _Plan(
+            "add",
+            lambda entries, limit: ops.add(entries, text, limit),
+            {"action": "add", "content": text},
+            text,
+            drift_guard=False,
+            flags=_flags(verdict),
+        )
 
     def _plan_replace(self, old_text: Any, content: Any, pin: str | None = None) -> _Plan:
         old, new = _text(old_text, "old_text"), _text(content, "content")
@@ -275,15 +310,24 @@ class MemoryStore:
         if not new:
             raise refuse("new_content cannot be empty. Use 'remove' to delete entries.")
         verdict = _scan(new)
-        return _Plan("replace", lambda entries, limit: ops.replace(entries, old, new, limit, pin),
-                     {"action": "replace", "old_text": old, "content": new}, new, flags=_flags(verdict))
+        return _Plan(
+            "replace",
+            lambda entries, limit: ops.replace(entries, old, new, limit, pin),
+            {"action": "replace", "old_text": old, "content": new},
+            new,
+            flags=_flags(verdict),
+        )
 
     def _plan_remove(self, old_text: Any, pin: str | None = None) -> _Plan:
         old = _text(old_text, "old_text")
         if not old and pin is None:
             raise refuse("old_text cannot be empty.")
-        return _Plan("remove", lambda entries, limit: ops.remove(entries, old, pin),
-                     {"action": "remove", "old_text": old}, pin or old)
+        return _Plan(
+            "remove",
+            lambda entries, limit: ops.remove(entries, old, pin),
+            {"action": "remove", "old_text": old},
+            pin or old,
+        )
 
     def _plan_batch(self, operations: Any, target: str) -> _Plan:
         if not isinstance(operations, list):
@@ -295,16 +339,24 @@ class MemoryStore:
         verdicts = []
         for i, op in enumerate(operations, 1):
             op = op if isinstance(op, dict) else {}
-            item = {"action": op.get("action"), "content": ops.op_text(op, "content"),
-                    "old_text": ops.op_text(op, "old_text")}
+            item = {
+                "action": op.get("action"),
+                "content": ops.op_text(op, "content"),
+                "old_text": ops.op_text(op, "old_text"),
+            }
             if isinstance(op.get("matched_entry"), str):
                 item["matched_entry"] = op["matched_entry"]
             if item["action"] in ("add", "replace") and item["content"]:
                 verdicts.append(_scan(item["content"], f"Operation {i}: "))
             clean.append(item)
         summary = "; ".join(f"{op['action']} {op['content'] or op['old_text']}" for op in clean)
-        return _Plan("batch", lambda entries, limit: ops.batch(entries, clean, limit, target),
-                     {"action": "batch", "operations": clean}, summary, flags=_flags(*verdicts))
+        return _Plan(
+            "batch",
+            lambda entries, limit: ops.batch(entries, clean, limit, target),
+            {"action": "batch", "operations": clean},
+            summary,
+            flags=_flags(*verdicts),
+        )
 
     def _run(self, ctx: ToolContext | None, target: str, prepare: Callable[[], _Plan]) -> dict[str, Any]:
         """Validate, then stage (when the gate says so) or apply; count consolidation failures."""
@@ -336,16 +388,27 @@ class MemoryStore:
         failures = int(ctx.turn_state.get(FAILURES_KEY, 0)) + 1
         ctx.turn_state[FAILURES_KEY] = failures
         if failures > MAX_CONSOLIDATION_FAILURES:
-            return {"success": False, "done": True,
-                    "error": f"Memory consolidation failed {failures} times this turn. Stop retrying memory calls — "
-                             "leave memory unchanged for now and continue with your reply to the user. The fact can "
-                             "be saved in a later turn."}
+            return {
+                "success": False,
+                "done": True,
+                "error": f"Memory consolidation failed {failures} times this turn. Stop retrying memory calls — "
+                "leave memory unchanged for now and continue with your reply to the user. The fact can "
+                "be saved in a later turn.",
+            }
         return refusal.result
 
     def _success(self, target: str, outcome: Outcome) -> dict[str, Any]:
         usage = Usage.of(outcome.entries, self.limit(target))
-        return {"success": True, "done": True, "target": target, "usage": usage.text,
-                "entry_count": len(outcome.entries), "message": outcome.message, **outcome.extras, "note": SAVED_NOTE}
+        return {
+            "success": True,
+            "done": True,
+            "target": target,
+            "usage": usage.text,
+            "entry_count": len(outcome.entries),
+            "message": outcome.message,
+            **outcome.extras,
+            "note": SAVED_NOTE,
+        }
 
     # -- the approval gate ----------------------------------------------------------
     def _must_stage(self, ctx: ToolContext, plan: _Plan) -> bool:
@@ -362,39 +425,72 @@ class MemoryStore:
         if plan.action in ("replace", "remove"):
             payload["matched_entry"] = outcome.changes[0].before
         elif plan.action == "batch":
-            payload["operations"] = [{**op, "matched_entry": outcome.pins[i]} if i in outcome.pins else op
-                                     for i, op in enumerate(payload["operations"], 1)]
+            payload["operations"] = [
+                {**op, "matched_entry": outcome.pins[i]} if i in outcome.pins else op
+                for i, op in enumerate(payload["operations"], 1)
+            ]
         verb = {"add": "add to", "replace": "replace in", "remove": "remove from"}.get(plan.action)
         where = targets.LABELS[target]
         head = f"{verb} {where}" if verb else f"apply {len(payload['operations'])} op(s) to {where}"
         approval_on = self.home.config.bool("memory.write_approval")
         try:
             record = self.home.approvals.stage(
-                subsystem=SUBSYSTEM, action=plan.action, summary=f"{head}: {plan.detail[:120]}", origin=ctx.origin,
-                payload=payload, actor=ctx.actor, session_id=ctx.session_id, message_id=ctx.message_id)
+                subsystem=SUBSYSTEM,
+                action=plan.action,
+                summary=f"{head}: {plan.detail[:120]}",
+                origin=ctx.origin,
+                payload=payload,
+                actor=ctx.actor,
+                session_id=ctx.session_id,
+                message_id=ctx.message_id,
+            )
         except WorkbenchError as exc:
             if not approval_on and ctx.origin == BACKGROUND_REVIEW and plan.flags is None:
-                raise refuse("Background review may not delete memory entries ('replace'/'remove', including in a "
-                             "batch); 'add' is still available.")
-            raise refuse(f"The write could not be staged for approval, so it was not saved: {exc.message}")
+                raise refuse(
+                    "Background review may not delete memory entries ('replace'/'remove', including in a "
+                    "batch); 'add' is still available."
+                ) from exc
+            raise refuse(f"The write could not be staged for approval, so it was not saved: {exc.message}") from exc
         if plan.flags is not None:
-            return {"success": True, "staged": True, "pending_id": record.id, "flags": plan.flags.reasons,
-                    "message": f"Staged for the user's approval because the text looks suspicious: "
-                               f"{'; '.join(plan.flags.reasons)}. Not yet saved. If this is a plain fact, rewrite it "
-                               "without instructions to the assistant, commands or links; otherwise leave it out."}
+            return {
+                "success": True,
+                "staged": True,
+                "pending_id": record.id,
+                "flags": plan.flags.reasons,
+                "message": f"Staged for the user's approval because the text looks suspicious: "
+                f"{'; '.join(plan.flags.reasons)}. Not yet saved. If this is a plain fact, rewrite it "
+                "without instructions to the assistant, commands or links; otherwise leave it out.",
+            }
         if approval_on:
-            return {"success": True, "staged": True, "pending_id": record.id,
-                    "message": "Staged for approval (memory.write_approval is on). Not yet saved — review with "
-                               "/memory pending."}
-        return {"success": True, "staged": True, "proposal_staged": True, "pending_id": record.id,
-                "additions_saved": 0,
-                "message": f"Background review may not change or delete memory entries on its own. The proposed "
-                           f"{plan.action} was staged for your approval — review it with /memory pending (approve to "
-                           "apply, discard to drop)."}
+            return {
+                "success": True,
+                "staged": True,
+                "pending_id": record.id,
+                "message": "Staged for approval (memory.write_approval is on). Not yet saved — review with "
+                "/memory pending.",
+            }
+        return {
+            "success": True,
+            "staged": True,
+            "proposal_staged": True,
+            "pending_id": record.id,
+            "additions_saved": 0,
+            "message": f"Background review may not change or delete memory entries on its own. The proposed "
+            f"{plan.action} was staged for your approval — review it with /memory pending (approve to "
+            "apply, discard to drop).",
+        }
 
-    def apply_staged(self, payload: dict[str, Any], *, actor: str = "user", edited_content: str | None = None,
-                     pending_id: str | None = None, session_id: str | None = None, message_id: int | None = None,
-                     proposed_by: str | None = None) -> dict[str, Any]:
+    def apply_staged(
+        self,
+        payload: dict[str, Any],
+        *,
+        actor: str = "user",
+        edited_content: str | None = None,
+        pending_id: str | None = None,
+        session_id: str | None = None,
+        message_id: int | None = None,
+        proposed_by: str | None = None,
+    ) -> dict[str, Any]:
         """Replay a staged write through every guard (never the gate: this is the approval).
 
         The payload holds only Hermes's replay keywords (so Hermes can approve our records
@@ -403,9 +499,12 @@ class MemoryStore:
         try:
             self._check_writable()
             target, plan = self._staged_plan(payload, edited_content)
-            writer = _Writer(actor, session_id, message_id,
-                             {"pending_id": pending_id, "proposed_by": proposed_by,
-                              "edited": edited_content is not None})
+            writer = _Writer(
+                actor,
+                session_id,
+                message_id,
+                {"pending_id": pending_id, "proposed_by": proposed_by, "edited": edited_content is not None},
+            )
             outcome = self._apply(target, plan, writer)
         except Refusal as refusal:
             return refusal.result
@@ -430,9 +529,15 @@ class MemoryStore:
         except Refusal as refusal:
             error = refusal.result["error"]
         usage = Usage.of(after, limit)
-        return {"target": target, "before_entries": list(state.entries), "after_entries": list(after),
-                "usage_after": usage.text, "percent_after": usage.percent, "error": error,
-                "targets": [t.to_dict() for t in targets]}
+        return {
+            "target": target,
+            "before_entries": list(state.entries),
+            "after_entries": list(after),
+            "usage_after": usage.text,
+            "percent_after": usage.percent,
+            "error": error,
+            "targets": [t.to_dict() for t in targets],
+        }
 
     def _staged_plan(self, payload: dict[str, Any], edited: str | None) -> tuple[str, _Plan]:
         if not isinstance(payload, dict):
@@ -449,8 +554,11 @@ class MemoryStore:
         if action not in ("replace", "remove", "batch"):
             raise refuse(f"The staged write has an unknown action {action!r}; reject it.")
         plan = self._pinned_plan(target, payload, edited)  # validates the record now
-        if all(isinstance(op.get("matched_entry"), str) for op in ops.staged_operations(payload)
-               if isinstance(op, dict) and op.get("action") in ("replace", "remove")):
+        if all(
+            isinstance(op.get("matched_entry"), str)
+            for op in ops.staged_operations(payload)
+            if isinstance(op, dict) and op.get("action") in ("replace", "remove")
+        ):
             return target, plan
         return target, _dc_replace(plan, op=self._resolving_op(target, payload, edited))
 
@@ -458,14 +566,16 @@ class MemoryStore:
         action, pin = payload["action"], payload.get("matched_entry")
         pin = pin if isinstance(pin, str) else None
         if action == "replace":
-            return self._plan_replace(payload.get("old_text"), payload.get("content") if edited is None else edited,
-                                      pin)
+            return self._plan_replace(
+                payload.get("old_text"), payload.get("content") if edited is None else edited, pin
+            )
         if action == "remove":
             return self._plan_remove(payload.get("old_text"), pin)
         return self._plan_batch(payload.get("operations"), target)
 
-    def _resolving_op(self, target: str, payload: dict[str, Any],
-                      edited: str | None) -> Callable[[list[str], int], Outcome]:
+    def _resolving_op(
+        self, target: str, payload: dict[str, Any], edited: str | None
+    ) -> Callable[[list[str], int], Outcome]:
         """For a write staged without its entry (as Hermes stages them): under the lock,
         find each ``old_text``'s entry by Hermes's substring rule, refuse if one is gone or
         ambiguous, and apply the write pinned to the entries found."""
@@ -476,9 +586,11 @@ class MemoryStore:
             if unresolved:
                 raise refuse(ops.unresolved_message(unresolved, FILE_NAMES[target], payload["action"] == "batch"))
             return self._pinned_plan(target, ops.pin_targets(payload, targets), edited).op(entries, limit)
+
         return op
 
         # -- the write path -------------------------------------------------------------
+
     def _apply(self, target: str, plan: _Plan, writer: _Writer, *, dry_run: bool = False) -> Outcome:
         """Run ``plan`` on the file under its lock; write, journal and announce the result."""
         limit = self.limit(target)
@@ -496,14 +608,22 @@ class MemoryStore:
         if external is not None:
             self.home.bus.publish(external)
         single = outcome.changes[0] if len(outcome.changes) == 1 and plan.journal_action != "undo" else None
-        self.home.bus.publish(MemoryChanged(
-            actor=writer.actor, session_id=writer.session_id, journal_id=journal_ids[-1], target=target,
-            action=plan.journal_action or plan.action,
-            before=single.before if single else state.raw, after=single.after if single else text))
+        self.home.bus.publish(
+            MemoryChanged(
+                actor=writer.actor,
+                session_id=writer.session_id,
+                journal_id=journal_ids[-1],
+                target=target,
+                action=plan.journal_action or plan.action,
+                before=single.before if single else state.raw,
+                after=single.after if single else text,
+            )
+        )
         return outcome
 
-    def _write(self, target: str, text: str, outcome: Outcome, writer: _Writer, plan: _Plan,
-               release: tuple[str, ...]) -> list[int]:
+    def _write(
+        self, target: str, text: str, outcome: Outcome, writer: _Writer, plan: _Plan, release: tuple[str, ...]
+    ) -> list[int]:
         """Journal (pending, with the new file's hash and snapshot), write, then mark done.
 
         The snapshot the journal kept of the previous file is released on commit: only
@@ -519,17 +639,30 @@ class MemoryStore:
                 detail.update(batch=True, op_index=index)
             if change.index is not None:
                 detail["index"] = change.index
-            rows.append((journal.begin(SUBSYSTEM, plan.journal_action or change.action, target, actor=writer.actor,
-                                       before=change.before, after=change.after, session_id=writer.session_id,
-                                       message_id=writer.message_id, detail=detail,
-                                       snapshot=text if index == 1 else None), detail))
+            rows.append(
+                (
+                    journal.begin(
+                        SUBSYSTEM,
+                        plan.journal_action or change.action,
+                        target,
+                        actor=writer.actor,
+                        before=change.before,
+                        after=change.after,
+                        session_id=writer.session_id,
+                        message_id=writer.message_id,
+                        detail=detail,
+                        snapshot=text if index == 1 else None,
+                    ),
+                    detail,
+                )
+            )
         try:
             self.home.links.write_text(self.path(target), text, TMP_PREFIX)
         except (OSError, UnsafePath) as exc:
             for row_id, _ in rows:
                 journal.abandon(row_id, str(exc))
             reason = exc.message if isinstance(exc, UnsafePath) else f"{exc.strerror or exc}. Nothing was changed."
-            raise refuse(f"Failed to write memory file {self.path(target)}: {reason}")
+            raise refuse(f"Failed to write memory file {self.path(target)}: {reason}") from exc
         crash_point("memory-renamed")
         for row_id, _ in rows:
             journal.commit(row_id, release=release if row_id == rows[-1][0] else ())
@@ -541,24 +674,31 @@ class MemoryStore:
         try:
             stack.enter_context(self.home.links.lock(self.path(target)))
         except UnsafePath as exc:
-            raise refuse(f"Cannot lock {lock_path_for(self.path(target))}: {exc.message}")
+            raise refuse(f"Cannot lock {lock_path_for(self.path(target))}: {exc.message}") from exc
         except OSError as exc:
-            raise refuse(f"Cannot lock {lock_path_for(self.path(target))}: {exc.strerror or exc} (a symlinked or "
-                         "unwritable lock file is never used). Nothing was changed.")
+            raise refuse(
+                f"Cannot lock {lock_path_for(self.path(target))}: {exc.strerror or exc} (a symlinked or "
+                "unwritable lock file is never used). Nothing was changed."
+            ) from exc
         return stack
 
     def _guard(self, target: str, state: FileState, limit: int, drift_guard: bool, *, backup: bool) -> None:
         file_name = FILE_NAMES[target]
         if state.error:
-            raise refuse(f"Refusing to write {file_name}: the file exists on disk but could not be read "
-                         f"({state.error}). Treating an unreadable file as empty and saving would wipe existing "
-                         "memory, so the write is refused. Nothing was changed — fix the file's permissions or "
-                         f"encoding (UTF-8) at {self.path(target)}, then retry.", file=str(self.path(target)))
+            raise refuse(
+                f"Refusing to write {file_name}: the file exists on disk but could not be read "
+                f"({state.error}). Treating an unreadable file as empty and saving would wipe existing "
+                "memory, so the write is refused. Nothing was changed — fix the file's permissions or "
+                f"encoding (UTF-8) at {self.path(target)}, then retry.",
+                file=str(self.path(target)),
+            )
         if not drift_guard or not has_drift(state.raw, limit):
             return
         if not backup:
-            raise refuse(f"{file_name} has content that wouldn't round-trip through the memory tool (edited by hand "
-                         "or by another tool); this write would be refused until that drift is resolved.")
+            raise refuse(
+                f"{file_name} has content that wouldn't round-trip through the memory tool (edited by hand "
+                "or by another tool); this write would be refused until that drift is resolved."
+            )
         saved = self._backup(target, state.data or b"")
         if has_crlf(state.raw):
             raise refuse(
@@ -566,7 +706,9 @@ class MemoryStore:
                 "separated by '\\r\\n§\\r\\n' as one entry, and this write could replace or remove several of "
                 f"them at once. A snapshot was saved to {saved}. Normalise the line endings first (`workbench doctor "
                 "--fix`, journaled and undoable, or save the file with LF endings), then retry. Nothing was changed.",
-                drift_backup=saved, remediation="Normalise the file's line endings to LF.")
+                drift_backup=saved,
+                remediation="Normalise the file's line endings to LF.",
+            )
         raise refuse(
             f"Refusing to write {file_name}: file on disk has content that wouldn't round-trip through the memory "
             "tool (likely added by the patch tool, a shell append, a manual edit, or a concurrent session). A "
@@ -575,7 +717,8 @@ class MemoryStore:
             "loss (issue #26045).",
             drift_backup=saved,
             remediation="Open the .bak file, integrate the missing entries into the memory tool one at a time via "
-                        "memory(action=add, content=...), then remove or rewrite the original file to a clean state.")
+            "memory(action=add, content=...), then remove or rewrite the original file to a clean state.",
+        )
 
     def _backup(self, target: str, data: bytes) -> str:
         """Copy the drifted file to ``<FILE>.bak.<unix time>`` (a new name if that one holds other bytes)."""
@@ -660,10 +803,12 @@ class MemoryStore:
                 if not has_crlf(raw):
                     return Outcome(entries, f"{FILE_NAMES[target]} already uses LF line endings.")
                 fixed = raw.replace("\r\n", "\n")
-                outcome = Outcome(parse_entries(fixed), "Line endings normalised to LF.",
-                                  [ops.Change("normalize", raw, fixed)])
+                outcome = Outcome(
+                    parse_entries(fixed), "Line endings normalised to LF.", [ops.Change("normalize", raw, fixed)]
+                )
                 outcome.text = fixed
                 return outcome
+
             outcome = self._apply(target, _Plan("normalize", op, {}, "", drift_guard=False), _Writer(actor))
         except Refusal as refusal:
             return refusal.result
@@ -717,9 +862,14 @@ class MemoryStore:
             self._seen[target] = state.raw
             if event is None:  # another workbench process wrote it (it journaled the change)
                 last = self._last_row(target)
-                event = MemoryChanged(actor=last.actor if last else "external", session_id=last.session_id if last
-                                      else None, journal_id=last.id if last else None, target=target,
-                                      action=last.action if last else "external", after=state.raw)
+                event = MemoryChanged(
+                    actor=last.actor if last else "external",
+                    session_id=last.session_id if last else None,
+                    journal_id=last.id if last else None,
+                    target=target,
+                    action=last.action if last else "external",
+                    after=state.raw,
+                )
         self.home.bus.publish(event)
         return True
 
@@ -739,8 +889,14 @@ class MemoryStore:
         left = self._left(target)
         if left is None:
             if state.entries:
-                self.home.journal.append(SUBSYSTEM, "seen", target, actor="external", snapshot=state.raw,
-                                         detail={"file_sha": content_hash(state.raw), "entries": state.entries})
+                self.home.journal.append(
+                    SUBSYSTEM,
+                    "seen",
+                    target,
+                    actor="external",
+                    snapshot=state.raw,
+                    detail={"file_sha": content_hash(state.raw), "entries": state.entries},
+                )
             return None
         before_sha, before = left
         if before_sha == content_hash(state.raw):
@@ -750,13 +906,17 @@ class MemoryStore:
         changes = entry_changes(parse_entries(before), state.entries)
         if not changes:
             return None
-        rows = [{"action": action, "before": old, "after": new, "detail": {"index": index}}
-                for action, old, new, index in changes]
+        rows = [
+            {"action": action, "before": old, "after": new, "detail": {"index": index}}
+            for action, old, new, index in changes
+        ]
         rows[-1]["detail"]["file_sha"] = content_hash(state.raw)
-        ids = self.home.journal.append_all(SUBSYSTEM, target, rows, actor="external", snapshot=state.raw,
-                                           release=self._releasable(target))
-        return MemoryChanged(actor="external", journal_id=ids[-1], target=target, action="external", before=before,
-                             after=state.raw)
+        ids = self.home.journal.append_all(
+            SUBSYSTEM, target, rows, actor="external", snapshot=state.raw, release=self._releasable(target)
+        )
+        return MemoryChanged(
+            actor="external", journal_id=ids[-1], target=target, action="external", before=before, after=state.raw
+        )
 
     def _left(self, target: str) -> tuple[str, str | None] | None:
         """(hash, text or None) of the file the journal last left ``target`` as.
@@ -764,9 +924,15 @@ class MemoryStore:
         The text is there only for rows of journals from before hashes (``file_after``);
         otherwise ``journal.file_text(hash)`` has it, read only when an outside edit needs it.
         """
-        row = self.home.journal.connection().execute(
-            f"SELECT json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after') FROM journal "
-            f"WHERE {_LEFT_ROW} ORDER BY id DESC LIMIT 1", (SUBSYSTEM, target)).fetchone()
+        row = (
+            self.home.journal.connection()
+            .execute(
+                f"SELECT json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after') FROM journal "
+                f"WHERE {_LEFT_ROW} ORDER BY id DESC LIMIT 1",
+                (SUBSYSTEM, target),
+            )
+            .fetchone()
+        )
         if row is None:
             return None
         return (row[0], None) if row[0] is not None else (content_hash(row[1]), row[1])
@@ -778,6 +944,9 @@ class MemoryStore:
 
     def _last_row(self, target: str) -> JournalEntry | None:
         """The newest journaled write (from any workbench process) that recorded the file it left."""
-        row = self.home.journal.connection().execute(
-            f"SELECT id FROM journal WHERE {_LEFT_ROW} ORDER BY id DESC LIMIT 1", (SUBSYSTEM, target)).fetchone()
+        row = (
+            self.home.journal.connection()
+            .execute(f"SELECT id FROM journal WHERE {_LEFT_ROW} ORDER BY id DESC LIMIT 1", (SUBSYSTEM, target))
+            .fetchone()
+        )
         return self.home.journal.get(row[0]) if row else None

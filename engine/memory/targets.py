@@ -25,12 +25,29 @@ class MemoryTarget:
     enabled_key: str  # config key that puts it in the prompt and lets the agent write it
 
 
-REGISTRY: dict[str, MemoryTarget] = {t.name: t for t in (
-    MemoryTarget("memory", "MEMORY.md", "MEMORY (your personal notes)", "memory", "MEMORY",
-                 "memory.memory_char_limit", "memory.memory_enabled"),
-    MemoryTarget("user", "USER.md", "USER PROFILE (who the user is)", "user profile", "USER",
-                 "memory.user_char_limit", "memory.user_profile_enabled"),
-)}
+REGISTRY: dict[str, MemoryTarget] = {
+    t.name: t
+    for t in (
+        MemoryTarget(
+            "memory",
+            "MEMORY.md",
+            "MEMORY (your personal notes)",
+            "memory",
+            "MEMORY",
+            "memory.memory_char_limit",
+            "memory.memory_enabled",
+        ),
+        MemoryTarget(
+            "user",
+            "USER.md",
+            "USER PROFILE (who the user is)",
+            "user profile",
+            "USER",
+            "memory.user_char_limit",
+            "memory.user_profile_enabled",
+        ),
+    )
+}
 
 
 def target(name: str) -> MemoryTarget:

@@ -10,6 +10,7 @@ raw text so it can be found and removed.
 from __future__ import annotations
 
 from ..safety import ADVICE, MAX_SCAN_CHARS, Verdict, assess, blocked_line
+
 REMOVE_HINT = "Removed from system prompt; use memory(action=remove) to delete the original."
 
 
@@ -21,16 +22,22 @@ def scan(text: str) -> list[str]:
 def refusal_message(verdict: Verdict) -> str:
     first = verdict.worst
     if first.id.startswith("invisible_unicode_U+"):
-        head = f"Blocked: content contains invisible unicode character {first.id.rsplit('_', 1)[1]} (possible injection)."
+        head = (
+            f"Blocked: content contains invisible unicode character {first.id.rsplit('_', 1)[1]} (possible injection)."
+        )
     else:
-        head = (f"Blocked: content matches threat pattern '{first.id}'. Content is injected into the system prompt "
-                "and must not contain injection or exfiltration payloads.")
+        head = (
+            f"Blocked: content matches threat pattern '{first.id}'. Content is injected into the system prompt "
+            "and must not contain injection or exfiltration payloads."
+        )
     return f"{head} Why: {'; '.join(verdict.reasons)}. {ADVICE}"
 
 
 def warning_message(verdict: Verdict) -> str:
-    return (f"Saved, but flagged as suspicious: {'; '.join(verdict.reasons)}. It will be in every future system "
-            "prompt; check that you meant it.")
+    return (
+        f"Saved, but flagged as suspicious: {'; '.join(verdict.reasons)}. It will be in every future system "
+        "prompt; check that you meant it."
+    )
 
 
 def first_threat_message(text: str) -> str | None:
@@ -52,7 +59,9 @@ def sanitize_entry(entry: str, file_name: str) -> str:
     if not entry:
         return entry
     if len(entry) > MAX_SCAN_CHARS:
-        return (f"[BLOCKED: {file_name} entry too large to scan ({len(entry):,} chars). Removed from system prompt; "
-                "use memory(action=remove) to delete the original.]")
+        return (
+            f"[BLOCKED: {file_name} entry too large to scan ({len(entry):,} chars). Removed from system prompt; "
+            "use memory(action=remove) to delete the original.]"
+        )
     verdict = assess(entry)
     return blocked_line(f"{file_name} entry", verdict, REMOVE_HINT) if verdict.dangerous else entry

@@ -44,14 +44,24 @@ MEMORY_TOOL_SCHEMA: dict[str, Any] = {
         "parameters": {
             "type": "object",
             "properties": {
-                "action": {"type": "string", "enum": list(ACTIONS),
-                           "description": "One change. Omit when using `operations`."},
-                "target": {"type": "string", "enum": list(TARGETS),
-                           "description": "'memory' for your notes, 'user' for the user profile."},
-                "content": {"type": "string",
-                            "description": "The entry text (add), or the COMPLETE new entry (replace)."},
-                "old_text": {"type": "string",
-                             "description": "Short unique substring of the entry to replace or remove."},
+                "action": {
+                    "type": "string",
+                    "enum": list(ACTIONS),
+                    "description": "One change. Omit when using `operations`.",
+                },
+                "target": {
+                    "type": "string",
+                    "enum": list(TARGETS),
+                    "description": "'memory' for your notes, 'user' for the user profile.",
+                },
+                "content": {
+                    "type": "string",
+                    "description": "The entry text (add), or the COMPLETE new entry (replace).",
+                },
+                "old_text": {
+                    "type": "string",
+                    "description": "Short unique substring of the entry to replace or remove.",
+                },
                 "new_text": {"type": "string", "description": "Alias of `content`."},
                 "operations": {
                     "type": "array",
@@ -74,7 +84,7 @@ MEMORY_TOOL_SCHEMA: dict[str, Any] = {
 }
 
 
-def memory_tool_schema(home: "Home") -> dict[str, Any]:
+def memory_tool_schema(home: Home) -> dict[str, Any]:
     """The schema advertising only the targets enabled in config."""
     schema = copy.deepcopy(MEMORY_TOOL_SCHEMA)
     enabled = [t for t in TARGETS if home.memory.enabled(t)]
@@ -86,7 +96,7 @@ def _error(message: str, **extra: Any) -> dict[str, Any]:
     return {"success": False, "error": message, **extra}
 
 
-def memory_tool(home: "Home", args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+def memory_tool(home: Home, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     store = home.memory
     enabled = {t: store.enabled(t) for t in TARGETS}
     if not any(enabled.values()):
@@ -106,8 +116,10 @@ def memory_tool(home: "Home", args: dict[str, Any], ctx: ToolContext) -> dict[st
         return store.batch(target, operations, ctx)
     action = args.get("action")
     if not action:
-        return _error("Missing required parameter: give either 'action' (add, replace or remove) for one change, "
-                      "or 'operations' (a list of {action, content?, old_text?}) for several.")
+        return _error(
+            "Missing required parameter: give either 'action' (add, replace or remove) for one change, "
+            "or 'operations' (a list of {action, content?, old_text?}) for several."
+        )
     if action not in ACTIONS:
         return _error(f"Unknown action '{action}'. Use: add, replace, remove")
     if action == "add":
@@ -118,10 +130,13 @@ def memory_tool(home: "Home", args: dict[str, Any], ctx: ToolContext) -> dict[st
     if not old_text:
         state = store.read(target)
         hint = REPLACE_HINT if action == "replace" else ""
-        return _error(f"'{action}' needs old_text -- a short unique substring of the entry to {action}. None was "
-                      f"provided. Reissue the {action} with old_text set to part of one of the current_entries "
-                      f"below.{hint}", current_entries=state.entries,
-                      usage=Usage.of(state.entries, store.limit(target)).short)
+        return _error(
+            f"'{action}' needs old_text -- a short unique substring of the entry to {action}. None was "
+            f"provided. Reissue the {action} with old_text set to part of one of the current_entries "
+            f"below.{hint}",
+            current_entries=state.entries,
+            usage=Usage.of(state.entries, store.limit(target)).short,
+        )
     if action == "replace":
         if not content:
             return _error("content is required for 'replace' action.")

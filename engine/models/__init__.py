@@ -9,8 +9,15 @@ from .scripted import ScriptedModel
 BACKENDS = ("offline", "scripted", "openai")
 
 
-def make_model(home, backend: str | None = None, *, base_url: str | None = None, model_name: str | None = None,
-               api_key_env: str | None = None, stream: bool | None = None) -> Model:
+def make_model(
+    home,
+    backend: str | None = None,
+    *,
+    base_url: str | None = None,
+    model_name: str | None = None,
+    api_key_env: str | None = None,
+    stream: bool | None = None,
+) -> Model:
     """The model named by ``backend`` (else config ``model.backend``), flags overriding config."""
     config = home.config
     backend = (backend or config.str("model.backend") or "offline").lower()
@@ -21,10 +28,14 @@ def make_model(home, backend: str | None = None, *, base_url: str | None = None,
     if backend == "openai":
         from .openai import OpenAIModel
 
-        return OpenAIModel(base_url=base_url or config.str("model.base_url"), model=model_name or config.str("model.name"),
-                           api_key_env=api_key_env if api_key_env is not None else config.str("model.api_key_env"),
-                           timeout=config.float("model.timeout"), max_retries=config.int("model.max_retries"),
-                           stream=config.bool("model.stream") if stream is None else stream)
+        return OpenAIModel(
+            base_url=base_url or config.str("model.base_url"),
+            model=model_name or config.str("model.name"),
+            api_key_env=api_key_env if api_key_env is not None else config.str("model.api_key_env"),
+            timeout=config.float("model.timeout"),
+            max_retries=config.int("model.max_retries"),
+            stream=config.bool("model.stream") if stream is None else stream,
+        )
     raise ModelError(f"Unknown model {backend!r}. Use one of: {', '.join(BACKENDS)}.")
 
 
@@ -40,12 +51,24 @@ def make_auxiliary_model(home, task: str) -> Model | None:
     if backend == "openai":
         from .openai import OpenAIModel
 
-        return OpenAIModel(base_url=config.str(f"auxiliary.{task}.base_url") or config.str("model.base_url"),
-                           model=config.str(f"auxiliary.{task}.model") or config.str("model.name"),
-                           api_key_env=config.str(f"auxiliary.{task}.api_key_env"),
-                           timeout=config.float(f"auxiliary.{task}.timeout"), max_retries=0)
+        return OpenAIModel(
+            base_url=config.str(f"auxiliary.{task}.base_url") or config.str("model.base_url"),
+            model=config.str(f"auxiliary.{task}.model") or config.str("model.name"),
+            api_key_env=config.str(f"auxiliary.{task}.api_key_env"),
+            timeout=config.float(f"auxiliary.{task}.timeout"),
+            max_retries=0,
+        )
     raise ModelError(f"auxiliary.{task}.backend must be offline or openai (or empty for none), not {backend!r}.")
 
 
-__all__ = ["BACKENDS", "Model", "ModelError", "ModelReply", "OfflineModel", "ScriptedModel", "ToolCall",
-           "make_auxiliary_model", "make_model"]
+__all__ = [
+    "BACKENDS",
+    "Model",
+    "ModelError",
+    "ModelReply",
+    "OfflineModel",
+    "ScriptedModel",
+    "ToolCall",
+    "make_auxiliary_model",
+    "make_model",
+]

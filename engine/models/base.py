@@ -100,12 +100,14 @@ class Model(ABC):
 
     def recap(self, topic: str, transcript: str) -> str:
         """A short recap of one past session's excerpt, focused on ``topic`` (session_search recaps)."""
-        prompt = (f"Search topic: {topic}\n\nTRANSCRIPT EXCERPT:\n{transcript}\n\n"
-                  "Recap it with the search topic in mind.")
-        return self.complete([{"role": "system", "content": RECAP_SYSTEM}, {"role": "user", "content": prompt}],
-                             []).content.strip()
+        prompt = (
+            f"Search topic: {topic}\n\nTRANSCRIPT EXCERPT:\n{transcript}\n\nRecap it with the search topic in mind."
+        )
+        return self.complete(
+            [{"role": "system", "content": RECAP_SYSTEM}, {"role": "user", "content": prompt}], []
+        ).content.strip()
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, not abstract
         """Release network clients; nothing to do for local models."""
 
 
@@ -128,7 +130,7 @@ def serialise_turns(messages: list[dict[str, Any]], limit: int = 4000) -> str:
     for message in messages:
         content = str(message.get("content") or "")
         if len(content) > limit:
-            content = f"{content[: limit * 2 // 3]} [...] {content[-limit // 4:]}"
+            content = f"{content[: limit * 2 // 3]} [...] {content[-limit // 4 :]}"
         calls = ", ".join(c["function"]["name"] for c in message.get("tool_calls") or [])
         label = message.get("role", "?").upper() + (f" [tools: {calls}]" if calls else "")
         if message.get("role") == "tool":

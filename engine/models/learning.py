@@ -17,42 +17,91 @@ from ..providers.fence import sanitize_context
 from .phrasing import declarative, overlap, sentence
 
 MAX_FINDINGS = 4
-_CLAUSE_SPLIT = re.compile(r"(?:[.!;\n]+\s*|,\s+(?=(?:and |but |so )?(?:i|i'm|we|we're|my|our|please|no)\b)|"
-                           r"\s+(?:and|but|so)\s+(?=(?:i|i'm|we|we're|my|our|please)\b))", re.I)
-_TRANSIENT = re.compile(r"\b(?:today|tonight|tomorrow|yesterday|right now|this (?:morning|afternoon|week|sprint)|"
-                        r"next week|at the moment|for now|currently|later|todo|to-do|need to|have to|got to|gotta|"
-                        r"remind me|picking up|working on|about to|going to|will be)\b", re.I)
-_SECRET = re.compile(r"(?:password|passwd|passphrase|api[ _-]?key|secret|token|private key|credentials?|"
-                     r"\bsk-[A-Za-z0-9]{6,}|\bghp_[A-Za-z0-9]{6,}|\bAKIA[A-Z0-9]{8,})", re.I)
-_NOT_NAMES = frozenset("a an the on in at not so just sure fine back here there done good glad sorry afraid "
-                       "ready working going trying using looking".split())
+_CLAUSE_SPLIT = re.compile(
+    r"(?:[.!;\n]+\s*|,\s+(?=(?:and |but |so )?(?:i|i'm|we|we're|my|our|please|no)\b)|"
+    r"\s+(?:and|but|so)\s+(?=(?:i|i'm|we|we're|my|our|please)\b))",
+    re.I,
+)
+_TRANSIENT = re.compile(
+    r"\b(?:today|tonight|tomorrow|yesterday|right now|this (?:morning|afternoon|week|sprint)|"
+    r"next week|at the moment|for now|currently|later|todo|to-do|need to|have to|got to|gotta|"
+    r"remind me|picking up|working on|about to|going to|will be)\b",
+    re.I,
+)
+_SECRET = re.compile(
+    r"(?:password|passwd|passphrase|api[ _-]?key|secret|token|private key|credentials?|"
+    r"\bsk-[A-Za-z0-9]{6,}|\bghp_[A-Za-z0-9]{6,}|\bAKIA[A-Z0-9]{8,})",
+    re.I,
+)
+_NOT_NAMES = frozenset(
+    "a an the on in at not so just sure fine back here there done good glad sorry afraid "
+    "ready working going trying using looking".split()
+)
 
 # (pattern, how to word the entry, why it is worth keeping); patterns match a whole clause.
 _RULES: list[tuple[re.Pattern, object, str]] = [
-    (re.compile(r"^(?i:hi|hello|hey)?[, ]*(?i:i'm|i am|my name is|call me|this is)\s+(?P<x>[A-Z][\w'-]+)$"),
-     lambda m: ("user", f"User's name is {m.group('x')}."), "the user gave their name"),
-    (re.compile(r"^(?:i'm|i am) (?:on|in|part of) (?P<x>(?:the |a )?[\w -]+? team)$", re.I),
-     lambda m: ("user", sentence(f"User is on {m.group('x')}")), "the user named their team"),
-    (re.compile(r"^(?:i'm|i am) (?P<x>(?:an?|the) (?!bit\b|little\b|lot\b|fan\b)[\w -]+)$", re.I),
-     lambda m: ("user", sentence(f"User is {m.group('x')}")), "the user stated their role"),
-    (re.compile(r"^i work (?P<x>(?:on|at|for|in|with|as) .+)$", re.I),
-     lambda m: ("user", sentence(f"User works {m.group('x')}")), "the user said what they work on"),
-    (re.compile(r"^(?:no|nope|not like that|actually)[,.!]*\s+(?P<x>(?:please )?(?:use|do|make|write|keep|put|"
-                r"always|never|don't|do not|stop)\b.+)$", re.I),
-     lambda m: ("user", sentence(f"User wants the agent to {_imperative(m.group('x'))}")),
-     "the user corrected how the agent works"),
-    (re.compile(r"^(?:(?:please |can you |could you )?(?:be )?(?:shorter|more concise|briefer|less verbose)|"
-                r"(?:that's |that is |it's |way )?too long|tl;?dr)(?: please)?$", re.I),
-     lambda m: ("user", "User prefers shorter answers."), "the user asked for shorter answers"),
-    (re.compile(r"^please (?P<x>(?:always|never) .+)$", re.I),
-     lambda m: ("user", sentence(f"User wants the agent to {m.group('x')}")), "a standing instruction from the user"),
-    (re.compile(r"^(?P<x>i (?:prefer|like|love|hate|dislike|want) .+)$", re.I),
-     lambda m: declarative(m.group("x")), "a preference the user stated"),
-    (re.compile(r"^(?P<x>i (?:usually|always|often|normally|never|tend to) .+)$", re.I),
-     lambda m: declarative(m.group("x")), "a habit the user described"),
-    (re.compile(r"^(?P<x>(?:we (?:use|deploy|host|run|release|ship|keep|store)|we're using|our [\w -]{1,30}? "
-                r"(?:is|are|runs?|lives?|uses?)) .+)$", re.I),
-     lambda m: declarative(m.group("x")), "a stable fact about the user's environment"),
+    (
+        re.compile(r"^(?i:hi|hello|hey)?[, ]*(?i:i'm|i am|my name is|call me|this is)\s+(?P<x>[A-Z][\w'-]+)$"),
+        lambda m: ("user", f"User's name is {m.group('x')}."),
+        "the user gave their name",
+    ),
+    (
+        re.compile(r"^(?:i'm|i am) (?:on|in|part of) (?P<x>(?:the |a )?[\w -]+? team)$", re.I),
+        lambda m: ("user", sentence(f"User is on {m.group('x')}")),
+        "the user named their team",
+    ),
+    (
+        re.compile(r"^(?:i'm|i am) (?P<x>(?:an?|the) (?!bit\b|little\b|lot\b|fan\b)[\w -]+)$", re.I),
+        lambda m: ("user", sentence(f"User is {m.group('x')}")),
+        "the user stated their role",
+    ),
+    (
+        re.compile(r"^i work (?P<x>(?:on|at|for|in|with|as) .+)$", re.I),
+        lambda m: ("user", sentence(f"User works {m.group('x')}")),
+        "the user said what they work on",
+    ),
+    (
+        re.compile(
+            r"^(?:no|nope|not like that|actually)[,.!]*\s+(?P<x>(?:please )?(?:use|do|make|write|keep|put|"
+            r"always|never|don't|do not|stop)\b.+)$",
+            re.I,
+        ),
+        lambda m: ("user", sentence(f"User wants the agent to {_imperative(m.group('x'))}")),
+        "the user corrected how the agent works",
+    ),
+    (
+        re.compile(
+            r"^(?:(?:please |can you |could you )?(?:be )?(?:shorter|more concise|briefer|less verbose)|"
+            r"(?:that's |that is |it's |way )?too long|tl;?dr)(?: please)?$",
+            re.I,
+        ),
+        lambda m: ("user", "User prefers shorter answers."),
+        "the user asked for shorter answers",
+    ),
+    (
+        re.compile(r"^please (?P<x>(?:always|never) .+)$", re.I),
+        lambda m: ("user", sentence(f"User wants the agent to {m.group('x')}")),
+        "a standing instruction from the user",
+    ),
+    (
+        re.compile(r"^(?P<x>i (?:prefer|like|love|hate|dislike|want) .+)$", re.I),
+        lambda m: declarative(m.group("x")),
+        "a preference the user stated",
+    ),
+    (
+        re.compile(r"^(?P<x>i (?:usually|always|often|normally|never|tend to) .+)$", re.I),
+        lambda m: declarative(m.group("x")),
+        "a habit the user described",
+    ),
+    (
+        re.compile(
+            r"^(?P<x>(?:we (?:use|deploy|host|run|release|ship|keep|store)|we're using|our [\w -]{1,30}? "
+            r"(?:is|are|runs?|lives?|uses?)) .+)$",
+            re.I,
+        ),
+        lambda m: declarative(m.group("x")),
+        "a stable fact about the user's environment",
+    ),
 ]
 
 

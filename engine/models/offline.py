@@ -24,34 +24,45 @@ from typing import Any
 from ..memory.format import parse_blocks
 from ..memory.targets import LABELS as TARGET_LABELS
 from ..providers.fence import CLOSE_TAG, SYSTEM_NOTE, sanitize_context
-from .base import (FLUSH_PROMPT, LIVE_MEMORY_HEADING, MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT, Model, ModelReply,
-                   ToolCall, last_user_index)
+from .base import (
+    FLUSH_PROMPT,
+    LIVE_MEMORY_HEADING,
+    MEMORY_REVIEW_PROMPT,
+    SKILL_REVIEW_PROMPT,
+    Model,
+    ModelReply,
+    ToolCall,
+    last_user_index,
+)
 from .learning import findings, looks_secret
 from .phrasing import best_match, declarative, keywords, overlap, search_terms, sentence, shorten, slug
 
+_RE = {
+    name: re.compile(pattern, re.I)
+    for name, pattern in {
+        "forget": r"^(?:please\s+)?forget\b(?:\s+(?:that|about|the fact that))?\s*(?P<x>.+)",
+        "remember": r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget|do not forget)(?:\s+that)?[:,]?\s+(?P<x>.+)",
+        "fact": r"^(?P<x>(?:my name is|i prefer|i like|i use|i love|i hate|i live|i work (?:at|on|as|in|for)|"
+        r"(?:i'm|i am) an? (?!bit\b|little\b|lot\b)|my \w[\w ]{0,30}? (?:is|are) |we use|we're using|we deploy|"
+        r"we host|we run|our \w[\w ]{0,30}? (?:is|are) )(?!\s*(?:it|that|this|these|those|them)\b).+)",
+        "search": r"(?:what did we (?:discuss|talk about|decide|say|conclude)(?:\s+(?:about|on|regarding|for))?|"
+        r"did we (?:ever )?(?:discuss|talk about|decide on)|remind me what we (?:said|discussed|decided) about|"
+        r"(?:search|look through|check) (?:my |our |the )?(?:past |previous |earlier |old )?"
+        r"(?:sessions|conversations|chats|archive)(?:\s+(?:for|about))?)\s+(?P<x>.+)",
+        "patch": r"(?:update|patch|amend|fix|extend) the (?P<name>[\w-]+) skill(?:\s*(?:to|so that|with|:|,))?\s*(?P<x>.+)",
+        "patch_add": r"add (?:a |another )?(?:step|note)?\s*(?:to|in) the (?P<name>[\w-]+) skill\s*[:,-]?\s*(?P<x>.+)",
+        "howto": r"^(?:how (?:do|can|should|would) (?:i|we|you)|show me how to|what(?:'s| is) the (?:process|procedure|"
+        r"steps?) (?:for|to))\s+(?P<x>.+)",
+        "routine": r"^(?:please\s+|can you\s+|could you\s+)?(?P<verb>prepare|run|check|triage|audit|release|publish|"
+        r"set up|plan|draft|clean up|tidy up|ship|deploy|review)\s+"
+        r"(?!(?:what|who|whether|if|how|when|where|why)\b)(?P<x>.+)",
+        "greeting": r"^(?:hi|hello|hey|good (?:morning|afternoon|evening)|yo)\b",
+        "thanks": r"^(?:thanks|thank you|cheers|great|perfect|ok|okay|cool)\b",
+        "recap": r"\bwhat do you (?:know|remember) about (?P<who>me|us|the team|the project|this project)\b|"
+        r"\bwhat(?:'s| is) in your memory\b",
+    }.items()
+}
 
-_RE = {name: re.compile(pattern, re.I) for name, pattern in {
-    "forget": r"^(?:please\s+)?forget\b(?:\s+(?:that|about|the fact that))?\s*(?P<x>.+)",
-    "remember": r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget|do not forget)(?:\s+that)?[:,]?\s+(?P<x>.+)",
-    "fact": r"^(?P<x>(?:my name is|i prefer|i like|i use|i love|i hate|i live|i work (?:at|on|as|in|for)|"
-            r"(?:i'm|i am) an? (?!bit\b|little\b|lot\b)|my \w[\w ]{0,30}? (?:is|are) |we use|we're using|we deploy|"
-            r"we host|we run|our \w[\w ]{0,30}? (?:is|are) )(?!\s*(?:it|that|this|these|those|them)\b).+)",
-    "search": r"(?:what did we (?:discuss|talk about|decide|say|conclude)(?:\s+(?:about|on|regarding|for))?|"
-              r"did we (?:ever )?(?:discuss|talk about|decide on)|remind me what we (?:said|discussed|decided) about|"
-              r"(?:search|look through|check) (?:my |our |the )?(?:past |previous |earlier |old )?"
-              r"(?:sessions|conversations|chats|archive)(?:\s+(?:for|about))?)\s+(?P<x>.+)",
-    "patch": r"(?:update|patch|amend|fix|extend) the (?P<name>[\w-]+) skill(?:\s*(?:to|so that|with|:|,))?\s*(?P<x>.+)",
-    "patch_add": r"add (?:a |another )?(?:step|note)?\s*(?:to|in) the (?P<name>[\w-]+) skill\s*[:,-]?\s*(?P<x>.+)",
-    "howto": r"^(?:how (?:do|can|should|would) (?:i|we|you)|show me how to|what(?:'s| is) the (?:process|procedure|"
-             r"steps?) (?:for|to))\s+(?P<x>.+)",
-    "routine": r"^(?:please\s+|can you\s+|could you\s+)?(?P<verb>prepare|run|check|triage|audit|release|publish|"
-               r"set up|plan|draft|clean up|tidy up|ship|deploy|review)\s+"
-               r"(?!(?:what|who|whether|if|how|when|where|why)\b)(?P<x>.+)",
-    "greeting": r"^(?:hi|hello|hey|good (?:morning|afternoon|evening)|yo)\b",
-    "thanks": r"^(?:thanks|thank you|cheers|great|perfect|ok|okay|cool)\b",
-    "recap": r"\bwhat do you (?:know|remember) about (?P<who>me|us|the team|the project|this project)\b|"
-             r"\bwhat(?:'s| is) in your memory\b",
-}.items()}
 
 @dataclass(frozen=True)
 class Routine:
@@ -107,8 +118,9 @@ def _steps(messages: list[dict[str, Any]], start: int) -> list[Step]:
             except ValueError:
                 args = {}
             raw = results.get(call.get("id"))
-            steps.append(Step(fn.get("name", ""), args if isinstance(args, dict) else {},
-                              None if raw is None else _result(raw)))
+            steps.append(
+                Step(fn.get("name", ""), args if isinstance(args, dict) else {}, None if raw is None else _result(raw))
+            )
     return steps
 
 
@@ -165,8 +177,10 @@ def _report(result: dict[str, Any] | None, proposal: str, done: str, failure: st
     """The answer after a write: staged for approval, done, or refused (with the tool's reason)."""
     result = result or {}
     if result.get("staged"):
-        return ModelReply(content=f"I've proposed {proposal}; it is waiting for your approval "
-                                  f"(pending {result.get('pending_id', '?')}).")
+        return ModelReply(
+            content=f"I've proposed {proposal}; it is waiting for your approval "
+            f"(pending {result.get('pending_id', '?')})."
+        )
     if result.get("success"):
         return ModelReply(content=done)
     return ModelReply(content=f"{failure}: {result.get('error', 'unknown error')}")
@@ -194,8 +208,13 @@ class OfflineModel(Model):
     # -- plumbing ---------------------------------------------------------------------
     @staticmethod
     def _call(messages: list[dict[str, Any]], name: str, args: dict[str, Any]) -> ModelReply:
-        numbers = [int(m.group(1)) for msg in messages for c in msg.get("tool_calls") or []
-                   for m in [re.match(r"call_(\d+)$", str(c.get("id", "")))] if m]
+        numbers = [
+            int(m.group(1))
+            for msg in messages
+            for c in msg.get("tool_calls") or []
+            for m in [re.match(r"call_(\d+)$", str(c.get("id", "")))]
+            if m
+        ]
         call_id = f"call_{max(numbers, default=0) + 1:04d}"
         return ModelReply(tool_calls=[ToolCall(call_id, name, args)])
 
@@ -210,15 +229,19 @@ class OfflineModel(Model):
     def _turn(self, messages, text: str, recall: str, steps: list[Step]) -> ModelReply:
         plain = text.strip()
         for intent in ("forget", "patch", "patch_add", "search", "remember", "howto", "routine", "fact"):
-            match = _RE[intent].search(plain) if intent in ("search", "patch", "patch_add") else _RE[intent].match(plain)
+            match = (
+                _RE[intent].search(plain) if intent in ("search", "patch", "patch_add") else _RE[intent].match(plain)
+            )
             if match and not (intent == "fact" and plain.endswith("?")):
                 return getattr(self, f"_{intent.split('_')[0]}")(messages, match, steps)
         return ModelReply(content=self._chat(messages, plain, recall))
 
     def _remember(self, messages, match, steps: list[Step]) -> ModelReply:
         if looks_secret(match.group("x")):
-            return ModelReply(content="I won't put that in memory: it looks like a password, key or token, and memory "
-                                      "is shown to the model in every session. Keep it in a secrets manager.")
+            return ModelReply(
+                content="I won't put that in memory: it looks like a password, key or token, and memory "
+                "is shown to the model in every session. Keep it in a secrets manager."
+            )
         target, entry = declarative(match.group("x"))
         if not steps:
             return self._call(messages, "memory", {"action": "add", "target": target, "content": entry})
@@ -226,11 +249,17 @@ class OfflineModel(Model):
         result = steps[-1].result or {}
         current = result.get("current_entries") or []
         if not result.get("success") and current and "exceed" in str(result.get("error", "")):
-            return ModelReply(content=f"Your {label} is full ({result.get('usage', 'at its limit')} chars), so that "
-                                      "was not saved. Tell me what to forget to make room, for example: "
-                                      f"{shorten(str(current[0]), 80)}")
-        return _report(result, f"adding that to your {label}", f"Got it. Saved to {label}: \u201c{entry}\u201d",
-                       f"I couldn't save that to {label}")
+            return ModelReply(
+                content=f"Your {label} is full ({result.get('usage', 'at its limit')} chars), so that "
+                "was not saved. Tell me what to forget to make room, for example: "
+                f"{shorten(str(current[0]), 80)}"
+            )
+        return _report(
+            result,
+            f"adding that to your {label}",
+            f"Got it. Saved to {label}: \u201c{entry}\u201d",
+            f"I couldn't save that to {label}",
+        )
 
     _fact = _remember
 
@@ -243,22 +272,32 @@ class OfflineModel(Model):
             best = best_match(phrase, [e for _, e in entries])
             guess_target, guess = declarative(phrase)
             target = next((t for t, e in entries if e == best), guess_target)
-            return self._call(messages, "memory", {"action": "remove", "target": target,
-                                                   "old_text": best or guess.rstrip(".")})
+            return self._call(
+                messages, "memory", {"action": "remove", "target": target, "old_text": best or guess.rstrip(".")}
+            )
         last = steps[-1]
         result = last.result or {}
         if result.get("success"):
-            return _report(result, "removing that", f"Done. I removed \u201c{shorten(last.args.get('old_text', ''), 120)}"
-                           f"\u201d from your {TARGET_LABELS.get(last.args.get('target'), 'memory')}.", "")
+            return _report(
+                result,
+                "removing that",
+                f"Done. I removed \u201c{shorten(last.args.get('old_text', ''), 120)}"
+                f"\u201d from your {TARGET_LABELS.get(last.args.get('target'), 'memory')}.",
+                "",
+            )
         tried = {(s.args.get("target"), s.args.get("old_text")) for s in steps}
         current = [str(e) for e in result.get("current_entries") or []]
         retry = best_match(phrase, current)
         if retry and (last.args.get("target"), retry) not in tried:
-            return self._call(messages, "memory", {"action": "remove", "target": last.args.get("target"), "old_text": retry})
+            return self._call(
+                messages, "memory", {"action": "remove", "target": last.args.get("target"), "old_text": retry}
+            )
         other = "user" if last.args.get("target") == "memory" else "memory"
         if len(steps) < 3 and not any(t == other for t, _ in tried):
             return self._call(messages, "memory", {"action": "remove", "target": other, "old_text": phrase})
-        return ModelReply(content=f"I couldn't find anything about \u201c{phrase}\u201d in memory, so nothing was removed.")
+        return ModelReply(
+            content=f"I couldn't find anything about \u201c{phrase}\u201d in memory, so nothing was removed."
+        )
 
     def _search(self, messages, match, steps: list[Step]) -> ModelReply:
         topic = match.group("x").strip().rstrip("?.! ")
@@ -291,8 +330,10 @@ class OfflineModel(Model):
         if viewed and viewed.result and viewed.result.get("success"):
             body = _skill_body(str(viewed.result.get("content", "")))
             return ModelReply(content=f"Following the {viewed.args.get('name')} skill:\n{body}")
-        return ModelReply(content=f"I don't have a saved procedure to {task} yet. Walk me through it once and I "
-                                  "can keep it as a skill.")
+        return ModelReply(
+            content=f"I don't have a saved procedure to {task} yet. Walk me through it once and I "
+            "can keep it as a skill."
+        )
 
     def _routine(self, messages, match, steps: list[Step]) -> ModelReply:
         verb, topic = match.group("verb").lower(), match.group("x").split(",")[0].strip().rstrip("?.! ")
@@ -306,11 +347,18 @@ class OfflineModel(Model):
         if searched is None:
             return self._call(messages, "session_search", {"query": search_terms(topic, limit=2) or topic})
         found = len((searched.result or {}).get("results") or [])
-        plan = (_skill_body(str(viewed.result.get("content", ""))) if viewed and viewed.result
-                and viewed.result.get("success") else
-                f"1. Gather what changed since last time.\n2. Work through {topic} step by step.\n3. Report the outcome.")
-        return ModelReply(content=f"Plan to {verb} {topic}:\n{plan}\n(I checked {found} related earlier "
-                                  f"session{'s' if found != 1 else ''}.)")
+        plan = (
+            _skill_body(str(viewed.result.get("content", "")))
+            if viewed and viewed.result and viewed.result.get("success")
+            else (
+                "1. Gather what changed since last time.\n"
+                f"2. Work through {topic} step by step.\n3. Report the outcome."
+            )
+        )
+        return ModelReply(
+            content=f"Plan to {verb} {topic}:\n{plan}\n(I checked {found} related earlier "
+            f"session{'s' if found != 1 else ''}.)"
+        )
 
     def _patch(self, messages, match, steps: list[Step]) -> ModelReply:
         name, addition = match.group("name"), sentence(match.group("x").strip())
@@ -324,10 +372,17 @@ class OfflineModel(Model):
             last = lines[-1] if lines else ""
             numbered = re.match(r"^(\s*)(\d+)\.\s", last)
             new_line = f"{numbered.group(1)}{int(numbered.group(2)) + 1}. {addition}" if numbered else f"- {addition}"
-            return self._call(messages, "skill_manage", {"action": "patch", "name": name, "old_string": last,
-                                                         "new_string": f"{last}\n{new_line}"})
-        return _report(steps[-1].result, f"the change to {name}", f"Updated the {name} skill: {addition}",
-                       f"I couldn't update {name}")
+            return self._call(
+                messages,
+                "skill_manage",
+                {"action": "patch", "name": name, "old_string": last, "new_string": f"{last}\n{new_line}"},
+            )
+        return _report(
+            steps[-1].result,
+            f"the change to {name}",
+            f"Updated the {name} skill: {addition}",
+            f"I couldn't update {name}",
+        )
 
     def _chat(self, messages, text: str, recall: str) -> str:
         if _RE["greeting"].match(text):
@@ -338,8 +393,11 @@ class OfflineModel(Model):
         if recap:
             target = "user" if recap.group("who") == "me" else "memory"
             entries = [e for t, e in known_entries(messages) if recap.group("who") is None or t == target]
-            return ("Here is what I have:\n" + "\n".join(f"- {e}" for e in entries)) if entries else \
-                "Nothing yet. Tell me what to remember."
+            return (
+                ("Here is what I have:\n" + "\n".join(f"- {e}" for e in entries))
+                if entries
+                else "Nothing yet. Tell me what to remember."
+            )
         known = [entry for _, entry in known_entries(messages)]
         hit = best_match(text, known, minimum=0.5)
         if hit:
@@ -359,18 +417,24 @@ class OfflineModel(Model):
         found = findings(messages[1:index], known)
         if not found:
             return ModelReply(content="Nothing to save.")
-        calls = [ToolCall(f"flush_{n}", "memory", {"action": "add", "target": f.target, "content": f.entry})
-                 for n, f in enumerate(found, 1)]
-        return ModelReply(content="Saving before the compression: " + "; ".join(f.why for f in found) + ".",
-                          tool_calls=calls)
+        calls = [
+            ToolCall(f"flush_{n}", "memory", {"action": "add", "target": f.target, "content": f.entry})
+            for n, f in enumerate(found, 1)
+        ]
+        return ModelReply(
+            content="Saving before the compression: " + "; ".join(f.why for f in found) + ".", tool_calls=calls
+        )
 
     def _review_plan(self, conversation, prompt: str, steps: list[Step]) -> tuple[list[tuple[str, dict]], str]:
         """The review's tool calls in order (each decided from the results so far) and its closing line."""
         calls: list[tuple[str, dict]] = []
         why: list[str] = []
         if MEMORY_REVIEW_PROMPT[:40] in prompt:
-            live = re.findall(r"^- \[(?:memory|user)\] (.+)$", prompt.split(LIVE_MEMORY_HEADING, 1)[-1], re.M) \
-                if LIVE_MEMORY_HEADING in prompt else []
+            live = (
+                re.findall(r"^- \[(?:memory|user)\] (.+)$", prompt.split(LIVE_MEMORY_HEADING, 1)[-1], re.M)
+                if LIVE_MEMORY_HEADING in prompt
+                else []
+            )
             for finding in findings(conversation, [entry for _, entry in known_entries(conversation)] + live):
                 calls.append(("memory", {"action": "add", "target": finding.target, "content": finding.entry}))
                 why.append(finding.why)
@@ -382,27 +446,32 @@ class OfflineModel(Model):
                     patch = _patch_for(viewed, routine) if viewed and viewed.get("success") else None
                     if patch:
                         calls.append(("skill_manage", patch))
-                        why.append(f"the {routine.patch_of} skill was followed for a repeated request but left out "
-                                   f"a step it took ({routine.missing[0]})")
+                        why.append(
+                            f"the {routine.patch_of} skill was followed for a repeated request but left out "
+                            f"a step it took ({routine.missing[0]})"
+                        )
                     continue
                 calls.append(("skills_list", {}))
                 listed = steps[len(calls) - 1] if len(steps) >= len(calls) else None
                 if listed is None:
                     continue
                 if routine.name not in {name for name, _ in _skill_names(conversation, [listed])}:
-                    calls.append(("skill_manage", {"action": "create", "name": routine.name,
-                                                   "content": routine.content}))
-                    why.append(f"the same {len(routine.sequence)}-step tool sequence answered a request made "
-                               f"{routine.uses} times")
+                    calls.append(
+                        ("skill_manage", {"action": "create", "name": routine.name, "content": routine.content})
+                    )
+                    why.append(
+                        f"the same {len(routine.sequence)}-step tool sequence answered a request made "
+                        f"{routine.uses} times"
+                    )
         outcomes = [s.result or {} for s in steps]
         refused = [str(r.get("error")) for r in outcomes if r.get("success") is False]
-        answer = ("Why: " + "; ".join(why) + "." if why else "Nothing to save.")
+        answer = "Why: " + "; ".join(why) + "." if why else "Nothing to save."
         if refused:
             answer += " Not saved: " + shorten(refused[0], 160)
         return calls, answer
 
     @staticmethod
-    def _repeated_routines(conversation) -> list["Routine"]:
+    def _repeated_routines(conversation) -> list[Routine]:
         """Routine requests asked at least twice with the same multi-step tool sequence."""
         seen: dict[str, list[tuple[str, list[Step]]]] = {}
         for index, message in enumerate(conversation):
@@ -411,8 +480,10 @@ class OfflineModel(Model):
             match = _RE["routine"].match(sanitize_context(str(message.get("content") or "")).strip())
             if not match:
                 continue
-            end = next((i for i in range(index + 1, len(conversation)) if conversation[i].get("role") == "user"),
-                       len(conversation))
+            end = next(
+                (i for i in range(index + 1, len(conversation)) if conversation[i].get("role") == "user"),
+                len(conversation),
+            )
             sequence = _steps(conversation[:end], index + 1)
             if len(sequence) >= 2:  # same verb and first two key words: the same kind of request
                 request = f"{match.group('verb').lower()} {' '.join(keywords(match.group('x'))[:2])}"
@@ -423,17 +494,35 @@ class OfflineModel(Model):
                 continue
             request, sequence = uses[-1]
             names = [s.name for s in sequence]
-            viewed = next((s.args.get("name") for _, seq in uses for s in seq
-                           if s.name == "skill_view" and s.result and s.result.get("success")), None)
-            steps = "\n".join(f"{n}. {line}" for n, line in enumerate([
-                "Check skills_list for an existing procedure and load it with skill_view.",
-                f"Search past sessions (session_search) for earlier work on {request.split(' ', 1)[-1]}.",
-                "Work through the task in small steps and confirm each result.",
-                "Report what was done and anything left open."], 1))
-            description = json.dumps(shorten(f"How to {request}, as done each time it was asked", 60), ensure_ascii=False)
-            content = (f"---\nname: {name}\ndescription: {description}\n---\n# {sentence(request)[:-1]}\n\n"
-                       f"Learned from {len(uses)} repeated requests (tool sequence: {' -> '.join(names)}).\n\n"
-                       f"## Steps\n{steps}\n")
+            viewed = next(
+                (
+                    s.args.get("name")
+                    for _, seq in uses
+                    for s in seq
+                    if s.name == "skill_view" and s.result and s.result.get("success")
+                ),
+                None,
+            )
+            steps = "\n".join(
+                f"{n}. {line}"
+                for n, line in enumerate(
+                    [
+                        "Check skills_list for an existing procedure and load it with skill_view.",
+                        f"Search past sessions (session_search) for earlier work on {request.split(' ', 1)[-1]}.",
+                        "Work through the task in small steps and confirm each result.",
+                        "Report what was done and anything left open.",
+                    ],
+                    1,
+                )
+            )
+            description = json.dumps(
+                shorten(f"How to {request}, as done each time it was asked", 60), ensure_ascii=False
+            )
+            content = (
+                f"---\nname: {name}\ndescription: {description}\n---\n# {sentence(request)[:-1]}\n\n"
+                f"Learned from {len(uses)} repeated requests (tool sequence: {' -> '.join(names)}).\n\n"
+                f"## Steps\n{steps}\n"
+            )
             missing = [n for n in dict.fromkeys(names) if n not in ("skills_list", "skill_view")]
             routines.append(Routine(name, content, names, len(uses), viewed, missing))
         return routines
@@ -443,9 +532,13 @@ class OfflineModel(Model):
         """Extractive: the first request of the excerpt, then the sentences that share most words with ``topic``."""
         turns = [line.split(": ", 1) for line in transcript.split("\n\n") if ": " in line]
         asked = next((text for role, text in turns if role == "USER"), "")
-        sentences = [(overlap(topic, part), -n, part.strip()) for n, (role, text) in enumerate(turns)
-                     if role in ("USER", "ASSISTANT")
-                     for part in re.split(r"(?<=[.!?\u3002])\s*", text) if part.strip()]
+        sentences = [
+            (overlap(topic, part), -n, part.strip())
+            for n, (role, text) in enumerate(turns)
+            if role in ("USER", "ASSISTANT")
+            for part in re.split(r"(?<=[.!?\u3002])\s*", text)
+            if part.strip()
+        ]
         relevant = [part for score, _, part in sorted(sentences, reverse=True)[:2] if score > 0 and part != asked]
         lines = [f"The user asked: {shorten(asked, 200)}"] if asked else []
         lines += [f"Relevant: {shorten(part, 200)}" for part in relevant]

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 
@@ -35,11 +36,23 @@ def api_message(message: dict[str, Any]) -> dict[str, Any]:
 
 
 class OpenAIModel(Model):
-    def __init__(self, *, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0,
-                 max_retries: int = 3, backoff: float = 1.0, stream: bool = False, sleep=time.sleep):
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 1.0,
+        stream: bool = False,
+        sleep=time.sleep,
+    ):
         if not base_url:
-            raise ModelError("No endpoint configured for the openai model. Set model.base_url in config.yaml or pass "
-                             "--base-url (e.g. https://api.openai.com/v1, http://localhost:11434/v1 for Ollama).")
+            raise ModelError(
+                "No endpoint configured for the openai model. Set model.base_url in config.yaml or pass "
+                "--base-url (e.g. https://api.openai.com/v1, http://localhost:11434/v1 for Ollama)."
+            )
         if not model:
             raise ModelError("No model name configured. Set model.name in config.yaml or pass --model-name.")
         _check_url(base_url)
@@ -59,8 +72,13 @@ class OpenAIModel(Model):
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                 on_delta: Callable[[str], None] | None = None, force_tool: str | None = None) -> ModelReply:
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_delta: Callable[[str], None] | None = None,
+        force_tool: str | None = None,
+    ) -> ModelReply:
         """``force_tool`` names the one tool the model must call (structured output, e.g. a consolidation plan)."""
         body: dict[str, Any] = {"model": self.name, "messages": [api_message(m) for m in messages]}
         if tools:
@@ -89,35 +107,52 @@ class OpenAIModel(Model):
                 if attempt < self.max_retries:
                     self._sleep(self._delay(attempt, None))
                     continue
-                raise ModelError(f"The model endpoint {self.base_url} did not answer in time. Check that it is "
-                                 "running, or raise model.timeout.", endpoint=self.base_url)
+                raise ModelError(
+                    f"The model endpoint {self.base_url} did not answer in time. Check that it is "
+                    "running, or raise model.timeout.",
+                    endpoint=self.base_url,
+                ) from None
             except httpx.TransportError as exc:
-                raise ModelError(f"Cannot connect to the model endpoint {self.base_url} ({type(exc).__name__}: {exc}). "
-                                 "Check model.base_url (or --base-url) and that the server is running.",
-                                 endpoint=self.base_url)
+                raise ModelError(
+                    f"Cannot connect to the model endpoint {self.base_url} ({type(exc).__name__}: {exc}). "
+                    "Check model.base_url (or --base-url) and that the server is running.",
+                    endpoint=self.base_url,
+                ) from exc
         raise AssertionError("unreachable")  # the loop always returns or raises
 
     def _refusal(self, response: httpx.Response) -> ModelError:
         if response.status_code in (401, 403):
-            hint = (f"${self.api_key_env} is not set" if self.api_key_env and not os.environ.get(self.api_key_env)
-                    else f"check the key in ${self.api_key_env} and its permissions")
-            return ModelError(f"The model endpoint refused the request ({response.status_code} "
-                              f"{'unauthorized' if response.status_code == 401 else 'forbidden'}): {hint}.",
-                              status=response.status_code, endpoint=self.base_url)
-        return ModelError(f"The model endpoint answered {response.status_code}: {_error_text(response)}",
-                          status=response.status_code, endpoint=self.base_url)
+            hint = (
+                f"${self.api_key_env} is not set"
+                if self.api_key_env and not os.environ.get(self.api_key_env)
+                else f"check the key in ${self.api_key_env} and its permissions"
+            )
+            return ModelError(
+                f"The model endpoint refused the request ({response.status_code} "
+                f"{'unauthorized' if response.status_code == 401 else 'forbidden'}): {hint}.",
+                status=response.status_code,
+                endpoint=self.base_url,
+            )
+        return ModelError(
+            f"The model endpoint answered {response.status_code}: {_error_text(response)}",
+            status=response.status_code,
+            endpoint=self.base_url,
+        )
 
     def _read_json(self, response: httpx.Response) -> ModelReply:
         response.read()
         try:
             data = response.json()
         except ValueError:
-            raise ModelError(f"The model endpoint {self.base_url} returned something that is not JSON. Is "
-                             "model.base_url the API root (usually ending in /v1)?", endpoint=self.base_url)
+            raise ModelError(
+                f"The model endpoint {self.base_url} returned something that is not JSON. Is "
+                "model.base_url the API root (usually ending in /v1)?",
+                endpoint=self.base_url,
+            ) from None
         try:
             message = data["choices"][0]["message"]
         except (KeyError, IndexError, TypeError):
-            raise ModelError(f"The model endpoint's answer has no choices[0].message: {str(data)[:200]}")
+            raise ModelError(f"The model endpoint's answer has no choices[0].message: {str(data)[:200]}") from None
         calls = [_tool_call(n, call) for n, call in enumerate(message.get("tool_calls") or [])]
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
         return ModelReply(content=message.get("content") or "", tool_calls=calls, usage=usage)
@@ -142,8 +177,11 @@ def _check_url(base_url: str) -> None:
     except (httpx.InvalidURL, ValueError, TypeError):
         valid = False
     if not valid:
-        raise ModelError(f"model.base_url {base_url!r} is not an http(s) URL. Use the API root with its scheme, e.g. "
-                         "https://api.openai.com/v1 or http://localhost:11434/v1.", endpoint=str(base_url))
+        raise ModelError(
+            f"model.base_url {base_url!r} is not an http(s) URL. Use the API root with its scheme, e.g. "
+            "https://api.openai.com/v1 or http://localhost:11434/v1.",
+            endpoint=str(base_url),
+        )
 
 
 def _tool_call(n: int, call: dict[str, Any]) -> ToolCall:
@@ -167,7 +205,9 @@ def _read_stream(response: httpx.Response, on_delta: Callable[[str], None], endp
             try:
                 chunk = json.loads(payload)
             except ValueError:
-                raise ModelError(f"The model endpoint {endpoint} sent a stream chunk that is not JSON: {payload[:120]}")
+                raise ModelError(
+                    f"The model endpoint {endpoint} sent a stream chunk that is not JSON: {payload[:120]}"
+                ) from None
             usage = chunk.get("usage") or usage
             for choice in chunk.get("choices") or []:
                 delta = choice.get("delta") or {}
@@ -175,15 +215,20 @@ def _read_stream(response: httpx.Response, on_delta: Callable[[str], None], endp
                     text.append(delta["content"])
                     on_delta(delta["content"])
                 for part in delta.get("tool_calls") or []:
-                    slot = calls.setdefault(int(part.get("index", len(calls))), {"function": {"name": "", "arguments": ""}})
+                    slot = calls.setdefault(
+                        int(part.get("index", len(calls))), {"function": {"name": "", "arguments": ""}}
+                    )
                     slot["id"] = part.get("id") or slot.get("id")
                     fn = part.get("function") or {}
                     slot["function"]["name"] += fn.get("name") or ""
                     slot["function"]["arguments"] += fn.get("arguments") or ""
     except httpx.TransportError as exc:  # a stream cut mid-answer is not retried: part of it was shown already
-        raise ModelError(f"The connection to {endpoint} broke in the middle of the answer ({exc}). Try again.")
-    return ModelReply(content="".join(text), tool_calls=[_tool_call(n, calls[n]) for n in sorted(calls)],
-                      usage=usage if isinstance(usage, dict) else None)
+        raise ModelError(f"The connection to {endpoint} broke in the middle of the answer ({exc}). Try again.") from exc
+    return ModelReply(
+        content="".join(text),
+        tool_calls=[_tool_call(n, calls[n]) for n in sorted(calls)],
+        usage=usage if isinstance(usage, dict) else None,
+    )
 
 
 def _error_text(response: httpx.Response) -> str:

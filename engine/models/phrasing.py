@@ -12,7 +12,8 @@ import re
 STOPWORDS = frozenset(
     "a an and are as at be but by can could did do does for from had has have how i in into is it its me my of on "
     "or our please should so that the their them then there these this to up us was we were what when where which "
-    "who why will with would you your about again also just some any all been being it's i'm we're let's".split())
+    "who why will with would you your about again also just some any all been being it's i'm we're let's".split()
+)
 _WORD_RE = re.compile(r"[\w][\w'-]*", re.UNICODE)
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
@@ -93,7 +94,7 @@ def declarative(fact: str) -> tuple[str, str]:
         match = pattern.match(fact)
         if match:
             head = replacement(match) if callable(replacement) else replacement
-            rest = fact[match.end():]
+            rest = fact[match.end() :]
             target = "user" if head.startswith("User") else "memory"
             return target, sentence(head + rest)
     return "memory", sentence(fact)

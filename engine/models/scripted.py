@@ -29,12 +29,14 @@ class ScriptedModel(Model):
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
         index = last_user_index(messages)
-        replies_so_far = sum(1 for m in messages[index + 1:] if m.get("role") == "assistant")
+        replies_so_far = sum(1 for m in messages[index + 1 :] if m.get("role") == "assistant")
         if index < 0 or replies_so_far >= len(self._script) or self._is_review(messages[index]):
             return self.fallback.complete(messages, tools)
         step = self._script[replies_so_far]
-        calls = [ToolCall(f"{self._turn_label}call_{replies_so_far + 1}_{n}", call["name"], dict(call.get("args") or {}))
-                 for n, call in enumerate(step.get("tool_calls") or [], 1)]
+        calls = [
+            ToolCall(f"{self._turn_label}call_{replies_so_far + 1}_{n}", call["name"], dict(call.get("args") or {}))
+            for n, call in enumerate(step.get("tool_calls") or [], 1)
+        ]
         return ModelReply(content=str(step.get("answer") or ""), tool_calls=calls)
 
     @staticmethod

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .base import MemoryProvider
 from .local import LocalProvider
@@ -71,18 +72,23 @@ def configured_providers(home, warnings: list[str]) -> list[MemoryProvider]:
     installed = installed_providers(warnings)
     source = installed.get(first)
     if source is None:
-        warnings.append(f"Unknown memory.provider {first!r} (installed: {', '.join(sorted(installed))}); "
-                        "continuing without one. See `workbench providers list`.")
+        warnings.append(
+            f"Unknown memory.provider {first!r} (installed: {', '.join(sorted(installed))}); "
+            "continuing without one. See `workbench providers list`."
+        )
         return []
     try:
         provider = source.load()(home)
     except Exception as exc:  # a broken plugin must not stop the session
-        warnings.append(f"Memory provider {first!r} ({source.source}) could not be loaded: {type(exc).__name__}: "
-                        f"{exc}; continuing without one.")
+        warnings.append(
+            f"Memory provider {first!r} ({source.source}) could not be loaded: {type(exc).__name__}: "
+            f"{exc}; continuing without one."
+        )
         return []
     if not isinstance(provider, MemoryProvider):
-        warnings.append(f"Memory provider {first!r} ({source.source}) did not return a MemoryProvider; "
-                        "continuing without one.")
+        warnings.append(
+            f"Memory provider {first!r} ({source.source}) did not return a MemoryProvider; continuing without one."
+        )
         return []
     return [provider]
 
@@ -91,9 +97,20 @@ def provider_listing(home) -> list[dict[str, Any]]:
     """``{name, active, source}`` for every installed provider, the configured one marked active."""
     names = configured_names(home)
     active = names[0] if names else None
-    return [{"name": s.name, "active": s.name == active, "source": s.source}
-            for s in sorted(installed_providers().values(), key=lambda s: (s.source != "built-in", s.name))]
+    return [
+        {"name": s.name, "active": s.name == active, "source": s.source}
+        for s in sorted(installed_providers().values(), key=lambda s: (s.source != "built-in", s.name))
+    ]
 
 
-__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "LocalProvider", "MemoryProvider", "ProviderSource", "configured_names",
-           "configured_providers", "installed_providers", "provider_listing"]
+__all__ = [
+    "BUILTIN",
+    "ENTRY_POINT_GROUP",
+    "LocalProvider",
+    "MemoryProvider",
+    "ProviderSource",
+    "configured_names",
+    "configured_providers",
+    "installed_providers",
+    "provider_listing",
+]

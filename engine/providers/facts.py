@@ -90,21 +90,50 @@ class FactStore:
         return Fact(*row)
 
     def _rows(self, where: str = "", args: tuple = ()) -> list[Fact]:
-        sql = ("SELECT id, content, origin, session_id, message_id, created_at, updated_at, merged FROM provider_facts "
-               f"{where} ORDER BY id")
+        sql = (
+            "SELECT id, content, origin, session_id, message_id, created_at, updated_at, merged FROM provider_facts "
+            f"{where} ORDER BY id"
+        )
         return [self._fact(row) for row in self._conn().execute(sql, args)]
 
     def all(self) -> list[Fact]:
         return self._rows()
 
-    def _journal(self, conn, action: str, fact_id: int, *, actor: str, before: str | None = None,
-                 after: str | None = None, session_id: str | None = None, message_id: int | None = None) -> None:
+    def _journal(
+        self,
+        conn,
+        action: str,
+        fact_id: int,
+        *,
+        actor: str,
+        before: str | None = None,
+        after: str | None = None,
+        session_id: str | None = None,
+        message_id: int | None = None,
+    ) -> None:
         """Every change to the facts is on the journal (and so the timeline), in the same transaction."""
-        self.home.journal.record_in(conn, "providers", action, "local", actor=actor, before=before, after=after,
-                                    session_id=session_id, message_id=message_id, detail={"fact_id": fact_id})
+        self.home.journal.record_in(
+            conn,
+            "providers",
+            action,
+            "local",
+            actor=actor,
+            before=before,
+            after=after,
+            session_id=session_id,
+            message_id=message_id,
+            detail={"fact_id": fact_id},
+        )
 
-    def add(self, content: Any, *, origin: str = "tool", session_id: str | None = None,
-            message_id: int | None = None, actor: str = "agent") -> dict[str, Any]:
+    def add(
+        self,
+        content: Any,
+        *,
+        origin: str = "tool",
+        session_id: str | None = None,
+        message_id: int | None = None,
+        actor: str = "agent",
+    ) -> dict[str, Any]:
         """Keep a fact, or merge it into a near-duplicate; says which it did."""
         text = _clean(content)
         conn = self._conn()
@@ -115,16 +144,41 @@ class FactStore:
             if near:
                 fact_id = next(f.id for f in existing if f.content == near[0])
                 kept = max((text, near[0]), key=len)
-                conn.execute("UPDATE provider_facts SET content = ?, updated_at = ?, merged = merged + 1 WHERE id = ?",
-                             (kept, now, fact_id))
-                self._journal(conn, "fact_merge", fact_id, actor=actor, before=near[0], after=kept,
-                              session_id=session_id, message_id=message_id)
-                return {"success": True, "merged_into": fact_id, "content": kept, "score": round(score(text, near[0])),
-                        "message": f"Merged into fact {fact_id} (a near-duplicate)."}
-            cursor = conn.execute("INSERT INTO provider_facts (content, origin, session_id, message_id, created_at, "
-                                  "updated_at) VALUES (?,?,?,?,?,?)", (text, origin, session_id, message_id, now, now))
-            self._journal(conn, "fact_add", int(cursor.lastrowid), actor=actor, after=text, session_id=session_id,
-                          message_id=message_id)
+                conn.execute(
+                    "UPDATE provider_facts SET content = ?, updated_at = ?, merged = merged + 1 WHERE id = ?",
+                    (kept, now, fact_id),
+                )
+                self._journal(
+                    conn,
+                    "fact_merge",
+                    fact_id,
+                    actor=actor,
+                    before=near[0],
+                    after=kept,
+                    session_id=session_id,
+                    message_id=message_id,
+                )
+                return {
+                    "success": True,
+                    "merged_into": fact_id,
+                    "content": kept,
+                    "score": round(score(text, near[0])),
+                    "message": f"Merged into fact {fact_id} (a near-duplicate).",
+                }
+            cursor = conn.execute(
+                "INSERT INTO provider_facts (content, origin, session_id, message_id, created_at, "
+                "updated_at) VALUES (?,?,?,?,?,?)",
+                (text, origin, session_id, message_id, now, now),
+            )
+            self._journal(
+                conn,
+                "fact_add",
+                int(cursor.lastrowid),
+                actor=actor,
+                after=text,
+                session_id=session_id,
+                message_id=message_id,
+            )
         return {"success": True, "id": cursor.lastrowid, "content": text, "message": "Fact added."}
 
     def search(self, query: str, limit: int = 5) -> list[Fact]:
@@ -133,10 +187,16 @@ class FactStore:
         if not words:
             return []
         match = " OR ".join(f'"{w}"' for w in words if w)
-        rows = self._conn().execute(
-            "SELECT f.id, f.content, f.origin, f.session_id, f.message_id, f.created_at, f.updated_at, f.merged "
-            "FROM provider_facts_fts JOIN provider_facts f ON f.id = provider_facts_fts.rowid "
-            "WHERE provider_facts_fts MATCH ? ORDER BY bm25(provider_facts_fts) LIMIT ?", (match, limit)).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT f.id, f.content, f.origin, f.session_id, f.message_id, f.created_at, f.updated_at, f.merged "
+                "FROM provider_facts_fts JOIN provider_facts f ON f.id = provider_facts_fts.rowid "
+                "WHERE provider_facts_fts MATCH ? ORDER BY bm25(provider_facts_fts) LIMIT ?",
+                (match, limit),
+            )
+            .fetchall()
+        )
         return [self._fact(row) for row in rows]
 
     def forget(self, *, fact_id: Any = None, text: Any = None, actor: str = "agent") -> dict[str, Any]:
@@ -155,10 +215,16 @@ class FactStore:
                     raise WorkbenchError(f"No fact matches {wanted!r}; search for it with fact_search.")
                 chosen = next(f for f in facts if f.content == near[0])
             conn.execute("DELETE FROM provider_facts WHERE id = ?", (chosen.id,))
-            self._journal(conn, "fact_forget", chosen.id, actor=actor, before=chosen.content,
-                          session_id=chosen.session_id, message_id=chosen.message_id)
+            self._journal(
+                conn,
+                "fact_forget",
+                chosen.id,
+                actor=actor,
+                before=chosen.content,
+                session_id=chosen.session_id,
+                message_id=chosen.message_id,
+            )
         return {"success": True, "removed": chosen.id, "content": chosen.content, "message": "Fact forgotten."}
-
 
     def reword(self, fact_id: int, expected: str, content: str, *, actor: str = "user") -> dict[str, Any]:
         """Set a fact back to ``content`` only while it still reads ``expected`` (reverting a merge)."""
@@ -169,8 +235,10 @@ class FactStore:
                 raise WorkbenchError(f"Fact {fact_id} is gone (forgotten since), so its wording cannot be restored.")
             if current.content != expected:
                 raise WorkbenchError(f"Fact {fact_id} has changed since; it now reads {current.content!r}.")
-            conn.execute("UPDATE provider_facts SET content = ?, updated_at = ? WHERE id = ?",
-                         (content, self.home.clock.now(), fact_id))
+            conn.execute(
+                "UPDATE provider_facts SET content = ?, updated_at = ? WHERE id = ?",
+                (content, self.home.clock.now(), fact_id),
+            )
             self._journal(conn, "fact_reword", fact_id, actor=actor, before=expected, after=content)
         return {"success": True, "id": fact_id, "content": content, "message": f"Fact {fact_id} reads as before."}
 
@@ -184,7 +252,10 @@ def list_facts(home) -> list[dict[str, Any]]:
     out = []
     for fact in facts:
         message = home.archive.message(fact.message_id) if fact.message_id is not None else None
-        source = {"id": message.id, "session_id": message.session_id, "role": message.role,
-                  "text": message.text} if message is not None else None
+        source = (
+            {"id": message.id, "session_id": message.session_id, "role": message.role, "text": message.text}
+            if message is not None
+            else None
+        )
         out.append({**fact.to_dict(), "source_message": source})
     return out

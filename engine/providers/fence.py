@@ -24,7 +24,9 @@ SYSTEM_NOTE = (
 _BLOCK_RE = re.compile(r"<\s*memory-context\s*>[\s\S]*?</\s*memory-context\s*>", re.IGNORECASE)
 _NOTE_RE = re.compile(
     r"\[System note:\s*The following is recalled memory context,\s*NOT new user input\.\s*Treat as "
-    r"(?:informational background data|authoritative reference data[^\]]*)\.\]\s*", re.IGNORECASE)
+    r"(?:informational background data|authoritative reference data[^\]]*)\.\]\s*",
+    re.IGNORECASE,
+)
 _STRAY_TAG_RE = re.compile(r"</?\s*memory-context\s*>", re.IGNORECASE)
 
 
@@ -113,19 +115,19 @@ class StreamingContextScrubber:
                 index = buf.lower().find(CLOSE_TAG)
                 if index < 0:
                     keep = _held_prefix(buf, CLOSE_TAG)
-                    self._held = buf[len(buf) - keep:] if keep else ""
+                    self._held = buf[len(buf) - keep :] if keep else ""
                     return "".join(out)
-                buf = buf[index + len(CLOSE_TAG):]
+                buf = buf[index + len(CLOSE_TAG) :]
                 self._in_span = False
                 continue
             index, pending_tag = self._block_open(buf)
             if index < 0:
                 keep = len(OPEN_TAG) if pending_tag else _held_prefix(buf, OPEN_TAG)
                 self._emit(buf[: len(buf) - keep], out)
-                self._held = buf[len(buf) - keep:] if keep else ""
+                self._held = buf[len(buf) - keep :] if keep else ""
                 return "".join(out)
             self._emit(buf[:index], out)
-            buf = buf[index + len(OPEN_TAG):]
+            buf = buf[index + len(OPEN_TAG) :]
             self._in_span = True
         return "".join(out)
 

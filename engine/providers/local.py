@@ -23,22 +23,41 @@ FACT_LIMIT = 5
 
 
 def _schema(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"name": name, "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": required}}
+    return {
+        "name": name,
+        "description": description,
+        "parameters": {"type": "object", "properties": properties, "required": required},
+    }
 
 
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 10}
 SCHEMAS = [
-    _schema("recall", "Search earlier sessions (outside this conversation) for passages about a topic. Returns the "
-                      "best snippet of each matching session.",
-            {"query": {"type": "string", "description": "words to look for"}, "limit": LIMIT}, ["query"]),
-    _schema("fact_add", "Keep a short fact in the local fact store (recalled when a later message is about it). "
-                        "A near-duplicate of a kept fact is merged into it.",
-            {"content": {"type": "string", "description": "one self-contained fact"}}, ["content"]),
-    _schema("fact_search", "Search the local fact store.",
-            {"query": {"type": "string", "description": "words to look for"}, "limit": LIMIT}, ["query"]),
-    _schema("fact_forget", "Remove a fact from the local fact store, by id or by its wording.",
-            {"id": {"type": "integer"}, "content": {"type": "string", "description": "the fact's wording"}}, []),
+    _schema(
+        "recall",
+        "Search earlier sessions (outside this conversation) for passages about a topic. Returns the "
+        "best snippet of each matching session.",
+        {"query": {"type": "string", "description": "words to look for"}, "limit": LIMIT},
+        ["query"],
+    ),
+    _schema(
+        "fact_add",
+        "Keep a short fact in the local fact store (recalled when a later message is about it). "
+        "A near-duplicate of a kept fact is merged into it.",
+        {"content": {"type": "string", "description": "one self-contained fact"}},
+        ["content"],
+    ),
+    _schema(
+        "fact_search",
+        "Search the local fact store.",
+        {"query": {"type": "string", "description": "words to look for"}, "limit": LIMIT},
+        ["query"],
+    ),
+    _schema(
+        "fact_forget",
+        "Remove a fact from the local fact store, by id or by its wording.",
+        {"id": {"type": "integer"}, "content": {"type": "string", "description": "the fact's wording"}},
+        [],
+    ),
 ]
 
 
@@ -64,8 +83,9 @@ class LocalProvider(MemoryProvider):
         words = list(dict.fromkeys(keywords(text)))[:6]
         if not words:
             return []
-        hits = self.home.archive.search(" OR ".join(words), limit=limit, exclude_lineage_of=session_id or None,
-                                        role=("user", "assistant"))
+        hits = self.home.archive.search(
+            " OR ".join(words), limit=limit, exclude_lineage_of=session_id or None, role=("user", "assistant")
+        )
         return [{"session_id": h.session_id, "title": h.title, "when": h.when, "snippet": h.snippet} for h in hits]
 
     def prefetch(self, query: str, *, session_id: str = "") -> str:
@@ -75,9 +95,13 @@ class LocalProvider(MemoryProvider):
             parts.append("## Facts kept by the local provider\n" + "\n".join(f"- {f.content}" for f in facts))
         hits = self._hits(query, RECALL_LIMIT, session_id or self.session_id)
         if hits:
-            parts.append("## Recalled from earlier sessions\n" + "\n".join(
-                f"- {h['title'] or h['session_id']} ({str(h['when'] or '')[:10]}): {shorten(h['snippet'], 200)}"
-                for h in hits))
+            parts.append(
+                "## Recalled from earlier sessions\n"
+                + "\n".join(
+                    f"- {h['title'] or h['session_id']} ({str(h['when'] or '')[:10]}): {shorten(h['snippet'], 200)}"
+                    for h in hits
+                )
+            )
         return "\n\n".join(parts)
 
     def tool_schemas(self) -> list[dict[str, Any]]:
@@ -86,8 +110,11 @@ class LocalProvider(MemoryProvider):
     def handle_tool_call(self, name: str, args: dict[str, Any], **context: Any) -> dict[str, Any]:
         try:
             if name == "fact_add":
-                return self.facts.add(args.get("content"), session_id=context.get("session_id") or self.session_id,
-                                      message_id=context.get("message_id"))
+                return self.facts.add(
+                    args.get("content"),
+                    session_id=context.get("session_id") or self.session_id,
+                    message_id=context.get("message_id"),
+                )
             if name == "fact_forget":
                 if args.get("id") is None and not args.get("content"):
                     return {"success": False, "error": "fact_forget needs the fact's 'id' or its 'content'."}

@@ -20,7 +20,8 @@ import logging
 import re
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..worker import SerialWorker
 from .base import MemoryProvider
@@ -32,8 +33,11 @@ PREFETCH_TIMEOUT_S = 8.0
 HOOK_STUCK_S = 5.0  # a hook running longer than this is reported (once) when more work queues behind it
 DRAIN_TIMEOUT_S = 5.0
 # Nothing worth recalling for: empty input, slash commands and bare acknowledgements.
-_TRIVIAL_RE = re.compile(r"^\s*(?:/\S.*|(?:yes|no|ok|okay|k|thanks|thank you|thx|hi|hello|hey|continue|go on|"
-                         r"lgtm|sure|done|cool|great)[\s.!?]*)?$", re.IGNORECASE | re.DOTALL)
+_TRIVIAL_RE = re.compile(
+    r"^\s*(?:/\S.*|(?:yes|no|ok|okay|k|thanks|thank you|thx|hi|hello|hey|continue|go on|"
+    r"lgtm|sure|done|cool|great)[\s.!?]*)?$",
+    re.IGNORECASE | re.DOTALL,
+)
 CORE_TOOLS = frozenset({"memory", "session_search", "skills_list", "skill_view", "skill_manage"})
 
 
@@ -43,8 +47,10 @@ def is_trivial(query: str) -> bool:
 
 def refusal(refused: str, active: str) -> str:
     """Why a second external provider is not added."""
-    return (f"Refused memory provider {refused!r}: {active!r} is already active, and only one external memory "
-            "provider can run at a time. Pick one with memory.provider in config.yaml.")
+    return (
+        f"Refused memory provider {refused!r}: {active!r} is already active, and only one external memory "
+        "provider can run at a time. Pick one with memory.provider in config.yaml."
+    )
 
 
 def _accepts(function: Callable[..., Any], name: str) -> bool:
@@ -57,8 +63,9 @@ def _accepts(function: Callable[..., Any], name: str) -> bool:
 
 
 class MemoryManager:
-    def __init__(self, prefetch_timeout: float = PREFETCH_TIMEOUT_S,
-                 on_warning: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, prefetch_timeout: float = PREFETCH_TIMEOUT_S, on_warning: Callable[[str], None] | None = None
+    ) -> None:
         if prefetch_timeout <= 0:
             raise ValueError("prefetch_timeout must be > 0")
         self.prefetch_timeout = prefetch_timeout
@@ -99,8 +106,15 @@ class MemoryManager:
             except Exception:
                 log.exception("on_warning callback failed")
 
-    def _guard(self, hook: str, call: Callable[..., Any], *args: Any, default: Any = None,
-               provider: MemoryProvider | None = None, **kwargs: Any) -> Any:
+    def _guard(
+        self,
+        hook: str,
+        call: Callable[..., Any],
+        *args: Any,
+        default: Any = None,
+        provider: MemoryProvider | None = None,
+        **kwargs: Any,
+    ) -> Any:
         try:
             return call(*args, **kwargs)
         except Exception as exc:  # a provider must never break a turn
@@ -112,13 +126,20 @@ class MemoryManager:
         """Run a hook now (``initialize``) and wait for it at most the prefetch timeout; failures become warnings."""
         if self.provider is None:
             return
-        worker = threading.Thread(target=self._guard, args=(hook, getattr(self.provider, hook), *args), kwargs=kwargs,
-                                  name=f"memory-{hook}-{self.provider.name}", daemon=True)
+        worker = threading.Thread(
+            target=self._guard,
+            args=(hook, getattr(self.provider, hook), *args),
+            kwargs=kwargs,
+            name=f"memory-{hook}-{self.provider.name}",
+            daemon=True,
+        )
         worker.start()
         worker.join(self.prefetch_timeout)
         if worker.is_alive():
-            self._warn(f"Memory provider {self.provider.name!r} {hook} did not return within "
-                       f"{self.prefetch_timeout:g}s; the session goes on.")
+            self._warn(
+                f"Memory provider {self.provider.name!r} {hook} did not return within "
+                f"{self.prefetch_timeout:g}s; the session goes on."
+            )
 
     def call_later(self, hook: str, *args: Any, **kwargs: Any) -> None:
         """Queue a hook on the worker thread, after everything queued before it."""
@@ -137,8 +158,10 @@ class MemoryManager:
         since = self._worker.busy_since
         if since is not None and time.monotonic() - since > HOOK_STUCK_S and self._reported_stuck != since:
             self._reported_stuck = since
-            self._warn(f"Memory provider {self.provider.name!r} has been stuck in {self._current_hook} for "
-                       f"{time.monotonic() - since:.0f}s; its later hooks wait behind it (turns go on).")
+            self._warn(
+                f"Memory provider {self.provider.name!r} has been stuck in {self._current_hook} for "
+                f"{time.monotonic() - since:.0f}s; its later hooks wait behind it (turns go on)."
+            )
 
     def flush_pending(self, timeout: float | None = None) -> bool:
         """Wait until every queued hook has run; False when ``timeout`` passed first."""
@@ -146,7 +169,9 @@ class MemoryManager:
 
     # -- prompt, recall, tools ------------------------------------------------------
     def system_prompt_block(self) -> str:
-        return self._guard("system_prompt_block", self.provider.system_prompt_block, default="") if self.provider else ""
+        return (
+            self._guard("system_prompt_block", self.provider.system_prompt_block, default="") if self.provider else ""
+        )
 
     def recall_fence(self, query: str, session_id: str) -> str:
         """The fenced recall for this user message ('' when nothing was recalled or in time)."""
@@ -155,15 +180,21 @@ class MemoryManager:
         if self._stuck is not None and self._stuck.is_alive():
             return ""
         box: list[str] = []
-        worker = threading.Thread(target=lambda: box.append(self._guard(
-            "prefetch", self.provider.prefetch, query, session_id=session_id, default="") or ""),
-            name=f"memory-prefetch-{self.provider.name}", daemon=True)
+        worker = threading.Thread(
+            target=lambda: box.append(
+                self._guard("prefetch", self.provider.prefetch, query, session_id=session_id, default="") or ""
+            ),
+            name=f"memory-prefetch-{self.provider.name}",
+            daemon=True,
+        )
         worker.start()
         worker.join(self.prefetch_timeout)
         if worker.is_alive():
             self._stuck = worker
-            self._warn(f"Memory provider {self.provider.name!r} prefetch timed out after {self.prefetch_timeout:g}s; "
-                       "this turn goes on without its recall.")
+            self._warn(
+                f"Memory provider {self.provider.name!r} prefetch timed out after {self.prefetch_timeout:g}s; "
+                "this turn goes on without its recall."
+            )
             return ""
         return build_memory_context_block(box[0] if box else "")
 
@@ -203,9 +234,13 @@ class MemoryManager:
         for op in operations:
             action = op.get("action")
             if action in ("add", "replace", "remove"):
-                self.call_later("on_memory_write", action, args.get("target") or "memory",
-                                op.get("content") or op.get("new_text") or "",
-                                {**metadata, "old_text": op.get("old_text")})
+                self.call_later(
+                    "on_memory_write",
+                    action,
+                    args.get("target") or "memory",
+                    op.get("content") or op.get("new_text") or "",
+                    {**metadata, "old_text": op.get("old_text")},
+                )
 
     def shutdown(self) -> None:
         """Drain the queued hooks (bounded), then the provider's own ``shutdown`` (bounded); idempotent."""
@@ -214,10 +249,16 @@ class MemoryManager:
         provider, left = self.provider, 0
         if not self._worker.close(DRAIN_TIMEOUT_S):
             left = self._worker.pending()
-            self._warn(f"Memory provider {provider.name!r} did not finish its queued hooks within "
-                       f"{DRAIN_TIMEOUT_S:g}s; {left} left behind.")
-        closer = threading.Thread(target=self._guard, args=("shutdown", provider.shutdown), daemon=True,
-                                  name=f"memory-shutdown-{provider.name}")
+            self._warn(
+                f"Memory provider {provider.name!r} did not finish its queued hooks within "
+                f"{DRAIN_TIMEOUT_S:g}s; {left} left behind."
+            )
+        closer = threading.Thread(
+            target=self._guard,
+            args=("shutdown", provider.shutdown),
+            daemon=True,
+            name=f"memory-shutdown-{provider.name}",
+        )
         closer.start()
         closer.join(DRAIN_TIMEOUT_S)
         if closer.is_alive():

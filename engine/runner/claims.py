@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 WRITE_TOOLS = ("memory", "skill_manage")
 CLAIM_RE = re.compile(
@@ -21,14 +22,16 @@ CLAIM_RE = re.compile(
     r"|\b(?:i've|i have|i)\s+(?:also\s+|now\s+)?(?:saved|stored|noted|recorded|remembered|memori[sz]ed)\b"
     r"|\b(?:saved|stored|added|written|noted)\s+(?:it\s+|that\s+|this\s+)?(?:to|in|into)\s+(?:my\s+|your\s+|the\s+)?"
     r"(?:memory|memories|user profile|profile|notes|skills?)\b"
-    r"|\bmemory (?:updated|saved)\b", re.I)
+    r"|\bmemory (?:updated|saved)\b",
+    re.I,
+)
 _CONDITIONAL = re.compile(r"\b(?:ask me to|tell me to|want me to|should i|shall i|can i|could i)\b[^.?!]*$", re.I)
 
 
 def claims_a_save(text: str) -> bool:
     """Whether ``text`` says something was (or will be) saved or remembered."""
     for match in CLAIM_RE.finditer(text or ""):
-        if not _CONDITIONAL.search(text[:match.start()].rsplit(".", 1)[-1]):
+        if not _CONDITIONAL.search(text[: match.start()].rsplit(".", 1)[-1]):
             return True
     return False
 

@@ -21,11 +21,15 @@ from ..models.base import Model
 
 log = logging.getLogger(__name__)
 
-SUMMARY_PREFIX = ("[CONTEXT COMPACTION \u2014 REFERENCE ONLY] Earlier turns were compacted into the summary below. "
-                  "It is background, not a new request; the messages after it continue the conversation.\n\n")
+SUMMARY_PREFIX = (
+    "[CONTEXT COMPACTION \u2014 REFERENCE ONLY] Earlier turns were compacted into the summary below. "
+    "It is background, not a new request; the messages after it continue the conversation.\n\n"
+)
 SUMMARY_SUFFIX = "\n\n--- END OF CONTEXT SUMMARY \u2014 respond to the message below, not the summary above ---"
-PROMPT_NOTE = ("[Note: Some earlier conversation turns have been compacted into a handoff summary to save context "
-               "space. Your persistent memory (MEMORY.md, USER.md) remains fully authoritative regardless of compaction.]")
+PROMPT_NOTE = (
+    "[Note: Some earlier conversation turns have been compacted into a handoff summary to save context "
+    "space. Your persistent memory (MEMORY.md, USER.md) remains fully authoritative regardless of compaction.]"
+)
 FALLBACK_PER_TURN = 300
 MIN_TAIL = 3
 
@@ -89,8 +93,9 @@ def boundaries(messages: list[dict[str, Any]], protect_first_n: int, tail_budget
 
 def fallback_summary(middle: list[dict[str, Any]]) -> str:
     """Used when the model cannot summarise: each dropped message, cut short."""
-    lines = [f"{m.get('role', '?')}: {str(m.get('content') or '')[:FALLBACK_PER_TURN]}" for m in middle
-             if m.get("content")]
+    lines = [
+        f"{m.get('role', '?')}: {str(m.get('content') or '')[:FALLBACK_PER_TURN]}" for m in middle if m.get("content")
+    ]
     return "Summary unavailable; the compacted turns began:\n" + "\n".join(lines)[:8000]
 
 
@@ -103,7 +108,7 @@ def plan(messages: list[dict[str, Any]], *, protect_first_n: int, tail_budget: i
 
 def compact(messages: list[dict[str, Any]], model: Model, cut: tuple[int, int]) -> Compaction:
     """Summarise the middle of ``messages`` between the ``cut`` that ``plan`` chose."""
-    head, middle, tail = messages[:cut[0]], messages[cut[0]:cut[1]], messages[cut[1]:]
+    head, middle, tail = messages[: cut[0]], messages[cut[0] : cut[1]], messages[cut[1] :]
     try:
         summary_text = model.summarise(middle).strip() or fallback_summary(middle)
     except Exception as exc:  # a failed summary must not lose the conversation

@@ -36,8 +36,11 @@ class FlushResult:
     @property
     def saved(self) -> list[str]:
         """The entries it committed (staged ones are not saved yet)."""
-        return [a["arguments"].get("content", "") for a in self.actions
-                if a["result"].get("success") is True and not a["result"].get("staged")]
+        return [
+            a["arguments"].get("content", "")
+            for a in self.actions
+            if a["result"].get("success") is True and not a["result"].get("staged")
+        ]
 
     @property
     def summary(self) -> str:
@@ -49,8 +52,13 @@ class FlushResult:
         return "Memory flush before compression: " + (", ".join(parts) or "nothing to save") + "."
 
     def to_dict(self) -> dict[str, Any]:
-        return {"actions": self.actions, "answer": self.answer, "error": self.error, "saved": self.saved,
-                "summary": self.summary}
+        return {
+            "actions": self.actions,
+            "answer": self.answer,
+            "error": self.error,
+            "saved": self.saved,
+            "summary": self.summary,
+        }
 
 
 def _refusal(args: dict[str, Any]) -> str | None:
@@ -73,20 +81,29 @@ def flush_memories(session, messages: list[dict[str, Any]], message_id: int | No
         reply = session.request([*messages, {"role": "user", "content": FLUSH_PROMPT}], tools, "flush")
         result.answer = reply.content
         for call in reply.tool_calls:  # one request: its calls run, and the model is not asked again
-            refused = (_refusal(call.arguments) if call.name == "memory"
-                       else "The memory flush can only call the memory tool.")
+            refused = (
+                _refusal(call.arguments) if call.name == "memory" else "The memory flush can only call the memory tool."
+            )
             if refused:
                 outcome = {"success": False, "error": refused}
             else:
                 ctx = ToolContext(actor="agent", session_id=session.id, message_id=message_id, origin=FLUSH)
                 outcome = tools.dispatch(call.name, call.arguments, ctx)
-                session.manager.notify_memory_write(call.arguments, outcome,
-                                                    {"session_id": session.id, "write_origin": FLUSH})
+                session.manager.notify_memory_write(
+                    call.arguments, outcome, {"session_id": session.id, "write_origin": FLUSH}
+                )
             result.actions.append({"name": call.name, "arguments": call.arguments, "result": outcome})
-            session.emit("tool_result", name=call.name, call_id=call.id,
-                         success=outcome.get("success", True) is not False, staged=bool(outcome.get("staged")),
-                         pending_id=outcome.get("pending_id"), error=outcome.get("error"), flush=True,
-                         preview=json.dumps(outcome, ensure_ascii=False, default=str)[:400])
+            session.emit(
+                "tool_result",
+                name=call.name,
+                call_id=call.id,
+                success=outcome.get("success", True) is not False,
+                staged=bool(outcome.get("staged")),
+                pending_id=outcome.get("pending_id"),
+                error=outcome.get("error"),
+                flush=True,
+                preview=json.dumps(outcome, ensure_ascii=False, default=str)[:400],
+            )
     except Exception as exc:  # the compression must go ahead whatever happened here
         log.warning("memory flush failed: %s", exc)
         result.error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +82,7 @@ def build_system_prompt(home, *, provider_block: str = "", cwd: Path | None = No
     parts.append(home.skills.index_text())
     folders = [Path(cwd)] if cwd else []
     parts.extend(context_files(folders + [home.root]))
-    started = datetime.fromtimestamp(home.clock.now(), timezone.utc)
+    started = datetime.fromtimestamp(home.clock.now(), UTC)
     parts.append(f"Conversation started: {started:%A, %B %d, %Y %H:%M} UTC")
     return "\n\n".join(part for part in parts if part and part.strip())
 

@@ -46,7 +46,7 @@ class RequestRecord:
 
 
 class RequestLog:
-    """Buffers records and writes them in one transaction per ``flush`` (the runner flushes with each turn's messages)."""
+    """Buffers records and writes them in one transaction per ``flush`` (the runner flushes each turn's messages)."""
 
     def __init__(self, home):
         self.home = home
@@ -63,9 +63,21 @@ class RequestLog:
 
     def record(self, rec: RequestRecord) -> None:
         with self._lock:
-            self._pending.append((self.home.clock.now(), rec.session_id, rec.purpose, rec.model, rec.prefix_hash,
-                                  rec.system_chars, rec.message_count, rec.estimated_tokens, rec.prompt_tokens,
-                                  rec.completion_tokens, rec.duration_ms))
+            self._pending.append(
+                (
+                    self.home.clock.now(),
+                    rec.session_id,
+                    rec.purpose,
+                    rec.model,
+                    rec.prefix_hash,
+                    rec.system_chars,
+                    rec.message_count,
+                    rec.estimated_tokens,
+                    rec.prompt_tokens,
+                    rec.completion_tokens,
+                    rec.duration_ms,
+                )
+            )
 
     def flush(self) -> None:
         with self._lock:
@@ -76,7 +88,9 @@ class RequestLog:
         with write_transaction(conn, self.home.read_only):
             conn.executemany(
                 "INSERT INTO runner_requests (at, session_id, purpose, model, prefix_hash, system_chars, message_count,"
-                " estimated_tokens, prompt_tokens, completion_tokens, duration_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+                " estimated_tokens, prompt_tokens, completion_tokens, duration_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                rows,
+            )
 
     def prefix_hashes(self, session_id: str, purpose: str | None = None) -> list[str]:
         """The prefix hash of every request of a session, oldest first."""

@@ -35,8 +35,10 @@ log = logging.getLogger(__name__)
 
 MAX_REVIEW_ITERATIONS = 16
 DUPLICATE = "Entry already exists"  # the memory store's answer to an add it did not need
-DENIED = ("Background review denied tool {tool!r}. Allowed here: memory, skills_list, skill_view and skill_manage. "
-          "Do not retry {tool}.")
+DENIED = (
+    "Background review denied tool {tool!r}. Allowed here: memory, skills_list, skill_view and skill_manage. "
+    "Do not retry {tool}."
+)
 
 
 @dataclass
@@ -49,13 +51,22 @@ class ReviewResult:
     @property
     def writes(self) -> list[dict[str, Any]]:
         """Committed memory and skill writes (staged ones and adds of an entry already there excluded)."""
-        return [a for a in self.actions if a["name"] in ("memory", "skill_manage")
-                and a["result"].get("success") is True and not a["result"].get("staged")
-                and not str(a["result"].get("message", "")).startswith(DUPLICATE)]
+        return [
+            a
+            for a in self.actions
+            if a["name"] in ("memory", "skill_manage")
+            and a["result"].get("success") is True
+            and not a["result"].get("staged")
+            and not str(a["result"].get("message", "")).startswith(DUPLICATE)
+        ]
 
     @property
     def staged(self) -> list[str]:
-        return [a["result"]["pending_id"] for a in self.actions if a["result"].get("staged") and a["result"].get("pending_id")]
+        return [
+            a["result"]["pending_id"]
+            for a in self.actions
+            if a["result"].get("staged") and a["result"].get("pending_id")
+        ]
 
     @property
     def summary(self) -> str:
@@ -84,21 +95,41 @@ class ReviewResult:
         return f"{self.summary} \u2014 {shorten(why, 300)}" if why and (self.writes or self.staged) else self.summary
 
     def to_dict(self) -> dict[str, Any]:
-        return {"triggers": self.triggers, "actions": self.actions, "answer": self.answer, "error": self.error,
-                "writes": len(self.writes), "staged": self.staged, "summary": self.summary, "line": self.line}
+        return {
+            "triggers": self.triggers,
+            "actions": self.actions,
+            "answer": self.answer,
+            "error": self.error,
+            "writes": len(self.writes),
+            "staged": self.staged,
+            "summary": self.summary,
+            "line": self.line,
+        }
 
 
 def review_prompt(home, memory: bool, skills: bool) -> str:
     """The request appended to the conversation, ending with the live memory entries (read-only view)."""
     parts = ([MEMORY_REVIEW_PROMPT] if memory else []) + ([SKILL_REVIEW_PROMPT] if skills else [])
-    live = [f"- [{target}] {entry}" for target in TARGETS if home.memory.enabled(target)
-            for entry in home.memory.entries(target)]
+    live = [
+        f"- [{target}] {entry}"
+        for target in TARGETS
+        if home.memory.enabled(target)
+        for entry in home.memory.entries(target)
+    ]
     view = [LIVE_MEMORY_HEADING, *live] if live else []
     return "\n\n".join(parts + [REVIEW_TOOLS_NOTE] + (["\n".join(view)] if view else []))
 
 
-def run_review(session, conversation: list[dict[str, Any]], *, memory: bool, skills: bool,
-               stop: threading.Event, message_id: int | None = None, session_id: str | None = None) -> ReviewResult:
+def run_review(
+    session,
+    conversation: list[dict[str, Any]],
+    *,
+    memory: bool,
+    skills: bool,
+    stop: threading.Event,
+    message_id: int | None = None,
+    session_id: str | None = None,
+) -> ReviewResult:
     """Review ``conversation`` (the session's API messages, copied by the caller); never raises.
 
     Runs on whichever thread calls it; ``stop`` ends it at the next step. Its writes are
@@ -123,18 +154,38 @@ def run_review(session, conversation: list[dict[str, Any]], *, memory: bool, ski
             for call in reply.tool_calls:
                 if stop.is_set():  # asked to stop while the model was thinking: write nothing more
                     break
-                ctx = ToolContext(actor="review", session_id=session_id, message_id=message_id, origin=BACKGROUND_REVIEW,
-                                  turn_state=state)
+                ctx = ToolContext(
+                    actor="review",
+                    session_id=session_id,
+                    message_id=message_id,
+                    origin=BACKGROUND_REVIEW,
+                    turn_state=state,
+                )
                 outcome = tools.dispatch(call.name, call.arguments, ctx)
                 if call.name == "memory":
-                    session.manager.notify_memory_write(call.arguments, outcome,
-                                                        {"session_id": session_id, "write_origin": BACKGROUND_REVIEW})
-                messages.append({"role": "tool", "tool_call_id": call.id, "tool_name": call.name,
-                                 "content": json.dumps(outcome, ensure_ascii=False, default=str)})
+                    session.manager.notify_memory_write(
+                        call.arguments, outcome, {"session_id": session_id, "write_origin": BACKGROUND_REVIEW}
+                    )
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call.id,
+                        "tool_name": call.name,
+                        "content": json.dumps(outcome, ensure_ascii=False, default=str),
+                    }
+                )
                 result.actions.append({"name": call.name, "arguments": call.arguments, "result": outcome})
-                session.emit("tool_result", actor="review", name=call.name, call_id=call.id,
-                             success=outcome.get("success", True) is not False, staged=bool(outcome.get("staged")),
-                             pending_id=outcome.get("pending_id"), error=outcome.get("error"), review=True)
+                session.emit(
+                    "tool_result",
+                    actor="review",
+                    name=call.name,
+                    call_id=call.id,
+                    success=outcome.get("success", True) is not False,
+                    staged=bool(outcome.get("staged")),
+                    pending_id=outcome.get("pending_id"),
+                    error=outcome.get("error"),
+                    review=True,
+                )
     except Exception as exc:  # a review must never break the session
         log.warning("Background review failed: %s", exc)
         result.error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"

@@ -19,9 +19,10 @@ import sqlite3
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import WorkbenchError
 from ..events import RunnerEvent
@@ -31,12 +32,12 @@ from ..providers.base import MemoryProvider
 from ..providers.fence import StreamingContextScrubber, attach_to_user_message, sanitize_context
 from ..providers.manager import MemoryManager
 from ..tools import ToolContext
+from ..worker import SerialWorker
 from . import compression
 from .claims import unbacked_claims
 from .prompt import build_system_prompt, prefix_hash
 from .records import RequestLog, RequestRecord
 from .tools import Tool, ToolRegistry, builtin_tools
-from ..worker import SerialWorker
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,9 @@ TITLE_CHARS = 60
 RESULT_PREVIEW = 400
 REVIEW_CLOSE_WAIT_S = 60.0  # how long closing a session waits for its queued reviews
 CLOSE_REASON = "cli_close"  # the end reason Hermes's CLI writes when the user leaves
-MISSING_RESULT = json.dumps({"success": False, "error": "No result was recorded for this call (the earlier run stopped)."})
+MISSING_RESULT = json.dumps(
+    {"success": False, "error": "No result was recorded for this call (the earlier run stopped)."}
+)
 
 
 class Cancelled(Exception):
@@ -63,8 +66,13 @@ class TurnResult:
     unbacked_claim: bool = False  # the answer claims a save that no write in this turn backs (see claims.py)
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"session_id": self.session_id, "user": self.user, "assistant": self.assistant,
-                "tool_calls": self.tool_calls, "status": self.status}
+        data = {
+            "session_id": self.session_id,
+            "user": self.user,
+            "assistant": self.assistant,
+            "tool_calls": self.tool_calls,
+            "status": self.status,
+        }
         if self.error:
             data["error"] = self.error
         if self.review is not None:
@@ -76,8 +84,13 @@ class TurnResult:
 
 def stored_form(message: dict[str, Any]) -> dict[str, Any]:
     """The state.db row for an in-memory message (never the fenced API copy)."""
-    return {"role": message["role"], "content": message.get("content"), "tool_calls": message.get("tool_calls"),
-            "tool_name": message.get("tool_name"), "tool_call_id": message.get("tool_call_id")}
+    return {
+        "role": message["role"],
+        "content": message.get("content"),
+        "tool_calls": message.get("tool_calls"),
+        "tool_name": message.get("tool_name"),
+        "tool_call_id": message.get("tool_call_id"),
+    }
 
 
 def resumable(message) -> dict[str, Any]:
@@ -86,16 +99,27 @@ def resumable(message) -> dict[str, Any]:
     calls, unreadable = [], []
     for call in message.tool_calls or []:
         function = call.get("function") if isinstance(call, dict) else None
-        if (isinstance(function, dict) and isinstance(call.get("id"), str) and isinstance(function.get("name"), str)
-                and isinstance(function.get("arguments"), str)):
+        if (
+            isinstance(function, dict)
+            and isinstance(call.get("id"), str)
+            and isinstance(function.get("name"), str)
+            and isinstance(function.get("arguments"), str)
+        ):
             calls.append(call)
         else:
             unreadable.append(json.dumps(call, ensure_ascii=False, default=str)[:500])
     content = message.content
     if unreadable and (content is None or isinstance(content, str)):
-        content = "\n".join([content or "", *(f"[stored tool call that cannot be replayed: {c}]" for c in unreadable)]).strip()
-    fields = (("role", message.role), ("content", content), ("tool_calls", calls or None),
-              ("tool_name", message.tool_name), ("tool_call_id", message.tool_call_id))
+        content = "\n".join(
+            [content or "", *(f"[stored tool call that cannot be replayed: {c}]" for c in unreadable)]
+        ).strip()
+    fields = (
+        ("role", message.role),
+        ("content", content),
+        ("tool_calls", calls or None),
+        ("tool_name", message.tool_name),
+        ("tool_call_id", message.tool_call_id),
+    )
     return {k: v for k, v in fields if v is not None}
 
 
@@ -111,7 +135,9 @@ def paired(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 out.append(message)
             continue  # a result whose call is gone would be rejected
         out.extend({"role": "tool", "tool_call_id": call_id, "content": MISSING_RESULT} for call_id in open_calls)
-        open_calls = [c.get("id") for c in message.get("tool_calls") or []] if message.get("role") == "assistant" else []
+        open_calls = (
+            [c.get("id") for c in message.get("tool_calls") or []] if message.get("role") == "assistant" else []
+        )
         out.append(message)
     out.extend({"role": "tool", "tool_call_id": call_id, "content": MISSING_RESULT} for call_id in open_calls)
     return out
@@ -134,10 +160,13 @@ def reported_usage(usage: dict[str, Any]) -> Counter[str]:
     prompt = usage.get("prompt_tokens_details")
     completion = usage.get("completion_tokens_details")
     cached = number(prompt.get("cached_tokens")) if isinstance(prompt, dict) else 0
-    counts = Counter(input_tokens=max(0, number(usage.get("prompt_tokens")) - cached),
-                     output_tokens=number(usage.get("completion_tokens")), cache_read_tokens=cached,
-                     reasoning_tokens=number(completion.get("reasoning_tokens")) if isinstance(completion, dict) else 0,
-                     api_call_count=1)
+    counts = Counter(
+        input_tokens=max(0, number(usage.get("prompt_tokens")) - cached),
+        output_tokens=number(usage.get("completion_tokens")),
+        cache_read_tokens=cached,
+        reasoning_tokens=number(completion.get("reasoning_tokens")) if isinstance(completion, dict) else 0,
+        api_call_count=1,
+    )
     return +counts  # zero counters are left out
 
 
@@ -151,11 +180,22 @@ def default_title(text: str) -> str:
 class AgentSession:
     """Holds a conversation and runs its turns. Not thread-safe except ``cancel()``."""
 
-    def __init__(self, home, model: Model, *, session_id: str | None = None, source: str = "cli",
-                 title: str | None = None, cwd: Path | None = None, provider: MemoryProvider | None = None,
-                 on_event: Callable[[RunnerEvent], None] | None = None, step_delay: float = 0.0,
-                 review: bool = True, background_review: bool = False,
-                 cancel_event: threading.Event | None = None):
+    def __init__(
+        self,
+        home,
+        model: Model,
+        *,
+        session_id: str | None = None,
+        source: str = "cli",
+        title: str | None = None,
+        cwd: Path | None = None,
+        provider: MemoryProvider | None = None,
+        on_event: Callable[[RunnerEvent], None] | None = None,
+        step_delay: float = 0.0,
+        review: bool = True,
+        background_review: bool = False,
+        cancel_event: threading.Event | None = None,
+    ):
         self.home = home
         self.model = model
         self.source = source
@@ -177,8 +217,14 @@ class AgentSession:
         self._schema_chars: tuple[Any, int] = (None, 0)
         self._prefix_hashes: dict[tuple, str] = {}
         existing = self._open(session_id)
-        self.manager.call("initialize", self.id, home=str(home.root), platform=source,
-                          parent_session_id=self.parent_id or "", resumed=existing is not None)
+        self.manager.call(
+            "initialize",
+            self.id,
+            home=str(home.root),
+            platform=source,
+            parent_session_id=self.parent_id or "",
+            resumed=existing is not None,
+        )
         for text in self.manager.warnings:  # from choosing the provider, before the session had an id
             self.emit("warning", message=text, where="provider")
         self.manager.on_warning = lambda text: self.emit("warning", message=text, where="provider")
@@ -227,16 +273,24 @@ class AgentSession:
             self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
         self.title = None
         resumed = self._open(session_id) is not None
-        self.manager.call_later("on_session_switch", self.id, parent_session_id=old_id,
-                                reason="resume" if resumed else "new_session")
+        self.manager.call_later(
+            "on_session_switch", self.id, parent_session_id=old_id, reason="resume" if resumed else "new_session"
+        )
         return self.id
 
     def _build_tools(self) -> ToolRegistry:
         tools = builtin_tools(self.home)
         for schema in self.manager.tool_schemas():
             name = schema["name"]
-            tools.append(Tool(name, schema, lambda home, args, ctx, _n=name: self.manager.handle_tool_call(
-                _n, args, session_id=ctx.session_id, message_id=ctx.message_id)))
+            tools.append(
+                Tool(
+                    name,
+                    schema,
+                    lambda home, args, ctx, _n=name: self.manager.handle_tool_call(
+                        _n, args, session_id=ctx.session_id, message_id=ctx.message_id
+                    ),
+                )
+            )
         return ToolRegistry(self.home, tools)
 
     def _build_prompt(self) -> str:
@@ -290,15 +344,21 @@ class AgentSession:
     def flush(self) -> list[int]:
         """Store every message not yet in state.db; creates the session row on first write."""
         self.requests.flush()
-        pending = self.messages[len(self.message_ids):]
+        pending = self.messages[len(self.message_ids) :]
         if not pending:
             return []
         archive = self.home.archive
         if not self._created:
             first_user = next((m["content"] for m in self.messages if m["role"] == "user"), "") or "Session"
             wanted = self.title or default_title(str(first_user))
-            archive.create_session(self.id, source=self.source, model=self.model.name, parent_session_id=self.parent_id,
-                                   system_prompt=self.system_prompt, title=archive.next_lineage_title(wanted))
+            archive.create_session(
+                self.id,
+                source=self.source,
+                model=self.model.name,
+                parent_session_id=self.parent_id,
+                system_prompt=self.system_prompt,
+                title=archive.next_lineage_title(wanted),
+            )
             self.title = archive.get_session(self.id).title
             self._created = True
         if self._reopen:
@@ -334,8 +394,9 @@ class AgentSession:
             out.append(message)
         return paired(out) if self._foreign_history else out
 
-    def request(self, messages: list[dict[str, Any]], tools: ToolRegistry, purpose: str,
-                estimate: int | None = None) -> ModelReply:
+    def request(
+        self, messages: list[dict[str, Any]], tools: ToolRegistry, purpose: str, estimate: int | None = None
+    ) -> ModelReply:
         """One model call, recorded with the fingerprint of its cacheable prefix."""
         schemas = tools.api_schemas()
         if estimate is None:
@@ -353,11 +414,20 @@ class AgentSession:
             if usage.get("prompt_tokens"):
                 self.last_usage = (int(usage["prompt_tokens"]), len(messages) - 1)
             self._unrecorded_tokens.update(reported_usage(usage))  # added to the session row at the next flush
-        self.requests.record(RequestRecord(
-            session_id=self.id, purpose=purpose, model=self.model.name, prefix_hash=self._prefix_hashes[key],
-            system_chars=len(messages[0]["content"]), message_count=len(messages), estimated_tokens=estimate,
-            prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
-            duration_ms=(time.perf_counter() - started) * 1000))
+        self.requests.record(
+            RequestRecord(
+                session_id=self.id,
+                purpose=purpose,
+                model=self.model.name,
+                prefix_hash=self._prefix_hashes[key],
+                system_chars=len(messages[0]["content"]),
+                message_count=len(messages),
+                estimated_tokens=estimate,
+                prompt_tokens=usage.get("prompt_tokens"),
+                completion_tokens=usage.get("completion_tokens"),
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+        )
         return reply
 
     def _streamed(self, messages: list[dict[str, Any]], schemas: list[dict[str, Any]]) -> ModelReply:
@@ -415,15 +485,23 @@ class AgentSession:
                     compressed = True  # at most one per turn
                     result.session_id = self.id
                 user_index = next(i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i] is user_message)
-                reply = self.request(self.api_messages({user_index: fence}), self.tools, "turn",
-                                     estimate=self.context_tokens() + len(fence) // 4)
+                reply = self.request(
+                    self.api_messages({user_index: fence}),
+                    self.tools,
+                    "turn",
+                    estimate=self.context_tokens() + len(fence) // 4,
+                )
                 if "memory-context" in reply.content.lower():  # a model echoing its recall: never store it
                     reply.content = sanitize_context(reply.content).strip()
                 if "skill_manage" in self.tools.names():
                     self.iters_since_skill += 1
                 self.messages.append(reply.to_message())
-                self.emit("assistant_message", content=reply.content, iteration=iteration,
-                          tool_calls=[c.name for c in reply.tool_calls])
+                self.emit(
+                    "assistant_message",
+                    content=reply.content,
+                    iteration=iteration,
+                    tool_calls=[c.name for c in reply.tool_calls],
+                )
                 if not reply.tool_calls:
                     result.assistant = reply.content
                     break
@@ -431,8 +509,10 @@ class AgentSession:
                 self._run_tools(reply, turn_state, result)
             else:
                 result.status = "iteration_limit"
-                result.assistant = (f"(Stopped after {self.home.config.int('agent.max_iterations')} model calls "
-                                    "without a final answer.)")
+                result.assistant = (
+                    f"(Stopped after {self.home.config.int('agent.max_iterations')} model calls "
+                    "without a final answer.)"
+                )
                 self.messages.append({"role": "assistant", "content": result.assistant})
         except Cancelled:
             result.status = "cancelled"
@@ -440,7 +520,9 @@ class AgentSession:
         except Exception as exc:  # the model or the engine failed: keep everything said so far
             result.status = "error"
             result.error = exc.message if isinstance(exc, WorkbenchError) else f"{type(exc).__name__}: {exc}"
-            if not isinstance(exc, (WorkbenchError, sqlite3.Error)):  # refusals, model and disk errors explain themselves
+            if not isinstance(
+                exc, (WorkbenchError, sqlite3.Error)
+            ):  # refusals, model and disk errors explain themselves
                 log.exception("turn failed")
             self.emit("error", message=result.error, user=text)
         finally:
@@ -450,8 +532,14 @@ class AgentSession:
         if turn_start is not None and unbacked_claims(self.messages[turn_start:]):
             result.unbacked_claim = True
             self.emit("unbacked_claim", text=result.assistant)
-        self.emit("turn_finished", status=result.status, assistant=result.assistant, tool_calls=len(result.tool_calls),
-                  estimated_tokens=self.context_tokens(), error=result.error)
+        self.emit(
+            "turn_finished",
+            status=result.status,
+            assistant=result.assistant,
+            tool_calls=len(result.tool_calls),
+            estimated_tokens=self.context_tokens(),
+            error=result.error,
+        )
         if result.status == "done" and result.assistant:
             self.manager.sync_turn(text, result.assistant, session_id=self.id, messages=copy.deepcopy(self.messages))
             review_skills = self._tick_skill_nudge()
@@ -469,15 +557,23 @@ class AgentSession:
         # its writes name the turn's last stored message (the answer it looked back from)
         anchor, session_id = (self.message_ids[-1] if self.message_ids else None), self.id
         if not self.background_review:
-            return run_review(self, conversation, memory=memory, skills=skills, stop=self.cancel_event,
-                              message_id=anchor)
+            return run_review(
+                self, conversation, memory=memory, skills=skills, stop=self.cancel_event, message_id=anchor
+            )
         stop = threading.Event()
         self._review_stops.add(stop)
 
         def job() -> None:
             try:
-                result.review = run_review(self, conversation, memory=memory, skills=skills, stop=stop,
-                                           message_id=anchor, session_id=session_id)
+                result.review = run_review(
+                    self,
+                    conversation,
+                    memory=memory,
+                    skills=skills,
+                    stop=stop,
+                    message_id=anchor,
+                    session_id=session_id,
+                )
             finally:
                 self._review_stops.discard(stop)
 
@@ -497,7 +593,9 @@ class AgentSession:
         try:
             self.flush()
         except Exception as exc:  # kept in memory; the next flush retries
-            if isinstance(exc, (WorkbenchError, sqlite3.Error)):  # a refused or damaged archive: the message says it all
+            if isinstance(
+                exc, (WorkbenchError, sqlite3.Error)
+            ):  # a refused or damaged archive: the message says it all
                 log.warning("could not store the turn: %s", exc)
             else:
                 log.exception("could not store the turn")
@@ -516,8 +614,10 @@ class AgentSession:
                 raise
             self.emit("tool_called", name=call.name, arguments=call.arguments, call_id=call.id)
             if call.raw_arguments is not None:
-                outcome = {"success": False, "error": f"The arguments for {call.name!r} were not a JSON object; "
-                                                      "resend them as one."}
+                outcome = {
+                    "success": False,
+                    "error": f"The arguments for {call.name!r} were not a JSON object; resend them as one.",
+                }
             else:
                 ctx = ToolContext(actor="agent", session_id=self.id, message_id=message_id, turn_state=turn_state)
                 outcome = self.tools.dispatch(call.name, call.arguments, ctx)
@@ -528,17 +628,25 @@ class AgentSession:
     def _append_result(self, call, outcome: dict[str, Any]) -> None:
         content = json.dumps(outcome, ensure_ascii=False, default=str)
         self.messages.append({"role": "tool", "content": content, "tool_call_id": call.id, "tool_name": call.name})
-        self.emit("tool_result", name=call.name, call_id=call.id, success=outcome.get("success", True) is not False,
-                  staged=bool(outcome.get("staged")), pending_id=outcome.get("pending_id"), error=outcome.get("error"),
-                  preview=content[:RESULT_PREVIEW])
+        self.emit(
+            "tool_result",
+            name=call.name,
+            call_id=call.id,
+            success=outcome.get("success", True) is not False,
+            staged=bool(outcome.get("staged")),
+            pending_id=outcome.get("pending_id"),
+            error=outcome.get("error"),
+            preview=content[:RESULT_PREVIEW],
+        )
 
     def _after_tool(self, name: str, args: dict[str, Any], outcome: dict[str, Any]) -> None:
         """Nudge counters reset on use; committed memory writes are mirrored to the provider."""
         if name == "memory":
             self.turns_since_memory = 0
             anchor = self.message_ids[-1] if self.message_ids else None
-            self.manager.notify_memory_write(args, outcome, {"session_id": self.id, "write_origin": "foreground",
-                                                             "message_id": anchor})
+            self.manager.notify_memory_write(
+                args, outcome, {"session_id": self.id, "write_origin": "foreground", "message_id": anchor}
+            )
         elif name == "skill_manage":
             self.iters_since_skill = 0
 
@@ -570,8 +678,9 @@ class AgentSession:
         if not force and (self.context_tokens() < limit or self.ineffective_compressions >= 2):
             return False
         tail_budget = int(limit * min(0.8, max(0.1, config.float("compression.target_ratio"))))
-        cut = compression.plan(self.messages, protect_first_n=config.int("compression.protect_first_n"),
-                               tail_budget=tail_budget)
+        cut = compression.plan(
+            self.messages, protect_first_n=config.int("compression.protect_first_n"), tail_budget=tail_budget
+        )
         if cut is None:
             return False
         self.flush()
@@ -581,8 +690,9 @@ class AgentSession:
         self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
         old_id = self.id
         if config.bool("compression.in_place"):
-            self.home.archive.compact_in_place(self.id, len(done.head), len(done.tail), done.summary["content"],
-                                               summary_role=done.summary["role"])
+            self.home.archive.compact_in_place(
+                self.id, len(done.head), len(done.tail), done.summary["content"], summary_role=done.summary["role"]
+            )
             self.messages = done.messages
             self.message_ids = [m.id for m in self.home.archive.messages(self.id)]
         else:
@@ -601,21 +711,31 @@ class AgentSession:
         if not config.bool("compression.in_place"):
             self.flush()
             self.manager.call_later("on_session_switch", self.id, parent_session_id=old_id, reason="compression")
-        self.emit("session_rotated", old_session_id=old_id, new_session_id=self.id, title=self.title,
-                  dropped=done.dropped, in_place=config.bool("compression.in_place"),
-                  estimated_tokens=self.context_tokens())
+        self.emit(
+            "session_rotated",
+            old_session_id=old_id,
+            new_session_id=self.id,
+            title=self.title,
+            dropped=done.dropped,
+            in_place=config.bool("compression.in_place"),
+            estimated_tokens=self.context_tokens(),
+        )
         return True
 
     def _flush_memories(self, upto: int) -> None:
         """Before ``messages[:upto]`` are summarised: one memory-only call to save what matters (see flush.py)."""
-        if (not self.home.config.bool("compression.flush_memories") or self.cancel_event.is_set()
-                or "memory" not in self.tools.names()):
+        if (
+            not self.home.config.bool("compression.flush_memories")
+            or self.cancel_event.is_set()
+            or "memory" not in self.tools.names()
+        ):
             return
         from .flush import flush_memories
 
         sent = [{"role": "system", "content": self.system_prompt}, *self.messages[:upto]]
-        flush_memories(self, paired(sent) if self._foreign_history else sent,
-                       self.message_ids[-1] if self.message_ids else None)
+        flush_memories(
+            self, paired(sent) if self._foreign_history else sent, self.message_ids[-1] if self.message_ids else None
+        )
 
     def close(self) -> None:
         """Store anything pending and release the provider; the session row stays open for resuming."""

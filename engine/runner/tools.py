@@ -9,8 +9,9 @@ can react to, so one broken tool never ends a session.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import WorkbenchError
 from ..tools import ToolContext
@@ -36,21 +37,29 @@ def builtin_tools(home) -> list[Tool]:
     """The built-in tools, imported from the parts that own them (no memory tool when memory is off)."""
     from ..archive.session_search import SESSION_SEARCH_SCHEMA, session_search_tool
     from ..memory.tool import memory_tool, memory_tool_schema
-    from ..skills.manage import (SKILL_MANAGE_SCHEMA, SKILL_VIEW_SCHEMA, SKILLS_LIST_SCHEMA, skill_manage_tool,
-                                 skill_view_tool, skills_list_tool)
+    from ..skills.manage import (
+        SKILL_MANAGE_SCHEMA,
+        SKILL_VIEW_SCHEMA,
+        SKILLS_LIST_SCHEMA,
+        skill_manage_tool,
+        skill_view_tool,
+        skills_list_tool,
+    )
 
     memory_on = home.memory.enabled("memory") or home.memory.enabled("user")
     pairs = ([(memory_tool_schema(home), memory_tool)] if memory_on else []) + [
-        (SESSION_SEARCH_SCHEMA, session_search_tool), (SKILLS_LIST_SCHEMA, skills_list_tool),
-        (SKILL_VIEW_SCHEMA, skill_view_tool), (SKILL_MANAGE_SCHEMA, skill_manage_tool)]
+        (SESSION_SEARCH_SCHEMA, session_search_tool),
+        (SKILLS_LIST_SCHEMA, skills_list_tool),
+        (SKILL_VIEW_SCHEMA, skill_view_tool),
+        (SKILL_MANAGE_SCHEMA, skill_manage_tool),
+    ]
     return [Tool(_plain(schema)["name"], _plain(schema), run) for schema, run in pairs]
 
 
 class ToolRegistry:
     """The tools one session offers, in a fixed order (their schemas are part of the cached prefix)."""
 
-    def __init__(self, home, tools: list[Tool], *, allowed: tuple[str, ...] | None = None,
-                 denied_message: str = ""):
+    def __init__(self, home, tools: list[Tool], *, allowed: tuple[str, ...] | None = None, denied_message: str = ""):
         self.home = home
         self._tools = {tool.name: tool for tool in tools}
         self._allowed = allowed
@@ -62,11 +71,11 @@ class ToolRegistry:
     def api_schemas(self) -> list[dict[str, Any]]:
         return [{"type": "function", "function": tool.schema} for tool in self._tools.values()]
 
-    def restricted(self, allowed: tuple[str, ...], denied_message: str) -> "ToolRegistry":
+    def restricted(self, allowed: tuple[str, ...], denied_message: str) -> ToolRegistry:
         """Same schemas (so the request prefix stays cache-identical), but only ``allowed`` may run."""
         return ToolRegistry(self.home, list(self._tools.values()), allowed=allowed, denied_message=denied_message)
 
-    def only(self, names: tuple[str, ...]) -> "ToolRegistry":
+    def only(self, names: tuple[str, ...]) -> ToolRegistry:
         """Just the named tools (a narrower request, such as the memory flush)."""
         return ToolRegistry(self.home, [tool for name, tool in self._tools.items() if name in names])
 

@@ -18,9 +18,11 @@ import regex
 
 _BASE64 = regex.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX_RUN = regex.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){8,}(?![0-9a-fA-F])")
-_ESCAPES = regex.compile(r"(?:\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}|%[0-9a-fA-F]{2}|&#x?[0-9a-fA-F]+;|&[a-z]+;){3,}")
+_ESCAPES = regex.compile(
+    r"(?:\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}|%[0-9a-fA-F]{2}|&#x?[0-9a-fA-F]+;|&[a-z]+;){3,}"
+)
 _ONE_ESCAPE = regex.compile(r"\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}|&#x?[0-9a-fA-F]+;")
-_TAGS = regex.compile("[\U000E0020-\U000E007E]+")
+_TAGS = regex.compile("[\U000e0020-\U000e007e]+")
 _READABLE = regex.compile(r"[\p{L}\p{N}\p{P}\p{Zs}\n\t]")
 
 
@@ -54,9 +56,15 @@ def _base64(chunk: str) -> str | None:
 
 def _unescape(chunk: str) -> str:
     text = html.unescape(urllib.parse.unquote(chunk))
-    return regex.sub(r"\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8}))",
-                     lambda m: chr(int(m.group(1) or m.group(2) or m.group(3), 16))
-                     if int(m.group(1) or m.group(2) or m.group(3), 16) <= 0x10FFFF else "", text)
+    return regex.sub(
+        r"\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8}))",
+        lambda m: (
+            chr(int(m.group(1) or m.group(2) or m.group(3), 16))
+            if int(m.group(1) or m.group(2) or m.group(3), 16) <= 0x10FFFF
+            else ""
+        ),
+        text,
+    )
 
 
 def hidden_payloads(text: str) -> list[tuple[str, str]]:

@@ -23,9 +23,10 @@ _BRAILLE = regex.compile(r"[\u2801-\u28ff]")
 _JOINING_SCRIPT = regex.compile(
     r"[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Nko}\p{Script=Mongolian}\p{Script=Devanagari}"
     r"\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}"
-    r"\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Myanmar}\p{Script=Khmer}]")
-_FLAG_TAGS = regex.compile("\U0001F3F4[\U000E0030-\U000E0039\U000E0061-\U000E007A]{2,6}\U000E007F")
-ZWNJ, ZWJ, BLACK_FLAG = "\u200c", "\u200d", "\U0001F3F4"
+    r"\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Myanmar}\p{Script=Khmer}]"
+)
+_FLAG_TAGS = regex.compile("\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f")
+ZWNJ, ZWJ, BLACK_FLAG = "\u200c", "\u200d", "\U0001f3f4"
 
 
 def _needed(text: str, i: int, cluster: str) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import regex
 from confusable_homoglyphs.confusables import confusables_data
@@ -32,8 +32,23 @@ _IGNORABLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cc}--[\t\n]]", 
 _SPACES = regex.compile(r"[^\S\n]+")
 _SEPARATORS = regex.compile(r"[-_.*~|/\\+=:;,'\"`^#<>(){}\[\]]+")
 _NON_LETTERS = regex.compile(r"[^\p{L}]+")
-_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g", "@": "a",
-                       "$": "s", "!": "i", "€": "e", "£": "l"})
+_LEET = str.maketrans(
+    {
+        "0": "o",
+        "1": "i",
+        "3": "e",
+        "4": "a",
+        "5": "s",
+        "7": "t",
+        "8": "b",
+        "9": "g",
+        "@": "a",
+        "$": "s",
+        "!": "i",
+        "€": "e",
+        "£": "l",
+    }
+)
 _LEET_L = str.maketrans({"1": "l"})
 _WORDISH = regex.compile(r"[\p{L}\d@$!€£]+")
 
@@ -46,7 +61,7 @@ def _unleet(match: regex.Match, ones: dict | None = None) -> str:
         return word
     if ones:  # a "1" inside a word (ru135) may be an "l"; a leading one (1gn0r3) stays an "i"
         body = body[:1] + body[1:].translate(ones)
-    return body.translate(_LEET) + word[len(body):]
+    return body.translate(_LEET) + word[len(body) :]
 
 
 def _fold(text: str, ones: dict | None = None) -> str:
@@ -62,11 +77,23 @@ def strip_marks(text: str) -> str:
 
 
 # Look-alikes TR39 maps to a small capital or a symbol rather than to an ASCII letter.
-_EXTRA_TWINS = {"ε": "e", "η": "n", "κ": "k", "τ": "t", "ν": "v", "т": "t", "м": "m", "к": "k", "н": "h", "в": "b",
-                "г": "r", "ı": "i"}
+_EXTRA_TWINS = {
+    "ε": "e",
+    "η": "n",
+    "κ": "k",
+    "τ": "t",
+    "ν": "v",
+    "т": "t",
+    "м": "m",
+    "к": "k",
+    "н": "h",
+    "в": "b",
+    "г": "r",
+    "ı": "i",
+}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _ascii_twin(ch: str) -> str | None:
     """The ASCII letter or digit ``ch`` is confusable with, following at most two hops."""
     if ch in _EXTRA_TWINS:
@@ -110,7 +137,7 @@ class Views:
     compact: str
 
     @classmethod
-    def of(cls, text: str) -> "Views":
+    def of(cls, text: str) -> Views:
         visible = _visible(text)
         base, skel = visible.casefold(), skeleton(visible).casefold()
         folded = _fold(skel)

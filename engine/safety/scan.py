@@ -24,8 +24,10 @@ from .invisible import hidden_characters
 from .normalize import Views
 from .rules import ALL_RULES, DANGEROUS, ENGLISH_VIEWS, SUSPICIOUS, Rule
 
-ADVICE = ("Rewrite it as a plain fact about the user or the environment, with no instructions addressed to the "
-          "assistant, no hidden characters and no commands that send data out or persist; or leave it out.")
+ADVICE = (
+    "Rewrite it as a plain fact about the user or the environment, with no instructions addressed to the "
+    "assistant, no hidden characters and no commands that send data out or persist; or leave it out."
+)
 CLEAN = "clean"
 LEVELS = (CLEAN, SUSPICIOUS, DANGEROUS)
 MAX_SCAN_CHARS = 65_536
@@ -81,17 +83,30 @@ class Verdict:
 def _char_findings(text: str) -> list[Finding]:
     codes = hidden_characters(text)
     tags = [c for c in codes if "U+E0020" <= c <= "U+E007F" and len(c) == 7]
-    findings = [Finding("invisible_unicode_tag_block", DANGEROUS,
-                        f"holds {len(tags)} invisible Unicode tag character(s), which can smuggle a hidden instruction")
-                ] if tags else []
+    findings = (
+        [
+            Finding(
+                "invisible_unicode_tag_block",
+                DANGEROUS,
+                f"holds {len(tags)} invisible Unicode tag character(s), which can smuggle a hidden instruction",
+            )
+        ]
+        if tags
+        else []
+    )
     for code in codes:
         if code in tags:
             continue
         ch = chr(int(code[2:], 16))
         kind = "control character" if unicodedata.category(ch) == "Cc" else "invisible character"
         name = unicodedata.name(ch, "unnamed")
-        findings.append(Finding(f"invisible_unicode_{code}", DANGEROUS,
-                                f"holds the {kind} {code} ({name}), which can hide or reorder text"))
+        findings.append(
+            Finding(
+                f"invisible_unicode_{code}",
+                DANGEROUS,
+                f"holds the {kind} {code} ({name}), which can hide or reorder text",
+            )
+        )
     return findings
 
 
@@ -99,8 +114,14 @@ def _mixed_script(text: str) -> list[Finding]:
     for match in _WORD.finditer(text):
         word = match.group()
         if _LATIN.search(word) and _LOOKALIKE_SCRIPT.search(word):
-            return [Finding("homoglyph_mix", SUSPICIOUS, "mixes Latin letters with look-alike letters of another "
-                            "script in one word", word)]
+            return [
+                Finding(
+                    "homoglyph_mix",
+                    SUSPICIOUS,
+                    "mixes Latin letters with look-alike letters of another script in one word",
+                    word,
+                )
+            ]
     return []
 
 
@@ -118,7 +139,9 @@ def _rule_findings(views: Views, rules: list[Rule]) -> list[Finding]:
         try:
             match = next((m for m in (p.search(t, timeout=_RULE_TIMEOUT) for p, t in tries) if m), None)
         except TimeoutError:
-            found[rule.id] = Finding("scan_timeout", DANGEROUS, "is too convoluted to check in time; split or simplify it")
+            found[rule.id] = Finding(
+                "scan_timeout", DANGEROUS, "is too convoluted to check in time; split or simplify it"
+            )
             continue
         if match:
             found[rule.id] = Finding(rule.id, rule.severity, rule.reason, match.group())
@@ -144,19 +167,22 @@ def _assess(text: str, _depth: int) -> Verdict:
     if _depth < 2:
         for encoding, decoded in hidden_payloads(head):
             for inner in assess(decoded, _depth + 1).findings:
-                findings.append(Finding(f"{encoding}:{inner.id}", DANGEROUS, f"{inner.reason}, hidden in {encoding}",
-                                        inner.excerpt))
+                findings.append(
+                    Finding(f"{encoding}:{inner.id}", DANGEROUS, f"{inner.reason}, hidden in {encoding}", inner.excerpt)
+                )
     if _depth == 0:
         direct = {f.id for f in findings}
         for inner in _rule_findings(Views.of(rot13(head)), _ENGLISH_RULES):
             if inner.id not in direct:
-                findings.append(Finding(f"rot13:{inner.id}", DANGEROUS, f"{inner.reason}, hidden in rot13",
-                                        inner.excerpt))
+                findings.append(
+                    Finding(f"rot13:{inner.id}", DANGEROUS, f"{inner.reason}, hidden in rot13", inner.excerpt)
+                )
     findings = list({f.id: f for f in findings}.values())
     families = {_FAMILIES.get(f.id, f.id) for f in findings if f.severity == SUSPICIOUS}
     if len(families) >= 2 and not any(f.severity == DANGEROUS for f in findings):
-        findings.append(Finding("combined_signals", DANGEROUS,
-                                f"combines several suspicious signs ({', '.join(sorted(families))})"))
+        findings.append(
+            Finding("combined_signals", DANGEROUS, f"combines several suspicious signs ({', '.join(sorted(families))})")
+        )
     if any(f.severity == DANGEROUS for f in findings):
         return Verdict(DANGEROUS, tuple(findings))
     return Verdict(SUSPICIOUS if findings else CLEAN, tuple(findings))

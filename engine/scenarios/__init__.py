@@ -27,9 +27,10 @@ person can watch; speed 0 plays without any delay.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -51,8 +52,12 @@ class Scenario:
     seed: str | None = None
 
     def summary(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "sessions": len(self.sessions),
-                "turns": sum(1 for s in self.sessions for t in s["turns"] if "user" in t)}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "sessions": len(self.sessions),
+            "turns": sum(1 for s in self.sessions for t in s["turns"] if "user" in t),
+        }
 
 
 def _fail(where: str, problem: str) -> WorkbenchError:
@@ -71,8 +76,11 @@ def _check_turn(where: str, turn: Any) -> None:
         if not isinstance(step, dict) or (calls is None and "answer" not in step):
             raise _fail(f"{where}.script[{n}]", "each step needs 'tool_calls' and/or 'answer'.")
         for call in calls or []:
-            if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not isinstance(
-                    call.get("args", {}), dict):
+            if (
+                not isinstance(call, dict)
+                or not isinstance(call.get("name"), str)
+                or not isinstance(call.get("args", {}), dict)
+            ):
                 raise _fail(f"{where}.script[{n}]", "each tool call needs a 'name' and a mapping of 'args'.")
 
 
@@ -92,16 +100,22 @@ def parse_scenario(data: Any, source: str) -> Scenario:
         for t, turn in enumerate(spec["turns"]):
             _check_turn(f"{where}.turns[{t}]", turn)
     pacing = data.get("pacing") or {}
-    if not isinstance(pacing, dict) or any(k not in PACING_KEYS or not isinstance(v, (int, float)) or v < 0
-                                           for k, v in pacing.items()):
+    if not isinstance(pacing, dict) or any(
+        k not in PACING_KEYS or not isinstance(v, (int, float)) or v < 0 for k, v in pacing.items()
+    ):
         raise _fail(source, f"'pacing' takes non-negative numbers for {', '.join(PACING_KEYS)}.")
     if not isinstance(data.get("config", {}), dict):
         raise _fail(source, "'config' must be a mapping of dotted keys.")
     if data.get("seed") not in (None, "demo"):
         raise _fail(source, f"unknown seed {data.get('seed')!r}; the only seed is 'demo'.")
-    return Scenario(name=str(data.get("name") or Path(source).stem), description=str(data.get("description") or ""),
-                    sessions=sessions, config=dict(data.get("config") or {}), pacing=dict(pacing),
-                    seed=data.get("seed"))
+    return Scenario(
+        name=str(data.get("name") or Path(source).stem),
+        description=str(data.get("description") or ""),
+        sessions=sessions,
+        config=dict(data.get("config") or {}),
+        pacing=dict(pacing),
+        seed=data.get("seed"),
+    )
 
 
 def list_scenarios() -> list[Scenario]:
@@ -117,7 +131,7 @@ def load_scenario(name: str) -> Scenario:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise _fail(str(path), f"cannot be read ({exc}).")
+        raise _fail(str(path), f"cannot be read ({exc}).") from exc
     return parse_scenario(data, path.name)
 
 
@@ -129,9 +143,15 @@ class ScenarioResult:
     cancelled: bool = False
 
 
-def run_scenario(home, name: str, speed: float = 1.0, on_event: Callable[[RunnerEvent], None] | None = None,
-                 cancel: threading.Event | None = None, model: Model | None = None,
-                 background_review: bool = False) -> ScenarioResult:
+def run_scenario(
+    home,
+    name: str,
+    speed: float = 1.0,
+    on_event: Callable[[RunnerEvent], None] | None = None,
+    cancel: threading.Event | None = None,
+    model: Model | None = None,
+    background_review: bool = False,
+) -> ScenarioResult:
     """Play a scenario on ``home``; delays are divided by ``speed`` (0 = none). ``background_review``: reviews run
     on each session's review thread (the next turn does not wait; the session's end does)."""
     from ..conversation import Conversation
@@ -151,10 +171,16 @@ def run_scenario(home, name: str, speed: float = 1.0, on_event: Callable[[Runner
         for spec in scenario.sessions:
             if cancel.is_set():
                 break
-            conversation = Conversation(home, model, title=spec.get("title"), on_event=on_event,
-                                        config={**scenario.config, **(spec.get("config") or {})},
-                                        step_delay=delay["step_delay"], cancel_event=cancel,
-                                        background_review=background_review)
+            conversation = Conversation(
+                home,
+                model,
+                title=spec.get("title"),
+                on_event=on_event,
+                config={**scenario.config, **(spec.get("config") or {})},
+                step_delay=delay["step_delay"],
+                cancel_event=cancel,
+                background_review=background_review,
+            )
             for turn in spec["turns"]:
                 if cancel.wait(delay["turn_delay"]) if delay["turn_delay"] else cancel.is_set():
                     break

@@ -24,9 +24,10 @@ import os
 import shutil
 import sqlite3
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..curator.ledger import Ledger
 from ..errors import WorkbenchError
@@ -89,6 +90,7 @@ def _reason(exc: BaseException) -> str:
 
 def _revert(home, ledger: Ledger, roots: list[Path], before: dict[str, bytes]) -> Undo:
     """How to put the files under ``roots`` back to ``before`` (rewrite changed ones, remove new ones)."""
+
     def undo() -> None:
         now = ledger.snapshot(roots)
         for rel, data in before.items():
@@ -97,6 +99,7 @@ def _revert(home, ledger: Ledger, roots: list[Path], before: dict[str, bytes]) -
         for rel in now.keys() - before.keys():
             home.links.unlink(home.root / rel, missing_ok=True)
             remove_empty_parents((home.root / rel).parent, ledger.skills_dir)
+
     return undo
 
 
@@ -106,14 +109,26 @@ def record_change(home, ledger: Ledger, change: Change) -> Recorded:
         if change.keep_blobs:
             ledger.save_blobs(before)  # fail closed: nothing is removed before its content is saved
     except (OSError, WorkbenchError) as exc:
-        raise SkillError(f"Could not {change.action} skill '{change.skill}': saving its current files failed "
-                         f"({_reason(exc)}). Nothing was changed; check free space and permissions.")
-    resume = {"roots": [ledger.rel(root) for root in change.roots], "files": ledger.hashes(before),
-              "usage": change.usage is not None,
-              "usage_before": home.skills.usage.load().get(change.skill) if change.usage else None}
+        raise SkillError(
+            f"Could not {change.action} skill '{change.skill}': saving its current files failed "
+            f"({_reason(exc)}). Nothing was changed; check free space and permissions."
+        ) from exc
+    resume = {
+        "roots": [ledger.rel(root) for root in change.roots],
+        "files": ledger.hashes(before),
+        "usage": change.usage is not None,
+        "usage_before": home.skills.usage.load().get(change.skill) if change.usage else None,
+    }
     journal_id = home.journal.begin(
-        "skills", change.action, change.skill, actor=change.actor, before=_text(before, change.text_file),
-        session_id=change.session_id, message_id=change.message_id, detail={**change.evidence, "resume": resume})
+        "skills",
+        change.action,
+        change.skill,
+        actor=change.actor,
+        before=_text(before, change.text_file),
+        session_id=change.session_id,
+        message_id=change.message_id,
+        detail={**change.evidence, "resume": resume},
+    )
     undos: list[Undo] = []
     try:
         if change.undo is None:
@@ -125,23 +140,39 @@ def record_change(home, ledger: Ledger, change: Change) -> Recorded:
             undos.append(change.usage())
         crash_point("skills-mutated")
         after = ledger.snapshot(change.roots)
-        entry = ledger.append(actor=_LEDGER_ACTOR.get(change.actor, change.actor), action=change.action,
-                              skill=change.skill, before=before, after=after,
-                              evidence={**change.evidence, "journal_id": journal_id})
+        entry = ledger.append(
+            actor=_LEDGER_ACTOR.get(change.actor, change.actor),
+            action=change.action,
+            skill=change.skill,
+            before=before,
+            after=after,
+            evidence={**change.evidence, "journal_id": journal_id},
+        )
         undos.append(lambda: ledger.retract(entry.id))
         crash_point("skills-ledgered")
-        home.journal.commit(journal_id, after=_text(after, change.text_file),
-                            detail={**change.evidence, "ledger_id": entry.id})
+        home.journal.commit(
+            journal_id, after=_text(after, change.text_file), detail={**change.evidence, "ledger_id": entry.id}
+        )
     except (OSError, WorkbenchError, sqlite3.Error) as exc:
         _roll_back(home, journal_id, change, undos, exc)
     if change.cleanup is not None:
         try:
             change.cleanup()
         except OSError:
-            log.warning("could not finish removing a trashed folder of %s; it stays hidden under skills/",
-                        change.skill, exc_info=True)
-    home.bus.publish(SkillChanged(actor=change.actor, session_id=change.session_id, journal_id=journal_id,
-                                  name=change.skill, action=change.action))
+            log.warning(
+                "could not finish removing a trashed folder of %s; it stays hidden under skills/",
+                change.skill,
+                exc_info=True,
+            )
+    home.bus.publish(
+        SkillChanged(
+            actor=change.actor,
+            session_id=change.session_id,
+            journal_id=journal_id,
+            name=change.skill,
+            action=change.action,
+        )
+    )
     return Recorded(journal_id, entry.id)
 
 
@@ -157,11 +188,14 @@ def _roll_back(home, journal_id: int, change: Change, undos: list[Undo], exc: Ba
     if failed:
         note = f"{what} Rolling it back also failed ({'; '.join(failed)}); the skills tree may be part way."
         home.journal.abandon(journal_id, note)
-        raise SkillError(f"{note} See `workbench skills list` and journal row {journal_id}; free some space and "
-                         "run the action again.")
+        raise SkillError(
+            f"{note} See `workbench skills list` and journal row {journal_id}; free some space and "
+            "run the action again."
+        )
     home.journal.abandon(journal_id, f"rolled back: {_reason(exc)}")
-    raise SkillError(f"{what} Every step was rolled back, so nothing was changed. Check free space and "
-                     "permissions, then retry.")
+    raise SkillError(
+        f"{what} Every step was rolled back, so nothing was changed. Check free space and permissions, then retry."
+    )
 
 
 def reconcile(home, ledger: Ledger, usage) -> list[int]:
@@ -188,8 +222,9 @@ def reconcile(home, ledger: Ledger, usage) -> list[int]:
     return [row.id for row in rows]
 
 
-def _undo_interrupted(home, ledger: Ledger, usage, name: str, detail: dict[str, Any], roots: list[Path],
-                      resume: dict[str, Any]) -> None:
+def _undo_interrupted(
+    home, ledger: Ledger, usage, name: str, detail: dict[str, Any], roots: list[Path], resume: dict[str, Any]
+) -> None:
     source, dest = detail.get("from"), detail.get("to")
     if isinstance(source, str) and isinstance(dest, str):  # a move: move it back if it happened
         source_path, dest_path = ledger.skills_dir / source, ledger.skills_dir / dest
@@ -214,6 +249,7 @@ def _undo_interrupted(home, ledger: Ledger, usage, name: str, detail: dict[str, 
                 records.pop(name, None)
             else:
                 records[name] = old
+
         usage.update(back)
 
 
@@ -235,6 +271,7 @@ def remove_tree_later(folder: Path, stop: Path) -> tuple[Callable[[], None], Und
     def cleanup() -> None:
         shutil.rmtree(trash)
         remove_empty_parents(folder.parent, stop)
+
     return lambda: os.rename(folder, trash), lambda: os.rename(trash, folder), cleanup
 
 

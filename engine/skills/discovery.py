@@ -26,8 +26,22 @@ from typing import Any
 from ..fileio import LinkPolicy, UnsafePath
 from .frontmatter import description_of, parse_frontmatter
 
-EXCLUDED_DIRS = {".git", ".github", ".hub", ".archive", ".venv", "venv", "node_modules", "site-packages",
-                 "__pycache__", ".tox", ".nox", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+EXCLUDED_DIRS = {
+    ".git",
+    ".github",
+    ".hub",
+    ".archive",
+    ".venv",
+    "venv",
+    "node_modules",
+    "site-packages",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+}
 ARCHIVE_DIR = ".archive"
 RACY_NS = 2_000_000_000  # a folder changed this recently may change again without its mtime moving
 
@@ -172,11 +186,17 @@ class Scanner:
             probes = [(tuple(parent), leaf)]
         else:
             probes = [(parts, name) for parts in layout.folders]
-        candidates = {parts + (leaf,) for parts, leaf in probes
-                      if parts in layout.folders and leaf in layout.folders[parts].skills}
+        candidates = {
+            parts + (leaf,)
+            for parts, leaf in probes
+            if parts in layout.folders and leaf in layout.folders[parts].skills
+        }
         candidates.update(tuple(rel.split("/")) for rel in layout.aliases.get(name, ()))
-        found = [f for parts in sorted(candidates)
-                 if (f := self._found(self.skills_dir.joinpath(*parts), parts, archived=False))]
+        found = [
+            f
+            for parts in sorted(candidates)
+            if (f := self._found(self.skills_dir.joinpath(*parts), parts, archived=False))
+        ]
         matches = [f for f in found if name in (f.rel, f.dir_name, f.name)]
         if matches:
             return matches
@@ -243,5 +263,9 @@ def hub_names(skills_dir: Path, links: LinkPolicy) -> tuple[set[str], set[str]]:
         return set(), set()
     if not isinstance(installed, dict):
         return set(), set()
-    paths = {str(v.get("install_path")).strip("/") for v in installed.values() if isinstance(v, dict) and v.get("install_path")}
+    paths = {
+        str(v.get("install_path")).strip("/")
+        for v in installed.values()
+        if isinstance(v, dict) and v.get("install_path")
+    }
     return set(installed), paths

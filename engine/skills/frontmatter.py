@@ -13,7 +13,6 @@ from typing import Any
 import yaml
 
 from ..yamltext import load_yaml
-
 from .validation import MAX_DESCRIPTION_LENGTH, SkillError
 
 _CLOSE = re.compile(r"\n---[ \t]*(\r?\n|$)")
@@ -27,7 +26,7 @@ def _split(text: str) -> tuple[str, str] | None:
     match = _CLOSE.search(text, 3)
     if not match:
         return None
-    return text[3:match.start()], text[match.end():]
+    return text[3 : match.start()], text[match.end() :]
 
 
 def _fallback_pairs(block: str) -> dict[str, Any]:
@@ -66,7 +65,7 @@ def validate_skill_md(content: Any) -> dict[str, Any]:
     try:
         data = load_yaml(block)
     except yaml.YAMLError as exc:
-        raise SkillError(f"YAML frontmatter parse error: {exc}")
+        raise SkillError(f"YAML frontmatter parse error: {exc}") from exc
     if not isinstance(data, dict):
         raise SkillError("Frontmatter must be a YAML mapping (key: value pairs).")
     if not data.get("name"):

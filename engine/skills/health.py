@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..home import Home
 
 
-def check_skills(home: "Home") -> list[Finding]:
+def check_skills(home: Home) -> list[Finding]:
     scanner = home.skills.scanner
     findings = []
     for found in scanner.active() + scanner.archived():
@@ -26,12 +26,19 @@ def check_skills(home: "Home") -> list[Finding]:
         try:
             validate_skill_md(home.links.read_text(skill_md, inside=found.path))
         except (OSError, UnicodeDecodeError, UnsafePath) as exc:
-            findings.append(Finding("skills", "error", f"{rel} cannot be read ({exc}).",
-                                    "Fix its permissions or encoding (UTF-8)."))
+            findings.append(
+                Finding("skills", "error", f"{rel} cannot be read ({exc}).", "Fix its permissions or encoding (UTF-8).")
+            )
         except SkillError as exc:
-            findings.append(Finding("skills", "warning", f"{rel} does not parse: {exc.message}",
-                                    "Fix its frontmatter: a '---' block with name and description, closed by "
-                                    "'---', then the instructions."))
+            findings.append(
+                Finding(
+                    "skills",
+                    "warning",
+                    f"{rel} does not parse: {exc.message}",
+                    "Fix its frontmatter: a '---' block with name and description, closed by "
+                    "'---', then the instructions.",
+                )
+            )
     return findings
 
 

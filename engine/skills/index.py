@@ -11,7 +11,7 @@ rendered (whole, before it is cut to length): a dangerous one is shown as a
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..safety import assess, blocked_line
 
@@ -28,7 +28,7 @@ REMEDY = "Hidden from this index; fix or delete the skill."
 
 def short(description: str) -> str:
     text = description.strip().strip("'\"")
-    return text if len(text) <= DESC_LIMIT else text[:DESC_LIMIT - 3] + "..."
+    return text if len(text) <= DESC_LIMIT else text[: DESC_LIMIT - 3] + "..."
 
 
 def _guard(text: str, what: str) -> str | None:

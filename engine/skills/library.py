@@ -9,9 +9,10 @@ by exactly the rules that would have applied inline.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..curator.ledger import Ledger
 from ..errors import ReadOnlyError, WorkbenchError
@@ -24,8 +25,17 @@ from .frontmatter import tags_of, validate_skill_md
 from .index import render_index
 from .threats import check_plan
 from .usage import UsageStore, default_record, iso, last_activity
-from .validation import (SkillError, check_category, check_content_size, check_file_size, check_inside, check_name,
-                         check_relative, check_support_path, contained)
+from .validation import (
+    SkillError,
+    check_category,
+    check_content_size,
+    check_file_size,
+    check_inside,
+    check_name,
+    check_relative,
+    check_support_path,
+    contained,
+)
 
 ACTIONS = ("create", "patch", "edit", "delete", "write_file", "remove_file")
 READ_ONLY_PROVENANCE = ("bundled", "hub")
@@ -88,8 +98,17 @@ def _matches_platform(meta: dict[str, Any]) -> bool:
     return any(sys.platform.startswith(_PLATFORMS.get(str(p).lower(), str(p).lower())) for p in wanted)
 
 
-_TEXT_ARGS = ("action", "name", "content", "category", "file_path", "file_content", "old_string", "new_string",
-              "absorbed_into")
+_TEXT_ARGS = (
+    "action",
+    "name",
+    "content",
+    "category",
+    "file_path",
+    "file_content",
+    "old_string",
+    "new_string",
+    "absorbed_into",
+)
 
 
 class SkillLibrary:
@@ -110,8 +129,10 @@ class SkillLibrary:
         except UnsafePath as exc:
             raise SkillError(exc.message) from None
         except UnicodeDecodeError as exc:
-            raise SkillError(f"{path} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start:exc.start + 1]!r}); "
-                             "save it as UTF-8 or move it out of the skills folder.") from None
+            raise SkillError(
+                f"{path} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r}); "
+                "save it as UTF-8 or move it out of the skills folder."
+            ) from None
 
     def provenance_of(self) -> Callable[[Found, dict[str, Any] | None], str]:
         """A classifier for this moment's manifests: bundled, hub, agent (curator-managed) or user."""
@@ -124,6 +145,7 @@ class SkillLibrary:
             if found.name in bundled or found.dir_name in bundled:
                 return "bundled"
             return "agent" if (record or {}).get("created_by") == "agent" else "user"
+
         return classify
 
     def _info(self, found: Found, record: dict[str, Any] | None, provenance: str) -> SkillInfo:
@@ -131,12 +153,22 @@ class SkillLibrary:
         state = "archived" if found.archived else ("stale" if record.get("state") == "stale" else "active")
         activity = last_activity(record)
         return SkillInfo(
-            name=found.name, category=found.category, description=found.description, state=state,
-            pinned=bool(record.get("pinned")), provenance=provenance, use_count=int(record.get("use_count") or 0),
-            view_count=int(record.get("view_count") or 0), patch_count=int(record.get("patch_count") or 0),
-            last_used_at=record.get("last_used_at"), created_by=record.get("created_by"), path=found.rel,
-            created_at=record.get("created_at"), last_activity_at=iso(activity) if activity else None,
-            archived_at=record.get("archived_at") if found.archived else None)
+            name=found.name,
+            category=found.category,
+            description=found.description,
+            state=state,
+            pinned=bool(record.get("pinned")),
+            provenance=provenance,
+            use_count=int(record.get("use_count") or 0),
+            view_count=int(record.get("view_count") or 0),
+            patch_count=int(record.get("patch_count") or 0),
+            last_used_at=record.get("last_used_at"),
+            created_by=record.get("created_by"),
+            path=found.rel,
+            created_at=record.get("created_at"),
+            last_activity_at=iso(activity) if activity else None,
+            archived_at=record.get("archived_at") if found.archived else None,
+        )
 
     def infos(self, found: list[Found]) -> list[SkillInfo]:
         records = self.usage.load()
@@ -165,16 +197,22 @@ class SkillLibrary:
             raise SkillError("Skill name cannot contain '..' path traversal components.")
         matches = self.scanner.named(name)
         if len(matches) > 1:
-            raise SkillError(f"Ambiguous skill name '{name}': {len(matches)} skills match. Use the category/name path.",
-                             matches=[m.rel for m in matches], hint="Pass the category/name path shown in matches.")
+            raise SkillError(
+                f"Ambiguous skill name '{name}': {len(matches)} skills match. Use the category/name path.",
+                matches=[m.rel for m in matches],
+                hint="Pass the category/name path shown in matches.",
+            )
         if not matches and follow_absorbed:
             umbrellas = self._umbrellas_of(name)
             if len(umbrellas) == 1:
                 return umbrellas[0]
         if not matches:
             available = sorted({f.name for f in self.scanner.active()})[:20]
-            raise SkillError(f"Skill '{name}' not found.", available_skills=available,
-                             hint="Use skills_list to see all available skills")
+            raise SkillError(
+                f"Skill '{name}' not found.",
+                available_skills=available,
+                hint="Use skills_list to see all available skills",
+            )
         return matches[0]
 
     def _umbrellas_of(self, name: str) -> list[Found]:
@@ -213,15 +251,21 @@ class SkillLibrary:
             if not folder.is_dir() or not contained(folder, skill_dir):
                 continue
             paths = folder.rglob("*") if recursive else folder.iterdir()
-            files = sorted(p.relative_to(skill_dir).as_posix() for p in paths
-                           if p.is_file() and contained(p, skill_dir) and (suffixes is None or p.suffix in suffixes))
+            files = sorted(
+                p.relative_to(skill_dir).as_posix()
+                for p in paths
+                if p.is_file() and contained(p, skill_dir) and (suffixes is None or p.suffix in suffixes)
+            )
             if files:
                 groups[group] = files
         return groups
 
     def _all_files(self, skill_dir: Path) -> list[str]:
-        return sorted(p.relative_to(skill_dir).as_posix() for p in skill_dir.rglob("*")
-                      if p.is_file() and not any(part.startswith(".") for part in p.relative_to(skill_dir).parts))
+        return sorted(
+            p.relative_to(skill_dir).as_posix()
+            for p in skill_dir.rglob("*")
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(skill_dir).parts)
+        )
 
     def view(self, name: str, file_path: str | None = None, record: bool = True) -> dict[str, Any]:
         """Progressive disclosure: SKILL.md with its linked files, or one linked file.
@@ -236,18 +280,26 @@ class SkillLibrary:
             result = self._view_file(found, file_path)
         else:
             linked = self.linked_files(found.path)
-            result = {"success": True, "name": found.name, "description": found.description,
-                      "tags": tags_of(found.meta, "tags"), "related_skills": tags_of(found.meta, "related_skills"),
-                      "content": self._read_text(found.path / "SKILL.md", found.path), "path": found.rel,
-                      "skill_dir": str(found.path),
-                      "linked_files": linked or None}
+            result = {
+                "success": True,
+                "name": found.name,
+                "description": found.description,
+                "tags": tags_of(found.meta, "tags"),
+                "related_skills": tags_of(found.meta, "related_skills"),
+                "content": self._read_text(found.path / "SKILL.md", found.path),
+                "path": found.rel,
+                "skill_dir": str(found.path),
+                "linked_files": linked or None,
+            }
             if found.archived:
                 result["archived"] = True
             if "compatibility" in found.meta:
                 result["compatibility"] = found.meta["compatibility"]
             if linked:
-                result["usage_hint"] = ("To view linked files, call skill_view(name, file_path) where file_path is e.g. "
-                                        "'references/api.md' or 'assets/config.yaml'")
+                result["usage_hint"] = (
+                    "To view linked files, call skill_view(name, file_path) where file_path is e.g. "
+                    "'references/api.md' or 'assets/config.yaml'"
+                )
         if record:
             self._record(self.usage.bump_view, found.name, "view")
         return result
@@ -257,9 +309,11 @@ class SkillLibrary:
         target = found.path / rel
         check_inside(target, found.path, f"File '{file_path}'")
         if not target.is_file():
-            raise SkillError(f"File '{file_path}' not found in skill '{found.name}'.",
-                             available_files=self._all_files(found.path),
-                             hint="Use one of available_files as file_path.")
+            raise SkillError(
+                f"File '{file_path}' not found in skill '{found.name}'.",
+                available_files=self._all_files(found.path),
+                hint="Use one of available_files as file_path.",
+            )
         try:
             data = self.home.links.read_bytes(target, inside=found.path)
         except UnsafePath as exc:
@@ -268,27 +322,43 @@ class SkillLibrary:
             content, binary = data.decode("utf-8"), False
         except UnicodeDecodeError:
             content, binary = f"[Binary file: {target.name}, size: {len(data)} bytes]", True
-        result = {"success": True, "name": found.name, "file": rel.as_posix(), "content": content,
-                  "file_type": target.suffix}
+        result = {
+            "success": True,
+            "name": found.name,
+            "file": rel.as_posix(),
+            "content": content,
+            "file_type": target.suffix,
+        }
         if binary:
             result["is_binary"] = True
         return result
 
     def skills_list(self, category: str | None = None) -> dict[str, Any]:
         """The ``skills_list`` tool result (Hermes's shape; flat skills have category null)."""
-        skills = [{"name": s.name, "description": s.description if len(s.description) <= 1024 else
-                   s.description[:1021] + "...", "category": s.category}
-                  for s in self.list() if category in (None, s.category)]
+        skills = [
+            {
+                "name": s.name,
+                "description": s.description if len(s.description) <= 1024 else s.description[:1021] + "...",
+                "category": s.category,
+            }
+            for s in self.list()
+            if category in (None, s.category)
+        ]
         if not skills:
             return {"success": True, "skills": [], "categories": [], "message": "No skills found in skills/ directory."}
-        return {"success": True, "skills": skills, "count": len(skills),
-                "categories": sorted({s["category"] for s in skills if s["category"]}),
-                "hint": "Use skill_view(name) to see full content, tags, and linked files"}
+        return {
+            "success": True,
+            "skills": skills,
+            "count": len(skills),
+            "categories": sorted({s["category"] for s in skills if s["category"]}),
+            "hint": "Use skill_view(name) to see full content, tags, and linked files",
+        }
 
     def index_text(self) -> str:
         """The skills block for the system prompt ("" when there are no active skills)."""
-        entries = [(f.category or "general", f.name, f.description) for f in self.scanner.active()
-                   if _matches_platform(f.meta)]
+        entries = [
+            (f.category or "general", f.name, f.description) for f in self.scanner.active() if _matches_platform(f.meta)
+        ]
         categories = {}
         for category in {c for c, _, _ in entries}:
             found = self.scanner.parse(self.dir / category / "DESCRIPTION.md")
@@ -315,16 +385,22 @@ class SkillLibrary:
         provenance = self.provenance_of()(found, record)
         if provenance in READ_ONLY_PROVENANCE:
             label = "hub-installed" if provenance == "hub" else "bundled"
-            raise SkillError(f"Skill '{found.name}' is {label}; {label} skills are read-only to the agent and the "
-                             "Curator. Copy it under a new name to change it.")
+            raise SkillError(
+                f"Skill '{found.name}' is {label}; {label} skills are read-only to the agent and the "
+                "Curator. Copy it under a new name to change it."
+            )
         if ctx.origin == BACKGROUND_REVIEW:
             if (record or {}).get("pinned"):
-                raise SkillError(f"Refusing background curator {action} for pinned skill '{found.name}': pinned skills "
-                                 "are off-limits to autonomous maintenance.")
+                raise SkillError(
+                    f"Refusing background curator {action} for pinned skill '{found.name}': pinned skills "
+                    "are off-limits to autonomous maintenance."
+                )
             if provenance != "agent":
-                raise SkillError(f"Refusing background curator {action} for skill '{found.name}': it is not "
-                                 "curator-managed (created_by is not 'agent'). User-owned skills are off-limits to "
-                                 "autonomous curation.")
+                raise SkillError(
+                    f"Refusing background curator {action} for skill '{found.name}': it is not "
+                    "curator-managed (created_by is not 'agent'). User-owned skills are off-limits to "
+                    "autonomous curation."
+                )
 
     def plan(self, args: dict[str, Any], ctx: ToolContext | None = None) -> Plan:
         """Validate a ``skill_manage`` call and compute its effect, writing nothing."""
@@ -333,9 +409,14 @@ class SkillLibrary:
             if key != "category" and args.get(key) is not None and not isinstance(args[key], str):
                 raise SkillError(f"{key} must be text, got {type(args[key]).__name__}; nothing was changed.")
         action = args.get("action")
-        planner = {"create": self._plan_create, "edit": self._plan_edit, "patch": self._plan_patch,
-                   "delete": self._plan_delete, "write_file": self._plan_write_file,
-                   "remove_file": self._plan_remove_file}.get(action)
+        planner = {
+            "create": self._plan_create,
+            "edit": self._plan_edit,
+            "patch": self._plan_patch,
+            "delete": self._plan_delete,
+            "write_file": self._plan_write_file,
+            "remove_file": self._plan_remove_file,
+        }.get(action)
         if planner is None:
             raise SkillError(f"Unknown action '{action}'. Use: create, edit, patch, delete, write_file, remove_file")
         if action == "create":
@@ -356,16 +437,27 @@ class SkillLibrary:
         check_content_size(content, "SKILL.md")
         return content, meta
 
-    def _file_plan(self, action: str, found: Found, label: str, target: Path, after: str | None,
-                   message: str, usage: str = "patch", **result: Any) -> Plan:
+    def _file_plan(
+        self,
+        action: str,
+        found: Found,
+        label: str,
+        target: Path,
+        after: str | None,
+        message: str,
+        usage: str = "patch",
+        **result: Any,
+    ) -> Plan:
         """A plan that writes ``after`` to ``target`` (or removes it when ``after`` is None)."""
         before = self._read_text(target, found.path) if target.is_file() else None
 
         def mutate() -> None:
             current = self._read_text(target, found.path) if target.is_file() else None
             if current != before:  # someone else wrote it since the plan was made: never overwrite their work
-                raise SkillError(f"{label} of skill '{found.name}' changed while this write was being prepared; "
-                                 "nothing was written. View it again and retry.")
+                raise SkillError(
+                    f"{label} of skill '{found.name}' changed while this write was being prepared; "
+                    "nothing was written. View it again and retry."
+                )
             try:
                 if after is None:
                     self.home.links.unlink(target, inside=found.path)
@@ -374,8 +466,19 @@ class SkillLibrary:
                     self.home.links.write_text(target, after, inside=found.path)
             except UnsafePath as exc:
                 raise SkillError(exc.message) from None
-        return Plan(action, found.name, label, before, after, [target], mutate, target,
-                    {"success": True, "message": message, **result}, usage)
+
+        return Plan(
+            action,
+            found.name,
+            label,
+            before,
+            after,
+            [target],
+            mutate,
+            target,
+            {"success": True, "message": message, **result},
+            usage,
+        )
 
     def _plan_create(self, args: dict[str, Any]) -> Plan:
         name = check_name(args.get("name"))
@@ -391,10 +494,19 @@ class SkillLibrary:
             raise SkillError(f"A folder already exists at {skill_dir}; move it aside or choose another name.")
         rel = skill_dir.relative_to(self.dir).as_posix()
         found = Found(listed_as, name, rel, category, skill_dir, {}, "", False)
-        plan = self._file_plan("create", found, "SKILL.md", skill_dir / "SKILL.md", content,
-                               f"Skill '{listed_as}' created.", usage="create", path=rel, skill_md=str(skill_dir / "SKILL.md"),
-                               hint=f"To add reference files, templates, or scripts, use skill_manage(action='write_file', "
-                                    f"name='{name}', file_path='references/example.md', file_content='...')")
+        plan = self._file_plan(
+            "create",
+            found,
+            "SKILL.md",
+            skill_dir / "SKILL.md",
+            content,
+            f"Skill '{listed_as}' created.",
+            usage="create",
+            path=rel,
+            skill_md=str(skill_dir / "SKILL.md"),
+            hint=f"To add reference files, templates, or scripts, use skill_manage(action='write_file', "
+            f"name='{name}', file_path='references/example.md', file_content='...')",
+        )
         if category:
             plan.result["category"] = category
         write = plan.mutate
@@ -405,13 +517,21 @@ class SkillLibrary:
             except OSError:
                 remove_empty_parents(skill_dir, self.dir)
                 raise
+
         plan.mutate, plan.roots = mutate, [skill_dir]
         return plan
 
     def _plan_edit(self, found: Found, args: dict[str, Any]) -> Plan:
         content, _ = self._content(args, "edit", "Provide the full updated SKILL.md text.")
-        return self._file_plan("edit", found, "SKILL.md", found.path / "SKILL.md", content,
-                               f"Skill '{found.name}' updated (full rewrite).", path=str(found.path))
+        return self._file_plan(
+            "edit",
+            found,
+            "SKILL.md",
+            found.path / "SKILL.md",
+            content,
+            f"Skill '{found.name}' updated (full rewrite).",
+            path=str(found.path),
+        )
 
     def _support_target(self, found: Found, file_path: Any) -> tuple[str, Path]:
         label = check_support_path(file_path, found.dir_name)
@@ -434,21 +554,33 @@ class SkillLibrary:
         count = text.count(old)
         preview = text[:500] + ("..." if len(text) > 500 else "")
         if count == 0:
-            raise SkillError(f"Could not find old_string in {label} of skill '{found.name}'. View the current text and "
-                             "copy the exact passage to replace.", file_preview=preview)
+            raise SkillError(
+                f"Could not find old_string in {label} of skill '{found.name}'. View the current text and "
+                "copy the exact passage to replace.",
+                file_preview=preview,
+            )
         if count > 1 and not args.get("replace_all"):
-            raise SkillError(f"old_string matches {count} places in {label}; include more surrounding text so it is "
-                             "unique, or set replace_all=true.", file_preview=preview)
+            raise SkillError(
+                f"old_string matches {count} places in {label}; include more surrounding text so it is "
+                "unique, or set replace_all=true.",
+                file_preview=preview,
+            )
         after = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
         check_content_size(after, label)
         if label == "SKILL.md":
             try:
                 validate_skill_md(after)
             except SkillError as exc:
-                raise SkillError(f"Patch would break SKILL.md structure: {exc.message}")
+                raise SkillError(f"Patch would break SKILL.md structure: {exc.message}") from exc
         replaced = count if args.get("replace_all") else 1
-        return self._file_plan("patch", found, label, target, after,
-                               f"Patched {label} in skill '{found.name}' ({replaced} replacement{'s' * (replaced > 1)}).")
+        return self._file_plan(
+            "patch",
+            found,
+            label,
+            target,
+            after,
+            f"Patched {label} in skill '{found.name}' ({replaced} replacement{'s' * (replaced > 1)}).",
+        )
 
     def _plan_write_file(self, found: Found, args: dict[str, Any]) -> Plan:
         if not args.get("file_path"):
@@ -464,8 +596,15 @@ class SkillLibrary:
             validate_skill_md(content)
         if target.exists() and not target.is_file():
             raise SkillError(f"'{label}' is a folder in skill '{found.name}'; give a file path inside it.")
-        return self._file_plan("write_file", found, label, target, content,
-                               f"File '{label}' written to skill '{found.name}'.", path=str(target))
+        return self._file_plan(
+            "write_file",
+            found,
+            label,
+            target,
+            content,
+            f"File '{label}' written to skill '{found.name}'.",
+            path=str(target),
+        )
 
     def _plan_remove_file(self, found: Found, args: dict[str, Any]) -> Plan:
         if not args.get("file_path"):
@@ -474,17 +613,22 @@ class SkillLibrary:
         if label == "SKILL.md":
             raise SkillError("SKILL.md cannot be removed with remove_file; use action='delete' to delete the skill.")
         if not target.is_file():
-            raise SkillError(f"File '{label}' not found in skill '{found.name}'.",
-                             available_files=self._all_files(found.path) or None)
-        return self._file_plan("remove_file", found, label, target, None,
-                               f"File '{label}' removed from skill '{found.name}'.")
+            raise SkillError(
+                f"File '{label}' not found in skill '{found.name}'.",
+                available_files=self._all_files(found.path) or None,
+            )
+        return self._file_plan(
+            "remove_file", found, label, target, None, f"File '{label}' removed from skill '{found.name}'."
+        )
 
     def _plan_delete(self, found: Found, args: dict[str, Any]) -> Plan:
         record = self.usage.load().get(found.name) or {}
         if record.get("pinned"):
-            raise SkillError(f"Skill '{found.name}' is pinned and cannot be deleted by skill_manage. Ask the user to run "
-                             f"`workbench skills unpin {found.name}` if they want to delete it. Patches and edits are "
-                             "allowed on pinned skills; only deletion is blocked.")
+            raise SkillError(
+                f"Skill '{found.name}' is pinned and cannot be deleted by skill_manage. Ask the user to run "
+                f"`workbench skills unpin {found.name}` if they want to delete it. Patches and edits are "
+                "allowed on pinned skills; only deletion is blocked."
+            )
         if found.path.is_symlink():
             raise SkillError(f"Skill folder '{found.rel}' is a symlink; refusing to delete through it.")
         absorbed = args.get("absorbed_into")
@@ -493,14 +637,28 @@ class SkillLibrary:
             if absorbed == found.name:
                 raise SkillError(f"absorbed_into='{absorbed}' cannot equal the skill being deleted.")
             if not any(absorbed in (f.name, f.dir_name) for f in self.scanner.active()):
-                raise SkillError(f"absorbed_into='{absorbed}' does not exist. Create or patch the umbrella skill first, "
-                                 "then retry the delete.")
+                raise SkillError(
+                    f"absorbed_into='{absorbed}' does not exist. Create or patch the umbrella skill first, "
+                    "then retry the delete."
+                )
             suffix = f" Content absorbed into '{absorbed}'."
         skill_md = found.path / "SKILL.md"
         mutate, undo, cleanup = remove_tree_later(found.path, self.dir)
-        return Plan("delete", found.name, found.rel, self._read_text(skill_md, found.path), None, [found.path],
-                    mutate, skill_md, {"success": True, "message": f"Skill '{found.name}' deleted.{suffix}"}, "forget",
-                    {"absorbed_into": absorbed} if absorbed is not None else {}, undo=undo, cleanup=cleanup)
+        return Plan(
+            "delete",
+            found.name,
+            found.rel,
+            self._read_text(skill_md, found.path),
+            None,
+            [found.path],
+            mutate,
+            skill_md,
+            {"success": True, "message": f"Skill '{found.name}' deleted.{suffix}"},
+            "forget",
+            {"absorbed_into": absorbed} if absorbed is not None else {},
+            undo=undo,
+            cleanup=cleanup,
+        )
 
     def execute(self, plan: Plan, ctx: ToolContext | None = None, pending_id: str | None = None) -> dict[str, Any]:
         """Run a plan: atomic write, journal, ledger, usage record, event."""
@@ -509,16 +667,33 @@ class SkillLibrary:
         ctx = ctx or ToolContext()
         evidence = {**plan.evidence, **({"pending_id": pending_id} if pending_id else {})}
         created_by = "agent" if ctx.origin == BACKGROUND_REVIEW else None
-        usage = {"create": lambda: self.usage.change_one(plan.name, lambda records, now: records.__setitem__(
-                     plan.name, {**default_record(now), "created_by": created_by})),
-                 "forget": lambda: self.usage.forget(plan.name)}.get(plan.usage, lambda: self.usage.bump_patch(plan.name))
+        usage = {
+            "create": lambda: self.usage.change_one(
+                plan.name,
+                lambda records, now: records.__setitem__(plan.name, {**default_record(now), "created_by": created_by}),
+            ),
+            "forget": lambda: self.usage.forget(plan.name),
+        }.get(plan.usage, lambda: self.usage.bump_patch(plan.name))
         try:
             with self.write_lock():
-                recorded = record_change(self.home, self.ledger, Change(
-                    action=plan.action, skill=plan.name, actor=ctx.actor, roots=plan.roots, mutate=plan.mutate,
-                    text_file=self.ledger.rel(plan.text_file) if plan.text_file else None,
-                    session_id=ctx.session_id, message_id=ctx.message_id, evidence=evidence, undo=plan.undo,
-                    usage=usage, cleanup=plan.cleanup))
+                recorded = record_change(
+                    self.home,
+                    self.ledger,
+                    Change(
+                        action=plan.action,
+                        skill=plan.name,
+                        actor=ctx.actor,
+                        roots=plan.roots,
+                        mutate=plan.mutate,
+                        text_file=self.ledger.rel(plan.text_file) if plan.text_file else None,
+                        session_id=ctx.session_id,
+                        message_id=ctx.message_id,
+                        evidence=evidence,
+                        undo=plan.undo,
+                        usage=usage,
+                        cleanup=plan.cleanup,
+                    ),
+                )
         finally:
             self.scanner.forget_layout()  # an edit may rename a skill without touching its parent folder
         return {**plan.result, "journal_id": recorded.journal_id, "ledger_id": recorded.ledger_id}
@@ -529,7 +704,9 @@ class SkillLibrary:
             return self.home.curator.archive(plan.name, actor="curator")
         return self.execute(plan, ctx, pending_id)
 
-    def manage(self, args: dict[str, Any], ctx: ToolContext | None = None, pending_id: str | None = None) -> dict[str, Any]:
+    def manage(
+        self, args: dict[str, Any], ctx: ToolContext | None = None, pending_id: str | None = None
+    ) -> dict[str, Any]:
         """Validate and apply one ``skill_manage`` action (no approval gate; see ``manage.skill_manage_tool``)."""
         ctx = ctx or ToolContext()
         return self.apply(self.plan(args, ctx), ctx, pending_id)
@@ -540,7 +717,8 @@ class SkillLibrary:
         if edited_content is None:
             return dict(payload)
         slot = {"create": "content", "edit": "content", "write_file": "file_content", "patch": "new_string"}.get(
-            payload.get("action"))
+            payload.get("action")
+        )
         if slot is None:
             raise SkillError(f"A staged '{payload.get('action')}' has no text to edit; approve or reject it as is.")
         return {**payload, slot: edited_content}
@@ -554,13 +732,26 @@ class SkillLibrary:
         try:
             plan = self.plan(self._edited(payload, edited_content))
         except SkillError as exc:
-            return {"name": payload.get("name"), "file": payload.get("file_path"), "before": None, "after": None,
-                    "error": exc.message}
+            return {
+                "name": payload.get("name"),
+                "file": payload.get("file_path"),
+                "before": None,
+                "after": None,
+                "error": exc.message,
+            }
         return {"name": plan.name, "file": plan.label, "before": plan.before, "after": plan.after or "", "error": None}
 
-    def apply_staged(self, payload: dict[str, Any], *, actor: str = "user", edited_content: str | None = None,
-                     pending_id: str | None = None, session_id: str | None = None, message_id: int | None = None,
-                     proposed_by: str | None = None) -> dict[str, Any]:
+    def apply_staged(
+        self,
+        payload: dict[str, Any],
+        *,
+        actor: str = "user",
+        edited_content: str | None = None,
+        pending_id: str | None = None,
+        session_id: str | None = None,
+        message_id: int | None = None,
+        proposed_by: str | None = None,
+    ) -> dict[str, Any]:
         """Replay an approved write through every normal check; a refusal writes nothing.
 
         The journal row keeps the session and message that proposed it (``proposed_by`` is
@@ -571,9 +762,9 @@ class SkillLibrary:
             if payload.get("action") == "consolidate":
                 if edited_content is not None:
                     raise SkillError("A consolidation plan cannot be edited; approve or reject it as is.")
-                return self.home.curator.consolidation.apply(payload, actor=actor, pending_id=pending_id,
-                                                             session_id=session_id, message_id=message_id)
+                return self.home.curator.consolidation.apply(
+                    payload, actor=actor, pending_id=pending_id, session_id=session_id, message_id=message_id
+                )
             return self.manage(self._edited(payload, edited_content), ctx, pending_id)
         except WorkbenchError as exc:
             return exc.to_dict()
-

@@ -15,45 +15,76 @@ from ..tools import BACKGROUND_REVIEW, ToolContext
 from .frontmatter import description_of, parse_frontmatter
 from .library import ACTIONS, Plan
 
-PAYLOAD_KEYS = ("action", "name", "content", "category", "file_path", "file_content", "old_string", "new_string",
-                "replace_all", "absorbed_into")
+PAYLOAD_KEYS = (
+    "action",
+    "name",
+    "content",
+    "category",
+    "file_path",
+    "file_content",
+    "old_string",
+    "new_string",
+    "replace_all",
+    "absorbed_into",
+)
 
 SKILLS_LIST_SCHEMA = {
     "name": "skills_list",
     "description": "List the available skills (name, description, category). Use skill_view(name) to load one.",
-    "parameters": {"type": "object", "properties": {
-        "category": {"type": "string", "description": "Only skills in this category."}}},
+    "parameters": {
+        "type": "object",
+        "properties": {"category": {"type": "string", "description": "Only skills in this category."}},
+    },
 }
 
 SKILL_VIEW_SCHEMA = {
     "name": "skill_view",
-    "description": ("Load a skill: without file_path, its SKILL.md and the list of linked files; with file_path, "
-                    "one linked file such as 'references/api.md'."),
-    "parameters": {"type": "object", "required": ["name"], "properties": {
-        "name": {"type": "string", "description": "Skill name or category/name path."},
-        "file_path": {"type": "string", "description": "A linked file inside the skill, e.g. 'references/api.md'."}}},
+    "description": (
+        "Load a skill: without file_path, its SKILL.md and the list of linked files; with file_path, "
+        "one linked file such as 'references/api.md'."
+    ),
+    "parameters": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "description": "Skill name or category/name path."},
+            "file_path": {"type": "string", "description": "A linked file inside the skill, e.g. 'references/api.md'."},
+        },
+    },
 }
 
 SKILL_MANAGE_SCHEMA = {
     "name": "skill_manage",
     "description": (
         "Create, update or delete a skill (procedural memory: how to do a class of task). Create one after a complex "
-        "task succeeded (5+ tool calls), after overcoming errors, when the user corrected your approach, or when asked. "
+        "task succeeded (5+ tool calls), after overcoming errors, when the user corrected your approach, or "
+        "when asked. "
         "Prefer 'patch' for small fixes to an existing skill; 'edit' rewrites SKILL.md entirely. Confirm with the user "
         "before create or delete. SKILL.md needs YAML frontmatter with name and description, then a body. Supporting "
-        "files go under references/, templates/, scripts/ or assets/. Pinned skills cannot be deleted."),
-    "parameters": {"type": "object", "required": ["action", "name"], "properties": {
-        "action": {"type": "string", "enum": list(ACTIONS)},
-        "name": {"type": "string", "description": "Skill name: lowercase letters, digits, '.', '_' or '-', at most 64."},
-        "content": {"type": "string", "description": "Full SKILL.md text (create, edit)."},
-        "category": {"type": "string", "description": "Optional category folder (create only)."},
-        "old_string": {"type": "string", "description": "Exact text to replace; must match once (patch)."},
-        "new_string": {"type": "string", "description": "Replacement text; empty string deletes (patch)."},
-        "replace_all": {"type": "boolean", "default": False, "description": "Replace every match (patch)."},
-        "file_path": {"type": "string", "description": "Supporting file, e.g. 'references/api.md' "
-                                                       "(write_file, remove_file, patch)."},
-        "file_content": {"type": "string", "description": "Content of the supporting file (write_file)."},
-        "absorbed_into": {"type": "string", "description": "Umbrella skill that absorbed this one (delete)."}}},
+        "files go under references/, templates/, scripts/ or assets/. Pinned skills cannot be deleted."
+    ),
+    "parameters": {
+        "type": "object",
+        "required": ["action", "name"],
+        "properties": {
+            "action": {"type": "string", "enum": list(ACTIONS)},
+            "name": {
+                "type": "string",
+                "description": "Skill name: lowercase letters, digits, '.', '_' or '-', at most 64.",
+            },
+            "content": {"type": "string", "description": "Full SKILL.md text (create, edit)."},
+            "category": {"type": "string", "description": "Optional category folder (create only)."},
+            "old_string": {"type": "string", "description": "Exact text to replace; must match once (patch)."},
+            "new_string": {"type": "string", "description": "Replacement text; empty string deletes (patch)."},
+            "replace_all": {"type": "boolean", "default": False, "description": "Replace every match (patch)."},
+            "file_path": {
+                "type": "string",
+                "description": "Supporting file, e.g. 'references/api.md' (write_file, remove_file, patch).",
+            },
+            "file_content": {"type": "string", "description": "Content of the supporting file (write_file)."},
+            "absorbed_into": {"type": "string", "description": "Umbrella skill that absorbed this one (delete)."},
+        },
+    },
 }
 
 
@@ -108,7 +139,8 @@ def _read_before_write(plan: Plan, ctx: ToolContext) -> None:
             f"Refusing background curator {plan.action} for skill '{plan.name}': the current {label} content has not "
             "been loaded in this review turn. Call skill_view(name) for SKILL.md, or skill_view(name, file_path=...) "
             "for a supporting file, then retry the write using the content just returned.",
-            _read_before_write_required=True)
+            _read_before_write_required=True,
+        )
 
 
 def skill_manage_tool(home, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
@@ -121,17 +153,34 @@ def skill_manage_tool(home, args: dict[str, Any], ctx: ToolContext) -> dict[str,
         suspicious = plan.flags is not None and ctx.actor != "user"
         if suspicious or home.approvals.should_stage("skills", plan.action, ctx.origin):
             summary = gist(plan, args)
-            record = home.approvals.stage(subsystem="skills", action=plan.action, summary=summary, origin=ctx.origin,
-                                          payload=args, actor=ctx.actor, session_id=ctx.session_id,
-                                          message_id=ctx.message_id)
+            record = home.approvals.stage(
+                subsystem="skills",
+                action=plan.action,
+                summary=summary,
+                origin=ctx.origin,
+                payload=args,
+                actor=ctx.actor,
+                session_id=ctx.session_id,
+                message_id=ctx.message_id,
+            )
             if suspicious:
-                return {"success": True, "staged": True, "pending_id": record.id, "gist": summary,
-                        "flags": plan.flags.reasons,
-                        "message": "Staged for the user's approval because the skill's name or description looks "
-                                   f"suspicious: {'; '.join(plan.flags.reasons)}. Not yet saved."}
-            return {"success": True, "staged": True, "pending_id": record.id, "gist": summary,
-                    "message": "Staged for approval (skills.write_approval is on). Not yet saved — review with "
-                               "`workbench pending list`."}
+                return {
+                    "success": True,
+                    "staged": True,
+                    "pending_id": record.id,
+                    "gist": summary,
+                    "flags": plan.flags.reasons,
+                    "message": "Staged for the user's approval because the skill's name or description looks "
+                    f"suspicious: {'; '.join(plan.flags.reasons)}. Not yet saved.",
+                }
+            return {
+                "success": True,
+                "staged": True,
+                "pending_id": record.id,
+                "gist": summary,
+                "message": "Staged for approval (skills.write_approval is on). Not yet saved — review with "
+                "`workbench pending list`.",
+            }
         return home.skills.apply(plan, ctx)
     except WorkbenchError as exc:
         return exc.to_dict()

@@ -29,7 +29,9 @@ def check_plan(plan) -> Verdict | None:
     verdict = assess(text)
     if verdict.dangerous:
         first = verdict.worst.id
-        raise SkillError(f"Blocked: the skill's name or description matches threat pattern '{first}'. They are "
-                         f"shown in every system prompt's skills index. Why: {'; '.join(verdict.reasons)}. {ADVICE}",
-                         flags=verdict.reasons)
+        raise SkillError(
+            f"Blocked: the skill's name or description matches threat pattern '{first}'. They are "
+            f"shown in every system prompt's skills index. Why: {'; '.join(verdict.reasons)}. {ADVICE}",
+            flags=verdict.reasons,
+        )
     return verdict if verdict.suspicious else None

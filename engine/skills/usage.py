@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..clock import Clock
 from ..fileio import LinkPolicy, UnsafePath
@@ -37,7 +38,7 @@ def parse_iso(value: Any) -> float | None:
     try:
         moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
+            moment = moment.replace(tzinfo=UTC)
         return moment.timestamp()
     except (ValueError, OverflowError):  # not a date, or one (year 1, say) with no epoch seconds
         return None
@@ -45,9 +46,17 @@ def parse_iso(value: Any) -> float | None:
 
 def default_record(now_iso: str) -> dict[str, Any]:
     return {
-        "created_by": None, "use_count": 0, "view_count": 0, "patch_count": 0,
-        "last_used_at": None, "last_viewed_at": None, "last_patched_at": None,
-        "created_at": now_iso, "state": "active", "pinned": False, "archived_at": None,
+        "created_by": None,
+        "use_count": 0,
+        "view_count": 0,
+        "patch_count": 0,
+        "last_used_at": None,
+        "last_viewed_at": None,
+        "last_patched_at": None,
+        "created_at": now_iso,
+        "state": "active",
+        "pinned": False,
+        "archived_at": None,
     }
 
 
@@ -120,6 +129,7 @@ class UsageStore:
         def apply(records, now):
             saved["record"] = copy.deepcopy(records.get(name))
             change(records, now)
+
         self.update(apply)
 
         def undo() -> None:
@@ -128,7 +138,9 @@ class UsageStore:
                     records.pop(name, None)
                 else:
                     records[name] = saved["record"]
+
             self.update(back)
+
         return undo
 
     def _bump(self, name: str, *counters: tuple[str, str]) -> Callable[[], None]:
@@ -139,6 +151,7 @@ class UsageStore:
                 record[stamp] = now
             if record.get("state") == "stale":  # activity reactivates a stale skill
                 record["state"] = "active"
+
         return self.change_one(name, change)
 
     def bump_use(self, name: str) -> Callable[[], None]:

@@ -31,8 +31,10 @@ def check_name(name: Any) -> str:
     if len(name) > MAX_NAME_LENGTH:
         raise SkillError(f"Skill name exceeds {MAX_NAME_LENGTH} characters.")
     if not NAME_RE.match(name):
-        raise SkillError(f"Invalid skill name '{name}'. Use lowercase letters, numbers, hyphens, dots, and underscores. "
-                         "Must start with a letter or digit.")
+        raise SkillError(
+            f"Invalid skill name '{name}'. Use lowercase letters, numbers, hyphens, dots, and underscores. "
+            "Must start with a letter or digit."
+        )
     return name
 
 
@@ -48,22 +50,28 @@ def check_category(category: Any) -> str | None:
     if len(category) > MAX_NAME_LENGTH:
         raise SkillError(f"Category exceeds {MAX_NAME_LENGTH} characters.")
     if "/" in category or "\\" in category or not NAME_RE.match(category):
-        raise SkillError(f"Invalid category '{category}'. Use lowercase letters, numbers, hyphens, dots, and underscores. "
-                         "Categories must be a single directory name.")
+        raise SkillError(
+            f"Invalid category '{category}'. Use lowercase letters, numbers, hyphens, dots, and underscores. "
+            "Categories must be a single directory name."
+        )
     return category
 
 
 def check_content_size(text: str, label: str) -> None:
     if len(text) > MAX_SKILL_CONTENT_CHARS:
-        raise SkillError(f"{label} content is {len(text):,} characters (limit: {MAX_SKILL_CONTENT_CHARS:,}). Consider "
-                         "splitting into a smaller SKILL.md with supporting files in references/ or templates/.")
+        raise SkillError(
+            f"{label} content is {len(text):,} characters (limit: {MAX_SKILL_CONTENT_CHARS:,}). Consider "
+            "splitting into a smaller SKILL.md with supporting files in references/ or templates/."
+        )
 
 
 def check_file_size(text: str) -> None:
     size = len(text.encode("utf-8"))
     if size > MAX_SKILL_FILE_BYTES:
-        raise SkillError(f"File content is {size:,} bytes (limit: {MAX_SKILL_FILE_BYTES:,} bytes / 1 MiB). "
-                         "Consider splitting into smaller files.")
+        raise SkillError(
+            f"File content is {size:,} bytes (limit: {MAX_SKILL_FILE_BYTES:,} bytes / 1 MiB). "
+            "Consider splitting into smaller files."
+        )
     check_content_size(text, "File")
 
 

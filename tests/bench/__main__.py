@@ -12,7 +12,9 @@ from tests.bench.common import Report, print_table
 
 
 def main(argv: list[str]) -> int:
-    names = sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules(package.__path__) if m.name.startswith("bench_"))
+    names = sorted(
+        m.name[len("bench_") :] for m in pkgutil.iter_modules(package.__path__) if m.name.startswith("bench_")
+    )
     chosen = [n for n in names if not argv or n in argv]
     unknown = [n for n in argv if n not in names]
     if unknown:

@@ -63,7 +63,10 @@ def run(report: Report) -> None:
         with timed() as t:
             outcome = home.approvals.reject_all()
         report.figure(f"reject all {len(outcome['rejected']):,} remaining", t[0], "s")
-        report.ratio("reject-all time per record vs one approve", t[0] / len(outcome["rejected"]),
-                     sorted(approve_samples)[len(approve_samples) // 2])
+        report.ratio(
+            "reject-all time per record vs one approve",
+            t[0] / len(outcome["rejected"]),
+            sorted(approve_samples)[len(approve_samples) // 2],
+        )
         report.memory()
         home.close()

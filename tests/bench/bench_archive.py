@@ -27,17 +27,44 @@ from tests.bench.common import percentile, scratch_dir, timed
 from tests.bench.workload import SESSIONS, build_bench_archive, generator, turns
 from tests.test_archive_index import _strings  # the same independent decoding scan as the recall test
 
-QUERIES = ["deploy", "database migration", '"error log"', "serv*", "session_search", "memory", "部署", "数据库迁移",
-           "半夜", "デプロイ", "kubernetes rollout", "timeout", "skill_view", "zebra", "the", "config yaml", "数据",
-           "日志", "rollback", "pytest"]
+QUERIES = [
+    "deploy",
+    "database migration",
+    '"error log"',
+    "serv*",
+    "session_search",
+    "memory",
+    "部署",
+    "数据库迁移",
+    "半夜",
+    "デプロイ",
+    "kubernetes rollout",
+    "timeout",
+    "skill_view",
+    "zebra",
+    "the",
+    "config yaml",
+    "数据",
+    "日志",
+    "rollback",
+    "pytest",
+]
 CJK_QUERIES = [q for q in QUERIES if parse(q).cjk] + ["数据库", "サーバー", "迁移"]
 RUNS = 5
 INGEST_TURNS = 4000
 QUICK_TURNS = 8000  # about 37,000 messages
-DOCS_INGEST = ("2,254 msgs/s into an empty archive, 1,967 msgs/s into the 1M archive, "
-               "turn write p99 20 ms, slowest 482 ms (load average 6.8)")
-HERMES = {"search p50": 79.0, "search p95": 1018.0, "state.db bytes per message": 3004.0,
-          "session_search p50": 242.0, "session_search p95": 1125.0, "ingest": 358.0}
+DOCS_INGEST = (
+    "2,254 msgs/s into an empty archive, 1,967 msgs/s into the 1M archive, "
+    "turn write p99 20 ms, slowest 482 ms (load average 6.8)"
+)
+HERMES = {
+    "search p50": 79.0,
+    "search p95": 1018.0,
+    "state.db bytes per message": 3004.0,
+    "session_search p50": 242.0,
+    "session_search p95": 1125.0,
+    "ingest": 358.0,
+}
 
 
 def _sizes(root) -> tuple[int, int]:
@@ -87,17 +114,32 @@ def _raw_ingest(folder, turns, ddl: str) -> tuple[float, float]:
     conn.executescript(ddl)
     conn.execute("INSERT INTO sessions (id, source, started_at) VALUES ('floor', 'cli', 0)")
     columns = ("role", "content", "tool_calls", "tool_name", "tool_call_id", "timestamp")
-    rows = [[("floor", m["role"], m.get("content"), json.dumps(m["tool_calls"], ensure_ascii=False)
-              if m.get("tool_calls") else None, m.get("tool_name"), m.get("tool_call_id"), 1796040000.0) for m in t]
-            for t in turns]
+    rows = [
+        [
+            (
+                "floor",
+                m["role"],
+                m.get("content"),
+                json.dumps(m["tool_calls"], ensure_ascii=False) if m.get("tool_calls") else None,
+                m.get("tool_name"),
+                m.get("tool_call_id"),
+                1796040000.0,
+            )
+            for m in t
+        ]
+        for t in turns
+    ]
     placeholders = "(" + ", ".join("?" * (len(columns) + 1)) + ")"
     total = sum(len(r) for r in rows)
     cpu = time.process_time()
     with timed() as elapsed:
         for turn in rows:
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute(f"INSERT INTO messages (session_id, {', '.join(columns)}) VALUES "
-                         f"{', '.join([placeholders] * len(turn))}", [v for row in turn for v in row])
+            conn.execute(
+                f"INSERT INTO messages (session_id, {', '.join(columns)}) VALUES "
+                f"{', '.join([placeholders] * len(turn))}",
+                [v for row in turn for v in row],
+            )
             conn.execute("COMMIT")
     cpu = time.process_time() - cpu
     conn.close()
@@ -133,10 +175,16 @@ def _floor(home, query: str) -> tuple[sqlite3.Connection, str, str]:
     parsed = parse(query)
     if parsed.cjk:
         conn = home.journal.connection()
-        return conn, f"SELECT rowid FROM {BIGRAM_TABLE} WHERE {BIGRAM_TABLE} MATCH ? ORDER BY rank LIMIT 20", \
-            bigram_match([t.lower() for t in parsed.terms])
-    return home.archive.conn(), "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT 20", \
-        parsed.fts()
+        return (
+            conn,
+            f"SELECT rowid FROM {BIGRAM_TABLE} WHERE {BIGRAM_TABLE} MATCH ? ORDER BY rank LIMIT 20",
+            bigram_match([t.lower() for t in parsed.terms]),
+        )
+    return (
+        home.archive.conn(),
+        "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT 20",
+        parsed.fts(),
+    )
 
 
 def _substring_scan(conn, needles: list[str]) -> dict[str, set[int]]:
@@ -240,13 +288,21 @@ def run(report) -> None:
         report.note(f"CJK index and vocabulary (re)built in {t[0]:.0f} s")
     state_bytes, our_bytes = _sizes(root)
     messages = archive.conn().execute("SELECT count(*) FROM messages").fetchone()[0]
-    report.note(f"workload: gen_workload.py, {sessions:,} sessions + CJK tool-call rows, digest checked "
-                f"({json.loads((root / 'build.json').read_text()).get('digest_checked')} sessions)")
+    report.note(
+        f"workload: gen_workload.py, {sessions:,} sessions + CJK tool-call rows, digest checked "
+        f"({json.loads((root / 'build.json').read_text()).get('digest_checked')} sessions)"
+    )
     report.figure("messages", messages)
-    report.figure("state.db bytes per message", state_bytes / messages, "B", "<= 1,000 (reference goal)",
-                  hermes=HERMES["state.db bytes per message"])
-    report.figure("workbench.db bytes per message (CJK index + vocabulary)", our_bytes / messages, "B",
-                  "<= 303 (10% of Hermes)")
+    report.figure(
+        "state.db bytes per message",
+        state_bytes / messages,
+        "B",
+        "<= 1,000 (reference goal)",
+        hermes=HERMES["state.db bytes per message"],
+    )
+    report.figure(
+        "workbench.db bytes per message (CJK index + vocabulary)", our_bytes / messages, "B", "<= 303 (10% of Hermes)"
+    )
     vocab_rows = home.journal.connection().execute("SELECT count(*) FROM archive_vocab").fetchone()[0]
     report.note(f"vocabulary: {vocab_rows:,} words")
 
@@ -267,10 +323,13 @@ def run(report) -> None:
             raw.append(t[0])
         ours += mine
         floor += raw
-        report.note(f"{query:<22} ours p50 {percentile(mine, 50) * 1000:8.2f} ms   floor p50 "
-                    f"{percentile(raw, 50) * 1000:8.2f} ms   {len(hits):>2} lineages   plan {hits[0].plan if hits else '-'}")
-    p50, p95 = report.latencies("search", ours, "p50 < 10 ms, p95 < 50 ms (reference goal)",
-                                hermes=(HERMES["search p50"], HERMES["search p95"]))
+        report.note(
+            f"{query:<22} ours p50 {percentile(mine, 50) * 1000:8.2f} ms   floor p50 "
+            f"{percentile(raw, 50) * 1000:8.2f} ms   {len(hits):>2} lineages   plan {hits[0].plan if hits else '-'}"
+        )
+    p50, p95 = report.latencies(
+        "search", ours, "p50 < 10 ms, p95 < 50 ms (reference goal)", hermes=(HERMES["search p50"], HERMES["search p95"])
+    )
     f50, f95 = report.latencies("raw FTS5 MATCH ORDER BY rank LIMIT 20 (floor)", floor)
     report.ratio("search / floor at p95", p95, f95)
     _keystrokes(report, archive)
@@ -282,8 +341,11 @@ def run(report) -> None:
                 result = session_search_tool(home, {"query": query, "limit": 3}, ToolContext(session_id="bench"))
             tool_times.append(t[0])
             assert result["success"], result
-    report.latencies("session_search tool (5 queries x 3)", tool_times,
-                     hermes=(HERMES["session_search p50"], HERMES["session_search p95"]))
+    report.latencies(
+        "session_search tool (5 queries x 3)",
+        tool_times,
+        hermes=(HERMES["session_search p50"], HERMES["session_search p95"]),
+    )
 
     # -- CJK recall against a substring scan that decodes tool-call JSON ----------------------------
     with timed() as t:

@@ -55,9 +55,11 @@ class SlowProvider(MemoryProvider):
 
 def _run(folder, *, background: bool, provider: MemoryProvider | None, timeout: float = 8.0):
     extra = f"  provider_timeout: {timeout}\n"
-    (folder / "config.yaml").write_text("memory:\n  memory_char_limit: 100000\n  user_char_limit: 100000\n"
-                                        f"  nudge_interval: 2\n{extra}skills:\n  creation_nudge_interval: 6\n",
-                                        encoding="utf-8")
+    (folder / "config.yaml").write_text(
+        "memory:\n  memory_char_limit: 100000\n  user_char_limit: 100000\n"
+        f"  nudge_interval: 2\n{extra}skills:\n  creation_nudge_interval: 6\n",
+        encoding="utf-8",
+    )
     home = open_home(folder)
     seed_demo_home(home)
     stored: dict[int, float] = {}  # message id -> when it reached state.db (the answer, for a turn's last one)
@@ -88,9 +90,10 @@ def _run(folder, *, background: bool, provider: MemoryProvider | None, timeout: 
 def run(report: Report) -> None:
     logging.getLogger("engine.providers").setLevel(logging.ERROR)  # the hanging run warns on every turn
     for label, background, provider, timeout in (
-            ("inline reviews, no provider (baseline)", False, None, 8.0),
-            ("reviews on their thread, slow provider", True, SlowProvider(), 8.0),
-            ("reviews on their thread, prefetch hangs (50 ms timeout)", True, SlowProvider(hang=True), 0.05)):
+        ("inline reviews, no provider (baseline)", False, None, 8.0),
+        ("reviews on their thread, slow provider", True, SlowProvider(), 8.0),
+        ("reviews on their thread, prefetch hangs (50 ms timeout)", True, SlowProvider(hang=True), 0.05),
+    ):
         with scratch_dir("loop") as folder:
             rate, samples, lags, drain = _run(folder, background=background, provider=provider, timeout=timeout)
         report.note(label)

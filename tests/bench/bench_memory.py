@@ -14,7 +14,7 @@ import time
 
 from engine import open_home
 from engine.tools import ToolContext
-from tests.bench.common import Report, children_peak_rss_mb, percentile, scratch_dir, timed
+from tests.bench.common import Report, children_peak_rss_mb, scratch_dir, timed
 from tests.bench.hermes_bench import hermes, result, run_json, start
 
 WRITES = 200
@@ -103,13 +103,20 @@ def _journal_growth(report: Report, folder) -> None:
     while mem.add("memory", f"Fact {i:05d}: deploys of service {i:05d} go through staging", ctx)["success"]:
         i += 1
     home.journal.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    size = lambda: sum(os.path.getsize(folder / n) for n in ("workbench.db", "workbench.db-wal") if (folder / n).exists())
+
+    def size() -> int:
+        return sum(os.path.getsize(folder / n) for n in ("workbench.db", "workbench.db-wal") if (folder / n).exists())
+
     before, oldest = size(), 0
     with timed() as t:
         for n in range(GROWTH_WRITES):
             if n % 2:
-                done = mem.replace("memory", f"Fact {oldest:05d}:",  # same length: the store stays as full
-                                   f"Fact {oldest:05d}: deploys of service {oldest:05d} go through stagin{n % 10}", ctx)
+                done = mem.replace(
+                    "memory",
+                    f"Fact {oldest:05d}:",  # same length: the store stays as full
+                    f"Fact {oldest:05d}: deploys of service {oldest:05d} go through stagin{n % 10}",
+                    ctx,
+                )
                 assert done["success"], done
             else:
                 mem.remove("memory", f"Fact {oldest:05d}:", ctx)

@@ -19,20 +19,31 @@ from engine import open_home
 from engine.memory import history
 from engine.memory.archive_writes import memory_calls
 from engine.memory.format import serialize
-from tests.bench.workload import build_bench_archive
 from tests.bench.common import Report
+from tests.bench.workload import build_bench_archive
 
 SESSIONS = int(os.environ.get("BENCH_PROVENANCE_SESSIONS", "4000"))  # 20,000: the full 1M-message workload
 ENTRIES = 20
 
 
 def _turn(archive, session: str, content: str, call_id: str) -> None:
-    call = {"id": call_id, "type": "function",
-            "function": {"name": "memory", "arguments": json.dumps({"action": "add", "content": content})}}
-    archive.append_messages(session, [
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "content": json.dumps({"success": True, "done": True}), "tool_name": "memory",
-         "tool_call_id": call_id}])
+    call = {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": "memory", "arguments": json.dumps({"action": "add", "content": content})},
+    }
+    archive.append_messages(
+        session,
+        [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {
+                "role": "tool",
+                "content": json.dumps({"success": True, "done": True}),
+                "tool_name": "memory",
+                "tool_call_id": call_id,
+            },
+        ],
+    )
 
 
 def run(report: Report) -> None:
@@ -41,12 +52,14 @@ def run(report: Report) -> None:
     archive = home.archive
     messages = archive.conn().execute("SELECT count(*) FROM messages").fetchone()[0]
     report.figure("archive messages", messages)
-    sessions = [row[0] for row in archive.conn().execute(
-        f"SELECT id FROM sessions ORDER BY id LIMIT {ENTRIES} OFFSET {SESSIONS // 2}")]
+    sessions = [
+        row[0]
+        for row in archive.conn().execute(f"SELECT id FROM sessions ORDER BY id LIMIT {ENTRIES} OFFSET {SESSIONS // 2}")
+    ]
     entries = [f"Provenance bench fact {i}" for i in range(ENTRIES)]
     already = archive.conn().execute("SELECT count(*) FROM messages WHERE tool_call_id LIKE 'prov_%'").fetchone()[0]
     if not already:
-        for i, (session, entry) in enumerate(zip(sessions, entries)):
+        for i, (session, entry) in enumerate(zip(sessions, entries, strict=True)):
             _turn(archive, session, entry, f"prov_{i}")
     home.memory.path("memory").write_text(serialize(entries), encoding="utf-8")
 
@@ -65,8 +78,10 @@ def run(report: Report) -> None:
     assert again[0].message_id > found[0].message_id
 
     started = time.perf_counter()
-    decoded = sum(len(memory_calls(row[0])) for row in fresh.archive.conn().execute(
-        "SELECT tool_calls FROM messages WHERE tool_calls IS NOT NULL"))
+    decoded = sum(
+        len(memory_calls(row[0]))
+        for row in fresh.archive.conn().execute("SELECT tool_calls FROM messages WHERE tool_calls IS NOT NULL")
+    )
     scan = time.perf_counter() - started
     report.figure(f"origins of {ENTRIES} entries, first look", cold * 1000, "ms")
     report.figure(f"origins of {ENTRIES} entries, file unchanged", warm * 1000, "ms")

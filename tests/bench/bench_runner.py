@@ -85,16 +85,21 @@ def run(report: Report) -> None:
         ToolRegistry.dispatch = dispatch
         assert statuses == {"done": TURNS}, statuses
         stored = home.archive.conn().execute("SELECT count(*) FROM messages").fetchone()[0]
-        report.figure(f"offline turns per second ({TURNS:,} turns, persisted)", TURNS / total[0], "turns/s",
-                      target=">= 20")
+        report.figure(
+            f"offline turns per second ({TURNS:,} turns, persisted)", TURNS / total[0], "turns/s", target=">= 20"
+        )
         report.latencies("one turn", samples)
         report.figure("model calls per turn", model.calls / TURNS, "calls")
         report.figure("model time per turn", model.seconds / TURNS * 1000, "ms")
         report.figure("engine overhead per turn (turn minus model)", (total[0] - model.seconds) / TURNS * 1000, "ms")
         report.figure("  of which tools (memory, skills, search; reviews too)", tool_time[0] / TURNS * 1000, "ms")
         runner_only = total[0] - model.seconds - tool_time[0]
-        report.figure("  of which runner (persist, prompts, records, compressions)", runner_only / TURNS * 1000, "ms",
-                      target="<= 10 ms")
+        report.figure(
+            "  of which runner (persist, prompts, records, compressions)",
+            runner_only / TURNS * 1000,
+            "ms",
+            target="<= 10 ms",
+        )
         report.ratio("engine share of turn time", total[0] - model.seconds, total[0])
         report.figure("messages stored", stored, "rows")
         report.figure("compressions into child sessions", session.rotations, "")

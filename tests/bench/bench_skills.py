@@ -27,7 +27,9 @@ def _build(root) -> None:
         (folder / "SKILL.md").write_text(
             f"---\nname: {name}\ndescription: Procedure number {i} for a recurring class of task, with pitfalls "
             f"and checks\nmetadata:\n  hermes:\n    tags: [bench, n{i % 7}]\n---\n# {name}\n\n"
-            + "1. Step with enough words to look like a real instruction line.\n" * 30)
+            + "1. Step with enough words to look like a real instruction line.\n"
+            * 30
+        )
         (folder / "references" / "notes.md").write_text("notes\n" * 50)
         idle_days = (0, 5, 20, 45, 2, 16)[i % 6]
         record = default_record(iso(NOW - 60 * DAY))

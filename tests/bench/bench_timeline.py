@@ -28,22 +28,52 @@ def _fill(home) -> None:
     for i in range(ROWS):
         kind = i % 10
         if kind < 3:
-            row = ("review", "memory", "add", "memory", None, f"fact {i}: the build runs on runner {i % 7}",
-                   f"s{i // 30}", i // 3, json.dumps({"origin": "background_review"}))
+            row = (
+                "review",
+                "memory",
+                "add",
+                "memory",
+                None,
+                f"fact {i}: the build runs on runner {i % 7}",
+                f"s{i // 30}",
+                i // 3,
+                json.dumps({"origin": "background_review"}),
+            )
         elif kind < 7:
             row = ("agent", "memory", "add", "user", None, f"preference {i}", f"s{i // 30}", i, None)
         elif kind == 7:
             row = ("user", "memory", "replace", "memory", f"old {i}", f"new {i}", None, None, None)
         elif kind == 8:
-            row = ("agent", "skills", "patch", f"skill-{i % 50}", None, None, f"s{i // 30}", i,
-                   json.dumps({"ledger_id": f"l{i}"}))
+            row = (
+                "agent",
+                "skills",
+                "patch",
+                f"skill-{i % 50}",
+                None,
+                None,
+                f"s{i // 30}",
+                i,
+                json.dumps({"ledger_id": f"l{i}"}),
+            )
         else:
-            row = ("user", "approvals", "approve", f"{i:08x}"[-8:], f"patch skill-{i % 50}", None, None, None,
-                   json.dumps({"subsystem": "skills", "summary": f"patch skill-{i % 50}"}))
+            row = (
+                "user",
+                "approvals",
+                "approve",
+                f"{i:08x}"[-8:],
+                f"patch skill-{i % 50}",
+                None,
+                None,
+                None,
+                json.dumps({"subsystem": "skills", "summary": f"patch skill-{i % 50}"}),
+            )
         rows.append((base + i, *row))
     with conn:
-        conn.executemany("INSERT INTO journal (at, actor, subsystem, action, target, before, after, session_id, "
-                         "message_id, detail, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'done')", rows)
+        conn.executemany(
+            "INSERT INTO journal (at, actor, subsystem, action, target, before, after, session_id, "
+            "message_id, detail, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'done')",
+            rows,
+        )
 
 
 def _times(call) -> list[float]:
@@ -82,8 +112,11 @@ def run(report: Report) -> None:
                     await pilot.press("1")
                     start = time.perf_counter()
                     await pilot.press("6")
-                    while not (app.current_mode == "timeline" and app.screen.query(TimelineList)
-                               and app.screen.query_one(TimelineList).row_count):
+                    while not (
+                        app.current_mode == "timeline"
+                        and app.screen.query(TimelineList)
+                        and app.screen.query_one(TimelineList).row_count
+                    ):
                         await asyncio.sleep(0.001)
                     opened.append(time.perf_counter() - start)
                     screen = app.screen

@@ -1,4 +1,4 @@
-"""The TUI on the benchmark archive (1,000,000 messages; BENCH_ARCHIVE_SESSIONS=4000: 200k): launch, live update, memory.
+"""The TUI on the bench archive (1,000,000 messages; BENCH_ARCHIVE_SESSIONS=4000: 200k): launch, live update, memory.
 
 One function per figure, each taking the report and the bench home folder:
 launch to the first screen being interactive (in-process, and a cold process as
@@ -21,8 +21,8 @@ from pathlib import Path
 from engine import open_home
 from engine.tools import ToolContext
 from tests.bench.bench_archive import QUERIES
-from tests.bench.workload import SESSIONS, build_bench_archive, default_path
 from tests.bench.common import Report, scratch_dir
+from tests.bench.workload import SESSIONS, build_bench_archive, default_path
 
 LAUNCHES = 5
 WRITES = 50
@@ -34,8 +34,9 @@ def _bench_home() -> Path:
     sessions = int(os.environ.get("BENCH_ARCHIVE_SESSIONS", SESSIONS))
     path = default_path(sessions)
     if not (path / "build.json").exists():
-        child = multiprocessing.get_context("spawn").Process(target=build_bench_archive, args=(path,),
-                                                             kwargs={"sessions": sessions})
+        child = multiprocessing.get_context("spawn").Process(
+            target=build_bench_archive, args=(path,), kwargs={"sessions": sessions}
+        )
         child.start()
         child.join()
         if child.exitcode != 0:
@@ -83,11 +84,21 @@ def figure_launch_to_interactive(report: Report, root: Path) -> None:
 def figure_cold_process_launch(report: Report, root: Path) -> None:
     """A fresh ``python -m workbench`` (imports included) until its first frame shows the live column."""
     with scratch_dir("tui-cold") as scratch:
-        env = {**os.environ, "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver", "COLUMNS": "120",
-               "ROWS": "40", "WORKBENCH_CONFIG_DIR": str(scratch)}
+        env = {
+            **os.environ,
+            "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver",
+            "COLUMNS": "120",
+            "ROWS": "40",
+            "WORKBENCH_CONFIG_DIR": str(scratch),
+        }
         started = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "-m", "workbench", "--home", str(root)], env=env,
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "workbench", "--home", str(root)],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
         seen = bytearray()
         while b"(next session)" not in seen and (chunk := process.stdout.read1(65536)):
             seen.extend(chunk)
@@ -159,8 +170,13 @@ def figure_search_keystroke_to_results(report: Report, root: Path) -> None:
             async with app.run_test(size=SIZE) as pilot:
                 await _until(lambda: app.screen.view is not None)
                 await pilot.press("2")
-                await _until(lambda: app.current_mode == "sessions" and app.screen.is_mounted
-                             and any(tree.root_count for tree in app.screen.query(LineageTree)))
+                await _until(
+                    lambda: (
+                        app.current_mode == "sessions"
+                        and app.screen.is_mounted
+                        and any(tree.root_count for tree in app.screen.query(LineageTree))
+                    )
+                )
                 results = app.screen.query_one(SearchResults)
                 box = app.screen.query_one("#sessions-search")
                 for query in SEARCH_QUERIES:

@@ -9,8 +9,8 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 
 def percentile(samples: list[float], pct: float) -> float:
@@ -51,8 +51,9 @@ class Report:
         ratio = f"{value / hermes:,.2f}x" if hermes else ""
         ROWS.append((self.section, name, f"{shown} {unit}".strip(), target, _shown(hermes) if hermes else "", ratio))
 
-    def latencies(self, name: str, samples_s: list[float], target: str = "",
-                  hermes: tuple[float, float] | None = None) -> tuple[float, float]:
+    def latencies(
+        self, name: str, samples_s: list[float], target: str = "", hermes: tuple[float, float] | None = None
+    ) -> tuple[float, float]:
         p50 = percentile(samples_s, 50) * 1000
         p95 = percentile(samples_s, 95) * 1000
         self.figure(f"{name} p50", p50, "ms", target, hermes=hermes[0] if hermes else None)
@@ -76,9 +77,11 @@ def _shown(value: float) -> str:
 def print_table() -> None:
     """Every figure of the run in one table, with the machine it ran on."""
     load = os.getloadavg()
-    print(f"\n== all figures: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
-          f"{_memory_gb():.0f} GB, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}, "
-          f"peak RSS {peak_rss_mb():,.0f} MB (children {children_peak_rss_mb():,.0f} MB) ==")
+    print(
+        f"\n== all figures: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
+        f"{_memory_gb():.0f} GB, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}, "
+        f"peak RSS {peak_rss_mb():,.0f} MB (children {children_peak_rss_mb():,.0f} MB) =="
+    )
     print("| bench | figure | value | goal | Hermes | ours / Hermes |")
     print("|---|---|---|---|---|---|")
     for row in ROWS:

@@ -27,8 +27,10 @@ from engine import FixedClock, open_home
 
 WORKLOAD_VERSION = 3  # 3: both kinds of CJK tool-call rows (2 lacked the escaped ones; upgraded in place)
 SESSIONS = 20_000  # 1,000,000 messages; 4,000 sessions are the 200k variant
-DIGESTS = {400: "bd8a3a2f4f472fb3cc5422dc9194e8bd1a853e5341e4f1a11fa114488d427569",
-           20_000: "15fe0acacc5fae9cefb5502016dd75b426a04ac8dfae4ffa2b36c41282efed2b"}
+DIGESTS = {
+    400: "bd8a3a2f4f472fb3cc5422dc9194e8bd1a853e5341e4f1a11fa114488d427569",
+    20_000: "15fe0acacc5fae9cefb5502016dd75b426a04ac8dfae4ffa2b36c41282efed2b",
+}
 EXTRA_EVERY = 50  # two sessions of CJK tool-call arguments (ours, Hermes's way) after every 50 workload sessions
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,8 +43,10 @@ def generator() -> ModuleType:
     """gen_workload from the shared folder beside the repository (or $BENCH_WORKLOAD_DIR)."""
     folder = Path(os.environ.get("BENCH_WORKLOAD_DIR") or REPO.parent / "shared" / "bench")
     if not (folder / "gen_workload.py").exists():
-        raise SystemExit(f"the reference workload generator is missing: no gen_workload.py in {folder}; "
-                         "set BENCH_WORKLOAD_DIR to the folder that holds it")
+        raise SystemExit(
+            f"the reference workload generator is missing: no gen_workload.py in {folder}; "
+            "set BENCH_WORKLOAD_DIR to the folder that holds it"
+        )
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
     return importlib.import_module("gen_workload")
@@ -65,18 +69,36 @@ def cjk_argument_session(gen: ModuleType, index: int, start: float, hermes: bool
     messages, stamp = [], start
     for call_no in range(5):
         text = words.cjk_sentence("zh" if rng.random() < 0.6 else "ja")
-        name, args = rng.choice([("session_search", {"query": text[:6], "limit": 3}),
-                                 ("memory", {"action": "add", "target": "memory", "content": text}),
-                                 ("web_search", {"query": text})])
+        name, args = rng.choice(
+            [
+                ("session_search", {"query": text[:6], "limit": 3}),
+                ("memory", {"action": "add", "target": "memory", "content": text}),
+                ("web_search", {"query": text}),
+            ]
+        )
         call_id = f"cjk_{'h' if hermes else 'w'}{index:05d}_{call_no}"
         arguments = json.dumps(args) if hermes and call_no % 2 else json.dumps(args, ensure_ascii=False)
         calls = [{"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]
         stamp += rng.uniform(1, 30)
         messages.append({"role": "user", "content": words.sentence(5, 12), "timestamp": stamp})
-        messages.append({"role": "assistant", "content": None, "timestamp": stamp + 1, "finish_reason": "tool_calls",
-                         "tool_calls": json.dumps(calls) if hermes else calls})
-        messages.append({"role": "tool", "tool_name": name, "tool_call_id": call_id, "timestamp": stamp + 2,
-                         "content": json.dumps({"success": True})})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "timestamp": stamp + 1,
+                "finish_reason": "tool_calls",
+                "tool_calls": json.dumps(calls) if hermes else calls,
+            }
+        )
+        messages.append(
+            {
+                "role": "tool",
+                "tool_name": name,
+                "tool_call_id": call_id,
+                "timestamp": stamp + 2,
+                "content": json.dumps({"success": True}),
+            }
+        )
     return messages
 
 
@@ -93,15 +115,19 @@ def _upgrade_from_2(root: Path, info: dict) -> None:
     """A version-2 build wrote only our kind of CJK tool-call rows: add Hermes's kind at the end."""
     gen = generator()
     home = open_home(root)
-    added = sum(_add_cjk_session(home.archive, gen, index, gen.BASE_TS, True)
-                for index in range(EXTRA_EVERY - 1, info["sessions"], EXTRA_EVERY))
+    added = sum(
+        _add_cjk_session(home.archive, gen, index, gen.BASE_TS, True)
+        for index in range(EXTRA_EVERY - 1, info["sessions"], EXTRA_EVERY)
+    )
     home.close()
-    (root / "build.json").write_text(json.dumps({**info, "workload": WORKLOAD_VERSION,
-                                                 "messages": info["messages"] + added}, indent=2))
+    (root / "build.json").write_text(
+        json.dumps({**info, "workload": WORKLOAD_VERSION, "messages": info["messages"] + added}, indent=2)
+    )
 
 
-def build_bench_archive(path: str | os.PathLike | None = None, *, sessions: int = SESSIONS,
-                        progress: bool = True) -> Path:
+def build_bench_archive(
+    path: str | os.PathLike | None = None, *, sessions: int = SESSIONS, progress: bool = True
+) -> Path:
     """Build (or reuse) the benchmark home at ``path``; returns the home folder."""
     root = Path(path or default_path(sessions))
     marker = root / "build.json"
@@ -124,11 +150,14 @@ def build_bench_archive(path: str | os.PathLike | None = None, *, sessions: int 
         for message in messages:
             digest.update(json.dumps(message, sort_keys=True, ensure_ascii=False).encode())
         if index + 1 in DIGESTS and digest.hexdigest() != DIGESTS[index + 1]:
-            raise SystemExit(f"gen_workload.py does not produce the reference workload ({index + 1} sessions: "
-                             f"digest {digest.hexdigest()}, expected {DIGESTS[index + 1]})")
+            raise SystemExit(
+                f"gen_workload.py does not produce the reference workload ({index + 1} sessions: "
+                f"digest {digest.hexdigest()}, expected {DIGESTS[index + 1]})"
+            )
         clock.set(meta["started_at"])
-        archive.create_session(meta["session_id"], source=meta["source"], model=meta["model"],
-                               system_prompt=meta["system_prompt"])
+        archive.create_session(
+            meta["session_id"], source=meta["source"], model=meta["model"], system_prompt=meta["system_prompt"]
+        )
         for turn in turns(messages):
             archive.append_messages(meta["session_id"], turn)
         written += len(messages)
@@ -143,7 +172,17 @@ def build_bench_archive(path: str | os.PathLike | None = None, *, sessions: int 
     archive.bigram_index.refresh()
     index_s = time.perf_counter() - index_started
     home.close()
-    marker.write_text(json.dumps({"workload": WORKLOAD_VERSION, "sessions": sessions, "messages": written,
-                                  "digest_checked": max(n for n in DIGESTS if n <= sessions) if sessions >= 400 else 0,
-                                  "ingest_seconds": ingest_s, "index_seconds": index_s}, indent=2))
+    marker.write_text(
+        json.dumps(
+            {
+                "workload": WORKLOAD_VERSION,
+                "sessions": sessions,
+                "messages": written,
+                "digest_checked": max(n for n in DIGESTS if n <= sessions) if sessions >= 400 else 0,
+                "ingest_seconds": ingest_s,
+                "index_seconds": index_s,
+            },
+            indent=2,
+        )
+    )
     return root

@@ -13,8 +13,9 @@ import importlib
 import json
 import sqlite3
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from engine import open_home
 from engine.db import describe_error
@@ -73,15 +74,24 @@ class _Parser(argparse.ArgumentParser):
 def common_options() -> argparse.ArgumentParser:
     """Options every command accepts, before or after the subcommand name."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--home", default=argparse.SUPPRESS, help="home folder (default: $WORKBENCH_HOME, $HERMES_HOME, or the user data folder)")
-    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print exactly one JSON document")
+    common.add_argument(
+        "--home",
+        default=argparse.SUPPRESS,
+        help="home folder (default: $WORKBENCH_HOME, $HERMES_HOME, or the user data folder)",
+    )
+    common.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print exactly one JSON document"
+    )
     return common
 
 
 def build_parser() -> argparse.ArgumentParser:
     common = common_options()
-    parser = _Parser(prog="workbench", description="Memory Workbench: see, trust and steer what your agent remembers.",
-                     parents=[common])
+    parser = _Parser(
+        prog="workbench",
+        description="Memory Workbench: see, trust and steer what your agent remembers.",
+        parents=[common],
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers, common)

@@ -1,4 +1,4 @@
-"""``workbench curator run|status|pause|resume|consolidate|purge|rollback|ledger``: the skill lifecycle from the shell."""
+"""``workbench curator run|status|pause|resume|consolidate|purge|rollback|ledger``: skill lifecycle from the shell."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from .numbers import COUNT, WHOLE_DAYS
 
 
 def register(subparsers, common) -> None:
-    curator = subparsers.add_parser("curator", parents=[common], help="skill lifecycle: stale, archive, purge, rollback")
+    curator = subparsers.add_parser(
+        "curator", parents=[common], help="skill lifecycle: stale, archive, purge, rollback"
+    )
     sub = curator.add_subparsers(dest="curator_command", metavar="ACTION", required=True)
 
     run = sub.add_parser("run", parents=[common], help="apply the lifecycle rule now (writes a report)")
@@ -19,16 +21,21 @@ def register(subparsers, common) -> None:
     status = sub.add_parser("status", parents=[common], help="state counts, last run, settings")
     status.set_defaults(handler=curator_status, read_only=True)
 
-    for name, handler, text in (("pause", pause_curator, "stop automatic passes (the flag Hermes honours too)"),
-                                ("resume", resume_curator, "let automatic passes run again")):
+    for name, handler, text in (
+        ("pause", pause_curator, "stop automatic passes (the flag Hermes honours too)"),
+        ("resume", resume_curator, "let automatic passes run again"),
+    ):
         sub.add_parser(name, parents=[common], help=text).set_defaults(handler=handler)
 
-    consolidate = sub.add_parser("consolidate", parents=[common],
-                                 help="plan one merge of overlapping skills and stage it for review")
+    consolidate = sub.add_parser(
+        "consolidate", parents=[common], help="plan one merge of overlapping skills and stage it for review"
+    )
     consolidate.set_defaults(handler=consolidate_skills)
 
     purge = sub.add_parser("purge", parents=[common], help="delete archived skills older than N days (blobs kept)")
-    purge.add_argument("--days", type=WHOLE_DAYS, required=True, metavar="N", help="only skills archived at least N days ago")
+    purge.add_argument(
+        "--days", type=WHOLE_DAYS, required=True, metavar="N", help="only skills archived at least N days ago"
+    )
     purge.add_argument("--yes", action="store_true", help="confirm the purge")
     purge.add_argument("--dry-run", action="store_true", help="list what would be purged")
     purge.set_defaults(handler=purge_archive)
@@ -45,9 +52,15 @@ def register(subparsers, common) -> None:
 def run_curator(home: Home, args) -> Output:
     report = home.curator.run(dry_run=args.dry_run)
     lines = [f"curator: {report.summary}"]
-    lines += [f"  {label}: {', '.join(names)}" for label, names in (
-        ("marked stale", report.marked_stale), ("archived", report.archived), ("reactivated", report.reactivated))
-        if names]
+    lines += [
+        f"  {label}: {', '.join(names)}"
+        for label, names in (
+            ("marked stale", report.marked_stale),
+            ("archived", report.archived),
+            ("reactivated", report.reactivated),
+        )
+        if names
+    ]
     if report.report_path:
         lines.append(f"  report: {report.report_path}")
     return Output(report.to_dict(), text="\n".join(lines))
@@ -56,16 +69,18 @@ def run_curator(home: Home, args) -> Output:
 def curator_status(home: Home, args) -> Output:
     status = home.curator.status()
     counts, settings = status["counts"], status["settings"]
-    lines = [f"curator: {'ENABLED' if status['enabled'] else 'DISABLED'}  runs: {status['run_count']}  "
-             f"last run: {status['last_run_at'] or 'never'}",
-             f"  last summary: {status['last_run_summary'] or '-'}",
-             f"  skills: {counts['active']} active, {counts['stale']} stale, {counts['archived']} archived "
-             f"({sum(status['managed'].values())} curator-managed)",
-             f"  pinned: {', '.join(status['pinned']) or '-'}",
-             f"  stale after {settings['stale_after_days']} d, archive after {settings['archive_after_days']} d",
-             f"  schedule: every {settings['interval_hours']:g} h after {settings['min_idle_hours']:g} h idle; "
-             f"consolidation {'on' if settings['consolidate'] else 'off'}{'; PAUSED' if status['paused'] else ''}",
-             f"  next pass: {status['next']['next_at'] or 'not scheduled'} ({status['next']['reason']})"]
+    lines = [
+        f"curator: {'ENABLED' if status['enabled'] else 'DISABLED'}  runs: {status['run_count']}  "
+        f"last run: {status['last_run_at'] or 'never'}",
+        f"  last summary: {status['last_run_summary'] or '-'}",
+        f"  skills: {counts['active']} active, {counts['stale']} stale, {counts['archived']} archived "
+        f"({sum(status['managed'].values())} curator-managed)",
+        f"  pinned: {', '.join(status['pinned']) or '-'}",
+        f"  stale after {settings['stale_after_days']} d, archive after {settings['archive_after_days']} d",
+        f"  schedule: every {settings['interval_hours']:g} h after {settings['min_idle_hours']:g} h idle; "
+        f"consolidation {'on' if settings['consolidate'] else 'off'}{'; PAUSED' if status['paused'] else ''}",
+        f"  next pass: {status['next']['next_at'] or 'not scheduled'} ({status['next']['reason']})",
+    ]
     return Output(status, text="\n".join(lines))
 
 
@@ -86,9 +101,15 @@ def consolidate_skills(home: Home, args) -> Output:
 
 def purge_archive(home: Home, args) -> Output:
     if not args.yes and not args.dry_run:
-        return Output({"success": False, "error": "Purging deletes archived skills from disk (their files stay "
-                       "restorable from the ledger's blobs). Add --yes to confirm, or --dry-run to preview.",
-                       "purged": []}, text="curator: refusing to purge without --yes (or preview with --dry-run).")
+        return Output(
+            {
+                "success": False,
+                "error": "Purging deletes archived skills from disk (their files stay "
+                "restorable from the ledger's blobs). Add --yes to confirm, or --dry-run to preview.",
+                "purged": [],
+            },
+            text="curator: refusing to purge without --yes (or preview with --dry-run).",
+        )
     result = home.curator.purge(args.days, dry_run=args.dry_run)
     names = [c["path"] for c in (result["candidates"] if args.dry_run else result["purged"])]
     head = "would purge" if args.dry_run else "purged"

@@ -24,7 +24,9 @@ class _Fix(argparse.Action):
 
 
 def register(subparsers, common) -> None:
-    doctor = subparsers.add_parser("doctor", parents=[common], help="check the home for both programs, say how to fix it")
+    doctor = subparsers.add_parser(
+        "doctor", parents=[common], help="check the home for both programs, say how to fix it"
+    )
     doctor.add_argument("--fix", action=_Fix, help="also repair what is safe to repair (journaled, nothing deleted)")
     doctor.set_defaults(handler=doctor_home, fix=False, read_only=True, reports_config=True)
 
@@ -39,8 +41,10 @@ def doctor_home(home: Home, args) -> Output:
 
 
 def render(data: dict) -> str:
-    lines = [("fixed: " if r["success"] else "could not fix: ") + (r.get("message") or r.get("error", ""))
-             for r in data["repairs"]]
+    lines = [
+        ("fixed: " if r["success"] else "could not fix: ") + (r.get("message") or r.get("error", ""))
+        for r in data["repairs"]
+    ]
     findings = data["findings"]
     attention = [f for f in findings if f["severity"] != "info"]
     lines.append(f"doctor: {len(attention)} finding(s) need attention" if attention else "doctor: all good")

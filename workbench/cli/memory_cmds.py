@@ -25,8 +25,11 @@ def register(subparsers, common) -> None:
 
     show_p = sub.add_parser("show", parents=[common], help="entries, usage and the rendered prompt block")
     show_p.add_argument("--target", choices=TARGETS, help="only this store (default: both)")
-    show_p.add_argument("--frozen", action="store_true",
-                        help="the snapshot a new session would freeze (poisoned entries shown [BLOCKED])")
+    show_p.add_argument(
+        "--frozen",
+        action="store_true",
+        help="the snapshot a new session would freeze (poisoned entries shown [BLOCKED])",
+    )
     show_p.set_defaults(handler=show, read_only=True)
 
     add = sub.add_parser("add", parents=[common], help="add an entry")
@@ -75,9 +78,19 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
         rendered, raw = render_block(target, entries, usage.limit), entries
     origins = history.origins(store, target, raw)
     notes[target] = [o.describe() for o in origins]
-    view = {"target": target, "entries": entries, "origins": [o.to_dict() for o in origins], "chars": usage.chars,
-            "limit": usage.limit, "percent": usage.percent, "usage": usage.text, "rendered": rendered,
-            "file": str(store.path(target)), "enabled": store.enabled(target), "error": error}
+    view = {
+        "target": target,
+        "entries": entries,
+        "origins": [o.to_dict() for o in origins],
+        "chars": usage.chars,
+        "limit": usage.limit,
+        "percent": usage.percent,
+        "usage": usage.text,
+        "rendered": rendered,
+        "file": str(store.path(target)),
+        "enabled": store.enabled(target),
+        "error": error,
+    }
     if frozen is not None:
         view["blocked"] = len(frozen.blocked(target))
         view["withheld"] = frozen.withheld
@@ -100,13 +113,13 @@ def _numbered(entries: list[str], notes: list[str] | None = None) -> list[str]:
     return lines
 
 
-
-
 def _view_text(view: dict, frozen: bool, notes: list[str]) -> str:
     title = BLOCK_TITLES[view["target"]] + ("  · frozen snapshot" if frozen else "")
     usage = Usage(view["chars"], view["limit"])
-    lines = [f"{title}  ({FILE_NAMES[view['target']]})",
-             f"  {gauge(usage)}  {usage.text} · {_entries(len(view['entries']))}"]
+    lines = [
+        f"{title}  ({FILE_NAMES[view['target']]})",
+        f"  {gauge(usage)}  {usage.text} · {_entries(len(view['entries']))}",
+    ]
     if not view["enabled"]:
         lines.append("  (disabled in config: not injected into the prompt, agent writes refused)")
     if view.get("error"):
@@ -125,8 +138,12 @@ def show(home: Home, args) -> Output:
     data = views[args.target] if args.target else views
     unreadable = [f"{v['file']} ({v['error']})" for v in views.values() if v["error"]]
     if unreadable:  # shown, but a script must not take an unreadable file for an empty one
-        data = {**data, "success": False, "error": f"Cannot read {', '.join(unreadable)}; fix its permissions or "
-                                                    "encoding (UTF-8). Nothing was changed."}
+        data = {
+            **data,
+            "success": False,
+            "error": f"Cannot read {', '.join(unreadable)}; fix its permissions or "
+            "encoding (UTF-8). Nothing was changed.",
+        }
     return Output(data, text=lambda: "\n\n".join(_view_text(v, args.frozen, notes[t]) for t, v in views.items()))
 
 
@@ -215,8 +232,11 @@ def show_history(home: Home, args) -> Output:
             return "\n".join(lines + ["No memory changes journaled yet."])
         for e in events:
             when = (e["at"] or "unknown").replace("T", " ")[:16]
-            where = f"  session {e['session_id']}" + (f" msg {e['message_id']}" if e["message_id"] else "") \
-                if e["session_id"] else ""
+            where = (
+                f"  session {e['session_id']}" + (f" msg {e['message_id']}" if e["message_id"] else "")
+                if e["session_id"]
+                else ""
+            )
             lines.append(f"#{e['id']:<5} {when}  {e['actor']:<8} {e['action']:<8} {e['target']:<6}{where}")
             if e["before"] is not None:
                 lines.append(f"         - {_short(e['before'])}")

@@ -11,7 +11,9 @@ from . import Output, UsageError
 
 
 def register(subparsers, common) -> None:
-    pending = subparsers.add_parser("pending", parents=[common], help="review memory and skill writes staged for approval")
+    pending = subparsers.add_parser(
+        "pending", parents=[common], help="review memory and skill writes staged for approval"
+    )
     sub = pending.add_subparsers(dest="pending_command", metavar="ACTION", required=True)
 
     listing = sub.add_parser("list", parents=[common], help="pending writes, oldest first")
@@ -25,8 +27,12 @@ def register(subparsers, common) -> None:
 
     approve = sub.add_parser("approve", parents=[common], help="apply pending writes (a stale one fails and stays)")
     approve.add_argument("id", metavar="ID|all")
-    approve.add_argument("--edit", metavar="TEXT", help="apply this text instead of the proposed one (one ID only; for "
-                         "a memory batch one text per add or replace, separated by a line holding only §)")
+    approve.add_argument(
+        "--edit",
+        metavar="TEXT",
+        help="apply this text instead of the proposed one (one ID only; for "
+        "a memory batch one text per add or replace, separated by a line holding only §)",
+    )
     approve.add_argument("--subsystem", choices=("memory", "skills"), help="with 'all': only this subsystem")
     approve.set_defaults(handler=approve_pending)
 
@@ -40,15 +46,27 @@ def age_text(seconds: float) -> str:
     """Compact age: ``just now``, ``45s ago``, ``12m ago``, ``3h ago``, ``2d ago``."""
     if seconds < 1:
         return "just now"
-    size, unit = next((size, unit) for size, unit in ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")) if seconds >= size)
+    size, unit = next(
+        (size, unit) for size, unit in ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")) if seconds >= size
+    )
     return f"{int(seconds // size)}{unit} ago"
 
 
 def _row(home: Home, record: PendingRecord) -> dict:
     age = max(0.0, home.clock.now() - record.created_at)
-    return {"id": record.id, "subsystem": record.subsystem, "action": record.action, "summary": record.summary,
-            "origin": record.origin, "created_at": record.created_iso, "age_seconds": round(age, 1),
-            "age": age_text(age), "actor": record.actor, "session_id": record.session_id, "flags": flags(record)}
+    return {
+        "id": record.id,
+        "subsystem": record.subsystem,
+        "action": record.action,
+        "summary": record.summary,
+        "origin": record.origin,
+        "created_at": record.created_iso,
+        "age_seconds": round(age, 1),
+        "age": age_text(age),
+        "actor": record.actor,
+        "session_id": record.session_id,
+        "flags": flags(record),
+    }
 
 
 def _one_line(text: str) -> str:
@@ -62,10 +80,14 @@ def list_pending(home: Home, args) -> Output:
     lines = [f"Pending writes ({len(rows)}):" if rows else "No pending writes."]
     for row in rows:
         origin = "[auto]" if row["origin"] == "background_review" else row["origin"]
-        lines.append(f"  {row['id']}  {row['subsystem']:<6}  {origin:<10}  {row['age']:>8}  {_one_line(row['summary'])}")
+        lines.append(
+            f"  {row['id']}  {row['subsystem']:<6}  {origin:<10}  {row['age']:>8}  {_one_line(row['summary'])}"
+        )
         lines += [f"      ⚠ {reason}" for reason in row["flags"]]
     if rows:
-        lines.append("Show: workbench pending show ID   Apply: workbench pending approve ID   Drop: workbench pending reject ID")
+        lines.append(
+            "Show: workbench pending show ID   Apply: workbench pending approve ID   Drop: workbench pending reject ID"
+        )
     lines += [f"warning: skipped {p['path']}: {p['error']}" for p in problems]
     return Output({"pending": rows, "problems": problems}, text="\n".join(lines))
 
@@ -76,8 +98,10 @@ def show_pending(home: Home, args) -> Output:
 
 
 def render_preview(preview: dict) -> str:
-    lines = [f"# Pending {preview['subsystem']} write {preview['id']}: {preview['summary']}",
-             f"origin: {preview['origin']}   staged: {preview['created_at']}"]
+    lines = [
+        f"# Pending {preview['subsystem']} write {preview['id']}: {preview['summary']}",
+        f"origin: {preview['origin']}   staged: {preview['created_at']}",
+    ]
     if preview.get("error"):
         lines.append(f"would fail: {preview['error']}")
     lines += [_target_line(target) for target in preview.get("targets") or []]
@@ -91,8 +115,10 @@ def render_preview(preview: dict) -> str:
     if preview.get("files"):  # a consolidation plan: the diff below covers every file it touches
         lines.append(f"absorbs: {', '.join(preview['absorbed'])}   reason: {preview['reason']}")
         lines += [f"drops {d['section']} of {d['skill']}: {d['reason']}" for d in preview.get("dropped") or []]
-        lines += [f"cron job {c['job_name'] or c['job_id']}: {', '.join(c['before'])} -> {', '.join(c['after'])}"
-                  for c in preview.get("cron") or []]
+        lines += [
+            f"cron job {c['job_name'] or c['job_id']}: {', '.join(c['before'])} -> {', '.join(c['after'])}"
+            for c in preview.get("cron") or []
+        ]
     diff = preview.get("diff") or []
     lines.append("")
     lines += [f"{kind} {line}" for kind, line in diff] if diff else ["(no textual change)"]
@@ -125,8 +151,11 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
     done, failed = outcome[done_key], outcome["failed"]
     data = {**outcome, "success": not failed}
     if failed:
-        data["error"] = failed[0]["error"] if len(failed) == 1 else (
-            f"{len(failed)} proposals could not be {done_key} and stay pending; see 'failed'.")
+        data["error"] = (
+            failed[0]["error"]
+            if len(failed) == 1
+            else (f"{len(failed)} proposals could not be {done_key} and stay pending; see 'failed'.")
+        )
     lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
     lines += [f"  {item['id']}  {_one_line(item.get('summary', ''))}" for item in done]
     if failed:
@@ -138,8 +167,13 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
 def approve_pending(home: Home, args) -> Output:
     if args.id == "all" and args.edit is not None:
         raise UsageError("--edit applies to one proposal; give its ID instead of 'all'")
-    return _decide(home, args, lambda rid: home.approvals.approve(rid, edit=args.edit),
-                   lambda sub: home.approvals.approve_all(sub), "approved")
+    return _decide(
+        home,
+        args,
+        lambda rid: home.approvals.approve(rid, edit=args.edit),
+        lambda sub: home.approvals.approve_all(sub),
+        "approved",
+    )
 
 
 def reject_pending(home: Home, args) -> Output:

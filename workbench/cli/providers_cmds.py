@@ -31,6 +31,8 @@ def show_facts(home: Home, args) -> Output:
     lines = []
     for fact in facts:
         source = fact["source_message"]
-        where = f"#{source['id']} {source['role']}: {' '.join(source['text'].split())[:60]}" if source else fact["origin"]
+        where = (
+            f"#{source['id']} {source['role']}: {' '.join(source['text'].split())[:60]}" if source else fact["origin"]
+        )
         lines.append(f"{fact['id']:>4}  {fact['content']}\n      from {where}")
     return Output({"facts": facts, "count": len(facts)}, text="\n".join(lines) or "No facts kept yet.")

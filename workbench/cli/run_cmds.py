@@ -24,20 +24,35 @@ WRITE_KEYS = ("action", "target", "content", "old_text", "operations")
 
 def register(subparsers, common) -> None:
     run = subparsers.add_parser("run", parents=[common], help="run agent turns headless (messages or a scenario)")
-    run.add_argument("--model", choices=BACKENDS, default=None,
-                     help="model backend (default: config model.backend, else offline; scenarios: scripted)")
-    run.add_argument("--scenario", metavar="NAME", help="play a built-in scenario (see `scenarios list`) or a .yaml file")
-    run.add_argument("--message", "-m", action="append", default=[], metavar="TEXT",
-                     help="a user message; repeat for several turns")
+    run.add_argument(
+        "--model",
+        choices=BACKENDS,
+        default=None,
+        help="model backend (default: config model.backend, else offline; scenarios: scripted)",
+    )
+    run.add_argument(
+        "--scenario", metavar="NAME", help="play a built-in scenario (see `scenarios list`) or a .yaml file"
+    )
+    run.add_argument(
+        "--message", "-m", action="append", default=[], metavar="TEXT", help="a user message; repeat for several turns"
+    )
     run.add_argument("--session", metavar="ID", help="continue this stored session instead of starting a new one")
     run.add_argument("--title", help="title for a new session (default: from the first message)")
-    run.add_argument("--speed", type=SPEED, default=0.0,
-                     help="scenario pace: 1 = as written, 2 = twice as fast, 0 = no delays (default)")
+    run.add_argument(
+        "--speed",
+        type=SPEED,
+        default=0.0,
+        help="scenario pace: 1 = as written, 2 = twice as fast, 0 = no delays (default)",
+    )
     run.add_argument("--base-url", help="openai: endpoint root, e.g. http://localhost:11434/v1 (else model.base_url)")
     run.add_argument("--model-name", help="openai: model name (else model.name)")
     run.add_argument("--api-key-env", help="openai: environment variable holding the API key (else model.api_key_env)")
-    run.add_argument("--stream", action=argparse.BooleanOptionalAction, default=None,
-                     help="openai: stream answers as they are written (else model.stream)")
+    run.add_argument(
+        "--stream",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="openai: stream answers as they are written (else model.stream)",
+    )
     run.set_defaults(handler=run_agent)
 
     scenarios = subparsers.add_parser("scenarios", parents=[common], help="built-in agent scenarios")
@@ -48,14 +63,15 @@ def register(subparsers, common) -> None:
 
 def scenarios_list(home: Home, args) -> Output:
     found = [s.summary() for s in list_scenarios()]
-    text = "\n".join(f"{s['name']:<10} {s['sessions']} session(s), {s['turns']} turn(s)  {s['description']}"
-                     for s in found)
+    text = "\n".join(
+        f"{s['name']:<10} {s['sessions']} session(s), {s['turns']} turn(s)  {s['description']}" for s in found
+    )
     return Output({"scenarios": found}, text=text)
 
 
 def _brief(args: dict[str, Any]) -> str:
     shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
-    return shown if len(shown) <= ARG_PREVIEW else shown[:ARG_PREVIEW - 1] + "\u2026"
+    return shown if len(shown) <= ARG_PREVIEW else shown[: ARG_PREVIEW - 1] + "\u2026"
 
 
 class TranscriptPrinter:
@@ -87,12 +103,20 @@ class TranscriptPrinter:
         if kind == "tool_called":
             return f"{tag}-> {data['name']}({_brief(data['arguments'])})"
         if kind == "tool_result" and (event.actor == "review" or not data.get("success") or data.get("staged")):
-            outcome = "staged for approval" if data.get("staged") else "ok" if data.get("success") else f"error: {data.get('error')}"
+            outcome = (
+                "staged for approval"
+                if data.get("staged")
+                else "ok"
+                if data.get("success")
+                else f"error: {data.get('error')}"
+            )
             return f"{tag}<- {data['name']}: {outcome}"
         if kind == "assistant_message" and data.get("content"):
             return f"agent> {data['content']}"
         if kind == "session_rotated":
-            return f"  -- context compressed: continuing in {data['new_session_id']} ({data.get('title') or 'untitled'})"
+            return (
+                f"  -- context compressed: continuing in {data['new_session_id']} ({data.get('title') or 'untitled'})"
+            )
         if kind == "review_started":
             return f"  [review] looking back ({', '.join(data['triggers'])})"
         if kind == "review_finished":
@@ -111,7 +135,9 @@ class TranscriptPrinter:
 def _summary(home: Home, turns, session_ids: list[str]) -> dict[str, Any]:
     shaped, writes, staged = [], [], []
     for turn in turns:
-        actions = [("agent", c) for c in turn.tool_calls] + [("review", a) for a in (turn.review.actions if turn.review else [])]
+        actions = [("agent", c) for c in turn.tool_calls] + [
+            ("review", a) for a in (turn.review.actions if turn.review else [])
+        ]
         for actor, call in actions:
             result = call["result"]
             if result.get("staged"):
@@ -119,16 +145,33 @@ def _summary(home: Home, turns, session_ids: list[str]) -> dict[str, Any]:
             elif call["name"] == "memory" and result.get("success") is True:
                 args = call["arguments"]
                 writes.append({"by": actor, **{k: args[k] for k in WRITE_KEYS if k in args}})
-        shaped.append({"user": turn.user, "assistant": turn.assistant, "status": turn.status,
-                       "tool_calls": [{"name": c["name"], "arguments": c["arguments"],
-                                       "success": c["result"].get("success", True) is not False,
-                                       "staged": bool(c["result"].get("staged"))} for c in turn.tool_calls],
-                       **({"error": turn.error} if turn.error else {})})
+        shaped.append(
+            {
+                "user": turn.user,
+                "assistant": turn.assistant,
+                "status": turn.status,
+                "tool_calls": [
+                    {
+                        "name": c["name"],
+                        "arguments": c["arguments"],
+                        "success": c["result"].get("success", True) is not False,
+                        "staged": bool(c["result"].get("staged")),
+                    }
+                    for c in turn.tool_calls
+                ],
+                **({"error": turn.error} if turn.error else {}),
+            }
+        )
     log = RequestLog(home)
     prefixes = {sid: list(dict.fromkeys(log.prefix_hashes(sid, "turn"))) for sid in session_ids}
-    data: dict[str, Any] = {"session_id": turns[-1].session_id if turns else (session_ids[-1] if session_ids else None),
-                            "sessions": session_ids, "turns": shaped, "memory_writes": writes, "staged": staged,
-                            "prefix_hashes": prefixes}  # one per session: the prompt prefix stayed cache-stable
+    data: dict[str, Any] = {
+        "session_id": turns[-1].session_id if turns else (session_ids[-1] if session_ids else None),
+        "sessions": session_ids,
+        "turns": shaped,
+        "memory_writes": writes,
+        "staged": staged,
+        "prefix_hashes": prefixes,
+    }  # one per session: the prompt prefix stayed cache-stable
     failed = next((t for t in turns if t.status == "error"), None)
     if failed is not None:
         data.update(success=False, error=failed.error)
@@ -143,20 +186,29 @@ def run_agent(home: Home, args) -> Output:
     if any(not text.strip() for text in args.message):
         raise UsageError("--message needs some text.")
     if args.session and args.title:
-        raise UsageError("--title names a new session; a continued one keeps its title (rename it with "
-                         "`workbench sessions rename ID TITLE`).")
+        raise UsageError(
+            "--title names a new session; a continued one keeps its title (rename it with "
+            "`workbench sessions rename ID TITLE`)."
+        )
     if args.model == "scripted" and not args.scenario:
         raise UsageError("--model scripted plays a scenario file; add --scenario NAME.")
     if args.speed < 0:
         raise UsageError("--speed must be 0 (no delays) or more.")
-    home.archive.caps  # an unusable state.db is refused before any model call, not after the first turn
+    _ = home.archive.caps  # an unusable state.db is refused before any model call, not after the first turn
     printer = None if getattr(args, "json", False) else TranscriptPrinter()
-    model = make_model(home, args.model or ("scripted" if args.scenario else None), base_url=args.base_url,
-                       model_name=args.model_name, api_key_env=args.api_key_env, stream=args.stream)
+    model = make_model(
+        home,
+        args.model or ("scripted" if args.scenario else None),
+        base_url=args.base_url,
+        model_name=args.model_name,
+        api_key_env=args.api_key_env,
+        stream=args.stream,
+    )
     try:
         if args.scenario:
-            result = run_scenario(home, args.scenario, speed=args.speed, on_event=printer, model=model,
-                                  background_review=True)
+            result = run_scenario(
+                home, args.scenario, speed=args.speed, on_event=printer, model=model, background_review=True
+            )
             turns, session_ids = result.turns, result.session_ids
         else:
             # --session: an id, unique id prefix or title; end() below waits for the reviews
@@ -174,8 +226,10 @@ def run_agent(home: Home, args) -> Output:
     finally:
         model.close()
     data = _summary(home, turns, session_ids)
-    text = (f"\nsession {data['session_id']}: {len(turns)} turn(s), {len(data['memory_writes'])} memory write(s), "
-            f"{len(data['staged'])} staged for approval")
+    text = (
+        f"\nsession {data['session_id']}: {len(turns)} turn(s), {len(data['memory_writes'])} memory write(s), "
+        f"{len(data['staged'])} staged for approval"
+    )
     if data.get("success") is False:
         text = f"error: {data['error']}"
     return Output(data, text=text)

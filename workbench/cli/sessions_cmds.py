@@ -105,24 +105,29 @@ def _when(value: str | None) -> str:
 
 def list_sessions(home: Home, args) -> Output:
     _check_paging(args)
-    rows = home.archive.list_sessions(limit=args.limit, offset=args.offset, source=args.source,
-                                      include_archived=args.all)
+    rows = home.archive.list_sessions(
+        limit=args.limit, offset=args.offset, source=args.source, include_archived=args.all
+    )
     data = {"sessions": [s.to_dict() for s in rows], "count": len(rows)}
 
     def text() -> str:
         if not rows:
             return "no sessions"
-        return ("\n".join(f"{_when(s.to_dict()['started_at'])}  {s.id}  {s.source:<9} {s.message_count:>5} "
-                                  f"msgs  {s.title or ''}" + (f"  (child of {s.parent_session_id})"
-                                                              if s.parent_session_id else "") for s in rows))
+        return "\n".join(
+            f"{_when(s.to_dict()['started_at'])}  {s.id}  {s.source:<9} {s.message_count:>5} "
+            f"msgs  {s.title or ''}" + (f"  (child of {s.parent_session_id})" if s.parent_session_id else "")
+            for s in rows
+        )
+
     return Output(data, text)
 
 
 def search_sessions(home: Home, args) -> Output:
     _check_paging(args)
     roles = [r.strip() for given in args.role or () for r in given.split(",") if r.strip()] or None  # --role a,b too
-    hits = home.archive.search(args.query, limit=args.limit, offset=args.offset, role=roles, prefix=args.prefix,
-                               sort=args.sort)
+    hits = home.archive.search(
+        args.query, limit=args.limit, offset=args.offset, role=roles, prefix=args.prefix, sort=args.sort
+    )
     data = {"query": args.query, "results": [h.to_dict() for h in hits], "count": len(hits)}
 
     def text() -> str:
@@ -132,14 +137,19 @@ def search_sessions(home: Home, args) -> Output:
         for h in hits:
             lines.append(f"{_when(h.when)}  {h.session_id}  [{h.role} #{h.match_message_id}]  {h.title or ''}")
             lines.append("    " + h.snippet)
-        return ("\n".join(lines))
+        return "\n".join(lines)
+
     return Output(data, text)
 
 
 def _message_line(m) -> str:
     body = " ".join(m.text.split())
     calls = ", ".join((c.get("function") or {}).get("name", "?") for c in m.tool_calls or [] if isinstance(c, dict))
-    label = m.role + (f":{m.tool_name}" if m.tool_name else "") + ("" if m.active else " (archived)" if m.compacted else " (rewound)")
+    label = (
+        m.role
+        + (f":{m.tool_name}" if m.tool_name else "")
+        + ("" if m.active else " (archived)" if m.compacted else " (rewound)")
+    )
     return f"#{m.id} {label}: {body}" + (f"  [calls {calls}]" if calls else "")
 
 
@@ -165,10 +175,13 @@ def show_session(home: Home, args) -> Output:
         head = f"{session.id}  {session.title or '(untitled)'}  [{session.source}, {session.message_count} msgs]"
         lines = [head]
         for m in messages:
-            lines.append(_message_line(m) + ("  [unbacked claim: no memory or skill write in this turn]"
-                                             if m.id in claims else ""))
+            lines.append(
+                _message_line(m)
+                + ("  [unbacked claim: no memory or skill write in this turn]" if m.id in claims else "")
+            )
             lines.extend(f"    ↳ {w.summary}: {' '.join((w.text or '').split())}" for w in writes.get(m.id, []))
         return "\n".join(lines)
+
     return Output(data, text)
 
 
@@ -183,8 +196,10 @@ def show_lineage(home: Home, args) -> Output:
             lines.append("  " * depth + node)
             for child in lineage.children.get(node, []):
                 walk(child, depth + 1)
+
         walk(lineage.root_id, 0)
-        return ("\n".join(lines))
+        return "\n".join(lines)
+
     return Output(data, text)
 
 
@@ -199,8 +214,11 @@ def export_session(home: Home, args) -> Output:
                 raise FileNotFoundError(2, "no such folder")
             atomic_write_text(target, body)  # a failed write never leaves half a file
         except OSError as exc:
-            raise WorkbenchError(f"Could not write {target} ({exc.strerror or exc}); pick a file in a folder that "
-                                 "exists and that you can write to.", path=str(target))
+            raise WorkbenchError(
+                f"Could not write {target} ({exc.strerror or exc}); pick a file in a folder that "
+                "exists and that you can write to.",
+                path=str(target),
+            ) from exc
         return Output({"success": True, "path": args.output, "session_id": session.id}, f"wrote {args.output}")
     if args.format == "json":
         return Output(json.loads(body), body)
@@ -217,15 +235,18 @@ def archive_session(home: Home, args) -> Output:
     session = resolve(home, args.session)
     changed = home.archive.set_archived(session.id, not args.undo, actor="user")
     state = "restored" if args.undo else "archived"
-    return Output({"success": True, "session_id": session.id, "archived": not args.undo, "changed": changed},
-                  f"{state} {changed} session(s)")
+    return Output(
+        {"success": True, "session_id": session.id, "archived": not args.undo, "changed": changed},
+        f"{state} {changed} session(s)",
+    )
 
 
 def delete_session(home: Home, args) -> Output:
     session = resolve(home, args.session)
     if not args.yes:
-        raise WorkbenchError(f"Deleting {session.id} ({session.message_count} messages) cannot be undone; "
-                             "add --yes to confirm.")
+        raise WorkbenchError(
+            f"Deleting {session.id} ({session.message_count} messages) cannot be undone; add --yes to confirm."
+        )
     home.archive.delete_session(session.id, actor="user")
     return Output({"success": True, "deleted": session.id}, f"deleted {session.id}")
 
@@ -234,7 +255,9 @@ def prune_sessions(home: Home, args) -> Output:
     if args.days < 0:
         raise UsageError("--days must be zero or more")
     if not args.yes:
-        raise WorkbenchError(f"Pruning deletes every ended session older than {args.days:g} days; add --yes to confirm.")
+        raise WorkbenchError(
+            f"Pruning deletes every ended session older than {args.days:g} days; add --yes to confirm."
+        )
     count = home.archive.prune(args.days, source=args.source, actor="user")
     return Output({"success": True, "pruned": count}, f"pruned {count} session(s)")
 

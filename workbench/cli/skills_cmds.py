@@ -26,8 +26,12 @@ def register(subparsers, common) -> None:
     show.add_argument("--file", metavar="PATH", help="a linked file, e.g. references/api.md")
     show.set_defaults(handler=show_skill, read_only=True)
 
-    for action, text in (("archive", "move a skill to skills/.archive/"), ("restore", "bring an archived skill back"),
-                         ("pin", "never let the Curator touch this skill"), ("unpin", "let the Curator manage it again")):
+    for action, text in (
+        ("archive", "move a skill to skills/.archive/"),
+        ("restore", "bring an archived skill back"),
+        ("pin", "never let the Curator touch this skill"),
+        ("unpin", "let the Curator manage it again"),
+    ):
         parser = sub.add_parser(action, parents=[common], help=text)
         parser.add_argument("name", metavar="NAME")
         parser.set_defaults(handler=_curator_action(action))
@@ -36,8 +40,11 @@ def register(subparsers, common) -> None:
 def list_skills(home: Home, args) -> Output:
     skills = home.skills.list(include_archived=args.all)
     rows = [{key: getattr(s, key) for key in LIST_FIELDS} for s in skills]
-    lines = [f"{s.name:<32} {s.category or '-':<16} {s.state:<8} {'pinned ' if s.pinned else ''}{s.provenance:<7} "
-             f"uses {s.use_count:<4} {s.description[:60]}" for s in skills]
+    lines = [
+        f"{s.name:<32} {s.category or '-':<16} {s.state:<8} {'pinned ' if s.pinned else ''}{s.provenance:<7} "
+        f"uses {s.use_count:<4} {s.description[:60]}"
+        for s in skills
+    ]
     return Output({"skills": rows}, text="\n".join(lines) or "No skills.")
 
 
@@ -55,4 +62,5 @@ def _curator_action(action: str):
         method = getattr(home.curator, action)
         result = method(args.name, actor="user") if action in ("archive", "restore") else method(args.name)
         return Output(result, text=result["message"])
+
     return handler

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from engine.home import Home
-from engine.timeline import Timeline, parse_since
 from engine.journal import ACTORS
+from engine.timeline import Timeline, parse_since
 
 from . import Output
 from .numbers import ID, whole
 
 
 def register(subparsers, common) -> None:
-    timeline = subparsers.add_parser("timeline", parents=[common], help="every change to what the agent knows, newest first")
+    timeline = subparsers.add_parser(
+        "timeline", parents=[common], help="every change to what the agent knows, newest first"
+    )
     timeline.add_argument("--since", metavar="WHEN", help="only rows since then: 2h, 3d, 1w or an ISO date/time")
     timeline.add_argument("--actor", choices=ACTORS, help="only rows by this actor")
     timeline.add_argument("--subsystem", help="only this subsystem (memory, skills, approvals, curator)")
@@ -19,8 +21,13 @@ def register(subparsers, common) -> None:
     timeline.add_argument("--session", metavar="ID", help="only rows from this session")
     timeline.add_argument("--search", metavar="TEXT", help="only rows whose text contains TEXT")
     timeline.add_argument("--group", help="only the rows of one group (see the group column)")
-    timeline.add_argument("--limit", type=whole(1, 100_000, "a number of rows"), default=50, metavar="N",
-                          help="at most N rows (default 50)")
+    timeline.add_argument(
+        "--limit",
+        type=whole(1, 100_000, "a number of rows"),
+        default=50,
+        metavar="N",
+        help="at most N rows (default 50)",
+    )
     timeline.add_argument("--before", type=ID, metavar="ID", help="rows older than this row id (paging)")
     timeline.set_defaults(handler=show_timeline, read_only=True)
 
@@ -32,17 +39,29 @@ def register(subparsers, common) -> None:
 
 def show_timeline(home: Home, args) -> Output:
     since = parse_since(args.since, home.clock.now()) if args.since else None
-    rows = Timeline(home).page(before_id=args.before, limit=args.limit, since=since, actor=args.actor,
-                               subsystem=args.subsystem, target=args.target, session_id=args.session,
-                               text=args.search, group=args.group)
+    rows = Timeline(home).page(
+        before_id=args.before,
+        limit=args.limit,
+        since=since,
+        actor=args.actor,
+        subsystem=args.subsystem,
+        target=args.target,
+        session_id=args.session,
+        text=args.search,
+        group=args.group,
+    )
 
     def text() -> str:
         if not rows:
             return "No changes on the timeline match."
-        lines = [f"{r.id:>7}  {r.when[:19].replace('T', ' ')}  {r.actor:<8} {r.summary}"
-                 + (f"  [{r.group}]" if r.group else "") for r in rows]
+        lines = [
+            f"{r.id:>7}  {r.when[:19].replace('T', ' ')}  {r.actor:<8} {r.summary}"
+            + (f"  [{r.group}]" if r.group else "")
+            for r in rows
+        ]
         lines.append(f"Older: workbench timeline --before {rows[-1].id}   Undo: workbench revert ROW_OR_GROUP")
         return "\n".join(lines)
+
     return Output({"rows": [r.to_dict() for r in rows]}, text=text)
 
 

@@ -15,11 +15,15 @@ from .numbers import SPEED
 
 
 def register(subparsers, common) -> None:
-    demo = subparsers.add_parser("demo", parents=[common],
-                                 help="seed (or reuse) a demo home, open the TUI and play the demo scenario")
+    demo = subparsers.add_parser(
+        "demo", parents=[common], help="seed (or reuse) a demo home, open the TUI and play the demo scenario"
+    )
     demo.add_argument("--speed", type=SPEED, default=1.0, help="demo pace multiplier (2 = twice as fast)")
-    demo.add_argument("--fresh", action="store_true",
-                      help="start the story over: move a previous demo home aside to <home>.previous first")
+    demo.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start the story over: move a previous demo home aside to <home>.previous first",
+    )
     demo.set_defaults(handler=open_demo, no_home=True)
 
 
@@ -39,10 +43,12 @@ def open_demo(_home: None, args) -> None:
         set_aside(open_home(root))
     home = open_home(root)
     if holds_other_data(home):
-        raise WorkbenchError(f"{home.root} already holds memory or sessions that are not the demo's, and the demo "
-                             "would add to them; nothing was changed. Use a folder of its own "
-                             "(`workbench demo --home ./demo-home`), or `workbench` to open this home.",
-                             home=str(home.root))
+        raise WorkbenchError(
+            f"{home.root} already holds memory or sessions that are not the demo's, and the demo "
+            "would add to them; nothing was changed. Use a folder of its own "
+            "(`workbench demo --home ./demo-home`), or `workbench` to open this home.",
+            home=str(home.root),
+        )
     from engine.demo import seed_demo_home
     from workbench.app import run_app
 
@@ -53,8 +59,11 @@ def open_demo(_home: None, args) -> None:
 def set_aside(home: Home) -> None:
     """Move a previous demo home to ``<home>.previous`` (replacing an older one); never a real home."""
     if holds_other_data(home):
-        raise WorkbenchError(f"{home.root} is not a demo home (it holds memory or sessions the demo did not "
-                             "seed), so --fresh will not move it; nothing was changed.", home=str(home.root))
+        raise WorkbenchError(
+            f"{home.root} is not a demo home (it holds memory or sessions the demo did not "
+            "seed), so --fresh will not move it; nothing was changed.",
+            home=str(home.root),
+        )
     home.close()
     previous = home.root.with_name(home.root.name + ".previous")
     if previous.exists():

@@ -53,9 +53,11 @@ class QueueView:
 
 class ApprovalsScreen(WorkbenchScreen):
     TITLE_TEXT = "Approvals"
-    HELP = ("Staged memory and skill writes wait here. The right side shows what approving would change, "
-            "the memory budget afterwards and near-duplicates. Nothing is applied until you approve it; "
-            "a proposal whose target changed since staging is refused and stays pending.")
+    HELP = (
+        "Staged memory and skill writes wait here. The right side shows what approving would change, "
+        "the memory budget afterwards and near-duplicates. Nothing is applied until you approve it; "
+        "a proposal whose target changed since staging is refused and stays pending."
+    )
 
     BINDINGS = [
         Binding("a", "approve", "Approve", id="approvals.approve"),
@@ -107,12 +109,25 @@ class ApprovalsScreen(WorkbenchScreen):
         self.records = view.records
         problems = f" · {view.unusable} unreadable file(s), see `workbench pending list`" if view.unusable else ""
         self.query_one("#queue-title", Static).update(
-            assemble(("Pending ", "bold"), (f"({len(view.records)})", "bold $warning" if view.records else "$text-muted"),
-                     (problems, "$error")))
+            assemble(
+                ("Pending ", "bold"),
+                (f"({len(view.records)})", "bold $warning" if view.records else "$text-muted"),
+                (problems, "$error"),
+            )
+        )
         if not view.records:
-            queue.set_options([Option(literal("Nothing waits for approval. Writes queue here with memory.write_approval "
-                                              "or skills.write_approval on in config.yaml.", "$text-muted"),
-                                      disabled=True)])
+            queue.set_options(
+                [
+                    Option(
+                        literal(
+                            "Nothing waits for approval. Writes queue here with memory.write_approval "
+                            "or skills.write_approval on in config.yaml.",
+                            "$text-muted",
+                        ),
+                        disabled=True,
+                    )
+                ]
+            )
             self._show_preview(None)
             return
         queue.set_options([Option(_queue_row(r, view.now), id=r.id) for r in view.records])
@@ -121,7 +136,11 @@ class ApprovalsScreen(WorkbenchScreen):
         if wanted in ids:
             index = ids.index(wanted)
         else:
-            index = ids.index(before.id) if before is not None and before.id in ids else min(queue.highlighted or 0, len(ids) - 1)
+            index = (
+                ids.index(before.id)
+                if before is not None and before.id in ids
+                else min(queue.highlighted or 0, len(ids) - 1)
+            )
         queue.highlighted = index
         self.load_preview(view.records[index].id)
 
@@ -198,8 +217,13 @@ class ApprovalsScreen(WorkbenchScreen):
         self.preview = preview
         data = preview.get("budget")
         where = f" · {preview['name']}/{preview['file']}" if preview.get("name") and preview.get("file") else ""
-        title.update(assemble((f"{current.subsystem} {current.action} ", "bold $accent"),
-                              (current.id + where, "$text-muted"), (" · budget after approval:" if data else "", "")))
+        title.update(
+            assemble(
+                (f"{current.subsystem} {current.action} ", "bold $accent"),
+                (current.id + where, "$text-muted"),
+                (" · budget after approval:" if data else "", ""),
+            )
+        )
         info.update(_info(current, self.home.clock.now()))
         notes = []
         if preview.get("error"):
@@ -229,15 +253,20 @@ class ApprovalsScreen(WorkbenchScreen):
     def action_approve(self) -> None:
         record = self._selected()
         if record is not None:
-            self.confirm(f"Approve {record.subsystem} {record.action} {record.id}?", one_line(record.summary, 300),
-                         lambda: self._decide(record.id, approve=True))
+            self.confirm(
+                f"Approve {record.subsystem} {record.action} {record.id}?",
+                one_line(record.summary, 300),
+                lambda: self._decide(record.id, approve=True),
+            )
 
     def action_reject(self) -> None:
         record = self._selected()
         if record is not None:
-            self.confirm(f"Reject {record.subsystem} {record.action} {record.id}?",
-                         one_line(record.summary, 300) + "\nThe journal keeps the rejected record.",
-                         lambda: self._decide(record.id, approve=False))
+            self.confirm(
+                f"Reject {record.subsystem} {record.action} {record.id}?",
+                one_line(record.summary, 300) + "\nThe journal keeps the rejected record.",
+                lambda: self._decide(record.id, approve=False),
+            )
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
     def _decide(self, pending_id: str, *, approve: bool) -> None:
@@ -266,12 +295,17 @@ class ApprovalsScreen(WorkbenchScreen):
             self.show_status(f"A {record.action} has no text to edit; approve or reject it as it is.")
             return
         opened = self.preview if self.preview and self.preview.get("id") == record.id else {}
-        self.app.push_screen(EditDialog(f"Edit, then approve {record.subsystem} {record.action} {record.id}", text,
-                                        lambda edited: self._approve_edited(record.id, edited),
-                                        hint="Your text is checked exactly as the agent's would be.",
-                                        budget=self._draft_budget(record, opened),
-                                        recheck=lambda: self._recheck(record, opened)),
-                             lambda saved: self.show_status("Approved with your edit.") if saved else None)
+        self.app.push_screen(
+            EditDialog(
+                f"Edit, then approve {record.subsystem} {record.action} {record.id}",
+                text,
+                lambda edited: self._approve_edited(record.id, edited),
+                hint="Your text is checked exactly as the agent's would be.",
+                budget=self._draft_budget(record, opened),
+                recheck=lambda: self._recheck(record, opened),
+            ),
+            lambda saved: self.show_status("Approved with your edit.") if saved else None,
+        )
 
     def _draft_budget(self, record: PendingRecord, preview: dict):
         """For a memory add or replace: the store's budget with the edited text, from a preview."""
@@ -279,8 +313,12 @@ class ApprovalsScreen(WorkbenchScreen):
             return None
         targets = preview.get("targets") or []  # the entry a replace hits now, pinned or by Hermes's old_text
         replacing = targets[0]["entry"] if record.action == "replace" and targets else None
-        return draft_budget(list(preview.get("before") or []), int(preview["budget"]["limit"]), replacing,
-                            threshold=self.home.memory.duplicate_threshold())
+        return draft_budget(
+            list(preview.get("before") or []),
+            int(preview["budget"]["limit"]),
+            replacing,
+            threshold=self.home.memory.duplicate_threshold(),
+        )
 
     def _recheck(self, record: PendingRecord, opened: dict) -> DiskCheck:
         """Worker thread, for an open edit-then-approve: the proposal and its target as they are now."""
@@ -311,9 +349,13 @@ class ApprovalsScreen(WorkbenchScreen):
             self.show_status("Nothing waits for approval.")
             return
         verb = "Approve" if approve else "Reject"
-        self.app.push_screen(ConfirmDialog(f"{verb} all {len(self.records)} pending writes?",
-                                           "\n".join(f"{r.id}  {one_line(r.summary, 70)}" for r in self.records)),
-                             lambda yes: self._decide_all(approve) if yes else None)
+        self.app.push_screen(
+            ConfirmDialog(
+                f"{verb} all {len(self.records)} pending writes?",
+                "\n".join(f"{r.id}  {one_line(r.summary, 70)}" for r in self.records),
+            ),
+            lambda yes: self._decide_all(approve) if yes else None,
+        )
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
     def _decide_all(self, approve: bool) -> None:
@@ -323,23 +365,29 @@ class ApprovalsScreen(WorkbenchScreen):
         message = f"{'Approved' if approve else 'Rejected'} {len(done)}."
         if failed:
             message += f" {len(failed)} refused and still pending: " + "; ".join(
-                f"{f.get('id')}: {f.get('error')}" for f in failed)
+                f"{f.get('id')}: {f.get('error')}" for f in failed
+            )
         self.app.call_from_thread(self.show_status, message, error=bool(failed))
 
 
 def _queue_row(record: PendingRecord, now: float):
     origin = ORIGIN_LABELS.get(record.origin, record.origin)
     kind = {"skills": "skill"}.get(record.subsystem, record.subsystem)
-    return assemble((f"{kind:<6} {record.action:<7} ", "bold"),
-                    (f"{origin:<6} {age(now - record.created_at):>4}\n", "$text-muted"),
-                    (one_line(record.summary, 120), ""))
+    return assemble(
+        (f"{kind:<6} {record.action:<7} ", "bold"),
+        (f"{origin:<6} {age(now - record.created_at):>4}\n", "$text-muted"),
+        (one_line(record.summary, 120), ""),
+    )
 
 
 def _info(record: PendingRecord, now: float):
     origin = ORIGIN_LABELS.get(record.origin, record.origin)
     who = origin if origin == record.actor else f"{origin} ({record.actor})"
-    parts = [("from ", "$text-muted"), (who, "bold $secondary"),
-             (f" · {age(now - record.created_at)} ago", "$text-muted")]
+    parts = [
+        ("from ", "$text-muted"),
+        (who, "bold $secondary"),
+        (f" · {age(now - record.created_at)} ago", "$text-muted"),
+    ]
     if record.session_id:
         parts.append((f" · session {record.session_id}", ""))
     parts.append(("\n", ""))
@@ -350,5 +398,7 @@ def _info(record: PendingRecord, now: float):
 def make_room(entries: list[str]) -> str:
     """What to do about a full store, pointing at its largest entries."""
     largest = sorted(entries, key=len, reverse=True)[:3]
-    return ("Make room on the Memory screen (1: merge with e, remove with d), then approve again. Largest entries: "
-            + "; ".join(f"{len(entry)} chars: {one_line(entry, 40)}" for entry in largest))
+    return (
+        "Make room on the Memory screen (1: merge with e, remove with d), then approve again. Largest entries: "
+        + "; ".join(f"{len(entry)} chars: {one_line(entry, 40)}" for entry in largest)
+    )

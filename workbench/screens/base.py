@@ -11,7 +11,8 @@ with ``@work(thread=True, exit_on_error=False)``; post results back as Messages 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.screen import Screen
@@ -22,8 +23,8 @@ from textual.worker import get_current_worker
 
 from engine.events import Event
 from widgets.header import WorkbenchHeader
-from widgets.narration import NarrationLine
 from widgets.literal import literal
+from widgets.narration import NarrationLine
 
 if TYPE_CHECKING:
     from engine.home import Home
@@ -42,11 +43,11 @@ class WorkbenchScreen(Screen):
     _status_timer: Timer | None = None
 
     @property
-    def workbench(self) -> "WorkbenchApp":
+    def workbench(self) -> WorkbenchApp:
         return self.app  # type: ignore[return-value]
 
     @property
-    def home(self) -> "Home":
+    def home(self) -> Home:
         return self.workbench.home
 
     def compose(self) -> ComposeResult:
@@ -97,8 +98,9 @@ class WorkbenchScreen(Screen):
         status.display = bool(message)
         if self._status_timer is not None:
             self._status_timer.stop()
-        self._status_timer = self.set_timer(STATUS_SECONDS * (2 if error else 1), lambda: self.show_status("")) \
-            if message else None
+        self._status_timer = (
+            self.set_timer(STATUS_SECONDS * (2 if error else 1), lambda: self.show_status("")) if message else None
+        )
 
     def confirm(self, question: str, detail: str, then: Callable[[], object]) -> None:
         """The one rule for a destructive one-key action: ask first ("No" has the focus, ``y``

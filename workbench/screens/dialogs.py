@@ -13,14 +13,15 @@ you opened it" shows before the user saves, and the budget follows the store on 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TypeVar, Union
+from typing import TypeVar
 
 from textual import on, work
 from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.await_complete import AwaitComplete
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
@@ -29,7 +30,6 @@ from engine.memory.format import size_of
 from engine.memory.similar import closest, near_duplicates
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line, visible
-
 
 Result = TypeVar("Result")
 
@@ -56,7 +56,7 @@ class Conflict:
     theirs: str | None
 
 
-Outcome = Union[None, str, Conflict]
+Outcome = None | str | Conflict
 # Events after which an open editor looks at the files again.
 DISK_EVENTS = (MemoryChanged, PendingChanged, SkillChanged)
 
@@ -78,11 +78,12 @@ class DiskCheck:
     matters to this edit changed) and the budget against what is on disk now."""
 
     note: str | None
-    budget: Callable[[str], "Budget"] | None = None
+    budget: Callable[[str], Budget] | None = None
 
 
-def draft_budget(entries: list[str], limit: int, replacing: str | None = None,
-                 pending: int = 0, threshold: float | None = None) -> Callable[[str], Budget]:
+def draft_budget(
+    entries: list[str], limit: int, replacing: str | None = None, pending: int = 0, threshold: float | None = None
+) -> Callable[[str], Budget]:
     """A memory store's budget once a draft is added to ``entries`` (or put in place of ``replacing``),
     with ``pending`` characters of staged additions shown beside it; with a ``threshold``, also the
     entries the draft nearly duplicates."""
@@ -94,8 +95,7 @@ def draft_budget(entries: list[str], limit: int, replacing: str | None = None,
             after.append(text)
         others = [e for e in entries if e != replacing]
         same = [d["existing"] for d in near_duplicates([text], others, threshold)] if threshold and text else []
-        return Budget(size_of([e for e in after if e]), limit, tuple(closest(text, others, n=2)), pending,
-                      tuple(same))
+        return Budget(size_of([e for e in after if e]), limit, tuple(closest(text, others, n=2)), pending, tuple(same))
 
     return budget
 
@@ -143,9 +143,17 @@ class EditDialog(Dialog[bool]):
         Binding("escape", "cancel", "Cancel"),
     ]
 
-    def __init__(self, title: str, text: str, submit: Callable[[str], Outcome], *,
-                 rebase: Callable[[Conflict], None] | None = None, hint: str = "",
-                 budget: Callable[[str], Budget] | None = None, recheck: Callable[[], DiskCheck] | None = None):
+    def __init__(
+        self,
+        title: str,
+        text: str,
+        submit: Callable[[str], Outcome],
+        *,
+        rebase: Callable[[Conflict], None] | None = None,
+        hint: str = "",
+        budget: Callable[[str], Budget] | None = None,
+        recheck: Callable[[], DiskCheck] | None = None,
+    ):
         super().__init__()
         self.title_text = title
         self.initial = visible(text)  # a raw ESC in the editor would reach the terminal
@@ -153,8 +161,9 @@ class EditDialog(Dialog[bool]):
         self.rebase = rebase
         self.hint = hint
         if self.initial != text:
-            self.hint = (hint + " " if hint else "") + ("This text holds control characters; they are shown as "
-                                                        "symbols like ␛ and saved as shown.")
+            self.hint = (hint + " " if hint else "") + (
+                "This text holds control characters; they are shown as symbols like ␛ and saved as shown."
+            )
         self.budget = budget
         self.recheck = recheck  # worker thread: what changed on disk since the dialog opened
         self.disk_note: str | None = None
@@ -221,8 +230,9 @@ class EditDialog(Dialog[bool]):
         over = budget.chars - budget.limit
         if over > 0:
             similar = "; ".join(one_line(e, 60) for e in budget.similar) or "none close"
-            advice.update(literal(f"Over the limit by {over:,}: shorten it, or merge entries first. "
-                                  f"Similar entries: {similar}"))
+            advice.update(
+                literal(f"Over the limit by {over:,}: shorten it, or merge entries first. Similar entries: {similar}")
+            )
         elif budget.duplicates:
             advice.update(literal("Nearly the same as: " + "; ".join(one_line(e, 60) for e in budget.duplicates)))
         advice.display = over > 0 or bool(budget.duplicates)
@@ -240,8 +250,10 @@ class EditDialog(Dialog[bool]):
         if self.draft == self.initial:
             self.dismiss(False)
             return
-        self.app.push_screen(ConfirmDialog("Discard your changes?", "The draft is lost; nothing is saved."),
-                             lambda yes: self.dismiss(False) if yes else None)
+        self.app.push_screen(
+            ConfirmDialog("Discard your changes?", "The draft is lost; nothing is saved."),
+            lambda yes: self.dismiss(False) if yes else None,
+        )
 
     @on(Button.Pressed, "#save")
     def _save(self) -> None:
@@ -299,12 +311,19 @@ class EditDialog(Dialog[bool]):
         if conflict is None:
             self.show_error("")
             return
-        self.show_error("Not saved: another writer changed this entry while you were editing. "
-                        "Keep mine (your draft replaces theirs), take theirs, or merge by hand, then keep mine. "
-                        "Tab reaches the buttons.")
+        self.show_error(
+            "Not saved: another writer changed this entry while you were editing. "
+            "Keep mine (your draft replaces theirs), take theirs, or merge by hand, then keep mine. "
+            "Tab reaches the buttons."
+        )
         theirs = conflict.theirs if conflict.theirs is not None else "(removed)"
-        self.query_one("#conflict-text", Static).update(assemble(
-            ("theirs (now on disk):\n", "bold $mark-changed"), (theirs + "\n\n", ""),
-            ("original (what you opened):\n", "bold $text-muted"), (conflict.original + "\n\n", ""),
-            ("yours (the draft above):\n", "bold $mark-added"), (self.draft, ""),
-        ))
+        self.query_one("#conflict-text", Static).update(
+            assemble(
+                ("theirs (now on disk):\n", "bold $mark-changed"),
+                (theirs + "\n\n", ""),
+                ("original (what you opened):\n", "bold $text-muted"),
+                (conflict.original + "\n\n", ""),
+                ("yours (the draft above):\n", "bold $mark-added"),
+                (self.draft, ""),
+            )
+        )

@@ -65,16 +65,24 @@ class HelpScreen(Dialog[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-wide help"):
-            yield Static(assemble(("Memory Workbench — keys", "bold"), ("   esc closes", "$text-muted")),
-                         classes="dialog-title")
+            yield Static(
+                assemble(("Memory Workbench — keys", "bold"), ("   esc closes", "$text-muted")), classes="dialog-title"
+            )
             with VerticalScroll():
                 for section in self.sections:
                     yield Static(assemble((section.title, "bold $accent")), classes="help-title")
                     if section.text:
                         yield Static(assemble((section.text, "$text-muted")))
                     width = max((len(k) for k, _ in section.keys), default=0)
-                    yield Static(assemble(*[part for key, desc in section.keys
-                                            for part in ((f"  {key:<{width}}  ", "bold $secondary"), (desc + "\n", ""))]))
+                    yield Static(
+                        assemble(
+                            *[
+                                part
+                                for key, desc in section.keys
+                                for part in ((f"  {key:<{width}}  ", "bold $secondary"), (desc + "\n", ""))
+                            ]
+                        )
+                    )
 
     async def action_dismiss(self, result=None) -> None:
         self.dismiss(None)

@@ -11,9 +11,9 @@ meantime the save is refused and both versions are shown.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Callable
+from datetime import UTC, datetime
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -71,9 +71,11 @@ def result_error(result: dict) -> str | None:
 
 class MemoryScreen(WorkbenchScreen):
     TITLE_TEXT = "Memory"
-    HELP = ("Left: the frozen snapshot the running session's prompt holds. Right: the live file; "
-            "+ added, ~ changed, − removed since the snapshot (takes effect next session). "
-            "Hand edits use the agent's validation and are journaled as 'user'; Enter on a live entry edits it.")
+    HELP = (
+        "Left: the frozen snapshot the running session's prompt holds. Right: the live file; "
+        "+ added, ~ changed, − removed since the snapshot (takes effect next session). "
+        "Hand edits use the agent's validation and are journaled as 'user'; Enter on a live entry edits it."
+    )
 
     BINDINGS = [
         Binding("t", "switch_target", "Target", id="memory.target"),
@@ -99,7 +101,9 @@ class MemoryScreen(WorkbenchScreen):
             with Vertical(classes="memory-column", id="frozen-column"):
                 yield Static("", id="frozen-title", classes="column-title")
                 yield CapacityGauge(id="frozen-gauge")
-                yield EntryList(id="frozen-list", empty_text="(empty snapshot: the prompt holds no entries; f re-freezes)")
+                yield EntryList(
+                    id="frozen-list", empty_text="(empty snapshot: the prompt holds no entries; f re-freezes)"
+                )
             with Vertical(classes="memory-column", id="live-column"):
                 yield Static("", id="live-title", classes="column-title")
                 yield CapacityGauge(id="live-gauge")
@@ -115,7 +119,8 @@ class MemoryScreen(WorkbenchScreen):
     # -- loading ------------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
         if isinstance(event, (MemoryChanged, PendingChanged)) or (
-                isinstance(event, RunnerEvent) and event.kind in REFREEZE_KINDS):
+            isinstance(event, RunnerEvent) and event.kind in REFREEZE_KINDS
+        ):
             self.reload()
         elif isinstance(event, SessionChanged) and event.actor == "external" and self.detail is not None:
             self.load_detail(self.detail.entry)  # state.db changed: the entry's origin message may be stored now
@@ -142,8 +147,10 @@ class MemoryScreen(WorkbenchScreen):
         live = self.query_one("#live-list", EntryList)
         index = next((i for i, row in enumerate(view.live) if row.text == text and row.mark != "-"), None)
         if index is None:
-            self.show_status(f"That entry is no longer in {TITLES[view.target]}: it was changed or removed "
-                             "after that message wrote it.")
+            self.show_status(
+                f"That entry is no longer in {TITLES[view.target]}: it was changed or removed "
+                "after that message wrote it."
+            )
             return
         live.focus()
         live.highlighted = index
@@ -167,12 +174,21 @@ class MemoryScreen(WorkbenchScreen):
         live_rows = [EntryRow(text, MARK_OF[status], threats=tuple(entry_flags(text).ids)) for status, text in rows]
         removed = {text for status, text in rows if status == "removed"}
         live_set = set(live)
-        frozen_rows = [EntryRow(shown, "" if raw in live_set else "-" if raw in removed else "~")
-                       for raw, shown in zip(snapshot.raw_entries[target], snapshot.entries[target])]
+        frozen_rows = [
+            EntryRow(shown, "" if raw in live_set else "-" if raw in removed else "~")
+            for raw, shown in zip(snapshot.raw_entries[target], snapshot.entries[target], strict=True)
+        ]
         return MemoryView(
-            target=target, frozen=frozen_rows, live=live_rows, frozen_chars=snapshot.usage[target].chars,
-            live_chars=usage.chars, limit=usage.limit, ghost=self._pending_growth(target),
-            taken_at=snapshot.taken_at, enabled=snapshot.enabled[target], error=snapshot.errors.get(target),
+            target=target,
+            frozen=frozen_rows,
+            live=live_rows,
+            frozen_chars=snapshot.usage[target].chars,
+            live_chars=usage.chars,
+            limit=usage.limit,
+            ghost=self._pending_growth(target),
+            taken_at=snapshot.taken_at,
+            enabled=snapshot.enabled[target],
+            error=snapshot.errors.get(target),
         )
 
     def _pending_growth(self, target: str) -> int:
@@ -189,17 +205,23 @@ class MemoryScreen(WorkbenchScreen):
             return
         self.view = view
         title = TITLES[view.target]
-        taken = datetime.fromtimestamp(view.taken_at, timezone.utc).strftime("%H:%M:%S")
+        taken = datetime.fromtimestamp(view.taken_at, UTC).strftime("%H:%M:%S")
         frozen_note = "in the prompt" if self.workbench.running_session else f"frozen {taken} UTC"
         if not view.enabled:
             frozen_note = "disabled in config.yaml: not in the prompt"
         self.query_one("#frozen-title", Static).update(
-            assemble((f"{title} ", "bold $accent"), ("snapshot ", "bold"), (frozen_note, "$text-muted")))
+            assemble((f"{title} ", "bold $accent"), ("snapshot ", "bold"), (frozen_note, "$text-muted"))
+        )
         counts = [(mark, sum(1 for row in view.live if row.mark == mark)) for mark in ("+", "~", "-")]
         changes = " ".join(f"{MARKS[mark][0]}{n}" for mark, n in counts if n)
-        self.query_one("#live-title", Static).update(assemble(
-            (f"{title} ", "bold $accent"), ("live ", "bold"), ("(next session) ", "$text-muted"),
-            (changes, "bold $mark-changed")))
+        self.query_one("#live-title", Static).update(
+            assemble(
+                (f"{title} ", "bold $accent"),
+                ("live ", "bold"),
+                ("(next session) ", "$text-muted"),
+                (changes, "bold $mark-changed"),
+            )
+        )
         frozen_gauge = self.query_one("#frozen-gauge", CapacityGauge)
         frozen_gauge.used, frozen_gauge.limit = view.frozen_chars, view.limit
         live_gauge = self.query_one("#live-gauge", CapacityGauge)
@@ -254,8 +276,11 @@ class MemoryScreen(WorkbenchScreen):
             parts.append((" · from the archive (Hermes's tool call)" if origin.via == "archive" else "", "$text-muted"))
             parts.append(("\n", ""))
         for row in detail.history:
-            parts += [(f"{history.when(row.at)} ", "$text-muted"), (f"{row.actor:<8} {row.action:<8} ", "$secondary"),
-                      (one_line(row.after if row.after is not None else row.before, 60) + "\n", "")]
+            parts += [
+                (f"{history.when(row.at)} ", "$text-muted"),
+                (f"{row.actor:<8} {row.action:<8} ", "$secondary"),
+                (one_line(row.after if row.after is not None else row.before, 60) + "\n", ""),
+            ]
         text.update(assemble(*parts))
 
     # -- actions ------------------------------------------------------------------
@@ -280,16 +305,28 @@ class MemoryScreen(WorkbenchScreen):
         """The budget of the store as shown, with a draft added or in place of ``replacing``."""
         view = self.view
         entries = [row.text for row in view.live if row.mark != "-"] if view else []
-        return draft_budget(entries, view.limit if view else 1, replacing, view.ghost if view else 0,
-                            self.home.memory.duplicate_threshold())
+        return draft_budget(
+            entries,
+            view.limit if view else 1,
+            replacing,
+            view.ghost if view else 0,
+            self.home.memory.duplicate_threshold(),
+        )
 
     def action_add(self) -> None:
         target = self.target
         watch = _OnDisk(self, target, None)
-        self.app.push_screen(EditDialog(
-            f"Add to {TITLES[target]}", "", lambda text: self._add(target, text), budget=self.budget_for(None),
-            hint="Same rules as the agent: no empty text, no injection patterns, within the limit.",
-            recheck=watch.check), self._after_edit)
+        self.app.push_screen(
+            EditDialog(
+                f"Add to {TITLES[target]}",
+                "",
+                lambda text: self._add(target, text),
+                budget=self.budget_for(None),
+                hint="Same rules as the agent: no empty text, no injection patterns, within the limit.",
+                recheck=watch.check,
+            ),
+            self._after_edit,
+        )
 
     def _add(self, target: str, text: str) -> Outcome:
         """Dialog worker: add, then select the new entry (the load after the write finds it)."""
@@ -305,17 +342,27 @@ class MemoryScreen(WorkbenchScreen):
             return
         edit = _Edit(self, self.target, row.text)
         watch = _OnDisk(self, self.target, edit)
-        self.app.push_screen(EditDialog(f"Edit {TITLES[self.target]} entry", row.text, edit.submit,
-                                        rebase=edit.rebase, budget=self.budget_for(row.text), recheck=watch.check),
-                             self._after_edit)
+        self.app.push_screen(
+            EditDialog(
+                f"Edit {TITLES[self.target]} entry",
+                row.text,
+                edit.submit,
+                rebase=edit.rebase,
+                budget=self.budget_for(row.text),
+                recheck=watch.check,
+            ),
+            self._after_edit,
+        )
 
     def action_remove(self) -> None:
         row = self._editable_row()
         if row is None:
             return
         target, entry = self.target, row.text
-        self.app.push_screen(ConfirmDialog(f"Remove this {TITLES[target]} entry?", entry),
-                             lambda yes: self._remove(target, entry) if yes else None)
+        self.app.push_screen(
+            ConfirmDialog(f"Remove this {TITLES[target]} entry?", entry),
+            lambda yes: self._remove(target, entry) if yes else None,
+        )
 
     @work(thread=True, group="memory-write", exit_on_error=False)
     def _remove(self, target: str, entry: str) -> None:
@@ -353,8 +400,10 @@ class MemoryScreen(WorkbenchScreen):
         if offer is None:
             self.show_status(f"Nothing to undo: {self.detail.why_no_undo}")
             return
-        detail = f"now:  {one_line(offer.now, 300) if offer.now is not None else '(nothing)'}\n" \
-                 f"back to:  {one_line(offer.back_to, 300) if offer.back_to is not None else '(nothing)'}"
+        detail = (
+            f"now:  {one_line(offer.now, 300) if offer.now is not None else '(nothing)'}\n"
+            f"back to:  {one_line(offer.back_to, 300) if offer.back_to is not None else '(nothing)'}"
+        )
         self.app.push_screen(ConfirmDialog(offer.question, detail), lambda yes: self._undo(offer) if yes else None)
 
     @work(thread=True, group="memory-write", exit_on_error=False)
@@ -412,16 +461,21 @@ class _OnDisk:
         if self.opened is None:
             self.opened = entries
         base = self.edit.base if self.edit is not None else None
-        budget = draft_budget(entries, limit, base, self.screen.view.ghost if self.screen.view else 0,
-                              memory.duplicate_threshold())
+        budget = draft_budget(
+            entries, limit, base, self.screen.view.ghost if self.screen.view else 0, memory.duplicate_threshold()
+        )
         note = None
         if self.edit is not None and base is not None and base not in entries:
             theirs = self.edit.theirs()
-            now = f"another writer changed this entry to: {one_line(theirs, 160)}" if theirs is not None \
+            now = (
+                f"another writer changed this entry to: {one_line(theirs, 160)}"
+                if theirs is not None
                 else "another writer removed this entry"
+            )
             note = f"Changed on disk since you opened it: {now}. Saving will show both versions first."
         elif entries != self.opened:
-            note = (f"Changed on disk since you opened it: other {TITLES[self.target]} entries changed "
-                    "(the budget above is measured against them).")
+            note = (
+                f"Changed on disk since you opened it: other {TITLES[self.target]} entries changed "
+                "(the budget above is measured against them)."
+            )
         return DiskCheck(note, budget)
-

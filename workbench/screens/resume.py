@@ -7,8 +7,8 @@ exact id, unique id prefix, or title) and shows its refusal in place.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -32,11 +32,17 @@ def matches(session: Session, text: str) -> bool:
 
 
 def session_option(session: Session) -> Option:
-    when = datetime.fromtimestamp(session.started_at or 0, timezone.utc).strftime("%Y-%m-%d %H:%M")
+    when = datetime.fromtimestamp(session.started_at or 0, UTC).strftime("%Y-%m-%d %H:%M")
     state = "archived" if session.archived else "live" if session.ended_at is None else "ended"
-    return Option(Content.assemble((session.id, "bold"), (f"  {when}  ", "$text-muted"),
-                                   one_line(session.title or "(untitled)", 50), (f"  {state}", "$text-muted")),
-                  id=session.id)
+    return Option(
+        Content.assemble(
+            (session.id, "bold"),
+            (f"  {when}  ", "$text-muted"),
+            one_line(session.title or "(untitled)", 50),
+            (f"  {state}", "$text-muted"),
+        ),
+        id=session.id,
+    )
 
 
 class ResumeDialog(Dialog[str | None]):
@@ -51,8 +57,10 @@ class ResumeDialog(Dialog[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-wide"):
-            yield Static(literal("Resume which session? Type an id, its start or a title; enter resumes, "
-                                 "esc cancels", "bold"), classes="dialog-title")
+            yield Static(
+                literal("Resume which session? Type an id, its start or a title; enter resumes, esc cancels", "bold"),
+                classes="dialog-title",
+            )
             yield Input(placeholder="id, id prefix or title", id="resume-filter")
             yield Static("", id="resume-error", classes="error")
             yield OptionList(*map(session_option, self.recent), id="resume-list")
@@ -78,8 +86,11 @@ class ResumeDialog(Dialog[str | None]):
         if shown.option_count:
             shown.highlighted = 0
         else:
-            shown.add_option(Option(Content.styled("No recent session matches; enter asks the archive.",
-                                                   "$text-muted"), disabled=True))
+            shown.add_option(
+                Option(
+                    Content.styled("No recent session matches; enter asks the archive.", "$text-muted"), disabled=True
+                )
+            )
 
     @on(Input.Submitted, "#resume-filter")
     def _submitted(self, event: Input.Submitted) -> None:

@@ -9,8 +9,8 @@ from the archive (ids and write markers included). A running turn can be cancell
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from textual import events, on, work
 from textual.binding import Binding
@@ -52,12 +52,15 @@ class SessionReloaded(Message):
 class RunScreen(WorkbenchScreen):
     AUTO_FOCUS = "#run-input"
     TITLE_TEXT = "Run"
-    HELP = ("Talk to the agent or play a scenario and watch the transcript stream; the Memory, Sessions, Skills and "
-            "Approvals screens update live. The model is offline (deterministic, no network) unless you choose "
-            "another. While idle it shows a run started elsewhere (the demo) as it streams. Enter sends; esc cancels "
-            "a running turn; ctrl+l starts a new session. In the transcript: j/k move between messages, "
-            "w jumps to the next message that wrote memory or skills, m opens the memory entry it wrote, f toggles follow (off: new messages are "
-            "counted, the view stays).")
+    HELP = (
+        "Talk to the agent or play a scenario and watch the transcript stream; the Memory, Sessions, Skills and "
+        "Approvals screens update live. The model is offline (deterministic, no network) unless you choose "
+        "another. While idle it shows a run started elsewhere (the demo) as it streams. Enter sends; esc cancels "
+        "a running turn; ctrl+l starts a new session. In the transcript: j/k move between messages, "
+        "w jumps to the next message that wrote memory or skills, m opens the memory entry it wrote, f toggles "
+        "follow (off: new messages are "
+        "counted, the view stays)."
+    )
     BINDINGS = [
         Binding("ctrl+l", "new_session", "New", tooltip="Start a new session (a clean slate, like clearing a screen)"),
         Binding("ctrl+o", "resume", "Resume", tooltip="Resume a recent session: type an id, its start or a title"),
@@ -92,7 +95,11 @@ class RunScreen(WorkbenchScreen):
             yield Select([(NO_SCENARIO, NO_SCENARIO)], value=NO_SCENARIO, allow_blank=False, id="run-scenario")
             yield Static(Content(""), id="run-status")
         yield Transcript(id="run-transcript")
-        yield Input(placeholder="message the agent; enter sends · tab away, then a digit switches screens", id="run-input", select_on_focus=False)
+        yield Input(
+            placeholder="message the agent; enter sends · tab away, then a digit switches screens",
+            id="run-input",
+            select_on_focus=False,
+        )
 
     def on_mount(self) -> None:
         transcript = self.query_one(Transcript)
@@ -124,8 +131,11 @@ class RunScreen(WorkbenchScreen):
     def _status(self, text: str | None = None) -> None:
         state = text or ("running…" if self.running else "watching a run elsewhere" if self.watching else "idle")
         session = self.session_id or "new session on first message"
-        self.query_one("#run-status", Static).update(Content.assemble(
-            (state, "bold $text-warning" if self.running else "$text-muted"), ("\n", ""), (session, "")))
+        self.query_one("#run-status", Static).update(
+            Content.assemble(
+                (state, "bold $text-warning" if self.running else "$text-muted"), ("\n", ""), (session, "")
+            )
+        )
 
     def _session_title(self) -> None:
         elsewhere = " (run elsewhere; typing starts a new session)" if self.watching else ""
@@ -272,8 +282,13 @@ class RunScreen(WorkbenchScreen):
                 switch, self._switch = self._switch, None
                 self.agent.switch_session(*switch)  # the session left ends as quitting ends it
             if self.agent is None:
-                self.agent = Conversation(self.home, make_model(self.home, model), session=self.session_id,
-                                          source="tui", background_review=True)
+                self.agent = Conversation(
+                    self.home,
+                    make_model(self.home, model),
+                    session=self.session_id,
+                    source="tui",
+                    background_review=True,
+                )
             self.app.call_from_thread(setattr, self, "session_id", self.agent.id)
             result = self.agent.run_turn(text)
             session_id, error = result.session_id, result.error if result.status == "error" else None
@@ -329,8 +344,11 @@ class RunScreen(WorkbenchScreen):
             self._title(f"Session {self.session_id} (continues {event.data['old_session_id']} after compression)")
             self._status()
             return
-        if event.kind == "turn_started" and event.session_id != self.session_id and (
-                self.session_id is None or self.playing or self.watching):
+        if (
+            event.kind == "turn_started"
+            and event.session_id != self.session_id
+            and (self.session_id is None or self.playing or self.watching)
+        ):
             self.watching = not self.running  # an agent run elsewhere (the demo): watch it stream
             self._follow(event.session_id)  # or a scenario moved on to its next session
         if event.session_id != self.session_id:
@@ -361,8 +379,9 @@ def runner_item(event: RunnerEvent) -> TranscriptItem | None:
     if event.kind == "warning":
         return TranscriptItem("system", f"warning: {data.get('message')}")
     if event.kind == "unbacked_claim":
-        return TranscriptItem("system", "unbacked claim: the answer says it saved or will remember, but this turn "
-                                        "wrote nothing")
+        return TranscriptItem(
+            "system", "unbacked claim: the answer says it saved or will remember, but this turn wrote nothing"
+        )
     if event.kind == "flush_finished":
         return TranscriptItem("system", str(data.get("summary") or ""))
     if event.kind in ("error", "cancelled"):

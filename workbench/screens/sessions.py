@@ -11,13 +11,13 @@ by posting ``workbench.messages.JumpToMessage`` to the app.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from textual import on, work
 from textual.binding import Binding
-from textual.content import Content
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
@@ -41,8 +41,13 @@ SEARCH_LIMIT = 50  # lineages listed per query
 UNBACKED_NOTE = "unbacked claim: it says it saved or will remember, but this turn wrote nothing"
 TRANSCRIPT_LIMIT = 2000  # messages shown at once; longer sessions show a window
 PLAN_INDEXES = {"fts": "word index", "bigram": "CJK bigram index", "trigram": "trigram index", "like": "substring scan"}
-PLAN_ORDERS = {"ranked": "best match", "newest": "newest first", "oldest": "oldest first", "prefix": "",
-               "prefix-top": "likeliest words only (type on to narrow)"}
+PLAN_ORDERS = {
+    "ranked": "best match",
+    "newest": "newest first",
+    "oldest": "oldest first",
+    "prefix": "",
+    "prefix-top": "likeliest words only (type on to narrow)",
+}
 
 
 # -- worker results ---------------------------------------------------------------------
@@ -90,12 +95,14 @@ class LineageLoaded(Message):
 class SessionsScreen(WorkbenchScreen):
     AUTO_FOCUS = "LineageTree"
     TITLE_TEXT = "Sessions"
-    HELP = ("The lineage tree lists root sessions; expand one to see its compression children, branches "
-            "and delegates (✎ marks sessions that wrote memory or skills). Type in the search box to search "
-            "every message (CJK included); hits are grouped by session, enter opens one. The transcript shows "
-            "roles, tool calls and results; ✎ marks messages that wrote memory or skills. In the transcript: j/k "
-            "(or arrows) move between messages, w jumps to the next message that wrote something, m opens the "
-            "memory entry it wrote, f toggles follow.")
+    HELP = (
+        "The lineage tree lists root sessions; expand one to see its compression children, branches "
+        "and delegates (✎ marks sessions that wrote memory or skills). Type in the search box to search "
+        "every message (CJK included); hits are grouped by session, enter opens one. The transcript shows "
+        "roles, tool calls and results; ✎ marks messages that wrote memory or skills. In the transcript: j/k "
+        "(or arrows) move between messages, w jumps to the next message that wrote something, m opens the "
+        "memory entry it wrote, f toggles follow."
+    )
     BINDINGS = [
         Binding("slash", "focus_search", "Search", key_display="/"),
         Binding("escape", "clear_search", "Clear search"),
@@ -170,8 +177,9 @@ class SessionsScreen(WorkbenchScreen):
             elif message.nodes and self.wanted_session is None:
                 self.tree.move_cursor(self.tree.node_for(message.nodes[0].id))  # open the newest session at once
             elif not message.nodes:
-                self.transcript.set_placeholder("No sessions in this home yet: talk to the agent on the Run "
-                                                "screen (5), or play a scenario there.")
+                self.transcript.set_placeholder(
+                    "No sessions in this home yet: talk to the agent on the Run screen (5), or play a scenario there."
+                )
         else:
             self.tree.add_roots(message.nodes, more_offset=message.more_offset)
         self.tree.border_title = f"Lineage · {self.tree.root_count}{'+' if message.more_offset else ''} roots"
@@ -205,11 +213,17 @@ class SessionsScreen(WorkbenchScreen):
         nodes = []
         for session in sessions:
             wrote = session_wrote(self.home, session.id)
-            nodes.append(SessionNode(
-                id=session.id, title=session.title, kind=kind or session.kind or "child",
-                child_count=session.child_count or 0, message_count=session.message_count,
-                started_at=session.started_at, wrote=wrote,
-            ))
+            nodes.append(
+                SessionNode(
+                    id=session.id,
+                    title=session.title,
+                    kind=kind or session.kind or "child",
+                    child_count=session.child_count or 0,
+                    message_count=session.message_count,
+                    started_at=session.started_at,
+                    wrote=wrote,
+                )
+            )
         return nodes
 
     # -- search --------------------------------------------------------------------
@@ -244,9 +258,18 @@ class SessionsScreen(WorkbenchScreen):
         try:
             for hit in self.home.archive.search(query, limit=SEARCH_LIMIT, prefix=True):
                 snippet, spans = split_marked(hit.snippet, MARK_OPEN, MARK_CLOSE)
-                rows.append(Hit(session_id=hit.session_id, root_id=hit.root_id, title=hit.title,
-                                message_id=hit.match_message_id, snippet=snippet, spans=spans, role=hit.role,
-                                why=explain_plan(hit.plan)))
+                rows.append(
+                    Hit(
+                        session_id=hit.session_id,
+                        root_id=hit.root_id,
+                        title=hit.title,
+                        message_id=hit.match_message_id,
+                        snippet=snippet,
+                        spans=spans,
+                        role=hit.role,
+                        why=explain_plan(hit.plan),
+                    )
+                )
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
             error = exc.message
         finally:
@@ -407,12 +430,21 @@ def describe_write(write: Write) -> str:
     return f"{write.summary}: {one_line(write.text, 70)}"
 
 
-def transcript_item(message, writes: Iterable[str] = (), mark: str = "wrote",
-                    entries: Iterable[tuple[str, str]] = ()) -> TranscriptItem:
+def transcript_item(
+    message, writes: Iterable[str] = (), mark: str = "wrote", entries: Iterable[tuple[str, str]] = ()
+) -> TranscriptItem:
     """A transcript row from an archive message (multimodal content shown as its JSON)."""
     content = message.content
     if content is not None and not isinstance(content, str):
         content = json.dumps(content, ensure_ascii=False)
-    return TranscriptItem(role=message.role, content=content or "", id=message.id, tool_name=message.tool_name,
-                          tool_calls=tuple(message.tool_calls or ()), timestamp=message.timestamp,
-                          writes=tuple(writes), mark=mark, entries=tuple(entries))
+    return TranscriptItem(
+        role=message.role,
+        content=content or "",
+        id=message.id,
+        tool_name=message.tool_name,
+        tool_calls=tuple(message.tool_calls or ()),
+        timestamp=message.timestamp,
+        writes=tuple(writes),
+        mark=mark,
+        entries=tuple(entries),
+    )

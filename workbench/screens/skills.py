@@ -9,8 +9,9 @@ change before anything is written.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from textual import on, work
 from textual.binding import Binding
@@ -55,9 +56,16 @@ class FileLoaded(Message):
 
 
 def skill_row(info: Any) -> SkillRow:
-    return SkillRow(name=info.name, category=info.category, description=info.description, state=info.state,
-                    pinned=bool(info.pinned), provenance=info.provenance or "", use_count=info.use_count or 0,
-                    last_used_at=parse_iso(info.last_used_at))
+    return SkillRow(
+        name=info.name,
+        category=info.category,
+        description=info.description,
+        state=info.state,
+        pinned=bool(info.pinned),
+        provenance=info.provenance or "",
+        use_count=info.use_count or 0,
+        last_used_at=parse_iso(info.last_used_at),
+    )
 
 
 def plan_lines(report: Any) -> list[str]:
@@ -79,8 +87,9 @@ class DaysDialog(Dialog[int | None]):
         with Vertical(classes="dialog"):
             yield Static(Content.styled(self.question, "bold"), classes="dialog-title")
             yield Input(str(self.default), type="integer", id="days")
-            yield Static(Content.styled("enter: preview what would be purged · esc: cancel", "$text-muted"),
-                         id="days-error")
+            yield Static(
+                Content.styled("enter: preview what would be purged · esc: cancel", "$text-muted"), id="days-error"
+            )
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
@@ -109,12 +118,22 @@ class LedgerDialog(Dialog[str | None]):
 
     def compose(self):
         with Vertical(classes="dialog dialog-wide"):
-            yield Static(Content.styled("Curator ledger: enter rolls the chosen change back · esc closes", "bold"),
-                         classes="dialog-title")
-            options = [Option(Content.assemble((f"{e.ts[:16].replace('T', ' ')}  ", "$text-muted"),
-                                               (f"{e.action:<9} ", "bold"),
-                                               e.skill, (f"  by {e.actor}", "$text-muted")), id=e.id)
-                       for e in self.entries]
+            yield Static(
+                Content.styled("Curator ledger: enter rolls the chosen change back · esc closes", "bold"),
+                classes="dialog-title",
+            )
+            options = [
+                Option(
+                    Content.assemble(
+                        (f"{e.ts[:16].replace('T', ' ')}  ", "$text-muted"),
+                        (f"{e.action:<9} ", "bold"),
+                        e.skill,
+                        (f"  by {e.actor}", "$text-muted"),
+                    ),
+                    id=e.id,
+                )
+                for e in self.entries
+            ]
             yield OptionList(*options) if options else Static(Content("The ledger is empty."))
 
     @on(OptionList.OptionSelected)
@@ -128,9 +147,11 @@ class LedgerDialog(Dialog[str | None]):
 class SkillsScreen(WorkbenchScreen):
     AUTO_FOCUS = "SkillList"
     TITLE_TEXT = "Skills"
-    HELP = ("The skill library (active, stale and archived) with a fuzzy filter. The lower half shows the selected "
-            "skill's SKILL.md and linked files. Curator actions: a dry run shows what a run would change; purge and "
-            "rollback ask first; every change is in the ledger and can be rolled back.")
+    HELP = (
+        "The skill library (active, stale and archived) with a fuzzy filter. The lower half shows the selected "
+        "skill's SKILL.md and linked files. Curator actions: a dry run shows what a run would change; purge and "
+        "rollback ask first; every change is in the ledger and can be rolled back."
+    )
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", key_display="/"),
         Binding("d", "dry_run", "Dry run", tooltip="Show what a curator run would change, then apply exactly that"),
@@ -217,24 +238,35 @@ class SkillsScreen(WorkbenchScreen):
         if skill is None:
             meta.update(Content(""))
             self.query_one("#skills-files", OptionList).clear_options()
-            empty = ("No skill matches the filter." if self.all_rows else "No skills in this home yet. The agent "
-                     "writes them with skill_manage, or put a folder holding a SKILL.md under skills/.")
+            empty = (
+                "No skill matches the filter."
+                if self.all_rows
+                else "No skills in this home yet. The agent "
+                "writes them with skill_manage, or put a folder holding a SKILL.md under skills/."
+            )
             self.query_one(CodeView).show_message("SKILL.md", empty)
             self.shown = None
             return
-        meta.update(Content.assemble(
-            (skill.name, "bold"), ("\n", ""),
-            (skill.state, "$text-success" if skill.state == "active" else "$text-warning"),
-            (" · pinned" if skill.pinned else "", "bold"), (f" · {skill.provenance or 'unknown'}", "$text-muted"),
-            (f" · {skill.use_count} use{'' if skill.use_count == 1 else 's'}\n", "$text-muted"), (one_line(skill.description, 120), ""),
-        ))
+        meta.update(
+            Content.assemble(
+                (skill.name, "bold"),
+                ("\n", ""),
+                (skill.state, "$text-success" if skill.state == "active" else "$text-warning"),
+                (" · pinned" if skill.pinned else "", "bold"),
+                (f" · {skill.provenance or 'unknown'}", "$text-muted"),
+                (f" · {skill.use_count} use{'' if skill.use_count == 1 else 's'}\n", "$text-muted"),
+                (one_line(skill.description, 120), ""),
+            )
+        )
         self.load_files(skill.name)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="files")
     def load_files(self, name: str) -> None:
         view = self._view(name, None)
         linked = view.get("linked_files") or {}
-        self.post_message(FilesLoaded(name, ["SKILL.md"] + [path for group in sorted(linked) for path in linked[group]]))
+        self.post_message(
+            FilesLoaded(name, ["SKILL.md"] + [path for group in sorted(linked) for path in linked[group]])
+        )
         self.post_message(FileLoaded(name, "SKILL.md", view["content"]))
 
     @on(FilesLoaded)
@@ -286,8 +318,11 @@ class SkillsScreen(WorkbenchScreen):
         if skill is None:
             self.notify("Select a skill to archive.", severity="warning")
             return
-        self.confirm(f"Archive {skill.name}?", "It leaves the agent's library; r restores it, and the ledger "
-                     "can roll it back.", lambda: self._on_skill("archive", lambda name: self.home.curator.archive(name)))
+        self.confirm(
+            f"Archive {skill.name}?",
+            "It leaves the agent's library; r restores it, and the ledger can roll it back.",
+            lambda: self._on_skill("archive", lambda name: self.home.curator.archive(name)),
+        )
 
     def action_restore(self) -> None:
         self._on_skill("restore", lambda name: self.home.curator.restore(name))
@@ -300,8 +335,12 @@ class SkillsScreen(WorkbenchScreen):
             self._on_skill("pin", lambda name: self.home.curator.pin(name))
 
     def action_curate(self) -> None:
-        self.confirm("Run the curator now?", "It may mark skills stale, archive or reactivate them (every change is "
-                     "in the ledger). d shows what it would change first.", lambda: self.curate(None))
+        self.confirm(
+            "Run the curator now?",
+            "It may mark skills stale, archive or reactivate them (every change is "
+            "in the ledger). d shows what it would change first.",
+            lambda: self.curate(None),
+        )
 
     def action_dry_run(self) -> None:
         self.dry_run()
@@ -353,8 +392,12 @@ class SkillsScreen(WorkbenchScreen):
             if apply:
                 self.curate(plan)
 
-        self.app.push_screen(ConfirmDialog(f"Dry run: the curator would make {len(plan)} change(s). Apply exactly "
-                                           "this now?", "\n".join(plan)), answered)
+        self.app.push_screen(
+            ConfirmDialog(
+                f"Dry run: the curator would make {len(plan)} change(s). Apply exactly this now?", "\n".join(plan)
+            ),
+            answered,
+        )
 
     def action_purge(self) -> None:
         default = self.home.config.int("curator.archive_after_days")
@@ -380,8 +423,14 @@ class SkillsScreen(WorkbenchScreen):
                 self.curator_call(f"purge {len(names)} skill(s)", lambda: self.home.curator.purge(days))
 
         detail = "\n".join(f"{n['name']}  ({n['path']})" for n in names)
-        self.app.push_screen(ConfirmDialog(f"Purge {len(names)} archived skill(s)? Each keeps a ledger entry and a "
-                                           "stored copy, so it can be rolled back.", detail), answered)
+        self.app.push_screen(
+            ConfirmDialog(
+                f"Purge {len(names)} archived skill(s)? Each keeps a ledger entry and a "
+                "stored copy, so it can be rolled back.",
+                detail,
+            ),
+            answered,
+        )
 
     def action_ledger(self) -> None:
         self.open_ledger()
@@ -401,11 +450,17 @@ class SkillsScreen(WorkbenchScreen):
 
             def answered(yes: bool | None) -> None:
                 if yes:
-                    self.curator_call(f"roll back {entry.action} of {entry.skill}",
-                                      lambda: self.home.curator.rollback(entry_id))
+                    self.curator_call(
+                        f"roll back {entry.action} of {entry.skill}", lambda: self.home.curator.rollback(entry_id)
+                    )
 
-            self.app.push_screen(ConfirmDialog(f"Roll back {entry.action} of {entry.skill} ({entry.ts})?",
-                                               "Restores the files exactly as they were before that change."), answered)
+            self.app.push_screen(
+                ConfirmDialog(
+                    f"Roll back {entry.action} of {entry.skill} ({entry.ts})?",
+                    "Restores the files exactly as they were before that change.",
+                ),
+                answered,
+            )
 
         self.app.push_screen(LedgerDialog(entries), chosen)
 

@@ -11,8 +11,8 @@ refused. Engine events reload the first page, so the view follows live.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from textual import on, work
 from textual.binding import Binding
@@ -45,10 +45,12 @@ class PageLoaded(Message):
 class TimelineScreen(WorkbenchScreen):
     AUTO_FOCUS = "TimelineList"
     TITLE_TEXT = "Timeline"
-    HELP = ("Everything that changed what the agent knows (memory writes, skill changes, approvals, Curator passes), "
-            "newest first. Rows of one review, Curator pass or consolidation form a group (space folds it). "
-            "Type in the search box to filter: words, or actor:, subsystem:, target:, session:, group:. "
-            "enter opens the source; r reverts the row or group after showing exactly what would change.")
+    HELP = (
+        "Everything that changed what the agent knows (memory writes, skill changes, approvals, Curator passes), "
+        "newest first. Rows of one review, Curator pass or consolidation form a group (space folds it). "
+        "Type in the search box to filter: words, or actor:, subsystem:, target:, session:, group:. "
+        "enter opens the source; r reverts the row or group after showing exactly what would change."
+    )
     BINDINGS = [
         Binding("slash", "focus_search", "Search", key_display="/"),
         Binding("space", "toggle_group", "Fold", tooltip="Collapse or expand the group under the cursor"),
@@ -71,7 +73,9 @@ class TimelineScreen(WorkbenchScreen):
         self.loading_more = False
 
     def compose_body(self) -> Iterable[Widget]:
-        yield Input(placeholder="search (/): words, actor:review, subsystem:skills, target:, session:", id="timeline-search")
+        yield Input(
+            placeholder="search (/): words, actor:review, subsystem:skills, target:, session:", id="timeline-search"
+        )
         yield TimelineList(id="timeline-list")
         yield Static(Content(""), id="timeline-detail")
         yield self.status_line()
@@ -150,8 +154,10 @@ class TimelineScreen(WorkbenchScreen):
         if row is None:
             detail.update(literal(self.titles.get(message.group or "", ""), "bold") if message.group else Content(""))
             return
-        lines = [f"row {row.id} · {row.when} · {row.actor} · {row.subsystem} {row.action} · target {row.target}",
-                 row.summary]
+        lines = [
+            f"row {row.id} · {row.when} · {row.actor} · {row.subsystem} {row.action} · target {row.target}",
+            row.summary,
+        ]
         if row.session_id:
             lines.append(f"session {row.session_id}" + (f" · message {row.message_id}" if row.message_id else ""))
         if row.group:
@@ -194,6 +200,7 @@ class TimelineScreen(WorkbenchScreen):
         async def go() -> None:
             await self.app.switch_mode(mode)
             self.app.screen.post_message(message)
+
         self.app.call_later(go)
 
     def action_open_message(self) -> None:
@@ -223,7 +230,8 @@ class TimelineScreen(WorkbenchScreen):
         changes, refused = preview["changes"], preview["refused"]
         if not changes:
             reasons = [f"{r['id']}: {r['error']}" for r in refused] or [
-                f"{s['id']}: {s['reason']}" for s in preview["skipped"]]
+                f"{s['id']}: {s['reason']}" for s in preview["skipped"]
+            ]
             self.show_status("Nothing to revert. " + " ".join(reasons), error=bool(refused))
             return
         lines = [f"will revert {c['id']} ({c['summary']}): {c['undo']}" for c in changes]
@@ -233,6 +241,7 @@ class TimelineScreen(WorkbenchScreen):
         def answered(yes: bool | None) -> None:
             if yes:
                 self._revert(ref)
+
         self.app.push_screen(ConfirmDialog(question, "\n".join(lines)), answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-revert")
