@@ -23,7 +23,7 @@ from typing import Any
 from .errors import WorkbenchError
 from .journal import JournalEntry, _row
 from .memory.history import undo_problem
-from .values import iso_time
+from .values import iso_time, row_id
 
 SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers")
 FILES = {"memory": "MEMORY", "user": "USER"}
@@ -291,8 +291,8 @@ class Timeline:
             session, _, message = key.rpartition(":")
             if message == "-":
                 return "actor = 'review' AND session_id = ? AND message_id IS NULL", [session]
-            if session and message.isdigit():
-                return "actor = 'review' AND session_id = ? AND message_id = ?", [session, int(message)]
+            if session and row_id(message) is not None:
+                return "actor = 'review' AND session_id = ? AND message_id = ?", [session, row_id(message)]
         if kind == "curator" and key:
             return "actor = 'curator' AND json_extract(detail, '$.run') = ?", [key]
         if kind == "consolidation" and key:
@@ -311,9 +311,10 @@ class Timeline:
     def rows_of(self, ref: str | int) -> list[Row]:
         """The rows a reference names: one row by id, or every row of a group (newest first)."""
         text = str(ref).strip()
-        if text.isdigit():
-            rows = self.page(before_id=int(text) + 1, limit=1)
-            if not rows or rows[0].id != int(text):
+        if text.isascii() and text.isdigit():
+            wanted = row_id(text)
+            rows = self.page(before_id=wanted + 1, limit=1) if wanted is not None and wanted < 2**63 - 1 else []
+            if not rows or rows[0].id != wanted:
                 raise TimelineError(f"No timeline row {text}. See `workbench timeline` for row ids.")
             return rows
         rows = self.page(group=text, limit=100_000)
@@ -395,7 +396,7 @@ class Timeline:
     def revert(self, ref: str | int, actor: str = "user") -> dict[str, Any]:
         """Revert a row or a group, newest first, through each store's guards."""
         rows = self.rows_of(ref)
-        single = len(rows) == 1 and str(ref).strip().isdigit()
+        single = len(rows) == 1 and row_id(str(ref)) is not None
         reverted, refused, skipped = [], [], []
         for row in rows:
             plan = self._plan_one(row)

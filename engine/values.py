@@ -43,6 +43,15 @@ def count_value(raw: Any) -> int:
 MAX_JSON_DEPTH = 64  # far deeper than any record we or Hermes write; every reader and writer copes with it
 
 
+def row_id(text: str) -> int | None:
+    """``text`` as an SQLite row id, or None: ASCII digits only (``isdigit`` accepts ``²``) and within INTEGER range."""
+    text = text.strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 19:
+        return None
+    value = int(text)
+    return value if value < 2**63 else None
+
+
 def json_value(raw: Any, fallback: Any = None) -> Any:
     """JSON text (or UTF-8 bytes) parsed, or ``fallback`` when it is not JSON or is nested too deep."""
     if raw is None or raw == "" or raw == b"":

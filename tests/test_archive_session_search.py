@@ -83,6 +83,11 @@ def test_scroll_read_and_browse(archive_home):
     [
         ({"session_id": "ghost"}, "session_id not found: ghost"),
         ({"session_id": "old", "around_message_id": "abc"}, "scroll requires integer around_message_id"),
+        (
+            {"session_id": "old", "around_message_id": "99999999999999999999999"},
+            "scroll requires integer around_message_id",
+        ),
+        ({"session_id": "old", "around_message_id": "²"}, "scroll requires integer around_message_id"),
         ({"session_id": "old", "around_message_id": 999}, "around_message_id 999 not in session_id old"),
         ({"session_id": "now", "around_message_id": 1}, "scroll rejected: anchor lives in the current session lineage"),
     ],

@@ -78,9 +78,12 @@ def test_a_row_changed_since_is_refused_with_why_and_the_rest_still_reverts(home
 def test_bad_references_and_since(home, clock):
     learn(home)
     timeline = Timeline(home)
-    for ref in ("999", "nonsense", "review:nobody:1"):
+    huge = "99999999999999999999999"  # beyond SQLite's INTEGER: once an OverflowError traceback
+    for ref in ("999", "nonsense", "review:nobody:1", huge, str(2**63 - 1), "²", f"review:s:{huge}"):
         with pytest.raises(WorkbenchError):
             timeline.rows_of(ref)
+    with pytest.raises(WorkbenchError, match="No timeline row"):
+        timeline.revert(huge)
     assert parse_since("2h", clock.now()) == clock.now() - 7200
     assert parse_since("2026-11-30", 0) == clock.now() - 12 * 3600  # midnight UTC of the fixed day
     with pytest.raises(WorkbenchError, match="is not a time"):

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import WorkbenchError
 from ..tools import ToolContext
+from ..values import row_id
 from .models import Message, Session, content_text
 
 log = logging.getLogger(__name__)
@@ -203,7 +204,7 @@ def add_recaps(home, query: str, results: list[dict[str, Any]]) -> None:
 
 
 def _scroll(archive, session_id: str, around: Any, window: Any, current: str | None) -> dict[str, Any]:
-    if isinstance(around, bool) or not isinstance(around, (int, str)) or not str(around).strip().lstrip("-").isdigit():
+    if isinstance(around, bool) or not isinstance(around, (int, str)) or row_id(str(around)) is None:
         return _error("scroll requires integer around_message_id")
     around = int(around)
     window = max(1, min(_int(window, DEFAULT_WINDOW), MAX_WINDOW))
