@@ -8,7 +8,6 @@ from engine.memory.format import (
     SEPARATOR,
     Usage,
     breaks_delimiter,
-    diff_entries,
     has_drift,
     parse_blocks,
     parse_entries,
@@ -85,19 +84,6 @@ def test_drift_detection():
     assert not has_drift("same\n§\nsame", 100), "an identical duplicate loses nothing"
     assert has_drift("a\n§\n\n§\nb", 100), "an empty entry would vanish on rewrite"
     assert has_drift("short\n§\n" + "appended free text " * 10, 100), "an entry longer than the whole limit"
-
-
-def test_diff_entries_marks_added_changed_removed():
-    frozen = ["User likes tea", "Project uses uv", "Old fact to drop"]
-    live = ["User likes green tea", "Project uses uv", "Brand new"]
-    assert diff_entries(frozen, live) == [
-        ("changed", "User likes green tea"),
-        ("unchanged", "Project uses uv"),
-        ("added", "Brand new"),
-        ("removed", "Old fact to drop"),
-    ]
-    assert diff_entries([], []) == []
-    assert diff_entries(["a"], ["a"]) == [("unchanged", "a")]
 
 
 # -- reading the blocks back out of a system prompt -------------------------------------------------------------

@@ -8,7 +8,8 @@ import pytest
 
 from engine import open_home
 from engine.events import MemoryChanged
-from engine.memory import MemoryFileUnreadable, diff_entries
+from engine.memory import MemoryFileUnreadable
+from engine.memory.align import ADDED, CHANGED, Row, align
 from engine.memory.store import SAVED_NOTE
 from engine.tools import ToolContext
 
@@ -221,10 +222,8 @@ def test_snapshot_renders_and_does_not_change_after_writes(mem):
     assert snap.block("user") == "" and snap.prompt_text() == block
     fresh = mem.snapshot()
     assert "added later" in fresh.block("memory")
-    assert diff_entries(list(snap.entries["memory"]), mem.entries("memory")) == [
-        ("changed", "loaded at the start"),
-        ("added", "added later"),
-    ]
+    assert mem.entries("memory") == ["loaded at the start", "added later"]
+    assert align(list(snap.entries["memory"]), mem.entries("memory")) == [Row(CHANGED, 0, 0), Row(ADDED, None, 1)]
     with pytest.raises(TypeError):
         snap.entries["memory"] = ()
 

@@ -155,42 +155,25 @@ def has_drift(raw: str, limit: int) -> bool:
     return any(len(piece) > limit or _looks_like_delimiter(piece) for piece in pieces)
 
 
-def diff_entries(frozen: list[str], live: list[str]) -> list[tuple[str, str]]:
-    """Compare a frozen snapshot with live entries, for marking what changed since.
-
-    Returns ``(status, text)`` in display order: live entries in their order, each
-    ``unchanged``, ``added`` or ``changed`` (an edited version of a frozen entry that is
-    gone), followed by the frozen entries that are ``removed``. A new entry counts as a
-    change when it is similar to a gone one (difflib ratio >= 0.5; best pairs first).
-    """
-    frozen_set, live_set = set(frozen), set(live)
-    gone = [e for e in frozen if e not in live_set]
-    new = [e for e in live if e not in frozen_set]
-    changed = _pair_changes(gone, new)
-    rows = [("unchanged" if e in frozen_set else "changed" if e in changed else "added", e) for e in live]
-    rows.extend(("removed", e) for e in gone if e not in changed.values())
-    return rows
-
-
 def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None, str | None, int]]:
     """What changed, entry by entry, between two versions of a store (an edit made outside).
 
-    ``(action, before, after, index)``: a gone entry paired with a similar new one (as in
-    ``diff_entries``) is a ``replace``, other gone ones are ``remove`` (``index`` in
+    ``(action, before, after, index)``: a gone entry paired with a similar new one (as the
+    Memory screen pairs them, ``align``) is a ``replace``, other gone ones are ``remove`` (``index`` in
     ``old``), other new ones ``add`` (``index`` in ``new``). Moving entries around or
     reformatting the file changes no entry, so it yields nothing.
     """
     old_set, new_set = set(old), set(new)
     gone = [e for e in old if e not in new_set]
     fresh = [e for e in new if e not in old_set]
-    pairs = _pair_changes(gone, fresh)
+    pairs = pair_changes(gone, fresh)
     paired = set(pairs.values())
     changes = [("remove", e, None, old.index(e)) for e in gone if e not in paired]
     changes += [("replace", pairs[e], e, new.index(e)) if e in pairs else ("add", None, e, new.index(e)) for e in fresh]
     return changes
 
 
-def _pair_changes(gone: list[str], new: list[str]) -> dict[str, str]:
+def pair_changes(gone: list[str], new: list[str]) -> dict[str, str]:
     """Pair new entries with gone ones, most similar pairs first (ratio >= 0.5)."""
     scored = sorted(
         (

@@ -119,11 +119,18 @@ def entry_history(memory: MemoryStore, target: str, entry: str, limit: int = 8) 
 
 def successor(memory: MemoryStore, target: str, entry: str) -> str | None:
     """What became of ``entry``: its rewrites followed forward, if the result is still live (else None)."""
-    current: str | None = entry
+    return successors(memory, target, [entry]).get(entry)
+
+
+def successors(memory: MemoryStore, target: str, entries: list[str]) -> dict[str, str]:
+    """``successor`` of each of ``entries`` that has one still live, from one read of the journal."""
+    current: dict[str, str | None] = {entry: entry for entry in entries}
     for row in reversed(memory.history(target, limit=500)):
-        if current is not None and row.before == current and row.after != current:
-            current = row.after
-    return current if current is not None and current in memory.entries(target) else None
+        for entry, now in current.items():
+            if now is not None and row.before == now and row.after != now:
+                current[entry] = row.after
+    live = set(memory.entries(target))
+    return {entry: now for entry, now in current.items() if now is not None and now in live}
 
 
 # -- undo ----------------------------------------------------------------------------

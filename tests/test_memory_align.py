@@ -1,0 +1,141 @@
+"""Frozen beside live, entry by entry: the rows the Memory screen draws (engine/memory/align.py)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.memory import history
+from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, Row, align
+from engine.tools import ToolContext
+
+AGENT = ToolContext(actor="agent", session_id="s-1")
+
+
+def shown(frozen: list[str], live: list[str], links: dict[str, str] | None = None) -> list[tuple]:
+    """Each row as (status, frozen text or None, live text or None)."""
+    return [
+        (row.status, None if row.frozen is None else frozen[row.frozen], None if row.live is None else live[row.live])
+        for row in align(frozen, live, links)
+    ]
+
+
+def test_rows_pair_the_same_entry_and_leave_blank_slots():
+    frozen = ["User likes tea", "Project uses uv", "Old fact to drop", "CI has 2 cores"]
+    live = ["User likes green tea", "Project uses uv", "Brand new", "CI has 2 cores"]
+    assert shown(frozen, live) == [
+        (CHANGED, "User likes tea", "User likes green tea"),
+        (UNCHANGED, "Project uses uv", "Project uses uv"),
+        (REMOVED, "Old fact to drop", None),
+        (ADDED, None, "Brand new"),
+        (UNCHANGED, "CI has 2 cores", "CI has 2 cores"),
+    ]
+    assert align([], []) == []
+    assert align(["a"], []) == [Row(REMOVED, 0, None)] and align([], ["a"]) == [Row(ADDED, None, 0)]
+
+
+def test_a_journal_link_pairs_an_edit_that_looks_nothing_like_its_predecessor():
+    frozen = ["Deploys on Fridays", "Uses Postgres"]
+    live = ["Release day moved: ask Ana", "Uses Postgres"]
+    assert shown(frozen, live)[:2] == [
+        (REMOVED, "Deploys on Fridays", None),
+        (ADDED, None, "Release day moved: ask Ana"),
+    ]
+    assert shown(frozen, live, {"Deploys on Fridays": "Release day moved: ask Ana"})[0] == (
+        CHANGED,
+        "Deploys on Fridays",
+        "Release day moved: ask Ana",
+    )
+
+
+def test_the_journal_link_wins_over_a_closer_look_alike():
+    frozen = ["Staging runs Postgres 16"]
+    live = ["Staging runs Postgres 16.1", "Staging moved to managed Postgres"]
+    links = {"Staging runs Postgres 16": "Staging moved to managed Postgres"}
+    assert shown(frozen, live, links) == [
+        (ADDED, None, "Staging runs Postgres 16.1"),
+        (CHANGED, "Staging runs Postgres 16", "Staging moved to managed Postgres"),
+    ]
+
+
+def test_a_reordered_entry_takes_two_rows_marked_moved():
+    assert shown(["a", "b"], ["b", "a"]) == [(MOVED, "a", None), (UNCHANGED, "b", "b"), (MOVED, None, "a")]
+
+
+def test_successors_follow_the_journal_to_what_is_live_now(home):
+    memory = home.memory
+    for text in ("Deploys on Fridays", "Uses Postgres 16", "Temporary note"):
+        memory.add("memory", text, AGENT)
+    memory.replace("memory", "Fridays", "Deploys on Thursdays", AGENT)
+    memory.replace("memory", "Thursdays", "Release day moved: ask Ana", AGENT)
+    memory.remove("memory", "Temporary", AGENT)
+    frozen = ["Deploys on Fridays", "Uses Postgres 16", "Temporary note"]
+    assert history.successors(memory, "memory", frozen) == {
+        "Deploys on Fridays": "Release day moved: ask Ana",  # two rewrites, followed forward
+        "Uses Postgres 16": "Uses Postgres 16",  # untouched
+    }  # the removed note has no successor
+    assert history.successor(memory, "memory", "Deploys on Fridays") == "Release day moved: ask Ana"
+    links = history.successors(memory, "memory", frozen)
+    assert shown(frozen, memory.entries("memory"), links) == [
+        (CHANGED, "Deploys on Fridays", "Release day moved: ask Ana"),
+        (UNCHANGED, "Uses Postgres 16", "Uses Postgres 16"),
+        (REMOVED, "Temporary note", None),
+    ]
+
+
+# -- properties ---------------------------------------------------------------------------------------------------
+_texts = st.text(alphabet="abcde ", min_size=1, max_size=6)
+_lists = st.lists(_texts, max_size=9)
+_unique = st.lists(_texts, max_size=9, unique=True)  # as a parsed file holds them
+
+
+def _lcs(a: list[str], b: list[str]) -> int:
+    best = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in reversed(range(len(a))):
+        for j in reversed(range(len(b))):
+            best[i][j] = best[i + 1][j + 1] + 1 if a[i] == b[j] else max(best[i + 1][j], best[i][j + 1])
+    return best[0][0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_lists, _lists, st.data())
+def test_every_entry_appears_exactly_once_in_order_and_statuses_fit(frozen, live, data):
+    links = data.draw(
+        st.dictionaries(st.sampled_from(frozen), st.sampled_from(live)) if frozen and live else st.just({})
+    )
+    rows = align(frozen, live, links)
+    assert [r.frozen for r in rows if r.frozen is not None] == list(range(len(frozen)))
+    assert [r.live for r in rows if r.live is not None] == list(range(len(live)))
+    for row in rows:
+        assert row.frozen is not None or row.live is not None
+        both = row.frozen is not None and row.live is not None
+        assert both == (row.status in (UNCHANGED, CHANGED))
+        if row.status == UNCHANGED:
+            assert frozen[row.frozen] == live[row.live]
+        if row.status == CHANGED:
+            assert frozen[row.frozen] not in live and live[row.live] not in frozen
+        if row.status == ADDED:
+            assert live[row.live] not in frozen
+        if row.status == REMOVED:
+            assert frozen[row.frozen] not in live
+
+
+@settings(max_examples=300, deadline=None)
+@given(_unique, _unique)
+def test_unchanged_pairs_line_up_as_many_as_the_orders_allow(frozen, live):
+    rows = align(frozen, live)
+    assert sum(r.status == UNCHANGED for r in rows) == _lcs(frozen, live)
+    if all(e in live for e in frozen) and [e for e in live if e in frozen] == frozen:  # only additions
+        assert all(r.status in (UNCHANGED, ADDED) for r in rows)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_unique, st.data())
+def test_entries_edited_in_place_each_stay_on_their_predecessors_row(frozen, data):
+    """The agent's replace keeps an entry's place: with the journal's links every edit pairs up."""
+    edited = data.draw(st.sets(st.sampled_from(range(len(frozen))) if frozen else st.nothing()))
+    live = [f"{text}#{i}" if i in edited else text for i, text in enumerate(frozen)]
+    links = {frozen[i]: live[i] for i in edited}
+    rows = align(frozen, live, links)
+    assert [(r.frozen, r.live) for r in rows] == [(i, i) for i in range(len(frozen))]
+    assert [r.status for r in rows] == [CHANGED if i in edited else UNCHANGED for i in range(len(frozen))]
