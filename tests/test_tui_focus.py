@@ -113,10 +113,15 @@ async def test_memory_columns_are_reached_with_arrows_and_hl_and_the_detail_foll
         await pilot.press("down")
         await settle(pilot)
         assert screen.detail.entry == screen.query_one("#live-list", EntryList).current.text
-        await pilot.press("h", "down")
+        await pilot.press("h")  # rows: Frozen only | blank, Kept | Kept, blank | Live only
         await settle(pilot)
         assert focused_id(app) == "frozen-list"
         assert screen.detail.entry == screen.query_one("#frozen-list", EntryList).current.text == "Kept entry"
+        await pilot.press("down")  # a blank slot: the detail shows the row's entry on the other side
+        await settle(pilot)
+        assert screen.query_one("#frozen-list", EntryList).current.blank and screen.detail.entry == "Live only entry"
+        await pilot.press("up")
+        await settle(pilot)
         for key in ("a", "d", "u"):  # closing any dialog gives the focus back where it was
             await pilot.press(key)
             await settle(pilot)

@@ -63,14 +63,14 @@ async def test_engine_write_from_another_thread_shows_live_and_leaves_the_snapsh
         writer.start()
         writer.join()
         await wait_for(pilot, lambda: ("+", "learned mid-session") in rows(app, "live"), what="the live update")
-        assert rows(app, "frozen") == [("", "first fact")]
+        assert rows(app, "frozen") == [("", "first fact"), ("+", "")]  # a blank slot beside the new entry
         writer = threading.Thread(
             target=home.memory.replace, args=("memory", "first fact", "first fact, revised", AGENT)
         )
         writer.start()
         writer.join()
         await wait_for(pilot, lambda: ("~", "first fact, revised") in rows(app, "live"), what="the change mark")
-        assert rows(app, "frozen") == [("~", "first fact")]
+        assert rows(app, "frozen") == [("~", "first fact"), ("+", "")]
         await pilot.press("f")  # re-freeze: the marks clear
         await wait_for(pilot, lambda: all(mark == "" for mark, _ in rows(app, "live")), what="cleared marks")
         assert [text for _, text in rows(app, "frozen")] == ["first fact, revised", "learned mid-session"]
@@ -83,8 +83,9 @@ async def test_removed_entries_are_marked_on_both_sides(home, tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         home.memory.remove("memory", "soon gone", AGENT)
-        await wait_for(pilot, lambda: ("-", "soon gone") in rows(app, "live"), what="the removal mark")
-        assert ("-", "soon gone") in rows(app, "frozen")
+        await wait_for(pilot, lambda: ("-", "") in rows(app, "live"), what="the removal mark")
+        assert rows(app, "frozen") == [("-", "soon gone"), ("", "stays")]
+        assert rows(app, "live") == [("-", ""), ("", "stays")]  # a blank slot where the entry was
 
 
 async def test_add_edit_remove_by_hand_are_journaled_as_user(home, tmp_path):
@@ -399,8 +400,8 @@ async def test_a_resumed_session_shows_the_memory_its_stored_prompt_froze(home, 
         await wait_for(pilot, lambda: ("-", "Since removed") in rows(app, "frozen"), what="the stored snapshot")
         assert rows(app, "live") == [
             ("", "Known when the session began"),
+            ("-", ""),
             ("+", "Learned after it began"),
-            ("-", "Since removed"),
         ]
         assert app.running_session == "s-old"
         assert "snapshot in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
@@ -447,7 +448,7 @@ async def test_a_new_session_rebuilds_the_snapshot_and_the_marks_clear(home, tmp
         turn(first, "hello there")
         turn(first, "remember that I prefer dark mode")  # mid-session: live only, marked
         await wait_for(pilot, lambda: ("+", "User prefers dark mode.") in rows(app, "live"), what="the + mark")
-        assert rows(app, "frozen") == [("", "Likes mornings")]
+        assert rows(app, "frozen") == [("", "Likes mornings"), ("+", "")]
         turn(AgentSession(home, make_model(home, "offline"), source="tui"), "hello again")
         await wait_for(pilot, lambda: ("", "User prefers dark mode.") in rows(app, "frozen"), what="the new snapshot")
         assert all(mark == "" for mark, _ in rows(app, "live") + rows(app, "frozen"))

@@ -2,8 +2,10 @@
 
 For the chosen target (MEMORY or USER) the left column is the frozen snapshot (what the
 running session's prompt holds; with no session running, the one taken when the screen
-opened or last re-frozen) and the right column is what is on disk now, marked ``+``
-added, ``~`` changed, ``−`` removed since the snapshot. Hand edits go through the same
+opened or last re-frozen) and the right column is what is on disk now, aligned entry by
+entry (``engine.memory.align``): one row per entry, a blank slot where a side has none,
+marked ``+`` added, ``~`` changed, ``−`` removed, ``↕`` moved since the snapshot. The
+columns move and scroll together; ``n``/``N`` go to the next/previous change. Hand edits go through the same
 store calls the agent uses (validation, threat scan, limits) with actor "user". An edit
 is opened against one version of an entry; if another writer changed that entry in the
 meantime the save is refused and both versions are shown.
@@ -24,9 +26,11 @@ from textual.widgets import OptionList, Static
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged
 from engine.memory import history
-from engine.memory.format import Usage, diff_entries
+from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, align
+from engine.memory.format import Usage
 from engine.memory.targets import SHORT_NAMES, next_target
 from engine.memory.threats import entry_flags
+from engine.safety import Verdict
 from engine.tools import ToolContext
 from widgets.entry_list import MARKS, EntryList, EntryRow
 from widgets.gauge import CapacityGauge
@@ -37,7 +41,7 @@ from .base import WorkbenchScreen
 from .dialogs import Budget, ConfirmDialog, Conflict, DiskCheck, EditDialog, Outcome, draft_budget
 
 TITLES = SHORT_NAMES
-MARK_OF = {"unchanged": "", "added": "+", "changed": "~", "removed": "-"}
+MARK_OF = {UNCHANGED: "", ADDED: "+", CHANGED: "~", REMOVED: "-", MOVED: "↕"}
 # Runner events after which the running session's prompt may hold a new snapshot.
 REFREEZE_KINDS = ("turn_started", "session_rotated")
 
@@ -47,8 +51,10 @@ class MemoryView:
     """Everything the screen shows for one target, read in a worker."""
 
     target: str
-    frozen: list[EntryRow]
-    live: list[EntryRow]
+    frozen: list[EntryRow]  # one per aligned row, blank where the row has no frozen entry
+    live: list[EntryRow]  # likewise for the live file
+    entries: list[tuple[str | None, str | None]]  # each row's frozen entry as on disk, and its live entry
+    live_entries: list[str]
     frozen_chars: int
     live_chars: int
     limit: int
@@ -84,6 +90,8 @@ class MemoryScreen(WorkbenchScreen):
         Binding("d,delete", "remove", "Remove", key_display="d", id="memory.remove"),
         Binding("g", "jump", "Source", id="memory.jump"),
         Binding("u", "undo", "Undo", id="memory.undo"),
+        Binding("n", "change(1)", "Next/prev change", key_display="n/N", id="memory.next_change"),
+        Binding("N", "change(-1)", "Previous change", show=False, id="memory.previous_change"),
         Binding("f", "refreeze", "Refreeze", show=False, id="memory.refreeze"),
         Binding("left,h", "column('frozen')", "Frozen column", show=False, id="memory.frozen"),
         Binding("right,l", "column('live')", "Live column", show=False, id="memory.live"),
@@ -113,7 +121,9 @@ class MemoryScreen(WorkbenchScreen):
             yield Static("", id="detail-text")
 
     def on_mount(self) -> None:
-        self.query_one("#live-list").focus()
+        frozen, live = self.query_one("#frozen-list", EntryList), self.query_one("#live-list", EntryList)
+        frozen.twin, live.twin = live, frozen  # row for row: one cursor, one scroll
+        live.focus()
         self.reload()
 
     # -- loading ------------------------------------------------------------------
@@ -145,7 +155,7 @@ class MemoryScreen(WorkbenchScreen):
     def _select_wanted(self, view: MemoryView) -> None:
         text, self._wanted = self._wanted, None
         live = self.query_one("#live-list", EntryList)
-        index = next((i for i, row in enumerate(view.live) if row.text == text and row.mark != "-"), None)
+        index = next((i for i, (_, entry) in enumerate(view.entries) if entry == text), None)
         if index is None:
             self.show_status(
                 f"That entry is no longer in {TITLES[view.target]}: it was changed or removed "
@@ -158,9 +168,16 @@ class MemoryScreen(WorkbenchScreen):
 
     def _reselect_detail(self) -> None:
         """After a reload, the detail pane follows the entry under the cursor (its story may have grown)."""
-        row = self.query_one("#live-list", EntryList).current
-        if row is not None and row.mark != "-" and self.focused is self.query_one("#live-list"):
-            self.load_detail(row.text)
+        if isinstance(self.focused, EntryList):
+            self.load_detail(self._entry_under(self.focused))
+
+    def _entry_under(self, column: EntryList) -> str | None:
+        """The entry a column's cursor is on; on a blank slot, the other side's entry of that row."""
+        index = column.highlighted
+        if self.view is None or index is None or index >= len(self.view.entries) or not column.rows:
+            return None
+        frozen, live = self.view.entries[index]
+        return (frozen or live) if column.id == "frozen-list" else (live or frozen)
 
     def _read(self, target: str) -> MemoryView:
         """Worker thread: the snapshot, the live entries and pending additions."""
@@ -170,18 +187,24 @@ class MemoryScreen(WorkbenchScreen):
             snapshot = self.workbench.frozen_snapshot = memory.snapshot()
         live = memory.entries(target)
         usage = Usage.of(live, memory.limit(target))
-        rows = diff_entries(list(snapshot.raw_entries[target]), live)
-        live_rows = [EntryRow(text, MARK_OF[status], threats=tuple(entry_flags(text).ids)) for status, text in rows]
-        removed = {text for status, text in rows if status == "removed"}
-        live_set = set(live)
-        frozen_rows = [
-            EntryRow(shown, "" if raw in live_set else "-" if raw in removed else "~")
-            for raw, shown in zip(snapshot.raw_entries[target], snapshot.entries[target], strict=True)
-        ]
+        raw, shown = snapshot.raw_entries[target], snapshot.entries[target]
+        present = set(live)
+        links = history.successors(memory, target, [entry for entry in raw if entry not in present])
+        frozen_rows, live_rows, entries = [], [], []
+        for row in align(raw, live, links):
+            mark = MARK_OF[row.status]
+            old = raw[row.frozen] if row.frozen is not None else None
+            new = live[row.live] if row.live is not None else None
+            frozen_rows.append(EntryRow(shown[row.frozen] if row.frozen is not None else "", mark))
+            threats = tuple(entry_flags(new).ids) if new is not None else ()
+            live_rows.append(EntryRow(new or "", mark, old if row.status == CHANGED else None, threats))
+            entries.append((old, new))
         return MemoryView(
             target=target,
             frozen=frozen_rows,
             live=live_rows,
+            entries=entries,
+            live_entries=live,
             frozen_chars=snapshot.usage[target].chars,
             live_chars=usage.chars,
             limit=usage.limit,
@@ -213,6 +236,7 @@ class MemoryScreen(WorkbenchScreen):
             assemble((f"{title} ", "bold $accent"), ("snapshot ", "bold"), (frozen_note, "$text-muted"))
         )
         counts = [(mark, sum(1 for row in view.live if row.mark == mark)) for mark in ("+", "~", "-")]
+        counts.append(("↕", sum(1 for row in view.live if row.mark == "↕" and not row.blank)))  # one per entry
         changes = " ".join(f"{MARKS[mark][0]}{n}" for mark, n in counts if n)
         self.query_one("#live-title", Static).update(
             assemble(
@@ -239,7 +263,7 @@ class MemoryScreen(WorkbenchScreen):
     @on(EntryList.Highlighted)
     def _highlighted(self, message: EntryList.Highlighted) -> None:
         if message.entry_list is self.focused or (self.focused is None and message.entry_list.id == "live-list"):
-            self.load_detail(message.row.text if message.row else None)
+            self.load_detail(self._entry_under(message.entry_list))
 
     @on(OptionList.OptionSelected, "#live-list")
     def _chosen(self) -> None:
@@ -249,15 +273,14 @@ class MemoryScreen(WorkbenchScreen):
     def on_descendant_focus(self, event) -> None:
         """Moving between the columns shows the detail of the entry now under the cursor."""
         if isinstance(event.widget, EntryList):
-            row = event.widget.current
-            self.load_detail(row.text if row else None)
+            self.load_detail(self._entry_under(event.widget))
 
     @work(thread=True, exclusive=True, group="memory-detail", exit_on_error=False)
     def load_detail(self, entry: str | None) -> None:
         detail = history.story(self.home.memory, self.target, entry) if entry is not None else None
-        self.deliver(self._show_detail, detail)
+        self.deliver(self._show_detail, detail, entry_flags(entry) if entry is not None else None)
 
-    def _show_detail(self, detail: history.EntryStory | None) -> None:
+    def _show_detail(self, detail: history.EntryStory | None, verdict: Verdict | None = None) -> None:
         self.detail = detail
         text = self.query_one("#detail-text", Static)
         if detail is None:
@@ -275,6 +298,8 @@ class MemoryScreen(WorkbenchScreen):
                 parts.append((f" · message {origin.message_id} (g: go to it)", ""))
             parts.append((" · from the archive (Hermes's tool call)" if origin.via == "archive" else "", "$text-muted"))
             parts.append(("\n", ""))
+        if verdict is not None and verdict.findings:
+            parts += threat_parts(verdict)
         for row in detail.history:
             parts += [
                 (f"{history.when(row.at)} ", "$text-muted"),
@@ -287,6 +312,27 @@ class MemoryScreen(WorkbenchScreen):
     def action_column(self, side: str) -> None:
         """Focus the frozen or live column (the detail pane follows its cursor)."""
         self.query_one(f"#{side}-list", EntryList).focus()
+
+    def action_change(self, step: int) -> None:
+        """Put both columns on the next (``step`` 1) or previous (-1) row with a mark, wrapping around."""
+        marked = [i for i, row in enumerate(self.view.live) if row.mark] if self.view else []
+        if not marked:
+            self.show_status("No changes since the snapshot: both columns hold the same entries.")
+            return
+        column = self.focused if isinstance(self.focused, EntryList) else self.query_one("#live-list", EntryList)
+        if not column.rows:  # this side is all blank slots: move on the other one
+            column = column.twin or column
+        here = column.highlighted if column.highlighted is not None else -1
+        ahead = [i for i in marked if (i - here) * step > 0]
+        index = (ahead[0] if step > 0 else ahead[-1]) if ahead else (marked[0] if step > 0 else marked[-1])
+        column.focus()
+        column.highlighted = index
+        where = f"change {marked.index(index) + 1} of {len(marked)}"
+        if ahead:
+            self.show_status(where[0].upper() + where[1:] + ".")
+        else:
+            edge = ("below", "first") if step > 0 else ("above", "last")
+            self.show_status(f"No more changes {edge[0]}: back to the {edge[1]} ({where}).")
 
     def action_switch_target(self) -> None:
         self.target = next_target(self.target)
@@ -304,9 +350,8 @@ class MemoryScreen(WorkbenchScreen):
     def budget_for(self, replacing: str | None) -> Callable[[str], Budget]:
         """The budget of the store as shown, with a draft added or in place of ``replacing``."""
         view = self.view
-        entries = [row.text for row in view.live if row.mark != "-"] if view else []
         return draft_budget(
-            entries,
+            view.live_entries if view else [],
             view.limit if view else 1,
             replacing,
             view.ghost if view else 0,
@@ -378,8 +423,10 @@ class MemoryScreen(WorkbenchScreen):
         if self.focused is not live or row is None:
             self.show_status("Select an entry in the live column (right) first.")
             return None
-        if row.mark == "-":
-            self.show_status("That entry is already gone from the live file; nothing to change.")
+        if row.blank:
+            self.show_status(
+                "That entry is already gone from the live file (removed or moved); nothing to change here."
+            )
             return None
         return row
 
@@ -411,6 +458,21 @@ class MemoryScreen(WorkbenchScreen):
         result = history.apply_undo(self.home.memory, offer, actor="user")
         error = result_error(result)
         self.app.call_from_thread(self.show_status, error or result.get("message", "Undone."), error=error is not None)
+
+
+def threat_parts(verdict: Verdict) -> list[tuple[str, str]]:
+    """The detail pane's lines for an entry the threat scan flags: its grade, patterns and reasons."""
+    effect = (
+        "a new session's prompt shows it as [BLOCKED]; in the live column d removes it, e rewrites it"
+        if verdict.dangerous
+        else "it goes into every prompt as written; check that it is meant"
+    )
+    parts = [
+        ("threat ", "bold $text-error"),
+        (f"{verdict.level}: {', '.join(verdict.ids)}", "bold $text-error"),
+        (f" ({effect})\n", "$text-muted"),
+    ]
+    return parts + [(f"  {reason}\n", "") for reason in verdict.reasons]
 
 
 class _Edit:
@@ -450,7 +512,7 @@ class _OnDisk:
         self.target = target
         self.edit = edit
         view = screen.view
-        self.opened = [row.text for row in view.live if row.mark != "-"] if view and view.target == target else None
+        self.opened = view.live_entries if view and view.target == target else None
 
     def check(self) -> DiskCheck:
         memory = self.screen.home.memory
