@@ -161,14 +161,20 @@ async def test_n_and_shift_n_jump_between_changes_and_wrap(home, tmp_path):
 
 async def test_n_and_shift_n_are_in_the_footer_and_the_help(home, tmp_path):
     app = make_app(home, tmp_path)
-    async with app.run_test(size=(120, 30)) as pilot:
+    async with app.run_test(size=(120, 40)) as pilot:
         await open_mode(pilot, "1", MemoryScreen)
-        assert "n/N Next/prev change" in screen_text(app).splitlines()[-1]
+        footer = screen_text(app).splitlines()[-1]
+        assert "n/N Changes" in footer and "? Help" in footer
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
         await settle(pilot)
-        shown = screen_text(app)
-        assert "Next/prev change" in shown and "Previous change" in shown
+        shown = " ".join(screen_text(app).split())
+        assert "n/N Changes" in shown and "N Previous change" in shown and "n / N jump to the next" in shown
+        await pilot.press("escape")
+        await pilot.resize_terminal(80, 24)  # still there, with Help, at 80 columns
+        await settle(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        assert "n/N Changes" in footer and "? Help" in footer
 
 
 async def test_a_threat_in_a_live_entry_is_flagged_beside_its_blocked_snapshot_line(home, tmp_path):

@@ -80,6 +80,8 @@ class MemoryScreen(WorkbenchScreen):
     HELP = (
         "Left: the frozen snapshot the running session's prompt holds. Right: the live file; "
         "+ added, ~ changed, − removed since the snapshot (takes effect next session). "
+        "The columns are aligned: the same entry on the same row, a blank slot where one side has none, "
+        "↕ an entry on another row since; n / N jump to the next / previous change. "
         "Hand edits use the agent's validation and are journaled as 'user'; Enter on a live entry edits it."
     )
 
@@ -88,9 +90,9 @@ class MemoryScreen(WorkbenchScreen):
         Binding("a", "add", "Add", id="memory.add"),
         Binding("e", "edit", "Edit", id="memory.edit"),
         Binding("d,delete", "remove", "Remove", key_display="d", id="memory.remove"),
-        Binding("g", "jump", "Source", id="memory.jump"),
+        Binding("g", "jump", "Source", show=False, id="memory.jump"),  # the detail pane says "g: go to it"
         Binding("u", "undo", "Undo", id="memory.undo"),
-        Binding("n", "change(1)", "Next/prev change", key_display="n/N", id="memory.next_change"),
+        Binding("n", "change(1)", "Changes", key_display="n/N", id="memory.next_change"),
         Binding("N", "change(-1)", "Previous change", show=False, id="memory.previous_change"),
         Binding("f", "refreeze", "Refreeze", show=False, id="memory.refreeze"),
         Binding("left,h", "column('frozen')", "Frozen column", show=False, id="memory.frozen"),
