@@ -14,6 +14,7 @@ from engine.tools import ToolContext
 from tests.screens_seed import open_mode, screen_text
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
+from workbench.messages import ShowEntry
 from workbench.screens.help import HelpScreen
 from workbench.screens.memory import MemoryScreen
 
@@ -236,3 +237,20 @@ async def test_focus_and_the_shared_row_come_back_after_a_dialog(home, tmp_path)
         await settle(pilot)
         assert app.focused is frozen and frozen.highlighted == live.highlighted == 3
         assert screen.detail.entry == "fourth"
+
+
+async def test_showing_an_entry_from_elsewhere_puts_both_columns_on_its_row(home, tmp_path):
+    for text in ("first", "second", "third"):
+        home.memory.add("memory", text, AGENT)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_mode(pilot, "1", MemoryScreen)
+        home.memory.remove("memory", "first", AGENT)
+        frozen, live = columns(screen)
+        await wait_for(pilot, lambda: rows(live)[0] == ("-", ""), what="the removal")
+        await pilot.press("left")  # the frozen column has the focus when the jump comes
+        await settle(pilot)
+        screen.post_message(ShowEntry("memory", "third"))
+        await settle(pilot)
+        assert app.focused is live and live.current.text == "third"
+        assert frozen.highlighted == live.highlighted == 2 and screen.detail.entry == "third"

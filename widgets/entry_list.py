@@ -175,6 +175,11 @@ class EntryList(OptionList):
         if (twin := self._partner()) and self._leads():
             twin.highlighted = highlighted
 
+    def on_focus(self) -> None:
+        """The focused list leads; a focus given before the cursor moved (a jump) still carries it over."""
+        if twin := self._partner():
+            twin.highlighted = self.highlighted
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if (twin := self._partner()) and twin.scroll_y != new_value:
