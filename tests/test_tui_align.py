@@ -213,15 +213,25 @@ async def test_a_threat_in_a_live_entry_is_flagged_beside_its_blocked_snapshot_l
         )
 
 
-async def test_focus_and_the_shared_row_come_back_after_a_dialog(home, tmp_path):
+def three_entries_app(home, tmp_path):
     for text in ("first", "second", "third"):
         home.memory.add("memory", text, AGENT)
-    app = make_app(home, tmp_path)
+    return make_app(home, tmp_path)
+
+
+async def diverged(pilot, change) -> tuple[MemoryScreen, EntryList, EntryList]:
+    """The Memory screen once ``change(memory)``, made after the snapshot, reached the live column."""
+    screen = await open_mode(pilot, "1", MemoryScreen)
+    change(pilot.app.home.memory)
+    frozen, live = columns(screen)
+    await wait_for(pilot, lambda: any(row.mark for row in live.rows), what="the change")
+    return screen, frozen, live
+
+
+async def test_focus_and_the_shared_row_come_back_after_a_dialog(home, tmp_path):
+    app = three_entries_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_mode(pilot, "1", MemoryScreen)
-        home.memory.add("memory", "fourth", AGENT)
-        frozen, live = columns(screen)
-        await wait_for(pilot, lambda: len(live.rows) == 4, what="the new row")
+        screen, frozen, live = await diverged(pilot, lambda memory: memory.add("memory", "fourth", AGENT))
         await pilot.press("down", "down")
         await pilot.press("e")
         await settle(pilot)
@@ -240,14 +250,10 @@ async def test_focus_and_the_shared_row_come_back_after_a_dialog(home, tmp_path)
 
 
 async def test_showing_an_entry_from_elsewhere_puts_both_columns_on_its_row(home, tmp_path):
-    for text in ("first", "second", "third"):
-        home.memory.add("memory", text, AGENT)
-    app = make_app(home, tmp_path)
+    app = three_entries_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_mode(pilot, "1", MemoryScreen)
-        home.memory.remove("memory", "first", AGENT)
-        frozen, live = columns(screen)
-        await wait_for(pilot, lambda: rows(live)[0] == ("-", ""), what="the removal")
+        screen, frozen, live = await diverged(pilot, lambda memory: memory.remove("memory", "first", AGENT))
+        assert rows(live)[0] == ("-", "")
         await pilot.press("left")  # the frozen column has the focus when the jump comes
         await settle(pilot)
         screen.post_message(ShowEntry("memory", "third"))

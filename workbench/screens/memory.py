@@ -5,10 +5,10 @@ running session's prompt holds; with no session running, the one taken when the 
 opened or last re-frozen) and the right column is what is on disk now, aligned entry by
 entry (``engine.memory.align``): one row per entry, a blank slot where a side has none,
 marked ``+`` added, ``~`` changed, ``−`` removed, ``↕`` moved since the snapshot. The
-columns move and scroll together; ``n``/``N`` go to the next/previous change. Hand edits go through the same
-store calls the agent uses (validation, threat scan, limits) with actor "user". An edit
-is opened against one version of an entry; if another writer changed that entry in the
-meantime the save is refused and both versions are shown.
+columns move and scroll together; ``n``/``N`` go to the next/previous change. Hand
+edits go through the same store calls the agent uses (validation, threat scan, limits)
+with actor "user". An edit is opened against one version of an entry; if another writer
+changed that entry in the meantime the save is refused and both versions are shown.
 """
 
 from __future__ import annotations
@@ -329,12 +329,12 @@ class MemoryScreen(WorkbenchScreen):
         index = (ahead[0] if step > 0 else ahead[-1]) if ahead else (marked[0] if step > 0 else marked[-1])
         column.focus()
         column.highlighted = index
-        where = f"change {marked.index(index) + 1} of {len(marked)}"
+        where = f"{marked.index(index) + 1} of {len(marked)}"
         if ahead:
-            self.show_status(where[0].upper() + where[1:] + ".")
+            self.show_status(f"Change {where}.")
         else:
-            edge = ("below", "first") if step > 0 else ("above", "last")
-            self.show_status(f"No more changes {edge[0]}: back to the {edge[1]} ({where}).")
+            side, end = ("below", "first") if step > 0 else ("above", "last")
+            self.show_status(f"No more changes {side}: back to the {end} (change {where}).")
 
     def action_switch_target(self) -> None:
         self.target = next_target(self.target)
