@@ -194,7 +194,7 @@ class ThreadConnections:
     """Hands each thread its own connection to one database file."""
 
     def __init__(
-        self, path: Path, read_only: bool = False, on_connect: Callable[[sqlite3.Connection], None] | None = None
+        self, path: Path, read_only: bool = False, on_connect: Callable[[sqlite3.Connection], object] | None = None
     ):
         self.path = path
         self.read_only = read_only

@@ -400,7 +400,7 @@ def remove_stale_temps(
     ``redundant(bytes)`` says another file or the journal holds the same content; any
     other leftover stays for ``doctor`` to report and move aside, so nothing is lost.
     """
-    removed = []
+    removed: list[str] = []
     cutoff = time.time() - older_than
     try:
         entries = list(os.scandir(folder))

@@ -205,7 +205,7 @@ def _candidates(home: Home):
             if not entry.is_dir(follow_symlinks=False):
                 yield entry
             elif deep:
-                stack.append((entry.path, True))
+                stack.append((Path(entry.path), True))
 
 
 def orphaned_temp_files(home: Home) -> list[Path]:

@@ -326,7 +326,8 @@ class Journal:
         include_pending: bool = False,
     ) -> list[JournalEntry]:
         """Newest first."""
-        where, args = [], []
+        where: list[str] = []
+        args: list[object] = []
         for column, value in (
             ("subsystem", subsystem),
             ("target", target),

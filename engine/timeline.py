@@ -397,7 +397,9 @@ class Timeline:
         """Revert a row or a group, newest first, through each store's guards."""
         rows = self.rows_of(ref)
         single = len(rows) == 1 and row_id(str(ref)) is not None
-        reverted, refused, skipped = [], [], []
+        reverted: list[dict[str, Any]] = []
+        refused: list[dict[str, Any]] = []
+        skipped: list[dict[str, Any]] = []
         for row in rows:
             plan = self._plan_one(row)
             if "skip" in plan:

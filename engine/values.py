@@ -54,10 +54,11 @@ def row_id(text: str) -> int | None:
 
 def json_value(raw: Any, fallback: Any = None) -> Any:
     """JSON text (or UTF-8 bytes) parsed, or ``fallback`` when it is not JSON or is nested too deep."""
-    if raw is None or raw == "" or raw == b"":
+    text = text_value(raw)
+    if not text:
         return fallback
     try:
-        value = json.loads(text_value(raw))
+        value = json.loads(text)
     except (TypeError, ValueError, RecursionError):
         return fallback
     return value if json_depth(value) <= MAX_JSON_DEPTH else fallback

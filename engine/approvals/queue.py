@@ -9,6 +9,7 @@ deleted only after its write is on disk; a failed approval leaves it pending.
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from ..home import Home
 
 DESTRUCTIVE_MEMORY_ACTIONS = ("replace", "remove")
+# What a bulk decision returns: the outcomes that succeeded (under "approved" or "rejected") and "failed".
+BulkOutcome = dict[str, list[dict[str, Any]]]
 
 
 class UnusableRecord(WorkbenchError):
@@ -124,7 +127,7 @@ class ApprovalQueue:
         """Pending records, oldest first (unusable files are skipped; see ``problems``)."""
         return self.scan(subsystem).records
 
-    def problems(self, subsystem: str | None = None) -> list[RecordProblem]:
+    def problems(self, subsystem: str | None = None) -> builtins.list[RecordProblem]:
         return self.scan(subsystem).problems
 
     def count(self, subsystem: str | None = None) -> int:
@@ -185,7 +188,7 @@ class ApprovalQueue:
         return {**view, **skill_view(staged)}
 
     # -- decisions a killed process left half made ------------------------------------
-    def reconcile(self) -> list[int]:
+    def reconcile(self) -> builtins.list[int]:
         """Settle ``pending`` approval rows: a decision whose effect is on disk is rolled forward, else abandoned.
 
         An approval is on disk when its store journaled the write for that record (the
@@ -339,14 +342,14 @@ class ApprovalQueue:
             f"row {entry}.",
         }
 
-    def approve_all(self, subsystem: str | None = None, *, actor: str = "user") -> dict[str, list[dict[str, Any]]]:
+    def approve_all(self, subsystem: str | None = None, *, actor: str = "user") -> BulkOutcome:
         """Approve every pending record, oldest first; failures stay pending."""
         return self._decide_all(subsystem, lambda rid: self.approve(rid, actor=actor), "approved")
 
-    def reject_all(self, subsystem: str | None = None, *, actor: str = "user") -> dict[str, list[dict[str, Any]]]:
+    def reject_all(self, subsystem: str | None = None, *, actor: str = "user") -> BulkOutcome:
         return self._decide_all(subsystem, lambda rid: self.reject(rid, actor=actor), "rejected")
 
-    def _decide_all(self, subsystem, decide, done_key: str) -> dict[str, list[dict[str, Any]]]:
+    def _decide_all(self, subsystem, decide, done_key: str) -> BulkOutcome:
         done: list[dict[str, Any]] = []
         failed: list[dict[str, Any]] = []
         for record in self.list(subsystem):

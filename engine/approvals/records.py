@@ -89,7 +89,7 @@ def check_id(pending_id: object) -> str:
 def check_subsystem(subsystem: object) -> str:
     if subsystem not in SUBSYSTEMS:
         raise WorkbenchError(f"Unknown subsystem {subsystem!r}; expected one of: {', '.join(SUBSYSTEMS)}.")
-    return subsystem  # type: ignore[return-value]
+    return subsystem
 
 
 class PendingStore:

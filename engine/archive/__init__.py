@@ -1,8 +1,10 @@
 """The session archive: Hermes's state.db (sessions, messages, lineage) and search over it.
 
 ``SessionArchive`` is reached as ``home.archive``. Its parts live in one module each
-(sessions, messages, lineage, search, export, upkeep); session_search.py is the agent tool
-and health.py doctor's check and repair of state.db.
+(sessions, messages, lineage, search, export, upkeep), each a class over ``ArchiveCore``
+that subclasses the parts it calls (search needs lineage, upkeep needs search), so the
+type checker sees every call; session_search.py is the agent tool and health.py
+doctor's check and repair of state.db.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from .sessions import SessionsMixin, sanitize_title
 from .upkeep import UpkeepMixin
 
 
-class SessionArchive(SessionsMixin, MessagesMixin, LineageMixin, SearchMixin, ExportMixin, UpkeepMixin):
+class SessionArchive(SessionsMixin, ExportMixin, MessagesMixin, UpkeepMixin, SearchMixin, LineageMixin):
     """Sessions, messages, lineage, search, export and index upkeep over one home's state.db."""
 
 

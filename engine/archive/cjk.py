@@ -88,8 +88,10 @@ class BigramIndex:
     def current(self) -> bool:
         """True when the index is of this version (an older one is rebuilt by the next refresh)."""
         conn = self._conn()
-        row = conn and conn.execute(f"SELECT value FROM {TABLE}_state WHERE key = 'version'").fetchone()
-        return bool(row) and row[0] == VERSION
+        if conn is None:
+            return False
+        row = conn.execute(f"SELECT value FROM {TABLE}_state WHERE key = 'version'").fetchone()
+        return row is not None and row[0] == VERSION
 
     def high_water(self) -> int:
         """Messages with an id up to this are indexed (0: none)."""

@@ -164,8 +164,8 @@ class ArchiveCore:
 
         config = parse_json(get("model_config"))
         return Session(
-            id=text_value(row["id"]),
-            source=text_value(get("source", "")),
+            id=text_value(row["id"]) or "",
+            source=text_value(get("source")) or "",
             title=text_value(get("title")),
             model=text_value(get("model")),
             parent_session_id=text_value(get("parent_session_id")),

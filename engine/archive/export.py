@@ -6,13 +6,14 @@ import json
 from typing import Any
 
 from ..errors import WorkbenchError
-from .core import ArchiveCore
+from .lineage import LineageMixin
+from .messages import MessagesMixin
 from .models import Message, Session, iso
 
 FORMATS = ("json", "markdown")
 
 
-class ExportMixin(ArchiveCore):
+class ExportMixin(MessagesMixin, LineageMixin):
     def export_session(self, session_id: str, fmt: str = "json") -> str:
         """The session's metadata and every message (archived ones included, flagged)."""
         session = self._session_or_fail(session_id)

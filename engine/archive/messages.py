@@ -164,7 +164,7 @@ class MessagesMixin(ArchiveCore):
         token_count = number_value(row["token_count"]) if "token_count" in keys else None
         return Message(
             id=row["id"],
-            session_id=text_value(row["session_id"]),
+            session_id=text_value(row["session_id"]) or "",
             role=text_value(row["role"]) or "",
             content=decode_content(row["content"]),
             timestamp=number_value(row["timestamp"]) or 0.0,

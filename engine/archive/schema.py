@@ -237,17 +237,26 @@ class _Reference:
     triggers: dict[str, tuple[str, str]]  # trigger -> (its FTS table, statement)
 
 
+def _named(statement: str) -> tuple[str, str]:
+    """The kind and name one of our own CREATE statements makes."""
+    found = _NAMED.match(statement)
+    if found is None:
+        raise ValueError(f"not a named CREATE statement: {statement[:60]!r}")
+    return found.group(1), found.group(2)
+
+
 @functools.cache
 def _reference() -> _Reference:
     kinds: dict[str, dict[str, str]] = {"TABLE": {}, "INDEX": {}, "TRIGGER": {}}
     for statement in _split(TABLES_SQL):
-        kind, name = _NAMED.match(statement).groups()
+        kind, name = _named(statement)
         kinds[kind][name] = statement
-    fts, triggers = {}, {}
+    fts: dict[str, str] = {}
+    triggers: dict[str, tuple[str, str]] = {}
     for table, script in FTS_TABLES.items():
         create, *rest = _split(script)
         fts[table] = create
-        triggers.update((_NAMED.match(t).group(2), (table, t)) for t in rest)
+        triggers.update((_named(t)[1], (table, t)) for t in rest)
     scratch = sqlite3.connect(":memory:")
     try:
         scratch.executescript(TABLES_SQL)

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from ..errors import WorkbenchError
 from . import vocab
 from .cjk import INDEXED_TEXT, BigramIndex, fts_pages
-from .core import ArchiveCore
+from .lineage import LineageMixin
 from .models import MARK_CLOSE, MARK_OPEN, SearchHit, content_text, decode_content
 from .query import (
     MIN_PREFIX,
@@ -60,7 +60,7 @@ class _Plan:
         self.name, self.pages, self.verify = name, pages, verify
 
 
-class SearchMixin(ArchiveCore):
+class SearchMixin(LineageMixin):
     @property
     def bigram_index(self) -> BigramIndex:
         index = self.__dict__.get("_bigram")
@@ -141,7 +141,7 @@ class SearchMixin(ArchiveCore):
             high = index.high_water()
             gap = self._like_pages(terms, descending, above=high)
             indexed = index.pages(match, descending=descending, ranked=ranked, page=PAGE)
-            pages = itertools.chain(gap, indexed) if descending else itertools.chain(indexed, gap)
+            pages: Pages = itertools.chain(gap, indexed) if descending else itertools.chain(indexed, gap)
             return _Plan(f"bigram:{order}", pages, terms)
         long_terms = [t for t in terms if len(t) >= 3]
         if self.caps.trigram and long_terms:
@@ -217,12 +217,13 @@ class SearchMixin(ArchiveCore):
 
     def _like_pages(self, terms: list[str], descending: bool, above: int = 0) -> Pages:
         """Scan messages for every term as a substring (ASCII case-insensitive), by id."""
-        where, args = [], []
+        clauses: list[str] = []
+        args: list[str] = []
         for term in terms:  # the term as stored, or escaped in tool-call JSON written by Hermes
             forms = [term, *escaped_forms(term)]
-            where.append("(" + " OR ".join(f"{INDEXED_TEXT} LIKE ? ESCAPE '\\'" for _ in forms) + ")")
+            clauses.append("(" + " OR ".join(f"{INDEXED_TEXT} LIKE ? ESCAPE '\\'" for _ in forms) + ")")
             args += [f"%{like_escape(f)}%" for f in forms]
-        where = " AND ".join(where) or "1"
+        where = " AND ".join(clauses) or "1"
         bound = None
         while True:
             sql = f"SELECT m.id FROM messages m WHERE {where} AND {self._visible()} AND m.id > ?"

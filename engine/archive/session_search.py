@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import WorkbenchError
 from ..tools import ToolContext
 from ..values import row_id
-from .models import Message, Session, content_text
+from .models import Message, SearchHit, Session, content_text
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +280,8 @@ def _preview(archive, session_id: str) -> str:
 
 def _browse(archive, limit: int, current: str | None) -> dict[str, Any]:
     current_root = archive.root_of(current) if current and archive.get_session(current) else None
-    results, offset = [], 0
+    results: list[dict[str, Any]] = []
+    offset = 0
     while len(results) < limit:
         roots = archive.root_sessions(limit=limit + 5, offset=offset)
         if not roots:
@@ -374,7 +375,7 @@ def _discover(archive, query: str, limit: int, roles: list[str], sort: Any, curr
                 }
             )
     sort = sort if sort in ("newest", "oldest") else None
-    hits = []
+    hits: list[SearchHit] = []
     for excluded in (HIDDEN_SOURCES + DEMOTED_SOURCES, HIDDEN_SOURCES):  # cron lineages only fill what is left
         if len(results) + len(hits) >= limit:
             break

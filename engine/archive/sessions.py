@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import WorkbenchError
 from ..events import SessionChanged
-from .core import ArchiveCore
+from .lineage import LineageMixin
 from .models import Session
 
 MAX_TITLE_LENGTH = 100
@@ -65,7 +65,7 @@ def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-class SessionsMixin(ArchiveCore):
+class SessionsMixin(LineageMixin):
     def new_session_id(self) -> str:
         """``YYYYMMDD_HHMMSS_<6 hex>`` (UTC), the shape Hermes uses."""
         return time.strftime("%Y%m%d_%H%M%S", time.gmtime(self.clock.now())) + "_" + secrets.token_hex(3)
@@ -339,7 +339,8 @@ class SessionsMixin(ArchiveCore):
             raise WorkbenchError(
                 f"Unknown token counter(s): {', '.join(sorted(unknown))}; use {', '.join(_TOKEN_COLUMNS)}."
             )
-        sets, args = [], []
+        sets: list[str] = []
+        args: list[object] = []
         for column, value in counts.items():
             if self.caps.has("sessions", column):
                 sets.append(f"{column} = ?" if absolute else f"{column} = COALESCE({column}, 0) + ?")
@@ -438,7 +439,8 @@ class SessionsMixin(ArchiveCore):
         if older_than_days < 0:
             raise WorkbenchError("older_than_days must be zero or more.")
         cutoff = self.clock.now() - older_than_days * 86400
-        sql, args = "SELECT id FROM sessions WHERE ended_at IS NOT NULL AND started_at < ?", [cutoff]
+        sql = "SELECT id FROM sessions WHERE ended_at IS NOT NULL AND started_at < ?"
+        args: list[object] = [cutoff]
         if source is not None:
             sql += " AND source = ?"
             args.append(source)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..errors import WorkbenchError
 from ..health import CHECKS, Finding
 from .cjk import TABLE as BIGRAM_TABLE
-from .core import ArchiveCore
+from .search import SearchMixin
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -58,14 +58,14 @@ def _varint(data: bytes, i: int) -> tuple[int, int]:
     return value, i
 
 
-class UpkeepMixin(ArchiveCore):
+class UpkeepMixin(SearchMixin):
     def _fts_indexes(self) -> list[tuple[sqlite3.Connection, str]]:
         found = [
             (self.conn(), t)
             for t, present in (("messages_fts", self.caps.fts), ("messages_fts_trigram", self.caps.trigram))
             if present
         ]
-        ours = self.bigram_index.connection()  # type: ignore[attr-defined]  (SearchMixin)
+        ours = self.bigram_index.connection()
         if ours is not None:
             found.append((ours, BIGRAM_TABLE))
         return found
@@ -82,7 +82,7 @@ class UpkeepMixin(ArchiveCore):
         if self.read_only:
             return {}
         deadline = time.monotonic() + budget_s
-        self.bigram_index.refresh(max_rows=1, wait=False)  # type: ignore[attr-defined]  (one batch)
+        self.bigram_index.refresh(max_rows=1, wait=False)  # one batch
         steps: dict[str, int] = {}
         for conn, table in self._fts_indexes():
             while time.monotonic() < deadline and (segments(conn, table) or 0) > 1:

@@ -66,8 +66,8 @@ def archived_time(found: Found, record: dict | None) -> float:
     """
     record = record or {}
     names_this_copy = record.get("archive_dir") in (found.dir_name, None)  # Hermes records no folder
-    if names_this_copy and parse_iso(record.get("archived_at")):
-        return parse_iso(record["archived_at"])
+    if names_this_copy and (archived_at := parse_iso(record.get("archived_at"))):
+        return archived_at
     stamp = _stamp_of(found.dir_name)
     if stamp:
         return datetime.strptime(stamp, "%Y%m%d%H%M%S").replace(tzinfo=UTC).timestamp()

@@ -304,14 +304,17 @@ class Consolidator:
         moves = []
         for move in args.get("moves") or []:
             source = by_name.get(str(move.get("skill")))
-            path = source.found.path / str(move.get("from")) if source else None
-            ok = path is not None and self._in_tree(f"{source.found.rel}/{move.get('from')}") and path.is_file()
+            digest = "missing"
+            if source is not None:
+                path = source.found.path / str(move.get("from"))
+                if self._in_tree(f"{source.found.rel}/{move.get('from')}") and path.is_file():
+                    digest = sha256(path.read_bytes())
             moves.append(
                 {
                     "skill": str(move.get("skill")),
                     "from": str(move.get("from")),
                     "to": str(move.get("to")),
-                    "sha256": sha256(path.read_bytes()) if ok else "missing",
+                    "sha256": digest,
                 }
             )
         name = str(args.get("umbrella_name") or "")
@@ -551,7 +554,7 @@ class Consolidator:
         """The multi-file view of a plan: each file created, moved or archived, with a line diff."""
         plan = payload.get("plan") if isinstance(payload, dict) else None
         problems = self.verify(plan)
-        if problems:
+        if problems or not isinstance(plan, dict):  # (verify calls a plan that is not a dict malformed)
             return {
                 "name": payload.get("name"),
                 "file": "SKILL.md",
@@ -637,7 +640,8 @@ class Consolidator:
         for job in jobs:
             if not isinstance(job, dict):
                 continue
-            raw = job.get("skills") if job.get("skills") is not None else ([job["skill"]] if job.get("skill") else [])
+            listed = job.get("skills")
+            raw = listed if listed is not None else ([job["skill"]] if job.get("skill") else [])
             before = [str(s).strip() for s in ([raw] if isinstance(raw, str) else raw) if str(s or "").strip()]
             after: list[str] = []
             for skill in before:

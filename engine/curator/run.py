@@ -12,7 +12,7 @@ import json
 import os
 import time
 from dataclasses import asdict, dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -550,7 +550,7 @@ class Curator:
                         mutate=mutate,
                         undo=undo,
                         cleanup=cleanup,
-                        usage=lambda name=found.name: self._resync(name),
+                        usage=partial(self._resync, found.name),
                         keep_blobs=True,
                         evidence={"ttl_days": days, "path": found.rel},
                     ),

@@ -73,9 +73,10 @@ def check(
         return Due(False, "due, but an agent turn is running; it runs once the home is idle.", next_at)
     idle_until = (last_activity or 0.0) + schedule.min_idle_hours * HOUR
     if now < idle_until:
+        since = iso(last_activity) if last_activity is not None else "none recorded"
         return Due(
             False,
-            f"due, waiting for {schedule.min_idle_hours:g} h without activity (last activity {iso(last_activity)}).",
+            f"due, waiting for {schedule.min_idle_hours:g} h without activity (last activity {since}).",
             idle_until,
         )
     return Due(True, "due: the interval has passed and the home is idle.", next_at)
@@ -91,7 +92,7 @@ def last_activity(home) -> float | None:
         ),
         (home.state_db_path, lambda: home.archive.conn(), "SELECT max(timestamp) FROM messages"),
     )
-    moments = []
+    found = []
     for path, connect, sql in queries:
         if not path.exists():
             continue
@@ -99,6 +100,6 @@ def last_activity(home) -> float | None:
             row = connect().execute(sql).fetchone()
         except (sqlite3.Error, WorkbenchError):  # an unreadable database does not block curation; doctor reports it
             continue
-        moments.append(row[0] if row else None)
-    moments = [float(m) for m in moments if isinstance(m, (int, float))]
+        found.append(row[0] if row else None)
+    moments = [float(m) for m in found if isinstance(m, (int, float))]
     return max(moments) if moments else None

@@ -72,7 +72,8 @@ def memory_calls(tool_calls: Any) -> list[tuple[int, str | None, dict]]:
     for position, call in enumerate(calls if isinstance(calls, list) else []):
         if not isinstance(call, dict):
             continue
-        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        nested = call.get("function")
+        function = nested if isinstance(nested, dict) else call
         if function.get("name") != TOOL:
             continue
         arguments = _json(function.get("arguments"))
@@ -159,7 +160,7 @@ class ArchiveWrites:
 
     # -- reading the archive ----------------------------------------------------------
     def _stamp(self) -> tuple:
-        stamps = []
+        stamps: list[tuple[int, int, int] | None] = []
         for suffix in ("", "-wal"):
             try:
                 info = self.home.state_db_path.with_name(self.home.state_db_path.name + suffix).stat()

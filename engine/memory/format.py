@@ -168,7 +168,9 @@ def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None,
     fresh = [e for e in new if e not in old_set]
     pairs = pair_changes(gone, fresh)
     paired = set(pairs.values())
-    changes = [("remove", e, None, old.index(e)) for e in gone if e not in paired]
+    changes: list[tuple[str, str | None, str | None, int]] = [
+        ("remove", e, None, old.index(e)) for e in gone if e not in paired
+    ]
     changes += [("replace", pairs[e], e, new.index(e)) if e in pairs else ("add", None, e, new.index(e)) for e in fresh]
     return changes
 

@@ -202,6 +202,8 @@ def apply_undo(memory: MemoryStore, offer: Undo, actor: str = "user") -> dict[st
     if offer.event_id is not None:
         return undo(memory, offer.event_id, actor)
     source = offer.origin
+    if source is None:
+        raise ValueError("An undo offer names a journal row or an archive add; this one names neither.")
     entry = offer.entry
     try:
         memory._check_writable()

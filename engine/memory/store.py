@@ -516,7 +516,8 @@ class MemoryStore:
         ``targets`` says which live entry each replace or remove hits now (or that it is
         gone or ambiguous), so a write Hermes staged without naming its entry can be judged.
         """
-        target = payload.get("target") if payload.get("target") in TARGETS else "memory"
+        named = payload.get("target")
+        target = named if isinstance(named, str) and named in TARGETS else "memory"
         state = self.read(target)
         limit = self.limit(target)
         after, error, targets = state.entries, None, []
@@ -906,7 +907,7 @@ class MemoryStore:
         changes = entry_changes(parse_entries(before), state.entries)
         if not changes:
             return None
-        rows = [
+        rows: list[dict[str, Any]] = [
             {"action": action, "before": old, "after": new, "detail": {"index": index}}
             for action, old, new, index in changes
         ]

@@ -61,7 +61,7 @@ def next_target(name: str) -> str:
 
 
 class _Names(Sequence[str]):
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         return list(REGISTRY)[index]
 
     def __len__(self) -> int:

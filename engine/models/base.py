@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,7 +88,7 @@ class Model(ABC):
     """A chat model. ``complete`` is the one required call; ``summarise`` backs compression."""
 
     name = "model"
-    streams = False  # True: ``complete`` also takes ``on_delta`` and calls it with text as it arrives
+    streams = False  # True: a ``StreamingModel`` whose ``complete`` hands text to ``on_delta`` as it arrives
 
     @abstractmethod
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
@@ -109,6 +110,19 @@ class Model(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, not abstract
         """Release network clients; nothing to do for local models."""
+
+
+class StreamingModel(Model):
+    """A model that can hand its reply's text to ``on_delta`` piece by piece (while ``streams`` is on)."""
+
+    @abstractmethod
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_delta: Callable[[str], None] | None = None,
+    ) -> ModelReply:
+        """One chat-completions call; with ``on_delta`` the text also arrives through it as it is made."""
 
 
 def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:

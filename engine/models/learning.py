@@ -11,6 +11,7 @@ already holds.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..providers.fence import sanitize_context
@@ -39,7 +40,7 @@ _NOT_NAMES = frozenset(
 )
 
 # (pattern, how to word the entry, why it is worth keeping); patterns match a whole clause.
-_RULES: list[tuple[re.Pattern, object, str]] = [
+_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], tuple[str, str]], str]] = [
     (
         re.compile(r"^(?i:hi|hello|hey)?[, ]*(?i:i'm|i am|my name is|call me|this is)\s+(?P<x>[A-Z][\w'-]+)$"),
         lambda m: ("user", f"User's name is {m.group('x')}."),

@@ -282,7 +282,7 @@ class OfflineModel(Model):
                 result,
                 "removing that",
                 f"Done. I removed \u201c{shorten(last.args.get('old_text', ''), 120)}"
-                f"\u201d from your {TARGET_LABELS.get(last.args.get('target'), 'memory')}.",
+                f"\u201d from your {TARGET_LABELS.get(last.args.get('target', ''), 'memory')}.",
                 "",
             )
         tried = {(s.args.get("target"), s.args.get("old_text")) for s in steps}

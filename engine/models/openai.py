@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from .base import Model, ModelError, ModelReply, ToolCall, parse_arguments
+from .base import ModelError, ModelReply, StreamingModel, ToolCall, parse_arguments
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 30.0
@@ -35,7 +35,7 @@ def api_message(message: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class OpenAIModel(Model):
+class OpenAIModel(StreamingModel):
     def __init__(
         self,
         *,

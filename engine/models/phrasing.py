@@ -8,6 +8,7 @@ and naming a skill after a request.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 STOPWORDS = frozenset(
     "a an and are as at be but by can could did do does for from had has have how i in into is it its me my of on "
@@ -25,7 +26,7 @@ def _verb(match: re.Match) -> str:
     return f"{adverb.lower()} {third_person(verb)}" if adverb else third_person(verb)
 
 
-_FIRST_PERSON = [
+_FIRST_PERSON: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"^(?:i am|i'm)\s+", re.I), "User is "),
     (re.compile(r"^my name is\s+", re.I), "User's name is "),
     (re.compile(r"^my\s+(.+?)\s+(is|are)\s+", re.I), lambda m: f"User's {m.group(1)} {m.group(2)} "),
@@ -38,7 +39,7 @@ _FIRST_PERSON = [
 
 def keywords(text: str) -> list[str]:
     """Content words (lower case, stopwords dropped); each CJK character counts as a word."""
-    words = []
+    words: list[str] = []
     for word in _WORD_RE.findall(text.lower()):
         if _CJK_RE.search(word):
             words.extend(ch for ch in word if _CJK_RE.match(ch))

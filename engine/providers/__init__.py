@@ -38,9 +38,13 @@ class ProviderSource:
     load: Callable[[], Callable[[Any], MemoryProvider]]
 
 
+def _built_in(name: str, factory: Callable[[Any], MemoryProvider]) -> ProviderSource:
+    return ProviderSource(name, "built-in", lambda: factory)
+
+
 def installed_providers(warnings: list[str] | None = None) -> dict[str, ProviderSource]:
     """Every provider that could be chosen, by name: built-ins first, then entry points."""
-    found = {name: ProviderSource(name, "built-in", lambda f=factory: f) for name, factory in BUILTIN.items()}
+    found = {name: _built_in(name, factory) for name, factory in BUILTIN.items()}
     for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         name = point.name.strip().lower()
         dist = getattr(point.dist, "name", None)

@@ -145,7 +145,7 @@ class MemoryManager:
         """Queue a hook on the worker thread, after everything queued before it."""
         if self.provider is None:
             return
-        self._report_stuck()
+        self._report_stuck(self.provider)
 
         def job() -> None:
             self._current_hook = hook
@@ -154,12 +154,12 @@ class MemoryManager:
         if not self._worker.submit(job):
             self._warn(f"Memory provider {self.provider.name!r}: {hook} arrived after shutdown and was dropped.")
 
-    def _report_stuck(self) -> None:
+    def _report_stuck(self, provider: MemoryProvider) -> None:
         since = self._worker.busy_since
         if since is not None and time.monotonic() - since > HOOK_STUCK_S and self._reported_stuck != since:
             self._reported_stuck = since
             self._warn(
-                f"Memory provider {self.provider.name!r} has been stuck in {self._current_hook} for "
+                f"Memory provider {provider.name!r} has been stuck in {self._current_hook} for "
                 f"{time.monotonic() - since:.0f}s; its later hooks wait behind it (turns go on)."
             )
 
@@ -175,16 +175,17 @@ class MemoryManager:
 
     def recall_fence(self, query: str, session_id: str) -> str:
         """The fenced recall for this user message ('' when nothing was recalled or in time)."""
-        if self.provider is None or is_trivial(query):
+        provider = self.provider
+        if provider is None or is_trivial(query):
             return ""
         if self._stuck is not None and self._stuck.is_alive():
             return ""
         box: list[str] = []
         worker = threading.Thread(
             target=lambda: box.append(
-                self._guard("prefetch", self.provider.prefetch, query, session_id=session_id, default="") or ""
+                self._guard("prefetch", provider.prefetch, query, session_id=session_id, default="") or ""
             ),
-            name=f"memory-prefetch-{self.provider.name}",
+            name=f"memory-prefetch-{provider.name}",
             daemon=True,
         )
         worker.start()
@@ -192,7 +193,7 @@ class MemoryManager:
         if worker.is_alive():
             self._stuck = worker
             self._warn(
-                f"Memory provider {self.provider.name!r} prefetch timed out after {self.prefetch_timeout:g}s; "
+                f"Memory provider {provider.name!r} prefetch timed out after {self.prefetch_timeout:g}s; "
                 "this turn goes on without its recall."
             )
             return ""
@@ -230,7 +231,8 @@ class MemoryManager:
         """Mirror committed built-in memory writes; staged or failed ones never reach the provider."""
         if self.provider is None or result.get("success") is not True or result.get("staged"):
             return
-        operations = args.get("operations") if isinstance(args.get("operations"), list) else [args]
+        listed = args.get("operations")
+        operations = listed if isinstance(listed, list) else [args]
         for op in operations:
             action = op.get("action")
             if action in ("add", "replace", "remove"):

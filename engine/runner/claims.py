@@ -46,6 +46,11 @@ def _wrote(tool_name: str | None, content: Any) -> bool:
     return isinstance(result, dict) and (result.get("success") is True or bool(result.get("staged")))
 
 
+def _field(message: Any, key: str) -> Any:
+    """A message dict's value or a stored message's attribute (None when it has none)."""
+    return message.get(key) if isinstance(message, dict) else getattr(message, key, None)
+
+
 def unbacked_claims(messages: Iterable[Any]) -> list[Any]:
     """The ids of assistant messages making an unbacked claim, over stored messages (``role``, ``content``,
     ``tool_name``, ``id`` attributes) or message dicts (then their positions)."""
@@ -58,14 +63,13 @@ def unbacked_claims(messages: Iterable[Any]) -> list[Any]:
             found.extend(ident for ident, _ in turn)
 
     for position, message in enumerate(messages):
-        get = message.get if isinstance(message, dict) else lambda key, _m=message: getattr(_m, key, None)
-        role = get("role")
+        role, content = _field(message, "role"), _field(message, "content")
         if role == "user":
             close()
             turn, backed = [], False
         elif role == "tool":
-            backed = backed or _wrote(get("tool_name"), get("content"))
-        elif role == "assistant" and isinstance(get("content"), str) and claims_a_save(get("content")):
-            turn.append((position if isinstance(message, dict) else get("id"), get("content")))
+            backed = backed or _wrote(_field(message, "tool_name"), content)
+        elif role == "assistant" and isinstance(content, str) and claims_a_save(content):
+            turn.append((position if isinstance(message, dict) else _field(message, "id"), content))
     close()
     return found

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,7 @@ def message_chars(message: dict[str, Any]) -> int:
     return size
 
 
-def estimate_tokens(system_prompt: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] = ()) -> int:
+def estimate_tokens(system_prompt: str, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> int:
     """Characters / 4 over the whole request (system prompt, messages, tool schemas)."""
     chars = len(system_prompt) + sum(message_chars(m) for m in messages)
     chars += len(json.dumps(list(tools), ensure_ascii=False)) if tools else 0

@@ -13,6 +13,7 @@ child session (or in place).
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import logging
 import sqlite3
@@ -26,7 +27,7 @@ from typing import Any
 
 from ..errors import WorkbenchError
 from ..events import RunnerEvent
-from ..models.base import Model, ModelReply
+from ..models.base import Model, ModelReply, StreamingModel
 from ..providers import configured_providers
 from ..providers.base import MemoryProvider
 from ..providers.fence import StreamingContextScrubber, attach_to_user_message, sanitize_context
@@ -66,7 +67,7 @@ class TurnResult:
     unbacked_claim: bool = False  # the answer claims a save that no write in this turn backs (see claims.py)
 
     def to_dict(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "session_id": self.session_id,
             "user": self.user,
             "assistant": self.assistant,
@@ -282,16 +283,12 @@ class AgentSession:
         tools = builtin_tools(self.home)
         for schema in self.manager.tool_schemas():
             name = schema["name"]
-            tools.append(
-                Tool(
-                    name,
-                    schema,
-                    lambda home, args, ctx, _n=name: self.manager.handle_tool_call(
-                        _n, args, session_id=ctx.session_id, message_id=ctx.message_id
-                    ),
-                )
-            )
+            tools.append(Tool(name, schema, functools.partial(self._provider_tool, name)))
         return ToolRegistry(self.home, tools)
+
+    def _provider_tool(self, name: str, home: Any, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        """Runs a memory provider's tool for this turn's session and message."""
+        return self.manager.handle_tool_call(name, args, session_id=ctx.session_id, message_id=ctx.message_id)
 
     def _build_prompt(self) -> str:
         return build_system_prompt(self.home, provider_block=self.manager.system_prompt_block(), cwd=self.cwd)
@@ -405,8 +402,8 @@ class AgentSession:
         if key not in self._prefix_hashes:  # hashing the prompt and schemas once per prefix, not per request
             self._prefix_hashes[key] = prefix_hash(messages[0]["content"], schemas)
         started = time.perf_counter()
-        if self.model.streams and purpose == "turn":
-            reply = self._streamed(messages, schemas)
+        if isinstance(self.model, StreamingModel) and self.model.streams and purpose == "turn":
+            reply = self._streamed(self.model, messages, schemas)
         else:
             reply = self.model.complete(messages, schemas)
         usage = reply.usage or {}
@@ -430,7 +427,9 @@ class AgentSession:
         )
         return reply
 
-    def _streamed(self, messages: list[dict[str, Any]], schemas: list[dict[str, Any]]) -> ModelReply:
+    def _streamed(
+        self, model: StreamingModel, messages: list[dict[str, Any]], schemas: list[dict[str, Any]]
+    ) -> ModelReply:
         """A streaming call: text is scrubbed of fence spans and emitted as ``assistant_delta`` events."""
         scrubber = StreamingContextScrubber()
 
@@ -439,7 +438,7 @@ class AgentSession:
             if shown:
                 self.emit("assistant_delta", text=shown)
 
-        reply = self.model.complete(messages, schemas, on_delta=on_delta)
+        reply = model.complete(messages, schemas, on_delta=on_delta)
         tail = scrubber.flush()
         if tail:
             self.emit("assistant_delta", text=tail)

@@ -138,11 +138,15 @@ class Scanner:
         return False
 
     def active(self) -> list[Found]:
+        return self._walk()[0]
+
+    def _walk(self) -> tuple[list[Found], _Layout]:
+        """The active skills, sorted, and the layout they were found in (remembered for ``_fresh_layout``)."""
         found: list[Found] = []
         folders: dict[tuple[str, ...], _Folder] = {}
         if self._refused(self.skills_dir):  # skills/ is a link the policy does not follow: no library
             self._layout = _Layout(folders, {})
-            return found
+            return found, self._layout
         seen: set[str] = set()
         stack: list[tuple[Path, tuple[str, ...]]] = [(self.skills_dir, ())]
         while stack:
@@ -172,7 +176,7 @@ class Scanner:
             if skill.name != skill.dir_name:
                 aliases.setdefault(skill.name, []).append(skill.rel)
         self._layout = _Layout(folders, aliases)
-        return sorted(found, key=lambda f: f.rel)
+        return sorted(found, key=lambda f: f.rel), self._layout
 
     def forget_layout(self) -> None:
         """Drop the remembered layout (after a write of our own that may rename a skill)."""
@@ -206,8 +210,7 @@ class Scanner:
         """The remembered layout, checked folder by folder; walks again when subfolders changed."""
         layout = self._layout
         if layout is None:
-            self.active()
-            return self._layout
+            return self._walk()[1]
         trusted_before = time.time_ns() - RACY_NS
         for parts, seen in list(layout.folders.items()):
             folder = self.skills_dir.joinpath(*parts)
@@ -221,8 +224,7 @@ class Scanner:
             except OSError:
                 listed = None
             if listed != seen.subfolders:  # (a skill losing SKILL.md fails its probe; a folder gaining one, above)
-                self.active()
-                return self._layout
+                return self._walk()[1]
             layout.folders[parts] = _Folder(now, seen.subfolders, seen.skills)
         return layout
 

@@ -8,6 +8,7 @@ by exactly the rules that would have applied inline.
 
 from __future__ import annotations
 
+import builtins
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -215,7 +216,7 @@ class SkillLibrary:
             )
         return matches[0]
 
-    def _umbrellas_of(self, name: str) -> list[Found]:
+    def _umbrellas_of(self, name: str) -> builtins.list[Found]:
         """Active skills whose frontmatter ``absorbed`` lists ``name`` (a consolidated skill's old name)."""
         from ..curator.consolidate import absorbed_names
 
@@ -234,7 +235,7 @@ class SkillLibrary:
     def get(self, name: str) -> SkillInfo:
         return self.infos([self.find_any(name)])[0]
 
-    def _record(self, bump: Callable[[str], None], name: str, action: str) -> None:
+    def _record(self, bump: Callable[[str], object], name: str, action: str) -> None:
         """Usage telemetry (never on a read-only home), announced so views can refresh counts."""
         if not self.home.read_only:
             bump(name)
@@ -244,7 +245,7 @@ class SkillLibrary:
         """Count a use of an active skill (slash-command load, preload)."""
         self._record(self.usage.bump_use, self.find(name, follow_absorbed=True).name, "use")
 
-    def linked_files(self, skill_dir: Path) -> dict[str, list[str]]:
+    def linked_files(self, skill_dir: Path) -> dict[str, builtins.list[str]]:
         groups: dict[str, list[str]] = {}
         for group, (suffixes, recursive) in _LINKED.items():
             folder = skill_dir / group
@@ -260,7 +261,7 @@ class SkillLibrary:
                 groups[group] = files
         return groups
 
-    def _all_files(self, skill_dir: Path) -> list[str]:
+    def _all_files(self, skill_dir: Path) -> builtins.list[str]:
         return sorted(
             p.relative_to(skill_dir).as_posix()
             for p in skill_dir.rglob("*")
@@ -371,7 +372,7 @@ class SkillLibrary:
         """One writer at a time across processes for skill files (skill_manage and the Curator)."""
         return self.home.links.lock(self.dir / ".locks" / "skills")
 
-    def reconcile(self) -> list[int]:
+    def reconcile(self) -> builtins.list[int]:
         """Settle changes a killed process left half done (see ``changes.reconcile``); returns their rows."""
         if not self.home.journal.pending("skills"):
             return []
@@ -409,22 +410,21 @@ class SkillLibrary:
             if key != "category" and args.get(key) is not None and not isinstance(args[key], str):
                 raise SkillError(f"{key} must be text, got {type(args[key]).__name__}; nothing was changed.")
         action = args.get("action")
-        planner = {
-            "create": self._plan_create,
+        on_skill: dict[str, Callable[[Found, dict[str, Any]], Plan]] = {
             "edit": self._plan_edit,
             "patch": self._plan_patch,
             "delete": self._plan_delete,
             "write_file": self._plan_write_file,
             "remove_file": self._plan_remove_file,
-        }.get(action)
-        if planner is None:
-            raise SkillError(f"Unknown action '{action}'. Use: create, edit, patch, delete, write_file, remove_file")
+        }
         if action == "create":
-            plan = planner(args)
-        else:
+            plan = self._plan_create(args)
+        elif isinstance(action, str) and action in on_skill:
             found = self.find(args.get("name"), follow_absorbed=action != "delete")  # never delete by an old name
             self._writable(found, action, ctx)
-            plan = planner(found, args)
+            plan = on_skill[action](found, args)
+        else:
+            raise SkillError(f"Unknown action '{action}'. Use: create, edit, patch, delete, write_file, remove_file")
         plan.flags = check_plan(plan)
         return plan
 
@@ -717,7 +717,7 @@ class SkillLibrary:
         if edited_content is None:
             return dict(payload)
         slot = {"create": "content", "edit": "content", "write_file": "file_content", "patch": "new_string"}.get(
-            payload.get("action")
+            payload.get("action", "")
         )
         if slot is None:
             raise SkillError(f"A staged '{payload.get('action')}' has no text to edit; approve or reject it as is.")

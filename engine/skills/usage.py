@@ -78,8 +78,8 @@ def _sane(record: dict[str, Any]) -> dict[str, Any]:
 
 def last_activity(record: dict[str, Any]) -> float | None:
     """Latest of last used / viewed / patched (creation is not activity)."""
-    moments = [parse_iso(record.get(k)) for k in ("last_used_at", "last_viewed_at", "last_patched_at")]
-    moments = [m for m in moments if m is not None]
+    parsed = (parse_iso(record.get(k)) for k in ("last_used_at", "last_viewed_at", "last_patched_at"))
+    moments = [m for m in parsed if m is not None]
     return max(moments) if moments else None
 
 
@@ -118,7 +118,7 @@ class UsageStore:
             self.links.write_json(self.path, records)
             return records
 
-    def change_one(self, name: str, change: Callable[[dict[str, dict[str, Any]], str], None]) -> Callable[[], None]:
+    def change_one(self, name: str, change: Callable[[dict[str, dict[str, Any]], str], object]) -> Callable[[], None]:
         """``update`` with a change to ``name``'s record alone; returns how to put that record back.
 
         A multi-step operation (archive, restore, purge) calls the returned undo when a
