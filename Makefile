@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 HOME_DIR ?= demo-home
 
-.PHONY: run test bench fuzz soak install clean
+.PHONY: run test lint bench fuzz soak install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,13 @@ run: $(STAMP)
 ## install with the test extras and run the whole suite
 test: $(STAMP)
 	$(PY) -m pytest -n 2 -q
+
+## format check, lint, type check of engine/ and import contracts (docs/development.md, "Lint")
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-logo
 
 ## benchmarks: numbers, ratios and peak memory (not part of `make test`)
 bench: $(STAMP)
