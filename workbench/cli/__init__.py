@@ -1,4 +1,4 @@
-"""The ``workbench`` command line (contract in shared/CLI.md).
+"""The ``workbench`` command line (its contract: docs/cli-contract.md).
 
 Each command group lives in its own module with a ``register(subparsers, common)``
 function. Handlers take ``(home, args)`` and return an ``Output``; this module prints
