@@ -251,3 +251,47 @@ def substring_ids(folder, needle) -> list[int]:
         ]
     finally:
         conn.close()
+
+
+def test_a_compression_chain_hermes_wrote_is_one_row_like_hermes_own_list(hermes, tmp_path):
+    """Hermes rotates on compression as its agent does (end 'compression', a child, the next ``#N`` title):
+    our chains are its logical conversations, tip for tip, and the branch and delegate nest under them."""
+    folder = tmp_path / "hermes"
+    folder.mkdir()
+    listed = hermes.json(
+        folder,
+        OPEN
+        + """
+import time
+db.create_session("d1", "cli", model="m")
+db.set_session_title("d1", "Deploy API")
+db.append_message("d1", "user", "deploy the API")
+for old, new in (("d1", "d2"), ("d2", "d3")):
+    time.sleep(0.01)
+    title = db.get_session_title(old)
+    db.end_session(old, "compression")
+    db.create_session(new, "cli", model="m", model_config={"max_iterations": 90}, parent_session_id=old)
+    db.set_session_title(new, db.get_next_title_in_lineage(title))
+    db.append_message(new, "user", f"continue in {new}")
+db.create_session("b1", "cli", model_config={"_branched_from": "d2"}, parent_session_id="d2")
+db.create_session("h1", "subagent", model_config={"_delegate_from": "d3"}, parent_session_id="d3")
+db.create_session("solo", "telegram")
+rows = db.list_sessions_rich(limit=50)
+print(json.dumps({"rows": [[r.get("_lineage_root_id", r["id"]), r["id"]] for r in rows],
+                  "tip": db.get_compression_tip("d1"), "titles": [db.get_session_title(s) for s in ("d2", "d3")]}))
+db.close()
+""",
+    )
+    assert listed["titles"] == ["Deploy API #2", "Deploy API #3"]
+    home = open_home(folder, read_only=True)
+    try:
+        archive = home.archive
+        chains = {chain.head.id: chain for chain in archive.root_chains()}
+        assert set(chains) == {"d1", "solo"}
+        deploy = chains["d1"]
+        assert deploy.ids == ("d1", "d2", "d3") and deploy.title == "Deploy API" and deploy.tip.id == listed["tip"]
+        assert ["d1", deploy.tip.id] in listed["rows"]  # Hermes lists the chain once, as its tip
+        assert [(c.ids, c.kind) for c in archive.chain_children("d1")] == [(("b1",), "branch"), (("h1",), "delegate")]
+        assert archive.chain_path("h1") == ["d1", "h1"] and archive.chain_of("d2").ids == deploy.ids
+    finally:
+        home.close()

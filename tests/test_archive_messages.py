@@ -132,6 +132,47 @@ def test_three_step_compression_chain_resolves_root_and_tip(home):
     assert [(s.id, s.child_count) for s in roots] == [("r", 1)] and archive.root_count() == 1
 
 
+def test_a_compression_chain_is_one_row_and_other_children_nest(home):
+    archive = home.archive
+    _chain(archive, "r", "c1", "c2", "c3")
+    archive.create_session("branch", parent_session_id="c1", model_config={"_branched_from": "c1"})
+    archive.create_session("helper", parent_session_id="c2", source="subagent")
+    _chain_under(archive, "branch", "branch2")  # a branch compressed in turn: a chain of its own
+    archive.create_session("later", title="Another task")
+    chains = archive.root_chains()
+    assert [(c.ids, c.kind, c.child_count) for c in chains] == [
+        (("later",), "root", 0),
+        (("r", "c1", "c2", "c3"), "root", 2),
+    ]
+    deploy = chains[1]
+    assert (deploy.title, deploy.head.id, deploy.tip.id) == ("Long task", "r", "c3")
+    children = archive.chain_children("c2")  # any segment names the chain
+    assert [(c.ids, c.kind) for c in children] == [(("branch", "branch2"), "branch"), (("helper",), "delegate")]
+    for sid in ("r", "c1", "c2", "c3"):
+        assert archive.chain_of(sid).ids == ("r", "c1", "c2", "c3")
+    assert archive.chain_of("branch2").ids == ("branch", "branch2") and archive.chain_of("branch2").kind == "branch"
+    assert archive.chain_path("branch2") == ["r", "branch"] and archive.chain_path("c3") == ["r"]
+    assert archive.chain_of("helper").to_dict()["segments"] == ["helper"]
+
+
+def _chain_under(archive, parent, child):
+    archive.end_session(parent, "compression")
+    archive.create_session(child, parent_session_id=parent)
+
+
+def test_a_second_continuation_of_one_segment_nests_instead_of_joining(home):
+    """Two children continue one compressed parent (a retried rotation): the chain takes one, the other nests."""
+    archive, clock = home.archive, home.clock
+    _chain(archive, "r", "c1")
+    archive.end_session("c1", "compression")
+    clock.advance(60)
+    archive.create_session("c1_retry", parent_session_id="r")
+    chain = archive.chain_of("r")
+    assert chain.ids == ("r", "c1") and chain.child_count == 1
+    assert [(c.ids, c.kind) for c in archive.chain_children("r")] == [(("c1_retry",), "compression")]
+    assert archive.chain_of("c1_retry").ids == ("c1_retry",) and archive.chain_path("c1_retry") == ["r", "c1_retry"]
+
+
 def test_walks_survive_a_parent_cycle(home):
     archive = home.archive
     _chain(archive, "a", "b")
@@ -142,6 +183,7 @@ def test_walks_survive_a_parent_cycle(home):
     lineage = archive.lineage("b")
     assert set(lineage.chain) == {"a", "b"} and len(lineage.chain) == 2
     assert archive.root_sessions() == []
+    assert set(archive.chain_of("a").ids) == {"a", "b"} and len(archive.chain_path("b")) <= 2
 
 
 def test_export_session_and_lineage(home):

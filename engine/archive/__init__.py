@@ -12,7 +12,7 @@ from __future__ import annotations
 from .export import ExportMixin
 from .lineage import LineageMixin
 from .messages import MessagesMixin
-from .models import MARK_CLOSE, MARK_OPEN, Lineage, Message, SearchHit, Session
+from .models import MARK_CLOSE, MARK_OPEN, Chain, Lineage, Message, SearchHit, Session
 from .query import sanitize_fts_query
 from .search import SearchMixin
 from .sessions import SessionsMixin, sanitize_title
@@ -29,6 +29,7 @@ __all__ = [
     "Message",
     "SearchHit",
     "Lineage",
+    "Chain",
     "MARK_OPEN",
     "MARK_CLOSE",
     "sanitize_fts_query",

@@ -7,7 +7,7 @@ parent cycle cannot hang or crash it.
 from __future__ import annotations
 
 from .core import ArchiveCore
-from .models import Lineage, Session
+from .models import Chain, Lineage, Session
 
 MAX_HOPS = 100
 MAX_TREE = 10_000  # sessions gathered into one lineage's children map
@@ -72,29 +72,97 @@ class LineageMixin(ArchiveCore):
         """Follow compression continuations forward to the newest one (the session itself if none)."""
         return self._continuations(session_id)[-1]
 
+    def _continuation(self, session_id: str) -> str | None:
+        """The child that continues a session ended by compression (the newest live one if several)."""
+        row = (
+            self.conn()
+            .execute(
+                f"""SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
+                WHERE c.parent_session_id = ? AND p.end_reason = 'compression' AND c.source != 'tool'
+                  AND {self._kind_sql} = 'compression'
+                ORDER BY (c.end_reason = 'compression') DESC, (c.ended_at IS NULL) DESC,
+                         c.started_at DESC, c.id DESC
+                LIMIT 1""",
+                (session_id,),
+            )
+            .fetchone()
+        )
+        return row["id"] if row else None
+
     def _continuations(self, session_id: str) -> list[str]:
         chain, seen = [session_id], {session_id}
-        current = session_id
         for _ in range(MAX_HOPS):
-            row = (
-                self.conn()
-                .execute(
-                    f"""SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
-                    WHERE c.parent_session_id = ? AND p.end_reason = 'compression' AND c.source != 'tool'
-                      AND {self._kind_sql} = 'compression'
-                    ORDER BY (c.end_reason = 'compression') DESC, (c.ended_at IS NULL) DESC,
-                             c.started_at DESC, c.id DESC
-                    LIMIT 1""",
-                    (current,),
-                )
-                .fetchone()
-            )
-            if row is None or row["id"] in seen:
+            following = self._continuation(chain[-1])
+            if following is None or following in seen:
                 break
-            chain.append(row["id"])
-            seen.add(row["id"])
-            current = row["id"]
+            chain.append(following)
+            seen.add(following)
         return chain
+
+    def _chain_start(self, session_id: str) -> str:
+        """The first segment of the compression chain that holds ``session_id``."""
+        current, seen = session_id, {session_id}
+        for _ in range(MAX_HOPS):
+            parent = self._parent_of(current)
+            if parent is None or parent in seen or self._continuation(parent) != current:
+                break
+            seen.add(parent)
+            current = parent
+        return current
+
+    def _chain(self, head: Session, kind: str) -> Chain:
+        """The chain starting at ``head``: its continuations' rows and the children beside them."""
+        ids = self._continuations(head.id)
+        marks = ", ".join("?" * len(ids))
+        rows = {r["id"]: r for r in self.conn().execute(f"SELECT * FROM sessions WHERE id IN ({marks})", ids)}
+        segments = (head, *(self._session(rows[i]) for i in ids[1:] if i in rows))
+        others = self.conn().execute(
+            f"SELECT count(*) FROM sessions WHERE parent_session_id IN ({marks}) AND id NOT IN ({marks})", ids + ids
+        )
+        return Chain(segments=segments, kind=kind, child_count=others.fetchone()[0])
+
+    def chain_of(self, session_id: str) -> Chain:
+        """The compression chain that holds ``session_id`` (a chain of one when it was never compressed)."""
+        start = self._chain_start(session_id)
+        head = self._session_or_fail(start)
+        row = (
+            self.conn()
+            .execute(
+                f"SELECT {self._kind_sql} FROM sessions c JOIN sessions p ON p.id = c.parent_session_id WHERE c.id = ?",
+                (start,),
+            )
+            .fetchone()
+        )
+        return self._chain(head, row[0] if row else "root")
+
+    def root_chains(self, limit: int = 50, offset: int = 0, include_archived: bool = False) -> list[Chain]:
+        """``root_sessions`` with each root followed through its compression continuations."""
+        return [self._chain(root, "root") for root in self.root_sessions(limit, offset, include_archived)]
+
+    def chain_children(self, session_id: str) -> list[Chain]:
+        """The children of every segment of ``session_id``'s chain except its continuations, as chains.
+
+        Branches, delegates and other children, oldest first; each is the head of its own chain.
+        """
+        ids = self._continuations(self._chain_start(session_id))
+        children = [c for segment in ids for c in self.children_of(segment) if c.id not in ids]
+        children.sort(key=lambda c: (c.started_at is None, c.started_at or 0.0))
+        return [self._chain(child, child.kind or "child") for child in children]
+
+    def chain_path(self, session_id: str) -> list[str]:
+        """First segments of the chains from the root's down to the one holding ``session_id``.
+
+        What a tree of chains expands to show a session: every entry but the last is an ancestor chain.
+        """
+        path: list[str] = []
+        current: str | None = session_id
+        while current is not None and len(path) < MAX_HOPS:
+            start = self._chain_start(current)
+            if start in path:  # a parent cycle
+                break
+            path.append(start)
+            current = self._parent_of(start)
+        return path[::-1]
 
     def children_of(self, session_id: str) -> list[Session]:
         """Direct children, oldest first, each with its kind and own child count."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,9 @@ MARK_CLOSE = "\u00bb"  # »
 
 # Multimodal content is stored by Hermes as this prefix followed by JSON.
 JSON_CONTENT_PREFIX = "\x00json:"
+
+# A compression continuation's title: ``Deploy API #3`` (the lineage's base title and the number).
+NUMBERED_TITLE = re.compile(r"^(.*?) #(\d+)$")
 
 
 def iso(ts: float | None) -> str | None:
@@ -166,6 +170,56 @@ class SearchHit:
             "role": self.role,
             "rank": self.rank,
             "plan": self.plan,
+        }
+
+
+@dataclass(frozen=True)
+class Chain:
+    """One conversation split by compressions: a session and its continuations, first segment to latest.
+
+    A parent that ended with ``compression`` continues in one child (``Session.kind``
+    ``compression``); the chain follows those links. Its other children (branches,
+    delegates, a second continuation) are ``child_count`` and each heads a chain of its own.
+    """
+
+    segments: tuple[Session, ...]
+    kind: str  # the first segment's relation to its parent: root, compression, branch, delegate or child
+    child_count: int = 0  # children of any segment that are not the next segment
+
+    @property
+    def head(self) -> Session:
+        return self.segments[0]
+
+    @property
+    def tip(self) -> Session:
+        return self.segments[-1]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(s.id for s in self.segments)
+
+    @property
+    def title(self) -> str | None:
+        """The lineage's title: the first titled segment's, without the ``#N`` Hermes numbers continuations with."""
+        for segment in self.segments:
+            if segment.title:
+                numbered = NUMBERED_TITLE.match(segment.title)
+                return numbered.group(1) if numbered and segment is not self.head else segment.title
+        return None
+
+    @property
+    def message_count(self) -> int:
+        return sum(s.message_count for s in self.segments)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.head.id,
+            "title": self.title,
+            "kind": self.kind,
+            "segments": list(self.ids),
+            "child_count": self.child_count,
+            "message_count": self.message_count,
+            "started_at": iso(self.head.started_at),
         }
 
 

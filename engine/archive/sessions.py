@@ -12,11 +12,10 @@ from typing import Any
 from ..errors import WorkbenchError
 from ..events import SessionChanged
 from .lineage import LineageMixin
-from .models import Session
+from .models import NUMBERED_TITLE, Session
 
 MAX_TITLE_LENGTH = 100
 _INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffc]")
-_NUMBERED = re.compile(r"^(.*?) #(\d+)$")
 # Columns an upsert fills only while they are still empty (the first writer wins).
 _FILL_ONLY = (
     "model",
@@ -291,7 +290,7 @@ class SessionsMixin(LineageMixin):
 
     def next_lineage_title(self, parent_title: str) -> str:
         """``X`` -> ``X #2`` -> ``X #3``: the next free numbered title of a lineage."""
-        match = _NUMBERED.match(parent_title)
+        match = NUMBERED_TITLE.match(parent_title)
         base = match.group(1) if match else parent_title
         rows = (
             self.conn()
@@ -305,7 +304,7 @@ class SessionsMixin(LineageMixin):
             return base
         numbers = [1]
         for row in rows:
-            numbered = _NUMBERED.match(row["title"])
+            numbered = NUMBERED_TITLE.match(row["title"])
             if numbered and numbered.group(1) == base:
                 numbers.append(int(numbered.group(2)))
         return f"{base} #{max(numbers) + 1}"
