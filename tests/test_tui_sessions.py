@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from textual.widgets import ContentSwitcher, Input
 
@@ -32,6 +34,16 @@ async def open_sessions(pilot) -> SessionsScreen:
     return await open_mode(pilot, "2", SessionsScreen)
 
 
+async def show_first_segment(pilot, screen: SessionsScreen) -> None:
+    """The garden chain opens at its latest segment (#2): step back to #1 with ``[``."""
+    await wait_for(pilot, lambda: screen.shown_session == GARDEN_2, what="the chain's latest segment")
+    screen.query_one(LineageTree).focus()
+    await pilot.press("left_square_bracket")
+    await wait_for(
+        pilot, lambda: screen.shown_session == GARDEN and screen.query_one(Transcript).items, what="garden transcript"
+    )
+
+
 async def test_tree_lists_roots_and_loads_children_only_on_expand(home, tmp_path):
     seed_sessions(home)
     app = make_app(home, tmp_path)
@@ -45,29 +57,42 @@ async def test_tree_lists_roots_and_loads_children_only_on_expand(home, tmp_path
         tree.move_cursor(garden)
         await pilot.press("space")
         await wait_for(pilot, lambda: tree.is_loaded(GARDEN), what="children loaded")
+        assert garden.data.ids == (GARDEN, GARDEN_2)  # the compression continuation is a segment of the row
         kinds = {node.data.id: node.data.kind for node in garden.children}
-        assert kinds == {GARDEN_2: "compression", BRANCH: "branch", DELEGATE: "delegate"}
-        assert garden.data.wrote and not tree.node_for(GARDEN_2).data.wrote
-        assert not tree.node_for(GARDEN_2).allow_expand
-        # titles are literal: markup-looking text shows as typed and never crashes
-        assert HOSTILE_TITLE in screen_text(app)
+        assert kinds == {BRANCH: "branch", DELEGATE: "delegate"}
+        assert garden.data.wrote and not tree.node_for(BRANCH).data.wrote
+        assert not tree.node_for(BRANCH).allow_expand
+        # titles are literal: markup-looking text shows as typed (cut to leave room for the segments)
+        assert HOSTILE_TITLE[:19] + "…  #1 → #2" in screen_text(app)
 
 
-def tree_relations(tree: LineageTree) -> list[tuple[str | None, str, str]]:
-    """(parent id, session id, kind) of every session row, walking the whole loaded tree."""
+def tree_rows(tree: LineageTree) -> list[tuple[tuple[str, ...], SessionNode]]:
+    """(ids of the row above, or () for a root) and the data of every session row in the loaded tree."""
     out, stack = [], list(tree.root.children)
     while stack:
         node = stack.pop()
         if isinstance(node.data, SessionNode):
-            parent = node.parent.data.id if isinstance(node.parent.data, SessionNode) else None
-            out.append((parent, node.data.id, node.data.kind))
+            above = node.parent.data.ids if isinstance(node.parent.data, SessionNode) else ()
+            out.append((above, node.data))
             stack.extend(node.children)
     return out
 
 
+def tree_relations(tree: LineageTree, archive) -> list[tuple[str, str]]:
+    """(parent id or "", session id) of every link the tree shows: a chain's consecutive segments, and each
+    row's first segment under the row of its parent's chain."""
+    out = []
+    for above, row in tree_rows(tree):
+        out += itertools.pairwise(row.ids)
+        parent = archive.get_session(row.id).parent_session_id
+        assert (parent in above) if above else parent is None, (row.id, parent, above)
+        out.append((parent or "", row.id))
+    return sorted(out)
+
+
 async def expand_everything(pilot, tree: LineageTree) -> None:
     while pending := [
-        n for _, sid, _ in tree_relations(tree) if (n := tree.node_for(sid)).allow_expand and not tree.is_loaded(sid)
+        n for _, row in tree_rows(tree) if (n := tree.node_for(row.id)).allow_expand and not tree.is_loaded(row.id)
     ]:
         for node in pending:
             node.expand()
@@ -95,13 +120,14 @@ async def test_every_parent_relation_appears_exactly_once_with_its_kind(home, tm
             rows = archive.conn().execute("SELECT parent_session_id, id FROM sessions").fetchall()
             return sorted((row[0] or "", row[1]) for row in rows)
 
-        assert sorted((parent or "", sid) for parent, sid, _ in tree_relations(tree)) == stored()
-        kinds = {sid: kind for _, sid, kind in tree_relations(tree)}
-        assert kinds[GARDEN_2] == "compression" and kinds[BRANCH] == "branch" and kinds[DELEGATE] == "delegate"
+        assert tree_relations(tree, archive) == stored()
+        kinds = {row.id: row.kind for _, row in tree_rows(tree)}
+        assert GARDEN_2 not in kinds and kinds[BRANCH] == "branch" and kinds[DELEGATE] == "delegate"
         assert kinds["20261129_140000_hhhhhh"] == "delegate" and kinds[TOKYO] == "root"
+        assert kinds["20261129_130000_gggggg"] == "child"  # GARDEN_2 was not compressed: its child nests
         text = screen_text(app)
-        assert "● ✎ Garden [bold]plans[/]" in text  # wrote memory: marked before the title, never cut off
-        assert "⤷ Garden plans #2 · compression" in text and "⑂ Garden branch · branch" in text
+        # wrote memory: marked before the title, never cut off; a long title is cut to leave room for the segments
+        assert "● ✎ " + HOSTILE_TITLE[:19] + "…  #1 → #2" in text and "⑂ Garden branch · branch" in text
         assert "↳ Look up companion plants · delegate" in text and "◦ third part · child" in text
         # a child arriving live under a loaded parent, then a reload: still exactly once each
         archive.create_session("20261129_150000_iiiiii", source="cli", parent_session_id=TOKYO, title="Tokyo 2")
@@ -111,11 +137,11 @@ async def test_every_parent_relation_appears_exactly_once_with_its_kind(home, tm
             what="the live child",
         )
         await expand_everything(pilot, tree)
-        assert sorted((parent or "", sid) for parent, sid, _ in tree_relations(tree)) == stored()
+        assert tree_relations(tree, archive) == stored()
         await pilot.press("ctrl+r")
         await settle(pilot)
         await expand_everything(pilot, tree)
-        assert sorted((parent or "", sid) for parent, sid, _ in tree_relations(tree)) == stored()
+        assert tree_relations(tree, archive) == stored()
 
 
 async def test_roots_come_a_page_at_a_time(home, tmp_path):
@@ -179,7 +205,7 @@ async def test_transcript_marks_the_message_that_wrote_memory(home, tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_sessions(pilot)
         transcript = screen.query_one(Transcript)
-        await wait_for(pilot, lambda: screen.shown_session == GARDEN, what="garden transcript")
+        await show_first_segment(pilot, screen)
         marked = [item.id for item in transcript.items if item.writes]
         assert marked == [ids["call"]]
         assert transcript.items[1].writes == ("memory add (user): Grows tomatoes",)
@@ -198,7 +224,7 @@ async def test_m_on_a_marked_message_opens_the_memory_entry_it_wrote(home, tmp_p
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_sessions(pilot)
         transcript = screen.query_one(Transcript)
-        await wait_for(pilot, lambda: screen.shown_session == GARDEN, what="garden transcript")
+        await show_first_segment(pilot, screen)
         transcript.focus()
         await pilot.press("home", "m")  # the question wrote nothing: said, and we stay
         await settle(pilot)
@@ -242,10 +268,10 @@ async def test_jump_to_message_from_another_screen_reveals_the_child_session(hom
         tree = screen.query_one(LineageTree)
         await wait_for(
             pilot,
-            lambda: tree.cursor_node is not None and tree.cursor_node.data.id == GARDEN_2,
-            what="child revealed in the tree",
+            lambda: tree.cursor_node is not None and tree.cursor_node.data.id == GARDEN,
+            what="its chain's row under the cursor",
         )
-        assert tree.node_for(GARDEN).is_expanded
+        assert tree.picked(tree.cursor_node.data) == GARDEN_2  # the segment the jump landed in
 
 
 async def test_a_growing_session_keeps_the_readers_place(home, tmp_path):
@@ -254,7 +280,7 @@ async def test_a_growing_session_keeps_the_readers_place(home, tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_sessions(pilot)
         transcript = screen.query_one(Transcript)
-        await wait_for(pilot, lambda: screen.shown_session == GARDEN and transcript.items, what="garden shown")
+        await show_first_segment(pilot, screen)
         transcript.focus()
         await pilot.press("home", "f")  # reading the first message, follow off
         home.archive.append_message(GARDEN, "user", "one more thing")
@@ -361,3 +387,91 @@ async def test_tree_keys_expand_collapse_and_scroll_the_children_into_view(home,
         top, height = tree.scroll_offset.y, tree.scrollable_content_region.height
         assert all(top <= child.line < top + height for child in bottom.children)
         assert top <= bottom.line < top + height
+
+
+GARDEN_3 = "20261129_150000_a3a3a3"
+BRANCH_2 = "20261129_160000_c2c2c2"
+
+
+def compress(home, parent: str, child: str) -> int:
+    """What a compression does to the archive: end the parent, continue in a child with the next ``#N`` title."""
+    archive = home.archive
+    archive.end_session(parent, "compression")
+    title = archive.next_lineage_title(archive.get_session(parent).title or "Garden plans")
+    archive.create_session(child, source="cli", parent_session_id=parent, title=title)
+    return archive.append_message(child, "user", f"carry on in {child}")
+
+
+def underlined(label) -> list[str]:
+    """The segment numbers a row label underlines (the one the transcript shows)."""
+    return [label.plain[span.start : span.end] for span in label.spans if "underline" in str(span.style)]
+
+
+async def test_a_compression_chain_is_one_row_that_opens_its_latest_segment(home, tmp_path):
+    seed_sessions(home)
+    compress(home, GARDEN_2, GARDEN_3)
+    compress(home, BRANCH, BRANCH_2)  # a compressed branch: a chain of its own, nested under the garden row
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        garden = tree.node_for(GARDEN)
+        assert [node.data.id for node in tree.root.children] == [GARDEN, TOKYO]
+        assert garden.data.ids == (GARDEN, GARDEN_2, GARDEN_3) and garden.data.message_count == 6
+        assert tree.node_for(GARDEN_3) is garden and "#1 → #2 → #3" in screen_text(app)
+        await wait_for(pilot, lambda: screen.shown_session == GARDEN_3, what="the latest segment")
+        assert underlined(garden.label) == ["#3"]
+        tree.focus()
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: screen.shown_session == GARDEN_2, what="the segment before")
+        assert underlined(garden.label) == ["#2"] and "Garden plans #2" in str(screen.transcript.border_title)
+        await pilot.press("left_square_bracket", "left_square_bracket")  # the first segment, and no further
+        await wait_for(pilot, lambda: screen.shown_session == GARDEN, what="the first segment")
+        await pilot.press("right_square_bracket", "right_square_bracket", "right_square_bracket")
+        await wait_for(pilot, lambda: screen.shown_session == GARDEN_3, what="back to the latest")
+        assert underlined(garden.label) == ["#3"]
+        await pilot.press("l")
+        await wait_for(pilot, lambda: tree.is_loaded(GARDEN), what="the chain's children")
+        assert [(n.data.ids, n.data.kind) for n in garden.children] == [
+            ((BRANCH, BRANCH_2), "branch"),
+            ((DELEGATE,), "delegate"),
+        ]
+        await pilot.press("l")  # into the first child: the branch chain opens at its latest segment
+        await wait_for(pilot, lambda: screen.shown_session == BRANCH_2, what="the branch's latest segment")
+        await pilot.press("h")
+        await settle(pilot)
+        assert tree.cursor_node is garden and screen.shown_session == GARDEN_3  # the row's pick is kept
+
+
+async def test_a_chain_that_compresses_again_live_stays_one_row(home, tmp_path):
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        garden = tree.node_for(GARDEN)
+        tree.focus()
+        tree.move_cursor(garden)
+        await pilot.press("l")
+        await wait_for(pilot, lambda: tree.is_loaded(GARDEN), what="children")
+        home.archive.create_session(  # a delegate of the segment about to be compressed: it must nest
+            "20261129_140000_hhhhhh", source="subagent", parent_session_id=GARDEN_2, title="helper"
+        )
+        compress(home, GARDEN_2, GARDEN_3)  # the running agent compresses again
+        await wait_for(pilot, lambda: garden.data.ids == (GARDEN, GARDEN_2, GARDEN_3), what="the chain grown")
+        await settle(pilot)
+        assert "#1 → #2 → #3" in screen_text(app)
+        rows = [node.data.ids for node in garden.children]
+        assert rows == [(BRANCH,), (DELEGATE,), ("20261129_140000_hhhhhh",)]
+        assert tree.node_for(GARDEN_3) is garden and tree.root_count == 2
+
+
+def test_a_long_chain_shows_its_ends_and_the_picked_segment():
+    from widgets.lineage_tree import segment_numbers, session_label
+
+    assert segment_numbers(4, 3) == [0, 1, 2, 3]
+    assert segment_numbers(30, 29) == [0, None, 28, 29]
+    assert segment_numbers(30, 10) == [0, None, 9, 10, 11, None, 29]
+    node = SessionNode(id="a", title="Deploy API", segments=tuple(f"s{i}" for i in range(30)))
+    label = session_label(node, 10)
+    assert "Deploy API  #1 → … → #10 → #11 → #12 → … → #30" in label.plain and underlined(label) == ["#11"]

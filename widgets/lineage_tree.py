@@ -1,4 +1,9 @@
-"""The session lineage tree: roots, and beneath them compression children, branches and delegates.
+"""The session lineage tree: roots, and beneath them branches, delegates and other children.
+
+A compression chain (a session, the continuation it was compressed into, and so on) is
+one row listing its segments, ``Deploy API  #1 → #2 → #3``: highlighting the row opens
+its latest segment, ``[`` / ``]`` pick an earlier or later one (underlined in the row).
+Children of every segment nest beneath the row.
 
 Loaded lazily so a home with tens of thousands of sessions opens at once: roots come a
 page at a time (a "more…" row asks for the next page), and a node's children are asked
@@ -33,7 +38,12 @@ class SessionNode:
     child_count: int = 0
     message_count: int = 0
     started_at: float | None = None
-    wrote: bool = False  # the session wrote memory or skills
+    wrote: bool = False  # the session (any segment) wrote memory or skills
+    segments: tuple[str, ...] = ()  # a compression chain's session ids, first to latest (empty: just ``id``)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.segments or (self.id,)
 
 
 @dataclass(frozen=True)
@@ -46,16 +56,47 @@ class MoreRoots:
 LOADING = object()  # data of a "loading…" placeholder row
 
 
-def session_label(node: SessionNode) -> Text:
-    """A literal one-line label: kind glyph, write marker, title (or id), kind, size, start date.
+SEGMENTS_SHOWN = 6  # a longer chain shows its first, last and picked segments with … between
 
-    What matters most comes first, so a narrow pane cuts only the size and date.
+
+def segment_numbers(count: int, picked: int) -> list[int | None]:
+    """Segment numbers (0-based) a row shows, None for an elided run: all of a short chain, else the ends and
+    the picked one with its neighbours."""
+    if count <= SEGMENTS_SHOWN:
+        return list(range(count))
+    keep = {0, count - 1, picked - 1, picked, picked + 1}
+    shown: list[int | None] = []
+    for number in range(count):
+        if number in keep:
+            shown.append(number)
+        elif shown[-1] is not None:
+            shown.append(None)
+    return shown
+
+
+def session_label(node: SessionNode, picked: int | None = None) -> Text:
+    """A literal one-line label: kind glyph, write marker, title (or id), segments, kind, size, start date.
+
+    ``picked`` is the segment the transcript shows (underlined; default the latest). What
+    matters most comes first, so a narrow pane cuts only the size and date.
     """
     title = visible(" ".join((node.title or node.id).split()))  # a hostile title never reaches the terminal
     label = Text(f"{KIND_GLYPHS.get(node.kind, '•')} ", style="bold")
     if node.wrote:
         label.append("✎ ", style="bold")
-    label.append(title if len(title) <= 48 else title[:47] + "…")
+    count = len(node.ids)
+    width = 48 if count == 1 else 20  # a chain's segments must fit beside its title in a narrow pane
+    label.append(title if len(title) <= width else title[: width - 1] + "…")
+    if count > 1:
+        picked = count - 1 if picked is None else picked
+        label.append("  ")
+        for place, number in enumerate(segment_numbers(count, picked)):
+            if place:
+                label.append(" → ", style="dim")
+            if number is None:
+                label.append("…", style="dim")
+            else:
+                label.append(f"#{number + 1}", style="bold underline" if number == picked else "")
     if node.kind != "root":
         label.append(f" · {node.kind}", style="italic")
     details = f"  {node.message_count} msg"
@@ -66,7 +107,7 @@ def session_label(node: SessionNode) -> Text:
 
 
 class LineageTree(Tree):
-    """A lazily loaded tree of sessions; data of each row is a ``SessionNode``."""
+    """A lazily loaded tree of sessions; data of each row is a ``SessionNode`` (one per compression chain)."""
 
     DEFAULT_CSS = """
     LineageTree { background: $surface; border: round $primary 40%; }
@@ -75,10 +116,12 @@ class LineageTree(Tree):
     BINDINGS = [
         Binding("right,l", "expand_or_enter", "Expand", show=False),
         Binding("left,h", "collapse_or_parent", "Collapse", show=False),
+        Binding("left_square_bracket", "segment(-1)", "Earlier segment", key_display="[", show=False),
+        Binding("right_square_bracket", "segment(1)", "Later segment", key_display="]", show=False),
     ]
 
     class ChildrenWanted(Message):
-        """A node was expanded for the first time: load the children of ``session_id``."""
+        """A node was expanded for the first time: load the children of ``session_id``'s chain."""
 
         def __init__(self, session_id: str) -> None:
             super().__init__()
@@ -92,18 +135,20 @@ class LineageTree(Tree):
             self.offset = offset
 
     class SessionHighlighted(Message):
-        """The cursor rests on a session row."""
+        """The cursor rests on a row, or picked another segment of it: show ``segment``."""
 
-        def __init__(self, session: SessionNode) -> None:
+        def __init__(self, session: SessionNode, segment: str) -> None:
             super().__init__()
             self.session = session
+            self.segment = segment
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__("sessions", id=id, classes=classes)
         self.show_root = False
         self.guide_depth = 2
-        self._by_id: dict[str, TreeNode] = {}
-        self._loaded: set[str] = set()
+        self._by_id: dict[str, TreeNode] = {}  # every segment's id -> its chain's row
+        self._loaded: set[str] = set()  # rows (by first segment) whose children are loaded
+        self._picked: dict[str, str] = {}  # row (by first segment) -> the segment picked with [ / ]
         self.root_count = 0
 
     # -- data in -------------------------------------------------------------------
@@ -112,6 +157,7 @@ class LineageTree(Tree):
         self.clear()
         self._by_id.clear()
         self._loaded.clear()
+        self._picked.clear()
         self.root_count = 0
         self.add_roots(roots, more_offset=more_offset)
 
@@ -127,22 +173,33 @@ class LineageTree(Tree):
             self.root.add_leaf(Text("… more sessions (enter)", style="italic dim"), data=MoreRoots(more_offset))
 
     def set_children(self, session_id: str, children: list[SessionNode]) -> None:
-        """Fill a node's children (replacing its "loading…" row)."""
+        """Fill a row's children (replacing its "loading…" row)."""
         node = self._by_id.get(session_id)
         if node is None:
             return
+        for child in list(node.children):
+            self._forget(child)
         node.remove_children()
         for child in children:
             self._add(node, child)
-        self._loaded.add(session_id)
+        self._loaded.add(node.data.id)
         if not children:
             node.allow_expand = False
         self.call_after_refresh(self._show_children, node)
 
     def add_session(self, session: SessionNode, parent_id: str | None) -> None:
-        """A session appeared: a new root goes on top; a child goes under its parent if loaded."""
-        if session.id in self._by_id:
-            self.update_session(session)
+        """A session or chain appeared or changed: a new root goes on top; a child under its parent if loaded.
+
+        A chain that grew takes over the rows of its new segments (a continuation first
+        listed as a child of the segment before it).
+        """
+        rows = list(dict.fromkeys(self._by_id[i] for i in session.ids if i in self._by_id))
+        if rows:
+            for row in rows[1:]:
+                self.root_count -= row.parent is self.root
+                self._forget(row)
+                row.remove()
+            self.update_session(session, rows[0])
             return
         if parent_id is None:
             self._add(self.root, session, before=0)
@@ -151,31 +208,55 @@ class LineageTree(Tree):
         parent = self._by_id.get(parent_id)
         if parent is None:
             return
-        if parent_id in self._loaded:
+        if parent.data.id in self._loaded:
             self._add(parent, session)
         parent.allow_expand = True
 
-    def update_session(self, session: SessionNode) -> None:
-        """Refresh one row's label (a session grew, got a title or wrote memory)."""
-        node = self._by_id.get(session.id)
-        if node is not None:
-            node.data = session
-            node.set_label(session_label(session))
-            if session.child_count and not node.allow_expand:
-                node.allow_expand = True
+    def update_session(self, session: SessionNode, node: TreeNode | None = None) -> None:
+        """Refresh one row (a session grew, got a title or wrote memory; a chain gained a segment)."""
+        node = node or next((self._by_id[i] for i in session.ids if i in self._by_id), None)
+        if node is None:
+            return
+        old = node.data
+        node.data = session
+        for segment in session.ids:
+            self._by_id[segment] = node
+        if old.id != session.id:
+            self._loaded.discard(old.id)
+            self._picked.pop(old.id, None)
+        if self._picked.get(session.id) not in session.ids:
+            self._picked.pop(session.id, None)
+        if old.ids != session.ids and session.id in self._loaded:  # the new segments' children belong here too
+            if node.is_expanded:
+                self.post_message(self.ChildrenWanted(session.id))
+            else:
                 self._loaded.discard(session.id)
+                for child in list(node.children):
+                    self._forget(child)
+                node.remove_children()
+        node.set_label(self._label(session))
+        if session.child_count and not node.allow_expand:
+            node.allow_expand = True
+            self._loaded.discard(session.id)
 
     def node_for(self, session_id: str) -> TreeNode | None:
+        """The row of ``session_id``'s chain."""
         return self._by_id.get(session_id)
 
     def is_loaded(self, session_id: str) -> bool:
-        return session_id in self._loaded
+        node = self._by_id.get(session_id)
+        return node is not None and node.data.id in self._loaded
+
+    def picked(self, session: SessionNode) -> str:
+        """The segment a row shows: the one picked with [ / ], else the latest."""
+        return self._picked.get(session.id) or session.ids[-1]
 
     def reveal(self, session_id: str) -> bool:
-        """Expand the ancestors of a (loaded) row and put the cursor on it."""
+        """Expand the ancestors of a (loaded) session's row, pick its segment and put the cursor on it."""
         node = self._by_id.get(session_id)
         if node is None:
             return False
+        self._pick(node, session_id)
         parent = node.parent
         while parent is not None and parent is not self.root:
             parent.expand()
@@ -184,8 +265,30 @@ class LineageTree(Tree):
         return True
 
     def _add(self, parent: TreeNode, session: SessionNode, before: int | None = None) -> None:
-        node = parent.add(session_label(session), data=session, before=before, allow_expand=session.child_count > 0)
-        self._by_id[session.id] = node
+        node = parent.add(self._label(session), data=session, before=before, allow_expand=session.child_count > 0)
+        for segment in session.ids:
+            self._by_id[segment] = node
+
+    def _label(self, session: SessionNode) -> Text:
+        return session_label(session, session.ids.index(self.picked(session)))
+
+    def _pick(self, node: TreeNode, segment: str) -> None:
+        session = node.data
+        if segment in session.ids and segment != self.picked(session):
+            self._picked[session.id] = segment
+            node.set_label(self._label(session))
+
+    def _forget(self, node: TreeNode) -> None:
+        """Drop a row about to be removed (and the rows beneath it) from the maps."""
+        for child in node.children:
+            self._forget(child)
+        session = node.data
+        if isinstance(session, SessionNode):
+            for segment in session.ids:
+                if self._by_id.get(segment) is node:
+                    del self._by_id[segment]
+            self._loaded.discard(session.id)
+            self._picked.pop(session.id, None)
 
     # -- keys ----------------------------------------------------------------------
     def action_expand_or_enter(self) -> None:
@@ -207,6 +310,17 @@ class LineageTree(Tree):
             node.collapse()
         elif node.parent is not None and node.parent is not self.root:
             self.move_cursor(node.parent)
+
+    def action_segment(self, step: int) -> None:
+        """Show the chain's previous (-1) or next (+1) segment, stopping at either end."""
+        node = self.cursor_node
+        session = node.data if node is not None else None
+        if not isinstance(session, SessionNode) or len(session.ids) < 2:
+            return
+        index = session.ids.index(self.picked(session)) + step
+        if 0 <= index < len(session.ids):
+            self._pick(node, session.ids[index])
+            self.post_message(self.SessionHighlighted(session, session.ids[index]))
 
     def _show_children(self, node: TreeNode) -> None:
         """Scroll so an expanded row's children are in view (the row itself stays on screen)."""
@@ -230,4 +344,4 @@ class LineageTree(Tree):
 
     def _on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
         if isinstance(event.node.data, SessionNode):
-            self.post_message(self.SessionHighlighted(event.node.data))
+            self.post_message(self.SessionHighlighted(event.node.data, self.picked(event.node.data)))

@@ -23,7 +23,7 @@ from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 from textual.worker import get_current_worker
 
-from engine.archive.models import MARK_CLOSE, MARK_OPEN
+from engine.archive.models import MARK_CLOSE, MARK_OPEN, Chain
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
 from engine.runner.claims import unbacked_claims
@@ -88,7 +88,7 @@ class SessionRefreshed(Message):
 @dataclass
 class LineageLoaded(Message):
     session_id: str
-    chain: list[str]
+    chain: list[str]  # first segments of the chains above the session's, root first
     children: dict[str, list[SessionNode]]
 
 
@@ -96,8 +96,10 @@ class SessionsScreen(WorkbenchScreen):
     AUTO_FOCUS = "LineageTree"
     TITLE_TEXT = "Sessions"
     HELP = (
-        "The lineage tree lists root sessions; expand one to see its compression children, branches "
-        "and delegates (✎ marks sessions that wrote memory or skills). Type in the search box to search "
+        "The lineage tree lists root sessions; a compression chain is one row (Deploy API  #1 → #2 → #3) that "
+        "opens its latest segment, [ and ] show an earlier or later one. Expand a row (right or l; left or h "
+        "collapses or goes to the parent) to see its branches and delegates (✎ marks sessions that wrote "
+        "memory or skills). Type in the search box to search "
         "every message (CJK included); hits are grouped by session, enter opens one. The transcript shows "
         "roles, tool calls and results; ✎ marks messages that wrote memory or skills. In the transcript: j/k "
         "(or arrows) move between messages, w jumps to the next message that wrote something, m opens the "
@@ -163,10 +165,9 @@ class SessionsScreen(WorkbenchScreen):
     # -- tree ----------------------------------------------------------------------
     @work(thread=True, exit_on_error=False, group="roots")
     def load_roots(self, offset: int) -> None:
-        archive = self.home.archive
-        sessions = archive.root_sessions(limit=ROOTS_PAGE + 1, offset=offset)
-        more = offset + ROOTS_PAGE if len(sessions) > ROOTS_PAGE else None
-        self.post_message(RootsLoaded(offset, self._tree_nodes(sessions[:ROOTS_PAGE], "root"), more))
+        chains = self.home.archive.root_chains(limit=ROOTS_PAGE + 1, offset=offset)
+        more = offset + ROOTS_PAGE if len(chains) > ROOTS_PAGE else None
+        self.post_message(RootsLoaded(offset, self._tree_nodes(chains[:ROOTS_PAGE]), more))
 
     @on(RootsLoaded)
     def _roots_loaded(self, message: RootsLoaded) -> None:
@@ -194,7 +195,7 @@ class SessionsScreen(WorkbenchScreen):
 
     @work(thread=True, exit_on_error=False)
     def load_children(self, session_id: str) -> None:
-        children = self.home.archive.children_of(session_id)
+        children = self.home.archive.chain_children(session_id)
         self.post_message(ChildrenLoaded(session_id, self._tree_nodes(children)))
 
     @on(ChildrenLoaded)
@@ -205,26 +206,24 @@ class SessionsScreen(WorkbenchScreen):
     def _session_highlighted(self, message: LineageTree.SessionHighlighted) -> None:
         # Only the reader moving the cursor opens a session; a programmatic move (a jump's
         # reveal, a live update) must not replace the transcript being read.
-        if message.session.id != self.wanted_session and (self.tree.has_focus or self.wanted_session is None):
-            self.load_transcript(message.session.id, None)
+        if message.segment != self.wanted_session and (self.tree.has_focus or self.wanted_session is None):
+            self.load_transcript(message.segment, None)
 
-    def _tree_nodes(self, sessions, kind: str | None = None) -> list[SessionNode]:
-        """Tree rows for archive sessions (runs in a worker: asks the journal who wrote memory)."""
-        nodes = []
-        for session in sessions:
-            wrote = session_wrote(self.home, session.id)
-            nodes.append(
-                SessionNode(
-                    id=session.id,
-                    title=session.title,
-                    kind=kind or session.kind or "child",
-                    child_count=session.child_count or 0,
-                    message_count=session.message_count,
-                    started_at=session.started_at,
-                    wrote=wrote,
-                )
+    def _tree_nodes(self, chains: Iterable[Chain]) -> list[SessionNode]:
+        """Tree rows for compression chains (runs in a worker: asks the journal who wrote memory)."""
+        return [
+            SessionNode(
+                id=chain.head.id,
+                title=chain.title,
+                kind=chain.kind,
+                child_count=chain.child_count,
+                message_count=chain.message_count,
+                started_at=chain.head.started_at,
+                wrote=any(session_wrote(self.home, segment) for segment in chain.ids),
+                segments=chain.ids if len(chain.ids) > 1 else (),
             )
-        return nodes
+            for chain in chains
+        ]
 
     # -- search --------------------------------------------------------------------
     @on(Input.Changed, "#sessions-search")
@@ -345,9 +344,8 @@ class SessionsScreen(WorkbenchScreen):
     @work(thread=True, exit_on_error=False)
     def load_lineage(self, session_id: str) -> None:
         archive = self.home.archive
-        chain = archive.lineage(session_id).chain
-        path = chain[: chain.index(session_id)] if session_id in chain else []
-        children = {ancestor: self._tree_nodes(archive.children_of(ancestor)) for ancestor in path}
+        path = archive.chain_path(session_id)[:-1]  # the chains above the session's own
+        children = {ancestor: self._tree_nodes(archive.chain_children(ancestor)) for ancestor in path}
         self.post_message(LineageLoaded(session_id, path, children))
 
     @on(LineageLoaded)
@@ -377,17 +375,18 @@ class SessionsScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="live-roots")
     def refresh_roots(self) -> None:
-        sessions = self.home.archive.root_sessions(limit=ROOTS_PAGE)
-        for node in reversed(self._tree_nodes(sessions, "root")):
+        chains = self.home.archive.root_chains(limit=ROOTS_PAGE)
+        for node in reversed(self._tree_nodes(chains)):
             self.post_message(SessionRefreshed(node, None))
 
     @work(thread=True, exit_on_error=False, group="live")
     def refresh_session(self, session_id: str) -> None:
-        session = self.home.archive.get_session(session_id)
-        if session is not None:
-            parent = session.parent_session_id
-            node = self._tree_nodes([session], "root" if parent is None else None)[0]
-            self.post_message(SessionRefreshed(node, parent))
+        try:
+            chain = self.home.archive.chain_of(session_id)
+        except WorkbenchError:  # deleted meanwhile
+            return
+        parent = None if chain.kind == "root" else chain.head.parent_session_id
+        self.post_message(SessionRefreshed(self._tree_nodes([chain])[0], parent))
 
     @on(SessionRefreshed)
     def _session_refreshed(self, message: SessionRefreshed) -> None:
