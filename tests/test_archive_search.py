@@ -323,3 +323,57 @@ def test_search_does_not_wait_for_a_busy_workbench_db(tmp_path, clock):
     assert home.archive.bigram_index.high_water() < new_id
     assert new_id in set(home.archive.iter_matches("日志")) and home.archive.bigram_index.high_water() == new_id
     home.close()
+
+
+def _sessions_of(archive, ids) -> dict[int, str]:
+    marks = ", ".join("?" * len(ids))
+    return dict(archive.conn().execute(f"SELECT id, session_id FROM messages WHERE id IN ({marks})", list(ids)))
+
+
+@pytest.mark.parametrize(
+    "query, prefix",
+    [("deploy", False), ("the config", False), ("dep", True), ("部署", False), ("数据库迁", False), ("デ", True)],
+)
+def test_match_counts_and_session_hits_agree_with_every_match(corpus, query, prefix):
+    archive = corpus.archive
+    every = list(archive.iter_matches(query, prefix=prefix))
+    owner = _sessions_of(archive, every)
+    expected: dict[str, list[int]] = {}
+    for mid in every:  # newest first
+        expected.setdefault(owner[mid], []).append(mid)
+    sessions = sorted(expected)[:12] + ["no-such-session"]
+    assert archive.match_counts(query, sessions, prefix=prefix) == {s: len(expected.get(s, [])) for s in sessions}
+    assert archive.match_counts(query, sessions, prefix=prefix, cap=2) == {
+        s: min(2, len(expected.get(s, []))) for s in sessions
+    }
+    busiest = max(expected, key=lambda s: len(expected[s]))
+    hits = archive.session_hits(query, busiest, prefix=prefix)
+    assert [h.match_message_id for h in hits] == expected[busiest]
+    assert all(h.session_id == busiest and MARK_OPEN in h.snippet for h in hits)
+
+
+def test_counts_keep_to_each_session_when_sessions_interleave(tmp_path, clock):
+    """Two agents writing at once interleave their ids: counts never take the other session's messages;
+    archived sessions are counted and marked, rewound messages are not."""
+    home = open_home(tmp_path / "home", clock=clock)
+    archive = home.archive
+    for sid in ("a", "b", "far"):
+        archive.create_session(sid)
+    first = {}
+    for turn in range(6):
+        for sid in ("a", "b"):
+            ids = archive.append_messages(
+                sid, [{"role": "user", "content": f"walrus {sid} {turn}"}, {"role": "assistant", "content": "ok"}]
+            )
+            first.setdefault(sid, ids[0])
+    for _ in range(3000):  # far away: a separate index walk
+        archive.append_message("far", "assistant", "filler words only")
+    archive.append_message("far", "user", "one walrus at the end")
+    archive.set_archived("b")
+    assert archive.match_counts("walrus", ["a", "b", "far"]) == {"a": 6, "b": 6, "far": 1}
+    archive.rewind("a", first["a"])  # the whole of a's conversation leaves search
+    assert archive.match_counts("walrus", ["a", "b", "far"]) == {"a": 0, "b": 6, "far": 1}
+    hits = archive.session_hits("walru", "b", prefix=True)
+    assert len(hits) == 6 and all(h.archived and h.session_id == "b" for h in hits)
+    assert {h.session_id: h.archived for h in archive.search("walrus", limit=5)} == {"b": True, "far": False}
+    home.close()

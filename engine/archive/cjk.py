@@ -178,12 +178,14 @@ class BigramIndex:
             self._set(conn, "high_water", 0)
         return self.refresh()
 
-    def pages(self, match: str, *, descending: bool, ranked: bool, page: int) -> Iterator[list[tuple[int, float]]]:
+    def pages(
+        self, match: str, *, descending: bool, ranked: bool, page: int, within: tuple[int, int] | None = None
+    ) -> Iterator[list[tuple[int, float]]]:
         """Pages of (message id, bm25 rank) in id order, newest first when ``descending``."""
         conn = self._conn()
         if conn is None:
             return
-        yield from fts_pages(conn, TABLE, match, descending=descending, ranked=ranked, page=page)
+        yield from fts_pages(conn, TABLE, match, descending=descending, ranked=ranked, page=page, within=within)
 
 
 def grams(text: str) -> list[str]:
@@ -217,18 +219,23 @@ def fts_pages(
     descending: bool,
     ranked: bool,
     page: int,
-    upper: int | None = None,
+    within: tuple[int, int] | None = None,
 ) -> Iterator[list[tuple[int, float]]]:
     """Walk an FTS5 table's matches by rowid in pages; each page ranked best-first if ``ranked``.
 
     Reading by rowid costs the same whatever the number of matches, so a very common
     term ranks only its most recent ``page`` matches before looking further back.
+    ``within`` keeps to an inclusive rowid range (one session's messages), which FTS5
+    seeks to instead of reading the matches outside it.
     """
     rank = f"bm25({table})" if ranked else "0.0"
-    bound: int | None = upper
+    bound: int | None = None
     while True:
         sql = f"SELECT rowid, {rank} FROM {table} WHERE {table} MATCH ?"
         args: list = [match]
+        if within is not None:
+            sql += " AND rowid BETWEEN ? AND ?"
+            args += within
         if bound is not None:
             sql += " AND rowid < ?" if descending else " AND rowid > ?"
             args.append(bound)

@@ -153,6 +153,7 @@ class SearchHit:
     role: str
     rank: float
     plan: str  # how the hits were found and ordered (see search.py)
+    archived: bool = False  # the session is archived (hidden from lists, still searched)
 
     @property
     def when(self) -> str | None:
@@ -170,6 +171,7 @@ class SearchHit:
             "role": self.role,
             "rank": self.rank,
             "plan": self.plan,
+            "archived": self.archived,
         }
 
 

@@ -26,7 +26,7 @@ import itertools
 import logging
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import WorkbenchError
 from . import vocab
@@ -50,14 +50,21 @@ log = logging.getLogger(__name__)
 PAGE = 1000  # matches ranked together
 FETCH = 200  # candidate rows read per query
 SNIPPET_WIDTH = 160
+COUNT_CAP = 100  # matches counted per session at most ("100+")
+SESSION_HITS = 50  # hits listed when a session's result is expanded
+MERGE_GAP = 2000  # sessions' id ranges closer than this are counted in one index walk
 REFRESH_BUDGET = 50_000  # messages one search may add to the CJK index before answering
 
 Pages = Iterator[list[tuple[int, float]]]
+Within = tuple[int, int] | None  # an inclusive message id range (one session's), None for the whole archive
 
 
 class _Plan:
-    def __init__(self, name: str, pages: Pages, verify: list[str] | None):
-        self.name, self.pages, self.verify = name, pages, verify
+    """How a query is answered: ``walk(within)`` yields pages of candidates, ``verify`` the terms re-checked."""
+
+    def __init__(self, name: str, walk: Callable[[Within], Pages], verify: list[str] | None):
+        self.name, self.walk, self.verify = name, walk, verify
+        self.pages = walk(None)
 
 
 class SearchMixin(LineageMixin):
@@ -81,8 +88,7 @@ class SearchMixin(LineageMixin):
         sort: str | None = None,
     ) -> list[SearchHit]:
         """The best hit of each lineage, best lineage first. Never raises for any query text."""
-        min_prefix = 1 if prefix and self.bigram_index.available() else MIN_PREFIX
-        parsed = parse(query if isinstance(query, str) else "", prefix=prefix, min_prefix=min_prefix)
+        parsed = self._parsed(query, prefix)
         if parsed.empty or limit <= 0:
             return []
         roles = {role} if isinstance(role, str) else set(role) if role else None
@@ -103,6 +109,80 @@ class SearchMixin(LineageMixin):
         except sqlite3.OperationalError as exc:  # busy beyond the timeout, or an index Hermes left broken
             log.warning("search for %r failed: %s", query, exc)
             raise WorkbenchError(f"Search could not read the archive ({exc}). Retry in a moment.") from exc
+
+    def match_counts(
+        self, query: str, session_ids: Iterable[str], *, prefix: bool = False, cap: int = COUNT_CAP
+    ) -> dict[str, int]:
+        """How many visible messages of each session match ``query`` (``cap`` means that many or more).
+
+        The query is planned once, as ``search`` plans it (while typing, a prefix counts
+        the same likeliest words the hits came from). The sessions' id ranges are walked in
+        the index, neighbouring ranges in one walk, never the archive's other matches.
+        """
+        wanted = list(dict.fromkeys(session_ids))
+        plan = self._session_plan(query, prefix)
+        found = self._session_matches(plan, wanted, cap) if plan else {}
+        return {sid: len(found.get(sid, ())) for sid in wanted}
+
+    def session_hits(
+        self, query: str, session_id: str, *, prefix: bool = False, limit: int = SESSION_HITS
+    ) -> list[SearchHit]:
+        """Every matching message of one session, newest first, each with its snippet (a result expanded)."""
+        plan = self._session_plan(query, prefix)
+        if plan is None:
+            return []
+        ids = self._session_matches(plan, [session_id], limit).get(session_id, [])
+        rows = self._rows(ids)
+        root, parsed = self.root_of(session_id), self._parsed(query, prefix)
+        return [self._hit(rows[mid], 0.0, root, plan, parsed) for mid in ids if mid in rows]
+
+    def _parsed(self, query: str, prefix: bool) -> ParsedQuery:
+        min_prefix = 1 if prefix and self.bigram_index.available() else MIN_PREFIX
+        return parse(query if isinstance(query, str) else "", prefix=prefix, min_prefix=min_prefix)
+
+    def _session_plan(self, query: str, prefix: bool) -> _Plan | None:
+        parsed = self._parsed(query, prefix)
+        return None if parsed.empty else self._plan(parsed, "newest", typing=prefix)
+
+    def _session_matches(self, plan: _Plan, session_ids: list[str], limit: int) -> dict[str, list[int]]:
+        """Ids of each session's visible matching messages, newest first, at most ``limit`` each."""
+        if not session_ids or limit <= 0:
+            return {}
+        cursor = self.conn().cursor()
+        cursor.row_factory = None
+        spans = cursor.execute(
+            f"SELECT session_id, min(id), max(id) FROM messages WHERE session_id IN "
+            f"({', '.join('?' * len(session_ids))}) GROUP BY session_id ORDER BY 2",
+            session_ids,
+        ).fetchall()
+        walks: list[tuple[list[int], set[str]]] = []  # one index walk per run of ranges at most MERGE_GAP apart
+        for sid, lo, hi in spans:
+            if walks and lo - walks[-1][0][1] <= MERGE_GAP:
+                walks[-1][0][1] = max(walks[-1][0][1], hi)
+                walks[-1][1].add(sid)
+            else:
+                walks.append(([lo, hi], {sid}))
+        found: dict[str, list[int]] = {sid: [] for sid in session_ids}
+        try:
+            for (lo, hi), open_ in walks:
+                for page in plan.walk((lo, hi)):
+                    light = self._light([mid for mid, _ in page])
+                    mine = [mid for mid, _ in page if (info := light.get(mid)) and info[2] and info[0] in open_]
+                    rows = self._rows(mine) if plan.verify else {}
+                    for mid in mine:
+                        sid = light[mid][0]
+                        if sid in open_ and (
+                            not plan.verify or (mid in rows and self._verified(rows[mid], plan.verify))
+                        ):
+                            found[sid].append(mid)
+                            if len(found[sid]) >= limit:
+                                open_.discard(sid)
+                    if not open_:
+                        break
+        except sqlite3.OperationalError as exc:
+            log.warning("counting the matches of %d sessions failed: %s", len(session_ids), exc)
+            raise WorkbenchError(f"Search could not read the archive ({exc}). Retry in a moment.") from exc
+        return found
 
     def iter_matches(self, query: str, *, prefix: bool = False) -> Iterator[int]:
         """Ids of every visible message matching ``query``, newest first (streamed)."""
@@ -132,33 +212,47 @@ class SearchMixin(LineageMixin):
                 if expanded is not None:
                     return expanded
             return _Plan(
-                f"fts:{order}", self._fallback_pages(self.conn(), "messages_fts", exprs, descending, ranked), None
+                f"fts:{order}",
+                lambda within: self._fallback_pages(self.conn(), "messages_fts", exprs, descending, ranked, within),
+                None,
             )
         terms = [t.lower() for t in parsed.terms]
         match = bigram_match(terms)
         if match and index.available():
             index.refresh(max_rows=REFRESH_BUDGET, wait=False)  # what is not indexed yet is scanned below
             high = index.high_water()
-            gap = self._like_pages(terms, descending, above=high)
-            indexed = index.pages(match, descending=descending, ranked=ranked, page=PAGE)
-            pages: Pages = itertools.chain(gap, indexed) if descending else itertools.chain(indexed, gap)
-            return _Plan(f"bigram:{order}", pages, terms)
+
+            def bigram_pages(within: Within) -> Pages:
+                gap = self._like_pages(terms, descending, above=high, within=within)
+                indexed = index.pages(match, descending=descending, ranked=ranked, page=PAGE, within=within)
+                pages: Pages = itertools.chain(gap, indexed) if descending else itertools.chain(indexed, gap)
+                return pages
+
+            return _Plan(f"bigram:{order}", bigram_pages, terms)
         long_terms = [t for t in terms if len(t) >= 3]
         if self.caps.trigram and long_terms:
             expr = " AND ".join(
                 "(" + " OR ".join('"' + f.replace('"', '""') + '"' for f in [t, *escaped_forms(t)]) + ")"
                 for t in long_terms
             )
-            pages = self._fallback_pages(
-                self.conn(),
-                "messages_fts_trigram",
-                [expr],
-                descending,
-                ranked,
-                fallback=lambda: self._like_pages(terms, descending),
+            return _Plan(
+                f"trigram:{order}",
+                lambda within: self._fallback_pages(
+                    self.conn(),
+                    "messages_fts_trigram",
+                    [expr],
+                    descending,
+                    ranked,
+                    within,
+                    fallback=lambda: self._like_pages(terms, descending, within=within),
+                ),
+                terms,
             )
-            return _Plan(f"trigram:{order}", pages, terms)
-        return _Plan(f"like:{'newest' if descending else 'oldest'}", self._like_pages(terms, descending), terms)
+        return _Plan(
+            f"like:{'newest' if descending else 'oldest'}",
+            lambda within: self._like_pages(terms, descending, within=within),
+            terms,
+        )
 
     def _expanded_plan(
         self, parsed: ParsedQuery, exprs: list[str], order: str, descending: bool, ranked: bool, typing: bool
@@ -194,16 +288,22 @@ class SearchMixin(LineageMixin):
                 return None  # a word found nowhere, or an exact search over too many words
             complete = complete and every
             parts.append("(" + " OR ".join('"' + " ".join([*head, w]) + '"' for w in words) + ")")
-        pages = self._fallback_pages(self.conn(), "messages_fts", [" ".join(parts)], descending, ranked)
-        return _Plan(f"fts:{order}:{'prefix' if complete else 'prefix-top'}", pages, None)
+        expr = " ".join(parts)
+        return _Plan(
+            f"fts:{order}:{'prefix' if complete else 'prefix-top'}",
+            lambda within: self._fallback_pages(self.conn(), "messages_fts", [expr], descending, ranked, within),
+            None,
+        )
 
     @staticmethod
-    def _fallback_pages(conn, table: str, exprs: list[str], descending: bool, ranked: bool, fallback=None) -> Pages:
+    def _fallback_pages(
+        conn, table: str, exprs: list[str], descending: bool, ranked: bool, within: Within = None, fallback=None
+    ) -> Pages:
         """Pages for the first expression FTS5 accepts (a refused one yields nothing)."""
         for expr in exprs:
             if not expr:
                 continue
-            pages = fts_pages(conn, table, expr, descending=descending, ranked=ranked, page=PAGE)
+            pages = fts_pages(conn, table, expr, descending=descending, ranked=ranked, page=PAGE, within=within)
             try:
                 first = next(pages, None)
             except sqlite3.OperationalError:
@@ -215,8 +315,10 @@ class SearchMixin(LineageMixin):
         if fallback is not None:
             yield from fallback()
 
-    def _like_pages(self, terms: list[str], descending: bool, above: int = 0) -> Pages:
+    def _like_pages(self, terms: list[str], descending: bool, above: int = 0, within: Within = None) -> Pages:
         """Scan messages for every term as a substring (ASCII case-insensitive), by id."""
+        if within is not None:
+            above = max(above, within[0] - 1)
         clauses: list[str] = []
         args: list[str] = []
         for term in terms:  # the term as stored, or escaped in tool-call JSON written by Hermes
@@ -228,6 +330,9 @@ class SearchMixin(LineageMixin):
         while True:
             sql = f"SELECT m.id FROM messages m WHERE {where} AND {self._visible()} AND m.id > ?"
             params = [*args, above]
+            if within is not None:
+                sql += " AND m.id <= ?"
+                params.append(within[1])
             if bound is not None:
                 sql += " AND m.id < ?" if descending else " AND m.id > ?"
                 params.append(bound)
@@ -244,9 +349,10 @@ class SearchMixin(LineageMixin):
     def _rows(self, ids: list[int]) -> dict[int, sqlite3.Row]:
         if not ids:
             return {}
+        archived = "s.archived" if self.caps.has("sessions", "archived") else "0"
         rows = self.conn().execute(
             f"""SELECT m.id, m.session_id, m.role, m.timestamp, m.content, m.tool_name, m.tool_calls,
-                       {self._visible()} AS visible, s.source, s.title
+                       {self._visible()} AS visible, s.source, s.title, {archived} AS archived
                 FROM messages m JOIN sessions s ON s.id = m.session_id
                 WHERE m.id IN ({", ".join("?" * len(ids))})""",
             ids,
@@ -363,6 +469,7 @@ class SearchMixin(LineageMixin):
             role=row["role"],
             rank=round(rank, 4) + 0.0,
             plan=plan.name,
+            archived=bool(row["archived"]),
         )
 
 
