@@ -1,16 +1,28 @@
-"""Search hits grouped by session, the matched span highlighted, one "why" per hit.
+"""Search hits grouped by session: how many messages matched, archived marked, hits expandable.
 
-An OptionList (virtualised, fast for hundreds of rows). Group headers are disabled
-rows; each hit row shows the role, message id and snippet, with what matched shown
-literally and styled (the snippet itself is never parsed as markup).
+An OptionList (virtualised). Each session is one row: a header line (title, how many
+of its messages match, ``archived``) over its best hit. ``enter`` or ``right`` unfolds
+it into every hit with its excerpt (``left`` or ``enter`` on the header folds it back;
+a session with a single match opens on ``enter``), and ``enter`` on a hit opens that
+message. What matched is shown literally and styled (a
+snippet is never parsed as markup). How the query was answered is said once, in the
+border title, since every hit of one search comes from the same plan.
+
+Typing redraws this list on every keystroke, so it is kept cheap: one ``set_options``
+per change inside one batched update, one option per folded session with excerpts cut
+to the pane's width around the match (nothing to wrap), and old results dimmed only
+when a search takes long enough for the reader to notice.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len, get_character_cell_size
+from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -19,6 +31,8 @@ from engine.textsafety import visible
 from .transcript import sanitize
 
 MATCH_STYLE = "bold $text-warning underline"
+STALE_AFTER = 0.25  # seconds a search may run before the old results are dimmed
+EXCERPT_LINES = 1  # lines of a hit's excerpt in the list (nothing to wrap)
 
 
 @dataclass(frozen=True)
@@ -33,6 +47,7 @@ class Hit:
     spans: tuple[tuple[int, int], ...] = ()  # matched character ranges within ``snippet``
     role: str = ""
     why: str = ""
+    archived: bool = False  # the session is archived
 
 
 def split_marked(snippet: str, start_mark: str, end_mark: str) -> tuple[str, tuple[tuple[int, int], ...]]:
@@ -55,28 +70,82 @@ def split_marked(snippet: str, start_mark: str, end_mark: str) -> tuple[str, tup
     return "".join(text), tuple(spans)
 
 
-def hit_prompt(hit: Hit) -> Content:
-    """Two lines: ``role #id  via <why>``, then the snippet with the matched ranges styled (all literal)."""
-    body = Content(sanitize(hit.snippet).replace("\n", " "))
-    for start, end in hit.spans:
+class Rows(Content):
+    """Content cut to the list's width beforehand, so its height is its line count.
+
+    OptionList measures every option on every update by wrapping it; these never wrap,
+    so the measure is a count of lines.
+    """
+
+    def get_height(self, rules, width: int) -> int:
+        return self.plain.count("\n") + 1
+
+
+def fit(text: str, cells: int) -> str:
+    """The longest start of ``text`` that fits in ``cells`` terminal cells (CJK takes two)."""
+    if cell_len(text) <= cells:
+        return text
+    used = 0
+    for place, char in enumerate(text):
+        used += get_character_cell_size(char)
+        if used > cells:
+            return text[:place]
+    return text
+
+
+def excerpt(hit: Hit, room: int) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The snippet cut to ``room`` cells around its first match (spans moved to match)."""
+    text = sanitize(hit.snippet).replace("\n", " ")
+    if cell_len(text) <= room:
+        return text, hit.spans
+    first = hit.spans[0][0] if hit.spans else 0
+    start = max(0, min(first - room // 4, len(text) - room))
+    rest = text[start:]
+    cut = fit(rest, room - 1 - bool(start))
+    piece = ("…" if start else "") + cut + ("…" if len(cut) < len(rest) else "")
+    shift, lowest = (start - 1, 1) if start else (0, 0)
+    spans = ((max(lowest, a - shift), min(len(piece) - 1, b - shift)) for a, b in hit.spans)
+    return piece, tuple((a, b) for a, b in spans if a < b)
+
+
+def hit_prompt(hit: Hit, width: int = 0, indent: str = "  ") -> Content:
+    """``role #id`` then the excerpt, its matched ranges styled (all literal)."""
+    head = f"{indent}{hit.role or 'message'}" + (f" #{hit.message_id}" if hit.message_id is not None else "") + "  "
+    room = max(10, EXCERPT_LINES * (width - len(indent)) - len(head)) if width else 10**6
+    text, spans = excerpt(hit, room)
+    body = Content(text)
+    for start, end in spans:
         body = body.stylize(MATCH_STYLE, start, end)
-    head = Content.assemble(
-        ("  ", ""),
-        (hit.role or "message", "$text-secondary"),
-        (f" #{hit.message_id}" if hit.message_id is not None else "", "$text-muted"),
-        (f"  via {hit.why}" if hit.why else "", "$text-muted italic"),
-    )
-    return Content("\n").join([head, Content("  ") + body])
+    return Content.assemble((head, "$text-muted"), body)
+
+
+def header_prompt(hit: Hit, count: int | None, cap: int, expanded: bool, width: int = 0) -> Content:
+    """``▸ Title  12 matches · archived``: the count is ``…`` until it arrives, ``100+`` at the cap."""
+    title = visible(" ".join((hit.title or hit.session_id).split()))
+    if width and cell_len(title) > width - 30:  # leave room for the count and the mark
+        title = fit(title, max(8, width - 31)) + "…"
+    if count is None:
+        matches = "… matches"
+    else:
+        matches = f"{count}{'+' * (count >= cap)} match{'es' * (count != 1)}"
+    parts = [("▾ " if expanded else "▸ ", "bold $text-primary"), (title, "bold"), (f"  {matches}", "$text-muted")]
+    if hit.archived:
+        parts.append(("  · archived", "$text-warning"))
+    return Content.assemble(*parts)
 
 
 class SearchResults(OptionList):
-    """Hits grouped under their session (lineage root first, in the archive's order)."""
+    """Hits grouped under their session (the archive's order: best lineage first)."""
 
     DEFAULT_CSS = """
     SearchResults { background: $surface; border: round $primary 40%; }
     SearchResults:focus { border: round $primary; }
     SearchResults.-stale { text-opacity: 60%; }
     """
+    BINDINGS = [
+        Binding("right,l", "expand", "Expand hits", show=False),
+        Binding("left,h", "collapse", "Fold hits", show=False),
+    ]
 
     class HitHighlighted(Message):
         def __init__(self, hit: Hit) -> None:
@@ -88,58 +157,152 @@ class SearchResults(OptionList):
             super().__init__()
             self.hit = hit
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(id=id, classes=classes)
-        self.hits: dict[str, Hit] = {}
-        self.query = ""  # the query whose hits are shown
+    class HitsWanted(Message):
+        """A session was expanded for the first time: load every hit of ``session_id`` for ``query``."""
 
-    def show(self, query: str, hits: list[Hit]) -> None:
-        """Replace the list with the hits for ``query``."""
-        groups: dict[str, list[Hit]] = {}
+        def __init__(self, query: str, session_id: str) -> None:
+            super().__init__()
+            self.query = query
+            self.session_id = session_id
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None, cap: int = 100) -> None:
+        super().__init__(id=id, classes=classes)
+        self.hits: dict[str, Hit] = {}  # option id -> the hit it shows
+        self.query = ""  # the query whose hits are shown
+        self.why = ""
+        self.cap = cap  # a count this high means "this many or more"
+        self.best: dict[str, Hit] = {}  # session -> its best hit, in the archive's order
+        self.counts: dict[str, int] = {}
+        self.expanded: dict[str, list[Hit] | None] = {}  # session -> every hit (None: loading)
+        self._stale_timer: Timer | None = None
+        self._shown = 0  # results shown so far
+
+    # -- data in -------------------------------------------------------------------
+    def show(self, query: str, hits: list[Hit], counts: dict[str, int] | None = None) -> None:
+        """Replace the list with the hits for ``query`` and the counts known so far (``set_counts`` adds more)."""
+        self.best = {}
         for hit in hits:
-            groups.setdefault(hit.session_id, []).append(hit)
-        options: list[Option] = []
-        self.hits = {}
-        for session_id, group in groups.items():
-            title = visible(" ".join((group[0].title or session_id).split()))
-            header = Content.assemble(
-                ("● ", "bold $text-primary"),
-                (title, "bold"),
-                (f"  {len(group)} hit{'s' * (len(group) != 1)}", "$text-muted"),
-            )
-            options.append(Option(header, id=f"s:{session_id}", disabled=True))
-            for number, hit in enumerate(group):
-                key = f"h:{session_id}:{hit.message_id}:{number}"
-                self.hits[key] = hit
-                options.append(Option(hit_prompt(hit), id=key))
-        self.clear_options()
-        self.add_options(options)
+            self.best.setdefault(hit.session_id, hit)
         self.query = query
-        self.remove_class("-stale")
-        count = len(self.hits)
-        sessions = len(groups)
-        plural = "s" * (count != 1), "s" * (sessions != 1)
-        self.border_title = f"{count} hit{plural[0]} in {sessions} session{plural[1]}" if query else ""
-        if not hits and query:
-            self.add_option(Option(Content.styled(f"No messages match {query!r}.", "$text-muted"), disabled=True))
-        if self.hits:
-            self.highlighted = 1
+        self.why = hits[0].why if hits else ""
+        self.counts, self.expanded = dict(counts or {}), {}
+        self._shown += 1
+        self._not_stale()
+        self._render(highlight_first=True)
+        sessions = len(self.best)
+        title = f"{sessions} session{'s' * (sessions != 1)}" + (f" · via {self.why}" if self.why else "")
+        self.border_title = title if query else ""
+
+    def set_counts(self, query: str, counts: dict[str, int]) -> None:
+        """How many messages of each listed session match (ignored when another query is shown)."""
+        if query == self.query and not counts.items() <= self.counts.items():
+            self.counts.update(counts)
+            self._render()
+
+    def set_session_hits(self, query: str, session_id: str, hits: list[Hit]) -> None:
+        """Every hit of an expanded session (ignored when the query changed or it was folded meanwhile)."""
+        if query == self.query and session_id in self.expanded:
+            self.expanded[session_id] = hits
+            self._render()
 
     @property
     def current(self) -> Hit | None:
+        """The highlighted hit (on a session's header: its best hit)."""
         option = self.highlighted_option
-        return self.hits.get(option.id or "") if option is not None else None
+        if option is None or option.id is None:
+            return None
+        return self.hits.get(option.id) or self.best.get(option.id.removeprefix("s:"))
 
     def mark_stale(self) -> None:
-        """Dim the old results while a newer search runs."""
-        self.add_class("-stale")
+        """A newer search runs: dim the old results if it takes long enough to notice."""
+        if self._stale_timer is None:
+            shown = self._shown
+            # a timer that fires as the results arrive must not dim them: it checks nothing was shown since
+            self._stale_timer = self.set_timer(STALE_AFTER, lambda: self._shown == shown and self.add_class("-stale"))
+
+    # -- keys ----------------------------------------------------------------------
+    def action_expand(self) -> None:
+        session_id = self._session_at_cursor()
+        if session_id is not None and session_id not in self.expanded:
+            self.expanded[session_id] = None
+            self._render()
+            self.post_message(self.HitsWanted(self.query, session_id))
+
+    def action_collapse(self) -> None:
+        session_id = self._session_at_cursor()
+        if session_id is not None and session_id in self.expanded:
+            del self.expanded[session_id]
+            self._render(highlight=f"s:{session_id}")
+
+    # -- internals -----------------------------------------------------------------
+    def _session_at_cursor(self) -> str | None:
+        option = self.highlighted_option
+        if option is None or option.id is None:
+            return None
+        hit = self.hits.get(option.id)
+        return hit.session_id if hit else option.id.removeprefix("s:")
+
+    def _not_stale(self) -> None:
+        if self._stale_timer is not None:
+            self._stale_timer.stop()
+            self._stale_timer = None
+        self.remove_class("-stale")
+
+    def _render(self, *, highlight_first: bool = False, highlight: str | None = None) -> None:
+        """Rebuild the options in one ``set_options``, keeping the highlighted row where it still exists."""
+        previous = self.highlighted_option.id if self.highlighted_option is not None else None
+        width = self.scrollable_content_region.width
+        options: list[Option] = []
+        self.hits = {}
+        for session_id, best in self.best.items():
+            expanded = session_id in self.expanded
+            header = header_prompt(best, self.counts.get(session_id), self.cap, expanded, width)
+            if not expanded:  # header and best hit in one option: half the rows to measure and draw
+                key = f"h:{session_id}:{best.message_id}:best"
+                self.hits[key] = best
+                options.append(Option(self._rows(Content("\n").join([header, hit_prompt(best, width)])), key))
+                continue
+            options.append(Option(self._rows(header), f"s:{session_id}"))
+            rows = self.expanded[session_id]
+            if rows is None:
+                options.append(Option(Content.styled("    loading…", "$text-muted italic"), disabled=True))
+                continue
+            for number, hit in enumerate(rows):
+                key = f"h:{session_id}:{hit.message_id}:{number}"
+                self.hits[key] = hit
+                options.append(Option(self._rows(hit_prompt(hit, width, "    ")), key))
+        if not self.best and self.query:
+            options.append(Option(Content.styled(f"No messages match {self.query!r}.", "$text-muted"), disabled=True))
+        wanted = highlight or (None if highlight_first else previous)
+        index = next((i for i, o in enumerate(options) if wanted and o.id == wanted), None)
+        if index is None and options and not options[0].disabled:
+            index = 0
+        with self.app.batch_update():
+            self.set_options(options)
+            if index is not None:
+                self.highlighted = index
+
+    def _rows(self, content: Content) -> Content:
+        """Content already cut to the width needs no wrap pass to be measured (only once the width is known)."""
+        return Rows(content.plain, list(content.spans)) if self.scrollable_content_region.width else content
+
+    def _on_resize(self) -> None:
+        super()._on_resize()
+        if self.best:
+            self._render()  # excerpts are cut to the width
 
     def _on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        hit = self.hits.get(event.option_id or "")
+        hit = self.hits.get(event.option_id or "") or self.best.get((event.option_id or "").removeprefix("s:"))
         if hit is not None:
             self.post_message(self.HitHighlighted(hit))
 
     def _on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        hit = self.hits.get(event.option_id or "")
-        if hit is not None:
+        """``enter``: a folded session with more than one match unfolds, a header folds, a hit opens."""
+        option_id = event.option_id or ""
+        hit = self.hits.get(option_id)
+        if option_id.startswith("s:"):
+            self.action_collapse()
+        elif hit is not None and option_id.endswith(":best") and self.counts.get(hit.session_id) != 1:
+            self.action_expand()
+        elif hit is not None:
             self.post_message(self.HitChosen(hit))

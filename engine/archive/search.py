@@ -26,6 +26,7 @@ import itertools
 import logging
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import WorkbenchError
@@ -111,18 +112,29 @@ class SearchMixin(LineageMixin):
             raise WorkbenchError(f"Search could not read the archive ({exc}). Retry in a moment.") from exc
 
     def match_counts(
-        self, query: str, session_ids: Iterable[str], *, prefix: bool = False, cap: int = COUNT_CAP
+        self,
+        query: str,
+        session_ids: Iterable[str],
+        *,
+        prefix: bool = False,
+        cap: int = COUNT_CAP,
+        budget: float | None = None,
     ) -> dict[str, int]:
         """How many visible messages of each session match ``query`` (``cap`` means that many or more).
 
         The query is planned once, as ``search`` plans it (while typing, a prefix counts
         the same likeliest words the hits came from). The sessions' id ranges are walked in
         the index, neighbouring ranges in one walk, never the archive's other matches.
+        With ``budget`` (seconds) no new walk starts once it is spent: sessions left out of
+        the answer were not counted (the first ones given are counted first).
         """
         wanted = list(dict.fromkeys(session_ids))
         plan = self._session_plan(query, prefix)
-        found = self._session_matches(plan, wanted, cap) if plan else {}
-        return {sid: len(found.get(sid, ())) for sid in wanted}
+        if plan is None:
+            return dict.fromkeys(wanted, 0)
+        deadline = None if budget is None else time.monotonic() + budget
+        found = self._session_matches(plan, wanted, cap, deadline)
+        return {sid: len(ids) for sid, ids in found.items()}
 
     def session_hits(
         self, query: str, session_id: str, *, prefix: bool = False, limit: int = SESSION_HITS
@@ -144,10 +156,15 @@ class SearchMixin(LineageMixin):
         parsed = self._parsed(query, prefix)
         return None if parsed.empty else self._plan(parsed, "newest", typing=prefix)
 
-    def _session_matches(self, plan: _Plan, session_ids: list[str], limit: int) -> dict[str, list[int]]:
-        """Ids of each session's visible matching messages, newest first, at most ``limit`` each."""
+    def _session_matches(
+        self, plan: _Plan, session_ids: list[str], limit: int, deadline: float | None = None
+    ) -> dict[str, list[int]]:
+        """Ids of each session's visible matching messages, newest first, at most ``limit`` each.
+
+        Sessions whose walk did not start before ``deadline`` are left out.
+        """
         if not session_ids or limit <= 0:
-            return {}
+            return dict.fromkeys(session_ids, [])
         cursor = self.conn().cursor()
         cursor.row_factory = None
         spans = cursor.execute(
@@ -162,9 +179,15 @@ class SearchMixin(LineageMixin):
                 walks[-1][1].add(sid)
             else:
                 walks.append(([lo, hi], {sid}))
+        rank = {sid: place for place, sid in enumerate(session_ids)}
+        walks.sort(key=lambda walk: min(rank[sid] for sid in walk[1]))  # the first sessions asked first
         found: dict[str, list[int]] = {sid: [] for sid in session_ids}
         try:
             for (lo, hi), open_ in walks:
+                if deadline is not None and time.monotonic() > deadline:
+                    for sid in open_:
+                        del found[sid]
+                    continue
                 for page in plan.walk((lo, hi)):
                     light = self._light([mid for mid, _ in page])
                     mine = [mid for mid, _ in page if (info := light.get(mid)) and info[2] and info[0] in open_]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textual import on, work
 from textual.binding import Binding
@@ -23,7 +23,8 @@ from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 from textual.worker import get_current_worker
 
-from engine.archive.models import MARK_CLOSE, MARK_OPEN, Chain
+from engine.archive.models import MARK_CLOSE, MARK_OPEN, Chain, SearchHit
+from engine.archive.search import COUNT_CAP
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
 from engine.runner.claims import unbacked_claims
@@ -38,6 +39,7 @@ from .base import WorkbenchScreen
 
 ROOTS_PAGE = 200
 SEARCH_LIMIT = 50  # lineages listed per query
+COUNT_BUDGET = 0.01  # seconds the search worker spends counting matches before it answers; the rest follow
 UNBACKED_NOTE = "unbacked claim: it says it saved or will remember, but this turn wrote nothing"
 TRANSCRIPT_LIMIT = 2000  # messages shown at once; longer sessions show a window
 PLAN_INDEXES = {"fts": "word index", "bigram": "CJK bigram index", "trigram": "trigram index", "like": "substring scan"}
@@ -69,6 +71,20 @@ class SearchDone(Message):
     query: str
     hits: list[Hit]
     error: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)  # the sessions counted within COUNT_BUDGET
+
+
+@dataclass
+class CountsDone(Message):
+    query: str
+    counts: dict[str, int]
+
+
+@dataclass
+class SessionHitsLoaded(Message):
+    query: str
+    session_id: str
+    hits: list[Hit]
 
 
 @dataclass
@@ -131,7 +147,7 @@ class SessionsScreen(WorkbenchScreen):
         with Horizontal(id="sessions-body"):
             with ContentSwitcher(initial="sessions-tree", id="sessions-left"):
                 yield LineageTree(id="sessions-tree")
-                yield SearchResults(id="sessions-results")
+                yield SearchResults(id="sessions-results", cap=COUNT_CAP)
             yield Transcript(id="sessions-transcript")
 
     def on_mount(self) -> None:
@@ -235,6 +251,7 @@ class SessionsScreen(WorkbenchScreen):
             return
         switcher.current = "sessions-results"
         self.query_one(SearchResults).mark_stale()
+        self.workers.cancel_group(self, "counts")  # counts of the old text would be dropped anyway
         if self._searching is None:
             self._start_search(query)
         # else: the search in flight finishes first, then the newest text is searched (keys coalesce)
@@ -253,26 +270,15 @@ class SessionsScreen(WorkbenchScreen):
 
     @work(thread=True, exit_on_error=False, group="search")
     def search(self, query: str) -> None:
-        rows, error = [], None
+        rows, error, counts = [], None, {}
         try:
-            for hit in self.home.archive.search(query, limit=SEARCH_LIMIT, prefix=True):
-                snippet, spans = split_marked(hit.snippet, MARK_OPEN, MARK_CLOSE)
-                rows.append(
-                    Hit(
-                        session_id=hit.session_id,
-                        root_id=hit.root_id,
-                        title=hit.title,
-                        message_id=hit.match_message_id,
-                        snippet=snippet,
-                        spans=spans,
-                        role=hit.role,
-                        why=explain_plan(hit.plan),
-                    )
-                )
+            rows = [list_hit(hit) for hit in self.home.archive.search(query, limit=SEARCH_LIMIT, prefix=True)]
+            sessions = list(dict.fromkeys(h.session_id for h in rows))
+            counts = self.home.archive.match_counts(query, sessions, prefix=True, cap=COUNT_CAP, budget=COUNT_BUDGET)
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
             error = exc.message
         finally:
-            self.post_message(SearchDone(query, rows, error))
+            self.post_message(SearchDone(query, rows, error, counts))
 
     @on(SearchDone)
     def _search_done(self, message: SearchDone) -> None:
@@ -285,7 +291,43 @@ class SessionsScreen(WorkbenchScreen):
             return
         if message.error:
             self.notify(message.error, title="Search failed", severity="warning", markup=False)
-        self.query_one(SearchResults).show(message.query, message.hits)
+        self.query_one(SearchResults).show(message.query, message.hits, message.counts)
+        uncounted = [s for s in dict.fromkeys(h.session_id for h in message.hits) if s not in message.counts]
+        if uncounted:
+            self.count_matches(message.query, uncounted)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="counts")
+    def count_matches(self, query: str, session_ids: list[str]) -> None:
+        """Each listed session's match count, after its hits are on screen (a key typed meanwhile cancels it)."""
+        try:
+            counts = self.home.archive.match_counts(query, session_ids, prefix=True, cap=COUNT_CAP)
+        except WorkbenchError:
+            return  # the header keeps its "…"; the next key counts again
+        if not get_current_worker().is_cancelled:
+            self.post_message(CountsDone(query, counts))
+
+    @on(CountsDone)
+    def _counts_done(self, message: CountsDone) -> None:
+        # Drawn only while no newer search runs: a redraw must never hold up the next key's results.
+        if self._searching is None and self.query_one("#sessions-search", Input).value.strip() == message.query:
+            self.query_one(SearchResults).set_counts(message.query, message.counts)
+
+    @on(SearchResults.HitsWanted)
+    def _hits_wanted(self, message: SearchResults.HitsWanted) -> None:
+        self.load_session_hits(message.query, message.session_id)
+
+    @work(thread=True, exit_on_error=False, group="session-hits")
+    def load_session_hits(self, query: str, session_id: str) -> None:
+        try:
+            hits = [list_hit(h) for h in self.home.archive.session_hits(query, session_id, prefix=True)]
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self.notify, exc.message, title="Search failed", severity="warning", markup=False)
+            hits = []
+        self.post_message(SessionHitsLoaded(query, session_id, hits))
+
+    @on(SessionHitsLoaded)
+    def _session_hits_loaded(self, message: SessionHitsLoaded) -> None:
+        self.query_one(SearchResults).set_session_hits(message.query, message.session_id, message.hits)
 
     @on(SearchResults.HitHighlighted)
     def _hit_highlighted(self, message: SearchResults.HitHighlighted) -> None:
@@ -391,6 +433,22 @@ class SessionsScreen(WorkbenchScreen):
     @on(SessionRefreshed)
     def _session_refreshed(self, message: SessionRefreshed) -> None:
         self.tree.add_session(message.node, message.parent_id)
+
+
+def list_hit(hit: SearchHit) -> Hit:
+    """A result row from an archive hit: the snippet's « » marks become styled ranges."""
+    snippet, spans = split_marked(hit.snippet, MARK_OPEN, MARK_CLOSE)
+    return Hit(
+        session_id=hit.session_id,
+        root_id=hit.root_id,
+        title=hit.title,
+        message_id=hit.match_message_id,
+        snippet=snippet,
+        spans=spans,
+        role=hit.role,
+        why=explain_plan(hit.plan),
+        archived=hit.archived,
+    )
 
 
 def explain_plan(plan: str) -> str:
