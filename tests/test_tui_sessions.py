@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from rich.cells import cell_len
 from textual.widgets import ContentSwitcher, Input
 
 from engine import open_home
@@ -22,7 +23,7 @@ from tests.screens_seed import (
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree, MoreRoots, SessionNode
-from widgets.search_results import SearchResults, split_marked
+from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, split_marked
 from widgets.transcript import Transcript, TranscriptItem, render_item
 from workbench.messages import JumpToMessage
 from workbench.screens.sessions import ROOTS_PAGE, SearchDone, SessionsScreen
@@ -475,3 +476,80 @@ def test_a_long_chain_shows_its_ends_and_the_picked_segment():
     node = SessionNode(id="a", title="Deploy API", segments=tuple(f"s{i}" for i in range(30)))
     label = session_label(node, 10)
     assert "Deploy API  #1 → … → #10 → #11 → #12 → … → #30" in label.plain and underlined(label) == ["#11"]
+
+
+def option_index(results: SearchResults, session_id: str) -> int:
+    """Where a session's row (folded) or header (unfolded) is in the list."""
+    return next(i for i, o in enumerate(results.options) if (o.id or "").split(":")[1] == session_id)
+
+
+async def test_results_count_each_sessions_matches_mark_archived_and_unfold_into_every_hit(home, tmp_path):
+    seed_sessions(home)
+    archive = home.archive
+    tokyo = [archive.append_message(TOKYO, "user", f"tomatoes at the Tokyo market, day {n}") for n in range(3)]
+    archive.set_archived(TOKYO)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash", *"tomatoes")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == "tomatoes" and results.counts.keys() == results.best.keys())
+        # the garden lineage's best hit is in its newest segment, which has one match; Tokyo has three
+        assert results.counts == {GARDEN_2: 1, TOKYO: 3} and results.best[TOKYO].archived
+        text = screen_text(app)
+        assert "東京の旅  3 matches  · archived" in text and "Garden plans #2  1 match" in text
+        assert "via word index" in text  # how the hits were found, said once
+        results.focus()
+        results.highlighted = option_index(results, TOKYO)
+        await pilot.press("right")  # unfold: every hit of the session, newest first
+        await wait_for(pilot, lambda: results.expanded.get(TOKYO), what="the session's hits")
+        shown = [hit.message_id for hit in results.hits.values() if hit.session_id == TOKYO]
+        assert shown == tokyo[::-1]
+        assert all(f"day {n}" in screen_text(app) for n in range(3))
+        await pilot.press("down", "down", "enter")  # the second hit: opened at its message
+        transcript = screen.query_one(Transcript)
+        await wait_for(
+            pilot,
+            lambda: transcript.current is not None and transcript.current.id == tokyo[1],
+            what="the transcript at the chosen hit",
+        )
+        assert screen.focused is transcript
+        results.focus()
+        await pilot.press("left")  # fold it back, the cursor on the session
+        await settle(pilot)
+        assert TOKYO not in results.expanded and results.current.session_id == TOKYO
+        await pilot.press("enter")  # enter unfolds too
+        await wait_for(pilot, lambda: results.expanded.get(TOKYO), what="unfolded by enter")
+        await pilot.press("enter")  # on the header: folds
+        await settle(pilot)
+        assert TOKYO not in results.expanded
+        results.highlighted = option_index(results, GARDEN_2)
+        await pilot.press("enter")  # a single match opens at once
+        await wait_for(pilot, lambda: screen.shown_session == GARDEN_2, what="the only hit opened")
+
+
+async def test_old_results_dim_only_when_a_search_is_slow(home, tmp_path):
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash", *"tomatoes")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == "tomatoes", what="hits")
+        hits = list(results.best.values())
+        results.mark_stale()
+        results.show("tomatoes", hits)  # answered at once: never dimmed, even by a timer already running
+        await pilot.pause(STALE_AFTER + 0.2)
+        assert not results.has_class("-stale")
+        results.mark_stale()  # a search that takes long: dimmed until it answers
+        await wait_for(pilot, lambda: results.has_class("-stale"), what="dimmed")
+        results.show("tomatoes", hits)
+        assert not results.has_class("-stale")
+
+
+def test_an_excerpt_keeps_the_match_and_fits_the_cells():
+    text = "x" * 100 + " 数据库迁移 done " + "y" * 100
+    hit = Hit("s", "s", None, 1, text, spans=((101, 106),))
+    piece, spans = excerpt(hit, 30)
+    assert piece.startswith("…") and piece.endswith("…") and cell_len(piece) <= 30
+    assert [piece[a:b] for a, b in spans] == ["数据库迁移"]

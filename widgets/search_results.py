@@ -98,8 +98,9 @@ def excerpt(hit: Hit, room: int) -> tuple[str, tuple[tuple[int, int], ...]]:
     text = sanitize(hit.snippet).replace("\n", " ")
     if cell_len(text) <= room:
         return text, hit.spans
-    first = hit.spans[0][0] if hit.spans else 0
-    start = max(0, min(first - room // 4, len(text) - room))
+    first, last = hit.spans[0] if hit.spans else (0, 0)
+    start = max(first - room // 4, last - (room - 2))  # some context before, and the whole first match
+    start = max(0, min(start, len(text) - (room - 1), first))  # near the end, use the room for what precedes
     rest = text[start:]
     cut = fit(rest, room - 1 - bool(start))
     piece = ("…" if start else "") + cut + ("…" if len(cut) < len(rest) else "")
@@ -122,16 +123,20 @@ def hit_prompt(hit: Hit, width: int = 0, indent: str = "  ") -> Content:
 def header_prompt(hit: Hit, count: int | None, cap: int, expanded: bool, width: int = 0) -> Content:
     """``▸ Title  12 matches · archived``: the count is ``…`` until it arrives, ``100+`` at the cap."""
     title = visible(" ".join((hit.title or hit.session_id).split()))
-    if width and cell_len(title) > width - 30:  # leave room for the count and the mark
-        title = fit(title, max(8, width - 31)) + "…"
     if count is None:
-        matches = "… matches"
+        matches = "  … matches"
     else:
-        matches = f"{count}{'+' * (count >= cap)} match{'es' * (count != 1)}"
-    parts = [("▾ " if expanded else "▸ ", "bold $text-primary"), (title, "bold"), (f"  {matches}", "$text-muted")]
-    if hit.archived:
-        parts.append(("  · archived", "$text-warning"))
-    return Content.assemble(*parts)
+        matches = f"  {count}{'+' * (count >= cap)} match{'es' * (count != 1)}"
+    archived = "  · archived" if hit.archived else ""
+    room = width - 2 - len(matches) - len(archived) - 1  # the title gives way, never the count or the mark
+    if width and cell_len(title) > room:
+        title = fit(title, max(4, room - 1)) + "…"
+    return Content.assemble(
+        ("▾ " if expanded else "▸ ", "bold $text-primary"),
+        (title, "bold"),
+        (matches, "$text-muted"),
+        (archived, "$text-warning"),
+    )
 
 
 class SearchResults(OptionList):
