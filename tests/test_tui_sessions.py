@@ -187,14 +187,20 @@ async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_p
         assert screen.query_one(Input).value == "" and screen.query_one(ContentSwitcher).current == "sessions-tree"
 
 
+async def search_for(pilot, text: str) -> tuple[SessionsScreen, SearchResults]:
+    """Open the Sessions screen and type ``text`` into the search box until its hits are shown."""
+    screen = await open_sessions(pilot)
+    await pilot.press("slash", *text)
+    results = screen.query_one(SearchResults)
+    await wait_for(pilot, lambda: results.query == text and results.hits, what="search hits")
+    return screen, results
+
+
 async def test_a_stale_search_result_is_never_shown(home, tmp_path):
     seed_sessions(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_sessions(pilot)
-        await pilot.press("slash", *"tomatoes")
-        results = screen.query_one(SearchResults)
-        await wait_for(pilot, lambda: results.hits, what="search hits")
+        screen, results = await search_for(pilot, "tomatoes")
         screen.post_message(SearchDone("toma", []))  # an older, slower query finishing late
         await settle(pilot)
         assert [h.root_id for h in results.hits.values()] == [GARDEN]
@@ -532,10 +538,7 @@ async def test_old_results_dim_only_when_a_search_is_slow(home, tmp_path):
     seed_sessions(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_sessions(pilot)
-        await pilot.press("slash", *"tomatoes")
-        results = screen.query_one(SearchResults)
-        await wait_for(pilot, lambda: results.query == "tomatoes", what="hits")
+        _, results = await search_for(pilot, "tomatoes")
         hits = list(results.best.values())
         results.mark_stale()
         results.show("tomatoes", hits)  # answered at once: never dimmed, even by a timer already running
