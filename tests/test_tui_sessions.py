@@ -499,7 +499,12 @@ async def test_results_count_each_sessions_matches_mark_archived_and_unfold_into
         screen = await open_sessions(pilot)
         await pilot.press("slash", *"tomatoes")
         results = screen.query_one(SearchResults)
-        await wait_for(pilot, lambda: results.query == "tomatoes" and results.counts.keys() == results.best.keys())
+        await wait_for(
+            pilot,
+            lambda: results.query == "tomatoes" and results.counts.keys() == results.best.keys(),
+            timeout=15,
+            what="every count",
+        )
         # the garden lineage's best hit is in its newest segment, which has one match; Tokyo has three
         assert results.counts == {GARDEN_2: 1, TOKYO: 3} and results.best[TOKYO].archived
         text = screen_text(app)
@@ -508,7 +513,7 @@ async def test_results_count_each_sessions_matches_mark_archived_and_unfold_into
         results.focus()
         results.highlighted = option_index(results, TOKYO)
         await pilot.press("right")  # unfold: every hit of the session, newest first
-        await wait_for(pilot, lambda: results.expanded.get(TOKYO), what="the session's hits")
+        await wait_for(pilot, lambda: results.expanded.get(TOKYO), timeout=15, what="the session's hits")
         shown = [hit.message_id for hit in results.hits.values() if hit.session_id == TOKYO]
         assert shown == tokyo[::-1]
         assert all(f"day {n}" in screen_text(app) for n in range(3))
