@@ -221,6 +221,33 @@ def test_idle_upkeep_merges_every_index_in_bounded_steps_and_doctor_reports_it(t
     home.close()
 
 
+def test_upkeep_merges_even_while_the_cjk_index_catches_up_for_many_calls(tmp_path):
+    """Rows another writer added (Hermes, or a soak of CLI runs) leave our CJK index behind: each
+    catch-up batch may spend a whole idle step, and upkeep must still report work until the merges
+    are done (a 2,000-turn soak once ended with fragmented indexes because it did not)."""
+    home = open_home(tmp_path / "lag", clock=FixedClock(1796040000.0))
+    archive = home.archive
+    archive.create_session("s")
+    archive.conn().execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 0)")
+    other = sqlite3.connect(home.state_db_path, isolation_level=None)
+    for i in range(30):  # one transaction each, as another process would write them
+        other.execute("BEGIN IMMEDIATE")
+        other.executemany(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', ?, ?)",
+            [(f"message {i}-{k} 数据库 deploy", 1796040000.0 + i) for k in range(150)],
+        )
+        other.execute("COMMIT")
+    other.close()
+    assert archive.fragmentation()["messages_fts"] >= 8
+    calls = 0
+    while archive.upkeep(budget_s=0.0001):  # every call's budget goes to one CJK batch at first
+        calls += 1
+        assert calls < 2000
+    assert set(archive.fragmentation().values()) == {1}
+    assert len(archive.search("数据库", limit=5000)) >= 1
+    home.close()
+
+
 def test_upkeep_gives_up_at_once_when_the_archive_is_busy(tmp_path):
     home = open_home(tmp_path / "busy", clock=FixedClock(1796040000.0))
     archive = home.archive

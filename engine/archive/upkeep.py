@@ -75,20 +75,23 @@ class UpkeepMixin(SearchMixin):
         return {table: n for conn, table in self._fts_indexes() if (n := segments(conn, table)) is not None}
 
     def upkeep(self, budget_s: float = BUDGET_S) -> dict[str, int]:
-        """Bounded index work for idle time; returns the merge steps run per index (empty: nothing to do).
+        """Bounded index work for idle time; returns the steps run per index (empty: nothing left to do).
 
         Never waits for a lock: a busy database ends the step, and the next call resumes.
         """
         if self.read_only:
             return {}
         deadline = time.monotonic() + budget_s
-        self.bigram_index.refresh(max_rows=1, wait=False)  # one batch
         steps: dict[str, int] = {}
+        if self.bigram_index.refresh(max_rows=1, wait=False):  # one batch; it may spend the whole budget
+            steps[f"{BIGRAM_TABLE} rows"] = 1  # work was done, so the caller comes back for the merges
         for conn, table in self._fts_indexes():
-            while time.monotonic() < deadline and (segments(conn, table) or 0) > 1:
+            while (segments(conn, table) or 0) > 1:  # at least one step per index, so every call progresses
                 if not _merge_step(conn, table):
                     break
                 steps[table] = steps.get(table, 0) + 1
+                if time.monotonic() >= deadline:
+                    break
         return steps
 
 
