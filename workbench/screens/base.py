@@ -2,19 +2,30 @@
 
 Subclass ``WorkbenchScreen``, set ``TITLE_TEXT`` and ``HELP`` (shown on the help
 screen), yield the screen's own widgets from ``compose_body`` and react to engine
-events in ``engine_event`` (called on the UI thread for every event). Load workers hand
-their results back with ``deliver``. A screen that
-yields ``status_line()`` can report outcomes and errors in place with ``show_status``. Run engine calls
-with ``@work(thread=True, exit_on_error=False)``; post results back as Messages or with
-``self.app.call_from_thread``.
+events in ``engine_event`` (called on the UI thread for every event).
+
+One idiom from worker threads to the UI: engine calls run in
+``@work(thread=True, exit_on_error=False)`` workers, which never touch widgets or
+screen state; each hands its result back as a dataclass ``Message`` (``post_result``
+drops it when a newer run of the same exclusive group superseded it) that an ``@on``
+handler shows on the UI thread. A screen that yields ``status_line()`` reports an
+outcome from a worker with ``report`` (a ``StatusReport``).
+
+A screen whose view is a reread of the stores implements ``reload`` and calls
+``request_reload`` from ``engine_event``: while the screen is shown, requests in a
+burst merge into one reload (``ReloadWanted.can_replace``); while it is hidden, the
+screen only marks itself stale and reloads once when it is shown again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from textual import on
 from textual.app import ComposeResult
+from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
@@ -35,12 +46,29 @@ if TYPE_CHECKING:
 STATUS_SECONDS = 6.0  # how long a status message stays (errors twice as long)
 
 
+@dataclass
+class StatusReport(Message):
+    """A worker's outcome, for the screen's status line."""
+
+    text: str
+    error: bool = False
+
+
+@dataclass
+class ReloadWanted(Message):
+    """Reread what the screen shows; a request still queued behind another merges into it."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ReloadWanted)
+
+
 class WorkbenchScreen(Screen):
     """A mode's screen with the shared header and footer."""
 
     TITLE_TEXT = ""
     HELP = ""
     _status_timer: Timer | None = None
+    stale = False  # an engine event asked for a reload while the screen was hidden
 
     @property
     def workbench(self) -> WorkbenchApp:
@@ -76,11 +104,46 @@ class WorkbenchScreen(Screen):
     def on_narration_line_dismissed(self, _: NarrationLine.Dismissed) -> None:
         self.workbench.action_hide_narration()
 
+    def post_result(self, message: Message) -> None:
+        """From a worker: hand ``message`` to the UI thread, unless a newer run of the same
+        group (exclusive workers) superseded this one, whose data would be older."""
+        if not get_current_worker().is_cancelled:
+            self.post_message(message)
+
     def deliver(self, callback, *args, **kwargs) -> None:
-        """From a load worker: run ``callback`` on the UI thread, unless a newer load of the
-        same group (exclusive workers) superseded this one, whose data would be older."""
+        """Deprecated: the screens not yet converted to ``post_result``."""
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(callback, *args, **kwargs)
+
+    def report(self, text: str, *, error: bool = False) -> None:
+        """From a worker: say ``text`` in the status line."""
+        self.post_result(StatusReport(text, error))
+
+    @on(StatusReport)
+    def _status_reported(self, message: StatusReport) -> None:
+        self.show_status(message.text, error=message.error)
+
+    # -- reloads ------------------------------------------------------------------
+    def reload(self) -> None:
+        """Reread what the screen shows (start its load workers); screens that reread override it."""
+
+    def request_reload(self) -> None:
+        """UI thread: reload soon if the screen is shown (a burst of requests merges into one),
+        else once when it is shown again."""
+        if self.is_current:
+            self.post_message(ReloadWanted())
+        else:
+            self.stale = True
+
+    @on(ReloadWanted)
+    def _reload_wanted(self) -> None:
+        self.reload()
+
+    def on_screen_resume(self) -> None:
+        """Shown again (a mode switch, or a dialog on top closed): catch up on what was missed."""
+        if self.stale:
+            self.stale = False
+            self.post_message(ReloadWanted())
 
     @staticmethod
     def status_line() -> Static:

@@ -21,6 +21,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import OptionList, Static
 
 from engine.errors import WorkbenchError
@@ -28,6 +29,7 @@ from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent, Ses
 from engine.memory import history
 from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, align
 from engine.memory.format import Usage
+from engine.memory.snapshot import MemorySnapshot
 from engine.memory.targets import SHORT_NAMES, next_target
 from engine.memory.threats import entry_flags
 from engine.safety import Verdict
@@ -62,6 +64,25 @@ class MemoryView:
     taken_at: float
     enabled: bool = True  # False: config keeps this store out of the prompt
     error: str | None = None
+    snapshot: MemorySnapshot | None = None  # taken by this load because the app had none yet
+
+
+@dataclass
+class MemoryLoaded(Message):
+    view: MemoryView
+
+
+@dataclass
+class DetailLoaded(Message):
+    detail: history.EntryStory | None
+    verdict: Verdict | None = None  # the threat scan's view of the entry, when it has one
+
+
+@dataclass
+class EntryAdded(Message):
+    """A hand add was saved: select it once the next load shows it."""
+
+    text: str
 
 
 def user_context() -> ToolContext:
@@ -133,7 +154,7 @@ class MemoryScreen(WorkbenchScreen):
         if isinstance(event, (MemoryChanged, PendingChanged)) or (
             isinstance(event, RunnerEvent) and event.kind in REFREEZE_KINDS
         ):
-            self.reload()
+            self.request_reload()
         elif isinstance(event, SessionChanged) and event.actor == "external" and self.detail is not None:
             self.load_detail(self.detail.entry)  # state.db changed: the entry's origin message may be stored now
 
@@ -142,9 +163,9 @@ class MemoryScreen(WorkbenchScreen):
         try:
             view = self._read(self.target)
         except WorkbenchError as exc:  # e.g. the file is not UTF-8: say so, keep what is shown
-            self.deliver(self.show_status, exc.message, error=True)
+            self.report(exc.message, error=True)
             return
-        self.deliver(self._show, view)
+        self.post_result(MemoryLoaded(view))
 
     @on(ShowEntry)
     def _show_entry(self, message: ShowEntry) -> None:
@@ -184,9 +205,9 @@ class MemoryScreen(WorkbenchScreen):
     def _read(self, target: str) -> MemoryView:
         """Worker thread: the snapshot, the live entries and pending additions."""
         memory = self.home.memory
-        snapshot = self.workbench.frozen_snapshot
+        snapshot, taken = self.workbench.frozen_snapshot, None
         if snapshot is None:
-            snapshot = self.workbench.frozen_snapshot = memory.snapshot()
+            snapshot = taken = memory.snapshot()
         live = memory.entries(target)
         usage = Usage.of(live, memory.limit(target))
         raw, shown = snapshot.raw_entries[target], snapshot.entries[target]
@@ -214,6 +235,7 @@ class MemoryScreen(WorkbenchScreen):
             taken_at=snapshot.taken_at,
             enabled=snapshot.enabled[target],
             error=snapshot.errors.get(target),
+            snapshot=taken,
         )
 
     def _pending_growth(self, target: str) -> int:
@@ -225,7 +247,11 @@ class MemoryScreen(WorkbenchScreen):
                 total += len(str(payload.get("content", "")).strip()) + 3
         return total
 
-    def _show(self, view: MemoryView) -> None:
+    @on(MemoryLoaded)
+    def _loaded(self, message: MemoryLoaded) -> None:
+        view = message.view
+        if self.workbench.frozen_snapshot is None and view.snapshot is not None:
+            self.workbench.frozen_snapshot = view.snapshot  # what this screen compares with from now on
         if view.target != self.target:
             return
         self.view = view
@@ -280,9 +306,11 @@ class MemoryScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, group="memory-detail", exit_on_error=False)
     def load_detail(self, entry: str | None) -> None:
         detail = history.story(self.home.memory, self.target, entry) if entry is not None else None
-        self.deliver(self._show_detail, detail, entry_flags(entry) if entry is not None else None)
+        self.post_result(DetailLoaded(detail, entry_flags(entry) if entry is not None else None))
 
-    def _show_detail(self, detail: history.EntryStory | None, verdict: Verdict | None = None) -> None:
+    @on(DetailLoaded)
+    def _detail_loaded(self, message: DetailLoaded) -> None:
+        detail, verdict = message.detail, message.verdict
         self.detail = detail
         text = self.query_one("#detail-text", Static)
         if detail is None:
@@ -377,11 +405,15 @@ class MemoryScreen(WorkbenchScreen):
 
     def _add(self, target: str, text: str) -> Outcome:
         """Dialog worker: add, then select the new entry (the load after the write finds it)."""
-        self._wanted = text.strip()
         error = result_error(self.home.memory.add(target, text, user_context()))
-        if error:
-            self._wanted = None
+        if error is None:
+            self.post_message(EntryAdded(text.strip()))
         return error
+
+    @on(EntryAdded)
+    def _entry_added(self, message: EntryAdded) -> None:
+        self._wanted = message.text
+        self.request_reload()
 
     def action_edit(self) -> None:
         row = self._editable_row()
@@ -414,7 +446,7 @@ class MemoryScreen(WorkbenchScreen):
     @work(thread=True, group="memory-write", exit_on_error=False)
     def _remove(self, target: str, entry: str) -> None:
         error = result_error(self.home.memory.remove_exact(target, entry))
-        self.app.call_from_thread(self.show_status, error or "Entry removed.", error=error is not None)
+        self.report(error or "Entry removed.", error=error is not None)
 
     def _after_edit(self, saved: bool | None) -> None:
         self.show_status("Saved." if saved else "")
@@ -459,7 +491,7 @@ class MemoryScreen(WorkbenchScreen):
     def _undo(self, offer: history.Undo) -> None:
         result = history.apply_undo(self.home.memory, offer, actor="user")
         error = result_error(result)
-        self.app.call_from_thread(self.show_status, error or result.get("message", "Undone."), error=error is not None)
+        self.report(error or result.get("message", "Undone."), error=error is not None)
 
 
 def threat_parts(verdict: Verdict) -> list[tuple[str, str]]:
