@@ -15,6 +15,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -49,6 +50,16 @@ class QueueView:
     records: list[PendingRecord]
     now: float
     unusable: int = 0  # files in pending/ that are not readable records (left untouched)
+
+
+@dataclass
+class QueueLoaded(Message):
+    view: QueueView
+
+
+@dataclass
+class PreviewLoaded(Message):
+    preview: dict
 
 
 class ApprovalsScreen(WorkbenchScreen):
@@ -94,16 +105,18 @@ class ApprovalsScreen(WorkbenchScreen):
 
     def engine_event(self, event: Event) -> None:
         if isinstance(event, (PendingChanged, MemoryChanged, SkillChanged)):
-            self.reload()
+            self.request_reload()
 
     # -- queue --------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="approvals-load", exit_on_error=False)
     def reload(self) -> None:
         approvals = self.home.approvals
         view = QueueView(approvals.list(), self.home.clock.now(), len(approvals.problems()))
-        self.deliver(self._show_queue, view)
+        self.post_result(QueueLoaded(view))
 
-    def _show_queue(self, view: QueueView) -> None:
+    @on(QueueLoaded)
+    def _queue_loaded(self, message: QueueLoaded) -> None:
+        view = message.view
         queue = self.query_one("#queue", OptionList)
         before = self.current
         self.records = view.records
@@ -171,7 +184,11 @@ class ApprovalsScreen(WorkbenchScreen):
         if preview.get("error") and pinned and preview.get("subsystem") == "memory":
             preview["now"] = self._closest_live(preview["payload"].get("target") or "memory", pinned)
         self._explain_overflow(preview)
-        self.deliver(self._show_preview, preview)
+        self.post_result(PreviewLoaded(preview))
+
+    @on(PreviewLoaded)
+    def _preview_loaded(self, message: PreviewLoaded) -> None:
+        self._show_preview(message.preview)
 
     def _explain_overflow(self, preview: dict, out: dict | None = None) -> None:
         """A memory add refused because the store filled up since staging: put the budget it
@@ -284,7 +301,7 @@ class ApprovalsScreen(WorkbenchScreen):
             if record is not None:
                 self._explain_overflow({**why, "subsystem": record.subsystem, "payload": record.payload}, why)
             message = f"Not applied, still pending: {why['error']}"
-        self.app.call_from_thread(self.show_status, message or "Done.", error=not ok)
+        self.report(message or "Done.", error=not ok)
 
     def action_edit_approve(self) -> None:
         record = self._selected()
@@ -367,7 +384,7 @@ class ApprovalsScreen(WorkbenchScreen):
             message += f" {len(failed)} refused and still pending: " + "; ".join(
                 f"{f.get('id')}: {f.get('error')}" for f in failed
             )
-        self.app.call_from_thread(self.show_status, message, error=bool(failed))
+        self.report(message, error=bool(failed))
 
 
 def _queue_row(record: PendingRecord, now: float):
