@@ -42,6 +42,12 @@ class PageLoaded(Message):
     query: str
 
 
+@dataclass
+class RevertPreviewed(Message):
+    ref: str
+    preview: dict
+
+
 class TimelineScreen(WorkbenchScreen):
     AUTO_FOCUS = "TimelineList"
     TITLE_TEXT = "Timeline"
@@ -92,16 +98,18 @@ class TimelineScreen(WorkbenchScreen):
         return self.query_one("#timeline-search", Input).value
 
     # -- loading -------------------------------------------------------------------
-    @work(thread=True, exclusive=True, exit_on_error=False, group="timeline")
     def load(self, before_id: int | None = None, after_id: int | None = None) -> None:
         """The first page, an older page (``before_id``) or the rows newer than ``after_id`` (live)."""
-        query = self.search
+        self._load(self.search, before_id, after_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="timeline")
+    def _load(self, query: str, before_id: int | None, after_id: int | None) -> None:
         timeline = Timeline(self.home)
         rows = timeline.page(before_id=before_id, after_id=after_id, limit=PAGE, **parse_filter(query))
         where = "older" if before_id is not None else "newer" if after_id is not None else "first"
         if where == "newer" and len(rows) == PAGE:  # too many to splice in: start over from the top
             rows, where = timeline.page(limit=PAGE, **parse_filter(query)), "first"
-        self.deliver(self.post_message, PageLoaded(rows, where, query))
+        self.post_result(PageLoaded(rows, where, query))
 
     @on(PageLoaded)
     def _loaded(self, message: PageLoaded) -> None:
@@ -144,6 +152,10 @@ class TimelineScreen(WorkbenchScreen):
             self.load(self.rows[-1].id)
 
     def engine_event(self, event: Event) -> None:
+        self.request_reload()
+
+    def reload(self) -> None:
+        """The rows newer than those shown (all of them while nothing is shown)."""
         self.load(after_id=self.rows[0].id) if self.rows else self.load()
 
     # -- the selected row ----------------------------------------------------------
@@ -222,11 +234,13 @@ class TimelineScreen(WorkbenchScreen):
         try:
             preview = Timeline(self.home).preview(ref)
         except WorkbenchError as exc:
-            self.deliver(self.show_status, exc.message, error=True)
+            self.report(exc.message, error=True)
             return
-        self.deliver(self._confirm, ref, preview)
+        self.post_result(RevertPreviewed(ref, preview))
 
-    def _confirm(self, ref: str, preview: dict) -> None:
+    @on(RevertPreviewed)
+    def _confirm(self, message: RevertPreviewed) -> None:
+        ref, preview = message.ref, message.preview
         changes, refused = preview["changes"], preview["refused"]
         if not changes:
             reasons = [f"{r['id']}: {r['error']}" for r in refused] or [
@@ -249,9 +263,9 @@ class TimelineScreen(WorkbenchScreen):
         try:
             result = Timeline(self.home).revert(ref)
         except WorkbenchError as exc:
-            self.deliver(self.show_status, exc.message, error=True)
+            self.report(exc.message, error=True)
             return
         message = f"Reverted {len(result['reverted'])} change(s)."
         if result["refused"]:
             message += " Refused: " + "; ".join(f"{r['id']}: {r['error']}" for r in result["refused"])
-        self.deliver(self.show_status, message, error=bool(result["refused"]))
+        self.report(message, error=bool(result["refused"]))
