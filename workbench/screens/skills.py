@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -53,6 +54,30 @@ class FileLoaded(Message):
     name: str
     file: str
     text: str
+
+
+@dataclass
+class CuratorReported(Message):
+    """A curator action finished: say how, then reread the library."""
+
+    text: str
+    severity: SeverityLevel = "information"
+
+
+@dataclass
+class PlanReady(Message):
+    plan: list[str]  # what a curator run would change (a dry run)
+
+
+@dataclass
+class PurgePreviewed(Message):
+    days: int
+    names: list[dict[str, Any]]
+
+
+@dataclass
+class LedgerLoaded(Message):
+    entries: list[Any]
 
 
 def skill_row(info: Any) -> SkillRow:
@@ -179,6 +204,7 @@ class SkillsScreen(WorkbenchScreen):
         self.all_rows: list[SkillRow] = []
         self.shown: tuple[str, str] | None = None
         self._wanted: str | None = None  # a skill to select once the next load shows (ShowSkill)
+        self._files_stale = False  # the selected skill changed since its files were read
 
     def compose_body(self) -> Iterable[Widget]:
         yield Input(placeholder="fuzzy filter skills (/)", id="skills-filter")
@@ -357,10 +383,14 @@ class SkillsScreen(WorkbenchScreen):
             self._tell(f"Could not {what}: {result.get('error')}", "error")
         else:
             self._tell(result.get("message") or f"Done: {what}.")
-        self.load_skills()
 
-    def _tell(self, text: str, severity: str = "information") -> None:
-        self.app.call_from_thread(self.notify, text, severity=severity, markup=False)
+    def _tell(self, text: str, severity: SeverityLevel = "information") -> None:
+        self.post_message(CuratorReported(text, severity))
+
+    @on(CuratorReported)
+    def _curator_reported(self, message: CuratorReported) -> None:
+        self.notify(message.text, severity=message.severity, markup=False)
+        self.request_reload()
 
     @work(thread=True, exit_on_error=False, group="curator-write")  # never exclusive: a change must not be dropped
     def curate(self, expected: list[str] | None) -> None:
@@ -376,14 +406,15 @@ class SkillsScreen(WorkbenchScreen):
         if differs:
             lines.insert(1, "Note: the skills changed since the dry run, so this differs from the preview.")
         self._tell("\n".join(lines), "warning" if report.errors or differs else "information")
-        self.load_skills()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator-read")
     def dry_run(self) -> None:
         report = self.home.curator.run(dry_run=True)
-        self.app.call_from_thread(self._offer_plan, plan_lines(report))
+        self.post_result(PlanReady(plan_lines(report)))
 
-    def _offer_plan(self, plan: list[str]) -> None:
+    @on(PlanReady)
+    def _offer_plan(self, message: PlanReady) -> None:
+        plan = message.plan
         if not plan:
             self.notify("Dry run: the curator would change nothing.")
             return
@@ -411,9 +442,11 @@ class SkillsScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator-read")
     def purge_preview(self, days: int) -> None:
         names = self.home.curator.purge(days, dry_run=True)["candidates"]
-        self.app.call_from_thread(self._confirm_purge, days, names)
+        self.post_result(PurgePreviewed(days, names))
 
-    def _confirm_purge(self, days: int, names: list) -> None:
+    @on(PurgePreviewed)
+    def _confirm_purge(self, message: PurgePreviewed) -> None:
+        days, names = message.days, message.names
         if not names:
             self.notify(f"No archived skill is older than {days} days; nothing to purge.")
             return
@@ -438,9 +471,11 @@ class SkillsScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator-read")
     def open_ledger(self) -> None:
         entries = self.home.curator.ledger()
-        self.app.call_from_thread(self._show_ledger, entries)
+        self.post_result(LedgerLoaded(entries))
 
-    def _show_ledger(self, entries: list[Any]) -> None:
+    @on(LedgerLoaded)
+    def _show_ledger(self, message: LedgerLoaded) -> None:
+        entries = message.entries
         by_id = {e.id: e for e in entries}
 
         def chosen(entry_id: str | None) -> None:
@@ -467,6 +502,13 @@ class SkillsScreen(WorkbenchScreen):
     # -- live updates ----------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
         if isinstance(event, SkillChanged):
-            self.load_skills()
             if self.current is not None and self.current.name == event.name:
-                self.load_files(event.name)
+                self._files_stale = True
+            self.request_reload()
+
+    def reload(self) -> None:
+        """The library again, and the selected skill's files if that skill changed."""
+        self.load_skills()
+        if self._files_stale and self.current is not None:
+            self._files_stale = False
+            self.load_files(self.current.name)
