@@ -49,6 +49,24 @@ class SessionReloaded(Message):
     items: list[TranscriptItem]
 
 
+@dataclass
+class AgentReady(Message):
+    """The turn's agent is open (new, resumed or switched) in ``session_id``."""
+
+    agent: Conversation
+    session_id: str
+
+
+@dataclass
+class ScenariosLoaded(Message):
+    names: list[str]
+
+
+@dataclass
+class RecentLoaded(Message):
+    sessions: list  # the newest sessions, for the resume picker
+
+
 class RunScreen(WorkbenchScreen):
     AUTO_FOCUS = "#run-input"
     TITLE_TEXT = "Run"
@@ -119,9 +137,11 @@ class RunScreen(WorkbenchScreen):
     @work(thread=True, exit_on_error=False)
     def load_scenarios(self) -> None:
         names = [scenario.name for scenario in list_scenarios()]
-        self.app.call_from_thread(self._set_scenarios, names)
+        self.post_message(ScenariosLoaded(names))
 
-    def _set_scenarios(self, names: list[str]) -> None:
+    @on(ScenariosLoaded)
+    def _set_scenarios(self, message: ScenariosLoaded) -> None:
+        names = message.names
         self.query_one("#run-scenario", Select).set_options([(NO_SCENARIO, NO_SCENARIO)] + [(n, n) for n in names])
 
     @property
@@ -213,15 +233,16 @@ class RunScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="resume-list")
     def open_resume(self) -> None:
         recent = self.home.archive.list_sessions(limit=RECENT)
-        self.app.call_from_thread(self._pick_resume, recent)
+        self.post_message(RecentLoaded(recent))
 
-    def _pick_resume(self, recent: list) -> None:
+    @on(RecentLoaded)
+    def _pick_resume(self, message: RecentLoaded) -> None:
         def chosen(session_id: str | None) -> None:
             if session_id is not None:
                 self._resume(session_id)
             self.focus_input()
 
-        self.app.push_screen(ResumeDialog(recent, self.home.archive.find_session), chosen)
+        self.app.push_screen(ResumeDialog(message.sessions, self.home.archive.find_session), chosen)
 
     def _follow(self, session_id: str) -> None:
         self.session_id = session_id
@@ -238,7 +259,7 @@ class RunScreen(WorkbenchScreen):
         self.watching = False
         self._session_title()
         self._status()
-        self.reload(session_id)
+        self.load_session(session_id)
 
     def action_cancel_turn(self) -> None:
         if self.running:
@@ -260,7 +281,8 @@ class RunScreen(WorkbenchScreen):
             self.action_new_session()  # never talk into a session another runner drives
         self.running = True
         self._cancel.clear()
-        self.run_turn(text, self.model_name)
+        switch, self._switch = self._switch, None
+        self.run_turn(text, self.model_name, self.agent, switch)
 
     def action_play(self) -> None:
         scenario = str(self.query_one("#run-scenario", Select).value)
@@ -275,22 +297,25 @@ class RunScreen(WorkbenchScreen):
 
     # -- the agent (thread workers) ------------------------------------------------
     @work(thread=True, exit_on_error=False, group="agent")
-    def run_turn(self, text: str, model: str) -> None:
+    def run_turn(self, text: str, model: str, agent: Conversation | None, switch: tuple[str | None] | None) -> None:
+        """One turn; ``agent`` and ``switch`` are the screen's, read on the UI thread (the worker
+        writes no screen state: the agent it opens arrives as ``AgentReady``)."""
         session_id, error = self.session_id, None
         try:
-            if self.agent is not None and self._switch is not None:  # ctrl+n / resume: the provider hears it
-                switch, self._switch = self._switch, None
-                self.agent.switch_session(*switch)  # the session left ends as quitting ends it
-            if self.agent is None:
-                self.agent = Conversation(
+            if agent is not None and switch is not None:  # ctrl+n / resume: the provider hears it
+                agent.switch_session(*switch)  # the session left ends as quitting ends it
+            if agent is None:
+                agent = Conversation(
                     self.home,
                     make_model(self.home, model),
-                    session=self.session_id,
+                    session=session_id,
                     source="tui",
                     background_review=True,
                 )
-            self.app.call_from_thread(setattr, self, "session_id", self.agent.id)
-            result = self.agent.run_turn(text)
+            self.post_message(AgentReady(agent, agent.id))
+            if self._cancel.is_set():  # cancelled (or the screen closed) before the screen knew the agent
+                agent.cancel()
+            result = agent.run_turn(text)
             session_id, error = result.session_id, result.error if result.status == "error" else None
         except Exception as exc:  # e.g. an unusable model configuration: shown in place, never fatal
             error = failure(exc)
@@ -307,6 +332,11 @@ class RunScreen(WorkbenchScreen):
         finally:
             self.post_message(TurnEnded(None, error))
 
+    @on(AgentReady)
+    def _agent_ready(self, message: AgentReady) -> None:
+        self.agent = message.agent
+        self.session_id = message.session_id
+
     @on(TurnEnded)
     def _turn_ended(self, message: TurnEnded) -> None:
         self.running = False
@@ -317,11 +347,11 @@ class RunScreen(WorkbenchScreen):
         if message.error:
             self.notify(message.error, title="The turn failed", severity="error", markup=False)
         if self.session_id:
-            self.reload(self.session_id)
+            self.load_session(self.session_id)
         self.focus_input()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-reload")
-    def reload(self, session_id: str) -> None:
+    def load_session(self, session_id: str) -> None:
         self.post_message(SessionReloaded(session_id, session_items(self.home, session_id)))
 
     @on(SessionReloaded)
@@ -354,7 +384,7 @@ class RunScreen(WorkbenchScreen):
         if event.session_id != self.session_id:
             return
         if event.kind == "turn_finished":
-            self.reload(self.session_id)
+            self.load_session(self.session_id)
         item = runner_item(event)
         if item is not None:
             self.query_one(Transcript).append(item)
