@@ -22,6 +22,7 @@ from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
@@ -98,6 +99,16 @@ def draft_budget(
         return Budget(size_of([e for e in after if e]), limit, tuple(closest(text, others, n=2)), pending, tuple(same))
 
     return budget
+
+
+@dataclass
+class DiskChecked(Message):
+    check: DiskCheck
+
+
+@dataclass
+class SaveDone(Message):
+    outcome: Outcome
 
 
 class ConfirmDialog(Dialog[bool]):
@@ -206,9 +217,11 @@ class EditDialog(Dialog[bool]):
 
     @work(thread=True, exclusive=True, group="edit-recheck", exit_on_error=False)
     def _recheck(self) -> None:
-        self.app.call_from_thread(self._show_disk, self.recheck())
+        self.post_message(DiskChecked(self.recheck()))
 
-    def _show_disk(self, check: DiskCheck) -> None:
+    @on(DiskChecked)
+    def _show_disk(self, message: DiskChecked) -> None:
+        check = message.check
         if not self.is_attached:  # closed meanwhile
             return
         if check.budget is not None:
@@ -286,9 +299,11 @@ class EditDialog(Dialog[bool]):
             outcome = self.submit(text)
         except Exception as exc:  # an engine refusal must show in place, never kill the app
             outcome = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        self.app.call_from_thread(self._done, outcome)
+        self.post_message(SaveDone(outcome))
 
-    def _done(self, outcome: Outcome) -> None:
+    @on(SaveDone)
+    def _done(self, message: SaveDone) -> None:
+        outcome = message.outcome
         self.saving = False
         if outcome is None:
             self.dismiss(True)

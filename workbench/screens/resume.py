@@ -8,6 +8,7 @@ exact id, unique id prefix, or title) and shows its refusal in place.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from textual import on, work
@@ -15,6 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -43,6 +45,14 @@ def session_option(session: Session) -> Option:
         ),
         id=session.id,
     )
+
+
+@dataclass
+class LookedUp(Message):
+    """The archive's answer to what was typed: a session, or why none."""
+
+    session_id: str | None
+    error: str | None = None
 
 
 class ResumeDialog(Dialog[str | None]):
@@ -113,9 +123,16 @@ class ResumeDialog(Dialog[str | None]):
         try:
             session_id = self.resolve(text).id
         except Exception as exc:  # the resolver's refusal says what to type instead
-            self.app.call_from_thread(self._show_error, getattr(exc, "message", None) or str(exc))
+            self.post_message(LookedUp(None, getattr(exc, "message", None) or str(exc)))
             return
-        self.app.call_from_thread(self.dismiss, session_id)
+        self.post_message(LookedUp(session_id))
+
+    @on(LookedUp)
+    def _looked_up(self, message: LookedUp) -> None:
+        if message.session_id is not None:
+            self.dismiss(message.session_id)
+        else:
+            self._show_error(message.error or "")
 
     def _show_error(self, message: str) -> None:
         found = self.query("#resume-error")
