@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from textual.app import App
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
@@ -78,6 +80,28 @@ EXTERNAL_EVENTS = {
     "pending": PendingChanged(actor="external", action="external"),
     "sessions": SessionChanged(actor="external", action="external"),
 }
+
+
+# -- the app's own worker results --------------------------------------------------------
+@dataclass
+class PendingCounted(Message):
+    count: int
+
+
+@dataclass
+class CuratorNoted(Message):
+    note: str  # the automatic Curator pass that just ran, for the header
+
+
+@dataclass
+class NarrationReady(Message):
+    line: str
+
+
+@dataclass
+class DemoFinished(Message):
+    turns: int
+    sessions: int
 
 
 def home_label(root: Path) -> str:
@@ -311,11 +335,11 @@ class WorkbenchApp(App):
         narrator = self._narrator
         line = narrator.line(event, session_running) if narrator is not None else None
         if line:
-            self.call_from_thread(self._tell, line)
+            self.post_message(NarrationReady(line))
 
-    def _tell(self, line: str) -> None:
-        if self._narrator is not None:
-            self.narration = line
+    def on_narration_ready(self, message: NarrationReady) -> None:
+        if self._narrator is not None:  # not hidden meanwhile
+            self.narration = message.line
 
     def action_hide_narration(self) -> None:
         self._narrator = None
@@ -346,8 +370,10 @@ class WorkbenchApp(App):
 
     @work(thread=True, exclusive=True, group="pending-count", exit_on_error=False)
     def refresh_pending(self) -> None:
-        count = self.home.approvals.count()
-        self.call_from_thread(setattr, self, "pending_count", count)
+        self.post_message(PendingCounted(self.home.approvals.count()))
+
+    def on_pending_counted(self, message: PendingCounted) -> None:
+        self.pending_count = message.count
 
     @work(thread=True, exclusive=True, group="curator-schedule", exit_on_error=False)
     def curator_tick(self) -> None:
@@ -355,7 +381,10 @@ class WorkbenchApp(App):
         report = self.home.curator.maybe_run(busy=self._turn_running)
         if report is not None:
             note = f"curator {report['started_at'][11:16]}: {report['summary'].removeprefix('auto: ')}"
-            self.call_from_thread(setattr, self, "curator_note", note)
+            self.post_message(CuratorNoted(note))
+
+    def on_curator_noted(self, message: CuratorNoted) -> None:
+        self.curator_note = message.note
 
     # -- other processes ----------------------------------------------------------
     @work(thread=True, group="watch", exit_on_error=False)
@@ -385,14 +414,16 @@ class WorkbenchApp(App):
 
         result = run_scenario(self.home, "demo", speed=speed, cancel=self._demo_cancel, background_review=True)
         if not self._demo_cancel.is_set():
-            self.call_from_thread(
-                self.notify,
-                f"The demo played {len(result.turns)} turns in "
-                f"{len(result.session_ids)} sessions. Press 4 to review what waits for approval.",
-                title="Demo finished",
-                markup=False,
-                timeout=10,
-            )
+            self.post_message(DemoFinished(len(result.turns), len(result.session_ids)))
+
+    def on_demo_finished(self, message: DemoFinished) -> None:
+        self.notify(
+            f"The demo played {message.turns} turns in "
+            f"{message.sessions} sessions. Press 4 to review what waits for approval.",
+            title="Demo finished",
+            markup=False,
+            timeout=10,
+        )
 
     # -- crashes ------------------------------------------------------------------
     def _handle_exception(self, error: Exception) -> None:

@@ -110,11 +110,6 @@ class WorkbenchScreen(Screen):
         if not get_current_worker().is_cancelled:
             self.post_message(message)
 
-    def deliver(self, callback, *args, **kwargs) -> None:
-        """Deprecated: the screens not yet converted to ``post_result``."""
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(callback, *args, **kwargs)
-
     def report(self, text: str, *, error: bool = False) -> None:
         """From a worker: say ``text`` in the status line."""
         self.post_result(StatusReport(text, error))
