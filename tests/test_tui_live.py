@@ -18,7 +18,7 @@ from tests.hermes_support import workbench_cmd
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.gauge import CapacityGauge
-from workbench.screens.dialogs import EditDialog
+from workbench.screens.dialogs import ConfirmDialog, EditDialog
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -70,7 +70,12 @@ async def test_another_process_writing_reaches_memory_approvals_and_the_open_edi
             what="the other process's add in the live column",
         )
         grown = base + len("\n§\nWritten from another shell")
+        assert approvals.stale and budget.used == base, "hidden, Approvals only marks itself stale"
+        await pilot.press("4")  # shown again: it catches up once
         await wait_for(pilot, lambda: budget.used == grown, timeout=DEADLINE, what="the Approvals budget preview")
+        assert not approvals.stale
+        await pilot.press("1")
+        await settle(pilot)
         assert home.memory.history(limit=1)[0].actor == "user", "journaled once, by the process that wrote it"
 
         list_ = memory.query_one("#live-list", EntryList)
@@ -106,6 +111,10 @@ async def test_another_process_writing_reaches_memory_approvals_and_the_open_edi
             timeout=DEADLINE,
             what="the other process's removal",
         )
+        assert isinstance(app.screen, ConfirmDialog)  # escape on a changed draft asks first
+        await pilot.press("y")  # discard it and close the editor
+        await wait_for(pilot, lambda: app.screen is memory, what="the editor closed")
+        await pilot.press("4")
         await wait_for(
             pilot,
             lambda: budget.used == base - len("Fridays") + len("Thursdays"),
