@@ -141,6 +141,10 @@ class SessionsScreen(WorkbenchScreen):
         self.wanted_session: str | None = None
         self._searching: str | None = None  # the query of the search in flight (one at a time)
         self._reveal: LineageLoaded | None = None  # a jump that arrived before the roots did
+        # What engine events changed since the last reload (merged in a burst, kept while hidden).
+        self._changed: set[str] = set()  # sessions whose tree rows to refresh
+        self._roots_changed = False  # another process changed state.db
+        self._transcript_changed = False  # the shown session grew or wrote something
 
     def compose_body(self) -> Iterable[Widget]:
         yield Input(placeholder="search messages (/)", id="sessions-search")
@@ -407,13 +411,28 @@ class SessionsScreen(WorkbenchScreen):
     def engine_event(self, event: Event) -> None:
         shown = self.shown_session if self.shown_session == self.wanted_session else None  # never over a newer pick
         if isinstance(event, SessionChanged) and event.session_id:
-            self.refresh_session(event.session_id)
+            self._changed.add(event.session_id)
         elif isinstance(event, SessionChanged):  # another process changed state.db: new roots on top, reread
+            self._roots_changed = True
+            self._transcript_changed = bool(shown)
+        elif isinstance(event, (MessageStored, MemoryChanged, SkillChanged)) and shown and event.session_id == shown:
+            self._transcript_changed = True
+        else:
+            return
+        self.request_reload()
+
+    def reload(self) -> None:
+        """Apply what the engine events since the last reload changed."""
+        changed, self._changed = self._changed, set()
+        for session_id in changed:
+            self.refresh_session(session_id)
+        if self._roots_changed:
+            self._roots_changed = False
             self.refresh_roots()
-            if shown:
-                self.load_transcript(shown, None)
-        if isinstance(event, (MessageStored, MemoryChanged, SkillChanged)) and shown and event.session_id == shown:
+        shown = self.shown_session if self.shown_session == self.wanted_session else None
+        if self._transcript_changed and shown:
             self.load_transcript(shown, None)
+        self._transcript_changed = False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="live-roots")
     def refresh_roots(self) -> None:
