@@ -30,12 +30,9 @@ MAX_NUMBER = 10**12  # far above any real setting; keeps sums and timestamps fin
 TRUTHY = {"on", "true", "yes", "1", "approve", "enable", "enabled"}
 FALSY = {"off", "false", "no", "0", "disable", "disabled", ""}
 
-# Defaults for every key the workbench honours (Hermes's where Hermes has one).
+# Defaults for every key the workbench honours (Hermes's where Hermes has one), but the
+# memory targets' limit and enabled keys, which their rows hold (engine/memory/targets.py).
 DEFAULTS: dict[str, Any] = {
-    "memory.memory_enabled": True,
-    "memory.user_profile_enabled": True,
-    "memory.memory_char_limit": 2200,
-    "memory.user_char_limit": 1375,
     "memory.write_approval": False,
     "memory.nudge_interval": 10,
     "memory.provider": "",
@@ -160,6 +157,22 @@ class Misread:
         return f"{where}: {self.key} is {self.value!r}; {self.effect}. Fix: {self.fix}."
 
 
+def default_value(key: str) -> Any:
+    """``key``'s default: from ``DEFAULTS``, or from the memory target row that holds it."""
+    if key in DEFAULTS:
+        return DEFAULTS[key]
+    from .memory.targets import target_defaults  # here: the memory package loads the store, which reads config
+
+    return target_defaults().get(key)
+
+
+def all_defaults() -> dict[str, Any]:
+    """Every key the workbench honours, with its default."""
+    from .memory.targets import target_defaults
+
+    return {**target_defaults(), **DEFAULTS}
+
+
 class Config:
     """Read-only view of config.yaml with typed, validated accessors."""
 
@@ -209,7 +222,7 @@ class Config:
         node: Any = self._data
         for part in key.split("."):
             if not isinstance(node, dict) or part not in node:
-                return DEFAULTS.get(key, default) if default is None else default
+                return default_value(key) if default is None else default
             node = node[part]
         return node
 

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import FixedClock, open_home
-from engine.config import DEFAULTS
+from engine.config import all_defaults
 from engine.demo import seed_demo_home
 from engine.errors import WorkbenchError
 from engine.memory.tool import memory_tool
@@ -372,7 +372,7 @@ def config_text(draw):
     if not draw(st.integers(0, 5)):
         return draw(file_bytes)
     lines = {}
-    for key in draw(st.lists(st.sampled_from(sorted(DEFAULTS)), min_size=1, max_size=4)):
+    for key in draw(st.lists(st.sampled_from(sorted(all_defaults())), min_size=1, max_size=4)):
         section, _, rest = key.partition(".")
         lines.setdefault(section, []).append((rest, draw(st.sampled_from(YAML_VALUES))))
     text = ""

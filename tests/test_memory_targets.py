@@ -1,4 +1,4 @@
-"""One registry of memory targets: a target added as one row (plus its defaults) is everywhere."""
+"""One registry of memory targets: a target added as one row (its defaults included) is everywhere."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from engine.config import DEFAULTS
 from engine.memory import targets
 from engine.memory.targets import MemoryTarget, next_target
 from engine.memory.tool import memory_tool, memory_tool_schema
@@ -23,14 +22,13 @@ NOTES = MemoryTarget(
     "NOTES",
     "memory.notes_char_limit",
     "memory.notes_enabled",
+    500,
 )
 
 
 @pytest.fixture
 def notes(monkeypatch):
-    monkeypatch.setitem(targets.REGISTRY, "notes", NOTES)  # the row
-    monkeypatch.setitem(DEFAULTS, "memory.notes_char_limit", 500)  # and its defaults
-    monkeypatch.setitem(DEFAULTS, "memory.notes_enabled", True)
+    monkeypatch.setitem(targets.REGISTRY, "notes", NOTES)  # the row is all it takes
 
 
 def test_the_two_hermes_targets_in_order():

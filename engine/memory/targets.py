@@ -2,7 +2,7 @@
 
 The store, the memory tool's schema, the prompt builder, the offline model, the
 background review, the file watcher and both skins read the targets from here, so
-adding one is a row plus its config defaults (``engine/config.py: DEFAULTS``).
+adding one is a row: its config defaults (a char limit, and on) are part of it.
 
 ``TARGETS`` and the ``FILE_NAMES`` / ``BLOCK_TITLES`` / ``LABELS`` / ``SHORT_NAMES``
 mappings are live views of the registry, in registration order, not copies.
@@ -22,7 +22,8 @@ class MemoryTarget:
     label: str  # the store in words, for messages ("user profile")
     short: str  # the store in one word, for titles ("USER")
     limit_key: str  # config key of its char limit
-    enabled_key: str  # config key that puts it in the prompt and lets the agent write it
+    enabled_key: str  # config key that puts it in the prompt and lets the agent write it (default: on)
+    default_limit: int  # chars, when config.yaml sets none
 
 
 REGISTRY: dict[str, MemoryTarget] = {
@@ -36,6 +37,7 @@ REGISTRY: dict[str, MemoryTarget] = {
             "MEMORY",
             "memory.memory_char_limit",
             "memory.memory_enabled",
+            2200,  # Hermes's default
         ),
         MemoryTarget(
             "user",
@@ -45,6 +47,7 @@ REGISTRY: dict[str, MemoryTarget] = {
             "USER",
             "memory.user_char_limit",
             "memory.user_profile_enabled",
+            1375,  # Hermes's default
         ),
     )
 }
@@ -52,6 +55,15 @@ REGISTRY: dict[str, MemoryTarget] = {
 
 def target(name: str) -> MemoryTarget:
     return REGISTRY[name]
+
+
+def target_defaults() -> dict[str, int | bool]:
+    """The config defaults the rows hold (``engine.config.default_value`` reads them)."""
+    defaults: dict[str, int | bool] = {}
+    for row in REGISTRY.values():
+        defaults[row.limit_key] = row.default_limit
+        defaults[row.enabled_key] = True
+    return defaults
 
 
 def next_target(name: str) -> str:
