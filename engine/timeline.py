@@ -33,7 +33,7 @@ _RECORDS = {
     ("approvals", "stage"),
     ("approvals", "approve"),
     ("approvals", "approve_failed"),
-    ("approvals", "reject"),
+    ("approvals", "restore"),
     ("curator", "run"),
     ("curator", "pause"),
     ("curator", "resume"),
@@ -119,7 +119,13 @@ def summarize(entry: JournalEntry) -> str:
             )
         return f"{_SKILL_VERBS.get(action, action)} skill '{target}'"
     if entry.subsystem == "approvals":
-        verb = {"stage": "staged", "approve": "approved", "approve_failed": "approval failed:", "reject": "rejected"}
+        verb = {
+            "stage": "staged",
+            "approve": "approved",
+            "approve_failed": "approval failed:",
+            "reject": "rejected",
+            "restore": "restored",
+        }
         what = detail.get("summary") or entry.before or entry.after or ""
         return f"{verb.get(action, action)} {detail.get('subsystem', '')} proposal {target}: {_short(what, 90)}"
     if entry.subsystem == "providers":
@@ -335,6 +341,13 @@ class Timeline:
         item: dict[str, Any] = {"id": row.id, "summary": row.summary}
         if (row.subsystem, row.action) in _RECORDS:
             return {**item, "skip": "a record of a decision, not a change; revert the change it led to"}
+        if (row.subsystem, row.action) == ("approvals", "reject"):
+            refusal = self.home.approvals.restore_problem(row.target, row.id)
+            return {
+                **item,
+                "undo": f"put proposal {row.target} back in the queue",
+                **({"refused": refusal} if refusal else {}),
+            }
         if row.subsystem == "memory":
             refusal = undo_problem(self.home.memory, entry)
             return {**item, "undo": f"memory undo of row {row.id}", **({"refused": refusal} if refusal else {})}
@@ -446,6 +459,8 @@ class Timeline:
                 return (self.home.curator.unpin if row.action == "pin" else self.home.curator.pin)(row.target)
             if row.subsystem == "providers":
                 return self._revert_fact(self._entry(row), actor)
+            if row.subsystem == "approvals":
+                return self.home.approvals.restore(row.target, journal_id=row.id, actor=actor)
             return self.home.curator.rollback(plan["ledger_id"])
         except WorkbenchError as exc:
             return exc.to_dict()

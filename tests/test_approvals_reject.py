@@ -71,3 +71,89 @@ def test_an_unusable_record_is_rejected_only_by_id_and_its_bytes_stay_in_the_jou
     assert row.detail["raw"] == '{"id": "0badc0de", "payload": \\xff' and "0xff" in row.detail["unusable"]
     assert [(e.action, e.pending_id) for e in seen] == [("rejected", "0badc0de")]
     assert home.approvals.problems() == []
+
+
+def test_a_rejection_is_undone_from_the_journal_exactly_as_it_was(home):
+    record = home.approvals.stage(
+        subsystem="memory",
+        action="add",
+        summary="add to memory: User likes tea",
+        origin=FOREGROUND,
+        payload={"action": "add", "target": "memory", "content": "User likes tea"},
+        session_id="s1",
+        message_id=7,
+    )
+    home.approvals.reject(record.id)
+    seen = []
+    home.bus.subscribe(seen.append, PendingChanged)
+    result = home.approvals.restore(record.id)
+    assert result["success"] and "waits for approval again" in result["message"]
+    assert home.approvals.get(record.id) == record  # same id, payload, origin, age, actor, session and message
+    [row] = home.journal.query(subsystem="approvals", target=record.id, limit=1)
+    assert (row.action, row.actor, row.status) == ("restore", "user", "done") and row.detail[
+        "payload"
+    ] == record.payload
+    assert [(e.action, e.pending_id, e.journal_id) for e in seen] == [("restored", record.id, row.id)]
+    assert home.approvals.approve(record.id)["success"]
+    assert "User likes tea" in home.memory.entries("memory")
+
+
+def test_restoring_is_refused_when_anything_happened_since_and_changes_nothing(home):
+    record = _stage(home, "User likes tea")
+    with pytest.raises(WorkbenchError, match="no rejection"):
+        home.approvals.restore(record.id)  # still pending: never rejected
+    home.approvals.reject(record.id)
+    first_reject = home.journal.query(subsystem="approvals", target=record.id, limit=1)[0].id
+    home.approvals.restore(record.id)
+    with pytest.raises(WorkbenchError, match="changed after that rejection"):
+        home.approvals.restore(record.id, journal_id=first_reject)  # restored already
+    home.approvals.approve(record.id)
+    with pytest.raises(WorkbenchError, match="changed after that rejection"):
+        home.approvals.restore(record.id, journal_id=first_reject)
+    assert home.approvals.list() == [] and home.approvals.restore_problem(record.id, first_reject)
+    with pytest.raises(WorkbenchError, match="Invalid pending id"):
+        home.approvals.restore("../../etc")
+
+
+def test_a_rejected_unusable_file_is_not_rebuilt_but_pointed_to(home):
+    broken = home.pending_dir / "memory" / "0badc0de.json"
+    broken.write_bytes(b'{"id": "0badc0de", "payload": \xff')
+    home.approvals.reject("0badc0de")
+    with pytest.raises(WorkbenchError, match="unreadable file when it was rejected"):
+        home.approvals.restore("0badc0de")
+    assert not broken.exists() and home.approvals.list() == []
+
+
+def test_a_restore_a_killed_process_left_half_done_is_settled_by_what_is_on_disk(home):
+    record = _stage(home, "User likes tea")
+    home.approvals.reject(record.id)
+    entry = home.journal.begin("approvals", "restore", record.id, actor="user", detail={"subsystem": "memory"})
+    assert home.approvals.reconcile() == [entry]  # killed before the record was written
+    assert home.journal.get(entry).status == "abandoned" and home.approvals.list() == []
+    assert home.approvals.restore(record.id)["success"]  # the rejection is still the newest done row
+    home.approvals.reject(record.id)
+    entry = home.journal.begin("approvals", "restore", record.id, actor="user", detail={"subsystem": "memory"})
+    home.approvals.store.write(record)  # killed after the write, before the commit
+    assert home.approvals.reconcile() == [entry]
+    assert home.journal.get(entry).status == "done" and [r.id for r in home.approvals.list()] == [record.id]
+
+
+def test_the_timeline_reverts_a_rejection_and_the_cli_restores_one(home):
+    from engine.timeline import Timeline
+    from tests.test_curator_cli import wb
+
+    record = _stage(home, "User likes tea")
+    home.approvals.reject(record.id)
+    timeline = Timeline(home)
+    [row] = [r for r in timeline.page(limit=10) if r.action == "reject"]
+    assert "rejected memory proposal" in row.summary
+    assert timeline.preview(row.id)["changes"][0]["undo"] == f"put proposal {record.id} back in the queue"
+    outcome = timeline.revert(row.id)
+    assert outcome["success"] and [r.id for r in home.approvals.list()] == [record.id]
+    assert timeline.preview(row.id)["refused"], "a second revert of the same rejection is refused"
+    home.approvals.reject(record.id)
+    home.close()
+    code, data = wb(home.root, "pending", "restore", record.id)
+    assert code == 0 and data["success"] and data["id"] == record.id
+    code, data = wb(home.root, "pending", "restore", record.id)
+    assert code == 1 and "no rejection" in data["error"]  # the newest row is the restore

@@ -21,10 +21,20 @@ from ..fileio import crash_point
 from ..safety import assess
 from ..tools import BACKGROUND_REVIEW
 from .preview import memory_view, skill_view
-from .records import ORIGINS, PendingRecord, PendingStore, RecordProblem, Scan, check_id, check_subsystem
+from .records import (
+    ORIGINS,
+    PendingRecord,
+    PendingStore,
+    RecordProblem,
+    Scan,
+    check_id,
+    check_subsystem,
+    record_from_dict,
+)
 
 if TYPE_CHECKING:
     from ..home import Home
+    from ..journal import JournalEntry
 
 DESTRUCTIVE_MEMORY_ACTIONS = ("replace", "remove")
 # What a bulk decision returns: the outcomes that succeeded (under "approved" or "rejected") and "failed".
@@ -209,7 +219,7 @@ class ApprovalQueue:
                 if row.action == "approve" and journal.applied(subsystem, row.target):
                     self.store.links.unlink(path, missing_ok=True, sealed=self.store.root)
                     journal.commit(row.id)
-                elif (row.action == "reject" and gone) or (row.action == "stage" and not gone):
+                elif (row.action == "reject" and gone) or (row.action in ("stage", "restore") and not gone):
                     journal.commit(row.id)
                 else:
                     journal.abandon(row.id, "interrupted before it took effect; the record is still pending")
@@ -302,6 +312,91 @@ class ApprovalQueue:
             "success": True,
             "message": f"Rejected pending {record.subsystem} write '{record.id}'.",
         }
+
+    def restore(self, pending_id: str, *, journal_id: int | None = None, actor: str = "user") -> dict[str, Any]:
+        """Undo a rejection: put the record back in the queue exactly as it was, from the journal
+        row that rejected it (``journal_id``, else the newest). Refused, changing nothing, when
+        anything happened to that id since (restored, staged or decided again)."""
+        self._check_writable()
+        row, record = self._rejected(pending_id, journal_id)
+        journal = self.home.journal
+        with self.store.links.lock(self.store.folder(record.subsystem)):
+            row, record = self._rejected(pending_id, journal_id)  # re-read under the lock
+            entry = journal.begin(
+                "approvals",
+                "restore",
+                pending_id,
+                actor=actor,
+                after=record.summary,
+                session_id=record.session_id,
+                message_id=record.message_id,
+                detail={**_detail(record), "restored_from": row.id},
+            )
+            try:
+                self.store.write(record)
+            except OSError as exc:
+                journal.abandon(entry, f"could not write the pending record: {exc}")
+                raise WorkbenchError(
+                    f"Could not restore the proposal (nothing changed): {exc.strerror or exc}."
+                ) from None
+            journal.commit(entry)
+        self._announce(record, "restored", actor, entry)
+        return {
+            **_brief(record),
+            "success": True,
+            "message": f"Restored pending {record.subsystem} write '{record.id}'; it waits for approval again.",
+        }
+
+    def restore_problem(self, pending_id: str, journal_id: int | None = None) -> str | None:
+        """Why ``restore`` would be refused now (None: it would restore); writes nothing."""
+        try:
+            self._rejected(pending_id, journal_id)
+        except WorkbenchError as exc:
+            return exc.message
+        return None
+
+    def _rejected(self, pending_id: str, journal_id: int | None) -> tuple[JournalEntry, PendingRecord]:
+        """The journal row of the rejection to undo and the record it rebuilds, or WorkbenchError."""
+        check_id(pending_id)
+        journal = self.home.journal
+        newest = next(iter(journal.query(subsystem="approvals", target=pending_id, limit=1)), None)
+        row = journal.get(journal_id) if journal_id is not None else newest
+        if row is None or (row.subsystem, row.action, row.target, row.status) != (
+            "approvals",
+            "reject",
+            pending_id,
+            "done",
+        ):
+            raise WorkbenchError(
+                f"The journal holds no rejection of pending write '{pending_id}'"
+                + (f" in row {journal_id}" if journal_id is not None else "")
+                + f"; see `workbench timeline --target {pending_id}`."
+            )
+        if newest is not None and newest.id != row.id:
+            raise WorkbenchError(
+                f"Pending write '{pending_id}' changed after that rejection (journal row {newest.id}: "
+                f"{newest.action}); nothing was changed."
+            )
+        subsystem = row.detail.get("subsystem")
+        if "raw" in row.detail or subsystem not in ("memory", "skills"):
+            raise WorkbenchError(
+                f"Pending write '{pending_id}' was an unreadable file when it was rejected; its text is in journal "
+                f"row {row.id} (`workbench timeline --target {pending_id}`) to restore by hand."
+            )
+        if self.store.find(pending_id) is not None:
+            raise WorkbenchError(f"Pending write '{pending_id}' is in the queue already; nothing was changed.")
+        staged = journal.first("approvals", pending_id, "stage")
+        data = {
+            **row.detail,
+            "id": pending_id,
+            "actor": staged.actor if staged is not None else "agent",
+            "session_id": row.session_id,
+            "message_id": row.message_id,
+        }
+        try:
+            return row, record_from_dict(data, pending_id, subsystem)
+        except ValueError as exc:
+            raise WorkbenchError(f"Journal row {row.id} cannot rebuild pending write '{pending_id}': {exc}.") from None
 
     def _reject_unusable(self, pending_id: str, unusable: UnusableRecord, actor: str) -> dict[str, Any]:
         """Drop a record file that cannot be parsed, keeping its exact text in the journal row."""

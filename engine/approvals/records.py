@@ -139,7 +139,7 @@ class PendingStore:
             raise ValueError(f"unreadable: {exc}") from None
         except json.JSONDecodeError as exc:
             raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
-        return _from_dict(data, path.stem, subsystem)
+        return record_from_dict(data, path.stem, subsystem)
 
     def find(self, pending_id: str) -> tuple[str, Path] | None:
         """The subsystem and path of the record file with this id, if one exists."""
@@ -199,7 +199,8 @@ class PendingStore:
             return key, exc
 
 
-def _from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
+def record_from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
+    """A record from its JSON form (a file's, or the journal's copy); ValueError says what is wrong."""
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
     if not _ID.fullmatch(stem):

@@ -1,4 +1,4 @@
-"""``workbench pending list|show|approve|reject``: the approval queue from the shell."""
+"""``workbench pending list|show|approve|reject|restore``: the approval queue from the shell."""
 
 from __future__ import annotations
 
@@ -40,6 +40,10 @@ def register(subparsers, common) -> None:
     reject.add_argument("id", metavar="ID|all")
     reject.add_argument("--subsystem", choices=("memory", "skills"), help="with 'all': only this subsystem")
     reject.set_defaults(handler=reject_pending)
+
+    restore = sub.add_parser("restore", parents=[common], help="undo a rejection: the proposal waits again")
+    restore.add_argument("id", metavar="ID")
+    restore.set_defaults(handler=restore_pending)
 
 
 def age_text(seconds: float) -> str:
@@ -178,3 +182,8 @@ def approve_pending(home: Home, args) -> Output:
 
 def reject_pending(home: Home, args) -> Output:
     return _decide(home, args, home.approvals.reject, lambda sub: home.approvals.reject_all(sub), "rejected")
+
+
+def restore_pending(home: Home, args) -> Output:
+    result = home.approvals.restore(args.id)
+    return Output(result, text=f"{result['message']}\n  {result['id']}  {_one_line(result['summary'])}")
