@@ -6,6 +6,7 @@ import json
 
 import pytest
 from textual.widgets import OptionList, Static, TextArea
+from textual.widgets._footer import FooterKey
 
 from engine.skills.manage import skill_manage_tool
 from engine.tools import BACKGROUND_REVIEW, ToolContext
@@ -79,6 +80,46 @@ async def test_approve_and_reject(gated, tmp_path):
         assert gated.memory.entries("memory") == ["Uses Postgres 16", "First proposal"]
         await wait_for(pilot, lambda: app.screen.query_one(WorkbenchHeader).pending == 0, what="header count")
         assert [row.actor for row in gated.journal.query(subsystem="approvals", limit=2)] == ["user", "user"]
+
+
+async def test_a_rejection_is_put_back_with_u_right_after(gated, tmp_path):
+    first = stage(gated, "First proposal")
+    second = stage(gated, "Second proposal")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_approvals(pilot)
+        screen = app.screen
+        assert "u" not in footer_keys(app)  # nothing to put back yet: not offered
+        await pilot.press("u")
+        assert gated.approvals.count() == 2
+        await pilot.press("down", "r")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
+        assert "u puts it back" in str(app.screen.detail)
+        await pilot.press("y")
+        await settle(pilot)
+        assert [r.id for r in gated.approvals.list()] == [first]
+        assert "Press u to put it back." in text_of(app, "#status") and "u" in footer_keys(app)
+        await pilot.press("u")
+        await settle(pilot)
+        await wait_for(pilot, lambda: len(screen.records) == 2, what="the proposal back in the queue")
+        assert [r.id for r in gated.approvals.list()] == [first, second]
+        assert "Put back 1" in text_of(app, "#status") and screen.current.id == second
+        assert "u" not in footer_keys(app)
+        await pilot.press("R", "y")
+        await settle(pilot)
+        assert gated.approvals.count() == 0 and "Press u to put them back." in text_of(app, "#status")
+        await pilot.press("u")
+        await settle(pilot)
+        assert sorted(r.id for r in gated.approvals.list()) == sorted([first, second])
+        await pilot.press("r", "y")
+        await settle(pilot)
+        await pilot.press("a", "y")  # the next decision: the rejection before it is the Timeline's to undo
+        await settle(pilot)
+        assert "u" not in footer_keys(app) and gated.approvals.count() == 0
+
+
+def footer_keys(app) -> list[str]:
+    return [key.key for key in app.screen.query(FooterKey)]
 
 
 async def test_edit_then_approve_applies_the_edited_text(gated, tmp_path):

@@ -76,6 +76,7 @@ class ApprovalsScreen(WorkbenchScreen):
         Binding("e", "edit_approve", "Edit+approve", id="approvals.edit"),
         Binding("A", "approve_all", "Approve all", key_display="A", id="approvals.all"),
         Binding("R", "reject_all", "Reject all", key_display="R", show=False, id="approvals.reject_all"),
+        Binding("u", "unreject", "Unreject", id="approvals.unreject", tooltip="Put the proposals just rejected back"),
     ]
 
     def __init__(self) -> None:
@@ -83,6 +84,7 @@ class ApprovalsScreen(WorkbenchScreen):
         self.records: list[PendingRecord] = []
         self.preview: dict | None = None  # what approving the highlighted proposal would do
         self._wanted: str | None = None  # a proposal to select once the next load shows (ShowProposal)
+        self.rejected: list[str] = []  # what the last reject here dropped, for `u` (until the next decision)
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="approvals-columns"):
@@ -260,6 +262,11 @@ class ApprovalsScreen(WorkbenchScreen):
         if data:
             budget.used, budget.limit = int(data["chars"]), int(data["limit"])
 
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "unreject":
+            return bool(self.rejected)  # shown in the footer only while there is a rejection to undo
+        return True
+
     # -- actions ------------------------------------------------------------------
     def _selected(self) -> PendingRecord | None:
         record = self.current
@@ -281,7 +288,7 @@ class ApprovalsScreen(WorkbenchScreen):
         if record is not None:
             self.confirm(
                 f"Reject {record.subsystem} {record.action} {record.id}?",
-                one_line(record.summary, 300) + "\nThe journal keeps the rejected record.",
+                one_line(record.summary, 300) + "\nThe journal keeps it: u puts it back right after.",
                 lambda: self._decide(record.id, approve=False),
             )
 
@@ -295,6 +302,9 @@ class ApprovalsScreen(WorkbenchScreen):
         ok = result.get("success") is not False
         if ok:
             message = result.get("message")
+            self.app.call_from_thread(self._remember_rejected, [] if approve else [pending_id])
+            if not approve:
+                message = f"{message} Press u to put it back."
         else:
             why = {"error": result.get("error")}
             record = next((r for r in approvals.list() if r.id == pending_id), None) if approve else None
@@ -380,11 +390,39 @@ class ApprovalsScreen(WorkbenchScreen):
         result = approvals.approve_all() if approve else approvals.reject_all()
         done, failed = result.get("approved" if approve else "rejected", []), result.get("failed", [])
         message = f"{'Approved' if approve else 'Rejected'} {len(done)}."
+        self.app.call_from_thread(self._remember_rejected, [] if approve else [item["id"] for item in done])
+        if done and not approve:
+            message += " Press u to put them back."
         if failed:
             message += f" {len(failed)} refused and still pending: " + "; ".join(
                 f"{f.get('id')}: {f.get('error')}" for f in failed
             )
         self.report(message, error=bool(failed))
+
+    def _remember_rejected(self, ids: list[str]) -> None:
+        self.rejected = ids
+        self.refresh_bindings()
+
+    def action_unreject(self) -> None:
+        """Undo the last reject on this screen right away (older ones: the Timeline's ``r``)."""
+        if self.rejected:
+            ids, self.rejected = self.rejected, []
+            self._wanted = ids[0] if len(ids) == 1 else None  # selected once it shows again
+            self.refresh_bindings()
+            self._restore(ids)
+
+    @work(thread=True, group="approvals-write", exit_on_error=False)
+    def _restore(self, ids: list[str]) -> None:
+        back, refused = [], []
+        for pending_id in ids:
+            try:
+                back.append(self.home.approvals.restore(pending_id)["id"])
+            except WorkbenchError as exc:
+                refused.append(f"{pending_id}: {exc.message}")
+        message = f"Put back {len(back)}: waiting for approval again." + (
+            f" {len(refused)} could not be: " + "; ".join(refused) if refused else ""
+        )
+        self.app.call_from_thread(self.show_status, message, error=bool(refused))
 
 
 def _queue_row(record: PendingRecord, now: float):
