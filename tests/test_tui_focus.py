@@ -70,6 +70,45 @@ async def test_printable_keys_typed_in_other_panes_reach_the_message_box(home, t
         assert box.value == "helloxy" and app.focused is screen.query_one(Transcript)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_digits_typed_in_the_message_box_are_text_and_esc_leaves_it(home, tmp_path, size):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=size) as pilot:
+        screen = await open_mode(pilot, "5", RunScreen)
+        box = screen.query_one("#run-input", Input)
+        await pilot.press(*"deploy 2.7.3 at 16:05", "1", "2")
+        assert box.value == "deploy 2.7.3 at 16:0512" and app.screen is screen and app.focused is box
+        keys = footer(app)
+        assert "Leave box (then 1-6)" in keys.get("escape", "") and keys["escape"].endswith("|shown")
+        assert footer_right_edge(app, "escape") <= size[0], "the way out of the box is on screen"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.focused is screen.query_one(Transcript) and box.value == "deploy 2.7.3 at 16:0512"
+        assert "escape" not in footer(app)  # idle and away from the box: esc has nothing to do
+        await pilot.press("3")
+        await settle(pilot)
+        assert type(app.screen).__name__ == "SkillsScreen"
+        await pilot.press("5")
+        await settle(pilot)
+        assert app.focused is box, "coming back, the message box has the focus again"
+        await pilot.press("tab", "4")  # tab leaves the box too
+        await settle(pilot)
+        assert type(app.screen).__name__ == "ApprovalsScreen"
+
+
+def footer(app) -> dict[str, str]:
+    """key -> "description|shown" for the keys the footer draws."""
+    from textual.widgets._footer import FooterKey
+
+    return {key.key: f"{key.description}|shown" for key in app.screen.query(FooterKey) if key.region.width}
+
+
+def footer_right_edge(app, key: str) -> int:
+    from textual.widgets._footer import FooterKey
+
+    return next(k.region.right for k in app.screen.query(FooterKey) if k.key == key)
+
+
 async def test_a_resumed_session_gets_the_next_turn(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:

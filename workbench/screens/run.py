@@ -74,7 +74,8 @@ class RunScreen(WorkbenchScreen):
         "Talk to the agent or play a scenario and watch the transcript stream; the Memory, Sessions, Skills and "
         "Approvals screens update live. The model is offline (deterministic, no network) unless you choose "
         "another. While idle it shows a run started elsewhere (the demo) as it streams. Enter sends; esc cancels "
-        "a running turn; ctrl+l starts a new session. In the transcript: j/k move between messages, "
+        "a running turn, and while idle it leaves the message box (as tab does): typed there, digits are text, "
+        "elsewhere they switch screens; ctrl+l starts a new session. In the transcript: j/k move between messages, "
         "w jumps to the next message that wrote memory or skills, m opens the memory entry it wrote, f toggles "
         "follow (off: new messages are "
         "counted, the view stays)."
@@ -84,6 +85,12 @@ class RunScreen(WorkbenchScreen):
         Binding("ctrl+o", "resume", "Resume", tooltip="Resume a recent session: type an id, its start or a title"),
         Binding("ctrl+g", "play", "Play", tooltip="Play the chosen scenario"),
         Binding("escape", "cancel_turn", "Cancel", tooltip="Cancel the running turn at its next safe point"),
+        Binding(
+            "escape",
+            "leave_input",
+            "Leave box (then 1-6)",
+            tooltip="Move the focus to the transcript; there the digits switch screens",
+        ),
     ]
     DEFAULT_CSS = """
     RunScreen #run-bar { height: 3; }
@@ -114,7 +121,7 @@ class RunScreen(WorkbenchScreen):
             yield Static(Content(""), id="run-status")
         yield Transcript(id="run-transcript")
         yield Input(
-            placeholder="message the agent; enter sends · tab away, then a digit switches screens",
+            placeholder="message the agent; enter sends · esc leaves the box, then 1-6 switch screens",
             id="run-input",
             select_on_focus=False,
         )
@@ -127,8 +134,10 @@ class RunScreen(WorkbenchScreen):
         self.load_scenarios()
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "cancel_turn":
-            return True if self.running else None
+        if action == "cancel_turn":  # esc: cancels while a turn runs, else leaves the message box
+            return self.running
+        if action == "leave_input":
+            return not self.running and self.focused is self.query_one("#run-input")
         if action in ("play", "new_session", "resume"):
             return None if self.running else True
         return True
@@ -260,6 +269,19 @@ class RunScreen(WorkbenchScreen):
         self._session_title()
         self._status()
         self.load_session(session_id)
+
+    def on_screen_resume(self) -> None:
+        """Whenever the screen is shown (coming back from another mode or a dialog), typing goes to the box."""
+        self.focus_input()
+
+    def on_descendant_focus(self) -> None:
+        self.refresh_bindings()  # the footer offers esc to leave the message box only while it has the focus
+
+    def on_descendant_blur(self) -> None:
+        self.refresh_bindings()
+
+    def action_leave_input(self) -> None:
+        self.query_one(Transcript).focus()
 
     def action_cancel_turn(self) -> None:
         if self.running:
