@@ -111,3 +111,77 @@ async def test_a_screenshot_lands_in_a_folder_that_exists_and_says_where(home, t
         app.action_screenshot(path=str(blocked / "sub"))
         fallback = tmp_path / "screenshots"
         await wait_for(pilot, lambda: list(fallback.glob("*.svg")), what="the fallback screenshot")
+
+
+# The actions each screen's footer must show at 80 columns (by key), whatever has the focus on arrival.
+MAIN_ACTIONS = {
+    "1": ("t", "a", "e", "d", "u"),
+    "2": ("slash",),
+    "3": ("slash", "d", "c", "a", "r", "p", "x"),
+    "4": ("a", "r", "e", "A"),
+    "5": ("ctrl+l", "ctrl+o", "ctrl+g", "escape"),
+    "6": ("slash", "space", "g", "r"),
+}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_footer_shows_each_screens_main_actions(home, tmp_path, size):
+    from textual.widgets._footer import FooterKey
+
+    seed_demo_home(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=size) as pilot:
+        for key, wanted in MAIN_ACTIONS.items():
+            await pilot.press(key)
+            await settle(pilot)
+            drawn = {k.key: k.region for k in app.screen.query(FooterKey)}
+            for action_key in wanted:
+                region = drawn.get(action_key)
+                assert region is not None and region.width and region.right <= size[0], (key, action_key, region)
+            if key == "5":
+                await pilot.press("escape")  # out of the message box, where a digit is text
+
+
+async def test_at_80x24_the_skill_files_keep_a_row_under_the_narration(home, tmp_path):
+    description = "How to triage an invoice export that rounds amounts wrongly, as done each time it was asked"
+    home.skills.manage(
+        {"action": "create", "name": "triage", "content": f"---\nname: triage\ndescription: {description}\n---\n# t\n"},
+        None,
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.narration = "The review proposed a skill: press 4 to approve it (f3 hides this)."
+        screen = await open_mode(pilot, "3", SkillsScreen)
+        await wait_for(pilot, lambda: screen.current is not None, what="a skill selected")
+        files = screen.query_one("#skills-files")
+        await wait_for(pilot, lambda: files.option_count >= 1, what="the files listed")
+        assert files.content_region.height >= 1 and files.region.bottom <= 23  # above the footer
+        assert "SKILL.md" in screen_text(app)
+
+
+async def test_resizing_keeps_the_scroll_position_and_the_selected_row_in_view(home, tmp_path):
+    for number in range(30):
+        home.skills.manage(
+            {
+                "action": "create",
+                "name": f"skill-{number:02d}",
+                "content": f"---\nname: skill-{number:02d}\ndescription: number {number}\n---\n# s\n",
+            },
+            None,
+        )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "3", SkillsScreen)
+        table = screen.query_one(SkillList)
+        table.move_cursor(row=20)
+        await settle(pilot)
+        name, top = screen.current.name, table.scroll_offset.y
+        assert top > 0, "row 20 is below the first screenful: the table scrolled"
+        for size in ((120, 40), (80, 24), (100, 30), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            assert screen.current.name == name, size
+            first = table.scroll_offset.y
+            last = first + table.scrollable_content_region.height - 2  # the column names take a line
+            assert first <= table.cursor_row <= last, (size, first, table.cursor_row)
+        assert table.scroll_offset.y == top, "back at 80x24 the view is where it was"

@@ -193,8 +193,8 @@ class SkillsScreen(WorkbenchScreen):
     SkillsScreen SkillList { height: 2fr; min-height: 11; }  /* 8 rows, the column names and the ring */
     SkillsScreen #skills-detail { height: 3fr; }
     SkillsScreen #skills-side { width: 30; }
-    SkillsScreen #skills-meta { height: auto; max-height: 6; padding: 0 1; }
-    SkillsScreen #skills-files { height: 1fr; border: round $primary 40%; }
+    SkillsScreen #skills-meta { height: auto; max-height: 4; padding: 0 1; }  /* the files keep a row at 80x24 */
+    SkillsScreen #skills-files { height: 1fr; min-height: 3; border: round $primary 40%; }
     SkillsScreen #skills-files:focus { border: round $primary; }
     SkillsScreen CodeView { width: 1fr; }
     """
