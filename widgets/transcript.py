@@ -16,6 +16,7 @@ yanking the view.
 from __future__ import annotations
 
 import json
+import textwrap
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -396,10 +397,10 @@ class Transcript(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         line = int(self.scroll_offset.y) + y
-        if not self.items:
-            if y == 0:
-                placeholder = Strip([Segment(f"  {self._placeholder}", self.rich_style)])
-                return placeholder.extend_cell_length(width, self.rich_style)
+        if not self.items:  # the placeholder, wrapped: an empty state is read in full at any width
+            lines = textwrap.wrap(self._placeholder, max(width - 3, 10))
+            if y < len(lines):
+                return Strip([Segment(f"  {lines[y]}", self.rich_style)]).crop_extend(0, width, self.rich_style)
             return Strip.blank(width, self.rich_style)
         if not self._starts or line >= self.virtual_size.height:
             return Strip.blank(width, self.rich_style)

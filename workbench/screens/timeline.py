@@ -128,6 +128,8 @@ class TimelineScreen(WorkbenchScreen):
         self.rows = [row for row in self.rows if not (row.id in seen or seen.add(row.id))]
         self._retitle()
         self.table.show(self.rows, self.titles, self.collapsed)
+        if not self.rows:
+            self.query_one("#timeline-detail", Static).update(literal(empty_state(message.query), "$text-muted"))
 
     def _retitle(self) -> None:
         """Each group's one line, from its loaded rows (a group is rarely split across pages)."""
@@ -269,3 +271,13 @@ class TimelineScreen(WorkbenchScreen):
         if result["refused"]:
             message += " Refused: " + "; ".join(f"{r['id']}: {r['error']}" for r in result["refused"])
         self.report(message, error=bool(result["refused"]))
+
+
+def empty_state(query: str) -> str:
+    """What an empty timeline would show, and how to get there."""
+    if query.strip():
+        return f"No change matches {query.strip()!r}; clear the search (/, then delete) to see every change."
+    return (
+        "Nothing has changed what the agent knows yet: memory and skill writes, approvals and Curator passes "
+        "show here as they happen (talk to the agent on Run, 5)."
+    )
