@@ -289,6 +289,21 @@ async def test_a_status_message_clears_by_itself(home, tmp_path, monkeypatch):
         await wait_for(pilot, lambda: not status.display, what="the status cleared")
 
 
+async def test_a_status_message_clears_on_the_next_key(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "1", MemoryScreen)
+        screen.show_status("Snapshot re-taken.")
+        status = screen.query_one("#status")
+        await pilot.pause()
+        assert status.display
+        await pilot.press("down")
+        assert not status.display
+        await pilot.press("u")  # an action that answers in the status line says its own thing
+        await settle(pilot)
+        assert status.display and "Snapshot" not in str(status.content)
+
+
 async def test_a_new_session_or_model_ends_the_previous_one_and_the_header_follows(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:

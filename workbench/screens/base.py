@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.screen import Screen
@@ -149,7 +149,7 @@ class WorkbenchScreen(Screen):
 
     def show_status(self, message: str, *, error: bool = False) -> None:
         """Say ``message`` (shown literally) in the status line for a few seconds (an error
-        a little longer); an empty message hides it."""
+        a little longer) or until the next key; an empty message hides it."""
         status = self.query_one("#status", Static)
         status.set_class(error, "error")
         status.update(literal(message))
@@ -159,6 +159,11 @@ class WorkbenchScreen(Screen):
         self._status_timer = (
             self.set_timer(STATUS_SECONDS * (2 if error else 1), lambda: self.show_status("")) if message else None
         )
+
+    def on_key(self, _: events.Key) -> None:
+        """The next key clears what the status line said (the action it runs may say something new)."""
+        if self._status_timer is not None:
+            self.show_status("")
 
     def confirm(self, question: str, detail: str, then: Callable[[], object]) -> None:
         """The one rule for a destructive one-key action: ask first ("No" has the focus, ``y``
