@@ -61,7 +61,7 @@ class SkillChanged(Event):
 class PendingChanged(Event):
     subsystem: str = ""  # "memory" or "skills"
     pending_id: str = ""
-    action: str = ""  # staged / approved / rejected / failed
+    action: str = ""  # staged / approved / rejected / failed / restored (a rejection undone)
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from engine.demo import seed_demo_home
+from engine.events import PendingChanged
 from tests.tui_support import make_app, settle, wait_for
-from widgets.narration import NarrationLine
+from widgets.narration import NarrationLine, Narrator
 
 pytestmark = pytest.mark.anyio
 
@@ -44,3 +45,25 @@ async def test_no_narration_outside_the_demo(home, tmp_path):
             home.memory.add("memory", "x" * 500, None)
         await settle(pilot)
         assert app.narration == "" and not app.screen.query_one(NarrationLine).display
+
+
+async def test_the_demo_tells_its_whole_story(home, tmp_path):
+    seed_demo_home(home)
+    app = make_app(home, tmp_path, demo_speed=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        story = {"full:memory", "drift", "compression", "skill"}
+        await wait_for(
+            pilot, lambda: story <= (app._narrator.said if app._narrator else set()), timeout=60, what="every line"
+        )
+        line = app.screen.query_one(NarrationLine)
+        assert line.display and str(line.content).startswith("f3 ✕")  # the way to hide it is never cut
+
+
+def test_a_proposed_skill_is_told_by_who_proposed_it():
+    def told(actor: str) -> str | None:
+        return Narrator(lambda target: (0, 2200)).line(
+            PendingChanged(actor=actor, subsystem="skills", pending_id="0a0a0a0a", action="staged"), True
+        )
+
+    assert told("review") == "The review proposed a skill change: press 4 to approve it."
+    assert told("curator").startswith("The Curator proposed") and told("agent").startswith("The agent proposed")

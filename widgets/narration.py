@@ -53,7 +53,8 @@ class Narrator:
             yield ("compression", "A compression created a child session: press 2 to see it in the lineage.")
         elif isinstance(event, PendingChanged) and event.action == "staged":
             if event.subsystem == "skills":
-                yield ("skill", "The review proposed a skill: press 4 to approve it.")
+                who = {"review": "The review", "curator": "The Curator"}.get(event.actor, "The agent")
+                yield ("skill", f"{who} proposed a skill change: press 4 to approve it.")
             else:
                 yield ("pending", "A memory write waits for approval: press 4 to review it.")
 
