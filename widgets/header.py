@@ -45,16 +45,27 @@ class WorkbenchHeader(Widget):
 
         Tabs keep their names; when the line is too narrow the rest gives way first (the
         review line, the home, then the word "session" and the session id, shortened to
-        their telling ends), and only then, to keep a running session in view, the other
-        tabs' names (to three letters, then to the key)."""
+        their telling ends, then the id to a ``●`` that says a session runs), and the tabs
+        lose the spaces around them. Only below 80 columns, to keep a running session in
+        view, do the other tabs' names shrink (to three letters, then to the key)."""
         width = self.size.width
-        for tabs in ("full", "short", "key"):
-            parts = self._tabs(tabs) + self._status(width - sum(len(text) for text, _, _ in self._tabs(tabs)))
+        parts: list[tuple[str, str, str | None]] = []
+        for tabs, glyph in (
+            ("full", False),
+            ("tight", False),
+            ("full", True),
+            ("tight", True),
+            ("short", False),
+            ("short", True),
+        ):
+            tab_parts = self._tabs(tabs)
+            parts = tab_parts + self._status(width - sum(len(text) for text, _, _ in tab_parts), glyph)
             fits = sum(len(text) for text, _, _ in parts) <= width
-            shows_session = self.session is None or len(parts) > len(self.modes) + 1 + 2 + bool(self.curator)
-            if fits and shows_session or tabs == "key":
+            shows_session = self.session is None or any(style.startswith("bold $success") for _, style, _ in parts)
+            if fits and shows_session:
                 return parts
-        return parts
+        tab_parts = self._tabs("key")
+        return tab_parts + self._status(width - sum(len(text) for text, _, _ in tab_parts), True)
 
     def _tabs(self, names: str) -> list[tuple[str, str, str | None]]:
         parts: list[tuple[str, str, str | None]] = [(" ", "", None)]
@@ -62,13 +73,18 @@ class WorkbenchHeader(Widget):
             if mode == self.active:
                 parts.append((f" {key} {label} ", "bold reverse $accent", f"mode:{mode}"))
             else:
-                shown = {"full": f" {key} {label} ", "short": f" {key} {label[:3]} ", "key": f" {key} "}[names]
+                shown = {"full": f" {key} {label} ", "tight": f"{key} {label}", "short": f" {key} {label[:3]} "}.get(
+                    names, f" {key} "
+                )
+                if names == "tight" and parts[-1][2] not in (None, f"mode:{self.active}"):
+                    shown = " " + shown  # one space between two plain tabs; the active one has its own
                 parts.append((shown, "$text-muted", f"mode:{mode}"))
         return parts
 
-    def _status(self, room: int) -> list[tuple[str, str, str | None]]:
+    def _status(self, room: int, glyph: bool = False) -> list[tuple[str, str, str | None]]:
         """Pending count, Curator, session, review and home in ``room`` columns (the count is never
-        cut; the review line is cut first, then the home, then the session id)."""
+        cut; the review line is cut first, then the home, then the session id; with ``glyph``
+        the id may give way to a ``●``)."""
         pending = [
             ("  │ ", "$text-muted", None),
             (f"{self.pending} pending", "bold $warning" if self.pending else "$text-muted", "pending"),
@@ -80,14 +96,18 @@ class WorkbenchHeader(Widget):
         home = self.home_label
         home_room = min(len(home), 12) + 3  # a home shorter than this is not worth showing
         fitting = []
-        for label, keep_session in ((" │ session ", None), (" │ ", None), (" │ ", 8)):
+        forms = ((" │ session ", None), (" │ ", None), (" │ ", 8)) + (((" ", 0),) if glyph else ())
+        for label, keep_session in forms:
             session = self.session or ("none" if "session" in label else "no session")
-            shown = (
-                session if keep_session is None or len(session) <= keep_session + 1 else "…" + session[-keep_session:]
-            )
-            middle = [(label, "$text-muted", None), (shown, session_style, None)]
+            if keep_session == 0:
+                shown = "●" if self.session else ""
+            elif keep_session is None or len(session) <= keep_session + 1:
+                shown = session
+            else:
+                shown = "…" + session[-keep_session:]
+            middle = [(label, "$text-muted", None), (shown, session_style, None)] if shown else []
             after = left - sum(len(text) for text, _, _ in middle)
-            if after >= home_room:
+            if after >= home_room and keep_session != 0:
                 review = self.review
                 if review and after - home_room - 3 >= 13:
                     if len(review) > after - home_room - 3:
