@@ -33,16 +33,15 @@ async def test_at_80x24_the_header_keeps_every_tab_name(home, tmp_path):
         assert len(line) <= 60 and "1 Memory" in line and " 2 Ses " in line and "0 pending" in line
 
 
+def numbered_skills(home, count: int) -> None:
+    for number in range(count):
+        name = f"skill-{number:02d}"
+        content = f"---\nname: {name}\ndescription: number {number}\n---\n# s\n"
+        home.skills.manage({"action": "create", "name": name, "content": content}, None)
+
+
 async def test_at_80x24_the_skills_table_shows_eight_rows_and_the_last_used_column(home, tmp_path):
-    for number in range(12):
-        home.skills.manage(
-            {
-                "action": "create",
-                "name": f"skill-{number:02d}",
-                "content": f"---\nname: skill-{number:02d}\ndescription: number {number}\n---\n# s\n",
-            },
-            None,
-        )
+    numbered_skills(home, 12)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_mode(pilot, "3", SkillsScreen)
@@ -160,15 +159,7 @@ async def test_at_80x24_the_skill_files_keep_a_row_under_the_narration(home, tmp
 
 
 async def test_resizing_keeps_the_scroll_position_and_the_selected_row_in_view(home, tmp_path):
-    for number in range(30):
-        home.skills.manage(
-            {
-                "action": "create",
-                "name": f"skill-{number:02d}",
-                "content": f"---\nname: skill-{number:02d}\ndescription: number {number}\n---\n# s\n",
-            },
-            None,
-        )
+    numbered_skills(home, 30)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_mode(pilot, "3", SkillsScreen)
