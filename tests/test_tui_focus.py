@@ -68,6 +68,15 @@ async def test_printable_keys_typed_in_other_panes_reach_the_message_box(home, t
         screen.query_one(Transcript).focus()
         await pilot.press("j")  # a transcript key stays a transcript key
         assert box.value == "helloxy" and app.focused is screen.query_one(Transcript)
+        model = screen.query_one("#run-model", Select)
+        model.focus()
+        await pilot.press("enter")  # the dropdown opens
+        await settle(pilot)
+        assert model.expanded
+        await pilot.press("z", "q")  # matches no model: typed into the box, the dropdown closes
+        await settle(pilot)
+        assert box.value == "helloxyzq" and app.focused is box and not model.expanded
+        assert model.value == "offline"
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])

@@ -20,7 +20,6 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Select, Static
-from textual.widgets._select import SelectOverlay
 
 from engine.conversation import Conversation
 from engine.errors import WorkbenchError
@@ -116,8 +115,21 @@ class RunScreen(WorkbenchScreen):
 
     def compose_body(self) -> Iterable[Widget]:
         with Horizontal(id="run-bar"):
-            yield Select([(name, name) for name in BACKENDS], value="offline", allow_blank=False, id="run-model")
-            yield Select([(NO_SCENARIO, NO_SCENARIO)], value=NO_SCENARIO, allow_blank=False, id="run-scenario")
+            # no type-to-search: a letter typed in an open dropdown goes to the message box (on_key)
+            yield Select(
+                [(name, name) for name in BACKENDS],
+                value="offline",
+                allow_blank=False,
+                id="run-model",
+                type_to_search=False,
+            )
+            yield Select(
+                [(NO_SCENARIO, NO_SCENARIO)],
+                value=NO_SCENARIO,
+                allow_blank=False,
+                id="run-scenario",
+                type_to_search=False,
+            )
             yield Static(Content(""), id="run-status")
         yield Transcript(id="run-transcript")
         yield Input(
@@ -211,10 +223,12 @@ class RunScreen(WorkbenchScreen):
         box = self.query_one("#run-input", Input)
         if self.focused is box or not event.is_printable or not event.character:
             return
-        if event.key in self.active_bindings or isinstance(self.focused, SelectOverlay):
-            return  # a key of the focused pane (j/k in the transcript), or type-to-search in a dropdown
+        if event.key in self.active_bindings:
+            return  # a key of the focused pane (j/k in the transcript)
         event.stop()
         event.prevent_default()
+        for select in self.query(Select):
+            select.expanded = False  # typing in an open dropdown closes it
         box.focus()
         box.insert_text_at_cursor(event.character)
 
