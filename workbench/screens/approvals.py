@@ -67,7 +67,8 @@ class ApprovalsScreen(WorkbenchScreen):
     HELP = (
         "Staged memory and skill writes wait here. The right side shows what approving would change, "
         "the memory budget afterwards and near-duplicates. Nothing is applied until you approve it; "
-        "a proposal whose target changed since staging is refused and stays pending."
+        "a proposal whose target changed since staging is refused and stays pending. Every decision asks "
+        "first; right after a reject, u puts it back (older ones: r on their Timeline row)."
     )
 
     BINDINGS = [
