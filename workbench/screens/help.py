@@ -34,14 +34,15 @@ def shown_key(key: str) -> str:
 
 
 def binding_rows(bindings) -> list[tuple[str, str]]:
-    """(keys, description) for every described binding, one row each (``down, j``), first wins."""
-    rows: dict[str, str] = {}
+    """(keys, description) for every described binding, one row each (``down, j``); a key that does
+    two things by context (esc on Run: cancel, or leave the box) gets a row for each."""
+    rows: dict[tuple[str, str], None] = {}
     for item in bindings:
         binding = item if isinstance(item, Binding) else Binding(*item)
         if binding.description:
             shown = binding.key_display or ", ".join(shown_key(key) for key in binding.key.split(","))
-            rows.setdefault(shown, binding.description)
-    return list(rows.items())
+            rows.setdefault((shown, binding.description), None)
+    return list(rows)
 
 
 def class_bindings(cls) -> list:
