@@ -62,6 +62,13 @@ class PreviewLoaded(Message):
     preview: dict
 
 
+@dataclass
+class Decided(Message):
+    """A decision landed; ``rejected`` are the ids ``u`` can put back (empty after an approval)."""
+
+    rejected: list[str]
+
+
 class ApprovalsScreen(WorkbenchScreen):
     TITLE_TEXT = "Approvals"
     HELP = (
@@ -303,7 +310,7 @@ class ApprovalsScreen(WorkbenchScreen):
         ok = result.get("success") is not False
         if ok:
             message = result.get("message")
-            self.app.call_from_thread(self._remember_rejected, [] if approve else [pending_id])
+            self.post_result(Decided([] if approve else [pending_id]))
             if not approve:
                 message = f"{message} Press u to put it back."
         else:
@@ -391,7 +398,7 @@ class ApprovalsScreen(WorkbenchScreen):
         result = approvals.approve_all() if approve else approvals.reject_all()
         done, failed = result.get("approved" if approve else "rejected", []), result.get("failed", [])
         message = f"{'Approved' if approve else 'Rejected'} {len(done)}."
-        self.app.call_from_thread(self._remember_rejected, [] if approve else [item["id"] for item in done])
+        self.post_result(Decided([] if approve else [item["id"] for item in done]))
         if done and not approve:
             message += " Press u to put them back."
         if failed:
@@ -400,8 +407,9 @@ class ApprovalsScreen(WorkbenchScreen):
             )
         self.report(message, error=bool(failed))
 
-    def _remember_rejected(self, ids: list[str]) -> None:
-        self.rejected = ids
+    @on(Decided)
+    def _remember_rejected(self, message: Decided) -> None:
+        self.rejected = message.rejected
         self.refresh_bindings()
 
     def action_unreject(self) -> None:
@@ -423,7 +431,7 @@ class ApprovalsScreen(WorkbenchScreen):
         message = f"Put back {len(back)}: waiting for approval again." + (
             f" {len(refused)} could not be: " + "; ".join(refused) if refused else ""
         )
-        self.app.call_from_thread(self.show_status, message, error=bool(refused))
+        self.report(message, error=bool(refused))
 
 
 def _queue_row(record: PendingRecord, now: float):
