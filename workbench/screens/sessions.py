@@ -325,7 +325,7 @@ class SessionsScreen(WorkbenchScreen):
         try:
             hits = [list_hit(h) for h in self.home.archive.session_hits(query, session_id, prefix=True)]
         except WorkbenchError as exc:
-            self.app.call_from_thread(self.notify, exc.message, title="Search failed", severity="warning", markup=False)
+            self.report(f"Search failed: {exc.message}", error=True)
             hits = []
         self.post_message(SessionHitsLoaded(query, session_id, hits))
 
