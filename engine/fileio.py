@@ -90,11 +90,13 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def atomic_write_bytes(path: Path, data: bytes, tmp_prefix: str = ".tmp_") -> None:
+def atomic_write_bytes(path: Path, data: bytes, tmp_prefix: str = ".tmp_", *, sync_folder: bool = True) -> None:
     """Write ``data`` to ``path`` via temp file + fsync + rename; the temp is removed on failure.
 
     ``path`` must not be a link (replacing one would detach it): a file in the home is
     written through ``LinkPolicy.write_bytes``, which resolves the link first.
+    ``sync_folder``: also fsync the folder, so the rename itself is on disk when this returns
+    (memory writes skip it, as Hermes does: their journal settles a rename lost to a power cut).
     """
     if os.path.islink(path):
         raise UnsafePath(
@@ -115,7 +117,8 @@ def atomic_write_bytes(path: Path, data: bytes, tmp_prefix: str = ".tmp_") -> No
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    if sync_folder:
+        _fsync_dir(path.parent)
 
 
 def append_bytes(path: Path, data: bytes) -> int:
@@ -288,14 +291,18 @@ class LinkPolicy:
     def read_text(self, path: Path, encoding: str = "utf-8", **scope) -> str:
         return self.read_bytes(path, **scope).decode(encoding)
 
-    def write_bytes(self, path: Path, data: bytes, tmp_prefix: str = ".tmp_", **scope) -> Path:
+    def write_bytes(
+        self, path: Path, data: bytes, tmp_prefix: str = ".tmp_", *, sync_folder: bool = True, **scope
+    ) -> Path:
         """Atomically replace the real file behind ``path`` (a link survives); returns the real path."""
         real = self.resolve(path, **scope)
-        atomic_write_bytes(real, data, tmp_prefix)
+        atomic_write_bytes(real, data, tmp_prefix, sync_folder=sync_folder)
         return real
 
-    def write_text(self, path: Path, text: str, tmp_prefix: str = ".tmp_", **scope) -> Path:
-        return self.write_bytes(path, text.encode("utf-8"), tmp_prefix, **scope)
+    def write_text(
+        self, path: Path, text: str, tmp_prefix: str = ".tmp_", *, sync_folder: bool = True, **scope
+    ) -> Path:
+        return self.write_bytes(path, text.encode("utf-8"), tmp_prefix, sync_folder=sync_folder, **scope)
 
     def write_json(self, path: Path, value, tmp_prefix: str = ".tmp_", **scope) -> Path:
         return self.write_bytes(path, _json_bytes(value), tmp_prefix, **scope)

@@ -152,10 +152,13 @@ class Journal:
         row = self.connection().execute("SELECT text FROM journal_files WHERE sha = ?", (sha,)).fetchone()
         return row[0] if row else None
 
-    def commit(self, entry_id: int, *, release: tuple[str, ...] = (), **updates: Any) -> None:
+    def commit(
+        self, entry_id: int, *, snapshot: str | None = None, release: tuple[str, ...] = (), **updates: Any
+    ) -> None:
         """Mark a pending row done, optionally correcting before/after/detail with what was really written.
 
-        ``release``: snapshot hashes no longer needed, dropped in the same transaction.
+        ``snapshot``: a file text to keep; ``release``: snapshot hashes no longer needed
+        (both in the same transaction).
         """
         sets, values = ["status = 'done'"], []
         for key in ("before", "after"):
@@ -168,7 +171,36 @@ class Journal:
         conn = self.connection()
         with write_transaction(conn, self.read_only):
             conn.execute(f"UPDATE journal SET {', '.join(sets)} WHERE id = ?", (*values, entry_id))
-            self._keep(conn, None, release)
+            self._keep(conn, snapshot)
+            self._release(conn, release, entry_id)
+
+    def commit_all(self, entry_ids: list[int], *, snapshot: str | None = None, release: tuple[str, ...] = ()) -> None:
+        """Mark ``begin_all``'s rows done in one transaction, once the change is on disk.
+
+        Called after the owner's lock is released, so the next writer may have settled
+        the rows already (they are left as they are) and begun rows of its own: then
+        ``snapshot`` (the file these rows left) is not kept, since that writer keeps what
+        it needs, and a ``release``d snapshot one of its rows names stays.
+        """
+        if not entry_ids:
+            return
+        newest = max(entry_ids)
+        conn = self.connection()
+        with write_transaction(conn, self.read_only):
+            conn.executemany(
+                "UPDATE journal SET status = 'done' WHERE id = ? AND status = 'pending'", [(i,) for i in entry_ids]
+            )
+            if (
+                snapshot is not None
+                and not conn.execute(
+                    "SELECT 1 FROM journal AS later, journal AS mine WHERE mine.id = ?1 AND later.id > ?1 "
+                    "AND later.subsystem = mine.subsystem AND later.target = mine.target "
+                    "AND later.status != 'abandoned' LIMIT 1",
+                    (newest,),
+                ).fetchone()
+            ):
+                self._keep(conn, snapshot)
+            self._release(conn, release, newest)
 
     def abandon(self, entry_id: int, reason: str) -> None:
         """Mark a pending row as not applied (the change was refused or failed)."""
@@ -236,10 +268,29 @@ class Journal:
 
         Each row is a dict of ``action`` and optionally ``before``, ``after``, ``detail``.
         """
+        return self._insert_all(subsystem, target, rows, actor, None, None, "done", snapshot, release)
+
+    def begin_all(
+        self,
+        subsystem: str,
+        target: str,
+        rows: list[dict[str, Any]],
+        *,
+        actor: str,
+        session_id: str | None = None,
+        message_id: int | None = None,
+    ) -> list[int]:
+        """Record several intended changes (status ``pending``) in one transaction; ``commit_all`` them once
+        they are on disk. Rows as in ``append_all``."""
+        return self._insert_all(subsystem, target, rows, actor, session_id, message_id, "pending", None, ())
+
+    def _insert_all(
+        self, subsystem, target, rows, actor, session_id, message_id, status, snapshot, release
+    ) -> list[int]:
         conn = self.connection()
         with write_transaction(conn, self.read_only):
-            self._keep(conn, snapshot, release)
-            return [
+            self._keep(conn, snapshot)
+            ids = [
                 self._execute(
                     conn,
                     subsystem,
@@ -248,13 +299,15 @@ class Journal:
                     actor,
                     row.get("before"),
                     row.get("after"),
-                    None,
-                    None,
+                    session_id,
+                    message_id,
                     row.get("detail"),
-                    "done",
+                    status,
                 )
                 for row in rows
             ]
+            self._release(conn, release, ids[-1] if ids else 0)
+            return ids
 
     def _insert(
         self,
@@ -278,12 +331,22 @@ class Journal:
             )
 
     @staticmethod
-    def _keep(conn: sqlite3.Connection, snapshot: str | None, release: tuple[str, ...] = ()) -> None:
-        """Inside a transaction: keep one snapshot, drop the released ones (the kept one never)."""
-        sha = content_hash(snapshot) if snapshot is not None else None
-        conn.executemany("DELETE FROM journal_files WHERE sha = ?", [(r,) for r in release if r != sha])
+    def _keep(conn: sqlite3.Connection, snapshot: str | None) -> None:
+        """Inside a transaction: keep one snapshot."""
         if snapshot is not None:
-            conn.execute("INSERT OR IGNORE INTO journal_files (sha, text) VALUES (?, ?)", (sha, snapshot))
+            conn.execute(
+                "INSERT OR IGNORE INTO journal_files (sha, text) VALUES (?, ?)", (content_hash(snapshot), snapshot)
+            )
+
+    @staticmethod
+    def _release(conn: sqlite3.Connection, release: tuple[str, ...], newest_id: int) -> None:
+        """Inside a transaction: drop released snapshots, except one that a row after ``newest_id``
+        (a write that began meanwhile) or ``newest_id`` itself names as the file it leaves."""
+        conn.executemany(
+            "DELETE FROM journal_files WHERE sha = ?1 AND NOT EXISTS (SELECT 1 FROM journal WHERE id >= ?2 "
+            "AND status != 'abandoned' AND json_extract(detail, '$.file_sha') = ?1)",
+            [(sha, newest_id) for sha in release],
+        )
 
     def _execute(
         self, conn, subsystem, action, target, actor, before, after, session_id, message_id, detail, status

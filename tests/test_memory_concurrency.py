@@ -10,6 +10,7 @@ import time
 import pytest
 
 from engine import open_home
+from engine.journal import content_hash
 from engine.tools import ToolContext
 
 pytestmark = pytest.mark.slow
@@ -48,6 +49,11 @@ def _contend(tmp_path, workers: int, count: int) -> None:
     expected = {"seed entry"} | {f"worker {w} fact {i}" for w in range(workers) for i in range(count)}
     assert set(entries) == expected and len(entries) == len(expected), "an update was lost"
     assert len(home.memory.history(limit=1000)) == 1 + workers * count
+    conn = home.journal.connection()
+    assert conn.execute("SELECT count(*) FROM journal WHERE status != 'done'").fetchone()[0] == 0
+    # commits race after the lock, yet exactly the snapshot of the file left behind is kept
+    kept = [r[0] for r in conn.execute("SELECT sha FROM journal_files")]
+    assert kept == [content_hash(home.memory.read("memory").raw)]
     for w in range(workers):  # each process's own writes keep their order
         mine = [e for e in entries if e.startswith(f"worker {w} ")]
         assert mine == [f"worker {w} fact {i}" for i in range(count)]

@@ -71,3 +71,33 @@ def test_identical_files_share_one_snapshot_that_neither_write_drops(tmp_path):
     assert home.memory.add("user", "another", ctx)["success"]
     external = [r for r in home.memory.history("user", limit=10) if r.actor == "external"]
     assert {(r.before, r.after) for r in external} == {("same", None), (None, "changed")}
+
+
+def test_a_late_commit_keeps_what_a_newer_write_needs_and_nothing_it_released(tmp_path):
+    """commit_all runs after the lock: a newer writer may have begun (here: a write back to the
+    file before), so the late commit neither drops that file's snapshot nor keeps its own."""
+    home = _home(tmp_path)
+    journal = home.journal
+    before, mine = "alpha", "alpha\n§\nbeta"
+    journal.append(
+        "memory", "seen", "memory", actor="external", snapshot=before, detail={"file_sha": content_hash(before)}
+    )
+    [late] = journal.begin_all(
+        "memory",
+        "memory",
+        [{"action": "add", "after": "beta", "detail": {"file_sha": content_hash(mine)}}],
+        actor="user",
+    )
+    [newer] = journal.begin_all(
+        "memory",
+        "memory",
+        [{"action": "remove", "before": "beta", "detail": {"file_sha": content_hash(before)}}],
+        actor="user",
+    )
+    journal.commit_all([late], snapshot=mine, release=(content_hash(before),))
+    assert journal.get(late).status == "done" and journal.get(newer).status == "pending"
+    assert _files(home) == [content_hash(before)]
+    journal.commit_all([newer], snapshot=before, release=(content_hash(mine),))
+    assert _files(home) == [content_hash(before)]
+    journal.commit_all([late])  # committing again (the next writer settled it first) changes nothing
+    assert journal.get(late).status == "done"

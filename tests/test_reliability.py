@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import engine.fileio
 from engine import open_home
 from engine.health import CHECKS, FIXES
+from engine.journal import content_hash
 from engine.skills.validation import SkillError
 from engine.tools import ToolContext
 from tests.hermes_support import workbench_cmd
@@ -262,6 +263,36 @@ def test_a_write_killed_after_its_rename_is_rolled_forward_on_the_next_open(tmp_
     )
     assert undo.returncode == 0 and json.loads(undo.stdout)["success"], undo.stdout
     assert (root / "memories" / "MEMORY.md").read_text() == ""
+    home.close()
+
+
+def test_the_next_writer_settles_a_killed_write_and_keeps_the_file_it_left(tmp_path):
+    """The journal commit comes after the lock is released: a live writer finds the dead one's
+    pending row, rolls it forward, and keeps its file's snapshot for telling outside edits apart."""
+    root = tmp_path / "home"
+    open_home(root).close()
+    kill_at(
+        "memory-renamed",
+        tmp_path,
+        workbench_cmd("memory", "add", "--target", "memory", "Killed before its commit", "--home", str(root)),
+    )
+    home = open_home(root)
+    [(killed, _)] = pending_rows(home)
+    assert home.journal.file_text(home.journal.get(killed).detail["file_sha"]) is None  # never kept by its writer
+    assert home.memory.add("memory", "Written next", user())["success"]
+    assert pending_rows(home) == []
+    rows = home.memory.history("memory", limit=10)
+    assert [(r.id == killed, r.action, r.after, r.actor) for r in rows] == [
+        (False, "add", "Written next", "user"),
+        (True, "add", "Killed before its commit", "user"),
+    ]
+    path = home.memory.path("memory")
+    path.write_text(path.read_text().replace("Written next", "Edited outside"))
+    assert home.memory.add("memory", "Third", user())["success"]
+    external = {(r.action, r.before, r.after) for r in home.memory.history("memory", limit=10) if r.actor == "external"}
+    assert external == {("remove", "Written next", None), ("add", None, "Edited outside")}
+    kept = [r[0] for r in home.journal.connection().execute("SELECT sha FROM journal_files")]
+    assert kept == [content_hash(home.memory.read("memory").raw)]  # the one snapshot still needed
     home.close()
 
 

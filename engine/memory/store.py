@@ -604,8 +604,12 @@ class MemoryStore:
                 return outcome
             text = outcome.text if outcome.text is not None else serialize(outcome.entries)
             external = self._journal_external(target, state)
-            journal_ids = self._write(target, text, outcome, writer, plan, release=self._releasable(target))
+            release = tuple(r for r in self._releasable(target) if r != content_hash(text))
+            journal_ids = self._write(target, text, outcome, writer, plan)
             self._seen[target] = text
+        # Outside the lock: the next writer settles these rows itself if this process dies first.
+        crash_point("memory-renamed")
+        self.home.journal.commit_all(journal_ids, snapshot=text, release=release)
         if external is not None:
             self.home.bus.publish(external)
         single = outcome.changes[0] if len(outcome.changes) == 1 and plan.journal_action != "undo" else None
@@ -622,17 +626,15 @@ class MemoryStore:
         )
         return outcome
 
-    def _write(
-        self, target: str, text: str, outcome: Outcome, writer: _Writer, plan: _Plan, release: tuple[str, ...]
-    ) -> list[int]:
-        """Journal (pending, with the new file's hash and snapshot), write, then mark done.
+    def _write(self, target: str, text: str, outcome: Outcome, writer: _Writer, plan: _Plan) -> list[int]:
+        """Under the lock: journal the changes (pending, one transaction, with the new file's hash),
+        then write the file. The caller commits the rows, and keeps the file's snapshot, once the lock
+        is released; if it dies first, the next writer settles them (``_settle``).
 
-        The snapshot the journal kept of the previous file is released on commit: only
-        the file each target was last left as is needed (to tell outside edits apart).
+        The file is fsynced before its rename, as Hermes does; the folder is not (see
+        docs/reliability.md): the journal's settling handles either outcome of a power cut.
         """
-        journal = self.home.journal
         sha = content_hash(text)
-        release = tuple(r for r in release if r != sha)
         rows = []
         for index, change in enumerate(outcome.changes, 1):
             detail = {**writer.detail, **plan.extra_detail, "file_sha": sha}  # settling compares it with the file
@@ -641,33 +643,30 @@ class MemoryStore:
             if change.index is not None:
                 detail["index"] = change.index
             rows.append(
-                (
-                    journal.begin(
-                        SUBSYSTEM,
-                        plan.journal_action or change.action,
-                        target,
-                        actor=writer.actor,
-                        before=change.before,
-                        after=change.after,
-                        session_id=writer.session_id,
-                        message_id=writer.message_id,
-                        detail=detail,
-                        snapshot=text if index == 1 else None,
-                    ),
-                    detail,
-                )
+                {
+                    "action": plan.journal_action or change.action,
+                    "before": change.before,
+                    "after": change.after,
+                    "detail": detail,
+                }
             )
+        journal = self.home.journal
+        ids = journal.begin_all(
+            SUBSYSTEM,
+            target,
+            rows,
+            actor=writer.actor,
+            session_id=writer.session_id,
+            message_id=writer.message_id,
+        )
         try:
-            self.home.links.write_text(self.path(target), text, TMP_PREFIX)
+            self.home.links.write_text(self.path(target), text, TMP_PREFIX, sync_folder=False)
         except (OSError, UnsafePath) as exc:
-            for row_id, _ in rows:
+            for row_id in ids:
                 journal.abandon(row_id, str(exc))
             reason = exc.message if isinstance(exc, UnsafePath) else f"{exc.strerror or exc}. Nothing was changed."
             raise refuse(f"Failed to write memory file {self.path(target)}: {reason}") from exc
-        crash_point("memory-renamed")
-        for row_id, _ in rows:
-            journal.commit(row_id, release=release if row_id == rows[-1][0] else ())
-        return [row_id for row_id, _ in rows]
+        return ids
 
     def _locked(self, target: str) -> contextlib.ExitStack:
         """The target's flock, taken now; a lock file that cannot be used is a refusal."""
@@ -788,7 +787,7 @@ class MemoryStore:
         state = self.read(target)
         for row in rows:
             if state.error is None and state.raw is not None and _left_file(row.detail, state.raw):
-                journal.commit(row.id)
+                journal.commit(row.id, snapshot=state.raw)  # the file it left: its writer died before keeping it
             else:
                 journal.abandon(row.id, "interrupted before the file was written; found on the next open")
         return [row.id for row in rows]
