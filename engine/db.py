@@ -264,3 +264,67 @@ def write_transaction(conn: sqlite3.Connection, read_only: bool = False) -> Iter
             conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+class Checkpointer:
+    """WAL checkpoints on a thread of their own, so that no write waits for one.
+
+    SQLite checkpoints on the commit that takes the WAL past 1,000 pages: that commit
+    then copies megabytes into the database and fsyncs it, a turn write of hundreds of
+    milliseconds on a busy disk. Connections ``adopt``ed here never do; every
+    ``EVERY`` writes (about as many pages as SQLite waits for) ``wrote`` wakes a thread
+    that runs a PASSIVE checkpoint on its own connection, which blocks neither readers nor
+    writers. The WAL stays as bounded as before: the same copying, off the write path.
+    """
+
+    EVERY = 40
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.checkpoints = 0  # completed by the thread (a figure for tests and doctor)
+        self._writes = 0
+        self._pid = os.getpid()
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stop = False
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def adopt(conn: sqlite3.Connection) -> None:
+        conn.execute("PRAGMA wal_autocheckpoint=0")
+
+    def wrote(self) -> None:
+        """After a committed write: count it, and wake the thread every ``EVERY`` writes."""
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child: the parent's thread is not here
+                self._pid, self._thread, self._wake, self._writes = os.getpid(), None, threading.Event(), 0
+            self._writes += 1
+            if self._writes < self.EVERY or self._stop:
+                return
+            self._writes = 0
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="wal-checkpoint", daemon=True)
+                self._thread.start()
+            self._wake.set()
+
+    def _run(self) -> None:
+        conn = connect(self.path)
+        try:
+            while True:
+                self._wake.wait()
+                self._wake.clear()
+                if self._stop:
+                    return
+                with contextlib.suppress(sqlite3.Error):  # a busy or failed checkpoint is retried next time
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    self.checkpoints += 1
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        """Stop the thread (after the checkpoint it is running, if any)."""
+        with self._lock:
+            self._stop, thread = True, self._thread
+            self._wake.set()
+        if thread is not None and self._pid == os.getpid():
+            thread.join()

@@ -7,9 +7,11 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
+from engine.db import Checkpointer
 from engine.errors import WorkbenchError
 
 
@@ -240,3 +242,29 @@ def test_a_session_whose_parent_is_gone_is_a_root(home):
     conn.execute("PRAGMA foreign_keys=ON")
     assert [s.id for s in archive.root_sessions()] == ["b"] and archive.root_count() == 1
     assert archive.root_of("b") == "b" and archive.lineage("b").chain == ["b"]
+
+
+def test_turn_writes_leave_wal_checkpoints_to_a_thread_of_their_own(home):
+    """No commit checkpoints the WAL on the write path; a thread copies it back in the background."""
+    archive = home.archive
+    archive.create_session("busy")
+    for turn in range(Checkpointer.EVERY * 2):
+        archive.append_messages("busy", [{"role": "user", "content": f"turn {turn} " + "words " * 200}])
+    assert archive.conn().execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    checkpoints = archive._checkpoints
+    for _ in range(300):  # wait for the thread's first checkpoint (bounded; no timing asserted)
+        if checkpoints.checkpoints:
+            break
+        time.sleep(0.1)
+    assert checkpoints.checkpoints >= 1
+    reader = sqlite3.connect(archive.path)
+    assert (
+        reader.execute("SELECT count(*) FROM messages WHERE session_id = 'busy'").fetchone()[0]
+        == 2 * Checkpointer.EVERY
+    )
+    reader.close()
+    home.archive.close()
+    assert checkpoints._thread is not None and not checkpoints._thread.is_alive()  # closing stops it
+    assert (
+        len(home.archive.messages("busy")) == 2 * Checkpointer.EVERY
+    )  # the archive reopens (with a checkpointer of its own)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..db import ThreadConnections, connect, write_transaction
+from ..db import Checkpointer, ThreadConnections, connect, write_transaction
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import Event
 from ..values import count_value, number_value, text_value
@@ -39,6 +39,7 @@ class ArchiveCore:
         self.clock = home.clock
         self._lock = threading.Lock()
         self._conns: ThreadConnections | None = None
+        self._checkpoints: Checkpointer | None = None  # WAL checkpoints off the write path
         self._caps: schema.Capabilities | None = None
         self._bounds: tuple[tuple[str, ...], str] = ((), "")  # the FTS tables the write path keeps whole
         # Called with (step, done, total) while a layout completion or index rebuild runs (set by a skin).
@@ -59,7 +60,10 @@ class ArchiveCore:
                 conns = ThreadConnections(Path(":memory:"), False, on_connect=schema.create_schema)
                 conn = conns.get()
             else:
-                conns = ThreadConnections(self.path, self.read_only)
+                self._checkpoints = None if self.read_only else Checkpointer(self.path)
+                conns = ThreadConnections(
+                    self.path, self.read_only, on_connect=self._checkpoints.adopt if self._checkpoints else None
+                )
                 conn = conns.get()
                 if (
                     not self.read_only
@@ -124,11 +128,18 @@ class ArchiveCore:
         assert self._caps is not None
         return self._caps
 
-    def _write(self):
-        return write_transaction(self.conn(), self.read_only)
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with write_transaction(self.conn(), self.read_only) as conn:
+            yield conn
+        if self._checkpoints is not None:
+            self._checkpoints.wrote()
 
     def close(self) -> None:
         with self._lock:
+            if self._checkpoints is not None:
+                self._checkpoints.close()
+                self._checkpoints = None
             if self._conns is not None:
                 self._conns.close_all()
                 self._conns = None

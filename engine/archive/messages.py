@@ -13,6 +13,7 @@ from .core import ArchiveCore
 from .models import Message, decode_content, encode_content, parse_json
 
 _FIELDS = ("role", "content", "tool_calls", "tool_name", "tool_call_id", "timestamp", "token_count", "finish_reason")
+_FIELD_SET = frozenset(_FIELDS)
 _ROWS_PER_INSERT = 200  # well under SQLite's limit of bound parameters per statement
 _REPAIRS = 2  # index repairs one append may run before it writes regardless
 
@@ -95,7 +96,8 @@ class MessagesMixin(ArchiveCore):
         The statement text depends only on the row count, so SQLite's statement cache
         keeps it prepared from turn to turn.
         """
-        columns = [c for c in _FIELDS if self.caps.has("messages", c)]
+        caps = self.caps
+        columns = [c for c in _FIELDS if caps.has("messages", c)]
         row = f"(?, {', '.join('?' * len(columns))})"
         ids: list[int] = []
         for start in range(0, len(rows), _ROWS_PER_INSERT):
@@ -119,9 +121,9 @@ class MessagesMixin(ArchiveCore):
 
     def _set_counters(self, session_id: str, messages: int, calls: int, absolute: bool = False) -> bool:
         """Inside a write transaction: add to (or set) the counters this schema has; True when the row exists."""
-        sets, args = [], []
+        sets, args, caps = [], [], self.caps
         for column, value in (("message_count", messages), ("tool_call_count", calls)):
-            if self.caps.has("sessions", column):
+            if caps.has("sessions", column):
                 sets.append(f"{column} = ?" if absolute else f"{column} = COALESCE({column}, 0) + ?")
                 args.append(value)
         if not sets:
@@ -131,7 +133,7 @@ class MessagesMixin(ArchiveCore):
         )
 
     def _message_values(self, message: dict[str, Any]) -> dict[str, Any]:
-        unknown = set(message) - set(_FIELDS)
+        unknown = message.keys() - _FIELD_SET
         if unknown:
             raise WorkbenchError(
                 f"Unknown message field(s): {', '.join(sorted(unknown))}; expected {', '.join(_FIELDS)}."
