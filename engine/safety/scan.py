@@ -127,12 +127,13 @@ def _mixed_script(text: str) -> list[Finding]:
 
 def _rule_findings(views: Views, rules: list[Rule]) -> list[Finding]:
     found: dict[str, Finding] = {}
+    ones = views.folded_l != views.folded  # else the "1 read as l" view adds nothing to try
     for rule in rules:
         if rule.id in found:
             continue
         text = getattr(views, rule.view)
         tries = [(rule.pattern, text)]
-        if rule.view == "folded":
+        if rule.view == "folded" and ones:
             tries.append((rule.pattern, views.folded_l))
         if rule.pattern_il is not None:  # capital I and small l look alike: "lgnore" reads "ignore"
             tries.append((rule.pattern_il, text.replace("l", "i")))
