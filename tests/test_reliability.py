@@ -238,14 +238,16 @@ def kill_at(point: str, tmp_path, argv: list[str]) -> None:
             proc.kill()
 
 
-def test_a_write_killed_after_its_rename_is_rolled_forward_on_the_next_open(tmp_path):
+def killed_add(tmp_path, text: str):
+    """A home where `workbench memory add TEXT` was killed after its rename, before its journal commit."""
     root = tmp_path / "home"
     open_home(root).close()
-    kill_at(
-        "memory-renamed",
-        tmp_path,
-        workbench_cmd("memory", "add", "--target", "memory", "Survives the kill", "--home", str(root)),
-    )
+    kill_at("memory-renamed", tmp_path, workbench_cmd("memory", "add", "--target", "memory", text, "--home", str(root)))
+    return root
+
+
+def test_a_write_killed_after_its_rename_is_rolled_forward_on_the_next_open(tmp_path):
+    root = killed_add(tmp_path, "Survives the kill")
     home = open_home(root)
     assert (root / "memories" / "MEMORY.md").read_text() == "Survives the kill"
     [(row_id, action)] = pending_rows(home)
@@ -269,14 +271,7 @@ def test_a_write_killed_after_its_rename_is_rolled_forward_on_the_next_open(tmp_
 def test_the_next_writer_settles_a_killed_write_and_keeps_the_file_it_left(tmp_path):
     """The journal commit comes after the lock is released: a live writer finds the dead one's
     pending row, rolls it forward, and keeps its file's snapshot for telling outside edits apart."""
-    root = tmp_path / "home"
-    open_home(root).close()
-    kill_at(
-        "memory-renamed",
-        tmp_path,
-        workbench_cmd("memory", "add", "--target", "memory", "Killed before its commit", "--home", str(root)),
-    )
-    home = open_home(root)
+    home = open_home(killed_add(tmp_path, "Killed before its commit"))
     [(killed, _)] = pending_rows(home)
     assert home.journal.file_text(home.journal.get(killed).detail["file_sha"]) is None  # never kept by its writer
     assert home.memory.add("memory", "Written next", user())["success"]
