@@ -1,6 +1,6 @@
-"""SVG snapshots of the Memory, Approvals and help screens at 80x24 and 120x40.
+"""SVG snapshots of the Memory, Approvals and help screens at 80x24 and 120x40, in both themes.
 
-Deterministic by construction: a FixedClock, a fixed home label, our dark theme, no file
+Deterministic by construction: a FixedClock, a fixed home label, a fixed theme, no file
 watcher, fixed pending ids, and every worker finished before the shot. The app is limited
 to the two screens shot here, so other screens' keys and tabs cannot change these SVGs. SVGs live in
 snapshots/test_snapshots_shell/ (see tests/conftest.py); refresh them deliberately with
@@ -19,7 +19,11 @@ from workbench.app import WorkbenchApp
 from workbench.screens.approvals import ApprovalsScreen
 from workbench.screens.memory import MemoryScreen
 
-SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
+SHOTS = [
+    pytest.param(size, theme, id=f"{size[0]}x{size[1]}-{theme.removeprefix('workbench-')}")
+    for theme in ("workbench-dark", "workbench-light")
+    for size in ((80, 24), (120, 40))
+]
 AGENT = ToolContext(actor="agent", session_id="20261130_115500_a1b2c3", message_id=12)
 
 
@@ -68,36 +72,33 @@ def stage_proposals(home) -> None:
     home.clock.advance(420)
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_memory_screen(snap_compare, seeded, tmp_path, size):
-    assert snap_compare(shell_app(seeded, tmp_path), terminal_size=size, run_before=diverge)
+@pytest.mark.parametrize(("size", "theme"), SHOTS)
+def test_memory_screen(snap_compare, seeded, tmp_path, size, theme):
+    """Marks, gauges and the focus ring must read as well in the light theme as in the dark one."""
 
-
-@pytest.mark.parametrize("size", SIZES)
-def test_memory_screen_light(snap_compare, seeded, tmp_path, size):
-    """The light theme: marks, gauges and the focus ring must read as well as on the dark one."""
-
-    async def light(pilot):
-        pilot.app.theme = "workbench-light"
+    async def themed(pilot):
+        pilot.app.theme = theme
         await diverge(pilot)
 
-    assert snap_compare(shell_app(seeded, tmp_path), terminal_size=size, run_before=light)
+    assert snap_compare(shell_app(seeded, tmp_path), terminal_size=size, run_before=themed)
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_approvals_screen(snap_compare, seeded, tmp_path, size):
+@pytest.mark.parametrize(("size", "theme"), SHOTS)
+def test_approvals_screen(snap_compare, seeded, tmp_path, size, theme):
     stage_proposals(seeded)
 
     async def open_approvals(pilot):
+        pilot.app.theme = theme
         await pilot.press("4")
         await settle(pilot)
 
     assert snap_compare(shell_app(seeded, tmp_path), terminal_size=size, run_before=open_approvals)
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_help_screen(snap_compare, seeded, tmp_path, size):
+@pytest.mark.parametrize(("size", "theme"), SHOTS)
+def test_help_screen(snap_compare, seeded, tmp_path, size, theme):
     async def open_help(pilot):
+        pilot.app.theme = theme
         await settle(pilot)
         await pilot.press("question_mark")
         await settle(pilot)
@@ -110,7 +111,8 @@ def test_snapshots_are_stored_under_the_top_level_folder():
 
     folder = Path(__file__).resolve().parent.parent / "snapshots" / "test_snapshots_shell"
     assert sorted(p.name for p in folder.glob("*.svg")) == sorted(
-        f"test_{name}[{size}].svg"
-        for name in ("memory_screen", "memory_screen_light", "approvals_screen", "help_screen")
+        f"test_{name}[{size}-{theme}].svg"
+        for name in ("memory_screen", "approvals_screen", "help_screen")
         for size in ("80x24", "120x40")
+        for theme in ("dark", "light")
     )
