@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import os
+import pwd
+import stat
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,9 +176,43 @@ class Home:
         return f"Home({str(self.root)!r}{', read_only=True' if self.read_only else ''})"
 
 
+def _user(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _shut_out(root: Path) -> str | None:
+    """Why this user cannot open an existing home at ``root`` (None when it can, or it does not exist yet).
+
+    Names the first folder on the way that this user may not enter (or, for the home
+    itself, read), its owner and its mode, so the fix is plain.
+    """
+    for folder in [*reversed(root.parents), root]:
+        wanted = os.R_OK | os.X_OK if folder == root else os.X_OK
+        if os.access(folder, wanted):
+            continue
+        try:
+            info = folder.stat()
+        except OSError:
+            return None  # not there yet (creating it says what goes wrong, if anything)
+        if not stat.S_ISDIR(info.st_mode):
+            return None  # a file where a folder should be has its own message
+        return (
+            f"The home {root} cannot be read by this user ({_user(os.getuid())}): {folder} belongs to "
+            f"{_user(info.st_uid)} with mode {info.st_mode & 0o7777:04o}. Run the workbench as its owner, give this "
+            "user access to it, or choose another --home. Nothing was changed."
+        )
+    return None
+
+
 def open_home(path: str | os.PathLike | None = None, *, read_only: bool = False, clock: Clock | None = None) -> Home:
     """Open (and, unless read-only, create) the home at ``path`` or the resolved default."""
     root = resolve_home(path)
+    shut = _shut_out(root)
+    if shut:
+        raise HomeError(shut)
     if root.exists() and not root.is_dir():
         raise HomeError(f"{root} is a file, not a home folder. Pass --home with a folder path.")
     if read_only:
