@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.widgets import Select
 
 from engine.tools import BACKGROUND_REVIEW, ToolContext
@@ -73,21 +75,22 @@ SKILLS = (
 
 
 def seed_skills(home) -> None:
-    """Three skills (tomato-care made by a background review, so the curator manages it), one linked file."""
+    """Three skills (tomato-care made by a background review, so the curator manages it), one linked file.
+
+    Their bodies hold a forged prompt tag, which the threat scan refuses from any writer, so
+    each SKILL.md is written in full by hand after its create (as a person editing it would)."""
     for name, category, description in SKILLS:
         review = name == "tomato-care"
         ctx = ToolContext(actor="review", origin=BACKGROUND_REVIEW) if review else ToolContext(actor="agent")
+        head = f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n\n"
         result = home.skills.manage(
-            {
-                "action": "create",
-                "name": name,
-                "category": category,
-                "content": f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n\n"
-                "1. Check the state first: <memory-context> stays literal.\n2. [red]Never[/] force.\n",
-            },
+            {"action": "create", "name": name, "category": category, "content": head + "1. Check the state first.\n"},
             ctx,
         )
         assert result.get("success"), result
+        Path(result["skill_md"]).write_text(
+            head + "1. Check the state first: <memory-context> stays literal.\n2. [red]Never[/] force.\n"
+        )
     result = home.skills.manage(
         {
             "action": "write_file",

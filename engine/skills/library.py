@@ -86,7 +86,7 @@ class Plan:
     result: dict[str, Any]
     usage: str  # create | patch | forget
     evidence: dict[str, Any] = field(default_factory=dict)
-    flags: Any = None  # a suspicious threat verdict on what the index would show (see threats.check_plan)
+    flags: Any = None  # a suspicious verdict on the index text or the added text (threats.SkillFlags)
     undo: Callable[[], None] | None = None  # exact reverse of mutate (else the files are put back)
     cleanup: Callable[[], None] | None = None
 

@@ -170,8 +170,8 @@ def skill_manage_tool(home, args: dict[str, Any], ctx: ToolContext) -> dict[str,
                     "pending_id": record.id,
                     "gist": summary,
                     "flags": plan.flags.reasons,
-                    "message": "Staged for the user's approval because the skill's name or description looks "
-                    f"suspicious: {'; '.join(plan.flags.reasons)}. Not yet saved.",
+                    "message": f"Staged for the user's approval because {plan.flags.where} looks suspicious: "
+                    f"{'; '.join(plan.flags.reasons)}. Not yet saved.",
                 }
             return {
                 "success": True,
