@@ -36,6 +36,7 @@ from .base import (
 )
 from .learning import findings, looks_secret
 from .phrasing import best_match, declarative, keywords, overlap, search_terms, sentence, shorten, slug
+from .skill_changes import Routine, append_patch, next_step, plan_change
 
 _RE = {
     name: re.compile(pattern, re.I)
@@ -62,32 +63,6 @@ _RE = {
         r"\bwhat(?:'s| is) in your memory\b",
     }.items()
 }
-
-
-@dataclass(frozen=True)
-class Routine:
-    """A request answered twice by the same multi-step tool sequence: a skill waiting to be written."""
-
-    name: str
-    content: str  # a SKILL.md for it, when no loaded skill covers it
-    sequence: list[str]
-    uses: int
-    patch_of: str | None  # the skill viewed while answering it: patch that rather than create one
-    missing: list[str]  # tools the sequence used besides the skill lookups
-
-
-def _patch_for(viewed: dict[str, Any], routine: Routine) -> dict[str, Any] | None:
-    """A patch adding the steps ``routine`` took that the viewed skill does not mention (None: nothing missing)."""
-    content = str(viewed.get("content", ""))
-    missing = [tool for tool in routine.missing if tool not in content]
-    lines = [line for line in content.rstrip().splitlines() if line.strip()]
-    if not missing or not lines:
-        return None
-    last = lines[-1]
-    numbered = re.match(r"^(\s*)(\d+)\.\s", last)
-    step = f"Check earlier work with {missing[0]} before starting (it was needed each time)."
-    new_line = f"{numbered.group(1)}{int(numbered.group(2)) + 1}. {step}" if numbered else f"- {step}"
-    return {"action": "patch", "name": routine.patch_of, "old_string": last, "new_string": f"{last}\n{new_line}"}
 
 
 @dataclass
@@ -368,15 +343,11 @@ class OfflineModel(Model):
         if not viewed.get("success"):
             return ModelReply(content=f"I couldn't open the {name} skill: {viewed.get('error', 'not found')}")
         if len(steps) == 1:
-            lines = [line for line in str(viewed.get("content", "")).rstrip().splitlines() if line.strip()]
-            last = lines[-1] if lines else ""
-            numbered = re.match(r"^(\s*)(\d+)\.\s", last)
-            new_line = f"{numbered.group(1)}{int(numbered.group(2)) + 1}. {addition}" if numbered else f"- {addition}"
-            return self._call(
-                messages,
-                "skill_manage",
-                {"action": "patch", "name": name, "old_string": last, "new_string": f"{last}\n{new_line}"},
-            )
+            content = str(viewed.get("content", ""))
+            patch = append_patch(name, content, next_step(content, addition))
+            if patch is None:
+                return ModelReply(content=f"The {name} skill is empty, so there is nothing to add a step to.")
+            return self._call(messages, "skill_manage", patch)
         return _report(
             steps[-1].result,
             f"the change to {name}",
@@ -439,30 +410,11 @@ class OfflineModel(Model):
                 calls.append(("memory", {"action": "add", "target": finding.target, "content": finding.entry}))
                 why.append(finding.why)
         if SKILL_REVIEW_PROMPT[:40] in prompt:
+            results = [s.result for s in steps]
             for routine in self._repeated_routines(conversation):
-                if routine.patch_of:
-                    calls.append(("skill_view", {"name": routine.patch_of}))
-                    viewed = steps[len(calls) - 1].result if len(steps) >= len(calls) else None
-                    patch = _patch_for(viewed, routine) if viewed and viewed.get("success") else None
-                    if patch:
-                        calls.append(("skill_manage", patch))
-                        why.append(
-                            f"the {routine.patch_of} skill was followed for a repeated request but left out "
-                            f"a step it took ({routine.missing[0]})"
-                        )
-                    continue
-                calls.append(("skills_list", {}))
-                listed = steps[len(calls) - 1] if len(steps) >= len(calls) else None
-                if listed is None:
-                    continue
-                if routine.name not in {name for name, _ in _skill_names(conversation, [listed])}:
-                    calls.append(
-                        ("skill_manage", {"action": "create", "name": routine.name, "content": routine.content})
-                    )
-                    why.append(
-                        f"the same {len(routine.sequence)}-step tool sequence answered a request made "
-                        f"{routine.uses} times"
-                    )
+                reason = plan_change(routine, calls, results)
+                if reason:
+                    why.append(reason)
         outcomes = [s.result or {} for s in steps]
         refused = [str(r.get("error")) for r in outcomes if r.get("success") is False]
         answer = "Why: " + "; ".join(why) + "." if why else "Nothing to save."
@@ -515,16 +467,13 @@ class OfflineModel(Model):
                     1,
                 )
             )
-            description = json.dumps(
-                shorten(f"How to {request}, as done each time it was asked", 60), ensure_ascii=False
-            )
-            content = (
-                f"---\nname: {name}\ndescription: {description}\n---\n# {sentence(request)[:-1]}\n\n"
+            body = (
+                f"# {sentence(request)[:-1]}\n\n"
                 f"Learned from {len(uses)} repeated requests (tool sequence: {' -> '.join(names)}).\n\n"
                 f"## Steps\n{steps}\n"
             )
             missing = [n for n in dict.fromkeys(names) if n not in ("skills_list", "skill_view")]
-            routines.append(Routine(name, content, names, len(uses), viewed, missing))
+            routines.append(Routine(name, request, body, names, len(uses), viewed, missing))
         return routines
 
     # -- session_search recaps -----------------------------------------------------------

@@ -79,6 +79,8 @@ class ReviewResult:
                 shown = args.get("content") or args.get("old_text") or ""
                 sign = {"add": "+", "replace": "~", "remove": "-"}.get(args.get("action"), "~")
                 lines.append(f"{label} {sign} \u201c{shorten(str(shown), 70)}\u201d" if shown else f"{label} updated")
+            elif args.get("action") == "write_file":
+                lines.append(f"Skill '{args.get('name')}' + {args.get('file_path')}")
             else:
                 verb = {"create": "created", "patch": "patched", "edit": "rewritten", "delete": "archived"}
                 lines.append(f"Skill '{args.get('name')}' {verb.get(args.get('action'), 'updated')}")
