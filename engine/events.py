@@ -65,6 +65,14 @@ class PendingChanged(Event):
 
 
 @dataclass(frozen=True)
+class FactsChanged(Event):
+    """The ``local`` provider's fact store changed: fact_add / fact_merge / fact_forget / fact_reword."""
+
+    action: str = ""
+    fact_id: int | None = None
+
+
+@dataclass(frozen=True)
 class RunnerEvent(Event):
     """Progress of the agent runner: turn_started, assistant_delta (streamed text),
     assistant_message, tool_called, tool_result, message_stored, turn_finished,

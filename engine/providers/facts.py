@@ -18,6 +18,7 @@ from typing import Any
 
 from ..db import write_transaction
 from ..errors import WorkbenchError
+from ..events import FactsChanged
 from ..memory.similar import closest, score
 from ..models.phrasing import keywords
 
@@ -125,6 +126,10 @@ class FactStore:
             detail={"fact_id": fact_id},
         )
 
+    def _announce(self, action: str, fact_id: int, actor: str, session_id: str | None = None) -> None:
+        """After the commit: screens listing the facts refresh."""
+        self.home.bus.publish(FactsChanged(actor=actor, session_id=session_id, action=action, fact_id=fact_id))
+
     def add(
         self,
         content: Any,
@@ -138,6 +143,7 @@ class FactStore:
         text = _clean(content)
         conn = self._conn()
         now = self.home.clock.now()
+        where = {"session_id": session_id, "message_id": message_id}
         with write_transaction(conn, self.home.read_only):
             existing = self._rows()
             near = closest(text, [f.content for f in existing], floor=self.home.memory.duplicate_threshold())
@@ -148,38 +154,25 @@ class FactStore:
                     "UPDATE provider_facts SET content = ?, updated_at = ?, merged = merged + 1 WHERE id = ?",
                     (kept, now, fact_id),
                 )
-                self._journal(
-                    conn,
-                    "fact_merge",
-                    fact_id,
-                    actor=actor,
-                    before=near[0],
-                    after=kept,
-                    session_id=session_id,
-                    message_id=message_id,
-                )
-                return {
+                self._journal(conn, "fact_merge", fact_id, actor=actor, before=near[0], after=kept, **where)
+                result = {
                     "success": True,
                     "merged_into": fact_id,
                     "content": kept,
                     "score": round(score(text, near[0])),
                     "message": f"Merged into fact {fact_id} (a near-duplicate).",
                 }
-            cursor = conn.execute(
-                "INSERT INTO provider_facts (content, origin, session_id, message_id, created_at, "
-                "updated_at) VALUES (?,?,?,?,?,?)",
-                (text, origin, session_id, message_id, now, now),
-            )
-            self._journal(
-                conn,
-                "fact_add",
-                int(cursor.lastrowid),
-                actor=actor,
-                after=text,
-                session_id=session_id,
-                message_id=message_id,
-            )
-        return {"success": True, "id": cursor.lastrowid, "content": text, "message": "Fact added."}
+            else:
+                cursor = conn.execute(
+                    "INSERT INTO provider_facts (content, origin, session_id, message_id, created_at, "
+                    "updated_at) VALUES (?,?,?,?,?,?)",
+                    (text, origin, session_id, message_id, now, now),
+                )
+                fact_id = int(cursor.lastrowid or 0)
+                self._journal(conn, "fact_add", fact_id, actor=actor, after=text, **where)
+                result = {"success": True, "id": fact_id, "content": text, "message": "Fact added."}
+        self._announce("fact_merge" if near else "fact_add", fact_id, actor, session_id)
+        return result
 
     def search(self, query: str, limit: int = 5) -> list[Fact]:
         """Facts sharing words with ``query``, best first (bm25)."""
@@ -224,6 +217,7 @@ class FactStore:
                 session_id=chosen.session_id,
                 message_id=chosen.message_id,
             )
+        self._announce("fact_forget", chosen.id, actor, chosen.session_id)
         return {"success": True, "removed": chosen.id, "content": chosen.content, "message": "Fact forgotten."}
 
     def reword(self, fact_id: int, expected: str, content: str, *, actor: str = "user") -> dict[str, Any]:
@@ -240,20 +234,39 @@ class FactStore:
                 (content, self.home.clock.now(), fact_id),
             )
             self._journal(conn, "fact_reword", fact_id, actor=actor, before=expected, after=content)
+        self._announce("fact_reword", fact_id, actor)
         return {"success": True, "id": fact_id, "content": content, "message": f"Fact {fact_id} reads as before."}
 
     def holds(self, fact_id: int) -> Fact | None:
         return next((f for f in self._rows("WHERE id = ?", (fact_id,))), None)
 
 
+def _call_names(calls: Any) -> list[str]:
+    """The tool names of a stored message's tool calls (rows written by hand may hold anything)."""
+    names = []
+    for call in calls if isinstance(calls, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if isinstance(name, str):
+            names.append(name)
+    return names
+
+
 def list_facts(home) -> list[dict[str, Any]]:
-    """Every kept fact with the stored message it came from (``source_message``: role and text, or None)."""
+    """Every kept fact with the stored message it came from (``source_message``: role, text and the
+    names of its tool calls, or None)."""
     facts = FactStore(home).all()
     out = []
     for fact in facts:
         message = home.archive.message(fact.message_id) if fact.message_id is not None else None
         source = (
-            {"id": message.id, "session_id": message.session_id, "role": message.role, "text": message.text}
+            {
+                "id": message.id,
+                "session_id": message.session_id,
+                "role": message.role,
+                "text": message.text,
+                "tool_calls": _call_names(message.tool_calls),
+            }
             if message is not None
             else None
         )

@@ -41,6 +41,7 @@ from widgets.literal import assemble, literal, one_line
 from ..messages import JumpToMessage, ShowEntry
 from .base import WorkbenchScreen
 from .dialogs import Budget, ConfirmDialog, Conflict, DiskCheck, EditDialog, Outcome, draft_budget
+from .memory_facts import FactsPane
 
 TITLES = SHORT_NAMES
 MARK_OF = {UNCHANGED: "", ADDED: "+", CHANGED: "~", REMOVED: "-", MOVED: "↕"}
@@ -103,7 +104,8 @@ class MemoryScreen(WorkbenchScreen):
         "+ added, ~ changed, − removed since the snapshot (takes effect next session). "
         "The columns are aligned: the same entry on the same row, a blank slot where one side has none, "
         "↕ an entry on another row since; n / N jump to the next / previous change. "
-        "Hand edits use the agent's validation and are journaled as 'user'; Enter on a live entry edits it."
+        "Hand edits use the agent's validation and are journaled as 'user'; Enter on a live entry edits it. "
+        "p shows the local provider's facts instead (g: a fact's source message)."
     )
 
     BINDINGS = [
@@ -115,6 +117,7 @@ class MemoryScreen(WorkbenchScreen):
         Binding("u", "undo", "Undo", id="memory.undo"),
         Binding("n", "change(1)", "Changes", key_display="n/N", id="memory.next_change"),
         Binding("N", "change(-1)", "Previous change", show=False, id="memory.previous_change"),
+        Binding("p", "facts", "Facts", id="memory.facts"),
         Binding("f", "refreeze", "Refreeze", show=False, id="memory.refreeze"),
         Binding("left,h", "column('frozen')", "Frozen column", show=False, id="memory.frozen"),
         Binding("right,l", "column('live')", "Live column", show=False, id="memory.live"),
@@ -139,6 +142,7 @@ class MemoryScreen(WorkbenchScreen):
                 yield Static("", id="live-title", classes="column-title")
                 yield CapacityGauge(id="live-gauge")
                 yield EntryList(id="live-list", empty_text="(no entries; press a to add)")
+        yield FactsPane(id="provider-facts")
         yield self.status_line()
         with VerticalScroll(id="memory-detail"):
             yield Static("", id="detail-text")
@@ -363,6 +367,14 @@ class MemoryScreen(WorkbenchScreen):
         else:
             side, end = ("below", "first") if step > 0 else ("above", "last")
             self.show_status(f"No more changes {side}: back to the {end} (change {where}).")
+
+    def action_facts(self) -> None:
+        """The local provider's facts in place of the columns, or back (see memory_facts.py)."""
+        shown = self.query_one(FactsPane).toggle()
+        for part in ("#memory-columns", "#memory-detail"):
+            self.query_one(part).display = not shown
+        if not shown:
+            self.query_one("#live-list").focus()
 
     def action_switch_target(self) -> None:
         self.target = next_target(self.target)

@@ -1,0 +1,134 @@
+"""The Memory screen's facts view: the local provider's facts with their source messages (Pilot)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from engine.models import OfflineModel
+from engine.providers.facts import FactStore
+from engine.runner import AgentSession
+from tests.screens_seed import screen_text
+from tests.tui_support import make_app, settle, wait_for
+from widgets.fact_list import FactList
+from widgets.transcript import Transcript
+from workbench.messages import JumpToMessage
+from workbench.screens.memory_facts import EMPTY, FactsPane
+
+pytestmark = pytest.mark.anyio
+
+
+def local_provider(home) -> None:
+    home.config_path.write_text("memory:\n  provider: local\n", encoding="utf-8")
+    home.reload_config()
+
+
+def session_with_facts(home) -> str:
+    """A real offline session whose memory writes the local provider mirrors into facts."""
+    local_provider(home)
+    session = AgentSession(home, OfflineModel())
+    try:
+        session.run_turn("remember that the ledger runs on Postgres 16")
+        session.run_turn("remember that invoices are rendered by the docs-renderer service")
+        return session.id
+    finally:
+        session.close()
+
+
+def facts_list(app) -> FactList:
+    return app.screen.query_one("#facts-list", FactList)
+
+
+async def show_facts(pilot) -> FactList:
+    await settle(pilot)
+    await pilot.press("p")
+    await settle(pilot)
+    listing = facts_list(pilot.app)
+    assert pilot.app.screen.query_one(FactsPane).display and listing.has_focus
+    return listing
+
+
+async def test_facts_are_listed_with_their_source_and_g_opens_it_on_sessions(home, tmp_path):
+    session_id = session_with_facts(home)
+    stored = {m.id: m for m in home.archive.messages(session_id)}
+    messages = []
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        listing = await show_facts(pilot)
+        assert [r.content for r in listing.rows] == [
+            "The ledger runs on Postgres 16.",
+            "Invoices are rendered by the docs-renderer service.",
+        ]
+        second = listing.rows[1]
+        assert second.session_id == session_id and stored[second.message_id].role == "assistant"
+        text = screen_text(app)
+        assert "Provider facts 2 facts · memory.provider is local" in text
+        assert f"from #{second.message_id} assistant: (tool call: memory)" in text
+        assert not app.screen.query_one("#memory-columns").display
+        await pilot.press("down", "g")
+        await wait_for(pilot, lambda: app.current_mode == "sessions", what="the Sessions screen")
+        jumps = [(m.session_id, m.message_id) for m in messages if isinstance(m, JumpToMessage)]
+        assert jumps[0] == (session_id, second.message_id)
+        transcript = app.screen.query_one(Transcript)
+        await wait_for(
+            pilot,
+            lambda: transcript.current is not None and transcript.current.id == second.message_id,
+            what="the fact's source message under the cursor",
+        )
+
+
+async def test_with_no_facts_the_view_says_how_they_appear_and_p_goes_back(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        listing = await show_facts(pilot)
+        assert listing.rows == []
+        text = " ".join(screen_text(app).split())
+        assert "memory.provider is not local: no new facts are kept" in text
+        assert "No provider facts yet. They appear when config.yaml sets memory.provider: local" in text
+        assert EMPTY.startswith("No provider facts yet")
+        await pilot.press("g")  # nothing to jump to: nothing happens, nothing breaks
+        await pilot.press("p")
+        await settle(pilot)
+        assert app.screen.query_one("#memory-columns").display and not app.screen.query_one(FactsPane).display
+        assert app.screen.query_one("#live-list").has_focus
+
+
+async def test_a_fact_kept_meanwhile_appears_live_and_the_highlight_stays(home, tmp_path):
+    local_provider(home)
+    FactStore(home).add("The on-call rota lives in PagerDuty.", session_id=None)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        listing = await show_facts(pilot)
+        assert listing.highlighted == 0
+        writer = threading.Thread(target=lambda: FactStore(home).add("Deploys need two approvals."))
+        writer.start()
+        writer.join()
+        await wait_for(pilot, lambda: len(listing.rows) == 2, what="the new fact")
+        assert listing.highlighted == 0 and listing.current.content == "The on-call rota lives in PagerDuty."
+        FactStore(home).forget(fact_id=listing.rows[0].id, actor="user")
+        await wait_for(pilot, lambda: [r.content for r in listing.rows] == ["Deploys need two approvals."])
+
+
+async def test_a_fact_without_a_session_says_so_instead_of_jumping(home, tmp_path):
+    FactStore(home).add("Kept by hand, outside any session.")
+    messages = []
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        await show_facts(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        assert app.current_mode == "memory"
+        assert not any(isinstance(m, JumpToMessage) for m in messages)
+        assert "Fact 1 has no recorded source message: it was kept outside any session." in screen_text(app)
+        assert "from the fact_add tool (outside any session)" in screen_text(app)
+
+
+async def test_hostile_fact_text_is_shown_literally(home, tmp_path):
+    FactStore(home).add("Team [bold]ledger[/] uses <memory-context> \x1b]0;PWNED\x07 tags")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await show_facts(pilot)
+        text = screen_text(app)
+        assert "Team [bold]ledger[/] uses <memory-context> ␛]0;PWNED" in text
+        assert "\x1b" not in text
