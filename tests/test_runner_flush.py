@@ -48,6 +48,20 @@ def test_the_flush_saves_before_the_compression_and_the_child_prompt_has_it(home
     assert finished["saved"] == home.memory.entries("user") and "saved 2 entries" in finished["summary"]
 
 
+def test_the_flush_also_runs_before_an_in_place_compaction_and_the_kept_row_gets_it(home):
+    seen = []
+    session = _talk(home, OfflineModel(), seen=seen)
+    session_id = session.id
+    _squeeze(home, session, in_place="true")
+    assert session.run_turn("what did we discuss about invoices?").status == "done"
+    assert session.id == session_id  # compacted in place: the same row
+    kinds = [e.kind for e in seen]
+    assert kinds.index("flush_finished") < kinds.index("session_rotated")
+    assert next(e for e in seen if e.kind == "session_rotated").data["in_place"] is True
+    assert home.memory.entries("user") == ["User's name is Lin.", "User works on the billing service."]
+    assert "User's name is Lin." in home.archive.get_session(session_id).system_prompt  # the rebuilt prompt
+
+
 def test_the_flush_can_be_turned_off(home):
     home.config_path.write_text("compression:\n  flush_memories: false\n", encoding="utf-8")
     home.reload_config()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from engine.demo import seed_demo_home
-from engine.events import PendingChanged
+from engine.events import PendingChanged, RunnerEvent
 from tests.tui_support import make_app, settle, wait_for
 from widgets.narration import NarrationLine, Narrator
 
@@ -67,3 +69,35 @@ def test_a_proposed_skill_is_told_by_who_proposed_it():
 
     assert told("review") == "The review proposed a skill change: press 4 to approve it."
     assert told("curator").startswith("The Curator proposed") and told("agent").startswith("The agent proposed")
+
+
+async def test_the_demo_flushes_before_its_compression_and_a_review_learns_the_name_on_its_thread(home, tmp_path):
+    """Issue 13's demo: in the TUI, a flush precedes the compression, and a background review, on
+    the review thread rather than the demo's turn thread, learns the user's name while the header says so."""
+    seed_demo_home(home)
+    events: list[tuple[str, str, str, dict]] = []  # (kind, actor, thread, data) as the engine published them
+    home.bus.subscribe(lambda e: events.append((e.kind, e.actor, threading.current_thread().name, e.data)), RunnerEvent)
+    app = make_app(home, tmp_path, demo_speed=0)
+    statuses: list[str] = []
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.watch(app, "review_status", lambda text: statuses.append(text), init=False)
+        await wait_for(
+            pilot, lambda: any(k == "session_rotated" for k, *_ in events), timeout=60, what="the compression"
+        )
+        kinds = [kind for kind, *_ in events]
+        assert kinds.index("flush_finished") < kinds.index("session_rotated")
+        flushed = next(data for kind, _, _, data in events if kind == "flush_finished")
+        assert "User prefers small batches with pauses over one big run for backfills." in flushed["saved"]
+        learned = [
+            (thread, data)
+            for kind, actor, thread, data in events
+            if kind == "review_finished" and actor == "review" and "User's name is Maya." in data["summary"]
+        ]
+        assert learned, "no review learned the user's name"
+        review_thread = learned[0][0]
+        turn_threads = {thread for kind, _, thread, _ in events if kind == "turn_finished"}
+        assert review_thread not in turn_threads  # the review ran beside the turns, not inside one
+        assert "reviewing\u2026" in statuses
+        assert any(s.startswith("review: User profile + \u201cUser's name is Maya.\u201d") for s in statuses)
+        assert "User's name is Maya." in home.memory.entries("user")
+        app._demo_cancel.set()
