@@ -143,7 +143,6 @@ class FactStore:
         text = _clean(content)
         conn = self._conn()
         now = self.home.clock.now()
-        where = {"session_id": session_id, "message_id": message_id}
         with write_transaction(conn, self.home.read_only):
             existing = self._rows()
             near = closest(text, [f.content for f in existing], floor=self.home.memory.duplicate_threshold())
@@ -154,7 +153,16 @@ class FactStore:
                     "UPDATE provider_facts SET content = ?, updated_at = ?, merged = merged + 1 WHERE id = ?",
                     (kept, now, fact_id),
                 )
-                self._journal(conn, "fact_merge", fact_id, actor=actor, before=near[0], after=kept, **where)
+                self._journal(
+                    conn,
+                    "fact_merge",
+                    fact_id,
+                    actor=actor,
+                    before=near[0],
+                    after=kept,
+                    session_id=session_id,
+                    message_id=message_id,
+                )
                 result = {
                     "success": True,
                     "merged_into": fact_id,
@@ -169,7 +177,9 @@ class FactStore:
                     (text, origin, session_id, message_id, now, now),
                 )
                 fact_id = int(cursor.lastrowid or 0)
-                self._journal(conn, "fact_add", fact_id, actor=actor, after=text, **where)
+                self._journal(
+                    conn, "fact_add", fact_id, actor=actor, after=text, session_id=session_id, message_id=message_id
+                )
                 result = {"success": True, "id": fact_id, "content": text, "message": "Fact added."}
         self._announce("fact_merge" if near else "fact_add", fact_id, actor, session_id)
         return result

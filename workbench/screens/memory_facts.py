@@ -9,10 +9,12 @@ message on the Sessions screen, as ``g`` does for a memory entry.
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
@@ -52,6 +54,15 @@ def fact_rows(home) -> list[FactRow]:
     return rows
 
 
+@dataclass
+class FactsLoaded(Message):
+    """The facts a load worker read, for the UI thread to draw."""
+
+    rows: list[FactRow]
+    active: bool
+    problem: str | None
+
+
 class FactsPane(Vertical):
     """A title line and the list of facts; hidden until the Memory screen shows it."""
 
@@ -89,9 +100,11 @@ class FactsPane(Vertical):
         except (WorkbenchError, sqlite3.Error) as exc:
             rows, active, problem = [], False, getattr(exc, "message", None) or str(exc)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show, rows, active, problem)
+            self.post_message(FactsLoaded(rows, active, problem))
 
-    def _show(self, rows: list[FactRow], active: bool, problem: str | None) -> None:
+    @on(FactsLoaded)
+    def _show(self, message: FactsLoaded) -> None:
+        rows, active, problem = message.rows, message.active, message.problem
         state = "memory.provider is local" if active else "memory.provider is not local: no new facts are kept"
         count = f"{len(rows)} fact{'s' if len(rows) != 1 else ''}"
         title = self.query_one("#facts-title", Static)
