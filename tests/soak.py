@@ -15,6 +15,7 @@ is ok for both databases and the FTS indexes hold exactly the messages table's r
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import signal
@@ -167,16 +168,24 @@ def audit(home: Path) -> dict:
     found: dict = {}
     journal = sqlite3.connect(home / "workbench.db")
     for target, name in FILE_NAMES.items():
-        text = (home / "memories" / name).read_text(encoding="utf-8") if (home / "memories" / name).exists() else ""
+        path = home / "memories" / name
+        text = path.read_bytes().decode("utf-8") if path.exists() else ""  # bytes as they are: no newline translation
         entries = [e for e in text.split(ENTRY_DELIMITER) if e.strip()]
         found[f"{name} duplicated entries"] = len(entries) - len(set(entries))
+        # The newest done row that records the file a change left: its sha256 (older journals: the text).
         last = journal.execute(
-            "SELECT id, detail FROM journal WHERE subsystem = 'memory' AND target = ? AND status = 'done' "
+            "SELECT json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after') FROM journal "
+            "WHERE subsystem = 'memory' AND target = ? AND status = 'done' AND "
+            "coalesce(json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after')) IS NOT NULL "
             "ORDER BY id DESC LIMIT 1",
             (target,),
         ).fetchone()
-        after = json.loads(last[1]).get("file_after") if last and last[1] else None
-        found[f"{name} differs from its last journaled change"] = int(after is not None and after != text)
+        if last is None:
+            found[f"{name} has no journaled file state"] = int(bool(entries))
+        else:
+            sha, file_after = last
+            left = sha == hashlib.sha256(text.encode("utf-8")).hexdigest() if sha else file_after == text
+            found[f"{name} differs from its last journaled change"] = int(not left)
     found["journal rows left pending"] = journal.execute(
         "SELECT count(*) FROM journal WHERE status = 'pending'"
     ).fetchone()[0]
