@@ -54,15 +54,15 @@ def _links(home: Home) -> list[Finding]:
 
 
 def _line_endings(home: Home) -> list[Finding]:
-    from .memory.store import check_line_endings
+    from .memory.repair import check_line_endings
 
     return check_line_endings(home)
 
 
 def _normalize_line_endings(home: Home) -> str:
-    from .memory.store import normalize_all_line_endings
+    from .memory.repair import normalise_all
 
-    return normalize_all_line_endings(home)
+    return normalise_all(home)
 
 
 CHECKS += [_links, _line_endings]

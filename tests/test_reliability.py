@@ -51,10 +51,10 @@ def test_a_crlf_file_refuses_destructive_writes_and_is_never_wiped(home):
 def test_normalising_line_endings_is_journaled_and_undoable(home):
     path = home.memory.path("memory")
     path.write_bytes(CRLF_FILE)
-    assert FIXES["memory-line-endings"](home) == "Normalised line endings of MEMORY.md."
+    assert FIXES["memory-line-endings"](home).startswith("Normalised line endings of MEMORY.md (undo: ")
     assert home.memory.entries("memory") == ["alpha fact", "beta fact", "gamma fact"]
     assert b"\r" not in path.read_bytes()
-    [row] = [r for r in home.memory.history("memory") if r.action == "normalize"]
+    [row] = [r for r in home.memory.history("memory") if r.action == "repair"]
     assert row.actor == "user" and row.before.encode() == CRLF_FILE
     assert home.memory.remove("memory", "alpha", user())["success"], "a normalised file is a normal file"
     assert not home.memory.undo(row.id)["success"], "undo is refused once the file changed again"
@@ -67,7 +67,7 @@ def test_normalising_line_endings_is_journaled_and_undoable(home):
     undone = home.memory.undo(newest.id)
     assert undone["success"], undone
     assert path.read_bytes() == CRLF_FILE
-    assert FIXES["memory-line-endings"](home) == "Normalised line endings of MEMORY.md."
+    assert FIXES["memory-line-endings"](home).startswith("Normalised line endings of MEMORY.md (undo: ")
 
 
 def user_entries(raw: str) -> list[str]:

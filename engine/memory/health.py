@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..health import CHECKS, Finding
+from . import repair
 from .format import FILE_NAMES, TARGETS, Usage, has_crlf, has_drift
 from .threats import MAX_SCAN_CHARS, sanitize_entry, scan
 
@@ -44,15 +45,16 @@ def check_memory(home: Home) -> list[Finding]:
         except ConfigError:
             continue  # the config check reports the value
         if has_drift(state.raw, limit) and not has_crlf(state.raw):  # CRLF has its own finding and repair
+            diagnosis = repair.diagnose(target, repair.text_of(state), limit)
             findings.append(
                 Finding(
                     "memory",
                     "warning",
-                    f"{name} holds text that does not round-trip through the "
-                    "memory tool (a hand edit or an append); Hermes and the workbench refuse every "
-                    "replace and remove until it is resolved.",
-                    f"Rewrite {path} as entries separated by lines holding only '§' "
-                    "(`workbench memory show` lists what the tool reads), moving any other text out.",
+                    f"{name} holds text that does not round-trip through the memory tool; Hermes and the "
+                    "workbench refuse every replace and remove until it is resolved. "
+                    + " ".join(r.message for r in diagnosis.reasons),
+                    f"`workbench memory repair --target {target}` lists the repairs (split, trim or remove an "
+                    "entry; journaled, undoable), as does the TUI's Memory screen (r).",
                 )
             )
         usage = Usage.of(state.entries, limit)

@@ -23,13 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..journal import JournalEntry
 from ..values import iso_time
-from . import ops
+from . import ops, repair
 from .format import FILE_NAMES, parse_entries
 from .ops import Outcome, Refusal, refuse
 from .store import SUBSYSTEM, _Plan, _scan, _Writer
 
 if TYPE_CHECKING:
     from .store import MemoryStore
+
+# Journal actions that rewrote the whole file (``normalize``: older line-ending repairs).
+WHOLE_FILE = (repair.ACTION, "normalize")
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,9 @@ def story(memory: MemoryStore, target: str, entry: str, limit: int = 8) -> Entry
 def _offer(
     memory: MemoryStore, target: str, entry: str, found: Origin, rows: list[JournalEntry]
 ) -> tuple[Undo | None, str]:
+    whole = _whole_file_offer(memory, target, entry)
+    if whole is not None:
+        return whole, ""
     newest = rows[0] if rows else None
     if found.via == "archive" and (newest is None or newest.at < (found.at or 0)):
         if found.action != "add":
@@ -182,6 +188,23 @@ def _offer(
         return None, problem
     question = f"Undo event {newest.id}: {newest.actor} {newest.action} at {when(newest.at)}?"
     return Undo(question, newest.after, newest.before, event_id=newest.id, entry=entry, target=target), ""
+
+
+def _whole_file_offer(memory: MemoryStore, target: str, entry: str) -> Undo | None:
+    """When the file's newest change is a repair (or its undo) that can still be taken back, that is
+    what undo offers for every entry: a repair rewrote the file, not one entry."""
+    rows = memory.history(target, limit=1)
+    row = rows[0] if rows else None
+    if row is None or (row.action if row.action != "undo" else row.detail.get("op")) not in WHOLE_FILE:
+        return None
+    if undo_problem(memory, row) is not None:
+        return None
+    what = row.detail.get("label") or row.action
+    again = "redo the repair" if row.action == "undo" else f"{FILE_NAMES[target]} goes back to its exact bytes before"
+    question = f"Undo event {row.id}: {row.actor} {what} at {when(row.at)}? ({again})"
+    return Undo(
+        question, "the whole file as it is now", "the whole file as it was", event_id=row.id, entry=entry, target=target
+    )
 
 
 def undo_problem(memory: MemoryStore, row: JournalEntry) -> str | None:
@@ -296,17 +319,16 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
             return ops.replace(entries, row.after, old, limit, pin=row.after)
 
         return _Plan("replace", op, {}, old, journal_action="undo", extra_detail=extra)
-    if kind == "normalize":  # a whole-file repair: the file goes back to its bytes before, if untouched since
+    if kind in WHOLE_FILE:  # a repair: the file goes back to its exact bytes before, if untouched since
 
         def op(entries: list[str], limit: int) -> Outcome:
-            if memory.read(row.target).raw != (row.after or ""):
+            if repair.file_text(memory, row.target) != (row.after or ""):
                 raise refuse(
-                    f"Cannot undo event {row.id}: {file_name} changed again after its line endings were "
-                    "normalised. Nothing was changed."
+                    f"Cannot undo event {row.id}: {file_name} changed again after that repair. Nothing was changed."
                 )
             outcome = Outcome(
                 parse_entries(row.before or ""),
-                "Line endings restored as they were.",
+                f"{file_name} is back as it was before the repair.",
                 [ops.Change(kind, row.after, row.before)],
             )
             outcome.text = row.before or ""

@@ -32,6 +32,7 @@ from ..tools import BACKGROUND_REVIEW, ToolContext
 from . import ops, similar, targets
 from .archive_writes import ArchiveWrites
 from .format import (
+    BOM,
     FILE_NAMES,
     TARGETS,
     Usage,
@@ -137,39 +138,6 @@ def _flags(*verdicts: Verdict) -> Verdict | None:
     """The suspicious verdicts of a write merged into one, or None when all are clean."""
     findings = tuple(f for v in verdicts if v.suspicious for f in v.findings)
     return Verdict("suspicious", findings) if findings else None
-
-
-def check_line_endings(home: Home) -> list:
-    """Doctor: a memory file with CRLF line endings (destructive writes are refused until it is normalised)."""
-    from ..health import Finding
-
-    findings = []
-    for target in TARGETS:
-        state = home.memory.read(target)
-        if state.error is None and has_crlf(state.raw):
-            findings.append(
-                Finding(
-                    "memory",
-                    "warning",
-                    f"{FILE_NAMES[target]} uses CRLF line endings: Hermes splits entries on "
-                    "'\\n§\\n' only, so replace and remove are refused on it.",
-                    "Normalise its line endings to LF (journaled and undoable with `workbench memory undo`).",
-                    repair="memory-line-endings",
-                )
-            )
-    return findings
-
-
-def normalize_all_line_endings(home: Home) -> str:
-    """Doctor --fix: normalise every CRLF memory file; says what it did."""
-    done = []
-    for target in TARGETS:
-        if has_crlf(home.memory.read(target).raw):
-            result = home.memory.normalize_line_endings(target)
-            if not result.get("success"):
-                raise WorkbenchError(result.get("error", "normalising failed"))
-            done.append(FILE_NAMES[target])
-    return f"Normalised line endings of {', '.join(done)}." if done else "No memory file uses CRLF line endings."
 
 
 def _choices() -> str:
@@ -604,12 +572,13 @@ class MemoryStore:
                 return outcome
             text = outcome.text if outcome.text is not None else serialize(outcome.entries)
             external = self._journal_external(target, state)
-            release = tuple(r for r in self._releasable(target) if r != content_hash(text))
+            left = text.removeprefix(BOM)  # what reading the file back gives (``FileState.raw``)
+            release = tuple(r for r in self._releasable(target) if r != content_hash(left))
             journal_ids = self._write(target, text, outcome, writer, plan)
-            self._seen[target] = text
+            self._seen[target] = left
         # Outside the lock: the next writer settles these rows itself if this process dies first.
         crash_point("memory-renamed")
-        self.home.journal.commit_all(journal_ids, snapshot=text, release=release)
+        self.home.journal.commit_all(journal_ids, snapshot=left, release=release)
         if external is not None:
             self.home.bus.publish(external)
         single = outcome.changes[0] if len(outcome.changes) == 1 and plan.journal_action != "undo" else None
@@ -634,7 +603,7 @@ class MemoryStore:
         The file is fsynced before its rename, as Hermes does; the folder is not (see
         docs/reliability.md): the journal's settling handles either outcome of a power cut.
         """
-        sha = content_hash(text)
+        sha = content_hash(text.removeprefix(BOM))  # what reading the file back gives (``FileState.raw``)
         rows = []
         for index, change in enumerate(outcome.changes, 1):
             detail = {**writer.detail, **plan.extra_detail, "file_sha": sha}  # settling compares it with the file
@@ -791,28 +760,6 @@ class MemoryStore:
             else:
                 journal.abandon(row.id, "interrupted before the file was written; found on the next open")
         return [row.id for row in rows]
-
-    def normalize_line_endings(self, target: str, actor: str = "user") -> dict[str, Any]:
-        """Rewrite a CRLF file with LF endings (journaled as ``normalize``, undoable), the drift repair."""
-        try:
-            self._check_target(target)
-            self._check_writable()
-
-            def op(entries: list[str], limit: int) -> Outcome:
-                raw = self.read(target).raw
-                if not has_crlf(raw):
-                    return Outcome(entries, f"{FILE_NAMES[target]} already uses LF line endings.")
-                fixed = raw.replace("\r\n", "\n")
-                outcome = Outcome(
-                    parse_entries(fixed), "Line endings normalised to LF.", [ops.Change("normalize", raw, fixed)]
-                )
-                outcome.text = fixed
-                return outcome
-
-            outcome = self._apply(target, _Plan("normalize", op, {}, "", drift_guard=False), _Writer(actor))
-        except Refusal as refusal:
-            return refusal.result
-        return self._success(target, outcome)
 
     # -- journal: history, provenance, undo, external edits ------------------------
     def history(self, target: str | None = None, limit: int = 50) -> list[JournalEntry]:

@@ -1,0 +1,432 @@
+"""Drift repairs: why a memory file no longer round-trips, and rewrites that make it do so.
+
+A file drifts when an edit outside the memory tool leaves text the entry format cannot
+hold (``format.has_drift``): CRLF line endings, a line that reads as ``§`` but is not
+the delimiter (where a paste merged two entries), an entry longer than the whole store
+(text appended without a delimiter), an empty entry between two delimiters. The store
+then refuses every replace and remove, so even a poisoned entry cannot be taken out.
+
+``diagnose`` names each cause with where it is and proposes repairs; every ``Repair``
+rewrites only the pieces it names (normalising line endings names the whole file), so
+everything else, a BOM included, stays byte for byte. ``apply`` writes the resulting
+file as every write goes (lock, re-read, journal first, atomic replace), refuses if the
+file changed since it was diagnosed, and journals one ``repair`` row holding the whole
+file before and after, so undo puts back the exact bytes. ``workbench memory repair``,
+``doctor --fix`` and the Memory screen's repair dialog all come here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import WorkbenchError
+from ..journal import content_hash
+from . import ops
+from .format import BOM, ENTRY_DELIMITER, FILE_NAMES, TARGETS, has_crlf, has_drift, parse_entries, split_pieces
+from .ops import Outcome, Refusal, refuse
+from .store import _Plan, _scan, _Writer
+
+if TYPE_CHECKING:
+    from ..health import Finding
+    from ..home import Home
+    from .store import FileState, MemoryStore
+
+ACTION = "repair"
+PREVIEW = 40
+MAX_SPLIT_POINTS = 5  # blank lines offered as split points of one over-long entry
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One ``\\n§\\n``-separated piece of the file, empty ones included, in file order.
+
+    ``start``/``end`` index the file's text (the BOM stays outside every piece); ``line``
+    is the file line the piece starts on. ``number`` is what people and commands use.
+    """
+
+    number: int
+    start: int
+    end: int
+    text: str
+    line: int
+
+    @property
+    def entry(self) -> str:
+        return self.text.strip()
+
+    @property
+    def preview(self) -> str:
+        flat = " ".join(self.entry.split())
+        return flat if len(flat) <= PREVIEW else flat[: PREVIEW - 1] + "…"
+
+    def body_line(self, offset: int) -> int:
+        """The file line of line ``offset`` (0-based) of ``entry``."""
+        lead = self.text[: len(self.text) - len(self.text.lstrip())]
+        return self.line + lead.count("\n") + offset
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One cause of drift: ``kind`` is crlf, lookalike, over_limit or empty; ``piece`` and ``line`` say where."""
+
+    kind: str
+    message: str
+    piece: int | None = None
+    line: int | None = None
+    over: int | None = None  # over_limit: characters beyond the limit
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, "entry": self.piece, "line": self.line, "over": self.over}
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A rewrite of one piece (``text`` is its new text; ``""`` removes it) or of the line endings."""
+
+    kind: str  # normalise, split, trim, remove, rewrite
+    label: str
+    piece: int | None = None
+    text: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "label": self.label, "entry": self.piece}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A file as read at one moment (``sha`` names those bytes), its causes of drift and the repairs on offer."""
+
+    target: str
+    text: str  # the whole file, BOM kept
+    limit: int
+    pieces: list[Piece]
+    reasons: list[Reason]
+    repairs: list[Repair] = field(default_factory=list)
+
+    @property
+    def file_name(self) -> str:
+        return FILE_NAMES[self.target]
+
+    @property
+    def sha(self) -> str:
+        return content_hash(self.text)
+
+    @property
+    def drifted(self) -> bool:
+        """What makes both programs refuse a replace or remove (a CRLF file without a delimiter is not)."""
+        return has_drift(self.text, self.limit)
+
+    @property
+    def crlf(self) -> bool:
+        return has_crlf(self.text)
+
+    @property
+    def headline(self) -> str:
+        if self.drifted:
+            return f"{self.file_name} no longer round-trips through the memory tool; replace and remove are refused."
+        if self.reasons:
+            return f"{self.file_name} uses CRLF line endings; Hermes splits entries on LF only."
+        return f"{self.file_name} round-trips; nothing to repair."
+
+    def piece(self, number: Any) -> Piece:
+        if not isinstance(number, int) or not 1 <= number <= len(self.pieces):
+            raise refuse(
+                f"{self.file_name} has no entry {number!r}: it holds {len(self.pieces)} piece(s) between '§' lines "
+                f"(`workbench memory repair --target {self.target}` lists them). Nothing was changed."
+            )
+        return self.pieces[number - 1]
+
+    def piece_of(self, entry: str) -> Piece | None:
+        """The first piece that reads as ``entry`` (what the Memory screen shows as one entry)."""
+        return next((p for p in self.pieces if p.entry == entry), None)
+
+    def result(self, repair: Repair) -> str:
+        """The whole file once ``repair`` is made (pure); refused when it changes nothing."""
+        if repair.kind == "normalise":
+            after = self.text.replace("\r\n", "\n")
+        elif self.crlf:
+            raise refuse(
+                f"{self.file_name} uses CRLF line endings, so its entries cannot be told apart yet: normalise the "
+                "line endings first (that is its own repair, undoable). Nothing was changed."
+            )
+        else:
+            after = _rewrite(self, self.piece(repair.piece), repair.text or "")
+        if after == self.text:
+            raise refuse(f"That repair would leave {self.file_name} as it is; nothing was changed.")
+        return after
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "file": self.file_name,
+            "drifted": self.drifted,
+            "crlf": self.crlf,
+            "headline": self.headline,
+            "file_sha": self.sha,
+            "limit": self.limit,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "repairs": [r.to_dict() for r in self.repairs],
+            "entries": [
+                {"entry": p.number, "line": p.line, "chars": len(p.entry), "preview": p.preview} for p in self.pieces
+            ],
+        }
+
+
+# -- diagnosis (pure) --------------------------------------------------------------------
+def pieces_of(text: str) -> list[Piece]:
+    """Split ``text`` as ``str.split(ENTRY_DELIMITER)`` does, keeping where each piece sits."""
+    start = len(BOM) if text.startswith(BOM) else 0
+    pieces: list[Piece] = []
+    while True:
+        end = text.find(ENTRY_DELIMITER, start)
+        stop = len(text) if end < 0 else end
+        pieces.append(Piece(len(pieces) + 1, start, stop, text[start:stop], text.count("\n", 0, start) + 1))
+        if end < 0:
+            return pieces
+        start = end + len(ENTRY_DELIMITER)
+
+
+def diagnose(target: str, text: str, limit: int) -> Diagnosis:
+    """Why ``text`` (a whole file, BOM kept) does not round-trip, and the repairs that would help."""
+    pieces = pieces_of(text)
+    name = FILE_NAMES[target]
+    if has_crlf(text):
+        count = text.count("\r\n")
+        seen = len(split_pieces(text.replace("\r\n", "\n")))
+        reason = Reason(
+            "crlf",
+            f"{name} uses CRLF (Windows) line endings on {count:,} line(s): Hermes splits entries on '\\n§\\n' "
+            f"only, so it reads {len(split_pieces(text)):,} entry(ies) where a person sees {seen:,}. Normalise the "
+            "line endings first; the other checks run on the result.",
+        )
+        return Diagnosis(target, text, limit, pieces, [reason], [normalise()])
+    reasons: list[Reason] = []
+    repairs: list[Repair] = []
+    several = len(pieces) > 1
+    for piece in pieces:
+        body = piece.entry
+        if not body:
+            if several:
+                reasons.append(
+                    Reason(
+                        "empty",
+                        f"Entry {piece.number} (line {piece.line}) is empty: two '§' lines in a row, or one at the "
+                        "start or end of the file. Rewriting the file from its entries would drop it.",
+                        piece.number,
+                        piece.line,
+                    )
+                )
+                repairs.append(Repair("remove", f"Remove empty entry {piece.number}", piece.number, ""))
+            continue
+        for offset, line in enumerate(body.split("\n")):
+            if line != "§" and line.strip() == "§":
+                at = piece.body_line(offset)
+                reasons.append(
+                    Reason(
+                        "lookalike",
+                        f"Entry {piece.number} ({piece.preview}) has a line that reads as '§' but is not the "
+                        f"delimiter at line {at} ({line!r}): a paste merged two entries there, and Hermes reads "
+                        "them as one.",
+                        piece.number,
+                        at,
+                    )
+                )
+                _offer(repairs, split, piece, at)
+        if len(body) > limit:
+            over = len(body) - limit
+            reasons.append(
+                Reason(
+                    "over_limit",
+                    f"Entry {piece.number} ({piece.preview}) is {len(body):,} chars, over the whole store's limit of "
+                    f"{limit:,} by {over:,}: text was appended without a delimiter, or a paste merged entries.",
+                    piece.number,
+                    piece.line,
+                    over,
+                )
+            )
+            for at in _blank_lines(piece)[:MAX_SPLIT_POINTS]:
+                _offer(repairs, split, piece, at)
+            repairs.append(trim(piece, limit))
+            repairs.append(remove(piece))
+    return Diagnosis(target, text, limit, pieces, reasons, list(dict.fromkeys(repairs)))
+
+
+def _offer(repairs: list[Repair], make: Callable[..., Repair], *args: Any) -> None:
+    """Add the repair ``make(*args)`` builds, unless it does not apply here (it refuses)."""
+    try:
+        repairs.append(make(*args))
+    except Refusal:
+        pass
+
+
+def _blank_lines(piece: Piece) -> list[int]:
+    """File lines of the blank lines inside an entry: where a pasted paragraph may start."""
+    lines = piece.entry.split("\n")
+    return [piece.body_line(i + 1) for i in range(len(lines) - 1) if not lines[i + 1].strip() and lines[i].strip()]
+
+
+# -- repairs (pure) ----------------------------------------------------------------------
+def normalise() -> Repair:
+    return Repair("normalise", "Normalise line endings to LF")
+
+
+def split(piece: Piece, line: int) -> Repair:
+    """Split ``piece`` before file line ``line``; a line there that reads as '§' becomes the delimiter
+    (or, at the entry's start or end, where it separates nothing, is dropped as a stray)."""
+    offset = line - piece.line
+    lines = piece.text.split("\n")
+    if not 0 <= offset < len(lines):
+        raise refuse(
+            f"Entry {piece.number} spans lines {piece.line}-{piece.line + len(lines) - 1}; line {line} is not in "
+            "it. Nothing was changed."
+        )
+    head, rest = "\n".join(lines[:offset]), lines[offset:]
+    stray = rest[0].strip() == "§"
+    tail = "\n".join(rest[1:] if stray else rest)
+    if head.strip() and tail.strip():
+        text = head.rstrip() + ENTRY_DELIMITER + tail.lstrip()  # the piece's outer whitespace stays
+        return Repair("split", f"Split entry {piece.number} at line {line}", piece.number, text)
+    if stray and (head.strip() or tail.strip()):
+        label = f"Drop the stray '§' line {line} from entry {piece.number}"
+        return Repair("split", label, piece.number, _framed(piece, head.strip() or tail.strip()))
+    raise refuse(
+        f"Splitting entry {piece.number} at line {line} would leave one side empty; pick a line inside it. "
+        "Nothing was changed."
+    )
+
+
+def _framed(piece: Piece, core: str) -> str:
+    """``core`` in place of the piece's entry, inside the whitespace the piece had around it."""
+    lead = piece.text[: len(piece.text) - len(piece.text.lstrip())]
+    return lead + core + piece.text[len(piece.text.rstrip()) :]
+
+
+def trim(piece: Piece, chars: int) -> Repair:
+    """Keep the first ``chars`` characters of the entry (trailing whitespace dropped)."""
+    if chars < 1:
+        raise refuse("Trim to at least 1 character; to drop the entry, remove it. Nothing was changed.")
+    label = f"Trim entry {piece.number} to its first {chars:,} chars"
+    return Repair("trim", label, piece.number, _framed(piece, piece.entry[:chars].rstrip()))
+
+
+def remove(piece: Piece) -> Repair:
+    return Repair("remove", f"Remove entry {piece.number} ({piece.preview})", piece.number, "")
+
+
+def rewrite(piece: Piece, text: str) -> Repair:
+    """The piece as a person edited it: a line holding only '§' splits it, deleting text trims it."""
+    core = text.replace("\r\n", "\n").strip()
+    return Repair("rewrite", f"Rewrite entry {piece.number}", piece.number, _framed(piece, core) if core else "")
+
+
+def _rewrite(diagnosis: Diagnosis, piece: Piece, new: str) -> str:
+    """The file with ``piece`` replaced by ``new`` (an empty one takes one neighbouring delimiter with it)."""
+    text = diagnosis.text
+    if not new.strip():
+        if piece.number < len(diagnosis.pieces):
+            return text[: piece.start] + text[piece.end + len(ENTRY_DELIMITER) :]
+        if piece.number > 1:
+            return text[: piece.start - len(ENTRY_DELIMITER)] + text[piece.end :]
+        return text[: piece.start]
+    for entry in split_pieces(new):
+        if entry not in piece.text:  # text the person typed gets the checks of any edit
+            _scan(entry, f"Entry {piece.number}: ")
+    return text[: piece.start] + new + text[piece.end :]
+
+
+# -- reading and writing -------------------------------------------------------------------
+def text_of(state: FileState) -> str:
+    """The whole file a read saw, BOM kept (``FileState.raw`` drops it)."""
+    return state.data.decode("utf-8") if state.data is not None else ""
+
+
+def file_text(memory: MemoryStore, target: str) -> str:
+    """The whole file as stored now (BOM kept); refused when it cannot be read."""
+    state = memory.read(target)
+    if state.error:
+        raise refuse(f"Cannot read {memory.path(target)}: {state.error}. Nothing was changed.")
+    return text_of(state)
+
+
+def examine(memory: MemoryStore, target: str) -> Diagnosis:
+    """The diagnosis of ``target`` as it is on disk now (raises ``Refusal`` for an unreadable file)."""
+    if target not in TARGETS:
+        raise refuse(f"Invalid memory target {target!r}. Use {' or '.join(repr(t) for t in TARGETS)}.")
+    return diagnose(target, file_text(memory, target), memory.limit(target))
+
+
+def apply(memory: MemoryStore, target: str, repair: Repair, expected_sha: str, actor: str = "user") -> dict[str, Any]:
+    """Make ``repair`` on the file as it was when diagnosed (``expected_sha``): under the lock, the
+    file is read again and the repair refused if it changed; else the whole result is written,
+    journaled first as one ``repair`` row (before and after, so undo restores the exact bytes)."""
+
+    def op(entries: list[str], limit: int) -> Outcome:
+        now = diagnose(target, file_text(memory, target), limit)  # the store holds the lock
+        if now.sha != expected_sha:
+            raise refuse(
+                f"{now.file_name} changed since this repair was previewed, so it was not made. Look at the file "
+                "again and choose the repair anew. Nothing was changed."
+            )
+        after = now.result(repair)
+        outcome = Outcome(parse_entries(after), f"{repair.label}: done.", [ops.Change(ACTION, now.text, after)])
+        outcome.text = after
+        return outcome
+
+    try:
+        memory._check_target(target)
+        memory._check_writable()
+        plan = _Plan(
+            ACTION, op, {}, repair.label, drift_guard=False, extra_detail={"repair": repair.kind, "label": repair.label}
+        )
+        outcome = memory._apply(target, plan, _Writer(actor))
+    except Refusal as refusal:
+        return refusal.result
+    result = memory._success(target, outcome)
+    row = next((r for r in memory.history(target, limit=20) if r.action == ACTION and r.after == outcome.text), None)
+    after = diagnose(target, outcome.text or "", memory.limit(target))
+    result.update(
+        event_id=row.id if row else None,
+        drifted=after.drifted,
+        reasons=[r.to_dict() for r in after.reasons],
+    )
+    return result
+
+
+# -- doctor ----------------------------------------------------------------------------------
+def check_line_endings(home: Home) -> list[Finding]:
+    """Doctor: a memory file with CRLF line endings (destructive writes are refused until it is normalised)."""
+    from ..health import Finding
+
+    findings = []
+    for target in TARGETS:
+        state = home.memory.read(target)
+        if state.error is None and has_crlf(state.raw):
+            findings.append(
+                Finding(
+                    "memory",
+                    "warning",
+                    f"{FILE_NAMES[target]} uses CRLF line endings: Hermes splits entries on "
+                    "'\\n§\\n' only, so replace and remove are refused on it.",
+                    "Normalise its line endings to LF (journaled and undoable with `workbench memory undo`).",
+                    repair="memory-line-endings",
+                )
+            )
+    return findings
+
+
+def normalise_all(home: Home) -> str:
+    """Doctor --fix: normalise every CRLF memory file with the repair above; says what it did."""
+    done = []
+    for target in TARGETS:
+        try:
+            diagnosis = examine(home.memory, target)
+        except Refusal:
+            continue  # the unreadable-file finding says so
+        if diagnosis.crlf:
+            result = apply(home.memory, target, normalise(), diagnosis.sha)
+            if not result.get("success"):
+                raise WorkbenchError(result.get("error", "normalising failed"))
+            done.append(f"{diagnosis.file_name} (undo: `workbench memory undo {result['event_id']}`)")
+    return f"Normalised line endings of {', '.join(done)}." if done else "No memory file uses CRLF line endings."
