@@ -89,9 +89,10 @@ class Repair:
     label: str
     piece: int | None = None
     text: str | None = None
+    at: int | None = None  # split: the file line; trim: the characters kept
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "label": self.label, "entry": self.piece}
+        return {"kind": self.kind, "label": self.label, "entry": self.piece, "at": self.at}
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
         reason = Reason(
             "crlf",
             f"{name} uses CRLF (Windows) line endings on {count:,} line(s): Hermes splits entries on '\\n§\\n' "
-            f"only, so it reads {len(split_pieces(text)):,} entry(ies) where a person sees {seen:,}. Normalise the "
+            f"only, so it reads {_entries(len(split_pieces(text)))} where a person sees {seen:,}. Normalise the "
             "line endings first; the other checks run on the result.",
         )
         return Diagnosis(target, text, limit, pieces, [reason], [normalise()])
@@ -253,6 +254,10 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
     return Diagnosis(target, text, limit, pieces, reasons, list(dict.fromkeys(repairs)))
 
 
+def _entries(count: int) -> str:
+    return f"{count:,} entr{'y' if count == 1 else 'ies'}"
+
+
 def _offer(repairs: list[Repair], make: Callable[..., Repair], *args: Any) -> None:
     """Add the repair ``make(*args)`` builds, unless it does not apply here (it refuses)."""
     try:
@@ -287,10 +292,10 @@ def split(piece: Piece, line: int) -> Repair:
     tail = "\n".join(rest[1:] if stray else rest)
     if head.strip() and tail.strip():
         text = head.rstrip() + ENTRY_DELIMITER + tail.lstrip()  # the piece's outer whitespace stays
-        return Repair("split", f"Split entry {piece.number} at line {line}", piece.number, text)
+        return Repair("split", f"Split entry {piece.number} at line {line}", piece.number, text, line)
     if stray and (head.strip() or tail.strip()):
         label = f"Drop the stray '§' line {line} from entry {piece.number}"
-        return Repair("split", label, piece.number, _framed(piece, head.strip() or tail.strip()))
+        return Repair("split", label, piece.number, _framed(piece, head.strip() or tail.strip()), line)
     raise refuse(
         f"Splitting entry {piece.number} at line {line} would leave one side empty; pick a line inside it. "
         "Nothing was changed."
@@ -308,7 +313,7 @@ def trim(piece: Piece, chars: int) -> Repair:
     if chars < 1:
         raise refuse("Trim to at least 1 character; to drop the entry, remove it. Nothing was changed.")
     label = f"Trim entry {piece.number} to its first {chars:,} chars"
-    return Repair("trim", label, piece.number, _framed(piece, piece.entry[:chars].rstrip()))
+    return Repair("trim", label, piece.number, _framed(piece, piece.entry[:chars].rstrip()), chars)
 
 
 def remove(piece: Piece) -> Repair:

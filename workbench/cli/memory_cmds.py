@@ -1,4 +1,4 @@
-"""``workbench memory show|add|replace|remove|history|undo``: curated memory from the shell.
+"""``workbench memory show|add|replace|remove|history|undo|repair``: curated memory from the shell.
 
 Writes go through the same store, guards and journal as the agent's tool, as actor
 ``user``; their JSON is the tool's result. A refusal exits 1 with ``success: false``.
@@ -57,6 +57,10 @@ def register(subparsers, common) -> None:
     undo = sub.add_parser("undo", parents=[common], help="apply the inverse of a journal event")
     undo.add_argument("event_id", metavar="EVENT_ID", type=ID)
     undo.set_defaults(handler=undo_event, read_only=False)
+
+    from . import memory_repair_cmds  # repair lives there; it renders results as this module does
+
+    memory_repair_cmds.register(sub, common)
 
 
 # -- show ------------------------------------------------------------------------------

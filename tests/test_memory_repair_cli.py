@@ -1,0 +1,76 @@
+"""`workbench memory repair` through real subprocesses: the listing, a preview, a repair, its undo."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+MERGED = "alpha fact\n§\nbeta fact\n § \ngamma fact\n§\ndelta fact"
+CRLF = b"Name is Sam\r\n\xc2\xa7\r\nWorks in UTC"
+
+
+@pytest.fixture
+def wb(tmp_path):
+    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
+
+    def run(*args):
+        result = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=env)
+        assert "Traceback" not in result.stderr
+        return result
+
+    return run
+
+
+@pytest.fixture
+def files(tmp_path):
+    folder = tmp_path / "home" / "memories"
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text(MERGED, encoding="utf-8")
+    (folder / "USER.md").write_bytes(CRLF)
+    return folder
+
+
+def test_the_listing_names_each_cause_and_the_option_that_repairs_it(wb, files):
+    listed = wb("memory", "repair", "--json")
+    assert listed.returncode == 0
+    data = json.loads(listed.stdout)
+    memory, user = data["memory"], data["user"]
+    assert memory["drifted"] and [(r["kind"], r["entry"], r["line"]) for r in memory["reasons"]] == [
+        ("lookalike", 2, 4)
+    ]
+    assert [r["option"] for r in memory["repairs"]] == ["--split 2:4"]
+    assert [r["option"] for r in user["repairs"]] == ["--normalise-line-endings"] and user["crlf"]
+    text = wb("memory", "repair", "--target", "memory").stdout
+    assert "at line 4 (' § ')" in text and "--split 2:4  Split entry 2 at line 4" in text
+
+
+def test_a_preview_then_the_repair_it_names_then_undo(wb, files):
+    preview = json.loads(wb("memory", "repair", "--json", "--split", "2:4", "--dry-run").stdout)
+    assert preview["dry_run"] and preview["after"] == MERGED.replace(" § ", "§") and preview["reasons_after"] == []
+    assert (files / "MEMORY.md").read_text(encoding="utf-8") == MERGED, "a dry run writes nothing"
+    stale = wb("memory", "repair", "--json", "--split", "2:4", "--expect", "0" * 64)
+    assert stale.returncode == 1 and "changed since it was listed" in json.loads(stale.stdout)["error"]
+    done = wb("memory", "repair", "--json", "--split", "2:4", "--expect", preview["file_sha"])
+    assert done.returncode == 0
+    result = json.loads(done.stdout)
+    assert result["success"] and result["entry_count"] == 4 and result["repair"]["option"] == "--split 2:4"
+    assert wb("memory", "remove", "--old", "gamma").returncode == 0, "the repaired file takes a remove"
+    assert wb("memory", "undo", str(result["event_id"])).returncode == 1, "undo waits for the file to be as left"
+    wb("memory", "undo", str(json.loads(wb("memory", "history", "--json", "--limit", "1").stdout)["events"][0]["id"]))
+    assert wb("memory", "undo", str(result["event_id"])).returncode == 0
+    assert (files / "MEMORY.md").read_text(encoding="utf-8") == MERGED
+
+
+def test_refusals_exit_1_with_json_and_bad_words_exit_2(wb, files):
+    crlf_first = wb("memory", "repair", "--json", "--target", "user", "--remove", "1")
+    assert crlf_first.returncode == 1 and "normalise the line endings first" in json.loads(crlf_first.stdout)["error"]
+    missing = wb("memory", "repair", "--json", "--remove", "9")
+    assert missing.returncode == 1 and "has no entry 9: it holds 3 piece(s)" in json.loads(missing.stdout)["error"]
+    assert wb("memory", "repair", "--split", "2").returncode == 2
+    assert wb("memory", "repair", "--dry-run").returncode == 2
+    normalised = wb("memory", "repair", "--target", "user", "--normalise-line-endings")
+    assert normalised.returncode == 0 and "undo: workbench memory undo " in normalised.stdout
+    assert (files / "USER.md").read_bytes() == CRLF.replace(b"\r", b"")
+    assert (files / "MEMORY.md").read_text(encoding="utf-8") == MERGED

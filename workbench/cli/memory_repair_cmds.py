@@ -1,0 +1,150 @@
+"""``workbench memory repair``: why a memory file no longer round-trips, and the repairs for it.
+
+Without a repair option it lists the causes (with entry and line numbers), the repairs on
+offer as the options that make them, and the file's hash. With one it makes that repair
+through ``engine.memory.repair`` (journaled as the user, undoable with ``memory undo``);
+``--dry-run`` shows the resulting file instead, and ``--expect HASH`` refuses the repair
+if the file is no longer the one that was looked at.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from engine.home import Home
+from engine.memory import TARGETS, repair
+from engine.memory.ops import Refusal
+
+from . import Output, UsageError
+from .memory_cmds import result_text
+from .numbers import whole
+
+ENTRY = whole(1, 1_000_000, "an entry number")
+
+
+def _pair(what: str):
+    """``N:M`` with two whole numbers from 1 (entry and line, or entry and chars)."""
+
+    def parse(text: str) -> tuple[int, int]:
+        first, sep, second = text.partition(":")
+        if not sep:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+        return ENTRY(first), ENTRY(second)
+
+    parse.__name__ = what
+    return parse
+
+
+def register(sub, common) -> None:
+    parser = sub.add_parser(
+        "repair", parents=[common], help="why a memory file no longer round-trips, and repairs for it"
+    )
+    parser.add_argument("--target", choices=TARGETS, help="this store (default: list both; repair memory)")
+    fixes = parser.add_mutually_exclusive_group()
+    fixes.add_argument("--normalise-line-endings", action="store_true", help="rewrite CRLF line endings as LF")
+    fixes.add_argument("--split", type=_pair("ENTRY:LINE"), metavar="ENTRY:LINE", help="split an entry before LINE")
+    fixes.add_argument("--trim", type=_pair("ENTRY:CHARS"), metavar="ENTRY:CHARS", help="keep an entry's first CHARS")
+    fixes.add_argument("--remove", type=ENTRY, metavar="ENTRY", help="remove an entry (a piece between '§' lines)")
+    parser.add_argument("--dry-run", action="store_true", help="show the resulting file; write nothing")
+    parser.add_argument("--expect", metavar="HASH", help="refuse unless the file is still the one listed (file_sha)")
+    parser.set_defaults(handler=repair_memory, read_only=False)
+
+
+def option_of(fix: repair.Repair) -> str:
+    """The options that make ``fix``."""
+    if fix.kind == "normalise":
+        return "--normalise-line-endings"
+    if fix.kind == "remove":
+        return f"--remove {fix.piece}"
+    return f"--{fix.kind} {fix.piece}:{fix.at}"
+
+
+def _chosen(args, found: repair.Diagnosis) -> repair.Repair | None:
+    if args.normalise_line_endings:
+        return repair.normalise()
+    if args.split:
+        return repair.split(found.piece(args.split[0]), args.split[1])
+    if args.trim:
+        return repair.trim(found.piece(args.trim[0]), args.trim[1])
+    if args.remove:
+        return repair.remove(found.piece(args.remove))
+    return None
+
+
+def repair_memory(home: Home, args) -> Output:
+    try:
+        if not (args.normalise_line_endings or args.split or args.trim or args.remove):
+            return _listing(home, args)
+        found = repair.examine(home.memory, args.target or "memory")
+        fix = _chosen(args, found)
+        if args.expect is not None and args.expect != found.sha:
+            raise repair.refuse(
+                f"{found.file_name} changed since it was listed (its hash is now {found.sha}); list it again and "
+                "choose the repair anew. Nothing was changed."
+            )
+        if args.dry_run:
+            return _preview(found, fix)
+        result = repair.apply(home.memory, found.target, fix, found.sha)
+    except Refusal as refusal:
+        result = refusal.result
+        return Output(result, text=lambda: result_text(result))
+    result["repair"] = {**fix.to_dict(), "option": option_of(fix)}
+    return Output(result, text=lambda: _applied_text(result))
+
+
+def _applied_text(result: dict) -> str:
+    lines = [result_text(result)]
+    if result.get("event_id"):
+        lines.append(f"  undo: workbench memory undo {result['event_id']}")
+    lines += [f"  still: {r['message']}" for r in result.get("reasons", [])]
+    return "\n".join(lines)
+
+
+def _preview(found: repair.Diagnosis, fix: repair.Repair) -> Output:
+    after = found.result(fix)
+    data = {
+        "success": True,
+        "dry_run": True,
+        "target": found.target,
+        "file_sha": found.sha,
+        "repair": {**fix.to_dict(), "option": option_of(fix)},
+        "after": after,
+        "reasons_after": [r.to_dict() for r in repair.diagnose(found.target, after, found.limit).reasons],
+    }
+    expect = f" --expect {found.sha}"
+    return Output(
+        data,
+        text=lambda: (
+            f"{fix.label} (dry run; nothing written). {found.file_name} would read:\n{after}\n\n"
+            f"To make it: workbench memory repair --target {found.target} {option_of(fix)}{expect}"
+        ),
+    )
+
+
+def _listing(home: Home, args) -> Output:
+    if args.dry_run or args.expect is not None:
+        raise UsageError("--dry-run and --expect go with a repair option (--split, --trim, --remove, ...)")
+    views = {t: repair.examine(home.memory, t) for t in ([args.target] if args.target else TARGETS)}
+    data = _view(views[args.target]) if args.target else {t: _view(v) for t, v in views.items()}
+    return Output(data, text=lambda: "\n\n".join(_listing_text(v) for v in views.values()))
+
+
+def _view(found: repair.Diagnosis) -> dict:
+    view = found.to_dict()
+    for item, fix in zip(view["repairs"], found.repairs, strict=True):
+        item["option"] = option_of(fix)
+    return view
+
+
+def _listing_text(found: repair.Diagnosis) -> str:
+    lines = [found.headline]
+    lines += [f"  ! {r.message}" for r in found.reasons]
+    if found.repairs:
+        width = max(len(option_of(f)) for f in found.repairs)
+        lines.append("  repairs (workbench memory repair --target " + found.target + " OPTION):")
+        lines += [f"    {option_of(f):<{width}}  {f.label}" for f in found.repairs]
+    if found.reasons:
+        lines.append("  entries (pieces between '§' lines):")
+        lines += [f"    {p.number:>3}  line {p.line:<4} {len(p.entry):>6,} chars  {p.preview}" for p in found.pieces]
+        lines.append(f"  file_sha {found.sha} (--expect refuses a repair if the file changed since)")
+    return "\n".join(lines)
