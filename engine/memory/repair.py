@@ -73,12 +73,20 @@ class Reason:
 
     kind: str
     message: str
+    short: str  # a few words for a banner: "entry 2, line 4: a look-alike '§'"
     piece: int | None = None
     line: int | None = None
     over: int | None = None  # over_limit: characters beyond the limit
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": self.message, "entry": self.piece, "line": self.line, "over": self.over}
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "short": self.short,
+            "entry": self.piece,
+            "line": self.line,
+            "over": self.over,
+        }
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,13 @@ class Diagnosis:
     @property
     def crlf(self) -> bool:
         return has_crlf(self.text)
+
+    @property
+    def title(self) -> str:
+        """The headline in a few words (a banner's)."""
+        if self.drifted:
+            return f"{self.file_name} no longer round-trips"
+        return f"{self.file_name} uses CRLF line endings" if self.reasons else f"{self.file_name} round-trips"
 
     @property
     def headline(self) -> str:
@@ -201,6 +216,7 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
             f"{name} uses CRLF (Windows) line endings on {count:,} line(s): Hermes splits entries on '\\n§\\n' "
             f"only, so it reads {_entries(len(split_pieces(text)))} where a person sees {seen:,}. Normalise the "
             "line endings first; the other checks run on the result.",
+            f"CRLF line endings on {count:,} line(s)",
         )
         return Diagnosis(target, text, limit, pieces, [reason], [normalise()])
     reasons: list[Reason] = []
@@ -215,6 +231,7 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
                         "empty",
                         f"Entry {piece.number} (line {piece.line}) is empty: two '§' lines in a row, or one at the "
                         "start or end of the file. Rewriting the file from its entries would drop it.",
+                        f"entry {piece.number} is empty",
                         piece.number,
                         piece.line,
                     )
@@ -230,6 +247,7 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
                         f"Entry {piece.number} ({piece.preview}) has a line that reads as '§' but is not the "
                         f"delimiter at line {at} ({line!r}): a paste merged two entries there, and Hermes reads "
                         "them as one.",
+                        f"entry {piece.number}, line {at}: a look-alike '§' (a merged paste)",
                         piece.number,
                         at,
                     )
@@ -242,6 +260,7 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
                     "over_limit",
                     f"Entry {piece.number} ({piece.preview}) is {len(body):,} chars, over the whole store's limit of "
                     f"{limit:,} by {over:,}: text was appended without a delimiter, or a paste merged entries.",
+                    f"entry {piece.number} is {over:,} chars over the limit",
                     piece.number,
                     piece.line,
                     over,

@@ -34,6 +34,7 @@ from engine.memory.targets import SHORT_NAMES, next_target
 from engine.memory.threats import entry_flags
 from engine.safety import Verdict
 from engine.tools import ToolContext
+from widgets.drift_banner import DriftBanner
 from widgets.entry_list import MARKS, EntryList, EntryRow
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line
@@ -42,6 +43,7 @@ from ..messages import JumpToMessage, ShowEntry
 from .base import WorkbenchScreen
 from .dialogs import Budget, ConfirmDialog, Conflict, DiskCheck, EditDialog, Outcome, draft_budget
 from .memory_facts import FactsPane
+from .repair import DriftRepair
 
 TITLES = SHORT_NAMES
 MARK_OF = {UNCHANGED: "", ADDED: "+", CHANGED: "~", REMOVED: "-", MOVED: "↕"}
@@ -118,6 +120,7 @@ class MemoryScreen(WorkbenchScreen):
         Binding("n", "change(1)", "Changes", key_display="n/N", id="memory.next_change"),
         Binding("N", "change(-1)", "Previous change", show=False, id="memory.previous_change"),
         Binding("p", "facts", "Facts", id="memory.facts"),
+        Binding("r", "repair", "Repair", show=False, id="memory.repair"),
         Binding("f", "refreeze", "Refreeze", show=False, id="memory.refreeze"),
         Binding("left,h", "column('frozen')", "Frozen column", show=False, id="memory.frozen"),
         Binding("right,l", "column('live')", "Live column", show=False, id="memory.live"),
@@ -129,8 +132,10 @@ class MemoryScreen(WorkbenchScreen):
         self.view: MemoryView | None = None
         self.detail: history.EntryStory | None = None
         self._wanted: str | None = None  # an entry to select once the next load shows (ShowEntry)
+        self.drift = DriftRepair(self)  # the banner and repair flow of a file that no longer round-trips
 
     def compose_body(self) -> ComposeResult:
+        yield DriftBanner(id="drift-banner")
         with Horizontal(id="memory-columns"):
             with Vertical(classes="memory-column", id="frozen-column"):
                 yield Static("", id="frozen-title", classes="column-title")
@@ -284,6 +289,7 @@ class MemoryScreen(WorkbenchScreen):
         live_gauge.used, live_gauge.limit, live_gauge.ghost = view.live_chars, view.limit, view.ghost
         self.query_one("#frozen-list", EntryList).set_rows(view.frozen)
         self.query_one("#live-list", EntryList).set_rows(view.live)
+        self.drift.check(view.target)
         if view.error:
             self.show_status(f"{title} could not be read: {view.error}", error=True)
         if self._wanted is not None:
@@ -429,7 +435,7 @@ class MemoryScreen(WorkbenchScreen):
 
     def action_edit(self) -> None:
         row = self._editable_row()
-        if row is None:
+        if row is None or self.drift.takes(row.text, remove=False):
             return
         edit = _Edit(self, self.target, row.text)
         watch = _OnDisk(self, self.target, edit)
@@ -447,7 +453,7 @@ class MemoryScreen(WorkbenchScreen):
 
     def action_remove(self) -> None:
         row = self._editable_row()
-        if row is None:
+        if row is None or self.drift.takes(row.text, remove=True):
             return
         target, entry = self.target, row.text
         self.app.push_screen(
@@ -475,6 +481,12 @@ class MemoryScreen(WorkbenchScreen):
             )
             return None
         return row
+
+    def action_repair(self) -> None:
+        self.drift.open()
+
+    def on_drift_banner_repair_requested(self, _: DriftBanner.RepairRequested) -> None:
+        self.drift.open()
 
     def action_jump(self) -> None:
         origin = self.detail.origin if self.detail else None

@@ -1,0 +1,48 @@
+"""A banner over the Memory columns while the live file no longer round-trips: why, and the key.
+
+The screen sets it with ``show(title, reasons)`` (plain strings, from the engine's
+diagnosis: a few words each); no reasons hide it. A click asks for the repair flow, as
+the key does. The key comes first, so a narrow terminal cuts the causes, not the key.
+"""
+
+from __future__ import annotations
+
+from textual.events import Click
+from textual.message import Message
+from textual.widgets import Static
+
+from .literal import assemble
+
+KEY_HINT = "r: repair"
+
+
+class DriftBanner(Static):
+    """The key, the title and every cause in short."""
+
+    DEFAULT_CSS = """
+    DriftBanner { height: auto; max-height: 2; padding: 0 1; background: $warning 20%; color: $foreground; }
+    """
+
+    class RepairRequested(Message):
+        """The user clicked the banner: open the repair flow."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self.title = ""
+        self.reasons: list[str] = []
+
+    def on_mount(self) -> None:
+        self.display = False
+
+    def show(self, title: str, reasons: list[str]) -> None:
+        self.title, self.reasons = title, list(reasons)
+        self.display = bool(reasons)
+        self.update(
+            assemble(("⚠ ", "bold $warning"), (KEY_HINT + "  ", "bold"), (title + ": ", "bold"), "; ".join(reasons))
+            if reasons
+            else ""
+        )
+
+    def on_click(self, event: Click) -> None:
+        event.stop()
+        self.post_message(self.RepairRequested())

@@ -1,0 +1,272 @@
+"""The Memory screen's guided drift repair: choose a repair, edit an entry, preview, write.
+
+``DriftRepair`` belongs to the Memory screen: it keeps the drift banner up to date (a
+worker diagnoses the live file whenever the screen shows it), opens the flow on ``r``
+or a click on the banner, and takes over an edit or a removal the store would refuse
+because the file drifted. The flow is ``RepairDialog`` (the causes, the repairs on
+offer and every entry: enter previews a repair, ``e`` edits an entry, where a line
+holding only ``§`` splits it, ``d`` removes it), then ``RepairPreview`` (the resulting
+file with the changed lines marked; ``y`` writes). Every rule is the engine's
+(``engine.memory.repair``): the write re-reads the file under its lock and is refused
+if it changed since the preview, and it is journaled, so ``u`` undoes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Button, OptionList, Static
+from textual.widgets.option_list import Option
+
+from engine.approvals.preview import line_diff
+from engine.memory import repair
+from engine.memory.ops import Refusal
+from widgets.diff_view import diff_content
+from widgets.drift_banner import DriftBanner
+from widgets.literal import assemble, literal, one_line
+
+from .dialogs import ConfirmDialog, Dialog, EditDialog, Outcome
+
+if TYPE_CHECKING:
+    from .memory import MemoryScreen
+
+EDIT_HINT = (
+    "A line holding only § splits the entry in two; deleting text trims it. Nothing is written before the "
+    "preview; text that was not in the file is checked like any edit."
+)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the repair dialog was closed with: preview ``repair``, or edit the entry ``piece``."""
+
+    repair: repair.Repair | None = None
+    piece: repair.Piece | None = None
+
+
+class RepairDialog(Dialog[Choice | None]):
+    """The causes, the repairs on offer, then every entry of the file (pieces between § lines)."""
+
+    BINDINGS = [
+        Binding("e", "edit", "Edit entry"),
+        Binding("d", "remove", "Remove entry"),
+        Binding("escape", "close", "Close"),
+    ]
+
+    def __init__(self, diagnosis: repair.Diagnosis, piece: int | None = None):
+        super().__init__()
+        self.diagnosis = diagnosis
+        self.start = piece
+
+    def compose(self) -> ComposeResult:
+        found = self.diagnosis
+        with Vertical(classes="dialog dialog-wide", id="repair-dialog"):
+            yield Static(literal(f"Repair {found.file_name}", "bold"), classes="dialog-title")
+            with VerticalScroll(classes="dialog-detail"):
+                yield Static(
+                    assemble((found.headline + "\n", "bold"), *[("• " + r.message + "\n", "") for r in found.reasons]),
+                    id="repair-reasons",
+                )
+            yield OptionList(*self._options(), id="repair-options")
+            hint = (
+                "enter: preview the repair · esc: close"
+                if found.crlf
+                else "enter: preview the repair, or edit the entry · e: edit the entry · d: remove it · esc: close"
+            )
+            yield Static(literal(hint, "$text-muted"), classes="hint")
+
+    def _options(self) -> list[Option]:
+        found = self.diagnosis
+        options = [
+            Option(assemble(("▶ ", "bold $accent"), fix.label), id=f"fix-{i}") for i, fix in enumerate(found.repairs)
+        ]
+        if found.crlf:
+            return options
+        marked = {r.piece for r in found.reasons}
+        for piece in found.pieces:
+            mark = ("⚠ ", "bold $warning") if piece.number in marked else ("  ", "")
+            options.append(
+                Option(
+                    assemble(
+                        mark,
+                        (f"entry {piece.number} · line {piece.line} · {len(piece.entry):,} chars  ", "$text-muted"),
+                        one_line(piece.entry or "(empty)", 200),
+                    ),
+                    id=f"entry-{piece.number}",
+                )
+            )
+        return options
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        options.focus()
+        if self.start is not None and not self.diagnosis.crlf:
+            options.highlighted = len(self.diagnosis.repairs) + self.start - 1
+        elif options.option_count:
+            options.highlighted = 0
+
+    def _highlighted(self) -> tuple[repair.Repair | None, repair.Piece | None]:
+        options = self.query_one(OptionList)
+        if options.highlighted is None:
+            return None, None
+        option_id = options.get_option_at_index(options.highlighted).id or ""
+        kind, _, number = option_id.partition("-")
+        if kind == "fix":
+            fix = self.diagnosis.repairs[int(number)]
+            return fix, self.diagnosis.pieces[fix.piece - 1] if fix.piece else None
+        return None, self.diagnosis.pieces[int(number) - 1]
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self) -> None:
+        fix, piece = self._highlighted()
+        if fix is not None:
+            self.dismiss(Choice(repair=fix))
+        elif piece is not None:
+            self.dismiss(Choice(piece=piece))
+
+    def action_edit(self) -> None:
+        _, piece = self._highlighted()
+        if piece is not None and not self.diagnosis.crlf:
+            self.dismiss(Choice(piece=piece))
+
+    def action_remove(self) -> None:
+        _, piece = self._highlighted()
+        if piece is not None and not self.diagnosis.crlf:
+            self.dismiss(Choice(repair=repair.remove(piece)))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class RepairPreview(ConfirmDialog):
+    """The whole resulting file, changed lines marked, and what would still be wrong; ``y`` writes it."""
+
+    DEFAULT_CSS = """
+    #repair-after { height: 1fr; border: round $primary 30%; }
+    #repair-after:focus { border: round $primary; }
+    """
+
+    def __init__(self, diagnosis: repair.Diagnosis, fix: repair.Repair, after: str):
+        super().__init__(f"{fix.label}: write this {diagnosis.file_name}?")
+        self.diagnosis, self.fix, self.after = diagnosis, fix, after
+
+    def compose(self) -> ComposeResult:
+        # a CR shown as ␍ (splitlines would hide it), so normalised line endings show as changed lines
+        lines = line_diff(self.diagnosis.text.replace("\r\n", "␍\n"), self.after.replace("\r\n", "␍\n"))
+        left = repair.diagnose(self.diagnosis.target, self.after, self.diagnosis.limit).reasons
+        still = (
+            "Still to repair after this: " + " ".join(r.message for r in left)
+            if left
+            else f"{self.diagnosis.file_name} round-trips after this."
+        )
+        with Vertical(classes="dialog dialog-wide", id="repair-preview"):
+            yield Static(literal(self.question, "bold"), classes="dialog-title")
+            yield Static(literal("The resulting file (+ added, - removed lines):", "$text-muted"))
+            with VerticalScroll(id="repair-after"):
+                yield Static(diff_content(lines, context=len(lines)), id="repair-diff")
+            yield Static(
+                literal(still + " Journaled; u on the Memory screen undoes it.", "$text-muted"), id="repair-still"
+            )
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Write (y)", variant="warning", id="yes")
+                yield Button("Back (n)", id="no")
+
+
+class DriftRepair:
+    """The Memory screen's drift banner and repair flow (one per screen)."""
+
+    def __init__(self, screen: MemoryScreen):
+        self.screen = screen
+        self.diagnosis: repair.Diagnosis | None = None
+
+    # -- the banner ------------------------------------------------------------------
+    def check(self, target: str) -> None:
+        """Diagnose ``target``'s live file in a worker, then show the banner."""
+        self.screen.run_worker(
+            lambda: self._examine(target), thread=True, exclusive=True, group="memory-drift", exit_on_error=False
+        )
+
+    def _examine(self, target: str) -> None:
+        try:
+            found: repair.Diagnosis | None = repair.examine(self.screen.home.memory, target)
+        except Refusal:  # unreadable: the screen says so already
+            found = None
+        self.screen.deliver(self._show, found)
+
+    def _show(self, found: repair.Diagnosis | None) -> None:
+        if found is not None and found.target != self.screen.target:
+            return
+        self.diagnosis = found
+        reasons = [r.short for r in found.reasons] if found else []
+        self.screen.query_one(DriftBanner).show(found.title if found else "", reasons)
+
+    # -- the flow --------------------------------------------------------------------
+    def takes(self, entry: str, *, remove: bool) -> bool:
+        """An edit or removal of ``entry`` the store would refuse because the file drifted: start the
+        repair flow on that entry instead (True), or leave it to the usual path (False)."""
+        found = self.diagnosis
+        if found is None or not found.drifted:
+            return False
+        piece = found.piece_of(entry)
+        if found.crlf or piece is None:
+            self.open()
+        elif remove:
+            self.preview(found, repair.remove(piece))
+        else:
+            self.edit(found, piece)
+        return True
+
+    def open(self, piece: int | None = None) -> None:
+        found = self.diagnosis
+        if found is None or not found.reasons:
+            self.screen.show_status(f"{found.file_name if found else 'This file'} round-trips; nothing to repair.")
+            return
+        self.screen.app.push_screen(RepairDialog(found, piece), lambda choice: self._chosen(found, choice))
+
+    def _chosen(self, found: repair.Diagnosis, choice: Choice | None) -> None:
+        if choice is None:
+            return
+        if choice.repair is not None:
+            self.preview(found, choice.repair)
+        elif choice.piece is not None:
+            self.edit(found, choice.piece)
+
+    def edit(self, found: repair.Diagnosis, piece: repair.Piece) -> None:
+        edited: list[repair.Repair] = []
+
+        def submit(text: str) -> Outcome:  # worker thread: checks only, nothing is written here
+            fix = repair.rewrite(piece, text)
+            try:
+                found.result(fix)
+            except Refusal as refusal:
+                return str(refusal.result["error"])
+            edited.append(fix)
+            return None
+
+        dialog = EditDialog(f"Edit entry {piece.number} of {found.file_name}", piece.entry, submit, hint=EDIT_HINT)
+        self.screen.app.push_screen(dialog, lambda saved: self.preview(found, edited[-1]) if saved and edited else None)
+
+    def preview(self, found: repair.Diagnosis, fix: repair.Repair) -> None:
+        try:
+            after = found.result(fix)
+        except Refusal as refusal:
+            self.screen.show_status(str(refusal.result["error"]), error=True)
+            return
+        self.screen.app.push_screen(
+            RepairPreview(found, fix, after),
+            lambda yes: self._write(found, fix) if yes else self.open(fix.piece),
+        )
+
+    def _write(self, found: repair.Diagnosis, fix: repair.Repair) -> None:
+        def write() -> None:
+            result = repair.apply(self.screen.home.memory, found.target, fix, found.sha)
+            failed = result.get("success") is False
+            message = str(result.get("error")) if failed else f"{result['message']} u undoes it."
+            self.screen.app.call_from_thread(self.screen.show_status, message, error=failed)
+
+        self.screen.run_worker(write, thread=True, group="memory-write", exit_on_error=False)
