@@ -36,7 +36,7 @@ def test_a_crlf_file_is_normalised_and_undone_to_its_exact_bytes(home):
     path = put(home, CRLF)
     found = repair.examine(home.memory, "memory")
     assert [r.kind for r in found.reasons] == ["crlf"] and found.drifted
-    assert "reads 1 entry where a person sees 3" in found.reasons[0].message
+    assert "the workbench reads 1 entry where a person (and Hermes, which translates" in found.reasons[0].message
     assert [r.kind for r in found.repairs] == ["normalise"]
     result = repair.apply(home.memory, "memory", found.repairs[0], found.sha)
     assert result["success"] and result["drifted"] is False and result["reasons"] == []

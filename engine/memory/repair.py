@@ -143,7 +143,7 @@ class Diagnosis:
         if self.drifted:
             return f"{self.file_name} no longer round-trips through the memory tool; replace and remove are refused."
         if self.reasons:
-            return f"{self.file_name} uses CRLF line endings; Hermes splits entries on LF only."
+            return f"{self.file_name} uses CRLF line endings; the entry format splits on LF only."
         return f"{self.file_name} round-trips; nothing to repair."
 
     def piece(self, number: Any) -> Piece:
@@ -213,9 +213,10 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
         seen = len(split_pieces(text.replace("\r\n", "\n")))
         reason = Reason(
             "crlf",
-            f"{name} uses CRLF (Windows) line endings on {count:,} line(s): Hermes splits entries on '\\n§\\n' "
-            f"only, so it reads {_entries(len(split_pieces(text)))} where a person sees {seen:,}. Normalise the "
-            "line endings first; the other checks run on the result.",
+            f"{name} uses CRLF (Windows) line endings on {count:,} line(s): the entry format splits on '\\n§\\n' "
+            f"only, so the workbench reads {_entries(len(split_pieces(text)))} where a person (and Hermes, which "
+            f"translates line endings as it reads) sees {seen:,}. Normalise the line endings first; the other "
+            "checks run on the result.",
             f"CRLF line endings on {count:,} line(s)",
         )
         return Diagnosis(target, text, limit, pieces, [reason], [normalise()])
@@ -431,8 +432,9 @@ def check_line_endings(home: Home) -> list[Finding]:
                 Finding(
                     "memory",
                     "warning",
-                    f"{FILE_NAMES[target]} uses CRLF line endings: Hermes splits entries on "
-                    "'\\n§\\n' only, so replace and remove are refused on it.",
+                    f"{FILE_NAMES[target]} uses CRLF line endings: the entry format splits on '\\n§\\n' only "
+                    "(Hermes translates line endings as it reads, the workbench does not), so replace and remove "
+                    "are refused on it.",
                     "Normalise its line endings to LF (journaled and undoable with `workbench memory undo`).",
                     repair="memory-line-endings",
                 )

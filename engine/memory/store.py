@@ -671,10 +671,11 @@ class MemoryStore:
         saved = self._backup(target, state.data or b"")
         if has_crlf(state.raw):
             raise refuse(
-                f"Refusing to write {file_name}: it uses CRLF (Windows) line endings, so Hermes reads entries "
-                "separated by '\\r\\n§\\r\\n' as one entry, and this write could replace or remove several of "
-                f"them at once. A snapshot was saved to {saved}. Normalise the line endings first (`workbench doctor "
-                "--fix`, journaled and undoable, or save the file with LF endings), then retry. Nothing was changed.",
+                f"Refusing to write {file_name}: it uses CRLF (Windows) line endings, so the entry format reads "
+                "entries separated by '\\r\\n§\\r\\n' as one entry, and this write could replace or remove several "
+                f"of them at once. A snapshot was saved to {saved}. Normalise the line endings first (`workbench "
+                "doctor --fix`, journaled and undoable, or save the file with LF endings), then retry. Nothing was "
+                "changed.",
                 drift_backup=saved,
                 remediation="Normalise the file's line endings to LF.",
             )

@@ -1,0 +1,65 @@
+"""The real Hermes agent on a repaired file. Before the repair Hermes reads a merged paste as one
+entry (its own drift guard does not see it, so its remove would take the neighbour too; ours
+refuses) and a CRLF file as a person does (it reads text with line endings translated); after
+it, Hermes reads the entries a person sees and its remove takes only the one entry."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.hermes_support import workbench_cmd
+
+pytestmark = pytest.mark.slow
+
+MERGED = "alpha fact\n§\nbeta fact\n § \ngamma fact\n§\ndelta fact"
+CRLF = b"Name is Sam\r\n\xc2\xa7\r\nWorks in UTC"
+
+HERMES = """
+import json, sys
+from tools.memory_tool import MemoryStore
+store = MemoryStore()
+store.load_from_disk()
+seen = {{"memory": list(store.memory_entries), "user": list(store.user_entries)}}
+print(json.dumps({{"seen": seen, "remove": store.remove("memory", "gamma") if {remove} else None}}))
+"""
+
+
+def repair(home, *args: str) -> dict:
+    """``workbench memory repair ARGS --json`` as a separate process."""
+    proc = subprocess.run(
+        workbench_cmd("memory", "repair", *args, "--home", str(home), "--json"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_hermes_reads_a_repaired_file_as_a_person_does(hermes, tmp_path):
+    home = tmp_path / "home"
+    (home / "memories").mkdir(parents=True)
+    memory, user = home / "memories" / "MEMORY.md", home / "memories" / "USER.md"
+    memory.write_text(MERGED, encoding="utf-8")
+    user.write_bytes(CRLF)
+    before = hermes.json(home, HERMES.format(remove=False))
+    assert before["seen"] == {
+        "memory": ["alpha fact", "beta fact\n § \ngamma fact", "delta fact"],
+        "user": ["Name is Sam", "Works in UTC"],
+    }
+    listed = repair(home)
+    assert [r["kind"] for r in listed["memory"]["reasons"]] == ["lookalike"]
+    assert [r["kind"] for r in listed["user"]["reasons"]] == ["crlf"]
+    split = listed["memory"]["repairs"][0]["option"].split()
+    assert repair(home, "--target", "memory", *split)["success"]
+    assert repair(home, "--target", "user", "--normalise-line-endings")["success"]
+    after = hermes.json(home, HERMES.format(remove=True))
+    assert after["seen"] == {
+        "memory": ["alpha fact", "beta fact", "gamma fact", "delta fact"],
+        "user": ["Name is Sam", "Works in UTC"],
+    }
+    assert after["remove"]["success"], after["remove"]
+    assert memory.read_text(encoding="utf-8") == "alpha fact\n§\nbeta fact\n§\ndelta fact"
