@@ -108,6 +108,8 @@ def summarize(entry: JournalEntry) -> str:
             return f"{where} {_short(entry.before, 55)!r} → {_short(entry.after, 55)!r}"
         if action == "external":
             return f"{where} edited outside the workbench"
+        if action == "repair":
+            return f"{where} repaired: {detail.get('label', 'the whole file rewritten')}"
         return f"{where} {action}"
     if entry.subsystem == "skills":
         if action == "consolidate":

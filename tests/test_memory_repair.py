@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from engine.memory import repair
 from engine.memory.format import has_crlf, has_drift
+from engine.timeline import summarize
 from engine.tools import ToolContext
 
 CRLF = b"alpha fact\r\n\xc2\xa7\r\nbeta fact\r\n\xc2\xa7\r\ngamma fact"
@@ -153,6 +154,8 @@ def test_undo_of_the_newest_repair_is_what_every_entry_offers(home):
     put(home, MERGED)
     found = repair.examine(home.memory, "memory")
     event = repair.apply(home.memory, "memory", found.repairs[0], found.sha)["event_id"]
+    [row] = [r for r in home.memory.history("memory") if r.id == event]
+    assert summarize(row) == "MEMORY repaired: Split entry 2 at line 4"
     offer = history.story(home.memory, "memory", "alpha fact").undo
     assert offer is not None and offer.event_id == event and "Split entry 2 at line 4" in offer.question
     assert history.apply_undo(home.memory, offer)["success"]
