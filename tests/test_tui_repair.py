@@ -156,3 +156,24 @@ async def test_a_preview_of_a_file_that_changed_meanwhile_writes_nothing(home, t
         status = str(app.screen.query_one("#status", Static).render())
         assert "changed since this repair was previewed" in status
         assert path.read_text() == MERGED + "\n§\nwritten meanwhile"
+
+
+async def test_a_drifted_user_file_is_named_from_the_memory_target_too(home, tmp_path):
+    path = home.memory.path("user")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"Name is Sam\r\n\xc2\xa7\r\nWorks in UTC")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert (banner(app).title, banner(app).reasons) == (
+            "USER.md no longer round-trips",
+            ["t shows it, then r repairs it"],
+        )
+        await pilot.press("t")
+        await settle(pilot)
+        await wait_for(pilot, lambda: banner(app).reasons == ["CRLF line endings on 2 line(s)"], what="USER.md's cause")
+        await open_flow(pilot)
+        await pilot.press("enter")
+        await preview_and_write(pilot)
+        await wait_for(pilot, lambda: not banner(app).display, what="the banner to go")
+        assert path.read_bytes() == "Name is Sam\n§\nWorks in UTC".encode()

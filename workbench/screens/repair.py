@@ -24,7 +24,8 @@ from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.approvals.preview import line_diff
-from engine.memory import repair
+from engine.errors import WorkbenchError
+from engine.memory import TARGETS, repair
 from engine.memory.ops import Refusal
 from widgets.diff_view import diff_content
 from widgets.drift_banner import DriftBanner
@@ -186,24 +187,34 @@ class DriftRepair:
 
     # -- the banner ------------------------------------------------------------------
     def check(self, target: str) -> None:
-        """Diagnose ``target``'s live file in a worker, then show the banner."""
+        """Diagnose the live files in a worker, then show the banner for ``target`` (or name another
+        store that needs a repair, which would otherwise go unseen until ``t``)."""
         self.screen.run_worker(
             lambda: self._examine(target), thread=True, exclusive=True, group="memory-drift", exit_on_error=False
         )
 
     def _examine(self, target: str) -> None:
-        try:
-            found: repair.Diagnosis | None = repair.examine(self.screen.home.memory, target)
-        except Refusal:  # unreadable: the screen says so already
-            found = None
-        self.screen.deliver(self._show, found)
+        found: dict[str, repair.Diagnosis | None] = {}
+        for name in TARGETS:
+            try:
+                found[name] = repair.examine(self.screen.home.memory, name)
+            except (Refusal, WorkbenchError):  # unreadable, or a bad limit: the screen and doctor say so
+                found[name] = None
+        self.screen.deliver(self._show, target, found)
 
-    def _show(self, found: repair.Diagnosis | None) -> None:
-        if found is not None and found.target != self.screen.target:
+    def _show(self, target: str, found: dict[str, repair.Diagnosis | None]) -> None:
+        if target != self.screen.target:
             return
-        self.diagnosis = found
-        reasons = [r.short for r in found.reasons] if found else []
-        self.screen.query_one(DriftBanner).show(found.title if found else "", reasons)
+        self.diagnosis = mine = found[target]
+        banner = self.screen.query_one(DriftBanner)
+        if mine is not None and mine.reasons:
+            banner.show(mine.title, [r.short for r in mine.reasons])
+            return
+        other = next((d for d in found.values() if d is not None and d.reasons), None)
+        if other is None:
+            banner.show("", [])
+        else:
+            banner.show(other.title, ["t shows it, then r repairs it"])
 
     # -- the flow --------------------------------------------------------------------
     def takes(self, entry: str, *, remove: bool) -> bool:
@@ -264,7 +275,10 @@ class DriftRepair:
 
     def _write(self, found: repair.Diagnosis, fix: repair.Repair) -> None:
         def write() -> None:
-            result = repair.apply(self.screen.home.memory, found.target, fix, found.sha)
+            try:
+                result = repair.apply(self.screen.home.memory, found.target, fix, found.sha)
+            except WorkbenchError as exc:  # e.g. the journal's database is busy: nothing was written
+                result = {"success": False, "error": exc.message}
             failed = result.get("success") is False
             message = str(result.get("error")) if failed else f"{result['message']} u undoes it."
             self.screen.app.call_from_thread(self.screen.show_status, message, error=failed)
