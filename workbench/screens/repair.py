@@ -75,9 +75,9 @@ class RepairDialog(Dialog[Choice | None]):
                 )
             yield OptionList(*self._options(), id="repair-options")
             hint = (
-                "enter: preview the repair · esc: close"
+                "enter: preview · esc: close"
                 if found.crlf
-                else "enter: preview the repair, or edit the entry · e: edit the entry · d: remove it · esc: close"
+                else "enter: preview, or edit an entry · e: edit · d: remove · esc: close"
             )
             yield Static(literal(hint, "$text-muted"), classes="hint")
 
@@ -96,7 +96,7 @@ class RepairDialog(Dialog[Choice | None]):
                     assemble(
                         mark,
                         (f"entry {piece.number} · line {piece.line} · {len(piece.entry):,} chars  ", "$text-muted"),
-                        one_line(piece.entry or "(empty)", 200),
+                        one_line(piece.entry or "(empty)", 60),
                     ),
                     id=f"entry-{piece.number}",
                 )
@@ -155,13 +155,19 @@ class RepairPreview(ConfirmDialog):
     def __init__(self, diagnosis: repair.Diagnosis, fix: repair.Repair, after: str):
         super().__init__(f"{fix.label}: write this {diagnosis.file_name}?")
         self.diagnosis, self.fix, self.after = diagnosis, fix, after
+        # a CR shown as ␍ (splitlines would hide it), so normalised line endings show as changed lines
+        self.lines = line_diff(diagnosis.text.replace("\r\n", "␍\n"), after.replace("\r\n", "␍\n"))
+
+    def on_mount(self) -> None:
+        """The first changed line in view (a long file's change may be far down)."""
+        first = next((i for i, (kind, _) in enumerate(self.lines) if kind != " "), 0)
+        self.query_one("#repair-after", VerticalScroll).scroll_to(y=max(0, first - 2), animate=False)
 
     def compose(self) -> ComposeResult:
-        # a CR shown as ␍ (splitlines would hide it), so normalised line endings show as changed lines
-        lines = line_diff(self.diagnosis.text.replace("\r\n", "␍\n"), self.after.replace("\r\n", "␍\n"))
+        lines = self.lines
         left = repair.diagnose(self.diagnosis.target, self.after, self.diagnosis.limit).reasons
         still = (
-            "Still to repair after this: " + " ".join(r.message for r in left)
+            "Still to repair after this: " + "; ".join(r.short for r in left) + "."
             if left
             else f"{self.diagnosis.file_name} round-trips after this."
         )
