@@ -34,6 +34,7 @@ def files(tmp_path):
 
 def test_the_listing_names_each_cause_and_the_option_that_repairs_it(wb, files):
     listed = wb("memory", "repair", "--json")
+    assert not (files.parent / "workbench.db").exists(), "the listing opens the home read-only"
     assert listed.returncode == 0
     data = json.loads(listed.stdout)
     memory, user = data["memory"], data["user"]

@@ -35,19 +35,40 @@ def _pair(what: str):
     return parse
 
 
+class _Writes(argparse.Action):
+    """A repair option: it needs a writable home, so only the listing opens it read-only
+    (and provably changes nothing, not even a first workbench.db)."""
+
+    def __init__(self, option_strings, dest, nargs=None, **kwargs):
+        self.flag = nargs == 0
+        super().__init__(option_strings, dest, nargs=nargs, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, True if self.flag else values)
+        namespace.read_only = False
+
+
 def register(sub, common) -> None:
     parser = sub.add_parser(
         "repair", parents=[common], help="why a memory file no longer round-trips, and repairs for it"
     )
     parser.add_argument("--target", choices=TARGETS, help="this store (default: list both; repair memory)")
     fixes = parser.add_mutually_exclusive_group()
-    fixes.add_argument("--normalise-line-endings", action="store_true", help="rewrite CRLF line endings as LF")
-    fixes.add_argument("--split", type=_pair("ENTRY:LINE"), metavar="ENTRY:LINE", help="split an entry before LINE")
-    fixes.add_argument("--trim", type=_pair("ENTRY:CHARS"), metavar="ENTRY:CHARS", help="keep an entry's first CHARS")
-    fixes.add_argument("--remove", type=ENTRY, metavar="ENTRY", help="remove an entry (a piece between '§' lines)")
+    fixes.add_argument(
+        "--normalise-line-endings", action=_Writes, nargs=0, default=False, help="rewrite CRLF line endings as LF"
+    )
+    fixes.add_argument(
+        "--split", action=_Writes, type=_pair("ENTRY:LINE"), metavar="ENTRY:LINE", help="split an entry before LINE"
+    )
+    fixes.add_argument(
+        "--trim", action=_Writes, type=_pair("ENTRY:CHARS"), metavar="ENTRY:CHARS", help="keep an entry's first CHARS"
+    )
+    fixes.add_argument(
+        "--remove", action=_Writes, type=ENTRY, metavar="ENTRY", help="remove an entry (a piece between '§' lines)"
+    )
     parser.add_argument("--dry-run", action="store_true", help="show the resulting file; write nothing")
     parser.add_argument("--expect", metavar="HASH", help="refuse unless the file is still the one listed (file_sha)")
-    parser.set_defaults(handler=repair_memory, read_only=False)
+    parser.set_defaults(handler=repair_memory, read_only=True)
 
 
 def option_of(fix: repair.Repair) -> str:
