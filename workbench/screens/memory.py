@@ -43,7 +43,7 @@ from ..messages import JumpToMessage, ShowEntry
 from .base import WorkbenchScreen
 from .dialogs import Budget, ConfirmDialog, Conflict, DiskCheck, EditDialog, Outcome, draft_budget
 from .memory_facts import FactsPane
-from .repair import DriftRepair
+from .repair import DriftExamined, DriftRepair
 
 TITLES = SHORT_NAMES
 MARK_OF = {UNCHANGED: "", ADDED: "+", CHANGED: "~", REMOVED: "-", MOVED: "↕"}
@@ -298,7 +298,12 @@ class MemoryScreen(WorkbenchScreen):
         else:
             self._reselect_detail()
 
+    @on(DriftExamined)
+    def _drift_examined(self, message: DriftExamined) -> None:
+        self.drift.show(message.target, message.found)
+
     # -- selection and detail -----------------------------------------------------
+
     @on(EntryList.Highlighted)
     def _highlighted(self, message: EntryList.Highlighted) -> None:
         if message.entry_list is self.focused or (self.focused is None and message.entry_list.id == "live-list"):

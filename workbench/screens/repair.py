@@ -20,6 +20,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -40,6 +41,14 @@ EDIT_HINT = (
     "A line holding only § splits the entry in two; deleting text trims it. Nothing is written before the "
     "preview; text that was not in the file is checked like any edit."
 )
+
+
+@dataclass
+class DriftExamined(Message):
+    """A drift check's diagnosis of every store, for the Memory screen to hand to ``DriftRepair.show``."""
+
+    target: str
+    found: dict[str, repair.Diagnosis | None]
 
 
 @dataclass(frozen=True)
@@ -206,9 +215,10 @@ class DriftRepair:
                 found[name] = repair.examine(self.screen.home.memory, name)
             except (Refusal, WorkbenchError):  # unreadable, or a bad limit: the screen and doctor say so
                 found[name] = None
-        self.screen.deliver(self._show, target, found)
+        self.screen.post_result(DriftExamined(target, found))
 
-    def _show(self, target: str, found: dict[str, repair.Diagnosis | None]) -> None:
+    def show(self, target: str, found: dict[str, repair.Diagnosis | None]) -> None:
+        """UI thread (the screen's ``DriftExamined`` handler): the banner for what ``_examine`` found."""
         if target != self.screen.target:
             return
         self.diagnosis = mine = found[target]
@@ -287,6 +297,6 @@ class DriftRepair:
                 result = {"success": False, "error": exc.message}
             failed = result.get("success") is False
             message = str(result.get("error")) if failed else f"{result['message']} u undoes it."
-            self.screen.app.call_from_thread(self.screen.show_status, message, error=failed)
+            self.screen.report(message, error=failed)
 
         self.screen.run_worker(write, thread=True, group="memory-write", exit_on_error=False)
