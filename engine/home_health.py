@@ -152,7 +152,7 @@ def check_databases(home: Home) -> list[Finding]:
         if not path.exists():
             continue
         try:
-            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+            conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
             try:
                 problems = [row[0] for row in conn.execute("PRAGMA integrity_check")]
             finally:

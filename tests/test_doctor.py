@@ -275,3 +275,15 @@ def test_memory_drift_and_an_over_full_store_are_named(home):
     memory = [f for f in run_doctor(home).findings if f.area == "memory"]
     assert [(f.severity, f.what.split(" ")[0]) for f in memory] == [("warning", "MEMORY.md"), ("warning", "USER.md")]
     assert "does not round-trip" in memory[0].what and "over its limit (26/20" in memory[1].what
+
+
+def test_a_relative_home_is_checked_like_any_other(tmp_path):
+    """`--home rel` once made the database check fail: "relative path can't be expressed as a file URI"."""
+    (tmp_path / "rel").mkdir()
+    sqlite3.connect(tmp_path / "rel" / "workbench.db").close()
+    result = subprocess.run(
+        workbench_cmd("doctor", "--home", "rel", "--json"), cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    findings = json.loads(result.stdout)["findings"]
+    assert not [f for f in findings if "could not run" in f["what"]], findings
+    assert any("integrity_check ok" in f["what"] for f in findings), findings
