@@ -120,7 +120,7 @@ class MemoryScreen(WorkbenchScreen):
         Binding("u", "undo", "Undo", id="memory.undo"),
         Binding("n", "change(1)", "Changes", key_display="n/N", id="memory.next_change"),
         Binding("N", "change(-1)", "Previous change", show=False, id="memory.previous_change"),
-        Binding("p", "facts", "Facts", id="memory.facts"),
+        Binding("p", "facts", "Facts", show=False, id="memory.facts"),  # in help: the footer is full at 80
         Binding("r", "repair", "Repair", show=False, id="memory.repair"),
         Binding("f", "refreeze", "Refreeze", show=False, id="memory.refreeze"),
         Binding("left,h", "column('frozen')", "Frozen column", show=False, id="memory.frozen"),
