@@ -46,7 +46,7 @@ def resolve_home(explicit: str | os.PathLike | None = None) -> Path:
                 path = Path("~")
             if str(path).startswith("~"):
                 raise HomeError(f"{candidate} names a user whose home folder is unknown here. Give the full path.")
-            return path
+            return path.absolute()  # every path below is compared with the root; links are kept, not resolved
     return Path(platformdirs.user_data_dir(APP_NAME))
 
 

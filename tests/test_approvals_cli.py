@@ -148,3 +148,31 @@ def test_an_unusable_record_can_be_rejected_by_id(tmp_path):
     assert json.loads(as_json.stdout)["rejected"][0]["summary"].startswith("unusable record (not valid JSON")
     assert "0badf00d  unusable record" in as_text.stdout
     assert list(folder.iterdir()) == []
+
+
+def test_a_relative_home_lists_and_approves_its_pending_writes(tmp_path):
+    """`make run` passes `--home demo-home`: its pending records were once all skipped as "outside the
+    home", because the root stayed relative while the files were listed by absolute path."""
+    stage = (
+        "from engine import open_home\nhome = open_home('rel')\n"
+        "print(home.approvals.stage(subsystem='memory', action='add', summary='add: Prefers tea', "
+        "origin='foreground', payload={'action': 'add', 'target': 'user', 'content': 'Prefers tea'}).id)"
+    )
+    staged = subprocess.run(
+        [sys.executable, "-c", stage], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+    def rel(*args):
+        result = subprocess.run(
+            [sys.executable, "-m", "workbench", *args, "--home", "rel", "--json"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        assert "Traceback" not in result.stderr, result.stderr
+        return json.loads(result.stdout)
+
+    listing = rel("pending", "list")
+    assert listing["problems"] == [] and [r["id"] for r in listing["pending"]] == [staged]
+    assert rel("pending", "approve", staged)["success"] is True
+    assert "Prefers tea" in (tmp_path / "rel" / "memories" / "USER.md").read_text()
