@@ -254,12 +254,19 @@ class EditDialog(Dialog[bool]):
     def draft(self) -> str:
         return self.query_one(TextArea).text
 
+    @property
+    def editing(self) -> bool:
+        """Whether the editor is there: keys can reach the dialog before it is composed or after it closed."""
+        return bool(self.query(TextArea))
+
     def action_save(self) -> None:
-        if self.conflict is None:
+        if self.conflict is None and self.editing:
             self._run(self.draft)
 
     def action_cancel(self) -> None:
         """Escape or Cancel: a changed draft is only thrown away once the user says so."""
+        if not self.editing:
+            return
         if self.draft == self.initial:
             self.dismiss(False)
             return
