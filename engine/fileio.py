@@ -32,21 +32,23 @@ from pathlib import Path
 
 from .errors import WorkbenchError
 
-# Folders the link listing never descends into (tool caches and checkouts, not the user's data).
-UNLISTED_DIRS = {
-    ".git",
-    ".venv",
-    "venv",
-    "node_modules",
-    "site-packages",
-    "__pycache__",
-    ".tox",
-    ".nox",
-    ".pytest_cache",
-    ".mypy_cache",
-    ".ruff_cache",
-    "hermes-agent",
-}
+# Tool caches and checkouts, never the user's data: no listing of a home descends into them.
+TOOL_DIRS = frozenset(
+    {
+        ".git",
+        ".venv",
+        "venv",
+        "node_modules",
+        "site-packages",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+    }
+)
+UNLISTED_DIRS = TOOL_DIRS | {"hermes-agent"}  # the link listing skips a Hermes checkout too
 
 
 class UnsafePath(WorkbenchError):

@@ -243,10 +243,8 @@ class ApprovalQueue:
                 "approve",
                 record.id,
                 actor=actor,
-                before=record.summary,
+                **_journal_fields(record),
                 after=edit,
-                session_id=record.session_id,
-                message_id=record.message_id,
                 detail={**_detail(record), "edited": edit},
             )
             try:
@@ -269,10 +267,8 @@ class ApprovalQueue:
                     "approve_failed",
                     record.id,
                     actor=actor,
-                    before=record.summary,
+                    **_journal_fields(record),
                     after=edit,
-                    session_id=record.session_id,
-                    message_id=record.message_id,
                     detail={**_detail(record), "edited": edit, "error": error},
                 )
                 self._announce(record, "failed", actor, failed_id)
@@ -299,9 +295,7 @@ class ApprovalQueue:
                 "reject",
                 record.id,
                 actor=actor,
-                before=record.summary,
-                session_id=record.session_id,
-                message_id=record.message_id,
+                **_journal_fields(record),
                 detail=_detail(record),
             )
             self.store.delete(record)
@@ -500,6 +494,11 @@ def _brief(record: PendingRecord) -> dict[str, Any]:
         "summary": record.summary,
         "flags": flags(record),
     }
+
+
+def _journal_fields(record: PendingRecord) -> dict[str, Any]:
+    """The journal columns every row about a record fills the same way."""
+    return {"before": record.summary, "session_id": record.session_id, "message_id": record.message_id}
 
 
 def _detail(record: PendingRecord) -> dict[str, Any]:

@@ -93,16 +93,8 @@ def flush_memories(session, messages: list[dict[str, Any]], message_id: int | No
                     call.arguments, outcome, {"session_id": session.id, "write_origin": FLUSH}
                 )
             result.actions.append({"name": call.name, "arguments": call.arguments, "result": outcome})
-            session.emit(
-                "tool_result",
-                name=call.name,
-                call_id=call.id,
-                success=outcome.get("success", True) is not False,
-                staged=bool(outcome.get("staged")),
-                pending_id=outcome.get("pending_id"),
-                error=outcome.get("error"),
-                flush=True,
-                preview=json.dumps(outcome, ensure_ascii=False, default=str)[:400],
+            session.emit_tool_result(
+                call, outcome, flush=True, preview=json.dumps(outcome, ensure_ascii=False, default=str)[:400]
             )
     except Exception as exc:  # the compression must go ahead whatever happened here
         log.warning("memory flush failed: %s", exc)

@@ -177,17 +177,7 @@ def run_review(
                     }
                 )
                 result.actions.append({"name": call.name, "arguments": call.arguments, "result": outcome})
-                session.emit(
-                    "tool_result",
-                    actor="review",
-                    name=call.name,
-                    call_id=call.id,
-                    success=outcome.get("success", True) is not False,
-                    staged=bool(outcome.get("staged")),
-                    pending_id=outcome.get("pending_id"),
-                    error=outcome.get("error"),
-                    review=True,
-                )
+                session.emit_tool_result(call, outcome, actor="review", review=True)
     except Exception as exc:  # a review must never break the session
         log.warning("Background review failed: %s", exc)
         result.error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"

@@ -627,6 +627,10 @@ class AgentSession:
     def _append_result(self, call, outcome: dict[str, Any]) -> None:
         content = json.dumps(outcome, ensure_ascii=False, default=str)
         self.messages.append({"role": "tool", "content": content, "tool_call_id": call.id, "tool_name": call.name})
+        self.emit_tool_result(call, outcome, preview=content[:RESULT_PREVIEW])
+
+    def emit_tool_result(self, call, outcome: dict[str, Any], **extra: Any) -> None:
+        """The ``tool_result`` event of one tool call: the turn's, the flush's and a review's alike."""
         self.emit(
             "tool_result",
             name=call.name,
@@ -635,7 +639,7 @@ class AgentSession:
             staged=bool(outcome.get("staged")),
             pending_id=outcome.get("pending_id"),
             error=outcome.get("error"),
-            preview=content[:RESULT_PREVIEW],
+            **extra,
         )
 
     def _after_tool(self, name: str, args: dict[str, Any], outcome: dict[str, Any]) -> None:

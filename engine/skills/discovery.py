@@ -23,25 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..fileio import LinkPolicy, UnsafePath
+from ..fileio import TOOL_DIRS, LinkPolicy, UnsafePath
 from .frontmatter import description_of, parse_frontmatter
 
-EXCLUDED_DIRS = {
-    ".git",
-    ".github",
-    ".hub",
-    ".archive",
-    ".venv",
-    "venv",
-    "node_modules",
-    "site-packages",
-    "__pycache__",
-    ".tox",
-    ".nox",
-    ".pytest_cache",
-    ".mypy_cache",
-    ".ruff_cache",
-}
+EXCLUDED_DIRS = TOOL_DIRS | {".github", ".hub", ".archive"}
 ARCHIVE_DIR = ".archive"
 RACY_NS = 2_000_000_000  # a folder changed this recently may change again without its mtime moving
 
