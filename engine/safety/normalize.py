@@ -138,7 +138,11 @@ class Views:
 
     @classmethod
     def of(cls, text: str) -> Views:
-        visible = _visible(text)
-        base, skel = visible.casefold(), skeleton(visible).casefold()
+        if text.isascii():  # NFKC, marks and look-alikes change nothing in ASCII: most texts take this path
+            base = skel = _SPACES.sub(" ", _IGNORABLE.sub("", text)).casefold()
+        else:
+            visible = _visible(text)
+            base, skel = visible.casefold(), skeleton(visible).casefold()
         folded = _fold(skel)
-        return cls(text, base, skel, folded, _fold(skel, _LEET_L), _NON_LETTERS.sub("", folded))
+        folded_l = _fold(skel, _LEET_L) if "1" in skel else folded
+        return cls(text, base, skel, folded, folded_l, _NON_LETTERS.sub("", folded))

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import regex
 
 from .normalize import strip_marks
+from .prefilter import Gate, gate
 
 DANGEROUS, SUSPICIOUS = "dangerous", "suspicious"
 
@@ -33,13 +34,25 @@ class Rule:
     reason: str
     family: str
     pattern_il: regex.Pattern | None = None  # folded/compact rules: the pattern with "l" read as "i" (lgnore)
+    gate: Gate = ()  # literals a match must contain (see ``prefilter``); the raw view is never gated
+    gate_il: Gate = ()
 
 
 def _rule(rule_id: str, severity: str, view: str, source: str, reason: str, family: str) -> Rule:
     folded = strip_marks(unicodedata.normalize("NFKC", source))
     flags = regex.IGNORECASE | regex.V1
-    il = regex.compile(folded.replace("l", "i"), flags) if view in ("folded", "compact") else None
-    return Rule(rule_id, severity, view, regex.compile(folded, flags), reason, family, il)
+    il_source = folded.replace("l", "i") if view in ("folded", "compact") else None
+    return Rule(
+        rule_id,
+        severity,
+        view,
+        regex.compile(folded, flags),
+        reason,
+        family,
+        regex.compile(il_source, flags) if il_source is not None else None,
+        gate(folded) if view != "raw" else (),
+        gate(il_source) if il_source is not None else (),
+    )
 
 
 _W = r"(?:[\w'’]++\s++){0,6}"  # up to six filler words (possessive inside: no backtracking into a word)

@@ -22,6 +22,7 @@ import regex
 from .decode import hidden_payloads, rot13
 from .invisible import hidden_characters
 from .normalize import Views
+from .prefilter import GateIndex
 from .rules import ALL_RULES, DANGEROUS, ENGLISH_VIEWS, SUSPICIOUS, Rule
 
 ADVICE = (
@@ -36,7 +37,6 @@ _RULE_TIMEOUT = 0.5  # seconds per rule and view; input that hits the limit is r
 _WORD = regex.compile(r"\p{L}[\p{L}\p{M}]*")
 _LATIN = regex.compile(r"\p{Script=Latin}")
 _LOOKALIKE_SCRIPT = regex.compile(r"[\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}\p{Script=Cherokee}]")
-_ENGLISH_RULES = [r for r in ALL_RULES if r.view in ENGLISH_VIEWS]
 
 
 @dataclass(frozen=True)
@@ -125,20 +125,63 @@ def _mixed_script(text: str) -> list[Finding]:
     return []
 
 
-def _rule_findings(views: Views, rules: list[Rule]) -> list[Finding]:
-    found: dict[str, Finding] = {}
+@dataclass(frozen=True)
+class _RuleSet:
+    """Rules with their gates indexed per view: ``main`` for the pattern, ``il`` for its "l as i" twin."""
+
+    rules: list[Rule]
+    main: dict[str, GateIndex]
+    il: dict[str, GateIndex]
+
+    @classmethod
+    def of(cls, rules: list[Rule]) -> _RuleSet:
+        views = sorted({rule.view for rule in rules})
+        return cls(
+            rules,
+            {v: GateIndex([r.gate if r.view == v else None for r in rules]) for v in views},
+            {
+                v: GateIndex([r.gate_il if r.view == v and r.pattern_il is not None else None for r in rules])
+                for v in views
+                if any(r.view == v and r.pattern_il is not None for r in rules)
+            },
+        )
+
+
+_ALL = _RuleSet.of(ALL_RULES)
+_ENGLISH = _RuleSet.of([r for r in ALL_RULES if r.view in ENGLISH_VIEWS])
+
+
+def _rule_findings(views: Views, rule_set: _RuleSet) -> list[Finding]:
+    """Each rule's first match on its view (or the view's variants), skipping rules whose gate fails."""
     ones = views.folded_l != views.folded  # else the "1 read as l" view adds nothing to try
-    for rule in rules:
+    folded_index = rule_set.main.get("folded")
+    slots = [(index, getattr(views, view)) for view, index in rule_set.main.items()]
+    if ones and folded_index is not None:
+        slots.append((folded_index, views.folded_l))
+    slots += [(index, getattr(views, view).replace("l", "i")) for view, index in rule_set.il.items()]
+    allowed = {(id(index), text): index.passing(text) for index, text in slots}  # rules each text may match
+
+    found: dict[str, Finding] = {}
+    for position in sorted(set().union(*allowed.values())):
+        rule = rule_set.rules[position]
         if rule.id in found:
             continue
         text = getattr(views, rule.view)
-        tries = [(rule.pattern, text)]
+        main = rule_set.main[rule.view]
+        tries = [(rule.pattern, main, text)]
         if rule.view == "folded" and ones:
-            tries.append((rule.pattern, views.folded_l))
+            tries.append((rule.pattern, main, views.folded_l))
         if rule.pattern_il is not None:  # capital I and small l look alike: "lgnore" reads "ignore"
-            tries.append((rule.pattern_il, text.replace("l", "i")))
+            tries.append((rule.pattern_il, rule_set.il[rule.view], text.replace("l", "i")))
         try:
-            match = next((m for m in (p.search(t, timeout=_RULE_TIMEOUT) for p, t in tries) if m), None)
+            match = next(
+                (
+                    m
+                    for p, index, t in tries
+                    if position in allowed[(id(index), t)] and (m := p.search(t, timeout=_RULE_TIMEOUT))
+                ),
+                None,
+            )
         except TimeoutError:
             found[rule.id] = Finding(
                 "scan_timeout", DANGEROUS, "is too convoluted to check in time; split or simplify it"
@@ -164,7 +207,7 @@ def assess(text: str, _depth: int = 0) -> Verdict:
 def _assess(text: str, _depth: int) -> Verdict:
     head = text[:MAX_SCAN_CHARS]
     findings = _char_findings(head) + _mixed_script(head)
-    findings += _rule_findings(Views.of(head), ALL_RULES)
+    findings += _rule_findings(Views.of(head), _ALL)
     if _depth < 2:
         for encoding, decoded in hidden_payloads(head):
             for inner in assess(decoded, _depth + 1).findings:
@@ -173,7 +216,7 @@ def _assess(text: str, _depth: int) -> Verdict:
                 )
     if _depth == 0:
         direct = {f.id for f in findings}
-        for inner in _rule_findings(Views.of(rot13(head)), _ENGLISH_RULES):
+        for inner in _rule_findings(Views.of(rot13(head)), _ENGLISH):
             if inner.id not in direct:
                 findings.append(
                     Finding(f"rot13:{inner.id}", DANGEROUS, f"{inner.reason}, hidden in rot13", inner.excerpt)

@@ -1,0 +1,172 @@
+"""Necessary literals of a rule: a cheap test that lets a clean text skip a regex search.
+
+Every memory write is scanned against every rule on several views of its text, and the
+regex searches were most of a write's CPU. Almost no text matches, and most rules can
+only match where one of a few words appears (``ignore``, ``disregard`` ...), so each rule
+gets a *gate*: a list of sets of literal strings such that any match of the rule contains
+at least one string of every set. A view that fails the gate cannot match, so the search
+is skipped. Searching is the same as before whenever the gate passes.
+
+The gate is derived from the pattern's parse tree (the standard library's parser reads
+the ``regex`` syntax our rules use; a pattern it cannot read simply gets no gate). The
+derivation only ever weakens: a construct it does not understand contributes nothing,
+so a gate can be useless but never wrong. Texts and literals are compared case-folded,
+as the views are.
+"""
+
+from __future__ import annotations
+
+import re._constants as sre  # the parser's node kinds
+import re._parser as sre_parse
+
+MAX_EXACT = 64  # alternatives kept as exact strings before a node becomes "contains one of"
+_REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
+_EMPTY_WIDTH = (sre.AT, sre.ASSERT, sre.ASSERT_NOT)
+
+Gate = tuple[frozenset[str], ...]  # every set must have a member in the text
+
+
+def gate(source: str) -> Gate:
+    """The gate of a pattern (empty: always search)."""
+    try:
+        parsed = sre_parse.parse(source)
+    except Exception:  # noqa: BLE001 - syntax only the regex module knows: no gate, the rule always runs
+        return ()
+    exact, required = _sequence(list(parsed))
+    sets = required + ([frozenset(exact)] if exact is not None and "" not in exact else [])
+    useful = {s for s in sets if s and "" not in s}
+    return tuple(sorted(useful, key=lambda s: (-min(map(len, s)), len(s))))  # most selective first
+
+
+def passes(rule_gate: Gate, present: set[str]) -> bool:
+    """Whether a text whose literals are ``present`` (see ``Literals.present``) may match."""
+    return all(not choices.isdisjoint(present) for choices in rule_gate)
+
+
+class Literals:
+    """Every literal of some gates, indexed by its first two characters.
+
+    ``present(text)`` finds which of them a text contains from the text's own character
+    pairs, so its cost follows the text's length, not the number of rules.
+    """
+
+    def __init__(self, gates: list[Gate]):
+        literals = {literal for rule_gate in gates for choices in rule_gate for literal in choices}
+        self.singles = {literal for literal in literals if len(literal) == 1}
+        self.by_pair: dict[str, list[str]] = {}
+        for literal in literals - self.singles:
+            self.by_pair.setdefault(literal[:2], []).append(literal)
+
+    def present(self, text: str) -> set[str]:
+        found = self.singles.intersection(text)
+        pairs = {text[i : i + 2] for i in range(len(text) - 1)}
+        for pair in pairs.intersection(self.by_pair):
+            found.update(literal for literal in self.by_pair[pair] if literal in text)
+        return found
+
+
+class GateIndex:
+    """Which gates of a list a text passes, found from the literals it contains.
+
+    ``None`` marks a rule that takes no part (another view's rule); ``()`` one that always
+    runs. A clean text usually contains no rule's first literal, so it costs a few set
+    operations instead of one test per rule.
+    """
+
+    def __init__(self, gates: list[Gate | None]):
+        self.gates = gates
+        self.literals = Literals([rule_gate for rule_gate in gates if rule_gate])
+        self.always = {i for i, rule_gate in enumerate(gates) if rule_gate == ()}
+        self.by_literal: dict[str, set[int]] = {}
+        for i, rule_gate in enumerate(gates):
+            for literal in rule_gate[0] if rule_gate else ():
+                self.by_literal.setdefault(literal, set()).add(i)
+
+    def passing(self, text: str) -> set[int]:
+        if not self.by_literal:
+            return set(self.always)
+        present = self.literals.present(text)
+        found: set[int] = set()
+        for literal in present.intersection(self.by_literal):
+            found |= self.by_literal[literal]
+        return self.always | {i for i in found if passes(self.gates[i] or (), present)}
+
+
+def _sequence(items: list) -> tuple[set[str] | None, list[frozenset[str]]]:
+    """(exact strings the sequence matches, or None; sets it requires)."""
+    exact: set[str] | None = {""}  # the strings the items since the last break can spell
+    whole = True  # no break yet: ``exact`` spells the whole sequence
+    required: list[frozenset[str]] = []
+    for op, arg in items:
+        item_exact, item_required = _node(op, arg)
+        if exact is not None and item_exact is not None and len(exact) * len(item_exact) <= MAX_EXACT:
+            exact = {a + b for a in exact for b in item_exact}
+            continue
+        whole = False
+        if exact is not None and "" not in exact:
+            required.append(frozenset(exact))
+        exact = item_exact
+        required += item_required
+    if whole:
+        return exact, required
+    if exact is not None and "" not in exact:
+        required.append(frozenset(exact))
+    return None, required
+
+
+def _node(op, arg) -> tuple[set[str] | None, list[frozenset[str]]]:
+    if op is sre.LITERAL:
+        return {chr(arg).casefold()}, []
+    if op is sre.IN:
+        return _char_class(arg), []
+    if op in _EMPTY_WIDTH:
+        return {""}, []
+    if op is sre.SUBPATTERN:
+        return _sequence(list(arg[-1]))
+    if op is sre.ATOMIC_GROUP:
+        return _sequence(list(arg))
+    if op is sre.BRANCH:
+        return _branch([_sequence(list(alt)) for alt in arg[1]])
+    if op in _REPEATS:
+        low, high, body = arg
+        if low == 0:
+            return None, []
+        body_exact, body_required = _sequence(list(body))
+        if low == high == 1:
+            return body_exact, body_required
+        return None, _best(body_exact, body_required)
+    return None, []  # any character, categories, back references: nothing known
+
+
+def _char_class(members) -> set[str] | None:
+    chars = set()
+    for op, arg in members:
+        if op is sre.LITERAL:
+            chars.add(chr(arg).casefold())
+        elif op is sre.RANGE and arg[1] - arg[0] < 8:
+            chars.update(chr(c).casefold() for c in range(arg[0], arg[1] + 1))
+        else:
+            return None  # negation, categories, wide ranges
+    return chars or None
+
+
+def _branch(alternatives) -> tuple[set[str] | None, list[frozenset[str]]]:
+    exacts = [exact for exact, _ in alternatives]
+    if all(e is not None for e in exacts) and sum(map(len, exacts)) <= MAX_EXACT:
+        return set().union(*exacts), []
+    union: set[str] = set()
+    for exact, required in alternatives:
+        best = _best(exact, required)
+        if not best:
+            return None, []  # one alternative requires nothing
+        union |= best[0]
+    return None, [frozenset(union)]
+
+
+def _best(exact: set[str] | None, required: list[frozenset[str]]) -> list[frozenset[str]]:
+    """The single most selective set a node requires (as a list: empty when it requires none)."""
+    sets = list(required)
+    if exact is not None and "" not in exact:
+        sets.append(frozenset(exact))
+    sets = [s for s in sets if s and "" not in s]
+    return [max(sets, key=lambda s: (min(map(len, s)), -len(s)))] if sets else []

@@ -1,0 +1,110 @@
+"""The rule gates skip searches, never findings: gated scanning equals searching every rule."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.safety import scan
+from engine.safety.decode import hidden_payloads, rot13
+from engine.safety.normalize import Views
+from engine.safety.prefilter import GateIndex, Literals, gate, passes
+from engine.safety.rules import ALL_RULES
+from tests.memory_threat_corpus import BENIGN, HOSTILE
+
+CORPUS = [text for text, *_ in HOSTILE] + [text for text, *_ in BENIGN]
+LITERALS = sorted({lit for r in ALL_RULES for g in (r.gate, r.gate_il) for choices in g for lit in choices})
+
+
+def _every_rule(views: Views, rules) -> dict[str, str]:
+    """The scan without gates: each rule's first match over its tries, as the scan defines them."""
+    found: dict[str, str] = {}
+    ones = views.folded_l != views.folded
+    for rule in rules:
+        if rule.id in found:
+            continue
+        text = getattr(views, rule.view)
+        tries = [(rule.pattern, text)]
+        if rule.view == "folded" and ones:
+            tries.append((rule.pattern, views.folded_l))
+        if rule.pattern_il is not None:
+            tries.append((rule.pattern_il, text.replace("l", "i")))
+        match = next((m for p, t in tries if (m := p.search(t))), None)
+        if match:
+            found[rule.id] = match.group()
+    return found
+
+
+def _gated(views: Views, rule_set) -> dict[str, str]:
+    return {f.id: f.excerpt for f in scan._rule_findings(views, rule_set)}
+
+
+def _same(text: str) -> None:
+    for views, rule_set in ((Views.of(text), scan._ALL), (Views.of(rot13(text)), scan._ENGLISH)):
+        assert _gated(views, rule_set) == _every_rule(views, rule_set.rules), text
+
+
+def test_gate_reads_required_words():
+    rule_gate = gate(r"\b(?:ignore|disregard)\s+(?:all|any)\s+rules\b")
+    assert set(rule_gate) == {frozenset({"rules"}), frozenset({"ignore", "disregard"}), frozenset({"all", "any"})}
+    assert rule_gate[0] == {"ignore", "disregard"}  # the longest literals are tried first
+
+
+def test_optional_parts_and_unknown_syntax_require_nothing():
+    assert gate(r"(?:please\s+)?forget") == (frozenset({"forget"}),)
+    assert gate(r"a|\w+") == ()  # one alternative needs no literal: the rule always runs
+    assert gate(r"\p{L}+ignore") == ()  # regex-only syntax the parser cannot read: no gate
+    assert gate(r"[^x]+") == ()
+
+
+def test_case_is_folded_like_the_views():
+    assert gate(r"STRASSE|Straße") == (frozenset({"strasse"}),)
+    assert passes(gate("SYSTEM PROMPT"), Literals([gate("SYSTEM PROMPT")]).present("the system prompt"))
+
+
+def test_index_lists_rules_whose_gates_pass():
+    index = GateIndex([gate(r"ignore\s+rules"), None, (), gate(r"send\s+keys")])
+    assert index.passing("please ignore the rules") == {0, 2}
+    assert index.passing("ignore it") == {2}
+    assert index.passing("send keys now") == {2, 3}
+
+
+def test_every_match_in_the_corpus_passes_its_gate():
+    """Necessity on real matches: hostile texts, their hidden payloads and their rot13."""
+    texts = CORPUS + [decoded for text in CORPUS for _, decoded in hidden_payloads(text)]
+    checked = 0
+    for text in texts:
+        for views in (Views.of(text), Views.of(rot13(text))):
+            for rule in ALL_RULES:
+                base = getattr(views, rule.view)
+                tries = [(rule.pattern, rule.gate, base), (rule.pattern, rule.gate, views.folded_l)]
+                if rule.pattern_il is not None:
+                    tries.append((rule.pattern_il, rule.gate_il, base.replace("l", "i")))
+                for pattern, rule_gate, variant in tries[: 2 if rule.view == "folded" else 1] + tries[2:]:
+                    if pattern.search(variant):
+                        checked += 1
+                        assert passes(rule_gate, Literals([rule_gate]).present(variant)), (rule.id, variant)
+    assert checked > 500  # the corpus does exercise the rules
+
+
+def test_corpus_findings_are_unchanged():
+    for text in CORPUS:
+        _same(text)
+
+
+_WORDS = st.sampled_from(LITERALS + ["the", "user", "prefers", "1gn0r3", "ａｌｌ", "ıgnore", "lnstructions", "\u200b"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_WORDS, st.text(max_size=6)), max_size=14), st.sampled_from([" ", "", "-", "  ", "\n"]))
+def test_random_texts_from_the_rules_literals(words, joiner):
+    _same(joiner.join(words))
+
+
+def test_shuffled_corpus_fragments():
+    rnd = random.Random(15)
+    words = " ".join(CORPUS).split()
+    for _ in range(300):
+        _same(" ".join(rnd.sample(words, rnd.randint(2, 12))))
