@@ -274,14 +274,28 @@ class Checkpointer:
     milliseconds on a busy disk. Connections ``adopt``ed here never do; every
     ``EVERY`` writes (about as many pages as SQLite waits for) ``wrote`` wakes a thread
     that runs a PASSIVE checkpoint on its own connection, which blocks neither readers nor
-    writers. The WAL stays as bounded as before: the same copying, off the write path.
+    writers.
+
+    A PASSIVE checkpoint never rewinds the WAL: SQLite starts it over at the first write
+    after a checkpoint that copied every frame. While writes follow one another without a
+    pause (an import, a bulk build) each checkpoint races the next commit and the file
+    only grows (52 GB for a 1M-message build). So when the WAL still holds more than
+    ``RESTART_FRAMES`` after the thread's copy, the next ``wrote`` (the writer, between
+    its transactions) runs a TRUNCATE checkpoint: it copies only the frames that came in
+    since, waits at most ``RESTART_WAIT_MS`` for readers and empties the file. That costs
+    one write in a few thousand pages of a stream; a home written turn by turn never
+    reaches it, since the WAL starts over by itself in the pauses.
     """
 
     EVERY = 40
+    RESTART_FRAMES = 4000  # about 16 MB of 4 KiB pages: four times SQLite's own checkpoint threshold
+    RESTART_WAIT_MS = 50
 
     def __init__(self, path: Path):
         self.path = path
         self.checkpoints = 0  # completed by the thread (a figure for tests and doctor)
+        self.restarts = 0  # overgrown WALs emptied by a writer
+        self._overgrown = False  # the thread's last copy left more than RESTART_FRAMES
         self._writes = 0
         self._pid = os.getpid()
         self._thread: threading.Thread | None = None
@@ -293,8 +307,12 @@ class Checkpointer:
     def adopt(conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA wal_autocheckpoint=0")
 
-    def wrote(self) -> None:
-        """After a committed write: count it, and wake the thread every ``EVERY`` writes."""
+    def wrote(self, conn: sqlite3.Connection) -> None:
+        """After a committed write on ``conn``: count it, wake the thread every ``EVERY`` writes,
+        and empty the WAL here if the thread found it overgrown."""
+        if self._overgrown:
+            self._overgrown = False
+            self._truncate(conn)
         with self._lock:
             if self._pid != os.getpid():  # a forked child: the parent's thread is not here
                 self._pid, self._thread, self._wake, self._writes = os.getpid(), None, threading.Event(), 0
@@ -316,10 +334,21 @@ class Checkpointer:
                 if self._stop:
                     return
                 with contextlib.suppress(sqlite3.Error):  # a busy or failed checkpoint is retried next time
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                     self.checkpoints += 1
+                    self._overgrown = frames > self.RESTART_FRAMES
         finally:
             conn.close()
+
+    def _truncate(self, conn: sqlite3.Connection) -> None:
+        conn.execute(f"PRAGMA busy_timeout={self.RESTART_WAIT_MS}")
+        try:
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            self.restarts += not busy  # busy: a reader of another process; the thread will find it overgrown again
+        except sqlite3.Error:
+            pass  # the write itself is committed; the next copy tries again
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={int(busy_seconds() * 1000)}")
 
     def close(self) -> None:
         """Stop the thread (after the checkpoint it is running, if any)."""

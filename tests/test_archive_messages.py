@@ -244,6 +244,27 @@ def test_a_session_whose_parent_is_gone_is_a_root(home):
     assert archive.root_of("b") == "b" and archive.lineage("b").chain == ["b"]
 
 
+def test_writes_without_a_pause_still_let_the_wal_start_over(home, monkeypatch):
+    """A stream of turn writes keeps racing the thread's PASSIVE checkpoints, which never rewind
+    the WAL (a 1M-message build left a 52 GB file); once the thread finds it past RESTART_FRAMES,
+    a write empties it."""
+    monkeypatch.setattr(Checkpointer, "RESTART_FRAMES", 500)  # about 2 MB of pages
+    archive = home.archive
+    archive.create_session("stream")
+    wal = archive.path.with_name(archive.path.name + "-wal")
+    checkpoints = archive._checkpoints
+    for n in range(3000):  # up to some 100 MB of WAL frames, without a pause
+        archive.append_messages("stream", [{"role": "user", "content": f"turn {n} " + "payload words " * 150}])
+        if checkpoints.restarts:
+            break
+    else:
+        pytest.fail("the WAL never started over")
+    assert wal.stat().st_size == 0  # emptied right after that write's commit
+    count = archive.conn().execute("SELECT count(*) FROM messages WHERE session_id = 'stream'").fetchone()[0]
+    assert count == n + 1
+    home.archive.close()
+
+
 def test_turn_writes_leave_wal_checkpoints_to_a_thread_of_their_own(home):
     """No commit checkpoints the WAL on the write path; a thread copies it back in the background."""
     archive = home.archive

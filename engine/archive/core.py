@@ -133,7 +133,7 @@ class ArchiveCore:
         with write_transaction(self.conn(), self.read_only) as conn:
             yield conn
         if self._checkpoints is not None:
-            self._checkpoints.wrote()
+            self._checkpoints.wrote(conn)
 
     def close(self) -> None:
         with self._lock:
