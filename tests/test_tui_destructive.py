@@ -72,6 +72,22 @@ async def test_a_destructive_key_asks_first_and_a_stray_enter_changes_nothing(
         assert not isinstance(app.screen, ConfirmDialog) and state(busy) == before
 
 
+async def test_discarding_a_draft_from_the_cancel_button_closes_the_editor(busy, tmp_path):
+    """The Cancel button's handler runs in the editor's own message pump; the answer's callback
+    used to return the editor's dismiss, which Textual then awaited there and raised ScreenError."""
+    app = make_app(busy, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("1")
+        await settle(pilot)
+        await pilot.press("a", *"half a thought")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+        app.screen.query_one("#cancel").press()
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not isinstance(app.screen, (EditDialog, ConfirmDialog)), what="the editor closed")
+        assert app.return_code is None and app.is_running
+
+
 async def test_esc_on_a_changed_draft_asks_and_an_unchanged_one_closes(busy, tmp_path):
     app = make_app(busy, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:

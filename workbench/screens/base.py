@@ -170,7 +170,11 @@ class WorkbenchScreen(Screen):
         confirms), then run ``then``."""
         from .dialogs import ConfirmDialog
 
-        self.app.push_screen(ConfirmDialog(question, detail), lambda yes: then() if yes else None)
+        def answered(yes: bool | None) -> None:  # returns nothing: Textual would await what ``then`` returns
+            if yes:
+                then()
+
+        self.app.push_screen(ConfirmDialog(question, detail), answered)
 
     def engine_event(self, event: Event) -> None:
         """An engine event (or an external change) arrived; refresh what it touches."""

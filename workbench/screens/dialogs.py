@@ -270,10 +270,12 @@ class EditDialog(Dialog[bool]):
         if self.draft == self.initial:
             self.dismiss(False)
             return
-        self.app.push_screen(
-            ConfirmDialog("Discard your changes?", "The draft is lost; nothing is saved."),
-            lambda yes: self.dismiss(False) if yes else None,
-        )
+
+        def discard(yes: bool | None) -> None:  # returns nothing: Textual awaits a returned dismiss and fails
+            if yes:
+                self.dismiss(False)
+
+        self.app.push_screen(ConfirmDialog("Discard your changes?", "The draft is lost; nothing is saved."), discard)
 
     @on(Button.Pressed, "#save")
     def _save(self) -> None:
