@@ -373,9 +373,22 @@ def test_counts_keep_to_each_session_when_sessions_interleave(tmp_path, clock):
     assert archive.match_counts("walrus", ["a", "b", "far"]) == {"a": 6, "b": 6, "far": 1}
     archive.rewind("a", first["a"])  # the whole of a's conversation leaves search
     assert archive.match_counts("walrus", ["a", "b", "far"]) == {"a": 0, "b": 6, "far": 1}
-    for budget in (0.0, 10.0):  # what is counted within the budget is counted exactly; the rest is left out
-        counts = archive.match_counts("walrus", ["far", "a", "b"], budget=budget)
-        assert counts.items() <= {"a": 0, "b": 6, "far": 1}.items() and (budget == 0 or len(counts) == 3)
+    pages = 0
+
+    def stop_after(n: int):
+        def stop() -> bool:
+            nonlocal pages
+            pages += 1
+            return pages > n
+
+        return stop
+
+    exact = {"a": 0, "b": 6, "far": 1}
+    assert archive.match_counts("walrus", ["far", "a", "b"], stop=stop_after(0)) == {}  # stopped before a page
+    pages = 0
+    assert archive.match_counts("walrus", ["far", "a", "b"], stop=stop_after(100)) == exact
+    pages = 0
+    assert archive.match_counts("walrus", ["far", "a", "b"], stop=stop_after(1)).items() <= exact.items()
     hits = archive.session_hits("walru", "b", prefix=True)
     assert len(hits) == 6 and all(h.archived and h.session_id == "b" for h in hits)
     assert {h.session_id: h.archived for h in archive.search("walrus", limit=5)} == {"b": True, "far": False}

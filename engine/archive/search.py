@@ -22,11 +22,11 @@ Results keep only the best hit per lineage root. Any text is a safe query: it ne
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import logging
 import re
 import sqlite3
-import time
 from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import WorkbenchError
@@ -58,6 +58,25 @@ REFRESH_BUDGET = 50_000  # messages one search may add to the CJK index before a
 
 Pages = Iterator[list[tuple[int, float]]]
 Within = tuple[int, int] | None  # an inclusive message id range (one session's), None for the whole archive
+
+
+class _Ranges:
+    """Disjoint inclusive id ranges, merged as they are added; membership by bisection."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def add(self, lo: int, hi: int) -> None:
+        i = bisect.bisect_left(self.ends, lo - 1)  # the first range that ends at or after lo - 1
+        j = bisect.bisect_right(self.starts, hi + 1)  # past the last range that starts by hi + 1
+        if i < j:  # overlapping or adjacent ranges [i, j) merge into one
+            lo, hi = min(lo, self.starts[i]), max(hi, self.ends[j - 1])
+        self.starts[i:j], self.ends[i:j] = [lo], [hi]
+
+    def __contains__(self, value: int) -> bool:
+        i = bisect.bisect_right(self.starts, value) - 1
+        return i >= 0 and value <= self.ends[i]
 
 
 class _Plan:
@@ -118,22 +137,22 @@ class SearchMixin(LineageMixin):
         *,
         prefix: bool = False,
         cap: int = COUNT_CAP,
-        budget: float | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> dict[str, int]:
         """How many visible messages of each session match ``query`` (``cap`` means that many or more).
 
         The query is planned once, as ``search`` plans it (while typing, a prefix counts
         the same likeliest words the hits came from). The sessions' id ranges are walked in
         the index, neighbouring ranges in one walk, never the archive's other matches.
-        With ``budget`` (seconds) no new walk starts once it is spent: sessions left out of
-        the answer were not counted (the first ones given are counted first).
+        Once ``stop()`` is true (checked before each page: the next key was typed) no more
+        is read, and sessions not counted to the end are left out of the answer (the first
+        ones given are counted first).
         """
         wanted = list(dict.fromkeys(session_ids))
         plan = self._session_plan(query, prefix)
         if plan is None:
             return dict.fromkeys(wanted, 0)
-        deadline = None if budget is None else time.monotonic() + budget
-        found = self._session_matches(plan, wanted, cap, deadline)
+        found = self._session_matches(plan, wanted, cap, stop)
         return {sid: len(ids) for sid, ids in found.items()}
 
     def session_hits(
@@ -157,11 +176,11 @@ class SearchMixin(LineageMixin):
         return None if parsed.empty else self._plan(parsed, "newest", typing=prefix)
 
     def _session_matches(
-        self, plan: _Plan, session_ids: list[str], limit: int, deadline: float | None = None
+        self, plan: _Plan, session_ids: list[str], limit: int, stop: Callable[[], bool] | None = None
     ) -> dict[str, list[int]]:
         """Ids of each session's visible matching messages, newest first, at most ``limit`` each.
 
-        Sessions whose walk did not start before ``deadline`` are left out.
+        Sessions still being walked when ``stop()`` turns true are left out.
         """
         if not session_ids or limit <= 0:
             return dict.fromkeys(session_ids, [])
@@ -182,13 +201,12 @@ class SearchMixin(LineageMixin):
         rank = {sid: place for place, sid in enumerate(session_ids)}
         walks.sort(key=lambda walk: min(rank[sid] for sid in walk[1]))  # the first sessions asked first
         found: dict[str, list[int]] = {sid: [] for sid in session_ids}
+        done: set[str] = set()  # counted to the end (their walk finished, or they reached ``limit``)
         try:
             for (lo, hi), open_ in walks:
-                if deadline is not None and time.monotonic() > deadline:
-                    for sid in open_:
-                        del found[sid]
-                    continue
                 for page in plan.walk((lo, hi)):
+                    if stop is not None and stop():
+                        return {sid: ids for sid, ids in found.items() if sid in done}
                     light = self._light([mid for mid, _ in page])
                     mine = [mid for mid, _ in page if (info := light.get(mid)) and info[2] and info[0] in open_]
                     rows = self._rows(mine) if plan.verify else {}
@@ -200,8 +218,10 @@ class SearchMixin(LineageMixin):
                             found[sid].append(mid)
                             if len(found[sid]) >= limit:
                                 open_.discard(sid)
+                                done.add(sid)
                     if not open_:
                         break
+                done |= open_
         except sqlite3.OperationalError as exc:
             log.warning("counting the matches of %d sessions failed: %s", len(session_ids), exc)
             raise WorkbenchError(f"Search could not read the archive ({exc}). Retry in a moment.") from exc
@@ -412,27 +432,24 @@ class SearchMixin(LineageMixin):
         """
         groups: dict[str, tuple[sqlite3.Row, float]] = {}
         roots: dict[str, str | None] = {}  # session -> root, None when its source is excluded
-        settled: list[tuple[int, int]] = []  # id ranges holding only settled sessions' messages
-
-        def skipped(mid: int) -> bool:
-            return any(lo <= mid <= hi for lo, hi in settled)
+        settled = _Ranges()  # id ranges holding only settled sessions' messages
 
         def settle(sid: str) -> None:
             span = self._own_range(sid)
             if span is not None:
-                settled.append(span)
+                settled.add(*span)
 
         step = max(8, need * 2)  # most searches settle within the first few dozen candidates
         for page in plan.pages:
             start = 0
             while start < len(page):
-                chunk = [c for c in page[start : start + step] if not skipped(c[0])]
+                chunk = [c for c in page[start : start + step] if c[0] not in settled]
                 start += step
                 step = min(PAGE, step * 2)
                 light = self._light([mid for mid, _ in chunk]) if chunk else {}
                 for mid, rank in chunk:
                     info = light.get(mid)
-                    if info is None or not info[2] or (roles and info[1] not in roles) or skipped(mid):
+                    if info is None or not info[2] or (roles and info[1] not in roles) or mid in settled:
                         continue
                     sid = info[0]
                     if sid not in roots:
