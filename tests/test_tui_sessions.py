@@ -196,6 +196,28 @@ async def search_for(pilot, text: str) -> tuple[SessionsScreen, SearchResults]:
     return screen, results
 
 
+async def test_typing_in_the_search_box_relays_out_nothing_and_long_text_scrolls(home, tmp_path, monkeypatch):
+    """Each key repaints the box alone (Input's virtual_size is a layout reactive in Textual),
+    and text longer than the box still scrolls so that the cursor's end is shown."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash", "r")
+        await settle(pilot)
+        layouts = []
+        monkeypatch.setattr(type(screen), "_refresh_layout", lambda self, *a, **k: layouts.append(a))
+        box = screen.query_one("#sessions-search", Input)
+        await pilot.press(
+            *"amen and a much longer query than the box can hold, typed on and on past its edge to the end"
+        )
+        await settle(pilot)
+        assert layouts == []
+        assert box.value.endswith("past its edge to the end") and box.scroll_x > 0
+        box_row = screen_text(app).splitlines()[2]  # inside the box's top and bottom borders
+        assert "past its edge to the end" in box_row and "ramen and" not in box_row
+
+
 async def test_a_stale_search_result_is_never_shown(home, tmp_path):
     seed_sessions(home)
     app = make_app(home, tmp_path)

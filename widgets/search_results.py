@@ -16,13 +16,18 @@ when a search takes long enough for the reader to notice.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from rich.cells import cell_len, get_character_cell_size
+from rich.segment import Segment
 from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
+from textual.strip import Strip
+from textual.style import Style
 from textual.timer import Timer
+from textual.visual import RenderOptions
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -71,14 +76,36 @@ def split_marked(snippet: str, start_mark: str, end_mark: str) -> tuple[str, tup
 
 
 class Rows(Content):
-    """Content cut to the list's width beforehand, so its height is its line count.
+    """Content cut to the list's width beforehand: its height is its line count, each line one strip.
 
-    OptionList measures every option on every update by wrapping it; these never wrap,
-    so the measure is a count of lines.
+    OptionList measures every option on every update by wrapping it, and draws it through
+    Content's wrap, divide and align passes. These lines never wrap, so the measure is a
+    count of lines and the drawing cuts each line at its spans' edges: about a third of
+    a keystroke's frame while typing a search.
     """
 
     def get_height(self, rules, width: int) -> int:
         return self.plain.count("\n") + 1
+
+    def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
+        if not width:
+            return []
+        spans = [(span.start, span.end, options.get_style(span.style)) for span in self.spans]
+        strips, start = [], 0
+        for line in self.plain.split("\n")[:height]:
+            end = start + len(line)
+            cuts = sorted({start, end, *(edge for a, b, _ in spans for edge in (a, b) if start < edge < end)})
+            segments = []
+            for a, b in itertools.pairwise(cuts):
+                piece = style
+                for span_start, span_end, span_style in spans:  # later spans are drawn over earlier ones
+                    if span_start <= a and b <= span_end:
+                        piece += span_style
+                segments.append(Segment(self.plain[a:b], piece.rich_style))
+            strip = Strip(segments)
+            strips.append(strip.crop(0, width) if strip.cell_length > width else strip)
+            start = end + 1
+        return strips
 
 
 def fit(text: str, cells: int) -> str:
@@ -143,7 +170,7 @@ class SearchResults(OptionList):
     """Hits grouped under their session (the archive's order: best lineage first)."""
 
     DEFAULT_CSS = """
-    SearchResults { background: $surface; border: round $primary 40%; }
+    SearchResults { background: $surface; border: round $primary 40%; text-wrap: nowrap; text-overflow: clip; }
     SearchResults:focus { border: round $primary; }
     SearchResults.-stale { text-opacity: 60%; }
     """
@@ -183,14 +210,14 @@ class SearchResults(OptionList):
         self._shown = 0  # results shown so far
 
     # -- data in -------------------------------------------------------------------
-    def show(self, query: str, hits: list[Hit], counts: dict[str, int] | None = None) -> None:
-        """Replace the list with the hits for ``query`` and the counts known so far (``set_counts`` adds more)."""
+    def show(self, query: str, hits: list[Hit]) -> None:
+        """Replace the list with the hits for ``query``; their counts follow (``set_counts``)."""
         self.best = {}
         for hit in hits:
             self.best.setdefault(hit.session_id, hit)
         self.query = query
         self.why = hits[0].why if hits else ""
-        self.counts, self.expanded = dict(counts or {}), {}
+        self.counts, self.expanded = {}, {}
         self._shown += 1
         self._not_stale()
         self._render(highlight_first=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from textual import on, work
 from textual.binding import Binding
@@ -31,6 +31,7 @@ from engine.runner.claims import unbacked_claims
 from engine.session_writes import Write, session_writes, session_wrote
 from widgets.lineage_tree import LineageTree, SessionNode
 from widgets.literal import one_line
+from widgets.search_box import SearchBox
 from widgets.search_results import Hit, SearchResults, split_marked
 from widgets.transcript import Transcript, TranscriptItem
 
@@ -39,7 +40,6 @@ from .base import WorkbenchScreen
 
 ROOTS_PAGE = 200
 SEARCH_LIMIT = 50  # lineages listed per query
-COUNT_BUDGET = 0.01  # seconds the search worker spends counting matches before it answers; the rest follow
 UNBACKED_NOTE = "unbacked claim: it says it saved or will remember, but this turn wrote nothing"
 TRANSCRIPT_LIMIT = 2000  # messages shown at once; longer sessions show a window
 PLAN_INDEXES = {"fts": "word index", "bigram": "CJK bigram index", "trigram": "trigram index", "like": "substring scan"}
@@ -71,7 +71,6 @@ class SearchDone(Message):
     query: str
     hits: list[Hit]
     error: str | None = None
-    counts: dict[str, int] = field(default_factory=dict)  # the sessions counted within COUNT_BUDGET
 
 
 @dataclass
@@ -147,7 +146,7 @@ class SessionsScreen(WorkbenchScreen):
         self._transcript_changed = False  # the shown session grew or wrote something
 
     def compose_body(self) -> Iterable[Widget]:
-        yield Input(placeholder="search messages (/)", id="sessions-search")
+        yield SearchBox(placeholder="search messages (/)", id="sessions-search")
         with Horizontal(id="sessions-body"):
             with ContentSwitcher(initial="sessions-tree", id="sessions-left"):
                 yield LineageTree(id="sessions-tree")
@@ -252,6 +251,7 @@ class SessionsScreen(WorkbenchScreen):
         switcher = self.query_one(ContentSwitcher)
         if not query:  # a search still running finishes unseen (its result no longer matches the box)
             switcher.current = "sessions-tree"
+            self.query_one(SearchResults).show("", [])  # the next first letter opens an empty list: less to draw
             return
         switcher.current = "sessions-results"
         self.query_one(SearchResults).mark_stale()
@@ -274,15 +274,13 @@ class SessionsScreen(WorkbenchScreen):
 
     @work(thread=True, exit_on_error=False, group="search")
     def search(self, query: str) -> None:
-        rows, error, counts = [], None, {}
-        try:
+        rows, error = [], None
+        try:  # the hits alone: their sessions' match counts follow (count_matches), so no key waits for them
             rows = [list_hit(hit) for hit in self.home.archive.search(query, limit=SEARCH_LIMIT, prefix=True)]
-            sessions = list(dict.fromkeys(h.session_id for h in rows))
-            counts = self.home.archive.match_counts(query, sessions, prefix=True, cap=COUNT_CAP, budget=COUNT_BUDGET)
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
             error = exc.message
         finally:
-            self.post_message(SearchDone(query, rows, error, counts))
+            self.post_message(SearchDone(query, rows, error))
 
     @on(SearchDone)
     def _search_done(self, message: SearchDone) -> None:
@@ -295,19 +293,21 @@ class SessionsScreen(WorkbenchScreen):
             return
         if message.error:
             self.notify(message.error, title="Search failed", severity="warning", markup=False)
-        self.query_one(SearchResults).show(message.query, message.hits, message.counts)
-        uncounted = [s for s in dict.fromkeys(h.session_id for h in message.hits) if s not in message.counts]
-        if uncounted:
-            self.count_matches(message.query, uncounted)
+        self.query_one(SearchResults).show(message.query, message.hits)
+        if message.hits:
+            self.count_matches(message.query, list(dict.fromkeys(h.session_id for h in message.hits)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="counts")
     def count_matches(self, query: str, session_ids: list[str]) -> None:
-        """Each listed session's match count, after its hits are on screen (a key typed meanwhile cancels it)."""
+        """Each listed session's match count, after its hits are on screen (a key typed meanwhile stops it)."""
+        worker = get_current_worker()
         try:
-            counts = self.home.archive.match_counts(query, session_ids, prefix=True, cap=COUNT_CAP)
+            counts = self.home.archive.match_counts(
+                query, session_ids, prefix=True, cap=COUNT_CAP, stop=lambda: worker.is_cancelled
+            )
         except WorkbenchError:
             return  # the header keeps its "…"; the next key counts again
-        if not get_current_worker().is_cancelled:
+        if not worker.is_cancelled:
             self.post_message(CountsDone(query, counts))
 
     @on(CountsDone)

@@ -28,6 +28,7 @@ from engine.events import Event, SkillChanged
 from engine.skills.usage import parse_iso
 from widgets.code_view import CodeView
 from widgets.literal import one_line
+from widgets.search_box import SearchBox
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 
 from ..messages import ShowSkill
@@ -207,7 +208,7 @@ class SkillsScreen(WorkbenchScreen):
         self._files_stale = False  # the selected skill changed since its files were read
 
     def compose_body(self) -> Iterable[Widget]:
-        yield Input(placeholder="fuzzy filter skills (/)", id="skills-filter")
+        yield SearchBox(placeholder="fuzzy filter skills (/)", id="skills-filter")
         yield SkillList(id="skills-list")
         with Horizontal(id="skills-detail"):
             with Vertical(id="skills-side"):

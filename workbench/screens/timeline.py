@@ -26,6 +26,7 @@ from engine.events import Event
 from engine.memory.targets import TARGETS
 from engine.timeline import Row, Timeline, describe_group, parse_filter
 from widgets.literal import literal
+from widgets.search_box import SearchBox
 from widgets.timeline_list import TimelineList
 
 from ..messages import JumpToMessage, ShowEntry, ShowProposal, ShowSkill
@@ -79,7 +80,7 @@ class TimelineScreen(WorkbenchScreen):
         self.loading_more = False
 
     def compose_body(self) -> Iterable[Widget]:
-        yield Input(
+        yield SearchBox(
             placeholder="search (/): words, actor:review, subsystem:skills, target:, session:", id="timeline-search"
         )
         yield TimelineList(id="timeline-list")
