@@ -177,10 +177,11 @@ class Journal:
     def commit_all(self, entry_ids: list[int], *, snapshot: str | None = None, release: tuple[str, ...] = ()) -> None:
         """Mark ``begin_all``'s rows done in one transaction, once the change is on disk.
 
-        Called after the owner's lock is released, so the next writer may have settled
-        the rows already (they are left as they are) and begun rows of its own: then
-        ``snapshot`` (the file these rows left) is not kept, since that writer keeps what
-        it needs, and a ``release``d snapshot one of its rows names stays.
+        Rows another writer settled meanwhile are left as they are; if a later writer has
+        begun rows of its own, ``snapshot`` (the file these rows left) is not kept, since
+        that writer keeps what it needs, and a ``release``d snapshot one of its rows names
+        stays. (The memory store commits under its file lock, so for it neither happens
+        unless a process died between its rename and this commit.)
         """
         if not entry_ids:
             return

@@ -576,9 +576,11 @@ class MemoryStore:
             release = tuple(r for r in self._releasable(target) if r != content_hash(left))
             journal_ids = self._write(target, text, outcome, writer, plan)
             self._seen[target] = left
-        # Outside the lock: the next writer settles these rows itself if this process dies first.
-        crash_point("memory-renamed")
-        self.home.journal.commit_all(journal_ids, snapshot=left, release=release)
+            # Still under the lock, so memory writers never meet on workbench.db's write lock (where SQLite's
+            # busy handler sleeps a millisecond or more while this lock is held); a crash here leaves the rows
+            # pending, and the next writer settles them.
+            crash_point("memory-renamed")
+            self.home.journal.commit_all(journal_ids, snapshot=left, release=release)
         if external is not None:
             self.home.bus.publish(external)
         single = outcome.changes[0] if len(outcome.changes) == 1 and plan.journal_action != "undo" else None
@@ -597,8 +599,8 @@ class MemoryStore:
 
     def _write(self, target: str, text: str, outcome: Outcome, writer: _Writer, plan: _Plan) -> list[int]:
         """Under the lock: journal the changes (pending, one transaction, with the new file's hash),
-        then write the file. The caller commits the rows, and keeps the file's snapshot, once the lock
-        is released; if it dies first, the next writer settles them (``_settle``).
+        then write the file. The caller then commits the rows and keeps the file's snapshot; if it
+        dies first, the next writer settles them (``_settle``).
 
         The file is fsynced before its rename, as Hermes does; the folder is not (see
         docs/reliability.md): the journal's settling handles either outcome of a power cut.
