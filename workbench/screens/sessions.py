@@ -253,7 +253,7 @@ class SessionsScreen(WorkbenchScreen):
             switcher.current = "sessions-tree"
             self.query_one(SearchResults).show("", [])  # the next first letter opens an empty list: less to draw
             return
-        switcher.current = "sessions-results"
+        # The results take the tree's place when they arrive (_search_done): one relayout and one frame per key.
         self.query_one(SearchResults).mark_stale()
         self.workers.cancel_group(self, "counts")  # counts of the old text would be dropped anyway
         if self._searching is None:
@@ -293,6 +293,7 @@ class SessionsScreen(WorkbenchScreen):
             return
         if message.error:
             self.notify(message.error, title="Search failed", severity="warning", markup=False)
+        self.query_one(ContentSwitcher).current = "sessions-results"
         self.query_one(SearchResults).show(message.query, message.hits)
         if message.hits:
             self.count_matches(message.query, list(dict.fromkeys(h.session_id for h in message.hits)))
