@@ -7,6 +7,7 @@ Adding a screen: subclass ``workbench.screens.base.WorkbenchScreen`` and add it 
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from dataclasses import dataclass
@@ -73,6 +74,7 @@ MODES: dict[str, type[Screen]] = {
 }
 
 CURATOR_TICK = 60.0  # seconds between checks whether a Curator pass is due
+GC_THRESHOLDS = (20_000, 20, 20)  # Python's are (700, 10, 10); see on_mount
 
 # Changes another process made, reported by the watcher, as the events the screens know.
 EXTERNAL_EVENTS = {
@@ -189,6 +191,7 @@ class WorkbenchApp(App):
         self.engine_events: Signal[Event] = Signal(self, "engine-events")
         self._bridge: EngineBridge | None = None
         self._watcher: HomeWatcher | None = None
+        self._gc_thresholds = gc.get_threshold()  # put back on unmount (see on_mount)
         self._demo_cancel = threading.Event()
         self._stopping = threading.Event()
         self.frozen_snapshot = None  # the snapshot the Memory screen compares with (see MemoryScreen)
@@ -296,6 +299,11 @@ class WorkbenchApp(App):
                 lambda target: (self.home.memory.usage(target).chars, self.home.memory.limit(target))
             )
             self._play_demo(self.demo_speed)
+        # Drawing allocates many short-lived objects, and a full collection walked everything start-up
+        # built (the home, its caches, the screens): a keystroke's frame could wait 50-100 ms for it.
+        # Collect less often, and once the first frame is drawn, leave what exists out of collections.
+        gc.set_threshold(*GC_THRESHOLDS)
+        self.call_after_refresh(gc.freeze)
 
     def on_unmount(self) -> None:
         self._demo_cancel.set()
@@ -304,6 +312,8 @@ class WorkbenchApp(App):
             self._watcher.stop()
         if self._bridge is not None:
             self._bridge.close()
+        gc.unfreeze()  # what was frozen is collected again once unreachable (an app in a test process)
+        gc.set_threshold(*self._gc_thresholds)
 
     def _remember_theme(self, theme) -> None:
         if load_settings(self.settings_file).get("theme") != theme.name:
