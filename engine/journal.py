@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,22 @@ from .db import ThreadConnections, write_transaction
 from .values import iso_time, json_value, number_value, text_value
 
 ACTORS = ("agent", "review", "curator", "user", "external")
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _storable(text: str | None) -> str | None:
+    """Text SQLite can store: a lone surrogate (JSON such as ``"\\ud800"`` in a hand-made record) is U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text) if text else text
+
+
+def _detail_json(detail: dict | None) -> str | None:
+    """``detail`` as JSON; escaped (\\uXXXX) where a lone surrogate would not be valid UTF-8, so it reads back as is."""
+    if not detail:
+        return None
+    text = json.dumps(detail, ensure_ascii=False)
+    return json.dumps(detail) if _SURROGATE.search(text) else text
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal (
@@ -164,10 +181,10 @@ class Journal:
         for key in ("before", "after"):
             if key in updates:
                 sets.append(f"{key} = ?")
-                values.append(updates[key])
+                values.append(_storable(updates[key]))
         if "detail" in updates:
             sets.append("detail = ?")
-            values.append(json.dumps(updates["detail"], ensure_ascii=False))
+            values.append(_detail_json(updates["detail"]))
         conn = self.connection()
         with write_transaction(conn, self.read_only):
             conn.execute(f"UPDATE journal SET {', '.join(sets)} WHERE id = ?", (*values, entry_id))
@@ -362,13 +379,13 @@ class Journal:
                 self.clock.now(),
                 actor,
                 subsystem,
-                action,
-                target,
-                before,
-                after,
-                session_id,
+                _storable(action),
+                _storable(target),
+                _storable(before),
+                _storable(after),
+                _storable(session_id),
                 message_id,
-                json.dumps(detail, ensure_ascii=False) if detail else None,
+                _detail_json(detail),
                 status,
             ),
         )

@@ -101,3 +101,22 @@ def test_a_late_commit_keeps_what_a_newer_write_needs_and_nothing_it_released(tm
     assert _files(home) == [content_hash(before)]
     journal.commit_all([late])  # committing again (the next writer settled it first) changes nothing
     assert journal.get(late).status == "done"
+
+
+def test_a_lone_surrogate_in_a_hand_made_record_is_journaled_not_a_crash(tmp_path):
+    """JSON such as "\\ud800" in a pending record decodes to text SQLite cannot store as UTF-8
+    (found by the file fuzz: `pending approve` exited 70). The detail keeps it exactly, escaped;
+    the display columns show U+FFFD."""
+    home = open_home(tmp_path / "home", clock=FixedClock(1796040000.0))
+    journal = home.journal
+    row = journal.append(
+        "approvals", "approve", "0fd46b3b", actor="user", before="bad \ud800 summary", detail={"action": "\ud800"}
+    )
+    entry = journal.get(row)
+    assert entry.detail == {"action": "\ud800"}
+    assert entry.before == "bad \ufffd summary"
+    pending = journal.begin("approvals", "approve", "x", actor="user", detail={"summary": "\udfff"})
+    journal.commit(pending, after="\udc80", detail={"summary": "\udfff", "done": True})
+    assert journal.get(pending).detail == {"summary": "\udfff", "done": True}
+    assert journal.get(pending).after == "\ufffd"
+    home.close()
