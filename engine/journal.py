@@ -32,9 +32,10 @@ ACTORS = ("agent", "review", "curator", "user", "external")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _storable(text: str | None) -> str | None:
-    """Text SQLite can store: a lone surrogate (JSON such as ``"\\ud800"`` in a hand-made record) is U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text) if text else text
+def _storable(value: Any) -> Any:
+    """A value SQLite can store: in text, a lone surrogate (JSON such as ``"\\ud800"`` in a hand-made
+    record) becomes U+FFFD; anything else is left as it is."""
+    return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else value
 
 
 def _detail_json(detail: dict | None) -> str | None:

@@ -102,6 +102,13 @@ def test_unknown_id_is_a_clear_error(home):
         home.approvals.get("deadbeef")
 
 
+def _deep(levels: int) -> list:
+    value: list = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
 def test_malformed_record_files_are_reported_skipped_and_kept(home):
     good = _stage(home, content="ok", target="memory")
     folder = home.pending_dir / "memory"
@@ -112,6 +119,8 @@ def test_malformed_record_files_are_reported_skipped_and_kept(home):
         "55555555.json": json.dumps({"id": "55555555", "action": "add", "created_at": 1}),
         "notanid.json": json.dumps({"id": "notanid"}),
         "66666666.json": b"\xff\xfe\x00garbage",
+        "77777777.json": "[" * 100_000,  # past Python's stack when decoded (found by the file fuzz)
+        "88888888.json": json.dumps({"id": "88888888", "payload": {"a": _deep(80)}}),
     }
     for name, content in bad_files.items():
         (folder / name).write_bytes(content if isinstance(content, bytes) else content.encode())
@@ -121,6 +130,7 @@ def test_malformed_record_files_are_reported_skipped_and_kept(home):
     assert "not valid JSON" in problems["11111111.json"]
     assert "does not match the file name" in problems["33333333.json"]
     assert "payload" in problems["55555555.json"]
+    assert "nested more than" in problems["77777777.json"] and "nested more than" in problems["88888888.json"]
     for name in bad_files:
         assert (folder / name).exists()
     with pytest.raises(WorkbenchError, match="left untouched"):

@@ -119,4 +119,6 @@ def test_a_lone_surrogate_in_a_hand_made_record_is_journaled_not_a_crash(tmp_pat
     journal.commit(pending, after="\udc80", detail={"summary": "\udfff", "done": True})
     assert journal.get(pending).detail == {"summary": "\udfff", "done": True}
     assert journal.get(pending).after == "\ufffd"
+    odd = journal.append("approvals", "stage", "y", actor="user", session_id=True, before=None)  # not text: as before
+    assert journal.get(odd).session_id == "1"  # read back as text, as the column is
     home.close()

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import WorkbenchError
 from ..fileio import LinkPolicy, UnsafePath
 from ..tools import BACKGROUND_REVIEW, FLUSH, FOREGROUND
-from ..values import iso_time
+from ..values import MAX_JSON_DEPTH, iso_time, json_depth
 
 SUBSYSTEMS = ("memory", "skills")
 ORIGINS = (FOREGROUND, BACKGROUND_REVIEW, FLUSH, "curator")  # curator: a consolidation plan
@@ -139,6 +139,10 @@ class PendingStore:
             raise ValueError(f"unreadable: {exc}") from None
         except json.JSONDecodeError as exc:
             raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        except RecursionError:  # nested past Python's stack
+            raise ValueError(f"nested more than {MAX_JSON_DEPTH} levels deep: not a record") from None
+        if json_depth(data) > MAX_JSON_DEPTH:  # later dumps and walks would overflow the stack
+            raise ValueError(f"nested more than {MAX_JSON_DEPTH} levels deep: not a record")
         return record_from_dict(data, path.stem, subsystem)
 
     def find(self, pending_id: str) -> tuple[str, Path] | None:
