@@ -12,8 +12,10 @@ from tests.screens_seed import open_mode, screen_text, seed_skills
 from tests.tui_support import make_app, settle, wait_for
 from widgets.code_view import highlight_file
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
+from widgets.timeline_list import TimelineList
 from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.skills import DaysDialog, LedgerDialog, SkillsScreen
+from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.anyio
 DAY = 86400
@@ -220,3 +222,27 @@ async def test_the_screen_reads_skill_files_only_through_the_library_view(home, 
         screen.load_file("git-rebase", "references/blob.md")
         await wait_for(pilot, lambda: screen.shown == ("git-rebase", "references/blob.md"), what="the binary file")
         assert "[Binary file: blob.md" in screen_text(app)
+
+
+@pytest.mark.parametrize(
+    ("key", "screen_class", "box", "listed"),
+    [("3", SkillsScreen, "#skills-filter", SkillList), ("6", TimelineScreen, "#timeline-search", TimelineList)],
+)
+async def test_escape_in_a_filter_box_empties_it_and_goes_back_to_the_list(
+    home, tmp_path, key, screen_class, box, listed
+):
+    """Escape leaves the box (keys typed next are commands again, not text), as in Sessions."""
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, key, screen_class)
+        await pilot.press("slash", *"invo")
+        await settle(pilot)
+        field = screen.query_one(box, Input)
+        assert field.has_focus and field.value == "invo"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert field.value == "" and isinstance(app.focused, listed)
+        await pilot.press("1")  # a command again: switches to Memory
+        await wait_for(pilot, lambda: app.current_mode == "memory", what="the Memory screen")
+        assert field.value == ""

@@ -1,4 +1,4 @@
-"""A one-line text box whose typing redraws only itself.
+"""A one-line search or filter box: typing redraws only the box, and escape leaves it.
 
 Textual's ``Input`` sets its ``virtual_size`` (the width of its text) on every change,
 and ``virtual_size`` is a layout reactive: each key typed into a search box relaid out
@@ -9,12 +9,19 @@ width only matters to its own scrolling: here the same reactive repaints the box
 
 from __future__ import annotations
 
+from textual.binding import Binding
 from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.widgets import Input
 
 
 class SearchBox(Input):
-    """An ``Input`` for search and filter boxes (fixed height, full width)."""
+    """An ``Input`` for the search and filter boxes above a list (fixed height, full width)."""
 
+    BINDINGS = [Binding("escape", "leave", "Clear", show=False)]
     virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+
+    def action_leave(self) -> None:
+        """Escape: empty the box and go on to what it filters, the widget after it."""
+        self.value = ""
+        self.screen.focus_next()

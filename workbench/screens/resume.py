@@ -22,7 +22,6 @@ from textual.widgets.option_list import Option
 
 from engine.archive import Session
 from widgets.literal import literal, one_line
-from widgets.search_box import SearchBox
 
 from .dialogs import Dialog
 
@@ -72,7 +71,7 @@ class ResumeDialog(Dialog[str | None]):
                 literal("Resume which session? Type an id, its start or a title; enter resumes, esc cancels", "bold"),
                 classes="dialog-title",
             )
-            yield SearchBox(placeholder="id, id prefix or title", id="resume-filter")
+            yield Input(placeholder="id, id prefix or title", id="resume-filter")
             yield Static("", id="resume-error", classes="error")
             yield OptionList(*map(session_option, self.recent), id="resume-list")
 
