@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import threading
 from dataclasses import dataclass
 from functools import partial
@@ -75,6 +76,7 @@ MODES: dict[str, type[Screen]] = {
 
 CURATOR_TICK = 60.0  # seconds between checks whether a Curator pass is due
 GC_THRESHOLDS = (20_000, 20, 20)  # Python's are (700, 10, 10); see on_mount
+TERMINAL_CHECK = 1.0  # seconds between checks that the terminal is still there
 
 # Changes another process made, reported by the watcher, as the events the screens know.
 EXTERNAL_EVENTS = {
@@ -304,6 +306,19 @@ class WorkbenchApp(App):
         # Collect less often, and once the first frame is drawn, leave what exists out of collections.
         gc.set_threshold(*GC_THRESHOLDS)
         self.call_after_refresh(gc.freeze)
+        if not self.is_headless:
+            self.set_interval(TERMINAL_CHECK, self._exit_if_terminal_gone)
+
+    def _exit_if_terminal_gone(self) -> None:
+        """Quit once the terminal has hung up (its window closed, tmux killed, ssh dropped).
+
+        SIGHUP only reaches us when our session leader passes it on; under ``make run`` it
+        does not, and Textual's input thread then spins on end-of-file while the app goes
+        on writing to the home unseen.
+        """
+        stdin = sys.__stdin__
+        if stdin is None or not os.isatty(stdin.fileno()):
+            self.exit(return_code=1, message="The terminal went away; the workbench quit.")
 
     def on_unmount(self) -> None:
         self._demo_cancel.set()

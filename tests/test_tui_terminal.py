@@ -1,0 +1,71 @@
+"""The real TUI in a real terminal (a pty): when the terminal goes away, the app quits.
+
+Under ``make run`` the session leader is make, which keeps SIGHUP to itself, so closing
+the window (or killing tmux) used to leave the app running unseen, Textual's input
+thread spinning on end-of-file. The parent here plays make's part: it leads the pty's
+session, catches SIGHUP and waits for its child, the workbench.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import sys
+import time
+
+from engine import open_home
+
+PARENT = """
+import signal, subprocess, sys
+signal.signal(signal.SIGHUP, lambda *_: None)  # as make does: the hang-up stops here
+child = subprocess.Popen([sys.executable, "-m", "workbench", "--home", sys.argv[1]])
+open(sys.argv[2], "w").write(str(child.pid))
+sys.exit(child.wait())
+"""
+
+
+def _read_until(fd: int, wanted: bytes, seconds: float) -> bytes:
+    seen, deadline = bytearray(), time.monotonic() + seconds
+    while wanted not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(fd, 65536)
+            except OSError:
+                break
+    return bytes(seen)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie has exited; only its parent has not reaped it yet
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_the_app_quits_when_its_terminal_hangs_up(tmp_path):
+    open_home(tmp_path / "home").close()
+    pid_file = tmp_path / "child.pid"
+    env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(tmp_path / "config"), "COLUMNS": "80", "LINES": "24"}
+    parent, master = pty.fork()
+    if parent == 0:  # the child: session leader of the pty, like make under tmux
+        os.execve(sys.executable, [sys.executable, "-c", PARENT, str(tmp_path / "home"), str(pid_file)], env)
+    try:
+        drawn = _read_until(master, b"Memory", 60)
+        assert b"Memory" in drawn, drawn[-500:]
+        child = int(pid_file.read_text())
+        os.close(master)  # the window closes
+        deadline = time.monotonic() + 30
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _alive(child), "the workbench kept running after its terminal went away"
+    finally:
+        for pid in (parent, *([int(pid_file.read_text())] if pid_file.exists() else [])):
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        os.waitpid(parent, 0)
