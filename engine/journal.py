@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,17 +24,9 @@ from typing import Any
 
 from .clock import Clock
 from .db import ThreadConnections, write_transaction
-from .values import iso_time, json_value, number_value, text_value
+from .values import LONE_SURROGATE, iso_time, json_value, number_value, storable, text_value
 
 ACTORS = ("agent", "review", "curator", "user", "external")
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _storable(value: Any) -> Any:
-    """A value SQLite can store: in text, a lone surrogate (JSON such as ``"\\ud800"`` in a hand-made
-    record) becomes U+FFFD; anything else is left as it is."""
-    return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else value
 
 
 def _detail_json(detail: dict | None) -> str | None:
@@ -43,7 +34,7 @@ def _detail_json(detail: dict | None) -> str | None:
     if not detail:
         return None
     text = json.dumps(detail, ensure_ascii=False)
-    return json.dumps(detail) if _SURROGATE.search(text) else text
+    return json.dumps(detail) if LONE_SURROGATE.search(text) else text
 
 
 _SCHEMA = """
@@ -182,7 +173,7 @@ class Journal:
         for key in ("before", "after"):
             if key in updates:
                 sets.append(f"{key} = ?")
-                values.append(_storable(updates[key]))
+                values.append(storable(updates[key]))
         if "detail" in updates:
             sets.append("detail = ?")
             values.append(_detail_json(updates["detail"]))
@@ -380,11 +371,11 @@ class Journal:
                 self.clock.now(),
                 actor,
                 subsystem,
-                _storable(action),
-                _storable(target),
-                _storable(before),
-                _storable(after),
-                _storable(session_id),
+                storable(action),
+                storable(target),
+                storable(before),
+                storable(after),
+                storable(session_id),
                 message_id,
                 _detail_json(detail),
                 status,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,6 +39,14 @@ def count_value(raw: Any) -> int:
     """A count as an int (0 when it is not a finite number in SQLite's range)."""
     value = number_value(raw)
     return int(value) if value is not None and abs(value) < 2**63 else 0
+
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON's "\\ud800" decodes to one: not valid UTF-8, SQLite refuses it
+
+
+def storable(value: Any) -> Any:
+    """A value SQLite can take: in text, each lone surrogate becomes U+FFFD; anything else as it is."""
+    return LONE_SURROGATE.sub("\ufffd", value) if isinstance(value, str) else value
 
 
 MAX_JSON_DEPTH = 64  # far deeper than any record we or Hermes write; every reader and writer copes with it

@@ -13,6 +13,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from ..values import storable
+
 MAX_QUERY_CHARS = 2048
 OPERATORS = ("AND", "OR", "NOT")
 MIN_PREFIX = 3  # search-as-you-type widens the last word only from 3 characters (1-2 would match half the index)
@@ -118,12 +120,9 @@ class ParsedQuery:
         return " ".join('"' + t.replace('"', '""') + '"' for t in self.terms)
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def parse(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) -> ParsedQuery:
     """Tokens of ``query``; a lone surrogate (which SQLite cannot take) becomes U+FFFD and matches nothing."""
-    tokens = tokenize(_LONE_SURROGATE.sub("\ufffd", query), prefix=prefix, min_prefix=min_prefix)
+    tokens = tokenize(storable(query), prefix=prefix, min_prefix=min_prefix)
     return ParsedQuery(tokens, any(contains_cjk(t.text) for t in tokens if not t.operator))
 
 
