@@ -32,10 +32,7 @@ def gate(source: str) -> Gate:
         parsed = sre_parse.parse(source)
     except Exception:  # noqa: BLE001 - syntax only the regex module knows: no gate, the rule always runs
         return ()
-    exact, required = _sequence(list(parsed))
-    sets = required + ([frozenset(exact)] if exact is not None and "" not in exact else [])
-    useful = {s for s in sets if s and "" not in s}
-    return tuple(sorted(useful, key=lambda s: (-min(map(len, s)), len(s))))  # most selective first
+    return tuple(sorted(set(_requirements(*_sequence(list(parsed)))), key=_selectivity, reverse=True))
 
 
 def passes(rule_gate: Gate, present: set[str]) -> bool:
@@ -163,10 +160,18 @@ def _branch(alternatives) -> tuple[set[str] | None, list[frozenset[str]]]:
     return None, [frozenset(union)]
 
 
+def _requirements(exact: set[str] | None, required: list[frozenset[str]]) -> list[frozenset[str]]:
+    """Every set a node requires that rules something out (a set holding "" is met by any text)."""
+    sets = [*required, *([frozenset(exact)] if exact is not None else [])]
+    return [s for s in sets if s and "" not in s]
+
+
+def _selectivity(choices: frozenset[str]) -> tuple[int, int]:
+    """Longer shortest literal first, then fewer literals: the set least texts pass."""
+    return min(map(len, choices)), -len(choices)
+
+
 def _best(exact: set[str] | None, required: list[frozenset[str]]) -> list[frozenset[str]]:
     """The single most selective set a node requires (as a list: empty when it requires none)."""
-    sets = list(required)
-    if exact is not None and "" not in exact:
-        sets.append(frozenset(exact))
-    sets = [s for s in sets if s and "" not in s]
-    return [max(sets, key=lambda s: (min(map(len, s)), -len(s)))] if sets else []
+    sets = _requirements(exact, required)
+    return [max(sets, key=_selectivity)] if sets else []
