@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import WorkbenchError
 from ..events import MessageStored, SessionChanged
 from ..values import count_value, number_value, text_value
+from . import merges
 from .core import ArchiveCore
 from .models import Message, decode_content, encode_content, parse_json
 
@@ -70,7 +71,8 @@ class MessagesMixin(ArchiveCore):
 
         Per turn, not per message: one counter update (which also proves the session
         exists), one multi-row INSERT ... RETURNING per ``_ROWS_PER_INSERT`` messages, and
-        one ``MessageStored`` event after the commit.
+        one ``MessageStored`` event after the commit. FTS5's merging is left to idle
+        time (``merges``).
         """
         rows = [self._message_values(m) for m in messages]
         if not rows:
@@ -81,7 +83,8 @@ class MessagesMixin(ArchiveCore):
                 whole = attempt == _REPAIRS or self._keep_fts_whole(conn)
                 if whole:
                     self._claim_session(conn, session_id, len(rows), calls)
-                    ids = self._insert_rows(conn, session_id, rows)
+                    with merges.deferred(conn, self._bounds[0]):
+                        ids = self._insert_rows(conn, session_id, rows)
             if whole:
                 break
             self._complete(conn, "repair-index")  # in a transaction of its own, journaled, then write
