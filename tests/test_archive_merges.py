@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 
 from engine import FixedClock, open_home
-from engine.archive.upkeep import segments
+from engine.archive import merges
+from engine.archive.merges import segments
 
 TABLES = ("messages_fts", "messages_fts_trigram")
 
@@ -31,28 +33,77 @@ def _turn(i: int) -> list[dict]:
     return [{"role": "user", "content": f"question word{i} about 数据库{i}"}, {"role": "assistant", "content": words}]
 
 
-def test_each_turn_adds_one_segment_and_the_setting_reads_back_unchanged(tmp_path):
+def test_turns_keep_every_level_merged_and_the_settings_read_back_unchanged(tmp_path):
     home = _home(tmp_path)
     archive, conn = home.archive, home.archive.conn()
-    before = {t: segments(conn, t) for t in TABLES}
-    for i in range(12):  # FTS5's own automerge (4) would have merged these by the fourth
+    for i in range(60):
         archive.append_messages("s", _turn(i))
-    assert {t: segments(conn, t) for t in TABLES} == {t: before[t] + 12 for t in TABLES}
-    assert all(s.get("automerge", 4) == 4 for s in _settings(home.state_db_path).values())
-    for i in range(12):
-        assert {h.match_message_id for h in archive.search(f"word{i}")} == {2 * i + 1}
-    home.close()
-
-
-def test_a_level_that_fills_up_is_still_merged_at_once(tmp_path):
-    home = _home(tmp_path)
-    archive, conn = home.archive, home.archive.conn()
-    for i in range(40):
-        archive.append_messages("s", _turn(i))
-        assert all(segments(conn, t) <= 16 for t in TABLES)  # FTS5's crisismerge, left as it is
+        for table in TABLES:  # a level is merged from START_SEGMENTS on, while new turns add to the one below
+            assert all(len(level.pages) <= merges.START_SEGMENTS + 2 for level in merges.structure(conn, table))
+    assert all(settings == {"version": 4} for settings in _settings(home.state_db_path).values())
     matched = conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'question'").fetchone()[0]
-    assert matched == 40
+    assert matched == 60
+    assert {h.match_message_id for h in archive.search("word17")} == {35}
+    assert [h.match_message_id for h in archive.search("数据库17")] == [35]
     home.close()
+
+
+def test_a_turn_leaves_a_large_level_to_idle_upkeep_until_it_is_full(tmp_path, monkeypatch):
+    monkeypatch.setattr(merges, "SMALL_LEVEL_PAGES", 0)  # every level counts as large
+    home = _home(tmp_path)
+    archive, conn = home.archive, home.archive.conn()
+    for i in range(15):  # FTS5's own automerge (4) would have merged these
+        archive.append_messages("s", _turn(i))
+    assert {t: segments(conn, t) for t in TABLES} == {t: 15 for t in TABLES}
+    for i in range(15, 40):  # a level of 16 (the file's crisismerge) is merged whatever its size, in steps
+        archive.append_messages("s", _turn(i))
+        assert all(segments(conn, t) <= 20 for t in TABLES)  # new turns add segments while it runs
+    assert all(segments(conn, t) < 16 for t in TABLES)
+    before = [h.match_message_id for h in archive.search("question", limit=50)]
+    while archive.upkeep(budget_s=0.05):
+        pass
+    assert {t: segments(conn, t) for t in TABLES} == {t: 1 for t in TABLES}
+    assert [h.match_message_id for h in archive.search("question", limit=50)] == before
+    home.close()
+
+
+def test_the_level_chosen_is_the_one_fts5_merges_next(tmp_path):
+    """``next_merge`` mirrors FTS5's choice: after a ``merge`` step nothing below the level it named
+    has changed, that level or its output has, and nothing changes when it names none."""
+    conn = sqlite3.connect(tmp_path / "fts.db", isolation_level=None)
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(content)")
+    conn.execute("INSERT INTO t(t, rank) VALUES ('automerge', 0)")
+    conn.execute("INSERT INTO t(t, rank) VALUES ('crisismerge', 1999)")
+    rng = random.Random(11)
+    checked = set()
+    for _ in range(300):
+        conn.execute("BEGIN")
+        for _ in range(rng.choice([1, 1, 2, 40])):
+            conn.execute(
+                "INSERT INTO t(content) VALUES (?)", (" ".join(f"w{rng.randrange(4000)}" for _ in range(200)),)
+            )
+        conn.execute("COMMIT")
+        if rng.random() < 0.6:
+            continue
+        before = merges.structure(conn, "t")
+        chosen = merges.next_merge(before, 4)
+        conn.execute("INSERT INTO t(t, rank) VALUES ('merge', ?)", (rng.choice([1, 4, 16]),))
+        after = merges.structure(conn, "t")
+        changed = next((n for n, (a, b) in enumerate(zip(before, after, strict=False)) if a != b), None)
+        if changed is None and len(after) != len(before):
+            changed = min(len(before), len(after))  # only a new level, above the one merged
+        if chosen is None:
+            assert changed is None, (before, after)
+        else:  # the merged level, or only its output (the level above) when no input page was used up
+            assert changed == chosen or (changed == chosen + 1 and after[chosen].merging), (before, after)
+        checked.add("none" if chosen is None else "unfinished" if before[chosen].merging else "most")
+    conn.execute("INSERT INTO t(t) VALUES ('optimize')")
+    merged = merges.structure(conn, "t")
+    assert merges.next_merge(merged, 4) is None
+    conn.execute("INSERT INTO t(t, rank) VALUES ('merge', 16)")
+    assert merges.structure(conn, "t") == merged
+    assert checked == {"unfinished", "most"}  # both branches of the choice were compared
+    conn.close()
 
 
 def test_a_setting_of_the_files_own_is_put_back_and_off_stays_off(tmp_path):

@@ -1,56 +1,186 @@
-"""Turn writes leave FTS5's merging to idle time.
+"""FTS5 segment merging: what a turn write does itself, and what it leaves to idle upkeep.
 
-FTS5 merges segments as part of every write (its ``automerge`` setting), and the work
-grows with the number of index levels: at 1M messages a turn write into Hermes's layout
-spent about three quarters of its CPU merging, and now and then a merge of large
-segments held the write lock for most of a second. Our turn writes switch ``automerge``
-off inside their own transaction, have FTS5 write their rows out at a savepoint, and
-put the table's setting back before the commit: other writers (Hermes) only ever see
-the file's own setting. ``crisismerge`` is left as it is, so a level that fills up is
-still merged at once and the number of segments stays bounded whoever writes; the rest
-is ``upkeep``'s bounded idle steps.
+FTS5 merges segments inside writes: ``automerge`` does, every 64 leaf pages written,
+64 pages of merging per level of the index, and ``crisismerge`` merges a whole level in
+one go once it holds 16 segments. At 1M messages that was three quarters of a turn
+write's CPU, and a write that fell on a merge of large segments (a term's whole doclist
+is written in one piece) held the write lock for most of a second.
+
+So our turn writes switch both off inside their own transaction and merge in small,
+even steps instead: a few ``merge`` steps of ``STEP_PAGES`` pages, once the level FTS5
+would merge next holds ``START_SEGMENTS`` and only while it is small
+(``SMALL_LEVEL_PAGES``). A turn leaves the large
+levels to ``upkeep``'s bounded idle steps, unless one has piled up as many segments as the
+file's ``crisismerge``: that one is merged as FTS5 would have. The settings are
+put back before the commit, so other connections (Hermes) only ever see the file's own
+values, and Hermes's writes merge as they always did.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-DEFAULT_AUTOMERGE = 4  # FTS5's value when the table's config holds none
-MAX_AUTOMERGE = 64  # the largest value FTS5 accepts
+# FTS5's defaults when a table's config holds no value, and the ranges it accepts.
+DEFAULTS = {"automerge": 4, "crisismerge": 16, "usermerge": 4}
+RANGES = {"automerge": (1, 64), "crisismerge": (2, 1999), "usermerge": (2, 16)}
+NO_CRISIS = 1999  # the largest crisismerge FTS5 accepts: no level fills up within one turn
+STEP_PAGES = 16  # leaf pages a merge step writes (a little more: a term's doclist is never split)
+MAX_STEPS = 2  # merge steps per table per turn: enough to keep the small levels merged
+START_SEGMENTS = 8  # a level is merged once it holds this many: fewer, larger merges, as lazy as FTS5's own
+SMALL_LEVEL_PAGES = 2000  # a level this small (about 8 MB) merges in a few milliseconds a step
 
 
-def _automerge(conn: sqlite3.Connection, table: str) -> int | None:
-    """The table's automerge, or None when merging is already off or the setting is not one FTS5 accepts."""
+@dataclass(frozen=True)
+class Level:
+    merging: int  # how many of its first segments an unfinished merge is reading (0: none)
+    pages: tuple[int, ...]  # leaf pages of each segment
+
+
+def structure(conn: sqlite3.Connection, table: str) -> list[Level] | None:
+    """An FTS5 index's levels, read from its structure record (None when it is unreadable)."""
     try:
-        row = conn.execute(f"SELECT v FROM {table}_config WHERE k = 'automerge'").fetchone()
+        row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 10").fetchone()
     except sqlite3.Error:
         return None
-    value = DEFAULT_AUTOMERGE if row is None else row[0]
-    return value if isinstance(value, int) and 0 < value <= MAX_AUTOMERGE else None
+    if not row or not isinstance(row[0], bytes) or len(row[0]) < 6:
+        return None
+    data, start, fields = row[0], 4, 3  # a 4-byte cookie; (3.45+) a version marker, then 5 more fields a segment
+    if data[4:9] == b"\xff\x00\x00\x00\x01":
+        start, fields = 9, 8
+    values = _varints(data, start)
+    if values is None or len(values) < 3:
+        return None
+    levels, i = [], 3  # levels, segments in all, the write counter
+    try:
+        for _ in range(values[0]):
+            merging, n = values[i], values[i + 1]
+            i += 2
+            pages = tuple(values[k + 2] - values[k + 1] + 1 for k in range(i, i + n * fields, fields))
+            if len(pages) != n:
+                return None
+            levels.append(Level(merging, pages))
+            i += n * fields
+    except IndexError:
+        return None
+    return levels
 
 
-def _set(conn: sqlite3.Connection, table: str, value: int) -> None:
-    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', ?)", (value,))
+def segments(conn: sqlite3.Connection, table: str) -> int | None:
+    """How many segments an FTS5 index holds (None when the table or its structure is unreadable)."""
+    levels = structure(conn, table)
+    return None if levels is None else sum(len(level.pages) for level in levels)
+
+
+_VARINT = re.compile(rb"[\x80-\xff]{0,7}[\x00-\x7f]")  # SQLite's varints up to 2**56, all a record holds
+
+
+def _varints(data: bytes, start: int) -> list[int] | None:
+    """Every varint from ``start`` on (None when the bytes are not a run of them)."""
+    tokens = _VARINT.findall(data, start)
+    if sum(map(len, tokens)) != len(data) - start:
+        return None
+    values = []
+    for token in tokens:
+        value = 0
+        for byte in token:
+            value = (value << 7) | (byte & 0x7F)
+        values.append(value)
+    return values
+
+
+def next_merge(levels: list[Level], usermerge: int) -> int | None:
+    """The level FTS5's ``merge`` would work on next, chosen as FTS5 does: an unfinished merge
+    unless a lower level holds more segments, else the level with the most segments if it has
+    at least ``usermerge``. None when it would merge nothing."""
+    best, chosen = 0, None
+    for n, level in enumerate(levels):
+        if level.merging:
+            if level.merging > best:
+                best, chosen = usermerge, n
+            break
+        if len(level.pages) > best:
+            best, chosen = len(level.pages), n
+    return chosen if best >= usermerge else None
+
+
+def _input_pages(level: Level) -> int:
+    return sum(level.pages[: level.merging] if level.merging else level.pages)
+
+
+def _settings(conn: sqlite3.Connection, table: str) -> dict[str, int | None] | None:
+    """The merge settings the table's config holds (None for a default), or None when one is not a
+    value FTS5 accepts, or automerge is off (the file's owner chose that: such a table is written
+    as it always was)."""
+    try:
+        found = dict(conn.execute(f"SELECT k, v FROM {table}_config WHERE k IN (?, ?, ?)", tuple(DEFAULTS)))
+    except sqlite3.Error:
+        return None
+    settings = {key: found.get(key) for key in DEFAULTS}
+    for key, value in settings.items():
+        low, high = RANGES[key]
+        if value is not None and (not isinstance(value, int) or not low <= value <= high):
+            return None
+    return settings
+
+
+def _set(conn: sqlite3.Connection, table: str, key: str, value: int) -> None:
+    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES (?, ?)", (key, value))
+
+
+def _restore(conn: sqlite3.Connection, table: str, key: str, value: int | None) -> None:
+    """Put a setting back; one the file did not hold is set to FTS5's default (so every connection
+    reloads it) and its row removed again, leaving the config table as it was."""
+    _set(conn, table, key, DEFAULTS[key] if value is None else value)
+    if value is None:
+        conn.execute(f"DELETE FROM {table}_config WHERE k = ?", (key,))
+
+
+def _merge_small_levels(conn: sqlite3.Connection, table: str, usermerge: int, crisismerge: int) -> None:
+    """A few steps while the level next in line is small, or holds as many segments as FTS5's crisis
+    merge allows (merged regardless, as FTS5 would: segments never pile up past the file's own bound)."""
+    for _ in range(MAX_STEPS):
+        levels = structure(conn, table)
+        chosen = None if levels is None else next_merge(levels, usermerge)
+        if levels is None or chosen is None:
+            return
+        level = levels[chosen]
+        if not level.merging and len(level.pages) < START_SEGMENTS:
+            return
+        if _input_pages(level) > SMALL_LEVEL_PAGES and len(level.pages) < crisismerge:
+            return
+        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (STEP_PAGES,))
 
 
 @contextlib.contextmanager
-def deferred(conn: sqlite3.Connection, tables: tuple[str, ...]) -> Iterator[None]:
-    """Inside a write transaction: the rows written in the block add segments, merging nothing."""
+def turn_merges(conn: sqlite3.Connection, tables: tuple[str, ...]) -> Iterator[None]:
+    """Inside a write transaction: the rows written in the block are indexed without FTS5's own
+    merging, then the small levels are merged in a few bounded steps."""
     kept = {}
     for table in tables:
-        value = _automerge(conn, table)
-        if value is None:
+        settings = _settings(conn, table)
+        if settings is None:
             continue
         try:
-            _set(conn, table, 0)
+            _set(conn, table, "automerge", 0)
+            _set(conn, table, "crisismerge", NO_CRISIS)
         except sqlite3.Error:
             continue  # a table FTS5 cannot configure is written as before
-        kept[table] = value
+        kept[table] = settings
     yield
-    if kept:
-        conn.execute("SAVEPOINT fts_flush")  # FTS5 writes its pending rows out at a savepoint
-        conn.execute("RELEASE fts_flush")
-        for table, value in kept.items():
-            _set(conn, table, value)
+    if not kept:
+        return
+    conn.execute("SAVEPOINT fts_flush")  # FTS5 writes its pending rows out at a savepoint
+    conn.execute("RELEASE fts_flush")
+    for table, settings in kept.items():
+        _merge_small_levels(
+            conn,
+            table,
+            settings["usermerge"] or DEFAULTS["usermerge"],
+            settings["crisismerge"] or DEFAULTS["crisismerge"],
+        )
+        _restore(conn, table, "automerge", settings["automerge"])
+        _restore(conn, table, "crisismerge", settings["crisismerge"])

@@ -71,8 +71,8 @@ class MessagesMixin(ArchiveCore):
 
         Per turn, not per message: one counter update (which also proves the session
         exists), one multi-row INSERT ... RETURNING per ``_ROWS_PER_INSERT`` messages, and
-        one ``MessageStored`` event after the commit. FTS5's merging is left to idle
-        time (``merges``).
+        one ``MessageStored`` event after the commit. FTS5 merges only the small
+        levels of its indexes in this transaction, in bounded steps (``merges``).
         """
         rows = [self._message_values(m) for m in messages]
         if not rows:
@@ -83,7 +83,7 @@ class MessagesMixin(ArchiveCore):
                 whole = attempt == _REPAIRS or self._keep_fts_whole(conn)
                 if whole:
                     self._claim_session(conn, session_id, len(rows), calls)
-                    with merges.deferred(conn, self._bounds[0]):
+                    with merges.turn_merges(conn, self._bounds[0]):
                         ids = self._insert_rows(conn, session_id, rows)
             if whole:
                 break

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ..errors import WorkbenchError
 from ..health import CHECKS, Finding
 from .cjk import TABLE as BIGRAM_TABLE
+from .merges import segments
 from .search import SearchMixin
 
 if TYPE_CHECKING:
@@ -27,35 +28,6 @@ MERGE_PAGES = 8  # leaf pages written per merge step: a few milliseconds of writ
 BUDGET_S = 0.05
 FRAGMENTED = 8  # segments from which doctor suggests letting the TUI idle (or `sessions reindex`)
 QUICK_BUSY_MS = 20
-
-
-def segments(conn: sqlite3.Connection, table: str) -> int | None:
-    """How many segments an FTS5 index holds (None when the table or its structure is unreadable)."""
-    try:
-        row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 10").fetchone()
-    except sqlite3.Error:
-        return None
-    if not row or not isinstance(row[0], bytes) or len(row[0]) < 6:
-        return None
-    data, i = row[0], 4  # a 4-byte cookie, then (3.45+) a 5-byte version marker
-    if data[4:9] == b"\xff\x00\x00\x00\x01":
-        i = 9
-    _, i = _varint(data, i)  # levels
-    count, _ = _varint(data, i)
-    return count
-
-
-def _varint(data: bytes, i: int) -> tuple[int, int]:
-    value = 0
-    for k in range(9):
-        byte = data[i]
-        i += 1
-        if k == 8:
-            return (value << 8) | byte, i
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value, i
-    return value, i
 
 
 class UpkeepMixin(SearchMixin):
