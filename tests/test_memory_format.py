@@ -80,6 +80,8 @@ def test_drift_detection():
     assert not has_drift("\ufeffa\n§\nb", 100)
     assert not has_drift("a\n\n§\n\nb\n", 100), "blank lines around § are cosmetic, not drift"
     assert has_drift("a\r\n§\r\nb\r\n§\r\nc", 100), "CRLF delimiters: Hermes reads one entry, a person three"
+    assert has_drift("a\r§\rb", 100), "lone CR delimiters: Hermes's universal newlines read two entries"
+    assert not has_drift("line one\rline two", 100), "CR inside one entry: both read one entry"
     assert has_drift("a\n § \nb", 100), "a line that reads as § but is not the delimiter"
     assert not has_drift("same\n§\nsame", 100), "an identical duplicate loses nothing"
     assert has_drift("a\n§\n\n§\nb", 100), "an empty entry would vanish on rewrite"

@@ -49,6 +49,29 @@ def test_a_crlf_file_is_normalised_and_undone_to_its_exact_bytes(home):
     assert path.read_bytes() == CRLF
 
 
+@pytest.mark.parametrize(
+    ("data", "kind"),
+    [(b"alpha fact\r\xc2\xa7\rbeta fact", "CR"), (b"alpha fact\r\n\xc2\xa7\rbeta fact\r\n", "mixed CR and CRLF")],
+)
+def test_a_lone_cr_file_is_drift_named_and_normalised_as_hermes_reads_it(home, data, kind):
+    path = put(home, data)
+    found = repair.examine(home.memory, "memory")
+    assert [r.kind for r in found.reasons] == ["crlf"] and found.drifted
+    assert found.reasons[0].short.startswith(f"{kind} line endings on ")
+    refused = home.memory.remove("memory", "alpha", user())
+    assert not refused["success"] and f"uses {kind} line endings" in refused["error"]
+    assert path.read_bytes() == data
+    assert repair.apply(home.memory, "memory", found.repairs[0], found.sha)["success"]
+    assert path.read_bytes() == b"alpha fact\n\xc2\xa7\nbeta fact" + (b"\n" if data.endswith(b"\n") else b"")
+    assert home.memory.entries("memory") == ["alpha fact", "beta fact"]
+
+
+def test_content_with_a_section_line_between_carriage_returns_is_refused(home):
+    result = home.memory.add("memory", "first\r§\rsecond", user())
+    assert not result["success"] and "entry delimiter" in result["error"]
+    assert home.memory.entries("memory") == []
+
+
 def test_other_repairs_wait_until_the_line_endings_are_normalised(home):
     put(home, CRLF)
     found = repair.examine(home.memory, "memory")
@@ -178,14 +201,14 @@ def test_doctor_names_the_causes_and_fix_normalises_through_the_repair(home):
 # -- properties ------------------------------------------------------------------------
 PIECES = st.one_of(
     st.text(alphabet="abc \t", min_size=1, max_size=6),
-    st.sampled_from(["\n§\n", "\r\n§\r\n", "\n", "\r\n", "\n\n", "\n § \n", "§", "\n§ \n", "\n\n§\n\n"]),
+    st.sampled_from(["\n§\n", "\r\n§\r\n", "\r§\r", "\n", "\r\n", "\r", "\n\n", "\n § \n", "§", "\n§ \n", "\n\n§\n\n"]),
 )
 
 
 def _outside_unchanged(found: repair.Diagnosis, fix: repair.Repair, after: str) -> None:
     text = found.text
     if fix.kind == "normalise":
-        assert after == text.replace("\r\n", "\n")
+        assert after == text.replace("\r\n", "\n").replace("\r", "\n")
         return
     piece = found.piece(fix.piece)
     start, end = piece.start, piece.end

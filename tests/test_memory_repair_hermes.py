@@ -63,3 +63,19 @@ def test_hermes_reads_a_repaired_file_as_a_person_does(hermes, tmp_path):
     }
     assert after["remove"]["success"], after["remove"]
     assert memory.read_text(encoding="utf-8") == "alpha fact\n§\nbeta fact\n§\ndelta fact"
+
+
+def test_a_lone_cr_file_reads_as_hermes_reads_it_once_normalised(hermes, tmp_path):
+    home = tmp_path / "home"
+    (home / "memories").mkdir(parents=True)
+    user = home / "memories" / "USER.md"
+    user.write_bytes(b"Name is Sam\r\xc2\xa7\rWorks in UTC")  # classic Mac line endings
+    before = hermes.json(home, HERMES.format(remove=False))
+    assert before["seen"]["user"] == ["Name is Sam", "Works in UTC"]  # universal newlines: two entries
+    listed = repair(home)
+    assert [r["kind"] for r in listed["user"]["reasons"]] == ["crlf"]
+    assert listed["user"]["drifted"] is True
+    assert repair(home, "--target", "user", "--normalise-line-endings")["success"]
+    assert user.read_bytes() == b"Name is Sam\n\xc2\xa7\nWorks in UTC"
+    assert hermes.json(home, HERMES.format(remove=False))["seen"]["user"] == ["Name is Sam", "Works in UTC"]
+    assert repair(home)["user"]["reasons"] == []

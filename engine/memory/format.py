@@ -42,14 +42,37 @@ def breaks_delimiter(entry: str) -> bool:
     return pieces != ["a", entry.strip(), "b"] or _looks_like_delimiter(entry)
 
 
+_LINE_BREAK = re.compile(r"\r\n?|\n")  # what Hermes's universal-newline reading takes for a line end
+
+
 def _looks_like_delimiter(piece: str) -> bool:
-    """A line that reads as '§' to a person but is not the exact delimiter (``"§\r"``, ``" § "``)."""
+    """A line that reads as '§' to a person but is not the exact delimiter (``"§\r"``, ``" § "``),
+    or any '§' line between carriage returns (Hermes reads ``"a\r§\rb"`` as two entries)."""
+    if "\r" in piece:
+        return any(line.strip() == "§" for line in _LINE_BREAK.split(piece))
     return any(line != "§" and line.strip() == "§" for line in piece.split("\n"))
 
 
 def has_crlf(raw: str) -> bool:
-    """True when the file uses CRLF line endings (Hermes splits on ``"\n§\n"`` only)."""
-    return "\r\n" in raw
+    """True when the file holds a carriage return: CRLF (Windows) or lone CR (classic Mac) line endings.
+
+    Hermes reads text with Python's universal newlines, so it takes either for a line
+    break; the entry format splits on ``"\n§\n"`` only, so we would see fewer entries.
+    """
+    return "\r" in raw
+
+
+def line_endings(raw: str) -> str:
+    """What kind of carriage-return line endings ``raw`` uses, for messages."""
+    crlf, lone = raw.count("\r\n"), raw.count("\r") - raw.count("\r\n")
+    if crlf and lone:
+        return "mixed CR and CRLF"
+    return "CRLF" if crlf else "CR"
+
+
+def normalise_line_endings(text: str) -> str:
+    """``text`` with every CRLF and lone CR turned into LF, as Hermes reads it."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def serialize(entries: list[str]) -> str:

@@ -24,7 +24,18 @@ from typing import TYPE_CHECKING, Any
 from ..errors import WorkbenchError
 from ..journal import content_hash
 from . import ops
-from .format import BOM, ENTRY_DELIMITER, FILE_NAMES, TARGETS, has_crlf, has_drift, parse_entries, split_pieces
+from .format import (
+    BOM,
+    ENTRY_DELIMITER,
+    FILE_NAMES,
+    TARGETS,
+    has_crlf,
+    has_drift,
+    line_endings,
+    normalise_line_endings,
+    parse_entries,
+    split_pieces,
+)
 from .ops import Outcome, Refusal, refuse
 from .store import _Plan, _scan, _Writer
 
@@ -136,14 +147,16 @@ class Diagnosis:
         """The headline in a few words (a banner's)."""
         if self.drifted:
             return f"{self.file_name} no longer round-trips"
-        return f"{self.file_name} uses CRLF line endings" if self.reasons else f"{self.file_name} round-trips"
+        if self.reasons:
+            return f"{self.file_name} uses {line_endings(self.text)} line endings"
+        return f"{self.file_name} round-trips"
 
     @property
     def headline(self) -> str:
         if self.drifted:
             return f"{self.file_name} no longer round-trips through the memory tool; replace and remove are refused."
         if self.reasons:
-            return f"{self.file_name} uses CRLF line endings; the entry format splits on LF only."
+            return f"{self.file_name} uses {line_endings(self.text)} line endings; the entry format splits on LF only."
         return f"{self.file_name} round-trips; nothing to repair."
 
     def piece(self, number: Any) -> Piece:
@@ -161,10 +174,11 @@ class Diagnosis:
     def result(self, repair: Repair) -> str:
         """The whole file once ``repair`` is made (pure); refused when it changes nothing."""
         if repair.kind == "normalise":
-            after = self.text.replace("\r\n", "\n")
+            after = normalise_line_endings(self.text)
         elif self.crlf:
             raise refuse(
-                f"{self.file_name} uses CRLF line endings, so its entries cannot be told apart yet: normalise the "
+                f"{self.file_name} uses {line_endings(self.text)} line endings, so its entries cannot be told apart "
+                "yet: normalise the "
                 "line endings first (that is its own repair, undoable). Nothing was changed."
             )
         else:
@@ -209,15 +223,15 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
     pieces = pieces_of(text)
     name = FILE_NAMES[target]
     if has_crlf(text):
-        count = text.count("\r\n")
-        seen = len(split_pieces(text.replace("\r\n", "\n")))
+        count, kind = text.count("\r"), line_endings(text)
+        seen = len(split_pieces(normalise_line_endings(text)))
         reason = Reason(
             "crlf",
-            f"{name} uses CRLF (Windows) line endings on {count:,} line(s): the entry format splits on '\\n§\\n' "
+            f"{name} uses {kind} line endings on {count:,} line(s): the entry format splits on '\\n§\\n' "
             f"only, so the workbench reads {_entries(len(split_pieces(text)))} where a person (and Hermes, which "
             f"translates line endings as it reads) sees {seen:,}. Normalise the line endings first; the other "
             "checks run on the result.",
-            f"CRLF line endings on {count:,} line(s)",
+            f"{kind} line endings on {count:,} line(s)",
         )
         return Diagnosis(target, text, limit, pieces, [reason], [normalise()])
     reasons: list[Reason] = []
@@ -342,7 +356,7 @@ def remove(piece: Piece) -> Repair:
 
 def rewrite(piece: Piece, text: str) -> Repair:
     """The piece as a person edited it: a line holding only '§' splits it, deleting text trims it."""
-    core = text.replace("\r\n", "\n").strip()
+    core = normalise_line_endings(text).strip()
     return Repair("rewrite", f"Rewrite entry {piece.number}", piece.number, _framed(piece, core) if core else "")
 
 
@@ -421,7 +435,7 @@ def apply(memory: MemoryStore, target: str, repair: Repair, expected_sha: str, a
 
 # -- doctor ----------------------------------------------------------------------------------
 def check_line_endings(home: Home) -> list[Finding]:
-    """Doctor: a memory file with CRLF line endings (destructive writes are refused until it is normalised)."""
+    """Doctor: a memory file with CR or CRLF line endings (destructive writes are refused until it is normalised)."""
     from ..health import Finding
 
     findings = []
@@ -432,7 +446,8 @@ def check_line_endings(home: Home) -> list[Finding]:
                 Finding(
                     "memory",
                     "warning",
-                    f"{FILE_NAMES[target]} uses CRLF line endings: the entry format splits on '\\n§\\n' only "
+                    f"{FILE_NAMES[target]} uses {line_endings(state.raw)} line endings: the entry format splits on "
+                    "'\\n§\\n' only "
                     "(Hermes translates line endings as it reads, the workbench does not), so replace and remove "
                     "are refused on it.",
                     "Normalise its line endings to LF (journaled and undoable with `workbench memory undo`).",
@@ -443,7 +458,7 @@ def check_line_endings(home: Home) -> list[Finding]:
 
 
 def normalise_all(home: Home) -> str:
-    """Doctor --fix: normalise every CRLF memory file with the repair above; says what it did."""
+    """Doctor --fix: normalise every CR or CRLF memory file with the repair above; says what it did."""
     done = []
     for target in TARGETS:
         try:
@@ -455,4 +470,4 @@ def normalise_all(home: Home) -> str:
             if not result.get("success"):
                 raise WorkbenchError(result.get("error", "normalising failed"))
             done.append(f"{diagnosis.file_name} (undo: `workbench memory undo {result['event_id']}`)")
-    return f"Normalised line endings of {', '.join(done)}." if done else "No memory file uses CRLF line endings."
+    return f"Normalised line endings of {', '.join(done)}." if done else "No memory file uses CR or CRLF line endings."

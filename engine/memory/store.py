@@ -40,6 +40,7 @@ from .format import (
     entry_changes,
     has_crlf,
     has_drift,
+    line_endings,
     parse_entries,
     serialize,
 )
@@ -673,11 +674,11 @@ class MemoryStore:
         saved = self._backup(target, state.data or b"")
         if has_crlf(state.raw):
             raise refuse(
-                f"Refusing to write {file_name}: it uses CRLF (Windows) line endings, so the entry format reads "
-                "entries separated by '\\r\\n§\\r\\n' as one entry, and this write could replace or remove several "
-                f"of them at once. A snapshot was saved to {saved}. Normalise the line endings first (`workbench "
-                "doctor --fix`, journaled and undoable, or save the file with LF endings), then retry. Nothing was "
-                "changed.",
+                f"Refusing to write {file_name}: it uses {line_endings(state.raw)} line endings, so the entry format "
+                "reads entries separated by a '§' line between carriage returns as one entry (Hermes sees several), "
+                "and this write could replace or remove several of them at once. "
+                f"A snapshot was saved to {saved}. Normalise the line endings first (`workbench doctor --fix`, "
+                "journaled and undoable, or save the file with LF endings), then retry. Nothing was changed.",
                 drift_backup=saved,
                 remediation="Normalise the file's line endings to LF.",
             )

@@ -55,7 +55,11 @@ def register(sub, common) -> None:
     parser.add_argument("--target", choices=TARGETS, help="this store (default: list both; repair memory)")
     fixes = parser.add_mutually_exclusive_group()
     fixes.add_argument(
-        "--normalise-line-endings", action=_Writes, nargs=0, default=False, help="rewrite CRLF line endings as LF"
+        "--normalise-line-endings",
+        action=_Writes,
+        nargs=0,
+        default=False,
+        help="rewrite CRLF and lone CR line endings as LF",
     )
     fixes.add_argument(
         "--split", action=_Writes, type=_pair("ENTRY:LINE"), metavar="ENTRY:LINE", help="split an entry before LINE"

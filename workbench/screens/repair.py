@@ -13,6 +13,7 @@ if it changed since the preview, and it is journaled, so ``u`` undoes it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -165,7 +166,7 @@ class RepairPreview(ConfirmDialog):
         super().__init__(f"{fix.label}: write this {diagnosis.file_name}?")
         self.diagnosis, self.fix, self.after = diagnosis, fix, after
         # a CR shown as ␍ (splitlines would hide it), so normalised line endings show as changed lines
-        self.lines = line_diff(diagnosis.text.replace("\r\n", "␍\n"), after.replace("\r\n", "␍\n"))
+        self.lines = line_diff(_carriage_returns_shown(diagnosis.text), _carriage_returns_shown(after))
 
     def on_mount(self) -> None:
         """The first changed line in view (a long file's change may be far down)."""
@@ -300,3 +301,8 @@ class DriftRepair:
             self.screen.report(message, error=failed)
 
         self.screen.run_worker(write, thread=True, group="memory-write", exit_on_error=False)
+
+
+def _carriage_returns_shown(text: str) -> str:
+    """Each CR as ``␍`` at the end of its line (a lone CR ends a line too, as Hermes reads it)."""
+    return re.sub(r"\r\n?", "␍\n", text)
