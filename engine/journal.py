@@ -394,13 +394,19 @@ class Journal:
         target: str | None = None,
         session_id: str | None = None,
         actor: str | None = None,
+        actions: tuple[str, ...] | None = None,
         limit: int = 50,
         before_id: int | None = None,
         include_pending: bool = False,
     ) -> list[JournalEntry]:
         """Newest first."""
+        if not self.exists():
+            return []
         where: list[str] = []
         args: list[object] = []
+        if actions is not None:
+            where.append(f"action IN ({', '.join('?' * len(actions))})")
+            args += actions
         for column, value in (
             ("subsystem", subsystem),
             ("target", target),

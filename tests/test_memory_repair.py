@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.memory import repair
+from engine.memory import history, repair
 from engine.memory.format import has_crlf, has_drift
 from engine.timeline import summarize
 from engine.tools import ToolContext
@@ -92,6 +92,11 @@ def test_a_merged_paste_is_found_at_its_line_and_split_there(home):
     assert repair.apply(home.memory, "memory", split, found.sha)["success"]
     assert path.read_text() == "alpha fact\n§\nbeta fact\n§\ngamma fact\n§\ndelta fact"
     assert home.memory.entries("memory") == ["alpha fact", "beta fact", "gamma fact", "delta fact"]
+    row = home.memory.history("memory")[0]
+    for entry in ("beta fact", "gamma fact"):  # made by the split, not "present before"
+        made = history.origin(home.memory, "memory", entry)
+        assert (made.via, made.actor, made.action, made.journal_id) == ("journal", "user", "repair", row.id)
+    assert history.origin(home.memory, "memory", "alpha fact").via == "before", "untouched by the repair"
     assert home.memory.remove("memory", "gamma", user())["success"], "a repaired file is a normal file"
 
 

@@ -91,7 +91,22 @@ def origin(memory: MemoryStore, target: str, entry: str) -> Origin:
         return Origin("archive", "agent", found.at, found.session_id, found.message_id, action=found.action)
     if writer is not None:
         return _from_row(writer)
+    rewrite = _rewritten_in(memory, target, entry)
+    if rewrite is not None:
+        return _from_row(rewrite)
     return Origin("before", None, first_seen(memory, target))
+
+
+def _rewritten_in(memory: MemoryStore, target: str, entry: str) -> JournalEntry | None:
+    """The newest repair (or undo of one) whose rewrite of the whole file made ``entry``: a piece it
+    split off, trimmed or normalised. Such rows hold whole files, so no entry-level row names it."""
+    rows = memory.home.journal.query(subsystem=SUBSYSTEM, target=target, actions=(*WHOLE_FILE, "undo"), limit=20)
+    for row in rows:
+        if row.action == "undo" and row.detail.get("op") not in WHOLE_FILE:
+            continue
+        if entry in parse_entries(row.after or "") and entry not in parse_entries(row.before or ""):
+            return row
+    return None
 
 
 def origins(memory: MemoryStore, target: str, entries: list[str]) -> list[Origin]:
