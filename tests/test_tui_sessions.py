@@ -63,8 +63,8 @@ async def test_tree_lists_roots_and_loads_children_only_on_expand(home, tmp_path
         assert kinds == {BRANCH: "branch", DELEGATE: "delegate"}
         assert garden.data.wrote and not tree.node_for(BRANCH).data.wrote
         assert not tree.node_for(BRANCH).allow_expand
-        # titles are literal: markup-looking text shows as typed (cut to leave room for the segments)
-        assert HOSTILE_TITLE[:19] + "…  #1 → #2" in screen_text(app)
+        # titles are literal: markup-looking text shows as typed (cut to leave room for the segments and size)
+        assert HOSTILE_TITLE[:23] + "…  #1 → #2  5 msg│" in screen_text(app)
 
 
 def tree_rows(tree: LineageTree) -> list[tuple[tuple[str, ...], SessionNode]]:
@@ -128,7 +128,8 @@ async def test_every_parent_relation_appears_exactly_once_with_its_kind(home, tm
         assert kinds["20261129_130000_gggggg"] == "child"  # GARDEN_2 was not compressed: its child nests
         text = screen_text(app)
         # wrote memory: marked before the title, never cut off; a long title is cut to leave room for the segments
-        assert "● ✎ " + HOSTILE_TITLE[:19] + "…  #1 → #2" in text and "⑂ Garden branch · branch" in text
+        # and the size (the date gives way first, in this 44-cell pane)
+        assert "● ✎ " + HOSTILE_TITLE[:23] + "…  #1 → #2  5 msg│" in text and "⑂ Garden branch · branch" in text
         assert "↳ Look up companion plants · delegate" in text and "◦ third part · child" in text
         # a child arriving live under a loaded parent, then a reload: still exactly once each
         archive.create_session("20261129_150000_iiiiii", source="cli", parent_session_id=TOKYO, title="Tokyo 2")
@@ -493,6 +494,19 @@ async def test_a_chain_that_compresses_again_live_stays_one_row(home, tmp_path):
         rows = [node.data.ids for node in garden.children]
         assert rows == [(BRANCH,), (DELEGATE,), ("20261129_140000_hhhhhh",)]
         assert tree.node_for(GARDEN_3) is garden and tree.root_count == 2
+
+
+def test_a_label_fits_its_width_cutting_the_title_then_the_date_then_the_size():
+    from widgets.lineage_tree import session_label
+
+    node = SessionNode(id="a", title="Postgres 16 upgrade plan for the ledger", message_count=4, started_at=1795000000)
+    assert session_label(node).plain == "● Postgres 16 upgrade plan for the ledger  4 msg · 2026-11-18"
+    assert session_label(node, width=44).plain == "● Postgres 16 upgrade p…  4 msg · 2026-11-18"
+    assert session_label(node, width=28).plain == "● Postgres 16 upgrad…  4 msg"  # the date gives way first
+    assert session_label(node, width=16).plain == "● Postgres 16 u…"  # then the size
+    cjk = SessionNode(id="b", title="发票导出金额问题和退款流程", message_count=4, started_at=1795000000)
+    label = session_label(cjk, width=40)  # wide characters count two cells each
+    assert label.plain == "● 发票导出金额问题…  4 msg · 2026-11-18" and label.cell_len == 39
 
 
 def test_a_long_chain_shows_its_ends_and_the_picked_segment():

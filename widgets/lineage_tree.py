@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -74,34 +76,62 @@ def segment_numbers(count: int, picked: int) -> list[int | None]:
     return shown
 
 
-def session_label(node: SessionNode, picked: int | None = None) -> Text:
+MIN_TITLE = 12  # cells of title kept before the date, then the size, give way
+
+
+def _cut(text: str, cells: int) -> str:
+    """``text`` in at most ``cells`` cells, ending in … when cut (a wide character is never halved)."""
+    if cell_len(text) <= cells:
+        return text
+    kept, used = [], 1  # the ellipsis
+    for ch in text:
+        used += cell_len(ch)
+        if used > cells:
+            break
+        kept.append(ch)
+    return "".join(kept) + "…"
+
+
+def session_label(node: SessionNode, picked: int | None = None, width: int | None = None) -> Text:
     """A literal one-line label: kind glyph, write marker, title (or id), segments, kind, size, start date.
 
-    ``picked`` is the segment the transcript shows (underlined; default the latest). What
-    matters most comes first, so a narrow pane cuts only the size and date.
+    ``picked`` is the segment the transcript shows (underlined; default the latest).
+    ``width``: the cells the row has. The title is cut to leave room for the size and
+    date; where even a short title would not fit beside them, the date goes first, then
+    the size. Without a width the title is cut at a fixed length.
     """
     title = visible(" ".join((node.title or node.id).split()))  # a hostile title never reaches the terminal
-    label = Text(f"{KIND_GLYPHS.get(node.kind, '•')} ", style="bold")
+    head = Text(f"{KIND_GLYPHS.get(node.kind, '•')} ", style="bold")
     if node.wrote:
-        label.append("✎ ", style="bold")
+        head.append("✎ ", style="bold")
     count = len(node.ids)
-    width = 48 if count == 1 else 20  # a chain's segments must fit beside its title in a narrow pane
-    label.append(title if len(title) <= width else title[: width - 1] + "…")
+    chain = Text()
     if count > 1:
         picked = count - 1 if picked is None else picked
-        label.append("  ")
+        chain.append("  ")
         for place, number in enumerate(segment_numbers(count, picked)):
             if place:
-                label.append(" → ", style="dim")
+                chain.append(" → ", style="dim")
             if number is None:
-                label.append("…", style="dim")
+                chain.append("…", style="dim")
             else:
-                label.append(f"#{number + 1}", style="bold underline" if number == picked else "")
+                chain.append(f"#{number + 1}", style="bold underline" if number == picked else "")
     if node.kind != "root":
-        label.append(f" · {node.kind}", style="italic")
-    details = f"  {node.message_count} msg"
-    if node.started_at is not None:
-        details += " · " + datetime.fromtimestamp(node.started_at, UTC).strftime("%Y-%m-%d")
+        chain.append(f" · {node.kind}", style="italic")
+    size = f"  {node.message_count} msg"
+    date = "" if node.started_at is None else " · " + datetime.fromtimestamp(node.started_at, UTC).strftime("%Y-%m-%d")
+    if width is None:
+        room = 48 if count == 1 else 20  # a chain's segments must fit beside its title in a narrow pane
+        details = size + date
+    else:
+        fixed = head.cell_len + chain.cell_len
+        details = next(
+            (d for d in (size + date, size) if width - fixed - cell_len(d) >= min(cell_len(title), MIN_TITLE)), ""
+        )
+        room = max(width - fixed - cell_len(details), 1)
+    label = head
+    label.append(_cut(title, room))
+    label.append_text(chain)
     label.append(details, style="dim")
     return label
 
@@ -271,6 +301,21 @@ class LineageTree(Tree):
 
     def _label(self, session: SessionNode) -> Text:
         return session_label(session, session.ids.index(self.picked(session)))
+
+    def render_label(self, node: TreeNode, base_style: Style, style: Style) -> Text:
+        """A session's label fitted to the cells its row has (the tree redraws its lines on a resize)."""
+        session = node.data
+        width = self.scrollable_content_region.width
+        if isinstance(session, SessionNode) and width:
+            depth, parent = 0, node.parent
+            while parent is not None and parent is not self.root:
+                depth, parent = depth + 1, parent.parent
+            prefix = cell_len(self.ICON_NODE) if node.allow_expand else 0
+            fitted = session_label(
+                session, session.ids.index(self.picked(session)), width - depth * self.guide_depth - prefix
+            )
+            node._label = fitted  # what render_label draws (its cached lines know the width they were drawn at)
+        return super().render_label(node, base_style, style)
 
     def _pick(self, node: TreeNode, segment: str) -> None:
         session = node.data
