@@ -5,11 +5,19 @@ from __future__ import annotations
 import random
 import sqlite3
 
+import pytest
+
 from engine import FixedClock, open_home
 from engine.archive import merges
 from engine.archive.merges import segments
 
 TABLES = ("messages_fts", "messages_fts_trigram")
+
+
+@pytest.fixture(autouse=True)
+def deep(monkeypatch):
+    """These small indexes take the path of a deep one (FTS5 keeps shallow ones to itself)."""
+    monkeypatch.setattr(merges, "FTS5_LEVELS", 0)
 
 
 def _home(tmp_path):
@@ -155,3 +163,12 @@ print(json.dumps({"error": error, "rebuilds": len(rebuilds), "ours": ids("word3"
         conn.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")  # raises on a damaged index
     conn.close()
     assert all(s.get("automerge", 4) == 4 for s in _settings(tmp_path / "home" / "state.db").values())
+
+
+def test_shallow_or_unreadable_or_crowded_indexes_are_left_to_fts5(monkeypatch):
+    monkeypatch.setattr(merges, "FTS5_LEVELS", 8)
+    level = merges.Level(0, (3, 3))
+    assert not merges._ours([level] * 8)  # FTS5's own merging is smooth at this depth
+    assert merges._ours([level] * 9)
+    assert not merges._ours(None)  # a structure we cannot read: nothing of ours would bound it
+    assert not merges._ours([merges.Level(0, (1,) * 8)] * 9)  # 72 segments: FTS5's own rules again
