@@ -86,6 +86,37 @@ def test_bad_config_value_names_key_and_line(tmp_path):
     assert "line 3" in info.value.message and "memory.memory_char_limit" in info.value.message
 
 
+@pytest.mark.parametrize("value", ["0", "-3", "0.0"])
+def test_a_timeout_of_zero_or_less_is_refused_with_its_line(tmp_path, value):
+    """Found by the config fuzz: ``memory.provider_timeout: 0`` ended a run with a traceback."""
+    home_dir = tmp_path / "h"
+    home_dir.mkdir()
+    (home_dir / "config.yaml").write_text(f"memory:\n  provider_timeout: {value}\nmodel:\n  timeout: 2.5\n")
+    cfg = open_home(home_dir).config
+    assert cfg.seconds("model.timeout") == 2.5
+    with pytest.raises(ConfigError) as info:
+        cfg.seconds("memory.provider_timeout")
+    assert "line 2" in info.value.message and "seconds above 0" in info.value.message
+
+
+def test_a_run_with_a_zero_provider_timeout_says_so_and_exits_cleanly(tmp_path):
+    import subprocess
+
+    from tests.hermes_support import workbench_cmd
+
+    home_dir = tmp_path / "h"
+    home_dir.mkdir()
+    (home_dir / "config.yaml").write_text("memory:\n  provider_timeout: 0\n")
+    proc = subprocess.run(
+        workbench_cmd("--home", str(home_dir), "run", "--model", "offline", "-m", "hello"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "memory.provider_timeout must be a number of seconds above 0" in proc.stderr
+
+
 def test_config_top_level_must_be_mapping(tmp_path):
     home_dir = tmp_path / "h"
     home_dir.mkdir()

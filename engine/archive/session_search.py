@@ -184,7 +184,7 @@ def add_recaps(home, query: str, results: list[dict[str, Any]]) -> None:
     texts = [_excerpt_text(r) for r in results]
     pool = ThreadPoolExecutor(max_workers=min(bound, len(results)), thread_name_prefix="recap")
     futures = [pool.submit(model.recap, query, text[:RECAP_INPUT_CHARS]) for text in texts]
-    wait(futures, timeout=config.float("auxiliary.session_search.timeout"))
+    wait(futures, timeout=config.seconds("auxiliary.session_search.timeout"))
     pool.shutdown(wait=False, cancel_futures=True)  # a late recap is not waited for
     for result, text, future in zip(results, texts, futures, strict=True):
         recap, why = None, "timed out"

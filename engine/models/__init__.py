@@ -32,7 +32,7 @@ def make_model(
             base_url=base_url or config.str("model.base_url"),
             model=model_name or config.str("model.name"),
             api_key_env=api_key_env if api_key_env is not None else config.str("model.api_key_env"),
-            timeout=config.float("model.timeout"),
+            timeout=config.seconds("model.timeout"),
             max_retries=config.int("model.max_retries"),
             stream=config.bool("model.stream") if stream is None else stream,
         )
@@ -55,7 +55,7 @@ def make_auxiliary_model(home, task: str) -> Model | None:
             base_url=config.str(f"auxiliary.{task}.base_url") or config.str("model.base_url"),
             model=config.str(f"auxiliary.{task}.model") or config.str("model.name"),
             api_key_env=config.str(f"auxiliary.{task}.api_key_env"),
-            timeout=config.float(f"auxiliary.{task}.timeout"),
+            timeout=config.seconds(f"auxiliary.{task}.timeout"),
             max_retries=0,
         )
     raise ModelError(f"auxiliary.{task}.backend must be offline or openai (or empty for none), not {backend!r}.")

@@ -211,7 +211,7 @@ class AgentSession:
         self._own_cancel = cancel_event is None  # a shared event (a whole scenario's) is never cleared here
         self.cancel_event = cancel_event or threading.Event()
         self.requests = RequestLog(home)
-        self.manager = MemoryManager(prefetch_timeout=home.config.float("memory.provider_timeout"))
+        self.manager = MemoryManager(prefetch_timeout=home.config.seconds("memory.provider_timeout"))
         for chosen in [provider] if provider is not None else configured_providers(home, self.manager.warnings):
             self.manager.add_provider(chosen)
         self.tools = self._build_tools()
