@@ -271,6 +271,13 @@ class Config:
         line = self._lines.get(key)
         return f"{self.path} line {line}" if line else f"{self.path}"
 
+    def seconds(self, key: str, default: float | None = None) -> float:
+        """A timeout: a number of seconds above zero (0 or less would fail every wait at once, or raise)."""
+        number = self.float(key, default)
+        if number <= 0:
+            raise ConfigError(f"{self._where(key)}: {key} must be a number of seconds above 0, got {number!r}.")
+        return number
+
     def int(self, key: str, default: int | None = None) -> int:
         value = self.raw(key, default)
         if isinstance(value, bool):
@@ -288,13 +295,6 @@ class Config:
         except (TypeError, ValueError, OverflowError):
             raise ConfigError(f"{self._where(key)}: {key} must be a number, got {value!r}.") from None
         return self._bounded(key, number)
-
-    def seconds(self, key: str, default: float | None = None) -> float:
-        """A timeout: a number of seconds above zero (0 or less would fail every wait at once, or raise)."""
-        number = self.float(key, default)
-        if number <= 0:
-            raise ConfigError(f"{self._where(key)}: {key} must be a number of seconds above 0, got {number!r}.")
-        return number
 
     def _bounded(self, key: str, number):
         """Numbers no setting needs (infinite, NaN, beyond ±1e12) are refused with the line, not carried on."""
