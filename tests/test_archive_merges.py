@@ -94,6 +94,7 @@ def test_the_level_chosen_is_the_one_fts5_merges_next(tmp_path):
         if rng.random() < 0.6:
             continue
         before = merges.structure(conn, "t")
+        assert merges.depth(conn, "t") == len(before)  # the quick read of the record's first value
         chosen = merges.next_merge(before, 4)
         conn.execute("INSERT INTO t(t, rank) VALUES ('merge', ?)", (rng.choice([1, 4, 16]),))
         after = merges.structure(conn, "t")

@@ -44,17 +44,34 @@ class Level:
     pages: tuple[int, ...]  # leaf pages of each segment
 
 
-def structure(conn: sqlite3.Connection, table: str) -> list[Level] | None:
-    """An FTS5 index's levels, read from its structure record (None when it is unreadable)."""
+def _record(conn: sqlite3.Connection, table: str) -> tuple[bytes, int, int] | None:
+    """An FTS5 index's structure record: its bytes, where the varints start, and the fields a segment has."""
     try:
         row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 10").fetchone()
     except sqlite3.Error:
         return None
     if not row or not isinstance(row[0], bytes) or len(row[0]) < 6:
         return None
-    data, start, fields = row[0], 4, 3  # a 4-byte cookie; (3.45+) a version marker, then 5 more fields a segment
-    if data[4:9] == b"\xff\x00\x00\x00\x01":
-        start, fields = 9, 8
+    data = row[0]  # a 4-byte cookie; (3.45+) a version marker, then 5 more fields a segment
+    return (data, 9, 8) if data[4:9] == b"\xff\x00\x00\x00\x01" else (data, 4, 3)
+
+
+def depth(conn: sqlite3.Connection, table: str) -> int:
+    """How many levels an FTS5 index has (0 when its structure is unreadable): the record's first value."""
+    record = _record(conn, table)
+    if record is None:
+        return 0
+    data, start, _ = record
+    token = _VARINT.match(data, start)
+    return 0 if token is None else _value(token.group())
+
+
+def structure(conn: sqlite3.Connection, table: str) -> list[Level] | None:
+    """An FTS5 index's levels, read from its structure record (None when it is unreadable)."""
+    record = _record(conn, table)
+    if record is None:
+        return None
+    data, start, fields = record
     values = _varints(data, start)
     if values is None or len(values) < 3:
         return None
@@ -87,13 +104,14 @@ def _varints(data: bytes, start: int) -> list[int] | None:
     tokens = _VARINT.findall(data, start)
     if sum(map(len, tokens)) != len(data) - start:
         return None
-    values = []
-    for token in tokens:
-        value = 0
-        for byte in token:
-            value = (value << 7) | (byte & 0x7F)
-        values.append(value)
-    return values
+    return [_value(token) for token in tokens]
+
+
+def _value(token: bytes) -> int:
+    value = 0
+    for byte in token:
+        value = (value << 7) | (byte & 0x7F)
+    return value
 
 
 def next_merge(levels: list[Level], usermerge: int) -> int | None:
@@ -173,6 +191,8 @@ def turn_merges(conn: sqlite3.Connection, tables: tuple[str, ...]) -> Iterator[N
     merging, then the small levels are merged in a few bounded steps."""
     kept = {}
     for table in tables:
+        if depth(conn, table) <= FTS5_LEVELS:  # the common case, for one small read: FTS5 merges it
+            continue
         settings = _settings(conn, table)
         if settings is None or not _ours(structure(conn, table)):
             continue
