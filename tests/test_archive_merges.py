@@ -173,3 +173,13 @@ def test_shallow_or_unreadable_or_crowded_indexes_are_left_to_fts5(monkeypatch):
     assert merges._ours([level] * 9)
     assert not merges._ours(None)  # a structure we cannot read: nothing of ours would bound it
     assert not merges._ours([merges.Level(0, (1,) * 8)] * 9)  # 72 segments: FTS5's own rules again
+
+
+def test_a_setting_fts5_refuses_midway_leaves_the_other_as_the_file_had_it(tmp_path, monkeypatch):
+    home = _home(tmp_path)
+    home.archive.append_messages("s", _turn(0))  # the index now has a structure (and a level) to go by
+    monkeypatch.setattr(merges, "NO_CRISIS", -1)  # FTS5 refuses this crisismerge after automerge was set to 0
+    home.archive.append_messages("s", _turn(1))
+    assert all(settings == {"version": 4} for settings in _settings(home.state_db_path).values())
+    assert [h.match_message_id for h in home.archive.search("word1")] == [3]
+    home.close()

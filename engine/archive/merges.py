@@ -198,10 +198,11 @@ def turn_merges(conn: sqlite3.Connection, tables: tuple[str, ...]) -> Iterator[N
             continue
         try:
             _set(conn, table, "automerge", 0)
+            kept[table] = settings
             _set(conn, table, "crisismerge", NO_CRISIS)
-        except sqlite3.Error:
-            continue  # a table FTS5 cannot configure is written as before
-        kept[table] = settings
+        except sqlite3.Error:  # a table FTS5 cannot configure is written as before, its settings as they were
+            if kept.pop(table, None) is not None:
+                _restore(conn, table, "automerge", settings["automerge"])
     yield
     if not kept:
         return
