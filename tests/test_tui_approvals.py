@@ -247,7 +247,8 @@ async def test_a_proposal_staged_by_another_process_shows_within_a_second(home, 
             timeout=3,
             what="the external proposal",
         )
-        assert app.screen.query_one(WorkbenchHeader).pending == 1
+        # the header's count comes from a worker of its own, so it may land a moment after the list
+        await wait_for(pilot, lambda: app.screen.query_one(WorkbenchHeader).pending == 1, what="the header count")
 
 
 async def test_a_pending_add_that_would_overflow_is_shown_before_approval_and_refused(gated, tmp_path):

@@ -395,7 +395,9 @@ class WorkbenchApp(App):
 
     @work(thread=True, exclusive=True, group="pending-count", exit_on_error=False)
     def refresh_pending(self) -> None:
-        self.post_message(PendingCounted(self.home.approvals.count()))
+        count = self.home.approvals.count()
+        if not get_current_worker().is_cancelled:  # a newer count started meanwhile: an older one must not land last
+            self.post_message(PendingCounted(count))
 
     def on_pending_counted(self, message: PendingCounted) -> None:
         self.pending_count = message.count
