@@ -78,7 +78,7 @@ def when(at: float | None) -> str:
 
 
 # -- origins -------------------------------------------------------------------------
-def origin(memory: MemoryStore, target: str, entry: str) -> Origin:
+def origin(memory: MemoryStore, target: str, entry: str, rewrites: list[_Rewrite] | None = None) -> Origin:
     rows = memory.home.journal.about(SUBSYSTEM, target, entry)
     writer = next((r for r in rows if r.after == entry), None)
     gone = next((r for r in rows if r.before == entry and r.after != entry), None)
@@ -91,27 +91,39 @@ def origin(memory: MemoryStore, target: str, entry: str) -> Origin:
         return Origin("archive", "agent", found.at, found.session_id, found.message_id, action=found.action)
     if writer is not None:
         return _from_row(writer)
-    rewrite = _rewritten_in(memory, target, entry)
-    if rewrite is not None:
-        return _from_row(rewrite)
+    made = next((r.row for r in (_rewrites(memory, target) if rewrites is None else rewrites) if r.made(entry)), None)
+    if made is not None:
+        return _from_row(made)
     return Origin("before", None, first_seen(memory, target))
 
 
-def _rewritten_in(memory: MemoryStore, target: str, entry: str) -> JournalEntry | None:
-    """The newest repair (or undo of one) whose rewrite of the whole file made ``entry``: a piece it
-    split off, trimmed or normalised. Such rows hold whole files, so no entry-level row names it."""
+@dataclass(frozen=True)
+class _Rewrite:
+    """A repair (or the undo of one): it rewrote the whole file, so no entry-level row names what it made."""
+
+    row: JournalEntry
+    before: frozenset[str]
+    after: frozenset[str]
+
+    def made(self, entry: str) -> bool:
+        """A piece it split off, trimmed or normalised: in the file it left, not in the one it found."""
+        return entry in self.after and entry not in self.before
+
+
+def _rewrites(memory: MemoryStore, target: str) -> list[_Rewrite]:
+    """The newest repairs of ``target`` and their undos, newest first, with the entries of both files."""
     rows = memory.home.journal.query(subsystem=SUBSYSTEM, target=target, actions=(*WHOLE_FILE, "undo"), limit=20)
-    for row in rows:
-        if row.action == "undo" and row.detail.get("op") not in WHOLE_FILE:
-            continue
-        if entry in parse_entries(row.after or "") and entry not in parse_entries(row.before or ""):
-            return row
-    return None
+    return [
+        _Rewrite(row, frozenset(parse_entries(row.before or "")), frozenset(parse_entries(row.after or "")))
+        for row in rows
+        if row.action != "undo" or row.detail.get("op") in WHOLE_FILE
+    ]
 
 
 def origins(memory: MemoryStore, target: str, entries: list[str]) -> list[Origin]:
-    """``origin`` of each entry, in the same order."""
-    return [origin(memory, target, entry) for entry in entries]
+    """``origin`` of each entry, in the same order (the repairs read and parsed once for all of them)."""
+    rewrites = _rewrites(memory, target)
+    return [origin(memory, target, entry, rewrites) for entry in entries]
 
 
 def _from_row(row: JournalEntry) -> Origin:
