@@ -50,7 +50,11 @@ _LEET = str.maketrans(
     }
 )
 _LEET_L = str.maketrans({"1": "l"})
-_WORDISH = regex.compile(r"[\p{L}\d@$!€£]+")
+_WORD_CHARS = r"[\p{L}\d@$!€£]"
+# A whole word holding both a letter and a leet character: the only words ``_unleet`` can change.
+_LEET_WORD = regex.compile(
+    rf"(?<!{_WORD_CHARS})(?={_WORD_CHARS}*\p{{L}}){_WORD_CHARS}*[\d@$!€£]{_WORD_CHARS}*(?!{_WORD_CHARS})"
+)
 
 
 def _unleet(match: regex.Match, ones: dict | None = None) -> str:
@@ -66,7 +70,7 @@ def _unleet(match: regex.Match, ones: dict | None = None) -> str:
 
 def _fold(text: str, ones: dict | None = None) -> str:
     if any(ch in _LEET for ch in map(ord, text)):
-        text = _WORDISH.sub(lambda m: _unleet(m, ones), text)
+        text = _LEET_WORD.sub(lambda m: _unleet(m, ones), text)
     return _SPACES.sub(" ", _SEPARATORS.sub(" ", text))
 
 

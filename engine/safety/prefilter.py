@@ -66,27 +66,32 @@ class GateIndex:
     """Which gates of a list a text passes, found from the literals it contains.
 
     ``None`` marks a rule that takes no part (another view's rule); ``()`` one that always
-    runs. A clean text usually contains no rule's first literal, so it costs a few set
-    operations instead of one test per rule.
+    runs. Only the rules' first (most selective) sets are looked up in the text; a clean
+    text usually contains none of them, so it costs a few set operations instead of one
+    test per rule, and the other sets are tested only for the few rules that remain.
     """
 
     def __init__(self, gates: list[Gate | None]):
         self.gates = gates
-        self.literals = Literals([rule_gate for rule_gate in gates if rule_gate])
         self.always = {i for i, rule_gate in enumerate(gates) if rule_gate == ()}
         self.by_literal: dict[str, set[int]] = {}
         for i, rule_gate in enumerate(gates):
             for literal in rule_gate[0] if rule_gate else ():
                 self.by_literal.setdefault(literal, set()).add(i)
+        self.first_literals = Literals([(frozenset(self.by_literal),)])
 
     def passing(self, text: str) -> set[int]:
         if not self.by_literal:
             return set(self.always)
-        present = self.literals.present(text)
         found: set[int] = set()
-        for literal in present.intersection(self.by_literal):
+        for literal in self.first_literals.present(text):
             found |= self.by_literal[literal]
-        return self.always | {i for i in found if passes(self.gates[i] or (), present)}
+        return self.always | {i for i in found if _rest_present(self.gates[i] or (), text)}
+
+
+def _rest_present(rule_gate: Gate, text: str) -> bool:
+    """Whether ``text`` holds a literal of every set of ``rule_gate`` after the first (as ``passes``)."""
+    return all(any(literal in text for literal in choices) for choices in rule_gate[1:])
 
 
 def _sequence(items: list) -> tuple[set[str] | None, list[frozenset[str]]]:
