@@ -79,6 +79,8 @@ def test_drift_detection():
     assert not has_drift("", 100) and not has_drift("a\n§\nb", 100)
     assert not has_drift("\ufeffa\n§\nb", 100)
     assert not has_drift("a\n\n§\n\nb\n", 100), "blank lines around § are cosmetic, not drift"
+    assert not has_drift("a\u3000\u2028\n§\n\u00a0b", 100), "so is any script's whitespace around an entry"
+    assert has_drift("a\n§\n\u3000\n§\nb", 100), "an entry of ideographic spaces would vanish on rewrite"
     assert has_drift("a\r\n§\r\nb\r\n§\r\nc", 100), "CRLF delimiters: Hermes reads one entry, a person three"
     assert has_drift("a\r§\rb", 100), "lone CR delimiters: Hermes's universal newlines read two entries"
     assert not has_drift("line one\rline two", 100), "CR inside one entry: both read one entry"

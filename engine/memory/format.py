@@ -48,6 +48,8 @@ _LINE_BREAK = re.compile(r"\r\n?|\n")  # what Hermes's universal-newline reading
 def _looks_like_delimiter(piece: str) -> bool:
     """A line that reads as '§' to a person but is not the exact delimiter (``"§\r"``, ``" § "``),
     or any '§' line between carriage returns (Hermes reads ``"a\r§\rb"`` as two entries)."""
+    if "§" not in piece:
+        return False
     if "\r" in piece:
         return any(line.strip() == "§" for line in _LINE_BREAK.split(piece))
     return any(line != "§" and line.strip() == "§" for line in piece.split("\n"))
@@ -155,7 +157,9 @@ def parse_blocks(prompt: str) -> dict[str, tuple[list[str], int]]:
     return blocks
 
 
-_WHITESPACE = re.compile(r"\s+")
+def _without_whitespace(text: str) -> str:
+    """``text`` with every whitespace character removed (``str.split`` reads whitespace as a regex's ``\\s`` does)."""
+    return "".join(text.split())
 
 
 def has_drift(raw: str, limit: int) -> bool:
@@ -173,7 +177,7 @@ def has_drift(raw: str, limit: int) -> bool:
     if not raw.strip():
         return False
     pieces = split_pieces(raw)
-    if _WHITESPACE.sub("", serialize(pieces)) != _WHITESPACE.sub("", raw):
+    if _without_whitespace(serialize(pieces)) != _without_whitespace(raw):
         return True
     return any(len(piece) > limit or _looks_like_delimiter(piece) for piece in pieces)
 
