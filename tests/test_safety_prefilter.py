@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 from hypothesis import given, settings
@@ -69,6 +70,15 @@ def test_index_lists_rules_whose_gates_pass():
     assert index.passing("please ignore the rules") == {0, 2}
     assert index.passing("ignore it") == {2}
     assert index.passing("send keys now") == {2, 3}
+
+
+def test_every_rule_compiles_and_is_compiled_only_when_used():
+    """Patterns compile on first use, so a broken one would surface only in a scan that reaches it."""
+    fresh = dataclasses.replace(ALL_RULES[0])
+    assert "pattern" not in vars(fresh)
+    for rule in ALL_RULES:
+        assert rule.pattern.pattern == rule.source
+        assert (rule.pattern_il.pattern if rule.pattern_il else None) == rule.il_source
 
 
 def test_every_match_in_the_corpus_passes_its_gate():

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from functools import cached_property
 
 import regex
 
@@ -25,31 +26,44 @@ from .prefilter import Gate, gate
 DANGEROUS, SUSPICIOUS = "dangerous", "suspicious"
 
 
+_FLAGS = regex.IGNORECASE | regex.V1
+
+
 @dataclass(frozen=True)
 class Rule:
+    """One rule. Its patterns are compiled on first use: compiling all of them took half a
+    second of every process's first scan, and a clean text passes few rules' gates."""
+
     id: str
     severity: str
     view: str  # plain | skeleton | folded | compact
-    pattern: regex.Pattern
+    source: str  # the pattern, folded as the views are
     reason: str
     family: str
-    pattern_il: regex.Pattern | None = None  # folded/compact rules: the pattern with "l" read as "i" (lgnore)
+    il_source: str | None = None  # folded/compact rules: the pattern with "l" read as "i" (lgnore)
     gate: Gate = ()  # literals a match must contain (see ``prefilter``); the raw view is never gated
     gate_il: Gate = ()
+
+    @cached_property
+    def pattern(self) -> regex.Pattern:
+        return regex.compile(self.source, _FLAGS)
+
+    @cached_property
+    def pattern_il(self) -> regex.Pattern | None:
+        return regex.compile(self.il_source, _FLAGS) if self.il_source is not None else None
 
 
 def _rule(rule_id: str, severity: str, view: str, source: str, reason: str, family: str) -> Rule:
     folded = strip_marks(unicodedata.normalize("NFKC", source))
-    flags = regex.IGNORECASE | regex.V1
     il_source = folded.replace("l", "i") if view in ("folded", "compact") else None
     return Rule(
         rule_id,
         severity,
         view,
-        regex.compile(folded, flags),
+        folded,
         reason,
         family,
-        regex.compile(il_source, flags) if il_source is not None else None,
+        il_source,
         gate(folded) if view != "raw" else (),
         gate(il_source) if il_source is not None else (),
     )

@@ -140,9 +140,9 @@ class _RuleSet:
             rules,
             {v: GateIndex([r.gate if r.view == v else None for r in rules]) for v in views},
             {
-                v: GateIndex([r.gate_il if r.view == v and r.pattern_il is not None else None for r in rules])
+                v: GateIndex([r.gate_il if r.view == v and r.il_source is not None else None for r in rules])
                 for v in views
-                if any(r.view == v and r.pattern_il is not None for r in rules)
+                if any(r.view == v and r.il_source is not None for r in rules)
             },
         )
 
@@ -168,17 +168,18 @@ def _rule_findings(views: Views, rule_set: _RuleSet) -> list[Finding]:
             continue
         text = getattr(views, rule.view)
         main = rule_set.main[rule.view]
-        tries = [(rule.pattern, main, text)]
+        tries = [(False, main, text)]  # (the "l read as i" pattern?, its gate index, the text)
         if rule.view == "folded" and ones:
-            tries.append((rule.pattern, main, views.folded_l))
-        if rule.pattern_il is not None:  # capital I and small l look alike: "lgnore" reads "ignore"
-            tries.append((rule.pattern_il, rule_set.il[rule.view], text.replace("l", "i")))
+            tries.append((False, main, views.folded_l))
+        if rule.il_source is not None:  # capital I and small l look alike: "lgnore" reads "ignore"
+            tries.append((True, rule_set.il[rule.view], text.replace("l", "i")))
         try:
             match = next(
                 (
                     m
-                    for p, index, t in tries
-                    if position in allowed[(id(index), t)] and (m := p.search(t, timeout=_RULE_TIMEOUT))
+                    for il, index, t in tries
+                    if position in allowed[(id(index), t)]
+                    and (m := (rule.pattern_il if il else rule.pattern).search(t, timeout=_RULE_TIMEOUT))
                 ),
                 None,
             )
