@@ -52,6 +52,13 @@ class Rule:
     def pattern_il(self) -> regex.Pattern | None:
         return regex.compile(self.il_source, _FLAGS) if self.il_source is not None else None
 
+    def compiled(self, il: bool) -> regex.Pattern:
+        """The pattern, or (``il``) its "l read as i" variant, which only folded/compact rules have."""
+        pattern = self.pattern_il if il else self.pattern
+        if pattern is None:
+            raise ValueError(f"rule {self.id} has no 'l read as i' pattern")
+        return pattern
+
 
 def _rule(rule_id: str, severity: str, view: str, source: str, reason: str, family: str) -> Rule:
     folded = strip_marks(unicodedata.normalize("NFKC", source))

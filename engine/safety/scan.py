@@ -178,8 +178,7 @@ def _rule_findings(views: Views, rule_set: _RuleSet) -> list[Finding]:
                 (
                     m
                     for il, index, t in tries
-                    if position in allowed[(id(index), t)]
-                    and (m := (rule.pattern_il if il else rule.pattern).search(t, timeout=_RULE_TIMEOUT))
+                    if position in allowed[(id(index), t)] and (m := rule.compiled(il).search(t, timeout=_RULE_TIMEOUT))
                 ),
                 None,
             )
