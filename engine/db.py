@@ -238,9 +238,16 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
 
 @contextlib.contextmanager
 def write_transaction(conn: sqlite3.Connection, read_only: bool = False) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, retrying the BEGIN with backoff while the database is busy."""
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, retrying the BEGIN with backoff while the database is busy.
+
+    Inside a transaction already open on ``conn`` it is a savepoint: the work joins the outer
+    transaction (one commit for several steps) and an error undoes only its own part.
+    """
     if read_only:
         raise ReadOnlyError("This home is open read-only; nothing was written.")
+    if conn.in_transaction:
+        yield from _savepoint(conn)
+        return
     budget = busy_seconds()
     started = time.monotonic()
     attempt = 0
@@ -264,6 +271,18 @@ def write_transaction(conn: sqlite3.Connection, read_only: bool = False) -> Iter
             conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def _savepoint(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    conn.execute("SAVEPOINT nested")
+    try:
+        yield conn
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):  # never mask the original error
+            conn.execute("ROLLBACK TO nested")
+            conn.execute("RELEASE nested")
+        raise
+    conn.execute("RELEASE nested")
 
 
 class Checkpointer:

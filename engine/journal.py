@@ -15,6 +15,7 @@ the size of the file on every write.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -133,6 +134,11 @@ class Journal:
     def connection(self) -> sqlite3.Connection:
         """This thread's connection to workbench.db (other parts may keep their own tables there)."""
         return self._conns.get()
+
+    def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """One write transaction on this thread's connection: the journal calls made inside it
+        join it and commit together (a memory write's reads and pending rows: one commit)."""
+        return write_transaction(self.connection(), self.read_only)
 
     def begin(
         self,

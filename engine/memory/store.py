@@ -572,10 +572,12 @@ class MemoryStore:
             if dry_run or not outcome.changes:
                 return outcome
             text = outcome.text if outcome.text is not None else serialize(outcome.entries)
-            external = self._journal_external(target, state)
             left = text.removeprefix(BOM)  # what reading the file back gives (``FileState.raw``)
-            release = tuple(r for r in self._releasable(target) if r != content_hash(left))
-            journal_ids = self._write(target, text, outcome, writer, plan)
+            with self.home.journal.transaction():  # the reads and the pending rows: one commit
+                external = self._journal_external(target, state)
+                release = tuple(r for r in self._releasable(target) if r != content_hash(left))
+                journal_ids = self._begin(target, content_hash(left), outcome, writer, plan)
+            self._write(target, text, journal_ids)
             self._seen[target] = left
             # Still under the lock, so memory writers never meet on workbench.db's write lock (where SQLite's
             # busy handler sleeps a millisecond or more while this lock is held); a crash here leaves the rows
@@ -598,18 +600,12 @@ class MemoryStore:
         )
         return outcome
 
-    def _write(self, target: str, text: str, outcome: Outcome, writer: _Writer, plan: _Plan) -> list[int]:
-        """Under the lock: journal the changes (pending, one transaction, with the new file's hash),
-        then write the file. The caller then commits the rows and keeps the file's snapshot; if it
-        dies first, the next writer settles them (``_settle``).
-
-        The file is fsynced before its rename, as Hermes does; the folder is not (see
-        docs/reliability.md): the journal's settling handles either outcome of a power cut.
-        """
-        sha = content_hash(text.removeprefix(BOM))  # what reading the file back gives (``FileState.raw``)
+    def _begin(self, target: str, sha: str, outcome: Outcome, writer: _Writer, plan: _Plan) -> list[int]:
+        """Journal the changes as pending rows naming the new file's hash ``sha``, which settling
+        compares with the file if the writer dies before it commits them (``_settle``)."""
         rows = []
         for index, change in enumerate(outcome.changes, 1):
-            detail = {**writer.detail, **plan.extra_detail, "file_sha": sha}  # settling compares it with the file
+            detail = {**writer.detail, **plan.extra_detail, "file_sha": sha}
             if plan.action == "batch":
                 detail.update(batch=True, op_index=index)
             if change.index is not None:
@@ -622,8 +618,7 @@ class MemoryStore:
                     "detail": detail,
                 }
             )
-        journal = self.home.journal
-        ids = journal.begin_all(
+        return self.home.journal.begin_all(
             SUBSYSTEM,
             target,
             rows,
@@ -631,14 +626,20 @@ class MemoryStore:
             session_id=writer.session_id,
             message_id=writer.message_id,
         )
+
+    def _write(self, target: str, text: str, journal_ids: list[int]) -> None:
+        """Under the lock, once the pending rows are committed: write the file (a failure abandons them).
+
+        The file is fsynced before its rename, as Hermes does; the folder is not (see
+        docs/reliability.md): the journal's settling handles either outcome of a power cut.
+        """
         try:
             self.home.links.write_text(self.path(target), text, TMP_PREFIX, sync_folder=False)
         except (OSError, UnsafePath) as exc:
-            for row_id in ids:
-                journal.abandon(row_id, str(exc))
+            for row_id in journal_ids:
+                self.home.journal.abandon(row_id, str(exc))
             reason = exc.message if isinstance(exc, UnsafePath) else f"{exc.strerror or exc}. Nothing was changed."
             raise refuse(f"Failed to write memory file {self.path(target)}: {reason}") from exc
-        return ids
 
     def _locked(self, target: str) -> contextlib.ExitStack:
         """The target's flock, taken now; a lock file that cannot be used is a refusal."""

@@ -1,0 +1,52 @@
+"""Write transactions nest: an inner one joins the outer commit and undoes only itself on error."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.db import connect, write_transaction
+
+
+@pytest.fixture
+def conn(tmp_path):
+    conn = connect(tmp_path / "t.db")
+    conn.execute("CREATE TABLE t (v TEXT)")
+    yield conn
+    conn.close()
+
+
+def _values(tmp_path) -> list[str]:
+    other = connect(tmp_path / "t.db")  # another connection sees only what was committed
+    try:
+        return [row[0] for row in other.execute("SELECT v FROM t ORDER BY rowid")]
+    finally:
+        other.close()
+
+
+def test_inner_work_commits_with_the_outer_transaction(conn, tmp_path):
+    with write_transaction(conn):
+        conn.execute("INSERT INTO t VALUES ('outer')")
+        with write_transaction(conn):
+            conn.execute("INSERT INTO t VALUES ('inner')")
+        assert _values(tmp_path) == []  # nothing is committed before the outer commit
+    assert _values(tmp_path) == ["outer", "inner"]
+    assert not conn.in_transaction
+
+
+def test_a_failed_inner_part_is_undone_alone(conn, tmp_path):
+    with write_transaction(conn):
+        conn.execute("INSERT INTO t VALUES ('kept')")
+        with pytest.raises(RuntimeError), write_transaction(conn):
+            conn.execute("INSERT INTO t VALUES ('undone')")
+            raise RuntimeError("inner failure")
+        conn.execute("INSERT INTO t VALUES ('after')")
+    assert _values(tmp_path) == ["kept", "after"]
+
+
+def test_a_failed_outer_transaction_undoes_the_inner_work(conn, tmp_path):
+    with pytest.raises(RuntimeError), write_transaction(conn):
+        with write_transaction(conn):
+            conn.execute("INSERT INTO t VALUES ('inner')")
+        raise RuntimeError("outer failure")
+    assert _values(tmp_path) == []
+    assert not conn.in_transaction
