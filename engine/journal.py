@@ -20,6 +20,7 @@ import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,10 @@ CREATE TABLE IF NOT EXISTS journal_files (sha TEXT PRIMARY KEY, text TEXT NOT NU
 """
 
 
+@lru_cache(maxsize=4)
 def content_hash(text: str) -> str:
+    """A file text's SHA-256. Remembered for the last few texts: one memory write hashes its
+    new file for the journal row, the release check and the snapshot (18 KB each time)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
