@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from functools import cache
 
 import regex
-from confusable_homoglyphs.confusables import confusables_data
 
 _IGNORABLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cc}--[\t\n]]", regex.V1)
 _SPACES = regex.compile(r"[^\S\n]+")
@@ -98,6 +97,15 @@ _EXTRA_TWINS = {
 
 
 @cache
+def _confusables() -> dict:
+    """TR39's confusables, loaded at the first non-ASCII letter: about 60 ms (the package
+    imports urllib and parses its JSON) that a process writing ASCII text never pays."""
+    from confusable_homoglyphs.confusables import confusables_data
+
+    return confusables_data
+
+
+@cache
 def _ascii_twin(ch: str) -> str | None:
     """The ASCII letter or digit ``ch`` is confusable with, following at most two hops."""
     if ch in _EXTRA_TWINS:
@@ -106,7 +114,7 @@ def _ascii_twin(ch: str) -> str | None:
     for _ in range(2):
         nxt = []
         for glyph in frontier:
-            for alt in confusables_data.get(glyph, ()):
+            for alt in _confusables().get(glyph, ()):
                 twin = alt["c"]
                 if twin.isascii() and twin.isalnum():
                     return twin.lower()
