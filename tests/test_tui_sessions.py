@@ -597,3 +597,27 @@ def test_an_excerpt_keeps_the_match_and_fits_the_cells():
     piece, spans = excerpt(hit, 30)
     assert piece.startswith("…") and piece.endswith("…") and cell_len(piece) <= 30
     assert [piece[a:b] for a, b in spans] == ["数据库迁移"]
+
+
+@pytest.mark.parametrize("sessions", [3, 30], ids=["fits", "overflows"])
+async def test_the_first_results_are_cut_once_to_the_width_the_list_gets(home, tmp_path, monkeypatch, sessions):
+    """Hidden behind the tree, the list has no width; its first rows are cut to the width it is
+    about to get (less the scrollbar only when they overflow), not wrapped and then rebuilt."""
+    for number in range(sessions):
+        home.archive.create_session(f"20261101_{number:06d}_eeeeee", source="cli", title=f"Pump notes {number}")
+        home.archive.append_message(f"20261101_{number:06d}_eeeeee", "user", f"the pump station {number} needs oil")
+    app = make_app(home, tmp_path)
+    widths: list[int] = []
+    render = SearchResults._render
+
+    def recording(self, **kwargs):
+        render(self, **kwargs)
+        widths.append(self._cut_width)
+
+    monkeypatch.setattr(SearchResults, "_render", recording)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen, results = await search_for(pilot, "pump")
+        await settle(pilot)
+        assert len(results.best) == sessions
+        assert results.show_vertical_scrollbar == (sessions == 30)
+        assert widths and set(widths) == {results.scrollable_content_region.width}

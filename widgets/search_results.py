@@ -28,6 +28,7 @@ from textual.strip import Strip
 from textual.style import Style
 from textual.timer import Timer
 from textual.visual import RenderOptions
+from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -73,6 +74,11 @@ def split_marked(snippet: str, start_mark: str, end_mark: str) -> tuple[str, tup
         position += len(matched)
         rest = rest[end + len(end_mark) :]
     return "".join(text), tuple(spans)
+
+
+def _rows(content: Content, width: int) -> Content:
+    """Content already cut to ``width`` needs no wrap pass to be measured (only once a width is known)."""
+    return Rows(content.plain, list(content.spans)) if width else content
 
 
 class Rows(Content):
@@ -208,6 +214,7 @@ class SearchResults(OptionList):
         self.expanded: dict[str, list[Hit] | None] = {}  # session -> every hit (None: loading)
         self._stale_timer: Timer | None = None
         self._shown = 0  # results shown so far
+        self._cut_width = 0  # the width the rows were last cut to
 
     # -- data in -------------------------------------------------------------------
     def show(self, query: str, hits: list[Hit]) -> None:
@@ -283,7 +290,7 @@ class SearchResults(OptionList):
     def _render(self, *, highlight_first: bool = False, highlight: str | None = None) -> None:
         """Rebuild the options in one ``set_options``, keeping the highlighted row where it still exists."""
         previous = self.highlighted_option.id if self.highlighted_option is not None else None
-        width = self.scrollable_content_region.width
+        width = self._cut_width = self._row_width()
         options: list[Option] = []
         self.hits = {}
         for session_id, best in self.best.items():
@@ -292,9 +299,9 @@ class SearchResults(OptionList):
             if not expanded:  # header and best hit in one option: half the rows to measure and draw
                 key = f"h:{session_id}:{best.message_id}:best"
                 self.hits[key] = best
-                options.append(Option(self._rows(Content("\n").join([header, hit_prompt(best, width)])), key))
+                options.append(Option(_rows(Content("\n").join([header, hit_prompt(best, width)]), width), key))
                 continue
-            options.append(Option(self._rows(header), f"s:{session_id}"))
+            options.append(Option(_rows(header, width), f"s:{session_id}"))
             rows = self.expanded[session_id]
             if rows is None:
                 options.append(Option(Content.styled("    loading…", "$text-muted italic"), disabled=True))
@@ -302,7 +309,7 @@ class SearchResults(OptionList):
             for number, hit in enumerate(rows):
                 key = f"h:{session_id}:{hit.message_id}:{number}"
                 self.hits[key] = hit
-                options.append(Option(self._rows(hit_prompt(hit, width, "    ")), key))
+                options.append(Option(_rows(hit_prompt(hit, width, "    "), width), key))
         if not self.best and self.query:
             options.append(Option(Content.styled(f"No messages match {self.query!r}.", "$text-muted"), disabled=True))
         wanted = highlight or (None if highlight_first else previous)
@@ -314,13 +321,23 @@ class SearchResults(OptionList):
             if index is not None:
                 self.highlighted = index
 
-    def _rows(self, content: Content) -> Content:
-        """Content already cut to the width needs no wrap pass to be measured (only once the width is known)."""
-        return Rows(content.plain, list(content.spans)) if self.scrollable_content_region.width else content
+    def _row_width(self) -> int:
+        """The width rows are cut to. Hidden behind the tree until results arrive, the list has no
+        width yet; it takes the one it is about to get (its container's, less its border and, when
+        the rows overflow, its scrollbar), so the first results are built once instead of being
+        measured by wrapping and rebuilt when the list is shown."""
+        width = self.scrollable_content_region.width
+        container = self.parent.content_region if isinstance(self.parent, Widget) else None
+        if width or not container:
+            return width
+        gutter = self.styles.gutter
+        lines = sum(2 if s not in self.expanded else 1 + len(self.expanded[s] or [None]) for s in self.best)
+        scrollbar = self.styles.scrollbar_size_vertical if lines > container.height - gutter.height else 0
+        return max(0, container.width - gutter.width - scrollbar)
 
     def _on_resize(self) -> None:
         super()._on_resize()
-        if self.best:
+        if self.best and self.scrollable_content_region.width != self._cut_width:
             self._render()  # excerpts are cut to the width
 
     def _on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
