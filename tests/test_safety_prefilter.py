@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from engine.safety import scan
 from engine.safety.decode import hidden_payloads, rot13
 from engine.safety.normalize import Views
-from engine.safety.prefilter import GateIndex, Literals, gate, passes
+from engine.safety.prefilter import GateIndex, Literals, admits, gate
 from engine.safety.rules import ALL_RULES
 from tests.memory_threat_corpus import BENIGN, HOSTILE
 
@@ -62,7 +62,8 @@ def test_optional_parts_and_unknown_syntax_require_nothing():
 
 def test_case_is_folded_like_the_views():
     assert gate(r"STRASSE|Straße") == (frozenset({"strasse"}),)
-    assert passes(gate("SYSTEM PROMPT"), Literals([gate("SYSTEM PROMPT")]).present("the system prompt"))
+    assert admits(gate("SYSTEM PROMPT"), "the system prompt")
+    assert Literals([gate("SYSTEM PROMPT")]).present("the system prompt") == {"system prompt"}
 
 
 def test_index_lists_rules_whose_gates_pass():
@@ -95,7 +96,7 @@ def test_every_match_in_the_corpus_passes_its_gate():
                 for pattern, rule_gate, variant in tries[: 2 if rule.view == "folded" else 1] + tries[2:]:
                     if pattern.search(variant):
                         checked += 1
-                        assert passes(rule_gate, Literals([rule_gate]).present(variant)), (rule.id, variant)
+                        assert admits(rule_gate, variant), (rule.id, variant)
     assert checked > 500  # the corpus does exercise the rules
 
 

@@ -35,9 +35,9 @@ def gate(source: str) -> Gate:
     return tuple(sorted(set(_requirements(*_sequence(list(parsed)))), key=_selectivity, reverse=True))
 
 
-def passes(rule_gate: Gate, present: set[str]) -> bool:
-    """Whether a text whose literals are ``present`` (see ``Literals.present``) may match."""
-    return all(not choices.isdisjoint(present) for choices in rule_gate)
+def admits(rule_gate: Gate, text: str) -> bool:
+    """Whether ``text`` (case-folded, as the views are) holds a literal of every set of the gate: it may match."""
+    return all(any(literal in text for literal in choices) for choices in rule_gate)
 
 
 class Literals:
@@ -86,12 +86,7 @@ class GateIndex:
         found: set[int] = set()
         for literal in self.first_literals.present(text):
             found |= self.by_literal[literal]
-        return self.always | {i for i in found if _rest_present(self.gates[i] or (), text)}
-
-
-def _rest_present(rule_gate: Gate, text: str) -> bool:
-    """Whether ``text`` holds a literal of every set of ``rule_gate`` after the first (as ``passes``)."""
-    return all(any(literal in text for literal in choices) for choices in rule_gate[1:])
+        return self.always | {i for i in found if admits((self.gates[i] or ())[1:], text)}
 
 
 def _sequence(items: list) -> tuple[set[str] | None, list[frozenset[str]]]:
