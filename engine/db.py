@@ -240,12 +240,14 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
 def write_transaction(conn: sqlite3.Connection, read_only: bool = False) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, retrying the BEGIN with backoff while the database is busy.
 
-    Inside a transaction already open on ``conn`` it is a savepoint: the work joins the outer
-    transaction (one commit for several steps) and an error undoes only its own part.
+    Inside another ``write_transaction`` on ``conn`` it is a savepoint: the work joins the outer
+    transaction (one commit for several steps) and an error undoes only its own part. A
+    transaction left open some other way is never joined: its BEGIN fails, loudly. A COMMIT
+    that fails (a full disk) is rolled back, so the connection is never left inside one.
     """
     if read_only:
         raise ReadOnlyError("This home is open read-only; nothing was written.")
-    if conn.in_transaction:
+    if id(conn) in _OPEN and conn.in_transaction:
         yield from _savepoint(conn)
         return
     budget = busy_seconds()
@@ -264,13 +266,20 @@ def write_transaction(conn: sqlite3.Connection, read_only: bool = False) -> Iter
             # SQLite's busy handler already waited; a quick BUSY (a WAL snapshot race) retries briefly.
             time.sleep(min(0.02 * 2**attempt, 0.5, max(budget - waited, 0)) * (0.5 + random.random()))
             attempt += 1
+    _OPEN.add(id(conn))
     try:
-        yield conn
-    except BaseException:
-        with contextlib.suppress(sqlite3.Error):  # never mask the original error
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):  # never mask the original error
+                conn.execute("ROLLBACK")
+            raise
+    finally:
+        _OPEN.discard(id(conn))
+
+
+_OPEN: set[int] = set()  # connections inside a write_transaction (by id; each removed when it ends)
 
 
 def _savepoint(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:

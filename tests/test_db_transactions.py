@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from engine.db import connect, write_transaction
+from engine.errors import WorkbenchError
 
 
 @pytest.fixture
@@ -50,3 +53,25 @@ def test_a_failed_outer_transaction_undoes_the_inner_work(conn, tmp_path):
         raise RuntimeError("outer failure")
     assert _values(tmp_path) == []
     assert not conn.in_transaction
+
+
+def test_a_failed_commit_is_rolled_back_and_the_next_write_stands_alone(conn, tmp_path):
+    """A COMMIT that fails (here a deferred foreign key; a full disk in life) leaves no transaction open."""
+    conn.execute("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+    conn.execute("CREATE TABLE child (pid INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)")
+    with pytest.raises(sqlite3.IntegrityError), write_transaction(conn):
+        conn.execute("INSERT INTO child VALUES (42)")
+        conn.execute("INSERT INTO t VALUES ('lost with it')")
+    assert not conn.in_transaction
+    with write_transaction(conn):
+        conn.execute("INSERT INTO t VALUES ('later')")
+    assert _values(tmp_path) == ["later"]  # committed, not a savepoint of a transaction left open
+
+
+def test_a_transaction_opened_elsewhere_is_never_joined(conn, tmp_path):
+    conn.execute("BEGIN")
+    conn.execute("INSERT INTO t VALUES ('someone else')")
+    with pytest.raises(WorkbenchError, match="transaction"), write_transaction(conn):
+        conn.execute("INSERT INTO t VALUES ('mine')")
+    conn.execute("ROLLBACK")
+    assert _values(tmp_path) == []
