@@ -621,3 +621,23 @@ async def test_the_first_results_are_cut_once_to_the_width_the_list_gets(home, t
         assert len(results.best) == sessions
         assert results.show_vertical_scrollbar == (sessions == 30)
         assert widths and set(widths) == {results.scrollable_content_region.width}
+
+
+async def test_rows_cut_to_a_wrong_width_while_hidden_are_cut_again_once_shown(home, tmp_path, monkeypatch):
+    """The width a hidden list takes is a forecast; the list checks it once it is laid out."""
+    for number in range(30):
+        home.archive.create_session(f"20261101_{number:06d}_dddddd", source="cli", title=f"Valve notes {number}")
+        home.archive.append_message(f"20261101_{number:06d}_dddddd", "user", f"the valve {number} leaks")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen, results = await search_for(pilot, "valve")
+        await settle(pilot)
+        right = results.scrollable_content_region.width
+        await pilot.press("ctrl+u")  # the tree takes the pane back; the list is hidden
+        await settle(pilot)
+        wrong = right - 7  # a forecast that missed (the terminal resized meanwhile, say)
+        monkeypatch.setattr(SearchResults, "_row_width", lambda self: self.scrollable_content_region.width or wrong)
+        await pilot.press(*"valve")
+        await wait_for(pilot, lambda: results.query == "valve" and results.hits, what="search hits")
+        await settle(pilot)
+        assert results._cut_width == results.scrollable_content_region.width == right

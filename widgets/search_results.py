@@ -331,11 +331,19 @@ class SearchResults(OptionList):
         if width or not container:
             return width
         gutter = self.styles.gutter
-        lines = sum(2 if s not in self.expanded else 1 + len(self.expanded[s] or [None]) for s in self.best)
+        lines = sum(self._lines_of(session_id) for session_id in self.best)
         scrollbar = self.styles.scrollbar_size_vertical if lines > container.height - gutter.height else 0
         return max(0, container.width - gutter.width - scrollbar)
 
+    def _lines_of(self, session_id: str) -> int:
+        """Rows a session takes: header and best hit, or header and its hits (one "loading…" row while they load)."""
+        if session_id not in self.expanded:
+            return 2
+        rows = self.expanded[session_id]
+        return 1 + (1 if rows is None else len(rows))
+
     def _on_resize(self) -> None:
+        """Also sent when the list is shown, so a width forecast while hidden is checked here."""
         super()._on_resize()
         if self.best and self.scrollable_content_region.width != self._cut_width:
             self._render()  # excerpts are cut to the width
