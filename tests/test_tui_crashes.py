@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from textual.screen import ModalScreen
 from textual.widgets import Select
 from textual.widgets._select import SelectOverlay
 
 from tests.screens_seed import open_mode, seed_skills
 from tests.tui_support import make_app, settle
+from widgets import textual_fixes
 from widgets.skill_list import SkillList
 from workbench import app as app_module
 from workbench.app import WorkbenchApp
@@ -125,6 +127,31 @@ async def test_the_theme_picker_answered_twice_and_closed_while_searching(home, 
         for _ in range(5):  # close it while its search worker runs
             await pilot.press("f2", "n", "o", "escape")
         await pilot.press("f2", "pagedown", "pageup", "escape")
+        await settle(pilot)
+        assert app.screen is screen and app.is_running
+
+
+async def test_the_command_palette_closes_once_and_only_from_the_top(home, tmp_path):
+    """The key-mashing test ended the app: the palette was dismissed while another screen was
+    on top of it (which popped that screen and settled the palette's result), then escape
+    reached it and settled the result again (``InvalidStateError``)."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "1", MemoryScreen)
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        palette = app.screen
+        assert isinstance(palette, textual_fixes.Palette)
+        above = ModalScreen()
+        app.push_screen(above)
+        await settle(pilot)
+        palette.dismiss()  # a late answer while it is not on top: ignored
+        await settle(pilot)
+        assert app.screen_stack[-2:] == [palette, above]
+        app.pop_screen()
+        await settle(pilot)
+        palette._action_escape()
+        palette._action_escape()  # a second escape before it is gone
         await settle(pilot)
         assert app.screen is screen and app.is_running
 

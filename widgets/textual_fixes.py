@@ -22,11 +22,14 @@ once the palette's list is gone; the app opens it for ``ctrl+p`` and the theme p
 from __future__ import annotations
 
 import os
+from typing import Any, cast
 
 import textual.screen
 from textual import work
+from textual.await_complete import AwaitComplete
 from textual.command import CommandPalette
 from textual.css.query import NoMatches
+from textual.screen import Screen
 from textual.widgets import OptionList
 
 _move_page = OptionList._move_page
@@ -46,7 +49,26 @@ def apply() -> None:
         textual.screen.UPDATE_PERIOD = 1 / FRAME_RATE
 
 
-class Palette(CommandPalette):
+class DismissOnce:
+    """Mixed in before a screen class: the screen closes once. A second answer (a key burst
+    such as ``d enter n``, two escapes, a click racing a key) that lands before the screen is
+    gone is ignored, and so is one while another screen is on top of it: Textual's ``dismiss``
+    would settle the result a second time (``InvalidStateError``, which ends the app) and
+    pop whatever screen is on top.
+    (Not a Screen itself: Textual takes CSS and component classes from a class's first
+    DOMNode base, which must stay the real screen class.)"""
+
+    _dismissed = False
+
+    def dismiss(self, result: Any = None) -> AwaitComplete:
+        screen = cast(Screen, self)
+        if self._dismissed or screen.app.screen is not screen:  # below another screen, it would pop that one
+            return AwaitComplete.nothing()
+        self._dismissed = True
+        return cast(Screen, super()).dismiss(result)
+
+
+class Palette(DismissOnce, CommandPalette):
     """Textual's command palette, whose search survives the palette closing under it."""
 
     @work(exclusive=True, group=CommandPalette._GATHER_COMMANDS_GROUP, exit_on_error=False)

@@ -19,7 +19,6 @@ from typing import TypeVar
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
@@ -31,22 +30,13 @@ from engine.memory.format import size_of
 from engine.memory.similar import closest, near_duplicates
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line, visible
+from widgets.textual_fixes import DismissOnce
 
 Result = TypeVar("Result")
 
 
-class Dialog(ModalScreen[Result]):
-    """A modal that closes once: a second answer (a key burst such as ``d enter n``, or a
-    click racing a key) is ignored. Textual's ``dismiss`` pops whatever screen is on top,
-    so a second call would close the screen underneath, or fail on the last one."""
-
-    _dismissed = False
-
-    def dismiss(self, result: Result | None = None) -> AwaitComplete:
-        if self._dismissed or not self.is_current:
-            return AwaitComplete.nothing()
-        self._dismissed = True
-        return super().dismiss(result)
+class Dialog(DismissOnce, ModalScreen[Result]):
+    """A modal that closes once (``DismissOnce``)."""
 
 
 @dataclass(frozen=True)
