@@ -138,10 +138,7 @@ async def test_the_command_palette_closes_once_and_only_from_the_top(home, tmp_p
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_mode(pilot, "1", MemoryScreen)
-        await pilot.press("ctrl+p")
-        await settle(pilot)
-        palette = app.screen
-        assert isinstance(palette, textual_fixes.Palette)
+        palette = await open_mode(pilot, "ctrl+p", textual_fixes.Palette)
         above = ModalScreen()
         app.push_screen(above)
         await settle(pilot)

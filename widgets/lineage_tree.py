@@ -299,8 +299,8 @@ class LineageTree(Tree):
         for segment in session.ids:
             self._by_id[segment] = node
 
-    def _label(self, session: SessionNode) -> Text:
-        return session_label(session, session.ids.index(self.picked(session)))
+    def _label(self, session: SessionNode, width: int | None = None) -> Text:
+        return session_label(session, session.ids.index(self.picked(session)), width)
 
     def render_label(self, node: TreeNode, base_style: Style, style: Style) -> Text:
         """A session's label fitted to the cells its row has (the tree redraws its lines on a resize)."""
@@ -311,10 +311,8 @@ class LineageTree(Tree):
             while parent is not None and parent is not self.root:
                 depth, parent = depth + 1, parent.parent
             prefix = cell_len(self.ICON_NODE) if node.allow_expand else 0
-            fitted = session_label(
-                session, session.ids.index(self.picked(session)), width - depth * self.guide_depth - prefix
-            )
-            node._label = fitted  # what render_label draws (its cached lines know the width they were drawn at)
+            # what render_label draws (its cached lines know the width they were drawn at)
+            node._label = self._label(session, width - depth * self.guide_depth - prefix)
         return super().render_label(node, base_style, style)
 
     def _pick(self, node: TreeNode, segment: str) -> None:
