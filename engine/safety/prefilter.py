@@ -16,6 +16,7 @@ as the views are.
 
 from __future__ import annotations
 
+import operator
 import re._constants as sre  # the parser's node kinds
 import re._parser as sre_parse
 
@@ -53,12 +54,16 @@ class Literals:
         self.by_pair: dict[str, list[str]] = {}
         for literal in literals - self.singles:
             self.by_pair.setdefault(literal[:2], []).append(literal)
+        self.pairs = frozenset(self.by_pair)
 
     def present(self, text: str) -> set[str]:
         found = self.singles.intersection(text)
-        pairs = {text[i : i + 2] for i in range(len(text) - 1)}
-        for pair in pairs.intersection(self.by_pair):
-            found.update(literal for literal in self.by_pair[pair] if literal in text)
+        pairs = set(map(operator.add, text, text[1:]))  # the text's character pairs (map: no Python loop)
+        pairs &= self.pairs
+        for pair in pairs:
+            for literal in self.by_pair[pair]:
+                if literal in text:
+                    found.add(literal)
         return found
 
 
