@@ -34,8 +34,7 @@ _PIECES = st.sampled_from(["1gn0r3", "ru135", "8080", "a1", "1a", "@ll", "$ecret
 @given(st.lists(st.one_of(_PIECES, st.text(max_size=5)), max_size=12), st.sampled_from([" ", "", "-", "\n", "."]))
 def test_fold_equals_folding_every_word(pieces, joiner):
     text = joiner.join(pieces)
-    for ones in (None, normalize._LEET_L):
-        assert normalize._fold(text, ones) == _fold_every_word(text, ones), text
+    assert normalize._folds(text) == (_fold_every_word(text), _fold_every_word(text, normalize._LEET_L)), text
 
 
 def test_look_alike_data_loads_only_for_non_ascii_letters():

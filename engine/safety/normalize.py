@@ -67,10 +67,33 @@ def _unleet(match: regex.Match, ones: dict | None = None) -> str:
     return body.translate(_LEET) + word[len(body) :]
 
 
-def _fold(text: str, ones: dict | None = None) -> str:
-    if any(ch in _LEET for ch in map(ord, text)):
-        text = _LEET_WORD.sub(lambda m: _unleet(m, ones), text)
+_LEET_CHARS = frozenset(map(chr, _LEET))
+
+
+def _spaced(text: str) -> str:
     return _SPACES.sub(" ", _SEPARATORS.sub(" ", text))
+
+
+def _folds(text: str) -> tuple[str, str]:
+    """``text`` read as letters word by word, with a "1" inside a word read as "i" and then as "l".
+
+    One pass over the words for both readings; the second is the first itself whenever no
+    word changes with it (numbers such as "2024" are left alone, so most texts).
+    """
+    if _LEET_CHARS.isdisjoint(text):
+        folded = _spaced(text)
+        return folded, folded
+    as_i: list[str] = []
+    as_l: list[str] = []
+    last = 0
+    for match in _LEET_WORD.finditer(text):
+        between = text[last : match.start()]
+        as_i += (between, _unleet(match))
+        as_l += (between, _unleet(match, _LEET_L))
+        last = match.end()
+    read_i, read_l = "".join(as_i) + text[last:], "".join(as_l) + text[last:]
+    folded = _spaced(read_i)
+    return folded, folded if read_l == read_i else _spaced(read_l)
 
 
 def strip_marks(text: str) -> str:
@@ -155,6 +178,5 @@ class Views:
         else:
             visible = _visible(text)
             base, skel = visible.casefold(), skeleton(visible).casefold()
-        folded = _fold(skel)
-        folded_l = _fold(skel, _LEET_L) if "1" in skel else folded
+        folded, folded_l = _folds(skel)
         return cls(text, base, skel, folded, folded_l, _NON_LETTERS.sub("", folded))
