@@ -198,6 +198,17 @@ class LinkPolicy:
 
     def __init__(self, root: Path):
         self.root = Path(root)
+        self._kept_root: str | None = None
+
+    def _real_root(self) -> str:
+        """The home folder's real path, looked up until the folder exists and then kept: every
+        read and write resolves through it, and the open databases stay with that folder too."""
+        if self._kept_root is not None:
+            return self._kept_root
+        real = os.path.realpath(self.root)
+        if os.path.isdir(real):
+            self._kept_root = real
+        return real
 
     @property
     def owner(self) -> int:
@@ -244,7 +255,7 @@ class LinkPolicy:
         if text != root and not text.startswith(root.rstrip(os.sep) + os.sep):
             raise UnsafePath(f"{path} is outside the home {self.root}; refusing to touch it.")
         parts = text[len(root) :].strip(os.sep).split(os.sep) if text != root else []
-        current = os.path.realpath(root)
+        current = self._real_root()
         deepest_link = 0
         for depth, part in enumerate(parts, 1):
             step = os.path.join(current, part)

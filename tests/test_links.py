@@ -154,6 +154,26 @@ def test_linked_folders_and_databases_are_followed_when_allowed(tmp_path):
     assert {f.what.split(" ->")[0] for f in findings if f.severity == "info"} == {"config.yaml", "memories", "state.db"}
 
 
+def test_a_home_opened_through_a_link_keeps_to_the_folder_it_opened(tmp_path):
+    """Repointing the link to the home while it is open moves neither its memory nor its journal:
+    the databases stay open on the first folder, and so do the files written beside them."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    link = tmp_path / "home"
+    link.symlink_to(first)
+    home = open_home(link)
+    assert home.memory.add("memory", "Written before the move", user())["success"]
+    link.unlink()
+    link.symlink_to(second)
+    assert home.memory.add("memory", "Written after the move", user())["success"]
+    assert home.memory.entries("memory") == ["Written before the move", "Written after the move"]
+    assert (first / "memories" / "MEMORY.md").read_text().endswith("Written after the move")
+    assert not (second / "memories").exists()
+    assert [e.after for e in home.memory.history("memory")][:2] == ["Written after the move", "Written before the move"]
+    home.close()
+
+
 def test_a_memories_folder_linked_into_a_world_writable_folder_is_refused_with_the_link_named(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
