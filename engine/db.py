@@ -250,7 +250,6 @@ def write_transaction(conn: sqlite3.Connection, read_only: bool = False) -> Iter
     if id(conn) in _OPEN and conn.in_transaction:
         yield from _savepoint(conn)
         return
-    budget = busy_seconds()
     started = time.monotonic()
     attempt = 0
     while True:
@@ -261,6 +260,7 @@ def write_transaction(conn: sqlite3.Connection, read_only: bool = False) -> Iter
             waited = time.monotonic() - started
             if not _is_busy(exc):
                 raise WorkbenchError(describe_error(exc, _db_path(conn))) from exc
+            budget = busy_seconds()  # read only when waiting: a write that gets its lock never parses it
             if waited >= budget:
                 raise busy_error(_db_path(conn), round(waited, 1)) from exc
             # SQLite's busy handler already waited; a quick BUSY (a WAL snapshot race) retries briefly.
