@@ -40,7 +40,8 @@ class SerialWorker:
     def _run(self) -> None:
         while True:
             job = self._jobs.get()
-            if job is None:
+            if job is None:  # close()'s stop: counted as done, so pending() ends at 0
+                self._jobs.task_done()
                 return
             self.busy_since = time.monotonic()
             try:
@@ -50,6 +51,7 @@ class SerialWorker:
             finally:
                 self.busy_since = None
                 self._jobs.task_done()
+            del job  # an idle thread keeps nothing of its last job (its closure holds a whole session)
 
     def pending(self) -> int:
         """Jobs queued or running."""

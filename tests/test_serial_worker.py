@@ -1,0 +1,41 @@
+"""The serial worker: jobs in order on one daemon thread, and nothing kept once they ran."""
+
+from __future__ import annotations
+
+import functools
+import gc
+import time
+import weakref
+
+from engine.worker import SerialWorker
+
+
+class Payload:
+    """Stands for what a review job's closure holds: the session, its home, the app."""
+
+
+def test_an_idle_worker_keeps_nothing_of_its_last_job():
+    worker = SerialWorker("test-worker")
+    payload = Payload()
+    kept = weakref.ref(payload)
+    assert worker.submit(functools.partial(id, payload))
+    del payload  # only the queued job holds it now
+    deadline = time.monotonic() + 5
+    while worker.pending() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert worker.pending() == 0
+    gc.collect()
+    assert kept() is None  # the thread, waiting for the next job, no longer holds the last one
+    assert worker.close(5)
+
+
+def test_a_closed_worker_stops_its_thread_and_counts_nothing_pending():
+    worker = SerialWorker("test-worker")
+    ran = []
+    for n in range(3):
+        assert worker.submit(functools.partial(ran.append, n))
+    thread = worker._thread
+    assert worker.close(5) and ran == [0, 1, 2]
+    thread.join(5)
+    assert not thread.is_alive() and worker.pending() == 0
+    assert not worker.submit(functools.partial(ran.append, 3)) and ran == [0, 1, 2]
