@@ -157,6 +157,21 @@ def test_a_new_turn_never_waits_for_a_review_still_running(home):
     session.close()
 
 
+def test_ending_or_closing_a_session_stops_its_review_thread(home):
+    """An agent that is done keeps no thread: an idle one would hold its last review (a whole
+    session) and the stderr it was started under (in the TUI, the app) for the process's life."""
+    _config(home, "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n")
+    for finish in ("end", "close"):
+        session = AgentSession(home, OfflineModel(), background_review=True)
+        assert session.run_turn("remember that the release freeze starts on the 28th").status == "done"
+        thread = session._reviews._thread
+        assert thread is not None and thread.is_alive()
+        getattr(session, finish)()
+        thread.join(5)
+        assert not thread.is_alive(), finish
+        assert not session.reviewing
+
+
 def _transcript(home, model=None, *, skills: int = 0) -> tuple[AgentSession, list]:
     """A fixed five-turn session: who the user is, a correction, a repeated three-step routine."""
     _config(home, f"memory:\n  nudge_interval: 5\nskills:\n  creation_nudge_interval: {skills}\n")

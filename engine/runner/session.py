@@ -374,7 +374,7 @@ class AgentSession:
 
     def end(self, reason: str = "session_end") -> None:
         """Store what is left and end the session row (if it was ever written)."""
-        self.wait_for_review(REVIEW_CLOSE_WAIT_S)
+        self._reviews.close(REVIEW_CLOSE_WAIT_S)
         self.flush()
         if self._created:
             self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
@@ -742,7 +742,7 @@ class AgentSession:
 
     def close(self) -> None:
         """Store anything pending and release the provider; the session row stays open for resuming."""
-        self.wait_for_review(REVIEW_CLOSE_WAIT_S)
+        self._reviews.close(REVIEW_CLOSE_WAIT_S)
         self.flush()
         self.manager.shutdown()
         self.model.close()
