@@ -320,6 +320,7 @@ class Checkpointer:
     EVERY = 40
     RESTART_FRAMES = 1000  # about 4 MB of 4 KiB pages: SQLite's own checkpoint threshold
     RESTART_WAIT_MS = 50
+    WAL_KEEP_BYTES = 64 * 2**20  # a WAL grown past this (a reader held it across an import) is cut back
 
     def __init__(self, path: Path):
         self.path = path
@@ -333,9 +334,11 @@ class Checkpointer:
         self._stop = False
         self._lock = threading.Lock()
 
-    @staticmethod
-    def adopt(conn: sqlite3.Connection) -> None:
+    def adopt(self, conn: sqlite3.Connection) -> None:
+        """A connection of this archive: no checkpoint in its commits, and after a restart its next
+        commit cuts the WAL file back to ``WAL_KEEP_BYTES`` (a restart alone keeps its size)."""
         conn.execute("PRAGMA wal_autocheckpoint=0")
+        conn.execute(f"PRAGMA journal_size_limit={self.WAL_KEEP_BYTES}")
 
     def wrote(self, conn: sqlite3.Connection) -> None:
         """After a committed write on ``conn``: count it, wake the thread every ``EVERY`` writes,

@@ -244,21 +244,24 @@ def test_a_session_whose_parent_is_gone_is_a_root(home):
     assert archive.root_of("b") == "b" and archive.lineage("b").chain == ["b"]
 
 
+def _stream_until_restart(archive) -> int:
+    """Turn writes without a pause until the writer has started the WAL over; returns how many."""
+    archive.create_session("stream")
+    for n in range(3000):  # up to some 100 MB of WAL frames
+        archive.append_messages("stream", [{"role": "user", "content": f"turn {n} " + "payload words " * 150}])
+        if archive._checkpoints.restarts:
+            return n + 1
+    pytest.fail("the WAL never started over")
+
+
 def test_writes_without_a_pause_still_let_the_wal_start_over(home, monkeypatch):
     """A stream of turn writes keeps racing the thread's PASSIVE checkpoints, which never rewind
     the WAL (a 1M-message build left a 52 GB file); once the thread finds it past RESTART_FRAMES,
     a write starts it over, and the writes after it reuse the file instead of growing it."""
     monkeypatch.setattr(Checkpointer, "RESTART_FRAMES", 500)  # about 2 MB of pages
     archive = home.archive
-    archive.create_session("stream")
     wal = archive.path.with_name(archive.path.name + "-wal")
-    checkpoints = archive._checkpoints
-    for n in range(3000):  # up to some 100 MB of WAL frames, without a pause
-        archive.append_messages("stream", [{"role": "user", "content": f"turn {n} " + "payload words " * 150}])
-        if checkpoints.restarts:
-            break
-    else:
-        pytest.fail("the WAL never started over")
+    n = _stream_until_restart(archive) - 1
     size = wal.stat().st_size
     assert size >= 500 * 4096  # the frames that made the thread call for a restart
     for m in range(10):  # a few hundred frames: written from the start of the file again
@@ -266,6 +269,20 @@ def test_writes_without_a_pause_still_let_the_wal_start_over(home, monkeypatch):
     assert wal.stat().st_size == size
     count = archive.conn().execute("SELECT count(*) FROM messages WHERE session_id = 'stream'").fetchone()[0]
     assert count == n + 11
+    home.archive.close()
+
+
+def test_a_wal_grown_past_its_keep_size_is_cut_back_after_a_restart(home, monkeypatch):
+    """A restart keeps the file's size for reuse, up to WAL_KEEP_BYTES: a WAL a long-held reader
+    let grow is given back to the disk at the first commit after the writer starts it over."""
+    monkeypatch.setattr(Checkpointer, "RESTART_FRAMES", 500)
+    monkeypatch.setattr(Checkpointer, "WAL_KEEP_BYTES", 2**20)  # below the 2 MB the restart waits for
+    archive = home.archive
+    wal = archive.path.with_name(archive.path.name + "-wal")
+    _stream_until_restart(archive)
+    assert wal.stat().st_size > 2**20
+    archive.append_messages("stream", [{"role": "user", "content": "the first turn after the restart"}])
+    assert wal.stat().st_size <= 2**20
     home.archive.close()
 
 
