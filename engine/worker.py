@@ -68,7 +68,7 @@ class SerialWorker:
         """Drain (bounded), then stop the thread; later submits are refused. True when all queued jobs ran."""
         drained = self.drain(timeout)
         with self._lock:
-            self._closed = True
-            if self._thread is not None:
+            if not self._closed and self._thread is not None:  # one stop only: a second would stay pending
                 self._jobs.put(None)
+            self._closed = True
         return drained

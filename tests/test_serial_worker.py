@@ -21,11 +21,10 @@ def test_an_idle_worker_keeps_nothing_of_its_last_job():
     assert worker.submit(functools.partial(id, payload))
     del payload  # only the queued job holds it now
     deadline = time.monotonic() + 5
-    while worker.pending() and time.monotonic() < deadline:
+    while kept() is not None and time.monotonic() < deadline:  # the thread lets go once the job has run
         time.sleep(0.01)
-    assert worker.pending() == 0
-    gc.collect()
-    assert kept() is None  # the thread, waiting for the next job, no longer holds the last one
+        gc.collect()
+    assert kept() is None and worker.pending() == 0  # waiting for the next job, it holds nothing of the last
     assert worker.close(5)
 
 
@@ -38,4 +37,5 @@ def test_a_closed_worker_stops_its_thread_and_counts_nothing_pending():
     assert worker.close(5) and ran == [0, 1, 2]
     thread.join(5)
     assert not thread.is_alive() and worker.pending() == 0
+    assert worker.close(5) and worker.pending() == 0  # closing again changes nothing
     assert not worker.submit(functools.partial(ran.append, 3)) and ran == [0, 1, 2]
