@@ -576,7 +576,9 @@ class AgentSession:
             finally:
                 self._review_stops.discard(stop)
 
-        self._reviews.submit(job)
+        if not self._reviews.submit(job):  # the agent was ended or closed: no thread is left to run it
+            self._review_stops.discard(stop)
+            log.warning("background review not queued: session %s was already ended or closed", session_id)
         return None
 
     def wait_for_review(self, timeout: float | None = None) -> bool:
