@@ -198,16 +198,29 @@ class LinkPolicy:
 
     def __init__(self, root: Path):
         self.root = Path(root)
-        self._kept_root: str | None = None
+        self._kept_root: tuple[str, int, int] | None = None  # real path, st_dev, st_ino
 
     def _real_root(self) -> str:
-        """The home folder's real path, looked up until the folder exists and then kept: every
-        read and write resolves through it, and the open databases stay with that folder too."""
+        """The home folder's real path, kept once it exists, as long as that path is still the same folder.
+
+        Every read and write resolves through it, so the walk up the home's path is done once.
+        Repointing a link to the home leaves the folder where it was, and so do the open
+        databases; a folder moved (and the link set to its new place) is followed, as the
+        databases follow it. One stat tells the two apart.
+        """
         if self._kept_root is not None:
-            return self._kept_root
+            path, device, inode = self._kept_root
+            with contextlib.suppress(OSError):
+                info = os.stat(path)
+                if (info.st_dev, info.st_ino) == (device, inode):
+                    return path
         real = os.path.realpath(self.root)
-        if os.path.isdir(real):
-            self._kept_root = real
+        try:
+            info = os.stat(real)
+        except OSError:
+            self._kept_root = None
+            return real
+        self._kept_root = (real, info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
         return real
 
     @property

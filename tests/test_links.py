@@ -174,6 +174,25 @@ def test_a_home_opened_through_a_link_keeps_to_the_folder_it_opened(tmp_path):
     home.close()
 
 
+def test_a_home_moved_while_open_is_followed_with_its_databases(tmp_path):
+    """A folder moved (and the link set to its new place) takes the open databases with it;
+    the memory files follow too, instead of a new folder being made at the old path."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    link = tmp_path / "home"
+    link.symlink_to(old)
+    home = open_home(link)
+    assert home.memory.add("memory", "Written before the move", user())["success"]
+    old.rename(new)
+    link.unlink()
+    link.symlink_to(new)
+    assert home.memory.add("memory", "Written after the move", user())["success"]
+    assert not old.exists()
+    assert (new / "memories" / "MEMORY.md").read_text().endswith("Written after the move")
+    assert [e.after for e in home.memory.history("memory")][0] == "Written after the move"
+    home.close()
+
+
 def test_a_memories_folder_linked_into_a_world_writable_folder_is_refused_with_the_link_named(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
