@@ -215,12 +215,11 @@ class LinkPolicy:
                 if (info.st_dev, info.st_ino) == (device, inode):
                     return path
         real = os.path.realpath(self.root)
-        try:
+        self._kept_root = None
+        with contextlib.suppress(OSError):
             info = os.stat(real)
-        except OSError:
-            self._kept_root = None
-            return real
-        self._kept_root = (real, info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
+            if stat.S_ISDIR(info.st_mode):
+                self._kept_root = (real, info.st_dev, info.st_ino)
         return real
 
     @property
