@@ -16,6 +16,7 @@ import time
 
 from engine import open_home
 from engine.fileio import atomic_write_bytes, file_lock
+from engine.memory.format import ENTRY_DELIMITER
 from engine.tools import ToolContext
 from tests.bench.common import Report, children_peak_rss_mb, scratch_dir, timed
 from tests.bench.hermes_bench import hermes, result, run_json, start
@@ -72,7 +73,7 @@ def _floor_add(folder, text: str) -> dict:
     path = folder / "MEMORY.md"
     with file_lock(path):
         old = path.read_text(encoding="utf-8") if path.exists() else ""
-        atomic_write_bytes(path, (old + "\n§\n" + text if old else text).encode(), ".mem_", sync_folder=False)
+        atomic_write_bytes(path, (old + ENTRY_DELIMITER + text if old else text).encode(), ".mem_", sync_folder=False)
     return {"success": True}
 
 
