@@ -65,10 +65,21 @@ class SerialWorker:
         return done.wait(timeout)
 
     def close(self, timeout: float | None = None) -> bool:
-        """Drain (bounded), then stop the thread; later submits are refused. True when all queued jobs ran."""
+        """Drain (bounded), then stop the thread; later submits are refused. True when all queued jobs ran.
+
+        When everything ran, the thread is gone on return (the stop is the only job left), so a
+        closed worker never outlives its owner; a job still running after ``timeout`` is left to
+        finish on its own.
+        """
         drained = self.drain(timeout)
         with self._lock:
-            if not self._closed and self._thread is not None:  # one stop only: a second would stay pending
+            thread = self._thread
+            if not self._closed and thread is not None:  # one stop only: a second would stay pending
                 self._jobs.put(None)
             self._closed = True
+        if drained and thread is not None and thread is not threading.current_thread():
+            thread.join(_STOP_WAIT_S)
         return drained
+
+
+_STOP_WAIT_S = 5.0  # the thread's last step after a drain is reading the stop: far less than this

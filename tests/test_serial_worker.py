@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import threading
 import time
 import weakref
 
@@ -35,7 +36,18 @@ def test_a_closed_worker_stops_its_thread_and_counts_nothing_pending():
         assert worker.submit(functools.partial(ran.append, n))
     thread = worker._thread
     assert worker.close(5) and ran == [0, 1, 2]
-    thread.join(5)
-    assert not thread.is_alive() and worker.pending() == 0
+    assert not thread.is_alive() and worker.pending() == 0  # gone when close returns: nothing outlives the owner
     assert worker.close(5) and worker.pending() == 0  # closing again changes nothing
     assert not worker.submit(functools.partial(ran.append, 3)) and ran == [0, 1, 2]
+
+
+def test_closing_past_a_job_that_is_still_running_does_not_wait_for_it():
+    worker = SerialWorker("test-worker")
+    release = threading.Event()
+    assert worker.submit(release.wait)
+    started = time.monotonic()
+    assert worker.close(0.05) is False  # the job still runs: close says so and returns
+    assert time.monotonic() - started < 2 and worker._thread.is_alive()
+    release.set()
+    worker._thread.join(5)
+    assert not worker._thread.is_alive() and worker.pending() == 0  # the stop queued behind it ended the thread
