@@ -121,3 +121,4 @@ def test_only_committed_memory_writes_are_mirrored():
     )
     assert manager.flush_pending(5)  # mirrored on the worker thread, in order
     assert provider.writes == [("add", "user", "A", None), ("remove", "memory", "", "x"), ("add", "memory", "D", None)]
+    manager.shutdown()

@@ -54,6 +54,7 @@ def test_local_recall_reaches_the_model_not_the_archive(home):
     found = session.manager.handle_tool_call("recall", {"query": "rebalance"})
     assert found["success"] and [r["session_id"] for r in found["results"]] == [earlier_id]
     assert session.manager.handle_tool_call("recall", {"query": " "})["success"] is False
+    session.close()
 
 
 def test_the_local_fact_store_merges_near_duplicates_and_recalls_by_words(home):

@@ -136,6 +136,7 @@ def test_background_review_runs_after_the_turn_on_its_own_thread(home):
     assert session.wait_for_review(5) is True
     assert home.memory.entries("memory") == ["Reviewed in the background."]
     assert [e.kind for e in seen if e.actor == "review"][-1] == "review_finished"
+    session.close()
 
 
 def test_a_new_turn_never_waits_for_a_review_still_running(home):

@@ -108,6 +108,7 @@ def test_recall_is_fenced_on_the_api_copy_and_never_stored(home):
     assert stored == ["remember that I prefer tea", "hello again"]
     raw = home.state_db_path.read_bytes() + home.state_db_path.with_name("state.db-wal").read_bytes()
     assert b"RECALLED-FACT" not in raw and b"<memory-context>\n" not in raw and b"NOT new user input" not in raw
+    session.close()
 
 
 def test_session_row_is_created_on_first_write_with_prompt_and_title(home):
@@ -347,6 +348,7 @@ def test_an_echoed_fence_is_stripped_and_trivial_prompts_skip_recall(home):
     assert "RECALLED-FACT" not in home.archive.messages(session.id)[-1].text
     session.run_turn("thanks!")
     assert model.calls[-1][-1]["content"] == "thanks!"  # no recall for an acknowledgement
+    session.close()
 
 
 def test_soul_md_is_the_identity_and_a_full_memory_is_explained(home):
