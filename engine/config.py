@@ -263,6 +263,22 @@ class Config:
                 found.append(Misread(key, self._lines.get(key), value, hermes, ours))
         return found
 
+    def unusable(self) -> list[tuple[str, str, ConfigError]]:
+        """(key, kind, error) for every honoured value set in the file that cannot be read as its kind."""
+        found = []
+        for key, (_, kind) in HERMES_READERS.items():
+            if self.is_set(key):
+                try:
+                    self.typed(key, kind)
+                except ConfigError as exc:
+                    found.append((key, kind, exc))
+        return found
+
+    def changed_keys(self, other: Config) -> list[str]:
+        """The dotted keys whose values differ between this file and ``other`` (set, changed or removed)."""
+        mine, theirs = _flat(self._data), _flat(other._data)
+        return sorted(key for key in mine.keys() | theirs.keys() if mine.get(key, _UNSET) != theirs.get(key, _UNSET))
+
     def typed(self, key: str, kind: str) -> Any:
         """The value read as ``kind`` (``int``, ``float`` or ``bool``)."""
         return {"int": self.int, "float": self.float, "bool": self.bool}[kind](key)
@@ -321,6 +337,16 @@ class Config:
     def str(self, key: str, default: str | None = None) -> str:
         value = self.raw(key, default)
         return "" if value is None else str(value)
+
+
+def _flat(data: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested settings as {dotted key: value}; a mapping's leaves only."""
+    if not isinstance(data, dict):
+        return {prefix: data}
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        flat.update(_flat(value, f"{prefix}.{key}" if prefix else str(key)))
+    return flat
 
 
 def _collect_lines(node, prefix: str, out: dict[str, int]) -> None:

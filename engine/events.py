@@ -73,6 +73,24 @@ class FactsChanged(Event):
 
 
 @dataclass(frozen=True)
+class ConfigChanged(Event):
+    """config.yaml changed on disk: the dotted ``keys`` now in use, or the ``error`` that kept it out."""
+
+    keys: tuple[str, ...] = ()
+    error: str = ""
+
+    @property
+    def message(self) -> str:
+        if self.error:
+            return f"config.yaml was not taken: {self.error} The settings in use stay as they were."
+        shown = ", ".join(self.keys[:6]) + (f" and {len(self.keys) - 6} more" if len(self.keys) > 6 else "")
+        return (
+            f"config.yaml changed ({shown}). Writes and turns follow it from now on; the model and the "
+            "memory provider from the next session."
+        )
+
+
+@dataclass(frozen=True)
 class RunnerEvent(Event):
     """Progress of the agent runner: turn_started, assistant_delta (streamed text),
     assistant_message, tool_called, tool_result, message_stored, turn_finished,

@@ -20,9 +20,9 @@ import platformdirs
 
 from .clock import Clock
 from .config import Config
-from .errors import HomeError
-from .events import EventBus
-from .fileio import LinkPolicy
+from .errors import ConfigError, HomeError
+from .events import ConfigChanged, EventBus
+from .fileio import LinkPolicy, UnsafePath
 from .journal import Journal
 
 if TYPE_CHECKING:  # the stores import Home themselves, so they load lazily below
@@ -107,6 +107,31 @@ class Home:
     def reload_config(self) -> Config:
         self.__dict__.pop("config", None)
         return self.config
+
+    def refresh_config(self) -> ConfigChanged | None:
+        """Take config.yaml as it is now, if its settings changed (another program or an editor wrote it).
+
+        A file that cannot be used (malformed YAML, a value of the wrong kind) is not taken:
+        the settings in use stay, and the event says why. What is read at each write or turn
+        (the approval gate, the limits, nudges, compression) follows at once; the model and
+        the provider, chosen when a session starts, from the next session. Announced on the
+        bus; None when nothing changed.
+        """
+        try:
+            new = Config.load(self.links.resolve_file(self.config_path))
+            problems = new.unusable()
+        except (ConfigError, UnsafePath) as exc:
+            return self._announce(ConfigChanged(actor="external", error=exc.message))
+        if problems:
+            return self._announce(ConfigChanged(actor="external", error=problems[0][2].message))
+        in_use = self.__dict__.get("config") or Config({})  # none when the file it opened with was unusable
+        keys = tuple(new.changed_keys(in_use))
+        self.__dict__["config"] = new
+        return self._announce(ConfigChanged(actor="external", keys=keys)) if keys else None
+
+    def _announce(self, event: ConfigChanged) -> ConfigChanged:
+        self.bus.publish(event)
+        return event
 
     @cached_property
     def journal(self) -> Journal:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from .config import HERMES_READERS, Config
+from .config import Config
 from .errors import ConfigError, WorkbenchError
 from .fileio import UnsafePath
 from .health import CHECKS, FIXES, Finding
@@ -41,20 +41,12 @@ def check_config(home: Home) -> list[Finding]:
         config = home.config
     except ConfigError as exc:
         return [Finding("config", "error", exc.message, "Fix config.yaml there, or move it aside to use the defaults.")]
-    findings = []
-    for key, (_, kind) in HERMES_READERS.items():
-        if config.is_set(key):
-            try:
-                config.typed(key, kind)
-            except ConfigError as exc:
-                findings.append(
-                    Finding(
-                        "config",
-                        "error",
-                        exc.message,
-                        f"Write {KIND_WORDS[kind]} there, or delete the line to use the default.",
-                    )
-                )
+    findings = [
+        Finding(
+            "config", "error", exc.message, f"Write {KIND_WORDS[kind]} there, or delete the line to use the default."
+        )
+        for _, kind, exc in config.unusable()
+    ]
     spans = _value_spans(_config_text(home))
     for misread in config.hermes_misreads():
         where = f"config.yaml line {misread.line}" if misread.line else "config.yaml"

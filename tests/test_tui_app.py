@@ -138,6 +138,27 @@ async def test_pending_count_follows_staging_from_another_thread(home, tmp_path)
         assert "1 pending" in app.screen.query_one(WorkbenchHeader).render().plain
 
 
+async def test_config_written_by_another_program_is_taken_and_said(home, tmp_path):
+    """Turning the approval gate on in config.yaml while the workbench runs gates the next agent write."""
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        write = "import pathlib, sys; pathlib.Path(sys.argv[1]).write_text(sys.argv[2], encoding='utf-8')"
+        subprocess.run(
+            [sys.executable, "-c", write, str(home.config_path), "memory:\n  write_approval: true\n"], check=True
+        )
+        await wait_for(
+            pilot, lambda: any("memory.write_approval" in n.message for n in app._notifications), what="note"
+        )
+        assert home.memory.add("memory", "gated now", ToolContext(actor="agent")).get("staged") is True
+        await wait_for(pilot, lambda: app.pending_count == 1, what="pending count")
+        subprocess.run([sys.executable, "-c", write, str(home.config_path), "memory: [oops\n"], check=True)
+        await wait_for(pilot, lambda: any("was not taken" in n.message for n in app._notifications), what="refusal")
+        refusal = next(n for n in app._notifications if "was not taken" in n.message)
+        assert refusal.severity == "warning" and "malformed YAML" in refusal.message
+        assert home.config.bool("memory.write_approval") is True  # the settings in use stay
+
+
 def test_demo_refuses_a_bad_speed(tmp_path, capsys):
     assert main(["demo", "--home", str(tmp_path / "h"), "--speed", "0"]) == 2
     assert "--speed must be a positive number" in capsys.readouterr().err
@@ -260,13 +281,15 @@ def test_watcher_reports_what_another_process_changed(home):
         (home.skills_dir / "new-skill").mkdir()
         (home.pending_dir / "skills" / "0a1b2c3d.json").write_text("{}", encoding="utf-8")
         (home.root / "state.db").write_bytes(b"")
+        home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+        wanted = {"skills", "pending", "sessions", "config"}
         deadline = time.monotonic() + 5
-        while not {"skills", "pending", "sessions"} <= set().union(*seen) and time.monotonic() < deadline:
+        while not wanted <= set().union(*seen) and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:
         watcher.stop()
         thread.join(timeout=5)
-    assert {"skills", "pending", "sessions"} <= set().union(*seen)
+    assert wanted <= set().union(*seen)
     assert not thread.is_alive()
 
 

@@ -29,7 +29,7 @@ from textual.theme import ThemeProvider
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine.errors import WorkbenchError
-from engine.events import Event, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
+from engine.events import ConfigChanged, Event, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
 from engine.home import Home
 from engine.memory.targets import TARGETS
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
@@ -341,6 +341,14 @@ class WorkbenchApp(App):
             self.frozen_snapshot = message.snapshot
         if isinstance(event, PendingChanged):
             self.refresh_pending()
+        elif isinstance(event, ConfigChanged):
+            self.notify(
+                visible(event.message),
+                title="Settings",
+                severity="warning" if event.error else "information",
+                markup=False,
+                timeout=10,
+            )
         elif isinstance(event, RunnerEvent) and event.session_id:
             self.running_session = event.session_id
             if event.kind == "review_started":
@@ -420,6 +428,8 @@ class WorkbenchApp(App):
 
     def _external_change(self, kinds: set[str]) -> None:
         """Watcher thread: journal external memory edits, then tell the screens."""
+        if "config" in kinds:  # taken (or refused, keeping the settings in use) and announced on the bus
+            self.home.refresh_config()
         for target in TARGETS:
             if target in kinds:  # journals what no workbench process did; announces what this one has not seen
                 self.home.memory.record_external_change(target)

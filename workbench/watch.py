@@ -1,9 +1,9 @@
 """Notice changes other processes make to the home, within a second.
 
-A real Hermes agent or an editor may change memory files, skills, pending records or
-state.db behind our back. ``HomeWatcher.run`` (meant for a thread worker) watches those
-paths with watchfiles and reports each batch as a set of kinds (memory targets,
-"skills", "pending", "sessions"). Our own lock, temp and journal files are ignored.
+A real Hermes agent or an editor may change memory files, skills, pending records,
+state.db or config.yaml behind our back. ``HomeWatcher.run`` (meant for a thread worker)
+watches those paths with watchfiles and reports each batch as a set of kinds (memory
+targets, "skills", "pending", "sessions", "config"). Our own lock, temp and journal files are ignored.
 Whether a reported memory change is news (another process wrote it) or this
 process's own write is for the store to decide (``MemoryStore.record_external_change``
 compares with what this process last wrote or saw). The first report, before any
@@ -32,7 +32,8 @@ DEBOUNCE_MS = 250
 def classify(home: Home, paths: Iterable[str]) -> set[str]:
     """Which parts of the home these changed paths belong to.
 
-    Returns a subset of the memory targets' names and {"skills", "pending", "sessions"}. Paths are
+    Returns a subset of the memory targets' names and {"skills", "pending", "sessions"} ("config"
+    comes from ``HomeWatcher``'s stat of config.yaml, as state.db's does). Paths are
     compared resolved, since the watcher reports absolute paths and ``--home`` may be
     relative or pass through a symlink.
     """
@@ -96,12 +97,16 @@ class HomeWatcher:
     def run(self) -> None:
         """Block, reporting changes, until ``stop()`` is called."""
         paths = self.watched_paths()
-        sessions = _SessionFiles(self.home)
+        stamped = {
+            "sessions": _FileStamps([self.home.root / name for name in sorted(SESSION_FILES)]),
+            "config": _FileStamps([self.home.config_path]),
+        }
         self._report(set(TARGETS))
-        if not paths:  # a read-only home without the folders: only state.db can change
+        if not paths:  # a read-only home without the folders: only state.db and config.yaml can change
             while not self._stop.wait(0.4):
-                if sessions.changed():
-                    self._report({"sessions"})
+                kinds = {kind for kind, files in stamped.items() if files.changed()}
+                if kinds:
+                    self._report(kinds)
             return
         for changes in watch(
             *paths,
@@ -114,8 +119,7 @@ class HomeWatcher:
             raise_interrupt=False,
         ):
             kinds = classify(self.home, (path for _, path in changes))
-            if sessions.changed():
-                kinds.add("sessions")
+            kinds |= {kind for kind, files in stamped.items() if files.changed()}
             if kinds and not self._stop.is_set():
                 self._report(kinds)
 
@@ -130,12 +134,12 @@ class HomeWatcher:
         self._stop.set()
 
 
-class _SessionFiles:
-    """state.db lives in the home root, which may hold big unrelated trees (a Hermes
-    checkout, logs), so it is checked by size and mtime instead of watched recursively."""
+class _FileStamps:
+    """state.db and config.yaml live in the home root, which may hold big unrelated trees (a
+    Hermes checkout, logs), so they are checked by size and mtime instead of watched recursively."""
 
-    def __init__(self, home: Home):
-        self.paths = [home.root / name for name in sorted(SESSION_FILES)]
+    def __init__(self, paths: list[Path]):
+        self.paths = paths
         self.last = self._stamp()
 
     def _stamp(self) -> tuple:

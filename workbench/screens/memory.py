@@ -25,7 +25,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 
 from engine.errors import WorkbenchError
-from engine.events import Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged
+from engine.events import ConfigChanged, Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged
 from engine.memory import history
 from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, align
 from engine.memory.format import Usage
@@ -161,7 +161,7 @@ class MemoryScreen(WorkbenchScreen):
 
     # -- loading ------------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
-        if isinstance(event, (MemoryChanged, PendingChanged)) or (
+        if isinstance(event, (MemoryChanged, PendingChanged, ConfigChanged)) or (  # a limit may have changed
             isinstance(event, RunnerEvent) and event.kind in REFREEZE_KINDS
         ):
             self.request_reload()
