@@ -57,3 +57,20 @@ def test_a_home_opened_with_an_unusable_file_takes_the_fixed_one(home):
     _write_from_another_process(home.config_path, "skills:\n  write_approval: true\n")
     assert home.refresh_config().keys == ("skills.write_approval",)
     assert home.config.bool("skills.write_approval") is True
+
+
+@pytest.mark.slow  # Hermes's own CLI in its own process
+def test_hermes_config_set_is_taken(home, hermes):
+    """`hermes config set` rewrites config.yaml in Hermes's own way; the running workbench takes it."""
+    assert home.refresh_config() is None
+    subprocess.run(
+        [str(hermes.python.parent / "hermes"), "config", "set", "memory.write_approval", "true"],
+        env=hermes.env(home.root),
+        cwd=str(home.root),
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    change = home.refresh_config()
+    assert "memory.write_approval" in change.keys and not change.error
+    assert home.memory.add("memory", "Gated by Hermes's setting", ToolContext(actor="agent")).get("staged") is True
