@@ -112,6 +112,10 @@ def summarize(entry: JournalEntry) -> str:
             return f"{where} repaired: {detail.get('label', 'the whole file rewritten')}"
         return f"{where} {action}"
     if entry.subsystem == "skills":
+        if action == "external":
+            return (
+                f"skill '{target}' {detail.get('change', 'changed')} outside the workbench ({detail.get('path', '')})"
+            )
         if action == "consolidate":
             return f"consolidated {', '.join(detail.get('absorbed') or [])} into skill '{target}'"
         if action == "rollback":
@@ -353,6 +357,8 @@ class Timeline:
         if row.subsystem == "memory":
             refusal = undo_problem(self.home.memory, entry)
             return {**item, "undo": f"memory undo of row {row.id}", **({"refused": refusal} if refusal else {})}
+        if row.action == "external" and row.subsystem == "skills":
+            return {**item, "refused": "changed outside the workbench, which saved nothing of it to put back"}
         if row.subsystem == "skills" and row.action in ("pin", "unpin"):
             return {**item, "undo": f"{'unpin' if row.action == 'pin' else 'pin'} skill '{row.target}'"}
         if row.subsystem == "providers":

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from engine.tools import ToolContext
@@ -132,3 +135,18 @@ async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_
         assert home.memory.entries("user") == [] and "Deploys go to prod" in home.memory.entries("memory")
         status = str(screen.query_one("#status").render())
         assert "Reverted 1 change(s). Refused: 3:" in status
+
+
+async def test_a_skill_written_by_another_program_appears_on_the_timeline(home, tmp_path):
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(pilot, lambda: home.skills.outside._seen is not None, what="the baseline")
+        text = "---\nname: standup\ndescription: Daily notes\n---\n\nThree lines.\n"
+        write = "import pathlib, sys; p = pathlib.Path(sys.argv[1]); p.parent.mkdir(); p.write_text(sys.argv[2])"
+        subprocess.run([sys.executable, "-c", write, str(home.skills_dir / "standup" / "SKILL.md"), text], check=True)
+        await wait_for(
+            pilot,
+            lambda: any("skill 'standup' created outside the workbench" in what for what in shown(screen)),
+            what="the outside change on the timeline",
+        )

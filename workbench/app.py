@@ -8,6 +8,7 @@ Adding a screen: subclass ``workbench.screens.base.WorkbenchScreen`` and add it 
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import sys
 import threading
@@ -77,6 +78,8 @@ MODES: dict[str, type[Screen]] = {
 CURATOR_TICK = 60.0  # seconds between checks whether a Curator pass is due
 GC_THRESHOLDS = (20_000, 20, 20)  # Python's are (700, 10, 10); see on_mount
 TERMINAL_CHECK = 1.0  # seconds between checks that the terminal is still there
+
+log = logging.getLogger(__name__)
 
 # Changes another process made, reported by the watcher, as the events the screens know.
 EXTERNAL_EVENTS = {
@@ -424,6 +427,10 @@ class WorkbenchApp(App):
     # -- other processes ----------------------------------------------------------
     @work(thread=True, group="watch", exit_on_error=False)
     def _watch(self) -> None:
+        try:  # the baseline: skill changes from now on that no workbench process made are journaled
+            self.home.skills.outside.record()
+        except (WorkbenchError, OSError) as exc:  # an unreadable skills folder: the Skills screen says why
+            log.warning("skills are not followed for outside changes: %s", exc)
         self._watcher.run()
 
     def _external_change(self, kinds: set[str]) -> None:
@@ -433,6 +440,8 @@ class WorkbenchApp(App):
         for target in TARGETS:
             if target in kinds:  # journals what no workbench process did; announces what this one has not seen
                 self.home.memory.record_external_change(target)
+        if "skills" in kinds:
+            self.home.skills.outside.record()
         for kind, event in EXTERNAL_EVENTS.items():
             if kind in kinds:
                 self.post_message(EngineEvent(event))

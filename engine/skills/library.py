@@ -24,6 +24,7 @@ from .changes import Change, reconcile, record_change, remove_empty_parents, rem
 from .discovery import ARCHIVE_DIR, Found, Scanner, bundled_names, hub_names
 from .frontmatter import tags_of, validate_skill_md
 from .index import render_index
+from .outside import OutsideChanges
 from .threats import check_plan
 from .usage import UsageStore, default_record, iso, last_activity
 from .validation import (
@@ -120,6 +121,7 @@ class SkillLibrary:
         self.usage = UsageStore(self.dir / ".usage.json", home.clock, home.links)
         self.ledger = Ledger(home.root, self.dir, home.clock, home.links)
         self.scanner = Scanner(self.dir, home.links)
+        self.outside = OutsideChanges(home)  # changes no workbench process made, journaled as they are seen
 
     # -- reading ---------------------------------------------------------------------
     def _read_text(self, path: Path, skill_dir: Path) -> str:

@@ -1,0 +1,106 @@
+"""Skill changes made outside the workbench (a Hermes agent, an editor), journaled as ``external``.
+
+Memory edits no workbench process made are journaled entry by entry; this does the same
+for skills, one row per SKILL.md created, edited or removed, so the Timeline can say
+what a background process changed. ``record`` compares the active skills' SKILL.md
+files with what it saw last time (by hash; a file whose size and mtime did not move is
+not read again). A change is ours, not outside, when some workbench process journaled a
+change of that skill since the last look: every skill change journals its row before
+it touches a file, so a change still in progress is never mistaken for an outside one.
+
+The first look only takes the baseline: what changed while no workbench watched is not
+journaled (its files are there to read, but not who changed them, or when).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..fileio import UnsafePath
+from ..values import json_value
+
+if TYPE_CHECKING:
+    from ..home import Home
+
+CREATED, EDITED, REMOVED = "created", "edited", "removed"
+
+
+@dataclass(frozen=True)
+class _Seen:
+    name: str
+    stamp: tuple[int, int]  # size, mtime_ns
+    sha: str
+
+
+class OutsideChanges:
+    def __init__(self, home: Home):
+        self.home = home
+        self._seen: dict[str, _Seen] | None = None  # SKILL.md path (relative to skills/) -> what it held
+        self._journal_mark = 0  # the newest journal row already looked at
+        self._lock = threading.Lock()  # the watcher's thread and a screen's worker may both ask
+
+    def record(self) -> list[int]:
+        """Journal each skill created, edited or removed outside the workbench since the last call; their row ids."""
+        if self.home.read_only:  # a read-only home is never written, so nothing is journaled
+            return []
+        with self._lock:
+            mark = self._newest_row()
+            now = self._scan()
+            if self._seen is None:
+                self._seen, self._journal_mark = now, mark
+                return []
+            ours = self._journaled_names(self._journal_mark)
+            before, self._seen, self._journal_mark = self._seen, now, mark
+        changes = [(CREATED, rel, now[rel]) for rel in now.keys() - before.keys()]
+        changes += [(EDITED, rel, now[rel]) for rel in now.keys() & before.keys() if now[rel].sha != before[rel].sha]
+        changes += [(REMOVED, rel, before[rel]) for rel in before.keys() - now.keys()]
+        return [
+            self.home.journal.append(
+                "skills", "external", seen.name, actor="external", detail={"change": change, "path": rel}
+            )
+            for change, rel, seen in sorted(changes, key=lambda c: (c[2].name, c[1]))
+            if seen.name not in ours
+        ]
+
+    def _scan(self) -> dict[str, _Seen]:
+        library = self.home.skills
+        seen = self._seen or {}
+        found: dict[str, _Seen] = {}
+        for skill in library.scanner.active():
+            skill_md = skill.path / "SKILL.md"
+            rel = f"{skill.rel}/SKILL.md"
+            try:
+                info = skill_md.stat()
+                stamp = (info.st_size, info.st_mtime_ns)
+                old = seen.get(rel)
+                sha = old.sha if old and old.stamp == stamp else _sha(self.home.links.read_bytes(skill_md))
+            except (OSError, UnsafePath):  # gone meanwhile, or a link the policy refuses: not a skill to report
+                continue
+            found[rel] = _Seen(skill.name, stamp, sha)
+        return found
+
+    def _newest_row(self) -> int:
+        row = self.home.journal.connection().execute("SELECT max(id) FROM journal").fetchone()
+        return row[0] or 0
+
+    def _journaled_names(self, after: int) -> set[str]:
+        """Skills some workbench process journaled a change of (begun, done or abandoned) after row ``after``."""
+        rows = self.home.journal.connection().execute(
+            "SELECT target, json_extract(detail, '$.absorbed') FROM journal WHERE id > ? AND subsystem = 'skills' "
+            "AND action != 'external'",
+            (after,),
+        )
+        names = set()
+        for target, absorbed in rows:
+            names.add(target)
+            absorbed = json_value(absorbed, [])
+            if isinstance(absorbed, list):
+                names.update(a for a in absorbed if isinstance(a, str))
+        return names
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,89 @@
+"""Skill changes no workbench process made are journaled as ``external``; ours never are."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from engine.timeline import Timeline, summarize
+from tests.hermes_support import workbench_cmd
+
+BREW = "---\nname: brew\ndescription: How to brew tea\n---\n\nBoil water.\nSteep for 3 minutes.\n"
+
+HERMES_WRITES_SKILLS = """
+import json
+from tools.skill_manager_tool import skill_manage
+print(json.dumps([json.loads(skill_manage(**c)) for c in [
+    dict(action="create", name="tidy-imports", content=%r),
+    dict(action="patch", name="brew", old_string="3 minutes", new_string="5 minutes"),
+]]))
+"""
+TIDY = "---\nname: tidy-imports\ndescription: Sort imports before a commit\n---\n\nRun ruff --fix.\n"
+
+
+def _outside_rows(home) -> list[tuple[str, str, str, str]]:
+    rows = home.journal.connection().execute(
+        "SELECT actor, target, json_extract(detail, '$.change'), json_extract(detail, '$.path') FROM journal "
+        "WHERE subsystem = 'skills' AND action = 'external' ORDER BY id"
+    )
+    return [tuple(r) for r in rows]
+
+
+def _create_brew(home) -> None:
+    assert home.skills.manage({"action": "create", "name": "brew", "content": BREW})["success"]
+
+
+def test_the_first_look_is_a_baseline_and_our_own_writes_are_never_outside(home):
+    _create_brew(home)
+    assert home.skills.outside.record() == []  # what was there before anyone watched
+    assert home.skills.manage({"action": "patch", "name": "brew", "old_string": "3", "new_string": "4"})["success"]
+    assert home.skills.manage({"action": "create", "name": "tidy-imports", "content": TIDY})["success"]
+    assert home.skills.outside.record() == [] and _outside_rows(home) == []
+
+
+def test_edits_made_by_hand_are_journaled_one_row_per_skill(home):
+    _create_brew(home)
+    assert home.skills.manage({"action": "create", "name": "tidy-imports", "content": TIDY})["success"]
+    home.skills.outside.record()
+    (home.skills_dir / "brew" / "SKILL.md").write_text(BREW.replace("3 minutes", "in vim"), encoding="utf-8")
+    shutil.rmtree(home.skills_dir / "tidy-imports")
+    hand = home.skills_dir / "notes" / "standup"
+    hand.mkdir(parents=True)
+    (hand / "SKILL.md").write_text("---\nname: standup\ndescription: Daily notes\n---\n\nThree lines.\n")
+    ids = home.skills.outside.record()
+    assert len(ids) == 3 and home.skills.outside.record() == []  # each change once
+    assert _outside_rows(home) == [
+        ("external", "brew", "edited", "brew/SKILL.md"),
+        ("external", "standup", "created", "notes/standup/SKILL.md"),
+        ("external", "tidy-imports", "removed", "tidy-imports/SKILL.md"),
+    ]
+    rows = Timeline(home).page(subsystem="skills")
+    assert "skill 'standup' created outside the workbench (notes/standup/SKILL.md)" in [r.summary for r in rows]
+    assert summarize(home.journal.get(ids[0])) == "skill 'brew' edited outside the workbench (brew/SKILL.md)"
+    refused = Timeline(home).preview(ids[0])["refused"]
+    assert [r["id"] for r in refused] == [ids[0]] and "outside the workbench" in refused[0]["error"]
+
+
+def test_another_workbench_process_is_not_outside(home):
+    _create_brew(home)
+    home.skills.outside.record()
+    done = subprocess.run(workbench_cmd("skills", "archive", "brew", "--home", str(home.root)), capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert not (home.skills_dir / "brew").exists()
+    assert home.skills.outside.record() == [] and _outside_rows(home) == []  # journaled by that process
+
+
+@pytest.mark.slow  # Hermes's own skill tool in its own process
+def test_a_skill_hermes_creates_or_patches_is_journaled_as_external(home, hermes):
+    _create_brew(home)
+    home.skills.outside.record()
+    results = hermes.json(home.root, HERMES_WRITES_SKILLS % TIDY)
+    assert [r["success"] for r in results] == [True, True], json.dumps(results)
+    home.skills.outside.record()
+    assert _outside_rows(home) == [
+        ("external", "brew", "edited", "brew/SKILL.md"),
+        ("external", "tidy-imports", "created", "tidy-imports/SKILL.md"),
+    ]
