@@ -728,8 +728,9 @@ MULTILINGUAL = [
         "plain",
         r"\b(?:(?:ignorez|ignorer|oublie|oubliez|oublier|ne\s+tiens\s+pas\s+compte\s+des|ne\s+tenez\s+pas\s+compte\s+des|"
         r"fais\s+abstraction\s+des|desobeis\s+aux|passe\s+outre)\s+(?:\w++\s++){0,3}(?:les\s+|tes\s+|vos\s+|toutes\s+les\s+)?|"
-        # "ignore" is English too: in French it comes with a determiner
-        r"ignore\s+(?:toutes\s+)?(?:les|tes|vos|ces|mes)\s+(?:\w++\s++){0,2})"
+        # "ignore" is English too: in French a determiner follows (after an adverb, "tous"/"toutes")
+        r"ignore\s+(?:\w+ment\s+|donc\s+|aussi\s+|bien\s+)?(?:tou(?:te)?s\s+)?(?:les|tes|vos|ces|mes|ses|nos|leurs)\s+"
+        r"(?:\w++\s++){0,2})"
         r"(?:instructions|consignes|regles|directives|ordres|restrictions)\b",
         "tells the assistant to drop its instructions (French)",
         "override",
