@@ -65,21 +65,21 @@ class SerialWorker:
         return done.wait(timeout)
 
     def close(self, timeout: float | None = None) -> bool:
-        """Drain (bounded), then stop the thread; later submits are refused. True when all queued jobs ran.
+        """Stop taking jobs, let the queued ones run (bounded by ``timeout``), then stop the thread.
 
-        When everything ran, the thread is gone on return (the stop is the only job left), so a
-        closed worker never outlives its owner; a job still running after ``timeout`` is left to
-        finish on its own.
+        True when every job ran, and then the thread is gone on return, so a closed worker
+        never outlives its owner; a job still running after ``timeout`` is left to finish on
+        its own. The stop is queued under the lock that ``submit`` takes, so no job can slip
+        in behind it.
         """
-        drained = self.drain(timeout)
         with self._lock:
             thread = self._thread
             if not self._closed and thread is not None:  # one stop only: a second would stay pending
                 self._jobs.put(None)
             self._closed = True
-        if drained and thread is not None and thread is not threading.current_thread():
-            thread.join(_STOP_WAIT_S)
-        return drained
-
-
-_STOP_WAIT_S = 5.0  # the thread's last step after a drain is reading the stop: far less than this
+        if thread is None:
+            return True
+        if thread is threading.current_thread():  # a job closing its own worker: it is still running
+            return False
+        thread.join(timeout)
+        return not thread.is_alive()
