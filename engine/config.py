@@ -109,6 +109,25 @@ HERMES_READERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "curator.archive_after_days": (int, "int"),
     "compression.threshold": (float, "float"),
 }
+# The kind every typed setting is read as: Hermes's readers' kinds, and our defaults' types
+# (a timeout is a number of seconds above 0); text settings take any value.
+_KINDS: dict[str, str] = {
+    **{
+        key: "seconds" if key.endswith("timeout") else {bool: "bool", int: "int", float: "float"}[type(value)]
+        for key, value in DEFAULTS.items()
+        if type(value) in (bool, int, float)
+    },
+    **{key: kind for key, (_, kind) in HERMES_READERS.items()},
+    **dict.fromkeys(  # whole numbers by default, read as any number
+        (
+            "curator.interval_hours",
+            "curator.min_idle_hours",
+            "curator.consolidation_threshold",
+            "approvals.duplicate_threshold",
+        ),
+        "float",
+    ),
+}
 # Keys whose quoted value makes Hermes's agent inject no memory block at all.
 MEMORY_LIMIT_KEYS = {"memory": "memory.memory_char_limit", "user": "memory.user_char_limit"}
 
@@ -266,7 +285,7 @@ class Config:
     def unusable(self) -> list[tuple[str, str, ConfigError]]:
         """(key, kind, error) for every honoured value set in the file that cannot be read as its kind."""
         found = []
-        for key, (_, kind) in HERMES_READERS.items():
+        for key, kind in _KINDS.items():
             if self.is_set(key):
                 try:
                     self.typed(key, kind)
@@ -280,8 +299,8 @@ class Config:
         return sorted(key for key in mine.keys() | theirs.keys() if mine.get(key, _UNSET) != theirs.get(key, _UNSET))
 
     def typed(self, key: str, kind: str) -> Any:
-        """The value read as ``kind`` (``int``, ``float`` or ``bool``)."""
-        return {"int": self.int, "float": self.float, "bool": self.bool}[kind](key)
+        """The value read as ``kind`` (``int``, ``float``, ``bool`` or ``seconds``)."""
+        return {"int": self.int, "float": self.float, "bool": self.bool, "seconds": self.seconds}[kind](key)
 
     def _where(self, key: str) -> str:
         line = self._lines.get(key)

@@ -123,7 +123,8 @@ class Home:
         except (ConfigError, UnsafePath) as exc:
             return self._announce(ConfigChanged(actor="external", error=exc.message))
         if problems:
-            return self._announce(ConfigChanged(actor="external", error=problems[0][2].message))
+            more = f" ({len(problems) - 1} more value(s) cannot be read either.)" if len(problems) > 1 else ""
+            return self._announce(ConfigChanged(actor="external", error=problems[0][2].message + more))
         in_use = self.__dict__.get("config") or Config({})  # none when the file it opened with was unusable
         keys = tuple(new.changed_keys(in_use))
         self.__dict__["config"] = new

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 TEMP_PATTERNS = (".*_????????.tmp", ".*.tmp.????????", "????????.json.tmp")
 ORPHAN_AGE = 600.0  # seconds; no write of either program keeps its temp file this long
 ASIDE = Path("logs") / "doctor"
-KIND_WORDS = {"int": "a whole number", "float": "a number", "bool": "true or false"}
+KIND_WORDS = {"int": "a whole number", "float": "a number", "bool": "true or false", "seconds": "a number of seconds"}
 
 
 # -- config.yaml ----------------------------------------------------------------------

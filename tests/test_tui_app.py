@@ -390,3 +390,18 @@ def test_watcher_follows_a_linked_memory_file_to_its_target(home, tmp_path):
         watcher.stop()
         thread.join(timeout=5)
     assert "memory" in set().union(*seen), "a write at the link's target reaches the live view"
+
+
+def test_config_yaml_is_reported_only_once_it_stops_changing(tmp_path):
+    """An editor that truncates, then writes: the empty file in between is never reported (it would be
+    taken as "every setting at its default", turning the approval gate off)."""
+    from workbench.watch import _FileStamps
+
+    config = tmp_path / "config.yaml"
+    config.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    stamps = _FileStamps([config], settled=True)
+    config.write_text("", encoding="utf-8")  # caught part way
+    assert stamps.changed() is False
+    config.write_text("memory:\n  write_approval: true\n  nudge_interval: 5\n", encoding="utf-8")
+    assert stamps.changed() is False  # moved again since the last look
+    assert stamps.changed() is True and stamps.changed() is False  # settled: reported once

@@ -282,14 +282,7 @@ class WorkbenchApp(App):
     def on_mount(self) -> None:
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         self._bridge = EngineBridge(self, self.home)
-        for misread in self.home.config.hermes_misreads():  # never silent (see docs/configuration.md)
-            self.notify(
-                visible(misread.message(self.home.config.path)),
-                title="Hermes reads config.yaml differently",
-                severity="warning",
-                markup=False,
-                timeout=30,
-            )
+        self._warn_misreads()
         self.refresh_pending()
         self._turn_running = False
         if not self.home.read_only:
@@ -333,6 +326,17 @@ class WorkbenchApp(App):
         gc.unfreeze()  # what was frozen is collected again once unreachable (an app in a test process)
         gc.set_threshold(*self._gc_thresholds)
 
+    def _warn_misreads(self) -> None:
+        """Values Hermes reads differently: said at start and whenever config.yaml changes (docs/configuration.md)."""
+        for misread in self.home.config.hermes_misreads():
+            self.notify(
+                visible(misread.message(self.home.config.path)),
+                title="Hermes reads config.yaml differently",
+                severity="warning",
+                markup=False,
+                timeout=30,
+            )
+
     def _remember_theme(self, theme) -> None:
         if load_settings(self.settings_file).get("theme") != theme.name:
             save_setting(self.settings_file, "theme", theme.name)
@@ -352,6 +356,8 @@ class WorkbenchApp(App):
                 markup=False,
                 timeout=10,
             )
+            if not event.error:
+                self._warn_misreads()
         elif isinstance(event, RunnerEvent) and event.session_id:
             self.running_session = event.session_id
             if event.kind == "review_started":

@@ -7,7 +7,8 @@ targets, "skills", "pending", "sessions", "config"). Our own lock, temp and jour
 Whether a reported memory change is news (another process wrote it) or this
 process's own write is for the store to decide (``MemoryStore.record_external_change``
 compares with what this process last wrote or saw). The first report, before any
-change, names both memory targets, so edits made while nobody watched are caught up.
+change, names both memory targets and config.yaml, so edits made while nobody watched
+are caught up.
 """
 
 from __future__ import annotations
@@ -99,9 +100,9 @@ class HomeWatcher:
         paths = self.watched_paths()
         stamped = {
             "sessions": _FileStamps([self.home.root / name for name in sorted(SESSION_FILES)]),
-            "config": _FileStamps([self.home.config_path]),
+            "config": _FileStamps([self.home.config_path], settled=True),
         }
-        self._report(set(TARGETS))
+        self._report(set(TARGETS) | {"config"})  # what changed before the watch began is caught up
         if not paths:  # a read-only home without the folders: only state.db and config.yaml can change
             while not self._stop.wait(0.4):
                 kinds = {kind for kind, files in stamped.items() if files.changed()}
@@ -138,9 +139,13 @@ class _FileStamps:
     """state.db and config.yaml live in the home root, which may hold big unrelated trees (a
     Hermes checkout, logs), so they are checked by size and mtime instead of watched recursively."""
 
-    def __init__(self, paths: list[Path]):
+    def __init__(self, paths: list[Path], *, settled: bool = False):
+        """``settled``: report a change only once two looks in a row agree, so a file caught part
+        way through being written (an editor that truncates, then writes) is never reported."""
         self.paths = paths
+        self.settled = settled
         self.last = self._stamp()
+        self._moving: tuple | None = None
 
     def _stamp(self) -> tuple:
         stamps = []
@@ -155,6 +160,10 @@ class _FileStamps:
     def changed(self) -> bool:
         now = self._stamp()
         if now == self.last:
+            self._moving = None
             return False
-        self.last = now
+        if self.settled and now != self._moving:  # still moving: look again at the next poll
+            self._moving = now
+            return False
+        self.last, self._moving = now, None
         return True
