@@ -87,3 +87,28 @@ def test_a_skill_hermes_creates_or_patches_is_journaled_as_external(home, hermes
         ("external", "brew", "edited", "brew/SKILL.md"),
         ("external", "tidy-imports", "created", "tidy-imports/SKILL.md"),
     ]
+
+
+def test_two_workbenches_watching_one_home_journal_an_outside_edit_once(home):
+    from engine import open_home
+
+    other = open_home(home.root)  # a second TUI on the same home: its own process state, the same journal
+    try:
+        _create_brew(home)
+        home.skills.outside.record(), other.skills.outside.record()
+        (home.skills_dir / "brew" / "SKILL.md").write_text(BREW.replace("3", "9"), encoding="utf-8")
+        assert len(home.skills.outside.record()) == 1 and other.skills.outside.record() == []
+        assert _outside_rows(home) == [("external", "brew", "edited", "brew/SKILL.md")]
+    finally:
+        other.close()
+
+
+def test_a_change_still_in_progress_is_never_taken_for_an_outside_one(home):
+    """A workbench process journals a skill change before it touches a file, and commits the same row after."""
+    home.skills.outside.record()
+    row = home.journal.begin("skills", "create", "brew", actor="agent")  # another process, part way
+    home.skills.outside.record()  # nothing on disk yet
+    (home.skills_dir / "brew").mkdir()
+    (home.skills_dir / "brew" / "SKILL.md").write_text(BREW, encoding="utf-8")
+    home.journal.commit(row)
+    assert home.skills.outside.record() == [] and _outside_rows(home) == []

@@ -405,3 +405,22 @@ def test_config_yaml_is_reported_only_once_it_stops_changing(tmp_path):
     config.write_text("memory:\n  write_approval: true\n  nudge_interval: 5\n", encoding="utf-8")
     assert stamps.changed() is False  # moved again since the last look
     assert stamps.changed() is True and stamps.changed() is False  # settled: reported once
+
+
+async def test_a_failing_outside_step_is_logged_and_the_screens_still_hear(home, tmp_path, monkeypatch, caplog):
+    import sqlite3
+
+    from engine.events import SkillChanged
+
+    def locked():
+        raise sqlite3.OperationalError("database is locked")
+
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        heard = []
+        monkeypatch.setattr(app, "post_message", lambda message: heard.append(message) or True)
+        monkeypatch.setattr(home.skills.outside, "record", locked)
+        app._external_change({"skills", "memory"})
+    assert any(isinstance(m, EngineEvent) and isinstance(m.event, SkillChanged) for m in heard)
+    assert "could not follow the outside change to skills: database is locked" in caplog.text

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import sqlite3
 import sys
 import threading
 from dataclasses import dataclass
@@ -435,22 +436,29 @@ class WorkbenchApp(App):
     def _watch(self) -> None:
         try:  # the baseline: skill changes from now on that no workbench process made are journaled
             self.home.skills.outside.record()
-        except (WorkbenchError, OSError) as exc:  # an unreadable skills folder: the Skills screen says why
+        except (WorkbenchError, OSError, sqlite3.Error) as exc:  # an unreadable skills folder or a locked journal
             log.warning("skills are not followed for outside changes: %s", exc)
         self._watcher.run()
 
     def _external_change(self, kinds: set[str]) -> None:
-        """Watcher thread: journal external memory edits, then tell the screens."""
-        if "config" in kinds:  # taken (or refused, keeping the settings in use) and announced on the bus
-            self.home.refresh_config()
-        for target in TARGETS:
-            if target in kinds:  # journals what no workbench process did; announces what this one has not seen
-                self.home.memory.record_external_change(target)
-        if "skills" in kinds:
-            self.home.skills.outside.record()
-        for kind, event in EXTERNAL_EVENTS.items():
-            if kind in kinds:
-                self.post_message(EngineEvent(event))
+        """Watcher thread: take a changed config.yaml, journal outside edits, then tell the screens.
+
+        Each step on its own: one that fails (a locked journal) is logged and the rest still run,
+        and the screens always hear of the change."""
+        steps = [("config", self.home.refresh_config)] if "config" in kinds else []
+        # memory: journals what no workbench process did, announces what this one has not seen
+        steps += [(t, partial(self.home.memory.record_external_change, t)) for t in TARGETS if t in kinds]
+        steps += [("skills", self.home.skills.outside.record)] if "skills" in kinds else []
+        try:
+            for kind, step in steps:
+                try:
+                    step()
+                except (WorkbenchError, OSError, sqlite3.Error) as exc:
+                    log.warning("could not follow the outside change to %s: %s", kind, exc)
+        finally:
+            for kind, event in EXTERNAL_EVENTS.items():
+                if kind in kinds:
+                    self.post_message(EngineEvent(event))
 
     @work(thread=True, group="upkeep", exit_on_error=False)
     def _upkeep(self) -> None:

@@ -5,8 +5,11 @@ for skills, one row per SKILL.md created, edited or removed, so the Timeline can
 what a background process changed. ``record`` compares the active skills' SKILL.md
 files with what it saw last time (by hash; a file whose size and mtime did not move is
 not read again). A change is ours, not outside, when some workbench process journaled a
-change of that skill since the last look: every skill change journals its row before
-it touches a file, so a change still in progress is never mistaken for an outside one.
+change of that skill (under its old or new name) since the last look: every skill change
+journals its row before it touches a file, and the look after a row still pending reads
+it again once it is committed, so a change in progress is never taken for an outside one.
+Two workbenches watching one home journal an outside change once: a row is not written
+again when the newest one for that file says the same.
 
 The first look only takes the baseline: what changed while no workbench watched is not
 journaled (its files are there to read, but not who changed them, or when).
@@ -47,23 +50,48 @@ class OutsideChanges:
         if self.home.read_only:  # a read-only home is never written, so nothing is journaled
             return []
         with self._lock:
-            mark = self._newest_row()
+            mark = self._settled_mark()
             now = self._scan()
             if self._seen is None:
                 self._seen, self._journal_mark = now, mark
                 return []
             ours = self._journaled_names(self._journal_mark)
-            before, self._seen, self._journal_mark = self._seen, now, mark
-        changes = [(CREATED, rel, now[rel]) for rel in now.keys() - before.keys()]
-        changes += [(EDITED, rel, now[rel]) for rel in now.keys() & before.keys() if now[rel].sha != before[rel].sha]
-        changes += [(REMOVED, rel, before[rel]) for rel in before.keys() - now.keys()]
-        return [
-            self.home.journal.append(
-                "skills", "external", seen.name, actor="external", detail={"change": change, "path": rel}
+            before = self._seen
+            changes: list[tuple[str, str, _Seen | None, _Seen | None]]  # (change, path, before, now)
+            changes = [(CREATED, rel, None, now[rel]) for rel in now.keys() - before.keys()]
+            changes += [
+                (EDITED, rel, before[rel], now[rel])
+                for rel in now.keys() & before.keys()
+                if now[rel].sha != before[rel].sha
+            ]
+            changes += [(REMOVED, rel, before[rel], None) for rel in before.keys() - now.keys()]
+            ids = []
+            for change, rel, old, new in sorted(changes, key=lambda c: c[1]):
+                if {seen.name for seen in (old, new) if seen} & ours:  # ours (a rename journals the old name)
+                    continue
+                shown = new or old
+                assert shown is not None  # every change has a before, a now, or both
+                row = self._journal(change, rel, shown.name, new.sha if new else None)
+                if row is not None:
+                    ids.append(row)
+            self._seen, self._journal_mark = now, mark  # only once journaled: a failed append is tried again
+            return ids
+
+    def _journal(self, change: str, rel: str, name: str, sha: str | None) -> int | None:
+        """One external row, unless another workbench process watching this home journaled the same one."""
+        journal = self.home.journal
+        with journal.transaction() as conn:
+            last = conn.execute(
+                "SELECT json_extract(detail, '$.change'), json_extract(detail, '$.sha') FROM journal "
+                "WHERE subsystem = 'skills' AND action = 'external' AND json_extract(detail, '$.path') = ? "
+                "ORDER BY id DESC LIMIT 1",
+                (rel,),
+            ).fetchone()
+            if last is not None and tuple(last) == (change, sha):
+                return None
+            return journal.append(
+                "skills", "external", name, actor="external", detail={"change": change, "path": rel, "sha": sha}
             )
-            for change, rel, seen in sorted(changes, key=lambda c: (c[2].name, c[1]))
-            if seen.name not in ours
-        ]
 
     def _scan(self) -> dict[str, _Seen]:
         library = self.home.skills
@@ -82,9 +110,18 @@ class OutsideChanges:
             found[rel] = _Seen(skill.name, stamp, sha)
         return found
 
-    def _newest_row(self) -> int:
-        row = self.home.journal.connection().execute("SELECT max(id) FROM journal").fetchone()
-        return row[0] or 0
+    def _settled_mark(self) -> int:
+        """The newest journal row, or just below the oldest skills row still pending: a change in
+        progress is looked at again (its row is updated in place when it commits)."""
+        newest, pending = (
+            self.home.journal.connection()
+            .execute(
+                "SELECT (SELECT max(id) FROM journal), "
+                "(SELECT min(id) FROM journal WHERE subsystem = 'skills' AND status = 'pending')"
+            )
+            .fetchone()
+        )
+        return min(newest or 0, pending - 1) if pending else newest or 0
 
     def _journaled_names(self, after: int) -> set[str]:
         """Skills some workbench process journaled a change of (begun, done or abandoned) after row ``after``."""
