@@ -267,8 +267,10 @@ def test_watcher_classifies_changes_even_for_a_relative_home(tmp_path, monkeypat
         root / "workbench.db-wal",
         root / "memories" / ".mem_123.tmp",
     ]
-    assert classify(home, map(str, changed)) == {"memory", "skills", "pending", "sessions"}
+    assert classify(home, map(str, changed)) == {"memory", "skills", "skill files", "pending", "sessions"}
     assert classify(home, [str(root / "memories" / "USER.md")]) == {"user"}
+    bookkeeping = [root / "skills" / ".usage.json", root / "skills" / ".curator_ledger.jsonl"]
+    assert classify(home, map(str, bookkeeping)) == {"skills"}  # the list refreshes; no SKILL.md to compare
 
 
 def test_watcher_reports_what_another_process_changed(home):
@@ -421,6 +423,6 @@ async def test_a_failing_outside_step_is_logged_and_the_screens_still_hear(home,
         heard = []
         monkeypatch.setattr(app, "post_message", lambda message: heard.append(message) or True)
         monkeypatch.setattr(home.skills.outside, "record", locked)
-        app._external_change({"skills", "memory"})
+        app._external_change({"skills", "skill files", "memory"})
     assert any(isinstance(m, EngineEvent) and isinstance(m.event, SkillChanged) for m in heard)
     assert "could not follow the outside change to skills: database is locked" in caplog.text

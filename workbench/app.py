@@ -448,7 +448,7 @@ class WorkbenchApp(App):
         steps = [("config", self.home.refresh_config)] if "config" in kinds else []
         # memory: journals what no workbench process did, announces what this one has not seen
         steps += [(t, partial(self.home.memory.record_external_change, t)) for t in TARGETS if t in kinds]
-        steps += [("skills", self.home.skills.outside.record)] if "skills" in kinds else []
+        steps += [("skills", self.home.skills.outside.record)] if "skill files" in kinds else []
         try:
             for kind, step in steps:
                 try:
