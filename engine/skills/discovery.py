@@ -105,6 +105,12 @@ class Scanner:
             self._cache[skill_md] = (stat.st_mtime_ns, stat.st_size, meta, description)
         return meta, description
 
+    def stamp(self, skill_md: Path) -> tuple[int, int] | None:
+        """(mtime_ns, size) of a SKILL.md as the last walk that parsed it saw it; None if none did."""
+        with self._lock:
+            cached = self._cache.get(skill_md)
+        return cached[:2] if cached else None
+
     def _found(self, folder: Path, parts: tuple[str, ...], archived: bool) -> Found | None:
         parsed = self.parse(folder / "SKILL.md")
         if parsed is None:

@@ -17,11 +17,11 @@ journaled (its files are there to read, but not who changed them, or when).
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..curator.ledger import sha256
 from ..fileio import UnsafePath
 from ..values import json_value
 
@@ -34,7 +34,7 @@ CREATED, EDITED, REMOVED = "created", "edited", "removed"
 @dataclass(frozen=True)
 class _Seen:
     name: str
-    stamp: tuple[int, int]  # size, mtime_ns
+    stamp: tuple[int, int]  # mtime_ns, size
     sha: str
 
 
@@ -94,17 +94,18 @@ class OutsideChanges:
             )
 
     def _scan(self) -> dict[str, _Seen]:
-        library = self.home.skills
+        scanner = self.home.skills.scanner
         seen = self._seen or {}
         found: dict[str, _Seen] = {}
-        for skill in library.scanner.active():
+        for skill in scanner.active():
             skill_md = skill.path / "SKILL.md"
             rel = f"{skill.rel}/SKILL.md"
+            stamp = scanner.stamp(skill_md)  # the walk just stat'ed it: no second stat per skill
+            if stamp is None:
+                continue
+            old = seen.get(rel)
             try:
-                info = skill_md.stat()
-                stamp = (info.st_size, info.st_mtime_ns)
-                old = seen.get(rel)
-                sha = old.sha if old and old.stamp == stamp else _sha(self.home.links.read_bytes(skill_md))
+                sha = old.sha if old and old.stamp == stamp else sha256(self.home.links.read_bytes(skill_md))
             except (OSError, UnsafePath):  # gone meanwhile, or a link the policy refuses: not a skill to report
                 continue
             found[rel] = _Seen(skill.name, stamp, sha)
@@ -137,7 +138,3 @@ class OutsideChanges:
             if isinstance(absorbed, list):
                 names.update(a for a in absorbed if isinstance(a, str))
         return names
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
