@@ -434,10 +434,6 @@ class WorkbenchApp(App):
     # -- other processes ----------------------------------------------------------
     @work(thread=True, group="watch", exit_on_error=False)
     def _watch(self) -> None:
-        try:  # the baseline: skill changes from now on that no workbench process made are journaled
-            self.home.skills.outside.record()
-        except (WorkbenchError, OSError, sqlite3.Error) as exc:  # an unreadable skills folder or a locked journal
-            log.warning("skills are not followed for outside changes: %s", exc)
         self._watcher.run()
 
     def _external_change(self, kinds: set[str]) -> None:
