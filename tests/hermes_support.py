@@ -116,3 +116,12 @@ class Hermes:
 def workbench_cmd(*args: str) -> list[str]:
     """The workbench CLI as a separate process, from the suite's own interpreter."""
     return [sys.executable, "-m", "workbench", *args]
+
+
+def write_from_another_process(path: Path, text: str) -> None:
+    """``path`` written (its folder made) by a separate process, as an editor or another program would."""
+    code = (
+        "import pathlib, sys; p = pathlib.Path(sys.argv[1]); p.parent.mkdir(parents=True, exist_ok=True); "
+        "p.write_text(sys.argv[2], encoding='utf-8')"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path), text], check=True)

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
 
 from engine.errors import ConfigError
 from engine.events import ConfigChanged
 from engine.tools import ToolContext
-
-
-def _write_from_another_process(path, text: str) -> None:
-    """As an editor or Hermes's `hermes config set` would: another program writes the file."""
-    code = "import pathlib, sys; pathlib.Path(sys.argv[1]).write_text(sys.argv[2], encoding='utf-8')"
-    subprocess.run([sys.executable, "-c", code, str(path), text], check=True)
+from tests.hermes_support import write_from_another_process
 
 
 def test_a_changed_file_is_taken_and_the_gate_follows_at_the_next_write(home):
@@ -23,7 +17,7 @@ def test_a_changed_file_is_taken_and_the_gate_follows_at_the_next_write(home):
     home.bus.subscribe(lambda e: isinstance(e, ConfigChanged) and seen.append(e))
     assert home.memory.add("memory", "Saved straight away", ToolContext(actor="agent"))["success"]
     assert home.refresh_config() is None  # nothing on disk changed
-    _write_from_another_process(home.config_path, "memory:\n  write_approval: true\n  memory_char_limit: 900\n")
+    write_from_another_process(home.config_path, "memory:\n  write_approval: true\n  memory_char_limit: 900\n")
     change = home.refresh_config()
     assert change.keys == ("memory.memory_char_limit", "memory.write_approval") and not change.error
     assert seen == [change] and "memory.memory_char_limit, memory.write_approval" in change.message
@@ -34,7 +28,7 @@ def test_a_changed_file_is_taken_and_the_gate_follows_at_the_next_write(home):
 
 
 def test_a_file_that_cannot_be_used_is_refused_and_the_settings_in_use_stay(home):
-    _write_from_another_process(home.config_path, "memory:\n  write_approval: true\n")
+    write_from_another_process(home.config_path, "memory:\n  write_approval: true\n")
     assert home.refresh_config().keys == ("memory.write_approval",)
     for text, why in (
         ("memory: [write_approval: false\n", "malformed YAML"),
@@ -42,12 +36,12 @@ def test_a_file_that_cannot_be_used_is_refused_and_the_settings_in_use_stay(home
         ("agent:\n  max_iterations: many\n", "agent.max_iterations must be a whole number"),  # not a key Hermes reads
         ("model:\n  timeout: -1\n  stream: maybe\n", "seconds above 0, got -1.0. (1 more value(s)"),
     ):
-        _write_from_another_process(home.config_path, text)
+        write_from_another_process(home.config_path, text)
         change = home.refresh_config()
         assert why in change.error and not change.keys and "settings in use stay" in change.message
         assert home.config.bool("memory.write_approval") is True  # still the last usable file's
         assert home.memory.add("memory", f"Still gated ({why})", ToolContext(actor="agent")).get("staged") is True
-    _write_from_another_process(home.config_path, "")  # emptied: every setting back to its default
+    write_from_another_process(home.config_path, "")  # emptied: every setting back to its default
     assert home.refresh_config().keys == ("memory.write_approval",)
     assert home.config.bool("memory.write_approval") is False
 
@@ -56,7 +50,7 @@ def test_a_home_opened_with_an_unusable_file_takes_the_fixed_one(home):
     home.config_path.write_text("memory: [\n", encoding="utf-8")
     with pytest.raises(ConfigError):
         home.reload_config()  # as the workbench starts on it: every read says what is wrong
-    _write_from_another_process(home.config_path, "skills:\n  write_approval: true\n")
+    write_from_another_process(home.config_path, "skills:\n  write_approval: true\n")
     assert home.refresh_config().keys == ("skills.write_approval",)
     assert home.config.bool("skills.write_approval") is True
 

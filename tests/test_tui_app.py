@@ -14,6 +14,7 @@ from textual.worker import WorkerState
 
 from engine.events import RunnerEvent
 from engine.tools import ToolContext
+from tests.hermes_support import write_from_another_process
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.header import WorkbenchHeader
@@ -143,16 +144,13 @@ async def test_config_written_by_another_program_is_taken_and_said(home, tmp_pat
     app = make_app(home, tmp_path, watch_files=True)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        write = "import pathlib, sys; pathlib.Path(sys.argv[1]).write_text(sys.argv[2], encoding='utf-8')"
-        subprocess.run(
-            [sys.executable, "-c", write, str(home.config_path), "memory:\n  write_approval: true\n"], check=True
-        )
+        write_from_another_process(home.config_path, "memory:\n  write_approval: true\n")
         await wait_for(
             pilot, lambda: any("memory.write_approval" in n.message for n in app._notifications), what="note"
         )
         assert home.memory.add("memory", "gated now", ToolContext(actor="agent")).get("staged") is True
         await wait_for(pilot, lambda: app.pending_count == 1, what="pending count")
-        subprocess.run([sys.executable, "-c", write, str(home.config_path), "memory: [oops\n"], check=True)
+        write_from_another_process(home.config_path, "memory: [oops\n")
         await wait_for(pilot, lambda: any("was not taken" in n.message for n in app._notifications), what="refusal")
         refusal = next(n for n in app._notifications if "was not taken" in n.message)
         assert refusal.severity == "warning" and "malformed YAML" in refusal.message

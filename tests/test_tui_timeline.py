@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from engine.tools import ToolContext
+from tests.hermes_support import write_from_another_process
 from tests.screens_seed import open_mode
 from tests.test_skills_support import write_skill
 from tests.test_timeline import learn
@@ -143,8 +141,7 @@ async def test_a_skill_written_by_another_program_appears_on_the_timeline(home, 
         screen = await open_mode(pilot, "6", TimelineScreen)
         await wait_for(pilot, lambda: home.skills.outside._seen is not None, what="the baseline")
         text = "---\nname: standup\ndescription: Daily notes\n---\n\nThree lines.\n"
-        write = "import pathlib, sys; p = pathlib.Path(sys.argv[1]); p.parent.mkdir(); p.write_text(sys.argv[2])"
-        subprocess.run([sys.executable, "-c", write, str(home.skills_dir / "standup" / "SKILL.md"), text], check=True)
+        write_from_another_process(home.skills_dir / "standup" / "SKILL.md", text)
         await wait_for(
             pilot,
             lambda: any("skill 'standup' created outside the workbench" in what for what in shown(screen)),
