@@ -63,16 +63,44 @@ def test_a_turn_leaves_a_large_level_to_idle_upkeep_until_it_is_full(tmp_path, m
     for i in range(15):  # FTS5's own automerge (4) would have merged these
         archive.append_messages("s", _turn(i))
     assert {t: segments(conn, t) for t in TABLES} == {t: 15 for t in TABLES}
-    for i in range(15, 40):  # a level of 16 (the file's crisismerge) is merged whatever its size, in steps
+    finished = set()
+    bound = 16 + 16 // merges.PACE + 2  # a level of 16 is merged at PACE pages per page written, so it ends
+    for i in range(15, 40):  # before a quarter as many segments more arrive (and a step's rounding)
         archive.append_messages("s", _turn(i))
-        assert all(segments(conn, t) <= 20 for t in TABLES)  # new turns add segments while it runs
-    assert all(segments(conn, t) < 16 for t in TABLES)
+        counts = {t: segments(conn, t) for t in TABLES}
+        assert all(n <= bound for n in counts.values()), counts
+        finished |= {t for t, n in counts.items() if n < 16}
+    assert finished == set(TABLES)  # the full level (the file's crisismerge) was merged, by the turns
     before = [h.match_message_id for h in archive.search("question", limit=50)]
     while archive.upkeep(budget_s=0.05):
         pass
     assert {t: segments(conn, t) for t in TABLES} == {t: 1 for t in TABLES}
     assert [h.match_message_id for h in archive.search("question", limit=50)] == before
     home.close()
+
+
+def test_a_step_of_a_wide_merge_is_charged_the_pages_it_wrote(tmp_path, monkeypatch):
+    """A ``merge`` step writes whole doclists: asked for one page, it writes many. The turns that
+    follow pay that back before the next step, so the turns merge at their pace, not a step each."""
+    monkeypatch.setattr(merges, "STEP_PAGES", 1)
+    monkeypatch.setattr(merges, "SMALL_LEVEL_PAGES", 0)
+    conn = sqlite3.connect(tmp_path / "fts.db", isolation_level=None)
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(content)")
+    conn.execute("INSERT INTO t(t, rank) VALUES ('automerge', 0)")
+    conn.execute("INSERT INTO t(t, rank) VALUES ('crisismerge', 1999)")
+    for _ in range(16):  # a full level of segments, each holding a long doclist of the same term
+        conn.execute("INSERT INTO t(content) VALUES (?)", (" ".join(["alpha"] * 20000),))
+    levels = merges.structure(conn, "t")
+    assert (levels[0].merging, len(levels[0].pages)) == (0, 16)
+    owed: dict[str, int] = {}
+    merges._merge_small_levels(conn, "t", 4, 16, owed, flushed=15)  # the last segment was this turn's
+    after = merges.structure(conn, "t")
+    wrote = sum(after[1].pages)
+    assert wrote > merges.MAX_STEPS * 2  # one step wrote far more than the page it was asked for
+    assert owed["t"] == merges.PACE * levels[0].pages[-1] - wrote
+    merges._merge_small_levels(conn, "t", 4, 16, owed, flushed=16)  # a turn that wrote nothing: no step
+    assert merges.structure(conn, "t") == after
+    conn.close()
 
 
 def test_the_level_chosen_is_the_one_fts5_merges_next(tmp_path):

@@ -42,6 +42,7 @@ class ArchiveCore:
         self._checkpoints: Checkpointer | None = None  # WAL checkpoints off the write path
         self._caps: schema.Capabilities | None = None
         self._bounds: tuple[tuple[str, ...], str] = ((), "")  # the FTS tables the write path keeps whole
+        self._merge_owed: dict[str, int] = {}  # large-level merge pages this process's turns owe (merges)
         # Called with (step, done, total) while a layout completion or index rebuild runs (set by a skin).
         self.progress: schema.Progress | None = None
         self.completed: schema.Layout | None = None  # what opening this archive added to its layout, if anything

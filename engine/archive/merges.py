@@ -12,8 +12,8 @@ Past that, our turn writes switch both off inside their own transaction and merg
 small, even steps instead: a few ``merge`` steps of ``STEP_PAGES`` pages, once the level
 FTS5 would merge next holds ``START_SEGMENTS`` and only while it is small
 (``SMALL_LEVEL_PAGES``). A turn leaves the large levels to ``upkeep``'s bounded idle
-steps, unless one has piled up as many segments as the file's ``crisismerge``: that one
-is merged as FTS5 would have. The settings are put back before the commit, so other
+steps, unless one has piled up as many segments as the file's ``crisismerge``: the turns
+merge that one at the pace they write (``PACE``). The settings are put back before the commit, so other
 connections (Hermes) only ever see the file's own values, and Hermes's writes merge as
 they always did.
 """
@@ -32,6 +32,7 @@ RANGES = {"automerge": (1, 64), "crisismerge": (2, 1999), "usermerge": (2, 16)}
 NO_CRISIS = 1999  # the largest crisismerge FTS5 accepts: no level fills up within one turn
 STEP_PAGES = 16  # leaf pages a merge step writes (a little more: a term's doclist is never split)
 MAX_STEPS = 2  # merge steps per table per turn: enough to keep the small levels merged
+PACE = 4  # pages of a large level's merge owed per leaf page a turn writes (FTS5 merges about 10)
 START_SEGMENTS = 8  # a level is merged once it holds this many: fewer, larger merges, as lazy as FTS5's own
 SMALL_LEVEL_PAGES = 2000  # a level this small (about 8 MB) merges in a few milliseconds a step
 FTS5_LEVELS = 8  # an index of this many levels or fewer is left to FTS5's own merging (smooth and cheap there)
@@ -133,6 +134,11 @@ def _input_pages(level: Level) -> int:
     return sum(level.pages[: level.merging] if level.merging else level.pages)
 
 
+def _output_pages(levels: list[Level] | None, merged: int) -> int:
+    """Leaf pages of the level a merge of level ``merged`` writes into (it grows by what a step wrote)."""
+    return sum(levels[merged + 1].pages) if levels and len(levels) > merged + 1 else 0
+
+
 def _settings(conn: sqlite3.Connection, table: str) -> dict[str, int | None] | None:
     """The merge settings the table's config holds (None for a default), or None when one is not a
     value FTS5 accepts, or automerge is off (the file's owner chose that: such a table is written
@@ -161,20 +167,38 @@ def _restore(conn: sqlite3.Connection, table: str, key: str, value: int | None) 
         conn.execute(f"DELETE FROM {table}_config WHERE k = ?", (key,))
 
 
-def _merge_small_levels(conn: sqlite3.Connection, table: str, usermerge: int, crisismerge: int) -> None:
-    """A few steps while the level next in line is small, or holds as many segments as FTS5's crisis
-    merge allows (merged regardless, as FTS5 would: segments never pile up past the file's own bound)."""
+def _merge_small_levels(
+    conn: sqlite3.Connection, table: str, usermerge: int, crisismerge: int, owed: dict[str, int], flushed: int
+) -> None:
+    """A few steps while the level next in line is small. A large level is merged only once it holds
+    as many segments as FTS5's crisis merge allows (segments never pile up past the file's own bound),
+    and then at the pace turns write: ``PACE`` pages ``owed`` for each leaf page the turn wrote (the
+    level-0 segments after the first ``flushed``), and a step only once they add up to ``STEP_PAGES``,
+    charged with the pages it really merged. Each step of a wide merge writes whole doclists (hundreds
+    of pages of a common trigram), so two of them every turn had cost ten times the turn itself."""
+    written = None
     for _ in range(MAX_STEPS):
         levels = structure(conn, table)
+        if written is None:
+            written = sum(levels[0].pages[flushed:]) if levels else 0
         chosen = None if levels is None else next_merge(levels, usermerge)
         if levels is None or chosen is None:
             return
         level = levels[chosen]
         if not level.merging and len(level.pages) < START_SEGMENTS:
             return
-        if _input_pages(level) > SMALL_LEVEL_PAGES and len(level.pages) < crisismerge:
+        if _input_pages(level) <= SMALL_LEVEL_PAGES:
+            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (STEP_PAGES,))
+            continue
+        if len(level.pages) < crisismerge:
+            return  # left to upkeep's idle steps
+        allowance = PACE * written  # credit is kept only up to a turn's or a step's worth: no bursts
+        owed[table] = min(owed.get(table, 0) + allowance, max(allowance, STEP_PAGES))
+        written = 0
+        if owed[table] < STEP_PAGES:
             return
         conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (STEP_PAGES,))
+        owed[table] -= max(STEP_PAGES, _output_pages(structure(conn, table), chosen) - _output_pages(levels, chosen))
 
 
 def _ours(levels: list[Level] | None) -> bool:
@@ -186,16 +210,19 @@ def _ours(levels: list[Level] | None) -> bool:
 
 
 @contextlib.contextmanager
-def turn_merges(conn: sqlite3.Connection, tables: tuple[str, ...]) -> Iterator[None]:
+def turn_merges(conn: sqlite3.Connection, tables: tuple[str, ...], owed: dict[str, int]) -> Iterator[None]:
     """Inside a write transaction: the rows written in the block are indexed without FTS5's own
-    merging, then the small levels are merged in a few bounded steps."""
-    kept = {}
+    merging, then the small levels are merged in a few bounded steps (``owed``: the archive's
+    running count of large-level merge pages its turns owe, per table)."""
+    kept, level_zero = {}, {}
     for table in tables:
         if depth(conn, table) <= FTS5_LEVELS:  # the common case, for one small read: FTS5 merges it
             continue
         settings = _settings(conn, table)
-        if settings is None or not _ours(structure(conn, table)):
+        levels = structure(conn, table)
+        if settings is None or not _ours(levels):
             continue
+        level_zero[table] = len(levels[0].pages) if levels else 0
         try:
             _set(conn, table, "automerge", 0)
             kept[table] = settings
@@ -214,6 +241,8 @@ def turn_merges(conn: sqlite3.Connection, tables: tuple[str, ...]) -> Iterator[N
             table,
             settings["usermerge"] or DEFAULTS["usermerge"],
             settings["crisismerge"] or DEFAULTS["crisismerge"],
+            owed,
+            level_zero[table],
         )
         _restore(conn, table, "automerge", settings["automerge"])
         _restore(conn, table, "crisismerge", settings["crisismerge"])

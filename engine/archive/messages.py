@@ -83,7 +83,7 @@ class MessagesMixin(ArchiveCore):
                 whole = attempt == _REPAIRS or self._keep_fts_whole(conn)
                 if whole:
                     self._claim_session(conn, session_id, len(rows), calls)
-                    with merges.turn_merges(conn, self._bounds[0]):
+                    with merges.turn_merges(conn, self._bounds[0], self._merge_owed):
                         ids = self._insert_rows(conn, session_id, rows)
             if whole:
                 break
