@@ -320,6 +320,7 @@ class Checkpointer:
     EVERY = 40
     RESTART_FRAMES = 1000  # about 4 MB of 4 KiB pages: SQLite's own checkpoint threshold
     RESTART_WAIT_MS = 50
+    SLOW_WRITE_S = 0.01  # a write this slow leaves a due restart to the next one
     WAL_KEEP_BYTES = 64 * 2**20  # a WAL grown past this (a reader held it across an import) is cut back
 
     def __init__(self, path: Path):
@@ -327,6 +328,7 @@ class Checkpointer:
         self.checkpoints = 0  # completed by the thread (a figure for tests and doctor)
         self.restarts = 0  # overgrown WALs started over by a writer
         self._overgrown = False  # the thread's last copy left more than RESTART_FRAMES
+        self._deferred = False  # a due restart was left to the next write
         self._writes = 0
         self._pid = os.getpid()
         self._thread: threading.Thread | None = None
@@ -340,12 +342,15 @@ class Checkpointer:
         conn.execute("PRAGMA wal_autocheckpoint=0")
         conn.execute(f"PRAGMA journal_size_limit={self.WAL_KEEP_BYTES}")
 
-    def wrote(self, conn: sqlite3.Connection) -> None:
-        """After a committed write on ``conn``: count it, wake the thread every ``EVERY`` writes,
-        and start the WAL over here if the thread found it overgrown."""
-        if self._overgrown:
-            self._overgrown = False
+    def wrote(self, conn: sqlite3.Connection, spent: float = 0.0) -> None:
+        """After a committed write on ``conn`` that took ``spent`` seconds: count it, wake the thread
+        every ``EVERY`` writes, and start the WAL over here if the thread found it overgrown (after
+        the next write instead, once, when this one was already slow: their costs never add up)."""
+        if self._overgrown and (spent < self.SLOW_WRITE_S or self._deferred):
+            self._overgrown = self._deferred = False
             self._restart(conn)
+        elif self._overgrown:
+            self._deferred = True
         with self._lock:
             if self._pid != os.getpid():  # a forked child: the parent's thread is not here
                 self._pid, self._thread, self._wake, self._writes = os.getpid(), None, threading.Event(), 0

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from engine.db import Checkpointer
+from engine.db import Checkpointer, connect, write_transaction
 from engine.errors import WorkbenchError
 
 
@@ -270,6 +270,31 @@ def test_writes_without_a_pause_still_let_the_wal_start_over(home, monkeypatch):
     count = archive.conn().execute("SELECT count(*) FROM messages WHERE session_id = 'stream'").fetchone()[0]
     assert count == n + 11
     home.archive.close()
+
+
+def test_a_slow_write_leaves_a_due_restart_to_the_next_write_once(tmp_path):
+    """A turn that already spent long on its own work (a merge step) does not also start the WAL
+    over; the next write does, even when it is slow too, so a stream still restarts."""
+    path = tmp_path / "x.db"
+    conn = connect(path)
+    conn.execute("CREATE TABLE t (x)")
+    checkpoints = Checkpointer(path)
+    checkpoints.adopt(conn)
+
+    def write(spent: float) -> int:
+        with write_transaction(conn):
+            conn.execute("INSERT INTO t VALUES (1)")
+        checkpoints.wrote(conn, spent)
+        return checkpoints.restarts
+
+    checkpoints._overgrown = True  # as the thread leaves it after a copy that left too much
+    assert write(0.05) == 0  # slow: left to the next write
+    assert write(0.05) == 1  # slow too, but it was left once already
+    assert write(0.05) == 1  # nothing due any more
+    checkpoints._overgrown = True
+    assert write(0.001) == 2  # a quick write restarts at once
+    checkpoints.close()
+    conn.close()
 
 
 def test_a_wal_grown_past_its_keep_size_is_cut_back_after_a_restart(home, monkeypatch):

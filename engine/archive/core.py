@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,10 +132,11 @@ class ArchiveCore:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        started = time.perf_counter()
         with write_transaction(self.conn(), self.read_only) as conn:
             yield conn
         if self._checkpoints is not None:
-            self._checkpoints.wrote(conn)
+            self._checkpoints.wrote(conn, time.perf_counter() - started)
 
     def close(self) -> None:
         with self._lock:
