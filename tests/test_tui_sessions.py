@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 from rich.cells import cell_len
@@ -597,6 +598,22 @@ def test_an_excerpt_keeps_the_match_and_fits_the_cells():
     piece, spans = excerpt(hit, 30)
     assert piece.startswith("…") and piece.endswith("…") and cell_len(piece) <= 30
     assert [piece[a:b] for a, b in spans] == ["数据库迁移"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_an_excerpt_shows_its_whole_first_match_whatever_the_widths_around_it(seed):
+    """CJK before a match takes two cells a character: the window is found in cells, so the
+    match is never cut off behind the ellipsis (it was, for 数据库迁移 after CJK text)."""
+    rng = random.Random(seed)
+    pieces = ["数据网络", "的监控", "deploy ", "x", "回滚的的问题", "ok "]
+    before = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40)))
+    after = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40)))
+    match = rng.choice(["数据库迁移", "timeout", "デプロイ"])
+    hit = Hit("s", "s", None, 1, before + match + after, spans=((len(before), len(before) + len(match)),))
+    room = rng.randrange(16, 60)
+    piece, spans = excerpt(hit, room)
+    assert cell_len(piece) <= room
+    assert [piece[a:b] for a, b in spans[:1]] == [match]
 
 
 @pytest.mark.parametrize("sessions", [3, 30], ids=["fits", "overflows"])

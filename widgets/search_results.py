@@ -126,19 +126,32 @@ def fit(text: str, cells: int) -> str:
     return text
 
 
+def _back(text: str, end: int, cells: int) -> int:
+    """Where a stretch of ``text`` ending at ``end`` starts that fills at most ``cells`` cells."""
+    start = end
+    while start > 0 and cells >= get_character_cell_size(text[start - 1]):
+        start -= 1
+        cells -= get_character_cell_size(text[start])
+    return start
+
+
 def excerpt(hit: Hit, room: int) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """The snippet cut to ``room`` cells around its first match (spans moved to match)."""
+    """The snippet cut to ``room`` cells around its first match (spans moved to match).
+
+    Counted in cells, not characters: before a match, a quarter of the room of context,
+    never so much that the match itself (CJK takes two cells a character) is cut off."""
     text = sanitize(hit.snippet).replace("\n", " ")
     if cell_len(text) <= room:
         return text, hit.spans
     first, last = hit.spans[0] if hit.spans else (0, 0)
-    start = max(first - room // 4, last - (room - 2))  # some context before, and the whole first match
-    start = max(0, min(start, len(text) - (room - 1), first))  # near the end, use the room for what precedes
+    start = max(_back(text, first, room // 4), _back(text, last, room - 2))  # context, and the whole match
+    start = min(start, _back(text, len(text), room - 1), first)  # near the end, use the room for what precedes
     rest = text[start:]
     cut = fit(rest, room - 1 - bool(start))
-    piece = ("…" if start else "") + cut + ("…" if len(cut) < len(rest) else "")
+    more = len(cut) < len(rest)
+    piece = ("…" if start else "") + cut + ("…" if more else "")
     shift, lowest = (start - 1, 1) if start else (0, 0)
-    spans = ((max(lowest, a - shift), min(len(piece) - 1, b - shift)) for a, b in hit.spans)
+    spans = ((max(lowest, a - shift), min(len(piece) - more, b - shift)) for a, b in hit.spans)
     return piece, tuple((a, b) for a, b in spans if a < b)
 
 
