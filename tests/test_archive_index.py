@@ -221,6 +221,39 @@ def test_idle_upkeep_merges_every_index_in_bounded_steps_and_doctor_reports_it(t
     home.close()
 
 
+def test_idle_merges_keep_the_wal_small(tmp_path, monkeypatch):
+    """The archive's connections never checkpoint by themselves, so idle merge steps must count
+    as writes: a TUI left open on the 1M bench archive (its indexes mid-merge, as built) once
+    grew a 5.3 GB state.db-wal, which the next opener then had to read back before anyone
+    (Hermes included) could use the database. Here: 30 MB without checkpoints, 2-5 MB with."""
+    from engine.archive import upkeep
+    from engine.db import Checkpointer
+
+    monkeypatch.setattr(upkeep, "MERGE_PAGES", 4)
+    monkeypatch.setattr(Checkpointer, "EVERY", 4)
+    monkeypatch.setattr(Checkpointer, "RESTART_FRAMES", 100)  # about 400 KB of pages
+    home = open_home(tmp_path / "idle", clock=FixedClock(1796040000.0))
+    archive = home.archive
+    archive.create_session("s")
+    for table in ("messages_fts", "messages_fts_trigram"):
+        archive.conn().execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', 0)")
+    rng = random.Random(7)
+    pool = [f"w{n}" for n in range(3000)]
+    for _ in range(60):
+        archive.append_messages(
+            "s", [{"role": "user", "content": " ".join(rng.choices(pool, k=300))} for _ in range(10)]
+        )
+    archive.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    wal = archive.path.with_name(archive.path.name + "-wal")
+    restarts, peak = archive._checkpoints.restarts, 0
+    while archive.upkeep(budget_s=0.01):
+        peak = max(peak, wal.stat().st_size)
+    assert archive.fragmentation()["messages_fts_trigram"] == archive.fragmentation()["messages_fts"] == 1
+    assert archive._checkpoints.restarts > restarts
+    assert peak < 12 * 2**20  # a thread copies the pages, so under load the WAL runs a little further
+    home.close()
+
+
 def test_upkeep_merges_even_while_the_cjk_index_catches_up_for_many_calls(tmp_path):
     """Rows another writer added (Hermes, or a soak of CLI runs) leave our CJK index behind: each
     catch-up batch may spend a whole idle step, and upkeep must still report work until the merges

@@ -88,6 +88,7 @@ class ArchiveCore:
         with self._journaled(action, "*", actor="user") as entry:
             with write_transaction(conn):
                 done = schema.repair(conn, self.progress, recount=recount)
+            self._wrote(conn, 0.0)
             entry.updates["detail"] = {"done": done.describe()}
         return done
 
@@ -135,8 +136,12 @@ class ArchiveCore:
         started = time.perf_counter()
         with write_transaction(self.conn(), self.read_only) as conn:
             yield conn
+        self._wrote(conn, time.perf_counter() - started)
+
+    def _wrote(self, conn: sqlite3.Connection, spent: float) -> None:
+        """After any committed write to state.db: its connections never checkpoint on their own."""
         if self._checkpoints is not None:
-            self._checkpoints.wrote(conn, time.perf_counter() - started)
+            self._checkpoints.wrote(conn, spent)
 
     def close(self) -> None:
         with self._lock:

@@ -59,8 +59,11 @@ class UpkeepMixin(SearchMixin):
             steps[f"{BIGRAM_TABLE} rows"] = 1  # work was done, so the caller comes back for the merges
         for conn, table in self._fts_indexes():
             while (segments(conn, table) or 0) > 1:  # at least one step per index, so every call progresses
+                started = time.perf_counter()
                 if not _merge_step(conn, table):
                     break
+                if conn is self.conn():  # state.db: its WAL is checkpointed only when writes say so
+                    self._wrote(conn, time.perf_counter() - started)
                 steps[table] = steps.get(table, 0) + 1
                 if time.monotonic() >= deadline:
                     break
