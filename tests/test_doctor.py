@@ -287,3 +287,21 @@ def test_a_relative_home_is_checked_like_any_other(tmp_path):
     findings = json.loads(result.stdout)["findings"]
     assert not [f for f in findings if "could not run" in f["what"]], findings
     assert any("integrity_check ok" in f["what"] for f in findings), findings
+
+
+def test_a_huge_wal_is_reported_and_emptied_by_fix(home, monkeypatch):
+    from engine.archive import health as archive_health
+
+    monkeypatch.setattr(archive_health, "WAL_WARN_BYTES", 512 * 1024)  # what 256 MB is to a real archive
+    home.archive.create_session("s")
+    for i in range(40):
+        home.archive.append_messages("s", [{"role": "user", "content": f"turn {i} " + "words " * 2000}])
+    wal = home.state_db_path.with_name("state.db-wal")
+    assert wal.stat().st_size >= 512 * 1024
+    found = [f for f in run_doctor(home).findings if f.repair == archive_health.WAL_REPAIR]
+    assert len(found) == 1 and found[0].severity == "warning" and "state.db-wal" in found[0].what
+    report = run_doctor(home, fix=True)
+    [done] = [r for r in report.repairs if r["repair"] == archive_health.WAL_REPAIR]
+    assert done["success"] and wal.stat().st_size == 0
+    assert not [f for f in report.findings if f.repair == archive_health.WAL_REPAIR]
+    assert len(home.archive.messages("s")) == 40

@@ -114,5 +114,50 @@ def repair(home: Home) -> str:
     return "state.db: " + "; ".join(lines) if lines else "state.db needed no repair"
 
 
+WAL_REPAIR = "archive-wal"
+WAL_WARN_BYTES = 256 * 2**20  # far past what the archive's checkpoints leave (about 4 MB, 64 MB at most)
+
+
+def check_wal(home: Home) -> list[Finding]:
+    """A state.db-wal grown huge: every program that opens the archive first reads it back."""
+    wal = home.state_db_path.with_name(home.state_db_path.name + "-wal")
+    try:
+        size = wal.stat().st_size
+    except OSError:
+        return []
+    if size < WAL_WARN_BYTES:
+        return []
+    return [
+        Finding(
+            AREA,
+            "warning",
+            f"{wal} is {size / 2**30:,.1f} GB: whichever program opens state.db first reads all of it back "
+            "before anyone can use the database (Hermes gives up after 1 s with 'database is locked').",
+            "Run `workbench doctor --fix` while no other program has state.db open: it copies the WAL into "
+            "state.db and empties it (every write in it is already committed; nothing is lost).",
+            WAL_REPAIR,
+        )
+    ]
+
+
+def repair_wal(home: Home) -> str:
+    conn = home.archive.conn()
+    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute("PRAGMA busy_timeout=1000")  # a reader that stays is reported, not waited for
+    try:
+        busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={timeout}")
+    if busy:
+        raise WorkbenchError(
+            f"state.db is in use by another program ({copied:,} of {frames:,} pages copied), so its WAL could "
+            "not be emptied. Close Hermes and any workbench TUI on this home, then run `workbench doctor --fix` "
+            "again; nothing was lost."
+        )
+    return f"state.db: {copied:,} pages copied from its WAL, which is now empty"
+
+
 CHECKS.append(check)
+CHECKS.append(check_wal)
 FIXES[REPAIR] = repair
+FIXES[WAL_REPAIR] = repair_wal
