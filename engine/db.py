@@ -168,6 +168,18 @@ def _lenient_text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
+@contextlib.contextmanager
+def busy_wait(conn: sqlite3.Connection, ms: int) -> Iterator[None]:
+    """Wait at most ``ms`` for a lock inside the block (a step that can come back later), then the
+    connection's own wait again."""
+    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute(f"PRAGMA busy_timeout={ms}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={timeout}")
+
+
 def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     """Open ``path`` with the settings every workbench connection uses."""
     if read_only:
@@ -379,14 +391,12 @@ class Checkpointer:
             conn.close()
 
     def _restart(self, conn: sqlite3.Connection) -> None:
-        conn.execute(f"PRAGMA busy_timeout={self.RESTART_WAIT_MS}")
         try:
-            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+            with busy_wait(conn, self.RESTART_WAIT_MS):
+                busy, _, _ = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
             self.restarts += not busy  # busy: a reader of another process; the thread will find it overgrown again
         except sqlite3.Error:
             pass  # the write itself is committed; the next copy tries again
-        finally:
-            conn.execute(f"PRAGMA busy_timeout={int(busy_seconds() * 1000)}")
 
     def close(self) -> None:
         """Stop the thread (after the checkpoint it is running, if any)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from ..db import connect
+from ..db import Checkpointer, busy_wait, connect
 from ..errors import WorkbenchError
 from ..health import CHECKS, FIXES, Finding
 from . import schema
@@ -115,7 +115,7 @@ def repair(home: Home) -> str:
 
 
 WAL_REPAIR = "archive-wal"
-WAL_WARN_BYTES = 256 * 2**20  # far past what the archive's checkpoints leave (about 4 MB, 64 MB at most)
+WAL_WARN_BYTES = 4 * Checkpointer.WAL_KEEP_BYTES  # 256 MB: far past what the archive's checkpoints leave
 
 
 def check_wal(home: Home) -> list[Finding]:
@@ -142,12 +142,8 @@ def check_wal(home: Home) -> list[Finding]:
 
 def repair_wal(home: Home) -> str:
     conn = home.archive.conn()
-    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-    conn.execute("PRAGMA busy_timeout=1000")  # a reader that stays is reported, not waited for
-    try:
+    with busy_wait(conn, 1000):  # a reader that stays is reported, not waited for
         busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    finally:
-        conn.execute(f"PRAGMA busy_timeout={timeout}")
     if busy:
         raise WorkbenchError(
             f"state.db is in use by another program ({copied:,} of {frames:,} pages copied), so its WAL could "

@@ -176,29 +176,28 @@ def _merge_small_levels(
     level-0 segments after the first ``flushed``), and a step only once they add up to ``STEP_PAGES``,
     charged with the pages it really merged. Each step of a wide merge writes whole doclists (hundreds
     of pages of a common trigram), so two of them every turn had cost ten times the turn itself."""
-    written = None
+    levels = structure(conn, table)
+    written = sum(levels[0].pages[flushed:]) if levels else 0
     for _ in range(MAX_STEPS):
-        levels = structure(conn, table)
-        if written is None:
-            written = sum(levels[0].pages[flushed:]) if levels else 0
         chosen = None if levels is None else next_merge(levels, usermerge)
         if levels is None or chosen is None:
             return
         level = levels[chosen]
         if not level.merging and len(level.pages) < START_SEGMENTS:
             return
-        if _input_pages(level) <= SMALL_LEVEL_PAGES:
-            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (STEP_PAGES,))
-            continue
-        if len(level.pages) < crisismerge:
-            return  # left to upkeep's idle steps
-        allowance = PACE * written  # credit is kept only up to a turn's or a step's worth: no bursts
-        owed[table] = min(owed.get(table, 0) + allowance, max(allowance, STEP_PAGES))
-        written = 0
-        if owed[table] < STEP_PAGES:
-            return
+        large = _input_pages(level) > SMALL_LEVEL_PAGES
+        if large:
+            if len(level.pages) < crisismerge:
+                return  # left to upkeep's idle steps
+            allowance = PACE * written  # credit is kept only up to a turn's or a step's worth: no bursts
+            owed[table] = min(owed.get(table, 0) + allowance, max(allowance, STEP_PAGES))
+            written = 0
+            if owed[table] < STEP_PAGES:
+                return
         conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (STEP_PAGES,))
-        owed[table] -= max(STEP_PAGES, _output_pages(structure(conn, table), chosen) - _output_pages(levels, chosen))
+        before, levels = levels, structure(conn, table)  # read once: the charge and the next choice
+        if large:
+            owed[table] -= max(STEP_PAGES, _output_pages(levels, chosen) - _output_pages(before, chosen))
 
 
 def _ours(levels: list[Level] | None) -> bool:

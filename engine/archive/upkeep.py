@@ -15,6 +15,7 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING
 
+from ..db import busy_wait
 from ..errors import WorkbenchError
 from ..health import CHECKS, Finding
 from .cjk import TABLE as BIGRAM_TABLE
@@ -57,12 +58,13 @@ class UpkeepMixin(SearchMixin):
         steps: dict[str, int] = {}
         if self.bigram_index.refresh(max_rows=1, wait=False):  # one batch; it may spend the whole budget
             steps[f"{BIGRAM_TABLE} rows"] = 1  # work was done, so the caller comes back for the merges
+        archive = self.conn()  # state.db: its WAL is checkpointed only when writes say so
         for conn, table in self._fts_indexes():
             while (segments(conn, table) or 0) > 1:  # at least one step per index, so every call progresses
                 started = time.perf_counter()
                 if not _merge_step(conn, table):
                     break
-                if conn is self.conn():  # state.db: its WAL is checkpointed only when writes say so
+                if conn is archive:
                     self._wrote(conn, time.perf_counter() - started)
                 steps[table] = steps.get(table, 0) + 1
                 if time.monotonic() >= deadline:
@@ -72,14 +74,11 @@ class UpkeepMixin(SearchMixin):
 
 def _merge_step(conn: sqlite3.Connection, table: str) -> bool:
     """One ``merge`` of MERGE_PAGES pages in its own transaction; False when busy or nothing was done."""
-    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-    conn.execute(f"PRAGMA busy_timeout={QUICK_BUSY_MS}")
     try:
-        conn.execute("BEGIN IMMEDIATE")
+        with busy_wait(conn, QUICK_BUSY_MS):
+            conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError:
         return False
-    finally:
-        conn.execute(f"PRAGMA busy_timeout={timeout}")
     try:
         before = conn.total_changes
         conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (-MERGE_PAGES,))
