@@ -345,6 +345,8 @@ class Checkpointer:
         self._pid = os.getpid()
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
+        self._idle = threading.Event()  # no copy asked for or running
+        self._idle.set()
         self._stop = False
         self._lock = threading.Lock()
 
@@ -366,6 +368,7 @@ class Checkpointer:
         with self._lock:
             if self._pid != os.getpid():  # a forked child: the parent's thread is not here
                 self._pid, self._thread, self._wake, self._writes = os.getpid(), None, threading.Event(), 0
+                self._idle.set()
             self._writes += 1
             if self._writes < self.EVERY or self._stop:
                 return
@@ -373,6 +376,7 @@ class Checkpointer:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="wal-checkpoint", daemon=True)
                 self._thread.start()
+            self._idle.clear()
             self._wake.set()
 
     def _run(self) -> None:
@@ -387,8 +391,18 @@ class Checkpointer:
                     _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                     self.checkpoints += 1
                     self._overgrown = frames > self.RESTART_FRAMES
+                with self._lock:
+                    if not self._wake.is_set():
+                        self._idle.set()
         finally:
+            self._idle.set()
             conn.close()
+
+    def settle(self, timeout: float = 30.0) -> bool:
+        """Wait until the thread has made every copy asked of it (False if ``timeout`` passed
+        first): on a loaded machine it may lag the writes by seconds, so a check of what the
+        WAL holds after some writes waits for it before it looks."""
+        return self._idle.wait(timeout)
 
     def _restart(self, conn: sqlite3.Connection) -> None:
         try:

@@ -247,10 +247,11 @@ def test_idle_merges_keep_the_wal_small(tmp_path, monkeypatch):
     wal = archive.path.with_name(archive.path.name + "-wal")
     restarts, peak = archive._checkpoints.restarts, 0
     while archive.upkeep(budget_s=0.01):
+        assert archive._checkpoints.settle()  # under load the thread lags by seconds (19 MB in a CI run)
         peak = max(peak, wal.stat().st_size)
     assert archive.fragmentation()["messages_fts_trigram"] == archive.fragmentation()["messages_fts"] == 1
     assert archive._checkpoints.restarts > restarts
-    assert peak < 12 * 2**20  # a thread copies the pages, so under load the WAL runs a little further
+    assert peak < 8 * 2**20
     home.close()
 
 
