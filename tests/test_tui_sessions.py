@@ -24,7 +24,7 @@ from tests.screens_seed import (
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree, MoreRoots, SessionNode
-from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, split_marked
+from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, hit_prompt, split_marked
 from widgets.transcript import Transcript, TranscriptItem, render_item
 from workbench.messages import JumpToMessage
 from workbench.screens.sessions import ROOTS_PAGE, SearchDone, SessionsScreen
@@ -614,6 +614,26 @@ def test_an_excerpt_shows_its_whole_first_match_whatever_the_widths_around_it(se
     piece, spans = excerpt(hit, room)
     assert cell_len(piece) <= room
     assert [piece[a:b] for a, b in spans[:1]] == [match]
+
+
+@pytest.mark.parametrize(
+    ("role", "width", "head"),
+    [
+        ("user", 60, "  user #1234567  "),
+        ("user", 28, "  user  "),  # an 80x24 list: the id goes first
+        ("assistant", 28, "  assistant  "),
+        ("assistant", 24, "  a "),  # then all but the role's initial
+        ("\x1b]0;owned\x07" + "x" * 40, 60, "  ␛]0;owned␇xx #1234567  "),  # hostile: shown as symbols, cut
+    ],
+)
+def test_a_narrow_list_shortens_the_head_so_a_cjk_match_stays_whole(role, width, head):
+    """An 80x24 list is 28 cells wide, and ``assistant #1234567`` (a 1M archive's ids) once left
+    it room for ``…数`` alone: the head gives way before the excerpt falls under 14 cells."""
+    hit = Hit("s", "s", None, 1234567, "x" * 60 + "数据库迁移" + "y" * 60, spans=((60, 65),), role=role)
+    prompt = hit_prompt(hit, width)
+    assert prompt.plain.startswith(head + "…")
+    assert cell_len(prompt.plain) <= width
+    assert [prompt.plain[span.start : span.end] for span in prompt.spans if span.start >= len(head)] == ["数据库迁移"]
 
 
 @pytest.mark.parametrize("sessions", [3, 30], ids=["fits", "overflows"])

@@ -38,7 +38,8 @@ from .transcript import sanitize
 
 MATCH_STYLE = "bold $text-warning underline"
 STALE_AFTER = 0.25  # seconds a search may run before the old results are dimmed
-EXCERPT_LINES = 1  # lines of a hit's excerpt in the list (nothing to wrap)
+MIN_EXCERPT = 14  # cells a narrow list keeps for an excerpt (7 CJK characters) by shortening its head
+ROLE_CELLS = 12  # a role longer than this (hostile data) is cut
 
 
 @dataclass(frozen=True)
@@ -155,10 +156,19 @@ def excerpt(hit: Hit, room: int) -> tuple[str, tuple[tuple[int, int], ...]]:
     return piece, tuple((a, b) for a, b in spans if a < b)
 
 
+def _head(hit: Hit, width: int, indent: str) -> str:
+    """``role #id`` before a hit's excerpt; in a narrow list ``role``, then its initial, so
+    that the excerpt keeps ``MIN_EXCERPT`` cells (a 7-digit id took most of an 80x24 row)."""
+    role = fit(visible(" ".join((hit.role or "message").split())) or "?", ROLE_CELLS)
+    number = f" #{hit.message_id}" if hit.message_id is not None else ""
+    heads = (f"{indent}{role}{number}  ", f"{indent}{role}  ", f"{indent}{role[0]} ")
+    return next((head for head in heads if not width or width - cell_len(head) >= MIN_EXCERPT), heads[-1])
+
+
 def hit_prompt(hit: Hit, width: int = 0, indent: str = "  ") -> Content:
     """``role #id`` then the excerpt, its matched ranges styled (all literal)."""
-    head = f"{indent}{hit.role or 'message'}" + (f" #{hit.message_id}" if hit.message_id is not None else "") + "  "
-    room = max(10, EXCERPT_LINES * (width - len(indent)) - len(head)) if width else 10**6
+    head = _head(hit, width, indent)
+    room = max(10, width - cell_len(head)) if width else 10**6  # one line: nothing to wrap
     text, spans = excerpt(hit, room)
     body = Content(text)
     for start, end in spans:
