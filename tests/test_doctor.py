@@ -6,6 +6,7 @@ import json
 import os
 import sqlite3
 import subprocess
+import sys
 
 import pytest
 
@@ -304,4 +305,48 @@ def test_a_huge_wal_is_reported_and_emptied_by_fix(home, monkeypatch):
     [done] = [r for r in report.repairs if r["repair"] == archive_health.WAL_REPAIR]
     assert done["success"] and wal.stat().st_size == 0
     assert not [f for f in report.findings if f.repair == archive_health.WAL_REPAIR]
+    assert len(home.archive.messages("s")) == 40
+
+
+READER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN")
+print(conn.execute("SELECT count(*) FROM messages").fetchone()[0], flush=True)
+sys.stdin.readline()  # the read transaction stays open until the test says
+conn.execute("COMMIT")
+"""
+
+
+def test_a_wal_held_by_another_programs_reader_is_reported_not_emptied(home, monkeypatch):
+    """Hermes or a TUI reading state.db keeps the WAL in use: the fix copies what it can, says
+    who to close, and changes nothing else; once the reader is gone, the fix empties it."""
+    from engine.archive import health as archive_health
+    from engine.db import Checkpointer
+
+    monkeypatch.setattr(archive_health, "WAL_WARN_BYTES", 512 * 1024)
+    monkeypatch.setattr(Checkpointer, "EVERY", 10**6)  # no background copy: the reader starts amid unpinned frames
+    home.archive.create_session("s")
+    for i in range(40):
+        home.archive.append_messages("s", [{"role": "user", "content": f"turn {i} " + "words " * 2000}])
+    wal = home.state_db_path.with_name("state.db-wal")
+    size = wal.stat().st_size
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(home.state_db_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert reader.stdout.readline().strip() == "40"  # its snapshot holds every turn
+        report = run_doctor(home, fix=True)
+        [failed] = [r for r in report.repairs if r["repair"] == archive_health.WAL_REPAIR]
+        assert not failed["success"] and "in use by another program" in failed["error"]
+        assert "Close Hermes" in failed["error"] and wal.stat().st_size == size
+    finally:
+        reader.communicate("done\n", timeout=30)
+    assert reader.returncode == 0
+    report = run_doctor(home, fix=True)
+    [done] = [r for r in report.repairs if r["repair"] == archive_health.WAL_REPAIR]
+    assert done["success"] and wal.stat().st_size == 0
     assert len(home.archive.messages("s")) == 40
