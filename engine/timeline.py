@@ -22,7 +22,7 @@ from typing import Any
 
 from .errors import WorkbenchError
 from .journal import JournalEntry, _row
-from .memory.history import undo_problem
+from .memory.history import hermes_call, undo_problem
 from .values import iso_time, row_id
 
 SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers")
@@ -85,6 +85,19 @@ class Row:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "at": self.when}
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a row's change came from (``Timeline.source``)."""
+
+    session_id: str
+    message_id: int | None
+    via: str  # "journal": the row names it; "archive": the Hermes tool call that wrote its entry
+
+    def describe(self) -> str:
+        where = f"session {self.session_id}" + (f" · message {self.message_id}" if self.message_id is not None else "")
+        return f"{where} (Hermes's memory tool call, from the archive)" if self.via == "archive" else where
 
 
 def _short(text: str | None, width: int = 120) -> str:
@@ -333,6 +346,16 @@ class Timeline:
         if not rows:
             raise TimelineError(f"No timeline group {text!r}. See the group column of `workbench timeline`.")
         return rows
+
+    # -- where a row came from --------------------------------------------------------
+    def source(self, row: Row) -> Source | None:
+        """The session message behind a row: the one it names, or, for an outside memory edit,
+        the Hermes tool call that wrote its entry (``memory.history.hermes_call``), else None."""
+        if row.session_id:
+            return Source(row.session_id, row.message_id, "journal")
+        entry = self.home.journal.get(row.id) if row.actor == "external" else None
+        call = hermes_call(self.home.memory, entry) if entry is not None else None
+        return Source(call.session_id, call.message_id, "archive") if call else None
 
     # -- reverting --------------------------------------------------------------------
     def _entry(self, row: Row) -> JournalEntry:

@@ -17,10 +17,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from engine import open_home
+from engine.timeline import Source, Timeline
 from tests.hermes_support import workbench_cmd
+from tests.screens_seed import open_mode
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
+from widgets.timeline_list import TimelineList
 from widgets.transcript import Transcript
+from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
 
@@ -255,3 +259,72 @@ async def test_a_hermes_agent_turn_shows_live_with_its_origin_message(hermes, ho
             assert f"session {session_id}" in detail and "agent" in detail
     finally:
         endpoint.close()
+
+
+@pytest.fixture
+def watched_hermes_home(hermes, tmp_path):
+    """A home the workbench had seen (one entry in each file) before Hermes wrote to it, then
+    caught up with: Hermes's writes are journaled as ``external`` rows, one per entry."""
+    root = tmp_path / "watched"
+    root.mkdir()
+    home = open_home(root)
+    for target in ("memory", "user"):
+        assert home.memory.add(target, f"Seeded {target} entry")["success"]
+    ids = hermes.json(root, HERMES_WRITES)
+    for target in ("memory", "user"):
+        assert home.memory.record_external_change(target)
+    yield home, ids
+    home.close()
+
+
+def _external_row(timeline, text):
+    return next(row for row in timeline.page(actor="external") if text in row.summary)
+
+
+def test_an_external_timeline_row_names_the_hermes_call_that_wrote_its_entry(watched_hermes_home):
+    home, ids = watched_hermes_home
+    timeline = Timeline(home)
+    found = {
+        text: timeline.source(_external_row(timeline, text))
+        for text in ("Deploys happen on Thursdays", "Staging host is staging-3", "Drinks café au lait")
+    }
+    assert found == {
+        "Deploys happen on Thursdays": Source("hermes-summer", ids["moved"], "archive"),
+        "Staging host is staging-3": Source("hermes-summer", ids["batch"], "archive"),
+        "Drinks café au lait": Source("hermes-spring", ids["coffee"], "archive"),
+    }
+    memory_md = home.root / "memories" / "MEMORY.md"
+    entries = memory_md.read_text(encoding="utf-8").split("\n§\n")
+    memory_md.write_text("\n§\n".join(e for e in entries if e != "Builds use uv"), encoding="utf-8")
+    assert home.memory.record_external_change("memory")  # taken out by hand ...
+    memory_md.write_text("\n§\n".join([*entries, "Typed in vim"]), encoding="utf-8")
+    assert home.memory.record_external_change("memory")  # ... and put back by hand, with a new one
+    readded = timeline.page(actor="external", limit=2)
+    assert sorted(row.summary for row in readded) == ["MEMORY + 'Builds use uv'", "MEMORY + 'Typed in vim'"]
+    assert [timeline.source(row) for row in readded] == [None, None]  # Hermes's call came before the removal
+    seeded = next(row for row in timeline.page(actor="user") if "Seeded memory" in row.summary)
+    assert timeline.source(seeded) is None  # our own row names no session
+
+
+@pytest.mark.anyio
+async def test_g_on_an_external_timeline_row_opens_the_hermes_message(watched_hermes_home, tmp_path):
+    home, ids = watched_hermes_home
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        table.focus()
+        row = _external_row(Timeline(home), "Deploys happen on Thursdays")
+        table.move_cursor(row=table.get_row_index(f"row:{row.id}"))
+        detail = screen.query_one("#timeline-detail")
+        await wait_for(
+            pilot,
+            lambda: f"session hermes-summer · message {ids['moved']} (Hermes's memory tool call" in str(detail.content),
+            what="the Hermes message in the detail",
+        )
+        await pilot.press("g")
+        await wait_for(pilot, lambda: app.current_mode == "sessions", what="the Sessions screen")
+        transcript = app.screen.query_one(Transcript)
+        await wait_for(
+            pilot, lambda: transcript.current is not None and transcript.current.id == ids["moved"], what="the call"
+        )

@@ -150,13 +150,19 @@ class ArchiveWrites:
 
         None as well when state.db is missing or unusable: provenance then falls back, it never fails.
         """
+        return next((w for w in reversed(self._safe_writes(target, text)) if after is None or w.at > after), None)
+
+    def first(self, target: str, text: str, after: float, until: float) -> ArchiveWrite | None:
+        """The oldest applied write of exactly ``text`` to ``target`` in ``(after, until]`` (None as above)."""
+        return next((w for w in self._safe_writes(target, text) if after < w.at <= until), None)
+
+    def _safe_writes(self, target: str, text: str) -> list[ArchiveWrite]:
         with self._lock:
             try:
-                writes = self._writes(target, text)
+                return self._writes(target, text)
             except (WorkbenchError, sqlite3.Error) as exc:
                 log.warning("memory provenance cannot read %s: %s", self.home.state_db_path, exc)
-                return None
-        return next((w for w in reversed(writes) if after is None or w.at > after), None)
+                return []
 
     # -- reading the archive ----------------------------------------------------------
     def _stamp(self) -> tuple:

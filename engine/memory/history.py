@@ -26,13 +26,15 @@ from ..values import iso_time
 from . import ops, repair
 from .format import FILE_NAMES, parse_entries
 from .ops import Outcome, Refusal, refuse
-from .store import SUBSYSTEM, _Plan, _scan, _Writer
+from .store import _LEFT_ROW, SUBSYSTEM, _Plan, _scan, _Writer
 
 if TYPE_CHECKING:
+    from .archive_writes import ArchiveWrite
     from .store import MemoryStore
 
 # Journal actions that rewrote the whole file (``normalize``: older line-ending repairs).
 WHOLE_FILE = (repair.ACTION, "normalize")
+HERMES_SLACK_S = 600.0  # how long after a file change Hermes may still store the turn that made it
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,27 @@ def origins(memory: MemoryStore, target: str, entries: list[str]) -> list[Origin
     """``origin`` of each entry, in the same order (the repairs read and parsed once for all of them)."""
     rewrites = _rewrites(memory, target)
     return [origin(memory, target, entry, rewrites) for entry in entries]
+
+
+def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
+    """The Hermes ``memory`` tool call behind an ``external`` add or replace row, if state.db has it.
+
+    A Hermes agent never writes our journal: its writes are journaled as ``external`` when
+    a workbench process next sees the file. The call must have written exactly the row's
+    entry after the journal last recorded the file (before that the entry was not new),
+    and at most ``HERMES_SLACK_S`` after the row: Hermes may store a turn's messages only
+    once the turn ends, after the watcher saw the file change.
+    """
+    if row.subsystem != SUBSYSTEM or row.actor != "external" or row.action not in ("add", "replace") or not row.after:
+        return None
+    (after,) = (
+        memory.home.journal.connection()
+        .execute(f"SELECT max(at) FROM journal WHERE {_LEFT_ROW} AND id < ?", (SUBSYSTEM, row.target, row.id))
+        .fetchone()
+    )
+    return memory.archive_writes.first(
+        row.target, row.after, float("-inf") if after is None else after, row.at + HERMES_SLACK_S
+    )
 
 
 def _from_row(row: JournalEntry) -> Origin:

@@ -24,7 +24,7 @@ from textual.widgets import Input, Static
 from engine.errors import WorkbenchError
 from engine.events import Event
 from engine.memory.targets import TARGETS
-from engine.timeline import Row, Timeline, describe_group, parse_filter
+from engine.timeline import Row, Source, Timeline, describe_group, parse_filter
 from widgets.literal import literal
 from widgets.search_box import SearchBox
 from widgets.timeline_list import TimelineList
@@ -41,6 +41,12 @@ class PageLoaded(Message):
     rows: list[Row]
     where: str  # first | older | newer
     query: str
+
+
+@dataclass
+class SourceFound(Message):
+    row_id: int
+    source: Source | None
 
 
 @dataclass
@@ -78,6 +84,7 @@ class TimelineScreen(WorkbenchScreen):
         self.collapsed: set[str] = set()
         self.exhausted = False
         self.loading_more = False
+        self.sources: dict[int, Source | None] = {}  # row id -> the message behind it, once looked up
 
     def compose_body(self) -> Iterable[Widget]:
         yield SearchBox(
@@ -164,20 +171,40 @@ class TimelineScreen(WorkbenchScreen):
     # -- the selected row ----------------------------------------------------------
     @on(TimelineList.Highlighted)
     def _highlighted(self, message: TimelineList.Highlighted) -> None:
-        detail = self.query_one("#timeline-detail", Static)
         row = message.row
         if row is None:
+            detail = self.query_one("#timeline-detail", Static)
             detail.update(literal(self.titles.get(message.group or "", ""), "bold") if message.group else Content(""))
             return
+        self._show_detail(row)
+        if not row.session_id and row.id not in self.sources:
+            self._find_source(row)
+
+    def _show_detail(self, row: Row) -> None:
         lines = [
             f"row {row.id} · {row.when} · {row.actor} · {row.subsystem} {row.action} · target {row.target}",
             row.summary,
         ]
+        source = self.sources.get(row.id)
         if row.session_id:
             lines.append(f"session {row.session_id}" + (f" · message {row.message_id}" if row.message_id else ""))
+        elif source is not None:
+            lines.append(source.describe() + " · g opens it")
         if row.group:
             lines.append(f"group {row.group}")
-        detail.update(literal("\n".join(lines)))
+        self.query_one("#timeline-detail", Static).update(literal("\n".join(lines)))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-source")
+    def _find_source(self, row: Row) -> None:
+        """An outside memory edit's Hermes message is looked up in state.db, off the UI thread."""
+        self.post_result(SourceFound(row.id, Timeline(self.home).source(row)))
+
+    @on(SourceFound)
+    def _source_found(self, message: SourceFound) -> None:
+        self.sources[message.row_id] = message.source
+        row, _ = self.table.current
+        if row is not None and row.id == message.row_id:
+            self._show_detail(row)
 
     def action_focus_search(self) -> None:
         self.query_one("#timeline-search", Input).focus()
@@ -220,10 +247,13 @@ class TimelineScreen(WorkbenchScreen):
 
     def action_open_message(self) -> None:
         row, _ = self.table.current
-        if row is None or not row.session_id:
+        source = self.sources.get(row.id) if row is not None else None
+        if row is not None and row.session_id:
+            self.app.post_message(JumpToMessage(row.session_id, row.message_id))
+        elif source is not None:
+            self.app.post_message(JumpToMessage(source.session_id, source.message_id))
+        else:
             self.show_status("This row did not come from a session message.")
-            return
-        self.app.post_message(JumpToMessage(row.session_id, row.message_id))
 
     # -- reverting -------------------------------------------------------------------
     def action_revert(self) -> None:
