@@ -93,3 +93,10 @@ def iso_time(ts: Any) -> str | None:
         return datetime.fromtimestamp(float(ts), UTC).isoformat(timespec="seconds")
     except (TypeError, ValueError, OverflowError, OSError):
         return None
+
+
+def call_name(call: Any) -> str | None:
+    """The tool name of one stored OpenAI-style tool call (a hand-written row may hold anything)."""
+    function = call.get("function") if isinstance(call, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    return name if isinstance(name, str) else None

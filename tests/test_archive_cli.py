@@ -199,3 +199,23 @@ def test_text_output_never_passes_terminal_escapes_through(home_dir, capsys):
     assert "␛]0;pwned␇" in out and "␛[31mFAILED␛[0m tests/test_x.py ␛[2J␀" in out  # shown, never obeyed
     assert main(["sessions", "show", "ansi_1", "--home", str(home_dir), "--json"]) == 0  # JSON keeps the exact text
     assert json.loads(capsys.readouterr().out)["messages"][1]["content"].startswith("\x1b[31mFAILED")
+
+
+def test_tool_calls_of_any_shape_are_listed_by_name_or_as_a_question_mark(home_dir, capsys):
+    """Another program (or a hand edit) may store tool calls whose ``function`` is a string or
+    missing: the transcript names what it can and marks the rest, never a traceback (fuzzing
+    found ``[{"function": "x"}]`` raising AttributeError)."""
+    from workbench.cli import main
+
+    calls = [{"function": "x"}, {"id": "c1", "function": {"name": "memory", "arguments": "{}"}}, "loose", {}]
+    conn = sqlite3.connect(home_dir / "state.db")
+    conn.execute(
+        "INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES ('root_1', 'assistant', "
+        "'calling', ?, 1796040000)",
+        (json.dumps(calls),),
+    )
+    conn.commit()
+    conn.close()
+    assert main(["sessions", "show", "root_1", "--home", str(home_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "?, memory, ?, ?" in out

@@ -21,6 +21,7 @@ from ..errors import WorkbenchError
 from ..events import FactsChanged
 from ..memory.similar import closest, score
 from ..models.phrasing import keywords
+from ..values import call_name
 
 MAX_FACT_CHARS = 500
 FORGET_SCORE = 70  # how close a wording must be to name the fact to forget
@@ -253,13 +254,7 @@ class FactStore:
 
 def _call_names(calls: Any) -> list[str]:
     """The tool names of a stored message's tool calls (rows written by hand may hold anything)."""
-    names = []
-    for call in calls if isinstance(calls, list) else []:
-        function = call.get("function") if isinstance(call, dict) else None
-        name = function.get("name") if isinstance(function, dict) else None
-        if isinstance(name, str):
-            names.append(name)
-    return names
+    return [name for call in (calls if isinstance(calls, list) else []) if (name := call_name(call))]
 
 
 def list_facts(home) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from engine.fileio import atomic_write_text
 from engine.home import Home
 from engine.runner.claims import unbacked_claims
 from engine.session_writes import session_writes
+from engine.values import call_name
 
 from . import Output, UsageError
 from .numbers import COUNT, DAYS, ID
@@ -144,7 +145,7 @@ def search_sessions(home: Home, args) -> Output:
 
 def _message_line(m) -> str:
     body = " ".join(m.text.split())
-    calls = ", ".join((c.get("function") or {}).get("name", "?") for c in m.tool_calls or [] if isinstance(c, dict))
+    calls = ", ".join(call_name(c) or "?" for c in (m.tool_calls if isinstance(m.tool_calls, list) else []))
     label = (
         m.role
         + (f":{m.tool_name}" if m.tool_name else "")
