@@ -36,6 +36,7 @@ PACE = 4  # pages of a large level's merge owed per leaf page a turn writes (FTS
 START_SEGMENTS = 8  # a level is merged once it holds this many: fewer, larger merges, as lazy as FTS5's own
 SMALL_LEVEL_PAGES = 2000  # a level this small (about 8 MB) merges in a few milliseconds a step
 FTS5_LEVELS = 8  # an index of this many levels or fewer is left to FTS5's own merging (smooth and cheap there)
+GATHER_SHARE = 2  # idle steps gather all segments into one once the others hold half the largest's pages
 MAX_SEGMENTS = 64  # past this many (something kept them from merging), FTS5's own rules apply again
 
 
@@ -130,6 +131,27 @@ def next_merge(levels: list[Level], usermerge: int) -> int | None:
     return chosen if best >= usermerge else None
 
 
+def idle_merge(levels: list[Level] | None) -> str | None:
+    """What an idle merge step should do to an index, never undoing a merge that is under way.
+
+    ``"carry"``: a ``merge`` as FTS5's automerge runs it, with ``usermerge`` 2, so the merge in
+    progress goes on, or a level of two or more segments is merged into the next: each level
+    keeps at most one segment. ``"gather"``: a negative ``merge``, which first moves every
+    segment into a new top level, to make one segment of them; only once the segments beside
+    the largest hold 1/``GATHER_SHARE`` of its pages, since it rewrites the whole index (a
+    merge of small segments into a large one, each time a few new ones come, would rewrite a
+    1M index every few minutes while Hermes writes). None: nothing worth its writes.
+    """
+    if levels is None:
+        return None
+    if next_merge(levels, 2) is not None:
+        return "carry"
+    sizes = [size for level in levels for size in level.pages]
+    if len(sizes) > 1 and (sum(sizes) - max(sizes)) * GATHER_SHARE >= max(sizes):
+        return "gather"
+    return None
+
+
 def _input_pages(level: Level) -> int:
     return sum(level.pages[: level.merging] if level.merging else level.pages)
 
@@ -155,14 +177,14 @@ def _settings(conn: sqlite3.Connection, table: str) -> dict[str, int | None] | N
     return settings
 
 
-def _set(conn: sqlite3.Connection, table: str, key: str, value: int) -> None:
+def set_setting(conn: sqlite3.Connection, table: str, key: str, value: int) -> None:
     conn.execute(f"INSERT INTO {table}({table}, rank) VALUES (?, ?)", (key, value))
 
 
-def _restore(conn: sqlite3.Connection, table: str, key: str, value: int | None) -> None:
+def restore_setting(conn: sqlite3.Connection, table: str, key: str, value: int | None) -> None:
     """Put a setting back; one the file did not hold is set to FTS5's default (so every connection
     reloads it) and its row removed again, leaving the config table as it was."""
-    _set(conn, table, key, DEFAULTS[key] if value is None else value)
+    set_setting(conn, table, key, DEFAULTS[key] if value is None else value)
     if value is None:
         conn.execute(f"DELETE FROM {table}_config WHERE k = ?", (key,))
 
@@ -223,12 +245,12 @@ def turn_merges(conn: sqlite3.Connection, tables: tuple[str, ...], owed: dict[st
             continue
         level_zero[table] = len(levels[0].pages) if levels else 0
         try:
-            _set(conn, table, "automerge", 0)
+            set_setting(conn, table, "automerge", 0)
             kept[table] = settings
-            _set(conn, table, "crisismerge", NO_CRISIS)
+            set_setting(conn, table, "crisismerge", NO_CRISIS)
         except sqlite3.Error:  # a table FTS5 cannot configure is written as before, its settings as they were
             if kept.pop(table, None) is not None:
-                _restore(conn, table, "automerge", settings["automerge"])
+                restore_setting(conn, table, "automerge", settings["automerge"])
     yield
     if not kept:
         return
@@ -243,5 +265,5 @@ def turn_merges(conn: sqlite3.Connection, tables: tuple[str, ...], owed: dict[st
             owed,
             level_zero[table],
         )
-        _restore(conn, table, "automerge", settings["automerge"])
-        _restore(conn, table, "crisismerge", settings["crisismerge"])
+        restore_setting(conn, table, "automerge", settings["automerge"])
+        restore_setting(conn, table, "crisismerge", settings["crisismerge"])

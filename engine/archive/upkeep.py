@@ -5,8 +5,9 @@ one fed by many small transactions) holds many, and search is then up to twice a
 A whole ``optimize`` rewrites the index in one transaction (tens of seconds at 1M,
 holding the write lock). ``upkeep`` instead runs ``merge`` steps of ``MERGE_PAGES``
 pages, each its own short transaction that gives up at once when the database is busy,
-until the time budget is spent or every index is one segment. The TUI calls it on an
-idle timer; ``doctor`` reports the segment counts.
+until the time budget is spent or no index has a merge worth doing (``merges.idle_merge``:
+at most one segment a level, and one in all once the small ones add up). The TUI calls it
+on an idle timer; ``doctor`` reports the segment counts.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..db import busy_wait
 from ..errors import WorkbenchError
 from ..health import CHECKS, Finding
 from .cjk import TABLE as BIGRAM_TABLE
-from .merges import segments
+from .merges import idle_merge, restore_setting, segments, set_setting, structure
 from .search import SearchMixin
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 MERGE_PAGES = 8  # leaf pages written per merge step: a few milliseconds of write lock
 BUDGET_S = 0.05
-FRAGMENTED = 8  # segments from which doctor suggests letting the TUI idle (or `sessions reindex`)
+FRAGMENTED = 8  # segments from which doctor suggests letting the TUI idle, if its steps would merge them
 QUICK_BUSY_MS = 20
 
 
@@ -47,6 +48,10 @@ class UpkeepMixin(SearchMixin):
         """Segments per FTS5 index (1: fully merged)."""
         return {table: n for conn, table in self._fts_indexes() if (n := segments(conn, table)) is not None}
 
+    def merge_work(self) -> dict[str, str]:
+        """The indexes idle steps would still merge, with how (``merges.idle_merge``); empty: settled."""
+        return {table: plan for conn, table in self._fts_indexes() if (plan := idle_merge(structure(conn, table)))}
+
     def upkeep(self, budget_s: float = BUDGET_S) -> dict[str, int]:
         """Bounded index work for idle time; returns the steps run per index (empty: nothing left to do).
 
@@ -60,7 +65,7 @@ class UpkeepMixin(SearchMixin):
             steps[f"{BIGRAM_TABLE} rows"] = 1  # work was done, so the caller comes back for the merges
         archive = self.conn()  # state.db: its WAL is checkpointed only when writes say so
         for conn, table in self._fts_indexes():
-            while (segments(conn, table) or 0) > 1:  # at least one step per index, so every call progresses
+            while idle_merge(structure(conn, table)):  # at least one step per index, so every call progresses
                 started = time.perf_counter()
                 if not _merge_step(conn, table):
                     break
@@ -81,7 +86,11 @@ def _merge_step(conn: sqlite3.Connection, table: str) -> bool:
         return False
     try:
         before = conn.total_changes
-        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (-MERGE_PAGES,))
+        plan = idle_merge(structure(conn, table))  # read in the step's transaction: no writer comes between
+        if plan == "gather":
+            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (-MERGE_PAGES,))
+        elif plan == "carry":
+            _carry(conn, table)
         conn.execute("COMMIT")
     except sqlite3.Error:
         conn.execute("ROLLBACK")
@@ -89,14 +98,23 @@ def _merge_step(conn: sqlite3.Connection, table: str) -> bool:
     return conn.total_changes - before >= 2
 
 
+def _carry(conn: sqlite3.Connection, table: str) -> None:
+    """A positive ``merge`` with ``usermerge`` 2 for this step only: the file's own value (its
+    automerge may be off) is put back before the commit, so other connections never see it."""
+    row = conn.execute(f"SELECT v FROM {table}_config WHERE k = 'usermerge'").fetchone()
+    set_setting(conn, table, "usermerge", 2)
+    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
+    restore_setting(conn, table, "usermerge", row[0] if row else None)
+
+
 def check_fragmentation(home: Home) -> list[Finding]:
     if not home.state_db_path.exists():
         return []
     try:
-        counts = home.archive.fragmentation()
+        counts, work = home.archive.fragmentation(), home.archive.merge_work()
     except (sqlite3.Error, WorkbenchError):
         return []  # an unreadable database is the database check's finding
-    split = {t: n for t, n in counts.items() if n >= FRAGMENTED}
+    split = {t: n for t, n in counts.items() if n >= FRAGMENTED and t in work}  # only what idling would merge
     if not split:
         return (
             [
