@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from engine import open_home
 from engine.doctor import load_checks, run_doctor
 from engine.health import CHECKS
 from engine.tools import ToolContext
@@ -350,3 +351,55 @@ def test_a_wal_held_by_another_programs_reader_is_reported_not_emptied(home, mon
     [done] = [r for r in report.repairs if r["repair"] == archive_health.WAL_REPAIR]
     assert done["success"] and wal.stat().st_size == 0
     assert len(home.archive.messages("s")) == 40
+
+
+def _varint(n: int) -> bytes:
+    out = [n & 0x7F]
+    n >>= 7
+    while n:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    return bytes(reversed(out))
+
+
+def _deepen(db, table: str, levels: int) -> None:
+    """Give ``table`` a structure record of ``levels`` empty levels, the shape the old idle steps left
+    (each gathered every segment into a new level above the last)."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    block = conn.execute(f"SELECT block FROM {table}_data WHERE id = 10").fetchone()[0]
+    record = block[:4] + _varint(levels) + _varint(0) + _varint(9) + b"\x00\x00" * levels
+    conn.execute(f"UPDATE {table}_data SET block = ? WHERE id = 10", (record,))
+    conn.close()
+
+
+@pytest.mark.parametrize(("levels", "severity"), [(2001, "error"), (300, "warning")])
+def test_an_over_deep_search_index_is_reported_and_rebuilt_by_fix(home, levels, severity):
+    from engine.archive import health as archive_health
+
+    home.archive.create_session("s", source="cli")
+    home.archive.append_messages("s", [{"role": "user", "content": f"deploy note {i} 数据库迁移"} for i in range(30)])
+    home.close()
+    db = home.state_db_path
+    _deepen(db, "messages_fts", levels)
+    if levels > archive_health.UNREADABLE_LEVELS:  # as Hermes's SessionDB met it: no message could be stored
+        other = sqlite3.connect(db)
+        with pytest.raises(sqlite3.DatabaseError):
+            other.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', 'x', 0)")
+        other.close()
+    code, data = cli(home.root)
+    [found] = [f for f in data["findings"] if f.get("repair") == archive_health.DEPTH_REPAIR]
+    assert found["severity"] == severity and f"{levels:,} levels" in found["what"]
+    code, data = cli(home.root, "--fix")
+    [done] = [r for r in data["repairs"] if r["repair"] == archive_health.DEPTH_REPAIR]
+    assert done["success"], done
+    assert not [f for f in data["findings"] if f.get("repair") == archive_health.DEPTH_REPAIR]
+    conn = sqlite3.connect(db)
+    conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
+    assert conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'deploy'").fetchone()[0] == 30
+    conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', 'deploy', 0)")
+    conn.commit()
+    conn.close()
+    reopened = open_home(home.root)
+    assert [e.action for e in reopened.journal.query(subsystem="sessions", limit=5)][0] == "rebuild-deep-index"
+    assert len(reopened.archive.messages("s")) == 31
+    reopened.close()

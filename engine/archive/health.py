@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..db import Checkpointer, busy_wait, connect
 from ..errors import WorkbenchError
 from ..health import CHECKS, FIXES, Finding
-from . import schema
+from . import merges, schema
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -39,7 +39,10 @@ def check(home: Home) -> list[Finding]:
     except (WorkbenchError, sqlite3.DatabaseError):
         return []  # a damaged file: engine.home_health's integrity check reports it
     try:
-        return _findings(conn, path)
+        deep = _deep_findings(conn, path)
+        if any(f.severity == "error" for f in deep):
+            return deep  # FTS5 cannot open such an index, so nothing else here can be read
+        return deep + _findings(conn, path)
     except WorkbenchError as exc:  # an SQLite file that is not a session archive, or damage met on the way
         return [
             Finding(
@@ -114,6 +117,71 @@ def repair(home: Home) -> str:
     return "state.db: " + "; ".join(lines) if lines else "state.db needed no repair"
 
 
+DEPTH_REPAIR = "archive-fts-depth"
+DEEP_LEVELS = 200  # merging leaves about 10 at 1M; an earlier workbench's idle steps beside a writer added 2 a step
+UNREADABLE_LEVELS = 2000  # past this FTS5 reads the structure as damage: every query and insert fails
+EMPTY_STRUCTURE = bytes(7)  # an FTS5 structure record of no levels: the cookie, then three zero varints
+
+
+def _deep_indexes(conn: sqlite3.Connection) -> dict[str, int]:
+    """The FTS tables whose structure record lists more than ``DEEP_LEVELS`` levels (read from
+    its shadow table, which works even when FTS5 itself refuses to open the index)."""
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = [t for t in ("messages_fts", "messages_fts_trigram") if f"{t}_data" in names]
+    return {t: levels for t in tables if (levels := merges.depth(conn, t)) > DEEP_LEVELS}
+
+
+def _deep_findings(conn: sqlite3.Connection, path) -> list[Finding]:
+    return [
+        Finding(
+            AREA,
+            "error" if levels > UNREADABLE_LEVELS else "warning",
+            f"The search index {table} in {path} lists {levels:,} levels, "
+            + (
+                "so SQLite reads it as damaged: every search fails, and so does every message Hermes stores. "
+                if levels > UNREADABLE_LEVELS
+                else f"and SQLite refuses to open it past {UNREADABLE_LEVELS:,}. "
+            )
+            + "An earlier workbench's idle merges, run while another program wrote, added them.",
+            "Run `workbench doctor --fix` with Hermes stopped: it empties the index and rebuilds it from the "
+            "index's own copy of every message, in one transaction (no message is changed; about a minute "
+            "per million messages).",
+            DEPTH_REPAIR,
+        )
+        for table, levels in _deep_indexes(conn).items()
+    ]
+
+
+def repair_depth(home: Home) -> str:
+    """Empty each over-deep index's structure and rebuild it, in one transaction, journaled first."""
+    conn = connect(home.state_db_path)
+    try:
+        deep = _deep_indexes(conn)
+        if not deep:
+            return "state.db: no search index is over-deep any more"
+        journal = home.journal
+        row = journal.begin("sessions", "rebuild-deep-index", "*", actor="user", detail={"levels": deep})
+        try:
+            with busy_wait(conn, 1000):
+                conn.execute("BEGIN IMMEDIATE")
+            for table in deep:
+                conn.execute(f"UPDATE {table}_data SET block = ? WHERE id = 10", (EMPTY_STRUCTURE,))
+                conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            journal.abandon(row, str(exc))
+            raise WorkbenchError(
+                f"state.db's search index could not be rebuilt ({exc}); nothing was changed. If Hermes or a "
+                "workbench TUI has it open, close them and run `workbench doctor --fix` again."
+            ) from exc
+        journal.commit(row)
+    finally:
+        conn.close()
+    return "state.db: rebuilt " + ", ".join(f"{t} (it listed {n:,} levels)" for t, n in deep.items())
+
+
 WAL_REPAIR = "archive-wal"
 WAL_WARN_BYTES = 4 * Checkpointer.WAL_KEEP_BYTES  # 256 MB: far past what the archive's checkpoints leave
 
@@ -157,3 +225,4 @@ CHECKS.append(check)
 CHECKS.append(check_wal)
 FIXES[REPAIR] = repair
 FIXES[WAL_REPAIR] = repair_wal
+FIXES[DEPTH_REPAIR] = repair_depth
