@@ -84,3 +84,22 @@ def fts_state(path: Path) -> dict:
         return state
     finally:
         conn.close()
+
+
+def _varint(n: int) -> bytes:
+    out = [n & 0x7F]
+    n >>= 7
+    while n:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    return bytes(reversed(out))
+
+
+def deepen_fts(db, table: str, levels: int) -> None:
+    """Give ``table`` a structure record of ``levels`` empty levels, the shape the old idle steps left
+    (each gathered every segment into a new level above the last)."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    block = conn.execute(f"SELECT block FROM {table}_data WHERE id = 10").fetchone()[0]
+    record = block[:4] + _varint(levels) + _varint(0) + _varint(9) + b"\x00\x00" * levels
+    conn.execute(f"UPDATE {table}_data SET block = ? WHERE id = 10", (record,))
+    conn.close()

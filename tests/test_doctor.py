@@ -14,6 +14,7 @@ from engine import open_home
 from engine.doctor import load_checks, run_doctor
 from engine.health import CHECKS
 from engine.tools import ToolContext
+from tests.archive_support import deepen_fts
 from tests.hermes_support import workbench_cmd
 from tests.test_skills_support import tree_state
 
@@ -353,39 +354,26 @@ def test_a_wal_held_by_another_programs_reader_is_reported_not_emptied(home, mon
     assert len(home.archive.messages("s")) == 40
 
 
-def _varint(n: int) -> bytes:
-    out = [n & 0x7F]
-    n >>= 7
-    while n:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    return bytes(reversed(out))
-
-
-def _deepen(db, table: str, levels: int) -> None:
-    """Give ``table`` a structure record of ``levels`` empty levels, the shape the old idle steps left
-    (each gathered every segment into a new level above the last)."""
-    conn = sqlite3.connect(db, isolation_level=None)
-    block = conn.execute(f"SELECT block FROM {table}_data WHERE id = 10").fetchone()[0]
-    record = block[:4] + _varint(levels) + _varint(0) + _varint(9) + b"\x00\x00" * levels
-    conn.execute(f"UPDATE {table}_data SET block = ? WHERE id = 10", (record,))
-    conn.close()
-
-
 @pytest.mark.parametrize(("levels", "severity"), [(2001, "error"), (300, "warning")])
 def test_an_over_deep_search_index_is_reported_and_rebuilt_by_fix(home, levels, severity):
     from engine.archive import health as archive_health
+    from engine.archive import merges
 
     home.archive.create_session("s", source="cli")
     home.archive.append_messages("s", [{"role": "user", "content": f"deploy note {i} 数据库迁移"} for i in range(30)])
     home.close()
     db = home.state_db_path
-    _deepen(db, "messages_fts", levels)
-    if levels > archive_health.UNREADABLE_LEVELS:  # as Hermes's SessionDB met it: no message could be stored
+    deepen_fts(db, "messages_fts", levels)
+    if levels > merges.UNREADABLE_LEVELS:  # as Hermes's SessionDB met it: no message could be stored
         other = sqlite3.connect(db)
         with pytest.raises(sqlite3.DatabaseError):
             other.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', 'x', 0)")
         other.close()
+        listed = subprocess.run(
+            workbench_cmd("sessions", "list", "--home", str(home.root)), capture_output=True, text=True, timeout=60
+        )
+        assert listed.returncode != 0 and "Traceback" not in listed.stderr
+        assert "messages are intact" in listed.stderr and "workbench doctor --fix" in listed.stderr
     code, data = cli(home.root)
     [found] = [f for f in data["findings"] if f.get("repair") == archive_health.DEPTH_REPAIR]
     assert found["severity"] == severity and f"{levels:,} levels" in found["what"]

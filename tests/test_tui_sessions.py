@@ -678,3 +678,20 @@ async def test_rows_cut_to_a_wrong_width_while_hidden_are_cut_again_once_shown(h
         await wait_for(pilot, lambda: results.query == "valve" and results.hits, what="search hits")
         await settle(pilot)
         assert results._cut_width == results.scrollable_content_region.width == right
+
+
+async def test_an_archive_sqlite_cannot_open_is_explained_where_the_sessions_would_be(home, tmp_path):
+    """A search index the old idle merges took past 2,000 levels makes FTS5 refuse the table: the
+    screen says so, with the fix, for as long as it is shown (not a toast that fades to an empty tree)."""
+    from tests.archive_support import deepen_fts
+
+    home.archive.create_session("s", source="cli")
+    home.archive.append_messages("s", [{"role": "user", "content": "deploy notes"}])
+    home.close()
+    deepen_fts(home.state_db_path, "messages_fts", 2001)
+    async with make_app(open_home(home.root), tmp_path).run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        transcript = pilot.app.screen.query_one(Transcript)
+        await wait_for(pilot, lambda: "cannot be read" in transcript._placeholder, what="the explanation")
+        assert "2,001 levels" in transcript._placeholder and "workbench doctor --fix" in transcript._placeholder

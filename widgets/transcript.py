@@ -223,7 +223,8 @@ class Transcript(ScrollView, can_focus=True):
         self._after_growth(was_at_end)
 
     def set_placeholder(self, text: str) -> None:
-        self._placeholder = text
+        """What the empty transcript says (an error may quote a path or SQLite's words: shown, never obeyed)."""
+        self._placeholder = sanitize(text)
         self.refresh()
 
     def index_of(self, message_id: int | None) -> int | None:

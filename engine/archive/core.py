@@ -15,7 +15,7 @@ from ..db import Checkpointer, ThreadConnections, connect, write_transaction
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import Event
 from ..values import count_value, number_value, text_value
-from . import schema
+from . import merges, schema
 from .models import Session, parse_json
 
 if TYPE_CHECKING:
@@ -118,6 +118,15 @@ class ArchiveCore:
             schema.check_integrity(probe, self.path)
             tables = probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             if tables:
+                unreadable = merges.deep_indexes(probe, merges.UNREADABLE_LEVELS)
+                if unreadable:  # FTS5 would fail to open it below, and the fix is doctor's, not a new archive
+                    raise WorkbenchError(
+                        f"{self.path}: its search index {', '.join(unreadable)} lists "
+                        f"{max(unreadable.values()):,} levels, so SQLite reads it as damaged (every search "
+                        "fails, and so does every message Hermes stores). The messages are intact: run "
+                        "`workbench doctor --fix` with Hermes stopped to rebuild the index.",
+                        path=str(self.path),
+                    )
                 schema.inspect(probe, self.path)
         finally:
             probe.close()

@@ -118,37 +118,29 @@ def repair(home: Home) -> str:
 
 
 DEPTH_REPAIR = "archive-fts-depth"
-DEEP_LEVELS = 200  # merging leaves about 10 at 1M; an earlier workbench's idle steps beside a writer added 2 a step
-UNREADABLE_LEVELS = 2000  # past this FTS5 reads the structure as damage: every query and insert fails
 EMPTY_STRUCTURE = bytes(7)  # an FTS5 structure record of no levels: the cookie, then three zero varints
-
-
-def _deep_indexes(conn: sqlite3.Connection) -> dict[str, int]:
-    """The FTS tables whose structure record lists more than ``DEEP_LEVELS`` levels (read from
-    its shadow table, which works even when FTS5 itself refuses to open the index)."""
-    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    tables = [t for t in ("messages_fts", "messages_fts_trigram") if f"{t}_data" in names]
-    return {t: levels for t in tables if (levels := merges.depth(conn, t)) > DEEP_LEVELS}
+DEPTH_FIX = (
+    "Run `workbench doctor --fix` with Hermes stopped: it empties the index and rebuilds it from the index's "
+    "own copy of every message, in one transaction (no message is changed; about a minute per million messages)."
+)
 
 
 def _deep_findings(conn: sqlite3.Connection, path) -> list[Finding]:
     return [
         Finding(
             AREA,
-            "error" if levels > UNREADABLE_LEVELS else "warning",
+            "error" if levels > merges.UNREADABLE_LEVELS else "warning",
             f"The search index {table} in {path} lists {levels:,} levels, "
             + (
                 "so SQLite reads it as damaged: every search fails, and so does every message Hermes stores. "
-                if levels > UNREADABLE_LEVELS
-                else f"and SQLite refuses to open it past {UNREADABLE_LEVELS:,}. "
+                if levels > merges.UNREADABLE_LEVELS
+                else f"and SQLite refuses to open it past {merges.UNREADABLE_LEVELS:,}. "
             )
             + "An earlier workbench's idle merges, run while another program wrote, added them.",
-            "Run `workbench doctor --fix` with Hermes stopped: it empties the index and rebuilds it from the "
-            "index's own copy of every message, in one transaction (no message is changed; about a minute "
-            "per million messages).",
+            DEPTH_FIX,
             DEPTH_REPAIR,
         )
-        for table, levels in _deep_indexes(conn).items()
+        for table, levels in merges.deep_indexes(conn).items()
     ]
 
 
@@ -156,7 +148,7 @@ def repair_depth(home: Home) -> str:
     """Empty each over-deep index's structure and rebuild it, in one transaction, journaled first."""
     conn = connect(home.state_db_path)
     try:
-        deep = _deep_indexes(conn)
+        deep = merges.deep_indexes(conn)
         if not deep:
             return "state.db: no search index is over-deep any more"
         journal = home.journal

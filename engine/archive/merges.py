@@ -40,6 +40,18 @@ GATHER_SHARE = 2  # idle steps gather all segments into one once the others hold
 MAX_SEGMENTS = 64  # past this many (something kept them from merging), FTS5's own rules apply again
 
 
+DEEP_LEVELS = 200  # merging leaves about 10 at 1M; an earlier workbench's idle steps beside a writer added 2 a step
+UNREADABLE_LEVELS = 2000  # past this FTS5 reads the structure as damage: every query and insert fails
+
+
+def deep_indexes(conn: sqlite3.Connection, over: int = DEEP_LEVELS) -> dict[str, int]:
+    """The FTS tables of Hermes's layout whose structure lists more than ``over`` levels (read
+    from the shadow table, which works even when FTS5 itself refuses to open the index)."""
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = [t for t in ("messages_fts", "messages_fts_trigram") if f"{t}_data" in names]
+    return {t: levels for t in tables if (levels := depth(conn, t)) > over}
+
+
 @dataclass(frozen=True)
 class Level:
     merging: int  # how many of its first segments an unfinished merge is reading (0: none)

@@ -58,6 +58,7 @@ class RootsLoaded(Message):
     offset: int
     nodes: list[SessionNode]
     more_offset: int | None
+    error: str | None = None  # the archive could not be read (said in place of the transcript)
 
 
 @dataclass
@@ -184,12 +185,19 @@ class SessionsScreen(WorkbenchScreen):
     # -- tree ----------------------------------------------------------------------
     @work(thread=True, exit_on_error=False, group="roots")
     def load_roots(self, offset: int) -> None:
-        chains = self.home.archive.root_chains(limit=ROOTS_PAGE + 1, offset=offset)
+        try:
+            chains = self.home.archive.root_chains(limit=ROOTS_PAGE + 1, offset=offset)
+        except WorkbenchError as exc:  # a damaged or foreign state.db: said where the sessions would be
+            self.post_message(RootsLoaded(offset, [], None, exc.message))
+            return
         more = offset + ROOTS_PAGE if len(chains) > ROOTS_PAGE else None
         self.post_message(RootsLoaded(offset, self._tree_nodes(chains[:ROOTS_PAGE]), more))
 
     @on(RootsLoaded)
     def _roots_loaded(self, message: RootsLoaded) -> None:
+        if message.error:
+            self.transcript.set_placeholder(f"The session archive cannot be read. {message.error}")
+            return
         if message.offset == 0:
             self.tree.show_roots(message.nodes, more_offset=message.more_offset)
             if self._reveal is not None:
