@@ -368,19 +368,24 @@ class Checkpointer:
         with self._lock:
             if self._pid != os.getpid():  # a forked child: the parent's thread is not here
                 self._pid, self._thread, self._wake, self._writes = os.getpid(), None, threading.Event(), 0
+                self._idle = threading.Event()
                 self._idle.set()
             self._writes += 1
             if self._writes < self.EVERY or self._stop:
                 return
             self._writes = 0
-            if self._thread is None:
+            if self._thread is None or not self._thread.is_alive():  # (one that could not connect ended)
                 self._thread = threading.Thread(target=self._run, name="wal-checkpoint", daemon=True)
                 self._thread.start()
             self._idle.clear()
             self._wake.set()
 
     def _run(self) -> None:
-        conn = connect(self.path)
+        try:
+            conn = connect(self.path)
+        except (WorkbenchError, sqlite3.Error):  # the next wake starts a new thread; settle() must not wait
+            self._idle.set()
+            return
         try:
             while True:
                 self._wake.wait()

@@ -215,7 +215,7 @@ def test_idle_upkeep_merges_every_index_in_bounded_steps_and_doctor_reports_it(t
         calls, steps = calls + 1, steps + sum(done.values())
         assert calls < 500
     assert steps > 2  # several small merges, not one optimize
-    assert archive.merge_work() == {} and max(archive.fragmentation().values()) <= 3
+    assert archive.merge_work() == [] and max(archive.fragmentation().values()) <= 3
     assert {q: [h.match_message_id for h in archive.search(q, limit=50)] for q in queries} == before
     assert not any(f.area == "archive" and f.severity == "warning" for f in examine(home))
     home.close()
@@ -249,7 +249,7 @@ def test_idle_merges_keep_the_wal_small(tmp_path, monkeypatch):
     while archive.upkeep(budget_s=0.01):
         assert archive._checkpoints.settle()  # under load the thread lags by seconds (19 MB in a CI run)
         peak = max(peak, wal.stat().st_size)
-    assert archive.merge_work() == {} and max(archive.fragmentation().values()) <= 3
+    assert archive.merge_work() == [] and max(archive.fragmentation().values()) <= 3
     assert archive._checkpoints.restarts > restarts
     assert peak < 8 * 2**20
     home.close()
@@ -277,7 +277,7 @@ def test_upkeep_merges_even_while_the_cjk_index_catches_up_for_many_calls(tmp_pa
     while archive.upkeep(budget_s=0.0001):  # every call's budget goes to one CJK batch at first
         calls += 1
         assert calls < 2000
-    assert archive.merge_work() == {} and max(archive.fragmentation().values()) <= 3
+    assert archive.merge_work() == [] and max(archive.fragmentation().values()) <= 3
     assert len(archive.search("数据库", limit=5000)) >= 1
     home.close()
 
@@ -375,10 +375,10 @@ def test_idle_merges_beside_another_writer_keep_the_index_shallow_and_readable(t
     finally:
         writer.stdin.close()
         writer.wait(timeout=30)
-    assert deepest <= 16 and widest <= 16  # before: 600 levels, and over 100 segments
+    assert deepest <= 16 and widest <= 24  # before: 600 levels; 16 segments is FTS5's own crisismerge bound
     while archive.upkeep(budget_s=0.05):
         pass
-    assert archive.merge_work() == {}
+    assert archive.merge_work() == []
     contents = [row[0] for row in conn.execute("SELECT content FROM messages")]
     for table in ("messages_fts", "messages_fts_trigram"):
         conn.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")  # raises if it is not

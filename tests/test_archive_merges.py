@@ -74,7 +74,7 @@ def test_a_turn_leaves_a_large_level_to_idle_upkeep_until_it_is_full(tmp_path, m
     before = [h.match_message_id for h in archive.search("question", limit=50)]
     while archive.upkeep(budget_s=0.05):
         pass
-    assert archive.merge_work() == {} and all(segments(conn, t) <= 3 for t in TABLES)
+    assert archive.merge_work() == [] and all(segments(conn, t) <= 3 for t in TABLES)
     assert [h.match_message_id for h in archive.search("question", limit=50)] == before
     home.close()
 

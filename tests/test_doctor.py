@@ -354,7 +354,7 @@ def test_a_wal_held_by_another_programs_reader_is_reported_not_emptied(home, mon
     assert len(home.archive.messages("s")) == 40
 
 
-@pytest.mark.parametrize(("levels", "severity"), [(2001, "error"), (300, "warning")])
+@pytest.mark.parametrize(("levels", "severity"), [(2001, "error"), (800, "warning")])
 def test_an_over_deep_search_index_is_reported_and_rebuilt_by_fix(home, levels, severity):
     from engine.archive import health as archive_health
     from engine.archive import merges
@@ -390,4 +390,30 @@ def test_an_over_deep_search_index_is_reported_and_rebuilt_by_fix(home, levels, 
     reopened = open_home(home.root)
     assert [e.action for e in reopened.journal.query(subsystem="sessions", limit=5)][0] == "rebuild-deep-index"
     assert len(reopened.archive.messages("s")) == 31
+    reopened.close()
+
+
+def test_an_over_deep_cjk_index_is_reported_and_rebuilt_by_fix(home):
+    """The old idle steps deepened workbench.db's CJK index on their own: each call's new batch
+    was one more segment for the next step to gather into a new level."""
+    from engine.archive import health as archive_health
+
+    home.archive.create_session("s", source="cli")
+    home.archive.append_messages("s", [{"role": "user", "content": f"第{i}次数据库迁移"} for i in range(20)])
+    assert home.archive.bigram_index.refresh() == 20
+    home.close()
+    deepen_fts(home.workbench_db_path, "archive_cjk", 2001)
+    broken = open_home(home.root)
+    [hit] = broken.archive.search("数据库迁移", limit=50)  # FTS5 cannot open the index: the search scans instead
+    assert not hit.plan.startswith("bigram")
+    broken.close()
+    code, data = cli(home.root)
+    [found] = [f for f in data["findings"] if f.get("repair") == archive_health.CJK_DEPTH_REPAIR]
+    assert found["severity"] == "error" and "Chinese or Japanese" in found["what"]
+    code, data = cli(home.root, "--fix")
+    [done] = [r for r in data["repairs"] if r["repair"] == archive_health.CJK_DEPTH_REPAIR]
+    assert done["success"] and "from 20 messages" in done["message"], done
+    reopened = open_home(home.root)
+    [hit] = reopened.archive.search("数据库迁移", limit=50)  # one session: its hits are counted apart
+    assert hit.plan.startswith("bigram") and reopened.archive.match_counts("数据库迁移", ["s"]) == {"s": 20}
     reopened.close()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from ..db import BUSY_TIMEOUT_MS, ThreadConnections, write_transaction
 from ..errors import ReadOnlyError, WorkbenchError
 from ..values import text_value
-from . import vocab
+from . import merges, vocab
 from .query import CJK_CHAR, CJK_RUN, bigrams, searchable_text
 
 if TYPE_CHECKING:
@@ -67,6 +67,8 @@ class BigramIndex:
                     conn.executescript(_SCHEMA)
                 finally:
                     conn.execute(f"PRAGMA busy_timeout={QUICK_BUSY_MS}")
+            elif merges.deep_indexes(conn, (TABLE,), over=merges.UNREADABLE_LEVELS):
+                return None  # FTS5 cannot open it (old idle merges): searches scan until `doctor --fix` rebuilds it
         except WorkbenchError:
             return None  # read-only home without workbench.db
         except sqlite3.OperationalError:

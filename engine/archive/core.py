@@ -118,7 +118,7 @@ class ArchiveCore:
             schema.check_integrity(probe, self.path)
             tables = probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             if tables:
-                unreadable = merges.deep_indexes(probe, merges.UNREADABLE_LEVELS)
+                unreadable = merges.deep_indexes(probe, over=merges.UNREADABLE_LEVELS)
                 if unreadable:  # FTS5 would fail to open it below, and the fix is doctor's, not a new archive
                     raise WorkbenchError(
                         f"{self.path}: its search index {', '.join(unreadable)} lists "

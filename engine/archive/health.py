@@ -17,6 +17,7 @@ from ..db import Checkpointer, busy_wait, connect
 from ..errors import WorkbenchError
 from ..health import CHECKS, FIXES, Finding
 from . import merges, schema
+from .cjk import TABLE as BIGRAM_TABLE
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -39,7 +40,9 @@ def check(home: Home) -> list[Finding]:
     except (WorkbenchError, sqlite3.DatabaseError):
         return []  # a damaged file: engine.home_health's integrity check reports it
     try:
-        deep = _deep_findings(conn, path)
+        deep = _deep_findings(
+            merges.deep_indexes(conn), path, "every search fails, and so does every message Hermes stores"
+        )
         if any(f.severity == "error" for f in deep):
             return deep  # FTS5 cannot open such an index, so nothing else here can be read
         return deep + _findings(conn, path)
@@ -119,29 +122,76 @@ def repair(home: Home) -> str:
 
 DEPTH_REPAIR = "archive-fts-depth"
 EMPTY_STRUCTURE = bytes(7)  # an FTS5 structure record of no levels: the cookie, then three zero varints
+CJK_DEPTH_REPAIR = "archive-cjk-depth"
+CJK_DEPTH_FIX = (
+    "Run `workbench doctor --fix`: it empties the CJK index and indexes every message into it again (it holds "
+    "nothing else; a few minutes per million messages)."
+)
 DEPTH_FIX = (
     "Run `workbench doctor --fix` with Hermes stopped: it empties the index and rebuilds it from the index's "
     "own copy of every message, in one transaction (no message is changed; about a minute per million messages)."
 )
 
 
-def _deep_findings(conn: sqlite3.Connection, path) -> list[Finding]:
+def _deep_findings(
+    levels_by_table: dict[str, int], path, harm: str, fix: str = DEPTH_FIX, repair: str = DEPTH_REPAIR
+) -> list[Finding]:
     return [
         Finding(
             AREA,
             "error" if levels > merges.UNREADABLE_LEVELS else "warning",
             f"The search index {table} in {path} lists {levels:,} levels, "
             + (
-                "so SQLite reads it as damaged: every search fails, and so does every message Hermes stores. "
+                f"so SQLite reads it as damaged: {harm}. "
                 if levels > merges.UNREADABLE_LEVELS
                 else f"and SQLite refuses to open it past {merges.UNREADABLE_LEVELS:,}. "
             )
-            + "An earlier workbench's idle merges, run while another program wrote, added them.",
-            DEPTH_FIX,
-            DEPTH_REPAIR,
+            + "An earlier workbench's idle merges added them (each step gathered the index into a new level).",
+            fix,
+            repair,
         )
-        for table, levels in merges.deep_indexes(conn).items()
+        for table, levels in levels_by_table.items()
     ]
+
+
+def check_cjk_depth(home: Home) -> list[Finding]:
+    """The same for our CJK index in workbench.db, which the old idle steps deepened on their own."""
+    path = home.workbench_db_path
+    if not path.exists():
+        return []
+    try:
+        conn = connect(path, read_only=True)
+    except (WorkbenchError, sqlite3.DatabaseError):
+        return []  # the database check reports a damaged file
+    try:
+        deep = merges.deep_indexes(conn, (BIGRAM_TABLE,))
+    except sqlite3.DatabaseError:
+        return []
+    finally:
+        conn.close()
+    return _deep_findings(
+        deep, path, "every search for Chinese or Japanese text fails", CJK_DEPTH_FIX, CJK_DEPTH_REPAIR
+    )
+
+
+def repair_cjk_depth(home: Home) -> str:
+    """Empty the CJK index's structure, then index the archive into it again (it holds nothing else)."""
+    conn = connect(home.workbench_db_path)
+    try:
+        deep = merges.deep_indexes(conn, (BIGRAM_TABLE,))
+        if deep:
+            with busy_wait(conn, 1000):
+                conn.execute("BEGIN IMMEDIATE")
+            conn.execute(f"UPDATE {BIGRAM_TABLE}_data SET block = ? WHERE id = 10", (EMPTY_STRUCTURE,))
+            conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        raise WorkbenchError(f"workbench.db's CJK index could not be reset ({exc}); nothing was changed.") from exc
+    finally:
+        conn.close()
+    if not deep:
+        return "workbench.db: the CJK index is not over-deep any more"
+    rows = home.archive.bigram_index.rebuild()
+    return f"workbench.db: rebuilt {BIGRAM_TABLE} from {rows:,} messages (it listed {deep[BIGRAM_TABLE]:,} levels)"
 
 
 def repair_depth(home: Home) -> str:
@@ -218,3 +268,5 @@ CHECKS.append(check_wal)
 FIXES[REPAIR] = repair
 FIXES[WAL_REPAIR] = repair_wal
 FIXES[DEPTH_REPAIR] = repair_depth
+CHECKS.append(check_cjk_depth)
+FIXES[CJK_DEPTH_REPAIR] = repair_cjk_depth

@@ -36,20 +36,22 @@ PACE = 4  # pages of a large level's merge owed per leaf page a turn writes (FTS
 START_SEGMENTS = 8  # a level is merged once it holds this many: fewer, larger merges, as lazy as FTS5's own
 SMALL_LEVEL_PAGES = 2000  # a level this small (about 8 MB) merges in a few milliseconds a step
 FTS5_LEVELS = 8  # an index of this many levels or fewer is left to FTS5's own merging (smooth and cheap there)
-GATHER_SHARE = 2  # idle steps gather all segments into one once the others hold half the largest's pages
 MAX_SEGMENTS = 64  # past this many (something kept them from merging), FTS5's own rules apply again
 
 
-DEEP_LEVELS = 200  # merging leaves about 10 at 1M; an earlier workbench's idle steps beside a writer added 2 a step
+DEEP_LEVELS = 500  # merging adds a level only when a merge passes the top; the old idle steps added 2 each
 UNREADABLE_LEVELS = 2000  # past this FTS5 reads the structure as damage: every query and insert fails
 
 
-def deep_indexes(conn: sqlite3.Connection, over: int = DEEP_LEVELS) -> dict[str, int]:
-    """The FTS tables of Hermes's layout whose structure lists more than ``over`` levels (read
-    from the shadow table, which works even when FTS5 itself refuses to open the index)."""
+def deep_indexes(
+    conn: sqlite3.Connection,
+    tables: tuple[str, ...] = ("messages_fts", "messages_fts_trigram"),
+    over: int = DEEP_LEVELS,
+) -> dict[str, int]:
+    """Those of ``tables`` (state.db's by default) whose structure lists more than ``over`` levels
+    (read from the shadow table, which works even when FTS5 itself refuses to open the index)."""
     names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    tables = [t for t in ("messages_fts", "messages_fts_trigram") if f"{t}_data" in names]
-    return {t: levels for t in tables if (levels := depth(conn, t)) > over}
+    return {t: levels for t in tables if f"{t}_data" in names and (levels := depth(conn, t)) > over}
 
 
 @dataclass(frozen=True)
@@ -143,25 +145,19 @@ def next_merge(levels: list[Level], usermerge: int) -> int | None:
     return chosen if best >= usermerge else None
 
 
-def idle_merge(levels: list[Level] | None) -> str | None:
-    """What an idle merge step should do to an index, never undoing a merge that is under way.
+def merge_due(levels: list[Level] | None) -> bool:
+    """Whether an idle step has a merge to do: the one under way, or a level of two or more
+    segments, merged as FTS5's automerge does with ``usermerge`` 2 (each level keeps one).
 
-    ``"carry"``: a ``merge`` as FTS5's automerge runs it, with ``usermerge`` 2, so the merge in
-    progress goes on, or a level of two or more segments is merged into the next: each level
-    keeps at most one segment. ``"gather"``: a negative ``merge``, which first moves every
-    segment into a new top level, to make one segment of them; only once the segments beside
-    the largest hold 1/``GATHER_SHARE`` of its pages, since it rewrites the whole index (a
-    merge of small segments into a large one, each time a few new ones come, would rewrite a
-    1M index every few minutes while Hermes writes). None: nothing worth its writes.
+    Never a negative ``merge``: that first gathers every segment into a new top level (two
+    levels more for good, and the whole index rewritten) unless all but one are already
+    merging. Each idle step did so once. With a write between steps (Hermes's, or a step's
+    own CJK batch) each restarted the merge a level higher, its partial output one more
+    input: a copy of the 1M archive reached 216 levels and 248 segments within a minute, and
+    past 2,000 levels SQLite reads the index as damaged. An index left with one segment a
+    level is what automerge leaves too; search on it is as fast as on one segment.
     """
-    if levels is None:
-        return None
-    if next_merge(levels, 2) is not None:
-        return "carry"
-    sizes = [size for level in levels for size in level.pages]
-    if len(sizes) > 1 and (sum(sizes) - max(sizes)) * GATHER_SHARE >= max(sizes):
-        return "gather"
-    return None
+    return levels is not None and next_merge(levels, 2) is not None
 
 
 def _input_pages(level: Level) -> int:

@@ -5,9 +5,9 @@ one fed by many small transactions) holds many, and search is then up to twice a
 A whole ``optimize`` rewrites the index in one transaction (tens of seconds at 1M,
 holding the write lock). ``upkeep`` instead runs ``merge`` steps of ``MERGE_PAGES``
 pages, each its own short transaction that gives up at once when the database is busy,
-until the time budget is spent or no index has a merge worth doing (``merges.idle_merge``:
-at most one segment a level, and one in all once the small ones add up). The TUI calls it
-on an idle timer; ``doctor`` reports the segment counts.
+until the time budget is spent or no index has a merge to do (``merges.merge_due``: each
+level keeps at most one segment). The TUI calls it on an idle timer; ``doctor`` reports
+the segment counts.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ..db import busy_wait
 from ..errors import WorkbenchError
 from ..health import CHECKS, Finding
 from .cjk import TABLE as BIGRAM_TABLE
-from .merges import idle_merge, restore_setting, segments, set_setting, structure
+from .merges import merge_due, restore_setting, segments, set_setting, structure
 from .search import SearchMixin
 
 if TYPE_CHECKING:
@@ -48,9 +48,9 @@ class UpkeepMixin(SearchMixin):
         """Segments per FTS5 index (1: fully merged)."""
         return {table: n for conn, table in self._fts_indexes() if (n := segments(conn, table)) is not None}
 
-    def merge_work(self) -> dict[str, str]:
-        """The indexes idle steps would still merge, with how (``merges.idle_merge``); empty: settled."""
-        return {table: plan for conn, table in self._fts_indexes() if (plan := idle_merge(structure(conn, table)))}
+    def merge_work(self) -> list[str]:
+        """The indexes idle steps would still merge (``merges.merge_due``); empty: settled."""
+        return [table for conn, table in self._fts_indexes() if merge_due(structure(conn, table))]
 
     def upkeep(self, budget_s: float = BUDGET_S) -> dict[str, int]:
         """Bounded index work for idle time; returns the steps run per index (empty: nothing left to do).
@@ -65,7 +65,7 @@ class UpkeepMixin(SearchMixin):
             steps[f"{BIGRAM_TABLE} rows"] = 1  # work was done, so the caller comes back for the merges
         archive = self.conn()  # state.db: its WAL is checkpointed only when writes say so
         for conn, table in self._fts_indexes():
-            while idle_merge(structure(conn, table)):  # at least one step per index, so every call progresses
+            while merge_due(structure(conn, table)):  # at least one step per index, so every call progresses
                 started = time.perf_counter()
                 if not _merge_step(conn, table):
                     break
@@ -85,26 +85,25 @@ def _merge_step(conn: sqlite3.Connection, table: str) -> bool:
     except sqlite3.OperationalError:
         return False
     try:
-        before = conn.total_changes
-        plan = idle_merge(structure(conn, table))  # read in the step's transaction: no writer comes between
-        if plan == "gather":
-            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (-MERGE_PAGES,))
-        elif plan == "carry":
-            _carry(conn, table)
+        merged = merge_due(structure(conn, table)) and _carry(conn, table)  # read inside: no writer comes between
         conn.execute("COMMIT")
     except sqlite3.Error:
         conn.execute("ROLLBACK")
         return False
-    return conn.total_changes - before >= 2
+    return merged
 
 
-def _carry(conn: sqlite3.Connection, table: str) -> None:
+def _carry(conn: sqlite3.Connection, table: str) -> bool:
     """A positive ``merge`` with ``usermerge`` 2 for this step only: the file's own value (its
-    automerge may be off) is put back before the commit, so other connections never see it."""
+    automerge may be off) is put back before the commit, so other connections never see it.
+    True when the merge wrote something (the settings' own rows are not counted)."""
     row = conn.execute(f"SELECT v FROM {table}_config WHERE k = 'usermerge'").fetchone()
     set_setting(conn, table, "usermerge", 2)
+    before = conn.total_changes
     conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
+    merged = conn.total_changes - before >= 2  # the command's own row, then the pages it wrote
     restore_setting(conn, table, "usermerge", row[0] if row else None)
+    return merged
 
 
 def check_fragmentation(home: Home) -> list[Finding]:

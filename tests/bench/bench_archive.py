@@ -272,7 +272,7 @@ def _rebuilt_then_merged(report, root) -> None:
         durations, calls = [], 0
         with timed() as t:
             for conn, table in archive._fts_indexes():
-                while upkeep.idle_merge(upkeep.structure(conn, table)):
+                while upkeep.merge_due(upkeep.structure(conn, table)):
                     with timed() as step:
                         if not upkeep._merge_step(conn, table):
                             break
@@ -281,7 +281,7 @@ def _rebuilt_then_merged(report, root) -> None:
                 calls += 1
         for conn, _ in archive._fts_indexes():
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # as SQLite's auto-checkpoint does in time
-        report.figure("idle merge steps until no index has a merge worth doing", len(durations))
+        report.figure("idle merge steps until no index has a merge to do", len(durations))
         # a step's time includes SQLite's passive WAL auto-checkpoint after some commits, which holds no write lock
         report.latencies("merge step (write transaction)", durations, "p95 <= 50 ms")
         report.figure("slowest merge step", max(durations) * 1000, "ms")

@@ -23,6 +23,7 @@ from textual.widgets import Input, Static
 
 from engine.errors import WorkbenchError
 from engine.events import Event
+from engine.memory.history import HERMES_SLACK_S
 from engine.memory.targets import TARGETS
 from engine.timeline import Row, Source, Timeline, describe_group, parse_filter
 from widgets.literal import literal
@@ -47,6 +48,7 @@ class PageLoaded(Message):
 class SourceFound(Message):
     row_id: int
     source: Source | None
+    settled: bool  # the answer holds for good (found, or the row is past the time Hermes may store its turn)
 
 
 @dataclass
@@ -197,13 +199,16 @@ class TimelineScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-source")
     def _find_source(self, row: Row) -> None:
         """An outside memory edit's Hermes message is looked up in state.db, off the UI thread."""
-        self.post_result(SourceFound(row.id, Timeline(self.home).source(row)))
+        source = Timeline(self.home).source(row)
+        settled = source is not None or self.home.clock.now() - row.at > HERMES_SLACK_S
+        self.post_result(SourceFound(row.id, source, settled))
 
     @on(SourceFound)
     def _source_found(self, message: SourceFound) -> None:
-        self.sources[message.row_id] = message.source
+        if message.settled:  # a young row's turn may not be stored yet: asked again when next highlighted
+            self.sources[message.row_id] = message.source
         row, _ = self.table.current
-        if row is not None and row.id == message.row_id:
+        if row is not None and row.id == message.row_id and message.source is not None:
             self._show_detail(row)
 
     def action_focus_search(self) -> None:
