@@ -293,6 +293,11 @@ def test_an_external_timeline_row_names_the_hermes_call_that_wrote_its_entry(wat
         "Staging host is staging-3": Source("hermes-summer", ids["batch"], "archive"),
         "Drinks café au lait": Source("hermes-spring", ids["coffee"], "archive"),
     }
+    shown = subprocess.run(
+        workbench_cmd("timeline", "--home", str(home.root)), capture_output=True, text=True, timeout=60
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert f"← session hermes-summer · message {ids['moved']} (Hermes's memory tool call" in shown.stdout
     memory_md = home.root / "memories" / "MEMORY.md"
     entries = memory_md.read_text(encoding="utf-8").split("\n§\n")
     memory_md.write_text("\n§\n".join(e for e in entries if e != "Builds use uv"), encoding="utf-8")

@@ -39,7 +39,8 @@ def register(subparsers, common) -> None:
 
 def show_timeline(home: Home, args) -> Output:
     since = parse_since(args.since, home.clock.now()) if args.since else None
-    rows = Timeline(home).page(
+    timeline = Timeline(home)
+    rows = timeline.page(
         before_id=args.before,
         limit=args.limit,
         since=since,
@@ -57,6 +58,7 @@ def show_timeline(home: Home, args) -> Output:
         lines = [
             f"{r.id:>7}  {r.when[:19].replace('T', ' ')}  {r.actor:<8} {r.summary}"
             + (f"  [{r.group}]" if r.group else "")
+            + (f"\n{'':>9}← {source.describe()}" if not r.session_id and (source := timeline.source(r)) else "")
             for r in rows
         ]
         lines.append(f"Older: workbench timeline --before {rows[-1].id}   Undo: workbench revert ROW_OR_GROUP")
