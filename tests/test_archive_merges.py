@@ -211,3 +211,15 @@ def test_a_setting_fts5_refuses_midway_leaves_the_other_as_the_file_had_it(tmp_p
     assert all(settings == {"version": 4} for settings in _settings(home.state_db_path).values())
     assert [h.match_message_id for h in home.archive.search("word1")] == [3]
     home.close()
+
+
+def test_idle_steps_merge_the_top_level_only_once_the_small_segments_add_up():
+    """Below the top a level of two segments is merged at once; at the top that rewrites the
+    whole index, so a small segment waits there until the others hold a quarter of the largest."""
+    Level = merges.Level
+    assert merges.merge_due([Level(0, (3, 4)), Level(0, ()), Level(0, (9000,))])  # a low level: at once
+    assert not merges.merge_due([Level(0, ()), Level(0, (9000, 40))])  # the top, 40 pages beside 9,000
+    assert not merges.merge_due([Level(0, (5,)), Level(0, (9000, 1000, 1000))])
+    assert merges.merge_due([Level(0, ()), Level(0, (9000, 1500, 1000))])  # 2,500: past a quarter
+    assert merges.merge_due([Level(0, ()), Level(2, (9000, 40))])  # a merge under way goes on
+    assert not merges.merge_due([Level(0, (7,)), Level(0, (9000,))]) and not merges.merge_due(None)

@@ -36,6 +36,7 @@ PACE = 4  # pages of a large level's merge owed per leaf page a turn writes (FTS
 START_SEGMENTS = 8  # a level is merged once it holds this many: fewer, larger merges, as lazy as FTS5's own
 SMALL_LEVEL_PAGES = 2000  # a level this small (about 8 MB) merges in a few milliseconds a step
 FTS5_LEVELS = 8  # an index of this many levels or fewer is left to FTS5's own merging (smooth and cheap there)
+TOP_SHARE = 4  # the top level is merged once its other segments hold a quarter of its largest's pages
 MAX_SEGMENTS = 64  # past this many (something kept them from merging), FTS5's own rules apply again
 
 
@@ -156,8 +157,18 @@ def merge_due(levels: list[Level] | None) -> bool:
     input: a copy of the 1M archive reached 216 levels and 248 segments within a minute, and
     past 2,000 levels SQLite reads the index as damaged. An index left with one segment a
     level is what automerge leaves too; search on it is as fast as on one segment.
+
+    The top level is the exception: a merge there rewrites the whole index (1.2 GB of
+    trigrams at 1M), so it waits until the segments beside its largest hold ``TOP_SHARE``
+    of that one's pages, instead of running each time a small one reaches it.
     """
-    return levels is not None and next_merge(levels, 2) is not None
+    chosen = None if levels is None else next_merge(levels, 2)
+    if levels is None or chosen is None:
+        return False
+    level = levels[chosen]
+    if level.merging or any(other.pages for other in levels[chosen + 1 :]):
+        return True
+    return (sum(level.pages) - max(level.pages)) * TOP_SHARE >= max(level.pages)
 
 
 def _input_pages(level: Level) -> int:
