@@ -333,3 +333,48 @@ async def test_g_on_an_external_timeline_row_opens_the_hermes_message(watched_he
         await wait_for(
             pilot, lambda: transcript.current is not None and transcript.current.id == ids["moved"], what="the call"
         )
+
+
+HERMES_TWO_CALLS = r"""
+import json, sys
+from hermes_state import SessionDB
+from tools.memory_tool import MemoryStore, memory_tool
+
+db = SessionDB()
+part = sys.argv[1] if len(sys.argv) > 1 else "first"
+calls = [{"id": f"call_{n}", "type": "function", "function": {"name": "memory", "arguments": json.dumps(
+    {"action": "add", "content": text})}} for n, text in enumerate(["Alerts go to #ops", "On-call rotates Mondays"])]
+store = MemoryStore()
+store.load_from_disk()
+if part == "first":
+    db.create_session("hermes-two", source="cli", model="m")
+    db.append_message("hermes-two", "user", "note both")
+    message = db.append_message("hermes-two", "assistant", None, tool_calls=calls)
+    result = memory_tool(store=store, action="add", content="Alerts go to #ops")
+else:
+    message = None
+    result = memory_tool(store=store, action="add", content="On-call rotates Mondays")
+db.append_message("hermes-two", "tool", result, tool_name="memory", tool_call_id="call_0" if part == "first" else "call_1")
+print(json.dumps({"message": message}))
+"""
+
+
+def test_two_calls_of_one_hermes_message_each_name_it_when_the_watcher_saw_between(hermes, tmp_path):
+    """Hermes stamps the assistant message before its tools run: when the file changes twice and
+    the workbench journals each change, the second row comes after the first, yet its call is
+    the same message's."""
+    root = tmp_path / "two"
+    root.mkdir()
+    home = open_home(root)
+    assert home.memory.add("memory", "Seeded memory entry")["success"]
+    message = hermes.json(root, HERMES_TWO_CALLS)["message"]
+    assert home.memory.record_external_change("memory")  # the watcher saw the first call's write
+    hermes.run(root, HERMES_TWO_CALLS.replace('sys.argv[1] if len(sys.argv) > 1 else "first"', '"second"'))
+    assert home.memory.record_external_change("memory")
+    timeline = Timeline(home)
+    sources = {text: timeline.source(_external_row(timeline, text)) for text in ("Alerts go to", "On-call rotates")}
+    assert sources == {
+        "Alerts go to": Source("hermes-two", message, "archive"),
+        "On-call rotates": Source("hermes-two", message, "archive"),
+    }
+    home.close()

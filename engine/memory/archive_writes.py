@@ -152,9 +152,10 @@ class ArchiveWrites:
         """
         return next((w for w in reversed(self._safe_writes(target, text)) if after is None or w.at > after), None)
 
-    def first(self, target: str, text: str, after: float, until: float) -> ArchiveWrite | None:
-        """The oldest applied write of exactly ``text`` to ``target`` in ``(after, until]`` (None as above)."""
-        return next((w for w in self._safe_writes(target, text) if after < w.at <= until), None)
+    def between(self, target: str, text: str, after: float, until: float) -> list[ArchiveWrite]:
+        """The applied writes of exactly ``text`` to ``target`` in ``(after, until]``, oldest first
+        (none as well when state.db is unusable)."""
+        return [w for w in self._safe_writes(target, text) if after < w.at <= until]
 
     def _safe_writes(self, target: str, text: str) -> list[ArchiveWrite]:
         with self._lock:

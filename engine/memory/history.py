@@ -132,21 +132,29 @@ def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
     """The Hermes ``memory`` tool call behind an ``external`` add or replace row, if state.db has it.
 
     A Hermes agent never writes our journal: its writes are journaled as ``external`` when
-    a workbench process next sees the file. The call must have written exactly the row's
-    entry after the journal last recorded the file (before that the entry was not new),
-    and at most ``HERMES_SLACK_S`` after the row: Hermes may store a turn's messages only
-    once the turn ends, after the watcher saw the file change.
+    a workbench process next sees the file. The call wrote exactly the row's entry after
+    the journal last recorded the file (before that the entry was not new). Its message's
+    time is not the write's, though: Hermes stamps the assistant message before its tools
+    run, and may store it only once the turn ends, after the watcher saw the file change.
+    So the window reaches ``HERMES_SLACK_S`` past both ends, and the calls in it that
+    earlier external rows of the same entry explain are skipped, in order: two calls of
+    one message, or an entry Hermes wrote, a person took out and then put back by hand,
+    each get the call that is theirs (the hand-made one none).
     """
     if row.subsystem != SUBSYSTEM or row.actor != "external" or row.action not in ("add", "replace") or not row.after:
         return None
-    (after,) = (
-        memory.home.journal.connection()
-        .execute(f"SELECT max(at) FROM journal WHERE {_LEFT_ROW} AND id < ?", (SUBSYSTEM, row.target, row.id))
-        .fetchone()
-    )
-    return memory.archive_writes.first(
-        row.target, row.after, float("-inf") if after is None else after, row.at + HERMES_SLACK_S
-    )
+    conn = memory.home.journal.connection()
+    (after,) = conn.execute(
+        f"SELECT max(at) FROM journal WHERE {_LEFT_ROW} AND id < ?", (SUBSYSTEM, row.target, row.id)
+    ).fetchone()
+    since = (float("-inf") if after is None else after) - HERMES_SLACK_S
+    (explained,) = conn.execute(
+        "SELECT count(*) FROM journal WHERE subsystem = ? AND target = ? AND actor = 'external' AND status = 'done' "
+        "AND action IN ('add', 'replace') AND after = ? AND id < ? AND at > ?",
+        (SUBSYSTEM, row.target, row.after, row.id, since),
+    ).fetchone()
+    calls = memory.archive_writes.between(row.target, row.after, since, row.at + HERMES_SLACK_S)
+    return calls[explained] if explained < len(calls) else None
 
 
 def _from_row(row: JournalEntry) -> Origin:
