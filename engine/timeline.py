@@ -95,6 +95,11 @@ class Source:
     message_id: int | None
     via: str  # "journal": the row names it; "archive": the Hermes tool call that wrote its entry
 
+    @classmethod
+    def named_by(cls, row: Row) -> Source | None:
+        """The message a row names itself (no lookup: cheap enough for the UI thread)."""
+        return cls(row.session_id, row.message_id, "journal") if row.session_id else None
+
     def describe(self) -> str:
         where = f"session {self.session_id}" + (f" · message {self.message_id}" if self.message_id is not None else "")
         return f"{where} (Hermes's memory tool call, from the archive)" if self.via == "archive" else where
@@ -351,8 +356,8 @@ class Timeline:
     def source(self, row: Row) -> Source | None:
         """The session message behind a row: the one it names, or, for an outside memory edit,
         the Hermes tool call that wrote its entry (``memory.history.hermes_call``), else None."""
-        if row.session_id:
-            return Source(row.session_id, row.message_id, "journal")
+        if named := Source.named_by(row):
+            return named
         entry = self.home.journal.get(row.id) if row.actor == "external" else None
         call = hermes_call(self.home.memory, entry) if entry is not None else None
         return Source(call.session_id, call.message_id, "archive") if call else None

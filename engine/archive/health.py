@@ -121,7 +121,6 @@ def repair(home: Home) -> str:
 
 
 DEPTH_REPAIR = "archive-fts-depth"
-EMPTY_STRUCTURE = bytes(7)  # an FTS5 structure record of no levels: the cookie, then three zero varints
 CJK_DEPTH_REPAIR = "archive-cjk-depth"
 CJK_DEPTH_FIX = (
     "Run `workbench doctor --fix`: it empties the CJK index and indexes every message into it again (it holds "
@@ -182,7 +181,7 @@ def repair_cjk_depth(home: Home) -> str:
         if deep:
             with busy_wait(conn, 1000):
                 conn.execute("BEGIN IMMEDIATE")
-            conn.execute(f"UPDATE {BIGRAM_TABLE}_data SET block = ? WHERE id = 10", (EMPTY_STRUCTURE,))
+            merges.reset_structure(conn, BIGRAM_TABLE)
             conn.execute("COMMIT")
     except sqlite3.Error as exc:
         raise WorkbenchError(f"workbench.db's CJK index could not be reset ({exc}); nothing was changed.") from exc
@@ -207,7 +206,7 @@ def repair_depth(home: Home) -> str:
             with busy_wait(conn, 1000):
                 conn.execute("BEGIN IMMEDIATE")
             for table in deep:
-                conn.execute(f"UPDATE {table}_data SET block = ? WHERE id = 10", (EMPTY_STRUCTURE,))
+                merges.reset_structure(conn, table)
                 conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
             conn.execute("COMMIT")
         except sqlite3.Error as exc:

@@ -44,15 +44,24 @@ DEEP_LEVELS = 500  # merging adds a level only when a merge passes the top; the 
 UNREADABLE_LEVELS = 2000  # past this FTS5 reads the structure as damage: every query and insert fails
 
 
+EMPTY_STRUCTURE = bytes(7)  # a structure record of no levels: the cookie, then three zero varints
+
+
 def deep_indexes(
     conn: sqlite3.Connection,
     tables: tuple[str, ...] = ("messages_fts", "messages_fts_trigram"),
     over: int = DEEP_LEVELS,
 ) -> dict[str, int]:
     """Those of ``tables`` (state.db's by default) whose structure lists more than ``over`` levels
-    (read from the shadow table, which works even when FTS5 itself refuses to open the index)."""
-    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    return {t: levels for t in tables if f"{t}_data" in names and (levels := depth(conn, t)) > over}
+    (read from the shadow table, which works even when FTS5 itself refuses to open the index;
+    a table that is not there has depth 0)."""
+    return {t: levels for t in tables if (levels := depth(conn, t)) > over}
+
+
+def reset_structure(conn: sqlite3.Connection, table: str) -> None:
+    """Inside a write transaction: give the index an empty structure, so FTS5 opens it again
+    (its old segments are then unreferenced, until a ``rebuild`` or ``delete-all`` clears them)."""
+    conn.execute(f"UPDATE {table}_data SET block = ? WHERE id = 10", (EMPTY_STRUCTURE,))
 
 
 @dataclass(frozen=True)

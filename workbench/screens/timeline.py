@@ -187,14 +187,16 @@ class TimelineScreen(WorkbenchScreen):
             f"row {row.id} · {row.when} · {row.actor} · {row.subsystem} {row.action} · target {row.target}",
             row.summary,
         ]
-        source = self.sources.get(row.id)
-        if row.session_id:
-            lines.append(f"session {row.session_id}" + (f" · message {row.message_id}" if row.message_id else ""))
-        elif source is not None:
-            lines.append(source.describe() + " · g opens it")
+        source = self._source_of(row)
+        if source is not None:
+            lines.append(source.describe() + (" · g opens it" if source.via == "archive" else ""))
         if row.group:
             lines.append(f"group {row.group}")
         self.query_one("#timeline-detail", Static).update(literal("\n".join(lines)))
+
+    def _source_of(self, row: Row) -> Source | None:
+        """The message the row names, or the one a lookup found for it."""
+        return Source.named_by(row) or self.sources.get(row.id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-source")
     def _find_source(self, row: Row) -> None:
@@ -252,13 +254,11 @@ class TimelineScreen(WorkbenchScreen):
 
     def action_open_message(self) -> None:
         row, _ = self.table.current
-        source = self.sources.get(row.id) if row is not None else None
-        if row is not None and row.session_id:
-            self.app.post_message(JumpToMessage(row.session_id, row.message_id))
-        elif source is not None:
-            self.app.post_message(JumpToMessage(source.session_id, source.message_id))
-        else:
+        source = self._source_of(row) if row is not None else None
+        if source is None:
             self.show_status("This row did not come from a session message.")
+            return
+        self.app.post_message(JumpToMessage(source.session_id, source.message_id))
 
     # -- reverting -------------------------------------------------------------------
     def action_revert(self) -> None:
