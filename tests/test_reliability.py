@@ -291,6 +291,34 @@ def test_the_next_writer_settles_a_killed_write_and_keeps_the_file_it_left(tmp_p
     home.close()
 
 
+def test_a_write_killed_before_its_rename_is_abandoned_on_the_next_open(tmp_path):
+    """Killed once its pending rows are committed, before the file is written: the store still
+    holds the old file, and the next open marks the row abandoned, so nothing claims a change
+    that never happened and the next write sees no outside edit."""
+    root = tmp_path / "home"
+    home = open_home(root)
+    assert home.memory.add("memory", "Already there", user())["success"]
+    home.close()
+    kill_at(
+        "memory-journaled",
+        tmp_path,
+        workbench_cmd("memory", "add", "--target", "memory", "Never renamed", "--home", str(root)),
+    )
+    assert (root / "memories" / "MEMORY.md").read_text() == "Already there"
+    home = open_home(root)
+    [(killed, action)] = pending_rows(home)
+    assert action == "add"
+    _ = home.memory  # the store settles interrupted writes when it opens
+    row = home.journal.get(killed)
+    assert row.status == "abandoned" and "interrupted" in row.detail["reason"]
+    assert home.journal.file_text(row.detail["file_sha"]) is None
+    assert [r.after for r in home.memory.history("memory", limit=10)] == ["Already there"]
+    assert home.memory.add("memory", "Next", user())["success"]
+    assert home.memory.entries("memory") == ["Already there", "Next"]
+    assert [r.actor for r in home.memory.history("memory", limit=10)] == ["user", "user"]  # no outside edit seen
+    home.close()
+
+
 def test_a_write_that_never_reached_the_disk_is_marked_abandoned_and_old_temps_are_cleaned(tmp_path):
     root = tmp_path / "home"
     home = open_home(root)

@@ -577,6 +577,7 @@ class MemoryStore:
                 external = self._journal_external(target, state)
                 release = tuple(r for r in self._releasable(target) if r != content_hash(left))
                 journal_ids = self._begin(target, content_hash(left), outcome, writer, plan)
+            crash_point("memory-journaled")  # a death here leaves pending rows the next writer abandons
             self._write(target, text, journal_ids)
             self._seen[target] = left
             # Still under the lock, so memory writers never meet on workbench.db's write lock (where SQLite's
