@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import sqlite3
+import threading
 import time
 from contextlib import closing
 
@@ -83,42 +84,48 @@ def _turns(count: int) -> list[list[dict]]:
     return found[:count]
 
 
-def _ingest(report, home_dir, turns, label: str) -> tuple[float, float]:
-    """Per-turn transactions through the archive API: rate, time per message and per turn, worst write."""
-    home = open_home(home_dir, clock=FixedClock(1796040000.0))
-    archive = home.archive
-    archive.create_session("ingest_probe")
-    writes, total = [], sum(len(t) for t in turns)
-    cpu = time.process_time()
-    with timed() as elapsed:
-        for turn in turns:
-            start = time.perf_counter()
-            archive.append_messages("ingest_probe", turn)
-            writes.append(time.perf_counter() - start)
-    cpu = time.process_time() - cpu
-    home.close()
-    rate = total / elapsed[0]
-    report.figure(f"ingest {label}", rate, "msgs/s", hermes=HERMES["ingest"])
-    report.figure(f"  per message {label}", elapsed[0] / total * 1e6, "us")
-    report.figure(f"  per message CPU {label}", cpu / total * 1e6, "us")
-    report.figure(f"  turn write p50 {label}", percentile(writes, 50) * 1000, "ms")
-    report.figure(f"  turn write p99 {label}", percentile(writes, 99) * 1000, "ms")
-    report.figure(f"  turn write p99.9 {label}", percentile(writes, 99.9) * 1000, "ms")
-    report.figure(f"  slowest turn write {label}", max(writes) * 1000, "ms", "< 100")
-    return rate, cpu / total * 1e6
+CHUNK = 100  # turns: ours and the floor alternate in chunks this long, so both see the same machine load
 
 
-def _raw_ingest(folder, turns, ddl: str | None) -> tuple[float, float, float]:
+class _Side:
+    """One writer's turns in the interleaved ingest: wall time per turn, CPU time, messages."""
+
+    def __init__(self, write):
+        self.write, self.writes, self.cpu, self.messages = write, [], 0.0, 0
+
+    def run(self, chunk: list) -> None:
+        cpu = time.thread_time()
+        for turn in chunk:
+            started = time.perf_counter()
+            self.write(turn)
+            self.writes.append(time.perf_counter() - started)
+            self.messages += len(turn)
+        self.cpu += time.thread_time() - cpu
+
+    def rate(self) -> float:
+        return self.messages / sum(self.writes)
+
+    def cpu_per_message(self, extra: float = 0.0) -> float:
+        return (self.cpu + extra) / self.messages * 1e6
+
+
+class _Floor:
     """The floor for a layout: the same rows, one multi-row INSERT per turn, no per-message Python
-    (``ddl`` None: into the state.db already in ``folder``). Returns msgs/s, CPU us per message, slowest turn s."""
-    folder.mkdir(parents=True, exist_ok=True)
-    conn = connect(folder / "state.db")
-    if ddl is not None:
-        conn.executescript(ddl)
-    conn.execute("INSERT INTO sessions (id, source, started_at) VALUES ('floor', 'cli', 0)")
-    columns = ("role", "content", "tool_calls", "tool_name", "tool_call_id", "timestamp")
-    rows = [
-        [
+    (``ddl`` None: into the state.db already in ``folder``)."""
+
+    COLUMNS = ("role", "content", "tool_calls", "tool_name", "tool_call_id", "timestamp")
+
+    def __init__(self, folder, ddl: str | None):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.conn = connect(folder / "state.db")
+        if ddl is not None:
+            self.conn.executescript(ddl)
+        self.conn.execute("INSERT INTO sessions (id, source, started_at) VALUES ('floor', 'cli', 0)")
+        self.row = "(" + ", ".join("?" * (len(self.COLUMNS) + 1)) + ")"
+
+    @staticmethod
+    def rows(turn: list[dict]) -> list[tuple]:
+        return [
             (
                 "floor",
                 m["role"],
@@ -128,62 +135,94 @@ def _raw_ingest(folder, turns, ddl: str | None) -> tuple[float, float, float]:
                 m.get("tool_call_id"),
                 1796040000.0,
             )
-            for m in t
+            for m in turn
         ]
-        for t in turns
-    ]
-    placeholders = "(" + ", ".join("?" * (len(columns) + 1)) + ")"
-    total = sum(len(r) for r in rows)
-    cpu = time.process_time()
-    slowest = 0.0
-    with timed() as elapsed:
-        for turn in rows:
-            started = time.perf_counter()
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute(
-                f"INSERT INTO messages (session_id, {', '.join(columns)}) VALUES "
-                f"{', '.join([placeholders] * len(turn))}",
-                [v for row in turn for v in row],
-            )
-            conn.execute("COMMIT")
-            slowest = max(slowest, time.perf_counter() - started)
-    cpu = time.process_time() - cpu
-    conn.close()
-    return total / elapsed[0], cpu / total * 1e6, slowest
+
+    def write(self, rows: list[tuple]) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.execute(
+            f"INSERT INTO messages (session_id, {', '.join(self.COLUMNS)}) VALUES {', '.join([self.row] * len(rows))}",
+            [v for row in rows for v in row],
+        )
+        self.conn.execute("COMMIT")
+
+
+def _checkpoint_cpu() -> float:
+    """CPU seconds of this process's WAL checkpoint threads so far (their work is the archive's)."""
+    return sum(
+        time.clock_gettime(time.pthread_getcpuclockid(t.ident))
+        for t in threading.enumerate()
+        if t.name == "wal-checkpoint" and t.ident is not None
+    )
+
+
+def _ingest(report, home_dir, floor_dir, ddl: str | None, turns, label: str) -> tuple[float, ...]:
+    """Per-turn transactions through the archive API, alternating chunk by chunk with the floor's
+    turns into its own file: rate, time per message and per turn, worst write, for each; returns
+    (our rate, the floor's, the floor's CPU per message, ours)."""
+    home = open_home(home_dir, clock=FixedClock(1796040000.0))
+    archive = home.archive
+    archive.create_session("ingest_probe")
+    floor = _Floor(floor_dir, ddl)
+    floor_turns = [floor.rows(t) for t in turns]
+    ours, theirs = _Side(lambda t: archive.append_messages("ingest_probe", t)), _Side(floor.write)
+    checkpoints = _checkpoint_cpu()
+    for start in range(0, len(turns), CHUNK):
+        ours.run(turns[start : start + CHUNK])
+        theirs.run(floor_turns[start : start + CHUNK])
+    checkpoints = _checkpoint_cpu() - checkpoints  # before close: a stopped thread's clock is gone
+    home.close()
+    floor.conn.close()
+    report.figure(f"ingest {label}", ours.rate(), "msgs/s", hermes=HERMES["ingest"])
+    report.figure(f"  per message {label}", 1e6 / ours.rate(), "us")
+    report.figure(f"  per message CPU {label}", ours.cpu_per_message(checkpoints), "us")
+    report.figure(f"    of which WAL checkpoints (their thread) {label}", checkpoints / ours.messages * 1e6, "us")
+    report.figure(f"  turn write p50 {label}", percentile(ours.writes, 50) * 1000, "ms")
+    report.figure(f"  turn write p99 {label}", percentile(ours.writes, 99) * 1000, "ms")
+    report.figure(f"  turn write p99.9 {label}", percentile(ours.writes, 99.9) * 1000, "ms")
+    report.figure(f"  slowest turn write {label}", max(ours.writes) * 1000, "ms", "< 100")
+    report.figure(f"  floor {label}", theirs.rate(), "msgs/s")
+    report.figure(f"  per message CPU, floor {label}", theirs.cpu_per_message(), "us")
+    report.figure(f"  slowest turn write, floor {label}", max(theirs.writes) * 1000, "ms")
+    return ours.rate(), theirs.rate(), theirs.cpu_per_message(), ours.cpu_per_message(checkpoints)
+
+
+def _raw_ingest(folder, turns, ddl: str) -> float:
+    """A floor alone: CPU us per message."""
+    floor = _Floor(folder, ddl)
+    side = _Side(floor.write)
+    side.run([floor.rows(t) for t in turns])
+    floor.conn.close()
+    return side.cpu_per_message()
 
 
 def ingest_figures(report, turns, big_root=None) -> None:
-    """Ingest with Hermes's complete layout next to its raw SQLite floor and the figures docs had before."""
+    """Ingest with Hermes's complete layout next to its raw SQLite floor, turns alternating with
+    the floor's, and the figures docs had before."""
     total = sum(len(t) for t in turns)
     report.note(f"ingest workload: {len(turns):,} turns, {total:,} messages ({total / len(turns):.1f} per turn)")
+    report.note(f"ours and the floor alternate every {CHUNK} turns; CPU is each writer's threads' own")
     with scratch_dir("archive") as scratch:
-        ours, ours_cpu = _ingest(report, scratch / "empty", turns, "into an empty archive")
-        floor, floor_cpu, floor_slowest = _raw_ingest(scratch / "floor", turns, schema.HERMES_DDL)
-        bare, bare_cpu, _ = _raw_ingest(scratch / "bare", turns, schema.TABLES_SQL + schema.FTS_SQL)
-        report.figure("raw SQLite floor, complete layout", floor, "msgs/s")
-        report.figure("  per message CPU, floor", floor_cpu, "us")
-        report.figure("  slowest turn write, floor", floor_slowest * 1000, "ms")
+        ours, floor, floor_cpu, ours_cpu = _ingest(
+            report, scratch / "empty", scratch / "floor", schema.HERMES_DDL, turns, "into an empty archive"
+        )
         report.ratio("ingest / floor (complete layout)", ours, floor, ">= 0.9")
         report.ratio("ingest / floor in CPU time", floor_cpu, ours_cpu, ">= 0.9")
-        report.figure("floor without the trigram table", bare, "msgs/s")
-        report.figure("  trigram table's cost per message (CPU)", floor_cpu - bare_cpu, "us")
+        full = _raw_ingest(scratch / "full", turns, schema.HERMES_DDL)
+        bare = _raw_ingest(scratch / "bare", turns, schema.TABLES_SQL + schema.FTS_SQL)
+        report.figure("  trigram table's cost per message (CPU, floors run alone)", full - bare, "us")
         report.note(f"before (no trigram table, docs/archive.md): {DOCS_INGEST}")
         if big_root is not None:  # Hermes's layout itself costs more per message at 1M: the floor is taken there too
             big, big_floor = scratch / "big", scratch / "big-floor"
             big.mkdir()
+            big_floor.mkdir()
             for name in ("state.db", "workbench.db"):
                 shutil.copy(big_root / name, big / name)
+            shutil.copy(big_root / "state.db", big_floor / "state.db")
             os.sync()  # a home is not a fresh 3 GB copy: its writeback would land in the turns' fsyncs
             with closing(open_home(big)) as home:  # as built, its large levels are mid-merge; upkeep merges them
                 report.note(f"bench archive's index segments before the turns: {home.archive.fragmentation()}")
-            _, big_cpu = _ingest(report, big, turns, "into the bench archive")
-            shutil.rmtree(big)
-            big_floor.mkdir()
-            shutil.copy(big_root / "state.db", big_floor / "state.db")
-            os.sync()
-            _, big_floor_cpu, big_floor_slowest = _raw_ingest(big_floor, turns, None)
-            report.figure("  per message CPU, floor into the bench archive", big_floor_cpu, "us")
-            report.figure("  slowest turn write, floor into the bench archive", big_floor_slowest * 1000, "ms")
+            *_, big_floor_cpu, big_cpu = _ingest(report, big, big_floor, None, turns, "into the bench archive")
             report.ratio("ingest / floor in CPU time, into the bench archive", big_floor_cpu, big_cpu, ">= 0.9")
     report.note(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
