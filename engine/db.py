@@ -330,11 +330,7 @@ class Checkpointer:
     """
 
     EVERY = 40
-    # About 12 MB of 4 KiB pages. A restart copies again every page written while the thread's copy
-    # ran (the turns' hot pages: index leaves, the session row), so fewer restarts cost less CPU: at
-    # 1,000 (SQLite's own threshold) a stream restarted after nearly every copy, at 0.90x of the raw
-    # floor's CPU; at 3,000 after two in five, at 0.93x (2,000 and 5,000 fared no better).
-    RESTART_FRAMES = 3000
+    RESTART_FRAMES = 1000  # about 4 MB of 4 KiB pages: SQLite's own checkpoint threshold
     RESTART_WAIT_MS = 50
     SLOW_WRITE_S = 0.01  # a write this slow leaves a due restart to the next one
     WAL_KEEP_BYTES = 64 * 2**20  # a WAL grown past this (a reader held it across an import) is cut back
