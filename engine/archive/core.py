@@ -44,7 +44,6 @@ class ArchiveCore:
         self._caps: schema.Capabilities | None = None
         self._bounds: tuple[tuple[str, ...], str] = ((), "")  # the FTS tables the write path keeps whole
         self._merge_owed: dict[str, int] = {}  # large-level merge pages this process's turns owe (merges)
-        self._whole = threading.local()  # per thread: (connection, data_version) last seen with whole indexes
         # Called with (step, done, total) while a layout completion or index rebuild runs (set by a skin).
         self.progress: schema.Progress | None = None
         self.completed: schema.Layout | None = None  # what opening this archive added to its layout, if anything
@@ -106,21 +105,9 @@ class ArchiveCore:
         False means an index was wiped or is being rebuilt by another program in separate
         statements (Hermes does so when it finds a trigger missing): writing now could make
         that rebuild fail with the index half empty, so the caller repairs it first.
-
-        Checked once per change by another connection: ``PRAGMA data_version`` moves only
-        when another connection commits, and this one's own writes keep both ends together
-        (the triggers), so while it stands still the answer stands too.
         """
         tables, sql = self._bounds
-        if not tables:
-            return True
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
-        seen = getattr(self._whole, "seen", None)
-        if seen is not None and seen[0] is conn and seen[1] == version:
-            return True
-        whole = not schema.stale_tables(conn, tables, sql)
-        self._whole.seen = (conn, version) if whole else None
-        return whole
+        return not tables or not schema.stale_tables(conn, tables, sql)
 
     def _probe(self) -> None:
         try:
