@@ -42,7 +42,7 @@ from widgets.transcript import Transcript
 
 from .bridge import EngineBridge, EngineEvent
 from .crash import save_traceback
-from .messages import JumpToMessage, ShowEntry
+from .messages import AfterEngineEvents, JumpToMessage, ShowEntry
 from .screens.approvals import ApprovalsScreen
 from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings
 from .screens.memory import MemoryScreen
@@ -379,6 +379,11 @@ class WorkbenchApp(App):
         line = narrator.line(event, session_running) if narrator is not None else None
         if line:
             self.post_message(NarrationReady(line))
+
+    def on_after_engine_events(self, message: AfterEngineEvents) -> None:
+        # The engine-event signal hands each event to a screen with ``call_next``, run in order after
+        # the screen's current message: the message joins that line, behind the events before it.
+        message.target.call_next(message.target.post_message, message.message)
 
     def on_narration_ready(self, message: NarrationReady) -> None:
         if self._narrator is not None:  # not hidden meanwhile

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.message import Message
+from textual.message_pump import MessagePump
 
 
 class JumpToMessage(Message):
@@ -38,3 +39,17 @@ class ShowProposal(Message):
     def __init__(self, pending_id: str) -> None:
         super().__init__()
         self.pending_id = pending_id
+
+
+class AfterEngineEvents(Message):
+    """Posted to the app from a worker thread: the app hands ``message`` to ``target`` after every
+    engine event that thread posted before it (the app's queue is first in, first out, and so is
+    the line of callbacks the engine-event signal gives a screen).
+
+    A Run screen's turn ends this way, so no runner event of the turn reaches the screen after
+    the screen has taken the turn as over."""
+
+    def __init__(self, target: MessagePump, message: Message) -> None:
+        super().__init__()
+        self.target = target
+        self.message = message

@@ -28,6 +28,7 @@ from engine.models import BACKENDS, make_model
 from engine.scenarios import list_scenarios, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
 
+from ..messages import AfterEngineEvents
 from .base import WorkbenchScreen
 from .resume import RECENT, ResumeDialog
 from .sessions import session_items
@@ -356,7 +357,7 @@ class RunScreen(WorkbenchScreen):
         except Exception as exc:  # e.g. an unusable model configuration: shown in place, never fatal
             error = failure(exc)
         finally:
-            self.post_message(TurnEnded(session_id, error))  # always: the screen must never stay "running"
+            self._end_turn(TurnEnded(session_id, error))  # always: the screen must never stay "running"
 
     @work(thread=True, exit_on_error=False, group="agent")
     def play_scenario(self, name: str) -> None:
@@ -366,7 +367,12 @@ class RunScreen(WorkbenchScreen):
         except Exception as exc:
             error = failure(exc)
         finally:
-            self.post_message(TurnEnded(None, error))
+            self._end_turn(TurnEnded(None, error))
+
+    def _end_turn(self, message: TurnEnded) -> None:
+        """Worker thread: the turn's end reaches this screen through the app, after the runner
+        events this thread published before it (straight to the screen, it could overtake them)."""
+        self.app.post_message(AfterEngineEvents(self, message))
 
     @on(AgentReady)
     def _agent_ready(self, message: AgentReady) -> None:
