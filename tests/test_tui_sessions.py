@@ -10,6 +10,7 @@ from rich.cells import cell_len
 from textual.widgets import ContentSwitcher, Input
 
 from engine import open_home
+from engine.tools import ToolContext
 from tests.screens_seed import (
     BRANCH,
     DELEGATE,
@@ -303,6 +304,30 @@ async def test_jump_to_message_from_another_screen_reveals_the_child_session(hom
             what="its chain's row under the cursor",
         )
         assert tree.picked(tree.cursor_node.data) == GARDEN_2  # the segment the jump landed in
+
+
+async def test_a_live_refresh_after_a_jump_keeps_the_jumped_message(home, tmp_path):
+    """Follow is on, but the reader was sent to an early message: a refresh of that session (here an
+    agent's memory write tied to a later message) must not move the cursor to the newest one."""
+    ids = seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.post_message(JumpToMessage(GARDEN, ids["question"]))
+        await wait_for(pilot, lambda: app.current_mode == "sessions", what="switch to sessions")
+        transcript = app.screen.query_one(Transcript)
+        await wait_for(
+            pilot,
+            lambda: transcript.current is not None and transcript.current.id == ids["question"],
+            what="jumped message under the cursor",
+        )
+        assert transcript.follow
+        before = transcript.items[-1]
+        ctx = ToolContext(actor="agent", session_id=GARDEN, message_id=ids["answer"])
+        assert home.memory.add("user", "Waters them every morning", ctx)["success"]
+        await wait_for(pilot, lambda: transcript.items[-1] != before, what="the refreshed transcript")
+        await settle(pilot)
+        assert transcript.current.id == ids["question"]
 
 
 async def test_a_growing_session_keeps_the_readers_place(home, tmp_path):

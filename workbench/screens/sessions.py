@@ -380,8 +380,9 @@ class SessionsScreen(WorkbenchScreen):
                 transcript.append(item)
             return
         keep = message.select_id
-        if live and not transcript.follow and transcript.current:
-            keep = transcript.current.id  # a live refresh keeps the reader's place
+        at_newest = transcript.follow and transcript.cursor == len(transcript.items) - 1
+        if live and transcript.current and not at_newest:
+            keep = transcript.current.id  # a live refresh keeps the reader's place (a jump's message too)
         self.shown_session = message.session_id
         transcript.border_title = Content(f"Transcript · {one_line(message.title, 60)}")
         transcript.set_items(message.items, placeholder="This session has no messages.", select_id=keep)
