@@ -20,7 +20,7 @@ from engine import open_home
 from engine.timeline import Source, Timeline
 from tests.hermes_support import workbench_cmd
 from tests.screens_seed import open_mode
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import cursor_on, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.timeline_list import TimelineList
 from widgets.transcript import Transcript
@@ -131,7 +131,7 @@ async def test_g_lands_on_the_hermes_message_and_m_comes_back(hermes_home, tmp_p
             transcript = app.screen.query_one(Transcript)
             await wait_for(
                 pilot,
-                lambda: transcript.current is not None and transcript.current.id == ids["moved"],
+                lambda: cursor_on(transcript, ids["moved"]),
                 what="the Hermes message under the cursor",
             )
             assert transcript.current.entries == (("memory", "Deploys happen on Thursdays after QA"),)
@@ -330,9 +330,7 @@ async def test_g_on_an_external_timeline_row_opens_the_hermes_message(watched_he
         await pilot.press("g")
         await wait_for(pilot, lambda: app.current_mode == "sessions", what="the Sessions screen")
         transcript = app.screen.query_one(Transcript)
-        await wait_for(
-            pilot, lambda: transcript.current is not None and transcript.current.id == ids["moved"], what="the call"
-        )
+        await wait_for(pilot, lambda: cursor_on(transcript, ids["moved"]), what="the call")
 
 
 HERMES_TWO_CALLS = r"""

@@ -15,7 +15,7 @@ from textual.worker import WorkerState
 from engine.events import RunnerEvent
 from engine.tools import ToolContext
 from tests.hermes_support import write_from_another_process
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import cursor_on, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.header import WorkbenchHeader
 from widgets.transcript import Transcript
@@ -243,7 +243,7 @@ async def test_demo_plays_in_the_app_and_the_screens_follow(home, tmp_path):
                 transcript = app.screen.query_one(Transcript)
                 await wait_for(
                     pilot,
-                    lambda: transcript.current is not None and transcript.current.id == origin.message_id,
+                    lambda: cursor_on(transcript, origin.message_id),
                     what=f"the message of {entry!r}",
                 )
                 jumped += 1

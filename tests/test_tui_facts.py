@@ -10,7 +10,7 @@ from engine.models import OfflineModel
 from engine.providers.facts import FactStore
 from engine.runner import AgentSession
 from tests.screens_seed import screen_text
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import cursor_on, make_app, settle, wait_for
 from widgets.fact_list import FactList
 from widgets.transcript import Transcript
 from workbench.messages import JumpToMessage
@@ -73,7 +73,7 @@ async def test_facts_are_listed_with_their_source_and_g_opens_it_on_sessions(hom
         transcript = app.screen.query_one(Transcript)
         await wait_for(
             pilot,
-            lambda: transcript.current is not None and transcript.current.id == second.message_id,
+            lambda: cursor_on(transcript, second.message_id),
             what="the fact's source message under the cursor",
         )
 

@@ -22,7 +22,7 @@ from tests.screens_seed import (
     screen_text,
     seed_sessions,
 )
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import cursor_on, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree, MoreRoots, SessionNode
 from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, hit_prompt, split_marked
@@ -182,7 +182,7 @@ async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_p
         transcript = screen.query_one(Transcript)
         await wait_for(
             pilot,
-            lambda: transcript.current is not None and transcript.current.id == hit.message_id,
+            lambda: cursor_on(transcript, hit.message_id),
             what="transcript at the hit",
         )
         await pilot.press("escape")
@@ -294,7 +294,7 @@ async def test_jump_to_message_from_another_screen_reveals_the_child_session(hom
         transcript = screen.query_one(Transcript)
         await wait_for(
             pilot,
-            lambda: transcript.current is not None and transcript.current.id == ids["later"],
+            lambda: cursor_on(transcript, ids["later"]),
             what="jumped message under the cursor",
         )
         tree = screen.query_one(LineageTree)
@@ -318,7 +318,7 @@ async def test_a_live_refresh_after_a_jump_keeps_the_jumped_message(home, tmp_pa
         transcript = app.screen.query_one(Transcript)
         await wait_for(
             pilot,
-            lambda: transcript.current is not None and transcript.current.id == ids["question"],
+            lambda: cursor_on(transcript, ids["question"]),
             what="jumped message under the cursor",
         )
         assert transcript.follow
@@ -583,7 +583,7 @@ async def test_results_count_each_sessions_matches_mark_archived_and_unfold_into
         transcript = screen.query_one(Transcript)
         await wait_for(
             pilot,
-            lambda: transcript.current is not None and transcript.current.id == tokyo[1],
+            lambda: cursor_on(transcript, tokyo[1]),
             what="the transcript at the chosen hit",
         )
         assert screen.focused is transcript

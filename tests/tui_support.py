@@ -40,6 +40,11 @@ async def settle(pilot, timeout: float = 5.0) -> None:
     raise AssertionError(f"workers still running after {timeout}s: {busy}")
 
 
+def cursor_on(transcript, message_id) -> bool:
+    """Whether the transcript's cursor rests on message ``message_id`` (for ``wait_for``)."""
+    return transcript.current is not None and transcript.current.id == message_id
+
+
 async def wait_for(pilot, condition, timeout: float = 5.0, what: str = "condition") -> None:
     """Pause until ``condition()`` is true (checked on the UI loop)."""
     deadline = time.monotonic() + timeout
