@@ -16,7 +16,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from contextlib import closing
+from contextlib import closing, suppress
 
 from engine import FixedClock, open_home
 from engine.archive import schema
@@ -149,11 +149,12 @@ class _Floor:
 
 def _checkpoint_cpu() -> float:
     """CPU seconds of this process's WAL checkpoint threads so far (their work is the archive's)."""
-    return sum(
-        time.clock_gettime(time.pthread_getcpuclockid(t.ident))
-        for t in threading.enumerate()
-        if t.name == "wal-checkpoint" and t.ident is not None
-    )
+    total = 0.0
+    for thread in threading.enumerate():
+        if thread.name == "wal-checkpoint" and thread.ident is not None:
+            with suppress(OSError):  # it ended after the listing: its clock is gone
+                total += time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+    return total
 
 
 def _ingest(report, home_dir, floor_dir, ddl: str | None, turns, label: str) -> tuple[float, ...]:
