@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 
@@ -122,6 +123,30 @@ def test_cli_timeline_and_revert(tmp_path, home):
     assert code == 1 and refused["refused"] and "no longer" in refused["refused"][0]["error"]
     code, bad = wb(home.root, "timeline", "--since", "soon")
     assert code == 1 and "is not a time" in bad["error"]
+
+
+def test_the_text_timeline_names_the_next_page_with_this_listings_home_and_filters(tmp_path, home):
+    """Run as printed, the "Older" command must list the same home's next rows, not the default home's."""
+    learn(home)
+    ids = [row.id for row in Timeline(home).page(limit=100)]
+    home.close()
+    root = str(tmp_path / "a home with spaces")
+    (tmp_path / "a home with spaces").symlink_to(home.root)
+
+    def listing(*args: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "workbench", "timeline", *args], capture_output=True, text=True, timeout=60
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    first = listing("--home", root, "--limit", "2")
+    older = first.splitlines()[-1].split("Older: ", 1)[1].split("   Undo:")[0]
+    assert older == f"workbench timeline --home '{root}' --limit 2 --before {ids[1]}"
+    following = listing(*shlex.split(older)[2:])
+    assert [int(line.split()[0]) for line in following.splitlines()[:-1] if line[:1] == " "] == ids[2:4]
+    filtered = listing("--home", root, "--actor", "review", "--limit", "1")
+    assert "--actor review --limit 1 --before" in filtered.splitlines()[-1]
 
 
 def test_the_demo_timeline_shows_its_learning_in_groups(home):

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import shlex
+
 from engine.home import Home
 from engine.journal import ACTORS
 from engine.timeline import Timeline, parse_since
 
 from . import Output
 from .numbers import ID, whole
+
+LIMIT = 50  # rows per page unless --limit says otherwise
 
 
 def register(subparsers, common) -> None:
@@ -24,9 +28,9 @@ def register(subparsers, common) -> None:
     timeline.add_argument(
         "--limit",
         type=whole(1, 100_000, "a number of rows"),
-        default=50,
+        default=LIMIT,
         metavar="N",
-        help="at most N rows (default 50)",
+        help=f"at most N rows (default {LIMIT})",
     )
     timeline.add_argument("--before", type=ID, metavar="ID", help="rows older than this row id (paging)")
     timeline.set_defaults(handler=show_timeline, read_only=True)
@@ -61,10 +65,25 @@ def show_timeline(home: Home, args) -> Output:
             + (f"\n{'':>9}← {source.describe()}" if not r.session_id and (source := timeline.source(r)) else "")
             for r in rows
         ]
-        lines.append(f"Older: workbench timeline --before {rows[-1].id}   Undo: workbench revert ROW_OR_GROUP")
+        lines.append(f"Older: {older(args, rows[-1].id)}   Undo: workbench revert ROW_OR_GROUP")
         return "\n".join(lines)
 
     return Output({"rows": [r.to_dict() for r in rows]}, text=text)
+
+
+_PAGE_OPTIONS = ("home", "since", "actor", "subsystem", "target", "session", "search", "group")
+
+
+def older(args, before: int) -> str:
+    """The command for the next page: this listing's home, filters and size, before ``before``."""
+    words = ["workbench", "timeline"]
+    for name in _PAGE_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None:
+            words += [f"--{name}", shlex.quote(str(value))]
+    if args.limit != LIMIT:
+        words += ["--limit", str(args.limit)]
+    return " ".join([*words, "--before", str(before)])
 
 
 def revert_ref(home: Home, args) -> Output:
