@@ -351,10 +351,13 @@ async def test_a_new_session_appears_live(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_sessions(pilot)
-        home.archive.create_session("20261130_130000_999999", source="cli", title="Fresh one")
         tree = screen.query_one(LineageTree)
+        before = tree.root_count
+        assert str(tree.border_title) == f"Lineage · {before} roots"
+        home.archive.create_session("20261130_130000_999999", source="cli", title="Fresh one")
         await wait_for(pilot, lambda: tree.node_for("20261130_130000_999999") is not None, what="new root")
         assert tree.root.children[0].data.id == "20261130_130000_999999"
+        assert str(tree.border_title) == f"Lineage · {before + 1} roots"  # the count keeps up with the rows
 
 
 async def test_sessions_written_by_another_process_show_up(home, tmp_path):

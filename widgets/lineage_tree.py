@@ -202,6 +202,11 @@ class LineageTree(Tree):
         if more_offset is not None:
             self.root.add_leaf(Text("… more sessions (enter)", style="italic dim"), data=MoreRoots(more_offset))
 
+    @property
+    def more_roots(self) -> bool:
+        """Whether older roots remain to load (the "more" row is there)."""
+        return any(isinstance(child.data, MoreRoots) for child in self.root.children)
+
     def set_children(self, session_id: str, children: list[SessionNode]) -> None:
         """Fill a row's children (replacing its "loading…" row)."""
         node = self._by_id.get(session_id)

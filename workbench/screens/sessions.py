@@ -210,7 +210,11 @@ class SessionsScreen(WorkbenchScreen):
                 )
         else:
             self.tree.add_roots(message.nodes, more_offset=message.more_offset)
-        self.tree.border_title = f"Lineage · {self.tree.root_count}{'+' if message.more_offset else ''} roots"
+        self._count_roots()
+
+    def _count_roots(self) -> None:
+        tree = self.tree
+        tree.border_title = f"Lineage · {tree.root_count}{'+' if tree.more_roots else ''} roots"
 
     @on(LineageTree.MoreRootsWanted)
     def _more_roots(self, message: LineageTree.MoreRootsWanted) -> None:
@@ -462,6 +466,7 @@ class SessionsScreen(WorkbenchScreen):
     @on(SessionRefreshed)
     def _session_refreshed(self, message: SessionRefreshed) -> None:
         self.tree.add_session(message.node, message.parent_id)
+        self._count_roots()  # a new root on top, or a chain that took over another root's row
 
 
 def list_hit(hit: SearchHit) -> Hit:
