@@ -305,3 +305,29 @@ async def test_quitting_ends_the_typed_session_as_the_cli_does(home, tmp_path):
         assert home.archive.get_session(session_id).ended_at is None  # open while the app runs
     ended = home.archive.get_session(session_id)
     assert ended.ended_at is not None and ended.end_reason == "cli_close"
+
+
+async def test_closing_help_leaves_the_focus_where_it_was(home, tmp_path):
+    """esc leaves the message box, ? and esc show and close help: a number then switches screens."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        box = screen.query_one("#run-input")
+        assert screen.focused is box
+        await pilot.press("escape")
+        await settle(pilot)
+        left_to = screen.focused
+        assert left_to is not box
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: app.screen is not screen, what="help")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, what="help closed")
+        await settle(pilot)
+        assert screen.focused is left_to
+        await pilot.press("6")
+        await wait_for(pilot, lambda: app.current_mode == "timeline", what="the Timeline")
+        assert box.value == ""
+        await pilot.press("5")
+        await wait_for(pilot, lambda: app.current_mode == "run", what="back on Run")
+        await settle(pilot)
+        assert screen.focused is box  # back from another mode: typing goes to the box again

@@ -111,6 +111,7 @@ class RunScreen(WorkbenchScreen):
         self.session_id: str | None = None
         self.playing = False  # a scenario (possibly several sessions) is running
         self.watching = False  # showing a session another runner drives (e.g. `workbench demo`)
+        self._covered = False  # suspended under a dialog (help, resume) rather than left for another mode
         self.speed = SCENARIO_SPEED
         self._cancel = threading.Event()
 
@@ -285,9 +286,15 @@ class RunScreen(WorkbenchScreen):
         self._status()
         self.load_session(session_id)
 
+    def on_screen_suspend(self) -> None:
+        self._covered = self in self.app.screen_stack
+
     def on_screen_resume(self) -> None:
-        """Whenever the screen is shown (coming back from another mode or a dialog), typing goes to the box."""
-        self.focus_input()
+        """Back from another mode, typing goes to the box; back from a dialog, the focus is where it was
+        (after esc left the box, a number switches screens as the footer says)."""
+        if not self._covered:
+            self.focus_input()
+        self._covered = False
 
     def on_descendant_focus(self) -> None:
         self.refresh_bindings()  # the footer offers esc to leave the message box only while it has the focus
