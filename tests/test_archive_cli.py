@@ -110,6 +110,17 @@ def test_bad_counts_are_usage_errors_and_short_ids_must_be_unique(home_dir, caps
         out, err = capsys.readouterr()
         error = json.loads(out)["error"]  # under --json a usage error is one JSON document too
         assert ("must be" in error or "out of range" in error) and error in err
+        assert f"usage: workbench {' '.join(argv[:2])}" in err  # the command's own usage, not the top level's
+    for argv in (  # 0 and -1 alike: one message, from the command's own parser
+        ["sessions", "list", "--limit", "0"],
+        ["sessions", "search", "x", "--limit", "-1"],
+        ["memory", "history", "--limit", "0"],
+        ["curator", "ledger", "--limit", "0"],
+    ):
+        assert main([*argv, "--home", str(home_dir)]) == 2, argv
+        err = capsys.readouterr().err
+        assert "out of range: give a number of rows from 1 to 1,000,000" in err, err
+        assert f"usage: workbench {' '.join(argv[:2])}" in err
     assert main(["sessions", "show", "r", "--home", str(home_dir), "--json"]) == 0  # unique prefix of root_1
     assert json.loads(capsys.readouterr().out)["session"]["id"] == "root_1"
     home = open_home(home_dir)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from engine.home import Home
 
-from . import Output, UsageError
-from .numbers import COUNT, WHOLE_DAYS
+from . import Output
+from .numbers import ROWS, WHOLE_DAYS
 
 
 def register(subparsers, common) -> None:
@@ -45,7 +45,7 @@ def register(subparsers, common) -> None:
     rollback.set_defaults(handler=rollback_entry)
 
     ledger = sub.add_parser("ledger", parents=[common], help="recent ledger entries, newest first")
-    ledger.add_argument("--limit", type=COUNT, default=20)
+    ledger.add_argument("--limit", type=ROWS, default=20)
     ledger.set_defaults(handler=show_ledger, read_only=True)
 
 
@@ -122,8 +122,6 @@ def rollback_entry(home: Home, args) -> Output:
 
 
 def show_ledger(home: Home, args) -> Output:
-    if args.limit < 1:
-        raise UsageError("--limit must be at least 1")
     entries = home.curator.ledger(args.limit)
     lines = [f"{e.id}  {e.ts}  {e.actor:<7} {e.action:<11} {e.skill}" for e in entries]
     return Output({"entries": [e.to_dict() for e in entries]}, text="\n".join(lines) or "The ledger is empty.")

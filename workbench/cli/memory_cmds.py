@@ -12,8 +12,8 @@ from engine.home import Home
 from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.tools import ToolContext
 
-from . import Output, UsageError
-from .numbers import COUNT, ID
+from . import Output
+from .numbers import ID, ROWS
 
 GAUGE_CELLS = 24
 
@@ -50,7 +50,7 @@ def register(subparsers, common) -> None:
 
     history_p = sub.add_parser("history", parents=[common], help="journal of memory changes, newest first")
     history_p.add_argument("--target", choices=TARGETS)
-    history_p.add_argument("--limit", type=COUNT, default=20)
+    history_p.add_argument("--limit", type=ROWS, default=20)
     history_p.add_argument("--entry", metavar="TEXT", help="only the changes of this exact entry, with its origin")
     history_p.set_defaults(handler=show_history, read_only=False)
 
@@ -215,8 +215,6 @@ def _event(entry) -> dict:
 
 
 def show_history(home: Home, args) -> Output:
-    if args.limit < 1:
-        raise UsageError("--limit must be at least 1")
     data: dict = {}
     if args.entry is not None:
         target = args.target or "memory"

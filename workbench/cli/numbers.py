@@ -42,6 +42,7 @@ def number(low: float = 0.0, high: float = 1e9, what: str = "a number"):
 
 
 COUNT = whole(0, 1_000_000, "a count")
+ROWS = whole(1, 1_000_000, "a number of rows")  # --limit: a page of nothing would answer "none" falsely
 ID = whole(1, INT_MAX, "an id")
 DAYS = number(0, 36_500, "a number of days")
 SPEED = number(0, 1_000, "a speed")

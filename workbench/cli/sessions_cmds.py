@@ -18,7 +18,7 @@ from engine.session_writes import session_writes
 from engine.values import call_name
 
 from . import Output, UsageError
-from .numbers import COUNT, DAYS, ID
+from .numbers import COUNT, DAYS, ID, ROWS
 
 
 def register(subparsers, common) -> None:
@@ -27,7 +27,7 @@ def register(subparsers, common) -> None:
     sub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION")
 
     ls = sub.add_parser("list", parents=[common], help="sessions, newest first")
-    ls.add_argument("--limit", type=COUNT, default=20)
+    ls.add_argument("--limit", type=ROWS, default=20)
     ls.add_argument("--offset", type=COUNT, default=0)
     ls.add_argument("--source", help="only this source (cli, telegram, workbench, ...)")
     ls.add_argument("--all", action="store_true", help="include archived sessions")
@@ -35,7 +35,7 @@ def register(subparsers, common) -> None:
 
     search = sub.add_parser("search", parents=[common], help="full-text search, best hit per lineage")
     search.add_argument("query", metavar="QUERY")
-    search.add_argument("--limit", type=COUNT, default=20)
+    search.add_argument("--limit", type=ROWS, default=20)
     search.add_argument("--offset", type=COUNT, default=0)
     search.add_argument("--role", action="append", help="only messages with this role (repeatable, or comma-separated)")
     search.add_argument("--sort", choices=["newest", "oldest"], help="order by time instead of relevance")
@@ -46,7 +46,7 @@ def register(subparsers, common) -> None:
     show.add_argument("session", metavar="ID")
     show.add_argument("--around", type=ID, metavar="MESSAGE_ID", help="only a window around this message")
     show.add_argument("--window", type=COUNT, default=5, help="messages either side of --around (default 5)")
-    show.add_argument("--limit", type=COUNT, help="at most this many messages")
+    show.add_argument("--limit", type=ROWS, help="at most this many messages")
     show.add_argument("--offset", type=COUNT, default=0)
     show.add_argument("--archived", action="store_true", help="include rows archived by compaction or rewound")
     show.set_defaults(handler=show_session, read_only=True)
@@ -92,20 +92,11 @@ def resolve(home: Home, text: str) -> Session:
     return home.archive.find_session(text)
 
 
-def _check_paging(args) -> None:
-    """Counts must be positive and offsets non-negative (a silent empty answer would mislead)."""
-    for name in ("limit", "window", "offset"):
-        value = getattr(args, name, None)
-        if value is not None and (value < 0 or (name == "limit" and value < 1)):
-            raise UsageError(f"--{name} must be {'at least 1' if name == 'limit' else 'zero or more'}")
-
-
 def _when(value: str | None) -> str:
     return (value or "")[:16].replace("T", " ")
 
 
 def list_sessions(home: Home, args) -> Output:
-    _check_paging(args)
     rows = home.archive.list_sessions(
         limit=args.limit, offset=args.offset, source=args.source, include_archived=args.all
     )
@@ -124,7 +115,6 @@ def list_sessions(home: Home, args) -> Output:
 
 
 def search_sessions(home: Home, args) -> Output:
-    _check_paging(args)
     roles = [r.strip() for given in args.role or () for r in given.split(",") if r.strip()] or None  # --role a,b too
     hits = home.archive.search(
         args.query, limit=args.limit, offset=args.offset, role=roles, prefix=args.prefix, sort=args.sort
@@ -155,7 +145,6 @@ def _message_line(m) -> str:
 
 
 def show_session(home: Home, args) -> Output:
-    _check_paging(args)
     archive = home.archive
     session = resolve(home, args.session)
     data: dict = {"session": session.to_dict()}
