@@ -181,7 +181,8 @@ class EditDialog(Dialog[bool]):
             if self.budget is not None:
                 yield CapacityGauge(id="draft-budget")
                 yield Static("", id="draft-advice", classes="warning")
-            yield Static("", id="error", classes="error")
+            with VerticalScroll(id="error-box"):  # a long refusal scrolls (tab, arrows) and the buttons stay
+                yield Static("", id="error", classes="error")
             with VerticalScroll(id="conflict", can_focus=False):  # tab goes from the draft to Keep mine
                 yield Static("", id="conflict-text")
             with Horizontal(classes="dialog-buttons"):
@@ -194,7 +195,7 @@ class EditDialog(Dialog[bool]):
         self.query_one("#conflict").display = False
         self.query_one("#keep-mine").display = False
         self.query_one("#take-theirs").display = False
-        self.query_one("#error").display = False
+        self.show_error("")
         self.query_one("#on-disk").display = False
         self.query_one(TextArea).focus()
         self._draft_changed()
@@ -315,12 +316,13 @@ class EditDialog(Dialog[bool]):
     def show_error(self, message: str) -> None:
         error = self.query_one("#error", Static)
         error.update(literal(message))
-        error.display = bool(message)
+        error.display = self.query_one("#error-box").display = bool(message)
 
     def _show_conflict(self, conflict: Conflict | None) -> None:
         shown = conflict is not None
         for selector in ("#conflict", "#keep-mine", "#take-theirs"):
             self.query_one(selector).display = shown
+        self.query_one("#error-box").can_focus = not shown  # its note is short; tab goes on to Keep mine
         self.query_one("#save").display = not shown
         if conflict is None:
             self.show_error("")
