@@ -20,10 +20,9 @@ from engine import open_home
 from engine.timeline import Source, Timeline
 from tests.hermes_support import workbench_cmd
 from tests.screens_seed import open_mode
-from tests.tui_support import cursor_on, make_app, settle, wait_for
+from tests.tui_support import landed_on, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.timeline_list import TimelineList
-from widgets.transcript import Transcript
 from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
@@ -127,13 +126,7 @@ async def test_g_lands_on_the_hermes_message_and_m_comes_back(hermes_home, tmp_p
             live.highlighted = 0
             await wait_for(pilot, lambda: screen.detail.entry.startswith("Deploys"), what="back on the first")
             await pilot.press("g")
-            await wait_for(pilot, lambda: app.current_mode == "sessions", what="the Sessions screen")
-            transcript = app.screen.query_one(Transcript)
-            await wait_for(
-                pilot,
-                lambda: cursor_on(transcript, ids["moved"]),
-                what="the Hermes message under the cursor",
-            )
+            transcript = await landed_on(pilot, ids["moved"], "the Hermes message under the cursor")
             assert transcript.current.entries == (("memory", "Deploys happen on Thursdays after QA"),)
             transcript.focus()
             await pilot.press("m")
@@ -328,9 +321,7 @@ async def test_g_on_an_external_timeline_row_opens_the_hermes_message(watched_he
             what="the Hermes message in the detail",
         )
         await pilot.press("g")
-        await wait_for(pilot, lambda: app.current_mode == "sessions", what="the Sessions screen")
-        transcript = app.screen.query_one(Transcript)
-        await wait_for(pilot, lambda: cursor_on(transcript, ids["moved"]), what="the call")
+        await landed_on(pilot, ids["moved"], "the call")
 
 
 HERMES_TWO_CALLS = r"""

@@ -15,7 +15,7 @@ from textual.worker import WorkerState
 from engine.events import RunnerEvent
 from engine.tools import ToolContext
 from tests.hermes_support import write_from_another_process
-from tests.tui_support import cursor_on, make_app, settle, wait_for
+from tests.tui_support import landed_on, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.header import WorkbenchHeader
 from widgets.transcript import Transcript
@@ -239,13 +239,7 @@ async def test_demo_plays_in_the_app_and_the_screens_follow(home, tmp_path):
                 screen.post_message(ShowEntry(target, entry))
                 await wait_for(pilot, lambda: screen.detail is not None and screen.detail.entry == entry, what="entry")
                 await pilot.press("g")
-                await wait_for(pilot, lambda: app.current_mode == "sessions", what="Sessions")
-                transcript = app.screen.query_one(Transcript)
-                await wait_for(
-                    pilot,
-                    lambda: cursor_on(transcript, origin.message_id),
-                    what=f"the message of {entry!r}",
-                )
+                await landed_on(pilot, origin.message_id, f"the message of {entry!r}")
                 jumped += 1
         assert jumped >= 3
 

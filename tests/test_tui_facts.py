@@ -10,9 +10,8 @@ from engine.models import OfflineModel
 from engine.providers.facts import FactStore
 from engine.runner import AgentSession
 from tests.screens_seed import screen_text
-from tests.tui_support import cursor_on, make_app, settle, wait_for
+from tests.tui_support import landed_on, make_app, settle, wait_for
 from widgets.fact_list import FactList
-from widgets.transcript import Transcript
 from workbench.messages import JumpToMessage
 from workbench.screens.memory_facts import EMPTY, FactsPane
 
@@ -67,15 +66,9 @@ async def test_facts_are_listed_with_their_source_and_g_opens_it_on_sessions(hom
         assert f"from #{second.message_id} assistant: (tool call: memory)" in text
         assert not app.screen.query_one("#memory-columns").display
         await pilot.press("down", "g")
-        await wait_for(pilot, lambda: app.current_mode == "sessions", what="the Sessions screen")
+        await landed_on(pilot, second.message_id, "the fact's source message under the cursor")
         jumps = [(m.session_id, m.message_id) for m in messages if isinstance(m, JumpToMessage)]
         assert jumps[0] == (session_id, second.message_id)
-        transcript = app.screen.query_one(Transcript)
-        await wait_for(
-            pilot,
-            lambda: cursor_on(transcript, second.message_id),
-            what="the fact's source message under the cursor",
-        )
 
 
 async def test_with_no_facts_the_view_says_how_they_appear_and_p_goes_back(home, tmp_path):

@@ -22,7 +22,7 @@ from tests.screens_seed import (
     screen_text,
     seed_sessions,
 )
-from tests.tui_support import cursor_on, make_app, settle, wait_for
+from tests.tui_support import cursor_on, landed_on, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree, MoreRoots, SessionNode
 from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, hit_prompt, split_marked
@@ -289,14 +289,8 @@ async def test_jump_to_message_from_another_screen_reveals_the_child_session(hom
         await settle(pilot)
         assert app.current_mode == "memory"
         app.post_message(JumpToMessage(GARDEN_2, ids["later"]))
-        await wait_for(pilot, lambda: app.current_mode == "sessions", what="switch to sessions")
+        await landed_on(pilot, ids["later"], "jumped message under the cursor")
         screen = app.screen
-        transcript = screen.query_one(Transcript)
-        await wait_for(
-            pilot,
-            lambda: cursor_on(transcript, ids["later"]),
-            what="jumped message under the cursor",
-        )
         tree = screen.query_one(LineageTree)
         await wait_for(
             pilot,
@@ -314,13 +308,7 @@ async def test_a_live_refresh_after_a_jump_keeps_the_jumped_message(home, tmp_pa
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         app.post_message(JumpToMessage(GARDEN, ids["question"]))
-        await wait_for(pilot, lambda: app.current_mode == "sessions", what="switch to sessions")
-        transcript = app.screen.query_one(Transcript)
-        await wait_for(
-            pilot,
-            lambda: cursor_on(transcript, ids["question"]),
-            what="jumped message under the cursor",
-        )
+        transcript = await landed_on(pilot, ids["question"], "jumped message under the cursor")
         assert transcript.follow
         before = transcript.items[-1]
         ctx = ToolContext(actor="agent", session_id=GARDEN, message_id=ids["answer"])

@@ -45,6 +45,18 @@ def cursor_on(transcript, message_id) -> bool:
     return transcript.current is not None and transcript.current.id == message_id
 
 
+async def landed_on(pilot, message_id, what: str = "the message under the cursor"):
+    """After a jump: wait for the Sessions screen, then for ``message_id`` under its transcript's
+    cursor; returns the transcript."""
+    from widgets.transcript import Transcript
+
+    app = pilot.app
+    await wait_for(pilot, lambda: app.current_mode == "sessions", what="the Sessions screen")
+    transcript = app.screen.query_one(Transcript)
+    await wait_for(pilot, lambda: cursor_on(transcript, message_id), what=what)
+    return transcript
+
+
 async def wait_for(pilot, condition, timeout: float = 5.0, what: str = "condition") -> None:
     """Pause until ``condition()`` is true (checked on the UI loop)."""
     deadline = time.monotonic() + timeout
