@@ -12,19 +12,23 @@ from . import Output
 from .numbers import ID, whole
 
 LIMIT = 50  # rows per page unless --limit says otherwise
+FILTERS = {  # the listing's filters: registered from here, and repeated by the next page's command
+    "since": {"metavar": "WHEN", "help": "only rows since then: 2h, 3d, 1w or an ISO date/time"},
+    "actor": {"choices": ACTORS, "help": "only rows by this actor"},
+    "subsystem": {"help": "only this subsystem (memory, skills, approvals, curator)"},
+    "target": {"help": "only rows about this target (memory, user, a skill, a pending id)"},
+    "session": {"metavar": "ID", "help": "only rows from this session"},
+    "search": {"metavar": "TEXT", "help": "only rows whose text contains TEXT"},
+    "group": {"help": "only the rows of one group (see the group column)"},
+}
 
 
 def register(subparsers, common) -> None:
     timeline = subparsers.add_parser(
         "timeline", parents=[common], help="every change to what the agent knows, newest first"
     )
-    timeline.add_argument("--since", metavar="WHEN", help="only rows since then: 2h, 3d, 1w or an ISO date/time")
-    timeline.add_argument("--actor", choices=ACTORS, help="only rows by this actor")
-    timeline.add_argument("--subsystem", help="only this subsystem (memory, skills, approvals, curator)")
-    timeline.add_argument("--target", help="only rows about this target (memory, user, a skill, a pending id)")
-    timeline.add_argument("--session", metavar="ID", help="only rows from this session")
-    timeline.add_argument("--search", metavar="TEXT", help="only rows whose text contains TEXT")
-    timeline.add_argument("--group", help="only the rows of one group (see the group column)")
+    for name, options in FILTERS.items():
+        timeline.add_argument(f"--{name}", **options)
     timeline.add_argument(
         "--limit",
         type=whole(1, 100_000, "a number of rows"),
@@ -71,13 +75,10 @@ def show_timeline(home: Home, args) -> Output:
     return Output({"rows": [r.to_dict() for r in rows]}, text=text)
 
 
-_PAGE_OPTIONS = ("home", "since", "actor", "subsystem", "target", "session", "search", "group")
-
-
 def older(args, before: int) -> str:
     """The command for the next page: this listing's home, filters and size, before ``before``."""
     words = ["workbench", "timeline"]
-    for name in _PAGE_OPTIONS:
+    for name in ("home", *FILTERS):
         value = getattr(args, name, None)
         if value is not None:
             words += [f"--{name}", shlex.quote(str(value))]
