@@ -72,11 +72,12 @@ class ResumeDialog(Dialog[str | None]):
                 classes="dialog-title",
             )
             yield Input(placeholder="id, id prefix or title", id="resume-filter")
-            yield Static("", id="resume-error", classes="error")
+            error = Static("", id="resume-error", classes="error")
+            error.display = False  # hidden from the start: no lookup at mount, which may come once it is closing
+            yield error
             yield OptionList(*map(session_option, self.recent), id="resume-list")
 
     def on_mount(self) -> None:
-        self.query_one("#resume-error").display = False
         self._fill("")
 
     @on(Input.Changed, "#resume-filter")
