@@ -14,10 +14,12 @@ from widgets.skill_list import SkillList
 from workbench import app as app_module
 from workbench.app import WorkbenchApp
 from workbench.cli import main
-from workbench.screens.dialogs import ConfirmDialog, EditDialog
+from workbench.screens.dialogs import ConfirmDialog, EditDialog, draft_budget
+from workbench.screens.help import HelpScreen
 from workbench.screens.memory import MemoryScreen
+from workbench.screens.resume import ResumeDialog
 from workbench.screens.run import RunScreen
-from workbench.screens.skills import SkillsScreen
+from workbench.screens.skills import DaysDialog, LedgerDialog, SkillsScreen
 from workbench.screens.timeline import PageLoaded, TimelineScreen
 
 pytestmark = pytest.mark.anyio
@@ -67,6 +69,32 @@ async def test_a_dialog_answered_twice_closes_once(home, tmp_path):
         editor.action_save()  # its text area is gone, so there is no draft to compare or save
         await settle(pilot)
         assert app.screen is screen and app.is_running
+
+
+DIALOGS = {
+    "confirm": lambda app: ConfirmDialog("Remove it?"),
+    "edit": lambda app: EditDialog("Edit", "a fact", lambda text: None, budget=draft_budget(["a fact"], 2200)),
+    "resume": lambda app: ResumeDialog([], lambda text: None),
+    "days": lambda app: DaysDialog("Purge after how many days?", 30),
+    "ledger": lambda app: LedgerDialog([]),
+    "help": lambda app: HelpScreen(app.help_sections()),
+}
+
+
+@pytest.mark.parametrize("kind", DIALOGS)
+async def test_a_dialog_answered_before_it_mounts_closes_and_the_app_goes_on(home, tmp_path, kind):
+    """Mashed keys can answer a dialog before its Mount (ctrl+o then esc stopped the app in a CI
+    run): it closes once it has mounted, and its on_mount finds the widgets it looks up."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        below = app.screen
+        dialog = DIALOGS[kind](app)
+        app.push_screen(dialog)
+        dialog.dismiss(None)
+        dialog.dismiss(None)  # and a second answer still closes it once
+        await settle(pilot)
+        assert app.is_running and app.screen is below
 
 
 async def test_page_keys_in_the_model_dropdown(home, tmp_path):

@@ -331,14 +331,3 @@ async def test_closing_help_leaves_the_focus_where_it_was(home, tmp_path):
         await wait_for(pilot, lambda: app.current_mode == "run", what="back on Run")
         await settle(pilot)
         assert screen.focused is box  # back from another mode: typing goes to the box again
-
-
-async def test_a_resume_dialog_closed_before_it_mounts_does_not_stop_the_app(home, tmp_path):
-    """Mashed keys can close ctrl+o's dialog before it mounts: the app goes on (it once stopped on a lookup)."""
-    app = make_app(home, tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        app.push_screen(ResumeDialog([], lambda text: None))
-        app.pop_screen()
-        await settle(pilot)
-        assert app.is_running

@@ -54,7 +54,8 @@ class DismissOnce:
     such as ``d enter n``, two escapes, a click racing a key) that lands before the screen is
     gone is ignored, and so is one while another screen is on top of it: Textual's ``dismiss``
     would settle the result a second time (``InvalidStateError``, which ends the app) and
-    pop whatever screen is on top.
+    pop whatever screen is on top. An answer before the screen has mounted closes it just
+    after: its ``on_mount`` would otherwise run on a screen already taken apart.
     (Not a Screen itself: Textual takes CSS and component classes from a class's first
     DOMNode base, which must stay the real screen class.)"""
 
@@ -65,7 +66,15 @@ class DismissOnce:
         if self._dismissed or screen.app.screen is not screen:  # below another screen, it would pop that one
             return AwaitComplete.nothing()
         self._dismissed = True
-        return cast(Screen, super()).dismiss(result)
+        close = cast(Screen, super()).dismiss
+        if screen.is_mounted:
+            return close(result)
+
+        def after_mount() -> None:  # not awaited: Textual refuses that from the screen's own queue
+            close(result)
+
+        screen.call_later(after_mount)  # keys can answer before Mount, which would then find nothing
+        return AwaitComplete.nothing()
 
 
 class Palette(DismissOnce, CommandPalette):
