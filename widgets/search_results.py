@@ -17,11 +17,15 @@ when a search takes long enough for the reader to notice.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rich.cells import cell_len, get_character_cell_size
 from rich.segment import Segment
+from rich.style import Style as RichStyle
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.content import Content
 from textual.message import Message
 from textual.strip import Strip
@@ -86,31 +90,47 @@ class Rows(Content):
     """Content cut to the list's width beforehand: its height is its line count, each line one strip.
 
     OptionList measures every option on every update by wrapping it, and draws it through
-    Content's wrap, divide and align passes. These lines never wrap, so the measure is a
-    count of lines and the drawing cuts each line at its spans' edges: about a third of
-    a keystroke's frame while typing a search.
+    Content's wrap, divide and align passes, then the visual's link and selection passes.
+    These lines never wrap and hold no links, so the measure is a count of lines and
+    ``SearchResults`` draws them with ``strips``: each line cut at its spans' edges into
+    segments whose styles are combined once per set of spans. While typing a search, that
+    drawing was about half of a keystroke's frame.
     """
 
     def get_height(self, rules, width: int) -> int:
         return self.plain.count("\n") + 1
 
     def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
-        if not width:
-            return []
-        spans = [(span.start, span.end, options.get_style(span.style)) for span in self.spans]
+        return self.strips(width, style, options.get_style)[:height] if width else []
+
+    def strips(
+        self, width: int, style: Style, get_style: Callable[[str | Style], Style], meta: dict | None = None
+    ) -> list[Strip]:
+        """Each line as one strip of exactly ``width`` cells (padded in ``style``), ``meta`` on every segment."""
+        spans = [(span.start, span.end, get_style(span.style)) for span in self.spans]
+        over = RichStyle.from_meta(meta) if meta else None
+        combined: dict[tuple[int, ...], RichStyle] = {}
         strips, start = [], 0
-        for line in self.plain.split("\n")[:height]:
+        for line in self.plain.split("\n"):
             end = start + len(line)
             cuts = sorted({start, end, *(edge for a, b, _ in spans for edge in (a, b) if start < edge < end)})
             segments = []
             for a, b in itertools.pairwise(cuts):
-                piece = style
-                for span_start, span_end, span_style in spans:  # later spans are drawn over earlier ones
-                    if span_start <= a and b <= span_end:
-                        piece += span_style
-                segments.append(Segment(self.plain[a:b], piece.rich_style))
+                covering = tuple(i for i, (low, high, _) in enumerate(spans) if low <= a and b <= high)
+                rich = combined.get(covering)
+                if rich is None:
+                    piece = style
+                    for i in covering:  # later spans are drawn over earlier ones
+                        piece += spans[i][2]
+                    rich = combined[covering] = piece.rich_style if over is None else over + piece.rich_style
+                segments.append(Segment(self.plain[a:b], rich))
             strip = Strip(segments)
-            strips.append(strip.crop(0, width) if strip.cell_length > width else strip)
+            if strip.cell_length > width:
+                strip = strip.crop(0, width)
+            if strip.cell_length < width:
+                pad = style.rich_style if over is None else over + style.rich_style
+                strip = Strip([*strip, Segment(" " * (width - strip.cell_length), pad)], width)
+            strips.append(strip)
             start = end + 1
         return strips
 
@@ -165,8 +185,10 @@ def _head(hit: Hit, width: int, indent: str) -> str:
     return next((head for head in heads if not width or width - cell_len(head) >= MIN_EXCERPT), heads[-1])
 
 
+@lru_cache(maxsize=1024)
 def hit_prompt(hit: Hit, width: int = 0, indent: str = "  ") -> Content:
-    """``role #id`` then the excerpt, its matched ranges styled (all literal)."""
+    """``role #id`` then the excerpt, its matched ranges styled (all literal). Kept for the
+    redraws of one search (its counts arriving, a session unfolded), which show the same hits."""
     head = _head(hit, width, indent)
     room = max(10, width - cell_len(head)) if width else 10**6  # one line: nothing to wrap
     text, spans = excerpt(hit, room)
@@ -176,6 +198,7 @@ def hit_prompt(hit: Hit, width: int = 0, indent: str = "  ") -> Content:
     return Content.assemble((head, "$text-muted"), body)
 
 
+@lru_cache(maxsize=1024)
 def header_prompt(hit: Hit, count: int | None, cap: int, expanded: bool, width: int = 0) -> Content:
     """``▸ Title  12 matches · archived``: the count is ``…`` until it arrives, ``100+`` at the cap."""
     title = visible(" ".join((hit.title or hit.session_id).split()))
@@ -238,6 +261,7 @@ class SearchResults(OptionList):
         self._stale_timer: Timer | None = None
         self._shown = 0  # results shown so far
         self._cut_width = 0  # the width the rows were last cut to
+        self._drawn: LRUCache[tuple, list[Strip]] = LRUCache(maxsize=1024)  # rows drawn lately, by what they show
 
     # -- data in -------------------------------------------------------------------
     def show(self, query: str, hits: list[Hit]) -> None:
@@ -370,6 +394,20 @@ class SearchResults(OptionList):
         super()._on_resize()
         if self.best and self.scrollable_content_region.width != self._cut_width:
             self._render()  # excerpts are cut to the width
+
+    def _get_option_render(self, option: Option, style: Style) -> list[Strip]:
+        """A row's strips straight from ``Rows.strips``, kept by what the row shows: a search that
+        lists the same rows again (its counts arriving, a longer prefix) draws none of them twice."""
+        prompt = option.prompt
+        if not isinstance(prompt, Rows) or self.text_selection is not None:  # a selection is drawn by Textual
+            return super()._get_option_render(option, style)
+        width = self.scrollable_content_region.width - self._get_left_gutter_width()
+        index = self._option_to_index[option]
+        key = (prompt.plain, tuple(prompt.spans), style, width, index)
+        strips = self._drawn.get(key)
+        if strips is None:
+            strips = self._drawn[key] = prompt.strips(width, style, self._get_style, {"option": index})
+        return strips
 
     def _on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         hit = self.hits.get(event.option_id or "") or self.best.get((event.option_id or "").removeprefix("s:"))
