@@ -93,6 +93,40 @@ async def test_a_scenario_streams_events_into_the_transcript(home, tmp_path):
         assert "The workbench runs headless in CI" in screen_text(app)
 
 
+async def test_a_reload_that_answers_after_a_newer_one_is_dropped(home, tmp_path, monkeypatch):
+    """Each turn's end reloads the transcript; on a busy machine the reload of an earlier turn
+    can answer after the last one's. The snapshot of a finished scenario once showed only its
+    first turns that way: the newer reload must win, whichever answers last."""
+    from workbench.screens import run as run_module
+
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_run(pilot)
+        await play_scenario(pilot, screen)
+        transcript = screen.query_one(Transcript)
+        full = [item.id for item in transcript.items]
+        read, release = run_module.session_items, threading.Event()
+        first = threading.Event()
+
+        def earlier_read_answers_late(home, session_id):
+            items = read(home, session_id)
+            if not first.is_set():  # this read saw the session after its first turn only
+                first.set()
+                release.wait(10)
+                return items[:3]
+            return items
+
+        monkeypatch.setattr(run_module, "session_items", earlier_read_answers_late)
+        screen.load_session(screen.session_id)
+        await wait_for(pilot, first.is_set, what="the first reload reading")
+        screen.load_session(screen.session_id)
+        await settle(pilot)
+        release.set()  # the earlier reload answers last
+        await wait_for(pilot, lambda: not [w for w in app.workers if w.group == "run-reload"], what="both reloads done")
+        await settle(pilot)
+        assert [item.id for item in transcript.items] == full
+
+
 async def test_an_idle_run_screen_watches_a_run_elsewhere_then_typing_starts_its_own(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import threading
 
 import pytest
 from rich.cells import cell_len
@@ -316,6 +317,37 @@ async def test_a_live_refresh_after_a_jump_keeps_the_jumped_message(home, tmp_pa
         await wait_for(pilot, lambda: transcript.items[-1] != before, what="the refreshed transcript")
         await settle(pilot)
         assert transcript.current.id == ids["question"]
+
+
+async def test_a_transcript_load_that_answers_after_a_newer_one_is_dropped(home, tmp_path, monkeypatch):
+    """A live refresh read the session before its newest message, then answered after the load
+    that saw it: the older answer must not take the message away again."""
+    from workbench.screens import sessions as sessions_module
+
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        transcript = screen.query_one(Transcript)
+        await show_first_segment(pilot, screen)
+        read, first, release = sessions_module.session_items, threading.Event(), threading.Event()
+
+        def earlier_read_answers_late(home, session_id, select_id):
+            items = read(home, session_id, select_id)
+            if not first.is_set():
+                first.set()
+                release.wait(10)
+            return items
+
+        monkeypatch.setattr(sessions_module, "session_items", earlier_read_answers_late)
+        screen.load_transcript(GARDEN, None)
+        await wait_for(pilot, first.is_set, what="the first load reading")
+        home.archive.append_message(GARDEN, "user", "one more thing")
+        await wait_for(pilot, lambda: transcript.items[-1].content == "one more thing", what="the newer load")
+        release.set()  # the older load answers last, without the new message
+        await wait_for(pilot, lambda: not [w for w in app.workers if w.group == "transcript"], what="loads done")
+        await settle(pilot)
+        assert transcript.items[-1].content == "one more thing"
 
 
 async def test_a_growing_session_keeps_the_readers_place(home, tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 from textual.message_pump import MessagePump
+from textual.worker import NoActiveWorker, get_current_worker
 
 
 class JumpToMessage(Message):
@@ -53,3 +54,23 @@ class AfterEngineEvents(Message):
         super().__init__()
         self.target = target
         self.message = message
+
+
+class WorkerAnswer(Message):
+    """A thread worker's result, which knows whether a newer request replaced it.
+
+    A worker in an exclusive group is cancelled when the next one starts, but its thread
+    runs on and posts its answer, which can then arrive after the newer one's (a busy
+    machine, a slow read): the screen would show the older data last. Cancelling happens
+    on the UI thread, so a handler that drops ``superseded`` answers never shows one."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        try:
+            self._worker = get_current_worker()
+        except NoActiveWorker:  # posted from the UI thread: nothing can replace it
+            self._worker = None
+
+    @property
+    def superseded(self) -> bool:
+        return self._worker is not None and self._worker.is_cancelled

@@ -28,7 +28,7 @@ from engine.models import BACKENDS, make_model
 from engine.scenarios import list_scenarios, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
 
-from ..messages import AfterEngineEvents
+from ..messages import AfterEngineEvents, WorkerAnswer
 from .base import WorkbenchScreen
 from .resume import RECENT, ResumeDialog
 from .sessions import session_items
@@ -44,7 +44,7 @@ class TurnEnded(Message):
 
 
 @dataclass
-class SessionReloaded(Message):
+class SessionReloaded(WorkerAnswer):
     session_id: str
     items: list[TranscriptItem]
 
@@ -405,7 +405,7 @@ class RunScreen(WorkbenchScreen):
 
     @on(SessionReloaded)
     def _reloaded(self, message: SessionReloaded) -> None:
-        if message.session_id == self.session_id:
+        if message.session_id == self.session_id and not message.superseded:  # a newer reload is coming
             transcript = self.query_one(Transcript)
             current = transcript.current
             keep = current.id if current is not None and not transcript.follow else None  # the reader's place

@@ -35,7 +35,7 @@ from widgets.search_box import SearchBox
 from widgets.search_results import Hit, SearchResults, split_marked
 from widgets.transcript import Transcript, TranscriptItem
 
-from ..messages import JumpToMessage
+from ..messages import JumpToMessage, WorkerAnswer
 from .base import WorkbenchScreen
 
 ROOTS_PAGE = 200
@@ -88,7 +88,7 @@ class SessionHitsLoaded(Message):
 
 
 @dataclass
-class TranscriptLoaded(Message):
+class TranscriptLoaded(WorkerAnswer):
     session_id: str
     title: str
     items: list[TranscriptItem]
@@ -374,7 +374,7 @@ class SessionsScreen(WorkbenchScreen):
 
     @on(TranscriptLoaded)
     def _transcript_loaded(self, message: TranscriptLoaded) -> None:
-        if message.session_id != self.wanted_session:
+        if message.session_id != self.wanted_session or message.superseded:
             return
         transcript = self.transcript
         live = message.select_id is None and message.session_id == self.shown_session
