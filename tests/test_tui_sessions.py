@@ -26,10 +26,10 @@ from tests.screens_seed import (
 from tests.tui_support import cursor_on, landed_on, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree, MoreRoots, SessionNode
-from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, hit_prompt, split_marked
+from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, hit_prompt
 from widgets.transcript import Transcript, TranscriptItem, render_item
 from workbench.messages import JumpToMessage
-from workbench.screens.sessions import ROOTS_PAGE, SearchDone, SessionsScreen
+from workbench.screens.sessions import ROOTS_PAGE, SearchDone, SessionsScreen, list_hit
 
 pytestmark = pytest.mark.anyio
 
@@ -409,9 +409,18 @@ async def test_an_empty_home_says_what_to_do(home, tmp_path):
         assert "No messages match" in screen_text(app)
 
 
-def test_snippet_markers_become_spans():
-    assert split_marked("a «b» c «dd»", "«", "»") == ("a b c dd", ((2, 3), (6, 8)))
-    assert split_marked("no match «open", "«", "»") == ("no match «open", ())
+def test_guillemets_in_stored_text_stay_text_and_only_the_match_is_styled(home):
+    """The archive's snippet marks matches with « »; text that holds « » of its own (the demo
+    agent writes them) once showed as ``««发票»导出»``, its own marks taken for matches."""
+    session = home.archive.create_session(source="cli")
+    home.archive.append_message(session.id, "user", "导出 «发票» 和 «invoice» 的 totals")
+    [hit] = home.archive.search("发票")
+    row = list_hit(hit)
+    assert row.snippet == "导出 «发票» 和 «invoice» 的 totals"
+    assert [row.snippet[a:b] for a, b in row.spans] == ["发票"]
+    assert hit.snippet == "导出 ««发票»» 和 «invoice» 的 totals"  # the CLI and tools keep the marked form
+    [hit] = home.archive.search("invoice")
+    assert [hit.excerpt[a:b] for a, b in hit.marks] == ["invoice"]
 
 
 def test_hostile_text_renders_literally():

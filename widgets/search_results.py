@@ -61,26 +61,6 @@ class Hit:
     archived: bool = False  # the session is archived
 
 
-def split_marked(snippet: str, start_mark: str, end_mark: str) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """Strip plain-text match markers from a snippet, returning the text and the marked ranges."""
-    text, spans, position = [], [], 0
-    rest = snippet
-    while True:
-        start = rest.find(start_mark)
-        end = rest.find(end_mark, start + len(start_mark)) if start >= 0 else -1
-        if start < 0 or end < 0:
-            text.append(rest)
-            break
-        text.append(rest[:start])
-        position += start
-        matched = rest[start + len(start_mark) : end]
-        text.append(matched)
-        spans.append((position, position + len(matched)))
-        position += len(matched)
-        rest = rest[end + len(end_mark) :]
-    return "".join(text), tuple(spans)
-
-
 def _rows(content: Content, width: int) -> Content:
     """Content already cut to ``width`` needs no wrap pass to be measured (only once a width is known)."""
     return Rows(content.plain, list(content.spans)) if width else content

@@ -13,6 +13,7 @@ from ..values import iso_time, json_value, text_value
 # Textual/Rich markup), readable in JSON and terminals, and rare in real messages.
 MARK_OPEN = "\u00ab"  # «
 MARK_CLOSE = "\u00bb"  # »
+Marks = tuple[tuple[int, int], ...]  # character ranges of the matches in an excerpt
 
 # Multimodal content is stored by Hermes as this prefix followed by JSON.
 JSON_CONTENT_PREFIX = "\x00json:"
@@ -141,14 +142,17 @@ class Message:
 
 @dataclass(frozen=True)
 class SearchHit:
-    """The best match of one lineage (grouped by root). ``snippet`` marks the match with « »."""
+    """The best match of one lineage (grouped by root): ``excerpt`` with its matches at ``marks``
+    (character ranges). ``snippet`` marks them with « » for the CLI and the tools; a screen
+    styles ``marks`` instead, since stored text can hold « » of its own."""
 
     session_id: str
     root_id: str
     title: str | None
     source: str
     timestamp: float
-    snippet: str
+    excerpt: str
+    marks: Marks
     match_message_id: int
     role: str
     rank: float
@@ -158,6 +162,14 @@ class SearchHit:
     @property
     def when(self) -> str | None:
         return iso(self.timestamp)
+
+    @property
+    def snippet(self) -> str:
+        parts, done = [], 0
+        for start, end in self.marks:
+            parts += [self.excerpt[done:start], MARK_OPEN, self.excerpt[start:end], MARK_CLOSE]
+            done = end
+        return "".join(parts) + self.excerpt[done:]
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -33,7 +33,7 @@ from ..errors import WorkbenchError
 from . import vocab
 from .cjk import INDEXED_TEXT, BigramIndex, fts_pages
 from .lineage import LineageMixin
-from .models import MARK_CLOSE, MARK_OPEN, SearchHit, content_text, decode_content
+from .models import Marks, SearchHit, content_text, decode_content
 from .query import (
     MIN_PREFIX,
     ParsedQuery,
@@ -498,13 +498,15 @@ class SearchMixin(LineageMixin):
         text = content_text(decode_content(row["content"]))
         if pattern is None or not pattern.search(text):  # the match is in the tool name or call arguments
             text = " ".join(filter(None, (text, row["tool_name"], searchable_calls(row["tool_calls"]))))
+        excerpt, marks = make_snippet(text, pattern)
         return SearchHit(
             session_id=row["session_id"],
             root_id=root,
             title=title,
             source=row["source"],
             timestamp=row["timestamp"],
-            snippet=make_snippet(text, pattern),
+            excerpt=excerpt,
+            marks=marks,
             match_message_id=row["id"],
             role=row["role"],
             rank=round(rank, 4) + 0.0,
@@ -529,12 +531,12 @@ def highlight_pattern(parsed: ParsedQuery) -> re.Pattern | None:
     return re.compile("|".join(sorted(parts, key=len, reverse=True)), re.IGNORECASE)
 
 
-def make_snippet(text: str, pattern: re.Pattern | None, width: int = SNIPPET_WIDTH) -> str:
-    """A one-line excerpt around the first match with every match marked « »."""
+def make_snippet(text: str, pattern: re.Pattern | None, width: int = SNIPPET_WIDTH) -> tuple[str, Marks]:
+    """A one-line excerpt around the first match, and where in it every match is."""
     found = pattern.search(text) if pattern else None
     start = max(0, found.start() - width // 3) if found else 0
     end = min(len(text), max(start + width, found.end() if found else 0))
-    piece = text[start:end]
-    if pattern:
-        piece = pattern.sub(lambda m: MARK_OPEN + m.group(0) + MARK_CLOSE, piece)
-    return ("…" if start else "") + " ".join(piece.split()) + ("…" if end < len(text) else "")
+    lead = "…" if start else ""
+    piece = lead + " ".join(text[start:end].split())
+    marks = tuple(m.span() for m in pattern.finditer(piece, len(lead)) if m.end() > m.start()) if pattern else ()
+    return piece + ("…" if end < len(text) else ""), marks

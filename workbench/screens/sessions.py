@@ -23,7 +23,7 @@ from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 from textual.worker import get_current_worker
 
-from engine.archive.models import MARK_CLOSE, MARK_OPEN, Chain, SearchHit
+from engine.archive.models import Chain, SearchHit
 from engine.archive.search import COUNT_CAP
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
@@ -32,7 +32,7 @@ from engine.session_writes import Write, session_writes, session_wrote
 from widgets.lineage_tree import LineageTree, SessionNode
 from widgets.literal import one_line
 from widgets.search_box import SearchBox
-from widgets.search_results import Hit, SearchResults, split_marked
+from widgets.search_results import Hit, SearchResults
 from widgets.transcript import Transcript, TranscriptItem
 
 from ..messages import JumpToMessage, WorkerAnswer
@@ -470,15 +470,14 @@ class SessionsScreen(WorkbenchScreen):
 
 
 def list_hit(hit: SearchHit) -> Hit:
-    """A result row from an archive hit: the snippet's « » marks become styled ranges."""
-    snippet, spans = split_marked(hit.snippet, MARK_OPEN, MARK_CLOSE)
+    """A result row from an archive hit: its matches become styled ranges (« » in the text stay text)."""
     return Hit(
         session_id=hit.session_id,
         root_id=hit.root_id,
         title=hit.title,
         message_id=hit.match_message_id,
-        snippet=snippet,
-        spans=spans,
+        snippet=hit.excerpt,
+        spans=hit.marks,
         role=hit.role,
         why=explain_plan(hit.plan),
         archived=hit.archived,
