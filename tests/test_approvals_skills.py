@@ -66,3 +66,14 @@ def test_reject_all_leaves_the_library_untouched(home):
     assert len(outcome["rejected"]) == 1 and not skill_md(home).exists()
     [row] = home.journal.query(subsystem="approvals", limit=1)
     assert row.action == "reject" and row.detail["payload"]["content"] == SKILL
+
+
+def test_a_patch_summary_counts_the_lines_its_diff_shows(home):
+    """The queue's line for a patch once counted the patch's strings (+2/-1 for a line added after a
+    kept one) while the preview beside it showed one added line: both now count the file's diff."""
+    skill_manage_tool(home, {"action": "create", "name": "brew", "content": SKILL}, AGENT)
+    approval_on(home)
+    pid = staged(home, action="patch", name="brew", old_string="Boil water.", new_string="Boil water.\nWarm the pot.")
+    view = home.approvals.preview(pid)
+    assert [line for line in view["diff"] if line[0] != " "] == [("+", "Warm the pot.")]
+    assert home.approvals.get(pid).summary == "patch 'brew' SKILL.md (+1/-0 lines)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..approvals.preview import diff_stats, line_diff
 from ..errors import WorkbenchError
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from .frontmatter import description_of, parse_frontmatter
@@ -112,16 +113,16 @@ def _size(text: str) -> str:
     return f"{len(text) // 1024 + 1} KB" if len(text) >= 1024 else f"{len(text)} chars"
 
 
-def gist(plan: Plan, args: dict[str, Any]) -> str:
+def gist(plan: Plan) -> str:
     """One line for the approval queue (Hermes's ``skill_gist`` wording)."""
     name = plan.name
     if plan.action in ("create", "edit"):
         verb = "create" if plan.action == "create" else "rewrite"
         description = description_of(*parse_frontmatter(plan.after or ""))
         return f"{verb} '{name}' — {description[:140]} ({_size(plan.after or '')})"
-    if plan.action == "patch":
-        old, new = args.get("old_string") or "", args.get("new_string") or ""
-        return f"patch '{name}' {plan.label} (+{new.count(chr(10)) + 1}/-{old.count(chr(10)) + 1} lines)"
+    if plan.action == "patch":  # counted as the reviewer's diff shows them, not the patch's strings
+        stats = diff_stats(line_diff(plan.before or "", plan.after or ""))
+        return f"patch '{name}' {plan.label} (+{stats['added']}/-{stats['removed']} lines)"
     if plan.action == "write_file":
         return f"write {plan.label} in '{name}'"
     if plan.action == "remove_file":
@@ -152,7 +153,7 @@ def skill_manage_tool(home, args: dict[str, Any], ctx: ToolContext) -> dict[str,
             _read_before_write(plan, ctx)
         suspicious = plan.flags is not None and ctx.actor != "user"
         if suspicious or home.approvals.should_stage("skills", plan.action, ctx.origin):
-            summary = gist(plan, args)
+            summary = gist(plan)
             record = home.approvals.stage(
                 subsystem="skills",
                 action=plan.action,
