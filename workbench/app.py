@@ -167,7 +167,7 @@ class WorkbenchApp(App):
     COMMANDS = App.COMMANDS | {ScreenCommands}
     BINDINGS = [
         *[Binding(key, f"goto('{mode}')", label, show=False, id=f"mode.{mode}") for mode, key, label in MODE_ORDER],
-        Binding("question_mark,f1", "help", "Help", key_display="?", id="help"),
+        Binding("question_mark,f1", "help", "Help", id="help"),  # f1 shown where ? is text (the Run box)
         Binding("f2", "change_theme", "Theme", show=False, id="theme"),
         Binding("f3", "hide_narration", "Hide narration", show=False, id="narration"),
         Binding("ctrl+q", "quit", "Quit", show=False, id="quit"),

@@ -181,11 +181,17 @@ class SkillsScreen(WorkbenchScreen):
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", key_display="/"),
         Binding("d", "dry_run", "Dry run", tooltip="Show what a curator run would change, then apply exactly that"),
-        Binding("c", "curate", "Curate", tooltip="Run the curator now"),
+        Binding("c", "curate", "Curate", tooltip="Run the curator now", show=False),  # (in help: d shows it first)
         Binding("a", "archive", "Archive"),
         Binding("r", "restore", "Restore"),
         Binding("p", "toggle_pin", "Pin", tooltip="Pin or unpin: a pinned skill is never archived"),
-        Binding("x", "purge", "Purge", tooltip="Delete archived skills older than N days (asks; can be rolled back)"),
+        Binding(
+            "x",
+            "purge",
+            "Purge",
+            tooltip="Delete archived skills older than N days (asks; can be rolled back)",
+            show=False,
+        ),  # rare: in help, so the footer keeps l and ? at 80 columns
         Binding("l", "ledger", "Ledger", tooltip="Curator ledger: roll back any change"),
     ]
     DEFAULT_CSS = """
