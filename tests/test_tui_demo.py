@@ -79,8 +79,9 @@ async def test_the_demo_flushes_before_its_compression_and_a_review_learns_the_n
     home.bus.subscribe(lambda e: events.append((e.kind, e.actor, threading.current_thread().name, e.data)), RunnerEvent)
     app = make_app(home, tmp_path, demo_speed=0)
     statuses: list[str] = []
+    # watched from the start: a watch set once the app runs missed the first "reviewing…" under load
+    app.watch_review_status = lambda text: statuses.append(text)
     async with app.run_test(size=(100, 30)) as pilot:
-        app.watch(app, "review_status", lambda text: statuses.append(text), init=False)
         await wait_for(
             pilot, lambda: any(k == "session_rotated" for k, *_ in events), timeout=60, what="the compression"
         )
