@@ -7,9 +7,9 @@ import threading
 import pytest
 
 from engine.demo import seed_demo_home
-from engine.events import PendingChanged, RunnerEvent
+from engine.events import MemoryChanged, PendingChanged, RunnerEvent
 from tests.tui_support import make_app, settle, wait_for
-from widgets.narration import NarrationLine, Narrator
+from widgets.narration import NarrationLine, Narrator, Story
 
 pytestmark = pytest.mark.anyio
 
@@ -17,9 +17,9 @@ pytestmark = pytest.mark.anyio
 async def test_the_demo_narrates_what_happens_and_f3_hides_it(home, tmp_path):
     seed_demo_home(home)
     app = make_app(home, tmp_path, demo_speed=0)
-    said: list[str] = []
+    said: list[Story] = []
     async with app.run_test(size=(100, 30)) as pilot:
-        app.watch(app, "narration", lambda text: said.append(text) if text else None, init=False)
+        app.watch(app, "narration", lambda story: said.append(story) if story else None, init=False)
         # the demo plays on its own thread and may narrate before the watcher above is attached
         await wait_for(
             pilot,
@@ -31,7 +31,7 @@ async def test_the_demo_narrates_what_happens_and_f3_hides_it(home, tmp_path):
         await wait_for(pilot, lambda: line.display and "press" in str(line.content), what="the line shown")
         await pilot.press("f3")
         await settle(pilot)
-        assert app.narration == "" and not line.display
+        assert app.narration is None and not line.display
         count = len(said)
         home.memory.add("memory", "A note after hiding", None)
         await settle(pilot)
@@ -46,7 +46,7 @@ async def test_no_narration_outside_the_demo(home, tmp_path):
         for _ in range(3):
             home.memory.add("memory", "x" * 500, None)
         await settle(pilot)
-        assert app.narration == "" and not app.screen.query_one(NarrationLine).display
+        assert app.narration is None and not app.screen.query_one(NarrationLine).display
 
 
 async def test_the_demo_tells_its_whole_story(home, tmp_path):
@@ -62,13 +62,14 @@ async def test_the_demo_tells_its_whole_story(home, tmp_path):
 
 
 def test_a_proposed_skill_is_told_by_who_proposed_it():
-    def told(actor: str) -> str | None:
+    def told(actor: str) -> Story | None:
         return Narrator(lambda target: (0, 2200)).line(
             PendingChanged(actor=actor, subsystem="skills", pending_id="0a0a0a0a", action="staged"), True
         )
 
-    assert told("review") == "The review proposed a skill change: press 4 to approve it."
-    assert told("curator").startswith("The Curator proposed") and told("agent").startswith("The agent proposed")
+    assert told("review").away == "The review proposed a skill change: press 4 to approve it."
+    assert told("review").on("approvals") == "The review proposed a skill change: approve it here."
+    assert told("curator").away.startswith("The Curator proposed") and told("agent").away.startswith("The agent")
 
 
 async def test_the_demo_flushes_before_its_compression_and_a_review_learns_the_name_on_its_thread(home, tmp_path):
@@ -102,3 +103,16 @@ async def test_the_demo_flushes_before_its_compression_and_a_review_learns_the_n
         assert any(s.startswith("review: User profile + \u201cUser's name is Maya.\u201d") for s in statuses)
         assert "User's name is Maya." in home.memory.entries("user")
         app._demo_cancel.set()
+
+
+async def test_a_story_says_press_n_only_away_from_screen_n(home, tmp_path):
+    """The drift line said "press 1 to compare them" on screen 1 itself: there it now says what to look at."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.narration = Narrator(lambda target: (0, 2200)).line(MemoryChanged(actor="agent", target="memory"), True)
+        await settle(pilot)
+        assert str(app.screen.query_one(NarrationLine).content).endswith("live memory: compare the columns.")
+        await pilot.press("2")
+        await settle(pilot)
+        assert str(app.screen.query_one(NarrationLine).content).endswith("live memory: press 1 to compare them.")

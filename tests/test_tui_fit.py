@@ -11,6 +11,7 @@ from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.gauge import CapacityGauge
 from widgets.header import WorkbenchHeader
+from widgets.narration import Story
 from widgets.skill_list import SkillList
 from workbench import app as app_module
 from workbench.screens.memory import MemoryScreen
@@ -152,7 +153,7 @@ async def test_at_80x24_the_skill_files_keep_a_row_under_the_narration(home, tmp
     )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        app.narration = "The review proposed a skill: press 4 to approve it (f3 hides this)."
+        app.narration = Story("The review proposed a skill: press 4 to approve it (f3 hides this).")
         screen = await open_mode(pilot, "3", SkillsScreen)
         await wait_for(pilot, lambda: screen.current is not None, what="a skill selected")
         files = screen.query_one("#skills-files")

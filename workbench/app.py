@@ -37,7 +37,7 @@ from engine.memory.targets import TARGETS
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
 from widgets import textual_fixes
 from widgets.literal import visible
-from widgets.narration import Narrator
+from widgets.narration import Narrator, Story
 from widgets.transcript import Transcript
 
 from .bridge import EngineBridge, EngineEvent
@@ -103,7 +103,7 @@ class CuratorNoted(Message):
 
 @dataclass
 class NarrationReady(Message):
-    line: str
+    line: Story
 
 
 @dataclass
@@ -175,7 +175,7 @@ class WorkbenchApp(App):
 
     pending_count: reactive[int] = reactive(0)
     running_session: reactive[str | None] = reactive(None)
-    narration: reactive[str] = reactive("")  # the demo's story line ("" outside the demo, or hidden)
+    narration: reactive[Story | None] = reactive(None)  # the demo's story line (None outside the demo, or hidden)
     review_status: reactive[str] = reactive("")  # "reviewing…" while a background review runs, then its result
     curator_note: reactive[str] = reactive("")  # the last automatic Curator pass, for the header
 
@@ -391,7 +391,7 @@ class WorkbenchApp(App):
 
     def action_hide_narration(self) -> None:
         self._narrator = None
-        self.narration = ""
+        self.narration = None
 
     async def on_jump_to_message(self, message: JumpToMessage) -> None:
         if "sessions" not in self.MODES:

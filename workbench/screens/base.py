@@ -80,7 +80,7 @@ class WorkbenchScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield WorkbenchHeader()
-        yield NarrationLine()
+        yield NarrationLine(self.workbench.mode_of(self))
         yield from self.compose_body()
         yield Footer()
 
