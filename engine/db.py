@@ -41,42 +41,51 @@ BUSY_TIMEOUT_MS = int(DEFAULT_BUSY_SECONDS * 1000)
 
 
 class DatabaseBusyError(WorkbenchError):
-    """Another process held the write lock for longer than the busy timeout."""
+    """Another process (or another task of this one) held the write lock past the busy timeout."""
 
 
-def lock_holders(path: Path) -> list[str]:
-    """Other processes holding POSIX locks on ``path`` or its WAL files, as "pid (command)".
+WAL_WRITE_BYTE = 120  # the byte of a WAL database's -shm file that its one writer locks
+RESERVED_BYTE = 0x40000001  # the byte of a rollback-journal database that its writer locks
 
-    Linux lists every POSIX lock in /proc/locks by device and inode; elsewhere (or when
-    it cannot be read) the list is empty and the message just says "another process".
+
+def lock_holders(path: Path) -> tuple[list[str], bool]:
+    """Who holds the write lock of ``path``: other processes as "pid (command)", and whether
+    this process does (another of its connections: a review, an upkeep step, a turn).
+
+    Linux lists every POSIX lock in /proc/locks by device, inode and byte range; readers
+    hold other bytes, so only the writer's byte counts. Elsewhere (or when it cannot be
+    read) nobody is found and the message just says "another process".
     """
-    wanted = set()
-    for candidate in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+    wanted = {}
+    for candidate, byte in ((Path(f"{path}-shm"), WAL_WRITE_BYTE), (path, RESERVED_BYTE)):
         with contextlib.suppress(OSError):
             st = candidate.stat()
-            wanted.add((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino))
+            wanted[(os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)] = byte
     holders: list[str] = []
+    mine = False
     try:
         lines = Path("/proc/locks").read_text().splitlines()
     except OSError:
-        return holders
+        return holders, mine
     for line in lines:
         fields = line.split()
-        if "->" in fields or len(fields) < 6:  # "->" marks a process waiting, not holding
+        if "->" in fields or len(fields) < 8 or fields[3] != "WRITE":  # "->" marks a waiter
             continue
-        pid, where = fields[4], fields[5]
+        pid, where, first, last = fields[4], fields[5], fields[6], fields[7]
         parts = where.split(":")
-        if len(parts) != 3 or not pid.isdigit() or int(pid) == os.getpid():
+        if len(parts) != 3 or not pid.isdigit() or not first.isdigit():
             continue
         try:
-            key = (int(parts[0], 16), int(parts[1], 16), int(parts[2]))
+            locked = wanted.get((int(parts[0], 16), int(parts[1], 16), int(parts[2])))
         except ValueError:
             continue
-        if key in wanted:
-            label = f"{pid} ({_command_of(pid)})"
-            if label not in holders:
-                holders.append(label)
-    return holders
+        if locked is None or not int(first) <= locked <= (int(last) if last.isdigit() else locked):  # "EOF": to the end
+            continue
+        if int(pid) == os.getpid():
+            mine = True
+        elif (label := f"{pid} ({_command_of(pid)})") not in holders:
+            holders.append(label)
+    return holders, mine
 
 
 def _command_of(pid: str) -> str:
@@ -90,8 +99,13 @@ def _command_of(pid: str) -> str:
 
 
 def busy_error(path: Path, waited: float) -> DatabaseBusyError:
-    holders = lock_holders(path)
-    who = f"process {', '.join(holders)}" if holders else "another process"
+    holders, mine = lock_holders(path)
+    if holders:
+        who = f"process {', '.join(holders)}"
+    elif mine:
+        who = "another task of this workbench (a background review, an index upkeep step or a turn)"
+    else:
+        who = "another process"
     return DatabaseBusyError(
         f"{path.name} is busy: {who} holds its write lock (waited {waited:g} s). Nothing was changed. "
         "Retry when it is done, or set WORKBENCH_BUSY_TIMEOUT (seconds) to wait longer.",

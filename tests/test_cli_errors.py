@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -66,17 +67,17 @@ def test_arguments_that_are_not_utf8_are_a_usage_error_and_write_nothing(tmp_pat
     assert b"Traceback" not in proc.stderr
 
 
-def test_a_held_database_fails_fast_and_names_the_process_holding_it(tmp_path):
-    home = tmp_path / "h"
-    assert _run(workbench_cmd("--home", str(home), "memory", "add", "first")).returncode == 0
-    holder = subprocess.Popen(
+def _holding(database: Path, begin: str) -> subprocess.Popen:
+    """A process that opens ``database``, runs ``begin`` (and a read), says "held" and waits."""
+    return subprocess.Popen(
         [
             sys.executable,
             "-c",
             textwrap.dedent(f"""
             import sqlite3, sys, time
-            conn = sqlite3.connect({str(home / "workbench.db")!r}, isolation_level=None)
-            conn.execute("BEGIN IMMEDIATE")
+            conn = sqlite3.connect({str(database)!r}, isolation_level=None)
+            conn.execute({begin!r})
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             print("held", flush=True)
             time.sleep(30)
         """),
@@ -84,7 +85,16 @@ def test_a_held_database_fails_fast_and_names_the_process_holding_it(tmp_path):
         stdout=subprocess.PIPE,
         text=True,
     )
+
+
+def test_a_held_database_fails_fast_and_names_the_process_holding_it(tmp_path):
+    """Only the writer is named: a process that merely reads holds other lock bytes (it once was named too)."""
+    home = tmp_path / "h"
+    assert _run(workbench_cmd("--home", str(home), "memory", "add", "first")).returncode == 0
+    reader = _holding(home / "workbench.db", "BEGIN")
+    holder = _holding(home / "workbench.db", "BEGIN IMMEDIATE")
     try:
+        assert reader.stdout.readline().strip() == "held"
         assert holder.stdout.readline().strip() == "held"
         started = time.monotonic()
         proc = _run(
@@ -94,11 +104,13 @@ def test_a_held_database_fails_fast_and_names_the_process_holding_it(tmp_path):
         )
         waited = time.monotonic() - started
     finally:
-        holder.kill()
-        holder.wait()
+        for process in (holder, reader):
+            process.kill()
+            process.wait()
     assert proc.returncode == 1
     error = json.loads(proc.stdout)["error"]
-    assert "busy" in error and f"process {holder.pid}" in error and "WORKBENCH_BUSY_TIMEOUT" in error
+    assert "busy" in error and f"process {holder.pid} (" in error and "WORKBENCH_BUSY_TIMEOUT" in error
+    assert str(reader.pid) not in error
     assert waited < 30  # bounded by the budget, not by the holder (the old retry loop waited 40 s or more)
     assert (home / "memories" / "MEMORY.md").read_text() == "first"
 

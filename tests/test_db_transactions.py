@@ -75,3 +75,20 @@ def test_a_transaction_opened_elsewhere_is_never_joined(conn, tmp_path):
         conn.execute("INSERT INTO t VALUES ('mine')")
     conn.execute("ROLLBACK")
     assert _values(tmp_path) == []
+
+
+def test_a_write_lock_held_by_this_process_is_not_blamed_on_another(home, monkeypatch):
+    """Inside the app, a background task (another connection of the same process) can hold
+    workbench.db; the refusal said "another process" then, sending the user to look for one."""
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home.memory.add("memory", "first", None)
+    task = sqlite3.connect(home.root / "workbench.db", isolation_level=None)
+    task.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(WorkbenchError) as refused:
+            home.memory.add("memory", "second", None)
+    finally:
+        task.execute("ROLLBACK")
+        task.close()
+    assert "another task of this workbench" in refused.value.message and "process" not in refused.value.message
+    assert home.memory.entries("memory") == ["first"]
