@@ -10,14 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from engine.skills.manage import skill_manage_tool
 from engine.tools import ToolContext
-from tests.tui_support import make_app, settle
+from tests.screens_seed import open_mode
+from tests.tui_support import LateFirstAnswer, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from workbench.screens.approvals import ApprovalsScreen, QueueLoaded
 from workbench.screens.base import StatusReport
 from workbench.screens.memory import MemoryLoaded, MemoryScreen
+from workbench.screens.skills import SkillsScreen
 
 ROOT = Path(__file__).resolve().parent.parent
+AGENT = ToolContext(actor="agent", session_id="s1")
+BREW = "---\nname: brew\ndescription: How to brew tea\n---\n\nBoil water.\n"
 
 pytestmark = pytest.mark.anyio
 
@@ -144,3 +149,50 @@ def test_no_worker_calls_back_with_call_from_thread():
             if isinstance(node, ast.Attribute) and node.attr == "call_from_thread":
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert found == []
+
+
+def test_exclusive_workers_answer_through_post_result():
+    """A newer run cancels an older one, whose thread still answers: only ``post_result``
+    checks, on arrival, that its run was not superseded (``messages.ResultsFromWorkers``)."""
+    found = []
+    for path in [*(ROOT / "workbench").rglob("*.py"), *(ROOT / "widgets").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef) or not any(
+                isinstance(d, ast.Call) and any(k.arg == "exclusive" for k in d.keywords) for d in node.decorator_list
+            ):
+                continue
+            found += [
+                f"{path.relative_to(ROOT)}:{call.lineno}"
+                for call in ast.walk(node)
+                if isinstance(call, ast.Attribute) and call.attr == "post_message"
+            ]
+    assert found == []
+
+
+async def test_an_older_skills_load_answering_last_is_dropped(home, tmp_path, monkeypatch):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_mode(pilot, "3", SkillsScreen)
+        late = LateFirstAnswer(monkeypatch, home.skills, "list")
+        screen.load_skills()
+        await wait_for(pilot, late.started.is_set, what="the first load reading")
+        home.skills.manage({"action": "create", "name": "brew", "content": BREW}, None)  # its event reloads
+        await wait_for(pilot, lambda: "brew" in screen.skill_list.rows_by_name, what="the newer load")
+        await late.release(pilot, "skills")  # the load from before the skill existed answers last
+        assert "brew" in screen.skill_list.rows_by_name
+
+
+async def test_an_older_pending_count_answering_last_is_dropped(home, tmp_path, monkeypatch):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        late = LateFirstAnswer(monkeypatch, home.approvals, "count")
+        app.refresh_pending()
+        await wait_for(pilot, late.started.is_set, what="the first count reading")
+        home.config_path.write_text("skills:\n  write_approval: true\n")
+        home.reload_config()
+        staged = skill_manage_tool(home, {"action": "create", "name": "brew", "content": BREW}, AGENT)
+        assert staged["staged"]
+        await wait_for(pilot, lambda: app.pending_count == 1, what="the newer count")
+        await late.release(pilot, "pending-count")  # the count from before the proposal answers last
+        assert app.pending_count == 1

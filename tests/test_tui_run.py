@@ -12,7 +12,7 @@ from textual.widgets import OptionList, Select
 from engine.events import RunnerEvent
 from engine.scenarios import run_scenario
 from tests.screens_seed import GARDEN_2, TOKYO, open_mode, play_scenario, screen_text, seed_sessions
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import LateFirstAnswer, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree
 from widgets.transcript import Transcript, TranscriptItem
@@ -105,25 +105,12 @@ async def test_a_reload_that_answers_after_a_newer_one_is_dropped(home, tmp_path
         await play_scenario(pilot, screen)
         transcript = screen.query_one(Transcript)
         full = [item.id for item in transcript.items]
-        read, release = run_module.session_items, threading.Event()
-        first = threading.Event()
-
-        def earlier_read_answers_late(home, session_id):
-            items = read(home, session_id)
-            if not first.is_set():  # this read saw the session after its first turn only
-                first.set()
-                release.wait(10)
-                return items[:3]
-            return items
-
-        monkeypatch.setattr(run_module, "session_items", earlier_read_answers_late)
+        late = LateFirstAnswer(monkeypatch, run_module, "session_items", stale=lambda items: items[:3])
         screen.load_session(screen.session_id)
-        await wait_for(pilot, first.is_set, what="the first reload reading")
+        await wait_for(pilot, late.started.is_set, what="the first reload reading")
         screen.load_session(screen.session_id)
         await settle(pilot)
-        release.set()  # the earlier reload answers last
-        await wait_for(pilot, lambda: not [w for w in app.workers if w.group == "run-reload"], what="both reloads done")
-        await settle(pilot)
+        await late.release(pilot, "run-reload")  # the earlier reload answers last
         assert [item.id for item in transcript.items] == full
 
 

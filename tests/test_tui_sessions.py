@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import threading
 
 import pytest
 from rich.cells import cell_len
@@ -23,7 +22,7 @@ from tests.screens_seed import (
     screen_text,
     seed_sessions,
 )
-from tests.tui_support import cursor_on, landed_on, make_app, settle, wait_for
+from tests.tui_support import LateFirstAnswer, cursor_on, landed_on, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree, MoreRoots, SessionNode
 from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, hit_prompt
@@ -330,23 +329,12 @@ async def test_a_transcript_load_that_answers_after_a_newer_one_is_dropped(home,
         screen = await open_sessions(pilot)
         transcript = screen.query_one(Transcript)
         await show_first_segment(pilot, screen)
-        read, first, release = sessions_module.session_items, threading.Event(), threading.Event()
-
-        def earlier_read_answers_late(home, session_id, select_id):
-            items = read(home, session_id, select_id)
-            if not first.is_set():
-                first.set()
-                release.wait(10)
-            return items
-
-        monkeypatch.setattr(sessions_module, "session_items", earlier_read_answers_late)
+        late = LateFirstAnswer(monkeypatch, sessions_module, "session_items")
         screen.load_transcript(GARDEN, None)
-        await wait_for(pilot, first.is_set, what="the first load reading")
+        await wait_for(pilot, late.started.is_set, what="the first load reading")
         home.archive.append_message(GARDEN, "user", "one more thing")
         await wait_for(pilot, lambda: transcript.items[-1].content == "one more thing", what="the newer load")
-        release.set()  # the older load answers last, without the new message
-        await wait_for(pilot, lambda: not [w for w in app.workers if w.group == "transcript"], what="loads done")
-        await settle(pilot)
+        await late.release(pilot, "transcript")  # the older load answers last, without the new message
         assert transcript.items[-1].content == "one more thing"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 from textual.worker import WorkerState
@@ -64,3 +65,29 @@ async def wait_for(pilot, condition, timeout: float = 5.0, what: str = "conditio
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await pilot.pause(0.02)
+
+
+class LateFirstAnswer:
+    """Replaces ``name`` in ``module`` (a read a load worker makes) so that its first call
+    answers last: it reads, then waits until ``release()``, and returns ``stale(result)``.
+    The next calls answer at once; ``started`` is set once the first call has read."""
+
+    def __init__(self, monkeypatch, module, name: str, stale=lambda result: result):
+        self.started, self._go = threading.Event(), threading.Event()
+        read = getattr(module, name)
+
+        def late_first(*args, **kwargs):
+            result = read(*args, **kwargs)
+            if self.started.is_set():
+                return result
+            self.started.set()
+            self._go.wait(10)
+            return stale(result)
+
+        monkeypatch.setattr(module, name, late_first)
+
+    async def release(self, pilot, group: str) -> None:
+        """Let the first call answer, and wait until every worker of ``group`` has ended."""
+        self._go.set()
+        await wait_for(pilot, lambda: not [w for w in pilot.app.workers if w.group == group], what=f"{group} done")
+        await settle(pilot)

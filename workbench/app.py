@@ -42,7 +42,7 @@ from widgets.transcript import Transcript
 
 from .bridge import EngineBridge, EngineEvent
 from .crash import save_traceback
-from .messages import AfterEngineEvents, JumpToMessage, ShowEntry
+from .messages import AfterEngineEvents, JumpToMessage, ResultsFromWorkers, ShowEntry
 from .screens.approvals import ApprovalsScreen
 from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings
 from .screens.memory import MemoryScreen
@@ -157,7 +157,7 @@ def screen_actions(cls) -> list[tuple[str, str, str]]:
     return out
 
 
-class WorkbenchApp(App):
+class WorkbenchApp(ResultsFromWorkers, App):
     """Memory Workbench. ``home`` is an open Home; the app never closes it."""
 
     TITLE = "Memory Workbench"
@@ -419,8 +419,7 @@ class WorkbenchApp(App):
     @work(thread=True, exclusive=True, group="pending-count", exit_on_error=False)
     def refresh_pending(self) -> None:
         count = self.home.approvals.count()
-        if not get_current_worker().is_cancelled:  # a newer count started meanwhile: an older one must not land last
-            self.post_message(PendingCounted(count))
+        self.post_result(PendingCounted(count))  # dropped if a newer count started meanwhile
 
     def on_pending_counted(self, message: PendingCounted) -> None:
         self.pending_count = message.count
@@ -431,7 +430,7 @@ class WorkbenchApp(App):
         report = self.home.curator.maybe_run(busy=self._turn_running)
         if report is not None:
             note = f"curator {report['started_at'][11:16]}: {report['summary'].removeprefix('auto: ')}"
-            self.post_message(CuratorNoted(note))
+            self.post_result(CuratorNoted(note))
 
     def on_curator_noted(self, message: CuratorNoted) -> None:
         self.curator_note = message.note

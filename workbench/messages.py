@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from textual.message import Message
 from textual.message_pump import MessagePump
-from textual.worker import NoActiveWorker, get_current_worker
+from textual.worker import NoActiveWorker, Worker, get_current_worker
 
 
 class JumpToMessage(Message):
@@ -56,21 +58,32 @@ class AfterEngineEvents(Message):
         self.message = message
 
 
-class WorkerAnswer(Message):
-    """A thread worker's result, which knows whether a newer request replaced it.
+class WorkerResult(Message, bubble=False):
+    """A thread worker's answer on its way to the UI thread, where it is checked (``ResultsFromWorkers``)."""
+
+    def __init__(self, message: Message) -> None:
+        super().__init__()
+        try:
+            self.worker: Worker | None = get_current_worker()
+        except NoActiveWorker:  # posted from the UI thread: nothing can supersede it
+            self.worker = None
+        self.message = message
+
+
+class ResultsFromWorkers:
+    """Mixed in before a screen, widget or app whose thread workers answer through ``post_result``.
 
     A worker in an exclusive group is cancelled when the next one starts, but its thread
-    runs on and posts its answer, which can then arrive after the newer one's (a busy
-    machine, a slow read): the screen would show the older data last. Cancelling happens
-    on the UI thread, so a handler that drops ``superseded`` answers never shows one."""
+    runs on and posts its answer, which on a busy machine can arrive after the newer
+    one's: the older data would be shown last (a finished scenario's transcript once
+    ended at its second turn). Cancelling happens on the UI thread, so an answer checked
+    there on arrival is dropped exactly when a newer run superseded it.
+    """
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        try:
-            self._worker = get_current_worker()
-        except NoActiveWorker:  # posted from the UI thread: nothing can replace it
-            self._worker = None
+    def post_result(self, message: Message) -> None:
+        """From a worker: hand ``message`` to the UI thread, unless a newer run of its group comes first."""
+        cast(MessagePump, self).post_message(WorkerResult(message))
 
-    @property
-    def superseded(self) -> bool:
-        return self._worker is not None and self._worker.is_cancelled
+    def on_worker_result(self, result: WorkerResult) -> None:
+        if result.worker is None or not result.worker.is_cancelled:
+            cast(MessagePump, self).post_message(result.message)

@@ -6,10 +6,11 @@ events in ``engine_event`` (called on the UI thread for every event).
 
 One idiom from worker threads to the UI: engine calls run in
 ``@work(thread=True, exit_on_error=False)`` workers, which never touch widgets or
-screen state; each hands its result back as a dataclass ``Message`` (``post_result``
-drops it when a newer run of the same exclusive group superseded it) that an ``@on``
-handler shows on the UI thread. A screen that yields ``status_line()`` reports an
-outcome from a worker with ``report`` (a ``StatusReport``).
+screen state; each hands its result back as a dataclass ``Message`` (``post_result``,
+which drops it on arrival when a newer run of the same exclusive group superseded it:
+``messages.ResultsFromWorkers``) that an ``@on`` handler shows on the UI thread. A
+screen that yields ``status_line()`` reports an outcome from a worker with ``report``
+(a ``StatusReport``).
 
 A screen whose view is a reread of the stores implements ``reload`` and calls
 ``request_reload`` from ``engine_event``: while the screen is shown, requests in a
@@ -30,12 +31,13 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Static
-from textual.worker import get_current_worker
 
 from engine.events import Event
 from widgets.header import WorkbenchHeader
 from widgets.literal import literal
 from widgets.narration import NarrationLine
+
+from ..messages import ResultsFromWorkers
 
 if TYPE_CHECKING:
     from engine.home import Home
@@ -62,7 +64,7 @@ class ReloadWanted(Message):
         return isinstance(message, ReloadWanted)
 
 
-class WorkbenchScreen(Screen):
+class WorkbenchScreen(ResultsFromWorkers, Screen):
     """A mode's screen with the shared header and footer."""
 
     TITLE_TEXT = ""
@@ -103,12 +105,6 @@ class WorkbenchScreen(Screen):
 
     def on_narration_line_dismissed(self, _: NarrationLine.Dismissed) -> None:
         self.workbench.action_hide_narration()
-
-    def post_result(self, message: Message) -> None:
-        """From a worker: hand ``message`` to the UI thread, unless a newer run of the same
-        group (exclusive workers) superseded this one, whose data would be older."""
-        if not get_current_worker().is_cancelled:
-            self.post_message(message)
 
     def report(self, text: str, *, error: bool = False) -> None:
         """From a worker: say ``text`` in the status line."""

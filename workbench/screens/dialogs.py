@@ -32,11 +32,13 @@ from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line, visible
 from widgets.textual_fixes import DismissOnce
 
+from ..messages import ResultsFromWorkers
+
 Result = TypeVar("Result")
 
 
-class Dialog(DismissOnce, ModalScreen[Result]):
-    """A modal that closes once (``DismissOnce``)."""
+class Dialog(DismissOnce, ResultsFromWorkers, ModalScreen[Result]):
+    """A modal that closes once (``DismissOnce``) and whose workers answer through ``post_result``."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +210,7 @@ class EditDialog(Dialog[bool]):
 
     @work(thread=True, exclusive=True, group="edit-recheck", exit_on_error=False)
     def _recheck(self) -> None:
-        self.post_message(DiskChecked(self.recheck()))
+        self.post_result(DiskChecked(self.recheck()))
 
     @on(DiskChecked)
     def _show_disk(self, message: DiskChecked) -> None:

@@ -16,7 +16,6 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static
-from textual.worker import get_current_worker
 
 from engine.errors import WorkbenchError
 from engine.events import Event, FactsChanged, MessageStored
@@ -25,7 +24,7 @@ from engine.providers.facts import list_facts
 from widgets.fact_list import FactList, FactRow
 from widgets.literal import assemble
 
-from ..messages import JumpToMessage
+from ..messages import JumpToMessage, ResultsFromWorkers
 
 EMPTY = (
     "No provider facts yet. They appear when config.yaml sets memory.provider: local — the agent keeps "
@@ -63,7 +62,7 @@ class FactsLoaded(Message):
     problem: str | None
 
 
-class FactsPane(Vertical):
+class FactsPane(ResultsFromWorkers, Vertical):
     """A title line and the list of facts; hidden until the Memory screen shows it."""
 
     DEFAULT_CSS = """
@@ -99,8 +98,7 @@ class FactsPane(Vertical):
             problem = None
         except (WorkbenchError, sqlite3.Error) as exc:
             rows, active, problem = [], False, getattr(exc, "message", None) or str(exc)
-        if not get_current_worker().is_cancelled:
-            self.post_message(FactsLoaded(rows, active, problem))
+        self.post_result(FactsLoaded(rows, active, problem))
 
     @on(FactsLoaded)
     def _show(self, message: FactsLoaded) -> None:

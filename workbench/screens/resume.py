@@ -124,9 +124,9 @@ class ResumeDialog(Dialog[str | None]):
         try:
             session_id = self.resolve(text).id
         except Exception as exc:  # the resolver's refusal says what to type instead
-            self.post_message(LookedUp(None, getattr(exc, "message", None) or str(exc)))
+            self.post_result(LookedUp(None, getattr(exc, "message", None) or str(exc)))
             return
-        self.post_message(LookedUp(session_id))
+        self.post_result(LookedUp(session_id))
 
     @on(LookedUp)
     def _looked_up(self, message: LookedUp) -> None:

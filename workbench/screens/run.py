@@ -28,7 +28,7 @@ from engine.models import BACKENDS, make_model
 from engine.scenarios import list_scenarios, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
 
-from ..messages import AfterEngineEvents, WorkerAnswer
+from ..messages import AfterEngineEvents
 from .base import WorkbenchScreen
 from .resume import RECENT, ResumeDialog
 from .sessions import session_items
@@ -44,7 +44,7 @@ class TurnEnded(Message):
 
 
 @dataclass
-class SessionReloaded(WorkerAnswer):
+class SessionReloaded(Message):
     session_id: str
     items: list[TranscriptItem]
 
@@ -258,7 +258,7 @@ class RunScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="resume-list")
     def open_resume(self) -> None:
         recent = self.home.archive.list_sessions(limit=RECENT)
-        self.post_message(RecentLoaded(recent))
+        self.post_result(RecentLoaded(recent))
 
     @on(RecentLoaded)
     def _pick_resume(self, message: RecentLoaded) -> None:
@@ -401,11 +401,11 @@ class RunScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-reload")
     def load_session(self, session_id: str) -> None:
-        self.post_message(SessionReloaded(session_id, session_items(self.home, session_id)))
+        self.post_result(SessionReloaded(session_id, session_items(self.home, session_id)))
 
     @on(SessionReloaded)
     def _reloaded(self, message: SessionReloaded) -> None:
-        if message.session_id == self.session_id and not message.superseded:  # a newer reload is coming
+        if message.session_id == self.session_id:
             transcript = self.query_one(Transcript)
             current = transcript.current
             keep = current.id if current is not None and not transcript.follow else None  # the reader's place

@@ -35,7 +35,7 @@ from widgets.search_box import SearchBox
 from widgets.search_results import Hit, SearchResults
 from widgets.transcript import Transcript, TranscriptItem
 
-from ..messages import JumpToMessage, WorkerAnswer
+from ..messages import JumpToMessage
 from .base import WorkbenchScreen
 
 ROOTS_PAGE = 200
@@ -88,7 +88,7 @@ class SessionHitsLoaded(Message):
 
 
 @dataclass
-class TranscriptLoaded(WorkerAnswer):
+class TranscriptLoaded(Message):
     session_id: str
     title: str
     items: list[TranscriptItem]
@@ -320,8 +320,7 @@ class SessionsScreen(WorkbenchScreen):
             )
         except WorkbenchError:
             return  # the header keeps its "…"; the next key counts again
-        if not worker.is_cancelled:
-            self.post_message(CountsDone(query, counts))
+        self.post_result(CountsDone(query, counts))
 
     @on(CountsDone)
     def _counts_done(self, message: CountsDone) -> None:
@@ -366,15 +365,15 @@ class SessionsScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="transcript")
     def _load_transcript(self, session_id: str, select_id: int | None) -> None:
         session = self.home.archive.get_session(session_id)
-        if get_current_worker().is_cancelled:
+        if get_current_worker().is_cancelled:  # superseded already: skip reading the messages
             return
         title = (session.title or session.id) if session else session_id
         items = session_items(self.home, session_id, select_id)
-        self.post_message(TranscriptLoaded(session_id, title, items, select_id))
+        self.post_result(TranscriptLoaded(session_id, title, items, select_id))
 
     @on(TranscriptLoaded)
     def _transcript_loaded(self, message: TranscriptLoaded) -> None:
-        if message.session_id != self.wanted_session or message.superseded:
+        if message.session_id != self.wanted_session:
             return
         transcript = self.transcript
         live = message.select_id is None and message.session_id == self.shown_session
@@ -452,7 +451,7 @@ class SessionsScreen(WorkbenchScreen):
     def refresh_roots(self) -> None:
         chains = self.home.archive.root_chains(limit=ROOTS_PAGE)
         for node in reversed(self._tree_nodes(chains)):
-            self.post_message(SessionRefreshed(node, None))
+            self.post_result(SessionRefreshed(node, None))
 
     @work(thread=True, exit_on_error=False, group="live")
     def refresh_session(self, session_id: str) -> None:

@@ -239,7 +239,7 @@ class SkillsScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="skills")
     def load_skills(self) -> None:
         infos = self.home.skills.list(include_archived=True)
-        self.post_message(SkillsLoaded([skill_row(i) for i in infos]))
+        self.post_result(SkillsLoaded([skill_row(i) for i in infos]))
 
     @on(SkillsLoaded)
     def _skills_loaded(self, message: SkillsLoaded) -> None:
@@ -297,10 +297,8 @@ class SkillsScreen(WorkbenchScreen):
     def load_files(self, name: str) -> None:
         view = self._view(name, None)
         linked = view.get("linked_files") or {}
-        self.post_message(
-            FilesLoaded(name, ["SKILL.md"] + [path for group in sorted(linked) for path in linked[group]])
-        )
-        self.post_message(FileLoaded(name, "SKILL.md", view["content"]))
+        self.post_result(FilesLoaded(name, ["SKILL.md"] + [path for group in sorted(linked) for path in linked[group]]))
+        self.post_result(FileLoaded(name, "SKILL.md", view["content"]))
 
     @on(FilesLoaded)
     def _files_loaded(self, message: FilesLoaded) -> None:
@@ -319,7 +317,7 @@ class SkillsScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="file")
     def load_file(self, name: str, file: str) -> None:
-        self.post_message(FileLoaded(name, file, self._view(name, None if file == "SKILL.md" else file)["content"]))
+        self.post_result(FileLoaded(name, file, self._view(name, None if file == "SKILL.md" else file)["content"]))
 
     def _view(self, name: str, file: str | None) -> dict[str, Any]:
         """A person's view of a skill or one of its files (worker thread); a refusal is shown as the text."""
