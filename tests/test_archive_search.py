@@ -393,3 +393,13 @@ def test_counts_keep_to_each_session_when_sessions_interleave(tmp_path, clock):
     assert len(hits) == 6 and all(h.archived and h.session_id == "b" for h in hits)
     assert {h.session_id: h.archived for h in archive.search("walrus", limit=5)} == {"b": True, "far": False}
     home.close()
+
+
+def test_roles_other_writers_store_are_known_and_a_typo_is_not(home):
+    """Hermes writes any role a provider sends ("developer", "unknown"): such a role filters like
+    Hermes's own; a role no message has is what the CLI calls a mistake."""
+    session = home.archive.create_session(source="cli")
+    home.archive.append_message(session.id, "developer", "you are terse")
+    assert home.archive.absent_roles(["developer", "tool", "bogus"]) == ["bogus"]
+    assert home.archive.roles() == ["assistant", "developer", "system", "tool", "user"]
+    assert [h.role for h in home.archive.search("terse", role="developer")] == ["developer"]

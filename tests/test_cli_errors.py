@@ -173,3 +173,43 @@ def test_huge_or_non_finite_numbers_are_usage_errors(tmp_path, argv, capsys):
     assert main(["--home", str(tmp_path / "h"), "--json", *argv]) == 2
     doc = json.loads(capsys.readouterr().out)
     assert "out of range" in doc["error"] or "is not" in doc["error"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "hint"),
+    [
+        (["memory", "add", "bogus", "hello"], "workbench memory add", "workbench memory add 'bogus hello'"),
+        (["sessions", "search", "error", "log"], "workbench sessions search", "workbench sessions search 'error log'"),
+        (["memory", "show", "extra"], "workbench memory show", None),
+        (["memory", "add", "hello", "--bogus"], "workbench memory add", None),
+    ],
+)
+def test_words_a_command_cannot_use_are_refused_under_its_own_usage(tmp_path, capsys, argv, usage, hint):
+    """argparse left them to the top level, whose usage said nothing about the command typed."""
+    from workbench.cli import main
+
+    home = tmp_path / "h"
+    assert main(["--home", str(home), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: {usage} ") and f"{usage}: error: unrecognized arguments:" in err
+    assert (hint in err) if hint else "put it in quotes" not in err
+    assert not (home / "memories" / "MEMORY.md").exists()
+
+
+def test_a_role_no_message_has_is_a_usage_error_naming_the_roles(tmp_path, capsys):
+    """--role bogus answered "no matches" with status 0, as if the search had run on that role."""
+    from workbench.cli import main
+
+    home = tmp_path / "h"
+    assert main(["--home", str(home), "run", "-m", "hello there"]) == 0
+    capsys.readouterr()
+    assert main(["--home", str(home), "--json", "sessions", "search", "hello", "--role", "bogus"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["error"] == (
+        "no message has the role 'bogus'; --role takes one of: assistant, system, tool, user"
+    )
+    assert err.startswith("usage: workbench sessions search ")
+    assert main(["--home", str(home), "--json", "sessions", "search", "zebra", "--role", "user"]) == 0  # no hit
+    assert json.loads(capsys.readouterr().out)["count"] == 0
+    assert main(["--home", str(home), "--json", "sessions", "search", "hello", "--role", "bogus,user"]) == 0
+    assert json.loads(capsys.readouterr().out)["count"] == 1

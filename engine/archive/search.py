@@ -87,7 +87,21 @@ class _Plan:
         self.pages = walk(None)
 
 
+HERMES_ROLES = ("assistant", "system", "tool", "user")  # what Hermes's agent loop writes; other writers add others
+
+
 class SearchMixin(LineageMixin):
+    def absent_roles(self, roles: Iterable[str]) -> list[str]:
+        """Of ``roles``, those no message has, to tell a mistyped role from a search with no hits.
+        Hermes's own roles always count as known; another is looked up (a scan at worst)."""
+        lookup = "SELECT 1 FROM messages WHERE role = ? LIMIT 1"
+        return [r for r in roles if r not in HERMES_ROLES and self.conn().execute(lookup, (r,)).fetchone() is None]
+
+    def roles(self) -> list[str]:
+        """Every role a message has, and Hermes's own."""
+        stored = {row[0] for row in self.conn().execute("SELECT DISTINCT role FROM messages")}
+        return sorted(stored.union(HERMES_ROLES))
+
     @property
     def bigram_index(self) -> BigramIndex:
         index = self.__dict__.get("_bigram")

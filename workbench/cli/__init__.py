@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import shlex
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -66,9 +67,33 @@ class _ArgumentError(Exception):
         self.parser = parser
 
 
+PROG = "workbench"
+FREE_TEXT = ("TEXT", "QUERY")  # positionals that take any words: the likeliest to be left unquoted
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # raised instead of exiting, so --json can still answer in JSON
         raise _ArgumentError(self, message)
+
+    def parse_known_args(self, args=None, namespace=None):
+        """A subcommand reports words it cannot use itself, under its own usage (argparse leaves
+        them to the top level, whose usage says nothing about the command typed)."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        if self.prog != PROG:
+            if extras:
+                self.error(f"unrecognized arguments: {' '.join(extras)}{self._quoting_hint(namespace, extras)}")
+            if not hasattr(namespace, "usage_parser"):  # the innermost command's, for a UsageError later
+                namespace.usage_parser = self
+        return namespace, extras
+
+    def _quoting_hint(self, namespace, extras: list[str]) -> str:
+        """For a command whose TEXT or QUERY took only the first word: how to pass all of them."""
+        free = next((a for a in self._actions if not a.option_strings and a.metavar in FREE_TEXT), None)
+        value = getattr(namespace, free.dest, None) if free else None
+        if not isinstance(value, str) or any(word.startswith("-") for word in extras):
+            return ""
+        quoted = shlex.quote(" ".join([value, *extras]))
+        return f" ({free.metavar} is one argument: put it in quotes, as in {self.prog} {quoted})"
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -88,7 +113,7 @@ def common_options() -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     common = common_options()
     parser = _Parser(
-        prog="workbench",
+        prog=PROG,
         description="Memory Workbench: see, trust and steer what your agent remembers.",
         parents=[common],
     )
@@ -173,8 +198,8 @@ def main(argv: list[str] | None = None) -> int:
             if handler.__module__ != "workbench.cli.tui_cmds":  # the TUI shows progress its own way
                 home.archive.progress = _layout_progress
         output = handler(home, args)
-    except UsageError as exc:
-        return _usage_error(parser, str(exc), as_json)
+    except UsageError as exc:  # under the usage of the command it concerns
+        return _usage_error(getattr(args, "usage_parser", parser), str(exc), as_json)
     except WorkbenchError as exc:
         _print(Output(exc.to_dict(), text=f"error: {exc.message}"), as_json)
         return 1

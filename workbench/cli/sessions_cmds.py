@@ -119,6 +119,10 @@ def search_sessions(home: Home, args) -> Output:
     hits = home.archive.search(
         args.query, limit=args.limit, offset=args.offset, role=roles, prefix=args.prefix, sort=args.sort
     )
+    absent = home.archive.absent_roles(roles) if roles and not hits else []
+    if absent:  # a mistyped role is not "no matches"
+        named = ", ".join(repr(role) for role in absent)
+        raise UsageError(f"no message has the role {named}; --role takes one of: {', '.join(home.archive.roles())}")
     data = {"query": args.query, "results": [h.to_dict() for h in hits], "count": len(hits)}
 
     def text() -> str:
