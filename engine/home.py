@@ -58,6 +58,7 @@ class Home:
         self.read_only = read_only
         self.clock = clock or Clock()
         self.bus = EventBus()
+        self.created = False  # this open made the folder: a new, empty home (a mistyped path, say)
 
     # -- layout -------------------------------------------------------------------
     @property
@@ -234,7 +235,8 @@ def _shut_out(root: Path) -> str | None:
 
 
 def open_home(path: str | os.PathLike | None = None, *, read_only: bool = False, clock: Clock | None = None) -> Home:
-    """Open (and, unless read-only, create) the home at ``path`` or the resolved default."""
+    """Open (and, unless read-only, create) the home at ``path`` or the resolved default;
+    ``Home.created`` says whether this made it, for the skins to say so."""
     root = resolve_home(path)
     shut = _shut_out(root)
     if shut:
@@ -246,6 +248,7 @@ def open_home(path: str | os.PathLike | None = None, *, read_only: bool = False,
             raise HomeError(f"{root} does not exist; a read-only home is never created. Check --home.")
     home = Home(root, read_only=read_only, clock=clock)
     if not read_only:
+        home.created = not root.exists()
         try:
             home.create_layout()
         except OSError as exc:

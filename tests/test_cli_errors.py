@@ -213,3 +213,13 @@ def test_a_role_no_message_has_is_a_usage_error_naming_the_roles(tmp_path, capsy
     assert json.loads(capsys.readouterr().out)["count"] == 0
     assert main(["--home", str(home), "--json", "sessions", "search", "hello", "--role", "bogus,user"]) == 0
     assert json.loads(capsys.readouterr().out)["count"] == 1
+
+
+def test_a_home_this_command_created_is_said_once_on_stderr(tmp_path):
+    """A mistyped --home made a new, empty home in silence: the memory seemed to be gone."""
+    typo = tmp_path / "hermse"
+    first = _run(workbench_cmd("--home", str(typo), "--json", "memory", "add", "a fact"), text=True)
+    assert first.returncode == 0 and json.loads(first.stdout)["success"]  # stdout stays one JSON document
+    assert f"note: {typo} did not exist: created a new, empty home there" in first.stderr
+    again = _run(workbench_cmd("--home", str(typo), "memory", "add", "another fact"), text=True)
+    assert again.returncode == 0 and "did not exist" not in again.stderr

@@ -418,3 +418,24 @@ async def test_a_failing_outside_step_is_logged_and_the_screens_still_hear(home,
         app._external_change({"skills", "skill files", "memory"})
     assert any(isinstance(m, EngineEvent) and isinstance(m.event, SkillChanged) for m in heard)
     assert "could not follow the outside change to skills: database is locked" in caplog.text
+
+
+async def test_a_home_made_by_opening_it_is_said_at_start(tmp_path, monkeypatch):
+    """`workbench --home <typo>` opened a new, empty home with no word of it."""
+    from engine import open_home
+    from workbench import app as app_module
+
+    opened: list[WorkbenchApp] = []
+    monkeypatch.setattr(app_module.WorkbenchApp, "run", lambda self: opened.append(self))
+    typo = tmp_path / "hermse"
+    assert main(["--home", str(typo)]) == 0  # the CLI opens the TUI on the home it just made
+    [app] = opened
+    assert app.new_home
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        [note] = [n for n in app._notifications if n.title == "New home"]
+        assert f"{typo} did not exist" in note.message and "--home" in note.message
+    app.home.close()
+    again = open_home(typo)
+    assert not again.created
+    again.close()

@@ -187,9 +187,11 @@ class WorkbenchApp(ResultsFromWorkers, App):
         demo_speed: float | None = None,
         settings_file: Path | None = None,
         label: str | None = None,
+        new_home: bool = False,
     ):
         super().__init__()
         self.home = home
+        self.new_home = new_home  # opening made the folder: said at start (a mistyped --home)
         self.home_label = label if label is not None else home_label(home.root)
         self.watch_files = watch_files
         self.demo_speed = demo_speed
@@ -284,6 +286,17 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         self._bridge = EngineBridge(self, self.home)
         self._warn_misreads()
+        if self.new_home:
+            self.notify(
+                visible(
+                    f"{self.home.root} did not exist: this is a new, empty home. If you meant another, "
+                    "quit (ctrl+q) and pass its folder with --home."
+                ),
+                title="New home",
+                severity="warning",
+                markup=False,
+                timeout=15,
+            )
         self.refresh_pending()
         self._turn_running = False
         if not self.home.read_only:
@@ -520,9 +533,9 @@ def screenshot_folder(path: str | None, fallback: Path) -> Path:
     return fallback
 
 
-def run_app(home: Home, *, demo_speed: float | None = None) -> None:
+def run_app(home: Home, *, demo_speed: float | None = None, new_home: bool = False) -> None:
     """Open the TUI on ``home`` (blocking until the user quits); a crash raises WorkbenchError
     after the terminal is restored, so the CLI prints where the traceback went and exits 1."""
-    app = WorkbenchApp(home, demo_speed=demo_speed)
+    app = WorkbenchApp(home, demo_speed=demo_speed, new_home=new_home)
     app.run()
     app.raise_if_crashed()

@@ -193,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         home = None
         if not getattr(args, "no_home", False):
             home = open_home(getattr(args, "home", None), read_only=getattr(args, "read_only", False))
+            if home.created:  # a mistyped --home would otherwise go unnoticed (the TUI says it too)
+                sys.stderr.write(visible(f"note: {home.root} did not exist: created a new, empty home there") + "\n")
             if not getattr(args, "reports_config", False):
                 warn_misreads(home)
             if handler.__module__ != "workbench.cli.tui_cmds":  # the TUI shows progress its own way

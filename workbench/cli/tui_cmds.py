@@ -31,7 +31,7 @@ def open_tui(home: Home, args) -> None:
     """Open the TUI on the home; returns when the user quits."""
     from workbench.app import run_app
 
-    run_app(home)
+    run_app(home, new_home=home.created)
 
 
 def open_demo(_home: None, args) -> None:
