@@ -31,6 +31,16 @@ def children_peak_rss_mb() -> float:
 
 ROWS: list[tuple[str, str, str, str, str, str]] = []  # every figure of the run: the closing table
 
+# Where a Hermes figure comes from, as the closing table's Hermes column says it.
+REFERENCE = "ref."  # shared/reference/search-benchmark.md
+THIS_RUN = "this run"  # Hermes's own code (tests/hermes_support.HERMES_VERSION), measured beside ours
+SOURCES = {
+    REFERENCE: "the reference figures of shared/reference/search-benchmark.md: Hermes's SessionDB at upstream "
+    "614dc194e (schema 22) on the same workload, 2 vCPU, 24 GB, SQLite 3.40.1; that page gives no date",
+    THIS_RUN: "hermes-agent {version}'s own code from its venv, run in this bench on the same machine, "
+    "interleaved with ours",
+}
+
 
 class Report:
     """Collects figures, prints each as it comes and keeps it for the closing table."""
@@ -40,8 +50,16 @@ class Report:
         self.values: dict[str, float] = {}
         print(f"\n== {section} ==", flush=True)
 
-    def figure(self, name: str, value: float, unit: str = "", target: str = "", hermes: float | None = None) -> None:
-        """``hermes``: Hermes's figure for the same measure (its own code in this run, or the reference)."""
+    def figure(
+        self,
+        name: str,
+        value: float,
+        unit: str = "",
+        target: str = "",
+        hermes: float | None = None,
+        source: str = REFERENCE,
+    ) -> None:
+        """``hermes``: Hermes's figure for the same measure, from ``source`` (a key of ``SOURCES``)."""
         self.values[name] = value
         shown = _shown(value)
         line = f"  {name:<52} {shown:>14} {unit}"
@@ -49,15 +67,21 @@ class Report:
             line += f"   (target {target})"
         print(line, flush=True)
         ratio = f"{value / hermes:,.2f}x" if hermes else ""
-        ROWS.append((self.section, name, f"{shown} {unit}".strip(), target, _shown(hermes) if hermes else "", ratio))
+        theirs = f"{_shown(hermes)} ({source})" if hermes else ""
+        ROWS.append((self.section, name, f"{shown} {unit}".strip(), target, theirs, ratio))
 
     def latencies(
-        self, name: str, samples_s: list[float], target: str = "", hermes: tuple[float, float] | None = None
+        self,
+        name: str,
+        samples_s: list[float],
+        target: str = "",
+        hermes: tuple[float, float] | None = None,
+        source: str = REFERENCE,
     ) -> tuple[float, float]:
         p50 = percentile(samples_s, 50) * 1000
         p95 = percentile(samples_s, 95) * 1000
-        self.figure(f"{name} p50", p50, "ms", target, hermes=hermes[0] if hermes else None)
-        self.figure(f"{name} p95", p95, "ms", hermes=hermes[1] if hermes else None)
+        self.figure(f"{name} p50", p50, "ms", target, hermes=hermes[0] if hermes else None, source=source)
+        self.figure(f"{name} p95", p95, "ms", hermes=hermes[1] if hermes else None, source=source)
         return p50, p95
 
     def ratio(self, name: str, numerator: float, denominator: float, target: str = "") -> None:
@@ -86,6 +110,11 @@ def print_table() -> None:
     print("|---|---|---|---|---|---|")
     for row in ROWS:
         print("| " + " | ".join(cell.replace("|", "/") for cell in row) + " |")
+    used = sorted({source for source in SOURCES for row in ROWS if row[4].endswith(f"({source})")})
+    if used:
+        from tests.hermes_support import HERMES_VERSION
+
+        print("\nHermes column: " + "; ".join(f"({s}) {SOURCES[s].format(version=HERMES_VERSION)}" for s in used) + ".")
 
 
 def _memory_gb() -> float:
