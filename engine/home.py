@@ -234,18 +234,24 @@ def _shut_out(root: Path) -> str | None:
     return None
 
 
-def open_home(path: str | os.PathLike | None = None, *, read_only: bool = False, clock: Clock | None = None) -> Home:
-    """Open (and, unless read-only, create) the home at ``path`` or the resolved default;
-    ``Home.created`` says whether this made it, for the skins to say so."""
+def open_home(
+    path: str | os.PathLike | None = None, *, read_only: bool = False, create: bool = True, clock: Clock | None = None
+) -> Home:
+    """Open (and, unless read-only or ``create`` is false, create) the home at ``path`` or the
+    resolved default; ``Home.created`` says whether this made it, for the skins to say so.
+
+    ``create=False``: a command that writes only to what a home already holds (a search
+    extending its index, a session renamed) refuses a folder that is not there."""
     root = resolve_home(path)
     shut = _shut_out(root)
     if shut:
         raise HomeError(shut)
     if root.exists() and not root.is_dir():
         raise HomeError(f"{root} is a file, not a home folder. Pass --home with a folder path.")
-    if read_only:
-        if not root.is_dir():
-            raise HomeError(f"{root} does not exist; a read-only home is never created. Check --home.")
+    if read_only and not root.is_dir():
+        raise HomeError(f"{root} does not exist; a read-only home is never created. Check --home.")
+    if not create and not root.is_dir():
+        raise HomeError(f"{root} does not exist; this command works on an existing home only. Check --home.")
     home = Home(root, read_only=read_only, clock=clock)
     if not read_only:
         home.created = not root.exists()

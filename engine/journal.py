@@ -126,14 +126,20 @@ class Journal:
         self.clock = clock
         self.read_only = read_only
         self._conns = ThreadConnections(path, read_only, on_connect=None if read_only else self._ensure_schema)
+        self._table_seen = not read_only
 
     @staticmethod
     def _ensure_schema(conn: sqlite3.Connection) -> None:
         conn.executescript(_SCHEMA)
 
     def exists(self) -> bool:
-        """False for a home opened read-only before any workbench wrote to it (no workbench.db yet)."""
-        return not self.read_only or self.path.exists()
+        """Whether there is a journal to read: False for a home opened read-only before any
+        workbench journaled in it. workbench.db alone does not tell: a search made in a home
+        nothing else has touched creates it with only its index tables."""
+        if not self._table_seen and self.path.exists():
+            found = self.connection().execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'journal'")
+            self._table_seen = found.fetchone() is not None
+        return self._table_seen
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection to workbench.db (other parts may keep their own tables there)."""
@@ -168,6 +174,8 @@ class Journal:
 
     def file_text(self, sha: str) -> str | None:
         """A kept snapshot by its hash (None when it was released or never kept)."""
+        if not self.exists():
+            return None
         row = self.connection().execute("SELECT text FROM journal_files WHERE sha = ?", (sha,)).fetchone()
         return row[0] if row else None
 
@@ -394,6 +402,8 @@ class Journal:
         return int(cur.lastrowid)
 
     def get(self, entry_id: int) -> JournalEntry | None:
+        if not self.exists():
+            return None
         row = self.connection().execute("SELECT * FROM journal WHERE id = ?", (entry_id,)).fetchone()
         return _row(row) if row else None
 
@@ -436,6 +446,8 @@ class Journal:
 
     def writers_of(self, subsystem: str, target: str, text: str) -> list[JournalEntry]:
         """Provenance: the done rows whose result (``after``) is exactly ``text``, newest first."""
+        if not self.exists():
+            return []
         rows = self.connection().execute(
             "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND after = ? AND status = 'done' "
             "ORDER BY id DESC",
@@ -474,7 +486,7 @@ class Journal:
 
         A home without a journal yet has none (and asking does not create workbench.db).
         """
-        if not self.path.exists():
+        if not self.path.exists() or not self.exists():
             return []
         sql = "SELECT * FROM journal WHERE status = 'pending' AND subsystem = ?" + (" AND target = ?" if target else "")
         args = (subsystem, target) if target else (subsystem,)
@@ -482,7 +494,7 @@ class Journal:
 
     def applied(self, subsystem: str, pending_id: str) -> bool:
         """True when a done row of ``subsystem`` applied the pending record ``pending_id`` (settling an approval)."""
-        return (
+        return self.exists() and (
             self.connection()
             .execute(
                 "SELECT 1 FROM journal WHERE subsystem = ? AND status = 'done' "
@@ -498,6 +510,7 @@ class Journal:
         a leftover temp of it adds nothing."""
         return (
             self.path.exists()
+            and self.exists()
             and self.connection()
             .execute(
                 "SELECT 1 FROM journal WHERE subsystem = ? AND (json_extract(detail, '$.file_sha') = ? "

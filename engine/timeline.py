@@ -278,7 +278,7 @@ class Timeline:
     ) -> list[Row]:
         """Up to ``limit`` rows older than ``before_id`` / newer than ``after_id`` (newest first), matching every
         filter given."""
-        if not self.home.workbench_db_path.exists():
+        if not self.home.journal.exists():
             return []
         # "+subsystem": without a subsystem filter, walk ids newest first instead of sorting an index's rows
         where = ["status = 'done'", f"{'' if subsystem else '+'}subsystem IN ({', '.join('?' * len(SUBSYSTEMS))})"]

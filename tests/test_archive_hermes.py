@@ -14,6 +14,7 @@ import pytest
 
 from engine import open_home
 from tests.archive_support import fts_state, old_workbench_archive, schema_of
+from tests.hermes_support import workbench_cmd
 
 # Hermes's SessionDB opened on HERMES_HOME/state.db, with a spy on its FTS rebuild path.
 OPEN = """
@@ -295,3 +296,25 @@ db.close()
         assert archive.chain_path("h1") == ["d1", "h1"] and archive.chain_of("d2").ids == deploy.ids
     finally:
         home.close()
+
+
+def test_a_cjk_search_first_in_a_home_hermes_wrote_leaves_every_read_working(hermes, tmp_path):
+    """The search's index made workbench.db with no journal in it, and every read-only command
+    then failed with "no such table: journal", advising to move a sound database aside."""
+    folder = tmp_path / "hermes"
+    folder.mkdir()
+    hermes_writes(hermes, folder)
+    found = subprocess.run(
+        [*workbench_cmd("--home", str(folder), "--json", "sessions", "search", "数据库迁移")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert found.returncode == 0 and json.loads(found.stdout)["count"] == 1, found.stdout + found.stderr
+    assert (folder / "workbench.db").exists()
+    for command in (["memory", "show"], ["timeline"], ["sessions", "show", "h1"], ["pending", "list"]):
+        shown = subprocess.run(
+            [*workbench_cmd("--home", str(folder), "--json", *command)], capture_output=True, text=True, timeout=120
+        )
+        assert shown.returncode == 0, (command, shown.stdout, shown.stderr)
+        assert json.loads(shown.stdout)

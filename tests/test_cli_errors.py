@@ -223,3 +223,26 @@ def test_a_home_this_command_created_is_said_once_on_stderr(tmp_path):
     assert f"note: {typo} did not exist: created a new, empty home there" in first.stderr
     again = _run(workbench_cmd("--home", str(typo), "memory", "add", "another fact"), text=True)
     assert again.returncode == 0 and "did not exist" not in again.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sessions", "search", "東京"],
+        ["sessions", "reindex"],
+        ["sessions", "rename", "s1", "title"],
+        ["memory", "remove", "--old", "tea"],
+        ["memory", "history"],
+        ["pending", "approve", "abc123"],
+        ["revert", "5"],
+        ["curator", "rollback", "abc123"],
+    ],
+)
+def test_a_command_on_what_a_home_holds_never_creates_one(tmp_path, command):
+    """`sessions search` at a mistyped --home made a new home (and a workbench.db without its journal)."""
+    typo = tmp_path / "hermse"
+    done = _run(workbench_cmd("--home", str(typo), "--json", *command), text=True)
+    assert done.returncode == 1 and not typo.exists()
+    assert json.loads(done.stdout)["error"] == (
+        f"{typo} does not exist; this command works on an existing home only. Check --home."
+    )

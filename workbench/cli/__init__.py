@@ -192,7 +192,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         home = None
         if not getattr(args, "no_home", False):
-            home = open_home(getattr(args, "home", None), read_only=getattr(args, "read_only", False))
+            home = open_home(
+                getattr(args, "home", None),
+                read_only=getattr(args, "read_only", False),
+                create=getattr(args, "creates_home", True),
+            )
             if home.created:  # a mistyped --home would otherwise go unnoticed (the TUI says it too)
                 sys.stderr.write(visible(f"note: {home.root} did not exist: created a new, empty home there") + "\n")
             if not getattr(args, "reports_config", False):

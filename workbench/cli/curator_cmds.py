@@ -38,11 +38,11 @@ def register(subparsers, common) -> None:
     )
     purge.add_argument("--yes", action="store_true", help="confirm the purge")
     purge.add_argument("--dry-run", action="store_true", help="list what would be purged")
-    purge.set_defaults(handler=purge_archive)
+    purge.set_defaults(handler=purge_archive, creates_home=False)
 
     rollback = sub.add_parser("rollback", parents=[common], help="undo the files one ledger entry changed")
     rollback.add_argument("ledger_id", metavar="LEDGER_ID")
-    rollback.set_defaults(handler=rollback_entry)
+    rollback.set_defaults(handler=rollback_entry, creates_home=False)
 
     ledger = sub.add_parser("ledger", parents=[common], help="recent ledger entries, newest first")
     ledger.add_argument("--limit", type=ROWS, default=20)

@@ -41,22 +41,22 @@ def register(subparsers, common) -> None:
     replace.add_argument("--target", choices=TARGETS, default="memory")
     replace.add_argument("--old", required=True, metavar="OLD", help="short unique substring of the entry")
     replace.add_argument("text", metavar="TEXT", help="the complete new entry")
-    replace.set_defaults(handler=replace_entry, read_only=False)
+    replace.set_defaults(handler=replace_entry, read_only=False, creates_home=False)
 
     remove = sub.add_parser("remove", parents=[common], help="remove the entry OLD identifies")
     remove.add_argument("--target", choices=TARGETS, default="memory")
     remove.add_argument("--old", required=True, metavar="OLD", help="short unique substring of the entry")
-    remove.set_defaults(handler=remove_entry, read_only=False)
+    remove.set_defaults(handler=remove_entry, read_only=False, creates_home=False)
 
     history_p = sub.add_parser("history", parents=[common], help="journal of memory changes, newest first")
     history_p.add_argument("--target", choices=TARGETS)
     history_p.add_argument("--limit", type=ROWS, default=20)
     history_p.add_argument("--entry", metavar="TEXT", help="only the changes of this exact entry, with its origin")
-    history_p.set_defaults(handler=show_history, read_only=False)
+    history_p.set_defaults(handler=show_history, read_only=False, creates_home=False)
 
     undo = sub.add_parser("undo", parents=[common], help="apply the inverse of a journal event")
     undo.add_argument("event_id", metavar="EVENT_ID", type=ID)
-    undo.set_defaults(handler=undo_event, read_only=False)
+    undo.set_defaults(handler=undo_event, read_only=False, creates_home=False)
 
     from . import memory_repair_cmds  # repair lives there; it renders results as this module does
 

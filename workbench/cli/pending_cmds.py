@@ -23,7 +23,7 @@ def register(subparsers, common) -> None:
     show = sub.add_parser("show", parents=[common], help="a proposal with its diff, budget and duplicate warnings")
     show.add_argument("id", metavar="ID")
     show.add_argument("--edit", metavar="TEXT", help="preview this text in place of the proposed one")
-    show.set_defaults(handler=show_pending)
+    show.set_defaults(handler=show_pending, creates_home=False)
 
     approve = sub.add_parser("approve", parents=[common], help="apply pending writes (a stale one fails and stays)")
     approve.add_argument("id", metavar="ID|all")
@@ -34,16 +34,16 @@ def register(subparsers, common) -> None:
         "a memory batch one text per add or replace, separated by a line holding only §)",
     )
     approve.add_argument("--subsystem", choices=("memory", "skills"), help="with 'all': only this subsystem")
-    approve.set_defaults(handler=approve_pending)
+    approve.set_defaults(handler=approve_pending, creates_home=False)
 
     reject = sub.add_parser("reject", parents=[common], help="drop pending writes (kept in the journal)")
     reject.add_argument("id", metavar="ID|all")
     reject.add_argument("--subsystem", choices=("memory", "skills"), help="with 'all': only this subsystem")
-    reject.set_defaults(handler=reject_pending)
+    reject.set_defaults(handler=reject_pending, creates_home=False)
 
     restore = sub.add_parser("restore", parents=[common], help="undo a rejection: the proposal waits again")
     restore.add_argument("id", metavar="ID")
-    restore.set_defaults(handler=restore_pending)
+    restore.set_defaults(handler=restore_pending, creates_home=False)
 
 
 def age_text(seconds: float) -> str:

@@ -15,7 +15,7 @@ def register(subparsers, common) -> None:
     listing = sub.add_parser("list", parents=[common], help="installed providers and which one is active")
     listing.set_defaults(handler=list_providers, read_only=True)
     facts = sub.add_parser("facts", parents=[common], help="the facts the local provider keeps, with their source")
-    facts.set_defaults(handler=show_facts)
+    facts.set_defaults(handler=show_facts, creates_home=False)
 
 
 def list_providers(home: Home, args) -> Output:

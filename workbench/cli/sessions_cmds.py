@@ -40,7 +40,9 @@ def register(subparsers, common) -> None:
     search.add_argument("--role", action="append", help="only messages with this role (repeatable, or comma-separated)")
     search.add_argument("--sort", choices=["newest", "oldest"], help="order by time instead of relevance")
     search.add_argument("--prefix", action="store_true", help="treat the last word as a prefix (search as you type)")
-    search.set_defaults(handler=search_sessions, read_only=False)  # may extend the CJK index in workbench.db
+    search.set_defaults(
+        handler=search_sessions, read_only=False, creates_home=False
+    )  # may extend the CJK index in workbench.db
 
     show = sub.add_parser("show", parents=[common], help="a session and its messages")
     show.add_argument("session", metavar="ID")
@@ -65,26 +67,26 @@ def register(subparsers, common) -> None:
     rename = sub.add_parser("rename", parents=[common], help="set a session's title (empty clears it)")
     rename.add_argument("session", metavar="ID")
     rename.add_argument("title", metavar="TITLE")
-    rename.set_defaults(handler=rename_session, read_only=False)
+    rename.set_defaults(handler=rename_session, read_only=False, creates_home=False)
 
     archive = sub.add_parser("archive", parents=[common], help="hide a session (with its compression chain) from lists")
     archive.add_argument("session", metavar="ID")
     archive.add_argument("--undo", action="store_true", help="show it again")
-    archive.set_defaults(handler=archive_session, read_only=False)
+    archive.set_defaults(handler=archive_session, read_only=False, creates_home=False)
 
     delete = sub.add_parser("delete", parents=[common], help="delete a session and its messages")
     delete.add_argument("session", metavar="ID")
     delete.add_argument("--yes", action="store_true", help="confirm the deletion")
-    delete.set_defaults(handler=delete_session, read_only=False)
+    delete.set_defaults(handler=delete_session, read_only=False, creates_home=False)
 
     prune = sub.add_parser("prune", parents=[common], help="delete ended sessions older than N days")
     prune.add_argument("--days", type=DAYS, required=True)
     prune.add_argument("--source")
     prune.add_argument("--yes", action="store_true", help="confirm the deletion")
-    prune.set_defaults(handler=prune_sessions, read_only=False)
+    prune.set_defaults(handler=prune_sessions, read_only=False, creates_home=False)
 
     rebuild = sub.add_parser("reindex", parents=[common], help="rebuild the CJK search index (workbench.db)")
-    rebuild.set_defaults(handler=reindex, read_only=False)
+    rebuild.set_defaults(handler=reindex, read_only=False, creates_home=False)
 
 
 def resolve(home: Home, text: str) -> Session:

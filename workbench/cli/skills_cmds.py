@@ -34,7 +34,7 @@ def register(subparsers, common) -> None:
     ):
         parser = sub.add_parser(action, parents=[common], help=text)
         parser.add_argument("name", metavar="NAME")
-        parser.set_defaults(handler=_curator_action(action))
+        parser.set_defaults(handler=_curator_action(action), creates_home=False)
 
 
 def list_skills(home: Home, args) -> Output:

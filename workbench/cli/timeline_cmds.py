@@ -42,7 +42,7 @@ def register(subparsers, common) -> None:
     revert = subparsers.add_parser("revert", parents=[common], help="undo a timeline row or a whole group")
     revert.add_argument("ref", metavar="ROW_OR_GROUP")
     revert.add_argument("--dry-run", action="store_true", help="list what would change and what would be refused")
-    revert.set_defaults(handler=revert_ref)
+    revert.set_defaults(handler=revert_ref, creates_home=False)
 
 
 def show_timeline(home: Home, args) -> Output:
