@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from .memory.archive_writes import writes_in
+from .memory.archive_writes import TOOL, writes_in
 
 if TYPE_CHECKING:
     from .home import Home
@@ -78,5 +78,8 @@ def session_writes(home: Home, session_id: str, messages: Iterable[Any]) -> dict
 
 
 def session_wrote(home: Home, session_id: str) -> bool:
-    """Whether any workbench-journaled write (memory or skills) happened in this session."""
-    return any(home.journal.query(session_id=session_id, subsystem=name, limit=1) for name in WRITE_SUBSYSTEMS)
+    """Whether the session wrote memory or skills: a journaled write, or, for a session a Hermes
+    agent ran (it journals nothing of ours), an applied ``memory`` call in its own messages."""
+    if any(home.journal.query(session_id=session_id, subsystem=name, limit=1) for name in WRITE_SUBSYSTEMS):
+        return True
+    return bool(writes_in(home.archive.tool_messages(session_id, TOOL)))

@@ -193,6 +193,17 @@ class MessagesMixin(ArchiveCore):
         )
         return [self._message(r) for r in rows]
 
+    def tool_messages(self, session_id: str, tool: str) -> list[Message]:
+        """A session's messages that may call ``tool`` (their tool calls name it) and every tool
+        result, in order: what a session's own record of its writes is read from, without
+        decoding the rest."""
+        rows = self.conn().execute(
+            "SELECT * FROM messages WHERE session_id = ? AND (role = 'tool' OR (tool_calls IS NOT NULL "
+            "AND instr(tool_calls, ?) > 0)) ORDER BY id",
+            (session_id, f'"{tool}"'),
+        )
+        return [self._message(r) for r in rows]
+
     def live_message_count(self, session_id: str) -> int:
         return (
             self.conn()
