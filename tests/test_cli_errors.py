@@ -246,3 +246,16 @@ def test_a_command_on_what_a_home_holds_never_creates_one(tmp_path, command):
     assert json.loads(done.stdout)["error"] == (
         f"{typo} does not exist; this command works on an existing home only. Check --home."
     )
+
+
+def test_a_malformed_since_or_purge_bound_is_a_usage_error(tmp_path):
+    """`timeline --since yesterday` exited 1 where every other usage error exits 2, and `curator purge
+    --days 0` passed the parser's 0-36,500 only to be refused by the engine's 1."""
+    home = tmp_path / "h"
+    assert _run(workbench_cmd("--home", str(home), "memory", "add", "a fact"), text=True).returncode == 0
+    since = _run(workbench_cmd("--home", str(home), "timeline", "--since", "yesterday"), text=True)
+    assert since.returncode == 2 and since.stderr.startswith("usage: workbench timeline")
+    for days in ("0", "36501", "99999999999999999999"):
+        purge = _run(workbench_cmd("--home", str(home), "curator", "purge", "--days", days, "--dry-run"), text=True)
+        assert purge.returncode == 2 and "give a whole number of days from 1 to 36,500" in purge.stderr
+    assert _run(workbench_cmd("--home", str(home), "curator", "purge", "--days", "36500", "--dry-run")).returncode == 0

@@ -196,9 +196,10 @@ def test_purge_only_old_archives_and_blobs_restore_them(home, clock):
     assert tree_state(home.skills_dir / "old-one") == original
 
 
-def test_purge_refuses_bad_days(home):
-    with pytest.raises(SkillError, match="at least 1"):
-        home.curator.purge(0)
+@pytest.mark.parametrize("days", [0, -3, 36_501, 10**20, 2.5, True, "7"])
+def test_purge_refuses_bad_days(home, days):
+    with pytest.raises(SkillError, match="a whole number from 1 to 36,500"):
+        home.curator.purge(days)
 
 
 def test_archiving_twice_says_it_is_already_archived(home):

@@ -77,7 +77,7 @@ def test_skills_and_curator_commands(tmp_path):
     code, status = wb(tmp_path / "h", "curator", "status")
     assert status["counts"] == {"active": 0, "stale": 0, "archived": 1}
     code, refused = wb(tmp_path / "h", "curator", "purge", "--days", "0", "--yes")
-    assert code == 1 and "at least 1" in refused["error"]
+    assert code == 2 and "from 1 to 36,500" in refused["error"]  # a usage error, before the engine
     code, refused = wb_process(tmp_path / "h", "curator", "purge", "--days", "1")
     assert code == 1 and "--yes" in refused["error"]
     code, rolled = wb_process(tmp_path / "h", "curator", "rollback", archived["ledger_id"])

@@ -122,7 +122,7 @@ def test_cli_timeline_and_revert(tmp_path, home):
     code, refused = wb(home.root, "revert", str(listed["rows"][0]["id"]))
     assert code == 1 and refused["refused"] and "no longer" in refused["refused"][0]["error"]
     code, bad = wb(home.root, "timeline", "--since", "soon")
-    assert code == 1 and "is not a time" in bad["error"]
+    assert code == 2 and "is not a time" in bad["error"]  # a usage error, as every malformed option
 
 
 def test_the_text_timeline_names_the_next_page_with_this_listings_home_and_filters(tmp_path, home):

@@ -29,6 +29,19 @@ from .ledger import LedgerEntry
 from .schedule import Due, Schedule, check, last_activity
 from .transitions import ARCHIVE, DAY, REACTIVATE, SEED, STALE, Policy, decide
 
+PURGE_DAYS = (1, 36_500)  # a purge's age bound, in whole days: at least one, at most a hundred years
+
+
+def purge_days_problem(days: Any) -> str | None:
+    """Why ``days`` cannot bound a purge (None when it can): the one rule the CLI and the TUI apply."""
+    low, high = PURGE_DAYS
+    if isinstance(days, bool) or not isinstance(days, int) or not low <= days <= high:
+        return (
+            f"The number of days must be a whole number from {low} to {high:,} (got {days!r}); purge only "
+            "removes skills archived longer ago than that."
+        )
+    return None
+
 
 @dataclass(frozen=True)
 class CuratorReport:
@@ -522,11 +535,9 @@ class Curator:
     # -- purge and rollback ----------------------------------------------------------------
     def purge(self, days: int, dry_run: bool = False) -> dict[str, Any]:
         """Delete archived copies archived at least ``days`` ago, each only after its files are saved as blobs."""
-        if isinstance(days, bool) or not isinstance(days, int) or days < 1:
-            raise SkillError(
-                f"--days must be a whole number of at least 1 (got {days!r}); purge only removes skills "
-                "archived longer ago than that."
-            )
+        problem = purge_days_problem(days)
+        if problem:
+            raise SkillError(problem)
         if not dry_run:
             self._writable()
         now = self.home.clock.now()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from engine.curator.run import PURGE_DAYS
 from engine.home import Home
 
 from . import Output
-from .numbers import ROWS, WHOLE_DAYS
+from .numbers import ROWS, whole
 
 
 def register(subparsers, common) -> None:
@@ -34,7 +35,11 @@ def register(subparsers, common) -> None:
 
     purge = sub.add_parser("purge", parents=[common], help="delete archived skills older than N days (blobs kept)")
     purge.add_argument(
-        "--days", type=WHOLE_DAYS, required=True, metavar="N", help="only skills archived at least N days ago"
+        "--days",
+        type=whole(*PURGE_DAYS, "a whole number of days"),
+        required=True,
+        metavar="N",
+        help="only skills archived at least N days ago",
     )
     purge.add_argument("--yes", action="store_true", help="confirm the purge")
     purge.add_argument("--dry-run", action="store_true", help="list what would be purged")

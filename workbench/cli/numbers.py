@@ -46,4 +46,3 @@ ROWS = whole(1, 1_000_000, "a number of rows")  # --limit: a page of nothing wou
 ID = whole(1, INT_MAX, "an id")
 DAYS = number(0, 36_500, "a number of days")
 SPEED = number(0, 1_000, "a speed")
-WHOLE_DAYS = whole(0, 36_500, "a whole number of days")

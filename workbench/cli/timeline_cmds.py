@@ -6,9 +6,9 @@ import shlex
 
 from engine.home import Home
 from engine.journal import ACTORS
-from engine.timeline import Timeline, parse_since
+from engine.timeline import Timeline, TimelineError, parse_since
 
-from . import Output
+from . import Output, UsageError
 from .numbers import ID, whole
 
 LIMIT = 50  # rows per page unless --limit says otherwise
@@ -46,7 +46,10 @@ def register(subparsers, common) -> None:
 
 
 def show_timeline(home: Home, args) -> Output:
-    since = parse_since(args.since, home.clock.now()) if args.since else None
+    try:
+        since = parse_since(args.since, home.clock.now()) if args.since else None
+    except TimelineError as exc:  # a malformed option: a usage error, under the command's usage
+        raise UsageError(exc.message) from None
     timeline = Timeline(home)
     rows = timeline.page(
         before_id=args.before,

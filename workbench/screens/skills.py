@@ -23,6 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from engine.curator.run import purge_days_problem
 from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
 from engine.skills.usage import parse_iso
@@ -120,12 +121,12 @@ class DaysDialog(Dialog[int | None]):
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
         try:
-            days = int(event.value)
+            days: int | str = int(event.value)
         except ValueError:
-            days = -1
-        if days < 1:
-            error = Content.styled("Enter a whole number of days (1 or more).", "$text-error")
-            self.query_one("#days-error", Static).update(error)
+            days = event.value
+        problem = purge_days_problem(days)
+        if problem:
+            self.query_one("#days-error", Static).update(Content.styled(problem, "$text-error"))
             return
         self.dismiss(days)
 
