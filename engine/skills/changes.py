@@ -150,8 +150,10 @@ def record_change(home, ledger: Ledger, change: Change) -> Recorded:
         )
         undos.append(lambda: ledger.retract(entry.id))
         crash_point("skills-ledgered")
-        home.journal.commit(
-            journal_id, after=_text(after, change.text_file), detail={**change.evidence, "ledger_id": entry.id}
+        home.journal.commit(  # the roots stay: the outside-change check knows these files are ours (outside.py)
+            journal_id,
+            after=_text(after, change.text_file),
+            detail={**change.evidence, "ledger_id": entry.id, "roots": resume["roots"]},
         )
     except (OSError, WorkbenchError, sqlite3.Error) as exc:
         _roll_back(home, journal_id, change, undos, exc)
@@ -211,7 +213,7 @@ def reconcile(home, ledger: Ledger, usage) -> list[int]:
         if entry is not None:  # every step ran; only the commit is missing
             _drop_trash(roots, put_back=False)
             detail = {k: v for k, v in row.detail.items() if k != "resume"}
-            home.journal.commit(row.id, detail={**detail, "ledger_id": entry.id})
+            home.journal.commit(row.id, detail={**detail, "ledger_id": entry.id, "roots": resume.get("roots", [])})
             continue
         try:
             _undo_interrupted(home, ledger, usage, row.target, row.detail, roots, resume)

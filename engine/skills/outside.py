@@ -5,9 +5,11 @@ for skills, one row per SKILL.md created, edited or removed, so the Timeline can
 what a background process changed. ``record`` compares the active skills' SKILL.md
 files with what it saw last time (by hash; a file whose size and mtime did not move is
 not read again). A change is ours, not outside, when some workbench process journaled a
-change of that skill (under its old or new name) since the last look: every skill change
-journals its row before it touches a file, and the look after a row still pending reads
-it again once it is committed, so a change in progress is never taken for an outside one.
+change of that skill (under its old or new name) or of that file (under one of the
+change's ``roots``: a rollback names one skill but may restore or remove others) since
+the last look: every skill change journals its row, with its roots, before it touches a
+file, and the look after a row still pending reads it again once it is committed, so a
+change in progress is never taken for an outside one.
 Two workbenches watching one home journal an outside change once: a row is not written
 again when the newest one for that file says the same.
 
@@ -55,7 +57,8 @@ class OutsideChanges:
             if self._seen is None:
                 self._seen, self._journal_mark = now, mark
                 return []
-            ours = self._journaled_names(self._journal_mark)
+            ours, roots = self._journaled(self._journal_mark)
+            prefix = self.home.skills.ledger.rel(self.home.skills_dir)
             before = self._seen
             changes: list[tuple[str, str, _Seen | None, _Seen | None]]  # (change, path, before, now)
             changes = [(CREATED, rel, None, now[rel]) for rel in now.keys() - before.keys()]
@@ -68,6 +71,9 @@ class OutsideChanges:
             ids = []
             for change, rel, old, new in sorted(changes, key=lambda c: c[1]):
                 if {seen.name for seen in (old, new) if seen} & ours:  # ours (a rename journals the old name)
+                    continue
+                path = f"{prefix}/{rel}"  # home-relative, as journaled roots are
+                if any(path == root or path.startswith(f"{root}/") for root in roots):
                     continue
                 shown = new or old
                 assert shown is not None  # every change has a before, a now, or both
@@ -124,17 +130,21 @@ class OutsideChanges:
         )
         return min(newest or 0, pending - 1) if pending else newest or 0
 
-    def _journaled_names(self, after: int) -> set[str]:
-        """Skills some workbench process journaled a change of (begun, done or abandoned) after row ``after``."""
+    def _journaled(self, after: int) -> tuple[set[str], set[str]]:
+        """The skills (names) and files (home-relative roots) some workbench process journaled a change of
+        (begun, done or abandoned) after row ``after``: a pending row keeps its roots under ``resume``."""
         rows = self.home.journal.connection().execute(
-            "SELECT target, json_extract(detail, '$.absorbed') FROM journal WHERE id > ? AND subsystem = 'skills' "
-            "AND action != 'external'",
+            "SELECT target, json_extract(detail, '$.absorbed'), "
+            "coalesce(json_extract(detail, '$.roots'), json_extract(detail, '$.resume.roots')) "
+            "FROM journal WHERE id > ? AND subsystem = 'skills' AND action != 'external'",
             (after,),
         )
-        names = set()
-        for target, absorbed in rows:
+        names: set[str] = set()
+        roots: set[str] = set()
+        for target, absorbed, touched in rows:
             names.add(target)
-            absorbed = json_value(absorbed, [])
-            if isinstance(absorbed, list):
-                names.update(a for a in absorbed if isinstance(a, str))
-        return names
+            for raw, into in ((absorbed, names), (touched, roots)):
+                values = json_value(raw, [])
+                if isinstance(values, list):
+                    into.update(v for v in values if isinstance(v, str) and v)
+        return names, roots
