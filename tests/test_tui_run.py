@@ -7,7 +7,7 @@ import time
 
 import pytest
 from textual.app import App
-from textual.widgets import OptionList, Select
+from textual.widgets import Input, OptionList, Select, Static
 
 from engine.events import RunnerEvent
 from engine.scenarios import run_scenario
@@ -226,6 +226,7 @@ async def test_a_failing_model_is_reported_not_fatal(home, tmp_path):
         await settle(pilot)
         assert "failed" in screen_text(app)  # said in place; the app is still running
         assert screen.query_one(Transcript).items[0].content == "hello"  # the user's words were kept
+        assert screen.query_one("#run-input", Input).value == ""  # stored: not offered twice
 
 
 class TranscriptApp(App):
@@ -352,3 +353,19 @@ async def test_closing_help_leaves_the_focus_where_it_was(home, tmp_path):
         await wait_for(pilot, lambda: app.current_mode == "run", what="back on Run")
         await settle(pilot)
         assert screen.focused is box  # back from another mode: typing goes to the box again
+
+
+async def test_a_model_with_no_endpoint_says_why_in_the_bar_and_keeps_the_message(home, tmp_path):
+    """At 80x24 the bar cut the reason after "Set model.base_url in", and the typed message was gone."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        screen.query_one("#run-model", Select).value = "openai"
+        screen.query_one("#run-input").focus()
+        await pilot.press(*"hello openai", "enter")
+        await wait_for(pilot, lambda: not screen.running, timeout=15, what="turn ended")
+        await settle(pilot)
+        status = str(screen.query_one("#run-status", Static).render())
+        assert "failed: No endpoint configured for the openai model" in " ".join(status.split())
+        assert screen.query_one("#run-input", Input).value == "hello openai"  # never stored: not lost
+        assert any("workbench run` also takes --base-url" in n.message for n in app._notifications)

@@ -50,8 +50,9 @@ class OpenAIModel(StreamingModel):
     ):
         if not base_url:
             raise ModelError(
-                "No endpoint configured for the openai model. Set model.base_url in config.yaml or pass "
-                "--base-url (e.g. https://api.openai.com/v1, http://localhost:11434/v1 for Ollama)."
+                "No endpoint configured for the openai model. Set model.base_url in config.yaml (e.g. "
+                "https://api.openai.com/v1, or http://localhost:11434/v1 for Ollama); `workbench run` also "
+                "takes --base-url."
             )
         if not model:
             raise ModelError("No model name configured. Set model.name in config.yaml or pass --model-name.")

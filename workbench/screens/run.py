@@ -41,6 +41,7 @@ SCENARIO_SPEED = 1.0  # scenario pacing: 1 is watchable, 0 plays without delays
 class TurnEnded(Message):
     session_id: str | None
     error: str | None = None
+    unsent: str = ""  # a message the turn failed before storing (goes back in the box)
 
 
 @dataclass
@@ -344,7 +345,7 @@ class RunScreen(WorkbenchScreen):
     def run_turn(self, text: str, model: str, agent: Conversation | None, switch: tuple[str | None] | None) -> None:
         """One turn; ``agent`` and ``switch`` are the screen's, read on the UI thread (the worker
         writes no screen state: the agent it opens arrives as ``AgentReady``)."""
-        session_id, error = self.session_id, None
+        session_id, error, unsent = self.session_id, None, text
         try:
             if agent is not None and switch is not None:  # ctrl+n / resume: the provider hears it
                 agent.switch_session(*switch)  # the session left ends as quitting ends it
@@ -359,12 +360,15 @@ class RunScreen(WorkbenchScreen):
             self.post_message(AgentReady(agent, agent.id))
             if self._cancel.is_set():  # cancelled (or the screen closed) before the screen knew the agent
                 agent.cancel()
+            unsent = ""  # from here on the turn stores the message, even if it then fails
             result = agent.run_turn(text)
             session_id, error = result.session_id, result.error if result.status == "error" else None
         except Exception as exc:  # e.g. an unusable model configuration: shown in place, never fatal
             error = failure(exc)
         finally:
-            self._end_turn(TurnEnded(session_id, error))  # always: the screen must never stay "running"
+            self._end_turn(
+                TurnEnded(session_id, error, unsent if error else "")
+            )  # always: the screen must never stay "running"
 
     @work(thread=True, exit_on_error=False, group="agent")
     def play_scenario(self, name: str) -> None:
@@ -392,9 +396,13 @@ class RunScreen(WorkbenchScreen):
         self.playing = False
         if message.session_id:
             self.session_id = message.session_id
-        self._status("failed: " + message.error if message.error else None)
+        # The bar has room for a sentence: the status keeps the first, the notice holds the whole message.
+        self._status("failed: " + message.error.split(". ")[0].rstrip(".") if message.error else None)
         if message.error:
-            self.notify(message.error, title="The turn failed", severity="error", markup=False)
+            self.notify(message.error, title="The turn failed", severity="error", markup=False, timeout=30)
+            box = self.query_one("#run-input", Input)
+            if message.unsent and not box.value:
+                box.value = message.unsent  # never stored: to send again once the cause is fixed
         if self.session_id:
             self.load_session(self.session_id)
         self.focus_input()
