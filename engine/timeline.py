@@ -23,6 +23,7 @@ from typing import Any
 from .errors import WorkbenchError
 from .journal import JournalEntry, _row
 from .memory.history import hermes_call, undo_problem
+from .textsafety import visible
 from .values import iso_time, row_id
 
 SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers")
@@ -110,6 +111,14 @@ def _short(text: str | None, width: int = 120) -> str:
     return one if len(one) <= width else one[: width - 1] + "…"
 
 
+def _quoted(text: str | None, width: int = 120) -> str:
+    """An entry's text in a summary: on one line, cut, its control characters shown as symbols
+    (as every screen shows them, never as Python escapes), in quotes it does not hold."""
+    shown = visible(_short(text, width))
+    quote = '"' if "'" in shown and '"' not in shown else "'"
+    return f"{quote}{shown}{quote}"
+
+
 def summarize(entry: JournalEntry) -> str:
     """What one row did, in one line."""
     detail, action, target = entry.detail, entry.action, entry.target
@@ -117,13 +126,13 @@ def summarize(entry: JournalEntry) -> str:
         where = FILES.get(target, target)
         op = detail.get("op") if action == "undo" else action
         if action == "undo":
-            return f"undo of row {detail.get('undo_of')} in {where}: {op} {_short(entry.after or entry.before, 90)!r}"
+            return f"undo of row {detail.get('undo_of')} in {where}: {op} {_quoted(entry.after or entry.before, 90)}"
         if action == "add":
-            return f"{where} + {_short(entry.after)!r}"
+            return f"{where} + {_quoted(entry.after)}"
         if action == "remove":
-            return f"{where} − {_short(entry.before)!r}"
+            return f"{where} − {_quoted(entry.before)}"
         if action == "replace":
-            return f"{where} {_short(entry.before, 55)!r} → {_short(entry.after, 55)!r}"
+            return f"{where} {_quoted(entry.before, 55)} → {_quoted(entry.after, 55)}"
         if action == "external":
             return f"{where} edited outside the workbench"
         if action == "repair":
@@ -155,10 +164,10 @@ def summarize(entry: JournalEntry) -> str:
     if entry.subsystem == "providers":
         fact = f"{target} fact {detail.get('fact_id')}"
         if action == "fact_add":
-            return f"{fact} + {_short(entry.after)!r}"
+            return f"{fact} + {_quoted(entry.after)}"
         if action == "fact_forget":
-            return f"{fact} − {_short(entry.before)!r}"
-        return f"{fact} {_short(entry.before, 55)!r} → {_short(entry.after, 55)!r}"
+            return f"{fact} − {_quoted(entry.before)}"
+        return f"{fact} {_quoted(entry.before, 55)} → {_quoted(entry.after, 55)}"
     if entry.subsystem == "curator":
         if action == "run":
             return f"Curator pass: {entry.after or 'no changes'}"

@@ -163,3 +163,16 @@ def test_the_demo_timeline_shows_its_learning_in_groups(home):
     assert plan.summary.startswith("staged skills proposal") and "into 'rerender-invoice'" in plan.summary
     review = next(r for r in rows if r.group and r.group.startswith("review:") and r.subsystem == "skills")
     assert review.summary == "created skill 'triage-invoice-export'" and review.session_id
+
+
+def test_a_summary_shows_control_characters_as_every_screen_does(home):
+    """Summaries quoted entries with repr: the Timeline showed '\\x1b[31mRED' where Memory shows ␛[31mRED."""
+    assert home.memory.add("memory", "Placeholder", ToolContext(actor="user"))["success"]
+    path = home.memory.path("memory")
+    path.write_text("Placeholder\n§\nHand edit \x1b[31mRED\x1b[0m and \u202eevil\u202c", encoding="utf-8")
+    assert home.memory.record_external_change("memory")  # journaled as an outside add
+    assert home.memory.add("memory", "User's name is Maya", ToolContext(actor="user"))["success"]
+    assert home.memory.add("memory", r"Logs live in C:\logs", ToolContext(actor="user"))["success"]
+    summaries = [row.summary for row in Timeline(home).page()]
+    assert summaries[:2] == ["MEMORY + 'Logs live in C:\\logs'", 'MEMORY + "User\'s name is Maya"']
+    assert "MEMORY + 'Hand edit ␛[31mRED␛[0m and <U+202E>evil<U+202C>'" in summaries
