@@ -99,6 +99,21 @@ def sanitize_fts_query(query: str, *, prefix: bool = False) -> str:
 
 
 @dataclass(frozen=True)
+class Clause:
+    """One alternative (between ORs) of a query, in lower case for the substring check.
+
+    It holds when the text has every ``need`` term and, of each ``unless`` group (what
+    one NOT excludes), not all the terms.
+    """
+
+    need: tuple[str, ...]
+    unless: tuple[tuple[str, ...], ...] = ()
+
+    def holds(self, text: str) -> bool:
+        return all(t in text for t in self.need) and not any(all(t in text for t in g) for g in self.unless)
+
+
+@dataclass(frozen=True)
 class ParsedQuery:
     tokens: list[Token]
     cjk: bool
@@ -109,15 +124,50 @@ class ParsedQuery:
 
     @property
     def terms(self) -> list[str]:
-        """The words and phrases every match must contain (operators dropped)."""
+        """Every word and phrase of the query (operators dropped)."""
         return [t.text for t in self.tokens if not t.operator]
+
+    def clauses(self) -> list[Clause]:
+        """The query as FTS5 reads its operators, so CJK terms combine as English words do.
+
+        OR binds loosest, then AND, then NOT; terms side by side bind tightest, so
+        ``a NOT b c`` excludes only what has both b and c. Without parentheses that is
+        always a list of alternatives, each required terms minus excluded groups.
+        """
+        found: list[Clause] = []
+        need: list[str] = []
+        unless: list[list[str]] = []
+        group = need  # where the next term goes
+        for token in self.tokens:
+            if token.text == "OR" and token.operator:
+                found.append(Clause(tuple(need), tuple(map(tuple, unless))))
+                need, unless = [], []
+                group = need
+            elif token.text == "NOT" and token.operator:
+                group = []
+                unless.append(group)
+            elif token.operator:  # AND
+                group = need
+            else:
+                group.append(token.text.lower())
+        return [*found, Clause(tuple(need), tuple(map(tuple, unless)))]
+
+    def positive(self) -> list[Token]:
+        """The terms searched for: those a NOT excludes are left out (they are never marked)."""
+        kept, excluded = [], False
+        for token in self.tokens:
+            if token.operator:
+                excluded = token.text == "NOT"
+            elif not excluded:
+                kept.append(token)
+        return kept
 
     def fts(self) -> str:
         return " ".join(t.fts() for t in self.tokens)
 
     def literal_fts(self) -> str:
-        """Every term quoted, operators dropped: the fallback when the first form is refused."""
-        return " ".join('"' + t.replace('"', '""') + '"' for t in self.terms)
+        """Every term quoted, operators kept: the fallback when the first form is refused."""
+        return " ".join(t.text if t.operator else '"' + t.text.replace('"', '""') + '"' for t in self.tokens)
 
 
 def parse(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) -> ParsedQuery:

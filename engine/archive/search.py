@@ -7,11 +7,14 @@ Routing (the ``plan`` of every hit says which one ran):
   vocabulary (vocab.py): all of them when there are few (``prefix`` in the plan), else,
   while typing, the most frequent (``prefix-top``: a first page; the next keystroke
   narrows it), so a keystroke never makes FTS5 merge every doclist of ``t*``.
-* ``bigram``: a query with CJK text of 2+ characters goes to our bigram index (cjk.py);
-  with no index (a read-only home never indexed) to Hermes's ``trigram`` table when every
-  CJK word has 3+ characters, else to a ``like`` scan. Every CJK-path candidate is
-  re-checked as a case-insensitive substring of the text with tool-call escapes decoded
-  (query.searchable_text), so CJK recall equals such a substring scan.
+* ``bigram``: a query with CJK text goes to our bigram index (cjk.py); with no index (a
+  read-only home never indexed) to Hermes's ``trigram`` table when a term has 3+
+  characters, else to a ``like`` scan. AND/OR/NOT read as FTS5 reads them
+  (query.ParsedQuery.clauses), and each OR alternative goes to the first of these that
+  can narrow it (``bigram+like`` when they differ). Every CJK-path candidate is
+  re-checked against the whole query as case-insensitive substrings of the text with
+  tool-call escapes decoded (query.searchable_text), so recall equals such a substring
+  evaluation.
 
 Ordering: ``ranked`` is BM25 within the newest 1,000 matches at a time (then the next
 1,000 further back), which costs the same for a term in every message as for a rare
@@ -23,6 +26,7 @@ Results keep only the best hit per lineage root. Any text is a safe query: it ne
 from __future__ import annotations
 
 import bisect
+import heapq
 import itertools
 import logging
 import re
@@ -36,6 +40,7 @@ from .lineage import LineageMixin
 from .models import Marks, SearchHit, content_text, decode_content
 from .query import (
     MIN_PREFIX,
+    Clause,
     ParsedQuery,
     bigram_match,
     contains_cjk,
@@ -55,6 +60,7 @@ COUNT_CAP = 100  # matches counted per session at most ("100+")
 SESSION_HITS = 50  # hits listed when a session's result is expanded
 MERGE_GAP = 2000  # sessions' id ranges closer than this are counted in one index walk
 REFRESH_BUDGET = 50_000  # messages one search may add to the CJK index before answering
+SOURCES = ("bigram", "trigram", "like")  # where a CJK or mixed query's alternatives are read, as the plan names them
 
 Pages = Iterator[list[tuple[int, float]]]
 Within = tuple[int, int] | None  # an inclusive message id range (one session's), None for the whole archive
@@ -80,9 +86,9 @@ class _Ranges:
 
 
 class _Plan:
-    """How a query is answered: ``walk(within)`` yields pages of candidates, ``verify`` the terms re-checked."""
+    """How a query is answered: ``walk(within)`` yields pages of candidates, ``verify`` the query re-checked."""
 
-    def __init__(self, name: str, walk: Callable[[Within], Pages], verify: list[str] | None):
+    def __init__(self, name: str, walk: Callable[[Within], Pages], verify: list[Clause] | None):
         self.name, self.walk, self.verify = name, walk, verify
         self.pages = walk(None)
 
@@ -273,43 +279,63 @@ class SearchMixin(LineageMixin):
                 lambda within: self._fallback_pages(self.conn(), "messages_fts", exprs, descending, ranked, within),
                 None,
             )
-        terms = [t.lower() for t in parsed.terms]
-        match = bigram_match(terms)
-        if match and index.available():
+        return self._substring_plan(parsed.clauses(), order, descending, ranked)
+
+    def _substring_plan(self, clauses: list[Clause], order: str, descending: bool, ranked: bool) -> _Plan:
+        """CJK and mixed queries: each alternative (OR) read from the first index that can narrow it.
+
+        Our bigram index when it has a CJK term, else Hermes's trigram table when it has a
+        term of 3+ characters, else a substring scan; several sources are walked together
+        by id. Only required terms narrow; every candidate is re-checked against the
+        whole query (excluded groups included), so recall equals a substring evaluation.
+        """
+        index = self.bigram_index
+        high = None
+        if any(bigram_match(list(c.need)) for c in clauses) and index.available():
             index.refresh(max_rows=REFRESH_BUDGET, wait=False)  # what is not indexed yet is scanned below
             high = index.high_water()
+        sources: dict[str, list[list[str]]] = {}
+        for clause in clauses:
+            need = list(clause.need)
+            if high is not None and bigram_match(need):
+                sources.setdefault("bigram", []).append(need)
+            elif self.caps.trigram and any(len(t) >= 3 for t in need):
+                sources.setdefault("trigram", []).append(need)
+            else:
+                sources.setdefault("like", []).append(need)
 
-            def bigram_pages(within: Within) -> Pages:
-                gap = self._like_pages(terms, descending, above=high, within=within)
-                indexed = index.pages(match, descending=descending, ranked=ranked, page=PAGE, within=within)
-                pages: Pages = itertools.chain(gap, indexed) if descending else itertools.chain(indexed, gap)
-                return pages
+        def walk(within: Within) -> Pages:
+            walks = [
+                self._source_pages(name, needs, descending, ranked, within, high or 0)
+                for name, needs in sources.items()
+            ]
+            return walks[0] if len(walks) == 1 else _merged(walks, descending, ranked)
 
-            return _Plan(f"bigram:{order}", bigram_pages, terms)
-        long_terms = [t for t in terms if len(t) >= 3]
-        if self.caps.trigram and long_terms:
-            expr = " AND ".join(
-                "(" + " OR ".join('"' + f.replace('"', '""') + '"' for f in [t, *escaped_forms(t)]) + ")"
-                for t in long_terms
+        if list(sources) == ["like"]:
+            order = "newest" if descending else "oldest"  # a scan has no ranking
+        return _Plan(f"{'+'.join(n for n in SOURCES if n in sources)}:{order}", walk, clauses)
+
+    def _source_pages(
+        self, source: str, needs: list[list[str]], descending: bool, ranked: bool, within: Within, high: int
+    ) -> Pages:
+        """Candidates of the alternatives ``needs`` (each a list of required terms) from one source."""
+        if source == "bigram":
+            match = _any_of([bigram_match(need) for need in needs])
+            gap = self._like_pages(needs, descending, above=high, within=within)
+            indexed = self.bigram_index.pages(match, descending=descending, ranked=ranked, page=PAGE, within=within)
+            return itertools.chain(gap, indexed) if descending else itertools.chain(indexed, gap)
+        if source == "trigram":
+            expr = _any_of([" AND ".join(_trigram_term(t) for t in need if len(t) >= 3) for need in needs])
+            return self._fallback_pages(
+                self.conn(),
+                "messages_fts_trigram",
+                [expr],
+                descending,
+                ranked,
+                within,
+                fallback=lambda: self._like_pages(needs, descending, within=within),
             )
-            return _Plan(
-                f"trigram:{order}",
-                lambda within: self._fallback_pages(
-                    self.conn(),
-                    "messages_fts_trigram",
-                    [expr],
-                    descending,
-                    ranked,
-                    within,
-                    fallback=lambda: self._like_pages(terms, descending, within=within),
-                ),
-                terms,
-            )
-        return _Plan(
-            f"like:{'newest' if descending else 'oldest'}",
-            lambda within: self._like_pages(terms, descending, within=within),
-            terms,
-        )
+        return self._like_pages(needs, descending, within=within)
 
     def _expanded_plan(
         self, parsed: ParsedQuery, exprs: list[str], order: str, descending: bool, ranked: bool, typing: bool
@@ -372,20 +398,23 @@ class SearchMixin(LineageMixin):
         if fallback is not None:
             yield from fallback()
 
-    def _like_pages(self, terms: list[str], descending: bool, above: int = 0, within: Within = None) -> Pages:
-        """Scan messages for every term as a substring (ASCII case-insensitive), by id."""
+    def _like_pages(self, needs: list[list[str]], descending: bool, above: int = 0, within: Within = None) -> Pages:
+        """Scan messages holding every term of any of ``needs`` as substrings (ASCII case-insensitive), by id."""
         if within is not None:
             above = max(above, within[0] - 1)
-        clauses: list[str] = []
+        alternatives: list[str] = []
         args: list[str] = []
-        for term in terms:  # the term as stored, or escaped in tool-call JSON written by Hermes
-            forms = [term, *escaped_forms(term)]
-            clauses.append("(" + " OR ".join(f"{INDEXED_TEXT} LIKE ? ESCAPE '\\'" for _ in forms) + ")")
-            args += [f"%{like_escape(f)}%" for f in forms]
-        where = " AND ".join(clauses) or "1"
+        for need in needs:
+            clauses: list[str] = []
+            for term in need:  # the term as stored, or escaped in tool-call JSON written by Hermes
+                forms = [term, *escaped_forms(term)]
+                clauses.append("(" + " OR ".join(f"{INDEXED_TEXT} LIKE ? ESCAPE '\\'" for _ in forms) + ")")
+                args += [f"%{like_escape(f)}%" for f in forms]
+            alternatives.append("(" + (" AND ".join(clauses) or "1") + ")")
+        where = " OR ".join(alternatives) or "1"
         bound = None
         while True:
-            sql = f"SELECT m.id FROM messages m WHERE {where} AND {self._visible()} AND m.id > ?"
+            sql = f"SELECT m.id FROM messages m WHERE ({where}) AND {self._visible()} AND m.id > ?"
             params = [*args, above]
             if within is not None:
                 sql += " AND m.id <= ?"
@@ -417,11 +446,11 @@ class SearchMixin(LineageMixin):
         return {r["id"]: r for r in rows}
 
     @staticmethod
-    def _verified(row: sqlite3.Row, terms: list[str] | None) -> bool:
-        if not terms:
+    def _verified(row: sqlite3.Row, clauses: list[Clause] | None) -> bool:
+        if not clauses:
             return True
         text = searchable_text(row["content"], row["tool_name"], row["tool_calls"]).lower()
-        return all(t in text for t in terms)
+        return any(c.holds(text) for c in clauses)
 
     def _light(self, ids: list[int]) -> dict[int, tuple]:
         """(session_id, role, visible) of each candidate: enough to filter and group without the text."""
@@ -530,10 +559,11 @@ class SearchMixin(LineageMixin):
 
 
 def highlight_pattern(parsed: ParsedQuery) -> re.Pattern | None:
-    """What to mark in a snippet: each word (CJK anywhere, others at word starts; prefixes extend)."""
+    """What to mark in a snippet: each word searched for, not excluded by NOT (CJK anywhere, others at word
+    starts; prefixes extend)."""
     parts = []
-    for token in parsed.tokens:
-        if token.operator or not token.text:
+    for token in parsed.positive():
+        if not token.text:
             continue
         body = r"\W+".join(re.escape(w) for w in re.findall(r"\w+", token.text)) or re.escape(token.text)
         if parsed.cjk or contains_cjk(token.text):
@@ -543,6 +573,41 @@ def highlight_pattern(parsed: ParsedQuery) -> re.Pattern | None:
     if not parts:
         return None
     return re.compile("|".join(sorted(parts, key=len, reverse=True)), re.IGNORECASE)
+
+
+def _trigram_term(term: str) -> str:
+    """A term for the trigram table: as written, or escaped as in tool-call JSON Hermes stored."""
+    return "(" + " OR ".join('"' + f.replace('"', '""') + '"' for f in [term, *escaped_forms(term)]) + ")"
+
+
+def _any_of(exprs: list[str]) -> str:
+    """An FTS5 expression matching any of ``exprs`` (one alone unchanged)."""
+    exprs = list(dict.fromkeys(exprs))
+    return exprs[0] if len(exprs) == 1 else " OR ".join(f"({e})" for e in exprs)
+
+
+def _merged(walks: list[Pages], descending: bool, ranked: bool) -> Pages:
+    """Several walks as one, by id without repeats, in pages of ``PAGE`` (each best first when ``ranked``).
+
+    A walk's pages follow one another by id, so each page sorted by id orders the whole walk.
+    """
+    rows = heapq.merge(
+        *((row for page in pages for row in sorted(page, reverse=descending)) for pages in walks),
+        key=lambda row: row[0],
+        reverse=descending,
+    )
+    page: list[tuple[int, float]] = []
+    last = None
+    for row in rows:
+        if row[0] == last:
+            continue
+        last = row[0]
+        page.append(row)
+        if len(page) == PAGE:
+            yield sorted(page, key=lambda r: r[1]) if ranked else page
+            page = []
+    if page:
+        yield sorted(page, key=lambda r: r[1]) if ranked else page
 
 
 def make_snippet(text: str, pattern: re.Pattern | None, width: int = SNIPPET_WIDTH) -> tuple[str, Marks]:

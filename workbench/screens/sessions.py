@@ -484,9 +484,11 @@ def list_hit(hit: SearchHit) -> Hit:
 
 
 def explain_plan(plan: str) -> str:
-    """The archive's search plan in words: ``fts:ranked`` -> ``word index, best match``."""
-    index, *orders = plan.split(":")
-    return ", ".join(filter(None, (PLAN_INDEXES.get(index, index), *(PLAN_ORDERS.get(o, o) for o in orders))))
+    """The archive's search plan in words: ``fts:ranked`` -> ``word index, best match``; the sources
+    of an OR query read from several, ``bigram+like``, each named (``CJK bigram index + substring scan``)."""
+    indexes, *orders = plan.split(":")
+    sources = " + ".join(PLAN_INDEXES.get(index, index) for index in indexes.split("+"))
+    return ", ".join(filter(None, (sources, *(PLAN_ORDERS.get(o, o) for o in orders))))
 
 
 def session_items(home, session_id: str, around: int | None = None) -> list[TranscriptItem]:
