@@ -80,6 +80,18 @@ class Verdict:
         return next((f for f in self.findings if f.severity == DANGEROUS), self.findings[0])
 
 
+# The usual abbreviations of the C0 controls and DEL, which have no character name in Unicode's data.
+_C0 = (
+    "NUL SOH STX ETX EOT ENQ ACK BEL BS HT LF VT FF CR SO SI "
+    "DLE DC1 DC2 DC3 DC4 NAK SYN ETB CAN EM SUB ESC FS GS RS US"
+).split()
+
+
+def _control_name(ch: str) -> str:
+    code = ord(ch)
+    return _C0[code] if code < 0x20 else "DEL" if code == 0x7F else "C1 control" if code <= 0x9F else "unnamed"
+
+
 def _char_findings(text: str) -> list[Finding]:
     codes = hidden_characters(text)
     tags = [c for c in codes if "U+E0020" <= c <= "U+E007F" and len(c) == 7]
@@ -99,7 +111,7 @@ def _char_findings(text: str) -> list[Finding]:
             continue
         ch = chr(int(code[2:], 16))
         kind = "control character" if unicodedata.category(ch) == "Cc" else "invisible character"
-        name = unicodedata.name(ch, "unnamed")
+        name = unicodedata.name(ch, "") or _control_name(ch)
         findings.append(
             Finding(
                 f"invisible_unicode_{code}",
