@@ -103,3 +103,13 @@ def deepen_fts(db, table: str, levels: int) -> None:
     record = block[:4] + _varint(levels) + _varint(0) + _varint(9) + b"\x00\x00" * levels
     conn.execute(f"UPDATE {table}_data SET block = ? WHERE id = 10", (record,))
     conn.close()
+
+
+def copy_database(source: Path, target: Path) -> None:
+    """A consistent copy of one SQLite file (SQLite's backup: the WAL's pages included)."""
+    src, dst = sqlite3.connect(source), sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()

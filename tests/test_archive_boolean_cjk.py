@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from engine import FixedClock, open_home
 from engine.archive import MARK_CLOSE, MARK_OPEN
+from tests.archive_support import copy_database
 
 NOW = 1796040000.0
 MESSAGES = [
@@ -79,10 +80,7 @@ def small(tmp_path_factory):
 def hermes_only(small, tmp_path_factory):
     """The same state.db alone, opened read-only: no bigram index, Hermes's trigram table or a scan."""
     folder = tmp_path_factory.mktemp("boolean_ro")
-    source, target = sqlite3.connect(small.state_db_path), sqlite3.connect(folder / "state.db")
-    source.backup(target)
-    source.close()
-    target.close()
+    copy_database(small.state_db_path, folder / "state.db")
     home = open_home(folder, read_only=True, clock=FixedClock(NOW))
     yield home
     home.close()
@@ -156,10 +154,7 @@ def test_rows_no_index_holds_yet_follow_the_operators(small, tmp_path):
     folder = tmp_path / "copy"
     folder.mkdir()
     for name in ("state.db", "workbench.db"):
-        source, target = sqlite3.connect(small.root / name), sqlite3.connect(folder / name)
-        source.backup(target)
-        source.close()
-        target.close()
+        copy_database(small.root / name, folder / name)
     conn = sqlite3.connect(folder / "state.db")
     conn.executemany(
         "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s2', 'user', ?, ?)",

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from engine import FixedClock, open_home
 from engine.archive import MARK_CLOSE, MARK_OPEN
+from tests.archive_support import copy_database
 
 CHINESE = ["部署", "服务器", "数据库", "迁移", "半夜", "日志", "数据", "回滚", "配置", "超时", "的", "了"]
 JAPANESE = ["デプロイ", "サーバー", "データベース", "ログ", "ロールバック", "設定", "の", "は", "です"]
@@ -121,10 +122,7 @@ def test_one_character_cjk_queries_use_the_index_and_find_every_match(corpus, qu
 def hermes_only_copy(corpus, tmp_path_factory):
     """The corpus's state.db alone, as a home that never had our index (no workbench.db)."""
     folder = tmp_path_factory.mktemp("hermes_only")
-    source, target = sqlite3.connect(corpus.state_db_path), sqlite3.connect(folder / "state.db")
-    source.backup(target)
-    source.close()
-    target.close()
+    copy_database(corpus.state_db_path, folder / "state.db")
     return folder
 
 
