@@ -209,6 +209,17 @@ async def test_resume_continues_a_stored_session(home, tmp_path):
         ]
 
 
+async def send_with_openai(pilot, text: str):
+    """Type ``text`` on the Run screen with the openai model chosen; returns once its turn ended."""
+    screen = await open_run(pilot)
+    screen.query_one("#run-model", Select).value = "openai"
+    screen.query_one("#run-input").focus()
+    await pilot.press(*text, "enter")
+    await wait_for(pilot, lambda: not screen.running, timeout=15, what="turn ended")
+    await settle(pilot)
+    return screen
+
+
 async def test_a_failing_model_is_reported_not_fatal(home, tmp_path):
     home.config_path.write_text(
         "model:\n  base_url: http://127.0.0.1:9/v1\n  name: none\n  max_retries: 0\n  timeout: 1\n", encoding="utf-8"
@@ -216,14 +227,8 @@ async def test_a_failing_model_is_reported_not_fatal(home, tmp_path):
     home.reload_config()
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_run(pilot)
-        screen.query_one("#run-model", Select).value = "openai"
-        screen.query_one("#run-input").focus()
-        await pilot.press(*"hello", "enter")
-        await wait_for(
-            pilot, lambda: screen.session_id is not None and not screen.running, timeout=15, what="turn ended"
-        )
-        await settle(pilot)
+        screen = await send_with_openai(pilot, "hello")
+        assert screen.session_id is not None
         assert "failed" in screen_text(app)  # said in place; the app is still running
         assert screen.query_one(Transcript).items[0].content == "hello"  # the user's words were kept
         assert screen.query_one("#run-input", Input).value == ""  # stored: not offered twice
@@ -359,12 +364,7 @@ async def test_a_model_with_no_endpoint_says_why_in_the_bar_and_keeps_the_messag
     """At 80x24 the bar cut the reason after "Set model.base_url in", and the typed message was gone."""
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_run(pilot)
-        screen.query_one("#run-model", Select).value = "openai"
-        screen.query_one("#run-input").focus()
-        await pilot.press(*"hello openai", "enter")
-        await wait_for(pilot, lambda: not screen.running, timeout=15, what="turn ended")
-        await settle(pilot)
+        screen = await send_with_openai(pilot, "hello openai")
         status = str(screen.query_one("#run-status", Static).render())
         assert "failed: No endpoint configured for the openai model" in " ".join(status.split())
         assert screen.query_one("#run-input", Input).value == "hello openai"  # never stored: not lost
