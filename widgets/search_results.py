@@ -136,33 +136,52 @@ def _back(text: str, end: int, cells: int) -> int:
     return start
 
 
+def _literal(hit: Hit) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The snippet on one line, control characters shown as symbols, its spans moved to match
+    (``<U+202E>`` is longer than the character it shows)."""
+    size = len(hit.snippet)
+    spans = [(min(max(a, 0), size), min(max(b, 0), size)) for a, b in hit.spans]
+    edges = sorted({0, size, *itertools.chain.from_iterable(spans)})
+    moved, text = {0: 0}, ""
+    for a, b in itertools.pairwise(edges):
+        text += sanitize(hit.snippet[a:b])
+        moved[b] = len(text)
+    return text.replace("\n", " "), tuple((moved[a], moved[b]) for a, b in spans)
+
+
 def excerpt(hit: Hit, room: int) -> tuple[str, tuple[tuple[int, int], ...]]:
     """The snippet cut to ``room`` cells around its first match (spans moved to match).
 
     Counted in cells, not characters: before a match, a quarter of the room of context,
-    never so much that the match itself (CJK takes two cells a character) is cut off."""
-    text = sanitize(hit.snippet).replace("\n", " ")
+    never so much that the match itself (CJK takes two cells a character) is cut off; the
+    closing ``…`` takes a cell only when something follows the cut."""
+    text, matches = _literal(hit)
     if cell_len(text) <= room:
-        return text, hit.spans
-    first, last = hit.spans[0] if hit.spans else (0, 0)
+        return text, matches
+    first, last = matches[0] if matches else (0, 0)
     start = max(_back(text, first, room // 4), _back(text, last, room - 2))  # context, and the whole match
     start = min(start, _back(text, len(text), room - 1), first)  # near the end, use the room for what precedes
     rest = text[start:]
-    cut = fit(rest, room - 1 - bool(start))
+    cells = room - bool(start)  # after the leading "…"; a trailing one only if the rest does not fit
+    cut = fit(rest, cells if cell_len(rest) <= cells else cells - 1)
     more = len(cut) < len(rest)
     piece = ("…" if start else "") + cut + ("…" if more else "")
     shift, lowest = (start - 1, 1) if start else (0, 0)
-    spans = ((max(lowest, a - shift), min(len(piece) - more, b - shift)) for a, b in hit.spans)
+    spans = ((max(lowest, a - shift), min(len(piece) - more, b - shift)) for a, b in matches)
     return piece, tuple((a, b) for a, b in spans if a < b)
 
 
 def _head(hit: Hit, width: int, indent: str) -> str:
     """``role #id`` before a hit's excerpt; in a narrow list ``role``, then its initial, so
-    that the excerpt keeps ``MIN_EXCERPT`` cells (a 7-digit id took most of an 80x24 row)."""
+    that the excerpt keeps ``MIN_EXCERPT`` cells, or more for a long match (its cells and the
+    two ``…``): a 7-digit id took most of an 80x24 row."""
     role = fit(visible(" ".join((hit.role or "message").split())) or "?", ROLE_CELLS)
     number = f" #{hit.message_id}" if hit.message_id is not None else ""
     heads = (f"{indent}{role}{number}  ", f"{indent}{role}  ", f"{indent}{role[0]} ")
-    return next((head for head in heads if not width or width - cell_len(head) >= MIN_EXCERPT), heads[-1])
+    text, matches = _literal(hit)
+    first, last = matches[0] if matches else (0, 0)
+    need = max(MIN_EXCERPT, cell_len(text[first:last]) + 2)
+    return next((head for head in heads if not width or width - cell_len(head) >= need), heads[-1])
 
 
 @lru_cache(maxsize=1024)
@@ -170,7 +189,7 @@ def hit_prompt(hit: Hit, width: int = 0, indent: str = "  ") -> Content:
     """``role #id`` then the excerpt, its matched ranges styled (all literal). Kept for the
     redraws of one search (its counts arriving, a session unfolded), which show the same hits."""
     head = _head(hit, width, indent)
-    room = max(10, width - cell_len(head)) if width else 10**6  # one line: nothing to wrap
+    room = max(2, width - cell_len(head)) if width else 10**6  # one line: nothing to wrap
     text, spans = excerpt(hit, room)
     body = Content(text)
     for start, end in spans:
@@ -374,6 +393,12 @@ class SearchResults(OptionList):
         super()._on_resize()
         if self.best and self.scrollable_content_region.width != self._cut_width:
             self._render()  # excerpts are cut to the width
+
+    def watch_show_vertical_scrollbar(self) -> None:
+        """Hits unfolded past the list's height bring a scrollbar, which narrows the rows without a
+        resize: they are cut again, or the strips would crop their ends (and a match there)."""
+        if self.best and self.scrollable_content_region.width not in (0, self._cut_width):
+            self._render()
 
     def _get_option_render(self, option: Option, style: Style) -> list[Strip]:
         """A row's strips straight from ``Rows.strips``, kept by what the row shows: a search that
