@@ -116,3 +116,27 @@ async def test_a_story_says_press_n_only_away_from_screen_n(home, tmp_path):
         await pilot.press("2")
         await settle(pilot)
         assert str(app.screen.query_one(NarrationLine).content).endswith("live memory: press 1 to compare them.")
+
+
+async def test_a_story_about_waiting_approvals_goes_once_none_wait(home, tmp_path):
+    """'The agent proposed a skill change: approve it here.' stayed after approve-all left 0 pending."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        staged = home.approvals.stage(
+            subsystem="memory",
+            action="add",
+            summary="add to MEMORY: Deploys run on Fridays",
+            origin="foreground",
+            payload={"action": "add", "target": "memory", "content": "Deploys run on Fridays"},
+            actor="agent",
+        )
+        app.narration = Narrator(lambda target: (0, 2200)).line(
+            PendingChanged(actor="agent", subsystem="memory", pending_id=staged.id, action="staged"), True
+        )
+        await wait_for(pilot, lambda: app.pending_count == 1, what="one pending")
+        assert app.narration is not None  # still true: one waits
+        assert home.approvals.approve(staged.id)["success"]
+        await wait_for(pilot, lambda: app.pending_count == 0, what="none pending")
+        await settle(pilot)
+        assert app.narration is None and not app.screen.query_one(NarrationLine).display

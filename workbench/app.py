@@ -436,6 +436,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
     def on_pending_counted(self, message: PendingCounted) -> None:
         self.pending_count = message.count
+        if not message.count and self.narration is not None and self.narration.mode == "approvals":
+            self.narration = None  # "approve it here" with nothing left to approve would mislead
 
     @work(thread=True, exclusive=True, group="curator-schedule", exit_on_error=False)
     def curator_tick(self) -> None:
