@@ -62,6 +62,42 @@ _SKILL_VERBS = {
 }
 _INDEXED: set = set()  # workbench.db files this process has given the actor index
 
+# A group's parts in words ("2 memory entries added, 1 proposal staged"): what each subsystem's
+# rows are about (one, many), and each action in the past tense.
+_NOUNS = {
+    "memory": ("memory entry", "memory entries"),
+    "skills": ("skill", "skills"),
+    "approvals": ("proposal", "proposals"),
+    "providers": ("fact", "facts"),
+}
+_FILE_NOUNS = ("skill file", "skill files")
+_PAST = {
+    "add": "added",
+    "remove": "removed",
+    "replace": "replaced",
+    "undo": "undone",
+    "stage": "staged",
+    "approve": "approved",
+    "approve_failed": "failed to apply",
+    "reject": "rejected",
+    "consolidate": "consolidated",
+    "rollback": "rolled back",
+    "edit": "rewritten",
+    "write_file": "written",
+    "remove_file": "removed",
+    "external": "changed outside",
+    "create": "created",
+    "patch": "patched",
+    "delete": "deleted",
+    "archive": "archived",
+    "restore": "restored",
+    "purge": "purged",
+    "pin": "pinned",
+    "unpin": "unpinned",
+    "mark_stale": "marked stale",
+    "reactivate": "reactivated",
+}
+
 
 class TimelineError(WorkbenchError):
     """A bad row or group reference, or a filter that cannot be read."""
@@ -193,13 +229,18 @@ def describe_group(rows: list[Row]) -> str:
     """What a group did, in one line."""
     group = rows[0].group or ""
     kind = group.partition(":")[0]
-    counts: dict[str, int] = {}
+    counts: dict[tuple[str, str], int] = {}
     for row in rows:
-        label = f"{row.subsystem} {row.action}"
-        counts[label] = counts.get(label, 0) + 1
-    parts = ", ".join(f"{n} {label}" for label, n in sorted(counts.items()))
+        counts[row.subsystem, row.action] = counts.get((row.subsystem, row.action), 0) + 1
+    parts = ", ".join(_part(subsystem, action, n) for (subsystem, action), n in sorted(counts.items()))
     title = {"review": "background review", "curator": "Curator pass", "consolidation": "consolidation"}.get(kind, kind)
     return f"{title} ({len(rows)} row{'s' * (len(rows) != 1)}): {parts}"
+
+
+def _part(subsystem: str, action: str, count: int) -> str:
+    """``2 memory entries added``; a subsystem or action without words keeps its name."""
+    nouns = _FILE_NOUNS if action in ("write_file", "remove_file") else _NOUNS.get(subsystem, (subsystem, subsystem))
+    return f"{count} {nouns[count != 1]} {_PAST.get(action, action)}"
 
 
 def parse_since(text: str, now: float) -> float:

@@ -40,7 +40,7 @@ def test_rows_are_newest_first_with_one_line_summaries_and_review_groups(home):
     assert [r.actor for r in timeline.page(text="postgres")] == ["agent"]
     assert [r.id for r in timeline.page(session_id="s1", limit=2)] == [rows[1].id, rows[2].id]
     assert [r.id for r in timeline.page(before_id=rows[1].id, limit=1)] == [rows[2].id]
-    assert describe_group(timeline.rows_of("review:s1:7")) == "background review (2 rows): 2 memory add"
+    assert describe_group(timeline.rows_of("review:s1:7")) == "background review (2 rows): 2 memory entries added"
 
 
 def test_reverting_a_review_group_undoes_both_writes_and_the_revert_can_be_reverted(home):

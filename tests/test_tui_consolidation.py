@@ -43,7 +43,7 @@ async def test_a_plan_shows_as_a_multi_file_diff_approves_and_is_one_group_on_th
         screen = await open_mode(pilot, "6", TimelineScreen)
         table = screen.query_one(TimelineList)
         what = [str(table.get_row_at(i)[2]) for i in range(table.row_count)]
-        assert what[0] == "▾ consolidation (3 rows): 1 approvals approve, 1 approvals stage, 1 skills consolidate"
+        assert what[0] == "▾ consolidation (3 rows): 1 proposal approved, 1 proposal staged, 1 skill consolidated"
         assert what[1:4] == [
             "  consolidated git-merge, git-rebase into skill 'git'",
             f"  approved skills proposal {staged['pending_id']}: consolidate git-merge, git-rebase into 'git'",

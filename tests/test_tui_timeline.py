@@ -39,7 +39,7 @@ async def test_groups_collapse_and_filters_narrow_as_you_type(home, tmp_path):
         screen = await open_mode(pilot, "6", TimelineScreen)
         assert shown(screen) == [
             "MEMORY + 'Hand-written note'",
-            "▾ background review (2 rows): 2 memory add",
+            "▾ background review (2 rows): 2 memory entries added",
             "  MEMORY + 'Deploys go through staging'",
             "  USER + 'Prefers short answers'",
             "MEMORY + 'Project uses Postgres 16'",
@@ -48,7 +48,7 @@ async def test_groups_collapse_and_filters_narrow_as_you_type(home, tmp_path):
         await pilot.press("space")
         await settle(pilot)
         assert shown(screen)[1:] == [
-            "▸ background review (2 rows): 2 memory add",
+            "▸ background review (2 rows): 2 memory entries added",
             "MEMORY + 'Project uses Postgres 16'",
         ]
         await pilot.press("slash", *"actor:agent")
@@ -56,14 +56,20 @@ async def test_groups_collapse_and_filters_narrow_as_you_type(home, tmp_path):
         assert shown(screen) == ["MEMORY + 'Project uses Postgres 16'"]
         screen.query_one("#timeline-search").value = "target:user"  # a group's title counts the rows shown
         await settle(pilot)
-        assert shown(screen) == ["▸ background review (1 row): 1 memory add"]
+        assert shown(screen) == ["▸ background review (1 row): 1 memory entry added"]
         await cursor_to(pilot, screen, "background review")
         await pilot.press("space")
         await settle(pilot)
-        assert shown(screen) == ["▾ background review (1 row): 1 memory add", "  USER + 'Prefers short answers'"]
+        assert shown(screen) == [
+            "▾ background review (1 row): 1 memory entry added",
+            "  USER + 'Prefers short answers'",
+        ]
         screen.query_one("#timeline-search").value = "staging"
         await settle(pilot)
-        assert shown(screen) == ["▾ background review (1 row): 1 memory add", "  MEMORY + 'Deploys go through staging'"]
+        assert shown(screen) == [
+            "▾ background review (1 row): 1 memory entry added",
+            "  MEMORY + 'Deploys go through staging'",
+        ]
 
 
 async def test_enter_opens_the_entry_in_memory_the_skill_and_the_proposal(home, tmp_path):
