@@ -113,9 +113,21 @@ def test_replace_over_limit_is_refused(home, mem):
     (home.root / "config.yaml").write_text("memory:\n  memory_char_limit: 20\n")
     home.reload_config()
     mem.add("memory", "short", u())
-    result = mem.replace("memory", "short", "x" * 21, u())
+    mem.add("memory", "tiny", u())
+    result = mem.replace("memory", "short", "x" * 14, u())
     assert result["error"].startswith("Replacement would put memory at 21/20 chars.")
-    assert result["current_entries"] == ["short"] and result["usage"] == "5/20"
+    assert result["current_entries"] == ["short", "tiny"] and result["usage"] == "12/20"
+
+
+@pytest.mark.parametrize("write", ["add", "replace"])
+def test_an_entry_longer_than_the_whole_store_is_refused_as_such(home, mem, write):
+    """A 6,000-character entry was told to consolidate, which cannot make room for it."""
+    (home.root / "config.yaml").write_text("memory:\n  memory_char_limit: 20\n")
+    home.reload_config()
+    mem.add("memory", "short", u())
+    call = mem.add("memory", "x" * 21, u()) if write == "add" else mem.replace("memory", "short", "x" * 21, u())
+    assert call["error"].startswith("This entry alone is 21 chars, more than the store's whole limit of 20")
+    assert "current_entries" not in call and call["usage"] == "5/20" and mem.entries("memory") == ["short"]
 
 
 def test_identical_duplicates_on_disk_act_on_the_first(home, mem):

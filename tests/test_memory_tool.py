@@ -117,7 +117,7 @@ def test_consolidation_failure_budget_stops_the_model_after_three(home):
     ctx = agent()
     call(home, ctx, action="add", target="memory", content="x" * 15)
     for _ in range(3):
-        result = call(home, ctx, action="add", target="memory", content="too long for the rest")
+        result = call(home, ctx, action="add", target="memory", content="too long for it")
         assert "current_entries" in result and "done" not in result
     assert call(home, ctx, action="add", target="memory", content="z" * 30) == {
         "success": False,

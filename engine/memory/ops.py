@@ -97,9 +97,23 @@ def locate(entries: list[str], old_text: str, action: str, pin: str | None = Non
     return found[0]
 
 
+def _refuse_too_long(entries: list[str], content: str, limit: int) -> None:
+    """An entry longer than the whole store: consolidating cannot make room, so the refusal says to
+    shorten it instead of pointing at the other entries."""
+    if len(content) > limit:
+        raise refuse(
+            f"This entry alone is {len(content):,} chars, more than the store's whole limit of {limit:,}: "
+            "no consolidation makes room for it. Save a shorter version (the fact itself in a sentence or "
+            "two), or leave it out.",
+            counts=True,
+            usage=Usage.of(entries, limit).short,
+        )
+
+
 def add(entries: list[str], content: str, limit: int) -> Outcome:
     if content in entries:
         return Outcome(list(entries), "Entry already exists (no duplicate added).")
+    _refuse_too_long(entries, content, limit)
     new = [*entries, content]
     if size_of(new) > limit:
         usage = Usage.of(entries, limit)
@@ -120,6 +134,7 @@ def replace(entries: list[str], old_text: str, content: str, limit: int, pin: st
     old = entries[index]
     new = list(entries)
     new[index] = content
+    _refuse_too_long(entries, content, limit)
     if size_of(new) > limit:
         raise refuse(
             f"Replacement would put memory at {size_of(new):,}/{limit:,} chars. Shorten the new content, "
