@@ -740,3 +740,26 @@ async def test_an_archive_sqlite_cannot_open_is_explained_where_the_sessions_wou
         transcript = pilot.app.screen.query_one(Transcript)
         await wait_for(pilot, lambda: "cannot be read" in transcript._placeholder, what="the explanation")
         assert "2,001 levels" in transcript._placeholder and "workbench doctor --fix" in transcript._placeholder
+
+
+async def test_unfolding_or_folding_a_session_below_the_first_keeps_the_cursor_on_it(home, tmp_path):
+    """Right on the third session of '東京 OR 上海' unfolded it but put the cursor (and the
+    transcript) on the first: the unfolded session's row had a new id the cursor could not follow."""
+    seed_sessions(home)
+    for n in range(2):
+        home.archive.append_message(TOKYO, "user", f"tomatoes at the Tokyo market, day {n}")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen, results = await search_for(pilot, "tomatoes")
+        await wait_for(pilot, lambda: len(results.best) == 2, what="two sessions")
+        second = list(results.best)[1]
+        results.focus()
+        results.highlighted = option_index(results, second)
+        await pilot.press("right")
+        await wait_for(pilot, lambda: results.expanded.get(second), timeout=15, what="the session's hits")
+        await settle(pilot)
+        assert results.current is not None and results.current.session_id == second
+        assert results.highlighted_option.id == f"s:{second}"
+        await pilot.press("left")
+        await settle(pilot)
+        assert second not in results.expanded and results.current.session_id == second

@@ -310,14 +310,20 @@ class SearchResults(OptionList):
         session_id = self._session_at_cursor()
         if session_id is not None and session_id not in self.expanded:
             self.expanded[session_id] = None
-            self._render()
+            self._render(highlight=self._first_row(session_id))
             self.post_message(self.HitsWanted(self.query, session_id))
 
     def action_collapse(self) -> None:
         session_id = self._session_at_cursor()
         if session_id is not None and session_id in self.expanded:
             del self.expanded[session_id]
-            self._render(highlight=f"s:{session_id}")
+            self._render(highlight=self._first_row(session_id))
+
+    def _first_row(self, session_id: str) -> str:
+        """The id of a session's first row, which folding or unfolding it keeps the cursor on."""
+        if session_id in self.expanded:
+            return f"s:{session_id}"
+        return f"h:{session_id}:{self.best[session_id].message_id}:best"
 
     # -- internals -----------------------------------------------------------------
     def _session_at_cursor(self) -> str | None:
