@@ -236,6 +236,10 @@ def test_a_home_this_command_created_is_said_once_on_stderr(tmp_path):
         ["pending", "approve", "abc123"],
         ["revert", "5"],
         ["curator", "rollback", "abc123"],
+        ["curator", "run", "--dry-run"],
+        ["curator", "pause"],
+        ["curator", "consolidate"],
+        ["doctor", "--fix"],
     ],
 )
 def test_a_command_on_what_a_home_holds_never_creates_one(tmp_path, command):
@@ -259,3 +263,10 @@ def test_a_malformed_since_or_purge_bound_is_a_usage_error(tmp_path):
         purge = _run(workbench_cmd("--home", str(home), "curator", "purge", "--days", days, "--dry-run"), text=True)
         assert purge.returncode == 2 and "give a whole number of days from 1 to 36,500" in purge.stderr
     assert _run(workbench_cmd("--home", str(home), "curator", "purge", "--days", "36500", "--dry-run")).returncode == 0
+
+
+def test_listing_the_built_in_scenarios_needs_no_home(tmp_path):
+    typo = tmp_path / "hermse"
+    listed = _run(workbench_cmd("--home", str(typo), "--json", "scenarios", "list"), text=True)
+    assert listed.returncode == 0 and "demo" in {s["name"] for s in json.loads(listed.stdout)["scenarios"]}
+    assert not typo.exists() and "did not exist" not in listed.stderr

@@ -17,7 +17,7 @@ def register(subparsers, common) -> None:
 
     run = sub.add_parser("run", parents=[common], help="apply the lifecycle rule now (writes a report)")
     run.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
-    run.set_defaults(handler=run_curator)
+    run.set_defaults(handler=run_curator, creates_home=False)
 
     status = sub.add_parser("status", parents=[common], help="state counts, last run, settings")
     status.set_defaults(handler=curator_status, read_only=True)
@@ -26,12 +26,12 @@ def register(subparsers, common) -> None:
         ("pause", pause_curator, "stop automatic passes (the flag Hermes honours too)"),
         ("resume", resume_curator, "let automatic passes run again"),
     ):
-        sub.add_parser(name, parents=[common], help=text).set_defaults(handler=handler)
+        sub.add_parser(name, parents=[common], help=text).set_defaults(handler=handler, creates_home=False)
 
     consolidate = sub.add_parser(
         "consolidate", parents=[common], help="plan one merge of overlapping skills and stage it for review"
     )
-    consolidate.set_defaults(handler=consolidate_skills)
+    consolidate.set_defaults(handler=consolidate_skills, creates_home=False)
 
     purge = sub.add_parser("purge", parents=[common], help="delete archived skills older than N days (blobs kept)")
     purge.add_argument(

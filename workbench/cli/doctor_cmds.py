@@ -20,7 +20,7 @@ class _Fix(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        namespace.fix, namespace.read_only = True, False
+        namespace.fix, namespace.read_only, namespace.creates_home = True, False, False  # repairs an existing home
 
 
 def register(subparsers, common) -> None:

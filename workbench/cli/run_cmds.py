@@ -58,7 +58,7 @@ def register(subparsers, common) -> None:
     scenarios = subparsers.add_parser("scenarios", parents=[common], help="built-in agent scenarios")
     sub = scenarios.add_subparsers(dest="scenarios_command", metavar="ACTION", required=True)
     listing = sub.add_parser("list", parents=[common], help="list the built-in scenarios")
-    listing.set_defaults(handler=scenarios_list)
+    listing.set_defaults(handler=scenarios_list, no_home=True)  # the built-in scenarios: no home needed
 
 
 def scenarios_list(home: Home, args) -> Output:
