@@ -133,9 +133,10 @@ async def test_purge_asks_first_and_rollback_brings_it_back(home, tmp_path):
         await pilot.press("x")
         await wait_for(pilot, lambda: isinstance(app.screen, DaysDialog), what="days dialog")
         assert app.screen.query_one(Input).value == "90"  # curator.archive_after_days
-        for refused in ("0", "99999999999999999999"):  # the engine's bound, refused in place
-            app.screen.query_one(Input).value = refused
-            await pilot.press("enter")
+        for refused in ("0", "99999999999999999999", "1.5", "abc"):  # the engine's rule, refused in place
+            app.screen.query_one(Input).value = ""
+            await pilot.press(*refused, "enter")  # typed: the box drops no character ("1.5" was read as 15)
+            assert app.screen.query_one(Input).value == refused
             assert isinstance(app.screen, DaysDialog) and "from 1 to 36,500" in screen_text(app)
         app.screen.query_one(Input).value = "35"
         await pilot.press("enter")

@@ -113,7 +113,7 @@ class DaysDialog(Dialog[int | None]):
     def compose(self):
         with Vertical(classes="dialog"):
             yield Static(Content.styled(self.question, "bold"), classes="dialog-title")
-            yield Input(str(self.default), type="integer", id="days")
+            yield Input(str(self.default), id="days")  # any text: the engine's rule says what is wrong with it
             yield Static(
                 Content.styled("enter: preview what would be purged · esc: cancel", "$text-muted"), id="days-error"
             )
@@ -454,7 +454,7 @@ class SkillsScreen(WorkbenchScreen):
     def _confirm_purge(self, message: PurgePreviewed) -> None:
         days, names = message.days, message.names
         if not names:
-            self.notify(f"No archived skill is older than {days} days; nothing to purge.")
+            self.notify(f"No archived skill is older than {days} day{'s' * (days != 1)}; nothing to purge.")
             return
 
         def answered(yes: bool | None) -> None:
