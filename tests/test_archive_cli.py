@@ -189,6 +189,8 @@ def test_export_to_a_file_and_clear_refusals_for_bad_paths(home_dir, tmp_path, c
 
 
 def test_text_output_never_passes_terminal_escapes_through(home_dir, capsys):
+    from rich.cells import cell_len
+
     from workbench.cli import main
 
     home = open_home(home_dir)
@@ -230,3 +232,19 @@ def test_tool_calls_of_any_shape_are_listed_by_name_or_as_a_question_mark(home_d
     assert main(["sessions", "show", "root_1", "--home", str(home_dir)]) == 0
     out = capsys.readouterr().out
     assert "?, memory, ?, ?" in out
+
+
+def test_the_session_list_keeps_its_columns_whatever_the_ids(tmp_path, capsys):
+    """ids of different lengths pushed the source and count columns around."""
+    from rich.cells import cell_len
+
+    from workbench.cli import main
+
+    home = open_home(tmp_path / "h")
+    for session_id in ("a", "ja-plain-long-id", "東京-1", "bidi-\u202eabc"):
+        home.archive.create_session(session_id, source="cli")
+    home.close()
+    assert main(["--home", str(tmp_path / "h"), "sessions", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4
+    assert len({cell_len(line.split(" cli ")[0]) for line in lines}) == 1  # "cli" starts in one column

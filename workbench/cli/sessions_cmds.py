@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rich.cells import cell_len
+
 from engine.archive import Session
 from engine.errors import WorkbenchError
 from engine.fileio import atomic_write_text
 from engine.home import Home
 from engine.runner.claims import unbacked_claims
 from engine.session_writes import session_writes
+from engine.textsafety import visible
 from engine.values import call_name
 
 from . import Output, UsageError
@@ -107,10 +110,13 @@ def list_sessions(home: Home, args) -> Output:
     def text() -> str:
         if not rows:
             return "no sessions"
+        ids = [visible(s.id) for s in rows]  # as printed: a control character takes its symbol's cells
+        width = max(map(cell_len, ids))
         return "\n".join(
-            f"{_when(s.to_dict()['started_at'])}  {s.id}  {s.source:<9} {s.message_count:>5} "
-            f"msgs  {s.title or ''}" + (f"  (child of {s.parent_session_id})" if s.parent_session_id else "")
-            for s in rows
+            f"{_when(s.to_dict()['started_at'])}  {shown}{' ' * (width - cell_len(shown))}  {s.source:<9} "
+            f"{s.message_count:>5} msgs  {s.title or ''}"
+            + (f"  (child of {s.parent_session_id})" if s.parent_session_id else "")
+            for s, shown in zip(rows, ids, strict=True)
         )
 
     return Output(data, text)
