@@ -189,8 +189,6 @@ def test_export_to_a_file_and_clear_refusals_for_bad_paths(home_dir, tmp_path, c
 
 
 def test_text_output_never_passes_terminal_escapes_through(home_dir, capsys):
-    from rich.cells import cell_len
-
     from workbench.cli import main
 
     home = open_home(home_dir)
