@@ -763,3 +763,13 @@ async def test_unfolding_or_folding_a_session_below_the_first_keeps_the_cursor_o
         await pilot.press("left")
         await settle(pilot)
         assert second not in results.expanded and results.current.session_id == second
+
+
+async def test_down_in_the_search_box_goes_on_to_the_results(home, tmp_path):
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen, results = await search_for(pilot, "tomatoes")
+        await pilot.press("down")
+        await settle(pilot)
+        assert screen.focused is results and screen.query_one("#sessions-search").value == "tomatoes"

@@ -18,10 +18,17 @@ from textual.widgets import Input
 class SearchBox(Input):
     """An ``Input`` for the search and filter boxes above a list (fixed height, full width)."""
 
-    BINDINGS = [Binding("escape", "leave", "Clear", show=False)]
+    BINDINGS = [
+        Binding("escape", "leave", "Clear", show=False),
+        Binding("down", "to_list", "To the list", show=False),
+    ]
     virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
 
     def action_leave(self) -> None:
         """Escape: empty the box and go on to what it filters, the widget after it."""
         self.value = ""
+        self.screen.focus_next()
+
+    def action_to_list(self) -> None:
+        """Down: on to what the box filters, its text kept (as tab does), where the arrows go on."""
         self.screen.focus_next()
