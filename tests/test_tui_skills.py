@@ -248,3 +248,18 @@ async def test_escape_in_a_filter_box_empties_it_and_goes_back_to_the_list(
         await pilot.press("1")  # a command again: switches to Memory
         await wait_for(pilot, lambda: app.current_mode == "memory", what="the Memory screen")
         assert field.value == ""
+
+
+async def test_home_and_end_go_to_the_first_and_last_skill(home, tmp_path):
+    """Home moved nothing, so home, down, down, p pinned the skill two below the one in view."""
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_skills(pilot)
+        table = screen.query_one(SkillList)
+        await wait_for(pilot, lambda: table.row_count == 3, what="the skills")
+        table.focus()
+        await pilot.press("end")
+        assert table.cursor_row == 2
+        await pilot.press("home")
+        assert table.cursor_row == 0

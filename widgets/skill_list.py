@@ -16,6 +16,8 @@ from textual.widgets import DataTable
 
 from engine.textsafety import visible
 
+from .row_table import RowTable
+
 FILTER_CUTOFF = 60  # rapidfuzz WRatio score over name, category and description a row needs to stay
 NAME_CUTOFF = 75  # the score of the name alone that makes a name hit (a typo: deploi, depoly, deply)
 
@@ -75,7 +77,7 @@ def _day(timestamp: float | None) -> str:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d") if timestamp else "never"
 
 
-class SkillList(DataTable):
+class SkillList(RowTable):
     """Skills with category, state, pin, provenance and usage; ``Highlighted`` names the cursor row."""
 
     DEFAULT_CSS = """

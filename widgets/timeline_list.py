@@ -13,11 +13,12 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from .literal import visible
+from .row_table import RowTable
 
 NEAR_END = 20  # rows from the bottom at which older rows are asked for
 
 
-class TimelineList(DataTable):
+class TimelineList(RowTable):
     DEFAULT_CSS = """
     TimelineList { background: $surface; border: round $primary 40%; height: 1fr; }
     TimelineList:focus { border: round $primary; }

@@ -1,0 +1,18 @@
+"""A table read row by row (skills, the timeline): home and end go to the first and last row.
+
+Textual's ``DataTable`` gives home and end to horizontal scrolling and ctrl+home / ctrl+end
+to the first and last row; in a table whose cursor is a whole row, a reader pressing home
+expects the first row, and a key pressed next (``p`` pin, ``r`` revert) acts on it.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.widgets import DataTable
+
+
+class RowTable(DataTable):
+    BINDINGS = [
+        Binding("home", "scroll_top", "First row", show=False),
+        Binding("end", "scroll_bottom", "Last row", show=False),
+    ]
