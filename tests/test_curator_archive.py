@@ -223,3 +223,13 @@ def test_rolling_back_twice_says_it_was_already_rolled_back(home):
         home.curator.rollback(undo["ledger_id"])
     assert home.curator.rollback(archived["ledger_id"])["success"]  # so it can be undone once more
     assert home.skills.get("deploy").state == "active"
+
+
+def test_an_archived_skill_keeps_the_category_it_was_archived_from(home):
+    """The list showed category '-' for an archived billing skill."""
+    write_skill(home, "rerender-invoice-pdfs", category="billing")
+    write_skill(home, "flat-one")
+    home.curator.archive("rerender-invoice-pdfs")
+    home.curator.archive("flat-one")
+    listed = {s.name: (s.state, s.category) for s in home.skills.list(include_archived=True)}
+    assert listed == {"rerender-invoice-pdfs": ("archived", "billing"), "flat-one": ("archived", None)}

@@ -157,7 +157,7 @@ class SkillLibrary:
         activity = last_activity(record)
         return SkillInfo(
             name=found.name,
-            category=found.category,
+            category=found.category or _archived_category(found, record),
             description=found.description,
             state=state,
             pinned=bool(record.get("pinned")),
@@ -770,3 +770,13 @@ class SkillLibrary:
             return self.manage(self._edited(payload, edited_content), ctx, pending_id)
         except WorkbenchError as exc:
             return exc.to_dict()
+
+
+def _archived_category(found: Found, record: dict[str, Any]) -> str | None:
+    """An archived skill's category: the folders it was archived from (its usage record says,
+    when the record is about this archived copy), so the list still groups it where it lived."""
+    origin = record.get("archived_from")
+    if not found.archived or record.get("archive_dir") != found.dir_name or not isinstance(origin, str):
+        return None
+    parts = origin.strip("/").split("/")
+    return "/".join(parts[:-1]) or None
