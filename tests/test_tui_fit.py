@@ -180,3 +180,24 @@ async def test_resizing_keeps_the_scroll_position_and_the_selected_row_in_view(h
             last = first + table.scrollable_content_region.height - 2  # the column names take a line
             assert first <= table.cursor_row <= last, (size, first, table.cursor_row)
         assert table.scroll_offset.y == top, "back at 80x24 the view is where it was"
+
+
+async def test_with_the_transcript_focused_the_footer_keeps_its_keys_and_help(home, tmp_path):
+    """At 80x24 the Sessions footer with the transcript focused ended 'esc Clear search  ^▏': help was lost."""
+    from textual.widgets._footer import FooterKey
+
+    from widgets.transcript import Transcript
+
+    seed_demo_home(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        app.screen.query_one(Transcript).focus()
+        await settle(pilot)
+        keys = app.screen.query(FooterKey)
+        drawn = {k.key: k.region for k in keys if not k.has_class("-command-palette")}
+        palette = min(k.region.x for k in keys if k.has_class("-command-palette"))
+        for action_key in ("w", "f", "m", "slash", "escape", "question_mark"):
+            region = drawn.get(action_key)
+            assert region is not None and region.width and region.right <= palette, (action_key, region)

@@ -123,8 +123,9 @@ class SessionsScreen(WorkbenchScreen):
     )
     BINDINGS = [
         Binding("slash", "focus_search", "Search", key_display="/"),
-        Binding("escape", "clear_search", "Clear search"),
-        Binding("ctrl+r", "reload", "Reload"),
+        # short, and reload in help only: at 80 columns the transcript's keys come first in the footer
+        Binding("escape", "clear_search", "Clear", tooltip="Clear the search and go back to the tree"),
+        Binding("ctrl+r", "reload", "Reload", show=False),
     ]
     DEFAULT_CSS = """
     SessionsScreen #sessions-search { margin: 0 0; border: tall $primary 40%; }
