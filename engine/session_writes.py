@@ -3,7 +3,9 @@
 The journal says what every workbench-run write changed, and in which session and
 message (a write staged for approval is its ``approvals``/``stage`` row). A real Hermes
 agent journals nothing of ours, so for a message with no journal rows the archive's own
-tool calls and results stand in (``memory.archive_writes``).
+tool calls and results stand in (``memory.archive_writes``), and a call of its that was
+staged for approval is listed from its result (``approvals.sources``) ahead of what the
+journal says the approval of it wrote.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from .approvals.sources import StagedCall, staged_in
 from .memory.archive_writes import TOOL, writes_in
+from .memory.store import staged_summary
 
 if TYPE_CHECKING:
     from .home import Home
@@ -71,10 +75,22 @@ def session_writes(home: Home, session_id: str, messages: Iterable[Any]) -> dict
                     row.id,
                 )
             )
+    messages = list(messages)
     for message_id, writes in writes_in(messages).items():
         if message_id not in found:
             found[message_id] = [Write("memory", w.action, w.target, "agent", w.text) for w in writes]
+    for message_id, calls in staged_in(messages).items():
+        ours = found.get(message_id, [])
+        if not any(w.staged for w in ours):  # the workbench journals its own stagings
+            found[message_id] = [_staged(call) for call in calls] + ours
     return found
+
+
+def _staged(call: StagedCall) -> Write:
+    """A call a Hermes agent staged, as the journal's ``stage`` row of one of ours reads."""
+    args = call.arguments
+    text = staged_summary(args) if call.subsystem == "memory" else f"{args.get('action')} '{args.get('name')}'"
+    return Write("approvals", "stage", call.pending_id, "agent", text, staged=True)
 
 
 def session_wrote(home: Home, session_id: str) -> bool:

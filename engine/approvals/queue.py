@@ -10,6 +10,7 @@ deleted only after its write is on disk; a failed approval leaves it pending.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ from .records import (
     check_subsystem,
     record_from_dict,
 )
+from .sources import staging_message
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -236,7 +238,7 @@ class ApprovalQueue:
         self._check_writable()
         record = self.get(pending_id)
         with self.store.links.lock(self.store.folder(record.subsystem)):
-            record = self.get(pending_id)  # another process may have decided it meanwhile
+            record = self._sourced(self.get(pending_id))  # another process may have decided it meanwhile
             journal = self.home.journal
             entry = journal.begin(
                 "approvals",
@@ -288,7 +290,7 @@ class ApprovalQueue:
         except UnusableRecord as unusable:
             return self._reject_unusable(pending_id, unusable, actor)
         with self.store.links.lock(self.store.folder(record.subsystem)):
-            record = self.get(pending_id)
+            record = self._sourced(self.get(pending_id))
             journal = self.home.journal
             entry = journal.begin(
                 "approvals",
@@ -450,6 +452,15 @@ class ApprovalQueue:
         return {done_key: done, "failed": failed}
 
     # -- helpers ------------------------------------------------------------------
+    def _sourced(self, record: PendingRecord) -> PendingRecord:
+        """The record with the session and message that staged it: a record Hermes wrote names
+        neither, so they come from the staging call's result in state.db (``sources``), and its
+        decision is journaled at that message like one of ours, never as a write from nowhere."""
+        if record.session_id is not None or record.message_id is not None:
+            return record
+        found = staging_message(self.home, record.subsystem, record.id)
+        return record if found is None else dataclasses.replace(record, session_id=found[0], message_id=found[1])
+
     def _owner(self, record: PendingRecord):
         """The store that replays this record (``home.memory`` or ``home.skills``)."""
         return getattr(self.home, record.subsystem)

@@ -141,6 +141,23 @@ def _flags(*verdicts: Verdict) -> Verdict | None:
     return Verdict("suspicious", findings) if findings else None
 
 
+def staged_summary(payload: dict[str, Any]) -> str:
+    """A staged memory write in words, as its record's ``summary`` says it (``add to user profile: ...``);
+    also how ``sessions show`` names a write Hermes staged, from its call's arguments."""
+    where = targets.LABELS.get(payload.get("target") or "memory", "memory")
+    operations = payload.get("operations")
+    if isinstance(operations, list):
+        items = [op for op in operations if isinstance(op, dict)]
+        detail = "; ".join(
+            f"{op.get('action')} {ops.op_text(op, 'content') or ops.op_text(op, 'old_text')}" for op in items
+        )
+        return f"apply {len(operations)} op(s) to {where}: {detail[:120]}"
+    action = payload.get("action")
+    verb = {"add": "add to", "replace": "replace in", "remove": "remove from"}.get(str(action), str(action))
+    detail = ops.op_text(payload, "old_text" if action == "remove" else "content")
+    return f"{verb} {where}: {detail[:120]}"
+
+
 def _choices() -> str:
     return " or ".join(f"'{name}'" for name in TARGETS)
 
@@ -398,15 +415,12 @@ class MemoryStore:
                 {**op, "matched_entry": outcome.pins[i]} if i in outcome.pins else op
                 for i, op in enumerate(payload["operations"], 1)
             ]
-        verb = {"add": "add to", "replace": "replace in", "remove": "remove from"}.get(plan.action)
-        where = targets.LABELS[target]
-        head = f"{verb} {where}" if verb else f"apply {len(payload['operations'])} op(s) to {where}"
         approval_on = self.home.config.bool("memory.write_approval")
         try:
             record = self.home.approvals.stage(
                 subsystem=SUBSYSTEM,
                 action=plan.action,
-                summary=f"{head}: {plan.detail[:120]}",
+                summary=staged_summary(payload),
                 origin=ctx.origin,
                 payload=payload,
                 actor=ctx.actor,

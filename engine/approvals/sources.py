@@ -1,0 +1,173 @@
+"""Which assistant message proposed a write Hermes staged.
+
+Hermes's pending records hold no session or message (``id``, ``subsystem``, ``action``,
+``summary``, ``origin``, ``created_at``, ``payload``; see ``records``), but its agent loop
+stores each tool result in state.db after the assistant message whose call made it, and a
+staged call's result says so: ``{"success": true, "staged": true, "pending_id": ...}``.
+That message is where the proposal came from, so its approval is journaled there, as the
+approval of a record the workbench staged is, and ``sessions show`` lists the staged call.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import WorkbenchError
+from .records import is_pending_id
+
+if TYPE_CHECKING:
+    from ..home import Home
+
+log = logging.getLogger(__name__)
+
+TOOLS = {"memory": "memory", "skills": "skill_manage"}  # the tool that stages each subsystem's writes
+
+
+@dataclass(frozen=True)
+class StagedCall:
+    """One tool call of an assistant message whose result says it was staged for approval."""
+
+    pending_id: str
+    subsystem: str
+    arguments: dict[str, Any]
+
+
+def _json(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
+def staged_id(result: Any) -> str | None:
+    """The pending id a tool result says its call was staged under (None: applied, refused or unreadable)."""
+    data = _json(result)
+    if not isinstance(data, dict) or data.get("success") is not True or data.get("staged") is not True:
+        return None
+    pending_id = data.get("pending_id")
+    return pending_id if isinstance(pending_id, str) and is_pending_id(pending_id) else None
+
+
+def calls(tool_calls: Any) -> list[tuple[str | None, str | None, dict[str, Any]]]:
+    """(call id, tool name, decoded arguments) of each call, in both shapes Hermes stores
+    (OpenAI's ``{id, function: {name, arguments}}`` and the flat ``{name, arguments}``)."""
+    found = []
+    decoded = _json(tool_calls)
+    for call in decoded if isinstance(decoded, list) else []:
+        if not isinstance(call, dict):
+            continue
+        function = call["function"] if isinstance(call.get("function"), dict) else call
+        arguments = _json(function.get("arguments"))
+        call_id, name = call.get("id"), function.get("name")
+        found.append(
+            (
+                call_id if isinstance(call_id, str) else None,
+                name if isinstance(name, str) else None,
+                arguments if isinstance(arguments, dict) else {},
+            )
+        )
+    return found
+
+
+def _subsystem(tool: str | None) -> str | None:
+    return next((subsystem for subsystem, name in TOOLS.items() if name == tool), None)
+
+
+def staged_in(messages: Iterable[Any]) -> dict[int, list[StagedCall]]:
+    """The staged memory and skill calls of a run of one session's messages, by assistant message id.
+
+    Each call is matched with its result by call id, or else by position among the tool
+    results that directly follow its message.
+    """
+    rows = list(messages)
+    out: dict[int, list[StagedCall]] = {}
+    for i, message in enumerate(rows):
+        if message.role != "assistant" or not message.tool_calls:
+            continue
+        later = [m for m in rows[i + 1 :] if m.role == "tool"]
+        following = []
+        for m in rows[i + 1 :]:
+            if m.role != "tool":
+                break
+            following.append(m)
+        for position, (call_id, tool, arguments) in enumerate(calls(message.tool_calls)):
+            subsystem = _subsystem(tool)
+            if subsystem is None:
+                continue
+            by_id = [m for m in later if call_id is not None and m.tool_call_id == call_id]
+            result = (
+                by_id[0] if by_id else (following[position] if call_id is None and position < len(following) else None)
+            )
+            pending_id = staged_id(result.content) if result is not None else None
+            if pending_id is not None:
+                out.setdefault(message.id, []).append(StagedCall(pending_id, subsystem, arguments))
+    return out
+
+
+def staging_message(home: Home, subsystem: str, pending_id: str) -> tuple[str, int] | None:
+    """(session id, assistant message id) of the call that staged ``pending_id``, if state.db holds it.
+
+    None, never a guess, when the turn is not stored (yet) or the call does not match;
+    an unusable state.db is None as well: approval never fails for want of provenance.
+    """
+    if not home.state_db_path.exists():  # never create an archive just to look
+        return None
+    try:
+        return _staging_message(home, subsystem, pending_id)
+    except (WorkbenchError, sqlite3.Error) as exc:
+        log.warning("cannot look up who staged %s in %s: %s", pending_id, home.state_db_path, exc)
+        return None
+
+
+def _staging_message(home: Home, subsystem: str, pending_id: str) -> tuple[str, int] | None:
+    conn = home.archive.conn()
+    columns = "m.id, m.session_id, m.tool_call_id, m.tool_name, m.content"
+    if home.archive.caps.fts:  # the id is one token of the result's text
+        results = conn.execute(
+            f"SELECT {columns} FROM messages_fts f JOIN messages m ON m.id = f.rowid "
+            "WHERE messages_fts MATCH ? AND m.role = 'tool' ORDER BY m.id DESC",
+            (f'"{pending_id}"',),
+        ).fetchall()
+    else:
+        results = conn.execute(
+            f"SELECT {columns} FROM messages m WHERE m.role = 'tool' AND instr(m.content, ?) > 0 ORDER BY m.id DESC",
+            (pending_id,),
+        ).fetchall()
+    for result_id, session_id, call_id, tool_name, content in results:
+        if staged_id(content) != pending_id or tool_name not in (None, TOOLS[subsystem]):
+            continue
+        found = _caller(conn, session_id, result_id, call_id, subsystem)
+        if found is not None:
+            return session_id, found
+    return None
+
+
+def _caller(
+    conn: sqlite3.Connection, session_id: str, result_id: int, call_id: str | None, subsystem: str
+) -> int | None:
+    """The assistant message just before a tool result, if the result's call is its call of the subsystem's tool."""
+    row = conn.execute(
+        "SELECT id, tool_calls FROM messages WHERE session_id = ? AND id < ? AND role = 'assistant' "
+        "AND tool_calls IS NOT NULL ORDER BY id DESC LIMIT 1",
+        (session_id, result_id),
+    ).fetchone()
+    if row is None:
+        return None
+    message_id, tool_calls = row
+    made = calls(tool_calls)
+    if call_id is not None:
+        tools = [tool for cid, tool, _ in made if cid == call_id]
+    else:  # by position among the results after the message
+        (position,) = conn.execute(
+            "SELECT count(*) FROM messages WHERE session_id = ? AND id > ? AND id < ? AND role = 'tool'",
+            (session_id, message_id, result_id),
+        ).fetchone()
+        tools = [made[position][1]] if position < len(made) else []
+    return message_id if tools == [TOOLS[subsystem]] else None
