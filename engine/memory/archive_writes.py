@@ -4,7 +4,8 @@ A real Hermes agent writes MEMORY.md / USER.md itself and never touches our jour
 but it stores each assistant message with its tool calls, and each tool result, in
 state.db. So an entry that a successful ``memory`` add or replace (alone or inside a
 batch) produced was written by that assistant message: that is its provenance when the
-journal has none.
+journal has none. A successful remove is a write too (a transcript lists it), but it
+leaves no entry, so only adds and replaces (``WRITING_ACTIONS``) give an origin.
 
 Arguments are decoded as JSON, never matched as text: Hermes stores tool calls with
 ``json.dumps`` (non-ASCII as ``\\uXXXX``), and the arguments inside are a JSON string of
@@ -12,7 +13,8 @@ their own. A call counts only when its tool result says it succeeded and was app
 (not staged for approval, not refused).
 
 ``ArchiveWrites`` finds them through the archive's word index instead of reading
-every message, and keeps what it found for as long as state.db is unchanged.
+every message, and keeps what it found for as long as state.db is unchanged. It also
+finds the removes that took an entry out, for that entry's history.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ import logging
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import WorkbenchError
@@ -35,19 +37,21 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TOOL = "memory"
-WRITING_ACTIONS = ("add", "replace")
+WRITING_ACTIONS = ("add", "replace")  # the actions that leave an entry (its origin)
+REMOVE = "remove"
 
 
 @dataclass(frozen=True)
 class ArchiveWrite:
-    """One entry text an agent's memory tool call wrote, and where."""
+    """One entry text an agent's memory tool call wrote (or removed), and where."""
 
     target: str
-    text: str
-    action: str  # "add" or "replace"
+    text: str  # for a remove, the entry it took out as far as known (else its ``old_text``)
+    action: str  # "add", "replace" or "remove"
     session_id: str
     message_id: int  # the assistant message holding the call
     at: float
+    old_text: str | None = None  # a replace's or remove's: Hermes takes out the one entry holding it
 
 
 def _json(value: Any) -> Any:
@@ -82,8 +86,12 @@ def memory_calls(tool_calls: Any) -> list[tuple[int, str | None, dict]]:
     return found
 
 
-def written_texts(arguments: dict) -> list[tuple[str, str, str]]:
-    """(target, action, entry text) for each entry the call's arguments would write."""
+def changes(arguments: dict) -> list[tuple[str, str, str, str | None]]:
+    """(target, action, text, old_text) of each add, replace and remove of the call, in order.
+
+    ``text`` is the entry an add or replace writes, or a remove's ``old_text`` (the only
+    text a remove names). Both are stripped, as Hermes strips them.
+    """
     target = arguments.get("target") or "memory"
     if target not in TARGETS:
         return []
@@ -93,10 +101,18 @@ def written_texts(arguments: dict) -> list[tuple[str, str, str]]:
     for op in ops:
         if not isinstance(op, dict):
             continue
-        action, content = op.get("action"), op.get("content")
+        action, content, old = op.get("action"), op.get("content"), op.get("old_text")
+        old_text = old.strip() if isinstance(old, str) and old.strip() else None
         if action in WRITING_ACTIONS and isinstance(content, str) and content.strip():
-            out.append((target, action, content.strip()))
+            out.append((target, action, content.strip(), old_text))
+        elif action == REMOVE and old_text is not None:
+            out.append((target, action, old_text, old_text))
     return out
+
+
+def written_texts(arguments: dict) -> list[tuple[str, str, str]]:
+    """(target, action, entry text) for each entry the call's arguments would write (adds and replaces)."""
+    return [(target, action, text) for target, action, text, _ in changes(arguments) if action in WRITING_ACTIONS]
 
 
 def applied(result: Any) -> bool:
@@ -106,13 +122,16 @@ def applied(result: Any) -> bool:
 
 
 def writes_in(messages: Iterable[Any]) -> dict[int, list[ArchiveWrite]]:
-    """The applied memory writes of a run of archive messages (one session's), by message id.
+    """The applied memory writes of a run of archive messages (one session's), removes included, by message id.
 
     For a transcript: each assistant message's calls matched with the tool results that
-    follow it (by call id, or by position when the stored call has none).
+    follow it (by call id, or by position when the stored call has none). Hermes's result
+    does not say which entry a remove took out, so it is the one entry that earlier writes
+    of these messages left holding the call's ``old_text``, else the ``old_text`` itself.
     """
     rows = list(messages)
     out: dict[int, list[ArchiveWrite]] = {}
+    left: list[tuple[str, str]] = []  # (target, entry) the writes so far left, oldest first
     for i, message in enumerate(rows):
         if message.role != "assistant" or not message.tool_calls:
             continue
@@ -120,10 +139,18 @@ def writes_in(messages: Iterable[Any]) -> dict[int, list[ArchiveWrite]]:
         for position, call_id, arguments in memory_calls(message.tool_calls):
             by_id = [m for m in results if call_id is not None and m.tool_call_id == call_id]
             result = by_id[0] if by_id else (results[position] if call_id is None and position < len(results) else None)
-            if result is not None and applied(result.content):
-                out.setdefault(message.id, []).extend(
-                    ArchiveWrite(t, text, action, message.session_id, message.id, message.timestamp)
-                    for t, action, text in written_texts(arguments)
+            if result is None or not applied(result.content):
+                continue
+            for target, action, text, old_text in changes(arguments):
+                taken = {entry for t, entry in left if t == target and old_text is not None and old_text in entry}
+                if len(taken) == 1:  # the entry a replace or remove took out
+                    entry = taken.pop()
+                    left.remove((target, entry))
+                    text = entry if action == REMOVE else text
+                if action in WRITING_ACTIONS:
+                    left.append((target, text))
+                out.setdefault(message.id, []).append(
+                    ArchiveWrite(target, text, action, message.session_id, message.id, message.timestamp, old_text)
                 )
     return out
 
@@ -144,6 +171,7 @@ class ArchiveWrites:
         self._version: tuple | None = None
         self._found: dict[tuple[str, str], list[ArchiveWrite]] = {}
         self._every: dict[tuple[str, str], list[ArchiveWrite]] | None = None
+        self._removes: list[ArchiveWrite] | None = None
 
     def newest(self, target: str, text: str, after: float | None = None) -> ArchiveWrite | None:
         """The newest applied write of exactly ``text`` to ``target``, later than ``after``.
@@ -157,10 +185,23 @@ class ArchiveWrites:
         (none as well when state.db is unusable)."""
         return [w for w in self._safe_writes(target, text) if after < w.at <= until]
 
+    def removals(self, target: str, entry: str, after: float, until: float) -> list[ArchiveWrite]:
+        """The applied removes in ``(after, until]`` that could have taken ``entry`` out of ``target``
+        (their ``old_text`` is in it), oldest first, with ``entry`` as their text (none when state.db
+        is unusable)."""
+        return [
+            replace(w, text=entry)
+            for w in self._safe(self._all_removes)
+            if w.target == target and w.old_text is not None and w.old_text in entry and after < w.at <= until
+        ]
+
     def _safe_writes(self, target: str, text: str) -> list[ArchiveWrite]:
+        return self._safe(lambda: self._writes(target, text))
+
+    def _safe(self, read: Callable[[], list[ArchiveWrite]]) -> list[ArchiveWrite]:
         with self._lock:
             try:
-                return self._writes(target, text)
+                return read()
             except (WorkbenchError, sqlite3.Error) as exc:
                 log.warning("memory provenance cannot read %s: %s", self.home.state_db_path, exc)
                 return []
@@ -176,13 +217,26 @@ class ArchiveWrites:
                 stamps.append(None)
         return tuple(stamps)
 
+    def _fresh(self) -> bool:
+        """Forget what was found in an older version of state.db; False when there is none (lock held)."""
+        version = self._stamp()
+        if version != self._version:
+            self._version, self._found, self._every, self._removes = version, {}, None, None
+        return version[0] is not None
+
+    def _all_removes(self) -> list[ArchiveWrite]:
+        """Every applied remove in the archive, oldest first, read once per version (lock held)."""
+        if not self._fresh():
+            return []
+        if self._removes is None:
+            conn = self.home.archive.conn()
+            self._removes = list(self._read(conn, self._rows(conn, [REMOVE]), (REMOVE,)))
+        return self._removes
+
     def _writes(self, target: str, text: str) -> list[ArchiveWrite]:
         """Oldest first (lock held)."""
-        version = self._stamp()
-        if version[0] is None:
+        if not self._fresh():
             return []
-        if version != self._version:
-            self._version, self._found, self._every = version, {}, None
         key = (target, text)
         if key not in self._found:
             conn = self.home.archive.conn()
@@ -212,14 +266,18 @@ class ArchiveWrites:
             f"SELECT {columns} FROM messages m WHERE {where} AND instr(m.tool_calls, '{TOOL}') > 0 ORDER BY m.id"
         ).fetchall()
 
-    def _read(self, conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> Iterable[ArchiveWrite]:
-        """The applied writes of these rows' memory calls (each checked against its stored tool result)."""
+    def _read(
+        self, conn: sqlite3.Connection, rows: list[sqlite3.Row], actions: tuple[str, ...] = WRITING_ACTIONS
+    ) -> Iterable[ArchiveWrite]:
+        """The applied ``actions`` of these rows' memory calls (each checked against its stored tool result)."""
         for row in rows:
             for position, call_id, arguments in memory_calls(row["tool_calls"]):
-                writes = written_texts(arguments)
-                if writes and applied(self._result(conn, row["session_id"], row["id"], position, call_id)):
-                    for target, action, text in writes:
-                        yield ArchiveWrite(target, text, action, row["session_id"], row["id"], row["timestamp"] or 0.0)
+                found = [change for change in changes(arguments) if change[1] in actions]
+                if found and applied(self._result(conn, row["session_id"], row["id"], position, call_id)):
+                    for target, action, text, old_text in found:
+                        yield ArchiveWrite(
+                            target, text, action, row["session_id"], row["id"], row["timestamp"] or 0.0, old_text
+                        )
 
     @staticmethod
     def _result(

@@ -4,7 +4,8 @@ An entry's origin is found, in this order of trust:
 
 * ``journal``: the newest journal row that wrote exactly this text (a workbench write,
   the agent's or a person's, with its session and message), unless it was taken away
-  after that;
+  after that and is back (an entry taken away and still gone came from the write
+  before its removal);
 * ``archive``: the newest applied ``memory`` tool call in state.db that wrote it (how a
   real Hermes agent's writes are traced; also preferred over a journaled *external*
   edit, which only says that something outside wrote it);
@@ -18,7 +19,7 @@ screen and ``workbench memory`` both use this module.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..journal import JournalEntry
@@ -84,9 +85,14 @@ def origin(memory: MemoryStore, target: str, entry: str, rewrites: list[_Rewrite
     rows = memory.home.journal.about(SUBSYSTEM, target, entry)
     writer = next((r for r in rows if r.after == entry), None)
     gone = next((r for r in rows if r.before == entry and r.after != entry), None)
-    if writer is not None and gone is not None and gone.id > writer.id:
-        writer = None  # taken away after that write: whatever brought it back is the origin
-    found = memory.archive_writes.newest(target, entry, after=gone.at if gone else None)
+    if gone is not None and (writer is None or gone.id > writer.id) and entry not in memory.read(target).entries:
+        # taken away and still gone (a removed entry's detail): it came from the write before that
+        written = memory.archive_writes.between(target, entry, float("-inf"), gone.at)
+        found = written[-1] if written else None
+    else:
+        if writer is not None and gone is not None and gone.id > writer.id:
+            writer = None  # taken away after that write: whatever brought it back is the origin
+        found = memory.archive_writes.newest(target, entry, after=gone.at if gone else None)
     if writer is not None and writer.actor != "external" and (found is None or writer.at >= found.at):
         return _from_row(writer)
     if found is not None:
@@ -129,7 +135,7 @@ def origins(memory: MemoryStore, target: str, entries: list[str]) -> list[Origin
 
 
 def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
-    """The Hermes ``memory`` tool call behind an ``external`` add or replace row, if state.db has it.
+    """The Hermes ``memory`` tool call behind an ``external`` add, replace or remove row, if state.db has it.
 
     A Hermes agent never writes our journal: its writes are journaled as ``external`` when
     a workbench process next sees the file. The call wrote exactly the row's entry after
@@ -139,21 +145,34 @@ def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
     So the window reaches ``HERMES_SLACK_S`` past both ends, and the calls in it that
     earlier external rows of the same entry explain are skipped, in order: two calls of
     one message, or an entry Hermes wrote, a person took out and then put back by hand,
-    each get the call that is theirs (the hand-made one none).
+    each get the call that is theirs (the hand-made one none). A remove row's call is a
+    remove whose ``old_text`` the removed entry holds.
     """
-    if row.subsystem != SUBSYSTEM or row.actor != "external" or row.action not in ("add", "replace") or not row.after:
+    removed = row.action == "remove"
+    text = row.before if removed else row.after
+    if (
+        row.subsystem != SUBSYSTEM
+        or row.actor != "external"
+        or row.action not in ("add", "replace", "remove")
+        or not text
+    ):
         return None
     conn = memory.home.journal.connection()
     (after,) = conn.execute(
         f"SELECT max(at) FROM journal WHERE {_LEFT_ROW} AND id < ?", (SUBSYSTEM, row.target, row.id)
     ).fetchone()
     since = (float("-inf") if after is None else after) - HERMES_SLACK_S
+    until = row.at + HERMES_SLACK_S
     (explained,) = conn.execute(
         "SELECT count(*) FROM journal WHERE subsystem = ? AND target = ? AND actor = 'external' AND status = 'done' "
-        "AND action IN ('add', 'replace') AND after = ? AND id < ? AND at > ?",
-        (SUBSYSTEM, row.target, row.after, row.id, since),
+        + ("AND action = 'remove' AND before = ? " if removed else "AND action IN ('add', 'replace') AND after = ? ")
+        + "AND id < ? AND at > ?",
+        (SUBSYSTEM, row.target, text, row.id, since),
     ).fetchone()
-    calls = memory.archive_writes.between(row.target, row.after, since, row.at + HERMES_SLACK_S)
+    archive = memory.archive_writes
+    calls = (
+        archive.removals(row.target, text, since, until) if removed else archive.between(row.target, text, since, until)
+    )
     return calls[explained] if explained < len(calls) else None
 
 
@@ -174,8 +193,17 @@ def first_seen(memory: MemoryStore, target: str) -> float | None:
 
 # -- history and successors ----------------------------------------------------------
 def entry_history(memory: MemoryStore, target: str, entry: str, limit: int = 8) -> list[JournalEntry]:
-    """The journal rows that wrote or took away exactly this entry, newest first."""
-    return memory.home.journal.about(SUBSYSTEM, target, entry, limit)
+    """The journal rows that wrote or took away exactly this entry, newest first.
+
+    An ``external`` row names no message, so it gets the session and message of the Hermes
+    tool call behind it when state.db has that call (a Hermes remove included).
+    """
+    rows = memory.home.journal.about(SUBSYSTEM, target, entry, limit)
+    return [_with_call(row, hermes_call(memory, row)) if row.actor == "external" else row for row in rows]
+
+
+def _with_call(row: JournalEntry, call: ArchiveWrite | None) -> JournalEntry:
+    return row if call is None else replace(row, session_id=call.session_id, message_id=call.message_id)
 
 
 def successor(memory: MemoryStore, target: str, entry: str) -> str | None:
@@ -218,7 +246,7 @@ class EntryStory:
 
 
 def story(memory: MemoryStore, target: str, entry: str, limit: int = 8) -> EntryStory:
-    """Origin, history and the undo on offer for one live entry."""
+    """Origin, history and the undo on offer for one entry (live, or removed since the snapshot)."""
     found = origin(memory, target, entry)
     rows = entry_history(memory, target, entry, limit)
     offer, why = _offer(memory, target, entry, found, rows)

@@ -1,0 +1,136 @@
+"""Hermes's own ``memory`` removes (real Hermes Agent 0.19.0, its own process) as writes, and the
+origin of an entry they took away.
+
+A remove is a write like an add: a transcript must list it. And an entry Hermes added, then
+removed, still came from the message that added it, not from "present before".
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from engine import open_home
+from engine.memory.archive_writes import writes_in
+from engine.session_writes import session_wrote
+from tests.hermes_support import workbench_cmd
+
+pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
+
+MEETING = "東京の会議は毎週月曜日"
+
+# PART is prepended: "add" writes the entries, "remove" takes some out (a remove alone, then a batch).
+HERMES_REMOVALS = r"""
+import json
+from hermes_state import SessionDB
+from tools.memory_tool import MemoryStore, memory_tool
+
+store = MemoryStore()
+store.load_from_disk()
+db = SessionDB()
+ids = {}
+
+def turn(session, name, arguments):
+    db.append_message(session, "user", name)
+    call = {"id": "call_" + name, "type": "function",
+            "function": {"name": "memory", "arguments": json.dumps(arguments)}}
+    ids[name] = db.append_message(session, "assistant", None, tool_calls=[call])
+    result = memory_tool(store=store, **arguments)
+    db.append_message(session, "tool", result, tool_name="memory", tool_call_id=call["id"])
+    db.append_message(session, "assistant", "Done.")
+    assert json.loads(result)["success"], result
+
+if PART == "add":
+    db.create_session("ja-tokyo", source="cli", model="m")
+    turn("ja-tokyo", "meeting", {"action": "add", "content": "東京の会議は毎週月曜日"})
+    turn("ja-tokyo", "staging", {"action": "add", "content": "Staging host is staging-3"})
+    turn("ja-tokyo", "notes", {"action": "add", "content": "Keeps notes in English"})
+else:
+    turn("ja-tokyo", "forget", {"action": "remove", "old_text": "東京の会議"})
+    db.create_session("ja-later", source="cli", model="m")
+    turn("ja-later", "batch", {"operations": [{"action": "remove", "old_text": "notes in"},
+                                              {"action": "remove", "old_text": "staging-3"},
+                                              {"action": "add", "content": "Staging host is staging-4"}]})
+print(json.dumps(ids))
+"""
+
+
+def hermes_writes(hermes, root, part):
+    return hermes.json(root, f"PART = {part!r}\n" + HERMES_REMOVALS)
+
+
+def workbench_json(*args):
+    done = subprocess.run(workbench_cmd(*args, "--json"), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_hermes_removes_are_listed_as_the_writes_of_their_messages(hermes, tmp_path):
+    root = tmp_path / "hermes"
+    root.mkdir()
+    added = hermes_writes(hermes, root, "add")
+    removed = hermes_writes(hermes, root, "remove")
+    shown = workbench_json("sessions", "show", "ja-tokyo", "--home", str(root))
+    writes = {m["id"]: [(w["action"], w["target"], w["text"]) for w in m["writes"]] for m in shown["messages"]}
+    assert writes[added["meeting"]] == [("add", "memory", MEETING)]
+    assert writes[removed["forget"]] == [("remove", "memory", MEETING)]  # the entry the add wrote, not "東京の会議"
+    later = workbench_json("sessions", "show", "ja-later", "--home", str(root))
+    batch = next(m for m in later["messages"] if m["id"] == removed["batch"])
+    assert [(w["action"], w["text"]) for w in batch["writes"]] == [
+        ("remove", "notes in"),  # no earlier write in this session says which entry: the call's old_text
+        ("remove", "staging-3"),
+        ("add", "Staging host is staging-4"),
+    ]
+    text = subprocess.run(
+        workbench_cmd("sessions", "show", "ja-tokyo", "--home", str(root)), capture_output=True, text=True, timeout=60
+    )
+    assert f"↳ memory remove (memory): {MEETING}" in text.stdout
+    home = open_home(root, read_only=True)
+    try:
+        messages = home.archive.tool_messages("ja-tokyo", "memory")
+        assert [(w.action, w.text, w.old_text) for w in writes_in(messages)[removed["forget"]]] == [
+            ("remove", MEETING, "東京の会議")
+        ]
+        assert session_wrote(home, "ja-later")
+    finally:
+        home.close()
+
+
+@pytest.mark.parametrize("seen_first", ["before the add", "after the add"])
+def test_an_entry_hermes_removed_keeps_the_message_that_added_it(hermes, tmp_path, seen_first):
+    """The workbench journals Hermes's changes as ``external`` rows when it sees the file: the
+    removal row used to hide the add, and the origin fell back to "present before"."""
+    root = tmp_path / "watched"
+    root.mkdir()
+    home = open_home(root)
+    try:
+        if seen_first == "before the add":
+            assert home.memory.add("memory", "Seeded entry")["success"]
+        added = hermes_writes(hermes, root, "add")
+        assert home.memory.record_external_change("memory")
+        removed = hermes_writes(hermes, root, "remove")
+        assert home.memory.record_external_change("memory")
+        assert MEETING not in home.memory.entries("memory")
+    finally:
+        home.close()
+    found = workbench_json("memory", "history", "--home", str(root), "--entry", MEETING)
+    origin = found["origin"]
+    assert (origin["via"], origin["actor"], origin["session_id"], origin["message_id"]) == (
+        "archive",
+        "agent",
+        "ja-tokyo",
+        added["meeting"],
+    )
+    removal = next(e for e in found["events"] if e["action"] == "remove")
+    assert (removal["actor"], removal["session_id"], removal["message_id"]) == (
+        "external",
+        "ja-tokyo",
+        removed["forget"],
+    )
+    for name, entry in (("staging", "Staging host is staging-3"), ("notes", "Keeps notes in English")):
+        batch = workbench_json("memory", "history", "--home", str(root), "--entry", entry)
+        assert batch["origin"]["message_id"] == added[name]
+        taken = [e for e in batch["events"] if e["before"] == entry]  # a remove, or a replace by staging-4
+        assert [(e["session_id"], e["message_id"]) for e in taken] == [("ja-later", removed["batch"])]
