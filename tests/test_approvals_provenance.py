@@ -121,8 +121,9 @@ def test_an_approved_hermes_write_names_its_message_in_provenance_journal_and_ti
 
     data = json.loads(_workbench(root, "memory", "show", "--json"))
     office = data["user"]["origins"][data["user"]["entries"].index("東京オフィスは渋谷にある")]
-    assert (office["actor"], office["session_id"], office["message_id"], office["via"]) == (
+    assert (office["actor"], office["proposed_by"], office["session_id"], office["message_id"], office["via"]) == (
         "user",
+        "agent",
         "en-stage",
         ids["office"]["message_id"],
         "journal",
@@ -134,6 +135,7 @@ def test_an_approved_hermes_write_names_its_message_in_provenance_journal_and_ti
     ]
     text = _workbench(root, "memory", "show")
     assert f"session en-stage · message {ids['office']['message_id']}" in text
+    assert "user (approved, proposed by agent)" in text  # the Memory screen's detail says the same
 
     home = open_home(root)
     try:

@@ -49,10 +49,12 @@ class Origin:
     message_id: int | None = None
     journal_id: int | None = None
     action: str | None = None  # the write that produced it: add, replace, undo, ...
+    proposed_by: str | None = None  # an approved proposal's proposer (the actor is its approver)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "actor": self.actor,
+            "proposed_by": self.proposed_by,
             "session_id": self.session_id,
             "message_id": self.message_id,
             "at": iso(self.at),
@@ -63,7 +65,10 @@ class Origin:
         """One line for people: ``agent · 2026-11-30 12:00 · session s1 · message 7 (archive)``."""
         if self.via == "before":
             return f"present before {when(self.at)}" if self.at is not None else "present before the workbench saw it"
-        parts = [self.actor or "unknown", when(self.at)]
+        who = self.actor or "unknown"
+        if self.proposed_by and self.proposed_by != self.actor:
+            who += f" (approved, proposed by {self.proposed_by})"
+        parts = [who, when(self.at)]
         if self.session_id:
             parts.append(f"session {self.session_id}")
         if self.message_id is not None:
@@ -177,7 +182,17 @@ def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
 
 
 def _from_row(row: JournalEntry) -> Origin:
-    return Origin("journal", row.actor, row.at, row.session_id, row.message_id, row.id, row.action)
+    proposer = row.detail.get("proposed_by")
+    return Origin(
+        "journal",
+        row.actor,
+        row.at,
+        row.session_id,
+        row.message_id,
+        row.id,
+        row.action,
+        proposer if isinstance(proposer, str) else None,
+    )
 
 
 def first_seen(memory: MemoryStore, target: str) -> float | None:
