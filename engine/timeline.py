@@ -103,6 +103,10 @@ class TimelineError(WorkbenchError):
     """A bad row or group reference, or a filter that cannot be read."""
 
 
+class MalformedReference(TimelineError):
+    """A reference that names no row or group by its form (the CLI's usage error, not a missing row)."""
+
+
 @dataclass(frozen=True)
 class Row:
     id: int
@@ -383,7 +387,7 @@ class Timeline:
                 "OR CAST(id AS TEXT) = ?)))",
                 [key, key, key, key],
             )
-        raise TimelineError(
+        raise MalformedReference(
             f"{group!r} is not a timeline row or group: give a row id (a number) or a group such as "
             "review:SESSION:MESSAGE, curator:RUN or consolidation:ID (see `workbench timeline`)."
         )

@@ -270,3 +270,13 @@ def test_listing_the_built_in_scenarios_needs_no_home(tmp_path):
     listed = _run(workbench_cmd("--home", str(typo), "--json", "scenarios", "list"), text=True)
     assert listed.returncode == 0 and "demo" in {s["name"] for s in json.loads(listed.stdout)["scenarios"]}
     assert not typo.exists() and "did not exist" not in listed.stderr
+
+
+def test_a_malformed_revert_reference_is_a_usage_error_and_a_missing_one_is_not(tmp_path):
+    """`revert abc` exited 1 where `memory undo abc` exits 2: a reference of no known form is usage."""
+    home = tmp_path / "h"
+    assert _run(workbench_cmd("--home", str(home), "memory", "add", "a fact"), text=True).returncode == 0
+    malformed = _run(workbench_cmd("--home", str(home), "revert", "abc", "--dry-run"), text=True)
+    assert malformed.returncode == 2 and malformed.stderr.startswith("usage: workbench revert")
+    for missing in ("99999", "review:nobody:1"):
+        assert _run(workbench_cmd("--home", str(home), "revert", missing, "--dry-run"), text=True).returncode == 1

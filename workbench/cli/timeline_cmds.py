@@ -6,7 +6,7 @@ import shlex
 
 from engine.home import Home
 from engine.journal import ACTORS
-from engine.timeline import Timeline, TimelineError, parse_since
+from engine.timeline import MalformedReference, Timeline, TimelineError, parse_since
 
 from . import Output, UsageError
 from .numbers import ID, whole
@@ -91,7 +91,13 @@ def older(args, before: int) -> str:
 
 
 def revert_ref(home: Home, args) -> Output:
-    timeline = Timeline(home)
+    try:
+        return _revert(Timeline(home), args)
+    except MalformedReference as exc:  # as a malformed id is for every other command
+        raise UsageError(exc.message) from None
+
+
+def _revert(timeline: Timeline, args) -> Output:
     if args.dry_run:
         preview = timeline.preview(args.ref)
         lines = [f"would revert {c['id']}: {c['undo']}" for c in preview["changes"]]
