@@ -146,6 +146,50 @@ def test_a_session_with_malformed_tool_calls_can_be_resumed(root, tool_calls):
     assert status == 0 and resumed["session_id"] == session
 
 
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("tool_calls", "result"),
+    [
+        (None, DEEP),  # a tool result nested past Python's stack
+        ('[{"id": "c1", "function": {"name": "memory", "arguments": "' + DEEP + '"}}]', '{"success": true}'),
+        (  # a staged call whose target is no string
+            '[{"id": "c1", "function": {"name": "memory", "arguments": '
+            '"{\\"action\\": \\"add\\", \\"target\\": [\\"memory\\"], \\"content\\": \\"x\\"}"}}]',
+            '{"success": true, "staged": true, "pending_id": "abcd1234"}',
+        ),
+    ],
+)
+def test_hostile_tool_rows_in_a_session_are_shown_not_fatal(root, tool_calls, result):
+    """A Hermes session's tool rows are read for writes, staged calls and claims: none may end in an internal error."""
+    home = open_home(root)
+    home.archive.create_session("hostile", source="cli")
+    home.archive.append_messages(
+        "hostile",
+        [
+            {"role": "user", "content": "remember x"},
+            {"role": "assistant", "content": None, "tool_calls": json.loads(tool_calls) if tool_calls else None},
+            {"role": "tool", "content": result, "tool_name": "memory", "tool_call_id": "c1"},
+        ],
+    )
+    home.close()
+    if tool_calls:
+        spoil_state(
+            root, "UPDATE messages SET tool_calls = ? WHERE session_id = 'hostile' AND role = 'assistant'", tool_calls
+        )
+    status, shown = cli(root, "sessions", "show", "hostile")
+    assert status == 0 and len(shown["messages"]) == 3
+
+
+@pytest.mark.parametrize("path", ["skills/.hub/lock.json", "skills/.curator_state"])
+def test_a_hostile_json_file_the_skills_read_is_ignored(root, path):
+    (root / path).parent.mkdir(parents=True, exist_ok=True)
+    (root / path).write_text(DEEP)
+    assert cli(root, "skills", "list")[0] == 0
+    assert cli(root, "curator", "run", "--dry-run")[0] == 0
+
+
 def test_ledger_rows_of_the_wrong_types_are_skipped(root):
     ledger = root / "skills/.curator_ledger.jsonl"
     rows = [json.loads(line) for line in ledger.read_text().splitlines()]

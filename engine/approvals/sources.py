@@ -10,7 +10,6 @@ approval of a record the workbench staged is, and ``sessions show`` lists the st
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 from collections.abc import Iterable
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import WorkbenchError
+from ..values import json_value
 from .records import is_pending_id
 
 if TYPE_CHECKING:
@@ -38,12 +38,8 @@ class StagedCall:
 
 
 def _json(value: Any) -> Any:
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return None
+    """Stored JSON parsed as every reader of Hermes's rows does (``json_value``: nothing too deep)."""
+    return value if not isinstance(value, str) else json_value(value)
 
 
 def staged_id(result: Any) -> str | None:

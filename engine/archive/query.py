@@ -218,7 +218,7 @@ def _unescaped(value):
         if "\\u" in value and value.lstrip()[:1] in ("{", "["):
             try:
                 return json.dumps(_unescaped(json.loads(value)), ensure_ascii=False)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return value
         return value
     if isinstance(value, list):

@@ -631,7 +631,7 @@ class Consolidator:
         """(new jobs.json text, rewrites) when a cron job names an absorbed skill; None otherwise."""
         try:
             data = json.loads(self.home.links.read_text(self._cron_path, "utf-8-sig"))
-        except (OSError, ValueError, UnsafePath):
+        except (OSError, ValueError, RecursionError, UnsafePath):
             return None
         jobs = data.get("jobs") if isinstance(data, dict) else data
         if not isinstance(jobs, list):

@@ -121,7 +121,7 @@ class Curator:
     def _state(self) -> dict[str, Any]:
         try:
             data = json.loads(self.home.links.read_text(self.state_path))
-        except (OSError, ValueError, UnsafePath):
+        except (OSError, ValueError, RecursionError, UnsafePath):
             return {}
         return data if isinstance(data, dict) else {}
 

@@ -19,7 +19,6 @@ finds the removes that took an entry out, for that entry's history.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import sqlite3
@@ -29,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import WorkbenchError
+from ..values import json_value
 from .format import TARGETS
 
 if TYPE_CHECKING:
@@ -57,12 +57,7 @@ class ArchiveWrite:
 def _json(value: Any) -> Any:
     if isinstance(value, (dict, list)):
         return value
-    if not isinstance(value, str):
-        return None
-    try:
-        return json.loads(value)
-    except ValueError:
-        return None
+    return json_value(value) if isinstance(value, str) else None
 
 
 def memory_calls(tool_calls: Any) -> list[tuple[int, str | None, dict]]:

@@ -144,7 +144,8 @@ def _flags(*verdicts: Verdict) -> Verdict | None:
 def staged_summary(payload: dict[str, Any]) -> str:
     """A staged memory write in words, as its record's ``summary`` says it (``add to user profile: ...``);
     also how ``sessions show`` names a write Hermes staged, from its call's arguments."""
-    where = targets.LABELS.get(payload.get("target") or "memory", "memory")
+    named = payload.get("target")
+    where = targets.LABELS.get(named if isinstance(named, str) and named else "memory", "memory")
     operations = payload.get("operations")
     if isinstance(operations, list):
         items = [op for op in operations if isinstance(op, dict)]

@@ -133,7 +133,7 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
         return {}, None
     try:
         value = json.loads(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return {}, str(raw)
     return (value, None) if isinstance(value, dict) else ({}, str(raw))
 

@@ -77,7 +77,7 @@ class Step:
 def _result(content: Any) -> dict[str, Any]:
     try:
         value = json.loads(content) if isinstance(content, str) else content
-    except ValueError:
+    except (ValueError, RecursionError):
         return {"success": False, "error": str(content)}
     return value if isinstance(value, dict) else {"success": True, "value": value}
 
@@ -90,7 +90,7 @@ def _steps(messages: list[dict[str, Any]], start: int) -> list[Step]:
             fn = call.get("function", {})
             try:
                 args = json.loads(fn.get("arguments") or "{}")
-            except ValueError:
+            except (ValueError, RecursionError):
                 args = {}
             raw = results.get(call.get("id"))
             steps.append(

@@ -205,7 +205,7 @@ def _read_stream(response: httpx.Response, on_delta: Callable[[str], None], endp
                 break
             try:
                 chunk = json.loads(payload)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise ModelError(
                     f"The model endpoint {endpoint} sent a stream chunk that is not JSON: {payload[:120]}"
                 ) from None

@@ -41,7 +41,7 @@ def _wrote(tool_name: str | None, content: Any) -> bool:
         return False
     try:
         result = json.loads(content) if isinstance(content, str) else content
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
         return False
     return isinstance(result, dict) and (result.get("success") is True or bool(result.get("staged")))
 

@@ -252,7 +252,7 @@ def hub_names(skills_dir: Path, links: LinkPolicy) -> tuple[set[str], set[str]]:
     try:
         data = json.loads(links.read_text(skills_dir / ".hub" / "lock.json"))
         installed = data.get("installed") or {}
-    except (OSError, ValueError, AttributeError, UnsafePath):
+    except (OSError, ValueError, RecursionError, AttributeError, UnsafePath):
         return set(), set()
     if not isinstance(installed, dict):
         return set(), set()
