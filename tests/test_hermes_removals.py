@@ -14,6 +14,7 @@ import pytest
 
 from engine import open_home
 from engine.memory.archive_writes import writes_in
+from engine.memory.history import entry_history, origin
 from engine.session_writes import session_wrote
 from tests.hermes_support import workbench_cmd
 
@@ -134,3 +135,85 @@ def test_an_entry_hermes_removed_keeps_the_message_that_added_it(hermes, tmp_pat
         assert batch["origin"]["message_id"] == added[name]
         taken = [e for e in batch["events"] if e["before"] == entry]  # a remove, or a replace by staging-4
         assert [(e["session_id"], e["message_id"]) for e in taken] == [("ja-later", removed["batch"])]
+
+
+# -- labels a person's own edits keep (engine-written Hermes-shaped rows: the matching logic alone) --
+class _Home:
+    """A home whose MEMORY.md a person edits and a Hermes-shaped session writes, looked at after each step."""
+
+    def __init__(self, tmp_path):
+        from engine import FixedClock
+
+        self.clock = FixedClock(1796040000.0)
+        self.home = open_home(tmp_path / "h", clock=self.clock)
+        self.home.archive.create_session("hs", source="cli")
+
+    def file(self, *entries: str) -> None:
+        path = self.home.memory.path("memory")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n§\n".join(entries), encoding="utf-8")
+        self.home.memory.record_external_change("memory")
+
+    def hermes(self, arguments: dict) -> int:
+        call = {
+            "id": f"c{self.clock.now()}",
+            "type": "function",
+            "function": {"name": "memory", "arguments": json.dumps(arguments)},
+        }
+        return self.home.archive.append_messages(
+            "hs",
+            [
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {
+                    "role": "tool",
+                    "content": json.dumps({"success": True}),
+                    "tool_name": "memory",
+                    "tool_call_id": call["id"],
+                },
+            ],
+        )[0]
+
+
+def test_a_persons_removal_of_another_entry_with_the_same_words_is_not_hermess(tmp_path):
+    """One Hermes remove (old_text 'tea') was credited to a person's later removal of 'Team tea is at 4pm' too."""
+    h = _Home(tmp_path)
+    h.file("User likes tea", "Other fact")
+    h.clock.advance(10)
+    removed_by = h.hermes({"action": "remove", "old_text": "tea"})
+    h.clock.advance(5)
+    h.file("Other fact")
+    h.clock.advance(60)
+    h.file("Other fact", "Team tea is at 4pm")
+    h.clock.advance(120)
+    h.file("Other fact")
+    mem = h.home.memory
+    [hermes_row] = [r for r in entry_history(mem, "memory", "User likes tea") if r.action == "remove"]
+    [person_row] = [r for r in entry_history(mem, "memory", "Team tea is at 4pm") if r.action == "remove"]
+    assert (hermes_row.session_id, hermes_row.message_id) == ("hs", removed_by)
+    assert (person_row.session_id, person_row.message_id) == (None, None)
+    h.home.close()
+
+
+def test_a_removed_entry_keeps_the_origin_it_had_while_it_lived(tmp_path):
+    """Hermes added and removed X; a day later a person typed X back and then removed it: the removed
+    entry was credited to Hermes's add of the day before, though while it lived it was the person's."""
+    h = _Home(tmp_path)
+    entry = "Deploys go out on Fridays"
+    h.file("Other fact")
+    h.clock.advance(10)
+    h.hermes({"action": "add", "content": entry})
+    h.clock.advance(5)
+    h.file("Other fact", entry)
+    h.clock.advance(10)
+    h.hermes({"action": "remove", "old_text": "Fridays"})
+    h.clock.advance(5)
+    h.file("Other fact")
+    h.clock.advance(86400)
+    h.file("Other fact", entry)
+    live = origin(h.home.memory, "memory", entry)
+    h.clock.advance(3600)
+    h.file("Other fact")
+    removed = origin(h.home.memory, "memory", entry)
+    assert (live.via, live.actor, live.message_id) == ("journal", "external", None)
+    assert (removed.via, removed.actor, removed.message_id) == (live.via, live.actor, live.message_id)
+    h.home.close()

@@ -24,7 +24,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import WorkbenchError
@@ -180,14 +180,13 @@ class ArchiveWrites:
         (none as well when state.db is unusable)."""
         return [w for w in self._safe_writes(target, text) if after < w.at <= until]
 
-    def removals(self, target: str, entry: str, after: float, until: float) -> list[ArchiveWrite]:
-        """The applied removes in ``(after, until]`` that could have taken ``entry`` out of ``target``
-        (their ``old_text`` is in it), oldest first, with ``entry`` as their text (none when state.db
+    def removes(self, target: str, after: float, until: float) -> list[ArchiveWrite]:
+        """The applied removes from ``target`` in ``(after, until]``, oldest first (none when state.db
         is unusable)."""
         return [
-            replace(w, text=entry)
+            w
             for w in self._safe(self._all_removes)
-            if w.target == target and w.old_text is not None and w.old_text in entry and after < w.at <= until
+            if w.target == target and w.old_text is not None and after < w.at <= until
         ]
 
     def _safe_writes(self, target: str, text: str) -> list[ArchiveWrite]:

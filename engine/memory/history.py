@@ -89,10 +89,15 @@ def when(at: float | None) -> str:
 def origin(memory: MemoryStore, target: str, entry: str, rewrites: list[_Rewrite] | None = None) -> Origin:
     rows = memory.home.journal.about(SUBSYSTEM, target, entry)
     writer = next((r for r in rows if r.after == entry), None)
-    gone = next((r for r in rows if r.before == entry and r.after != entry), None)
+    removals = [r for r in rows if r.before == entry and r.after != entry]
+    gone = removals[0] if removals else None
     if gone is not None and (writer is None or gone.id > writer.id) and entry not in memory.read(target).entries:
-        # taken away and still gone (a removed entry's detail): it came from the write before that
-        written = memory.archive_writes.between(target, entry, float("-inf"), gone.at)
+        # taken away and still gone (a removed entry's detail): its origin as it was just before
+        # that removal, the same rules over the writes since the removal before it (if any)
+        prior = removals[1] if len(removals) > 1 else None
+        if writer is not None and prior is not None and prior.id > writer.id:
+            writer = None
+        written = memory.archive_writes.between(target, entry, prior.at if prior else float("-inf"), gone.at)
         found = written[-1] if written else None
     else:
         if writer is not None and gone is not None and gone.id > writer.id:
@@ -168,17 +173,38 @@ def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
     ).fetchone()
     since = (float("-inf") if after is None else after) - HERMES_SLACK_S
     until = row.at + HERMES_SLACK_S
+    if removed:
+        return _removal_call(memory, row, text, since, until)
     (explained,) = conn.execute(
         "SELECT count(*) FROM journal WHERE subsystem = ? AND target = ? AND actor = 'external' AND status = 'done' "
         + ("AND action = 'remove' AND before = ? " if removed else "AND action IN ('add', 'replace') AND after = ? ")
         + "AND id < ? AND at > ?",
         (SUBSYSTEM, row.target, text, row.id, since),
     ).fetchone()
-    archive = memory.archive_writes
-    calls = (
-        archive.removals(row.target, text, since, until) if removed else archive.between(row.target, text, since, until)
-    )
+    calls = memory.archive_writes.between(row.target, text, since, until)
     return calls[explained] if explained < len(calls) else None
+
+
+def _removal_call(
+    memory: MemoryStore, row: JournalEntry, entry: str, since: float, until: float
+) -> ArchiveWrite | None:
+    """The Hermes remove behind an ``external`` remove row. One call takes out one entry, so the
+    window's removes are handed to its removal rows in order, each to the first row whose entry
+    holds its ``old_text``: a person's later removal of another entry holding the same words
+    gets none (it is theirs)."""
+    removes = memory.archive_writes.removes(row.target, since, until)
+    earlier = memory.home.journal.connection().execute(
+        "SELECT before FROM journal WHERE subsystem = ? AND target = ? AND actor = 'external' AND status = 'done' "
+        "AND action = 'remove' AND id < ? AND at > ? ORDER BY id",
+        (SUBSYSTEM, row.target, row.id, since),
+    )
+    used: set[int] = set()
+    for (before,) in earlier:
+        taken = next((i for i, w in enumerate(removes) if i not in used and (w.old_text or "") in (before or "")), None)
+        if taken is not None:
+            used.add(taken)
+    mine = next((w for i, w in enumerate(removes) if i not in used and (w.old_text or "") in entry), None)
+    return None if mine is None else replace(mine, text=entry)
 
 
 def _from_row(row: JournalEntry) -> Origin:
