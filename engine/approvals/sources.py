@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import WorkbenchError
+from ..memory.archive_writes import ToolResults
 from ..values import json_value
 from .records import is_pending_id
 
@@ -83,24 +84,16 @@ def staged_in(messages: Iterable[Any]) -> dict[int, list[StagedCall]]:
     results that directly follow its message.
     """
     rows = list(messages)
+    results = ToolResults(rows)
     out: dict[int, list[StagedCall]] = {}
     for i, message in enumerate(rows):
         if message.role != "assistant" or not message.tool_calls:
             continue
-        later = [m for m in rows[i + 1 :] if m.role == "tool"]
-        following = []
-        for m in rows[i + 1 :]:
-            if m.role != "tool":
-                break
-            following.append(m)
         for position, (call_id, tool, arguments) in enumerate(calls(message.tool_calls)):
             subsystem = _subsystem(tool)
             if subsystem is None:
                 continue
-            by_id = [m for m in later if call_id is not None and m.tool_call_id == call_id]
-            result = (
-                by_id[0] if by_id else (following[position] if call_id is None and position < len(following) else None)
-            )
+            result = results.for_call(i, call_id, position, adjacent=True)
             pending_id = staged_id(result.content) if result is not None else None
             if pending_id is not None:
                 out.setdefault(message.id, []).append(StagedCall(pending_id, subsystem, arguments))

@@ -19,6 +19,7 @@ finds the removes that took an entry out, for that entry's history.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 import sqlite3
@@ -116,6 +117,34 @@ def applied(result: Any) -> bool:
     return isinstance(data, dict) and data.get("success") is True and not data.get("staged")
 
 
+class ToolResults:
+    """Where each tool result of a run of messages is, so a call finds its own in log time:
+    read for every assistant message of a long session, a scan of the rest each time was
+    quadratic (6 s for ``sessions show`` of a 20,000-message session)."""
+
+    def __init__(self, rows: list[Any]):
+        self.rows = rows
+        self.tools = [i for i, m in enumerate(rows) if m.role == "tool"]
+        self.by_id: dict[Any, list[int]] = {}
+        for i in self.tools:
+            self.by_id.setdefault(rows[i].tool_call_id, []).append(i)
+
+    def for_call(self, i: int, call_id: str | None, position: int, *, adjacent: bool = False) -> Any:
+        """The result of message ``i``'s call: the first later tool message with its id, else (a call
+        stored without one) the ``position``-th tool message after ``i`` (only those right after it
+        when ``adjacent``)."""
+        if call_id is not None:
+            later = self.by_id.get(call_id, [])
+            k = bisect.bisect_right(later, i)
+            if k < len(later):
+                return self.rows[later[k]]
+            return None
+        k = bisect.bisect_right(self.tools, i) + position
+        if k >= len(self.tools) or (adjacent and self.tools[k] != i + 1 + position):
+            return None
+        return self.rows[self.tools[k]]
+
+
 def writes_in(messages: Iterable[Any]) -> dict[int, list[ArchiveWrite]]:
     """The applied memory writes of a run of archive messages (one session's), removes included, by message id.
 
@@ -125,15 +154,14 @@ def writes_in(messages: Iterable[Any]) -> dict[int, list[ArchiveWrite]]:
     of these messages left holding the call's ``old_text``, else the ``old_text`` itself.
     """
     rows = list(messages)
+    results = ToolResults(rows)
     out: dict[int, list[ArchiveWrite]] = {}
     left: list[tuple[str, str]] = []  # (target, entry) the writes so far left, oldest first
     for i, message in enumerate(rows):
         if message.role != "assistant" or not message.tool_calls:
             continue
-        results = [m for m in rows[i + 1 :] if m.role == "tool"]
         for position, call_id, arguments in memory_calls(message.tool_calls):
-            by_id = [m for m in results if call_id is not None and m.tool_call_id == call_id]
-            result = by_id[0] if by_id else (results[position] if call_id is None and position < len(results) else None)
+            result = results.for_call(i, call_id, position)
             if result is None or not applied(result.content):
                 continue
             for target, action, text, old_text in changes(arguments):
