@@ -44,22 +44,6 @@ _RECORDS = {
 }
 
 
-_SKILL_VERBS = {
-    "create": "created",
-    "edit": "rewrote",
-    "patch": "patched",
-    "delete": "deleted",
-    "write_file": "wrote a file in",
-    "remove_file": "removed a file from",
-    "archive": "archived",
-    "restore": "restored",
-    "purge": "purged",
-    "pin": "pinned",
-    "unpin": "unpinned",
-    "mark_stale": "marked stale",
-    "reactivate": "reactivated",
-    "consolidate_refused": "refused a consolidation plan for",
-}
 _INDEXED: set = set()  # workbench.db files this process has given the actor index
 
 # A group's parts in words ("2 memory entries added, 1 proposal staged"): what each subsystem's
@@ -96,6 +80,14 @@ _PAST = {
     "unpin": "unpinned",
     "mark_stale": "marked stale",
     "reactivate": "reactivated",
+}
+# A skill row's verb in its summary ("wrote a file in skill 'x'"): the past tense, worded for a skill.
+_SKILL_VERBS = {
+    **_PAST,
+    "edit": "rewrote",
+    "write_file": "wrote a file in",
+    "remove_file": "removed a file from",
+    "consolidate_refused": "refused a consolidation plan for",
 }
 
 
