@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import WorkbenchError
-from ..memory.archive_writes import ToolResults
+from ..memory.archive_writes import ToolResults, decoded_calls
 from ..values import json_value
 from .records import is_pending_id
 
@@ -38,14 +38,9 @@ class StagedCall:
     arguments: dict[str, Any]
 
 
-def _json(value: Any) -> Any:
-    """Stored JSON parsed as every reader of Hermes's rows does (``json_value``: nothing too deep)."""
-    return value if not isinstance(value, str) else json_value(value)
-
-
 def staged_id(result: Any) -> str | None:
     """The pending id a tool result says its call was staged under (None: applied, refused or unreadable)."""
-    data = _json(result)
+    data = result if not isinstance(result, str) else json_value(result)
     if not isinstance(data, dict) or data.get("success") is not True or data.get("staged") is not True:
         return None
     pending_id = data.get("pending_id")
@@ -53,24 +48,11 @@ def staged_id(result: Any) -> str | None:
 
 
 def calls(tool_calls: Any) -> list[tuple[str | None, str | None, dict[str, Any]]]:
-    """(call id, tool name, decoded arguments) of each call, in both shapes Hermes stores
-    (OpenAI's ``{id, function: {name, arguments}}`` and the flat ``{name, arguments}``)."""
-    found = []
-    decoded = _json(tool_calls)
-    for call in decoded if isinstance(decoded, list) else []:
-        if not isinstance(call, dict):
-            continue
-        function = call["function"] if isinstance(call.get("function"), dict) else call
-        arguments = _json(function.get("arguments"))
-        call_id, name = call.get("id"), function.get("name")
-        found.append(
-            (
-                call_id if isinstance(call_id, str) else None,
-                name if isinstance(name, str) else None,
-                arguments if isinstance(arguments, dict) else {},
-            )
-        )
-    return found
+    """(call id, tool name, decoded arguments, ``{}`` when unreadable) of each call of a message."""
+    return [
+        (call_id, name, arguments if isinstance(arguments, dict) else {})
+        for _, call_id, name, arguments in decoded_calls(tool_calls)
+    ]
 
 
 def _subsystem(tool: str | None) -> str | None:

@@ -61,11 +61,12 @@ def _json(value: Any) -> Any:
     return json_value(value) if isinstance(value, str) else None
 
 
-def memory_calls(tool_calls: Any) -> list[tuple[int, str | None, dict]]:
-    """(position, call id, decoded arguments) of each ``memory`` call in a message's tool calls.
+def decoded_calls(tool_calls: Any) -> list[tuple[int, str | None, str | None, Any]]:
+    """(position, call id, tool name, decoded arguments) of each call of a message's tool calls.
 
     Accepts the stored JSON text or the decoded list, in both shapes Hermes stores:
-    OpenAI's ``{id, type, function: {name, arguments}}`` and the flat ``{name, arguments}``.
+    OpenAI's ``{id, type, function: {name, arguments}}`` and the flat ``{name, arguments}``;
+    anything that is not a call is skipped (its position still counts).
     """
     calls = _json(tool_calls)
     found = []
@@ -74,12 +75,25 @@ def memory_calls(tool_calls: Any) -> list[tuple[int, str | None, dict]]:
             continue
         nested = call.get("function")
         function = nested if isinstance(nested, dict) else call
-        if function.get("name") != TOOL:
-            continue
-        arguments = _json(function.get("arguments"))
-        if isinstance(arguments, dict):
-            found.append((position, call.get("id") if isinstance(call.get("id"), str) else None, arguments))
+        call_id, name = call.get("id"), function.get("name")
+        found.append(
+            (
+                position,
+                call_id if isinstance(call_id, str) else None,
+                name if isinstance(name, str) else None,
+                _json(function.get("arguments")),
+            )
+        )
     return found
+
+
+def memory_calls(tool_calls: Any) -> list[tuple[int, str | None, dict]]:
+    """(position, call id, decoded arguments) of each ``memory`` call in a message's tool calls."""
+    return [
+        (position, call_id, arguments)
+        for position, call_id, name, arguments in decoded_calls(tool_calls)
+        if name == TOOL and isinstance(arguments, dict)
+    ]
 
 
 def changes(arguments: dict) -> list[tuple[str, str, str, str | None]]:
