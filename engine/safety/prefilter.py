@@ -16,9 +16,10 @@ as the views are.
 
 from __future__ import annotations
 
-import operator
 import re._constants as sre  # the parser's node kinds
 import re._parser as sre_parse
+
+import ahocorasick
 
 MAX_EXACT = 64  # alternatives kept as exact strings before a node becomes "contains one of"
 _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
@@ -42,29 +43,24 @@ def admits(rule_gate: Gate, text: str) -> bool:
 
 
 class Literals:
-    """Every literal of some gates, indexed by its first two characters.
+    """Every literal of some gates, found in a text in one pass (an Aho-Corasick automaton).
 
-    ``present(text)`` finds which of them a text contains from the text's own character
-    pairs, so its cost follows the text's length, not the number of rules.
+    ``present(text)`` costs the text's length, not the number of rules; it runs on every
+    view of every scanned text, so it is done in C (``pyahocorasick``) rather than by
+    building the text's character pairs in Python, which was six times slower.
     """
 
     def __init__(self, gates: list[Gate]):
         literals = {literal for rule_gate in gates for choices in rule_gate for literal in choices}
-        self.singles = {literal for literal in literals if len(literal) == 1}
-        self.by_pair: dict[str, list[str]] = {}
-        for literal in literals - self.singles:
-            self.by_pair.setdefault(literal[:2], []).append(literal)
-        self.pairs = frozenset(self.by_pair)
+        self.automaton = ahocorasick.Automaton()
+        for literal in literals:
+            self.automaton.add_word(literal, literal)
+        self.automaton.make_automaton()
 
     def present(self, text: str) -> set[str]:
-        found = self.singles.intersection(text)
-        pairs = set(map(operator.add, text, text[1:]))  # the text's character pairs (map: no Python loop)
-        pairs &= self.pairs
-        for pair in pairs:
-            for literal in self.by_pair[pair]:
-                if literal in text:
-                    found.add(literal)
-        return found
+        if not len(self.automaton):
+            return set()
+        return {literal for _, literal in self.automaton.iter(text)}
 
 
 class GateIndex:

@@ -122,6 +122,8 @@ def _char_findings(text: str) -> list[Finding]:
 
 
 def _mixed_script(text: str) -> list[Finding]:
+    if text.isascii():  # no letter of another script at all
+        return []
     for match in _WORD.finditer(text):
         word = match.group()
         if _LATIN.search(word) and _LOOKALIKE_SCRIPT.search(word):
