@@ -68,6 +68,9 @@ def _unleet(match: regex.Match, ones: dict | None = None) -> str:
 
 
 _LEET_CHARS = frozenset(map(chr, _LEET))
+# A letter beside a digit or leet sign: every word ``_LEET_WORD`` finds holds one (a cheap
+# search that lets "port 8080" or "staging-4" skip the word-by-word pass).
+_LETTER_BY_LEET = regex.compile(r"\p{L}[\d@$!€£]|[\d@$!€£]\p{L}")
 
 
 def _spaced(text: str) -> str:
@@ -80,7 +83,7 @@ def _folds(text: str) -> tuple[str, str]:
     One pass over the words for both readings; the second is the first itself whenever no
     word changes with it (numbers such as "2024" are left alone, so most texts).
     """
-    if _LEET_CHARS.isdisjoint(text):
+    if _LEET_CHARS.isdisjoint(text) or not _LETTER_BY_LEET.search(text):
         folded = _spaced(text)
         return folded, folded
     as_i: list[str] = []
