@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from engine import FixedClock, open_home
+from engine.health import FIXES
 from engine.journal import content_hash
+from engine.memory.rebuild import SNAPSHOT_EVERY
 from engine.tools import ToolContext
+from tests.journal_support import assert_files_rebuild, kept_snapshots
+
+_TEXT = st.text(st.sampled_from("ab §\n\t"), min_size=1, max_size=6)
 
 
 def _home(tmp_path):
@@ -14,34 +22,90 @@ def _home(tmp_path):
 
 
 def _files(home) -> list[str]:
-    return [r[0] for r in home.journal.connection().execute("SELECT sha FROM journal_files")]
+    return kept_snapshots(home)
 
 
-def test_many_writes_keep_one_snapshot_per_target(tmp_path):
+def test_writes_keep_a_snapshot_only_every_so_often_and_every_file_rebuilds(tmp_path):
     home = _home(tmp_path)
     ctx = ToolContext(actor="user")
-    for i in range(30):
+    kept = set()
+    for i in range(2 * SNAPSHOT_EVERY + 5):
         assert home.memory.add("memory", f"fact {i}", ctx)["success"]
+        kept.update(kept_snapshots(home))
+        assert_files_rebuild(home)
     assert home.memory.add("user", "prefers tea", ctx)["success"]
     assert home.memory.replace("memory", "fact 3", "fact three", ctx)["success"]
-    memory_raw = home.memory.read("memory").raw
-    assert sorted(_files(home)) == sorted({content_hash(memory_raw), content_hash(home.memory.read("user").raw)})
+    assert home.memory.remove("memory", "fact 7", ctx)["success"]
+    assert_files_rebuild(home)
+    assert len(kept) == 3  # the first write's, then one every SNAPSHOT_EVERY writes
     rows = home.memory.history("memory", limit=100)
     assert all("file_after" not in r.detail and r.detail["file_sha"] for r in rows if r.action != "seen")
-    assert rows[0].before == "fact 3" and rows[0].after == "fact three"
+    # snapshots at adds 0, 33 and 66; adds 67 and 68, the replace and the remove are replayed on the last
+    assert rows[0].detail["depth"] == 4 and rows[0].detail["base"] in kept_snapshots(home)
+    assert rows[1].before == "fact 3" and rows[1].after == "fact three"
 
 
-def test_an_outside_edit_is_journaled_from_the_kept_snapshot(tmp_path):
+def test_an_outside_edit_is_journaled_from_the_rebuilt_file(tmp_path):
+    """Another process (no memory of what was written) diffs against the file rebuilt from the rows."""
+    home = _home(tmp_path)
+    ctx = ToolContext(actor="user")
+    for word in ("alpha", "beta", "gamma", "delta"):
+        home.memory.add("memory", word, ctx)
+    home.memory.replace("memory", "beta", "beta two", ctx)
+    home.close()
+    path = home.memory.path("memory")
+    path.write_text(path.read_text().replace("gamma", "epsilon"))
+    other = _home(tmp_path)
+    assert other.memory.add("memory", "zeta", ctx)["success"]
+    external = [r for r in other.memory.history("memory", limit=10) if r.actor == "external"]
+    assert {(r.action, r.before, r.after) for r in external} == {("remove", "gamma", None), ("add", None, "epsilon")}
+    assert_files_rebuild(other)  # the outside edit keeps its file: the next writes build on it
+    other.close()
+
+
+def test_a_write_whose_rows_do_not_give_its_file_keeps_a_snapshot(tmp_path):
+    """Normalising line endings rewrites the whole text, here with its final line break, which no
+    entry holds: its row cannot be replayed, so its file is kept whole."""
     home = _home(tmp_path)
     ctx = ToolContext(actor="user")
     home.memory.add("memory", "alpha", ctx)
     home.memory.add("memory", "beta", ctx)
     path = home.memory.path("memory")
-    path.write_text(path.read_text().replace("beta", "gamma"))
-    assert home.memory.add("memory", "delta", ctx)["success"]
-    external = [r for r in home.memory.history("memory", limit=10) if r.actor == "external"]
-    assert {(r.action, r.before, r.after) for r in external} == {("remove", "beta", None), ("add", None, "gamma")}
-    assert _files(home) == [content_hash(home.memory.read("memory").raw)]
+    path.write_bytes(b"alpha\r\n\xc2\xa7\r\nbeta\r\n")
+    assert FIXES["memory-line-endings"](home).startswith("Normalised line endings of MEMORY.md")
+    raw = home.memory.read("memory").raw
+    assert raw == "alpha\n§\nbeta\n" and kept_snapshots(home) == [content_hash(raw)]
+    assert home.memory.add("memory", "gamma", ctx)["success"]
+    assert_files_rebuild(home)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["add", "replace", "remove", "batch"]), _TEXT, _TEXT), max_size=45))
+def test_any_sequence_of_writes_rebuilds_exactly_in_a_fresh_process(tmp_path_factory, writes):
+    """Adds, replaces, removes and batches of arbitrary text (duplicates, a bare §, spaces): after
+    each, a store that never saw the writes rebuilds the file from the journal byte for byte."""
+    root = tmp_path_factory.mktemp("h")
+    writer = open_home(root, clock=FixedClock(1796040000.0))
+    ctx = ToolContext(actor="user")
+    for action, first, second in writes:
+        entries = writer.memory.read("memory").entries
+        old = entries[len(first) % len(entries)] if entries else first
+        if action == "add":
+            writer.memory.add("memory", first, ctx)
+        elif action == "replace":
+            writer.memory.replace("memory", old, second, ctx)
+        elif action == "remove":
+            writer.memory.remove("memory", old, ctx)
+        else:
+            operations = [  # the replace changes what was just added: their order matters
+                {"action": "add", "content": first},
+                {"action": "replace", "old_text": first, "content": second},
+            ]
+            writer.memory.batch("memory", operations, ctx)
+        fresh = open_home(root, clock=FixedClock(1796040000.0))
+        assert_files_rebuild(fresh)
+        fresh.close()
+    writer.close()
 
 
 def test_a_journal_written_with_whole_files_still_detects_outside_edits(tmp_path):

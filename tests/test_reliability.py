@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 import engine.fileio
 from engine import open_home
 from engine.health import CHECKS, FIXES
-from engine.journal import content_hash
 from engine.skills.validation import SkillError
 from engine.tools import ToolContext
 from tests.hermes_support import workbench_cmd
+from tests.journal_support import assert_files_rebuild
 
 CRLF_FILE = b"alpha fact\r\n\xc2\xa7\r\nbeta fact\r\n\xc2\xa7\r\ngamma fact"
 
@@ -238,10 +238,14 @@ def kill_at(point: str, tmp_path, argv: list[str]) -> None:
             proc.kill()
 
 
-def killed_add(tmp_path, text: str):
-    """A home where `workbench memory add TEXT` was killed after its rename, before its journal commit."""
+def killed_add(tmp_path, text: str, *before: str):
+    """A home where `workbench memory add TEXT` was killed after its rename, before its journal commit
+    (after adds of ``before``)."""
     root = tmp_path / "home"
-    open_home(root).close()
+    home = open_home(root)
+    for entry in before:
+        assert home.memory.add("memory", entry, user())["success"]
+    home.close()
     kill_at("memory-renamed", tmp_path, workbench_cmd("memory", "add", "--target", "memory", text, "--home", str(root)))
     return root
 
@@ -286,8 +290,19 @@ def test_the_next_writer_settles_a_killed_write_and_keeps_the_file_it_left(tmp_p
     assert home.memory.add("memory", "Third", user())["success"]
     external = {(r.action, r.before, r.after) for r in home.memory.history("memory", limit=10) if r.actor == "external"}
     assert external == {("remove", "Written next", None), ("add", None, "Edited outside")}
-    kept = [r[0] for r in home.journal.connection().execute("SELECT sha FROM journal_files")]
-    assert kept == [content_hash(home.memory.read("memory").raw)]  # the one snapshot still needed
+    assert_files_rebuild(home)  # from the one snapshot still needed
+    home.close()
+
+
+def test_a_killed_write_rebuilt_from_the_rows_before_it_keeps_no_snapshot_of_its_own(tmp_path):
+    """Settled forward, a killed write that its writer meant to rebuild from an earlier snapshot
+    stays one: only that snapshot is kept, and the file it left still rebuilds."""
+    home = open_home(killed_add(tmp_path, "Killed third", "First", "Second"))
+    [(killed, _)] = pending_rows(home)
+    assert home.journal.get(killed).detail["depth"] == 2
+    assert home.memory.add("memory", "Written next", user())["success"]
+    assert pending_rows(home) == []
+    assert_files_rebuild(home)
     home.close()
 
 

@@ -27,7 +27,8 @@ from ..values import iso_time
 from . import ops, repair
 from .format import FILE_NAMES, parse_entries
 from .ops import Outcome, Refusal, refuse
-from .store import _LEFT_ROW, SUBSYSTEM, _Plan, _scan, _Writer
+from .rebuild import LEFT_ROW
+from .store import SUBSYSTEM, _Plan, _scan, _Writer
 
 if TYPE_CHECKING:
     from .archive_writes import ArchiveWrite
@@ -169,7 +170,7 @@ def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
         return None
     conn = memory.home.journal.connection()
     (after,) = conn.execute(
-        f"SELECT max(at) FROM journal WHERE {_LEFT_ROW} AND id < ?", (SUBSYSTEM, row.target, row.id)
+        f"SELECT max(at) FROM journal WHERE {LEFT_ROW} AND id < ?", (SUBSYSTEM, row.target, row.id)
     ).fetchone()
     since = (float("-inf") if after is None else after) - HERMES_SLACK_S
     until = row.at + HERMES_SLACK_S

@@ -45,6 +45,7 @@ from .format import (
     serialize,
 )
 from .ops import Outcome, Refusal, refuse
+from .rebuild import LEFT_ROW, Left, left_of, rebuild, replays
 from .snapshot import MemorySnapshot
 from .threats import refusal_message, warning_message
 
@@ -75,13 +76,6 @@ class FileState:
 def _left_file(detail: dict, raw: str) -> bool:
     """Whether a journal row's write left the file as ``raw`` (its hash; the text itself in older rows)."""
     return detail.get("file_sha") == content_hash(raw) if "file_sha" in detail else detail.get("file_after") == raw
-
-
-# the journal rows that say which file a write (or an outside edit) left: the newest one counts
-_LEFT_ROW = (
-    "subsystem = ? AND target = ? AND status = 'done' "
-    "AND coalesce(json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after')) IS NOT NULL"
-)
 
 
 @dataclass(frozen=True)
@@ -589,9 +583,13 @@ class MemoryStore:
             text = outcome.text if outcome.text is not None else serialize(outcome.entries)
             left = text.removeprefix(BOM)  # what reading the file back gives (``FileState.raw``)
             with self.home.journal.transaction():  # the reads and the pending rows: one commit
-                external = self._journal_external(target, state)
-                release = tuple(r for r in self._releasable(target) if r != content_hash(left))
-                journal_ids = self._begin(target, content_hash(left), outcome, writer, plan)
+                last = left_of(self.home.journal.connection(), target)
+                external = self._journal_external(target, state, last)
+                if external is not None or last is None:  # rows of an outside edit (or a first look) came first
+                    last = left_of(self.home.journal.connection(), target)
+                link = self._link(last, state, outcome)
+                release = () if link else tuple(r for r in self._releasable(target) if r != content_hash(left))
+                journal_ids = self._begin(target, content_hash(left), outcome, writer, plan, link)
             crash_point("memory-journaled")  # a death here leaves pending rows the next writer abandons
             self._write(target, text, journal_ids)
             self._seen[target] = left
@@ -599,7 +597,7 @@ class MemoryStore:
             # busy handler sleeps a millisecond or more while this lock is held); a crash here leaves the rows
             # pending, and the next writer settles them.
             crash_point("memory-renamed")
-            self.home.journal.commit_all(journal_ids, snapshot=left, release=release)
+            self.home.journal.commit_all(journal_ids, snapshot=None if link else left, release=release)
         if external is not None:
             self.home.bus.publish(external)
         single = outcome.changes[0] if len(outcome.changes) == 1 and plan.journal_action != "undo" else None
@@ -616,12 +614,30 @@ class MemoryStore:
         )
         return outcome
 
-    def _begin(self, target: str, sha: str, outcome: Outcome, writer: _Writer, plan: _Plan) -> list[int]:
+    @staticmethod
+    def _link(last: Left | None, state: FileState, outcome: Outcome) -> tuple[int, str] | None:
+        """(depth, base) when this write's file can be rebuilt from the journal (``rebuild``): its rows,
+        replayed on the entries it read, give the entries it writes, and it writes nothing else. Then
+        it keeps no snapshot of its own; None when it must keep one."""
+        link = last.link() if last else None
+        if link is None or outcome.text is not None:  # a text of its own (undo, repair): kept whole
+            return None
+        return (
+            link
+            if replays(state.entries, [(c.before, c.after, c.index) for c in outcome.changes], outcome.entries)
+            else None
+        )
+
+    def _begin(
+        self, target: str, sha: str, outcome: Outcome, writer: _Writer, plan: _Plan, link: tuple[int, str] | None
+    ) -> list[int]:
         """Journal the changes as pending rows naming the new file's hash ``sha``, which settling
-        compares with the file if the writer dies before it commits them (``_settle``)."""
+        compares with the file if the writer dies before it commits them (``_settle``), and
+        ``link``: the snapshot it is rebuilt from and how many writes after it."""
         rows = []
+        chain = {"depth": link[0], "base": link[1]} if link else {}
         for index, change in enumerate(outcome.changes, 1):
-            detail = {**writer.detail, **plan.extra_detail, "file_sha": sha}
+            detail = {**writer.detail, **plan.extra_detail, "file_sha": sha, **chain}
             if plan.action == "batch":
                 detail.update(batch=True, op_index=index)
             if change.index is not None:
@@ -777,7 +793,8 @@ class MemoryStore:
         state = self.read(target)
         for row in rows:
             if state.error is None and state.raw is not None and _left_file(row.detail, state.raw):
-                journal.commit(row.id, snapshot=state.raw)  # the file it left: its writer died before keeping it
+                # the file it left, unless it is rebuilt from an earlier one: its writer died before keeping it
+                journal.commit(row.id, snapshot=None if row.detail.get("depth") else state.raw)
             else:
                 journal.abandon(row.id, "interrupted before the file was written; found on the next open")
         return [row.id for row in rows]
@@ -824,7 +841,7 @@ class MemoryStore:
         with lock:
             self._settle(target)
             state = self.read(target)
-            event = self._journal_external(target, state)
+            event = self._journal_external(target, state, left_of(self.home.journal.connection(), target))
             if event is None and (state.error or state.raw == self._seen.get(target)):
                 return False
             self._seen[target] = state.raw
@@ -846,7 +863,7 @@ class MemoryStore:
         """Per target, the file content this process last wrote or announced."""
         return {}
 
-    def _journal_external(self, target: str, state: FileState) -> MemoryChanged | None:
+    def _journal_external(self, target: str, state: FileState, left: Left | None) -> MemoryChanged | None:
         """With the lock held: journal, entry by entry, how the file differs from what the journal last left.
 
         The first time any workbench process sees a file, its entries are recorded as
@@ -854,7 +871,6 @@ class MemoryStore:
         """
         if state.error:
             return None
-        left = self._left(target)
         if left is None:
             if state.entries:
                 self.home.journal.append(
@@ -866,11 +882,9 @@ class MemoryStore:
                     detail={"file_sha": content_hash(state.raw), "entries": state.entries},
                 )
             return None
-        before_sha, before = left
-        if before_sha == content_hash(state.raw):
+        if left.sha == content_hash(state.raw):
             return None
-        if before is None:
-            before = self.home.journal.file_text(before_sha) or ""
+        before = self._file_text(target, left)
         changes = entry_changes(parse_entries(before), state.entries)
         if not changes:
             return None
@@ -886,35 +900,30 @@ class MemoryStore:
             actor="external", journal_id=ids[-1], target=target, action="external", before=before, after=state.raw
         )
 
-    def _left(self, target: str) -> tuple[str, str | None] | None:
-        """(hash, text or None) of the file the journal last left ``target`` as.
-
-        The text is there only for rows of journals from before hashes (``file_after``);
-        otherwise ``journal.file_text(hash)`` has it, read only when an outside edit needs it.
-        """
-        row = (
-            self.home.journal.connection()
-            .execute(
-                f"SELECT json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after') FROM journal "
-                f"WHERE {_LEFT_ROW} ORDER BY id DESC LIMIT 1",
-                (SUBSYSTEM, target),
-            )
-            .fetchone()
-        )
-        if row is None:
-            return None
-        return (row[0], None) if row[0] is not None else (content_hash(row[1]), row[1])
+    def _file_text(self, target: str, left: Left) -> str:
+        """The text of the file the journal last left ``target`` as (for diffing an outside edit)."""
+        if left.text is not None:
+            return left.text
+        seen = self._seen.get(target)
+        if seen is not None and content_hash(seen) == left.sha:
+            return seen
+        journal = self.home.journal
+        text = rebuild(journal.connection(), target, left, journal.file_text)
+        if text is None:  # a journal damaged by hand: diff from nothing rather than fail the write
+            log.warning("memory journal: cannot rebuild the %s file row %s left", target, left.id)
+        return text or ""
 
     def _releasable(self, target: str) -> tuple[str, ...]:
-        """The snapshot of ``target``'s last file, unless the other target was left the same."""
-        mine, other = (self._left(t) for t in (target, next(t for t in TARGETS if t != target)))
-        return (mine[0],) if mine and (other is None or other[0] != mine[0]) else ()
+        """The snapshot ``target``'s last file is rebuilt from, unless the other target still needs it."""
+        conn = self.home.journal.connection()
+        mine, other = (left_of(conn, t) for t in (target, next(t for t in TARGETS if t != target)))
+        return (mine.base,) if mine and (other is None or mine.base not in (other.sha, other.base)) else ()
 
     def _last_row(self, target: str) -> JournalEntry | None:
         """The newest journaled write (from any workbench process) that recorded the file it left."""
         row = (
             self.home.journal.connection()
-            .execute(f"SELECT id FROM journal WHERE {_LEFT_ROW} ORDER BY id DESC LIMIT 1", (SUBSYSTEM, target))
+            .execute(f"SELECT id FROM journal WHERE {LEFT_ROW} ORDER BY id DESC LIMIT 1", (SUBSYSTEM, target))
             .fetchone()
         )
         return self.home.journal.get(row[0]) if row else None

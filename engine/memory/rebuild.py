@@ -1,0 +1,128 @@
+"""The file a memory write left, got back from the journal without a snapshot of every write.
+
+Telling an outside edit from our own writes needs the text the journal last left a file
+as. Keeping that whole file for every write made it most of a write's journal cost (an
+insert and a delete of the file in ``journal_files``, 17 WAL pages an add). So a write
+keeps a snapshot only every ``SNAPSHOT_EVERY`` writes, or when its result cannot be
+rebuilt; the writes between name that snapshot (``base``) and their place after it
+(``depth``), and the text is rebuilt by replaying their entry-level rows on it.
+
+A write is a link in the chain only if replaying its own rows on the entries it read
+gives exactly the text it writes: the writer checks that under the lock, before its rows
+are stored, so a rebuild replays only what was proven to replay. Anything else (a repair
+that rewrites the whole text, a non-canonical file, an outside edit) keeps a snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..journal import content_hash
+from ..values import storable
+from .format import parse_entries, serialize
+
+SNAPSHOT_EVERY = 32  # writes replayed at most to rebuild a file
+SUBSYSTEM = "memory"
+
+# the journal rows that say which file a write (or an outside edit) left: the newest one counts
+LEFT_ROW = (
+    "subsystem = ? AND target = ? AND status = 'done' "
+    "AND coalesce(json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after')) IS NOT NULL"
+)
+
+Change = tuple[str | None, str | None, int | None]  # (before, after, index) of one entry
+
+
+@dataclass(frozen=True)
+class Left:
+    """What the journal last left a file as."""
+
+    id: int
+    sha: str
+    text: str | None  # the whole text, in rows of journals from before hashes (``file_after``)
+    depth: int  # writes since the snapshot it is rebuilt from (0: its own snapshot was kept)
+    base: str  # that snapshot's hash
+
+    def link(self) -> tuple[int, str] | None:
+        """(depth, base) for a write on top of this file, or None when it must keep a snapshot."""
+        if self.text is not None or self.depth >= SNAPSHOT_EVERY:
+            return None
+        return self.depth + 1, self.base
+
+
+def left_of(conn: sqlite3.Connection, target: str) -> Left | None:
+    row = conn.execute(
+        "SELECT id, json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after'), "
+        f"json_extract(detail, '$.depth'), json_extract(detail, '$.base') FROM journal WHERE {LEFT_ROW} "
+        "ORDER BY id DESC LIMIT 1",
+        (SUBSYSTEM, target),
+    ).fetchone()
+    if row is None:
+        return None
+    row_id, sha, text, depth, base = row
+    if sha is None:
+        sha = content_hash(text)
+    else:
+        text = None
+    depth = depth if isinstance(depth, int) and depth > 0 and isinstance(base, str) else 0
+    return Left(row_id, sha, text, depth, base if depth else sha)
+
+
+def replay(entries: list[str], changes: Iterable[Change]) -> list[str] | None:
+    """``entries`` with each change made in turn, as the journal stores it; None if one does not apply."""
+    out = list(entries)
+    for before, after, index in changes:
+        if before is None:
+            if after is None:
+                return None
+            if index is None:
+                out.append(after)
+            else:
+                out.insert(index, after)
+            continue
+        if index is not None and 0 <= index < len(out) and out[index] == before:
+            at = index
+        elif before in out:
+            at = out.index(before)
+        else:
+            return None
+        if after is None:
+            del out[at]
+        else:
+            out[at] = after
+    return out
+
+
+def replays(entries: list[str], changes: Iterable[Change], result: list[str]) -> bool:
+    """Whether ``changes`` as the journal stores them, replayed on ``entries``, give exactly ``result``."""
+    return replay(entries, [(storable(before), storable(after), index) for before, after, index in changes]) == result
+
+
+def rebuild(conn: sqlite3.Connection, target: str, left: Left, kept) -> str | None:
+    """The text ``left`` names, from its base snapshot (``kept(sha)`` gives one) and the rows since."""
+    if left.depth == 0:
+        return kept(left.sha)
+    writes: dict[int, list[Change]] = {}
+    cursor = conn.execute(
+        f"SELECT detail, before, after FROM journal WHERE {LEFT_ROW} AND id <= ? ORDER BY id DESC",
+        (SUBSYSTEM, target, left.id),
+    )
+    for detail_json, before, after in cursor:  # newest first, down to the base
+        detail = json.loads(detail_json)
+        depth = detail.get("depth")
+        if not isinstance(depth, int) or depth <= 0:
+            break
+        writes.setdefault(depth, []).append((before, after, detail.get("index")))
+    base = kept(left.base)
+    if base is None or sorted(writes) != list(range(1, left.depth + 1)):
+        return None
+    text = base
+    for depth in range(1, left.depth + 1):
+        entries = replay(parse_entries(text), reversed(writes[depth]))
+        if entries is None:
+            return None
+        text = serialize(entries)
+    return text if content_hash(text) == left.sha else None
