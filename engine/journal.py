@@ -9,8 +9,8 @@ message") and undo work.
 Rows hold entry-level before/after. A whole file is kept only where something needs it:
 ``journal_files`` holds snapshots by content hash (sha256), and a subsystem keeps just
 the ones it still needs (memory: the snapshot each target's last file is rebuilt from,
-to tell an outside edit from its own; see ``memory/rebuild.py``), so the journal grows with the entries changed, not with
-the size of the file on every write.
+to tell an outside edit from its own; see ``memory/rebuild.py``), so the journal grows
+with the entries changed, not with the size of the file on every write.
 """
 
 from __future__ import annotations
