@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.memory.format import TARGETS
-from engine.memory.rebuild import left_of, rebuild
+from engine.memory.rebuild import base_of, left_of, rebuild
 
 
 def kept_snapshots(home) -> list[str]:
@@ -26,5 +26,5 @@ def assert_files_rebuild(home) -> None:
         left = left_of(conn, target)
         if left is not None:
             assert rebuilt(home, target) == home.memory.read(target).raw, target
-            bases.add(left.base)
+            bases.add(base_of(conn, target, left))
     assert kept_snapshots(home) == sorted(bases)

@@ -44,31 +44,49 @@ class Left:
     sha: str
     text: str | None  # the whole text, in rows of journals from before hashes (``file_after``)
     depth: int  # writes since the snapshot it is rebuilt from (0: its own snapshot was kept)
-    base: str  # that snapshot's hash
 
-    def link(self) -> tuple[int, str] | None:
-        """(depth, base) for a write on top of this file, or None when it must keep a snapshot."""
+    def link(self) -> int | None:
+        """The depth of a write on top of this file, or None when that write must keep a snapshot."""
         if self.text is not None or self.depth >= SNAPSHOT_EVERY:
             return None
-        return self.depth + 1, self.base
+        return self.depth + 1
 
 
 def left_of(conn: sqlite3.Connection, target: str) -> Left | None:
     row = conn.execute(
         "SELECT id, json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after'), "
-        f"json_extract(detail, '$.depth'), json_extract(detail, '$.base') FROM journal WHERE {LEFT_ROW} "
-        "ORDER BY id DESC LIMIT 1",
+        f"json_extract(detail, '$.depth') FROM journal WHERE {LEFT_ROW} ORDER BY id DESC LIMIT 1",
         (SUBSYSTEM, target),
     ).fetchone()
     if row is None:
         return None
-    row_id, sha, text, depth, base = row
+    row_id, sha, text, depth = row
     if sha is None:
         sha = content_hash(text)
     else:
         text = None
-    depth = depth if isinstance(depth, int) and depth > 0 and isinstance(base, str) else 0
-    return Left(row_id, sha, text, depth, base if depth else sha)
+    return Left(row_id, sha, text, depth if isinstance(depth, int) and depth > 0 else 0)
+
+
+def _chain(conn: sqlite3.Connection, target: str, left: Left) -> tuple[str, dict[int, list[Change]]]:
+    """(the base snapshot's hash, each write's changes by depth) for ``left``, read back from its rows."""
+    writes: dict[int, list[Change]] = {}
+    cursor = conn.execute(
+        f"SELECT detail, before, after FROM journal WHERE {LEFT_ROW} AND id <= ? ORDER BY id DESC",
+        (SUBSYSTEM, target, left.id),
+    )
+    for detail_json, before, after in cursor:  # newest first, down to the base
+        detail = json.loads(detail_json)
+        depth = detail.get("depth")
+        if not isinstance(depth, int) or depth <= 0:
+            return detail.get("file_sha") or content_hash(detail.get("file_after") or ""), writes
+        writes.setdefault(depth, []).insert(0, (before, after, detail.get("index")))
+    return "", writes
+
+
+def base_of(conn: sqlite3.Connection, target: str, left: Left) -> str:
+    """The hash of the snapshot ``left``'s file is rebuilt from (its own when it was kept)."""
+    return left.sha if left.depth == 0 else _chain(conn, target, left)[0]
 
 
 def replay(entries: list[str], changes: Iterable[Change]) -> list[str] | None:
@@ -105,23 +123,12 @@ def rebuild(conn: sqlite3.Connection, target: str, left: Left, kept) -> str | No
     """The text ``left`` names, from its base snapshot (``kept(sha)`` gives one) and the rows since."""
     if left.depth == 0:
         return kept(left.sha)
-    writes: dict[int, list[Change]] = {}
-    cursor = conn.execute(
-        f"SELECT detail, before, after FROM journal WHERE {LEFT_ROW} AND id <= ? ORDER BY id DESC",
-        (SUBSYSTEM, target, left.id),
-    )
-    for detail_json, before, after in cursor:  # newest first, down to the base
-        detail = json.loads(detail_json)
-        depth = detail.get("depth")
-        if not isinstance(depth, int) or depth <= 0:
-            break
-        writes.setdefault(depth, []).append((before, after, detail.get("index")))
-    base = kept(left.base)
-    if base is None or sorted(writes) != list(range(1, left.depth + 1)):
+    base, writes = _chain(conn, target, left)
+    text = kept(base) if base else None
+    if text is None or sorted(writes) != list(range(1, left.depth + 1)):
         return None
-    text = base
     for depth in range(1, left.depth + 1):
-        entries = replay(parse_entries(text), reversed(writes[depth]))
+        entries = replay(parse_entries(text), writes[depth])
         if entries is None:
             return None
         text = serialize(entries)

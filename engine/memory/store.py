@@ -45,7 +45,7 @@ from .format import (
     serialize,
 )
 from .ops import Outcome, Refusal, refuse
-from .rebuild import LEFT_ROW, Left, left_of, rebuild, replays
+from .rebuild import LEFT_ROW, Left, base_of, left_of, rebuild, replays
 from .snapshot import MemorySnapshot
 from .threats import refusal_message, warning_message
 
@@ -615,8 +615,8 @@ class MemoryStore:
         return outcome
 
     @staticmethod
-    def _link(last: Left | None, state: FileState, outcome: Outcome) -> tuple[int, str] | None:
-        """(depth, base) when this write's file can be rebuilt from the journal (``rebuild``): its rows,
+    def _link(last: Left | None, state: FileState, outcome: Outcome) -> int | None:
+        """The write's depth when this write's file can be rebuilt from the journal (``rebuild``): its rows,
         replayed on the entries it read, give the entries it writes, and it writes nothing else. Then
         it keeps no snapshot of its own; None when it must keep one."""
         link = last.link() if last else None
@@ -629,13 +629,13 @@ class MemoryStore:
         )
 
     def _begin(
-        self, target: str, sha: str, outcome: Outcome, writer: _Writer, plan: _Plan, link: tuple[int, str] | None
+        self, target: str, sha: str, outcome: Outcome, writer: _Writer, plan: _Plan, link: int | None
     ) -> list[int]:
         """Journal the changes as pending rows naming the new file's hash ``sha``, which settling
         compares with the file if the writer dies before it commits them (``_settle``), and
-        ``link``: the snapshot it is rebuilt from and how many writes after it."""
+        ``link``: how many writes after the last kept snapshot it is (None: it keeps one)."""
         rows = []
-        chain = {"depth": link[0], "base": link[1]} if link else {}
+        chain = {"depth": link} if link else {}
         for index, change in enumerate(outcome.changes, 1):
             detail = {**writer.detail, **plan.extra_detail, "file_sha": sha, **chain}
             if plan.action == "batch":
@@ -916,8 +916,12 @@ class MemoryStore:
     def _releasable(self, target: str) -> tuple[str, ...]:
         """The snapshot ``target``'s last file is rebuilt from, unless the other target still needs it."""
         conn = self.home.journal.connection()
-        mine, other = (left_of(conn, t) for t in (target, next(t for t in TARGETS if t != target)))
-        return (mine.base,) if mine and (other is None or mine.base not in (other.sha, other.base)) else ()
+        other_target = next(t for t in TARGETS if t != target)
+        mine, other = left_of(conn, target), left_of(conn, other_target)
+        if mine is None:
+            return ()
+        base = base_of(conn, target, mine)
+        return () if other and base in (other.sha, base_of(conn, other_target, other)) else (base,)
 
     def _last_row(self, target: str) -> JournalEntry | None:
         """The newest journaled write (from any workbench process) that recorded the file it left."""
