@@ -221,6 +221,18 @@ async def test_selected_entry_shows_origin_and_jumps_to_its_message(home, tmp_pa
         assert [(j.session_id, j.message_id) for j in jumps][:1] == [("s-1", 7)]
 
 
+async def test_an_approved_proposal_names_its_proposer_after_its_approver(home, tmp_path):
+    home.config_path.write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    staged = home.memory.add("memory", "Proposed by the agent", AGENT)
+    assert home.approvals.approve(staged["pending_id"])["success"]
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        detail = str(app.screen.query_one("#detail-text", Static).content)
+        assert "user (approved, proposed by agent) · " in detail and "session s-1" in detail
+
+
 async def test_switching_to_user_shows_its_entries_and_limit(home, tmp_path):
     home.memory.add("user", "Name: Ada")
     app = make_app(home, tmp_path)

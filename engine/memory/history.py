@@ -62,14 +62,17 @@ class Origin:
             "via": self.via,
         }
 
+    def who(self) -> str:
+        """The writer as people read it: an approved proposal names its proposer after its approver."""
+        if self.proposed_by and self.proposed_by != self.actor:
+            return f"{self.actor or 'unknown'} (approved, proposed by {self.proposed_by})"
+        return self.actor or "unknown"
+
     def describe(self) -> str:
         """One line for people: ``agent · 2026-11-30 12:00 · session s1 · message 7 (archive)``."""
         if self.via == "before":
             return f"present before {when(self.at)}" if self.at is not None else "present before the workbench saw it"
-        who = self.actor or "unknown"
-        if self.proposed_by and self.proposed_by != self.actor:
-            who += f" (approved, proposed by {self.proposed_by})"
-        parts = [who, when(self.at)]
+        parts = [self.who(), when(self.at)]
         if self.session_id:
             parts.append(f"session {self.session_id}")
         if self.message_id is not None:

@@ -337,7 +337,7 @@ class MemoryScreen(WorkbenchScreen):
         if origin.via == "before":
             parts.append((origin.describe() + " (no journal row or archived tool call wrote it)\n", "$text-muted"))
         else:
-            parts += [(origin.actor or "unknown", "bold $secondary"), (f" · {history.when(origin.at)}", "$text-muted")]
+            parts += [(origin.who(), "bold $secondary"), (f" · {history.when(origin.at)}", "$text-muted")]
             if origin.session_id:
                 parts.append((f" · session {origin.session_id}", ""))
             if origin.message_id is not None:
