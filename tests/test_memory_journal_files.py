@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from engine import FixedClock, open_home
 from engine.health import FIXES
 from engine.journal import content_hash
+from engine.memory.format import serialize
 from engine.memory.rebuild import SNAPSHOT_EVERY
 from engine.tools import ToolContext
 from tests.journal_support import assert_files_rebuild, kept_snapshots
@@ -79,16 +80,85 @@ def test_a_write_whose_rows_do_not_give_its_file_keeps_a_snapshot(tmp_path):
     assert_files_rebuild(home)
 
 
+def _external(home, after_id: int = 0) -> set[tuple]:
+    rows = home.memory.history("memory", limit=50)
+    return {(r.action, r.before, r.after) for r in rows if r.actor == "external" and r.id > after_id}
+
+
+def test_a_hand_reordering_never_breaks_the_rebuild(tmp_path):
+    """Reordering entries by hand changes no entry, so no row is journaled; the next write keeps
+    its file whole, and a later hand edit is journaled as exactly what it changed."""
+    home = _home(tmp_path)
+    ctx = ToolContext(actor="user")
+    for word in ("alpha", "beta", "gamma", "delta"):
+        home.memory.add("memory", word, ctx)
+    path = home.memory.path("memory")
+    path.write_text("gamma\n§\nalpha\n§\nbeta\n§\ndelta")
+    assert home.memory.add("memory", "epsilon", ctx)["success"]
+    assert_files_rebuild(home)
+    home.close()
+    path.write_text(path.read_text().replace("beta", "beta (edited)"))
+    other = _home(tmp_path)
+    other.memory.record_external_change("memory")
+    assert {text for row in _external(other) for text in row[1:] if text} == {"beta", "beta (edited)"}
+    other.close()
+
+
+def test_a_leading_byte_order_mark_inside_an_entry_never_breaks_the_rebuild(tmp_path):
+    """Two BOM files joined by hand: once the first entry goes, the file starts with U+FEFF, which
+    reading back drops; that write keeps its file whole."""
+    home = _home(tmp_path)
+    ctx = ToolContext(actor="user")
+    home.memory.add("memory", "seed", ctx)
+    path = home.memory.path("memory")
+    path.write_bytes("\ufeffalpha\n§\n\ufeffbeta".encode())
+    home.memory.record_external_change("memory")
+    assert home.memory.remove("memory", "alpha", ctx)["success"]
+    removed = home.memory.history("memory", limit=1)[0].id
+    assert_files_rebuild(home)
+    home.close()
+    path.write_bytes(path.read_bytes() + "\n§\ngamma".encode())
+    other = _home(tmp_path)
+    other.memory.record_external_change("memory")
+    assert _external(other, after_id=removed) == {("add", None, "gamma")}
+    other.close()
+
+
+def test_a_snapshot_the_other_file_shows_but_does_not_build_on_is_released(tmp_path):
+    """MEMORY.md's first snapshot holds what USER.md holds now, yet USER.md is rebuilt from its own
+    base: once MEMORY.md keeps a newer snapshot, the old one goes."""
+    home = _home(tmp_path)
+    ctx = ToolContext(actor="user")
+    home.memory.add("user", "likes tea", ctx)
+    home.memory.add("user", "lives in Oslo", ctx)
+    adds = [{"action": "add", "content": "likes tea"}, {"action": "add", "content": "lives in Oslo"}]
+    assert home.memory.batch("memory", adds, ctx)["success"]
+    for i in range(SNAPSHOT_EVERY + 1):
+        home.memory.add("memory", f"fact {i}", ctx)
+    home.memory.add("user", "one more", ctx)
+    assert_files_rebuild(home)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.sampled_from(["add", "replace", "remove", "batch"]), _TEXT, _TEXT), max_size=45))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["add", "replace", "remove", "batch", "reorder by hand", "paste by hand"]), _TEXT, _TEXT
+        ),
+        max_size=45,
+    )
+)
 def test_any_sequence_of_writes_rebuilds_exactly_in_a_fresh_process(tmp_path_factory, writes):
-    """Adds, replaces, removes and batches of arbitrary text (duplicates, a bare §, spaces): after
-    each, a store that never saw the writes rebuilds the file from the journal byte for byte."""
+    """Adds, replaces, removes and batches of arbitrary text (duplicates, a bare §, spaces), between
+    hand edits that change no entry (a reordering, a pasted copy of an entry): after each write, a
+    store that never saw the writes rebuilds the file from the journal byte for byte."""
     root = tmp_path_factory.mktemp("h")
     writer = open_home(root, clock=FixedClock(1796040000.0))
     ctx = ToolContext(actor="user")
+    path = writer.memory.path("memory")
     for action, first, second in writes:
-        entries = writer.memory.read("memory").entries
+        state = writer.memory.read("memory")
+        entries = state.entries
         old = entries[len(first) % len(entries)] if entries else first
         if action == "add":
             writer.memory.add("memory", first, ctx)
@@ -96,12 +166,18 @@ def test_any_sequence_of_writes_rebuilds_exactly_in_a_fresh_process(tmp_path_fac
             writer.memory.replace("memory", old, second, ctx)
         elif action == "remove":
             writer.memory.remove("memory", old, ctx)
-        else:
+        elif action == "batch":
             operations = [  # the replace changes what was just added: their order matters
                 {"action": "add", "content": first},
                 {"action": "replace", "old_text": first, "content": second},
             ]
             writer.memory.batch("memory", operations, ctx)
+        else:  # the same entries, in another order or with a copy above the original
+            edited = entries[1:] + entries[:1] if action == "reorder by hand" else [old, *entries]
+            path.write_text(serialize(edited), encoding="utf-8")
+            continue
+        if writer.memory.read("memory").raw == state.raw:  # nothing written (an entry already there...)
+            continue  # so a hand reordering before it is still not journaled: it changes no entry
         fresh = open_home(root, clock=FixedClock(1796040000.0))
         assert_files_rebuild(fresh)
         fresh.close()

@@ -587,7 +587,7 @@ class MemoryStore:
                 external = self._journal_external(target, state, last)
                 if external is not None or last is None:  # rows of an outside edit (or a first look) came first
                     last = left_of(self.home.journal.connection(), target)
-                link = self._link(last, state, outcome)
+                link = self._link(last, state, outcome, text)
                 release = () if link else tuple(r for r in self._releasable(target) if r != content_hash(left))
                 journal_ids = self._begin(target, content_hash(left), outcome, writer, plan, link)
             crash_point("memory-journaled")  # a death here leaves pending rows the next writer abandons
@@ -615,18 +615,19 @@ class MemoryStore:
         return outcome
 
     @staticmethod
-    def _link(last: Left | None, state: FileState, outcome: Outcome) -> int | None:
-        """The write's depth when this write's file can be rebuilt from the journal (``rebuild``): its rows,
-        replayed on the entries it read, give the entries it writes, and it writes nothing else. Then
-        it keeps no snapshot of its own; None when it must keep one."""
+    def _link(last: Left | None, state: FileState, outcome: Outcome, text: str) -> int | None:
+        """The write's depth when its file can be rebuilt from the journal (``rebuild``), so it keeps
+        no snapshot of its own; None when it must keep one. It can when it read exactly the file
+        the journal last left (not one reordered by hand, which journals no entry change), writes
+        the serialized entries and nothing else (no text of its own, no leading U+FEFF, which
+        reading back drops), and its rows, replayed on the entries it read, give the ones it writes."""
         link = last.link() if last else None
-        if link is None or outcome.text is not None:  # a text of its own (undo, repair): kept whole
+        if link is None or last is None or outcome.text is not None or text.startswith(BOM):
             return None
-        return (
-            link
-            if replays(state.entries, [(c.before, c.after, c.index) for c in outcome.changes], outcome.entries)
-            else None
-        )
+        if content_hash(state.raw) != last.sha:
+            return None
+        changes = [(c.before, c.after, c.index) for c in outcome.changes]
+        return link if replays(state.entries, changes, outcome.entries) else None
 
     def _begin(
         self, target: str, sha: str, outcome: Outcome, writer: _Writer, plan: _Plan, link: int | None
@@ -921,7 +922,7 @@ class MemoryStore:
         if mine is None:
             return ()
         base = base_of(conn, target, mine)
-        return () if other and base in (other.sha, base_of(conn, other_target, other)) else (base,)
+        return () if other and base == base_of(conn, other_target, other) else (base,)
 
     def _last_row(self, target: str) -> JournalEntry | None:
         """The newest journaled write (from any workbench process) that recorded the file it left."""
