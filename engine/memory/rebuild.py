@@ -7,10 +7,12 @@ keeps a snapshot only every ``SNAPSHOT_EVERY`` writes, or when its result cannot
 rebuilt; the writes between name that snapshot (``base``) and their place after it
 (``depth``), and the text is rebuilt by replaying their entry-level rows on it.
 
-A write is a link in the chain only if replaying its own rows on the entries it read
-gives exactly the text it writes: the writer checks that under the lock, before its rows
-are stored, so a rebuild replays only what was proven to replay. Anything else (a repair
-that rewrites the whole text, a non-canonical file, an outside edit) keeps a snapshot.
+A write is a link in the chain only if it read exactly the file the journal last left
+(a hand reordering changes no entry, so it is journaled as nothing) and replaying its own
+rows on the entries it read gives exactly the text it writes: the writer checks both
+under the lock, before its rows are stored, so a rebuild replays only what was proven to
+replay. Anything else (a repair that rewrites the whole text, a file starting with
+U+FEFF, an outside edit) keeps a snapshot.
 """
 
 from __future__ import annotations
