@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import engine.fileio
 from engine import open_home
 from engine.health import CHECKS, FIXES
+from engine.memory.rebuild import SNAPSHOT_EVERY
 from engine.skills.validation import SkillError
 from engine.tools import ToolContext
 from tests.hermes_support import workbench_cmd
@@ -303,6 +304,17 @@ def test_a_killed_write_rebuilt_from_the_rows_before_it_keeps_no_snapshot_of_its
     assert home.memory.add("memory", "Written next", user())["success"]
     assert pending_rows(home) == []
     assert_files_rebuild(home)
+    home.close()
+
+
+def test_a_killed_write_that_was_to_keep_a_snapshot_releases_the_old_one_when_settled(tmp_path):
+    """The write after SNAPSHOT_EVERY linked ones keeps its file and releases the old base in its
+    commit; killed before it, the settling does both."""
+    home = open_home(killed_add(tmp_path, "Killed", *(f"fact {i}" for i in range(SNAPSHOT_EVERY + 1))))
+    [(killed, _)] = pending_rows(home)
+    assert "depth" not in home.journal.get(killed).detail
+    assert home.memory.add("memory", "Written next", user())["success"]
+    assert_files_rebuild(home)  # one snapshot: the killed write's
     home.close()
 
 

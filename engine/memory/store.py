@@ -794,8 +794,13 @@ class MemoryStore:
         state = self.read(target)
         for row in rows:
             if state.error is None and state.raw is not None and _left_file(row.detail, state.raw):
-                # the file it left, unless it is rebuilt from an earlier one: its writer died before keeping it
-                journal.commit(row.id, snapshot=None if row.detail.get("depth") else state.raw)
+                # The file it left, unless it is rebuilt from an earlier one: its writer died before keeping
+                # it, and before releasing the snapshot the one before was rebuilt from.
+                if row.detail.get("depth"):
+                    journal.commit(row.id)
+                else:
+                    release = tuple(r for r in self._releasable(target) if r != content_hash(state.raw))
+                    journal.commit(row.id, snapshot=state.raw, release=release)
             else:
                 journal.abandon(row.id, "interrupted before the file was written; found on the next open")
         return [row.id for row in rows]
