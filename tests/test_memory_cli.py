@@ -105,3 +105,18 @@ def test_add_holding_the_delimiter_exits_1_and_writes_nothing(wb, tmp_path):
     assert result.returncode == 1
     assert "entry delimiter" in as_json(result)["error"]
     assert not (tmp_path / "home" / "memories" / "MEMORY.md").exists()
+
+
+def test_history_catches_up_with_a_write_made_outside_first(wb, tmp_path):
+    """Hermes (or an editor) wrote since the last workbench write: history journals that first,
+    so it lists the change and the entry's origin names it, with no TUI open in between."""
+    assert wb("memory", "add", "Project uses uv").returncode == 0
+    path = tmp_path / "home" / "memories" / "MEMORY.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\n§\nWritten by Hermes", encoding="utf-8")
+    events = as_json(wb("memory", "history", "--json"))["events"]
+    assert [(e["actor"], e["action"], e["after"]) for e in events][:2] == [
+        ("external", "add", "Written by Hermes"),
+        ("user", "add", "Project uses uv"),
+    ]
+    story = as_json(wb("memory", "history", "--json", "--entry", "Written by Hermes"))
+    assert story["origin"]["actor"] == "external" and story["events"][0]["action"] == "add"

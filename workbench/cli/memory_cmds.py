@@ -216,6 +216,8 @@ def _event(entry) -> dict:
 
 def show_history(home: Home, args) -> Output:
     data: dict = {}
+    for target in [args.target] if args.target else TARGETS:  # what changed outside first (Hermes, an editor)
+        home.memory.record_external_change(target)
     if args.entry is not None:
         target = args.target or "memory"
         found = history.story(home.memory, target, args.entry.strip(), args.limit)
