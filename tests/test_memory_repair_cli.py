@@ -59,7 +59,15 @@ def test_a_preview_then_the_repair_it_names_then_undo(wb, files):
     assert result["success"] and result["entry_count"] == 4 and result["repair"]["option"] == "--split 2:4"
     assert wb("memory", "remove", "--old", "gamma").returncode == 0, "the repaired file takes a remove"
     assert wb("memory", "undo", str(result["event_id"])).returncode == 1, "undo waits for the file to be as left"
-    wb("memory", "undo", str(json.loads(wb("memory", "history", "--json", "--limit", "1").stdout)["events"][0]["id"]))
+    wb(
+        "memory",
+        "undo",
+        str(
+            json.loads(wb("memory", "history", "--json", "--target", "memory", "--limit", "1").stdout)["events"][0][
+                "id"
+            ]
+        ),
+    )
     assert wb("memory", "undo", str(result["event_id"])).returncode == 0
     assert (files / "MEMORY.md").read_text(encoding="utf-8") == MERGED
 
