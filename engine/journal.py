@@ -455,14 +455,17 @@ class Journal:
         )
         return [_row(r) for r in rows]
 
-    def about(self, subsystem: str, target: str, text: str, limit: int = 1000) -> list[JournalEntry]:
-        """History of one text: the done rows that wrote it (``after``) or took it away (``before``), newest first."""
+    def about(
+        self, subsystem: str, target: str, text: str, limit: int = 1000, before_id: int | None = None
+    ) -> list[JournalEntry]:
+        """History of one text: the done rows that wrote it (``after``) or took it away (``before``),
+        newest first (``before_id``: only rows older than that one)."""
         if not self.exists():
             return []
         rows = self.connection().execute(
             "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND (after = ? OR before = ?) "
-            "AND status = 'done' ORDER BY id DESC LIMIT ?",
-            (subsystem, target, text, text, limit),
+            "AND status = 'done' AND id < ? ORDER BY id DESC LIMIT ?",
+            (subsystem, target, text, text, 2**63 - 1 if before_id is None else before_id, limit),
         )
         return [_row(r) for r in rows]
 

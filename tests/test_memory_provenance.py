@@ -214,3 +214,18 @@ def test_history_of_one_entry_gives_its_origin_and_changes(home):
     )
     data = json.loads(run.stdout)
     assert data["origin"]["via"] == "archive" and data["origin"]["session_id"] == "s-1" and data["events"] == []
+
+
+def test_an_entry_history_follows_its_rewrites_back_to_where_it_began(home):
+    """Twelve replaces later, an entry's history still reaches the add that began it (the CLI's
+    `history --entry` and the Memory screen's detail pane read it)."""
+    ctx = ToolContext(actor="user")
+    home.memory.add("memory", "fact: version 0", ctx)
+    home.memory.add("memory", "unrelated", ctx)
+    for n in range(1, 13):
+        assert home.memory.replace("memory", f"fact: version {n - 1}", f"fact: version {n}", ctx)["success"]
+    rows = history.entry_history(home.memory, "memory", "fact: version 12", limit=20)
+    assert [(r.action, r.before, r.after) for r in rows] == [
+        ("replace", f"fact: version {n - 1}", f"fact: version {n}") for n in range(12, 0, -1)
+    ] + [("add", None, "fact: version 0")]
+    assert len(history.entry_history(home.memory, "memory", "fact: version 12")) == 8  # the default bound

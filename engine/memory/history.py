@@ -238,12 +238,20 @@ def first_seen(memory: MemoryStore, target: str) -> float | None:
 
 # -- history and successors ----------------------------------------------------------
 def entry_history(memory: MemoryStore, target: str, entry: str, limit: int = 8) -> list[JournalEntry]:
-    """The journal rows that wrote or took away exactly this entry, newest first.
+    """The journal rows that wrote or took away exactly this entry, newest first, then, when a
+    replace wrote it, those of the entry it replaced, back to where the chain began.
 
     An ``external`` row names no message, so it gets the session and message of the Hermes
     tool call behind it when state.db has that call (a Hermes remove included).
     """
-    rows = memory.home.journal.about(SUBSYSTEM, target, entry, limit)
+    rows: list[JournalEntry] = []
+    text: str | None = entry
+    older_than: int | None = None
+    while text is not None and len(rows) < limit:
+        found = memory.home.journal.about(SUBSYSTEM, target, text, limit - len(rows), before_id=older_than)
+        rows += found
+        first = next((r for r in reversed(found) if r.after == text), None)  # its oldest write
+        text, older_than = (first.before, first.id) if first and first.before not in (None, text) else (None, None)
     return [_with_call(row, hermes_call(memory, row)) if row.actor == "external" else row for row in rows]
 
 
