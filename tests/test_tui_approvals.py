@@ -45,6 +45,19 @@ async def open_approvals(pilot) -> None:
     await settle(pilot)
 
 
+async def test_many_near_duplicates_are_named_three_at_most_strongest_first(gated, tmp_path, clock):
+    for n in range(12):
+        gated.memory.add("memory", f"shell loop entry {n}", ToolContext(actor="user"))
+    pid = stage(gated, "shell loop entry 5.")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_approvals(pilot)
+        await wait_for(pilot, lambda: "duplicate" in text_of(app, "#proposal-warnings"), what="the preview")
+        warnings = text_of(app, "#proposal-warnings")
+        assert warnings.startswith("Near-duplicate (") and warnings.split("\n")[0].endswith("of: shell loop entry 5")
+        assert warnings.count("Near-duplicate") == 3 and f"and 9 more (`workbench pending show {pid}`" in warnings
+
+
 async def test_queue_shows_origin_age_diff_budget_and_duplicates(gated, tmp_path, clock):
     stage(gated, "Uses Postgres 16.2")
     clock.advance(300)

@@ -514,3 +514,5 @@ async def test_the_editor_warns_of_a_near_duplicate_exactly_as_the_approval_prev
         await settle(pilot)
         assert advice.display and "Nearly the same as: Deploys run on Fridays at noon" in str(advice.content)
     assert draft_budget([draft[:-1]], 2200, threshold=99.5)(draft).duplicates == ()  # the one threshold rules it
+    many = draft_budget([f"shell loop entry {n}" for n in range(60)], 2200, threshold=80)("shell loop entry 7")
+    assert many.duplicates[0] == "shell loop entry 7" and (len(many.duplicates), many.more_duplicates) == (3, 57)

@@ -15,6 +15,7 @@ from rapidfuzz import fuzz
 
 THRESHOLD_KEY = "approvals.duplicate_threshold"  # score at which an entry counts as a near-duplicate
 CLOSE_FLOOR = 30.0  # score below which an entry is not worth naming as "closest"
+NAMED = 3  # near-duplicates a warning names on screen; the rest are counted
 
 
 def score(a: str, b: str) -> float:
@@ -38,6 +39,13 @@ def near_duplicates(
             if value >= threshold:
                 found.append({"proposed": text, "existing": entry, "score": round(value, 1), "exact": entry == text})
     return found
+
+
+def strongest(found: list[dict], n: int = NAMED) -> tuple[list[dict], int]:
+    """The ``n`` strongest of ``near_duplicates``' findings (exact, then by score, then in entry
+    order) and how many more there are: what a warning has room to name."""
+    ranked = sorted(found, key=lambda d: (not d["exact"], -d["score"]))
+    return ranked[:n], len(ranked) - len(ranked[:n])
 
 
 def closest(text: str, entries: Iterable[str], n: int = 1, floor: float = CLOSE_FLOOR) -> list[str]:

@@ -22,7 +22,7 @@ from textual.widgets.option_list import Option
 from engine.approvals.records import PendingRecord
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
-from engine.memory.similar import closest
+from engine.memory.similar import closest, strongest
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
 from widgets.literal import age, assemble, literal, one_line
@@ -261,9 +261,12 @@ class ApprovalsScreen(WorkbenchScreen):
                 notes += [("Staged against: ", "bold"), (pinned + "\n", "")]
                 notes += [("Now: ", "bold"), (preview.get("now") or "(no similar entry; it was removed)", "")]
                 notes.append(("\n", ""))
-        for dup in preview.get("duplicates") or []:
+        named, more = strongest(preview.get("duplicates") or [])
+        for dup in named:
             label = "Exact duplicate of" if dup.get("exact") else f"Near-duplicate ({dup.get('score')}%) of"
             notes += [(f"{label}: ", "bold $warning"), (one_line(dup.get("existing"), 200) + "\n", "")]
+        if more:
+            notes.append((f"and {more} more (`workbench pending show {current.id}` lists every one)\n", "$warning"))
         warnings.update(assemble(*notes) if notes else "")
         diff.show(preview.get("diff") or [])
         budget.display = bool(data)

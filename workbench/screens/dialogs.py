@@ -27,7 +27,7 @@ from textual.widgets import Button, Static, TextArea
 
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory.format import size_of
-from engine.memory.similar import closest, near_duplicates
+from engine.memory.similar import closest, near_duplicates, strongest
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line, visible
 from widgets.textual_fixes import DismissOnce
@@ -62,7 +62,8 @@ class Budget:
     limit: int
     similar: tuple[str, ...] = ()  # the closest entries, to merge into when over the limit
     pending: int = 0  # what proposals waiting for approval would add (the gauge's ghost)
-    duplicates: tuple[str, ...] = ()  # entries the draft nearly duplicates (the approval preview's rule)
+    duplicates: tuple[str, ...] = ()  # the entries the draft most nearly duplicates (the approval preview's rule)
+    more_duplicates: int = 0  # how many others it nearly duplicates too
 
 
 @dataclass(frozen=True)
@@ -87,8 +88,9 @@ def draft_budget(
         if replacing is None and text:
             after.append(text)
         others = [e for e in entries if e != replacing]
-        same = [d["existing"] for d in near_duplicates([text], others, threshold)] if threshold and text else []
-        return Budget(size_of([e for e in after if e]), limit, tuple(closest(text, others, n=2)), pending, tuple(same))
+        named, more = strongest(near_duplicates([text], others, threshold)) if threshold and text else ([], 0)
+        same = tuple(d["existing"] for d in named)
+        return Budget(size_of([e for e in after if e]), limit, tuple(closest(text, others, n=2)), pending, same, more)
 
     return budget
 
@@ -240,7 +242,10 @@ class EditDialog(Dialog[bool]):
                 literal(f"Over the limit by {over:,}: shorten it, or merge entries first. Similar entries: {similar}")
             )
         elif budget.duplicates:
-            advice.update(literal("Nearly the same as: " + "; ".join(one_line(e, 60) for e in budget.duplicates)))
+            more = f" (and {budget.more_duplicates} more)" if budget.more_duplicates else ""
+            advice.update(
+                literal("Nearly the same as: " + "; ".join(one_line(e, 60) for e in budget.duplicates) + more)
+            )
         advice.display = over > 0 or bool(budget.duplicates)
 
     @property
