@@ -17,21 +17,20 @@ U+FEFF, an outside edit) keeps a snapshot.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..journal import content_hash
-from ..values import storable
+from ..values import json_value, storable
 from .format import parse_entries, serialize
 
 SNAPSHOT_EVERY = 32  # writes replayed at most to rebuild a file
 SUBSYSTEM = "memory"
 
 # the journal rows that say which file a write (or an outside edit) left: the newest one counts
-LEFT_ROW = (
-    "subsystem = ? AND target = ? AND status = 'done' "
+LEFT_ROW = (  # (json_valid first: a row someone else wrote into the table is passed over, never an error)
+    "subsystem = ? AND target = ? AND status = 'done' AND json_valid(detail) "
     "AND coalesce(json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after')) IS NOT NULL"
 )
 
@@ -78,7 +77,9 @@ def _chain(conn: sqlite3.Connection, target: str, left: Left) -> tuple[str, dict
         (SUBSYSTEM, target, left.id),
     )
     for detail_json, before, after in cursor:  # newest first, down to the base
-        detail = json.loads(detail_json)
+        detail = json_value(detail_json, {})
+        if not isinstance(detail, dict):
+            return "", writes
         depth = detail.get("depth")
         if not isinstance(depth, int) or depth <= 0:
             return detail.get("file_sha") or content_hash(detail.get("file_after") or ""), writes
