@@ -5,7 +5,8 @@ a hand-edited MEMORY.md (``\\x1b]0;PWNED\\x07``, ``\\x1b[2J``, OSC 52 clipboard 
 must never reach the terminal, and bidirectional controls must not make text display
 in another order than it is stored. So C0 controls show as their Unicode control
 pictures (``␛``), DEL as ``␡``, C1 controls as ``\\x9b``, and bidi controls (embeddings,
-overrides, isolates and the LRM/RLM/ALM marks) as ``<U+202E>``. Newlines and tabs are
+overrides, isolates and the LRM/RLM/ALM marks) as ``<U+202E>``, as is U+FEFF (a
+byte-order mark inside text, which Hermes blocks as invisible). Newlines and tabs are
 kept. ``--json`` output keeps the exact text; only what is drawn or printed is made
 visible.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
 def _picture(match: re.Match) -> str:
