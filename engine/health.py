@@ -65,5 +65,18 @@ def _normalize_line_endings(home: Home) -> str:
     return normalise_all(home)
 
 
-CHECKS += [_links, _line_endings]
+def _marks(home: Home) -> list[Finding]:
+    from .memory.repair import check_marks
+
+    return check_marks(home)
+
+
+def _unmark(home: Home) -> str:
+    from .memory.repair import unmark_all
+
+    return unmark_all(home)
+
+
+CHECKS += [_links, _line_endings, _marks]
 FIXES["memory-line-endings"] = _normalize_line_endings
+FIXES["memory-bom"] = _unmark

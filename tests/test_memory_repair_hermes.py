@@ -79,3 +79,38 @@ def test_a_lone_cr_file_reads_as_hermes_reads_it_once_normalised(hermes, tmp_pat
     assert user.read_bytes() == b"Name is Sam\n\xc2\xa7\nWorks in UTC"
     assert hermes.json(home, HERMES.format(remove=False))["seen"]["user"] == ["Name is Sam", "Works in UTC"]
     assert repair(home)["user"]["reasons"] == []
+
+
+HERMES_BLOCK = """
+import json
+from tools.memory_tool import MemoryStore
+store = MemoryStore()
+store.load_from_disk()
+print(json.dumps({"block": store.format_for_system_prompt("memory")}))
+"""
+
+
+def test_a_byte_order_mark_that_makes_hermes_block_entry_one_is_found_and_removed(hermes, tmp_path):
+    """Hermes reads a leading U+FEFF into entry 1 and blocks it from the prompt; the workbench
+    reads past it. doctor says so and its fix removes the mark, journaled and undoable."""
+    home = tmp_path / "home"
+    (home / "memories").mkdir(parents=True)
+    memory = home / "memories" / "MEMORY.md"
+    memory.write_bytes(b"\xef\xbb\xbfNever deploy on Fridays\n\xc2\xa7\nsecond entry")
+    before = hermes.json(home, HERMES_BLOCK)["block"]
+    assert "Never deploy on Fridays" not in before and "BLOCKED" in before and "second entry" in before
+    listed = repair(home)
+    assert [r["kind"] for r in listed["memory"]["reasons"]] == ["bom"]
+    assert listed["memory"]["repairs"][0]["option"] == "--remove-bom"
+    doctor = subprocess.run(workbench_cmd("doctor", "--home", str(home)), capture_output=True, text=True, timeout=60)
+    assert "starts with a byte-order mark" in doctor.stdout + doctor.stderr
+    fixed = subprocess.run(
+        workbench_cmd("doctor", "--fix", "--home", str(home)), capture_output=True, text=True, timeout=60
+    )
+    assert "Removed the byte-order mark of MEMORY.md" in fixed.stdout + fixed.stderr
+    assert memory.read_bytes() == b"Never deploy on Fridays\n\xc2\xa7\nsecond entry"
+    assert "Never deploy on Fridays" in hermes.json(home, HERMES_BLOCK)["block"]
+    history = subprocess.run(
+        workbench_cmd("memory", "history", "--home", str(home)), capture_output=True, text=True, timeout=60
+    )
+    assert "- <U+FEFF>Never deploy on Fridays" in history.stdout  # shown, never an invisible character

@@ -80,7 +80,7 @@ class Piece:
 
 @dataclass(frozen=True)
 class Reason:
-    """One cause of drift: ``kind`` is crlf, lookalike, over_limit or empty; ``piece`` and ``line`` say where."""
+    """One cause of drift: ``kind`` is crlf, bom, lookalike, over_limit or empty; ``piece`` and ``line`` say where."""
 
     kind: str
     message: str
@@ -147,16 +147,20 @@ class Diagnosis:
         """The headline in a few words (a banner's)."""
         if self.drifted:
             return f"{self.file_name} no longer round-trips"
-        if self.reasons:
+        if self.crlf:
             return f"{self.file_name} uses {line_endings(self.text)} line endings"
+        if self.reasons:
+            return f"{self.file_name} starts with a byte-order mark"
         return f"{self.file_name} round-trips"
 
     @property
     def headline(self) -> str:
         if self.drifted:
             return f"{self.file_name} no longer round-trips through the memory tool; replace and remove are refused."
-        if self.reasons:
+        if self.crlf:
             return f"{self.file_name} uses {line_endings(self.text)} line endings; the entry format splits on LF only."
+        if self.reasons:
+            return f"{self.file_name} starts with a byte-order mark, which Hermes reads into entry 1 and blocks."
         return f"{self.file_name} round-trips; nothing to repair."
 
     def piece(self, number: Any) -> Piece:
@@ -175,6 +179,8 @@ class Diagnosis:
         """The whole file once ``repair`` is made (pure); refused when it changes nothing."""
         if repair.kind == "normalise":
             after = normalise_line_endings(self.text)
+        elif repair.kind == "bom":
+            after = self.text.removeprefix(BOM)
         elif self.crlf:
             raise refuse(
                 f"{self.file_name} uses {line_endings(self.text)} line endings, so its entries cannot be told apart "
@@ -222,6 +228,9 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
     """Why ``text`` (a whole file, BOM kept) does not round-trip, and the repairs that would help."""
     pieces = pieces_of(text)
     name = FILE_NAMES[target]
+    marked = text.startswith(BOM)
+    mark = [_mark_reason(name)] if marked else []
+    unmarking = [unmark()] if marked else []
     if has_crlf(text):
         count, kind = text.count("\r"), line_endings(text)
         seen = len(split_pieces(normalise_line_endings(text)))
@@ -233,9 +242,9 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
             "checks run on the result.",
             f"{kind} line endings on {count:,} line(s)",
         )
-        return Diagnosis(target, text, limit, pieces, [reason], [normalise()])
-    reasons: list[Reason] = []
-    repairs: list[Repair] = []
+        return Diagnosis(target, text, limit, pieces, [reason, *mark], [normalise(), *unmarking])
+    reasons: list[Reason] = mark
+    repairs: list[Repair] = unmarking
     several = len(pieces) > 1
     for piece in pieces:
         body = piece.entry
@@ -288,6 +297,18 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
     return Diagnosis(target, text, limit, pieces, reasons, list(dict.fromkeys(repairs)))
 
 
+def _mark_reason(name: str) -> Reason:
+    return Reason(
+        "bom",
+        f"{name} starts with a byte-order mark (U+FEFF). The workbench reads past it, but Hermes reads it as "
+        "the first character of entry 1, and its load-time scan then blocks that entry from every session's "
+        "prompt as an invisible character. Remove the mark; nothing else changes.",
+        "Hermes reads it into entry 1 and blocks that entry",
+        1,
+        1,
+    )
+
+
 def _entries(count: int) -> str:
     return f"{count:,} entr{'y' if count == 1 else 'ies'}"
 
@@ -309,6 +330,10 @@ def _blank_lines(piece: Piece) -> list[int]:
 # -- repairs (pure) ----------------------------------------------------------------------
 def normalise() -> Repair:
     return Repair("normalise", "Normalise line endings to LF")
+
+
+def unmark() -> Repair:
+    return Repair("bom", "Remove the byte-order mark Hermes reads into entry 1")
 
 
 def split(piece: Piece, line: int) -> Repair:
@@ -455,6 +480,40 @@ def check_line_endings(home: Home) -> list[Finding]:
                 )
             )
     return findings
+
+
+def check_marks(home: Home) -> list[Finding]:
+    """Doctor: a memory file that starts with a byte-order mark (Hermes blocks its first entry)."""
+    from ..health import Finding
+
+    return [
+        Finding(
+            "memory",
+            "warning",
+            f"{FILE_NAMES[target]} starts with a byte-order mark (U+FEFF): Hermes reads it as part of entry 1 "
+            "and blocks that entry from every session's prompt as an invisible character.",
+            "Remove the mark (journaled and undoable with `workbench memory undo`).",
+            repair="memory-bom",
+        )
+        for target in TARGETS
+        if (state := home.memory.read(target)).error is None and (state.data or b"").startswith(BOM.encode())
+    ]
+
+
+def unmark_all(home: Home) -> str:
+    """Doctor --fix: remove the byte-order mark of every memory file that starts with one; says what it did."""
+    done = []
+    for target in TARGETS:
+        try:
+            diagnosis = examine(home.memory, target)
+        except Refusal:
+            continue  # the unreadable-file finding says so
+        if diagnosis.text.startswith(BOM):
+            result = apply(home.memory, target, unmark(), diagnosis.sha)
+            if not result.get("success"):
+                raise WorkbenchError(result.get("error", "removing the byte-order mark failed"))
+            done.append(f"{diagnosis.file_name} (undo: `workbench memory undo {result['event_id']}`)")
+    return f"Removed the byte-order mark of {', '.join(done)}." if done else "No memory file starts with one."
 
 
 def normalise_all(home: Home) -> str:

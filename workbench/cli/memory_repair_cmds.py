@@ -62,6 +62,13 @@ def register(sub, common) -> None:
         help="rewrite CRLF and lone CR line endings as LF",
     )
     fixes.add_argument(
+        "--remove-bom",
+        action=_Writes,
+        nargs=0,
+        default=False,
+        help="remove a leading byte-order mark (Hermes reads it into entry 1 and blocks that entry)",
+    )
+    fixes.add_argument(
         "--split", action=_Writes, type=_pair("ENTRY:LINE"), metavar="ENTRY:LINE", help="split an entry before LINE"
     )
     fixes.add_argument(
@@ -79,6 +86,8 @@ def option_of(fix: repair.Repair) -> str:
     """The options that make ``fix``."""
     if fix.kind == "normalise":
         return "--normalise-line-endings"
+    if fix.kind == "bom":
+        return "--remove-bom"
     if fix.kind == "remove":
         return f"--remove {fix.piece}"
     return f"--{fix.kind} {fix.piece}:{fix.at}"
@@ -87,6 +96,8 @@ def option_of(fix: repair.Repair) -> str:
 def _chosen(args, found: repair.Diagnosis) -> repair.Repair | None:
     if args.normalise_line_endings:
         return repair.normalise()
+    if args.remove_bom:
+        return repair.unmark()
     if args.split:
         return repair.split(found.piece(args.split[0]), args.split[1])
     if args.trim:
