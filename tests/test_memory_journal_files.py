@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from engine import FixedClock, open_home
 from engine.health import FIXES
 from engine.journal import content_hash
+from engine.memory import history
 from engine.memory.format import serialize
 from engine.memory.rebuild import SNAPSHOT_EVERY
 from engine.tools import ToolContext
@@ -262,3 +263,23 @@ def test_a_lone_surrogate_in_a_hand_made_record_is_journaled_not_a_crash(tmp_pat
     odd = journal.append("approvals", "stage", "y", actor="user", session_id=True, before=None)  # not text: as before
     assert journal.get(odd).session_id == "1"  # read back as text, as the column is
     home.close()
+
+
+def test_a_file_saved_with_crlf_keeps_every_entry_and_its_writer(tmp_path):
+    """An editor saving CRLF changes no entry as a person (and Hermes) reads it: nothing is journaled,
+    so no entry is reported removed, and after the line endings are normalised each entry still
+    names who wrote it."""
+    home = _home(tmp_path)
+    home.memory.add("memory", "user entry one", ToolContext(actor="user"))
+    home.memory.add("memory", "agent entry", ToolContext(actor="agent", session_id="s-1", message_id=3))
+    path = home.memory.path("memory")
+    rows = len(home.memory.history("memory", limit=50))
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    home.memory.record_external_change("memory")
+    assert len(home.memory.history("memory", limit=50)) == rows
+    assert FIXES["memory-line-endings"](home).startswith("Normalised line endings of MEMORY.md")
+    origins = history.origins(home.memory, "memory", home.memory.entries("memory"))
+    assert [(o.actor, o.session_id) for o in origins] == [("user", None), ("agent", "s-1")]
+    path.write_text(path.read_text(encoding="utf-8").replace("\n", "\r\n") + "\r\n§\r\nadded in an editor")
+    home.memory.record_external_change("memory")
+    assert _external(home) == {("add", None, "added in an editor")}

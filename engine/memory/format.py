@@ -77,6 +77,12 @@ def normalise_line_endings(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def read_as_hermes(raw: str) -> list[str]:
+    """The entries of a file's text with its line endings translated, as Hermes and a person read them
+    (``parse_entries`` splits a CRLF file on LF delimiters only, so it sees one merged entry)."""
+    return parse_entries(normalise_line_endings(raw))
+
+
 def serialize(entries: list[str]) -> str:
     return ENTRY_DELIMITER.join(entries)
 

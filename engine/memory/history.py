@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..journal import JournalEntry
 from ..values import iso_time
 from . import ops, repair
-from .format import FILE_NAMES, parse_entries
+from .format import FILE_NAMES, parse_entries, read_as_hermes
 from .ops import Outcome, Refusal, refuse
 from .rebuild import LEFT_ROW
 from .store import SUBSYSTEM, _Plan, _scan, _Writer
@@ -136,7 +136,7 @@ def _rewrites(memory: MemoryStore, target: str) -> list[_Rewrite]:
     """The newest repairs of ``target`` and their undos, newest first, with the entries of both files."""
     rows = memory.home.journal.query(subsystem=SUBSYSTEM, target=target, actions=(*WHOLE_FILE, "undo"), limit=20)
     return [
-        _Rewrite(row, frozenset(parse_entries(row.before or "")), frozenset(parse_entries(row.after or "")))
+        _Rewrite(row, frozenset(read_as_hermes(row.before or "")), frozenset(read_as_hermes(row.after or "")))
         for row in rows
         if row.action != "undo" or row.detail.get("op") in WHOLE_FILE
     ]

@@ -42,6 +42,7 @@ from .format import (
     has_drift,
     line_endings,
     parse_entries,
+    read_as_hermes,
     serialize,
 )
 from .ops import Outcome, Refusal, refuse
@@ -891,7 +892,9 @@ class MemoryStore:
         if left.sha == content_hash(state.raw):
             return None
         before = self._file_text(target, left)
-        changes = entry_changes(parse_entries(before), state.entries)
+        # as a person and Hermes read both (line endings translated): a file saved with CRLF
+        # changes no entry, rather than merging them all into one
+        changes = entry_changes(read_as_hermes(before), read_as_hermes(state.raw))
         if not changes:
             return None
         rows: list[dict[str, Any]] = [
