@@ -500,33 +500,29 @@ def check_marks(home: Home) -> list[Finding]:
     ]
 
 
-def unmark_all(home: Home) -> str:
-    """Doctor --fix: remove the byte-order mark of every memory file that starts with one; says what it did."""
+def _repair_every(home: Home, needs: Callable[[Diagnosis], bool], fix: Repair, failure: str) -> list[str]:
+    """Doctor --fix: make ``fix`` on each memory file that ``needs`` it; the files done, with their undo."""
     done = []
     for target in TARGETS:
         try:
             diagnosis = examine(home.memory, target)
         except Refusal:
             continue  # the unreadable-file finding says so
-        if diagnosis.text.startswith(BOM):
-            result = apply(home.memory, target, unmark(), diagnosis.sha)
+        if needs(diagnosis):
+            result = apply(home.memory, target, fix, diagnosis.sha)
             if not result.get("success"):
-                raise WorkbenchError(result.get("error", "removing the byte-order mark failed"))
+                raise WorkbenchError(result.get("error", failure))
             done.append(f"{diagnosis.file_name} (undo: `workbench memory undo {result['event_id']}`)")
+    return done
+
+
+def unmark_all(home: Home) -> str:
+    """Doctor --fix: remove the byte-order mark of every memory file that starts with one; says what it did."""
+    done = _repair_every(home, lambda d: d.text.startswith(BOM), unmark(), "removing the byte-order mark failed")
     return f"Removed the byte-order mark of {', '.join(done)}." if done else "No memory file starts with one."
 
 
 def normalise_all(home: Home) -> str:
     """Doctor --fix: normalise every CR or CRLF memory file with the repair above; says what it did."""
-    done = []
-    for target in TARGETS:
-        try:
-            diagnosis = examine(home.memory, target)
-        except Refusal:
-            continue  # the unreadable-file finding says so
-        if diagnosis.crlf:
-            result = apply(home.memory, target, normalise(), diagnosis.sha)
-            if not result.get("success"):
-                raise WorkbenchError(result.get("error", "normalising failed"))
-            done.append(f"{diagnosis.file_name} (undo: `workbench memory undo {result['event_id']}`)")
+    done = _repair_every(home, lambda d: d.crlf, normalise(), "normalising failed")
     return f"Normalised line endings of {', '.join(done)}." if done else "No memory file uses CR or CRLF line endings."
