@@ -7,6 +7,9 @@ import sys
 
 import pytest
 
+from engine import open_home
+from engine.tools import ToolContext
+
 
 @pytest.fixture
 def wb(tmp_path):
@@ -120,3 +123,16 @@ def test_history_catches_up_with_a_write_made_outside_first(wb, tmp_path):
     ]
     story = as_json(wb("memory", "history", "--json", "--entry", "Written by Hermes"))
     assert story["origin"]["actor"] == "external" and story["events"][0]["action"] == "add"
+
+
+def test_history_says_which_event_an_undo_takes_back_and_who_proposed_an_approved_write(wb, tmp_path):
+    assert wb("memory", "add", "Project uses uv").returncode == 0
+    [added] = as_json(wb("memory", "history", "--json"))["events"]
+    assert wb("memory", "undo", str(added["id"])).returncode == 0
+    (tmp_path / "home" / "config.yaml").write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home = open_home(tmp_path / "home")
+    staged = home.memory.add("memory", "Proposed fact", ToolContext(actor="agent"))
+    home.close()
+    assert wb("pending", "approve", staged["pending_id"]).returncode == 0
+    text = wb("memory", "history").stdout
+    assert f"(undoes #{added['id']})" in text and "(proposed by agent)" in text

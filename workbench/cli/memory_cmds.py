@@ -241,7 +241,12 @@ def show_history(home: Home, args) -> Output:
                 if e["session_id"]
                 else ""
             )
-            lines.append(f"#{e['id']:<5} {when}  {e['actor']:<8} {e['action']:<8} {e['target']:<6}{where}")
+            detail = e["detail"]
+            notes = ([f"undoes #{detail['undo_of']}"] if detail.get("undo_of") is not None else []) + (
+                [f"proposed by {detail['proposed_by']}"] if isinstance(detail.get("proposed_by"), str) else []
+            )
+            tail = "  (" + "; ".join(notes) + ")" if notes else ""
+            lines.append(f"#{e['id']:<5} {when}  {e['actor']:<8} {e['action']:<8} {e['target']:<6}{where}{tail}")
             if e["before"] is not None:
                 lines.append(f"         - {_short(e['before'])}")
             if e["after"] is not None:
