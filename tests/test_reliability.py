@@ -49,6 +49,18 @@ def test_a_crlf_file_refuses_destructive_writes_and_is_never_wiped(home):
     assert [f.area for f in findings] == ["memory"] and "MEMORY.md uses CRLF" in findings[0].what
 
 
+def test_an_add_to_a_crlf_file_is_written_and_says_how_the_file_reads(home):
+    """Adding loses nothing (Hermes reads the old entries apart and the new one after them), but the
+    workbench counts the old ones as one until the file is normalised: the result says so."""
+    path = home.memory.path("memory")
+    path.write_bytes(CRLF_FILE)
+    added = home.memory.add("memory", "delta fact", user())
+    assert added["success"] and "uses CRLF line endings" in added["line_endings"]
+    assert "doctor --fix" in added["line_endings"]
+    assert path.read_bytes() == CRLF_FILE + "\n§\ndelta fact".encode()
+    assert "line_endings" not in home.memory.add("user", "plain file", user())
+
+
 def test_normalising_line_endings_is_journaled_and_undoable(home):
     path = home.memory.path("memory")
     path.write_bytes(CRLF_FILE)

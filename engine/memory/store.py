@@ -581,6 +581,11 @@ class MemoryStore:
             outcome = plan.op(list(state.entries), limit)
             if dry_run or not outcome.changes:
                 return outcome
+            if has_crlf(state.raw):  # an add (the one write a CRLF file takes): written, but say what it reads as
+                outcome.extras["line_endings"] = (
+                    f"{FILE_NAMES[target]} uses {line_endings(state.raw)} line endings: Hermes reads its entries "
+                    "apart, the workbench as one until they are normalised (`workbench doctor --fix`, undoable)."
+                )
             text = outcome.text if outcome.text is not None else serialize(outcome.entries)
             left = text.removeprefix(BOM)  # what reading the file back gives (``FileState.raw``)
             with self.home.journal.transaction():  # the reads and the pending rows: one commit

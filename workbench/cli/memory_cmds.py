@@ -161,8 +161,9 @@ def result_text(result: dict) -> str:
                 lines.append(f"  was: {_short(result[key])}")
         if "usage" in result:
             lines.append(f"  {result.get('target', '')}: {result['usage']} · {_entries(result.get('entry_count', 0))}")
-        if result.get("warning"):
-            lines.append(f"⚠ {textwrap.fill(result['warning'], 100, subsequent_indent='  ')}")
+        for key in ("warning", "line_endings"):
+            if result.get(key):
+                lines.append(f"⚠ {textwrap.fill(result[key], 100, subsequent_indent='  ')}")
         return "\n".join(lines)
     lines = [f"✗ {textwrap.fill(str(result.get('error')), 100, subsequent_indent='  ')}"]
     if result.get("matches"):
