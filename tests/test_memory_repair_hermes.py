@@ -99,6 +99,14 @@ def test_a_byte_order_mark_that_makes_hermes_block_entry_one_is_found_and_remove
     memory.write_bytes(b"\xef\xbb\xbfNever deploy on Fridays\n\xc2\xa7\nsecond entry")
     before = hermes.json(home, HERMES_BLOCK)["block"]
     assert "Never deploy on Fridays" not in before and "BLOCKED" in before and "second entry" in before
+    frozen = subprocess.run(
+        workbench_cmd("memory", "show", "--frozen", "--json", "--home", str(home)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    ours = json.loads(frozen.stdout)["memory"]  # what a new session gets: the same block as Hermes's
+    assert ours["blocked"] == 1 and "Never deploy on Fridays" not in ours["rendered"]
     listed = repair(home)
     assert [r["kind"] for r in listed["memory"]["reasons"]] == ["bom"]
     assert listed["memory"]["repairs"][0]["option"] == "--remove-bom"

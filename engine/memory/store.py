@@ -44,6 +44,7 @@ from .format import (
     parse_entries,
     read_as_hermes,
     serialize,
+    split_pieces,
 )
 from .ops import Outcome, Refusal, refuse
 from .rebuild import LEFT_ROW, Left, base_of, left_of, rebuild, replays
@@ -105,6 +106,14 @@ class _Plan:
     journal_action: str | None = None  # e.g. "undo"; default: each change's own action
     extra_detail: dict[str, Any] = field(default_factory=dict)
     flags: Verdict | None = None  # a suspicious verdict: staged for the agent, a warning for the user
+
+
+def _as_hermes_freezes(state: FileState) -> list[str]:
+    """The entries a session's prompt gets: Hermes reads the file without dropping a leading
+    byte-order mark, so it stays in entry 1 (whose scan then blocks it as invisible)."""
+    if not (state.data or b"").startswith(BOM.encode()):
+        return state.entries
+    return list(dict.fromkeys(split_pieces(BOM + state.raw)))
 
 
 def _text(value: Any, name: str) -> str:
@@ -214,7 +223,7 @@ class MemoryStore:
         for target in TARGETS:
             state = self.read(target)
             limits[target] = self.limit(target)
-            raw[target], errors[target] = state.entries, state.error
+            raw[target], errors[target] = _as_hermes_freezes(state), state.error
             if state.error:
                 log.warning(
                     "%s could not be read (%s); it is left out of the snapshot.", self.path(target), state.error

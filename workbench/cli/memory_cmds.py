@@ -10,6 +10,7 @@ import textwrap
 
 from engine.home import Home
 from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, history, render_block
+from engine.memory.format import BOM
 from engine.tools import ToolContext
 
 from . import Output
@@ -75,6 +76,7 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
     if frozen is not None:
         entries, usage, rendered = list(frozen.entries[target]), frozen.usage[target], frozen.block(target)
         error, raw = frozen.errors[target], list(frozen.raw_entries[target])
+        raw[:1] = [e.removeprefix(BOM) for e in raw[:1]]  # entry 1 as journaled: Hermes kept a leading BOM in it
     else:
         state = store.read(target)
         entries, error = state.entries, state.error
