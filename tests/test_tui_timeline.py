@@ -153,3 +153,27 @@ async def test_a_skill_written_by_another_program_appears_on_the_timeline(home, 
             lambda: any("skill 'standup' created outside the workbench" in what for what in shown(screen)),
             what="the outside change on the timeline",
         )
+
+
+async def test_new_changes_are_followed_on_top_and_counted_lower_down(home, tmp_path):
+    """On the first row the view follows what arrives; on another row the cursor stays on its row
+    and the title says how many arrived above, until the cursor goes back to the top."""
+    for n in range(3):
+        home.memory.add("memory", f"older fact {n}", ToolContext(actor="user"))
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        table.focus()
+        home.memory.add("memory", "arrived while on top", ToolContext(actor="agent"))
+        await wait_for(pilot, lambda: "arrived while on top" in shown(screen)[0], what="the new row")
+        assert table.cursor_row == 0 and "new above" not in str(table.border_title)
+        await pilot.press("down", "down")
+        await settle(pilot)
+        watched = table.current[0].id
+        for n in range(2):
+            home.memory.add("memory", f"arrived below the top {n}", ToolContext(actor="agent"))
+        await wait_for(pilot, lambda: "2 new above" in str(table.border_title), what="the count")
+        assert table.current[0].id == watched
+        await pilot.press("home")
+        await settle(pilot)
+        assert table.cursor_row == 0 and "new above" not in str(table.border_title)

@@ -2,7 +2,9 @@
 
 Data in by ``show(rows, titles, collapsed)`` (engine ``timeline.Row`` objects, group
 titles by key, the set of collapsed groups); out by ``Highlighted`` (a row or a group
-key) and ``NearEnd`` (the cursor is close to the last loaded row: load older ones).
+key) and ``NearEnd`` (the cursor is close to the last loaded row: load older ones). On
+its first row the cursor follows new changes; lower down it stays put, and the title
+counts the changes that arrived above it.
 Every cell is literal text, never markup.
 """
 
@@ -37,6 +39,10 @@ class TimelineList(RowTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.rows_by_key: dict[str, object] = {}
+        self.unseen: set[int] = set()  # ids of rows that arrived while the cursor was lower down
+        self.known: set[int] = set()  # ids of the rows shown
+        self.members: dict[str, list] = {}  # a group's rows
+        self.loaded = ""
         self.group_by_key: dict[str, str] = {}
 
     def on_mount(self) -> None:
@@ -44,9 +50,18 @@ class TimelineList(RowTable):
             self.add_column(column, key=column)
 
     def show(self, rows: list, titles: dict[str, str], collapsed: set[str]) -> None:
-        """Replace the table; a group sits where its newest row is, its rows under it unless collapsed."""
+        """Replace the table; a group sits where its newest row is, its rows under it unless collapsed.
+
+        On the first row, the cursor stays on the first row, so the view follows new changes
+        as they come; on any other, it stays on its row, and the title counts the rows that
+        arrived above it since (``home`` goes to them)."""
         current = self.current_key
-        members: dict[str, list] = {}
+        following = self.row_count == 0 or self.cursor_row == 0
+        ids = {row.id for row in rows}
+        if self.known:
+            self.unseen |= ids - self.known
+        self.known = ids
+        self.members = members = {}
         for row in rows:
             if row.group:
                 members.setdefault(row.group, []).append(row)
@@ -74,10 +89,22 @@ class TimelineList(RowTable):
             if group not in collapsed:
                 for member in members[group]:
                     self._add_row(member, "  ")
-        self.border_title = f"{len(rows)} change{'s' * (len(rows) != 1)} loaded"
+        self.loaded = f"{len(rows)} change{'s' * (len(rows) != 1)} loaded"
         keys = list(self.rows_by_key) + list(self.group_by_key)
-        if current in keys:
+        if following or current not in keys:
+            self.unseen.clear()
+            self.move_cursor(row=0)
+            self.scroll_home(animate=False)
+        else:
             self.move_cursor(row=self.get_row_index(current))
+        self._retitle()
+
+    def _retitle(self) -> None:
+        """How many rows are loaded, and how many newer ones arrived while the cursor was lower down."""
+        row, group = self.current
+        here = row.id if row is not None else max((r.id for r in self.members.get(group, [])), default=0)
+        fresh = sum(1 for i in self.unseen if i > here)
+        self.border_title = self.loaded + (f" · {fresh} new above (home)" if fresh else "")
 
     def _add_row(self, row, indent: str) -> None:
         key = f"row:{row.id}"
@@ -103,6 +130,10 @@ class TimelineList(RowTable):
         return self.rows_by_key.get(key), self.group_by_key.get(key)
 
     def _on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.unseen:
+            if self.cursor_row == 0:  # (not the event's row: a rebuild posts one for row 0 on its way)
+                self.unseen.clear()
+            self._retitle()
         row, group = self.current
         self.post_message(self.Highlighted(row, group))
         if self.row_count - event.cursor_row <= NEAR_END:
