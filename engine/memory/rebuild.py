@@ -4,8 +4,8 @@ Telling an outside edit from our own writes needs the text the journal last left
 as. Keeping that whole file for every write made it most of a write's journal cost (an
 insert and a delete of the file in ``journal_files``, 17 WAL pages an add). So a write
 keeps a snapshot only every ``SNAPSHOT_EVERY`` writes, or when its result cannot be
-rebuilt; the writes between name that snapshot (``base``) and their place after it
-(``depth``), and the text is rebuilt by replaying their entry-level rows on it.
+rebuilt; the writes between record their place after it (``depth``), and the text is
+rebuilt by replaying their entry-level rows on it.
 
 A write is a link in the chain only if it read exactly the file the journal last left
 (a hand reordering changes no entry, so it is journaled as nothing) and replaying its own
@@ -26,7 +26,7 @@ from ..values import json_value, storable
 from .format import parse_entries, serialize
 
 SNAPSHOT_EVERY = 32  # writes replayed at most to rebuild a file
-SUBSYSTEM = "memory"
+SUBSYSTEM = "memory"  # the journal rows of memory writes
 
 # the journal rows that say which file a write (or an outside edit) left: the newest one counts
 LEFT_ROW = (  # (json_valid first: a row someone else wrote into the table is passed over, never an error)

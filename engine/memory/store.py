@@ -47,7 +47,7 @@ from .format import (
     split_pieces,
 )
 from .ops import Outcome, Refusal, refuse
-from .rebuild import LEFT_ROW, Left, base_of, left_of, rebuild, replays
+from .rebuild import LEFT_ROW, SUBSYSTEM, Left, base_of, left_of, rebuild, replays
 from .snapshot import MemorySnapshot
 from .threats import refusal_message, warning_message
 
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SUBSYSTEM = "memory"
 TMP_PREFIX = ".mem_"
 MAX_CONSOLIDATION_FAILURES = 3
 FAILURES_KEY = "memory_consolidation_failures"
