@@ -90,12 +90,23 @@ def when(at: float | None) -> str:
 
 
 # -- origins -------------------------------------------------------------------------
-def origin(memory: MemoryStore, target: str, entry: str, rewrites: list[_Rewrite] | None = None) -> Origin:
+def origin(
+    memory: MemoryStore,
+    target: str,
+    entry: str,
+    rewrites: list[_Rewrite] | None = None,
+    live: list[str] | None = None,
+) -> Origin:
+    """``live``: the file's entries, when the caller has read them (else read here if needed)."""
     rows = memory.home.journal.about(SUBSYSTEM, target, entry)
     writer = next((r for r in rows if r.after == entry), None)
     removals = [r for r in rows if r.before == entry and r.after != entry]
     gone = removals[0] if removals else None
-    if gone is not None and (writer is None or gone.id > writer.id) and entry not in memory.read(target).entries:
+    if (
+        gone is not None
+        and (writer is None or gone.id > writer.id)
+        and entry not in (memory.read(target).entries if live is None else live)
+    ):
         # taken away and still gone (a removed entry's detail): its origin as it was just before
         # that removal, the same rules over the writes since the removal before it (if any)
         prior = removals[1] if len(removals) > 1 else None
@@ -144,8 +155,8 @@ def _rewrites(memory: MemoryStore, target: str) -> list[_Rewrite]:
 
 def origins(memory: MemoryStore, target: str, entries: list[str]) -> list[Origin]:
     """``origin`` of each entry, in the same order (the repairs read and parsed once for all of them)."""
-    rewrites = _rewrites(memory, target)
-    return [origin(memory, target, entry, rewrites) for entry in entries]
+    rewrites, live = _rewrites(memory, target), memory.read(target).entries
+    return [origin(memory, target, entry, rewrites, live) for entry in entries]
 
 
 def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
@@ -181,8 +192,7 @@ def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
         return _removal_call(memory, row, text, since, until)
     (explained,) = conn.execute(
         "SELECT count(*) FROM journal WHERE subsystem = ? AND target = ? AND actor = 'external' AND status = 'done' "
-        + ("AND action = 'remove' AND before = ? " if removed else "AND action IN ('add', 'replace') AND after = ? ")
-        + "AND id < ? AND at > ?",
+        "AND action IN ('add', 'replace') AND after = ? AND id < ? AND at > ?",
         (SUBSYSTEM, row.target, text, row.id, since),
     ).fetchone()
     calls = memory.archive_writes.between(row.target, text, since, until)

@@ -47,7 +47,7 @@ from .format import (
     split_pieces,
 )
 from .ops import Outcome, Refusal, refuse
-from .rebuild import LEFT_ROW, SUBSYSTEM, Left, base_of, left_of, rebuild, replays
+from .rebuild import SUBSYSTEM, Left, base_of, left_of, rebuild, replays
 from .snapshot import MemorySnapshot
 from .threats import refusal_message, warning_message
 
@@ -602,7 +602,7 @@ class MemoryStore:
                 if external is not None or last is None:  # rows of an outside edit (or a first look) came first
                     last = left_of(self.home.journal.connection(), target)
                 link = self._link(last, state, outcome, text)
-                release = () if link else tuple(r for r in self._releasable(target) if r != content_hash(left))
+                release = () if link else self._releasable(target, keeping=left)
                 journal_ids = self._begin(target, content_hash(left), outcome, writer, plan, link)
             crash_point("memory-journaled")  # a death here leaves pending rows the next writer abandons
             self._write(target, text, journal_ids)
@@ -635,10 +635,10 @@ class MemoryStore:
         the journal last left (not one reordered by hand, which journals no entry change), writes
         the serialized entries and nothing else (no text of its own, no leading U+FEFF, which
         reading back drops), and its rows, replayed on the entries it read, give the ones it writes."""
-        link = last.link() if last else None
-        if link is None or last is None or outcome.text is not None or text.startswith(BOM):
+        if last is None or outcome.text is not None or text.startswith(BOM):
             return None
-        if content_hash(state.raw) != last.sha:
+        link = last.link()
+        if link is None or content_hash(state.raw) != last.sha:
             return None
         changes = [(c.before, c.after, c.index) for c in outcome.changes]
         return link if replays(state.entries, changes, outcome.entries) else None
@@ -813,8 +813,7 @@ class MemoryStore:
                 if row.detail.get("depth"):
                     journal.commit(row.id)
                 else:
-                    release = tuple(r for r in self._releasable(target) if r != content_hash(state.raw))
-                    journal.commit(row.id, snapshot=state.raw, release=release)
+                    journal.commit(row.id, snapshot=state.raw, release=self._releasable(target, keeping=state.raw))
             else:
                 journal.abandon(row.id, "interrupted before the file was written; found on the next open")
         return [row.id for row in rows]
@@ -916,7 +915,12 @@ class MemoryStore:
         ]
         rows[-1]["detail"]["file_sha"] = content_hash(state.raw)
         ids = self.home.journal.append_all(
-            SUBSYSTEM, target, rows, actor="external", snapshot=state.raw, release=self._releasable(target)
+            SUBSYSTEM,
+            target,
+            rows,
+            actor="external",
+            snapshot=state.raw,
+            release=self._releasable(target, keeping=state.raw),
         )
         return MemoryChanged(
             actor="external", journal_id=ids[-1], target=target, action="external", before=before, after=state.raw
@@ -935,21 +939,20 @@ class MemoryStore:
             log.warning("memory journal: cannot rebuild the %s file row %s left", target, left.id)
         return text or ""
 
-    def _releasable(self, target: str) -> tuple[str, ...]:
-        """The snapshot ``target``'s last file is rebuilt from, unless the other target still needs it."""
+    def _releasable(self, target: str, keeping: str) -> tuple[str, ...]:
+        """The snapshot ``target``'s last file is rebuilt from, once a write keeps ``keeping`` instead:
+        none when that is the same text, or when the other target still builds on it."""
         conn = self.home.journal.connection()
         other_target = next(t for t in TARGETS if t != target)
         mine, other = left_of(conn, target), left_of(conn, other_target)
         if mine is None:
             return ()
         base = base_of(conn, target, mine)
-        return () if other and base == base_of(conn, other_target, other) else (base,)
+        if base == content_hash(keeping) or (other and base == base_of(conn, other_target, other)):
+            return ()
+        return (base,)
 
     def _last_row(self, target: str) -> JournalEntry | None:
         """The newest journaled write (from any workbench process) that recorded the file it left."""
-        row = (
-            self.home.journal.connection()
-            .execute(f"SELECT id FROM journal WHERE {LEFT_ROW} ORDER BY id DESC LIMIT 1", (SUBSYSTEM, target))
-            .fetchone()
-        )
-        return self.home.journal.get(row[0]) if row else None
+        left = left_of(self.home.journal.connection(), target)
+        return self.home.journal.get(left.id) if left else None
