@@ -113,6 +113,31 @@ class Hermes:
         )
 
 
+# Hermes's memory tool and SessionDB as its agent loop uses them, for scripts run in its venv:
+# ``turn`` stores a user message, the assistant message with one ``memory`` call, the tool's
+# own result and a reply, in order; ``ids`` maps each turn's name to its assistant message.
+MEMORY_TURNS = r"""
+import json
+from hermes_state import SessionDB
+from tools.memory_tool import MemoryStore, memory_tool
+
+store = MemoryStore()
+store.load_from_disk()
+db = SessionDB()
+ids = {}
+
+def turn(session, name, arguments, user=None):
+    db.append_message(session, "user", name if user is None else user)
+    call = {"id": "call_" + name, "type": "function",
+            "function": {"name": "memory", "arguments": json.dumps(arguments)}}
+    ids[name] = db.append_message(session, "assistant", None, tool_calls=[call])
+    result = memory_tool(store=store, **arguments)
+    db.append_message(session, "tool", result, tool_name="memory", tool_call_id=call["id"])
+    db.append_message(session, "assistant", "Done.")
+    assert json.loads(result)["success"], result
+"""
+
+
 def workbench_cmd(*args: str) -> list[str]:
     """The workbench CLI as a separate process, from the suite's own interpreter."""
     return [sys.executable, "-m", "workbench", *args]

@@ -19,7 +19,7 @@ import pytest
 from engine import open_home
 from engine.session_writes import session_wrote
 from engine.timeline import Source, Timeline
-from tests.hermes_support import workbench_cmd
+from tests.hermes_support import MEMORY_TURNS, workbench_cmd
 from tests.screens_seed import open_mode
 from tests.tui_support import landed_on, make_app, settle, wait_for
 from widgets.entry_list import EntryList
@@ -28,39 +28,23 @@ from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
 
-# Hermes's memory tool and SessionDB, used as its agent loop uses them: the assistant
-# message with the tool call, the tool's own result, stored in order.
-HERMES_WRITES = r"""
-import json
-from hermes_state import SessionDB
-from tools.memory_tool import MemoryStore, memory_tool
-
-store = MemoryStore()
-store.load_from_disk()
-db = SessionDB()
-ids = {}
-
-def turn(session, name, user, arguments):
-    db.append_message(session, "user", user)
-    call = {"id": "call_" + name, "type": "function",
-            "function": {"name": "memory", "arguments": json.dumps(arguments)}}
-    ids[name] = db.append_message(session, "assistant", None, tool_calls=[call])
-    result = memory_tool(store=store, **arguments)
-    db.append_message(session, "tool", result, tool_name="memory", tool_call_id=call["id"])
-    db.append_message(session, "assistant", "Saved.")
-    assert json.loads(result)["success"], result
-
+# Two sessions of Hermes memory writes (``MEMORY_TURNS``): adds, a replace and a batch.
+HERMES_WRITES = (
+    MEMORY_TURNS
+    + r"""
 db.create_session("hermes-spring", source="cli", model="m")
-turn("hermes-spring", "coffee", "I drink café au lait", {"action": "add", "target": "user",
-                                                         "content": "Drinks café au lait ☕ every morning"})
-turn("hermes-spring", "deploy", "we deploy on fridays", {"action": "add", "content": "Deploys happen on Fridays"})
+turn("hermes-spring", "coffee", {"action": "add", "target": "user", "content": "Drinks café au lait ☕ every morning"},
+     user="I drink café au lait")
+turn("hermes-spring", "deploy", {"action": "add", "content": "Deploys happen on Fridays"}, user="we deploy on fridays")
 db.create_session("hermes-summer", source="cli", model="m")
-turn("hermes-summer", "moved", "deploys moved", {"action": "replace", "old_text": "Fridays",
-                                                 "content": "Deploys happen on Thursdays after QA"})
-turn("hermes-summer", "batch", "two facts", {"target": "memory", "operations": [
-    {"action": "add", "content": "Staging host is staging-3"}, {"action": "add", "content": "Builds use uv"}]})
+turn("hermes-summer", "moved", {"action": "replace", "old_text": "Fridays", "content": "Deploys happen on Thursdays after QA"},
+     user="deploys moved")
+turn("hermes-summer", "batch", {"target": "memory", "operations": [
+    {"action": "add", "content": "Staging host is staging-3"}, {"action": "add", "content": "Builds use uv"}]},
+     user="two facts")
 print(json.dumps(ids))
 """
+)
 
 
 @pytest.fixture

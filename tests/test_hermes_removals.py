@@ -16,33 +16,16 @@ from engine import open_home
 from engine.memory.archive_writes import writes_in
 from engine.memory.history import entry_history, origin
 from engine.session_writes import session_wrote
-from tests.hermes_support import workbench_cmd
+from tests.hermes_support import MEMORY_TURNS, workbench_cmd
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
 
 MEETING = "東京の会議は毎週月曜日"
 
 # PART is prepended: "add" writes the entries, "remove" takes some out (a remove alone, then a batch).
-HERMES_REMOVALS = r"""
-import json
-from hermes_state import SessionDB
-from tools.memory_tool import MemoryStore, memory_tool
-
-store = MemoryStore()
-store.load_from_disk()
-db = SessionDB()
-ids = {}
-
-def turn(session, name, arguments):
-    db.append_message(session, "user", name)
-    call = {"id": "call_" + name, "type": "function",
-            "function": {"name": "memory", "arguments": json.dumps(arguments)}}
-    ids[name] = db.append_message(session, "assistant", None, tool_calls=[call])
-    result = memory_tool(store=store, **arguments)
-    db.append_message(session, "tool", result, tool_name="memory", tool_call_id=call["id"])
-    db.append_message(session, "assistant", "Done.")
-    assert json.loads(result)["success"], result
-
+HERMES_REMOVALS = (
+    MEMORY_TURNS
+    + r"""
 if PART == "add":
     db.create_session("ja-tokyo", source="cli", model="m")
     turn("ja-tokyo", "meeting", {"action": "add", "content": "東京の会議は毎週月曜日"})
@@ -56,6 +39,7 @@ else:
                                               {"action": "add", "content": "Staging host is staging-4"}]})
 print(json.dumps(ids))
 """
+)
 
 
 def hermes_writes(hermes, root, part):
