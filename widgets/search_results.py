@@ -149,13 +149,16 @@ def _literal(hit: Hit) -> tuple[str, tuple[tuple[int, int], ...]]:
     return text.replace("\n", " "), tuple((moved[a], moved[b]) for a, b in spans)
 
 
-def excerpt(hit: Hit, room: int) -> tuple[str, tuple[tuple[int, int], ...]]:
+def excerpt(
+    hit: Hit, room: int, literal: tuple[str, tuple[tuple[int, int], ...]] | None = None
+) -> tuple[str, tuple[tuple[int, int], ...]]:
     """The snippet cut to ``room`` cells around its first match (spans moved to match).
 
     Counted in cells, not characters: before a match, a quarter of the room of context,
     never so much that the match itself (CJK takes two cells a character) is cut off; the
-    closing ``…`` takes a cell only when something follows the cut."""
-    text, matches = _literal(hit)
+    closing ``…`` takes a cell only when something follows the cut. ``literal``: ``_literal(hit)``,
+    when the caller has it."""
+    text, matches = literal or _literal(hit)
     if cell_len(text) <= room:
         return text, matches
     first, last = matches[0] if matches else (0, 0)
@@ -171,14 +174,14 @@ def excerpt(hit: Hit, room: int) -> tuple[str, tuple[tuple[int, int], ...]]:
     return piece, tuple((a, b) for a, b in spans if a < b)
 
 
-def _head(hit: Hit, width: int, indent: str) -> str:
+def _head(hit: Hit, width: int, indent: str, literal: tuple[str, tuple[tuple[int, int], ...]]) -> str:
     """``role #id`` before a hit's excerpt; in a narrow list ``role``, then its initial, so
     that the excerpt keeps ``MIN_EXCERPT`` cells, or more for a long match (its cells and the
     two ``…``): a 7-digit id took most of an 80x24 row."""
     role = fit(visible(" ".join((hit.role or "message").split())) or "?", ROLE_CELLS)
     number = f" #{hit.message_id}" if hit.message_id is not None else ""
     heads = (f"{indent}{role}{number}  ", f"{indent}{role}  ", f"{indent}{role[0]} ")
-    text, matches = _literal(hit)
+    text, matches = literal
     first, last = matches[0] if matches else (0, 0)
     need = max(MIN_EXCERPT, cell_len(text[first:last]) + 2)
     return next((head for head in heads if not width or width - cell_len(head) >= need), heads[-1])
@@ -188,9 +191,10 @@ def _head(hit: Hit, width: int, indent: str) -> str:
 def hit_prompt(hit: Hit, width: int = 0, indent: str = "  ") -> Content:
     """``role #id`` then the excerpt, its matched ranges styled (all literal). Kept for the
     redraws of one search (its counts arriving, a session unfolded), which show the same hits."""
-    head = _head(hit, width, indent)
+    literal = _literal(hit)
+    head = _head(hit, width, indent, literal)
     room = max(2, width - cell_len(head)) if width else 10**6  # one line: nothing to wrap
-    text, spans = excerpt(hit, room)
+    text, spans = excerpt(hit, room, literal)
     body = Content(text)
     for start, end in spans:
         body = body.stylize(MATCH_STYLE, start, end)
