@@ -73,13 +73,52 @@ def test_successors_follow_the_journal_to_what_is_live_now(home):
     assert history.successors(memory, "memory", frozen) == {
         "Deploys on Fridays": "Release day moved: ask Ana",  # two rewrites, followed forward
         "Uses Postgres 16": "Uses Postgres 16",  # untouched
-    }  # the removed note has no successor
+        "Temporary note": None,  # removed
+    }
     assert history.successor(memory, "memory", "Deploys on Fridays") == "Release day moved: ask Ana"
     links = history.successors(memory, "memory", frozen)
     assert shown(frozen, memory.entries("memory"), links) == [
         (CHANGED, "Deploys on Fridays", "Release day moved: ask Ana"),
         (UNCHANGED, "Uses Postgres 16", "Uses Postgres 16"),
         (REMOVED, "Temporary note", None),
+    ]
+
+
+def test_a_removal_and_an_unrelated_look_alike_add_stay_two_rows(home):
+    """The journal says the old entry was removed and the new one added: similar text does not
+    make them one change (it did: the trial saw a `~` for a removal beside someone's add)."""
+    memory = home.memory
+    memory.add("memory", "CI has 2 cores", AGENT)
+    memory.add("memory", "Staging runs Postgres 16", AGENT)
+    frozen = memory.entries("memory")
+    memory.remove("memory", "Staging runs", AGENT)
+    memory.add("memory", "Staging runs Postgres 16.1 now", AGENT)
+    live = memory.entries("memory")
+    assert shown(frozen, live) == [  # with no journal to ask, similarity pairs them
+        (UNCHANGED, "CI has 2 cores", "CI has 2 cores"),
+        (CHANGED, "Staging runs Postgres 16", "Staging runs Postgres 16.1 now"),
+    ]
+    links = history.successors(memory, "memory", [e for e in frozen if e not in live])
+    assert links == {"Staging runs Postgres 16": None}
+    assert shown(frozen, live, links) == [
+        (UNCHANGED, "CI has 2 cores", "CI has 2 cores"),
+        (REMOVED, "Staging runs Postgres 16", None),
+        (ADDED, None, "Staging runs Postgres 16.1 now"),
+    ]
+
+
+def test_an_outside_edit_journaled_as_a_replace_still_pairs(home):
+    """A hand edit is journaled by similarity (one replace), so it reads as one change."""
+    memory = home.memory
+    memory.add("memory", "Staging runs Postgres 16", AGENT)
+    frozen = memory.entries("memory")
+    path = memory.path("memory")
+    path.write_text(path.read_text().replace("16", "17"))
+    memory.record_external_change("memory")
+    links = history.successors(memory, "memory", frozen)
+    assert links == {"Staging runs Postgres 16": "Staging runs Postgres 17"}
+    assert shown(frozen, memory.entries("memory"), links) == [
+        (CHANGED, "Staging runs Postgres 16", "Staging runs Postgres 17")
     ]
 
 

@@ -7,7 +7,7 @@ entry, a live one, or both:
 * ``unchanged``: the same text on both sides;
 * ``changed``: a frozen entry and the live entry it became (its journal successor when
   the journal links them, else the most similar new entry, as external edits are
-  journaled);
+  journaled; never one the journal says was removed);
 * ``added`` (live only) and ``removed`` (frozen only);
 * ``moved``: an entry on both sides that another order of entries pushed onto two
   rows (each side keeps its own order), one row holding each copy.
@@ -35,9 +35,10 @@ class Row:
     live: int | None
 
 
-def align(frozen: Sequence[str], live: Sequence[str], links: Mapping[str, str] | None = None) -> list[Row]:
+def align(frozen: Sequence[str], live: Sequence[str], links: Mapping[str, str | None] | None = None) -> list[Row]:
     """The rows that show ``frozen`` beside ``live``, top to bottom; ``links`` maps a frozen
-    entry to the live entry the journal says it became (``history.successors``)."""
+    entry to the live entry the journal says it became, or to None when it was removed
+    (``history.successors``)."""
     changed = _changed_pairs(frozen, live, links or {})
     exact = min(len(frozen), len(live)) + 1  # one unchanged row outweighs every changed pair
 
@@ -68,17 +69,20 @@ def align(frozen: Sequence[str], live: Sequence[str], links: Mapping[str, str] |
     return rows
 
 
-def _changed_pairs(frozen: Sequence[str], live: Sequence[str], links: Mapping[str, str]) -> set[tuple[str, str]]:
+def _changed_pairs(
+    frozen: Sequence[str], live: Sequence[str], links: Mapping[str, str | None]
+) -> set[tuple[str, str]]:
     """(frozen, live) pairs of a gone entry and a new one that is its edit: journal links
-    first, then the most similar of the rest."""
+    first, then the most similar of the rest (not those the journal says were removed)."""
     frozen_set, live_set = set(frozen), set(live)
     gone = [e for e in dict.fromkeys(frozen) if e not in live_set]
     new = [e for e in dict.fromkeys(live) if e not in frozen_set]
     pairs: dict[str, str] = {}  # new -> gone
+    taken = {old for old in gone if old in links and links[old] is None}
     for old in gone:
         successor = links.get(old)
         if successor is not None and successor in new and successor not in pairs:
             pairs[successor] = old
-    taken = set(pairs.values())
+    taken.update(pairs.values())
     pairs.update(pair_changes([e for e in gone if e not in taken], [e for e in new if e not in pairs]))
     return {(old, entry) for entry, old in pairs.items()}

@@ -274,15 +274,17 @@ def successor(memory: MemoryStore, target: str, entry: str) -> str | None:
     return successors(memory, target, [entry]).get(entry)
 
 
-def successors(memory: MemoryStore, target: str, entries: list[str]) -> dict[str, str]:
-    """``successor`` of each of ``entries`` that has one still live, from one read of the journal."""
+def successors(memory: MemoryStore, target: str, entries: list[str]) -> dict[str, str | None]:
+    """What the journal says became of each of ``entries``, from one read of it: the live entry
+    its rewrites lead to, or None when it (or what it became) was removed. Entries it cannot
+    account for are left out."""
     current: dict[str, str | None] = {entry: entry for entry in entries}
     for row in reversed(memory.history(target, limit=500)):
         for entry, now in current.items():
             if now is not None and row.before == now and row.after != now:
                 current[entry] = row.after
     live = set(memory.entries(target))
-    return {entry: now for entry, now in current.items() if now is not None and now in live}
+    return {entry: now for entry, now in current.items() if now is None or now in live}
 
 
 # -- undo ----------------------------------------------------------------------------
