@@ -69,9 +69,7 @@ def align(frozen: Sequence[str], live: Sequence[str], links: Mapping[str, str | 
     return rows
 
 
-def _changed_pairs(
-    frozen: Sequence[str], live: Sequence[str], links: Mapping[str, str | None]
-) -> set[tuple[str, str]]:
+def _changed_pairs(frozen: Sequence[str], live: Sequence[str], links: Mapping[str, str | None]) -> set[tuple[str, str]]:
     """(frozen, live) pairs of a gone entry and a new one that is its edit: journal links
     first, then the most similar of the rest (not those the journal says were removed)."""
     frozen_set, live_set = set(frozen), set(live)
