@@ -111,8 +111,12 @@ def test_hermes_staged_records_approved_by_the_workbench_match_hermes_own_approv
     shutil.copytree(root, twin)
 
     shown = _workbench(root, "pending", "list")
-    ids = [row["id"] for row in json.loads(shown.stdout)["pending"]]
+    rows = json.loads(shown.stdout)["pending"]
+    ids = [row["id"] for row in rows]
     assert len(ids) == len(staged) + len(skills)
+    assert {(row["actor"], row["staged_by"]) for row in rows} == {("agent", "hermes")}
+    listed = subprocess.run(workbench_cmd("pending", "list", "--home", str(root)), capture_output=True, text=True)
+    assert listed.stdout.count("foreground (Hermes)") == len(ids), listed.stdout
     preview = json.loads(_workbench(root, "pending", "show", staged[1]["pending_id"]).stdout)
     assert preview["error"] is None
     assert [(t["status"], t["entry"]) for t in preview["targets"]] == [("hits", "Old laptop runs Debian 11")]

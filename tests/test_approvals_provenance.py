@@ -123,7 +123,7 @@ def test_an_approved_hermes_write_names_its_message_in_provenance_journal_and_ti
     office = data["user"]["origins"][data["user"]["entries"].index("東京オフィスは渋谷にある")]
     assert (office["actor"], office["proposed_by"], office["session_id"], office["message_id"], office["via"]) == (
         "user",
-        "agent",
+        "Hermes agent",  # Hermes staged it (its record has no actor of ours)
         "en-stage",
         ids["office"]["message_id"],
         "journal",
@@ -135,7 +135,7 @@ def test_an_approved_hermes_write_names_its_message_in_provenance_journal_and_ti
     ]
     text = _workbench(root, "memory", "show")
     assert f"session en-stage · message {ids['office']['message_id']}" in text
-    assert "user (approved, proposed by agent)" in text  # the Memory screen's detail says the same
+    assert "user (approved, proposed by Hermes agent)" in text  # the Memory screen's detail says the same
 
     home = open_home(root)
     try:
@@ -149,7 +149,7 @@ def test_an_approved_hermes_write_names_its_message_in_provenance_journal_and_ti
         ):
             row = approved[text_]
             assert (row.actor, row.session_id, row.message_id) == ("user", "en-stage", ids[name]["message_id"])
-            assert (row.detail["proposed_by"], row.detail["pending_id"]) == ("agent", ids[name]["pending_id"])
+            assert (row.detail["proposed_by"], row.detail["pending_id"]) == ("Hermes agent", ids[name]["pending_id"])
         [skill] = home.journal.query(subsystem="skills", actions=("patch",), limit=1)
         assert (skill.actor, skill.session_id, skill.message_id) == ("user", "en-stage", ids["brew"]["message_id"])
         for name in ids:

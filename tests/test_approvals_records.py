@@ -72,8 +72,40 @@ def test_hermes_written_record_without_our_extra_keys_loads(home):
     }
     (home.pending_dir / "memory" / "0a1b2c3d.json").write_text(json.dumps(record))
     loaded = home.approvals.get("0a1b2c3d")
-    assert loaded.origin == BACKGROUND_REVIEW and loaded.actor == "agent" and loaded.session_id is None
+    assert loaded.origin == BACKGROUND_REVIEW and loaded.session_id is None
+    assert (loaded.actor, loaded.staged_by) == ("review", "hermes")  # Hermes's review proposed it, not our agent
     assert loaded.payload["matched_entry"] == "x y"
+    record.update(id="0a1b2c3e", origin="foreground")
+    (home.pending_dir / "memory" / "0a1b2c3e.json").write_text(json.dumps(record))
+    foreground = home.approvals.get("0a1b2c3e")
+    assert (foreground.actor, foreground.staged_by) == ("agent", "hermes")
+
+
+def test_records_we_stage_say_so_and_keep_saying_so_after_a_reject_and_restore(home):
+    ours = home.approvals.stage(
+        subsystem="memory",
+        action="add",
+        summary="s",
+        origin=BACKGROUND_REVIEW,
+        actor="review",
+        payload={"action": "add", "target": "memory", "content": "Uses Postgres"},
+    )
+    assert json.loads((home.pending_dir / "memory" / f"{ours.id}.json").read_text())["staged_by"] == "workbench"
+    hermes = {
+        "id": "0a1b2c3d",
+        "subsystem": "memory",
+        "action": "add",
+        "summary": "add",
+        "origin": "background_review",
+        "created_at": 1.5,
+        "payload": {"action": "add", "target": "memory", "content": "Deploys on Fridays"},
+    }
+    (home.pending_dir / "memory" / "0a1b2c3d.json").write_text(json.dumps(hermes))
+    for record in (ours, home.approvals.get("0a1b2c3d")):
+        home.approvals.reject(record.id)
+        home.approvals.restore(record.id)
+    back = {r.id: (r.actor, r.staged_by) for r in home.approvals.list()}
+    assert back == {ours.id: ("review", "workbench"), "0a1b2c3d": ("review", "hermes")}
 
 
 @pytest.mark.parametrize(

@@ -178,6 +178,7 @@ class ApprovalQueue:
             "origin": record.origin,
             "created_at": record.created_iso,
             "actor": record.actor,
+            "staged_by": record.staged_by,
             "session_id": record.session_id,
             "payload": record.payload,
             "edit": edit,
@@ -257,7 +258,7 @@ class ApprovalQueue:
                     pending_id=record.id,
                     session_id=record.session_id,
                     message_id=record.message_id,
-                    proposed_by=record.actor,
+                    proposed_by=f"Hermes {record.actor}" if record.by_hermes else record.actor,
                 )
                 error = None if result.get("success") else str(result.get("error") or "the write was refused")
             except WorkbenchError as exc:
@@ -385,7 +386,7 @@ class ApprovalQueue:
         data = {
             **row.detail,
             "id": pending_id,
-            "actor": staged.actor if staged is not None else "agent",
+            **({"actor": staged.actor} if staged is not None else {}),  # none staged here: Hermes's record
             "session_id": row.session_id,
             "message_id": row.message_id,
         }
@@ -521,4 +522,5 @@ def _detail(record: PendingRecord) -> dict[str, Any]:
         "summary": record.summary,
         "created_at": record.created_at,
         "payload": record.payload,
+        "staged_by": record.staged_by,
     }

@@ -3,8 +3,10 @@
 ``<home>/pending/{memory,skills}/<id>.json`` with ``id`` (8 lowercase hex), ``subsystem``,
 ``action``, ``summary``, ``origin``, ``created_at`` (epoch seconds) and ``payload`` (the
 keyword arguments that replay the write). We add ``actor``, ``session_id`` and
-``message_id``; Hermes ignores keys it does not know, and records Hermes wrote (which
-lack them) load with defaults. Records are plain files, so they survive restarts.
+``message_id`` and ``staged_by``; Hermes ignores keys it does not know. A record Hermes
+wrote lacks them: it loads as staged by Hermes, by the review when its origin is
+``background_review`` and by the agent otherwise. Records are plain files, so they
+survive restarts.
 
 A file that cannot be read as a record is reported as a problem and skipped, never
 deleted: it may be a newer Hermes format or someone's hand edit.
@@ -44,6 +46,11 @@ class PendingRecord:
     actor: str = "agent"
     session_id: str | None = None
     message_id: int | None = None
+    staged_by: str = "workbench"  # or "hermes": which program wrote the record
+
+    @property
+    def by_hermes(self) -> bool:
+        return self.staged_by == "hermes"
 
     @property
     def created_iso(self) -> str:
@@ -203,6 +210,13 @@ class PendingStore:
             return key, exc
 
 
+def _staged_by(data: dict) -> str:
+    """Which program wrote a record: ours carry ``actor`` (and ``staged_by``), Hermes's neither."""
+    if "staged_by" in data:
+        return "hermes" if data["staged_by"] == "hermes" else "workbench"
+    return "workbench" if "actor" in data else "hermes"
+
+
 def record_from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
     """A record from its JSON form (a file's, or the journal's copy); ValueError says what is wrong."""
     if not isinstance(data, dict):
@@ -239,7 +253,8 @@ def record_from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
         origin=str(data.get("origin") or FOREGROUND),
         created_at=float(created_at),
         payload=payload,
-        actor=str(data.get("actor") or "agent"),
+        actor=str(data.get("actor") or ("review" if data.get("origin") == BACKGROUND_REVIEW else "agent")),
         session_id=data.get("session_id"),
         message_id=message_id if isinstance(message_id, int) and not isinstance(message_id, bool) else None,
+        staged_by=_staged_by(data),
     )

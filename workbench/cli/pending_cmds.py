@@ -68,6 +68,7 @@ def _row(home: Home, record: PendingRecord) -> dict:
         "age_seconds": round(age, 1),
         "age": age_text(age),
         "actor": record.actor,
+        "staged_by": record.staged_by,
         "session_id": record.session_id,
         "flags": flags(record),
     }
@@ -82,10 +83,15 @@ def list_pending(home: Home, args) -> Output:
     rows = [_row(home, r) for r in scan.records]
     problems = [p.to_dict() for p in scan.problems]
     lines = [f"Pending writes ({len(rows)}):" if rows else "No pending writes."]
-    for row in rows:
-        origin = "[auto]" if row["origin"] == "background_review" else row["origin"]
+    origins = [
+        ("[auto]" if row["origin"] == "background_review" else row["origin"])
+        + (" (Hermes)" if row["staged_by"] == "hermes" else "")
+        for row in rows
+    ]
+    width = max(map(len, origins), default=0)
+    for row, origin in zip(rows, origins, strict=True):
         lines.append(
-            f"  {row['id']}  {row['subsystem']:<6}  {origin:<10}  {row['age']:>8}  {_one_line(row['summary'])}"
+            f"  {row['id']}  {row['subsystem']:<6}  {origin:<{width}}  {row['age']:>8}  {_one_line(row['summary'])}"
         )
         lines += [f"      ⚠ {reason}" for reason in row["flags"]]
     if rows:
@@ -104,7 +110,8 @@ def show_pending(home: Home, args) -> Output:
 def render_preview(preview: dict) -> str:
     lines = [
         f"# Pending {preview['subsystem']} write {preview['id']}: {preview['summary']}",
-        f"origin: {preview['origin']}   staged: {preview['created_at']}",
+        f"origin: {preview['origin']} ({preview['actor']})   staged: {preview['created_at']}"
+        + ("   by Hermes" if preview["staged_by"] == "hermes" else ""),
     ]
     if preview.get("error"):
         lines.append(f"would fail: {preview['error']}")

@@ -443,6 +443,7 @@ def _queue_row(record: PendingRecord, now: float):
     return assemble(
         (f"{kind:<6} {record.action:<7} ", "bold"),
         (f"{origin:<6} {age(now - record.created_at):>4}\n", "$text-muted"),
+        ("Hermes · " if record.by_hermes else "", "$secondary"),
         (one_line(record.summary, 120), ""),
     )
 
@@ -453,6 +454,7 @@ def _info(record: PendingRecord, now: float):
     parts = [
         ("from ", "$text-muted"),
         (who, "bold $secondary"),
+        (", staged by Hermes" if record.by_hermes else "", "$secondary"),
         (f" · {age(now - record.created_at)} ago", "$text-muted"),
     ]
     if record.session_id:
