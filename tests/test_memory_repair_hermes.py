@@ -122,3 +122,36 @@ def test_a_byte_order_mark_that_makes_hermes_block_entry_one_is_found_and_remove
         workbench_cmd("memory", "history", "--home", str(home)), capture_output=True, text=True, timeout=60
     )
     assert "- <U+FEFF>Never deploy on Fridays" in history.stdout  # shown, never an invisible character
+
+
+HERMES_ADDS = """
+import json
+from tools.memory_tool import MemoryStore
+store = MemoryStore()
+store.load_from_disk()
+print(json.dumps(store.add("memory", "Deploys on Thursdays")))
+"""
+
+
+@pytest.mark.parametrize("endings", [b"\r\n", b"\r"])
+def test_an_add_to_a_crlf_file_gives_the_bytes_hermes_add_gives(hermes, tmp_path, endings):
+    """Hermes translates line endings as it reads and writes LF; our add comes out byte for byte the same."""
+    original = endings.join([b"Name is Sam", b"works late", "§".encode(), b"Works in UTC"])
+    files = {}
+    for who in ("hermes", "workbench"):
+        home = tmp_path / who
+        (home / "memories").mkdir(parents=True)
+        (home / "memories" / "MEMORY.md").write_bytes(original)
+        if who == "hermes":
+            assert hermes.json(home, HERMES_ADDS)["success"]
+        else:
+            proc = subprocess.run(
+                workbench_cmd("memory", "add", "Deploys on Thursdays", "--home", str(home), "--json"),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert proc.returncode == 0 and "written back with LF" in json.loads(proc.stdout)["line_endings"]
+        files[who] = (home / "memories" / "MEMORY.md").read_bytes()
+    assert files["workbench"] == files["hermes"]
+    assert b"\r" not in files["workbench"] and files["workbench"].count("§".encode()) == 2

@@ -49,15 +49,18 @@ def test_a_crlf_file_refuses_destructive_writes_and_is_never_wiped(home):
     assert [f.area for f in findings] == ["memory"] and "MEMORY.md uses CRLF" in findings[0].what
 
 
-def test_an_add_to_a_crlf_file_is_written_and_says_how_the_file_reads(home):
-    """Adding loses nothing (Hermes reads the old entries apart and the new one after them), but the
-    workbench counts the old ones as one until the file is normalised: the result says so."""
+def test_an_add_to_a_crlf_file_writes_it_back_as_hermes_add_does(home):
+    """Hermes reads the old entries apart (line endings translated) and writes the file back with LF;
+    so does our add, and says so: before, it appended LF to CRLF and read the old entries as one."""
     path = home.memory.path("memory")
     path.write_bytes(CRLF_FILE)
     added = home.memory.add("memory", "delta fact", user())
-    assert added["success"] and "uses CRLF line endings" in added["line_endings"]
-    assert "doctor --fix" in added["line_endings"]
-    assert path.read_bytes() == CRLF_FILE + "\n§\ndelta fact".encode()
+    assert added["success"] and added["entry_count"] == 4
+    assert "had CRLF line endings: it was written back with LF" in added["line_endings"]
+    assert path.read_bytes() == "alpha fact\n§\nbeta fact\n§\ngamma fact\n§\ndelta fact".encode()
+    assert home.memory.entries("memory") == ["alpha fact", "beta fact", "gamma fact", "delta fact"]
+    assert [(r.action, r.after) for r in home.memory.history("memory")[:1]] == [("add", "delta fact")]
+    assert_files_rebuild(home)
     assert "line_endings" not in home.memory.add("user", "plain file", user())
 
 

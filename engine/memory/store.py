@@ -586,13 +586,16 @@ class MemoryStore:
             self._settle(target)
             state = self.read(target)
             self._guard(target, state, limit, plan.drift_guard, backup=True)
-            outcome = plan.op(list(state.entries), limit)
+            # A CRLF file (which only an add gets past the guard with) is read and written back as Hermes
+            # does: line endings translated, entries split, LF out, so the file comes out as Hermes's add's.
+            crlf = has_crlf(state.raw)
+            outcome = plan.op(read_as_hermes(state.raw) if crlf else list(state.entries), limit)
             if dry_run or not outcome.changes:
                 return outcome
-            if has_crlf(state.raw):  # an add (the one write a CRLF file takes): written, but say what it reads as
+            if crlf:
                 outcome.extras["line_endings"] = (
-                    f"{FILE_NAMES[target]} uses {line_endings(state.raw)} line endings: Hermes reads its entries "
-                    "apart, the workbench as one until they are normalised (`workbench doctor --fix`, undoable)."
+                    f"{FILE_NAMES[target]} had {line_endings(state.raw)} line endings: it was written back with "
+                    "LF, as Hermes's own write does."
                 )
             text = outcome.text if outcome.text is not None else serialize(outcome.entries)
             left = text.removeprefix(BOM)  # what reading the file back gives (``FileState.raw``)
