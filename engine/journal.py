@@ -291,12 +291,14 @@ class Journal:
         actor: str,
         snapshot: str | None = None,
         release: tuple[str, ...] = (),
+        at: float | None = None,
     ) -> list[int]:
         """Record several completed changes at once (one transaction: all rows or none).
 
-        Each row is a dict of ``action`` and optionally ``before``, ``after``, ``detail``.
+        Each row is a dict of ``action`` and optionally ``before``, ``after``, ``detail``;
+        ``at`` dates them when they happened before now (an outside edit found later).
         """
-        return self._insert_all(subsystem, target, rows, actor, None, None, "done", snapshot, release)
+        return self._insert_all(subsystem, target, rows, actor, None, None, "done", snapshot, release, at)
 
     def begin_all(
         self,
@@ -313,7 +315,7 @@ class Journal:
         return self._insert_all(subsystem, target, rows, actor, session_id, message_id, "pending", None, ())
 
     def _insert_all(
-        self, subsystem, target, rows, actor, session_id, message_id, status, snapshot, release
+        self, subsystem, target, rows, actor, session_id, message_id, status, snapshot, release, at=None
     ) -> list[int]:
         conn = self.connection()
         with write_transaction(conn, self.read_only):
@@ -331,6 +333,7 @@ class Journal:
                     message_id,
                     row.get("detail"),
                     status,
+                    at,
                 )
                 for row in rows
             ]
@@ -377,7 +380,7 @@ class Journal:
         )
 
     def _execute(
-        self, conn, subsystem, action, target, actor, before, after, session_id, message_id, detail, status
+        self, conn, subsystem, action, target, actor, before, after, session_id, message_id, detail, status, at=None
     ) -> int:
         if actor not in ACTORS:
             raise ValueError(f"unknown actor {actor!r}; expected one of {ACTORS}")
@@ -386,7 +389,7 @@ class Journal:
             "detail, status)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                self.clock.now(),
+                self.clock.now() if at is None else at,
                 actor,
                 subsystem,
                 storable(action),

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -116,11 +117,14 @@ def test_history_catches_up_with_a_write_made_outside_first(wb, tmp_path):
     assert wb("memory", "add", "Project uses uv").returncode == 0
     path = tmp_path / "home" / "memories" / "MEMORY.md"
     path.write_text(path.read_text(encoding="utf-8") + "\n§\nWritten by Hermes", encoding="utf-8")
+    time.sleep(1.5)  # history looks a moment after Hermes wrote
     events = as_json(wb("memory", "history", "--json"))["events"]
     assert [(e["actor"], e["action"], e["after"]) for e in events][:2] == [
         ("external", "add", "Written by Hermes"),
         ("user", "add", "Project uses uv"),
     ]
+    assert events[0]["detail"]["seen_at"] > path.stat().st_mtime
+    assert "(found " in wb("memory", "history").stdout.splitlines()[0]
     story = as_json(wb("memory", "history", "--json", "--entry", "Written by Hermes"))
     assert story["origin"]["actor"] == "external" and story["events"][0]["action"] == "add"
 

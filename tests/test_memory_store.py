@@ -486,6 +486,27 @@ def test_an_outside_edit_is_journaled_before_the_next_write_even_unwatched(home,
     assert mem.record_external_change("memory") is False
 
 
+def test_an_outside_edit_found_later_is_dated_by_the_file_and_says_when_it_was_found(home, mem, clock):
+    """The rows carry the file's mtime, never before the journal's last row nor after now."""
+    mem.add("memory", "ours", u())
+    written = clock.now()
+    path = put(home, "memory", "ours\n§\nadded by hermes")
+    os.utime(path, (written + 600, written + 600))  # Hermes wrote ten minutes after our add
+    clock.advance(3600)  # and the workbench looks an hour after that
+    assert mem.record_external_change("memory") is True
+    [row] = [r for r in mem.history("memory") if r.actor == "external"]
+    assert (row.after, row.at, row.detail["seen_at"]) == ("added by hermes", written + 600, written + 3600)
+    put(home, "memory", "ours\n§\nadded by hermes\n§\ncopied in")
+    os.utime(path, (written - 86400, written - 86400))  # a copy that kept an old mtime
+    mem.record_external_change("memory")
+    assert mem.history("memory")[0].at == written + 600  # not before the row before it
+    put(home, "memory", "ours")
+    os.utime(path, (written + 10**6, written + 10**6))  # a clock ahead of ours
+    mem.record_external_change("memory")
+    newest = mem.history("memory")[0]
+    assert newest.at == clock.now() and "seen_at" not in newest.detail
+
+
 def test_first_sight_of_a_foreign_file_is_seen_not_an_edit(home, mem):
     put(home, "user", "Name is Ada\n§\nLikes tea")
     assert mem.record_external_change("user") is True

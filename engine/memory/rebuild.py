@@ -45,6 +45,7 @@ class Left:
     sha: str
     text: str | None  # the whole text, in rows of journals from before hashes (``file_after``)
     depth: int  # writes since the snapshot it is rebuilt from (0: its own snapshot was kept)
+    at: float = 0.0  # when that row was journaled
 
     def link(self) -> int | None:
         """The depth of a write on top of this file, or None when that write must keep a snapshot."""
@@ -56,17 +57,23 @@ class Left:
 def left_of(conn: sqlite3.Connection, target: str) -> Left | None:
     row = conn.execute(
         "SELECT id, json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after'), "
-        f"json_extract(detail, '$.depth') FROM journal WHERE {LEFT_ROW} ORDER BY id DESC LIMIT 1",
+        f"json_extract(detail, '$.depth'), at FROM journal WHERE {LEFT_ROW} ORDER BY id DESC LIMIT 1",
         (SUBSYSTEM, target),
     ).fetchone()
     if row is None:
         return None
-    row_id, sha, text, depth = row
+    row_id, sha, text, depth, at = row
     if sha is None:
         sha = content_hash(text)
     else:
         text = None
-    return Left(row_id, sha, text, depth if isinstance(depth, int) and depth > 0 else 0)
+    return Left(
+        row_id,
+        sha,
+        text,
+        depth if isinstance(depth, int) and depth > 0 else 0,
+        at if isinstance(at, (int, float)) else 0.0,
+    )
 
 
 def _chain(conn: sqlite3.Connection, target: str, left: Left) -> tuple[str, dict[int, list[Change]]]:

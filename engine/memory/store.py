@@ -917,6 +917,11 @@ class MemoryStore:
             for action, old, new, index in changes
         ]
         rows[-1]["detail"]["file_sha"] = content_hash(state.raw)
+        now = self.home.clock.now()
+        at = self._edited_at(target, left, now)
+        if at < now - 1:  # found later than it was made: the rows say when it was seen too
+            for row in rows:
+                row["detail"]["seen_at"] = now
         ids = self.home.journal.append_all(
             SUBSYSTEM,
             target,
@@ -924,10 +929,21 @@ class MemoryStore:
             actor="external",
             snapshot=state.raw,
             release=self._releasable(target, keeping=state.raw),
+            at=at,
         )
         return MemoryChanged(
             actor="external", journal_id=ids[-1], target=target, action="external", before=before, after=state.raw
         )
+
+    def _edited_at(self, target: str, left: Left, now: float) -> float:
+        """When an outside edit was made, as near as the file tells: its mtime (the last edit's,
+        when several are found at once), never before the journal's last row about it nor
+        after ``now`` (a copied or touched file's mtime can be anything)."""
+        try:
+            mtime = self.path(target).stat().st_mtime
+        except OSError:
+            return now
+        return min(now, max(mtime, left.at))
 
     def _file_text(self, target: str, left: Left) -> str:
         """The text of the file the journal last left ``target`` as (for diffing an outside edit)."""

@@ -12,6 +12,7 @@ from engine.home import Home
 from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.memory.format import BOM
 from engine.tools import ToolContext
+from engine.values import iso_time
 
 from . import Output
 from .numbers import ID, ROWS
@@ -245,8 +246,11 @@ def show_history(home: Home, args) -> Output:
                 else ""
             )
             detail = e["detail"]
-            notes = ([f"undoes #{detail['undo_of']}"] if detail.get("undo_of") is not None else []) + (
-                [f"proposed by {detail['proposed_by']}"] if isinstance(detail.get("proposed_by"), str) else []
+            seen = iso_time(detail.get("seen_at"))
+            notes = (
+                ([f"undoes #{detail['undo_of']}"] if detail.get("undo_of") is not None else [])
+                + ([f"proposed by {detail['proposed_by']}"] if isinstance(detail.get("proposed_by"), str) else [])
+                + ([f"found {seen.replace('T', ' ')[:16]}"] if seen else [])
             )
             tail = "  (" + "; ".join(notes) + ")" if notes else ""
             lines.append(f"#{e['id']:<5} {when}  {e['actor']:<8} {e['action']:<8} {e['target']:<6}{where}{tail}")
