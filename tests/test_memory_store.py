@@ -8,7 +8,7 @@ import pytest
 
 from engine import open_home
 from engine.events import MemoryChanged
-from engine.memory import MemoryFileUnreadable
+from engine.memory import MemoryFileUnreadable, ops
 from engine.memory.align import ADDED, CHANGED, Row, align
 from engine.memory.store import SAVED_NOTE
 from engine.tools import ToolContext
@@ -532,6 +532,30 @@ def test_undo_of_a_remove_puts_the_entry_back_in_its_place(mem):
     assert mem.undo(batch_remove.id)["success"] and mem.entries("memory") == ["first", "third", "fourth"]
     single_remove = [r for r in mem.history() if r.action == "remove" and not r.detail.get("batch")][0]
     assert mem.undo(single_remove.id)["success"] and mem.entries("memory") == ["first", "second", "third", "fourth"]
+
+
+def test_undo_of_an_old_remove_puts_the_entry_back_after_its_neighbour_not_at_its_old_index(home, mem):
+    for text in ("a", "b", "c", "d"):
+        mem.add("memory", text, u())
+    mem.remove("memory", "c", u())  # index 2, after "b"
+    mem.add("memory", "e", u())
+    mem.remove("memory", "a", u())  # everything after it moves up one place
+    [old] = [r for r in mem.history() if r.action == "remove" and r.before == "c"]
+    assert mem.undo(old.id)["success"] and mem.entries("memory") == ["b", "c", "d", "e"]  # index 2 gave b d c e
+    mem.remove("memory", "b", u())  # now it was first
+    put(home, "memory", "x\n§\nc\n§\nd\n§\ne")  # someone puts another entry in front
+    mem.remove("memory", "d", u())
+    [first] = [r for r in mem.history() if r.action == "remove" and r.before == "b"]
+    assert mem.undo(first.id)["success"] and mem.entries("memory")[0] == "b"
+    put(home, "memory", "c\n§\ne\n§\ny")  # outside removals (of "b" and "x") name their neighbours too
+    mem.record_external_change("memory")
+    outside = {r.before: r for r in mem.history(limit=5) if r.action == "remove" and r.actor == "external"}
+    assert (outside["b"].detail["follows"], outside["x"].detail["follows"]) == (None, ops.follows_key("b"))
+    mem.remove("memory", "c", u())
+    assert mem.undo(outside["b"].id)["success"] and mem.entries("memory") == ["b", "e", "y"]
+    assert mem.undo(outside["x"].id)["success"] and mem.entries("memory") == ["b", "x", "e", "y"]
+    legacy = {"index": 1}  # a row journaled before "follows" was recorded
+    assert ops.restore_at(["p", "q", "r"], legacy) == 1 and ops.restore_at(["p"], {"index": 7}) == 1
 
 
 @pytest.mark.parametrize("text", ["first part\n§\nsecond part", "trailing bare line\n§", "a\n§\n\n§\nb"])

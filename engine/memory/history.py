@@ -455,7 +455,7 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
                     "Nothing was changed."
                 )
             outcome = ops.add(entries, text, limit)
-            outcome.entries.insert(min(row.detail.get("index", len(entries)), len(entries)), outcome.entries.pop())
+            outcome.entries.insert(ops.restore_at(entries, row.detail), outcome.entries.pop())
             return outcome
 
         extra["op"] = "add"

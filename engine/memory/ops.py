@@ -8,6 +8,7 @@ dry run to validate and pin a write before staging it for approval.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,27 @@ class Change:
     before: str | None
     after: str | None
     index: int | None = None  # position of a removed entry, so undo can put it back there
+    follows: str | None = None  # the entry just before a removed one (None: it was first)
+
+
+def follows_key(entry: str | None) -> str | None:
+    """How a journal row names the entry a removed one followed: 16 hex digits of its SHA-256
+    (enough to find it among a file's entries; None when the removed entry was first)."""
+    return None if entry is None else hashlib.sha256(entry.encode("utf-8")).hexdigest()[:16]
+
+
+def restore_at(entries: list[str], detail: dict[str, Any]) -> int:
+    """Where undoing a removal puts the entry back into ``entries``: after the entry it followed
+    when that is still there (first, if it was first), else at its old index (rows journaled
+    before ``follows`` existed, or a neighbour that is gone too)."""
+    if "follows" in detail:
+        if detail["follows"] is None:
+            return 0
+        for i, entry in enumerate(entries):
+            if follows_key(entry) == detail["follows"]:
+                return i + 1
+    index = detail.get("index")
+    return min(index, len(entries)) if isinstance(index, int) and index >= 0 else len(entries)
 
 
 @dataclass
@@ -151,7 +173,8 @@ def remove(entries: list[str], old_text: str, pin: str | None = None) -> Outcome
     index = locate(entries, old_text, "remove", pin)
     old = entries[index]
     new = entries[:index] + entries[index + 1 :]
-    return Outcome(new, "Entry removed.", [Change("remove", old, None, index)], {"removed_entry": old})
+    change = Change("remove", old, None, index, entries[index - 1] if index else None)
+    return Outcome(new, "Entry removed.", [change], {"removed_entry": old})
 
 
 def op_text(op: dict[str, Any], key: str) -> str:
@@ -340,9 +363,9 @@ def _batch(entries: list[str], operations: list[Any], limit: int, target: str) -
             replaced[str(i)] = old
             changes.append(Change("replace", old, content))
         else:
+            changes.append(Change("remove", old, None, index, work[index - 1] if index else None))
             del work[index]
             removed[str(i)] = old
-            changes.append(Change("remove", old, None, index))
     if entries and not work:
         file_name = FILE_NAMES[target]
         raise refuse(

@@ -46,7 +46,7 @@ from .format import (
     serialize,
     split_pieces,
 )
-from .ops import Outcome, Refusal, refuse
+from .ops import Outcome, Refusal, follows_key, refuse
 from .rebuild import SUBSYSTEM, Left, base_of, left_of, rebuild, replays
 from .snapshot import MemorySnapshot
 from .threats import refusal_message, warning_message
@@ -659,7 +659,7 @@ class MemoryStore:
             if plan.action == "batch":
                 detail.update(batch=True, op_index=index)
             if change.index is not None:
-                detail["index"] = change.index
+                detail.update(index=change.index, follows=follows_key(change.follows))
             rows.append(
                 {
                     "action": plan.journal_action or change.action,
@@ -909,13 +909,18 @@ class MemoryStore:
         before = self._file_text(target, left)
         # as a person and Hermes read both (line endings translated): a file saved with CRLF
         # changes no entry, rather than merging them all into one
-        changes = entry_changes(read_as_hermes(before), read_as_hermes(state.raw))
+        earlier = read_as_hermes(before)
+        changes = entry_changes(earlier, read_as_hermes(state.raw))
         if not changes:
             return None
         rows: list[dict[str, Any]] = [
             {"action": action, "before": old, "after": new, "detail": {"index": index}}
             for action, old, new, index in changes
         ]
+        for row in rows:
+            if row["action"] == "remove":
+                index = row["detail"]["index"]
+                row["detail"]["follows"] = follows_key(earlier[index - 1] if index else None)
         rows[-1]["detail"]["file_sha"] = content_hash(state.raw)
         now = self.home.clock.now()
         at = self._edited_at(target, left, now)
