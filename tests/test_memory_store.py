@@ -191,9 +191,10 @@ def test_batch_messages_and_empty_store_refusal(mem):
         "Operation 1 (frob): unknown action. Use add, replace, or remove.": [{"action": "frob"}],
         "Operation 1 (unknown): unknown action. Use add, replace, or remove.": ["not a dict"],
     }
-    for message, ops in cases.items():
+    for message, operations in cases.items():
         assert (
-            mem.batch("memory", ops, u())["error"] == message + " No operations were applied (batch is all-or-nothing)."
+            mem.batch("memory", operations, u())["error"]
+            == message + " No operations were applied (batch is all-or-nothing)."
         )
     emptied = mem.batch("memory", [{"action": "remove", "old_text": "keep"}], u())
     assert emptied["error"].startswith("Refusing to empty MEMORY.md: this batch would remove every entry")
