@@ -155,3 +155,26 @@ def test_an_add_to_a_crlf_file_gives_the_bytes_hermes_add_gives(hermes, tmp_path
         files[who] = (home / "memories" / "MEMORY.md").read_bytes()
     assert files["workbench"] == files["hermes"]
     assert b"\r" not in files["workbench"] and files["workbench"].count("§".encode()) == 2
+
+
+def test_a_crlf_file_freezes_and_checks_as_hermes_reads_it(hermes, tmp_path):
+    """Hermes translates line endings as it reads, so a CRLF file's entries reach its prompt clean:
+    our frozen snapshot and doctor read them the same way (they saw one entry full of U+000D,
+    froze it as [BLOCKED] and advised removing it)."""
+    home = tmp_path / "home"
+    (home / "memories").mkdir(parents=True)
+    (home / "memories" / "MEMORY.md").write_bytes(CRLF + b"\r\n\xc2\xa7\r\nDeploys on Thursdays\r\nafter standup")
+    block = hermes.json(home, HERMES_BLOCK)["block"]
+    assert "BLOCKED" not in block and "Deploys on Thursdays\nafter standup" in block
+    frozen = subprocess.run(
+        workbench_cmd("memory", "show", "--frozen", "--json", "--home", str(home)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    ours = json.loads(frozen.stdout)["memory"]
+    assert ours["blocked"] == 0 and "Deploys on Thursdays\nafter standup" in ours["rendered"]
+    assert all(entry in ours["rendered"] for entry in ("Name is Sam", "Works in UTC"))
+    doctor = subprocess.run(workbench_cmd("doctor", "--home", str(home)), capture_output=True, text=True, timeout=60)
+    assert "CRLF line endings" in doctor.stdout + doctor.stderr
+    assert "blocked from every prompt" not in doctor.stdout + doctor.stderr

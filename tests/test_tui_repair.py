@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import OptionList, Static, TextArea
 
+from engine.tools import ToolContext
 from tests.tui_support import make_app, settle, wait_for
 from widgets.drift_banner import DriftBanner
 from widgets.entry_list import EntryList
@@ -78,6 +79,29 @@ async def test_a_crlf_file_is_normalised_from_the_banner_and_undone_with_u(home,
         await settle(pilot)
         await wait_for(pilot, lambda: banner(app).display, what="the banner to return")
         assert path.read_bytes() == CRLF
+
+
+async def test_a_crlf_file_reads_on_both_sides_as_hermes_reads_it_and_an_add_is_one_row(home, tmp_path):
+    """Both columns hold the entries Hermes reads (they held one entry full of U+000D, frozen as
+    [BLOCKED] and flagged as a threat), and an add that writes the file back with LF is one + row."""
+    put(home, CRLF)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert banner(app).reasons == ["CRLF line endings on 4 line(s)"]
+        frozen = app.screen.query_one("#frozen-list", EntryList).rows
+        rows = app.screen.query_one("#live-list", EntryList).rows
+        assert [r.text for r in frozen] == [r.text for r in rows] == ["alpha fact", "beta fact", "gamma fact"]
+        assert {r.mark for r in rows} == {""} and not any(r.threats for r in rows)
+        assert home.memory.add("memory", "delta fact", ToolContext(actor="agent"))["success"]
+        await wait_for(pilot, lambda: not banner(app).display, what="the banner to go")
+        rows = app.screen.query_one("#live-list", EntryList).rows
+        assert [(r.mark, r.text) for r in rows] == [
+            ("", "alpha fact"),
+            ("", "beta fact"),
+            ("", "gamma fact"),
+            ("+", "delta fact"),
+        ]
 
 
 async def test_a_merged_paste_is_split_where_the_banner_says(home, tmp_path):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError
 from ..health import CHECKS, Finding
 from . import repair
-from .format import FILE_NAMES, TARGETS, Usage, has_crlf, has_drift
+from .format import FILE_NAMES, TARGETS, Usage, has_crlf, has_drift, read_as_hermes
 from .threats import MAX_SCAN_CHARS, sanitize_entry, scan
 
 if TYPE_CHECKING:
@@ -68,7 +68,8 @@ def check_memory(home: Home) -> list[Finding]:
                     f"`workbench memory remove --target {target} --old TEXT`).",
                 )
             )
-        for number, entry in enumerate(state.entries, 1):
+        # as Hermes reads them (line endings translated; a leading BOM has its own finding, not this one)
+        for number, entry in enumerate(read_as_hermes(state.raw), 1):
             if sanitize_entry(entry, name) != entry:
                 why = ", ".join(scan(entry)) if len(entry) <= MAX_SCAN_CHARS else "too large to scan"
                 findings.append(

@@ -41,6 +41,7 @@ from .format import (
     has_crlf,
     has_drift,
     line_endings,
+    normalise_line_endings,
     parse_entries,
     read_as_hermes,
     serialize,
@@ -108,11 +109,13 @@ class _Plan:
 
 
 def _as_hermes_freezes(state: FileState) -> list[str]:
-    """The entries a session's prompt gets: Hermes reads the file without dropping a leading
-    byte-order mark, so it stays in entry 1 (whose scan then blocks it as invisible)."""
-    if not (state.data or b"").startswith(BOM.encode()):
+    """The entries a session's prompt gets, as Hermes reads the file: line endings translated
+    (so a CRLF file is its entries, not one entry full of U+000D that its scan would block),
+    and a leading byte-order mark kept in entry 1 (whose scan then blocks it as invisible)."""
+    bom = (state.data or b"").startswith(BOM.encode())
+    if not bom and not has_crlf(state.raw):
         return state.entries
-    return list(dict.fromkeys(split_pieces(BOM + state.raw)))
+    return list(dict.fromkeys(split_pieces(normalise_line_endings(BOM + state.raw if bom else state.raw))))
 
 
 def _text(value: Any, name: str) -> str:
@@ -203,6 +206,16 @@ class MemoryStore:
 
     def entries(self, target: str) -> list[str]:
         """The live entries on disk; raises ``MemoryFileUnreadable`` for an unreadable file."""
+        return self._readable(target).entries
+
+    def entries_as_hermes_reads(self, target: str) -> list[str]:
+        """The live entries with line endings translated, as Hermes and a person read them: for a
+        CRLF file, its entries rather than the one the store reads (and refuses to edit until the
+        file is normalised). Raises ``MemoryFileUnreadable`` as ``entries`` does."""
+        state = self._readable(target)
+        return read_as_hermes(state.raw) if has_crlf(state.raw) else state.entries
+
+    def _readable(self, target: str) -> FileState:
         self._check_target_or_raise(target)
         state = self.read(target)
         if state.error:
@@ -211,7 +224,7 @@ class MemoryStore:
                 "encoding UTF-8, or the link); nothing was changed.",
                 target=target,
             )
-        return state.entries
+        return state
 
     def usage(self, target: str) -> Usage:
         return Usage.of(self.entries(target), self.limit(target))
