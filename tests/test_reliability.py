@@ -64,6 +64,15 @@ def test_an_add_to_a_crlf_file_writes_it_back_as_hermes_add_does(home):
     assert "line_endings" not in home.memory.add("user", "plain file", user())
 
 
+def test_an_add_to_a_file_with_a_byte_order_mark_says_it_wrote_the_file_without_it(home):
+    path = home.memory.path("memory")
+    path.write_bytes("\ufeffalpha fact\n§\nbeta fact".encode())
+    added = home.memory.add("memory", "gamma fact", user())
+    assert "started with a byte-order mark" in added["byte_order_mark"]
+    assert path.read_bytes() == "alpha fact\n§\nbeta fact\n§\ngamma fact".encode()
+    assert "byte_order_mark" not in home.memory.add("memory", "delta fact", user())
+
+
 def test_normalising_line_endings_is_journaled_and_undoable(home):
     path = home.memory.path("memory")
     path.write_bytes(CRLF_FILE)

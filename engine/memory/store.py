@@ -611,6 +611,12 @@ class MemoryStore:
                     "LF, as Hermes's own write does."
                 )
             text = outcome.text if outcome.text is not None else serialize(outcome.entries)
+            dropped_bom = (state.data or b"").startswith(BOM.encode()) and not text.startswith(BOM)
+            if dropped_bom and "repair" not in plan.extra_detail:  # (a repair says what it did itself)
+                outcome.extras["byte_order_mark"] = (
+                    f"{FILE_NAMES[target]} started with a byte-order mark, which Hermes reads into entry 1 and "
+                    "blocks from its prompt: it was written without it."
+                )
             left = text.removeprefix(BOM)  # what reading the file back gives (``FileState.raw``)
             with self.home.journal.transaction():  # the reads and the pending rows: one commit
                 last = left_of(self.home.journal.connection(), target)

@@ -164,7 +164,7 @@ def result_text(result: dict) -> str:
                 lines.append(f"  was: {_short(result[key])}")
         if "usage" in result:
             lines.append(f"  {result.get('target', '')}: {result['usage']} · {_entries(result.get('entry_count', 0))}")
-        for key in ("warning", "line_endings"):
+        for key in ("warning", "line_endings", "byte_order_mark"):
             if result.get(key):
                 lines.append(f"⚠ {textwrap.fill(result[key], 100, subsequent_indent='  ')}")
         return "\n".join(lines)
