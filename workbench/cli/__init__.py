@@ -49,6 +49,7 @@ class Output:
     text: str | Callable[[], str] = ""
     ok: bool | None = None  # default: data.get("success", True)
     extra: dict[str, Any] = field(default_factory=dict)
+    report: bool = False  # a report (doctor's): on stdout even when its status is 1, so it pipes
 
     @property
     def succeeded(self) -> bool:
@@ -131,7 +132,7 @@ def _print(output: Output, as_json: bool) -> None:
     if not text and output.data:
         text = json.dumps(output.data, ensure_ascii=False, indent=2, default=str)
     if text:
-        stream = sys.stdout if output.succeeded else sys.stderr
+        stream = sys.stdout if output.succeeded or output.report else sys.stderr
         stream.write(visible(text.rstrip("\n")) + "\n")  # the one place text output is printed
 
 

@@ -37,7 +37,7 @@ def doctor_home(home: Home, args) -> Output:
     attention = [f for f in report.findings if f.needs_attention]
     if attention:
         data.update(success=False, error=f"{len(attention)} finding(s) need attention; each says how to fix it.")
-    return Output(data, text=lambda: render(data), ok=report.ok)
+    return Output(data, text=lambda: render(data), ok=report.ok, report=True)
 
 
 def render(data: dict) -> str:
