@@ -140,3 +140,16 @@ def test_history_says_which_event_an_undo_takes_back_and_who_proposed_an_approve
     assert wb("pending", "approve", staged["pending_id"]).returncode == 0
     text = wb("memory", "history").stdout
     assert f"(undoes #{added['id']})" in text and "(proposed by agent)" in text
+
+
+def test_history_of_an_entry_named_by_part_of_it(wb):
+    """--entry with part of one entry shows that entry's story; a part of none, or of several, is refused
+    (it read "present before" with no history, exit 0)."""
+    assert wb("memory", "add", "Deploys go through GitHub Actions").returncode == 0
+    assert wb("memory", "add", "CI caches live in /var/cache/ci").returncode == 0
+    story = as_json(wb("memory", "history", "--json", "--entry", "GitHub"))
+    assert story["origin"]["actor"] == "user" and story["events"][0]["after"] == "Deploys go through GitHub Actions"
+    none = wb("memory", "history", "--entry", "no such thing at all")
+    assert none.returncode == 1 and "No entry of MEMORY.md is or holds 'no such thing at all'" in none.stderr
+    several = wb("memory", "history", "--entry", "s")
+    assert several.returncode == 1 and "2 entries of MEMORY.md hold 's'" in several.stderr

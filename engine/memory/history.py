@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..errors import WorkbenchError
 from ..journal import JournalEntry
 from ..values import iso_time
 from . import ops, repair
@@ -308,6 +309,30 @@ class EntryStory:
     history: list[JournalEntry] = field(default_factory=list)
     undo: Undo | None = None
     why_no_undo: str = ""
+
+
+def entry_named(memory: MemoryStore, target: str, text: str) -> str:
+    """The entry ``text`` names for a look at its story: a live entry or one the journal knows by
+    that exact text, else the one live entry holding it; ``WorkbenchError`` when none or several do
+    (a part of an entry read as "present before" with no history)."""
+    entries = memory.entries(target)
+    if text in entries or memory.home.journal.about(SUBSYSTEM, target, text, limit=1):
+        return text
+    found = list(dict.fromkeys(e for e in entries if text in e))
+    if len(found) == 1:
+        return found[0]
+    name = FILE_NAMES[target]
+    if not found:
+        raise WorkbenchError(
+            f"No entry of {name} is or holds {text!r}, and the journal knows none by that text. "
+            "`workbench memory show` lists the entries.",
+            target=target,
+        )
+    raise WorkbenchError(
+        f"{len(found)} entries of {name} hold {text!r}; give more of the one you mean: "
+        + "; ".join(ops.preview(e) for e in found[:5]),
+        target=target,
+    )
 
 
 def story(memory: MemoryStore, target: str, entry: str, limit: int = 8) -> EntryStory:

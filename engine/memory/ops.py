@@ -96,7 +96,7 @@ def _pinned(entries: list[str], pin: str) -> int:
     return entries.index(pin)
 
 
-def _preview(entry: str) -> str:
+def preview(entry: str) -> str:
     return entry[:80] + ("..." if len(entry) > 80 else "")
 
 
@@ -114,7 +114,7 @@ def locate(entries: list[str], old_text: str, action: str, pin: str | None = Non
         )
     if len({entries[i] for i in found}) > 1:
         raise refuse(
-            f"Multiple entries matched '{old_text}'. Be more specific.", matches=[_preview(entries[i]) for i in found]
+            f"Multiple entries matched '{old_text}'. Be more specific.", matches=[preview(entries[i]) for i in found]
         )
     return found[0]
 
@@ -269,9 +269,9 @@ def unresolved_message(targets: list[Target], file_name: str, batch: bool) -> st
     for t in targets:
         what = f"operation {t.op} ({t.action})" if batch else f"this {t.action}"
         if t.pinned is not None:
-            reasons.append(f"{what} was staged against '{_preview(t.pinned)}', which is no longer in {file_name}")
+            reasons.append(f"{what} was staged against '{preview(t.pinned)}', which is no longer in {file_name}")
         elif t.matches:
-            listed = "; ".join(f"'{_preview(m)}'" for m in t.matches)
+            listed = "; ".join(f"'{preview(m)}'" for m in t.matches)
             reasons.append(
                 f"{what} targets '{t.old_text}', which now matches {len(t.matches)} different entries "
                 f"in {file_name} ({listed})"

@@ -224,7 +224,8 @@ def show_history(home: Home, args) -> Output:
         home.memory.record_external_change(target)
     if args.entry is not None:
         target = args.target or "memory"
-        found = history.story(home.memory, target, args.entry.strip(), args.limit)
+        entry = history.entry_named(home.memory, target, args.entry.strip())
+        found = history.story(home.memory, target, entry, args.limit)
         rows = found.history
         data["origin"] = found.origin.to_dict()
         head = [f"origin: {found.origin.describe()}"]
