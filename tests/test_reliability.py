@@ -96,14 +96,15 @@ def test_normalising_line_endings_is_journaled_and_undoable(home):
 
 
 def user_entries(raw: str) -> list[str]:
-    """Entries as a person reads the file: split at every line that shows only '§'."""
+    """Entries as a person (and Hermes) reads the file: CRLF and a lone CR are line ends, and
+    every line that shows only '§' splits it."""
     groups, current = [], []
-    for line in raw.lstrip("\ufeff").split("\n"):
+    for line in raw.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         if line.strip() == "§":
             groups.append(current)
             current = []
         else:
-            current.append(line.rstrip("\r"))
+            current.append(line)
     groups.append(current)
     return [text for text in ("\n".join(g).strip() for g in groups) if text]
 
