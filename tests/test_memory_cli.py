@@ -125,6 +125,7 @@ def test_history_catches_up_with_a_write_made_outside_first(wb, tmp_path):
     ]
     assert events[0]["detail"]["seen_at"] > path.stat().st_mtime
     assert "(found " in wb("memory", "history").stdout.splitlines()[0]
+    assert not (tmp_path / "home" / "memories" / "USER.md.lock").exists()  # no USER.md: nothing to lock
     story = as_json(wb("memory", "history", "--json", "--entry", "Written by Hermes"))
     assert story["origin"]["actor"] == "external" and story["events"][0]["action"] == "add"
 

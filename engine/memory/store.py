@@ -875,6 +875,9 @@ class MemoryStore:
         self._check_target_or_raise(target)
         if self.home.read_only:
             return False
+        unseen = self.read(target)
+        if unseen.data is None and unseen.error is None and left_of(self.home.journal.connection(), target) is None:
+            return False  # no file and none journaled: nothing to catch up, and no lock file to leave behind
         try:
             lock = self._locked(target)
         except Refusal:
