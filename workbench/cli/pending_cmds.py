@@ -109,7 +109,7 @@ def show_pending(home: Home, args) -> Output:
 
 def render_preview(preview: dict) -> str:
     lines = [
-        f"# Pending {preview['subsystem']} write {preview['id']}: {preview['summary']}",
+        f"# Pending {preview['subsystem']} write {preview['id']}: {_one_line(preview['summary'])}",
         f"origin: {preview['origin']} ({preview['actor']})   staged: {preview['created_at']}"
         + ("   by Hermes" if preview["staged_by"] == "hermes" else ""),
     ]
