@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 
 
 def cli(home, *args):
@@ -176,3 +177,36 @@ def test_a_relative_home_lists_and_approves_its_pending_writes(tmp_path):
     assert listing["problems"] == [] and [r["id"] for r in listing["pending"]] == [staged]
     assert rel("pending", "approve", staged)["success"] is True
     assert "Prefers tea" in (tmp_path / "rel" / "memories" / "USER.md").read_text()
+
+
+def test_show_dates_a_hermes_hit_on_an_entry_written_outside_after_staging(tmp_path):
+    """`pending show` first journals what changed outside (as `memory history` does), so a Hermes
+    remove that now hits an entry someone rewrote since it was staged says so."""
+    home = tmp_path / "h"
+    memory = home / "memories" / "MEMORY.md"
+    memory.parent.mkdir(parents=True)
+    memory.write_text("The build cache lives in /var/cache/ci, cleaned weekly\n§\nProject uses uv", encoding="utf-8")
+    assert cli(home, "memory", "show")[0] == 0  # the workbench has seen the file
+    record = {
+        "id": "0000cc02",
+        "subsystem": "memory",
+        "action": "remove",
+        "summary": "remove from memory: build cache",
+        "origin": "foreground",
+        "created_at": time.time() - 30,
+        "payload": {"action": "remove", "target": "memory", "old_text": "build cache"},
+    }
+    (home / "pending" / "memory").mkdir(parents=True, exist_ok=True)
+    (home / "pending" / "memory" / "0000cc02.json").write_text(json.dumps(record), encoding="utf-8")
+    code, shown = cli(home, "pending", "show", "0000cc02")
+    assert code == 0 and [t.get("written_after") for t in shown["targets"]] == [None]
+    memory.write_text("The build cache lives in /var/cache/ci3 now\n§\nProject uses uv", encoding="utf-8")
+    code, shown = cli(home, "pending", "show", "0000cc02")
+    [hit] = shown["targets"]
+    assert hit["entry"] == "The build cache lives in /var/cache/ci3 now" and hit["written_after"]["actor"] == "external"
+    text = subprocess.run(
+        [sys.executable, "-m", "workbench", "pending", "show", "0000cc02", "--home", str(home)],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "⚠ that entry was written after this was staged" in text and "external" in text

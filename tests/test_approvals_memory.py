@@ -319,3 +319,21 @@ def test_hermes_batch_resolves_each_op_against_the_ones_before_it(home):
     assert home.approvals.approve("0000aa03")["success"]
     assert home.memory.entries("memory") == ["Tea time is 4pm"]
     assert [r.id for r in home.approvals.list()] == ["0000aa04"]
+
+
+def test_a_hermes_remove_that_now_hits_an_entry_written_after_it_was_staged_says_so(home, clock):
+    """Hermes's records name no entry: its remove of 'build cache' staged against one entry can hit
+    another written since. The preview dates that hit (it stays approvable: the user decides)."""
+    seed(home, "The build cache lives in /var/cache/ci, cleaned weekly", "Project uses uv")
+    hermes_record(
+        home, "0000cc01", {"action": "remove", "target": "memory", "old_text": "build cache"}, created_at=clock.now()
+    )
+    [hit] = home.approvals.preview("0000cc01")["targets"]
+    assert hit["entry"].startswith("The build cache lives in /var/cache/ci,") and "written_after" not in hit
+    clock.advance(60)
+    home.memory.replace("memory", "cleaned weekly", "The build cache lives in /var/cache/ci3 now", USER)
+    [hit] = home.approvals.preview("0000cc01")["targets"]
+    assert hit["entry"] == "The build cache lives in /var/cache/ci3 now"
+    written = hit["written_after"]
+    assert (written["actor"], written["event_id"]) == ("user", home.memory.history("memory")[0].id)
+    assert home.approvals.preview("0000cc01")["error"] is None  # a warning, not a refusal

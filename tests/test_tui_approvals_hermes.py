@@ -35,13 +35,13 @@ def text_of(app, selector: str) -> str:
     return str(app.screen.query_one(selector, Static).content)
 
 
-async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is_refused(home, tmp_path):
+async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is_refused(home, tmp_path, clock):
     for entry in ("User likes tea", "Project uses uv", "Deploys on Fridays"):
         home.memory.add("memory", entry, ToolContext(actor="user"))
-    hermes_record(
+    hermes_record(  # staged after the entries were written (else the preview flags every hit)
         home,
         "0000aaaa",
-        1.0,
+        clock.now() + 1,
         {
             "action": "batch",
             "target": "memory",
@@ -52,7 +52,9 @@ async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is
             ],
         },
     )
-    hermes_record(home, "0000bbbb", 2.0, {"action": "remove", "target": "memory", "content": None, "old_text": "s"})
+    hermes_record(
+        home, "0000bbbb", clock.now() + 2, {"action": "remove", "target": "memory", "content": None, "old_text": "s"}
+    )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("4")
@@ -98,3 +100,20 @@ async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, 
         await settle(pilot)
     assert home.memory.entries("memory") == ["User likes black coffee", "Project uses uv"]
     assert home.approvals.count() == 0
+
+
+async def test_a_hermes_remove_hitting_an_entry_written_after_staging_is_flagged(home, tmp_path, clock):
+    home.memory.add("memory", "The build cache lives in /var/cache/ci, cleaned weekly", ToolContext(actor="user"))
+    hermes_record(home, "0000dddd", clock.now(), {"action": "remove", "target": "memory", "old_text": "build cache"})
+    clock.advance(120)
+    home.memory.replace(
+        "memory", "cleaned weekly", "The build cache lives in /var/cache/ci3 now", ToolContext(actor="user")
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        await wait_for(pilot, lambda: "written after" in text_of(app, "#proposal-warnings"), what="the warning")
+        warning = text_of(app, "#proposal-warnings")
+        assert "Remove hits an entry written after this was staged (user," in warning
+        assert "The build cache lives in /var/cache/ci3 now" in warning

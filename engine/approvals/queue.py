@@ -21,6 +21,7 @@ from ..events import PendingChanged
 from ..fileio import crash_point
 from ..safety import assess
 from ..tools import BACKGROUND_REVIEW
+from ..values import iso_time
 from .preview import memory_view, skill_view
 from .records import (
     ORIGINS,
@@ -192,6 +193,8 @@ class ApprovalQueue:
             staged = self._owner(record).preview_staged(record.payload, edited_content=edit)
         except WorkbenchError as exc:
             return {**view, "error": exc.message}
+        if record.subsystem == "memory":
+            self._date_hits(record, staged)
         if staged.get("error"):
             return {**view, "error": str(staged["error"]), "targets": staged.get("targets", [])}
         if record.subsystem == "memory":
@@ -453,6 +456,21 @@ class ApprovalQueue:
         return {done_key: done, "failed": failed}
 
     # -- helpers ------------------------------------------------------------------
+    def _date_hits(self, record: PendingRecord, staged: dict[str, Any]) -> None:
+        """For each target a write Hermes staged hits by ``old_text`` alone (no pinned entry): when
+        the entry it hits now was written after the proposal was staged, say by whom and when
+        (``written_after``), since it cannot be the entry the proposal was made against."""
+        journal = self.home.journal
+        for hit in staged.get("targets") or []:
+            if hit.get("pinned") is not None or hit.get("entry") is None:
+                continue
+            rows = journal.about("memory", staged["target"], hit["entry"], limit=20)
+            newer = next(
+                (r for r in rows if r.after == hit["entry"] and r.at is not None and r.at > record.created_at), None
+            )
+            if newer is not None:
+                hit["written_after"] = {"at": iso_time(newer.at), "actor": newer.actor, "event_id": newer.id}
+
     def _sourced(self, record: PendingRecord) -> PendingRecord:
         """The record with the session and message that staged it: a record Hermes wrote names
         neither, so they come from the staging call's result in state.db (``sources``), and its

@@ -6,6 +6,7 @@ from engine.approvals import PendingRecord
 from engine.approvals.queue import flags
 from engine.errors import WorkbenchError
 from engine.home import Home
+from engine.memory import TARGETS
 
 from . import Output, UsageError
 
@@ -103,6 +104,8 @@ def list_pending(home: Home, args) -> Output:
 
 
 def show_pending(home: Home, args) -> Output:
+    for target in TARGETS:  # Hermes's writes since a workbench process last looked: journaled first, so a
+        home.memory.record_external_change(target)  # hit on an entry written after staging is dated
     preview = home.approvals.preview(args.id, edit=args.edit)
     return Output(preview, text=lambda: render_preview(preview))
 
@@ -140,7 +143,14 @@ def _target_line(target: dict) -> str:
     """Which live entry one replace or remove hits (``op N`` only matters in a batch)."""
     head = f"op {target['op']} {target['action']}"
     if target["status"] == "hits":
-        return f"{head} hits: {_one_line(target['entry'])}"
+        newer = target.get("written_after")
+        warning = (
+            f"\n  ⚠ that entry was written after this was staged ({newer['at'][:16].replace('T', ' ')}, "
+            f"{newer['actor']}, event {newer['event_id']}): it may not be the entry the proposal meant"
+            if newer
+            else ""
+        )
+        return f"{head} hits: {_one_line(target['entry'])}{warning}"
     if target["status"] == "ambiguous":
         return f"{head} '{_one_line(target['old_text'])}' is ambiguous, it matches {len(target['matches'])} entries"
     if target["pinned"] is not None:

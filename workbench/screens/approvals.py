@@ -261,6 +261,14 @@ class ApprovalsScreen(WorkbenchScreen):
                 notes += [("Staged against: ", "bold"), (pinned + "\n", "")]
                 notes += [("Now: ", "bold"), (preview.get("now") or "(no similar entry; it was removed)", "")]
                 notes.append(("\n", ""))
+        for hit in preview.get("targets") or []:
+            if hit.get("written_after"):
+                newer = hit["written_after"]
+                notes += [
+                    (f"{hit['action'].capitalize()} hits an entry written after this was staged ", "bold $warning"),
+                    (f"({newer['actor']}, {newer['at'][11:16]}): it may not be the one meant: ", "$warning"),
+                    (one_line(hit["entry"], 200) + "\n", ""),
+                ]
         named, more = strongest(preview.get("duplicates") or [])
         for dup in named:
             label = "Exact duplicate of" if dup.get("exact") else f"Near-duplicate ({dup.get('score')}%) of"
