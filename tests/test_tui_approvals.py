@@ -95,6 +95,26 @@ async def test_approve_and_reject(gated, tmp_path):
         assert [row.actor for row in gated.journal.query(subsystem="approvals", limit=2)] == ["user", "user"]
 
 
+async def test_after_a_decision_the_cursor_stays_on_its_row(gated, tmp_path):
+    """Deciding row 2 of 3 leaves the cursor on row 2, now the next proposal (it went back to row 1)."""
+    for text in ("First proposal", "Second proposal", "Third proposal"):
+        stage(gated, text)
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_approvals(pilot)
+        queue = app.screen.query_one("#queue", OptionList)
+        await pilot.press("down")
+        await settle(pilot)
+        await pilot.press("a", "y")
+        await wait_for(pilot, lambda: queue.option_count == 2, what="the queue to shrink")
+        await settle(pilot)
+        assert queue.highlighted == 1 and app.screen.current.summary.endswith("Third proposal")
+        await pilot.press("r", "y")  # the last row decided: the cursor goes to the one above
+        await wait_for(pilot, lambda: queue.option_count == 1, what="the queue to shrink")
+        await settle(pilot)
+        assert queue.highlighted == 0 and app.screen.current.summary.endswith("First proposal")
+
+
 async def test_a_rejection_is_put_back_with_u_right_after(gated, tmp_path):
     first = stage(gated, "First proposal")
     second = stage(gated, "Second proposal")

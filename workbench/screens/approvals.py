@@ -128,7 +128,7 @@ class ApprovalsScreen(WorkbenchScreen):
     def _queue_loaded(self, message: QueueLoaded) -> None:
         view = message.view
         queue = self.query_one("#queue", OptionList)
-        before = self.current
+        before, row = self.current, queue.highlighted  # (set_options below clears the highlight)
         self.records = view.records
         problems = f" · {view.unusable} unreadable file(s), see `workbench pending list`" if view.unusable else ""
         self.query_one("#queue-title", Static).update(
@@ -162,7 +162,7 @@ class ApprovalsScreen(WorkbenchScreen):
             index = (
                 ids.index(before.id)
                 if before is not None and before.id in ids
-                else min(queue.highlighted or 0, len(ids) - 1)
+                else min(row or 0, len(ids) - 1)  # the one decided is gone: the next one takes its row
             )
         queue.highlighted = index
         self.load_preview(view.records[index].id)
