@@ -152,7 +152,13 @@ def _quoted(text: str | None, width: int = 120) -> str:
 
 
 def summarize(entry: JournalEntry) -> str:
-    """What one row did, in one line."""
+    """What one row did, in one line (an approved proposal's row names its proposer)."""
+    said = _summary(entry)
+    proposer = entry.detail.get("proposed_by")
+    return f"{said} (proposed by {visible(proposer)})" if isinstance(proposer, str) and proposer else said
+
+
+def _summary(entry: JournalEntry) -> str:
     detail, action, target = entry.detail, entry.action, entry.target
     if entry.subsystem == "memory":
         where = FILES.get(target, target)

@@ -76,6 +76,15 @@ def test_a_row_changed_since_is_refused_with_why_and_the_rest_still_reverts(home
     assert home.memory.entries("user") == [] and "Deploys go straight to prod" in home.memory.entries("memory")
 
 
+def test_an_approved_proposal_row_names_its_proposer(home):
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    staged = home.memory.add("memory", "Deploys go through staging", REVIEW)
+    assert home.approvals.approve(staged["pending_id"])["success"]
+    [write] = Timeline(home).page(subsystem="memory", limit=1)
+    assert (write.actor, write.summary) == ("user", "MEMORY + 'Deploys go through staging' (proposed by review)")
+
+
 def test_bad_references_and_since(home, clock):
     learn(home)
     timeline = Timeline(home)
