@@ -337,3 +337,31 @@ def test_a_hermes_remove_that_now_hits_an_entry_written_after_it_was_staged_says
     written = hit["written_after"]
     assert (written["actor"], written["event_id"]) == ("user", home.memory.history("memory")[0].id)
     assert home.approvals.preview("0000cc01")["error"] is None  # a warning, not a refusal
+
+
+def test_a_memory_diff_keeps_each_entry_whole(home):
+    """A batch removing one entry and adding another: a line diff of the file paired the lines of
+    an unrelated entry (`- hotfixes… + Integration… § - Integration… + always`), as if that entry
+    were removed and written again; the entry diff keeps it as context."""
+    seed(home, "Deploys go through staging first; hotfixes skip it", "Integration tests run nightly\non the CI box")
+    hermes_record(
+        home,
+        "0000ee02",
+        {
+            "action": "batch",
+            "target": "memory",
+            "operations": [
+                {"action": "remove", "old_text": "hotfixes"},
+                {"action": "add", "content": "Deploys go through staging, always"},
+            ],
+        },
+        created_at=home.clock.now() + 1,
+    )
+    assert home.approvals.preview("0000ee02")["diff"] == [
+        ("-", "Deploys go through staging first; hotfixes skip it"),
+        (" ", "§"),
+        (" ", "Integration tests run nightly"),
+        (" ", "on the CI box"),
+        (" ", "§"),
+        ("+", "Deploys go through staging, always"),
+    ]

@@ -28,6 +28,30 @@ def line_diff(before: str, after: str) -> list[DiffLine]:
     return lines
 
 
+def entry_diff(before: list[str], after: list[str]) -> list[DiffLine]:
+    """A memory file's diff entry by entry: whole entries kept, removed or added, each line of
+    them marked, with the ``§`` line between entries as context. A line diff of the file text
+    could pair lines of unrelated entries, so a batch that removes one entry and adds another
+    read as if a third one were removed and written again."""
+    lines: list[DiffLine] = []
+
+    def entry(kind: str, text: str) -> None:
+        if lines:
+            lines.append((" ", "§"))
+        lines.extend((kind, line) for line in text.split("\n"))
+
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if op == "equal":
+            for text in before[i1:i2]:
+                entry(" ", text)
+            continue
+        for text in before[i1:i2]:
+            entry("-", text)
+        for text in after[j1:j2]:
+            entry("+", text)
+    return lines
+
+
 def diff_stats(lines: Iterable[DiffLine]) -> dict[str, int]:
     kinds = [kind for kind, _ in lines]
     return {"added": kinds.count("+"), "removed": kinds.count("-")}
@@ -59,7 +83,7 @@ def memory_view(staged: dict, payload: dict, edit: str | None, limit: int, thres
         "after": after,
         "before_text": before_text,
         "after_text": after_text,
-        "diff": line_diff(before_text, after_text),
+        "diff": entry_diff(before, after),
         "budget": usage.to_dict(),
         "targets": staged.get("targets", []),
         "duplicates": near_duplicates(proposed_texts(payload, edit), before, threshold, ignore=removed),
