@@ -154,3 +154,14 @@ def test_history_of_an_entry_named_by_part_of_it(wb):
     assert none.returncode == 1 and "No entry of MEMORY.md is or holds 'no such thing at all'" in none.stderr
     several = wb("memory", "history", "--entry", "s")
     assert several.returncode == 1 and "2 entries of MEMORY.md hold 's'" in several.stderr
+
+
+def test_show_reads_a_crlf_file_as_hermes_does_and_says_why_edits_are_refused(wb, tmp_path):
+    path = tmp_path / "home" / "memories" / "MEMORY.md"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"Fact one\r\nline two\r\n\xc2\xa7\r\nFact three")
+    shown = as_json(wb("memory", "show", "--target", "memory", "--json"))
+    assert shown["entries"] == ["Fact one\nline two", "Fact three"]  # it listed one entry holding both
+    assert "CRLF line endings" in shown["line_endings"]
+    assert "⚠ MEMORY.md uses CRLF line endings" in wb("memory", "show").stdout
+    assert "line_endings" not in as_json(wb("memory", "show", "--target", "user", "--json"))

@@ -10,7 +10,7 @@ import textwrap
 
 from engine.home import Home
 from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, history, render_block
-from engine.memory.format import BOM
+from engine.memory.format import BOM, has_crlf, line_endings, read_as_hermes
 from engine.tools import ToolContext
 from engine.values import iso_time
 
@@ -80,7 +80,8 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
         raw[:1] = [e.removeprefix(BOM) for e in raw[:1]]  # entry 1 as journaled: Hermes kept a leading BOM in it
     else:
         state = store.read(target)
-        entries, error = state.entries, state.error
+        # a CRLF file's entries as Hermes (and a person) reads them, not the one entry the store sees
+        entries, error = read_as_hermes(state.raw) if has_crlf(state.raw) else state.entries, state.error
         usage = Usage.of(entries, store.limit(target))
         rendered, raw = render_block(target, entries, usage.limit), entries
     origins = history.origins(store, target, raw)
@@ -101,6 +102,11 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
     if frozen is not None:
         view["blocked"] = len(frozen.blocked(target))
         view["withheld"] = frozen.withheld
+    elif has_crlf(state.raw):
+        view["line_endings"] = (
+            f"{FILE_NAMES[target]} uses {line_endings(state.raw)} line endings: shown as Hermes reads it; "
+            "replace and remove are refused until `workbench doctor --fix` normalises it (undoable)."
+        )
     return view
 
 
@@ -133,6 +139,8 @@ def _view_text(view: dict, frozen: bool, notes: list[str]) -> str:
         lines.append(f"  (unreadable: {view['error']})")
     if view.get("withheld"):
         lines.append(f"  ({view['withheld']})")
+    if view.get("line_endings"):
+        lines.append(f"  ⚠ {textwrap.fill(view['line_endings'], 96, subsequent_indent='    ')}")
     lines.extend(_numbered(view["entries"], notes) if view["entries"] else ["  (no entries)"])
     return "\n".join(lines)
 
