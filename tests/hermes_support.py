@@ -150,3 +150,24 @@ def write_from_another_process(path: Path, text: str) -> None:
         "p.write_text(sys.argv[2], encoding='utf-8')"
     )
     subprocess.run([sys.executable, "-c", code, str(path), text], check=True)
+
+
+def hermes_record(
+    home, pid: str, payload: dict, *, created_at: float = 1.0, origin: str = "foreground", summary: str = "hermes"
+) -> Path:
+    """A pending memory record laid out as Hermes 0.19.0's ``stage_write`` writes it: no pinned
+    entry, no actor, session or message of ours. ``home``: an open home."""
+    record = {
+        "id": pid,
+        "subsystem": "memory",
+        "action": payload["action"],
+        "summary": summary,
+        "origin": origin,
+        "created_at": created_at,
+        "payload": payload,
+    }
+    folder = home.pending_dir / "memory"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{pid}.json"
+    path.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+    return path

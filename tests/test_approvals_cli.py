@@ -7,6 +7,9 @@ import re
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
+
+from tests.hermes_support import hermes_record
 
 
 def cli(home, *args):
@@ -187,17 +190,8 @@ def test_show_dates_a_hermes_hit_on_an_entry_written_outside_after_staging(tmp_p
     memory.parent.mkdir(parents=True)
     memory.write_text("The build cache lives in /var/cache/ci, cleaned weekly\n§\nProject uses uv", encoding="utf-8")
     assert cli(home, "memory", "show")[0] == 0  # the workbench has seen the file
-    record = {
-        "id": "0000cc02",
-        "subsystem": "memory",
-        "action": "remove",
-        "summary": "remove from memory: build cache",
-        "origin": "foreground",
-        "created_at": time.time() - 30,
-        "payload": {"action": "remove", "target": "memory", "old_text": "build cache"},
-    }
-    (home / "pending" / "memory").mkdir(parents=True, exist_ok=True)
-    (home / "pending" / "memory" / "0000cc02.json").write_text(json.dumps(record), encoding="utf-8")
+    payload = {"action": "remove", "target": "memory", "old_text": "build cache"}
+    hermes_record(SimpleNamespace(pending_dir=home / "pending"), "0000cc02", payload, created_at=time.time() - 30)
     code, shown = cli(home, "pending", "show", "0000cc02")
     assert code == 0 and [t.get("written_after") for t in shown["targets"]] == [None]
     memory.write_text("The build cache lives in /var/cache/ci3 now\n§\nProject uses uv", encoding="utf-8")

@@ -8,6 +8,7 @@ import pytest
 
 from engine.events import MemoryChanged, PendingChanged
 from engine.tools import BACKGROUND_REVIEW, ToolContext
+from tests.hermes_support import hermes_record
 
 AGENT = ToolContext(actor="agent", session_id="s1", message_id=3)
 USER = ToolContext(actor="user")
@@ -195,16 +196,8 @@ def test_pin_survives_unrelated_changes_and_batches_replay_with_their_pins(home)
 
 def test_hermes_record_without_a_pin_resolves_by_substring_and_refuses_when_gone(home):
     seed(home, "User likes tea")
-    legacy = {
-        "id": "00c0ffee",
-        "subsystem": "memory",
-        "action": "remove",
-        "summary": "remove from memory: tea",
-        "origin": "foreground",
-        "created_at": 1.0,
-        "payload": {"action": "remove", "target": "memory", "old_text": "tea"},
-    }
-    (home.pending_dir / "memory" / "00c0ffee.json").write_text(json.dumps(legacy))
+    legacy = {"payload": {"action": "remove", "target": "memory", "old_text": "tea"}}
+    hermes_record(home, "00c0ffee", legacy["payload"], summary="remove from memory: tea")
     [target] = home.approvals.preview("00c0ffee")["targets"]
     assert (target["status"], target["entry"], target["pinned"]) == ("hits", "User likes tea", None)
     home.memory.replace("memory", "tea", "User likes coffee", USER)
@@ -238,20 +231,6 @@ def test_edit_holding_the_delimiter_is_refused_and_the_record_kept(home):
     assert memory_file(home) == before and home.approvals.count() == 1
     assert home.approvals.approve(pid)["success"]
     assert home.memory.entries("memory") == ["User likes coffee"]
-
-
-def hermes_record(home, pid, payload, created_at=1.0):
-    """A record laid out exactly as Hermes 0.19.0's ``stage_write`` writes it (no pinned entry)."""
-    record = {
-        "id": pid,
-        "subsystem": "memory",
-        "action": payload["action"],
-        "summary": "hermes",
-        "origin": "foreground",
-        "created_at": created_at,
-        "payload": payload,
-    }
-    (home.pending_dir / "memory" / f"{pid}.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
 
 
 def test_hermes_replace_edited_then_approved_hits_the_entry_its_old_text_names(home):

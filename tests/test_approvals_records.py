@@ -10,6 +10,7 @@ from engine import open_home
 from engine.errors import ReadOnlyError, WorkbenchError
 from engine.events import PendingChanged
 from engine.tools import BACKGROUND_REVIEW, FOREGROUND
+from tests.hermes_support import hermes_record
 
 
 def _stage(home, subsystem="memory", action="add", **payload):
@@ -91,16 +92,8 @@ def test_records_we_stage_say_so_and_keep_saying_so_after_a_reject_and_restore(h
         payload={"action": "add", "target": "memory", "content": "Uses Postgres"},
     )
     assert json.loads((home.pending_dir / "memory" / f"{ours.id}.json").read_text())["staged_by"] == "workbench"
-    hermes = {
-        "id": "0a1b2c3d",
-        "subsystem": "memory",
-        "action": "add",
-        "summary": "add",
-        "origin": "background_review",
-        "created_at": 1.5,
-        "payload": {"action": "add", "target": "memory", "content": "Deploys on Fridays"},
-    }
-    (home.pending_dir / "memory" / "0a1b2c3d.json").write_text(json.dumps(hermes))
+    payload = {"action": "add", "target": "memory", "content": "Deploys on Fridays"}
+    hermes_record(home, "0a1b2c3d", payload, origin="background_review")
     for record in (ours, home.approvals.get("0a1b2c3d")):
         home.approvals.reject(record.id)
         home.approvals.restore(record.id)

@@ -2,33 +2,16 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from textual.widgets import OptionList, Static, TextArea
 
 from engine.tools import ToolContext
+from tests.hermes_support import hermes_record
 from tests.tui_support import make_app, settle, wait_for
 from widgets.gauge import CapacityGauge
 from workbench.screens.dialogs import EditDialog
 
 pytestmark = pytest.mark.anyio
-
-
-def hermes_record(home, pid: str, created_at: float, payload: dict) -> None:
-    """A record exactly as Hermes 0.19.0's ``stage_write`` lays it out."""
-    record = {
-        "id": pid,
-        "subsystem": "memory",
-        "action": payload["action"],
-        "summary": f"{payload['action']} (hermes)",
-        "origin": "foreground",
-        "created_at": created_at,
-        "payload": payload,
-    }
-    folder = home.pending_dir / "memory"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{pid}.json").write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
 def text_of(app, selector: str) -> str:
@@ -38,10 +21,9 @@ def text_of(app, selector: str) -> str:
 async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is_refused(home, tmp_path, clock):
     for entry in ("User likes tea", "Project uses uv", "Deploys on Fridays"):
         home.memory.add("memory", entry, ToolContext(actor="user"))
-    hermes_record(  # staged after the entries were written (else the preview flags every hit)
+    hermes_record(
         home,
         "0000aaaa",
-        clock.now() + 1,
         {
             "action": "batch",
             "target": "memory",
@@ -51,9 +33,14 @@ async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is
                 {"action": "add", "content": "CI on GitHub"},
             ],
         },
+        created_at=clock.now() + 1,  # staged after the entries were written (else the preview flags every hit)
+        summary="batch (hermes)",
     )
     hermes_record(
-        home, "0000bbbb", clock.now() + 2, {"action": "remove", "target": "memory", "content": None, "old_text": "s"}
+        home,
+        "0000bbbb",
+        {"action": "remove", "target": "memory", "content": None, "old_text": "s"},
+        created_at=clock.now() + 2,
     )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -81,10 +68,7 @@ async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, 
     for entry in ("User likes tea", "Project uses uv"):
         home.memory.add("memory", entry, ToolContext(actor="user"))
     hermes_record(
-        home,
-        "0000cccc",
-        1.0,
-        {"action": "replace", "target": "memory", "content": "User likes coffee", "old_text": "tea"},
+        home, "0000cccc", {"action": "replace", "target": "memory", "content": "User likes coffee", "old_text": "tea"}
     )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -104,7 +88,9 @@ async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, 
 
 async def test_a_hermes_remove_hitting_an_entry_written_after_staging_is_flagged(home, tmp_path, clock):
     home.memory.add("memory", "The build cache lives in /var/cache/ci, cleaned weekly", ToolContext(actor="user"))
-    hermes_record(home, "0000dddd", clock.now(), {"action": "remove", "target": "memory", "old_text": "build cache"})
+    hermes_record(
+        home, "0000dddd", {"action": "remove", "target": "memory", "old_text": "build cache"}, created_at=clock.now()
+    )
     clock.advance(120)
     home.memory.replace(
         "memory", "cleaned weekly", "The build cache lives in /var/cache/ci3 now", ToolContext(actor="user")
