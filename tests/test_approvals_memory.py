@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -344,3 +345,36 @@ def test_a_memory_diff_keeps_each_entry_whole(home):
         (" ", "§"),
         ("+", "Deploys go through staging, always"),
     ]
+
+
+def test_a_proposal_on_a_file_with_a_cr_inside_an_entry_previews_what_approval_does(home):
+    """The '§' lines are LF (no drift), one entry holds CRLF: the preview reads the entries as the
+    write does (line endings translated), so the pinned entry is found and the budget counts no CR."""
+    home.memory.path("memory").write_bytes(b"Uses Postgres 16\n\xc2\xa7\nDeploy steps:\r\n1. build\r\n2. ship")
+    approval_on(home)
+    pid = staged_id(home.memory.replace("memory", "Postgres 16", "Uses Postgres 17", AGENT))
+    preview = home.approvals.preview(pid)
+    assert preview["error"] is None and [t["status"] for t in preview["targets"]] == ["hits"]
+    assert preview["budget"]["chars"] == len("Uses Postgres 17\n§\nDeploy steps:\n1. build\n2. ship")
+    assert home.approvals.approve(pid)["success"]
+    assert home.memory.entries("memory") == ["Uses Postgres 17", "Deploy steps:\n1. build\n2. ship"]
+
+
+def test_an_entry_found_in_a_late_catch_up_is_only_perhaps_written_after_staging(home, clock):
+    """Several outside edits found at once all carry the file's last mtime: one made before the
+    proposal was staged is dated after it, so the flag says 'perhaps' (surely False)."""
+    seed(home, "Uses Postgres 16")
+    path = home.memory.path("memory")
+    path.write_text("Uses Postgres 16\n§\nDeploys on Fridays", encoding="utf-8")  # Hermes, before staging
+    hermes_record(
+        home,
+        "0000ee03",
+        {"action": "replace", "target": "memory", "old_text": "Deploys on", "content": "Deploys on Thursdays"},
+        created_at=clock.now() + 10,
+    )
+    path.write_text("Uses Postgres 16\n§\nDeploys on Fridays\n§\nCI has 2 cores", encoding="utf-8")  # after it
+    os.utime(path, (clock.now() + 20, clock.now() + 20))
+    clock.advance(600)
+    home.memory.record_external_change("memory")  # both found now, dated by the mtime
+    [hit] = home.approvals.preview("0000ee03")["targets"]
+    assert hit["entry"] == "Deploys on Fridays" and hit["written_after"]["surely"] is False

@@ -107,6 +107,21 @@ def test_a_removal_and_an_unrelated_look_alike_add_stay_two_rows(home):
     ]
 
 
+def test_an_entry_removed_and_put_back_before_the_snapshot_still_pairs_with_its_rewrite(home):
+    """A removal the journal knows, undone later, leaves the chain alive: the rewrite after it is a ~."""
+    memory = home.memory
+    memory.add("memory", "Staging runs Postgres 16", AGENT)
+    assert memory.remove("memory", "Staging", AGENT)["success"]
+    assert memory.undo(memory.history("memory", limit=1)[0].id)["success"]
+    frozen = memory.entries("memory")
+    memory.replace("memory", "Postgres 16", "Staging moved to managed Postgres", AGENT)
+    links = history.successors(memory, "memory", frozen)
+    assert links == {"Staging runs Postgres 16": "Staging moved to managed Postgres"}
+    assert shown(frozen, memory.entries("memory"), links) == [
+        (CHANGED, "Staging runs Postgres 16", "Staging moved to managed Postgres")
+    ]
+
+
 def test_an_outside_edit_journaled_as_a_replace_still_pairs(home):
     """A hand edit is journaled by similarity (one replace), so it reads as one change."""
     memory = home.memory

@@ -165,3 +165,9 @@ def test_show_reads_a_crlf_file_as_hermes_does_and_says_why_edits_are_refused(wb
     assert "CRLF line endings" in shown["line_endings"]
     assert "⚠ MEMORY.md uses CRLF line endings" in wb("memory", "show").stdout
     assert "line_endings" not in as_json(wb("memory", "show", "--target", "user", "--json"))
+    story = as_json(wb("memory", "history", "--json", "--entry", "Fact three"))  # an entry as show lists it
+    assert story["origin"]["via"] == "before"
+    several = wb("memory", "history", "--entry", "Fact")
+    assert several.returncode == 1 and "2 entries of MEMORY.md hold 'Fact'" in several.stderr
+    empty = wb("memory", "history", "--entry", "")
+    assert empty.returncode == 1 and "not an empty string" in empty.stderr

@@ -551,12 +551,24 @@ def test_undo_of_an_old_remove_puts_the_entry_back_after_its_neighbour_not_at_it
     put(home, "memory", "c\n§\ne\n§\ny")  # outside removals (of "b" and "x") name their neighbours too
     mem.record_external_change("memory")
     outside = {r.before: r for r in mem.history(limit=5) if r.action == "remove" and r.actor == "external"}
-    assert (outside["b"].detail["follows"], outside["x"].detail["follows"]) == (None, ops.follows_key("b"))
+    assert (outside["b"].detail["follows"], outside["x"].detail["follows"]) == ([], [ops.follows_key("b")])
     mem.remove("memory", "c", u())
     assert mem.undo(outside["b"].id)["success"] and mem.entries("memory") == ["b", "e", "y"]
     assert mem.undo(outside["x"].id)["success"] and mem.entries("memory") == ["b", "x", "e", "y"]
     legacy = {"index": 1}  # a row journaled before "follows" was recorded
     assert ops.restore_at(["p", "q", "r"], legacy) == 1 and ops.restore_at(["p"], {"index": 7}) == 1
+
+
+@pytest.mark.parametrize("order", [("A", "B"), ("B", "A")])
+def test_entries_removed_together_come_back_in_their_order_whichever_is_undone_first(home, mem, order):
+    put(home, "memory", "A\n§\nB\n§\nC\n§\nD")
+    mem.record_external_change("memory")
+    put(home, "memory", "C\n§\nD")  # A and B removed by hand, in one save
+    mem.record_external_change("memory")
+    rows = {r.before: r for r in mem.history("memory", limit=2)}
+    for entry in order:
+        assert mem.undo(rows[entry].id)["success"]
+    assert mem.entries("memory") == ["A", "B", "C", "D"]
 
 
 @pytest.mark.parametrize("text", ["first part\n§\nsecond part", "trailing bare line\n§", "a\n§\n\n§\nb"])

@@ -459,17 +459,23 @@ class ApprovalQueue:
     def _date_hits(self, record: PendingRecord, staged: dict[str, Any]) -> None:
         """For each target a write Hermes staged hits by ``old_text`` alone (no pinned entry): when
         the entry it hits now was written after the proposal was staged, say by whom and when
-        (``written_after``), since it cannot be the entry the proposal was made against."""
+        (``written_after``), since it cannot be the entry the proposal was made against. An
+        outside edit found late is known only to lie between the journal's row before it
+        (``not_before``) and the file's mtime: ``surely`` False when staging fell in between."""
         journal = self.home.journal
         for hit in staged.get("targets") or []:
             if hit.get("pinned") is not None or hit.get("entry") is None:
                 continue
             rows = journal.about("memory", staged["target"], hit["entry"], limit=20)
-            newer = next(
-                (r for r in rows if r.after == hit["entry"] and r.at is not None and r.at > record.created_at), None
-            )
+            newer = next((r for r in rows if r.after == hit["entry"] and r.at > record.created_at), None)
             if newer is not None:
-                hit["written_after"] = {"at": iso_time(newer.at), "actor": newer.actor, "event_id": newer.id}
+                earliest = newer.detail.get("not_before")
+                hit["written_after"] = {
+                    "at": iso_time(newer.at),
+                    "actor": newer.actor,
+                    "event_id": newer.id,
+                    "surely": not isinstance(earliest, (int, float)) or earliest > record.created_at,
+                }
 
     def _sourced(self, record: PendingRecord) -> PendingRecord:
         """The record with the session and message that staged it: a record Hermes wrote names

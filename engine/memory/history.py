@@ -280,11 +280,16 @@ def successors(memory: MemoryStore, target: str, entries: list[str]) -> dict[str
     its rewrites lead to, or None when it (or what it became) was removed. Entries it cannot
     account for are left out."""
     current: dict[str, str | None] = {entry: entry for entry in entries}
+    held = dict(current)  # the text each chain last had, which a later add or undo can put back
     for row in reversed(memory.history(target, limit=500)):
         for entry, now in current.items():
-            if now is not None and row.before == now and row.after != now:
+            if now is None:
+                if row.after is not None and row.after == held[entry]:  # removed, then put back
+                    current[entry] = row.after
+            elif row.before == now and row.after != now:
                 current[entry] = row.after
-    live = set(memory.entries(target))
+                held[entry] = row.after if row.after is not None else now
+    live = set(memory.entries_as_hermes_reads(target))
     return {entry: now for entry, now in current.items() if now is None or now in live}
 
 
@@ -315,7 +320,9 @@ def entry_named(memory: MemoryStore, target: str, text: str) -> str:
     """The entry ``text`` names for a look at its story: a live entry or one the journal knows by
     that exact text, else the one live entry holding it; ``WorkbenchError`` when none or several do
     (a part of an entry read as "present before" with no history)."""
-    entries = memory.entries(target)
+    if not text:
+        raise WorkbenchError("Name the entry: --entry takes its text or a part of it, not an empty string.")
+    entries = memory.entries_as_hermes_reads(target)  # as `memory show` lists them
     if text in entries or memory.home.journal.about(SUBSYSTEM, target, text, limit=1):
         return text
     found = list(dict.fromkeys(e for e in entries if text in e))
@@ -390,7 +397,7 @@ def undo_problem(memory: MemoryStore, row: JournalEntry) -> str | None:
         state = memory.read(row.target)
         limit = memory.limit(row.target)
         memory._guard(row.target, state, limit, plan.drift_guard, backup=False)
-        plan.op(list(state.entries), limit)
+        plan.op(list(state.as_hermes_reads), limit)
     except Refusal as refusal:
         return str(refusal.result.get("error"))
     return None

@@ -43,25 +43,36 @@ class Change:
     before: str | None
     after: str | None
     index: int | None = None  # position of a removed entry, so undo can put it back there
-    follows: str | None = None  # the entry just before a removed one (None: it was first)
+    follows: tuple[str, ...] = ()  # the entries just before a removed one, nearest first (``FOLLOWS``)
 
 
-def follows_key(entry: str | None) -> str | None:
-    """How a journal row names the entry a removed one followed: 16 hex digits of its SHA-256
-    (enough to find it among a file's entries; None when the removed entry was first)."""
-    return None if entry is None else hashlib.sha256(entry.encode("utf-8")).hexdigest()[:16]
+FOLLOWS = 3  # how many of the entries before a removed one its row names
+
+
+def follows_key(entry: str) -> str:
+    """How a journal row names an entry a removed one followed: 16 hex digits of its SHA-256
+    (enough to find it among a file's entries)."""
+    return hashlib.sha256(entry.encode("utf-8")).hexdigest()[:16]
+
+
+def preceding(entries: list[str], index: int) -> tuple[str, ...]:
+    """The ``FOLLOWS`` entries before ``entries[index]``, nearest first."""
+    return tuple(reversed(entries[max(0, index - FOLLOWS) : index]))
 
 
 def restore_at(entries: list[str], detail: dict[str, Any]) -> int:
-    """Where undoing a removal puts the entry back into ``entries``: after the entry it followed
-    when that is still there (first, if it was first), else at its old index (rows journaled
-    before ``follows`` existed, or a neighbour that is gone too)."""
-    if "follows" in detail:
-        if detail["follows"] is None:
+    """Where undoing a removal puts the entry back into ``entries``: after the nearest of the
+    entries it followed that is still there (so entries removed together come back in their
+    order whichever is undone first), first when none is and it had fewer than ``FOLLOWS``
+    before it, else at its old index (as rows from before ``follows`` are)."""
+    follows = detail.get("follows")
+    if isinstance(follows, list) and all(isinstance(key, str) for key in follows):
+        keys = [follows_key(entry) for entry in entries]
+        for key in follows:
+            if key in keys:
+                return keys.index(key) + 1
+        if len(follows) < FOLLOWS:
             return 0
-        for i, entry in enumerate(entries):
-            if follows_key(entry) == detail["follows"]:
-                return i + 1
     index = detail.get("index")
     return min(index, len(entries)) if isinstance(index, int) and index >= 0 else len(entries)
 
@@ -173,7 +184,7 @@ def remove(entries: list[str], old_text: str, pin: str | None = None) -> Outcome
     index = locate(entries, old_text, "remove", pin)
     old = entries[index]
     new = entries[:index] + entries[index + 1 :]
-    change = Change("remove", old, None, index, entries[index - 1] if index else None)
+    change = Change("remove", old, None, index, preceding(entries, index))
     return Outcome(new, "Entry removed.", [change], {"removed_entry": old})
 
 
@@ -363,7 +374,7 @@ def _batch(entries: list[str], operations: list[Any], limit: int, target: str) -
             replaced[str(i)] = old
             changes.append(Change("replace", old, content))
         else:
-            changes.append(Change("remove", old, None, index, work[index - 1] if index else None))
+            changes.append(Change("remove", old, None, index, preceding(work, index)))
             del work[index]
             removed[str(i)] = old
     if entries and not work:

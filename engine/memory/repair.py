@@ -472,9 +472,8 @@ def check_line_endings(home: Home) -> list[Finding]:
                     "memory",
                     "warning",
                     f"{FILE_NAMES[target]} uses {line_endings(state.raw)} line endings: the entry format splits on "
-                    "'\\n§\\n' only "
-                    "(Hermes translates line endings as it reads, the workbench does not), so replace and remove "
-                    "are refused on it.",
+                    "'\\n§\\n' only, so replace and remove are refused on it (Hermes translates line endings "
+                    "as it reads, and so do the workbench's adds, listings and frozen snapshot).",
                     "Normalise its line endings to LF (journaled and undoable with `workbench memory undo`).",
                     repair="memory-line-endings",
                 )

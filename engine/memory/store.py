@@ -47,7 +47,7 @@ from .format import (
     serialize,
     split_pieces,
 )
-from .ops import Outcome, Refusal, follows_key, refuse
+from .ops import Outcome, Refusal, follows_key, preceding, refuse
 from .rebuild import SUBSYSTEM, Left, base_of, left_of, rebuild, replays
 from .snapshot import MemorySnapshot
 from .threats import refusal_message, warning_message
@@ -73,6 +73,13 @@ class FileState:
     raw: str  # decoded text, BOM removed ("" when missing)
     entries: list[str]
     error: str | None = None
+
+    @property
+    def as_hermes_reads(self) -> list[str]:
+        """The entries with line endings translated, as Hermes and a person read them, which is what
+        writes, previews and listings work on: for a CR or CRLF file its entries apart, where
+        ``entries`` (the format's own reading, which drift checks keep) may run several together."""
+        return read_as_hermes(self.raw) if has_crlf(self.raw) else self.entries
 
 
 def _left_file(detail: dict, raw: str) -> bool:
@@ -212,8 +219,7 @@ class MemoryStore:
         """The live entries with line endings translated, as Hermes and a person read them: for a
         CRLF file, its entries rather than the one the store reads (and refuses to edit until the
         file is normalised). Raises ``MemoryFileUnreadable`` as ``entries`` does."""
-        state = self._readable(target)
-        return read_as_hermes(state.raw) if has_crlf(state.raw) else state.entries
+        return self._readable(target).as_hermes_reads
 
     def _readable(self, target: str) -> FileState:
         self._check_target_or_raise(target)
@@ -520,19 +526,20 @@ class MemoryStore:
         target = named if isinstance(named, str) and named in TARGETS else "memory"
         state = self.read(target)
         limit = self.limit(target)
-        after, error, targets = state.entries, None, []
+        entries = state.as_hermes_reads
+        after, error, targets = entries, None, []
         try:
             ops.check_batch_size(ops.staged_operations(payload))
-            targets = ops.resolve_targets(state.entries, ops.staged_operations(payload))
+            targets = ops.resolve_targets(entries, ops.staged_operations(payload))
             target, plan = self._staged_plan(payload, edited_content)
             self._guard(target, state, limit, plan.drift_guard, backup=False)
-            after = plan.op(list(state.entries), limit).entries
+            after = plan.op(list(entries), limit).entries
         except Refusal as refusal:
             error = refusal.result["error"]
         usage = Usage.of(after, limit)
         return {
             "target": target,
-            "before_entries": list(state.entries),
+            "before_entries": list(entries),
             "after_entries": list(after),
             "usage_after": usage.text,
             "percent_after": usage.percent,
@@ -599,13 +606,12 @@ class MemoryStore:
             self._settle(target)
             state = self.read(target)
             self._guard(target, state, limit, plan.drift_guard, backup=True)
-            # A CRLF file (which only an add gets past the guard with) is read and written back as Hermes
-            # does: line endings translated, entries split, LF out, so the file comes out as Hermes's add's.
-            crlf = has_crlf(state.raw)
-            outcome = plan.op(read_as_hermes(state.raw) if crlf else list(state.entries), limit)
+            # A file holding CRs is read and written back as Hermes does: line endings translated, LF out,
+            # so it comes out as Hermes's write leaves it (CRLF around a '§' is drift: only adds get here).
+            outcome = plan.op(list(state.as_hermes_reads), limit)
             if dry_run or not outcome.changes:
                 return outcome
-            if crlf:
+            if has_crlf(state.raw):
                 outcome.extras["line_endings"] = (
                     f"{FILE_NAMES[target]} had {line_endings(state.raw)} line endings: it was written back with "
                     "LF, as Hermes's own write does."
@@ -678,7 +684,7 @@ class MemoryStore:
             if plan.action == "batch":
                 detail.update(batch=True, op_index=index)
             if change.index is not None:
-                detail.update(index=change.index, follows=follows_key(change.follows))
+                detail.update(index=change.index, follows=[follows_key(e) for e in change.follows])
             rows.append(
                 {
                     "action": plan.journal_action or change.action,
@@ -941,14 +947,13 @@ class MemoryStore:
         ]
         for row in rows:
             if row["action"] == "remove":
-                index = row["detail"]["index"]
-                row["detail"]["follows"] = follows_key(earlier[index - 1] if index else None)
+                row["detail"]["follows"] = [follows_key(e) for e in preceding(earlier, row["detail"]["index"])]
         rows[-1]["detail"]["file_sha"] = content_hash(state.raw)
         now = self.home.clock.now()
         at = self._edited_at(target, left, now)
-        if at < now - 1:  # found later than it was made: the rows say when it was seen too
-            for row in rows:
-                row["detail"]["seen_at"] = now
+        if at < now - 1:  # found later than it was made: the rows say when it was seen, and that the
+            for row in rows:  # change came after the journal's last row (mtime is only its latest bound)
+                row["detail"].update(seen_at=now, not_before=left.at)
         ids = self.home.journal.append_all(
             SUBSYSTEM,
             target,

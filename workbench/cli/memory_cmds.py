@@ -10,7 +10,7 @@ import textwrap
 
 from engine.home import Home
 from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, history, render_block
-from engine.memory.format import BOM, has_crlf, line_endings, read_as_hermes
+from engine.memory.format import BOM, has_crlf, line_endings
 from engine.tools import ToolContext
 from engine.values import iso_time
 
@@ -80,8 +80,7 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
         raw[:1] = [e.removeprefix(BOM) for e in raw[:1]]  # entry 1 as journaled: Hermes kept a leading BOM in it
     else:
         state = store.read(target)
-        # a CRLF file's entries as Hermes (and a person) reads them, not the one entry the store sees
-        entries, error = read_as_hermes(state.raw) if has_crlf(state.raw) else state.entries, state.error
+        entries, error = state.as_hermes_reads, state.error  # a CRLF file's entries apart, as Hermes reads them
         usage = Usage.of(entries, store.limit(target))
         rendered, raw = render_block(target, entries, usage.limit), entries
     origins = history.origins(store, target, raw)

@@ -145,8 +145,9 @@ def _target_line(target: dict) -> str:
     if target["status"] == "hits":
         newer = target.get("written_after")
         warning = (
-            f"\n  ⚠ that entry was written after this was staged ({newer['at'][:16].replace('T', ' ')}, "
-            f"{newer['actor']}, event {newer['event_id']}): it may not be the entry the proposal meant"
+            f"\n  ⚠ that entry {'was' if newer['surely'] else 'may have been'} written after this was staged "
+            f"({newer['at'][:16].replace('T', ' ')}, {newer['actor']}, event {newer['event_id']}): it may not be "
+            "the entry the proposal meant"
             if newer
             else ""
         )

@@ -264,8 +264,9 @@ class ApprovalsScreen(WorkbenchScreen):
         for hit in preview.get("targets") or []:
             if hit.get("written_after"):
                 newer = hit["written_after"]
+                written = "written" if newer["surely"] else "perhaps written"
                 notes += [
-                    (f"{hit['action'].capitalize()} hits an entry written after this was staged ", "bold $warning"),
+                    (f"{hit['action'].capitalize()} hits an entry {written} after this was staged ", "bold $warning"),
                     (f"({newer['actor']}, {newer['at'][11:16]}): it may not be the one meant: ", "$warning"),
                     (one_line(hit["entry"], 200) + "\n", ""),
                 ]
