@@ -248,7 +248,7 @@ class ApprovalsScreen(WorkbenchScreen):
             assemble(
                 (f"{current.subsystem} {current.action} ", "bold $accent"),
                 (current.id + where, "$text-muted"),
-                (" · budget after approval:" if data else "", ""),
+                (" · if approved:" if data else "", ""),  # the gauge below: the store after approval
             )
         )
         info.update(_info(current, self.home.clock.now()))
