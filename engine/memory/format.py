@@ -173,8 +173,9 @@ def has_drift(raw: str, limit: int) -> bool:
 
     Signals (Hermes issue #26045): the text does not round-trip through parse/serialize
     (compared ignoring whitespace, so blank lines around ``§`` are not drift), an entry
-    holds a line that reads as ``§`` (a CRLF file's ``"\r\n§\r\n"``: Hermes sees one
-    entry where a person sees several), or an entry is longer than the whole store's
+    holds a line that reads as ``§`` (a CRLF file's ``"\r\n§\r\n"``: this format's split
+    sees one entry where Hermes, which translates line endings, and a person see several),
+    or an entry is longer than the whole store's
     limit (free text appended without delimiters). Duplicates are not drift: dropping an
     identical copy loses nothing.
     """
