@@ -283,12 +283,12 @@ def successors(memory: MemoryStore, target: str, entries: list[str]) -> dict[str
     held = dict(current)  # the text each chain last had, which a later add or undo can put back
     for row in reversed(memory.history(target, limit=500)):
         for entry, now in current.items():
-            if now is None:
-                if row.after is not None and row.after == held[entry]:  # removed, then put back
-                    current[entry] = row.after
-            elif row.before == now and row.after != now:
+            if now is None and row.after is not None and row.after == held[entry]:  # removed, then put back
                 current[entry] = row.after
-                held[entry] = row.after if row.after is not None else now
+            elif now is not None and row.before == now and row.after != now:
+                current[entry] = row.after
+                if row.after is not None:  # (a removal keeps the text it had)
+                    held[entry] = row.after
     live = set(memory.entries_as_hermes_reads(target))
     return {entry: now for entry, now in current.items() if now is None or now in live}
 

@@ -495,7 +495,7 @@ def check_marks(home: Home) -> list[Finding]:
             repair="memory-bom",
         )
         for target in TARGETS
-        if (state := home.memory.read(target)).error is None and (state.data or b"").startswith(BOM.encode())
+        if (state := home.memory.read(target)).error is None and state.bom
     ]
 
 

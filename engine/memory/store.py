@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as _dc_replace
 from functools import cached_property
@@ -75,6 +75,11 @@ class FileState:
     error: str | None = None
 
     @property
+    def bom(self) -> bool:
+        """Whether the file starts with a byte-order mark (``raw`` has it dropped)."""
+        return (self.data or b"").startswith(BOM.encode())
+
+    @property
     def as_hermes_reads(self) -> list[str]:
         """The entries with line endings translated, as Hermes and a person read them, which is what
         writes, previews and listings work on: for a CR or CRLF file its entries apart, where
@@ -119,10 +124,9 @@ def _as_hermes_freezes(state: FileState) -> list[str]:
     """The entries a session's prompt gets, as Hermes reads the file: line endings translated
     (so a CRLF file is its entries, not one entry full of U+000D that its scan would block),
     and a leading byte-order mark kept in entry 1 (whose scan then blocks it as invisible)."""
-    bom = (state.data or b"").startswith(BOM.encode())
-    if not bom and not has_crlf(state.raw):
-        return state.entries
-    return list(dict.fromkeys(split_pieces(normalise_line_endings(BOM + state.raw if bom else state.raw))))
+    if not state.bom:
+        return state.as_hermes_reads
+    return list(dict.fromkeys(split_pieces(normalise_line_endings(BOM + state.raw))))
 
 
 def _text(value: Any, name: str) -> str:
@@ -617,8 +621,9 @@ class MemoryStore:
                     "LF, as Hermes's own write does."
                 )
             text = outcome.text if outcome.text is not None else serialize(outcome.entries)
-            dropped_bom = (state.data or b"").startswith(BOM.encode()) and not text.startswith(BOM)
-            if dropped_bom and "repair" not in plan.extra_detail:  # (a repair says what it did itself)
+            if (
+                state.bom and not text.startswith(BOM) and "repair" not in plan.extra_detail
+            ):  # (a repair says what it did itself)
                 outcome.extras["byte_order_mark"] = (
                     f"{FILE_NAMES[target]} started with a byte-order mark, which Hermes reads into entry 1 and "
                     "blocks from its prompt: it was written without it."
@@ -881,8 +886,7 @@ class MemoryStore:
         self._check_target_or_raise(target)
         if self.home.read_only:
             return False
-        unseen = self.read(target)
-        if unseen.data is None and unseen.error is None and left_of(self.home.journal.connection(), target) is None:
+        if not self.path(target).exists() and left_of(self.home.journal.connection(), target) is None:
             return False  # no file and none journaled: nothing to catch up, and no lock file to leave behind
         try:
             lock = self._locked(target)
@@ -907,6 +911,12 @@ class MemoryStore:
                 )
         self.home.bus.publish(event)
         return True
+
+    def catch_up(self, targets: Sequence[str] = TARGETS) -> None:
+        """Journal what changed outside in ``targets`` since a workbench process last looked (Hermes,
+        an editor), as the TUI's watcher does: for a command that reads the journal with no TUI open."""
+        for target in targets:
+            self.record_external_change(target)
 
     @cached_property
     def _seen(self) -> dict[str, str]:

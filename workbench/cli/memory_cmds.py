@@ -227,8 +227,7 @@ def _event(entry) -> dict:
 
 def show_history(home: Home, args) -> Output:
     data: dict = {}
-    for target in [args.target] if args.target else TARGETS:  # what changed outside first (Hermes, an editor)
-        home.memory.record_external_change(target)
+    home.memory.catch_up((args.target,) if args.target else TARGETS)
     if args.entry is not None:
         target = args.target or "memory"
         entry = history.entry_named(home.memory, target, args.entry.strip())
@@ -254,11 +253,11 @@ def show_history(home: Home, args) -> Output:
                 else ""
             )
             detail = e["detail"]
-            seen = iso_time(detail.get("seen_at"))
+            seen = detail.get("seen_at")
             notes = (
                 ([f"undoes #{detail['undo_of']}"] if detail.get("undo_of") is not None else [])
                 + ([f"proposed by {detail['proposed_by']}"] if isinstance(detail.get("proposed_by"), str) else [])
-                + ([f"found {seen.replace('T', ' ')[:16]}"] if seen else [])
+                + ([f"found {history.when(seen)}"] if iso_time(seen) else [])
             )
             tail = "  (" + "; ".join(notes) + ")" if notes else ""
             lines.append(f"#{e['id']:<5} {when}  {e['actor']:<8} {e['action']:<8} {e['target']:<6}{where}{tail}")

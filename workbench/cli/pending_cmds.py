@@ -6,7 +6,6 @@ from engine.approvals import PendingRecord
 from engine.approvals.queue import flags
 from engine.errors import WorkbenchError
 from engine.home import Home
-from engine.memory import TARGETS
 
 from . import Output, UsageError
 
@@ -104,8 +103,7 @@ def list_pending(home: Home, args) -> Output:
 
 
 def show_pending(home: Home, args) -> Output:
-    for target in TARGETS:  # Hermes's writes since a workbench process last looked: journaled first, so a
-        home.memory.record_external_change(target)  # hit on an entry written after staging is dated
+    home.memory.catch_up()  # Hermes's writes journaled first, so a hit on an entry written after staging is dated
     preview = home.approvals.preview(args.id, edit=args.edit)
     return Output(preview, text=lambda: render_preview(preview))
 
