@@ -310,3 +310,24 @@ async def test_a_pending_add_that_would_overflow_is_shown_before_approval_and_re
         status = text_of(app, "#status")
         assert "Not applied, still pending" in status and "Largest entries" in status and "filler" in status
         assert memory.path("memory").read_text(encoding="utf-8") == before and gated.approvals.count() == 1
+
+
+async def test_ages_move_on_with_the_clock_and_leave_the_diff_where_it_was(gated, tmp_path, clock, monkeypatch):
+    from workbench.screens import approvals
+
+    monkeypatch.setattr(approvals, "AGE_TICK", 0.05)
+    stage(gated, "\n".join(f"line {n} of a long proposal" for n in range(80)))
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_approvals(pilot)
+        await wait_for(pilot, lambda: "line 79" in text_of(app, "#proposal-diff"), what="the preview")
+        body = app.screen.query_one("#proposal-body")
+        body.scroll_end(animate=False)
+        await settle(pilot)
+        scrolled = body.scroll_y
+        assert scrolled > 0 and "1s ago" in text_of(app, "#proposal-info")
+        clock.advance(2 * 3600)
+        queue = app.screen.query_one("#queue", OptionList)
+        await wait_for(pilot, lambda: "2h" in str(queue.get_option_at_index(0).prompt), what="the queue's age")
+        await wait_for(pilot, lambda: "2h ago" in text_of(app, "#proposal-info"), what="the header's age")
+        assert body.scroll_y == scrolled and queue.highlighted == 0

@@ -34,6 +34,7 @@ from .dialogs import ConfirmDialog, DiskCheck, EditDialog, Outcome, draft_budget
 ORIGIN_LABELS = {"foreground": "agent", "background_review": "review"}
 # Where each kind of proposal keeps the text a reviewer may edit.
 EDITABLE_SLOTS = ("content", "new_text", "file_content", "new_string")
+AGE_TICK = 5.0  # seconds between redraws of the ages ("12s", "3m ago"), which change with nothing reloaded
 
 
 def editable_text(payload: dict[str, Any]) -> str | None:
@@ -112,6 +113,19 @@ class ApprovalsScreen(WorkbenchScreen):
         self.query_one("#budget").display = False
         self.query_one("#queue").focus()
         self.reload()
+        self.set_interval(AGE_TICK, self.refresh_ages)
+
+    def refresh_ages(self) -> None:
+        """Redraw the ages in the queue rows and the proposal's header line, and only them:
+        a reload would re-read every record and reset a long diff's scroll position."""
+        now = self.home.clock.now()
+        queue = self.query_one("#queue", OptionList)
+        for index, record in enumerate(self.records[: queue.option_count]):
+            if queue.get_option_at_index(index).id == record.id:
+                queue.replace_option_prompt_at_index(index, _queue_row(record, now))
+        current = self.current
+        if current is not None and self.preview is not None and self.preview.get("id") == current.id:
+            self.query_one("#proposal-info", Static).update(_info(current, now))
 
     def engine_event(self, event: Event) -> None:
         if isinstance(event, (PendingChanged, MemoryChanged, SkillChanged)):
