@@ -36,8 +36,8 @@ def small_limit(home, chars: int) -> None:
 def test_a_crlf_file_is_normalised_and_undone_to_its_exact_bytes(home):
     path = put(home, CRLF)
     found = repair.examine(home.memory, "memory")
-    assert [r.kind for r in found.reasons] == ["crlf"] and found.drifted
-    assert "the workbench reads 1 entry where a person (and Hermes, which translates" in found.reasons[0].message
+    assert [r.kind for r in found.reasons] == ["crlf"] and not found.drifted
+    assert "read them translated (3 entries)" in found.reasons[0].message
     assert [r.kind for r in found.repairs] == ["normalise"]
     result = repair.apply(home.memory, "memory", found.repairs[0], found.sha)
     assert result["success"] and result["drifted"] is False and result["reasons"] == []
@@ -49,18 +49,31 @@ def test_a_crlf_file_is_normalised_and_undone_to_its_exact_bytes(home):
     assert path.read_bytes() == CRLF
 
 
+def test_replace_and_remove_on_a_crlf_file_work_as_hermes_reads_it_and_undo(home):
+    """Hermes edits a CRLF file with its line endings translated and writes LF; so does the store
+    (it refused replace and remove until the file was normalised)."""
+    path = put(home, CRLF)
+    removed = home.memory.remove("memory", "beta", user())
+    assert removed["success"], removed
+    assert "CRLF line endings: it was written back with LF" in removed["line_endings"]
+    assert path.read_bytes() == b"alpha fact\n\xc2\xa7\ngamma fact"
+    row = home.memory.history("memory")[0]
+    assert (row.action, row.before, row.after) == ("remove", "beta fact", None)
+    assert home.memory.replace("memory", "gamma", "gamma fact, revised", user())["success"]
+    assert home.memory.undo(row.id)["success"]
+    assert home.memory.entries("memory") == ["alpha fact", "beta fact", "gamma fact, revised"]
+
+
 @pytest.mark.parametrize(
     ("data", "kind"),
     [(b"alpha fact\r\xc2\xa7\rbeta fact", "CR"), (b"alpha fact\r\n\xc2\xa7\rbeta fact\r\n", "mixed CR and CRLF")],
 )
-def test_a_lone_cr_file_is_drift_named_and_normalised_as_hermes_reads_it(home, data, kind):
+def test_a_lone_cr_file_is_named_and_normalised_as_hermes_reads_it(home, data, kind):
     path = put(home, data)
     found = repair.examine(home.memory, "memory")
-    assert [r.kind for r in found.reasons] == ["crlf"] and found.drifted
+    assert [r.kind for r in found.reasons] == ["crlf"] and not found.drifted
     assert found.reasons[0].short.startswith(f"{kind} line endings on ")
-    refused = home.memory.remove("memory", "alpha", user())
-    assert not refused["success"] and f"uses {kind} line endings" in refused["error"]
-    assert path.read_bytes() == data
+    assert home.memory.entries("memory") == ["alpha fact", "beta fact"]
     assert repair.apply(home.memory, "memory", found.repairs[0], found.sha)["success"]
     assert path.read_bytes() == b"alpha fact\n\xc2\xa7\nbeta fact" + (b"\n" if data.endswith(b"\n") else b"")
     assert home.memory.entries("memory") == ["alpha fact", "beta fact"]

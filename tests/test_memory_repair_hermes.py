@@ -74,7 +74,7 @@ def test_a_lone_cr_file_reads_as_hermes_reads_it_once_normalised(hermes, tmp_pat
     assert before["seen"]["user"] == ["Name is Sam", "Works in UTC"]  # universal newlines: two entries
     listed = repair(home)
     assert [r["kind"] for r in listed["user"]["reasons"]] == ["crlf"]
-    assert listed["user"]["drifted"] is True
+    assert listed["user"]["drifted"] is False  # read translated, as Hermes reads it: nothing is refused
     assert repair(home, "--target", "user", "--normalise-line-endings")["success"]
     assert user.read_bytes() == b"Name is Sam\n\xc2\xa7\nWorks in UTC"
     assert hermes.json(home, HERMES.format(remove=False))["seen"]["user"] == ["Name is Sam", "Works in UTC"]
@@ -124,37 +124,51 @@ def test_a_byte_order_mark_that_makes_hermes_block_entry_one_is_found_and_remove
     assert "- <U+FEFF>Never deploy on Fridays" in history.stdout  # shown, never an invisible character
 
 
-HERMES_ADDS = """
+HERMES_WRITES = """
 import json
 from tools.memory_tool import MemoryStore
 store = MemoryStore()
 store.load_from_disk()
-print(json.dumps(store.add("memory", "Deploys on Thursdays")))
+print(json.dumps({call}))
 """
+
+WRITES = {  # the same write by each program: Hermes's call, then our command's arguments
+    "add": ('store.add("memory", "Deploys on Thursdays")', ["add", "Deploys on Thursdays"]),
+    "replace": (
+        'store.replace("memory", "works late", "Name is Sam\\nworks early")',
+        ["replace", "--old", "works late", "Name is Sam\nworks early"],
+    ),
+    "remove": ('store.remove("memory", "UTC")', ["remove", "--old", "UTC"]),
+}
 
 
 @pytest.mark.parametrize("endings", [b"\r\n", b"\r"])
-def test_an_add_to_a_crlf_file_gives_the_bytes_hermes_add_gives(hermes, tmp_path, endings):
-    """Hermes translates line endings as it reads and writes LF; our add comes out byte for byte the same."""
-    original = endings.join([b"Name is Sam", b"works late", "§".encode(), b"Works in UTC"])
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_a_write_to_a_crlf_file_gives_the_bytes_hermes_gives(hermes, tmp_path, endings, write):
+    """Hermes translates line endings as it reads and writes LF; our add, replace and remove come out
+    byte for byte the same (replace and remove were refused until the file was normalised)."""
+    original = endings.join([b"Name is Sam", b"works late", "§".encode(), b"Works in UTC", "§".encode(), b"Likes tea"])
+    call, args = WRITES[write]
     files = {}
     for who in ("hermes", "workbench"):
         home = tmp_path / who
         (home / "memories").mkdir(parents=True)
         (home / "memories" / "MEMORY.md").write_bytes(original)
         if who == "hermes":
-            assert hermes.json(home, HERMES_ADDS)["success"]
+            assert hermes.json(home, HERMES_WRITES.format(call=call))["success"]
         else:
             proc = subprocess.run(
-                workbench_cmd("memory", "add", "Deploys on Thursdays", "--home", str(home), "--json"),
+                workbench_cmd("memory", *args, "--home", str(home), "--json"),
                 capture_output=True,
                 text=True,
                 timeout=60,
             )
-            assert proc.returncode == 0 and "written back with LF" in json.loads(proc.stdout)["line_endings"]
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            assert "written back with LF" in json.loads(proc.stdout)["line_endings"]
         files[who] = (home / "memories" / "MEMORY.md").read_bytes()
     assert files["workbench"] == files["hermes"]
-    assert b"\r" not in files["workbench"] and files["workbench"].count("§".encode()) == 2
+    assert b"\r" not in files["workbench"]
+    assert files["workbench"].count("§".encode()) == {"add": 3, "replace": 2, "remove": 1}[write]
 
 
 def test_a_crlf_file_freezes_and_checks_as_hermes_reads_it(hermes, tmp_path):

@@ -37,16 +37,32 @@ def user() -> ToolContext:
 
 
 # -- CRLF memory files ------------------------------------------------------------------
-def test_a_crlf_file_refuses_destructive_writes_and_is_never_wiped(home):
+def test_a_crlf_file_is_edited_entry_by_entry_as_hermes_reads_it(home):
+    """Replace and remove read a CRLF file's entries apart, as Hermes does, and touch only the one
+    named (they were refused until the file was normalised); the journal replays to the file."""
     path = home.memory.path("memory")
     path.write_bytes(CRLF_FILE)
-    removed = home.memory.remove("memory", "alpha", user())
-    replaced = home.memory.replace("memory", "beta", "Beta, rewritten", user())
-    for result in (removed, replaced):
-        assert result["success"] is False and "CRLF" in result["error"] and "doctor --fix" in result["error"]
-    assert path.read_bytes() == CRLF_FILE
+    assert home.memory.remove("memory", "alpha", user())["success"]
+    assert home.memory.replace("memory", "beta", "Beta, rewritten", user())["success"]
+    assert path.read_bytes() == "Beta, rewritten\n§\ngamma fact".encode()
+    assert [(r.action, r.before) for r in home.memory.history("memory")[:2]] == [
+        ("replace", "beta fact"),
+        ("remove", "alpha fact"),
+    ]
+    assert_files_rebuild(home)
+
+
+def test_a_crlf_file_with_a_merged_paste_is_still_refused_and_never_wiped(home):
+    path = home.memory.path("memory")
+    data = b"alpha fact\r\n\xc2\xa7\r\nbeta fact\r\n \xc2\xa7 \r\ngamma fact"
+    path.write_bytes(data)
+    removed = home.memory.remove("memory", "gamma", user())
+    assert removed["success"] is False and "round-trip" in removed["error"]
+    assert path.read_bytes() == data
     findings = [f for check in CHECKS for f in check(home) if f.repair == "memory-line-endings"]
-    assert [f.area for f in findings] == ["memory"] and "MEMORY.md uses CRLF" in findings[0].what
+    assert [(f.area, f.severity) for f in findings] == [("memory", "info")] and "MEMORY.md uses CRLF" in findings[
+        0
+    ].what
 
 
 def test_an_add_to_a_crlf_file_writes_it_back_as_hermes_add_does(home):

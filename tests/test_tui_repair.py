@@ -54,9 +54,7 @@ async def test_a_crlf_file_is_normalised_from_the_banner_and_undone_with_u(home,
         await settle(pilot)
         assert banner(app).display and banner(app).reasons == ["CRLF line endings on 4 line(s)"]
         assert "r: repair" in str(banner(app).render())
-        await pilot.press("d")  # the store would refuse it: the repair flow opens, which normalises first
-        await wait_for(pilot, lambda: isinstance(app.screen, RepairDialog), what="the repair dialog")
-        dialog = app.screen
+        dialog = await open_flow(pilot)
         assert dialog.query_one(OptionList).option_count == 1, "only normalising is offered on a CRLF file"
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, RepairPreview), what="the preview")
@@ -102,6 +100,23 @@ async def test_a_crlf_file_reads_on_both_sides_as_hermes_reads_it_and_an_add_is_
             ("", "gamma fact"),
             ("+", "delta fact"),
         ]
+
+
+async def test_an_entry_of_a_crlf_file_is_removed_as_hermes_would_remove_it(home, tmp_path):
+    """d on a CRLF file's entry removes that entry (it opened the repair flow: the store refused),
+    and the file is written back with LF, as Hermes's remove leaves it."""
+    path = put(home, CRLF)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#live-list", EntryList).focus()
+        await pilot.press("down", "d")  # beta fact
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the removal question")
+        assert app.screen.detail == "beta fact"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: live(app) == ["alpha fact", "gamma fact"], what="the entry to go")
+        assert path.read_bytes() == b"alpha fact\n\xc2\xa7\ngamma fact"
+        await wait_for(pilot, lambda: not banner(app).display, what="the banner to go")
 
 
 async def test_a_merged_paste_is_split_where_the_banner_says(home, tmp_path):
@@ -187,7 +202,7 @@ async def test_a_preview_of_a_file_that_changed_meanwhile_writes_nothing(home, t
 async def test_a_drifted_user_file_is_named_from_the_memory_target_too(home, tmp_path):
     path = home.memory.path("user")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"Name is Sam\r\n\xc2\xa7\r\nWorks in UTC")
+    path.write_text("Name is Sam\n § \nWorks in UTC", encoding="utf-8")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -197,7 +212,11 @@ async def test_a_drifted_user_file_is_named_from_the_memory_target_too(home, tmp
         )
         await pilot.press("t")
         await settle(pilot)
-        await wait_for(pilot, lambda: banner(app).reasons == ["CRLF line endings on 2 line(s)"], what="USER.md's cause")
+        await wait_for(
+            pilot,
+            lambda: banner(app).reasons == ["entry 1, line 2: a look-alike '§' (a merged paste)"],
+            what="USER.md's cause",
+        )
         await open_flow(pilot)
         await pilot.press("enter")
         await preview_and_write(pilot)

@@ -79,8 +79,8 @@ def normalise_line_endings(text: str) -> str:
 
 def read_as_hermes(raw: str) -> list[str]:
     """The entries of a file's text with its line endings translated, as Hermes and a person read them
-    (``parse_entries`` splits a CRLF file on LF delimiters only, so it sees one merged entry)."""
-    return parse_entries(normalise_line_endings(raw))
+    (``parse_entries`` alone splits a CRLF file on LF delimiters only, so it sees one merged entry)."""
+    return parse_entries(normalise_line_endings(raw)) if "\r" in raw else parse_entries(raw)
 
 
 def serialize(entries: list[str]) -> str:
@@ -171,16 +171,15 @@ def _without_whitespace(text: str) -> str:
 def has_drift(raw: str, limit: int) -> bool:
     """True when rewriting ``raw`` from its parsed entries could lose what someone put there.
 
-    Signals (Hermes issue #26045): the text does not round-trip through parse/serialize
-    (compared ignoring whitespace, so blank lines around ``§`` are not drift), an entry
-    holds a line that reads as ``§`` (a CRLF file's ``"\r\n§\r\n"``: this format's split
-    sees one entry where Hermes, which translates line endings, and a person see several),
-    or an entry is longer than the whole store's
-    limit (free text appended without delimiters). Duplicates are not drift: dropping an
-    identical copy loses nothing.
+    Read as Hermes reads it, line endings translated (so CRLF alone is not drift: both
+    programs edit such a file and write it back with LF). Signals (Hermes issue #26045):
+    the text does not round-trip through parse/serialize (compared ignoring whitespace,
+    so blank lines around ``§`` are not drift), an entry holds a line that reads as ``§``
+    but is not the delimiter (a paste merged two entries there), or an entry is longer
+    than the whole store's limit (free text appended without delimiters). Duplicates are
+    not drift: dropping an identical copy loses nothing.
     """
-    if raw.startswith(BOM):
-        raw = raw[1:]
+    raw = normalise_line_endings(raw.removeprefix(BOM))
     if not raw.strip():
         return False
     pieces = split_pieces(raw)

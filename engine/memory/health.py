@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError
 from ..health import CHECKS, Finding
 from . import repair
-from .format import FILE_NAMES, TARGETS, Usage, has_crlf, has_drift
+from .format import FILE_NAMES, TARGETS, Usage, has_drift
 from .threats import MAX_SCAN_CHARS, sanitize_entry, scan
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def check_memory(home: Home) -> list[Finding]:
             limit = home.memory.limit(target)
         except ConfigError:
             continue  # the config check reports the value
-        if has_drift(state.raw, limit) and not has_crlf(state.raw):  # CRLF has its own finding and repair
+        if has_drift(state.raw, limit):
             diagnosis = repair.diagnose(target, repair.text_of(state), limit)
             findings.append(
                 Finding(
@@ -57,7 +57,7 @@ def check_memory(home: Home) -> list[Finding]:
                     "entry; journaled, undoable), as does the TUI's Memory screen (r).",
                 )
             )
-        usage = Usage.of(state.as_hermes_reads, limit)
+        usage = Usage.of(state.entries, limit)
         if usage.chars > limit:
             findings.append(
                 Finding(
@@ -69,8 +69,7 @@ def check_memory(home: Home) -> list[Finding]:
                 )
             )
         # as Hermes reads them (line endings translated; a leading BOM has its own finding, not this one)
-        crlf = has_crlf(state.raw)  # remove is refused until the file is normalised
-        for number, entry in enumerate(state.as_hermes_reads, 1):
+        for number, entry in enumerate(state.entries, 1):
             if sanitize_entry(entry, name) != entry:
                 why = ", ".join(scan(entry)) if len(entry) <= MAX_SCAN_CHARS else "too large to scan"
                 findings.append(
@@ -79,8 +78,7 @@ def check_memory(home: Home) -> list[Finding]:
                         "warning",
                         f"{name} entry {number} is blocked from every prompt ({why}): {_preview(entry)}",
                         "If you did not write it, remove it: the TUI's Memory screen, or `workbench "
-                        f"memory remove --target {target} --old TEXT` with a unique part of it"
-                        + (" (once its line endings are normalised: `workbench doctor --fix`)." if crlf else "."),
+                        f"memory remove --target {target} --old TEXT` with a unique part of it.",
                     )
                 )
     return findings

@@ -289,7 +289,7 @@ def successors(memory: MemoryStore, target: str, entries: list[str]) -> dict[str
                 current[entry] = row.after
                 if row.after is not None:  # (a removal keeps the text it had)
                     held[entry] = row.after
-    live = set(memory.entries_as_hermes_reads(target))
+    live = set(memory.entries(target))
     return {entry: now for entry, now in current.items() if now is None or now in live}
 
 
@@ -322,7 +322,7 @@ def entry_named(memory: MemoryStore, target: str, text: str) -> str:
     (a part of an entry read as "present before" with no history)."""
     if not text:
         raise WorkbenchError("Name the entry: --entry takes its text or a part of it, not an empty string.")
-    entries = memory.entries_as_hermes_reads(target)  # as `memory show` lists them
+    entries = memory.entries(target)  # as `memory show` lists them
     if text in entries or memory.home.journal.about(SUBSYSTEM, target, text, limit=1):
         return text
     found = list(dict.fromkeys(e for e in entries if text in e))
@@ -397,7 +397,7 @@ def undo_problem(memory: MemoryStore, row: JournalEntry) -> str | None:
         state = memory.read(row.target)
         limit = memory.limit(row.target)
         memory._guard(row.target, state, limit, plan.drift_guard, backup=False)
-        plan.op(list(state.as_hermes_reads), limit)
+        plan.op(list(state.entries), limit)
     except Refusal as refusal:
         return str(refusal.result.get("error"))
     return None

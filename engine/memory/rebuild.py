@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..journal import content_hash
 from ..values import json_value, storable
-from .format import parse_entries, serialize
+from .format import read_as_hermes, serialize
 
 SNAPSHOT_EVERY = 32  # writes replayed at most to rebuild a file
 SUBSYSTEM = "memory"  # the journal rows of memory writes
@@ -138,7 +138,7 @@ def rebuild(conn: sqlite3.Connection, target: str, left: Left, kept) -> str | No
     if text is None or sorted(writes) != list(range(1, left.depth + 1)):
         return None
     for depth in range(1, left.depth + 1):
-        entries = replay(parse_entries(text), writes[depth])
+        entries = replay(read_as_hermes(text), writes[depth])
         if entries is None:
             return None
         text = serialize(entries)

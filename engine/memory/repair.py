@@ -1,10 +1,12 @@
 """Drift repairs: why a memory file no longer round-trips, and rewrites that make it do so.
 
 A file drifts when an edit outside the memory tool leaves text the entry format cannot
-hold (``format.has_drift``): CRLF line endings, a line that reads as ``§`` but is not
-the delimiter (where a paste merged two entries), an entry longer than the whole store
-(text appended without a delimiter), an empty entry between two delimiters. The store
-then refuses every replace and remove, so even a poisoned entry cannot be taken out.
+hold (``format.has_drift``): a line that reads as ``§`` but is not the delimiter (where a
+paste merged two entries), an entry longer than the whole store (text appended without a
+delimiter), an empty entry between two delimiters. The store then refuses every replace
+and remove, so even a poisoned entry cannot be taken out. CR or CRLF line endings are
+not drift (both programs read them translated and write LF), but they are diagnosed
+first and normalised as a repair of their own, since pieces are found by ``\n§\n``.
 
 ``diagnose`` names each cause with where it is and proposes repairs; every ``Repair``
 rewrites only the pieces it names (normalising line endings names the whole file), so
@@ -135,7 +137,7 @@ class Diagnosis:
 
     @property
     def drifted(self) -> bool:
-        """What makes both programs refuse a replace or remove (a CRLF file without a delimiter is not)."""
+        """What makes both programs refuse a replace or remove (CRLF line endings alone do not)."""
         return has_drift(self.text, self.limit)
 
     @property
@@ -158,7 +160,10 @@ class Diagnosis:
         if self.drifted:
             return f"{self.file_name} no longer round-trips through the memory tool; replace and remove are refused."
         if self.crlf:
-            return f"{self.file_name} uses {line_endings(self.text)} line endings; the entry format splits on LF only."
+            return (
+                f"{self.file_name} uses {line_endings(self.text)} line endings; it is read with them translated, "
+                "as Hermes reads it, and the next write saves it with LF."
+            )
         if self.reasons:
             return f"{self.file_name} starts with a byte-order mark, which Hermes reads into entry 1 and blocks."
         return f"{self.file_name} round-trips; nothing to repair."
@@ -236,10 +241,9 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
         seen = len(split_pieces(normalise_line_endings(text)))
         reason = Reason(
             "crlf",
-            f"{name} uses {kind} line endings on {count:,} line(s): the entry format splits on '\\n§\\n' "
-            f"only, so the workbench reads {_entries(len(split_pieces(text)))} where a person (and Hermes, which "
-            f"translates line endings as it reads) sees {seen:,}. Normalise the line endings first; the other "
-            "checks run on the result.",
+            f"{name} uses {kind} line endings on {count:,} line(s). Hermes and the workbench read them "
+            f"translated ({_entries(seen)}), and the next write by either saves the file with LF. Normalising "
+            "them now makes that change on its own; the other checks run on the result.",
             f"{kind} line endings on {count:,} line(s)",
         )
         return Diagnosis(target, text, limit, pieces, [reason, *mark], [normalise(), *unmarking])
@@ -460,7 +464,7 @@ def apply(memory: MemoryStore, target: str, repair: Repair, expected_sha: str, a
 
 # -- doctor ----------------------------------------------------------------------------------
 def check_line_endings(home: Home) -> list[Finding]:
-    """Doctor: a memory file with CR or CRLF line endings (destructive writes are refused until it is normalised)."""
+    """Doctor: a memory file with CR or CRLF line endings (read and written as Hermes does: information only)."""
     from ..health import Finding
 
     findings = []
@@ -470,11 +474,11 @@ def check_line_endings(home: Home) -> list[Finding]:
             findings.append(
                 Finding(
                     "memory",
-                    "warning",
-                    f"{FILE_NAMES[target]} uses {line_endings(state.raw)} line endings: the entry format splits on "
-                    "'\\n§\\n' only, so replace and remove are refused on it (Hermes translates line endings "
-                    "as it reads, and so do the workbench's adds, listings and frozen snapshot).",
-                    "Normalise its line endings to LF (journaled and undoable with `workbench memory undo`).",
+                    "info",
+                    f"{FILE_NAMES[target]} uses {line_endings(state.raw)} line endings: Hermes and the workbench "
+                    "read it with them translated, and the next write by either saves the whole file with LF.",
+                    "To have that change on its own now: normalise its line endings to LF (journaled and undoable "
+                    "with `workbench memory undo`).",
                     repair="memory-line-endings",
                 )
             )

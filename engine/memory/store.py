@@ -42,7 +42,6 @@ from .format import (
     has_drift,
     line_endings,
     normalise_line_endings,
-    parse_entries,
     read_as_hermes,
     serialize,
     split_pieces,
@@ -71,20 +70,13 @@ class MemoryFileUnreadable(WorkbenchError):
 class FileState:
     data: bytes | None  # None when the file does not exist (or could not be read)
     raw: str  # decoded text, BOM removed ("" when missing)
-    entries: list[str]
+    entries: list[str]  # as Hermes reads them: line endings translated (``format.read_as_hermes``)
     error: str | None = None
 
     @property
     def bom(self) -> bool:
         """Whether the file starts with a byte-order mark (``raw`` has it dropped)."""
         return (self.data or b"").startswith(BOM.encode())
-
-    @property
-    def as_hermes_reads(self) -> list[str]:
-        """The entries with line endings translated, as Hermes and a person read them, which is what
-        writes, previews and listings work on: for a CR or CRLF file its entries apart, where
-        ``entries`` (the format's own reading, which drift checks keep) may run several together."""
-        return read_as_hermes(self.raw) if has_crlf(self.raw) else self.entries
 
 
 def _left_file(detail: dict, raw: str) -> bool:
@@ -125,7 +117,7 @@ def _as_hermes_freezes(state: FileState) -> list[str]:
     (so a CRLF file is its entries, not one entry full of U+000D that its scan would block),
     and a leading byte-order mark kept in entry 1 (whose scan then blocks it as invisible)."""
     if not state.bom:
-        return state.as_hermes_reads
+        return state.entries
     return list(dict.fromkeys(split_pieces(normalise_line_endings(BOM + state.raw))))
 
 
@@ -213,17 +205,12 @@ class MemoryStore:
             raw = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             return FileState(None, "", [], f"it is not valid UTF-8 (byte {exc.start})")
-        return FileState(data, raw, parse_entries(raw))
+        return FileState(data, raw, read_as_hermes(raw))
 
     def entries(self, target: str) -> list[str]:
-        """The live entries on disk; raises ``MemoryFileUnreadable`` for an unreadable file."""
+        """The live entries on disk, as Hermes reads them (a CRLF file's line endings translated);
+        raises ``MemoryFileUnreadable`` for an unreadable file."""
         return self._readable(target).entries
-
-    def entries_as_hermes_reads(self, target: str) -> list[str]:
-        """The live entries with line endings translated, as Hermes and a person read them: for a
-        CRLF file, its entries rather than the one the store reads (and refuses to edit until the
-        file is normalised). Raises ``MemoryFileUnreadable`` as ``entries`` does."""
-        return self._readable(target).as_hermes_reads
 
     def _readable(self, target: str) -> FileState:
         self._check_target_or_raise(target)
@@ -530,7 +517,7 @@ class MemoryStore:
         target = named if isinstance(named, str) and named in TARGETS else "memory"
         state = self.read(target)
         limit = self.limit(target)
-        entries = state.as_hermes_reads
+        entries = state.entries
         after, error, targets = entries, None, []
         try:
             ops.check_batch_size(ops.staged_operations(payload))
@@ -611,8 +598,8 @@ class MemoryStore:
             state = self.read(target)
             self._guard(target, state, limit, plan.drift_guard, backup=True)
             # A file holding CRs is read and written back as Hermes does: line endings translated, LF out,
-            # so it comes out as Hermes's write leaves it (CRLF around a '§' is drift: only adds get here).
-            outcome = plan.op(list(state.as_hermes_reads), limit)
+            # so it comes out as Hermes's write leaves it.
+            outcome = plan.op(list(state.entries), limit)
             if dry_run or not outcome.changes:
                 return outcome
             if has_crlf(state.raw):
@@ -753,16 +740,6 @@ class MemoryStore:
                 "or by another tool); this write would be refused until that drift is resolved."
             )
         saved = self._backup(target, state.data or b"")
-        if has_crlf(state.raw):
-            raise refuse(
-                f"Refusing to write {file_name}: it uses {line_endings(state.raw)} line endings, so the entry format "
-                "reads entries separated by a '§' line between carriage returns as one entry (Hermes sees several), "
-                "and this write could replace or remove several of them at once. "
-                f"A snapshot was saved to {saved}. Normalise the line endings first (`workbench doctor --fix`, "
-                "journaled and undoable, or save the file with LF endings), then retry. Nothing was changed.",
-                drift_backup=saved,
-                remediation="Normalise the file's line endings to LF.",
-            )
         raise refuse(
             f"Refusing to write {file_name}: file on disk has content that wouldn't round-trip through the memory "
             "tool (likely added by the patch tool, a shell append, a manual edit, or a concurrent session). A "

@@ -80,7 +80,7 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
         raw[:1] = [e.removeprefix(BOM) for e in raw[:1]]  # entry 1 as journaled: Hermes kept a leading BOM in it
     else:
         state = store.read(target)
-        entries, error = state.as_hermes_reads, state.error  # a CRLF file's entries apart, as Hermes reads them
+        entries, error = state.entries, state.error
         usage = Usage.of(entries, store.limit(target))
         rendered, raw = render_block(target, entries, usage.limit), entries
     origins = history.origins(store, target, raw)
@@ -103,8 +103,8 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
         view["withheld"] = frozen.withheld
     elif has_crlf(state.raw):
         view["line_endings"] = (
-            f"{FILE_NAMES[target]} uses {line_endings(state.raw)} line endings: shown as Hermes reads it; "
-            "replace and remove are refused until `workbench doctor --fix` normalises it (undoable)."
+            f"{FILE_NAMES[target]} uses {line_endings(state.raw)} line endings: shown as Hermes reads it, and the "
+            "next write saves it with LF, as Hermes's own does (`workbench doctor --fix` does that now, undoable)."
         )
     return view
 

@@ -218,7 +218,7 @@ class MemoryScreen(WorkbenchScreen):
         snapshot, taken = self.workbench.frozen_snapshot, None
         if snapshot is None:
             snapshot = taken = memory.snapshot()
-        live = memory.entries_as_hermes_reads(target)  # a CRLF file's entries, as the frozen side has them
+        live = memory.entries(target)
         usage = Usage.of(live, memory.limit(target))
         raw, shown = snapshot.raw_entries[target], snapshot.entries[target]
         present = set(live)
