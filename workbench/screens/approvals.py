@@ -483,7 +483,7 @@ def _info(record: PendingRecord, now: float):
     if record.session_id:
         parts.append((f" · session {record.session_id}", ""))
     parts.append(("\n", ""))
-    parts.append((record.summary, ""))
+    parts.append((one_line(record.summary, 240), ""))  # a heading: the diff below holds the whole text
     return assemble(*parts)
 
 
