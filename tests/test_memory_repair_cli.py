@@ -83,3 +83,12 @@ def test_refusals_exit_1_with_json_and_bad_words_exit_2(wb, files):
     assert normalised.returncode == 0 and "undo: workbench memory undo " in normalised.stdout
     assert (files / "USER.md").read_bytes() == CRLF.replace(b"\r", b"")
     assert (files / "MEMORY.md").read_text(encoding="utf-8") == MERGED
+
+
+def test_remove_bom_removes_the_mark_it_names(wb, files):
+    """--remove-bom was read as no repair at all: it printed the listing and left the mark."""
+    marked = files / "MEMORY.md"
+    marked.write_bytes("\ufeffalpha fact\n§\nbeta fact".encode())
+    done = wb("memory", "repair", "--json", "--remove-bom")
+    assert done.returncode == 0 and json.loads(done.stdout)["repair"]["option"] == "--remove-bom"
+    assert marked.read_bytes() == "alpha fact\n§\nbeta fact".encode()

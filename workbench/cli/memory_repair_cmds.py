@@ -93,6 +93,9 @@ def option_of(fix: repair.Repair) -> str:
     return f"--{fix.kind} {fix.piece}:{fix.at}"
 
 
+CHOICES = ("normalise_line_endings", "remove_bom", "split", "trim", "remove")  # the options that make a repair
+
+
 def _chosen(args, found: repair.Diagnosis) -> repair.Repair | None:
     if args.normalise_line_endings:
         return repair.normalise()
@@ -109,7 +112,7 @@ def _chosen(args, found: repair.Diagnosis) -> repair.Repair | None:
 
 def repair_memory(home: Home, args) -> Output:
     try:
-        if not (args.normalise_line_endings or args.split or args.trim or args.remove):
+        if not any(getattr(args, choice) not in (None, False) for choice in CHOICES):
             return _listing(home, args)
         found = repair.examine(home.memory, args.target or "memory")
         fix = _chosen(args, found)
