@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.health import CHECKS
 from engine.memory import history, repair
 from engine.memory.format import has_crlf, has_drift
 from engine.timeline import summarize
@@ -267,3 +268,33 @@ def test_a_repair_changes_only_what_it_names_and_undo_restores_the_bytes(home, b
     assert path.read_bytes() == after.encode()
     assert home.memory.undo(result["event_id"])["success"]
     assert path.read_bytes() == text.encode(), "undo restores the exact bytes"
+
+
+def test_a_crlf_file_that_also_drifted_names_the_real_cause_where_a_person_sees_it(home):
+    """Line endings alone are not drift: a CRLF file that no longer round-trips says why (the
+    look-alike '§', its entry and line), and lists the entries a person sees, not one merged piece."""
+    put(home, b"alpha\r\n\xc2\xa7\r\nbeta\r\n \xc2\xa7 \r\ngamma")
+    found = repair.examine(home.memory, "memory")
+    assert found.drifted and [(r.kind, r.piece, r.line) for r in found.reasons] == [
+        ("crlf", None, None),
+        ("lookalike", 2, 4),
+    ]
+    assert [p.entry for p in found.pieces] == ["alpha", "beta\n § \ngamma"]
+    assert [r.kind for r in found.repairs] == ["normalise"], "entry repairs wait for the line endings"
+    refused = repair.apply(home.memory, "memory", repair.remove(found.pieces[1]), found.sha)
+    assert not refused["success"] and "normalise the line endings first" in refused["error"]
+    doctor = [f for check in CHECKS for f in check(home) if "round-trip" in f.what]
+    assert "a line that reads as '§'" in doctor[0].what and doctor[0].fix.startswith("Normalise its line endings")
+
+
+def test_whole_file_repairs_of_a_crlf_file_count_its_entries_as_a_person_does(home):
+    path = put(home, b"\xef\xbb\xbf" + CRLF)
+    found = repair.examine(home.memory, "memory")
+    unmarked = repair.apply(home.memory, "memory", repair.unmark(), found.sha)
+    assert unmarked["entry_count"] == 3 and "line_endings" not in unmarked, "it kept the CRLF: nothing to say"
+    assert path.read_bytes() == CRLF
+    found = repair.examine(home.memory, "memory")
+    normalised = repair.apply(home.memory, "memory", repair.normalise(), found.sha)
+    assert normalised["entry_count"] == 3
+    undone = home.memory.undo(normalised["event_id"])
+    assert undone["success"] and undone["entry_count"] == 3 and path.read_bytes() == CRLF

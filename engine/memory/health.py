@@ -1,7 +1,7 @@
 """Health of MEMORY.md and USER.md for ``workbench doctor``, from the store's own guards.
 
-Drift is the store's ``has_drift`` (what makes both programs refuse a replace or
-remove), poisoned entries are those the frozen snapshot would show as ``[BLOCKED]``.
+Drift is the store's ``has_drift`` (what makes it refuse a replace or remove, as
+Hermes's guard does for most causes), poisoned entries are those the frozen snapshot would show as ``[BLOCKED]``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError
 from ..health import CHECKS, Finding
 from . import repair
-from .format import FILE_NAMES, TARGETS, Usage, has_drift
+from .format import FILE_NAMES, TARGETS, Usage, has_crlf, has_drift
 from .threats import MAX_SCAN_CHARS, sanitize_entry, scan
 
 if TYPE_CHECKING:
@@ -50,10 +50,15 @@ def check_memory(home: Home) -> list[Finding]:
                 Finding(
                     "memory",
                     "warning",
-                    f"{name} holds text that does not round-trip through the memory tool; Hermes and the "
-                    "workbench refuse every replace and remove until it is resolved. "
+                    f"{name} holds text that does not round-trip through the memory tool; the workbench "
+                    "refuses every replace and remove until it is resolved (Hermes does for most causes). "
                     + " ".join(r.message for r in diagnosis.reasons),
-                    f"`workbench memory repair --target {target}` lists the repairs (split, trim or remove an "
+                    (
+                        "Normalise its line endings first (`workbench doctor --fix`); then "
+                        if has_crlf(state.raw)
+                        else ""
+                    )
+                    + f"`workbench memory repair --target {target}` lists the repairs (split, trim or remove an "
                     "entry; journaled, undoable), as does the TUI's Memory screen (r).",
                 )
             )

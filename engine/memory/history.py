@@ -26,7 +26,7 @@ from ..errors import WorkbenchError
 from ..journal import JournalEntry
 from ..values import iso_time
 from . import ops, repair
-from .format import FILE_NAMES, parse_entries, read_as_hermes
+from .format import FILE_NAMES, read_as_hermes
 from .ops import Outcome, Refusal, refuse
 from .rebuild import LEFT_ROW
 from .store import SUBSYSTEM, _Plan, _scan, _Writer
@@ -510,7 +510,7 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
                     f"Cannot undo event {row.id}: {file_name} changed again after that repair. Nothing was changed."
                 )
             outcome = Outcome(
-                parse_entries(row.before or ""),
+                read_as_hermes(row.before or ""),
                 f"{file_name} is back as it was before the repair.",
                 [ops.Change(kind, row.after, row.before)],
             )

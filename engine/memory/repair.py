@@ -35,7 +35,7 @@ from .format import (
     has_drift,
     line_endings,
     normalise_line_endings,
-    parse_entries,
+    read_as_hermes,
     split_pieces,
 )
 from .ops import Outcome, Refusal, refuse
@@ -123,7 +123,7 @@ class Diagnosis:
     target: str
     text: str  # the whole file, BOM kept
     limit: int
-    pieces: list[Piece]
+    pieces: list[Piece]  # of a CR or CRLF file: those of its text with line endings normalised, as a person reads it
     reasons: list[Reason]
     repairs: list[Repair] = field(default_factory=list)
 
@@ -137,7 +137,7 @@ class Diagnosis:
 
     @property
     def drifted(self) -> bool:
-        """What makes both programs refuse a replace or remove (CRLF line endings alone do not)."""
+        """What makes the store refuse a replace or remove (CRLF line endings alone do not)."""
         return has_drift(self.text, self.limit)
 
     @property
@@ -188,9 +188,9 @@ class Diagnosis:
             after = self.text.removeprefix(BOM)
         elif self.crlf:
             raise refuse(
-                f"{self.file_name} uses {line_endings(self.text)} line endings, so its entries cannot be told apart "
-                "yet: normalise the "
-                "line endings first (that is its own repair, undoable). Nothing was changed."
+                f"{self.file_name} uses {line_endings(self.text)} line endings, and entries are repaired by "
+                "their place in the file: normalise the line endings first (that is its own repair, undoable), "
+                "then choose this repair again. Nothing was changed."
             )
         else:
             after = _rewrite(self, self.piece(repair.piece), repair.text or "")
@@ -231,7 +231,6 @@ def pieces_of(text: str) -> list[Piece]:
 
 def diagnose(target: str, text: str, limit: int) -> Diagnosis:
     """Why ``text`` (a whole file, BOM kept) does not round-trip, and the repairs that would help."""
-    pieces = pieces_of(text)
     name = FILE_NAMES[target]
     marked = text.startswith(BOM)
     mark = [_mark_reason(name)] if marked else []
@@ -243,10 +242,13 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
             "crlf",
             f"{name} uses {kind} line endings on {count:,} line(s). Hermes and the workbench read them "
             f"translated ({_entries(seen)}), and the next write by either saves the file with LF. Normalising "
-            "them now makes that change on its own; the other checks run on the result.",
+            "them now makes that change on its own; any other repair waits for it.",
             f"{kind} line endings on {count:,} line(s)",
         )
-        return Diagnosis(target, text, limit, pieces, [reason, *mark], [normalise(), *unmarking])
+        after = diagnose(target, normalise_line_endings(text), limit)  # the entries and causes a person sees
+        later = [r for r in after.reasons if r.kind != "bom"]
+        return Diagnosis(target, text, limit, after.pieces, [reason, *mark, *later], [normalise(), *unmarking])
+    pieces = pieces_of(text)
     reasons: list[Reason] = mark
     repairs: list[Repair] = unmarking
     several = len(pieces) > 1
@@ -438,7 +440,7 @@ def apply(memory: MemoryStore, target: str, repair: Repair, expected_sha: str, a
                 "again and choose the repair anew. Nothing was changed."
             )
         after = now.result(repair)
-        outcome = Outcome(parse_entries(after), f"{repair.label}: done.", [ops.Change(ACTION, now.text, after)])
+        outcome = Outcome(read_as_hermes(after), f"{repair.label}: done.", [ops.Change(ACTION, now.text, after)])
         outcome.text = after
         return outcome
 

@@ -602,12 +602,12 @@ class MemoryStore:
             outcome = plan.op(list(state.entries), limit)
             if dry_run or not outcome.changes:
                 return outcome
-            if has_crlf(state.raw):
+            text = outcome.text if outcome.text is not None else serialize(outcome.entries)
+            if has_crlf(state.raw) and not has_crlf(text):  # (a whole-file repair or undo may keep them)
                 outcome.extras["line_endings"] = (
                     f"{FILE_NAMES[target]} had {line_endings(state.raw)} line endings: it was written back with "
                     "LF, as Hermes's own write does."
                 )
-            text = outcome.text if outcome.text is not None else serialize(outcome.entries)
             if (
                 state.bom and not text.startswith(BOM) and "repair" not in plan.extra_detail
             ):  # (a repair says what it did itself)
