@@ -430,9 +430,15 @@ def test_reformatting_or_reordering_outside_journals_nothing(home, mem):
     mem.add("memory", "one", u())
     mem.add("memory", "two", u())
     rows = len(mem.history())
+    events = []
+    home.bus.subscribe(events.append, MemoryChanged)
     put(home, "memory", "two\n§\none\n")
     assert mem.record_external_change("memory") is True, "the file changed, so the screens hear of it"
     assert len(mem.history()) == rows, "but no entry changed, so nothing is journaled"
+    home.memory.path("memory").write_bytes(b"two\r\n\xc2\xa7\r\none")  # saved again with CRLF
+    assert mem.record_external_change("memory") is True and len(mem.history()) == rows
+    announced = [(e.actor, e.action, e.journal_id) for e in events]
+    assert announced == [("external", "external", None)] * 2, "not the last writer's add: nobody's write"
 
 
 def test_history_json_round_trips(mem):

@@ -876,8 +876,10 @@ class MemoryStore:
             if event is None and (state.error or state.raw == self._seen.get(target)):
                 return False
             self._seen[target] = state.raw
-            if event is None:  # another workbench process wrote it (it journaled the change)
+            if event is None:  # another workbench process wrote it (its row names this file), or a reformat
                 last = self._last_row(target)
+                if last is not None and not _left_file(last.detail, state.raw):
+                    last = None  # same entries, other bytes (line endings, blank lines): nobody's write to credit
                 event = MemoryChanged(
                     actor=last.actor if last else "external",
                     session_id=last.session_id if last else None,
