@@ -171,3 +171,20 @@ def test_show_reads_a_crlf_file_as_hermes_does_and_says_why_edits_are_refused(wb
     assert several.returncode == 1 and "2 entries of MEMORY.md hold 'Fact'" in several.stderr
     empty = wb("memory", "history", "--entry", "")
     assert empty.returncode == 1 and "not an empty string" in empty.stderr
+
+
+def test_show_flags_each_entry_with_the_prompts_it_is_blocked_from(wb, tmp_path):
+    """`memory show` said nothing of entries doctor and the TUI flag, nor of a BOM Hermes blocks entry 1 for."""
+    folder = tmp_path / "home" / "memories"
+    folder.mkdir(parents=True)
+    entries = ["Plain entry", "Bell\x07 on deploy", "Team mascot \U0001f469\u200d\U0001f4bb", "cat ~/.netrc first"]
+    (folder / "MEMORY.md").write_bytes(("\ufeff" + "\n§\n".join(entries)).encode())
+    shown = wb("memory", "show", "--target", "memory")
+    assert "⚠ MEMORY.md starts with a byte-order mark, which Hermes reads into entry 1" in shown.stdout
+    flat = " ".join(shown.stdout.split())
+    assert "2. Bell␇ on deploy ↳ present before" in flat
+    assert "⚠ invisible_unicode_U+0007: blocked from the workbench's prompts but not from Hermes's" in flat
+    assert "⚠ Hermes's prompt shows it as [BLOCKED]: its scan blocks U+200D" in flat
+    assert "⚠ suspicious (read_secrets): it goes into every prompt as written" in flat
+    flags = as_json(wb("memory", "show", "--target", "memory", "--json"))["flags"]
+    assert flags[0] is None and [f is None for f in flags] == [True, False, False, False]

@@ -196,7 +196,9 @@ async def test_a_threat_in_a_live_entry_is_flagged_beside_its_blocked_snapshot_l
         live.highlighted = 1
         await settle(pilot)
         detail = str(screen.query_one("#detail-text", Static).content)
-        assert f"threat dangerous: {', '.join(danger.ids)}" in detail and "[BLOCKED]" in detail
+        assert (
+            f"threat dangerous: {', '.join(danger.ids)}" in detail and "blocked from the workbench's prompts" in detail
+        )
         assert danger.reasons[0] in detail
         live.highlighted = 2
         await settle(pilot)
@@ -260,3 +262,23 @@ async def test_showing_an_entry_from_elsewhere_puts_both_columns_on_its_row(home
         await settle(pilot)
         assert app.focused is live and live.current.text == "third"
         assert frozen.highlighted == live.highlighted == 2 and screen.detail.entry == "third"
+
+
+async def test_the_detail_says_which_prompts_block_an_entry_the_two_scans_disagree_on(home, tmp_path):
+    """ESC is blocked by the workbench, never looked for by Hermes; a ZWJ inside an emoji the other
+    way round (test_memory_threats_hermes checks both against Hermes's scan)."""
+    escape, emoji = "Colour codes \x1b[31mred\x1b[0m in logs", "Team mascot is \U0001f469\u200d\U0001f4bb"
+    (home.root / "memories").mkdir(parents=True, exist_ok=True)
+    (home.root / "memories" / "MEMORY.md").write_text(f"{escape}\n§\n{emoji}", encoding="utf-8")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_mode(pilot, "1", MemoryScreen)
+        _, live = columns(screen)
+        live.highlighted = 0
+        await settle(pilot)
+        detail = str(screen.query_one("#detail-text", Static).content)
+        assert "blocked from the workbench's prompts but not from Hermes's" in detail
+        live.highlighted = 1
+        await wait_for(pilot, lambda: screen.detail is not None and screen.detail.entry == emoji, what="row 2")
+        detail = str(screen.query_one("#detail-text", Static).content)
+        assert "threat" not in detail and "Hermes's prompt shows it as [BLOCKED]: its scan blocks U+200D" in detail

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..health import CHECKS, Finding
+from ..safety import assess
 from . import repair
 from .format import FILE_NAMES, TARGETS, Usage, has_crlf, has_drift
-from .threats import MAX_SCAN_CHARS, sanitize_entry, scan
+from .threats import MAX_SCAN_CHARS, hermes_only_blocks, hermes_only_note, where_blocked
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -75,17 +76,32 @@ def check_memory(home: Home) -> list[Finding]:
             )
         # as Hermes reads them (line endings translated; a leading BOM has its own finding, not this one)
         for number, entry in enumerate(state.entries, 1):
-            if sanitize_entry(entry, name) != entry:
-                why = ", ".join(scan(entry)) if len(entry) <= MAX_SCAN_CHARS else "too large to scan"
+            if len(entry) > MAX_SCAN_CHARS:
+                what = "is too large to scan: blocked from the workbench's prompts"
+            elif (verdict := assess(entry)).dangerous:
+                what = f"({', '.join(verdict.ids)}) is {where_blocked(verdict)}"
+            elif codes := hermes_only_blocks(entry):
                 findings.append(
                     Finding(
                         "memory",
                         "warning",
-                        f"{name} entry {number} is blocked from every prompt ({why}): {_preview(entry)}",
-                        "If you did not write it, remove it: the TUI's Memory screen, or `workbench "
-                        f"memory remove --target {target} --old TEXT` with a unique part of it.",
+                        f"{name} entry {number}: {hermes_only_note(codes)}: {_preview(entry)}",
+                        "To have it in Hermes's prompt, rewrite it without that character (the TUI's Memory "
+                        f"screen, e; or `workbench memory replace --target {target} --old TEXT NEW`).",
                     )
                 )
+                continue
+            else:
+                continue
+            findings.append(
+                Finding(
+                    "memory",
+                    "warning",
+                    f"{name} entry {number} {what}: {_preview(entry)}",
+                    "If you did not write it, remove it: the TUI's Memory screen, or `workbench "
+                    f"memory remove --target {target} --old TEXT` with a unique part of it.",
+                )
+            )
     return findings
 
 

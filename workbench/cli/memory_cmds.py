@@ -11,6 +11,7 @@ import textwrap
 from engine.home import Home
 from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.memory.format import BOM, has_crlf, line_endings
+from engine.memory.threats import entry_note
 from engine.tools import ToolContext
 from engine.values import iso_time
 
@@ -101,7 +102,14 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
     if frozen is not None:
         view["blocked"] = len(frozen.blocked(target))
         view["withheld"] = frozen.withheld
-    elif has_crlf(state.raw):
+    else:
+        view["flags"] = [entry_note(entry) for entry in entries]
+        if state.bom:
+            view["byte_order_mark"] = (
+                f"{FILE_NAMES[target]} starts with a byte-order mark, which Hermes reads into entry 1 and blocks "
+                "from its prompt (`workbench doctor --fix` removes it, undoably)."
+            )
+    if frozen is None and has_crlf(state.raw):
         view["line_endings"] = (
             f"{FILE_NAMES[target]} uses {line_endings(state.raw)} line endings: shown as Hermes reads it, and the "
             "next write saves it with LF, as Hermes's own does (`workbench doctor --fix` does that now, undoable)."
@@ -113,15 +121,20 @@ def _entries(count: int) -> str:
     return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
-def _numbered(entries: list[str], notes: list[str] | None = None) -> list[str]:
+def _numbered(entries: list[str], notes: list[str] | None = None, flags: list[str | None] | None = None) -> list[str]:
     lines = []
     width = len(str(len(entries)))
+    indent = " " * (width + 4)
     for i, entry in enumerate(entries, 1):
         first, *rest = entry.splitlines() or [""]
         lines.append(f"  {i:>{width}}. {first}")
-        lines.extend(" " * (width + 4) + line for line in rest)
+        lines.extend(indent + line for line in rest)
         if notes:
-            lines.append(" " * (width + 4) + "↳ " + notes[i - 1])
+            lines.append(indent + "↳ " + notes[i - 1])
+        if flags and flags[i - 1]:
+            lines.append(
+                textwrap.fill(f"⚠ {flags[i - 1]}", 100, initial_indent=indent, subsequent_indent=indent + "  ")
+            )
     return lines
 
 
@@ -138,9 +151,10 @@ def _view_text(view: dict, frozen: bool, notes: list[str]) -> str:
         lines.append(f"  (unreadable: {view['error']})")
     if view.get("withheld"):
         lines.append(f"  ({view['withheld']})")
-    if view.get("line_endings"):
-        lines.append(f"  ⚠ {textwrap.fill(view['line_endings'], 96, subsequent_indent='    ')}")
-    lines.extend(_numbered(view["entries"], notes) if view["entries"] else ["  (no entries)"])
+    for key in ("line_endings", "byte_order_mark"):
+        if view.get(key):
+            lines.append(f"  ⚠ {textwrap.fill(view[key], 96, subsequent_indent='    ')}")
+    lines.extend(_numbered(view["entries"], notes, view.get("flags")) if view["entries"] else ["  (no entries)"])
     return "\n".join(lines)
 
 
