@@ -9,7 +9,7 @@ from engine.tools import ToolContext
 from tests.hermes_support import hermes_record
 from tests.tui_support import make_app, settle, wait_for
 from widgets.gauge import CapacityGauge
-from workbench.screens.dialogs import EditDialog
+from workbench.screens.dialogs import ConfirmDialog, EditDialog
 
 pytestmark = pytest.mark.anyio
 
@@ -103,3 +103,8 @@ async def test_a_hermes_remove_hitting_an_entry_written_after_staging_is_flagged
         warning = text_of(app, "#proposal-warnings")
         assert "Remove hits an entry written after this was staged (user," in warning
         assert "The build cache lives in /var/cache/ci3 now" in warning
+        await pilot.press("a")  # the question repeats it: at 80x24 the dialog covers the pane
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert "⚠ Remove hits an entry written after this was staged (user," in app.screen.detail
+        assert app.screen.detail.endswith("The build cache lives in /var/cache/ci3 now")
+        await pilot.press("n")

@@ -75,7 +75,9 @@ class ApprovalsScreen(WorkbenchScreen):
     HELP = (
         "Staged memory and skill writes wait here. The right side shows what approving would change, "
         "the memory budget afterwards and near-duplicates. Nothing is applied until you approve it; "
-        "a proposal whose target changed since staging is refused and stays pending. Every decision asks "
+        "a proposal the workbench staged whose target changed since is refused and stays pending, while one "
+        "Hermes staged (it pins no entry) applies to what its text matches now, with a warning when that "
+        "entry was written after it was staged. Every decision asks "
         "first; right after a reject, u puts it back (older ones: r on their Timeline row)."
     )
 
@@ -275,15 +277,8 @@ class ApprovalsScreen(WorkbenchScreen):
                 notes += [("Staged against: ", "bold"), (pinned + "\n", "")]
                 notes += [("Now: ", "bold"), (preview.get("now") or "(no similar entry; it was removed)", "")]
                 notes.append(("\n", ""))
-        for hit in preview.get("targets") or []:
-            if hit.get("written_after"):
-                newer = hit["written_after"]
-                written = "written" if newer["surely"] else "perhaps written"
-                notes += [
-                    (f"{hit['action'].capitalize()} hits an entry {written} after this was staged ", "bold $warning"),
-                    (f"({newer['actor']}, {newer['at'][11:16]}): it may not be the one meant: ", "$warning"),
-                    (one_line(hit["entry"], 200) + "\n", ""),
-                ]
+        for heading, entry in late_hits(preview):
+            notes += [(heading + ": ", "bold $warning"), (one_line(entry, 200) + "\n", "")]
         named, more = strongest(preview.get("duplicates") or [])
         for dup in named:
             label = "Exact duplicate of" if dup.get("exact") else f"Near-duplicate ({dup.get('score')}%) of"
@@ -311,9 +306,11 @@ class ApprovalsScreen(WorkbenchScreen):
     def action_approve(self) -> None:
         record = self._selected()
         if record is not None:
+            preview = self.preview if self.preview is not None and self.preview.get("id") == record.id else {}
+            cautions = [f"⚠ {heading}: {one_line(entry, 160)}" for heading, entry in late_hits(preview)]
             self.confirm(
                 f"Approve {record.subsystem} {record.action} {record.id}?",
-                one_line(record.summary, 300),
+                "\n".join([one_line(record.summary, 300), *cautions]),
                 lambda: self._decide(record.id, approve=True),
             )
 
@@ -458,6 +455,23 @@ class ApprovalsScreen(WorkbenchScreen):
             f" {len(refused)} could not be: " + "; ".join(refused) if refused else ""
         )
         self.report(message, error=bool(refused))
+
+
+def late_hits(preview: dict) -> list[tuple[str, str]]:
+    """(what to say, the entry) for each entry a Hermes proposal's replace or remove hits that was
+    written after it was staged (approving it anyway is allowed, so the question repeats this)."""
+    hits = []
+    for hit in preview.get("targets") or []:
+        if newer := hit.get("written_after"):
+            written = "written" if newer["surely"] else "perhaps written"
+            hits.append(
+                (
+                    f"{hit['action'].capitalize()} hits an entry {written} after this was staged "
+                    f"({newer['actor']}, {newer['at'][11:16]}): it may not be the one meant",
+                    hit["entry"],
+                )
+            )
+    return hits
 
 
 def _queue_row(record: PendingRecord, now: float):
