@@ -5,9 +5,12 @@ a hand-edited MEMORY.md (``\\x1b]0;PWNED\\x07``, ``\\x1b[2J``, OSC 52 clipboard 
 must never reach the terminal, and bidirectional controls must not make text display
 in another order than it is stored. So C0 controls show as their Unicode control
 pictures (``␛``), DEL as ``␡``, C1 controls as ``\\x9b``, and bidi controls (embeddings,
-overrides, isolates and the LRM/RLM/ALM marks) as ``<U+202E>``, as is U+FEFF (a
-byte-order mark inside text, which Hermes blocks as invisible). Newlines and tabs are
-kept. ``--json`` output keeps the exact text; only what is drawn or printed is made
+overrides, isolates and the LRM/RLM/ALM marks) as ``<U+202E>``, as are U+FEFF (a
+byte-order mark inside text, which Hermes blocks as invisible) and the characters that
+draw as nothing at all: the zero-width space, word joiner, invisible operators, soft
+hyphen and the tag block (U+E0000-U+E007F, which can spell a hidden instruction), so a
+reader sees what a model reads. ZWJ and ZWNJ stay: emoji and several scripts spell with
+them (the threat scan judges each by where it sits). Newlines and tabs are kept. ``--json`` output keeps the exact text; only what is drawn or printed is made
 visible.
 """
 
@@ -15,14 +18,17 @@ from __future__ import annotations
 
 import re
 
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_CONTROLS = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+    r"\U000e0000-\U000e007f]"
+)
 
 
 def _picture(match: re.Match) -> str:
     code = ord(match.group())
     if code < 0x20:
         return chr(0x2400 + code)
-    if code > 0xFF:
+    if code > 0xFF or code == 0xAD:
         return f"<U+{code:04X}>"
     return "\u2421" if code == 0x7F else f"\\x{code:02x}"
 

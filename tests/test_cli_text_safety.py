@@ -20,6 +20,14 @@ DRIVERS = [chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F,
     "\u200f",
     *map(chr, range(0x202A, 0x202F)),
     *map(chr, range(0x2066, 0x206A)),
+    # and characters that draw as nothing, so a reader would not see what a model reads
+    "\u00ad",
+    "\u180e",
+    "\u200b",
+    *map(chr, range(0x2060, 0x2065)),
+    "\U000e0001",
+    "\U000e0041",
+    "\U000e007f",
 ]
 hostile = st.lists(
     st.one_of(
@@ -84,3 +92,14 @@ def test_json_output_keeps_the_exact_text(tmp_path):
         assert main(["--home", str(root), "sessions", "show", "s_1", "--json"]) == 0
     doc = json.loads(out.getvalue())
     assert doc["messages"][0]["content"] == "word \x1b]0;PWNED\x07\u202e"
+
+
+def test_invisible_characters_are_named_but_joiners_that_spell_stay():
+    from engine.textsafety import visible
+
+    assert visible("zero\u200bwidth\U000e0041") == "zero<U+200B>width<U+E0041>"
+    assert visible("soft\u00adhyphen") == "soft<U+00AD>hyphen"
+    assert (
+        visible("\U0001f469\u200d\U0001f4bb \u0645\u06cc\u200c\u062e")
+        == "\U0001f469\u200d\U0001f4bb \u0645\u06cc\u200c\u062e"
+    )
