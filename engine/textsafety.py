@@ -10,8 +10,8 @@ byte-order mark inside text, which Hermes blocks as invisible) and the character
 draw as nothing at all: the zero-width space, word joiner, invisible operators, soft
 hyphen and the tag block (U+E0000-U+E007F, which can spell a hidden instruction), so a
 reader sees what a model reads. ZWJ and ZWNJ stay: emoji and several scripts spell with
-them (the threat scan judges each by where it sits). Newlines and tabs are kept. ``--json`` output keeps the exact text; only what is drawn or printed is made
-visible.
+them (the threat scan judges each by where it sits). Newlines and tabs are kept.
+``--json`` output keeps the exact text; only what is drawn or printed is made visible.
 """
 
 from __future__ import annotations

@@ -108,3 +108,20 @@ async def test_a_hermes_remove_hitting_an_entry_written_after_staging_is_flagged
         assert "⚠ Remove hits an entry written after this was staged (user," in app.screen.detail
         assert app.screen.detail.endswith("The build cache lives in /var/cache/ci3 now")
         await pilot.press("n")
+
+
+async def test_a_proposal_that_would_be_refused_still_shows_what_it_asks_to_write(home, tmp_path, clock):
+    """Hermes's scan lets ESC through, the workbench's refuses it: the diff is then empty, so the
+    pane and `pending show` name the text itself (they showed the summary and "(no change)")."""
+    from engine.textsafety import visible
+    from workbench.cli.pending_cmds import render_preview
+
+    hermes_record(home, "0000eeee", {"action": "add", "target": "memory", "content": "Colour \x1b[31mred\x1b[0m logs"})
+    shown = visible(render_preview(home.approvals.preview("0000eeee")))  # as the CLI prints it
+    assert "would fail: Blocked" in shown and "it asks to write: Colour ␛[31mred␛[0m logs" in shown
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        await wait_for(pilot, lambda: "It asks to write" in text_of(app, "#proposal-warnings"), what="the text")
+        assert "It asks to write: Colour ␛[31mred␛[0m logs" in text_of(app, "#proposal-warnings")

@@ -22,7 +22,7 @@ from ..fileio import crash_point
 from ..safety import assess
 from ..tools import BACKGROUND_REVIEW
 from ..values import iso_time
-from .preview import memory_view, skill_view
+from .preview import memory_view, proposed_texts, skill_view
 from .records import (
     ORIGINS,
     PendingRecord,
@@ -170,7 +170,8 @@ class ApprovalQueue:
         memory the budget afterwards and near-duplicate warnings.
 
         A proposal that would be refused now (a stale pin, an over-full store) carries
-        the refusal in ``error`` instead of a diff. ``targets`` names the live entry each
+        the refusal in ``error`` instead of a diff (and a memory one, in ``proposed``, the
+        entry texts it asks to write). ``targets`` names the live entry each
         memory replace or remove hits (or that it is gone or ambiguous).
         """
         record = self.get(pending_id)
@@ -195,8 +196,9 @@ class ApprovalQueue:
             return {**view, "error": exc.message}
         if record.subsystem == "memory":
             self._date_hits(record, staged)
-        if staged.get("error"):
-            return {**view, "error": str(staged["error"]), "targets": staged.get("targets", [])}
+        if staged.get("error"):  # no diff: for memory, the texts it asks to write stand in for it
+            proposed = proposed_texts(record.payload, edit) if record.subsystem == "memory" else []
+            return {**view, "error": str(staged["error"]), "targets": staged.get("targets", []), "proposed": proposed}
         if record.subsystem == "memory":
             threshold = self.home.memory.duplicate_threshold()
             limit = self.home.memory.limit(staged["target"])

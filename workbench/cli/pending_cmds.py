@@ -116,6 +116,7 @@ def render_preview(preview: dict) -> str:
     ]
     if preview.get("error"):
         lines.append(f"would fail: {preview['error']}")
+        lines += [f"it asks to write: {text}" for text in preview.get("proposed") or []]
     lines += [_target_line(target) for target in preview.get("targets") or []]
     lines += [f"⚠ flagged: {reason}" for reason in preview.get("flags", [])]
     budget = preview.get("budget")

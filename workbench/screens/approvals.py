@@ -272,6 +272,8 @@ class ApprovalsScreen(WorkbenchScreen):
         if preview.get("error"):
             notes.append(("Would be refused: ", "bold $error"))
             notes.append((preview["error"] + "\n", ""))
+            for text in preview.get("proposed") or []:  # the diff is empty: what it asks to write, to judge it
+                notes += [("It asks to write: ", "bold"), (text + "\n", "")]
             pinned = current.payload.get("matched_entry")
             if pinned:
                 notes += [("Staged against: ", "bold"), (pinned + "\n", "")]
