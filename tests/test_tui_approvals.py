@@ -74,6 +74,9 @@ async def test_queue_shows_origin_age_diff_budget_and_duplicates(gated, tmp_path
         gauge = app.screen.query_one("#budget", CapacityGauge)
         assert gauge.display and (gauge.used, gauge.limit) == (len("Uses Postgres 16\n§\nUses Postgres 16.2"), 2200)
         assert "5m ago" in text_of(app, "#proposal-info") and "session s-9" in text_of(app, "#proposal-info")
+        assert text_of(app, "#proposal-title").startswith("memory add ") and " · MEMORY.md" in text_of(
+            app, "#proposal-title"
+        )  # which store: a Hermes summary may not say
 
 
 async def test_approve_and_reject(gated, tmp_path):

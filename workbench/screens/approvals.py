@@ -22,6 +22,7 @@ from textual.widgets.option_list import Option
 from engine.approvals.records import PendingRecord
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
+from engine.memory import FILE_NAMES
 from engine.memory.similar import closest, strongest
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
@@ -260,6 +261,8 @@ class ApprovalsScreen(WorkbenchScreen):
         self.preview = preview
         data = preview.get("budget")
         where = f" · {preview['name']}/{preview['file']}" if preview.get("name") and preview.get("file") else ""
+        if current.subsystem == "memory":  # which store: MEMORY.md or USER.md (the summary may not say)
+            where = f" · {FILE_NAMES.get(str(current.payload.get('target') or 'memory'), 'MEMORY.md')}"
         title.update(
             assemble(
                 (f"{current.subsystem} {current.action} ", "bold $accent"),
