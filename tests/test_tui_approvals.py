@@ -10,6 +10,7 @@ from textual.widgets._footer import FooterKey
 
 from engine.skills.manage import skill_manage_tool
 from engine.tools import BACKGROUND_REVIEW, ToolContext
+from tests.screens_seed import screen_text
 from tests.tui_support import make_app, settle, wait_for
 from widgets.gauge import CapacityGauge
 from widgets.header import WorkbenchHeader
@@ -96,6 +97,8 @@ async def test_approve_and_reject(gated, tmp_path):
         assert gated.memory.entries("memory") == ["Uses Postgres 16", "First proposal"]
         await wait_for(pilot, lambda: app.screen.query_one(WorkbenchHeader).pending == 0, what="header count")
         assert [row.actor for row in gated.journal.query(subsystem="approvals", limit=2)] == ["user", "user"]
+        footer = screen_text(app).splitlines()[-1]  # with u on offer, every key still fits at 80 columns
+        assert "u Unreject" in footer and "? Help" in footer
 
 
 async def test_after_a_decision_the_cursor_stays_on_its_row(gated, tmp_path):

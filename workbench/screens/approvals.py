@@ -85,7 +85,7 @@ class ApprovalsScreen(WorkbenchScreen):
     BINDINGS = [
         Binding("a", "approve", "Approve", id="approvals.approve"),
         Binding("r", "reject", "Reject", id="approvals.reject"),
-        Binding("e", "edit_approve", "Edit+approve", id="approvals.edit"),
+        Binding("e", "edit_approve", "Edit", id="approvals.edit", tooltip="Edit the proposal, then approve it"),
         Binding("A", "approve_all", "Approve all", key_display="A", id="approvals.all"),
         Binding("R", "reject_all", "Reject all", key_display="R", show=False, id="approvals.reject_all"),
         Binding("u", "unreject", "Unreject", id="approvals.unreject", tooltip="Put the proposals just rejected back"),
