@@ -22,7 +22,7 @@ BOM = "\ufeff"
 
 def split_pieces(raw: str) -> list[str]:
     """Stripped, non-empty pieces of ``raw`` in file order (duplicates kept)."""
-    return [piece.strip() for piece in raw.split(ENTRY_DELIMITER) if piece.strip()]
+    return [piece for piece in map(str.strip, raw.split(ENTRY_DELIMITER)) if piece]
 
 
 def parse_entries(raw: str) -> list[str]:
