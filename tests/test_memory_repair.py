@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.health import CHECKS
+from engine.doctor import run_doctor
 from engine.memory import history, repair
 from engine.memory.format import has_crlf, has_drift
 from engine.timeline import summarize
@@ -283,7 +283,7 @@ def test_a_crlf_file_that_also_drifted_names_the_real_cause_where_a_person_sees_
     assert [r.kind for r in found.repairs] == ["normalise"], "entry repairs wait for the line endings"
     refused = repair.apply(home.memory, "memory", repair.remove(found.pieces[1]), found.sha)
     assert not refused["success"] and "normalise the line endings first" in refused["error"]
-    doctor = [f for check in CHECKS for f in check(home) if "round-trip" in f.what]
+    doctor = [f for f in run_doctor(home).findings if "round-trip" in f.what]
     assert "a line that reads as '§'" in doctor[0].what and doctor[0].fix.startswith("Normalise its line endings")
 
 
