@@ -11,11 +11,13 @@ draw as nothing at all: the zero-width space, word joiner, invisible operators, 
 hyphen and the tag block (U+E0000-U+E007F, which can spell a hidden instruction), so a
 reader sees what a model reads. ZWJ and ZWNJ stay: emoji and several scripts spell with
 them (the threat scan judges each by where it sits). Newlines and tabs are kept.
-``--json`` output keeps the exact text; only what is drawn or printed is made visible.
+``--json`` output keeps the exact text, with these characters written as JSON ``\\uXXXX``
+escapes (``json_text``), which a parser reads back as they were and a terminal never acts on.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 _CONTROLS = re.compile(
@@ -41,3 +43,17 @@ def visible(text: str | None) -> str:
 def is_terminal_safe(text: str) -> bool:
     """True when ``text`` holds nothing ``visible`` would change."""
     return _CONTROLS.search(text) is None
+
+
+def _escaped(match: re.Match) -> str:
+    code = ord(match.group())
+    if code > 0xFFFF:  # JSON spells a character past the BMP as its UTF-16 surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def json_text(value: object, indent: int | None = None) -> str:
+    """``value`` as a JSON document that keeps every text exact and holds no character ``visible``
+    would change (``json.dumps`` writes DEL, C1 controls and bidi controls raw when non-ASCII is kept)."""
+    return _CONTROLS.sub(_escaped, json.dumps(value, ensure_ascii=False, indent=indent, default=str))

@@ -75,7 +75,7 @@ def _seed(root, text: str) -> None:
 def test_no_text_output_contains_controls_or_bidi(tmp_path_factory, text):
     root = tmp_path_factory.mktemp("safe") / "home"
     _seed(root, text)
-    for argv in READ_COMMANDS:
+    for argv in [*READ_COMMANDS, *([*argv, "--json"] for argv in READ_COMMANDS)]:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = main(["--home", str(root), *argv])
@@ -85,13 +85,17 @@ def test_no_text_output_contains_controls_or_bidi(tmp_path_factory, text):
 
 
 def test_json_output_keeps_the_exact_text(tmp_path):
+    """Exact for a parser, escaped for the terminal: C1 controls, DEL, bidi controls and tag
+    characters are ``\\uXXXX`` escapes (json.dumps wrote them raw, keeping non-ASCII)."""
     root = tmp_path / "home"
-    _seed(root, "\x1b]0;PWNED\x07\u202e")
+    hostile = "\x1b]0;PWNED\x07\u202e\x9b2J\x7f\U000e0041 数据"
+    _seed(root, hostile)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["--home", str(root), "sessions", "show", "s_1", "--json"]) == 0
+    assert is_terminal_safe(out.getvalue()) and "数据" in out.getvalue()  # CJK stays readable
     doc = json.loads(out.getvalue())
-    assert doc["messages"][0]["content"] == "word \x1b]0;PWNED\x07\u202e"
+    assert doc["messages"][0]["content"] == "word " + hostile
 
 
 def test_invisible_characters_are_named_but_joiners_that_spell_stay():

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import shlex
 import sqlite3
 import sys
@@ -21,7 +20,7 @@ from typing import Any
 from engine import open_home
 from engine.db import describe_error
 from engine.errors import WorkbenchError
-from engine.textsafety import visible
+from engine.textsafety import json_text, visible
 
 from ..crash import CRASH_EXIT, crash_message
 
@@ -126,11 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _print(output: Output, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(output.data, ensure_ascii=False, indent=2, default=str) + "\n")
+        sys.stdout.write(json_text(output.data, indent=2) + "\n")
         return
     text = output.text() if callable(output.text) else output.text
     if not text and output.data:
-        text = json.dumps(output.data, ensure_ascii=False, indent=2, default=str)
+        text = json_text(output.data, indent=2)
     if text:
         stream = sys.stdout if output.succeeded or output.report else sys.stderr
         stream.write(visible(text.rstrip("\n")) + "\n")  # the one place text output is printed
@@ -141,7 +140,7 @@ def _usage_error(parser: argparse.ArgumentParser, message: str, as_json: bool) -
     parser.print_usage(sys.stderr)
     sys.stderr.write(visible(f"{parser.prog}: error: {message}") + "\n")
     if as_json:
-        sys.stdout.write(json.dumps({"success": False, "error": message, "usage": True}, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text({"success": False, "error": message, "usage": True}) + "\n")
     return 2
 
 
