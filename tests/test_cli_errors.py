@@ -280,3 +280,38 @@ def test_a_malformed_revert_reference_is_a_usage_error_and_a_missing_one_is_not(
     assert malformed.returncode == 2 and malformed.stderr.startswith("usage: workbench revert")
     for missing in ("99999", "review:nobody:1"):
         assert _run(workbench_cmd("--home", str(home), "revert", missing, "--dry-run"), text=True).returncode == 1
+
+
+def test_a_warning_the_engine_logs_is_one_visible_line_and_its_traceback_a_file(tmp_path):
+    """Python's last-resort handler printed a logged warning raw (data in it reached the terminal)
+    and a logged exception with its whole traceback."""
+    script = textwrap.dedent(
+        """
+        import logging, sys
+        from workbench import cli
+        from workbench.cli import memory_cmds
+
+        def noisy(home, args):
+            log = logging.getLogger("engine.memory.archive_writes")
+            log.warning("search for %s failed: %s", "\\x1b]0;PWNED\\x07", "database is locked")
+            try:
+                1 / 0
+            except ZeroDivisionError:
+                log.exception("a background job failed")
+            return None
+
+        memory_cmds.show = noisy
+        sys.exit(cli.main(["--home", sys.argv[1], "memory", "show"]))
+        """
+    )
+    (tmp_path / "h").mkdir()
+    env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(tmp_path / "cfg")}
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "h")], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "\x1b" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0] == "warning: search for ␛]0;PWNED␇ failed: database is locked"
+    assert lines[1].startswith("warning: a background job failed (ZeroDivisionError; the traceback is in ")
+    (saved,) = (tmp_path / "cfg" / "crashes").iterdir()
+    assert "ZeroDivisionError: division by zero" in saved.read_text()

@@ -7,13 +7,17 @@ status says something went wrong.
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 import tempfile
 import time
 import traceback
 from pathlib import Path
 
 import platformdirs
+
+from engine.textsafety import visible
 
 CRASH_EXIT = 70  # EX_SOFTWARE: an internal error
 
@@ -40,3 +44,32 @@ def crash_message(exc: BaseException) -> str:
     saved = save_traceback(exc)
     where = f"the traceback is in {saved}" if saved else "the traceback could not be saved"
     return f"internal error: {type(exc).__name__}. Nothing more was changed; {where}. Please report it with that file."
+
+
+class OneLineLog(logging.Handler):
+    """Warnings the engine logs while a command runs, as one visible line each on stderr; a logged
+    traceback goes to a file like a crash's. Without it Python's last-resort handler would print
+    the message raw (data in it could drive the terminal) and the whole traceback."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = " ".join(record.getMessage().split())
+            error = record.exc_info[1] if record.exc_info else None
+            if error is not None:
+                saved = save_traceback(error)
+                line += f" ({type(error).__name__}; " + (
+                    f"the traceback is in {saved})" if saved else "the traceback could not be saved)"
+                )
+            sys.stderr.write(visible(f"warning: {line}") + "\n")
+        except Exception:  # a broken stderr: the command's own result still decides
+            pass
+
+
+def log_to_stderr_in_one_line() -> None:
+    """Route the engine's warnings through ``OneLineLog`` (once per process)."""
+    root = logging.getLogger()
+    if not any(isinstance(h, OneLineLog) for h in root.handlers):
+        root.addHandler(OneLineLog())

@@ -22,7 +22,7 @@ from engine.db import describe_error
 from engine.errors import WorkbenchError
 from engine.textsafety import json_text, visible
 
-from ..crash import CRASH_EXIT, crash_message
+from ..crash import CRASH_EXIT, crash_message, log_to_stderr_in_one_line
 
 # Command-group modules, each registering its subcommands.
 COMMAND_MODULES = [
@@ -186,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     except _ArgumentError as exc:
         return _usage_error(exc.parser, str(exc), as_json)
     as_json = getattr(args, "json", False)
+    log_to_stderr_in_one_line()
     handler = getattr(args, "handler", None)
     if handler is None:  # bare `workbench` opens the TUI
         handler = importlib.import_module("workbench.cli.tui_cmds").open_tui
