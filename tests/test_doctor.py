@@ -86,7 +86,7 @@ def test_each_problem_is_found_with_its_fix_and_nothing_changes(home):
     } <= found
     by_area = {f["area"]: f for f in data["findings"] if f["severity"] != "info"}
     assert "write 3000 without quotes" in by_area["config"]["fix"]
-    assert "USER.md entry 2 (" in by_area["memory"]["what"] and "is blocked from" in by_area["memory"]["what"]
+    assert by_area["memory"]["what"].startswith("USER.md entry 2: prompt_injection: blocked from the workbench")
     assert "`workbench pending reject deadbeef`" in by_area["pending"]["fix"]
     assert "description" in by_area["skills"]["what"]
     assert by_area["files"]["what"].startswith("memories/.mem_k2j3x_9q.tmp")
@@ -421,8 +421,8 @@ def test_an_over_deep_cjk_index_is_reported_and_rebuilt_by_fix(home):
 
 def test_blocked_entries_say_which_prompts_they_are_blocked_from(home):
     """The workbench's scan blocks characters Hermes's does not look for, and lets a few through
-    that Hermes blocks: doctor says which program's prompt loses each entry (test_memory_threats_hermes
-    checks these against Hermes's own scan)."""
+    that Hermes blocks: doctor says what is known of each program's prompt (test_memory_threats_hermes
+    checks it against Hermes's own scan)."""
     home.memory.path("memory").write_text(
         "\n§\n".join(
             [
@@ -435,17 +435,17 @@ def test_blocked_entries_say_which_prompts_they_are_blocked_from(home):
         ),
         encoding="utf-8",
     )
-    said = {f.what.split(":")[0]: f for f in run_doctor(home).findings if f.what.startswith("MEMORY.md entry")}
-    escape = (
-        "MEMORY.md entry 1 (invisible_unicode_U+001B) is blocked from the workbench's prompts but not from Hermes's"
+    said = {f.what[:17]: f for f in run_doctor(home).findings if f.what.startswith("MEMORY.md entry")}
+    assert said["MEMORY.md entry 1"].what.startswith(
+        "MEMORY.md entry 1: invisible_unicode_U+001B: blocked from the workbench's prompts; Hermes's scan does "
+        "not look for these characters"
     )
-    assert said[escape + ", whose scan does not look for these characters"].fix.startswith("If you did not write it")
-    assert (
-        "MEMORY.md entry 2 (invisible_unicode_U+200B) is blocked from every prompt, the workbench's and Hermes's"
-        in said
-    )
-    assert any(k.startswith("MEMORY.md entry 3 (") and "may let it through" in f.what for k, f in said.items())
+    assert said["MEMORY.md entry 1"].fix.startswith("If you did not write it")
+    assert "Hermes's prompts show it as [BLOCKED] (its scan blocks U+200B" in said["MEMORY.md entry 2"].what
+    assert "Hermes judges its text with phrase patterns of its own" in said["MEMORY.md entry 3"].what
     assert said["MEMORY.md entry 4"].what.startswith(
-        "MEMORY.md entry 4: Hermes's prompt shows it as [BLOCKED]: its scan blocks U+200D"
+        "MEMORY.md entry 4: the workbench's prompts hold it (it allows these characters where they sit); "
+        "Hermes's prompts show it as [BLOCKED] (its scan blocks U+200D"
     )
-    assert not any(k.startswith("MEMORY.md entry 5") for k in said)
+    assert said["MEMORY.md entry 4"].fix.startswith("To have it in Hermes's prompt")
+    assert "MEMORY.md entry 5" not in said

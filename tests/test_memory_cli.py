@@ -183,8 +183,8 @@ def test_show_flags_each_entry_with_the_prompts_it_is_blocked_from(wb, tmp_path)
     assert "⚠ MEMORY.md starts with a byte-order mark, which Hermes reads into entry 1" in shown.stdout
     flat = " ".join(shown.stdout.split())
     assert "2. Bell␇ on deploy ↳ present before" in flat
-    assert "⚠ invisible_unicode_U+0007: blocked from the workbench's prompts but not from Hermes's" in flat
-    assert "⚠ Hermes's prompt shows it as [BLOCKED]: its scan blocks U+200D" in flat
-    assert "⚠ suspicious (read_secrets): it goes into every prompt as written" in flat
+    assert "⚠ invisible_unicode_U+0007: blocked from the workbench's prompts; Hermes's scan does not look" in flat
+    assert "Hermes's prompts show it as [BLOCKED] (its scan blocks U+200D" in flat
+    assert "⚠ suspicious (read_secrets): in the workbench's prompts as written; Hermes judges" in flat
     flags = as_json(wb("memory", "show", "--target", "memory", "--json"))["flags"]
     assert flags[0] is None and [f is None for f in flags] == [True, False, False, False]

@@ -197,13 +197,15 @@ async def test_a_threat_in_a_live_entry_is_flagged_beside_its_blocked_snapshot_l
         await settle(pilot)
         detail = str(screen.query_one("#detail-text", Static).content)
         assert (
-            f"threat dangerous: {', '.join(danger.ids)}" in detail and "blocked from the workbench's prompts" in detail
+            f"threat dangerous: {', '.join(danger.ids)}" in detail
+            and "blocked from the workbench's prompts" in detail
+            and "Hermes judges its text with phrase patterns of its own" in detail
         )
         assert danger.reasons[0] in detail
         live.highlighted = 2
         await settle(pilot)
         detail = str(screen.query_one("#detail-text", Static).content)
-        assert f"threat suspicious: {', '.join(doubt.ids)}" in detail and "every prompt" in detail
+        assert f"threat suspicious: {', '.join(doubt.ids)}" in detail and "the workbench's prompts as written" in detail
         await pilot.press("left", "up")  # the frozen [BLOCKED] line: its detail names the same patterns
         await settle(pilot)
         assert screen.detail.entry == poison
@@ -277,8 +279,8 @@ async def test_the_detail_says_which_prompts_block_an_entry_the_two_scans_disagr
         live.highlighted = 0
         await settle(pilot)
         detail = str(screen.query_one("#detail-text", Static).content)
-        assert "blocked from the workbench's prompts but not from Hermes's" in detail
+        assert "Hermes's scan does not look for these characters" in detail
         live.highlighted = 1
         await wait_for(pilot, lambda: screen.detail is not None and screen.detail.entry == emoji, what="row 2")
         detail = str(screen.query_one("#detail-text", Static).content)
-        assert "threat" not in detail and "Hermes's prompt shows it as [BLOCKED]: its scan blocks U+200D" in detail
+        assert "threat" not in detail and "Hermes's prompts show it as [BLOCKED] (its scan blocks U+200D" in detail

@@ -13,7 +13,7 @@ from ..health import CHECKS, Finding
 from ..safety import assess
 from . import repair
 from .format import FILE_NAMES, TARGETS, Usage, has_crlf, has_drift
-from .threats import MAX_SCAN_CHARS, hermes_only_blocks, hermes_only_note, where_blocked
+from .threats import MAX_SCAN_CHARS, hermes_characters, prompt_note
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -76,31 +76,18 @@ def check_memory(home: Home) -> list[Finding]:
             )
         # as Hermes reads them (line endings translated; a leading BOM has its own finding, not this one)
         for number, entry in enumerate(state.entries, 1):
-            if len(entry) > MAX_SCAN_CHARS:
-                what = "is too large to scan: blocked from the workbench's prompts"
-            elif (verdict := assess(entry)).dangerous:
-                what = f"({', '.join(verdict.ids)}) is {where_blocked(verdict)}"
-            elif codes := hermes_only_blocks(entry):
-                findings.append(
-                    Finding(
-                        "memory",
-                        "warning",
-                        f"{name} entry {number}: {hermes_only_note(codes)}: {_preview(entry)}",
-                        "To have it in Hermes's prompt, rewrite it without that character (the TUI's Memory "
-                        f"screen, e; or `workbench memory replace --target {target} --old TEXT NEW`).",
-                    )
-                )
-                continue
-            else:
-                continue
+            blocked = len(entry) > MAX_SCAN_CHARS or assess(entry).dangerous
+            if not blocked and not hermes_characters(entry):
+                continue  # (suspicious text is in both prompts, or Hermes judges it: nothing certain to report)
+            fix = (
+                "If you did not write it, remove it: the TUI's Memory screen, or `workbench "
+                f"memory remove --target {target} --old TEXT` with a unique part of it."
+                if blocked
+                else "To have it in Hermes's prompt, rewrite it without those characters (the TUI's Memory screen, "
+                f"e; or `workbench memory replace --target {target} --old TEXT NEW`)."
+            )
             findings.append(
-                Finding(
-                    "memory",
-                    "warning",
-                    f"{name} entry {number} {what}: {_preview(entry)}",
-                    "If you did not write it, remove it: the TUI's Memory screen, or `workbench "
-                    f"memory remove --target {target} --old TEXT` with a unique part of it.",
-                )
+                Finding("memory", "warning", f"{name} entry {number}: {prompt_note(entry)}: {_preview(entry)}", fix)
             )
     return findings
 

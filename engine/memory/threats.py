@@ -9,33 +9,17 @@ raw text so it can be found and removed.
 
 from __future__ import annotations
 
-from ..safety import ADVICE, DANGEROUS, MAX_SCAN_CHARS, Verdict, assess, blocked_line
+from ..safety import ADVICE, MAX_SCAN_CHARS, Verdict, assess, blocked_line
 
 REMOVE_HINT = "Removed from system prompt; use memory(action=remove) to delete the original."
 
 # The invisible code points Hermes 0.19's scan looks for (zero-width characters, the BOM, bidi
 # embeddings, overrides and isolates, invisible operators): it blocks an entry holding any of
-# them, and lets every other control or invisible character into its prompt as is.
+# them in its first MAX_SCAN_CHARS characters, and no other control or invisible character.
 HERMES_INVISIBLE = frozenset(
     "\u200b\u200c\u200d\u2060\ufeff\u202a\u202b\u202c\u202d\u202e\u2062\u2063\u2064\u2066\u2067\u2068\u2069"
 )
-HERMES_BLOCKS, HERMES_PASSES, HERMES_MAY = "blocks", "passes", "may"
-
-
-def hermes_verdict(verdict: Verdict) -> str:
-    """Whether Hermes's own load-time scan blocks an entry the workbench blocks (``verdict`` dangerous).
-
-    ``HERMES_BLOCKS`` when a finding is a character on its list; ``HERMES_PASSES`` when every
-    dangerous finding is a character it never looks at (ESC, BEL, U+200F, tag characters...),
-    so a Hermes session's prompt holds the entry as written; else ``HERMES_MAY``: its phrase
-    patterns are fewer and narrower than the workbench's rules.
-    """
-    dangerous = [f.id for f in verdict.findings if f.severity == DANGEROUS]
-    codes = [i.removeprefix("invisible_unicode_U+") for i in dangerous if i.startswith("invisible_unicode_U+")]
-    if any(chr(int(code, 16)) in HERMES_INVISIBLE for code in codes):
-        return HERMES_BLOCKS
-    characters_only = all(i.startswith("invisible_unicode_") for i in dangerous)
-    return HERMES_PASSES if dangerous and characters_only else HERMES_MAY
+HERMES_SKIPS = "[BLOCKED:"  # Hermes's load-time scan passes an entry starting so, unscanned
 
 
 def scan(text: str) -> list[str]:
@@ -91,41 +75,39 @@ def sanitize_entry(entry: str, file_name: str) -> str:
     return blocked_line(f"{file_name} entry", verdict, REMOVE_HINT) if verdict.dangerous else entry
 
 
-def hermes_only_blocks(entry: str) -> list[str]:
-    """The characters on Hermes's list that ``entry`` holds where the workbench lets it through
-    (a ZWJ inside an emoji, a ZWNJ in a Persian word): Hermes's prompt then shows it as
-    ``[BLOCKED]`` while the workbench's holds it. Empty when both agree."""
-    found = sorted({f"U+{ord(ch):04X}" for ch in entry if ch in HERMES_INVISIBLE})
-    return found if found and not assess(entry).dangerous else []
+def hermes_characters(entry: str) -> list[str]:
+    """The characters on Hermes's list that its load-time scan finds in ``entry`` (``U+200B``...):
+    Hermes's prompt shows it as ``[BLOCKED]`` for them. Certain, unlike its phrase patterns,
+    which differ from the workbench's rules both ways and are not modelled here."""
+    if entry.startswith(HERMES_SKIPS):
+        return []
+    return sorted({f"U+{ord(ch):04X}" for ch in entry[:MAX_SCAN_CHARS] if ch in HERMES_INVISIBLE})
 
 
-def where_blocked(verdict: Verdict) -> str:
-    """Which prompts a dangerous entry is blocked from, in words (doctor, the Memory screen)."""
-    return {
-        HERMES_BLOCKS: "blocked from every prompt, the workbench's and Hermes's",
-        HERMES_PASSES: "blocked from the workbench's prompts but not from Hermes's, whose scan does not look for "
-        "these characters: a Hermes session reads the entry as written",
-        HERMES_MAY: "blocked from the workbench's prompts; Hermes's own scan, with fewer and narrower patterns, "
-        "may let it through",
-    }[hermes_verdict(verdict)]
-
-
-def hermes_only_note(codes: list[str]) -> str:
-    """What ``hermes_only_blocks`` found, in words."""
-    return (
-        f"Hermes's prompt shows it as [BLOCKED]: its scan blocks {', '.join(codes)} wherever it appears (here "
-        "it joins letters or an emoji, which the workbench allows, so its own prompt holds the entry)"
-    )
-
-
-def entry_note(entry: str) -> str | None:
-    """What a listing says under a live entry the scans flag (None: nothing to say)."""
-    if len(entry) > MAX_SCAN_CHARS:
-        return "too large to scan: blocked from the workbench's prompts"
-    verdict = assess(entry)
-    if verdict.dangerous:
-        return f"{', '.join(verdict.ids)}: {where_blocked(verdict)}"
-    if verdict.findings:
-        return f"suspicious ({', '.join(verdict.ids)}): it goes into every prompt as written"
-    codes = hermes_only_blocks(entry)
-    return hermes_only_note(codes) if codes else None
+def prompt_note(entry: str) -> str | None:
+    """Which prompts block ``entry``, in words, when either scan has something to say (doctor,
+    ``memory show``, the Memory screen): the workbench's verdict, then what is known of Hermes's."""
+    hermes = hermes_characters(entry)
+    verdict = assess(entry) if len(entry) <= MAX_SCAN_CHARS else None
+    if verdict is None:
+        ours = "too large to scan: blocked from the workbench's prompts"
+    elif verdict.dangerous:
+        ours = f"{', '.join(verdict.ids)}: blocked from the workbench's prompts"
+    elif verdict.findings:
+        ours = f"suspicious ({', '.join(verdict.ids)}): in the workbench's prompts as written"
+    elif hermes:
+        ours = "the workbench's prompts hold it (it allows these characters where they sit)"
+    else:
+        return None
+    if entry.startswith(HERMES_SKIPS):
+        theirs = f"Hermes's prompts hold it as written: its scan skips an entry starting with {HERMES_SKIPS}"
+    elif hermes:
+        theirs = f"Hermes's prompts show it as [BLOCKED] (its scan blocks {', '.join(hermes)} wherever it is)"
+    elif verdict is not None and verdict.dangerous and all(i.startswith("invisible_unicode_") for i in verdict.ids):
+        theirs = (
+            "Hermes's scan does not look for these characters: its prompts hold it unless a phrase pattern "
+            "of its own matches"
+        )
+    else:
+        theirs = "Hermes judges its text with phrase patterns of its own"
+    return f"{ours}; {theirs}"

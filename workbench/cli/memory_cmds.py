@@ -11,7 +11,7 @@ import textwrap
 from engine.home import Home
 from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.memory.format import BOM, has_crlf, line_endings
-from engine.memory.threats import entry_note
+from engine.memory.threats import prompt_note
 from engine.tools import ToolContext
 from engine.values import iso_time
 
@@ -103,7 +103,7 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
         view["blocked"] = len(frozen.blocked(target))
         view["withheld"] = frozen.withheld
     else:
-        view["flags"] = [entry_note(entry) for entry in entries]
+        view["flags"] = [prompt_note(entry) for entry in entries]
         if state.bom:
             view["byte_order_mark"] = (
                 f"{FILE_NAMES[target]} starts with a byte-order mark, which Hermes reads into entry 1 and blocks "

@@ -31,7 +31,7 @@ from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, align
 from engine.memory.format import Usage
 from engine.memory.snapshot import MemorySnapshot
 from engine.memory.targets import SHORT_NAMES, next_target
-from engine.memory.threats import entry_flags, hermes_only_blocks, hermes_only_note, where_blocked
+from engine.memory.threats import entry_flags, prompt_note
 from engine.safety import Verdict
 from engine.tools import ToolContext
 from widgets.drift_banner import DriftBanner
@@ -79,7 +79,7 @@ class MemoryLoaded(Message):
 class DetailLoaded(Message):
     detail: history.EntryStory | None
     verdict: Verdict | None = None  # the threat scan's view of the entry, when it has one
-    hermes_only: tuple[str, ...] = ()  # characters Hermes's scan blocks it for where the workbench's does not
+    prompts: str | None = None  # which prompts block the entry (``threats.prompt_note``)
 
 
 @dataclass
@@ -326,7 +326,7 @@ class MemoryScreen(WorkbenchScreen):
             self.post_result(DetailLoaded(None))
             return
         detail = history.story(self.home.memory, self.target, entry)
-        self.post_result(DetailLoaded(detail, entry_flags(entry), tuple(hermes_only_blocks(entry))))
+        self.post_result(DetailLoaded(detail, entry_flags(entry), prompt_note(entry)))
 
     @on(DetailLoaded)
     def _detail_loaded(self, message: DetailLoaded) -> None:
@@ -350,8 +350,8 @@ class MemoryScreen(WorkbenchScreen):
             parts.append(("\n", ""))
         if verdict is not None and verdict.findings:
             parts += threat_parts(verdict)
-        if message.hermes_only:
-            parts.append((hermes_only_note(list(message.hermes_only)) + "\n", "$warning"))
+        if message.prompts:
+            parts += [("prompts ", "bold"), (message.prompts + "\n", "$warning")]
         for row in detail.history:
             parts += [
                 (f"{history.when(row.at)} ", "$text-muted"),
@@ -533,9 +533,9 @@ class MemoryScreen(WorkbenchScreen):
 def threat_parts(verdict: Verdict) -> list[tuple[str, str]]:
     """The detail pane's lines for an entry the threat scan flags: its grade, patterns and reasons."""
     effect = (
-        f"{where_blocked(verdict)}; in the live column d removes it, e rewrites it"
+        "in the live column d removes it, e rewrites it"
         if verdict.dangerous
-        else "it goes into every prompt as written; check that it is meant"
+        else "it goes into the workbench's prompts as written; check that it is meant"
     )
     parts = [
         ("threat ", "bold $text-error"),
