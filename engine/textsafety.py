@@ -8,9 +8,11 @@ pictures (``␛``), DEL as ``␡``, C1 controls as ``\\x9b``, and bidi controls 
 overrides, isolates and the LRM/RLM/ALM marks) as ``<U+202E>``, as are U+FEFF (a
 byte-order mark inside text, which Hermes blocks as invisible) and the characters that
 draw as nothing at all: the zero-width space, word joiner, invisible operators, soft
-hyphen and the tag block (U+E0000-U+E007F, which can spell a hidden instruction), so a
-reader sees what a model reads. ZWJ and ZWNJ stay: emoji and several scripts spell with
-them (the threat scan judges each by where it sits). Newlines and tabs are kept.
+hyphen, the Hangul fillers and the tag block (U+E0000-U+E007F, which can spell a hidden
+instruction; a subdivision flag such as 🏴 + tags stays a flag), so a reader sees what a
+model reads; as are lone surrogates (a file name that was not UTF-8). ZWJ and ZWNJ stay:
+emoji and several scripts spell with them (the threat scan judges each by where it sits).
+Newlines and tabs are kept.
 ``--json`` output keeps the exact text, with these characters written as JSON ``\\uXXXX``
 escapes (``json_text``), which a parser reads back as they were and a terminal never acts on.
 """
@@ -20,14 +22,20 @@ from __future__ import annotations
 import json
 import re
 
+# A subdivision flag (🏴 + tag letters + cancel tag) is the one thing tag characters may spell.
+_FLAG = "\U0001f3f4[\U000e0020-\U000e007e]{2,6}\U000e007f"
 _CONTROLS = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
-    r"\U000e0000-\U000e007f]"
+    _FLAG + "|[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200e\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ud800-\udfff\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e007f\U000e0080-\U000e00ff]"
 )
 
 
 def _picture(match: re.Match) -> str:
-    code = ord(match.group())
+    found = match.group()
+    if len(found) > 1:  # a flag: drawn as the flag it is
+        return found
+    code = ord(found)
     if code < 0x20:
         return chr(0x2400 + code)
     if code > 0xFF or code == 0xAD:
@@ -42,10 +50,12 @@ def visible(text: str | None) -> str:
 
 def is_terminal_safe(text: str) -> bool:
     """True when ``text`` holds nothing ``visible`` would change."""
-    return _CONTROLS.search(text) is None
+    return all(len(found.group()) > 1 for found in _CONTROLS.finditer(text))
 
 
 def _escaped(match: re.Match) -> str:
+    if len(match.group()) > 1:  # a flag: harmless, kept as it is
+        return match.group()
     code = ord(match.group())
     if code > 0xFFFF:  # JSON spells a character past the BMP as its UTF-16 surrogate pair
         code -= 0x10000

@@ -24,7 +24,9 @@ DRIVERS = [chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F,
     "\u00ad",
     "\u180e",
     "\u200b",
-    *map(chr, range(0x2060, 0x2065)),
+    "\ufeff",
+    "\u3164",
+    *map(chr, range(0x2060, 0x2070)),
     "\U000e0001",
     "\U000e0041",
     "\U000e007f",
@@ -103,6 +105,12 @@ def test_invisible_characters_are_named_but_joiners_that_spell_stay():
 
     assert visible("zero\u200bwidth\U000e0041") == "zero<U+200B>width<U+E0041>"
     assert visible("soft\u00adhyphen") == "soft<U+00AD>hyphen"
+    assert visible("filler\u3164 \u206a \udcff \ufeff") == "filler<U+3164> <U+206A> <U+DCFF> <U+FEFF>"  # lone surrogate
+    flag = "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"  # Scotland: tags that spell
+    assert visible(f"Supports {flag} at rugby") == f"Supports {flag} at rugby"
+    assert (
+        visible(f"{flag[:-1]} no cancel tag") == "\U0001f3f4<U+E0067><U+E0062><U+E0073><U+E0063><U+E0074> no cancel tag"
+    )
     assert (
         visible("\U0001f469\u200d\U0001f4bb \u0645\u06cc\u200c\u062e")
         == "\U0001f469\u200d\U0001f4bb \u0645\u06cc\u200c\u062e"
