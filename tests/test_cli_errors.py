@@ -294,6 +294,7 @@ def test_a_warning_the_engine_logs_is_one_visible_line_and_its_traceback_a_file(
         def noisy(home, args):
             log = logging.getLogger("engine.memory.archive_writes")
             log.warning("search for %s failed: %s", "\\x1b]0;PWNED\\x07", "database is locked")
+            log.warning("search for %s failed: %s", "\\x1b]0;PWNED\\x07", "database is locked")  # said once
             try:
                 1 / 0
             except ZeroDivisionError:
@@ -311,6 +312,7 @@ def test_a_warning_the_engine_logs_is_one_visible_line_and_its_traceback_a_file(
     )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr and "\x1b" not in proc.stderr
     lines = proc.stderr.splitlines()
+    assert len(lines) == 2, lines
     assert lines[0] == "warning: search for ␛]0;PWNED␇ failed: database is locked"
     assert lines[1].startswith("warning: a background job failed (ZeroDivisionError; the traceback is in ")
     (saved,) = (tmp_path / "cfg" / "crashes").iterdir()

@@ -119,6 +119,11 @@ async def test_a_proposal_that_would_be_refused_still_shows_what_it_asks_to_writ
     hermes_record(home, "0000eeee", {"action": "add", "target": "memory", "content": "Colour \x1b[31mred\x1b[0m logs"})
     shown = visible(render_preview(home.approvals.preview("0000eeee")))  # as the CLI prints it
     assert "would fail: Blocked" in shown and "it asks to write: Colour ␛[31mred␛[0m logs" in shown
+    many = [{"action": "add", "content": f"fact {n} \x07"} for n in range(30)]
+    hermes_record(home, "0000ffff", {"action": "batch", "target": "memory", "operations": many})
+    batch = home.approvals.preview("0000ffff")
+    assert (len(batch["proposed"]), batch["proposed_count"]) == (20, 30)
+    assert "it asks to write: fact 19 \x07\n  and 10 more texts\n" in render_preview(batch)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("4")

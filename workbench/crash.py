@@ -53,11 +53,15 @@ class OneLineLog(logging.Handler):
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
+        self.said: set[str] = set()  # a warning per entry read (40 entries, one unreadable state.db) is said once
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
             line = " ".join(record.getMessage().split())
             error = record.exc_info[1] if record.exc_info else None
+            if error is None and line in self.said:
+                return
+            self.said.add(line)
             if error is not None:
                 saved = save_traceback(error)
                 line += f" ({type(error).__name__}; " + (

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ..journal import JournalEntry
 
 DESTRUCTIVE_MEMORY_ACTIONS = ("replace", "remove")
+PROPOSED_SHOWN = 20  # texts a refused memory proposal shows in place of its diff
 # What a bulk decision returns: the outcomes that succeeded (under "approved" or "rejected") and "failed".
 BulkOutcome = dict[str, list[dict[str, Any]]]
 
@@ -198,7 +199,13 @@ class ApprovalQueue:
             self._date_hits(record, staged)
         if staged.get("error"):  # no diff: for memory, the texts it asks to write stand in for it
             proposed = proposed_texts(record.payload, edit) if record.subsystem == "memory" else []
-            return {**view, "error": str(staged["error"]), "targets": staged.get("targets", []), "proposed": proposed}
+            return {
+                **view,
+                "error": str(staged["error"]),
+                "targets": staged.get("targets", []),
+                "proposed": proposed[:PROPOSED_SHOWN],  # a refused batch may hold thousands
+                "proposed_count": len(proposed),
+            }
         if record.subsystem == "memory":
             threshold = self.home.memory.duplicate_threshold()
             limit = self.home.memory.limit(staged["target"])

@@ -117,6 +117,8 @@ def render_preview(preview: dict) -> str:
     if preview.get("error"):
         lines.append(f"would fail: {preview['error']}")
         lines += [f"it asks to write: {text}" for text in preview.get("proposed") or []]
+        if preview.get("proposed_count", 0) > len(preview.get("proposed") or []):
+            lines.append(f"  and {preview['proposed_count'] - len(preview['proposed']):,} more texts")
     lines += [_target_line(target) for target in preview.get("targets") or []]
     lines += [f"⚠ flagged: {reason}" for reason in preview.get("flags", [])]
     budget = preview.get("budget")

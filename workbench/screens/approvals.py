@@ -277,6 +277,10 @@ class ApprovalsScreen(WorkbenchScreen):
             notes.append((preview["error"] + "\n", ""))
             for text in preview.get("proposed") or []:  # the diff is empty: what it asks to write, to judge it
                 notes += [("It asks to write: ", "bold"), (text + "\n", "")]
+            if preview.get("proposed_count", 0) > len(preview.get("proposed") or []):
+                notes.append(
+                    (f"and {preview['proposed_count'] - len(preview['proposed']):,} more texts\n", "$text-muted")
+                )
             pinned = current.payload.get("matched_entry")
             if pinned:
                 notes += [("Staged against: ", "bold"), (pinned + "\n", "")]
