@@ -439,3 +439,20 @@ async def test_a_home_made_by_opening_it_is_said_at_start(tmp_path, monkeypatch)
     again = open_home(typo)
     assert not again.created
     again.close()
+
+
+async def test_a_warning_the_engine_logs_is_a_notification_said_once(home, tmp_path):
+    """Textual captures stderr while it draws, so a logged warning was lost in the TUI."""
+    import logging
+
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        for _ in range(2):
+            logging.getLogger("engine.memory.archive_writes").warning(
+                "cannot read %s: %s", "state.db\x1b[2J", "damaged"
+            )
+        await settle(pilot)
+        said = [n.message for n in app._notifications]
+        assert said.count("cannot read state.db␛[2J: damaged") == 1, said
+    assert not any(isinstance(h, type(app._log)) and h is app._log for h in logging.getLogger().handlers)

@@ -41,7 +41,7 @@ from widgets.narration import Narrator, Story
 from widgets.transcript import Transcript
 
 from .bridge import EngineBridge, EngineEvent
-from .crash import save_traceback
+from .crash import OneLineLog, save_traceback
 from .messages import AfterEngineEvents, JumpToMessage, ResultsFromWorkers, ShowEntry
 from .screens.approvals import ApprovalsScreen
 from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings
@@ -204,6 +204,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._stopping = threading.Event()
         self.frozen_snapshot = None  # the snapshot the Memory screen compares with (see MemoryScreen)
         self.crash_log: Path | None = None  # where the traceback of an unhandled exception was saved
+        # Textual captures stderr while it draws: the engine's warnings become notifications instead.
+        self._log = OneLineLog(lambda line: self.notify(line, title="Warning", severity="warning", markup=False))
         self._narrator: Narrator | None = None  # only while the demo plays (and until hidden)
         for theme in THEMES:
             self.register_theme(theme)
@@ -284,6 +286,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
     # -- lifecycle ----------------------------------------------------------------
     def on_mount(self) -> None:
         self.theme_changed_signal.subscribe(self, self._remember_theme)
+        logging.getLogger().addHandler(self._log)
         self._bridge = EngineBridge(self, self.home)
         self._warn_misreads()
         if self.new_home:
@@ -331,6 +334,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
             self.exit(return_code=1, message="The terminal went away; the workbench quit.")
 
     def on_unmount(self) -> None:
+        logging.getLogger().removeHandler(self._log)
         self._demo_cancel.set()
         self._stopping.set()
         if self._watcher is not None:

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import platformdirs
@@ -47,12 +48,14 @@ def crash_message(exc: BaseException) -> str:
 
 
 class OneLineLog(logging.Handler):
-    """Warnings the engine logs while a command runs, as one visible line each on stderr; a logged
-    traceback goes to a file like a crash's. Without it Python's last-resort handler would print
-    the message raw (data in it could drive the terminal) and the whole traceback."""
+    """Warnings the engine logs, each said once as one line through ``say`` (the CLI's stderr, the
+    TUI's notifications); a logged traceback goes to a file like a crash's. Without it the CLI
+    printed them through Python's last-resort handler (raw data, whole tracebacks), and the TUI,
+    whose stderr Textual captures, dropped them."""
 
-    def __init__(self) -> None:
+    def __init__(self, say: Callable[[str], object]) -> None:
         super().__init__(logging.WARNING)
+        self.say = say
         self.said: set[str] = set()  # a warning per entry read (40 entries, one unreadable state.db) is said once
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -67,13 +70,17 @@ class OneLineLog(logging.Handler):
                 line += f" ({type(error).__name__}; " + (
                     f"the traceback is in {saved})" if saved else "the traceback could not be saved)"
                 )
-            sys.stderr.write(visible(f"warning: {line}") + "\n")
-        except Exception:  # a broken stderr: the command's own result still decides
+            self.say(visible(line))
+        except Exception:  # a broken stderr or a closing app: the work's own result still decides
             pass
 
 
+def _to_stderr(line: str) -> None:
+    sys.stderr.write(f"warning: {line}\n")
+
+
 def log_to_stderr_in_one_line() -> None:
-    """Route the engine's warnings through ``OneLineLog`` (once per process)."""
+    """Route the engine's warnings to stderr through ``OneLineLog`` (once per process)."""
     root = logging.getLogger()
-    if not any(isinstance(h, OneLineLog) for h in root.handlers):
-        root.addHandler(OneLineLog())
+    if not any(isinstance(h, OneLineLog) and h.say is _to_stderr for h in root.handlers):
+        root.addHandler(OneLineLog(_to_stderr))
