@@ -134,3 +134,22 @@ async def test_hostile_text_everywhere_never_crashes_or_styles_a_screen(home, tm
         await settle(pilot)
         assert app.is_running and app.return_code is None
     assert app.errors == []
+
+
+async def test_the_editor_names_invisible_characters_and_says_saving_drops_them(home, tmp_path):
+    from textual.widgets import Static, TextArea
+
+    from widgets.entry_list import EntryList
+    from workbench.screens.dialogs import EditDialog
+
+    (home.root / "memories").mkdir(parents=True, exist_ok=True)
+    home.memory.path("memory").write_text("zero\u200bwidth space", encoding="utf-8")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#live-list", EntryList).focus()
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+        assert app.screen.query_one(TextArea).text == "zero<U+200B>width space"
+        hint = " ".join(str(s.content) for s in app.screen.query(Static) if "hint" in s.classes)
+        assert "control or invisible characters" in hint and "saving drops the characters themselves" in hint

@@ -167,7 +167,8 @@ class EditDialog(Dialog[bool]):
         self.hint = hint
         if self.initial != text:
             self.hint = (hint + " " if hint else "") + (
-                "This text holds control characters; they are shown as symbols like ␛ and saved as shown."
+                "This text holds control or invisible characters; they are shown as symbols like ␛ or <U+200B> "
+                "and saved as shown, so saving drops the characters themselves."
             )
         self.budget = budget
         self.recheck = recheck  # worker thread: what changed on disk since the dialog opened
