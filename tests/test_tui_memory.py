@@ -368,7 +368,7 @@ async def test_control_characters_are_shown_never_sent_to_the_terminal(home, tmp
         assert "␛[31mALERT␛[0m" in screen and "\\x9b2J" in screen
         await pilot.press("down", "e")
         await settle(pilot)
-        assert "\x1b" not in app.export_screenshot() and "control characters" in str(
+        assert "\x1b" not in app.export_screenshot() and "control or invisible characters" in str(
             app.screen.query_one(".dialog Static.hint", Static).content
         )
 
