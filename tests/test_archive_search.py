@@ -164,6 +164,23 @@ def test_mixed_latin_and_cjk_query_requires_both(corpus):
     assert set(corpus.archive.iter_matches("数据 deploy")) == expected
 
 
+def test_search_as_you_type_past_the_first_word_finds_what_the_words_find(tmp_path, clock):
+    """The last word typed is expanded into whole words ORed in parentheses, which FTS5 refuses
+    right after another term unless joined by AND: every query of two plain words found nothing."""
+    archive = open_home(tmp_path / "h", clock=clock).archive
+    texts = ["the error log shows a timeout", "log error: the rollout failed", "What's the safest path?"]
+    for n, text in enumerate(texts):
+        archive.create_session(f"s{n}", title=f"S{n}")
+        archive.append_messages(f"s{n}", [{"role": "user", "content": text}])
+
+    def typed(text: str) -> set[int]:
+        return {h.match_message_id for h in archive.search(text, prefix=True, limit=50)}
+
+    assert typed("safest path") == typed("safest pa") == typed("safest p") == {3}
+    assert typed("error lo") == {1, 2} and typed("log timeo") == {1} and typed("the rollout fa") == {2}
+    assert typed("failed OR timeo") == {1, 2} and typed("error NOT timeo") == {2}
+
+
 def test_words_phrases_prefixes_tool_names_and_roles(tmp_path, clock):
     home = open_home(tmp_path / "h", clock=clock)
     archive = home.archive

@@ -40,6 +40,7 @@ from .lineage import LineageMixin
 from .models import Marks, SearchHit, content_text, decode_content
 from .query import (
     MIN_PREFIX,
+    OPERATORS,
     Clause,
     ParsedQuery,
     bigram_match,
@@ -359,8 +360,11 @@ class SearchMixin(LineageMixin):
         if len(gap) > REFRESH_BUDGET:
             return None
         unseen = set().union(*(vocab.words(" ".join(filter(None, row))) for row in gap)) if gap else set()
-        parts, complete = [], True
+        parts: list[str] = []
+        complete = True
         for token in parsed.tokens:
+            if parts and not token.operator and parts[-1] not in OPERATORS:
+                parts.append("AND")  # FTS5 takes "a b" as a AND b, but refuses "a (b OR c)" without it
             if not token.prefix:
                 parts.append(token.fts())
                 continue
