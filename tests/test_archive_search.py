@@ -418,3 +418,37 @@ def test_roles_other_writers_store_are_known_and_a_typo_is_not(home):
     assert home.archive.absent_roles(["developer", "tool", "bogus"]) == ["bogus"]
     assert home.archive.roles() == ["assistant", "developer", "system", "tool", "user"]
     assert [h.role for h in home.archive.search("terse", role="developer")] == ["developer"]
+
+
+def test_typed_prefixes_after_a_word_find_what_fts5s_own_prefix_query_finds(corpus):
+    """Recall of the vocabulary plan for queries of several words, typed letter by letter: the
+    sessions found are FTS5's own ``w1 w2*`` answer (all of it when every word of the prefix was
+    expanded, a part when only the likeliest were)."""
+    import random
+    import re
+
+    archive = corpus.archive
+    rows = archive.conn().execute("SELECT content FROM messages WHERE content IS NOT NULL ORDER BY id").fetchall()
+    rng = random.Random(7)
+    pairs = []
+    for (content,) in rng.sample(rows, 40):
+        words = re.findall(r"\b[a-z]{3,}\b", content.lower())
+        if len(words) >= 2:
+            start = rng.randrange(len(words) - 1)
+            pairs.append((words[start], words[start + 1]))
+    assert len(pairs) >= 10
+    checked = 0
+    for first, second in pairs[:15]:
+        for cut in range(1, len(second) + 1):
+            typed = f"{first} {second[:cut]}"
+            hits = archive.search(typed, prefix=True, limit=1000)
+            found = {h.root_id for h in hits}
+            native = {archive.root_of(archive.message(m).session_id) for m in archive.iter_matches(f"{typed}*")}
+            if cut >= 3 or (hits and hits[0].plan.endswith(":prefix")):  # (1-2 letters: FTS5's own needs 3)
+                if hits and hits[0].plan.endswith("prefix-top"):
+                    assert found <= native, typed
+                else:
+                    assert found == native, typed
+                checked += 1
+            assert found, typed  # the words of a stored message are always found
+    assert checked >= 30
