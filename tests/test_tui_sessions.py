@@ -385,6 +385,35 @@ async def test_sessions_written_by_another_process_show_up(home, tmp_path):
         )
 
 
+async def test_sessions_deleted_or_archived_leave_the_tree_live(home, tmp_path):
+    """The tree only ever added rows: a session deleted or archived while it was open stayed, with
+    its old message count, and a deleted one's orphaned child stayed nested under it."""
+    ids = ["20261130_150000_00000a", "20261130_150100_00000b", "20261130_150200_00000c"]
+    for n, sid in enumerate(ids):
+        home.archive.create_session(sid, source="cli", title=f"Session {n}")
+        home.archive.append_message(sid, "user", f"hello {n}")
+    home.archive.create_session("20261130_150300_0000cc", source="cli", title="Child", parent_session_id=ids[2])
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: all(tree.node_for(i) is not None for i in ids), what="the roots")
+        before = tree.root_count
+        assert home.archive.delete_session(ids[0])  # this process: its event names the session
+        await wait_for(pilot, lambda: tree.node_for(ids[0]) is None, what="the deleted row to go")
+        other = open_home(home.root)  # another process (a Hermes, say): its changes reach us as a file change
+        other.archive.set_archived(ids[1])
+        other.archive.delete_session(ids[2])
+        other.close()
+        await wait_for(
+            pilot, lambda: tree.node_for(ids[1]) is None and tree.node_for(ids[2]) is None, timeout=10, what="rows"
+        )
+        await wait_for(pilot, lambda: tree.node_for("20261130_150300_0000cc") is not None, timeout=10, what="orphan")
+        orphan = tree.node_for("20261130_150300_0000cc")
+        assert orphan.parent is tree.root and tree.root_count == before - 2
+        assert str(tree.border_title) == f"Lineage · {before - 2} roots"
+
+
 async def test_an_empty_home_says_what_to_do(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -274,6 +274,20 @@ class LineageTree(Tree):
             node.allow_expand = True
             self._loaded.discard(session.id)
 
+    def remove_session(self, session_id: str) -> None:
+        """Take away the row of ``session_id``'s chain (deleted or archived elsewhere), its children with it."""
+        node = self._by_id.get(session_id)
+        if node is None:
+            return
+        self.root_count -= node.parent is self.root
+        self._forget(node)
+        node.remove()
+
+    @property
+    def root_ids(self) -> list[str]:
+        """The first segment of every top-level row."""
+        return [child.data.id for child in self.root.children if isinstance(child.data, SessionNode)]
+
     def node_for(self, session_id: str) -> TreeNode | None:
         """The row of ``session_id``'s chain."""
         return self._by_id.get(session_id)

@@ -190,6 +190,20 @@ class LineageMixin(ArchiveCore):
         )
         return [self._session(r) for r in rows]
 
+    def listed_roots(self, session_ids: list[str]) -> set[str]:
+        """Which of ``session_ids`` ``root_sessions`` still lists (not deleted, archived or made a child)."""
+        archived = " AND s.archived = 0" if self.caps.has("sessions", "archived") else ""
+        found: set[str] = set()
+        for start in range(0, len(session_ids), 500):  # SQLite's bound-parameter limit
+            chunk = session_ids[start : start + 500]
+            rows = self.conn().execute(
+                f"SELECT s.id FROM sessions s WHERE s.id IN ({', '.join('?' * len(chunk))}) AND {_ROOT_CONDITION}"
+                f"{archived}",
+                chunk,
+            )
+            found.update(r[0] for r in rows)
+        return found
+
     def root_count(self, include_archived: bool = False) -> int:
         archived = " AND s.archived = 0" if not include_archived and self.caps.has("sessions", "archived") else ""
         return self.conn().execute(f"SELECT count(*) FROM sessions s WHERE {_ROOT_CONDITION}{archived}").fetchone()[0]

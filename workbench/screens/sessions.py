@@ -102,6 +102,13 @@ class SessionRefreshed(Message):
 
 
 @dataclass
+class SessionsGone(Message):
+    """Sessions deleted, or archived, since the tree listed them."""
+
+    session_ids: list[str]
+
+
+@dataclass
 class LineageLoaded(Message):
     session_id: str
     chain: list[str]  # first segments of the chains above the session's, root first
@@ -442,15 +449,20 @@ class SessionsScreen(WorkbenchScreen):
             self.refresh_session(session_id)
         if self._roots_changed:
             self._roots_changed = False
-            self.refresh_roots()
+            self.refresh_roots(self.tree.root_ids)
         shown = self.shown_session if self.shown_session == self.wanted_session else None
         if self._transcript_changed and shown:
             self.load_transcript(shown, None)
         self._transcript_changed = False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="live-roots")
-    def refresh_roots(self) -> None:
-        chains = self.home.archive.root_chains(limit=ROOTS_PAGE)
+    def refresh_roots(self, listed: list[str]) -> None:
+        """New roots on top; the listed ones another process deleted or archived go."""
+        archive = self.home.archive
+        gone = sorted(set(listed) - archive.listed_roots(listed))
+        if gone:
+            self.post_result(SessionsGone(gone))
+        chains = archive.root_chains(limit=ROOTS_PAGE)
         for node in reversed(self._tree_nodes(chains)):
             self.post_result(SessionRefreshed(node, None))
 
@@ -458,10 +470,20 @@ class SessionsScreen(WorkbenchScreen):
     def refresh_session(self, session_id: str) -> None:
         try:
             chain = self.home.archive.chain_of(session_id)
-        except WorkbenchError:  # deleted meanwhile
+        except WorkbenchError:  # deleted
+            self.post_result(SessionsGone([session_id]))
+            return
+        if chain.kind == "root" and chain.head.archived:  # archived: the tree lists no archived roots
+            self.post_result(SessionsGone([chain.head.id]))
             return
         parent = None if chain.kind == "root" else chain.head.parent_session_id
         self.post_message(SessionRefreshed(self._tree_nodes([chain])[0], parent))
+
+    @on(SessionsGone)
+    def _sessions_gone(self, message: SessionsGone) -> None:
+        for session_id in message.session_ids:
+            self.tree.remove_session(session_id)
+        self._count_roots()
 
     @on(SessionRefreshed)
     def _session_refreshed(self, message: SessionRefreshed) -> None:
