@@ -89,6 +89,25 @@ def test_a_skill_hermes_creates_or_patches_is_journaled_as_external(home, hermes
     ]
 
 
+HERMES_ARCHIVES = """
+import json
+from tools.skill_usage import archive_skill
+print(json.dumps(list(archive_skill("brew"))))
+"""
+
+
+@pytest.mark.slow  # Hermes's own curator code in its own process
+def test_a_skill_hermes_archives_is_journaled_as_archived_not_removed(home, hermes):
+    _create_brew(home)
+    home.skills.outside.record()
+    done, why = hermes.json(home.root, HERMES_ARCHIVES)
+    assert done, why
+    assert [s.name for s in home.skills.scanner.archived()] == ["brew"]
+    home.skills.outside.record()
+    assert _outside_rows(home) == [("external", "brew", "archived", "brew/SKILL.md")]
+    assert "skill 'brew' archived outside the workbench" in summarize(home.journal.query(subsystem="skills")[0])
+
+
 def test_two_workbenches_watching_one_home_journal_an_outside_edit_once(home):
     from engine import open_home
 

@@ -1,7 +1,8 @@
 """Skill changes made outside the workbench (a Hermes agent, an editor), journaled as ``external``.
 
 Memory edits no workbench process made are journaled entry by entry; this does the same
-for skills, one row per SKILL.md created, edited or removed, so the Timeline can say
+for skills, one row per SKILL.md created, edited, removed or archived (moved into the archive
+folder, as Hermes's curator does), so the Timeline can say
 what a background process changed. ``record`` compares the active skills' SKILL.md
 files with what it saw last time (by hash; a file whose size and mtime did not move is
 not read again). A change is ours, not outside, when some workbench process journaled a
@@ -30,7 +31,7 @@ from ..values import json_value
 if TYPE_CHECKING:
     from ..home import Home
 
-CREATED, EDITED, REMOVED = "created", "edited", "removed"
+CREATED, EDITED, REMOVED, ARCHIVED = "created", "edited", "removed", "archived"
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,11 @@ class OutsideChanges:
                 for rel in now.keys() & before.keys()
                 if now[rel].sha != before[rel].sha
             ]
-            changes += [(REMOVED, rel, before[rel], None) for rel in before.keys() - now.keys()]
+            gone = before.keys() - now.keys()
+            archived = {s.name for s in self.home.skills.scanner.archived()} if gone else set()
+            changes += [
+                (ARCHIVED if before[rel].name in archived else REMOVED, rel, before[rel], None) for rel in gone
+            ]  # (Hermes's curator archives a skill by moving its folder into the archive)
             ids = []
             for change, rel, old, new in sorted(changes, key=lambda c: c[1]):
                 if {seen.name for seen in (old, new) if seen} & ours:  # ours (a rename journals the old name)
