@@ -69,3 +69,41 @@ def test_the_app_quits_when_its_terminal_hangs_up(tmp_path):
             except ProcessLookupError:
                 pass
         os.waitpid(parent, 0)
+
+
+def test_a_session_typed_in_ends_when_the_terminal_hangs_up(tmp_path):
+    """SIGHUP (a closed window, a killed tmux) ended the process at once by default, so the session
+    being typed in stayed open in state.db (no ended_at), never prunable; it now ends as on ctrl+q."""
+    home = tmp_path / "home"
+    open_home(home).close()
+    env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(tmp_path / "config"), "COLUMNS": "100", "LINES": "30"}
+    child, master = pty.fork()
+    if child == 0:  # the workbench leads the pty's session: the hang-up is its own
+        os.execve(sys.executable, [sys.executable, "-m", "workbench", "--home", str(home)], env)
+    try:
+        assert b"Memory" in _read_until(master, b"Memory", 60)
+        os.write(master, b"5")
+        _read_until(master, b"Run", 10)
+        time.sleep(1)
+        os.write(master, b"hello there\r")
+        deadline = time.monotonic() + 60
+        state = open_home(home, read_only=True)
+        while time.monotonic() < deadline and not state.archive.list_sessions():
+            _read_until(master, b"\0", 0.5)  # keep the pty drained while the turn runs
+        [session] = state.archive.list_sessions()
+        while time.monotonic() < deadline and not any(
+            m.role == "assistant" for m in state.archive.messages(session.id)
+        ):
+            _read_until(master, b"\0", 0.5)  # the turn's reply: a running turn is cancelled, not ended
+        time.sleep(0.5)
+        os.close(master)  # the window closes: SIGHUP
+        _, status = os.waitpid(child, 0)
+        child = 0
+        assert os.WIFEXITED(status), "killed by the hang-up instead of quitting"
+        ended = state.archive.get_session(session.id)
+        assert ended.ended_at is not None and ended.end_reason == "cli_close"
+        state.close()
+    finally:
+        if child:
+            os.kill(child, 9)
+            os.waitpid(child, 0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import signal
 import sqlite3
 import sys
 import threading
@@ -543,5 +544,12 @@ def run_app(home: Home, *, demo_speed: float | None = None, new_home: bool = Fal
     """Open the TUI on ``home`` (blocking until the user quits); a crash raises WorkbenchError
     after the terminal is restored, so the CLI prints where the traceback went and exits 1."""
     app = WorkbenchApp(home, demo_speed=demo_speed, new_home=new_home)
-    app.run()
+    # A closed terminal window or a killed tmux sends SIGHUP, whose default ends the process at once:
+    # the session being typed in would stay open in state.db. Quit as ctrl+q does instead.
+    quit_now = partial(app.exit, return_code=1, message="The terminal hung up; the workbench quit.")
+    hung_up = signal.signal(signal.SIGHUP, lambda *_: app.call_later(quit_now))
+    try:
+        app.run()
+    finally:
+        signal.signal(signal.SIGHUP, hung_up)
     app.raise_if_crashed()
