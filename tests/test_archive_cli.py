@@ -246,3 +246,15 @@ def test_the_session_list_keeps_its_columns_whatever_the_ids(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4
     assert len({cell_len(line.split(" cli ")[0]) for line in lines}) == 1  # "cli" starts in one column
+
+
+def test_prune_without_yes_names_what_it_would_delete_and_deletes_nothing(home_dir):
+    """It said only 'deletes every ended session older than N days': no count, nothing to check."""
+    code, doc, _ = wb(home_dir, "sessions", "prune", "--days", "0")
+    assert code == 1 and doc["would_prune"] == 1
+    assert "would delete 1 ended session(s) older than 0 days: root_1 (Migration night)" in doc["error"]
+    assert "child sessions stay, as roots" in doc["error"]
+    code, doc, _ = wb(home_dir, "sessions", "list")
+    assert {s["id"] for s in doc["sessions"]} >= {"root_1", "child_1"}
+    code, doc, _ = wb(home_dir, "sessions", "prune", "--days", "0", "--yes")
+    assert code == 0 and doc["pruned"] == 1

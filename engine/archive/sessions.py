@@ -433,8 +433,9 @@ class SessionsMixin(LineageMixin):
                 conn.execute(f"DELETE FROM session_model_usage WHERE session_id IN ({marks})", chunk)
             conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
 
-    def prune(self, older_than_days: float, source: str | None = None, *, actor: str = "user") -> int:
-        """Delete ended sessions started more than ``older_than_days`` ago; their children are orphaned."""
+    def prunable(self, older_than_days: float, source: str | None = None) -> list[str]:
+        """The ended sessions started more than ``older_than_days`` ago (of ``source``), newest first:
+        what ``prune`` would delete."""
         if older_than_days < 0:
             raise WorkbenchError("older_than_days must be zero or more.")
         cutoff = self.clock.now() - older_than_days * 86400
@@ -443,7 +444,11 @@ class SessionsMixin(LineageMixin):
         if source is not None:
             sql += " AND source = ?"
             args.append(source)
-        ids = [r["id"] for r in self.conn().execute(sql, args)]
+        return [r["id"] for r in self.conn().execute(sql + " ORDER BY started_at DESC", args)]
+
+    def prune(self, older_than_days: float, source: str | None = None, *, actor: str = "user") -> int:
+        """Delete ended sessions started more than ``older_than_days`` ago; their children are orphaned."""
+        ids = self.prunable(older_than_days, source)
         if not ids:
             return 0
         with self._journaled(

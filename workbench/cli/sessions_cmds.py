@@ -256,9 +256,19 @@ def delete_session(home: Home, args) -> Output:
 def prune_sessions(home: Home, args) -> Output:
     if args.days < 0:
         raise UsageError("--days must be zero or more")
-    if not args.yes:
+    if not args.yes:  # what it would delete, so the confirmation is an informed one
+        ids = home.archive.prunable(args.days, source=args.source)
+        shown = []
+        for session_id in ids[:10]:
+            session = home.archive.get_session(session_id)
+            title = (session.title if session else None) or "untitled"
+            shown.append(f"{session_id} ({' '.join(title.split())})")
+        more = f" and {len(ids) - 10:,} more" if len(ids) > 10 else ""
         raise WorkbenchError(
-            f"Pruning deletes every ended session older than {args.days:g} days; add --yes to confirm."
+            f"Pruning would delete {len(ids):,} ended session(s) older than {args.days:g} days"
+            + (f": {', '.join(shown)}{more}" if ids else "")
+            + ". Their child sessions stay, as roots. Add --yes to delete them.",
+            would_prune=len(ids),
         )
     count = home.archive.prune(args.days, source=args.source, actor="user")
     return Output({"success": True, "pruned": count}, f"pruned {count} session(s)")
