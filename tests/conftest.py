@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 
 import pytest
 
@@ -10,6 +11,19 @@ from engine import FixedClock, open_home
 
 # 2026-11-30T12:00:00Z: every test sees the same "now" unless it moves the clock.
 FIXED_NOW = 1796040000.0
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _config_dir(tmp_path_factory):
+    """The workbench's own settings and crash files go to a temp folder, never the user's real one
+    (a test that crashes the CLI on purpose left files in ~/.config/memory-workbench/crashes)."""
+    saved = os.environ.get("WORKBENCH_CONFIG_DIR")
+    os.environ["WORKBENCH_CONFIG_DIR"] = str(tmp_path_factory.mktemp("config"))
+    yield
+    if saved is None:
+        os.environ.pop("WORKBENCH_CONFIG_DIR", None)
+    else:
+        os.environ["WORKBENCH_CONFIG_DIR"] = saved
 
 
 @pytest.fixture
@@ -61,7 +75,6 @@ def anyio_backend() -> str:
 # up at call time, so a subclass with another dirname is swapped in. The path keeps the
 # tests folder as a literal prefix ("tests/../snapshots/...") so that syrupy still
 # recognises which snapshots belong to the tests selected on the command line.
-import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest_textual_snapshot as _pts  # noqa: E402
