@@ -442,17 +442,30 @@ async def test_a_home_made_by_opening_it_is_said_at_start(tmp_path, monkeypatch)
 
 
 async def test_a_warning_the_engine_logs_is_a_notification_said_once(home, tmp_path):
-    """Textual captures stderr while it draws, so a logged warning was lost in the TUI."""
+    """Textual captures stderr while it draws, so a logged warning was lost in the TUI; the CLI's
+    stderr handler steps aside meanwhile (a logged exception is saved once, not once per handler)."""
     import logging
 
+    from workbench.crash import OneLineLog, crash_dir, log_to_stderr_in_one_line
+
+    log_to_stderr_in_one_line()  # as main() does before it opens the TUI
+    root = logging.getLogger()
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
+        assert [h for h in root.handlers if isinstance(h, OneLineLog)] == [app._log]
         for _ in range(2):
             logging.getLogger("engine.memory.archive_writes").warning(
                 "cannot read %s: %s", "state.db\x1b[2J", "damaged"
             )
+        before = set(crash_dir().glob("*")) if crash_dir().exists() else set()
+        try:
+            raise ZeroDivisionError("in a worker")
+        except ZeroDivisionError:
+            logging.getLogger("engine.worker").exception("a background job failed")
         await settle(pilot)
         said = [n.message for n in app._notifications]
         assert said.count("cannot read state.db␛[2J: damaged") == 1, said
-    assert not any(isinstance(h, type(app._log)) and h is app._log for h in logging.getLogger().handlers)
+        assert len(set(crash_dir().glob("*")) - before) == 1
+    handlers = [h for h in root.handlers if isinstance(h, OneLineLog)]
+    assert app._log not in handlers and len(handlers) == 1  # the CLI's is back

@@ -207,6 +207,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self.crash_log: Path | None = None  # where the traceback of an unhandled exception was saved
         # Textual captures stderr while it draws: the engine's warnings become notifications instead.
         self._log = OneLineLog(lambda line: self.notify(line, title="Warning", severity="warning", markup=False))
+        self._stderr_logs: list[logging.Handler] = []  # the CLI's, put back when the app ends
         self._narrator: Narrator | None = None  # only while the demo plays (and until hidden)
         for theme in THEMES:
             self.register_theme(theme)
@@ -287,7 +288,11 @@ class WorkbenchApp(ResultsFromWorkers, App):
     # -- lifecycle ----------------------------------------------------------------
     def on_mount(self) -> None:
         self.theme_changed_signal.subscribe(self, self._remember_theme)
-        logging.getLogger().addHandler(self._log)
+        root = logging.getLogger()
+        self._stderr_logs = [h for h in root.handlers if isinstance(h, OneLineLog)]  # (Textual holds stderr)
+        for handler in self._stderr_logs:
+            root.removeHandler(handler)
+        root.addHandler(self._log)
         self._bridge = EngineBridge(self, self.home)
         self._warn_misreads()
         if self.new_home:
@@ -335,7 +340,10 @@ class WorkbenchApp(ResultsFromWorkers, App):
             self.exit(return_code=1, message="The terminal went away; the workbench quit.")
 
     def on_unmount(self) -> None:
-        logging.getLogger().removeHandler(self._log)
+        root = logging.getLogger()
+        root.removeHandler(self._log)
+        for handler in self._stderr_logs:
+            root.addHandler(handler)
         self._demo_cancel.set()
         self._stopping.set()
         if self._watcher is not None:
