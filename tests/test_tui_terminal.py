@@ -13,6 +13,7 @@ import pty
 import select
 import sys
 import time
+from contextlib import closing
 
 from engine import open_home
 
@@ -83,14 +84,18 @@ def test_a_session_typed_in_ends_when_the_terminal_hangs_up(tmp_path):
     try:
         assert b"Memory" in _read_until(master, b"Memory", 60)
         os.write(master, b"5")
-        _read_until(master, b"Run", 10)
+        assert b"enter sends" in _read_until(master, b"enter sends", 60)  # the Run screen's box, focused
         time.sleep(1)
         os.write(master, b"hello there\r")
-        deadline = time.monotonic() + 60
-        state = open_home(home, read_only=True)
-        while time.monotonic() < deadline and not state.archive.list_sessions():
+        deadline = time.monotonic() + 120
+        sessions: list = []
+        while time.monotonic() < deadline and not sessions:
             _read_until(master, b"\0", 0.5)  # keep the pty drained while the turn runs
-        [session] = state.archive.list_sessions()
+            if (home / "state.db").exists():
+                with closing(open_home(home, read_only=True)) as look:  # a fresh look each time
+                    sessions = look.archive.list_sessions()
+        [session] = sessions
+        state = open_home(home, read_only=True)
         while time.monotonic() < deadline and not any(
             m.role == "assistant" for m in state.archive.messages(session.id)
         ):
