@@ -484,14 +484,22 @@ class Timeline:
 
     def preview(self, ref: str | int) -> dict[str, Any]:
         """Exactly what ``revert(ref)`` would change, what it would refuse and what it leaves; writes nothing."""
-        planned = [self._plan_one(row) for row in self.rows_of(ref)]
+        rows = self.rows_of(ref)
+        single = len(rows) == 1 and row_id(str(ref)) is not None  # a row named alone is refused, as revert does
+        planned = [self._plan_one(row) for row in rows]
         return {
             "ref": str(ref),
             "changes": [p for p in planned if "undo" in p and "refused" not in p],
             "refused": [
-                {"id": p["id"], "summary": p["summary"], "error": p["refused"]} for p in planned if "refused" in p
+                {"id": p["id"], "summary": p["summary"], "error": p.get("refused") or p["skip"]}
+                for p in planned
+                if "refused" in p or (single and "skip" in p)
             ],
-            "skipped": [{"id": p["id"], "summary": p["summary"], "reason": p["skip"]} for p in planned if "skip" in p],
+            "skipped": [
+                {"id": p["id"], "summary": p["summary"], "reason": p["skip"]}
+                for p in planned
+                if "skip" in p and not single
+            ],
         }
 
     def revert(self, ref: str | int, actor: str = "user") -> dict[str, Any]:

@@ -185,3 +185,23 @@ def test_a_summary_shows_control_characters_as_every_screen_does(home):
     summaries = [row.summary for row in Timeline(home).page()]
     assert summaries[:2] == ["MEMORY + 'Logs live in C:\\logs'", 'MEMORY + "User\'s name is Maya"']
     assert "MEMORY + 'Hand edit ␛[31mRED␛[0m and <U+202E>evil<U+202C>'" in summaries
+
+
+def test_a_dry_run_on_a_record_row_says_why_as_the_revert_refuses_it(tmp_path, home):
+    """'revert ID --dry-run' on a row that records a decision printed 'Nothing to revert.' and no
+    reason, while the revert itself refused it with one."""
+    from engine.timeline import Timeline
+
+    home.journal.append("curator", "pause", "curator", actor="user")
+    [row] = Timeline(home).page(subsystem="curator")
+    preview = Timeline(home).preview(str(row.id))
+    assert preview["refused"] and "a record of a decision" in preview["refused"][0]["error"]
+    assert Timeline(home).revert(str(row.id))["refused"][0]["error"] == preview["refused"][0]["error"]
+    home.close()
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "revert", str(row.id), "--dry-run", "--home", str(home.root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert f"would refuse {row.id}: a record of a decision, not a change" in proc.stdout

@@ -102,6 +102,7 @@ def _revert(timeline: Timeline, args) -> Output:
         preview = timeline.preview(args.ref)
         lines = [f"would revert {c['id']}: {c['undo']}" for c in preview["changes"]]
         lines += [f"would refuse {r['id']}: {r['error']}" for r in preview["refused"]]
+        lines += [f"leaves {s['id']}: {s['reason']}" for s in preview["skipped"]]
         return Output({"success": True, **preview}, text="\n".join(lines) or "Nothing to revert.")
     result = timeline.revert(args.ref)
     lines = [f"reverted {r['id']}: {r['summary']}" for r in result["reverted"]]
