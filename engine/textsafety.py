@@ -13,8 +13,9 @@ instruction; a subdivision flag such as 🏴 + tags stays a flag), so a reader s
 model reads; as are lone surrogates (a file name that was not UTF-8). ZWJ and ZWNJ stay:
 emoji and several scripts spell with them (the threat scan judges each by where it sits).
 Newlines and tabs are kept.
-``--json`` output keeps the exact text, with these characters written as JSON ``\\uXXXX``
-escapes (``json_text``), which a parser reads back as they were and a terminal never acts on.
+``--json`` output keeps the exact text, with these characters written as JSON escapes
+(``json_text``: U+009B as ``\\u009b``), which a parser reads back as they were and a
+terminal never acts on.
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ def test_no_text_output_contains_controls_or_bidi(tmp_path_factory, text):
 
 def test_json_output_keeps_the_exact_text(tmp_path):
     """Exact for a parser, escaped for the terminal: C1 controls, DEL, bidi controls and tag
-    characters are ``\\uXXXX`` escapes (json.dumps wrote them raw, keeping non-ASCII)."""
+    characters are JSON escapes such as ``\\u009b`` (json.dumps wrote them raw, keeping non-ASCII)."""
     root = tmp_path / "home"
     hostile = "\x1b]0;PWNED\x07\u202e\x9b2J\x7f\U000e0041 数据"
     _seed(root, hostile)

@@ -41,9 +41,14 @@ def save_traceback(exc: BaseException, folder: Path | None = None) -> Path | Non
     return Path(name)
 
 
-def crash_message(exc: BaseException) -> str:
+def _saved_where(exc: BaseException) -> str:
+    """Save the traceback of ``exc``; where it went, in words."""
     saved = save_traceback(exc)
-    where = f"the traceback is in {saved}" if saved else "the traceback could not be saved"
+    return f"the traceback is in {saved}" if saved else "the traceback could not be saved"
+
+
+def crash_message(exc: BaseException) -> str:
+    where = _saved_where(exc)
     return f"internal error: {type(exc).__name__}. Nothing more was changed; {where}. Please report it with that file."
 
 
@@ -66,10 +71,7 @@ class OneLineLog(logging.Handler):
                 return
             self.said.add(line)
             if error is not None:
-                saved = save_traceback(error)
-                line += f" ({type(error).__name__}; " + (
-                    f"the traceback is in {saved})" if saved else "the traceback could not be saved)"
-                )
+                line += f" ({type(error).__name__}; {_saved_where(error)})"
             self.say(visible(line))
         except Exception:  # a broken stderr or a closing app: the work's own result still decides
             pass

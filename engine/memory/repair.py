@@ -237,7 +237,8 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
     unmarking = [unmark()] if marked else []
     if has_crlf(text):
         count, kind = text.count("\r"), line_endings(text)
-        seen = len(split_pieces(normalise_line_endings(text)))
+        after = diagnose(target, normalise_line_endings(text), limit)  # the entries and causes a person sees
+        seen = sum(1 for piece in after.pieces if piece.entry)
         reason = Reason(
             "crlf",
             f"{name} uses {kind} line endings on {count:,} line(s). Hermes and the workbench read them "
@@ -245,7 +246,6 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
             "them now makes that change on its own; any other repair waits for it.",
             f"{kind} line endings on {count:,} line(s)",
         )
-        after = diagnose(target, normalise_line_endings(text), limit)  # the entries and causes a person sees
         later = [r for r in after.reasons if r.kind != "bom"]
         return Diagnosis(target, text, limit, after.pieces, [reason, *mark, *later], [normalise(), *unmarking])
     pieces = pieces_of(text)

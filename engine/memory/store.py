@@ -517,20 +517,19 @@ class MemoryStore:
         target = named if isinstance(named, str) and named in TARGETS else "memory"
         state = self.read(target)
         limit = self.limit(target)
-        entries = state.entries
-        after, error, targets = entries, None, []
+        after, error, targets = state.entries, None, []
         try:
             ops.check_batch_size(ops.staged_operations(payload))
-            targets = ops.resolve_targets(entries, ops.staged_operations(payload))
+            targets = ops.resolve_targets(state.entries, ops.staged_operations(payload))
             target, plan = self._staged_plan(payload, edited_content)
             self._guard(target, state, limit, plan.drift_guard, backup=False)
-            after = plan.op(list(entries), limit).entries
+            after = plan.op(list(state.entries), limit).entries
         except Refusal as refusal:
             error = refusal.result["error"]
         usage = Usage.of(after, limit)
         return {
             "target": target,
-            "before_entries": list(entries),
+            "before_entries": list(state.entries),
             "after_entries": list(after),
             "usage_after": usage.text,
             "percent_after": usage.percent,
