@@ -49,6 +49,22 @@ def visible(text: str | None) -> str:
     return _CONTROLS.sub(_picture, text or "")
 
 
+def shown_back(draft: str, original: str) -> str:
+    """``draft``, edited from ``visible(original)``, with each symbol ``visible`` drew for a character
+    of ``original`` turned back into that character: an editor shows symbols, and saving must keep
+    the characters the user did not touch rather than write ``<U+200B>`` as text. A symbol that
+    ``original`` also holds as typed text is ambiguous and stays as it is."""
+    symbols: dict[str, str] = {}
+    for found in _CONTROLS.finditer(original):
+        shown = _picture(found)
+        if shown != found.group() and shown not in original:
+            symbols[shown] = found.group()
+    if not symbols:
+        return draft
+    pattern = re.compile("|".join(re.escape(shown) for shown in sorted(symbols, key=len, reverse=True)))
+    return pattern.sub(lambda found: symbols[found.group()], draft)
+
+
 def is_terminal_safe(text: str) -> bool:
     """True when ``text`` holds nothing ``visible`` would change."""
     return all(len(found.group()) > 1 for found in _CONTROLS.finditer(text))

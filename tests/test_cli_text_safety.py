@@ -115,3 +115,25 @@ def test_invisible_characters_are_named_but_joiners_that_spell_stay():
         visible("\U0001f469\u200d\U0001f4bb \u0645\u06cc\u200c\u062e")
         == "\U0001f469\u200d\U0001f4bb \u0645\u06cc\u200c\u062e"
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=hostile)
+def test_an_editor_gives_back_every_character_it_showed_as_a_symbol(text):
+    """The editor shows ``visible(text)``; saving it untouched must give back ``text`` itself."""
+    from engine.textsafety import shown_back, visible
+
+    assert shown_back(visible(text), text) == text or any(
+        visible(c) != c and visible(c) in text for c in text  # a symbol also typed as text: ambiguous, kept
+    )
+
+
+def test_an_edit_keeps_the_characters_it_did_not_touch_and_drops_a_deleted_symbol():
+    from engine.textsafety import shown_back
+
+    original = "zero\u200bwidth \x1b[31mred"
+    assert shown_back("zero<U+200B>width ␛[31mred, more", original) == "zero\u200bwidth \x1b[31mred, more"
+    assert shown_back("zerowidth [31mred", original) == "zerowidth [31mred"
+    assert shown_back("typed <U+202E> here", original) == "typed <U+202E> here"  # not a symbol it drew
+    both = "literal ␛ and a real \x1b"  # the symbol is also in the text: which one it was is unknown
+    assert shown_back("literal ␛ and a real ␛", both) == "literal ␛ and a real ␛"

@@ -136,7 +136,9 @@ async def test_hostile_text_everywhere_never_crashes_or_styles_a_screen(home, tm
     assert app.errors == []
 
 
-async def test_the_editor_names_invisible_characters_and_says_saving_drops_them(home, tmp_path):
+async def test_the_editor_shows_invisible_characters_as_symbols_and_saves_them_back(home, tmp_path):
+    """A symbol left in place is saved as its character (the store then judges it); a deleted one drops it.
+    Before, ``<U+200B>`` was written into the entry as text."""
     from textual.widgets import Static, TextArea
 
     from widgets.entry_list import EntryList
@@ -150,6 +152,17 @@ async def test_the_editor_names_invisible_characters_and_says_saving_drops_them(
         app.screen.query_one("#live-list", EntryList).focus()
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
-        assert app.screen.query_one(TextArea).text == "zero<U+200B>width space"
-        hint = " ".join(str(s.content) for s in app.screen.query(Static) if "hint" in s.classes)
-        assert "control or invisible characters" in hint and "saving drops the characters themselves" in hint
+        dialog = app.screen
+        area = dialog.query_one(TextArea)
+        assert area.text == "zero<U+200B>width space"
+        hint = " ".join(str(s.content) for s in dialog.query(Static) if "hint" in s.classes)
+        assert "control or invisible characters" in hint and "delete a symbol to drop its character" in hint
+        area.text = "zero<U+200B>width space, typo fixed"
+        await pilot.press("ctrl+s")
+        error = dialog.query_one("#error", Static)
+        await wait_for(pilot, lambda: "U+200B" in str(error.content), what="the store's refusal")
+        assert app.screen is dialog and home.memory.entries("memory") == ["zero\u200bwidth space"]
+        area.text = "zerowidth space, typo fixed"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen is not dialog, what="the save")
+        assert home.memory.entries("memory") == ["zerowidth space, typo fixed"]

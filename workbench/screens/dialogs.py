@@ -28,6 +28,7 @@ from textual.widgets import Button, Static, TextArea
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory.format import size_of
 from engine.memory.similar import closest, near_duplicates, strongest
+from engine.textsafety import shown_back
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line, visible
 from widgets.textual_fixes import DismissOnce
@@ -161,14 +162,15 @@ class EditDialog(Dialog[bool]):
     ):
         super().__init__()
         self.title_text = title
+        self.original = text
         self.initial = visible(text)  # a raw ESC in the editor would reach the terminal
         self.submit = submit
         self.rebase = rebase
         self.hint = hint
         if self.initial != text:
             self.hint = (hint + " " if hint else "") + (
-                "This text holds control or invisible characters; they are shown as symbols like ␛ or <U+200B> "
-                "and saved as shown, so saving drops the characters themselves."
+                "This text holds control or invisible characters, shown as symbols like ␛ or <U+200B>; "
+                "each is saved as the character it stands for, so delete a symbol to drop its character."
             )
         self.budget = budget
         self.recheck = recheck  # worker thread: what changed on disk since the dialog opened
@@ -251,7 +253,8 @@ class EditDialog(Dialog[bool]):
 
     @property
     def draft(self) -> str:
-        return self.query_one(TextArea).text
+        """The text as it would be saved: the editor's symbols for the original's characters turned back."""
+        return shown_back(self.query_one(TextArea).text, self.original)
 
     @property
     def editing(self) -> bool:
@@ -266,7 +269,7 @@ class EditDialog(Dialog[bool]):
         """Escape or Cancel: a changed draft is only thrown away once the user says so."""
         if not self.editing:
             return
-        if self.draft == self.initial:
+        if self.draft == self.original:
             self.dismiss(False)
             return
 
