@@ -124,7 +124,8 @@ def test_an_editor_gives_back_every_character_it_showed_as_a_symbol(text):
     from engine.textsafety import shown_back, visible
 
     assert shown_back(visible(text), text) == text or any(
-        visible(c) != c and visible(c) in text for c in text  # a symbol also typed as text: ambiguous, kept
+        visible(c) != c and visible(c) in text
+        for c in text  # a symbol also typed as text: ambiguous, kept
     )
 
 
