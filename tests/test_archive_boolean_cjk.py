@@ -224,8 +224,10 @@ def queries(draw) -> str:
     terms = draw(st.lists(TERM, min_size=1, max_size=5))
     if not any(t in CJK_TERMS for t in terms):  # English alone is a word query for FTS5, not a substring one
         terms[draw(st.integers(0, len(terms) - 1))] = draw(st.sampled_from(CJK_TERMS))
-    ops = draw(st.lists(st.sampled_from(["", "AND", "OR", "NOT"]), min_size=len(terms) - 1, max_size=len(terms) - 1))
-    parts = [terms[0]]
+    ops = draw(
+        st.lists(st.sampled_from(["", "AND", "OR", "NOT", "AND NOT"]), min_size=len(terms) - 1, max_size=len(terms) - 1)
+    )
+    parts = ["NOT", draw(TERM), "AND", terms[0]] if draw(st.booleans()) else [terms[0]]  # NOT b AND c: c NOT b
     for op, term in zip(ops, terms[1:], strict=True):
         parts += [op, term] if op else [term]
     return " ".join(parts)

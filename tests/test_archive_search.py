@@ -181,6 +181,38 @@ def test_search_as_you_type_past_the_first_word_finds_what_the_words_find(tmp_pa
     assert typed("failed OR timeo") == {1, 2} and typed("error NOT timeo") == {2}
 
 
+def test_a_not_with_nothing_before_it_is_left_out_and_said_never_searched_for(tmp_path, clock, capsys):
+    """``NOT timeout`` searched for timeout, and ``error AND NOT timeout`` for both words: the very
+    messages the user excluded. Now the first is left out with a note, the second reads as ``error NOT timeout``."""
+    from engine.archive.session_search import session_search_tool
+    from workbench.cli import main
+
+    home = open_home(tmp_path / "h", clock=clock)
+    archive = home.archive
+    texts = ["the error log shows a timeout", "error: the rollout failed", "a timeout again"]
+    for n, text in enumerate(texts):
+        archive.create_session(f"s{n}", title=f"S{n}")
+        archive.append_messages(f"s{n}", [{"role": "user", "content": text}])
+
+    def found(text: str, prefix: bool = False) -> set[int]:
+        return {h.match_message_id for h in archive.search(text, prefix=prefix, limit=50)}
+
+    assert found("NOT timeout") == set() and found("NOT timeo", prefix=True) == set()
+    assert "'NOT timeout'" in archive.search_note("NOT timeout") and archive.search_note("error NOT timeout") is None
+    assert found("error AND NOT timeout") == found("error NOT timeout") == {2}
+    assert found("rollout OR NOT timeout") == {2} and "'NOT timeout'" in archive.search_note("rollout OR NOT timeout")
+    assert found("NOT error AND timeout") == found("timeout NOT error") == {3}  # excludes from what follows
+    assert archive.search_note("NOT error AND timeout") is None
+    assert session_search_tool(home, {"query": "NOT timeout"})["note"] == archive.search_note("NOT timeout")
+    assert "note" not in session_search_tool(home, {"query": "timeout"})
+    home.close()
+    assert main(["--home", str(tmp_path / "h"), "sessions", "search", "NOT timeout"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("note: Left out 'NOT timeout'") and "no matches for 'NOT timeout'" in out
+    assert main(["--home", str(tmp_path / "h"), "--json", "sessions", "search", "timeout"]) == 0
+    assert json.loads(capsys.readouterr().out)["note"] is None
+
+
 def test_words_phrases_prefixes_tool_names_and_roles(tmp_path, clock):
     home = open_home(tmp_path / "h", clock=clock)
     archive = home.archive
@@ -308,6 +340,10 @@ def test_any_text_is_a_safe_query(corpus, query, prefix):
         ('"exact phrase" foo-bar', '"exact phrase" "foo-bar"'),
         ("NOT", ""),
         ("foo NOT", "foo"),
+        ("NOT foo", ""),  # not "foo": said by the search's note instead
+        ("foo AND NOT bar", "foo NOT bar"),
+        ("foo OR NOT bar", "foo"),
+        ("NOT bar AND foo", "foo NOT bar"),
         ("a AND OR b", "a AND b"),
         ("NEAR(a b)", '"NEAR" a b'),
         ("it's", '"it\'s"'),

@@ -129,6 +129,7 @@ async def test_every_parent_relation_appears_exactly_once_with_its_kind(home, tm
         assert kinds["20261129_140000_hhhhhh"] == "delegate" and kinds[TOKYO] == "root"
         assert kinds["20261129_130000_gggggg"] == "child"  # GARDEN_2 was not compressed: its child nests
         text = screen_text(app)
+        print(text)
         # wrote memory: marked before the title, never cut off; a long title is cut to leave room for the segments
         # and the size (the date gives way first, in this 44-cell pane)
         assert "● ✎ " + HOSTILE_TITLE[:23] + "…  #1 → #2  5 msg│" in text and "⑂ Garden branch · branch" in text
@@ -190,6 +191,28 @@ async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_p
         assert screen.query_one(Input).value == "" and screen.query_one(ContentSwitcher).current == "sessions-tree"
 
 
+async def test_a_not_with_nothing_before_it_is_said_over_the_results_not_searched_for(home, tmp_path):
+    """Typing ``NOT tomatoes`` listed the tomato sessions; now nothing is searched and the row says why."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash", *"NOT tomatoes")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == "NOT tomatoes", what="the search's answer")
+        assert results.hits == {} and results.note and "'NOT tomatoes'" in results.note
+        await settle(pilot)
+        text = screen_text(app)  # wrapped to the list's width (it never wraps its rows)
+        assert "Left out 'NOT tomatoes': NOT" in text and "│ only excludes from what the" in text
+        assert "No messages match 'NOT" in text  # one row, cut: it is redrawn at every key
+        await pilot.press(*" AND plant")  # NOT b AND c: c without b
+        await wait_for(pilot, lambda: results.query == "NOT tomatoes AND plant", what="the search's answer")
+        assert results.hits == {} and results.note is None  # the one message with plant has tomatoes too
+        await pilot.press("ctrl+u", *"plant")
+        await wait_for(pilot, lambda: results.query == "plant" and results.hits, what="search hits")
+        assert results.note is None and "Left out" not in screen_text(app)
+
+
 async def search_for(pilot, text: str) -> tuple[SessionsScreen, SearchResults]:
     """Open the Sessions screen and type ``text`` into the search box until its hits are shown."""
     screen = await open_sessions(pilot)
@@ -245,6 +268,7 @@ async def test_transcript_marks_the_message_that_wrote_memory(home, tmp_path):
         await pilot.press("home", "w")
         assert transcript.current.id == ids["call"]
         text = screen_text(app)
+        print(text)
         assert "✎ wrote" in text and "[bold]tomatoes[/]" in text and '"target": "user"' in text
 
 
@@ -619,6 +643,7 @@ async def test_results_count_each_sessions_matches_mark_archived_and_unfold_into
         # the garden lineage's best hit is in its newest segment, which has one match; Tokyo has three
         assert results.counts == {GARDEN_2: 1, TOKYO: 3} and results.best[TOKYO].archived
         text = screen_text(app)
+        print(text)
         assert "東京の旅  3 matches  · archived" in text and "Garden plans #2  1 match" in text
         assert "via word index" in text  # how the hits were found, said once
         results.focus()

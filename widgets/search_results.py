@@ -38,6 +38,7 @@ from textual.widgets.option_list import Option
 
 from engine.textsafety import visible
 
+from .literal import literal
 from .transcript import sanitize
 
 MATCH_STYLE = "bold $text-warning underline"
@@ -221,6 +222,11 @@ def header_prompt(hit: Hit, count: int | None, cap: int, expanded: bool, width: 
     )
 
 
+def _wrapped(text: Content, width: int) -> Content:
+    """A sentence in a list that never wraps, broken into lines of ``width`` (whole until a width is known)."""
+    return Content("\n").join(text.wrap(width)) if width > 0 else text
+
+
 class SearchResults(OptionList):
     """Hits grouped under their session (the archive's order: best lineage first)."""
 
@@ -257,6 +263,7 @@ class SearchResults(OptionList):
         self.hits: dict[str, Hit] = {}  # option id -> the hit it shows
         self.query = ""  # the query whose hits are shown
         self.why = ""
+        self.note: str | None = None  # why part of the query was not searched (engine's words)
         self.cap = cap  # a count this high means "this many or more"
         self.best: dict[str, Hit] = {}  # session -> its best hit, in the archive's order
         self.counts: dict[str, int] = {}
@@ -267,8 +274,10 @@ class SearchResults(OptionList):
         self._drawn: LRUCache[tuple, list[Strip]] = LRUCache(maxsize=1024)  # rows drawn lately, by what they show
 
     # -- data in -------------------------------------------------------------------
-    def show(self, query: str, hits: list[Hit]) -> None:
-        """Replace the list with the hits for ``query``; their counts follow (``set_counts``)."""
+    def show(self, query: str, hits: list[Hit], note: str | None = None) -> None:
+        """Replace the list with the hits for ``query``, under ``note`` if the engine gave one;
+        their counts follow (``set_counts``)."""
+        self.note = note
         self.best = {}
         for hit in hits:
             self.best.setdefault(hit.session_id, hit)
@@ -349,6 +358,8 @@ class SearchResults(OptionList):
         width = self._cut_width = self._row_width()
         options: list[Option] = []
         self.hits = {}
+        if self.note and self.query:
+            options.append(Option(_wrapped(literal(self.note, "$warning"), width), disabled=True))
         for session_id, best in self.best.items():
             expanded = session_id in self.expanded
             header = header_prompt(best, self.counts.get(session_id), self.cap, expanded, width)
@@ -367,11 +378,11 @@ class SearchResults(OptionList):
                 self.hits[key] = hit
                 options.append(Option(_rows(hit_prompt(hit, width, "    "), width), key))
         if not self.best and self.query:
-            options.append(Option(Content.styled(f"No messages match {self.query!r}.", "$text-muted"), disabled=True))
+            options.append(Option(literal(f"No messages match {self.query!r}.", "$text-muted"), disabled=True))
         wanted = highlight or (None if highlight_first else previous)
         index = next((i for i, o in enumerate(options) if wanted and o.id == wanted), None)
-        if index is None and options and not options[0].disabled:
-            index = 0
+        if index is None:
+            index = next((i for i, o in enumerate(options) if not o.disabled), None)
         with self.app.batch_update():
             self.set_options(options)
             if index is not None:
@@ -401,8 +412,8 @@ class SearchResults(OptionList):
     def _on_resize(self) -> None:
         """Also sent when the list is shown, so a width forecast while hidden is checked here."""
         super()._on_resize()
-        if self.best and self.scrollable_content_region.width != self._cut_width:
-            self._render()  # excerpts are cut to the width
+        if (self.best or self.note) and self.scrollable_content_region.width != self._cut_width:
+            self._render()  # excerpts are cut to the width, a note wrapped to it
 
     def watch_show_vertical_scrollbar(self) -> None:
         """Hits unfolded past the list's height bring a scrollbar, which narrows the rows without a

@@ -42,6 +42,10 @@ class Token:
     prefix: bool = False
     operator: bool = False
 
+    def shown(self) -> str:
+        """As the user typed it (a ``*``, typed or added while typing, left off)."""
+        return f'"{self.text}"' if self.phrase else self.text
+
     def fts(self) -> str:
         if self.operator:
             return self.text
@@ -56,6 +60,11 @@ def tokenize(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) 
     With ``prefix`` (search as you type) the last word is a prefix from ``min_prefix``
     characters: 1 when the vocabulary can expand it (vocab.py), else ``MIN_PREFIX``.
     """
+    return _read(query, prefix=prefix, min_prefix=min_prefix)[0]
+
+
+def _read(query: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], list[str]]:
+    """The tokens of ``query``, and each ``NOT …`` left out for having nothing before it to exclude from."""
     text = (query or "")[:MAX_QUERY_CHARS]
     tokens: list[Token] = []
     # Balanced "..." pairs are phrases; an unmatched quote is just a space.
@@ -74,23 +83,62 @@ def tokenize(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) 
                 tokens.append(Token(raw, operator=True))
             elif _WORDLIKE.search(word):
                 tokens.append(Token(word, prefix=is_prefix))
-    tokens = _drop_dangling_operators(tokens)
-    if prefix and tokens and not tokens[-1].operator and not tokens[-1].phrase and len(tokens[-1].text) >= min_prefix:
-        last = tokens[-1]
-        tokens[-1] = Token(last.text, prefix=True)
-    return tokens
+    if prefix:  # the last word typed, even before an operator still dangling ("deploy AND")
+        last = next((i for i in range(len(tokens) - 1, -1, -1) if not tokens[i].operator), None)
+        if last is not None and not tokens[last].phrase and len(tokens[last].text) >= min_prefix:
+            tokens[last] = Token(tokens[last].text, prefix=True)
+    return _place_operators(tokens)
 
 
-def _drop_dangling_operators(tokens: list[Token]) -> list[Token]:
-    """Keep AND/OR/NOT only between two terms (NOT may not start the query)."""
+def _is(token: Token, operator: str) -> bool:
+    return token.operator and token.text == operator
+
+
+def _place_operators(tokens: list[Token]) -> tuple[list[Token], list[str]]:
+    """Keep AND/OR/NOT only between two terms, and read ``a AND NOT b`` as ``a NOT b``.
+
+    A NOT that starts the query or an OR alternative has nothing to exclude from, and
+    FTS5 cannot list everything without a word. Joined by AND to terms after it
+    (``NOT b AND c``) it excludes from those (``c NOT b``); otherwise (``NOT deploy``,
+    ``a OR NOT b``) it is left out with the terms it governs and said, rather than
+    dropped to search for the very word it excludes. A NOT with no term after it
+    (still being typed) is just dropped.
+    """
     kept: list[Token] = []
+    left_out: list[list[Token]] = []
+    waiting: list[list[Token]] = []  # leading NOT groups joined by AND to the terms that follow
+    group: list[Token] | None = None  # the leading NOT group being read
+
+    def close_alternative() -> None:
+        if kept and not kept[-1].operator:
+            kept.extend(token for found in waiting for token in found)
+        else:
+            left_out.extend(waiting)
+        waiting.clear()
+
     for token in tokens:
-        if token.operator and (not kept or kept[-1].operator):
-            continue
-        kept.append(token)
+        if group is not None:
+            if not token.operator:
+                group.append(token)
+                continue
+            (waiting if _is(token, "AND") else left_out).append(group)
+            group = None
+            if _is(token, "AND"):
+                continue
+        if _is(token, "OR"):
+            close_alternative()
+        if _is(token, "NOT") and kept and _is(kept[-1], "AND"):
+            kept[-1] = token
+        elif _is(token, "NOT") and (not kept or _is(kept[-1], "OR")):
+            group = [token]
+        elif not (token.operator and (not kept or kept[-1].operator)):
+            kept.append(token)
+    if group is not None:
+        left_out.append(group)
     while kept and kept[-1].operator:
         kept.pop()
-    return kept
+    close_alternative()
+    return kept, [" ".join(t.shown() for t in found) for found in left_out if len(found) > 1]
 
 
 def sanitize_fts_query(query: str, *, prefix: bool = False) -> str:
@@ -117,6 +165,18 @@ class Clause:
 class ParsedQuery:
     tokens: list[Token]
     cjk: bool
+    left_out: tuple[str, ...] = ()  # each ``NOT …`` with nothing before it to exclude from
+
+    @property
+    def note(self) -> str | None:
+        """Why part of the text was not searched, in words for the user (None when all of it was)."""
+        if not self.left_out:
+            return None
+        parts = " and ".join(f"'{part}'" for part in self.left_out)
+        return (
+            f"Left out {parts}: NOT only excludes from what the words before it find, "
+            "as in 'release NOT deploy'; a search cannot list everything without a word."
+        )
 
     @property
     def empty(self) -> bool:
@@ -172,8 +232,8 @@ class ParsedQuery:
 
 def parse(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) -> ParsedQuery:
     """Tokens of ``query``; a lone surrogate (which SQLite cannot take) becomes U+FFFD and matches nothing."""
-    tokens = tokenize(storable(query), prefix=prefix, min_prefix=min_prefix)
-    return ParsedQuery(tokens, any(contains_cjk(t.text) for t in tokens if not t.operator))
+    tokens, left_out = _read(storable(query), prefix=prefix, min_prefix=min_prefix)
+    return ParsedQuery(tokens, any(contains_cjk(t.text) for t in tokens if not t.operator), tuple(left_out))
 
 
 def bigrams(text: str) -> list[str]:

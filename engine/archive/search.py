@@ -151,6 +151,10 @@ class SearchMixin(LineageMixin):
             log.warning("search for %r failed: %s", query, exc)
             raise WorkbenchError(f"Search could not read the archive ({exc}). Retry in a moment.") from exc
 
+    def search_note(self, query: str, *, prefix: bool = False) -> str | None:
+        """Why part of ``query`` was not searched (a NOT with nothing before it), for the user; else None."""
+        return self._parsed(query, prefix).note
+
     def match_counts(
         self,
         query: str,

@@ -406,6 +406,8 @@ def _discover(archive, query: str, limit: int, roles: list[str], sort: Any, curr
                 **({"parent_session_id": hit.root_id} if hit.root_id != hit.session_id else {}),
             }
         )
+    note = archive.search_note(query)
+    said = {"note": note} if note else {}
     if not results:
         return {
             "success": True,
@@ -414,6 +416,7 @@ def _discover(archive, query: str, limit: int, roles: list[str], sort: Any, curr
             "results": [],
             "count": 0,
             "message": "No matching sessions found.",
+            **said,
         }
     return {
         "success": True,
@@ -422,4 +425,5 @@ def _discover(archive, query: str, limit: int, roles: list[str], sort: Any, curr
         "results": results,
         "count": len(results),
         "sessions_searched": len(seen),
+        **said,
     }

@@ -131,12 +131,14 @@ def search_sessions(home: Home, args) -> Output:
     if absent:  # a mistyped role is not "no matches"
         named = ", ".join(repr(role) for role in absent)
         raise UsageError(f"no message has the role {named}; --role takes one of: {', '.join(home.archive.roles())}")
-    data = {"query": args.query, "results": [h.to_dict() for h in hits], "count": len(hits)}
+    note = home.archive.search_note(args.query, prefix=args.prefix)
+    data = {"query": args.query, "results": [h.to_dict() for h in hits], "count": len(hits), "note": note}
 
     def text() -> str:
+        said = [f"note: {note}"] if note else []
         if not hits:
-            return f"no matches for {args.query!r}"
-        lines = []
+            return "\n".join([*said, f"no matches for {args.query!r}"])
+        lines = said
         for h in hits:
             lines.append(f"{_when(h.when)}  {h.session_id}  [{h.role} #{h.match_message_id}]  {h.title or ''}")
             lines.append("    " + h.snippet)

@@ -72,6 +72,7 @@ class SearchDone(Message):
     query: str
     hits: list[Hit]
     error: str | None = None
+    note: str | None = None
 
 
 @dataclass
@@ -294,13 +295,15 @@ class SessionsScreen(WorkbenchScreen):
 
     @work(thread=True, exit_on_error=False, group="search")
     def search(self, query: str) -> None:
-        rows, error = [], None
+        rows, error, note = [], None, None
         try:  # the hits alone: their sessions' match counts follow (count_matches), so no key waits for them
-            rows = [list_hit(hit) for hit in self.home.archive.search(query, limit=SEARCH_LIMIT, prefix=True)]
+            archive = self.home.archive
+            rows = [list_hit(hit) for hit in archive.search(query, limit=SEARCH_LIMIT, prefix=True)]
+            note = archive.search_note(query, prefix=True)
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
             error = exc.message
         finally:
-            self.post_message(SearchDone(query, rows, error))
+            self.post_message(SearchDone(query, rows, error, note))
 
     @on(SearchDone)
     def _search_done(self, message: SearchDone) -> None:
@@ -314,7 +317,7 @@ class SessionsScreen(WorkbenchScreen):
         if message.error:
             self.notify(message.error, title="Search failed", severity="warning", markup=False)
         self.query_one(ContentSwitcher).current = "sessions-results"
-        self.query_one(SearchResults).show(message.query, message.hits)
+        self.query_one(SearchResults).show(message.query, message.hits, message.note)
         if message.hits:
             self.count_matches(message.query, list(dict.fromkeys(h.session_id for h in message.hits)))
 
