@@ -335,15 +335,13 @@ class Timeline:
         # "+subsystem": without a subsystem filter, walk ids newest first instead of sorting an index's rows
         where = ["status = 'done'", f"{'' if subsystem else '+'}subsystem IN ({', '.join('?' * len(SUBSYSTEMS))})"]
         args: list[Any] = list(SUBSYSTEMS)
-        for column, value in (
-            ("actor", actor),
-            ("subsystem", subsystem),
-            ("target", target),
-            ("session_id", session_id),
-        ):
+        for column, value in (("actor", actor), ("subsystem", subsystem), ("target", target)):
             if value:
                 where.append(f"{column} = ?")
                 args.append(value)
+        if session_id:  # an id or the start of one (Hermes's ids are all one length: a whole id is itself alone)
+            where.append("substr(session_id, 1, ?) = ?")
+            args += [len(session_id), session_id]
         if before_id is not None:
             where.append("id < ?")
             args.append(before_id)

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from engine.errors import WorkbenchError
-from engine.timeline import Timeline, describe_group, parse_since
+from engine.timeline import Timeline, describe_group, parse_filter, parse_since
 from engine.tools import ToolContext
 from tests.test_curator_cli import wb
 
@@ -41,6 +41,19 @@ def test_rows_are_newest_first_with_one_line_summaries_and_review_groups(home):
     assert [r.id for r in timeline.page(session_id="s1", limit=2)] == [rows[1].id, rows[2].id]
     assert [r.id for r in timeline.page(before_id=rows[1].id, limit=1)] == [rows[2].id]
     assert describe_group(timeline.rows_of("review:s1:7")) == "background review (2 rows): 2 memory entries added"
+
+
+def test_the_session_filter_takes_an_id_or_the_start_of_one(home):
+    """``timeline --session`` and ``session:`` matched whole ids only, so a short id found nothing."""
+    long_id = "20261130_101000_de0003"
+    home.memory.add("memory", "Deploys go through staging", ToolContext(actor="agent", session_id=long_id))
+    home.memory.add("memory", "Hand-written note", ToolContext(actor="user"))
+    timeline = Timeline(home)
+    assert [r.session_id for r in timeline.page(session_id="20261130_1010")] == [long_id]
+    assert [r.session_id for r in timeline.page(**parse_filter("session:20261130_10 deploys"))] == [long_id]
+    assert timeline.page(session_id=long_id + "x") == [] and timeline.page(session_id="%") == []
+    code, out = wb(home.root, "timeline", "--session", "20261130_10")
+    assert code == 0 and [r["summary"] for r in out["rows"]] == ["MEMORY + 'Deploys go through staging'"]
 
 
 def test_reverting_a_review_group_undoes_both_writes_and_the_revert_can_be_reverted(home):
