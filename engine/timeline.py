@@ -270,6 +270,15 @@ _FILTER_KEYS = {
 }
 
 
+def preview_lines(preview: dict[str, Any]) -> list[str]:
+    """What a revert would do, one line a row, for either skin to prefix with "would" or "will"."""
+    return [
+        *(f"revert {c['id']} ({c['summary']}): {c['undo']}" for c in preview["changes"]),
+        *(f"refuse {r['id']} ({r['summary']}): {r['error']}" for r in preview["refused"]),
+        *(f"leave {s['id']} ({s['summary']}): {s['reason']}" for s in preview["skipped"]),
+    ]
+
+
 def parse_filter(query: str) -> dict[str, str]:
     """A search box's text as ``page`` filters: ``actor:review target:user postgres`` (the rest is free text)."""
     filters: dict[str, str] = {}
@@ -424,7 +433,7 @@ class Timeline:
         entry = self._entry(row)
         item: dict[str, Any] = {"id": row.id, "summary": row.summary}
         if (row.subsystem, row.action) in _RECORDS:
-            return {**item, "skip": "a record of a decision, not a change; revert the change it led to"}
+            return {**item, "skip": "a record of a decision, not a change (revert the change it led to)"}
         if (row.subsystem, row.action) == ("approvals", "reject"):
             refusal = self.home.approvals.restore_problem(row.target, row.id)
             return {

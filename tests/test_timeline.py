@@ -217,4 +217,4 @@ def test_a_dry_run_on_a_record_row_says_why_as_the_revert_refuses_it(tmp_path, h
         text=True,
         timeout=60,
     )
-    assert f"would refuse {row.id}: a record of a decision, not a change" in proc.stdout
+    assert f"would refuse {row.id} ({row.summary}): a record of a decision, not a change" in proc.stdout

@@ -141,6 +141,31 @@ async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_
         assert "Reverted 1 change(s). Refused: 3:" in status
 
 
+async def test_a_group_revert_names_the_rows_it_leaves_each_in_its_own_clause(home, tmp_path):
+    """Record rows in a group were missing from the question, and when nothing else was left
+    their reasons ran together: "Nothing to revert. 5: a record … 6: a record …"."""
+    learn(home)
+    home.journal.append("approvals", "stage", "memory", actor="review", session_id="s1", message_id=7)
+    for action in ("pause", "resume"):
+        home.journal.append("curator", action, "curator", actor="curator", detail={"run": "r1"})
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "background review")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="confirmation")
+        detail = pilot.app.screen.detail
+        assert "will revert 2 (USER + 'Prefers short answers')" in detail
+        assert "will leave 5 (" in detail and "a record of a decision, not a change" in detail
+        await pilot.press("n")
+        await settle(pilot)
+        await cursor_to(pilot, screen, "Curator pass")
+        await pilot.press("r")
+        status = screen.query_one("#status")
+        await wait_for(pilot, lambda: "Nothing to revert" in str(status.render()), what="the refusal")
+        text = str(status.render())
+        assert text.startswith("Nothing to revert: will leave 7 (") and "led to); will leave 6 (" in text
+
+
 async def test_a_skill_written_by_another_program_appears_on_the_timeline(home, tmp_path):
     app = make_app(home, tmp_path, watch_files=True)
     async with app.run_test(size=(120, 30)) as pilot:

@@ -6,7 +6,7 @@ import shlex
 
 from engine.home import Home
 from engine.journal import ACTORS
-from engine.timeline import MalformedReference, Timeline, TimelineError, parse_since
+from engine.timeline import MalformedReference, Timeline, TimelineError, parse_since, preview_lines
 
 from . import Output, UsageError
 from .numbers import ID, whole
@@ -100,9 +100,7 @@ def revert_ref(home: Home, args) -> Output:
 def _revert(timeline: Timeline, args) -> Output:
     if args.dry_run:
         preview = timeline.preview(args.ref)
-        lines = [f"would revert {c['id']}: {c['undo']}" for c in preview["changes"]]
-        lines += [f"would refuse {r['id']}: {r['error']}" for r in preview["refused"]]
-        lines += [f"leaves {s['id']}: {s['reason']}" for s in preview["skipped"]]
+        lines = [f"would {line}" for line in preview_lines(preview)]
         return Output({"success": True, **preview}, text="\n".join(lines) or "Nothing to revert.")
     result = timeline.revert(args.ref)
     lines = [f"reverted {r['id']}: {r['summary']}" for r in result["reverted"]]

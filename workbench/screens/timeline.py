@@ -25,7 +25,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event
 from engine.memory.history import HERMES_SLACK_S
 from engine.memory.targets import TARGETS
-from engine.timeline import Row, Source, Timeline, describe_group, parse_filter
+from engine.timeline import Row, Source, Timeline, describe_group, parse_filter, preview_lines
 from widgets.literal import literal
 from widgets.search_box import SearchBox
 from widgets.timeline_list import TimelineList
@@ -280,14 +280,10 @@ class TimelineScreen(WorkbenchScreen):
     def _confirm(self, message: RevertPreviewed) -> None:
         ref, preview = message.ref, message.preview
         changes, refused = preview["changes"], preview["refused"]
-        if not changes:
-            reasons = [f"{r['id']}: {r['error']}" for r in refused] or [
-                f"{s['id']}: {s['reason']}" for s in preview["skipped"]
-            ]
-            self.show_status("Nothing to revert. " + " ".join(reasons), error=bool(refused))
+        lines = [f"will {line}" for line in preview_lines(preview)]
+        if not changes:  # one status line: each row's reason its own clause
+            self.show_status("Nothing to revert: " + "; ".join(lines) + ".", error=bool(refused))
             return
-        lines = [f"will revert {c['id']} ({c['summary']}): {c['undo']}" for c in changes]
-        lines += [f"will refuse {r['id']} ({r['summary']}): {r['error']}" for r in refused]
         question = f"Revert {len(changes)} change{'s' * (len(changes) != 1)}?"
 
         def answered(yes: bool | None) -> None:
