@@ -335,3 +335,24 @@ async def test_a_new_session_or_model_ends_the_previous_one_and_the_header_follo
         await settle(pilot)
         assert home.archive.get_session(second).end_reason == "cli_close"
         assert screen.session_id is None and header.session is None and focused_id(app) == "run-input"
+
+
+@pytest.mark.parametrize(
+    "mode, box",
+    [("2", "#sessions-search"), ("3", "#skills-filter"), ("6", "#timeline-search")],
+)
+async def test_keys_that_arrive_at_once_after_slash_land_in_the_box(home, tmp_path, mode, box):
+    """Pasted, or typed fast over ssh, "/plant" reaches the app in one read. "/" focused the box
+    only after the keys behind it had been handed to the list, so they were lost (or ran its keys)."""
+    from textual import events
+
+    seed_sessions(home)
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(mode)
+        await settle(pilot)
+        for character in "/pl/ant":  # the second / is typed into the box as text
+            app.post_message(events.Key("slash" if character == "/" else character, character))
+        await settle(pilot)
+        assert app.screen.query_one(box, Input).value == "pl/ant" and focused_id(app) == box[1:]

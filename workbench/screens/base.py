@@ -25,12 +25,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from textual import events, on
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Input, Static, TextArea
 
 from engine.events import Event
 from widgets.header import WorkbenchHeader
@@ -88,6 +89,14 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
 
     def compose_body(self) -> Iterable[Widget]:
         return ()
+
+    def focus_box(self, box: Widget) -> None:
+        """``/`` (a priority binding, run before the keys after it are handed out): focus ``box`` at
+        once, so keys pasted or typed fast after ``/`` land in it rather than on the widget that had
+        focus. In a text box ``/`` is just typed."""
+        if isinstance(self.focused, (Input, TextArea)):
+            raise SkipAction()
+        self.set_focus(box)
 
     def on_mount(self) -> None:
         """Textual runs this after a subclass's own ``on_mount``: do not call it with super()."""

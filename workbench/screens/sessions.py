@@ -130,7 +130,7 @@ class SessionsScreen(WorkbenchScreen):
         "memory entry it wrote, f toggles follow."
     )
     BINDINGS = [
-        Binding("slash", "focus_search", "Search", key_display="/"),
+        Binding("slash", "focus_search", "Search", key_display="/", priority=True),
         # short, and reload in help only: at 80 columns the transcript's keys come first in the footer
         Binding("escape", "clear_search", "Clear", tooltip="Clear the search and go back to the tree"),
         Binding("ctrl+r", "reload", "Reload", show=False),
@@ -178,7 +178,7 @@ class SessionsScreen(WorkbenchScreen):
 
     # -- actions -------------------------------------------------------------------
     def action_focus_search(self) -> None:
-        self.query_one("#sessions-search", Input).focus()
+        self.focus_box(self.query_one("#sessions-search", Input))
 
     def action_clear_search(self) -> None:
         search = self.query_one("#sessions-search", Input)

@@ -180,7 +180,7 @@ class SkillsScreen(WorkbenchScreen):
         "rollback ask first; every change is in the ledger and can be rolled back."
     )
     BINDINGS = [
-        Binding("slash", "focus_filter", "Filter", key_display="/"),
+        Binding("slash", "focus_filter", "Filter", key_display="/", priority=True),
         Binding("d", "dry_run", "Dry run", tooltip="Show what a curator run would change, then apply exactly that"),
         Binding("c", "curate", "Curate", tooltip="Run the curator now", show=False),  # (in help: d shows it first)
         Binding("a", "archive", "Archive"),
@@ -335,7 +335,7 @@ class SkillsScreen(WorkbenchScreen):
             self.query_one(CodeView).show(message.file, message.text)
 
     def action_focus_filter(self) -> None:
-        self.query_one("#skills-filter", Input).focus()
+        self.focus_box(self.query_one("#skills-filter", Input))
 
     # -- curator actions -------------------------------------------------------------
     def _on_skill(self, verb: str, call: Callable[[str], Any]) -> None:

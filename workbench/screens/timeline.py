@@ -67,7 +67,7 @@ class TimelineScreen(WorkbenchScreen):
         "enter opens the source; r reverts the row or group after showing exactly what would change."
     )
     BINDINGS = [
-        Binding("slash", "focus_search", "Search", key_display="/"),
+        Binding("slash", "focus_search", "Search", key_display="/", priority=True),
         Binding("space", "toggle_group", "Fold", tooltip="Collapse or expand the group under the cursor"),
         Binding("enter", "open_source", "Open", tooltip="Open the entry, skill, proposal or message"),
         Binding("g", "open_message", "Message", tooltip="Open the session message the row came from"),
@@ -214,7 +214,7 @@ class TimelineScreen(WorkbenchScreen):
             self._show_detail(row)
 
     def action_focus_search(self) -> None:
-        self.query_one("#timeline-search", Input).focus()
+        self.focus_box(self.query_one("#timeline-search", Input))
 
     def action_toggle_group(self) -> None:
         row, group = self.table.current
