@@ -213,6 +213,31 @@ def test_a_not_with_nothing_before_it_is_left_out_and_said_never_searched_for(tm
     assert json.loads(capsys.readouterr().out)["note"] is None
 
 
+PA_WORDS = "pack page paint pale palm pan panel pant paper park part pass past path pause pave pay".split()
+
+
+def test_a_prefix_answered_from_its_commonest_words_says_so(tmp_path, clock, capsys):
+    """A typed prefix with more completions than are searched (``prefix-top``) said so only in a
+    plan name the Sessions title cut off, and its match counts read as exact."""
+    from engine.archive.search import PARTIAL_NOTE
+    from workbench.cli import main
+
+    home = open_home(tmp_path / "h", clock=clock)
+    archive = home.archive
+    archive.create_session("s", title="Words")
+    archive.append_messages("s", [{"role": "user", "content": f"a {word} here"} for word in PA_WORDS])
+    hits = archive.search("pa", prefix=True)
+    assert hits and all(hit.partial for hit in hits)
+    assert archive.search_note("pa", hits, prefix=True) == PARTIAL_NOTE
+    full = archive.search("pat", prefix=True)
+    assert full and not any(hit.partial for hit in full) and archive.search_note("pat", full, prefix=True) is None
+    combined = archive.search_note("NOT x OR pa", hits, prefix=True)
+    assert combined.startswith("Left out 'NOT x'") and combined.endswith(PARTIAL_NOTE)
+    home.close()
+    assert main(["--home", str(tmp_path / "h"), "sessions", "search", "pa", "--prefix"]) == 0
+    assert capsys.readouterr().out.startswith(f"note: {PARTIAL_NOTE}")
+
+
 def test_words_phrases_prefixes_tool_names_and_roles(tmp_path, clock):
     home = open_home(tmp_path / "h", clock=clock)
     archive = home.archive
@@ -481,7 +506,7 @@ def test_typed_prefixes_after_a_word_find_what_fts5s_own_prefix_query_finds(corp
             found = {h.root_id for h in hits}
             native = {archive.root_of(archive.message(m).session_id) for m in archive.iter_matches(f"{typed}*")}
             if cut >= 3 or (hits and hits[0].plan.endswith(":prefix")):  # (1-2 letters: FTS5's own needs 3)
-                if hits and hits[0].plan.endswith("prefix-top"):
+                if hits and hits[0].partial:
                     assert found <= native, typed
                 else:
                     assert found == native, typed

@@ -213,6 +213,30 @@ async def test_a_not_with_nothing_before_it_is_said_over_the_results_not_searche
         assert results.note is None and "Left out" not in screen_text(app)
 
 
+async def test_a_prefix_searched_by_its_commonest_words_says_so_and_counts_with_a_plus(home, tmp_path):
+    """The title said "likeliest words only (type on to narrow)" past what a column shows, and
+    the count read as exact."""
+    from engine.archive.search import PARTIAL_NOTE
+    from tests.test_archive_search import PA_WORDS
+
+    home.archive.create_session("s", title="Words")
+    home.archive.append_messages("s", [{"role": "user", "content": f"a {word} here"} for word in PA_WORDS])
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash", "p", "a")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == "pa" and results.counts, what="hits and counts")
+        assert results.note == PARTIAL_NOTE and "likeliest" not in str(results.border_title)
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Only the commonest words" in text and "16+ matches" in text
+        await pilot.press("t")
+        await wait_for(pilot, lambda: results.query == "pat" and results.counts, what="hits and counts")
+        await settle(pilot)
+        assert results.note is None and "1 match" in screen_text(app) and "Only the" not in screen_text(app)
+
+
 async def search_for(pilot, text: str) -> tuple[SessionsScreen, SearchResults]:
     """Open the Sessions screen and type ``text`` into the search box until its hits are shown."""
     screen = await open_sessions(pilot)

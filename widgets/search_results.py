@@ -60,6 +60,7 @@ class Hit:
     role: str = ""
     why: str = ""
     archived: bool = False  # the session is archived
+    partial: bool = False  # found from the commonest completions only: its session's count is a lower bound
 
 
 def _rows(content: Content, width: int) -> Content:
@@ -204,12 +205,14 @@ def hit_prompt(hit: Hit, width: int = 0, indent: str = "  ") -> Content:
 
 @lru_cache(maxsize=1024)
 def header_prompt(hit: Hit, count: int | None, cap: int, expanded: bool, width: int = 0) -> Content:
-    """``▸ Title  12 matches · archived``: the count is ``…`` until it arrives, ``100+`` at the cap."""
+    """``▸ Title  12 matches · archived``: the count is ``…`` until it arrives, ``100+`` at the cap
+    or when only some completions of the last word were counted."""
     title = visible(" ".join((hit.title or hit.session_id).split()))
     if count is None:
         matches = "  … matches"
     else:
-        matches = f"  {count}{'+' * (count >= cap)} match{'es' * (count != 1)}"
+        more = count >= cap or hit.partial
+        matches = f"  {count}{'+' * more} match{'es' * (count != 1 or more)}"
     archived = "  · archived" if hit.archived else ""
     room = width - 2 - len(matches) - len(archived) - 1  # the title gives way, never the count or the mark
     if width and cell_len(title) > room:

@@ -164,6 +164,12 @@ class SearchHit:
         return iso(self.timestamp)
 
     @property
+    def partial(self) -> bool:
+        """Found while typing from the commonest words the last one may become, not all of them:
+        a match count of its plan is a lower bound."""
+        return self.plan.endswith(":prefix-top")
+
+    @property
     def snippet(self) -> str:
         parts, done = [], 0
         for start, end in self.marks:

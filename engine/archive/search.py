@@ -94,6 +94,7 @@ class _Plan:
         self.pages = walk(None)
 
 
+PARTIAL_NOTE = "Only the commonest words the last one may become were searched: type on to narrow."
 HERMES_ROLES = ("assistant", "system", "tool", "user")  # what Hermes's agent loop writes; other writers add others
 
 
@@ -151,9 +152,14 @@ class SearchMixin(LineageMixin):
             log.warning("search for %r failed: %s", query, exc)
             raise WorkbenchError(f"Search could not read the archive ({exc}). Retry in a moment.") from exc
 
-    def search_note(self, query: str, *, prefix: bool = False) -> str | None:
-        """Why part of ``query`` was not searched (a NOT with nothing before it), for the user; else None."""
-        return self._parsed(query, prefix).note
+    def search_note(self, query: str, hits: Iterable[SearchHit] = (), *, prefix: bool = False) -> str | None:
+        """What the user should know about ``hits`` for ``query``, else None: part of the query not
+        searched (a NOT with nothing before it), or, while typing, that only the commonest words
+        the last one may become were searched (``prefix-top``; match counts are then lower bounds)."""
+        notes = [self._parsed(query, prefix).note]
+        if any(hit.partial for hit in hits):
+            notes.append(PARTIAL_NOTE)
+        return " ".join(filter(None, notes)) or None
 
     def match_counts(
         self,

@@ -131,7 +131,7 @@ def search_sessions(home: Home, args) -> Output:
     if absent:  # a mistyped role is not "no matches"
         named = ", ".join(repr(role) for role in absent)
         raise UsageError(f"no message has the role {named}; --role takes one of: {', '.join(home.archive.roles())}")
-    note = home.archive.search_note(args.query, prefix=args.prefix)
+    note = home.archive.search_note(args.query, hits, prefix=args.prefix)
     data = {"query": args.query, "results": [h.to_dict() for h in hits], "count": len(hits), "note": note}
 
     def text() -> str:

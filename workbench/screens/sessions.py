@@ -48,7 +48,7 @@ PLAN_ORDERS = {
     "newest": "newest first",
     "oldest": "oldest first",
     "prefix": "",
-    "prefix-top": "likeliest words only (type on to narrow)",
+    "prefix-top": "",  # said in the note over the results (search_note), which the title would cut
 }
 
 
@@ -298,8 +298,8 @@ class SessionsScreen(WorkbenchScreen):
         rows, error, note = [], None, None
         try:  # the hits alone: their sessions' match counts follow (count_matches), so no key waits for them
             archive = self.home.archive
-            rows = [list_hit(hit) for hit in archive.search(query, limit=SEARCH_LIMIT, prefix=True)]
-            note = archive.search_note(query, prefix=True)
+            hits = archive.search(query, limit=SEARCH_LIMIT, prefix=True)
+            rows, note = [list_hit(hit) for hit in hits], archive.search_note(query, hits, prefix=True)
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
             error = exc.message
         finally:
@@ -506,6 +506,7 @@ def list_hit(hit: SearchHit) -> Hit:
         role=hit.role,
         why=explain_plan(hit.plan),
         archived=hit.archived,
+        partial=hit.partial,
     )
 
 
