@@ -159,6 +159,28 @@ def test_rows_written_by_another_process_are_indexed_or_scanned(tmp_path, clock)
     home.close()
 
 
+def test_half_width_katakana_inside_japanese_text_is_found_and_an_older_index_is_rebuilt(tmp_path, clock):
+    """``今日はﾗｰﾒﾝを食べた`` is one token to the word index, and half-width katakana was not CJK
+    to the router, so ﾗｰﾒﾝ found nothing; an index built before it was CJK is rebuilt."""
+    from engine.archive.cjk import TABLE
+
+    home = open_home(tmp_path / "h", clock=clock)
+    archive = home.archive
+    archive.create_session("s", title="Food")
+    texts = ["今日はﾗｰﾒﾝを食べた", "ﾃｽﾄ ﾒｯｾｰｼﾞ", "全角のラーメンです", "plain words"]
+    archive.append_messages("s", [{"role": "user", "content": t} for t in texts])
+    for query in ("ﾗｰﾒﾝ", "ﾗｰ", "ﾗ", "ﾒｯｾｰｼﾞ", "ラーメン"):
+        assert set(archive.iter_matches(query)) == substring_scan(home.state_db_path, query) != set(), query
+        assert {h.plan for h in archive.search(query)} == {"bigram:ranked"}, query
+    conn = sqlite3.connect(home.workbench_db_path)
+    with conn:  # as version 2 left it: no pairs of half-width katakana
+        conn.execute(f"UPDATE {TABLE}_state SET value = '2' WHERE key = 'version'")
+        conn.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('delete-all')")
+    conn.close()
+    assert {h.match_message_id for h in archive.search("ﾗｰﾒﾝ")} == {1}
+    home.close()
+
+
 def test_mixed_latin_and_cjk_query_requires_both(corpus):
     expected = substring_scan(corpus.state_db_path, "数据") & substring_scan(corpus.state_db_path, "deploy")
     assert set(corpus.archive.iter_matches("数据 deploy")) == expected

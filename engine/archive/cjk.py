@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 TABLE = "archive_cjk"
 BATCH = 1000  # messages per write transaction: the workbench.db lock is held a few tens of ms
-VERSION = "2"  # 2: tool-call escapes decoded, vocabulary; an index of another version is rebuilt
+VERSION = "3"  # 2: tool-call escapes decoded, vocabulary; 3: half-width katakana; another version is rebuilt
 QUICK_BUSY_MS = 100
 
 _SCHEMA = f"""
