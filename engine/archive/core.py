@@ -147,6 +147,12 @@ class ArchiveCore:
             yield conn
         self._wrote(conn, time.perf_counter() - started)
 
+    def settle_checkpoints(self, timeout: float = 10.0) -> None:
+        """Wait for this process's background WAL copy, so a checkpoint run here (doctor's) never
+        finds its own thread holding the WAL and reports it as another program."""
+        if self._checkpoints is not None:
+            self._checkpoints.settle(timeout)
+
     def _wrote(self, conn: sqlite3.Connection, spent: float) -> None:
         """After any committed write to state.db: its connections never checkpoint on their own."""
         if self._checkpoints is not None:

@@ -251,6 +251,7 @@ def check_wal(home: Home) -> list[Finding]:
 
 def repair_wal(home: Home) -> str:
     conn = home.archive.conn()
+    home.archive.settle_checkpoints()
     with busy_wait(conn, 1000):  # a reader that stays is reported, not waited for
         busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     if busy:
