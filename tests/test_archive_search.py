@@ -255,6 +255,12 @@ def test_a_prefix_answered_from_its_commonest_words_says_so(tmp_path, clock, cap
     assert full and not any(hit.partial for hit in full) and archive.search_note("pat", full, prefix=True) is None
     combined = archive.search_note("NOT x OR pa", hits, prefix=True)
     assert combined.startswith("Left out 'NOT x'") and combined.endswith(PARTIAL_NOTE)
+    # excluded, a prefix is never cut to its commonest words: every pa… word is left out
+    for n, text in enumerate([*(f"release {word}" for word in PA_WORDS), "release plain"]):
+        archive.create_session(f"r{n}", title=f"R{n}")
+        archive.append_messages(f"r{n}", [{"role": "user", "content": text}])
+    kept = archive.search("release NOT pa", prefix=True, limit=50)
+    assert [h.session_id for h in kept] == [f"r{len(PA_WORDS)}"] and not any(h.partial for h in kept)
     home.close()
     assert main(["--home", str(tmp_path / "h"), "sessions", "search", "pa", "--prefix"]) == 0
     assert capsys.readouterr().out.startswith(f"note: {PARTIAL_NOTE}")
@@ -369,6 +375,36 @@ def test_any_text_is_a_safe_query(corpus, query, prefix):
     assert all(isinstance(i, int) for i in itertools.islice(corpus.archive.iter_matches(query), 3))
 
 
+_WORDS = ["a", "b", "c", "d"]
+_DOCS = [" ".join(combo) for n in range(5) for combo in itertools.combinations(_WORDS, n)]
+
+
+@pytest.fixture(scope="module")
+def bare_fts():
+    """Every set of four words, in a plain FTS5 table: the reading FTS5 itself gives an expression."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
+    conn.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", enumerate(_DOCS, 1))
+    yield conn
+    conn.close()
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from([*_WORDS, "AND", "OR", "NOT", "-", "*"]), max_size=9).map(" ".join), st.booleans())
+def test_every_operator_sequence_is_an_expression_fts5_takes_and_reads_as_the_clauses_do(bare_fts, query, prefix):
+    """``NOT AND x`` left a bare NOT behind (``x NOT``), which FTS5 refuses: the search found nothing."""
+    from engine.archive.query import parse
+
+    parsed = parse(query, prefix=prefix)
+    if parsed.empty:
+        return
+    expr = parsed.fts()
+    found = {row[0] for row in bare_fts.execute("SELECT rowid FROM t WHERE t MATCH ?", (expr,))}  # never refused
+    if not any(t.prefix for t in parsed.tokens):  # (the substring reading of a prefix is wider than a word's)
+        clauses = parsed.clauses()
+        assert found == {n for n, doc in enumerate(_DOCS, 1) if any(c.holds(doc.split()) for c in clauses)}, expr
+
+
 @pytest.mark.parametrize(
     "raw, expected",
     [
@@ -391,6 +427,8 @@ def test_any_text_is_a_safe_query(corpus, query, prefix):
         ("foo AND NOT bar", "foo NOT bar"),
         ("foo OR NOT bar", "foo"),
         ("NOT bar AND foo", "foo NOT bar"),
+        ("NOT AND foo", "foo"),  # a NOT with no term is dropped, not left dangling after foo
+        ("x OR NOT AND foo", "x OR foo"),
         ("a AND OR b", "a AND b"),
         ("NEAR(a b)", '"NEAR" a b'),
         ("it's", '"it\'s"'),

@@ -92,6 +92,16 @@ def _read(query: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], li
     return _place_operators(tokens)
 
 
+def negated(tokens: list[Token]) -> list[bool]:
+    """For each token, whether a NOT excludes it: the operator before it is NOT."""
+    flags, excluded = [], False
+    for token in tokens:
+        if token.operator:
+            excluded = token.text == "NOT"
+        flags.append(excluded and not token.operator)
+    return flags
+
+
 def _is(token: Token, operator: str) -> bool:
     return token.operator and token.text == operator
 
@@ -123,11 +133,12 @@ def _place_operators(tokens: list[Token]) -> tuple[list[Token], list[str]]:
             if not token.operator:
                 group.append(token)
                 continue
-            (waiting if _is(token, "AND") else left_out).append(group)
+            if len(group) > 1:  # a NOT with no term yet is just dropped
+                (waiting if _is(token, "AND") else left_out).append(group)
             group = None
             if _is(token, "AND"):
                 continue
-        if _is(token, "OR"):
+        if _is(token, "OR") and kept and not kept[-1].operator:  # (an OR after an operator is dropped)
             close_alternative()
         if _is(token, "NOT") and kept and _is(kept[-1], "AND"):
             kept[-1] = token
@@ -216,13 +227,7 @@ class ParsedQuery:
 
     def positive(self) -> list[Token]:
         """The terms searched for: those a NOT excludes are left out (they are never marked)."""
-        kept, excluded = [], False
-        for token in self.tokens:
-            if token.operator:
-                excluded = token.text == "NOT"
-            elif not excluded:
-                kept.append(token)
-        return kept
+        return [t for t, out in zip(self.tokens, negated(self.tokens), strict=True) if not (t.operator or out)]
 
     def fts(self) -> str:
         return " ".join(t.fts() for t in self.tokens)

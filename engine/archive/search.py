@@ -43,10 +43,12 @@ from .query import (
     OPERATORS,
     Clause,
     ParsedQuery,
+    Token,
     bigram_match,
     contains_cjk,
     escaped_forms,
     like_escape,
+    negated,
     parse,
     searchable_calls,
     searchable_text,
@@ -94,7 +96,7 @@ class _Plan:
         self.pages = walk(None)
 
 
-PARTIAL_NOTE = "Only the commonest words the last one may become were searched: type on to narrow."
+PARTIAL_NOTE = "Only the commonest words that start with a prefix you typed were searched: type on to narrow."
 HERMES_ROLES = ("assistant", "system", "tool", "user")  # what Hermes's agent loop writes; other writers add others
 
 
@@ -154,8 +156,9 @@ class SearchMixin(LineageMixin):
 
     def search_note(self, query: str, hits: Iterable[SearchHit] = (), *, prefix: bool = False) -> str | None:
         """What the user should know about ``hits`` for ``query``, else None: part of the query not
-        searched (a NOT with nothing before it), or, while typing, that only the commonest words
-        the last one may become were searched (``prefix-top``; match counts are then lower bounds)."""
+        searched (a NOT with nothing before it), or, while typing, that only the commonest words a
+        prefix may become were searched (``prefix-top``, never for an excluded prefix: match counts
+        are then lower bounds)."""
         notes = [self._parsed(query, prefix).note]
         if any(hit.partial for hit in hits):
             notes.append(PARTIAL_NOTE)
@@ -372,15 +375,20 @@ class SearchMixin(LineageMixin):
         unseen = set().union(*(vocab.words(" ".join(filter(None, row))) for row in gap)) if gap else set()
         parts: list[str] = []
         complete = True
-        for token in parsed.tokens:
+        for token, excluded in zip(parsed.tokens, negated(parsed.tokens), strict=True):
             if parts and not token.operator and parts[-1] not in OPERATORS:
                 parts.append("AND")  # FTS5 takes "a b" as a AND b, but refuses "a (b OR c)" without it
             if not token.prefix:
                 parts.append(token.fts())
                 continue
             *head, last = vocab.split(token.text) or [""]  # ``session_s``: the phrase "session s*"
-            words, every = vocab.expand(conn, last, vocab.EXPAND if typing else vocab.EXACT)
+            # An excluded prefix is never cut to its commonest words (the others would get through):
+            # up to EXACT words, all of them; more, while typing, the word as typed so far.
+            words, every = vocab.expand(conn, last, vocab.EXPAND if typing and not excluded else vocab.EXACT)
             words += sorted(w for w in unseen if w.startswith(last) and w not in words)
+            if excluded and not every and typing:
+                parts.append(Token(token.text, phrase=token.phrase).fts())
+                continue
             if not last or not words or not (every or typing):
                 return None  # a word found nowhere, or an exact search over too many words
             complete = complete and every
