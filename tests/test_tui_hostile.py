@@ -166,3 +166,29 @@ async def test_the_editor_shows_invisible_characters_as_symbols_and_saves_them_b
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.screen is not dialog, what="the save")
         assert home.memory.entries("memory") == ["zerowidth space, typo fixed"]
+
+
+async def test_an_untouched_draft_whose_symbols_are_ambiguous_closes_without_asking(home, tmp_path):
+    """The text holds a literal ␛ beside a real ESC: the symbol cannot be turned back, so the
+    draft never equals the text, and Esc asked "Discard your changes?" with nothing edited."""
+    from textual.widgets import Static
+
+    from widgets.entry_list import EntryList
+    from workbench.screens.dialogs import EditDialog
+    from workbench.screens.memory import MemoryScreen
+
+    (home.root / "memories").mkdir(parents=True, exist_ok=True)
+    home.memory.path("memory").write_text("drawn as ␛ here, real \x1b[0m there", encoding="utf-8")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#live-list", EntryList).focus()
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+        dialog = app.screen
+        hint = " ".join(str(s.content) for s in dialog.query(Static) if "hint" in s.classes)
+        assert "a symbol the text also holds as text is saved as shown" in hint
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, MemoryScreen)  # closed, no "Discard your changes?" over it
+        assert home.memory.entries("memory") == ["drawn as ␛ here, real \x1b[0m there"]

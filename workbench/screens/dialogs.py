@@ -168,9 +168,15 @@ class EditDialog(Dialog[bool]):
         self.rebase = rebase
         self.hint = hint
         if self.initial != text:
+            exact = shown_back(self.initial, text) == text  # else the text also holds a symbol as text
             self.hint = (hint + " " if hint else "") + (
                 "This text holds control or invisible characters, shown as symbols like ␛ or <U+200B>; "
-                "each is saved as the character it stands for, so delete a symbol to drop its character."
+                + (
+                    "each is saved as the character it stands for, so delete a symbol to drop its character."
+                    if exact
+                    else "a symbol the text also holds as text is saved as shown, every other one as the "
+                    "character it stands for."
+                )
             )
         self.budget = budget
         self.recheck = recheck  # worker thread: what changed on disk since the dialog opened
@@ -269,7 +275,7 @@ class EditDialog(Dialog[bool]):
         """Escape or Cancel: a changed draft is only thrown away once the user says so."""
         if not self.editing:
             return
-        if self.draft == self.original:
+        if self.query_one(TextArea).text == self.initial or self.draft == self.original:
             self.dismiss(False)
             return
 
