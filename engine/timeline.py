@@ -348,9 +348,10 @@ class Timeline:
             if value:
                 where.append(f"{column} = ?")
                 args.append(value)
-        if session_id:  # an id or the start of one (Hermes's ids are all one length: a whole id is itself alone)
-            where.append("substr(session_id, 1, ?) = ?")
-            args += [len(session_id), session_id]
+        if session_id:
+            clause, extra = self._session_clause(session_id)
+            where.append(clause)
+            args += extra
         if before_id is not None:
             where.append("id < ?")
             args.append(before_id)
@@ -372,6 +373,13 @@ class Timeline:
             args += extra
         sql = f"SELECT * FROM journal WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?"
         return [self._row(_row(r)) for r in self._conn().execute(sql, (*args, limit))]
+
+    def _session_clause(self, text: str) -> tuple[str, list[Any]]:
+        """Rows of the session with id ``text`` when there are any, else of every session whose id starts
+        with it: a range, so the session index serves it (``s1`` is s1's alone even when s10 exists)."""
+        if self._conn().execute("SELECT 1 FROM journal WHERE session_id = ? LIMIT 1", (text,)).fetchone():
+            return "session_id = ?", [text]
+        return "session_id >= ? AND session_id < ?", [text, text + "\U0010ffff"]
 
     @staticmethod
     def _group_clause(group: str) -> tuple[str, list[Any]]:

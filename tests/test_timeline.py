@@ -52,6 +52,10 @@ def test_the_session_filter_takes_an_id_or_the_start_of_one(home):
     assert [r.session_id for r in timeline.page(session_id="20261130_1010")] == [long_id]
     assert [r.session_id for r in timeline.page(**parse_filter("session:20261130_10 deploys"))] == [long_id]
     assert timeline.page(session_id=long_id + "x") == [] and timeline.page(session_id="%") == []
+    home.memory.add("memory", "From s1", ToolContext(actor="agent", session_id="s1"))
+    home.memory.add("memory", "From s10", ToolContext(actor="agent", session_id="s10"))
+    assert [r.session_id for r in timeline.page(session_id="s1")] == ["s1"]  # a whole id is that session's alone
+    assert [r.session_id for r in timeline.page(session_id="s")] == ["s10", "s1"]
     code, out = wb(home.root, "timeline", "--session", "20261130_10")
     assert code == 0 and [r["summary"] for r in out["rows"]] == ["MEMORY + 'Deploys go through staging'"]
 
