@@ -129,7 +129,6 @@ async def test_every_parent_relation_appears_exactly_once_with_its_kind(home, tm
         assert kinds["20261129_140000_hhhhhh"] == "delegate" and kinds[TOKYO] == "root"
         assert kinds["20261129_130000_gggggg"] == "child"  # GARDEN_2 was not compressed: its child nests
         text = screen_text(app)
-        print(text)
         # wrote memory: marked before the title, never cut off; a long title is cut to leave room for the segments
         # and the size (the date gives way first, in this 44-cell pane)
         assert "● ✎ " + HOSTILE_TITLE[:23] + "…  #1 → #2  5 msg│" in text and "⑂ Garden branch · branch" in text
@@ -292,7 +291,6 @@ async def test_transcript_marks_the_message_that_wrote_memory(home, tmp_path):
         await pilot.press("home", "w")
         assert transcript.current.id == ids["call"]
         text = screen_text(app)
-        print(text)
         assert "✎ wrote" in text and "[bold]tomatoes[/]" in text and '"target": "user"' in text
 
 
@@ -667,7 +665,6 @@ async def test_results_count_each_sessions_matches_mark_archived_and_unfold_into
         # the garden lineage's best hit is in its newest segment, which has one match; Tokyo has three
         assert results.counts == {GARDEN_2: 1, TOKYO: 3} and results.best[TOKYO].archived
         text = screen_text(app)
-        print(text)
         assert "東京の旅  3 matches  · archived" in text and "Garden plans #2  1 match" in text
         assert "via word index" in text  # how the hits were found, said once
         results.focus()

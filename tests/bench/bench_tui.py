@@ -190,8 +190,8 @@ def figure_search_keystroke_to_results(report: Report, root: Path) -> None:
                 frames: list[float] = []  # when a frame of the screen was rendered
                 show, display = results.show, app._display
 
-                def timed_show(query, hits) -> None:
-                    show(query, hits)
+                def timed_show(query, hits, note=None) -> None:
+                    show(query, hits, note)
                     shown.append((time.perf_counter(), query))
 
                 def timed_display(screen, renderable) -> None:
