@@ -202,3 +202,39 @@ async def test_new_changes_are_followed_on_top_and_counted_lower_down(home, tmp_
         await pilot.press("home")
         await settle(pilot)
         assert table.cursor_row == 0 and "new above" not in str(table.border_title)
+
+
+async def test_a_group_filter_that_is_not_a_group_shows_no_rows_and_says_why(home, tmp_path):
+    """group:zzz made the engine raise in the worker, unseen: the old rows stayed under the new
+    filter, and r on them reverted what the box did not ask for."""
+    learn(home)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(pilot, lambda: len(shown(screen)) >= 4, what="the rows")
+        await pilot.press("slash", *"group:zzz")
+        await wait_for(pilot, lambda: not screen.rows, what="the rows gone")
+        detail = str(screen.query_one("#timeline-detail").render())
+        assert "'zzz' is not a timeline row or group" in detail
+        await pilot.press("ctrl+u", *"group:review:s1:7")
+        await wait_for(pilot, lambda: len(screen.rows) == 2, what="the review's rows")
+
+
+async def test_a_revert_question_never_opens_over_the_screen_the_user_went_to(home, tmp_path, monkeypatch):
+    """r, then 4 before the preview came back: the question opened over Approvals, where y would
+    have reverted a Timeline row the user no longer saw."""
+    import time
+
+    from engine.timeline import Timeline
+
+    preview = Timeline.preview
+    monkeypatch.setattr(Timeline, "preview", lambda self, ref: (time.sleep(0.5), preview(self, ref))[1])
+    learn(home)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "Hand-written note")
+        await pilot.press("r", "4")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalsScreen), what="Approvals")
+        await pilot.pause(0.8)  # the preview has come back by now
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, ApprovalsScreen)
+        assert not any(isinstance(s, ConfirmDialog) for s in pilot.app.screen_stack)

@@ -179,7 +179,13 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
             if yes:
                 then()
 
-        self.app.push_screen(ConfirmDialog(question, detail), answered)
+        self.ask(ConfirmDialog(question, detail), answered)
+
+    def ask(self, dialog: Screen, answered: Callable) -> None:
+        """Open ``dialog`` over this screen, unless the user went to another one meanwhile (a worker's
+        answer opens it late): over another screen, its keys would act on rows that screen does not show."""
+        if self.is_current:
+            self.app.push_screen(dialog, answered)
 
     def engine_event(self, event: Event) -> None:
         """An engine event (or an external change) arrived; refresh what it touches."""

@@ -268,7 +268,7 @@ class RunScreen(WorkbenchScreen):
                 self._resume(session_id)
             self.focus_input()
 
-        self.app.push_screen(ResumeDialog(message.sessions, self.home.archive.find_session), chosen)
+        self.ask(ResumeDialog(message.sessions, self.home.archive.find_session), chosen)
 
     def _follow(self, session_id: str) -> None:
         self.session_id = session_id

@@ -429,7 +429,7 @@ class SkillsScreen(WorkbenchScreen):
             if apply:
                 self.curate(plan)
 
-        self.app.push_screen(
+        self.ask(
             ConfirmDialog(
                 f"Dry run: the curator would make {len(plan)} change(s). Apply exactly this now?", "\n".join(plan)
             ),
@@ -462,7 +462,7 @@ class SkillsScreen(WorkbenchScreen):
                 self.curator_call(f"purge {len(names)} skill(s)", lambda: self.home.curator.purge(days))
 
         detail = "\n".join(f"{n['name']}  ({n['path']})" for n in names)
-        self.app.push_screen(
+        self.ask(
             ConfirmDialog(
                 f"Purge {len(names)} archived skill(s)? Each keeps a ledger entry and a "
                 "stored copy, so it can be rolled back.",
@@ -503,7 +503,7 @@ class SkillsScreen(WorkbenchScreen):
                 answered,
             )
 
-        self.app.push_screen(LedgerDialog(entries), chosen)
+        self.ask(LedgerDialog(entries), chosen)
 
     # -- live updates ----------------------------------------------------------------
     def engine_event(self, event: Event) -> None:

@@ -42,6 +42,7 @@ class PageLoaded(Message):
     rows: list[Row]
     where: str  # first | older | newer
     query: str
+    error: str | None = None  # the filter cannot be read (a malformed group:): nothing matches it
 
 
 @dataclass
@@ -115,7 +116,11 @@ class TimelineScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline")
     def _load(self, query: str, before_id: int | None, after_id: int | None) -> None:
         timeline = Timeline(self.home)
-        rows = timeline.page(before_id=before_id, after_id=after_id, limit=PAGE, **parse_filter(query))
+        try:
+            rows = timeline.page(before_id=before_id, after_id=after_id, limit=PAGE, **parse_filter(query))
+        except WorkbenchError as exc:  # e.g. group:zzz; the old rows must not stay as if they matched
+            self.post_result(PageLoaded([], "first", query, exc.message))
+            return
         where = "older" if before_id is not None else "newer" if after_id is not None else "first"
         if where == "newer" and len(rows) == PAGE:  # too many to splice in: start over from the top
             rows, where = timeline.page(limit=PAGE, **parse_filter(query)), "first"
@@ -139,7 +144,8 @@ class TimelineScreen(WorkbenchScreen):
         self._retitle()
         self.table.show(self.rows, self.titles, self.collapsed)
         if not self.rows:
-            self.query_one("#timeline-detail", Static).update(literal(empty_state(message.query), "$text-muted"))
+            said = message.error or empty_state(message.query)
+            self.query_one("#timeline-detail", Static).update(literal(said, "$text-muted"))
 
     def _retitle(self) -> None:
         """Each group's one line, from its loaded rows (a group is rarely split across pages)."""
@@ -290,7 +296,7 @@ class TimelineScreen(WorkbenchScreen):
             if yes:
                 self._revert(ref)
 
-        self.app.push_screen(ConfirmDialog(question, "\n".join(lines)), answered)
+        self.ask(ConfirmDialog(question, "\n".join(lines)), answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-revert")
     def _revert(self, ref: str) -> None:
