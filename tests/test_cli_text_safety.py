@@ -135,6 +135,33 @@ def test_an_edit_keeps_the_characters_it_did_not_touch_and_drops_a_deleted_symbo
     original = "zero\u200bwidth \x1b[31mred"
     assert shown_back("zero<U+200B>width ␛[31mred, more", original) == "zero\u200bwidth \x1b[31mred, more"
     assert shown_back("zerowidth [31mred", original) == "zerowidth [31mred"
-    assert shown_back("typed <U+202E> here", original) == "typed <U+202E> here"  # not a symbol it drew
-    both = "literal ␛ and a real \x1b"  # the symbol is also in the text: which one it was is unknown
-    assert shown_back("literal ␛ and a real ␛", both) == "literal ␛ and a real ␛"
+    assert shown_back("typed <U+202E> here", original) == "typed <U+202E> here"  # all of it retyped: as typed
+    typed = "zero<U+200B>width ␛[31mred <U+200B>"  # a symbol typed for a character the text holds: as typed
+    assert shown_back(typed, original) == "zero\u200bwidth \x1b[31mred <U+200B>"
+    assert shown_back("zero<U+200Bwidth ␛[31mred", original) == "zerowidth \x1b[31mred"  # one backspace: gone
+    assert shown_back("zero<U+2X00B>width ␛[31mred", original) == "zero<U+2X00B>width \x1b[31mred"  # typed into
+    both = "literal ␛ and a real \x1b"  # the symbol as plain text beside the character it stands for
+    assert shown_back("literal ␛ and a real ␛, more", both) == "literal ␛ and a real \x1b, more"
+    assert shown_back("Literal <U+200B> tag, real<U+200B>zwsp", "Literal <U+200B> tag, real\u200bzwsp") == (
+        "Literal <U+200B> tag, real\u200bzwsp"
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=hostile,
+    typed=st.text(st.characters(blacklist_characters="<>\\\u2421\u2424", max_codepoint=0x23FF), max_size=12),
+    place=st.integers(min_value=0),
+)
+def test_text_typed_between_symbols_is_kept_and_every_symbol_comes_back(text, typed, place):
+    """Whatever is typed where a character starts or ends lands there as typed, the characters around
+    it as they were (an alignment that split a symbol would drop it, or the typed text). ``typed``
+    holds no symbol of its own: two equal symbols side by side cannot be told apart."""
+    from engine.textsafety import shown_back, visible
+
+    cuts = [(len(visible(text[:n])), n) for n in range(len(text) + 1)]  # where each character starts, shown
+    shown_at, text_at = cuts[place % len(cuts)]
+    shown = visible(text)
+    if visible(text[:text_at]) + visible(text[text_at:]) != shown:  # a flag's tags cut apart: not a character
+        return
+    assert shown_back(shown[:shown_at] + typed + shown[shown_at:], text) == text[:text_at] + typed + text[text_at:]

@@ -156,7 +156,7 @@ async def test_the_editor_shows_invisible_characters_as_symbols_and_saves_them_b
         area = dialog.query_one(TextArea)
         assert area.text == "zero<U+200B>width space"
         hint = " ".join(str(s.content) for s in dialog.query(Static) if "hint" in s.classes)
-        assert "control or invisible characters" in hint and "delete a symbol to drop its character" in hint
+        assert "control or invisible characters" in hint and "deleting any of it drops that character" in hint
         area.text = "zero<U+200B>width space, typo fixed"
         await pilot.press("ctrl+s")
         error = dialog.query_one("#error", Static)
@@ -168,17 +168,19 @@ async def test_the_editor_shows_invisible_characters_as_symbols_and_saves_them_b
         assert home.memory.entries("memory") == ["zerowidth space, typo fixed"]
 
 
-async def test_an_untouched_draft_whose_symbols_are_ambiguous_closes_without_asking(home, tmp_path):
-    """The text holds a literal ␛ beside a real ESC: the symbol cannot be turned back, so the
-    draft never equals the text, and Esc asked "Discard your changes?" with nothing edited."""
-    from textual.widgets import Static
+async def test_the_editor_tells_a_literal_symbol_from_the_character_it_stands_for(home, tmp_path):
+    """The text holds a literal ␛ beside a real ESC. Symbols were turned back by their text, so
+    either both became ESC or (the rule then) neither did, the real one saved as text; and Esc
+    asked "Discard your changes?" on an untouched draft."""
+    from textual.widgets import Static, TextArea
 
     from widgets.entry_list import EntryList
     from workbench.screens.dialogs import EditDialog
     from workbench.screens.memory import MemoryScreen
 
+    original = "drawn as ␛ here, real \x1b[0m there"
     (home.root / "memories").mkdir(parents=True, exist_ok=True)
-    home.memory.path("memory").write_text("drawn as ␛ here, real \x1b[0m there", encoding="utf-8")
+    home.memory.path("memory").write_text(original, encoding="utf-8")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -187,8 +189,13 @@ async def test_an_untouched_draft_whose_symbols_are_ambiguous_closes_without_ask
         await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
         dialog = app.screen
         hint = " ".join(str(s.content) for s in dialog.query(Static) if "hint" in s.classes)
-        assert "a symbol the text also holds as text is saved as shown" in hint
+        assert "deleting any of it drops that character" in hint
+        area = dialog.query_one(TextArea)
+        assert area.text == "drawn as ␛ here, real ␛[0m there" and dialog.draft == original
+        area.text = "drawn as ␛ here, real ␛[0m there, and more"
+        assert dialog.draft == original + ", and more"
+        area.text = "drawn as ␛ here, real ␛[0m there"
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, MemoryScreen)  # closed, no "Discard your changes?" over it
-        assert home.memory.entries("memory") == ["drawn as ␛ here, real \x1b[0m there"]
+        assert home.memory.entries("memory") == [original]

@@ -168,15 +168,10 @@ class EditDialog(Dialog[bool]):
         self.rebase = rebase
         self.hint = hint
         if self.initial != text:
-            exact = shown_back(self.initial, text) == text  # else the text also holds a symbol as text
             self.hint = (hint + " " if hint else "") + (
-                "This text holds control or invisible characters, shown as symbols like ␛ or <U+200B>; "
-                + (
-                    "each is saved as the character it stands for, so delete a symbol to drop its character."
-                    if exact
-                    else "a symbol the text also holds as text is saved as shown, every other one as the "
-                    "character it stands for."
-                )
+                "This text holds control or invisible characters, shown as symbols like ␛ or <U+200B>: each "
+                "one left in place is saved as the character it stands for, and deleting any of it drops that "
+                "character (a symbol you type is saved as typed)."
             )
         self.budget = budget
         self.recheck = recheck  # worker thread: what changed on disk since the dialog opened
