@@ -356,3 +356,24 @@ async def test_keys_that_arrive_at_once_after_slash_land_in_the_box(home, tmp_pa
             app.post_message(events.Key("slash" if character == "/" else character, character))
         await settle(pilot)
         assert app.screen.query_one(box, Input).value == "pl/ant" and focused_id(app) == box[1:]
+
+
+@pytest.mark.parametrize(
+    "mode, box",
+    [("2", "#sessions-search"), ("3", "#skills-filter"), ("6", "#timeline-search")],
+)
+async def test_text_pasted_over_a_list_goes_to_the_search_box(home, tmp_path, mode, box):
+    """A terminal sends a paste as one bracketed event to the focused widget: pasted over a list,
+    "/plant" went nowhere."""
+    from textual import events
+
+    seed_sessions(home)
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(mode)
+        await settle(pilot)
+        assert not isinstance(app.focused, Input)
+        app.post_message(events.Paste("/pl/ant"))
+        await settle(pilot)
+        assert app.screen.query_one(box, Input).value == "pl/ant" and focused_id(app) == box[1:]

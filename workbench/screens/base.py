@@ -70,6 +70,7 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
 
     TITLE_TEXT = ""
     HELP = ""
+    SEARCH_BOX = ""  # the id of the screen's search box, which text pasted over its lists goes to
     _status_timer: Timer | None = None
     stale = False  # an engine event asked for a reload while the screen was hidden
 
@@ -90,13 +91,22 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
     def compose_body(self) -> Iterable[Widget]:
         return ()
 
-    def focus_box(self, box: Widget) -> None:
-        """``/`` (a priority binding, run before the keys after it are handed out): focus ``box`` at
-        once, so keys pasted or typed fast after ``/`` land in it rather than on the widget that had
-        focus. In a text box ``/`` is just typed."""
+    def on_paste(self, event: events.Paste) -> None:
+        """A paste that no text box took (a list had focus; ``/deploy`` pasted whole) goes into the
+        screen's search box, a leading ``/`` being the key that opens it."""
+        if self.SEARCH_BOX and not isinstance(self.focused, (Input, TextArea)):
+            box = self.query_one(f"#{self.SEARCH_BOX}", Input)
+            self.set_focus(box)
+            box.post_message(events.Paste(event.text.removeprefix("/")))
+            event.stop()
+
+    def focus_box(self) -> None:
+        """``/`` (a priority binding, run before the keys after it are handed out): focus the search
+        box at once, so keys pasted or typed fast after ``/`` land in it rather than on the widget
+        that had focus. In a text box ``/`` is just typed."""
         if isinstance(self.focused, (Input, TextArea)):
             raise SkipAction()
-        self.set_focus(box)
+        self.set_focus(self.query_one(f"#{self.SEARCH_BOX}", Input))
 
     def on_mount(self) -> None:
         """Textual runs this after a subclass's own ``on_mount``: do not call it with super()."""

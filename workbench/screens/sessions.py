@@ -119,6 +119,7 @@ class LineageLoaded(Message):
 class SessionsScreen(WorkbenchScreen):
     AUTO_FOCUS = "LineageTree"
     TITLE_TEXT = "Sessions"
+    SEARCH_BOX = "sessions-search"
     HELP = (
         "The lineage tree lists root sessions; a compression chain is one row (Deploy API  #1 → #2 → #3) that "
         "opens its latest segment, [ and ] show an earlier or later one. Expand a row (right or l; left or h "
@@ -178,7 +179,7 @@ class SessionsScreen(WorkbenchScreen):
 
     # -- actions -------------------------------------------------------------------
     def action_focus_search(self) -> None:
-        self.focus_box(self.query_one("#sessions-search", Input))
+        self.focus_box()
 
     def action_clear_search(self) -> None:
         search = self.query_one("#sessions-search", Input)

@@ -174,6 +174,7 @@ class LedgerDialog(Dialog[str | None]):
 class SkillsScreen(WorkbenchScreen):
     AUTO_FOCUS = "SkillList"
     TITLE_TEXT = "Skills"
+    SEARCH_BOX = "skills-filter"
     HELP = (
         "The skill library (active, stale and archived) with a fuzzy filter. The lower half shows the selected "
         "skill's SKILL.md and linked files. Curator actions: a dry run shows what a run would change; purge and "
@@ -335,7 +336,7 @@ class SkillsScreen(WorkbenchScreen):
             self.query_one(CodeView).show(message.file, message.text)
 
     def action_focus_filter(self) -> None:
-        self.focus_box(self.query_one("#skills-filter", Input))
+        self.focus_box()
 
     # -- curator actions -------------------------------------------------------------
     def _on_skill(self, verb: str, call: Callable[[str], Any]) -> None:

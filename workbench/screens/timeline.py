@@ -61,6 +61,7 @@ class RevertPreviewed(Message):
 class TimelineScreen(WorkbenchScreen):
     AUTO_FOCUS = "TimelineList"
     TITLE_TEXT = "Timeline"
+    SEARCH_BOX = "timeline-search"
     HELP = (
         "Everything that changed what the agent knows (memory writes, skill changes, approvals, Curator passes), "
         "newest first. Rows of one review, Curator pass or consolidation form a group (space folds it). "
@@ -220,7 +221,7 @@ class TimelineScreen(WorkbenchScreen):
             self._show_detail(row)
 
     def action_focus_search(self) -> None:
-        self.focus_box(self.query_one("#timeline-search", Input))
+        self.focus_box()
 
     def action_toggle_group(self) -> None:
         row, group = self.table.current
