@@ -238,7 +238,7 @@ def test_a_not_with_nothing_before_it_is_left_out_and_said_never_searched_for(tm
 PA_WORDS = "pack page paint pale palm pan panel pant paper park part pass past path pause pave pay".split()
 
 
-def test_a_prefix_answered_from_its_commonest_words_says_so(tmp_path, clock, capsys):
+def test_a_prefix_answered_from_its_commonest_words_says_so(tmp_path, clock, capsys, monkeypatch):
     """A typed prefix with more completions than are searched (``prefix-top``) said so only in a
     plan name the Sessions title cut off, and its match counts read as exact."""
     from engine.archive.search import PARTIAL_NOTE
@@ -259,6 +259,9 @@ def test_a_prefix_answered_from_its_commonest_words_says_so(tmp_path, clock, cap
     for n, text in enumerate([*(f"release {word}" for word in PA_WORDS), "release plain"]):
         archive.create_session(f"r{n}", title=f"R{n}")
         archive.append_messages(f"r{n}", [{"role": "user", "content": text}])
+    kept = archive.search("release NOT pa", prefix=True, limit=50)
+    assert [h.session_id for h in kept] == [f"r{len(PA_WORDS)}"] and not any(h.partial for h in kept)
+    monkeypatch.setattr("engine.archive.vocab.EXACT", 8)  # more words than that: FTS5's own pa*
     kept = archive.search("release NOT pa", prefix=True, limit=50)
     assert [h.session_id for h in kept] == [f"r{len(PA_WORDS)}"] and not any(h.partial for h in kept)
     home.close()

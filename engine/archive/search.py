@@ -43,7 +43,6 @@ from .query import (
     OPERATORS,
     Clause,
     ParsedQuery,
-    Token,
     bigram_match,
     contains_cjk,
     escaped_forms,
@@ -383,13 +382,10 @@ class SearchMixin(LineageMixin):
                 continue
             *head, last = vocab.split(token.text) or [""]  # ``session_s``: the phrase "session s*"
             # An excluded prefix is never cut to its commonest words (the others would get through):
-            # up to EXACT words, all of them; more, while typing, the word as typed so far.
+            # up to EXACT words, all of them; more, FTS5's own prefix query.
             words, every = vocab.expand(conn, last, vocab.EXPAND if typing and not excluded else vocab.EXACT)
             words += sorted(w for w in unseen if w.startswith(last) and w not in words)
-            if excluded and not every and typing:
-                parts.append(Token(token.text, phrase=token.phrase).fts())
-                continue
-            if not last or not words or not (every or typing):
+            if not last or not words or not (every or (typing and not excluded)):
                 return None  # a word found nowhere, or an exact search over too many words
             complete = complete and every
             parts.append("(" + " OR ".join('"' + " ".join([*head, w]) + '"' for w in words) + ")")
