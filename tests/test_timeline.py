@@ -171,6 +171,7 @@ def test_the_text_timeline_names_the_next_page_with_this_listings_home_and_filte
     assert older == f"workbench timeline --home '{root}' --limit 2 --before {ids[1]}"
     following = listing(*shlex.split(older)[2:])
     assert [int(line.split()[0]) for line in following.splitlines()[:-1] if line[:1] == " "] == ids[2:4]
+    assert "Older:" not in following and "Older:" not in listing("--home", root, "--limit", "4")  # the last page
     filtered = listing("--home", root, "--actor", "review", "--limit", "1")
     assert "--actor review --limit 1 --before" in filtered.splitlines()[-1]
 

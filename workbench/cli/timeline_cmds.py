@@ -53,7 +53,7 @@ def show_timeline(home: Home, args) -> Output:
     timeline = Timeline(home)
     rows = timeline.page(
         before_id=args.before,
-        limit=args.limit,
+        limit=args.limit + 1,  # one more says whether an older page exists
         since=since,
         actor=args.actor,
         subsystem=args.subsystem,
@@ -62,6 +62,7 @@ def show_timeline(home: Home, args) -> Output:
         text=args.search,
         group=args.group,
     )
+    more, rows = len(rows) > args.limit, rows[: args.limit]
 
     def text() -> str:
         if not rows:
@@ -72,7 +73,7 @@ def show_timeline(home: Home, args) -> Output:
             + (f"\n{'':>9}← {source.describe()}" if not r.session_id and (source := timeline.source(r)) else "")
             for r in rows
         ]
-        lines.append(f"Older: {older(args, rows[-1].id)}   Undo: workbench revert ROW_OR_GROUP")
+        lines.append((f"Older: {older(args, rows[-1].id)}   " if more else "") + "Undo: workbench revert ROW_OR_GROUP")
         return "\n".join(lines)
 
     return Output({"rows": [r.to_dict() for r in rows]}, text=text)
