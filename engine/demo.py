@@ -15,7 +15,11 @@ from .clock import FixedClock
 from .scenarios import run_scenario
 from .tools import BACKGROUND_REVIEW, ToolContext
 
-__all__ = ["run_scenario", "seed_demo_home"]  # run_scenario here too: the demo is seeding plus the demo scenario
+__all__ = [
+    "holds_other_data",
+    "run_scenario",
+    "seed_demo_home",
+]  # run_scenario here too: the demo is seeding plus the demo scenario
 
 USER_CTX = ToolContext(actor="user")
 DAY = 86400.0
@@ -159,6 +163,15 @@ def _seed_consolidation(home, existing: set[str]) -> int:
                 {"action": "write_file", "name": skill["name"], "file_path": path, "file_content": text}, REVIEW_CTX
             )
     return int(bool(home.curator.consolidation.propose().get("staged")))
+
+
+def holds_other_data(home) -> bool:
+    """True for a home with memory or sessions that the demo did not seed (a real install)."""
+    entries = set(home.memory.entries("memory")) | set(home.memory.entries("user"))
+    if entries and not entries & (set(MEMORY) | set(USER)):
+        return True
+    archive = home.archive
+    return archive.session_count() > 0 and all(archive.get_session(sid) is None for sid, *_ in SESSIONS)
 
 
 def seed_demo_home(home) -> dict[str, int]:

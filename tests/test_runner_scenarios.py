@@ -184,3 +184,20 @@ def test_a_scenario_file_can_be_played_by_path(home, tmp_path):
     )
     result = run_scenario(home, str(path), speed=0)
     assert result.name == "mine" and home.memory.entries("memory") == ["The team uses ruff for linting."]
+
+
+def test_the_demo_scenario_never_seeds_a_home_that_holds_other_data(home, capsys):
+    """'run --scenario demo' on a real home added the demo's eleven entries, sessions and skills,
+    journaled as the user's own; 'workbench demo' already refused such a home."""
+    from tests.test_curator_cli import wb
+
+    home.memory.add("memory", "Real fact: the NAS is at 10.0.0.5")
+    skills_before = {s.name for s in home.skills.list(include_archived=True)}
+    with pytest.raises(WorkbenchError, match="not the demo's; nothing was changed"):
+        run_scenario(home, "demo", speed=0)
+    assert home.memory.entries("memory") == ["Real fact: the NAS is at 10.0.0.5"] and home.memory.entries("user") == []
+    assert home.archive.session_count() == 0
+    assert {s.name for s in home.skills.list(include_archived=True)} == skills_before
+    code, out = wb(home.root, "run", "--scenario", "demo")
+    assert code == 1 and home.archive.session_count() == 0
+    run_scenario(home, "smoke", speed=0)  # a scenario without the demo's seed still plays here

@@ -288,9 +288,8 @@ def test_watcher_reports_what_another_process_changed(home):
 
 
 def test_demo_never_seeds_a_home_that_holds_other_data(home, tmp_path, capsys):
-    from engine.demo import seed_demo_home
+    from engine.demo import holds_other_data, seed_demo_home
     from engine.scenarios import run_scenario
-    from workbench.cli.tui_cmds import holds_other_data
 
     home.memory.add("memory", "My real note")
     before = (home.memories_dir / "MEMORY.md").read_bytes()

@@ -155,7 +155,7 @@ def run_scenario(
     """Play a scenario on ``home``; delays are divided by ``speed`` (0 = none). ``background_review``: reviews run
     on each session's review thread (the next turn does not wait; the session's end does)."""
     from ..conversation import Conversation
-    from ..demo import seed_demo_home
+    from ..demo import holds_other_data, seed_demo_home
 
     scenario = load_scenario(name)
     if speed < 0:
@@ -165,6 +165,13 @@ def run_scenario(
     scale = 0.0 if speed == 0 else 1.0 / speed
     delay = {k: float(scenario.pacing.get(k, 0)) * scale for k in PACING_KEYS}
     if scenario.seed == "demo":
+        if holds_other_data(home):  # its seed would be written into a real home, as the user
+            raise WorkbenchError(
+                f"The {scenario.name!r} scenario first adds the demo's memory, sessions and skills, and "
+                f"{home.root} already holds memory or sessions that are not the demo's; nothing was changed. "
+                "Play it in a demo home (`workbench demo --home ./demo-home`), or play another scenario here "
+                "(`workbench scenarios list`)."
+            )
         seed_demo_home(home)
     result = ScenarioResult(scenario.name)
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 
+from engine.demo import holds_other_data
 from engine.errors import WorkbenchError
 from engine.home import Home, open_home, resolve_home
 
@@ -69,14 +70,3 @@ def set_aside(home: Home) -> None:
     if previous.exists():
         shutil.rmtree(previous)
     home.root.rename(previous)
-
-
-def holds_other_data(home: Home) -> bool:
-    """True for a home with memory or sessions that the demo did not seed (a real install)."""
-    from engine.demo import MEMORY, SESSIONS, USER
-
-    entries = set(home.memory.entries("memory")) | set(home.memory.entries("user"))
-    if entries and not entries & (set(MEMORY) | set(USER)):
-        return True
-    archive = home.archive
-    return archive.session_count() > 0 and all(archive.get_session(sid) is None for sid, *_ in SESSIONS)
