@@ -129,6 +129,11 @@ def _shown_with_symbols(text: str) -> tuple[str, list[tuple[int, int, str]]]:
     return "".join(pieces), symbols
 
 
+def unsafe_spans(text: str) -> list[tuple[int, int, str]]:
+    """Where ``visible`` would change ``text``: (start, end, the symbol it draws there)."""
+    return [(m.start(), m.end(), _picture(m)) for m in _CONTROLS.finditer(text) if len(m.group()) == 1]
+
+
 def is_terminal_safe(text: str) -> bool:
     """True when ``text`` holds nothing ``visible`` would change."""
     return all(len(found.group()) > 1 for found in _CONTROLS.finditer(text))

@@ -199,3 +199,34 @@ async def test_the_editor_tells_a_literal_symbol_from_the_character_it_stands_fo
         await settle(pilot)
         assert isinstance(app.screen, MemoryScreen)  # closed, no "Discard your changes?" over it
         assert home.memory.entries("memory") == [original]
+
+
+async def test_hidden_characters_pasted_into_an_editor_show_as_symbols(home, tmp_path):
+    """A pasted zero-width space drew as nothing, so the store's refusal named a character the
+    user could not find; an ESC drew as a garbled ^[."""
+    from textual import events
+    from textual.widgets import TextArea
+
+    from widgets.entry_list import EntryList
+    from workbench.screens.dialogs import EditDialog
+
+    home.memory.add("memory", "keep me")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#live-list", EntryList).focus()
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+        dialog = app.screen
+        area = dialog.query_one(TextArea)
+        app.post_message(events.Paste("zero\u200bwidth and \x1b[1mbold"))  # as a terminal sends it
+        await wait_for(pilot, lambda: "<U+200B>" in area.text, what="the symbols")
+        assert area.text == "zero<U+200B>width and ␛[1mbold"
+        assert dialog.draft == "zero\u200bwidth and \x1b[1mbold"  # what the symbols stand for is what is saved
+        await pilot.press("ctrl+s")
+        error = dialog.query_one("#error")
+        await wait_for(pilot, lambda: "U+200B" in str(error.render()), what="the store's refusal")
+        area.text = "zerowidth and [1mbold"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen is not dialog, what="the save")
+        assert home.memory.entries("memory") == ["keep me", "zerowidth and [1mbold"]

@@ -28,7 +28,7 @@ from textual.widgets import Button, Static, TextArea
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory.format import size_of
 from engine.memory.similar import closest, near_duplicates, strongest
-from engine.textsafety import shown_back
+from engine.textsafety import shown_back, unsafe_spans
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line, visible
 from widgets.textual_fixes import DismissOnce
@@ -164,6 +164,7 @@ class EditDialog(Dialog[bool]):
         self.title_text = title
         self.original = text
         self.initial = visible(text)  # a raw ESC in the editor would reach the terminal
+        self.real = text  # the text the editor's symbols stand for (grows with what is pasted)
         self.submit = submit
         self.rebase = rebase
         self.hint = hint
@@ -233,6 +234,7 @@ class EditDialog(Dialog[bool]):
 
     @on(TextArea.Changed, "#draft")
     def _draft_changed(self) -> None:
+        self._show_hidden_characters()
         if self.budget is None:
             return
         budget = self.budget(self.draft)
@@ -252,10 +254,22 @@ class EditDialog(Dialog[bool]):
             )
         advice.display = over > 0 or bool(budget.duplicates)
 
+    def _show_hidden_characters(self) -> None:
+        """Characters pasted in that draw as nothing or would drive the terminal (a zero-width space,
+        ESC) become symbols as they arrive, standing for those characters as the opened text's do."""
+        area = self.query_one(TextArea)
+        spans = unsafe_spans(area.text)
+        if not spans:
+            return
+        self.real = shown_back(area.text, self.real)
+        locate = area.document.get_location_from_index
+        for start, end, symbol in reversed(spans):
+            area.replace(symbol, locate(start), locate(end))
+
     @property
     def draft(self) -> str:
-        """The text as it would be saved: the editor's symbols for the original's characters turned back."""
-        return shown_back(self.query_one(TextArea).text, self.original)
+        """The text as it would be saved: the editor's symbols for the characters they stand for turned back."""
+        return shown_back(self.query_one(TextArea).text, self.real)
 
     @property
     def editing(self) -> bool:
