@@ -108,6 +108,29 @@ def test_a_skill_hermes_archives_is_journaled_as_archived_not_removed(home, herm
     assert "skill 'brew' archived outside the workbench" in summarize(home.journal.query(subsystem="skills")[0])
 
 
+HERMES_PINS = """
+import json
+from tools.skill_usage import set_pinned
+set_pinned("brew", True)
+print(json.dumps(True))
+"""
+
+
+@pytest.mark.slow  # Hermes's own skill_usage code in its own process
+def test_a_pin_hermes_sets_is_journaled_and_ours_is_not(home, hermes):
+    """Hermes's set_pinned showed on the Skills screen as pinned, with no Timeline row to say who pinned it."""
+    _create_brew(home)
+    home.skills.outside.record()
+    assert hermes.json(home.root, HERMES_PINS)
+    assert home.skills.usage.load()["brew"]["pinned"] is True
+    home.skills.outside.record()
+    assert _outside_rows(home) == [("external", "brew", "pinned", "brew/SKILL.md")]
+    assert "skill 'brew' pinned outside the workbench" in summarize(home.journal.query(subsystem="skills")[0])
+    assert home.curator.unpin("brew")["success"]  # ours: journaled as the user's unpin, not as outside
+    home.skills.outside.record()
+    assert _outside_rows(home) == [("external", "brew", "pinned", "brew/SKILL.md")]
+
+
 def test_two_workbenches_watching_one_home_journal_an_outside_edit_once(home):
     from engine import open_home
 

@@ -2,7 +2,8 @@
 
 Memory edits no workbench process made are journaled entry by entry; this does the same
 for skills, one row per SKILL.md created, edited, removed or archived (moved into the archive
-folder, as Hermes's curator does), so the Timeline can say
+folder, as Hermes's curator does), and per skill pinned or unpinned in ``.usage.json``
+(Hermes's ``skills pin``), so the Timeline can say
 what a background process changed. ``record`` compares the active skills' SKILL.md
 files with what it saw last time (by hash; a file whose size and mtime did not move is
 not read again). A change is ours, not outside, when some workbench process journaled a
@@ -31,7 +32,7 @@ from ..values import json_value
 if TYPE_CHECKING:
     from ..home import Home
 
-CREATED, EDITED, REMOVED, ARCHIVED = "created", "edited", "removed", "archived"
+CREATED, EDITED, REMOVED, ARCHIVED, PINNED, UNPINNED = "created", "edited", "removed", "archived", "pinned", "unpinned"
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class OutsideChanges:
     def __init__(self, home: Home):
         self.home = home
         self._seen: dict[str, _Seen] | None = None  # SKILL.md path (relative to skills/) -> what it held
+        self._pins: set[str] = set()  # the skills .usage.json said were pinned
         self._journal_mark = 0  # the newest journal row already looked at
         self._lock = threading.Lock()  # the watcher's thread and a screen's worker may both ask
 
@@ -54,9 +56,9 @@ class OutsideChanges:
             return []
         with self._lock:
             mark = self._settled_mark()
-            now = self._scan()
+            now, pins = self._scan(), self._pinned()
             if self._seen is None:
-                self._seen, self._journal_mark = now, mark
+                self._seen, self._pins, self._journal_mark = now, pins, mark
                 return []
             ours, roots = self._journaled(self._journal_mark)
             prefix = self.home.skills.ledger.rel(self.home.skills_dir)
@@ -73,6 +75,11 @@ class OutsideChanges:
             changes += [
                 (ARCHIVED if before[rel].name in archived else REMOVED, rel, before[rel], None) for rel in gone
             ]  # (Hermes's curator archives a skill by moving its folder into the archive)
+            changes += [  # a pin set or cleared in .usage.json (Hermes's `skills pin`), on a skill still here
+                (PINNED if seen.name in pins else UNPINNED, rel, seen, seen)
+                for rel, seen in now.items()
+                if rel in before and (seen.name in pins) != (seen.name in self._pins)
+            ]
             ids = []
             for change, rel, old, new in sorted(changes, key=lambda c: c[1]):
                 if {seen.name for seen in (old, new) if seen} & ours:  # ours (a rename journals the old name)
@@ -82,10 +89,11 @@ class OutsideChanges:
                     continue
                 shown = new or old
                 assert shown is not None  # every change has a before, a now, or both
-                row = self._journal(change, rel, shown.name, new.sha if new else None)
+                sha = new.sha if new and change not in (PINNED, UNPINNED) else None
+                row = self._journal(change, rel, shown.name, sha)
                 if row is not None:
                     ids.append(row)
-            self._seen, self._journal_mark = now, mark  # only once journaled: a failed append is tried again
+            self._seen, self._pins, self._journal_mark = now, pins, mark  # once journaled: a failed append is retried
             return ids
 
     def _journal(self, change: str, rel: str, name: str, sha: str | None) -> int | None:
@@ -121,6 +129,9 @@ class OutsideChanges:
                 continue
             found[rel] = _Seen(skill.name, stamp, sha)
         return found
+
+    def _pinned(self) -> set[str]:
+        return {name for name, record in self.home.skills.usage.load().items() if record.get("pinned")}
 
     def _settled_mark(self) -> int:
         """The newest journal row, or just below the oldest skills row still pending: a change in
