@@ -261,8 +261,10 @@ def test_watcher_classifies_changes_even_for_a_relative_home(tmp_path, monkeypat
     ]
     assert classify(home, map(str, changed)) == {"memory", "skills", "skill files", "pending", "sessions"}
     assert classify(home, [str(root / "memories" / "USER.md")]) == {"user"}
-    bookkeeping = [root / "skills" / ".usage.json", root / "skills" / ".curator_ledger.jsonl"]
-    assert classify(home, map(str, bookkeeping)) == {"skills"}  # the list refreshes; no SKILL.md to compare
+    ledger = [root / "skills" / ".curator_ledger.jsonl"]
+    assert classify(home, map(str, ledger)) == {"skills"}  # the list refreshes; nothing to compare
+    usage = [root / "skills" / ".usage.json"]  # use counts, and pins Hermes sets: OutsideChanges compares them
+    assert classify(home, map(str, usage)) == {"skills", "skill files"}
 
 
 def test_watcher_reports_what_another_process_changed(home):

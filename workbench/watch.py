@@ -34,8 +34,8 @@ def classify(home: Home, paths: Iterable[str]) -> set[str]:
     """Which parts of the home these changed paths belong to.
 
     Returns a subset of the memory targets' names and {"skills", "pending", "sessions"}, plus
-    "skill files" when a change under skills/ is more than its top-level bookkeeping files
-    (``.usage.json``, the ledger), which is when SKILL.md files may have changed ("config"
+    "skill files" when a change under skills/ is more than the ledger: a skill's files, or
+    ``.usage.json``, where Hermes records pins, for ``OutsideChanges.record`` ("config"
     comes from ``HomeWatcher``'s stat of config.yaml, as state.db's does). Paths are
     compared resolved, since the watcher reports absolute paths and ``--home`` may be
     relative or pass through a symlink.
@@ -62,7 +62,7 @@ def classify(home: Home, paths: Iterable[str]) -> set[str]:
             kinds.add("sessions")
         elif _inside(path, skills):
             kinds.add("skills")
-            if path.parent != skills or not name.startswith("."):  # not just usage counts or the ledger
+            if path.parent != skills or not name.startswith(".") or name == ".usage.json":  # not the ledger
                 kinds.add("skill files")
         elif _inside(path, pending) and name.endswith(".json"):
             kinds.add("pending")
