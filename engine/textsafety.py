@@ -20,8 +20,6 @@ terminal never acts on.
 
 from __future__ import annotations
 
-import difflib
-import itertools
 import json
 import re
 
@@ -51,70 +49,14 @@ def visible(text: str | None) -> str:
     return _CONTROLS.sub(_picture, text or "")
 
 
-def shown_back(draft: str, original: str) -> str:
-    """``draft``, edited from ``visible(original)``, with each symbol ``visible`` drew for a character
-    of ``original`` and left in place turned back into that character: an editor shows symbols, and
-    saving must keep the characters the user did not touch rather than write ``<U+200B>`` as text.
-
-    Where each symbol sits is found by aligning the draft with what the editor showed. A symbol
-    is one character: one partly deleted (a backspace into ``<U+200B>``) drops that character and
-    what is left of it. Text typed or pasted, a symbol too, stays as typed, and so does a symbol
-    typed into, since what remains of it may be the user's own text.
-    """
-    shown, symbols = _shown_with_symbols(original)
-    if not symbols:
-        return draft
-    ops = _alignment(shown, draft)
-    fates = [_fate(first, last, ops) for first, last, _ in symbols]
-    out: list[str] = []
-    for tag, i1, i2, j1, j2 in ops:
-        if tag != "equal":
-            out.append(draft[j1:j2])  # (a deletion adds nothing)
-            continue
-        at = i1
-        for (first, last, character), fate in zip(symbols, fates, strict=True):
-            if last <= i1 or first >= i2:
-                continue
-            out.append(shown[at : max(at, first)])
-            out.append(
-                character if fate == "kept" else "" if fate == "deleted" else shown[max(i1, first) : min(i2, last)]
-            )
-            at = min(i2, last)
-        out.append(shown[at:i2])
-    return "".join(out)
+Symbol = tuple[int, int, str]  # where a symbol sits in the shown text, and the character it stands for
 
 
-def _alignment(shown: str, draft: str) -> list[tuple[str, int, int, int, int]]:
-    """Opcodes from ``shown`` to ``draft``: the common start and end first, as an edit in one place
-    leaves them (so ``␀0␀␀`` from ``␀␀␀`` is one insertion after the first ␀), then the rest."""
-    head = _common_start(shown, draft)
-    tail = _common_start(shown[head:][::-1], draft[head:][::-1])
-    middle = difflib.SequenceMatcher(None, shown[head : len(shown) - tail], draft[head : len(draft) - tail], False)
-    ops = [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in middle.get_opcodes()]
-    ends = [("equal", 0, head, 0, head)] if head else []
-    if tail:
-        ops.append(("equal", len(shown) - tail, len(shown), len(draft) - tail, len(draft)))
-    return ends + ops
-
-
-def _common_start(one: str, other: str) -> int:
-    return next((n for n, (a, b) in enumerate(zip(one, other, strict=False)) if a != b), min(len(one), len(other)))
-
-
-def _fate(first: int, last: int, ops: list[tuple[str, int, int, int, int]]) -> str:
-    """What the edit did to the symbol at ``first:last`` of the shown text: kept, deleted (in part,
-    with nothing typed into it) or typed (text inserted into it or over part of it)."""
-    touching = [op for op in ops if (op[1] < last and op[2] > first) or (op[0] == "insert" and first < op[1] < last)]
-    tags = {op[0] for op in touching}
-    if tags == {"equal"} and all(a[4] == b[3] for a, b in itertools.pairwise(touching)):
-        return "kept"  # (in one piece of the draft, though the alignment may have split it)
-    return "deleted" if tags <= {"equal", "delete"} else "typed"
-
-
-def _shown_with_symbols(text: str) -> tuple[str, list[tuple[int, int, str]]]:
-    """``visible(text)``, and where in it each symbol stands for a character of ``text``: (start, end, character)."""
+def shown_with_symbols(text: str) -> tuple[str, list[Symbol]]:
+    """``visible(text)``, and where in it each symbol stands for a character of ``text``: an editor
+    keeps these through its edits, to save each symbol left whole as its character."""
     pieces: list[str] = []
-    symbols: list[tuple[int, int, str]] = []
+    symbols: list[Symbol] = []
     size = done = 0
     for found in _CONTROLS.finditer(text):
         pieces.append(text[done : found.start()])
@@ -127,11 +69,6 @@ def _shown_with_symbols(text: str) -> tuple[str, list[tuple[int, int, str]]]:
         done = found.end()
     pieces.append(text[done:])
     return "".join(pieces), symbols
-
-
-def unsafe_spans(text: str) -> list[tuple[int, int, str]]:
-    """Where ``visible`` would change ``text``: (start, end, the symbol it draws there)."""
-    return [(m.start(), m.end(), _picture(m)) for m in _CONTROLS.finditer(text) if len(m.group()) == 1]
 
 
 def is_terminal_safe(text: str) -> bool:

@@ -137,11 +137,13 @@ async def test_hostile_text_everywhere_never_crashes_or_styles_a_screen(home, tm
 
 
 async def test_the_editor_shows_invisible_characters_as_symbols_and_saves_them_back(home, tmp_path):
-    """A symbol left in place is saved as its character (the store then judges it); a deleted one drops it.
-    Before, ``<U+200B>`` was written into the entry as text."""
-    from textual.widgets import Static, TextArea
+    """A symbol left in place is saved as its character (the store then judges it); backspace
+    deletes it whole, and with it the character. Before, ``<U+200B>`` was written as text, and
+    one backspace left ``<U+200B`` to be saved."""
+    from textual.widgets import Static
 
     from widgets.entry_list import EntryList
+    from widgets.symbol_editor import SymbolTextArea
     from workbench.screens.dialogs import EditDialog
 
     (home.root / "memories").mkdir(parents=True, exist_ok=True)
@@ -153,16 +155,20 @@ async def test_the_editor_shows_invisible_characters_as_symbols_and_saves_them_b
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
         dialog = app.screen
-        area = dialog.query_one(TextArea)
+        area = dialog.query_one(SymbolTextArea)
         assert area.text == "zero<U+200B>width space"
         hint = " ".join(str(s.content) for s in dialog.query(Static) if "hint" in s.classes)
-        assert "control or invisible characters" in hint and "deleting any of it drops that character" in hint
-        area.text = "zero<U+200B>width space, typo fixed"
-        await pilot.press("ctrl+s")
+        assert "control or invisible characters" in hint and "backspace deletes a symbol whole" in hint
+        await pilot.press("end", *", typo fixed", "ctrl+s")
         error = dialog.query_one("#error", Static)
         await wait_for(pilot, lambda: "U+200B" in str(error.content), what="the store's refusal")
         assert app.screen is dialog and home.memory.entries("memory") == ["zero\u200bwidth space"]
-        area.text = "zerowidth space, typo fixed"
+        await pilot.press("home", *["right"] * 12, "backspace")  # the cursor just after the symbol
+        assert area.text == "zerowidth space, typo fixed" and dialog.draft == area.text
+        await pilot.press("ctrl+z")  # undo brings the symbol back, still standing for the character
+        assert dialog.draft == "zero\u200bwidth space, typo fixed"
+        await pilot.press("ctrl+y")
+        assert dialog.draft == "zerowidth space, typo fixed"
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.screen is not dialog, what="the save")
         assert home.memory.entries("memory") == ["zerowidth space, typo fixed"]
@@ -170,11 +176,10 @@ async def test_the_editor_shows_invisible_characters_as_symbols_and_saves_them_b
 
 async def test_the_editor_tells_a_literal_symbol_from_the_character_it_stands_for(home, tmp_path):
     """The text holds a literal ␛ beside a real ESC. Symbols were turned back by their text, so
-    either both became ESC or (the rule then) neither did, the real one saved as text; and Esc
-    asked "Discard your changes?" on an untouched draft."""
-    from textual.widgets import Static, TextArea
-
+    either both became ESC or neither did (the real one then saved as text); and Esc asked
+    "Discard your changes?" on an untouched draft."""
     from widgets.entry_list import EntryList
+    from widgets.symbol_editor import SymbolTextArea
     from workbench.screens.dialogs import EditDialog
     from workbench.screens.memory import MemoryScreen
 
@@ -188,14 +193,11 @@ async def test_the_editor_tells_a_literal_symbol_from_the_character_it_stands_fo
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
         dialog = app.screen
-        hint = " ".join(str(s.content) for s in dialog.query(Static) if "hint" in s.classes)
-        assert "deleting any of it drops that character" in hint
-        area = dialog.query_one(TextArea)
+        area = dialog.query_one(SymbolTextArea)
         assert area.text == "drawn as ␛ here, real ␛[0m there" and dialog.draft == original
-        area.text = "drawn as ␛ here, real ␛[0m there, and more"
+        await pilot.press("end", *", and more")
         assert dialog.draft == original + ", and more"
-        area.text = "drawn as ␛ here, real ␛[0m there"
-        await pilot.press("escape")
+        await pilot.press(*["backspace"] * len(", and more"), "escape")
         await settle(pilot)
         assert isinstance(app.screen, MemoryScreen)  # closed, no "Discard your changes?" over it
         assert home.memory.entries("memory") == [original]
@@ -203,11 +205,11 @@ async def test_the_editor_tells_a_literal_symbol_from_the_character_it_stands_fo
 
 async def test_hidden_characters_pasted_into_an_editor_show_as_symbols(home, tmp_path):
     """A pasted zero-width space drew as nothing, so the store's refusal named a character the
-    user could not find; an ESC drew as a garbled ^[."""
+    user could not find; an ESC drew as a garbled ^[. A paste is one edit: ctrl+z takes it back."""
     from textual import events
-    from textual.widgets import TextArea
 
     from widgets.entry_list import EntryList
+    from widgets.symbol_editor import SymbolTextArea
     from workbench.screens.dialogs import EditDialog
 
     home.memory.add("memory", "keep me")
@@ -218,7 +220,7 @@ async def test_hidden_characters_pasted_into_an_editor_show_as_symbols(home, tmp
         await pilot.press("a")
         await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
         dialog = app.screen
-        area = dialog.query_one(TextArea)
+        area = dialog.query_one(SymbolTextArea)
         app.post_message(events.Paste("zero\u200bwidth and \x1b[1mbold"))  # as a terminal sends it
         await wait_for(pilot, lambda: "<U+200B>" in area.text, what="the symbols")
         assert area.text == "zero<U+200B>width and ␛[1mbold"
@@ -226,7 +228,10 @@ async def test_hidden_characters_pasted_into_an_editor_show_as_symbols(home, tmp
         await pilot.press("ctrl+s")
         error = dialog.query_one("#error")
         await wait_for(pilot, lambda: "U+200B" in str(error.render()), what="the store's refusal")
-        area.text = "zerowidth and [1mbold"
-        await pilot.press("ctrl+s")
+        await pilot.press("ctrl+z")
+        assert area.text == ""
+        await pilot.press("ctrl+y")
+        assert dialog.draft == "zero\u200bwidth and \x1b[1mbold"
+        await pilot.press("home", *["right"] * 12, "backspace", *["right"] * 11, "backspace", "ctrl+s")
         await wait_for(pilot, lambda: app.screen is not dialog, what="the save")
         assert home.memory.entries("memory") == ["keep me", "zerowidth and [1mbold"]

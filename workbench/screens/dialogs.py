@@ -28,9 +28,9 @@ from textual.widgets import Button, Static, TextArea
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory.format import size_of
 from engine.memory.similar import closest, near_duplicates, strongest
-from engine.textsafety import shown_back, unsafe_spans
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line, visible
+from widgets.symbol_editor import SymbolTextArea
 from widgets.textual_fixes import DismissOnce
 
 from ..messages import ResultsFromWorkers
@@ -163,16 +163,14 @@ class EditDialog(Dialog[bool]):
         super().__init__()
         self.title_text = title
         self.original = text
-        self.initial = visible(text)  # a raw ESC in the editor would reach the terminal
-        self.real = text  # the text the editor's symbols stand for (grows with what is pasted)
         self.submit = submit
         self.rebase = rebase
         self.hint = hint
-        if self.initial != text:
+        if visible(text) != text:
             self.hint = (hint + " " if hint else "") + (
                 "This text holds control or invisible characters, shown as symbols like ␛ or <U+200B>: each "
-                "one left in place is saved as the character it stands for, and deleting any of it drops that "
-                "character (a symbol you type is saved as typed)."
+                "one left in place is saved as the character it stands for, and an edit that touches one drops "
+                "that character (backspace deletes a symbol whole; a symbol you type is saved as typed)."
             )
         self.budget = budget
         self.recheck = recheck  # worker thread: what changed on disk since the dialog opened
@@ -186,7 +184,7 @@ class EditDialog(Dialog[bool]):
             if self.hint:
                 yield Static(literal(self.hint, "$text-muted"), classes="hint")
             yield Static("", id="on-disk", classes="warning")
-            yield TextArea(self.initial, id="draft", soft_wrap=True, show_line_numbers=False)
+            yield SymbolTextArea(text=self.original, id="draft", soft_wrap=True, show_line_numbers=False)
             if self.budget is not None:
                 yield CapacityGauge(id="draft-budget")
                 yield Static("", id="draft-advice", classes="warning")
@@ -234,7 +232,6 @@ class EditDialog(Dialog[bool]):
 
     @on(TextArea.Changed, "#draft")
     def _draft_changed(self) -> None:
-        self._show_hidden_characters()
         if self.budget is None:
             return
         budget = self.budget(self.draft)
@@ -254,22 +251,10 @@ class EditDialog(Dialog[bool]):
             )
         advice.display = over > 0 or bool(budget.duplicates)
 
-    def _show_hidden_characters(self) -> None:
-        """Characters pasted in that draw as nothing or would drive the terminal (a zero-width space,
-        ESC) become symbols as they arrive, standing for those characters as the opened text's do."""
-        area = self.query_one(TextArea)
-        spans = unsafe_spans(area.text)
-        if not spans:
-            return
-        self.real = shown_back(area.text, self.real)
-        locate = area.document.get_location_from_index
-        for start, end, symbol in reversed(spans):
-            area.replace(symbol, locate(start), locate(end))
-
     @property
     def draft(self) -> str:
-        """The text as it would be saved: the editor's symbols for the characters they stand for turned back."""
-        return shown_back(self.query_one(TextArea).text, self.real)
+        """The text as saving would write it: each symbol left whole as the character it stands for."""
+        return self.query_one(SymbolTextArea).real
 
     @property
     def editing(self) -> bool:
@@ -284,7 +269,7 @@ class EditDialog(Dialog[bool]):
         """Escape or Cancel: a changed draft is only thrown away once the user says so."""
         if not self.editing:
             return
-        if self.query_one(TextArea).text == self.initial or self.draft == self.original:
+        if self.draft == self.original:
             self.dismiss(False)
             return
 

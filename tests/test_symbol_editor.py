@@ -1,0 +1,81 @@
+"""The editor's document keeps each symbol tied to its hidden character through every edit.
+
+Checked against a model of the rule: the text is a row of pieces, each a plain character or
+a symbol standing for a character; an edit removes the pieces it covers (a symbol it covers
+in part is gone with its character, what it did not cover of the symbol's text stays as
+plain text) and inserts what was typed as plain characters, hidden ones as new symbols.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.textsafety import visible
+from tests.test_cli_text_safety import DRIVERS, hostile
+from widgets.symbol_editor import SymbolDocument
+
+Piece = tuple[str, str]  # (shown, real): a plain character is (c, c)
+
+
+def pieces(text: str) -> list[Piece]:
+    out: list[Piece] = []
+    for character in text:  # (flags are not in the texts below: a flag is several characters shown as one)
+        out.append((visible(character), character))
+    return out
+
+
+def edit(model: list[Piece], first: int, last: int, typed: str) -> list[Piece]:
+    """The rule, on pieces: what ``replace_range`` over shown indexes ``first:last`` must leave."""
+    before: list[Piece] = []
+    after: list[Piece] = []
+    at = 0
+    for shown, real in model:
+        start, end = at, at + len(shown)
+        at = end
+        if end <= first:
+            before.append((shown, real))
+        elif start >= last:
+            after.append((shown, real))
+        elif shown != real:  # a symbol the edit touches: gone, its uncovered text stays as plain text
+            before += [(c, c) for c in shown[: max(0, first - start)]]
+            after = [(c, c) for c in shown[max(0, last - start) :]] + after
+    return before + pieces(typed) + after
+
+
+def real(model: list[Piece]) -> str:
+    return "".join(r for _, r in model)
+
+
+no_flags = hostile.filter(lambda t: visible(t) == "".join(visible(c) for c in t))
+typed_text = st.text(st.sampled_from([*"ab<>U+0␛ ", *DRIVERS[:4], "\u200b", "\n"]), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(no_flags, st.lists(st.tuples(st.integers(0, 400), st.integers(0, 400), typed_text), max_size=6))
+def test_every_edit_keeps_exactly_the_symbols_it_did_not_touch(text, edits):
+    """Typed text is never lost, a symbol left whole always saves as its character, one an edit
+    touches never does, and hidden characters typed in become symbols."""
+    document, model = SymbolDocument(text), pieces(text)
+    assert document.text == visible(text) and document.real == text
+    for a, b, typed in edits:
+        size = len(document.text)
+        first, last = sorted((min(a, size), min(b, size)))
+        locate = document.get_location_from_index
+        document.replace_range(locate(first), locate(last), typed)
+        model = edit(model, first, last, typed)
+        assert document.text == "".join(s for s, _ in model)
+        assert document.real == real(model), (text, edits)
+
+
+def test_an_undo_puts_back_the_symbols_an_edit_took_out():
+    document = SymbolDocument("a\u200bb")
+    locate = document.get_location_from_index
+    taken = document.replace_range(locate(1), locate(9), "")  # the symbol deleted
+    assert document.real == "ab"
+    document.replace_range(locate(1), locate(1), taken.replaced_text)  # the same text pasted: as typed
+    assert document.real == "a<U+200B>b"
+    document.replace_range(locate(1), locate(9), "")
+    document.restoring = True  # as SymbolTextArea.undo sets it
+    document.replace_range(locate(1), locate(1), taken.replaced_text)  # what TextArea's undo does
+    assert document.real == "a\u200bb"

@@ -1,0 +1,122 @@
+"""A text editor whose symbols for hidden characters stay tied to those characters.
+
+Control and invisible characters are shown as symbols (``␛``, ``<U+200B>``; see
+``engine.textsafety``), never drawn raw. An editor that showed symbols and saved its text
+would write ``<U+200B>`` into the entry as text; one that turned symbol text back into
+characters could not tell a symbol left in place from the same text typed, or a symbol cut
+in half from the rest of an edit. So the document itself keeps where each symbol is,
+through every edit, undo and redo: a symbol left whole is saved as its character, a
+symbol an edit touches is gone with its character (backspace takes it whole), text typed
+or pasted is saved as typed, and hidden characters pasted in become symbols as they land.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from textual.widgets import TextArea
+from textual.widgets.text_area import Document, DocumentNavigator, EditResult, Location, WrappedDocument
+
+from engine.textsafety import Symbol, shown_with_symbols
+
+
+class SymbolDocument(Document):
+    """A plain document that knows which pieces of its text are symbols, and for which characters."""
+
+    def __init__(self, text: str):
+        shown, self.symbols = shown_with_symbols(text)
+        super().__init__(shown)
+        self._taken: dict[str, list[Symbol]] = {}  # text an edit took out whole symbols with: an undo puts it back
+        self.restoring = False  # an undo or redo is putting back text this document once held
+
+    @property
+    def real(self) -> str:
+        """The text with every symbol as the character it stands for: what saving writes."""
+        text, out, at = self.text, [], 0
+        for start, end, character in self.symbols:
+            out += [text[at:start], character]
+            at = end
+        return "".join(out) + text[at:]
+
+    def symbol_at(self, index: int) -> Symbol | None:
+        """The symbol covering the character at ``index``."""
+        return next((s for s in self.symbols if s[0] <= index < s[1]), None)
+
+    def replace_range(self, start: Location, end: Location, text: str) -> EditResult:
+        top, bottom = sorted((start, end))
+        first, last = self.get_index_from_location(top), self.get_index_from_location(bottom)
+        taken = [(s - first, e - first, c) for s, e, c in self.symbols if first <= s and e <= last]
+        if taken:
+            self._taken[self.get_text_range(top, bottom)] = taken
+        shown, added = shown_with_symbols(text)  # hidden characters typed or pasted
+        if self.restoring and not added:  # an undo re-inserts what an edit took out, symbols and all
+            added = self._taken.get(text, [])
+        result = super().replace_range(top, bottom, shown)
+        moved = len(shown) - (last - first)
+        kept = [(s, e, c) if e <= first else (s + moved, e + moved, c) for s, e, c in self.symbols]
+        self.symbols = sorted(
+            [k for k, (s, e, _) in zip(kept, self.symbols, strict=True) if e <= first or s >= last]
+            + [(first + s, first + e, c) for s, e, c in added]
+        )
+        return result
+
+
+class SymbolTextArea(TextArea):
+    """A TextArea over a ``SymbolDocument``: ``real`` is its text with symbols as their characters."""
+
+    @property
+    def real(self) -> str:
+        assert isinstance(self.document, SymbolDocument)
+        return self.document.real
+
+    def _set_document(self, text: str, language: str | None) -> None:
+        """As TextArea builds a plain-text document (no syntax highlighting here), with symbols. Its
+        language watcher rebuilds the document from the shown text: that keeps the one it has."""
+        self._highlight_query = None
+        current = getattr(self, "document", None)
+        if not (isinstance(current, SymbolDocument) and current.text == text):
+            self.document = SymbolDocument(text)
+        self.wrapped_document = WrappedDocument(self.document, tab_width=self.indent_width)
+        self.navigator = DocumentNavigator(self.wrapped_document)
+        self._build_highlight_map()
+        self.move_cursor((0, 0))
+        self._rewrap_and_refresh_virtual_size()
+
+    def undo(self) -> None:
+        with self._restoring():
+            super().undo()
+
+    def redo(self) -> None:
+        with self._restoring():
+            super().redo()
+
+    @contextlib.contextmanager
+    def _restoring(self):
+        document = self.document
+        if isinstance(document, SymbolDocument):
+            document.restoring = True
+        try:
+            yield
+        finally:
+            if isinstance(document, SymbolDocument):
+                document.restoring = False
+
+    def action_delete_left(self) -> None:
+        """Backspace after (or inside) a symbol deletes all of it: a symbol is one character."""
+        if not self._delete_symbol(-1):
+            super().action_delete_left()
+
+    def action_delete_right(self) -> None:
+        if not self._delete_symbol(0):
+            super().action_delete_right()
+
+    def _delete_symbol(self, offset: int) -> bool:
+        if self.read_only or not self.selection.is_empty or not isinstance(self.document, SymbolDocument):
+            return False
+        index = self.document.get_index_from_location(self.cursor_location) + offset
+        found = self.document.symbol_at(index) if index >= 0 else None
+        if found is None:
+            return False
+        locate = self.document.get_location_from_index
+        self._delete_via_keyboard(locate(found[0]), locate(found[1]))
+        return True
