@@ -154,3 +154,41 @@ def test_a_change_still_in_progress_is_never_taken_for_an_outside_one(home):
     (home.skills_dir / "brew" / "SKILL.md").write_text(BREW, encoding="utf-8")
     home.journal.commit(row)
     assert home.skills.outside.record() == [] and _outside_rows(home) == []
+
+
+def test_our_own_pin_is_never_outside_even_when_a_look_lands_mid_write(home):
+    """The pin's row was journaled done before .usage.json was written: a look in between moved past
+    it, and the next took our pin for an outside one."""
+    _create_brew(home)
+    home.skills.outside.record()
+    usage, write = home.skills.usage, home.skills.usage.set_fields
+
+    def set_fields(name, **fields):
+        home.skills.outside.record()  # the watcher looks (another change) between the row and the write
+        return write(name, **fields)
+
+    usage.set_fields = set_fields
+    assert home.curator.pin("brew")["success"]
+    usage.set_fields = write
+    home.skills.outside.record()
+    assert _outside_rows(home) == []
+
+
+def test_a_usage_file_caught_mid_save_or_a_renamed_skill_is_no_pin_change(home):
+    _create_brew(home)
+    assert home.curator.pin("brew")["success"]
+    home.skills.outside.record()
+    path = home.skills_dir / ".usage.json"
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) // 2])  # an editor mid-save: says nothing about pins
+    home.skills.outside.record()
+    path.write_bytes(whole)
+    home.skills.outside.record()
+    assert _outside_rows(home) == []
+    skill_md = home.skills_dir / "brew" / "SKILL.md"  # renamed in its frontmatter, its usage moved with it
+    skill_md.write_text(BREW.replace("name: brew", "name: tea"), encoding="utf-8")
+    records = json.loads(path.read_text(encoding="utf-8"))
+    records["tea"] = records.pop("brew")
+    path.write_text(json.dumps(records), encoding="utf-8")
+    home.skills.outside.record()
+    assert _outside_rows(home) == [("external", "tea", "edited", "brew/SKILL.md")]  # no "pinned"

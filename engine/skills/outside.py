@@ -56,7 +56,8 @@ class OutsideChanges:
             return []
         with self._lock:
             mark = self._settled_mark()
-            now, pins = self._scan(), self._pinned()
+            now, pins = self._scan(), self.home.skills.usage.pinned()
+            pins = self._pins if pins is None else pins  # unreadable for now: no pin judged
             if self._seen is None:
                 self._seen, self._pins, self._journal_mark = now, pins, mark
                 return []
@@ -78,7 +79,7 @@ class OutsideChanges:
             changes += [  # a pin set or cleared in .usage.json (Hermes's `skills pin`), on a skill still here
                 (PINNED if seen.name in pins else UNPINNED, rel, seen, seen)
                 for rel, seen in now.items()
-                if rel in before and (seen.name in pins) != (seen.name in self._pins)
+                if rel in before and (seen.name in pins) != (before[rel].name in self._pins)
             ]
             ids = []
             for change, rel, old, new in sorted(changes, key=lambda c: c[1]):
@@ -129,9 +130,6 @@ class OutsideChanges:
                 continue
             found[rel] = _Seen(skill.name, stamp, sha)
         return found
-
-    def _pinned(self) -> set[str]:
-        return {name for name, record in self.home.skills.usage.load().items() if record.get("pinned")}
 
     def _settled_mark(self) -> int:
         """The newest journal row, or just below the oldest skills row still pending: a change in

@@ -106,6 +106,11 @@ class UsageStore:
     def load(self) -> dict[str, dict[str, Any]]:
         return self._read()[0]
 
+    def pinned(self) -> set[str] | None:
+        """The skills pinned, or None while the file is not a JSON object (an editor mid-save): it says nothing."""
+        records, bad = self._read()
+        return None if bad is not None else {name for name, record in records.items() if record.get("pinned")}
+
     def update(self, change: Callable[[dict[str, dict[str, Any]], str], None]) -> dict[str, dict[str, Any]]:
         """Apply ``change(records, now_iso)`` under the lock and write the result atomically."""
         with self.links.lock(self.path):
