@@ -269,6 +269,23 @@ def test_a_prefix_answered_from_its_commonest_words_says_so(tmp_path, clock, cap
     assert capsys.readouterr().out.startswith(f"note: {PARTIAL_NOTE}")
 
 
+def test_typing_reads_not_over_the_terms_after_it_as_fts5_does(tmp_path, clock):
+    """``a NOT b c`` is a NOT (b c) to FTS5; the plan for a typed prefix joined terms with AND, which
+    made it (a NOT b) AND c: typed, 'deploy NOT fail rollback' found only one of the three."""
+    archive = open_home(tmp_path / "h", clock=clock).archive
+    for n, text in enumerate(["deploy ok", "deploy fail", "deploy rollback", "deploy fail rollback"]):
+        archive.create_session(f"s{n}", title=f"S{n}")
+        archive.append_messages(f"s{n}", [{"role": "user", "content": text}])
+
+    def found(text: str, prefix: bool) -> set[str]:
+        return {h.session_id for h in archive.search(text, prefix=prefix, limit=50)}
+
+    assert found("deploy NOT fail rollback", False) == {"s0", "s1", "s2"}
+    assert found("deploy NOT fail rollback", True) == {"s0", "s1", "s2"}
+    assert found("deploy NOT fail rollb", True) == {"s0", "s1", "s2"}
+    assert found("deploy NOT fail AND rollb", True) == {"s2"}  # AND binds looser than NOT
+
+
 def test_words_phrases_prefixes_tool_names_and_roles(tmp_path, clock):
     home = open_home(tmp_path / "h", clock=clock)
     archive = home.archive

@@ -374,8 +374,13 @@ class SearchMixin(LineageMixin):
         unseen = set().union(*(vocab.words(" ".join(filter(None, row))) for row in gap)) if gap else set()
         parts: list[str] = []
         complete = True
+        excluding = False  # inside the parentheses after a NOT: "a NOT b c" is a NOT (b c), "a NOT b AND c" is not
         for token, excluded in zip(parsed.tokens, negated(parsed.tokens), strict=True):
-            if parts and not token.operator and parts[-1] not in OPERATORS:
+            if token.operator:
+                parts += [")"] * excluding + [token.fts()] + ["("] * (token.text == "NOT")
+                excluding = token.text == "NOT"
+                continue
+            if parts and parts[-1] not in (*OPERATORS, "("):
                 parts.append("AND")  # FTS5 takes "a b" as a AND b, but refuses "a (b OR c)" without it
             if not token.prefix:
                 parts.append(token.fts())
@@ -389,7 +394,7 @@ class SearchMixin(LineageMixin):
                 return None  # a word found nowhere, or an exact search over too many words
             complete = complete and every
             parts.append("(" + " OR ".join('"' + " ".join([*head, w]) + '"' for w in words) + ")")
-        expr = " ".join(parts)
+        expr = " ".join([*parts, *[")"] * excluding])
         return _Plan(
             f"fts:{order}:{'prefix' if complete else 'prefix-top'}",
             lambda within: self._fallback_pages(self.conn(), "messages_fts", [expr], descending, ranked, within),
