@@ -166,9 +166,13 @@ def _seed_consolidation(home, existing: set[str]) -> int:
 
 
 def holds_other_data(home) -> bool:
-    """True for a home with memory or sessions that the demo did not seed (a real install)."""
+    """True for a home with memory, sessions or skills that the demo did not seed (a real install,
+    even a new one that holds only the skills Hermes installs)."""
     entries = set(home.memory.entries("memory")) | set(home.memory.entries("user"))
     if entries and not entries & (set(MEMORY) | set(USER)):
+        return True
+    skills = {info.name for info in home.skills.list(include_archived=True)}
+    if skills and not skills & {skill["name"] for skill in SKILLS}:
         return True
     archive = home.archive
     return archive.session_count() > 0 and all(archive.get_session(sid) is None for sid, *_ in SESSIONS)

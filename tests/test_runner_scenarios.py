@@ -201,3 +201,23 @@ def test_the_demo_scenario_never_seeds_a_home_that_holds_other_data(home, capsys
     code, out = wb(home.root, "run", "--scenario", "demo")
     assert code == 1 and home.archive.session_count() == 0
     run_scenario(home, "smoke", speed=0)  # a scenario without the demo's seed still plays here
+
+
+def test_a_home_that_holds_only_skills_of_its_own_is_not_the_demos(tmp_path):
+    """A new Hermes install holds skills before any memory or session."""
+    from engine import open_home
+    from engine.demo import holds_other_data
+
+    home = open_home(tmp_path / "h")
+    assert not holds_other_data(home)
+    assert home.skills.manage(
+        {
+            "action": "create",
+            "name": "brew",
+            "content": "---\nname: brew\ndescription: Brew coffee\n---\nGrind 3 scoops.\n",
+        }
+    )["success"]
+    assert holds_other_data(home)
+    with pytest.raises(WorkbenchError, match="not the demo's"):
+        run_scenario(home, "demo", speed=0)
+    home.close()

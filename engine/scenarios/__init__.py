@@ -168,7 +168,7 @@ def run_scenario(
         if holds_other_data(home):  # its seed would be written into a real home, as the user
             raise WorkbenchError(
                 f"The {scenario.name!r} scenario first adds the demo's memory, sessions and skills, and "
-                f"{home.root} already holds memory or sessions that are not the demo's; nothing was changed. "
+                f"{home.root} already holds memory, sessions or skills that are not the demo's; nothing was changed. "
                 "Play it in a demo home (`workbench demo --home ./demo-home`), or play another scenario here "
                 "(`workbench scenarios list`)."
             )

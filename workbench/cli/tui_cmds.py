@@ -45,7 +45,7 @@ def open_demo(_home: None, args) -> None:
     home = open_home(root)
     if holds_other_data(home):
         raise WorkbenchError(
-            f"{home.root} already holds memory or sessions that are not the demo's, and the demo "
+            f"{home.root} already holds memory, sessions or skills that are not the demo's, and the demo "
             "would add to them; nothing was changed. Use a folder of its own "
             "(`workbench demo --home ./demo-home`), or `workbench` to open this home.",
             home=str(home.root),
@@ -61,7 +61,7 @@ def set_aside(home: Home) -> None:
     """Move a previous demo home to ``<home>.previous`` (replacing an older one); never a real home."""
     if holds_other_data(home):
         raise WorkbenchError(
-            f"{home.root} is not a demo home (it holds memory or sessions the demo did not "
+            f"{home.root} is not a demo home (it holds memory, sessions or skills the demo did not "
             "seed), so --fresh will not move it; nothing was changed.",
             home=str(home.root),
         )
