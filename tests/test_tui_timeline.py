@@ -238,3 +238,4 @@ async def test_a_revert_question_never_opens_over_the_screen_the_user_went_to(ho
         await settle(pilot)
         assert isinstance(pilot.app.screen, ApprovalsScreen)
         assert not any(isinstance(s, ConfirmDialog) for s in pilot.app.screen_stack)
+        assert any("Not asked: you left Timeline" in str(n.message) for n in pilot.app._notifications)

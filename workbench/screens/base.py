@@ -196,6 +196,12 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         answer opens it late): over another screen, its keys would act on rows that screen does not show."""
         if self.is_current:
             self.app.push_screen(dialog, answered)
+        else:
+            self.app.notify(
+                f"Not asked: you left {self.TITLE_TEXT} before its question was ready. Ask again there.",
+                title=self.TITLE_TEXT,
+                markup=False,
+            )
 
     def engine_event(self, event: Event) -> None:
         """An engine event (or an external change) arrived; refresh what it touches."""
