@@ -8,7 +8,8 @@ pictures (``␛``), DEL as ``␡``, C1 controls as ``\\x9b``, and bidi controls 
 overrides, isolates and the LRM/RLM/ALM marks) as ``<U+202E>``, as are U+FEFF (a
 byte-order mark inside text, which Hermes blocks as invisible) and the characters that
 draw as nothing at all: the zero-width space, word joiner, invisible operators, soft
-hyphen, the Hangul fillers and the tag block (U+E0000-U+E007F, which can spell a hidden
+hyphen, the line and paragraph separators (U+2028, U+2029: an editor would
+split a line there), the Hangul fillers and the tag block (U+E0000-U+E007F, which can spell a hidden
 instruction; a subdivision flag such as 🏴 + tags stays a flag), so a reader sees what a
 model reads; as are lone surrogates (a file name that was not UTF-8). ZWJ and ZWNJ stay:
 emoji and several scripts spell with them (the threat scan judges each by where it sits).
@@ -27,7 +28,7 @@ import re
 _FLAG = "\U0001f3f4[\U000e0020-\U000e007e]{2,6}\U000e007f"
 _CONTROLS = re.compile(
     _FLAG + "|[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200e\u200f"
-    "\u202a-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ud800-\udfff\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ud800-\udfff\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0000-\U000e007f\U000e0080-\U000e00ff]"
 )
 

@@ -79,3 +79,10 @@ def test_an_undo_puts_back_the_symbols_an_edit_took_out():
     document.restoring = True  # as SymbolTextArea.undo sets it
     document.replace_range(locate(1), locate(1), taken.replaced_text)  # what TextArea's undo does
     assert document.real == "a\u200bb"
+
+
+def test_a_line_separator_is_a_symbol_not_a_line_break_the_save_would_write():
+    """U+2028 in an entry opened as two lines: saving untouched wrote a newline in its place."""
+    text = "one\u2028two\u2029three\x85four"
+    document = SymbolDocument(text)
+    assert document.text == "one<U+2028>two<U+2029>three\\x85four" and document.real == text
