@@ -337,34 +337,15 @@ async def test_a_new_session_or_model_ends_the_previous_one_and_the_header_follo
         assert screen.session_id is None and header.session is None and focused_id(app) == "run-input"
 
 
+@pytest.mark.parametrize("arrives", ["as keys", "as a paste"])
 @pytest.mark.parametrize(
     "mode, box",
     [("2", "#sessions-search"), ("3", "#skills-filter"), ("6", "#timeline-search")],
 )
-async def test_keys_that_arrive_at_once_after_slash_land_in_the_box(home, tmp_path, mode, box):
-    """Pasted, or typed fast over ssh, "/plant" reaches the app in one read. "/" focused the box
-    only after the keys behind it had been handed to the list, so they were lost (or ran its keys)."""
-    from textual import events
-
-    seed_sessions(home)
-    seed_skills(home)
-    app = make_app(home, tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press(mode)
-        await settle(pilot)
-        for character in "/pl/ant":  # the second / is typed into the box as text
-            app.post_message(events.Key("slash" if character == "/" else character, character))
-        await settle(pilot)
-        assert app.screen.query_one(box, Input).value == "pl/ant" and focused_id(app) == box[1:]
-
-
-@pytest.mark.parametrize(
-    "mode, box",
-    [("2", "#sessions-search"), ("3", "#skills-filter"), ("6", "#timeline-search")],
-)
-async def test_text_pasted_over_a_list_goes_to_the_search_box(home, tmp_path, mode, box):
-    """A terminal sends a paste as one bracketed event to the focused widget: pasted over a list,
-    "/plant" went nowhere."""
+async def test_text_that_arrives_at_once_after_slash_lands_in_the_box(home, tmp_path, mode, box, arrives):
+    """Typed fast over ssh, "/plant" reaches the app in one read: "/" focused the box only after
+    the keys behind it had been handed to the list, so they were lost (or ran its keys). Pasted,
+    it is one bracketed event to the focused widget, and over a list it went nowhere."""
     from textual import events
 
     seed_sessions(home)
@@ -374,6 +355,10 @@ async def test_text_pasted_over_a_list_goes_to_the_search_box(home, tmp_path, mo
         await pilot.press(mode)
         await settle(pilot)
         assert not isinstance(app.focused, Input)
-        app.post_message(events.Paste("/pl/ant"))
+        if arrives == "as keys":
+            for character in "/pl/ant":  # the second / is typed into the box as text
+                app.post_message(events.Key("slash" if character == "/" else character, character))
+        else:
+            app.post_message(events.Paste("/pl/ant"))
         await settle(pilot)
         assert app.screen.query_one(box, Input).value == "pl/ant" and focused_id(app) == box[1:]

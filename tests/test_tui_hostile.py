@@ -136,26 +136,31 @@ async def test_hostile_text_everywhere_never_crashes_or_styles_a_screen(home, tm
     assert app.errors == []
 
 
+async def open_editor(pilot, key: str):
+    """On the Memory screen, ``e`` (edit the live column's entry) or ``a`` (add): the dialog and its text area."""
+    from widgets.entry_list import EntryList
+    from widgets.symbol_editor import SymbolTextArea
+    from workbench.screens.dialogs import EditDialog
+
+    app = pilot.app
+    await settle(pilot)
+    app.screen.query_one("#live-list", EntryList).focus()
+    await pilot.press(key)
+    await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+    return app.screen, app.screen.query_one(SymbolTextArea)
+
+
 async def test_the_editor_shows_invisible_characters_as_symbols_and_saves_them_back(home, tmp_path):
     """A symbol left in place is saved as its character (the store then judges it); backspace
     deletes it whole, and with it the character. Before, ``<U+200B>`` was written as text, and
     one backspace left ``<U+200B`` to be saved."""
     from textual.widgets import Static
 
-    from widgets.entry_list import EntryList
-    from widgets.symbol_editor import SymbolTextArea
-    from workbench.screens.dialogs import EditDialog
-
     (home.root / "memories").mkdir(parents=True, exist_ok=True)
     home.memory.path("memory").write_text("zero\u200bwidth space", encoding="utf-8")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        app.screen.query_one("#live-list", EntryList).focus()
-        await pilot.press("e")
-        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
-        dialog = app.screen
-        area = dialog.query_one(SymbolTextArea)
+        dialog, area = await open_editor(pilot, "e")
         assert area.text == "zero<U+200B>width space"
         hint = " ".join(str(s.content) for s in dialog.query(Static) if "hint" in s.classes)
         assert "control or invisible characters" in hint and "backspace deletes a symbol whole" in hint
@@ -178,9 +183,6 @@ async def test_the_editor_tells_a_literal_symbol_from_the_character_it_stands_fo
     """The text holds a literal ␛ beside a real ESC. Symbols were turned back by their text, so
     either both became ESC or neither did (the real one then saved as text); and Esc asked
     "Discard your changes?" on an untouched draft."""
-    from widgets.entry_list import EntryList
-    from widgets.symbol_editor import SymbolTextArea
-    from workbench.screens.dialogs import EditDialog
     from workbench.screens.memory import MemoryScreen
 
     original = "drawn as ␛ here, real \x1b[0m there"
@@ -188,12 +190,7 @@ async def test_the_editor_tells_a_literal_symbol_from_the_character_it_stands_fo
     home.memory.path("memory").write_text(original, encoding="utf-8")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        app.screen.query_one("#live-list", EntryList).focus()
-        await pilot.press("e")
-        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
-        dialog = app.screen
-        area = dialog.query_one(SymbolTextArea)
+        dialog, area = await open_editor(pilot, "e")
         assert area.text == "drawn as ␛ here, real ␛[0m there" and dialog.draft == original
         await pilot.press("end", *", and more")
         assert dialog.draft == original + ", and more"
@@ -208,19 +205,10 @@ async def test_hidden_characters_pasted_into_an_editor_show_as_symbols(home, tmp
     user could not find; an ESC drew as a garbled ^[. A paste is one edit: ctrl+z takes it back."""
     from textual import events
 
-    from widgets.entry_list import EntryList
-    from widgets.symbol_editor import SymbolTextArea
-    from workbench.screens.dialogs import EditDialog
-
     home.memory.add("memory", "keep me")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        app.screen.query_one("#live-list", EntryList).focus()
-        await pilot.press("a")
-        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
-        dialog = app.screen
-        area = dialog.query_one(SymbolTextArea)
+        dialog, area = await open_editor(pilot, "a")
         app.post_message(events.Paste("zero\u200bwidth and \x1b[1mbold"))  # as a terminal sends it
         await wait_for(pilot, lambda: "<U+200B>" in area.text, what="the symbols")
         assert area.text == "zero<U+200B>width and ␛[1mbold"

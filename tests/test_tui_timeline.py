@@ -114,6 +114,14 @@ async def test_enter_opens_the_entry_in_memory_the_skill_and_the_proposal(home, 
         )
 
 
+async def revert_question(pilot, screen, text: str) -> str:
+    """``r`` on the row showing ``text``: the confirmation's detail."""
+    await cursor_to(pilot, screen, text)
+    await pilot.press("r")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="confirmation")
+    return pilot.app.screen.detail
+
+
 async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_changed(home, tmp_path):
     learn(home)
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
@@ -128,10 +136,7 @@ async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_
         assert "Hand-written note" not in home.memory.entries("memory")
         home.memory.replace("memory", "Deploys go through staging", "Deploys go to prod", ToolContext(actor="user"))
         await settle(pilot)
-        await cursor_to(pilot, screen, "background review")
-        await pilot.press("r")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="confirmation")
-        detail = pilot.app.screen.detail
+        detail = await revert_question(pilot, screen, "background review")
         assert "will revert 2 (USER + 'Prefers short answers')" in detail
         assert "will refuse 3 (MEMORY + 'Deploys go through staging')" in detail and "no longer in MEMORY.md" in detail
         await pilot.press("y")
@@ -150,10 +155,7 @@ async def test_a_group_revert_names_the_rows_it_leaves_each_in_its_own_clause(ho
         home.journal.append("curator", action, "curator", actor="curator", detail={"run": "r1"})
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
-        await cursor_to(pilot, screen, "background review")
-        await pilot.press("r")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="confirmation")
-        detail = pilot.app.screen.detail
+        detail = await revert_question(pilot, screen, "background review")
         assert "will revert 2 (USER + 'Prefers short answers')" in detail
         assert "will leave 5 (" in detail and "a record of a decision, not a change" in detail
         await pilot.press("n")
