@@ -516,3 +516,20 @@ async def test_the_editor_warns_of_a_near_duplicate_exactly_as_the_approval_prev
     assert draft_budget([draft[:-1]], 2200, threshold=99.5)(draft).duplicates == ()  # the one threshold rules it
     many = draft_budget([f"shell loop entry {n}" for n in range(60)], 2200, threshold=80)("shell loop entry 7")
     assert many.duplicates[0] == "shell loop entry 7" and (len(many.duplicates), many.more_duplicates) == (3, 57)
+
+
+async def test_saving_an_unchanged_entry_says_nothing_was_saved(home, tmp_path):
+    """ctrl+s on an untouched draft wrote nothing, and the status line said "Saved."."""
+    home.memory.add("memory", "keep me as I am")
+    rows_before = len(home.journal.query(subsystem="memory"))
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#live-list", EntryList).focus()
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, EditDialog), what="the editor closed")
+        status = str(app.screen.query_one("#status").render())
+        assert status.startswith("No change to save") and "Saved." not in status
+        assert len(home.journal.query(subsystem="memory")) == rows_before

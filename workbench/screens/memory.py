@@ -460,7 +460,7 @@ class MemoryScreen(WorkbenchScreen):
                 budget=self.budget_for(row.text),
                 recheck=watch.check,
             ),
-            self._after_edit,
+            lambda saved: self._after_edit(saved, edit.unchanged),
         )
 
     def action_remove(self) -> None:
@@ -478,8 +478,8 @@ class MemoryScreen(WorkbenchScreen):
         error = result_error(self.home.memory.remove_exact(target, entry))
         self.report(error or "Entry removed.", error=error is not None)
 
-    def _after_edit(self, saved: bool | None) -> None:
-        self.show_status("Saved." if saved else "")
+    def _after_edit(self, saved: bool | None, unchanged: bool = False) -> None:
+        self.show_status(("No change to save: the entry is as it was." if unchanged else "Saved.") if saved else "")
 
     def _editable_row(self) -> EntryRow | None:
         live = self.query_one("#live-list", EntryList)
@@ -553,13 +553,15 @@ class _Edit:
         self.target = target
         self.original = base
         self.base: str | None = base
+        self.unchanged = False  # the last submit found the draft as the entry is: nothing was written
 
     def submit(self, text: str) -> Outcome:
         """Worker thread: replace exactly our base; if it is gone, show whose version won."""
         memory = self.screen.home.memory
         if self.base is None:  # theirs was a removal and the user keeps the draft
             return result_error(memory.add(self.target, text, user_context()))
-        if text.strip() == self.base:
+        self.unchanged = text.strip() == self.base
+        if self.unchanged:
             return None
         error = result_error(memory.replace_exact(self.target, self.base, text))
         if error and self.base not in memory.entries(self.target):
