@@ -56,6 +56,13 @@ def test_the_session_filter_takes_an_id_or_the_start_of_one(home):
     home.memory.add("memory", "From s10", ToolContext(actor="agent", session_id="s10"))
     assert [r.session_id for r in timeline.page(session_id="s1")] == ["s1"]  # a whole id is that session's alone
     assert [r.session_id for r in timeline.page(session_id="s")] == ["s10", "s1"]
+    listed = subprocess.run(
+        [sys.executable, "-m", "workbench", "timeline", "--session", "s", "--home", str(home.root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+    assert "From s10'  (session s10)" in listed and "From s1'  (session s1)" in listed  # which is whose
     code, out = wb(home.root, "timeline", "--session", "20261130_10")
     assert code == 0 and [r["summary"] for r in out["rows"]] == ["MEMORY + 'Deploys go through staging'"]
 

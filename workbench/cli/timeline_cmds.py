@@ -67,9 +67,11 @@ def show_timeline(home: Home, args) -> Output:
     def text() -> str:
         if not rows:
             return "No changes on the timeline match."
+        mixed = args.session and len({r.session_id for r in rows}) > 1  # a prefix that more than one id starts
         lines = [
             f"{r.id:>7}  {r.when[:19].replace('T', ' ')}  {r.actor:<8} {r.summary}"
             + (f"  [{r.group}]" if r.group else "")
+            + (f"  (session {r.session_id})" if mixed else "")
             + (f"\n{'':>9}← {source.describe()}" if not r.session_id and (source := timeline.source(r)) else "")
             for r in rows
         ]
