@@ -86,3 +86,15 @@ def test_a_line_separator_is_a_symbol_not_a_line_break_the_save_would_write():
     text = "one\u2028two\u2029three\x85four"
     document = SymbolDocument(text)
     assert document.text == "one<U+2028>two<U+2029>three\\x85four" and document.real == text
+
+
+def test_an_undo_puts_back_a_symbol_an_edit_cut_into():
+    """Typing over part of a symbol, then undoing, left the symbol's text as plain text: saved, the
+    real character was gone and ``<U+00AD>`` written in its place."""
+    document = SymbolDocument("hy\u00adphen")
+    locate = document.get_location_from_index
+    typed = document.replace_range(locate(2), locate(5), "X")  # "<U+" of "<U+00AD>" typed over
+    assert document.real == "hyX00AD>phen"
+    document.restoring = True
+    document.replace_range(locate(2), locate(3), typed.replaced_text)  # what TextArea's undo does
+    assert document.text == "hy<U+00AD>phen" and document.real == "hy\u00adphen"

@@ -17,7 +17,7 @@ import contextlib
 from textual.widgets import TextArea
 from textual.widgets.text_area import Document, DocumentNavigator, EditResult, Location, WrappedDocument
 
-from engine.textsafety import Symbol, shown_with_symbols
+from engine.textsafety import Symbol, shown_with_symbols, visible
 
 
 class SymbolDocument(Document):
@@ -26,7 +26,9 @@ class SymbolDocument(Document):
     def __init__(self, text: str):
         shown, self.symbols = shown_with_symbols(text)
         super().__init__(shown)
-        self._taken: dict[str, list[Symbol]] = {}  # text an edit took out whole symbols with: an undo puts it back
+        self._taken: dict[
+            tuple[int, str], list[Symbol]
+        ] = {}  # what an edit replaced, and where: an undo puts its symbols back
         self.restoring = False  # an undo or redo is putting back text this document once held
 
     @property
@@ -45,19 +47,21 @@ class SymbolDocument(Document):
     def replace_range(self, start: Location, end: Location, text: str) -> EditResult:
         top, bottom = sorted((start, end))
         first, last = self.get_index_from_location(top), self.get_index_from_location(bottom)
-        taken = [(s - first, e - first, c) for s, e, c in self.symbols if first <= s and e <= last]
+        # every symbol the edit touches, even in part: an undo puts the same text back in the same place
+        taken = [(s - first, e - first, c) for s, e, c in self.symbols if (s < last and e > first) or s < first < e]
         if taken:
-            self._taken[self.get_text_range(top, bottom)] = taken
+            self._taken[(first, self.get_text_range(top, bottom))] = taken
         shown, added = shown_with_symbols(text)  # hidden characters typed or pasted
         if self.restoring and not added:  # an undo re-inserts what an edit took out, symbols and all
-            added = self._taken.get(text, [])
+            added = self._taken.get((first, text), [])
         result = super().replace_range(top, bottom, shown)
         moved = len(shown) - (last - first)
         kept = [(s, e, c) if e <= first else (s + moved, e + moved, c) for s, e, c in self.symbols]
-        self.symbols = sorted(
-            [k for k, (s, e, _) in zip(kept, self.symbols, strict=True) if e <= first or s >= last]
-            + [(first + s, first + e, c) for s, e, c in added]
-        )
+        restored = [(first + s, first + e, c) for s, e, c in added]
+        symbols = [k for k, (s, e, _) in zip(kept, self.symbols, strict=True) if e <= first or s >= last]
+        text_now = self.text
+        symbols = [k for k in symbols if not any(r[0] < k[1] and k[0] < r[1] for r in restored)]
+        self.symbols = sorted(symbols + [r for r in restored if text_now[r[0] : r[1]] == visible(r[2])])
         return result
 
 
