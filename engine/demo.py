@@ -171,7 +171,8 @@ def holds_other_data(home) -> bool:
     entries = set(home.memory.entries("memory")) | set(home.memory.entries("user"))
     if entries and not entries & (set(MEMORY) | set(USER)):
         return True
-    skills = {info.name for info in home.skills.list(include_archived=True)}
+    scanner = home.skills.scanner  # names only: no SKILL.md parsed for usage or provenance
+    skills = {found.name for found in (*scanner.active(), *scanner.archived())}
     if skills and not skills & {skill["name"] for skill in SKILLS}:
         return True
     archive = home.archive

@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -118,6 +119,14 @@ def _row(row: sqlite3.Row) -> JournalEntry:
         detail=detail if isinstance(detail, dict) else {"unreadable": text_value(row["detail"])},
         status=text_value(row["status"]) or "",
     )
+
+
+@dataclass
+class Recording:
+    """A pending row ``Journal.recording`` wrote; ``updates`` correct it when it is committed."""
+
+    id: int
+    updates: dict[str, Any] = field(default_factory=dict)
 
 
 class Journal:
@@ -229,6 +238,18 @@ class Journal:
             ):
                 self._keep(conn, snapshot)
             self._release(conn, release, newest)
+
+    @contextlib.contextmanager
+    def recording(self, subsystem: str, action: str, target: str, **fields: Any) -> Iterator[Recording]:
+        """The journal-first rule as a block: a pending row before the change, committed (with the
+        entry's ``updates``) after it, abandoned if the block fails."""
+        entry = Recording(self.begin(subsystem, action, target, **fields))
+        try:
+            yield entry
+        except BaseException as exc:
+            self.abandon(entry.id, str(exc) or type(exc).__name__)
+            raise
+        self.commit(entry.id, **entry.updates)
 
     def abandon(self, entry_id: int, reason: str) -> None:
         """Mark a pending row as not applied (the change was refused or failed)."""

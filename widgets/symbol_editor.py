@@ -56,12 +56,17 @@ class SymbolDocument(Document):
             added = self._taken.get((first, text), [])
         result = super().replace_range(top, bottom, shown)
         moved = len(shown) - (last - first)
-        kept = [(s, e, c) if e <= first else (s + moved, e + moved, c) for s, e, c in self.symbols]
-        restored = [(first + s, first + e, c) for s, e, c in added]
-        symbols = [k for k, (s, e, _) in zip(kept, self.symbols, strict=True) if e <= first or s >= last]
-        text_now = self.text
-        symbols = [k for k in symbols if not any(r[0] < k[1] and k[0] < r[1] for r in restored)]
-        self.symbols = sorted(symbols + [r for r in restored if text_now[r[0] : r[1]] == visible(r[2])])
+        kept = [
+            (s, e, c) if e <= first else (s + moved, e + moved, c)
+            for s, e, c in self.symbols
+            if e <= first or s >= last
+        ]
+        new = [(first + s, first + e, c) for s, e, c in added]
+        if self.restoring and new:  # only what is back in place (the text around a symbol cut into, too)
+            now = self.text
+            new = [n for n in new if now[n[0] : n[1]] == visible(n[2])]
+            kept = [k for k in kept if not any(n[0] < k[1] and k[0] < n[1] for n in new)]
+        self.symbols = sorted(kept + new)
         return result
 
 

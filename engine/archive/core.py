@@ -7,13 +7,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..db import Checkpointer, ThreadConnections, connect, write_transaction
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import Event
+from ..journal import Recording
 from ..values import count_value, number_value, text_value
 from . import merges, schema
 from .models import Session, parse_json
@@ -22,12 +22,6 @@ if TYPE_CHECKING:
     from ..home import Home
 
 SUBSYSTEM = "sessions"
-
-
-@dataclass
-class _JournalRow:
-    id: int
-    updates: dict[str, Any] = field(default_factory=dict)
 
 
 class ArchiveCore:
@@ -230,28 +224,15 @@ class ArchiveCore:
     @contextlib.contextmanager
     def _journaled(
         self, action: str, target: str, *, actor: str, before: str | None = None, detail: dict | None = None
-    ) -> Iterator[_JournalRow]:
+    ) -> Iterator[Recording]:
         """Journal row written before the change, marked done after it (abandoned on failure)."""
         if self.read_only:
             raise ReadOnlyError("This home is open read-only; the session archive was not changed.")
-        journal = self.home.journal
-        entry = _JournalRow(
-            journal.begin(
-                SUBSYSTEM,
-                action,
-                target,
-                actor=actor,
-                before=before,
-                session_id=None if target == "*" else target,
-                detail=detail,
-            )
-        )
-        try:
+        session_id = None if target == "*" else target
+        with self.home.journal.recording(
+            SUBSYSTEM, action, target, actor=actor, before=before, session_id=session_id, detail=detail
+        ) as entry:
             yield entry
-        except BaseException as exc:
-            journal.abandon(entry.id, str(exc) or type(exc).__name__)
-            raise
-        journal.commit(entry.id, **entry.updates)
 
     def _publish(self, event: Event) -> None:
         self.home.bus.publish(event)

@@ -261,17 +261,13 @@ class Curator:
         record = self.skills.usage.load().get(found.name)
         self._refuse_read_only(found, self.skills.provenance_of()(found, record), "pin")
         verb = "pin" if pinned else "unpin"
-        journal = self.home.journal
-        journal_id = journal.begin(  # pending until written: a look at the pins meanwhile knows it is ours
-            "skills", verb, found.name, actor="user", before=str(bool((record or {}).get("pinned"))), after=str(pinned)
-        )
-        try:
+        before = str(bool((record or {}).get("pinned")))
+        # pending until written: a look at the pins meanwhile knows the change is ours
+        with self.home.journal.recording(
+            "skills", verb, found.name, actor="user", before=before, after=str(pinned)
+        ) as row:
             self.skills.usage.set_fields(found.name, pinned=pinned)
-        except BaseException as exc:
-            journal.abandon(journal_id, f"not written: {exc}")
-            raise
-        journal.commit(journal_id)
-        self._announce(found.name, verb, "user", journal_id)
+        self._announce(found.name, verb, "user", row.id)
         return {"success": True, "message": f"Skill '{found.name}' {verb}ned.", "name": found.name, "pinned": pinned}
 
     def pin(self, name: str) -> dict[str, Any]:

@@ -95,10 +95,14 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         """A paste that no text box took (a list had focus; ``/deploy`` pasted whole) goes into the
         screen's search box, a leading ``/`` being the key that opens it."""
         if self.SEARCH_BOX and not isinstance(self.focused, (Input, TextArea)):
-            box = self.query_one(f"#{self.SEARCH_BOX}", Input)
+            box = self.search_box
             self.set_focus(box)
             box.post_message(events.Paste(event.text.removeprefix("/")))
             event.stop()
+
+    @property
+    def search_box(self) -> Input:
+        return self.query_one(f"#{self.SEARCH_BOX}", Input)
 
     def focus_box(self) -> None:
         """``/`` (a priority binding, run before the keys after it are handed out): focus the search
@@ -106,7 +110,7 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         that had focus. In a text box ``/`` is just typed."""
         if isinstance(self.focused, (Input, TextArea)):
             raise SkipAction()
-        self.set_focus(self.query_one(f"#{self.SEARCH_BOX}", Input))
+        self.set_focus(self.search_box)
 
     def on_mount(self) -> None:
         """Textual runs this after a subclass's own ``on_mount``: do not call it with super()."""
