@@ -11,9 +11,10 @@ draw as nothing at all: the zero-width space, word joiner, invisible operators, 
 hyphen, the line and paragraph separators (U+2028, U+2029: an editor would
 split a line there), the Hangul fillers and the tag block (U+E0000-U+E007F, which can spell a hidden
 instruction; a subdivision flag such as 🏴 + tags stays a flag), so a reader sees what a
-model reads; as are lone surrogates (a file name that was not UTF-8). ZWJ and ZWNJ stay:
-emoji and several scripts spell with them (the threat scan judges each by where it sits).
-Newlines and tabs are kept.
+model reads; as are lone surrogates (a file name that was not UTF-8). Joiners, variation
+selectors and the braille blank show as symbols only where nothing is spelt with them
+(``engine.invisible``, the rule the threat scan refuses them by): 👩🏽‍💻 and 葛󠄀 stay as they are,
+a ZWJ inside a word does not. Newlines and tabs are kept.
 ``--json`` output keeps the exact text, with these characters written as JSON escapes
 (``json_text``: U+009B as ``\\u009b``), which a parser reads back as they were and a
 terminal never acts on.
@@ -24,18 +25,24 @@ from __future__ import annotations
 import json
 import re
 
+from .invisible import CONTEXTUAL, FLAG, needed_at
+
 # A subdivision flag (🏴 + tag letters + cancel tag) is the one thing tag characters may spell.
-_FLAG = "\U0001f3f4[\U000e0020-\U000e007e]{2,6}\U000e007f"
 _CONTROLS = re.compile(
-    _FLAG + "|[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200e\u200f"
-    "\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ud800-\udfff\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-    "\U000e0000-\U000e007f\U000e0080-\U000e00ff]"
+    FLAG + "|[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200e\u200f"
+    "\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff0-\ufff8\ud800-\udfff\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff" + CONTEXTUAL + "]"
 )
+
+
+def _kept(match: re.Match) -> bool:
+    """True for what shows as itself: a flag, or a joiner or selector its neighbours are spelt with."""
+    return len(match.group()) > 1 or needed_at(match.string, match.start())
 
 
 def _picture(match: re.Match) -> str:
     found = match.group()
-    if len(found) > 1:  # a flag: drawn as the flag it is
+    if _kept(match):
         return found
     code = ord(found)
     if code < 0x20:
@@ -74,11 +81,11 @@ def shown_with_symbols(text: str) -> tuple[str, list[Symbol]]:
 
 def is_terminal_safe(text: str) -> bool:
     """True when ``text`` holds nothing ``visible`` would change."""
-    return all(len(found.group()) > 1 for found in _CONTROLS.finditer(text))
+    return all(_kept(found) for found in _CONTROLS.finditer(text))
 
 
 def _escaped(match: re.Match) -> str:
-    if len(match.group()) > 1:  # a flag: harmless, kept as it is
+    if _kept(match):  # harmless, kept as it is
         return match.group()
     code = ord(match.group())
     if code > 0xFFFF:  # JSON spells a character past the BMP as its UTF-16 surrogate pair

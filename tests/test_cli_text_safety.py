@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import FixedClock, open_home
-from engine.textsafety import is_terminal_safe
+from engine.textsafety import is_terminal_safe, json_text
 from workbench.cli import main
 
 # Characters that would drive a terminal, mixed into otherwise ordinary text.
@@ -111,7 +111,52 @@ def test_invisible_characters_are_named_but_joiners_that_spell_stay():
     assert (
         visible(f"{flag[:-1]} no cancel tag") == "\U0001f3f4<U+E0067><U+E0062><U+E0073><U+E0063><U+E0074> no cancel tag"
     )
-    assert (
-        visible("\U0001f469\u200d\U0001f4bb \u0645\u06cc\u200c\u062e")
-        == "\U0001f469\u200d\U0001f4bb \u0645\u06cc\u200c\u062e"
-    )
+    spelt = "\U0001f469\u200d\U0001f4bb \U0001f469\U0001f3fd\u200d\U0001f4bb \u0645\u06cc\u200c\u062e \u2764\ufe0f \u845b\U000e0100"
+    assert visible(spelt) == spelt and is_terminal_safe(spelt)
+    # Where nothing is spelt with them they draw as nothing, as the scan that refuses them says.
+    assert visible("rota\u200dtes a\ufe0f b\u200c ok\u2800ok") == "rota<U+200D>tes a<U+FE0F> b<U+200C> ok<U+2800>ok"
+    assert json_text("rota\u200dtes \U0001f469\u200d\U0001f4bb") == '"rota\\u200dtes \U0001f469\u200d\U0001f4bb"'
+
+
+hidden_mix = st.lists(
+    st.sampled_from(
+        [
+            "a",
+            " ",
+            "\u0645",
+            "\u0915",
+            "\u845b",
+            "\u1820",
+            "\u2801",
+            "\U0001f469",
+            "\U0001f3fd",
+            "\u2764",
+            "\U0001f3f4",
+            "\U000e0067",
+            "\U000e007f",
+            "\u200d",
+            "\u200c",
+            "\ufe0f",
+            "\U000e0100",
+            "\u180b",
+            "\u2800",
+            "\u200b",
+            "\ufff0",
+            "\U000e01f0",
+            "\x1b",
+        ]
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=hidden_mix)
+def test_what_the_scan_refuses_as_hidden_is_what_the_screen_shows_as_a_symbol(text):
+    """A refusal naming U+200D must point at a ``<U+200D>`` the reader can see and delete, and a
+    character drawn as a symbol is one the scan refuses (or a control it always shows)."""
+    from engine.invisible import hidden_characters
+    from engine.textsafety import shown_with_symbols
+
+    shown = {f"U+{ord(ch):04X}" for _, _, ch in shown_with_symbols(text)[1]}
+    assert set(hidden_characters(text)) == shown

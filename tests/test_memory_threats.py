@@ -44,6 +44,11 @@ def test_every_benign_corpus_text_is_clean(text, lang):
     "text",
     [
         "User codes at night 👩\u200d💻",  # an emoji ZWJ sequence
+        "Codes at night 👩🏽\u200d💻",  # ... with a skin tone before the joiner
+        "Pride 🏳️\u200d🌈 and ❤️\u200d🔥",  # ... with the emoji presentation selector before it
+        "Runs 🏃🏻\u200d♀️ daily",
+        "ᠮᠣᠩᠭᠣᠯ\u180b",  # a Mongolian variation selector after a Mongolian letter
+        "葛\U000e0100城",  # an ideographic variation selector
         "می\u200cخواهم",  # Persian spelling needs ZWNJ
         "क्\u200dष",  # Devanagari half form with ZWJ
         "Loves ❤️",  # VS16 after an emoji
@@ -67,6 +72,9 @@ def test_invisible_characters_a_real_grapheme_needs_are_kept(text):
         ("filler\u3164", "U+3164"),
         ("blank\u2800space", "U+2800"),
         ("mongolian\u180bfvs", "U+180B"),
+        ("joiner after a word\u200d👩", "U+200D"),
+        ("dangling 👩\u200d", "U+200D"),
+        ("latin\U000e0100selector", "U+E0100"),
         ("escape\x1b[2J", "U+001B"),
         ("carriage\rreturn", "U+000D"),
         ("bell\x07", "U+0007"),

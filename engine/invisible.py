@@ -3,11 +3,16 @@
 A default-ignorable code point (zero-width characters, bidi controls, variation
 selectors, the tag block, fillers), a control character other than tab and newline, or
 a braille blank used as a space can hide or reorder text. Each is refused unless the
-grapheme it belongs to needs it: a ZWJ inside an emoji sequence (👩‍💻), a variation
-selector after an emoji or an ideograph, tag characters spelling a subdivision flag
-(🏴 + tags + cancel tag), or ZWNJ/ZWJ between letters of a script that uses them for
-spelling (Persian, Arabic, the Indic scripts). Grapheme clusters come from the
-``regex`` module's ``\\X``, which follows Unicode's segmentation rules.
+grapheme it belongs to needs it: a ZWJ inside an emoji sequence (👩‍💻, 👩🏽‍💻, 🏳️‍🌈), a
+variation selector after an emoji or an ideograph, tag characters spelling a subdivision
+flag (🏴 + tags + cancel tag), ZWNJ/ZWJ between letters of a script that uses them for
+spelling (Persian, Arabic, the Indic scripts), or a Mongolian variation selector after a
+Mongolian letter. Grapheme clusters come from the ``regex`` module's ``\\X``, which
+follows Unicode's segmentation rules.
+
+Pure (no I/O): the threat scan refuses what ``hidden_characters`` finds, and
+``engine.textsafety`` draws the same characters as symbols with ``needed_at``, so what a
+refusal names is what the screen shows.
 """
 
 from __future__ import annotations
@@ -17,36 +22,52 @@ import regex
 _SUSPECT = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cc}\u2800--[\t\n]]", regex.V1)
 _GRAPHEME = regex.compile(r"\X")
 _PICTO = regex.compile(r"\p{Extended_Pictographic}")
+# An emoji that a ZWJ may follow: a pictograph, perhaps with its presentation selector or a skin tone.
+_PICTO_BEFORE_JOINER = regex.compile(r"\p{Extended_Pictographic}[\ufe0f\U0001f3fb-\U0001f3ff]?$")
 _EMOJI = regex.compile(r"[\p{Emoji}\p{Extended_Pictographic}]")
 _IDEOGRAPH = regex.compile(r"\p{Ideographic}")
 _BRAILLE = regex.compile(r"[\u2801-\u28ff]")
+_MONGOLIAN = regex.compile(r"\p{Script=Mongolian}")
 _JOINING_SCRIPT = regex.compile(
     r"[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Nko}\p{Script=Mongolian}\p{Script=Devanagari}"
     r"\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}"
     r"\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Myanmar}\p{Script=Khmer}]"
 )
-_FLAG_TAGS = regex.compile("\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f")
+# A subdivision flag: the black flag, two to six tag digits or small letters, the cancel tag.
+FLAG = "\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f"
+_FLAG_TAGS = regex.compile(FLAG)
 ZWNJ, ZWJ, BLACK_FLAG = "\u200c", "\u200d", "\U0001f3f4"
 
+# The hidden characters a grapheme may need (tags aside: a flag is judged as a whole).
+CONTEXTUAL = "\u180b-\u180d\u180f\u200c\u200d\u2800\ufe00-\ufe0f\U000e0100-\U000e01ef"
 
-def _needed(text: str, i: int, cluster: str) -> bool:
-    """True when the character at ``text[i]`` is part of a real grapheme's spelling."""
+
+def needed_at(text: str, i: int) -> bool:
+    """True when the joiner, variation selector or braille blank at ``text[i]`` is part of how
+    its neighbours are spelt (any other character: False)."""
     ch = text[i]
     before = text[i - 1] if i else ""
     after = text[i + 1] if i + 1 < len(text) else ""
-    if ch == ZWJ and _PICTO.match(before or " ") and _PICTO.match(after or " "):
+    if ch == ZWJ and _PICTO.match(after or " ") and _PICTO_BEFORE_JOINER.search(text, max(0, i - 2), i):
         return True
     if ch in (ZWNJ, ZWJ):
         return bool(before and after and _JOINING_SCRIPT.match(before) and _JOINING_SCRIPT.match(after))
     if "\ufe00" <= ch <= "\ufe0f":
         return bool(before and (_EMOJI.match(before) or _IDEOGRAPH.match(before)))
     if "\U000e0100" <= ch <= "\U000e01ef":  # ideographic variation selectors
-        return bool(_IDEOGRAPH.match(cluster[:1]))
-    if "\U000e0020" <= ch <= "\U000e007f":
-        return cluster.startswith(BLACK_FLAG) and bool(_FLAG_TAGS.fullmatch(cluster.rstrip("\ufe0f")))
+        return bool(before and _IDEOGRAPH.match(before))
+    if "\u180b" <= ch <= "\u180f":  # Mongolian free variation selectors
+        return bool(before and _MONGOLIAN.match(before))
     if ch == "\u2800":
         return bool(_BRAILLE.match(before or " ") or _BRAILLE.match(after or " "))
     return False
+
+
+def _needed(text: str, i: int, cluster: str) -> bool:
+    """True when the character at ``text[i]`` is part of a real grapheme's spelling."""
+    if "\U000e0020" <= text[i] <= "\U000e007f":
+        return cluster.startswith(BLACK_FLAG) and bool(_FLAG_TAGS.fullmatch(cluster.rstrip("\ufe0f")))
+    return needed_at(text, i)
 
 
 def hidden_characters(text: str) -> list[str]:
