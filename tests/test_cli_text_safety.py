@@ -111,7 +111,10 @@ def test_invisible_characters_are_named_but_joiners_that_spell_stay():
     assert (
         visible(f"{flag[:-1]} no cancel tag") == "\U0001f3f4<U+E0067><U+E0062><U+E0073><U+E0063><U+E0074> no cancel tag"
     )
-    spelt = "\U0001f469\u200d\U0001f4bb \U0001f469\U0001f3fd\u200d\U0001f4bb \u0645\u06cc\u200c\u062e \u2764\ufe0f \u845b\U000e0100"
+    spelt = (
+        "\U0001f469\u200d\U0001f4bb \U0001f469\U0001f3fd\u200d\U0001f4bb "  # woman technologist, with a skin tone
+        "\u0645\u06cc\u200c\u062e \u2764\ufe0f \u845b\U000e0100"  # Persian ZWNJ, a red heart, an ideograph variant
+    )
     assert visible(spelt) == spelt and is_terminal_safe(spelt)
     # Where nothing is spelt with them they draw as nothing, as the scan that refuses them says.
     assert visible("rota\u200dtes a\ufe0f b\u200c ok\u2800ok") == "rota<U+200D>tes a<U+FE0F> b<U+200C> ok<U+2800>ok"

@@ -19,8 +19,8 @@ from functools import lru_cache
 
 import regex
 
-from .decode import hidden_payloads, rot13
 from ..invisible import hidden_characters
+from .decode import hidden_payloads, rot13
 from .normalize import Views
 from .prefilter import GateIndex
 from .rules import ALL_RULES, DANGEROUS, ENGLISH_VIEWS, SUSPICIOUS, Rule
