@@ -79,6 +79,17 @@ def shown_with_symbols(text: str) -> tuple[str, list[Symbol]]:
     return "".join(pieces), symbols
 
 
+_LAYOUT = re.compile(r"[ \t\n]+")
+
+
+def one_line(text: str, width: int | None = None) -> str:
+    """``text`` on one line for a summary, cut to ``width`` (when given): runs of spaces, tabs and newlines fold
+    into one space. Nothing else does (``str.split`` would fold U+2028, U+001C-U+001F and NEL too),
+    so ``visible`` still shows them and a change to one of them never summarises as no change."""
+    flat = _LAYOUT.sub(" ", text).strip(" ")
+    return flat if width is None or len(flat) <= width else flat[: width - 1] + "…"
+
+
 def is_terminal_safe(text: str) -> bool:
     """True when ``text`` holds nothing ``visible`` would change."""
     return all(_kept(found) for found in _CONTROLS.finditer(text))

@@ -23,7 +23,7 @@ from typing import Any
 from .errors import WorkbenchError
 from .journal import JournalEntry, _row
 from .memory.history import hermes_call, undo_problem
-from .textsafety import visible
+from .textsafety import one_line, visible
 from .values import iso_time, row_id
 
 SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers")
@@ -139,8 +139,7 @@ class Source:
 
 
 def _short(text: str | None, width: int = 120) -> str:
-    one = " ".join((text or "").split())
-    return one if len(one) <= width else one[: width - 1] + "…"
+    return one_line(text or "", width)
 
 
 def _quoted(text: str | None, width: int = 120) -> str:

@@ -230,3 +230,20 @@ def test_a_dry_run_on_a_record_row_says_why_as_the_revert_refuses_it(tmp_path, h
         timeout=60,
     )
     assert f"would refuse {row.id} ({row.summary}): a record of a decision, not a change" in proc.stdout
+
+
+def test_a_summary_keeps_a_line_separator_apart_from_a_space(home, capsys):
+    """One-line summaries folded every Unicode space: an entry holding U+2028 (or U+001F) summarised as
+    the same line as its plain-space twin, so a change between them read as no change."""
+    from workbench.cli import main
+
+    assert home.memory.add("memory", "Placeholder", ToolContext(actor="user"))["success"]
+    home.memory.path("memory").write_text("Placeholder\n§\nline\u2028separated\x1funit", encoding="utf-8")
+    assert home.memory.record_external_change("memory")
+    assert home.memory.replace_exact("memory", "line\u2028separated\x1funit", "line separated unit")["success"]
+    summaries = [row.summary for row in Timeline(home).page()]
+    assert "'line<U+2028>separated␟unit'" in summaries[0] and "'line separated unit'" in summaries[0]
+    assert "MEMORY + 'line<U+2028>separated␟unit'" in summaries
+    assert main(["--home", str(home.root), "memory", "history"]) == 0
+    printed = capsys.readouterr().out
+    assert "- line<U+2028>separated␟unit" in printed and "+ line separated unit" in printed

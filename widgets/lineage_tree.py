@@ -25,7 +25,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from engine.textsafety import visible
+from engine.textsafety import one_line, visible
 
 KIND_GLYPHS = {"root": "●", "compression": "⤷", "branch": "⑂", "delegate": "↳", "child": "◦"}
 
@@ -100,7 +100,7 @@ def session_label(node: SessionNode, picked: int | None = None, width: int | Non
     date; where even a short title would not fit beside them, the date goes first, then
     the size. Without a width the title is cut at a fixed length.
     """
-    title = visible(" ".join((node.title or node.id).split()))  # a hostile title never reaches the terminal
+    title = visible(one_line(node.title or node.id))  # a hostile title never reaches the terminal
     head = Text(f"{KIND_GLYPHS.get(node.kind, '•')} ", style="bold")
     if node.wrote:
         head.append("✎ ", style="bold")

@@ -36,7 +36,7 @@ from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from engine.textsafety import visible
+from engine.textsafety import one_line, visible
 
 from .literal import literal
 from .transcript import sanitize
@@ -180,7 +180,7 @@ def _head(hit: Hit, width: int, indent: str, literal: tuple[str, tuple[tuple[int
     """``role #id`` before a hit's excerpt; in a narrow list ``role``, then its initial, so
     that the excerpt keeps ``MIN_EXCERPT`` cells, or more for a long match (its cells and the
     two ``…``): a 7-digit id took most of an 80x24 row."""
-    role = fit(visible(" ".join((hit.role or "message").split())) or "?", ROLE_CELLS)
+    role = fit(visible(one_line(hit.role or "message")) or "?", ROLE_CELLS)
     number = f" #{hit.message_id}" if hit.message_id is not None else ""
     heads = (f"{indent}{role}{number}  ", f"{indent}{role}  ", f"{indent}{role[0]} ")
     text, matches = literal
@@ -207,7 +207,7 @@ def hit_prompt(hit: Hit, width: int = 0, indent: str = "  ") -> Content:
 def header_prompt(hit: Hit, count: int | None, cap: int, expanded: bool, width: int = 0) -> Content:
     """``▸ Title  12 matches · archived``: the count is ``…`` until it arrives, ``100+`` at the cap
     or when only some completions of the last word were counted."""
-    title = visible(" ".join((hit.title or hit.session_id).split()))
+    title = visible(one_line(hit.title or hit.session_id))
     if count is None:
         matches = "  … matches"
     else:

@@ -12,6 +12,7 @@ from engine.home import Home
 from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.memory.format import BOM, has_crlf, line_endings
 from engine.memory.threats import prompt_note
+from engine.textsafety import one_line
 from engine.tools import ToolContext
 from engine.values import iso_time
 
@@ -204,8 +205,7 @@ def result_text(result: dict) -> str:
 def _short(text: str | None, width: int = 72) -> str:
     if text is None:
         return "—"
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return one_line(text, width)
 
 
 def _write(result: dict) -> Output:

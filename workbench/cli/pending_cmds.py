@@ -6,6 +6,7 @@ from engine.approvals import PendingRecord
 from engine.approvals.queue import flags
 from engine.errors import WorkbenchError
 from engine.home import Home
+from engine.textsafety import one_line
 
 from . import Output, UsageError
 
@@ -74,10 +75,6 @@ def _row(home: Home, record: PendingRecord) -> dict:
     }
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def list_pending(home: Home, args) -> Output:
     scan = home.approvals.scan(args.subsystem)
     rows = [_row(home, r) for r in scan.records]
@@ -91,7 +88,7 @@ def list_pending(home: Home, args) -> Output:
     width = max(map(len, origins), default=0)
     for row, origin in zip(rows, origins, strict=True):
         lines.append(
-            f"  {row['id']}  {row['subsystem']:<6}  {origin:<{width}}  {row['age']:>8}  {_one_line(row['summary'])}"
+            f"  {row['id']}  {row['subsystem']:<6}  {origin:<{width}}  {row['age']:>8}  {one_line(row['summary'])}"
         )
         lines += [f"      ⚠ {reason}" for reason in row["flags"]]
     if rows:
@@ -110,7 +107,7 @@ def show_pending(home: Home, args) -> Output:
 
 def render_preview(preview: dict) -> str:
     lines = [
-        f"# Pending {preview['subsystem']} write {preview['id']}: {_one_line(preview['summary'])}",
+        f"# Pending {preview['subsystem']} write {preview['id']}: {one_line(preview['summary'])}",
         f"origin: {preview['origin']} ({preview['actor']})   staged: {preview['created_at']}"
         + ("   by Hermes" if preview["staged_by"] == "hermes" else ""),
     ]
@@ -152,12 +149,12 @@ def _target_line(target: dict) -> str:
             if newer
             else ""
         )
-        return f"{head} hits: {_one_line(target['entry'])}{warning}"
+        return f"{head} hits: {one_line(target['entry'])}{warning}"
     if target["status"] == "ambiguous":
-        return f"{head} '{_one_line(target['old_text'])}' is ambiguous, it matches {len(target['matches'])} entries"
+        return f"{head} '{one_line(target['old_text'])}' is ambiguous, it matches {len(target['matches'])} entries"
     if target["pinned"] is not None:
-        return f"{head} was staged against an entry that is gone: {_one_line(target['pinned'])}"
-    return f"{head} '{_one_line(target['old_text'])}' matches no entry now"
+        return f"{head} was staged against an entry that is gone: {one_line(target['pinned'])}"
+    return f"{head} '{one_line(target['old_text'])}' matches no entry now"
 
 
 def _decide(home: Home, args, one, many, done_key: str) -> Output:
@@ -180,7 +177,7 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
             else (f"{len(failed)} proposals could not be {done_key} and stay pending; see 'failed'.")
         )
     lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
-    lines += [f"  {item['id']}  {_one_line(item.get('summary', ''))}" for item in done]
+    lines += [f"  {item['id']}  {one_line(item.get('summary', ''))}" for item in done]
     if failed:
         lines.append("Failed:")
         lines += [f"  {item['id']}  {item['error']}" for item in failed]
@@ -205,4 +202,4 @@ def reject_pending(home: Home, args) -> Output:
 
 def restore_pending(home: Home, args) -> Output:
     result = home.approvals.restore(args.id)
-    return Output(result, text=f"{result['message']}\n  {result['id']}  {_one_line(result['summary'])}")
+    return Output(result, text=f"{result['message']}\n  {result['id']}  {one_line(result['summary'])}")

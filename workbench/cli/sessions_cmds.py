@@ -17,7 +17,7 @@ from engine.fileio import atomic_write_text
 from engine.home import Home
 from engine.runner.claims import unbacked_claims
 from engine.session_writes import session_writes
-from engine.textsafety import visible
+from engine.textsafety import one_line, visible
 from engine.values import call_name
 
 from . import Output, UsageError
@@ -148,7 +148,7 @@ def search_sessions(home: Home, args) -> Output:
 
 
 def _message_line(m) -> str:
-    body = " ".join(m.text.split())
+    body = one_line(m.text)
     calls = ", ".join(call_name(c) or "?" for c in (m.tool_calls if isinstance(m.tool_calls, list) else []))
     label = (
         m.role
