@@ -479,6 +479,17 @@ class Journal:
         )
         return [_row(r) for r in rows]
 
+    def removals_holding(self, subsystem: str, target: str, text: str) -> list[JournalEntry]:
+        """The done ``remove`` rows whose removed text (``before``) holds ``text``, newest first."""
+        if not self.exists():
+            return []
+        rows = self.connection().execute(
+            "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND action = 'remove' AND status = 'done' "
+            "AND instr(before, ?) > 0 ORDER BY id DESC",
+            (subsystem, target, text),
+        )
+        return [_row(r) for r in rows]
+
     def about(
         self, subsystem: str, target: str, text: str, limit: int = 1000, before_id: int | None = None
     ) -> list[JournalEntry]:

@@ -15,14 +15,16 @@ what a revert would change, and what it would refuse, without writing.
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from .errors import WorkbenchError
 from .journal import JournalEntry, _row
-from .memory.history import hermes_call, undo_problem
+from .memory.history import external_rows_of, hermes_call, undo_problem
 from .textsafety import one_line, visible
 from .values import iso_time, row_id
 
@@ -374,11 +376,27 @@ class Timeline:
         return [self._row(_row(r)) for r in self._conn().execute(sql, (*args, limit))]
 
     def _session_clause(self, text: str) -> tuple[str, list[Any]]:
-        """Rows of the session with id ``text`` when there are any, else of every session whose id starts
-        with it: a range, so the session index serves it (``s1`` is s1's alone even when s10 exists)."""
-        if self._conn().execute("SELECT 1 FROM journal WHERE session_id = ? LIMIT 1", (text,)).fetchone():
-            return "session_id = ?", [text]
-        return "session_id >= ? AND session_id < ?", [text, text + "\U0010ffff"]
+        """Rows of the session with id ``text`` when there is one, else of every session whose id starts
+        with it: a range, so the session index serves it (``s1`` is s1's alone even when s10 exists).
+        Hermes's own memory writes name no session here: they are the rows its calls in the session made."""
+        exact = self._conn().execute("SELECT 1 FROM journal WHERE session_id = ? LIMIT 1", (text,)).fetchone()
+        if exact or self._archived(text):
+            clause, args, high = "session_id = ?", [text], None
+        else:
+            high = text + "\U0010ffff"
+            clause, args = "session_id >= ? AND session_id < ?", [text, high]
+        outside = external_rows_of(self.home.memory, text, high)
+        if not outside:
+            return clause, args
+        return f"({clause} OR id IN (SELECT value FROM json_each(?)))", [*args, json.dumps(outside)]
+
+    def _archived(self, session_id: str) -> bool:
+        if not self.home.state_db_path.exists():
+            return False
+        try:
+            return self.home.archive.get_session(session_id) is not None
+        except (WorkbenchError, sqlite3.Error):
+            return False
 
     @staticmethod
     def _group_clause(group: str) -> tuple[str, list[Any]]:

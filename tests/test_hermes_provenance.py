@@ -289,6 +289,54 @@ def test_an_external_timeline_row_names_the_hermes_call_that_wrote_its_entry(wat
     assert timeline.source(seeded) is None  # our own row names no session
 
 
+HERMES_REMOVES = (
+    MEMORY_TURNS
+    + r"""
+db.create_session("hermes-autumn", source="cli", model="m")
+turn("hermes-autumn", "drop", {"action": "remove", "old_text": "Builds use"}, user="we stopped using uv")
+print(json.dumps(ids))
+"""
+)
+
+
+def test_the_session_filter_finds_the_rows_of_hermess_writes_in_that_session(watched_hermes_home, hermes):
+    """Hermes's writes are journaled ``external`` with no session id (the watcher cannot know it), so
+    ``timeline --session`` listed none of them: the filter finds them through the session's calls."""
+    home, ids = watched_hermes_home
+    timeline = Timeline(home)
+
+    def summaries(session):
+        return sorted(row.summary for row in timeline.page(session_id=session))
+
+    summer = ["MEMORY + 'Builds use uv'", "MEMORY + 'Deploys happen on Thursdays after QA'",
+              "MEMORY + 'Staging host is staging-3'"]  # fmt: skip
+    assert summaries("hermes-summer") == summer
+    assert summaries("hermes-spring") == ["USER + 'Drinks café au lait ☕ every morning'"]
+    assert summaries("hermes-s") == sorted([*summer, "USER + 'Drinks café au lait ☕ every morning'"])
+    assert summaries("hermes-winter") == []
+    hermes.json(home.root, HERMES_REMOVES)
+    assert home.memory.record_external_change("memory")
+    assert summaries("hermes-autumn") == ["MEMORY − 'Builds use uv'"]
+    assert "Builds use uv" in " ".join(summaries("hermes-summer"))  # its add is still summer's
+    assert timeline.page(session_id="hermes-summer", actor="user") == []  # other filters still apply
+    shown = subprocess.run(
+        workbench_cmd("timeline", "--home", str(home.root), "--session", "hermes-autumn"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "MEMORY − 'Builds use uv'" in shown.stdout and "Thursdays" not in shown.stdout
+    shown = subprocess.run(
+        workbench_cmd("timeline", "--home", str(home.root), "--session", "hermes-"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("← session hermes-") == 5 and "(session None)" not in shown.stdout
+
+
 @pytest.mark.anyio
 async def test_g_on_an_external_timeline_row_opens_the_hermes_message(watched_hermes_home, tmp_path):
     home, ids = watched_hermes_home

@@ -231,6 +231,22 @@ class ArchiveWrites:
             if w.target == target and w.old_text is not None and after < w.at <= until
         ]
 
+    def in_sessions(self, low: str, high: str | None = None) -> list[ArchiveWrite]:
+        """The applied writes and removes of the session ``low``, or of every session id in
+        ``[low, high)``, oldest first (none when state.db is unusable)."""
+
+        def read() -> list[ArchiveWrite]:
+            conn = self.home.archive.conn()
+            where = "session_id = ?" if high is None else "session_id >= ? AND session_id < ?"
+            rows = conn.execute(
+                f"SELECT id, session_id, tool_calls, timestamp FROM messages WHERE {where} AND role = 'assistant' "
+                f"AND tool_calls IS NOT NULL AND instr(tool_calls, '{TOOL}') > 0 ORDER BY id",
+                (low,) if high is None else (low, high),
+            ).fetchall()
+            return list(self._read(conn, rows, (*WRITING_ACTIONS, REMOVE)))
+
+        return self._safe(read)
+
     def _safe_writes(self, target: str, text: str) -> list[ArchiveWrite]:
         return self._safe(lambda: self._writes(target, text))
 

@@ -26,6 +26,7 @@ from ..errors import WorkbenchError
 from ..journal import JournalEntry
 from ..values import iso_time
 from . import ops, repair
+from .archive_writes import REMOVE, WRITING_ACTIONS
 from .format import FILE_NAMES, read_as_hermes
 from .ops import Outcome, Refusal, refuse
 from .rebuild import LEFT_ROW
@@ -198,6 +199,25 @@ def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
     ).fetchone()
     calls = memory.archive_writes.between(row.target, text, since, until)
     return calls[explained] if explained < len(calls) else None
+
+
+def external_rows_of(memory: MemoryStore, low: str, high: str | None = None) -> list[int]:
+    """Ids of the ``external`` rows whose Hermes call (``hermes_call``) is in the session ``low``, or in
+    any session whose id is in ``[low, high)``: a Hermes session's writes carry no session id in the
+    journal, so a session filter finds them through the calls its messages made."""
+    journal, found = memory.home.journal, set()
+    for write in memory.archive_writes.in_sessions(low, high):
+        if write.action == REMOVE:
+            rows = journal.removals_holding(SUBSYSTEM, write.target, write.old_text or "")
+        else:
+            rows = [r for r in journal.writers_of(SUBSYSTEM, write.target, write.text) if r.action in WRITING_ACTIONS]
+        for row in rows:
+            if row.actor != "external" or row.at < write.at - HERMES_SLACK_S:
+                continue
+            call = hermes_call(memory, row)
+            if call is not None and (call.session_id, call.message_id) == (write.session_id, write.message_id):
+                found.add(row.id)
+    return sorted(found)
 
 
 def _removal_call(
