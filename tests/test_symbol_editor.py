@@ -47,6 +47,20 @@ def real(model: list[Piece]) -> str:
     return "".join(r for _, r in model)
 
 
+def copied(model: list[Piece], first: int, last: int) -> str:
+    """The rule for a copy of shown indexes ``first:last``: a symbol wholly inside is its character,
+    the covered part of one cut into is its text."""
+    out, at = [], 0
+    for shown, real_text in model:
+        start, end = at, at + len(shown)
+        at = end
+        if first <= start and end <= last:
+            out.append(real_text)
+        elif start < last and end > first:
+            out.append(shown[max(0, first - start) : last - start])
+    return "".join(out)
+
+
 no_flags = hostile.filter(lambda t: visible(t) == "".join(visible(c) for c in t))
 typed_text = st.text(st.sampled_from([*"ab<>U+0␛ ", *DRIVERS[:4], "\u200b", "\n"]), max_size=6)
 
@@ -55,14 +69,17 @@ typed_text = st.text(st.sampled_from([*"ab<>U+0␛ ", *DRIVERS[:4], "\u200b", "\
 @given(no_flags, st.lists(st.tuples(st.integers(0, 400), st.integers(0, 400), typed_text), max_size=6))
 def test_every_edit_keeps_exactly_the_symbols_it_did_not_touch(text, edits):
     """Typed text is never lost, a symbol left whole always saves as its character, one an edit
-    touches never does, and hidden characters typed in become symbols."""
+    touches never does, hidden characters typed in become symbols, and a copy or cut takes each
+    whole symbol as its character."""
     document, model = SymbolDocument(text), pieces(text)
     assert document.text == visible(text) and document.real == text
     for a, b, typed in edits:
         size = len(document.text)
         first, last = sorted((min(a, size), min(b, size)))
         locate = document.get_location_from_index
+        assert document.real_between(first, last) == copied(model, first, last)
         document.replace_range(locate(first), locate(last), typed)
+        assert document.replaced_real == copied(model, first, last)  # what a cut copies
         model = edit(model, first, last, typed)
         assert document.text == "".join(s for s, _ in model)
         assert document.real == real(model), (text, edits)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from textual import events
 from textual.widgets import Input
 
 from engine.memory.format import serialize
@@ -203,8 +204,6 @@ async def test_the_editor_tells_a_literal_symbol_from_the_character_it_stands_fo
 async def test_hidden_characters_pasted_into_an_editor_show_as_symbols(home, tmp_path):
     """A pasted zero-width space drew as nothing, so the store's refusal named a character the
     user could not find; an ESC drew as a garbled ^[. A paste is one edit: ctrl+z takes it back."""
-    from textual import events
-
     home.memory.add("memory", "keep me")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -223,3 +222,32 @@ async def test_hidden_characters_pasted_into_an_editor_show_as_symbols(home, tmp
         await pilot.press("home", *["right"] * 12, "backspace", *["right"] * 11, "backspace", "ctrl+s")
         await wait_for(pilot, lambda: app.screen is not dialog, what="the save")
         assert home.memory.entries("memory") == ["keep me", "zerowidth and [1mbold"]
+
+
+async def test_a_symbol_copied_or_cut_in_the_editor_pastes_back_as_its_character(home, tmp_path):
+    """Copying ``<U+200B>`` copied the eight characters of its symbol, so pasting it saved that text
+    where the entry held a zero-width space; a copy now takes the character, and pasted it is a symbol again."""
+    from textual.widgets.text_area import Selection
+
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        dialog, area = await open_editor(pilot, "a")
+        area.load_text("")
+        app.post_message(events.Paste("a\u200bb\x1bc"))
+        await wait_for(pilot, lambda: area.text == "a<U+200B>b␛c", what="the symbols")
+        area.selection = Selection((0, 1), (0, 9))  # the whole <U+200B>
+        await pilot.press("ctrl+c")
+        assert app.clipboard == "\u200b"
+        await pilot.press("end", "ctrl+v")
+        assert area.text == "a<U+200B>b␛c<U+200B>" and dialog.draft == "a\u200bb\x1bc\u200b"
+        area.selection = Selection((0, 9), (0, 11))  # b␛
+        await pilot.press("ctrl+x")
+        assert app.clipboard == "b\x1b" and dialog.draft == "a\u200bc\u200b"
+        await pilot.press("home", "ctrl+v")
+        assert dialog.draft == "b\x1ba\u200bc\u200b"
+        area.selection = Selection((0, 3), (0, 6))  # "<U+" of a symbol: only its text
+        await pilot.press("ctrl+c")
+        assert app.clipboard == "<U+"
+        area.selection = Selection((0, 0), (0, 0))
+        await pilot.press("ctrl+x")  # nothing selected: the line, as TextArea cuts it
+        assert app.clipboard.startswith("b\x1ba\u200bc\u200b") and dialog.draft == ""

@@ -8,6 +8,8 @@ in half from the rest of an edit. So the document itself keeps where each symbol
 through every edit, undo and redo: a symbol left whole is saved as its character, a
 symbol an edit touches is gone with its character (backspace takes it whole), text typed
 or pasted is saved as typed, and hidden characters pasted in become symbols as they land.
+A copy or cut takes each whole symbol as its character, so pasting it back makes it a
+symbol again.
 """
 
 from __future__ import annotations
@@ -30,15 +32,25 @@ class SymbolDocument(Document):
             tuple[int, str], list[Symbol]
         ] = {}  # what an edit replaced, and where: an undo puts its symbols back
         self.restoring = False  # an undo or redo is putting back text this document once held
+        self.replaced_real = ""  # what the last edit took out, its whole symbols as their characters
 
     @property
     def real(self) -> str:
         """The text with every symbol as the character it stands for: what saving writes."""
-        text, out, at = self.text, [], 0
+        return self.real_between(0, len(self.text))
+
+    def real_between(self, first: int, last: int) -> str:
+        """The shown text from ``first`` to ``last`` with each symbol wholly inside as its character
+        (what a copy takes: pasted back, the characters become symbols again)."""
+        return self._real(first, last, self.text[first:last])
+
+    def _real(self, first: int, last: int, shown: str) -> str:
+        out, at = [], 0
         for start, end, character in self.symbols:
-            out += [text[at:start], character]
-            at = end
-        return "".join(out) + text[at:]
+            if first <= start and end <= last:
+                out += [shown[at : start - first], character]
+                at = end - first
+        return "".join(out) + shown[at:]
 
     def symbol_at(self, index: int) -> Symbol | None:
         """The symbol covering the character at ``index``."""
@@ -49,8 +61,10 @@ class SymbolDocument(Document):
         first, last = self.get_index_from_location(top), self.get_index_from_location(bottom)
         # every symbol the edit touches, even in part: an undo puts the same text back in the same place
         taken = [(s - first, e - first, c) for s, e, c in self.symbols if (s < last and e > first) or s < first < e]
+        replaced = self.get_text_range(top, bottom)
         if taken:
-            self._taken[(first, self.get_text_range(top, bottom))] = taken
+            self._taken[(first, replaced)] = taken
+        self.replaced_real = self._real(first, last, replaced) if taken else replaced
         shown, added = shown_with_symbols(text)  # hidden characters typed or pasted
         if self.restoring and not added:  # an undo re-inserts what an edit took out, symbols and all
             added = self._taken.get((first, text), [])
@@ -109,6 +123,25 @@ class SymbolTextArea(TextArea):
         finally:
             if isinstance(document, SymbolDocument):
                 document.restoring = False
+
+    def action_copy(self) -> None:
+        """Copy the selection with its symbols as their characters, so a paste brings them back as symbols."""
+        document = self.document
+        if self.selection.is_empty or not isinstance(document, SymbolDocument):
+            super().action_copy()  # (nothing selected: the binding passes on)
+            return
+        first, last = sorted(map(document.get_index_from_location, self.selection))
+        self.app.copy_to_clipboard(document.real_between(first, last))
+
+    def action_cut(self) -> None:
+        """Cut as TextArea does (the selection, else the cursor's line), copying what ``action_copy`` would."""
+        if self.read_only or not isinstance(self.document, SymbolDocument):
+            super().action_cut()
+            return
+        start, end = self.selection
+        cut = self._delete_cursor_line() if start == end else self._delete_via_keyboard(start, end)
+        if cut is not None:
+            self.app.copy_to_clipboard(self.document.replaced_real)
 
     def action_delete_left(self) -> None:
         """Backspace after (or inside) a symbol deletes all of it: a symbol is one character."""
