@@ -232,6 +232,8 @@ class EditDialog(Dialog[bool]):
 
     @on(TextArea.Changed, "#draft")
     def _draft_changed(self) -> None:
+        if self.conflict is None and self.query_one("#error-box").display:
+            self.show_error("")  # a refusal was about the text it refused: an edit makes it stale
         if self.budget is None:
             return
         budget = self.budget(self.draft)
@@ -337,6 +339,7 @@ class EditDialog(Dialog[bool]):
         self.query_one("#save").display = not shown
         if conflict is None:
             self.show_error("")
+            self.query_one(TextArea).focus()  # the buttons that had it are gone: typing goes on in the draft
             return
         self.show_error(
             "Not saved: another writer changed this entry while you were editing. "
