@@ -319,22 +319,21 @@ def test_the_session_filter_finds_the_rows_of_hermess_writes_in_that_session(wat
     assert summaries("hermes-autumn") == ["MEMORY − 'Builds use uv'"]
     assert "Builds use uv" in " ".join(summaries("hermes-summer"))  # its add is still summer's
     assert timeline.page(session_id="hermes-summer", actor="user") == []  # other filters still apply
-    shown = subprocess.run(
-        workbench_cmd("timeline", "--home", str(home.root), "--session", "hermes-autumn"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert shown.returncode == 0, shown.stderr
-    assert "MEMORY − 'Builds use uv'" in shown.stdout and "Thursdays" not in shown.stdout
-    shown = subprocess.run(
-        workbench_cmd("timeline", "--home", str(home.root), "--session", "hermes-"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.count("← session hermes-") == 5 and "(session None)" not in shown.stdout
+
+    def listed(session):
+        shown = subprocess.run(
+            workbench_cmd("timeline", "--home", str(home.root), "--session", session),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert shown.returncode == 0, shown.stderr
+        return shown.stdout
+
+    autumn = listed("hermes-autumn")
+    assert "MEMORY − 'Builds use uv'" in autumn and "Thursdays" not in autumn
+    shown = listed("hermes-")
+    assert shown.count("← session hermes-") == 5 and "(session None)" not in shown
 
 
 @pytest.mark.anyio
