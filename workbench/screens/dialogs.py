@@ -104,6 +104,7 @@ class DiskChecked(Message):
 @dataclass
 class SaveDone(Message):
     outcome: Outcome
+    text: str  # the draft it was for
 
 
 class ConfirmDialog(Dialog[bool]):
@@ -177,6 +178,7 @@ class EditDialog(Dialog[bool]):
         self.disk_note: str | None = None
         self.conflict: Conflict | None = None
         self.saving = False  # a save is running: a second ctrl+s must not apply the draft twice
+        self.refused: str | None = None  # the draft the error shown refused
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-wide"):
@@ -232,7 +234,8 @@ class EditDialog(Dialog[bool]):
 
     @on(TextArea.Changed, "#draft")
     def _draft_changed(self) -> None:
-        if self.conflict is None and self.query_one("#error-box").display:
+        if self.refused is not None and self.draft != self.refused:
+            self.refused = None
             self.show_error("")  # a refusal was about the text it refused: an edit makes it stale
         if self.budget is None:
             return
@@ -303,7 +306,7 @@ class EditDialog(Dialog[bool]):
 
     def _run(self, text: str) -> None:
         if not self.saving:
-            self.saving = True
+            self.saving, self.refused = True, None
             self._submit(text)
 
     @work(thread=True, group="edit-submit", exit_on_error=False)
@@ -312,7 +315,7 @@ class EditDialog(Dialog[bool]):
             outcome = self.submit(text)
         except Exception as exc:  # an engine refusal must show in place, never kill the app
             outcome = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        self.post_message(SaveDone(outcome))
+        self.post_message(SaveDone(outcome, text))
 
     @on(SaveDone)
     def _done(self, message: SaveDone) -> None:
@@ -324,6 +327,7 @@ class EditDialog(Dialog[bool]):
             self.conflict = outcome
             self._show_conflict(outcome)
         else:
+            self.refused = message.text
             self.show_error(outcome)
 
     def show_error(self, message: str) -> None:
