@@ -61,8 +61,10 @@ def test_list_shows_records_staged_by_another_process(tmp_path):
     text = subprocess.run(
         [sys.executable, "-m", "workbench", "pending", "list", "--home", str(home)], capture_output=True, text=True
     ).stdout
-    assert first in text and "[auto]" in text and "Prefers tea" in text
-    assert re.search(r"foreground +(just now|\d+[smh] ago) +add to user profile", text)
+    assert first in text and "Prefers tea" in text
+    # the origins in the Approvals screen's words: "review" for the background review, "agent" for a turn
+    assert re.search(r"skills +review +(just now|\d+[smh] ago) +create 'brew'", text)
+    assert re.search(r"memory +agent +(just now|\d+[smh] ago) +add to user profile", text)
 
 
 def test_age_text():

@@ -32,6 +32,8 @@ from ..values import MAX_JSON_DEPTH, iso_time, json_depth
 SUBSYSTEMS = ("memory", "skills")
 ORIGINS = (FOREGROUND, BACKGROUND_REVIEW, FLUSH, "curator")  # curator: a consolidation plan
 _ID = re.compile(r"[0-9a-f]{8}")
+# How both skins name an origin: the agent's own turn, or the background review after it.
+ORIGIN_LABELS = {FOREGROUND: "agent", BACKGROUND_REVIEW: "review"}
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,11 @@ class PendingRecord:
     @property
     def by_hermes(self) -> bool:
         return self.staged_by == "hermes"
+
+    @property
+    def origin_label(self) -> str:
+        """The origin in people's words (``review``, not ``background_review``)."""
+        return ORIGIN_LABELS.get(self.origin, self.origin)
 
     @property
     def created_iso(self) -> str:

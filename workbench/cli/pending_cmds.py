@@ -80,11 +80,7 @@ def list_pending(home: Home, args) -> Output:
     rows = [_row(home, r) for r in scan.records]
     problems = [p.to_dict() for p in scan.problems]
     lines = [f"Pending writes ({len(rows)}):" if rows else "No pending writes."]
-    origins = [
-        ("[auto]" if row["origin"] == "background_review" else row["origin"])
-        + (" (Hermes)" if row["staged_by"] == "hermes" else "")
-        for row in rows
-    ]
+    origins = [record.origin_label + (" (Hermes)" if record.by_hermes else "") for record in scan.records]
     width = max(map(len, origins), default=0)
     for row, origin in zip(rows, origins, strict=True):
         lines.append(

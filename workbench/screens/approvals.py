@@ -32,7 +32,6 @@ from ..messages import ShowProposal
 from .base import WorkbenchScreen
 from .dialogs import ConfirmDialog, DiskCheck, EditDialog, Outcome, draft_budget
 
-ORIGIN_LABELS = {"foreground": "agent", "background_review": "review"}
 # Where each kind of proposal keeps the text a reviewer may edit.
 EDITABLE_SLOTS = ("content", "new_text", "file_content", "new_string")
 AGE_TICK = 5.0  # seconds between redraws of the ages ("12s", "3m ago"), which change with nothing reloaded
@@ -484,7 +483,7 @@ def late_hits(preview: dict) -> list[tuple[str, str]]:
 
 
 def _queue_row(record: PendingRecord, now: float):
-    origin = ORIGIN_LABELS.get(record.origin, record.origin)
+    origin = record.origin_label
     kind = {"skills": "skill"}.get(record.subsystem, record.subsystem)
     return assemble(
         (f"{kind:<6} {record.action:<7} ", "bold"),
@@ -495,7 +494,7 @@ def _queue_row(record: PendingRecord, now: float):
 
 
 def _info(record: PendingRecord, now: float):
-    origin = ORIGIN_LABELS.get(record.origin, record.origin)
+    origin = record.origin_label
     who = origin if origin == record.actor else f"{origin} ({record.actor})"
     parts = [
         ("from ", "$text-muted"),
