@@ -251,3 +251,23 @@ async def test_a_symbol_copied_or_cut_in_the_editor_pastes_back_as_its_character
         area.selection = Selection((0, 0), (0, 0))
         await pilot.press("ctrl+x")  # nothing selected: the line, as TextArea cuts it
         assert app.clipboard.startswith("b\x1ba\u200bc\u200b") and dialog.draft == ""
+
+
+async def test_a_paste_into_a_search_box_shows_its_control_characters_as_symbols(home, tmp_path):
+    """An Input draws its text raw: a pasted ESC sequence (which a paste now carries whole) or a C1
+    CSI would reach the terminal from the search box."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("2", "/")
+        await settle(pilot)
+        box = app.focused
+        assert isinstance(box, Input)
+        app.post_message(events.Paste("\x1b[2Jdeploy\x9b1m \u202eevil"))
+        await wait_for(pilot, lambda: "deploy" in box.value, what="the paste")
+        assert box.value == "␛[2Jdeploy\\x9b1m <U+202E>evil"
+        assert all(ch not in segment.text for segment in box.render_line(0) for ch in "\x1b\x9b\u202e")
+        box.value = ""
+        app.screen.query_one("#sessions-tree").focus()  # a paste over the list goes on to the box
+        app.post_message(events.Paste("/\x1b[31mred"))
+        await wait_for(pilot, lambda: "red" in box.value, what="the paste passed on")
+        assert box.value == "␛[31mred"

@@ -17,6 +17,8 @@ changed, so an idle screen costs nothing more; a ``TEXTUAL_FPS`` the user set wi
 it searches (a fast ``enter`` after typing), fails with ``NoMatches`` and, being
 ``exit_on_error``, ends the app. ``Palette`` runs the same search and stops quietly
 once the palette's list is gone; the app opens it for ``ctrl+p`` and the theme picker.
+
+An ESC inside a bracketed paste breaks the paste into key presses (``paste_escapes``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import OptionList
 
+from . import paste_escapes
+
 _move_page = OptionList._move_page
 
 
@@ -45,6 +49,7 @@ FRAME_RATE = 120  # frames a second at most
 
 def apply() -> None:
     OptionList._move_page = _guarded_move_page
+    paste_escapes.install()
     if "TEXTUAL_FPS" not in os.environ:  # read by each screen's update timer when it is first needed
         textual.screen.UPDATE_PERIOD = 1 / FRAME_RATE
 
