@@ -101,6 +101,11 @@ class JournalEntry:
         }
 
 
+# A first look that found a memory store with no entries: only the baseline its later changes are told
+# from (``MemoryStore.record_external_change``), no change of its own, so listings leave it out.
+LOOK_AT_NOTHING = "action = 'seen' AND json_valid(detail) AND json_extract(detail, '$.entries') = '[]'"
+
+
 def _row(row: sqlite3.Row) -> JournalEntry:
     """A journal row, read leniently: a hand-edited row is shown as well as it can be, never raised."""
     detail = json_value(row["detail"], {})
@@ -465,6 +470,7 @@ class Journal:
             args.append(before_id)
         if not include_pending:
             where.append("status = 'done'")
+        where.append(f"NOT ({LOOK_AT_NOTHING})")
         sql = "SELECT * FROM journal" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY id DESC LIMIT ?"
         return [_row(r) for r in self.connection().execute(sql, (*args, limit))]
 

@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .errors import WorkbenchError
-from .journal import JournalEntry, _row
-from .memory.history import external_rows_of, hermes_call, undo_problem
+from .journal import LOOK_AT_NOTHING, JournalEntry, _row
+from .memory.history import external_rows_of, first_look, hermes_call, undo_problem
 from .textsafety import one_line, visible
 from .values import iso_time, row_id
 
@@ -176,6 +176,8 @@ def _summary(entry: JournalEntry) -> str:
             return f"{where} edited outside the workbench"
         if action == "repair":
             return f"{where} repaired: {detail.get('label', 'the whole file rewritten')}"
+        if action == "seen":
+            return f"{where} {first_look(entry)}"
         return f"{where} {action}"
     if entry.subsystem == "skills":
         if action == "external":
@@ -343,7 +345,11 @@ class Timeline:
         if not self.home.journal.exists():
             return []
         # "+subsystem": without a subsystem filter, walk ids newest first instead of sorting an index's rows
-        where = ["status = 'done'", f"{'' if subsystem else '+'}subsystem IN ({', '.join('?' * len(SUBSYSTEMS))})"]
+        where = [
+            "status = 'done'",
+            f"{'' if subsystem else '+'}subsystem IN ({', '.join('?' * len(SUBSYSTEMS))})",
+            f"NOT ({LOOK_AT_NOTHING})",
+        ]
         args: list[Any] = list(SUBSYSTEMS)
         for column, value in (("actor", actor), ("subsystem", subsystem), ("target", target)):
             if value:

@@ -336,6 +336,28 @@ def test_the_session_filter_finds_the_rows_of_hermess_writes_in_that_session(wat
     assert shown.count("← session hermes-") == 5 and "(session None)" not in shown
 
 
+def test_hermess_first_writes_into_a_home_the_workbench_watched_empty_are_outside_adds(hermes, tmp_path):
+    """A home with no memory yet, looked at by the workbench (its TUI's watcher, ``memory history``),
+    then written by Hermes: the entries that created MEMORY.md were recorded as "present before" the
+    workbench's first look, so its timeline and ``--session`` had none of them."""
+    root = tmp_path / "fresh"
+    root.mkdir()
+    home = open_home(root)
+    home.memory.catch_up()  # the first look: no files yet
+    assert Timeline(home).page() == [] and home.memory.history() == []  # a look is no change
+    ids = hermes.json(root, HERMES_WRITES)
+    home.memory.catch_up()
+    timeline = Timeline(home)
+    # (Fridays was added and replaced between two looks: only what the second look found is journaled)
+    assert [row.summary for row in timeline.page(session_id="hermes-spring")] == [
+        "USER + 'Drinks café au lait ☕ every morning'"
+    ]
+    assert len(timeline.page(session_id="hermes-summer", actor="external")) == 3
+    coffee = _external_row(timeline, "Drinks café au lait")
+    assert timeline.source(coffee) == Source("hermes-spring", ids["coffee"], "archive")
+    home.close()
+
+
 @pytest.mark.anyio
 async def test_g_on_an_external_timeline_row_opens_the_hermes_message(watched_hermes_home, tmp_path):
     home, ids = watched_hermes_home

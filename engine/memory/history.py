@@ -256,6 +256,17 @@ def _from_row(row: JournalEntry) -> Origin:
     )
 
 
+def first_look(row: JournalEntry) -> str:
+    """What a ``seen`` row records, in words: the entries already there when the workbench first looked."""
+    entries = row.detail.get("entries")
+    count = len(entries) if isinstance(entries, list) else 0
+    return (
+        f"first look: {count:,} {'entry' if count == 1 else 'entries'} already there"
+        if count
+        else ("first look: no entries yet")
+    )
+
+
 def first_seen(memory: MemoryStore, target: str) -> float | None:
     """When the workbench first saw this store's file (else its last change on disk)."""
     seen = memory.home.journal.first(SUBSYSTEM, target, "seen")

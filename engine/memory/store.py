@@ -862,8 +862,11 @@ class MemoryStore:
         self._check_target_or_raise(target)
         if self.home.read_only:
             return False
-        if not self.path(target).exists() and left_of(self.home.journal.connection(), target) is None:
-            return False  # no file and none journaled: nothing to catch up, and no lock file to leave behind
+        left = left_of(self.home.journal.connection(), target)
+        if left is None and self._first_look_at_nothing(target):
+            return False
+        if left is not None and left.sha == content_hash("") and not self.path(target).exists():
+            return False  # still no file: nothing to catch up, and no lock file to leave behind
         try:
             lock = self._locked(target)
         except Refusal:
@@ -890,6 +893,19 @@ class MemoryStore:
         self.home.bus.publish(event)
         return True
 
+    def _first_look_at_nothing(self, target: str) -> bool:
+        """A first look at a store with no entries (no file yet, or an empty one): journal that as an
+        empty ``seen`` baseline, so the entries Hermes writes next are outside adds, not "present before",
+        and take no lock (none is needed to note an absence: no lock file left behind). False when the
+        file holds entries (or cannot be read): those are seen under the lock."""
+        state = self.read(target)
+        if state.error or state.entries:
+            return False
+        with self.home.journal.transaction():  # another process's first look or write may come first
+            if left_of(self.home.journal.connection(), target) is None:
+                self._journal_external(target, state, None, empty=True)
+        return True
+
     def catch_up(self, targets: Sequence[str] = TARGETS) -> None:
         """Journal what changed outside in ``targets`` since a workbench process last looked (Hermes,
         an editor), as the TUI's watcher does: for a command that reads the journal with no TUI open."""
@@ -901,16 +917,19 @@ class MemoryStore:
         """Per target, the file content this process last wrote or announced."""
         return {}
 
-    def _journal_external(self, target: str, state: FileState, left: Left | None) -> MemoryChanged | None:
+    def _journal_external(
+        self, target: str, state: FileState, left: Left | None, *, empty: bool = False
+    ) -> MemoryChanged | None:
         """With the lock held: journal, entry by entry, how the file differs from what the journal last left.
 
         The first time any workbench process sees a file, its entries are recorded as
-        ``seen`` (present before that moment), not as an edit.
+        ``seen`` (present before that moment), not as an edit; a store with none is recorded
+        so only when ``empty`` (a first look; a write's own rows are its baseline).
         """
         if state.error:
             return None
         if left is None:
-            if state.entries:
+            if state.entries or empty:
                 self.home.journal.append(
                     SUBSYSTEM,
                     "seen",

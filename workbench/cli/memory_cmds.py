@@ -259,7 +259,7 @@ def show_history(home: Home, args) -> Output:
         lines = list(head)
         if not events:
             return "\n".join(lines + ["No memory changes journaled yet."])
-        for e in events:
+        for row, e in zip(rows, events, strict=True):
             when = (e["at"] or "unknown").replace("T", " ")[:16]
             where = (
                 f"  session {e['session_id']}" + (f" msg {e['message_id']}" if e["message_id"] else "")
@@ -272,6 +272,7 @@ def show_history(home: Home, args) -> Output:
                 ([f"undoes #{detail['undo_of']}"] if detail.get("undo_of") is not None else [])
                 + ([f"proposed by {detail['proposed_by']}"] if isinstance(detail.get("proposed_by"), str) else [])
                 + ([f"found {history.when(seen)}"] if iso_time(seen) else [])
+                + ([history.first_look(row)] if row.action == "seen" else [])
             )
             tail = "  (" + "; ".join(notes) + ")" if notes else ""
             lines.append(f"#{e['id']:<5} {when}  {e['actor']:<8} {e['action']:<8} {e['target']:<6}{where}{tail}")
