@@ -116,7 +116,7 @@ def test_hermes_staged_records_approved_by_the_workbench_match_hermes_own_approv
     assert len(ids) == len(staged) + len(skills)
     assert {(row["actor"], row["staged_by"]) for row in rows} == {("agent", "hermes")}
     listed = subprocess.run(workbench_cmd("pending", "list", "--home", str(root)), capture_output=True, text=True)
-    assert listed.stdout.count("foreground (Hermes)") == len(ids), listed.stdout
+    assert listed.stdout.count("agent (Hermes)") == len(ids), listed.stdout
     preview = json.loads(_workbench(root, "pending", "show", staged[1]["pending_id"]).stdout)
     assert preview["error"] is None
     assert [(t["status"], t["entry"]) for t in preview["targets"]] == [("hits", "Old laptop runs Debian 11")]

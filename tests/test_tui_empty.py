@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tui_support import make_app, settle
+from tests.tui_support import make_app, settle, wait_for
 from workbench.screens.timeline import empty_state
 
 pytestmark = pytest.mark.anyio
@@ -34,8 +34,7 @@ async def test_every_screen_of_an_empty_home_says_what_would_be_there(home, tmp_
     async with app.run_test(size=size) as pilot:
         for key, selector, text in EMPTY_STATES:
             await pilot.press(key)
-            await settle(pilot)
-            assert text in words_in(app, selector), (key, words_in(app, selector))
+            await wait_for(pilot, lambda: text in words_in(app, selector), what=f"{text!r} on screen {key}")
             if key == "5":
                 await pilot.press("escape")  # out of the message box, where a digit is text
 
