@@ -19,6 +19,16 @@ it searches (a fast ``enter`` after typing), fails with ``NoMatches`` and, being
 once the palette's list is gone; the app opens it for ``ctrl+p`` and the theme picker.
 
 An ESC inside a bracketed paste breaks the paste into key presses (``paste_escapes``).
+
+``Input`` and ``TextArea`` insert a printable key in their own message queue, but a key
+bound to one of their actions (backspace, delete, the arrows, home, ctrl+z) only runs
+once the key has bubbled through every ancestor's queue up to the app. A screen busy
+with a redraw or a worker's results held a backspace back while the letters typed after
+it went in: ``oolong``, two backspaces and ``tulip`` gave ``oolontuli``, and in the memory
+editor ``abc``, backspace, left, ``xy`` saved ``abcx``. ``_keys_in_order`` runs a text
+box's own bindings in its own queue, as the key arrives, in the order typed. (Priority
+bindings were checked before the key reached the box, as before; the box's bindings came
+first in the chain after them anyway.)
 """
 
 from __future__ import annotations
@@ -27,12 +37,13 @@ import os
 from typing import Any, cast
 
 import textual.screen
-from textual import work
+from textual import events, work
 from textual.await_complete import AwaitComplete
 from textual.command import CommandPalette
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import OptionList
+from textual.widget import Widget
+from textual.widgets import Input, OptionList, TextArea
 
 from . import paste_escapes
 
@@ -44,11 +55,31 @@ def _guarded_move_page(self: OptionList, direction) -> None:
         _move_page(self, direction)
 
 
+def _keys_in_order(on_key):
+    """``on_key`` of a text box, running the box's own binding for the key first, in its queue."""
+
+    if getattr(on_key, "keeps_order", False):  # (applied already)
+        return on_key
+
+    async def handle(self: Widget, event: events.Key) -> None:
+        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+            if not binding.priority and await self.app.run_action(binding.action, self):
+                event.stop()
+                event.prevent_default()
+                return
+        await on_key(self, event)
+
+    handle.keeps_order = True  # type: ignore[attr-defined]
+    return handle
+
+
 FRAME_RATE = 120  # frames a second at most
 
 
 def apply() -> None:
     OptionList._move_page = _guarded_move_page
+    for box in (Input, TextArea):
+        box._on_key = _keys_in_order(box._on_key)
     paste_escapes.install()
     if "TEXTUAL_FPS" not in os.environ:  # read by each screen's update timer when it is first needed
         textual.screen.UPDATE_PERIOD = 1 / FRAME_RATE
