@@ -98,6 +98,11 @@ async def test_another_process_writing_reaches_memory_approvals_and_the_open_edi
             what="the live column under the editor",
         )
         dialog.query_one(TextArea).text = "Deploys on Fridays at 1pm"
+        gauge = dialog.query_one("#draft-budget")
+        # measured as Keep mine would leave the store: the draft in place of the other writer's entry
+        now = home.memory.entries("memory")
+        drafted = [("Deploys on Fridays at 1pm" if e == "Deploys on Thursdays at noon" else e) for e in now]
+        await wait_for(pilot, lambda: gauge.used == len("\n§\n".join(drafted)), what="the gauge following the draft")
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: dialog.conflict is not None, what="the conflict instead of an overwrite")
         assert "Deploys on Thursdays at noon" in home.memory.entries("memory")

@@ -595,12 +595,18 @@ class _OnDisk:
         if self.opened is None:
             self.opened = entries
         base = self.edit.base if self.edit is not None else None
+        moved = self.edit is not None and base is not None and base not in entries
+        theirs = self.edit.theirs() if moved and self.edit is not None else None
+        # Keep mine puts the draft in place of what another writer made of the entry (or back, if removed)
         budget = draft_budget(
-            entries, limit, base, self.screen.view.ghost if self.screen.view else 0, memory.duplicate_threshold()
+            entries,
+            limit,
+            theirs if moved else base,
+            self.screen.view.ghost if self.screen.view else 0,
+            memory.duplicate_threshold(),
         )
         note = None
-        if self.edit is not None and base is not None and base not in entries:
-            theirs = self.edit.theirs()
+        if moved:
             now = (
                 f"another writer changed this entry to: {one_line(theirs, 160)}"
                 if theirs is not None
