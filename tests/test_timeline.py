@@ -247,3 +247,7 @@ def test_a_summary_keeps_a_line_separator_apart_from_a_space(home, capsys):
     assert main(["--home", str(home.root), "memory", "history"]) == 0
     printed = capsys.readouterr().out
     assert "- line<U+2028>separated␟unit" in printed and "+ line separated unit" in printed
+    home.memory.path("memory").write_text("Placeholder\n§\nline\u2028two\nthree", encoding="utf-8")
+    assert main(["--home", str(home.root), "memory", "show"]) == 0
+    shown = capsys.readouterr().out.splitlines()  # a U+2028 is a symbol on its line; a newline breaks it
+    assert "  2. line<U+2028>two" in shown and "     three" in shown

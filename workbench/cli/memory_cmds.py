@@ -127,7 +127,7 @@ def _numbered(entries: list[str], notes: list[str] | None = None, flags: list[st
     width = len(str(len(entries)))
     indent = " " * (width + 4)
     for i, entry in enumerate(entries, 1):
-        first, *rest = entry.splitlines() or [""]
+        first, *rest = entry.split("\n")  # (not splitlines: U+2028 and kin are characters, shown as symbols)
         lines.append(f"  {i:>{width}}. {first}")
         lines.extend(indent + line for line in rest)
         if notes:
