@@ -188,3 +188,17 @@ def test_show_flags_each_entry_with_the_prompts_it_is_blocked_from(wb, tmp_path)
     assert "⚠ suspicious (read_secrets): in the workbench's prompts as written; Hermes judges" in flat
     flags = as_json(wb("memory", "show", "--target", "memory", "--json"))["flags"]
     assert flags[0] is None and [f is None for f in flags] == [True, False, False, False]
+
+
+def test_show_names_an_entry_written_outside_since_the_journal_last_looked(wb, tmp_path):
+    """``memory show`` (read-only: it journals nothing) called a fresh hand edit "present before",
+    dated by the file's last change, until something journaled it: it is an outside write."""
+    assert wb("memory", "add", "Project uses uv").returncode == 0
+    path = tmp_path / "home" / "memories" / "MEMORY.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\n§\nTyped in vim", encoding="utf-8")
+    shown = as_json(wb("memory", "show", "--target", "memory", "--json"))
+    assert [(o["via"], o["actor"]) for o in shown["origins"]] == [("journal", "user"), ("outside", "external")]
+    assert "written outside the workbench, not journaled yet" in wb("memory", "show", "--target", "memory").stdout
+    assert wb("memory", "history").returncode == 0  # journals it
+    shown = as_json(wb("memory", "show", "--target", "memory", "--json"))
+    assert [(o["via"], o["actor"]) for o in shown["origins"]] == [("journal", "user"), ("journal", "external")]

@@ -74,6 +74,8 @@ class Origin:
         """One line for people: ``agent · 2026-11-30 12:00 · session s1 · message 7 (archive)``."""
         if self.via == "before":
             return f"present before {when(self.at)}" if self.at is not None else "present before the workbench saw it"
+        if self.via == "outside":
+            return f"external · {when(self.at)} · written outside the workbench, not journaled yet"
         parts = [self.who(), when(self.at)]
         if self.session_id:
             parts.append(f"session {self.session_id}")
@@ -98,8 +100,10 @@ def origin(
     entry: str,
     rewrites: list[_Rewrite] | None = None,
     live: list[str] | None = None,
+    left: list[str] | None = None,
 ) -> Origin:
-    """``live``: the file's entries, when the caller has read them (else read here if needed)."""
+    """``live``: the file's entries, when the caller has read them (else read here if needed); ``left``:
+    the entries the journal last left the file with (``MemoryStore.journaled_entries``), likewise."""
     rows = memory.home.journal.about(SUBSYSTEM, target, entry)
     writer = next((r for r in rows if r.after == entry), None)
     removals = [r for r in rows if r.before == entry and r.after != entry]
@@ -129,6 +133,10 @@ def origin(
     made = next((r.row for r in (_rewrites(memory, target) if rewrites is None else rewrites) if r.made(entry)), None)
     if made is not None:
         return _from_row(made)
+    if entry in (memory.read(target).entries if live is None else live):
+        journaled = memory.journaled_entries(target) if left is None else left
+        if journaled is not None and entry not in journaled:  # on disk, not where the journal last left the file
+            return Origin("outside", "external", memory.changed_at(target))
     return Origin("before", None, first_seen(memory, target))
 
 
@@ -157,8 +165,8 @@ def _rewrites(memory: MemoryStore, target: str) -> list[_Rewrite]:
 
 def origins(memory: MemoryStore, target: str, entries: list[str]) -> list[Origin]:
     """``origin`` of each entry, in the same order (the repairs read and parsed once for all of them)."""
-    rewrites, live = _rewrites(memory, target), memory.read(target).entries
-    return [origin(memory, target, entry, rewrites, live) for entry in entries]
+    rewrites, live, left = _rewrites(memory, target), memory.read(target).entries, memory.journaled_entries(target)
+    return [origin(memory, target, entry, rewrites, live, left) for entry in entries]
 
 
 def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
@@ -270,12 +278,7 @@ def first_look(row: JournalEntry) -> str:
 def first_seen(memory: MemoryStore, target: str) -> float | None:
     """When the workbench first saw this store's file (else its last change on disk)."""
     seen = memory.home.journal.first(SUBSYSTEM, target, "seen")
-    if seen is not None:
-        return seen.at
-    try:
-        return memory.path(target).stat().st_mtime
-    except OSError:
-        return None
+    return seen.at if seen is not None else memory.changed_at(target)
 
 
 # -- history and successors ----------------------------------------------------------

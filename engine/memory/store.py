@@ -906,6 +906,21 @@ class MemoryStore:
                 self._journal_external(target, state, None, empty=True)
         return True
 
+    def journaled_entries(self, target: str) -> list[str] | None:
+        """The entries of the file as the journal last left it (None: never journaled): what differs on
+        disk was written outside since and is not journaled yet (a read-only look, such as ``memory show``)."""
+        if not self.home.journal.exists():
+            return None
+        left = left_of(self.home.journal.connection(), target)
+        return None if left is None else read_as_hermes(self._file_text(target, left))
+
+    def changed_at(self, target: str) -> float | None:
+        """When the file last changed on disk (its mtime), if it is there."""
+        try:
+            return self.path(target).stat().st_mtime
+        except OSError:
+            return None
+
     def catch_up(self, targets: Sequence[str] = TARGETS) -> None:
         """Journal what changed outside in ``targets`` since a workbench process last looked (Hermes,
         an editor), as the TUI's watcher does: for a command that reads the journal with no TUI open."""
@@ -978,11 +993,8 @@ class MemoryStore:
         """When an outside edit was made, as near as the file tells: its mtime (the last edit's,
         when several are found at once), never before the journal's last row about it nor
         after ``now`` (a copied or touched file's mtime can be anything)."""
-        try:
-            mtime = self.path(target).stat().st_mtime
-        except OSError:
-            return now
-        return min(now, max(mtime, left.at))
+        mtime = self.changed_at(target)
+        return now if mtime is None else min(now, max(mtime, left.at))
 
     def _file_text(self, target: str, left: Left) -> str:
         """The text of the file the journal last left ``target`` as (for diffing an outside edit)."""
