@@ -20,6 +20,7 @@ from functools import lru_cache
 import regex
 
 from ..invisible import hidden_characters
+from ..textsafety import one_line
 from .decode import hidden_payloads, rot13
 from .normalize import Views
 from .prefilter import GateIndex
@@ -47,8 +48,8 @@ class Finding:
     excerpt: str = ""
 
     def text(self) -> str:
-        shown = " ".join(self.excerpt.split())
-        return f"{self.reason} ({self.id}" + (f": “{shown[:60]}”)" if shown else ")")
+        shown = one_line(self.excerpt, 60)  # (a cut one ends with …)
+        return f"{self.reason} ({self.id}" + (f": “{shown}”)" if shown else ")")
 
 
 @dataclass(frozen=True)
