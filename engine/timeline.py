@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -113,6 +113,7 @@ class Row:
     summary: str
     session_id: str | None
     message_id: int | None
+    source: Source | None = None  # an outside memory edit's Hermes call (``Timeline.with_sources``)
 
     @property
     def when(self) -> str:
@@ -443,6 +444,13 @@ class Timeline:
         return rows
 
     # -- where a row came from --------------------------------------------------------
+    def with_sources(self, rows: list[Row]) -> list[Row]:
+        """``rows``, each outside memory edit with the Hermes call that wrote it (``source``): the journal
+        names no session for those, so a listing would show none."""
+        return [
+            replace(r, source=self.source(r)) if r.actor == "external" and r.subsystem == "memory" else r for r in rows
+        ]
+
     def source(self, row: Row) -> Source | None:
         """The session message behind a row: the one it names, or, for an outside memory edit,
         the Hermes tool call that wrote its entry (``memory.history.hermes_call``), else None."""

@@ -320,9 +320,9 @@ def test_the_session_filter_finds_the_rows_of_hermess_writes_in_that_session(wat
     assert "Builds use uv" in " ".join(summaries("hermes-summer"))  # its add is still summer's
     assert timeline.page(session_id="hermes-summer", actor="user") == []  # other filters still apply
 
-    def listed(session):
+    def listed(session, *more):
         shown = subprocess.run(
-            workbench_cmd("timeline", "--home", str(home.root), "--session", session),
+            workbench_cmd("timeline", "--home", str(home.root), "--session", session, *more),
             capture_output=True,
             text=True,
             timeout=60,
@@ -330,6 +330,8 @@ def test_the_session_filter_finds_the_rows_of_hermess_writes_in_that_session(wat
         assert shown.returncode == 0, shown.stderr
         return shown.stdout
 
+    [row] = json.loads(listed("hermes-autumn", "--json"))["rows"]
+    assert row["session_id"] is None and row["source"]["session_id"] == "hermes-autumn"  # the journal's, and found
     autumn = listed("hermes-autumn")
     assert "MEMORY − 'Builds use uv'" in autumn and "Thursdays" not in autumn
     shown = listed("hermes-")
@@ -367,6 +369,7 @@ async def test_g_on_an_external_timeline_row_opens_the_hermes_message(watched_he
         table = screen.query_one(TimelineList)
         table.focus()
         row = _external_row(Timeline(home), "Deploys happen on Thursdays")
+        assert str(table.get_row(f"row:{row.id}")[3]) == "hermes-summer"  # the session its call was found in
         table.move_cursor(row=table.get_row_index(f"row:{row.id}"))
         detail = screen.query_one("#timeline-detail")
         await wait_for(

@@ -143,7 +143,9 @@ def test_cli_timeline_and_revert(tmp_path, home):
         "summary",
         "session_id",
         "message_id",
+        "source",  # an outside memory edit's Hermes call, when found; None here
     }
+    assert listed["rows"][0]["source"] is None
     proc = subprocess.run(
         [sys.executable, "-m", "workbench", "revert", "review:s1:7", "--home", str(home.root), "--json"],
         capture_output=True,

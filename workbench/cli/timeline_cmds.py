@@ -62,21 +62,19 @@ def show_timeline(home: Home, args) -> Output:
         text=args.search,
         group=args.group,
     )
-    more, rows = len(rows) > args.limit, rows[: args.limit]
+    more, rows = len(rows) > args.limit, timeline.with_sources(rows[: args.limit])
 
     def text() -> str:
         if not rows:
             return "No changes on the timeline match."
         # An outside memory edit names no session: its Hermes call's, when found, is shown under it.
-        sources = {r.id: timeline.source(r) for r in rows if not r.session_id}
-        sessions = [r.session_id or getattr(sources[r.id], "session_id", None) for r in rows]
-        mixed = args.session and len(set(sessions)) > 1  # a prefix that more than one id starts
+        mixed = args.session and len({r.session_id or (r.source and r.source.session_id) for r in rows}) > 1
         lines = [
             f"{r.id:>7}  {r.when[:19].replace('T', ' ')}  {r.actor:<8} {r.summary}"
             + (f"  [{r.group}]" if r.group else "")
-            + (f"  (session {session})" if mixed and r.session_id else "")
-            + (f"\n{'':>9}← {source.describe()}" if (source := sources.get(r.id)) else "")
-            for r, session in zip(rows, sessions, strict=True)
+            + (f"  (session {r.session_id})" if mixed and r.session_id else "")
+            + (f"\n{'':>9}← {r.source.describe()}" if r.source else "")
+            for r in rows
         ]
         lines.append((f"Older: {older(args, rows[-1].id)}   " if more else "") + "Undo: workbench revert ROW_OR_GROUP")
         return "\n".join(lines)

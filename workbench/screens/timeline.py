@@ -125,7 +125,7 @@ class TimelineScreen(WorkbenchScreen):
         where = "older" if before_id is not None else "newer" if after_id is not None else "first"
         if where == "newer" and len(rows) == PAGE:  # too many to splice in: start over from the top
             rows, where = timeline.page(limit=PAGE, **parse_filter(query)), "first"
-        self.post_result(PageLoaded(rows, where, query))
+        self.post_result(PageLoaded(timeline.with_sources(rows), where, query))
 
     @on(PageLoaded)
     def _loaded(self, message: PageLoaded) -> None:
