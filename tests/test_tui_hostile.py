@@ -251,6 +251,9 @@ async def test_a_symbol_copied_or_cut_in_the_editor_pastes_back_as_its_character
         area.selection = Selection((0, 0), (0, 0))
         await pilot.press("ctrl+x")  # nothing selected: the line, as TextArea cuts it
         assert app.clipboard.startswith("b\x1ba\u200bc\u200b") and dialog.draft == ""
+        app.post_message(events.Paste("one\r\ntwo\rthree"))  # line breaks as terminals send them
+        await wait_for(pilot, lambda: "three" in area.text, what="the paste")
+        assert dialog.draft == "one\ntwo\nthree"
 
 
 async def test_a_paste_into_a_search_box_shows_its_control_characters_as_symbols(home, tmp_path):
@@ -271,3 +274,12 @@ async def test_a_paste_into_a_search_box_shows_its_control_characters_as_symbols
         app.post_message(events.Paste("/\x1b[31mred"))
         await wait_for(pilot, lambda: "red" in box.value, what="the paste passed on")
         assert box.value == "␛[31mred"
+        box.focus()
+        box.value = ""
+        app.post_message(events.Paste("oolong\r"))  # terminals send a pasted line break as CR
+        await wait_for(pilot, lambda: "oolong" in box.value, what="the line")
+        assert box.value == "oolong"
+        box.value = ""
+        app.copy_to_clipboard("x\x1b[2Jy\nsecond line")  # as the editor copies a symbol: its character
+        await pilot.press("ctrl+v")
+        assert box.value == "x␛[2Jy"

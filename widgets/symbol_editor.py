@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import contextlib
 
+from textual import events
 from textual.widgets import TextArea
 from textual.widgets.text_area import Document, DocumentNavigator, EditResult, Location, WrappedDocument
 
 from engine.textsafety import Symbol, shown_with_symbols, visible
+
+from .paste_escapes import line_breaks
 
 
 class SymbolDocument(Document):
@@ -123,6 +126,11 @@ class SymbolTextArea(TextArea):
         finally:
             if isinstance(document, SymbolDocument):
                 document.restoring = False
+
+    def _on_paste(self, event: events.Paste) -> None:
+        """A pasted line break is a newline: terminals send it as CR, which would land as a ``␍`` symbol.
+        (Textual then calls TextArea's own handler, which inserts the text.)"""
+        event.text = line_breaks(event.text)
 
     def action_copy(self) -> None:
         """Copy the selection with its symbols as their characters, so a paste brings them back as symbols."""

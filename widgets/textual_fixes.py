@@ -19,6 +19,9 @@ it searches (a fast ``enter`` after typing), fails with ``NoMatches`` and, being
 once the palette's list is gone; the app opens it for ``ctrl+p`` and the theme picker.
 
 An ESC inside a bracketed paste breaks the paste into key presses (``paste_escapes``).
+An ``Input`` draws its text raw, so what is pasted into one (a bracketed paste, or
+ctrl+v of the clipboard, which the editor fills with the characters its symbols stand
+for) is its first line with control characters as symbols.
 
 ``Input`` and ``TextArea`` insert a printable key in their own message queue, but a key
 bound to one of their actions (backspace, delete, the arrows, home, ctrl+z) only runs
@@ -76,8 +79,28 @@ def _keys_in_order(on_key):
 FRAME_RATE = 120  # frames a second at most
 
 
+def _input_paste(on_paste):
+    """``Input._on_paste`` taking ``paste_escapes.first_line`` of the pasted text."""
+    if getattr(on_paste, "keeps_order", False):  # (applied already)
+        return on_paste
+
+    def handle(self: Input, event: events.Paste) -> None:
+        event.text = paste_escapes.first_line(event.text)
+        on_paste(self, event)
+
+    handle.keeps_order = True  # type: ignore[attr-defined]
+    return handle
+
+
+def _input_clipboard_paste(self: Input) -> None:
+    """ctrl+v in an ``Input``: the clipboard's first line (the editor copies hidden characters as they are)."""
+    self.replace(paste_escapes.first_line(self.app.clipboard), *self.selection)
+
+
 def apply() -> None:
     OptionList._move_page = _guarded_move_page
+    Input._on_paste = _input_paste(Input._on_paste)
+    Input.action_paste = _input_clipboard_paste
     for box in (Input, TextArea):
         box._on_key = _keys_in_order(box._on_key)
     paste_escapes.install()

@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 
 import platformdirs
-from textual import events, work
+from textual import work
 from textual.app import App
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding
@@ -39,7 +39,6 @@ from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
 from widgets import textual_fixes
 from widgets.literal import visible
 from widgets.narration import Narrator, Story
-from widgets.symbol_editor import SymbolTextArea
 from widgets.transcript import Transcript
 
 from .bridge import EngineBridge, EngineEvent
@@ -285,15 +284,6 @@ class WorkbenchApp(ResultsFromWorkers, App):
         ]
         sections.append(HelpSection("Everywhere", "Mouse: click tabs, rows and buttons.", everywhere))
         return sections
-
-    async def on_event(self, event: events.Event) -> None:
-        """A paste anywhere but the editor has its control and invisible characters shown as symbols:
-        an ``Input`` draws its text raw, so a pasted ESC sequence would reach the terminal from a search
-        box (also when a screen passes a paste over a list on to its box). The editor takes the
-        characters as they are and shows each as a symbol itself."""
-        if isinstance(event, events.Paste) and not isinstance(self.focused, SymbolTextArea):
-            event.text = visible(event.text)
-        await super().on_event(event)
 
     # -- lifecycle ----------------------------------------------------------------
     def on_mount(self) -> None:
