@@ -103,7 +103,9 @@ class JournalEntry:
 
 # A first look that found a memory store with no entries: only the baseline its later changes are told
 # from (``MemoryStore.record_external_change``), no change of its own, so listings leave it out.
-LOOK_AT_NOTHING = "action = 'seen' AND json_valid(detail) AND json_extract(detail, '$.entries') = '[]'"
+LOOK_AT_NOTHING = (  # (IS: a seen row whose detail lacks ``entries`` is listed, never lost to a NULL)
+    "action = 'seen' AND coalesce(json_valid(detail), 0) AND json_extract(detail, '$.entries') IS '[]'"
+)
 
 
 def _row(row: sqlite3.Row) -> JournalEntry:
@@ -446,9 +448,10 @@ class Journal:
         actions: tuple[str, ...] | None = None,
         limit: int = 50,
         before_id: int | None = None,
+        since: float | None = None,
         include_pending: bool = False,
     ) -> list[JournalEntry]:
-        """Newest first."""
+        """Newest first (``since``: rows at or after that time)."""
         if not self.exists():
             return []
         where: list[str] = []
@@ -468,6 +471,9 @@ class Journal:
         if before_id is not None:
             where.append("id < ?")
             args.append(before_id)
+        if since is not None:
+            where.append("at >= ?")
+            args.append(since)
         if not include_pending:
             where.append("status = 'done'")
         where.append(f"NOT ({LOOK_AT_NOTHING})")
@@ -481,17 +487,6 @@ class Journal:
         rows = self.connection().execute(
             "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND after = ? AND status = 'done' "
             "ORDER BY id DESC",
-            (subsystem, target, text),
-        )
-        return [_row(r) for r in rows]
-
-    def removals_holding(self, subsystem: str, target: str, text: str) -> list[JournalEntry]:
-        """The done ``remove`` rows whose removed text (``before``) holds ``text``, newest first."""
-        if not self.exists():
-            return []
-        rows = self.connection().execute(
-            "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND action = 'remove' AND status = 'done' "
-            "AND instr(before, ?) > 0 ORDER BY id DESC",
             (subsystem, target, text),
         )
         return [_row(r) for r in rows]

@@ -253,3 +253,11 @@ def test_a_summary_keeps_a_line_separator_apart_from_a_space(home, capsys):
     assert main(["--home", str(home.root), "memory", "show"]) == 0
     shown = capsys.readouterr().out.splitlines()  # a U+2028 is a symbol on its line; a newline breaks it
     assert "  2. line<U+2028>two" in shown and "     three" in shown
+
+
+def test_only_a_first_look_at_nothing_is_left_out_of_listings(home):
+    """The empty baseline is bookkeeping; a seen row hand-damaged to lack its entries is still listed."""
+    home.memory.catch_up(("user",))  # no USER.md: an empty baseline
+    home.journal.append("memory", "seen", "memory", actor="external", detail={"file_sha": "x"})
+    assert [(r.action, r.target) for r in Timeline(home).page()] == [("seen", "memory")]
+    assert [(r.action, r.target) for r in home.memory.history()] == [("seen", "memory")]

@@ -209,6 +209,7 @@ class ArchiveWrites:
         self._found: dict[tuple[str, str], list[ArchiveWrite]] = {}
         self._every: dict[tuple[str, str], list[ArchiveWrite]] | None = None
         self._removes: list[ArchiveWrite] | None = None
+        self._calls: dict[int, ArchiveWrite | None] = {}
 
     def newest(self, target: str, text: str, after: float | None = None) -> ArchiveWrite | None:
         """The newest applied write of exactly ``text`` to ``target``, later than ``after``.
@@ -247,6 +248,21 @@ class ArchiveWrites:
 
         return self._safe(read)
 
+    def call_of(self, row_id: int, find: Callable[[], ArchiveWrite | None]) -> ArchiveWrite | None:
+        """``find()``'s answer for journal row ``row_id``, kept while state.db is unchanged: the call
+        behind a row depends only on the archive and the journal rows before it, which never change
+        (a timeline page or session filter resolves the same rows again and again)."""
+        with self._lock:
+            self._fresh()
+            if row_id in self._calls:
+                return self._calls[row_id]
+            version = self._version
+        found = find()
+        with self._lock:
+            if self._version == version:
+                self._calls[row_id] = found
+        return found
+
     def _safe_writes(self, target: str, text: str) -> list[ArchiveWrite]:
         return self._safe(lambda: self._writes(target, text))
 
@@ -273,7 +289,7 @@ class ArchiveWrites:
         """Forget what was found in an older version of state.db; False when there is none (lock held)."""
         version = self._stamp()
         if version != self._version:
-            self._version, self._found, self._every, self._removes = version, {}, None, None
+            self._version, self._found, self._every, self._removes, self._calls = version, {}, None, None, {}
         return version[0] is not None
 
     def _all_removes(self) -> list[ArchiveWrite]:

@@ -192,10 +192,16 @@ def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
         or not text
     ):
         return None
+    return memory.archive_writes.call_of(row.id, lambda: _call_behind(memory, row, text, removed))
+
+
+def _call_behind(memory: MemoryStore, row: JournalEntry, text: str, removed: bool) -> ArchiveWrite | None:
     conn = memory.home.journal.connection()
-    (after,) = conn.execute(
-        f"SELECT max(at) FROM journal WHERE {LEFT_ROW} AND id < ?", (SUBSYSTEM, row.target, row.id)
+    # the journal's last recording of the file before this row (rows record it in time order)
+    last = conn.execute(
+        f"SELECT at FROM journal WHERE {LEFT_ROW} AND id < ? ORDER BY id DESC LIMIT 1", (SUBSYSTEM, row.target, row.id)
     ).fetchone()
+    after = last[0] if last else None
     since = (float("-inf") if after is None else after) - HERMES_SLACK_S
     until = row.at + HERMES_SLACK_S
     if removed:
@@ -212,19 +218,31 @@ def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
 def external_rows_of(memory: MemoryStore, low: str, high: str | None = None) -> list[int]:
     """Ids of the ``external`` rows whose Hermes call (``hermes_call``) is in the session ``low``, or in
     any session whose id is in ``[low, high)``: a Hermes session's writes carry no session id in the
-    journal, so a session filter finds them through the calls its messages made."""
-    journal, found = memory.home.journal, set()
-    for write in memory.archive_writes.in_sessions(low, high):
-        if write.action == REMOVE:
-            rows = journal.removals_holding(SUBSYSTEM, write.target, write.old_text or "")
-        else:
-            rows = [r for r in journal.writers_of(SUBSYSTEM, write.target, write.text) if r.action in WRITING_ACTIONS]
-        for row in rows:
-            if row.actor != "external" or row.at < write.at - HERMES_SLACK_S:
+    journal, so a session filter finds them through the calls its messages made. One pass over the
+    outside rows since the first of those calls; only those holding a call's text are resolved."""
+    writes = memory.archive_writes.in_sessions(low, high)
+    if not writes:
+        return []
+    calls = {(w.session_id, w.message_id) for w in writes}
+    written = {(w.target, w.text) for w in writes if w.action != REMOVE}
+    removed = [(w.target, w.old_text) for w in writes if w.action == REMOVE and w.old_text]
+    rows = memory.home.journal.query(
+        subsystem=SUBSYSTEM,
+        actor="external",
+        actions=(*WRITING_ACTIONS, REMOVE),
+        since=min(w.at for w in writes) - HERMES_SLACK_S,
+        limit=2**62,
+    )
+    found = []
+    for row in rows:
+        if row.action == REMOVE:
+            if not any(t == row.target and old in (row.before or "") for t, old in removed):
                 continue
-            call = hermes_call(memory, row)
-            if call is not None and (call.session_id, call.message_id) == (write.session_id, write.message_id):
-                found.add(row.id)
+        elif (row.target, row.after) not in written:
+            continue
+        call = hermes_call(memory, row)
+        if call is not None and (call.session_id, call.message_id) in calls:
+            found.append(row.id)
     return sorted(found)
 
 
