@@ -28,9 +28,9 @@ import re
 from .invisible import CONTEXTUAL, FLAG, needed_at
 
 # A subdivision flag (🏴 + tag letters + cancel tag) is the one thing tag characters may spell.
-_CONTROLS = re.compile(
-    FLAG + "|[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200e\u200f"
-    "\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff0-\ufff8\ud800-\udfff\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+_CONTROLS = re.compile(  # (a flag joined to what comes before it by a ZWJ is no flag: its tags show)
+    "(?<!\u200d)" + FLAG + "|[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e"
+    "\u200b\u200e\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff0-\ufff8\ud800-\udfff\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0000-\U000e0fff" + CONTEXTUAL + "]"
 )
 

@@ -163,3 +163,15 @@ def test_what_the_scan_refuses_as_hidden_is_what_the_screen_shows_as_a_symbol(te
 
     shown = {f"U+{ord(ch):04X}" for _, _, ch in shown_with_symbols(text)[1]}
     assert set(hidden_characters(text)) == shown
+
+
+def test_a_flag_joined_to_an_emoji_before_it_is_no_flag_on_screen_either():
+    """The scan refuses the tags of 👩 + ZWJ + 🏴 + tags (one grapheme, not a flag); the screen drew them
+    as a flag, so the refusal named characters nobody could see."""
+    from engine.invisible import hidden_characters
+    from engine.textsafety import shown_with_symbols
+
+    tags = "\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+    for text in ("\U0001f469\u200d\U0001f3f4" + tags, "a\U0001f3f4" + tags):
+        shown = {f"U+{ord(ch):04X}" for _, _, ch in shown_with_symbols(text)[1]}
+        assert set(hidden_characters(text)) == shown
