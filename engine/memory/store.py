@@ -912,7 +912,8 @@ class MemoryStore:
         if not self.home.journal.exists():
             return None
         left = left_of(self.home.journal.connection(), target)
-        return None if left is None else read_as_hermes(self._file_text(target, left))
+        text = None if left is None else self._left_text(target, left)
+        return None if text is None else read_as_hermes(text)
 
     def changed_at(self, target: str) -> float | None:
         """When the file last changed on disk (its mtime), if it is there."""
@@ -998,16 +999,20 @@ class MemoryStore:
 
     def _file_text(self, target: str, left: Left) -> str:
         """The text of the file the journal last left ``target`` as (for diffing an outside edit)."""
+        text = self._left_text(target, left)
+        if text is None:  # a journal damaged by hand: diff from nothing rather than fail the write
+            log.warning("memory journal: cannot rebuild the %s file row %s left", target, left.id)
+        return text or ""
+
+    def _left_text(self, target: str, left: Left) -> str | None:
+        """That text, or None when a journal damaged by hand cannot rebuild it."""
         if left.text is not None:
             return left.text
         seen = self._seen.get(target)
         if seen is not None and content_hash(seen) == left.sha:
             return seen
         journal = self.home.journal
-        text = rebuild(journal.connection(), target, left, journal.file_text)
-        if text is None:  # a journal damaged by hand: diff from nothing rather than fail the write
-            log.warning("memory journal: cannot rebuild the %s file row %s left", target, left.id)
-        return text or ""
+        return rebuild(journal.connection(), target, left, journal.file_text)
 
     def _releasable(self, target: str, keeping: str) -> tuple[str, ...]:
         """The snapshot ``target``'s last file is rebuilt from, once a write keeps ``keeping`` instead:
