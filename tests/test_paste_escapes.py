@@ -51,3 +51,18 @@ def test_keys_outside_a_paste_read_as_before():
         ("paste", "hi"),
     ]
     assert described(parsed(parser, ["\x1b[1;5C"])) == [("key", "ctrl+right")]
+
+
+def test_a_start_marker_the_parser_gave_up_on_is_no_paste(monkeypatch):
+    """Its first part sent on as keys after the escape delay, the rest is typed text: arrows after it
+    must stay arrows, not escaped text."""
+    import textual._parser
+
+    now = [0.0]
+    monkeypatch.setattr(textual._parser, "get_time", lambda: now[0])
+    parser = PasteParser()
+    parsed(parser, ["\x1b", "[20"])
+    now[0] += 1.0  # past the escape delay
+    assert list(parser.tick())  # the parser sent the partial sequence on as keys
+    found = described(parsed(parser, ["0~a", "\x1b[A"]))
+    assert ("key", "up") in found and not any(kind == "paste" for kind, _ in found)

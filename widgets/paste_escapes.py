@@ -10,7 +10,8 @@ which Unicode reserves for a program's internal use.
 
 The markers may be split across reads: an end marker's first part inside a paste is held
 back until the next read says what it is; a start marker's first part is passed on (it
-may be a lone ESC key) and recognised when the rest arrives.
+may be a lone ESC key) and recognised when the rest arrives, unless the parser gave up
+waiting for it first and sent it on as keys.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class PasteParser(linux_driver.XTermParser):
 
     def tick(self) -> Iterable[Message]:
         for event in super().tick():
+            self._started = ""  # a sequence waited too long and went out as keys: no marker is coming
             yield self._restored(event)
 
     @staticmethod
