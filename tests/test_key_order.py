@@ -12,9 +12,8 @@ import asyncio
 
 import pytest
 from textual import events
-from textual.widgets import Input
 
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import make_app, sessions_search_box, settle, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -26,10 +25,7 @@ def keys(*names: str) -> list[events.Key]:
 async def test_a_backspace_is_applied_before_the_letters_typed_after_it(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("2", "/")
-        await settle(pilot)
-        box = app.focused
-        assert isinstance(box, Input)
+        box = await sessions_search_box(pilot)
         box.value = "oolong"
         box.cursor_position = 6
 

@@ -19,7 +19,7 @@ from textual.widgets import Input
 from engine.memory.format import serialize
 from engine.tools import ToolContext
 from tests.screens_seed import screen_text
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import make_app, sessions_search_box, settle, wait_for
 from widgets.transcript import Transcript
 from workbench.app import WorkbenchApp
 
@@ -261,10 +261,7 @@ async def test_a_paste_into_a_search_box_shows_its_control_characters_as_symbols
     CSI would reach the terminal from the search box."""
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("2", "/")
-        await settle(pilot)
-        box = app.focused
-        assert isinstance(box, Input)
+        box = await sessions_search_box(pilot)
         app.post_message(events.Paste("\x1b[2Jdeploy\x9b1m \u202eevil"))
         await wait_for(pilot, lambda: "deploy" in box.value, what="the paste")
         assert box.value == "␛[2Jdeploy\\x9b1m <U+202E>evil"

@@ -58,6 +58,17 @@ async def landed_on(pilot, message_id, what: str = "the message under the cursor
     return transcript
 
 
+async def sessions_search_box(pilot):
+    """The Sessions screen's search box, focused with ``/`` as a user would."""
+    from textual.widgets import Input
+
+    await pilot.press("2", "/")
+    await settle(pilot)
+    box = pilot.app.focused
+    assert isinstance(box, Input)
+    return box
+
+
 async def wait_for(pilot, condition, timeout: float = 5.0, what: str = "condition") -> None:
     """Pause until ``condition()`` is true (checked on the UI loop)."""
     deadline = time.monotonic() + timeout
