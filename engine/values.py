@@ -95,6 +95,39 @@ def iso_time(ts: Any) -> str | None:
         return None
 
 
+def json_object(value: Any) -> Any:
+    """``value`` decoded when it is JSON text, as it is when already decoded (a dict or list), else None."""
+    if isinstance(value, (dict, list)):
+        return value
+    return json_value(value) if isinstance(value, str) else None
+
+
+def decoded_calls(tool_calls: Any) -> list[tuple[int, str | None, str | None, Any]]:
+    """(position, call id, tool name, decoded arguments) of each call of a message's tool calls.
+
+    Accepts the stored JSON text or the decoded list, in both shapes Hermes stores:
+    OpenAI's ``{id, type, function: {name, arguments}}`` and the flat ``{name, arguments}``;
+    anything that is not a call is skipped (its position still counts).
+    """
+    calls = json_object(tool_calls)
+    found = []
+    for position, call in enumerate(calls if isinstance(calls, list) else []):
+        if not isinstance(call, dict):
+            continue
+        nested = call.get("function")
+        function = nested if isinstance(nested, dict) else call
+        call_id, name = call.get("id"), function.get("name")
+        found.append(
+            (
+                position,
+                call_id if isinstance(call_id, str) else None,
+                name if isinstance(name, str) else None,
+                json_object(function.get("arguments")),
+            )
+        )
+    return found
+
+
 def call_name(call: Any) -> str | None:
     """The tool name of one stored OpenAI-style tool call (a hand-written row may hold anything)."""
     function = call.get("function") if isinstance(call, dict) else None

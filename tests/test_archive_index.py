@@ -387,3 +387,19 @@ def test_idle_merges_beside_another_writer_keep_the_index_shallow_and_readable(t
     assert words == sum("w17" in c.split() for c in contents) > 0
     assert pieces[0] == sum("w17" in c for c in contents)
     home.close()
+
+
+def test_a_hit_in_tool_call_arguments_reads_as_the_call_not_as_json(tmp_path):
+    """Hermes stores arguments as JSON inside JSON: a quote in them read ``\\\\\\"`` in the excerpt."""
+    from engine import open_home
+
+    home = open_home(tmp_path / "h")
+    home.archive.create_session("s", title="Tulips")
+    arguments = {"action": "add", "target": "user", "content": 'Plants tulip bulbs: "every spring", 数据'}
+    call = {"id": "c1", "type": "function", "function": {"name": "memory", "arguments": json.dumps(arguments)}}
+    home.archive.append_messages("s", [{"role": "assistant", "content": None, "tool_calls": [call]}])
+    [hit] = home.archive.search("bulbs")
+    assert hit.snippet.replace("«", "").replace("»", "") == (
+        'memory: action=add target=user content=Plants tulip bulbs: "every spring", 数据'
+    )
+    home.close()

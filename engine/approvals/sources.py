@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import WorkbenchError
-from ..memory.archive_writes import ToolResults, decoded_calls
-from ..values import json_value
+from ..memory.archive_writes import ToolResults
+from ..values import decoded_calls, json_value
 from .records import is_pending_id
 
 if TYPE_CHECKING:

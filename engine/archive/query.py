@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..values import storable
+from ..values import decoded_calls, storable
 
 MAX_QUERY_CHARS = 2048
 OPERATORS = ("AND", "OR", "NOT")
@@ -278,6 +278,22 @@ def searchable_calls(raw: str | None) -> str:
         return json.dumps(_unescaped(json.loads(raw)), ensure_ascii=False)
     except (ValueError, RecursionError):
         return raw
+
+
+def readable_calls(raw: str | None) -> str:
+    """Tool calls as a person reads them in a search result: ``memory: action=add content=Likes tea``.
+    Stored, the arguments are JSON inside JSON, so a quote in them reads ``\\\"`` twice escaped."""
+    calls = []
+    for _, _, name, arguments in decoded_calls(raw):
+        if isinstance(arguments, dict):
+            shown = " ".join(
+                f"{key}={value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
+                for key, value in arguments.items()
+            )
+        else:
+            shown = "" if arguments is None else json.dumps(arguments, ensure_ascii=False)
+        calls.append(f"{name or '?'}: {shown}".rstrip(": "))
+    return "; ".join(calls) if calls else searchable_calls(raw)
 
 
 def _unescaped(value):

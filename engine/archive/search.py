@@ -49,7 +49,7 @@ from .query import (
     like_escape,
     negated,
     parse,
-    searchable_calls,
+    readable_calls,
     searchable_text,
 )
 
@@ -563,7 +563,7 @@ class SearchMixin(LineageMixin):
         pattern = highlight_pattern(parsed)
         text = content_text(decode_content(row["content"]))
         if pattern is None or not pattern.search(text):  # the match is in the tool name or call arguments
-            text = " ".join(filter(None, (text, row["tool_name"], searchable_calls(row["tool_calls"]))))
+            text = " ".join(filter(None, (text, row["tool_name"], readable_calls(row["tool_calls"]))))
         excerpt, marks = make_snippet(text, pattern)
         return SearchHit(
             session_id=row["session_id"],

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import WorkbenchError
-from ..values import json_value
+from ..values import decoded_calls, json_object
 from .format import TARGETS
 
 if TYPE_CHECKING:
@@ -53,38 +53,6 @@ class ArchiveWrite:
     message_id: int  # the assistant message holding the call
     at: float
     old_text: str | None = None  # a replace's or remove's: Hermes takes out the one entry holding it
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, (dict, list)):
-        return value
-    return json_value(value) if isinstance(value, str) else None
-
-
-def decoded_calls(tool_calls: Any) -> list[tuple[int, str | None, str | None, Any]]:
-    """(position, call id, tool name, decoded arguments) of each call of a message's tool calls.
-
-    Accepts the stored JSON text or the decoded list, in both shapes Hermes stores:
-    OpenAI's ``{id, type, function: {name, arguments}}`` and the flat ``{name, arguments}``;
-    anything that is not a call is skipped (its position still counts).
-    """
-    calls = _json(tool_calls)
-    found = []
-    for position, call in enumerate(calls if isinstance(calls, list) else []):
-        if not isinstance(call, dict):
-            continue
-        nested = call.get("function")
-        function = nested if isinstance(nested, dict) else call
-        call_id, name = call.get("id"), function.get("name")
-        found.append(
-            (
-                position,
-                call_id if isinstance(call_id, str) else None,
-                name if isinstance(name, str) else None,
-                _json(function.get("arguments")),
-            )
-        )
-    return found
 
 
 def memory_calls(tool_calls: Any) -> list[tuple[int, str | None, dict]]:
@@ -127,7 +95,7 @@ def written_texts(arguments: dict) -> list[tuple[str, str, str]]:
 
 def applied(result: Any) -> bool:
     """Whether a memory tool result says the write landed (not refused, not only staged)."""
-    data = _json(result)
+    data = json_object(result)
     return isinstance(data, dict) and data.get("success") is True and not data.get("staged")
 
 
