@@ -348,7 +348,13 @@ def test_hermess_first_writes_into_a_home_the_workbench_watched_empty_are_outsid
     home.memory.catch_up()  # the first look: no files yet
     assert Timeline(home).page() == [] and home.memory.history() == []  # a look is no change
     ids = hermes.json(root, HERMES_WRITES)
-    home.memory.catch_up()
+    listed = subprocess.run(  # no TUI, no memory history: the listing itself catches up first
+        workbench_cmd("timeline", "--home", str(root), "--session", "hermes-spring"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert listed.returncode == 0 and "USER + 'Drinks café au lait ☕ every morning'" in listed.stdout, listed
     timeline = Timeline(home)
     # (Fridays was added and replaced between two looks: only what the second look found is journaled)
     assert [row.summary for row in timeline.page(session_id="hermes-spring")] == [

@@ -37,7 +37,7 @@ def register(subparsers, common) -> None:
         help=f"at most N rows (default {LIMIT})",
     )
     timeline.add_argument("--before", type=ID, metavar="ID", help="rows older than this row id (paging)")
-    timeline.set_defaults(handler=show_timeline, read_only=True)
+    timeline.set_defaults(handler=show_timeline, read_only=False, creates_home=False)
 
     revert = subparsers.add_parser("revert", parents=[common], help="undo a timeline row or a whole group")
     revert.add_argument("ref", metavar="ROW_OR_GROUP")
@@ -50,6 +50,7 @@ def show_timeline(home: Home, args) -> Output:
         since = parse_since(args.since, home.clock.now()) if args.since else None
     except TimelineError as exc:  # a malformed option: a usage error, under the command's usage
         raise UsageError(exc.message) from None
+    home.memory.catch_up()  # Hermes's memory writes since a workbench process last looked, journaled first
     timeline = Timeline(home)
     rows = timeline.page(
         before_id=args.before,
