@@ -315,11 +315,17 @@ def entry_history(memory: MemoryStore, target: str, entry: str, limit: int = 8) 
         rows += found
         first = next((r for r in reversed(found) if r.after == text), None)  # its oldest write
         text, older_than = (first.before, first.id) if first and first.before not in (None, text) else (None, None)
-    return [_with_call(row, hermes_call(memory, row)) if row.actor == "external" else row for row in rows]
+    return with_calls(memory, rows)
 
 
-def _with_call(row: JournalEntry, call: ArchiveWrite | None) -> JournalEntry:
-    return row if call is None else replace(row, session_id=call.session_id, message_id=call.message_id)
+def with_calls(memory: MemoryStore, rows: list[JournalEntry]) -> list[JournalEntry]:
+    """``rows``, each ``external`` one with the session and message of the Hermes call behind it, when
+    state.db has that call (the journal names none for an outside edit)."""
+    found = [(row, hermes_call(memory, row) if row.actor == "external" else None) for row in rows]
+    return [
+        row if call is None else replace(row, session_id=call.session_id, message_id=call.message_id)
+        for row, call in found
+    ]
 
 
 def successor(memory: MemoryStore, target: str, entry: str) -> str | None:

@@ -251,7 +251,7 @@ def show_history(home: Home, args) -> Output:
         head = [f"origin: {found.origin.describe()}"]
     else:
         head = []
-        rows = home.memory.history(args.target, args.limit)
+        rows = history.with_calls(home.memory, home.memory.history(args.target, args.limit))
     events = [_event(e) for e in rows]
     data["events"] = events
 
