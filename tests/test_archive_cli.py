@@ -258,3 +258,26 @@ def test_prune_without_yes_names_what_it_would_delete_and_deletes_nothing(home_d
     assert {s["id"] for s in doc["sessions"]} >= {"root_1", "child_1"}
     code, doc, _ = wb(home_dir, "sessions", "prune", "--days", "0", "--yes")
     assert code == 0 and doc["pruned"] == 1
+
+
+def test_an_untitled_session_is_listed_by_the_start_of_its_first_user_message(tmp_path, capsys):
+    """Hermes titles few sessions: lists and search results showed nothing where the title goes."""
+    from workbench.cli import main
+
+    home = open_home(tmp_path / "h")
+    home.archive.create_session("hermes-1", source="cli")
+    home.archive.append_messages(
+        "hermes-1",
+        [
+            {"role": "system", "content": "You are Hermes."},
+            {"role": "user", "content": "Please plan\nthe tulip\x1b[2J beds for spring " + "and more " * 10},
+        ],
+    )
+    home.close()
+    code, data, _ = wb(tmp_path / "h", "sessions", "list")
+    assert code == 0 and data["sessions"][0]["title"] is None
+    assert data["sessions"][0]["preview"] == "Please plan the tulip\x1b[2J beds for spring and more and more…"  # 60
+    assert main(["--home", str(tmp_path / "h"), "sessions", "list"]) == 0
+    assert "“Please plan the tulip␛[2J beds for spring and more" in capsys.readouterr().out
+    assert main(["--home", str(tmp_path / "h"), "sessions", "search", "tulip"]) == 0
+    assert "[user #2]  “Please plan the tulip␛[2J beds" in capsys.readouterr().out

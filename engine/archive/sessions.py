@@ -11,8 +11,11 @@ from typing import Any
 
 from ..errors import WorkbenchError
 from ..events import SessionChanged
+from ..textsafety import one_line
 from .lineage import LineageMixin
-from .models import NUMBERED_TITLE, Session
+from .models import NUMBERED_TITLE, Session, content_text, decode_content
+
+PREVIEW_CHARS = 60  # of an untitled session's first user message, in lists
 
 MAX_TITLE_LENGTH = 100
 _INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffc]")
@@ -185,6 +188,20 @@ class SessionsMixin(LineageMixin):
         sql = "SELECT * FROM sessions" + (f" WHERE {' AND '.join(where)}" if where else "")
         sql += " ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?"
         return [self._session(r) for r in self.conn().execute(sql, (*args, max(0, limit), max(0, offset)))]
+
+    def previews(self, session_ids: list[str], width: int = PREVIEW_CHARS) -> dict[str, str]:
+        """The start of each session's first user message, on one line: what a list shows for a
+        session with no title (Hermes titles few of its own)."""
+        if not session_ids:
+            return {}
+        marks = ", ".join("?" * len(session_ids))
+        rows = self.conn().execute(
+            "SELECT session_id, content FROM messages WHERE id IN (SELECT min(id) FROM messages "
+            f"WHERE session_id IN ({marks}) AND role = 'user' GROUP BY session_id)",
+            session_ids,
+        )
+        found = {row[0]: one_line(content_text(decode_content(row[1])), width) for row in rows}
+        return {sid: text for sid, text in found.items() if text}
 
     def session_count(self) -> int:
         return self.conn().execute("SELECT count(*) FROM sessions").fetchone()[0]

@@ -101,11 +101,20 @@ def _when(value: str | None) -> str:
     return (value or "")[:16].replace("T", " ")
 
 
+def _titled(title: str | None, preview: str | None) -> str:
+    """A session's title, else the start of its first user message in quotes (Hermes titles few)."""
+    return title or (f"“{preview}”" if preview else "")
+
+
 def list_sessions(home: Home, args) -> Output:
     rows = home.archive.list_sessions(
         limit=args.limit, offset=args.offset, source=args.source, include_archived=args.all
     )
-    data = {"sessions": [s.to_dict() for s in rows], "count": len(rows)}
+    previews = home.archive.previews([s.id for s in rows if not s.title])
+    data = {
+        "sessions": [{**s.to_dict(), "preview": previews.get(s.id)} for s in rows],
+        "count": len(rows),
+    }
 
     def text() -> str:
         if not rows:
@@ -114,7 +123,7 @@ def list_sessions(home: Home, args) -> Output:
         width = max(map(cell_len, ids))
         return "\n".join(
             f"{_when(s.to_dict()['started_at'])}  {shown}{' ' * (width - cell_len(shown))}  {s.source:<9} "
-            f"{s.message_count:>5} msgs  {s.title or ''}"
+            f"{s.message_count:>5} msgs  {_titled(s.title, previews.get(s.id))}"
             + (f"  (child of {s.parent_session_id})" if s.parent_session_id else "")
             for s, shown in zip(rows, ids, strict=True)
         )
@@ -139,8 +148,10 @@ def search_sessions(home: Home, args) -> Output:
         if not hits:
             return "\n".join([*said, f"no matches for {args.query!r}"])
         lines = said
+        previews = home.archive.previews([h.session_id for h in hits if not h.title])
         for h in hits:
-            lines.append(f"{_when(h.when)}  {h.session_id}  [{h.role} #{h.match_message_id}]  {h.title or ''}")
+            title = _titled(h.title, previews.get(h.session_id))
+            lines.append(f"{_when(h.when)}  {h.session_id}  [{h.role} #{h.match_message_id}]  {title}")
             lines.append("    " + h.snippet)
         return "\n".join(lines)
 
