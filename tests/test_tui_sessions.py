@@ -848,3 +848,23 @@ async def test_down_in_the_search_box_goes_on_to_the_results(home, tmp_path):
         await pilot.press("down")
         await settle(pilot)
         assert screen.focused is results and screen.query_one("#sessions-search").value == "tomatoes"
+
+
+async def test_an_untitled_session_shows_the_start_of_its_first_user_message(home, tmp_path):
+    """Hermes titles few sessions: the tree and the transcript showed only the session id."""
+    home.archive.create_session("20261201_090000_abc123", source="cli")
+    home.archive.append_messages(
+        "20261201_090000_abc123",
+        [{"role": "user", "content": "Plan the tulip beds"}, {"role": "assistant", "content": "Sure."}],
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.root.children, what="the tree")
+        assert "“Plan the tulip beds”" in str(tree.root.children[0].label)
+        await wait_for(
+            pilot,
+            lambda: "“Plan the tulip beds”" in str(screen.query_one(Transcript).border_title),
+            what="the transcript's title",
+        )

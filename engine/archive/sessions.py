@@ -17,6 +17,13 @@ from .models import NUMBERED_TITLE, Session, content_text, decode_content
 
 PREVIEW_CHARS = 60  # of an untitled session's first user message, in lists
 
+
+def titled(title: str | None, preview: str | None) -> str | None:
+    """A session's title, else the start of its first user message in quotes (``previews``): what a
+    list shows where the title goes, since Hermes titles few of its sessions."""
+    return title or (f"“{preview}”" if preview else None)
+
+
 MAX_TITLE_LENGTH = 100
 _INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffc]")
 # Columns an upsert fills only while they are still empty (the first writer wins).

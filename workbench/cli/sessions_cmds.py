@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.cells import cell_len
 
 from engine.archive import Session
+from engine.archive.sessions import titled
 from engine.errors import WorkbenchError
 from engine.fileio import atomic_write_text
 from engine.home import Home
@@ -101,11 +102,6 @@ def _when(value: str | None) -> str:
     return (value or "")[:16].replace("T", " ")
 
 
-def _titled(title: str | None, preview: str | None) -> str:
-    """A session's title, else the start of its first user message in quotes (Hermes titles few)."""
-    return title or (f"“{preview}”" if preview else "")
-
-
 def list_sessions(home: Home, args) -> Output:
     rows = home.archive.list_sessions(
         limit=args.limit, offset=args.offset, source=args.source, include_archived=args.all
@@ -123,7 +119,7 @@ def list_sessions(home: Home, args) -> Output:
         width = max(map(cell_len, ids))
         return "\n".join(
             f"{_when(s.to_dict()['started_at'])}  {shown}{' ' * (width - cell_len(shown))}  {s.source:<9} "
-            f"{s.message_count:>5} msgs  {_titled(s.title, previews.get(s.id))}"
+            f"{s.message_count:>5} msgs  {titled(s.title, previews.get(s.id)) or ''}"
             + (f"  (child of {s.parent_session_id})" if s.parent_session_id else "")
             for s, shown in zip(rows, ids, strict=True)
         )
@@ -150,7 +146,7 @@ def search_sessions(home: Home, args) -> Output:
         lines = said
         previews = home.archive.previews([h.session_id for h in hits if not h.title])
         for h in hits:
-            title = _titled(h.title, previews.get(h.session_id))
+            title = titled(h.title, previews.get(h.session_id)) or ""
             lines.append(f"{_when(h.when)}  {h.session_id}  [{h.role} #{h.match_message_id}]  {title}")
             lines.append("    " + h.snippet)
         return "\n".join(lines)

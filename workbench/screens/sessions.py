@@ -25,6 +25,7 @@ from textual.worker import get_current_worker
 
 from engine.archive.models import Chain, SearchHit
 from engine.archive.search import COUNT_CAP
+from engine.archive.sessions import titled
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
 from engine.runner.claims import unbacked_claims
@@ -252,10 +253,12 @@ class SessionsScreen(WorkbenchScreen):
 
     def _tree_nodes(self, chains: Iterable[Chain]) -> list[SessionNode]:
         """Tree rows for compression chains (runs in a worker: asks the journal who wrote memory)."""
+        chains = list(chains)
+        previews = self.home.archive.previews([chain.head.id for chain in chains if not chain.title])
         return [
             SessionNode(
                 id=chain.head.id,
-                title=chain.title,
+                title=titled(chain.title, previews.get(chain.head.id)),
                 kind=chain.kind,
                 child_count=chain.child_count,
                 message_count=chain.message_count,
@@ -379,7 +382,8 @@ class SessionsScreen(WorkbenchScreen):
         session = self.home.archive.get_session(session_id)
         if get_current_worker().is_cancelled:  # superseded already: skip reading the messages
             return
-        title = (session.title or session.id) if session else session_id
+        preview = self.home.archive.previews([session_id]).get(session_id) if session and not session.title else None
+        title = (titled(session.title, preview) or session.id) if session else session_id
         items = session_items(self.home, session_id, select_id)
         self.post_result(TranscriptLoaded(session_id, title, items, select_id))
 
