@@ -201,13 +201,12 @@ class SessionsMixin(LineageMixin):
         session with no title (Hermes titles few of its own)."""
         if not session_ids:
             return {}
-        marks = ", ".join("?" * len(session_ids))
-        rows = self.conn().execute(
-            "SELECT session_id, content FROM messages WHERE id IN (SELECT min(id) FROM messages "
-            f"WHERE session_id IN ({marks}) AND role = 'user' GROUP BY session_id)",
-            session_ids,
+        rows = self.conn().execute(  # each session's index walked from its start to its first user message
+            "SELECT s.value, (SELECT content FROM messages WHERE session_id = s.value AND role = 'user' "
+            "ORDER BY timestamp, id LIMIT 1) FROM json_each(?) s",
+            (json.dumps(session_ids),),
         )
-        found = {row[0]: one_line(content_text(decode_content(row[1])), width) for row in rows}
+        found = {row[0]: one_line(content_text(decode_content(row[1])), width) for row in rows if row[1] is not None}
         return {sid: text for sid, text in found.items() if text}
 
     def session_count(self) -> int:
