@@ -17,8 +17,10 @@ import pytest
 
 from engine import open_home
 from engine.skills.manage import skill_manage_tool
+from engine.timeline import Timeline
 from engine.tools import ToolContext
 from tests.hermes_support import workbench_cmd
+from tests.tui_support import make_app, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -139,6 +141,40 @@ def test_hermes_staged_records_approved_by_the_workbench_match_hermes_own_approv
         "CI runs on GitHub Actions",
     ]
     assert home.memory.entries("user") == ["Prefers terse answers", "Works in UTC+1"]
+    home.close()
+
+
+def test_what_hermes_stages_is_a_timeline_row_dated_when_it_was_staged(hermes, tmp_path):
+    """Only the decision on a record Hermes staged reached the Timeline; the proposal itself did not."""
+    root = _seeded_home(tmp_path)
+    staged = hermes.json(root, HERMES_STAGES)
+    listing = json.loads(_workbench(root, "timeline", "--subsystem", "approvals").stdout)["rows"]
+    ids = {s["pending_id"] for s in staged}
+    assert {row["target"] for row in listing if row["action"] == "stage"} == ids
+    assert all(row["summary"].startswith("staged memory proposal") for row in listing)
+    again = json.loads(_workbench(root, "timeline", "--subsystem", "approvals").stdout)["rows"]
+    assert len(again) == len(listing)  # journaled once
+    home = open_home(root)
+    record = home.approvals.get(staged[0]["pending_id"])
+    row = next(r for r in Timeline(home).page(subsystem="approvals") if r.target == record.id)
+    assert (row.at, row.actor) == (record.created_at, "agent")  # when Hermes staged it, as Hermes's agent
+    home.close()
+
+
+@pytest.mark.anyio
+async def test_the_tui_journals_what_hermes_staged_while_it_was_closed_and_while_it_runs(hermes, tmp_path):
+    root = _seeded_home(tmp_path)
+    first = hermes.json(root, HERMES_STAGES)[0]["pending_id"]  # staged while no workbench was open
+    home = open_home(root)
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+
+        def staged_rows():
+            return {r.target for r in Timeline(home).page(subsystem="approvals") if r.action == "stage"}
+
+        await wait_for(pilot, lambda: first in staged_rows(), timeout=10, what="the catch-up at start")
+        later = hermes.json(root, HERMES_STAGES_SKILLS % SKILL)[0]["pending_id"]
+        await wait_for(pilot, lambda: later in staged_rows(), timeout=10, what="the watcher's catch-up")
     home.close()
 
 

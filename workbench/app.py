@@ -477,6 +477,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         # memory: journals what no workbench process did, announces what this one has not seen
         steps += [(t, partial(self.home.memory.record_external_change, t)) for t in TARGETS if t in kinds]
         steps += [("skills", self.home.skills.outside.record)] if "skill files" in kinds else []
+        steps += [("pending", self.home.approvals.catch_up)] if "pending" in kinds else []
         try:
             for kind, step in steps:
                 try:

@@ -7,8 +7,9 @@ targets, "skills", "pending", "sessions", "config"). Our own lock, temp and jour
 Whether a reported memory change is news (another process wrote it) or this
 process's own write is for the store to decide (``MemoryStore.record_external_change``
 compares with what this process last wrote or saw). The first report, before any
-change, names both memory targets and config.yaml, so edits made while nobody watched
-are caught up, and "skill files", so the skills' first look (their baseline) is taken.
+change, names both memory targets, config.yaml and "pending", so edits made and
+proposals staged while nobody watched are caught up, and "skill files", so the skills'
+first look (their baseline) is taken.
 """
 
 from __future__ import annotations
@@ -106,8 +107,9 @@ class HomeWatcher:
             "sessions": _FileStamps([self.home.root / name for name in sorted(SESSION_FILES)]),
             "config": _FileStamps([self.home.config_path], settled=True),
         }
-        # What changed before the watch began is caught up; the skills' first look is their baseline.
-        self._report(set(TARGETS) | {"config", "skill files"})
+        # What changed before the watch began is caught up (memory, proposals Hermes staged); the skills'
+        # first look is their baseline.
+        self._report(set(TARGETS) | {"config", "skill files", "pending"})
         if not paths:  # a read-only home without the folders: only state.db and config.yaml can change
             while not self._stop.wait(0.4):
                 kinds = {kind for kind, files in stamped.items() if files.changed()}

@@ -132,6 +132,34 @@ class ApprovalQueue:
         self._announce(record, "staged", actor, entry)
         return record
 
+    def catch_up(self) -> builtins.list[int]:
+        """Journal each record Hermes staged that no row names yet: a ``stage`` row dated when Hermes
+        made it (``detail.outside``), so the Timeline shows Hermes's proposals, not only their decisions."""
+        if self.home.read_only:
+            return []
+        hermes = [r for r in self.scan().records if r.by_hermes]
+        if not hermes:
+            return []
+        journal, ids = self.home.journal, []
+        with journal.transaction() as conn:  # another process catching up at once journals each once
+            known = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT DISTINCT target FROM journal WHERE subsystem = 'approvals' "
+                    "AND action IN ('stage', 'restore')"
+                )
+            }
+            for record in hermes:
+                if record.id not in known:
+                    ids += journal.append_all(
+                        "approvals",
+                        record.id,
+                        [{"action": "stage", "after": record.summary, "detail": {**_detail(record), "outside": True}}],
+                        actor=record.actor,
+                        at=record.created_at,
+                    )
+        return ids
+
     # -- reading ------------------------------------------------------------------
     def scan(self, subsystem: str | None = None) -> Scan:
         """Records (oldest first) and, apart, the files that are not usable records (never deleted)."""

@@ -51,6 +51,7 @@ def show_timeline(home: Home, args) -> Output:
     except TimelineError as exc:  # a malformed option: a usage error, under the command's usage
         raise UsageError(exc.message) from None
     home.memory.catch_up()  # Hermes's memory writes since a workbench process last looked, journaled first
+    home.approvals.catch_up()  # and the proposals Hermes staged
     timeline = Timeline(home)
     rows = timeline.page(
         before_id=args.before,
