@@ -491,6 +491,22 @@ class Journal:
         )
         return [_row(r) for r in rows]
 
+    def texts_holding(self, subsystem: str, target: str, part: str, actions: tuple[str, ...], limit: int) -> list[str]:
+        """Up to ``limit`` distinct texts that done ``actions`` rows wrote or took away holding ``part``,
+        the most recently journaled first."""
+        if not self.exists():
+            return []
+        named = {f"a{i}": action for i, action in enumerate(actions)}
+        kinds = ", ".join(f":{name}" for name in named)
+        where = f"subsystem = :subsystem AND target = :target AND status = 'done' AND action IN ({kinds})"
+        rows = self.connection().execute(
+            f"SELECT value FROM (SELECT after AS value, id FROM journal WHERE {where} "
+            f"UNION ALL SELECT before, id FROM journal WHERE {where}) "
+            "WHERE instr(value, :part) > 0 GROUP BY value ORDER BY max(id) DESC LIMIT :limit",
+            {"subsystem": subsystem, "target": target, "part": part, "limit": limit, **named},
+        )
+        return [row[0] for row in rows]
+
     def about(
         self, subsystem: str, target: str, text: str, limit: int = 1000, before_id: int | None = None
     ) -> list[JournalEntry]:

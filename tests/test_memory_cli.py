@@ -151,9 +151,13 @@ def test_history_of_an_entry_named_by_part_of_it(wb):
     story = as_json(wb("memory", "history", "--json", "--entry", "GitHub"))
     assert story["origin"]["actor"] == "user" and story["events"][0]["after"] == "Deploys go through GitHub Actions"
     none = wb("memory", "history", "--entry", "no such thing at all")
-    assert none.returncode == 1 and "No entry of MEMORY.md is or holds 'no such thing at all'" in none.stderr
+    assert none.returncode == 1 and "No entry of MEMORY.md, live or journaled, is or holds" in none.stderr
     several = wb("memory", "history", "--entry", "s")
     assert several.returncode == 1 and "2 entries of MEMORY.md hold 's'" in several.stderr
+    assert wb("memory", "remove", "--old", "GitHub").returncode == 0  # taken away: a part still names it
+    story = as_json(wb("memory", "history", "--json", "--entry", "GitHub"))
+    assert [e["action"] for e in story["events"]] == ["remove", "add"]
+    assert story["events"][0]["before"] == "Deploys go through GitHub Actions"
 
 
 def test_show_reads_a_crlf_file_as_hermes_does_and_says_why_edits_are_refused(wb, tmp_path):

@@ -376,26 +376,28 @@ class EntryStory:
 
 def entry_named(memory: MemoryStore, target: str, text: str) -> str:
     """The entry ``text`` names for a look at its story: a live entry or one the journal knows by
-    that exact text, else the one live entry holding it; ``WorkbenchError`` when none or several do
-    (a part of an entry read as "present before" with no history)."""
+    that exact text, else the one live entry holding it, else (none live does) the one journaled
+    entry holding it; ``WorkbenchError`` when none or several do."""
     if not text:
         raise WorkbenchError("Name the entry: --entry takes its text or a part of it, not an empty string.")
     entries = memory.entries(target)  # as `memory show` lists them
     if text in entries or memory.home.journal.about(SUBSYSTEM, target, text, limit=1):
         return text
     found = list(dict.fromkeys(e for e in entries if text in e))
+    if not found:  # none live: one the journal knows (taken away since) holding it
+        found = memory.home.journal.texts_holding(SUBSYSTEM, target, text, (*WRITING_ACTIONS, REMOVE), limit=6)
     if len(found) == 1:
         return found[0]
     name = FILE_NAMES[target]
     if not found:
         raise WorkbenchError(
-            f"No entry of {name} is or holds {text!r}, and the journal knows none by that text. "
-            "`workbench memory show` lists the entries.",
+            f"No entry of {name}, live or journaled, is or holds {text!r}. "
+            "`workbench memory show` lists the entries, `workbench memory history` the changes.",
             target=target,
         )
     raise WorkbenchError(
-        f"{len(found)} entries of {name} hold {text!r}; give more of the one you mean: "
-        + "; ".join(ops.preview(e) for e in found[:5]),
+        f"{'Several' if len(found) > 5 else len(found)} entries of {name} hold {text!r}; give more of the one you "
+        "mean: " + "; ".join(ops.preview(e) for e in found[:5]),
         target=target,
     )
 
