@@ -273,9 +273,9 @@ async def test_a_paste_into_a_search_box_shows_its_control_characters_as_symbols
         assert box.value == "␛[31mred"
         box.focus()
         box.value = ""
-        app.post_message(events.Paste("oolong\r"))  # terminals send a pasted line break as CR
+        app.post_message(events.Paste("oolong\ttea\r"))  # terminals send a pasted line break as CR
         await wait_for(pilot, lambda: "oolong" in box.value, what="the line")
-        assert box.value == "oolong"
+        assert box.value == "oolong tea"
         box.value = ""
         app.copy_to_clipboard("x\x1b[2Jy\nsecond line")  # as the editor copies a symbol: its character
         await pilot.press("ctrl+v")

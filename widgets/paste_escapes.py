@@ -36,9 +36,10 @@ def line_breaks(text: str) -> str:
 
 
 def first_line(text: str) -> str:
-    """What a one-line box takes of pasted text: its first line, with its control and invisible
-    characters as symbols (an ``Input`` draws its text raw: a pasted ESC sequence would drive the terminal)."""
-    return visible(line_breaks(text).split("\n")[0])
+    """What a one-line box takes of pasted text: its first line, tabs as spaces (a box draws a tab as
+    a run of blanks), its control and invisible characters as symbols (an ``Input`` draws its text
+    raw: a pasted ESC sequence would drive the terminal)."""
+    return visible(line_breaks(text).split("\n")[0].replace("\t", " "))
 
 
 def _escaped(text: str) -> str:
