@@ -396,3 +396,15 @@ def test_the_timeline_reverts_a_consolidation_group_and_its_revert(library):
     rollback = timeline.page(limit=1)[0]
     assert rollback.summary.startswith("rolled back consolidate of skill 'git'")
     assert timeline.revert(rollback.id)["success"] and content(library) == after
+
+
+def test_a_dry_run_says_which_of_the_curators_merges_await_review(library, capsys):
+    """It read "no changes" while its own consolidation waited in Approvals, as if it had nothing going."""
+    from workbench.cli import main
+
+    assert library.curator.awaiting_review() is None
+    staged_plan(library)
+    waiting = library.curator.awaiting_review()
+    assert waiting.startswith("1 consolidation it proposed awaits review in Approvals: consolidate git-merge")
+    assert main(["--home", str(library.root), "curator", "run", "--dry-run"]) == 0
+    assert f"  {waiting}" in capsys.readouterr().out

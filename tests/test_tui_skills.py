@@ -123,6 +123,22 @@ async def test_dry_run_then_apply_exactly_that_plan(home, tmp_path):
         )
 
 
+async def test_a_dry_run_with_nothing_to_change_names_the_merges_awaiting_review(home, tmp_path):
+    from workbench.screens.skills import PlanReady
+
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_skills(pilot)
+        screen.post_message(PlanReady([], "1 consolidation it proposed awaits review in Approvals: merge \x1b[2J"))
+        await wait_for(
+            pilot,
+            lambda: any("would change nothing (1 consolidation" in n.message for n in app._notifications),
+            what="the note",
+        )
+        assert any(n.message.endswith("merge ␛[2J).") for n in app._notifications)  # data shown, never run
+
+
 async def test_purge_asks_first_and_rollback_brings_it_back(home, tmp_path):
     seed_skills(home)
     home.curator.archive("docker-prune")

@@ -96,6 +96,17 @@ class Curator:
         self.state_path = home.skills_dir / ".curator_state"
         self.reports_dir = home.root / "logs" / "curator"
 
+    def awaiting_review(self) -> str | None:
+        """The curator's own proposals still pending, in words: a dry run that changes nothing should
+        not read as if the curator had nothing going (its merges wait in Approvals)."""
+        staged = [r for r in self.home.approvals.list("skills") if r.origin == "curator"]
+        if not staged:
+            return None
+        which = "; ".join(r.summary for r in staged[:3]) + ("; …" if len(staged) > 3 else "")
+        many = len(staged) > 1
+        count = f"{len(staged)} consolidations it proposed await" if many else "1 consolidation it proposed awaits"
+        return f"{count} review in Approvals: {which}"
+
     @cached_property
     def consolidation(self):
         """Plans, verifies and applies umbrella merges (``engine.curator.consolidate``)."""

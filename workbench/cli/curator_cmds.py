@@ -68,7 +68,10 @@ def run_curator(home: Home, args) -> Output:
     ]
     if report.report_path:
         lines.append(f"  report: {report.report_path}")
-    return Output(report.to_dict(), text="\n".join(lines))
+    waiting = home.curator.awaiting_review()
+    if waiting:
+        lines.append(f"  {waiting}")
+    return Output({**report.to_dict(), "awaiting_review": waiting}, text="\n".join(lines))
 
 
 def curator_status(home: Home, args) -> Output:

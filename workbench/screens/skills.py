@@ -28,7 +28,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
 from engine.skills.usage import parse_iso
 from widgets.code_view import CodeView
-from widgets.literal import one_line
+from widgets.literal import one_line, visible
 from widgets.search_box import SearchBox
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 
@@ -69,6 +69,7 @@ class CuratorReported(Message):
 @dataclass
 class PlanReady(Message):
     plan: list[str]  # what a curator run would change (a dry run)
+    waiting: str | None = None  # the curator's proposals still pending (Curator.awaiting_review)
 
 
 @dataclass
@@ -417,13 +418,14 @@ class SkillsScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator-read")
     def dry_run(self) -> None:
         report = self.home.curator.run(dry_run=True)
-        self.post_result(PlanReady(plan_lines(report)))
+        self.post_result(PlanReady(plan_lines(report), self.home.curator.awaiting_review()))
 
     @on(PlanReady)
     def _offer_plan(self, message: PlanReady) -> None:
         plan = message.plan
         if not plan:
-            self.notify("Dry run: the curator would change nothing.")
+            waiting = f" ({message.waiting})" if message.waiting else ""
+            self.notify(visible(f"Dry run: the curator would change nothing{waiting}."), markup=False)
             return
 
         def answered(apply: bool | None) -> None:
