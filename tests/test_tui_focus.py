@@ -18,6 +18,7 @@ from workbench.screens.dialogs import ConfirmDialog, EditDialog
 from workbench.screens.memory import MemoryScreen
 from workbench.screens.run import RunScreen
 from workbench.screens.skills import SkillsScreen
+from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.anyio
 
@@ -311,6 +312,21 @@ async def test_a_status_message_clears_on_the_next_key(home, tmp_path):
         await pilot.press("u")  # an action that answers in the status line says its own thing
         await settle(pilot)
         assert status.display and "Snapshot" not in str(status.content)
+
+
+async def test_a_key_a_text_box_takes_clears_the_status_too(home, tmp_path):
+    """The status line cleared on a key that bubbled to the screen, so not on one a search box or a
+    priority binding took (a backspace typed in the box, ``/``)."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        status = screen.query_one("#status")
+        for keys in (["slash"], ["backspace"]):  # (the box has the focus after the first)
+            screen.show_status("Reverted row 3.")
+            await pilot.pause()
+            assert status.display
+            await pilot.press(*keys)
+            assert not status.display, keys
 
 
 async def test_a_new_session_or_model_ends_the_previous_one_and_the_header_follows(home, tmp_path):

@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 
 import platformdirs
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding
@@ -45,6 +45,7 @@ from .bridge import EngineBridge, EngineEvent
 from .crash import OneLineLog, save_traceback
 from .messages import AfterEngineEvents, JumpToMessage, ResultsFromWorkers, ShowEntry
 from .screens.approvals import ApprovalsScreen
+from .screens.base import WorkbenchScreen
 from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings
 from .screens.memory import MemoryScreen
 from .screens.run import RunScreen
@@ -284,6 +285,11 @@ class WorkbenchApp(ResultsFromWorkers, App):
         ]
         sections.append(HelpSection("Everywhere", "Mouse: click tabs, rows and buttons.", everywhere))
         return sections
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and isinstance(self.screen, WorkbenchScreen):
+            self.screen.key_pressed()  # every key, a text box's and a priority binding's too
+        await super().on_event(event)
 
     # -- lifecycle ----------------------------------------------------------------
     def on_mount(self) -> None:

@@ -179,8 +179,9 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
             self.set_timer(STATUS_SECONDS * (2 if error else 1), lambda: self.show_status("")) if message else None
         )
 
-    def on_key(self, _: events.Key) -> None:
-        """The next key clears what the status line said (the action it runs may say something new)."""
+    def key_pressed(self) -> None:
+        """The next key clears what the status line said (the action it runs may say something new):
+        called by the app for every key, before any widget or binding takes it."""
         if self._status_timer is not None:
             self.show_status("")
 
