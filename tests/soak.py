@@ -7,7 +7,8 @@ memory and skill writes, and ``curator run`` passes run between turns). Meanwhil
 process edits memory through the CLI, one approves and rejects pending writes, and a
 random share of the turn processes is killed with SIGKILL and the next one goes on.
 
-Afterwards the home is audited: the last applied journal row of each memory file holds
+Afterwards the home is opened once, as the next process would (which settles a write a
+kill interrupted), and audited: the last applied journal row of each memory file holds
 exactly what is on disk, no entry is duplicated, ``doctor`` is clean, ``integrity_check``
 is ok for both databases and the FTS indexes hold exactly the messages table's rows.
 """
@@ -164,7 +165,14 @@ def idle_upkeep(root) -> None:
 
 
 def audit(home: Path) -> dict:
-    """What must hold after the soak (each key a finding; all zero or ok when the home is sound)."""
+    """What must hold after the soak (each key a finding; all zero or ok when the home is sound).
+
+    The home is opened once first, as the next process would: a memory write or an approval
+    a kill interrupted is settled by the next process that opens that store (the last turn
+    may have been killed, with nothing opening the home after it)."""
+    opened = open_home(home)
+    opened.memory, opened.approvals  # noqa: B018  (opening each store settles its interrupted writes)
+    opened.close()
     found: dict = {}
     journal = sqlite3.connect(home / "workbench.db")
     for target, name in FILE_NAMES.items():
