@@ -79,6 +79,12 @@ def shown_with_symbols(text: str) -> tuple[str, list[Symbol]]:
     return "".join(pieces), symbols
 
 
+def normalise_line_endings(text: str) -> str:
+    """``text`` with every CRLF and lone CR turned into LF, as Hermes reads a file and as a terminal's
+    paste means it (it sends a pasted line break as CR)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 _LAYOUT = re.compile(r"[ \t\n]+")
 
 

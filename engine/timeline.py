@@ -119,6 +119,12 @@ class Row:
     def when(self) -> str:
         return iso_time(self.at) or "(no valid time)"
 
+    @property
+    def session(self) -> str | None:
+        """The session the change came from: the journal's, else (an outside memory edit) the one its
+        Hermes call was found in."""
+        return self.session_id or (self.source.session_id if self.source is not None else None)
+
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "at": self.when}
 

@@ -23,23 +23,18 @@ from textual import events
 from textual.drivers import linux_driver
 from textual.message import Message
 
-from engine.textsafety import visible
+from engine.textsafety import normalise_line_endings, visible
 
 START, END = "\x1b[200~", "\x1b[201~"
 MARK = "\ufdd0"
 _MARKED = re.compile(MARK + "(.)", re.DOTALL)
 
 
-def line_breaks(text: str) -> str:
-    """Pasted text with its line breaks as newlines: terminals send a pasted line break as CR."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
 def first_line(text: str) -> str:
     """What a one-line box takes of pasted text: its first line, tabs as spaces (a box draws a tab as
     a run of blanks), its control and invisible characters as symbols (an ``Input`` draws its text
     raw: a pasted ESC sequence would drive the terminal)."""
-    return visible(line_breaks(text).split("\n")[0].replace("\t", " "))
+    return visible(normalise_line_endings(text).split("\n")[0].replace("\t", " "))
 
 
 def _escaped(text: str) -> str:

@@ -20,9 +20,7 @@ from textual import events
 from textual.widgets import TextArea
 from textual.widgets.text_area import Document, DocumentNavigator, EditResult, Location, WrappedDocument
 
-from engine.textsafety import Symbol, shown_with_symbols, visible
-
-from .paste_escapes import line_breaks
+from engine.textsafety import Symbol, normalise_line_endings, shown_with_symbols, visible
 
 
 class SymbolDocument(Document):
@@ -130,7 +128,7 @@ class SymbolTextArea(TextArea):
     def _on_paste(self, event: events.Paste) -> None:
         """A pasted line break is a newline: terminals send it as CR, which would land as a ``␍`` symbol.
         (Textual then calls TextArea's own handler, which inserts the text.)"""
-        event.text = line_breaks(event.text)
+        event.text = normalise_line_endings(event.text)
 
     def action_copy(self) -> None:
         """Copy the selection with its symbols as their characters, so a paste brings them back as symbols."""

@@ -61,9 +61,6 @@ def _guarded_move_page(self: OptionList, direction) -> None:
 def _keys_in_order(on_key):
     """``on_key`` of a text box, running the box's own binding for the key first, in its queue."""
 
-    if getattr(on_key, "keeps_order", False):  # (applied already)
-        return on_key
-
     async def handle(self: Widget, event: events.Key) -> None:
         for binding in self._bindings.key_to_bindings.get(event.key, ()):
             if not binding.priority and await self.app.run_action(binding.action, self):
@@ -72,7 +69,6 @@ def _keys_in_order(on_key):
                 return
         await on_key(self, event)
 
-    handle.keeps_order = True  # type: ignore[attr-defined]
     return handle
 
 
@@ -81,14 +77,11 @@ FRAME_RATE = 120  # frames a second at most
 
 def _input_paste(on_paste):
     """``Input._on_paste`` taking ``paste_escapes.first_line`` of the pasted text."""
-    if getattr(on_paste, "keeps_order", False):  # (applied already)
-        return on_paste
 
     def handle(self: Input, event: events.Paste) -> None:
         event.text = paste_escapes.first_line(event.text)
         on_paste(self, event)
 
-    handle.keeps_order = True  # type: ignore[attr-defined]
     return handle
 
 

@@ -17,14 +17,6 @@ from textual.widgets import DataTable
 from .literal import visible
 from .row_table import RowTable
 
-
-def session_of(row) -> str:
-    """The session a row's change came from: the journal's, else (an outside memory edit) the one its
-    Hermes call was found in."""
-    source = getattr(row, "source", None)
-    return row.session_id or (source.session_id if source is not None else "-")
-
-
 NEAR_END = 20  # rows from the bottom at which older rows are asked for
 
 
@@ -91,7 +83,7 @@ class TimelineList(RowTable):
                 Text(row.when[:16].replace("T", " "), "bold"),
                 Text(row.actor, "bold"),
                 Text(f"{mark} {visible(titles.get(group, group))}", "bold"),
-                Text(visible(session_of(row))),
+                Text(visible(row.session or "-")),
                 key=key,
             )
             if group not in collapsed:
@@ -121,7 +113,7 @@ class TimelineList(RowTable):
             Text(row.when[:16].replace("T", " ")),
             Text(row.actor),
             Text(indent + visible(row.summary)),
-            Text(visible(session_of(row))),
+            Text(visible(row.session or "-")),
             key=key,
         )
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from ..textsafety import normalise_line_endings  # noqa: F401  (re-exported: the format's rule)
 from .targets import BLOCK_TITLES, FILE_NAMES, TARGETS  # noqa: F401  (re-exported: the format's names)
 
 ENTRY_DELIMITER = "\n§\n"
@@ -70,11 +71,6 @@ def line_endings(raw: str) -> str:
     if crlf and lone:
         return "mixed CR and CRLF"
     return "CRLF" if crlf else "CR"
-
-
-def normalise_line_endings(text: str) -> str:
-    """``text`` with every CRLF and lone CR turned into LF, as Hermes reads it."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def read_as_hermes(raw: str) -> list[str]:

@@ -286,11 +286,9 @@ def first_look(row: JournalEntry) -> str:
     """What a ``seen`` row records, in words: the entries already there when the workbench first looked."""
     entries = row.detail.get("entries")
     count = len(entries) if isinstance(entries, list) else 0
-    return (
-        f"first look: {count:,} {'entry' if count == 1 else 'entries'} already there"
-        if count
-        else ("first look: no entries yet")
-    )
+    if not count:
+        return "first look: no entries yet"
+    return f"first look: {count:,} {'entry' if count == 1 else 'entries'} already there"
 
 
 def first_seen(memory: MemoryStore, target: str) -> float | None:

@@ -70,7 +70,7 @@ def show_timeline(home: Home, args) -> Output:
         if not rows:
             return "No changes on the timeline match."
         # An outside memory edit names no session: its Hermes call's, when found, is shown under it.
-        mixed = args.session and len({r.session_id or (r.source and r.source.session_id) for r in rows}) > 1
+        mixed = args.session and len({r.session for r in rows}) > 1
         lines = [
             f"{r.id:>7}  {r.when[:19].replace('T', ' ')}  {r.actor:<8} {r.summary}"
             + (f"  [{r.group}]" if r.group else "")

@@ -596,7 +596,7 @@ class _OnDisk:
             self.opened = entries
         base = self.edit.base if self.edit is not None else None
         moved = self.edit is not None and base is not None and base not in entries
-        theirs = self.edit.theirs() if moved and self.edit is not None else None
+        theirs = self.edit.theirs() if moved else None  # (moved: there is an edit)
         # Keep mine puts the draft in place of what another writer made of the entry (or back, if removed)
         budget = draft_budget(
             entries,
