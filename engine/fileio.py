@@ -60,14 +60,17 @@ def lock_path_for(path: Path) -> Path:
 
 
 @contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive flock on ``<path>.lock`` (mode 0600, never through a symlink)."""
+def file_lock(path: Path, *, wait: bool = True) -> Iterator[None]:
+    """Hold an exclusive flock on ``<path>.lock`` (mode 0600, never through a symlink).
+
+    ``wait=False``: raise ``BlockingIOError`` at once when another holder has it.
+    """
     lock = lock_path_for(path)
     lock.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         os.fchmod(fd, 0o600)
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         try:
             yield
         finally:
@@ -306,9 +309,9 @@ class LinkPolicy:
         return real
 
     # -- reading and writing through the policy -------------------------------------
-    def lock(self, path: Path, **scope):
+    def lock(self, path: Path, *, wait: bool = True, **scope):
         """``file_lock`` for ``path``: its lock sits beside ``path`` (where Hermes puts it), in the real folder."""
-        return file_lock(self.resolve(Path(path).parent, **scope) / Path(path).name)
+        return file_lock(self.resolve(Path(path).parent, **scope) / Path(path).name, wait=wait)
 
     def read_bytes(self, path: Path, **scope) -> bytes:
         return read_regular(self.resolve(path, **scope))

@@ -144,7 +144,10 @@ class Home:
     def archive(self) -> SessionArchive:
         from .archive import SessionArchive
 
-        return SessionArchive(self)
+        archive = SessionArchive(self)
+        if not self.read_only:
+            archive.settle()  # a change killed part way is settled first
+        return archive
 
     @cached_property
     def approvals(self) -> ApprovalQueue:

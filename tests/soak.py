@@ -167,11 +167,11 @@ def idle_upkeep(root) -> None:
 def audit(home: Path) -> dict:
     """What must hold after the soak (each key a finding; all zero or ok when the home is sound).
 
-    The home is opened once first, as the next process would: a memory write or an approval
-    a kill interrupted is settled by the next process that opens that store (the last turn
+    The home is opened once first, as the next process would: a memory write, an approval or
+    an archive change a kill interrupted is settled by the next process that opens that store (the last turn
     may have been killed, with nothing opening the home after it)."""
     opened = open_home(home)
-    opened.memory, opened.approvals  # noqa: B018  (opening each store settles its interrupted writes)
+    opened.memory, opened.approvals, opened.archive  # noqa: B018  (opening each store settles its interrupted writes)
     opened.close()
     found: dict = {}
     journal = sqlite3.connect(home / "workbench.db")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..db import Checkpointer, ThreadConnections, connect, write_transaction
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import Event
+from ..fileio import UnsafePath, crash_point, lock_path_for
 from ..journal import Recording
 from ..values import count_value, number_value, text_value
 from . import merges, schema
@@ -37,6 +38,7 @@ class ArchiveCore:
         self._checkpoints: Checkpointer | None = None  # WAL checkpoints off the write path
         self._caps: schema.Capabilities | None = None
         self._bounds: tuple[tuple[str, ...], str] = ((), "")  # the FTS tables the write path keeps whole
+        self._held = threading.local()  # how deep this thread is in ``changing``
         self._merge_owed: dict[str, int] = {}  # large-level merge pages this process's turns owe (merges)
         # Called with (step, done, total) while a layout completion or index rebuild runs (set by a skin).
         self.progress: schema.Progress | None = None
@@ -223,16 +225,64 @@ class ArchiveCore:
     # -- journal and events -------------------------------------------------------
     @contextlib.contextmanager
     def _journaled(
-        self, action: str, target: str, *, actor: str, before: str | None = None, detail: dict | None = None
+        self,
+        action: str,
+        target: str,
+        *,
+        actor: str,
+        before: str | None = None,
+        after: str | None = None,
+        detail: dict | None = None,
     ) -> Iterator[Recording]:
-        """Journal row written before the change, marked done after it (abandoned on failure)."""
+        """Journal row written before the change, marked done after it (abandoned on failure).
+
+        The row says what the change means to leave (``after``, ``detail``), so that if this
+        process dies between the two, the next one can tell from state.db whether it did
+        (``interrupted``); the change lock marks the row as live meanwhile.
+        """
         if self.read_only:
             raise ReadOnlyError("This home is open read-only; the session archive was not changed.")
         session_id = None if target == "*" else target
-        with self.home.journal.recording(
-            SUBSYSTEM, action, target, actor=actor, before=before, session_id=session_id, detail=detail
-        ) as entry:
+        with (
+            self.changing(),
+            self.home.journal.recording(
+                SUBSYSTEM, action, target, actor=actor, before=before, after=after, session_id=session_id, detail=detail
+            ) as entry,
+        ):
+            crash_point("archive-journaled")
             yield entry
+            crash_point("archive-changed")
+
+    @contextlib.contextmanager
+    def changing(self, *, wait: bool = True) -> Iterator[None]:
+        """Hold the archive's change lock (``state.db.lock``) around a journaled change.
+
+        While a process holds it, its ``pending`` rows are live; a pending row found by the
+        holder was left by a process that died mid-change. Taken again by the same thread,
+        it is already held. ``wait=False``: ``BlockingIOError`` when another holds it.
+        """
+        if getattr(self._held, "depth", 0):
+            self._held.depth += 1
+            try:
+                yield
+            finally:
+                self._held.depth -= 1
+            return
+        shown = lock_path_for(self.home.state_db_path)
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(self.home.links.lock(self.home.state_db_path, wait=wait))
+            except BlockingIOError:
+                raise
+            except UnsafePath as exc:
+                raise WorkbenchError(f"Cannot lock {shown}: {exc.message}") from exc
+            except OSError as exc:
+                raise WorkbenchError(f"Cannot lock {shown}: {exc.strerror or exc}. Nothing was changed.") from exc
+            self._held.depth = 1
+            try:
+                yield
+            finally:
+                self._held.depth = 0
 
     def _publish(self, event: Event) -> None:
         self.home.bus.publish(event)

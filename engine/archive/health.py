@@ -200,24 +200,25 @@ def repair_depth(home: Home) -> str:
         deep = merges.deep_indexes(conn)
         if not deep:
             return "state.db: no search index is over-deep any more"
-        journal = home.journal
-        row = journal.begin("sessions", "rebuild-deep-index", "*", actor="user", detail={"levels": deep})
-        try:
-            with busy_wait(conn, 1000):
-                conn.execute("BEGIN IMMEDIATE")
-            for table in deep:
-                merges.reset_structure(conn, table)
-                conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            journal.abandon(row, str(exc))
-            raise WorkbenchError(
-                f"state.db's search index could not be rebuilt ({exc}); nothing was changed. If Hermes or a "
-                "workbench TUI has it open, close them and run `workbench doctor --fix` again."
-            ) from exc
-        journal.commit(row)
+        with home.archive.changing():  # its row is live while this runs (``interrupted``)
+            journal = home.journal
+            row = journal.begin("sessions", "rebuild-deep-index", "*", actor="user", detail={"levels": deep})
+            try:
+                with busy_wait(conn, 1000):
+                    conn.execute("BEGIN IMMEDIATE")
+                for table in deep:
+                    merges.reset_structure(conn, table)
+                    conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                journal.abandon(row, str(exc))
+                raise WorkbenchError(
+                    f"state.db's search index could not be rebuilt ({exc}); nothing was changed. If Hermes or a "
+                    "workbench TUI has it open, close them and run `workbench doctor --fix` again."
+                ) from exc
+            journal.commit(row)
     finally:
         conn.close()
     return "state.db: rebuilt " + ", ".join(f"{t} (it listed {n:,} levels)" for t, n in deep.items())

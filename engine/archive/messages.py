@@ -274,7 +274,7 @@ class MessagesMixin(ArchiveCore):
             "compact",
             session_id,
             actor=actor,
-            detail={"archived": len(live), "keep_head": keep_head, "keep_tail": keep_tail},
+            detail={"archived": len(live), "keep_head": keep_head, "keep_tail": keep_tail, "last_live_id": live[-1].id},
         ) as entry:
             with self._write() as conn:
                 conn.execute(

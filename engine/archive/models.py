@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -25,6 +26,11 @@ NUMBERED_TITLE = re.compile(r"^(.*?) #(\d+)$")
 def iso(ts: float | None) -> str | None:
     """Epoch seconds as an ISO-8601 UTC string (None stays None)."""
     return iso_time(ts)
+
+
+def prompt_digest(text: str | None) -> str | None:
+    """Short fingerprint of a system prompt for the journal (prompts are too big to copy into every row)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] if text is not None else None
 
 
 def decode_content(raw: Any) -> Any:

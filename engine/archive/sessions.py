@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import secrets
@@ -13,7 +12,7 @@ from ..errors import WorkbenchError
 from ..events import SessionChanged
 from ..textsafety import one_line
 from .lineage import LineageMixin
-from .models import NUMBERED_TITLE, Session, content_text, decode_content
+from .models import NUMBERED_TITLE, Session, content_text, decode_content, prompt_digest
 
 PREVIEW_CHARS = 60  # of an untitled session's first user message, in lists
 
@@ -63,11 +62,6 @@ def sanitize_title(title: str | None) -> str | None:
     if len(cleaned) > MAX_TITLE_LENGTH:
         raise WorkbenchError(f"Title too long ({len(cleaned)} chars, max {MAX_TITLE_LENGTH}). Shorten it.")
     return cleaned
-
-
-def _digest(text: str | None) -> str | None:
-    """Short fingerprint of a prompt for the journal (prompts are too big to copy into every row)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] if text is not None else None
 
 
 def _like_escape(text: str) -> str:
@@ -256,8 +250,8 @@ class SessionsMixin(LineageMixin):
         detail = {
             "chars_before": len(before or ""),
             "chars_after": len(prompt),
-            "sha256_before": _digest(before),
-            "sha256_after": _digest(prompt),
+            "sha256_before": prompt_digest(before),
+            "sha256_after": prompt_digest(prompt),
         }
         with self._journaled("system_prompt", session_id, actor=actor, detail=detail) as entry:
             with self._write() as conn:
@@ -274,7 +268,7 @@ class SessionsMixin(LineageMixin):
         clean = sanitize_title(title)
         session = self._session_or_fail(session_id)
         conn = self.conn()
-        with self._journaled("title", session_id, actor=actor, before=session.title) as entry:
+        with self._journaled("title", session_id, actor=actor, before=session.title, after=clean) as entry:
             with self._write():
                 if clean is not None:
                     holder = conn.execute(
@@ -288,7 +282,6 @@ class SessionsMixin(LineageMixin):
                             )
                         conn.execute("UPDATE sessions SET title = NULL WHERE id = ?", (holder["id"],))
                 conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (clean, session_id))
-            entry.updates["after"] = clean
         self._publish(SessionChanged(action="titled", session_id=session_id, actor=actor, journal_id=entry.id))
         return clean
 
@@ -386,14 +379,17 @@ class SessionsMixin(LineageMixin):
         self._require("sessions", "archived")
         chain = self.lineage(session_id).chain
         with self._journaled(
-            "archive" if archived else "unarchive", session_id, actor=actor, detail={"sessions": chain}
+            "archive" if archived else "unarchive",
+            session_id,
+            actor=actor,
+            after=str(int(archived)),
+            detail={"sessions": chain},
         ) as entry:
             with self._write() as conn:
                 changed = conn.execute(
                     f"UPDATE sessions SET archived = ? WHERE id IN ({', '.join('?' * len(chain))}) AND archived != ?",
                     (int(archived), *chain, int(archived)),
                 ).rowcount
-            entry.updates["after"] = str(int(archived))
         self._publish(
             SessionChanged(
                 action="archived" if archived else "unarchived", session_id=session_id, actor=actor, journal_id=entry.id
@@ -474,16 +470,9 @@ class SessionsMixin(LineageMixin):
         ids = self.prunable(older_than_days, source)
         if not ids:
             return 0
-        with self._journaled(
-            "prune", "*", actor=actor, detail={"older_than_days": older_than_days, "source": source}
-        ) as entry:
+        detail = {"older_than_days": older_than_days, "source": source, "count": len(ids), "deleted": ids[:200]}
+        with self._journaled("prune", "*", actor=actor, detail=detail) as entry:
             with self._write():
                 self._delete_rows(ids)
-            entry.updates["detail"] = {
-                "older_than_days": older_than_days,
-                "source": source,
-                "count": len(ids),
-                "deleted": ids[:200],
-            }
         self._publish(SessionChanged(action="pruned", actor=actor, journal_id=entry.id))
         return len(ids)
