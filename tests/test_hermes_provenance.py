@@ -383,7 +383,7 @@ async def test_g_on_an_external_timeline_row_opens_the_hermes_message(watched_he
         table = screen.query_one(TimelineList)
         table.focus()
         row = _external_row(Timeline(home), "Deploys happen on Thursdays")
-        assert str(table.get_row(f"row:{row.id}")[3]) == "hermes-summer"  # the session its call was found in
+        assert str(table.get_row(f"row:{row.id}")[2]) == "hermes-summer"  # the session its call was found in
         table.move_cursor(row=table.get_row_index(f"row:{row.id}"))
         detail = screen.query_one("#timeline-detail")
         await wait_for(

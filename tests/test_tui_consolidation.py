@@ -42,7 +42,7 @@ async def test_a_plan_shows_as_a_multi_file_diff_approves_and_is_one_group_on_th
         assert (home.skills_dir / "git" / "scripts" / "check.sh").read_text() == "echo ok\n"
         screen = await open_mode(pilot, "6", TimelineScreen)
         table = screen.query_one(TimelineList)
-        what = [str(table.get_row_at(i)[2]) for i in range(table.row_count)]
+        what = [str(table.get_row_at(i)[3]) for i in range(table.row_count)]
         assert what[0] == "▾ consolidation (3 rows): 1 proposal approved, 1 proposal staged, 1 skill consolidated"
         assert what[1:4] == [
             "  consolidated git-merge, git-rebase into skill 'git'",

@@ -6,7 +6,7 @@ import pytest
 
 from engine.tools import ToolContext
 from tests.hermes_support import write_from_another_process
-from tests.screens_seed import open_mode
+from tests.screens_seed import open_mode, screen_text
 from tests.test_skills_support import write_skill
 from tests.test_timeline import learn
 from tests.tui_support import make_app, settle, wait_for
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.anyio
 def shown(screen) -> list[str]:
     """The 'what' column, top to bottom."""
     table = screen.query_one(TimelineList)
-    return [str(table.get_row_at(i)[2]) for i in range(table.row_count)]
+    return [str(table.get_row_at(i)[3]) for i in range(table.row_count)]
 
 
 async def cursor_to(pilot, screen, text: str) -> None:
@@ -241,3 +241,13 @@ async def test_a_revert_question_never_opens_over_the_screen_the_user_went_to(ho
         assert isinstance(pilot.app.screen, ApprovalsScreen)
         assert not any(isinstance(s, ConfirmDialog) for s in pilot.app.screen_stack)
         assert any("Not asked: you left Timeline" in str(n.message) for n in pilot.app._notifications)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)])
+async def test_a_long_summary_never_pushes_the_session_out_of_view(home, tmp_path, size):
+    ctx = ToolContext(actor="agent", session_id="20261204_022919_dacddb", message_id=3)
+    home.memory.add("memory", "Hotfix branches are cut from the latest release tag, never from main, " * 3, ctx)
+    async with make_app(home, tmp_path).run_test(size=size) as pilot:
+        await open_mode(pilot, "6", TimelineScreen)
+        row = next(line for line in screen_text(pilot.app).splitlines() if "MEMORY + 'Hotfix" in line)  # (the table's)
+        assert "…022919_dacddb" in row.split("MEMORY")[0]  # the session's distinct end, before the summary

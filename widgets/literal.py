@@ -31,6 +31,13 @@ def one_line(text: str | None, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[: max(0, limit - 1)] + "…"
 
 
+def tail(text: str | None, limit: int) -> str:
+    """The end of ``text`` in ``limit`` characters, … where it was cut: an id's distinct part
+    (a Hermes session id is a date, a time and a random suffix)."""
+    shown = visible(text)
+    return shown if len(shown) <= limit else "…" + shown[len(shown) - limit + 1 :]
+
+
 def age(seconds: float) -> str:
     """Compact age: 45s, 12m, 3h, 5d."""
     seconds = max(0, int(seconds))

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
-from .literal import visible
+from .literal import tail, visible
 from .row_table import RowTable
 
 NEAR_END = 20  # rows from the bottom at which older rows are asked for
@@ -25,7 +25,8 @@ class TimelineList(RowTable):
     TimelineList { background: $surface; border: round $primary 40%; height: 1fr; }
     TimelineList:focus { border: round $primary; }
     """
-    COLUMNS = ("when", "actor", "what", "session")
+    COLUMNS = ("when", "actor", "session", "what")
+    SESSION_CHARS = 14  # "…022919_dacddb": before the summaries, so a long one never pushes it out of view
 
     class Highlighted(Message):
         def __init__(self, row, group: str | None) -> None:
@@ -47,7 +48,7 @@ class TimelineList(RowTable):
 
     def on_mount(self) -> None:
         for column in self.COLUMNS:
-            self.add_column(column, key=column)
+            self.add_column(column, key=column, width=self.SESSION_CHARS if column == "session" else None)
 
     def show(self, rows: list, titles: dict[str, str], collapsed: set[str]) -> None:
         """Replace the table; a group sits where its newest row is, its rows under it unless collapsed.
@@ -82,8 +83,8 @@ class TimelineList(RowTable):
             self.add_row(
                 Text(row.when[:16].replace("T", " "), "bold"),
                 Text(row.actor, "bold"),
+                self._session(row),
                 Text(f"{mark} {visible(titles.get(group, group))}", "bold"),
-                Text(visible(row.session or "-")),
                 key=key,
             )
             if group not in collapsed:
@@ -112,10 +113,14 @@ class TimelineList(RowTable):
         self.add_row(
             Text(row.when[:16].replace("T", " ")),
             Text(row.actor),
+            self._session(row),
             Text(indent + visible(row.summary)),
-            Text(visible(row.session or "-")),
             key=key,
         )
+
+    def _session(self, row) -> Text:
+        """The row's session, its end when long (the detail line below the table names it whole)."""
+        return Text(tail(row.session, self.SESSION_CHARS) if row.session else "-")
 
     @property
     def current_key(self) -> str | None:
