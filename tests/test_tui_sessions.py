@@ -868,3 +868,11 @@ async def test_an_untitled_session_shows_the_start_of_its_first_user_message(hom
             lambda: "“Plan the tulip beds”" in str(screen.query_one(Transcript).border_title),
             what="the transcript's title",
         )
+        await pilot.press("slash", *"tulip")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == "tulip" and results.hits, what="search hits")
+        await wait_for(
+            pilot,
+            lambda: "▸ “Plan the tulip beds”  1 match" in screen_text(app),
+            what="the search row named as the tree names it",
+        )

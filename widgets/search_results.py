@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from rich.cells import cell_len, get_character_cell_size
@@ -298,6 +298,13 @@ class SearchResults(OptionList):
         """How many messages of each listed session match (ignored when another query is shown)."""
         if query == self.query and not counts.items() <= self.counts.items():
             self.counts.update(counts)
+            self._render()
+
+    def set_titles(self, query: str, titles: dict[str, str]) -> None:
+        """What untitled sessions show for a title (ignored when another query is shown)."""
+        named = {sid: titles[sid] for sid, hit in self.best.items() if sid in titles and not hit.title}
+        if query == self.query and named:
+            self.best = {sid: replace(hit, title=named[sid]) if sid in named else hit for sid, hit in self.best.items()}
             self._render()
 
     def set_session_hits(self, query: str, session_id: str, hits: list[Hit]) -> None:

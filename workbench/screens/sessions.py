@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textual import on, work
 from textual.binding import Binding
@@ -80,6 +80,7 @@ class SearchDone(Message):
 class CountsDone(Message):
     query: str
     counts: dict[str, int]
+    titles: dict[str, str] = field(default_factory=dict)  # what untitled sessions show instead (``titled``)
 
 
 @dataclass
@@ -323,13 +324,19 @@ class SessionsScreen(WorkbenchScreen):
         self.query_one(ContentSwitcher).current = "sessions-results"
         self.query_one(SearchResults).show(message.query, message.hits, message.note)
         if message.hits:
-            self.count_matches(message.query, list(dict.fromkeys(h.session_id for h in message.hits)))
+            untitled = list(dict.fromkeys(h.session_id for h in message.hits if not h.title))
+            self.count_matches(message.query, list(dict.fromkeys(h.session_id for h in message.hits)), untitled)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="counts")
-    def count_matches(self, query: str, session_ids: list[str]) -> None:
-        """Each listed session's match count, after its hits are on screen (a key typed meanwhile stops it)."""
+    def count_matches(self, query: str, session_ids: list[str], untitled: list[str]) -> None:
+        """After the hits are on screen (a key typed meanwhile stops it): what the untitled sessions
+        show for a title (their first user message, as the tree does), then each session's match count."""
         worker = get_current_worker()
         try:
+            if untitled:
+                previews = self.home.archive.previews(untitled)
+                titles = {sid: titled(None, preview) or sid for sid, preview in previews.items()}
+                self.post_result(CountsDone(query, {}, titles))
             counts = self.home.archive.match_counts(
                 query, session_ids, prefix=True, cap=COUNT_CAP, stop=lambda: worker.is_cancelled
             )
@@ -341,7 +348,9 @@ class SessionsScreen(WorkbenchScreen):
     def _counts_done(self, message: CountsDone) -> None:
         # Drawn only while no newer search runs: a redraw must never hold up the next key's results.
         if self._searching is None and self.query_one("#sessions-search", Input).value.strip() == message.query:
-            self.query_one(SearchResults).set_counts(message.query, message.counts)
+            results = self.query_one(SearchResults)
+            results.set_titles(message.query, message.titles)
+            results.set_counts(message.query, message.counts)
 
     @on(SearchResults.HitsWanted)
     def _hits_wanted(self, message: SearchResults.HitsWanted) -> None:
