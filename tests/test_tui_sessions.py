@@ -840,14 +840,22 @@ async def test_unfolding_or_folding_a_session_below_the_first_keeps_the_cursor_o
         assert second not in results.expanded and results.current.session_id == second
 
 
-async def test_down_in_the_search_box_goes_on_to_the_results(home, tmp_path):
+async def test_down_in_the_search_box_goes_on_to_the_results_and_previews_the_hit(home, tmp_path):
+    """With one hit the cursor is already on it, so arriving in the list must preview it (no key moves it)."""
     seed_sessions(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen, results = await search_for(pilot, "tomatoes")
+        screen = await open_sessions(pilot)
+        await pilot.press("slash")
+        screen.query_one("#sessions-search", Input).value = "ラーメン"
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == "ラーメン" and results.hits, what="search hits")
+        assert list(results.best) == [TOKYO]
+        assert screen.wanted_session != TOKYO, "typing alone does not preview"
         await pilot.press("down")
         await settle(pilot)
-        assert screen.focused is results and screen.query_one("#sessions-search").value == "tomatoes"
+        assert screen.focused is results and screen.query_one("#sessions-search").value == "ラーメン"
+        await wait_for(pilot, lambda: screen.shown_session == TOKYO, what="the hit's session shown")
 
 
 async def test_an_untitled_session_shows_the_start_of_its_first_user_message(home, tmp_path):

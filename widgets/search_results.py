@@ -445,6 +445,11 @@ class SearchResults(OptionList):
             strips = self._drawn[key] = prompt.strips(width, style, self._get_style, {"option": index})
         return strips
 
+    def on_focus(self) -> None:
+        """Arriving in the list previews its highlighted hit: with one hit, no key moves the cursor."""
+        if self.current is not None:
+            self.post_message(self.HitHighlighted(self.current))
+
     def _on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         hit = self.hits.get(event.option_id or "") or self.best.get((event.option_id or "").removeprefix("s:"))
         if hit is not None:
