@@ -281,12 +281,30 @@ _FILTER_KEYS = {
 
 
 def preview_lines(preview: dict[str, Any]) -> list[str]:
-    """What a revert would do, one line a row, for either skin to prefix with "would" or "will"."""
-    return [
-        *(f"revert {c['id']} ({c['summary']}): {c['undo']}" for c in preview["changes"]),
-        *(f"refuse {r['id']} ({r['summary']}): {r['error']}" for r in preview["refused"]),
-        *(f"leave {s['id']} ({s['summary']}): {s['reason']}" for s in preview["skipped"]),
-    ]
+    """What a revert would do, one line a row in the order it goes (newest first), for either skin
+    to prefix with "would" or "will"."""
+    return _newest_first(
+        [
+            *((c["id"], f"revert {c['id']} ({c['summary']}): {c['undo']}") for c in preview["changes"]),
+            *((r["id"], f"refuse {r['id']} ({r['summary']}): {r['error']}") for r in preview["refused"]),
+            *((s["id"], f"leave {s['id']} ({s['summary']}): {s['reason']}") for s in preview["skipped"]),
+        ]
+    )
+
+
+def outcome_lines(result: dict[str, Any]) -> list[str]:
+    """What a revert did, one line a row in the order it went (newest first)."""
+    return _newest_first(
+        [
+            *((r["id"], f"reverted {r['id']}: {r['summary']}") for r in result["reverted"]),
+            *((r["id"], f"refused {r['id']}: {r['error']}") for r in result["refused"]),
+            *((s["id"], f"left {s['id']}: {s['reason']}") for s in result["skipped"]),
+        ]
+    )
+
+
+def _newest_first(lines: list[tuple[int, str]]) -> list[str]:
+    return [text for _, text in sorted(lines, key=lambda line: -line[0])]
 
 
 def parse_filter(query: str) -> dict[str, str]:

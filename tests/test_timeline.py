@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from engine.errors import WorkbenchError
-from engine.timeline import Timeline, describe_group, parse_filter, parse_since
+from engine.timeline import Timeline, describe_group, outcome_lines, parse_filter, parse_since, preview_lines
 from engine.tools import ToolContext
 from tests.test_curator_cli import wb
 
@@ -93,10 +93,14 @@ def test_a_row_changed_since_is_refused_with_why_and_the_rest_still_reverts(home
     preview = timeline.preview("review:s1:7")
     assert len(preview["changes"]) == 1 and len(preview["refused"]) == 1
     assert "no longer in MEMORY.md" in preview["refused"][0]["error"]
+    newest, oldest = (row.id for row in timeline.rows_of("review:s1:7"))
+    # one line a row in the order revert goes (newest first), not grouped by outcome
+    assert [line.split(" (")[0] for line in preview_lines(preview)] == [f"refuse {newest}", f"revert {oldest}"]
     result = timeline.revert("review:s1:7")
     assert not result["success"] and [r["summary"] for r in result["refused"]] == [
         "MEMORY + 'Deploys go through staging'"
     ]
+    assert [line.split(":")[0] for line in outcome_lines(result)] == [f"refused {newest}", f"reverted {oldest}"]
     assert home.memory.entries("user") == [] and "Deploys go straight to prod" in home.memory.entries("memory")
 
 

@@ -6,7 +6,7 @@ import shlex
 
 from engine.home import Home
 from engine.journal import ACTORS
-from engine.timeline import MalformedReference, Timeline, TimelineError, parse_since, preview_lines
+from engine.timeline import MalformedReference, Timeline, TimelineError, outcome_lines, parse_since, preview_lines
 
 from . import Output, UsageError
 from .numbers import ID, whole
@@ -109,8 +109,7 @@ def _revert(timeline: Timeline, args) -> Output:
         lines = [f"would {line}" for line in preview_lines(preview)]
         return Output({"success": True, **preview}, text="\n".join(lines) or "Nothing to revert.")
     result = timeline.revert(args.ref)
-    lines = [f"reverted {r['id']}: {r['summary']}" for r in result["reverted"]]
-    lines += [f"refused {r['id']}: {r['error']}" for r in result["refused"]]
+    lines = outcome_lines(result)
     if result.get("error") and not result["refused"]:
         lines.append(f"error: {result['error']}")
     return Output(result, text="\n".join(lines))
