@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -17,6 +18,7 @@ from engine.skills.manage import (
     skills_list_tool,
 )
 from engine.tools import BACKGROUND_REVIEW
+from tests.hermes_support import workbench_cmd
 from tests.test_skills_support import ctx, skill_md, tree_state, write_skill
 
 
@@ -90,7 +92,15 @@ def test_background_create_is_curator_managed(home):
     )
     info = home.skills.get("x")
     assert (info.created_by, info.provenance) == ("agent", "agent")
-    assert home.curator.ledger()[0].actor == "curator"
+    [entry] = home.curator.ledger()
+    assert entry.actor == "curator"  # Hermes's word, in its ledger file
+    # every list of the ledger says who in the Timeline's word too, and why they differ
+    assert (entry.journal_actor, entry.shown_actor) == ("review", "review (ledger: curator)")
+    assert "journal_actor" not in (home.root / "skills" / ".curator_ledger.jsonl").read_text()
+    listed = subprocess.run(
+        workbench_cmd("curator", "ledger", "--home", str(home.root)), capture_output=True, text=True, timeout=60
+    )
+    assert "review (ledger: curator) create" in listed.stdout
 
 
 def test_replace_all_and_unique_patch(home):

@@ -8,7 +8,10 @@ import pytest
 from textual.widgets import Input, OptionList
 
 from engine.demo import seed_demo_home
+from engine.skills.manage import skill_manage_tool
+from engine.tools import BACKGROUND_REVIEW
 from tests.screens_seed import open_mode, screen_text, seed_skills
+from tests.test_skills_support import ctx, skill_md
 from tests.tui_support import make_app, settle, wait_for
 from widgets.code_view import highlight_file
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
@@ -279,3 +282,17 @@ async def test_home_and_end_go_to_the_first_and_last_skill(home, tmp_path):
         assert table.cursor_row == 2
         await pilot.press("home")
         assert table.cursor_row == 0
+
+
+async def test_the_ledger_names_a_review_as_the_timeline_does(home, tmp_path):
+    """Hermes's ledger calls a background review ``curator``; the Timeline calls it ``review``."""
+    skill_manage_tool(
+        home, {"action": "create", "name": "x", "content": skill_md("x")}, ctx(origin=BACKGROUND_REVIEW, actor="review")
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_skills(pilot)
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, LedgerDialog), what="ledger")
+        await settle(pilot)
+        assert "create    x  by review (ledger: curator)" in screen_text(app)

@@ -55,6 +55,15 @@ class LedgerEntry:
     evidence: dict[str, Any] = field(default_factory=dict)
     before: tuple[FileRef, ...] = ()
     after: tuple[FileRef, ...] = ()
+    journal_actor: str | None = None  # the actor of the journal row it names (never written to the file)
+
+    @property
+    def shown_actor(self) -> str:
+        """Who made the change in the Timeline's words, the ledger's (Hermes's) in brackets where they
+        differ: a background review is ``curator`` in Hermes's ledger, ``review`` in the journal."""
+        if self.journal_actor and self.journal_actor != self.actor:
+            return f"{self.journal_actor} (ledger: {self.actor})"
+        return self.actor
 
     def to_dict(self) -> dict[str, Any]:
         return {

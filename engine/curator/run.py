@@ -671,8 +671,18 @@ class Curator:
         }
 
     def ledger(self, limit: int = 50) -> list[LedgerEntry]:
-        """Newest first."""
-        return list(reversed(self.skills.ledger.entries()))[:limit]
+        """Newest first, each with the actor of the journal row it names (``shown_actor``)."""
+        entries = list(reversed(self.skills.ledger.entries()))[:limit]
+        named = {e.id: e.evidence["journal_id"] for e in entries if type(e.evidence.get("journal_id")) is int}
+        journal = self.home.journal
+        if not named or not journal.exists():
+            return entries
+        rows = journal.connection().execute(
+            "SELECT id, actor FROM journal WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(named.values())),),
+        )
+        actors = dict(rows.fetchall())
+        return [replace(e, journal_actor=actors.get(named[e.id])) if e.id in named else e for e in entries]
 
 
 def _usage_evidence(usage: Any) -> dict[str, Any] | None:

@@ -131,5 +131,6 @@ def rollback_entry(home: Home, args) -> Output:
 
 def show_ledger(home: Home, args) -> Output:
     entries = home.curator.ledger(args.limit)
-    lines = [f"{e.id}  {e.ts}  {e.actor:<7} {e.action:<11} {e.skill}" for e in entries]
-    return Output({"entries": [e.to_dict() for e in entries]}, text="\n".join(lines) or "The ledger is empty.")
+    lines = [f"{e.id}  {e.ts}  {e.shown_actor:<7} {e.action:<11} {e.skill}" for e in entries]
+    listed = [{**e.to_dict(), "journal_actor": e.journal_actor} for e in entries]
+    return Output({"entries": listed}, text="\n".join(lines) or "The ledger is empty.")

@@ -156,7 +156,7 @@ class LedgerDialog(Dialog[str | None]):
                         (f"{e.ts[:16].replace('T', ' ')}  ", "$text-muted"),
                         (f"{e.action:<9} ", "bold"),
                         e.skill,
-                        (f"  by {e.actor}", "$text-muted"),
+                        (f"  by {e.shown_actor}", "$text-muted"),
                     ),
                     id=e.id,
                 )
