@@ -270,5 +270,57 @@ def move_aside(home: Home) -> str:
     return f"Moved {len(orphans)} left-over temp file(s) to {ASIDE / stamp}."
 
 
-CHECKS.extend([check_config, check_databases, check_leftovers])
-FIXES.update({"config.rewrite": rewrite_config, "files.move_aside": move_aside})
+# -- journal rows a killed process left pending -------------------------------------
+STUCK_AFTER = 60.0  # seconds; every journaled change commits far sooner than this
+
+
+def _stuck(home: Home) -> dict[str, int]:
+    """Pending journal rows older than ``STUCK_AFTER``, by subsystem."""
+    journal = home.journal
+    if not journal.path.exists() or not journal.exists():
+        return {}
+    rows = journal.connection().execute(
+        "SELECT subsystem, count(*) FROM journal WHERE status = 'pending' AND at < ? GROUP BY subsystem",
+        (home.clock.now() - STUCK_AFTER,),
+    )
+    return dict(rows.fetchall())
+
+
+def check_pending(home: Home) -> list[Finding]:
+    """A change a killed process left half journaled: settled the next time its store opens in a
+    writable home, which a read-only look (doctor, a listing) never does."""
+    try:
+        stuck = _stuck(home)
+    except (WorkbenchError, sqlite3.Error):
+        return []  # (an unreadable workbench.db is check_databases's finding)
+    if not stuck:
+        return []
+    counts = ", ".join(f"{n} {name}" for name, n in sorted(stuck.items()))
+    return [
+        Finding(
+            "journal",
+            "warning",
+            f"{sum(stuck.values())} journal row(s) still pending after a minute ({counts}): changes a process was "
+            "killed in the middle of, so the journal does not yet say whether they took effect.",
+            "Run `workbench doctor --fix` (or open the home with the workbench) to settle them: each is marked done "
+            "or abandoned as the files show.",
+            repair="journal.settle",
+        )
+    ]
+
+
+def settle_pending(home: Home) -> str:
+    """Open every store's settling of what a killed process left (each under its own lock)."""
+    before = sum(_stuck(home).values())
+    home.memory.reconcile()
+    home.skills.reconcile()
+    home.approvals.reconcile()
+    home.archive.settle()
+    left = sum(_stuck(home).values())
+    return f"Settled {before - left} interrupted journal row(s)" + (
+        f"; {left} still pending (another process holds that store's lock: retry when it is done)." if left else "."
+    )
+
+
+CHECKS.extend([check_config, check_databases, check_leftovers, check_pending])
+FIXES.update({"config.rewrite": rewrite_config, "files.move_aside": move_aside, "journal.settle": settle_pending})

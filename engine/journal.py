@@ -263,8 +263,8 @@ class Journal:
         conn = self.connection()
         with write_transaction(conn, self.read_only):
             conn.execute(
-                "UPDATE journal SET status = 'abandoned', detail = json_set(coalesce(detail, '{}'), '$.reason', ?) "
-                "WHERE id = ?",
+                "UPDATE journal SET status = 'abandoned', detail = json_set(CASE WHEN json_valid(detail) "
+                "THEN detail ELSE '{}' END, '$.reason', ?) WHERE id = ?",  # (a damaged detail gives way to the reason)
                 (reason, entry_id),
             )
 

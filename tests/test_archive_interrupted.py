@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from engine import open_home
+from engine import FixedClock, open_home
+from engine.doctor import run_doctor
 from tests.hermes_support import workbench_cmd
 from tests.test_reliability import kill_at
 
@@ -35,6 +36,8 @@ def seeded(tmp_path):
     )
     archive.end_session("s1", "user_exit")
     archive.create_session("s2")
+    archive.create_session("s3")
+    archive.set_archived("s3")
     home.close()
     return root
 
@@ -64,6 +67,7 @@ def state(root, sql: str, name: str = "state.db"):
 CLI_CHANGES = [
     ("title", ["sessions", "rename", "s1", "Tea talk"], "SELECT title FROM sessions WHERE id = 's1'", [("Tea talk",)]),
     ("archive", ["sessions", "archive", "s1"], "SELECT archived FROM sessions WHERE id = 's1'", [(1,)]),
+    ("unarchive", ["sessions", "archive", "s3", "--undo"], "SELECT archived FROM sessions WHERE id = 's3'", [(0,)]),
     ("delete", ["sessions", "delete", "s1", "--yes"], "SELECT id FROM sessions WHERE id = 's1'", []),
 ]
 
@@ -150,6 +154,129 @@ def test_an_interrupted_change_never_blocks_a_read_only_open(tmp_path):
     root = seeded(tmp_path)
     kill_at("archive-journaled", tmp_path, workbench_cmd("sessions", "rename", "s1", "Tea", "--home", str(root)))
     home = open_home(root, read_only=True)
-    assert [s.id for s in home.archive.list_sessions()] == ["s2", "s1"]
+    assert [s.id for s in home.archive.list_sessions()] == ["s2", "s1"]  # (s3 is archived)
     home.close()
     assert pending(root) == ["title"]
+
+
+def settle_rows(root, rows: list[tuple[str, str, dict]]) -> list[tuple[str, str]]:
+    """Begin ``rows`` (action, target, detail) as a killed process leaves them; open the archive; their
+    (status, reason or settled note)."""
+    home = open_home(root)
+    ids = [
+        home.journal.begin("sessions", action, target, actor="user", detail=detail) for action, target, detail in rows
+    ]
+    home.close()
+    home = open_home(root)
+    try:
+        home.archive.list_sessions()  # opening settles, and reading still works
+        found = [home.journal.get(i) for i in ids]
+        return [(row.status, row.detail.get("reason") or row.detail.get("settled", "")) for row in found]
+    finally:
+        home.close()
+
+
+@pytest.mark.parametrize(
+    "detail",
+    [{"last_live_id": 2**70}, {"last_live_id": True}, {"last_live_id": "3"}, {"last_live_id": [1]}],
+    ids=["past-sqlite", "a-flag", "text", "a-list"],
+)
+def test_a_hostile_detail_is_settled_as_unknown_and_never_breaks_opening_the_archive(tmp_path, detail):
+    [(status, reason)] = settle_rows(seeded(tmp_path), [("compact", "s1", detail)])
+    assert status == "abandoned" and "no longer shows whether" in reason
+
+
+def test_a_row_whose_detail_is_not_json_is_settled_and_the_rows_after_it_too(tmp_path):
+    root = seeded(tmp_path)
+    home = open_home(root)
+    bad = home.journal.begin("sessions", "compact", "s1", actor="user")
+    home.journal.connection().execute("UPDATE journal SET detail = '{not json' WHERE id = ?", (bad,))
+    good = home.journal.begin("sessions", "reopen", "s1", actor="user")
+    home.close()
+    home = open_home(root)
+    home.archive  # noqa: B018
+    assert [home.journal.get(i).status for i in (bad, good)] == ["abandoned", "abandoned"]  # s1 is still ended
+    home.close()
+
+
+def test_a_title_row_from_before_titles_were_journaled_first_is_unknown_either_way(tmp_path):
+    """Such a row had ``after`` written only at its commit: NULL while pending, which says nothing."""
+    root = seeded(tmp_path)
+    results = settle_rows(root, [("title", "s2", {}), ("title", "s1", {})])  # s2 untitled, s1 titled
+    assert [status for status, _ in results] == ["abandoned", "abandoned"]
+    assert all("no longer shows whether" in reason for _, reason in results)
+
+
+def test_layout_and_index_rebuild_rows_are_settled_from_what_state_db_shows(tmp_path):
+    root = seeded(tmp_path)
+    results = settle_rows(
+        root,
+        [
+            ("repair-index", "*", {}),
+            ("rebuild-deep-index", "*", {"levels": {"messages_fts": 900}}),
+            ("rebuild-deep-index", "*", {"levels": {"no_such_table": 900}}),
+            ("rebuild-deep-index", "*", {"levels": {"messages_fts_data WHERE 1; --": 900}}),
+        ],
+    )
+    assert [status for status, _ in results] == ["done", "done", "abandoned", "abandoned"]
+    conn = sqlite3.connect(root / "state.db")
+    conn.execute("DROP TRIGGER messages_fts_insert")  # a layout with a gap: the completion did not happen
+    conn.close()
+    assert settle_rows(root, [("complete-layout", "*", {})])[0][0] == "abandoned"
+
+
+def test_a_change_waits_for_another_holder_of_the_lock_as_long_as_a_busy_database_then_is_refused(
+    tmp_path, monkeypatch
+):
+    from engine.db import DatabaseBusyError
+    from engine.fileio import file_lock
+
+    root = seeded(tmp_path)
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home = open_home(root)
+    with file_lock(root / "state.db"):  # another holder (another open file: flock excludes it as another process)
+        started = time.monotonic()
+        with pytest.raises(DatabaseBusyError, match="another process is changing it"):
+            home.archive.set_title("s1", "Tea talk")
+        assert time.monotonic() - started < 5
+    assert home.archive.get_session("s1").title == "Kettle talk"
+    assert home.archive.set_title("s1", "Tea talk") == "Tea talk"  # once it is free
+    home.close()
+
+
+def test_settling_inside_a_change_of_this_thread_leaves_that_change_alone(tmp_path):
+    root = seeded(tmp_path)
+    home = open_home(root)
+    archive = home.archive
+    with archive.changing():
+        row = home.journal.begin("sessions", "reopen", "s1", actor="user")
+        assert archive.settle() == []
+        assert home.journal.get(row).status == "pending"
+        home.journal.commit(row)
+    home.close()
+
+
+def test_a_damaged_journal_does_not_stop_the_archive_from_being_read(tmp_path):
+    root = seeded(tmp_path)
+    (root / "workbench.db").write_bytes(b"this is not a database" * 100)
+    for name in ("workbench.db-wal", "workbench.db-shm"):
+        (root / name).unlink(missing_ok=True)
+    home = open_home(root)
+    assert [s.id for s in home.archive.list_sessions()] == ["s2", "s1"]
+    home.close()
+
+
+def test_doctor_names_a_change_a_kill_left_pending_and_fix_settles_it(tmp_path):
+    """A read-only look (doctor, a listing) never settles; doctor says so, and --fix does."""
+    root = seeded(tmp_path)
+    kill_at("archive-changed", tmp_path, workbench_cmd("sessions", "rename", "s1", "Tea talk", "--home", str(root)))
+    later = FixedClock(time.time() + 120)  # past the minute any live change takes
+    home = open_home(root, read_only=True, clock=later)
+    [finding] = [f for f in run_doctor(home).findings if f.area == "journal"]
+    home.close()
+    assert finding.severity == "warning" and "1 sessions" in finding.what and finding.repair == "journal.settle"
+    assert pending(root) == ["title"]
+    home = open_home(root, clock=later)
+    report = run_doctor(home, fix=True)
+    home.close()
+    assert pending(root) == [] and not [f for f in report.findings if f.area == "journal" and f.needs_attention]

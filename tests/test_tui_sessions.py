@@ -856,6 +856,14 @@ async def test_down_in_the_search_box_goes_on_to_the_results_and_previews_the_hi
         await settle(pilot)
         assert screen.focused is results and screen.query_one("#sessions-search").value == "ラーメン"
         await wait_for(pilot, lambda: screen.shown_session == TOKYO, what="the hit's session shown")
+        transcript = screen.query_one(Transcript)
+        await wait_for(pilot, lambda: len(transcript.items) == 2, what="its messages")
+        transcript.focus()
+        elsewhere = 1 - transcript.cursor  # the other message than the hit's
+        transcript.cursor = elsewhere
+        results.focus()  # back in the list: the place read in the transcript stays
+        await settle(pilot)
+        assert transcript.cursor == elsewhere and screen.shown_session == TOKYO
 
 
 async def test_an_untitled_session_shows_the_start_of_its_first_user_message(home, tmp_path):

@@ -244,9 +244,10 @@ class SearchResults(OptionList):
     ]
 
     class HitHighlighted(Message):
-        def __init__(self, hit: Hit) -> None:
+        def __init__(self, hit: Hit, arrived: bool = False) -> None:
             super().__init__()
             self.hit = hit
+            self.arrived = arrived  # the list was focused (its cursor did not move)
 
     class HitChosen(Message):
         def __init__(self, hit: Hit) -> None:
@@ -448,7 +449,7 @@ class SearchResults(OptionList):
     def on_focus(self) -> None:
         """Arriving in the list previews its highlighted hit: with one hit, no key moves the cursor."""
         if self.current is not None:
-            self.post_message(self.HitHighlighted(self.current))
+            self.post_message(self.HitHighlighted(self.current, arrived=True))
 
     def _on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         hit = self.hits.get(event.option_id or "") or self.best.get((event.option_id or "").removeprefix("s:"))

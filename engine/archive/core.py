@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from ..db import Checkpointer, ThreadConnections, connect, write_transaction
+from ..db import Checkpointer, DatabaseBusyError, ThreadConnections, busy_seconds, connect, write_transaction
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import Event
 from ..fileio import UnsafePath, crash_point, lock_path_for
@@ -23,6 +24,21 @@ if TYPE_CHECKING:
     from ..home import Home
 
 SUBSYSTEM = "sessions"
+T = TypeVar("T")
+P = ParamSpec("P")
+Core = TypeVar("Core", bound="ArchiveCore")
+
+
+def changes_archive(method: Callable[Concatenate[Core, P], T]) -> Callable[Concatenate[Core, P], T]:
+    """Run an archive change holding the change lock from its first read, so the state it reads,
+    the row it journals and the change itself all see the same archive (``ArchiveCore.changing``)."""
+
+    @functools.wraps(method)
+    def run(self: Core, *args: P.args, **kwargs: P.kwargs) -> T:
+        with self.changing():
+            return method(self, *args, **kwargs)
+
+    return run
 
 
 class ArchiveCore:
@@ -81,7 +97,7 @@ class ArchiveCore:
 
     def _complete(self, conn: sqlite3.Connection, action: str, recount: bool = False) -> schema.Layout:
         """Complete the layout and refill out-of-step FTS tables in one transaction, journaled first."""
-        with self._journaled(action, "*", actor="user") as entry:
+        with self.journaled(action, "*", actor="user") as entry:
             with write_transaction(conn):
                 done = schema.repair(conn, self.progress, recount=recount)
             self._wrote(conn, 0.0)
@@ -224,7 +240,7 @@ class ArchiveCore:
 
     # -- journal and events -------------------------------------------------------
     @contextlib.contextmanager
-    def _journaled(
+    def journaled(
         self,
         action: str,
         target: str,
@@ -259,30 +275,48 @@ class ArchiveCore:
 
         While a process holds it, its ``pending`` rows are live; a pending row found by the
         holder was left by a process that died mid-change. Taken again by the same thread,
-        it is already held. ``wait=False``: ``BlockingIOError`` when another holds it.
+        it is already held. Another holder is waited for as long as a busy database is
+        (``busy_seconds``), then the change is refused; ``wait=False``: ``BlockingIOError`` at once.
         """
-        if getattr(self._held, "depth", 0):
-            self._held.depth += 1
+        depth: int = getattr(self._held, "depth", 0)
+        if self.read_only or depth:  # (read only: nothing changes, and no lock file is made)
+            self._held.depth = depth + 1
             try:
                 yield
             finally:
                 self._held.depth -= 1
             return
-        shown = lock_path_for(self.home.state_db_path)
         with contextlib.ExitStack() as held:
-            try:
-                held.enter_context(self.home.links.lock(self.home.state_db_path, wait=wait))
-            except BlockingIOError:
-                raise
-            except UnsafePath as exc:
-                raise WorkbenchError(f"Cannot lock {shown}: {exc.message}") from exc
-            except OSError as exc:
-                raise WorkbenchError(f"Cannot lock {shown}: {exc.strerror or exc}. Nothing was changed.") from exc
+            self._take_change_lock(held, wait)
             self._held.depth = 1
             try:
                 yield
             finally:
                 self._held.depth = 0
+
+    def _take_change_lock(self, held: contextlib.ExitStack, wait: bool) -> None:
+        path, shown = self.home.state_db_path, lock_path_for(self.home.state_db_path)
+        started, pause = time.monotonic(), 0.005
+        while True:
+            try:
+                held.enter_context(self.home.links.lock(path, wait=False))
+                return
+            except BlockingIOError:
+                waited = time.monotonic() - started
+                if not wait:
+                    raise
+                if waited >= busy_seconds():
+                    raise DatabaseBusyError(
+                        f"The session archive is busy: another process is changing it (it holds {shown}; waited "
+                        f"{waited:.1f} s). Nothing was changed. Retry when it is done, or set "
+                        "WORKBENCH_BUSY_TIMEOUT (seconds) to wait longer."
+                    ) from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.05)
+            except UnsafePath as exc:
+                raise WorkbenchError(f"Cannot lock {shown}: {exc.message}") from exc
+            except OSError as exc:
+                raise WorkbenchError(f"Cannot lock {shown}: {exc.strerror or exc}. Nothing was changed.") from exc
 
     def _publish(self, event: Event) -> None:
         self.home.bus.publish(event)

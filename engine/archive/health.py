@@ -200,9 +200,7 @@ def repair_depth(home: Home) -> str:
         deep = merges.deep_indexes(conn)
         if not deep:
             return "state.db: no search index is over-deep any more"
-        with home.archive.changing():  # its row is live while this runs (``interrupted``)
-            journal = home.journal
-            row = journal.begin("sessions", "rebuild-deep-index", "*", actor="user", detail={"levels": deep})
+        with home.archive.journaled("rebuild-deep-index", "*", actor="user", detail={"levels": deep}):
             try:
                 with busy_wait(conn, 1000):
                     conn.execute("BEGIN IMMEDIATE")
@@ -213,12 +211,10 @@ def repair_depth(home: Home) -> str:
             except sqlite3.Error as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
-                journal.abandon(row, str(exc))
                 raise WorkbenchError(
                     f"state.db's search index could not be rebuilt ({exc}); nothing was changed. If Hermes or a "
                     "workbench TUI has it open, close them and run `workbench doctor --fix` again."
                 ) from exc
-            journal.commit(row)
     finally:
         conn.close()
     return "state.db: rebuilt " + ", ".join(f"{t} (it listed {n:,} levels)" for t, n in deep.items())

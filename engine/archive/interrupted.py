@@ -35,12 +35,16 @@ class InterruptedMixin(ArchiveCore):
         """Settle the ``sessions`` rows left pending by processes that died mid-change; their ids.
 
         Nothing is settled while another process is changing the archive (its row is live),
-        or when state.db cannot be read (its first use says why).
+        inside a change of this thread's own, or when state.db or the journal cannot be read
+        (their first use says why). A row that cannot be settled stays pending for the next open.
         """
-        journal = self.home.journal
-        if self.read_only or not journal.pending(SUBSYSTEM):
+        inside = getattr(self._held, "depth", 0)
+        if self.read_only or inside:
             return []
+        journal, settled = self.home.journal, []
         try:
+            if not journal.pending(SUBSYSTEM):
+                return []
             with self.changing(wait=False):
                 rows = journal.pending(SUBSYSTEM)  # again, under the lock
                 # A connection of its own, read only: opening the archive may redo a layout completion,
@@ -48,13 +52,15 @@ class InterruptedMixin(ArchiveCore):
                 with contextlib.closing(connect(self.home.links.resolve_file(self.home.state_db_path), True)) as conn:
                     verdicts = [(row, _took_effect(conn, row)) for row in rows]
                 for row, verdict in verdicts:
-                    if verdict:
-                        journal.commit(row.id, detail={**row.detail, "settled": DONE_NOTE})
-                    else:
-                        journal.abandon(row.id, UNDONE_NOTE if verdict is False else UNKNOWN_NOTE)
+                    with contextlib.suppress(sqlite3.Error):  # (a damaged row stays pending; the rest go on)
+                        if verdict:
+                            journal.commit(row.id, detail={**row.detail, "settled": DONE_NOTE})
+                        else:
+                            journal.abandon(row.id, UNDONE_NOTE if verdict is False else UNKNOWN_NOTE)
+                        settled.append(row.id)
         except (BlockingIOError, WorkbenchError, UnsafePath, sqlite3.Error):
-            return []
-        return [row.id for row in rows]
+            pass
+        return settled
 
 
 def _took_effect(conn: sqlite3.Connection, row: JournalEntry) -> bool | None:
@@ -64,8 +70,13 @@ def _took_effect(conn: sqlite3.Connection, row: JournalEntry) -> bool | None:
         return None
     try:
         return check(conn, row)
-    except (sqlite3.Error, TypeError, ValueError):  # a column this schema lacks, a damaged detail
+    except Exception:  # noqa: BLE001  (a column this schema lacks, a hostile detail: it cannot tell)
         return None
+
+
+def _message_id(value: object) -> int | None:
+    """A message id as a row's detail may hold one (a flag or a number past SQLite's range is none)."""
+    return value if type(value) is int and 0 < value < 2**63 else None
 
 
 def _one(conn: sqlite3.Connection, sql: str, *args: object) -> sqlite3.Row | None:
@@ -78,8 +89,9 @@ def _reopened(conn: sqlite3.Connection, row: JournalEntry) -> bool | None:
 
 
 def _titled(conn: sqlite3.Connection, row: JournalEntry) -> bool | None:
+    """(A row from before titles were journaled first has no ``title`` in its detail: it cannot tell.)"""
     found = _one(conn, "SELECT title FROM sessions WHERE id = ?", row.target)
-    return None if found is None else found[0] == row.after
+    return None if found is None or "title" not in row.detail else found[0] == row.detail["title"]
 
 
 def _prompted(conn: sqlite3.Connection, row: JournalEntry) -> bool | None:
@@ -109,8 +121,8 @@ def _set_aside(key: str, compacted: bool) -> Check:
     """A compaction or rewind: the message the row names is no longer live (and, compacted, kept as such)."""
 
     def check(conn: sqlite3.Connection, row: JournalEntry) -> bool | None:
-        message_id = row.detail.get(key)
-        if not isinstance(message_id, int):
+        message_id = _message_id(row.detail.get(key))
+        if message_id is None:
             return None
         found = _one(conn, f"SELECT active, {'compacted' if compacted else '1'} FROM messages WHERE id = ?", message_id)
         return None if found is None else found[0] == 0 and found[1] == 1
@@ -128,9 +140,8 @@ def _laid_out(conn: sqlite3.Connection, row: JournalEntry) -> bool | None:
 
 def _shallow(conn: sqlite3.Connection, row: JournalEntry) -> bool | None:
     levels = row.detail.get("levels")
-    if not isinstance(levels, dict) or not levels:
-        return None
-    return not set(levels) & set(merges.deep_indexes(conn, tuple(levels)))
+    tables = tuple(table for table in schema.FTS_TABLES if isinstance(levels, dict) and table in levels)
+    return not merges.deep_indexes(conn, tables) if tables else None
 
 
 _CHECKS: dict[str, Check] = {

@@ -10,7 +10,7 @@ from ..errors import WorkbenchError
 from ..events import MessageStored, SessionChanged
 from ..values import count_value, number_value, text_value
 from . import merges
-from .core import ArchiveCore
+from .core import ArchiveCore, changes_archive
 from .models import Message, decode_content, encode_content, parse_json
 
 _FIELDS = ("role", "content", "tool_calls", "tool_name", "tool_call_id", "timestamp", "token_count", "finish_reason")
@@ -245,6 +245,7 @@ class MessagesMixin(ArchiveCore):
         shown = [self._message(r) for r in reversed(before)] + [anchor] + [self._message(r) for r in after]
         return shown, n_before - len(before), n_after - len(after)
 
+    @changes_archive
     def compact_in_place(
         self,
         session_id: str,
@@ -270,7 +271,7 @@ class MessagesMixin(ArchiveCore):
                 f"{keep_head} + {keep_tail} would be kept."
             )
         kept = live[:keep_head] + [None] + (live[len(live) - keep_tail :] if keep_tail else [])
-        with self._journaled(
+        with self.journaled(
             "compact",
             session_id,
             actor=actor,
@@ -295,6 +296,7 @@ class MessagesMixin(ArchiveCore):
         self._publish(SessionChanged(action="compacted", session_id=session_id, actor=actor, journal_id=entry.id))
         return len(kept)
 
+    @changes_archive
     def rewind(self, session_id: str, to_message_id: int, *, actor: str = "user") -> int:
         """Undo from a user message on: it and every later live row become inactive (not archived)."""
         self._require("messages", "active")
@@ -303,7 +305,7 @@ class MessagesMixin(ArchiveCore):
             raise WorkbenchError(
                 f"Message {to_message_id} is not a live user message of session {session_id}; rewind needs one."
             )
-        with self._journaled("rewind", session_id, actor=actor, detail={"to_message_id": to_message_id}) as entry:
+        with self.journaled("rewind", session_id, actor=actor, detail={"to_message_id": to_message_id}) as entry:
             with self._write() as conn:
                 count = conn.execute(
                     "UPDATE messages SET active = 0 WHERE session_id = ? AND id >= ? AND active = 1",

@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import WorkbenchError
 from ..events import SessionChanged
 from ..textsafety import one_line
+from .core import changes_archive
 from .lineage import LineageMixin
 from .models import NUMBERED_TITLE, Session, content_text, decode_content, prompt_digest
 
@@ -222,12 +223,13 @@ class SessionsMixin(LineageMixin):
             self._publish(SessionChanged(action="ended", session_id=session_id, actor=actor, journal_id=jid))
         return bool(changed)
 
+    @changes_archive
     def reopen_session(self, session_id: str, *, actor: str = "agent") -> bool:
         """Clear ``ended_at``/``end_reason`` so a resumed session is live again (False when it was live)."""
         session = self._session_or_fail(session_id)
         if session.ended_at is None:
             return False
-        with self._journaled("reopen", session_id, actor=actor, before=session.end_reason) as entry:
+        with self.journaled("reopen", session_id, actor=actor, before=session.end_reason) as entry:
             with self._write() as conn:
                 changed = conn.execute(
                     "UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ? AND ended_at IS NOT NULL",
@@ -237,6 +239,7 @@ class SessionsMixin(LineageMixin):
             self._publish(SessionChanged(action="reopened", session_id=session_id, actor=actor, journal_id=entry.id))
         return bool(changed)
 
+    @changes_archive
     def update_system_prompt(self, session_id: str, prompt: str, *, actor: str = "agent") -> bool:
         """Replace the stored prompt snapshot (after a compaction rebuilt it).
 
@@ -253,12 +256,13 @@ class SessionsMixin(LineageMixin):
             "sha256_before": prompt_digest(before),
             "sha256_after": prompt_digest(prompt),
         }
-        with self._journaled("system_prompt", session_id, actor=actor, detail=detail) as entry:
+        with self.journaled("system_prompt", session_id, actor=actor, detail=detail) as entry:
             with self._write() as conn:
                 conn.execute("UPDATE sessions SET system_prompt = ? WHERE id = ?", (prompt, session_id))
         self._publish(SessionChanged(action="prompt_updated", session_id=session_id, actor=actor, journal_id=entry.id))
         return True
 
+    @changes_archive
     def set_title(self, session_id: str, title: str | None, *, actor: str = "user") -> str | None:
         """Set (or with an empty title, clear) a unique title; returns the stored title.
 
@@ -268,7 +272,9 @@ class SessionsMixin(LineageMixin):
         clean = sanitize_title(title)
         session = self._session_or_fail(session_id)
         conn = self.conn()
-        with self._journaled("title", session_id, actor=actor, before=session.title, after=clean) as entry:
+        with self.journaled(
+            "title", session_id, actor=actor, before=session.title, after=clean, detail={"title": clean}
+        ) as entry:
             with self._write():
                 if clean is not None:
                     holder = conn.execute(
@@ -374,11 +380,12 @@ class SessionsMixin(LineageMixin):
         with self._write() as conn:
             conn.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*args, session_id))
 
+    @changes_archive
     def set_archived(self, session_id: str, archived: bool = True, *, actor: str = "user") -> int:
         """Archive (hide from lists) or restore a session with its whole compression chain."""
         self._require("sessions", "archived")
         chain = self.lineage(session_id).chain
-        with self._journaled(
+        with self.journaled(
             "archive" if archived else "unarchive",
             session_id,
             actor=actor,
@@ -397,13 +404,14 @@ class SessionsMixin(LineageMixin):
         )
         return changed
 
+    @changes_archive
     def delete_session(self, session_id: str, *, actor: str = "user") -> bool:
         """Delete a session and its messages; delegate children go too, other children are orphaned."""
         session = self.get_session(session_id)
         if session is None:
             return False
         doomed = [session_id, *self._delegate_descendants(session_id)]
-        with self._journaled(
+        with self.journaled(
             "delete",
             session_id,
             actor=actor,
@@ -465,13 +473,14 @@ class SessionsMixin(LineageMixin):
             args.append(source)
         return [r["id"] for r in self.conn().execute(sql + " ORDER BY started_at DESC", args)]
 
+    @changes_archive
     def prune(self, older_than_days: float, source: str | None = None, *, actor: str = "user") -> int:
         """Delete ended sessions started more than ``older_than_days`` ago; their children are orphaned."""
         ids = self.prunable(older_than_days, source)
         if not ids:
             return 0
         detail = {"older_than_days": older_than_days, "source": source, "count": len(ids), "deleted": ids[:200]}
-        with self._journaled("prune", "*", actor=actor, detail=detail) as entry:
+        with self.journaled("prune", "*", actor=actor, detail=detail) as entry:
             with self._write():
                 self._delete_rows(ids)
         self._publish(SessionChanged(action="pruned", actor=actor, journal_id=entry.id))

@@ -371,7 +371,10 @@ class SessionsScreen(WorkbenchScreen):
 
     @on(SearchResults.HitHighlighted)
     def _hit_highlighted(self, message: SearchResults.HitHighlighted) -> None:
-        # Previews follow the reader's cursor in the list, not every refresh while typing.
+        # Previews follow the reader's cursor in the list, not every refresh while typing; coming back to
+        # the list keeps the place read in a transcript already showing that session.
+        if message.arrived and message.hit.session_id == self.wanted_session:
+            return
         if self.query_one(SearchResults).has_focus:
             self.load_transcript(message.hit.session_id, message.hit.message_id)
 
