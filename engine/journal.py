@@ -317,6 +317,8 @@ class Journal:
         rows: list[dict[str, Any]],
         *,
         actor: str,
+        session_id: str | None = None,
+        message_id: int | None = None,
         snapshot: str | None = None,
         release: tuple[str, ...] = (),
         at: float | None = None,
@@ -326,7 +328,7 @@ class Journal:
         Each row is a dict of ``action`` and optionally ``before``, ``after``, ``detail``;
         ``at`` dates them when they happened before now (an outside edit found later).
         """
-        return self._insert_all(subsystem, target, rows, actor, None, None, "done", snapshot, release, at)
+        return self._insert_all(subsystem, target, rows, actor, session_id, message_id, "done", snapshot, release, at)
 
     def begin_all(
         self,

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from .approvals.sources import staged_in_sessions, staging_message
 from .errors import WorkbenchError
 from .journal import LOOK_AT_NOTHING, JournalEntry, _row
 from .memory.history import external_rows_of, first_look, hermes_call, undo_problem
@@ -37,6 +38,7 @@ _RECORDS = {
     ("approvals", "approve"),
     ("approvals", "approve_failed"),
     ("approvals", "restore"),
+    ("approvals", "close"),
     ("curator", "run"),
     ("curator", "pause"),
     ("curator", "resume"),
@@ -77,6 +79,7 @@ _PAST = {
     "delete": "deleted",
     "archive": "archived",
     "restore": "restored",
+    "close": "closed",
     "purge": "purged",
     "pin": "pinned",
     "unpin": "unpinned",
@@ -126,7 +129,7 @@ class Row:
         return self.session_id or (self.source.session_id if self.source is not None else None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "at": self.when}
+        return {**asdict(self), "at": self.when, "session": self.session}
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,7 @@ class Source:
 
     session_id: str
     message_id: int | None
-    via: str  # "journal": the row names it; "archive": the Hermes tool call that wrote its entry
+    via: str  # "journal": the row names it; "archive": the Hermes call that wrote its entry; "staged": staged it
 
     @classmethod
     def named_by(cls, row: Row) -> Source | None:
@@ -144,7 +147,10 @@ class Source:
 
     def describe(self) -> str:
         where = f"session {self.session_id}" + (f" · message {self.message_id}" if self.message_id is not None else "")
-        return f"{where} (Hermes's memory tool call, from the archive)" if self.via == "archive" else where
+        return f"{where} ({_VIA[self.via]}, from the archive)" if self.via in _VIA else where
+
+
+_VIA = {"archive": "Hermes's memory tool call", "staged": "the Hermes tool call that staged it"}
 
 
 def _short(text: str | None, width: int = 120) -> str:
@@ -206,9 +212,11 @@ def _summary(entry: JournalEntry) -> str:
             "approve_failed": "approval failed:",
             "reject": "rejected",
             "restore": "restored",
+            "close": "closed",
         }
         what = detail.get("summary") or entry.before or entry.after or ""
-        return f"{verb.get(action, action)} {detail.get('subsystem', '')} proposal {target}: {_short(what, 90)}"
+        where = " outside the workbench" if detail.get("outside") and action != "stage" else ""
+        return f"{verb.get(action, action)}{where} {detail.get('subsystem', '')} proposal {target}: {_short(what, 90)}"
     if entry.subsystem == "providers":
         fact = f"{target} fact {detail.get('fact_id')}"
         if action == "fact_add":
@@ -305,6 +313,13 @@ def outcome_lines(result: dict[str, Any]) -> list[str]:
 
 def _newest_first(lines: list[tuple[int, str]]) -> list[str]:
     return [text for _, text in sorted(lines, key=lambda line: -line[0])]
+
+
+def _found_in_archive(row: Row) -> bool:
+    """Rows whose session only state.db can tell: an outside memory edit, a proposal Hermes staged."""
+    if row.session_id:
+        return False
+    return (row.actor == "external" and row.subsystem == "memory") or row.subsystem == "approvals"
 
 
 def parse_filter(query: str) -> dict[str, str]:
@@ -417,6 +432,13 @@ class Timeline:
             high = text + "\U0010ffff"
             clause, args = "session_id >= ? AND session_id < ?", [text, high]
         outside = external_rows_of(self.home.memory, text, high)
+        staged = staged_in_sessions(self.home, text, high)  # Hermes's proposals and what became of them
+        if staged:
+            clause = (
+                f"({clause} OR (subsystem = 'approvals' AND session_id IS NULL "
+                "AND target IN (SELECT value FROM json_each(?))))"
+            )
+            args = [*args, json.dumps(staged)]
         if not outside:
             return clause, args
         return f"({clause} OR id IN (SELECT value FROM json_each(?)))", [*args, json.dumps(outside)]
@@ -469,19 +491,28 @@ class Timeline:
 
     # -- where a row came from --------------------------------------------------------
     def with_sources(self, rows: list[Row]) -> list[Row]:
-        """``rows``, each outside memory edit with the Hermes call that wrote it (``source``): the journal
-        names no session for those, so a listing would show none."""
-        return [
-            replace(r, source=self.source(r)) if r.actor == "external" and r.subsystem == "memory" else r for r in rows
-        ]
+        """``rows``, each outside memory edit with the Hermes call that wrote it and each proposal
+        Hermes staged with the call that staged it (``source``): the journal names no session for
+        those (Hermes's records name none), so a listing would show none."""
+        return [replace(r, source=self.source(r)) if _found_in_archive(r) else r for r in rows]
 
     def source(self, row: Row) -> Source | None:
         """The session message behind a row: the one it names, or, for an outside memory edit,
-        the Hermes tool call that wrote its entry (``memory.history.hermes_call``), else None."""
+        the Hermes tool call that wrote its entry (``memory.history.hermes_call``), or, for a
+        proposal Hermes staged, the call whose result staged it (``approvals.sources``), else None."""
         if named := Source.named_by(row):
             return named
-        entry = self.home.journal.get(row.id) if row.actor == "external" else None
-        call = hermes_call(self.home.memory, entry) if entry is not None else None
+        if not _found_in_archive(row):
+            return None
+        entry = self.home.journal.get(row.id)
+        if entry is None:
+            return None
+        if row.subsystem == "approvals":
+            subsystem = entry.detail.get("subsystem")
+            hermes = entry.detail.get("staged_by") == "hermes" and subsystem in ("memory", "skills")
+            found = staging_message(self.home, subsystem, row.target) if hermes else None
+            return Source(found[0], found[1], "staged") if found else None
+        call = hermes_call(self.home.memory, entry)
         return Source(call.session_id, call.message_id, "archive") if call else None
 
     # -- reverting --------------------------------------------------------------------

@@ -19,7 +19,7 @@ from engine import open_home
 from engine.skills.manage import skill_manage_tool
 from engine.timeline import Timeline
 from engine.tools import ToolContext
-from tests.hermes_support import workbench_cmd
+from tests.hermes_support import MEMORY_TURNS, workbench_cmd
 from tests.tui_support import make_app, wait_for
 
 pytestmark = pytest.mark.slow
@@ -254,3 +254,69 @@ def test_records_the_workbench_stages_replay_through_hermes(hermes, tmp_path):
     assert ours.read_bytes() == theirs.read_bytes() == SKILL.encode()
     brewed = [(r / "skills" / "brew" / "SKILL.md").read_bytes() for r in (root, twin)]
     assert brewed[0] == brewed[1] == BREW.replace("3 minutes", "4 minutes").encode()
+
+
+HERMES_STAGES_IN_A_SESSION = (
+    MEMORY_TURNS
+    + r"""
+db.create_session("hermes-tea", source="cli", model="m")
+turn("hermes-tea", "kettle", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+turn("hermes-tea", "cups", {"action": "add", "target": "memory", "content": "Cups live in the left cupboard"})
+print(json.dumps(ids))
+"""
+)
+
+HERMES_DECIDES = """
+import json
+from hermes_cli.write_approval_commands import handle_pending_subcommand
+from tools.memory_tool import load_on_disk_store
+print(json.dumps([handle_pending_subcommand("memory", ["approve", {approve!r}], memory_store=load_on_disk_store()),
+                  handle_pending_subcommand("memory", ["reject", {reject!r}], memory_store=load_on_disk_store())]))
+"""
+
+
+def test_what_hermes_stages_and_decides_reaches_the_timeline_with_its_session(hermes, tmp_path):
+    """A proposal Hermes staged in a session read '-' for its session, and one Hermes approved or
+    rejected itself looked pending forever: its file was gone and no row said why."""
+    root = _seeded_home(tmp_path)
+    calls = hermes.json(root, HERMES_STAGES_IN_A_SESSION)
+    home = open_home(root)
+    staged = {r.payload["content"]: r.id for r in home.approvals.list()}
+    home.close()
+    kettle, cups = staged["Kettle descales monthly"], staged["Cups live in the left cupboard"]
+    rows = json.loads(_workbench(root, "timeline", "--session", "hermes-tea").stdout)["rows"]
+    assert {(r["target"], r["action"], r["session"]) for r in rows} == {
+        (kettle, "stage", "hermes-tea"),
+        (cups, "stage", "hermes-tea"),
+    }
+    hermes.json(root, HERMES_DECIDES.format(approve=kettle, reject=cups))
+    rows = json.loads(_workbench(root, "timeline", "--subsystem", "approvals").stdout)["rows"]
+    decided = {
+        r["target"]: (r["action"], r["actor"], r["session"], r["summary"]) for r in rows if r["action"] != "stage"
+    }
+    assert decided == {
+        kettle: (
+            "approve",
+            "external",
+            "hermes-tea",
+            f"approved outside the workbench memory proposal {kettle}: add to memory: Kettle descales monthly",
+        ),
+        cups: (
+            "reject",
+            "external",
+            "hermes-tea",
+            f"rejected outside the workbench memory proposal {cups}: add to memory: Cups live in the left cupboard",
+        ),
+    }
+    again = json.loads(_workbench(root, "timeline", "--subsystem", "approvals").stdout)["rows"]
+    assert len(again) == len(rows)  # journaled once
+    home = open_home(root)
+    message = {
+        row.target: row.message_id
+        for row in Timeline(home).with_sources(Timeline(home).page())
+        if row.target in (kettle, cups)
+    }
+    assert message[kettle] == calls["kettle"] and message[cups] == calls["cups"]
+    assert Timeline(home).revert(next(r["id"] for r in rows if r["target"] == cups))["success"]  # back in the queue
+    assert [r.id for r in home.approvals.list()] == [cups]
+    home.close()

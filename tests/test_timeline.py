@@ -148,8 +148,13 @@ def test_cli_timeline_and_revert(tmp_path, home):
         "session_id",
         "message_id",
         "source",  # an outside memory edit's Hermes call, when found; None here
+        "session",  # the row's own session, else its source's
     }
-    assert listed["rows"][0]["source"] is None
+    assert listed["rows"][0]["source"] is None and listed["rows"][0]["session"] == "s1"
+    text = subprocess.run(
+        [sys.executable, "-m", "workbench", "timeline", "--home", str(home.root)], capture_output=True, text=True
+    ).stdout
+    assert "MEMORY + 'Project uses Postgres 16'  (session s1)" in text  # every row says its session
     proc = subprocess.run(
         [sys.executable, "-m", "workbench", "revert", "review:s1:7", "--home", str(home.root), "--json"],
         capture_output=True,
@@ -265,3 +270,34 @@ def test_only_a_first_look_at_nothing_is_left_out_of_listings(home):
     home.journal.append("memory", "seen", "memory", actor="external", detail={"file_sha": "x"})
     assert [(r.action, r.target) for r in Timeline(home).page()] == [("seen", "memory")]
     assert [(r.action, r.target) for r in home.memory.history()] == [("seen", "memory")]
+
+
+def test_a_hermes_proposal_journaled_before_its_turn_was_stored_finds_its_session_later(home):
+    """Hermes stores a turn's messages after its tool ran: a proposal journaled the moment its record
+    appeared names no session, until the call that staged it is in state.db."""
+    from tests.hermes_support import hermes_record
+
+    pid = "00a1b2c3"
+    hermes_record(home, pid, {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    home.approvals.catch_up()
+    timeline = Timeline(home)
+    [staged] = [r for r in timeline.with_sources(timeline.page()) if r.target == pid]
+    assert staged.session is None
+    archive = home.archive
+    archive.create_session("hermes-tea")
+    call = {"id": "c1", "type": "function", "function": {"name": "memory", "arguments": '{"action": "add"}'}}
+    archive.append_message("hermes-tea", "user", "remember the kettle")
+    message = archive.append_message("hermes-tea", "assistant", "", tool_calls=[call])
+    result = json.dumps({"success": True, "staged": True, "pending_id": pid})
+    archive.append_message("hermes-tea", "tool", result, tool_name="memory", tool_call_id="c1")
+    [staged] = [r for r in timeline.with_sources(timeline.page()) if r.target == pid]
+    assert (staged.session, staged.source.message_id) == ("hermes-tea", message)
+    (home.pending_dir / "memory" / f"{pid}.json").unlink()  # rejected in Hermes
+    home.approvals.catch_up()
+    rows = timeline.with_sources(timeline.page(session_id="hermes-t"))
+    assert [(r.action, r.actor, r.session) for r in rows] == [
+        ("reject", "external", "hermes-tea"),
+        ("stage", "agent", "hermes-tea"),
+    ]
+    home.approvals.catch_up()
+    assert len(timeline.page(target=pid)) == 2  # journaled once

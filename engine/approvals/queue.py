@@ -14,11 +14,12 @@ import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
 from ..fileio import crash_point
+from ..memory.targets import TARGETS
 from ..safety import assess
 from ..tools import BACKGROUND_REVIEW
 from ..values import iso_time
@@ -133,10 +134,16 @@ class ApprovalQueue:
         return record
 
     def catch_up(self) -> builtins.list[int]:
-        """Journal each record Hermes staged that no row names yet: a ``stage`` row dated when Hermes
-        made it (``detail.outside``), so the Timeline shows Hermes's proposals, not only their decisions."""
+        """Journal what happened in the queue outside the workbench that no row says yet: each record
+        Hermes staged (``_staged_outside``), and each staged record that left the queue with no
+        decision of ours (approved or rejected in Hermes: ``_decided_outside``)."""
         if self.home.read_only:
             return []
+        return self._staged_outside() + self._decided_outside()
+
+    def _staged_outside(self) -> builtins.list[int]:
+        """A ``stage`` row for each record Hermes staged, dated when Hermes made it (``detail.outside``),
+        at the message whose call staged it when state.db holds it already."""
         hermes = [r for r in self.scan().records if r.by_hermes]
         if not hermes:
             return []
@@ -151,14 +158,71 @@ class ApprovalQueue:
             }
             for record in hermes:
                 if record.id not in known:
+                    record = self._sourced(record)
                     ids += journal.append_all(
                         "approvals",
                         record.id,
                         [{"action": "stage", "after": record.summary, "detail": {**_detail(record), "outside": True}}],
                         actor=record.actor,
+                        session_id=record.session_id,
+                        message_id=record.message_id,
                         at=record.created_at,
                     )
         return ids
+
+    def _decided_outside(self) -> builtins.list[int]:
+        """An ``approve`` or ``reject`` row (actor ``external``, ``detail.outside``) for each record the
+        journal last saw staged whose file is gone with no decision of ours: Hermes approved or
+        rejected it (or someone deleted it). Which one is read from the store (``_outcome``); a
+        change that cannot be told apart leaves a ``close`` row. Under each folder's lock, so a
+        decision of ours in flight (its row begun first) is never taken for one made outside."""
+        journal, ids = self.home.journal, []
+        if not journal.exists():
+            return []
+        for subsystem in ("memory", "skills"):
+            with self.store.links.lock(self.store.folder(subsystem)):
+                for row_id, target in journal.connection().execute(_OPEN_STAGINGS, (subsystem,)).fetchall():
+                    path = self.store.path_for(subsystem, target)
+                    if path.exists() or path.is_symlink():
+                        continue
+                    staged = journal.get(row_id)
+                    if staged is None:
+                        continue
+                    action, why = self._outcome(staged.detail)
+                    ids.append(
+                        journal.append(
+                            "approvals",
+                            action,
+                            target,
+                            actor="external",
+                            before=staged.detail.get("summary") or staged.after,
+                            session_id=staged.session_id,
+                            message_id=staged.message_id,
+                            detail={**staged.detail, "outside": True, "why": why},
+                        )
+                    )
+        return ids
+
+    def _outcome(self, detail: dict[str, Any]) -> tuple[str, str]:
+        """Whether a record that left the queue outside the workbench was applied, from the store
+        as it is now: a memory add or replace whose text is an entry, a remove whose text no entry holds."""
+        payload = detail.get("payload")
+        payload = payload if isinstance(payload, dict) else {}
+        action, target = payload.get("action"), payload.get("target")
+        if detail.get("subsystem") != "memory" or action not in ("add", "replace", "remove") or not _target(target):
+            return "close", "it left the queue outside the workbench; whether it was applied is not known"
+        try:
+            entries = self.home.memory.entries(target)
+        except WorkbenchError:
+            return "close", "it left the queue outside the workbench; the memory file cannot be read to tell"
+        if action == "remove":
+            text = payload.get("old_text")
+            applied = isinstance(text, str) and bool(text) and not any(text in entry for entry in entries)
+        else:
+            applied = payload.get("content") in entries
+        if applied:
+            return "approve", "it left the queue outside the workbench, and memory holds its change"
+        return "reject", "it left the queue outside the workbench without its change reaching memory"
 
     # -- reading ------------------------------------------------------------------
     def scan(self, subsystem: str | None = None) -> Scan:
@@ -567,6 +631,19 @@ def _brief(record: PendingRecord) -> dict[str, Any]:
         "summary": record.summary,
         "flags": flags(record),
     }
+
+
+def _target(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and value in TARGETS
+
+
+# The newest staging (or restore) of each record of a subsystem with nothing after it: records the
+# journal says are still in the queue.
+_OPEN_STAGINGS = (
+    "SELECT s.id, s.target FROM journal AS s WHERE s.subsystem = 'approvals' AND s.action IN ('stage', 'restore') "
+    "AND s.status = 'done' AND json_extract(s.detail, '$.subsystem') = ? AND NOT EXISTS (SELECT 1 FROM journal AS d "
+    "WHERE d.subsystem = 'approvals' AND d.target = s.target AND d.id > s.id AND d.status != 'abandoned')"
+)
 
 
 def _journal_fields(record: PendingRecord) -> dict[str, Any]:

@@ -82,6 +82,23 @@ def staged_in(messages: Iterable[Any]) -> dict[int, list[StagedCall]]:
     return out
 
 
+def staged_in_sessions(home: Home, low: str, high: str | None = None) -> list[str]:
+    """The pending ids Hermes's calls staged in the session ``low``, or in any session whose id is in
+    ``[low, high)``: read from the tool results, which say so (``staged_id``)."""
+    if not home.state_db_path.exists():  # never create an archive just to look
+        return []
+    where = "session_id = ?" if high is None else "session_id >= ? AND session_id < ?"
+    try:
+        rows = home.archive.conn().execute(
+            f"SELECT content FROM messages WHERE {where} AND role = 'tool' AND instr(content, ?) > 0",
+            ((low,) if high is None else (low, high)) + ('"staged"',),
+        )
+        return sorted({found for (content,) in rows if (found := staged_id(content)) is not None})
+    except (WorkbenchError, sqlite3.Error) as exc:
+        log.warning("cannot list what was staged in %s: %s", home.state_db_path, exc)
+        return []
+
+
 def staging_message(home: Home, subsystem: str, pending_id: str) -> tuple[str, int] | None:
     """(session id, assistant message id) of the call that staged ``pending_id``, if state.db holds it.
 

@@ -69,12 +69,13 @@ def show_timeline(home: Home, args) -> Output:
     def text() -> str:
         if not rows:
             return "No changes on the timeline match."
-        # An outside memory edit names no session: its Hermes call's, when found, is shown under it.
-        mixed = args.session and len({r.session for r in rows}) > 1
+        # Each row's session, unless the filter names one session only. An outside memory edit or a
+        # proposal Hermes staged names none: the Hermes call found for it is shown under it.
+        named = not args.session or len({r.session for r in rows}) > 1
         lines = [
             f"{r.id:>7}  {r.when[:19].replace('T', ' ')}  {r.actor:<8} {r.summary}"
             + (f"  [{r.group}]" if r.group else "")
-            + (f"  (session {r.session_id})" if mixed and r.session_id else "")
+            + (f"  (session {r.session_id})" if named and r.session_id else "")
             + (f"\n{'':>9}← {r.source.describe()}" if r.source else "")
             for r in rows
         ]
