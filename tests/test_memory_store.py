@@ -636,3 +636,40 @@ def test_a_hand_edit_of_a_version_that_changed_meanwhile_writes_nothing(home, me
         "success"
     ] is False and mem.entries("memory") == ["Port 9090"]
     assert mem.replace_exact("nope", "Port 9090", "x")["success"] is False
+
+
+def test_a_file_rewritten_in_place_journals_only_what_changed_not_every_entry(home, mem):
+    """``cmd > MEMORY.md`` truncates first: a watcher that looked at the empty file journaled every
+    entry removed, then every entry added back, and their origins became "external"."""
+    import threading
+    import time
+
+    for text in ("one", "two", "three"):
+        mem.add("memory", text, u())
+    path = mem.path("memory")
+    rows = len(mem.history(limit=100))
+    with open(path, "r+", encoding="utf-8") as handle:
+        handle.truncate(0)  # the rewrite begins: same inode, emptied
+
+        def finish() -> None:
+            time.sleep(0.3)
+            handle.write("one\n§\ntwo\n§\nthree\n§\nfour")
+            handle.flush()
+
+        writer = threading.Thread(target=finish)
+        writer.start()
+        mem.record_external_change("memory")  # the watcher's look, just after the truncate
+        writer.join()
+    mem.record_external_change("memory")
+    history = mem.history(limit=100)
+    assert len(history) == rows + 1 and (history[0].action, history[0].after) == ("add", "four")
+    assert mem.provenance("memory", "one")[0].actor == "user"
+    path.write_text("")  # emptied for good: journaled once the writer had its chance
+    os.utime(path, (time.time() - 5, time.time() - 5))
+    mem.record_external_change("memory")
+    assert {(r.action, r.before) for r in mem.history(limit=4)} == {
+        ("remove", "one"),
+        ("remove", "two"),
+        ("remove", "three"),
+        ("remove", "four"),
+    }

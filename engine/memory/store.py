@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as _dc_replace
@@ -60,6 +61,7 @@ TMP_PREFIX = ".mem_"
 MAX_CONSOLIDATION_FAILURES = 3
 FAILURES_KEY = "memory_consolidation_failures"
 SAVED_NOTE = "Write saved. This update is complete — do not repeat it."
+REWRITE_GRACE_S = 1.0  # how long a file emptied just now is given to be written again (``_wait_out_rewrite``)
 
 
 class MemoryFileUnreadable(WorkbenchError):
@@ -867,6 +869,8 @@ class MemoryStore:
             return False
         if left is not None and left.sha == content_hash("") and not self.path(target).exists():
             return False  # still no file: nothing to catch up, and no lock file to leave behind
+        if left is not None and left.sha != content_hash(""):
+            self._wait_out_rewrite(target)
         try:
             lock = self._locked(target)
         except Refusal:
@@ -892,6 +896,21 @@ class MemoryStore:
                 )
         self.home.bus.publish(event)
         return True
+
+    def _wait_out_rewrite(self, target: str) -> None:
+        """A file that held entries and was emptied just now may be rewritten in place (``cmd > MEMORY.md``,
+        an editor that truncates first): give its writer up to ``REWRITE_GRACE_S`` to fill it, so that
+        only what really changed is journaled, not every entry removed and added back. A file still
+        empty after that was emptied, and is journaled so."""
+        deadline = time.monotonic() + REWRITE_GRACE_S
+        while time.monotonic() < deadline:
+            try:
+                info = self.path(target).stat()
+            except OSError:
+                return
+            if info.st_size or time.time() - info.st_mtime > REWRITE_GRACE_S:
+                return
+            time.sleep(0.05)
 
     def _first_look_at_nothing(self, target: str) -> bool:
         """A first look at a store with no entries (no file yet, or an empty one): journal that as an
