@@ -892,3 +892,24 @@ async def test_an_untitled_session_shows_the_start_of_its_first_user_message(hom
             lambda: "▸ “Plan the tulip beds”  1 match" in screen_text(app),
             what="the search row named as the tree names it",
         )
+
+
+async def test_the_transcript_title_follows_a_rename_here_or_by_another_process(home, tmp_path):
+    sid = "20261130_150000_00000a"
+    home.archive.create_session(sid, source="cli", title="Kettle talk")
+    home.archive.append_message(sid, "user", "how long to steep?")
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        transcript = screen.query_one(Transcript)
+
+        def titled(text: str):
+            return lambda: str(transcript.border_title) == f"Transcript · {text}"
+
+        await wait_for(pilot, titled("Kettle talk"), what="the transcript")
+        home.archive.set_title(sid, "Tea talk")  # this process
+        await wait_for(pilot, titled("Tea talk"), what="the title after a rename here")
+        other = open_home(home.root)  # another process: its change reaches us as a file change
+        other.archive.set_title(sid, "Steeping times")
+        other.close()
+        await wait_for(pilot, titled("Steeping times"), timeout=10, what="the title after a rename elsewhere")

@@ -406,6 +406,7 @@ class SessionsScreen(WorkbenchScreen):
         transcript = self.transcript
         live = message.select_id is None and message.session_id == self.shown_session
         known = len(transcript.items)
+        transcript.border_title = Content(f"Transcript · {one_line(message.title, 60)}")  # (renamed meanwhile, say)
         if live and message.items[:known] == transcript.items:
             for item in message.items[known:]:  # the session grew: append, so place, follow and unseen count hold
                 transcript.append(item)
@@ -415,7 +416,6 @@ class SessionsScreen(WorkbenchScreen):
         if live and transcript.current and not at_newest:
             keep = transcript.current.id  # a live refresh keeps the reader's place (a jump's message too)
         self.shown_session = message.session_id
-        transcript.border_title = Content(f"Transcript · {one_line(message.title, 60)}")
         transcript.set_items(message.items, placeholder="This session has no messages.", select_id=keep)
 
     # -- jump from other screens ---------------------------------------------------
@@ -453,6 +453,7 @@ class SessionsScreen(WorkbenchScreen):
         shown = self.shown_session if self.shown_session == self.wanted_session else None  # never over a newer pick
         if isinstance(event, SessionChanged) and event.session_id:
             self._changed.add(event.session_id)
+            self._transcript_changed |= event.session_id == shown  # its title, say
         elif isinstance(event, SessionChanged):  # another process changed state.db: new roots on top, reread
             self._roots_changed = True
             self._transcript_changed = bool(shown)
