@@ -178,7 +178,8 @@ def _summary(entry: JournalEntry) -> str:
         where = FILES.get(target, target)
         op = detail.get("op") if action == "undo" else action
         if action == "undo":
-            return f"undo of row {detail.get('undo_of')} in {where}: {op} {_quoted(entry.after or entry.before, 90)}"
+            did = _summary(replace(entry, action=op)) if op in ("add", "remove", "replace") else f"{where} {op}"
+            return f"undo of row {detail.get('undo_of')}: {did}"
         if action == "add":
             return f"{where} + {_quoted(entry.after)}"
         if action == "remove":
@@ -313,6 +314,19 @@ def outcome_lines(result: dict[str, Any]) -> list[str]:
 
 def _newest_first(lines: list[tuple[int, str]]) -> list[str]:
     return [text for _, text in sorted(lines, key=lambda line: -line[0])]
+
+
+def _undoing(entry: JournalEntry) -> str:
+    """What reverting a memory row will do to the file, in words (a revert is the memory store's undo)."""
+    where = FILES.get(entry.target, entry.target)
+    action = entry.detail.get("op") if entry.action == "undo" else entry.action
+    if action == "add":
+        return f"remove {_quoted(entry.after, 60)} from {where}"
+    if action == "remove":
+        return f"put {_quoted(entry.before, 60)} back in {where}"
+    if action == "replace":
+        return f"change {_quoted(entry.after, 45)} back to {_quoted(entry.before, 45)} in {where}"
+    return f"put {where} back as it was before row {entry.id}"
 
 
 def _found_in_archive(row: Row) -> bool:
@@ -537,7 +551,7 @@ class Timeline:
             }
         if row.subsystem == "memory":
             refusal = undo_problem(self.home.memory, entry)
-            return {**item, "undo": f"memory undo of row {row.id}", **({"refused": refusal} if refusal else {})}
+            return {**item, "undo": _undoing(entry), **({"refused": refusal} if refusal else {})}
         if row.action == "external" and row.subsystem == "skills":
             return {**item, "refused": "changed outside the workbench, which saved nothing of it to put back"}
         if row.subsystem == "skills" and row.action in ("pin", "unpin"):

@@ -71,8 +71,9 @@ def test_reverting_a_review_group_undoes_both_writes_and_the_revert_can_be_rever
     learn(home)
     timeline = Timeline(home)
     preview = timeline.preview("review:s1:7")
-    assert [c["undo"] for c in preview["changes"]] == [
-        f"memory undo of row {r.id}" for r in timeline.rows_of("review:s1:7")
+    assert [c["undo"] for c in preview["changes"]] == [  # what each will do to the file, in words
+        "remove 'Deploys go through staging' from MEMORY",
+        "remove 'Prefers short answers' from USER",
     ]
     result = timeline.revert("review:s1:7")
     assert result["success"] and len(result["reverted"]) == 2 and result["refused"] == []
@@ -80,6 +81,8 @@ def test_reverting_a_review_group_undoes_both_writes_and_the_revert_can_be_rever
     assert home.memory.entries("user") == []
     newest = timeline.page(limit=2)
     assert [r.action for r in newest] == ["undo", "undo"]
+    assert newest[0].summary.endswith(": USER − 'Prefers short answers'")  # what the undo itself did
+    assert timeline.preview(newest[0].id)["changes"][0]["undo"] == "put 'Prefers short answers' back in USER"
     assert timeline.revert(newest[0].id)["success"]  # reverting the revert brings the entry back
     assert "Prefers short answers" in home.memory.entries("user")
 
@@ -241,6 +244,13 @@ def test_a_dry_run_on_a_record_row_says_why_as_the_revert_refuses_it(tmp_path, h
         timeout=60,
     )
     assert f"would refuse {row.id} ({row.summary}): a record of a decision, not a change" in proc.stdout
+    real = subprocess.run(
+        [sys.executable, "-m", "workbench", "revert", str(row.id), "--home", str(home.root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == real.returncode == 1  # the dry run exits as the revert would
 
 
 def test_a_summary_keeps_a_line_separator_apart_from_a_space(home, capsys):

@@ -129,7 +129,7 @@ async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_
         await cursor_to(pilot, screen, "Hand-written note")
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="confirmation")
-        assert "memory undo of row 4" in pilot.app.screen.detail
+        assert "remove 'Hand-written note' from MEMORY" in pilot.app.screen.detail
         await pilot.press("y")
         await settle(pilot)
         await wait_for(pilot, lambda: "undo of row 4" in shown(screen)[0], what="the revert on the timeline")

@@ -108,7 +108,9 @@ def _revert(timeline: Timeline, args) -> Output:
     if args.dry_run:
         preview = timeline.preview(args.ref)
         lines = [f"would {line}" for line in preview_lines(preview)]
-        return Output({"success": True, **preview}, text="\n".join(lines) or "Nothing to revert.")
+        # Exits as the revert would: 1 when a row would be refused or nothing would be reverted.
+        would = bool(preview["changes"]) and not preview["refused"]
+        return Output({"success": would, **preview}, text="\n".join(lines) or "Nothing to revert.", report=True)
     result = timeline.revert(args.ref)
     lines = outcome_lines(result)
     if result.get("error") and not result["refused"]:

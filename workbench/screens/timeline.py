@@ -289,7 +289,9 @@ class TimelineScreen(WorkbenchScreen):
         changes, refused = preview["changes"], preview["refused"]
         lines = [f"will {line}" for line in preview_lines(preview)]
         if not changes:  # one status line: each row's reason its own clause
-            self.show_status("Nothing to revert: " + "; ".join(lines) + ".", error=bool(refused))
+            self.show_status(
+                "Nothing to revert: " + "; ".join(line.rstrip(".") for line in lines) + ".", error=bool(refused)
+            )
             return
         question = f"Revert {len(changes)} change{'s' * (len(changes) != 1)}?"
 
