@@ -235,6 +235,18 @@ def test_a_not_with_nothing_before_it_is_left_out_and_said_never_searched_for(tm
     assert json.loads(capsys.readouterr().out)["note"] is None
 
 
+def test_a_query_of_operators_alone_says_so_and_how_to_find_the_word(home):
+    """``NOT`` alone answered "No messages match 'NOT'" while ``not`` found messages."""
+    home.archive.create_session("s1")
+    home.archive.append_messages("s1", [{"role": "user", "content": "do not deploy on fridays or weekends"}])
+    archive = home.archive
+    for query in ("NOT", "OR", "AND OR"):
+        assert archive.search(query) == [] and "in capitals" in archive.search_note(query)
+    assert "'or', '\"OR\"'" in archive.search_note("OR")
+    assert {h.session_id for h in archive.search("or")} == {"s1"} and archive.search_note("or") is None
+    assert archive.search_note('"OR"') is None and archive.search_note("") is None
+
+
 PA_WORDS = "pack page paint pale palm pan panel pant paper park part pass past path pause pave pay".split()
 
 

@@ -179,10 +179,19 @@ class ParsedQuery:
     tokens: list[Token]
     cjk: bool
     left_out: tuple[str, ...] = ()  # each ``NOT …`` with nothing before it to exclude from
+    operators: tuple[str, ...] = ()  # a query of operators alone (``OR``): they were all it held
 
     @property
     def note(self) -> str | None:
         """Why part of the text was not searched, in words for the user (None when all of it was)."""
+        if self.operators:
+            words = list(dict.fromkeys(self.operators))
+            shown = " and ".join(words)
+            what = "is an operator" if len(words) == 1 else "are operators"
+            return (
+                f"Nothing was searched: {shown} in capitals {what} (AND, OR and NOT join words). To find "
+                f"a word itself, type it in lower case or in quotes ('{words[0].lower()}', '\"{words[0]}\"')."
+            )
         if not self.left_out:
             return None
         parts = " and ".join(f"'{part}'" for part in self.left_out)
@@ -239,8 +248,12 @@ class ParsedQuery:
 
 def parse(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) -> ParsedQuery:
     """Tokens of ``query``; a lone surrogate (which SQLite cannot take) becomes U+FFFD and matches nothing."""
-    tokens, left_out = _read(storable(query), prefix=prefix, min_prefix=min_prefix)
-    return ParsedQuery(tokens, any(contains_cjk(t.text) for t in tokens if not t.operator), tuple(left_out))
+    text = storable(query)
+    tokens, left_out = _read(text, prefix=prefix, min_prefix=min_prefix)
+    cjk = any(contains_cjk(t.text) for t in tokens if not t.operator)
+    if tokens or left_out:
+        return ParsedQuery(tokens, cjk, tuple(left_out))
+    return ParsedQuery(tokens, cjk, operators=tuple(w for w in _SYNTAX.sub(" ", text).split() if w in OPERATORS))
 
 
 def bigrams(text: str) -> list[str]:
