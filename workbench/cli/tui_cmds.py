@@ -1,4 +1,4 @@
-"""``workbench`` (open the TUI) and ``workbench demo`` (seed a demo home, then open it).
+"""``workbench`` or ``workbench tui`` (open the TUI) and ``workbench demo`` (seed a demo home, then open it).
 
 Textual is imported only here, when the TUI really opens, so other commands stay fast.
 """
@@ -16,6 +16,8 @@ from .numbers import SPEED
 
 
 def register(subparsers, common) -> None:
+    tui = subparsers.add_parser("tui", parents=[common], help="open the TUI on the home (as `workbench` alone does)")
+    tui.set_defaults(handler=open_tui)
     demo = subparsers.add_parser(
         "demo", parents=[common], help="seed (or reuse) a demo home, open the TUI and play the demo scenario"
     )

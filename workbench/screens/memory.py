@@ -143,7 +143,7 @@ class MemoryScreen(WorkbenchScreen):
                 yield Static("", id="frozen-title", classes="column-title")
                 yield CapacityGauge(id="frozen-gauge")
                 yield EntryList(
-                    id="frozen-list", empty_text="(empty snapshot: the prompt holds no entries; f re-freezes)"
+                    id="frozen-list", empty_text="(empty snapshot: f re-freezes it; the prompt holds no entries)"
                 )
             with Vertical(classes="memory-column", id="live-column"):
                 yield Static("", id="live-title", classes="column-title")
