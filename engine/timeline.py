@@ -29,7 +29,10 @@ from .memory.history import external_rows_of, first_look, hermes_call, undo_prob
 from .textsafety import one_line, visible
 from .values import iso_time, row_id
 
-SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers")
+SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers", "sessions")
+# Of the archive's changes, those that change what the agent can recall (session_search, lists):
+# a title, a reopened session or a new system prompt does not.
+SESSION_ACTIONS = ("archive", "unarchive", "delete", "prune")
 FILES = {"memory": "MEMORY", "user": "USER"}
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -57,6 +60,7 @@ _NOUNS = {
     "skills": ("skill", "skills"),
     "approvals": ("proposal", "proposals"),
     "providers": ("fact", "facts"),
+    "sessions": ("session", "sessions"),
 }
 _FILE_NOUNS = ("skill file", "skill files")
 _PAST = {
@@ -80,6 +84,8 @@ _PAST = {
     "archive": "archived",
     "restore": "restored",
     "close": "closed",
+    "unarchive": "unarchived",
+    "prune": "pruned",
     "purge": "purged",
     "pin": "pinned",
     "unpin": "unpinned",
@@ -225,11 +231,34 @@ def _summary(entry: JournalEntry) -> str:
         if action == "fact_forget":
             return f"{fact} − {_quoted(entry.before)}"
         return f"{fact} {_quoted(entry.before, 55)} → {_quoted(entry.after, 55)}"
+    if entry.subsystem == "sessions":
+        return _session_summary(entry)
     if entry.subsystem == "curator":
         if action == "run":
             return f"Curator pass: {entry.after or 'no changes'}"
         return f"Curator {'paused' if action == 'pause' else 'resumed' if action == 'resume' else action}"
     return f"{entry.subsystem} {action} {target}"
+
+
+def _session_summary(entry: JournalEntry) -> str:
+    """An archive change that changes what can be recalled, in words."""
+    detail, action, target = entry.detail, entry.action, entry.target
+    if action in ("archive", "unarchive"):
+        chain = detail.get("sessions")
+        more = len(chain) - 1 if isinstance(chain, list) else 0
+        rest = f" with {more} more of its compression chain" if more > 0 else ""
+        if action == "archive":
+            return f"archived session {target}{rest}: hidden from lists and session_search"
+        return f"unarchived session {target}{rest}: listed and searchable again"
+    if action == "delete":
+        count = detail.get("message_count")
+        messages = f", {count} message{'s' * (count != 1)}" if type(count) is int else ""
+        title = f" {_quoted(entry.before, 60)}" if entry.before else ""
+        return f"deleted session {target}{title}{messages}"
+    if action == "prune":
+        count, days = detail.get("count"), detail.get("older_than_days")
+        return f"pruned {count if type(count) is int else 'the'} ended sessions older than {days} days"
+    return f"sessions {action} {target}"
 
 
 def group_of(entry: JournalEntry) -> str | None:
@@ -403,8 +432,9 @@ class Timeline:
             "status = 'done'",
             f"{'' if subsystem else '+'}subsystem IN ({', '.join('?' * len(SUBSYSTEMS))})",
             f"NOT ({LOOK_AT_NOTHING})",
+            f"(subsystem != 'sessions' OR action IN ({', '.join('?' * len(SESSION_ACTIONS))}))",
         ]
-        args: list[Any] = list(SUBSYSTEMS)
+        args: list[Any] = [*SUBSYSTEMS, *SESSION_ACTIONS]
         for column, value in (("actor", actor), ("subsystem", subsystem), ("target", target)):
             if value:
                 where.append(f"{column} = ?")
@@ -558,6 +588,10 @@ class Timeline:
             return {**item, "undo": f"{'unpin' if row.action == 'pin' else 'pin'} skill '{row.target}'"}
         if row.subsystem == "providers":
             return {**item, **self._fact_plan(entry)}
+        if row.subsystem == "sessions":
+            if row.action in ("archive", "unarchive"):
+                return {**item, "undo": f"{'unarchive' if row.action == 'archive' else 'archive'} session {row.target}"}
+            return {**item, "refused": "its messages were deleted from state.db; nothing was kept to put back"}
         ledger_id = entry.detail.get("ledger_id")
         if row.subsystem == "skills" and ledger_id:
             try:
@@ -672,6 +706,10 @@ class Timeline:
                 return self._revert_fact(self._entry(row), actor)
             if row.subsystem == "approvals":
                 return self.home.approvals.restore(row.target, journal_id=row.id, actor=actor)
+            if row.subsystem == "sessions":
+                changed = self.home.archive.set_archived(row.target, row.action == "unarchive", actor=actor)
+                undone = "unarchived" if row.action == "archive" else "archived again"
+                return {"success": True, "message": f"{changed} session(s) {undone}."}
             return self.home.curator.rollback(plan["ledger_id"])
         except WorkbenchError as exc:
             return exc.to_dict()

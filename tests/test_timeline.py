@@ -311,3 +311,34 @@ def test_a_hermes_proposal_journaled_before_its_turn_was_stored_finds_its_sessio
     ]
     home.approvals.catch_up()
     assert len(timeline.page(target=pid)) == 2  # journaled once
+
+
+def test_archiving_deleting_and_pruning_sessions_are_on_the_timeline_and_archiving_reverts(home, clock):
+    """They change what the agent can recall (session_search, lists), so the Timeline shows them;
+    a title, a reopen or a new system prompt does not."""
+    archive = home.archive
+    for sid in ("s1", "s2", "s3"):
+        archive.create_session(sid, source="telegram" if sid == "s3" else "cli", title=f"Talk {sid}")
+        archive.append_messages(sid, [{"role": "user", "content": f"hello from {sid}"}])
+    archive.create_session("s1b", parent_session_id="s1")
+    archive.end_session("s1", "compression")
+    archive.set_title("s2", "Renamed")
+    archive.set_archived("s1")
+    archive.delete_session("s2")
+    archive.end_session("s3", "user_exit")
+    clock.set(clock.now() + 40 * 86400)
+    archive.prune(30, "telegram")
+    timeline = Timeline(home)
+    assert [r.summary for r in timeline.page(subsystem="sessions")] == [
+        "pruned 1 ended sessions older than 30 days",
+        "deleted session s2 'Renamed', 1 message",
+        "archived session s1 with 1 more of its compression chain: hidden from lists and session_search",
+    ]
+    [archived] = timeline.page(subsystem="sessions", target="s1")
+    preview = timeline.preview(str(archived.id))
+    assert preview["changes"][0]["undo"] == "unarchive session s1"
+    [deleted] = timeline.page(subsystem="sessions", target="s2")
+    assert "nothing was kept to put back" in timeline.preview(str(deleted.id))["refused"][0]["error"]
+    assert timeline.revert(str(archived.id))["success"]
+    assert not archive.get_session("s1").archived and not archive.get_session("s1b").archived
+    assert timeline.page(limit=1)[0].summary.startswith("unarchived session s1 with 1 more")

@@ -251,3 +251,22 @@ async def test_a_long_summary_never_pushes_the_session_out_of_view(home, tmp_pat
         await open_mode(pilot, "6", TimelineScreen)
         row = next(line for line in screen_text(pilot.app).splitlines() if "MEMORY + 'Hotfix" in line)  # (the table's)
         assert "…022919_dacddb" in row.split("MEMORY")[0]  # the session's distinct end, before the summary
+
+
+async def test_a_deleted_session_row_says_there_is_nothing_to_open_and_an_archived_one_opens(home, tmp_path):
+    from workbench.screens.sessions import SessionsScreen
+
+    for sid in ("s1", "s2"):
+        home.archive.create_session(sid, title=f"Talk {sid}")
+        home.archive.append_messages(sid, [{"role": "user", "content": f"hello from {sid}"}])
+    home.archive.delete_session("s2")
+    home.archive.set_archived("s1")
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "deleted session s2")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "nothing left to open" in str(screen.query_one("#status").render())
+        await cursor_to(pilot, screen, "archived session s1")
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen), what="Sessions")

@@ -247,7 +247,7 @@ class TimelineScreen(WorkbenchScreen):
             self._open_mode("skills", ShowSkill(row.target))
         elif row.subsystem == "approvals":
             self._open_mode("approvals", ShowProposal(row.target))
-        elif row.session_id:
+        elif row.session_id or row.subsystem == "sessions":
             self.action_open_message()
         else:
             self.show_status(f"Row {row.id} has no source to open.")
@@ -261,6 +261,9 @@ class TimelineScreen(WorkbenchScreen):
 
     def action_open_message(self) -> None:
         row, _ = self.table.current
+        if row is not None and row.subsystem == "sessions" and row.action in ("delete", "prune"):
+            self.show_status(f"Row {row.id} deleted what it names from state.db: there is nothing left to open.")
+            return
         source = self._source_of(row) if row is not None else None
         if source is None:
             self.show_status("This row did not come from a session message.")
