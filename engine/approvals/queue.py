@@ -32,6 +32,7 @@ from .records import (
     Scan,
     check_id,
     check_subsystem,
+    is_pending_id,
     record_from_dict,
 )
 from .sources import staging_message
@@ -182,6 +183,8 @@ class ApprovalQueue:
         for subsystem in ("memory", "skills"):
             with self.store.links.lock(self.store.folder(subsystem)):
                 for row_id, target in journal.connection().execute(_OPEN_STAGINGS, (subsystem,)).fetchall():
+                    if not isinstance(target, str) or not is_pending_id(target):
+                        continue  # (a row not ours names no record)
                     path = self.store.path_for(subsystem, target)
                     if path.exists() or path.is_symlink():
                         continue
@@ -641,7 +644,8 @@ def _target(value: Any) -> TypeGuard[str]:
 # journal says are still in the queue.
 _OPEN_STAGINGS = (
     "SELECT s.id, s.target FROM journal AS s WHERE s.subsystem = 'approvals' AND s.action IN ('stage', 'restore') "
-    "AND s.status = 'done' AND json_extract(s.detail, '$.subsystem') = ? AND NOT EXISTS (SELECT 1 FROM journal AS d "
+    "AND s.status = 'done' AND CASE WHEN json_valid(s.detail) THEN json_extract(s.detail, '$.subsystem') END = ? "
+    "AND NOT EXISTS (SELECT 1 FROM journal AS d "
     "WHERE d.subsystem = 'approvals' AND d.target = s.target AND d.id > s.id AND d.status != 'abandoned')"
 )
 
