@@ -557,7 +557,28 @@ class Timeline:
             found = staging_message(self.home, subsystem, row.target) if hermes else None
             return Source(found[0], found[1], "staged") if found else None
         call = hermes_call(self.home.memory, entry)
-        return Source(call.session_id, call.message_id, "archive") if call else None
+        if call is not None:
+            return Source(call.session_id, call.message_id, "archive")
+        approval = self._approved_outside(entry)
+        return self.source(approval) if approval is not None else None
+
+    def _approved_outside(self, entry: JournalEntry) -> Row | None:
+        """The ``approve`` row of a proposal approved outside the workbench (in Hermes) whose text an
+        outside memory add or replace wrote: that write is the approval's, from the call that staged it."""
+        if entry.action not in ("add", "replace") or entry.after is None:
+            return None
+        found = (
+            self._conn()
+            .execute(
+                "SELECT * FROM journal WHERE subsystem = 'approvals' AND action = 'approve' AND actor = 'external' "
+                "AND CASE WHEN json_valid(detail) THEN json_extract(detail, '$.payload.content') END = ? "
+                "AND CASE WHEN json_valid(detail) THEN coalesce(json_extract(detail, '$.payload.target'), 'memory') "
+                "END = ? ORDER BY abs(id - ?) LIMIT 1",
+                (entry.after, entry.target, entry.id),
+            )
+            .fetchone()
+        )
+        return self._row(_row(found)) if found else None
 
     # -- reverting --------------------------------------------------------------------
     def _entry(self, row: Row) -> JournalEntry:

@@ -317,6 +317,9 @@ def test_what_hermes_stages_and_decides_reaches_the_timeline_with_its_session(he
         if row.target in (kettle, cups)
     }
     assert message[kettle] == calls["kettle"] and message[cups] == calls["cups"]
+    timeline = Timeline(home)
+    [write] = [r for r in timeline.with_sources(timeline.page(subsystem="memory")) if "Kettle" in r.summary]
+    assert (write.actor, write.session, write.source.message_id) == ("external", "hermes-tea", calls["kettle"])
     assert Timeline(home).revert(next(r["id"] for r in rows if r["target"] == cups))["success"]  # back in the queue
     assert [r.id for r in home.approvals.list()] == [cups]
     home.close()
