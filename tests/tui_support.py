@@ -74,8 +74,15 @@ async def wait_for(pilot, condition, timeout: float = 5.0, what: str = "conditio
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what}; the screen showed:\n{drawn(pilot.app)}")
         await pilot.pause(0.02)
+
+
+def drawn(app) -> str:
+    """What the app's screen draws now, line by line, and the workers still going (for failures)."""
+    lines = [strip.text.rstrip() for strip in app.screen._compositor.render_strips()]
+    busy = [f"{worker.group}:{worker.state.name}" for worker in app.workers if not worker.is_finished]
+    return "\n".join(lines + [f"workers running: {', '.join(busy) or 'none'}"])
 
 
 class LateFirstAnswer:
