@@ -482,6 +482,16 @@ class Journal:
         sql = "SELECT * FROM journal" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY id DESC LIMIT ?"
         return [_row(r) for r in self.connection().execute(sql, (*args, limit))]
 
+    def targets(self, subsystem: str, targets: list[str]) -> list[str]:
+        """Which of ``targets`` any row of ``subsystem`` names (done, pending or abandoned)."""
+        if not self.exists() or not targets:
+            return []
+        rows = self.connection().execute(
+            "SELECT DISTINCT target FROM journal WHERE subsystem = ? AND target IN (SELECT value FROM json_each(?))",
+            (subsystem, json.dumps(targets)),
+        )
+        return [row[0] for row in rows]
+
     def writers_of(self, subsystem: str, target: str, text: str) -> list[JournalEntry]:
         """Provenance: the done rows whose result (``after``) is exactly ``text``, newest first."""
         if not self.exists():

@@ -563,18 +563,16 @@ class Timeline:
         return self.source(approval) if approval is not None else None
 
     def _approved_outside(self, entry: JournalEntry) -> Row | None:
-        """The ``approve`` row of a proposal approved outside the workbench (in Hermes) whose text an
-        outside memory add or replace wrote: that write is the approval's, from the call that staged it."""
-        if entry.action not in ("add", "replace") or entry.after is None:
-            return None
+        """The ``approve`` row of a proposal approved outside the workbench (in Hermes) that was told
+        from this outside memory edit (``detail.applied_rows``): the edit is the approval's, from
+        the call that staged it."""
         found = (
             self._conn()
             .execute(
-                "SELECT * FROM journal WHERE subsystem = 'approvals' AND action = 'approve' AND actor = 'external' "
-                "AND CASE WHEN json_valid(detail) THEN json_extract(detail, '$.payload.content') END = ? "
-                "AND CASE WHEN json_valid(detail) THEN coalesce(json_extract(detail, '$.payload.target'), 'memory') "
-                "END = ? ORDER BY abs(id - ?) LIMIT 1",
-                (entry.after, entry.target, entry.id),
+                "SELECT journal.* FROM journal, json_each(CASE WHEN json_valid(journal.detail) THEN journal.detail "
+                "ELSE '{}' END, '$.applied_rows') AS cited WHERE subsystem = 'approvals' AND action = 'approve' "
+                "AND actor = 'external' AND cited.value = ? LIMIT 1",
+                (entry.id,),
             )
             .fetchone()
         )

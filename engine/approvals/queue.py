@@ -12,6 +12,8 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import json
+import logging
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
 from ..fileio import crash_point
+from ..memory.similar import score
 from ..memory.targets import TARGETS
 from ..safety import assess
 from ..tools import BACKGROUND_REVIEW
@@ -40,6 +43,8 @@ from .sources import staging_message
 if TYPE_CHECKING:
     from ..home import Home
     from ..journal import JournalEntry
+
+log = logging.getLogger(__name__)
 
 DESTRUCTIVE_MEMORY_ACTIONS = ("replace", "remove")
 PROPOSED_SHOWN = 20  # texts a refused memory proposal shows in place of its diff
@@ -144,22 +149,20 @@ class ApprovalQueue:
 
     def _staged_outside(self) -> builtins.list[int]:
         """A ``stage`` row for each record Hermes staged, dated when Hermes made it (``detail.outside``),
-        at the message whose call staged it when state.db holds it already."""
-        hermes = [r for r in self.scan().records if r.by_hermes]
-        if not hermes:
-            return []
+        at the message whose call staged it when state.db holds it already.
+
+        Under the subsystem's folder lock, with the records read again: a decision of ours in
+        flight, or another process catching up, is never journaled twice. The lookups in state.db
+        are made before the lock, so a slow archive never holds up a decision."""
         journal, ids = self.home.journal, []
-        with journal.transaction() as conn:  # another process catching up at once journals each once
-            known = {
-                row[0]
-                for row in conn.execute(
-                    "SELECT DISTINCT target FROM journal WHERE subsystem = 'approvals' "
-                    "AND action IN ('stage', 'restore')"
-                )
-            }
-            for record in hermes:
-                if record.id not in known:
-                    record = self._sourced(record)
+        for subsystem in ("memory", "skills"):
+            fresh = self._unjournaled(subsystem)
+            if not fresh:
+                continue
+            sourced = {record.id: self._sourced(record) for record in fresh}
+            with self.store.links.lock(self.store.folder(subsystem)):
+                for record in self._unjournaled(subsystem):
+                    record = sourced.get(record.id) or record
                     ids += journal.append_all(
                         "approvals",
                         record.id,
@@ -171,61 +174,117 @@ class ApprovalQueue:
                     )
         return ids
 
+    def _unjournaled(self, subsystem: str) -> builtins.list[PendingRecord]:
+        """The records Hermes staged in ``subsystem`` that no journal row names yet."""
+        hermes = [record for record in self.scan(subsystem).records if record.by_hermes]
+        if not hermes:
+            return []
+        named = set(self.home.journal.targets("approvals", [record.id for record in hermes]))
+        return [record for record in hermes if record.id not in named]
+
     def _decided_outside(self) -> builtins.list[int]:
-        """An ``approve`` or ``reject`` row (actor ``external``, ``detail.outside``) for each record the
-        journal last saw staged whose file is gone with no decision of ours: Hermes approved or
-        rejected it (or someone deleted it). Which one is read from the store (``_outcome``); a
-        change that cannot be told apart leaves a ``close`` row. Under each folder's lock, so a
-        decision of ours in flight (its row begun first) is never taken for one made outside."""
+        """An ``approve``, ``reject`` or ``close`` row (actor ``external``, ``detail.outside``) for each
+        record the journal last saw staged whose file is gone with no decision of ours: Hermes
+        approved or rejected it (or someone deleted it); which one, ``_outcome`` tells. Hermes
+        writes an approved change before it drops the record, so memory's outside edits are
+        journaled first, as evidence. Under each folder's lock, so a decision of ours in flight
+        (its row begun first) is never taken for one made outside. A row that cannot be
+        settled (a journal damaged by hand) is logged and left for the next pass."""
         journal, ids = self.home.journal, []
         if not journal.exists():
             return []
         for subsystem in ("memory", "skills"):
+            if not self._gone(subsystem):
+                continue
+            if subsystem == "memory":
+                self._catch_up_memory()
             with self.store.links.lock(self.store.folder(subsystem)):
-                for row_id, target in journal.connection().execute(_OPEN_STAGINGS, (subsystem,)).fetchall():
-                    if not isinstance(target, str) or not is_pending_id(target):
-                        continue  # (a row not ours names no record)
-                    path = self.store.path_for(subsystem, target)
-                    if path.exists() or path.is_symlink():
-                        continue
+                for row_id in self._gone(subsystem):
                     staged = journal.get(row_id)
                     if staged is None:
                         continue
-                    action, why = self._outcome(staged.detail)
-                    ids.append(
-                        journal.append(
-                            "approvals",
-                            action,
-                            target,
-                            actor="external",
-                            before=staged.detail.get("summary") or staged.after,
-                            session_id=staged.session_id,
-                            message_id=staged.message_id,
-                            detail={**staged.detail, "outside": True, "why": why},
-                        )
-                    )
+                    try:
+                        ids.append(self._close_outside(staged))
+                    except (WorkbenchError, sqlite3.Error) as exc:
+                        log.warning("could not journal how pending write %s left the queue: %s", staged.target, exc)
         return ids
 
-    def _outcome(self, detail: dict[str, Any]) -> tuple[str, str]:
-        """Whether a record that left the queue outside the workbench was applied, from the store
-        as it is now: a memory add or replace whose text is an entry, a remove whose text no entry holds."""
-        payload = detail.get("payload")
-        payload = payload if isinstance(payload, dict) else {}
-        action, target = payload.get("action"), payload.get("target")
-        if detail.get("subsystem") != "memory" or action not in ("add", "replace", "remove") or not _target(target):
-            return "close", "it left the queue outside the workbench; whether it was applied is not known"
+    def _gone(self, subsystem: str) -> builtins.list[int]:
+        """The journal rows that last staged a record of ``subsystem`` whose file is gone."""
+        found = []
+        for row_id, target in self.home.journal.connection().execute(_OPEN_STAGINGS, (subsystem,)).fetchall():
+            if not isinstance(target, str) or not is_pending_id(target):
+                continue  # (a row not ours names no record)
+            path = self.store.path_for(subsystem, target)
+            if not path.exists() and not path.is_symlink():
+                found.append(row_id)
+        return found
+
+    def _catch_up_memory(self) -> None:
+        try:
+            self.home.memory.catch_up()
+        except (WorkbenchError, OSError, sqlite3.Error) as exc:  # then memory as it is now tells what it can
+            log.warning("could not journal outside memory edits before reading decisions: %s", exc)
+
+    def _close_outside(self, staged: JournalEntry) -> int:
+        """Journal how the record ``staged`` left the queue outside the workbench."""
+        action, why, evidence = self._outcome(staged)
+        summary = staged.detail.get("summary")
+        return self.home.journal.append(
+            "approvals",
+            action,
+            staged.target,
+            actor="external",
+            before=summary if isinstance(summary, str) else staged.after,
+            session_id=staged.session_id,
+            message_id=staged.message_id,
+            detail={**staged.detail, "outside": True, "why": why, **({"applied_rows": evidence} if evidence else {})},
+        )
+
+    def _outcome(self, staged: JournalEntry) -> tuple[str, str, builtins.list[int]]:
+        """Whether a memory proposal that left the queue outside was applied, and the outside memory
+        rows that wrote it (none cited by an earlier approval: two identical proposals get one each).
+
+        Approved when each change it proposed is such a row, or is in memory as it is now (at least
+        one a row). Rejected when memory shows none of them and nothing written outside since is
+        close to them. Else, and for anything but a memory add, replace, remove or batch of them,
+        closed: whether it was applied is not known (a duplicate Hermes accepted as a no-op, an
+        approved entry edited before a workbench process looked)."""
+        proposed = _proposed_changes(staged.detail)
+        if proposed is None:
+            return "close", f"{LEFT_OUTSIDE}; whether it was applied is not known", []
+        target, changes = proposed
+        created = staged.detail.get("created_at")
+        since = created if isinstance(created, (int, float)) and not isinstance(created, bool) else staged.at
+        journal = self.home.journal
+        claimed = _applied_outside(journal.connection())
+        edits = journal.query(
+            subsystem="memory", target=target, actor="external", actions=_MEMORY_ACTIONS, since=since, limit=1000
+        )
+        rows = [row for row in reversed(edits) if row.id not in claimed]
+        evidence: builtins.list[int] = []
+        for action, text in changes:
+            row = next((r for r in rows if r.id not in evidence and _writes(action, text, r)), None)
+            if row is not None:
+                evidence.append(row.id)
         try:
             entries = self.home.memory.entries(target)
         except WorkbenchError:
-            return "close", "it left the queue outside the workbench; the memory file cannot be read to tell"
-        if action == "remove":
-            text = payload.get("old_text")
-            applied = isinstance(text, str) and bool(text) and not any(text in entry for entry in entries)
-        else:
-            applied = payload.get("content") in entries
-        if applied:
-            return "approve", "it left the queue outside the workbench, and memory holds its change"
-        return "reject", "it left the queue outside the workbench without its change reaching memory"
+            return "close", f"{LEFT_OUTSIDE}; the memory file cannot be read to tell whether it was applied", []
+        holds = [_holds(action, text, entries) for action, text in changes]
+        if evidence and (len(evidence) == len(changes) or all(holds)):
+            return (
+                "approve",
+                f"{LEFT_OUTSIDE}, and its change is the outside edit of memory in row {evidence[0]}",
+                evidence,
+            )
+        if any(holds):
+            return "close", f"{LEFT_OUTSIDE}; memory holds what it proposed, but no outside edit since wrote it", []
+        threshold = self.home.memory.duplicate_threshold()
+        seen = [text for row in rows for text in (row.before, row.after) if isinstance(text, str)]
+        if any(score(text, other) >= threshold for _, text in changes for other in seen):
+            return "close", f"{LEFT_OUTSIDE}; memory was edited outside since in a way close to it", []
+        return "reject", f"{LEFT_OUTSIDE} without its change reaching memory", []
 
     # -- reading ------------------------------------------------------------------
     def scan(self, subsystem: str | None = None) -> Scan:
@@ -640,13 +699,62 @@ def _target(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and value in TARGETS
 
 
+LEFT_OUTSIDE = "it left the queue outside the workbench"
+_MEMORY_ACTIONS = ("add", "replace", "remove")
+
+
+def _proposed_changes(detail: dict[str, Any]) -> tuple[str, builtins.list[tuple[str, str]]] | None:
+    """The target and the (action, text) changes a staged memory write proposes, each text as Hermes
+    applies it (stripped; a remove's is the ``old_text`` it looks for); None for anything else."""
+    payload = detail.get("payload")
+    if detail.get("subsystem") != "memory" or not isinstance(payload, dict):
+        return None
+    target = payload.get("target", "memory")
+    operations = payload.get("operations") if payload.get("action") == "batch" else [payload]
+    if not _target(target) or not isinstance(operations, list) or not operations:
+        return None
+    changes = []
+    for operation in operations:
+        action = operation.get("action") if isinstance(operation, dict) else None
+        if action not in _MEMORY_ACTIONS:
+            return None
+        text = operation.get("old_text" if action == "remove" else "content")
+        if not isinstance(text, str) or not text.strip():
+            return None
+        changes.append((action, text.strip()))
+    return target, changes
+
+
+def _applied_outside(conn: sqlite3.Connection) -> set[int]:
+    """The outside memory rows earlier outside approvals were told from (``detail.applied_rows``)."""
+    rows = conn.execute(
+        "SELECT value FROM journal, json_each(CASE WHEN json_valid(journal.detail) THEN journal.detail ELSE '{}' END, "
+        "'$.applied_rows') WHERE subsystem = 'approvals' AND action = 'approve' AND actor = 'external'"
+    )
+    return {value for (value,) in rows if isinstance(value, int)}
+
+
+def _writes(action: str, text: str, row: JournalEntry) -> bool:
+    """Whether an outside memory row made this proposed change."""
+    if action == "remove":
+        return row.action in ("remove", "replace") and isinstance(row.before, str) and text in row.before
+    return row.action in ("add", "replace") and row.after == text
+
+
+def _holds(action: str, text: str, entries: builtins.list[str]) -> bool:
+    """Whether memory as it is shows this proposed change made."""
+    if action == "remove":
+        return not any(text in entry for entry in entries)
+    return text in entries
+
+
 # The newest staging (or restore) of each record of a subsystem with nothing after it: records the
 # journal says are still in the queue.
 _OPEN_STAGINGS = (
     "SELECT s.id, s.target FROM journal AS s WHERE s.subsystem = 'approvals' AND s.action IN ('stage', 'restore') "
     "AND s.status = 'done' AND CASE WHEN json_valid(s.detail) THEN json_extract(s.detail, '$.subsystem') END = ? "
-    "AND NOT EXISTS (SELECT 1 FROM journal AS d "
-    "WHERE d.subsystem = 'approvals' AND d.target = s.target AND d.id > s.id AND d.status != 'abandoned')"
+    "AND NOT EXISTS (SELECT 1 FROM journal AS d WHERE d.subsystem = 'approvals' AND d.target = s.target "
+    "AND d.id > s.id AND d.status != 'abandoned' AND d.action != 'approve_failed') ORDER BY s.id"
 )
 
 

@@ -1,0 +1,165 @@
+"""Proposals Hermes staged and then approved or rejected itself, told apart from the journal.
+
+Hermes applies an approved memory write (stripped, as its store does) and only then drops
+the record; a rejection just drops it. The workbench sees a record gone with no decision of
+its own and must journal what happened: ``approve`` when an outside edit since staging is
+its change, ``reject`` when memory shows none of it, ``close`` when it cannot tell.
+"""
+
+from __future__ import annotations
+
+import json
+
+from engine.memory.format import serialize
+from engine.timeline import Timeline
+from engine.tools import ToolContext
+from tests.hermes_support import hermes_record
+
+USER = ToolContext(actor="user")
+
+
+def _seed(home, *entries):
+    for entry in entries:
+        assert home.memory.add("memory", entry, USER)["success"]
+
+
+def _stage(home, clock, pid, payload):
+    hermes_record(home, pid, payload, created_at=clock.now() - 60)
+    home.approvals.catch_up()
+    [row] = home.journal.query(subsystem="approvals", target=pid)
+    assert row.action == "stage"
+
+
+def _hermes_decides(home, pid, entries=None):
+    """What Hermes's /memory approve (``entries``: the file it then holds) or reject does on disk."""
+    if entries is not None:
+        home.memory.path("memory").write_text(serialize(entries), encoding="utf-8")
+    (home.pending_dir / "memory" / f"{pid}.json").unlink()
+
+
+def _decision(home, pid):
+    home.approvals.catch_up()
+    newest, *_ = home.journal.query(subsystem="approvals", target=pid)
+    return newest.action, newest.actor, newest.detail.get("applied_rows"), newest.detail["why"]
+
+
+def _outside_row(home, text):
+    [row] = [r for r in home.journal.query(subsystem="memory", actor="external") if text in (r.after, r.before)]
+    return row.id
+
+
+def test_an_approved_add_is_told_from_its_stripped_entry(home, clock):
+    _seed(home, "User likes tea")
+    _stage(home, clock, "0000aa01", {"action": "add", "target": "memory", "content": "  Kettle descales monthly \n"})
+    _hermes_decides(home, "0000aa01", ["User likes tea", "Kettle descales monthly"])
+    action, actor, cited, why = _decision(home, "0000aa01")
+    assert (action, actor) == ("approve", "external")
+    assert cited == [_outside_row(home, "Kettle descales monthly")] and f"row {cited[0]}" in why
+
+
+def test_a_rejection_beside_other_outside_writes_is_a_rejection(home, clock):
+    _seed(home, "User likes tea")
+    _stage(home, clock, "0000aa02", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    _hermes_decides(home, "0000aa02", ["User likes tea", "Cups live in the left cupboard"])  # the agent wrote this
+    assert _decision(home, "0000aa02")[:3] == ("reject", "external", None)
+
+
+def test_a_proposal_memory_already_held_cannot_be_told(home, clock):
+    """Hermes accepts a duplicate add as a no-op: approved or rejected, the file is the same."""
+    _seed(home, "User likes tea", "Kettle descales monthly")
+    _stage(home, clock, "0000aa03", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    _hermes_decides(home, "0000aa03")
+    action, _, cited, why = _decision(home, "0000aa03")
+    assert (action, cited) == ("close", None) and "no outside edit since wrote it" in why
+
+
+def test_two_identical_proposals_approved_get_one_edit_between_them(home, clock):
+    _seed(home, "User likes tea")
+    for pid in ("0000aa04", "0000aa05"):
+        _stage(home, clock, pid, {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    _hermes_decides(home, "0000aa04", ["User likes tea", "Kettle descales monthly"])
+    _hermes_decides(home, "0000aa05")  # the second is a duplicate: Hermes writes nothing
+    home.approvals.catch_up()
+    first, second = (_decision(home, pid) for pid in ("0000aa04", "0000aa05"))
+    assert first[:3] == ("approve", "external", [_outside_row(home, "Kettle descales monthly")])
+    assert second[:3] == ("close", "external", None)
+
+
+def test_an_approved_entry_edited_before_anyone_looked_is_not_called_rejected(home, clock):
+    _seed(home, "User likes tea")
+    _stage(home, clock, "0000aa06", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    _hermes_decides(home, "0000aa06", ["User likes tea", "Kettle descales monthly with vinegar"])
+    action, _, _, why = _decision(home, "0000aa06")
+    assert action == "close" and "edited outside since in a way close to it" in why
+
+
+def test_removes_and_batches_are_told_apart_too(home, clock):
+    _seed(home, "User likes tea", "Old laptop runs Debian 11", "Deploys on Fridays")
+    _stage(home, clock, "0000aa07", {"action": "remove", "target": "memory", "old_text": " Debian "})
+    _stage(home, clock, "0000aa08", {"action": "remove", "target": "memory", "old_text": "Fridays"})
+    batch = {"action": "add", "content": "CI runs on GitHub Actions"}, {"action": "remove", "old_text": "tea"}
+    _stage(home, clock, "0000aa09", {"action": "batch", "target": "memory", "operations": list(batch)})
+    _hermes_decides(home, "0000aa07", ["User likes tea", "Deploys on Fridays"])
+    _hermes_decides(home, "0000aa08")
+    assert _decision(home, "0000aa07")[:3] == ("approve", "external", [_outside_row(home, "Old laptop runs Debian 11")])
+    assert _decision(home, "0000aa08")[0] == "reject"
+    _hermes_decides(home, "0000aa09", ["Deploys on Fridays", "CI runs on GitHub Actions"])
+    action, _, cited, _ = _decision(home, "0000aa09")
+    assert action == "approve" and cited == [
+        _outside_row(home, "CI runs on GitHub Actions"),
+        _outside_row(home, "User likes tea"),
+    ]
+
+
+def test_an_outside_approval_names_the_edit_it_was_told_from_on_the_timeline(home, clock):
+    _seed(home, "User likes tea")
+    _stage(home, clock, "0000aa0a", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    _hermes_decides(home, "0000aa0a", ["User likes tea", "Kettle descales monthly"])
+    home.approvals.catch_up()
+    timeline = Timeline(home)
+    edit = timeline.rows_of(_outside_row(home, "Kettle descales monthly"))[0]
+    approval = home.journal.query(subsystem="approvals", target="0000aa0a", limit=1)[0]
+    assert timeline._approved_outside(home.journal.get(edit.id)).id == approval.id
+
+
+def test_a_failed_approval_does_not_hide_the_record_leaving_later(home, clock):
+    """A refused approval of ours leaves the record pending; when Hermes then drops it, that is journaled."""
+    _seed(home, "User likes tea")
+    _stage(home, clock, "0000aa0b", {"action": "remove", "target": "memory", "old_text": "coffee"})
+    assert not home.approvals.approve("0000aa0b")["success"]  # no entry holds "coffee"
+    _hermes_decides(home, "0000aa0b")
+    assert _decision(home, "0000aa0b")[:2] == ("close", "external")
+
+
+def test_a_journal_row_damaged_by_hand_does_not_stop_the_others_being_settled(home, clock):
+    _seed(home, "User likes tea")
+    _stage(home, clock, "0000aa0c", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    _stage(home, clock, "0000aa0d", {"action": "add", "target": "memory", "content": "Cups live left"})
+    conn = home.journal.connection()
+    with conn:  # a summary that is no text, and a payload that is no mapping
+        conn.execute(
+            "UPDATE journal SET detail = json_set(detail, '$.summary', json('{\"a\": 1}'), '$.payload', 42) "
+            "WHERE target = '0000aa0c'"
+        )
+    _hermes_decides(home, "0000aa0c")
+    _hermes_decides(home, "0000aa0d")
+    assert _decision(home, "0000aa0c")[:2] == ("close", "external")
+    assert _decision(home, "0000aa0d")[0] == "reject"
+
+
+def test_a_decision_of_ours_made_while_catching_up_is_not_journaled_twice(home, clock, monkeypatch):
+    """The workbench rejects a record Hermes staged between the catch-up's first look and its lock."""
+    hermes_record(home, "0000aa0e", {"action": "add", "target": "memory", "content": "Kettle"}, created_at=clock.now())
+    sourced = type(home.approvals)._sourced
+
+    def decided_meanwhile(queue, record):
+        monkeypatch.setattr(type(queue), "_sourced", sourced)
+        queue.reject(record.id)
+        return sourced(queue, record)
+
+    monkeypatch.setattr(type(home.approvals), "_sourced", decided_meanwhile)
+    home.approvals.catch_up()
+    home.approvals.catch_up()
+    rows = home.journal.query(subsystem="approvals", target="0000aa0e")
+    assert [(r.action, r.actor) for r in rows] == [("reject", "user")]
+    assert json.loads(json.dumps(rows[0].detail))["payload"]["content"] == "Kettle"
