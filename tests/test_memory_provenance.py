@@ -229,3 +229,30 @@ def test_an_entry_history_follows_its_rewrites_back_to_where_it_began(home):
         ("replace", f"fact: version {n - 1}", f"fact: version {n}") for n in range(12, 0, -1)
     ] + [("add", None, "fact: version 0")]
     assert len(history.entry_history(home.memory, "memory", "fact: version 12")) == 8  # the default bound
+
+
+def test_an_entry_put_back_by_hand_is_not_credited_to_the_workbench_agent_that_first_wrote_it(home):
+    """The workbench's own runner stores its sessions in state.db too; its call is journaled as the
+    agent's already, so an outside edit that writes the same text later is a person's, not that call's."""
+    from engine.models import ScriptedModel
+    from engine.runner import AgentSession
+
+    model = ScriptedModel()
+    session = AgentSession(home, model)
+
+    def turn(args):
+        model.play([{"tool_calls": [{"name": "memory", "args": {"target": "memory", **args}}]}, {"answer": "Done."}])
+        [call] = session.run_turn("please").tool_calls
+        assert call["result"]["success"]
+
+    turn({"action": "add", "content": "Kettle"})
+    for text in ("", "Kettle"):  # taken out by hand, put back by hand
+        put(home, "memory", text)
+        home.memory.record_external_change("memory")
+    turn({"action": "remove", "old_text": "Ket"})
+    for text in ("Kettle", ""):  # put back by hand once more, then taken out by hand
+        put(home, "memory", text)
+        home.memory.record_external_change("memory")
+    outside = home.journal.query(subsystem="memory", actor="external", actions=("add", "remove"))
+    assert len(outside) == 4
+    assert [history.hermes_call(home.memory, row) for row in outside] == [None] * 4

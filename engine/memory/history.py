@@ -211,8 +211,25 @@ def _call_behind(memory: MemoryStore, row: JournalEntry, text: str, removed: boo
         "AND action IN ('add', 'replace') AND after = ? AND id < ? AND at > ?",
         (SUBSYSTEM, row.target, text, row.id, since),
     ).fetchone()
-    calls = memory.archive_writes.between(row.target, text, since, until)
+    ours = _journaled_calls(memory, row.target, since)
+    calls = [c for c in memory.archive_writes.between(row.target, text, since, until) if _key(c) not in ours]
     return calls[explained] if explained < len(calls) else None
+
+
+def _journaled_calls(memory: MemoryStore, target: str, since: float) -> set[tuple[str, int]]:
+    """(session, message) of the calls since ``since`` whose writes a workbench journaled as its own:
+    its runner stores its sessions in state.db as Hermes does, but such a call is the agent's row,
+    never the one behind an outside edit (a person putting an entry back by hand)."""
+    rows = memory.home.journal.connection().execute(
+        "SELECT DISTINCT session_id, message_id FROM journal WHERE subsystem = ? AND target = ? AND status = 'done' "
+        "AND actor != 'external' AND session_id IS NOT NULL AND message_id IS NOT NULL AND at > ?",
+        (SUBSYSTEM, target, since - HERMES_SLACK_S),
+    )
+    return {(session_id, message_id) for session_id, message_id in rows}
+
+
+def _key(write: ArchiveWrite) -> tuple[str, int]:
+    return write.session_id, write.message_id
 
 
 def external_rows_of(memory: MemoryStore, low: str, high: str | None = None) -> list[int]:
@@ -253,7 +270,8 @@ def _removal_call(
     window's removes are handed to its removal rows in order, each to the first row whose entry
     holds its ``old_text``: a person's later removal of another entry holding the same words
     gets none (it is theirs)."""
-    removes = memory.archive_writes.removes(row.target, since, until)
+    ours = _journaled_calls(memory, row.target, since)
+    removes = [w for w in memory.archive_writes.removes(row.target, since, until) if _key(w) not in ours]
     earlier = memory.home.journal.connection().execute(
         "SELECT before FROM journal WHERE subsystem = ? AND target = ? AND actor = 'external' AND status = 'done' "
         "AND action = 'remove' AND id < ? AND at > ? ORDER BY id",
