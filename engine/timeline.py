@@ -341,6 +341,19 @@ def outcome_lines(result: dict[str, Any]) -> list[str]:
     )
 
 
+def _shortfall(changed: list, refused: list, *, preview: bool) -> dict[str, str]:
+    """The ``error`` of a revert (or of its preview) that does not change everything it names; none when it does."""
+    if not changed and not refused:
+        return {"error": "Nothing in it changes what the agent knows, so there is nothing to revert."}
+    if not refused:
+        return {}
+    if preview:
+        rest = f"the other {len(changed)} would be reverted" if changed else "nothing would change"
+        return {"error": f"{len(refused)} row(s) would be refused (see 'refused'); {rest}."}
+    rest = f"the other {len(changed)} were reverted" if changed else "nothing was changed"
+    return {"error": f"{len(refused)} row(s) could not be reverted (see 'refused'); {rest}."}
+
+
 def _newest_first(lines: list[tuple[int, str]]) -> list[str]:
     return [text for _, text in sorted(lines, key=lambda line: -line[0])]
 
@@ -655,7 +668,7 @@ class Timeline:
         rows = self.rows_of(ref)
         single = len(rows) == 1 and row_id(str(ref)) is not None  # a row named alone is refused, as revert does
         planned = [self._plan_one(row) for row in rows]
-        return {
+        preview: dict[str, Any] = {
             "ref": str(ref),
             "changes": [p for p in planned if "undo" in p and "refused" not in p],
             "refused": [
@@ -669,6 +682,7 @@ class Timeline:
                 if "skip" in p and not single
             ],
         }
+        return {**preview, **_shortfall(preview["changes"], preview["refused"], preview=True)}
 
     def revert(self, ref: str | int, actor: str = "user") -> dict[str, Any]:
         """Revert a row or a group, newest first, through each store's guards."""
@@ -701,11 +715,7 @@ class Timeline:
             "refused": refused,
             "skipped": skipped,
         }
-        if not reverted and not refused:
-            outcome["error"] = "Nothing in it changes what the agent knows, so there is nothing to revert."
-        elif refused:
-            outcome["error"] = f"{len(refused)} row(s) could not be reverted (see 'refused'); the rest were."
-        return outcome
+        return {**outcome, **_shortfall(reverted, refused, preview=False)}
 
     def _revert_fact(self, entry: JournalEntry, actor: str) -> dict[str, Any]:
         fact_id = entry.detail["fact_id"]

@@ -251,6 +251,22 @@ def test_a_dry_run_on_a_record_row_says_why_as_the_revert_refuses_it(tmp_path, h
         timeout=60,
     )
     assert proc.returncode == real.returncode == 1  # the dry run exits as the revert would
+    said = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-m", "workbench", "revert", str(row.id), *dry, "--json", "--home", str(home.root)],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            ).stdout
+            or "{}"
+        ).get("error")
+        for dry in (["--dry-run"], [])
+    ]
+    assert said == [
+        "1 row(s) would be refused (see 'refused'); nothing would change.",
+        "1 row(s) could not be reverted (see 'refused'); nothing was changed.",
+    ]
 
 
 def test_a_summary_keeps_a_line_separator_apart_from_a_space(home, capsys):

@@ -108,9 +108,10 @@ def _revert(timeline: Timeline, args) -> Output:
     if args.dry_run:
         preview = timeline.preview(args.ref)
         lines = [f"would {line}" for line in preview_lines(preview)]
-        # Exits as the revert would: 1 when a row would be refused or nothing would be reverted.
-        would = bool(preview["changes"]) and not preview["refused"]
-        return Output({"success": would, **preview}, text="\n".join(lines) or "Nothing to revert.", report=True)
+        # Exits as the revert would: 1, with its error, when a row would be refused or nothing would change.
+        return Output(
+            {"success": "error" not in preview, **preview}, text="\n".join(lines) or "Nothing to revert.", report=True
+        )
     result = timeline.revert(args.ref)
     lines = outcome_lines(result)
     if result.get("error") and not result["refused"]:
