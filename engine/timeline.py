@@ -621,9 +621,7 @@ class Timeline:
         if row.subsystem == "providers":
             return {**item, **self._fact_plan(entry)}
         if row.subsystem == "sessions":
-            if row.action in ("archive", "unarchive"):
-                return {**item, "undo": f"{'unarchive' if row.action == 'archive' else 'archive'} session {row.target}"}
-            return {**item, "refused": "its messages were deleted from state.db; nothing was kept to put back"}
+            return {**item, **self._session_plan(entry)}
         ledger_id = entry.detail.get("ledger_id")
         if row.subsystem == "skills" and ledger_id:
             try:
@@ -638,6 +636,34 @@ class Timeline:
                 "ledger_id": ledger_id,
             }
         return {**item, "refused": f"{row.subsystem} {row.action} rows cannot be reverted"}
+
+    def _session_plan(self, entry: JournalEntry) -> dict[str, Any]:
+        """Reverting an archive or unarchive: the other, refused unless the session is still as the
+        row left it with no later archive change of ours (a revert never undoes a newer decision)."""
+        if entry.action not in ("archive", "unarchive"):
+            return {"refused": "its messages were deleted from state.db; nothing was kept to put back"}
+        target, archive = entry.target, entry.action == "unarchive"
+        plan: dict[str, Any] = {"undo": f"{'archive' if archive else 'unarchive'} session {target}"}
+        newer = (
+            self._conn()
+            .execute(
+                "SELECT id, action FROM journal WHERE subsystem = 'sessions' AND target = ? AND id > ? "
+                "AND status = 'done' ORDER BY id LIMIT 1",
+                (target, entry.id),
+            )
+            .fetchone()
+        )
+        try:
+            session = self.home.archive.get_session(target) if self.home.state_db_path.exists() else None
+        except WorkbenchError as exc:
+            return {**plan, "refused": exc.message}
+        if session is None:
+            return {**plan, "refused": f"session {target} is no longer in state.db"}
+        if newer is not None:
+            return {**plan, "refused": f"row {newer[0]} ({newer[1]}) changed session {target} since"}
+        if session.archived == archive:
+            return {**plan, "refused": f"session {target} is {'archived' if archive else 'listed'} already"}
+        return plan
 
     def _fact_plan(self, entry: JournalEntry) -> dict[str, Any]:
         """Reverting a local-provider fact change: forget an added fact, keep a forgotten one

@@ -358,3 +358,31 @@ def test_archiving_deleting_and_pruning_sessions_are_on_the_timeline_and_archivi
     assert timeline.revert(str(archived.id))["success"]
     assert not archive.get_session("s1").archived and not archive.get_session("s1b").archived
     assert timeline.page(limit=1)[0].summary.startswith("unarchived session s1 with 1 more")
+
+
+def test_a_session_archive_row_reverts_only_while_the_session_is_as_it_left_it(home):
+    """Unarchiving twice journaled a second row that changed nothing, and reverting a row whose session
+    was archived again, deleted or changed by Hermes since promised a change it could not make."""
+    archive = home.archive
+    for sid in ("s1", "s2", "s3"):
+        archive.create_session(sid, source="cli")
+        archive.append_messages(sid, [{"role": "user", "content": f"hello from {sid}"}])
+    assert archive.set_archived("s1") == 1 and archive.set_archived("s1") == 0  # the second changes nothing
+    timeline = Timeline(home)
+    assert len(timeline.page(subsystem="sessions", target="s1")) == 1
+    [first] = timeline.page(subsystem="sessions", target="s1")
+    assert archive.set_archived("s1", False) == 1
+    refusal = timeline.preview(str(first.id))["refused"][0]["error"]
+    assert refusal.endswith("(unarchive) changed session s1 since")
+    archive.set_archived("s2")
+    [s2] = timeline.page(subsystem="sessions", target="s2")
+    with archive.conn() as conn:  # unarchived by Hermes, which journals nothing of ours
+        conn.execute("UPDATE sessions SET archived = 0 WHERE id = 's2'")
+    assert timeline.preview(str(s2.id))["refused"][0]["error"] == "session s2 is listed already"
+    archive.set_archived("s3")
+    [s3] = timeline.page(subsystem="sessions", target="s3")
+    with archive.conn() as conn:  # deleted by Hermes
+        conn.execute("DELETE FROM messages WHERE session_id = 's3'")
+        conn.execute("DELETE FROM sessions WHERE id = 's3'")
+    result = timeline.revert(str(s3.id))
+    assert not result["success"] and result["refused"][0]["error"] == "session s3 is no longer in state.db"

@@ -382,9 +382,14 @@ class SessionsMixin(LineageMixin):
 
     @changes_archive
     def set_archived(self, session_id: str, archived: bool = True, *, actor: str = "user") -> int:
-        """Archive (hide from lists) or restore a session with its whole compression chain."""
+        """Archive (hide from lists) or restore a session with its whole compression chain; returns how
+        many sessions changed. A chain already so changes nothing and is not journaled."""
         self._require("sessions", "archived")
         chain = self.lineage(session_id).chain
+        marks = ", ".join("?" * len(chain))
+        flags = self.conn().execute(f"SELECT archived FROM sessions WHERE id IN ({marks})", chain).fetchall()
+        if all(bool(flag) == archived for (flag,) in flags):
+            return 0
         with self.journaled(
             "archive" if archived else "unarchive",
             session_id,
@@ -394,7 +399,7 @@ class SessionsMixin(LineageMixin):
         ) as entry:
             with self._write() as conn:
                 changed = conn.execute(
-                    f"UPDATE sessions SET archived = ? WHERE id IN ({', '.join('?' * len(chain))}) AND archived != ?",
+                    f"UPDATE sessions SET archived = ? WHERE id IN ({marks}) AND archived != ?",
                     (int(archived), *chain, int(archived)),
                 ).rowcount
         self._publish(

@@ -246,10 +246,8 @@ def archive_session(home: Home, args) -> Output:
     session = resolve(home, args.session)
     changed = home.archive.set_archived(session.id, not args.undo, actor="user")
     state = "restored" if args.undo else "archived"
-    return Output(
-        {"success": True, "session_id": session.id, "archived": not args.undo, "changed": changed},
-        f"{state} {changed} session(s)",
-    )
+    text = f"{state} {changed} session(s)" if changed else f"{session.id} is {state} already; nothing changed"
+    return Output({"success": True, "session_id": session.id, "archived": not args.undo, "changed": changed}, text)
 
 
 def delete_session(home: Home, args) -> Output:
