@@ -550,13 +550,16 @@ class Timeline:
     def with_sources(self, rows: list[Row]) -> list[Row]:
         """``rows``, each outside memory edit with the Hermes call that wrote it and each proposal
         Hermes staged with the call that staged it (``source``): the journal names no session for
-        those (Hermes's records name none), so a listing would show none."""
-        return [replace(r, source=self.source(r)) if _found_in_archive(r) else r for r in rows]
+        those (Hermes's records name none), so a listing would show none. A proposal's rows
+        (staged, then decided) share one lookup."""
+        staged: dict[tuple[Any, str], Source | None] = {}
+        return [replace(r, source=self.source(r, staged)) if _found_in_archive(r) else r for r in rows]
 
-    def source(self, row: Row) -> Source | None:
+    def source(self, row: Row, staged: dict[tuple[Any, str], Source | None] | None = None) -> Source | None:
         """The session message behind a row: the one it names, or, for an outside memory edit,
         the Hermes tool call that wrote its entry (``memory.history.hermes_call``), or, for a
-        proposal Hermes staged, the call whose result staged it (``approvals.sources``), else None."""
+        proposal Hermes staged, the call whose result staged it (``approvals.sources``; ``staged``
+        keeps those found for this listing), else None."""
         if named := Source.named_by(row):
             return named
         if not _found_in_archive(row):
@@ -566,14 +569,18 @@ class Timeline:
             return None
         if row.subsystem == "approvals":
             subsystem = entry.detail.get("subsystem")
-            hermes = entry.detail.get("staged_by") == "hermes" and subsystem in ("memory", "skills")
-            found = staging_message(self.home, subsystem, row.target) if hermes else None
-            return Source(found[0], found[1], "staged") if found else None
+            if entry.detail.get("staged_by") != "hermes" or subsystem not in ("memory", "skills"):
+                return None
+            key, seen = (subsystem, row.target), {} if staged is None else staged
+            if key not in seen:
+                found = staging_message(self.home, subsystem, row.target)
+                seen[key] = Source(found[0], found[1], "staged") if found else None
+            return seen[key]
         call = hermes_call(self.home.memory, entry)
         if call is not None:
             return Source(call.session_id, call.message_id, "archive")
         approval = self._approved_outside(entry)
-        return self.source(approval) if approval is not None else None
+        return self.source(approval, staged) if approval is not None else None
 
     def _approved_outside(self, entry: JournalEntry) -> Row | None:
         """The ``approve`` row of a proposal approved outside the workbench (in Hermes) that was told
