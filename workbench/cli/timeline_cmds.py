@@ -6,7 +6,15 @@ import shlex
 
 from engine.home import Home
 from engine.journal import ACTORS
-from engine.timeline import MalformedReference, Timeline, TimelineError, outcome_lines, parse_since, preview_lines
+from engine.timeline import (
+    SUBSYSTEMS,
+    MalformedReference,
+    Timeline,
+    TimelineError,
+    outcome_lines,
+    parse_since,
+    preview_lines,
+)
 
 from . import Output, UsageError
 from .numbers import ID, whole
@@ -15,7 +23,7 @@ LIMIT = 50  # rows per page unless --limit says otherwise
 FILTERS = {  # the listing's filters: registered from here, and repeated by the next page's command
     "since": {"metavar": "WHEN", "help": "only rows since then: 2h, 3d, 1w or an ISO date/time"},
     "actor": {"choices": ACTORS, "help": "only rows by this actor"},
-    "subsystem": {"help": "only this subsystem (memory, skills, approvals, curator)"},
+    "subsystem": {"choices": SUBSYSTEMS, "help": "only rows of this subsystem"},
     "target": {"help": "only rows about this target (memory, user, a skill, a pending id)"},
     "session": {"metavar": "ID", "help": "only rows from this session (its id, or the start of it)"},
     "search": {"metavar": "TEXT", "help": "only rows whose text contains TEXT"},
