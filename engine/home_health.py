@@ -295,7 +295,7 @@ def check_pending(home: Home) -> list[Finding]:
         return []  # (an unreadable workbench.db is check_databases's finding)
     if not stuck:
         return []
-    counts = ", ".join(f"{n} {name}" for name, n in sorted(stuck.items()))
+    counts = ", ".join(f"{name}: {n}" for name, n in sorted(stuck.items()))
     return [
         Finding(
             "journal",
@@ -310,17 +310,22 @@ def check_pending(home: Home) -> list[Finding]:
 
 
 def settle_pending(home: Home) -> str:
-    """Open every store's settling of what a killed process left (each under its own lock)."""
-    before = sum(_stuck(home).values())
+    """Open every store's settling of what a killed process left (each under its own lock). The
+    other checks may have settled some already (a writable store settles when it opens), so the
+    message says what is left, not how many this step did."""
     home.memory.reconcile()
     home.skills.reconcile()
     home.approvals.reconcile()
     home.archive.settle()
     left = sum(_stuck(home).values())
-    return f"Settled {before - left} interrupted journal row(s)" + (
-        f"; {left} still pending (another process holds that store's lock: retry when it is done)." if left else "."
-    )
+    if left:
+        return (
+            f"Settled the interrupted journal rows but {left}: another process holds that store's lock "
+            "(retry when it is done)."
+        )
+    return "Settled the interrupted journal rows, each marked done or abandoned as the files show."
 
 
-CHECKS.extend([check_config, check_databases, check_leftovers, check_pending])
+CHECKS.extend([check_config, check_databases, check_leftovers])
+CHECKS.insert(0, check_pending)  # first: a check that opens a writable store settles its rows
 FIXES.update({"config.rewrite": rewrite_config, "files.move_aside": move_aside, "journal.settle": settle_pending})

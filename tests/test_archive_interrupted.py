@@ -274,9 +274,24 @@ def test_doctor_names_a_change_a_kill_left_pending_and_fix_settles_it(tmp_path):
     home = open_home(root, read_only=True, clock=later)
     [finding] = [f for f in run_doctor(home).findings if f.area == "journal"]
     home.close()
-    assert finding.severity == "warning" and "1 sessions" in finding.what and finding.repair == "journal.settle"
+    assert finding.severity == "warning" and "(sessions: 1)" in finding.what and finding.repair == "journal.settle"
     assert pending(root) == ["title"]
     home = open_home(root, clock=later)
     report = run_doctor(home, fix=True)
     home.close()
     assert pending(root) == [] and not [f for f in report.findings if f.area == "journal" and f.needs_attention]
+    assert [r["repair"] for r in report.repairs if r["success"]] == ["journal.settle"]  # --fix says what it did
+
+
+def test_doctor_fix_reports_settling_a_memory_write_the_checks_settled_first(tmp_path, home):
+    """Opening the memory store writable settles its rows, so a check that read memory settled the
+    row before the settle step ran and --fix said nothing at all: 'repairs: []', 'all good'."""
+    home.memory.add("memory", "Uses Postgres", None)
+    row = home.journal.begin("memory", "add", "memory", actor="user", after="Uses MySQL")
+    root = home.root
+    home.close()
+    home = open_home(root, clock=FixedClock(time.time() + 120))
+    report = run_doctor(home, fix=True)
+    assert [r["repair"] for r in report.repairs if r["success"]] == ["journal.settle"]
+    assert home.journal.get(row).status == "abandoned"
+    home.close()
