@@ -186,7 +186,7 @@ class ParsedQuery:
         """Why part of the text was not searched, in words for the user (None when all of it was)."""
         if self.operators:
             words = list(dict.fromkeys(self.operators))
-            shown = " and ".join(words)
+            shown = _listed(words)
             what = "is an operator" if len(words) == 1 else "are operators"
             return (
                 f"Nothing was searched: {shown} in capitals {what} (AND, OR and NOT join words). To find "
@@ -194,7 +194,7 @@ class ParsedQuery:
             )
         if not self.left_out:
             return None
-        parts = " and ".join(f"'{part}'" for part in self.left_out)
+        parts = _listed([f"'{part}'" for part in self.left_out])
         return (
             f"Left out {parts}: NOT only excludes from what the words before it find, "
             "as in 'release NOT deploy'; a search cannot list everything without a word."
@@ -339,3 +339,8 @@ def escaped_forms(term: str) -> list[str]:
 
 def like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _listed(words: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``: words as a sentence lists them."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
