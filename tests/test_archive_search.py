@@ -243,7 +243,9 @@ def test_a_query_of_operators_alone_says_so_and_how_to_find_the_word(home):
     for query in ("NOT", "OR", "AND OR"):
         assert archive.search(query) == [] and "in capitals" in archive.search_note(query)
     assert "'or', '\"OR\"'" in archive.search_note("OR")
-    assert archive.search_note("OR AND NOT").startswith("Nothing was searched: OR, AND and NOT in capitals are operators")
+    assert archive.search_note("OR AND NOT").startswith(
+        "Nothing was searched: OR, AND and NOT in capitals are operators"
+    )
     assert {h.session_id for h in archive.search("or")} == {"s1"} and archive.search_note("or") is None
     assert archive.search_note('"OR"') is None and archive.search_note("") is None
 
