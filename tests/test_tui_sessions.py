@@ -913,3 +913,53 @@ async def test_the_transcript_title_follows_a_rename_here_or_by_another_process(
         other.archive.set_title(sid, "Steeping times")
         other.close()
         await wait_for(pilot, titled("Steeping times"), timeout=10, what="the title after a rename elsewhere")
+
+
+async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessions_screen(home, clock, tmp_path):
+    """docs/tui.md spoke of sessions archived 'here', but the screen had no key to do it: a, e and D
+    act on the session the transcript shows, through the archive's own calls, each a Timeline row."""
+    ids = ["20261130_150000_00000a", "20261130_150100_00000b", "20261130_150200_00000c"]
+    for n, sid in enumerate(ids):
+        clock.advance(60)
+        home.archive.create_session(sid, source="cli", title=f"Session {n}")
+        home.archive.append_message(sid, "user", f"kettle talk number {n}")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: [n.data.id for n in tree.root.children] == ids[::-1], what="the roots")
+        tree.move_cursor(tree.node_for(ids[1]))
+        await wait_for(pilot, lambda: screen.shown_session == ids[1], what="the middle session shown")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: tree.node_for(ids[1]) is None, what="the archived row to go")
+        assert home.archive.get_session(ids[1]).archived
+        assert "Archived 20261130_150100_00000b: hidden from lists" in screen_text(app)
+        await pilot.press("slash", *"number 1", "down")  # search still finds it: open it there, a lists it again
+        await wait_for(pilot, lambda: screen.shown_session == ids[1], what="the archived session from search")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not home.archive.get_session(ids[1]).archived, what="unarchived")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: tree.node_for(ids[1]) is not None, what="the row back")
+        assert [n.data.id for n in tree.root.children] == ids[::-1]  # where it started, not on top
+        tree.focus()
+        tree.move_cursor(tree.node_for(ids[2]))
+        await wait_for(pilot, lambda: screen.shown_session == ids[2], what="the newest session shown")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "LineDialog", what="the rename dialog")
+        await pilot.press(*["backspace"] * 9, *"Kettle plans", "enter")
+        await wait_for(pilot, lambda: home.archive.get_session(ids[2]).title == "Kettle plans", what="renamed")
+        await pilot.press("D")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the delete question")
+        assert app.screen.question == "Delete session 20261130_150200_00000c (Kettle plans) and its 1 message?"
+        await pilot.press("n")
+        await settle(pilot)
+        assert home.archive.get_session(ids[2]) is not None  # no: nothing happens
+        await pilot.press("D")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="asked again")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: tree.node_for(ids[2]) is None, what="the deleted row to go")
+        assert home.archive.get_session(ids[2]) is None
+        screen.load_transcript(ids[2], None)  # shown again (a jump to it, say): it says it was deleted
+        await wait_for(pilot, lambda: "This session was deleted: state.db holds nothing" in screen_text(app), what="it")
+    actions = [(r.action, r.actor) for r in home.journal.query(subsystem="sessions", limit=4)]
+    assert actions == [("delete", "user"), ("title", "user"), ("unarchive", "user"), ("archive", "user")]

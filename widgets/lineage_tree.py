@@ -223,7 +223,8 @@ class LineageTree(Tree):
         self.call_after_refresh(self._show_children, node)
 
     def add_session(self, session: SessionNode, parent_id: str | None) -> None:
-        """A session or chain appeared or changed: a new root goes on top; a child under its parent if loaded.
+        """A session or chain appeared or changed: a root in its place (``_root_place``), a child under
+        its parent if loaded.
 
         A chain that grew takes over the rows of its new segments (a continuation first
         listed as a child of the segment before it).
@@ -237,8 +238,10 @@ class LineageTree(Tree):
             self.update_session(session, rows[0])
             return
         if parent_id is None:
-            self._add(self.root, session, before=0)
-            self.root_count += 1
+            place = self._root_place(session)
+            if place is not None:
+                self._add(self.root, session, before=place)
+                self.root_count += 1
             return
         parent = self._by_id.get(parent_id)
         if parent is None:
@@ -246,6 +249,19 @@ class LineageTree(Tree):
         if parent.data.id in self._loaded:
             self._add(parent, session)
         parent.allow_expand = True
+
+    def _root_place(self, session: SessionNode) -> int | None:
+        """Where a root goes among those listed, newest first as they were listed (a new session on
+        top, an unarchived one where it started); None when it is older than every listed root and
+        more are still to page in, which will bring it."""
+        started = session.started_at
+        for index, node in enumerate(self.root.children):
+            if isinstance(node.data, MoreRoots):
+                return None
+            listed = node.data.started_at if isinstance(node.data, SessionNode) else None
+            if started is None or listed is None or listed <= started:
+                return index
+        return len(self.root.children)
 
     def update_session(self, session: SessionNode, node: TreeNode | None = None) -> None:
         """Refresh one row (a session grew, got a title or wrote memory; a chain gained a segment)."""

@@ -1,4 +1,4 @@
-"""Modal dialogs shared by the screens: confirm, and edit-with-validation.
+"""Modal dialogs shared by the screens: confirm, one line of text, and edit-with-validation.
 
 ``EditDialog`` runs its ``submit`` callable (an engine call) in a thread worker. The
 callable returns ``None`` when the write is done, an error message to show in place
@@ -23,7 +23,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static, TextArea
+from textual.widgets import Button, Input, Static, TextArea
 
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory.format import size_of
@@ -140,6 +140,29 @@ class ConfirmDialog(Dialog[bool]):
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
+
+
+class LineDialog(Dialog[str | None]):
+    """One line of text (a title); ``enter`` gives it as typed, for the engine to judge, ``esc`` None."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, question: str, value: str = "", hint: str = "enter: save · esc: cancel"):
+        super().__init__()
+        self.question, self.value, self.hint = question, value, hint
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(literal(self.question, "bold"), classes="dialog-title")
+            yield Input(self.value, id="line")
+            yield Static(literal(self.hint, "$text-muted"))
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 class EditDialog(Dialog[bool]):

@@ -37,7 +37,8 @@ from widgets.search_results import Hit, SearchResults
 from widgets.transcript import Transcript, TranscriptItem
 
 from ..messages import JumpToMessage
-from .base import WorkbenchScreen
+from .session_actions import HELP as ACTIONS_HELP
+from .session_actions import SessionActions
 
 ROOTS_PAGE = 200
 SEARCH_LIMIT = 50  # lineages listed per query
@@ -96,6 +97,7 @@ class TranscriptLoaded(Message):
     title: str
     items: list[TranscriptItem]
     select_id: int | None
+    gone: bool = False  # state.db no longer holds the session (deleted here or by another process)
 
 
 @dataclass
@@ -118,7 +120,7 @@ class LineageLoaded(Message):
     children: dict[str, list[SessionNode]]
 
 
-class SessionsScreen(WorkbenchScreen):
+class SessionsScreen(SessionActions):
     AUTO_FOCUS = "LineageTree"
     TITLE_TEXT = "Sessions"
     SEARCH_BOX = "sessions-search"
@@ -130,7 +132,7 @@ class SessionsScreen(WorkbenchScreen):
         "every message (CJK included); hits are grouped by session, enter opens one. The transcript shows "
         "roles, tool calls and results; ✎ marks messages that wrote memory or skills. In the transcript: j/k "
         "(or arrows) move between messages, w jumps to the next message that wrote something, m opens the "
-        "memory entry it wrote, f toggles follow."
+        "memory entry it wrote, f toggles follow." + ACTIONS_HELP
     )
     BINDINGS = [
         Binding("slash", "focus_search", "Search", key_display="/", priority=True),
@@ -149,7 +151,7 @@ class SessionsScreen(WorkbenchScreen):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.shown_session: str | None = None
+        self.shown_session = None
         self.wanted_session: str | None = None
         self._searching: str | None = None  # the query of the search in flight (one at a time)
         self._reveal: LineageLoaded | None = None  # a jump that arrived before the roots did
@@ -165,6 +167,7 @@ class SessionsScreen(WorkbenchScreen):
                 yield LineageTree(id="sessions-tree")
                 yield SearchResults(id="sessions-results", cap=COUNT_CAP)
             yield Transcript(id="sessions-transcript")
+        yield self.status_line()  # what archive, rename and delete did (session_actions)
 
     def on_mount(self) -> None:
         self.query_one(LineageTree).border_title = "Lineage"
@@ -395,9 +398,9 @@ class SessionsScreen(WorkbenchScreen):
         if get_current_worker().is_cancelled:  # superseded already: skip reading the messages
             return
         preview = self.home.archive.previews([session_id]).get(session_id) if session and not session.title else None
-        title = (titled(session.title, preview) or session.id) if session else session_id
-        items = session_items(self.home, session_id, select_id)
-        self.post_result(TranscriptLoaded(session_id, title, items, select_id))
+        title = (titled(session.title, preview) or session.id) if session else f"{session_id} (deleted)"
+        items = session_items(self.home, session_id, select_id) if session else []
+        self.post_result(TranscriptLoaded(session_id, title, items, select_id, gone=session is None))
 
     @on(TranscriptLoaded)
     def _transcript_loaded(self, message: TranscriptLoaded) -> None:
@@ -416,7 +419,12 @@ class SessionsScreen(WorkbenchScreen):
         if live and transcript.current and not at_newest:
             keep = transcript.current.id  # a live refresh keeps the reader's place (a jump's message too)
         self.shown_session = message.session_id
-        transcript.set_items(message.items, placeholder="This session has no messages.", select_id=keep)
+        empty = (
+            "This session was deleted: state.db holds nothing of it any more."
+            if message.gone
+            else "This session has no messages."
+        )
+        transcript.set_items(message.items, placeholder=empty, select_id=keep)
 
     # -- jump from other screens ---------------------------------------------------
     @on(JumpToMessage)

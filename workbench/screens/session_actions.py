@@ -1,0 +1,119 @@
+"""What the Sessions screen does to the session it shows: archive or unarchive, rename, delete.
+
+Each goes through the archive's own calls (``set_archived``, ``set_title``,
+``delete_session``), as ``workbench sessions archive|rename|delete`` does, so both skins
+keep one rule and one journal row (the Timeline shows the archive changes). The session
+is read in a worker first: a question names what it acts on as state.db holds it now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import on, work
+from textual.binding import Binding
+from textual.message import Message
+
+from engine.archive.models import Session
+from engine.archive.sessions import sanitize_title
+from engine.errors import WorkbenchError
+from widgets.literal import one_line
+
+from .base import WorkbenchScreen
+from .dialogs import LineDialog
+
+HELP = (
+    " On the session shown: a archives it with its compression chain (hidden from lists and session_search; "
+    "on an archived one, found by search, a lists it again), e renames it, D deletes it and its messages "
+    "after asking (that cannot be undone). Each is a Timeline row; r there reverts an archive."
+)
+
+
+@dataclass
+class SessionLooked(Message):
+    """The shown session as state.db holds it, read for an action."""
+
+    action: str
+    session: Session
+
+
+class SessionActions(WorkbenchScreen):
+    """The Sessions screen's base: its ``shown_session`` is what the keys act on."""
+
+    BINDINGS = [
+        Binding("a", "session('archive')", "Archive", show=False),  # no room in the footer at 80 columns: help
+        Binding("e", "session('rename')", "Rename", show=False),
+        Binding("D", "session('delete')", "Delete", key_display="D", show=False),
+    ]
+    shown_session: str | None = None
+
+    def action_session(self, action: str) -> None:
+        if self.shown_session is None:
+            self.show_status("Pick a session first: these keys act on the session the transcript shows.")
+            return
+        self._look(action, self.shown_session)
+
+    @work(thread=True, exit_on_error=False, group="session-action")
+    def _look(self, action: str, session_id: str) -> None:
+        try:
+            session = self.home.archive.get_session(session_id)
+        except WorkbenchError as exc:
+            self.report(exc.message, error=True)
+            return
+        if session is None:
+            self.report(f"Session {session_id} is no longer in state.db.", error=True)
+            return
+        self.post_result(SessionLooked(action, session))
+
+    @on(SessionLooked)
+    def _looked(self, message: SessionLooked) -> None:
+        session, name = message.session, _name(message.session)
+        if message.action == "archive":
+            self._change(session.id, "archive", not session.archived)
+        elif message.action == "rename":
+            try:
+                value = sanitize_title(session.title) or ""
+            except WorkbenchError:  # longer than a title may be: start from nothing
+                value = ""
+
+            def renamed(title: str | None) -> None:
+                if title is not None:
+                    self._change(session.id, "rename", title)
+
+            self.ask(LineDialog(f"Rename {name}", value, "enter: save (empty: no title) · esc: cancel"), renamed)
+        else:
+            count = f"{session.message_count} message{'s' * (session.message_count != 1)}"
+            self.confirm(
+                f"Delete {name} and its {count}?",
+                "Its messages go from state.db, with the delegate sessions it started; its other "
+                "children become roots. This cannot be undone: the Timeline keeps only a row saying so.",
+                lambda: self._change(session.id, "delete", None),
+            )
+
+    @work(thread=True, exit_on_error=False, group="session-action")
+    def _change(self, session_id: str, action: str, value: object) -> None:
+        archive = self.home.archive
+        try:
+            if action == "archive":
+                changed = archive.set_archived(session_id, bool(value), actor="user")
+                done = (
+                    f"Archived {session_id}: hidden from lists and session_search "
+                    "(r on its Timeline row lists it again)."
+                    if value
+                    else f"Unarchived {session_id}: listed and searchable again."
+                )
+                said = done if changed else f"{session_id} is {'archived' if value else 'listed'} already."
+            elif action == "rename":
+                title = archive.set_title(session_id, str(value), actor="user")
+                said = f"Renamed {session_id}: {one_line(title, 60)}." if title else f"{session_id} has no title now."
+            else:
+                gone = archive.delete_session(session_id, actor="user")
+                said = f"Deleted {session_id}." if gone else f"{session_id} was deleted already."
+        except WorkbenchError as exc:
+            self.report(exc.message, error=True)
+            return
+        self.report(said)
+
+
+def _name(session: Session) -> str:
+    return f"session {session.id}" + (f" ({one_line(session.title, 40)})" if session.title else "")
