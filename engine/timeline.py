@@ -272,6 +272,8 @@ def group_of(entry: JournalEntry) -> str | None:
         return f"curator:{detail['run']}"
     if entry.actor == "review" and entry.session_id:
         return f"review:{entry.session_id}:{entry.message_id if entry.message_id is not None else '-'}"
+    if entry.actor == "external" and entry.subsystem == "memory" and isinstance(detail.get("edit"), str):
+        return f"outside:{detail['edit']}"
     return None
 
 
@@ -283,7 +285,10 @@ def describe_group(rows: list[Row]) -> str:
     for row in rows:
         counts[row.subsystem, row.action] = counts.get((row.subsystem, row.action), 0) + 1
     parts = ", ".join(_part(subsystem, action, n) for (subsystem, action), n in sorted(counts.items()))
-    title = {"review": "background review", "curator": "Curator pass", "consolidation": "consolidation"}.get(kind, kind)
+    titles = {"review": "background review", "curator": "Curator pass", "consolidation": "consolidation"}
+    title = (
+        f"outside edit of {FILES.get(rows[0].target, rows[0].target)}" if kind == "outside" else titles.get(kind, kind)
+    )
     return f"{title} ({len(rows)} row{'s' * (len(rows) != 1)}): {parts}"
 
 
@@ -519,6 +524,8 @@ class Timeline:
                 return "actor = 'review' AND session_id = ? AND message_id = ?", [session, row_id(message)]
         if kind == "curator" and key:
             return "actor = 'curator' AND json_extract(detail, '$.run') = ?", [key]
+        if kind == "outside" and key:
+            return "actor = 'external' AND subsystem = 'memory' AND json_extract(detail, '$.edit') = ?", [key]
         if kind == "consolidation" and key:
             return (
                 "((subsystem = 'approvals' AND target = ? AND json_extract(detail, '$.action') = 'consolidate') OR "
@@ -529,7 +536,7 @@ class Timeline:
             )
         raise MalformedReference(
             f"{group!r} is not a timeline row or group: give a row id (a number) or a group such as "
-            "review:SESSION:MESSAGE, curator:RUN or consolidation:ID (see `workbench timeline`)."
+            "review:SESSION:MESSAGE, curator:RUN, consolidation:ID or outside:EDIT (see `workbench timeline`)."
         )
 
     def rows_of(self, ref: str | int) -> list[Row]:

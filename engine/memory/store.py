@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -991,6 +992,10 @@ class MemoryStore:
             if row["action"] == "remove":
                 row["detail"]["follows"] = [follows_key(e) for e in preceding(earlier, row["detail"]["index"])]
         rows[-1]["detail"]["file_sha"] = content_hash(state.raw)
+        if len(rows) > 1:  # one edit (a file emptied, a paste of several entries): one Timeline group, one revert
+            edit = secrets.token_hex(4)
+            for row in rows:
+                row["detail"]["edit"] = edit
         now = self.home.clock.now()
         at = self._edited_at(target, left, now)
         if at < now - 1:  # found later than it was made: the rows say when it was seen, and that the
