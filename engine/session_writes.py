@@ -5,7 +5,8 @@ message (a write staged for approval is its ``approvals``/``stage`` row). A real
 agent journals nothing of ours, so for a message with no journal rows the archive's own
 tool calls and results stand in (``memory.archive_writes``), and a call of its that was
 staged for approval is listed from its result (``approvals.sources``) ahead of what the
-journal says the approval of it wrote.
+journal says the approval of it wrote (by the workbench, or by Hermes: the outside edit
+its approval is told from, ``approvals.outside``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from .approvals.sources import StagedCall, staged_in
+from .approvals.outside import applied_by
+from .approvals.sources import StagedCall, staged_in, staged_in_sessions
 from .memory.archive_writes import TOOL, writes_in
 from .memory.store import staged_summary
 
@@ -79,11 +81,30 @@ def session_writes(home: Home, session_id: str, messages: Iterable[Any]) -> dict
     for message_id, writes in writes_in(messages).items():
         if message_id not in found:
             found[message_id] = [Write("memory", w.action, w.target, "agent", w.text) for w in writes]
-    for message_id, calls in staged_in(messages).items():
+    staged_calls = staged_in(messages)
+    approved = _approved_outside(home, [call.pending_id for calls in staged_calls.values() for call in calls])
+    for message_id, calls in staged_calls.items():
         ours = found.get(message_id, [])
         if not any(w.staged for w in ours):  # the workbench journals its own stagings
-            found[message_id] = [_staged(call) for call in calls] + ours
+            ours = found[message_id] = [_staged(call) for call in calls] + ours
+        known = {w.journal_id for w in ours}
+        ours += [w for call in calls for w in approved.get(call.pending_id, []) if w.journal_id not in known]
     return found
+
+
+def _approved_outside(home: Home, pending_ids: list[str]) -> dict[str, list[Write]]:
+    """What Hermes's own approval of each of these proposals wrote to memory (``approvals.outside``):
+    outside edits, with no session of their own, listed at the message that staged them."""
+    if not pending_ids or not home.journal.exists():
+        return {}
+    written: dict[str, list[Write]] = {}
+    for pending_id, row_ids in applied_by(home.journal.connection(), pending_ids).items():
+        rows = [row for row in map(home.journal.get, row_ids) if row is not None]
+        written[pending_id] = [
+            Write(r.subsystem, r.action, r.target, r.actor, r.after if r.after is not None else r.before, False, r.id)
+            for r in rows
+        ]
+    return written
 
 
 def _staged(call: StagedCall) -> Write:
@@ -98,4 +119,7 @@ def session_wrote(home: Home, session_id: str) -> bool:
     agent ran (it journals nothing of ours), an applied ``memory`` call in its own messages."""
     if any(home.journal.query(session_id=session_id, subsystem=name, limit=1) for name in WRITE_SUBSYSTEMS):
         return True
-    return bool(writes_in(home.archive.tool_messages(session_id, TOOL)))
+    if writes_in(home.archive.tool_messages(session_id, TOOL)):
+        return True
+    staged = staged_in_sessions(home, session_id)  # proposals its calls staged that Hermes then approved
+    return bool(staged and home.journal.exists() and applied_by(home.journal.connection(), staged))

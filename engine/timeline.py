@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from .approvals.outside import cited_rows, citing_approval
 from .approvals.sources import staged_in_sessions, staging_message
 from .errors import WorkbenchError
 from .journal import LOOK_AT_NOTHING, JournalEntry, _row
@@ -501,6 +502,7 @@ class Timeline:
                 "AND target IN (SELECT value FROM json_each(?))))"
             )
             args = [*args, json.dumps(staged)]
+            outside += cited_rows(self._conn(), staged)  # the memory writes Hermes's approvals of them made
         if not outside:
             return clause, args
         return f"({clause} OR id IN (SELECT value FROM json_each(?)))", [*args, json.dumps(outside)]
@@ -591,19 +593,10 @@ class Timeline:
 
     def _approved_outside(self, entry: JournalEntry) -> Row | None:
         """The ``approve`` row of a proposal approved outside the workbench (in Hermes) that was told
-        from this outside memory edit (``detail.applied_rows``): the edit is the approval's, from
-        the call that staged it."""
-        found = (
-            self._conn()
-            .execute(
-                "SELECT journal.* FROM journal, json_each(CASE WHEN json_valid(journal.detail) THEN journal.detail "
-                "ELSE '{}' END, '$.applied_rows') AS cited WHERE subsystem = 'approvals' AND action = 'approve' "
-                "AND actor = 'external' AND cited.value = ? LIMIT 1",
-                (entry.id,),
-            )
-            .fetchone()
-        )
-        return self._row(_row(found)) if found else None
+        from this outside memory edit (``approvals.outside``): the edit is the approval's, from the
+        call that staged it."""
+        approval = citing_approval(self._conn(), entry.id)
+        return None if approval is None else self.rows_of(approval)[0]
 
     # -- reverting --------------------------------------------------------------------
     def _entry(self, row: Row) -> JournalEntry:

@@ -16,6 +16,7 @@ import subprocess
 import pytest
 
 from engine import open_home
+from engine.session_writes import session_wrote
 from engine.skills.manage import skill_manage_tool
 from engine.timeline import Timeline
 from engine.tools import ToolContext
@@ -310,7 +311,20 @@ def test_what_hermes_stages_and_decides_reaches_the_timeline_with_its_session(he
     }
     again = json.loads(_workbench(root, "timeline", "--subsystem", "approvals").stdout)["rows"]
     assert len(again) == len(rows)  # journaled once
+    shown = json.loads(_workbench(root, "sessions", "show", "hermes-tea").stdout)["messages"]
+    writes = {m["id"]: [(w["subsystem"], w["action"], w["text"]) for w in m["writes"]] for m in shown if m["writes"]}
+    assert writes[calls["kettle"]] == [
+        ("approvals", "stage", "add to memory: Kettle descales monthly"),
+        ("memory", "add", "Kettle descales monthly"),  # what Hermes's approval of it wrote
+    ]
+    assert writes[calls["cups"]] == [("approvals", "stage", "add to memory: Cups live in the left cupboard")]
+    in_session = json.loads(_workbench(root, "timeline", "--session", "hermes-tea").stdout)["rows"]
+    [write] = [r for r in in_session if r["subsystem"] == "memory"]  # the write Hermes's approval made
+    assert (write["action"], write["session"]) == ("add", "hermes-tea") and "Kettle descales monthly" in write[
+        "summary"
+    ]
     home = open_home(root)
+    assert session_wrote(home, "hermes-tea")  # ✎ in the tree: its proposal, approved in Hermes, wrote memory
     message = {
         row.target: row.message_id
         for row in Timeline(home).with_sources(Timeline(home).page())

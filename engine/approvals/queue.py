@@ -16,16 +16,15 @@ import logging
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
 from ..fileio import crash_point
-from ..memory.similar import score
-from ..memory.targets import TARGETS
 from ..safety import assess
 from ..tools import BACKGROUND_REVIEW
 from ..values import iso_time
+from .outside import outcome
 from .preview import memory_view, proposed_texts, skill_view
 from .records import (
     ORIGINS,
@@ -228,7 +227,7 @@ class ApprovalQueue:
 
     def _close_outside(self, staged: JournalEntry) -> int:
         """Journal how the record ``staged`` left the queue outside the workbench."""
-        action, why, evidence = self._outcome(staged)
+        action, why, evidence = outcome(self.home, staged)
         summary = staged.detail.get("summary")
         return self.home.journal.append(
             "approvals",
@@ -240,51 +239,6 @@ class ApprovalQueue:
             message_id=staged.message_id,
             detail={**staged.detail, "outside": True, "why": why, **({"applied_rows": evidence} if evidence else {})},
         )
-
-    def _outcome(self, staged: JournalEntry) -> tuple[str, str, builtins.list[int]]:
-        """Whether a memory proposal that left the queue outside was applied, and the outside memory
-        rows that wrote it (none cited by an earlier approval: two identical proposals get one each).
-
-        Approved when each change it proposed is such a row, or is in memory as it is now (at least
-        one a row). Rejected when memory shows none of them and nothing written outside since is
-        close to them. Else, and for anything but a memory add, replace, remove or batch of them,
-        closed: whether it was applied is not known (a duplicate Hermes accepted as a no-op, an
-        approved entry edited before a workbench process looked)."""
-        proposed = _proposed_changes(staged.detail)
-        if proposed is None:
-            return "close", f"{LEFT_OUTSIDE}; whether it was applied is not known", []
-        target, changes = proposed
-        created = staged.detail.get("created_at")
-        since = created if isinstance(created, (int, float)) and not isinstance(created, bool) else staged.at
-        journal = self.home.journal
-        claimed = _applied_outside(journal.connection())
-        edits = journal.query(
-            subsystem="memory", target=target, actor="external", actions=_MEMORY_ACTIONS, since=since, limit=1000
-        )
-        rows = [row for row in reversed(edits) if row.id not in claimed]
-        evidence: builtins.list[int] = []
-        for action, text in changes:
-            row = next((r for r in rows if r.id not in evidence and _writes(action, text, r)), None)
-            if row is not None:
-                evidence.append(row.id)
-        try:
-            entries = self.home.memory.entries(target)
-        except WorkbenchError:
-            return "close", f"{LEFT_OUTSIDE}; the memory file cannot be read to tell whether it was applied", []
-        holds = [_holds(action, text, entries) for action, text in changes]
-        if evidence and (len(evidence) == len(changes) or all(holds)):
-            return (
-                "approve",
-                f"{LEFT_OUTSIDE}, and its change is the outside edit of memory in row {evidence[0]}",
-                evidence,
-            )
-        if any(holds):
-            return "close", f"{LEFT_OUTSIDE}; memory holds what it proposed, but no outside edit since wrote it", []
-        threshold = self.home.memory.duplicate_threshold()
-        seen = [text for row in rows for text in (row.before, row.after) if isinstance(text, str)]
-        if any(score(text, other) >= threshold for _, text in changes for other in seen):
-            return "close", f"{LEFT_OUTSIDE}; memory was edited outside since in a way close to it", []
-        return "reject", f"{LEFT_OUTSIDE} without its change reaching memory", []
 
     # -- reading ------------------------------------------------------------------
     def scan(self, subsystem: str | None = None) -> Scan:
@@ -693,59 +647,6 @@ def _brief(record: PendingRecord) -> dict[str, Any]:
         "summary": record.summary,
         "flags": flags(record),
     }
-
-
-def _target(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and value in TARGETS
-
-
-LEFT_OUTSIDE = "it left the queue outside the workbench"
-_MEMORY_ACTIONS = ("add", "replace", "remove")
-
-
-def _proposed_changes(detail: dict[str, Any]) -> tuple[str, builtins.list[tuple[str, str]]] | None:
-    """The target and the (action, text) changes a staged memory write proposes, each text as Hermes
-    applies it (stripped; a remove's is the ``old_text`` it looks for); None for anything else."""
-    payload = detail.get("payload")
-    if detail.get("subsystem") != "memory" or not isinstance(payload, dict):
-        return None
-    target = payload.get("target", "memory")
-    operations = payload.get("operations") if payload.get("action") == "batch" else [payload]
-    if not _target(target) or not isinstance(operations, list) or not operations:
-        return None
-    changes = []
-    for operation in operations:
-        action = operation.get("action") if isinstance(operation, dict) else None
-        if action not in _MEMORY_ACTIONS:
-            return None
-        text = operation.get("old_text" if action == "remove" else "content")
-        if not isinstance(text, str) or not text.strip():
-            return None
-        changes.append((action, text.strip()))
-    return target, changes
-
-
-def _applied_outside(conn: sqlite3.Connection) -> set[int]:
-    """The outside memory rows earlier outside approvals were told from (``detail.applied_rows``)."""
-    rows = conn.execute(
-        "SELECT value FROM journal, json_each(CASE WHEN json_valid(journal.detail) THEN journal.detail ELSE '{}' END, "
-        "'$.applied_rows') WHERE subsystem = 'approvals' AND action = 'approve' AND actor = 'external'"
-    )
-    return {value for (value,) in rows if isinstance(value, int)}
-
-
-def _writes(action: str, text: str, row: JournalEntry) -> bool:
-    """Whether an outside memory row made this proposed change."""
-    if action == "remove":
-        return row.action in ("remove", "replace") and isinstance(row.before, str) and text in row.before
-    return row.action in ("add", "replace") and row.after == text
-
-
-def _holds(action: str, text: str, entries: builtins.list[str]) -> bool:
-    """Whether memory as it is shows this proposed change made."""
-    if action == "remove":
-        return not any(text in entry for entry in entries)
-    return text in entries
 
 
 # The newest staging (or restore) of each record of a subsystem with nothing after it: records the

@@ -1,0 +1,133 @@
+"""How a proposal that left the queue outside the workbench left it: approved, rejected, or not known.
+
+Hermes's ``/memory approve`` applies a staged write (its text stripped, as its store does)
+and only then deletes the record; ``reject`` just deletes it. The workbench sees a record
+gone with no decision of its own and journals one (``ApprovalQueue._decided_outside``).
+Memory's outside edits are journaled first, so the edits since staging are the evidence:
+the ``approve`` row cites those that made its changes (``detail.applied_rows``), each
+cited once, and the Timeline finds an outside edit's approval (and so the call that
+staged it) through that list.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from ..errors import WorkbenchError
+from ..memory.similar import score
+from ..memory.targets import TARGETS
+
+if TYPE_CHECKING:
+    from ..home import Home
+    from ..journal import JournalEntry
+
+LEFT_OUTSIDE = "it left the queue outside the workbench"
+MEMORY_ACTIONS = ("add", "replace", "remove")
+# the outside memory rows outside approvals cite: (approval row, its pending id, cited row) each
+_CITED = (
+    "SELECT journal.id, journal.target, cited.value FROM journal, json_each(CASE WHEN json_valid(journal.detail) "
+    "THEN journal.detail ELSE '{}' END, '$.applied_rows') AS cited "
+    "WHERE subsystem = 'approvals' AND action = 'approve' AND actor = 'external'"
+)
+
+
+def outcome(home: Home, staged: JournalEntry) -> tuple[str, str, list[int]]:
+    """The decision row's action, why, and the outside memory rows that wrote the proposal.
+
+    Approved when each change it proposed is such a row, or is in memory as it is now (at
+    least one a row). Rejected when memory shows none of them and nothing written outside
+    since is close to them. Else, and for anything but a memory add, replace, remove or
+    batch of them, closed: whether it was applied is not known (a duplicate Hermes accepted
+    as a no-op, an approved entry edited before a workbench process looked)."""
+    proposed = _proposed_changes(staged.detail)
+    if proposed is None:
+        return "close", f"{LEFT_OUTSIDE}; whether it was applied is not known", []
+    target, changes = proposed
+    created = staged.detail.get("created_at")
+    since = created if isinstance(created, (int, float)) and not isinstance(created, bool) else staged.at
+    journal = home.journal
+    claimed = set(cited_rows(journal.connection()))
+    edits = journal.query(
+        subsystem="memory", target=target, actor="external", actions=MEMORY_ACTIONS, since=since, limit=1000
+    )
+    rows = [row for row in reversed(edits) if row.id not in claimed]
+    evidence: list[int] = []
+    for action, text in changes:
+        row = next((r for r in rows if r.id not in evidence and _writes(action, text, r)), None)
+        if row is not None:
+            evidence.append(row.id)
+    try:
+        entries = home.memory.entries(target)
+    except WorkbenchError:
+        return "close", f"{LEFT_OUTSIDE}; the memory file cannot be read to tell whether it was applied", []
+    holds = [_holds(action, text, entries) for action, text in changes]
+    if evidence and (len(evidence) == len(changes) or all(holds)):
+        return "approve", f"{LEFT_OUTSIDE}, and its change is the outside edit of memory in row {evidence[0]}", evidence
+    if any(holds):
+        return "close", f"{LEFT_OUTSIDE}; memory holds what it proposed, but no outside edit since wrote it", []
+    threshold = home.memory.duplicate_threshold()
+    seen = [text for row in rows for text in (row.before, row.after) if isinstance(text, str)]
+    if any(score(text, other) >= threshold for _, text in changes for other in seen):
+        return "close", f"{LEFT_OUTSIDE}; memory was edited outside since in a way close to it", []
+    return "reject", f"{LEFT_OUTSIDE} without its change reaching memory", []
+
+
+def cited_rows(conn: sqlite3.Connection, pending_ids: list[str] | None = None) -> list[int]:
+    """The outside memory rows outside approvals cite (of the proposals ``pending_ids`` only, if given)."""
+    return [row for rows in applied_by(conn, pending_ids).values() for row in rows]
+
+
+def applied_by(conn: sqlite3.Connection, pending_ids: list[str] | None = None) -> dict[str, list[int]]:
+    """For each proposal approved outside (of ``pending_ids`` only, if given), the memory rows it wrote."""
+    where, args = "", []
+    if pending_ids is not None:
+        where, args = " AND target IN (SELECT value FROM json_each(?))", [json.dumps(pending_ids)]
+    found: dict[str, list[int]] = {}
+    for _, pending_id, row in conn.execute(_CITED + where, args):
+        if isinstance(row, int):
+            found.setdefault(pending_id, []).append(row)
+    return found
+
+
+def citing_approval(conn: sqlite3.Connection, row_id: int) -> int | None:
+    """The outside approval that cites the outside memory row ``row_id``, if one does."""
+    found = conn.execute(f"{_CITED} AND cited.value = ? LIMIT 1", (row_id,)).fetchone()
+    return None if found is None else found[0]
+
+
+def _proposed_changes(detail: dict[str, Any]) -> tuple[str, list[tuple[str, str]]] | None:
+    """The target and the (action, text) changes a staged memory write proposes, each text as Hermes
+    applies it (stripped; a remove's is the ``old_text`` it looks for); None for anything else."""
+    payload = detail.get("payload")
+    if detail.get("subsystem") != "memory" or not isinstance(payload, dict):
+        return None
+    target = payload.get("target", "memory")
+    operations = payload.get("operations") if payload.get("action") == "batch" else [payload]
+    if target not in TARGETS or not isinstance(operations, list) or not operations:
+        return None
+    changes = []
+    for operation in operations:
+        action = operation.get("action") if isinstance(operation, dict) else None
+        if action not in MEMORY_ACTIONS:
+            return None
+        text = operation.get("old_text" if action == "remove" else "content")
+        if not isinstance(text, str) or not text.strip():
+            return None
+        changes.append((action, text.strip()))
+    return target, changes
+
+
+def _writes(action: str, text: str, row: JournalEntry) -> bool:
+    """Whether an outside memory row made this proposed change."""
+    if action == "remove":
+        return row.action in ("remove", "replace") and isinstance(row.before, str) and text in row.before
+    return row.action in ("add", "replace") and row.after == text
+
+
+def _holds(action: str, text: str, entries: list[str]) -> bool:
+    """Whether memory as it is shows this proposed change made."""
+    if action == "remove":
+        return not any(text in entry for entry in entries)
+    return text in entries
