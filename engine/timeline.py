@@ -35,6 +35,7 @@ SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers", "sessions
 # a title, a reopened session or a new system prompt does not.
 SESSION_ACTIONS = ("archive", "unarchive", "delete", "prune")
 FILES = {"memory": "MEMORY", "user": "USER"}
+OUTSIDE_GROUPED = ("memory", "sessions")  # outside changes of several rows at once are one group
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _RECORDS = {
@@ -273,7 +274,7 @@ def group_of(entry: JournalEntry) -> str | None:
         return f"curator:{detail['run']}"
     if entry.actor == "review" and entry.session_id:
         return f"review:{entry.session_id}:{entry.message_id if entry.message_id is not None else '-'}"
-    if entry.actor == "external" and entry.subsystem == "memory" and isinstance(detail.get("edit"), str):
+    if entry.actor == "external" and entry.subsystem in OUTSIDE_GROUPED and isinstance(detail.get("edit"), str):
         return f"outside:{detail['edit']}"
     return None
 
@@ -287,9 +288,10 @@ def describe_group(rows: list[Row]) -> str:
         counts[row.subsystem, row.action] = counts.get((row.subsystem, row.action), 0) + 1
     parts = ", ".join(_part(subsystem, action, n) for (subsystem, action), n in sorted(counts.items()))
     titles = {"review": "background review", "curator": "Curator pass", "consolidation": "consolidation"}
-    title = (
-        f"outside edit of {FILES.get(rows[0].target, rows[0].target)}" if kind == "outside" else titles.get(kind, kind)
+    titles["outside"] = (
+        f"outside edit of {FILES[rows[0].target]}" if rows[0].target in FILES else "outside the workbench"
     )
+    title = titles.get(kind, kind)
     return f"{title} ({len(rows)} row{'s' * (len(rows) != 1)}): {parts}"
 
 
@@ -527,7 +529,10 @@ class Timeline:
         if kind == "curator" and key:
             return "actor = 'curator' AND json_extract(detail, '$.run') = ?", [key]
         if kind == "outside" and key:
-            return "actor = 'external' AND subsystem = 'memory' AND json_extract(detail, '$.edit') = ?", [key]
+            return (
+                "actor = 'external' AND subsystem IN ('memory', 'sessions') AND json_extract(detail, '$.edit') = ?",
+                [key],
+            )
         if kind == "consolidation" and key:
             return (
                 "((subsystem = 'approvals' AND target = ? AND json_extract(detail, '$.action') = 'consolidate') OR "

@@ -318,3 +318,59 @@ def test_a_cjk_search_first_in_a_home_hermes_wrote_leaves_every_read_working(her
         )
         assert shown.returncode == 0, (command, shown.stdout, shown.stderr)
         assert json.loads(shown.stdout)
+
+
+def test_sessions_hermes_archives_and_deletes_are_timeline_rows(hermes, tmp_path):
+    """Hermes's own set_session_archived and delete_session change what can be recalled, yet left
+    no Timeline row: the workbench only journaled its own archive changes."""
+    folder = tmp_path / "hermes"
+    folder.mkdir()
+    hermes.json(
+        folder,
+        OPEN
+        + """
+db.create_session("d1", "cli", model="m")
+db.set_session_title("d1", "Deploy API")
+db.append_message("d1", "user", "deploy the API")
+db.end_session("d1", "compression")
+db.create_session("d2", "cli", model="m", parent_session_id="d1")
+db.append_message("d2", "user", "continue")
+db.create_session("solo", "telegram")
+db.set_session_title("solo", "Quick question")
+db.append_message("solo", "user", "what time is it")
+print(json.dumps({}))
+""",
+    )
+    first = subprocess.run(workbench_cmd("timeline", "--home", str(folder), "--json"), capture_output=True, text=True)
+    assert first.returncode == 0 and json.loads(first.stdout)["rows"] == []  # the first look journals nothing
+    hermes.json(
+        folder,
+        OPEN
+        + """
+print(json.dumps([db.set_session_archived("d2", True), db.delete_session("solo")]))
+""",
+    )
+    listed = subprocess.run(
+        workbench_cmd("timeline", "--subsystem", "sessions", "--home", str(folder), "--json"),
+        capture_output=True,
+        text=True,
+    )
+    rows = json.loads(listed.stdout)["rows"]
+    assert [(r["actor"], r["action"], r["target"], r["summary"]) for r in rows] == [
+        ("external", "delete", "solo", "deleted session solo 'Quick question', 1 message"),
+        (
+            "external",
+            "archive",
+            "d1",
+            "archived session d1 with 1 more of its compression chain: hidden from lists and session_search",
+        ),
+    ]
+    revert = subprocess.run(
+        workbench_cmd("revert", str(rows[1]["id"]), "--home", str(folder), "--json"), capture_output=True, text=True
+    )
+    assert json.loads(revert.stdout)["success"]
+    home = open_home(folder, read_only=True)
+    try:
+        assert [s.archived for s in map(home.archive.get_session, ("d1", "d2"))] == [False, False]
+    finally:
+        home.close()

@@ -31,6 +31,7 @@ from textual.signal import Signal
 from textual.theme import ThemeProvider
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from engine.archive import outside as sessions_outside
 from engine.errors import WorkbenchError
 from engine.events import ConfigChanged, Event, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
 from engine.home import Home
@@ -484,6 +485,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
         steps += [(t, partial(self.home.memory.record_external_change, t)) for t in TARGETS if t in kinds]
         steps += [("skills", self.home.skills.outside.record)] if "skill files" in kinds else []
         steps += [("pending", self.home.approvals.catch_up)] if "pending" in kinds else []
+        if kinds & {"sessions", "session flags"}:  # sessions Hermes archived or deleted
+            steps.append(("sessions", partial(sessions_outside.catch_up, self.home)))
         try:
             for kind, step in steps:
                 try:

@@ -9,7 +9,8 @@ process's own write is for the store to decide (``MemoryStore.record_external_ch
 compares with what this process last wrote or saw). The first report, before any
 change, names both memory targets, config.yaml and "pending", so edits made and
 proposals staged while nobody watched are caught up, and "skill files", so the skills'
-first look (their baseline) is taken.
+first look (their baseline) is taken, and "session flags", so sessions archived or
+deleted outside while nobody watched are journaled (``engine.archive.outside``).
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ class HomeWatcher:
         }
         # What changed before the watch began is caught up (memory, proposals Hermes staged); the skills'
         # first look is their baseline.
-        self._report(set(TARGETS) | {"config", "skill files", "pending"})
+        self._report(set(TARGETS) | {"config", "skill files", "pending", "session flags"})
         if not paths:  # a read-only home without the folders: only state.db and config.yaml can change
             while not self._stop.wait(0.4):
                 kinds = {kind for kind, files in stamped.items() if files.changed()}

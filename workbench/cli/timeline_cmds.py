@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 
+from engine.archive import outside as sessions_outside
 from engine.home import Home
 from engine.journal import ACTORS
 from engine.timeline import (
@@ -60,6 +61,7 @@ def show_timeline(home: Home, args) -> Output:
         raise UsageError(exc.message) from None
     home.memory.catch_up()  # Hermes's memory writes since a workbench process last looked, journaled first
     home.approvals.catch_up()  # and the proposals Hermes staged
+    sessions_outside.catch_up(home)  # and the sessions Hermes archived or deleted
     timeline = Timeline(home)
     rows = timeline.page(
         before_id=args.before,

@@ -1,0 +1,164 @@
+"""Archive changes made outside the workbench: sessions Hermes archived, unarchived or deleted.
+
+Hermes journals nothing of ours, yet archiving or deleting a session changes what the agent
+can recall (lists, ``session_search``), so the Timeline must show it. workbench.db keeps
+each session's id, archived flag, title and message count as a workbench process last saw
+them (``sessions_seen``), with a fingerprint of the sessions table; when state.db changed
+and the fingerprint with it, the difference is journaled as ``external`` rows: one
+``archive`` or ``unarchive`` per compression chain that flipped, one ``delete`` per session
+gone (several gone at once are one group). The workbench's own changes update the table
+as they are made (``note_archived``, ``note_deleted``), and a change a journal row since
+the last look names is skipped too (a process killed between its change and its note).
+The first look only records what is there.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+from typing import TYPE_CHECKING
+
+from ..errors import WorkbenchError
+from ..values import json_value
+
+if TYPE_CHECKING:
+    from ..home import Home
+
+SUBSYSTEM = "sessions"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions_seen (
+    id TEXT PRIMARY KEY, archived INTEGER NOT NULL, title TEXT, messages INTEGER
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sessions_seen_mark (
+    one INTEGER PRIMARY KEY CHECK (one = 1), fingerprint TEXT NOT NULL, journal_id INTEGER NOT NULL
+);
+"""
+
+
+def catch_up(home: Home) -> list[int]:
+    """Journal what changed in state.db's sessions outside the workbench since a workbench process
+    last looked; the ids of the rows written. Under the archive's change lock, so no change of
+    ours is half made meanwhile."""
+    if home.read_only or not home.state_db_path.exists():
+        return []
+    archive = home.archive
+    if not archive.caps.has("sessions", "archived"):
+        return []
+    with archive.changing():
+        state = archive.conn()
+        fingerprint = json.dumps(
+            tuple(state.execute("SELECT count(*), total(rowid), total(archived * rowid) FROM sessions").fetchone())
+        )
+        journal = home.journal
+        conn = journal.connection()
+        conn.executescript(_SCHEMA)
+        mark = conn.execute("SELECT fingerprint, journal_id FROM sessions_seen_mark").fetchone()
+        if mark is not None and mark[0] == fingerprint:
+            return []
+        now = {
+            row[0]: (int(bool(row[1])), row[2], row[3])
+            for row in state.execute("SELECT id, archived, title, message_count FROM sessions")
+        }
+        with journal.transaction() as write:
+            seen = {row[0]: (row[1], row[2], row[3]) for row in write.execute("SELECT * FROM sessions_seen")}
+            newest = write.execute("SELECT coalesce(max(id), 0) FROM journal").fetchone()[0]
+            ids = [] if mark is None else _journal(home, seen, now, _named_since(write, mark[1]))
+            write.execute("DELETE FROM sessions_seen")
+            write.executemany("INSERT INTO sessions_seen VALUES (?, ?, ?, ?)", [(k, *v) for k, v in now.items()])
+            write.execute(
+                "INSERT OR REPLACE INTO sessions_seen_mark VALUES (1, ?, ?)", (fingerprint, max(newest, *ids, 0))
+            )
+    return ids
+
+
+def note_archived(home: Home, session_ids: list[str], archived: bool) -> None:
+    """Our own archive change, made: so the next look does not take it for one made outside."""
+    _note(
+        home,
+        "UPDATE sessions_seen SET archived = ? WHERE id IN (SELECT value FROM json_each(?))",
+        (int(archived), json.dumps(session_ids)),
+    )
+
+
+def note_deleted(home: Home, session_ids: list[str]) -> None:
+    """Our own deletion, made (see ``note_archived``)."""
+    _note(home, "DELETE FROM sessions_seen WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(session_ids),))
+
+
+def _note(home: Home, sql: str, args: tuple) -> None:
+    try:
+        with home.journal.transaction() as conn:
+            conn.execute(sql, args)
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):  # never looked: the first look records what is there
+            raise
+
+
+def _named_since(conn: sqlite3.Connection, journal_id: int) -> set[str]:
+    """The sessions the journal's sessions rows since ``journal_id`` name (ours, done or not)."""
+    named: set[str] = set()
+    rows = conn.execute(
+        "SELECT target, detail FROM journal WHERE subsystem = ? AND id > ? AND status != 'abandoned'",
+        (SUBSYSTEM, journal_id),
+    )
+    for target, detail in rows:
+        named.add(target)
+        data = json_value(detail, {})
+        for key in ("sessions", "deleted"):
+            listed = data.get(key) if isinstance(data, dict) else None
+            if isinstance(listed, list):
+                named.update(item for item in listed if isinstance(item, str))
+    return named
+
+
+def _journal(home: Home, seen: dict, now: dict, named: set[str]) -> list[int]:
+    """The rows for what differs between ``seen`` and ``now`` that no row of ours names."""
+    journal, ids = home.journal, []
+    flipped = [
+        sid for sid, (archived, *_) in now.items() if sid in seen and seen[sid][0] != archived and sid not in named
+    ]
+    for chain in _chains(home, flipped):
+        archived = bool(now[chain[0]][0])
+        ids.append(
+            journal.append(
+                SUBSYSTEM,
+                "archive" if archived else "unarchive",
+                chain[0],
+                actor="external",
+                after=str(int(archived)),
+                session_id=chain[0],
+                detail={"sessions": chain, "outside": True},
+            )
+        )
+    gone = [sid for sid in seen if sid not in now and sid not in named]
+    edit = {"edit": secrets.token_hex(4)} if len(gone) > 1 else {}
+    for sid in gone:
+        _, title, messages = seen[sid]
+        ids.append(
+            journal.append(
+                SUBSYSTEM,
+                "delete",
+                sid,
+                actor="external",
+                before=title,
+                session_id=sid,
+                detail={"deleted": [sid], "message_count": messages, "outside": True, **edit},
+            )
+        )
+    return ids
+
+
+def _chains(home: Home, flipped: list[str]) -> list[list[str]]:
+    """The flipped sessions, one list per compression chain (as Hermes archives a chain at once)."""
+    left, chains = list(flipped), []
+    while left:
+        first = left.pop(0)
+        try:
+            chain = home.archive.lineage(first).chain
+        except WorkbenchError:
+            chain = [first]
+        members = [first] + [sid for sid in chain if sid in left]
+        left = [sid for sid in left if sid not in members]
+        chains.append(members)
+    return chains

@@ -1,0 +1,110 @@
+"""Sessions archived, unarchived or deleted outside the workbench become Timeline rows.
+
+Another process (Hermes's ``set_session_archived``, ``delete_session`` or a prune) writes
+state.db directly; the workbench notices the sessions table differs from what it last saw
+and journals each change once, actor ``external``, while its own changes never read as
+outside ones. The real Hermes does the same in ``test_archive_hermes.py``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from engine.archive import outside
+from engine.timeline import Timeline, describe_group
+from tests.tui_support import make_app, wait_for
+
+IDS = ["s1", "s1b", "s2", "s3", "s4"]
+
+
+def _seeded(home):
+    archive = home.archive
+    for sid in ("s1", "s2", "s3", "s4"):
+        archive.create_session(sid, source="cli", title=f"Talk {sid}")
+        archive.append_messages(sid, [{"role": "user", "content": f"hello from {sid}"}])
+    archive.create_session("s1b", parent_session_id="s1")
+    archive.end_session("s1", "compression")  # s1 -> s1b is one compression chain
+    return archive
+
+
+def _elsewhere(home, *statements):
+    """What another process does to state.db: plain SQL, nothing of ours."""
+    with sqlite3.connect(home.state_db_path) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+def test_outside_archive_and_delete_are_journaled_once_and_ours_never(home):
+    archive = _seeded(home)
+    assert outside.catch_up(home) == []  # the first look records what is there
+    _elsewhere(
+        home,
+        "UPDATE sessions SET archived = 1 WHERE id IN ('s1', 's1b')",
+        "DELETE FROM messages WHERE session_id IN ('s3', 's4')",
+        "DELETE FROM sessions WHERE id IN ('s3', 's4')",
+    )
+    archive.set_archived("s2")  # ours, meanwhile: journaled as ours only
+    written = outside.catch_up(home)
+    assert len(written) == 3 and outside.catch_up(home) == []
+    timeline = Timeline(home)
+    rows = timeline.page(subsystem="sessions", actor="external")
+    assert [r.summary for r in rows] == [
+        "deleted session s4 'Talk s4', 1 message",
+        "deleted session s3 'Talk s3', 1 message",
+        "archived session s1 with 1 more of its compression chain: hidden from lists and session_search",
+    ]
+    deletes = rows[:2]
+    assert deletes[0].group == deletes[1].group and deletes[0].group.startswith("outside:")
+    assert describe_group(deletes) == "outside the workbench (2 rows): 2 sessions deleted"
+    assert [r.actor for r in timeline.page(subsystem="sessions", target="s2")] == ["user"]
+    assert timeline.revert(str(rows[2].id))["success"]  # unarchived by us: not outside
+    archive.delete_session("s2")
+    assert outside.catch_up(home) == []
+    assert not archive.get_session("s1").archived and not archive.get_session("s1b").archived
+
+
+def test_a_change_of_ours_a_kill_left_unnoted_is_not_taken_for_an_outside_one(home, monkeypatch):
+    archive = _seeded(home)
+    outside.catch_up(home)
+    monkeypatch.setattr(outside, "note_archived", lambda *args: None)  # killed between its change and its note
+    archive.set_archived("s2")
+    assert outside.catch_up(home) == []
+    assert [r.actor for r in Timeline(home).page(subsystem="sessions", target="s2")] == ["user"]
+
+
+def test_a_read_only_home_or_one_without_sessions_journals_nothing(home, tmp_path):
+    from engine import open_home
+
+    assert outside.catch_up(home) == []  # no state.db yet: nothing made
+    assert not home.state_db_path.exists()
+    _seeded(home)
+    home.close()
+    reader = open_home(home.root, read_only=True)
+    try:
+        assert outside.catch_up(reader) == []
+    finally:
+        reader.close()
+
+
+@pytest.mark.anyio
+async def test_the_tui_journals_what_another_process_archived_while_it_runs(home, tmp_path):
+    _seeded(home)
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: _seen(home), timeout=10, what="the first look at the sessions")
+        _elsewhere(home, "UPDATE sessions SET archived = 1 WHERE id = 's4'")
+        await wait_for(
+            pilot,
+            lambda: [r.action for r in home.journal.query(subsystem="sessions", actor="external")] == ["archive"],
+            timeout=10,
+            what="the outside archive journaled",
+        )
+
+
+def _seen(home) -> bool:
+    try:
+        return home.journal.connection().execute("SELECT count(*) FROM sessions_seen").fetchone()[0] == len(IDS)
+    except sqlite3.OperationalError:
+        return False
