@@ -165,3 +165,28 @@ def test_pause_resume_status_and_a_staged_consolidation_from_the_shell(tmp_path)
     )
     code, listed = wb(tmp_path / "h", "pending", "list")
     assert [(p["action"], p["origin"]) for p in listed["pending"]] == [("consolidate", "curator")]
+
+
+def test_ledger_columns_line_up_whatever_the_action_and_skill():
+    """'write_file' (10 letters) pushed its skill a column right of every 'create' row, and the skill
+    names were not padded, so the actor column wandered."""
+    from engine.curator.ledger import SKILL_CELLS, LedgerEntry, columns
+
+    entries = [
+        LedgerEntry(
+            "a", "2026-12-04T05:52:19+00:00", "curator", "create", "triage-invoice-export", journal_actor="review"
+        ),
+        LedgerEntry("b", "2026-12-04T05:52:04+00:00", "user", "write_file", "x" * 50),
+        LedgerEntry("c", "2026-12-04T05:52:04+00:00", "user", "archive", "brew"),
+    ]
+    rows = columns(entries)
+    assert {len(action) for _, action, _, _ in rows} == {10} and {len(skill) for _, _, skill, _ in rows} == {
+        SKILL_CELLS
+    }
+    assert rows[0] == (
+        "2026-12-04 05:52",
+        "create    ",
+        "triage-invoice-export".ljust(SKILL_CELLS),
+        "review (ledger: curator)",
+    )
+    assert rows[1][2] == "x" * (SKILL_CELLS - 1) + "…"

@@ -295,4 +295,4 @@ async def test_the_ledger_names_a_review_as_the_timeline_does(home, tmp_path):
         await pilot.press("l")
         await wait_for(pilot, lambda: isinstance(app.screen, LedgerDialog), what="ledger")
         await settle(pilot)
-        assert "create    x  by review (ledger: curator)" in screen_text(app)
+        assert "create  x  by review (ledger: curator)" in screen_text(app)

@@ -32,8 +32,28 @@ CRON_JOBS = "cron/jobs.json"  # the one file outside skills/ a ledger row may na
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
+SKILL_CELLS = 32  # a skill name wider than this is cut in a ledger listing's column
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
+    """Each entry's (time, action, skill, actor), the action and skill padded to the widest shown,
+    so a listing's columns line up in either skin (a skill name is cut to ``SKILL_CELLS``)."""
+    rows = [
+        (
+            e.ts[:16].replace("T", " "),
+            e.action,
+            e.skill if len(e.skill) <= SKILL_CELLS else e.skill[: SKILL_CELLS - 1] + "…",
+            e.shown_actor,
+        )
+        for e in entries
+    ]
+    action_width = max((len(row[1]) for row in rows), default=0)
+    skill_width = max((len(row[2]) for row in rows), default=0)
+    return [(when, action.ljust(action_width), skill.ljust(skill_width), actor) for when, action, skill, actor in rows]
 
 
 @dataclass(frozen=True)

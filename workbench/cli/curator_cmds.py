@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engine.curator.ledger import columns
 from engine.curator.run import PURGE_DAYS
 from engine.home import Home
 
@@ -131,6 +132,9 @@ def rollback_entry(home: Home, args) -> Output:
 
 def show_ledger(home: Home, args) -> Output:
     entries = home.curator.ledger(args.limit)
-    lines = [f"{e.id}  {e.ts}  {e.shown_actor:<7} {e.action:<11} {e.skill}" for e in entries]
+    lines = [
+        f"{e.id}  {when}  {action}  {skill}  by {actor}"
+        for e, (when, action, skill, actor) in zip(entries, columns(entries), strict=True)
+    ]
     listed = [{**e.to_dict(), "journal_actor": e.journal_actor} for e in entries]
     return Output({"entries": listed}, text="\n".join(lines) or "The ledger is empty.")

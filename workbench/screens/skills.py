@@ -23,12 +23,13 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from engine.curator.ledger import columns
 from engine.curator.run import purge_days_problem
 from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
 from engine.skills.usage import parse_iso
 from widgets.code_view import CodeView
-from widgets.literal import one_line, visible
+from widgets.literal import assemble, one_line, visible
 from widgets.search_box import SearchBox
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 
@@ -152,15 +153,12 @@ class LedgerDialog(Dialog[str | None]):
             )
             options = [
                 Option(
-                    Content.assemble(
-                        (f"{e.ts[:16].replace('T', ' ')}  ", "$text-muted"),
-                        (f"{e.action:<9} ", "bold"),
-                        e.skill,
-                        (f"  by {e.shown_actor}", "$text-muted"),
+                    assemble(
+                        (f"{when}  ", "$text-muted"), (f"{action}  ", "bold"), skill, (f"  by {actor}", "$text-muted")
                     ),
                     id=e.id,
                 )
-                for e in self.entries
+                for e, (when, action, skill, actor) in zip(self.entries, columns(self.entries), strict=True)
             ]
             yield OptionList(*options) if options else Static(Content("The ledger is empty."))
 
