@@ -100,7 +100,7 @@ def test_background_create_is_curator_managed(home):
     listed = subprocess.run(
         workbench_cmd("curator", "ledger", "--home", str(home.root)), capture_output=True, text=True, timeout=60
     )
-    assert "review (ledger: curator) create" in listed.stdout
+    assert "create  x  by review (ledger: curator)" in listed.stdout
 
 
 def test_replace_all_and_unique_patch(home):
