@@ -452,8 +452,9 @@ class Journal:
         before_id: int | None = None,
         since: float | None = None,
         include_pending: bool = False,
+        oldest_first: bool = False,
     ) -> list[JournalEntry]:
-        """Newest first (``since``: rows at or after that time)."""
+        """Newest first, or ``oldest_first`` (``since``: rows at or after that time)."""
         if not self.exists():
             return []
         where: list[str] = []
@@ -479,7 +480,10 @@ class Journal:
         if not include_pending:
             where.append("status = 'done'")
         where.append(f"NOT ({LOOK_AT_NOTHING})")
-        sql = "SELECT * FROM journal" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY id DESC LIMIT ?"
+        order = "id" if oldest_first else "id DESC"
+        sql = (
+            "SELECT * FROM journal" + (f" WHERE {' AND '.join(where)}" if where else "") + f" ORDER BY {order} LIMIT ?"
+        )
         return [_row(r) for r in self.connection().execute(sql, (*args, limit))]
 
     def targets(self, subsystem: str, targets: list[str]) -> list[str]:

@@ -121,5 +121,6 @@ def session_wrote(home: Home, session_id: str) -> bool:
         return True
     if writes_in(home.archive.tool_messages(session_id, TOOL)):
         return True
-    staged = staged_in_sessions(home, session_id)  # proposals its calls staged that Hermes then approved
-    return bool(staged and home.journal.exists() and applied_by(home.journal.connection(), staged))
+    # a proposal its calls staged that Hermes then approved (looked for only when Hermes approved any)
+    approved = applied_by(home.journal.connection()) if home.journal.exists() else {}
+    return bool(approved) and any(pid in approved for pid in staged_in_sessions(home, session_id))

@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from .approvals.outside import cited_rows, citing_approval
+from .approvals.outside import cited_rows, citing_approvals
 from .approvals.sources import staged_in_sessions, staging_message
 from .errors import WorkbenchError
 from .journal import LOOK_AT_NOTHING, JournalEntry, _row
@@ -110,6 +110,15 @@ class TimelineError(WorkbenchError):
 
 class MalformedReference(TimelineError):
     """A reference that names no row or group by its form (the CLI's usage error, not a missing row)."""
+
+
+@dataclass
+class _Lookups:
+    """What one listing's sources share: the staging call of each Hermes proposal, and which outside
+    approval cites each outside memory edit (read once, when first wanted)."""
+
+    staged: dict[tuple[Any, str], Source | None] = field(default_factory=dict)
+    citing: dict[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -349,6 +358,11 @@ def outcome_lines(result: dict[str, Any]) -> list[str]:
     )
 
 
+def _detail_at(path: str) -> str:
+    """SQL for a value in a row's detail, NULL for a detail damaged by hand (json_extract would raise)."""
+    return f"CASE WHEN json_valid(detail) THEN json_extract(detail, '{path}') END"
+
+
 def _shortfall(changed: list, refused: list, *, preview: bool) -> dict[str, str]:
     """The ``error`` of a revert (or of its preview) that does not change everything it names; none when it does."""
     if not changed and not refused:
@@ -476,7 +490,7 @@ class Timeline:
         if text:
             where.append(
                 "(target LIKE ? ESCAPE '\\' OR action LIKE ? ESCAPE '\\' OR before LIKE ? ESCAPE '\\' "
-                "OR after LIKE ? ESCAPE '\\' OR json_extract(detail, '$.summary') LIKE ? ESCAPE '\\')"
+                f"OR after LIKE ? ESCAPE '\\' OR {_detail_at('$.summary')} LIKE ? ESCAPE '\\')"
             )
             args += [_like(text)] * 5
         if group:
@@ -527,17 +541,14 @@ class Timeline:
             if session and row_id(message) is not None:
                 return "actor = 'review' AND session_id = ? AND message_id = ?", [session, row_id(message)]
         if kind == "curator" and key:
-            return "actor = 'curator' AND json_extract(detail, '$.run') = ?", [key]
+            return f"actor = 'curator' AND {_detail_at('$.run')} = ?", [key]
         if kind == "outside" and key:
-            return (
-                "actor = 'external' AND subsystem IN ('memory', 'sessions') AND json_extract(detail, '$.edit') = ?",
-                [key],
-            )
+            return f"actor = 'external' AND subsystem IN ('memory', 'sessions') AND {_detail_at('$.edit')} = ?", [key]
         if kind == "consolidation" and key:
             return (
-                "((subsystem = 'approvals' AND target = ? AND json_extract(detail, '$.action') = 'consolidate') OR "
+                f"((subsystem = 'approvals' AND target = ? AND {_detail_at('$.action')} = 'consolidate') OR "
                 "(subsystem = 'skills' AND action IN ('consolidate', 'consolidate_refused') AND "
-                "(json_extract(detail, '$.pending_id') = ? OR json_extract(detail, '$.ledger_id') = ? "
+                f"({_detail_at('$.pending_id')} = ? OR {_detail_at('$.ledger_id')} = ? "
                 "OR CAST(id AS TEXT) = ?)))",
                 [key, key, key, key],
             )
@@ -564,16 +575,16 @@ class Timeline:
     def with_sources(self, rows: list[Row]) -> list[Row]:
         """``rows``, each outside memory edit with the Hermes call that wrote it and each proposal
         Hermes staged with the call that staged it (``source``): the journal names no session for
-        those (Hermes's records name none), so a listing would show none. A proposal's rows
-        (staged, then decided) share one lookup."""
-        staged: dict[tuple[Any, str], Source | None] = {}
-        return [replace(r, source=self.source(r, staged)) if _found_in_archive(r) else r for r in rows]
+        those (Hermes's records name none), so a listing would show none. The lookups a listing
+        repeats (a proposal's staged and decided rows, which approval cites an edit) are made once."""
+        lookups = _Lookups()
+        return [replace(r, source=self.source(r, lookups)) if _found_in_archive(r) else r for r in rows]
 
-    def source(self, row: Row, staged: dict[tuple[Any, str], Source | None] | None = None) -> Source | None:
+    def source(self, row: Row, lookups: _Lookups | None = None) -> Source | None:
         """The session message behind a row: the one it names, or, for an outside memory edit,
-        the Hermes tool call that wrote its entry (``memory.history.hermes_call``), or, for a
-        proposal Hermes staged, the call whose result staged it (``approvals.sources``; ``staged``
-        keeps those found for this listing), else None."""
+        the Hermes tool call that wrote its entry (``memory.history.hermes_call``) or the call that
+        staged the proposal whose approval in Hermes wrote it, or, for a proposal Hermes staged, the
+        call whose result staged it (``approvals.sources``), else None."""
         if named := Source.named_by(row):
             return named
         if not _found_in_archive(row):
@@ -581,27 +592,23 @@ class Timeline:
         entry = self.home.journal.get(row.id)
         if entry is None:
             return None
+        lookups = lookups or _Lookups()
         if row.subsystem == "approvals":
             subsystem = entry.detail.get("subsystem")
             if entry.detail.get("staged_by") != "hermes" or subsystem not in ("memory", "skills"):
                 return None
-            key, seen = (subsystem, row.target), {} if staged is None else staged
-            if key not in seen:
+            key = (subsystem, row.target)
+            if key not in lookups.staged:
                 found = staging_message(self.home, subsystem, row.target)
-                seen[key] = Source(found[0], found[1], "staged") if found else None
-            return seen[key]
+                lookups.staged[key] = Source(found[0], found[1], "staged") if found else None
+            return lookups.staged[key]
         call = hermes_call(self.home.memory, entry)
         if call is not None:
             return Source(call.session_id, call.message_id, "archive")
-        approval = self._approved_outside(entry)
-        return self.source(approval, staged) if approval is not None else None
-
-    def _approved_outside(self, entry: JournalEntry) -> Row | None:
-        """The ``approve`` row of a proposal approved outside the workbench (in Hermes) that was told
-        from this outside memory edit (``approvals.outside``): the edit is the approval's, from the
-        call that staged it."""
-        approval = citing_approval(self._conn(), entry.id)
-        return None if approval is None else self.rows_of(approval)[0]
+        if lookups.citing is None:
+            lookups.citing = citing_approvals(self._conn())
+        approval = lookups.citing.get(entry.id)
+        return self.source(self.rows_of(approval)[0], lookups) if approval is not None else None
 
     # -- reverting --------------------------------------------------------------------
     def _entry(self, row: Row) -> JournalEntry:
@@ -656,12 +663,18 @@ class Timeline:
             return {"refused": "its messages were deleted from state.db; nothing was kept to put back"}
         target, archive = entry.target, entry.action == "unarchive"
         plan: dict[str, Any] = {"undo": f"{'archive' if archive else 'unarchive'} session {target}"}
-        newer = (
+        chain = entry.detail.get("sessions")
+        members = [sid for sid in chain if isinstance(sid, str)] if isinstance(chain, list) else [target]
+        newer = (  # a later archive change to any session of the chain, by us or (journaled) by Hermes
             self._conn()
             .execute(
-                "SELECT id, action FROM journal WHERE subsystem = 'sessions' AND target = ? AND id > ? "
-                "AND status = 'done' ORDER BY id LIMIT 1",
-                (target, entry.id),
+                "SELECT j.id, j.action FROM journal AS j WHERE j.subsystem = 'sessions' AND j.id > ? "
+                "AND j.status = 'done' AND j.action IN ('archive', 'unarchive', 'delete', 'prune') "
+                "AND (j.target IN (SELECT value FROM json_each(?)) OR EXISTS (SELECT 1 FROM json_each("
+                "CASE WHEN json_valid(j.detail) THEN j.detail ELSE '{}' END, "
+                "CASE j.action WHEN 'archive' THEN '$.sessions' WHEN 'unarchive' THEN '$.sessions' ELSE '$.deleted' END"
+                ") AS named WHERE named.value IN (SELECT value FROM json_each(?)))) ORDER BY j.id LIMIT 1",
+                (entry.id, json.dumps(members), json.dumps(members)),
             )
             .fetchone()
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from engine.approvals.outside import citing_approvals
 from engine.memory.format import serialize
 from engine.timeline import Timeline
 from engine.tools import ToolContext
@@ -116,10 +117,9 @@ def test_an_outside_approval_names_the_edit_it_was_told_from_on_the_timeline(hom
     _stage(home, clock, "0000aa0a", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
     _hermes_decides(home, "0000aa0a", ["User likes tea", "Kettle descales monthly"])
     home.approvals.catch_up()
-    timeline = Timeline(home)
-    edit = timeline.rows_of(_outside_row(home, "Kettle descales monthly"))[0]
+    edit = _outside_row(home, "Kettle descales monthly")
     approval = home.journal.query(subsystem="approvals", target="0000aa0a", limit=1)[0]
-    assert timeline._approved_outside(home.journal.get(edit.id)).id == approval.id
+    assert citing_approvals(home.journal.connection()) == {edit: approval.id}
 
 
 def test_a_failed_approval_does_not_hide_the_record_leaving_later(home, clock):
@@ -180,3 +180,25 @@ def test_a_listing_looks_up_each_hermes_proposal_once(home, clock, monkeypatch):
     rows = timeline.with_sources(timeline.page(subsystem="approvals"))
     assert [r.action for r in rows] == ["reject", "stage"]
     assert looked_up == [("memory", "0000aa0f")]
+
+
+def test_a_record_approved_while_memory_was_caught_up_waits_for_its_evidence(home, clock, monkeypatch):
+    """Hermes approving a second record between the memory catch-up and the folder lock: judged then,
+    its edit was not journaled yet and memory already held its text, so it was closed for good."""
+    _seed(home, "User likes tea")
+    _stage(home, clock, "0000ab01", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    _stage(home, clock, "0000ab02", {"action": "add", "target": "memory", "content": "Cups live left"})
+    _hermes_decides(home, "0000ab01")  # rejected
+    queue = home.approvals
+    real = type(queue)._catch_up_memory
+
+    def and_meanwhile_hermes_approves(self):
+        real(self)
+        _hermes_decides(home, "0000ab02", ["User likes tea", "Cups live left"])
+
+    monkeypatch.setattr(type(queue), "_catch_up_memory", and_meanwhile_hermes_approves)
+    queue.catch_up()
+    assert [r.action for r in home.journal.query(subsystem="approvals", target="0000ab02")] == ["stage"]
+    monkeypatch.setattr(type(queue), "_catch_up_memory", real)
+    assert _decision(home, "0000ab02")[0] == "approve"
+    assert _decision(home, "0000ab01")[0] == "reject"

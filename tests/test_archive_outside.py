@@ -108,3 +108,54 @@ def _seen(home) -> bool:
         return home.journal.connection().execute("SELECT count(*) FROM sessions_seen").fetchone()[0] == len(IDS)
     except sqlite3.OperationalError:
         return False
+
+
+def _outside_actions(home):
+    return [(r.action, r.target) for r in home.journal.query(subsystem="sessions", actor="external")]
+
+
+def test_an_outside_change_after_one_of_ours_to_the_same_session_is_still_journaled(home):
+    """A rename of ours, or our own archive, once hid every later outside change to that session."""
+    archive = _seeded(home)
+    outside.catch_up(home)
+    archive.set_title("s3", "Renamed by us")
+    _elsewhere(home, "DELETE FROM messages WHERE session_id = 's3'", "DELETE FROM sessions WHERE id = 's3'")
+    outside.catch_up(home)
+    assert _outside_actions(home) == [("delete", "s3")]
+    archive.set_archived("s2")
+    _elsewhere(home, "UPDATE sessions SET archived = 0 WHERE id = 's2'")  # Hermes undoes ours: the table as marked
+    outside.catch_up(home)
+    assert _outside_actions(home)[0] == ("unarchive", "s2")
+
+
+def test_a_session_deleted_and_another_made_in_its_rowid_is_seen(home, clock):
+    archive = _seeded(home)
+    archive.create_session("s9", source="cli")  # the newest rowid
+    outside.catch_up(home)
+    _elsewhere(home, "DELETE FROM sessions WHERE id = 's9'")
+    clock.advance(60)
+    archive.create_session("s10", source="cli")  # same count, and SQLite reuses the freed rowid
+    rowids = dict(sqlite3.connect(home.state_db_path).execute("SELECT id, rowid FROM sessions").fetchall())
+    assert rowids["s10"] == len(rowids)
+    outside.catch_up(home)
+    assert _outside_actions(home) == [("delete", "s9")]
+
+
+def test_timeline_lists_with_a_warning_when_the_archive_is_locked_past_the_busy_timeout(home, tmp_path):
+    import os
+    import subprocess
+
+    from tests.hermes_support import workbench_cmd
+
+    _seeded(home)
+    with home.archive.changing():  # another workbench process mid-change, for longer than the timeout
+        listed = subprocess.run(
+            workbench_cmd("timeline", "--home", str(home.root), "--json"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "WORKBENCH_BUSY_TIMEOUT": "0.2"},
+        )
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr
+    assert "warning: outside sessions not caught up (" in listed.stderr
+    assert "the listing may miss them" in listed.stderr and "rows" in listed.stdout

@@ -408,3 +408,32 @@ def test_an_outside_edit_of_several_entries_is_one_group_reverted_at_once(home):
     home.memory.record_external_change("memory")
     newest = timeline.page(limit=1)[0]
     assert (newest.action, newest.group) == ("remove", None)
+
+
+def test_a_rename_does_not_stop_an_archive_being_reverted_but_a_later_change_to_its_chain_does(home):
+    archive = home.archive
+    archive.create_session("c1", source="cli")
+    archive.create_session("c2", parent_session_id="c1")
+    archive.end_session("c1", "compression")
+    archive.set_archived("c1")
+    archive.set_title("c1", "Renamed after archiving")  # not an archive change
+    timeline = Timeline(home)
+    row = next(r for r in timeline.page(subsystem="sessions") if r.action == "archive")
+    assert timeline.preview(str(row.id))["refused"] == []
+    archive.set_archived("c2", False)  # the chain unarchived through its other segment
+    archive.set_archived("c2", True)
+    refusal = timeline.preview(str(row.id))["refused"][0]["error"]
+    assert refusal.endswith("(unarchive) changed session c1 since")
+
+
+def test_a_detail_damaged_by_hand_does_not_break_a_search_or_a_group(home):
+    for entry in ("Uses Postgres 16", "Deploys on Fridays"):
+        home.memory.add("memory", entry, None)
+    conn = home.journal.connection()
+    with conn:  # one row as the Curator's, one as an outside edit's, both details broken
+        conn.execute("UPDATE journal SET detail = '{not json', actor = 'curator' WHERE after = 'Uses Postgres 16'")
+        conn.execute("UPDATE journal SET detail = '{not json', actor = 'external' WHERE after = 'Deploys on Fridays'")
+    timeline = Timeline(home)
+    assert timeline.page(text="nowhere-to-be-found") == []
+    for group in ("outside:abcd", "curator:run1", "consolidation:0000aaaa"):
+        assert timeline.page(group=group) == []

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 LEFT_OUTSIDE = "it left the queue outside the workbench"
 MEMORY_ACTIONS = ("add", "replace", "remove")
+EDITS_READ = 1000  # outside edits since staging read as evidence, oldest first
 # the outside memory rows outside approvals cite: (approval row, its pending id, cited row) each
 _CITED = (
     "SELECT journal.id, journal.target, cited.value FROM journal, json_each(CASE WHEN json_valid(journal.detail) "
@@ -33,7 +34,7 @@ _CITED = (
 )
 
 
-def outcome(home: Home, staged: JournalEntry) -> tuple[str, str, list[int]]:
+def outcome(home: Home, staged: JournalEntry, claimed: set[int]) -> tuple[str, str, list[int]]:
     """The decision row's action, why, and the outside memory rows that wrote the proposal.
 
     Approved when each change it proposed is such a row, or is in memory as it is now (at
@@ -47,12 +48,16 @@ def outcome(home: Home, staged: JournalEntry) -> tuple[str, str, list[int]]:
     target, changes = proposed
     created = staged.detail.get("created_at")
     since = created if isinstance(created, (int, float)) and not isinstance(created, bool) else staged.at
-    journal = home.journal
-    claimed = set(cited_rows(journal.connection()))
-    edits = journal.query(
-        subsystem="memory", target=target, actor="external", actions=MEMORY_ACTIONS, since=since, limit=1000
+    edits = home.journal.query(
+        subsystem="memory",
+        target=target,
+        actor="external",
+        actions=MEMORY_ACTIONS,
+        since=since,
+        limit=EDITS_READ,
+        oldest_first=True,  # the likeliest evidence
     )
-    rows = [row for row in reversed(edits) if row.id not in claimed]
+    rows = [row for row in edits if row.id not in claimed]
     evidence: list[int] = []
     for action, text in changes:
         row = next((r for r in rows if r.id not in evidence and _writes(action, text, r)), None)
@@ -91,10 +96,9 @@ def applied_by(conn: sqlite3.Connection, pending_ids: list[str] | None = None) -
     return found
 
 
-def citing_approval(conn: sqlite3.Connection, row_id: int) -> int | None:
-    """The outside approval that cites the outside memory row ``row_id``, if one does."""
-    found = conn.execute(f"{_CITED} AND cited.value = ? LIMIT 1", (row_id,)).fetchone()
-    return None if found is None else found[0]
+def citing_approvals(conn: sqlite3.Connection) -> dict[int, int]:
+    """For each outside memory row an outside approval cites, that approval's row id."""
+    return {row: approval for approval, _, row in conn.execute(_CITED) if isinstance(row, int)}
 
 
 def _proposed_changes(detail: dict[str, Any]) -> tuple[str, list[tuple[str, str]]] | None:

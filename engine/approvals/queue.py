@@ -24,7 +24,7 @@ from ..fileio import crash_point
 from ..safety import assess
 from ..tools import BACKGROUND_REVIEW
 from ..values import iso_time
-from .outside import outcome
+from .outside import cited_rows, outcome
 from .preview import memory_view, proposed_texts, skill_view
 from .records import (
     ORIGINS,
@@ -193,17 +193,21 @@ class ApprovalQueue:
         if not journal.exists():
             return []
         for subsystem in ("memory", "skills"):
-            if not self._gone(subsystem):
+            gone = set(self._gone(subsystem))
+            if not gone:
                 continue
             if subsystem == "memory":
                 self._catch_up_memory()
+            claimed = set(cited_rows(journal.connection()))
             with self.store.links.lock(self.store.folder(subsystem)):
-                for row_id in self._gone(subsystem):
+                # gone before memory was caught up (a record gone since is settled next time, with its evidence),
+                # and still gone with no decision of ours
+                for row_id in [row_id for row_id in self._gone(subsystem) if row_id in gone]:
                     staged = journal.get(row_id)
                     if staged is None:
                         continue
                     try:
-                        ids.append(self._close_outside(staged))
+                        ids.append(self._close_outside(staged, claimed))
                     except (WorkbenchError, sqlite3.Error) as exc:
                         log.warning("could not journal how pending write %s left the queue: %s", staged.target, exc)
         return ids
@@ -225,9 +229,11 @@ class ApprovalQueue:
         except (WorkbenchError, OSError, sqlite3.Error) as exc:  # then memory as it is now tells what it can
             log.warning("could not journal outside memory edits before reading decisions: %s", exc)
 
-    def _close_outside(self, staged: JournalEntry) -> int:
-        """Journal how the record ``staged`` left the queue outside the workbench."""
-        action, why, evidence = outcome(self.home, staged)
+    def _close_outside(self, staged: JournalEntry, claimed: set[int]) -> int:
+        """Journal how the record ``staged`` left the queue outside the workbench (``claimed``: the
+        outside memory rows approvals cite already, this one's added)."""
+        action, why, evidence = outcome(self.home, staged, claimed)
+        claimed.update(evidence)
         summary = staged.detail.get("summary")
         return self.home.journal.append(
             "approvals",

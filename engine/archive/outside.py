@@ -7,14 +7,16 @@ them (``sessions_seen``), with a fingerprint of the sessions table; when state.d
 and the fingerprint with it, the difference is journaled as ``external`` rows: one
 ``archive`` or ``unarchive`` per compression chain that flipped, one ``delete`` per session
 gone (several gone at once are one group). The workbench's own changes update the table
-as they are made (``note_archived``, ``note_deleted``), and a change a journal row since
-the last look names is skipped too (a process killed between its change and its note).
+as they are made (``note_archived``, ``note_deleted``), and a change that an archive row
+of ours since the last look explains (the state it left is the state now) is skipped too
+(a process killed between its change and its note).
 The first look only records what is there.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import sqlite3
 from typing import TYPE_CHECKING
@@ -25,6 +27,8 @@ from ..values import json_value
 if TYPE_CHECKING:
     from ..home import Home
 
+log = logging.getLogger(__name__)
+
 SUBSYSTEM = "sessions"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions_seen (
@@ -34,6 +38,14 @@ CREATE TABLE IF NOT EXISTS sessions_seen_mark (
     one INTEGER PRIMARY KEY CHECK (one = 1), fingerprint TEXT NOT NULL, journal_id INTEGER NOT NULL
 );
 """
+
+
+# What a look compares first: a change to any session's existence, flag, start, title or size
+# changes it (``started_at`` tells a session deleted and another made in its rowid apart).
+_FINGERPRINT = (
+    "SELECT count(*), total(rowid), total(archived * rowid), total(started_at), total(message_count), "
+    "total(length(title)) FROM sessions"
+)
 
 
 def catch_up(home: Home) -> list[int]:
@@ -47,9 +59,7 @@ def catch_up(home: Home) -> list[int]:
         return []
     with archive.changing():
         state = archive.conn()
-        fingerprint = json.dumps(
-            tuple(state.execute("SELECT count(*), total(rowid), total(archived * rowid) FROM sessions").fetchone())
-        )
+        fingerprint = json.dumps(tuple(state.execute(_FINGERPRINT).fetchone()))
         journal = home.journal
         conn = journal.connection()
         conn.executescript(_SCHEMA)
@@ -63,9 +73,12 @@ def catch_up(home: Home) -> list[int]:
         with journal.transaction() as write:
             seen = {row[0]: (row[1], row[2], row[3]) for row in write.execute("SELECT * FROM sessions_seen")}
             newest = write.execute("SELECT coalesce(max(id), 0) FROM journal").fetchone()[0]
-            ids = [] if mark is None else _journal(home, seen, now, _named_since(write, mark[1]))
-            write.execute("DELETE FROM sessions_seen")
-            write.executemany("INSERT INTO sessions_seen VALUES (?, ?, ?, ?)", [(k, *v) for k, v in now.items()])
+            ids = [] if mark is None else _journal(home, seen, now, _explained(write, mark[1]))
+            write.executemany(
+                "INSERT OR REPLACE INTO sessions_seen VALUES (?, ?, ?, ?)",
+                [(sid, *values) for sid, values in now.items() if seen.get(sid) != values],
+            )
+            write.executemany("DELETE FROM sessions_seen WHERE id = ?", [(sid,) for sid in seen if sid not in now])
             write.execute(
                 "INSERT OR REPLACE INTO sessions_seen_mark VALUES (1, ?, ?)", (fingerprint, max(newest, *ids, 0))
             )
@@ -87,36 +100,51 @@ def note_deleted(home: Home, session_ids: list[str]) -> None:
 
 
 def _note(home: Home, sql: str, args: tuple) -> None:
+    """Best effort, after the change and its journal row: if workbench.db cannot take it, the next
+    look finds the journal row instead (``_explained``). The mark is cleared so that look compares
+    in full: an outside change that undid ours would leave the fingerprint as it was marked."""
     try:
         with home.journal.transaction() as conn:
             conn.execute(sql, args)
-    except sqlite3.OperationalError as exc:
-        if "no such table" not in str(exc):  # never looked: the first look records what is there
-            raise
+            conn.execute("UPDATE sessions_seen_mark SET fingerprint = ''")
+    except (sqlite3.Error, WorkbenchError) as exc:  # "no such table": never looked, nothing to note
+        if "no such table" not in str(exc):
+            log.warning("could not note a session change of ours for the outside look: %s", exc)
 
 
-def _named_since(conn: sqlite3.Connection, journal_id: int) -> set[str]:
-    """The sessions the journal's sessions rows since ``journal_id`` name (ours, done or not)."""
-    named: set[str] = set()
+def _explained(conn: sqlite3.Connection, journal_id: int) -> tuple[dict[str, bool], set[str]]:
+    """What the journal's archive changes since ``journal_id`` (ours; a kill may have left one
+    unnoted) leave: each session's archived flag, and the sessions deleted."""
+    flags: dict[str, bool] = {}
+    deleted: set[str] = set()
     rows = conn.execute(
-        "SELECT target, detail FROM journal WHERE subsystem = ? AND id > ? AND status != 'abandoned'",
+        "SELECT action, target, detail FROM journal WHERE subsystem = ? AND id > ? AND status != 'abandoned' "
+        "AND action IN ('archive', 'unarchive', 'delete', 'prune') ORDER BY id",
         (SUBSYSTEM, journal_id),
     )
-    for target, detail in rows:
-        named.add(target)
+    for action, target, detail in rows:
         data = json_value(detail, {})
-        for key in ("sessions", "deleted"):
-            listed = data.get(key) if isinstance(data, dict) else None
-            if isinstance(listed, list):
-                named.update(item for item in listed if isinstance(item, str))
-    return named
+        listed = (
+            data.get("sessions" if action in ("archive", "unarchive") else "deleted")
+            if isinstance(data, dict)
+            else None
+        )
+        named = [sid for sid in listed if isinstance(sid, str)] if isinstance(listed, list) else [target]
+        if action in ("archive", "unarchive"):
+            flags.update((sid, action == "archive") for sid in named)
+        else:
+            deleted.update(named)
+    return flags, deleted
 
 
-def _journal(home: Home, seen: dict, now: dict, named: set[str]) -> list[int]:
-    """The rows for what differs between ``seen`` and ``now`` that no row of ours names."""
+def _journal(home: Home, seen: dict, now: dict, explained: tuple[dict[str, bool], set[str]]) -> list[int]:
+    """The rows for what differs between ``seen`` and ``now`` that no change of ours explains."""
+    flags, deleted = explained
     journal, ids = home.journal, []
     flipped = [
-        sid for sid, (archived, *_) in now.items() if sid in seen and seen[sid][0] != archived and sid not in named
+        sid
+        for sid, (archived, *_) in now.items()
+        if sid in seen and seen[sid][0] != archived and flags.get(sid) != bool(archived)
     ]
     for chain in _chains(home, flipped):
         archived = bool(now[chain[0]][0])
@@ -131,7 +159,7 @@ def _journal(home: Home, seen: dict, now: dict, named: set[str]) -> list[int]:
                 detail={"sessions": chain, "outside": True},
             )
         )
-    gone = [sid for sid in seen if sid not in now and sid not in named]
+    gone = [sid for sid in seen if sid not in now and sid not in deleted]
     edit = {"edit": secrets.token_hex(4)} if len(gone) > 1 else {}
     for sid in gone:
         _, title, messages = seen[sid]

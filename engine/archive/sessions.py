@@ -403,7 +403,7 @@ class SessionsMixin(LineageMixin):
                     f"UPDATE sessions SET archived = ? WHERE id IN ({marks}) AND archived != ?",
                     (int(archived), *chain, int(archived)),
                 ).rowcount
-            outside.note_archived(self.home, chain, archived)
+        outside.note_archived(self.home, chain, archived)
         self._publish(
             SessionChanged(
                 action="archived" if archived else "unarchived", session_id=session_id, actor=actor, journal_id=entry.id
@@ -427,7 +427,7 @@ class SessionsMixin(LineageMixin):
         ) as entry:
             with self._write():
                 self._delete_rows(doomed)
-            outside.note_deleted(self.home, doomed)
+        outside.note_deleted(self.home, doomed)
         self._publish(
             SessionChanged(
                 action="deleted",
@@ -491,6 +491,6 @@ class SessionsMixin(LineageMixin):
         with self.journaled("prune", "*", actor=actor, detail=detail) as entry:
             with self._write():
                 self._delete_rows(ids)
-            outside.note_deleted(self.home, ids)
+        outside.note_deleted(self.home, ids)
         self._publish(SessionChanged(action="pruned", actor=actor, journal_id=entry.id))
         return len(ids)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import shlex
+import sqlite3
+import sys
 
 from engine.archive import outside as sessions_outside
+from engine.errors import WorkbenchError
 from engine.home import Home
 from engine.journal import ACTORS
+from engine.textsafety import visible
 from engine.timeline import (
     SUBSYSTEMS,
     MalformedReference,
@@ -59,9 +63,7 @@ def show_timeline(home: Home, args) -> Output:
         since = parse_since(args.since, home.clock.now()) if args.since else None
     except TimelineError as exc:  # a malformed option: a usage error, under the command's usage
         raise UsageError(exc.message) from None
-    home.memory.catch_up()  # Hermes's memory writes since a workbench process last looked, journaled first
-    home.approvals.catch_up()  # and the proposals Hermes staged
-    sessions_outside.catch_up(home)  # and the sessions Hermes archived or deleted
+    catch_up(home)
     timeline = Timeline(home)
     rows = timeline.page(
         before_id=args.before,
@@ -93,6 +95,25 @@ def show_timeline(home: Home, args) -> Output:
         return "\n".join(lines)
 
     return Output({"rows": [r.to_dict() for r in rows]}, text=text)
+
+
+def catch_up(home: Home) -> None:
+    """Journal what happened outside since a workbench process last looked, first: Hermes's memory
+    writes, the proposals it staged and decided, the sessions it archived or deleted. A step that
+    cannot (a lock held past the busy timeout) is a warning on stderr; the listing still comes."""
+    steps = (
+        ("memory edits", home.memory.catch_up),
+        ("proposals", home.approvals.catch_up),
+        ("sessions", lambda: sessions_outside.catch_up(home)),
+    )
+    for what, step in steps:
+        try:
+            step()
+        except (WorkbenchError, OSError, sqlite3.Error) as exc:
+            reason = exc.message if isinstance(exc, WorkbenchError) else str(exc)
+            sys.stderr.write(
+                visible(f"warning: outside {what} not caught up ({reason}); the listing may miss them") + "\n"
+            )
 
 
 def older(args, before: int) -> str:

@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from engine.archive.models import Session
-from engine.archive.sessions import sanitize_title
+from engine.archive.sessions import MAX_TITLE_LENGTH, sanitize_title
 from engine.errors import WorkbenchError
 from widgets.literal import one_line
 
@@ -73,8 +73,8 @@ class SessionActions(WorkbenchScreen):
         elif message.action == "rename":
             try:
                 value = sanitize_title(session.title) or ""
-            except WorkbenchError:  # longer than a title may be: start from nothing
-                value = ""
+            except WorkbenchError:  # longer than a title may be (Hermes's own): start from what fits
+                value = sanitize_title((session.title or "")[:MAX_TITLE_LENGTH]) or ""
 
             def renamed(title: str | None) -> None:
                 if title is not None:
