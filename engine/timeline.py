@@ -296,11 +296,12 @@ def describe_group(rows: list[Row]) -> str:
     for row in rows:
         counts[row.subsystem, row.action] = counts.get((row.subsystem, row.action), 0) + 1
     parts = ", ".join(_part(subsystem, action, n) for (subsystem, action), n in sorted(counts.items()))
-    titles = {"review": "background review", "curator": "Curator pass", "consolidation": "consolidation"}
-    titles["outside"] = (
-        f"outside edit of {FILES[rows[0].target]}" if rows[0].target in FILES else "outside the workbench"
-    )
-    title = titles.get(kind, kind)
+    if kind == "outside":
+        title = f"outside edit of {FILES[rows[0].target]}" if rows[0].target in FILES else "outside the workbench"
+    else:
+        title = {"review": "background review", "curator": "Curator pass", "consolidation": "consolidation"}.get(
+            kind, kind
+        )
     return f"{title} ({len(rows)} row{'s' * (len(rows) != 1)}): {parts}"
 
 
@@ -543,7 +544,8 @@ class Timeline:
         if kind == "curator" and key:
             return f"actor = 'curator' AND {_detail_at('$.run')} = ?", [key]
         if kind == "outside" and key:
-            return f"actor = 'external' AND subsystem IN ('memory', 'sessions') AND {_detail_at('$.edit')} = ?", [key]
+            subsystems = ", ".join(f"'{name}'" for name in OUTSIDE_GROUPED)
+            return f"actor = 'external' AND subsystem IN ({subsystems}) AND {_detail_at('$.edit')} = ?", [key]
         if kind == "consolidation" and key:
             return (
                 f"((subsystem = 'approvals' AND target = ? AND {_detail_at('$.action')} = 'consolidate') OR "
@@ -608,7 +610,8 @@ class Timeline:
         if lookups.citing is None:
             lookups.citing = citing_approvals(self._conn())
         approval = lookups.citing.get(entry.id)
-        return self.source(self.rows_of(approval)[0], lookups) if approval is not None else None
+        cited_by = self.home.journal.get(approval) if approval is not None else None
+        return self.source(self._row(cited_by), lookups) if cited_by is not None else None
 
     # -- reverting --------------------------------------------------------------------
     def _entry(self, row: Row) -> JournalEntry:

@@ -38,6 +38,13 @@ def ids(query):
     return sorted(r["id"] for r in db.search_messages(query, limit=100000))
 """
 
+# Hermes starting a titled session, as its CLI does on the first message.
+DEPLOY = """
+db.create_session("d1", "cli", model="m")
+db.set_session_title("d1", "Deploy API")
+db.append_message("d1", "user", "deploy the API")
+"""
+
 QUERIES = ["deploy", "rollout", "kubectl", "zebra", "数据库迁移", "部署", "ロールアウト"]
 
 
@@ -262,11 +269,9 @@ def test_a_compression_chain_hermes_wrote_is_one_row_like_hermes_own_list(hermes
     listed = hermes.json(
         folder,
         OPEN
+        + DEPLOY
         + """
 import time
-db.create_session("d1", "cli", model="m")
-db.set_session_title("d1", "Deploy API")
-db.append_message("d1", "user", "deploy the API")
 for old, new in (("d1", "d2"), ("d2", "d3")):
     time.sleep(0.01)
     title = db.get_session_title(old)
@@ -328,10 +333,8 @@ def test_sessions_hermes_archives_and_deletes_are_timeline_rows(hermes, tmp_path
     hermes.json(
         folder,
         OPEN
+        + DEPLOY
         + """
-db.create_session("d1", "cli", model="m")
-db.set_session_title("d1", "Deploy API")
-db.append_message("d1", "user", "deploy the API")
 db.end_session("d1", "compression")
 db.create_session("d2", "cli", model="m", parent_session_id="d1")
 db.append_message("d2", "user", "continue")

@@ -16,8 +16,10 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from ..errors import WorkbenchError
+from ..memory.archive_writes import changes
 from ..memory.similar import score
 from ..memory.targets import TARGETS
+from ..values import number_value
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -46,8 +48,8 @@ def outcome(home: Home, staged: JournalEntry, claimed: set[int]) -> tuple[str, s
     if proposed is None:
         return "close", f"{LEFT_OUTSIDE}; whether it was applied is not known", []
     target, changes = proposed
-    created = staged.detail.get("created_at")
-    since = created if isinstance(created, (int, float)) and not isinstance(created, bool) else staged.at
+    created = number_value(staged.detail.get("created_at"))
+    since = staged.at if created is None else created
     edits = home.journal.query(
         subsystem="memory",
         target=target,
@@ -102,8 +104,9 @@ def citing_approvals(conn: sqlite3.Connection) -> dict[int, int]:
 
 
 def _proposed_changes(detail: dict[str, Any]) -> tuple[str, list[tuple[str, str]]] | None:
-    """The target and the (action, text) changes a staged memory write proposes, each text as Hermes
-    applies it (stripped; a remove's is the ``old_text`` it looks for); None for anything else."""
+    """The target and the (action, text) changes a staged memory write proposes, read as Hermes
+    applies it (``archive_writes.changes``: stripped; a remove's text the ``old_text`` it looks
+    for); None for anything else, or when any of its operations is not one Hermes applies."""
     payload = detail.get("payload")
     if detail.get("subsystem") != "memory" or not isinstance(payload, dict):
         return None
@@ -111,16 +114,10 @@ def _proposed_changes(detail: dict[str, Any]) -> tuple[str, list[tuple[str, str]
     operations = payload.get("operations") if payload.get("action") == "batch" else [payload]
     if target not in TARGETS or not isinstance(operations, list) or not operations:
         return None
-    changes = []
-    for operation in operations:
-        action = operation.get("action") if isinstance(operation, dict) else None
-        if action not in MEMORY_ACTIONS:
-            return None
-        text = operation.get("old_text" if action == "remove" else "content")
-        if not isinstance(text, str) or not text.strip():
-            return None
-        changes.append((action, text.strip()))
-    return target, changes
+    found = changes({"target": target, "operations": operations})
+    if len(found) != len(operations):
+        return None
+    return target, [(action, text) for _, action, text, _ in found]
 
 
 def _writes(action: str, text: str, row: JournalEntry) -> bool:

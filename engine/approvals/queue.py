@@ -184,7 +184,7 @@ class ApprovalQueue:
     def _decided_outside(self) -> builtins.list[int]:
         """An ``approve``, ``reject`` or ``close`` row (actor ``external``, ``detail.outside``) for each
         record the journal last saw staged whose file is gone with no decision of ours: Hermes
-        approved or rejected it (or someone deleted it); which one, ``_outcome`` tells. Hermes
+        approved or rejected it (or someone deleted it); which one, ``outside.outcome`` tells. Hermes
         writes an approved change before it drops the record, so memory's outside edits are
         journaled first, as evidence. Under each folder's lock, so a decision of ours in flight
         (its row begun first) is never taken for one made outside. A row that cannot be

@@ -61,9 +61,7 @@ def catch_up(home: Home) -> list[int]:
         state = archive.conn()
         fingerprint = json.dumps(tuple(state.execute(_FINGERPRINT).fetchone()))
         journal = home.journal
-        conn = journal.connection()
-        conn.executescript(_SCHEMA)
-        mark = conn.execute("SELECT fingerprint, journal_id FROM sessions_seen_mark").fetchone()
+        mark = _mark(journal.connection())
         if mark is not None and mark[0] == fingerprint:
             return []
         now = {
@@ -83,6 +81,18 @@ def catch_up(home: Home) -> list[int]:
                 "INSERT OR REPLACE INTO sessions_seen_mark VALUES (1, ?, ?)", (fingerprint, max(newest, *ids, 0))
             )
     return ids
+
+
+def _mark(conn: sqlite3.Connection) -> tuple[str, int] | None:
+    """The last look's fingerprint and journal row; the tables made on the first look (never before,
+    and never again: a look runs on every state.db change)."""
+    try:
+        return conn.execute("SELECT fingerprint, journal_id FROM sessions_seen_mark").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise
+    conn.executescript(_SCHEMA)
+    return None
 
 
 def note_archived(home: Home, session_ids: list[str], archived: bool) -> None:
