@@ -5,6 +5,8 @@ import os
 import stat
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine import open_home
 from engine.events import MemoryChanged
@@ -575,6 +577,26 @@ def test_entries_removed_together_come_back_in_their_order_whichever_is_undone_f
     for entry in order:
         assert mem.undo(rows[entry].id)["success"]
     assert mem.entries("memory") == ["A", "B", "C", "D"]
+
+
+@given(st.integers(1, 16).flatmap(lambda n: st.tuples(st.just(n), st.sets(st.integers(0, n - 1), min_size=1))), st.booleans())
+def test_entries_removed_in_one_edit_come_back_in_their_order_undone_forwards_or_back(case, backwards):
+    """A file emptied by hand of 12 entries came back shuffled: with none of the three entries
+    before it left, an entry fell back to its old index in a nearly empty file."""
+    size, removed = case
+    earlier = [f"entry {i}" for i in range(size)]
+    rows = [
+        {
+            "index": i,
+            "follows": [ops.follows_key(e) for e in ops.preceding(earlier, i)],
+            "precedes": [ops.follows_key(e) for e in ops.succeeding(earlier, i)],
+        }
+        for i in sorted(removed)
+    ]
+    entries = [e for i, e in enumerate(earlier) if i not in removed]
+    for detail in reversed(rows) if backwards else rows:
+        entries.insert(ops.restore_at(entries, detail), earlier[detail["index"]])
+    assert entries == earlier
 
 
 @pytest.mark.parametrize("text", ["first part\n§\nsecond part", "trailing bare line\n§", "a\n§\n\n§\nb"])

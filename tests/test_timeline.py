@@ -391,20 +391,20 @@ def test_a_session_archive_row_reverts_only_while_the_session_is_as_it_left_it(h
 def test_an_outside_edit_of_several_entries_is_one_group_reverted_at_once(home):
     """Emptying MEMORY.md in an editor journaled one ungrouped remove row per entry: undoing it took
     one revert per entry, in the right order."""
-    entries = ["Uses Postgres 16", "Deploys on Fridays", "Kettle descales monthly"]
+    entries = ["Uses Postgres 16", "Deploys on Fridays", "Kettle descales monthly"] + [f"Fact {n}" for n in range(9)]
     for entry in entries:
         assert home.memory.add("memory", entry, None)["success"]
     home.memory.path("memory").write_text("", encoding="utf-8")
     home.memory.record_external_change("memory")
     timeline = Timeline(home)
     removes = timeline.page(subsystem="memory", actor="external")
-    assert len(removes) == 3 and len({r.group for r in removes}) == 1 and removes[0].group.startswith("outside:")
+    assert len(removes) == 12 and len({r.group for r in removes}) == 1 and removes[0].group.startswith("outside:")
     [line] = {describe_group(removes)}
-    assert line == "outside edit of MEMORY (3 rows): 3 memory entries removed"
+    assert line == "outside edit of MEMORY (12 rows): 12 memory entries removed"
     result = timeline.revert(removes[0].group)
-    assert result["success"] and len(result["reverted"]) == 3
-    assert home.memory.entries("memory") == entries  # each back where it was
-    home.memory.path("memory").write_text("\n§\n".join(entries[:2]), encoding="utf-8")  # one entry: no group
+    assert result["success"] and len(result["reverted"]) == 12
+    assert home.memory.entries("memory") == entries  # each back where it was, in order
+    home.memory.path("memory").write_text("\n§\n".join(entries[:-1]), encoding="utf-8")  # one entry: no group
     home.memory.record_external_change("memory")
     newest = timeline.page(limit=1)[0]
     assert (newest.action, newest.group) == ("remove", None)

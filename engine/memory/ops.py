@@ -44,9 +44,10 @@ class Change:
     after: str | None
     index: int | None = None  # position of a removed entry, so undo can put it back there
     follows: tuple[str, ...] = ()  # the entries just before a removed one, nearest first (``FOLLOWS``)
+    precedes: tuple[str, ...] = ()  # and the entries just after it, nearest first
 
 
-FOLLOWS = 3  # how many of the entries before a removed one its row names
+FOLLOWS = 3  # how many of the entries before (and after) a removed one its row names
 
 
 def follows_key(entry: str) -> str:
@@ -60,19 +61,39 @@ def preceding(entries: list[str], index: int) -> tuple[str, ...]:
     return tuple(reversed(entries[max(0, index - FOLLOWS) : index]))
 
 
+def succeeding(entries: list[str], index: int) -> tuple[str, ...]:
+    """The ``FOLLOWS`` entries after ``entries[index]``, nearest first."""
+    return tuple(entries[index + 1 : index + 1 + FOLLOWS])
+
+
+def _neighbours(detail: dict[str, Any], key: str) -> list[str] | None:
+    names = detail.get(key)
+    return names if isinstance(names, list) and all(isinstance(name, str) for name in names) else None
+
+
 def restore_at(entries: list[str], detail: dict[str, Any]) -> int:
     """Where undoing a removal puts the entry back into ``entries``: after the nearest of the
-    entries it followed that is still there (so entries removed together come back in their
-    order whichever is undone first), first when none is and it had fewer than ``FOLLOWS``
-    before it, else at its old index (as rows from before ``follows`` are)."""
-    follows = detail.get("follows")
-    if isinstance(follows, list) and all(isinstance(key, str) for key in follows):
-        keys = [follows_key(entry) for entry in entries]
-        for key in follows:
-            if key in keys:
-                return keys.index(key) + 1
-        if len(follows) < FOLLOWS:
-            return 0
+    entries it followed that is still there, first if it was first, else before the nearest of
+    those it preceded, last if it was last (so entries removed together, a file emptied
+    included, come back in their order undone forwards or back); failing those, first when it
+    had fewer than ``FOLLOWS`` before it, last when fewer after, else at its old index (as rows
+    from before ``follows`` are)."""
+    keys = [follows_key(entry) for entry in entries]
+    follows, precedes = _neighbours(detail, "follows"), _neighbours(detail, "precedes")
+    for key in follows or ():
+        if key in keys:
+            return keys.index(key) + 1
+    if follows == []:
+        return 0
+    for key in precedes or ():
+        if key in keys:
+            return keys.index(key)
+    if precedes == []:
+        return len(entries)
+    if follows is not None and len(follows) < FOLLOWS:
+        return 0
+    if precedes is not None and len(precedes) < FOLLOWS:
+        return len(entries)
     index = detail.get("index")
     return min(index, len(entries)) if isinstance(index, int) and index >= 0 else len(entries)
 
@@ -184,7 +205,7 @@ def remove(entries: list[str], old_text: str, pin: str | None = None) -> Outcome
     index = locate(entries, old_text, "remove", pin)
     old = entries[index]
     new = entries[:index] + entries[index + 1 :]
-    change = Change("remove", old, None, index, preceding(entries, index))
+    change = Change("remove", old, None, index, preceding(entries, index), succeeding(entries, index))
     return Outcome(new, "Entry removed.", [change], {"removed_entry": old})
 
 
@@ -374,7 +395,7 @@ def _batch(entries: list[str], operations: list[Any], limit: int, target: str) -
             replaced[str(i)] = old
             changes.append(Change("replace", old, content))
         else:
-            changes.append(Change("remove", old, None, index, preceding(work, index)))
+            changes.append(Change("remove", old, None, index, preceding(work, index), succeeding(work, index)))
             del work[index]
             removed[str(i)] = old
     if entries and not work:

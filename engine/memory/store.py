@@ -48,7 +48,7 @@ from .format import (
     serialize,
     split_pieces,
 )
-from .ops import Outcome, Refusal, follows_key, preceding, refuse
+from .ops import Outcome, Refusal, follows_key, preceding, refuse, succeeding
 from .rebuild import SUBSYSTEM, Left, base_of, left_of, rebuild, replays
 from .snapshot import MemorySnapshot
 from .threats import refusal_message, warning_message
@@ -678,7 +678,11 @@ class MemoryStore:
             if plan.action == "batch":
                 detail.update(batch=True, op_index=index)
             if change.index is not None:
-                detail.update(index=change.index, follows=[follows_key(e) for e in change.follows])
+                detail.update(
+                    index=change.index,
+                    follows=[follows_key(e) for e in change.follows],
+                    precedes=[follows_key(e) for e in change.precedes],
+                )
             rows.append(
                 {
                     "action": plan.journal_action or change.action,
@@ -990,7 +994,9 @@ class MemoryStore:
         ]
         for row in rows:
             if row["action"] == "remove":
-                row["detail"]["follows"] = [follows_key(e) for e in preceding(earlier, row["detail"]["index"])]
+                index = row["detail"]["index"]
+                row["detail"]["follows"] = [follows_key(e) for e in preceding(earlier, index)]
+                row["detail"]["precedes"] = [follows_key(e) for e in succeeding(earlier, index)]
         rows[-1]["detail"]["file_sha"] = content_hash(state.raw)
         if len(rows) > 1:  # one edit (a file emptied, a paste of several entries): one Timeline group, one revert
             edit = secrets.token_hex(4)
