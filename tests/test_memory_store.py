@@ -579,7 +579,10 @@ def test_entries_removed_together_come_back_in_their_order_whichever_is_undone_f
     assert mem.entries("memory") == ["A", "B", "C", "D"]
 
 
-@given(st.integers(1, 16).flatmap(lambda n: st.tuples(st.just(n), st.sets(st.integers(0, n - 1), min_size=1))), st.booleans())
+@given(
+    st.integers(1, 16).flatmap(lambda n: st.tuples(st.just(n), st.sets(st.integers(0, n - 1), min_size=1))),
+    st.booleans(),
+)
 def test_entries_removed_in_one_edit_come_back_in_their_order_undone_forwards_or_back(case, backwards):
     """A file emptied by hand of 12 entries came back shuffled: with none of the three entries
     before it left, an entry fell back to its old index in a nearly empty file."""
