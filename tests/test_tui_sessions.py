@@ -934,10 +934,17 @@ async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessio
         await wait_for(pilot, lambda: tree.node_for(ids[1]) is None, what="the archived row to go")
         assert home.archive.get_session(ids[1]).archived
         assert "Archived 20261130_150100_00000b: hidden from lists" in screen_text(app)
+        # the transcript follows the cursor to the row below, so a second key acts on what is under it
+        await wait_for(pilot, lambda: screen.shown_session == ids[0], what="the transcript to follow the cursor")
+        assert tree.cursor_node is tree.node_for(ids[0])
         await pilot.press("slash", *"number 1", "down")  # search still finds it: open it there, a lists it again
         await wait_for(pilot, lambda: screen.shown_session == ids[1], what="the archived session from search")
+        results = screen.query_one(SearchResults)
+        assert results.current.archived and "· archived" in str(screen.transcript.border_title)
         await pilot.press("a")
         await wait_for(pilot, lambda: not home.archive.get_session(ids[1]).archived, what="unarchived")
+        await wait_for(pilot, lambda: not results.current.archived, what="the result's mark to follow")
+        await wait_for(pilot, lambda: "archived" not in str(screen.transcript.border_title), what="the title's")
         await pilot.press("escape")
         await wait_for(pilot, lambda: tree.node_for(ids[1]) is not None, what="the row back")
         assert [n.data.id for n in tree.root.children] == ids[::-1]  # where it started, not on top
@@ -963,3 +970,4 @@ async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessio
         await wait_for(pilot, lambda: "This session was deleted: state.db holds nothing" in screen_text(app), what="it")
     actions = [(r.action, r.actor) for r in home.journal.query(subsystem="sessions", limit=4)]
     assert actions == [("delete", "user"), ("title", "user"), ("unarchive", "user"), ("archive", "user")]
+

@@ -23,7 +23,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
-from textual.widgets.tree import TreeNode
+from textual.widgets.tree import TreeNode, UnknownNodeID
 
 from engine.textsafety import one_line, visible
 
@@ -77,6 +77,25 @@ def segment_numbers(count: int, picked: int) -> list[int | None]:
 
 
 MIN_TITLE = 12  # cells of title kept before the date, then the size, give way
+
+
+def _ancestors(node: TreeNode) -> list[TreeNode]:
+    found = []
+    while node.parent is not None:
+        node = node.parent
+        found.append(node)
+    return found
+
+
+def _neighbour(node: TreeNode) -> TreeNode | None:
+    """The row the cursor goes to when ``node`` goes: the next sibling, else the one before, else the parent."""
+    parent = node.parent
+    siblings = list(parent.children) if parent is not None else []
+    index = siblings.index(node) if node in siblings else -1
+    rest = siblings[index + 1 :] + siblings[:index][::-1]
+    return next((n for n in rest if isinstance(n.data, SessionNode)), None) or (
+        parent if parent is not None and isinstance(parent.data, SessionNode) else None
+    )
 
 
 def _cut(text: str, cells: int) -> str:
@@ -295,9 +314,27 @@ class LineageTree(Tree):
         node = self._by_id.get(session_id)
         if node is None:
             return
+        cursor = self.cursor_node
+        held = cursor is not None and (cursor is node or node in _ancestors(cursor))
+        target = _neighbour(node) if held else None
         self.root_count -= node.parent is self.root
         self._forget(node)
         node.remove()
+        if held:
+            self.call_after_refresh(self._land, target)
+
+    def _land(self, target: TreeNode | None) -> None:
+        """The cursor's row went: put the cursor on the row beside it and say so, so the transcript
+        follows (the tree itself posts nothing when the cursor's line stays the same)."""
+        if target is not None:
+            try:
+                self.get_node_by_id(target.id)
+            except UnknownNodeID:  # removed in the same pass
+                target = None
+        target = target or next((n for n in self.root.children if isinstance(n.data, SessionNode)), None)
+        self.move_cursor(target)
+        if target is not None and isinstance(target.data, SessionNode):
+            self.post_message(self.SessionHighlighted(target.data, self.picked(target.data)))
 
     @property
     def root_ids(self) -> list[str]:

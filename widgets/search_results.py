@@ -308,6 +308,16 @@ class SearchResults(OptionList):
             self.best = {sid: replace(hit, title=named[sid]) if sid in named else hit for sid, hit in self.best.items()}
             self._render()
 
+    def set_archived(self, flags: dict[str, bool]) -> None:
+        """Sessions archived or listed again since the search ran: their ``· archived`` mark follows."""
+        changed = {sid: flag for sid, flag in flags.items() if sid in self.best and self.best[sid].archived != flag}
+        if changed:
+            self.best = {sid: replace(hit, archived=changed.get(sid, hit.archived)) for sid, hit in self.best.items()}
+            for sid in changed.keys() & self.expanded.keys():
+                hits = self.expanded[sid]
+                self.expanded[sid] = None if hits is None else [replace(h, archived=changed[sid]) for h in hits]
+            self._render()
+
     def set_session_hits(self, query: str, session_id: str, hits: list[Hit]) -> None:
         """Every hit of an expanded session (ignored when the query changed or it was folded meanwhile)."""
         if query == self.query and session_id in self.expanded:

@@ -98,6 +98,7 @@ class TranscriptLoaded(Message):
     items: list[TranscriptItem]
     select_id: int | None
     gone: bool = False  # state.db no longer holds the session (deleted here or by another process)
+    archived: bool = False  # the tree no longer lists it, but a/e/D still act on it
 
 
 @dataclass
@@ -111,6 +112,13 @@ class SessionsGone(Message):
     """Sessions deleted, or archived, since the tree listed them."""
 
     session_ids: list[str]
+
+
+@dataclass
+class ArchiveFlags(Message):
+    """Whether each segment of a chain that changed is archived now (for the search results' mark)."""
+
+    archived: dict[str, bool]
 
 
 @dataclass
@@ -400,7 +408,8 @@ class SessionsScreen(SessionActions):
         preview = self.home.archive.previews([session_id]).get(session_id) if session and not session.title else None
         title = (titled(session.title, preview) or session.id) if session else f"{session_id} (deleted)"
         items = session_items(self.home, session_id, select_id) if session else []
-        self.post_result(TranscriptLoaded(session_id, title, items, select_id, gone=session is None))
+        archived = bool(session and session.archived)
+        self.post_result(TranscriptLoaded(session_id, title, items, select_id, gone=session is None, archived=archived))
 
     @on(TranscriptLoaded)
     def _transcript_loaded(self, message: TranscriptLoaded) -> None:
@@ -409,7 +418,10 @@ class SessionsScreen(SessionActions):
         transcript = self.transcript
         live = message.select_id is None and message.session_id == self.shown_session
         known = len(transcript.items)
-        transcript.border_title = Content(f"Transcript · {one_line(message.title, 60)}")  # (renamed meanwhile, say)
+        mark = " · archived" if message.archived else ""
+        transcript.border_title = Content(
+            f"Transcript · {one_line(message.title, 60)}{mark}"
+        )  # (renamed meanwhile, say)
         if live and message.items[:known] == transcript.items:
             for item in message.items[known:]:  # the session grew: append, so place, follow and unseen count hold
                 transcript.append(item)
@@ -502,6 +514,7 @@ class SessionsScreen(SessionActions):
         except WorkbenchError:  # deleted
             self.post_result(SessionsGone([session_id]))
             return
+        self.post_result(ArchiveFlags({segment.id: segment.archived for segment in chain.segments}))
         if chain.kind == "root" and chain.head.archived:  # archived: the tree lists no archived roots
             self.post_result(SessionsGone([chain.head.id]))
             return
@@ -513,6 +526,10 @@ class SessionsScreen(SessionActions):
         for session_id in message.session_ids:
             self.tree.remove_session(session_id)
         self._count_roots()
+
+    @on(ArchiveFlags)
+    def _archive_flags(self, message: ArchiveFlags) -> None:
+        self.query_one(SearchResults).set_archived(message.archived)
 
     @on(SessionRefreshed)
     def _session_refreshed(self, message: SessionRefreshed) -> None:
