@@ -57,6 +57,12 @@ def visible(text: str | None) -> str:
     return _CONTROLS.sub(_picture, text or "")
 
 
+def without_controls(text: str) -> str:
+    """``text`` without the characters ``visible`` would show as symbols: for a box whose value
+    keeps none of them (a title), where a symbol would be saved as text."""
+    return _CONTROLS.sub(lambda match: match.group() if _kept(match) else "", text)
+
+
 Symbol = tuple[int, int, str]  # where a symbol sits in the shown text, and the character it stands for
 
 

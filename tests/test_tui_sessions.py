@@ -7,6 +7,7 @@ import random
 
 import pytest
 from rich.cells import cell_len
+from textual import events
 from textual.widgets import ContentSwitcher, Input
 
 from engine import open_home
@@ -971,3 +972,33 @@ async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessio
     actions = [(r.action, r.actor) for r in home.journal.query(subsystem="sessions", limit=4)]
     assert actions == [("delete", "user"), ("title", "user"), ("unarchive", "user"), ("archive", "user")]
 
+
+async def test_questions_name_an_untitled_session_by_its_first_message_and_a_chain_segment_as_one(
+    home, clock, tmp_path
+):
+    """The delete question named an untitled session by its id alone, and on a compression chain's row
+    did not say that only the segment shown goes (while a archives the whole chain); a control
+    character pasted into the rename box was saved as its display symbol."""
+    first, second = "20261130_150000_00000a", "20261130_150100_00000b"
+    home.archive.create_session(first, source="cli")
+    home.archive.append_message(first, "user", "How long do I steep oolong?")
+    home.archive.end_session(first, "compression")
+    clock.advance(60)
+    home.archive.create_session(second, source="cli", parent_session_id=first)
+    home.archive.append_message(second, "user", "And green tea?")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        await wait_for(pilot, lambda: screen.shown_session == second, what="the chain's latest segment shown")
+        await pilot.press("D")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the delete question")
+        assert app.screen.question == f"Delete session {second} (“And green tea?”) and its 1 message?"
+        assert "segment 2 of the 2 in its compression chain: only this one goes" in app.screen.detail
+        await pilot.press("n")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "LineDialog", what="the rename dialog")
+        app.post_message(events.Paste("Tea\x1b[2J \u202etimes\x07"))
+        await wait_for(pilot, lambda: "times" in app.screen.query_one(Input).value, what="the paste")
+        assert app.screen.query_one(Input).value == "Tea[2J times"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: home.archive.get_session(second).title == "Tea[2J times", what="renamed")

@@ -23,18 +23,19 @@ from textual import events
 from textual.drivers import linux_driver
 from textual.message import Message
 
-from engine.textsafety import normalise_line_endings, visible
+from engine.textsafety import normalise_line_endings, visible, without_controls
 
 START, END = "\x1b[200~", "\x1b[201~"
 MARK = "\ufdd0"
 _MARKED = re.compile(MARK + "(.)", re.DOTALL)
 
 
-def first_line(text: str) -> str:
+def first_line(text: str, drop: bool = False) -> str:
     """What a one-line box takes of pasted text: its first line, tabs as spaces (a box draws a tab as
     a run of blanks), its control and invisible characters as symbols (an ``Input`` draws its text
-    raw: a pasted ESC sequence would drive the terminal)."""
-    return visible(normalise_line_endings(text).split("\n")[0].replace("\t", " "))
+    raw: a pasted ESC sequence would drive the terminal), or dropped with ``drop``."""
+    line = normalise_line_endings(text).split("\n")[0].replace("\t", " ")
+    return without_controls(line) if drop else visible(line)
 
 
 def _escaped(text: str) -> str:

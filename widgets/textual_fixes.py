@@ -76,10 +76,11 @@ FRAME_RATE = 120  # frames a second at most
 
 
 def _input_paste(on_paste):
-    """``Input._on_paste`` taking ``paste_escapes.first_line`` of the pasted text."""
+    """``Input._on_paste`` taking ``paste_escapes.first_line`` of the pasted text (its control
+    characters dropped in a box marked ``drops_controls``)."""
 
     def handle(self: Input, event: events.Paste) -> None:
-        event.text = paste_escapes.first_line(event.text)
+        event.text = paste_escapes.first_line(event.text, getattr(self, "drops_controls", False))
         on_paste(self, event)
 
     return handle
@@ -87,7 +88,7 @@ def _input_paste(on_paste):
 
 def _input_clipboard_paste(self: Input) -> None:
     """ctrl+v in an ``Input``: the clipboard's first line (the editor copies hidden characters as they are)."""
-    self.replace(paste_escapes.first_line(self.app.clipboard), *self.selection)
+    self.replace(paste_escapes.first_line(self.app.clipboard, getattr(self, "drops_controls", False)), *self.selection)
 
 
 def apply() -> None:

@@ -142,6 +142,13 @@ class ConfirmDialog(Dialog[bool]):
         self.dismiss(event.button.id == "yes")
 
 
+class LineInput(Input):
+    """The line a dialog asks for: a pasted control character is dropped, not shown as a symbol (a
+    title keeps none, and a symbol would be saved as text)."""
+
+    drops_controls = True
+
+
 class LineDialog(Dialog[str | None]):
     """One line of text (a title); ``enter`` gives it as typed, for the engine to judge, ``esc`` None."""
 
@@ -154,7 +161,7 @@ class LineDialog(Dialog[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(literal(self.question, "bold"), classes="dialog-title")
-            yield Input(self.value, id="line")
+            yield LineInput(self.value, id="line")
             yield Static(literal(self.hint, "$text-muted"))
 
     @on(Input.Submitted)

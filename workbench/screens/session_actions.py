@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from engine.archive.models import Session
-from engine.archive.sessions import MAX_TITLE_LENGTH, sanitize_title
+from engine.archive.sessions import MAX_TITLE_LENGTH, sanitize_title, titled
 from engine.errors import WorkbenchError
 from widgets.literal import one_line
 
@@ -24,8 +24,9 @@ from .dialogs import LineDialog
 
 HELP = (
     " On the session shown: a archives it with its compression chain (hidden from lists and session_search; "
-    "on an archived one, found by search, a lists it again), e renames it, D deletes it and its messages "
-    "after asking (that cannot be undone). Each is a Timeline row; r there reverts an archive."
+    "on an archived one, found by search, a lists it again), e renames it, D deletes it (on a chain's row, "
+    "the segment shown) and its messages after asking (that cannot be undone). An archive change or a "
+    "delete is a Timeline row; r there reverts an archive."
 )
 
 
@@ -35,6 +36,8 @@ class SessionLooked(Message):
 
     action: str
     session: Session
+    name: str  # how the questions name it: its id and title (or the start of its first message)
+    segments: tuple[str, ...]  # its compression chain, first to latest
 
 
 class SessionActions(WorkbenchScreen):
@@ -55,19 +58,24 @@ class SessionActions(WorkbenchScreen):
 
     @work(thread=True, exit_on_error=False, group="session-action")
     def _look(self, action: str, session_id: str) -> None:
+        archive = self.home.archive
         try:
-            session = self.home.archive.get_session(session_id)
+            session = archive.get_session(session_id)
+            if session is None:
+                self.report(f"Session {session_id} is no longer in state.db.", error=True)
+                return
+            segments = archive.chain_of(session_id).ids
+            preview = None if session.title else archive.previews([session_id]).get(session_id)
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
-        if session is None:
-            self.report(f"Session {session_id} is no longer in state.db.", error=True)
-            return
-        self.post_result(SessionLooked(action, session))
+        label = titled(session.title, preview)
+        name = f"session {session.id}" + (f" ({one_line(label, 40)})" if label else "")
+        self.post_result(SessionLooked(action, session, name, segments))
 
     @on(SessionLooked)
     def _looked(self, message: SessionLooked) -> None:
-        session, name = message.session, _name(message.session)
+        session, name = message.session, message.name
         if message.action == "archive":
             self._change(session.id, "archive", not session.archived)
         elif message.action == "rename":
@@ -83,10 +91,17 @@ class SessionActions(WorkbenchScreen):
             self.ask(LineDialog(f"Rename {name}", value, "enter: save (empty: no title) · esc: cancel"), renamed)
         else:
             count = f"{session.message_count} message{'s' * (session.message_count != 1)}"
+            chain = message.segments
+            part = (
+                f" It is segment {chain.index(session.id) + 1} of the {len(chain)} in its compression chain: "
+                "only this one goes (a archives the whole chain)."
+                if len(chain) > 1
+                else ""
+            )
             self.confirm(
                 f"Delete {name} and its {count}?",
                 "Its messages go from state.db, with the delegate sessions it started; its other "
-                "children become roots. This cannot be undone: the Timeline keeps only a row saying so.",
+                f"children become roots.{part} This cannot be undone: the Timeline keeps only a row saying so.",
                 lambda: self._change(session.id, "delete", None),
             )
 
@@ -113,7 +128,3 @@ class SessionActions(WorkbenchScreen):
             self.report(exc.message, error=True)
             return
         self.report(said)
-
-
-def _name(session: Session) -> str:
-    return f"session {session.id}" + (f" ({one_line(session.title, 40)})" if session.title else "")
