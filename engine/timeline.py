@@ -119,6 +119,7 @@ class _Lookups:
 
     staged: dict[tuple[Any, str], Source | None] = field(default_factory=dict)
     citing: dict[int, int] | None = None
+    approvals: dict[int, JournalEntry | None] = field(default_factory=dict)  # those rows, by id
 
 
 @dataclass(frozen=True)
@@ -233,8 +234,8 @@ def _summary(entry: JournalEntry) -> str:
             "close": "closed",
         }
         what = detail.get("summary") or entry.before or entry.after or ""
-        where = " outside the workbench" if detail.get("outside") and action != "stage" else ""
-        return f"{verb.get(action, action)}{where} {detail.get('subsystem', '')} proposal {target}: {_short(what, 90)}"
+        where = (" in Hermes" if action == "stage" else " outside the workbench") if detail.get("outside") else ""
+        return f"{verb.get(action, action)} {detail.get('subsystem', '')} proposal {target}{where}: {_short(what, 90)}"
     if entry.subsystem == "providers":
         fact = f"{target} fact {detail.get('fact_id')}"
         if action == "fact_add":
@@ -513,13 +514,21 @@ class Timeline:
             clause, args = "session_id >= ? AND session_id < ?", [text, high]
         outside = external_rows_of(self.home.memory, text, high)
         staged = staged_in_sessions(self.home, text, high)  # Hermes's proposals and what became of them
+        # and those the journal names the session for (kept when Hermes deletes the session)
+        proposals = {
+            t
+            for (t,) in self._conn().execute(
+                f"SELECT DISTINCT target FROM journal WHERE subsystem = 'approvals' AND {clause}", args
+            )
+        }
         if staged:
             clause = (
                 f"({clause} OR (subsystem = 'approvals' AND session_id IS NULL "
                 "AND target IN (SELECT value FROM json_each(?))))"
             )
             args = [*args, json.dumps(staged)]
-            outside += cited_rows(self._conn(), staged)  # the memory writes Hermes's approvals of them made
+        if proposals or staged:  # the memory writes Hermes's approvals of them made
+            outside += cited_rows(self._conn(), sorted(proposals.union(staged)))
         if not outside:
             return clause, args
         return f"({clause} OR id IN (SELECT value FROM json_each(?)))", [*args, json.dumps(outside)]
@@ -580,7 +589,28 @@ class Timeline:
         those (Hermes's records name none), so a listing would show none. The lookups a listing
         repeats (a proposal's staged and decided rows, which approval cites an edit) are made once."""
         lookups = _Lookups()
-        return [replace(r, source=self.source(r, lookups)) if _found_in_archive(r) else r for r in rows]
+        return [self._sourced(r, lookups) if _found_in_archive(r) else r for r in rows]
+
+    def _sourced(self, row: Row, lookups: _Lookups) -> Row:
+        """``row`` with its source, and for a memory write a proposal's approval outside the workbench
+        made, that proposal's proposer (as a write approved here names it)."""
+        row = replace(row, source=self.source(row, lookups))
+        approval = self._citing(row.id, lookups) if row.subsystem == "memory" else None
+        proposer = approval.detail.get("proposed_by") if approval is not None else None
+        if isinstance(proposer, str) and proposer:
+            row = replace(row, summary=f"{row.summary} (proposed by {visible(proposer)})")
+        return row
+
+    def _citing(self, row_id: int, lookups: _Lookups) -> JournalEntry | None:
+        """The outside approval whose change the outside memory row ``row_id`` is."""
+        if lookups.citing is None:
+            lookups.citing = citing_approvals(self._conn())
+        approval = lookups.citing.get(row_id)
+        if approval is None:
+            return None
+        if approval not in lookups.approvals:
+            lookups.approvals[approval] = self.home.journal.get(approval)
+        return lookups.approvals[approval]
 
     def source(self, row: Row, lookups: _Lookups | None = None) -> Source | None:
         """The session message behind a row: the one it names, or, for an outside memory edit,
@@ -607,10 +637,7 @@ class Timeline:
         call = hermes_call(self.home.memory, entry)
         if call is not None:
             return Source(call.session_id, call.message_id, "archive")
-        if lookups.citing is None:
-            lookups.citing = citing_approvals(self._conn())
-        approval = lookups.citing.get(entry.id)
-        cited_by = self.home.journal.get(approval) if approval is not None else None
+        cited_by = self._citing(entry.id, lookups)
         return self.source(self._row(cited_by), lookups) if cited_by is not None else None
 
     # -- reverting --------------------------------------------------------------------

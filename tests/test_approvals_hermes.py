@@ -300,15 +300,19 @@ def test_what_hermes_stages_and_decides_reaches_the_timeline_with_its_session(he
             "approve",
             "external",
             "hermes-tea",
-            f"approved outside the workbench memory proposal {kettle}: add to memory: Kettle descales monthly",
+            f"approved memory proposal {kettle} outside the workbench: add to memory: Kettle descales monthly "
+            "(proposed by Hermes agent)",
         ),
         cups: (
             "reject",
             "external",
             "hermes-tea",
-            f"rejected outside the workbench memory proposal {cups}: add to memory: Cups live in the left cupboard",
+            f"rejected memory proposal {cups} outside the workbench: add to memory: Cups live in the left cupboard "
+            "(proposed by Hermes agent)",
         ),
     }
+    staging = {r["summary"] for r in rows if r["action"] == "stage"}
+    assert f"staged memory proposal {kettle} in Hermes: add to memory: Kettle descales monthly" in staging
     again = json.loads(_workbench(root, "timeline", "--subsystem", "approvals").stdout)["rows"]
     assert len(again) == len(rows)  # journaled once
     shown = json.loads(_workbench(root, "sessions", "show", "hermes-tea").stdout)["messages"]
@@ -320,9 +324,9 @@ def test_what_hermes_stages_and_decides_reaches_the_timeline_with_its_session(he
     assert writes[calls["cups"]] == [("approvals", "stage", "add to memory: Cups live in the left cupboard")]
     in_session = json.loads(_workbench(root, "timeline", "--session", "hermes-tea").stdout)["rows"]
     [write] = [r for r in in_session if r["subsystem"] == "memory"]  # the write Hermes's approval made
-    assert (write["action"], write["session"]) == ("add", "hermes-tea") and "Kettle descales monthly" in write[
-        "summary"
-    ]
+    assert (write["action"], write["session"]) == ("add", "hermes-tea")
+    assert write["summary"] == "MEMORY + 'Kettle descales monthly' (proposed by Hermes agent)"
+    approved_write = write["id"]
     home = open_home(root)
     assert session_wrote(home, "hermes-tea")  # ✎ in the tree: its proposal, approved in Hermes, wrote memory
     message = {
@@ -337,3 +341,9 @@ def test_what_hermes_stages_and_decides_reaches_the_timeline_with_its_session(he
     assert Timeline(home).revert(next(r["id"] for r in rows if r["target"] == cups))["success"]  # back in the queue
     assert [r.id for r in home.approvals.list()] == [cups]
     home.close()
+    hermes.json(
+        root,
+        'import json\nfrom hermes_state import SessionDB\nprint(json.dumps(SessionDB().delete_session("hermes-tea")))',
+    )
+    after = json.loads(_workbench(root, "timeline", "--session", "hermes-tea").stdout)["rows"]
+    assert approved_write in [r["id"] for r in after]  # the session is gone from state.db; its rows stay its own

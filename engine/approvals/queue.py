@@ -35,6 +35,7 @@ from .records import (
     check_id,
     check_subsystem,
     is_pending_id,
+    proposer,
     record_from_dict,
 )
 from .sources import staging_message
@@ -243,7 +244,13 @@ class ApprovalQueue:
             before=summary if isinstance(summary, str) else staged.after,
             session_id=staged.session_id,
             message_id=staged.message_id,
-            detail={**staged.detail, "outside": True, "why": why, **({"applied_rows": evidence} if evidence else {})},
+            detail={
+                **staged.detail,
+                "outside": True,
+                "why": why,
+                "proposed_by": proposer(staged.actor, staged.detail.get("staged_by")),
+                **({"applied_rows": evidence} if evidence else {}),
+            },
         )
 
     # -- reading ------------------------------------------------------------------
@@ -384,7 +391,7 @@ class ApprovalQueue:
                     pending_id=record.id,
                     session_id=record.session_id,
                     message_id=record.message_id,
-                    proposed_by=f"Hermes {record.actor}" if record.by_hermes else record.actor,
+                    proposed_by=record.proposer,
                 )
                 error = None if result.get("success") else str(result.get("error") or "the write was refused")
             except WorkbenchError as exc:

@@ -36,6 +36,11 @@ _ID = re.compile(r"[0-9a-f]{8}")
 ORIGIN_LABELS = {FOREGROUND: "agent", BACKGROUND_REVIEW: "review"}
 
 
+def proposer(actor: str, staged_by: object) -> str:
+    """A proposer's name: its actor, ``Hermes`` before it when a Hermes agent staged the record."""
+    return f"Hermes {actor}" if staged_by == "hermes" else actor
+
+
 @dataclass(frozen=True)
 class PendingRecord:
     id: str
@@ -53,6 +58,11 @@ class PendingRecord:
     @property
     def by_hermes(self) -> bool:
         return self.staged_by == "hermes"
+
+    @property
+    def proposer(self) -> str:
+        """Who proposed it, as the write its approval makes names them (``Hermes agent``)."""
+        return proposer(self.actor, self.staged_by)
 
     @property
     def origin_label(self) -> str:
