@@ -20,6 +20,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +31,25 @@ from .db import ThreadConnections, write_transaction
 from .values import LONE_SURROGATE, iso_time, json_value, number_value, storable, text_value
 
 ACTORS = ("agent", "review", "curator", "user", "external")
+# (actor, detail): what every row that actor journals in this thread carries meanwhile (``tagged``)
+_TAG: ContextVar[tuple[str, dict[str, Any]] | None] = ContextVar("journal_tag", default=None)
+
+
+@contextlib.contextmanager
+def tagged(actor: str, **detail: Any) -> Iterator[None]:
+    """Every row ``actor`` journals in this thread meanwhile carries ``detail``: the rows one act
+    writes through several stores (a group's revert) so read as one Timeline group. Rows of
+    other actors (an outside edit a write journals first) are left as they are."""
+    token = _TAG.set((actor, detail))
+    try:
+        yield
+    finally:
+        _TAG.reset(token)
+
+
+def _with_tag(actor: str, detail: dict[str, Any] | None) -> dict[str, Any] | None:
+    tag = _TAG.get()
+    return {**(detail or {}), **tag[1]} if tag is not None and tag[0] == actor else detail
 
 
 def _detail_json(detail: dict | None) -> str | None:
@@ -208,11 +228,12 @@ class Journal:
             if key in updates:
                 sets.append(f"{key} = ?")
                 values.append(storable(updates[key]))
-        if "detail" in updates:
-            sets.append("detail = ?")
-            values.append(_detail_json(updates["detail"]))
         conn = self.connection()
         with write_transaction(conn, self.read_only):
+            if "detail" in updates:  # (a row begun tagged keeps its tag)
+                found = conn.execute("SELECT actor FROM journal WHERE id = ?", (entry_id,)).fetchone()
+                sets.append("detail = ?")
+                values.append(_detail_json(_with_tag(found[0], updates["detail"]) if found else updates["detail"]))
             conn.execute(f"UPDATE journal SET {', '.join(sets)} WHERE id = ?", (*values, entry_id))
             self._keep(conn, snapshot)
             self._release(conn, release, entry_id)
@@ -428,7 +449,7 @@ class Journal:
                 storable(after),
                 storable(session_id),
                 message_id,
-                _detail_json(detail),
+                _detail_json(_with_tag(actor, detail)),
                 status,
             ),
         )

@@ -15,8 +15,10 @@ what a revert would change, and what it would refuse, without writing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import secrets
 import sqlite3
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
@@ -25,7 +27,7 @@ from typing import Any
 from .approvals.outside import cited_rows, citing_approvals
 from .approvals.sources import staged_in_sessions, staging_message
 from .errors import WorkbenchError
-from .journal import LOOK_AT_NOTHING, JournalEntry, _row
+from .journal import LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import external_rows_of, first_look, hermes_call, undo_problem
 from .textsafety import one_line, visible
 from .values import iso_time, row_id
@@ -275,6 +277,8 @@ def _session_summary(entry: JournalEntry) -> str:
 
 def group_of(entry: JournalEntry) -> str | None:
     detail = entry.detail
+    if isinstance(detail.get("revert"), str):  # the rows one revert of a group wrote
+        return f"revert:{detail['revert']}"
     if entry.subsystem == "approvals" and detail.get("action") == "consolidate":
         return f"consolidation:{entry.target}"
     if entry.subsystem == "skills" and entry.action in ("consolidate", "consolidate_refused"):
@@ -300,7 +304,7 @@ def describe_group(rows: list[Row]) -> str:
     if kind == "outside":
         title = f"outside edit of {FILES[rows[0].target]}" if rows[0].target in FILES else "outside the workbench"
     else:
-        title = {"review": "background review", "curator": "Curator pass", "consolidation": "consolidation"}.get(
+        title = {"review": "background review", "curator": "Curator pass", "revert": "revert of a group"}.get(
             kind, kind
         )
     return f"{title} ({len(rows)} row{'s' * (len(rows) != 1)}): {parts}"
@@ -555,6 +559,8 @@ class Timeline:
         if kind == "outside" and key:
             subsystems = ", ".join(f"'{name}'" for name in OUTSIDE_GROUPED)
             return f"actor = 'external' AND subsystem IN ({subsystems}) AND {_detail_at('$.edit')} = ?", [key]
+        if kind == "revert" and key:
+            return f"{_detail_at('$.revert')} = ?", [key]
         if kind == "consolidation" and key:
             return (
                 f"((subsystem = 'approvals' AND target = ? AND {_detail_at('$.action')} = 'consolidate') OR "
@@ -565,7 +571,8 @@ class Timeline:
             )
         raise MalformedReference(
             f"{group!r} is not a timeline row or group: give a row id (a number) or a group such as "
-            "review:SESSION:MESSAGE, curator:RUN, consolidation:ID or outside:EDIT (see `workbench timeline`)."
+            "review:SESSION:MESSAGE, curator:RUN, consolidation:ID, outside:EDIT or revert:ID "
+            "(see `workbench timeline`)."
         )
 
     def rows_of(self, ref: str | int) -> list[Row]:
@@ -772,23 +779,31 @@ class Timeline:
         reverted: list[dict[str, Any]] = []
         refused: list[dict[str, Any]] = []
         skipped: list[dict[str, Any]] = []
-        for row in rows:
-            plan = self._plan_one(row)
-            if "skip" in plan:
-                (refused if single else skipped).append(
-                    {"id": row.id, "summary": row.summary, ("error" if single else "reason"): plan["skip"]}
-                )
-                continue
-            if "refused" in plan:
-                refused.append({"id": row.id, "summary": row.summary, "error": plan["refused"]})
-                continue
-            result = self._apply(row, plan, actor)
-            if result.get("success"):
-                reverted.append(
-                    {"id": row.id, "summary": row.summary, "undo": plan["undo"], "message": result.get("message", "")}
-                )
-            else:
-                refused.append({"id": row.id, "summary": row.summary, "error": str(result.get("error"))})
+        # a group's revert is one group too (one row, one revert, as the undo of that row)
+        grouped = contextlib.nullcontext() if single else tagged(actor, revert=secrets.token_hex(4), revert_of=str(ref))
+        with grouped:
+            for row in rows:
+                plan = self._plan_one(row)
+                if "skip" in plan:
+                    (refused if single else skipped).append(
+                        {"id": row.id, "summary": row.summary, ("error" if single else "reason"): plan["skip"]}
+                    )
+                    continue
+                if "refused" in plan:
+                    refused.append({"id": row.id, "summary": row.summary, "error": plan["refused"]})
+                    continue
+                result = self._apply(row, plan, actor)
+                if result.get("success"):
+                    reverted.append(
+                        {
+                            "id": row.id,
+                            "summary": row.summary,
+                            "undo": plan["undo"],
+                            "message": result.get("message", ""),
+                        }
+                    )
+                else:
+                    refused.append({"id": row.id, "summary": row.summary, "error": str(result.get("error"))})
         outcome = {
             "success": bool(reverted) and not refused,
             "ref": str(ref),

@@ -437,3 +437,27 @@ def test_a_detail_damaged_by_hand_does_not_break_a_search_or_a_group(home):
     assert timeline.page(text="nowhere-to-be-found") == []
     for group in ("outside:abcd", "curator:run1", "consolidation:0000aaaa"):
         assert timeline.page(group=group) == []
+
+
+def test_a_group_reverted_writes_one_group_that_reverts_at_once(home):
+    """Reverting an outside edit of several entries wrote one loose undo row per entry: taking the
+    revert back meant one revert per row."""
+    entries = ["Uses Postgres 16", "Deploys on Fridays", "Kettle descales monthly"]
+    for entry in entries:
+        assert home.memory.add("memory", entry, None)["success"]
+    home.memory.path("memory").write_text("", encoding="utf-8")
+    home.memory.record_external_change("memory")
+    timeline = Timeline(home)
+    [group] = {r.group for r in timeline.page(subsystem="memory", actor="external")}
+    assert timeline.revert(group)["success"] and home.memory.entries("memory") == entries
+    undos = timeline.page(limit=3)
+    assert {r.action for r in undos} == {"undo"} and len({r.group for r in undos}) == 1
+    [revert] = {r.group for r in undos}
+    assert (
+        revert.startswith("revert:") and describe_group(undos) == "revert of a group (3 rows): 3 memory entries undone"
+    )
+    assert all(home.journal.get(r.id).detail["revert_of"] == group for r in undos)
+    assert timeline.revert(revert)["success"] and home.memory.entries("memory") == []  # the edit made again
+    assert timeline.page(limit=1)[0].group not in (None, revert)  # that revert is a group of its own
+    timeline.revert(str(timeline.page(limit=1)[0].id))  # a single row's revert: one row, no group
+    assert timeline.page(limit=1)[0].group is None
