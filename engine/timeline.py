@@ -255,24 +255,35 @@ def _summary(entry: JournalEntry) -> str:
 
 
 def _session_summary(entry: JournalEntry) -> str:
-    """An archive change that changes what can be recalled, in words."""
-    detail, action, target = entry.detail, entry.action, entry.target
+    """An archive change that changes what can be recalled, in words; the session by its title (or
+    its first message) where the row has one, as the tree shows it (the session column has its id)."""
+    detail, action = entry.detail, entry.action
+    name = _session_name(entry)
     if action in ("archive", "unarchive"):
         chain = detail.get("sessions")
         more = len(chain) - 1 if isinstance(chain, list) else 0
         rest = f" with {more} more of its compression chain" if more > 0 else ""
         if action == "archive":
-            return f"archived session {target}{rest}: hidden from lists and session_search"
-        return f"unarchived session {target}{rest}: listed and searchable again"
+            return f"archived session {name}{rest}: hidden from lists and session_search"
+        return f"unarchived session {name}{rest}: listed and searchable again"
     if action == "delete":
         count = detail.get("message_count")
         messages = f", {count} message{'s' * (count != 1)}" if type(count) is int else ""
-        title = f" {_quoted(entry.before, 60)}" if entry.before else ""
-        return f"deleted session {target}{title}{messages}"
+        return f"deleted session {name}{messages}"
     if action == "prune":
         count, days = detail.get("count"), detail.get("older_than_days")
         return f"pruned {count if type(count) is int else 'the'} ended sessions older than {days} days"
     return f"sessions {action} {target}"
+
+
+def _session_name(entry: JournalEntry) -> str:
+    title = entry.detail.get("title") or (entry.before if entry.action == "delete" else None)
+    preview = entry.detail.get("preview")
+    if isinstance(title, str) and title:
+        return _quoted(title, 60)
+    if isinstance(preview, str) and preview:
+        return f"“{visible(_short(preview, 60))}”"
+    return entry.target
 
 
 def group_of(entry: JournalEntry) -> str | None:

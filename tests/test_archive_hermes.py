@@ -360,12 +360,12 @@ print(json.dumps([db.set_session_archived("d2", True), db.delete_session("solo")
     )
     rows = json.loads(listed.stdout)["rows"]
     assert [(r["actor"], r["action"], r["target"], r["summary"]) for r in rows] == [
-        ("external", "delete", "solo", "deleted session solo 'Quick question', 1 message"),
+        ("external", "delete", "solo", "deleted session 'Quick question', 1 message"),
         (
             "external",
             "archive",
             "d1",
-            "archived session d1 with 1 more of its compression chain: hidden from lists and session_search",
+            "archived session 'Deploy API' with 1 more of its compression chain: hidden from lists and session_search",
         ),
     ]
     revert = subprocess.run(

@@ -347,8 +347,8 @@ def test_archiving_deleting_and_pruning_sessions_are_on_the_timeline_and_archivi
     timeline = Timeline(home)
     assert [r.summary for r in timeline.page(subsystem="sessions")] == [
         "pruned 1 ended sessions older than 30 days",
-        "deleted session s2 'Renamed', 1 message",
-        "archived session s1 with 1 more of its compression chain: hidden from lists and session_search",
+        "deleted session 'Renamed', 1 message",
+        "archived session 'Talk s1' with 1 more of its compression chain: hidden from lists and session_search",
     ]
     [archived] = timeline.page(subsystem="sessions", target="s1")
     preview = timeline.preview(str(archived.id))
@@ -357,7 +357,7 @@ def test_archiving_deleting_and_pruning_sessions_are_on_the_timeline_and_archivi
     assert "nothing was kept to put back" in timeline.preview(str(deleted.id))["refused"][0]["error"]
     assert timeline.revert(str(archived.id))["success"]
     assert not archive.get_session("s1").archived and not archive.get_session("s1b").archived
-    assert timeline.page(limit=1)[0].summary.startswith("unarchived session s1 with 1 more")
+    assert timeline.page(limit=1)[0].summary.startswith("unarchived session 'Talk s1' with 1 more")
 
 
 def test_a_session_archive_row_reverts_only_while_the_session_is_as_it_left_it(home):
@@ -461,3 +461,23 @@ def test_a_group_reverted_writes_one_group_that_reverts_at_once(home):
     assert timeline.page(limit=1)[0].group not in (None, revert)  # that revert is a group of its own
     timeline.revert(str(timeline.page(limit=1)[0].id))  # a single row's revert: one row, no group
     assert timeline.page(limit=1)[0].group is None
+
+
+def test_session_rows_name_the_session_by_its_title_or_first_message(home):
+    """At 80 columns an archive row showed its session's id twice (the session column and the
+    summary) and never what the session was about."""
+    archive = home.archive
+    archive.create_session("u1", source="cli")
+    archive.append_message("u1", "user", "How long do I steep oolong?\x1b[2J")
+    archive.create_session("t1", source="cli", title="Cups talk")
+    archive.create_session("bare", source="cli")
+    for sid in ("u1", "t1", "bare"):
+        archive.set_archived(sid)
+    archive.delete_session("u1")
+    summaries = [row.summary for row in Timeline(home).page(subsystem="sessions")]
+    assert summaries == [
+        "deleted session “How long do I steep oolong?␛[2J”, 1 message",
+        "archived session bare: hidden from lists and session_search",
+        "archived session 'Cups talk': hidden from lists and session_search",
+        "archived session “How long do I steep oolong?␛[2J”: hidden from lists and session_search",
+    ]

@@ -263,10 +263,10 @@ async def test_a_deleted_session_row_says_there_is_nothing_to_open_and_an_archiv
     home.archive.set_archived("s1")
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
-        await cursor_to(pilot, screen, "deleted session s2")
+        await cursor_to(pilot, screen, "deleted session 'Talk s2'")
         await pilot.press("enter")
         await settle(pilot)
         assert "nothing left to open" in str(screen.query_one("#status").render())
-        await cursor_to(pilot, screen, "archived session s1")
+        await cursor_to(pilot, screen, "archived session 'Talk s1'")
         await pilot.press("g")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen), what="Sessions")

@@ -158,6 +158,10 @@ def _journal(home: Home, seen: dict, now: dict, explained: tuple[dict[str, bool]
     ]
     for chain in _chains(home, flipped):
         archived = bool(now[chain[0]][0])
+        try:
+            named = home.archive.named(chain[0], home.archive.chain_of(chain[0]).title)
+        except WorkbenchError:  # gone meanwhile: its id alone
+            named = {}
         ids.append(
             journal.append(
                 SUBSYSTEM,
@@ -166,7 +170,7 @@ def _journal(home: Home, seen: dict, now: dict, explained: tuple[dict[str, bool]
                 actor="external",
                 after=str(int(archived)),
                 session_id=chain[0],
-                detail={"sessions": chain, "outside": True},
+                detail={"sessions": chain, "outside": True, **named},
             )
         )
     gone = [sid for sid in seen if sid not in now and sid not in deleted]

@@ -396,7 +396,7 @@ class SessionsMixin(LineageMixin):
             session_id,
             actor=actor,
             after=str(int(archived)),
-            detail={"sessions": chain},
+            detail={"sessions": chain, **self.named(chain[0], self.chain_of(session_id).title)},
         ) as entry:
             with self._write() as conn:
                 changed = conn.execute(
@@ -423,7 +423,7 @@ class SessionsMixin(LineageMixin):
             session_id,
             actor=actor,
             before=session.title,
-            detail={"deleted": doomed, "message_count": session.message_count},
+            detail={"deleted": doomed, "message_count": session.message_count, **self.named(session_id, session.title)},
         ) as entry:
             with self._write():
                 self._delete_rows(doomed)
@@ -438,6 +438,14 @@ class SessionsMixin(LineageMixin):
             )
         )
         return True
+
+    def named(self, session_id: str, title: str | None) -> dict[str, str]:
+        """How a journal row names a session besides its id (the Timeline's summary shows it, as the
+        tree does): its ``title``, else the start of its first user message (``preview``)."""
+        if title:
+            return {"title": title}
+        preview = self.previews([session_id]).get(session_id)
+        return {"preview": preview} if preview else {}
 
     def _delegate_descendants(self, session_id: str) -> list[str]:
         found: list[str] = []
