@@ -273,7 +273,7 @@ def _session_summary(entry: JournalEntry) -> str:
     if action == "prune":
         count, days = detail.get("count"), detail.get("older_than_days")
         return f"pruned {count if type(count) is int else 'the'} ended sessions older than {days} days"
-    return f"sessions {action} {target}"
+    return f"sessions {action} {entry.target}"
 
 
 def _session_name(entry: JournalEntry) -> str:
