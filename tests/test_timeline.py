@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from engine.errors import WorkbenchError
-from engine.timeline import Timeline, describe_group, outcome_lines, parse_filter, parse_since, preview_lines
+from engine.timeline import Timeline, describe_group, outcome_lines, parse_filter, parse_since, preview_lines, summarize
 from engine.tools import ToolContext
 from tests.test_curator_cli import wb
 
@@ -481,3 +481,6 @@ def test_session_rows_name_the_session_by_its_title_or_first_message(home):
         "archived session 'Cups talk': hidden from lists and session_search",
         "archived session “How long do I steep oolong?␛[2J”: hidden from lists and session_search",
     ]
+    archive.set_title("t1", "Cup talk")  # journaled, not listed: said plainly where a row is read by id
+    [renamed] = home.journal.query(subsystem="sessions", limit=1)
+    assert summarize(renamed) == "sessions title t1"
