@@ -273,6 +273,8 @@ def _session_summary(entry: JournalEntry) -> str:
     if action == "prune":
         count, days = detail.get("count"), detail.get("older_than_days")
         return f"pruned {count if type(count) is int else 'the'} ended sessions older than {days} days"
+    if action == "title":
+        return f"renamed session {entry.target}: {_quoted(entry.before, 55)} → {_quoted(entry.after, 55)}"
     return f"sessions {action} {entry.target}"
 
 

@@ -483,4 +483,4 @@ def test_session_rows_name_the_session_by_its_title_or_first_message(home):
     ]
     archive.set_title("t1", "Cup talk")  # journaled, not listed: said plainly where a row is read by id
     [renamed] = home.journal.query(subsystem="sessions", limit=1)
-    assert summarize(renamed) == "sessions title t1"
+    assert summarize(renamed) == "renamed session t1: 'Cups talk' → 'Cup talk'"
