@@ -18,7 +18,7 @@ import yaml
 
 from .config import Config
 from .errors import ConfigError, WorkbenchError
-from .fileio import UnsafePath
+from .fileio import TEMP_AGE_SECONDS, UnsafePath
 from .health import CHECKS, FIXES, Finding
 from .yamltext import check_bounds, load_yaml
 
@@ -215,9 +215,32 @@ def orphaned_temp_files(home: Home) -> list[Path]:
 
 
 def check_leftovers(home: Home) -> list[Finding]:
-    findings = []
+    memory = home.memory  # opening a writable store deletes its old leftovers that hold nothing new: say so
+    findings = [
+        Finding(
+            "files",
+            "info",
+            f"{Path(path).relative_to(home.root)} was left over from an interrupted write and held nothing new "
+            "(a memory file or the journal has the same bytes): the workbench deleted it.",
+        )
+        for path in memory.temps_removed
+        if Path(path).is_relative_to(home.root)
+    ]
     for path in orphaned_temp_files(home):
         rel = path.relative_to(home.root)
+        if memory.holds_nothing_new(path):  # the memory store drops it on its own: say so
+            findings.append(
+                Finding(
+                    "files",
+                    "info",
+                    f"{rel} is left over from an interrupted write, and holds nothing new (a memory file or "
+                    "the journal has the same bytes).",
+                    f"The workbench deletes it once it is {TEMP_AGE_SECONDS // 3600} hour old, at its next start "
+                    f"or memory write; `workbench doctor --fix` moves it to {ASIDE}/<time>/ now.",
+                    repair="files.move_aside",
+                )
+            )
+            continue
         findings.append(
             Finding(
                 "files",

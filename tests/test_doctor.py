@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -449,3 +450,32 @@ def test_blocked_entries_say_which_prompts_they_are_blocked_from(home):
     )
     assert said["MEMORY.md entry 4"].fix.startswith("To have it in Hermes's prompt")
     assert "MEMORY.md entry 5" not in said
+
+
+def test_leftovers_holding_nothing_new_are_said_to_be_deleted_not_moved(home):
+    """doctor said `--fix` would move an old temp file aside, but `--fix` opened the memory store,
+    which deleted it first (its bytes were MEMORY.md's), and nothing said so."""
+    home.memory.add("memory", "User likes tea", USER)
+    same = home.memory.path("memory").read_bytes()
+    now = time.time()  # the store's own cleanup goes by the real clock, as the separate process does
+    for name, content in ((".mem_old00001.tmp", same), (".mem_own00001.tmp", b"a write of its own")):
+        (home.memories_dir / name).write_bytes(content)
+        os.utime(home.memories_dir / name, (now - 2 * HOUR, now - 2 * HOUR))
+    home.close()
+
+    def said(*args):
+        _, report = cli(home.root, *args)
+        return {f["what"].split(" ")[0]: f for f in report["findings"] if f["area"] == "files"}
+
+    found = said()  # read-only: nothing deleted yet, and it says what will become of each
+    old, own = found["memories/.mem_old00001.tmp"], found["memories/.mem_own00001.tmp"]
+    assert old["severity"] == "info" and "holds nothing new (a memory file or the journal" in old["what"]
+    assert "The workbench deletes it once it is 1 hour old, at its next start or memory write" in old["fix"]
+    assert own["severity"] == "warning" and "look inside" in own["fix"]
+    fixed = said("--fix")
+    assert fixed["memories/.mem_old00001.tmp"]["what"].endswith(
+        "held nothing new (a memory file or the journal has the same bytes): the workbench deleted it."
+    )
+    assert not (home.memories_dir / ".mem_old00001.tmp").exists()
+    assert not (home.memories_dir / ".mem_own00001.tmp").exists()  # moved aside, not deleted
+    assert list(home.root.glob("logs/doctor/*/memories/.mem_own00001.tmp"))

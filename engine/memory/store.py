@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import MEMORY_LIMIT_KEYS
 from ..errors import WorkbenchError
 from ..events import MemoryChanged
-from ..fileio import UnsafePath, crash_point, lock_path_for, remove_stale_temps
+from ..fileio import TEMP_MAX_BYTES, UnsafePath, crash_point, lock_path_for, read_regular, remove_stale_temps
 from ..journal import JournalEntry, content_hash
 from ..safety import Verdict, assess
 from ..tools import BACKGROUND_REVIEW, ToolContext
@@ -178,6 +178,7 @@ def _choices() -> str:
 class MemoryStore:
     def __init__(self, home: Home):
         self.home = home
+        self.temps_removed: list[str] = []  # leftovers ``reconcile`` deleted (their bytes kept elsewhere), for doctor
 
     # -- files and settings ---------------------------------------------------------
     def path(self, target: str) -> Path:
@@ -800,8 +801,18 @@ class MemoryStore:
             with contextlib.suppress(UnsafePath):
                 folders.add(self.home.links.resolve(self.path(target)).parent)
         for folder in folders:
-            remove_stale_temps(folder, TMP_PREFIX, self._kept_elsewhere)
+            self.temps_removed += remove_stale_temps(folder, TMP_PREFIX, self._kept_elsewhere)
         return settled
+
+    def holds_nothing_new(self, path: Path) -> bool:
+        """Whether ``path`` is a temp file of ours whose bytes a memory file or the journal holds:
+        ``reconcile`` removes such a leftover once it is an hour old (doctor says so)."""
+        if not (path.name.startswith(TMP_PREFIX) and path.name.endswith(".tmp")):
+            return False
+        try:
+            return path.stat().st_size <= TEMP_MAX_BYTES and self._kept_elsewhere(read_regular(path))
+        except (OSError, UnsafePath):
+            return False
 
     def _kept_elsewhere(self, data: bytes) -> bool:
         """True when a memory file or a journal row already holds these bytes (a leftover temp adds nothing)."""
