@@ -990,6 +990,7 @@ async def test_questions_name_an_untitled_session_by_its_first_message_and_a_cha
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sessions(pilot)
         await wait_for(pilot, lambda: screen.shown_session == second, what="the chain's latest segment shown")
+        assert str(screen.tree.border_title) == "Lineage · 1 root"  # not "1 roots"
         await pilot.press("D")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the delete question")
         assert app.screen.question == f"Delete session {second} (“And green tea?”) and its 1 message?"

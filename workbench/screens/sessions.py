@@ -237,7 +237,8 @@ class SessionsScreen(SessionActions):
 
     def _count_roots(self) -> None:
         tree = self.tree
-        tree.border_title = f"Lineage · {tree.root_count}{'+' if tree.more_roots else ''} roots"
+        more = "+" if tree.more_roots else ""
+        tree.border_title = f"Lineage · {tree.root_count}{more} root{'s' * (tree.root_count != 1 or bool(more))}"
 
     @on(LineageTree.MoreRootsWanted)
     def _more_roots(self, message: LineageTree.MoreRootsWanted) -> None:
