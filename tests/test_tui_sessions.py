@@ -458,7 +458,7 @@ async def test_sessions_deleted_or_archived_leave_the_tree_live(home, tmp_path):
         await wait_for(pilot, lambda: tree.node_for("20261130_150300_0000cc") is not None, timeout=10, what="orphan")
         orphan = tree.node_for("20261130_150300_0000cc")
         assert orphan.parent is tree.root and tree.root_count == before - 2
-        assert str(tree.border_title) == f"Lineage · {before - 2} roots"
+        assert str(tree.border_title) == f"Lineage · {before - 2} root{'s' * (before - 2 != 1)}"
 
 
 async def test_an_empty_home_says_what_to_do(home, tmp_path):
