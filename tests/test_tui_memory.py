@@ -557,3 +557,22 @@ async def test_saving_an_unchanged_entry_says_nothing_was_saved(home, tmp_path):
         status = str(app.screen.query_one("#status").render())
         assert status.startswith("No change to save") and "Saved." not in status
         assert len(home.journal.query(subsystem="memory")) == rows_before
+
+
+async def test_a_status_line_never_pushes_the_selected_entry_off_screen(home, tmp_path):
+    """A status line takes rows from the columns above it: at 80x24 the entry under the cursor, the
+    one a message may be about, ended up below the bottom edge."""
+    for n in range(24):
+        assert home.memory.add("memory", f"Fact number {n}", ToolContext(actor="user"))["success"]
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        live = pilot.app.screen.query_one("#live-list", EntryList)
+        await wait_for(pilot, lambda: len(live.rows) == 24, what="the entries")
+        live.focus()
+        await settle(pilot)
+        live.highlighted = live.scrollable_content_region.height - 1  # the lowest in view (one line each)
+        await settle(pilot)
+        await pilot.press("n")  # no changes since the snapshot: it says so in the status line
+        await wait_for(pilot, lambda: "No changes since the snapshot" in screen_text(pilot.app), what="the status")
+        await settle(pilot)
+        top, height = live.scroll_offset.y, live.scrollable_content_region.height
+        assert top <= live.highlighted < top + height

@@ -270,3 +270,24 @@ async def test_a_deleted_session_row_says_there_is_nothing_to_open_and_an_archiv
         await cursor_to(pilot, screen, "archived session 'Talk s1'")
         await pilot.press("g")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen), what="Sessions")
+
+
+async def test_the_status_line_never_hides_the_row_it_speaks_of(home, tmp_path):
+    """At 80x24, r on a low row that cannot be reverted said so in a three-line status that pushed
+    the row itself off the bottom of the list."""
+    for n in range(30):
+        home.archive.create_session(f"s{n:02}", title=f"Talk {n}")
+        home.archive.delete_session(f"s{n:02}")
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        await wait_for(pilot, lambda: table.row_count == 30, what="the rows")
+        table.focus()
+        shown = table.scrollable_content_region.height - 1  # under the header
+        table.move_cursor(row=shown - 1)  # the lowest row in view
+        await settle(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "Nothing to revert" in screen_text(pilot.app), what="the refusal")
+        await settle(pilot)
+        top, height = table.scroll_offset.y, table.scrollable_content_region.height - 1
+        assert top <= table.cursor_row < top + height

@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from .cursor_in_view import CursorInView
 from .literal import assemble
 
 MARKS = {
@@ -63,7 +64,7 @@ def row_lines(row: EntryRow, width: int | None = None) -> list[Content]:
     return [mark + first, *(Content("  ") + line for line in [*rest, *flagged])]
 
 
-class EntryList(OptionList):
+class EntryList(CursorInView, OptionList):
     """Entries in order; posts ``EntryList.Highlighted`` with the row under the cursor."""
 
     DEFAULT_CSS = """

@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from .cursor_in_view import CursorInView
 from .literal import assemble, one_line
 
 
@@ -61,7 +62,7 @@ def fact_content(row: FactRow, width: int = 80) -> Content:
     return Content("\n").join([head, _source(row, width)])
 
 
-class FactList(OptionList):
+class FactList(CursorInView, OptionList):
     """Facts in id order; posts ``SourceWanted`` for the highlighted fact's source message."""
 
     DEFAULT_CSS = """

@@ -27,6 +27,8 @@ from textual.widgets.tree import TreeNode, UnknownNodeID
 
 from engine.textsafety import one_line, visible
 
+from .cursor_in_view import CursorInView
+
 KIND_GLYPHS = {"root": "●", "compression": "⤷", "branch": "⑂", "delegate": "↳", "child": "◦"}
 
 
@@ -155,7 +157,7 @@ def session_label(node: SessionNode, picked: int | None = None, width: int | Non
     return label
 
 
-class LineageTree(Tree):
+class LineageTree(CursorInView, Tree):
     """A lazily loaded tree of sessions; data of each row is a ``SessionNode`` (one per compression chain)."""
 
     DEFAULT_CSS = """

@@ -38,6 +38,7 @@ from textual.widgets.option_list import Option
 
 from engine.textsafety import one_line, visible
 
+from .cursor_in_view import CursorInView
 from .literal import literal
 from .transcript import sanitize
 
@@ -230,7 +231,7 @@ def _wrapped(text: Content, width: int) -> Content:
     return Content("\n").join(text.wrap(width)) if width > 0 else text
 
 
-class SearchResults(OptionList):
+class SearchResults(CursorInView, OptionList):
     """Hits grouped under their session (the archive's order: best lineage first)."""
 
     DEFAULT_CSS = """

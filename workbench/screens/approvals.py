@@ -24,6 +24,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory import FILE_NAMES
 from engine.memory.similar import closest, strongest
+from widgets.cursor_in_view import CursorList
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
 from widgets.literal import age, assemble, literal, one_line
@@ -101,7 +102,7 @@ class ApprovalsScreen(WorkbenchScreen):
         with Horizontal(id="approvals-columns"):
             with Vertical(id="queue-column"):
                 yield Static("", id="queue-title", classes="column-title")
-                yield OptionList(id="queue")
+                yield CursorList(id="queue")
             with Vertical(id="proposal-column"):
                 yield Static("", id="proposal-title", classes="column-title")
                 yield CapacityGauge(id="budget")
