@@ -140,3 +140,19 @@ async def test_a_story_about_waiting_approvals_goes_once_none_wait(home, tmp_pat
         await wait_for(pilot, lambda: app.pending_count == 0, what="none pending")
         await settle(pilot)
         assert app.narration is None and not app.screen.query_one(NarrationLine).display
+
+
+async def test_the_narration_stops_when_the_demo_ends_and_its_last_line_goes(home, tmp_path):
+    """The last story line stayed up for good after the demo finished, and later changes (the
+    user's own) went on being narrated as if the demo still played."""
+    seed_demo_home(home)
+    app = make_app(home, tmp_path, demo_speed=0)
+    app.NARRATION_LINGER = 0.5
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: any(n.title == "Demo finished" for n in app._notifications), timeout=60)
+        assert app._narrator.over
+        line = app.screen.query_one(NarrationLine)
+        await wait_for(pilot, lambda: app.narration is None and not line.display, what="the last line to go")
+        home.memory.add("memory", "A note after the demo", None)
+        await settle(pilot)
+        assert app.narration is None

@@ -178,6 +178,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
     pending_count: reactive[int] = reactive(0)
     running_session: reactive[str | None] = reactive(None)
+    NARRATION_LINGER = 20.0  # seconds the demo's last story line stays once it has finished
     narration: reactive[Story | None] = reactive(None)  # the demo's story line (None outside the demo, or hidden)
     review_status: reactive[str] = reactive("")  # "reviewing…" while a background review runs, then its result
     curator_note: reactive[str] = reactive("")  # the last automatic Curator pass, for the header
@@ -515,6 +516,10 @@ class WorkbenchApp(ResultsFromWorkers, App):
             self.post_message(DemoFinished(len(result.turns), len(result.session_ids)))
 
     def on_demo_finished(self, message: DemoFinished) -> None:
+        """The story is told: nothing after the demo is narrated, and its last line goes soon after."""
+        if self._narrator is not None:
+            self._narrator.over = True
+        self.set_timer(self.NARRATION_LINGER, self.action_hide_narration)
         self.notify(
             f"The demo played {message.turns} turns in "
             f"{message.sessions} sessions. Press 4 to review what waits for approval.",
