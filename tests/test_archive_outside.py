@@ -74,6 +74,21 @@ def test_a_change_of_ours_a_kill_left_unnoted_is_not_taken_for_an_outside_one(ho
     assert [r.actor for r in Timeline(home).page(subsystem="sessions", target="s2")] == ["user"]
 
 
+def test_a_large_prune_a_kill_left_unnoted_is_not_taken_for_outside_deletes(home, clock, monkeypatch):
+    """The prune row named only its first 200 sessions: killed before its note, the rest were
+    journaled as deleted by another process."""
+    archive = home.archive
+    for n in range(250):
+        archive.create_session(f"old{n:03}", source="cli")
+        archive.end_session(f"old{n:03}", "user_exit")
+    clock.advance(40 * 86400)
+    outside.catch_up(home)
+    monkeypatch.setattr(outside, "note_deleted", lambda *args: None)  # killed between its change and its note
+    assert archive.prune(30) == 250
+    assert outside.catch_up(home) == []
+    assert [r.actor for r in Timeline(home).page(subsystem="sessions")] == ["user"]
+
+
 def test_a_read_only_home_or_one_without_sessions_journals_nothing(home, tmp_path):
     from engine import open_home
 

@@ -495,7 +495,8 @@ class SessionsMixin(LineageMixin):
         ids = self.prunable(older_than_days, source)
         if not ids:
             return 0
-        detail = {"older_than_days": older_than_days, "source": source, "count": len(ids), "deleted": ids[:200]}
+        # every id, however many: a kill before the note leaves the row to say these were ours
+        detail = {"older_than_days": older_than_days, "source": source, "count": len(ids), "deleted": ids}
         with self.journaled("prune", "*", actor=actor, detail=detail) as entry:
             with self._write():
                 self._delete_rows(ids)
