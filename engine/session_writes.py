@@ -114,13 +114,20 @@ def _staged(call: StagedCall) -> Write:
     return Write("approvals", "stage", call.pending_id, "agent", text, staged=True)
 
 
-def session_wrote(home: Home, session_id: str) -> bool:
+def approved_outside(home: Home) -> dict[str, list[int]]:
+    """The proposals Hermes approved itself, with the memory rows each wrote (``session_wrote``
+    reads them; a list of many sessions reads them once)."""
+    return applied_by(home.journal.connection()) if home.journal.exists() else {}
+
+
+def session_wrote(home: Home, session_id: str, approved: dict[str, list[int]] | None = None) -> bool:
     """Whether the session wrote memory or skills: a journaled write, or, for a session a Hermes
-    agent ran (it journals nothing of ours), an applied ``memory`` call in its own messages."""
+    agent ran (it journals nothing of ours), an applied ``memory`` call in its own messages or a
+    proposal its calls staged that Hermes approved (``approved``: ``approved_outside``, read here
+    when not given)."""
     if any(home.journal.query(session_id=session_id, subsystem=name, limit=1) for name in WRITE_SUBSYSTEMS):
         return True
     if writes_in(home.archive.tool_messages(session_id, TOOL)):
         return True
-    # a proposal its calls staged that Hermes then approved (looked for only when Hermes approved any)
-    approved = applied_by(home.journal.connection()) if home.journal.exists() else {}
+    approved = approved_outside(home) if approved is None else approved  # looked for only when Hermes approved any
     return bool(approved) and any(pid in approved for pid in staged_in_sessions(home, session_id))

@@ -29,7 +29,7 @@ from engine.archive.sessions import titled
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
 from engine.runner.claims import unbacked_claims
-from engine.session_writes import Write, session_writes, session_wrote
+from engine.session_writes import Write, approved_outside, session_writes, session_wrote
 from widgets.lineage_tree import LineageTree, SessionNode
 from widgets.literal import one_line
 from widgets.search_box import SearchBox
@@ -268,6 +268,7 @@ class SessionsScreen(SessionActions):
         """Tree rows for compression chains (runs in a worker: asks the journal who wrote memory)."""
         chains = list(chains)
         previews = self.home.archive.previews([chain.head.id for chain in chains if not chain.title])
+        approved = approved_outside(self.home)  # read once for every row
         return [
             SessionNode(
                 id=chain.head.id,
@@ -276,7 +277,7 @@ class SessionsScreen(SessionActions):
                 child_count=chain.child_count,
                 message_count=chain.message_count,
                 started_at=chain.head.started_at,
-                wrote=any(session_wrote(self.home, segment) for segment in chain.ids),
+                wrote=any(session_wrote(self.home, segment, approved) for segment in chain.ids),
                 segments=chain.ids if len(chain.ids) > 1 else (),
             )
             for chain in chains
