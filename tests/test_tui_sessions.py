@@ -949,6 +949,8 @@ async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessio
         await pilot.press("escape")
         await wait_for(pilot, lambda: tree.node_for(ids[1]) is not None, what="the row back")
         assert [n.data.id for n in tree.root.children] == ids[::-1]  # where it started, not on top
+        # back in the tree, the transcript is the row's under the cursor again, as the keys act on it
+        await wait_for(pilot, lambda: screen.shown_session == tree.picked(tree.cursor_node.data), what="it")
         tree.focus()
         tree.move_cursor(tree.node_for(ids[2]))
         await wait_for(pilot, lambda: screen.shown_session == ids[2], what="the newest session shown")
@@ -1003,3 +1005,39 @@ async def test_questions_name_an_untitled_session_by_its_first_message_and_a_cha
         assert app.screen.query_one(Input).value == "Tea[2J times"
         await pilot.press("enter")
         await wait_for(pilot, lambda: home.archive.get_session(second).title == "Tea[2J times", what="renamed")
+
+
+async def test_deleting_the_only_root_moves_the_cursor_to_its_orphaned_child(home, tmp_path):
+    """The tree was left with no cursor and the transcript on the deleted session, so e said the
+    session was no longer in state.db."""
+    home.archive.create_session("solo", source="cli", title="Parent chat")
+    home.archive.append_message("solo", "user", "hello")
+    home.archive.create_session("kid", source="cli", title="Branch talk", parent_session_id="solo")
+    home.archive.append_message("kid", "user", "a branch")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: screen.shown_session == "solo", what="the root shown")
+        await pilot.press("D")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: screen.shown_session == "kid", what="the orphan shown")
+        assert tree.cursor_node is tree.node_for("kid") and tree.node_for("solo") is None
+
+
+async def test_after_the_last_row_goes_the_next_new_session_takes_the_cursor(home, tmp_path):
+    home.archive.create_session("solo", source="cli", title="Only chat")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: screen.shown_session == "solo", what="the root shown")
+        await pilot.press("D")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: tree.node_for("solo") is None, what="the row to go")
+        await settle(pilot)
+        home.archive.create_session("next", source="cli", title="A new chat")  # an agent starts one
+        await wait_for(pilot, lambda: screen.shown_session == "next", what="the new session shown")
+        assert tree.cursor_node is tree.node_for("next")

@@ -200,6 +200,7 @@ class LineageTree(CursorInView, Tree):
         self._by_id: dict[str, TreeNode] = {}  # every segment's id -> its chain's row
         self._loaded: set[str] = set()  # rows (by first segment) whose children are loaded
         self._picked: dict[str, str] = {}  # row (by first segment) -> the segment picked with [ / ]
+        self._cursor_lost = False  # the cursor's row went and no row was left to take it
         self.root_count = 0
 
     # -- data in -------------------------------------------------------------------
@@ -261,8 +262,10 @@ class LineageTree(CursorInView, Tree):
         if parent_id is None:
             place = self._root_place(session)
             if place is not None:
-                self._add(self.root, session, before=place)
+                node = self._add(self.root, session, before=place)
                 self.root_count += 1
+                if self._cursor_lost:  # (a session started after the last row went, say)
+                    self.call_after_refresh(self._land, node)
             return
         parent = self._by_id.get(parent_id)
         if parent is None:
@@ -334,6 +337,7 @@ class LineageTree(CursorInView, Tree):
             except UnknownNodeID:  # removed in the same pass
                 target = None
         target = target or next((n for n in self.root.children if isinstance(n.data, SessionNode)), None)
+        self._cursor_lost = target is None  # (the last row went: the next root to come gets the cursor)
         self.move_cursor(target)
         if target is not None and isinstance(target.data, SessionNode):
             self.post_message(self.SessionHighlighted(target.data, self.picked(target.data)))
@@ -368,10 +372,11 @@ class LineageTree(CursorInView, Tree):
         self.call_after_refresh(self.move_cursor, node)  # line numbers are rebuilt on the next refresh
         return True
 
-    def _add(self, parent: TreeNode, session: SessionNode, before: int | None = None) -> None:
+    def _add(self, parent: TreeNode, session: SessionNode, before: int | None = None) -> TreeNode:
         node = parent.add(self._label(session), data=session, before=before, allow_expand=session.child_count > 0)
         for segment in session.ids:
             self._by_id[segment] = node
+        return node
 
     def _label(self, session: SessionNode, width: int | None = None) -> Text:
         return session_label(session, session.ids.index(self.picked(session)), width)

@@ -195,10 +195,16 @@ class SessionsScreen(SessionActions):
         self.focus_box()
 
     def action_clear_search(self) -> None:
+        """Back to the tree, the transcript with it: a, e and D act on the row under the cursor again."""
         search = self.query_one("#sessions-search", Input)
         if search.value:
             search.value = ""
         self.tree.focus()
+        node = self.tree.cursor_node
+        if node is not None and isinstance(node.data, SessionNode):
+            segment = self.tree.picked(node.data)
+            if segment != self.wanted_session:
+                self.load_transcript(segment, None)
 
     def action_reload(self) -> None:
         self.load_roots(0)
@@ -476,6 +482,7 @@ class SessionsScreen(SessionActions):
         if isinstance(event, SessionChanged) and event.session_id:
             self._changed.add(event.session_id)
             self._transcript_changed |= event.session_id == shown  # its title, say
+            self._roots_changed |= event.action == "deleted"  # its other children are roots now
         elif isinstance(event, SessionChanged):  # another process changed state.db: new roots on top, reread
             self._roots_changed = True
             self._transcript_changed = bool(shown)
