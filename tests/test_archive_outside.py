@@ -89,6 +89,29 @@ def test_a_large_prune_a_kill_left_unnoted_is_not_taken_for_outside_deletes(home
     assert [r.actor for r in Timeline(home).page(subsystem="sessions")] == ["user"]
 
 
+def test_an_untitled_session_deleted_outside_is_named_by_its_first_message(home):
+    """Hermes titles few sessions: one it deleted was named by its id alone, while a delete of ours
+    names it by its first message."""
+    archive = home.archive
+    archive.create_session("quiet", source="cli")
+    outside.catch_up(home)  # seen before its first message: read at the next look
+    archive.append_message("quiet", "user", "Remember my kettle descales monthly")
+    outside.catch_up(home)
+    with home.journal.transaction() as conn:  # a workbench.db from before previews were kept
+        conn.execute("ALTER TABLE sessions_seen DROP COLUMN preview")
+    outside._PREVIEWED.clear()
+    archive.create_session("later", source="cli")
+    archive.append_message("later", "user", "What is the wifi password?")
+    outside.catch_up(home)
+    _elsewhere(home, "DELETE FROM messages", "DELETE FROM sessions")
+    outside.catch_up(home)
+    rows = Timeline(home).page(subsystem="sessions", actor="external")
+    assert sorted(r.summary for r in rows) == [
+        "deleted session “Remember my kettle descales monthly”, 1 message",
+        "deleted session “What is the wifi password?”, 1 message",
+    ]
+
+
 def test_a_read_only_home_or_one_without_sessions_journals_nothing(home, tmp_path):
     from engine import open_home
 

@@ -2,9 +2,9 @@
 
 Hermes journals nothing of ours, yet archiving or deleting a session changes what the agent
 can recall (lists, ``session_search``), so the Timeline must show it. workbench.db keeps
-each session's id, archived flag, title and message count as a workbench process last saw
-them (``sessions_seen``), with a fingerprint of the sessions table; when state.db changed
-and the fingerprint with it, the difference is journaled as ``external`` rows: one
+each session's id, archived flag, title, message count and (untitled) the start of its first
+message as a workbench process last saw them (``sessions_seen``), with a fingerprint of the
+sessions table; when state.db changed and the fingerprint with it, the difference is journaled as ``external`` rows: one
 ``archive`` or ``unarchive`` per compression chain that flipped, one ``delete`` per session
 gone (several gone at once are one group). The workbench's own changes update the table
 as they are made (``note_archived``, ``note_deleted``), and a change that an archive row
@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 SUBSYSTEM = "sessions"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions_seen (
-    id TEXT PRIMARY KEY, archived INTEGER NOT NULL, title TEXT, messages INTEGER
+    id TEXT PRIMARY KEY, archived INTEGER NOT NULL, title TEXT, messages INTEGER, preview TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sessions_seen_mark (
     one INTEGER PRIMARY KEY CHECK (one = 1), fingerprint TEXT NOT NULL, journal_id INTEGER NOT NULL
@@ -64,16 +64,24 @@ def catch_up(home: Home) -> list[int]:
         mark = _mark(journal.connection())
         if mark is not None and mark[0] == fingerprint:
             return []
-        now = {
-            row[0]: (int(bool(row[1])), row[2], row[3])
-            for row in state.execute("SELECT id, archived, title, message_count FROM sessions")
-        }
+        listed = state.execute("SELECT id, archived, title, message_count FROM sessions").fetchall()
         with journal.transaction() as write:
-            seen = {row[0]: (row[1], row[2], row[3]) for row in write.execute("SELECT * FROM sessions_seen")}
+            _with_previews(write, str(journal.path))
+            seen = {
+                row[0]: (row[1], row[2], row[3], row[4])
+                for row in write.execute("SELECT id, archived, title, messages, preview FROM sessions_seen")
+            }
+            # an untitled session's first message, read once: a delete row names the session by it
+            wanted = [sid for sid, _, title, count in listed if not title and count and not _preview(seen.get(sid))]
+            previews = archive.previews(wanted)
+            now = {
+                sid: (int(bool(archived)), title, count, previews.get(sid) or _preview(seen.get(sid)))
+                for sid, archived, title, count in listed
+            }
             newest = write.execute("SELECT coalesce(max(id), 0) FROM journal").fetchone()[0]
             ids = [] if mark is None else _journal(home, seen, now, _explained(write, mark[1]))
             write.executemany(
-                "INSERT OR REPLACE INTO sessions_seen VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO sessions_seen (id, archived, title, messages, preview) VALUES (?, ?, ?, ?, ?)",
                 [(sid, *values) for sid, values in now.items() if seen.get(sid) != values],
             )
             write.executemany("DELETE FROM sessions_seen WHERE id = ?", [(sid,) for sid in seen if sid not in now])
@@ -81,6 +89,21 @@ def catch_up(home: Home) -> list[int]:
                 "INSERT OR REPLACE INTO sessions_seen_mark VALUES (1, ?, ?)", (fingerprint, max(newest, *ids, 0))
             )
     return ids
+
+
+_PREVIEWED: set[str] = set()  # workbench.db files this process knows have sessions_seen.preview
+
+
+def _with_previews(conn: sqlite3.Connection, path: str) -> None:
+    """A workbench.db from before ``preview`` was kept gets the column (checked once a process)."""
+    if path not in _PREVIEWED:
+        if "preview" not in {row[1] for row in conn.execute("PRAGMA table_info(sessions_seen)")}:
+            conn.execute("ALTER TABLE sessions_seen ADD COLUMN preview TEXT")
+        _PREVIEWED.add(path)
+
+
+def _preview(seen: tuple | None) -> str | None:
+    return seen[3] if seen is not None else None
 
 
 def _mark(conn: sqlite3.Connection) -> tuple[str, int] | None:
@@ -176,7 +199,7 @@ def _journal(home: Home, seen: dict, now: dict, explained: tuple[dict[str, bool]
     gone = [sid for sid in seen if sid not in now and sid not in deleted]
     edit = {"edit": secrets.token_hex(4)} if len(gone) > 1 else {}
     for sid in gone:
-        _, title, messages = seen[sid]
+        _, title, messages, preview = seen[sid]
         ids.append(
             journal.append(
                 SUBSYSTEM,
@@ -185,7 +208,13 @@ def _journal(home: Home, seen: dict, now: dict, explained: tuple[dict[str, bool]
                 actor="external",
                 before=title,
                 session_id=sid,
-                detail={"deleted": [sid], "message_count": messages, "outside": True, **edit},
+                detail={
+                    "deleted": [sid],
+                    "message_count": messages,
+                    "outside": True,
+                    **edit,
+                    **({} if title or not preview else {"preview": preview}),
+                },
             )
         )
     return ids
