@@ -327,6 +327,13 @@ def test_what_hermes_stages_and_decides_reaches_the_timeline_with_its_session(he
     assert (write["action"], write["session"]) == ("add", "hermes-tea")
     assert write["summary"] == "MEMORY + 'Kettle descales monthly' (proposed by Hermes agent)"
     approved_write = write["id"]
+    shown = subprocess.run(  # the entry's origin, as `memory show` prints it
+        workbench_cmd("memory", "show", "--target", "memory", "--home", str(root)), capture_output=True, text=True
+    ).stdout
+    assert (
+        "↳ external (approved, proposed by Hermes agent) · " in shown
+        and f"session hermes-tea · message {calls['kettle']}" in shown
+    ), shown
     home = open_home(root)
     assert session_wrote(home, "hermes-tea")  # ✎ in the tree: its proposal, approved in Hermes, wrote memory
     message = {

@@ -98,6 +98,12 @@ def applied_by(conn: sqlite3.Connection, pending_ids: list[str] | None = None) -
     return found
 
 
+def citing_approval(conn: sqlite3.Connection, row_id: int) -> int | None:
+    """The outside approval that cites the outside memory row ``row_id``, if one does."""
+    found = conn.execute(_CITED + " AND cited.value = ? LIMIT 1", (row_id,)).fetchone()
+    return found[0] if found else None
+
+
 def citing_approvals(conn: sqlite3.Connection) -> dict[int, int]:
     """For each outside memory row an outside approval cites, that approval's row id."""
     return {row: approval for approval, _, row in conn.execute(_CITED) if isinstance(row, int)}

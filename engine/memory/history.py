@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..approvals.outside import citing_approval
+from ..approvals.sources import staging_message
 from ..errors import WorkbenchError
 from ..journal import JournalEntry
 from ..values import iso_time
@@ -129,7 +131,7 @@ def origin(
     if found is not None:
         return Origin("archive", "agent", found.at, found.session_id, found.message_id, action=found.action)
     if writer is not None:
-        return _from_row(writer)
+        return _approved_outside(memory, writer) or _from_row(writer)
     made = next((r.row for r in (_rewrites(memory, target) if rewrites is None else rewrites) if r.made(entry)), None)
     if made is not None:
         return _from_row(made)
@@ -284,6 +286,32 @@ def _removal_call(
             used.add(taken)
     mine = next((w for i, w in enumerate(removes) if i not in used and (w.old_text or "") in entry), None)
     return None if mine is None else replace(mine, text=entry)
+
+
+def _approved_outside(memory: MemoryStore, row: JournalEntry) -> Origin | None:
+    """An outside write a Hermes approval made (its ``approve`` row cites it): approved outside,
+    proposed by whoever staged it, at the call that staged it (the approval's, else state.db's)."""
+    if row.actor != "external" or not memory.home.journal.exists():
+        return None
+    approval_id = citing_approval(memory.home.journal.connection(), row.id)
+    approval = memory.home.journal.get(approval_id) if approval_id is not None else None
+    if approval is None:
+        return None
+    session, message = approval.session_id, approval.message_id
+    if session is None and isinstance(approval.detail.get("subsystem"), str):
+        found = staging_message(memory.home, approval.detail["subsystem"], approval.target)
+        session, message = found if found else (None, None)
+    proposer = approval.detail.get("proposed_by")
+    return Origin(
+        "journal",
+        row.actor,
+        row.at,
+        session,
+        message,
+        row.id,
+        row.action,
+        proposer if isinstance(proposer, str) else None,
+    )
 
 
 def _from_row(row: JournalEntry) -> Origin:
