@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import sqlite3
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -229,15 +230,21 @@ def check_leftovers(home: Home) -> list[Finding]:
     for path in orphaned_temp_files(home):
         rel = path.relative_to(home.root)
         if memory.holds_nothing_new(path):  # the memory store drops it on its own: say so
+            try:
+                due = time.time() - path.stat().st_mtime >= TEMP_AGE_SECONDS  # (the store goes by this clock)
+            except OSError:
+                continue
             findings.append(
                 Finding(
                     "files",
                     "info",
                     f"{rel} is left over from an interrupted write, and holds nothing new (a memory file or "
                     "the journal has the same bytes).",
-                    f"The workbench deletes it once it is {TEMP_AGE_SECONDS // 3600} hour old, at its next start "
-                    f"or memory write; `workbench doctor --fix` moves it to {ASIDE}/<time>/ now.",
-                    repair="files.move_aside",
+                    "`workbench doctor --fix`, or the workbench's next start or memory write, deletes it."
+                    if due
+                    else f"The workbench deletes it once it is {TEMP_AGE_SECONDS // 3600} hour old, at its next "
+                    f"start or memory write; `workbench doctor --fix` moves it to {ASIDE}/<time>/ now.",
+                    repair="" if due else "files.move_aside",
                 )
             )
             continue

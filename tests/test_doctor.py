@@ -458,9 +458,13 @@ def test_leftovers_holding_nothing_new_are_said_to_be_deleted_not_moved(home):
     home.memory.add("memory", "User likes tea", USER)
     same = home.memory.path("memory").read_bytes()
     now = time.time()  # the store's own cleanup goes by the real clock, as the separate process does
-    for name, content in ((".mem_old00001.tmp", same), (".mem_own00001.tmp", b"a write of its own")):
+    for name, content, age in (
+        (".mem_old00001.tmp", same, 2 * HOUR),
+        (".mem_new00001.tmp", same, 20 * 60),
+        (".mem_own00001.tmp", b"a write of its own", 2 * HOUR),
+    ):
         (home.memories_dir / name).write_bytes(content)
-        os.utime(home.memories_dir / name, (now - 2 * HOUR, now - 2 * HOUR))
+        os.utime(home.memories_dir / name, (now - age, now - age))
     home.close()
 
     def said(*args):
@@ -468,9 +472,10 @@ def test_leftovers_holding_nothing_new_are_said_to_be_deleted_not_moved(home):
         return {f["what"].split(" ")[0]: f for f in report["findings"] if f["area"] == "files"}
 
     found = said()  # read-only: nothing deleted yet, and it says what will become of each
-    old, own = found["memories/.mem_old00001.tmp"], found["memories/.mem_own00001.tmp"]
+    old, new, own = (found[f"memories/.mem_{name}00001.tmp"] for name in ("old", "new", "own"))
     assert old["severity"] == "info" and "holds nothing new (a memory file or the journal" in old["what"]
-    assert "The workbench deletes it once it is 1 hour old, at its next start or memory write" in old["fix"]
+    assert old["fix"] == "`workbench doctor --fix`, or the workbench's next start or memory write, deletes it."
+    assert "The workbench deletes it once it is 1 hour old, at its next start or memory write" in new["fix"]
     assert own["severity"] == "warning" and "look inside" in own["fix"]
     fixed = said("--fix")
     assert fixed["memories/.mem_old00001.tmp"]["what"].endswith(
@@ -478,4 +483,7 @@ def test_leftovers_holding_nothing_new_are_said_to_be_deleted_not_moved(home):
     )
     assert not (home.memories_dir / ".mem_old00001.tmp").exists()
     assert not (home.memories_dir / ".mem_own00001.tmp").exists()  # moved aside, not deleted
-    assert list(home.root.glob("logs/doctor/*/memories/.mem_own00001.tmp"))
+    assert sorted(p.name for p in home.root.glob("logs/doctor/*/memories/*")) == [
+        ".mem_new00001.tmp",
+        ".mem_own00001.tmp",
+    ]

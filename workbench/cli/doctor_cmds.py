@@ -27,7 +27,12 @@ def register(subparsers, common) -> None:
     doctor = subparsers.add_parser(
         "doctor", parents=[common], help="check the home for both programs, say how to fix it"
     )
-    doctor.add_argument("--fix", action=_Fix, help="also repair what is safe to repair (journaled, nothing deleted)")
+    doctor.add_argument(
+        "--fix",
+        action=_Fix,
+        help="also repair what is safe to repair (journaled; nothing deleted but a temp file whose bytes "
+        "are kept elsewhere)",
+    )
     doctor.set_defaults(handler=doctor_home, fix=False, read_only=True, reports_config=True)
 
 
