@@ -934,7 +934,7 @@ async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessio
         await pilot.press("a")
         await wait_for(pilot, lambda: tree.node_for(ids[1]) is None, what="the archived row to go")
         assert home.archive.get_session(ids[1]).archived
-        assert "Archived 20261130_150100_00000b: hidden from lists" in screen_text(app)
+        assert "Archived session 20261130_150100_00000b (Session 1): hidden from lists" in screen_text(app)
         # the transcript follows the cursor to the row below, so a second key acts on what is under it
         await wait_for(pilot, lambda: screen.shown_session == ids[0], what="the transcript to follow the cursor")
         assert tree.cursor_node is tree.node_for(ids[0])
@@ -956,6 +956,10 @@ async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessio
         await wait_for(pilot, lambda: screen.shown_session == ids[2], what="the newest session shown")
         await pilot.press("e")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "LineDialog", what="the rename dialog")
+        await pilot.press(*["backspace"] * 9, *"Session 0", "enter")  # another session's title: refused
+        await wait_for(pilot, lambda: "already in use by session" in screen_text(app), what="the refusal")
+        assert app.screen.__class__.__name__ == "LineDialog"  # asked again, the draft kept
+        assert app.screen.query_one(Input).value == "Session 0"
         await pilot.press(*["backspace"] * 9, *"Kettle plans", "enter")
         await wait_for(pilot, lambda: home.archive.get_session(ids[2]).title == "Kettle plans", what="renamed")
         await pilot.press("D")
@@ -982,7 +986,7 @@ async def test_questions_name_an_untitled_session_by_its_first_message_and_a_cha
     did not say that only the segment shown goes (while a archives the whole chain); a control
     character pasted into the rename box was saved as its display symbol."""
     first, second = "20261130_150000_00000a", "20261130_150100_00000b"
-    home.archive.create_session(first, source="cli")
+    home.archive.create_session(first, source="cli", title="Tea chat")
     home.archive.append_message(first, "user", "How long do I steep oolong?")
     home.archive.end_session(first, "compression")
     clock.advance(60)
@@ -1000,6 +1004,11 @@ async def test_questions_name_an_untitled_session_by_its_first_message_and_a_cha
         await pilot.press("n")
         await pilot.press("e")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "LineDialog", what="the rename dialog")
+        assert (
+            app.screen.question
+            == f"Rename session {second} (“And green tea?”), segment 2 of the 2 in its compression chain "
+            "(the tree's row shows the chain as 'Tea chat')"
+        )
         app.post_message(events.Paste("Tea\x1b[2J \u202etimes\x07"))
         await wait_for(pilot, lambda: "times" in app.screen.query_one(Input).value, what="the paste")
         assert app.screen.query_one(Input).value == "Tea[2J times"

@@ -38,6 +38,16 @@ class SessionLooked(Message):
     session: Session
     name: str  # how the questions name it: its id and title (or the start of its first message)
     segments: tuple[str, ...]  # its compression chain, first to latest
+    chain_title: str | None  # the title the tree's row shows for that chain
+
+
+@dataclass
+class TitleRefused(Message):
+    """A rename the archive refused: asked again with the draft."""
+
+    looked: SessionLooked
+    draft: str
+    error: str
 
 
 class SessionActions(WorkbenchScreen):
@@ -64,67 +74,89 @@ class SessionActions(WorkbenchScreen):
             if session is None:
                 self.report(f"Session {session_id} is no longer in state.db.", error=True)
                 return
-            segments = archive.chain_of(session_id).ids
+            chain = archive.chain_of(session_id)
             preview = None if session.title else archive.previews([session_id]).get(session_id)
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
         label = titled(session.title, preview)
         name = f"session {session.id}" + (f" ({one_line(label, 40)})" if label else "")
-        self.post_result(SessionLooked(action, session, name, segments))
+        self.post_result(SessionLooked(action, session, name, chain.ids, chain.title))
 
     @on(SessionLooked)
     def _looked(self, message: SessionLooked) -> None:
         session, name = message.session, message.name
         if message.action == "archive":
-            self._change(session.id, "archive", not session.archived)
+            self._change(message, not session.archived)
         elif message.action == "rename":
             try:
                 value = sanitize_title(session.title) or ""
             except WorkbenchError:  # longer than a title may be (Hermes's own): start from what fits
                 value = sanitize_title((session.title or "")[:MAX_TITLE_LENGTH]) or ""
-
-            def renamed(title: str | None) -> None:
-                if title is not None:
-                    self._change(session.id, "rename", title)
-
-            self.ask(LineDialog(f"Rename {name}", value, "enter: save (empty: no title) · esc: cancel"), renamed)
+            self._ask_title(message, value)
         else:
             count = f"{session.message_count} message{'s' * (session.message_count != 1)}"
-            chain = message.segments
-            part = (
-                f" It is segment {chain.index(session.id) + 1} of the {len(chain)} in its compression chain: "
-                "only this one goes (a archives the whole chain)."
-                if len(chain) > 1
-                else ""
-            )
+            segment = _segment(message)
+            part = f" It is {segment}: only this one goes (a archives the whole chain)." if segment else ""
             self.confirm(
                 f"Delete {name} and its {count}?",
                 "Its messages go from state.db, with the delegate sessions it started; its other "
                 f"children become roots.{part} This cannot be undone: the Timeline keeps only a row saying so.",
-                lambda: self._change(session.id, "delete", None),
+                lambda: self._change(message, None),
             )
 
+    def _ask_title(self, message: SessionLooked, draft: str, refused: str | None = None) -> None:
+        """The rename box (again, with the draft and why it was refused, when a title was refused)."""
+        segment = _segment(message)
+        row = (
+            f" (the tree's row shows the chain as '{one_line(message.chain_title, 40)}')" if message.chain_title else ""
+        )
+        question = f"Rename {message.name}" + (f", {segment}{row}" if segment else "")
+        hint = "enter: save (empty: no title) · esc: cancel"
+
+        def renamed(title: str | None) -> None:
+            if title is not None:
+                self._change(message, title)
+
+        self.ask(LineDialog(question, draft, f"{refused} {hint}" if refused else hint), renamed)
+
+    @on(TitleRefused)
+    def _title_refused(self, refusal: TitleRefused) -> None:
+        self._ask_title(refusal.looked, refusal.draft, refusal.error)
+
     @work(thread=True, exit_on_error=False, group="session-action")
-    def _change(self, session_id: str, action: str, value: object) -> None:
-        archive = self.home.archive
+    def _change(self, message: SessionLooked, value: object) -> None:
+        archive, session_id, name = self.home.archive, message.session.id, message.name
         try:
-            if action == "archive":
+            if message.action == "archive":
                 changed = archive.set_archived(session_id, bool(value), actor="user")
                 done = (
-                    f"Archived {session_id}: hidden from lists and session_search "
-                    "(r on its Timeline row lists it again)."
+                    f"Archived {name}: hidden from lists and session_search (r on its Timeline row lists it again)."
                     if value
-                    else f"Unarchived {session_id}: listed and searchable again."
+                    else f"Unarchived {name}: listed and searchable again."
                 )
-                said = done if changed else f"{session_id} is {'archived' if value else 'listed'} already."
-            elif action == "rename":
-                title = archive.set_title(session_id, str(value), actor="user")
+                said = done if changed else f"{name} is {'archived' if value else 'listed'} already."
+            elif message.action == "rename":
+                try:
+                    title = archive.set_title(session_id, str(value), actor="user")
+                except WorkbenchError as exc:  # a title another session holds, say: the draft is kept
+                    self.post_result(TitleRefused(message, str(value), exc.message))
+                    return
                 said = f"Renamed {session_id}: {one_line(title, 60)}." if title else f"{session_id} has no title now."
             else:
                 gone = archive.delete_session(session_id, actor="user")
-                said = f"Deleted {session_id}." if gone else f"{session_id} was deleted already."
+                said = f"Deleted {name}." if gone else f"{name} was deleted already."
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
         self.report(said)
+
+
+def _segment(message: SessionLooked) -> str:
+    """Which segment of its compression chain the session is ("" for a chain of one)."""
+    chain = message.segments
+    return (
+        f"segment {chain.index(message.session.id) + 1} of the {len(chain)} in its compression chain"
+        if chain[1:]
+        else ""
+    )
