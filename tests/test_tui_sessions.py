@@ -26,7 +26,7 @@ from tests.screens_seed import (
 from tests.tui_support import LateFirstAnswer, cursor_on, landed_on, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree, MoreRoots, SessionNode
-from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, hit_prompt
+from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, header_prompt, hit_prompt
 from widgets.transcript import Transcript, TranscriptItem, render_item
 from workbench.messages import JumpToMessage
 from workbench.screens.sessions import ROOTS_PAGE, SearchDone, SessionsScreen, list_hit
@@ -941,7 +941,7 @@ async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessio
         await pilot.press("slash", *"number 1", "down")  # search still finds it: open it there, a lists it again
         await wait_for(pilot, lambda: screen.shown_session == ids[1], what="the archived session from search")
         results = screen.query_one(SearchResults)
-        assert results.current.archived and "· archived" in str(screen.transcript.border_title)
+        assert results.current.archived and str(screen.transcript.border_title).startswith("Transcript · archived · ")
         await pilot.press("a")
         await wait_for(pilot, lambda: not home.archive.get_session(ids[1]).archived, what="unarchived")
         await wait_for(pilot, lambda: not results.current.archived, what="the result's mark to follow")
@@ -1050,3 +1050,12 @@ async def test_after_the_last_row_goes_the_next_new_session_takes_the_cursor(hom
         home.archive.create_session("next", source="cli", title="A new chat")  # an agent starts one
         await wait_for(pilot, lambda: screen.shown_session == "next", what="the new session shown")
         assert tree.cursor_node is tree.node_for("next")
+
+
+def test_a_narrow_results_list_keeps_the_archived_mark_whole():
+    """At 80 columns the header of an archived session read '▸ Lisb…  2 matches  · archiv'."""
+    hit = Hit("lis1", "lis1", "Lisbon trip planning for the spring", 7, "Lisbon", archived=True)
+    narrow = header_prompt(hit, 2, 100, False, 28).plain
+    assert narrow.endswith("  2  · archived") and cell_len(narrow) <= 28 and narrow.startswith("▸ Lisbon")
+    wide = header_prompt(hit, 2, 100, False, 70).plain
+    assert wide == "▸ Lisbon trip planning for the spring  2 matches  · archived"

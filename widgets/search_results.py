@@ -46,6 +46,7 @@ MATCH_STYLE = "bold $text-warning underline"
 STALE_AFTER = 0.25  # seconds a search may run before the old results are dimmed
 MIN_EXCERPT = 14  # cells a narrow list keeps for an excerpt (7 CJK characters) by shortening its head
 ROLE_CELLS = 12  # a role longer than this (hostile data) is cut
+MIN_TITLE = 8  # cells a session's title keeps in a header before its count loses the word "matches"
 
 
 @dataclass(frozen=True)
@@ -209,13 +210,14 @@ def header_prompt(hit: Hit, count: int | None, cap: int, expanded: bool, width: 
     """``▸ Title  12 matches · archived``: the count is ``…`` until it arrives, ``100+`` at the cap
     or when only some completions of the last word were counted."""
     title = visible(one_line(hit.title or hit.session_id))
-    if count is None:
-        matches = "  … matches"
-    else:
-        more = count >= cap or hit.partial
-        matches = f"  {count}{'+' * more} match{'es' * (count != 1 or more)}"
+    more = count is not None and (count >= cap or hit.partial)
+    number = "…" if count is None else f"{count}{'+' * more}"
+    matches = f"  {number} match{'es' * (count != 1 or more)}"
     archived = "  · archived" if hit.archived else ""
     room = width - 2 - len(matches) - len(archived) - 1  # the title gives way, never the count or the mark
+    if room < MIN_TITLE:  # a narrow list: the count without its word, so the mark still shows whole
+        matches = f"  {number}"
+        room = width - 2 - len(matches) - len(archived) - 1
     if width and cell_len(title) > room:
         title = fit(title, max(4, room - 1)) + "…"
     return Content.assemble(

@@ -426,10 +426,8 @@ class SessionsScreen(SessionActions):
         transcript = self.transcript
         live = message.select_id is None and message.session_id == self.shown_session
         known = len(transcript.items)
-        mark = " · archived" if message.archived else ""
-        transcript.border_title = Content(
-            f"Transcript · {one_line(message.title, 60)}{mark}"
-        )  # (renamed meanwhile, say)
+        mark = "archived · " if message.archived else ""  # before the title, which a narrow border cuts
+        transcript.border_title = Content(f"Transcript · {mark}{one_line(message.title, 60)}")  # (renamed, say)
         if live and message.items[:known] == transcript.items:
             for item in message.items[known:]:  # the session grew: append, so place, follow and unseen count hold
                 transcript.append(item)
