@@ -63,6 +63,13 @@ def test_the_session_filter_takes_an_id_or_the_start_of_one(home):
         timeout=60,
     ).stdout
     assert "From s10'  (session s10)" in listed and "From s1'  (session s1)" in listed  # which is whose
+
+    def text(session: str) -> str:
+        command = [sys.executable, "-m", "workbench", "timeline", "--session", session, "--home", str(home.root)]
+        return subprocess.run(command, capture_output=True, text=True, timeout=60).stdout
+
+    assert f"(session {long_id})" in text("20261130_10")  # the start of an id: the whole one is said
+    assert "From s1'" in text("s1") and "(session" not in text("s1")  # exactly the session asked for
     code, out = wb(home.root, "timeline", "--session", "20261130_10")
     assert code == 0 and [r["summary"] for r in out["rows"]] == ["MEMORY + 'Deploys go through staging'"]
 

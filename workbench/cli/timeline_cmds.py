@@ -81,9 +81,10 @@ def show_timeline(home: Home, args) -> Output:
     def text() -> str:
         if not rows:
             return "No changes on the timeline match."
-        # Each row's session, unless the filter names one session only. An outside memory edit or a
-        # proposal Hermes staged names none: the Hermes call found for it is shown under it.
-        named = not args.session or len({r.session for r in rows}) > 1
+        # Each row's session, unless the filter names exactly the one session every row is of (the start
+        # of an id matches several). An outside memory edit or a proposal Hermes staged names none: the
+        # Hermes call found for it is shown under it.
+        named = not args.session or any(r.session != args.session for r in rows)
         lines = [
             f"{r.id:>7}  {r.when[:19].replace('T', ' ')}  {r.actor:<8} {r.summary}"
             + (f"  [{r.group}]" if r.group else "")
