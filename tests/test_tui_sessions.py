@@ -1059,3 +1059,14 @@ def test_a_narrow_results_list_keeps_the_archived_mark_whole():
     assert narrow.endswith("  2  · archived") and cell_len(narrow) <= 28 and narrow.startswith("▸ Lisbon")
     wide = header_prompt(hit, 2, 100, False, 70).plain
     assert wide == "▸ Lisbon trip planning for the spring  2 matches  · archived"
+
+
+async def test_a_home_whose_sessions_are_all_archived_says_so_not_that_it_has_none(home, tmp_path):
+    for sid in ("s1", "s2"):
+        home.archive.create_session(sid, source="cli", title=f"Talk {sid}")
+        home.archive.set_archived(sid)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        await wait_for(pilot, lambda: "archived ones are hidden" in screen_text(app), what="the hint")
+        assert screen.transcript._placeholder.startswith("The tree lists none of the 2 sessions in this home")

@@ -61,6 +61,7 @@ class RootsLoaded(Message):
     nodes: list[SessionNode]
     more_offset: int | None
     error: str | None = None  # the archive could not be read (said in place of the transcript)
+    unlisted: int = 0  # with no roots: the sessions the tree does not list (archived), if any
 
 
 @dataclass
@@ -220,7 +221,8 @@ class SessionsScreen(SessionActions):
             self.post_message(RootsLoaded(offset, [], None, exc.message))
             return
         more = offset + ROOTS_PAGE if len(chains) > ROOTS_PAGE else None
-        self.post_message(RootsLoaded(offset, self._tree_nodes(chains[:ROOTS_PAGE]), more))
+        unlisted = self.home.archive.session_count() if not chains and offset == 0 else 0
+        self.post_message(RootsLoaded(offset, self._tree_nodes(chains[:ROOTS_PAGE]), more, unlisted=unlisted))
 
     @on(RootsLoaded)
     def _roots_loaded(self, message: RootsLoaded) -> None:
@@ -233,6 +235,12 @@ class SessionsScreen(SessionActions):
                 self._lineage_loaded(self._reveal)
             elif message.nodes and self.wanted_session is None:
                 self.tree.move_cursor(self.tree.node_for(message.nodes[0].id))  # open the newest session at once
+            elif message.unlisted:
+                count = f"{message.unlisted} session{'s' * (message.unlisted != 1)}"
+                self.transcript.set_placeholder(
+                    f"The tree lists none of the {count} in this home: archived ones are hidden. Search (/) "
+                    "still finds them, and a on one lists it again."
+                )
             elif not message.nodes:
                 self.transcript.set_placeholder(
                     "No sessions in this home yet: talk to the agent on the Run screen (5), or play a scenario there."
