@@ -179,6 +179,11 @@ def test_huge_or_non_finite_numbers_are_usage_errors(tmp_path, argv, capsys):
     ("argv", "usage", "hint"),
     [
         (["memory", "add", "bogus", "hello"], "workbench memory add", "workbench memory add 'bogus hello'"),
+        (  # the first word was meant for --target: the hint says so, never to save it in the entry
+            ["memory", "add", "user", "Name", "is", "Sam"],
+            "workbench memory add",
+            "(to say user, use --target: workbench memory add --target user 'Name is Sam')",
+        ),
         (["sessions", "search", "error", "log"], "workbench sessions search", "workbench sessions search 'error log'"),
         (["memory", "show", "extra"], "workbench memory show", None),
         (["memory", "add", "hello", "--bogus"], "workbench memory add", None),

@@ -92,6 +92,10 @@ class _Parser(argparse.ArgumentParser):
         value = getattr(namespace, free.dest, None) if free else None
         if not isinstance(value, str) or any(word.startswith("-") for word in extras):
             return ""
+        option = next((a for a in self._actions if a.option_strings and a.choices and value in a.choices), None)
+        if option is not None:  # `memory add memory Some fact`: the first word was meant for an option
+            rest = shlex.quote(" ".join(extras))
+            return f" (to say {value}, use {option.option_strings[-1]}: {self.prog} {option.option_strings[-1]} {value} {rest})"
         quoted = shlex.quote(" ".join([value, *extras]))
         return f" ({free.metavar} is one argument: put it in quotes, as in {self.prog} {quoted})"
 
