@@ -94,8 +94,8 @@ class _Parser(argparse.ArgumentParser):
             return ""
         option = next((a for a in self._actions if a.option_strings and a.choices and value in a.choices), None)
         if option is not None:  # `memory add memory Some fact`: the first word was meant for an option
-            rest = shlex.quote(" ".join(extras))
-            return f" (to say {value}, use {option.option_strings[-1]}: {self.prog} {option.option_strings[-1]} {value} {rest})"
+            flag, rest = option.option_strings[-1], shlex.quote(" ".join(extras))
+            return f" (to say {value}, use {flag}: {self.prog} {flag} {value} {rest})"
         quoted = shlex.quote(" ".join([value, *extras]))
         return f" ({free.metavar} is one argument: put it in quotes, as in {self.prog} {quoted})"
 
