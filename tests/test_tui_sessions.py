@@ -1016,6 +1016,16 @@ async def test_questions_name_an_untitled_session_by_its_first_message_and_a_cha
         await wait_for(pilot, lambda: home.archive.get_session(second).title == "Tea[2J times", what="renamed")
 
 
+async def delete_the_one_root(pilot) -> tuple[SessionsScreen, LineageTree]:
+    """Open Sessions on its one root, ``solo``, and delete it with D then y."""
+    screen = await open_sessions(pilot)
+    await wait_for(pilot, lambda: screen.shown_session == "solo", what="the root shown")
+    await pilot.press("D")
+    await wait_for(pilot, lambda: pilot.app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
+    await pilot.press("y")
+    return screen, screen.query_one(LineageTree)
+
+
 async def test_deleting_the_only_root_moves_the_cursor_to_its_orphaned_child(home, tmp_path):
     """The tree was left with no cursor and the transcript on the deleted session, so e said the
     session was no longer in state.db."""
@@ -1025,12 +1035,7 @@ async def test_deleting_the_only_root_moves_the_cursor_to_its_orphaned_child(hom
     home.archive.append_message("kid", "user", "a branch")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_sessions(pilot)
-        tree = screen.query_one(LineageTree)
-        await wait_for(pilot, lambda: screen.shown_session == "solo", what="the root shown")
-        await pilot.press("D")
-        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
-        await pilot.press("y")
+        screen, tree = await delete_the_one_root(pilot)
         await wait_for(pilot, lambda: screen.shown_session == "kid", what="the orphan shown")
         assert tree.cursor_node is tree.node_for("kid") and tree.node_for("solo") is None
 
@@ -1039,12 +1044,7 @@ async def test_after_the_last_row_goes_the_next_new_session_takes_the_cursor(hom
     home.archive.create_session("solo", source="cli", title="Only chat")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_sessions(pilot)
-        tree = screen.query_one(LineageTree)
-        await wait_for(pilot, lambda: screen.shown_session == "solo", what="the root shown")
-        await pilot.press("D")
-        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
-        await pilot.press("y")
+        screen, tree = await delete_the_one_root(pilot)
         await wait_for(pilot, lambda: tree.node_for("solo") is None, what="the row to go")
         await settle(pilot)
         home.archive.create_session("next", source="cli", title="A new chat")  # an agent starts one
