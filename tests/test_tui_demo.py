@@ -147,12 +147,16 @@ async def test_the_narration_stops_when_the_demo_ends_and_its_last_line_goes(hom
     user's own) went on being narrated as if the demo still played."""
     seed_demo_home(home)
     app = make_app(home, tmp_path, demo_speed=0)
-    app.NARRATION_LINGER = 0.5
+    app.NARRATION_LINGER = 3
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: any(n.title == "Demo finished" for n in app._notifications), timeout=60)
-        assert app._narrator.over
+        await settle(pilot)
+        last = app.narration
+        used, limit = home.memory.usage("user").chars, home.memory.limit("user")
+        filler = " ".join(["User likes green tea"] * ((int(limit * 0.9) - used) // 21))
+        result = home.memory.add("user", filler, None)  # USER passing 80%: a story the demo never tells
+        assert result["success"], result
+        await settle(pilot)
+        assert app.narration == last and "full:user" not in app._narrator.said  # not told after the demo
         line = app.screen.query_one(NarrationLine)
         await wait_for(pilot, lambda: app.narration is None and not line.display, what="the last line to go")
-        home.memory.add("memory", "A note after the demo", None)
-        await settle(pilot)
-        assert app.narration is None

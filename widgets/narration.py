@@ -40,13 +40,10 @@ class Narrator:
     def __init__(self, usage) -> None:
         self.usage = usage
         self.said: set[str] = set()
-        self.over = False  # the demo finished: what happens next is the user's, not its story
         self._lock = threading.Lock()  # events are narrated in parallel workers
 
     def line(self, event: Event, session_running: bool) -> Story | None:
         """The story ``event`` earns (worker thread: it may read a memory file), or None."""
-        if self.over:
-            return None
         for key, story in self._candidates(event, session_running):
             with self._lock:
                 if key in self.said:

@@ -212,6 +212,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._log = OneLineLog(lambda line: self.notify(line, title="Warning", severity="warning", markup=False))
         self._stderr_logs: list[logging.Handler] = []  # the CLI's, put back when the app ends
         self._narrator: Narrator | None = None  # only while the demo plays (and until hidden)
+        self._demo_over = False  # the demo finished: later events are the user's, not its story
         for theme in THEMES:
             self.register_theme(theme)
         saved = load_settings(self.settings_file).get("theme")
@@ -404,7 +405,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         elif isinstance(event, SessionChanged) and event.action == "ended" and event.session_id == self.running_session:
             self.running_session = None
         self.engine_events.publish(event)
-        if self._narrator is not None:
+        if self._narrator is not None and not self._demo_over:  # (decided here, in the events' order)
             self._narrate(event, self.running_session is not None)
 
     @work(thread=True, group="narration", exit_on_error=False)
@@ -517,8 +518,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
     def on_demo_finished(self, message: DemoFinished) -> None:
         """The story is told: nothing after the demo is narrated, and its last line goes soon after."""
-        if self._narrator is not None:
-            self._narrator.over = True
+        self._demo_over = True
         self.set_timer(self.NARRATION_LINGER, self.action_hide_narration)
         self.notify(
             f"The demo played {message.turns} turns in "
