@@ -2,9 +2,11 @@
 
 Hermes journals nothing of ours, yet archiving or deleting a session changes what the agent
 can recall (lists, ``session_search``), so the Timeline must show it. workbench.db keeps
-each session's id, archived flag, title, message count and (untitled) the start of its first
-message as a workbench process last saw them (``sessions_seen``), with a fingerprint of the
-sessions table; when state.db changed and the fingerprint with it, the difference is journaled as ``external`` rows: one
+each session's id, archived flag, title and message count as a workbench process last saw
+them (``sessions_seen``; an untitled one's first message, once seen, in
+``sessions_seen_preview``, to name it when it is deleted), with a fingerprint of the
+sessions table; when state.db changed and the fingerprint with it, the difference is
+journaled as ``external`` rows: one
 ``archive`` or ``unarchive`` per compression chain that flipped, one ``delete`` per session
 gone (several gone at once are one group). The workbench's own changes update the table
 as they are made (``note_archived``, ``note_deleted``), and a change that an archive row
@@ -32,8 +34,9 @@ log = logging.getLogger(__name__)
 SUBSYSTEM = "sessions"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions_seen (
-    id TEXT PRIMARY KEY, archived INTEGER NOT NULL, title TEXT, messages INTEGER, preview TEXT
+    id TEXT PRIMARY KEY, archived INTEGER NOT NULL, title TEXT, messages INTEGER
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sessions_seen_preview (id TEXT PRIMARY KEY, preview TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sessions_seen_mark (
     one INTEGER PRIMARY KEY CHECK (one = 1), fingerprint TEXT NOT NULL, journal_id INTEGER NOT NULL
 );
@@ -65,45 +68,40 @@ def catch_up(home: Home) -> list[int]:
         if mark is not None and mark[0] == fingerprint:
             return []
         listed = state.execute("SELECT id, archived, title, message_count FROM sessions").fetchall()
+        # an untitled session's first message, read once (before the transaction: a first look may read
+        # many): a delete row names the session by it
+        known = _previews(journal.connection())
+        fresh = archive.previews([sid for sid, _, title, count in listed if not title and count and sid not in known])
+        now = {sid: (int(bool(archived)), title, count) for sid, archived, title, count in listed}
         with journal.transaction() as write:
-            _with_previews(write, str(journal.path))
-            seen = {
-                row[0]: (row[1], row[2], row[3], row[4])
-                for row in write.execute("SELECT id, archived, title, messages, preview FROM sessions_seen")
-            }
-            # an untitled session's first message, read once: a delete row names the session by it
-            wanted = [sid for sid, _, title, count in listed if not title and count and not _preview(seen.get(sid))]
-            previews = archive.previews(wanted)
-            now = {
-                sid: (int(bool(archived)), title, count, previews.get(sid) or _preview(seen.get(sid)))
-                for sid, archived, title, count in listed
-            }
+            seen = {row[0]: (row[1], row[2], row[3]) for row in write.execute("SELECT * FROM sessions_seen")}
             newest = write.execute("SELECT coalesce(max(id), 0) FROM journal").fetchone()[0]
-            ids = [] if mark is None else _journal(home, seen, now, _explained(write, mark[1]))
+            explained = _explained(write, mark[1]) if mark is not None else None
+            ids = [] if explained is None else _journal(home, seen, now, explained, {**known, **fresh})
             write.executemany(
-                "INSERT OR REPLACE INTO sessions_seen (id, archived, title, messages, preview) VALUES (?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO sessions_seen VALUES (?, ?, ?, ?)",
                 [(sid, *values) for sid, values in now.items() if seen.get(sid) != values],
             )
             write.executemany("DELETE FROM sessions_seen WHERE id = ?", [(sid,) for sid in seen if sid not in now])
+            write.executemany("INSERT OR REPLACE INTO sessions_seen_preview VALUES (?, ?)", fresh.items())
+            write.executemany(
+                "DELETE FROM sessions_seen_preview WHERE id = ?", [(sid,) for sid in known if sid not in now]
+            )
             write.execute(
                 "INSERT OR REPLACE INTO sessions_seen_mark VALUES (1, ?, ?)", (fingerprint, max(newest, *ids, 0))
             )
     return ids
 
 
-_PREVIEWED: set[str] = set()  # workbench.db files this process knows have sessions_seen.preview
-
-
-def _with_previews(conn: sqlite3.Connection, path: str) -> None:
-    """A workbench.db from before ``preview`` was kept gets the column (checked once a process)."""
-    if path not in _PREVIEWED:
-        if "preview" not in {row[1] for row in conn.execute("PRAGMA table_info(sessions_seen)")}:
-            conn.execute("ALTER TABLE sessions_seen ADD COLUMN preview TEXT")
-        _PREVIEWED.add(path)
-
-
-def _preview(seen: tuple | None) -> str | None:
-    return seen[3] if seen is not None else None
+def _previews(conn: sqlite3.Connection) -> dict[str, str]:
+    """The first messages kept of untitled sessions (the table made here in a workbench.db from before it)."""
+    try:
+        return dict(conn.execute("SELECT id, preview FROM sessions_seen_preview").fetchall())
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise
+    conn.executescript(_SCHEMA)
+    return {}
 
 
 def _mark(conn: sqlite3.Connection) -> tuple[str, int] | None:
@@ -170,8 +168,11 @@ def _explained(conn: sqlite3.Connection, journal_id: int) -> tuple[dict[str, boo
     return flags, deleted
 
 
-def _journal(home: Home, seen: dict, now: dict, explained: tuple[dict[str, bool], set[str]]) -> list[int]:
-    """The rows for what differs between ``seen`` and ``now`` that no change of ours explains."""
+def _journal(
+    home: Home, seen: dict, now: dict, explained: tuple[dict[str, bool], set[str]], previews: dict[str, str]
+) -> list[int]:
+    """The rows for what differs between ``seen`` and ``now`` that no change of ours explains
+    (``previews``: what names an untitled session)."""
     flags, deleted = explained
     journal, ids = home.journal, []
     flipped = [
@@ -199,7 +200,8 @@ def _journal(home: Home, seen: dict, now: dict, explained: tuple[dict[str, bool]
     gone = [sid for sid in seen if sid not in now and sid not in deleted]
     edit = {"edit": secrets.token_hex(4)} if len(gone) > 1 else {}
     for sid in gone:
-        _, title, messages, preview = seen[sid]
+        _, title, messages = seen[sid]
+        preview = previews.get(sid)
         ids.append(
             journal.append(
                 SUBSYSTEM,
