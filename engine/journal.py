@@ -47,6 +47,18 @@ def tagged(actor: str, **detail: Any) -> Iterator[None]:
         _TAG.reset(token)
 
 
+def _kept_tag(conn: sqlite3.Connection, entry_id: int, detail: dict[str, Any]) -> dict[str, Any]:
+    """The detail a row is committed with: a row begun tagged keeps its tag (another row settled
+    meanwhile, say a killed process's, gets none)."""
+    tag = _TAG.get()
+    if tag is None:
+        return detail
+    found = conn.execute("SELECT detail FROM journal WHERE id = ?", (entry_id,)).fetchone()
+    begun = json_value(found[0], {}) if found else {}
+    tagged_row = isinstance(begun, dict) and all(begun.get(key) == value for key, value in tag[1].items())
+    return {**detail, **tag[1]} if tagged_row else detail
+
+
 def _with_tag(actor: str, detail: dict[str, Any] | None) -> dict[str, Any] | None:
     tag = _TAG.get()
     return {**(detail or {}), **tag[1]} if tag is not None and tag[0] == actor else detail
@@ -230,10 +242,9 @@ class Journal:
                 values.append(storable(updates[key]))
         conn = self.connection()
         with write_transaction(conn, self.read_only):
-            if "detail" in updates:  # (a row begun tagged keeps its tag)
-                found = conn.execute("SELECT actor FROM journal WHERE id = ?", (entry_id,)).fetchone()
+            if "detail" in updates:
                 sets.append("detail = ?")
-                values.append(_detail_json(_with_tag(found[0], updates["detail"]) if found else updates["detail"]))
+                values.append(_detail_json(_kept_tag(conn, entry_id, updates["detail"])))
             conn.execute(f"UPDATE journal SET {', '.join(sets)} WHERE id = ?", (*values, entry_id))
             self._keep(conn, snapshot)
             self._release(conn, release, entry_id)

@@ -698,3 +698,16 @@ def test_a_file_rewritten_in_place_journals_only_what_changed_not_every_entry(ho
         ("remove", "three"),
         ("remove", "four"),
     }
+
+
+@pytest.mark.parametrize("oldest_first", [True, False])
+def test_entries_one_batch_removed_come_back_in_their_order_undone_either_way(home, mem, oldest_first):
+    """A batch took each removal's neighbours from the file as the batch had left it so far: undoing
+    B before C (both removed by one batch from A B C D) gave A C B D."""
+    put(home, "memory", "A\n§\nB\n§\nC\n§\nD")
+    ops_ = [{"action": "remove", "old_text": "B"}, {"action": "remove", "old_text": "C"}]
+    assert mem.batch("memory", ops_, u())["success"]
+    rows = sorted((r for r in mem.history("memory", limit=2) if r.action == "remove"), key=lambda r: r.id)
+    for row in rows if oldest_first else reversed(rows):
+        assert mem.undo(row.id)["success"]
+    assert mem.entries("memory") == ["A", "B", "C", "D"]

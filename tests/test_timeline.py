@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from engine.errors import WorkbenchError
+from engine.journal import tagged
 from engine.timeline import Timeline, describe_group, outcome_lines, parse_filter, parse_since, preview_lines, summarize
 from engine.tools import ToolContext
 from tests.test_curator_cli import wb
@@ -491,3 +492,18 @@ def test_session_rows_name_the_session_by_its_title_or_first_message(home):
     archive.set_title("t1", "Cup talk")  # journaled, not listed: said plainly where a row is read by id
     [renamed] = home.journal.query(subsystem="sessions", limit=1)
     assert summarize(renamed) == "renamed session t1: 'Cups talk' → 'Cup talk'"
+
+
+def test_a_tag_marks_the_rows_begun_under_it_and_no_row_settled_meanwhile(home):
+    """A killed process's pending row, settled (committed with a detail) while a group was being
+    reverted, joined the revert's group, so reverting that group would undo it too."""
+    journal = home.journal
+    killed = journal.begin("sessions", "title", "s1", actor="user", detail={"title": "old"})
+    with tagged("user", revert="abcd"):
+        mine = journal.begin("memory", "add", "memory", actor="user", detail={"op": "add"})
+        journal.commit(mine, detail={"op": "add", "file_sha": "x"})
+        journal.commit(killed, detail={"title": "old", "settled": "done"})
+        theirs = journal.append("memory", "add", "memory", actor="external")
+    assert journal.get(mine).detail == {"op": "add", "file_sha": "x", "revert": "abcd"}
+    assert journal.get(killed).detail == {"title": "old", "settled": "done"}
+    assert "revert" not in journal.get(theirs).detail

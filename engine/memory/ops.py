@@ -395,7 +395,10 @@ def _batch(entries: list[str], operations: list[Any], limit: int, target: str) -
             replaced[str(i)] = old
             changes.append(Change("replace", old, content))
         else:
-            changes.append(Change("remove", old, None, index, preceding(work, index), succeeding(work, index)))
+            # its neighbours in the file as it was (as for an outside edit): removals of one batch then come
+            # back in their order undone either way, not only newest first
+            where, at = (entries, entries.index(old)) if old in entries else (work, index)
+            changes.append(Change("remove", old, None, index, preceding(where, at), succeeding(where, at)))
             del work[index]
             removed[str(i)] = old
     if entries and not work:
