@@ -27,3 +27,7 @@ class HomeError(WorkbenchError):
 
 class ReadOnlyError(WorkbenchError):
     """A write was attempted on a home opened read-only."""
+
+
+class UnusableTitle(WorkbenchError):
+    """A session title that cannot be stored (too long, or another session's): the text is at fault."""

@@ -179,10 +179,11 @@ def test_huge_or_non_finite_numbers_are_usage_errors(tmp_path, argv, capsys):
     ("argv", "usage", "hint"),
     [
         (["memory", "add", "bogus", "hello"], "workbench memory add", "workbench memory add 'bogus hello'"),
-        (  # the first word was meant for --target: the hint says so, never to save it in the entry
+        (  # the first word may be meant for --target: both readings are offered
             ["memory", "add", "user", "Name", "is", "Sam"],
             "workbench memory add",
-            "(to say user, use --target: workbench memory add --target user 'Name is Sam')",
+            "(TEXT is one argument: put it in quotes, as in workbench memory add 'user Name is Sam'; or, if 'user' "
+            "was meant for --target: workbench memory add --target user 'Name is Sam')",
         ),
         (["sessions", "search", "error", "log"], "workbench sessions search", "workbench sessions search 'error log'"),
         (["memory", "show", "extra"], "workbench memory show", None),

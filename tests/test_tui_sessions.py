@@ -1059,6 +1059,7 @@ def test_a_narrow_results_list_keeps_the_archived_mark_whole():
     assert narrow.endswith("  2  · archived") and cell_len(narrow) <= 28 and narrow.startswith("▸ Lisbon")
     wide = header_prompt(hit, 2, 100, False, 70).plain
     assert wide == "▸ Lisbon trip planning for the spring  2 matches  · archived"
+    assert header_prompt(hit, 2, 100, False, 0).plain == wide  # no width known yet: nothing cut
 
 
 async def test_a_home_whose_sessions_are_all_archived_says_so_not_that_it_has_none(home, tmp_path):
@@ -1070,3 +1071,21 @@ async def test_a_home_whose_sessions_are_all_archived_says_so_not_that_it_has_no
         screen = await open_sessions(pilot)
         await wait_for(pilot, lambda: "archived ones are hidden" in screen_text(app), what="the hint")
         assert screen.transcript._placeholder.startswith("The tree lists none of the 2 sessions in this home")
+
+
+async def test_a_rename_that_fails_for_the_session_says_why_and_does_not_ask_again(home, tmp_path):
+    """Any failed rename opened the box again, a session deleted meanwhile included, and the status
+    line never said why."""
+    home.archive.create_session("solo", source="cli", title="Only chat")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        await wait_for(pilot, lambda: screen.shown_session == "solo", what="the session shown")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "LineDialog", what="the rename dialog")
+        other = open_home(home.root)  # deleted by another process while the box is open
+        other.archive.delete_session("solo")
+        other.close()
+        await pilot.press("x", "enter")
+        await wait_for(pilot, lambda: "solo" in str(screen.query_one("#status").render()), what="why")
+        assert app.screen is screen and "Renamed" not in str(screen.query_one("#status").render())

@@ -200,7 +200,6 @@ class LineageTree(CursorInView, Tree):
         self._by_id: dict[str, TreeNode] = {}  # every segment's id -> its chain's row
         self._loaded: set[str] = set()  # rows (by first segment) whose children are loaded
         self._picked: dict[str, str] = {}  # row (by first segment) -> the segment picked with [ / ]
-        self._cursor_lost = False  # the cursor's row went and no row was left to take it
         self.root_count = 0
 
     # -- data in -------------------------------------------------------------------
@@ -264,7 +263,7 @@ class LineageTree(CursorInView, Tree):
             if place is not None:
                 node = self._add(self.root, session, before=place)
                 self.root_count += 1
-                if self._cursor_lost:  # (a session started after the last row went, say)
+                if self.cursor_node is None:  # (a session started after the last row went, say)
                     self.call_after_refresh(self._land, node)
             return
         parent = self._by_id.get(parent_id)
@@ -337,7 +336,6 @@ class LineageTree(CursorInView, Tree):
             except UnknownNodeID:  # removed in the same pass
                 target = None
         target = target or next((n for n in self.root.children if isinstance(n.data, SessionNode)), None)
-        self._cursor_lost = target is None  # (the last row went: the next root to come gets the cursor)
         self.move_cursor(target)
         if target is not None and isinstance(target.data, SessionNode):
             self.post_message(self.SessionHighlighted(target.data, self.picked(target.data)))

@@ -215,7 +215,7 @@ def header_prompt(hit: Hit, count: int | None, cap: int, expanded: bool, width: 
     matches = f"  {number} match{'es' * (count != 1 or more)}"
     archived = "  · archived" if hit.archived else ""
     room = width - 2 - len(matches) - len(archived) - 1  # the title gives way, never the count or the mark
-    if room < MIN_TITLE:  # a narrow list: the count without its word, so the mark still shows whole
+    if width and room < MIN_TITLE:  # a narrow list: the count without its word, so the mark still shows whole
         matches = f"  {number}"
         room = width - 2 - len(matches) - len(archived) - 1
     if width and cell_len(title) > room:

@@ -8,7 +8,7 @@ import secrets
 import time
 from typing import Any
 
-from ..errors import WorkbenchError
+from ..errors import UnusableTitle, WorkbenchError
 from ..events import SessionChanged
 from ..textsafety import one_line
 from . import outside
@@ -62,7 +62,7 @@ def sanitize_title(title: str | None) -> str | None:
     if not cleaned:
         return None
     if len(cleaned) > MAX_TITLE_LENGTH:
-        raise WorkbenchError(f"Title too long ({len(cleaned)} chars, max {MAX_TITLE_LENGTH}). Shorten it.")
+        raise UnusableTitle(f"Title too long ({len(cleaned)} chars, max {MAX_TITLE_LENGTH}). Shorten it.")
     return cleaned
 
 
@@ -283,7 +283,7 @@ class SessionsMixin(LineageMixin):
                     ).fetchone()
                     if holder:
                         if holder["id"] not in self._compression_ancestors(session_id):
-                            raise WorkbenchError(
+                            raise UnusableTitle(
                                 f"Title '{clean}' is already in use by session {holder['id']}. Choose another title.",
                                 holder=holder["id"],
                             )

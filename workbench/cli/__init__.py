@@ -92,12 +92,13 @@ class _Parser(argparse.ArgumentParser):
         value = getattr(namespace, free.dest, None) if free else None
         if not isinstance(value, str) or any(word.startswith("-") for word in extras):
             return ""
-        option = next((a for a in self._actions if a.option_strings and a.choices and value in a.choices), None)
-        if option is not None:  # `memory add memory Some fact`: the first word was meant for an option
-            flag, rest = option.option_strings[-1], shlex.quote(" ".join(extras))
-            return f" (to say {value}, use {flag}: {self.prog} {flag} {value} {rest})"
         quoted = shlex.quote(" ".join([value, *extras]))
-        return f" ({free.metavar} is one argument: put it in quotes, as in {self.prog} {quoted})"
+        hint = f"{free.metavar} is one argument: put it in quotes, as in {self.prog} {quoted}"
+        option = next((a for a in self._actions if a.option_strings and a.choices and value in a.choices), None)
+        if option is not None:  # `memory add user Name is Sam`: the first word may be meant for an option
+            flag, rest = option.option_strings[-1], shlex.quote(" ".join(extras))
+            hint += f"; or, if {value!r} was meant for {flag}: {self.prog} {flag} {value} {rest}"
+        return f" ({hint})"
 
 
 def common_options() -> argparse.ArgumentParser:

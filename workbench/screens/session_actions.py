@@ -16,7 +16,7 @@ from textual.message import Message
 
 from engine.archive.models import Session
 from engine.archive.sessions import MAX_TITLE_LENGTH, sanitize_title, titled
-from engine.errors import WorkbenchError
+from engine.errors import UnusableTitle, WorkbenchError
 from widgets.literal import one_line
 
 from .base import WorkbenchScreen
@@ -139,7 +139,7 @@ class SessionActions(WorkbenchScreen):
             elif message.action == "rename":
                 try:
                     title = archive.set_title(session_id, str(value), actor="user")
-                except WorkbenchError as exc:  # a title another session holds, say: the draft is kept
+                except UnusableTitle as exc:  # another session's, or too long: asked again, the draft kept
                     self.post_result(TitleRefused(message, str(value), exc.message))
                     return
                 said = f"Renamed {session_id}: {one_line(title, 60)}." if title else f"{session_id} has no title now."
