@@ -217,11 +217,11 @@ class SessionsScreen(SessionActions):
     def load_roots(self, offset: int) -> None:
         try:
             chains = self.home.archive.root_chains(limit=ROOTS_PAGE + 1, offset=offset)
+            unlisted = self.home.archive.session_count() if not chains and offset == 0 else 0
         except WorkbenchError as exc:  # a damaged or foreign state.db: said where the sessions would be
             self.post_message(RootsLoaded(offset, [], None, exc.message))
             return
         more = offset + ROOTS_PAGE if len(chains) > ROOTS_PAGE else None
-        unlisted = self.home.archive.session_count() if not chains and offset == 0 else 0
         self.post_message(RootsLoaded(offset, self._tree_nodes(chains[:ROOTS_PAGE]), more, unlisted=unlisted))
 
     @on(RootsLoaded)
