@@ -37,6 +37,7 @@ SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers", "sessions
 # a title, a reopened session or a new system prompt does not.
 SESSION_ACTIONS = ("archive", "unarchive", "delete", "prune")
 FILES = {"memory": "MEMORY", "user": "USER"}
+MAX_FILTER = 1000  # characters a filter may hold: no id, name or phrase is near that long
 OUTSIDE_GROUPED = ("memory", "sessions")  # outside changes of several rows at once are one group
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -479,6 +480,11 @@ class Timeline:
     ) -> list[Row]:
         """Up to ``limit`` rows older than ``before_id`` / newer than ``after_id`` (newest first), matching every
         filter given."""
+        for name, value in (("search text", text), ("session id", session_id), ("target", target), ("group", group)):
+            if value and len(value) > MAX_FILTER:  # (SQLite's LIKE refuses a pattern past 50,000 bytes)
+                raise TimelineError(
+                    f"The {name} is too long ({len(value):,} characters; at most {MAX_FILTER:,}). Nothing was searched."
+                )
         if not self.home.journal.exists():
             return []
         # "+subsystem": without a subsystem filter, walk ids newest first instead of sorting an index's rows

@@ -507,3 +507,15 @@ def test_a_tag_marks_the_rows_begun_under_it_and_no_row_settled_meanwhile(home):
     assert journal.get(mine).detail == {"op": "add", "file_sha": "x", "revert": "abcd"}
     assert journal.get(killed).detail == {"title": "old", "settled": "done"}
     assert "revert" not in journal.get(theirs).detail
+
+
+def test_a_filter_too_long_to_search_says_so_not_that_a_database_is_damaged(home, tmp_path):
+    """A 50,001-character search reached SQLite's LIKE limit and was reported as a file that could not be
+    read as an SQLite database, with advice to move it aside (so losing it)."""
+    home.memory.add("memory", "Uses Postgres 16", ToolContext(actor="user"))
+    for filters in ({"text": "x" * 50_001}, {"session_id": "s" * 2_000}):
+        with pytest.raises(WorkbenchError) as refused:
+            Timeline(home).page(**filters)
+        assert "is too long" in refused.value.message and "SQLite" not in refused.value.message
+    code, out = wb(home.root, "timeline", "--search", "x" * 50_001)
+    assert code == 1 and "search text is too long (50,001 characters; at most 1,000)" in out["error"]
