@@ -200,7 +200,13 @@ def _summary(entry: JournalEntry) -> str:
         op = detail.get("op") if action == "undo" else action
         if action == "undo":
             did = _summary(replace(entry, action=op)) if op in ("add", "remove", "replace") else f"{where} {op}"
-            return f"undo of row {detail.get('undo_of')}: {did}"
+            undone = detail.get("undo_of")
+            if isinstance(undone, int):
+                return f"undo of row {undone}: {did}"
+            session, message = detail.get("undo_of_session"), detail.get("undo_of_message")
+            if isinstance(session, str):  # a Hermes write known from the archive alone: no row to name
+                return f"undo of the Hermes call in session {visible(session)} · message {message}: {did}"
+            return f"undo: {did}"
         if action == "add":
             return f"{where} + {_quoted(entry.after)}"
         if action == "remove":

@@ -9,6 +9,7 @@ import subprocess
 from engine import open_home
 from engine.memory import history
 from engine.memory.archive_writes import memory_calls, written_texts
+from engine.timeline import summarize
 from engine.tools import ToolContext
 from tests.hermes_support import workbench_cmd
 
@@ -120,6 +121,11 @@ def test_an_archived_add_is_undone_by_removing_its_entry_and_a_replace_is_not_of
     assert home.memory.entries("memory") == ["replaced by hermes"]
     (row,) = home.memory.history(limit=1)
     assert (row.action, row.detail["undo_of_message"]) == ("undo", added.origin.message_id)
+    said = summarize(row)  # it read "undo of row None: …"
+    assert (
+        said
+        == f"undo of the Hermes call in session s-1 · message {added.origin.message_id}: MEMORY − 'added by hermes'"
+    )
 
 
 def test_undo_of_an_external_edit_is_offered_only_while_it_applies(home):
