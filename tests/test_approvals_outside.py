@@ -202,3 +202,16 @@ def test_a_record_approved_while_memory_was_caught_up_waits_for_its_evidence(hom
     monkeypatch.setattr(type(queue), "_catch_up_memory", real)
     assert _decision(home, "0000ab02")[0] == "approve"
     assert _decision(home, "0000ab01")[0] == "reject"
+
+
+def test_a_proposal_rejected_here_restored_then_approved_in_hermes_names_its_proposer(home, clock):
+    """The restore row (the user's) was read as the staging: the approval said 'proposed by Hermes user'."""
+    _seed(home, "User likes tea")
+    _stage(home, clock, "0000aa09", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    assert home.approvals.reject("0000aa09")["success"]
+    rejected = home.journal.query(subsystem="approvals", target="0000aa09", limit=1)[0]
+    assert Timeline(home).revert(str(rejected.id))["success"]  # back in the queue
+    _hermes_decides(home, "0000aa09", ["User likes tea", "Kettle descales monthly"])
+    home.approvals.catch_up()
+    newest = home.journal.query(subsystem="approvals", target="0000aa09", limit=1)[0]
+    assert (newest.action, newest.detail["proposed_by"]) == ("approve", "Hermes agent")

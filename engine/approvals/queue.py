@@ -236,6 +236,11 @@ class ApprovalQueue:
         action, why, evidence = outcome(self.home, staged, claimed)
         claimed.update(evidence)
         summary = staged.detail.get("summary")
+        # the proposer staged it first: a restore since (a rejection reverted) is the user's row, not theirs
+        stagings = self.home.journal.query(
+            subsystem="approvals", target=staged.target, actions=("stage",), limit=1, oldest_first=True
+        )
+        proposed_by = stagings[0].actor if stagings else staged.actor
         return self.home.journal.append(
             "approvals",
             action,
@@ -248,7 +253,7 @@ class ApprovalQueue:
                 **staged.detail,
                 "outside": True,
                 "why": why,
-                "proposed_by": proposer(staged.actor, staged.detail.get("staged_by")),
+                "proposed_by": proposer(proposed_by, staged.detail.get("staged_by")),
                 **({"applied_rows": evidence} if evidence else {}),
             },
         )
