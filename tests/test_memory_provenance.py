@@ -262,3 +262,22 @@ def test_an_entry_put_back_by_hand_is_not_credited_to_the_workbench_agent_that_f
     outside = home.journal.query(subsystem="memory", actor="external", actions=("add", "remove"))
     assert len(outside) == 4
     assert [history.hermes_call(home.memory, row) for row in outside] == [None] * 4
+
+
+def test_an_entry_put_back_by_an_undo_keeps_who_wrote_it(home):
+    """Undoing a removal (or reverting an emptied file) made every entry it put back read as the
+    user's own, and g no longer led to the Hermes call that wrote it."""
+    put(home, "memory", "added by hermes\n§\nkept")
+    agent_turn(home, "s-1", {"action": "add", "content": "added by hermes"}, OK)
+    written = history.origin(home.memory, "memory", "added by hermes")
+    assert (written.via, written.session_id) == ("archive", "s-1")
+    assert home.memory.remove("memory", "added by hermes", USER)["success"]
+    [removal] = home.memory.history(limit=1)
+    assert home.memory.undo(removal.id)["success"]
+    back = history.origin(home.memory, "memory", "added by hermes")
+    assert (back.via, back.actor, back.session_id, back.message_id) == ("archive", "agent", "s-1", written.message_id)
+    [undo] = home.memory.history(limit=1)
+    assert back.journal_id == undo.id
+    assert home.memory.undo(undo.id)["success"] and home.memory.undo(home.memory.history(limit=1)[0].id)["success"]
+    again = history.origin(home.memory, "memory", "added by hermes")  # an undo of the undo of the undo
+    assert (again.via, again.session_id, again.message_id) == ("archive", "s-1", written.message_id)

@@ -315,6 +315,12 @@ def _approved_outside(memory: MemoryStore, row: JournalEntry) -> Origin | None:
 
 
 def _from_row(row: JournalEntry) -> Origin:
+    restored = row.detail.get("restored") if row.action == "undo" else None
+    if isinstance(restored, dict):  # an undo that put an entry back: who wrote it before it was taken away
+        try:
+            return replace(Origin(**restored), journal_id=row.id)
+        except TypeError:  # a detail damaged by hand: the undo itself is the origin
+            pass
     proposer = row.detail.get("proposed_by")
     return Origin(
         "journal",
@@ -595,6 +601,8 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
             return outcome
 
         extra["op"] = "add"
+        was = origin(memory, row.target, text)  # (gone now: its origin as it was before the removal)
+        extra["restored"] = {key: value for key, value in vars(was).items() if key != "journal_id"}
         return _Plan("add", op, {}, text, drift_guard=False, journal_action="undo", extra_detail=extra)
     if kind == "replace":
         old = row.before or ""
