@@ -339,3 +339,18 @@ async def test_ages_move_on_with_the_clock_and_leave_the_diff_where_it_was(gated
         await wait_for(pilot, lambda: "2h" in str(queue.get_option_at_index(0).prompt), what="the queue's age")
         await wait_for(pilot, lambda: "2h ago" in text_of(app, "#proposal-info"), what="the header's age")
         assert body.scroll_y == scrolled and queue.highlighted == 0
+
+
+async def test_a_proposal_decided_outside_while_asking_is_not_called_still_pending(gated, tmp_path):
+    """Hermes approved the proposal while the question was open: y said 'Not applied, still pending: No
+    pending write with id …', of a proposal that no longer waits."""
+    pending_id = stage(gated, "First proposal")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_approvals(pilot)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        (gated.pending_dir / "memory" / f"{pending_id}.json").unlink()  # decided in Hermes meanwhile
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "no longer pending" in screen_text(app), what="the status")
+        assert "still pending" not in screen_text(app)

@@ -347,10 +347,16 @@ class ApprovalsScreen(WorkbenchScreen):
                 message = f"{message} Press u to put it back."
         else:
             why = {"error": result.get("error")}
-            record = next((r for r in approvals.list() if r.id == pending_id), None) if approve else None
-            if record is not None:
-                self._explain_overflow({**why, "subsystem": record.subsystem, "payload": record.payload}, why)
-            message = f"Not applied, still pending: {why['error']}"
+            record = next((r for r in approvals.list() if r.id == pending_id), None)
+            if record is None:  # decided meanwhile, by Hermes say: it is not pending any more
+                message = (
+                    f"Not {'approved' if approve else 'rejected'} here: {pending_id} is no longer pending; it was "
+                    "decided outside the workbench (the Timeline says how)."
+                )
+            else:
+                if approve:
+                    self._explain_overflow({**why, "subsystem": record.subsystem, "payload": record.payload}, why)
+                message = f"Not applied, still pending: {why['error']}"
         self.report(message or "Done.", error=not ok)
 
     def action_edit_approve(self) -> None:
