@@ -1089,3 +1089,33 @@ async def test_a_rename_that_fails_for_the_session_says_why_and_does_not_ask_aga
         await pilot.press("x", "enter")
         await wait_for(pilot, lambda: "solo" in str(screen.query_one("#status").render()), what="why")
         assert app.screen is screen and "Renamed" not in str(screen.query_one("#status").render())
+
+
+async def test_a_chain_whose_middle_segment_another_process_deletes_keeps_both_halves(home, clock, tmp_path):
+    """Hermes deleted s_f2 of s_f1 → s_f2 → s_f3: the row became s_f3's alone and s_f1 vanished until a
+    reload (the row still answered for s_f3, so the orphaned tip took it over)."""
+    archive = home.archive
+    for n, sid in enumerate(("s_f1", "s_f2", "s_f3")):
+        clock.advance(60)
+        archive.create_session(
+            sid, source="cli", title="Chain F" if n == 0 else None, parent_session_id=None if n == 0 else f"s_f{n}"
+        )
+        archive.append_message(sid, "user", f"chain f {n}")
+        if n < 2:
+            archive.end_session(sid, "compression")
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.node_for("s_f1") is not None, what="the chain")
+        assert tree.node_for("s_f1").data.ids == ("s_f1", "s_f2", "s_f3") and tree.root_count == 1
+        other = open_home(home.root)  # another process, as Hermes's delete_session
+        other.archive.delete_session("s_f2")
+        other.close()
+        await wait_for(
+            pilot,
+            lambda: tree.node_for("s_f3") is not None and tree.node_for("s_f3") is not tree.node_for("s_f1"),
+            timeout=10,
+            what="both halves as roots",
+        )
+        assert tree.node_for("s_f1").data.ids == ("s_f1",) and tree.root_count == 2

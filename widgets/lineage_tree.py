@@ -293,6 +293,9 @@ class LineageTree(CursorInView, Tree):
             return
         old = node.data
         node.data = session
+        for segment in old.ids:  # a segment the chain lost (its middle one deleted, say) is no longer this row's
+            if segment not in session.ids and self._by_id.get(segment) is node:
+                del self._by_id[segment]
         for segment in session.ids:
             self._by_id[segment] = node
         if old.id != session.id:
