@@ -711,3 +711,15 @@ def test_entries_one_batch_removed_come_back_in_their_order_undone_either_way(ho
     for row in rows if oldest_first else reversed(rows):
         assert mem.undo(row.id)["success"]
     assert mem.entries("memory") == ["A", "B", "C", "D"]
+
+
+def test_a_replace_with_the_same_text_changes_and_journals_nothing(home, mem):
+    """Approving a re-staged replace whose text memory already held journaled 'A' → 'A', which a revert
+    then offered to change back, and moved the entry's origin to that proposal."""
+    assert mem.add("memory", "Kettle descales monthly", u())["success"]
+    before = [r.id for r in mem.history()]
+    result = mem.replace("memory", "Kettle", "Kettle descales monthly", u())
+    assert result["success"] and "nothing changed" in result["message"]
+    batch = [{"action": "replace", "old_text": "Kettle", "content": "Kettle descales monthly"}]
+    assert mem.batch("memory", batch, u())["success"]
+    assert [r.id for r in mem.history()] == before and mem.entries("memory") == ["Kettle descales monthly"]

@@ -198,6 +198,8 @@ def replace(entries: list[str], old_text: str, content: str, limit: int, pin: st
             current_entries=list(entries),
             usage=Usage.of(entries, limit).short,
         )
+    if content == old:  # (a proposal re-staged after its change was made, say): nothing to write or journal
+        return Outcome(new, "Entry replaced (it already read so: nothing changed).", [], {"replaced_entry": old})
     return Outcome(new, "Entry replaced.", [Change("replace", old, content)], {"replaced_entry": old})
 
 
@@ -393,7 +395,8 @@ def _batch(entries: list[str], operations: list[Any], limit: int, target: str) -
         if action == "replace":
             work[index] = content
             replaced[str(i)] = old
-            changes.append(Change("replace", old, content))
+            if content != old:
+                changes.append(Change("replace", old, content))
         else:
             # its neighbours in the file as it was (as for an outside edit): removals of one batch then come
             # back in their order undone either way, not only newest first
