@@ -281,3 +281,16 @@ def test_an_untitled_session_is_listed_by_the_start_of_its_first_user_message(tm
     assert "“Please plan the tulip␛[2J beds for spring and more" in capsys.readouterr().out
     assert main(["--home", str(tmp_path / "h"), "sessions", "search", "tulip"]) == 0
     assert "[user #2]  “Please plan the tulip␛[2J beds" in capsys.readouterr().out
+
+
+def test_the_text_search_marks_an_archived_session_as_the_tui_does(home_dir):
+    """`sessions search` listed an archived session's hit like any other; the TUI says `· archived`."""
+    assert wb(home_dir, "sessions", "archive", "root_1")[0] == 0
+    listed = subprocess.run(
+        [sys.executable, "-m", "workbench", "sessions", "search", "migration", "--home", str(home_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+    hits = [line for line in listed.splitlines() if line[:1].isdigit()]
+    assert hits and all(line.endswith("· archived") for line in hits), listed

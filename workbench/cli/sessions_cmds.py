@@ -147,7 +147,8 @@ def search_sessions(home: Home, args) -> Output:
         previews = home.archive.previews([h.session_id for h in hits if not h.title])
         for h in hits:
             title = titled(h.title, previews.get(h.session_id)) or ""
-            lines.append(f"{_when(h.when)}  {h.session_id}  [{h.role} #{h.match_message_id}]  {title}")
+            mark = "  · archived" if h.archived else ""  # (hidden from lists, still searched: as the TUI marks it)
+            lines.append(f"{_when(h.when)}  {h.session_id}  [{h.role} #{h.match_message_id}]  {title}{mark}")
             lines.append("    " + h.snippet)
         return "\n".join(lines)
 
