@@ -291,3 +291,18 @@ async def test_the_status_line_never_hides_the_row_it_speaks_of(home, tmp_path):
         await settle(pilot)
         top, height = table.scroll_offset.y, table.scrollable_content_region.height - 1
         assert top <= table.cursor_row < top + height
+
+
+async def test_enter_on_a_proposal_decided_since_says_it_is_no_longer_pending(home, tmp_path):
+    """It opened an empty Approvals screen with nothing to say why."""
+    (home.root / "config.yaml").write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    home.memory.add("memory", "Waiting for review", ToolContext(actor="agent"))
+    [record] = home.approvals.list()
+    assert home.approvals.reject(record.id)["success"]
+    async with make_app(home, tmp_path).run_test(size=(100, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, f"staged memory proposal {record.id}")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalsScreen), what="Approvals")
+        await wait_for(pilot, lambda: f"Proposal {record.id} is no longer pending" in screen_text(pilot.app))

@@ -155,6 +155,9 @@ class ApprovalsScreen(WorkbenchScreen):
                 (problems, "$error"),
             )
         )
+        wanted, self._wanted = self._wanted, None
+        if wanted is not None and wanted not in {r.id for r in view.records}:  # opened from a Timeline row
+            self.show_status(f"Proposal {wanted} is no longer pending: its Timeline rows say how it was decided.")
         if not view.records:
             queue.set_options(
                 [
@@ -172,7 +175,6 @@ class ApprovalsScreen(WorkbenchScreen):
             return
         queue.set_options([Option(_queue_row(r, view.now), id=r.id) for r in view.records])
         ids = [r.id for r in view.records]
-        wanted, self._wanted = self._wanted, None
         if wanted in ids:
             index = ids.index(wanted)
         else:
