@@ -432,10 +432,15 @@ def parse_filter(query: str) -> dict[str, str]:
     words = []
     for word in (query or "").split():
         key, sep, value = word.partition(":")
-        if sep and value and key.lower() in _FILTER_KEYS:
-            filters[_FILTER_KEYS[key.lower()]] = value
-        else:
+        name = _FILTER_KEYS.get(key.lower()) if sep else None
+        if name is None:
             words.append(word)
+        elif not value:  # (a key with nothing after it yet, as typed, filters nothing)
+            continue
+        elif filters.get(name, value) != value:
+            raise TimelineError(f"{key.lower()}: is given twice; the timeline filters by one {key.lower()} at a time.")
+        else:
+            filters[name] = value
     if words:
         filters["text"] = " ".join(words)
     return filters

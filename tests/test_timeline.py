@@ -52,6 +52,9 @@ def test_the_session_filter_takes_an_id_or_the_start_of_one(home):
     timeline = Timeline(home)
     assert [r.session_id for r in timeline.page(session_id="20261130_1010")] == [long_id]
     assert [r.session_id for r in timeline.page(**parse_filter("session:20261130_10 deploys"))] == [long_id]
+    assert parse_filter("session: deploys") == {"text": "deploys"}  # as typed: the key filters nothing yet
+    with pytest.raises(WorkbenchError, match="session: is given twice"):  # the first was dropped unsaid
+        parse_filter("session:s1 session:s2")
     assert timeline.page(session_id=long_id + "x") == [] and timeline.page(session_id="%") == []
     home.memory.add("memory", "From s1", ToolContext(actor="agent", session_id="s1"))
     home.memory.add("memory", "From s10", ToolContext(actor="agent", session_id="s10"))
