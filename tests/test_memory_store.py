@@ -382,13 +382,13 @@ def test_undo_add_replace_remove_and_refusals(mem):
     assert mem.entries("memory") == ["a better fact", "another"]
     assert mem.undo(replace_id)["success"] and mem.entries("memory") == ["a fact", "another"]
     refused = mem.undo(replace_id)
-    assert refused["success"] is False and "no longer in MEMORY.md" in refused["error"]
+    assert refused["success"] is False and "undid it already" in refused["error"]
     replace_undo = mem.history(limit=1)[0]
     assert replace_undo.action == "undo" and replace_undo.detail["undo_of"] == replace_id
     assert mem.undo(replace_undo.id)["success"] and mem.entries("memory") == ["a better fact", "another"]
     assert "no longer in MEMORY.md" in mem.undo(add_id)["error"], "the added text was replaced since"
     assert mem.undo(999)["error"].startswith("No memory journal event 999")
-    assert mem.undo(remove_id)["error"].endswith("is already back in MEMORY.md. Nothing was changed.")
+    assert mem.undo(remove_id)["error"].endswith("undid it already. Nothing was changed.")
 
 
 def test_undo_respects_the_budget(home, mem):
@@ -723,3 +723,17 @@ def test_a_replace_with_the_same_text_changes_and_journals_nothing(home, mem):
     batch = [{"action": "replace", "old_text": "Kettle", "content": "Kettle descales monthly"}]
     assert mem.batch("memory", batch, u())["success"]
     assert [r.id for r in mem.history()] == before and mem.entries("memory") == ["Kettle descales monthly"]
+
+
+def test_undoing_a_row_undone_already_names_the_undo(home, mem):
+    """A second revert of a row said the entry 'was changed or removed since', not that it was undone."""
+    assert mem.add("memory", "Kettle descales monthly", u())["success"]
+    [added] = mem.history(limit=1)
+    assert mem.undo(added.id)["success"]
+    [undo] = mem.history(limit=1)
+    again = mem.undo(added.id)
+    assert not again["success"] and again["error"] == (
+        f"Cannot undo event {added.id}: row {undo.id} undid it already. Nothing was changed."
+    )
+    assert mem.undo(undo.id)["success"]  # the undo taken back: the row may be undone again
+    assert mem.undo(added.id)["success"] and mem.entries("memory") == []

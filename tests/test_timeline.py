@@ -178,7 +178,7 @@ def test_cli_timeline_and_revert(tmp_path, home):
     result = json.loads(proc.stdout)
     assert proc.returncode == 0 and result["success"] and len(result["reverted"]) == 2
     code, refused = wb(home.root, "revert", str(listed["rows"][0]["id"]))
-    assert code == 1 and refused["refused"] and "no longer" in refused["refused"][0]["error"]
+    assert code == 1 and refused["refused"] and "undid it already" in refused["refused"][0]["error"]
     code, bad = wb(home.root, "timeline", "--since", "soon")
     assert code == 2 and "is not a time" in bad["error"]  # a usage error, as every malformed option
 
