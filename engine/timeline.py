@@ -188,8 +188,12 @@ def _quoted(text: str | None, width: int = 120) -> str:
 
 def summarize(entry: JournalEntry) -> str:
     """What one row did, in one line (an approved proposal's row names its proposer)."""
-    said = _summary(entry)
-    proposer = entry.detail.get("proposed_by")
+    return _proposed(_summary(entry), entry.detail)
+
+
+def _proposed(said: str, detail: dict[str, Any]) -> str:
+    """``said``, naming the proposer a row's (or its approval's) detail gives."""
+    proposer = detail.get("proposed_by")
     return f"{said} (proposed by {visible(proposer)})" if isinstance(proposer, str) and proposer else said
 
 
@@ -633,10 +637,7 @@ class Timeline:
         made, that proposal's proposer (as a write approved here names it)."""
         row = replace(row, source=self.source(row, lookups))
         approval = self._citing(row.id, lookups) if row.subsystem == "memory" else None
-        proposer = approval.detail.get("proposed_by") if approval is not None else None
-        if isinstance(proposer, str) and proposer:
-            row = replace(row, summary=f"{row.summary} (proposed by {visible(proposer)})")
-        return row
+        return replace(row, summary=_proposed(row.summary, approval.detail)) if approval is not None else row
 
     def _citing(self, row_id: int, lookups: _Lookups) -> JournalEntry | None:
         """The outside approval whose change the outside memory row ``row_id`` is."""

@@ -545,6 +545,9 @@ def undo(memory: MemoryStore, event_id: Any, actor: str = "user") -> dict[str, A
         memory._check_writable()
         row = _undoable(memory, event_id)
         plan = _inverse(memory, row)
+        if plan.action == "add":  # putting an entry back: it keeps who wrote it before it was taken away
+            was = origin(memory, row.target, plan.detail)  # (read when applying, not when an undo is only offered)
+            plan.extra_detail["restored"] = {key: value for key, value in vars(was).items() if key != "journal_id"}
         outcome = memory._apply(row.target, plan, _Writer(actor, detail={"undo_of": row.id}))
     except Refusal as refusal:
         return refusal.result
@@ -618,8 +621,6 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
             return outcome
 
         extra["op"] = "add"
-        was = origin(memory, row.target, text)  # (gone now: its origin as it was before the removal)
-        extra["restored"] = {key: value for key, value in vars(was).items() if key != "journal_id"}
         return _Plan("add", op, {}, text, drift_guard=False, journal_action="undo", extra_detail=extra)
     if kind == "replace":
         old = row.before or ""
