@@ -140,6 +140,45 @@ def test_archive_hides_the_whole_compression_chain(home):
     assert len(archive.list_sessions()) == 3
 
 
+def test_archiving_a_branch_leaves_its_parent_listed(home):
+    archive = home.archive
+    archive.create_session("p")
+    archive.end_session("p", "branched")
+    archive.create_session("b", parent_session_id="p")
+    assert archive.set_archived("b", True) == 1
+    assert [(s.id, s.archived) for s in archive.list_sessions(include_archived=True)] == [("b", True), ("p", False)]
+    assert [s.id for s in archive.root_sessions()] == ["p"]
+
+
+def test_archiving_takes_every_continuation_of_the_conversation(home, clock):
+    archive = home.archive
+    archive.create_session("p")
+    archive.end_session("p", "compression")
+    for child in ("c1", "c2"):  # a retried compression leaves two continuations
+        clock.advance(1)
+        archive.create_session(child, parent_session_id="p")
+    assert archive.set_archived("c2", True) == 3
+    assert archive.list_sessions() == [] and archive.root_sessions() == []
+
+
+def test_a_conversation_continued_after_archiving_is_listed_again(home, clock):
+    archive = home.archive
+    archive.create_session("p")
+    archive.end_session("p", "compression")
+    archive.create_session("c", parent_session_id="p")
+    archive.create_session("other")
+    archive.set_archived("p", True)
+    assert [s.id for s in archive.root_sessions()] == ["other"]
+    archive.end_session("c", "compression")  # Hermes compresses the archived conversation and goes on
+    clock.advance(1)
+    archive.create_session("d", parent_session_id="c")
+    assert {s.id for s in archive.root_sessions()} == {"p", "other"}
+    assert archive.root_count() == 2 and archive.listed_roots(["p", "other"]) == {"p", "other"}
+    assert archive.root_chains()[-1].ids == ("p", "c", "d")
+    archive.set_archived("d", True)  # archiving it again hides all of it
+    assert [s.id for s in archive.root_sessions()] == ["other"] and archive.root_count() == 1
+
+
 def test_prune_removes_only_old_ended_sessions_and_orphans_children(home, clock):
     archive = home.archive
     archive.create_session("old_ended")

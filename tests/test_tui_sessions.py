@@ -461,6 +461,28 @@ async def test_sessions_deleted_or_archived_leave_the_tree_live(home, tmp_path):
         assert str(tree.border_title) == f"Lineage · {before - 2} root{'s' * (before - 2 != 1)}"
 
 
+async def test_an_archived_conversation_hermes_continues_comes_back(home, tmp_path):
+    """A segment compressed out of an archived chain stayed hidden: the chain's head was archived."""
+    head, middle, tip = "20261130_150000_0000p1", "20261130_150100_0000p2", "20261130_150200_0000p3"
+    home.archive.create_session(head, source="cli", title="Long talk")
+    home.archive.end_session(head, "compression")
+    home.archive.create_session(middle, source="cli", parent_session_id=head)
+    home.archive.create_session("20261130_150500_0000zz", source="cli", title="Other")
+    home.archive.set_archived(head)
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.root_count == 1, what="the listed root")
+        assert tree.node_for(head) is None
+        other = open_home(home.root)  # Hermes, compressing the conversation it still runs
+        other.archive.end_session(middle, "compression")
+        other.archive.create_session(tip, source="cli", parent_session_id=middle)
+        other.close()
+        await wait_for(pilot, lambda: tree.node_for(tip) is not None, timeout=10, what="the continued chain")
+        assert tree.node_for(tip).data.ids == (head, middle, tip) and tree.root_count == 2
+
+
 async def test_an_empty_home_says_what_to_do(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:

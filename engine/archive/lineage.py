@@ -39,6 +39,39 @@ class LineageMixin(ArchiveCore):
     def _kind_sql(self) -> str:
         return _child_kind(self.caps.has("sessions", "model_config"))
 
+    def _linked_sql(self, seed: str, *, up: bool) -> str:
+        """A recursive CTE ``linked(id)``: ``seed`` (SQL) and the sessions compression joins to it, down
+        (its continuations, a second one too) and, with ``up``, back to where the conversation began."""
+        edge = f"c.source != 'tool' AND {self._kind_sql} = 'compression'"
+        upward = (
+            "UNION SELECT p.id FROM linked l JOIN sessions c ON c.id = l.id "
+            f"JOIN sessions p ON p.id = c.parent_session_id WHERE {edge}"
+            if up
+            else ""
+        )
+        return f"""WITH RECURSIVE linked(id) AS (SELECT {seed}
+            UNION SELECT c.id FROM linked l JOIN sessions p ON p.id = l.id
+                JOIN sessions c ON c.parent_session_id = p.id WHERE {edge}
+            {upward})"""
+
+    def _listed_sql(self) -> str:
+        """SQL true for a root the tree lists: not archived, or a conversation Hermes continued after it
+        was archived (a segment compressed out of it is live), which is back in use."""
+        if not self.caps.has("sessions", "archived"):
+            return ""
+        live = f"{self._linked_sql('s.id', up=False)} SELECT 1 FROM linked JOIN sessions x ON x.id = linked.id"
+        return f" AND (s.archived = 0 OR EXISTS ({live} WHERE x.archived = 0))"
+
+    def compression_family(self, session_id: str) -> list[str]:
+        """Every session compression joins to ``session_id``, oldest first: one conversation, which is
+        archived or restored whole."""
+        rows = self.conn().execute(
+            f"{self._linked_sql('?', up=True)} SELECT s.id FROM linked JOIN sessions s ON s.id = linked.id "
+            "ORDER BY s.started_at, s.rowid",
+            (session_id,),
+        )
+        return [r[0] for r in rows]
+
     def _parent_of(self, session_id: str) -> str | None:
         """The parent's id, or None when there is none or it no longer exists (a dangling reference)."""
         row = (
@@ -181,7 +214,7 @@ class LineageMixin(ArchiveCore):
         A session whose parent row is gone (deleted by another tool) counts as a root, so
         it never disappears from the tree.
         """
-        archived = " AND s.archived = 0" if not include_archived and self.caps.has("sessions", "archived") else ""
+        archived = "" if include_archived else self._listed_sql()
         rows = self.conn().execute(
             f"""SELECT s.*, (SELECT count(*) FROM sessions c WHERE c.parent_session_id = s.id) AS child_count
                 FROM sessions s WHERE {_ROOT_CONDITION}{archived}
@@ -192,7 +225,7 @@ class LineageMixin(ArchiveCore):
 
     def listed_roots(self, session_ids: list[str]) -> set[str]:
         """Which of ``session_ids`` ``root_sessions`` still lists (not deleted, archived or made a child)."""
-        archived = " AND s.archived = 0" if self.caps.has("sessions", "archived") else ""
+        archived = self._listed_sql()
         found: set[str] = set()
         for start in range(0, len(session_ids), 500):  # SQLite's bound-parameter limit
             chunk = session_ids[start : start + 500]
@@ -205,7 +238,7 @@ class LineageMixin(ArchiveCore):
         return found
 
     def root_count(self, include_archived: bool = False) -> int:
-        archived = " AND s.archived = 0" if not include_archived and self.caps.has("sessions", "archived") else ""
+        archived = "" if include_archived else self._listed_sql()
         return self.conn().execute(f"SELECT count(*) FROM sessions s WHERE {_ROOT_CONDITION}{archived}").fetchone()[0]
 
     def lineage(self, session_id: str) -> Lineage:

@@ -386,7 +386,8 @@ class SessionsMixin(LineageMixin):
         """Archive (hide from lists) or restore a session with its whole compression chain; returns how
         many sessions changed. A chain already so changes nothing and is not journaled."""
         self._require("sessions", "archived")
-        chain = self.lineage(session_id).chain
+        conversation = self.chain_of(session_id)  # (fails for an unknown id)
+        chain = self.compression_family(session_id)
         marks = ", ".join("?" * len(chain))
         flags = self.conn().execute(f"SELECT archived FROM sessions WHERE id IN ({marks})", chain).fetchall()
         if all(bool(flag) == archived for (flag,) in flags):
@@ -396,7 +397,7 @@ class SessionsMixin(LineageMixin):
             session_id,
             actor=actor,
             after=str(int(archived)),
-            detail={"sessions": chain, **self.named(chain[0], self.chain_of(session_id).title)},
+            detail={"sessions": chain, **self.named(conversation.head.id, conversation.title)},
         ) as entry:
             with self._write() as conn:
                 changed = conn.execute(

@@ -530,7 +530,7 @@ class SessionsScreen(SessionActions):
             self.post_result(SessionsGone([session_id]))
             return
         self.post_result(ArchiveFlags({segment.id: segment.archived for segment in chain.segments}))
-        if chain.kind == "root" and chain.head.archived:  # archived: the tree lists no archived roots
+        if chain.kind == "root" and not self.home.archive.listed_roots([chain.head.id]):  # archived
             self.post_result(SessionsGone([chain.head.id]))
             return
         parent = None if chain.kind == "root" else chain.head.parent_session_id
