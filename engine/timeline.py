@@ -248,7 +248,11 @@ def _summary(entry: JournalEntry) -> str:
         }
         what = detail.get("summary") or entry.before or entry.after or ""
         where = (" in Hermes" if action == "stage" else " outside the workbench") if detail.get("outside") else ""
-        return f"{verb.get(action, action)} {detail.get('subsystem', '')} proposal {target}{where}: {_short(what, 90)}"
+        unchanged = " (already so: nothing changed)" if action == "approve" and detail.get("changed") is False else ""
+        return (
+            f"{verb.get(action, action)} {detail.get('subsystem', '')} proposal {target}{where}: "
+            f"{_short(what, 90)}{unchanged}"
+        )
     if entry.subsystem == "providers":
         fact = f"{target} fact {detail.get('fact_id')}"
         if action == "fact_add":
@@ -689,6 +693,8 @@ class Timeline:
         """How this row would be reverted: ``{"id", "summary", "undo"}`` plus ``refused`` or ``skip`` reasons."""
         entry = self._entry(row)
         item: dict[str, Any] = {"id": row.id, "summary": row.summary}
+        if (row.subsystem, row.action) == ("approvals", "approve") and entry.detail.get("changed") is False:
+            return {**item, "skip": "an approval that changed nothing (it read so already): nothing to revert"}
         if (row.subsystem, row.action) in _RECORDS:
             return {**item, "skip": "a record of a decision, not a change (revert the change it led to)"}
         if (row.subsystem, row.action) == ("approvals", "reject"):

@@ -127,6 +127,25 @@ def test_an_approved_proposal_row_names_its_proposer(home):
     assert (write.actor, write.summary) == ("user", "MEMORY + 'Deploys go through staging' (proposed by review)")
 
 
+def test_an_approval_that_changed_nothing_says_so_and_offers_no_revert(home):
+    """A duplicate add approved journaled only its approval, whose revert then said to revert 'the
+    change it led to', though there was none."""
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    staged = home.memory.add("memory", "Deploys go through staging", REVIEW)
+    home.memory.add("memory", "Deploys go through staging", ToolContext(actor="user"))  # meanwhile, by hand
+    assert home.approvals.approve(staged["pending_id"])["success"]
+    [approval] = Timeline(home).page(subsystem="approvals", limit=1)
+    assert approval.summary.endswith("Deploys go through staging (already so: nothing changed)")
+    [refused] = Timeline(home).preview(str(approval.id))["refused"]
+    assert refused["error"] == "an approval that changed nothing (it read so already): nothing to revert"
+    fresh = home.memory.add("memory", "Builds are cached", REVIEW)
+    home.approvals.approve(fresh["pending_id"])
+    [approval] = Timeline(home).page(subsystem="approvals", limit=1)
+    assert "nothing changed" not in approval.summary
+    assert "revert the change it led to" in Timeline(home).preview(str(approval.id))["refused"][0]["error"]
+
+
 def test_bad_references_and_since(home, clock):
     learn(home)
     timeline = Timeline(home)

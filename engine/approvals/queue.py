@@ -416,7 +416,8 @@ class ApprovalQueue:
                 return {**_brief(record), "success": False, "error": error, "result": result}
             crash_point("approval-applied")
             self.store.delete(record)
-            journal.commit(entry, detail={**_detail(record), "edited": edit, "result": result})
+            changed = journal.applied(record.subsystem, record.id)  # False: it read so already (a duplicate add)
+            journal.commit(entry, detail={**_detail(record), "edited": edit, "result": result, "changed": changed})
         self._announce(record, "approved", actor, entry)
         message = result.get("message") or "Applied."
         return {**_brief(record), "success": True, "edited": edit is not None, "message": message, "result": result}
