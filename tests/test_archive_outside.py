@@ -111,6 +111,33 @@ def test_an_untitled_session_deleted_outside_is_named_by_its_first_message(home)
     ]
 
 
+def test_a_branch_and_its_parent_archived_outside_are_two_rows(home):
+    """Flipped sessions were grouped by lineage, a branch with the parent it came from, though
+    only compression makes one conversation of them."""
+    archive = _seeded(home)
+    archive.end_session("s2", "branched")
+    archive.create_session("s2b", source="cli", title="Branch of s2", parent_session_id="s2")
+    outside.catch_up(home)
+    _elsewhere(home, "UPDATE sessions SET archived = 1 WHERE id IN ('s2', 's2b', 's1', 's1b')")
+    outside.catch_up(home)
+    assert sorted(_outside_actions(home)) == [("archive", "s1"), ("archive", "s2"), ("archive", "s2b")]
+
+
+def test_the_first_message_of_a_session_gone_is_not_kept(home):
+    archive = home.archive
+    for sid in ("quiet", "mine"):
+        archive.create_session(sid, source="cli")
+        archive.append_message(sid, "user", f"first words of {sid}")
+    outside.catch_up(home)
+    archive.delete_session("mine")
+    _elsewhere(home, "DELETE FROM messages WHERE session_id = 'quiet'", "DELETE FROM sessions WHERE id = 'quiet'")
+    outside.catch_up(home)
+    assert [r.summary for r in Timeline(home).page(subsystem="sessions", actor="external")] == [
+        "deleted session “first words of quiet”, 1 message"
+    ]
+    assert home.journal.connection().execute("SELECT count(*) FROM sessions_seen_preview").fetchone()[0] == 0
+
+
 def test_a_read_only_home_or_one_without_sessions_journals_nothing(home, tmp_path):
     from engine import open_home
 

@@ -70,38 +70,53 @@ def catch_up(home: Home) -> list[int]:
         listed = state.execute("SELECT id, archived, title, message_count FROM sessions").fetchall()
         # an untitled session's first message, read once (before the transaction: a first look may read
         # many): a delete row names the session by it
-        known = _previews(journal.connection())
-        fresh = archive.previews([sid for sid, _, title, count in listed if not title and count and sid not in known])
+        untitled = [sid for sid, _, title, count in listed if not title and count]
+        kept = _kept_previews(journal.connection(), untitled)
+        fresh = archive.previews([sid for sid in untitled if sid not in kept])
         now = {sid: (int(bool(archived)), title, count) for sid, archived, title, count in listed}
         with journal.transaction() as write:
             seen = {row[0]: (row[1], row[2], row[3]) for row in write.execute("SELECT * FROM sessions_seen")}
             newest = write.execute("SELECT coalesce(max(id), 0) FROM journal").fetchone()[0]
             explained = _explained(write, mark[1]) if mark is not None else None
-            ids = [] if explained is None else _journal(home, seen, now, explained, {**known, **fresh})
+            gone = [sid for sid in seen if sid not in now]
+            previews = {**_previews_of(write, gone), **fresh}
+            ids = [] if explained is None else _journal(home, seen, now, explained, previews)
             write.executemany(
                 "INSERT OR REPLACE INTO sessions_seen VALUES (?, ?, ?, ?)",
                 [(sid, *values) for sid, values in now.items() if seen.get(sid) != values],
             )
             write.executemany("DELETE FROM sessions_seen WHERE id = ?", [(sid,) for sid in seen if sid not in now])
             write.executemany("INSERT OR REPLACE INTO sessions_seen_preview VALUES (?, ?)", fresh.items())
-            write.executemany(
-                "DELETE FROM sessions_seen_preview WHERE id = ?", [(sid,) for sid in known if sid not in now]
-            )
+            write.execute("DELETE FROM sessions_seen_preview WHERE id NOT IN (SELECT id FROM sessions_seen)")
             write.execute(
                 "INSERT OR REPLACE INTO sessions_seen_mark VALUES (1, ?, ?)", (fingerprint, max(newest, *ids, 0))
             )
     return ids
 
 
-def _previews(conn: sqlite3.Connection) -> dict[str, str]:
-    """The first messages kept of untitled sessions (the table made here in a workbench.db from before it)."""
+def _kept_previews(conn: sqlite3.Connection, session_ids: list[str]) -> set[str]:
+    """Which of ``session_ids`` have their first message kept already (the table made here in a
+    workbench.db from before it)."""
     try:
-        return dict(conn.execute("SELECT id, preview FROM sessions_seen_preview").fetchall())
+        rows = conn.execute(
+            "SELECT id FROM sessions_seen_preview WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(session_ids),),
+        )
+        return {row[0] for row in rows}
     except sqlite3.OperationalError as exc:
         if "no such table" not in str(exc):
             raise
     conn.executescript(_SCHEMA)
-    return {}
+    return set()
+
+
+def _previews_of(conn: sqlite3.Connection, session_ids: list[str]) -> dict[str, str]:
+    """The kept first messages of ``session_ids`` (sessions gone since the last look)."""
+    rows = conn.execute(
+        "SELECT id, preview FROM sessions_seen_preview WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(session_ids),),
+    )
+    return dict(rows.fetchall())
 
 
 def _mark(conn: sqlite3.Connection) -> tuple[str, int] | None:
@@ -227,10 +242,7 @@ def _chains(home: Home, flipped: list[str]) -> list[list[str]]:
     left, chains = list(flipped), []
     while left:
         first = left.pop(0)
-        try:
-            chain = home.archive.lineage(first).chain
-        except WorkbenchError:
-            chain = [first]
+        chain = home.archive.compression_family(first)
         members = [first] + [sid for sid in chain if sid in left]
         left = [sid for sid in left if sid not in members]
         chains.append(members)
