@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .approvals.outside import cited_rows, citing_approvals
-from .approvals.sources import staged_in_sessions, staging_message
+from .approvals.sources import staged_at, staged_in_sessions
 from .errors import WorkbenchError
 from .journal import LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import external_rows_of, first_look, hermes_call, undo_problem
@@ -668,12 +668,9 @@ class Timeline:
             return None
         lookups = lookups or _Lookups()
         if row.subsystem == "approvals":
-            subsystem = entry.detail.get("subsystem")
-            if entry.detail.get("staged_by") != "hermes" or subsystem not in ("memory", "skills"):
-                return None
-            key = (subsystem, row.target)
+            key = (entry.detail.get("subsystem"), row.target)
             if key not in lookups.staged:
-                found = staging_message(self.home, subsystem, row.target)
+                found = staged_at(self.home, entry)
                 lookups.staged[key] = Source(found[0], found[1], "staged") if found else None
             return lookups.staged[key]
         call = hermes_call(self.home.memory, entry)

@@ -167,15 +167,15 @@ def test_a_decision_of_ours_made_while_catching_up_is_not_journaled_twice(home, 
 
 def test_a_listing_looks_up_each_hermes_proposal_once(home, clock, monkeypatch):
     """A proposal's staged and decided rows name the same call: state.db is read once for both."""
-    import engine.timeline as timeline_module
+    import engine.approvals.sources as sources
 
     _seed(home, "User likes tea")
     _stage(home, clock, "0000aa0f", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
     _hermes_decides(home, "0000aa0f")
     home.approvals.catch_up()
     looked_up = []
-    real = timeline_module.staging_message
-    monkeypatch.setattr(timeline_module, "staging_message", lambda *args: looked_up.append(args[1:]) or real(*args))
+    real = sources.staging_message
+    monkeypatch.setattr(sources, "staging_message", lambda *args: looked_up.append(args[1:]) or real(*args))
     timeline = Timeline(home)
     rows = timeline.with_sources(timeline.page(subsystem="approvals"))
     assert [r.action for r in rows] == ["reject", "stage"]

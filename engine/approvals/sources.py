@@ -23,6 +23,7 @@ from .records import is_pending_id
 
 if TYPE_CHECKING:
     from ..home import Home
+    from ..journal import JournalEntry
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +113,17 @@ def staging_message(home: Home, subsystem: str, pending_id: str) -> tuple[str, i
     except (WorkbenchError, sqlite3.Error) as exc:
         log.warning("cannot look up who staged %s in %s: %s", pending_id, home.state_db_path, exc)
         return None
+
+
+def staged_at(home: Home, approval: JournalEntry) -> tuple[str, int | None] | None:
+    """Where the proposal an approvals row decided was staged: the message the row names, else,
+    for a proposal Hermes staged, the call whose result staged it (``staging_message``)."""
+    if approval.session_id is not None:
+        return approval.session_id, approval.message_id
+    subsystem = approval.detail.get("subsystem")
+    if approval.detail.get("staged_by") != "hermes" or subsystem not in TOOLS:
+        return None
+    return staging_message(home, subsystem, approval.target)
 
 
 def _staging_message(home: Home, subsystem: str, pending_id: str) -> tuple[str, int] | None:

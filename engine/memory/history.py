@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..approvals.outside import citing_approval
-from ..approvals.sources import staging_message
+from ..approvals.sources import staged_at
 from ..errors import WorkbenchError
 from ..journal import JournalEntry
 from ..values import iso_time
@@ -297,10 +297,7 @@ def _approved_outside(memory: MemoryStore, row: JournalEntry) -> Origin | None:
     approval = memory.home.journal.get(approval_id) if approval_id is not None else None
     if approval is None:
         return None
-    session, message = approval.session_id, approval.message_id
-    if session is None and isinstance(approval.detail.get("subsystem"), str):
-        found = staging_message(memory.home, approval.detail["subsystem"], approval.target)
-        session, message = found if found else (None, None)
+    session, message = staged_at(memory.home, approval) or (None, None)
     proposer = approval.detail.get("proposed_by")
     return Origin(
         "journal",
