@@ -202,6 +202,18 @@ def test_words_a_command_cannot_use_are_refused_under_its_own_usage(tmp_path, ca
     assert not (home / "memories" / "MEMORY.md").exists()
 
 
+def test_long_words_a_command_cannot_use_are_echoed_once_and_cut(tmp_path, capsys):
+    """A 5,000-character entry left unquoted came back three times in the usage error."""
+    from workbench.cli import main
+
+    words = ["memory", "x" * 5000, "extra"]
+    assert main(["--home", str(tmp_path / "h"), "--json", "memory", "add", *words]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert len(error) < 400 and error.count("x" * 100) == 1
+    assert "… (5,006 characters in all)" in error
+    assert error.endswith("(TEXT is one argument: put all 5,013 characters in one pair of quotes)")
+
+
 def test_a_role_no_message_has_is_a_usage_error_naming_the_roles(tmp_path, capsys):
     """--role bogus answered "no matches" with status 0, as if the search had run on that role."""
     from workbench.cli import main

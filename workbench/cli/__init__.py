@@ -81,7 +81,8 @@ class _Parser(argparse.ArgumentParser):
         namespace, extras = super().parse_known_args(args, namespace)
         if self.prog != PROG:
             if extras:
-                self.error(f"unrecognized arguments: {' '.join(extras)}{self._quoting_hint(namespace, extras)}")
+                words = _echoed(" ".join(extras))
+                self.error(f"unrecognized arguments: {words}{self._quoting_hint(namespace, extras)}")
             if not hasattr(namespace, "usage_parser"):  # the innermost command's, for a UsageError later
                 namespace.usage_parser = self
         return namespace, extras
@@ -92,13 +93,25 @@ class _Parser(argparse.ArgumentParser):
         value = getattr(namespace, free.dest, None) if free else None
         if not isinstance(value, str) or any(word.startswith("-") for word in extras):
             return ""
-        quoted = shlex.quote(" ".join([value, *extras]))
-        hint = f"{free.metavar} is one argument: put it in quotes, as in {self.prog} {quoted}"
+        whole = " ".join([value, *extras])
+        if len(whole) > ECHO_LIMIT:  # an example as long as the text would bury the advice
+            return f" ({free.metavar} is one argument: put all {len(whole):,} characters in one pair of quotes)"
+        hint = f"{free.metavar} is one argument: put it in quotes, as in {self.prog} {shlex.quote(whole)}"
         option = next((a for a in self._actions if a.option_strings and a.choices and value in a.choices), None)
         if option is not None:  # `memory add user Name is Sam`: the first word may be meant for an option
             flag, rest = option.option_strings[-1], shlex.quote(" ".join(extras))
             hint += f"; or, if {value!r} was meant for {flag}: {self.prog} {flag} {value} {rest}"
         return f" ({hint})"
+
+
+ECHO_LIMIT = 200  # characters of the user's own words a usage error repeats
+
+
+def _echoed(words: str) -> str:
+    """Words argparse could not use, as an error repeats them: cut when long."""
+    if len(words) <= ECHO_LIMIT:
+        return words
+    return f"{words[: ECHO_LIMIT - 40]}… ({len(words):,} characters in all)"
 
 
 def common_options() -> argparse.ArgumentParser:
