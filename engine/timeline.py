@@ -30,7 +30,7 @@ from .errors import WorkbenchError
 from .journal import LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import external_rows_of, first_look, hermes_call, undo_problem
 from .textsafety import one_line, visible
-from .values import iso_time, row_id
+from .values import iso_time, row_id, text_value
 
 SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers", "sessions")
 # Of the archive's changes, those that change what the agent can recall (session_search, lists):
@@ -138,6 +138,7 @@ class Row:
     session_id: str | None
     message_id: int | None
     source: Source | None = None  # an outside memory edit's Hermes call (``Timeline.with_sources``)
+    revert_of: str | None = None  # the group a ``revert:`` group's row helped revert
 
     @property
     def when(self) -> str:
@@ -331,6 +332,8 @@ def describe_group(rows: list[Row]) -> str:
     parts = ", ".join(_part(subsystem, action, n) for (subsystem, action), n in sorted(counts.items()))
     if kind == "outside":
         title = f"outside edit of {FILES[rows[0].target]}" if rows[0].target in FILES else "outside the workbench"
+    elif kind == "revert" and rows[0].revert_of:
+        title = f"revert of {visible(one_line(rows[0].revert_of, 60))}"
     else:
         title = {"review": "background review", "curator": "Curator pass", "revert": "revert of a group"}.get(
             kind, kind
@@ -481,6 +484,7 @@ class Timeline:
             summarize(entry),
             entry.session_id,
             entry.message_id,
+            revert_of=text_value(entry.detail.get("revert_of")),
         )
 
     def page(

@@ -181,6 +181,7 @@ def test_cli_timeline_and_revert(tmp_path, home):
         "session_id",
         "message_id",
         "source",  # an outside memory edit's Hermes call, when found; None here
+        "revert_of",  # the group a revert group's row helped revert; None here
         "session",  # the row's own session, else its source's
     }
     assert listed["rows"][0]["source"] is None and listed["rows"][0]["session"] == "s1"
@@ -484,8 +485,9 @@ def test_a_group_reverted_writes_one_group_that_reverts_at_once(home):
     assert {r.action for r in undos} == {"undo"} and len({r.group for r in undos}) == 1
     [revert] = {r.group for r in undos}
     assert (
-        revert.startswith("revert:") and describe_group(undos) == "revert of a group (3 rows): 3 memory entries undone"
+        revert.startswith("revert:") and describe_group(undos) == f"revert of {group} (3 rows): 3 memory entries undone"
     )
+    assert all(r.revert_of == group for r in undos)
     assert all(home.journal.get(r.id).detail["revert_of"] == group for r in undos)
     assert timeline.revert(revert)["success"] and home.memory.entries("memory") == []  # the edit made again
     assert timeline.page(limit=1)[0].group not in (None, revert)  # that revert is a group of its own
