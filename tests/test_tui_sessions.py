@@ -1084,6 +1084,29 @@ def test_a_narrow_results_list_keeps_the_archived_mark_whole():
     assert header_prompt(hit, 2, 100, False, 0).plain == wide  # no width known yet: nothing cut
 
 
+async def test_a_wide_footer_offers_the_session_keys_and_they_work_at_any_width(home, tmp_path):
+    """a, e and D were in help only, for want of room at 80 columns, even where the footer had plenty."""
+    sid = "20261130_150000_00000a"
+    home.archive.create_session(sid, source="cli", title="Kettle talk")
+    home.archive.append_message(sid, "user", "the kettle descales monthly")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        await wait_for(pilot, lambda: screen.shown_session == sid, what="the session shown")
+        await pilot.press("tab")  # the transcript's keys too: all fit
+        await wait_for(pilot, lambda: "a Archive  e Rename  D Delete" in screen_text(app), what="the wide footer")
+        assert "w Next write" in screen_text(app)
+        await pilot.resize_terminal(80, 24)
+        await wait_for(pilot, lambda: "e Rename" not in screen_text(app), what="the keys to leave the footer")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: "Rename session" in screen_text(app), what="the rename question")
+        await pilot.press("escape")
+        await pilot.resize_terminal(120, 30)
+        await wait_for(pilot, lambda: "e Rename" in screen_text(app), what="the keys back")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: home.archive.get_session(sid).archived, what="archived from the footer's key")
+
+
 async def test_a_home_whose_sessions_are_all_archived_says_so_not_that_it_has_none(home, tmp_path):
     for sid in ("s1", "s2"):
         home.archive.create_session(sid, source="cli", title=f"Talk {sid}")

@@ -22,6 +22,8 @@ from widgets.literal import one_line
 from .base import WorkbenchScreen
 from .dialogs import LineDialog
 
+FOOTER_ROOM = 110  # columns from which the footer has room for a, e and D beside the transcript's keys
+
 HELP = (
     " On the session shown: a archives it with its compression chain (hidden from lists and session_search; "
     "on an archived one, found by search, a lists it again), e renames it, D deletes it (on a chain's row, "
@@ -53,12 +55,27 @@ class TitleRefused(Message):
 class SessionActions(WorkbenchScreen):
     """The Sessions screen's base: its ``shown_session`` is what the keys act on."""
 
+    # The footer offers the keys where it has room; the unlisted twins answer them at any width.
     BINDINGS = [
-        Binding("a", "session('archive')", "Archive", show=False),  # no room in the footer at 80 columns: help
+        Binding("a", "listed_session('archive')", "Archive"),
+        Binding("e", "listed_session('rename')", "Rename"),
+        Binding("D", "listed_session('delete')", "Delete", key_display="D"),
+        Binding("a", "session('archive')", "Archive", show=False),
         Binding("e", "session('rename')", "Rename", show=False),
         Binding("D", "session('delete')", "Delete", key_display="D", show=False),
     ]
     shown_session: str | None = None
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "listed_session":
+            return self.size.width >= FOOTER_ROOM
+        return super().check_action(action, parameters)
+
+    def on_resize(self) -> None:
+        self.refresh_bindings()
+
+    def action_listed_session(self, action: str) -> None:
+        self.action_session(action)
 
     def action_session(self, action: str) -> None:
         if self.shown_session is None:
