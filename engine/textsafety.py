@@ -57,10 +57,16 @@ def visible(text: str | None) -> str:
     return _CONTROLS.sub(_picture, text or "")
 
 
+# A terminal escape sequence whole: CSI (ESC [ … final), OSC and the other strings (ESC ] … BEL or
+# ST), or ESC and one character; dropping only its ESC would leave "[34m" in a pasted title.
+_ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")
+
+
 def without_controls(text: str) -> str:
-    """``text`` without the characters ``visible`` would show as symbols: for a box whose value
-    keeps none of them (a title), where a symbol would be saved as text."""
-    return _CONTROLS.sub(lambda match: match.group() if _kept(match) else "", text)
+    """``text`` without the characters ``visible`` would show as symbols, and without any terminal
+    escape sequence whole: for a box whose value keeps none of them (a title), where a symbol
+    would be saved as text."""
+    return _CONTROLS.sub(lambda match: match.group() if _kept(match) else "", _ESCAPE_SEQUENCE.sub("", text))
 
 
 Symbol = tuple[int, int, str]  # where a symbol sits in the shown text, and the character it stands for

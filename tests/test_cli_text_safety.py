@@ -175,3 +175,21 @@ def test_a_flag_joined_to_an_emoji_before_it_is_no_flag_on_screen_either():
     for text in ("\U0001f469\u200d\U0001f3f4" + tags, "a\U0001f3f4" + tags):
         shown = {f"U+{ord(ch):04X}" for _, _, ch in shown_with_symbols(text)[1]}
         assert set(hidden_characters(text)) == shown
+
+
+@given(st.text(alphabet=st.sampled_from("ab[]0;m\x1b\x07\\()\u202e "), max_size=30))
+def test_a_box_that_drops_controls_leaves_nothing_a_terminal_acts_on(text):
+    from engine.textsafety import visible, without_controls
+
+    kept = without_controls(text)
+    assert "\x1b" not in kept and "\x07" not in kept and "\u202e" not in kept
+    assert visible(kept) == kept and without_controls(kept) == kept
+
+
+def test_a_box_that_drops_controls_drops_escape_sequences_whole():
+    """Only the ESC went: a title pasted with colours kept '[34m' and '[0m' as text."""
+    from engine.textsafety import without_controls
+
+    assert without_controls("\x1b[34mBlue\x1b[0m talk") == "Blue talk"
+    assert without_controls("x\x1b]0;PWNED\x07y\x1b]52;c;aGk=\x1b\\z") == "xyz"
+    assert without_controls("a\x1b(Bb \x1b[") == "ab "
