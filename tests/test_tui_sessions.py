@@ -1036,6 +1036,13 @@ async def test_questions_name_an_untitled_session_by_its_first_message_and_a_cha
         assert app.screen.query_one(Input).value == "Tea times"  # the ESC sequence whole, not just its ESC
         await pilot.press("enter")
         await wait_for(pilot, lambda: home.archive.get_session(second).title == "Tea times", what="renamed")
+        await pilot.press("a")  # the whole chain goes, and the message says so, by the row's title
+        await wait_for(pilot, lambda: home.archive.get_session(first).archived, what="the chain archived")
+        await wait_for(
+            pilot,
+            lambda: "Archived 'Tea chat', a compression chain of 2 sessions: hidden" in screen_text(app),
+            what="the chain named",
+        )
 
 
 async def delete_the_one_root(pilot) -> tuple[SessionsScreen, LineageTree]:

@@ -145,7 +145,8 @@ class SessionActions(WorkbenchScreen):
     def _change(self, message: SessionLooked, value: object) -> None:
         archive, session_id, name = self.home.archive, message.session.id, message.name
         try:
-            if message.action == "archive":
+            if message.action == "archive":  # (it takes the whole chain, so the message names the chain)
+                name = _chain_name(message)
                 changed = archive.set_archived(session_id, bool(value), actor="user")
                 done = (
                     f"Archived {name}: hidden from lists and session_search (r on its Timeline row lists it again)."
@@ -177,3 +178,15 @@ def _segment(message: SessionLooked) -> str:
         if chain[1:]
         else ""
     )
+
+
+def _chain_name(message: SessionLooked) -> str:
+    """What archiving acts on, in words: the session, or the compression chain it belongs to, by the
+    title the tree's row shows (``'Migration plan', a compression chain of 2 sessions``)."""
+    count = len(message.segments)
+    if count < 2:
+        return message.name
+    chain = f"a compression chain of {count} sessions"
+    if message.chain_title:
+        return f"'{one_line(message.chain_title, 40)}', {chain}"
+    return f"{message.name} with the rest of its chain ({chain})"
