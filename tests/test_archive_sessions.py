@@ -179,6 +179,41 @@ def test_a_conversation_continued_after_archiving_is_listed_again(home, clock):
     assert [s.id for s in archive.root_sessions()] == ["other"] and archive.root_count() == 1
 
 
+def test_a_branch_of_an_archived_conversation_is_listed_as_a_root(home, clock):
+    """Archiving a parent hid its live branch with it: the tree lists children only under their parent."""
+    archive = home.archive
+    archive.create_session("p")
+    archive.end_session("p", "branched")
+    clock.advance(1)
+    archive.create_session("b", parent_session_id="p")
+    archive.create_session("d", source="subagent", parent_session_id="p")  # a delegate stays out of sight
+    archive.set_archived("p")
+    assert [s.id for s in archive.root_sessions()] == ["b"] and archive.root_count() == 1
+    assert archive.chain_path("b") == ["b"]  # where the tree finds it
+    archive.set_archived("b")
+    assert archive.root_sessions() == []
+    archive.set_archived("p", False)
+    assert [s.id for s in archive.root_sessions()] == ["p"] and archive.chain_path("b") == ["p", "b"]
+    assert [c.id for c in archive.children_of("p")] == ["d"]  # the archived branch leaves the tree
+    assert archive.root_chains()[0].child_count == 1 and archive.root_sessions()[0].child_count == 1
+
+
+def test_a_branch_of_an_archived_conversation_continued_since_stays_beneath_it(home, clock):
+    archive = home.archive
+    archive.create_session("p")
+    archive.end_session("p", "compression")
+    clock.advance(1)
+    archive.create_session("c", parent_session_id="p")
+    archive.create_session("b", parent_session_id="p", model_config={"_branched_from": "p"})
+    archive.set_archived("p")
+    archive.set_archived("b", False)
+    assert [s.id for s in archive.root_sessions()] == ["b"]
+    archive.end_session("c", "compression")  # Hermes goes on with the conversation: it is listed again
+    archive.create_session("c2", parent_session_id="c")
+    assert [s.id for s in archive.root_sessions()] == ["p"]
+    assert [chain.ids for chain in archive.chain_children("p")] == [("b",)]
+
+
 def test_prune_removes_only_old_ended_sessions_and_orphans_children(home, clock):
     archive = home.archive
     archive.create_session("old_ended")

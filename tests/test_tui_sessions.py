@@ -483,6 +483,40 @@ async def test_an_archived_conversation_hermes_continues_comes_back(home, tmp_pa
         assert tree.node_for(tip).data.ids == (head, middle, tip) and tree.root_count == 2
 
 
+async def test_archiving_a_parent_keeps_its_branch_in_the_tree_and_an_archived_branch_leaves(home, clock, tmp_path):
+    """A branch went with its archived parent and never came back, while a branch archived alone
+    stayed beneath its parent."""
+    parent, branch, other = "20261130_150000_0000p1", "20261130_150100_0000b1", "20261130_150200_0000b2"
+    home.archive.create_session(parent, source="cli", title="Bike plan")
+    home.archive.end_session(parent, "branched")
+    for sid in (branch, other):
+        clock.advance(60)
+        home.archive.create_session(sid, source="cli", title=f"Branch {sid[-2:]}", parent_session_id=parent)
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.node_for(parent) is not None, what="the parent")
+        tree.node_for(parent).expand()
+        await pilot.press("right")
+        await wait_for(pilot, lambda: tree.node_for(other) is not None, what="the branches")
+        other_process = open_home(home.root)
+        other_process.archive.set_archived(other)
+        await wait_for(pilot, lambda: tree.node_for(other) is None, timeout=10, what="the archived branch to go")
+        assert tree.node_for(branch) is not None
+        tree.move_cursor(tree.node_for(parent))
+        await wait_for(pilot, lambda: screen.shown_session == parent, what="the parent shown")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: tree.node_for(parent) is None, what="the parent archived")
+        await wait_for(pilot, lambda: tree.node_for(branch) is not None, what="its branch, a root now")
+        assert tree.node_for(branch).parent is tree.root and tree.node_for(other) is None
+        other_process.archive.set_archived(parent, False)
+        other_process.close()
+        await wait_for(pilot, lambda: tree.node_for(parent) is not None, timeout=10, what="the parent back")
+        await wait_for(pilot, lambda: tree.node_for(branch) is None, timeout=10, what="the branch beneath it")
+        assert tree.root_count == 1
+
+
 async def test_an_empty_home_says_what_to_do(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:

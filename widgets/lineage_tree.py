@@ -248,9 +248,15 @@ class LineageTree(CursorInView, Tree):
         its parent if loaded.
 
         A chain that grew takes over the rows of its new segments (a continuation first
-        listed as a child of the segment before it).
+        listed as a child of the segment before it); a root listed as a child until now (a branch
+        whose parent was archived) leaves that row for one among the roots.
         """
         rows = list(dict.fromkeys(self._by_id[i] for i in session.ids if i in self._by_id))
+        if parent_id is None and rows and rows[0].parent is not self.root:  # a branch whose parent was archived
+            for row in rows:
+                self._forget(row)
+                row.remove()
+            rows = []
         if rows:
             for row in rows[1:]:
                 self.root_count -= row.parent is self.root
@@ -347,6 +353,13 @@ class LineageTree(CursorInView, Tree):
     def root_ids(self) -> list[str]:
         """The first segment of every top-level row."""
         return [child.data.id for child in self.root.children if isinstance(child.data, SessionNode)]
+
+    @property
+    def child_ids(self) -> list[str]:
+        """The first segment of every row beneath another (branches, delegates and the like)."""
+        return list(
+            {node.data.id for node in self._by_id.values() if node.parent is not self.root and node.parent is not None}
+        )
 
     def node_for(self, session_id: str) -> TreeNode | None:
         """The row of ``session_id``'s chain."""

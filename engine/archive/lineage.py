@@ -54,13 +54,29 @@ class LineageMixin(ArchiveCore):
                 JOIN sessions c ON c.parent_session_id = p.id WHERE {edge}
             {upward})"""
 
-    def _listed_sql(self) -> str:
-        """SQL true for a root the tree lists: not archived, or a conversation Hermes continued after it
-        was archived (a segment compressed out of it is live), which is back in use."""
-        if not self.caps.has("sessions", "archived"):
-            return ""
-        live = f"{self._linked_sql('s.id', up=False)} SELECT 1 FROM linked JOIN sessions x ON x.id = linked.id"
-        return f" AND (s.archived = 0 OR EXISTS ({live} WHERE x.archived = 0))"
+    def _live_sql(self, seed: str, *, up: bool) -> str:
+        """SQL true when a session compression joins to ``seed`` is not archived."""
+        linked = self._linked_sql(seed, up=up)
+        return f"EXISTS ({linked} SELECT 1 FROM linked JOIN sessions x ON x.id = linked.id WHERE x.archived = 0)"
+
+    def _roots_sql(self, include_archived: bool) -> str:
+        """SQL true for a session the tree lists as a root (alias ``s``).
+
+        A root has no living parent. Unless ``include_archived``, it is not archived, or it heads a
+        conversation Hermes continued after it was archived (a segment compressed out of it is live),
+        which is back in use; and a branch (or other child, never a delegate or a continuation) that is
+        not archived, of a conversation that is, is a root too, as it would otherwise be out of sight.
+        """
+        if include_archived or not self.caps.has("sessions", "archived"):
+            return _ROOT_CONDITION
+        branch_of_archived = f"""EXISTS (SELECT 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
+            WHERE c.id = s.id AND p.archived = 1 AND {self._kind_sql} IN ('branch', 'child')
+              AND NOT {self._live_sql("p.id", up=True)})"""
+        return f"({_ROOT_CONDITION} OR {branch_of_archived}) AND (s.archived = 0 OR {self._live_sql('s.id', up=False)})"
+
+    def _unarchived(self, alias: str) -> str:
+        """`` AND <alias>.archived = 0``, where the layout has the flag: archived children leave the tree."""
+        return f" AND {alias}.archived = 0" if self.caps.has("sessions", "archived") else ""
 
     def compression_family(self, session_id: str) -> list[str]:
         """Every session compression joins to ``session_id``, oldest first: one conversation, which is
@@ -150,7 +166,9 @@ class LineageMixin(ArchiveCore):
         rows = {r["id"]: r for r in self.conn().execute(f"SELECT * FROM sessions WHERE id IN ({marks})", ids)}
         segments = (head, *(self._session(rows[i]) for i in ids[1:] if i in rows))
         others = self.conn().execute(
-            f"SELECT count(*) FROM sessions WHERE parent_session_id IN ({marks}) AND id NOT IN ({marks})", ids + ids
+            f"SELECT count(*) FROM sessions o WHERE parent_session_id IN ({marks}) AND id NOT IN ({marks})"
+            f"{self._unarchived('o')}",
+            ids + ids,
         )
         return Chain(segments=segments, kind=kind, child_count=others.fetchone()[0])
 
@@ -194,16 +212,19 @@ class LineageMixin(ArchiveCore):
             if start in path:  # a parent cycle
                 break
             path.append(start)
+            if self.listed_roots([start]):  # (a branch of an archived conversation is a root of its own)
+                break
             current = self._parent_of(start)
         return path[::-1]
 
     def children_of(self, session_id: str) -> list[Session]:
-        """Direct children, oldest first, each with its kind and own child count."""
+        """Direct children not archived, oldest first, each with its kind and own child count."""
         rows = self.conn().execute(
             f"""SELECT c.*, {self._kind_sql} AS kind,
-                       (SELECT count(*) FROM sessions g WHERE g.parent_session_id = c.id) AS child_count
+                       (SELECT count(*) FROM sessions g WHERE g.parent_session_id = c.id{self._unarchived("g")})
+                       AS child_count
                 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
-                WHERE c.parent_session_id = ? AND c.id != ? ORDER BY c.started_at, c.rowid""",
+                WHERE c.parent_session_id = ? AND c.id != ?{self._unarchived("c")} ORDER BY c.started_at, c.rowid""",
             (session_id, session_id),
         )
         return [self._session(r, kind=r["kind"]) for r in rows]
@@ -214,10 +235,10 @@ class LineageMixin(ArchiveCore):
         A session whose parent row is gone (deleted by another tool) counts as a root, so
         it never disappears from the tree.
         """
-        archived = "" if include_archived else self._listed_sql()
         rows = self.conn().execute(
-            f"""SELECT s.*, (SELECT count(*) FROM sessions c WHERE c.parent_session_id = s.id) AS child_count
-                FROM sessions s WHERE {_ROOT_CONDITION}{archived}
+            f"""SELECT s.*, (SELECT count(*) FROM sessions c WHERE c.parent_session_id = s.id{self._unarchived("c")})
+                       AS child_count
+                FROM sessions s WHERE {self._roots_sql(include_archived)}
                 ORDER BY s.started_at DESC, s.rowid DESC LIMIT ? OFFSET ?""",
             (max(0, limit), max(0, offset)),
         )
@@ -225,21 +246,32 @@ class LineageMixin(ArchiveCore):
 
     def listed_roots(self, session_ids: list[str]) -> set[str]:
         """Which of ``session_ids`` ``root_sessions`` still lists (not deleted, archived or made a child)."""
-        archived = self._listed_sql()
+        return self._which(session_ids, self._roots_sql(include_archived=False))
+
+    def shown(self, session_ids: list[str]) -> set[str]:
+        """Which of ``session_ids`` (the heads of chains beneath a parent) the tree still shows: not
+        deleted, and not archived (unless Hermes continued the chain since)."""
+        if not self.caps.has("sessions", "archived"):
+            return self._which(session_ids, "1")
+        return self._which(session_ids, f"(s.archived = 0 OR {self._live_sql('s.id', up=False)})")
+
+    def _which(self, session_ids: list[str], condition: str) -> set[str]:
+        """Which of ``session_ids`` exist and meet ``condition`` (SQL on alias ``s``)."""
         found: set[str] = set()
         for start in range(0, len(session_ids), 500):  # SQLite's bound-parameter limit
             chunk = session_ids[start : start + 500]
             rows = self.conn().execute(
-                f"SELECT s.id FROM sessions s WHERE s.id IN ({', '.join('?' * len(chunk))}) AND {_ROOT_CONDITION}"
-                f"{archived}",
-                chunk,
+                f"SELECT s.id FROM sessions s WHERE s.id IN ({', '.join('?' * len(chunk))}) AND {condition}", chunk
             )
             found.update(r[0] for r in rows)
         return found
 
     def root_count(self, include_archived: bool = False) -> int:
-        archived = "" if include_archived else self._listed_sql()
-        return self.conn().execute(f"SELECT count(*) FROM sessions s WHERE {_ROOT_CONDITION}{archived}").fetchone()[0]
+        return (
+            self.conn()
+            .execute(f"SELECT count(*) FROM sessions s WHERE {self._roots_sql(include_archived)}")
+            .fetchone()[0]
+        )
 
     def lineage(self, session_id: str) -> Lineage:
         """Root, the chain root -> session -> compression tip, and the whole tree's children map."""

@@ -488,7 +488,8 @@ class SessionsScreen(SessionActions):
         if isinstance(event, SessionChanged) and event.session_id:
             self._changed.add(event.session_id)
             self._transcript_changed |= event.session_id == shown  # its title, say
-            self._roots_changed |= event.action == "deleted"  # its other children are roots now
+            # a deleted session's other children are roots now, as are an archived one's branches
+            self._roots_changed |= event.action in ("deleted", "archived", "unarchived")
         elif isinstance(event, SessionChanged):  # another process changed state.db: new roots on top, reread
             self._roots_changed = True
             self._transcript_changed = bool(shown)
@@ -505,17 +506,18 @@ class SessionsScreen(SessionActions):
             self.refresh_session(session_id)
         if self._roots_changed:
             self._roots_changed = False
-            self.refresh_roots(self.tree.root_ids)
+            self.refresh_roots(self.tree.root_ids, self.tree.child_ids)
         shown = self.shown_session if self.shown_session == self.wanted_session else None
         if self._transcript_changed and shown:
             self.load_transcript(shown, None)
         self._transcript_changed = False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="live-roots")
-    def refresh_roots(self, listed: list[str]) -> None:
-        """New roots on top; the listed ones another process deleted or archived go."""
+    def refresh_roots(self, listed: list[str], children: list[str]) -> None:
+        """New roots on top; the rows another process deleted or archived go (roots, and the children
+        beneath them)."""
         archive = self.home.archive
-        gone = sorted(set(listed) - archive.listed_roots(listed))
+        gone = sorted(set(listed) - archive.listed_roots(listed)) + sorted(set(children) - archive.shown(children))
         if gone:
             self.post_result(SessionsGone(gone))
         chains = archive.root_chains(limit=ROOTS_PAGE)
@@ -530,10 +532,11 @@ class SessionsScreen(SessionActions):
             self.post_result(SessionsGone([session_id]))
             return
         self.post_result(ArchiveFlags({segment.id: segment.archived for segment in chain.segments}))
-        if chain.kind == "root" and not self.home.archive.listed_roots([chain.head.id]):  # archived
+        root = bool(self.home.archive.listed_roots([chain.head.id]))  # (a branch of an archived conversation too)
+        if not root and (chain.kind == "root" or all(segment.archived for segment in chain.segments)):  # archived
             self.post_result(SessionsGone([chain.head.id]))
             return
-        parent = None if chain.kind == "root" else chain.head.parent_session_id
+        parent = None if root else chain.head.parent_session_id
         self.post_message(SessionRefreshed(self._tree_nodes([chain])[0], parent))
 
     @on(SessionsGone)
