@@ -118,6 +118,23 @@ def test_a_row_changed_since_is_refused_with_why_and_the_rest_still_reverts(home
     assert home.memory.entries("user") == [] and "Deploys go straight to prod" in home.memory.entries("memory")
 
 
+def test_a_partly_refused_revert_prints_what_it_changed_on_stdout(home, capsys):
+    """With one row refused (exit 1), every line went to stderr, the rows reverted with them."""
+    from workbench.cli import main
+
+    learn(home)
+    home.memory.replace(
+        "memory", "Deploys go through staging", "Deploys go straight to prod", ToolContext(actor="user")
+    )
+    home.close()
+    assert main(["--home", str(home.root), "revert", "review:s1:7"]) == 1
+    out, err = capsys.readouterr()
+    assert "reverted " in out and "refused " in out and "reverted " not in err
+    assert main(["--home", str(home.root), "revert", "review:s1:7"]) == 1  # nothing left to change: a refusal
+    out, err = capsys.readouterr()
+    assert out == "" and "refused " in err
+
+
 def test_an_approved_proposal_row_names_its_proposer(home):
     home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
     home.reload_config()

@@ -148,4 +148,5 @@ def _revert(timeline: Timeline, args) -> Output:
     lines = outcome_lines(result)
     if result.get("error") and not result["refused"]:
         lines.append(f"error: {result['error']}")
-    return Output(result, text="\n".join(lines))
+    # What it changed goes on stdout even when a row was refused (exit 1), so a log of stdout keeps it.
+    return Output(result, text="\n".join(lines), report=bool(result.get("reverted")))
