@@ -31,3 +31,11 @@ class ReadOnlyError(WorkbenchError):
 
 class UnusableTitle(WorkbenchError):
     """A session title that cannot be stored (too long, or another session's): the text is at fault."""
+
+
+class TitleChanged(WorkbenchError):
+    """A rename made against a title another process has changed since (``title``: the one now)."""
+
+    def __init__(self, message: str, *, title: str | None, **details):
+        super().__init__(message, title=title, **details)
+        self.title = title

@@ -105,6 +105,20 @@ def test_titles_are_sanitised_unique_and_numbered(home):
     assert archive.resolve_title("Deploy plan").id == "b"  # the newest numbered variant
 
 
+def test_a_rename_asked_against_an_old_title_is_refused_and_writes_nothing(home):
+    from engine.errors import TitleChanged
+
+    archive = home.archive
+    archive.create_session("s1", title="Cups talk")
+    archive.set_title("s1", "Hermes title")  # meanwhile, elsewhere
+    rows = len(home.journal.query(subsystem="sessions"))
+    with pytest.raises(TitleChanged, match="renamed meanwhile.*to 'Hermes title'") as refused:
+        archive.set_title("s1", "Mine", was="Cups talk")
+    assert refused.value.title == "Hermes title" and archive.get_session("s1").title == "Hermes title"
+    assert len(home.journal.query(subsystem="sessions")) == rows
+    assert archive.set_title("s1", "Mine", was="Hermes title") == "Mine"
+
+
 def test_title_moves_from_a_compression_ancestor(home):
     archive = home.archive
     archive.create_session("p", title="Research")

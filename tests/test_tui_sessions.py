@@ -517,6 +517,29 @@ async def test_archiving_a_parent_keeps_its_branch_in_the_tree_and_an_archived_b
         assert tree.root_count == 1
 
 
+async def test_a_rename_against_a_title_hermes_changed_meanwhile_asks_again(home, tmp_path):
+    """Hermes's new title was overwritten without a word: the box still showed the old one."""
+    sid = "20261130_150000_00000a"
+    home.archive.create_session(sid, source="cli", title="Cups talk")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        await wait_for(pilot, lambda: screen.shown_session == sid, what="the session shown")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "LineDialog", what="the rename box")
+        other = open_home(home.root)
+        other.archive.set_title(sid, "Hermes title")  # Hermes, while the box is open
+        other.close()
+        app.screen.query_one(Input).value = "Mine"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "was renamed meanwhile" in screen_text(app), what="the question again")
+        assert home.archive.get_session(sid).title == "Hermes title"
+        assert app.screen.query_one(Input).value == "Mine"
+        assert f"Rename session {sid} (Hermes title)" in screen_text(app)
+        await pilot.press("enter")  # asked against the title it has now: saved
+        await wait_for(pilot, lambda: home.archive.get_session(sid).title == "Mine", what="renamed")
+
+
 async def test_an_empty_home_says_what_to_do(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:

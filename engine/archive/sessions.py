@@ -8,7 +8,7 @@ import secrets
 import time
 from typing import Any
 
-from ..errors import UnusableTitle, WorkbenchError
+from ..errors import TitleChanged, UnusableTitle, WorkbenchError
 from ..events import SessionChanged
 from ..textsafety import one_line
 from . import outside
@@ -26,6 +26,7 @@ def titled(title: str | None, preview: str | None) -> str | None:
 
 
 MAX_TITLE_LENGTH = 100
+UNCHECKED = object()  # ``set_title(was=...)`` not given: rename whatever the title is now
 _INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffc]")
 # Columns an upsert fills only while they are still empty (the first writer wins).
 _FILL_ONLY = (
@@ -264,11 +265,14 @@ class SessionsMixin(LineageMixin):
         return True
 
     @changes_archive
-    def set_title(self, session_id: str, title: str | None, *, actor: str = "user") -> str | None:
+    def set_title(
+        self, session_id: str, title: str | None, *, actor: str = "user", was: object = UNCHECKED
+    ) -> str | None:
         """Set (or with an empty title, clear) a unique title; returns the stored title.
 
         A title held by a compression ancestor moves to this session (as Hermes does);
-        any other holder is a refusal.
+        any other holder is a refusal. ``was``: the title the rename was asked against (a box
+        showed it); when another process has changed it since, ``TitleChanged``, and nothing is written.
         """
         clean = sanitize_title(title)
         session = self._session_or_fail(session_id)
@@ -277,6 +281,16 @@ class SessionsMixin(LineageMixin):
             "title", session_id, actor=actor, before=session.title, after=clean, detail={"title": clean}
         ) as entry:
             with self._write():
+                now = conn.execute("SELECT title FROM sessions WHERE id = ?", (session_id,)).fetchone()
+                if now is None:
+                    raise WorkbenchError(f"Session {session_id} was deleted meanwhile; nothing was renamed.")
+                if was is not UNCHECKED and now["title"] != was:
+                    shown = f"'{one_line(now['title'], 60)}'" if now["title"] else "no title"
+                    raise TitleChanged(
+                        f"Session {session_id} was renamed meanwhile, by another process (Hermes, say), to {shown}. "
+                        "Save again to replace it with yours, or cancel to keep it.",
+                        title=now["title"],
+                    )
                 if clean is not None:
                     holder = conn.execute(
                         "SELECT id FROM sessions WHERE title = ? AND id != ?", (clean, session_id)

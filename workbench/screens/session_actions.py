@@ -8,7 +8,7 @@ is read in a worker first: a question names what it acts on as state.db holds it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from textual import on, work
 from textual.binding import Binding
@@ -16,7 +16,7 @@ from textual.message import Message
 
 from engine.archive.models import Session
 from engine.archive.sessions import MAX_TITLE_LENGTH, sanitize_title, titled
-from engine.errors import UnusableTitle, WorkbenchError
+from engine.errors import TitleChanged, UnusableTitle, WorkbenchError
 from widgets.literal import one_line
 
 from .base import WorkbenchScreen
@@ -156,9 +156,15 @@ class SessionActions(WorkbenchScreen):
                 said = done if changed else f"{name} is {'archived' if value else 'listed'} already."
             elif message.action == "rename":
                 try:
-                    title = archive.set_title(session_id, str(value), actor="user")
+                    title = archive.set_title(session_id, str(value), actor="user", was=message.session.title)
                 except UnusableTitle as exc:  # another session's, or too long: asked again, the draft kept
                     self.post_result(TitleRefused(message, str(value), exc.message))
+                    return
+                except TitleChanged as exc:  # renamed meanwhile: asked again, against the title it has now
+                    label = f" ({one_line(exc.title, 40)})" if exc.title else ""
+                    session = replace(message.session, title=exc.title)
+                    now = replace(message, session=session, name=f"session {session_id}{label}")
+                    self.post_result(TitleRefused(now, str(value), exc.message))
                     return
                 said = f"Renamed {session_id}: {one_line(title, 60)}." if title else f"{session_id} has no title now."
             else:
