@@ -11,6 +11,7 @@ busy, damaged), because the advice differs: "move it aside" is only right for da
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import random
 import sqlite3
@@ -170,6 +171,10 @@ def describe_error(exc: BaseException, path: Path | str) -> str:
         )
     if "disk i/o error" in text or errno_ == 5:
         return f"Reading or writing {path} failed with an I/O error ({exc}). Nothing more was changed; check the disk."
+    if errno_ == errno.ENAMETOOLONG:
+        return f"{path} is a longer path than the file system allows. Nothing was changed; use a shorter one."
+    if isinstance(exc, OSError):  # not SQLite's: no database advice
+        return f"{path} could not be used ({exc.strerror or exc}). Nothing was changed."
     return (
         f"{path} could not be read as an SQLite database ({exc}). Nothing more was changed. Check it with "
         "`sqlite3 FILE 'PRAGMA integrity_check'`; if it is damaged, move it aside (the workbench then creates a "

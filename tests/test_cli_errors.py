@@ -178,14 +178,24 @@ def test_huge_or_non_finite_numbers_are_usage_errors(tmp_path, argv, capsys):
 @pytest.mark.parametrize(
     ("argv", "usage", "hint"),
     [
-        (["memory", "add", "bogus", "hello"], "workbench memory add", "workbench memory add 'bogus hello'"),
+        (["memory", "add", "bogus", "hello"], "workbench memory add", "workbench --home H memory add 'bogus hello'"),
         (  # the first word may be meant for --target: both readings are offered
             ["memory", "add", "user", "Name", "is", "Sam"],
             "workbench memory add",
-            "(TEXT is one argument: put it in quotes, as in workbench memory add 'user Name is Sam'; or, if 'user' "
-            "was meant for --target: workbench memory add --target user 'Name is Sam')",
+            "(TEXT is one argument: put it in quotes, as in workbench --home H memory add 'user Name is Sam'; or, "
+            "if 'user' was meant for --target: workbench --home H memory add --target user 'Name is Sam')",
         ),
-        (["sessions", "search", "error", "log"], "workbench sessions search", "workbench sessions search 'error log'"),
+        (  # the example keeps the options given: it dropped --target user, so it wrote to MEMORY
+            ["memory", "add", "--target", "user", "a", "b", "--json"],
+            "workbench memory add",
+            "as in workbench --home H memory add --target user 'a b' --json)",
+        ),
+        (
+            ["sessions", "search", "error", "log"],
+            "workbench sessions search",
+            "workbench --home H sessions search 'error log'",
+        ),
+        (["sessions", "rename", "s1", "New", "title"], "workbench sessions rename", "rename s1 'New title'"),
         (["memory", "show", "extra"], "workbench memory show", None),
         (["memory", "add", "hello", "--bogus"], "workbench memory add", None),
     ],
@@ -196,7 +206,7 @@ def test_words_a_command_cannot_use_are_refused_under_its_own_usage(tmp_path, ca
 
     home = tmp_path / "h"
     assert main(["--home", str(home), *argv]) == 2
-    err = capsys.readouterr().err
+    err = capsys.readouterr().err.replace(str(home), "H")
     assert err.startswith(f"usage: {usage} ") and f"{usage}: error: unrecognized arguments:" in err
     assert (hint in err) if hint else "put it in quotes" not in err
     assert not (home / "memories" / "MEMORY.md").exists()
@@ -211,7 +221,37 @@ def test_long_words_a_command_cannot_use_are_echoed_once_and_cut(tmp_path, capsy
     error = json.loads(capsys.readouterr().out)["error"]
     assert len(error) < 400 and error.count("x" * 100) == 1
     assert "… (5,006 characters in all)" in error
-    assert error.endswith("(TEXT is one argument: put all 5,013 characters in one pair of quotes)")
+    assert error.endswith("(TEXT is one argument: put all of it in one pair of quotes)")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["revert", "LONG"],
+        ["sessions", "show", "LONG"],
+        ["pending", "approve", "LONG"],
+        ["timeline", "--since", "LONG"],
+        ["memory", "add", "--target", "LONG", "x"],
+        ["LONG"],
+    ],
+)
+def test_an_error_never_repeats_a_long_argument_whole(home, capsys, argv):
+    from workbench.cli import main
+
+    home.close()
+    long = "z" * 3000
+    assert main(["--home", str(home.root), *[long if a == "LONG" else a for a in argv]]) in (1, 2)
+    out, err = capsys.readouterr()
+    said = out + err
+    assert "z" * 200 not in said and ("z" not in said or "… (3,000 characters in all)" in said)
+
+
+def test_a_home_path_too_long_is_named_so_without_database_advice(tmp_path, capsys):
+    from workbench.cli import main
+
+    assert main(["--home", str(tmp_path / ("d" * 300)), "memory", "show"]) == 1
+    err = capsys.readouterr().err
+    assert "is a longer path than the file system allows" in err and "SQLite" not in err
 
 
 def test_a_role_no_message_has_is_a_usage_error_naming_the_roles(tmp_path, capsys):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import shlex
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from engine.errors import WorkbenchError
 from engine.textsafety import json_text, visible
 
 from ..crash import CRASH_EXIT, crash_message, log_to_stderr_in_one_line
+from .echo import ECHO_LIMIT, cut_echoes, echoed, retyped, typed
 
 # Command-group modules, each registering its subcommands.
 COMMAND_MODULES = [
@@ -68,7 +68,7 @@ class _ArgumentError(Exception):
 
 
 PROG = "workbench"
-FREE_TEXT = ("TEXT", "QUERY")  # positionals that take any words: the likeliest to be left unquoted
+FREE_TEXT = ("TEXT", "QUERY", "TITLE")  # positionals that take any words: the likeliest to be left unquoted
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,37 +81,33 @@ class _Parser(argparse.ArgumentParser):
         namespace, extras = super().parse_known_args(args, namespace)
         if self.prog != PROG:
             if extras:
-                words = _echoed(" ".join(extras))
+                words = echoed(" ".join(extras))
                 self.error(f"unrecognized arguments: {words}{self._quoting_hint(namespace, extras)}")
             if not hasattr(namespace, "usage_parser"):  # the innermost command's, for a UsageError later
                 namespace.usage_parser = self
         return namespace, extras
 
     def _quoting_hint(self, namespace, extras: list[str]) -> str:
-        """For a command whose TEXT or QUERY took only the first word: how to pass all of them."""
+        """For a command whose TEXT or QUERY took only the first word: how to pass all of them, as the
+        command typed with its options (never one that drops ``--target user`` or ``--home``)."""
         free = next((a for a in self._actions if not a.option_strings and a.metavar in FREE_TEXT), None)
         value = getattr(namespace, free.dest, None) if free else None
         if not isinstance(value, str) or any(word.startswith("-") for word in extras):
             return ""
         whole = " ".join([value, *extras])
         if len(whole) > ECHO_LIMIT:  # an example as long as the text would bury the advice
-            return f" ({free.metavar} is one argument: put all {len(whole):,} characters in one pair of quotes)"
-        hint = f"{free.metavar} is one argument: put it in quotes, as in {self.prog} {shlex.quote(whole)}"
+            return f" ({free.metavar} is one argument: put all of it in one pair of quotes)"
+        takes_value = {flag for flag, action in self._option_string_actions.items() if action.nargs != 0}
+        example = retyped(PROG, value, extras, [whole], takes_value)
+        if not example:
+            return ""
+        hint = f"{free.metavar} is one argument: put it in quotes, as in {example}"
         option = next((a for a in self._actions if a.option_strings and a.choices and value in a.choices), None)
         if option is not None:  # `memory add user Name is Sam`: the first word may be meant for an option
-            flag, rest = option.option_strings[-1], shlex.quote(" ".join(extras))
-            hint += f"; or, if {value!r} was meant for {flag}: {self.prog} {flag} {value} {rest}"
+            flag = option.option_strings[-1]
+            other = retyped(PROG, value, extras, [flag, value, " ".join(extras)], takes_value)
+            hint += f"; or, if {value!r} was meant for {flag}: {other}"
         return f" ({hint})"
-
-
-ECHO_LIMIT = 200  # characters of the user's own words a usage error repeats
-
-
-def _echoed(words: str) -> str:
-    """Words argparse could not use, as an error repeats them: cut when long."""
-    if len(words) <= ECHO_LIMIT:
-        return words
-    return f"{words[: ECHO_LIMIT - 40]}… ({len(words):,} characters in all)"
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -150,13 +146,15 @@ def _print(output: Output, as_json: bool) -> None:
         text = json_text(output.data, indent=2)
     if text:
         stream = sys.stdout if output.succeeded or output.report else sys.stderr
+        if not output.succeeded:  # (an error never repeats a long word of the command line whole)
+            text = cut_echoes(text)
         stream.write(visible(text.rstrip("\n")) + "\n")  # the one place text output is printed
 
 
 def _usage_error(parser: argparse.ArgumentParser, message: str, as_json: bool) -> int:
     """Exit status 2, with usage on stderr and, under --json, one JSON document on stdout."""
     parser.print_usage(sys.stderr)
-    sys.stderr.write(visible(f"{parser.prog}: error: {message}") + "\n")
+    sys.stderr.write(visible(cut_echoes(f"{parser.prog}: error: {message}")) + "\n")
     if as_json:
         sys.stdout.write(json_text({"success": False, "error": message, "usage": True}) + "\n")
     return 2
@@ -194,6 +192,7 @@ def _layout_progress(step: str, done: int, total: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    typed.set(tuple(argv))
     as_json = "--json" in argv
     parser = build_parser()
     problem = _argument_problem(argv)

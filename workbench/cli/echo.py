@@ -1,0 +1,48 @@
+"""What a CLI error repeats of the user's own words: long ones cut, commands retyped whole.
+
+An error that quotes a 3,000-character argument back, or suggests a command that drops an
+option the user gave (``--target user``, ``--home``), buries or undoes its advice.
+"""
+
+from __future__ import annotations
+
+import shlex
+from contextvars import ContextVar
+
+ECHO_LIMIT = 200  # characters of one of the user's words an error repeats
+
+typed: ContextVar[tuple[str, ...]] = ContextVar("typed", default=())  # the command line, as main got it
+
+
+def echoed(words: str) -> str:
+    """Words an error repeats: cut, with their length, when long."""
+    if len(words) <= ECHO_LIMIT:
+        return words
+    return f"{words[: ECHO_LIMIT - 40]}… ({len(words):,} characters in all)"
+
+
+def cut_echoes(message: str) -> str:
+    """``message`` with each long word of the command line it repeats cut (``echoed``)."""
+    for word in sorted({w for w in typed.get() if len(w) > ECHO_LIMIT}, key=len, reverse=True):
+        message = message.replace(word, echoed(word))
+    return message
+
+
+def retyped(program: str, value: str, extras: list[str], words: list[str], takes_value: set[str]) -> str:
+    """The command line as typed, with a positional ``value`` and the ``extras`` argparse left
+    over replaced by ``words``, every option kept; quoted for a shell. ``takes_value``: the options
+    whose next word is their argument (never the positional)."""
+    tokens = list(typed.get())
+    at = next(
+        (i for i, token in enumerate(tokens) if token == value and (i == 0 or tokens[i - 1] not in takes_value)),
+        None,
+    )
+    if at is None:
+        return ""
+    left, rest = list(extras), []
+    for token in tokens[at + 1 :]:
+        if left and token == left[0]:
+            left.pop(0)
+        else:
+            rest.append(token)
+    return " ".join([program, *map(shlex.quote, [*tokens[:at], *words, *rest])])
