@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from engine.approvals.outside import citing_approvals
 from engine.memory.format import serialize
 from engine.timeline import Timeline
@@ -161,7 +163,7 @@ def test_a_decision_of_ours_made_while_catching_up_is_not_journaled_twice(home, 
     home.approvals.catch_up()
     home.approvals.catch_up()
     rows = home.journal.query(subsystem="approvals", target="0000aa0e")
-    assert [(r.action, r.actor) for r in rows] == [("reject", "user")]
+    assert [(r.action, r.actor) for r in rows] == [("reject", "user"), ("stage", "agent")]  # each once
     assert json.loads(json.dumps(rows[0].detail))["payload"]["content"] == "Kettle"
 
 
@@ -215,3 +217,17 @@ def test_a_proposal_rejected_here_restored_then_approved_in_hermes_names_its_pro
     home.approvals.catch_up()
     newest = home.journal.query(subsystem="approvals", target="0000aa09", limit=1)[0]
     assert (newest.action, newest.detail["proposed_by"]) == ("approve", "Hermes agent")
+
+
+@pytest.mark.parametrize("decide", ["approve", "reject"])
+def test_a_hermes_proposal_decided_before_any_catch_up_keeps_its_stage_row(home, clock, decide):
+    """Staged by Hermes and decided here before anything caught up: the Timeline showed the decision
+    on a proposal it never saw staged, as the record was gone by the next catch-up."""
+    hermes_record(home, "0000ac01", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    assert getattr(home.approvals, decide)("0000ac01")["success"]
+    home.approvals.catch_up()
+    rows = home.journal.query(subsystem="approvals", target="0000ac01", oldest_first=True)
+    assert [(r.action, r.actor, r.detail.get("outside")) for r in rows] == [
+        ("stage", "agent", True),
+        (decide, "user", None),
+    ]

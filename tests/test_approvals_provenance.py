@@ -196,7 +196,7 @@ def test_a_rejected_hermes_record_names_its_message_and_keeps_it_when_restored_a
     try:
         decisions = home.journal.query(subsystem="approvals", target=tea["pending_id"], limit=5)
         assert [(r.action, r.session_id, r.message_id) for r in decisions] == [
-            (action, "en-stage", tea["message_id"]) for action in ("approve", "restore", "reject")
+            (action, "en-stage", tea["message_id"]) for action in ("approve", "restore", "reject", "stage")
         ]
         [row] = home.journal.query(subsystem="memory", actions=("replace",), limit=1)
         assert (row.actor, row.session_id, row.message_id) == ("user", "en-stage", tea["message_id"])

@@ -154,7 +154,7 @@ class ApprovalQueue:
         Under the subsystem's folder lock, with the records read again: a decision of ours in
         flight, or another process catching up, is never journaled twice. The lookups in state.db
         are made before the lock, so a slow archive never holds up a decision."""
-        journal, ids = self.home.journal, []
+        ids: builtins.list[int] = []
         for subsystem in ("memory", "skills"):
             fresh = self._unjournaled(subsystem)
             if not fresh:
@@ -162,17 +162,26 @@ class ApprovalQueue:
             sourced = {record.id: self._sourced(record) for record in fresh}
             with self.store.links.lock(self.store.folder(subsystem)):
                 for record in self._unjournaled(subsystem):
-                    record = sourced.get(record.id) or record
-                    ids += journal.append_all(
-                        "approvals",
-                        record.id,
-                        [{"action": "stage", "after": record.summary, "detail": {**_detail(record), "outside": True}}],
-                        actor=record.actor,
-                        session_id=record.session_id,
-                        message_id=record.message_id,
-                        at=record.created_at,
-                    )
+                    ids += self._journal_staging(sourced.get(record.id) or record)
         return ids
+
+    def _journal_staging(self, record: PendingRecord) -> builtins.list[int]:
+        """The ``stage`` row of a record Hermes staged, dated when Hermes made it (under its folder's lock)."""
+        return self.home.journal.append_all(
+            "approvals",
+            record.id,
+            [{"action": "stage", "after": record.summary, "detail": {**_detail(record), "outside": True}}],
+            actor=record.actor,
+            session_id=record.session_id,
+            message_id=record.message_id,
+            at=record.created_at,
+        )
+
+    def _staged_first(self, record: PendingRecord) -> None:
+        """A record Hermes staged that no row names yet gets its ``stage`` row before a decision's, so
+        the Timeline never shows a decision on a proposal it never saw staged (under the lock)."""
+        if record.by_hermes and not self.home.journal.targets("approvals", [record.id]):
+            self._journal_staging(record)
 
     def _unjournaled(self, subsystem: str) -> builtins.list[PendingRecord]:
         """The records Hermes staged in ``subsystem`` that no journal row names yet."""
@@ -378,6 +387,7 @@ class ApprovalQueue:
         record = self.get(pending_id)
         with self.store.links.lock(self.store.folder(record.subsystem)):
             record = self._sourced(self.get(pending_id))  # another process may have decided it meanwhile
+            self._staged_first(record)
             journal = self.home.journal
             entry = journal.begin(
                 "approvals",
@@ -431,6 +441,7 @@ class ApprovalQueue:
             return self._reject_unusable(pending_id, unusable, actor)
         with self.store.links.lock(self.store.folder(record.subsystem)):
             record = self._sourced(self.get(pending_id))
+            self._staged_first(record)
             journal = self.home.journal
             entry = journal.begin(
                 "approvals",
