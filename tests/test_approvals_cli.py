@@ -206,3 +206,19 @@ def test_show_dates_a_hermes_hit_on_an_entry_written_outside_after_staging(tmp_p
         text=True,
     ).stdout
     assert "⚠ that entry was written after this was staged" in text and "external" in text
+
+
+def test_approving_a_duplicate_says_it_changed_nothing(home, capsys):
+    """The text said only 'Approved 1 pending write(s).', while --json and the TUI said the entry
+    was there already."""
+    from workbench.cli import main
+
+    home.memory.add("memory", "Kettle descales monthly", None)
+    hermes_record(home, "0000ad01", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    hermes_record(home, "0000ad02", {"action": "add", "target": "memory", "content": "Cups live left"})
+    home.close()
+    assert main(["--home", str(home.root), "pending", "approve", "all"]) == 0
+    out = capsys.readouterr().out
+    [duplicate] = [line for line in out.splitlines() if "0000ad01" in line]
+    assert duplicate.endswith("  (nothing changed: Entry already exists (no duplicate added).)")
+    assert "0000ad02" in out and out.count("nothing changed") == 1

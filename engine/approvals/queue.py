@@ -430,7 +430,14 @@ class ApprovalQueue:
             journal.commit(entry, detail={**_detail(record), "edited": edit, "result": result, "changed": changed})
         self._announce(record, "approved", actor, entry)
         message = result.get("message") or "Applied."
-        return {**_brief(record), "success": True, "edited": edit is not None, "message": message, "result": result}
+        return {
+            **_brief(record),
+            "success": True,
+            "edited": edit is not None,
+            "changed": changed,
+            "message": message,
+            "result": result,
+        }
 
     def reject(self, pending_id: str, *, actor: str = "user") -> dict[str, Any]:
         """Drop a pending write. The journal keeps the whole record, so nothing is lost."""

@@ -173,11 +173,16 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
             else (f"{len(failed)} proposals could not be {done_key} and stay pending; see 'failed'.")
         )
     lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
-    lines += [f"  {item['id']}  {one_line(item.get('summary', ''))}" for item in done]
+    lines += [f"  {item['id']}  {one_line(item.get('summary', ''))}{_unchanged(item)}" for item in done]
     if failed:
         lines.append("Failed:")
         lines += [f"  {item['id']}  {item['error']}" for item in failed]
     return Output(data, text="\n".join(lines))
+
+
+def _unchanged(item: dict) -> str:
+    """An approval that found memory already so (a duplicate add) says so: it changed nothing."""
+    return f"  (nothing changed: {item.get('message') or 'it read so already'})" if item.get("changed") is False else ""
 
 
 def approve_pending(home: Home, args) -> Output:
