@@ -696,6 +696,15 @@ class Timeline:
         item: dict[str, Any] = {"id": row.id, "summary": row.summary}
         if (row.subsystem, row.action) == ("approvals", "approve") and entry.detail.get("changed") is False:
             return {**item, "skip": "an approval that changed nothing (it read so already): nothing to revert"}
+        if (row.subsystem, row.action) == ("approvals", "close"):
+            return {
+                **item,
+                "skip": "a proposal that left the queue outside the workbench with no change seen: nothing to revert",
+            }
+        applied = entry.detail.get("applied_rows")
+        if row.subsystem == "approvals" and isinstance(applied, list) and applied:
+            rows = f"row{'s' * (len(applied) != 1)} {', '.join(str(r) for r in applied)}"
+            return {**item, "skip": f"a record of a decision, not a change (revert the change it led to: {rows})"}
         if (row.subsystem, row.action) in _RECORDS:
             return {**item, "skip": "a record of a decision, not a change (revert the change it led to)"}
         if (row.subsystem, row.action) == ("approvals", "reject"):

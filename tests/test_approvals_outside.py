@@ -58,6 +58,9 @@ def test_an_approved_add_is_told_from_its_stripped_entry(home, clock):
     action, actor, cited, why = _decision(home, "0000aa01")
     assert (action, actor) == ("approve", "external")
     assert cited == [_outside_row(home, "Kettle descales monthly")] and f"row {cited[0]}" in why
+    approval = home.journal.query(subsystem="approvals", target="0000aa01", limit=1)[0]
+    [refused] = Timeline(home).preview(str(approval.id))["refused"]
+    assert refused["error"].endswith(f"(revert the change it led to: row {cited[0]})")  # the row to revert
 
 
 def test_a_rejection_beside_other_outside_writes_is_a_rejection(home, clock):
@@ -74,6 +77,9 @@ def test_a_proposal_memory_already_held_cannot_be_told(home, clock):
     _hermes_decides(home, "0000aa03")
     action, _, cited, why = _decision(home, "0000aa03")
     assert (action, cited) == ("close", None) and "no outside edit since wrote it" in why
+    closed = home.journal.query(subsystem="approvals", target="0000aa03", limit=1)[0]
+    [refused] = Timeline(home).preview(str(closed.id))["refused"]
+    assert refused["error"].endswith("with no change seen: nothing to revert")  # not "the change it led to"
 
 
 def test_two_identical_proposals_approved_get_one_edit_between_them(home, clock):
