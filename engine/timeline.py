@@ -294,6 +294,12 @@ def _session_summary(entry: JournalEntry) -> str:
     return f"sessions {action} {entry.target}"
 
 
+def _flipped(entry: JournalEntry) -> list[str]:
+    """The sessions an archive or unarchive row flipped (its target alone in a row without them)."""
+    chain = entry.detail.get("sessions")
+    return [sid for sid in chain if isinstance(sid, str)] if isinstance(chain, list) else [entry.target]
+
+
 def _session_name(entry: JournalEntry) -> str:
     title = entry.detail.get("title") or (entry.before if entry.action == "delete" else None)
     preview = entry.detail.get("preview")
@@ -747,8 +753,7 @@ class Timeline:
             return {"refused": "its messages were deleted from state.db; nothing was kept to put back"}
         target, archive = entry.target, entry.action == "unarchive"
         plan: dict[str, Any] = {"undo": f"{'archive' if archive else 'unarchive'} session {target}"}
-        chain = entry.detail.get("sessions")
-        members = [sid for sid in chain if isinstance(sid, str)] if isinstance(chain, list) else [target]
+        members = _flipped(entry)
         newer = (  # a later archive change to any session of the chain, by us or (journaled) by Hermes
             self._conn()
             .execute(
@@ -879,7 +884,9 @@ class Timeline:
             if row.subsystem == "approvals":
                 return self.home.approvals.restore(row.target, journal_id=row.id, actor=actor)
             if row.subsystem == "sessions":
-                changed = self.home.archive.set_archived(row.target, row.action == "unarchive", actor=actor)
+                changed = self.home.archive.set_archived(
+                    row.target, row.action == "unarchive", actor=actor, only=_flipped(self._entry(row))
+                )
                 undone = "unarchived" if row.action == "archive" else "archived again"
                 return {"success": True, "message": f"{changed} session(s) {undone}."}
             return self.home.curator.rollback(plan["ledger_id"])

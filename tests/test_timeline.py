@@ -436,6 +436,25 @@ def test_a_session_archive_row_reverts_only_while_the_session_is_as_it_left_it(h
     assert not result["success"] and result["refused"][0]["error"] == "session s3 is no longer in state.db"
 
 
+def test_archiving_the_new_segment_of_an_archived_chain_names_and_reverts_it_alone(home, clock):
+    """Archiving a segment Hermes compressed out of an archived chain journaled the whole chain:
+    'with 2 more of its compression chain', and its revert was refused for the earlier archive."""
+    archive = home.archive
+    for parent, child in ((None, "c1"), ("c1", "c2"), ("c2", "c3")):
+        clock.advance(1)
+        archive.create_session(child, parent_session_id=parent, title="Garden plan" if parent is None else None)
+        archive.end_session(child, "compression")
+    archive.set_archived("c1")
+    clock.advance(1)
+    archive.create_session("c4", parent_session_id="c3")  # Hermes goes on after the archive
+    assert archive.set_archived("c4") == 1
+    timeline = Timeline(home)
+    row = timeline.page(subsystem="sessions", limit=1)[0]
+    assert row.summary == "archived session 'Garden plan': hidden from lists and session_search"
+    assert timeline.revert(str(row.id))["success"]
+    assert [s.id for s in archive.list_sessions()] == ["c4"]  # the earlier archive stands
+
+
 def test_an_outside_edit_of_several_entries_is_one_group_reverted_at_once(home):
     """Emptying MEMORY.md in an editor journaled one ungrouped remove row per entry: undoing it took
     one revert per entry, in the right order."""

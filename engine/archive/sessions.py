@@ -396,16 +396,22 @@ class SessionsMixin(LineageMixin):
             conn.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*args, session_id))
 
     @changes_archive
-    def set_archived(self, session_id: str, archived: bool = True, *, actor: str = "user") -> int:
+    def set_archived(
+        self, session_id: str, archived: bool = True, *, actor: str = "user", only: list[str] | None = None
+    ) -> int:
         """Archive (hide from lists) or restore a session with its whole compression chain; returns how
-        many sessions changed. A chain already so changes nothing and is not journaled."""
+        many sessions changed. A chain already so changes nothing and is not journaled. The row names
+        the sessions it flipped, so a revert flips those back (``only``) and no others of the chain."""
         self._require("sessions", "archived")
         conversation = self.chain_of(session_id)  # (fails for an unknown id)
-        chain = self.compression_family(session_id)
-        marks = ", ".join("?" * len(chain))
-        flags = self.conn().execute(f"SELECT archived FROM sessions WHERE id IN ({marks})", chain).fetchall()
-        if all(bool(flag) == archived for (flag,) in flags):
+        family = self.compression_family(session_id)
+        marks = ", ".join("?" * len(family))
+        flags = self.conn().execute(f"SELECT id, archived FROM sessions WHERE id IN ({marks})", family).fetchall()
+        chain = [sid for sid, flag in flags if bool(flag) != archived and (only is None or sid in only)]
+        chain.sort(key=family.index)
+        if not chain:
             return 0
+        marks = ", ".join("?" * len(chain))
         with self.journaled(
             "archive" if archived else "unarchive",
             session_id,
