@@ -358,7 +358,8 @@ class ApprovalsScreen(WorkbenchScreen):
             else:
                 if approve:
                     self._explain_overflow({**why, "subsystem": record.subsystem, "payload": record.payload}, why)
-                message = f"Not applied, still pending: {why['error']}"
+                error = str(why["error"] or "the write was refused")
+                message = f"Not applied, still pending: {error.removeprefix('Not applied: ')}"
         self.report(message or "Done.", error=not ok)
 
     def action_edit_approve(self) -> None:
