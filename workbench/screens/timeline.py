@@ -3,7 +3,7 @@
 Rows come from ``engine.timeline`` a page at a time (older pages load as the cursor
 nears the end), so a journal of any length opens at once. The search box filters as
 you type: free text, plus ``actor:``, ``subsystem:``, ``target:``, ``session:`` and
-``group:`` terms. Groups (a review, a Curator pass, a consolidation) collapse with
+``group:`` terms. Groups (a review, a Curator pass, a consolidation, an outside edit, a revert) collapse with
 space. ``enter`` opens the row's source; ``r`` reverts the row or the group under the
 cursor after a confirmation listing exactly what would change and what would be
 refused. Engine events reload the first page, so the view follows live.
@@ -63,8 +63,10 @@ class TimelineScreen(WorkbenchScreen):
     TITLE_TEXT = "Timeline"
     SEARCH_BOX = "timeline-search"
     HELP = (
-        "Everything that changed what the agent knows (memory writes, skill changes, approvals, Curator passes), "
-        "newest first. Rows of one review, Curator pass or consolidation form a group (space folds it). "
+        "Everything that changed what the agent knows (memory writes, skill changes, approvals, Curator passes, "
+        "sessions archived or deleted; Hermes's own as actor external), newest first. Rows of one review, Curator "
+        "pass, consolidation, outside edit (Hermes or an editor changing several entries at once) or revert of a "
+        "group form a group (space folds it). "
         "Type in the search box to filter: words, or actor:, subsystem:, target:, session:, group:. "
         "enter opens the source; r reverts the row or group after showing exactly what would change."
     )
