@@ -334,6 +334,11 @@ def test_what_hermes_stages_and_decides_reaches_the_timeline_with_its_session(he
         "↳ external (approved, proposed by Hermes agent) · " in shown
         and f"session hermes-tea · message {calls['kettle']}" in shown
     ), shown
+    listed = subprocess.run(  # and `memory history` names the same message on the write's line
+        workbench_cmd("memory", "history", "--home", str(root)), capture_output=True, text=True
+    ).stdout
+    [line] = [line for line in listed.splitlines() if line.startswith(f"#{approved_write} ")]
+    assert f"session hermes-tea msg {calls['kettle']}" in line, listed
     home = open_home(root)
     assert session_wrote(home, "hermes-tea")  # ✎ in the tree: its proposal, approved in Hermes, wrote memory
     message = {

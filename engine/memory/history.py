@@ -367,12 +367,19 @@ def entry_history(memory: MemoryStore, target: str, entry: str, limit: int = 8) 
 
 def with_calls(memory: MemoryStore, rows: list[JournalEntry]) -> list[JournalEntry]:
     """``rows``, each ``external`` one with the session and message of the Hermes call behind it, when
-    state.db has that call (the journal names none for an outside edit)."""
-    found = [(row, hermes_call(memory, row) if row.actor == "external" else None) for row in rows]
-    return [
-        row if call is None else replace(row, session_id=call.session_id, message_id=call.message_id)
-        for row, call in found
-    ]
+    state.db has that call (the journal names none for an outside edit), or, for the write Hermes's
+    approval of a proposal made, of the call that staged it (as ``memory show`` names it)."""
+    return [_with_call(memory, row) if row.actor == "external" else row for row in rows]
+
+
+def _with_call(memory: MemoryStore, row: JournalEntry) -> JournalEntry:
+    call = hermes_call(memory, row)
+    if call is not None:
+        return replace(row, session_id=call.session_id, message_id=call.message_id)
+    approved = _approved_outside(memory, row)
+    if approved is not None and approved.session_id is not None:
+        return replace(row, session_id=approved.session_id, message_id=approved.message_id)
+    return row
 
 
 def successor(memory: MemoryStore, target: str, entry: str) -> str | None:
