@@ -72,7 +72,10 @@ class LineageMixin(ArchiveCore):
         branch_of_archived = f"""EXISTS (SELECT 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
             WHERE c.id = s.id AND p.archived = 1 AND {self._kind_sql} IN ('branch', 'child')
               AND NOT {self._live_sql("p.id", up=True)})"""
-        return f"({_ROOT_CONDITION} OR {branch_of_archived}) AND (s.archived = 0 OR {self._live_sql('s.id', up=False)})"
+        continued = (
+            f"EXISTS (SELECT 1 FROM sessions k WHERE k.parent_session_id = s.id) AND {self._live_sql('s.id', up=False)}"
+        )
+        return f"({_ROOT_CONDITION} OR {branch_of_archived}) AND (s.archived = 0 OR ({continued}))"
 
     def _unarchived(self, alias: str) -> str:
         """`` AND <alias>.archived = 0``, where the layout has the flag: archived children leave the tree."""
