@@ -59,27 +59,32 @@ class LineageMixin(ArchiveCore):
         linked = self._linked_sql(seed, up=up)
         return f"EXISTS ({linked} SELECT 1 FROM linked JOIN sessions x ON x.id = linked.id WHERE x.archived = 0)"
 
+    def _shown_sql(self, alias: str) -> str:
+        """SQL true for a session ``alias`` the tree shows: not archived, or of a conversation Hermes went
+        on compressing after it was archived (a segment compressed out of it is live), which is back in
+        use (always, where the layout has no flag). The walk runs only for an archived session with a
+        child, so a listing stays on the indexes."""
+        if not self.caps.has("sessions", "archived"):
+            return "1"
+        continued = (
+            f"EXISTS (SELECT 1 FROM sessions k WHERE k.parent_session_id = {alias}.id) "
+            f"AND {self._live_sql(f'{alias}.id', up=False)}"
+        )
+        return f"({alias}.archived = 0 OR ({continued}))"
+
     def _roots_sql(self, include_archived: bool) -> str:
         """SQL true for a session the tree lists as a root (alias ``s``).
 
-        A root has no living parent. Unless ``include_archived``, it is not archived, or it heads a
-        conversation Hermes continued after it was archived (a segment compressed out of it is live),
-        which is back in use; and a branch (or other child, never a delegate or a continuation) that is
-        not archived, of a conversation that is, is a root too, as it would otherwise be out of sight.
+        A root has no living parent. Unless ``include_archived``, it is shown (``_shown_sql``); and a
+        branch (or other child, never a delegate or a continuation) that is shown, of a conversation
+        archived whole, is a root too, as it would otherwise be out of sight.
         """
         if include_archived or not self.caps.has("sessions", "archived"):
             return _ROOT_CONDITION
         branch_of_archived = f"""EXISTS (SELECT 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
             WHERE c.id = s.id AND p.archived = 1 AND {self._kind_sql} IN ('branch', 'child')
               AND NOT {self._live_sql("p.id", up=True)})"""
-        continued = (
-            f"EXISTS (SELECT 1 FROM sessions k WHERE k.parent_session_id = s.id) AND {self._live_sql('s.id', up=False)}"
-        )
-        return f"({_ROOT_CONDITION} OR {branch_of_archived}) AND (s.archived = 0 OR ({continued}))"
-
-    def _unarchived(self, alias: str) -> str:
-        """`` AND <alias>.archived = 0``, where the layout has the flag: archived children leave the tree."""
-        return f" AND {alias}.archived = 0" if self.caps.has("sessions", "archived") else ""
+        return f"({_ROOT_CONDITION} OR {branch_of_archived}) AND {self._shown_sql('s')}"
 
     def compression_family(self, session_id: str) -> list[str]:
         """Every session compression joins to ``session_id``, oldest first: one conversation, which is
@@ -170,7 +175,7 @@ class LineageMixin(ArchiveCore):
         segments = (head, *(self._session(rows[i]) for i in ids[1:] if i in rows))
         others = self.conn().execute(
             f"SELECT count(*) FROM sessions o WHERE parent_session_id IN ({marks}) AND id NOT IN ({marks})"
-            f"{self._unarchived('o')}",
+            f" AND {self._shown_sql('o')}",
             ids + ids,
         )
         return Chain(segments=segments, kind=kind, child_count=others.fetchone()[0])
@@ -221,13 +226,14 @@ class LineageMixin(ArchiveCore):
         return path[::-1]
 
     def children_of(self, session_id: str) -> list[Session]:
-        """Direct children not archived, oldest first, each with its kind and own child count."""
+        """Direct children the tree shows (``_shown_sql``), oldest first, each with its kind and own child count."""
         rows = self.conn().execute(
             f"""SELECT c.*, {self._kind_sql} AS kind,
-                       (SELECT count(*) FROM sessions g WHERE g.parent_session_id = c.id{self._unarchived("g")})
+                       (SELECT count(*) FROM sessions g WHERE g.parent_session_id = c.id AND {self._shown_sql("g")})
                        AS child_count
                 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
-                WHERE c.parent_session_id = ? AND c.id != ?{self._unarchived("c")} ORDER BY c.started_at, c.rowid""",
+                WHERE c.parent_session_id = ? AND c.id != ? AND {self._shown_sql("c")}
+                ORDER BY c.started_at, c.rowid""",
             (session_id, session_id),
         )
         return [self._session(r, kind=r["kind"]) for r in rows]
@@ -239,7 +245,8 @@ class LineageMixin(ArchiveCore):
         it never disappears from the tree.
         """
         rows = self.conn().execute(
-            f"""SELECT s.*, (SELECT count(*) FROM sessions c WHERE c.parent_session_id = s.id{self._unarchived("c")})
+            f"""SELECT s.*,
+                       (SELECT count(*) FROM sessions c WHERE c.parent_session_id = s.id AND {self._shown_sql("c")})
                        AS child_count
                 FROM sessions s WHERE {self._roots_sql(include_archived)}
                 ORDER BY s.started_at DESC, s.rowid DESC LIMIT ? OFFSET ?""",
@@ -254,9 +261,7 @@ class LineageMixin(ArchiveCore):
     def shown(self, session_ids: list[str]) -> set[str]:
         """Which of ``session_ids`` (the heads of chains beneath a parent) the tree still shows: not
         deleted, and not archived (unless Hermes continued the chain since)."""
-        if not self.caps.has("sessions", "archived"):
-            return self._which(session_ids, "1")
-        return self._which(session_ids, f"(s.archived = 0 OR {self._live_sql('s.id', up=False)})")
+        return self._which(session_ids, self._shown_sql("s"))
 
     def _which(self, session_ids: list[str], condition: str) -> set[str]:
         """Which of ``session_ids`` exist and meet ``condition`` (SQL on alias ``s``)."""
@@ -268,13 +273,6 @@ class LineageMixin(ArchiveCore):
             )
             found.update(r[0] for r in rows)
         return found
-
-    def root_count(self, include_archived: bool = False) -> int:
-        return (
-            self.conn()
-            .execute(f"SELECT count(*) FROM sessions s WHERE {self._roots_sql(include_archived)}")
-            .fetchone()[0]
-        )
 
     def lineage(self, session_id: str) -> Lineage:
         """Root, the chain root -> session -> compression tip, and the whole tree's children map."""
