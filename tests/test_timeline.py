@@ -455,6 +455,20 @@ def test_archiving_the_new_segment_of_an_archived_chain_names_and_reverts_it_alo
     assert [s.id for s in archive.list_sessions()] == ["c4"]  # the earlier archive stands
 
 
+def test_an_archive_row_reverts_exactly_the_sessions_it_names(home):
+    """Rows journaled before archiving took the compression family alone named a branch's parent
+    too; their revert left the parent archived, saying '1 session(s) unarchived'."""
+    archive = home.archive
+    archive.create_session("p")
+    archive.end_session("p", "branched")
+    archive.create_session("b", parent_session_id="p")
+    with archive.conn() as conn:  # archived, and journaled, as an older workbench did: the parent with it
+        conn.execute("UPDATE sessions SET archived = 1")
+    row = home.journal.append("sessions", "archive", "b", actor="user", after="1", detail={"sessions": ["p", "b"]})
+    assert Timeline(home).revert(str(row))["success"]
+    assert [s.archived for s in archive.list_sessions(include_archived=True)] == [False, False]
+
+
 def test_an_outside_edit_of_several_entries_is_one_group_reverted_at_once(home):
     """Emptying MEMORY.md in an editor journaled one ungrouped remove row per entry: undoing it took
     one revert per entry, in the right order."""

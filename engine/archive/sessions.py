@@ -401,13 +401,14 @@ class SessionsMixin(LineageMixin):
     ) -> int:
         """Archive (hide from lists) or restore a session with its whole compression chain; returns how
         many sessions changed. A chain already so changes nothing and is not journaled. The row names
-        the sessions it flipped, so a revert flips those back (``only``) and no others of the chain."""
+        the sessions it flipped, so a revert flips exactly those back (``only``: what a row names, even
+        a row journaled when the family was reckoned otherwise) and no others."""
         self._require("sessions", "archived")
         conversation = self.chain_of(session_id)  # (fails for an unknown id)
-        family = self.compression_family(session_id)
+        family = self.compression_family(session_id) if only is None else list(dict.fromkeys(only))
         marks = ", ".join("?" * len(family))
         flags = self.conn().execute(f"SELECT id, archived FROM sessions WHERE id IN ({marks})", family).fetchall()
-        chain = [sid for sid, flag in flags if bool(flag) != archived and (only is None or sid in only)]
+        chain = [sid for sid, flag in flags if bool(flag) != archived]
         chain.sort(key=family.index)
         if not chain:
             return 0
