@@ -196,6 +196,12 @@ def test_huge_or_non_finite_numbers_are_usage_errors(tmp_path, argv, capsys):
             "workbench --home H sessions search 'error log'",
         ),
         (["sessions", "rename", "s1", "New", "title"], "workbench sessions rename", "rename s1 'New title'"),
+        (  # the text's first word is the subcommand's own name: the hint quoted that one
+            ["memory", "add", "add", "milk"],
+            "workbench memory add",
+            "as in workbench --home H memory add 'add milk')",
+        ),
+        (["sessions", "search", "search", "engine"], "workbench sessions search", "sessions search 'search engine')"),
         (["memory", "show", "extra"], "workbench memory show", None),
         (["memory", "add", "hello", "--bogus"], "workbench memory add", None),
     ],
@@ -230,6 +236,7 @@ def test_long_words_a_command_cannot_use_are_echoed_once_and_cut(tmp_path, capsy
         ["revert", "LONG"],
         ["sessions", "show", "LONG"],
         ["pending", "approve", "LONG"],
+        ["sessions", "search", "LONG"],  # (no error: "no matches for …", cut all the same)
         ["timeline", "--since", "LONG"],
         ["memory", "add", "--target", "LONG", "x"],
         ["LONG"],
@@ -240,10 +247,19 @@ def test_an_error_never_repeats_a_long_argument_whole(home, capsys, argv):
 
     home.close()
     long = "z" * 3000
-    assert main(["--home", str(home.root), *[long if a == "LONG" else a for a in argv]]) in (1, 2)
-    out, err = capsys.readouterr()
-    said = out + err
-    assert "z" * 200 not in said and ("z" not in said or "… (3,000 characters in all)" in said)
+    for shape in ([], ["--json"]):
+        assert main(["--home", str(home.root), *shape, *[long if a == "LONG" else a for a in argv]]) in (0, 1, 2)
+        out, err = capsys.readouterr()
+        said = " ".join(_errors(json.loads(out))) if shape else out + err  # (--json keeps the data, ids too)
+        assert "z" * 200 not in said and ("z" not in said or "… (3,000 characters in all)" in said)
+
+
+def _errors(value) -> list[str]:
+    if isinstance(value, dict):
+        return [v for k, v in value.items() if k == "error" and isinstance(v, str)] + _errors(list(value.values()))
+    if isinstance(value, list):
+        return [e for item in value for e in _errors(item)]
+    return []
 
 
 def test_a_home_path_too_long_is_named_so_without_database_advice(tmp_path, capsys):

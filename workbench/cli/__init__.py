@@ -139,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _print(output: Output, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json_text(output.data, indent=2) + "\n")
+        data = output.data if output.succeeded else _cut_errors(output.data)
+        sys.stdout.write(json_text(data, indent=2) + "\n")
         return
     text = output.text() if callable(output.text) else output.text
     if not text and output.data:
@@ -151,10 +152,20 @@ def _print(output: Output, as_json: bool) -> None:
         stream.write(visible(text.rstrip("\n")) + "\n")  # the one place text output is printed
 
 
+def _cut_errors(value: Any) -> Any:
+    """``value`` with each ``error`` message in it cut as the text form cuts it (``cut_echoes``)."""
+    if isinstance(value, dict):
+        return {k: cut_echoes(v) if k == "error" and isinstance(v, str) else _cut_errors(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut_errors(item) for item in value]
+    return value
+
+
 def _usage_error(parser: argparse.ArgumentParser, message: str, as_json: bool) -> int:
     """Exit status 2, with usage on stderr and, under --json, one JSON document on stdout."""
+    message = cut_echoes(message)
     parser.print_usage(sys.stderr)
-    sys.stderr.write(visible(cut_echoes(f"{parser.prog}: error: {message}")) + "\n")
+    sys.stderr.write(visible(f"{parser.prog}: error: {message}") + "\n")
     if as_json:
         sys.stdout.write(json_text({"success": False, "error": message, "usage": True}) + "\n")
     return 2

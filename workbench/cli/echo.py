@@ -33,8 +33,14 @@ def retyped(program: str, value: str, extras: list[str], words: list[str], takes
     over replaced by ``words``, every option kept; quoted for a shell. ``takes_value``: the options
     whose next word is their argument (never the positional)."""
     tokens = list(typed.get())
+    # the value is the last word equal to it that the left-over words follow (`memory add add milk`:
+    # not the subcommand's own "add"), and not an option's argument
     at = next(
-        (i for i, token in enumerate(tokens) if token == value and (i == 0 or tokens[i - 1] not in takes_value)),
+        (
+            i
+            for i in reversed(range(len(tokens)))
+            if tokens[i] == value and (i == 0 or tokens[i - 1] not in takes_value) and _follow(tokens[i + 1 :], extras)
+        ),
         None,
     )
     if at is None:
@@ -46,3 +52,9 @@ def retyped(program: str, value: str, extras: list[str], words: list[str], takes
         else:
             rest.append(token)
     return " ".join([program, *map(shlex.quote, [*tokens[:at], *words, *rest])])
+
+
+def _follow(tokens: list[str], words: list[str]) -> bool:
+    """Whether ``words`` come in ``tokens`` in order (others may lie between)."""
+    rest = iter(tokens)
+    return all(word in rest for word in words)

@@ -22,6 +22,7 @@ from engine.textsafety import one_line, visible
 from engine.values import call_name
 
 from . import Output, UsageError
+from .echo import echoed
 from .numbers import COUNT, DAYS, ID, ROWS
 
 
@@ -142,7 +143,7 @@ def search_sessions(home: Home, args) -> Output:
     def text() -> str:
         said = [f"note: {note}"] if note else []
         if not hits:
-            return "\n".join([*said, f"no matches for {args.query!r}"])
+            return "\n".join([*said, f"no matches for {echoed(args.query)!r}"])
         lines = said
         previews = home.archive.previews([h.session_id for h in hits if not h.title])
         for h in hits:
