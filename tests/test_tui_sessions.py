@@ -540,6 +540,38 @@ async def test_a_rename_against_a_title_hermes_changed_meanwhile_asks_again(home
         await wait_for(pilot, lambda: home.archive.get_session(sid).title == "Mine", what="renamed")
 
 
+async def test_a_on_an_archived_segment_of_a_continued_conversation_archives_it(home, clock, tmp_path):
+    """a toggled the flag of the segment shown: on the archived first segment of a conversation Hermes
+    continued, it listed the whole chain again instead of hiding it; the status named the segment."""
+    head, middle, tip = "20261130_150000_0000m1", "20261130_150100_0000m2", "20261130_150200_0000m3"
+    home.archive.create_session(head, source="cli")
+    home.archive.append_message(head, "user", "会議の議事録をまとめて")
+    home.archive.end_session(head, "compression")
+    clock.advance(60)
+    home.archive.create_session(middle, source="cli", parent_session_id=head)
+    home.archive.append_message(middle, "user", "続き")
+    home.archive.set_archived(head)
+    home.archive.end_session(middle, "compression")  # Hermes goes on
+    clock.advance(60)
+    home.archive.create_session(tip, source="cli", parent_session_id=middle)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.node_for(head) is not None, what="the continued conversation")
+        tree.move_cursor(tree.node_for(head))
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        await wait_for(pilot, lambda: screen.shown_session == head, what="its archived first segment shown")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: home.archive.get_session(tip).archived, what="the conversation archived")
+        assert home.archive.get_session(head).archived and home.archive.get_session(middle).archived
+        await wait_for(
+            pilot,
+            lambda: "Archived “会議の議事録をまとめて”, 1 session of its compression chain: hidden" in screen_text(app),
+            what="the chain named as its row is",
+        )
+
+
 async def test_an_empty_home_says_what_to_do(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -1097,7 +1129,7 @@ async def test_questions_name_an_untitled_session_by_its_first_message_and_a_cha
         await wait_for(pilot, lambda: home.archive.get_session(first).archived, what="the chain archived")
         await wait_for(
             pilot,
-            lambda: "Archived 'Tea chat', a compression chain of 2 sessions: hidden" in screen_text(app),
+            lambda: "Archived 'Tea chat', 2 sessions of its compression chain: hidden" in screen_text(app),
             what="the chain named",
         )
 

@@ -41,6 +41,8 @@ class SessionLooked(Message):
     name: str  # how the questions name it: its id and title (or the start of its first message)
     segments: tuple[str, ...]  # its compression chain, first to latest
     chain_title: str | None  # the title the tree's row shows for that chain
+    chain_label: str | None = None  # what the row shows: that title, else the chain's first message in quotes
+    archived_whole: bool = False  # its whole conversation is archived: a lists it again, else archives it
 
 
 @dataclass
@@ -92,19 +94,21 @@ class SessionActions(WorkbenchScreen):
                 self.report(f"Session {session_id} is no longer in state.db.", error=True)
                 return
             chain = archive.chain_of(session_id)
-            preview = None if session.title else archive.previews([session_id]).get(session_id)
+            previews = archive.previews([session_id, chain.head.id])
+            archived_whole = archive.archived_whole(session_id) if action == "archive" else False
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
-        label = titled(session.title, preview)
+        label = titled(session.title, previews.get(session_id))
         name = f"session {session.id}" + (f" ({one_line(label, 40)})" if label else "")
-        self.post_result(SessionLooked(action, session, name, chain.ids, chain.title))
+        chain_label = titled(chain.title, previews.get(chain.head.id))
+        self.post_result(SessionLooked(action, session, name, chain.ids, chain.title, chain_label, archived_whole))
 
     @on(SessionLooked)
     def _looked(self, message: SessionLooked) -> None:
         session, name = message.session, message.name
-        if message.action == "archive":
-            self._change(message, not session.archived)
+        if message.action == "archive":  # (on the conversation, as the tree lists it, not the segment shown)
+            self._change(message, not message.archived_whole)
         elif message.action == "rename":
             try:
                 value = sanitize_title(session.title) or ""
@@ -146,8 +150,8 @@ class SessionActions(WorkbenchScreen):
         archive, session_id, name = self.home.archive, message.session.id, message.name
         try:
             if message.action == "archive":  # (it takes the whole chain, so the message names the chain)
-                name = _chain_name(message)
                 changed = archive.set_archived(session_id, bool(value), actor="user")
+                name = _chain_name(message, changed)
                 done = (
                     f"Archived {name}: hidden from lists and session_search (r on its Timeline row lists it again)."
                     if value
@@ -186,13 +190,16 @@ def _segment(message: SessionLooked) -> str:
     )
 
 
-def _chain_name(message: SessionLooked) -> str:
-    """What archiving acts on, in words: the session, or the compression chain it belongs to, by the
-    title the tree's row shows (``'Migration plan', a compression chain of 2 sessions``)."""
-    count = len(message.segments)
-    if count < 2:
+def _chain_name(message: SessionLooked, changed: int) -> str:
+    """What archiving acted on, in words: the session, or, for a compression chain, the chain as the
+    tree's row names it and how many of its sessions changed (``'Migration plan', 2 sessions of its
+    compression chain``)."""
+    if len(message.segments) < 2 and changed <= 1:
         return message.name
-    chain = f"a compression chain of {count} sessions"
     if message.chain_title:
-        return f"'{one_line(message.chain_title, 40)}', {chain}"
-    return f"{message.name} with the rest of its chain ({chain})"
+        label = f"'{one_line(message.chain_title, 40)}'"
+    else:  # the chain's first message in quotes, as the tree's row names it, else the session's own name
+        label = one_line(message.chain_label, 40) if message.chain_label else message.name
+    if changed < 1:
+        return f"{label} (its compression chain)"
+    return f"{label}, {changed} session{'s' * (changed != 1)} of its compression chain"
