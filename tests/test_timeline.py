@@ -450,7 +450,7 @@ def test_archiving_the_new_segment_of_an_archived_chain_names_and_reverts_it_alo
     assert archive.set_archived("c4") == 1
     timeline = Timeline(home)
     row = timeline.page(subsystem="sessions", limit=1)[0]
-    assert row.summary == "archived session 'Garden plan': hidden from lists and session_search"
+    assert row.summary == "archived session c4: hidden from lists and session_search"  # not the chain's title
     assert timeline.revert(str(row.id))["success"]
     assert [s.id for s in archive.list_sessions()] == ["c4"]  # the earlier archive stands
 

@@ -14,7 +14,7 @@ from ..textsafety import one_line
 from . import outside
 from .core import changes_archive
 from .lineage import LineageMixin
-from .models import NUMBERED_TITLE, Session, content_text, decode_content, prompt_digest
+from .models import NUMBERED_TITLE, Chain, Session, content_text, decode_content, prompt_digest
 
 PREVIEW_CHARS = 60  # of an untitled session's first user message, in lists
 
@@ -418,7 +418,7 @@ class SessionsMixin(LineageMixin):
             session_id,
             actor=actor,
             after=str(int(archived)),
-            detail={"sessions": chain, **self.named(conversation.head.id, conversation.title)},
+            detail={"sessions": chain, **self._archive_name(conversation, chain)},
         ) as entry:
             with self._write() as conn:
                 changed = conn.execute(
@@ -460,6 +460,14 @@ class SessionsMixin(LineageMixin):
             )
         )
         return True
+
+    def _archive_name(self, conversation: Chain, flipped: list[str]) -> dict[str, str]:
+        """How an archive row names what it flipped: the conversation by its title, or, when its first
+        segment is not among them (a segment Hermes added since), the first it flipped by its own."""
+        if conversation.head.id in flipped:
+            return self.named(conversation.head.id, conversation.title)
+        first = self.get_session(flipped[0])
+        return self.named(flipped[0], first.title if first else None)
 
     def named(self, session_id: str, title: str | None) -> dict[str, str]:
         """How a journal row names a session besides its id (the Timeline's summary shows it, as the
