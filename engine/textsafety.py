@@ -62,11 +62,16 @@ def visible(text: str | None) -> str:
 _ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")
 
 
+def without_escape_sequences(text: str) -> str:
+    """``text`` without its terminal escape sequences, each taken whole (a title keeps its words)."""
+    return _ESCAPE_SEQUENCE.sub("", text)
+
+
 def without_controls(text: str) -> str:
     """``text`` without the characters ``visible`` would show as symbols, and without any terminal
     escape sequence whole: for a box whose value keeps none of them (a title), where a symbol
     would be saved as text."""
-    return _CONTROLS.sub(lambda match: match.group() if _kept(match) else "", _ESCAPE_SEQUENCE.sub("", text))
+    return _CONTROLS.sub(lambda match: match.group() if _kept(match) else "", without_escape_sequences(text))
 
 
 Symbol = tuple[int, int, str]  # where a symbol sits in the shown text, and the character it stands for

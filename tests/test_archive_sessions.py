@@ -102,6 +102,7 @@ def test_titles_are_sanitised_unique_and_numbered(home):
     with pytest.raises(WorkbenchError, match="too long"):
         archive.set_title("a", "x" * 101)
     assert sanitize_title("\u202eabc\ufeff") == "abc"
+    assert sanitize_title("\x1b[34mBlue\x1b[0m talk") == "Blue talk"  # the CLI's rename as the TUI's box
     assert archive.resolve_title("Deploy plan").id == "b"  # the newest numbered variant
 
 

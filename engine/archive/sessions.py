@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import TitleChanged, UnusableTitle, WorkbenchError
 from ..events import SessionChanged
-from ..textsafety import one_line
+from ..textsafety import one_line, without_escape_sequences
 from . import outside
 from .core import changes_archive
 from .lineage import LineageMixin
@@ -56,10 +56,11 @@ _TOKEN_COLUMNS = (
 
 
 def sanitize_title(title: str | None) -> str | None:
-    """Drop control, zero-width and bidi characters, collapse whitespace; None when empty."""
+    """Drop terminal escape sequences whole (a title pasted in colour keeps its words, not ``[34m``),
+    then control, zero-width and bidi characters; collapse whitespace; None when empty."""
     if title is None:
         return None
-    cleaned = " ".join(_INVISIBLE.sub("", str(title)).split())
+    cleaned = " ".join(_INVISIBLE.sub("", without_escape_sequences(str(title))).split())
     if not cleaned:
         return None
     if len(cleaned) > MAX_TITLE_LENGTH:
