@@ -572,6 +572,56 @@ async def test_a_on_an_archived_segment_of_a_continued_conversation_archives_it(
         )
 
 
+async def test_children_another_process_lists_again_come_back_and_the_cursor_follows_a_branch(home, clock, tmp_path):
+    """A branch unarchived by Hermes never came back under its open parent, whose arrow stayed after
+    its last child went; and the cursor left a branch that became a root when its parent was archived."""
+    parent, first, second = "20261130_150000_0000q0", "20261130_150100_0000q1", "20261130_150200_0000q2"
+    home.archive.create_session(parent, source="cli", title="Trains")
+    home.archive.end_session(parent, "branched")
+    for sid in (first, second):
+        clock.advance(60)
+        home.archive.create_session(sid, source="cli", title=f"Branch {sid[-1]}", parent_session_id=parent)
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.node_for(parent) is not None, what="the parent")
+        tree.move_cursor(tree.node_for(parent))
+        await pilot.press("right")
+        await wait_for(pilot, lambda: tree.node_for(second) is not None, what="the branches")
+        other = open_home(home.root)
+        for sid in (first, second):
+            other.archive.set_archived(sid)
+        await wait_for(
+            pilot,
+            lambda: tree.node_for(first) is None and tree.node_for(second) is None,
+            timeout=10,
+            what="both branches gone",
+        )
+        await wait_for(pilot, lambda: not tree.node_for(parent).allow_expand, timeout=10, what="no arrow left")
+        for sid in (first, second):
+            other.archive.set_archived(sid, False)
+        await wait_for(
+            pilot,
+            lambda: tree.node_for(second) is not None and tree.node_for(first) is not None,
+            timeout=10,
+            what="both back",
+        )
+        assert tree.node_for(second).parent is tree.node_for(parent) and tree.node_for(parent).allow_expand
+        tree.move_cursor(tree.node_for(second))
+        await wait_for(pilot, lambda: screen.shown_session == second, what="the branch shown")
+        other.archive.set_archived(parent)
+        other.close()
+        await wait_for(
+            pilot,
+            lambda: tree.node_for(second) is not None and tree.node_for(second).parent is tree.root,
+            timeout=10,
+            what="the branch a root",
+        )
+        await wait_for(pilot, lambda: tree.cursor_node is tree.node_for(second), what="the cursor with it")
+        await wait_for(pilot, lambda: screen.shown_session == second, what="its transcript still shown")
+
+
 async def test_an_empty_home_says_what_to_do(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -200,6 +200,7 @@ class LineageTree(CursorInView, Tree):
         self._by_id: dict[str, TreeNode] = {}  # every segment's id -> its chain's row
         self._loaded: set[str] = set()  # rows (by first segment) whose children are loaded
         self._picked: dict[str, str] = {}  # row (by first segment) -> the segment picked with [ / ]
+        self._followed: str | None = None  # the cursor's session, whose row went with its parent's (it may come back)
         self.root_count = 0
 
     # -- data in -------------------------------------------------------------------
@@ -243,6 +244,32 @@ class LineageTree(CursorInView, Tree):
             node.allow_expand = False
         self.call_after_refresh(self._show_children, node)
 
+    def sync_children(self, session_id: str, children: list[SessionNode]) -> None:
+        """Bring a loaded row's children up to date (another process archived, listed again or deleted
+        some): new rows added, gone ones removed, the rest refreshed in place, expanded or not."""
+        node = self._by_id.get(session_id)
+        if node is None or node.data.id not in self._loaded:
+            return
+        wanted = {child.id for child in children}
+        for row in list(node.children):
+            if isinstance(row.data, SessionNode) and row.data.id not in wanted:
+                self.remove_session(row.data.id)
+        for child in children:
+            row = next((self._by_id[i] for i in child.ids if i in self._by_id), None)
+            if row is not None and row.parent is not node:  # listed elsewhere (a root until its parent came back)
+                self.remove_session(row.data.id)
+                row = None
+            if row is None:
+                self._add(node, child)
+            else:
+                self.update_session(child, row)
+        node.allow_expand = bool(node.children)
+
+    @property
+    def loaded_ids(self) -> list[str]:
+        """The rows whose children are listed (by first segment)."""
+        return [session_id for session_id in self._loaded if session_id in self._by_id]
+
     def add_session(self, session: SessionNode, parent_id: str | None) -> None:
         """A session or chain appeared or changed: a root in its place (``_root_place``), a child under
         its parent if loaded.
@@ -253,7 +280,10 @@ class LineageTree(CursorInView, Tree):
         """
         rows = list(dict.fromkeys(self._by_id[i] for i in session.ids if i in self._by_id))
         if parent_id is None and rows and rows[0].parent is not self.root:  # a branch whose parent was archived
+            cursor = self.cursor_node
             for row in rows:
+                if cursor is not None and (cursor is row or row in _ancestors(cursor)):
+                    self._followed = session.id  # the cursor goes with it
                 self._forget(row)
                 row.remove()
             rows = []
@@ -269,7 +299,10 @@ class LineageTree(CursorInView, Tree):
             if place is not None:
                 node = self._add(self.root, session, before=place)
                 self.root_count += 1
-                if self.cursor_node is None:  # (a session started after the last row went, say)
+                if self._followed in session.ids:  # the cursor's row, back as a root: the cursor with it
+                    self._followed = None
+                    self.call_after_refresh(self._land, node)
+                elif self.cursor_node is None:  # (a session started after the last row went, say)
                     self.call_after_refresh(self._land, node)
             return
         parent = self._by_id.get(parent_id)
@@ -321,6 +354,8 @@ class LineageTree(CursorInView, Tree):
         if session.child_count and not node.allow_expand:
             node.allow_expand = True
             self._loaded.discard(session.id)
+        elif not session.child_count and not node.children:  # its last child went: no arrow left
+            node.allow_expand = False
 
     def remove_session(self, session_id: str) -> None:
         """Take away the row of ``session_id``'s chain (deleted or archived elsewhere), its children with it."""
@@ -330,6 +365,8 @@ class LineageTree(CursorInView, Tree):
         cursor = self.cursor_node
         held = cursor is not None and (cursor is node or node in _ancestors(cursor))
         target = _neighbour(node) if held else None
+        if held and cursor is not node and isinstance(cursor.data, SessionNode):  # (a branch may come back a root)
+            self._followed = cursor.data.id
         self.root_count -= node.parent is self.root
         self._forget(node)
         node.remove()

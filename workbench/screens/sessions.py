@@ -10,6 +10,7 @@ by posting ``workbench.messages.JumpToMessage`` to the app.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -106,6 +107,14 @@ class TranscriptLoaded(Message):
 class SessionRefreshed(Message):
     node: SessionNode
     parent_id: str | None
+
+
+@dataclass
+class ChildrenSynced(Message):
+    """A listed row's children as state.db holds them now."""
+
+    session_id: str
+    children: list[SessionNode]
 
 
 @dataclass
@@ -506,20 +515,23 @@ class SessionsScreen(SessionActions):
             self.refresh_session(session_id)
         if self._roots_changed:
             self._roots_changed = False
-            self.refresh_roots(self.tree.root_ids, self.tree.child_ids)
+            self.refresh_roots(self.tree.root_ids, self.tree.child_ids, self.tree.loaded_ids)
         shown = self.shown_session if self.shown_session == self.wanted_session else None
         if self._transcript_changed and shown:
             self.load_transcript(shown, None)
         self._transcript_changed = False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="live-roots")
-    def refresh_roots(self, listed: list[str], children: list[str]) -> None:
+    def refresh_roots(self, listed: list[str], children: list[str], loaded: list[str]) -> None:
         """New roots on top; the rows another process deleted or archived go (roots, and the children
-        beneath them)."""
+        beneath them), and the listed children of each open row are read again (one listed again)."""
         archive = self.home.archive
         gone = sorted(set(listed) - archive.listed_roots(listed)) + sorted(set(children) - archive.shown(children))
         if gone:
             self.post_result(SessionsGone(gone))
+        for session_id in loaded:
+            with contextlib.suppress(WorkbenchError):  # (gone meanwhile: SessionsGone takes its row)
+                self.post_result(ChildrenSynced(session_id, self._tree_nodes(archive.chain_children(session_id))))
         chains = archive.root_chains(limit=ROOTS_PAGE)
         for node in reversed(self._tree_nodes(chains)):
             self.post_result(SessionRefreshed(node, None))
@@ -544,6 +556,10 @@ class SessionsScreen(SessionActions):
         for session_id in message.session_ids:
             self.tree.remove_session(session_id)
         self._count_roots()
+
+    @on(ChildrenSynced)
+    def _children_synced(self, message: ChildrenSynced) -> None:
+        self.tree.sync_children(message.session_id, message.children)
 
     @on(ArchiveFlags)
     def _archive_flags(self, message: ArchiveFlags) -> None:
