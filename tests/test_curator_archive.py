@@ -168,6 +168,10 @@ def test_pin_blocks_archive_and_unpin_allows_it(home):
     home.curator.unpin("x")
     assert home.curator.archive("x")["success"]
     assert [r.action for r in home.journal.query(subsystem="skills")][:3] == ["archive", "unpin", "pin"]
+    with pytest.raises(SkillError, match="Skill 'x' is archived: restore it first"):  # not "not found"
+        home.curator.pin("x")
+    with pytest.raises(SkillError, match="Skill 'nope' not found"):
+        home.curator.pin("nope")
 
 
 def test_purge_only_old_archives_and_blobs_restore_them(home, clock):

@@ -268,7 +268,13 @@ class Curator:
     # -- pin -----------------------------------------------------------------------------
     def _set_pin(self, name: str, pinned: bool) -> dict[str, Any]:
         self._writable()
-        found = self.skills.find(name)
+        found = self.skills.find_any(name)
+        if found.archived:  # an archived skill is out of the Curator's reach already: say what to do
+            verb = "pin" if pinned else "unpin"
+            raise SkillError(
+                f"Skill '{found.name}' is archived: restore it first (`workbench skills restore {found.name}`, "
+                f"or r in Skills), then {verb} it. Nothing was changed."
+            )
         record = self.skills.usage.load().get(found.name)
         self._refuse_read_only(found, self.skills.provenance_of()(found, record), "pin")
         verb = "pin" if pinned else "unpin"
