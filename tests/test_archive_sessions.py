@@ -118,6 +118,8 @@ def test_a_rename_asked_against_an_old_title_is_refused_and_writes_nothing(home)
     assert refused.value.title == "Hermes title" and archive.get_session("s1").title == "Hermes title"
     assert len(home.journal.query(subsystem="sessions")) == rows
     assert archive.set_title("s1", "Mine", was="Hermes title") == "Mine"
+    archive.set_title("s1", "Same")  # meanwhile, elsewhere, to the very title asked for: nothing to ask
+    assert archive.set_title("s1", "Same", was="Mine") == "Same"
 
 
 def test_title_moves_from_a_compression_ancestor(home):
