@@ -147,7 +147,12 @@ def atomic_write_text(path: Path, text: str, tmp_prefix: str = ".tmp_") -> None:
 
 
 def _json_bytes(value) -> bytes:
-    return (json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    """UTF-8 JSON; a value holding a lone surrogate (read from a ``\\ud800`` escape another program
+    wrote) is written with escapes, as it was read, since UTF-8 cannot hold it."""
+    try:
+        return (json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(value, ensure_ascii=True, indent=2, sort_keys=True) + "\n").encode("ascii")
 
 
 def atomic_write_json(path: Path, value, tmp_prefix: str = ".tmp_") -> None:

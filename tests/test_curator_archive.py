@@ -237,3 +237,13 @@ def test_an_archived_skill_keeps_the_category_it_was_archived_from(home):
     home.curator.archive("flat-one")
     listed = {s.name: (s.state, s.category) for s in home.skills.list(include_archived=True)}
     assert listed == {"rerender-invoice-pdfs": ("archived", "billing"), "flat-one": ("archived", None)}
+
+
+def test_a_usage_file_holding_an_escaped_lone_surrogate_is_written_back_as_it_was(home):
+    """A \\ud800 escape in .usage.json (valid JSON, no UTF-8 for it) made pinning crash with a traceback."""
+    write_skill(home, "x")
+    home.curator.pin("x")
+    path = home.skills_dir / ".usage.json"
+    path.write_text(path.read_text(encoding="utf-8").replace('"archived_at": null', '"archived_at": "\\ud800"'))
+    assert home.curator.unpin("x")["success"]
+    assert '"archived_at": "\\ud800"' in path.read_text(encoding="utf-8")
