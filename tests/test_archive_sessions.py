@@ -196,13 +196,19 @@ def test_a_conversation_continued_after_archiving_is_listed_again(home, clock):
     assert [s.id for s in archive.root_sessions()] == ["other"]
 
 
-def test_a_branch_of_an_archived_conversation_is_listed_as_a_root(home, clock):
-    """Archiving a parent hid its live branch with it: the tree lists children only under their parent."""
+def parent_and_child(home, clock, reason: str, child: str):
+    """Session ``p`` ended with ``reason`` and, a second later, ``child`` beneath it; the archive."""
     archive = home.archive
     archive.create_session("p")
-    archive.end_session("p", "branched")
+    archive.end_session("p", reason)
     clock.advance(1)
-    archive.create_session("b", parent_session_id="p")
+    archive.create_session(child, parent_session_id="p")
+    return archive
+
+
+def test_a_branch_of_an_archived_conversation_is_listed_as_a_root(home, clock):
+    """Archiving a parent hid its live branch with it: the tree lists children only under their parent."""
+    archive = parent_and_child(home, clock, "branched", "b")
     archive.create_session("d", source="subagent", parent_session_id="p")  # a delegate stays out of sight
     archive.set_archived("p")
     assert [s.id for s in archive.root_sessions()] == ["b"]
@@ -216,11 +222,7 @@ def test_a_branch_of_an_archived_conversation_is_listed_as_a_root(home, clock):
 
 
 def test_a_branch_of_an_archived_conversation_continued_since_stays_beneath_it(home, clock):
-    archive = home.archive
-    archive.create_session("p")
-    archive.end_session("p", "compression")
-    clock.advance(1)
-    archive.create_session("c", parent_session_id="p")
+    archive = parent_and_child(home, clock, "compression", "c")
     archive.create_session("b", parent_session_id="p", model_config={"_branched_from": "p"})
     archive.set_archived("p")
     archive.set_archived("b", False)
@@ -232,11 +234,7 @@ def test_a_branch_of_an_archived_conversation_continued_since_stays_beneath_it(h
 
 
 def test_an_archived_branch_hermes_goes_on_compressing_is_back_beneath_its_parent(home, clock):
-    archive = home.archive
-    archive.create_session("p")
-    archive.end_session("p", "branched")
-    clock.advance(1)
-    archive.create_session("b", parent_session_id="p")
+    archive = parent_and_child(home, clock, "branched", "b")
     archive.set_archived("b")
     assert archive.children_of("p") == [] and archive.root_sessions()[0].child_count == 0
     archive.end_session("b", "compression")  # Hermes, still running the branch

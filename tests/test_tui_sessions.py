@@ -483,15 +483,20 @@ async def test_an_archived_conversation_hermes_continues_comes_back(home, tmp_pa
         assert tree.node_for(tip).data.ids == (head, middle, tip) and tree.root_count == 2
 
 
+def branched(home, clock, parent: str, *branches: str) -> None:
+    """A titled session ended by /branch, and its branches a minute apart, each titled by its id's end."""
+    home.archive.create_session(parent, source="cli", title=f"Plan {parent[-2:]}")
+    home.archive.end_session(parent, "branched")
+    for sid in branches:
+        clock.advance(60)
+        home.archive.create_session(sid, source="cli", title=f"Branch {sid[-2:]}", parent_session_id=parent)
+
+
 async def test_archiving_a_parent_keeps_its_branch_in_the_tree_and_an_archived_branch_leaves(home, clock, tmp_path):
     """A branch went with its archived parent and never came back, while a branch archived alone
     stayed beneath its parent."""
     parent, branch, other = "20261130_150000_0000p1", "20261130_150100_0000b1", "20261130_150200_0000b2"
-    home.archive.create_session(parent, source="cli", title="Bike plan")
-    home.archive.end_session(parent, "branched")
-    for sid in (branch, other):
-        clock.advance(60)
-        home.archive.create_session(sid, source="cli", title=f"Branch {sid[-2:]}", parent_session_id=parent)
+    branched(home, clock, parent, branch, other)
     app = make_app(home, tmp_path, watch_files=True)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sessions(pilot)
@@ -576,11 +581,7 @@ async def test_children_another_process_lists_again_come_back_and_the_cursor_fol
     """A branch unarchived by Hermes never came back under its open parent, whose arrow stayed after
     its last child went; and the cursor left a branch that became a root when its parent was archived."""
     parent, first, second = "20261130_150000_0000q0", "20261130_150100_0000q1", "20261130_150200_0000q2"
-    home.archive.create_session(parent, source="cli", title="Trains")
-    home.archive.end_session(parent, "branched")
-    for sid in (first, second):
-        clock.advance(60)
-        home.archive.create_session(sid, source="cli", title=f"Branch {sid[-1]}", parent_session_id=parent)
+    branched(home, clock, parent, first, second)
     app = make_app(home, tmp_path, watch_files=True)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sessions(pilot)
