@@ -51,8 +51,11 @@ async def test_a_crlf_file_is_normalised_from_the_banner_and_undone_with_u(home,
     path = put(home, CRLF)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        assert banner(app).display and banner(app).reasons == ["CRLF line endings on 4 line(s)"]
+        await wait_for(
+            pilot,
+            lambda: banner(app).display and banner(app).reasons == ["CRLF line endings on 4 line(s)"],
+            what="the banner",
+        )
         assert "r: repair" in str(banner(app).render())
         dialog = await open_flow(pilot)
         assert dialog.query_one(OptionList).option_count == 1, "only normalising is offered on a CRLF file"
@@ -168,8 +171,9 @@ async def test_a_poisoned_entry_in_a_drifted_file_is_removed_with_d(home, tmp_pa
     path = put(home, f"keep me\n§\n{POISON}\n§\n\n§\nkeep me too")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        assert banner(app).display and banner(app).reasons == ["entry 3 is empty"]
+        await wait_for(
+            pilot, lambda: banner(app).display and banner(app).reasons == ["entry 3 is empty"], what="the banner"
+        )
         lst = app.screen.query_one("#live-list", EntryList)
         lst.highlighted = live(app).index(POISON)
         await settle(pilot)

@@ -609,6 +609,7 @@ async def test_children_another_process_lists_again_come_back_and_the_cursor_fol
             what="both back",
         )
         assert tree.node_for(second).parent is tree.node_for(parent) and tree.node_for(parent).allow_expand
+        await settle(pilot)  # (the tree numbers its lines as it draws: a row added since has none yet)
         tree.move_cursor(tree.node_for(second))
         await wait_for(pilot, lambda: screen.shown_session == second, what="the branch shown")
         other.archive.set_archived(parent)
