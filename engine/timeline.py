@@ -564,6 +564,14 @@ class Timeline:
         else:
             high = text + "\U0010ffff"
             clause, args = "session_id >= ? AND session_id < ?", [text, high]
+        # an archive change keyed to its chain's first session names the others it flipped in its detail
+        named = "value = ?" if high is None else "value >= ? AND value < ?"
+        clause = (
+            f"({clause} OR (subsystem = 'sessions' AND action IN ('archive', 'unarchive', 'delete') AND EXISTS ("
+            "SELECT 1 FROM json_each(CASE WHEN json_valid(detail) THEN detail ELSE '{}' END, "
+            f"CASE action WHEN 'delete' THEN '$.deleted' ELSE '$.sessions' END) WHERE {named})))"
+        )
+        args = [*args, *args]
         outside = external_rows_of(self.home.memory, text, high)
         staged = staged_in_sessions(self.home, text, high)  # Hermes's proposals and what became of them
         # and those the journal names the session for (kept when Hermes deletes the session)

@@ -223,3 +223,16 @@ def test_timeline_lists_with_a_warning_when_the_archive_is_locked_past_the_busy_
     assert listed.returncode == 0 and "Traceback" not in listed.stderr
     assert "warning: outside sessions not caught up (" in listed.stderr
     assert "the listing may miss them" in listed.stderr and "rows" in listed.stdout
+
+
+def test_an_outside_archive_row_is_found_by_every_session_it_flipped(home):
+    """Keyed to the chain's first session, Hermes's archive of a chain was missed by `session:` on the others."""
+    _seeded(home)
+    outside.catch_up(home)
+    _elsewhere(home, "UPDATE sessions SET archived = 1 WHERE id IN ('s1', 's1b')")
+    outside.catch_up(home)
+    timeline = Timeline(home)
+    [row] = timeline.page(subsystem="sessions", session_id="s1b")
+    assert (row.action, row.target) == ("archive", "s1")
+    assert [r.id for r in timeline.page(session_id="s1")] == [row.id]
+    assert timeline.page(subsystem="sessions", session_id="s2") == []
