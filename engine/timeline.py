@@ -294,6 +294,15 @@ def _session_summary(entry: JournalEntry) -> str:
     return f"sessions {action} {entry.target}"
 
 
+def _named_sessions(table: str) -> str:
+    """SQL for the sessions a ``sessions`` row of ``table`` (an alias of journal) names in its detail,
+    as a ``json_each`` source: those an archive change flipped, or those a delete or prune removed."""
+    return (
+        f"json_each(CASE WHEN json_valid({table}.detail) THEN {table}.detail ELSE '{{}}' END, "
+        f"CASE WHEN {table}.action IN ('archive', 'unarchive') THEN '$.sessions' ELSE '$.deleted' END)"
+    )
+
+
 def _flipped(entry: JournalEntry) -> list[str]:
     """The sessions an archive or unarchive row flipped (its target alone in a row without them)."""
     chain = entry.detail.get("sessions")
@@ -568,8 +577,7 @@ class Timeline:
         named = "value = ?" if high is None else "value >= ? AND value < ?"
         clause = (
             f"({clause} OR (subsystem = 'sessions' AND action IN ('archive', 'unarchive', 'delete') AND EXISTS ("
-            "SELECT 1 FROM json_each(CASE WHEN json_valid(detail) THEN detail ELSE '{}' END, "
-            f"CASE action WHEN 'delete' THEN '$.deleted' ELSE '$.sessions' END) WHERE {named})))"
+            f"SELECT 1 FROM {_named_sessions('journal')} WHERE {named})))"
         )
         args = [*args, *args]
         outside = external_rows_of(self.home.memory, text, high)
@@ -767,10 +775,8 @@ class Timeline:
             .execute(
                 "SELECT j.id, j.action FROM journal AS j WHERE j.subsystem = 'sessions' AND j.id > ? "
                 "AND j.status = 'done' AND j.action IN ('archive', 'unarchive', 'delete', 'prune') "
-                "AND (j.target IN (SELECT value FROM json_each(?)) OR EXISTS (SELECT 1 FROM json_each("
-                "CASE WHEN json_valid(j.detail) THEN j.detail ELSE '{}' END, "
-                "CASE j.action WHEN 'archive' THEN '$.sessions' WHEN 'unarchive' THEN '$.sessions' ELSE '$.deleted' END"
-                ") AS named WHERE named.value IN (SELECT value FROM json_each(?)))) ORDER BY j.id LIMIT 1",
+                f"AND (j.target IN (SELECT value FROM json_each(?)) OR EXISTS (SELECT 1 FROM {_named_sessions('j')} "
+                "AS named WHERE named.value IN (SELECT value FROM json_each(?)))) ORDER BY j.id LIMIT 1",
                 (entry.id, json.dumps(members), json.dumps(members)),
             )
             .fetchone()

@@ -391,13 +391,6 @@ class LineageTree(CursorInView, Tree):
         """The first segment of every top-level row."""
         return [child.data.id for child in self.root.children if isinstance(child.data, SessionNode)]
 
-    @property
-    def child_ids(self) -> list[str]:
-        """The first segment of every row beneath another (branches, delegates and the like)."""
-        return list(
-            {node.data.id for node in self._by_id.values() if node.parent is not self.root and node.parent is not None}
-        )
-
     def node_for(self, session_id: str) -> TreeNode | None:
         """The row of ``session_id``'s chain."""
         return self._by_id.get(session_id)

@@ -99,12 +99,9 @@ class LineageMixin(ArchiveCore):
     def archived_whole(self, session_id: str) -> bool:
         """Whether every session compression joins to ``session_id`` is archived (the tree lists none
         of that conversation): archiving it again changes nothing, and listing it again is what is left."""
-        family = self.compression_family(session_id)
-        if not family or not self.caps.has("sessions", "archived"):
+        if not self.caps.has("sessions", "archived"):
             return False
-        marks = ", ".join("?" * len(family))
-        live = self.conn().execute(f"SELECT 1 FROM sessions WHERE id IN ({marks}) AND archived = 0 LIMIT 1", family)
-        return live.fetchone() is None
+        return not self.conn().execute(f"SELECT {self._live_sql('?', up=True)}", (session_id,)).fetchone()[0]
 
     def _parent_of(self, session_id: str) -> str | None:
         """The parent's id, or None when there is none or it no longer exists (a dangling reference)."""

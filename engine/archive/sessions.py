@@ -285,10 +285,8 @@ class SessionsMixin(LineageMixin):
                 now = conn.execute("SELECT title FROM sessions WHERE id = ?", (session_id,)).fetchone()
                 if now is None:
                     raise WorkbenchError(f"Session {session_id} was deleted meanwhile; nothing was renamed.")
-                if was is not UNCHECKED and now["title"] not in (
-                    was,
-                    clean,
-                ):  # (renamed to this very title: no conflict)
+                conflict = was is not UNCHECKED and now["title"] not in (was, clean)  # (to this very title: none)
+                if conflict:
                     shown = f"'{one_line(now['title'], 60)}'" if now["title"] else "no title"
                     raise TitleChanged(
                         f"Session {session_id} was renamed meanwhile, by another process (Hermes, say), to {shown}. "

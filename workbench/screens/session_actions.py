@@ -99,8 +99,7 @@ class SessionActions(WorkbenchScreen):
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
-        label = titled(session.title, previews.get(session_id))
-        name = f"session {session.id}" + (f" ({one_line(label, 40)})" if label else "")
+        name = _named(session.id, titled(session.title, previews.get(session_id)))
         chain_label = titled(chain.title, previews.get(chain.head.id))
         self.post_result(SessionLooked(action, session, name, chain.ids, chain.title, chain_label, archived_whole))
 
@@ -165,9 +164,8 @@ class SessionActions(WorkbenchScreen):
                     self.post_result(TitleRefused(message, str(value), exc.message))
                     return
                 except TitleChanged as exc:  # renamed meanwhile: asked again, against the title it has now
-                    label = f" ({one_line(exc.title, 40)})" if exc.title else ""
                     session = replace(message.session, title=exc.title)
-                    now = replace(message, session=session, name=f"session {session_id}{label}")
+                    now = replace(message, session=session, name=_named(session_id, exc.title))
                     self.post_result(TitleRefused(now, str(value), exc.message))
                     return
                 said = f"Renamed {session_id}: {one_line(title, 60)}." if title else f"{session_id} has no title now."
@@ -178,6 +176,11 @@ class SessionActions(WorkbenchScreen):
             self.report(exc.message, error=True)
             return
         self.report(said)
+
+
+def _named(session_id: str, label: str | None) -> str:
+    """How a question names a session: its id, and its title (or first message) when it has one."""
+    return f"session {session_id}" + (f" ({one_line(label, 40)})" if label else "")
 
 
 def _segment(message: SessionLooked) -> str:

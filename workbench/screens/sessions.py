@@ -515,18 +515,18 @@ class SessionsScreen(SessionActions):
             self.refresh_session(session_id)
         if self._roots_changed:
             self._roots_changed = False
-            self.refresh_roots(self.tree.root_ids, self.tree.child_ids, self.tree.loaded_ids)
+            self.refresh_roots(self.tree.root_ids, self.tree.loaded_ids)
         shown = self.shown_session if self.shown_session == self.wanted_session else None
         if self._transcript_changed and shown:
             self.load_transcript(shown, None)
         self._transcript_changed = False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="live-roots")
-    def refresh_roots(self, listed: list[str], children: list[str], loaded: list[str]) -> None:
-        """New roots on top; the rows another process deleted or archived go (roots, and the children
-        beneath them), and the listed children of each open row are read again (one listed again)."""
+    def refresh_roots(self, listed: list[str], loaded: list[str]) -> None:
+        """New roots on top; the roots another process deleted or archived go; and the children of each
+        open row are read again (every child row is beneath one): those gone leave, those listed again come."""
         archive = self.home.archive
-        gone = sorted(set(listed) - archive.listed_roots(listed)) + sorted(set(children) - archive.shown(children))
+        gone = sorted(set(listed) - archive.listed_roots(listed))
         if gone:
             self.post_result(SessionsGone(gone))
         for session_id in loaded:
@@ -544,8 +544,9 @@ class SessionsScreen(SessionActions):
             self.post_result(SessionsGone([session_id]))
             return
         self.post_result(ArchiveFlags({segment.id: segment.archived for segment in chain.segments}))
-        root = bool(self.home.archive.listed_roots([chain.head.id]))  # (a branch of an archived conversation too)
-        if not root and (chain.kind == "root" or all(segment.archived for segment in chain.segments)):  # archived
+        archive = self.home.archive
+        root = bool(archive.listed_roots([chain.head.id]))  # (a branch of an archived conversation too)
+        if not root and (chain.kind == "root" or not archive.shown([chain.head.id])):  # archived
             self.post_result(SessionsGone([chain.head.id]))
             return
         parent = None if root else chain.head.parent_session_id
