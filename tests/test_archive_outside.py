@@ -236,3 +236,42 @@ def test_an_outside_archive_row_is_found_by_every_session_it_flipped(home):
     assert (row.action, row.target) == ("archive", "s1")
     assert [r.id for r in timeline.page(session_id="s1")] == [row.id]
     assert timeline.page(subsystem="sessions", session_id="s2") == []
+
+
+def _racing(archive, monkeypatch, *statements):
+    """Another program's change landing between our look at the flags and our write."""
+    write = archive._write
+
+    def raced():
+        _elsewhere(archive.home, *statements)
+        return write()
+
+    monkeypatch.setattr(archive, "_write", raced)
+
+
+def test_a_flip_another_program_made_between_our_look_and_our_write_is_not_named_ours(home, monkeypatch):
+    archive = _seeded(home)
+    outside.catch_up(home)
+    _racing(archive, monkeypatch, "UPDATE sessions SET archived = 1 WHERE id = 's1b'")
+    assert archive.set_archived("s1") == 1
+    monkeypatch.undo()
+    ours = home.journal.query(subsystem="sessions", actor="user")
+    assert [r.detail["sessions"] for r in ours] == [["s1"]]
+    outside.catch_up(home)
+    assert _outside_actions(home) == [("archive", "s1b")]
+    assert Timeline(home).revert(str(ours[0].id))["success"]
+    assert not archive.get_session("s1").archived and archive.get_session("s1b").archived
+
+
+def test_an_archive_another_program_made_whole_meanwhile_changes_nothing_of_ours(home, monkeypatch):
+    archive = _seeded(home)
+    outside.catch_up(home)
+    _racing(archive, monkeypatch, "UPDATE sessions SET archived = 1 WHERE id IN ('s1', 's1b')")
+    assert archive.set_archived("s1") == 0
+    monkeypatch.undo()
+    assert [r.status for r in home.journal.query(subsystem="sessions", actor="user", include_pending=True)] == [
+        "abandoned"
+    ]
+    assert Timeline(home).page(subsystem="sessions", actor="user") == []
+    outside.catch_up(home)
+    assert _outside_actions(home) == [("archive", "s1")]

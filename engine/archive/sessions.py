@@ -26,6 +26,12 @@ def titled(title: str | None, preview: str | None) -> str | None:
 
 
 MAX_TITLE_LENGTH = 100
+
+
+class _FlippedMeanwhile(Exception):
+    """``set_archived`` found every session already flipped when it came to write: its row is abandoned."""
+
+
 UNCHECKED = object()  # ``set_title(was=...)`` not given: rename whatever the title is now
 _INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffc]")
 # Columns an upsert fills only while they are still empty (the first writer wins).
@@ -415,25 +421,36 @@ class SessionsMixin(LineageMixin):
         if not chain:
             return 0
         marks = ", ".join("?" * len(chain))
-        with self.journaled(
-            "archive" if archived else "unarchive",
-            session_id,
-            actor=actor,
-            after=str(int(archived)),
-            detail={"sessions": chain, **self._archive_name(conversation, chain)},
-        ) as entry:
-            with self._write() as conn:
-                changed = conn.execute(
-                    f"UPDATE sessions SET archived = ? WHERE id IN ({marks}) AND archived != ?",
-                    (int(archived), *chain, int(archived)),
-                ).rowcount
+        try:
+            with self.journaled(
+                "archive" if archived else "unarchive",
+                session_id,
+                actor=actor,
+                after=str(int(archived)),
+                detail={"sessions": chain, **self._archive_name(conversation, chain)},
+            ) as entry:
+                with self._write() as conn:
+                    flipped = {
+                        sid
+                        for (sid,) in conn.execute(
+                            f"UPDATE sessions SET archived = ? WHERE id IN ({marks}) AND archived != ? RETURNING id",
+                            (int(archived), *chain, int(archived)),
+                        ).fetchall()
+                    }
+                    if not flipped:
+                        raise _FlippedMeanwhile("another program made the same change meanwhile; nothing changed")
+                if len(flipped) < len(chain):  # (another program flipped the rest between our look and our write)
+                    chain = [sid for sid in chain if sid in flipped]
+                    entry.updates["detail"] = {"sessions": chain, **self._archive_name(conversation, chain)}
+        except _FlippedMeanwhile:
+            return 0
         outside.note_archived(self.home, chain, archived)
         self._publish(
             SessionChanged(
                 action="archived" if archived else "unarchived", session_id=session_id, actor=actor, journal_id=entry.id
             )
         )
-        return changed
+        return len(chain)
 
     @changes_archive
     def delete_session(self, session_id: str, *, actor: str = "user") -> bool:
