@@ -608,3 +608,25 @@ def test_typed_prefixes_after_a_word_find_what_fts5s_own_prefix_query_finds(corp
                 checked += 1
             assert found, typed  # the words of a stored message are always found
     assert checked >= 30
+
+
+def test_a_live_branch_of_an_archived_conversation_is_its_own_hit(home):
+    """The tree lists such a branch as a root of its own: search grouped it by lineage, so its hit
+    was folded into the archived parent's, named and counted as the parent."""
+    archive = home.archive
+    archive.create_session("p", title="Bike trip")
+    archive.append_message("p", "user", "plan the Nara route by bike")
+    archive.end_session("p", "branched")
+    archive.create_session("b", title="Nara route", parent_session_id="p")
+    archive.append_message("b", "user", "Nara route: deer park first")
+    archive.create_session("b2", parent_session_id="b")  # the branch went on compressed
+    archive.end_session("b", "compression")
+    archive.append_message("b2", "user", "Nara again, after compression")
+    assert [h.root_id for h in archive.search("Nara")] == ["p"]  # one lineage while p is listed
+    archive.set_archived("p")
+    found = {h.session_id: (h.root_id, h.title, h.archived) for h in archive.search("Nara")}
+    assert found["p"] == ("p", "Bike trip", True)
+    assert len(found) == 2 and found.get("b", found.get("b2"))[0] == "b"
+    assert [h.root_id for h in archive.session_hits("Nara", "b2")] == ["b"]
+    archive.set_archived("b")  # the branch archived too: back in its lineage
+    assert {h.root_id for h in archive.search("Nara")} == {"p"}

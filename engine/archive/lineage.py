@@ -81,10 +81,14 @@ class LineageMixin(ArchiveCore):
         """
         if include_archived or not self.caps.has("sessions", "archived"):
             return _ROOT_CONDITION
-        branch_of_archived = f"""EXISTS (SELECT 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
+        return f"({_ROOT_CONDITION} OR {self._branch_of_archived_sql}) AND {self._shown_sql('s')}"
+
+    @property
+    def _branch_of_archived_sql(self) -> str:
+        """SQL true for a session ``s`` that is a branch (or other child) of a conversation archived whole."""
+        return f"""EXISTS (SELECT 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
             WHERE c.id = s.id AND p.archived = 1 AND {self._kind_sql} IN ('branch', 'child')
               AND NOT {self._live_sql("p.id", up=True)})"""
-        return f"({_ROOT_CONDITION} OR {branch_of_archived}) AND {self._shown_sql('s')}"
 
     def compression_family(self, session_id: str) -> list[str]:
         """Every session compression joins to ``session_id``, oldest first: one conversation, which is
@@ -131,6 +135,22 @@ class LineageMixin(ArchiveCore):
 
     def root_of(self, session_id: str) -> str:
         return self.ancestors(session_id)[0]
+
+    def listed_root_of(self, session_id: str) -> str:
+        """The root of the tree row that holds ``session_id``: its lineage's root, or nearer, a shown
+        branch of an archived conversation, which the tree lists as a root of its own (search groups
+        by it, so such a branch's hits are not folded into its archived parent's)."""
+        path = self.ancestors(session_id)
+        if len(path) == 1 or not self.caps.has("sessions", "archived"):
+            return path[0]
+        below = path[1:]
+        rows = self.conn().execute(
+            f"SELECT s.id FROM sessions s WHERE s.id IN ({', '.join('?' * len(below))}) "
+            f"AND {self._branch_of_archived_sql} AND {self._shown_sql('s')}",
+            below,
+        )
+        listed = {r[0] for r in rows}
+        return next((sid for sid in reversed(below) if sid in listed), path[0])
 
     def tip_of(self, session_id: str) -> str:
         """Follow compression continuations forward to the newest one (the session itself if none)."""

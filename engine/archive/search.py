@@ -135,7 +135,7 @@ class SearchMixin(LineageMixin):
         if parsed.empty or limit <= 0:
             return []
         roles = {role} if isinstance(role, str) else set(role) if role else None
-        excluded_root = self.root_of(exclude_lineage_of) if exclude_lineage_of else None
+        excluded_root = self.listed_root_of(exclude_lineage_of) if exclude_lineage_of else None
         try:
             plan = self._plan(parsed, sort, typing=prefix)
             found = self._group(
@@ -197,7 +197,7 @@ class SearchMixin(LineageMixin):
             return []
         ids = self._session_matches(plan, [session_id], limit).get(session_id, [])
         rows = self._rows(ids)
-        root, parsed = self.root_of(session_id), self._parsed(query, prefix)
+        root, parsed = self.listed_root_of(session_id), self._parsed(query, prefix)
         return [self._hit(rows[mid], 0.0, root, plan, parsed) for mid in ids if mid in rows]
 
     def _parsed(self, query: str, prefix: bool) -> ParsedQuery:
@@ -553,7 +553,7 @@ class SearchMixin(LineageMixin):
             row = self.conn().execute("SELECT source FROM sessions WHERE id = ?", (session_id,)).fetchone()
             if row is None or row["source"] in exclude_sources:
                 return None
-        return self.root_of(session_id)
+        return self.listed_root_of(session_id)
 
     def _hit(self, row: sqlite3.Row, rank: float, root: str, plan: _Plan, parsed: ParsedQuery) -> SearchHit:
         title = row["title"]
