@@ -233,6 +233,22 @@ def test_a_branch_of_an_archived_conversation_continued_since_stays_beneath_it(h
     assert [chain.ids for chain in archive.chain_children("p")] == [("b",)]
 
 
+@pytest.mark.parametrize("reason", ["compression", "branched"])
+def test_a_tool_session_is_neither_a_continuation_nor_a_root_of_its_own(home, clock, reason):
+    """A session a tool started (source ``tool``, which Hermes keeps out of its lists) beneath a
+    compressed segment was labelled a continuation; beneath another, it became a root when its
+    conversation was archived. Like a delegate, it is its parent's and goes out of sight with it."""
+    archive = parent_and_child(home, clock, reason, "c")
+    archive.create_session("t", source="tool", parent_session_id="p")
+    assert {c.id: c.kind for c in archive.children_of("p")}["t"] == "tool"
+    assert "t" not in archive.compression_family("p") and archive.tip_of("p") in ("p", "c")
+    archive.set_archived("p")
+    assert "t" not in {s.id for s in archive.root_sessions()}
+    assert archive.get_session("t").archived is False  # not flipped: back when its conversation is
+    archive.set_archived("p", False)
+    assert "t" in {chain.head.id for chain in archive.chain_children(archive.chain_of("p").head.id)}
+
+
 def test_an_archived_branch_hermes_goes_on_compressing_is_back_beneath_its_parent(home, clock):
     archive = parent_and_child(home, clock, "branched", "b")
     archive.set_archived("b")

@@ -29,7 +29,7 @@ from engine.textsafety import one_line, visible
 
 from .cursor_in_view import CursorInView
 
-KIND_GLYPHS = {"root": "●", "compression": "⤷", "branch": "⑂", "delegate": "↳", "child": "◦"}
+KIND_GLYPHS = {"root": "●", "compression": "⤷", "branch": "⑂", "delegate": "↳", "tool": "◇", "child": "◦"}
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class SessionNode:
 
     id: str
     title: str | None = None
-    kind: str = "root"  # root / compression / branch / delegate / child
+    kind: str = "root"  # root / compression / branch / delegate / tool / child
     child_count: int = 0
     message_count: int = 0
     started_at: float | None = None

@@ -28,6 +28,7 @@ def _child_kind(has_config: bool) -> str:
 
     return f"""CASE
     WHEN c.source = 'subagent' OR {marker("_delegate_from")} IS NOT NULL THEN 'delegate'
+    WHEN c.source = 'tool' THEN 'tool'
     WHEN {marker("_branched_from")} IS NOT NULL THEN 'branch'
     WHEN p.end_reason = 'compression' THEN 'compression'
     WHEN p.end_reason = 'branched' THEN 'branch'
@@ -42,7 +43,7 @@ class LineageMixin(ArchiveCore):
     def _linked_sql(self, seed: str, *, up: bool) -> str:
         """A recursive CTE ``linked(id)``: ``seed`` (SQL) and the sessions compression joins to it, down
         (its continuations, a second one too) and, with ``up``, back to where the conversation began."""
-        edge = f"c.source != 'tool' AND {self._kind_sql} = 'compression'"
+        edge = f"{self._kind_sql} = 'compression'"
         upward = (
             "UNION SELECT p.id FROM linked l JOIN sessions c ON c.id = l.id "
             f"JOIN sessions p ON p.id = c.parent_session_id WHERE {edge}"
@@ -162,8 +163,7 @@ class LineageMixin(ArchiveCore):
             self.conn()
             .execute(
                 f"""SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
-                WHERE c.parent_session_id = ? AND p.end_reason = 'compression' AND c.source != 'tool'
-                  AND {self._kind_sql} = 'compression'
+                WHERE c.parent_session_id = ? AND p.end_reason = 'compression' AND {self._kind_sql} = 'compression'
                 ORDER BY (c.end_reason = 'compression') DESC, (c.ended_at IS NULL) DESC,
                          c.started_at DESC, c.id DESC
                 LIMIT 1""",
