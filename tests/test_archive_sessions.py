@@ -328,3 +328,23 @@ def test_bad_messages_are_refused_and_nothing_is_stored(home):
     with pytest.raises(WorkbenchError, match="No session"):
         archive.append_message("ghost", "user", "x")
     assert archive.messages("s1") == [] and archive.get_session("s1").message_count == 0
+
+
+def test_a_page_of_roots_goes_on_after_the_last_listed_however_many_came_or_went(home, clock):
+    """Pages were read by offset: a root archived above the page boundary made the next page skip
+    one, a new root on top made it repeat one. Ties in start time are ordered by rowid."""
+    archive = home.archive
+    for n in range(6):
+        archive.create_session(f"r{n}")
+        clock.advance(1 if n % 2 else 0)  # r0, r1 start together, as r2, r3 do
+    first = archive.root_sessions(limit=3)
+    assert [s.id for s in first] == ["r5", "r4", "r3"]
+    key = (first[-1].started_at, first[-1].id)
+    archive.set_archived("r4")
+    archive.create_session("new")
+    assert [s.id for s in archive.root_sessions(limit=3, after=key)] == ["r2", "r1", "r0"]
+    archive.delete_session("r3")  # the last listed, gone: its tie (r2) is listed again, nothing skipped
+    assert [s.id for s in archive.root_sessions(limit=3, after=key)] == ["r2", "r1", "r0"]
+    r1 = archive.get_session("r1")
+    assert archive.root_ids(after=(first[0].started_at, "r5"), down_to=(r1.started_at, "r1")) == ["r2", "r1"]
+    assert archive.root_ids() == ["new", "r5", "r2", "r1", "r0"]

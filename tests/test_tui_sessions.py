@@ -164,6 +164,39 @@ async def test_roots_come_a_page_at_a_time(home, tmp_path):
         assert not any(isinstance(node.data, MoreRoots) for node in tree.root.children)
 
 
+async def test_paged_roots_stay_whole_as_roots_come_and_go(home, tmp_path):
+    """Pages were read by offset, and only the newest page was read again on a change: a root archived
+    on the first page made the next page skip one, and a branch among the older roots paged in, left a
+    root when its parent was archived, showed only after a reload."""
+    seed_sessions(home, extra_roots=ROOTS_PAGE + 5)
+    archive, clock = home.archive, home.clock
+    clock.set(clock.now() - 86400 * 30)  # older than every seeded root: on the second page
+    archive.create_session("oldparent", source="cli", title="Old parent")
+    archive.end_session("oldparent", "branched")
+    archive.create_session(
+        "oldbranch",
+        source="cli",
+        title="Old branch",
+        parent_session_id="oldparent",
+        model_config={"_branched_from": "oldparent"},
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.root_count == ROOTS_PAGE, what="the first page")
+        total = len(archive.root_ids())
+        archive.set_archived("20261101_000003_ffffff")  # one of the first page goes, no branch left a root
+        await wait_for(pilot, lambda: tree.root_count == ROOTS_PAGE - 1, what="the archived root gone")
+        tree.move_cursor(tree.root.children[-1])
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not tree.more_roots, what="the second page")
+        assert sorted(tree.root_ids) == sorted(archive.root_ids()) and tree.root_count == total - 1
+        archive.set_archived("oldparent")
+        await wait_for(pilot, lambda: "oldbranch" in tree.root_ids, what="the old branch listed as a root")
+        assert "oldparent" not in tree.root_ids and tree.root_ids[-1] == "oldbranch"
+
+
 async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_path):
     seed_sessions(home)
     app = make_app(home, tmp_path)

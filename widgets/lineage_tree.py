@@ -52,9 +52,9 @@ class SessionNode:
 
 @dataclass(frozen=True)
 class MoreRoots:
-    """Data of the "more…" row: the offset of the next page of roots."""
+    """Data of the "more…" row: the (started_at, id) of the last root listed, where the next page begins."""
 
-    offset: int
+    after: tuple[float | None, str]
 
 
 LOADING = object()  # data of a "loading…" placeholder row
@@ -179,11 +179,11 @@ class LineageTree(CursorInView, Tree):
             self.session_id = session_id
 
     class MoreRootsWanted(Message):
-        """The "more…" row was chosen: load the roots page at ``offset``."""
+        """The "more…" row was chosen: load the roots listed after ``after`` (see ``MoreRoots``)."""
 
-        def __init__(self, offset: int) -> None:
+        def __init__(self, after: tuple[float | None, str]) -> None:
             super().__init__()
-            self.offset = offset
+            self.after = after
 
     class SessionHighlighted(Message):
         """The cursor rests on a row, or picked another segment of it: show ``segment``."""
@@ -204,25 +204,34 @@ class LineageTree(CursorInView, Tree):
         self.root_count = 0
 
     # -- data in -------------------------------------------------------------------
-    def show_roots(self, roots: list[SessionNode], *, more_offset: int | None) -> None:
+    def show_roots(self, roots: list[SessionNode], *, more: bool) -> None:
         """Replace the tree with the first page of roots."""
         self.clear()
         self._by_id.clear()
         self._loaded.clear()
         self._picked.clear()
         self.root_count = 0
-        self.add_roots(roots, more_offset=more_offset)
+        self.add_roots(roots, more=more)
 
-    def add_roots(self, roots: list[SessionNode], *, more_offset: int | None) -> None:
-        """Append a page of roots; ``more_offset`` is where the next page starts (None: no more)."""
+    def add_roots(self, roots: list[SessionNode], *, more: bool) -> None:
+        """Append a page of roots (those listed already, live meanwhile, are skipped); ``more``: older
+        ones remain, paged in after the last listed."""
         for child in list(self.root.children):
             if isinstance(child.data, MoreRoots):
                 child.remove()
         for session in roots:
-            self._add(self.root, session)
-        self.root_count += len(roots)
-        if more_offset is not None:
-            self.root.add_leaf(Text("… more sessions (enter)", style="italic dim"), data=MoreRoots(more_offset))
+            if not any(i in self._by_id for i in session.ids):
+                self._add(self.root, session)
+                self.root_count += 1
+        last = self.last_root
+        if more and last is not None:
+            self.root.add_leaf(Text("… more sessions (enter)", style="italic dim"), data=MoreRoots(last))
+
+    @property
+    def last_root(self) -> tuple[float | None, str] | None:
+        """The (started_at, id) of the last root listed: where the next page of roots begins."""
+        rows = [child.data for child in self.root.children if isinstance(child.data, SessionNode)]
+        return (rows[-1].started_at, rows[-1].id) if rows else None
 
     @property
     def more_roots(self) -> bool:
@@ -506,7 +515,7 @@ class LineageTree(CursorInView, Tree):
         if isinstance(event.node.data, MoreRoots):
             event.stop()
             event.node.set_label(Text("loading…", style="italic dim"))
-            self.post_message(self.MoreRootsWanted(event.node.data.offset))
+            self.post_message(self.MoreRootsWanted(event.node.data.after))
 
     def _on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
         if isinstance(event.node.data, SessionNode):

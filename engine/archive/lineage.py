@@ -10,6 +10,7 @@ from .core import ArchiveCore
 from .models import Chain, Lineage, Session
 
 MAX_HOPS = 100
+RootKey = tuple[float | None, str]  # a listed root's (started_at, id): where the next page of roots begins
 MAX_TREE = 10_000  # sessions gathered into one lineage's children map
 
 # A root has no parent, or a parent that no longer exists.
@@ -221,9 +222,11 @@ class LineageMixin(ArchiveCore):
         )
         return self._chain(head, row[0] if row else "root")
 
-    def root_chains(self, limit: int = 50, offset: int = 0, include_archived: bool = False) -> list[Chain]:
+    def root_chains(
+        self, limit: int = 50, offset: int = 0, include_archived: bool = False, *, after: RootKey | None = None
+    ) -> list[Chain]:
         """``root_sessions`` with each root followed through its compression continuations."""
-        return [self._chain(root, "root") for root in self.root_sessions(limit, offset, include_archived)]
+        return [self._chain(root, "root") for root in self.root_sessions(limit, offset, include_archived, after=after)]
 
     def chain_children(self, session_id: str) -> list[Chain]:
         """The children of every segment of ``session_id``'s chain except its continuations, as chains.
@@ -265,21 +268,52 @@ class LineageMixin(ArchiveCore):
         )
         return [self._session(r, kind=r["kind"]) for r in rows]
 
-    def root_sessions(self, limit: int = 50, offset: int = 0, include_archived: bool = False) -> list[Session]:
+    def root_sessions(
+        self, limit: int = 50, offset: int = 0, include_archived: bool = False, *, after: RootKey | None = None
+    ) -> list[Session]:
         """Sessions without a living parent, newest first, with their child counts (for a lazily built tree).
 
         A session whose parent row is gone (deleted by another tool) counts as a root, so
-        it never disappears from the tree.
+        it never disappears from the tree. ``after``: only the roots listed after that one, so
+        a page goes on where the last ended however many roots came or went since.
         """
+        beyond, args = self._after_sql(after)
         rows = self.conn().execute(
             f"""SELECT s.*,
                        (SELECT count(*) FROM sessions c WHERE c.parent_session_id = s.id AND {self._shown_sql("c")})
                        AS child_count
-                FROM sessions s WHERE {self._roots_sql(include_archived)}
+                FROM sessions s WHERE {self._roots_sql(include_archived)} AND {beyond}
                 ORDER BY s.started_at DESC, s.rowid DESC LIMIT ? OFFSET ?""",
-            (max(0, limit), max(0, offset)),
+            (*args, max(0, limit), max(0, offset)),
         )
         return [self._session(r) for r in rows]
+
+    def root_ids(self, *, after: RootKey | None = None, down_to: RootKey | None = None) -> list[str]:
+        """Ids of the roots ``root_sessions`` lists after ``after`` down to ``down_to`` (inclusive; None:
+        to the last), newest first: which of a tree's paged-in roots it does not list yet."""
+        beyond, args = self._after_sql(after)
+        below, more = self._after_sql(down_to)
+        rows = self.conn().execute(
+            f"SELECT s.id FROM sessions s WHERE {self._roots_sql(False)} AND {beyond} "
+            f"AND {'NOT ' + below if down_to else '1'} ORDER BY s.started_at DESC, s.rowid DESC",
+            (*args, *(more if down_to else ())),
+        )
+        return [r[0] for r in rows]
+
+    @staticmethod
+    def _after_sql(key: RootKey | None) -> tuple[str, list[object]]:
+        """SQL true for a session ``s`` listed after the root ``key`` (newest first, ties by rowid), and
+        its arguments; a key whose session is gone since keeps every session started with it."""
+        if key is None:
+            return "1", []
+        started, session_id = key
+        rowid = "COALESCE((SELECT rowid FROM sessions WHERE id = ?), 9223372036854775807)"
+        if started is None:  # (no start time: listed last)
+            return f"(s.started_at IS NULL AND s.rowid < {rowid})", [session_id]
+        return (
+            f"(s.started_at IS NULL OR s.started_at <= ? AND (s.started_at < ? OR s.rowid < {rowid}))",
+            [started, started, session_id],
+        )
 
     def listed_roots(self, session_ids: list[str]) -> set[str]:
         """Which of ``session_ids`` ``root_sessions`` still lists (not deleted, archived or made a child)."""

@@ -58,9 +58,9 @@ PLAN_ORDERS = {
 # -- worker results ---------------------------------------------------------------------
 @dataclass
 class RootsLoaded(Message):
-    offset: int
+    after: tuple[float | None, str] | None  # the last root listed before this page (None: the first page)
     nodes: list[SessionNode]
-    more_offset: int | None
+    more: bool  # older roots remain
     error: str | None = None  # the archive could not be read (said in place of the transcript)
     unlisted: int = 0  # with no roots: the sessions the tree does not list (archived), if any
 
@@ -190,7 +190,7 @@ class SessionsScreen(SessionActions):
     def on_mount(self) -> None:
         self.query_one(LineageTree).border_title = "Lineage"
         self.query_one(Transcript).border_title = "Transcript"
-        self.load_roots(0)
+        self.load_roots()
 
     @property
     def tree(self) -> LineageTree:
@@ -217,29 +217,29 @@ class SessionsScreen(SessionActions):
                 self.load_transcript(segment, None)
 
     def action_reload(self) -> None:
-        self.load_roots(0)
+        self.load_roots()
         if self.shown_session:
             self.load_transcript(self.shown_session, self.transcript.current.id if self.transcript.current else None)
 
     # -- tree ----------------------------------------------------------------------
     @work(thread=True, exit_on_error=False, group="roots")
-    def load_roots(self, offset: int) -> None:
+    def load_roots(self, after: tuple[float | None, str] | None = None) -> None:
         try:
-            chains = self.home.archive.root_chains(limit=ROOTS_PAGE + 1, offset=offset)
-            unlisted = self.home.archive.session_count() if not chains and offset == 0 else 0
+            chains = self.home.archive.root_chains(limit=ROOTS_PAGE + 1, after=after)
+            unlisted = self.home.archive.session_count() if not chains and after is None else 0
         except WorkbenchError as exc:  # a damaged or foreign state.db: said where the sessions would be
-            self.post_message(RootsLoaded(offset, [], None, exc.message))
+            self.post_message(RootsLoaded(after, [], False, exc.message))
             return
-        more = offset + ROOTS_PAGE if len(chains) > ROOTS_PAGE else None
-        self.post_message(RootsLoaded(offset, self._tree_nodes(chains[:ROOTS_PAGE]), more, unlisted=unlisted))
+        nodes = self._tree_nodes(chains[:ROOTS_PAGE])
+        self.post_message(RootsLoaded(after, nodes, len(chains) > ROOTS_PAGE, unlisted=unlisted))
 
     @on(RootsLoaded)
     def _roots_loaded(self, message: RootsLoaded) -> None:
         if message.error:
             self.transcript.set_placeholder(f"The session archive cannot be read. {message.error}")
             return
-        if message.offset == 0:
-            self.tree.show_roots(message.nodes, more_offset=message.more_offset)
+        if message.after is None:
+            self.tree.show_roots(message.nodes, more=message.more)
             if self._reveal is not None:
                 self._lineage_loaded(self._reveal)
             elif message.nodes and self.wanted_session is None:
@@ -255,7 +255,7 @@ class SessionsScreen(SessionActions):
                     "No sessions in this home yet: talk to the agent on the Run screen (5), or play a scenario there."
                 )
         else:
-            self.tree.add_roots(message.nodes, more_offset=message.more_offset)
+            self.tree.add_roots(message.nodes, more=message.more)
         self._count_roots()
 
     def _count_roots(self) -> None:
@@ -265,7 +265,7 @@ class SessionsScreen(SessionActions):
 
     @on(LineageTree.MoreRootsWanted)
     def _more_roots(self, message: LineageTree.MoreRootsWanted) -> None:
-        self.load_roots(message.offset)
+        self.load_roots(message.after)
 
     @on(LineageTree.ChildrenWanted)
     def _children_wanted(self, message: LineageTree.ChildrenWanted) -> None:
@@ -515,16 +515,22 @@ class SessionsScreen(SessionActions):
             self.refresh_session(session_id)
         if self._roots_changed:
             self._roots_changed = False
-            self.refresh_roots(self.tree.root_ids, self.tree.loaded_ids)
+            self.refresh_roots(
+                self.tree.root_ids, self.tree.loaded_ids, self.tree.last_root if self.tree.more_roots else None
+            )
         shown = self.shown_session if self.shown_session == self.wanted_session else None
         if self._transcript_changed and shown:
             self.load_transcript(shown, None)
         self._transcript_changed = False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="live-roots")
-    def refresh_roots(self, listed: list[str], loaded: list[str]) -> None:
+    def refresh_roots(self, listed: list[str], loaded: list[str], down_to: tuple[float | None, str] | None) -> None:
         """New roots on top; the roots another process deleted or archived go; and the children of each
-        open row are read again (every child row is beneath one): those gone leave, those listed again come."""
+        open row are read again (every child row is beneath one): those gone leave, those listed again come.
+
+        The newest page of roots is read again whole; below it, down to the last root paged in
+        (``down_to``, None: every root is listed), only roots the tree lacks (a branch whose parent was
+        archived, say)."""
         archive = self.home.archive
         gone = sorted(set(listed) - archive.listed_roots(listed))
         if gone:
@@ -533,6 +539,11 @@ class SessionsScreen(SessionActions):
             with contextlib.suppress(WorkbenchError):  # (gone meanwhile: SessionsGone takes its row)
                 self.post_result(ChildrenSynced(session_id, self._tree_nodes(archive.chain_children(session_id))))
         chains = archive.root_chains(limit=ROOTS_PAGE)
+        if len(chains) == ROOTS_PAGE and len(listed) > ROOTS_PAGE:  # (older roots paged in)
+            head = chains[-1].head
+            known = set(listed)
+            beyond = archive.root_ids(after=(head.started_at, head.id), down_to=down_to)
+            chains += [archive.chain_of(sid) for sid in beyond if sid not in known]
         for node in reversed(self._tree_nodes(chains)):
             self.post_result(SessionRefreshed(node, None))
 
