@@ -278,7 +278,7 @@ def _session_summary(entry: JournalEntry) -> str:
     if action in ("archive", "unarchive"):
         chain = detail.get("sessions")
         more = len(chain) - 1 if isinstance(chain, list) else 0
-        rest = f" with {more} more of its compression chain" if more > 0 else ""
+        rest = f" with {more} more of its conversation" if more > 0 else ""
         if action == "archive":
             return f"archived session {name}{rest}: hidden from lists and session_search"
         return f"unarchived session {name}{rest}: listed and searchable again"

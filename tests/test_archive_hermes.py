@@ -368,7 +368,7 @@ print(json.dumps([db.set_session_archived("d2", True), db.delete_session("solo")
             "external",
             "archive",
             "d1",
-            "archived session 'Deploy API' with 1 more of its compression chain: hidden from lists and session_search",
+            "archived session 'Deploy API' with 1 more of its conversation: hidden from lists and session_search",
         ),
     ]
     revert = subprocess.run(
@@ -378,5 +378,45 @@ print(json.dumps([db.set_session_archived("d2", True), db.delete_session("solo")
     home = open_home(folder, read_only=True)
     try:
         assert [s.archived for s in map(home.archive.get_session, ("d1", "d2"))] == [False, False]
+    finally:
+        home.close()
+
+
+def test_one_archive_of_hermes_is_one_row_with_the_tool_session_it_took(hermes, tmp_path):
+    """Hermes's archive of a conversation's first segment takes every session below a compressed
+    one, a tool session too: the outside look made that tool session a second row of its own."""
+    folder = tmp_path / "hermes"
+    folder.mkdir()
+    setup = """
+db.end_session("d1", "compression")
+db.create_session("d2", "cli", model="m", parent_session_id="d1")
+db.create_session("t1", "tool", model="m", parent_session_id="d1")
+db.append_message("t1", "user", "tool run")
+print(json.dumps({}))
+"""
+    hermes.json(folder, OPEN + DEPLOY + setup)
+    assert subprocess.run(workbench_cmd("timeline", "--home", str(folder)), capture_output=True).returncode == 0
+    archived = hermes.json(folder, OPEN + 'print(json.dumps(db.set_session_archived("d1", True)))')
+    assert archived is True
+    listed = subprocess.run(
+        workbench_cmd("timeline", "--subsystem", "sessions", "--home", str(folder), "--json"),
+        capture_output=True,
+        text=True,
+    )
+    rows = json.loads(listed.stdout)["rows"]
+    assert [(r["action"], r["target"], r["summary"]) for r in rows] == [
+        (
+            "archive",
+            "d1",
+            "archived session 'Deploy API' with 2 more of its conversation: hidden from lists and session_search",
+        )
+    ]
+    revert = subprocess.run(
+        workbench_cmd("revert", str(rows[0]["id"]), "--home", str(folder), "--json"), capture_output=True, text=True
+    )
+    assert json.loads(revert.stdout)["success"]
+    home = open_home(folder, read_only=True)
+    try:
+        assert [home.archive.get_session(s).archived for s in ("d1", "d2", "t1")] == [False, False, False]
     finally:
         home.close()

@@ -53,7 +53,7 @@ def test_outside_archive_and_delete_are_journaled_once_and_ours_never(home):
     assert [r.summary for r in rows] == [
         "deleted session 'Talk s4', 1 message",
         "deleted session 'Talk s3', 1 message",
-        "archived session 'Talk s1' with 1 more of its compression chain: hidden from lists and session_search",
+        "archived session 'Talk s1' with 1 more of its conversation: hidden from lists and session_search",
     ]
     deletes = rows[:2]
     assert deletes[0].group == deletes[1].group and deletes[0].group.startswith("outside:")

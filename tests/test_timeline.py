@@ -396,7 +396,7 @@ def test_archiving_deleting_and_pruning_sessions_are_on_the_timeline_and_archivi
     assert [r.summary for r in timeline.page(subsystem="sessions")] == [
         "pruned 1 ended sessions older than 30 days",
         "deleted session 'Renamed', 1 message",
-        "archived session 'Talk s1' with 1 more of its compression chain: hidden from lists and session_search",
+        "archived session 'Talk s1' with 1 more of its conversation: hidden from lists and session_search",
     ]
     [archived] = timeline.page(subsystem="sessions", target="s1")
     preview = timeline.preview(str(archived.id))
@@ -438,7 +438,7 @@ def test_a_session_archive_row_reverts_only_while_the_session_is_as_it_left_it(h
 
 def test_archiving_the_new_segment_of_an_archived_chain_names_and_reverts_it_alone(home, clock):
     """Archiving a segment Hermes compressed out of an archived chain journaled the whole chain:
-    'with 2 more of its compression chain', and its revert was refused for the earlier archive."""
+    'with 2 more of its conversation', and its revert was refused for the earlier archive."""
     archive = home.archive
     for parent, child in ((None, "c1"), ("c1", "c2"), ("c2", "c3")):
         clock.advance(1)

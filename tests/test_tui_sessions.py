@@ -605,7 +605,7 @@ async def test_a_on_an_archived_segment_of_a_continued_conversation_archives_it(
         assert home.archive.get_session(head).archived and home.archive.get_session(middle).archived
         await wait_for(
             pilot,
-            lambda: "Archived “会議の議事録をまとめて”, 1 session of its compression chain: hidden" in screen_text(app),
+            lambda: "Archived “会議の議事録をまとめて”, 1 session of its conversation: hidden" in screen_text(app),
             what="the chain named as its row is",
         )
 
@@ -1214,7 +1214,7 @@ async def test_questions_name_an_untitled_session_by_its_first_message_and_a_cha
         await wait_for(pilot, lambda: home.archive.get_session(first).archived, what="the chain archived")
         await wait_for(
             pilot,
-            lambda: "Archived 'Tea chat', 2 sessions of its compression chain: hidden" in screen_text(app),
+            lambda: "Archived 'Tea chat', 2 sessions of its conversation: hidden" in screen_text(app),
             what="the chain named",
         )
 

@@ -41,10 +41,16 @@ class LineageMixin(ArchiveCore):
     def _kind_sql(self) -> str:
         return _child_kind(self.caps.has("sessions", "model_config"))
 
-    def _linked_sql(self, seed: str, *, up: bool) -> str:
+    def _linked_sql(self, seed: str, *, up: bool, spawned: bool = False) -> str:
         """A recursive CTE ``linked(id)``: ``seed`` (SQL) and the sessions compression joins to it, down
-        (its continuations, a second one too) and, with ``up``, back to where the conversation began."""
-        edge = f"{self._kind_sql} = 'compression'"
+        (its continuations, a second one too) and, with ``up``, back to where the conversation began.
+        ``spawned``: with the delegates and tool sessions of its compressed segments too, as Hermes
+        archives a conversation (never a branch, a conversation of its own)."""
+        edge = (
+            f"p.end_reason = 'compression' AND {self._kind_sql} != 'branch'"
+            if spawned
+            else f"{self._kind_sql} = 'compression'"
+        )
         upward = (
             "UNION SELECT p.id FROM linked l JOIN sessions c ON c.id = l.id "
             f"JOIN sessions p ON p.id = c.parent_session_id WHERE {edge}"
@@ -92,12 +98,13 @@ class LineageMixin(ArchiveCore):
             WHERE c.id = s.id AND p.archived = 1 AND {self._kind_sql} IN ('branch', 'child')
               AND NOT {self._live_sql("p.id", up=True)})"""
 
-    def compression_family(self, session_id: str) -> list[str]:
-        """Every session compression joins to ``session_id``, oldest first: one conversation, which is
-        archived or restored whole."""
+    def conversation_family(self, session_id: str) -> list[str]:
+        """Every session compression joins to ``session_id``, with the delegates and tool sessions its
+        compressed segments started, oldest first: one conversation, which is archived or restored
+        whole (the sessions Hermes's own archive takes, branches apart)."""
         rows = self.conn().execute(
-            f"{self._linked_sql('?', up=True)} SELECT s.id FROM linked JOIN sessions s ON s.id = linked.id "
-            "ORDER BY s.started_at, s.rowid",
+            f"{self._linked_sql('?', up=True, spawned=True)} "
+            "SELECT s.id FROM linked JOIN sessions s ON s.id = linked.id ORDER BY s.started_at, s.rowid",
             (session_id,),
         )
         return [r[0] for r in rows]

@@ -238,11 +238,11 @@ def _journal(
 
 
 def _chains(home: Home, flipped: list[str]) -> list[list[str]]:
-    """The flipped sessions, one list per compression chain (as Hermes archives a chain at once)."""
+    """The flipped sessions, one list per conversation (as Hermes archives one at once)."""
     left, chains = list(flipped), []
     while left:
         first = left.pop(0)
-        chain = home.archive.compression_family(first)
+        chain = home.archive.conversation_family(first)
         members = [first] + [sid for sid in chain if sid in left]
         left = [sid for sid in left if sid not in members]
         chains.append(members)

@@ -407,13 +407,13 @@ class SessionsMixin(LineageMixin):
     def set_archived(
         self, session_id: str, archived: bool = True, *, actor: str = "user", only: list[str] | None = None
     ) -> int:
-        """Archive (hide from lists) or restore a session with its whole compression chain; returns how
-        many sessions changed. A chain already so changes nothing and is not journaled. The row names
+        """Archive (hide from lists) or restore a session with its whole conversation (``conversation_family``);
+        returns how many sessions changed. A conversation already so changes nothing and is not journaled. The row names
         the sessions it flipped, so a revert flips exactly those back (``only``: what a row names, even
         a row journaled when the family was reckoned otherwise) and no others."""
         self._require("sessions", "archived")
-        conversation = self.chain_of(session_id)  # (fails for an unknown id)
-        family = self.compression_family(session_id) if only is None else list(dict.fromkeys(only))
+        family = self.conversation_family(session_id) if only is None else list(dict.fromkeys(only))
+        conversation = self.chain_of(session_id if only else family[0])  # named by its first chain; fails if unknown
         marks = ", ".join("?" * len(family))
         flags = self.conn().execute(f"SELECT id, archived FROM sessions WHERE id IN ({marks})", family).fetchall()
         chain = [sid for sid, flag in flags if bool(flag) != archived]

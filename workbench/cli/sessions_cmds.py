@@ -74,7 +74,7 @@ def register(subparsers, common) -> None:
     rename.add_argument("title", metavar="TITLE")
     rename.set_defaults(handler=rename_session, read_only=False, creates_home=False)
 
-    archive = sub.add_parser("archive", parents=[common], help="hide a session (with its compression chain) from lists")
+    archive = sub.add_parser("archive", parents=[common], help="hide a session (with its conversation) from lists")
     archive.add_argument("session", metavar="ID")
     archive.add_argument("--undo", action="store_true", help="show it again")
     archive.set_defaults(handler=archive_session, read_only=False, creates_home=False)

@@ -25,7 +25,7 @@ from .dialogs import LineDialog
 FOOTER_ROOM = 110  # columns from which the footer has room for a, e and D beside the transcript's keys
 
 HELP = (
-    " On the session shown: a archives it with its compression chain (hidden from lists and session_search; "
+    " On the session shown: a archives it with its conversation (hidden from lists and session_search; "
     "on an archived one, found by search, a lists it again), e renames it, D deletes it (on a chain's row, "
     "the segment shown) and its messages after asking (that cannot be undone). An archive change or a "
     "delete is a Timeline row; r there reverts an archive."
@@ -195,8 +195,8 @@ def _segment(message: SessionLooked) -> str:
 
 def _chain_name(message: SessionLooked, changed: int) -> str:
     """What archiving acted on, in words: the session, or, for a compression chain, the chain as the
-    tree's row names it and how many of its sessions changed (``'Migration plan', 2 sessions of its
-    compression chain``)."""
+    tree's row names it and how many sessions of its conversation changed (``'Migration plan', 2 sessions of its
+    conversation``)."""
     if len(message.segments) < 2 and changed <= 1:
         return message.name
     if message.chain_title:
@@ -204,5 +204,5 @@ def _chain_name(message: SessionLooked, changed: int) -> str:
     else:  # the chain's first message in quotes, as the tree's row names it, else the session's own name
         label = one_line(message.chain_label, 40) if message.chain_label else message.name
     if changed < 1:
-        return f"{label} (its compression chain)"
-    return f"{label}, {changed} session{'s' * (changed != 1)} of its compression chain"
+        return f"{label} (its conversation)"
+    return f"{label}, {changed} session{'s' * (changed != 1)} of its conversation"
