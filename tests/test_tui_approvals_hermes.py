@@ -67,11 +67,14 @@ async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is
     assert [r.id for r in home.approvals.list()] == ["0000bbbb"]
 
 
-async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, tmp_path):
+async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, tmp_path, clock):
     for entry in ("User likes tea", "Project uses uv"):
         home.memory.add("memory", entry, ToolContext(actor="user"))
     hermes_record(
-        home, "0000cccc", {"action": "replace", "target": "memory", "content": "User likes coffee", "old_text": "tea"}
+        home,
+        "0000cccc",
+        {"action": "replace", "target": "memory", "content": "User likes coffee", "old_text": "tea"},
+        created_at=clock.now() + 1,  # staged after the entries were written (else saving asks first)
     )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -133,3 +136,35 @@ async def test_a_proposal_that_would_be_refused_still_shows_what_it_asks_to_writ
         await settle(pilot)
         await wait_for(pilot, lambda: "It asks to write" in text_of(app, "#proposal-warnings"), what="the text")
         assert "It asks to write: Colour ␛[31mred␛[0m logs" in text_of(app, "#proposal-warnings")
+
+
+async def test_edit_then_approve_asks_again_when_hermes_wrote_the_entry_meanwhile(home, tmp_path, clock):
+    """Hermes replaced the entry a staged replace hits while the edit box was open: saving approved
+    at once and overwrote Hermes's newer entry, with only "the target changed" said."""
+    home.memory.add("user", "Name: Alexandra", ToolContext(actor="user"))
+    clock.advance(60)
+    hermes_record(
+        home,
+        "0000abcd",
+        {"action": "replace", "target": "user", "content": "Name: Alexandra Chen", "old_text": "Alexandra"},
+        created_at=clock.now(),
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: "+ Name: Alexandra Chen" in text_of(app, "#proposal-diff"), what="the diff")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+        dialog = app.screen
+        clock.advance(60)
+        newer = "Name: Alexandra Smith (married, use Smith)"
+        path = home.memory.path("user")
+        path.write_text(newer, encoding="utf-8")  # Hermes's own write, as its MemoryStore leaves the file
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: "Save again" in str(dialog.query_one("#error", Static).content), what="warning")
+        said = str(dialog.query_one("#error", Static).content)
+        assert "Replace hits an entry written after this was staged" in said and newer in said
+        assert home.memory.entries("user") == [newer] and home.approvals.count() == 1
+        await pilot.press("ctrl+s")  # asked and answered: approved with the edit
+        await wait_for(pilot, lambda: home.approvals.count() == 0, what="the approval")
+    assert home.memory.entries("user") == ["Name: Alexandra Chen"]

@@ -371,11 +371,12 @@ class ApprovalsScreen(WorkbenchScreen):
             self.show_status(f"A {record.action} has no text to edit; approve or reject it as it is.")
             return
         opened = self.preview if self.preview and self.preview.get("id") == record.id else {}
+        heard: set[str] = set()  # late hits this box has warned of: a save after the warning approves
         self.app.push_screen(
             EditDialog(
                 f"Edit, then approve {record.subsystem} {record.action} {record.id}",
                 text,
-                lambda edited: self._approve_edited(record.id, edited),
+                lambda edited: self._approve_edited(record, edited, heard),
                 hint="Your text is checked exactly as the agent's would be.",
                 budget=self._draft_budget(record, opened),
                 recheck=lambda: self._recheck(record, opened),
@@ -410,8 +411,20 @@ class ApprovalsScreen(WorkbenchScreen):
             note = "Changed on disk since you opened it: the target changed (the budget above follows it)."
         return DiskCheck(note, self._draft_budget(record, now))
 
-    def _approve_edited(self, pending_id: str, text: str) -> Outcome:
-        result = self.home.approvals.approve(pending_id, edit=text)
+    def _approve_edited(self, record: PendingRecord, text: str, heard: set[str]) -> Outcome:
+        """Worker thread: approve with the edit. A replace or remove that now hits an entry written after
+        the proposal was staged (Hermes wrote it while the box was open, say) asks first, as ``a`` does:
+        the first save names it and changes nothing, a second approves."""
+        if record.subsystem == "memory":
+            self.home.memory.catch_up()  # (a write not journaled yet names no date)
+            late = [
+                (why, entry) for why, entry in late_hits(self.home.approvals.preview(record.id)) if entry not in heard
+            ]
+            if late:
+                heard.update(entry for _, entry in late)
+                warnings = "\n".join(f"⚠ {why}: {one_line(entry, 160)}" for why, entry in late)
+                return f"{warnings}\nNothing was approved. Save again to approve with your edit anyway, or cancel."
+        result = self.home.approvals.approve(record.id, edit=text)
         return None if result.get("success") else str(result.get("error") or "refused")
 
     def action_approve_all(self) -> None:
