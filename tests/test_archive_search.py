@@ -102,10 +102,14 @@ def test_cjk_queries_find_every_message_a_substring_scan_finds(corpus, query):
     assert expected, f"corpus should contain {query}"
     assert set(corpus.archive.iter_matches(query)) == expected
     hits = corpus.archive.search(query, limit=1000)
-    assert {h.session_id for h in hits} <= {corpus.archive.message(m).session_id for m in expected}
-    roots = {corpus.archive.root_of(corpus.archive.message(m).session_id) for m in expected}
-    assert {h.root_id for h in hits} == roots  # one hit per lineage root, every root found
-    assert len(hits) == len(roots)
+    found = {corpus.archive.message(m).session_id for m in expected}
+    assert {h.session_id for h in hits} <= found
+    chains = {corpus.archive.chain_of(sid).head.id for sid in found}
+    assert [h.segments[0] for h in hits if h.session_id in h.segments] == [h.segments[0] for h in hits]
+    assert {h.segments[0] for h in hits} == chains and len(hits) == len(chains)  # one per tree row, every row
+    per_lineage = corpus.archive.search(query, limit=1000, per="lineage")
+    roots = {corpus.archive.root_of(sid) for sid in found}
+    assert {h.root_id for h in per_lineage} == roots and len(per_lineage) == len(roots)  # as session_search groups
     assert all(f"{MARK_OPEN}{query}{MARK_CLOSE}" in h.snippet for h in hits if h.role != "tool")
     assert all(h.plan.startswith("bigram") for h in hits)
 
@@ -340,14 +344,17 @@ def test_words_phrases_prefixes_tool_names_and_roles(tmp_path, clock):
 
 def test_hits_group_by_root_and_skip_the_current_lineage(corpus):
     archive = corpus.archive
-    hits = archive.search("deploy", limit=100)
+    hits = archive.search("deploy", limit=100, per="lineage")
     assert len({h.root_id for h in hits}) == len(hits)
     some_root = hits[0].root_id
     tip = archive.tip_of(some_root)
-    skipped = archive.search("deploy", limit=100, exclude_lineage_of=tip)
+    skipped = archive.search("deploy", limit=100, exclude_lineage_of=tip, per="lineage")
     assert some_root not in {h.root_id for h in skipped} and len(skipped) == len(hits) - 1
+    rows = archive.search("deploy", limit=100)  # per tree row: the lineage's delegates are rows of their own
+    assert len({h.segments for h in rows}) == len(rows) > len(hits)
+    assert some_root not in {h.root_id for h in archive.search("deploy", limit=100, exclude_lineage_of=tip)}
     paged = archive.search("deploy", limit=2, offset=1)
-    assert [h.root_id for h in paged] == [h.root_id for h in hits[1:3]]
+    assert [h.segments for h in paged] == [h.segments for h in rows[1:3]]
     assert all(h.source != "subagent" for h in archive.search("deploy", limit=100, exclude_sources=["subagent"]))
     newest = archive.search("deploy", limit=100, sort="newest")
     assert [h.match_message_id for h in newest] == sorted((h.match_message_id for h in newest), reverse=True)
@@ -622,7 +629,7 @@ def test_a_live_branch_of_an_archived_conversation_is_its_own_hit(home):
     archive.create_session("b2", parent_session_id="b")  # the branch went on compressed
     archive.end_session("b", "compression")
     archive.append_message("b2", "user", "Nara again, after compression")
-    assert [h.root_id for h in archive.search("Nara")] == ["p"]  # one lineage while p is listed
+    assert [h.root_id for h in archive.search("Nara", per="lineage")] == ["p"]  # one lineage while p is listed
     archive.set_archived("p")
     found = {h.session_id: (h.root_id, h.title, h.archived) for h in archive.search("Nara")}
     assert found["p"] == ("p", "Bike trip", True)
@@ -630,3 +637,29 @@ def test_a_live_branch_of_an_archived_conversation_is_its_own_hit(home):
     assert [h.root_id for h in archive.session_hits("Nara", "b2")] == ["b"]
     archive.set_archived("b")  # the branch archived too: back in its lineage
     assert {h.root_id for h in archive.search("Nara")} == {"p"}
+
+
+def test_hits_are_one_per_tree_row_and_a_row_lists_every_segment_s_matches(home):
+    """Grouped by lineage, a branch's hit hid its parent conversation's (reachable nowhere in the
+    results), a row's hits were its best session's alone (a chain's other segments missing), and a
+    delegate's hit wore the title of the root it hangs from."""
+    archive = home.archive
+    archive.create_session("d1", title="Deploy API")
+    archive.append_message("d1", "user", "deploy the API: first try")
+    archive.end_session("d1", "compression")
+    archive.create_session("d2", title="Deploy API #2", parent_session_id="d1")
+    archive.append_message("d2", "user", "deploy again after compression")
+    archive.end_session("d2", "branched")
+    archive.create_session("hb", title="Helm branch", parent_session_id="d2", model_config={"_branched_from": "d2"})
+    archive.append_message("hb", "user", "deploy with helm")
+    archive.create_session("dg", source="subagent", parent_session_id="d2")
+    archive.append_message("dg", "user", "subagent: deploy checklist")
+    hits = {h.segments: h for h in archive.search("deploy")}
+    assert set(hits) == {("d1", "d2"), ("hb",), ("dg",)}
+    assert hits[("d1", "d2")].title in ("Deploy API", "Deploy API #2") and hits[("hb",)].title == "Helm branch"
+    assert hits[("dg",)].title is None  # its own first message names it, never the root's title
+    assert {h.root_id for h in hits.values()} == {"d1"}
+    every = archive.session_hits("deploy", ["d1", "d2"])
+    assert [h.session_id for h in every] == ["d2", "d1"]  # newest first, across the chain
+    assert [h.session_id for h in archive.session_hits("deploy", ["d1", "d2"], limit=1)] == ["d2"]
+    assert archive.match_counts("deploy", ["d1", "d2", "hb"]) == {"d1": 1, "d2": 1, "hb": 1}

@@ -859,10 +859,10 @@ async def test_results_count_each_sessions_matches_mark_archived_and_unfold_into
             timeout=15,
             what="every count",
         )
-        # the garden lineage's best hit is in its newest segment, which has one match; Tokyo has three
-        assert results.counts == {GARDEN_2: 1, TOKYO: 3} and results.best[TOKYO].archived
+        # the garden chain's best hit is in its newest segment; its row counts both segments' matches (3 + 1)
+        assert results.counts == {GARDEN_2: 4, TOKYO: 3} and results.best[TOKYO].archived
         text = screen_text(app)
-        assert "東京の旅  3 matches  · archived" in text and "Garden plans #2  1 match" in text
+        assert "東京の旅  3 matches  · archived" in text and "Garden plans #2  4 matches" in text
         assert "via word index" in text  # how the hits were found, said once
         results.focus()
         results.highlighted = option_index(results, TOKYO)
@@ -889,8 +889,9 @@ async def test_results_count_each_sessions_matches_mark_archived_and_unfold_into
         await settle(pilot)
         assert TOKYO not in results.expanded
         results.highlighted = option_index(results, GARDEN_2)
-        await pilot.press("enter")  # a single match opens at once
-        await wait_for(pilot, lambda: screen.shown_session == GARDEN_2, what="the only hit opened")
+        await pilot.press("enter")  # the chain's row unfolds into the hits of both its segments, newest first
+        await wait_for(pilot, lambda: results.expanded.get(GARDEN_2), what="the chain's hits")
+        assert [hit.session_id for hit in results.expanded[GARDEN_2]] == [GARDEN_2, GARDEN, GARDEN, GARDEN]
 
 
 async def test_old_results_dim_only_when_a_search_is_slow(home, tmp_path):

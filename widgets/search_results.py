@@ -63,6 +63,7 @@ class Hit:
     why: str = ""
     archived: bool = False  # the session is archived
     partial: bool = False  # found from the commonest completions only: its session's count is a lower bound
+    segments: tuple[str, ...] = ()  # the compression chain the row stands for (its tree row): counted together
 
 
 def _rows(content: Content, width: int) -> Content:
@@ -281,9 +282,9 @@ class SearchResults(CursorInView, OptionList):
         self._drawn: LRUCache[tuple, list[Strip]] = LRUCache(maxsize=1024)  # rows drawn lately, by what they show
 
     # -- data in -------------------------------------------------------------------
-    def show(self, query: str, hits: list[Hit], note: str | None = None) -> None:
+    def show(self, query: str, hits: list[Hit], note: str | None = None, *, more: bool = False) -> None:
         """Replace the list with the hits for ``query``, under ``note`` if the engine gave one;
-        their counts follow (``set_counts``)."""
+        their counts follow (``set_counts``). ``more``: others matched beyond those listed (``50+``)."""
         self.note = note
         self.best = {}
         for hit in hits:
@@ -295,7 +296,9 @@ class SearchResults(CursorInView, OptionList):
         self._not_stale()
         self._render(highlight_first=True)
         sessions = len(self.best)
-        title = f"{sessions} session{'s' * (sessions != 1)}" + (f" · via {self.why}" if self.why else "")
+        title = f"{sessions}{'+' * more} session{'s' * (sessions != 1 or more)}" + (
+            f" · via {self.why}" if self.why else ""
+        )
         self.border_title = title if query else ""
 
     def set_counts(self, query: str, counts: dict[str, int]) -> None:

@@ -148,7 +148,7 @@ class Message:
 
 @dataclass(frozen=True)
 class SearchHit:
-    """The best match of one lineage (grouped by root): ``excerpt`` with its matches at ``marks``
+    """The best match of one tree row (a compression chain) or lineage: ``excerpt`` with its matches at ``marks``
     (character ranges). ``snippet`` marks them with « » for the CLI and the tools; a screen
     styles ``marks`` instead, since stored text can hold « » of its own."""
 
@@ -164,6 +164,7 @@ class SearchHit:
     rank: float
     plan: str  # how the hits were found and ordered (see search.py)
     archived: bool = False  # the session is archived (hidden from lists, still searched)
+    segments: tuple[str, ...] = ()  # the compression chain holding the session, first to latest: its tree row
 
     @property
     def when(self) -> str | None:
@@ -196,6 +197,7 @@ class SearchHit:
             "rank": self.rank,
             "plan": self.plan,
             "archived": self.archived,
+            "segments": list(self.segments),
         }
 
 

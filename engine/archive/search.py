@@ -129,8 +129,11 @@ class SearchMixin(LineageMixin):
         exclude_sources: Iterable[str] | None = None,
         prefix: bool = False,
         sort: str | None = None,
+        per: str = "chain",
     ) -> list[SearchHit]:
-        """The best hit of each lineage, best lineage first. Never raises for any query text."""
+        """The best hit of each row of the tree (a compression chain), best first; ``per="lineage"``: of
+        each lineage (a root and everything beneath it), as Hermes's session_search groups. Never raises
+        for any query text."""
         parsed = self._parsed(query, prefix)
         if parsed.empty or limit <= 0:
             return []
@@ -144,10 +147,11 @@ class SearchMixin(LineageMixin):
                 roles=roles,
                 excluded_root=excluded_root,
                 exclude_sources=set(exclude_sources or ()),
+                per_chain=per != "lineage",
             )
             return [
                 self._hit(row, rank, root, plan, parsed)
-                for root, (row, rank) in itertools.islice(found.items(), max(0, offset), None)
+                for (root, _), (row, rank) in itertools.islice(found.items(), max(0, offset), None)
             ]
         except sqlite3.OperationalError as exc:  # busy beyond the timeout, or an index Hermes left broken
             log.warning("search for %r failed: %s", query, exc)
@@ -189,15 +193,18 @@ class SearchMixin(LineageMixin):
         return {sid: len(ids) for sid, ids in found.items()}
 
     def session_hits(
-        self, query: str, session_id: str, *, prefix: bool = False, limit: int = SESSION_HITS
+        self, query: str, session_ids: str | list[str], *, prefix: bool = False, limit: int = SESSION_HITS
     ) -> list[SearchHit]:
-        """Every matching message of one session, newest first, each with its snippet (a result expanded)."""
+        """Every matching message of the sessions (one, or the segments of a chain), newest first, at
+        most ``limit``, each with its snippet (a result expanded)."""
+        wanted = [session_ids] if isinstance(session_ids, str) else list(dict.fromkeys(session_ids))
         plan = self._session_plan(query, prefix)
-        if plan is None:
+        if plan is None or not wanted:
             return []
-        ids = self._session_matches(plan, [session_id], limit).get(session_id, [])
+        found = self._session_matches(plan, wanted, limit)
+        ids = sorted((mid for sid in wanted for mid in found.get(sid, [])), reverse=True)[: max(0, limit)]
         rows = self._rows(ids)
-        root, parsed = self.listed_root_of(session_id), self._parsed(query, prefix)
+        root, parsed = self.listed_root_of(wanted[0]), self._parsed(query, prefix)
         return [self._hit(rows[mid], 0.0, root, plan, parsed) for mid in ids if mid in rows]
 
     def _parsed(self, query: str, prefix: bool) -> ParsedQuery:
@@ -487,17 +494,25 @@ class SearchMixin(LineageMixin):
         return {r[0]: r[1:] for r in cursor}
 
     def _group(
-        self, plan: _Plan, *, need: int, roles: set[str] | None, excluded_root: str | None, exclude_sources: set[str]
-    ) -> dict[str, tuple[sqlite3.Row, float]]:
-        """Walk candidates best-first; the first verified one of each lineage root wins.
+        self,
+        plan: _Plan,
+        *,
+        need: int,
+        roles: set[str] | None,
+        excluded_root: str | None,
+        exclude_sources: set[str],
+        per_chain: bool,
+    ) -> dict[tuple[str, str], tuple[sqlite3.Row, float]]:
+        """Walk candidates best-first; the first verified one of each group wins, keyed (lineage root,
+        the chain's first segment, or the root again when not ``per_chain``).
 
         Once a session is settled (its lineage has a hit, or it is excluded), candidates in
         its id range are skipped unread when no other session wrote inside that range: a
         common word matches most messages of every session, and reading each would cost
         more than the search itself.
         """
-        groups: dict[str, tuple[sqlite3.Row, float]] = {}
-        roots: dict[str, str | None] = {}  # session -> root, None when its source is excluded
+        groups: dict[tuple[str, str], tuple[sqlite3.Row, float]] = {}
+        roots: dict[str, tuple[str, str] | None] = {}  # session -> (root, group), None when excluded
         settled = _Ranges()  # id ranges holding only settled sessions' messages
 
         def settle(sid: str) -> None:
@@ -519,16 +534,19 @@ class SearchMixin(LineageMixin):
                         continue
                     sid = info[0]
                     if sid not in roots:
-                        roots[sid] = self._root_unless_excluded(sid, exclude_sources)
-                        if roots[sid] is None or roots[sid] == excluded_root:
+                        root = self._root_unless_excluded(sid, exclude_sources)
+                        if root is None or root == excluded_root:
+                            roots[sid] = None
                             settle(sid)
-                    root = roots[sid]
-                    if root is None or root == excluded_root or root in groups:
+                        else:
+                            roots[sid] = (root, self._chain_start(sid) if per_chain else root)
+                    key = roots[sid]
+                    if key is None or key in groups:
                         continue
                     row = self._rows([mid]).get(mid)
                     if row is None or not self._verified(row, plan.verify):
                         continue
-                    groups[root] = (row, rank)
+                    groups[key] = (row, rank)
                     settle(sid)
                     if len(groups) >= need:
                         return groups
@@ -556,10 +574,13 @@ class SearchMixin(LineageMixin):
         return self.listed_root_of(session_id)
 
     def _hit(self, row: sqlite3.Row, rank: float, root: str, plan: _Plan, parsed: ParsedQuery) -> SearchHit:
+        """The hit, titled by its session or else by the first segment of its chain (a segment Hermes left
+        untitled), never by a parent it is not a continuation of."""
+        segments = tuple(self._continuations(self._chain_start(row["session_id"])))
         title = row["title"]
-        if title is None and root != row["session_id"]:
-            root_row = self.conn().execute("SELECT title FROM sessions WHERE id = ?", (root,)).fetchone()
-            title = root_row["title"] if root_row else None
+        if title is None and segments[0] != row["session_id"]:
+            head = self.conn().execute("SELECT title FROM sessions WHERE id = ?", (segments[0],)).fetchone()
+            title = head["title"] if head else None
         pattern = highlight_pattern(parsed)
         text = content_text(decode_content(row["content"]))
         if pattern is None or not pattern.search(text):  # the match is in the tool name or call arguments
@@ -578,6 +599,7 @@ class SearchMixin(LineageMixin):
             rank=round(rank, 4) + 0.0,
             plan=plan.name,
             archived=bool(row["archived"]),
+            segments=segments,
         )
 
 

@@ -386,6 +386,7 @@ def _discover(archive, query: str, limit: int, roles: list[str], sort: Any, curr
             exclude_lineage_of=current,
             exclude_sources=excluded,
             sort=sort,
+            per="lineage",
         )
     for hit in hits:
         if hit.root_id in seen or len(results) >= limit:

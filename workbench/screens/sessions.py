@@ -42,7 +42,7 @@ from .session_actions import HELP as ACTIONS_HELP
 from .session_actions import SessionActions
 
 ROOTS_PAGE = 200
-SEARCH_LIMIT = 50  # lineages listed per query
+SEARCH_LIMIT = 50  # rows (compression chains) listed per query, the best first
 UNBACKED_NOTE = "unbacked claim: it says it saved or will remember, but this turn wrote nothing"
 TRANSCRIPT_LIMIT = 2000  # messages shown at once; longer sessions show a window
 PLAN_INDEXES = {"fts": "word index", "bigram": "CJK bigram index", "trigram": "trigram index", "like": "substring scan"}
@@ -358,26 +358,38 @@ class SessionsScreen(SessionActions):
         if message.error:
             self.notify(message.error, title="Search failed", severity="warning", markup=False)
         self.query_one(ContentSwitcher).current = "sessions-results"
-        self.query_one(SearchResults).show(message.query, message.hits, message.note)
+        more = len(message.hits) >= SEARCH_LIMIT  # (the best rows only: refining the search finds the rest)
+        self.query_one(SearchResults).show(message.query, message.hits, message.note, more=more)
         if message.hits:
             untitled = list(dict.fromkeys(h.session_id for h in message.hits if not h.title))
-            self.count_matches(message.query, list(dict.fromkeys(h.session_id for h in message.hits)), untitled)
+            rows = {h.session_id: h.segments or (h.session_id,) for h in message.hits}
+            self.count_matches(message.query, rows, untitled)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="counts")
-    def count_matches(self, query: str, session_ids: list[str], untitled: list[str]) -> None:
+    def count_matches(self, query: str, rows: dict[str, tuple[str, ...]], untitled: list[str]) -> None:
         """After the hits are on screen (a key typed meanwhile stops it): what the untitled sessions
-        show for a title (their first user message, as the tree does), then each session's match count."""
+        show for a title (their first user message, as the tree does), then each row's match count,
+        over every segment of its chain (``rows``: a row's session -> its chain's sessions)."""
         worker = get_current_worker()
         try:
             if untitled:
                 previews = self.home.archive.previews(untitled)
                 titles = {sid: titled(None, preview) or sid for sid, preview in previews.items()}
                 self.post_result(CountsDone(query, {}, titles))
-            counts = self.home.archive.match_counts(
-                query, session_ids, prefix=True, cap=COUNT_CAP, stop=lambda: worker.is_cancelled
+            counted = self.home.archive.match_counts(
+                query,
+                [sid for segments in rows.values() for sid in segments],
+                prefix=True,
+                cap=COUNT_CAP,
+                stop=lambda: worker.is_cancelled,
             )
         except WorkbenchError:
             return  # the header keeps its "…"; the next key counts again
+        counts = {
+            row: min(COUNT_CAP, sum(counted[sid] for sid in segments))
+            for row, segments in rows.items()
+            if all(sid in counted for sid in segments)  # (a row not counted to the end keeps its "…")
+        }
         self.post_result(CountsDone(query, counts))
 
     @on(CountsDone)
@@ -390,12 +402,15 @@ class SessionsScreen(SessionActions):
 
     @on(SearchResults.HitsWanted)
     def _hits_wanted(self, message: SearchResults.HitsWanted) -> None:
-        self.load_session_hits(message.query, message.session_id)
+        best = self.query_one(SearchResults).best.get(message.session_id)
+        self.load_session_hits(message.query, message.session_id, best.segments if best else ())
 
     @work(thread=True, exit_on_error=False, group="session-hits")
-    def load_session_hits(self, query: str, session_id: str) -> None:
+    def load_session_hits(self, query: str, session_id: str, segments: tuple[str, ...] = ()) -> None:
+        """Every hit of a row: of each segment of its chain, newest first."""
         try:
-            hits = [list_hit(h) for h in self.home.archive.session_hits(query, session_id, prefix=True)]
+            found = self.home.archive.session_hits(query, list(segments or (session_id,)), prefix=True)
+            hits = [list_hit(h) for h in found]
         except WorkbenchError as exc:
             self.report(f"Search failed: {exc.message}", error=True)
             hits = []
@@ -596,6 +611,7 @@ def list_hit(hit: SearchHit) -> Hit:
         why=explain_plan(hit.plan),
         archived=hit.archived,
         partial=hit.partial,
+        segments=hit.segments,
     )
 
 
