@@ -237,20 +237,21 @@ def test_a_branch_of_an_archived_conversation_continued_since_stays_beneath_it(h
 def test_a_tool_session_is_neither_a_continuation_nor_a_root_of_its_own(home, clock, reason):
     """A session a tool started (source ``tool``, which Hermes keeps out of its lists) beneath a
     compressed segment was labelled a continuation; beneath another, it became a root when its
-    conversation was archived. Like a delegate, it is its parent's and goes out of sight with it;
-    beneath a compressed segment it is archived with it, as Hermes's own archive does."""
+    conversation was archived. Like a delegate, it is its parent's and is archived with it (as
+    Hermes's own archive does beneath a compressed segment), never a branch of it."""
     archive = parent_and_child(home, clock, reason, "c")
     archive.create_session("t", source="tool", parent_session_id="p")
     archive.create_session("d", source="subagent", parent_session_id="p")
     assert {c.id: c.kind for c in archive.children_of("p")}["t"] == "tool"
     assert archive.tip_of("p") == ("c" if reason == "compression" else "p")
-    spawned = reason == "compression"
-    assert archive.conversation_family("p") == (["p", "c", "t", "d"] if spawned else ["p"])
-    assert archive.set_archived("t") == (4 if spawned else 1)  # from its row: the conversation it belongs to
-    assert archive.set_archived("t", False) == (4 if spawned else 1)
+    family = ["p", "c", "t", "d"] if reason == "compression" else ["p", "t", "d"]  # (never the branch)
+    assert archive.conversation_family("p") == family
+    assert archive.set_archived("t") == len(family)  # from its row: the conversation it belongs to
+    assert archive.set_archived("t", False) == len(family)
     archive.set_archived("p")
     assert "t" not in {s.id for s in archive.root_sessions()}
-    assert archive.get_session("t").archived is spawned
+    assert archive.get_session("t").archived and archive.get_session("d").archived
+    assert (reason == "branched") == ("c" in {s.id for s in archive.root_sessions()})
     archive.set_archived("p", False)
     assert "t" in {chain.head.id for chain in archive.chain_children(archive.chain_of("p").head.id)}
 

@@ -44,10 +44,10 @@ class LineageMixin(ArchiveCore):
     def _linked_sql(self, seed: str, *, up: bool, spawned: bool = False) -> str:
         """A recursive CTE ``linked(id)``: ``seed`` (SQL) and the sessions compression joins to it, down
         (its continuations, a second one too) and, with ``up``, back to where the conversation began.
-        ``spawned``: with the delegates and tool sessions of its compressed segments too, as Hermes
-        archives a conversation (never a branch, a conversation of its own)."""
+        ``spawned``: with the delegates and tool sessions its segments started too, as Hermes archives a
+        conversation (never a branch or other child, a conversation of its own)."""
         edge = (
-            f"p.end_reason = 'compression' AND {self._kind_sql} != 'branch'"
+            f"{self._kind_sql} IN ('compression', 'delegate', 'tool')"
             if spawned
             else f"{self._kind_sql} = 'compression'"
         )
@@ -100,8 +100,9 @@ class LineageMixin(ArchiveCore):
 
     def conversation_family(self, session_id: str) -> list[str]:
         """Every session compression joins to ``session_id``, with the delegates and tool sessions its
-        compressed segments started, oldest first: one conversation, which is archived or restored
-        whole (the sessions Hermes's own archive takes, branches apart)."""
+        segments started, oldest first: one conversation, which is archived or restored whole (what
+        Hermes's own archive takes, below compressed segments, branches apart; below the others too,
+        since the tree hides them with their parent)."""
         rows = self.conn().execute(
             f"{self._linked_sql('?', up=True, spawned=True)} "
             "SELECT s.id FROM linked JOIN sessions s ON s.id = linked.id ORDER BY s.started_at, s.rowid",
