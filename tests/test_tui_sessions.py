@@ -814,6 +814,33 @@ async def test_a_chain_that_compresses_again_live_stays_one_row(home, tmp_path):
         assert tree.node_for(GARDEN_3) is garden and tree.root_count == 2
 
 
+@pytest.mark.parametrize("follow", [True, False])
+async def test_the_transcript_goes_on_with_a_conversation_compressed_while_it_is_read(home, tmp_path, follow):
+    """Hermes compressed the session shown: the row underlined the new segment while the transcript
+    stayed on the old one, and ] did nothing. Following (the default), the transcript goes on to the
+    new segment; with follow off, the row keeps the segment shown underlined and ] goes on."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        garden = tree.node_for(GARDEN)
+        tree.focus()
+        tree.move_cursor(garden)
+        await wait_for(pilot, lambda: screen.shown_session == GARDEN_2, what="the chain's latest segment")
+        screen.transcript.follow = follow
+        carried = compress(home, GARDEN_2, GARDEN_3)
+        await wait_for(pilot, lambda: garden.data.ids == (GARDEN, GARDEN_2, GARDEN_3), what="the chain grown")
+        if follow:
+            await wait_for(pilot, lambda: cursor_on(screen.transcript, carried), what="the new segment shown")
+            assert underlined(tree._label(garden.data)) == ["#3"] and tree.picked(garden.data) == GARDEN_3
+            return
+        await settle(pilot)
+        assert screen.shown_session == GARDEN_2 and underlined(tree._label(garden.data)) == ["#2"]
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: screen.shown_session == GARDEN_3, what="] to the new segment")
+
+
 def test_a_label_fits_its_width_cutting_the_title_then_the_date_then_the_size():
     from widgets.lineage_tree import session_label
 

@@ -340,6 +340,7 @@ class LineageTree(CursorInView, Tree):
         if node is None:
             return
         old = node.data
+        shown = self.picked(old) if isinstance(old, SessionNode) else None
         node.data = session
         for segment in old.ids:  # a segment the chain lost (its middle one deleted, say) is no longer this row's
             if segment not in session.ids and self._by_id.get(segment) is node:
@@ -351,6 +352,10 @@ class LineageTree(CursorInView, Tree):
             self._picked.pop(old.id, None)
         if self._picked.get(session.id) not in session.ids:
             self._picked.pop(session.id, None)
+        if node is self.cursor_node and shown in session.ids and self.picked(session) != shown:
+            # The chain grew under the cursor (Hermes compressed it on): the row keeps the segment the
+            # transcript shows underlined, and ] goes on to the new one.
+            self._picked[session.id] = shown
         if old.ids != session.ids and session.id in self._loaded:  # the new segments' children belong here too
             if node.is_expanded:
                 self.post_message(self.ChildrenWanted(session.id))

@@ -594,8 +594,20 @@ class SessionsScreen(SessionActions):
 
     @on(SessionRefreshed)
     def _session_refreshed(self, message: SessionRefreshed) -> None:
+        cursor = self.tree.cursor_node
+        was = cursor.data if cursor is not None and isinstance(cursor.data, SessionNode) else None
         self.tree.add_session(message.node, message.parent_id)
         self._count_roots()  # a new root on top, or a chain that took over another root's row
+        grown = message.node.ids
+        if (
+            was is not None
+            and self.transcript.follow
+            and was.ids[-1] == self.wanted_session
+            and was.ids[-1] in grown
+            and grown[-1] != was.ids[-1]
+        ):  # the conversation read at its end went on in a new segment (Hermes compressed it): follow it there
+            self.tree.reveal(grown[-1])
+            self.load_transcript(grown[-1], None)
 
 
 def list_hit(hit: SearchHit) -> Hit:
