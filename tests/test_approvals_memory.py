@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from engine.approvals.editing import batch_draft, edit_draft
 from engine.events import MemoryChanged, PendingChanged
 from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.hermes_support import hermes_record
@@ -266,6 +267,41 @@ def test_hermes_batch_edit_gives_one_text_per_add_or_replace(home):
     assert memory_file(home) == before
     assert home.approvals.approve("0000aa02", edit="User likes oolong\n§\nCI on GitLab")["success"]
     assert home.memory.entries("memory") == ["User likes oolong", "Deploys on Fridays", "CI on GitLab"]
+
+
+def test_the_text_edit_then_approve_opens_is_the_one_approving_with_it_reads_back(home):
+    """``edit_draft`` opens a batch as its adds' and replaces' texts, in order, in the form
+    ``approve(edit=...)`` reads; a batch that only removes, or a remove, holds no text and says so."""
+    seed(home, "User likes tea", "Project uses uv", "Deploys on Fridays")
+    approval_on(home)
+    operations = [
+        {"action": "replace", "old_text": "tea", "content": "User likes coffee"},
+        {"action": "remove", "old_text": "uv"},
+        {"action": "add", "content": "CI on GitHub"},
+    ]
+    batch = staged_id(home.memory.batch("memory", operations, AGENT))
+    draft = edit_draft("memory", home.approvals.get(batch).payload)
+    assert draft.text == "User likes coffee\n§\nCI on GitHub"
+    assert draft.note.startswith(
+        "This batch holds 3 operations: replace 'User likes tea'; remove 'Project uses uv'; add."
+    )
+    assert "The other operation applies as staged." in draft.note
+    before = home.memory.entries("memory")
+    edited = batch_draft(home.approvals.get(batch).payload, before, draft.text.replace("GitHub", "GitLab"), 90)
+    assert edited.entries == ["User likes coffee", "Deploys on Fridays", "CI on GitLab"] and not edited.problem
+    assert batch_draft(home.approvals.get(batch).payload, before, "User likes coffee", 90).entries is None
+    assert home.approvals.approve(batch, edit=draft.text.replace("GitHub", "GitLab"))["success"]
+    assert home.memory.entries("memory") == edited.entries
+
+    removes = staged_id(home.memory.batch("memory", [{"action": "remove", "old_text": "CI"}], AGENT))
+    draft = edit_draft("memory", home.approvals.get(removes).payload)
+    assert draft.text is None and "only removes entries, so it has no text to edit" in draft.note
+    assert "remove 'CI on GitLab'" in draft.note
+    many = [{"action": "remove", "old_text": f"gone {n}"} for n in range(9)]
+    assert "; and 6 more." in edit_draft("memory", {"action": "batch", "operations": many}).note
+    assert edit_draft("memory", {"action": "remove", "old_text": "tea"}).text is None
+    assert edit_draft("skills", {"action": "consolidate"}).note.startswith("A consolidation plan cannot be edited")
+    assert edit_draft("skills", {"action": "patch", "new_string": "b"}).text == "b"
 
 
 def test_hermes_batch_resolves_each_op_against_the_ones_before_it(home):

@@ -194,6 +194,89 @@ async def test_edit_then_approve_keeps_the_agents_validation(gated, tmp_path):
         assert gated.approvals.count() == 1 and gated.memory.entries("memory") == ["Uses Postgres 16"]
 
 
+def stage_batch(home, operations, ctx: ToolContext = AGENT) -> str:
+    result = home.memory.batch("memory", operations, ctx)
+    assert result.get("staged"), result
+    home.clock.advance(1)
+    return result["pending_id"]
+
+
+def hint_of(dialog) -> str:
+    return str(dialog.query_one(".hint", Static).content)
+
+
+async def test_edit_then_approve_a_batch_edits_the_text_it_adds_and_keeps_its_remove(gated, tmp_path):
+    """A batch holds text (its add): `e` opens it, says what else the batch does, and approving the
+    edit applies the edited add with the remove as staged (it used to say the batch had no text)."""
+    gated.memory.add("memory", "Project uses uv", ToolContext(actor="user"))
+    stage_batch(gated, [{"action": "add", "content": "Likes tea"}, {"action": "remove", "old_text": "uv"}])
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_approvals(pilot)
+        await wait_for(pilot, lambda: "+ Likes tea" in text_of(app, "#proposal-diff"), what="the preview")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+        dialog = app.screen
+        assert dialog.query_one(TextArea).text == "Likes tea"
+        hint = hint_of(dialog)
+        assert "2 operations: add; remove 'Project uses uv'" in hint and "text of its add" in hint
+        assert "other operation applies as staged" in hint
+        gauge = dialog.query_one("#draft-budget", CapacityGauge)
+        assert gauge.used == len("Uses Postgres 16\n§\nLikes tea")  # the removed entry no longer counts
+        dialog.query_one(TextArea).text = "Likes green tea, no sugar"
+        await pilot.pause()
+        assert gauge.used == len("Uses Postgres 16\n§\nLikes green tea, no sugar")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert gated.memory.entries("memory") == ["Uses Postgres 16", "Likes green tea, no sugar"]
+        assert gated.approvals.count() == 0
+
+
+async def test_a_batch_of_several_texts_is_edited_one_block_each_and_a_wrong_count_says_so(gated, tmp_path):
+    stage_batch(
+        gated,
+        [
+            {"action": "add", "content": "Likes tea"},
+            {"action": "replace", "old_text": "Postgres", "content": "Uses Postgres 17"},
+        ],
+    )
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_approvals(pilot)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+        dialog = app.screen
+        assert dialog.query_one(TextArea).text == "Likes tea\n§\nUses Postgres 17"
+        assert "separated from the next by a line holding only §" in hint_of(dialog)
+        advice = dialog.query_one("#draft-advice", Static)
+        assert not advice.display
+        dialog.query_one(TextArea).text = "Likes green tea"  # the § line and the replace's text gone
+        await pilot.pause()
+        assert advice.display and "holds 1 text(s) but the batch adds or replaces 2" in str(advice.content)
+        dialog.query_one(TextArea).text = "Likes green tea\n§\nUses Postgres 18"
+        await pilot.pause()
+        assert not advice.display
+        assert dialog.query_one("#draft-budget", CapacityGauge).used == len("Uses Postgres 18\n§\nLikes green tea")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert gated.memory.entries("memory") == ["Uses Postgres 18", "Likes green tea"]
+
+
+async def test_a_batch_that_only_removes_says_what_it_holds_instead_of_opening_an_editor(gated, tmp_path):
+    for entry in ("Project uses uv", "Deploys on Fridays"):
+        gated.memory.add("memory", entry, ToolContext(actor="user"))
+    stage_batch(gated, [{"action": "remove", "old_text": "uv"}, {"action": "remove", "old_text": "Postgres"}])
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert not isinstance(app.screen, EditDialog)
+        status = text_of(app, "#status")
+        assert "2 operations: remove 'Project uses uv'; remove 'Uses Postgres 16'" in status
+        assert "only removes entries, so it has no text to edit" in status
+
+
 async def test_approve_all_and_reject_all_after_confirmation(gated, tmp_path):
     stage(gated, "One")
     stage(gated, "Two")

@@ -40,6 +40,8 @@ from .validation import (
 )
 
 ACTIONS = ("create", "patch", "edit", "delete", "write_file", "remove_file")
+# Where each action keeps the text edit-then-approve replaces (delete and remove_file have none).
+EDITABLE_SLOTS = {"create": "content", "edit": "content", "write_file": "file_content", "patch": "new_string"}
 READ_ONLY_PROVENANCE = ("bundled", "hub")
 _PLATFORMS = {"macos": "darwin", "linux": "linux", "windows": "win32"}
 _LINKED = {  # group -> (suffixes or None for any, recursive)
@@ -718,9 +720,7 @@ class SkillLibrary:
     def _edited(payload: dict[str, Any], edited_content: str | None) -> dict[str, Any]:
         if edited_content is None:
             return dict(payload)
-        slot = {"create": "content", "edit": "content", "write_file": "file_content", "patch": "new_string"}.get(
-            payload.get("action", "")
-        )
+        slot = EDITABLE_SLOTS.get(payload.get("action", ""))
         if slot is None:
             raise SkillError(f"A staged '{payload.get('action')}' has no text to edit; approve or reject it as is.")
         return {**payload, slot: edited_content}

@@ -9,7 +9,6 @@ be refused (its target changed since staging) says why and stays pending.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,6 +18,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from engine.approvals.editing import edit_draft
 from engine.approvals.records import PendingRecord
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
@@ -31,20 +31,9 @@ from widgets.literal import age, assemble, literal, one_line
 
 from ..messages import ShowProposal
 from .base import WorkbenchScreen
-from .dialogs import ConfirmDialog, DiskCheck, EditDialog, Outcome, draft_budget
+from .dialogs import ConfirmDialog, DiskCheck, EditDialog, Outcome, batch_budget, draft_budget
 
-# Where each kind of proposal keeps the text a reviewer may edit.
-EDITABLE_SLOTS = ("content", "new_text", "file_content", "new_string")
 AGE_TICK = 5.0  # seconds between redraws of the ages ("12s", "3m ago"), which change with nothing reloaded
-
-
-def editable_text(payload: dict[str, Any]) -> str | None:
-    """The proposed text of a single write, or None when it has none (remove, batch)."""
-    for slot in EDITABLE_SLOTS:
-        value = payload.get(slot)
-        if isinstance(value, str):
-            return value
-    return None
 
 
 @dataclass
@@ -366,18 +355,18 @@ class ApprovalsScreen(WorkbenchScreen):
         record = self._selected()
         if record is None:
             return
-        text = editable_text(record.payload)
-        if text is None:
-            self.show_status(f"A {record.action} has no text to edit; approve or reject it as it is.")
+        draft = edit_draft(record.subsystem, record.payload)
+        if draft.text is None:
+            self.show_status(draft.note)
             return
         opened = self.preview if self.preview and self.preview.get("id") == record.id else {}
         heard: set[str] = set()  # late hits this box has warned of: a save after the warning approves
         self.app.push_screen(
             EditDialog(
                 f"Edit, then approve {record.subsystem} {record.action} {record.id}",
-                text,
+                draft.text,
                 lambda edited: self._approve_edited(record, edited, heard),
-                hint="Your text is checked exactly as the agent's would be.",
+                hint=" ".join(filter(None, (draft.note, "Your text is checked exactly as the agent's would be."))),
                 budget=self._draft_budget(record, opened),
                 recheck=lambda: self._recheck(record, opened),
             ),
@@ -385,16 +374,21 @@ class ApprovalsScreen(WorkbenchScreen):
         )
 
     def _draft_budget(self, record: PendingRecord, preview: dict):
-        """For a memory add or replace: the store's budget with the edited text, from a preview."""
+        """For a memory add, replace or batch: the store's budget with the edited text, from a preview."""
         if record.subsystem != "memory" or preview.get("id") != record.id or not preview.get("budget"):
             return None
+        threshold = self.home.memory.duplicate_threshold()
+        if record.action == "batch":
+            return batch_budget(
+                record.payload, list(preview.get("before") or []), int(preview["budget"]["limit"]), threshold
+            )
         targets = preview.get("targets") or []  # the entry a replace hits now, pinned or by Hermes's old_text
         replacing = targets[0]["entry"] if record.action == "replace" and targets else None
         return draft_budget(
             list(preview.get("before") or []),
             int(preview["budget"]["limit"]),
             replacing,
-            threshold=self.home.memory.duplicate_threshold(),
+            threshold=threshold,
         )
 
     def _recheck(self, record: PendingRecord, opened: dict) -> DiskCheck:

@@ -25,8 +25,9 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static, TextArea
 
+from engine.approvals.editing import batch_draft
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
-from engine.memory.format import size_of
+from engine.memory.format import size_of, split_pieces
 from engine.memory.similar import closest, near_duplicates, strongest
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line, visible
@@ -65,6 +66,7 @@ class Budget:
     pending: int = 0  # what proposals waiting for approval would add (the gauge's ghost)
     duplicates: tuple[str, ...] = ()  # the entries the draft most nearly duplicates (the approval preview's rule)
     more_duplicates: int = 0  # how many others it nearly duplicates too
+    problem: str = ""  # why saving the draft as it stands would be refused (a batch's count of texts, say)
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,24 @@ def draft_budget(
         named, more = strongest(near_duplicates([text], others, threshold)) if threshold and text else ([], 0)
         same = tuple(d["existing"] for d in named)
         return Budget(size_of([e for e in after if e]), limit, tuple(closest(text, others, n=2)), pending, same, more)
+
+    return budget
+
+
+def batch_budget(
+    payload: dict, entries: list[str], limit: int, threshold: float | None = None
+) -> Callable[[str], Budget]:
+    """A memory batch's budget once approved with a draft for its texts (``engine.approvals.editing``);
+    a draft that would be refused leaves the store as it is, and says why."""
+
+    def budget(draft: str) -> Budget:
+        found = batch_draft(payload, entries, draft, threshold)
+        after = entries if found.entries is None else found.entries
+        named, more = strongest(found.duplicates)
+        longest = max(split_pieces(draft), key=len, default="")
+        kept = [e for e in after if e not in split_pieces(draft)]
+        similar = tuple(closest(longest, kept, n=2)) if longest else ()
+        return Budget(size_of(after), limit, similar, 0, tuple(d["existing"] for d in named), more, found.problem)
 
     return budget
 
@@ -274,7 +294,9 @@ class EditDialog(Dialog[bool]):
         gauge.used, gauge.limit, gauge.ghost = budget.chars, budget.limit, budget.pending
         advice = self.query_one("#draft-advice", Static)
         over = budget.chars - budget.limit
-        if over > 0:
+        if budget.problem:
+            advice.update(literal(budget.problem))
+        elif over > 0:
             similar = "; ".join(one_line(e, 60) for e in budget.similar) or "none close"
             advice.update(
                 literal(f"Over the limit by {over:,}: shorten it, or merge entries first. Similar entries: {similar}")
@@ -284,7 +306,7 @@ class EditDialog(Dialog[bool]):
             advice.update(
                 literal("Nearly the same as: " + "; ".join(one_line(e, 60) for e in budget.duplicates) + more)
             )
-        advice.display = over > 0 or bool(budget.duplicates)
+        advice.display = bool(budget.problem) or over > 0 or bool(budget.duplicates)
 
     @property
     def draft(self) -> str:
