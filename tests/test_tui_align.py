@@ -161,21 +161,29 @@ async def test_n_and_shift_n_jump_between_changes_and_wrap(home, tmp_path):
 
 
 async def test_n_and_shift_n_are_in_the_footer_and_the_help(home, tmp_path):
+    """The footer groups n and N under one label; help lists each key once, saying what it does
+    (it used to list "n/N Changes" and then "N Previous change": N twice, n's meaning unsaid)."""
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_mode(pilot, "1", MemoryScreen)
         footer = screen_text(app).splitlines()[-1]
-        assert "n/N Changes" in footer and "? Help" in footer
+        assert "n N Changes" in footer and "? Help" in footer
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
         await settle(pilot)
+        [memory] = [section for section in app.screen.sections if section.title == "Memory"]
+        assert [row for row in memory.keys if "n" in row[0].split("/") or "N" in row[0].split("/")] == [
+            ("n", "Next change"),
+            ("N", "Previous change"),
+        ]
         shown = " ".join(screen_text(app).split())
-        assert "n/N Changes" in shown and "N Previous change" in shown and "n / N jump to the next" in shown
+        assert "n Next change" in shown and "N Previous change" in shown and "n / N jump to the next" in shown
+        assert "n/N" not in shown
         await pilot.press("escape")
         await pilot.resize_terminal(80, 24)  # still there, with Help, at 80 columns
         await settle(pilot)
         footer = screen_text(app).splitlines()[-1]
-        assert "n/N Changes" in footer and "? Help" in footer
+        assert "n N Changes" in footer and "? Help" in footer
 
 
 async def test_a_threat_in_a_live_entry_is_flagged_beside_its_blocked_snapshot_line(home, tmp_path):

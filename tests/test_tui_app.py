@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -74,7 +75,11 @@ async def test_help_lists_every_key_of_every_screen(home, tmp_path):
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
         listed = {
-            (s.title, key, desc) for s in app.screen.sections for keys, desc in s.keys for key in keys.split(", ")
+            (s.title, key, desc)
+            for s in app.screen.sections
+            for keys, descs in s.keys
+            for key in keys.split(", ")
+            for desc in descs.split(" / ")
         }
         owners = [(cls.TITLE_TEXT, cls) for cls in MODES.values()] + [
             ("Transcript (Sessions and Run)", Transcript),
@@ -84,6 +89,11 @@ async def test_help_lists_every_key_of_every_screen(home, tmp_path):
         assert len(wanted) > 30
         assert [row for row in wanted if row not in listed] == []  # every described binding, with its key
         assert app.screen.sections[0].title == "Memory"  # the current screen comes first
+        for section in app.screen.sections:  # each key once per section ("n/N" names two keys)
+            keys = [key for shown, _ in section.keys for key in re.split(r", |(?<=.)/(?=.)", shown)]
+            assert len(keys) == len(set(keys)), (section.title, section.keys)
+        [run] = [section for section in app.screen.sections if section.title == "Run"]
+        assert ("esc", "Cancel / Leave box (then 1-6)") in run.keys  # one key, two contexts: one row
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(app.screen, HelpScreen)

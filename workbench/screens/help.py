@@ -34,15 +34,19 @@ def shown_key(key: str) -> str:
 
 
 def binding_rows(bindings) -> list[tuple[str, str]]:
-    """(keys, description) for every described binding, one row each (``down, j``); a key that does
-    two things by context (esc on Run: cancel, or leave the box) gets a row for each."""
-    rows: dict[tuple[str, str], None] = {}
+    """(keys, description) for every described binding, each key listed once (``down, j``): keys
+    the footer groups (``n N Changes``) each get their own row with their own description, and a
+    key that does two things by context (esc on Run: cancel a turn, or leave the box) gets one row
+    naming both."""
+    rows: dict[str, list[str]] = {}
     for item in bindings:
         binding = item if isinstance(item, Binding) else Binding(*item)
         if binding.description:
             shown = binding.key_display or ", ".join(shown_key(key) for key in binding.key.split(","))
-            rows.setdefault((shown, binding.description), None)
-    return list(rows)
+            said = rows.setdefault(shown, [])
+            if binding.description not in said:
+                said.append(binding.description)
+    return [(shown, " / ".join(said)) for shown, said in rows.items()]
 
 
 def class_bindings(cls) -> list:

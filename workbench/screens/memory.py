@@ -100,6 +100,9 @@ def result_error(result: dict) -> str | None:
     return str(result.get("error") or "The write was refused.")
 
 
+CHANGES = Binding.Group("Changes")
+
+
 class MemoryScreen(WorkbenchScreen):
     TITLE_TEXT = "Memory"
     HELP = (
@@ -119,8 +122,8 @@ class MemoryScreen(WorkbenchScreen):
         Binding("d,delete", "remove", "Remove", key_display="d", id="memory.remove"),
         Binding("g", "jump", "Source", show=False, id="memory.jump"),  # the detail pane says "g: go to it"
         Binding("u", "undo", "Undo", id="memory.undo"),
-        Binding("n", "change(1)", "Changes", key_display="n/N", id="memory.next_change"),
-        Binding("N", "change(-1)", "Previous change", show=False, id="memory.previous_change"),
+        Binding("n", "change(1)", "Next change", group=CHANGES, id="memory.next_change"),
+        Binding("N", "change(-1)", "Previous change", key_display="N", group=CHANGES, id="memory.previous_change"),
         Binding("p", "facts", "Facts", show=False, id="memory.facts"),  # in help: the footer is full at 80
         Binding("r", "repair", "Repair", show=False, id="memory.repair"),
         Binding("f", "refreeze", "Refreeze", show=False, id="memory.refreeze"),
