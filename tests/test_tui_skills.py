@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from rich.cells import cell_len
 from textual.widgets import Input, OptionList
 
 from engine.demo import seed_demo_home
@@ -15,6 +16,7 @@ from tests.test_skills_support import ctx, skill_md
 from tests.tui_support import make_app, settle, wait_for
 from widgets.code_view import highlight_file
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
+from widgets.skill_meta import meta_lines
 from widgets.timeline_list import TimelineList
 from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.skills import DaysDialog, LedgerDialog, SkillsScreen
@@ -296,3 +298,45 @@ async def test_the_ledger_names_a_review_as_the_timeline_does(home, tmp_path):
         await wait_for(pilot, lambda: isinstance(app.screen, LedgerDialog), what="ledger")
         await settle(pilot)
         assert "create  x  by review (ledger: curator)" in screen_text(app)
+
+
+LONG_NAME = "kubernetes-cluster-upgrade-and-rollback-runbook-for-prod-v2-final"[:64]
+
+
+async def test_a_long_name_in_the_detail_pane_is_cut_with_an_ellipsis_and_the_state_wraps_between_parts(home, tmp_path):
+    """At 120x40 the pane beside the files is 28 cells: a 64-character name keeps one line, cut
+    with …, when the state line (pinned) wraps too; it used to wrap mid-word and lose its end
+    (and the description) under the pane's four lines without a mark."""
+    description = "Upgrade a Kubernetes cluster node pool by node pool, with a rollback plan at each step"
+    result = home.skills.manage(
+        {"action": "create", "name": LONG_NAME, "category": "devops", "content": skill_md(LONG_NAME, description)},
+        ctx(actor="agent"),
+    )
+    assert result.get("success"), result
+    assert home.curator.pin(LONG_NAME)["success"]
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, LONG_NAME)
+        region = screen.query_one("#skills-meta").content_region
+        rows = screen_text(app).splitlines()[region.y : region.y + region.height]
+        shown = [row[region.x : region.x + region.width].rstrip() for row in rows]
+        assert region.width == 28 and len(shown) == 4
+        assert shown[0] == LONG_NAME[:27] + "…"
+        skill = screen.current
+        state = f"active · pinned · {skill.provenance} · 0 uses"
+        assert len(state) > 28 and " · ".join(shown[1:3]) == state  # broken between its parts, not inside one
+        assert shown[3].endswith("…") and description.startswith(shown[3][:-1])
+        assert screen.query_one("#skills-files", OptionList).region.y == region.y + region.height
+
+
+def test_the_detail_pane_fits_every_part_in_cells_and_marks_each_cut():
+    row = SkillRow("日本語のスキル名がとても長い場合のテストです", description="説明 " * 40, provenance="user")
+    lines = [line.plain for line in meta_lines(row, 28)]
+    assert lines[0] == "日本語のスキル名がとても長…" and cell_len(lines[0]) == 27  # a wide character is never halved
+    assert lines[1] == "active · user · 0 uses" and lines[3].endswith("…") and len(lines) == 4
+    assert all(cell_len(line) <= 28 for line in lines)
+    short = meta_lines(SkillRow("git-rebase", description="Rebase a branch", provenance="agent"), 28)
+    assert [line.plain for line in short] == ["git-rebase", "active · agent · 0 uses", "Rebase a branch"]
+    hostile = meta_lines(SkillRow("x", description="[bold]y[/] \x1b[31m"), 28)
+    assert hostile[2].plain == "[bold]y[/] ␛[31m"  # literal, never markup or an escape

@@ -28,6 +28,7 @@ from textual.widgets.tree import TreeNode, UnknownNodeID
 from engine.textsafety import one_line, visible
 
 from .cursor_in_view import CursorInView
+from .literal import cut_cells
 
 KIND_GLYPHS = {"root": "●", "compression": "⤷", "branch": "⑂", "delegate": "↳", "tool": "◇", "child": "◦"}
 
@@ -100,19 +101,6 @@ def _neighbour(node: TreeNode) -> TreeNode | None:
     )
 
 
-def _cut(text: str, cells: int) -> str:
-    """``text`` in at most ``cells`` cells, ending in … when cut (a wide character is never halved)."""
-    if cell_len(text) <= cells:
-        return text
-    kept, used = [], 1  # the ellipsis
-    for ch in text:
-        used += cell_len(ch)
-        if used > cells:
-            break
-        kept.append(ch)
-    return "".join(kept) + "…"
-
-
 def session_label(node: SessionNode, picked: int | None = None, width: int | None = None) -> Text:
     """A literal one-line label: kind glyph, write marker, title (or id), segments, kind, size, start date.
 
@@ -151,7 +139,7 @@ def session_label(node: SessionNode, picked: int | None = None, width: int | Non
         )
         room = max(width - fixed - cell_len(details), 1)
     label = head
-    label.append(_cut(title, room))
+    label.append(cut_cells(title, room))
     label.append_text(chain)
     label.append(details, style="dim")
     return label

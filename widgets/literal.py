@@ -8,6 +8,7 @@ too (``engine.textsafety.visible``): ``␛`` for ESC, ``<U+202E>`` for an overri
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.content import Content
 
 from engine.textsafety import visible
@@ -29,6 +30,20 @@ def one_line(text: str | None, limit: int = 80) -> str:
     """A single-line preview: newlines shown as ⏎, cut with … past ``limit`` characters."""
     flat = visible(text).replace("\r\n", "\n").replace("\n", " ⏎ ").replace("\t", " ")
     return flat if len(flat) <= limit else flat[: max(0, limit - 1)] + "…"
+
+
+def cut_cells(text: str, cells: int) -> str:
+    """``text`` in at most ``cells`` terminal cells, ending in … when cut (CJK takes two cells, and a
+    wide character is never halved). For a title or name in a pane of a known width."""
+    if cell_len(text) <= cells:
+        return text
+    kept, used = [], 1  # the ellipsis
+    for ch in text:
+        used += cell_len(ch)
+        if used > cells:
+            break
+        kept.append(ch)
+    return "".join(kept) + "…"
 
 
 def tail(text: str | None, limit: int) -> str:

@@ -29,9 +29,10 @@ from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
 from engine.skills.usage import parse_iso
 from widgets.code_view import CodeView
-from widgets.literal import assemble, one_line, visible
+from widgets.literal import assemble, visible
 from widgets.search_box import SearchBox
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
+from widgets.skill_meta import SkillMeta
 
 from ..messages import ShowSkill
 from .base import WorkbenchScreen
@@ -219,7 +220,7 @@ class SkillsScreen(WorkbenchScreen):
         yield SkillList(id="skills-list")
         with Horizontal(id="skills-detail"):
             with Vertical(id="skills-side"):
-                yield Static(Content(""), id="skills-meta")
+                yield SkillMeta(id="skills-meta")
                 yield OptionList(id="skills-files")
             yield CodeView(id="skills-code")
 
@@ -268,9 +269,9 @@ class SkillsScreen(WorkbenchScreen):
     @on(SkillList.Highlighted)
     def _skill_highlighted(self, message: SkillList.Highlighted) -> None:
         skill = message.skill
-        meta = self.query_one("#skills-meta", Static)
+        meta = self.query_one(SkillMeta)
+        meta.skill = skill
         if skill is None:
-            meta.update(Content(""))
             self.query_one("#skills-files", OptionList).clear_options()
             empty = (
                 "No skill matches the filter."
@@ -281,17 +282,6 @@ class SkillsScreen(WorkbenchScreen):
             self.query_one(CodeView).show_message("SKILL.md", empty)
             self.shown = None
             return
-        meta.update(
-            Content.assemble(
-                (skill.name, "bold"),
-                ("\n", ""),
-                (skill.state, "$text-success" if skill.state == "active" else "$text-warning"),
-                (" · pinned" if skill.pinned else "", "bold"),
-                (f" · {skill.provenance or 'unknown'}", "$text-muted"),
-                (f" · {skill.use_count} use{'' if skill.use_count == 1 else 's'}\n", "$text-muted"),
-                (one_line(skill.description, 120), ""),
-            )
-        )
         self.load_files(skill.name)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="files")

@@ -1,0 +1,83 @@
+"""The head of the Skills screen's detail pane: the selected skill's name, state line and description.
+
+The pane is narrow (28 cells beside the files), so each part is fitted to it rather than
+left to wrap where it falls: the name keeps one line, cut in cells with … (a name runs to
+64 characters), the state line wraps between its parts (never inside ``3 uses``), and the
+description takes the lines left, … where it is cut. So nothing is ever cut without a mark,
+at any width. All text is literal (``widgets.literal``).
+"""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from .literal import cut_cells, one_line
+from .skill_list import SkillRow
+
+LINES = 4  # at most: the files below keep their rows at 80x24
+SEPARATOR = " · "
+
+
+def fitted(text: str, width: int, style: str = "") -> Content:
+    """``text`` as one line of at most ``width`` cells, ending in … where it is cut."""
+    return Content.styled(cut_cells(text, max(width, 1)), style)
+
+
+def state_parts(skill: SkillRow) -> list[tuple[str, str]]:
+    uses = f"{skill.use_count} use{'' if skill.use_count == 1 else 's'}"
+    parts = [(skill.state, "$text-success" if skill.state == "active" else "$text-warning")]
+    if skill.pinned:
+        parts.append(("pinned", "bold"))
+    return [*parts, (skill.provenance or "unknown", "$text-muted"), (uses, "$text-muted")]
+
+
+def state_lines(skill: SkillRow, width: int) -> list[Content]:
+    """The state line in ``width`` cells, broken only between its parts (each part styled with the
+    separator before it)."""
+    lines: list[Content] = []
+    line: Content | None = None
+    for text, style in state_parts(skill):
+        part = cut_cells(one_line(text), max(width, 1))
+        if line is not None and line.cell_length + cell_len(SEPARATOR + part) <= width:
+            line = Content.assemble(line, (SEPARATOR + part, style))
+            continue
+        if line is not None:
+            lines.append(line)
+        line = Content.styled(part, style)
+    return [*lines, line] if line is not None else lines
+
+
+def meta_lines(skill: SkillRow, width: int, height: int = LINES) -> list[Content]:
+    """What the pane shows for ``skill`` in ``width`` cells and at most ``height`` lines."""
+    width = max(width, 1)
+    lines = [fitted(one_line(skill.name, 200), width, "bold"), *state_lines(skill, width)][:height]
+    room = height - len(lines)
+    description = one_line(skill.description, 400)
+    if room <= 0 or not description:
+        return lines
+    wrapped = [line.rstrip() for line in Content(description).wrap(width)]
+    if len(wrapped) > room:  # the last line it has room for ends in …, after a whole word where one fits
+        last = wrapped[room - 1].plain
+        if cell_len(last) >= width and " " in last:
+            last = last.rsplit(" ", 1)[0]
+        wrapped = [*wrapped[: room - 1], fitted(last + "…", width)]
+    return [*lines, *wrapped]
+
+
+class SkillMeta(Widget):
+    """The selected skill's head, fitted to the width it is given (None: empty)."""
+
+    DEFAULT_CSS = "SkillMeta { height: auto; }"
+
+    skill: reactive[SkillRow | None] = reactive(None, layout=True)
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return len(meta_lines(self.skill, width)) if self.skill is not None else 0
+
+    def render(self) -> Content:
+        if self.skill is None:
+            return Content("")
+        return Content("\n").join(meta_lines(self.skill, self.content_size.width))
