@@ -355,3 +355,20 @@ def test_a_page_of_roots_goes_on_after_the_last_listed_however_many_came_or_went
     r1 = archive.get_session("r1")
     assert archive.root_ids(after=(first[0].started_at, "r5"), down_to=(r1.started_at, "r1")) == ["r2", "r1"]
     assert archive.root_ids() == ["new", "r5", "r2", "r1", "r0"]
+
+
+def test_a_chain_stamp_changes_exactly_when_its_row_would(home, clock):
+    archive = home.archive
+    archive.create_session("p", title="Plan")
+    archive.create_session("q")
+    rows = {"p": ("p",), "q": ("q",)}
+    first = archive.chain_stamps(rows)
+    assert archive.chain_stamps(rows) == first and set(first) == {"p", "q"}
+    archive.append_message("q", "user", "hello")
+    archive.end_session("p", "compression")
+    archive.create_session("p2", parent_session_id="p")  # a new segment: the row grows
+    now = archive.chain_stamps(rows)
+    assert now["p"] != first["p"] and now["q"] != first["q"]
+    archive.set_title("q", "Renamed")
+    assert archive.chain_stamps(rows)["q"] != now["q"] and archive.chain_stamps(rows)["p"] == now["p"]
+    assert archive.chain_stamps({"gone": ("gone",)}) == {"gone": ((None, 0),)}

@@ -197,6 +197,28 @@ async def test_paged_roots_stay_whole_as_roots_come_and_go(home, tmp_path):
         assert "oldparent" not in tree.root_ids and tree.root_ids[-1] == "oldbranch"
 
 
+async def test_rows_paged_in_follow_what_another_process_changes(home, tmp_path):
+    """Below the newest page, only missing roots were added on a change: a root there that Hermes
+    renamed or wrote to kept its old title and count until a reload."""
+    import sqlite3
+
+    seed_sessions(home, extra_roots=ROOTS_PAGE + 5)
+    old = "20261101_000203_ffffff"
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.root_count == ROOTS_PAGE, what="the first page")
+        tree.move_cursor(tree.root.children[-1])
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: tree.node_for(old) is not None, what="the second page")
+        with sqlite3.connect(home.state_db_path) as conn:  # Hermes, in its own process
+            conn.execute("UPDATE sessions SET title = 'Ancient tomato plan', message_count = 7 WHERE id = ?", (old,))
+        row = tree.node_for(old)
+        await wait_for(pilot, lambda: row.data.title == "Ancient tomato plan", timeout=10, what="the row renamed")
+        assert row.data.message_count == 7 and "Ancient tomato plan" in str(row.label)
+
+
 async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_path):
     seed_sessions(home)
     app = make_app(home, tmp_path)

@@ -389,6 +389,11 @@ class LineageTree(CursorInView, Tree):
             self.post_message(self.SessionHighlighted(target.data, self.picked(target.data)))
 
     @property
+    def root_segments(self) -> dict[str, tuple[str, ...]]:
+        """Every top-level row: its first segment -> the segments it lists."""
+        return {child.data.id: child.data.ids for child in self.root.children if isinstance(child.data, SessionNode)}
+
+    @property
     def root_ids(self) -> list[str]:
         """The first segment of every top-level row."""
         return [child.data.id for child in self.root.children if isinstance(child.data, SessionNode)]

@@ -323,6 +323,31 @@ class LineageMixin(ArchiveCore):
             [started, started, session_id],
         )
 
+    def chain_stamps(self, chains: dict[str, tuple[str, ...]]) -> dict[str, tuple]:
+        """For each chain (a row's first segment -> its segments), a stamp that changes whenever its tree
+        row would: a segment's title, message count, end or archive flag, or its children (a new
+        segment, a branch). Two queries for any number of rows: how a screen finds, among many rows,
+        the few another process changed."""
+        ids = list(dict.fromkeys(sid for segments in chains.values() for sid in segments))
+        archived = "archived" if self.caps.has("sessions", "archived") else "0"
+        seen: dict[str, tuple] = {}
+        children: dict[str, int] = {}
+        for start in range(0, len(ids), 500):  # SQLite's bound-parameter limit
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            columns = f"id, title, message_count, ended_at, end_reason, {archived}"
+            for row in self.conn().execute(f"SELECT {columns} FROM sessions WHERE id IN ({marks})", chunk):
+                seen[row[0]] = tuple(row[1:])
+            for parent, count in self.conn().execute(
+                f"SELECT parent_session_id, count(*) FROM sessions WHERE parent_session_id IN ({marks}) "
+                "GROUP BY parent_session_id",
+                chunk,
+            ):
+                children[parent] = count
+        return {
+            row: tuple((seen.get(sid), children.get(sid, 0)) for sid in segments) for row, segments in chains.items()
+        }
+
     def listed_roots(self, session_ids: list[str]) -> set[str]:
         """Which of ``session_ids`` ``root_sessions`` still lists (not deleted, archived or made a child)."""
         return self._which(session_ids, self._roots_sql(include_archived=False))

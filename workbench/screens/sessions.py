@@ -177,6 +177,7 @@ class SessionsScreen(SessionActions):
         self._changed: set[str] = set()  # sessions whose tree rows to refresh
         self._roots_changed = False  # another process changed state.db
         self._transcript_changed = False  # the shown session grew or wrote something
+        self._stamps: dict[str, tuple] = {}  # rows below the newest page of roots: how they were last drawn
 
     def compose_body(self) -> Iterable[Widget]:
         yield SearchBox(placeholder="search messages (/)", id="sessions-search")
@@ -231,6 +232,9 @@ class SessionsScreen(SessionActions):
             self.post_message(RootsLoaded(after, [], False, exc.message))
             return
         nodes = self._tree_nodes(chains[:ROOTS_PAGE])
+        if after is not None:  # an older page: a change to its rows is found by their stamps (refresh_roots)
+            with contextlib.suppress(WorkbenchError):
+                self._stamps.update(self.home.archive.chain_stamps({c.head.id: c.ids for c in chains[:ROOTS_PAGE]}))
         self.post_message(RootsLoaded(after, nodes, len(chains) > ROOTS_PAGE, unlisted=unlisted))
 
     @on(RootsLoaded)
@@ -531,7 +535,7 @@ class SessionsScreen(SessionActions):
         if self._roots_changed:
             self._roots_changed = False
             self.refresh_roots(
-                self.tree.root_ids, self.tree.loaded_ids, self.tree.last_root if self.tree.more_roots else None
+                self.tree.root_segments, self.tree.loaded_ids, self.tree.last_root if self.tree.more_roots else None
             )
         shown = self.shown_session if self.shown_session == self.wanted_session else None
         if self._transcript_changed and shown:
@@ -539,15 +543,17 @@ class SessionsScreen(SessionActions):
         self._transcript_changed = False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="live-roots")
-    def refresh_roots(self, listed: list[str], loaded: list[str], down_to: tuple[float | None, str] | None) -> None:
+    def refresh_roots(
+        self, listed: dict[str, tuple[str, ...]], loaded: list[str], down_to: tuple[float | None, str] | None
+    ) -> None:
         """New roots on top; the roots another process deleted or archived go; and the children of each
         open row are read again (every child row is beneath one): those gone leave, those listed again come.
 
         The newest page of roots is read again whole; below it, down to the last root paged in
-        (``down_to``, None: every root is listed), only roots the tree lacks (a branch whose parent was
-        archived, say)."""
+        (``down_to``, None: every root is listed), the roots the tree lacks (a branch whose parent was
+        archived, say) and the rows whose stamp changed (``chain_stamps``: renamed, grown)."""
         archive = self.home.archive
-        gone = sorted(set(listed) - archive.listed_roots(listed))
+        gone = sorted(set(listed) - archive.listed_roots(list(listed)))
         if gone:
             self.post_result(SessionsGone(gone))
         for session_id in loaded:
@@ -556,9 +562,12 @@ class SessionsScreen(SessionActions):
         chains = archive.root_chains(limit=ROOTS_PAGE)
         if len(chains) == ROOTS_PAGE and len(listed) > ROOTS_PAGE:  # (older roots paged in)
             head = chains[-1].head
-            known = set(listed)
             beyond = archive.root_ids(after=(head.started_at, head.id), down_to=down_to)
-            chains += [archive.chain_of(sid) for sid in beyond if sid not in known]
+            older = {sid: listed[sid] for sid in beyond if sid in listed}
+            stamps = archive.chain_stamps(older)
+            changed = [sid for sid, stamp in stamps.items() if self._stamps.get(sid, stamp) != stamp]
+            self._stamps = stamps
+            chains += [archive.chain_of(sid) for sid in beyond if sid not in listed or sid in changed]
         for node in reversed(self._tree_nodes(chains)):
             self.post_result(SessionRefreshed(node, None))
 
