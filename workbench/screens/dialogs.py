@@ -174,15 +174,25 @@ class LineDialog(Dialog[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, question: str, value: str = "", hint: str = "enter: save · esc: cancel"):
+    def __init__(self, question: str, value: str = "", hint: str = "enter: save · esc: cancel", error: str = ""):
         super().__init__()
-        self.question, self.value, self.hint = question, value, hint
+        self.question, self.value, self.hint, self.error = question, value, hint, error
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(literal(self.question, "bold"), classes="dialog-title")
             yield LineInput(self.value, id="line")
+            yield Static(literal(self.error), id="line-error", classes="error")
             yield Static(literal(self.hint, "$text-muted"))
+
+    def on_mount(self) -> None:
+        self.query_one("#line-error").display = bool(self.error)
+
+    @on(Input.Changed)
+    def _changed(self, event: Input.Changed) -> None:
+        """The refusal was about the text it refused: an edit makes it stale."""
+        if self.error and event.value != self.value:
+            self.query_one("#line-error").display = False
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

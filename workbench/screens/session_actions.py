@@ -138,7 +138,7 @@ class SessionActions(WorkbenchScreen):
             if title is not None:
                 self._change(message, title)
 
-        self.ask(LineDialog(question, draft, f"{refused} {hint}" if refused else hint), renamed)
+        self.ask(LineDialog(question, draft, hint, error=refused or ""), renamed)
 
     @on(TitleRefused)
     def _title_refused(self, refusal: TitleRefused) -> None:
