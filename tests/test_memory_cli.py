@@ -206,3 +206,17 @@ def test_show_names_an_entry_written_outside_since_the_journal_last_looked(wb, t
     assert wb("memory", "history").returncode == 0  # journals it
     shown = as_json(wb("memory", "show", "--target", "memory", "--json"))
     assert [(o["via"], o["actor"]) for o in shown["origins"]] == [("journal", "user"), ("journal", "external")]
+
+
+def test_history_of_an_entry_finds_it_in_either_store(wb):
+    """Without --target, --entry looked in MEMORY.md alone and refused an entry of USER.md."""
+    assert wb("memory", "add", "--target", "user", "Name: Alexandra Chen").returncode == 0
+    assert wb("memory", "add", "Alex's laptop runs Fedora").returncode == 0
+    story = as_json(wb("memory", "history", "--json", "--entry", "Chen"))
+    assert story["events"][0]["target"] == "user" and story["events"][0]["after"] == "Name: Alexandra Chen"
+    both = wb("memory", "history", "--entry", "Alex")
+    assert both.returncode == 1 and "Both stores have an entry that is or holds 'Alex'" in both.stderr
+    assert "MEMORY.md: Alex's laptop" in both.stderr and "USER.md: Name: Alexandra Chen" in both.stderr
+    none = wb("memory", "history", "--entry", "zebra")
+    assert none.returncode == 1 and "MEMORY.md" in none.stderr and "USER.md" in none.stderr
+    assert "Traceback" not in both.stderr + none.stderr

@@ -33,6 +33,7 @@ from .format import FILE_NAMES, read_as_hermes
 from .ops import Outcome, Refusal, refuse
 from .rebuild import LEFT_ROW
 from .store import SUBSYSTEM, _Plan, _scan, _Writer
+from .targets import TARGETS
 
 if TYPE_CHECKING:
     from .archive_writes import ArchiveWrite
@@ -448,12 +449,35 @@ def entry_named(memory: MemoryStore, target: str, text: str) -> str:
             f"No entry of {name}, live or journaled, is or holds {text!r}. "
             "`workbench memory show` lists the entries, `workbench memory history` the changes.",
             target=target,
+            matches=0,
         )
     raise WorkbenchError(
         f"{'Several' if len(found) > 5 else len(found)} entries of {name} hold {text!r}; give more of the one you "
         "mean: " + "; ".join(ops.preview(e) for e in found[:5]),
         target=target,
     )
+
+
+def entry_in_either(memory: MemoryStore, text: str) -> tuple[str, str]:
+    """(target, entry) for ``entry_named`` with no store given: the store whose entry it names, when
+    exactly one has one; ``WorkbenchError`` when neither or both do (naming what each said)."""
+    found, refusals = [], []
+    for target in TARGETS:
+        try:
+            found.append((target, entry_named(memory, target, text)))
+        except WorkbenchError as exc:
+            refusals.append(exc)
+    if len(found) == 1:
+        return found[0]
+    several = [exc for exc in refusals if exc.details.get("matches") != 0]  # (an empty text, or several in one)
+    if several and not found:
+        raise several[0]
+    if found:
+        raise WorkbenchError(
+            f"Both stores have an entry that is or holds {text!r}; add --target memory or --target user: "
+            + "; ".join(f"{FILE_NAMES[t]}: {ops.preview(e)}" for t, e in found),
+        )
+    raise WorkbenchError(" ".join(dict.fromkeys(exc.message for exc in refusals)))
 
 
 def story(memory: MemoryStore, target: str, entry: str, limit: int = 8) -> EntryStory:

@@ -243,8 +243,10 @@ def show_history(home: Home, args) -> Output:
     data: dict = {}
     home.memory.catch_up((args.target,) if args.target else TARGETS)
     if args.entry is not None:
-        target = args.target or "memory"
-        entry = history.entry_named(home.memory, target, args.entry.strip())
+        if args.target:
+            target, entry = args.target, history.entry_named(home.memory, args.target, args.entry.strip())
+        else:  # the store whose entry it names
+            target, entry = history.entry_in_either(home.memory, args.entry.strip())
         found = history.story(home.memory, target, entry, args.limit)
         rows = found.history
         data["origin"] = found.origin.to_dict()
