@@ -635,6 +635,9 @@ def test_a_live_branch_of_an_archived_conversation_is_its_own_hit(home):
     assert found["p"] == ("p", "Bike trip", True)
     assert len(found) == 2 and found.get("b", found.get("b2"))[0] == "b"
     assert [h.root_id for h in archive.session_hits("Nara", "b2")] == ["b"]
+    # session_search keeps Hermes's lineage: one hit for p's lineage, none from the branch's own
+    assert [h.root_id for h in archive.search("Nara", per="lineage")] == ["p"]
+    assert archive.search("Nara", per="lineage", exclude_lineage_of="b2") == []
     archive.set_archived("b")  # the branch archived too: back in its lineage
     assert {h.root_id for h in archive.search("Nara")} == {"p"}
 

@@ -372,3 +372,22 @@ def test_a_chain_stamp_changes_exactly_when_its_row_would(home, clock):
     archive.set_title("q", "Renamed")
     assert archive.chain_stamps(rows)["q"] != now["q"] and archive.chain_stamps(rows)["p"] == now["p"]
     assert archive.chain_stamps({"gone": ("gone",)}) == {"gone": ((None, 0),)}
+
+
+def test_archiving_an_unknown_session_is_refused_and_a_row_naming_none_changes_nothing(home):
+    from engine.errors import WorkbenchError
+
+    home.archive.create_session("s1")
+    with pytest.raises(WorkbenchError, match="ghost"):
+        home.archive.set_archived("ghost")
+    assert home.archive.set_archived("s1", only=[]) == 0 and not home.archive.get_session("s1").archived
+
+
+def test_a_chain_stamp_follows_the_children_its_row_shows(home, clock):
+    archive = home.archive
+    archive.create_session("p")
+    archive.end_session("p", "branched")
+    archive.create_session("b", parent_session_id="p", model_config={"_branched_from": "p"})
+    before = archive.chain_stamps({"p": ("p",)})
+    archive.set_archived("b")  # the branch leaves p's row: its arrow goes
+    assert archive.chain_stamps({"p": ("p",)}) != before and archive.root_sessions()[0].child_count == 0

@@ -217,6 +217,11 @@ def test_history_of_an_entry_finds_it_in_either_store(wb):
     both = wb("memory", "history", "--entry", "Alex")
     assert both.returncode == 1 and "Both stores have an entry that is or holds 'Alex'" in both.stderr
     assert "MEMORY.md: Alex's laptop" in both.stderr and "USER.md: Name: Alexandra Chen" in both.stderr
+    assert wb("memory", "add", "--target", "user", "Alex prefers tea").returncode == 0
+    unsure = wb("memory", "history", "--entry", "laptop")  # one in MEMORY.md, none in USER.md: found
+    assert unsure.returncode == 0, unsure.stderr
+    several = wb("memory", "history", "--entry", "Alex")  # one in MEMORY.md, two in USER.md: asked
+    assert several.returncode == 1 and "2 entries of USER.md hold 'Alex'" in several.stderr
     none = wb("memory", "history", "--entry", "zebra")
     assert none.returncode == 1 and "MEMORY.md" in none.stderr and "USER.md" in none.stderr
     assert "Traceback" not in both.stderr + none.stderr

@@ -29,7 +29,7 @@ from widgets.lineage_tree import LineageTree, MoreRoots, SessionNode
 from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, header_prompt, hit_prompt
 from widgets.transcript import Transcript, TranscriptItem, render_item
 from workbench.messages import JumpToMessage
-from workbench.screens.sessions import ROOTS_PAGE, SearchDone, SessionsScreen, list_hit
+from workbench.screens.sessions import ROOTS_PAGE, SEARCH_LIMIT, SearchDone, SessionsScreen, list_hit
 
 pytestmark = pytest.mark.anyio
 
@@ -1397,3 +1397,34 @@ async def test_a_chain_whose_middle_segment_another_process_deletes_keeps_both_h
             what="both halves as roots",
         )
         assert tree.node_for("s_f1").data.ids == ("s_f1",) and tree.root_count == 2
+
+
+@pytest.mark.parametrize("sessions", [SEARCH_LIMIT, SEARCH_LIMIT + 1])
+async def test_the_results_say_when_more_rows_matched_than_are_listed(home, tmp_path, sessions):
+    """The list holds the 50 best rows: the header said "50 sessions" with more left unsaid."""
+    for n in range(sessions):
+        home.archive.create_session(f"w{n:03d}", source="cli", title=f"Walrus talk {n}")
+        home.archive.append_message(f"w{n:03d}", "user", f"the walrus number {n}")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        _, results = await search_for(pilot, "walrus")
+        assert len(results.best) == SEARCH_LIMIT
+        more = sessions > SEARCH_LIMIT
+        assert str(results.border_title).startswith(f"{SEARCH_LIMIT}{'+' * more} sessions · via")
+
+
+async def test_a_delegates_result_is_marked_archived_with_its_conversation(home, tmp_path):
+    """Archiving takes the delegates a conversation started, each a result row of its own: their
+    rows kept no `· archived` mark until the next search."""
+    archive = home.archive
+    archive.create_session("p", source="cli", title="Walrus plans")
+    archive.append_message("p", "user", "count the walrus colony")
+    archive.create_session("d", source="subagent", parent_session_id="p")
+    archive.append_message("d", "user", "subagent: walrus census")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        _, results = await search_for(pilot, "walrus")
+        await wait_for(pilot, lambda: set(results.best) == {"p", "d"}, what="both rows")
+        assert not results.best["d"].archived
+        archive.set_archived("p")
+        await wait_for(pilot, lambda: results.best["d"].archived and results.best["p"].archived, what="both marked")

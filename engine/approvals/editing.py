@@ -74,9 +74,7 @@ def _batch_draft(operations: list[Any]) -> EditDraft:
     more = f"; and {len(operations) - NAMED} more" if len(operations) > NAMED else ""
     holds = f"This batch holds {_count(len(operations), 'operation')}: {named}{more}."
     if not texts:
-        return EditDraft(
-            None, f"{holds} It only removes entries, so it has no text to edit; approve or reject it as it is."
-        )
+        return EditDraft(None, f"{holds} It {ops.REMOVES_ONLY}")
     others = len(operations) - len(texts)
     rest = {0: "", 1: " The other operation applies as staged."}.get(
         others, f" The other {others} operations apply as staged."

@@ -105,10 +105,21 @@ class LineageMixin(ArchiveCore):
         since the tree hides them with their parent)."""
         rows = self.conn().execute(
             f"{self._linked_sql('?', up=True, spawned=True)} "
-            "SELECT s.id FROM linked JOIN sessions s ON s.id = linked.id ORDER BY s.started_at, s.rowid",
+            "SELECT s.id FROM linked JOIN sessions s ON s.id = linked.id "
+            "ORDER BY s.started_at IS NULL, s.started_at, s.rowid",
             (session_id,),
         )
         return [r[0] for r in rows]
+
+    def archive_flags(self, session_id: str) -> dict[str, bool]:
+        """Whether each session of ``session_id``'s conversation (``conversation_family``) is archived."""
+        if not self.caps.has("sessions", "archived"):
+            return {}
+        family = self.conversation_family(session_id)
+        rows = self.conn().execute(
+            f"SELECT id, archived FROM sessions WHERE id IN ({', '.join('?' * len(family))})", family
+        )
+        return {sid: bool(flag) for sid, flag in rows}
 
     def archived_whole(self, session_id: str) -> bool:
         """Whether every session compression joins to ``session_id`` is archived (the tree lists none
@@ -325,9 +336,9 @@ class LineageMixin(ArchiveCore):
 
     def chain_stamps(self, chains: dict[str, tuple[str, ...]]) -> dict[str, tuple]:
         """For each chain (a row's first segment -> its segments), a stamp that changes whenever its tree
-        row would: a segment's title, message count, end or archive flag, or its children (a new
-        segment, a branch). Two queries for any number of rows: how a screen finds, among many rows,
-        the few another process changed."""
+        row would: a segment's title, message count, end or archive flag, or the children it shows (a
+        new segment, a branch, one archived or listed again). Two queries for any number of rows: how a
+        screen finds, among many rows, the few another process changed."""
         ids = list(dict.fromkeys(sid for segments in chains.values() for sid in segments))
         archived = "archived" if self.caps.has("sessions", "archived") else "0"
         seen: dict[str, tuple] = {}
@@ -339,8 +350,8 @@ class LineageMixin(ArchiveCore):
             for row in self.conn().execute(f"SELECT {columns} FROM sessions WHERE id IN ({marks})", chunk):
                 seen[row[0]] = tuple(row[1:])
             for parent, count in self.conn().execute(
-                f"SELECT parent_session_id, count(*) FROM sessions WHERE parent_session_id IN ({marks}) "
-                "GROUP BY parent_session_id",
+                f"SELECT c.parent_session_id, count(*) FROM sessions c WHERE c.parent_session_id IN ({marks}) "
+                f"AND {self._shown_sql('c')} GROUP BY c.parent_session_id",
                 chunk,
             ):
                 children[parent] = count

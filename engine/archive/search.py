@@ -138,7 +138,9 @@ class SearchMixin(LineageMixin):
         if parsed.empty or limit <= 0:
             return []
         roles = {role} if isinstance(role, str) else set(role) if role else None
-        excluded_root = self.listed_root_of(exclude_lineage_of) if exclude_lineage_of else None
+        per_chain = per != "lineage"
+        root_of = self.listed_root_of if per_chain else self.root_of  # (Hermes's lineage: to the very root)
+        excluded_root = root_of(exclude_lineage_of) if exclude_lineage_of else None
         try:
             plan = self._plan(parsed, sort, typing=prefix)
             found = self._group(
@@ -147,7 +149,7 @@ class SearchMixin(LineageMixin):
                 roles=roles,
                 excluded_root=excluded_root,
                 exclude_sources=set(exclude_sources or ()),
-                per_chain=per != "lineage",
+                per_chain=per_chain,
             )
             return [
                 self._hit(row, rank, root, plan, parsed)
@@ -534,7 +536,7 @@ class SearchMixin(LineageMixin):
                         continue
                     sid = info[0]
                     if sid not in roots:
-                        root = self._root_unless_excluded(sid, exclude_sources)
+                        root = self._root_unless_excluded(sid, exclude_sources, per_chain)
                         if root is None or root == excluded_root:
                             roots[sid] = None
                             settle(sid)
@@ -566,12 +568,13 @@ class SearchMixin(LineageMixin):
             return None
         return lo, hi
 
-    def _root_unless_excluded(self, session_id: str, exclude_sources: set[str]) -> str | None:
+    def _root_unless_excluded(self, session_id: str, exclude_sources: set[str], listed: bool) -> str | None:
+        """The session's root (``listed``: the tree row's, else the lineage's), None when its source is excluded."""
         if exclude_sources:
             row = self.conn().execute("SELECT source FROM sessions WHERE id = ?", (session_id,)).fetchone()
             if row is None or row["source"] in exclude_sources:
                 return None
-        return self.listed_root_of(session_id)
+        return self.listed_root_of(session_id) if listed else self.root_of(session_id)
 
     def _hit(self, row: sqlite3.Row, rank: float, root: str, plan: _Plan, parsed: ParsedQuery) -> SearchHit:
         """The hit, titled by its session or else by the first segment of its chain (a segment Hermes left

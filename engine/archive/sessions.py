@@ -412,14 +412,15 @@ class SessionsMixin(LineageMixin):
         the sessions it flipped, so a revert flips exactly those back (``only``: what a row names, even
         a row journaled when the family was reckoned otherwise) and no others."""
         self._require("sessions", "archived")
+        self._session_or_fail(session_id)
         family = self.conversation_family(session_id) if only is None else list(dict.fromkeys(only))
-        conversation = self.chain_of(session_id if only else family[0])  # named by its first chain; fails if unknown
         marks = ", ".join("?" * len(family))
         flags = self.conn().execute(f"SELECT id, archived FROM sessions WHERE id IN ({marks})", family).fetchall()
         chain = [sid for sid, flag in flags if bool(flag) != archived]
         chain.sort(key=family.index)
         if not chain:
             return 0
+        conversation = self.chain_of(chain[0])  # the row is named by the first chain it flips, archive or revert
         marks = ", ".join("?" * len(chain))
         try:
             with self.journaled(

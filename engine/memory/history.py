@@ -467,11 +467,13 @@ def entry_in_either(memory: MemoryStore, text: str) -> tuple[str, str]:
             found.append((target, entry_named(memory, target, text)))
         except WorkbenchError as exc:
             refusals.append(exc)
-    if len(found) == 1:
-        return found[0]
     several = [exc for exc in refusals if exc.details.get("matches") != 0]  # (an empty text, or several in one)
+    if len(found) == 1 and not several:
+        return found[0]
     if several and not found:
         raise several[0]
+    if several:
+        raise WorkbenchError(f"{several[0].message} ({FILE_NAMES[found[0][0]]} has one too: add --target.)")
     if found:
         raise WorkbenchError(
             f"Both stores have an entry that is or holds {text!r}; add --target memory or --target user: "

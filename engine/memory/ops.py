@@ -20,6 +20,7 @@ REPLACE_HINT = (
     " For 'replace', content is the COMPLETE new entry -- the whole matched entry is overwritten, "
     "not just the old_text span."
 )
+REMOVES_ONLY = "only removes entries, so it has no text to edit; approve or reject it as it is."
 
 
 class Refusal(Exception):
@@ -342,7 +343,7 @@ def edit_batch(operations: Any, edited: str) -> list[Any]:
         raise refuse("operations must be a list of {action, content?, old_text?} objects.")
     slots = [i for i, op in enumerate(operations) if isinstance(op, dict) and op.get("action") in ("add", "replace")]
     if not slots:
-        raise refuse("This batch only removes entries, so it has no text to edit; approve or reject it as it is.")
+        raise refuse(f"This batch {REMOVES_ONLY}")
     texts = split_pieces(edited)
     if len(texts) != len(slots):
         raise refuse(

@@ -117,7 +117,7 @@ class SessionActions(WorkbenchScreen):
         else:
             count = f"{session.message_count} message{'s' * (session.message_count != 1)}"
             segment = _segment(message)
-            part = f" It is {segment}: only this one goes (a archives the whole chain)." if segment else ""
+            part = f" It is {segment}: only this one goes (a archives the whole conversation)." if segment else ""
             self.confirm(
                 f"Delete {name} and its {count}?",
                 "Its messages go from state.db, with the delegate sessions it started; its other "

@@ -343,8 +343,8 @@ class SessionsScreen(SessionActions):
         rows, error, note = [], None, None
         try:  # the hits alone: their sessions' match counts follow (count_matches), so no key waits for them
             archive = self.home.archive
-            hits = archive.search(query, limit=SEARCH_LIMIT, prefix=True)
-            rows, note = [list_hit(hit) for hit in hits], archive.search_note(query, hits, prefix=True)
+            hits = archive.search(query, limit=SEARCH_LIMIT + 1, prefix=True)  # (one more: whether others matched)
+            rows, note = [list_hit(hit) for hit in hits], archive.search_note(query, hits[:SEARCH_LIMIT], prefix=True)
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
             error = exc.message
         finally:
@@ -362,11 +362,12 @@ class SessionsScreen(SessionActions):
         if message.error:
             self.notify(message.error, title="Search failed", severity="warning", markup=False)
         self.query_one(ContentSwitcher).current = "sessions-results"
-        more = len(message.hits) >= SEARCH_LIMIT  # (the best rows only: refining the search finds the rest)
-        self.query_one(SearchResults).show(message.query, message.hits, message.note, more=more)
-        if message.hits:
-            untitled = list(dict.fromkeys(h.session_id for h in message.hits if not h.title))
-            rows = {h.session_id: h.segments or (h.session_id,) for h in message.hits}
+        more = len(message.hits) > SEARCH_LIMIT  # (the best rows only: refining the search finds the rest)
+        hits = message.hits[:SEARCH_LIMIT]
+        self.query_one(SearchResults).show(message.query, hits, message.note, more=more)
+        if hits:
+            untitled = list(dict.fromkeys(h.session_id for h in hits if not h.title))
+            rows = {h.session_id: h.segments or (h.session_id,) for h in hits}
             self.count_matches(message.query, rows, untitled)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="counts")
@@ -566,8 +567,11 @@ class SessionsScreen(SessionActions):
             older = {sid: listed[sid] for sid in beyond if sid in listed}
             stamps = archive.chain_stamps(older)
             changed = [sid for sid, stamp in stamps.items() if self._stamps.get(sid, stamp) != stamp]
-            self._stamps = stamps
-            chains += [archive.chain_of(sid) for sid in beyond if sid not in listed or sid in changed]
+            self._stamps.update(stamps)  # (merged: a page loading meanwhile adds its own)
+            for sid in beyond:
+                if sid not in listed or sid in changed:
+                    with contextlib.suppress(WorkbenchError):  # (deleted meanwhile: the next refresh drops it)
+                        chains.append(archive.chain_of(sid))
         for node in reversed(self._tree_nodes(chains)):
             self.post_result(SessionRefreshed(node, None))
 
@@ -578,8 +582,9 @@ class SessionsScreen(SessionActions):
         except WorkbenchError:  # deleted
             self.post_result(SessionsGone([session_id]))
             return
-        self.post_result(ArchiveFlags({segment.id: segment.archived for segment in chain.segments}))
         archive = self.home.archive
+        # (the whole conversation: archiving flips its delegates and tool sessions too, each a search row)
+        self.post_result(ArchiveFlags(archive.archive_flags(session_id)))
         root = bool(archive.listed_roots([chain.head.id]))  # (a branch of an archived conversation too)
         if not root and (chain.kind == "root" or not archive.shown([chain.head.id])):  # archived
             self.post_result(SessionsGone([chain.head.id]))
