@@ -1428,3 +1428,30 @@ async def test_a_delegates_result_is_marked_archived_with_its_conversation(home,
         assert not results.best["d"].archived
         archive.set_archived("p")
         await wait_for(pilot, lambda: results.best["d"].archived and results.best["p"].archived, what="both marked")
+
+
+async def test_archiving_from_a_delegates_row_names_the_conversation_it_takes(home, tmp_path):
+    """Archiving a delegate takes the conversation that started it: the status named the delegate."""
+    archive = home.archive
+    archive.create_session("p", source="cli", title="Walrus plans")
+    archive.append_message("p", "user", "count the walrus colony")
+    archive.create_session("d", source="subagent", parent_session_id="p")
+    archive.append_message("d", "user", "subagent: walrus census")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        tree.focus()
+        tree.move_cursor(tree.node_for("p"))
+        await pilot.press("l")
+        await wait_for(pilot, lambda: tree.is_loaded("p") and tree.node_for("d") is not None, what="the delegate")
+        await settle(pilot)
+        tree.move_cursor(tree.node_for("d"))
+        await wait_for(pilot, lambda: screen.shown_session == "d", what="the delegate shown")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: archive.get_session("p").archived, what="the conversation archived")
+        await wait_for(
+            pilot,
+            lambda: "Archived 'Walrus plans', 2 sessions of its conversation" in screen_text(app),
+            what="the conversation named",
+        )

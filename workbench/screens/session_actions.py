@@ -93,9 +93,11 @@ class SessionActions(WorkbenchScreen):
             if session is None:
                 self.report(f"Session {session_id} is no longer in state.db.", error=True)
                 return
-            chain = archive.chain_of(session_id)
+            archiving = action == "archive"
+            # archiving names the conversation it takes, as its Timeline row does (a delegate's: its parent's)
+            chain = archive.chain_of(archive.conversation_family(session_id)[0] if archiving else session_id)
             previews = archive.previews([session_id, chain.head.id])
-            archived_whole = archive.archived_whole(session_id) if action == "archive" else False
+            archived_whole = archive.archived_whole(session_id) if archiving else False
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
