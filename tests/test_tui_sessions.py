@@ -38,6 +38,16 @@ async def open_sessions(pilot) -> SessionsScreen:
     return await open_mode(pilot, "2", SessionsScreen)
 
 
+async def on_the_garden_row(pilot):
+    """Open Sessions with the cursor on the garden chain's row, the tree focused: (screen, tree, row)."""
+    screen = await open_sessions(pilot)
+    tree = screen.query_one(LineageTree)
+    garden = tree.node_for(GARDEN)
+    tree.focus()
+    tree.move_cursor(garden)
+    return screen, tree, garden
+
+
 async def show_first_segment(pilot, screen: SessionsScreen) -> None:
     """The garden chain opens at its latest segment (#2): step back to #1 with ``[``."""
     await wait_for(pilot, lambda: screen.shown_session == GARDEN_2, what="the chain's latest segment")
@@ -731,11 +741,7 @@ async def test_tree_keys_expand_collapse_and_scroll_the_children_into_view(home,
             )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_sessions(pilot)
-        tree = screen.query_one(LineageTree)
-        tree.focus()
-        garden = tree.node_for(GARDEN)
-        tree.move_cursor(garden)
+        screen, tree, garden = await on_the_garden_row(pilot)
         await pilot.press("l")
         await wait_for(pilot, lambda: tree.is_loaded(GARDEN) and garden.is_expanded, what="expanded")
         await pilot.press("right")  # on an expanded row: into its first child
@@ -817,11 +823,7 @@ async def test_a_chain_that_compresses_again_live_stays_one_row(home, tmp_path):
     seed_sessions(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await open_sessions(pilot)
-        tree = screen.query_one(LineageTree)
-        garden = tree.node_for(GARDEN)
-        tree.focus()
-        tree.move_cursor(garden)
+        screen, tree, garden = await on_the_garden_row(pilot)
         await pilot.press("l")
         await wait_for(pilot, lambda: tree.is_loaded(GARDEN), what="children")
         home.archive.create_session(  # a delegate of the segment about to be compressed: it must nest
@@ -844,11 +846,7 @@ async def test_the_transcript_goes_on_with_a_conversation_compressed_while_it_is
     seed_sessions(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await open_sessions(pilot)
-        tree = screen.query_one(LineageTree)
-        garden = tree.node_for(GARDEN)
-        tree.focus()
-        tree.move_cursor(garden)
+        screen, tree, garden = await on_the_garden_row(pilot)
         await wait_for(pilot, lambda: screen.shown_session == GARDEN_2, what="the chain's latest segment")
         screen.transcript.follow = follow
         carried = compress(home, GARDEN_2, GARDEN_3)
@@ -1413,14 +1411,20 @@ async def test_the_results_say_when_more_rows_matched_than_are_listed(home, tmp_
         assert str(results.border_title).startswith(f"{SEARCH_LIMIT}{'+' * more} sessions · via")
 
 
-async def test_a_delegates_result_is_marked_archived_with_its_conversation(home, tmp_path):
-    """Archiving takes the delegates a conversation started, each a result row of its own: their
-    rows kept no `· archived` mark until the next search."""
+def walrus_conversation(home):
+    """A conversation ``p`` ('Walrus plans') with a delegate ``d``, both mentioning walruses; the archive."""
     archive = home.archive
     archive.create_session("p", source="cli", title="Walrus plans")
     archive.append_message("p", "user", "count the walrus colony")
     archive.create_session("d", source="subagent", parent_session_id="p")
     archive.append_message("d", "user", "subagent: walrus census")
+    return archive
+
+
+async def test_a_delegates_result_is_marked_archived_with_its_conversation(home, tmp_path):
+    """Archiving takes the delegates a conversation started, each a result row of its own: their
+    rows kept no `· archived` mark until the next search."""
+    archive = walrus_conversation(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         _, results = await search_for(pilot, "walrus")
@@ -1432,11 +1436,7 @@ async def test_a_delegates_result_is_marked_archived_with_its_conversation(home,
 
 async def test_archiving_from_a_delegates_row_names_the_conversation_it_takes(home, tmp_path):
     """Archiving a delegate takes the conversation that started it: the status named the delegate."""
-    archive = home.archive
-    archive.create_session("p", source="cli", title="Walrus plans")
-    archive.append_message("p", "user", "count the walrus colony")
-    archive.create_session("d", source="subagent", parent_session_id="p")
-    archive.append_message("d", "user", "subagent: walrus census")
+    archive = walrus_conversation(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_sessions(pilot)
