@@ -144,8 +144,10 @@ def test_archive_name_collision_gets_a_timestamp_and_restore_refuses_ambiguity(h
         home.curator.restore("x")
     assert exc.value.details["matches"] == ["x", "x-20261130120101"]
     assert tree_state(home.skills_dir) == before
-    home.curator.restore("x-20261130120101")
-    assert (home.skills_dir / "x" / "SKILL.md").read_text().endswith("second\n")
+    with pytest.raises(SkillError, match="Ambiguous restore"):  # the bare folder name answers for both
+        home.curator.restore("x")
+    home.curator.restore(".archive/x")  # its path names the first copy alone
+    assert (home.skills_dir / "x" / "SKILL.md").read_text().endswith("first\n")
 
 
 def test_restore_refuses_existing_destination_and_prefix_matches(home):
@@ -155,8 +157,15 @@ def test_restore_refuses_existing_destination_and_prefix_matches(home):
         home.curator.restore("git")
     write_skill(home, "git-helpers")
     before = tree_state(home.skills_dir)
-    with pytest.raises(SkillError, match="destination already exists"):
+    with pytest.raises(SkillError, match="A skill named 'git-helpers' is already active"):  # why the folder is taken
         home.curator.restore("git-helpers")
+    assert tree_state(home.skills_dir) == before
+    home.curator.archive("git-helpers")
+    (home.skills_dir / "git-helpers").mkdir()  # a folder, not a skill, in the way
+    (home.skills_dir / "git-helpers" / "notes.txt").write_text("mine")
+    before = tree_state(home.skills_dir)
+    with pytest.raises(SkillError, match="destination already exists"):
+        home.curator.restore(".archive/git-helpers")
     assert tree_state(home.skills_dir) == before
 
 

@@ -69,7 +69,7 @@ def test_skills_screen(snap_compare, home, tmp_path, size, theme):
 
     async def select_skill(pilot):
         table = pilot.app.screen.query_one(SkillList)
-        table.move_cursor(row=table.get_row_index("git-rebase"))
+        table.move_cursor(row=table.get_row_index(table.key_of("git-rebase")))
 
     assert shot(snap_compare, home, tmp_path, size, theme, "3", select_skill)
 

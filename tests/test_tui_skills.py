@@ -31,7 +31,7 @@ async def open_skills(pilot) -> SkillsScreen:
 
 
 def names(screen) -> list[str]:
-    return list(screen.query_one(SkillList).rows_by_name)
+    return [skill.name for skill in screen.query_one(SkillList).rows_by_key.values()]
 
 
 def state_of(home, name: str) -> str:
@@ -41,7 +41,7 @@ def state_of(home, name: str) -> str:
 async def select(pilot, screen, name: str) -> None:
     table = screen.query_one(SkillList)
     table.focus()
-    table.move_cursor(row=table.get_row_index(name))
+    table.move_cursor(row=table.get_row_index(table.key_of(name)))
     await settle(pilot)
     assert screen.current.name == name
 
@@ -123,7 +123,10 @@ async def test_dry_run_then_apply_exactly_that_plan(home, tmp_path):
         await wait_for(pilot, lambda: state_of(home, "tomato-care") == "stale", what="plan applied")
         await wait_for(
             pilot,
-            lambda: screen.query_one(SkillList).rows_by_name["tomato-care"].state == "stale",
+            lambda: (
+                [s.state for s in screen.query_one(SkillList).rows_by_key.values() if s.name == "tomato-care"]
+                == ["stale"]
+            ),
             what="list refreshed",
         )
 
@@ -340,3 +343,43 @@ def test_the_detail_pane_fits_every_part_in_cells_and_marks_each_cut():
     assert [line.plain for line in short] == ["git-rebase", "active · agent · 0 uses", "Rebase a branch"]
     hostile = meta_lines(SkillRow("x", description="[bold]y[/] \x1b[31m"), 28)
     assert hostile[2].plain == "[bold]y[/] ␛[31m"  # literal, never markup or an escape
+
+
+async def test_an_archived_copy_sharing_an_active_skills_name_is_its_own_row(home, tmp_path):
+    """Hermes made a skill again under the name of one archived: the screen keyed rows by name and
+    the app quit on DuplicateKey, at every start; an archived copy showed the active skill's text."""
+    from tests.test_skills_support import write_skill
+
+    write_skill(home, "deploy-staging", body="# Old way\nscp the build.\n")
+    home.curator.archive("deploy-staging")
+    write_skill(home, "deploy-staging", body="# New way\nhelm upgrade.\n")
+    home.curator.archive("deploy-staging")
+    write_skill(home, "deploy-staging", body="# Newest way\nargo sync.\n")
+    rows = [(i.state, i.path) for i in home.skills.list(include_archived=True) if i.name == "deploy-staging"]
+    assert sorted(state for state, _ in rows) == ["active", "archived", "archived"]
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        table = screen.query_one(SkillList)
+        await wait_for(pilot, lambda: len(table.rows_by_key) == 3, what="three rows of one name")
+        table.focus()
+        for state, path in rows:
+            table.move_cursor(row=table.get_row_index(path))
+            await wait_for(pilot, lambda p=path: screen.current.path == p, what="the row")
+            body = "argo sync" if state == "active" else None
+            if body is None:  # each archived copy shows its own SKILL.md, never the active one's
+                await wait_for(pilot, lambda: screen.shown is not None and screen.shown[0] == path, what="its text")
+                shown = screen_text(app)
+                assert "argo sync" not in shown and ("scp the build" in shown or "helm upgrade" in shown)
+        table.move_cursor(row=table.get_row_index(rows[-1][1] if rows[-1][0] == "archived" else rows[1][1]))
+        await settle(pilot)
+        await pilot.press("r")  # restoring a copy while a skill of its name is active: refused, said, no crash
+        await wait_for(
+            pilot,
+            lambda: any(
+                "Could not restore deploy-staging: A skill named 'deploy-staging' is already active" in n.message
+                for n in app._notifications
+            ),
+            what="the refusal",
+        )
+    assert [i.state for i in home.skills.list(include_archived=True) if i.name == "deploy-staging"].count("active") == 1

@@ -34,6 +34,17 @@ class SkillRow:
     provenance: str = ""
     use_count: int = 0
     last_used_at: float | None = None
+    path: str = ""  # its folder relative to skills/ ("devops/foo", ".archive/foo"): unique, the row's key
+
+    @property
+    def ref(self) -> str:
+        """How the engine is asked for this very skill: an archived copy by its path (an active skill or
+        another copy may share its name), an active one by its name."""
+        return self.path if self.state == "archived" and self.path else self.name
+
+    @property
+    def key(self) -> str:
+        return self.path or self.name
 
 
 def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
@@ -93,21 +104,22 @@ class SkillList(RowTable):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
-        self.rows_by_name: dict[str, SkillRow] = {}
+        self.rows_by_key: dict[str, SkillRow] = {}  # a row's key (its path) -> the skill it shows
 
     def on_mount(self) -> None:
         for column in self.COLUMNS:
             self.add_column(column, key=column)
 
     def show(self, skills: list[SkillRow]) -> None:
-        """Replace the rows, keeping the cursor on the same skill when it is still listed."""
-        current = self.current.name if self.current else None
+        """Replace the rows, keeping the cursor on the same skill when it is still listed (by its folder, else
+        by its name: archiving or restoring moves the folder)."""
+        current = self.current
         theme = self.app.current_theme  # state colours from the theme, so they read well on light ones too
         state_styles = {"active": theme.success or "", "stale": theme.warning or "", "archived": "dim"}
         self.clear()
-        self.rows_by_name = {}
+        self.rows_by_key = {}
         for skill in skills:
-            self.rows_by_name[skill.name] = skill
+            self.rows_by_key[skill.key] = skill
             self.add_row(
                 Text(visible(skill.name)),
                 Text(visible(skill.category or "-")),
@@ -116,11 +128,13 @@ class SkillList(RowTable):
                 Text(visible(skill.provenance or "-")),
                 Text(str(skill.use_count), justify="right"),
                 Text(_day(skill.last_used_at)),
-                key=skill.name,
+                key=skill.key,
             )
         self.border_title = f"{len(skills)} skill{'s' * (len(skills) != 1)}"
-        if current in self.rows_by_name:
-            self.move_cursor(row=self.get_row_index(current))
+        # the same row, else the same skill by name (archived or restored, its folder moved)
+        key = current and (current.key if current.key in self.rows_by_key else self.key_of(current.name))
+        if key:
+            self.move_cursor(row=self.get_row_index(key))
         elif not skills:
             self.post_message(self.Highlighted(None))
 
@@ -129,9 +143,15 @@ class SkillList(RowTable):
         if not self.row_count:
             return None
         key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
-        return self.rows_by_name.get(key or "")
+        return self.rows_by_key.get(key or "")
+
+    def key_of(self, name: str) -> str | None:
+        """The key of the row listing the skill called ``name`` (an active one before archived copies)."""
+        named = [skill for skill in self.rows_by_key.values() if skill.name == name]
+        named.sort(key=lambda skill: skill.state == "archived")
+        return named[0].key if named else None
 
     def _on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         # An empty table highlights row -1 with no key (e.g. `up` once a filter left nothing).
         key = event.row_key.value if event.row_key is not None else None
-        self.post_message(self.Highlighted(self.rows_by_name.get(key or "")))
+        self.post_message(self.Highlighted(self.rows_by_key.get(key or "")))

@@ -20,7 +20,7 @@ from ..errors import ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
 from ..fileio import UnsafePath
 from ..skills.changes import Change, Undo, record_change, remove_empty_parents, remove_tree_later
-from ..skills.discovery import Found
+from ..skills.discovery import ARCHIVE_DIR, Found
 from ..skills.library import READ_ONLY_PROVENANCE
 from ..skills.usage import default_record, iso
 from ..skills.validation import SkillError, check_inside
@@ -224,9 +224,12 @@ class Curator:
     def restore(self, name: str, actor: str = "user") -> dict[str, Any]:
         """Put an archived skill back where it was archived from (flat when unknown)."""
         self._writable()
-        if not isinstance(name, str) or not name.strip() or "/" in name or ".." in name:
-            raise SkillError("Give the skill's name (or its folder name under skills/.archive/).")
-        matches = candidates(self.skills.scanner.archived(), name)
+        folder = name.removeprefix(f"{ARCHIVE_DIR}/") if isinstance(name, str) else name
+        if not isinstance(folder, str) or not folder.strip() or "/" in folder or ".." in folder:
+            raise SkillError("Give the skill's name, its folder name under skills/.archive/, or .archive/FOLDER.")
+        archived = self.skills.scanner.archived()
+        exact = [f for f in archived if f.dir_name == folder]
+        matches = exact if folder != name else candidates(archived, name)  # (.archive/FOLDER: that very copy)
         if not matches:
             raise SkillError(f"No archived skill named '{name}' in {self.skills.archive_dir}.")
         if len(matches) > 1:
@@ -241,14 +244,14 @@ class Curator:
         origin = record.get("archived_from") if record.get("archive_dir") == found.dir_name else None
         dest = self.skills.dir / (origin or base_name(found.dir_name))
         check_inside(dest, self.skills.dir, f"Restore destination '{dest}'")
-        if dest.exists():
-            raise SkillError(f"destination already exists: {dest}. Move it aside or archive it first.")
         clash = [f for f in self.skills.scanner.active() if found.name in (f.name, f.dir_name)]
-        if clash:
+        if clash:  # (said first: it is why the destination is taken, when it is)
             raise SkillError(
                 f"A skill named '{found.name}' is already active at {clash[0].path}; archive or rename it "
                 "before restoring this copy."
             )
+        if dest.exists():
+            raise SkillError(f"destination already exists: {dest}. Move it aside or archive it first.")
         fields = {
             "state": "active",
             "archived_at": None,

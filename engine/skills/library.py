@@ -227,7 +227,13 @@ class SkillLibrary:
         return [f for f in self.scanner.active() if name in absorbed_names(f.meta)]
 
     def find_any(self, name: Any) -> Found:
-        """The active skill ``name``, else its archived copy (the newest when several)."""
+        """The active skill ``name``, else its archived copy (the newest when several); an archived copy by
+        its own path, ``.archive/FOLDER``, whatever is active under its name (a person looking at it)."""
+        if isinstance(name, str) and name.startswith(f"{ARCHIVE_DIR}/"):
+            copy = next((f for f in self.scanner.archived() if f.rel == name), None)
+            if copy is None:
+                raise SkillError(f"No archived skill in {name}: restored or deleted since.")
+            return copy
         try:
             return self.find(name)
         except SkillError as missing:

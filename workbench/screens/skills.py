@@ -95,6 +95,7 @@ def skill_row(info: Any) -> SkillRow:
         provenance=info.provenance or "",
         use_count=info.use_count or 0,
         last_used_at=parse_iso(info.last_used_at),
+        path=info.path,
     )
 
 
@@ -248,9 +249,10 @@ class SkillsScreen(WorkbenchScreen):
         self.all_rows = message.rows
         self._apply_filter()
         wanted, self._wanted = self._wanted, None
-        if wanted in self.skill_list.rows_by_name:
+        key = self.skill_list.key_of(wanted) if wanted else None
+        if key is not None:
             self.skill_list.focus()
-            self.skill_list.move_cursor(row=self.skill_list.get_row_index(wanted))
+            self.skill_list.move_cursor(row=self.skill_list.get_row_index(key))
 
     @on(ShowSkill)
     def _show_skill(self, message: ShowSkill) -> None:
@@ -282,7 +284,7 @@ class SkillsScreen(WorkbenchScreen):
             self.query_one(CodeView).show_message("SKILL.md", empty)
             self.shown = None
             return
-        self.load_files(skill.name)
+        self.load_files(skill.ref)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="files")
     def load_files(self, name: str) -> None:
@@ -293,7 +295,7 @@ class SkillsScreen(WorkbenchScreen):
 
     @on(FilesLoaded)
     def _files_loaded(self, message: FilesLoaded) -> None:
-        if self.current is None or self.current.name != message.name:
+        if self.current is None or self.current.ref != message.name:
             return
         files = self.query_one("#skills-files", OptionList)
         files.clear_options()
@@ -303,8 +305,8 @@ class SkillsScreen(WorkbenchScreen):
     @on(OptionList.OptionSelected, "#skills-files")
     @on(OptionList.OptionHighlighted, "#skills-files")
     def _file_chosen(self, event: OptionList.OptionMessage) -> None:
-        if self.current is not None and event.option_id and self.shown != (self.current.name, event.option_id):
-            self.load_file(self.current.name, event.option_id)
+        if self.current is not None and event.option_id and self.shown != (self.current.ref, event.option_id):
+            self.load_file(self.current.ref, event.option_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="file")
     def load_file(self, name: str, file: str) -> None:
@@ -320,7 +322,7 @@ class SkillsScreen(WorkbenchScreen):
 
     @on(FileLoaded)
     def _file_loaded(self, message: FileLoaded) -> None:
-        if self.current is not None and self.current.name == message.name:
+        if self.current is not None and self.current.ref == message.name:
             self.shown = (message.name, message.file)
             self.query_one(CodeView).show(message.file, message.text)
 
@@ -347,7 +349,8 @@ class SkillsScreen(WorkbenchScreen):
         )
 
     def action_restore(self) -> None:
-        self._on_skill("restore", lambda name: self.home.curator.restore(name))
+        skill = self.current  # an archived copy by its path: another copy or an active skill may share its name
+        self._on_skill("restore", lambda name: self.home.curator.restore(skill.ref if skill else name))
 
     def action_toggle_pin(self) -> None:
         skill = self.current
@@ -508,4 +511,4 @@ class SkillsScreen(WorkbenchScreen):
         self.load_skills()
         if self._files_stale and self.current is not None:
             self._files_stale = False
-            self.load_files(self.current.name)
+            self.load_files(self.current.ref)
