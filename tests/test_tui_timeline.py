@@ -306,3 +306,21 @@ async def test_enter_on_a_proposal_decided_since_says_it_is_no_longer_pending(ho
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalsScreen), what="Approvals")
         await wait_for(pilot, lambda: f"Proposal {record.id} is no longer pending" in screen_text(pilot.app))
+
+
+async def test_columns_are_as_wide_as_their_cells_as_soon_as_rows_are_shown(home, tmp_path):
+    """DataTable measures new rows when idle: a Timeline first shown in a terminal after other
+    screens' work was once drawn at the headers' widths ("2026  curat  ▾ Cu") until the next show."""
+    from rich.cells import cell_len
+
+    learn(home)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        rows = list(table.rows_by_key.values())
+        for column in table.columns.values():  # as a table that never measured a row
+            column.content_width = 0
+        table.show(rows, {}, set())  # and, before any idle turn, the widths are known
+        widest = max(cell_len(r.summary) for r in rows)
+        assert table.columns["what"].get_render_width(table) >= widest
+        assert table.columns["when"].get_render_width(table) >= 16
