@@ -576,3 +576,24 @@ async def test_a_status_line_never_pushes_the_selected_entry_off_screen(home, tm
         await settle(pilot)
         top, height = live.scroll_offset.y, live.scrollable_content_region.height
         assert top <= live.highlighted < top + height
+
+
+def test_a_blocked_line_of_a_stored_prompt_stands_for_its_live_entry(home):
+    """A running session's prompt holds [BLOCKED: …] lines, not the entries: the Memory screen showed
+    each as an entry removed beside the live one as added (+3 −2 for one real add), its origin lost."""
+    from engine.memory.align import align
+    from engine.memory.threats import sanitize_entry
+
+    bell, bidi = "Bell\x07 on deploy", "Reply \u202eevil\u202c always"
+    home.memory.add("memory", "Plain")
+    home.memory.path("memory").write_text(
+        "\n§\n".join(["Plain", bell, bidi, "Added later"]), encoding="utf-8"
+    )  # as Hermes writes
+    shown = ["Plain", sanitize_entry(bell, "MEMORY.md"), "[BLOCKED: Hermes's own wording for the bidi one]"]
+    assert shown[1] != bell and shown[1].startswith("[BLOCKED:")
+    prompt = "You are an agent.\n\n" + render_block("memory", shown, 2200)
+    snapshot = snapshot_from_prompt(home, prompt, taken_at=5.0)
+    assert list(snapshot.raw_entries["memory"]) == ["Plain", bell, bidi]
+    assert list(snapshot.entries["memory"])[:2] == shown[:2]  # the prompt's text is still what it shows
+    rows = align(list(snapshot.raw_entries["memory"]), home.memory.entries("memory"))
+    assert [row.status for row in rows].count("added") == 1 and not [r for r in rows if r.status == "removed"]

@@ -21,8 +21,8 @@ from textual.app import App
 from textual.message import Message
 
 from engine.events import Event, RunnerEvent
-from engine.memory.format import TARGETS, parse_blocks
-from engine.memory.snapshot import MemorySnapshot
+from engine.memory.format import FILE_NAMES, TARGETS, parse_blocks
+from engine.memory.snapshot import MemorySnapshot, frozen_originals
 
 if TYPE_CHECKING:
     from engine.home import Home
@@ -43,7 +43,12 @@ def snapshot_from_prompt(home: Home, prompt: str, taken_at: float) -> MemorySnap
     A store whose block is missing was empty (or disabled) when the prompt was built.
     """
     blocks = parse_blocks(prompt)
-    raw = {target: blocks[target][0] if target in blocks else [] for target in TARGETS}
+    raw = {
+        target: frozen_originals(blocks[target][0], home.memory.entries(target), FILE_NAMES[target])
+        if target in blocks
+        else []
+        for target in TARGETS
+    }
     limits = {target: blocks[target][1] if target in blocks else home.memory.limit(target) for target in TARGETS}
     enabled = {target: home.memory.enabled(target) for target in TARGETS}
     return MemorySnapshot.build(raw, limits, enabled, {target: None for target in TARGETS}, taken_at)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from .format import FILE_NAMES, TARGETS, Usage, render_block
-from .threats import sanitize_entry
+from .threats import HERMES_SKIPS, hermes_characters, sanitize_entry
 
 
 @dataclass(frozen=True)
@@ -63,3 +63,26 @@ class MemorySnapshot:
     def prompt_text(self) -> str:
         """The MEMORY then USER PROFILE blocks of the enabled stores, joined as in the prompt."""
         return "\n\n".join(b for b in (self.block(t) for t in TARGETS if self.enabled[t]) if b)
+
+
+def frozen_originals(shown: list[str], live: list[str], file_name: str) -> list[str]:
+    """A stored prompt's entries as they were on disk, as far as the live file tells: each
+    ``[BLOCKED: ...]`` line stands for a live entry a scan (ours, or Hermes's character check) would
+    block, the one whose line it is if one is, else the next in file order not yet taken; a line
+    with no such entry left (removed since) stays as it is. So a blocked entry lines up with itself
+    on the Memory screen instead of reading as one entry removed and another added."""
+    present = set(shown)
+    blocked = [
+        entry
+        for entry in live
+        if entry not in present and (sanitize_entry(entry, file_name) != entry or hermes_characters(entry))
+    ]
+    originals = []
+    for line in shown:
+        if not line.startswith(HERMES_SKIPS) or not blocked or line in live:
+            originals.append(line)
+            continue
+        entry = next((e for e in blocked if sanitize_entry(e, file_name) == line), blocked[0])
+        blocked.remove(entry)
+        originals.append(entry)
+    return originals
