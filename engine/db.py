@@ -114,7 +114,7 @@ def busy_error(path: Path, waited: float) -> DatabaseBusyError:
     )
 
 
-def _on_read_only_mount(path: Path) -> bool:
+def on_read_only_mount(path: Path) -> bool:
     """True when ``path`` (or its nearest existing folder) is on a file system mounted read-only."""
     if not path.is_absolute():  # a description such as "a file in HOME", not a path
         return False
@@ -157,7 +157,7 @@ def describe_error(exc: BaseException, path: Path | str) -> str:
     errno_ = getattr(exc, "errno", None)
     if "disk is full" in text or errno_ == 28 or ("disk i/o error" in text and _no_space_left(Path(path))):
         return f"The disk holding {path} is full. Nothing was changed; free some space and retry."
-    if "readonly" in text or "read-only" in text or errno_ == 30 or _on_read_only_mount(Path(path)):
+    if "readonly" in text or "read-only" in text or errno_ == 30 or on_read_only_mount(Path(path)):
         return (
             f"{path} cannot be written: the file system is read-only or the file is not writable by this user. "
             "Nothing was changed; the data itself is intact."

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from .config import Config
+from .db import on_read_only_mount
 from .errors import ConfigError, WorkbenchError
 from .fileio import TEMP_AGE_SECONDS, UnsafePath
 from .health import CHECKS, FIXES, Finding
@@ -258,11 +259,22 @@ def check_leftovers(home: Home) -> list[Finding]:
                 repair="files.move_aside",
             )
         )
+    read_only = on_read_only_mount(home.root)
+    if read_only:  # (then no lock file is writable, and removing one is no fix)
+        findings.append(
+            Finding(
+                "files",
+                "warning",
+                f"The home {home.root} is on a file system mounted read-only: the workbench reads and searches "
+                "it, but every write (memory, approvals, the session archive, skills) is refused.",
+                "Mount it read-write to change anything in it; reading needs nothing.",
+            )
+        )
     for entry in _candidates(home):
         if not entry.name.endswith(".lock"):
             continue
         rel = Path(entry.path).relative_to(home.root)
-        if entry.is_symlink() or not os.access(entry.path, os.W_OK):
+        if entry.is_symlink() or (not read_only and not os.access(entry.path, os.W_OK)):
             why = "is a symlink" if entry.is_symlink() else "is not writable"
             findings.append(
                 Finding(

@@ -210,6 +210,24 @@ def test_a_symlinked_lock_file_is_an_error(home, tmp_path):
     assert finding.severity == "error" and "is a symlink" in finding.what
 
 
+def test_a_home_on_a_read_only_mount_is_one_finding_not_a_lock_file_each(home, monkeypatch):
+    """On a read-only mount every lock file failed os.access: doctor listed each as an error with
+    `rm` for a fix, which that file system refuses. (A read-only mount needs root to make: the
+    file system's answers are stood in for.)"""
+    import engine.home_health as home_health
+
+    home.memory.add("memory", "User likes tea", USER)
+    home.memory.add("user", "Name is Ada", USER)  # two lock files now
+    real_access = os.access
+    monkeypatch.setattr(home_health, "on_read_only_mount", lambda path: path == home.root)
+    monkeypatch.setattr(os, "access", lambda path, mode: False if mode == os.W_OK else real_access(path, mode))
+    files = [f for f in run_doctor(home).findings if f.area == "files"]
+    assert [(f.severity, f.what.split(":")[0]) for f in files] == [
+        ("warning", f"The home {home.root} is on a file system mounted read-only")
+    ]
+    assert "rm " not in files[0].fix
+
+
 def test_a_check_that_breaks_is_reported_and_the_rest_still_run(home, monkeypatch):
     def broken(home):
         raise RuntimeError("boom")
