@@ -81,7 +81,22 @@ def test_rollback_refuses_when_files_changed_since(home):
     with pytest.raises(SkillError, match="changed after it") as exc:
         home.curator.rollback(archived["ledger_id"])
     assert exc.value.details["changed"] == ["skills/.archive/x/SKILL.md"]
+    # no later entry to roll back first (it said so, a dead end): the edit was made outside
+    assert exc.value.details["later"] == [] and "made outside the workbench" in exc.value.message
     assert tree_state(home.root / "skills") == before
+
+
+def test_a_rollback_behind_a_later_entry_names_that_entry(home):
+    created = skill_manage_tool(home, {"action": "create", "name": "x", "content": skill_md("x")}, ctx())
+    patched = skill_manage_tool(
+        home, {"action": "patch", "name": "x", "old_string": "Do it.", "new_string": "Do it twice."}, ctx()
+    )
+    with pytest.raises(SkillError, match=f"Roll back the later entries first: {patched['ledger_id']}") as exc:
+        home.curator.rollback(created["ledger_id"])
+    assert exc.value.details["later"] == [patched["ledger_id"]]
+    home.curator.rollback(patched["ledger_id"])
+    home.curator.rollback(created["ledger_id"])  # in that order, both go
+    assert not (home.skills_dir / "x").exists()
 
 
 def test_rollback_refuses_unknown_ids_and_missing_blobs(home):

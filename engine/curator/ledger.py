@@ -290,6 +290,16 @@ class Ledger:
         undone = {e.evidence.get("rolled_back") for e in rows if isinstance(e.evidence.get("rolled_back"), str)}
         return [e.id for e in rows if e.evidence.get("rolled_back") == entry_id and e.id not in undone]
 
+    def _later_writers(self, entry: LedgerEntry, paths: list[str]) -> list[str]:
+        """Ids of the entries after ``entry``, not rolled back, that wrote one of ``paths``."""
+        rows = self.entries()
+        undone = {e.evidence.get("rolled_back") for e in rows if isinstance(e.evidence.get("rolled_back"), str)}
+        ids = [e.id for e in rows]
+        start = ids.index(entry.id) + 1 if entry.id in ids else len(rows)
+        return [
+            e.id for e in rows[start:] if e.id not in undone and any(ref.path in paths for ref in (*e.after, *e.before))
+        ]
+
     def _current(self, path: Path) -> bytes | None:
         """A file's content now, None when it is missing, a link or not a regular file."""
         if path.is_symlink():
@@ -329,10 +339,20 @@ class Ledger:
                 changed=changed_since,
             )
         if changed_since:
+            later = self._later_writers(entry, changed_since)
+            advice = (
+                f"Roll back the later entries first: {', '.join(later)}."
+                if later
+                else "No later ledger entry made that change: it was made outside the workbench (Hermes, an "
+                "editor), which saved nothing of it to put back. To roll back anyway, keep a copy of what you "
+                "want from those files, put them back as this entry left them (or remove the ones it added), "
+                "then retry."
+            )
             raise SkillError(
                 f"Cannot roll back ledger entry {entry.id}: these files changed after it, and rolling back "
-                f"would lose that work: {', '.join(changed_since)}. Roll back the later entries first.",
+                f"would lose that work: {', '.join(changed_since)}. {advice}",
                 changed=changed_since,
+                later=later,
             )
         writes: dict[str, bytes] = {}
         missing = []
