@@ -597,3 +597,31 @@ def test_a_blocked_line_of_a_stored_prompt_stands_for_its_live_entry(home):
     assert list(snapshot.entries["memory"])[:2] == shown[:2]  # the prompt's text is still what it shows
     rows = align(list(snapshot.raw_entries["memory"]), home.memory.entries("memory"))
     assert [row.status for row in rows].count("added") == 1 and not [r for r in rows if r.status == "removed"]
+
+
+def test_a_runner_event_still_reaches_the_app_when_state_db_is_unreadable(tmp_path, caplog):
+    """Reading the running session's prompt from a damaged state.db raised in the publisher's thread:
+    five crash files for one turn, a toast of raw event data, and the event never reached the screens."""
+    from engine import open_home
+    from engine.events import RunnerEvent
+    from workbench.bridge import EngineBridge
+
+    folder = tmp_path / "home"
+    open_home(folder).close()
+    (folder / "state.db").write_bytes(b"SQLite format 3\x00" + b"A" * 8192)  # a header, then garbage
+    home = open_home(folder)
+    posted = []
+
+    class App:
+        def post_message(self, message):
+            posted.append(message)
+
+    bridge = EngineBridge(App(), home)
+    try:
+        home.bus.publish(RunnerEvent(kind="turn_started", session_id="s1"))
+    finally:
+        bridge.close()
+        home.close()
+    assert [(m.event.kind, m.snapshot) for m in posted] == [("turn_started", None)]
+    said = [r for r in caplog.records if r.name == "workbench.bridge"]
+    assert said and "state.db" in said[0].getMessage() and said[0].exc_info is None

@@ -14,18 +14,23 @@ runner goes on, so a write the agent makes a moment later never leaks into it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.message import Message
 
+from engine.errors import WorkbenchError
 from engine.events import Event, RunnerEvent
 from engine.memory.format import FILE_NAMES, TARGETS, parse_blocks
 from engine.memory.snapshot import MemorySnapshot, frozen_originals
 
 if TYPE_CHECKING:
     from engine.home import Home
+
+
+log = logging.getLogger(__name__)
 
 
 class EngineEvent(Message):
@@ -65,7 +70,12 @@ class EngineBridge:
         self._unsubscribe: Callable[[], None] | None = home.bus.subscribe(self.forward)
 
     def forward(self, event: Event) -> None:
-        snapshot = self._session_snapshot(event) if isinstance(event, RunnerEvent) and event.session_id else None
+        snapshot = None
+        if isinstance(event, RunnerEvent) and event.session_id:
+            try:
+                snapshot = self._session_snapshot(event)
+            except WorkbenchError as exc:  # an unreadable state.db: the event still arrives, the reason is said
+                log.warning("%s", exc.message)
         self._app.post_message(EngineEvent(event, snapshot))
 
     def _session_snapshot(self, event: RunnerEvent) -> MemorySnapshot | None:
