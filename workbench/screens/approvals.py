@@ -308,6 +308,8 @@ class ApprovalsScreen(WorkbenchScreen):
         if record is not None:
             preview = self.preview if self.preview is not None and self.preview.get("id") == record.id else {}
             cautions = [f"⚠ {heading}: {one_line(entry, 160)}" for heading, entry in late_hits(preview)]
+            if preview.get("error"):  # what the pane says: approving now would be refused (it stays pending)
+                cautions.insert(0, f"⚠ Would be refused now, and stay pending: {one_line(str(preview['error']), 240)}")
             self.confirm(
                 f"Approve {record.subsystem} {record.action} {record.id}?",
                 "\n".join([one_line(record.summary, 300), *cautions]),
