@@ -225,3 +225,20 @@ def test_history_of_an_entry_finds_it_in_either_store(wb):
     none = wb("memory", "history", "--entry", "zebra")
     assert none.returncode == 1 and "MEMORY.md" in none.stderr and "USER.md" in none.stderr
     assert "Traceback" not in both.stderr + none.stderr
+
+
+def test_history_of_a_gone_entry_follows_it_to_its_removal(wb):
+    """The story of an entry rewritten and then removed stopped at its first rewrite: who rewrote it
+    again, and who removed it, were left out."""
+    assert wb("memory", "add", "Deploy target is staging-1").returncode == 0
+    assert wb("memory", "replace", "--old", "staging-1", "Deploy target is staging-2").returncode == 0
+    assert wb("memory", "replace", "--old", "staging-2", "Deploy target is staging-3").returncode == 0
+    assert wb("memory", "remove", "--old", "staging-3").returncode == 0
+    assert wb("memory", "add", "Unrelated entry").returncode == 0
+    story = as_json(wb("memory", "history", "--json", "--entry", "Deploy target is staging-1"))
+    assert [(e["action"], e["before"], e["after"]) for e in story["events"]] == [
+        ("remove", "Deploy target is staging-3", None),
+        ("replace", "Deploy target is staging-2", "Deploy target is staging-3"),
+        ("replace", "Deploy target is staging-1", "Deploy target is staging-2"),
+        ("add", None, "Deploy target is staging-1"),
+    ]

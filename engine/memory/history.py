@@ -350,7 +350,8 @@ def first_seen(memory: MemoryStore, target: str) -> float | None:
 # -- history and successors ----------------------------------------------------------
 def entry_history(memory: MemoryStore, target: str, entry: str, limit: int = 8) -> list[JournalEntry]:
     """The journal rows that wrote or took away exactly this entry, newest first, then, when a
-    replace wrote it, those of the entry it replaced, back to where the chain began.
+    replace wrote it, those of the entry it replaced, back to where the chain began; for an entry
+    no longer in the file, also what became of it, to the row that removed it.
 
     An ``external`` row names no message, so it gets the session and message of the Hermes
     tool call behind it when state.db has that call (a Hermes remove included).
@@ -363,7 +364,32 @@ def entry_history(memory: MemoryStore, target: str, entry: str, limit: int = 8) 
         rows += found
         first = next((r for r in reversed(found) if r.after == text), None)  # its oldest write
         text, older_than = (first.before, first.id) if first and first.before not in (None, text) else (None, None)
-    return with_calls(memory, rows)
+    if entry not in memory.entries(target):  # gone: what became of it, to the row that took it away
+        seen = {row.id for row in rows}
+        rows = sorted([*_what_became_of(memory, target, entry, limit, seen), *rows], key=lambda r: r.id, reverse=True)
+    return with_calls(memory, rows[:limit])
+
+
+def _what_became_of(memory: MemoryStore, target: str, entry: str, limit: int, seen: set[int]) -> list[JournalEntry]:
+    """The rows after ``entry``'s last write that rewrote it, then what it became, and so on, to the
+    row that removed it (a story of the entry that left the file), leaving out the rows in ``seen``."""
+    rows: list[JournalEntry] = []
+    text: str | None = entry
+    writes = memory.home.journal.about(SUBSYSTEM, target, entry, 50)
+    since = max((row.id for row in writes if row.after == entry), default=0)  # its last write
+    while text is not None and len(rows) < limit:
+        taken = [
+            row
+            for row in memory.home.journal.about(SUBSYSTEM, target, text, 50)
+            if row.before == text and row.after != text and row.id > since
+        ]
+        if not taken:
+            break
+        row = min(taken, key=lambda r: r.id)  # the first change that took this text away
+        if row.id not in seen:
+            rows.append(row)
+        text, since = row.after, row.id
+    return rows
 
 
 def with_calls(memory: MemoryStore, rows: list[JournalEntry]) -> list[JournalEntry]:
