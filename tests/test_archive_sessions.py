@@ -247,6 +247,8 @@ def test_a_tool_session_is_neither_a_continuation_nor_a_root_of_its_own(home, cl
     family = ["p", "c", "t", "d"] if reason == "compression" else ["p", "t", "d"]  # (never the branch)
     assert archive.conversation_family("p") == family
     assert archive.set_archived("t") == len(family)  # from its row: the conversation it belongs to
+    row = home.journal.query(subsystem="sessions", limit=1)[0]
+    assert (row.target, row.detail["sessions"]) == ("p", family)  # keyed and named as the conversation
     assert archive.set_archived("t", False) == len(family)
     archive.set_archived("p")
     assert "t" not in {s.id for s in archive.root_sessions()}

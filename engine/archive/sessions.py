@@ -425,7 +425,7 @@ class SessionsMixin(LineageMixin):
         try:
             with self.journaled(
                 "archive" if archived else "unarchive",
-                session_id,
+                chain[0],  # keyed to the conversation's first session it flips, as it is named, not the row pressed
                 actor=actor,
                 after=str(int(archived)),
                 detail={"sessions": chain, **self._archive_name(conversation, chain)},
