@@ -190,3 +190,18 @@ def test_ledger_columns_line_up_whatever_the_action_and_skill():
         "review (ledger: curator)",
     )
     assert rows[1][2] == "x" * (SKILL_CELLS - 1) + "…"
+
+
+def test_the_text_listing_keeps_its_columns_for_a_pinned_skill(tmp_path):
+    """A pinned row pushed its provenance, uses and description one word to the right."""
+    home = open_home(tmp_path / "h")
+    write_skill(home, "deploy", category="ops")
+    write_skill(home, "rotate-logs", category="ops")
+    home.curator.pin("deploy")
+    home.close()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["skills", "list", "--home", str(tmp_path / "h")]) == 0
+    lines = out.getvalue().splitlines()
+    assert [line.index("user") for line in lines] == [lines[0].index("user")] * 2 and "pinned" in lines[0]
+    assert len({line.index("uses") for line in lines}) == 1

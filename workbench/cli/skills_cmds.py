@@ -41,7 +41,7 @@ def list_skills(home: Home, args) -> Output:
     skills = home.skills.list(include_archived=args.all)
     rows = [{key: getattr(s, key) for key in LIST_FIELDS} for s in skills]
     lines = [
-        f"{s.name:<32} {s.category or '-':<16} {s.state:<8} {'pinned ' if s.pinned else ''}{s.provenance:<7} "
+        f"{s.name:<32} {s.category or '-':<16} {s.state:<8} {'pinned' if s.pinned else '':<6} {s.provenance:<7} "
         f"uses {s.use_count:<4} {s.description[:60]}"
         for s in skills
     ]
