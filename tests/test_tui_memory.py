@@ -625,3 +625,20 @@ def test_a_runner_event_still_reaches_the_app_when_state_db_is_unreadable(tmp_pa
     assert [(m.event.kind, m.snapshot) for m in posted] == [("turn_started", None)]
     said = [r for r in caplog.records if r.name == "workbench.bridge"]
     assert said and "state.db" in said[0].getMessage() and said[0].exc_info is None
+
+
+async def test_a_conflict_with_a_removal_says_removed_and_keep_mine_adds_the_draft_back(home, tmp_path):
+    """Hermes removed the entry being edited: the box said another writer "changed" it and that the
+    draft would "replace theirs", though there was nothing to replace."""
+    home.memory.add("memory", "Old wording")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "e", select=0)
+        home.memory.remove("memory", "Old wording", AGENT)
+        await save(pilot, dialog, "My wording")
+        said = str(dialog.query_one("#error", Static).content)
+        assert "another writer removed this entry" in said and "replaces theirs" not in said
+        await pilot.click("#keep-mine")
+        await wait_for(pilot, lambda: app.screen is not dialog, what="the save")
+    assert home.memory.entries("memory") == ["My wording"]

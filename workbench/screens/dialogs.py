@@ -408,7 +408,10 @@ class EditDialog(Dialog[bool]):
             self.query_one(TextArea).focus()  # the buttons that had it are gone: typing goes on in the draft
             return
         self.show_error(
-            "Not saved: another writer changed this entry while you were editing. "
+            "Not saved: another writer removed this entry while you were editing. Keep mine (your draft is "
+            "added back as an entry) or take theirs (it stays removed). Tab reaches the buttons."
+            if conflict.theirs is None
+            else "Not saved: another writer changed this entry while you were editing. "
             "Keep mine (your draft replaces theirs), take theirs, or merge by hand, then keep mine. "
             "Tab reaches the buttons."
         )
