@@ -538,7 +538,7 @@ class Timeline:
                 where.append(f"{column} = ?")
                 args.append(value)
         if session_id:
-            clause, extra = self._session_clause(session_id)
+            clause, extra = self._session_clause(self._ended_by(session_id))
             where.append(clause)
             args += extra
         if before_id is not None:
@@ -600,6 +600,33 @@ class Timeline:
         if not outside:
             return clause, args
         return f"({clause} OR id IN (SELECT value FROM json_each(?)))", [*args, json.dumps(outside)]
+
+    def _ended_by(self, text: str) -> str:
+        """``text``, or the one session id it ends when no id is or starts with it: the session column
+        shows an id's end (``…155739_27beb3``), so that end finds the session as its start does."""
+        conn, high = self._conn(), text + "\U0010ffff"
+        if conn.execute(
+            "SELECT 1 FROM journal WHERE session_id >= ? AND session_id < ? LIMIT 1", (text, high)
+        ).fetchone():
+            return text
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        ended = {
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT session_id FROM journal WHERE session_id LIKE ? ESCAPE '\\'", (pattern,)
+            )
+        }
+        if self.home.state_db_path.exists():
+            try:
+                archive = self.home.archive.conn()
+                if archive.execute("SELECT 1 FROM sessions WHERE id >= ? AND id < ? LIMIT 1", (text, high)).fetchone():
+                    return text
+                ended |= {
+                    r[0] for r in archive.execute("SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\'", (pattern,))
+                }
+            except (WorkbenchError, sqlite3.Error):
+                pass
+        return ended.pop() if len(ended) == 1 else text
 
     def _archived(self, session_id: str) -> bool:
         if not self.home.state_db_path.exists():

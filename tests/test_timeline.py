@@ -593,3 +593,15 @@ def test_a_filter_too_long_to_search_says_so_not_that_a_database_is_damaged(home
         assert "is too long" in refused.value.message and "SQLite" not in refused.value.message
     code, out = wb(home.root, "timeline", "--search", "x" * 50_001)
     assert code == 1 and "search text is too long (50,001 characters; at most 1,000)" in out["error"]
+
+
+def test_the_end_of_a_session_id_finds_it_as_the_column_shows_it(home):
+    """The session column shows an id's end (…155739_27beb3), but only an id's start found it."""
+    timeline = Timeline(home)
+    for sid in ("20261204_155739_27beb3", "20261204_160000_aa_bb", "20261204_170000_xa_bb"):
+        home.memory.add("memory", f"From {sid}", ToolContext(actor="agent", session_id=sid))
+    assert [r.session_id for r in timeline.page(session_id="27beb3")] == ["20261204_155739_27beb3"]
+    assert [r.session_id for r in timeline.page(session_id="155739_27beb3")] == ["20261204_155739_27beb3"]
+    assert timeline.page(session_id="a_bb") == []  # the end of two: neither is picked
+    assert [r.session_id for r in timeline.page(session_id="0_aa_bb")] == ["20261204_160000_aa_bb"]
+    assert timeline.page(session_id="%") == [] and timeline.page(session_id="_") == []  # LIKE's signs are text
