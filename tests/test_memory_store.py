@@ -21,6 +21,11 @@ def u() -> ToolContext:
     return ToolContext(actor="user")
 
 
+def agent() -> ToolContext:
+    """The agent's context: refusals in Hermes's words, naming its tool's fields."""
+    return ToolContext(actor="agent")
+
+
 @pytest.fixture
 def mem(home):
     return home.memory
@@ -56,7 +61,10 @@ def test_add_refuses_empty_and_over_limit_with_current_entries(home, mem):
     (home.root / "config.yaml").write_text("memory:\n  memory_char_limit: '30'\n")
     home.reload_config()
     mem.add("memory", "x" * 20, u())
-    result = mem.add("memory", "y" * 8, u())
+    said = mem.add("memory", "y" * 8, u())["error"]  # a person: no tool fields to look "below" at
+    assert said.startswith("Memory is at 20/30 chars: this entry (8 chars) would take it past the limit.")
+    assert said.endswith("Shorten it, or merge or remove entries first.")
+    result = mem.add("memory", "y" * 8, agent())
     assert result == {
         "success": False,
         "error": (
@@ -94,13 +102,14 @@ def test_replace_and_remove_refusals(mem):
         mem.replace("memory", "alpha", "  ", u())["error"]
         == "new_content cannot be empty. Use 'remove' to delete entries."
     )
-    assert mem.replace("memory", "zzz", "x", u()) == {
+    assert mem.replace("memory", "zzz", "x", u())["error"].startswith("No entry holds 'zzz': give part of the exact")
+    assert mem.replace("memory", "zzz", "x", agent()) == {
         "success": False,
         "current_entries": ["alpha one", "alpha two"],
         "error": "No entry matched 'zzz'. Check current_entries below and retry with the exact text of the entry "
         "you want to replace.",
     }
-    assert mem.remove("memory", "zzz", u())["error"].endswith("the entry you want to remove.")
+    assert mem.remove("memory", "zzz", agent())["error"].endswith("the entry you want to remove.")
     assert mem.remove("memory", "alpha", u()) == {
         "success": False,
         "error": "Multiple entries matched 'alpha'. Be more specific.",
@@ -116,7 +125,8 @@ def test_replace_over_limit_is_refused(home, mem):
     home.reload_config()
     mem.add("memory", "short", u())
     mem.add("memory", "tiny", u())
-    result = mem.replace("memory", "short", "x" * 14, u())
+    assert mem.replace("memory", "short", "x" * 14, u())["error"].startswith("With this text memory would be at 21/20")
+    result = mem.replace("memory", "short", "x" * 14, agent())
     assert result["error"].startswith("Replacement would put memory at 21/20 chars.")
     assert result["current_entries"] == ["short", "tiny"] and result["usage"] == "12/20"
 

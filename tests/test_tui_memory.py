@@ -326,7 +326,7 @@ async def test_the_editor_predicts_the_budget_and_an_overflow(home, tmp_path):
         assert "Over the limit by 22" in advice and "Deploys run on Fridays at noon" in advice
         await pilot.press("ctrl+s")
         await settle(pilot)
-        assert app.screen is dialog and "exceed the limit" in str(dialog.query_one("#error", Static).content)
+        assert app.screen is dialog and "past the limit" in str(dialog.query_one("#error", Static).content)
         assert home.memory.entries("memory") == ["Deploys run on Fridays at noon"]
 
 

@@ -26,14 +26,19 @@ REMOVES_ONLY = "only removes entries, so it has no text to edit; approve or reje
 class Refusal(Exception):
     """A refused operation. ``counts`` marks a consolidation failure (Hermes issue #42405)."""
 
-    def __init__(self, result: dict[str, Any], counts: bool = False):
+    def __init__(self, result: dict[str, Any], counts: bool = False, person: str | None = None):
         super().__init__(result.get("error", ""))
         self.result = {"success": False, **result}
         self.counts = counts
+        self.person = person  # the words for a person (the TUI, the CLI), where the agent's name its tool's fields
+
+    def said_to(self, actor: str) -> dict[str, Any]:
+        """The result as ``actor`` reads it: a person gets ``person`` for the agent's error, when there is one."""
+        return {**self.result, "error": self.person} if actor == "user" and self.person else self.result
 
 
-def refuse(error: str, counts: bool = False, **extra: Any) -> Refusal:
-    return Refusal({"error": error, **extra}, counts)
+def refuse(error: str, counts: bool = False, person: str | None = None, **extra: Any) -> Refusal:
+    return Refusal({"error": error, **extra}, counts, person)
 
 
 @dataclass(frozen=True)
@@ -143,6 +148,8 @@ def locate(entries: list[str], old_text: str, action: str, pin: str | None = Non
             f"No entry matched '{old_text}'. Check current_entries below and retry with the exact text "
             f"of the entry you want to {action}.",
             counts=True,
+            person=f"No entry holds '{old_text}': give part of the exact text of the entry to {action} "
+            "(`workbench memory show` lists them).",
             current_entries=list(entries),
         )
     if len({entries[i] for i in found}) > 1:
@@ -178,6 +185,8 @@ def add(entries: list[str], content: str, limit: int) -> Outcome:
             "'remove' stale or less important entries (see current_entries below), then retry this add "
             "— all in this turn.",
             counts=True,
+            person=f"Memory is at {usage.short} chars: this entry ({len(content)} chars) would take it past the "
+            "limit. Shorten it, or merge or remove entries first.",
             current_entries=list(entries),
             usage=usage.short,
         )
@@ -196,6 +205,8 @@ def replace(entries: list[str], old_text: str, content: str, limit: int, pin: st
             "or 'remove' other stale or less important entries to make room (see current_entries below), "
             "then retry — all in this turn.",
             counts=True,
+            person=f"With this text memory would be at {size_of(new):,}/{limit:,} chars, past the limit. "
+            "Shorten it, or merge or remove other entries first.",
             current_entries=list(entries),
             usage=Usage.of(entries, limit).short,
         )

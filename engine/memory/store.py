@@ -290,7 +290,7 @@ class MemoryStore:
             self._check_writable()
             outcome = self._apply(target, prepare(), _Writer.of(ToolContext(actor="user")))
         except Refusal as refusal:
-            return refusal.result
+            return refusal.said_to("user")
         return self._success(target, outcome)
 
     def _plan_add(self, content: Any) -> _Plan:
@@ -387,6 +387,8 @@ class MemoryStore:
         return result
 
     def _refused(self, refusal: Refusal, ctx: ToolContext) -> dict[str, Any]:
+        if ctx.actor == "user":  # a person's edit: no consolidation count, and words for a person
+            return refusal.said_to("user")
         if not refusal.counts:
             return refusal.result
         failures = int(ctx.turn_state.get(FAILURES_KEY, 0)) + 1
