@@ -20,6 +20,7 @@ import json
 import re
 import secrets
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -337,8 +338,8 @@ def group_of(entry: JournalEntry) -> str | None:
     return None
 
 
-def describe_group(rows: list[Row]) -> str:
-    """What a group did, in one line."""
+def describe_group(rows: list[Row], total: int | None = None) -> str:
+    """What a group did, in one line; ``total``: how many rows the group holds when a filter shows fewer."""
     group = rows[0].group or ""
     kind = group.partition(":")[0]
     counts: dict[tuple[str, str], int] = {}
@@ -353,7 +354,10 @@ def describe_group(rows: list[Row]) -> str:
         title = {"review": "background review", "curator": "Curator pass", "revert": "revert of a group"}.get(
             kind, kind
         )
-    return f"{title} ({len(rows)} row{'s' * (len(rows) != 1)}): {parts}"
+    shown = len(rows)
+    if total is not None and total > shown:  # a filter hides some: a revert of the group takes them all
+        return f"{title} ({shown} of {total} rows shown): {parts}"
+    return f"{title} ({shown} row{'s' * (shown != 1)}): {parts}"
 
 
 def _part(subsystem: str, action: str, count: int) -> str:
@@ -665,6 +669,10 @@ class Timeline:
             "review:SESSION:MESSAGE, curator:RUN, consolidation:ID, outside:EDIT or revert:ID "
             "(see `workbench timeline`)."
         )
+
+    def group_sizes(self, groups: Iterable[str]) -> dict[str, int]:
+        """How many rows each group holds, whatever filter a listing of some of them had."""
+        return {group: len(self.page(group=group, limit=100_000)) for group in dict.fromkeys(groups)}
 
     def rows_of(self, ref: str | int) -> list[Row]:
         """The rows a reference names: one row by id, or every row of a group (newest first)."""

@@ -54,20 +54,20 @@ async def test_groups_collapse_and_filters_narrow_as_you_type(home, tmp_path):
         await pilot.press("slash", *"actor:agent")
         await settle(pilot)
         assert shown(screen) == ["MEMORY + 'Project uses Postgres 16'"]
-        screen.query_one("#timeline-search").value = "target:user"  # a group's title counts the rows shown
+        screen.query_one("#timeline-search").value = "target:user"  # a group's title counts the rows shown, of all
         await settle(pilot)
-        assert shown(screen) == ["▸ background review (1 row): 1 memory entry added"]
+        assert shown(screen) == ["▸ background review (1 of 2 rows shown): 1 memory entry added"]
         await cursor_to(pilot, screen, "background review")
         await pilot.press("space")
         await settle(pilot)
         assert shown(screen) == [
-            "▾ background review (1 row): 1 memory entry added",
+            "▾ background review (1 of 2 rows shown): 1 memory entry added",
             "  USER + 'Prefers short answers'",
         ]
         screen.query_one("#timeline-search").value = "staging"
         await settle(pilot)
         assert shown(screen) == [
-            "▾ background review (1 row): 1 memory entry added",
+            "▾ background review (1 of 2 rows shown): 1 memory entry added",
             "  MEMORY + 'Deploys go through staging'",
         ]
 
@@ -324,3 +324,16 @@ async def test_columns_are_as_wide_as_their_cells_as_soon_as_rows_are_shown(home
         widest = max(cell_len(r.summary) for r in rows)
         assert table.columns["what"].get_render_width(table) >= widest
         assert table.columns["when"].get_render_width(table) >= 16
+
+
+async def test_a_group_filtered_down_says_how_many_rows_it_holds(home, tmp_path):
+    """Under `subsystem:memory` a review group of a memory add and a staged proposal read "(1 row)",
+    though reverting it acts on both."""
+    learn(home)
+    home.journal.append("approvals", "stage", "memory", actor="review", session_id="s1", message_id=7)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        whole = next(w for w in shown(screen) if "background review" in w)
+        assert "(3 rows)" in whole
+        await pilot.press("slash", *"actor:review subsystem:approvals")
+        await wait_for(pilot, lambda: any("1 of 3 rows shown" in w for w in shown(screen)), what="the group's size")

@@ -12,7 +12,7 @@ refused. Engine events reload the first page, so the view follows live.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textual import on, work
 from textual.binding import Binding
@@ -43,6 +43,7 @@ class PageLoaded(Message):
     where: str  # first | older | newer
     query: str
     error: str | None = None  # the filter cannot be read (a malformed group:): nothing matches it
+    sizes: dict[str, int] = field(default_factory=dict)  # under a filter: how many rows each group holds
 
 
 @dataclass
@@ -87,6 +88,7 @@ class TimelineScreen(WorkbenchScreen):
         super().__init__()
         self.rows: list[Row] = []
         self.titles: dict[str, str] = {}
+        self.group_sizes: dict[str, int] = {}  # under a filter, each group's whole size (its title says so)
         self.collapsed: set[str] = set()
         self.exhausted = False
         self.loading_more = False
@@ -127,12 +129,15 @@ class TimelineScreen(WorkbenchScreen):
         where = "older" if before_id is not None else "newer" if after_id is not None else "first"
         if where == "newer" and len(rows) == PAGE:  # too many to splice in: start over from the top
             rows, where = timeline.page(limit=PAGE, **parse_filter(query)), "first"
-        self.post_result(PageLoaded(timeline.with_sources(rows), where, query))
+        filtered = {key for key, value in parse_filter(query).items() if value} - {"group"}
+        sizes = timeline.group_sizes(r.group for r in rows if r.group) if filtered else {}
+        self.post_result(PageLoaded(timeline.with_sources(rows), where, query, sizes=sizes))
 
     @on(PageLoaded)
     def _loaded(self, message: PageLoaded) -> None:
         if message.query != self.search:
             return  # typed on since: a newer load is coming
+        self.group_sizes = message.sizes if message.where == "first" else {**self.group_sizes, **message.sizes}
         if message.where == "older":
             self.rows = self.rows + message.rows
             self.exhausted = len(message.rows) < PAGE
@@ -156,7 +161,7 @@ class TimelineScreen(WorkbenchScreen):
         for row in self.rows:
             if row.group:
                 groups.setdefault(row.group, []).append(row)
-        self.titles = {group: describe_group(rows) for group, rows in groups.items()}
+        self.titles = {group: describe_group(rows, self.group_sizes.get(group)) for group, rows in groups.items()}
 
     @on(Input.Changed, "#timeline-search")
     def _search_changed(self) -> None:
