@@ -338,6 +338,18 @@ def group_of(entry: JournalEntry) -> str | None:
     return None
 
 
+def _listed(*, indexed: bool) -> tuple[list[str], list[Any]]:
+    """The conditions every listed row meets, and their arguments (``indexed``: let the subsystem
+    index serve them, when a subsystem filter narrows the rows)."""
+    where = [
+        "status = 'done'",
+        f"{'' if indexed else '+'}subsystem IN ({', '.join('?' * len(SUBSYSTEMS))})",
+        f"NOT ({LOOK_AT_NOTHING})",
+        f"(subsystem != 'sessions' OR action IN ({', '.join('?' * len(SESSION_ACTIONS))}))",
+    ]
+    return where, [*SUBSYSTEMS, *SESSION_ACTIONS]
+
+
 def describe_group(rows: list[Row], total: int | None = None) -> str:
     """What a group did, in one line; ``total``: how many rows the group holds when a filter shows fewer."""
     group = rows[0].group or ""
@@ -530,13 +542,7 @@ class Timeline:
         if not self.home.journal.exists():
             return []
         # "+subsystem": without a subsystem filter, walk ids newest first instead of sorting an index's rows
-        where = [
-            "status = 'done'",
-            f"{'' if subsystem else '+'}subsystem IN ({', '.join('?' * len(SUBSYSTEMS))})",
-            f"NOT ({LOOK_AT_NOTHING})",
-            f"(subsystem != 'sessions' OR action IN ({', '.join('?' * len(SESSION_ACTIONS))}))",
-        ]
-        args: list[Any] = [*SUBSYSTEMS, *SESSION_ACTIONS]
+        where, args = _listed(indexed=bool(subsystem))
         for column, value in (("actor", actor), ("subsystem", subsystem), ("target", target)):
             if value:
                 where.append(f"{column} = ?")
@@ -671,8 +677,16 @@ class Timeline:
         )
 
     def group_sizes(self, groups: Iterable[str]) -> dict[str, int]:
-        """How many rows each group holds, whatever filter a listing of some of them had."""
-        return {group: len(self.page(group=group, limit=100_000)) for group in dict.fromkeys(groups)}
+        """How many rows each group holds as ``page`` lists them, whatever filter showed some of them."""
+        if not self.home.journal.exists():
+            return {}
+        sizes = {}
+        for group in dict.fromkeys(groups):
+            where, args = _listed(indexed=False)
+            clause, extra = self._group_clause(group)
+            sql = f"SELECT count(*) FROM journal WHERE {' AND '.join(where)} AND {clause}"
+            sizes[group] = self._conn().execute(sql, (*args, *extra)).fetchone()[0]
+        return sizes
 
     def rows_of(self, ref: str | int) -> list[Row]:
         """The rows a reference names: one row by id, or every row of a group (newest first)."""

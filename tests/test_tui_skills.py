@@ -382,4 +382,15 @@ async def test_an_archived_copy_sharing_an_active_skills_name_is_its_own_row(hom
             ),
             what="the refusal",
         )
-    assert [i.state for i in home.skills.list(include_archived=True) if i.name == "deploy-staging"].count("active") == 1
+        await pilot.press("p")  # pin on the copy: refused, never the live skill of its name
+        await wait_for(
+            pilot, lambda: any("is archived: restore it first" in n.message for n in app._notifications), what="it"
+        )
+        await pilot.press("a")  # archive on the copy: it is archived already, the live skill stays
+        await settle(pilot)
+        await pilot.press("y")
+        await wait_for(
+            pilot, lambda: any("is already archived" in n.message for n in app._notifications), what="the answer"
+        )
+    live = [i for i in home.skills.list(include_archived=True) if i.name == "deploy-staging" and i.state == "active"]
+    assert len(live) == 1 and not live[0].pinned

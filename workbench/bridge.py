@@ -23,8 +23,7 @@ from textual.message import Message
 
 from engine.errors import WorkbenchError
 from engine.events import Event, RunnerEvent
-from engine.memory.format import FILE_NAMES, TARGETS, parse_blocks
-from engine.memory.snapshot import MemorySnapshot, frozen_originals
+from engine.memory.snapshot import MemorySnapshot, snapshot_from_prompt
 
 if TYPE_CHECKING:
     from engine.home import Home
@@ -40,23 +39,6 @@ class EngineEvent(Message):
         super().__init__()
         self.event = event
         self.snapshot = snapshot  # set when the running session's frozen memory is (newly) known
-
-
-def snapshot_from_prompt(home: Home, prompt: str, taken_at: float) -> MemorySnapshot:
-    """The memory a stored system prompt froze: each block's entries, read back exactly.
-
-    A store whose block is missing was empty (or disabled) when the prompt was built.
-    """
-    blocks = parse_blocks(prompt)
-    raw = {
-        target: frozen_originals(blocks[target][0], home.memory.entries(target), FILE_NAMES[target])
-        if target in blocks
-        else []
-        for target in TARGETS
-    }
-    limits = {target: blocks[target][1] if target in blocks else home.memory.limit(target) for target in TARGETS}
-    enabled = {target: home.memory.enabled(target) for target in TARGETS}
-    return MemorySnapshot.build(raw, limits, enabled, {target: None for target in TARGETS}, taken_at)
 
 
 class EngineBridge:

@@ -202,7 +202,7 @@ class Curator:
         try:
             found = self.skills.find(name)
         except SkillError:
-            if any(name in (f.name, f.dir_name) for f in self.skills.scanner.archived()):
+            if any(name in (f.name, f.dir_name, f.rel) for f in self.skills.scanner.archived()):
                 raise SkillError(
                     f"Skill '{name}' is already archived; `workbench skills restore {name}` brings it back."
                 ) from None

@@ -13,9 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from .format import FILE_NAMES, TARGETS, Usage, render_block
+from ..errors import WorkbenchError
+from .format import FILE_NAMES, TARGETS, Usage, parse_blocks, render_block
 from .threats import HERMES_SKIPS, hermes_characters, sanitize_entry
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 
 @dataclass(frozen=True)
@@ -65,12 +70,35 @@ class MemorySnapshot:
         return "\n\n".join(b for b in (self.block(t) for t in TARGETS if self.enabled[t]) if b)
 
 
+def snapshot_from_prompt(home: Home, prompt: str, taken_at: float) -> MemorySnapshot:
+    """The memory a stored system prompt froze: each block's entries, read back exactly, each
+    ``[BLOCKED: ...]`` line taken for the entry it stands for (``frozen_originals``). A store whose
+    block is missing was empty (or disabled) when the prompt was built."""
+    blocks = parse_blocks(prompt)
+    raw: dict[str, list[str]] = {}
+    for target in TARGETS:
+        if target not in blocks:
+            raw[target] = []
+            continue
+        try:  # the entries on disk, less those written since the prompt was built (never in it)
+            live = home.memory.entries(target)
+            rows = home.journal.query(subsystem="memory", target=target, since=taken_at, limit=10_000)
+            since = {row.after for row in rows}
+        except WorkbenchError:  # an unreadable file: the prompt's own lines, as they are
+            live, since = [], set()
+        raw[target] = frozen_originals(blocks[target][0], [e for e in live if e not in since], FILE_NAMES[target])
+    limits = {target: blocks[target][1] if target in blocks else home.memory.limit(target) for target in TARGETS}
+    enabled = {target: home.memory.enabled(target) for target in TARGETS}
+    return MemorySnapshot.build(raw, limits, enabled, {target: None for target in TARGETS}, taken_at)
+
+
 def frozen_originals(shown: list[str], live: list[str], file_name: str) -> list[str]:
-    """A stored prompt's entries as they were on disk, as far as the live file tells: each
-    ``[BLOCKED: ...]`` line stands for a live entry a scan (ours, or Hermes's character check) would
-    block, the one whose line it is if one is, else the next in file order not yet taken; a line
-    with no such entry left (removed since) stays as it is. So a blocked entry lines up with itself
-    on the Memory screen instead of reading as one entry removed and another added."""
+    """A stored prompt's entries as they were on disk, as far as the live file tells (``live``: its
+    entries that may have been in the prompt): each ``[BLOCKED: ...]`` line stands for a live entry a
+    scan (ours, or Hermes's character check) would block, the one whose line it is if one is, else
+    the next in file order not yet taken; a line with no such entry left (removed since) stays as
+    it is. So a blocked entry lines up with itself on the Memory screen instead of reading as one
+    entry removed and another added."""
     present = set(shown)
     blocked = [
         entry

@@ -335,7 +335,7 @@ class SkillsScreen(WorkbenchScreen):
         if skill is None:
             self.notify(f"Select a skill to {verb}.", severity="warning")
             return
-        self.curator_call(f"{verb} {skill.name}", lambda: call(skill.name))
+        self.curator_call(f"{verb} {skill.name}", lambda: call(skill.ref))  # (an archived copy: by its path)
 
     def action_archive(self) -> None:
         skill = self.current
@@ -349,8 +349,7 @@ class SkillsScreen(WorkbenchScreen):
         )
 
     def action_restore(self) -> None:
-        skill = self.current  # an archived copy by its path: another copy or an active skill may share its name
-        self._on_skill("restore", lambda name: self.home.curator.restore(skill.ref if skill else name))
+        self._on_skill("restore", lambda ref: self.home.curator.restore(ref))
 
     def action_toggle_pin(self) -> None:
         skill = self.current
