@@ -228,6 +228,7 @@ def check_leftovers(home: Home) -> list[Finding]:
         for path in memory.temps_removed
         if Path(path).is_relative_to(home.root)
     ]
+    read_only = on_read_only_mount(home.root)  # (then no repair can run: none is offered)
     for path in orphaned_temp_files(home):
         rel = path.relative_to(home.root)
         if memory.holds_nothing_new(path):  # the memory store drops it on its own: say so
@@ -245,7 +246,7 @@ def check_leftovers(home: Home) -> list[Finding]:
                     if due
                     else f"The workbench deletes it once it is {TEMP_AGE_SECONDS // 3600} hour old, at its next "
                     f"start or memory write; `workbench doctor --fix` moves it to {ASIDE}/<time>/ now.",
-                    repair="" if due else "files.move_aside",
+                    repair="" if due or read_only else "files.move_aside",
                 )
             )
             continue
@@ -256,10 +257,9 @@ def check_leftovers(home: Home) -> list[Finding]:
                 f"{rel} is left over from an interrupted write.",
                 f"`workbench doctor --fix` moves it to {ASIDE}/<time>/ (nothing is deleted); look "
                 "inside in case it holds a write you want back.",
-                repair="files.move_aside",
+                repair="" if read_only else "files.move_aside",
             )
         )
-    read_only = on_read_only_mount(home.root)
     if read_only:  # (then no lock file is writable, and removing one is no fix)
         findings.append(
             Finding(
@@ -274,7 +274,8 @@ def check_leftovers(home: Home) -> list[Finding]:
         if not entry.name.endswith(".lock"):
             continue
         rel = Path(entry.path).relative_to(home.root)
-        if entry.is_symlink() or (not read_only and not os.access(entry.path, os.W_OK)):
+        on_read_only = read_only or on_read_only_mount(Path(entry.path).parent)  # (a folder mounted apart)
+        if entry.is_symlink() or (not on_read_only and not os.access(entry.path, os.W_OK)):
             why = "is a symlink" if entry.is_symlink() else "is not writable"
             findings.append(
                 Finding(

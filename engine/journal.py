@@ -556,16 +556,32 @@ class Journal:
         return [row[0] for row in rows]
 
     def about(
-        self, subsystem: str, target: str, text: str, limit: int = 1000, before_id: int | None = None
+        self,
+        subsystem: str,
+        target: str,
+        text: str,
+        limit: int = 1000,
+        before_id: int | None = None,
+        after_id: int | None = None,
     ) -> list[JournalEntry]:
         """History of one text: the done rows that wrote it (``after``) or took it away (``before``),
-        newest first (``before_id``: only rows older than that one)."""
+        newest first (``before_id``: only rows older than that one), or, given ``after_id``, the rows
+        newer than that one, oldest first."""
         if not self.exists():
             return []
+        order = "ASC" if after_id is not None else "DESC"
         rows = self.connection().execute(
             "SELECT * FROM journal WHERE subsystem = ? AND target = ? AND (after = ? OR before = ?) "
-            "AND status = 'done' AND id < ? ORDER BY id DESC LIMIT ?",
-            (subsystem, target, text, text, 2**63 - 1 if before_id is None else before_id, limit),
+            f"AND status = 'done' AND id < ? AND id > ? ORDER BY id {order} LIMIT ?",
+            (
+                subsystem,
+                target,
+                text,
+                text,
+                2**63 - 1 if before_id is None else before_id,
+                -1 if after_id is None else after_id,
+                limit,
+            ),
         )
         return [_row(r) for r in rows]
 

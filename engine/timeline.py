@@ -614,6 +614,7 @@ class Timeline:
     def _ended_by(self, text: str) -> str:
         """``text``, or the one session id it ends when no id is or starts with it: the session column
         shows an id's end (``…155739_27beb3``), so that end finds the session as its start does."""
+        text = text.removeprefix("…")  # (pasted from the column, its mark included)
         conn, high = self._conn(), text + "\U0010ffff"
         if conn.execute(
             "SELECT 1 FROM journal WHERE session_id >= ? AND session_id < ? LIMIT 1", (text, high)

@@ -218,14 +218,17 @@ def test_a_home_on_a_read_only_mount_is_one_finding_not_a_lock_file_each(home, m
 
     home.memory.add("memory", "User likes tea", USER)
     home.memory.add("user", "Name is Ada", USER)  # two lock files now
+    (home.root / ".tmp_zz9_x0yq.tmp").write_text("partial", encoding="utf-8")  # and a left-over temp file
+    aged(home.root / ".tmp_zz9_x0yq.tmp", home)
     real_access = os.access
     monkeypatch.setattr(home_health, "on_read_only_mount", lambda path: path == home.root)
     monkeypatch.setattr(os, "access", lambda path, mode: False if mode == os.W_OK else real_access(path, mode))
     files = [f for f in run_doctor(home).findings if f.area == "files"]
     assert [(f.severity, f.what.split(":")[0]) for f in files] == [
-        ("warning", f"The home {home.root} is on a file system mounted read-only")
+        ("warning", ".tmp_zz9_x0yq.tmp is left over from an interrupted write."),
+        ("warning", f"The home {home.root} is on a file system mounted read-only"),
     ]
-    assert "rm " not in files[0].fix
+    assert "rm " not in files[1].fix and not files[0].repair  # no repair offered that cannot run
 
 
 def test_a_check_that_breaks_is_reported_and_the_rest_still_run(home, monkeypatch):

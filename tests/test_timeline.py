@@ -602,6 +602,7 @@ def test_the_end_of_a_session_id_finds_it_as_the_column_shows_it(home):
         home.memory.add("memory", f"From {sid}", ToolContext(actor="agent", session_id=sid))
     assert [r.session_id for r in timeline.page(session_id="27beb3")] == ["20261204_155739_27beb3"]
     assert [r.session_id for r in timeline.page(session_id="155739_27beb3")] == ["20261204_155739_27beb3"]
+    assert [r.session_id for r in timeline.page(session_id="…155739_27beb3")] == ["20261204_155739_27beb3"]
     assert timeline.page(session_id="a_bb") == []  # the end of two: neither is picked
     assert [r.session_id for r in timeline.page(session_id="0_aa_bb")] == ["20261204_160000_aa_bb"]
     assert timeline.page(session_id="%") == [] and timeline.page(session_id="_") == []  # LIKE's signs are text

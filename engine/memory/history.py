@@ -378,14 +378,10 @@ def _what_became_of(memory: MemoryStore, target: str, entry: str, limit: int, se
     writes = memory.home.journal.about(SUBSYSTEM, target, entry, 50)
     since = max((row.id for row in writes if row.after == entry), default=0)  # its last write
     while text is not None and len(rows) < limit:
-        taken = [
-            row
-            for row in memory.home.journal.about(SUBSYSTEM, target, text, 50)
-            if row.before == text and row.after != text and row.id > since
-        ]
-        if not taken:
+        later = memory.home.journal.about(SUBSYSTEM, target, text, 1000, after_id=since)  # (oldest first)
+        row = next((r for r in later if r.before == text and r.after != text), None)  # the first that took it away
+        if row is None:
             break
-        row = min(taken, key=lambda r: r.id)  # the first change that took this text away
         if row.id not in seen:
             rows.append(row)
         text, since = row.after, row.id
