@@ -82,7 +82,7 @@ def test_rollback_refuses_when_files_changed_since(home):
         home.curator.rollback(archived["ledger_id"])
     assert exc.value.details["changed"] == ["skills/.archive/x/SKILL.md"]
     # no later entry to roll back first (it said so, a dead end): the edit was made outside
-    assert exc.value.details["later"] == [] and "made outside the workbench" in exc.value.message
+    assert exc.value.details["later"] == [] and "changed outside the workbench" in exc.value.message
     assert tree_state(home.root / "skills") == before
 
 
@@ -271,3 +271,17 @@ def test_a_usage_file_holding_an_escaped_lone_surrogate_is_written_back_as_it_wa
     path.write_text(path.read_text(encoding="utf-8").replace('"archived_at": null', '"archived_at": "\\ud800"'))
     assert home.curator.unpin("x")["success"]
     assert '"archived_at": "\\ud800"' in path.read_text(encoding="utf-8")
+
+
+def test_a_rollback_behind_an_outside_edit_names_no_entry_it_cannot_redo(home):
+    """A later entry was named even when the file was changed after it too (by a rollback, then an
+    outside edit): rolling that back would redo a change and still be refused."""
+    created = skill_manage_tool(home, {"action": "create", "name": "x", "content": skill_md("x")}, ctx())
+    patched = skill_manage_tool(
+        home, {"action": "patch", "name": "x", "old_string": "Do it.", "new_string": "Do it twice."}, ctx()
+    )
+    home.curator.rollback(patched["ledger_id"])
+    (home.skills_dir / "x" / "SKILL.md").write_text(skill_md("x", body="edited by Hermes\n"))
+    with pytest.raises(SkillError, match="changed outside the workbench") as exc:
+        home.curator.rollback(created["ledger_id"])
+    assert exc.value.details["later"] == [] and "Roll back the later entries first" not in exc.value.message

@@ -290,15 +290,24 @@ class Ledger:
         undone = {e.evidence.get("rolled_back") for e in rows if isinstance(e.evidence.get("rolled_back"), str)}
         return [e.id for e in rows if e.evidence.get("rolled_back") == entry_id and e.id not in undone]
 
-    def _later_writers(self, entry: LedgerEntry, paths: list[str]) -> list[str]:
-        """Ids of the entries after ``entry``, not rolled back, that wrote one of ``paths``."""
+    def _later_writers(self, entry: LedgerEntry, paths: list[str]) -> tuple[list[str], list[str]]:
+        """(ids of the entries after ``entry``, not rolled back, that left one of ``paths`` as it is now:
+        to roll back first; the paths none left so, changed outside the ledger)."""
         rows = self.entries()
         undone = {e.evidence.get("rolled_back") for e in rows if isinstance(e.evidence.get("rolled_back"), str)}
         ids = [e.id for e in rows]
-        start = ids.index(entry.id) + 1 if entry.id in ids else len(rows)
-        return [
-            e.id for e in rows[start:] if e.id not in undone and any(ref.path in paths for ref in (*e.after, *e.before))
-        ]
+        later = [e for e in rows[ids.index(entry.id) + 1 if entry.id in ids else len(rows) :] if e.id not in undone]
+        now = {}
+        for path in paths:
+            data = self._current(self.resolve(path))
+            now[path] = None if data is None else sha256(data)
+        writers: dict[str, str] = {}  # path -> the newest later entry that left it as it is
+        for e in later:
+            left = {ref.path: ref.sha256 for ref in e.after}
+            for path in paths:
+                if left.get(path, None if path in {ref.path for ref in e.before} else "") == now[path]:
+                    writers[path] = e.id
+        return list(dict.fromkeys(writers.values())), [path for path in paths if path not in writers]
 
     def _current(self, path: Path) -> bytes | None:
         """A file's content now, None when it is missing, a link or not a regular file."""
@@ -339,18 +348,18 @@ class Ledger:
                 changed=changed_since,
             )
         if changed_since:
-            later = self._later_writers(entry, changed_since)
-            advice = (
-                f"Roll back the later entries first: {', '.join(later)}."
-                if later
-                else "No later ledger entry made that change: it was made outside the workbench (Hermes, an "
-                "editor), which saved nothing of it to put back. To roll back anyway, keep a copy of what you "
-                "want from those files, put them back as this entry left them (or remove the ones it added), "
-                "then retry."
-            )
+            later, outside = self._later_writers(entry, changed_since)
+            advice = [f"Roll back the later entries first: {', '.join(later)}."] if later else []
+            if outside:
+                advice.append(
+                    f"No later ledger entry left {', '.join(outside)} as it is: it was changed outside the "
+                    "workbench (Hermes, an editor), which saved nothing of it to put back. To roll back anyway, "
+                    "keep a copy of what you want from it, put it back as this entry left it (or remove it if "
+                    "this entry added it), then retry."
+                )
             raise SkillError(
                 f"Cannot roll back ledger entry {entry.id}: these files changed after it, and rolling back "
-                f"would lose that work: {', '.join(changed_since)}. {advice}",
+                f"would lose that work: {', '.join(changed_since)}. {' '.join(advice)}",
                 changed=changed_since,
                 later=later,
             )
