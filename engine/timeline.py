@@ -27,6 +27,7 @@ from typing import Any
 
 from .approvals.outside import cited_rows, citing_approvals
 from .approvals.sources import staged_at, staged_in_sessions
+from .archive.query import like_escape
 from .errors import WorkbenchError
 from .journal import LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import external_rows_of, first_look, hermes_call, undo_problem
@@ -488,10 +489,6 @@ def parse_filter(query: str) -> dict[str, str]:
     return filters
 
 
-def _like(text: str) -> str:
-    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
 class Timeline:
     def __init__(self, home):
         self.home = home
@@ -565,7 +562,7 @@ class Timeline:
                 "(target LIKE ? ESCAPE '\\' OR action LIKE ? ESCAPE '\\' OR before LIKE ? ESCAPE '\\' "
                 f"OR after LIKE ? ESCAPE '\\' OR {_detail_at('$.summary')} LIKE ? ESCAPE '\\')"
             )
-            args += [_like(text)] * 5
+            args += [f"%{like_escape(text)}%"] * 5
         if group:
             clause, extra = self._group_clause(group)
             where.append(clause)
@@ -620,7 +617,7 @@ class Timeline:
             "SELECT 1 FROM journal WHERE session_id >= ? AND session_id < ? LIMIT 1", (text, high)
         ).fetchone():
             return text
-        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = "%" + like_escape(text)
         ended = {
             r[0]
             for r in conn.execute(

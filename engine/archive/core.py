@@ -27,6 +27,14 @@ SUBSYSTEM = "sessions"
 T = TypeVar("T")
 P = ParamSpec("P")
 Core = TypeVar("Core", bound="ArchiveCore")
+BOUND_PARAMETERS = 500  # ids bound in one statement, well under SQLite's limit
+
+
+def in_chunks(ids: list[str]) -> Iterator[tuple[list[str], str]]:
+    """``ids`` a statement's worth at a time, each with its ``?, ?, …`` placeholders."""
+    for start in range(0, len(ids), BOUND_PARAMETERS):
+        chunk = ids[start : start + BOUND_PARAMETERS]
+        yield chunk, ", ".join("?" * len(chunk))
 
 
 def changes_archive(method: Callable[Concatenate[Core, P], T]) -> Callable[Concatenate[Core, P], T]:

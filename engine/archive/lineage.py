@@ -6,7 +6,7 @@ parent cycle cannot hang or crash it.
 
 from __future__ import annotations
 
-from .core import ArchiveCore
+from .core import ArchiveCore, in_chunks
 from .models import Chain, Lineage, Session
 
 MAX_HOPS = 100
@@ -115,9 +115,12 @@ class LineageMixin(ArchiveCore):
         """Whether each session of ``session_id``'s conversation (``conversation_family``) is archived."""
         if not self.caps.has("sessions", "archived"):
             return {}
-        family = self.conversation_family(session_id)
+        return self._archived_of(self.conversation_family(session_id))
+
+    def _archived_of(self, session_ids: list[str]) -> dict[str, bool]:
+        """The archived flag of each of ``session_ids`` that exists (a conversation's few sessions)."""
         rows = self.conn().execute(
-            f"SELECT id, archived FROM sessions WHERE id IN ({', '.join('?' * len(family))})", family
+            f"SELECT id, archived FROM sessions WHERE id IN ({', '.join('?' * len(session_ids))})", session_ids
         )
         return {sid: bool(flag) for sid, flag in rows}
 
@@ -343,9 +346,7 @@ class LineageMixin(ArchiveCore):
         archived = "archived" if self.caps.has("sessions", "archived") else "0"
         seen: dict[str, tuple] = {}
         children: dict[str, int] = {}
-        for start in range(0, len(ids), 500):  # SQLite's bound-parameter limit
-            chunk = ids[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in in_chunks(ids):
             columns = f"id, title, message_count, ended_at, end_reason, {archived}"
             for row in self.conn().execute(f"SELECT {columns} FROM sessions WHERE id IN ({marks})", chunk):
                 seen[row[0]] = tuple(row[1:])
@@ -371,11 +372,8 @@ class LineageMixin(ArchiveCore):
     def _which(self, session_ids: list[str], condition: str) -> set[str]:
         """Which of ``session_ids`` exist and meet ``condition`` (SQL on alias ``s``)."""
         found: set[str] = set()
-        for start in range(0, len(session_ids), 500):  # SQLite's bound-parameter limit
-            chunk = session_ids[start : start + 500]
-            rows = self.conn().execute(
-                f"SELECT s.id FROM sessions s WHERE s.id IN ({', '.join('?' * len(chunk))}) AND {condition}", chunk
-            )
+        for chunk, marks in in_chunks(session_ids):
+            rows = self.conn().execute(f"SELECT s.id FROM sessions s WHERE s.id IN ({marks}) AND {condition}", chunk)
             found.update(r[0] for r in rows)
         return found
 

@@ -152,8 +152,10 @@ class SearchMixin(LineageMixin):
                 per_chain=per_chain,
             )
             return [
-                self._hit(row, rank, root, plan, parsed)
-                for (root, _), (row, rank) in itertools.islice(found.items(), max(0, offset), None)
+                self._hit(
+                    row, rank, root, plan, parsed, self._segments(row["session_id"], start if per_chain else None)
+                )
+                for (root, start), (row, rank) in itertools.islice(found.items(), max(0, offset), None)
             ]
         except sqlite3.OperationalError as exc:  # busy beyond the timeout, or an index Hermes left broken
             log.warning("search for %r failed: %s", query, exc)
@@ -207,7 +209,10 @@ class SearchMixin(LineageMixin):
         ids = sorted((mid for sid in wanted for mid in found.get(sid, [])), reverse=True)[: max(0, limit)]
         rows = self._rows(ids)
         root, parsed = self.listed_root_of(wanted[0]), self._parsed(query, prefix)
-        return [self._hit(rows[mid], 0.0, root, plan, parsed) for mid in ids if mid in rows]
+        chains = {sid: self._segments(sid) for sid in {rows[mid]["session_id"] for mid in ids if mid in rows}}
+        return [
+            self._hit(rows[mid], 0.0, root, plan, parsed, chains[rows[mid]["session_id"]]) for mid in ids if mid in rows
+        ]
 
     def _parsed(self, query: str, prefix: bool) -> ParsedQuery:
         min_prefix = 1 if prefix and self.bigram_index.available() else MIN_PREFIX
@@ -576,10 +581,16 @@ class SearchMixin(LineageMixin):
                 return None
         return self.listed_root_of(session_id) if listed else self.root_of(session_id)
 
-    def _hit(self, row: sqlite3.Row, rank: float, root: str, plan: _Plan, parsed: ParsedQuery) -> SearchHit:
-        """The hit, titled by its session or else by the first segment of its chain (a segment Hermes left
-        untitled), never by a parent it is not a continuation of."""
-        segments = tuple(self._continuations(self._chain_start(row["session_id"])))
+    def _segments(self, session_id: str, start: str | None = None) -> tuple[str, ...]:
+        """The compression chain holding ``session_id``, first to latest (``start``: its first segment,
+        when the caller found it already)."""
+        return tuple(self._continuations(start or self._chain_start(session_id)))
+
+    def _hit(
+        self, row: sqlite3.Row, rank: float, root: str, plan: _Plan, parsed: ParsedQuery, segments: tuple[str, ...]
+    ) -> SearchHit:
+        """The hit in its chain's ``segments``, titled by its session or else by the chain's first
+        segment (a segment Hermes left untitled), never by a parent it is not a continuation of."""
         title = row["title"]
         if title is None and segments[0] != row["session_id"]:
             head = self.conn().execute("SELECT title FROM sessions WHERE id = ?", (segments[0],)).fetchone()

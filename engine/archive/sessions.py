@@ -12,9 +12,10 @@ from ..errors import TitleChanged, UnusableTitle, WorkbenchError
 from ..events import SessionChanged
 from ..textsafety import one_line, without_escape_sequences
 from . import outside
-from .core import changes_archive
+from .core import changes_archive, in_chunks
 from .lineage import LineageMixin
 from .models import NUMBERED_TITLE, Chain, Session, content_text, decode_content, prompt_digest
+from .query import like_escape
 
 PREVIEW_CHARS = 60  # of an untitled session's first user message, in lists
 
@@ -72,10 +73,6 @@ def sanitize_title(title: str | None) -> str | None:
     if len(cleaned) > MAX_TITLE_LENGTH:
         raise UnusableTitle(f"Title too long ({len(cleaned)} chars, max {MAX_TITLE_LENGTH}). Shorten it.")
     return cleaned
-
-
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 class SessionsMixin(LineageMixin):
@@ -150,7 +147,7 @@ class SessionsMixin(LineageMixin):
             return exact
         rows = (
             self.conn()
-            .execute("SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (_like_escape(text) + "%",))
+            .execute("SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (like_escape(text) + "%",))
             .fetchall()
         )
         if len(rows) == 1:
@@ -182,7 +179,7 @@ class SessionsMixin(LineageMixin):
             return []
         rows = self.conn().execute(
             "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
-            (_like_escape(prefix) + "%", max(0, limit)),
+            (like_escape(prefix) + "%", max(0, limit)),
         )
         return [r["id"] for r in rows]
 
@@ -341,7 +338,7 @@ class SessionsMixin(LineageMixin):
             self.conn()
             .execute(
                 "SELECT title FROM sessions WHERE title = ? OR title LIKE ? ESCAPE '\\'",
-                (base, _like_escape(base) + " #%"),
+                (base, like_escape(base) + " #%"),
             )
             .fetchall()
         )
@@ -361,7 +358,7 @@ class SessionsMixin(LineageMixin):
             self.conn()
             .execute(
                 "SELECT * FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT 1",
-                (_like_escape(base) + " #%",),
+                (like_escape(base) + " #%",),
             )
             .fetchone()
         )
@@ -414,10 +411,7 @@ class SessionsMixin(LineageMixin):
         self._require("sessions", "archived")
         self._session_or_fail(session_id)
         family = self.conversation_family(session_id) if only is None else list(dict.fromkeys(only))
-        marks = ", ".join("?" * len(family))
-        flags = self.conn().execute(f"SELECT id, archived FROM sessions WHERE id IN ({marks})", family).fetchall()
-        chain = [sid for sid, flag in flags if bool(flag) != archived]
-        chain.sort(key=family.index)
+        chain = sorted((sid for sid, flag in self._archived_of(family).items() if flag != archived), key=family.index)
         if not chain:
             return 0
         conversation = self.chain_of(chain[0])  # the row is named by the first chain it flips, archive or revert
@@ -513,9 +507,7 @@ class SessionsMixin(LineageMixin):
     def _delete_rows(self, ids: list[str]) -> None:
         """Inside a write transaction: orphan surviving children, then remove messages and rows."""
         conn = self.conn()
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in in_chunks(ids):
             conn.execute(
                 f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({marks}) "
                 f"AND id NOT IN ({marks})",

@@ -284,17 +284,22 @@ class Ledger:
         raise SkillError(f"No ledger entry with id '{entry_id}'. List them with `workbench curator ledger`.")
 
     # -- rollback -------------------------------------------------------------------
+    @staticmethod
+    def _undone(rows: list[LedgerEntry]) -> set[str]:
+        """Ids of the entries of ``rows`` a rollback among them undid."""
+        return {e.evidence["rolled_back"] for e in rows if isinstance(e.evidence.get("rolled_back"), str)}
+
     def _live_rollbacks_of(self, entry_id: str) -> list[str]:
         """Ids of the rollbacks of ``entry_id`` that were not themselves rolled back."""
         rows = self.entries()
-        undone = {e.evidence.get("rolled_back") for e in rows if isinstance(e.evidence.get("rolled_back"), str)}
+        undone = self._undone(rows)
         return [e.id for e in rows if e.evidence.get("rolled_back") == entry_id and e.id not in undone]
 
     def _later_writers(self, entry: LedgerEntry, paths: list[str]) -> tuple[list[str], list[str]]:
         """(ids of the entries after ``entry``, not rolled back, that left one of ``paths`` as it is now:
         to roll back first; the paths none left so, changed outside the ledger)."""
         rows = self.entries()
-        undone = {e.evidence.get("rolled_back") for e in rows if isinstance(e.evidence.get("rolled_back"), str)}
+        undone = self._undone(rows)
         ids = [e.id for e in rows]
         later = [e for e in rows[ids.index(entry.id) + 1 if entry.id in ids else len(rows) :] if e.id not in undone]
         now = {}

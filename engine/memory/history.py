@@ -365,18 +365,20 @@ def entry_history(memory: MemoryStore, target: str, entry: str, limit: int = 8) 
         first = next((r for r in reversed(found) if r.after == text), None)  # its oldest write
         text, older_than = (first.before, first.id) if first and first.before not in (None, text) else (None, None)
     if entry not in memory.entries(target):  # gone: what became of it, to the row that took it away
-        seen = {row.id for row in rows}
-        rows = sorted([*_what_became_of(memory, target, entry, limit, seen), *rows], key=lambda r: r.id, reverse=True)
+        rows = sorted([*_what_became_of(memory, target, entry, limit, rows), *rows], key=lambda r: r.id, reverse=True)
     return with_calls(memory, rows[:limit])
 
 
-def _what_became_of(memory: MemoryStore, target: str, entry: str, limit: int, seen: set[int]) -> list[JournalEntry]:
-    """The rows after ``entry``'s last write that rewrote it, then what it became, and so on, to the
-    row that removed it (a story of the entry that left the file), leaving out the rows in ``seen``."""
+def _what_became_of(
+    memory: MemoryStore, target: str, entry: str, limit: int, known: list[JournalEntry]
+) -> list[JournalEntry]:
+    """The rows after ``entry``'s last write (found among ``known``, its history newest first) that
+    rewrote it, then what it became, and so on, to the row that removed it (a story of the entry
+    that left the file), leaving out the rows ``known`` holds already."""
+    seen = {row.id for row in known}
     rows: list[JournalEntry] = []
     text: str | None = entry
-    writes = memory.home.journal.about(SUBSYSTEM, target, entry, 50)
-    since = max((row.id for row in writes if row.after == entry), default=0)  # its last write
+    since = max((row.id for row in known if row.after == entry), default=0)  # its last write
     while text is not None and len(rows) < limit:
         later = memory.home.journal.about(SUBSYSTEM, target, text, 1000, after_id=since)  # (oldest first)
         row = next((r for r in later if r.before == text and r.after != text), None)  # the first that took it away
