@@ -396,7 +396,7 @@ class LineageTree(CursorInView, Tree):
     @property
     def root_ids(self) -> list[str]:
         """The first segment of every top-level row."""
-        return [child.data.id for child in self.root.children if isinstance(child.data, SessionNode)]
+        return list(self.root_segments)
 
     def node_for(self, session_id: str) -> TreeNode | None:
         """The row of ``session_id``'s chain."""

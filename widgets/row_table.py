@@ -8,6 +8,8 @@ expects the first row, and a key pressed next (``p`` pin, ``r`` revert) acts on 
 
 from __future__ import annotations
 
+from rich.cells import cell_len
+from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
@@ -19,3 +21,12 @@ class RowTable(CursorInView, DataTable):
         Binding("home", "scroll_top", "First row", show=False),
         Binding("end", "scroll_bottom", "Last row", show=False),
     ]
+
+    def measure_columns(self) -> None:
+        """Each column as wide as its widest cell, now, for a table just filled: DataTable measures new
+        rows when it is next idle, and in a terminal a Timeline first shown after other screens' work
+        was seen drawn at the headers' widths until the next fill (not reproduced under Pilot)."""
+        for key, column in self.columns.items():
+            widths = [cell_len(cell.plain) for cell in self.get_column(key) if isinstance(cell, Text)]
+            column.content_width = max([column.content_width, *widths])
+        self.refresh()

@@ -10,7 +10,6 @@ Every cell is literal text, never markup.
 
 from __future__ import annotations
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
@@ -91,7 +90,7 @@ class TimelineList(RowTable):
             if group not in collapsed:
                 for member in members[group]:
                     self._add_row(member, "  ")
-        self._measure()
+        self.measure_columns()
         self.loaded = f"{len(rows)} change{'s' * (len(rows) != 1)} loaded"
         keys = list(self.rows_by_key) + list(self.group_by_key)
         if following or current not in keys:
@@ -101,15 +100,6 @@ class TimelineList(RowTable):
         else:
             self.move_cursor(row=self.get_row_index(current))
         self._retitle()
-
-    def _measure(self) -> None:
-        """Each column as wide as its widest cell, now: DataTable measures new rows when it is next idle,
-        and in a terminal a Timeline first shown after other screens' work was seen drawn at the headers'
-        widths until the next show (not reproduced under Pilot)."""
-        for key, column in self.columns.items():
-            widths = [cell_len(cell.plain) for cell in self.get_column(key) if isinstance(cell, Text)]
-            column.content_width = max([column.content_width, *widths])
-        self.refresh()
 
     def _retitle(self) -> None:
         """How many rows are loaded, and how many newer ones arrived while the cursor was lower down."""

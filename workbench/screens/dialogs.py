@@ -108,8 +108,9 @@ def batch_budget(
         found = batch_draft(payload, entries, draft, threshold)
         after = entries if found.entries is None else found.entries
         named, more = strongest(found.duplicates)
-        longest = max(split_pieces(draft), key=len, default="")
-        kept = [e for e in after if e not in split_pieces(draft)]
+        texts = split_pieces(draft)
+        longest = max(texts, key=len, default="")
+        kept = [e for e in after if e not in texts]
         similar = tuple(closest(longest, kept, n=2)) if longest else ()
         return Budget(size_of(after), limit, similar, 0, tuple(d["existing"] for d in named), more, found.problem)
 

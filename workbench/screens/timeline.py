@@ -122,11 +122,12 @@ class TimelineScreen(WorkbenchScreen):
     def _load(self, query: str, before_id: int | None, after_id: int | None) -> None:
         timeline = Timeline(self.home)
         try:
-            rows = timeline.page(before_id=before_id, after_id=after_id, limit=PAGE, **parse_filter(query))
+            filters = parse_filter(query)
+            rows = timeline.page(before_id=before_id, after_id=after_id, limit=PAGE, **filters)
             where = "older" if before_id is not None else "newer" if after_id is not None else "first"
             if where == "newer" and len(rows) == PAGE:  # too many to splice in: start over from the top
-                rows, where = timeline.page(limit=PAGE, **parse_filter(query)), "first"
-            filtered = {key for key, value in parse_filter(query).items() if value} - {"group"}
+                rows, where = timeline.page(limit=PAGE, **filters), "first"
+            filtered = {key for key, value in filters.items() if value} - {"group"}
             sizes = timeline.group_sizes(r.group for r in rows if r.group) if filtered else {}
         except WorkbenchError as exc:  # e.g. group:zzz; the old rows must not stay as if they matched
             self.post_result(PageLoaded([], "first", query, exc.message))
