@@ -18,6 +18,15 @@ def text_of(app, selector: str) -> str:
     return str(app.screen.query_one(selector, Static).content)
 
 
+async def edit_proposal(pilot, line: str) -> EditDialog:
+    """Approvals, once the diff shows ``line``; then e: the edit-then-approve box."""
+    await pilot.press("4")
+    await wait_for(pilot, lambda: line in text_of(pilot.app, "#proposal-diff"), what="the diff")
+    await pilot.press("e")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, EditDialog), what="the editor")
+    return pilot.app.screen
+
+
 async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is_refused(home, tmp_path, clock):
     for entry in ("User likes tea", "Project uses uv", "Deploys on Fridays"):
         home.memory.add("memory", entry, ToolContext(actor="user"))
@@ -81,11 +90,7 @@ async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, 
     )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("4")
-        await wait_for(pilot, lambda: "+ User likes coffee" in text_of(app, "#proposal-diff"), what="the diff")
-        await pilot.press("e")
-        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
-        dialog = app.screen
+        dialog = await edit_proposal(pilot, "+ User likes coffee")
         assert dialog.query_one(TextArea).text == "User likes coffee"
         assert dialog.query_one("#draft-budget", CapacityGauge).used == len("User likes coffee\n§\nProject uses uv")
         dialog.query_one(TextArea).text = "User likes black coffee"
@@ -154,11 +159,7 @@ async def test_edit_then_approve_asks_again_when_hermes_wrote_the_entry_meanwhil
     )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("4")
-        await wait_for(pilot, lambda: "+ Name: Alexandra Chen" in text_of(app, "#proposal-diff"), what="the diff")
-        await pilot.press("e")
-        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
-        dialog = app.screen
+        dialog = await edit_proposal(pilot, "+ Name: Alexandra Chen")
         clock.advance(60)
         newer = "Name: Alexandra Smith (married, use Smith)"
         path = home.memory.path("user")

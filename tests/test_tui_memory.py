@@ -185,14 +185,20 @@ async def test_a_refusal_clears_when_the_draft_changes_and_keep_mine_gives_the_d
         assert home.memory.entries("memory") == ["Deploys on Mondays"]
 
 
+async def draft_of_an_entry_removed_meanwhile(pilot, home):
+    """The editor on 'Old wording', which another writer removes before 'My wording' is saved."""
+    await settle(pilot)
+    dialog = await open_editor(pilot, "e", select=0)
+    home.memory.remove("memory", "Old wording", AGENT)
+    await save(pilot, dialog, "My wording")
+    return dialog
+
+
 async def test_take_theirs_discards_the_draft(home, tmp_path):
     home.memory.add("memory", "Old wording")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 40)) as pilot:
-        await settle(pilot)
-        dialog = await open_editor(pilot, "e", select=0)
-        home.memory.remove("memory", "Old wording", AGENT)
-        await save(pilot, dialog, "My wording")
+        dialog = await draft_of_an_entry_removed_meanwhile(pilot, home)
         assert dialog.conflict is not None and dialog.conflict.theirs is None  # removed meanwhile
         await pilot.click("#take-theirs")
         await settle(pilot)
@@ -633,10 +639,7 @@ async def test_a_conflict_with_a_removal_says_removed_and_keep_mine_adds_the_dra
     home.memory.add("memory", "Old wording")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        dialog = await open_editor(pilot, "e", select=0)
-        home.memory.remove("memory", "Old wording", AGENT)
-        await save(pilot, dialog, "My wording")
+        dialog = await draft_of_an_entry_removed_meanwhile(pilot, home)
         said = str(dialog.query_one("#error", Static).content)
         assert "another writer removed this entry" in said and "replaces theirs" not in said
         await pilot.click("#keep-mine")

@@ -557,6 +557,17 @@ def branched(home, clock, parent: str, *branches: str) -> None:
         home.archive.create_session(sid, source="cli", title=f"Branch {sid[-2:]}", parent_session_id=parent)
 
 
+async def with_branches_open(pilot, parent: str, child: str) -> tuple[SessionsScreen, LineageTree]:
+    """Sessions, with the cursor on ``parent``'s row and the row opened until ``child`` shows beneath it."""
+    screen = await open_sessions(pilot)
+    tree = screen.query_one(LineageTree)
+    await wait_for(pilot, lambda: tree.node_for(parent) is not None, what="the parent")
+    tree.move_cursor(tree.node_for(parent))
+    await pilot.press("right")
+    await wait_for(pilot, lambda: tree.node_for(child) is not None, what="the branches")
+    return screen, tree
+
+
 async def test_archiving_a_parent_keeps_its_branch_in_the_tree_and_an_archived_branch_leaves(home, clock, tmp_path):
     """A branch went with its archived parent and never came back, while a branch archived alone
     stayed beneath its parent."""
@@ -564,12 +575,7 @@ async def test_archiving_a_parent_keeps_its_branch_in_the_tree_and_an_archived_b
     branched(home, clock, parent, branch, other)
     app = make_app(home, tmp_path, watch_files=True)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_sessions(pilot)
-        tree = screen.query_one(LineageTree)
-        await wait_for(pilot, lambda: tree.node_for(parent) is not None, what="the parent")
-        tree.node_for(parent).expand()
-        await pilot.press("right")
-        await wait_for(pilot, lambda: tree.node_for(other) is not None, what="the branches")
+        screen, tree = await with_branches_open(pilot, parent, other)
         other_process = open_home(home.root)
         other_process.archive.set_archived(other)
         await wait_for(pilot, lambda: tree.node_for(other) is None, timeout=10, what="the archived branch to go")
@@ -649,12 +655,7 @@ async def test_children_another_process_lists_again_come_back_and_the_cursor_fol
     branched(home, clock, parent, first, second)
     app = make_app(home, tmp_path, watch_files=True)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_sessions(pilot)
-        tree = screen.query_one(LineageTree)
-        await wait_for(pilot, lambda: tree.node_for(parent) is not None, what="the parent")
-        tree.move_cursor(tree.node_for(parent))
-        await pilot.press("right")
-        await wait_for(pilot, lambda: tree.node_for(second) is not None, what="the branches")
+        screen, tree = await with_branches_open(pilot, parent, second)
         other = open_home(home.root)
         for sid in (first, second):
             other.archive.set_archived(sid)
