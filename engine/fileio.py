@@ -146,17 +146,18 @@ def atomic_write_text(path: Path, text: str, tmp_prefix: str = ".tmp_") -> None:
     atomic_write_bytes(path, text.encode("utf-8"), tmp_prefix)
 
 
-def _json_bytes(value) -> bytes:
-    """UTF-8 JSON; a value holding a lone surrogate (read from a ``\\ud800`` escape another program
-    wrote) is written with escapes, as it was read, since UTF-8 cannot hold it."""
+def json_bytes(value, indent: int | None = 2) -> bytes:
+    """UTF-8 JSON, keys sorted, and a newline: a file of ours, or one line of a JSONL file (``indent``
+    None). A value holding a lone surrogate (read from a ``\\ud800`` escape another program wrote)
+    is written with escapes, as it was read, since UTF-8 cannot hold it."""
     try:
-        return (json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8")
+        return (json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=True) + "\n").encode("utf-8")
     except UnicodeEncodeError:
-        return (json.dumps(value, ensure_ascii=True, indent=2, sort_keys=True) + "\n").encode("ascii")
+        return (json.dumps(value, ensure_ascii=True, indent=indent, sort_keys=True) + "\n").encode("ascii")
 
 
 def atomic_write_json(path: Path, value, tmp_prefix: str = ".tmp_") -> None:
-    atomic_write_bytes(path, _json_bytes(value), tmp_prefix)
+    atomic_write_bytes(path, json_bytes(value), tmp_prefix)
 
 
 def _kind(mode: int) -> str:
@@ -338,7 +339,7 @@ class LinkPolicy:
         return self.write_bytes(path, text.encode("utf-8"), tmp_prefix, sync_folder=sync_folder, **scope)
 
     def write_json(self, path: Path, value, tmp_prefix: str = ".tmp_", **scope) -> Path:
-        return self.write_bytes(path, _json_bytes(value), tmp_prefix, **scope)
+        return self.write_bytes(path, json_bytes(value), tmp_prefix, **scope)
 
     def unlink(self, path: Path, *, missing_ok: bool = False, **scope) -> None:
         """Remove ``path`` itself (a link is removed, never its target); its folder goes through the policy."""

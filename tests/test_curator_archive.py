@@ -285,3 +285,16 @@ def test_a_rollback_behind_an_outside_edit_names_no_entry_it_cannot_redo(home):
     with pytest.raises(SkillError, match="changed outside the workbench") as exc:
         home.curator.rollback(created["ledger_id"])
     assert exc.value.details["later"] == [] and "Roll back the later entries first" not in exc.value.message
+
+
+def test_archiving_a_skill_whose_usage_record_holds_a_lone_surrogate_is_no_crash(home):
+    """The ledger row (which carries the usage record) was encoded on its own, without the escape
+    fallback the usage file's writer has: a fuzz example made `skills archive` exit 70."""
+    write_skill(home, "x")
+    home.curator.pin("x")
+    home.curator.unpin("x")
+    path = home.skills_dir / ".usage.json"
+    path.write_text(path.read_text(encoding="utf-8").replace('"created_by": null', '"created_by": "\\ud800"'))
+    assert '"created_by": "\\ud800"' in path.read_text(encoding="utf-8")
+    assert home.curator.archive("x")["success"]
+    assert "\\ud800" in (home.root / "skills" / ".curator_ledger.jsonl").read_text(encoding="utf-8")

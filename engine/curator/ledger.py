@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..clock import Clock
-from ..fileio import LinkPolicy, UnsafePath, append_bytes, contained, read_regular
+from ..fileio import LinkPolicy, UnsafePath, append_bytes, contained, json_bytes, read_regular
 from ..skills.usage import iso
 from ..skills.validation import SkillError
 
@@ -249,9 +249,9 @@ class Ledger:
             before=tuple(FileRef(p, before_refs[p]) for p in sorted(changed & before_refs.keys())),
             after=tuple(FileRef(p, after_refs[p]) for p in sorted(changed & after_refs.keys())),
         )
-        line = json.dumps(entry.to_dict(), ensure_ascii=False, sort_keys=True) + "\n"
+        line = json_bytes(entry.to_dict(), indent=None)  # (a usage record read with a lone surrogate keeps it)
         with self.links.lock(self._lock):
-            append_bytes(self.links.resolve_file(self.path), line.encode("utf-8"))
+            append_bytes(self.links.resolve_file(self.path), line)
         return entry
 
     def retract(self, entry_id: str) -> None:
