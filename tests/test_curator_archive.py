@@ -298,3 +298,19 @@ def test_archiving_a_skill_whose_usage_record_holds_a_lone_surrogate_is_no_crash
     assert '"created_by": "\\ud800"' in path.read_text(encoding="utf-8")
     assert home.curator.archive("x")["success"]
     assert "\\ud800" in (home.root / "skills" / ".curator_ledger.jsonl").read_text(encoding="utf-8")
+
+
+def test_an_archive_whose_usage_record_holds_a_lone_surrogate_is_listed_and_rolls_back(home):
+    """Such a row was written (escaped) but the ledger reader skipped it on purpose: `curator ledger`
+    did not list the archive and it could not be rolled back."""
+    write_skill(home, "x")
+    home.curator.pin("x")
+    home.curator.unpin("x")
+    path = home.skills_dir / ".usage.json"
+    path.write_text(path.read_text(encoding="utf-8").replace('"created_by": null', '"created_by": "\\ud800"'))
+    archived = home.curator.archive("x")
+    assert [e.id for e in home.skills.ledger.entries()][-1] == archived["ledger_id"]
+    assert home.curator.rollback(archived["ledger_id"])["success"]
+    assert home.skills.get("x").state == "active"
+    record = json.loads(path.read_text(encoding="utf-8"))["x"]
+    assert record["created_by"] == "\ud800" and record["state"] == "active"

@@ -205,6 +205,25 @@ def test_ledger_rows_of_the_wrong_types_are_skipped(root):
     assert status in (0, 1)
 
 
+def test_a_ledger_row_naming_a_lone_surrogate_is_listed_aligned_and_refused_cleanly(root):
+    """Such rows were skipped whole; read, a path no file name can spell made rollback exit 70."""
+    ledger = root / "skills/.curator_ledger.jsonl"
+    row = json.loads(ledger.read_text().splitlines()[0])
+    row.update(id="0123456789ab", skill="bad\ud800name", after=[{"path": "skills/\ud800.md", "sha256": "0" * 64}])
+    with ledger.open("a") as out:
+        out.write(json.dumps(row) + "\n")
+    status, listing = cli(root, "curator", "ledger")
+    assert status == 0 and listing["entries"][0]["id"] == "0123456789ab"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["--home", str(root), "curator", "ledger"]) == 0
+    lines = out.getvalue().splitlines()
+    assert "bad<U+D800>name" in lines[0]
+    assert lines[0].index(" by ") == lines[1].index(" by ")  # padded as shown
+    status, refused = cli(root, "curator", "rollback", "0123456789ab")
+    assert status == 1 and "not a file name this system can hold" in refused["error"]
+
+
 @pytest.mark.parametrize(
     "column, value",
     [

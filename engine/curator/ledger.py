@@ -26,6 +26,7 @@ from ..clock import Clock
 from ..fileio import LinkPolicy, UnsafePath, append_bytes, contained, json_bytes, read_regular
 from ..skills.usage import iso
 from ..skills.validation import SkillError
+from ..textsafety import visible
 
 SKIP_FILES = (".lock", ".tmp")
 CRON_JOBS = "cron/jobs.json"  # the one file outside skills/ a ledger row may name
@@ -35,19 +36,24 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 SKILL_CELLS = 32  # a skill name wider than this is cut in a ledger listing's column
 
 
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
 def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
     """Each entry's (time, action, skill, actor), the action and skill padded to the widest shown,
-    so a listing's columns line up in either skin (a skill name is cut to ``SKILL_CELLS``)."""
+    so a listing's columns line up in either skin (a skill name is cut to ``SKILL_CELLS``); a control
+    character or lone surrogate is padded as the symbol it is shown as."""
     rows = [
         (
             e.ts[:16].replace("T", " "),
-            e.action,
-            e.skill if len(e.skill) <= SKILL_CELLS else e.skill[: SKILL_CELLS - 1] + "…",
-            e.shown_actor,
+            visible(e.action),
+            _cut(visible(e.skill), SKILL_CELLS),
+            visible(e.shown_actor),
         )
         for e in entries
     ]
@@ -102,7 +108,6 @@ class LedgerEntry:
         """A row as written by us or Hermes; ``ValueError`` for one of the wrong shape (a hand edit)."""
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not row["id"]:
             raise ValueError("not a ledger row")
-        json.dumps(row, ensure_ascii=False).encode("utf-8")  # a lone surrogate (escaped in the file) raises here
         evidence = row.get("evidence") or {}
         if not isinstance(evidence, dict):
             raise ValueError("evidence is not an object")
@@ -162,6 +167,13 @@ class Ledger:
         Refuses, before anything is touched, a path outside ``skills/`` and the cron jobs
         file once links are resolved, and one behind a link the policy does not follow.
         """
+        try:
+            os.fsencode(rel)
+        except UnicodeEncodeError:  # a lone surrogate no file name can spell (a hand edit)
+            raise SkillError(
+                f"Ledger path '{rel}' is not a file name this system can hold; this row may have been edited by "
+                "hand. Nothing was changed."
+            ) from None
         path = Path(rel)
         for base in (self.root, Path(os.path.realpath(self.root))):
             if path.is_absolute() and path.is_relative_to(base):
