@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .errors import ReadOnlyError, WorkbenchError
+from .textsafety import one_line
 
 DEFAULT_BUSY_SECONDS = 5.0
 MAX_BUSY_SECONDS = 600.0
@@ -90,12 +91,18 @@ def lock_holders(path: Path) -> tuple[list[str], bool]:
 
 
 def _command_of(pid: str) -> str:
+    """The process's command line, its program (and an interpreter's script) by file name, so what
+    the process is survives the cut: a virtualenv's python and a script's path are long."""
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return "unknown command"
     words = [w.decode("utf-8", "replace") for w in raw.split(b"\0") if w]
-    text = " ".join(words)[:80]
+    if words:
+        words[0] = os.path.basename(words[0]) or words[0]
+        if words[0].startswith("python") and len(words) > 1 and not words[1].startswith("-"):
+            words[1] = os.path.basename(words[1]) or words[1]
+    text = one_line(" ".join(words), 80)
     return "".join(ch if ch.isprintable() else "?" for ch in text) or "unknown command"
 
 
