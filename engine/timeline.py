@@ -30,7 +30,7 @@ from .approvals.sources import staged_at, staged_in_sessions
 from .archive.query import like_escape
 from .errors import WorkbenchError
 from .journal import LOOK_AT_NOTHING, JournalEntry, _row, tagged
-from .memory.history import external_rows_of, first_look, hermes_call, undo_problem
+from .memory.history import AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
 from .textsafety import one_line, visible
 from .values import iso_time, row_id, text_value
 
@@ -785,7 +785,9 @@ class Timeline:
             }
         if row.subsystem == "memory":
             refusal = undo_problem(self.home.memory, entry)
-            return {**item, "undo": _undoing(entry), **({"refused": refusal} if refusal else {})}
+            if isinstance(refusal, AlreadyUndone):  # (a row named alone still says so as a refusal)
+                return {**item, "skip": f"{refusal.reason}: nothing to revert"}
+            return {**item, "undo": _undoing(entry), **({"refused": str(refusal)} if refusal else {})}
         if row.action == "external" and row.subsystem == "skills":
             return {**item, "refused": "changed outside the workbench, which saved nothing of it to put back"}
         if row.subsystem == "skills" and row.action in ("pin", "unpin"):

@@ -139,7 +139,7 @@ def test_undo_of_an_external_edit_is_offered_only_while_it_applies(home):
     (edit, add_row) = home.memory.history(limit=2)
     assert (edit.action, edit.before, edit.after) == ("replace", "two apples", "two apples, edited")
     assert history.story(home.memory, "memory", "two apples, edited").undo.back_to == "two apples"
-    assert "no longer in MEMORY.md" in history.undo_problem(home.memory, add_row)
+    assert "no longer in MEMORY.md" in str(history.undo_problem(home.memory, add_row))
 
 
 def test_each_entry_is_looked_up_once_per_file_version_through_the_word_index(home):

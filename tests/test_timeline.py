@@ -491,6 +491,27 @@ def test_an_outside_edit_of_several_entries_is_one_group_reverted_at_once(home):
     assert (newest.action, newest.group) == ("remove", None)
 
 
+def test_a_group_revert_leaves_an_outside_removal_whose_entry_is_back(home):
+    """Such a row was refused, so the group's revert put the other entry back but reported a failure."""
+    for entry in ("Alpha fact", "Beta fact", "Gamma fact"):
+        assert home.memory.add("memory", entry, None)["success"]
+    home.memory.path("memory").write_text("Alpha fact", encoding="utf-8")
+    home.memory.record_external_change("memory")
+    timeline = Timeline(home)
+    group = timeline.page(limit=1)[0].group
+    home.memory.path("memory").write_text("Alpha fact\n§\nBeta fact", encoding="utf-8")  # Beta is back
+    home.memory.record_external_change("memory")
+    preview = timeline.preview(group)
+    assert preview["refused"] == [] and [c["summary"] for c in preview["changes"]] == ["MEMORY − 'Gamma fact'"]
+    assert preview["skipped"][0]["reason"] == "the entry it removed is already back in MEMORY.md: nothing to revert"
+    result = timeline.revert(group)
+    assert result["success"] and len(result["reverted"]) == 1 and len(result["skipped"]) == 1
+    assert home.memory.entries("memory") == ["Alpha fact", "Beta fact", "Gamma fact"]
+    beta_removed = result["skipped"][0]["id"]
+    alone = timeline.revert(str(beta_removed))  # named alone, it is refused, saying why
+    assert not alone["success"] and "already back in MEMORY.md" in alone["refused"][0]["error"]
+
+
 def test_a_rename_does_not_stop_an_archive_being_reverted_but_a_later_change_to_its_chain_does(home):
     archive = home.archive
     archive.create_session("c1", source="cli")

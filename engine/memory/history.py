@@ -532,7 +532,7 @@ def _offer(
         return None, "No recorded change of this entry to undo."
     problem = undo_problem(memory, newest)
     if problem:
-        return None, problem
+        return None, str(problem)
     question = f"Undo event {newest.id}: {newest.actor} {newest.action} at {when(newest.at)}?"
     return Undo(question, newest.after, newest.before, event_id=newest.id, entry=entry, target=target), ""
 
@@ -554,8 +554,17 @@ def _whole_file_offer(memory: MemoryStore, target: str, entry: str) -> Undo | No
     )
 
 
-def undo_problem(memory: MemoryStore, row: JournalEntry) -> str | None:
-    """Why undoing ``row`` would be refused right now (None: it would apply)."""
+class AlreadyUndone(Refusal):
+    """An undo refused because the file already holds what it would leave: a group's revert skips
+    the row for ``reason``; named alone, it is refused."""
+
+    def __init__(self, row_id: int, reason: str):
+        super().__init__({"error": f"Cannot undo event {row_id}: {reason}. Nothing was changed."})
+        self.reason = reason
+
+
+def undo_problem(memory: MemoryStore, row: JournalEntry) -> Refusal | None:
+    """Why undoing ``row`` would be refused right now (None: it would apply); its ``str`` is the error."""
     try:
         plan = _inverse(memory, row)
         state = memory.read(row.target)
@@ -563,7 +572,7 @@ def undo_problem(memory: MemoryStore, row: JournalEntry) -> str | None:
         memory._guard(row.target, state, limit, plan.drift_guard, backup=False)
         plan.op(list(state.entries), limit)
     except Refusal as refusal:
-        return str(refusal.result.get("error"))
+        return refusal
     return None
 
 
@@ -666,10 +675,7 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
 
         def op(entries: list[str], limit: int) -> Outcome:
             if text in entries:
-                raise refuse(
-                    f"Cannot undo event {row.id}: the entry it removed is already back in {file_name}. "
-                    "Nothing was changed."
-                )
+                raise AlreadyUndone(row.id, f"the entry it removed is already back in {file_name}")
             outcome = ops.add(entries, text, limit)
             outcome.entries.insert(ops.restore_at(entries, row.detail), outcome.entries.pop())
             return outcome
