@@ -60,7 +60,8 @@ class MemoryView:
     live: list[EntryRow]  # likewise for the live file
     entries: list[tuple[str | None, str | None]]  # each row's frozen entry as on disk, and its live entry
     live_entries: list[str]
-    frozen_chars: int
+    frozen_chars: int  # as the block's header counts them: [BLOCKED] placeholders included
+    blocked: int  # frozen entries the prompt shows as placeholders
     live_chars: int
     limit: int
     ghost: int
@@ -243,6 +244,7 @@ class MemoryScreen(WorkbenchScreen):
             entries=entries,
             live_entries=live,
             frozen_chars=snapshot.usage[target].chars,
+            blocked=len(snapshot.blocked(target)),
             live_chars=usage.chars,
             limit=usage.limit,
             ghost=self._pending_growth(target),
@@ -275,7 +277,12 @@ class MemoryScreen(WorkbenchScreen):
         if not view.enabled:
             frozen_note = "disabled in config.yaml: not in the prompt"
         self.query_one("#frozen-title", Static).update(
-            assemble((f"{title} ", "bold $accent"), ("snapshot ", "bold"), (frozen_note, "$text-muted"))
+            assemble(
+                (f"{title} ", "bold $accent"),
+                ("snapshot ", "bold"),
+                (f"⚠ {view.blocked} blocked · " if view.blocked else "", "bold $warning"),  # (before what a cut drops)
+                (frozen_note, "$text-muted"),
+            )
         )
         counts = [(mark, sum(1 for row in view.live if row.mark == mark)) for mark in ("+", "~", "-")]
         counts.append(("↕", sum(1 for row in view.live if row.mark == "↕" and not row.blank)))  # one per entry
