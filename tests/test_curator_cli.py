@@ -51,6 +51,7 @@ def test_skills_and_curator_commands(tmp_path):
                 "provenance": "user",
                 "use_count": 0,
                 "last_used_at": None,
+                "problem": None,
             }
         ]
     }
@@ -89,6 +90,27 @@ def test_skills_and_curator_commands(tmp_path):
     assert {e["actor"] for e in ledger["entries"]} == {"user"}
     code, missing = wb(tmp_path / "h", "skills", "show", "nope")
     assert code == 1 and missing["error"] == "Skill 'nope' not found."
+
+
+def test_skills_list_marks_a_skill_whose_skill_md_does_not_parse(tmp_path):
+    home = open_home(tmp_path / "h")
+    write_skill(home, "deploy", category="ops")
+    (home.skills_dir / "loose").mkdir()
+    (home.skills_dir / "loose" / "SKILL.md").write_text("Just a body\n")
+    home.close()
+    code, listed = wb(tmp_path / "h", "skills", "list")
+    problems = {s["name"]: s["problem"] for s in listed["skills"]}
+    assert problems == {
+        "loose": "SKILL.md must start with YAML frontmatter (---). See existing skills for format.",
+        "deploy": None,
+    }
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["skills", "list", "--home", str(tmp_path / "h")]) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("loose ") and lines[0].endswith("⚠ Just a body")
+    assert "⚠" not in lines[1]
+    assert lines[-1] == "⚠ SKILL.md does not parse in loose: listed as Hermes lists it; `workbench doctor` says why."
 
 
 def test_hand_broken_usage_file_and_bad_limits_never_give_a_traceback(tmp_path):

@@ -10,6 +10,7 @@ import pytest
 
 from engine import open_home
 from engine.events import SkillChanged
+from engine.skills.frontmatter import validate_skill_md
 from engine.skills.validation import SkillError
 from tests.test_skills_support import skill_md, write_skill
 
@@ -44,6 +45,29 @@ def test_discovery_tolerates_broken_yaml_and_missing_name(home):
     [info] = home.skills.list()
     assert info.name == "loose"
     assert info.description.startswith("colon")
+    assert info.problem.startswith("YAML frontmatter parse error: ")  # listed, and said to be broken
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Just a body\n",
+        "---\nname: x\ndescription: never closed\n",
+        "---\n- a list\n---\nBody\n",
+        "---\nname: x\n---\nBody\n",
+        "---\nname: x\ndescription: d\n---\n   \n",
+        "\ufeff---\nname: x\ndescription: [oops\n---\nBody\n",
+    ],
+)
+def test_a_listed_skill_carries_the_message_a_write_of_its_text_gets(home, text):
+    """Only doctor said a SKILL.md was broken; the listing (both skins) showed it as any other."""
+    (home.skills_dir / "x").mkdir()
+    (home.skills_dir / "x" / "SKILL.md").write_text(text, encoding="utf-8")
+    with pytest.raises(SkillError) as refused:
+        validate_skill_md(text)
+    assert home.skills.list()[0].problem == refused.value.message
+    write_skill(home, "fine")
+    assert home.skills.get("fine").problem is None
 
 
 def test_view_is_progressive_and_records_a_view(home):

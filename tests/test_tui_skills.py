@@ -66,6 +66,22 @@ async def test_fuzzy_filter_narrows_the_library(home, tmp_path):
         assert len(names(screen)) == 3
 
 
+async def test_a_skill_whose_skill_md_does_not_parse_is_marked_and_says_why(home, tmp_path):
+    """Only doctor named it; the screen listed it like any other, its guessed description shown."""
+    seed_skills(home)
+    (home.skills_dir / "loose").mkdir()
+    (home.skills_dir / "loose" / "SKILL.md").write_text("---\nname: loose\ndescription: [oops\n---\nBody\n")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, "loose")
+        text = screen_text(app)
+        assert "⚠ loose" in text and "⚠ git-rebase" not in text
+        assert "⚠ does not parse" in text and "SKILL.md: YAML frontmatter" in text
+        await select(pilot, screen, "git-rebase")
+        assert "does not parse" not in screen_text(app)
+
+
 async def test_skill_files_are_shown_literally_and_linked_files_open(home, tmp_path):
     seed_skills(home)
     app = make_app(home, tmp_path)

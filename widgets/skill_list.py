@@ -35,6 +35,7 @@ class SkillRow:
     use_count: int = 0
     last_used_at: float | None = None
     path: str = ""  # its folder relative to skills/ ("devops/foo", ".archive/foo"): unique, the row's key
+    problem: str | None = None  # why its SKILL.md does not parse (it is listed all the same, as Hermes does)
 
     @property
     def ref(self) -> str:
@@ -121,7 +122,7 @@ class SkillList(RowTable):
         for skill in skills:
             self.rows_by_key[skill.key] = skill
             self.add_row(
-                Text(visible(skill.name)),
+                Text.assemble(("⚠ ", theme.warning or "") if skill.problem else "", visible(skill.name)),
                 Text(visible(skill.category or "-")),
                 Text(skill.state, state_styles.get(skill.state, "")),
                 Text("yes" if skill.pinned else ""),

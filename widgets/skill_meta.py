@@ -29,6 +29,8 @@ def fitted(text: str, width: int, style: str = "") -> Content:
 def state_parts(skill: SkillRow) -> list[tuple[str, str]]:
     uses = f"{skill.use_count} use{'' if skill.use_count == 1 else 's'}"
     parts = [(skill.state, "$text-success" if skill.state == "active" else "$text-warning")]
+    if skill.problem:
+        parts.append(("⚠ does not parse", "bold $text-warning"))
     if skill.pinned:
         parts.append(("pinned", "bold"))
     return [*parts, (skill.provenance or "unknown", "$text-muted"), (uses, "$text-muted")]
@@ -55,7 +57,8 @@ def meta_lines(skill: SkillRow, width: int, height: int = LINES) -> list[Content
     width = max(width, 1)
     lines = [fitted(one_line(skill.name, 200), width, "bold"), *state_lines(skill, width)][:height]
     room = height - len(lines)
-    description = one_line(skill.description, 400)
+    # a broken SKILL.md's description is a guess (the lines below show the file): why it is broken instead
+    description = one_line(f"SKILL.md: {skill.problem}" if skill.problem else skill.description, 400)
     if room <= 0 or not description:
         return lines
     wrapped = [line.rstrip() for line in Content(description).wrap(width)]

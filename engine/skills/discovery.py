@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fileio import TOOL_DIRS, LinkPolicy, UnsafePath
-from .frontmatter import description_of, parse_frontmatter
+from .frontmatter import description_of, read_frontmatter
 
 EXCLUDED_DIRS = TOOL_DIRS | {".github", ".hub", ".archive"}
 ARCHIVE_DIR = ".archive"
@@ -43,6 +43,7 @@ class Found:
     meta: dict[str, Any]
     description: str
     archived: bool
+    problem: str | None = None  # why its SKILL.md fails the rule writes pass (listed anyway, as Hermes does)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class Scanner:
     def __init__(self, skills_dir: Path, links: LinkPolicy):
         self.skills_dir = skills_dir
         self.links = links
-        self._cache: dict[Path, tuple[int, int, dict[str, Any], str]] = {}
+        self._cache: dict[Path, tuple[int, int, dict[str, Any], str, str | None]] = {}
         self._lock = threading.Lock()
         self._layout: _Layout | None = None
 
@@ -85,8 +86,9 @@ class Scanner:
     def _subfolders(self, entries: list[os.DirEntry]) -> frozenset[str]:
         return frozenset(e.name for e in entries if not _skips(e.name) and self._is_dir(e))
 
-    def parse(self, skill_md: Path) -> tuple[dict[str, Any], str] | None:
-        """Frontmatter and description of a SKILL.md (or DESCRIPTION.md), None when missing or refused."""
+    def parse(self, skill_md: Path) -> tuple[dict[str, Any], str, str | None] | None:
+        """Frontmatter, description and strict-rule problem (``read_frontmatter``) of a SKILL.md (or
+        DESCRIPTION.md), None when missing or refused."""
         try:
             stat = skill_md.stat()
         except OSError:
@@ -94,16 +96,16 @@ class Scanner:
         with self._lock:
             cached = self._cache.get(skill_md)
         if cached and cached[:2] == (stat.st_mtime_ns, stat.st_size):
-            return cached[2], cached[3]
+            return cached[2:]
         try:
             text = self.links.read_bytes(skill_md, inside=skill_md.parent).decode("utf-8", errors="replace")
         except (OSError, UnsafePath):  # a link out of the skill's folder is never read
             return None
-        meta, body = parse_frontmatter(text)
+        meta, body, problem = read_frontmatter(text)
         description = description_of(meta, body)
         with self._lock:
-            self._cache[skill_md] = (stat.st_mtime_ns, stat.st_size, meta, description)
-        return meta, description
+            self._cache[skill_md] = (stat.st_mtime_ns, stat.st_size, meta, description, problem)
+        return meta, description, problem
 
     def stamp(self, skill_md: Path) -> tuple[int, int] | None:
         """(mtime_ns, size) of a SKILL.md as the last walk that parsed it saw it; None if none did."""
@@ -115,11 +117,11 @@ class Scanner:
         parsed = self.parse(folder / "SKILL.md")
         if parsed is None:
             return None
-        meta, description = parsed
+        meta, description, problem = parsed
         name = str(meta.get("name") or "").strip() or folder.name
         category = None if archived or len(parts) < 2 else "/".join(parts[:-1])
         rel = "/".join(((ARCHIVE_DIR,) if archived else ()) + parts)
-        return Found(name, folder.name, rel, category, folder, meta, description, archived)
+        return Found(name, folder.name, rel, category, folder, meta, description, archived, problem)
 
     def _refused(self, folder: Path) -> bool:
         try:

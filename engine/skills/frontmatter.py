@@ -40,42 +40,48 @@ def _fallback_pairs(block: str) -> dict[str, Any]:
 
 def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """Frontmatter mapping and body; never raises (bad YAML falls back to ``key: value``)."""
+    meta, body, _ = read_frontmatter(text)
+    return meta, body
+
+
+def read_frontmatter(text: str) -> tuple[dict[str, Any], str, str | None]:
+    """(the lenient frontmatter, the body, why the strict rule every write passes refuses the text, or
+    None), from one YAML parse: discovery lists a broken skill and can say that it is broken."""
     parts = _split(text)
     if parts is None:
-        return {}, text.removeprefix("\ufeff")
+        stripped = text.removeprefix("\ufeff")
+        if not stripped.startswith("---"):
+            return {}, stripped, "SKILL.md must start with YAML frontmatter (---). See existing skills for format."
+        return {}, stripped, "SKILL.md frontmatter is not closed. Ensure you have a closing '---' line."
     block, body = parts
     try:
         data = load_yaml(block)
-    except yaml.YAMLError:
-        data = _fallback_pairs(block)
-    return (data if isinstance(data, dict) else {}), body
+    except yaml.YAMLError as exc:
+        return _fallback_pairs(block), body, f"YAML frontmatter parse error: {exc}"
+    if not isinstance(data, dict):
+        return {}, body, "Frontmatter must be a YAML mapping (key: value pairs)."
+    return data, body, _missing(data, body)
+
+
+def _missing(data: dict[str, Any], body: str) -> str | None:
+    if not data.get("name"):
+        return "Frontmatter must include 'name' field."
+    if not data.get("description"):
+        return "Frontmatter must include 'description' field."
+    if len(str(data["description"])) > MAX_DESCRIPTION_LENGTH:
+        return f"Description exceeds {MAX_DESCRIPTION_LENGTH} characters."
+    if not body.strip():
+        return "SKILL.md must have content after the frontmatter (instructions, procedures, etc.)."
+    return None
 
 
 def validate_skill_md(content: Any) -> dict[str, Any]:
     """Return the frontmatter of a SKILL.md text, or raise SkillError with Hermes's message."""
     if not isinstance(content, str) or not content.strip():
         raise SkillError("Content cannot be empty.")
-    text = content.removeprefix("\ufeff")
-    if not text.startswith("---"):
-        raise SkillError("SKILL.md must start with YAML frontmatter (---). See existing skills for format.")
-    parts = _split(text)
-    if parts is None:
-        raise SkillError("SKILL.md frontmatter is not closed. Ensure you have a closing '---' line.")
-    block, body = parts
-    try:
-        data = load_yaml(block)
-    except yaml.YAMLError as exc:
-        raise SkillError(f"YAML frontmatter parse error: {exc}") from exc
-    if not isinstance(data, dict):
-        raise SkillError("Frontmatter must be a YAML mapping (key: value pairs).")
-    if not data.get("name"):
-        raise SkillError("Frontmatter must include 'name' field.")
-    if not data.get("description"):
-        raise SkillError("Frontmatter must include 'description' field.")
-    if len(str(data["description"])) > MAX_DESCRIPTION_LENGTH:
-        raise SkillError(f"Description exceeds {MAX_DESCRIPTION_LENGTH} characters.")
-    if not body.strip():
-        raise SkillError("SKILL.md must have content after the frontmatter (instructions, procedures, etc.).")
+    data, _, problem = read_frontmatter(content)
+    if problem:
+        raise SkillError(problem)
     return data
 
 

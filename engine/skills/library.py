@@ -69,6 +69,7 @@ class SkillInfo:
     created_at: str | None = None
     last_activity_at: str | None = None
     archived_at: str | None = None
+    problem: str | None = None  # why SKILL.md fails the strict rule (Hermes lists such a skill all the same)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -173,6 +174,7 @@ class SkillLibrary:
             created_at=record.get("created_at"),
             last_activity_at=iso(activity) if activity else None,
             archived_at=record.get("archived_at") if found.archived else None,
+            problem=found.problem,
         )
 
     def infos(self, found: list[Found]) -> list[SkillInfo]:

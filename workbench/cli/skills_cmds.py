@@ -10,7 +10,17 @@ from engine.home import Home
 
 from . import Output
 
-LIST_FIELDS = ("name", "category", "description", "state", "pinned", "provenance", "use_count", "last_used_at")
+LIST_FIELDS = (
+    "name",
+    "category",
+    "description",
+    "state",
+    "pinned",
+    "provenance",
+    "use_count",
+    "last_used_at",
+    "problem",
+)
 
 
 def register(subparsers, common) -> None:
@@ -42,9 +52,14 @@ def list_skills(home: Home, args) -> Output:
     rows = [{key: getattr(s, key) for key in LIST_FIELDS} for s in skills]
     lines = [
         f"{s.name:<32} {s.category or '-':<16} {s.state:<8} {'pinned' if s.pinned else '':<6} {s.provenance:<7} "
-        f"uses {s.use_count:<4} {s.description[:60]}"
+        f"uses {s.use_count:<4} {'⚠ ' if s.problem else ''}{s.description[:60]}"
         for s in skills
     ]
+    broken = [s.path for s in skills if s.problem]
+    if broken:
+        lines.append(
+            f"⚠ SKILL.md does not parse in {', '.join(broken)}: listed as Hermes lists it; `workbench doctor` says why."
+        )
     return Output({"skills": rows}, text="\n".join(lines) or "No skills.")
 
 

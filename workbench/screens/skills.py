@@ -96,6 +96,7 @@ def skill_row(info: Any) -> SkillRow:
         use_count=info.use_count or 0,
         last_used_at=parse_iso(info.last_used_at),
         path=info.path,
+        problem=info.problem,
     )
 
 
