@@ -220,11 +220,11 @@ def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     if not read_only:
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.DatabaseError as exc:
+            _while_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"), conn)
+        except WorkbenchError:
             conn.close()
-            raise WorkbenchError(describe_error(exc, path)) from exc
+            raise
+        conn.execute("PRAGMA synchronous=NORMAL")
     return conn
 
 
@@ -269,9 +269,33 @@ def _db_path(conn: sqlite3.Connection) -> Path:
     return Path(row[2]) if row and row[2] else Path("database")
 
 
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
+def _is_busy(exc: sqlite3.DatabaseError) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
+
+
+def _while_busy(step: Callable[[], object], conn: sqlite3.Connection) -> None:
+    """``step`` on ``conn``, run again with backoff while SQLite says busy, up to the busy budget; any
+    other error is a ``WorkbenchError`` with advice.
+
+    SQLite's busy handler has already waited where it can. Some answers come at once: a WAL
+    snapshot race at BEGIN, and a journal mode being changed by another connection while this
+    one opens (two threads opening a new workbench.db together)."""
+    started = time.monotonic()
+    attempt = 0
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.DatabaseError as exc:
+            waited = time.monotonic() - started
+            if not _is_busy(exc):
+                raise WorkbenchError(describe_error(exc, _db_path(conn))) from exc
+            budget = busy_seconds()  # read only when waiting: a step that gets its lock never parses it
+            if waited >= budget:
+                raise busy_error(_db_path(conn), round(waited, 1)) from exc
+            time.sleep(min(0.02 * 2**attempt, 0.5, max(budget - waited, 0)) * (0.5 + random.random()))
+            attempt += 1
 
 
 @contextlib.contextmanager
@@ -288,22 +312,7 @@ def write_transaction(conn: sqlite3.Connection, read_only: bool = False) -> Iter
     if id(conn) in _OPEN and conn.in_transaction:
         yield from _savepoint(conn)
         return
-    started = time.monotonic()
-    attempt = 0
-    while True:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            break
-        except sqlite3.OperationalError as exc:
-            waited = time.monotonic() - started
-            if not _is_busy(exc):
-                raise WorkbenchError(describe_error(exc, _db_path(conn))) from exc
-            budget = busy_seconds()  # read only when waiting: a write that gets its lock never parses it
-            if waited >= budget:
-                raise busy_error(_db_path(conn), round(waited, 1)) from exc
-            # SQLite's busy handler already waited; a quick BUSY (a WAL snapshot race) retries briefly.
-            time.sleep(min(0.02 * 2**attempt, 0.5, max(budget - waited, 0)) * (0.5 + random.random()))
-            attempt += 1
+    _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"), conn)
     _OPEN.add(id(conn))
     try:
         try:

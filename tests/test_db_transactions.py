@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 
 import pytest
 
+from engine.clock import FixedClock
 from engine.db import connect, write_transaction
 from engine.errors import WorkbenchError
+from engine.journal import Journal
 
 
 @pytest.fixture
@@ -92,3 +95,28 @@ def test_a_write_lock_held_by_this_process_is_not_blamed_on_another(home, monkey
         task.close()
     assert "another task of this workbench" in refused.value.message and "process" not in refused.value.message
     assert home.memory.entries("memory") == ["first"]
+
+
+def test_threads_opening_a_new_database_together_all_get_a_connection(tmp_path):
+    """A TUI's workers opening a new home's workbench.db at once: one of them turning it to WAL made
+    another's open fail at once with "busy" (SQLite's busy handler does not wait there), shown as
+    "Something went wrong" over the Timeline."""
+    failures = []
+    for trial in range(60):
+        journal = Journal(tmp_path / f"{trial}.db", FixedClock(0))
+        start = threading.Barrier(4)
+
+        def open_one(journal=journal, start=start):
+            start.wait()
+            try:
+                journal.connection().execute("SELECT count(*) FROM journal").fetchone()
+            except WorkbenchError as exc:
+                failures.append(exc.message)
+
+        threads = [threading.Thread(target=open_one) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        journal.close()
+    assert failures == []
