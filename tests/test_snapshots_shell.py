@@ -14,7 +14,7 @@ import itertools
 import pytest
 
 from engine.tools import BACKGROUND_REVIEW, ToolContext
-from tests.tui_support import make_app, settle
+from tests.tui_support import make_app, settle, wait_for
 from workbench.app import WorkbenchApp
 from workbench.screens.approvals import ApprovalsScreen
 from workbench.screens.memory import MemoryScreen
@@ -55,6 +55,8 @@ def seeded(home, clock):
 
 async def diverge(pilot) -> None:
     """After the screen froze its snapshot, the agent adds, changes and removes entries."""
+    # (the screen freezes it in its first load: under load, writes made before that were frozen too)
+    await wait_for(pilot, lambda: pilot.app.frozen_snapshot is not None, what="the frozen snapshot")
     memory = pilot.app.home.memory
     memory.add("memory", "Release notes live in docs/CHANGES.md", AGENT)
     memory.replace("memory", "Postgres 16", "Staging database is Postgres 17 since November", AGENT)
