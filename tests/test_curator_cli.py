@@ -110,7 +110,7 @@ def test_skills_list_marks_a_skill_whose_skill_md_does_not_parse(tmp_path):
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("loose ") and lines[0].endswith("⚠ Just a body")
     assert "⚠" not in lines[1]
-    assert lines[-1] == "⚠ SKILL.md does not parse in loose: listed as Hermes lists it; `workbench doctor` says why."
+    assert lines[-1] == "⚠ SKILL.md does not parse in loose (`workbench doctor` says why)."
 
 
 def test_hand_broken_usage_file_and_bad_limits_never_give_a_traceback(tmp_path):

@@ -508,3 +508,25 @@ def test_leftovers_holding_nothing_new_are_said_to_be_deleted_not_moved(home):
         ".mem_new00001.tmp",
         ".mem_own00001.tmp",
     ]
+
+
+def test_a_skill_md_that_is_not_utf8_or_whose_yaml_error_spans_lines_reads_in_its_column(home):
+    """A YAML error's later lines started at column 0, under the marks; a non-UTF-8 SKILL.md was
+    'cannot be read' with Python's codec message and 'fix its permissions'."""
+    from workbench.cli.doctor_cmds import render
+
+    for name, data in (("bad-yaml", b"---\nname: x\ndescription: [oops\n---\nBody\n"), ("latin", b"---\n\xff\n")):
+        (home.skills_dir / name).mkdir()
+        (home.skills_dir / name / "SKILL.md").write_bytes(data)
+    report = run_doctor(home)
+    [latin] = [f for f in report.findings if "latin" in f.what]
+    assert (latin.severity, latin.what, latin.fix) == (
+        "error",
+        "skills/latin/SKILL.md is not UTF-8 text (byte 4 is b'\\xff'): Hermes leaves it out of its skills.",
+        "Save it as UTF-8.",
+    )
+    text = render(report.to_dict())
+    start = text.index("skills/bad-yaml/SKILL.md does not parse")
+    lines = text[start:].splitlines()
+    following = lines[1 : next(i for i, line in enumerate(lines) if "fix: " in line)]  # the error's other lines
+    assert following and all(line.startswith(" " * 13) for line in following)

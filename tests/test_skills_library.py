@@ -70,6 +70,16 @@ def test_a_listed_skill_carries_the_message_a_write_of_its_text_gets(home, text)
     assert home.skills.get("fine").problem is None
 
 
+def test_a_skill_md_that_is_not_utf8_is_listed_and_marked(home):
+    """It was listed with no mark (decoded leniently) while `doctor` called it an error and Hermes leaves it out."""
+    (home.skills_dir / "x").mkdir()
+    (home.skills_dir / "x" / "SKILL.md").write_bytes(b"---\nname: x\ndescription: bad \xff bytes\n---\nBody\n")
+    [info] = home.skills.list()
+    assert info.name == "x" and info.problem == (
+        "SKILL.md is not UTF-8 text (byte 29 is b'\\xff'): Hermes leaves it out of its skills; save it as UTF-8."
+    )
+
+
 def test_view_is_progressive_and_records_a_view(home):
     write_skill(
         home,

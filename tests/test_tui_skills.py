@@ -77,7 +77,7 @@ async def test_a_skill_whose_skill_md_does_not_parse_is_marked_and_says_why(home
         await select(pilot, screen, "loose")
         text = screen_text(app)
         assert "⚠ loose" in text and "⚠ git-rebase" not in text
-        assert "⚠ does not parse" in text and "SKILL.md: YAML frontmatter" in text
+        assert "⚠ does not parse" in text and "╰─ ⚠ YAML frontmatter parse error: while" in text  # under the file
         await select(pilot, screen, "git-rebase")
         assert "does not parse" not in screen_text(app)
 
@@ -216,6 +216,12 @@ def test_fuzzy_filter_ranks_name_matches_first():
     rows = [SkillRow("deploy", description="ship the git tag"), SkillRow("git-tag"), SkillRow("cooking")]
     assert [r.name for r in fuzzy_filter(rows, "git")][:2] == ["git-tag", "deploy"]
     assert fuzzy_filter(rows, "  ") == rows
+
+
+def test_a_skill_md_is_shown_line_for_line_around_its_closing_dashes():
+    """The blank line after the closing --- was dropped, so the preview did not match the file."""
+    text = "---\nname: x\n---  \n\nBody"
+    assert highlight_file("SKILL.md", text).plain.rstrip("\n") == text
 
 
 def test_frontmatter_is_highlighted_as_yaml_and_text_stays_literal():

@@ -33,9 +33,9 @@ def highlight_file(name: str, text: str) -> Content:
     language = EXTENSION_LANGUAGES.get(PurePosixPath(name).suffix.lower()) or guess_language(text, name)
     if language == "markdown" and text.startswith("---\n"):
         end = text.find("\n---", 4)
-        if end > 0:
-            split = end + len("\n---")
-            front, body = text[:split], text[split:].lstrip("\n")
+        if end > 0:  # split after the closing line, so every line of the file is shown as it is
+            split = text.find("\n", end + 1)
+            front, body = (text, "") if split < 0 else (text[:split], text[split + 1 :])
             return Content("\n").join([highlight(front, language="yaml"), highlight(body, language="markdown")])
     return highlight(text, language=language)
 
@@ -52,12 +52,15 @@ class CodeView(VerticalScroll, can_focus=True):
     def compose(self):
         yield Static(Content(""), id="code")
 
-    def show(self, name: str, text: str) -> None:
+    def show(self, name: str, text: str, warning: str | None = None) -> None:
+        """``warning``: one line under the file (why a SKILL.md does not parse), cut to the border."""
         self.border_title = Content(name)
+        self.border_subtitle = Content.styled(f"⚠ {warning}", "$text-warning") if warning else None
         self.query_one("#code", Static).update(highlight_file(name, text))
         self.scroll_home(animate=False)
 
     def show_message(self, title: str, text: str) -> None:
         """A plain, literal message in place of a file (errors, empty states)."""
         self.border_title = Content(title)
+        self.border_subtitle = None
         self.query_one("#code", Static).update(Content(text))

@@ -57,8 +57,8 @@ def meta_lines(skill: SkillRow, width: int, height: int = LINES) -> list[Content
     width = max(width, 1)
     lines = [fitted(one_line(skill.name, 200), width, "bold"), *state_lines(skill, width)][:height]
     room = height - len(lines)
-    # a broken SKILL.md's description is a guess (the lines below show the file): why it is broken instead
-    description = one_line(f"SKILL.md: {skill.problem}" if skill.problem else skill.description, 400)
+    # a broken SKILL.md's description is a guess (the file is shown beside): why it is broken instead
+    description = one_line(skill.problem or skill.description, 400)
     if room <= 0 or not description:
         return lines
     wrapped = [line.rstrip() for line in Content(description).wrap(width)]

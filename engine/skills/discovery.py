@@ -25,6 +25,7 @@ from typing import Any
 
 from ..fileio import TOOL_DIRS, LinkPolicy, UnsafePath
 from .frontmatter import description_of, read_frontmatter
+from .validation import not_utf8
 
 EXCLUDED_DIRS = TOOL_DIRS | {".github", ".hub", ".archive"}
 ARCHIVE_DIR = ".archive"
@@ -98,10 +99,14 @@ class Scanner:
         if cached and cached[:2] == (stat.st_mtime_ns, stat.st_size):
             return cached[2:]
         try:
-            text = self.links.read_bytes(skill_md, inside=skill_md.parent).decode("utf-8", errors="replace")
+            data = self.links.read_bytes(skill_md, inside=skill_md.parent)
         except (OSError, UnsafePath):  # a link out of the skill's folder is never read
             return None
-        meta, body, problem = read_frontmatter(text)
+        try:
+            meta, body, problem = read_frontmatter(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:  # listed, so it can be found and fixed; Hermes leaves it out
+            meta, body, _ = read_frontmatter(data.decode("utf-8", errors="replace"))
+            problem = f"{not_utf8(skill_md.name, exc)}: Hermes leaves it out of its skills; save it as UTF-8."
         description = description_of(meta, body)
         with self._lock:
             self._cache[skill_md] = (stat.st_mtime_ns, stat.st_size, meta, description, problem)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..fileio import UnsafePath
 from ..health import CHECKS, Finding
 from .frontmatter import validate_skill_md
-from .validation import SkillError
+from .validation import SkillError, not_utf8
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -25,7 +25,16 @@ def check_skills(home: Home) -> list[Finding]:
         rel = skill_md.relative_to(home.root)
         try:
             validate_skill_md(home.links.read_text(skill_md, inside=found.path))
-        except (OSError, UnicodeDecodeError, UnsafePath) as exc:
+        except UnicodeDecodeError as exc:
+            findings.append(
+                Finding(
+                    "skills",
+                    "error",
+                    f"{not_utf8(rel, exc)}: Hermes leaves it out of its skills.",
+                    "Save it as UTF-8.",
+                )
+            )
+        except (OSError, UnsafePath) as exc:
             findings.append(
                 Finding("skills", "error", f"{rel} cannot be read ({exc}).", "Fix its permissions or encoding (UTF-8).")
             )

@@ -37,6 +37,7 @@ from .validation import (
     check_relative,
     check_support_path,
     contained,
+    not_utf8,
 )
 
 ACTIONS = ("create", "patch", "edit", "delete", "write_file", "remove_file")
@@ -135,10 +136,7 @@ class SkillLibrary:
         except UnsafePath as exc:
             raise SkillError(exc.message) from None
         except UnicodeDecodeError as exc:
-            raise SkillError(
-                f"{path} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r}); "
-                "save it as UTF-8 or move it out of the skills folder."
-            ) from None
+            raise SkillError(f"{not_utf8(path, exc)}; save it as UTF-8 or move it out of the skills folder.") from None
 
     def provenance_of(self) -> Callable[[Found, dict[str, Any] | None], str]:
         """A classifier for this moment's manifests: bundled, hub, agent (curator-managed) or user."""

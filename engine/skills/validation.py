@@ -25,6 +25,11 @@ class SkillError(WorkbenchError):
     """A skill operation was refused; nothing was written."""
 
 
+def not_utf8(what: object, exc: UnicodeDecodeError) -> str:
+    """``what`` is not UTF-8, and where: the start of every message about such a file."""
+    return f"{what} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r})"
+
+
 def check_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip():
         raise SkillError("Skill name is required.")

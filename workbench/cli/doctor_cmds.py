@@ -54,7 +54,8 @@ def render(data: dict) -> str:
     attention = [f for f in findings if f["severity"] != "info"]
     lines.append(f"doctor: {len(attention)} finding(s) need attention" if attention else "doctor: all good")
     for finding in sorted(findings, key=lambda f: ("error", "warning", "info").index(f["severity"])):
-        lines.append(f"  {MARKS[finding['severity']]} {finding['area']:<8} {finding['what']}")
+        what = finding["what"].replace("\n", "\n" + " " * 13)  # (a YAML error's lines stay in its column)
+        lines.append(f"  {MARKS[finding['severity']]} {finding['area']:<8} {what}")
         if finding["fix"]:
             lines.append(f"    {'':<8} fix: {finding['fix']}")
     if any(f["repair"] for f in attention):

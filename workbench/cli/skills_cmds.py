@@ -57,9 +57,7 @@ def list_skills(home: Home, args) -> Output:
     ]
     broken = [s.path for s in skills if s.problem]
     if broken:
-        lines.append(
-            f"⚠ SKILL.md does not parse in {', '.join(broken)}: listed as Hermes lists it; `workbench doctor` says why."
-        )
+        lines.append(f"⚠ SKILL.md does not parse in {', '.join(broken)} (`workbench doctor` says why).")
     return Output({"skills": rows}, text="\n".join(lines) or "No skills.")
 
 

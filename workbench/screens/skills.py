@@ -29,7 +29,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
 from engine.skills.usage import parse_iso
 from widgets.code_view import CodeView
-from widgets.literal import assemble, visible
+from widgets.literal import assemble, one_line, visible
 from widgets.search_box import SearchBox
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 from widgets.skill_meta import SkillMeta
@@ -325,7 +325,10 @@ class SkillsScreen(WorkbenchScreen):
     def _file_loaded(self, message: FileLoaded) -> None:
         if self.current is not None and self.current.ref == message.name:
             self.shown = (message.name, message.file)
-            self.query_one(CodeView).show(message.file, message.text)
+            problem = self.current.problem if message.file == "SKILL.md" else None
+            self.query_one(CodeView).show(
+                message.file, message.text, problem and one_line(problem.splitlines()[0], 200)
+            )
 
     def action_focus_filter(self) -> None:
         self.focus_box()
