@@ -512,6 +512,23 @@ def test_a_group_revert_leaves_an_outside_removal_whose_entry_is_back(home):
     assert not alone["success"] and "already back in MEMORY.md" in alone["refused"][0]["error"]
 
 
+def test_a_dry_run_of_a_group_with_nothing_to_revert_says_so(home, capsys):
+    """It exited 1 after its 'would leave' lines with no word of why; the revert itself said why."""
+    from workbench.cli import main
+
+    for entry in ("Alpha fact", "Beta fact", "Gamma fact"):
+        assert home.memory.add("memory", entry, None)["success"]
+    home.memory.path("memory").write_text("Alpha fact", encoding="utf-8")
+    home.memory.record_external_change("memory")
+    group = Timeline(home).page(limit=1)[0].group
+    home.memory.path("memory").write_text("Alpha fact\n§\nBeta fact\n§\nGamma fact", encoding="utf-8")
+    home.memory.record_external_change("memory")
+    assert main(["revert", group, "--dry-run", "--home", str(home.root)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(" (")[0] for line in lines[:2]] == ["would leave 5", "would leave 4"]
+    assert lines[2:] == ["error: Nothing in it changes what the agent knows, so there is nothing to revert."]
+
+
 def test_a_rename_does_not_stop_an_archive_being_reverted_but_a_later_change_to_its_chain_does(home):
     archive = home.archive
     archive.create_session("c1", source="cli")

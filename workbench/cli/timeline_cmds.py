@@ -140,6 +140,8 @@ def _revert(timeline: Timeline, args) -> Output:
     if args.dry_run:
         preview = timeline.preview(args.ref)
         lines = [f"would {line}" for line in preview_lines(preview)]
+        if preview.get("error") and not preview["refused"]:  # (each refused row says why on its own line)
+            lines.append(f"error: {preview['error']}")
         # Exits as the revert would: 1, with its error, when a row would be refused or nothing would change.
         return Output(
             {"success": "error" not in preview, **preview}, text="\n".join(lines) or "Nothing to revert.", report=True
