@@ -166,6 +166,11 @@ async def test_a_group_revert_names_the_rows_it_leaves_each_in_its_own_clause(ho
         await wait_for(pilot, lambda: "Nothing to revert" in str(status.render()), what="the refusal")
         text = str(status.render())
         assert text.startswith("Nothing to revert: will leave 7 (") and "led to); will leave 6 (" in text
+        await revert_question(pilot, screen, "background review")
+        await pilot.press("y")
+        await settle(pilot)
+        text = str(status.render())  # what it left, as the question said (it said only what it reverted)
+        assert text.startswith("Reverted 2 change(s). Left 1: 5: a record of a decision, not a change")
 
 
 async def test_a_skill_written_by_another_program_appears_on_the_timeline(home, tmp_path):

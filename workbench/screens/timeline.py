@@ -320,6 +320,10 @@ class TimelineScreen(WorkbenchScreen):
             self.report(exc.message, error=True)
             return
         message = f"Reverted {len(result['reverted'])} change(s)."
+        if result["skipped"]:  # as the confirmation said it would
+            message += f" Left {len(result['skipped'])}: " + "; ".join(
+                f"{r['id']}: {r['reason']}" for r in result["skipped"]
+            )
         if result["refused"]:
             message += " Refused: " + "; ".join(f"{r['id']}: {r['error']}" for r in result["refused"])
         self.report(message, error=bool(result["refused"]))
