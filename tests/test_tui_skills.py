@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 
 import pytest
@@ -196,6 +197,7 @@ async def test_purge_asks_first_and_rollback_brings_it_back(home, tmp_path):
         assert app.screen.entries[0].action == "purge"
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="rollback confirmation")
+        assert re.fullmatch(r"Roll back purge of docker-prune \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)\?", app.screen.question)
         await pilot.press("y")
         await wait_for(pilot, lambda: "docker-prune" in names(screen), what="rolled back")
         assert state_of(home, "docker-prune") == "archived"

@@ -50,7 +50,7 @@ def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
     character or lone surrogate is padded as the symbol it is shown as."""
     rows = [
         (
-            e.ts[:16].replace("T", " "),
+            e.when,
             visible(e.action),
             _cut(visible(e.skill), SKILL_CELLS),
             visible(e.shown_actor),
@@ -82,6 +82,11 @@ class LedgerEntry:
     before: tuple[FileRef, ...] = ()
     after: tuple[FileRef, ...] = ()
     journal_actor: str | None = None  # the actor of the journal row it names (never written to the file)
+
+    @property
+    def when(self) -> str:
+        """Its time as listings show it: ``2026-12-04 18:07`` (UTC)."""
+        return self.ts[:16].replace("T", " ")
 
     @property
     def shown_actor(self) -> str:

@@ -494,7 +494,7 @@ class SkillsScreen(WorkbenchScreen):
 
             self.app.push_screen(
                 ConfirmDialog(
-                    f"Roll back {entry.action} of {entry.skill} ({entry.ts})?",
+                    f"Roll back {entry.action} of {entry.skill} ({entry.when} UTC)?",
                     "Restores the files exactly as they were before that change.",
                 ),
                 answered,
