@@ -110,7 +110,21 @@ def test_skills_list_marks_a_skill_whose_skill_md_does_not_parse(tmp_path):
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("loose ") and lines[0].endswith("⚠ Just a body")
     assert "⚠" not in lines[1]
+    assert lines[0].index("active") == lines[1].index("active")
     assert lines[-1] == "⚠ SKILL.md does not parse in loose (`workbench doctor` says why)."
+
+
+def test_skills_list_keeps_its_columns_for_a_long_name(tmp_path):
+    """A name past 32 characters pushed the rest of its line out of the columns."""
+    home = open_home(tmp_path / "h")
+    write_skill(home, "a-very-long-skill-name-for-alignment-check", category="devops")
+    write_skill(home, "short")
+    home.close()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["skills", "list", "--home", str(tmp_path / "h")]) == 0
+    lines = out.getvalue().splitlines()
+    assert {line.index(" active ") for line in lines} == {len("a-very-long-skill-name-for-alignment-check  devops ")}
 
 
 def test_hand_broken_usage_file_and_bad_limits_never_give_a_traceback(tmp_path):

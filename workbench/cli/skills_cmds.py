@@ -7,6 +7,7 @@ The CLI acts as the user: archive and restore are journaled and ledgered with ac
 from __future__ import annotations
 
 from engine.home import Home
+from engine.textsafety import visible
 
 from . import Output
 
@@ -50,10 +51,15 @@ def register(subparsers, common) -> None:
 def list_skills(home: Home, args) -> Output:
     skills = home.skills.list(include_archived=args.all)
     rows = [{key: getattr(s, key) for key in LIST_FIELDS} for s in skills]
+    # names are never cut (they are what commands take), so the columns are as wide as the longest shown
+    names = [visible(s.name) for s in skills]
+    categories = [visible(s.category or "-") for s in skills]
+    name_width = max(map(len, names), default=0)
+    category_width = max(map(len, categories), default=0)
     lines = [
-        f"{s.name:<32} {s.category or '-':<16} {s.state:<8} {'pinned' if s.pinned else '':<6} {s.provenance:<7} "
-        f"uses {s.use_count:<4} {'⚠ ' if s.problem else ''}{s.description[:60]}"
-        for s in skills
+        f"{name:<{name_width}}  {category:<{category_width}}  {s.state:<8} {'pinned' if s.pinned else '':<6} "
+        f"{s.provenance:<7} uses {s.use_count:<4} {'⚠ ' if s.problem else ''}{s.description[:60]}"
+        for s, name, category in zip(skills, names, categories, strict=True)
     ]
     broken = [s.path for s in skills if s.problem]
     if broken:
