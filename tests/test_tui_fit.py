@@ -34,6 +34,17 @@ async def test_at_80x24_the_header_keeps_every_tab_name(home, tmp_path):
         assert len(line) <= 60 and "1 Memory" in line and " 2 Ses " in line and "0 pending" in line
 
 
+async def test_with_no_session_the_header_never_cuts_no_session_into_a_session(home, tmp_path):
+    """At some widths the placeholder was cut like an id: "… session", which reads as a session running."""
+    app = make_app(home, tmp_path, label="/tmp/trial-home-9")
+    async with app.run_test(size=(80, 24)) as pilot:
+        for width in range(80, 131):
+            await pilot.resize_terminal(width, 24)
+            await pilot.pause()
+            line = app.screen.query_one(WorkbenchHeader).render().plain
+            assert "… session" not in line and "…session" not in line, (width, line)
+
+
 def numbered_skills(home, count: int) -> None:
     for number in range(count):
         name = f"skill-{number:02d}"

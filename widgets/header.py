@@ -101,8 +101,8 @@ class WorkbenchHeader(Widget):
             session = self.session or ("none" if "session" in label else "no session")
             if keep_session == 0:
                 shown = "●" if self.session else ""
-            elif keep_session is None or len(session) <= keep_session + 1:
-                shown = session
+            elif keep_session is None or not self.session or len(session) <= keep_session + 1:
+                shown = session  # (only an id is cut: a cut "no session" read "… session", as if one ran)
             else:
                 shown = "…" + session[-keep_session:]
             middle = [(label, "$text-muted", None), (shown, session_style, None)] if shown else []
