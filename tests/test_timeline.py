@@ -510,6 +510,22 @@ def test_a_group_revert_leaves_an_outside_removal_whose_entry_is_back(home):
     beta_removed = result["skipped"][0]["id"]
     alone = timeline.revert(str(beta_removed))  # named alone, it is refused, saying why
     assert not alone["success"] and "already back in MEMORY.md" in alone["refused"][0]["error"]
+    assert home.memory.add("memory", "Delta fact", None)["success"]  # then: one row reverted alone first
+    home.memory.path("memory").write_text("Alpha fact\n§\nBeta fact", encoding="utf-8")
+    home.memory.record_external_change("memory")
+    second = timeline.page(limit=1)[0].group
+    gamma_removed = next(r.id for r in timeline.page(limit=2) if "Gamma" in r.summary)
+    undo = timeline.revert(str(gamma_removed))
+    assert undo["success"]
+    again = timeline.revert(second)  # the Gamma row was refused: "row N undid it already"
+    assert (
+        again["success"]
+        and again["refused"] == []
+        and [r["summary"] for r in again["reverted"]] == ["MEMORY − 'Delta fact'"]
+    )
+    [left] = again["skipped"]
+    assert left["id"] == gamma_removed and left["reason"].endswith("undid it already: nothing to revert")
+    assert sorted(home.memory.entries("memory")) == ["Alpha fact", "Beta fact", "Delta fact", "Gamma fact"]
 
 
 def test_a_dry_run_of_a_group_with_nothing_to_revert_says_so(home, capsys):

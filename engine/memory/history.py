@@ -555,8 +555,8 @@ def _whole_file_offer(memory: MemoryStore, target: str, entry: str) -> Undo | No
 
 
 class AlreadyUndone(Refusal):
-    """An undo refused because the file already holds what it would leave: a group's revert skips
-    the row for ``reason``; named alone, it is refused."""
+    """An undo refused because the row was undone already, or the file holds what its undo would
+    leave: a group's revert skips the row for ``reason``; named alone, it is refused."""
 
     def __init__(self, row_id: int, reason: str):
         super().__init__({"error": f"Cannot undo event {row_id}: {reason}. Nothing was changed."})
@@ -650,7 +650,7 @@ def _undone_by(memory: MemoryStore, row_id: int) -> int | None:
 
 def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
     if (undone := _undone_by(memory, row.id)) is not None:
-        raise refuse(f"Cannot undo event {row.id}: row {undone} undid it already. Nothing was changed.")
+        raise AlreadyUndone(row.id, f"row {undone} undid it already")
     kind = row.detail.get("op", row.action) if row.action == "undo" else row.action
     if row.target not in FILE_NAMES:  # a hand-edited row
         raise refuse(f"Cannot undo event {row.id}: it names no memory file ({row.target!r}). Nothing was changed.")
