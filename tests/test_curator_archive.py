@@ -314,3 +314,17 @@ def test_an_archive_whose_usage_record_holds_a_lone_surrogate_is_listed_and_roll
     assert home.skills.get("x").state == "active"
     record = json.loads(path.read_text(encoding="utf-8"))["x"]
     assert record["created_by"] == "\ud800" and record["state"] == "active"
+
+
+def test_a_skill_holding_a_file_name_that_is_not_utf8_archives_and_rolls_back(home):
+    """Python spells such a name with \\udc80-\\udcff surrogates; the ledger row naming it was skipped
+    when read, so the archive was not listed and rollback said "No ledger entry"."""
+    import os
+
+    folder = write_skill(home, "x")
+    odd = os.fsdecode(b"\xffnotes.md")
+    (folder / odd).write_bytes(b"kept\n")
+    archived = home.curator.archive("x")
+    assert home.skills.ledger.entries()[-1].id == archived["ledger_id"]
+    assert home.curator.rollback(archived["ledger_id"])["success"]
+    assert (home.skills_dir / "x" / odd).read_bytes() == b"kept\n"

@@ -15,6 +15,7 @@ import sqlite3
 import pytest
 
 from engine import FixedClock, open_home
+from engine.curator.ledger import columns
 from engine.demo import seed_demo_home
 from engine.errors import WorkbenchError
 from engine.memory.tool import memory_tool
@@ -205,11 +206,18 @@ def test_ledger_rows_of_the_wrong_types_are_skipped(root):
     assert status in (0, 1)
 
 
-def test_a_ledger_row_naming_a_lone_surrogate_is_listed_aligned_and_refused_cleanly(root):
-    """Such rows were skipped whole; read, a path no file name can spell made rollback exit 70."""
+@pytest.mark.parametrize("path", ["skills/\ud800.md", "skills/a\u0000.md"])
+def test_a_ledger_row_naming_a_lone_surrogate_is_listed_aligned_and_refused_cleanly(root, path):
+    """Such rows were skipped whole; read, a path no file name can spell made rollback exit 70 (as a NUL
+    always had), and a time holding one pushed its line out of the columns."""
     ledger = root / "skills/.curator_ledger.jsonl"
     row = json.loads(ledger.read_text().splitlines()[0])
-    row.update(id="0123456789ab", skill="bad\ud800name", after=[{"path": "skills/\ud800.md", "sha256": "0" * 64}])
+    row.update(
+        id="0123456789ab",
+        ts="2026-12\ud800-01T10:00:00+00:00",
+        skill="bad\ud800name",
+        after=[{"path": path, "sha256": "0" * 64}],
+    )
     with ledger.open("a") as out:
         out.write(json.dumps(row) + "\n")
     status, listing = cli(root, "curator", "ledger")
@@ -219,7 +227,10 @@ def test_a_ledger_row_naming_a_lone_surrogate_is_listed_aligned_and_refused_clea
         assert main(["--home", str(root), "curator", "ledger"]) == 0
     lines = out.getvalue().splitlines()
     assert "bad<U+D800>name" in lines[0]
-    assert lines[0].index(" by ") == lines[1].index(" by ")  # padded as shown
+    assert lines[0].index(" by ") == lines[1].index(" by ")  # each column padded as shown
+    home = open_home(root)
+    assert len({tuple(map(len, row[:3])) for row in columns(home.skills.ledger.entries())}) == 1
+    home.close()
     status, refused = cli(root, "curator", "rollback", "0123456789ab")
     assert status == 1 and "not a file name this system can hold" in refused["error"]
 

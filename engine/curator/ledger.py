@@ -45,21 +45,18 @@ def sha256(data: bytes) -> str:
 
 
 def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
-    """Each entry's (time, action, skill, actor), the action and skill padded to the widest shown,
-    so a listing's columns line up in either skin (a skill name is cut to ``SKILL_CELLS``); a control
+    """Each entry's (time, action, skill, actor), the first three padded to the widest shown, so a
+    listing's columns line up in either skin (a skill name is cut to ``SKILL_CELLS``); a control
     character or lone surrogate is padded as the symbol it is shown as."""
     rows = [
-        (
-            e.when,
-            visible(e.action),
-            _cut(visible(e.skill), SKILL_CELLS),
-            visible(e.shown_actor),
-        )
+        (visible(e.when), visible(e.action), _cut(visible(e.skill), SKILL_CELLS), visible(e.shown_actor))
         for e in entries
     ]
-    action_width = max((len(row[1]) for row in rows), default=0)
-    skill_width = max((len(row[2]) for row in rows), default=0)
-    return [(when, action.ljust(action_width), skill.ljust(skill_width), actor) for when, action, skill, actor in rows]
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(3)]
+    return [
+        (when.ljust(widths[0]), action.ljust(widths[1]), skill.ljust(widths[2]), actor)
+        for when, action, skill, actor in rows
+    ]
 
 
 @dataclass(frozen=True)
@@ -173,12 +170,14 @@ class Ledger:
         file once links are resolved, and one behind a link the policy does not follow.
         """
         try:
-            os.fsencode(rel)
-        except UnicodeEncodeError:  # a lone surrogate no file name can spell (a hand edit)
+            spellable = b"\0" not in os.fsencode(rel)
+        except UnicodeEncodeError:  # a lone surrogate no file name can spell (\udc80-\udcff spell bytes)
+            spellable = False
+        if not spellable:  # (a hand edit)
             raise SkillError(
                 f"Ledger path '{rel}' is not a file name this system can hold; this row may have been edited by "
                 "hand. Nothing was changed."
-            ) from None
+            )
         path = Path(rel)
         for base in (self.root, Path(os.path.realpath(self.root))):
             if path.is_absolute() and path.is_relative_to(base):
