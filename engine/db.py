@@ -221,10 +221,10 @@ def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     if not read_only:
         try:
             _while_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"), conn)
+            _while_busy(lambda: conn.execute("PRAGMA synchronous=NORMAL"), conn)
         except WorkbenchError:
             conn.close()
             raise
-        conn.execute("PRAGMA synchronous=NORMAL")
     return conn
 
 
