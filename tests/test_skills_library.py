@@ -51,6 +51,8 @@ def test_discovery_tolerates_broken_yaml_and_missing_name(home):
 @pytest.mark.parametrize(
     "text",
     [
+        "",
+        " \n\n",
         "Just a body\n",
         "---\nname: x\ndescription: never closed\n",
         "---\n- a list\n---\nBody\n",

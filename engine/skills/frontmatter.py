@@ -47,6 +47,8 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
 def read_frontmatter(text: str) -> tuple[dict[str, Any], str, str | None]:
     """(the lenient frontmatter, the body, why the strict rule every write passes refuses the text, or
     None), from one YAML parse: discovery lists a broken skill and can say that it is broken."""
+    if not text.strip():
+        return {}, text, "Content cannot be empty."
     parts = _split(text)
     if parts is None:
         stripped = text.removeprefix("\ufeff")
@@ -77,7 +79,7 @@ def _missing(data: dict[str, Any], body: str) -> str | None:
 
 def validate_skill_md(content: Any) -> dict[str, Any]:
     """Return the frontmatter of a SKILL.md text, or raise SkillError with Hermes's message."""
-    if not isinstance(content, str) or not content.strip():
+    if not isinstance(content, str):
         raise SkillError("Content cannot be empty.")
     data, _, problem = read_frontmatter(content)
     if problem:
