@@ -372,6 +372,13 @@ async def test_the_snapshot_says_how_many_entries_its_prompt_blocks(home, tmp_pa
         await pilot.press("t")  # USER.md blocks nothing
         await settle(pilot)
         assert "blocked" not in str(app.screen.query_one("#frozen-title", Static).content)
+    home.config_path.write_text("memory:\n  memory_char_limit: 300\n  memory_enabled: false\n", encoding="utf-8")
+    home.reload_config()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 24)) as pilot:  # no prompt holds it: nothing is blocked in one
+        await settle(pilot)
+        title = str(app.screen.query_one("#frozen-title", Static).content)
+        assert "disabled in config.yaml" in title and "blocked" not in title
 
 
 async def test_a_store_disabled_in_config_says_it_is_not_in_the_prompt(home, tmp_path):

@@ -144,7 +144,8 @@ def _view_text(view: dict, frozen: bool, notes: list[str]) -> str:
     usage = Usage(view["chars"], view["limit"])
     lines = [
         f"{title}  ({FILE_NAMES[view['target']]})",
-        f"  {gauge(usage)}  {usage.text} · {_entries(len(view['entries']))}",
+        f"  {gauge(usage)}  {usage.text} · {_entries(len(view['entries']))}"
+        + (f" · ⚠ {view['blocked']} blocked" if view.get("blocked") and view["enabled"] else ""),
     ]
     if not view["enabled"]:
         lines.append("  (disabled in config: not injected into the prompt, agent writes refused)")

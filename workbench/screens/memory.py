@@ -280,7 +280,10 @@ class MemoryScreen(WorkbenchScreen):
             assemble(
                 (f"{title} ", "bold $accent"),
                 ("snapshot ", "bold"),
-                (f"⚠ {view.blocked} blocked · " if view.blocked else "", "bold $warning"),  # (before what a cut drops)
+                (
+                    f"⚠ {view.blocked} blocked · " if view.blocked and view.enabled else "",
+                    "bold $warning",
+                ),  # (before what a cut drops)
                 (frozen_note, "$text-muted"),
             )
         )
