@@ -53,3 +53,28 @@ def test_a_scenario_overlay_reaches_its_sessions_only_never_the_home(home, tmp_p
     assert home.memory.entries("memory") == [] and len(home.approvals.list()) == 1  # staged under the overlay
     assert home.archive.get_session(result.session_ids[0]).end_reason == "user_exit"
     assert "staged" not in home.memory.add("memory", "Agent note", ToolContext(actor="agent"))  # the home's own gate
+
+
+def test_a_session_deleted_while_talking_in_it_gives_way_to_a_new_one(home):
+    """Deleting the session Run talks in (Sessions, D) made every later message fail to store ("No
+    session with id ..."), and ctrl+l and resuming failed the same way: the session left was stored
+    and ended first."""
+    events = []
+    home.bus.subscribe(events.append)
+    talking = Conversation(home, make_model(home, "offline"))
+    talking.run_turn("remember that I like green tea")
+    deleted = talking.id
+    assert home.archive.delete_session(deleted, actor="user")
+    result = talking.run_turn("what do I like?")
+    assert result.status == "done" and result.session_id != deleted
+    assert home.archive.get_session(deleted) is None  # what it held is not stored again
+    assert [(m.role, m.content) for m in home.archive.messages(result.session_id)][0] == ("user", "what do I like?")
+    said = [e.data["message"] for e in events if getattr(e, "kind", None) == "warning"]
+    assert f"Session {deleted} was deleted; this message starts a new session." in said
+    for leave in (lambda c: c.switch_session(), lambda c: c.end()):  # ctrl+l, and quitting
+        other = Conversation(home, make_model(home, "offline"))
+        other.run_turn("a note")
+        gone = other.id
+        home.archive.delete_session(gone, actor="user")
+        leave(other)  # (it raised "No session with id")
+        assert home.archive.get_session(gone) is None

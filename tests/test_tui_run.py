@@ -16,8 +16,10 @@ from tests.tui_support import LateFirstAnswer, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree
 from widgets.transcript import Transcript, TranscriptItem
+from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.resume import ResumeDialog
 from workbench.screens.run import RunScreen, runner_item
+from workbench.screens.sessions import SessionsScreen
 
 pytestmark = pytest.mark.anyio
 
@@ -369,3 +371,33 @@ async def test_a_model_with_no_endpoint_says_why_in_the_bar_and_keeps_the_messag
         assert "failed: No endpoint configured for the openai model" in " ".join(status.split())
         assert screen.query_one("#run-input", Input).value == "hello openai"  # never stored: not lost
         assert any("workbench run` also takes --base-url" in n.message for n in app._notifications)
+
+
+async def test_deleting_the_session_run_talks_in_says_so_and_the_next_message_starts_a_new_one(home, tmp_path):
+    """Run stayed on the deleted session: every message failed ("No session with id"), ctrl+l too."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_run(pilot)
+        await pilot.press(*"remember that I prefer dark mode", "enter")
+        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+        deleted = screen.session_id
+        await pilot.press("escape")  # (out of the message box, where a digit types)
+        sessions = await open_mode(pilot, "2", SessionsScreen)
+        tree = sessions.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.node_for(deleted) is not None, what="its row")
+        tree.focus()
+        tree.move_cursor(tree.node_for(deleted))
+        await wait_for(pilot, lambda: sessions.shown_session == deleted, what="its transcript")
+        await pilot.press("D")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert "It is the session Run talks in: your next message there starts a new session." in app.screen.detail
+        await pilot.press("y")
+        await wait_for(pilot, lambda: home.archive.get_session(deleted) is None, what="the delete")
+        await open_run(pilot)
+        await pilot.press(*"what do I prefer", "enter")
+        await wait_for(pilot, lambda: not screen.running and screen.session_id != deleted, what="a new session")
+        said = f"Session {deleted} was deleted; this message starts a new session."
+        assert any(n.message == said for n in app._notifications)
+        assert home.archive.messages(screen.session_id)[0].content == "what do I prefer"
+        assert app.running_session == screen.session_id  # the header names the new one

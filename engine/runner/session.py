@@ -259,6 +259,14 @@ class AgentSession:
             self.system_prompt = self._build_prompt()
         return existing
 
+    def _forget_if_deleted(self) -> bool:
+        """Drop the conversation when the session row it wrote was deleted since (by the user, or by
+        another program): what it held went with it, so nothing of it is stored again or ended."""
+        if not self._created or self.home.archive.get_session(self.id) is not None:
+            return False
+        self.messages, self.message_ids, self._created = [], [], False
+        return True
+
     def switch_session(self, session_id: str | None = None) -> str:
         """Go on in another session with the same agent and provider: a new one, or resume a stored one.
 
@@ -268,6 +276,7 @@ class AgentSession:
         if session_id and self.home.archive.get_session(self.home.archive.tip_of(session_id)) is None:
             raise WorkbenchError(f"No stored session {session_id!r} to resume; see `workbench sessions list`.")
         self.wait_for_review(REVIEW_CLOSE_WAIT_S)
+        self._forget_if_deleted()
         self.flush()
         old_id = self.id
         if self._created:
@@ -373,8 +382,9 @@ class AgentSession:
         return ids
 
     def end(self, reason: str = "session_end") -> None:
-        """Store what is left and end the session row (if it was ever written)."""
+        """Store what is left and end the session row (if it was ever written, and is still there)."""
         self._reviews.close(REVIEW_CLOSE_WAIT_S)
+        self._forget_if_deleted()
         self.flush()
         if self._created:
             self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
@@ -467,6 +477,14 @@ class AgentSession:
     def run_turn(self, text: str) -> TurnResult:
         if not isinstance(text, str) or not text.strip():
             raise WorkbenchError("A turn needs a non-empty user message.")
+        if self._forget_if_deleted():  # its turns would fail to store: this one starts a new session
+            gone = self.id
+            self.switch_session(None)  # (the provider hears the switch, as on ctrl+l)
+            self.emit(
+                "warning",
+                message=f"Session {gone} was deleted; this message starts a new session.",
+                old_session_id=gone,
+            )
         result = TurnResult(session_id=self.id, user=text)
         if self._own_cancel:
             self.cancel_event.clear()

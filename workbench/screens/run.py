@@ -431,6 +431,9 @@ class RunScreen(WorkbenchScreen):
             self._title(f"Session {self.session_id} (continues {event.data['old_session_id']} after compression)")
             self._status()
             return
+        if event.kind == "warning" and event.data.get("old_session_id") == self.session_id:
+            self.session_id = event.session_id  # its session was deleted: the message went to a new one
+            self.notify(str(event.data.get("message")), severity="warning", markup=False)
         if (
             event.kind == "turn_started"
             and event.session_id != self.session_id

@@ -120,6 +120,8 @@ class SessionActions(WorkbenchScreen):
             count = f"{session.message_count} message{'s' * (session.message_count != 1)}"
             segment = _segment(message)
             part = f" It is {segment}: only this one goes (a archives the whole conversation)." if segment else ""
+            if self.workbench.running_session == session.id:
+                part += " It is the session Run talks in: your next message there starts a new session."
             self.confirm(
                 f"Delete {name} and its {count}?",
                 "Its messages go from state.db, with the delegate sessions it started; its other "
