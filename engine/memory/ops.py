@@ -128,9 +128,14 @@ def _matches(entries: list[str], old_text: str) -> list[int]:
     return exact or [i for i, e in enumerate(entries) if old_text in e]
 
 
+class StalePin(Refusal):
+    """A write pinned to an entry (a reviewed proposal, a person's edit) that is no longer in the
+    file as it was read; its message is the reviewer's, which a person's own edit words otherwise."""
+
+
 def _pinned(entries: list[str], pin: str) -> int:
     if pin not in entries:
-        raise refuse(stale_pin_message(pin))
+        raise StalePin({"error": stale_pin_message(pin)})
     return entries.index(pin)
 
 

@@ -48,7 +48,7 @@ from .format import (
     serialize,
     split_pieces,
 )
-from .ops import Outcome, Refusal, follows_key, preceding, refuse, succeeding
+from .ops import Outcome, Refusal, StalePin, follows_key, preceding, refuse, succeeding
 from .rebuild import SUBSYSTEM, Left, base_of, left_of, rebuild, replays
 from .snapshot import MemorySnapshot
 from .threats import refusal_message, warning_message
@@ -289,6 +289,12 @@ class MemoryStore:
             self._check_target(target)
             self._check_writable()
             outcome = self._apply(target, prepare(), _Writer.of(ToolContext(actor="user")))
+        except StalePin:  # (its own message speaks of a staged write and a pending record)
+            return {
+                "success": False,
+                "error": f"{FILE_NAMES[target]} no longer holds this entry as you saw it: another writer changed "
+                "or removed it meanwhile. Nothing was changed.",
+            }
         except Refusal as refusal:
             return refusal.said_to("user")
         return self._success(target, outcome)
