@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from textual.widgets import Input
 
 from engine.tools import ToolContext
 from tests.hermes_support import write_from_another_process
@@ -209,6 +210,26 @@ async def test_new_changes_are_followed_on_top_and_counted_lower_down(home, tmp_
         await pilot.press("home")
         await settle(pilot)
         assert table.cursor_row == 0 and "new above" not in str(table.border_title)
+
+
+async def test_rows_a_cleared_filter_brings_back_are_not_counted_as_new(home, tmp_path):
+    """Clearing a search with the cursor lower down read "49 new above" though nothing arrived."""
+    for n in range(6):
+        home.memory.add("memory", f"fact {n}", ToolContext(actor="user" if n % 2 else "agent"))
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        await pilot.press("slash", *"actor:agent", "enter")
+        await wait_for(pilot, lambda: len(screen.rows) == 3, what="the filtered rows")
+        table.focus()
+        await pilot.press("down", "down")
+        await settle(pilot)
+        screen.query_one("#timeline-search", Input).value = ""
+        await wait_for(pilot, lambda: len(screen.rows) == 6, what="every row back")
+        await settle(pilot)
+        assert table.cursor_row != 0 and "new above" not in str(table.border_title)
+        home.memory.add("memory", "arrived meanwhile", ToolContext(actor="agent"))  # a real arrival still counts
+        await wait_for(pilot, lambda: "1 new above" in str(table.border_title), what="the count")
 
 
 async def test_a_group_filter_that_is_not_a_group_shows_no_rows_and_says_why(home, tmp_path):

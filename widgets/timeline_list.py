@@ -50,16 +50,17 @@ class TimelineList(RowTable):
         for column in self.COLUMNS:
             self.add_column(column, key=column, width=self.SESSION_CHARS if column == "session" else None)
 
-    def show(self, rows: list, titles: dict[str, str], collapsed: set[str]) -> None:
+    def show(self, rows: list, titles: dict[str, str], collapsed: set[str], *, arrived: bool = False) -> None:
         """Replace the table; a group sits where its newest row is, its rows under it unless collapsed.
 
         On the first row, the cursor stays on the first row, so the view follows new changes
         as they come; on any other, it stays on its row, and the title counts the rows that
-        arrived above it since (``home`` goes to them)."""
+        arrived above it since (``home`` goes to them). Only ``arrived`` rows count: not
+        those an older page or a cleared filter brings into the list."""
         current = self.current_key
         following = self.row_count == 0 or self.cursor_row == 0
         ids = {row.id for row in rows}
-        if self.known:
+        if arrived and self.known:
             self.unseen |= ids - self.known
         self.known = ids
         self.members = members = {}

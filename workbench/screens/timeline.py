@@ -151,7 +151,7 @@ class TimelineScreen(WorkbenchScreen):
         seen: set = set()  # a page read while newer changes arrived overlaps the rows already shown
         self.rows = [row for row in self.rows if not (row.id in seen or seen.add(row.id))]
         self._retitle()
-        self.table.show(self.rows, self.titles, self.collapsed)
+        self.table.show(self.rows, self.titles, self.collapsed, arrived=message.where == "newer")
         if not self.rows:
             said = message.error or empty_state(message.query)
             self.query_one("#timeline-detail", Static).update(literal(said, "$text-muted"))
