@@ -439,3 +439,4 @@ async def test_a_proposal_decided_outside_while_asking_is_not_called_still_pendi
         await pilot.press("y")
         await wait_for(pilot, lambda: "no longer pending" in screen_text(app), what="the status")
         assert "still pending" not in screen_text(app)
+        assert "decided elsewhere" in screen_text(app)  # (not "outside the workbench": a CLI of ours may have)

@@ -344,7 +344,7 @@ class ApprovalsScreen(WorkbenchScreen):
             if record is None:  # decided meanwhile, by Hermes say: it is not pending any more
                 message = (
                     f"Not {'approved' if approve else 'rejected'} here: {pending_id} is no longer pending; it was "
-                    "decided outside the workbench (the Timeline says how)."
+                    "decided elsewhere, by another workbench command or by Hermes (the Timeline says how)."
                 )
             else:
                 if approve:
@@ -404,7 +404,7 @@ class ApprovalsScreen(WorkbenchScreen):
         if now.get("error") and now.get("error") != opened.get("error"):
             note = f"Changed on disk since you opened it: approving as staged would now be refused: {now['error']}"
         elif now.get("before") != opened.get("before") or now.get("diff") != opened.get("diff"):
-            note = "Changed on disk since you opened it: the target changed (the budget above follows it)."
+            note = "Changed on disk since you opened it: the target changed (the budget below follows it)."
         return DiskCheck(note, self._draft_budget(record, now))
 
     def _approve_edited(self, record: PendingRecord, text: str, heard: set[str]) -> Outcome:

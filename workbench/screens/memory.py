@@ -621,7 +621,7 @@ class _OnDisk:
         note = None
         if moved:
             now = (
-                f"another writer changed this entry to: {one_line(theirs, 160)}"
+                f"another writer changed this entry to “{one_line(theirs, 160)}”"
                 if theirs is not None
                 else "another writer removed this entry"
             )
@@ -629,6 +629,6 @@ class _OnDisk:
         elif entries != self.opened:
             note = (
                 f"Changed on disk since you opened it: other {TITLES[self.target]} entries changed "
-                "(the budget above is measured against them)."
+                "(the budget below is measured against them)."
             )
         return DiskCheck(note, budget)
