@@ -144,7 +144,7 @@ async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_
         await settle(pilot)
         assert home.memory.entries("user") == [] and "Deploys go to prod" in home.memory.entries("memory")
         status = str(screen.query_one("#status").render())
-        assert "Reverted 1 change(s). Refused: 3:" in status
+        assert "Reverted 1 change. Refused: 3:" in status
 
 
 async def test_a_group_revert_names_the_rows_it_leaves_each_in_its_own_clause(home, tmp_path):
@@ -171,7 +171,7 @@ async def test_a_group_revert_names_the_rows_it_leaves_each_in_its_own_clause(ho
         await pilot.press("y")
         await settle(pilot)
         text = str(status.render())  # what it left, as the question said (it said only what it reverted)
-        assert text.startswith("Reverted 2 change(s). Left 1: 5: a record of a decision, not a change")
+        assert text.startswith("Reverted 2 changes. Left 1: 5: a record of a decision, not a change")
 
 
 async def test_a_skill_written_by_another_program_appears_on_the_timeline(home, tmp_path):

@@ -319,7 +319,8 @@ class TimelineScreen(WorkbenchScreen):
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
-        message = f"Reverted {len(result['reverted'])} change(s)."
+        count = len(result["reverted"])
+        message = f"Reverted {count} change{'s' * (count != 1)}."
         if result["skipped"]:  # as the confirmation said it would
             message += f" Left {len(result['skipped'])}: " + "; ".join(
                 f"{r['id']}: {r['reason']}" for r in result["skipped"]
