@@ -9,6 +9,7 @@ anything already there is left alone, so ``workbench demo`` can reuse its home r
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from .clock import FixedClock
@@ -43,7 +44,7 @@ USER = [
     "User works in Neovim with the fish shell and runs tests with pytest -x -q.",
 ]
 
-# (session id, title, days ago, [(role, text)])
+# (session id as on 2026-11-30, title, days ago, [(role, text)]): seeded on another day, the id's date moves
 SESSIONS: list[tuple[str, str, int, list[tuple[str, str]]]] = [
     (
         "20261109_091500_de0001",
@@ -179,6 +180,15 @@ def holds_other_data(home) -> bool:
     return archive.session_count() > 0 and all(archive.get_session(sid) is None for sid, *_ in SESSIONS)
 
 
+def _dated(example_id: str, day: float) -> tuple[float, str]:
+    """(start, id) of a demo session ``day``'s date at its example id's time of day, the id spelled from
+    the start as Hermes spells it (YYYYMMDD_HHMMSS_suffix): an id and a start that disagree mislead."""
+    clock = example_id[9:15]
+    midnight = day - day % DAY
+    started = midnight + int(clock[:2]) * 3600 + int(clock[2:4]) * 60 + int(clock[4:])
+    return started, time.strftime("%Y%m%d_%H%M%S", time.gmtime(started)) + example_id[15:]
+
+
 def seed_demo_home(home) -> dict[str, int]:
     """Add whatever of the demo content is missing; returns how many items were added."""
     added = {"memory": 0, "sessions": 0, "skills": 0}
@@ -190,10 +200,10 @@ def seed_demo_home(home) -> dict[str, int]:
     archive, real_clock = home.archive, home.archive.clock
     now = real_clock.now()
     try:
-        for session_id, title, days_ago, turns in SESSIONS:
-            if archive.get_session(session_id) is not None:
-                continue
-            started = now - days_ago * DAY
+        for example_id, title, days_ago, turns in SESSIONS:
+            started, session_id = _dated(example_id, now - days_ago * DAY)
+            if archive.conn().execute("SELECT 1 FROM sessions WHERE substr(id, -7) = ?", (example_id[-7:],)).fetchone():
+                continue  # (seeded on an earlier day, under that day's id)
             archive.clock = FixedClock(started)  # the archive stamps rows with its clock: date them in the past
             archive.create_session(session_id, source="cli", model="offline", title=title, actor="user")
             archive.append_messages(

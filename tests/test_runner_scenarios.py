@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
+from engine import open_home
 from engine.demo import seed_demo_home
 from engine.errors import WorkbenchError
 from engine.scenarios import list_scenarios, load_scenario, parse_scenario, run_scenario
@@ -38,7 +40,7 @@ def test_smoke_leaves_exactly_the_expected_state(home):
     assert kinds.count("turn_finished") == 4 and home.approvals.count() == 0
 
 
-def test_demo_seed_is_idempotent(home):
+def test_demo_seed_is_idempotent(home, tmp_path):
     first = seed_demo_home(home)
     assert first == {"memory": 11, "sessions": 3, "skills": 2, "consolidation": 1}
     assert seed_demo_home(home) == {"memory": 0, "sessions": 0, "skills": 0, "consolidation": 0}
@@ -46,6 +48,13 @@ def test_demo_seed_is_idempotent(home):
     assert any(s.title == "发票导出金额问题" for s in sessions)
     assert all(s.started_at < home.clock.now() - 86400 for s in sessions)  # dated in the past
     assert [h.title for h in home.archive.search("四舍五入")] == ["发票导出金额问题"]
+    home.clock.advance(10 * 86400 + 3600)  # seeded another day: each id spells its start, as Hermes's do
+    other = open_home(tmp_path / "later", clock=home.clock)
+    seed_demo_home(other)
+    assert seed_demo_home(other)["sessions"] == 0  # (its ids differ from the first home's: still found)
+    for session in other.archive.list_sessions():
+        assert session.id[:15] == time.strftime("%Y%m%d_%H%M%S", time.gmtime(session.started_at))
+    other.close()
 
 
 def test_demo_scenario_shows_every_feature(home):
