@@ -325,6 +325,8 @@ async def test_the_ledger_names_a_review_as_the_timeline_does(home, tmp_path):
         await wait_for(pilot, lambda: isinstance(app.screen, LedgerDialog), what="ledger")
         await settle(pilot)
         assert "create  x  by review (ledger: curator)" in screen_text(app)
+        [entry] = home.skills.ledger.entries()
+        assert f"{entry.id}  {entry.when}  create" in screen_text(app)  # as a refused rollback names it
 
 
 LONG_NAME = "kubernetes-cluster-upgrade-and-rollback-runbook-for-prod-v2-final"[:64]

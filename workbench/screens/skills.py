@@ -156,8 +156,11 @@ class LedgerDialog(Dialog[str | None]):
             )
             options = [
                 Option(
-                    assemble(
-                        (f"{when}  ", "$text-muted"), (f"{action}  ", "bold"), skill, (f"  by {actor}", "$text-muted")
+                    assemble(  # the id first, as `curator ledger` lists it and a refused rollback names it
+                        (f"{e.id}  {when}  ", "$text-muted"),
+                        (f"{action}  ", "bold"),
+                        skill,
+                        (f"  by {actor}", "$text-muted"),
                     ),
                     id=e.id,
                 )
