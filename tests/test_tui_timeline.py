@@ -212,6 +212,19 @@ async def test_new_changes_are_followed_on_top_and_counted_lower_down(home, tmp_
         assert table.cursor_row == 0 and "new above" not in str(table.border_title)
 
 
+async def test_a_summary_too_long_for_the_table_ends_with_an_ellipsis_at_its_edge(home, tmp_path):
+    """It was cut mid-word at the table's edge with no sign ('MEMORY + 'Hand-added: the billing da')."""
+    entry = "Hand-added: the billing dashboard lives at grafana.internal/d/billing, owned by the payments team"
+    home.memory.add("memory", entry, ToolContext(actor="user"))
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        await open_mode(pilot, "6", TimelineScreen)
+        line = next(line for line in screen_text(pilot.app).splitlines() if "Hand-added" in line)
+        assert line.rstrip(" │").endswith("…") and len(line) <= 80
+        await pilot.resize_terminal(200, 24)  # room enough: whole again
+        await settle(pilot)
+        assert f"MEMORY + '{entry}'" in screen_text(pilot.app)
+
+
 async def test_rows_a_cleared_filter_brings_back_are_not_counted_as_new(home, tmp_path):
     """Clearing a search with the cursor lower down read "49 new above" though nothing arrived."""
     for n in range(6):

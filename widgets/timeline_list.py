@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
-from .literal import tail, visible
+from .literal import cut_cells, tail, visible
 from .row_table import RowTable
 
 NEAR_END = 20  # rows from the bottom at which older rows are asked for
@@ -27,6 +27,8 @@ class TimelineList(RowTable):
     """
     COLUMNS = ("when", "actor", "session", "what")
     SESSION_CHARS = 14  # "…022919_dacddb": before the summaries, so a long one never pushes it out of view
+    WHEN_CHARS = 16  # "2026-12-04 18:07"
+    MIN_WHAT = 12  # narrower than this, the summaries are left to scroll sideways rather than cut
 
     class Highlighted(Message):
         def __init__(self, row, group: str | None) -> None:
@@ -45,6 +47,8 @@ class TimelineList(RowTable):
         self.members: dict[str, list] = {}  # a group's rows
         self.loaded = ""
         self.group_by_key: dict[str, str] = {}
+        self.shown: tuple[list, dict[str, str], set[str]] | None = None  # show()'s data, shown again on a resize
+        self.what_cells: int | None = None  # the room the summaries are cut to (with …), None: not cut
 
     def on_mount(self) -> None:
         for column in self.COLUMNS:
@@ -57,6 +61,8 @@ class TimelineList(RowTable):
         as they come; on any other, it stays on its row, and the title counts the rows that
         arrived above it since (``home`` goes to them). Only ``arrived`` rows count: not
         those an older page or a cleared filter brings into the list."""
+        self.shown = (rows, titles, collapsed)
+        self.what_cells = self._room_for_what(rows)
         current = self.current_key
         following = self.row_count == 0 or self.cursor_row == 0
         ids = {row.id for row in rows}
@@ -85,7 +91,7 @@ class TimelineList(RowTable):
                 Text(row.when[:16].replace("T", " "), "bold"),
                 Text(row.actor, "bold"),
                 self._session(row),
-                Text(f"{mark} {visible(titles.get(group, group))}", "bold"),
+                Text(self._what(f"{mark} {visible(titles.get(group, group))}"), "bold"),
                 key=key,
             )
             if group not in collapsed:
@@ -116,9 +122,24 @@ class TimelineList(RowTable):
             Text(row.when[:16].replace("T", " ")),
             Text(row.actor),
             self._session(row),
-            Text(indent + visible(row.summary)),
+            Text(self._what(indent + visible(row.summary))),
             key=key,
         )
+
+    def _room_for_what(self, rows: list) -> int | None:
+        """The cells the summary column has beside the others (each column pads a cell on both sides), so a
+        summary is cut with … where the table ends, not mid-word at its edge with no sign."""
+        width = self.scrollable_content_region.width
+        actor = max([len("actor"), *(len(visible(row.actor)) for row in rows)])
+        room = width - (self.WHEN_CHARS + actor + self.SESSION_CHARS) - 2 * len(self.COLUMNS) * self.cell_padding
+        return room if room >= self.MIN_WHAT else None
+
+    def _what(self, text: str) -> str:
+        return text if self.what_cells is None else cut_cells(text, self.what_cells)
+
+    def on_resize(self) -> None:
+        if self.shown is not None and self._room_for_what(self.shown[0]) != self.what_cells:
+            self.show(*self.shown)
 
     def _session(self, row) -> Text:
         """The row's session, its end when long (the detail line below the table names it whole)."""
