@@ -401,3 +401,21 @@ async def test_deleting_the_session_run_talks_in_says_so_and_the_next_message_st
         assert any(n.message == said for n in app._notifications)
         assert home.archive.messages(screen.session_id)[0].content == "what do I prefer"
         assert app.running_session == screen.session_id  # the header names the new one
+
+
+async def test_a_burst_typed_from_the_transcript_all_goes_into_the_message_box(home, tmp_path):
+    """The first unbound key moves the focus to the box, but the focus moves only after the keys already
+    queued: typing "fix my wifi now" fast there made f, m and w act on the transcript ("ix y ii no")."""
+    from textual import events
+
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_run(pilot)
+        await pilot.press("escape")  # out of the box: the transcript has the focus
+        await settle(pilot)
+        assert app.focused is screen.query_one(Transcript)
+        for ch in "i am fine with wifi":  # one burst, as a terminal delivers fast typing
+            app.post_message(events.Key(ch if ch != " " else "space", ch))
+        await settle(pilot)
+        assert screen.query_one("#run-input", Input).value == "i am fine with wifi"

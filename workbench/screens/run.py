@@ -113,6 +113,7 @@ class RunScreen(WorkbenchScreen):
         self.playing = False  # a scenario (possibly several sessions) is running
         self.watching = False  # showing a session another runner drives (e.g. `workbench demo`)
         self._covered = False  # suspended under a dialog (help, resume) rather than left for another mode
+        self._typing = False  # a burst of typing is on its way to the message box (``on_key``)
         self.speed = SCENARIO_SPEED
         self._cancel = threading.Event()
 
@@ -226,8 +227,10 @@ class RunScreen(WorkbenchScreen):
         box = self.query_one("#run-input", Input)
         if self.focused is box or not event.is_printable or not event.character:
             return
-        if event.key in self.active_bindings:
+        if event.key in self.active_bindings and not self._typing:
             return  # a key of the focused pane (j/k in the transcript)
+        # The box takes the focus only after the keys already queued: the rest of a burst follows the first.
+        self._typing = True
         event.stop()
         event.prevent_default()
         for select in self.query(Select):
@@ -298,6 +301,7 @@ class RunScreen(WorkbenchScreen):
         self._covered = False
 
     def on_descendant_focus(self) -> None:
+        self._typing = False  # (the box has it now, or the reader moved on: keys act where the focus is)
         self.refresh_bindings()  # the footer offers esc to leave the message box only while it has the focus
 
     def on_descendant_blur(self) -> None:
