@@ -56,6 +56,7 @@ async def test_fuzzy_filter_narrows_the_library(home, tmp_path):
         await pilot.press("slash", *"gti rbase")  # typos still find it
         await settle(pilot)
         assert names(screen) == ["git-rebase"]
+        assert str(screen.query_one(SkillList).border_title) == "1 of 3 skills"  # (it said "1 skill")
         await pilot.press("enter")
         await settle(pilot)
         assert screen.current.name == "git-rebase"

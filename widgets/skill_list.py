@@ -111,9 +111,9 @@ class SkillList(RowTable):
         for column in self.COLUMNS:
             self.add_column(column, key=column)
 
-    def show(self, skills: list[SkillRow]) -> None:
+    def show(self, skills: list[SkillRow], of: int | None = None) -> None:
         """Replace the rows, keeping the cursor on the same skill when it is still listed (by its folder, else
-        by its name: archiving or restoring moves the folder)."""
+        by its name: archiving or restoring moves the folder). ``of``: how many a filter chose them from."""
         current = self.current
         theme = self.app.current_theme  # state colours from the theme, so they read well on light ones too
         state_styles = {"active": theme.success or "", "stale": theme.warning or "", "archived": "dim"}
@@ -131,7 +131,8 @@ class SkillList(RowTable):
                 Text(_day(skill.last_used_at)),
                 key=skill.key,
             )
-        self.border_title = f"{len(skills)} skill{'s' * (len(skills) != 1)}"
+        shown = f"{len(skills)} of {of}" if of is not None and of != len(skills) else str(len(skills))
+        self.border_title = f"{shown} skill{'s' * ((of or len(skills)) != 1)}"
         # the same row, else the same skill by name (archived or restored, its folder moved)
         key = current and (current.key if current.key in self.rows_by_key else self.key_of(current.name))
         if key:

@@ -266,7 +266,9 @@ class SkillsScreen(WorkbenchScreen):
 
     @on(Input.Changed, "#skills-filter")
     def _apply_filter(self) -> None:
-        self.skill_list.show(fuzzy_filter(self.all_rows, self.query_one("#skills-filter", Input).value))
+        self.skill_list.show(
+            fuzzy_filter(self.all_rows, self.query_one("#skills-filter", Input).value), of=len(self.all_rows)
+        )
 
     @on(Input.Submitted, "#skills-filter")
     def _filter_submitted(self) -> None:
