@@ -177,7 +177,13 @@ def holds_other_data(home) -> bool:
     if skills and not skills & {skill["name"] for skill in SKILLS}:
         return True
     archive = home.archive
-    return archive.session_count() > 0 and all(archive.get_session(sid) is None for sid, *_ in SESSIONS)
+    return archive.session_count() > 0 and not any(_seeded(archive, sid) for sid, *_ in SESSIONS)
+
+
+def _seeded(archive, example_id: str) -> bool:
+    """Whether the demo session ``example_id`` stands for is in the archive, seeded on whatever day (``_dated``)."""
+    found = archive.conn().execute("SELECT 1 FROM sessions WHERE substr(id, -7) = ?", (example_id[-7:],))
+    return found.fetchone() is not None
 
 
 def _dated(example_id: str, day: float) -> tuple[float, str]:
@@ -202,7 +208,7 @@ def seed_demo_home(home) -> dict[str, int]:
     try:
         for example_id, title, days_ago, turns in SESSIONS:
             started, session_id = _dated(example_id, now - days_ago * DAY)
-            if archive.conn().execute("SELECT 1 FROM sessions WHERE substr(id, -7) = ?", (example_id[-7:],)).fetchone():
+            if _seeded(archive, example_id):
                 continue  # (seeded on an earlier day, under that day's id)
             archive.clock = FixedClock(started)  # the archive stamps rows with its clock: date them in the past
             archive.create_session(session_id, source="cli", model="offline", title=title, actor="user")
