@@ -25,7 +25,7 @@ async def test_a_plan_shows_as_a_multi_file_diff_approves_and_is_one_group_on_th
         files={"scripts/check.sh": "echo ok\n"},
     )
     staged = home.curator.consolidation.propose()
-    async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
+    async with make_app(home, tmp_path).run_test(size=(160, 40)) as pilot:  # (the group's title whole)
         await open_mode(pilot, "4", ApprovalsScreen)
         diff = str(pilot.app.screen.query_one("#proposal-diff", Static).content)
         for header in (
