@@ -281,3 +281,17 @@ def test_an_entry_put_back_by_an_undo_keeps_who_wrote_it(home):
     assert home.memory.undo(undo.id)["success"] and home.memory.undo(home.memory.history(limit=1)[0].id)["success"]
     again = history.origin(home.memory, "memory", "added by hermes")  # an undo of the undo of the undo
     assert (again.via, again.session_id, again.message_id) == ("archive", "s-1", written.message_id)
+
+
+def test_an_entry_a_replace_took_away_keeps_who_wrote_it_when_an_undo_puts_it_back(home):
+    """From a new-user trial: undoing a replace made the entry it put back read 'user · 18:37', its
+    'approved, proposed by agent', session and message lost (an undone removal kept them)."""
+    home.memory.add("memory", "Billing dashboard is grafana/billing", ToolContext(actor="agent", session_id="s-9"))
+    written = history.origin(home.memory, "memory", "Billing dashboard is grafana/billing")
+    assert (written.actor, written.session_id) == ("agent", "s-9")
+    assert home.memory.replace("memory", "Billing dashboard", "Billing dashboard moved", USER)["success"]
+    [replaced] = home.memory.history(limit=1)
+    assert home.memory.undo(replaced.id)["success"]
+    back = history.origin(home.memory, "memory", "Billing dashboard is grafana/billing")
+    assert (back.actor, back.session_id, back.at) == ("agent", "s-9", written.at)
+    assert back.journal_id == home.memory.history(limit=1)[0].id  # (the undo row, as for a removal)

@@ -608,7 +608,7 @@ def undo(memory: MemoryStore, event_id: Any, actor: str = "user") -> dict[str, A
         memory._check_writable()
         row = _undoable(memory, event_id)
         plan = _inverse(memory, row)
-        if plan.action == "add":  # putting an entry back: it keeps who wrote it before it was taken away
+        if plan.action in ("add", "replace"):  # putting an entry back: it keeps who wrote it before it went
             was = origin(memory, row.target, plan.detail)  # (read when applying, not when an undo is only offered)
             plan.extra_detail["restored"] = {key: value for key, value in vars(was).items() if key != "journal_id"}
         outcome = memory._apply(row.target, plan, _Writer(actor, detail={"undo_of": row.id}))
