@@ -110,7 +110,12 @@ def one_line(text: str, width: int | None = None) -> str:
     into one space. Nothing else does (``str.split`` would fold U+2028, U+001C-U+001F and NEL too),
     so ``visible`` still shows them and a change to one of them never summarises as no change."""
     flat = _LAYOUT.sub(" ", text).strip(" ")
-    return flat if width is None or len(flat) <= width else flat[: width - 1] + "…"
+    return flat if width is None else cut(flat, width)
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, ending in … when cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def is_terminal_safe(text: str) -> bool:

@@ -679,8 +679,8 @@ class Timeline:
         if not self.home.journal.exists():
             return {}
         sizes = {}
+        where, args = _listed(indexed=False)
         for group in dict.fromkeys(groups):
-            where, args = _listed(indexed=False)
             clause, extra = self._group_clause(group)
             sql = f"SELECT count(*) FROM journal WHERE {' AND '.join(where)} AND {clause}"
             sizes[group] = self._conn().execute(sql, (*args, *extra)).fetchone()[0]

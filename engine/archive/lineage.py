@@ -118,11 +118,12 @@ class LineageMixin(ArchiveCore):
         return self._archived_of(self.conversation_family(session_id))
 
     def _archived_of(self, session_ids: list[str]) -> dict[str, bool]:
-        """The archived flag of each of ``session_ids`` that exists (a conversation's few sessions)."""
-        rows = self.conn().execute(
-            f"SELECT id, archived FROM sessions WHERE id IN ({', '.join('?' * len(session_ids))})", session_ids
-        )
-        return {sid: bool(flag) for sid, flag in rows}
+        """The archived flag of each of ``session_ids`` that exists."""
+        flags: dict[str, bool] = {}
+        for chunk, marks in in_chunks(session_ids):
+            rows = self.conn().execute(f"SELECT id, archived FROM sessions WHERE id IN ({marks})", chunk)
+            flags.update((sid, bool(flag)) for sid, flag in rows)
+        return flags
 
     def archived_whole(self, session_id: str) -> bool:
         """Whether every session compression joins to ``session_id`` is archived (the tree lists none

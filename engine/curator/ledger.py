@@ -26,7 +26,7 @@ from ..clock import Clock
 from ..fileio import LinkPolicy, UnsafePath, append_bytes, contained, json_bytes, read_regular
 from ..skills.usage import iso
 from ..skills.validation import SkillError
-from ..textsafety import visible
+from ..textsafety import cut, visible
 
 SKIP_FILES = (".lock", ".tmp")
 CRON_JOBS = "cron/jobs.json"  # the one file outside skills/ a ledger row may name
@@ -34,10 +34,6 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 SKILL_CELLS = 32  # a skill name wider than this is cut in a ledger listing's column
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def sha256(data: bytes) -> str:
@@ -49,7 +45,7 @@ def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
     listing's columns line up in either skin (a skill name is cut to ``SKILL_CELLS``); a control
     character or lone surrogate is padded as the symbol it is shown as."""
     rows = [
-        (visible(e.when), visible(e.action), _cut(visible(e.skill), SKILL_CELLS), visible(e.shown_actor))
+        (visible(e.when), visible(e.action), cut(visible(e.skill), SKILL_CELLS), visible(e.shown_actor))
         for e in entries
     ]
     widths = [max((len(row[i]) for row in rows), default=0) for i in range(3)]

@@ -1,7 +1,7 @@
 """Skills whose SKILL.md does not parse, for ``workbench doctor``.
 
-Discovery is lenient (a broken skill is still listed, by its folder name); this check
-applies the strict rule every write passes, so a hand edit that breaks it is named.
+Discovery is lenient (a broken skill is still listed, by its folder name) and marks what fails
+the strict rule every write passes; this check reads those again to name each, in doctor's terms.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ def check_skills(home: Home) -> list[Finding]:
     scanner = home.skills.scanner
     findings = []
     for found in scanner.active() + scanner.archived():
+        if found.problem is None:  # discovery read it just now and it passes: nothing to read again
+            continue
         skill_md = found.path / "SKILL.md"
         rel = skill_md.relative_to(home.root)
         try:
