@@ -528,6 +528,18 @@ class Journal:
         )
         return [row[0] for row in rows]
 
+    def proposers(self, subsystem: str, action: str) -> dict[str, str]:
+        """Each target's proposer, where its newest done ``action`` row replayed an approved proposal."""
+        if not self.exists():
+            return {}
+        rows = self.connection().execute(
+            "SELECT target, json_extract(detail, '$.proposed_by') FROM journal "
+            "WHERE subsystem = ? AND action = ? AND status = 'done' ORDER BY id",
+            (subsystem, action),
+        )
+        newest = dict(rows.fetchall())
+        return {target: who for target, who in newest.items() if isinstance(who, str) and who}
+
     def writers_of(self, subsystem: str, target: str, text: str) -> list[JournalEntry]:
         """Provenance: the done rows whose result (``after``) is exactly ``text``, newest first."""
         if not self.exists():

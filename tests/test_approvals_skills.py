@@ -77,3 +77,33 @@ def test_a_patch_summary_counts_the_lines_its_diff_shows(home):
     view = home.approvals.preview(pid)
     assert [line for line in view["diff"] if line[0] != " "] == [("+", "Warm the pot.")]
     assert home.approvals.get(pid).summary == "patch 'brew' SKILL.md (+1/-0 lines)"
+
+
+def test_a_skill_approved_from_a_review_is_the_users_and_names_its_proposer(home):
+    """Approving replays the write as the user's, as Hermes's approve does (its curator leaves the skill
+    alone): the listing said `user` and nothing else, as if the user had written it, edited or not."""
+    from engine.approvals.records import BACKGROUND_REVIEW
+    from engine.timeline import summarize
+
+    approval_on(home)
+    review = ToolContext(actor="review", session_id="s1", origin=BACKGROUND_REVIEW)
+    for name, edit in (("brew", None), ("steep", SKILL.replace("brew", "steep") + "Stir.\n")):
+        result = skill_manage_tool(
+            home, {"action": "create", "name": name, "content": SKILL.replace("brew", name)}, review
+        )
+        assert home.approvals.approve(result["pending_id"], edit=edit)["success"]
+    home.skills.manage({"action": "create", "name": "mine", "content": SKILL.replace("brew", "mine")})
+    skills = {s.name: s for s in home.skills.list()}
+    assert {n: (s.provenance, s.created_by, s.proposed_by) for n, s in skills.items()} == {
+        "brew": ("user", None, "review"),
+        "steep": ("user", None, "review"),
+        "mine": ("user", None, None),
+    }
+    assert skills["steep"].owner == "user (approved, proposed by review)" and skills["mine"].owner == "user"
+    [row] = home.journal.query(subsystem="skills", target="steep", limit=1)
+    assert (row.detail["proposed_by"], row.detail["edited"]) == ("review", True)
+    assert summarize(row).endswith("(proposed by review)")
+    # the user deletes it and writes their own under that name: no longer a proposal's
+    home.skills.manage({"action": "delete", "name": "brew"})
+    home.skills.manage({"action": "create", "name": "brew", "content": SKILL})
+    assert {s.name: s.proposed_by for s in home.skills.list()}["brew"] is None

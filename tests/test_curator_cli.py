@@ -52,6 +52,7 @@ def test_skills_and_curator_commands(tmp_path):
                 "use_count": 0,
                 "last_used_at": None,
                 "problem": None,
+                "proposed_by": None,
             }
         ]
     }
@@ -241,3 +242,30 @@ def test_the_text_listing_keeps_its_columns_for_a_pinned_skill(tmp_path):
     lines = out.getvalue().splitlines()
     assert [line.index("user") for line in lines] == [lines[0].index("user")] * 2 and "pinned" in lines[0]
     assert len({line.index("uses") for line in lines}) == 1
+
+
+def test_skills_list_names_who_proposed_a_skill_the_user_approved(tmp_path):
+    from engine.approvals.records import BACKGROUND_REVIEW
+    from engine.skills.manage import skill_manage_tool
+    from engine.tools import ToolContext
+
+    home = open_home(tmp_path / "h")
+    home.config_path.write_text("skills:\n  write_approval: true\n")
+    home.reload_config()
+    content = "---\nname: brew\ndescription: Tea\n---\nBoil.\n"
+    review = ToolContext(actor="review", origin=BACKGROUND_REVIEW)
+    staged = skill_manage_tool(home, {"action": "create", "name": "brew", "content": content}, review)
+    assert home.approvals.approve(staged["pending_id"])["success"]
+    write_skill(home, "deploy", category="ops")
+    home.close()
+    code, listed = wb(tmp_path / "h", "skills", "list")
+    assert {s["name"]: (s["provenance"], s["proposed_by"]) for s in listed["skills"]} == {
+        "brew": ("user", "review"),
+        "deploy": ("user", None),
+    }
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["skills", "list", "--home", str(tmp_path / "h")]) == 0
+    brew, deploy = sorted(out.getvalue().splitlines())
+    assert " user (approved, proposed by review) uses 0" in brew
+    assert deploy.index("uses") == brew.index("uses")  # the column is as wide as its longest

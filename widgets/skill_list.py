@@ -32,6 +32,7 @@ class SkillRow:
     state: str = "active"  # active / stale / archived
     pinned: bool = False
     provenance: str = ""
+    proposed_by: str | None = None  # who proposed it, when the user approved it into the library
     use_count: int = 0
     last_used_at: float | None = None
     path: str = ""  # its folder relative to skills/ ("devops/foo", ".archive/foo"): unique, the row's key

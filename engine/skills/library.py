@@ -71,6 +71,15 @@ class SkillInfo:
     last_activity_at: str | None = None
     archived_at: str | None = None
     problem: str | None = None  # why SKILL.md fails the strict rule (Hermes lists such a skill all the same)
+    proposed_by: str | None = None  # who proposed it, when its creation was an approved proposal
+
+    @property
+    def owner(self) -> str:
+        """The provenance as people read it: a skill approved into the library is the approver's
+        (the curator leaves it alone, as Hermes's does) and names who proposed it."""
+        if self.proposed_by:
+            return f"{self.provenance} (approved, proposed by {self.proposed_by})"
+        return self.provenance
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -152,7 +161,7 @@ class SkillLibrary:
 
         return classify
 
-    def _info(self, found: Found, record: dict[str, Any] | None, provenance: str) -> SkillInfo:
+    def _info(self, found: Found, record: dict[str, Any] | None, provenance: str, proposed_by: str | None) -> SkillInfo:
         record = record or {}
         state = "archived" if found.archived else ("stale" if record.get("state") == "stale" else "active")
         activity = last_activity(record)
@@ -173,12 +182,16 @@ class SkillLibrary:
             last_activity_at=iso(activity) if activity else None,
             archived_at=record.get("archived_at") if found.archived else None,
             problem=found.problem,
+            proposed_by=proposed_by if provenance == "user" else None,  # a review's own skill is the agent's
         )
 
     def infos(self, found: list[Found]) -> list[SkillInfo]:
         records = self.usage.load()
         classify = self.provenance_of()
-        return [self._info(f, records.get(f.name), classify(f, records.get(f.name))) for f in found]
+        proposers = self.home.journal.proposers("skills", "create")
+        return [
+            self._info(f, records.get(f.name), classify(f, records.get(f.name)), proposers.get(f.name)) for f in found
+        ]
 
     def list(self, include_archived: bool = False) -> list[SkillInfo]:
         """Every active skill (and archived ones); a refused ``skills/`` link is an error naming it."""
@@ -670,12 +683,15 @@ class SkillLibrary:
             cleanup=cleanup,
         )
 
-    def execute(self, plan: Plan, ctx: ToolContext | None = None, pending_id: str | None = None) -> dict[str, Any]:
-        """Run a plan: atomic write, journal, ledger, usage record, event."""
+    def execute(
+        self, plan: Plan, ctx: ToolContext | None = None, approval: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Run a plan: atomic write, journal, ledger, usage record, event. ``approval``: the pending
+        record it replays (``pending_id``, ``proposed_by``, ``edited``), kept in its journal row."""
         if self.home.read_only:
             raise ReadOnlyError("This home is open read-only; nothing was written.")
         ctx = ctx or ToolContext()
-        evidence = {**plan.evidence, **({"pending_id": pending_id} if pending_id else {})}
+        evidence = {**plan.evidence, **(approval or {})}
         created_by = "agent" if ctx.origin == BACKGROUND_REVIEW else None
         usage = {
             "create": lambda: self.usage.change_one(
@@ -708,18 +724,18 @@ class SkillLibrary:
             self.scanner.forget_layout()  # an edit may rename a skill without touching its parent folder
         return {**plan.result, "journal_id": recorded.journal_id, "ledger_id": recorded.ledger_id}
 
-    def apply(self, plan: Plan, ctx: ToolContext, pending_id: str | None = None) -> dict[str, Any]:
+    def apply(self, plan: Plan, ctx: ToolContext, approval: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run a plan; a background review's delete archives instead (recoverable, as in Hermes)."""
         if plan.action == "delete" and ctx.origin == BACKGROUND_REVIEW:
             return self.home.curator.archive(plan.name, actor="curator")
-        return self.execute(plan, ctx, pending_id)
+        return self.execute(plan, ctx, approval)
 
     def manage(
-        self, args: dict[str, Any], ctx: ToolContext | None = None, pending_id: str | None = None
+        self, args: dict[str, Any], ctx: ToolContext | None = None, approval: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         """Validate and apply one ``skill_manage`` action (no approval gate; see ``manage.skill_manage_tool``)."""
         ctx = ctx or ToolContext()
-        return self.apply(self.plan(args, ctx), ctx, pending_id)
+        return self.apply(self.plan(args, ctx), ctx, approval)
 
     # -- approval queue --------------------------------------------------------------
     @staticmethod
@@ -762,8 +778,8 @@ class SkillLibrary:
     ) -> dict[str, Any]:
         """Replay an approved write through every normal check; a refusal writes nothing.
 
-        The journal row keeps the session and message that proposed it (``proposed_by`` is
-        recorded by the approval queue's own row).
+        The journal row keeps the session and message that proposed it, and who did: the
+        skill is the approver's (Hermes's curator leaves it alone), proposed by ``proposed_by``.
         """
         ctx = ToolContext(actor=actor, session_id=session_id, message_id=message_id)
         try:
@@ -773,7 +789,8 @@ class SkillLibrary:
                 return self.home.curator.consolidation.apply(
                     payload, actor=actor, pending_id=pending_id, session_id=session_id, message_id=message_id
                 )
-            return self.manage(self._edited(payload, edited_content), ctx, pending_id)
+            approval = {"pending_id": pending_id, "proposed_by": proposed_by, "edited": edited_content is not None}
+            return self.manage(self._edited(payload, edited_content), ctx, approval)
         except WorkbenchError as exc:
             return exc.to_dict()
 

@@ -21,6 +21,7 @@ LIST_FIELDS = (
     "use_count",
     "last_used_at",
     "problem",
+    "proposed_by",
 )
 
 
@@ -54,12 +55,14 @@ def list_skills(home: Home, args) -> Output:
     # names are never cut (they are what commands take), so the columns are as wide as the longest shown
     names = [visible(s.name) for s in skills]
     categories = [visible(s.category or "-") for s in skills]
+    owners = [visible(s.owner) for s in skills]
     name_width = max(map(len, names), default=0)
     category_width = max(map(len, categories), default=0)
+    owner_width = max(map(len, owners), default=0)
     lines = [
         f"{name:<{name_width}}  {category:<{category_width}}  {s.state:<8} {'pinned' if s.pinned else '':<6} "
-        f"{s.provenance:<7} uses {s.use_count:<4} {'⚠ ' if s.problem else ''}{s.description[:60]}"
-        for s, name, category in zip(skills, names, categories, strict=True)
+        f"{owner:<{owner_width}} uses {s.use_count:<4} {'⚠ ' if s.problem else ''}{s.description[:60]}"
+        for s, name, category, owner in zip(skills, names, categories, owners, strict=True)
     ]
     broken = [s.path for s in skills if s.problem]
     if broken:

@@ -93,6 +93,7 @@ def skill_row(info: Any) -> SkillRow:
         state=info.state,
         pinned=bool(info.pinned),
         provenance=info.provenance or "",
+        proposed_by=info.proposed_by,
         use_count=info.use_count or 0,
         last_used_at=parse_iso(info.last_used_at),
         path=info.path,
