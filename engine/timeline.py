@@ -15,7 +15,6 @@ what a revert would change, and what it would refuse, without writing.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import secrets
@@ -58,7 +57,11 @@ _RECORDS = {
 }
 
 
-_INDEXED: set = set()  # workbench.db files this process has given the actor index
+_INDEXED: set = set()  # workbench.db files this process has given the Timeline's indexes
+
+# The row a revert or an undo undid; only such rows (a cheap test on every insert) are indexed by it.
+_UNDOES = "instr(detail, '\"undo_of\"') > 0"
+_UNDO_OF = "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.undo_of') END"
 
 # A group's parts in words ("2 memory entries added, 1 proposal staged"): what each subsystem's
 # rows are about (one, many), and each action in the past tense.
@@ -141,6 +144,7 @@ class Row:
     message_id: int | None
     source: Source | None = None  # an outside memory edit's Hermes call (``Timeline.with_sources``)
     revert_of: str | None = None  # the group a ``revert:`` group's row helped revert
+    reverted_by: int | None = None  # the row that undid this one (unless it was undone in turn)
 
     @property
     def when(self) -> str:
@@ -497,6 +501,7 @@ class Timeline:
         conn = self.home.journal.connection()
         if not self.home.read_only and self.home.workbench_db_path not in _INDEXED:
             conn.execute("CREATE INDEX IF NOT EXISTS idx_journal_actor ON journal(actor, id)")  # actor filters page
+            conn.execute(f"CREATE INDEX IF NOT EXISTS idx_journal_undo_of ON journal({_UNDO_OF}) WHERE {_UNDOES}")
             _INDEXED.add(self.home.workbench_db_path)
         return conn
 
@@ -568,7 +573,23 @@ class Timeline:
             where.append(clause)
             args += extra
         sql = f"SELECT * FROM journal WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?"
-        return [self._row(_row(r)) for r in self._conn().execute(sql, (*args, limit))]
+        rows = [self._row(_row(r)) for r in self._conn().execute(sql, (*args, limit))]
+        undone = self.undone_by([row.id for row in rows])
+        return [replace(row, reverted_by=undone[row.id]) if row.id in undone else row for row in rows]
+
+    def undone_by(self, ids: list[int]) -> dict[int, int]:
+        """The row that undid each of ``ids`` (a revert's or an undo's newest), unless it was undone in turn."""
+
+        def undoers(of: list[int]) -> dict[int, int]:
+            sql = (
+                f"SELECT {_UNDO_OF}, id FROM journal WHERE {_UNDOES} AND {_UNDO_OF} IN "
+                "(SELECT value FROM json_each(?)) AND status = 'done' ORDER BY id"
+            )
+            return dict(self._conn().execute(sql, (json.dumps(of),)).fetchall()) if of else {}
+
+        first = undoers(ids)
+        again = undoers(list(first.values()))
+        return {row: by for row, by in first.items() if by not in again}
 
     def _session_clause(self, text: str) -> tuple[str, list[Any]]:
         """Rows of the session with id ``text`` when there is one, else of every session whose id starts
@@ -894,31 +915,32 @@ class Timeline:
         reverted: list[dict[str, Any]] = []
         refused: list[dict[str, Any]] = []
         skipped: list[dict[str, Any]] = []
-        # a group's revert is one group too (one row, one revert, as the undo of that row)
-        grouped = contextlib.nullcontext() if single else tagged(actor, revert=secrets.token_hex(4), revert_of=str(ref))
-        with grouped:
-            for row in rows:
-                plan = self._plan_one(row)
-                if "skip" in plan:
-                    (refused if single else skipped).append(
-                        {"id": row.id, "summary": row.summary, ("error" if single else "reason"): plan["skip"]}
-                    )
-                    continue
-                if "refused" in plan:
-                    refused.append({"id": row.id, "summary": row.summary, "error": plan["refused"]})
-                    continue
+        # a group's revert is one group too (one row, one revert, as the undo of that row); every row a
+        # revert writes names the row it undoes (``undo_of``, as memory's own undo does), so that row is marked
+        group = {} if single else {"revert": secrets.token_hex(4), "revert_of": str(ref)}
+        for row in rows:
+            plan = self._plan_one(row)
+            if "skip" in plan:
+                (refused if single else skipped).append(
+                    {"id": row.id, "summary": row.summary, ("error" if single else "reason"): plan["skip"]}
+                )
+                continue
+            if "refused" in plan:
+                refused.append({"id": row.id, "summary": row.summary, "error": plan["refused"]})
+                continue
+            with tagged(actor, **group, undo_of=row.id):
                 result = self._apply(row, plan, actor)
-                if result.get("success"):
-                    reverted.append(
-                        {
-                            "id": row.id,
-                            "summary": row.summary,
-                            "undo": plan["undo"],
-                            "message": result.get("message", ""),
-                        }
-                    )
-                else:
-                    refused.append({"id": row.id, "summary": row.summary, "error": str(result.get("error"))})
+            if result.get("success"):
+                reverted.append(
+                    {
+                        "id": row.id,
+                        "summary": row.summary,
+                        "undo": plan["undo"],
+                        "message": result.get("message", ""),
+                    }
+                )
+            else:
+                refused.append({"id": row.id, "summary": row.summary, "error": str(result.get("error"))})
         outcome = {
             "success": bool(reverted) and not refused,
             "ref": str(ref),

@@ -94,8 +94,13 @@ def test_reverting_a_review_group_undoes_both_writes_and_the_revert_can_be_rever
     assert [r.action for r in newest] == ["undo", "undo"]
     assert newest[0].summary.endswith(": USER − 'Prefers short answers'")  # what the undo itself did
     assert timeline.preview(newest[0].id)["changes"][0]["undo"] == "put 'Prefers short answers' back in USER"
+    reverted = {r.id: r.reverted_by for r in timeline.page(group="review:s1:7")}
+    assert sorted(reverted.values()) == sorted(r.id for r in newest)  # each written row names its undo
     assert timeline.revert(newest[0].id)["success"]  # reverting the revert brings the entry back
     assert "Prefers short answers" in home.memory.entries("user")
+    again = {r.id: r.reverted_by for r in timeline.page(group="review:s1:7")}
+    assert sorted(again.values(), key=str) == [newest[1].id, None]  # back: no longer marked
+    assert timeline.page(limit=1)[0].reverted_by is None and timeline.rows_of(newest[0].id)[0].reverted_by
 
 
 def test_a_row_changed_since_is_refused_with_why_and_the_rest_still_reverts(home):
@@ -199,6 +204,7 @@ def test_cli_timeline_and_revert(tmp_path, home):
         "message_id",
         "source",  # an outside memory edit's Hermes call, when found; None here
         "revert_of",  # the group a revert group's row helped revert; None here
+        "reverted_by",  # the row that undid it; None here
         "session",  # the row's own session, else its source's
     }
     assert listed["rows"][0]["source"] is None and listed["rows"][0]["session"] == "s1"
@@ -216,6 +222,16 @@ def test_cli_timeline_and_revert(tmp_path, home):
     assert proc.returncode == 0 and result["success"] and len(result["reverted"]) == 2
     code, refused = wb(home.root, "revert", str(listed["rows"][0]["id"]))
     assert code == 1 and refused["refused"] and "undid it already" in refused["refused"][0]["error"]
+    code, after = wb(home.root, "timeline", "--group", "review:s1:7")
+    listed_now = {r["id"]: r for r in wb(home.root, "timeline")[1]["rows"]}
+    undoers = {r["reverted_by"] for r in after["rows"]}  # each row names its own undo row, of the revert's group
+    assert len(undoers) == 2 and {listed_now[i]["revert_of"] for i in undoers} == {"review:s1:7"}
+    text = subprocess.run(
+        [sys.executable, "-m", "workbench", "timeline", "--home", str(home.root), "--group", "review:s1:7"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert all(f"  ↶ reverted by row {r['reverted_by']}" in text for r in after["rows"])
     code, bad = wb(home.root, "timeline", "--since", "soon")
     assert code == 2 and "is not a time" in bad["error"]  # a usage error, as every malformed option
 
@@ -660,3 +676,20 @@ def test_the_end_of_a_session_id_finds_it_as_the_column_shows_it(home):
     assert timeline.page(session_id="a_bb") == []  # the end of two: neither is picked
     assert [r.session_id for r in timeline.page(session_id="0_aa_bb")] == ["20261204_160000_aa_bb"]
     assert timeline.page(session_id="%") == [] and timeline.page(session_id="_") == []  # LIKE's signs are text
+
+
+def test_a_reverted_skill_change_is_marked_until_its_revert_is_reverted(home):
+    """Only memory's undo named the row it undid; a revert of any other kind left its row unmarked."""
+    from tests.test_skills_support import write_skill
+
+    write_skill(home, "deploy")
+    home.curator.pin("deploy")
+    timeline = Timeline(home)
+    [pin] = timeline.page(limit=1)
+    assert pin.reverted_by is None and timeline.revert(pin.id)["success"]
+    unpin, pinned = timeline.page(limit=2)
+    assert (unpin.action, unpin.reverted_by, pinned.reverted_by) == ("unpin", None, unpin.id)
+    assert timeline.revert(unpin.id)["success"]  # pinned again: neither change stands undone
+    repin, unpin, pinned = timeline.page(limit=3)
+    assert (repin.reverted_by, unpin.reverted_by, pinned.reverted_by) == (None, repin.id, None)
+    assert timeline.undone_by([pinned.id, unpin.id, repin.id]) == {unpin.id: repin.id}

@@ -135,6 +135,14 @@ async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_
         await settle(pilot)
         await wait_for(pilot, lambda: "undo of row 4" in shown(screen)[0], what="the revert on the timeline")
         assert "Hand-written note" not in home.memory.entries("memory")
+        undo = screen.query_one(TimelineList).current[0].id
+        # the row it undid is marked, dimmed, and its detail line names the undo
+        assert [w for w in shown(screen) if "Hand-written note" in w] == [
+            "undo of row 4: MEMORY − 'Hand-written note'",
+            "↶ MEMORY + 'Hand-written note'",
+        ]
+        await cursor_to(pilot, screen, "↶ MEMORY + 'Hand-written note'")
+        assert f"↶ reverted by row {undo}" in str(screen.query_one("#timeline-detail").render())
         home.memory.replace("memory", "Deploys go through staging", "Deploys go to prod", ToolContext(actor="user"))
         await settle(pilot)
         detail = await revert_question(pilot, screen, "background review")

@@ -122,9 +122,15 @@ class TimelineList(RowTable):
             Text(row.when[:16].replace("T", " ")),
             Text(row.actor),
             self._session(row),
-            Text(self._what(indent + visible(row.summary))),
+            self._summary(row, indent),
             key=key,
         )
+
+    def _summary(self, row, indent: str) -> Text:
+        """The row's summary; a row that was undone (and not redone) is dimmed behind ↶."""
+        if row.reverted_by is None:
+            return Text(self._what(indent + visible(row.summary)))
+        return Text(self._what(f"{indent}↶ {visible(row.summary)}"), "dim")
 
     def _room_for_what(self, rows: list) -> int | None:
         """The cells the summary column has beside the others (each column pads a cell on both sides), so a

@@ -87,6 +87,7 @@ def show_timeline(home: Home, args) -> Output:
         named = not args.session or any(r.session != args.session for r in rows)
         lines = [
             f"{r.id:>7}  {r.when[:19].replace('T', ' ')}  {r.actor:<8} {r.summary}"
+            + (f"  ↶ reverted by row {r.reverted_by}" if r.reverted_by is not None else "")
             + (f"  [{r.group}]" if r.group else "")
             + (f"  (session {r.session_id})" if named and r.session_id else "")
             + (f"\n{'':>9}← {r.source.describe()}" if r.source else "")

@@ -12,7 +12,7 @@ refused. Engine events reload the first page, so the view follows live.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from textual import on, work
 from textual.binding import Binding
@@ -44,6 +44,7 @@ class PageLoaded(Message):
     query: str
     error: str | None = None  # the filter cannot be read (a malformed group:): nothing matches it
     sizes: dict[str, int] = field(default_factory=dict)  # under a filter: how many rows each group holds
+    undone: dict[int, int | None] | None = None  # newer rows: each row shown, the row that undid it now
 
 
 @dataclass
@@ -116,10 +117,11 @@ class TimelineScreen(WorkbenchScreen):
     # -- loading -------------------------------------------------------------------
     def load(self, before_id: int | None = None, after_id: int | None = None) -> None:
         """The first page, an older page (``before_id``) or the rows newer than ``after_id`` (live)."""
-        self._load(self.search, before_id, after_id)
+        self._load(self.search, before_id, after_id, [row.id for row in self.rows] if after_id is not None else [])
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline")
-    def _load(self, query: str, before_id: int | None, after_id: int | None) -> None:
+    def _load(self, query: str, before_id: int | None, after_id: int | None, shown: list[int]) -> None:
+        """``shown``: the rows on screen, when newer rows are asked for (one of those may undo one of them)."""
         timeline = Timeline(self.home)
         try:
             filters = parse_filter(query)
@@ -129,10 +131,12 @@ class TimelineScreen(WorkbenchScreen):
                 rows, where = timeline.page(limit=PAGE, **filters), "first"
             filtered = {key for key, value in filters.items() if value} - {"group"}
             sizes = timeline.group_sizes(r.group for r in rows if r.group) if filtered else {}
+            marks = timeline.undone_by(shown) if where == "newer" else {}
+            undone = {row_id: marks.get(row_id) for row_id in shown}
         except WorkbenchError as exc:  # e.g. group:zzz; the old rows must not stay as if they matched
             self.post_result(PageLoaded([], "first", query, exc.message))
             return
-        self.post_result(PageLoaded(timeline.with_sources(rows), where, query, sizes=sizes))
+        self.post_result(PageLoaded(timeline.with_sources(rows), where, query, sizes=sizes, undone=undone))
 
     @on(PageLoaded)
     def _loaded(self, message: PageLoaded) -> None:
@@ -144,7 +148,10 @@ class TimelineScreen(WorkbenchScreen):
             self.exhausted = len(message.rows) < PAGE
             self.loading_more = False
         elif message.where == "newer":
-            self.rows = message.rows + self.rows
+            undone = message.undone or {}
+            self.rows = message.rows + [
+                replace(row, reverted_by=undone.get(row.id, row.reverted_by)) for row in self.rows
+            ]
         else:
             self.rows = message.rows
             self.exhausted = len(message.rows) < PAGE
@@ -202,6 +209,8 @@ class TimelineScreen(WorkbenchScreen):
             f"row {row.id} · {row.when} · {row.actor} · {row.subsystem} {row.action} · target {row.target}",
             row.summary,
         ]
+        if row.reverted_by is not None:
+            lines.append(f"↶ reverted by row {row.reverted_by}")
         source = self._source_of(row)
         if source is not None:
             lines.append(source.describe() + (" · g opens it" if source.via == "archive" else ""))
