@@ -16,6 +16,7 @@ what a revert would change, and what it would refuse, without writing.
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import sqlite3
@@ -181,6 +182,9 @@ class Source:
 _VIA = {"archive": "Hermes's memory tool call", "staged": "the Hermes tool call that staged it"}
 
 
+CONTEXT = 20  # characters of two versions' shared text kept before where they differ (``_apart``)
+
+
 def _short(text: str | None, width: int = 120) -> str:
     return one_line(text or "", width)
 
@@ -191,6 +195,18 @@ def _quoted(text: str | None, width: int = 120) -> str:
     shown = visible(_short(text, width))
     quote = '"' if "'" in shown and '"' not in shown else "'"
     return f"{quote}{shown}{quote}"
+
+
+def _apart(old: str | None, new: str | None, width: int) -> tuple[str, str]:
+    """Two versions of an entry, quoted and cut to ``width``: when their shared start would leave no
+    room for where they differ, both start with … shortly before it, so near-identical entries
+    (a date or a number changed at the end) never read the same."""
+    old_line, new_line = one_line(old or ""), one_line(new or "")
+    start, longest = len(os.path.commonprefix([old_line, new_line])), max(len(old_line), len(new_line))
+    if longest > width and start > width - CONTEXT:
+        lead = min(start - CONTEXT // 2, longest - (width - 2))  # as much of the ends as fits
+        old_line, new_line = "…" + old_line[lead:], "…" + new_line[lead:]
+    return _quoted(old_line, width), _quoted(new_line, width)
 
 
 def summarize(entry: JournalEntry) -> str:
@@ -223,7 +239,8 @@ def _summary(entry: JournalEntry) -> str:
         if action == "remove":
             return f"{where} − {_quoted(entry.before)}"
         if action == "replace":
-            return f"{where} {_quoted(entry.before, 55)} → {_quoted(entry.after, 55)}"
+            before, after = _apart(entry.before, entry.after, 55)
+            return f"{where} {before} → {after}"
         if action == "external":
             return f"{where} edited outside the workbench"
         if action == "repair":
@@ -462,7 +479,8 @@ def _undoing(entry: JournalEntry) -> str:
     if action == "remove":
         return f"put {_quoted(entry.before, 60)} back in {where}"
     if action == "replace":
-        return f"change {_quoted(entry.after, 45)} back to {_quoted(entry.before, 45)} in {where}"
+        after, before = _apart(entry.after, entry.before, 45)
+        return f"change {after} back to {before} in {where}"
     return f"put {where} back as it was before row {entry.id}"
 
 

@@ -693,3 +693,25 @@ def test_a_reverted_skill_change_is_marked_until_its_revert_is_reverted(home):
     repin, unpin, pinned = timeline.page(limit=3)
     assert (repin.reverted_by, unpin.reverted_by, pinned.reverted_by) == (None, repin.id, None)
     assert timeline.undone_by([pinned.id, unpin.id, repin.id]) == {unpin.id: repin.id}
+
+
+def test_a_replace_that_changes_only_the_end_of_a_long_entry_reads_apart(home):
+    """Both versions were cut at the same place: the summary and the revert question showed the
+    same text twice when a date at the end was all that changed."""
+    old = "The deploy target for service api is staging-3, owned by the platform team since 2026-11-02"
+    home.memory.add("memory", old, ToolContext(actor="user"))
+    home.memory.replace("memory", "since 2026-11-02", old.replace("11-02", "12-04"), ToolContext(actor="user"))
+    timeline = Timeline(home)
+    [row] = timeline.page(limit=1)
+    assert row.summary == (
+        "MEMORY '…taging-3, owned by the platform team since 2026-11-02' → "
+        "'…taging-3, owned by the platform team since 2026-12-04'"
+    )
+    [change] = timeline.preview(row.id)["changes"]
+    assert change["undo"] == (
+        "change '…owned by the platform team since 2026-12-04' back to "
+        "'…owned by the platform team since 2026-11-02' in MEMORY"
+    )
+    home.memory.add("memory", "Tea at four", ToolContext(actor="user"))
+    home.memory.replace("memory", "Tea at four", "Tea at five", ToolContext(actor="user"))
+    assert timeline.page(limit=1)[0].summary == "MEMORY 'Tea at four' → 'Tea at five'"  # short: whole
