@@ -384,3 +384,18 @@ async def test_a_group_filtered_down_says_how_many_rows_it_holds(home, tmp_path)
         assert "(3 rows)" in whole
         await pilot.press("slash", *"actor:review subsystem:approvals")
         await wait_for(pilot, lambda: any("1 of 3 rows shown" in w for w in shown(screen)), what="the group's size")
+
+
+async def test_summaries_are_cut_where_the_scrollbar_their_rows_bring_leaves_room(tmp_path):
+    """On the demo home at 80x24 the summaries ran two cells under the scrollbar their own rows
+    brought, which took its cells after the room was measured: the … marking each cut was hidden."""
+    from engine import open_home
+    from engine.demo import seed_demo_home
+
+    home = open_home(tmp_path / "h")
+    seed_demo_home(home)
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        assert screen.query_one(TimelineList).show_vertical_scrollbar
+        lines = [line for line in screen_text(pilot.app).splitlines() if "created skill 'rerender" in line]
+        assert lines and all(line.rstrip(" │▁▂▃▄▅▆▇█").endswith("…") for line in lines)

@@ -135,7 +135,11 @@ class TimelineList(RowTable):
     def _room_for_what(self, rows: list) -> int | None:
         """The cells the summary column has beside the others (each column pads a cell on both sides), so a
         summary is cut with … where the table ends, not mid-word at its edge with no sign."""
-        width = self.scrollable_content_region.width
+        region = self.scrollable_content_region
+        width = region.width
+        lines = 1 + len(rows) + len({row.group for row in rows if row.group})  # the header, rows, group rows
+        if not self.show_vertical_scrollbar and lines > region.height:  # the rows will bring one: its cells go
+            width -= self.styles.scrollbar_size_vertical
         actor = max([len("actor"), *(len(visible(row.actor)) for row in rows)])
         room = width - (self.WHEN_CHARS + actor + self.SESSION_CHARS) - 2 * len(self.COLUMNS) * self.cell_padding
         return room if room >= self.MIN_WHAT else None
