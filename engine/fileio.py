@@ -66,10 +66,15 @@ def file_lock(path: Path, *, wait: bool = True) -> Iterator[None]:
     ``wait=False``: raise ``BlockingIOError`` at once when another holder has it.
     """
     lock = lock_path_for(path)
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
     try:
-        os.fchmod(fd, 0o600)
+        fd = os.open(lock, flags, 0o600)
+    except FileNotFoundError:  # its folder is made only when missing: a mkdir per lock was most of its cost
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, flags, 0o600)
+    try:
+        if stat.S_IMODE(os.fstat(fd).st_mode) != 0o600:  # (another program's lock file, made with its umask)
+            os.fchmod(fd, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         try:
             yield
