@@ -12,17 +12,20 @@ import base64
 import binascii
 import codecs
 import html
+import re
 import urllib.parse
 
 import regex
 
-_BASE64 = regex.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
-_HEX_RUN = regex.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){8,}(?![0-9a-fA-F])")
-_ESCAPES = regex.compile(
+# Plain character classes, which the standard ``re`` matches exactly as ``regex`` does, and three
+# times faster (every scanned text passes all of them); only ``_READABLE`` needs ``regex``.
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+_HEX_RUN = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){8,}(?![0-9a-fA-F])")
+_ESCAPES = re.compile(
     r"(?:\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}|%[0-9a-fA-F]{2}|&#x?[0-9a-fA-F]+;|&[a-z]+;){3,}"
 )
-_ONE_ESCAPE = regex.compile(r"\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}|&#x?[0-9a-fA-F]+;")
-_TAGS = regex.compile("[\U000e0020-\U000e007e]+")
+_ONE_ESCAPE = re.compile(r"\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}|&#x?[0-9a-fA-F]+;")
+_TAGS = re.compile("[\U000e0020-\U000e007e]+")
 _READABLE = regex.compile(r"[\p{L}\p{N}\p{P}\p{Zs}\n\t]")
 
 
