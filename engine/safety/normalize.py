@@ -27,6 +27,8 @@ from functools import cache
 
 import regex
 
+from .decode import rot13
+
 _IGNORABLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cc}--[\t\n]]", regex.V1)
 _SPACES = regex.compile(r"[^\S\n]+")
 _SEPARATORS = regex.compile(r"[-_.*~|/\\+=:;,'\"`^#<>(){}\[\]]+")
@@ -77,15 +79,16 @@ def _spaced(text: str) -> str:
     return _SPACES.sub(" ", _SEPARATORS.sub(" ", text))
 
 
-def _folds(text: str) -> tuple[str, str]:
-    """``text`` read as letters word by word, with a "1" inside a word read as "i" and then as "l".
+def _folds(text: str) -> tuple[str, str, bool]:
+    """``text`` read as letters word by word, with a "1" inside a word read as "i" and then as "l",
+    and whether any word was read so (if not, both readings are ``text`` respaced).
 
     One pass over the words for both readings; the second is the first itself whenever no
     word changes with it (numbers such as "2024" are left alone, so most texts).
     """
     if _LEET_CHARS.isdisjoint(text) or not _LETTER_BY_LEET.search(text):
         folded = _spaced(text)
-        return folded, folded
+        return folded, folded, False
     as_i: list[str] = []
     as_l: list[str] = []
     last = 0
@@ -96,7 +99,7 @@ def _folds(text: str) -> tuple[str, str]:
         last = match.end()
     read_i, read_l = "".join(as_i) + text[last:], "".join(as_l) + text[last:]
     folded = _spaced(read_i)
-    return folded, folded if read_l == read_i else _spaced(read_l)
+    return folded, folded if read_l == read_i else _spaced(read_l), read_i != text
 
 
 def strip_marks(text: str) -> str:
@@ -173,6 +176,7 @@ class Views:
     folded: str
     folded_l: str  # as ``folded``, with "1" read as "l"
     compact: str
+    leet: bool = False  # a word's digits or signs were read as letters
 
     @classmethod
     def of(cls, text: str) -> Views:
@@ -181,5 +185,20 @@ class Views:
         else:
             visible = _visible(text)
             base, skel = visible.casefold(), skeleton(visible).casefold()
-        folded, folded_l = _folds(skel)
-        return cls(text, base, skel, folded, folded_l, _NON_LETTERS.sub("", folded))
+        folded, folded_l, leet = _folds(skel)
+        return cls(text, base, skel, folded, folded_l, _NON_LETTERS.sub("", folded), leet)
+
+    def rot13(self) -> Views:
+        """``Views.of(rot13(self.raw))``, the second set every scan builds, made cheaply when it can be.
+
+        rot13 only swaps ASCII letters for letters. On ASCII text, every step of ``of``
+        (dropping controls, spacing, case folding, separators, keeping letters) treats a
+        letter as any other letter, so it commutes with rot13 and each view can be translated
+        instead; reading leetspeak does not (a "0" becomes "o", whose rot13 is "b").
+        """
+        if not self.raw.isascii() or self.leet:
+            return Views.of(rot13(self.raw))
+        raw, plain, skel, folded, folded_l, compact = map(
+            rot13, (self.raw, self.plain, self.skeleton, self.folded, self.folded_l, self.compact)
+        )
+        return Views(raw, plain, skel, folded, folded_l, compact)

@@ -21,7 +21,7 @@ import regex
 
 from ..invisible import hidden_characters
 from ..textsafety import one_line
-from .decode import hidden_payloads, rot13
+from .decode import hidden_payloads
 from .normalize import Views
 from .prefilter import GateIndex
 from .rules import ALL_RULES, DANGEROUS, ENGLISH_VIEWS, SUSPICIOUS, Rule
@@ -221,7 +221,8 @@ def assess(text: str, _depth: int = 0) -> Verdict:
 def _assess(text: str, _depth: int) -> Verdict:
     head = text[:MAX_SCAN_CHARS]
     findings = _char_findings(head) + _mixed_script(head)
-    findings += _rule_findings(Views.of(head), _ALL)
+    views = Views.of(head)
+    findings += _rule_findings(views, _ALL)
     if _depth < 2:
         for encoding, decoded in hidden_payloads(head):
             for inner in assess(decoded, _depth + 1).findings:
@@ -230,7 +231,7 @@ def _assess(text: str, _depth: int) -> Verdict:
                 )
     if _depth == 0:
         direct = {f.id for f in findings}
-        for inner in _rule_findings(Views.of(rot13(head)), _ENGLISH):
+        for inner in _rule_findings(views.rot13(), _ENGLISH):
             if inner.id not in direct:
                 findings.append(
                     Finding(f"rot13:{inner.id}", DANGEROUS, f"{inner.reason}, hidden in rot13", inner.excerpt)
