@@ -112,8 +112,11 @@ def atomic_write_bytes(path: Path, data: bytes, tmp_prefix: str = ".tmp_", *, sy
         raise UnsafePath(
             f"{path} is a link; it is written through only by the home's link policy. Nothing was written."
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=tmp_prefix, suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=tmp_prefix, suffix=".tmp")
+    except FileNotFoundError:  # the folder is made only when missing (as for a lock file)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=tmp_prefix, suffix=".tmp")
     try:
         try:
             _write_all(fd, data)
