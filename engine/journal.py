@@ -435,6 +435,8 @@ class Journal:
     def _release(conn: sqlite3.Connection, release: tuple[str, ...], newest_id: int) -> None:
         """Inside a transaction: drop released snapshots, except one that a row after ``newest_id``
         (a write that began meanwhile) or ``newest_id`` itself names as the file it leaves."""
+        if not release:  # (most writes release none: no statement to prepare)
+            return
         conn.executemany(
             "DELETE FROM journal_files WHERE sha = ?1 AND NOT EXISTS (SELECT 1 FROM journal WHERE id >= ?2 "
             "AND status != 'abandoned' AND json_extract(detail, '$.file_sha') = ?1)",
