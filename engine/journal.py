@@ -535,7 +535,7 @@ class Journal:
         if not self.exists():
             return {}
         rows = self.connection().execute(
-            "SELECT target, json_extract(detail, '$.proposed_by') FROM journal "
+            "SELECT target, CASE WHEN json_valid(detail) THEN json_extract(detail, '$.proposed_by') END FROM journal "
             "WHERE subsystem = ? AND action = ? AND status = 'done' ORDER BY id",
             (subsystem, action),
         )
