@@ -72,7 +72,12 @@ def _detail_json(detail: dict | None) -> str | None:
     return json.dumps(detail) if LONE_SURROGATE.search(text) else text
 
 
-_SCHEMA = """
+# The row an undo or a revert took back (``undo_of`` in its detail); only rows that name one (a cheap
+# test on every insert) are in its index, and a detail damaged by hand reads as naming none.
+_UNDOES = "instr(detail, '\"undo_of\"') > 0"
+_UNDO_OF = "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.undo_of') END"
+
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS journal (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL,
@@ -90,6 +95,7 @@ CREATE TABLE IF NOT EXISTS journal (
 CREATE INDEX IF NOT EXISTS idx_journal_target ON journal(subsystem, target, id);
 CREATE INDEX IF NOT EXISTS idx_journal_session ON journal(session_id);
 CREATE INDEX IF NOT EXISTS idx_journal_pending ON journal(subsystem, target) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS idx_journal_undo_of ON journal({_UNDO_OF}) WHERE {_UNDOES};
 CREATE TABLE IF NOT EXISTS journal_files (sha TEXT PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID;
 """
 
@@ -529,6 +535,36 @@ class Journal:
             (subsystem, json.dumps(targets)),
         )
         return [row[0] for row in rows]
+
+    def undone_by(self, ids: list[int]) -> dict[int, int]:
+        """Which of ``ids`` stand undone, each with the row that undid it: its newest undo, when
+        that undo is not itself undone (an undo of an undo of an undo still undoes: the chain of
+        newest undos is followed to its end, and an odd count of them takes the row back)."""
+        if not ids or not self.exists():
+            return {}
+        newest: dict[int, int] = {}  # a row -> its newest undo row
+        asked, looked = list(ids), set(ids)
+        while asked:
+            found = dict(
+                self.connection()
+                .execute(
+                    f"SELECT {_UNDO_OF}, id FROM journal WHERE {_UNDOES} AND {_UNDO_OF} IN "
+                    "(SELECT value FROM json_each(?)) AND status = 'done' ORDER BY id",
+                    (json.dumps(asked),),
+                )
+                .fetchall()
+            )
+            newest.update(found)
+            asked = [undo for undo in found.values() if undo not in looked]  # ids only grow: this ends
+            looked.update(asked)
+        undone = {}
+        for row_id in ids:
+            depth, step = 0, row_id
+            while step in newest:
+                depth, step = depth + 1, newest[step]
+            if depth % 2:
+                undone[row_id] = newest[row_id]
+        return undone
 
     def proposers(self, subsystem: str, action: str) -> dict[str, str]:
         """Each target's proposer, where its newest done ``action`` row replayed an approved proposal."""

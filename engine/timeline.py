@@ -58,11 +58,7 @@ _RECORDS = {
 }
 
 
-_INDEXED: set = set()  # workbench.db files this process has given the Timeline's indexes
-
-# The row a revert or an undo undid; only such rows (a cheap test on every insert) are indexed by it.
-_UNDOES = "instr(detail, '\"undo_of\"') > 0"
-_UNDO_OF = "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.undo_of') END"
+_INDEXED: set = set()  # workbench.db files this process has given the actor index
 
 # A group's parts in words ("2 memory entries added, 1 proposal staged"): what each subsystem's
 # rows are about (one, many), and each action in the past tense.
@@ -519,7 +515,6 @@ class Timeline:
         conn = self.home.journal.connection()
         if not self.home.read_only and self.home.workbench_db_path not in _INDEXED:
             conn.execute("CREATE INDEX IF NOT EXISTS idx_journal_actor ON journal(actor, id)")  # actor filters page
-            conn.execute(f"CREATE INDEX IF NOT EXISTS idx_journal_undo_of ON journal({_UNDO_OF}) WHERE {_UNDOES}")
             _INDEXED.add(self.home.workbench_db_path)
         return conn
 
@@ -596,18 +591,8 @@ class Timeline:
         return [replace(row, reverted_by=undone[row.id]) if row.id in undone else row for row in rows]
 
     def undone_by(self, ids: list[int]) -> dict[int, int]:
-        """The row that undid each of ``ids`` (a revert's or an undo's newest), unless it was undone in turn."""
-
-        def undoers(of: list[int]) -> dict[int, int]:
-            sql = (
-                f"SELECT {_UNDO_OF}, id FROM journal WHERE {_UNDOES} AND {_UNDO_OF} IN "
-                "(SELECT value FROM json_each(?)) AND status = 'done' ORDER BY id"
-            )
-            return dict(self._conn().execute(sql, (json.dumps(of),)).fetchall()) if of else {}
-
-        first = undoers(ids)
-        again = undoers(list(first.values()))
-        return {row: by for row, by in first.items() if by not in again}
+        """Which of ``ids`` stand undone, and by which row (``Journal.undone_by``)."""
+        return self.home.journal.undone_by(ids)
 
     def _session_clause(self, text: str) -> tuple[str, list[Any]]:
         """Rows of the session with id ``text`` when there is one, else of every session whose id starts

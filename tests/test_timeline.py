@@ -715,3 +715,23 @@ def test_a_replace_that_changes_only_the_end_of_a_long_entry_reads_apart(home):
     home.memory.add("memory", "Tea at four", ToolContext(actor="user"))
     home.memory.replace("memory", "Tea at four", "Tea at five", ToolContext(actor="user"))
     assert timeline.page(limit=1)[0].summary == "MEMORY 'Tea at four' → 'Tea at five'"  # short: whole
+
+
+def test_an_undo_of_an_undo_of_an_undo_still_marks_the_row_and_refuses_it_as_undone(home):
+    """Only two undos deep were followed: a third left the first row unmarked, and reverting it
+    was refused as if its entry had been changed by someone else."""
+    home.memory.add("memory", "Kettle descales monthly", ToolContext(actor="user"))
+    timeline = Timeline(home)
+    [write] = timeline.page(limit=1)
+    chain = [write.id]
+    for _ in range(3):
+        assert timeline.revert(chain[-1])["success"]
+        chain.append(timeline.page(limit=1)[0].id)
+    assert "Kettle descales monthly" not in home.memory.entries("memory")
+    marks = {r.id: r.reverted_by for r in timeline.page(limit=4)}
+    assert marks == {chain[0]: chain[1], chain[1]: None, chain[2]: chain[3], chain[3]: None}
+    refused = timeline.revert(write.id)
+    assert refused["refused"][0]["error"] == f"row {chain[1]} undid it already: nothing to revert"
+    assert timeline.revert(chain[3])["success"]  # a fourth: back again, no row marked but the third
+    assert {r.id: r.reverted_by for r in timeline.page(limit=5)}[chain[0]] is None
+    assert "Kettle descales monthly" in home.memory.entries("memory")

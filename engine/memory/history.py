@@ -633,23 +633,8 @@ def _undoable(memory: MemoryStore, event_id: Any) -> JournalEntry:
     return row
 
 
-_UNDONE_BY = (
-    "SELECT id FROM journal WHERE subsystem = ? AND status = 'done' AND id > ? AND "
-    "json_extract(CASE WHEN json_valid(detail) THEN detail ELSE '{}' END, '$.undo_of') = ? ORDER BY id DESC LIMIT 1"
-)
-
-
-def _undone_by(memory: MemoryStore, row_id: int) -> int | None:
-    """The undo that stands for ``row_id``: its newest undo row, unless that was undone in turn."""
-    conn = memory.home.journal.connection()
-    found = conn.execute(_UNDONE_BY, (SUBSYSTEM, row_id, row_id)).fetchone()
-    if found is None or conn.execute(_UNDONE_BY, (SUBSYSTEM, found[0], found[0])).fetchone() is not None:
-        return None
-    return found[0]
-
-
 def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
-    if (undone := _undone_by(memory, row.id)) is not None:
+    if (undone := memory.home.journal.undone_by([row.id]).get(row.id)) is not None:
         raise AlreadyUndone(row.id, f"row {undone} undid it already")
     kind = row.detail.get("op", row.action) if row.action == "undo" else row.action
     if row.target not in FILE_NAMES:  # a hand-edited row
