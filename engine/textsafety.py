@@ -118,6 +118,25 @@ def cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+APART_CONTEXT = 20  # characters of two versions' shared text kept before where they differ
+
+
+def apart(old: str, new: str, width: int) -> tuple[str, str]:
+    """Two versions of a text, each on one line in at most ``width`` characters: when their shared
+    start would leave no room for where they differ, both start with … shortly before it (keeping
+    as much of the ends as fits), so versions that differ near the end never read the same."""
+    old_line, new_line = one_line(old), one_line(new)
+    start = next(
+        (i for i, (a, b) in enumerate(zip(old_line, new_line, strict=False)) if a != b),
+        min(len(old_line), len(new_line)),
+    )
+    longest = max(len(old_line), len(new_line))
+    if longest > width and start > width - APART_CONTEXT:
+        lead = min(start - APART_CONTEXT // 2, longest - (width - 2))
+        old_line, new_line = "…" + old_line[lead:], "…" + new_line[lead:]
+    return cut(old_line, width), cut(new_line, width)
+
+
 def is_terminal_safe(text: str) -> bool:
     """True when ``text`` holds nothing ``visible`` would change."""
     return all(_kept(found) for found in _CONTROLS.finditer(text))

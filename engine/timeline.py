@@ -16,7 +16,6 @@ what a revert would change, and what it would refuse, without writing.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import sqlite3
@@ -31,7 +30,7 @@ from .archive.query import like_escape
 from .errors import WorkbenchError
 from .journal import LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
-from .textsafety import one_line, visible
+from .textsafety import apart, one_line, visible
 from .values import iso_time, row_id, text_value
 
 SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers", "sessions")
@@ -178,9 +177,6 @@ class Source:
 _VIA = {"archive": "Hermes's memory tool call", "staged": "the Hermes tool call that staged it"}
 
 
-CONTEXT = 20  # characters of two versions' shared text kept before where they differ (``_apart``)
-
-
 def _short(text: str | None, width: int = 120) -> str:
     return one_line(text or "", width)
 
@@ -194,15 +190,9 @@ def _quoted(text: str | None, width: int = 120) -> str:
 
 
 def _apart(old: str | None, new: str | None, width: int) -> tuple[str, str]:
-    """Two versions of an entry, quoted and cut to ``width``: when their shared start would leave no
-    room for where they differ, both start with … shortly before it, so near-identical entries
-    (a date or a number changed at the end) never read the same."""
-    old_line, new_line = one_line(old or ""), one_line(new or "")
-    start, longest = len(os.path.commonprefix([old_line, new_line])), max(len(old_line), len(new_line))
-    if longest > width and start > width - CONTEXT:
-        lead = min(start - CONTEXT // 2, longest - (width - 2))  # as much of the ends as fits
-        old_line, new_line = "…" + old_line[lead:], "…" + new_line[lead:]
-    return _quoted(old_line, width), _quoted(new_line, width)
+    """Two versions of an entry, quoted, where they differ (``textsafety.apart``)."""
+    old_shown, new_shown = apart(old or "", new or "", width)
+    return _quoted(old_shown, width), _quoted(new_shown, width)
 
 
 def summarize(entry: JournalEntry) -> str:

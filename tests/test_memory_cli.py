@@ -247,3 +247,21 @@ def test_history_of_a_gone_entry_follows_it_to_its_removal(wb):
         ("replace", "Deploy target is staging-1", "Deploy target is staging-2"),
         ("add", None, "Deploy target is staging-1"),
     ]
+
+
+def test_a_replace_near_the_end_of_a_long_entry_shows_where_it_differs(wb):
+    """`replace` said only "was: <the first 72 characters>" and `history` showed two identical lines."""
+    entry = "Deployment checklist for the billing service: run migrations on staging, then promote after {}"
+    assert wb("memory", "add", entry.format("45 minutes")).returncode == 0
+    replaced = wb("memory", "replace", "--old", "45 minutes", entry.format("1 hour"))
+    assert replaced.returncode == 0, replaced.stderr
+    assert replaced.stdout.splitlines()[1:3] == [
+        "  was: …ling service: run migrations on staging, then promote after 45 minutes",
+        "  now: …ling service: run migrations on staging, then promote after 1 hour",
+    ]
+    history = wb("memory", "history", "--target", "memory").stdout.splitlines()
+    assert history[1:3] == [
+        "         - …ling service: run migrations on staging, then promote after 45 minutes",
+        "         + …ling service: run migrations on staging, then promote after 1 hour",
+    ]
+    assert history[4] == f"         + {entry.format('45 minutes')[:71]}…"  # the add: its start, as before

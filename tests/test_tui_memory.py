@@ -696,3 +696,15 @@ def test_a_blocked_line_never_pairs_with_an_entry_written_after_the_prompt(home,
     assert list(snapshot_from_prompt(home, prompt, taken_at=taken).raw_entries["memory"]) == shown
     home.memory.path("memory").write_bytes(b"\xff\xfe not UTF-8")
     assert list(snapshot_from_prompt(home, prompt, taken_at=taken).entries["memory"]) == shown
+
+
+async def test_the_history_of_an_entry_rewritten_near_its_end_shows_each_version_where_it_differs(home, tmp_path):
+    """Each rewrite was its first 60 characters: five versions read the same."""
+    entry = "Deployment checklist for the billing service: run migrations on staging, then promote after {}"
+    home.memory.add("memory", entry.format("45 minutes"), ToolContext(actor="user"))
+    home.memory.replace("memory", "45 minutes", entry.format("1 hour"), ToolContext(actor="user"))
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        detail = str(app.screen.query_one("#detail-text", Static).content)
+        assert "user     replace  …: run migrations on staging, then promote after 1 hour\n" in detail

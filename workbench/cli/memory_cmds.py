@@ -12,7 +12,7 @@ from engine.home import Home
 from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.memory.format import BOM, has_crlf, line_endings
 from engine.memory.threats import prompt_note
-from engine.textsafety import one_line
+from engine.textsafety import apart, one_line
 from engine.tools import ToolContext
 from engine.values import iso_time
 
@@ -178,13 +178,19 @@ def show(home: Home, args) -> Output:
 
 
 # -- writes ----------------------------------------------------------------------------
-def result_text(result: dict) -> str:
-    """A tool result as a person would like to read it."""
+def result_text(result: dict, now: str | None = None) -> str:
+    """A tool result as a person would like to read it (``now``: a replace's new text, shown
+    under the old one, both cut where they differ)."""
     if result.get("success"):
         lines = [f"✓ {result.get('message', 'Done.')}"]
-        for key in ("replaced_entry", "removed_entry"):
-            if key in result:
-                lines.append(f"  was: {_short(result[key])}")
+        replaced, removed = result.get("replaced_entry"), result.get("removed_entry")
+        if replaced is not None and now is not None:
+            was, now = apart(replaced, now, SHORT)
+            lines += [f"  was: {was}", f"  now: {now}"]
+        elif replaced is not None:
+            lines.append(f"  was: {_short(replaced)}")
+        if removed is not None:
+            lines.append(f"  was: {_short(removed)}")
         if "usage" in result:
             lines.append(f"  {result.get('target', '')}: {result['usage']} · {_entries(result.get('entry_count', 0))}")
         for key in ("warning", "line_endings", "byte_order_mark"):
@@ -203,14 +209,17 @@ def result_text(result: dict) -> str:
     return "\n".join(lines)
 
 
-def _short(text: str | None, width: int = 72) -> str:
+SHORT = 72  # characters of an entry a line shows
+
+
+def _short(text: str | None, width: int = SHORT) -> str:
     if text is None:
         return "—"
     return one_line(text, width)
 
 
-def _write(result: dict) -> Output:
-    return Output(result, text=lambda: result_text(result))
+def _write(result: dict, now: str | None = None) -> Output:
+    return Output(result, text=lambda: result_text(result, now))
 
 
 def _user() -> ToolContext:
@@ -222,7 +231,7 @@ def add_entry(home: Home, args) -> Output:
 
 
 def replace_entry(home: Home, args) -> Output:
-    return _write(home.memory.replace(args.target, args.old, args.text, _user()))
+    return _write(home.memory.replace(args.target, args.old, args.text, _user()), now=args.text.strip())
 
 
 def remove_entry(home: Home, args) -> Output:
@@ -279,10 +288,13 @@ def show_history(home: Home, args) -> Output:
             )
             tail = "  (" + "; ".join(notes) + ")" if notes else ""
             lines.append(f"#{e['id']:<5} {when}  {e['actor']:<8} {e['action']:<8} {e['target']:<6}{where}{tail}")
-            if e["before"] is not None:
-                lines.append(f"         - {_short(e['before'])}")
-            if e["after"] is not None:
-                lines.append(f"         + {_short(e['after'])}")
+            before, after = e["before"], e["after"]
+            if before is not None and after is not None:  # a rewrite: both cut where they differ
+                before, after = apart(before, after, SHORT)
+            if before is not None:
+                lines.append(f"         - {_short(before)}")
+            if after is not None:
+                lines.append(f"         + {_short(after)}")
         return "\n".join(lines)
 
     return Output(data, text=text)

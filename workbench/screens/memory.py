@@ -33,6 +33,7 @@ from engine.memory.snapshot import MemorySnapshot
 from engine.memory.targets import SHORT_NAMES, next_target
 from engine.memory.threats import entry_flags, prompt_note
 from engine.safety import Verdict
+from engine.textsafety import apart
 from engine.tools import ToolContext
 from widgets.drift_banner import DriftBanner
 from widgets.entry_list import MARKS, EntryList, EntryRow
@@ -366,10 +367,13 @@ class MemoryScreen(WorkbenchScreen):
         if message.prompts:
             parts += [("prompts ", "bold"), (message.prompts + "\n", "$warning")]
         for row in detail.history:
+            version = one_line(row.after if row.after is not None else row.before, 60)
+            if row.before is not None and row.after is not None:  # a rewrite: cut where it differs from before
+                version = apart(row.before, row.after, 60)[1]
             parts += [
                 (f"{history.when(row.at)} ", "$text-muted"),
                 (f"{row.actor:<8} {row.action:<8} ", "$secondary"),
-                (one_line(row.after if row.after is not None else row.before, 60) + "\n", ""),
+                (version + "\n", ""),
             ]
         text.update(assemble(*parts))
 
