@@ -63,10 +63,22 @@ def needed_at(text: str, i: int) -> bool:
     return False
 
 
+def _is_flag(cluster: str) -> bool:
+    """True when a grapheme is a subdivision flag and nothing else (an emoji selector aside)."""
+    return cluster.startswith(BLACK_FLAG) and bool(_FLAG_TAGS.fullmatch(cluster.rstrip("\ufe0f")))
+
+
+def flag_at(text: str, start: int) -> bool:
+    """True when the flag spelt from ``text[start]`` is a grapheme of its own: nothing after it (an
+    emoji modifier, a joiner) makes its tags part of something else, which no screen draws as a flag."""
+    found = _GRAPHEME.match(text, start)
+    return found is not None and _is_flag(found.group())
+
+
 def _needed(text: str, i: int, cluster: str) -> bool:
     """True when the character at ``text[i]`` is part of a real grapheme's spelling."""
     if "\U000e0020" <= text[i] <= "\U000e007f":
-        return cluster.startswith(BLACK_FLAG) and bool(_FLAG_TAGS.fullmatch(cluster.rstrip("\ufe0f")))
+        return _is_flag(cluster)
     return needed_at(text, i)
 
 

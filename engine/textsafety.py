@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 
-from .invisible import CONTEXTUAL, FLAG, needed_at
+from .invisible import BLACK_FLAG, CONTEXTUAL, FLAG, flag_at, needed_at
 
 # A subdivision flag (🏴 + tag letters + cancel tag) is the one thing tag characters may spell.
 _CONTROLS = re.compile(  # (a flag joined to what comes before it by a ZWJ is no flag: its tags show)
@@ -36,20 +36,27 @@ _CONTROLS = re.compile(  # (a flag joined to what comes before it by a ZWJ is no
 
 
 def _kept(match: re.Match) -> bool:
-    """True for what shows as itself: a flag, or a joiner or selector its neighbours are spelt with."""
-    return len(match.group()) > 1 or needed_at(match.string, match.start())
+    """True for what shows as itself: a flag (one grapheme, as the scan judges it), or a joiner or
+    selector its neighbours are spelt with."""
+    if len(match.group()) > 1:
+        return flag_at(match.string, match.start())
+    return needed_at(match.string, match.start())
+
+
+def _symbol(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x20:
+        return chr(0x2400 + code)
+    if code > 0xFF or code == 0xAD:
+        return f"<U+{code:04X}>"
+    return "\u2421" if code == 0x7F else f"\\x{code:02x}"
 
 
 def _picture(match: re.Match) -> str:
     found = match.group()
     if _kept(match):
         return found
-    code = ord(found)
-    if code < 0x20:
-        return chr(0x2400 + code)
-    if code > 0xFF or code == 0xAD:
-        return f"<U+{code:04X}>"
-    return "\u2421" if code == 0x7F else f"\\x{code:02x}"
+    return "".join(_symbol(ch) if ch != BLACK_FLAG else ch for ch in found)
 
 
 def visible(text: str | None) -> str:
@@ -71,7 +78,10 @@ def without_controls(text: str) -> str:
     """``text`` without the characters ``visible`` would show as symbols, and without any terminal
     escape sequence whole: for a box whose value keeps none of them (a title), where a symbol
     would be saved as text."""
-    return _CONTROLS.sub(lambda match: match.group() if _kept(match) else "", without_escape_sequences(text))
+    return _CONTROLS.sub(
+        lambda match: match.group() if _kept(match) else "".join(ch for ch in match.group() if ch == BLACK_FLAG),
+        without_escape_sequences(text),
+    )
 
 
 Symbol = tuple[int, int, str]  # where a symbol sits in the shown text, and the character it stands for
@@ -86,12 +96,17 @@ def shown_with_symbols(text: str) -> tuple[str, list[Symbol]]:
     for found in _CONTROLS.finditer(text):
         pieces.append(text[done : found.start()])
         size += found.start() - done
-        picture = _picture(found)
-        if picture != found.group():
-            symbols.append((size, size + len(picture), found.group()))
-        pieces.append(picture)
-        size += len(picture)
         done = found.end()
+        if _kept(found):
+            pieces.append(found.group())
+            size += len(found.group())
+            continue
+        for ch in found.group():  # one character, or the tags of a flag no screen draws as one
+            picture = ch if ch == BLACK_FLAG else _symbol(ch)
+            if picture != ch:
+                symbols.append((size, size + len(picture), ch))
+            pieces.append(picture)
+            size += len(picture)
     pieces.append(text[done:])
     return "".join(pieces), symbols
 
@@ -145,7 +160,11 @@ def is_terminal_safe(text: str) -> bool:
 def _escaped(match: re.Match) -> str:
     if _kept(match):  # harmless, kept as it is
         return match.group()
-    code = ord(match.group())
+    return "".join(ch if ch == BLACK_FLAG else _json_escape(ch) for ch in match.group())
+
+
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
     if code > 0xFFFF:  # JSON spells a character past the BMP as its UTF-16 surrogate pair
         code -= 0x10000
         return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
