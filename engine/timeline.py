@@ -203,7 +203,11 @@ def summarize(entry: JournalEntry) -> str:
 def _proposed(said: str, detail: dict[str, Any]) -> str:
     """``said``, naming the proposer a row's (or its approval's) detail gives."""
     proposer = detail.get("proposed_by")
-    return f"{said} (proposed by {visible(proposer)})" if isinstance(proposer, str) and proposer else said
+    if not isinstance(proposer, str) or not proposer:
+        return said
+    return (
+        f"{said} (proposed by {visible(proposer)}{', edited before approval' if detail.get('edited') is True else ''})"
+    )
 
 
 def _summary(entry: JournalEntry) -> str:
@@ -259,9 +263,10 @@ def _summary(entry: JournalEntry) -> str:
         what = detail.get("summary") or entry.before or entry.after or ""
         where = (" in Hermes" if action == "stage" else " outside the workbench") if detail.get("outside") else ""
         unchanged = " (already so: nothing changed)" if action == "approve" and detail.get("changed") is False else ""
+        edited = " (edited before approval)" if action == "approve" and isinstance(detail.get("edited"), str) else ""
         return (
             f"{verb.get(action, action)} {detail.get('subsystem', '')} proposal {target}{where}: "
-            f"{_short(what, 90)}{unchanged}"
+            f"{_short(what, 90)}{edited}{unchanged}"
         )
     if entry.subsystem == "providers":
         fact = f"{target} fact {detail.get('fact_id')}"

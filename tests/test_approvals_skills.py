@@ -102,7 +102,9 @@ def test_a_skill_approved_from_a_review_is_the_users_and_names_its_proposer(home
     assert skills["steep"].owner == "user (approved, proposed by review)" and skills["mine"].owner == "user"
     [row] = home.journal.query(subsystem="skills", target="steep", limit=1)
     assert (row.detail["proposed_by"], row.detail["edited"]) == ("review", True)
-    assert summarize(row).endswith("(proposed by review)")
+    assert summarize(row).endswith("(proposed by review, edited before approval)")
+    steep, brew = home.journal.query(subsystem="approvals", actions=("approve",), limit=2)
+    assert summarize(steep).endswith("(edited before approval)") and "edited" not in summarize(brew)
     # the user deletes it and writes their own under that name: no longer a proposal's
     home.skills.manage({"action": "delete", "name": "brew"})
     home.skills.manage({"action": "create", "name": "brew", "content": SKILL})
