@@ -368,8 +368,8 @@ def test_the_detail_pane_fits_every_part_in_cells_and_marks_each_cut():
     assert all(cell_len(line) <= 28 for line in lines)
     short = meta_lines(SkillRow("git-rebase", description="Rebase a branch", provenance="agent"), 28)
     assert [line.plain for line in short] == ["git-rebase", "active · agent · 0 uses", "Rebase a branch"]
-    approved = meta_lines(SkillRow("brew", provenance="user", proposed_by="Hermes agent"), 28)
-    assert [line.plain for line in approved] == ["brew", "active · user", "proposed by Hermes agent", "0 uses"]
+    approved = meta_lines(SkillRow("brew", "x", "Tea", provenance="user", proposed_by="Hermes review"), 28)
+    assert [line.plain for line in approved] == ["brew", "active · user · 0 uses", "proposed by Hermes review", "Tea"]
     hostile = meta_lines(SkillRow("x", description="[bold]y[/] \x1b[31m"), 28)
     assert hostile[2].plain == "[bold]y[/] ␛[31m"  # literal, never markup or an escape
 

@@ -33,10 +33,10 @@ def state_parts(skill: SkillRow) -> list[tuple[str, str]]:
         parts.append(("⚠ does not parse", "bold $text-warning"))
     if skill.pinned:
         parts.append(("pinned", "bold"))
-    parts.append((skill.provenance or "unknown", "$text-muted"))
-    if skill.proposed_by:
+    parts += [(skill.provenance or "unknown", "$text-muted"), (uses, "$text-muted")]
+    if skill.proposed_by:  # last: it takes a line of its own, and the description keeps one
         parts.append((f"proposed by {skill.proposed_by}", "$text-muted"))
-    return [*parts, (uses, "$text-muted")]
+    return parts
 
 
 def state_lines(skill: SkillRow, width: int) -> list[Content]:
