@@ -109,3 +109,20 @@ def test_a_skill_approved_from_a_review_is_the_users_and_names_its_proposer(home
     home.skills.manage({"action": "delete", "name": "brew"})
     home.skills.manage({"action": "create", "name": "brew", "content": SKILL})
     assert {s.name: s.proposed_by for s in home.skills.list()}["brew"] is None
+
+
+def test_an_empty_queue_says_which_gates_are_on(home, capsys):
+    """It asked for write_approval to be turned on even when it was."""
+    from workbench.cli import main
+
+    assert "with memory.write_approval or skills.write_approval on" in home.approvals.empty_note()
+    approval_on(home)
+    assert home.approvals.empty_note() == (
+        "Nothing waits for approval. skills.write_approval is on: the agent's skill writes queue here."
+    )
+    home.config_path.write_text("skills:\n  write_approval: true\nmemory:\n  write_approval: true\n")
+    home.reload_config()
+    note = "memory.write_approval and skills.write_approval are on: the agent's memory and skill writes queue here."
+    assert home.approvals.empty_note().endswith(note)
+    assert main(["pending", "list", "--home", str(home.root)]) == 0
+    assert capsys.readouterr().out.strip().endswith(note)

@@ -440,3 +440,13 @@ async def test_a_proposal_decided_outside_while_asking_is_not_called_still_pendi
         await wait_for(pilot, lambda: "no longer pending" in screen_text(app), what="the status")
         assert "still pending" not in screen_text(app)
         assert "decided elsewhere" in screen_text(app)  # (not "outside the workbench": a CLI of ours may have)
+
+
+async def test_an_empty_queue_says_which_gates_are_on(home, tmp_path):
+    home.config_path.write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        prompt = pilot.app.screen.query_one("#queue", OptionList).get_option_at_index(0).prompt
+        assert str(prompt) == home.approvals.empty_note() and "memory.write_approval is on" in str(prompt)

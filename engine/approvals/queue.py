@@ -28,6 +28,7 @@ from .outside import cited_rows, outcome
 from .preview import memory_view, proposed_texts, skill_view
 from .records import (
     ORIGINS,
+    SUBSYSTEMS,
     PendingRecord,
     PendingStore,
     RecordProblem,
@@ -278,6 +279,20 @@ class ApprovalQueue:
 
     def problems(self, subsystem: str | None = None) -> builtins.list[RecordProblem]:
         return self.scan(subsystem).problems
+
+    def empty_note(self) -> str:
+        """What an empty queue says: which gates are on, so what queues here (and what always does)."""
+        on = [s for s in SUBSYSTEMS if self.home.config.bool(f"{s}.write_approval")]
+        if not on:
+            return (
+                "Nothing waits for approval. Writes queue here with memory.write_approval or "
+                "skills.write_approval on in config.yaml; a background review's memory replace or remove, "
+                "and a write the threat scan finds suspicious, queue here always."
+            )
+        gates = " and ".join(f"{s}.write_approval" for s in on)
+        kinds = " and ".join({"memory": "memory", "skills": "skill"}[s] for s in on)
+        verb = "is" if len(on) == 1 else "are"
+        return f"Nothing waits for approval. {gates} {verb} on: the agent's {kinds} writes queue here."
 
     def count(self, subsystem: str | None = None) -> int:
         return len(self.list(subsystem))

@@ -41,6 +41,7 @@ class QueueView:
     records: list[PendingRecord]
     now: float
     unusable: int = 0  # files in pending/ that are not readable records (left untouched)
+    empty_note: str = ""  # what an empty queue says (which gates are on)
 
 
 @dataclass
@@ -127,7 +128,7 @@ class ApprovalsScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, group="approvals-load", exit_on_error=False)
     def reload(self) -> None:
         approvals = self.home.approvals
-        view = QueueView(approvals.list(), self.home.clock.now(), len(approvals.problems()))
+        view = QueueView(approvals.list(), self.home.clock.now(), len(approvals.problems()), approvals.empty_note())
         self.post_result(QueueLoaded(view))
 
     @on(QueueLoaded)
@@ -151,11 +152,7 @@ class ApprovalsScreen(WorkbenchScreen):
             queue.set_options(
                 [
                     Option(
-                        literal(
-                            "Nothing waits for approval. Writes queue here with memory.write_approval "
-                            "or skills.write_approval on in config.yaml.",
-                            "$text-muted",
-                        ),
+                        literal(view.empty_note, "$text-muted"),
                         disabled=True,
                     )
                 ]
