@@ -450,3 +450,21 @@ async def test_an_empty_queue_says_which_gates_are_on(home, tmp_path):
         await settle(pilot)
         prompt = pilot.app.screen.query_one("#queue", OptionList).get_option_at_index(0).prompt
         assert str(prompt) == home.approvals.empty_note() and "memory.write_approval is on" in str(prompt)
+
+
+async def test_the_approve_all_question_names_the_entry_each_replace_and_remove_hits(gated, tmp_path):
+    """It listed each proposal's summary only: a Hermes-style replace named by a few words said
+    nothing of the entry it would overwrite."""
+    gated.memory.add("memory", "Project uses uv", ToolContext(actor="user"))
+    staged = gated.memory.replace("memory", "Postgres", "Uses MySQL 8", AGENT)
+    gated.clock.advance(1)
+    stage_batch(gated, [{"action": "remove", "old_text": "uv"}])
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        await pilot.press("A")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
+        lines = app.screen.detail.splitlines()
+        assert lines[0].startswith(staged["pending_id"]) and lines[1] == "    op 1 replace hits: Uses Postgres 16"
+        assert lines[3] == "    op 1 remove hits: Project uses uv"
+        await pilot.press("n")

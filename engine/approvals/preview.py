@@ -11,6 +11,7 @@ from difflib import SequenceMatcher
 from ..memory.format import Usage, serialize, split_pieces
 from ..memory.ops import staged_operations
 from ..memory.similar import near_duplicates
+from ..textsafety import one_line
 
 DiffLine = tuple[str, str]  # (" " | "+" | "-", line)
 
@@ -104,3 +105,25 @@ def skill_view(staged: dict) -> dict:
         if key in staged:
             view[key] = staged[key]
     return view
+
+
+def target_line(target: dict, width: int | None = None) -> str:
+    """Which live entry one replace or remove hits (``op N`` only matters in a batch), each entry
+    cut to ``width`` characters when given."""
+    head = f"op {target['op']} {target['action']}"
+    if target["status"] == "hits":
+        newer = target.get("written_after")
+        warning = (
+            f"\n  ⚠ that entry {'was' if newer['surely'] else 'may have been'} written after this was staged "
+            f"({newer['at'][:16].replace('T', ' ')}, {newer['actor']}, event {newer['event_id']}): it may not be "
+            "the entry the proposal meant"
+            if newer
+            else ""
+        )
+        return f"{head} hits: {one_line(target['entry'], width)}{warning}"
+    if target["status"] == "ambiguous":
+        matches = len(target["matches"])
+        return f"{head} '{one_line(target['old_text'], width)}' is ambiguous, it matches {matches} entries"
+    if target["pinned"] is not None:
+        return f"{head} was staged against an entry that is gone: {one_line(target['pinned'], width)}"
+    return f"{head} '{one_line(target['old_text'], width)}' matches no entry now"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engine.approvals import PendingRecord
+from engine.approvals.preview import target_line
 from engine.approvals.queue import flags
 from engine.errors import WorkbenchError
 from engine.home import Home
@@ -112,7 +113,7 @@ def render_preview(preview: dict) -> str:
         lines += [f"it asks to write: {text}" for text in preview.get("proposed") or []]
         if preview.get("proposed_count", 0) > len(preview.get("proposed") or []):
             lines.append(f"  and {preview['proposed_count'] - len(preview['proposed']):,} more texts")
-    lines += [_target_line(target) for target in preview.get("targets") or []]
+    lines += [target_line(target) for target in preview.get("targets") or []]
     lines += [f"⚠ flagged: {reason}" for reason in preview.get("flags", [])]
     budget = preview.get("budget")
     if budget:
@@ -131,26 +132,6 @@ def render_preview(preview: dict) -> str:
     lines.append("")
     lines += [f"{kind} {line}" for kind, line in diff] if diff else ["(no textual change)"]
     return "\n".join(lines)
-
-
-def _target_line(target: dict) -> str:
-    """Which live entry one replace or remove hits (``op N`` only matters in a batch)."""
-    head = f"op {target['op']} {target['action']}"
-    if target["status"] == "hits":
-        newer = target.get("written_after")
-        warning = (
-            f"\n  ⚠ that entry {'was' if newer['surely'] else 'may have been'} written after this was staged "
-            f"({newer['at'][:16].replace('T', ' ')}, {newer['actor']}, event {newer['event_id']}): it may not be "
-            "the entry the proposal meant"
-            if newer
-            else ""
-        )
-        return f"{head} hits: {one_line(target['entry'])}{warning}"
-    if target["status"] == "ambiguous":
-        return f"{head} '{one_line(target['old_text'])}' is ambiguous, it matches {len(target['matches'])} entries"
-    if target["pinned"] is not None:
-        return f"{head} was staged against an entry that is gone: {one_line(target['pinned'])}"
-    return f"{head} '{one_line(target['old_text'])}' matches no entry now"
 
 
 def _decide(home: Home, args, one, many, done_key: str) -> Output:

@@ -19,6 +19,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.approvals.editing import edit_draft
+from engine.approvals.preview import target_line
 from engine.approvals.records import PendingRecord
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
@@ -52,6 +53,15 @@ class QueueLoaded(Message):
 @dataclass
 class PreviewLoaded(Message):
     preview: dict
+
+
+@dataclass
+class AllAsked(Message):
+    """What approving (or rejecting) every pending write would do, one line or more a record."""
+
+    approve: bool
+    count: int
+    detail: str
 
 
 @dataclass
@@ -430,13 +440,31 @@ class ApprovalsScreen(WorkbenchScreen):
         if not self.records:
             self.show_status("Nothing waits for approval.")
             return
-        verb = "Approve" if approve else "Reject"
-        self.app.push_screen(
-            ConfirmDialog(
-                f"{verb} all {len(self.records)} pending writes?",
-                "\n".join(f"{r.id}  {one_line(r.summary, 70)}" for r in self.records),
-            ),
-            lambda yes: self._decide_all(approve) if yes else None,
+        self._ask_all(approve, list(self.records))
+
+    @work(thread=True, exclusive=True, group="approvals-ask", exit_on_error=False)
+    def _ask_all(self, approve: bool, records: list[PendingRecord]) -> None:
+        """Each record's line, and for an approval, the entry each of its replaces and removes hits
+        now (read off the UI thread: a preview reads the files)."""
+        lines = []
+        for record in records:
+            lines.append(f"{record.id}  {one_line(record.summary, 70)}")
+            if not approve:
+                continue
+            try:
+                targets = self.home.approvals.preview(record.id).get("targets") or []
+            except WorkbenchError as exc:
+                lines.append(f"    cannot be previewed: {exc.message}")
+                continue
+            lines += [f"    {target_line(target, 60)}" for target in targets]
+        self.post_result(AllAsked(approve, len(records), "\n".join(lines)))
+
+    @on(AllAsked)
+    def _asked_all(self, message: AllAsked) -> None:
+        verb = "Approve" if message.approve else "Reject"
+        self.ask(
+            ConfirmDialog(f"{verb} all {message.count} pending writes?", message.detail),
+            lambda yes: self._decide_all(message.approve) if yes else None,
         )
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
