@@ -468,3 +468,12 @@ async def test_the_approve_all_question_names_the_entry_each_replace_and_remove_
         assert lines[0].startswith(staged["pending_id"]) and lines[1] == "    op 1 replace hits: Uses Postgres 16"
         assert lines[3] == "    op 1 remove hits: Project uses uv"
         await pilot.press("n")
+
+
+def test_a_wrapped_diff_line_keeps_its_text_under_its_first_character():
+    """A CJK line too long for the pane wrapped at the space after its '+', which then stood alone
+    above text that started at the pane's edge."""
+    from widgets.diff_view import diff_content
+
+    shown = diff_content([(" ", "§"), ("+", "東京リージョンの新しいデータベースホストは db-stg-03 です")], width=24)
+    assert shown.plain.splitlines() == ["  §", "+ 東京リージョンの新しい", "  データベースホストは", "  db-stg-03 です"]

@@ -16,8 +16,9 @@ from .literal import assemble
 STYLES = {"+": ("+ ", "$mark-added"), "-": ("- ", "$mark-removed"), " ": ("  ", "")}
 
 
-def diff_content(lines: Iterable[tuple[str, str]], *, context: int = 2) -> Content:
-    """Render diff lines, keeping ``context`` kept lines around each change."""
+def diff_content(lines: Iterable[tuple[str, str]], *, context: int = 2, width: int | None = None) -> Content:
+    """Render diff lines, keeping ``context`` kept lines around each change. ``width``: wrap each
+    line's text to it, under its first character (a ``+`` never stands alone above its text)."""
     lines = list(lines)
     changed = [i for i, (kind, _) in enumerate(lines) if kind != " "]
     if not changed:
@@ -33,7 +34,10 @@ def diff_content(lines: Iterable[tuple[str, str]], *, context: int = 2) -> Conte
             out.append(Content.styled("  …", "$text-muted"))
             skipped = False
         prefix, style = STYLES.get(kind, STYLES[" "])
-        out.append(assemble((prefix, f"bold {style}" if style else ""), (line, style)))
+        text = assemble((line, style))
+        rows = text.wrap(width - len(prefix)) if width and width > len(prefix) + 1 else [text]
+        out.append(Content.assemble((prefix, f"bold {style}" if style else ""), rows[0]))
+        out += [Content.assemble(" " * len(prefix), row) for row in rows[1:]]
     if skipped:
         out.append(Content.styled("  …", "$text-muted"))
     return Content("\n").join(out)
@@ -46,5 +50,11 @@ class DiffView(Static):
     DiffView { height: auto; }
     """
 
+    lines: list[tuple[str, str]] = []
+
     def show(self, lines: Iterable[tuple[str, str]]) -> None:
-        self.update(diff_content(lines))
+        self.lines = list(lines)
+        self.update(diff_content(self.lines, width=self.content_size.width or None))
+
+    def on_resize(self) -> None:
+        self.update(diff_content(self.lines, width=self.content_size.width or None))
