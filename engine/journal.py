@@ -549,13 +549,13 @@ class Journal:
                 self.connection()
                 .execute(
                     f"SELECT {_UNDO_OF}, id FROM journal WHERE {_UNDOES} AND {_UNDO_OF} IN "
-                    "(SELECT value FROM json_each(?)) AND status = 'done' ORDER BY id",
+                    f"(SELECT value FROM json_each(?)) AND id > {_UNDO_OF} AND status = 'done' ORDER BY id",
                     (json.dumps(asked),),
                 )
                 .fetchall()
             )
             newest.update(found)
-            asked = [undo for undo in found.values() if undo not in looked]  # ids only grow: this ends
+            asked = [undo for undo in found.values() if undo not in looked]  # an undo is newer: this ends
             looked.update(asked)
         undone = {}
         for row_id in ids:

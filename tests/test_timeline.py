@@ -735,3 +735,19 @@ def test_an_undo_of_an_undo_of_an_undo_still_marks_the_row_and_refuses_it_as_und
     assert timeline.revert(chain[3])["success"]  # a fourth: back again, no row marked but the third
     assert {r.id: r.reverted_by for r in timeline.page(limit=5)}[chain[0]] is None
     assert "Kettle descales monthly" in home.memory.entries("memory")
+
+
+def test_an_undo_naming_itself_or_a_newer_row_is_no_undo(home):
+    """A detail damaged by hand (a row naming itself, or two naming each other) made the chain walk
+    loop for ever: the Timeline, revert and memory undo hung."""
+    home.memory.add("memory", "Tea at four", ToolContext(actor="user"))
+    home.memory.add("memory", "Coffee at nine", ToolContext(actor="user"))
+    home.memory.add("memory", "Milk at noon", ToolContext(actor="user"))
+    first, second, third = sorted(row.id for row in Timeline(home).page())
+    conn = home.journal.connection()
+    for row, names in ((first, second), (second, first), (third, third)):
+        conn.execute("UPDATE journal SET detail = ? WHERE id = ?", (json.dumps({"undo_of": names}), row))
+    conn.commit()
+    assert home.journal.undone_by([first, second, third]) == {first: second}  # only a newer row undoes
+    marks = {row.id: row.reverted_by for row in Timeline(home).page()}
+    assert marks == {third: None, second: None, first: second}
