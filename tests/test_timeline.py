@@ -751,3 +751,22 @@ def test_an_undo_naming_itself_or_a_newer_row_is_no_undo(home):
     assert home.journal.undone_by([first, second, third]) == {first: second}  # only a newer row undoes
     marks = {row.id: row.reverted_by for row in Timeline(home).page()}
     assert marks == {third: None, second: None, first: second}
+
+
+def test_a_restore_or_a_rollback_made_outside_the_timeline_marks_the_row_it_undoes(home):
+    """Only the Timeline's revert named the row it undid: the Approvals screen's u, pending restore
+    and curator rollback left the rejection or the skill change unmarked."""
+    from tests.test_skills_support import write_skill
+
+    home.config_path.write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    staged = home.memory.add("memory", "Tea at four", ToolContext(actor="agent"))
+    home.approvals.reject(staged["pending_id"])
+    [reject] = home.journal.query(subsystem="approvals", actions=("reject",), limit=1)
+    home.approvals.restore(staged["pending_id"])
+    write_skill(home, "deploy")
+    archived = home.curator.archive("deploy", actor="user")
+    home.curator.rollback(archived["ledger_id"])
+    [archive] = home.journal.query(subsystem="skills", actions=("archive",), limit=1)
+    marks = {row.id: row.reverted_by for row in Timeline(home).page()}
+    assert marks[reject.id] is not None and marks[archive.id] is not None

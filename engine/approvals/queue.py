@@ -499,7 +499,7 @@ class ApprovalQueue:
                 after=record.summary,
                 session_id=record.session_id,
                 message_id=record.message_id,
-                detail={**_detail(record), "restored_from": row.id},
+                detail={**_detail(record), "restored_from": row.id, "undo_of": row.id},
             )
             try:
                 self.store.write(record)

@@ -655,6 +655,8 @@ class Curator:
             writes, deletes = ledger.rollback_plan(entry)
             paths = sorted(set(writes) | set(deletes))
             evidence = {"rolled_back": entry.id, "rolled_back_action": entry.action}
+            if type(entry.evidence.get("journal_id")) is int:  # so that row is marked undone, whoever rolls back
+                evidence["undo_of"] = entry.evidence["journal_id"]
             if usage:  # rolling this rollback back re-applies the usage change
                 evidence["usage"] = {"before": usage.get("after") or {}, "after": usage.get("before") or {}}
             recorded = record_change(
