@@ -126,3 +126,15 @@ def test_an_empty_queue_says_which_gates_are_on(home, capsys):
     assert home.approvals.empty_note().endswith(note)
     assert main(["pending", "list", "--home", str(home.root)]) == 0
     assert capsys.readouterr().out.strip().endswith(note)
+
+
+def test_deciding_all_of_a_listed_few_says_which_were_decided_elsewhere(home):
+    approval_on(home)
+    first = staged(home, action="create", name="brew", content=SKILL)
+    second = staged(home, action="create", name="steep", content=SKILL.replace("brew", "steep"))
+    home.approvals.reject(first)  # another process, meanwhile
+    result = home.approvals.approve_all(only=[first])
+    assert result["approved"] == [] and result["failed"] == [
+        {"id": first, "success": False, "error": "no longer pending (decided elsewhere)"}
+    ]
+    assert [r.id for r in home.approvals.list()] == [second]  # not listed: left for its own answer

@@ -477,3 +477,20 @@ def test_a_wrapped_diff_line_keeps_its_text_under_its_first_character():
 
     shown = diff_content([(" ", "§"), ("+", "東京リージョンの新しいデータベースホストは db-stg-03 です")], width=24)
     assert shown.plain.splitlines() == ["  §", "+ 東京リージョンの新しい", "  データベースホストは", "  db-stg-03 です"]
+
+
+async def test_approve_all_decides_only_what_its_question_listed(gated, tmp_path):
+    """A proposal staged while the question was open was approved unseen ("Approve all 1 …?", then
+    "Approved 2.")."""
+    listed = stage(gated, "One")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        await pilot.press("A")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
+        late = stage(gated, "Two")
+        await pilot.press("y")
+        await settle(pilot)
+        assert "Approved 1." in text_of(app, "#status")
+        assert [r.id for r in gated.approvals.list()] == [late] and listed != late
+        assert gated.memory.entries("memory") == ["Uses Postgres 16", "One"]

@@ -606,22 +606,30 @@ class ApprovalQueue:
             f"row {entry}.",
         }
 
-    def approve_all(self, subsystem: str | None = None, *, actor: str = "user") -> BulkOutcome:
-        """Approve every pending record, oldest first; failures stay pending."""
-        return self._decide_all(subsystem, lambda rid: self.approve(rid, actor=actor), "approved")
+    def approve_all(
+        self, subsystem: str | None = None, *, actor: str = "user", only: Sequence[str] | None = None
+    ) -> BulkOutcome:
+        """Approve every pending record, oldest first; failures stay pending. ``only``: the ids a
+        question listed (one staged since it was asked waits for its own answer)."""
+        return self._decide_all(subsystem, lambda rid: self.approve(rid, actor=actor), "approved", only)
 
-    def reject_all(self, subsystem: str | None = None, *, actor: str = "user") -> BulkOutcome:
-        return self._decide_all(subsystem, lambda rid: self.reject(rid, actor=actor), "rejected")
+    def reject_all(
+        self, subsystem: str | None = None, *, actor: str = "user", only: Sequence[str] | None = None
+    ) -> BulkOutcome:
+        return self._decide_all(subsystem, lambda rid: self.reject(rid, actor=actor), "rejected", only)
 
-    def _decide_all(self, subsystem, decide, done_key: str) -> BulkOutcome:
+    def _decide_all(self, subsystem, decide, done_key: str, only: Sequence[str] | None) -> BulkOutcome:
         done: list[dict[str, Any]] = []
         failed: list[dict[str, Any]] = []
-        for record in self.list(subsystem):
+        records = [r for r in self.list(subsystem) if only is None or r.id in only]
+        for record in records:
             try:
                 outcome = decide(record.id)
             except WorkbenchError as exc:  # e.g. decided by another process meanwhile
                 outcome = {**_brief(record), "success": False, "error": exc.message}
             (done if outcome["success"] else failed).append(outcome)
+        gone = [pid for pid in only or () if pid not in {r.id for r in records}]
+        failed += [{"id": pid, "success": False, "error": "no longer pending (decided elsewhere)"} for pid in gone]
         return {done_key: done, "failed": failed}
 
     # -- helpers ------------------------------------------------------------------

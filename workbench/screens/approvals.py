@@ -60,7 +60,7 @@ class AllAsked(Message):
     """What approving (or rejecting) every pending write would do, one line or more a record."""
 
     approve: bool
-    count: int
+    ids: list[str]  # the records listed: only these are decided
     detail: str
 
 
@@ -457,20 +457,20 @@ class ApprovalsScreen(WorkbenchScreen):
                 lines.append(f"    cannot be previewed: {exc.message}")
                 continue
             lines += [f"    {target_line(target, 60)}" for target in targets]
-        self.post_result(AllAsked(approve, len(records), "\n".join(lines)))
+        self.post_result(AllAsked(approve, [record.id for record in records], "\n".join(lines)))
 
     @on(AllAsked)
     def _asked_all(self, message: AllAsked) -> None:
         verb = "Approve" if message.approve else "Reject"
         self.ask(
-            ConfirmDialog(f"{verb} all {message.count} pending writes?", message.detail),
-            lambda yes: self._decide_all(message.approve) if yes else None,
+            ConfirmDialog(f"{verb} all {len(message.ids)} pending writes?", message.detail),
+            lambda yes: self._decide_all(message.approve, message.ids) if yes else None,
         )
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
-    def _decide_all(self, approve: bool) -> None:
+    def _decide_all(self, approve: bool, ids: list[str]) -> None:
         approvals = self.home.approvals
-        result = approvals.approve_all() if approve else approvals.reject_all()
+        result = approvals.approve_all(only=ids) if approve else approvals.reject_all(only=ids)
         done, failed = result.get("approved" if approve else "rejected", []), result.get("failed", [])
         message = f"{'Approved' if approve else 'Rejected'} {len(done)}."
         self.post_result(Decided([] if approve else [item["id"] for item in done]))
