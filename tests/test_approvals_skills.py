@@ -115,17 +115,27 @@ def test_an_empty_queue_says_which_gates_are_on(home, capsys):
     """It asked for write_approval to be turned on even when it was."""
     from workbench.cli import main
 
-    assert "with memory.write_approval or skills.write_approval on" in home.approvals.empty_note()
+    assert home.approvals.empty_note() == (
+        "Nothing waits for approval. Writes are queued for approval with memory.write_approval or "
+        "skills.write_approval on in config.yaml; a background review's memory replace or remove, and a "
+        "write the threat scan finds suspicious always is."
+    )
     approval_on(home)
     assert home.approvals.empty_note() == (
-        "Nothing waits for approval. skills.write_approval is on: the agent's skill writes queue here."
+        "Nothing waits for approval. skills.write_approval is on: the agent's skill writes are queued for approval."
     )
     home.config_path.write_text("skills:\n  write_approval: true\nmemory:\n  write_approval: true\n")
     home.reload_config()
-    note = "memory.write_approval and skills.write_approval are on: the agent's memory and skill writes queue here."
-    assert home.approvals.empty_note().endswith(note)
+    note = "memory.write_approval and skills.write_approval are on: the agent's memory and skill writes are queued"
+    assert note in home.approvals.empty_note()
     assert main(["pending", "list", "--home", str(home.root)]) == 0
-    assert capsys.readouterr().out.strip().endswith(note)
+    assert note in capsys.readouterr().out
+    # a filter speaks of its own subsystem (other writes may be waiting)
+    home.memory.add("memory", "Tea at four", ToolContext(actor="agent"))
+    assert main(["pending", "list", "--subsystem", "skills", "--home", str(home.root)]) == 0
+    assert capsys.readouterr().out.strip() == (
+        "No pending skill writes. skills.write_approval is on: the agent's skill writes are queued for approval."
+    )
 
 
 def test_deciding_all_of_a_listed_few_says_which_were_decided_elsewhere(home):

@@ -41,6 +41,8 @@ from .records import (
 )
 from .sources import staging_message
 
+_KINDS = {"memory": "memory", "skills": "skill"}  # a subsystem's writes, in words
+
 if TYPE_CHECKING:
     from ..home import Home
     from ..journal import JournalEntry
@@ -280,19 +282,22 @@ class ApprovalQueue:
     def problems(self, subsystem: str | None = None) -> builtins.list[RecordProblem]:
         return self.scan(subsystem).problems
 
-    def empty_note(self) -> str:
-        """What an empty queue says: which gates are on, so what queues here (and what always does)."""
-        on = [s for s in SUBSYSTEMS if self.home.config.bool(f"{s}.write_approval")]
-        if not on:
-            return (
-                "Nothing waits for approval. Writes queue here with memory.write_approval or "
-                "skills.write_approval on in config.yaml; a background review's memory replace or remove, "
-                "and a write the threat scan finds suspicious, queue here always."
-            )
-        gates = " and ".join(f"{s}.write_approval" for s in on)
-        kinds = " and ".join({"memory": "memory", "skills": "skill"}[s] for s in on)
-        verb = "is" if len(on) == 1 else "are"
-        return f"Nothing waits for approval. {gates} {verb} on: the agent's {kinds} writes queue here."
+    def empty_note(self, subsystem: str | None = None) -> str:
+        """What an empty queue (of ``subsystem``'s writes, when given) says: which gates are on, so
+        what is queued for approval (or, with none on, what always is)."""
+        subsystems = (subsystem,) if subsystem else SUBSYSTEMS
+        nothing = f"No pending {_KINDS[subsystem]} writes." if subsystem else "Nothing waits for approval."
+        on = [s for s in subsystems if self.home.config.bool(f"{s}.write_approval")]
+        if on:
+            gates = " and ".join(f"{s}.write_approval" for s in on)
+            kinds = " and ".join(_KINDS[s] for s in on)
+            verb = "is" if len(on) == 1 else "are"
+            return f"{nothing} {gates} {verb} on: the agent's {kinds} writes are queued for approval."
+        always = (
+            "a background review's memory replace or remove, and " if "memory" in subsystems else ""
+        ) + "a write the threat scan finds suspicious"
+        gates = " or ".join(f"{s}.write_approval" for s in subsystems)
+        return f"{nothing} Writes are queued for approval with {gates} on in config.yaml; {always} always is."
 
     def count(self, subsystem: str | None = None) -> int:
         return len(self.list(subsystem))

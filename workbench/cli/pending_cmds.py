@@ -80,7 +80,7 @@ def list_pending(home: Home, args) -> Output:
     scan = home.approvals.scan(args.subsystem)
     rows = [_row(home, r) for r in scan.records]
     problems = [p.to_dict() for p in scan.problems]
-    lines = [f"Pending writes ({len(rows)}):" if rows else home.approvals.empty_note()]
+    lines = [f"Pending writes ({len(rows)}):" if rows else home.approvals.empty_note(args.subsystem)]
     origins = [record.origin_label + (" (Hermes)" if record.by_hermes else "") for record in scan.records]
     width = max(map(len, origins), default=0)
     for row, origin in zip(rows, origins, strict=True):
