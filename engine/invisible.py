@@ -17,6 +17,8 @@ refusal names is what the screen shows.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import regex
 
 _SUSPECT = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cc}\u2800--[\t\n]]", regex.V1)
@@ -69,10 +71,16 @@ def _is_flag(cluster: str) -> bool:
 
 
 def flag_at(text: str, start: int) -> bool:
-    """True when the flag spelt from ``text[start]`` is a grapheme of its own: nothing after it (an
-    emoji modifier, a joiner) makes its tags part of something else, which no screen draws as a flag."""
-    found = _GRAPHEME.match(text, start)
-    return found is not None and _is_flag(found.group())
+    """True when the flag spelt from ``text[start]`` is a grapheme of its own, as the scan segments
+    ``text``: nothing before it (a prepended mark) or after it (an emoji modifier, a joiner) makes its
+    tags part of something else, which no screen draws as a flag."""
+    return start in _flag_starts(text)
+
+
+@lru_cache(maxsize=16)
+def _flag_starts(text: str) -> frozenset[int]:
+    """Where in ``text`` each grapheme that is a flag starts (segmented once for all its flags)."""
+    return frozenset(found.start() for found in _GRAPHEME.finditer(text) if _is_flag(found.group()))
 
 
 def _needed(text: str, i: int, cluster: str) -> bool:

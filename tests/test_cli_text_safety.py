@@ -156,6 +156,7 @@ hidden_mix = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(text=hidden_mix)
 @example(text="\U0001f3f4\U000e0067\U000e0067\U000e007f\U0001f3fd")  # a skin tone after the flag joins it
+@example(text="\u0600\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f")  # so does a prepend
 def test_what_the_scan_refuses_as_hidden_is_what_the_screen_shows_as_a_symbol(text):
     """A refusal naming U+200D must point at a ``<U+200D>`` the reader can see and delete, and a
     character drawn as a symbol is one the scan refuses (or a control it always shows). A flag
