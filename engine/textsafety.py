@@ -146,8 +146,9 @@ def apart(old: str, new: str, width: int) -> tuple[str, str]:
         min(len(old_line), len(new_line)),
     )
     longest = max(len(old_line), len(new_line))
-    if longest > width and start > width - APART_CONTEXT:
-        lead = min(start - APART_CONTEXT // 2, longest - (width - 2))
+    context = min(APART_CONTEXT, width // 2)  # (a narrow width keeps less before the difference)
+    if longest > width and start > width - context:
+        lead = max(min(start - context // 2, longest - (width - 2)), 1)
         old_line, new_line = "…" + old_line[lead:], "…" + new_line[lead:]
     return cut(old_line, width), cut(new_line, width)
 

@@ -196,3 +196,21 @@ def test_a_box_that_drops_controls_drops_escape_sequences_whole():
     assert without_controls("\x1b[34mBlue\x1b[0m talk") == "Blue talk"
     assert without_controls("x\x1b]0;PWNED\x07y\x1b]52;c;aGk=\x1b\\z") == "xyz"
     assert without_controls("a\x1b(Bb \x1b[") == "ab "
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    shared=st.text(alphabet="ab ", max_size=80),
+    old_end=st.text(alphabet="xyz", min_size=1, max_size=20),
+    new_end=st.text(alphabet="XYZ", min_size=1, max_size=20),
+    width=st.integers(min_value=6, max_value=90),
+)
+def test_two_versions_cut_for_a_line_never_read_the_same(shared, old_end, new_end, width):
+    """``apart`` keeps where two versions differ in view at any width (a width under 30 once took
+    the tails of both, which read the same)."""
+    from engine.textsafety import apart, one_line
+
+    old, new = apart(shared + old_end, shared + new_end, width)
+    assert len(old) <= width and len(new) <= width
+    if one_line(shared + old_end) != one_line(shared + new_end):
+        assert old != new
