@@ -708,3 +708,14 @@ async def test_the_history_of_an_entry_rewritten_near_its_end_shows_each_version
         await settle(pilot)
         detail = str(app.screen.query_one("#detail-text", Static).content)
         assert "user     replace  …: run migrations on staging, then promote after 1 hour\n" in detail
+    home.memory.add("memory", "Kettle:\nDescale monthly", ToolContext(actor="user"))
+    home.memory.replace("memory", "Descale monthly", "Kettle:\nDescale weekly", ToolContext(actor="user"))
+    async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = pilot.app.screen
+        live = screen.query_one("#live-list", EntryList)
+        live.highlighted = [row.text for row in live.rows].index("Kettle:\nDescale weekly")
+        await settle(pilot)
+        detail = str(screen.query_one("#detail-text", Static).content)
+        # every version with its line breaks shown as ⏎, a rewrite's as its add's
+        assert "replace  Kettle: ⏎ Descale weekly\n" in detail and "add      Kettle: ⏎ Descale monthly\n" in detail

@@ -26,10 +26,10 @@ def assemble(*parts: Part) -> Content:
     return Content.assemble(*[(visible(p[0]), p[1]) if isinstance(p, tuple) else visible(p) for p in parts])
 
 
-def one_line(text: str | None, limit: int = 80) -> str:
-    """A single-line preview: newlines shown as ⏎, cut with … past ``limit`` characters."""
+def one_line(text: str | None, limit: int | None = 80) -> str:
+    """A single-line preview: newlines shown as ⏎, cut with … past ``limit`` characters (None: whole)."""
     flat = visible(text).replace("\r\n", "\n").replace("\n", " ⏎ ").replace("\t", " ")
-    return flat if len(flat) <= limit else flat[: max(0, limit - 1)] + "…"
+    return flat if limit is None or len(flat) <= limit else flat[: max(0, limit - 1)] + "…"
 
 
 def cut_cells(text: str, cells: int) -> str:

@@ -369,7 +369,7 @@ class MemoryScreen(WorkbenchScreen):
         for row in detail.history:
             version = one_line(row.after if row.after is not None else row.before, 60)
             if row.before is not None and row.after is not None:  # a rewrite: cut where it differs from before
-                version = apart(row.before, row.after, 60)[1]
+                version = apart(one_line(row.before, None), one_line(row.after, None), 60)[1]
             parts += [
                 (f"{history.when(row.at)} ", "$text-muted"),
                 (f"{row.actor:<8} {row.action:<8} ", "$secondary"),
