@@ -36,6 +36,13 @@ _ID = re.compile(r"[0-9a-f]{8}")
 ORIGIN_LABELS = {FOREGROUND: "agent", BACKGROUND_REVIEW: "review"}
 
 
+def approved_by(approver: str, proposed_by: str | None) -> str:
+    """A writer as people read it: what an approved proposal wrote names its proposer after its approver."""
+    if proposed_by and proposed_by != approver:
+        return f"{approver} (approved, proposed by {proposed_by})"
+    return approver
+
+
 def proposer(actor: str, staged_by: object) -> str:
     """A proposer's name: its actor, ``Hermes`` before it when a Hermes agent staged the record."""
     return f"Hermes {actor}" if staged_by == "hermes" else actor

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..approvals.outside import citing_approval
+from ..approvals.records import approved_by
 from ..approvals.sources import staged_at
 from ..errors import WorkbenchError
 from ..journal import JournalEntry
@@ -69,9 +70,7 @@ class Origin:
 
     def who(self) -> str:
         """The writer as people read it: an approved proposal names its proposer after its approver."""
-        if self.proposed_by and self.proposed_by != self.actor:
-            return f"{self.actor or 'unknown'} (approved, proposed by {self.proposed_by})"
-        return self.actor or "unknown"
+        return approved_by(self.actor or "unknown", self.proposed_by)
 
     def describe(self) -> str:
         """One line for people: ``agent · 2026-11-30 12:00 · session s1 · message 7 (archive)``."""

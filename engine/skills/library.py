@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..approvals.records import approved_by
 from ..curator.ledger import Ledger
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
@@ -77,9 +78,7 @@ class SkillInfo:
     def owner(self) -> str:
         """The provenance as people read it: a skill approved into the library is the approver's
         (the curator leaves it alone, as Hermes's does) and names who proposed it."""
-        if self.proposed_by:
-            return f"{self.provenance} (approved, proposed by {self.proposed_by})"
-        return self.provenance
+        return approved_by(self.provenance, self.proposed_by)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
