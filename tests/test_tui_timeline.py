@@ -399,3 +399,22 @@ async def test_summaries_are_cut_where_the_scrollbar_their_rows_bring_leaves_roo
         assert screen.query_one(TimelineList).show_vertical_scrollbar
         lines = [line for line in screen_text(pilot.app).splitlines() if "created skill 'rerender" in line]
         assert lines and all(line.rstrip(" │▁▂▃▄▅▆▇█").endswith("…") for line in lines)
+
+
+async def test_collapsed_groups_give_their_summaries_the_scrollbars_cells_back(home, tmp_path):
+    """The room was measured as if every group's rows were shown, and a scrollbar about to go kept
+    its cells: with the groups folded, summaries were cut two cells early."""
+    for n in range(12):
+        ctx = ToolContext(actor="review", session_id="s1", message_id=n)
+        for part in range(2):
+            home.memory.add("memory", f"Review {n} learned fact {part} about the deploy pipeline", ctx)
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        assert table.show_vertical_scrollbar
+        expanded = table.what_cells
+        groups = {row.group for row in screen.rows}
+        table.show(screen.rows, screen.titles, groups)  # every group folded: 13 lines fit
+        await settle(pilot)
+        assert table.what_cells == expanded + table.styles.scrollbar_size_vertical
+        assert not table.show_vertical_scrollbar

@@ -62,7 +62,7 @@ class TimelineList(RowTable):
         arrived above it since (``home`` goes to them). Only ``arrived`` rows count: not
         those an older page or a cleared filter brings into the list."""
         self.shown = (rows, titles, collapsed)
-        self.what_cells = self._room_for_what(rows)
+        self.what_cells = self._room_for_what(rows, collapsed)
         current = self.current_key
         following = self.row_count == 0 or self.cursor_row == 0
         ids = {row.id for row in rows}
@@ -132,14 +132,19 @@ class TimelineList(RowTable):
             return Text(self._what(indent + visible(row.summary)))
         return Text(self._what(f"{indent}↶ {visible(row.summary)}"), "dim")
 
-    def _room_for_what(self, rows: list) -> int | None:
+    def _room_for_what(self, rows: list, collapsed: set[str]) -> int | None:
         """The cells the summary column has beside the others (each column pads a cell on both sides), so a
-        summary is cut with … where the table ends, not mid-word at its edge with no sign."""
+        summary is cut with … where the table ends, not mid-word at its edge with no sign. The lines about
+        to be shown say whether a scrollbar will take cells (one shown now may be about to go)."""
         region = self.scrollable_content_region
-        width = region.width
-        lines = 1 + len(rows) + len({row.group for row in rows if row.group})  # the header, rows, group rows
-        if not self.show_vertical_scrollbar and lines > region.height:  # the rows will bring one: its cells go
-            width -= self.styles.scrollbar_size_vertical
+        groups = {row.group for row in rows if row.group}
+        lines = 1 + len(groups) + sum(1 for row in rows if row.group not in collapsed)  # the header too
+        scrollbar = self.styles.scrollbar_size_vertical
+        width = (
+            region.width
+            + (scrollbar if self.show_vertical_scrollbar else 0)
+            - (scrollbar if lines > region.height else 0)
+        )
         actor = max([len("actor"), *(len(visible(row.actor)) for row in rows)])
         room = width - (self.WHEN_CHARS + actor + self.SESSION_CHARS) - 2 * len(self.COLUMNS) * self.cell_padding
         return room if room >= self.MIN_WHAT else None
@@ -148,7 +153,7 @@ class TimelineList(RowTable):
         return text if self.what_cells is None else cut_cells(text, self.what_cells)
 
     def on_resize(self) -> None:
-        if self.shown is not None and self._room_for_what(self.shown[0]) != self.what_cells:
+        if self.shown is not None and self._room_for_what(self.shown[0], self.shown[2]) != self.what_cells:
             self.show(*self.shown)
 
     def _session(self, row) -> Text:
