@@ -418,3 +418,16 @@ async def test_collapsed_groups_give_their_summaries_the_scrollbars_cells_back(h
         await settle(pilot)
         assert table.what_cells == expanded + table.styles.scrollbar_size_vertical
         assert not table.show_vertical_scrollbar
+
+
+async def test_older_pages_still_load_after_a_reload_cancelled_one(home, tmp_path):
+    """A live reload or a search, started while an older page loaded, cancelled it (one worker
+    group); the screen still thought it was loading, and never asked for an older page again."""
+    for n in range(5):
+        home.memory.add("memory", f"fact {n}", ToolContext(actor="user"))
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        screen.loading_more = True  # an older page asked for, whose worker the reload below cancels
+        screen.reload()
+        await settle(pilot)
+        assert not screen.loading_more

@@ -117,6 +117,8 @@ class TimelineScreen(WorkbenchScreen):
     # -- loading -------------------------------------------------------------------
     def load(self, before_id: int | None = None, after_id: int | None = None) -> None:
         """The first page, an older page (``before_id``) or the rows newer than ``after_id`` (live)."""
+        if before_id is None:  # this load cancels an older page's in flight (one worker group): ask again later
+            self.loading_more = False
         self._load(self.search, before_id, after_id, [row.id for row in self.rows] if after_id is not None else [])
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline")
