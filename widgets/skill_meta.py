@@ -34,7 +34,7 @@ def state_parts(skill: SkillRow) -> list[tuple[str, str]]:
     if skill.pinned:
         parts.append(("pinned", "bold"))
     parts += [(skill.provenance or "unknown", "$text-muted"), (uses, "$text-muted")]
-    if skill.proposed_by:  # last: it takes a line of its own, and the description keeps one
+    if skill.proposed_by:  # last, on a line of its own: the parts before it share one as far as they fit
         parts.append((f"proposed by {skill.proposed_by}", "$text-muted"))
     return parts
 
