@@ -8,6 +8,7 @@ import os
 import pytest
 
 from engine.approvals.editing import batch_draft, edit_draft
+from engine.approvals.preview import seen_entries
 from engine.events import MemoryChanged, PendingChanged
 from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.hermes_support import hermes_record
@@ -414,3 +415,21 @@ def test_an_entry_found_in_a_late_catch_up_is_only_perhaps_written_after_staging
     home.memory.record_external_change("memory")  # both found now, dated by the mtime
     [hit] = home.approvals.preview("0000ee03")["targets"]
     assert hit["entry"] == "Deploys on Fridays" and hit["written_after"]["surely"] is False
+
+
+def test_approving_against_the_entries_shown_refuses_a_batch_whose_entry_changed(home):
+    home.memory.add("memory", "User likes tea", ToolContext(actor="user"))
+    home.memory.add("memory", "Project uses uv", ToolContext(actor="user"))
+    operations = [
+        {"action": "replace", "old_text": "tea", "content": "User likes green tea"},
+        {"action": "remove", "old_text": "uv"},
+    ]
+    hermes_record(home, "0000dddd", {"action": "batch", "target": "memory", "operations": operations}, created_at=2e9)
+    seen = seen_entries(home.approvals.preview("0000dddd")["targets"])
+    assert seen == {1: "User likes tea", 2: "Project uses uv"}
+    home.memory.replace("memory", "uv", "Project uses uv and ruff", ToolContext(actor="user"))
+    refused = home.approvals.approve("0000dddd", seen=seen)
+    assert not refused["success"] and "changed while you were asked" in refused["error"]
+    assert home.memory.entries("memory") == ["User likes tea", "Project uses uv and ruff"]
+    assert home.approvals.approve("0000dddd")["success"]  # asked again, against what it hits now
+    assert home.memory.entries("memory") == ["User likes green tea"]

@@ -172,3 +172,30 @@ async def test_edit_then_approve_asks_again_when_hermes_wrote_the_entry_meanwhil
         await pilot.press("ctrl+s")  # asked and answered: approved with the edit
         await wait_for(pilot, lambda: home.approvals.count() == 0, what="the approval")
     assert home.memory.entries("user") == ["Name: Alexandra Chen"]
+
+
+@pytest.mark.parametrize("keys", [("a",), ("A",)])
+async def test_an_entry_rewritten_while_approval_is_asked_is_never_replaced_unseen(home, tmp_path, clock, keys):
+    """A Hermes replace names its entry by a few words only; while the question was open Hermes
+    rewrote the entry, the words still matched, and y replaced the new text, which nobody was shown."""
+    home.memory.add("memory", "Backups run nightly at 03:00 JST", ToolContext(actor="user"))
+    payload = {
+        "action": "replace",
+        "target": "memory",
+        "old_text": "Backups run nightly",
+        "content": "Backups at 01:00",
+    }
+    hermes_record(home, "0000cccc", payload, created_at=clock.now() + 1)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: "Backups at 01:00" in text_of(app, "#proposal-diff"), what="the diff")
+        await pilot.press(*keys)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert "replace hits: Backups run nightly at 03:00 JST" in app.screen.detail
+        home.memory.replace("memory", "03:00", "Backups run nightly at 05:00 JST (moved)", ToolContext(actor="user"))
+        await pilot.press("y")
+        await settle(pilot)
+        assert home.memory.entries("memory") == ["Backups run nightly at 05:00 JST (moved)"]
+        assert [r.id for r in home.approvals.list()] == ["0000cccc"]  # it still waits
+        await wait_for(pilot, lambda: "changed while you were asked" in text_of(app, "#status"), what="why")

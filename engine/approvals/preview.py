@@ -127,3 +127,9 @@ def target_line(target: dict, width: int | None = None) -> str:
     if target["pinned"] is not None:
         return f"{head} was staged against an entry that is gone: {one_line(target['pinned'], width)}"
     return f"{head} '{one_line(target['old_text'], width)}' matches no entry now"
+
+
+def seen_entries(targets: list[dict]) -> dict[int, str]:
+    """The entry each replace or remove of a preview's ``targets`` hits, by operation number: what
+    an approver was shown, passed to ``approve`` as ``seen`` so a change since is refused."""
+    return {t["op"]: t["entry"] for t in targets if t.get("status") == "hits" and isinstance(t.get("entry"), str)}

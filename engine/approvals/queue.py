@@ -396,12 +396,16 @@ class ApprovalQueue:
         return [row.id for row in rows]
 
     # -- deciding -----------------------------------------------------------------
-    def approve(self, pending_id: str, *, edit: str | None = None, actor: str = "user") -> dict[str, Any]:
+    def approve(
+        self, pending_id: str, *, edit: str | None = None, actor: str = "user", seen: dict[int, str] | None = None
+    ) -> dict[str, Any]:
         """Apply a pending write through its store's guards; on success the record goes.
 
-        ``edit`` replaces the proposed text (edit-then-approve). A refusal (say, the
-        pinned entry changed since staging) keeps the record pending and is returned as
-        ``{"success": False, "error": ...}``. Unknown or invalid ids raise.
+        ``edit`` replaces the proposed text (edit-then-approve). ``seen``: the entries the
+        approver was shown its replaces and removes hit, by operation number (``preview``'s
+        ``targets``); a memory write whose entry changed since is refused, not applied to the
+        new one. A refusal (say, the pinned entry changed since staging) keeps the record
+        pending and is returned as ``{"success": False, "error": ...}``. Unknown or invalid ids raise.
         """
         self._check_writable()
         record = self.get(pending_id)
@@ -427,6 +431,7 @@ class ApprovalQueue:
                     session_id=record.session_id,
                     message_id=record.message_id,
                     proposed_by=record.proposer,
+                    **({"seen": seen} if seen and record.subsystem == "memory" else {}),
                 )
                 error = None if result.get("success") else str(result.get("error") or "the write was refused")
             except WorkbenchError as exc:
@@ -612,11 +617,20 @@ class ApprovalQueue:
         }
 
     def approve_all(
-        self, subsystem: str | None = None, *, actor: str = "user", only: Sequence[str] | None = None
+        self,
+        subsystem: str | None = None,
+        *,
+        actor: str = "user",
+        only: Sequence[str] | None = None,
+        seen: dict[str, dict[int, str]] | None = None,
     ) -> BulkOutcome:
         """Approve every pending record, oldest first; failures stay pending. ``only``: the ids a
-        question listed (one staged since it was asked waits for its own answer)."""
-        return self._decide_all(subsystem, lambda rid: self.approve(rid, actor=actor), "approved", only)
+        question listed (one staged since it was asked waits for its own answer); ``seen``: by id,
+        the entries it showed each would hit (see ``approve``)."""
+        seen = seen or {}
+        return self._decide_all(
+            subsystem, lambda rid: self.approve(rid, actor=actor, seen=seen.get(rid)), "approved", only
+        )
 
     def reject_all(
         self, subsystem: str | None = None, *, actor: str = "user", only: Sequence[str] | None = None

@@ -349,6 +349,23 @@ def pin_targets(payload: dict[str, Any], targets: list[Target]) -> dict[str, Any
     }
 
 
+def pin_seen(payload: dict[str, Any], seen: dict[int, str]) -> dict[str, Any]:
+    """``payload`` with each replace or remove staged without its entry pinned to the entry a person
+    was shown it would hit (``seen``: by operation number, as ``resolve_targets`` numbers them)."""
+    if payload.get("action") in ("replace", "remove"):
+        pinned = isinstance(payload.get("matched_entry"), str)
+        return payload if pinned or 1 not in seen else {**payload, "matched_entry": seen[1]}
+    if payload.get("action") != "batch" or not isinstance(payload.get("operations"), list):
+        return payload
+    operations = [
+        {**op, "matched_entry": seen[i]}
+        if isinstance(op, dict) and i in seen and not isinstance(op.get("matched_entry"), str)
+        else op
+        for i, op in enumerate(payload["operations"], 1)
+    ]
+    return {**payload, "operations": operations}
+
+
 def edit_batch(operations: Any, edited: str) -> list[Any]:
     """A batch's operations with a reviewer's texts for its adds and replaces, in order.
 

@@ -499,14 +499,19 @@ class MemoryStore:
         session_id: str | None = None,
         message_id: int | None = None,
         proposed_by: str | None = None,
+        seen: dict[int, str] | None = None,
     ) -> dict[str, Any]:
         """Replay a staged write through every guard (never the gate: this is the approval).
 
         The payload holds only Hermes's replay keywords (so Hermes can approve our records
         too); who proposed it, and in which session and message, comes from the record.
+        ``seen``: the entries the approver was shown its replaces and removes hit (by operation
+        number); one changed since is refused, never replaced unseen.
         """
         try:
             self._check_writable()
+            if seen:
+                payload = ops.pin_seen(payload, seen)
             target, plan = self._staged_plan(payload, edited_content)
             writer = _Writer(
                 actor,
@@ -515,8 +520,15 @@ class MemoryStore:
                 {"pending_id": pending_id, "proposed_by": proposed_by, "edited": edited_content is not None},
             )
             outcome = self._apply(target, plan, writer)
-        except Refusal as refusal:
-            return refusal.result
+        except Refusal as refusal:  # (a batch's refusal adds that none of its operations was applied)
+            said = str(refusal.result.get("error"))
+            if not any(said.startswith(ops.stale_pin_message(entry)) for entry in (seen or {}).values()):
+                return refusal.result
+            return {
+                "success": False,
+                "error": f"{FILE_NAMES[target]} changed while you were asked: an entry this write would change "
+                "is no longer as it was shown. Nothing was approved; the proposal still waits, look at it again.",
+            }
         return self._success(target, outcome)
 
     def preview_staged(self, payload: dict[str, Any], edited_content: str | None = None) -> dict[str, Any]:

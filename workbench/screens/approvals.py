@@ -19,7 +19,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.approvals.editing import edit_draft
-from engine.approvals.preview import target_line
+from engine.approvals.preview import seen_entries, target_line
 from engine.approvals.records import PendingRecord
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
@@ -62,6 +62,7 @@ class AllAsked(Message):
     approve: bool
     ids: list[str]  # the records listed: only these are decided
     detail: str
+    seen: dict[str, dict[int, str]]  # by id, the entries shown each replace and remove hits
 
 
 @dataclass
@@ -314,13 +315,16 @@ class ApprovalsScreen(WorkbenchScreen):
         record = self._selected()
         if record is not None:
             preview = self.preview if self.preview is not None and self.preview.get("id") == record.id else {}
+            targets = preview.get("targets") or []
+            hits = [target_line(target, 160) for target in targets]
             cautions = [f"⚠ {heading}: {one_line(entry, 160)}" for heading, entry in late_hits(preview)]
             if preview.get("error"):  # what the pane says: approving now would be refused (it stays pending)
                 cautions.insert(0, f"⚠ Would be refused now, and stay pending: {one_line(str(preview['error']), 240)}")
+            seen = seen_entries(targets)  # approved against these, or refused if they changed meanwhile
             self.confirm(
                 f"Approve {record.subsystem} {record.action} {record.id}?",
-                "\n".join([one_line(record.summary, 300), *cautions]),
-                lambda: self._decide(record.id, approve=True),
+                "\n".join([one_line(record.summary, 300), *hits, *cautions]),
+                lambda: self._decide(record.id, approve=True, seen=seen),
             )
 
     def action_reject(self) -> None:
@@ -333,10 +337,10 @@ class ApprovalsScreen(WorkbenchScreen):
             )
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
-    def _decide(self, pending_id: str, *, approve: bool) -> None:
+    def _decide(self, pending_id: str, *, approve: bool, seen: dict[int, str] | None = None) -> None:
         approvals = self.home.approvals
         try:
-            result = approvals.approve(pending_id) if approve else approvals.reject(pending_id)
+            result = approvals.approve(pending_id, seen=seen) if approve else approvals.reject(pending_id)
         except Exception as exc:
             result = {"success": False, "error": getattr(exc, "message", str(exc))}
         ok = result.get("success") is not False
@@ -418,16 +422,17 @@ class ApprovalsScreen(WorkbenchScreen):
         """Worker thread: approve with the edit. A replace or remove that now hits an entry written after
         the proposal was staged (Hermes wrote it while the box was open, say) asks first, as ``a`` does:
         the first save names it and changes nothing, a second approves."""
+        seen = None
         if record.subsystem == "memory":
             self.home.memory.catch_up()  # (a write not journaled yet names no date)
-            late = [
-                (why, entry) for why, entry in late_hits(self.home.approvals.preview(record.id)) if entry not in heard
-            ]
+            preview = self.home.approvals.preview(record.id)
+            late = [(why, entry) for why, entry in late_hits(preview) if entry not in heard]
             if late:
                 heard.update(entry for _, entry in late)
                 warnings = "\n".join(f"⚠ {why}: {one_line(entry, 160)}" for why, entry in late)
                 return f"{warnings}\nNothing was approved. Save again to approve with your edit anyway, or cancel."
-        result = self.home.approvals.approve(record.id, edit=text)
+            seen = seen_entries(preview.get("targets") or [])  # what was checked is what it changes
+        result = self.home.approvals.approve(record.id, edit=text, seen=seen)
         return None if result.get("success") else str(result.get("error") or "refused")
 
     def action_approve_all(self) -> None:
@@ -446,7 +451,7 @@ class ApprovalsScreen(WorkbenchScreen):
     def _ask_all(self, approve: bool, records: list[PendingRecord]) -> None:
         """Each record's line, and for an approval, the entry each of its replaces and removes hits
         now (read off the UI thread: a preview reads the files)."""
-        lines = []
+        lines, seen = [], {}
         for record in records:
             lines.append(f"{record.id}  {one_line(record.summary, 70)}")
             if not approve:
@@ -457,20 +462,21 @@ class ApprovalsScreen(WorkbenchScreen):
                 lines.append(f"    cannot be previewed: {exc.message}")
                 continue
             lines += [f"    {target_line(target, 60)}" for target in targets]
-        self.post_result(AllAsked(approve, [record.id for record in records], "\n".join(lines)))
+            seen[record.id] = seen_entries(targets)
+        self.post_result(AllAsked(approve, [record.id for record in records], "\n".join(lines), seen))
 
     @on(AllAsked)
     def _asked_all(self, message: AllAsked) -> None:
         verb = "Approve" if message.approve else "Reject"
         self.ask(
             ConfirmDialog(f"{verb} all {len(message.ids)} pending writes?", message.detail),
-            lambda yes: self._decide_all(message.approve, message.ids) if yes else None,
+            lambda yes: self._decide_all(message.approve, message.ids, message.seen) if yes else None,
         )
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
-    def _decide_all(self, approve: bool, ids: list[str]) -> None:
+    def _decide_all(self, approve: bool, ids: list[str], seen: dict[str, dict[int, str]]) -> None:
         approvals = self.home.approvals
-        result = approvals.approve_all(only=ids) if approve else approvals.reject_all(only=ids)
+        result = approvals.approve_all(only=ids, seen=seen) if approve else approvals.reject_all(only=ids)
         done, failed = result.get("approved" if approve else "rejected", []), result.get("failed", [])
         message = f"{'Approved' if approve else 'Rejected'} {len(done)}."
         self.post_result(Decided([] if approve else [item["id"] for item in done]))
