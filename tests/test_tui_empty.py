@@ -14,7 +14,7 @@ EMPTY_STATES = (
     ("1", "#live-list", "(no entries; press a to add)"),
     ("2", "#sessions-transcript", "No sessions in this home yet: talk to the agent on the Run screen (5)"),
     ("3", "#skills-code", "No skills in this home yet. The agent writes them with skill_manage"),
-    ("4", "#queue", "Nothing waits for approval. Writes queue here with memory.write_approval"),
+    ("4", "#queue", "Nothing waits for approval. Writes are queued for approval with memory.write_approval"),
     ("5", "#run-transcript", "Type a message below, or pick a scenario and press ctrl+g."),
     ("6", "#timeline-detail", empty_state("")),
 )
