@@ -237,3 +237,21 @@ def test_a_hermes_proposal_decided_before_any_catch_up_keeps_its_stage_row(home,
         ("stage", "agent", True),
         (decide, "user", None),
     ]
+
+
+def test_a_decision_made_outside_after_a_restore_names_no_row_undone(home, clock):
+    """Hermes rejecting a proposal the user had rejected and put back copied the restore row's
+    detail, its undo_of with it: the Timeline marked the first rejection undone by Hermes's."""
+    _seed(home, "User likes tea")
+    _stage(home, clock, "0000aa09", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    home.approvals.reject("0000aa09")
+    home.approvals.restore("0000aa09")
+    reject, restore = (
+        home.journal.query(subsystem="approvals", target="0000aa09", actions=(a,))[0] for a in ("reject", "restore")
+    )
+    _hermes_decides(home, "0000aa09")
+    action, actor, _, _ = _decision(home, "0000aa09")
+    [outside] = home.journal.query(subsystem="approvals", target="0000aa09", limit=1)
+    assert (action, actor) == ("reject", "external") and "undo_of" not in outside.detail
+    marks = {row.id: row.reverted_by for row in Timeline(home).page(target="0000aa09")}
+    assert marks[reject.id] == restore.id and marks[outside.id] is None

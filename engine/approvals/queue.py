@@ -262,7 +262,7 @@ class ApprovalQueue:
             session_id=staged.session_id,
             message_id=staged.message_id,
             detail={
-                **staged.detail,
+                **{key: value for key, value in staged.detail.items() if key in RECORD_FIELDS},
                 "outside": True,
                 "why": why,
                 "proposed_by": proposer(proposed_by, staged.detail.get("staged_by")),
@@ -743,14 +743,11 @@ def _journal_fields(record: PendingRecord) -> dict[str, Any]:
     return {"before": record.summary, "session_id": record.session_id, "message_id": record.message_id}
 
 
+# What the journal keeps of a record (``_detail``); a decision made outside copies these from the
+# row that queued it, never that row's own links (a restore's ``undo_of``, a revert group's tags).
+RECORD_FIELDS = ("subsystem", "action", "origin", "summary", "created_at", "payload", "staged_by")
+
+
 def _detail(record: PendingRecord) -> dict[str, Any]:
     """What the journal keeps of a record: enough to recreate it."""
-    return {
-        "subsystem": record.subsystem,
-        "action": record.action,
-        "origin": record.origin,
-        "summary": record.summary,
-        "created_at": record.created_at,
-        "payload": record.payload,
-        "staged_by": record.staged_by,
-    }
+    return {field: getattr(record, field) for field in RECORD_FIELDS}
