@@ -719,3 +719,18 @@ async def test_the_history_of_an_entry_rewritten_near_its_end_shows_each_version
         detail = str(screen.query_one("#detail-text", Static).content)
         # every version with its line breaks shown as ⏎, a rewrite's as its add's
         assert "replace  Kettle: ⏎ Descale weekly\n" in detail and "add      Kettle: ⏎ Descale monthly\n" in detail
+
+
+async def test_the_undo_question_shows_a_long_entrys_versions_where_they_differ(home, tmp_path):
+    """Both versions were their first 300 characters: a change at the end of a longer entry read the same."""
+    entry = "Runbook for staging incidents: " + "check the dashboards, " * 14 + "then page with incident {}."
+    home.memory.add("memory", entry.format(4713), AGENT)
+    home.memory.replace("memory", "incident 4713", entry.format(4714), AGENT)
+    async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="the confirmation")
+        now, back = pilot.app.screen.detail.splitlines()
+        assert now.endswith("then page with incident 4714.") and back.endswith("then page with incident 4713.")
+        assert now.startswith("now:  …") and back.startswith("back to:  …")
+        await pilot.press("n")

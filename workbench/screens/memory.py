@@ -534,10 +534,11 @@ class MemoryScreen(WorkbenchScreen):
         if offer is None:
             self.show_status(f"Nothing to undo: {self.detail.why_no_undo}")
             return
-        detail = (
-            f"now:  {one_line(offer.now, 300) if offer.now is not None else '(nothing)'}\n"
-            f"back to:  {one_line(offer.back_to, 300) if offer.back_to is not None else '(nothing)'}"
-        )
+        now = one_line(offer.now, 300) if offer.now is not None else "(nothing)"
+        back = one_line(offer.back_to, 300) if offer.back_to is not None else "(nothing)"
+        if offer.now is not None and offer.back_to is not None:  # a rewrite: both cut where they differ
+            now, back = apart(one_line(offer.now, None), one_line(offer.back_to, None), 300)
+        detail = f"now:  {now}\nback to:  {back}"
         self.app.push_screen(ConfirmDialog(offer.question, detail), lambda yes: self._undo(offer) if yes else None)
 
     @work(thread=True, group="memory-write", exit_on_error=False)
