@@ -21,7 +21,11 @@ from functools import lru_cache
 
 import regex
 
-_SUSPECT = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cc}\u2800--[\t\n]]", regex.V1)
+# A skin tone is drawn two cells wide by a terminal, but measured as none (it combines with the
+# emoji before it): alone, it hides the text after it from every screen. So it counts as hidden
+# unless it follows an emoji that takes a skin tone.
+_SUSPECT = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cc}\u2800\U0001f3fb-\U0001f3ff--[\t\n]]", regex.V1)
+_TONE_BASE = regex.compile(r"\p{Emoji_Modifier_Base}")
 _GRAPHEME = regex.compile(r"\X")
 _PICTO = regex.compile(r"\p{Extended_Pictographic}")
 # An emoji that a ZWJ may follow: a pictograph, perhaps with its presentation selector or a skin tone.
@@ -41,12 +45,12 @@ _FLAG_TAGS = regex.compile(FLAG)
 ZWNJ, ZWJ, BLACK_FLAG = "\u200c", "\u200d", "\U0001f3f4"
 
 # The hidden characters a grapheme may need (tags aside: a flag is judged as a whole).
-CONTEXTUAL = "\u180b-\u180d\u180f\u200c\u200d\u2800\ufe00-\ufe0f\U000e0100-\U000e01ef"
+CONTEXTUAL = "\u180b-\u180d\u180f\u200c\u200d\u2800\ufe00-\ufe0f\U000e0100-\U000e01ef\U0001f3fb-\U0001f3ff"
 
 
 def needed_at(text: str, i: int) -> bool:
-    """True when the joiner, variation selector or braille blank at ``text[i]`` is part of how
-    its neighbours are spelt (any other character: False)."""
+    """True when the joiner, variation selector, braille blank or skin tone at ``text[i]`` is part of
+    how its neighbours are spelt (any other character: False)."""
     ch = text[i]
     before = text[i - 1] if i else ""
     after = text[i + 1] if i + 1 < len(text) else ""
@@ -62,6 +66,8 @@ def needed_at(text: str, i: int) -> bool:
         return bool(before and _MONGOLIAN.match(before))
     if ch == "\u2800":
         return bool(_BRAILLE.match(before or " ") or _BRAILLE.match(after or " "))
+    if "\U0001f3fb" <= ch <= "\U0001f3ff":  # a skin tone
+        return bool(before and _TONE_BASE.match(before))
     return False
 
 

@@ -157,6 +157,7 @@ hidden_mix = st.lists(
 @given(text=hidden_mix)
 @example(text="\U0001f3f4\U000e0067\U000e0067\U000e007f\U0001f3fd")  # a skin tone after the flag joins it
 @example(text="\u0600\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f")  # so does a prepend
+@example(text="a\U0001f3fd\U0001f44d\U0001f3fd\U0001f3fd")  # a skin tone alone, after an emoji, after a tone
 def test_what_the_scan_refuses_as_hidden_is_what_the_screen_shows_as_a_symbol(text):
     """A refusal naming U+200D must point at a ``<U+200D>`` the reader can see and delete, and a
     character drawn as a symbol is one the scan refuses (or a control it always shows). A flag
@@ -214,3 +215,17 @@ def test_two_versions_cut_for_a_line_never_read_the_same(shared, old_end, new_en
     assert len(old) <= width and len(new) <= width
     if one_line(shared + old_end) != one_line(shared + new_end):
         assert old != new
+
+
+def test_a_skin_tone_alone_is_hidden_and_shown_as_a_symbol_after_an_emoji_it_is_kept():
+    """A lone skin tone is measured as no cells but drawn as two: twenty of them hid the word after
+    them on every screen, and the scan let them through."""
+    from engine.invisible import hidden_characters
+    from engine.safety.scan import assess
+    from engine.textsafety import visible
+
+    hiding = "Tones " + "\U0001f3fd" * 20 + " end"
+    assert hidden_characters(hiding) == ["U+1F3FD"] and assess(hiding).dangerous
+    assert visible(hiding) == "Tones " + "<U+1F3FD>" * 20 + " end"
+    for kept in ("Thumbs \U0001f44d\U0001f3fd up", "dev \U0001f469\U0001f3fd\u200d\U0001f4bb"):
+        assert hidden_characters(kept) == [] and visible(kept) == kept and not assess(kept).dangerous
