@@ -483,14 +483,18 @@ async def test_approve_all_decides_only_what_its_question_listed(gated, tmp_path
     """A proposal staged while the question was open was approved unseen ("Approve all 1 …?", then
     "Approved 2.")."""
     listed = stage(gated, "One")
+    decided = stage(gated, "Three")
     app = make_app(gated, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_approvals(pilot)
         await pilot.press("A")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
         late = stage(gated, "Two")
+        gated.approvals.reject(decided)  # another process, meanwhile
         await pilot.press("y")
         await settle(pilot)
-        assert "Approved 1." in text_of(app, "#status")
+        status = text_of(app, "#status")
+        assert f"Approved 1. Decided elsewhere meanwhile, so not here: {decided}." in status
+        assert "still pending" not in status
         assert [r.id for r in gated.approvals.list()] == [late] and listed != late
         assert gated.memory.entries("memory") == ["Uses Postgres 16", "One"]

@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 DESTRUCTIVE_MEMORY_ACTIONS = ("replace", "remove")
 PROPOSED_SHOWN = 20  # texts a refused memory proposal shows in place of its diff
 # What a bulk decision returns: the outcomes that succeeded (under "approved" or "rejected") and "failed".
-BulkOutcome = dict[str, list[dict[str, Any]]]
+BulkOutcome = dict[str, list[Any]]  # done (by key), failed and gone
 
 
 class UnusableRecord(WorkbenchError):
@@ -625,8 +625,9 @@ class ApprovalQueue:
         seen: dict[str, dict[int, str]] | None = None,
     ) -> BulkOutcome:
         """Approve every pending record, oldest first; failures stay pending. ``only``: the ids a
-        question listed (one staged since it was asked waits for its own answer); ``seen``: by id,
-        the entries it showed each would hit (see ``approve``)."""
+        question listed (one staged since it was asked waits for its own answer; ``gone``: those
+        decided elsewhere meanwhile); ``seen``: by id, the entries it showed each would hit (see
+        ``approve``)."""
         seen = seen or {}
         return self._decide_all(
             subsystem, lambda rid: self.approve(rid, actor=actor, seen=seen.get(rid)), "approved", only
@@ -648,8 +649,7 @@ class ApprovalQueue:
                 outcome = {**_brief(record), "success": False, "error": exc.message}
             (done if outcome["success"] else failed).append(outcome)
         gone = [pid for pid in only or () if pid not in {r.id for r in records}]
-        failed += [{"id": pid, "success": False, "error": "no longer pending (decided elsewhere)"} for pid in gone]
-        return {done_key: done, "failed": failed}
+        return {done_key: done, "failed": failed, **({"gone": gone} if only is not None else {})}
 
     # -- helpers ------------------------------------------------------------------
     def _date_hits(self, record: PendingRecord, staged: dict[str, Any]) -> None:

@@ -486,6 +486,8 @@ class ApprovalsScreen(WorkbenchScreen):
             message += f" {len(failed)} refused and still pending: " + "; ".join(
                 f"{f.get('id')}: {f.get('error')}" for f in failed
             )
+        if result.get("gone"):
+            message += f" Decided elsewhere meanwhile, so not here: {', '.join(result['gone'])}."
         self.report(message, error=bool(failed))
 
     @on(Decided)
