@@ -453,7 +453,7 @@ class ApprovalsScreen(WorkbenchScreen):
         now (read off the UI thread: a preview reads the files)."""
         lines, seen = [], {}
         for record in records:
-            lines.append(f"{record.id}  {one_line(record.summary, 70)}")
+            lines.append(f"{record.id}  {'Hermes · ' if record.by_hermes else ''}{one_line(record.summary, 70)}")
             if not approve:
                 continue
             try:
