@@ -46,6 +46,14 @@ async def open_approvals(pilot) -> None:
     await settle(pilot)
 
 
+async def asked(pilot, key: str) -> ConfirmDialog:
+    """Approvals, then ``key`` (a, A, R): the question it opens."""
+    await open_approvals(pilot)
+    await pilot.press(key)
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="the question")
+    return pilot.app.screen
+
+
 async def open_editor(pilot) -> EditDialog:
     """Approvals, then e on the first proposal: its edit-then-approve box."""
     await open_approvals(pilot)
@@ -461,10 +469,7 @@ async def test_the_approve_all_question_names_the_entry_each_replace_and_remove_
     stage_batch(gated, [{"action": "remove", "old_text": "uv"}])
     app = make_app(gated, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_approvals(pilot)
-        await pilot.press("A")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
-        lines = app.screen.detail.splitlines()
+        lines = (await asked(pilot, "A")).detail.splitlines()
         assert lines[0].startswith(staged["pending_id"]) and lines[1] == "    op 1 replace hits: Uses Postgres 16"
         assert lines[3] == "    op 1 remove hits: Project uses uv"
         await pilot.press("n")
@@ -486,9 +491,7 @@ async def test_approve_all_decides_only_what_its_question_listed(gated, tmp_path
     decided = stage(gated, "Three")
     app = make_app(gated, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_approvals(pilot)
-        await pilot.press("A")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
+        await asked(pilot, "A")
         late = stage(gated, "Two")
         gated.approvals.reject(decided)  # another process, meanwhile
         await pilot.press("y")
