@@ -491,7 +491,7 @@ async def test_approve_all_decides_only_what_its_question_listed(gated, tmp_path
     decided = stage(gated, "Three")
     app = make_app(gated, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await asked(pilot, "A")
+        assert (await asked(pilot, "A")).question == "Approve all 2 pending writes?"
         late = stage(gated, "Two")
         gated.approvals.reject(decided)  # another process, meanwhile
         await pilot.press("y")

@@ -195,6 +195,7 @@ async def test_an_entry_rewritten_while_approval_is_asked_is_never_replaced_unse
         assert "replace hits: Backups run nightly at 03:00 JST" in app.screen.detail
         if keys == ("A",):  # the queue row's mark for what Hermes staged
             assert app.screen.detail.startswith("0000cccc  Hermes · ")
+            assert app.screen.question == "Approve all 1 pending write?"
         home.memory.replace("memory", "03:00", "Backups run nightly at 05:00 JST (moved)", ToolContext(actor="user"))
         await pilot.press("y")
         await settle(pilot)

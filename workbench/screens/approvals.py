@@ -469,7 +469,9 @@ class ApprovalsScreen(WorkbenchScreen):
     def _asked_all(self, message: AllAsked) -> None:
         verb = "Approve" if message.approve else "Reject"
         self.ask(
-            ConfirmDialog(f"{verb} all {len(message.ids)} pending writes?", message.detail),
+            ConfirmDialog(
+                f"{verb} all {len(message.ids)} pending write{'s' * (len(message.ids) != 1)}?", message.detail
+            ),
             lambda yes: self._decide_all(message.approve, message.ids, message.seen) if yes else None,
         )
 
