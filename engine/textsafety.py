@@ -137,20 +137,42 @@ APART_CONTEXT = 20  # characters of two versions' shared text kept before where 
 
 
 def apart(old: str, new: str, width: int) -> tuple[str, str]:
-    """Two versions of a text, each on one line in at most ``width`` characters: when their shared
-    start would leave no room for where they differ, both start with … shortly before it (keeping
-    as much of the ends as fits), so versions that differ near the end never read the same."""
+    """Two versions of a text, each on one line in at most ``width`` characters, so that where they
+    differ is in view: when their shared start would leave no room for it, both start with …
+    shortly before it; when the part that differs runs past the room left, each keeps its start
+    and its end with … between (a text changed in two places shows both). Versions that differ
+    never read the same."""
     old_line, new_line = one_line(old), one_line(new)
+    longest = max(len(old_line), len(new_line))
+    if longest <= width:
+        return old_line, new_line
     start = next(
         (i for i, (a, b) in enumerate(zip(old_line, new_line, strict=False)) if a != b),
         min(len(old_line), len(new_line)),
     )
-    longest = max(len(old_line), len(new_line))
-    context = min(APART_CONTEXT, width // 2)  # (a narrow width keeps less before the difference)
-    if longest > width and start > width - context:
-        lead = max(min(start - context // 2, longest - (width - 2)), 1)
-        old_line, new_line = "…" + old_line[lead:], "…" + new_line[lead:]
-    return cut(old_line, width), cut(new_line, width)
+    shared_end = next(
+        (i for i, (a, b) in enumerate(zip(reversed(old_line), reversed(new_line), strict=False)) if a != b),
+        min(len(old_line), len(new_line)),
+    )
+    shared_end = min(shared_end, min(len(old_line), len(new_line)) - start)  # (never into the shared start)
+    context = min(APART_CONTEXT, width // 2)  # (a narrow width keeps less around the difference)
+    lead = max(min(start - context // 2, longest - (width - 2)), 1) if start > width - context else 0
+    return (
+        _around(old_line, lead, start, len(old_line) - shared_end, width, context),
+        _around(new_line, lead, start, len(new_line) - shared_end, width, context),
+    )
+
+
+def _around(line: str, lead: int, start: int, end: int, width: int, context: int) -> str:
+    """``line`` from ``lead`` (… for what is left out) in ``width`` characters, its difference
+    (``start`` to ``end``) in view: cut at the end when that fits, else its start, … and its end."""
+    shown = ("…" if lead else "") + line[lead:]
+    if len(shown) <= width or end - lead + bool(lead) <= width - 1:
+        return cut(shown, width)
+    after = min(len(line), end + context // 2)  # a little of what follows the difference
+    head = shown[: min(max(width // 2, start - lead + bool(lead) + context // 2), width - context // 2 - 3)]
+    tail_room = width - len(head) - 1 - (after < len(line))
+    return head + "…" + line[after - tail_room : after] + ("…" if after < len(line) else "")
 
 
 def is_terminal_safe(text: str) -> bool:

@@ -199,22 +199,32 @@ def test_a_box_that_drops_controls_drops_escape_sequences_whole():
     assert without_controls("a\x1b(Bb \x1b[") == "ab "
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(
     shared=st.text(alphabet="ab ", max_size=80),
-    old_end=st.text(alphabet="xyz", min_size=1, max_size=20),
-    new_end=st.text(alphabet="XYZ", min_size=1, max_size=20),
+    between=st.text(alphabet="cd ", max_size=120),
+    first=st.tuples(st.text(alphabet="xy", max_size=3), st.text(alphabet="XY", max_size=3)),
+    last=st.tuples(st.text(alphabet="xyz", min_size=1, max_size=20), st.text(alphabet="XYZ", min_size=1, max_size=20)),
     width=st.integers(min_value=6, max_value=90),
 )
-def test_two_versions_cut_for_a_line_never_read_the_same(shared, old_end, new_end, width):
+@example(shared="Runbook: ", between="c" * 100, first=("ring", "call"), last=("4712.", "4713."), width=60)
+def test_two_versions_cut_for_a_line_never_read_the_same(shared, between, first, last, width):
     """``apart`` keeps where two versions differ in view at any width (a width under 30 once took
-    the tails of both, which read the same)."""
+    the tails of both, which read the same), and a text changed in two places shows both."""
     from engine.textsafety import apart, one_line
 
-    old, new = apart(shared + old_end, shared + new_end, width)
+    old_text, new_text = shared + first[0] + between + last[0], shared + first[1] + between + last[1]
+    old, new = apart(old_text, new_text, width)
     assert len(old) <= width and len(new) <= width
-    if one_line(shared + old_end) != one_line(shared + new_end):
+    if one_line(old_text) != one_line(new_text):
         assert old != new
+    if width >= 45 and len(between) > width:  # both places in view: the first change and the end
+        assert old.endswith(last[0][-3:]) and new.endswith(last[1][-3:])
+        if first[0] != first[1]:
+            assert (
+                old.split("…")[0 if not old.startswith("…") else 1]
+                != new.split("…")[0 if not new.startswith("…") else 1]
+            )
 
 
 def test_a_skin_tone_alone_is_hidden_and_shown_as_a_symbol_after_an_emoji_it_is_kept():
