@@ -819,10 +819,9 @@ class Timeline:
         if row.subsystem == "skills" and ledger_id:
             try:
                 ledger = self.home.skills.ledger
-                writes, deletes = ledger.rollback_plan(ledger.get(ledger_id))
+                files = ledger.rollback_files(ledger.get(ledger_id))
             except WorkbenchError as exc:
                 return {**item, "undo": f"roll back ledger {ledger_id}", "refused": exc.message}
-            files = [f"restore {p}" for p in sorted(writes)] + [f"remove {p}" for p in sorted(deletes)]
             return {
                 **item,
                 "undo": f"roll back ledger {ledger_id}: " + ("; ".join(files) or "no files"),

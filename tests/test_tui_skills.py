@@ -199,6 +199,8 @@ async def test_purge_asks_first_and_rollback_brings_it_back(home, tmp_path):
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="rollback confirmation")
         assert re.fullmatch(r"Roll back purge of docker-prune \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)\?", app.screen.question)
+        # what it will put back, file by file, as the Timeline's revert question says
+        assert "restore skills/.archive/docker-prune/SKILL.md" in app.screen.detail.splitlines()
         await pilot.press("y")
         await wait_for(pilot, lambda: "docker-prune" in names(screen), what="rolled back")
         assert state_of(home, "docker-prune") == "archived"
@@ -423,3 +425,28 @@ async def test_an_archived_copy_sharing_an_active_skills_name_is_its_own_row(hom
         )
     live = [i for i in home.skills.list(include_archived=True) if i.name == "deploy-staging" and i.state == "active"]
     assert len(live) == 1 and not live[0].pinned
+
+
+async def test_a_rollback_the_ledger_would_refuse_says_why_without_asking(home, tmp_path):
+    """The question asked first and the refusal came after y; now it lists the files a rollback puts
+    back, and says at once why one would be refused."""
+    from tests.test_skills_support import write_skill
+
+    write_skill(home, "deploy", body="# Deploy\nStep one.\n")
+    for step in ("two", "three"):
+        home.skills.manage(
+            {"action": "patch", "name": "deploy", "old_string": "Step one.", "new_string": f"Step {step}."}
+        )
+        home.skills.manage(
+            {"action": "patch", "name": "deploy", "old_string": f"Step {step}.", "new_string": "Step one."}
+        )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_skills(pilot)
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, LedgerDialog), what="ledger")
+        await pilot.press("down", "enter")  # an older patch: a later one changed the same file since
+        toasts = lambda: [str(n.message) for n in app._notifications]  # noqa: E731
+        await wait_for(pilot, lambda: any("Could not roll back patch of deploy" in t for t in toasts()), what="why")
+        assert not isinstance(app.screen, ConfirmDialog)
+        assert any("Roll back the later entries first" in t for t in toasts())

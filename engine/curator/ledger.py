@@ -335,6 +335,12 @@ class Ledger:
         except (OSError, UnsafePath):
             return None
 
+    def rollback_files(self, entry: LedgerEntry) -> list[str]:
+        """What rolling ``entry`` back does, a file a line (``restore …``, ``remove …``); raises as
+        ``rollback_plan`` does when it would be refused."""
+        writes, deletes = self.rollback_plan(entry)
+        return [f"restore {path}" for path in sorted(writes)] + [f"remove {path}" for path in sorted(deletes)]
+
     def rollback_plan(self, entry: LedgerEntry) -> tuple[dict[str, bytes], list[str]]:
         """(files to write back, files to delete) to undo ``entry``; fails closed without touching anything.
 

@@ -85,6 +85,15 @@ class LedgerLoaded(Message):
     entries: list[Any]
 
 
+@dataclass
+class RollbackPreviewed(Message):
+    """A ledger entry chosen, with what rolling it back would do (or why it would be refused)."""
+
+    entry: Any
+    files: list[str]
+    refusal: str | None
+
+
 def skill_row(info: Any) -> SkillRow:
     return SkillRow(
         name=info.name,
@@ -488,25 +497,41 @@ class SkillsScreen(WorkbenchScreen):
         by_id = {e.id: e for e in entries}
 
         def chosen(entry_id: str | None) -> None:
-            if entry_id is None:
-                return
-            entry = by_id[entry_id]
-
-            def answered(yes: bool | None) -> None:
-                if yes:
-                    self.curator_call(
-                        f"roll back {entry.action} of {entry.skill}", lambda: self.home.curator.rollback(entry_id)
-                    )
-
-            self.app.push_screen(
-                ConfirmDialog(
-                    f"Roll back {entry.action} of {entry.skill} ({entry.when} UTC)?",
-                    "Restores the files exactly as they were before that change.",
-                ),
-                answered,
-            )
+            if entry_id is not None:
+                self._preview_rollback(by_id[entry_id])
 
         self.ask(LedgerDialog(entries), chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator-read")
+    def _preview_rollback(self, entry: Any) -> None:
+        """The files a rollback would restore or remove (reading the ledger's copies: off the UI thread)."""
+        ledger = self.home.skills.ledger
+        try:
+            self.post_result(RollbackPreviewed(entry, ledger.rollback_files(entry), None))
+        except WorkbenchError as exc:
+            self.post_result(RollbackPreviewed(entry, [], exc.message))
+
+    @on(RollbackPreviewed)
+    def _ask_rollback(self, message: RollbackPreviewed) -> None:
+        entry = message.entry
+        if message.refusal is not None:  # as the rollback itself would say, without asking first
+            self._tell(visible(f"Could not roll back {entry.action} of {entry.skill}: {message.refusal}"), "error")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.curator_call(
+                    f"roll back {entry.action} of {entry.skill}", lambda: self.home.curator.rollback(entry.id)
+                )
+
+        files = "\n".join(message.files) or "no files"
+        self.ask(
+            ConfirmDialog(
+                f"Roll back {entry.action} of {entry.skill} ({entry.when} UTC)?",
+                f"Restores the files exactly as they were before that change:\n{files}",
+            ),
+            answered,
+        )
 
     # -- live updates ----------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
