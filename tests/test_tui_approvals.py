@@ -501,3 +501,19 @@ async def test_approve_all_decides_only_what_its_question_listed(gated, tmp_path
         assert "still pending" not in status
         assert [r.id for r in gated.approvals.list()] == [late] and listed != late
         assert gated.memory.entries("memory") == ["Uses Postgres 16", "One"]
+
+
+async def test_the_header_and_the_queue_row_give_one_age(gated, tmp_path, clock):
+    """The header read the clock when its preview came and the rows when the queue was read, so
+    the same proposal was '4s' in its row and '6s ago' above its diff."""
+    stage(gated, "One")
+    stage(gated, "Two")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        clock.advance(600)  # the queue was read ten minutes ago; now the second proposal is selected
+        await pilot.press("down")
+        await wait_for(pilot, lambda: "Two" in text_of(app, "#proposal-diff"), what="the second proposal")
+        queue = app.screen.query_one("#queue", OptionList)
+        row = str(queue.get_option_at_index(1).prompt)
+        assert "10m" in row and "· 10m ago" in text_of(app, "#proposal-info")

@@ -269,7 +269,7 @@ class ApprovalsScreen(WorkbenchScreen):
                 (" · if approved:" if data else "", ""),  # the gauge below: the store after approval
             )
         )
-        info.update(_info(current, self.home.clock.now()))
+        self.refresh_ages()  # the header's age and the queue's, from one clock reading
         notes = []
         if preview.get("error"):
             notes.append(("Would be refused: ", "bold $error"))
