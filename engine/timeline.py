@@ -582,12 +582,8 @@ class Timeline:
             args += extra
         sql = f"SELECT * FROM journal WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?"
         rows = [self._row(_row(r)) for r in self._conn().execute(sql, (*args, limit))]
-        undone = self.undone_by([row.id for row in rows])
+        undone = self.home.journal.undone_by([row.id for row in rows])
         return [replace(row, reverted_by=undone[row.id]) if row.id in undone else row for row in rows]
-
-    def undone_by(self, ids: list[int]) -> dict[int, int]:
-        """Which of ``ids`` stand undone, and by which row (``Journal.undone_by``)."""
-        return self.home.journal.undone_by(ids)
 
     def _session_clause(self, text: str) -> tuple[str, list[Any]]:
         """Rows of the session with id ``text`` when there is one, else of every session whose id starts

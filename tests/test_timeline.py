@@ -692,7 +692,7 @@ def test_a_reverted_skill_change_is_marked_until_its_revert_is_reverted(home):
     assert timeline.revert(unpin.id)["success"]  # pinned again: neither change stands undone
     repin, unpin, pinned = timeline.page(limit=3)
     assert (repin.reverted_by, unpin.reverted_by, pinned.reverted_by) == (None, repin.id, None)
-    assert timeline.undone_by([pinned.id, unpin.id, repin.id]) == {unpin.id: repin.id}
+    assert home.journal.undone_by([pinned.id, unpin.id, repin.id]) == {unpin.id: repin.id}
 
 
 def test_a_replace_that_changes_only_the_end_of_a_long_entry_reads_apart(home):

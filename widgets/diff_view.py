@@ -50,11 +50,17 @@ class DiffView(Static):
     DiffView { height: auto; }
     """
 
-    lines: list[tuple[str, str]] = []
+    lines: tuple[tuple[str, str], ...] = ()
+    drawn_at: int | None = None  # the width the lines were wrapped to
 
     def show(self, lines: Iterable[tuple[str, str]]) -> None:
-        self.lines = list(lines)
-        self.update(diff_content(self.lines, width=self.content_size.width or None))
+        self.lines = tuple(lines)
+        self._draw()
 
     def on_resize(self) -> None:
-        self.update(diff_content(self.lines, width=self.content_size.width or None))
+        if self.content_size.width != self.drawn_at:  # (a change of height wraps nothing anew)
+            self._draw()
+
+    def _draw(self) -> None:
+        self.drawn_at = self.content_size.width
+        self.update(diff_content(self.lines, width=self.drawn_at or None))

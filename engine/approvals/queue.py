@@ -27,6 +27,7 @@ from ..values import iso_time
 from .outside import cited_rows, outcome
 from .preview import memory_view, proposed_texts, skill_view
 from .records import (
+    KINDS,
     ORIGINS,
     SUBSYSTEMS,
     PendingRecord,
@@ -40,8 +41,6 @@ from .records import (
     record_from_dict,
 )
 from .sources import staging_message
-
-_KINDS = {"memory": "memory", "skills": "skill"}  # a subsystem's writes, in words
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -286,11 +285,11 @@ class ApprovalQueue:
         """What an empty queue (of ``subsystem``'s writes, when given) says: which gates are on, so
         what is queued for approval (or, with none on, what always is)."""
         subsystems = (subsystem,) if subsystem else SUBSYSTEMS
-        nothing = f"No pending {_KINDS[subsystem]} writes." if subsystem else "Nothing waits for approval."
+        nothing = f"No pending {KINDS[subsystem]} writes." if subsystem else "Nothing waits for approval."
         on = [s for s in subsystems if self.home.config.bool(f"{s}.write_approval")]
         if on:
             gates = " and ".join(f"{s}.write_approval" for s in on)
-            kinds = " and ".join(_KINDS[s] for s in on)
+            kinds = " and ".join(KINDS[s] for s in on)
             verb = "is" if len(on) == 1 else "are"
             return f"{nothing} {gates} {verb} on: the agent's {kinds} writes are queued for approval."
         always = (

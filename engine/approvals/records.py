@@ -34,6 +34,8 @@ ORIGINS = (FOREGROUND, BACKGROUND_REVIEW, FLUSH, "curator")  # curator: a consol
 _ID = re.compile(r"[0-9a-f]{8}")
 # How both skins name an origin: the agent's own turn, or the background review after it.
 ORIGIN_LABELS = {FOREGROUND: "agent", BACKGROUND_REVIEW: "review"}
+# What each subsystem's writes are, in words ("3 skill writes").
+KINDS = {"memory": "memory", "skills": "skill"}
 
 
 def approved_by(approver: str, proposed_by: str | None) -> str:

@@ -130,12 +130,17 @@ def _matches(entries: list[str], old_text: str) -> list[int]:
 
 class StalePin(Refusal):
     """A write pinned to an entry (a reviewed proposal, a person's edit) that is no longer in the
-    file as it was read; its message is the reviewer's, which a person's own edit words otherwise."""
+    file as it was read; its message is the reviewer's, which a person's own edit, or an approval
+    pinned to what its question showed, words otherwise (``entry``: the pin)."""
+
+    def __init__(self, entry: str, result: dict[str, Any] | None = None, counts: bool = False):
+        super().__init__(result or {"error": stale_pin_message(entry)}, counts)
+        self.entry = entry
 
 
 def _pinned(entries: list[str], pin: str) -> int:
     if pin not in entries:
-        raise StalePin({"error": stale_pin_message(pin)})
+        raise StalePin(pin)
     return entries.index(pin)
 
 
@@ -394,9 +399,10 @@ def batch(entries: list[str], operations: list[Any], limit: int, target: str) ->
     try:
         return _batch(entries, operations, limit, target)
     except Refusal as refusal:
-        raise refuse(
-            refusal.result["error"] + BATCH_SUFFIX, counts=True, usage=Usage.of(entries, limit).short
-        ) from refusal
+        wrapped = refuse(refusal.result["error"] + BATCH_SUFFIX, counts=True, usage=Usage.of(entries, limit).short)
+        if isinstance(refusal, StalePin):  # (still a stale pin, whoever words it)
+            wrapped = StalePin(refusal.entry, wrapped.result, counts=True)
+        raise wrapped from refusal
 
 
 def _batch(entries: list[str], operations: list[Any], limit: int, target: str) -> Outcome:

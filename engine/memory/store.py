@@ -520,15 +520,16 @@ class MemoryStore:
                 {"pending_id": pending_id, "proposed_by": proposed_by, "edited": edited_content is not None},
             )
             outcome = self._apply(target, plan, writer)
-        except Refusal as refusal:  # (a batch's refusal adds that none of its operations was applied)
-            said = str(refusal.result.get("error"))
-            if not any(said.startswith(ops.stale_pin_message(entry)) for entry in (seen or {}).values()):
-                return refusal.result
+        except StalePin as stale:
+            if stale.entry not in (seen or {}).values():  # (a pin of its own: changed since it was staged)
+                return stale.result
             return {
                 "success": False,
                 "error": f"{FILE_NAMES[target]} changed while you were asked: an entry this write would change "
                 "is no longer as it was shown. Nothing was approved; the proposal still waits, look at it again.",
             }
+        except Refusal as refusal:
+            return refusal.result
         return self._success(target, outcome)
 
     def preview_staged(self, payload: dict[str, Any], edited_content: str | None = None) -> dict[str, Any]:

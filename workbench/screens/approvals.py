@@ -20,7 +20,7 @@ from textual.widgets.option_list import Option
 
 from engine.approvals.editing import edit_draft
 from engine.approvals.preview import seen_entries, target_line
-from engine.approvals.records import PendingRecord
+from engine.approvals.records import KINDS, PendingRecord
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory import FILE_NAMES
@@ -538,7 +538,7 @@ def late_hits(preview: dict) -> list[tuple[str, str]]:
 
 def _queue_row(record: PendingRecord, now: float):
     origin = record.origin_label
-    kind = {"skills": "skill"}.get(record.subsystem, record.subsystem)
+    kind = KINDS.get(record.subsystem, record.subsystem)
     return assemble(
         (f"{kind:<6} {record.action:<7} ", "bold"),
         (f"{origin:<6} {age(now - record.created_at):>4}\n", "$text-muted"),

@@ -133,7 +133,7 @@ class TimelineScreen(WorkbenchScreen):
                 rows, where = timeline.page(limit=PAGE, **filters), "first"
             filtered = {key for key, value in filters.items() if value} - {"group"}
             sizes = timeline.group_sizes(r.group for r in rows if r.group) if filtered else {}
-            marks = timeline.undone_by(shown) if where == "newer" else {}
+            marks = self.home.journal.undone_by(shown) if where == "newer" else {}
             undone = {row_id: marks.get(row_id) for row_id in shown}
         except WorkbenchError as exc:  # e.g. group:zzz; the old rows must not stay as if they matched
             self.post_result(PageLoaded([], "first", query, exc.message))
