@@ -567,15 +567,21 @@ class Journal:
         return undone
 
     def proposers(self, subsystem: str, action: str) -> dict[str, str]:
-        """Each target's proposer, where its newest done ``action`` row replayed an approved proposal."""
+        """Each target's proposer, where its newest done ``action`` row replayed an approved proposal,
+        or the newest is a proposal of that action approved outside the workbench (which names its
+        target ``name`` in its payload, as a skill proposal does)."""
         if not self.exists():
             return {}
         rows = self.connection().execute(
-            "SELECT target, CASE WHEN json_valid(detail) THEN json_extract(detail, '$.proposed_by') END FROM journal "
-            "WHERE subsystem = ? AND action = ? AND status = 'done' ORDER BY id",
-            (subsystem, action),
+            "SELECT target, CASE WHEN json_valid(detail) THEN json_extract(detail, '$.proposed_by') END, id "
+            "FROM journal WHERE subsystem = ? AND action = ? AND status = 'done' "
+            "UNION ALL SELECT json_extract(detail, '$.payload.name'), json_extract(detail, '$.proposed_by'), id "
+            "FROM journal WHERE subsystem = 'approvals' AND action = 'approve' AND actor = 'external' "
+            "AND json_valid(detail) AND json_extract(detail, '$.subsystem') = ? "
+            "AND json_extract(detail, '$.payload.action') = ? ORDER BY id",
+            (subsystem, action, subsystem, action),
         )
-        newest = dict(rows.fetchall())
+        newest = {target: who for target, who, _ in rows}
         return {target: who for target, who in newest.items() if isinstance(who, str) and who}
 
     def writers_of(self, subsystem: str, target: str, text: str) -> list[JournalEntry]:

@@ -153,20 +153,27 @@ def write_from_another_process(path: Path, text: str) -> None:
 
 
 def hermes_record(
-    home, pid: str, payload: dict, *, created_at: float = 1.0, origin: str = "foreground", summary: str = "hermes"
+    home,
+    pid: str,
+    payload: dict,
+    *,
+    created_at: float = 1.0,
+    origin: str = "foreground",
+    summary: str = "hermes",
+    subsystem: str = "memory",
 ) -> Path:
-    """A pending memory record laid out as Hermes 0.19.0's ``stage_write`` writes it: no pinned
-    entry, no actor, session or message of ours. ``home``: an open home."""
+    """A pending record (memory's unless ``subsystem`` says) laid out as Hermes 0.19.0's ``stage_write``
+    writes it: no pinned entry, no actor, session or message of ours. ``home``: an open home."""
     record = {
         "id": pid,
-        "subsystem": "memory",
+        "subsystem": subsystem,
         "action": payload["action"],
         "summary": summary,
         "origin": origin,
         "created_at": created_at,
         "payload": payload,
     }
-    folder = home.pending_dir / "memory"
+    folder = home.pending_dir / subsystem
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{pid}.json"
     path.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")

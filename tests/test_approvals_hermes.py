@@ -359,3 +359,80 @@ def test_what_hermes_stages_and_decides_reaches_the_timeline_with_its_session(he
     )
     after = json.loads(_workbench(root, "timeline", "--session", "hermes-tea").stdout)["rows"]
     assert approved_write in [r["id"] for r in after]  # the session is gone from state.db; its rows stay its own
+
+
+# Hermes stages skill writes (a background review's create, a user session's others), then decides them itself.
+HERMES_STAGES_SKILL_WRITES = """
+import json
+from tools.skill_manager_tool import skill_manage
+from tools.skill_provenance import set_current_write_origin
+token = set_current_write_origin("background_review")
+review = [json.loads(skill_manage(**c)) for c in [
+    dict(action="create", name="tidy-imports", content=%r),
+    dict(action="create", name="lint-rules", content=%r),
+]]
+set_current_write_origin("foreground")
+agent = [json.loads(skill_manage(**c)) for c in [
+    dict(action="patch", name="brew", old_string="3 minutes", new_string="5 minutes"),
+    dict(action="write_file", name="brew", file_path="references/water.md", file_content="Soft water.\\n"),
+    dict(action="edit", name="kettle", content=%r),
+    dict(action="delete", name="steep"),
+]]
+print(json.dumps([r["pending_id"] for r in review + agent]))
+"""
+
+HERMES_DECIDES_SKILLS = """
+import json
+from hermes_cli.write_approval_commands import handle_pending_subcommand
+out = [handle_pending_subcommand("skills", ["approve", i], memory_store=None) for i in %r]
+out += [handle_pending_subcommand("skills", ["reject", i], memory_store=None) for i in %r]
+print(json.dumps(out))
+"""
+
+
+USER = ToolContext(actor="user")
+
+
+def _skill(name: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: {body}\n---\n\n{body}\n"
+
+
+def test_skill_proposals_hermes_decides_are_journaled_as_decided_and_keep_their_proposer(hermes, tmp_path):
+    """A skill proposal Hermes approved or rejected itself was journaled "closed outside" (not known),
+    and a skill it approved read plain ``user`` with no proposer."""
+    root = _seeded_home(tmp_path)
+    gates = (root / "config.yaml").read_text()
+    (root / "config.yaml").write_text("")
+    home = open_home(root)
+    for name in ("kettle", "steep"):
+        made = skill_manage_tool(home, {"action": "create", "name": name, "content": _skill(name, "Old")}, USER)
+        assert made["success"] and not made.get("staged"), made
+    home.close()
+    (root / "config.yaml").write_text(gates)
+    ids = hermes.json(
+        root, HERMES_STAGES_SKILL_WRITES % (SKILL, _skill("lint-rules", "Lint"), _skill("kettle", "Descale"))
+    )
+    create, lint, patch, write_file, edit, delete = ids
+    assert _workbench(root, "timeline").returncode == 0  # the workbench journals them staged
+    out = hermes.json(root, HERMES_DECIDES_SKILLS % ([create, patch, delete], [lint, write_file, edit]))
+    assert all(line.startswith(("Approved 1", "Rejected")) for line in out), "\n".join(out)
+    rows = json.loads(_workbench(root, "timeline", "--subsystem", "approvals").stdout)["rows"]
+    decided = {r["target"]: (r["action"], r["actor"]) for r in rows if r["action"] != "stage"}
+    assert decided == {
+        create: ("approve", "external"),
+        patch: ("approve", "external"),
+        delete: ("approve", "external"),
+        lint: ("reject", "external"),
+        write_file: ("reject", "external"),
+        edit: ("reject", "external"),
+    }
+    [created] = [r for r in rows if r["target"] == create and r["action"] == "approve"]
+    assert created["summary"].startswith(f"approved skills proposal {create} outside the workbench: create")
+    assert created["summary"].endswith("(proposed by Hermes review)")
+    skills = {s["name"]: s for s in json.loads(_workbench(root, "skills", "list").stdout)["skills"]}
+    assert (skills["tidy-imports"]["provenance"], skills["tidy-imports"]["proposed_by"]) == ("user", "Hermes review")
+    assert skills["brew"]["proposed_by"] is None and "steep" not in skills
+    shown = subprocess.run(
+        workbench_cmd("skills", "list", "--home", str(root)), capture_output=True, text=True, timeout=60
+    ).stdout
+    assert "tidy-imports  -  active          user (approved, proposed by Hermes review)" in shown, shown

@@ -3,12 +3,15 @@
 Hermes applies an approved memory write (stripped, as its store does) and only then drops
 the record; a rejection just drops it. The workbench sees a record gone with no decision of
 its own and must journal what happened: ``approve`` when an outside edit since staging is
-its change, ``reject`` when memory shows none of it, ``close`` when it cannot tell.
+its change, ``reject`` when memory shows none of it, ``close`` when it cannot tell. A skill
+proposal is read from the library the same way: its file as proposed, or untouched since.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import time
 
 import pytest
 
@@ -255,3 +258,56 @@ def test_a_decision_made_outside_after_a_restore_names_no_row_undone(home, clock
     assert (action, actor) == ("reject", "external") and "undo_of" not in outside.detail
     marks = {row.id: row.reverted_by for row in Timeline(home).page(target="0000aa09")}
     assert marks[reject.id] == restore.id and marks[outside.id] is None
+
+
+BREW = "---\nname: brew\ndescription: How to brew tea\n---\n\nBoil water.\nSteep for 3 minutes.\n"
+
+
+def test_skill_proposals_decided_outside_are_judged_by_the_library_and_never_read_outside_it(home):
+    """How a skill proposal left the queue outside is read from the library as it is now: a proposal
+    whose file nobody touched since was rejected, one whose file changed in some other way is not
+    known, and a hostile path in a record is never followed."""
+    assert home.skills.manage({"action": "create", "name": "brew", "content": BREW})["success"]
+    brew = home.skills_dir / "brew" / "SKILL.md"
+    old = time.time() - 3600
+    os.utime(brew, (old, old))
+    now = time.time()
+    edited = BREW.replace("3 minutes", "4 minutes")
+    proposals = {
+        "00000001": {"action": "edit", "name": "brew", "content": edited},  # rejected: brew untouched
+        "00000002": {"action": "patch", "name": "brew", "file_path": "../../../etc/passwd", "old_string": "r"},
+        "00000003": {"action": "write_file", "name": "brew", "file_path": "references/../../x", "file_content": ""},
+        "00000004": {"action": "create", "name": "../outside", "content": BREW},
+        "00000005": {"action": "remove_file", "name": "brew", "file_path": "references/water.md"},
+    }
+    for pid, payload in proposals.items():
+        hermes_record(home, pid, payload, created_at=now, subsystem="skills")
+    home.approvals.catch_up()  # journaled as staged
+    for pid in proposals:
+        (home.pending_dir / "skills" / f"{pid}.json").unlink()
+    home.approvals.catch_up()
+    decided = {
+        row.target: (row.action, row.detail["why"])
+        for row in home.journal.query(subsystem="approvals", actions=("approve", "reject", "close"), limit=10)
+    }
+    assert {pid: action for pid, (action, _) in decided.items()} == {
+        "00000001": "reject",
+        "00000002": "close",
+        "00000003": "close",
+        "00000004": "reject",
+        "00000005": "approve",
+    }
+    assert decided["00000001"][1].endswith("SKILL.md does not hold the text it proposed, unchanged since it was staged")
+    assert "Path traversal ('..') is not allowed." in decided["00000002"][1]
+    assert "Path traversal ('..') is not allowed." in decided["00000003"][1]
+    assert decided["00000005"][1].endswith("and references/water.md is gone from skill 'brew'")
+    # a proposal whose file changed since in some other way: not known
+    hermes_record(
+        home, "00000006", {"action": "edit", "name": "brew", "content": edited}, created_at=now, subsystem="skills"
+    )
+    home.approvals.catch_up()
+    brew.write_text(BREW + "Stir.\n")
+    (home.pending_dir / "skills" / "00000006.json").unlink()
+    home.approvals.catch_up()
+    [row] = home.journal.query(subsystem="approvals", target="00000006", actions=("close",), limit=1)
+    assert "it changed since, so whether it was applied is not known" in row.detail["why"]

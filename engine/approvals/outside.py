@@ -20,6 +20,7 @@ from ..memory.archive_writes import changes
 from ..memory.similar import score
 from ..memory.targets import TARGETS
 from ..values import number_value
+from .outside_skills import skill_outcome
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -43,13 +44,17 @@ def outcome(home: Home, staged: JournalEntry, claimed: set[int]) -> tuple[str, s
     least one a row). Rejected when memory shows none of them and nothing written outside
     since is close to them. Else, and for anything but a memory add, replace, remove or
     batch of them, closed: whether it was applied is not known (a duplicate Hermes accepted
-    as a no-op, an approved entry edited before a workbench process looked)."""
+    as a no-op, an approved entry edited before a workbench process looked). A skill proposal is
+    judged by the library as it is now (``outside_skills``)."""
+    created = number_value(staged.detail.get("created_at"))
+    since = staged.at if created is None else created
+    payload = staged.detail.get("payload")
+    if staged.detail.get("subsystem") == "skills" and isinstance(payload, dict):
+        return (*skill_outcome(home, payload, since, LEFT_OUTSIDE), [])
     proposed = _proposed_changes(staged.detail)
     if proposed is None:
         return "close", f"{LEFT_OUTSIDE}; whether it was applied is not known", []
     target, changes = proposed
-    created = number_value(staged.detail.get("created_at"))
-    since = staged.at if created is None else created
     edits = home.journal.query(
         subsystem="memory",
         target=target,
