@@ -311,3 +311,19 @@ def test_skill_proposals_decided_outside_are_judged_by_the_library_and_never_rea
     home.approvals.catch_up()
     [row] = home.journal.query(subsystem="approvals", target="00000006", actions=("close",), limit=1)
     assert "it changed since, so whether it was applied is not known" in row.detail["why"]
+
+
+def test_a_skill_proposal_is_not_judged_through_a_refused_skills_link(home, tmp_path):
+    """With skills/ a link the workbench does not follow, the library is not read: not known, not rejected."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    elsewhere.chmod(0o777)  # anyone can write there: the link is never followed
+    if home.skills_dir.is_dir():
+        home.skills_dir.rmdir()
+    home.skills_dir.symlink_to(elsewhere)
+    hermes_record(home, "00000007", {"action": "create", "name": "brew", "content": BREW}, subsystem="skills")
+    home.approvals.catch_up()
+    (home.pending_dir / "skills" / "00000007.json").unlink()
+    home.approvals.catch_up()
+    [row] = home.journal.query(subsystem="approvals", target="00000007", actions=("close", "reject"), limit=1)
+    assert row.action == "close" and "the library cannot be read" in row.detail["why"], row.detail["why"]

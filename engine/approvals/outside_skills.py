@@ -29,6 +29,10 @@ def skill_outcome(home: Home, payload: dict[str, Any], since: float, left: str) 
     action, name = payload.get("action"), payload.get("name")
     if not isinstance(name, str) or not name.strip():
         return CLOSE, f"{left}; it names no skill, so whether it was applied is not known"
+    try:
+        home.links.resolve(home.skills_dir)
+    except UnsafePath as exc:
+        return CLOSE, f"{left}; the library cannot be read to tell whether it was applied: {exc.message}"
     found = home.skills.scanner.named(name)
     if len(found) > 1:
         return CLOSE, f"{left}; {len(found)} skills are called '{name}', so whether it was applied is not known"
