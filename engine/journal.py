@@ -77,6 +77,14 @@ def _detail_json(detail: dict | None) -> str | None:
 _UNDOES = "instr(detail, '\"undo_of\"') > 0"
 _UNDO_OF = "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.undo_of') END"
 
+# The undo rows naming any of a JSON list of rows, oldest first. An undo is always newer than the row
+# it names, so ``id > ?`` (the oldest asked) also bounds the search where the index is missing (a
+# journal an older version made, opened read-only): the newest rows, the ones shown, are found fast.
+UNDOS_OF = (
+    f"SELECT {_UNDO_OF}, id FROM journal WHERE {_UNDOES} AND {_UNDO_OF} IN (SELECT value FROM json_each(?)) "
+    f"AND id > {_UNDO_OF} AND id > ? AND status = 'done' ORDER BY id"
+)
+
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS journal (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -545,15 +553,7 @@ class Journal:
         newest: dict[int, int] = {}  # a row -> its newest undo row
         asked, looked = list(ids), set(ids)
         while asked:
-            found = dict(
-                self.connection()
-                .execute(
-                    f"SELECT {_UNDO_OF}, id FROM journal WHERE {_UNDOES} AND {_UNDO_OF} IN "
-                    f"(SELECT value FROM json_each(?)) AND id > {_UNDO_OF} AND status = 'done' ORDER BY id",
-                    (json.dumps(asked),),
-                )
-                .fetchall()
-            )
+            found = dict(self.connection().execute(UNDOS_OF, (json.dumps(asked), min(asked))).fetchall())
             newest.update(found)
             asked = [undo for undo in found.values() if undo not in looked]  # an undo is newer: this ends
             looked.update(asked)

@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
+from engine import open_home
 from engine.errors import WorkbenchError
-from engine.journal import tagged
+from engine.journal import UNDOS_OF, tagged
 from engine.timeline import Timeline, describe_group, outcome_lines, parse_filter, parse_since, preview_lines, summarize
 from engine.tools import ToolContext
 from tests.test_curator_cli import wb
@@ -770,3 +771,25 @@ def test_a_restore_or_a_rollback_made_outside_the_timeline_marks_the_row_it_undo
     [archive] = home.journal.query(subsystem="skills", actions=("archive",), limit=1)
     marks = {row.id: row.reverted_by for row in Timeline(home).page()}
     assert marks[reject.id] is not None and marks[archive.id] is not None
+
+
+def test_a_read_only_journal_without_the_undo_index_marks_rows_from_the_newest_up(home):
+    """A journal an older version made has no ``undo_of`` index, and a read-only home never adds it:
+    each page's marks scanned the whole journal. They are found by id from the oldest row asked."""
+    for fact in ("Tea at four", "Coffee at nine"):
+        home.memory.add("memory", fact, ToolContext(actor="user"))
+    timeline = Timeline(home)
+    coffee = next(r.id for r in timeline.page() if "Coffee" in r.summary)
+    assert timeline.revert(coffee)["success"]
+    conn = home.journal.connection()
+    conn.execute("DROP INDEX idx_journal_undo_of")
+    conn.commit()
+    read_only = open_home(home.root, read_only=True)
+    try:
+        marks = {r.id: r.reverted_by for r in Timeline(read_only).page()}
+        undo = max(marks)
+        assert marks[coffee] == undo and marks[undo] is None and list(marks.values()).count(None) == len(marks) - 1
+        plan = read_only.journal.connection().execute(f"EXPLAIN QUERY PLAN {UNDOS_OF}", ("[1]", 1)).fetchall()
+        assert any("INTEGER PRIMARY KEY (rowid>?)" in step[-1] for step in plan), plan
+    finally:
+        read_only.close()
