@@ -517,3 +517,18 @@ async def test_the_header_and_the_queue_row_give_one_age(gated, tmp_path, clock)
         queue = app.screen.query_one("#queue", OptionList)
         row = str(queue.get_option_at_index(1).prompt)
         assert "10m" in row and "· 10m ago" in text_of(app, "#proposal-info")
+
+
+async def test_the_diff_pane_empties_with_the_queue_and_stays_empty_on_resize(gated, tmp_path):
+    """Approving the last proposal left its diff on screen beside "No proposal selected": the pane
+    was blanked, but a resize (the queue's scrollbar going) drew the lines it kept again."""
+    stage(gated, "Only proposal")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_approvals(pilot)
+        await wait_for(pilot, lambda: "+ Only proposal" in text_of(app, "#proposal-diff"), what="the preview")
+        await pilot.press("a", "y")
+        await wait_for(pilot, lambda: "No proposal selected" in text_of(app, "#proposal-title"), what="the empty pane")
+        await pilot.resize_terminal(100, 30)
+        await settle(pilot)
+        assert text_of(app, "#proposal-diff") == ""

@@ -44,17 +44,22 @@ def diff_content(lines: Iterable[tuple[str, str]], *, context: int = 2, width: i
 
 
 class DiffView(Static):
-    """Shows a diff; set it with ``show(lines)``."""
+    """Shows a diff; set it with ``show(lines)``, empty it with ``clear()``."""
 
     DEFAULT_CSS = """
     DiffView { height: auto; }
     """
 
-    lines: tuple[tuple[str, str], ...] = ()
+    lines: tuple[tuple[str, str], ...] | None = None  # None: no diff at all (not an empty one)
     drawn_at: int | None = None  # the width the lines were wrapped to
 
     def show(self, lines: Iterable[tuple[str, str]]) -> None:
         self.lines = tuple(lines)
+        self._draw()
+
+    def clear(self) -> None:
+        """Show nothing (``update("")`` alone would be undone by the next resize, which draws ``lines``)."""
+        self.lines = None
         self._draw()
 
     def on_resize(self) -> None:
@@ -63,4 +68,4 @@ class DiffView(Static):
 
     def _draw(self) -> None:
         self.drawn_at = self.content_size.width
-        self.update(diff_content(self.lines, width=self.drawn_at or None))
+        self.update("" if self.lines is None else diff_content(self.lines, width=self.drawn_at or None))

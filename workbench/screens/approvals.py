@@ -250,8 +250,9 @@ class ApprovalsScreen(WorkbenchScreen):
         budget = self.query_one("#budget", CapacityGauge)
         if preview is None:
             title.update(literal("No proposal selected", "bold"))
-            for widget in (info, warnings, diff):
+            for widget in (info, warnings):
                 widget.update("")
+            diff.clear()
             budget.display = False
             return
         current = self.current
