@@ -123,6 +123,18 @@ def test_removes_and_batches_are_told_apart_too(home, clock):
     ]
 
 
+def test_a_remove_rejected_while_hermes_rewrote_its_entry_is_not_called_approved(home, clock):
+    """Hermes rewrote the entry a remove proposal hits (keeping its words) and then rejected the proposal:
+    the rewrite was taken for the remove, so the rejection was journaled as an approval citing it."""
+    _seed(home, "User likes tea", "Backups run nightly at 04:00 JST")
+    _stage(home, clock, "0000aa0c", {"action": "remove", "target": "memory", "old_text": "Backups run"})
+    _hermes_decides(home, "0000aa0c", ["User likes tea", "Backups run nightly at 05:00 JST"])
+    action, _, cited, _ = _decision(home, "0000aa0c")
+    assert action != "approve" and cited is None
+    rewrite = _outside_row(home, "Backups run nightly at 05:00 JST")
+    assert "proposed by" not in next(r.summary for r in Timeline(home).page() if r.id == rewrite)
+
+
 def test_an_outside_approval_names_the_edit_it_was_told_from_on_the_timeline(home, clock):
     _seed(home, "User likes tea")
     _stage(home, clock, "0000aa0a", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})

@@ -133,8 +133,9 @@ def _proposed_changes(detail: dict[str, Any]) -> tuple[str, list[tuple[str, str]
 
 def _writes(action: str, text: str, row: JournalEntry) -> bool:
     """Whether an outside memory row made this proposed change."""
-    if action == "remove":
-        return row.action in ("remove", "replace") and isinstance(row.before, str) and text in row.before
+    if action == "remove":  # (a replace row: an entry removed where another was added, paired by the journal)
+        removed = isinstance(row.before, str) and text in row.before
+        return removed and (row.action == "remove" or (row.action == "replace" and text not in (row.after or "")))
     return row.action in ("add", "replace") and row.after == text
 
 
