@@ -374,6 +374,7 @@ review = [json.loads(skill_manage(**c)) for c in [
 set_current_write_origin("foreground")
 agent = [json.loads(skill_manage(**c)) for c in [
     dict(action="patch", name="brew", old_string="3 minutes", new_string="5 minutes"),
+    dict(action="patch", name="brew", old_string="Boil water.", new_string="Boil water.\\nWarm the pot."),
     dict(action="write_file", name="brew", file_path="references/water.md", file_content="Soft water.\\n"),
     dict(action="edit", name="kettle", content=%r),
     dict(action="delete", name="steep"),
@@ -412,15 +413,16 @@ def test_skill_proposals_hermes_decides_are_journaled_as_decided_and_keep_their_
     ids = hermes.json(
         root, HERMES_STAGES_SKILL_WRITES % (SKILL, _skill("lint-rules", "Lint"), _skill("kettle", "Descale"))
     )
-    create, lint, patch, write_file, edit, delete = ids
+    create, lint, patch, append, write_file, edit, delete = ids
     assert _workbench(root, "timeline").returncode == 0  # the workbench journals them staged
-    out = hermes.json(root, HERMES_DECIDES_SKILLS % ([create, patch, delete], [lint, write_file, edit]))
+    out = hermes.json(root, HERMES_DECIDES_SKILLS % ([create, patch, append, delete], [lint, write_file, edit]))
     assert all(line.startswith(("Approved 1", "Rejected")) for line in out), "\n".join(out)
     rows = json.loads(_workbench(root, "timeline", "--subsystem", "approvals").stdout)["rows"]
     decided = {r["target"]: (r["action"], r["actor"]) for r in rows if r["action"] != "stage"}
     assert decided == {
         create: ("approve", "external"),
         patch: ("approve", "external"),
+        append: ("approve", "external"),  # its old text is in its new one
         delete: ("approve", "external"),
         lint: ("reject", "external"),
         write_file: ("reject", "external"),

@@ -339,3 +339,46 @@ def test_a_skill_proposal_is_not_judged_through_a_refused_skills_link(home, tmp_
     home.approvals.catch_up()
     [row] = home.journal.query(subsystem="approvals", target="00000007", actions=("close", "reject"), limit=1)
     assert row.action == "close" and "the library cannot be read" in row.detail["why"], row.detail["why"]
+
+
+def test_a_patch_whose_new_text_holds_its_old_one_is_told_by_where_the_old_text_is_left(home):
+    """A patch that appends (its old text inside its new) was always closed: its old text never leaves."""
+    deploy = "---\nname: deploy\ndescription: Deploy\n---\n\n1. kubectl apply\n2. kubectl rollout status\n"
+    assert home.skills.manage({"action": "create", "name": "deploy", "content": deploy})["success"]
+    skill_md = home.skills_dir / "deploy" / "SKILL.md"
+    old = time.time() - 3600
+    os.utime(skill_md, (old, old))
+    now = time.time()
+    appends = {"action": "patch", "name": "deploy", "old_string": "2. kubectl rollout status"}
+    proposals = {
+        "00000011": {**appends, "new_string": "2. kubectl rollout status\n3. Watch the logs"},
+        "00000012": {
+            "action": "patch",
+            "name": "deploy",
+            "old_string": "kubectl",
+            "new_string": "kubectl --context prod",
+        },
+    }
+    for pid, payload in proposals.items():
+        hermes_record(home, pid, payload, created_at=now, subsystem="skills")
+    home.approvals.catch_up()
+    # Hermes approves the first; someone edits the file by hand, keeping one bare `kubectl`
+    skill_md.write_text(
+        deploy.replace("status\n", "status\n3. Watch the logs\n").replace("1. kubectl", "1. kubectl -n web")
+    )
+    for pid in proposals:
+        (home.pending_dir / "skills" / f"{pid}.json").unlink()
+    home.approvals.catch_up()
+    decided = {
+        row.target: row.action
+        for row in home.journal.query(subsystem="approvals", actions=("approve", "reject", "close"), limit=10)
+    }
+    assert decided == {"00000011": "approve", "00000012": "close"}
+    # replace_all: every `kubectl` is inside the new text
+    hermes_record(home, "00000013", proposals["00000012"] | {"replace_all": True}, created_at=now, subsystem="skills")
+    home.approvals.catch_up()
+    skill_md.write_text(skill_md.read_text().replace("kubectl", "kubectl --context prod"))
+    (home.pending_dir / "skills" / "00000013.json").unlink()
+    home.approvals.catch_up()
+    [row] = home.journal.query(subsystem="approvals", target="00000013", actions=("approve", "close"), limit=1)
+    assert row.action == "approve", row.detail["why"]

@@ -75,17 +75,17 @@ def _wrote(home: Home, path: Path, proposed: Any, since: float, left: str, label
 
 
 def _patched(home: Home, path: Path, payload: dict[str, Any], since: float, left: str, label: str) -> tuple[str, str]:
-    """Approved when ``path`` was written since staging and holds the new text but not the old
-    (Hermes matches the old text loosely, but writes the new text as given)."""
+    """Approved when ``path`` was written since staging, holds the new text, and holds the old text
+    only inside it (a patch that appends keeps its old text in its new; Hermes matches the old text
+    loosely, but writes the new text as given)."""
     old, new, text = payload.get("old_string"), payload.get("new_string"), _text(home, path)
     if (
         isinstance(old, str)
         and isinstance(new, str)
         and text is not None
         and old
-        and old not in new
         and new in text
-        and old not in text
+        and text.count(old) == text.count(new) * new.count(old)
         and not _older(path, since)
     ):
         return APPROVE, f"{left}, and {label} holds its new text in place of the old"
