@@ -411,6 +411,30 @@ def test_undo_respects_the_budget(home, mem):
     assert result["success"] is False and result["error"].startswith("Memory at 10/12 chars.")
 
 
+def test_a_burst_of_outside_adds_and_removes_is_not_read_as_replaces(home, mem):
+    """Hermes added five entries, removed the even ones and replaced one it had just added, all
+    between two looks: similar entries were paired as replaces that never happened ('burst 10' →
+    'burst 11'), and undoing one would have removed an independent add."""
+    burst = [f"burst entry {i} 東京{i}" for i in range(1, 11)]
+    for entry in burst:
+        mem.add("memory", entry, u())
+    later = [f"burst entry {i} 東京{i}" for i in range(1, 16) if i % 2]
+    put(home, "memory", "\n§\n".join(e if "13" not in e else "burst entry 13 replaced" for e in later))
+    assert mem.record_external_change("memory") is True
+    rows = [(r.action, r.before or r.after) for r in mem.history(limit=8)]
+    assert sorted(rows) == sorted(
+        [("remove", f"burst entry {i} 東京{i}") for i in (2, 4, 6, 8, 10)]
+        + [("add", "burst entry 11 東京11"), ("add", "burst entry 13 replaced"), ("add", "burst entry 15 東京15")]
+    )
+    # an entry edited in place beside an add at the end is still one replace
+    now = mem.entries("memory")
+    put(home, "memory", "\n§\n".join([now[0].replace("東京1", "大阪1"), *now[1:], "a new fact"]))
+    assert mem.record_external_change("memory") is True
+    added, edited = sorted(mem.history(limit=2), key=lambda r: r.action)
+    assert (added.action, added.before, added.after) == ("add", None, "a new fact")
+    assert (edited.action, edited.before, edited.after) == ("replace", "burst entry 1 東京1", "burst entry 1 大阪1")
+
+
 def test_external_edits_are_journaled_entry_by_entry_and_own_writes_never(home, mem):
     mem.add("memory", "mine", u())
     assert mem.record_external_change("memory") is False, "our own write is not external"

@@ -187,21 +187,42 @@ def has_drift(raw: str, limit: int) -> bool:
 def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None, str | None, int]]:
     """What changed, entry by entry, between two versions of a store (an edit made outside).
 
-    ``(action, before, after, index)``: a gone entry paired with a similar new one (as the
-    Memory screen pairs them, ``align``) is a ``replace``, other gone ones are ``remove`` (``index`` in
-    ``old``), other new ones ``add`` (``index`` in ``new``). Moving entries around or
-    reformatting the file changes no entry, so it yields nothing.
+    ``(action, before, after, index)``: a gone entry paired with a similar new one is a
+    ``replace``, other gone ones are ``remove`` (``index`` in ``old``), other new ones ``add``
+    (``index`` in ``new``). Moving entries around or reformatting the file changes no entry,
+    so it yields nothing. A replace keeps its entry's place, so only entries in the same slot
+    between the entries both versions keep are paired, and only where the slot lost as many
+    entries as it gained: with more on one side (a burst of adds and removes seen at once),
+    which of them was edited is a guess, and each is a remove or an add.
     """
     old_set, new_set = set(old), set(new)
     gone = [e for e in old if e not in new_set]
     fresh = [e for e in new if e not in old_set]
-    pairs = pair_changes(gone, fresh)
+    gone_at, fresh_at = _slots(old, new_set), _slots(new, old_set)
+    pairs: dict[str, str] = {}
+    for slot in set(gone_at.values()) & set(fresh_at.values()):
+        lost = [e for e in gone if gone_at[e] == slot]
+        gained = [e for e in fresh if fresh_at[e] == slot]
+        if len(lost) == len(gained):
+            pairs.update(pair_changes(lost, gained))
     paired = set(pairs.values())
     changes: list[tuple[str, str | None, str | None, int]] = [
         ("remove", e, None, old.index(e)) for e in gone if e not in paired
     ]
     changes += [("replace", pairs[e], e, new.index(e)) if e in pairs else ("add", None, e, new.index(e)) for e in fresh]
     return changes
+
+
+def _slots(entries: list[str], kept_in_other: set[str]) -> dict[str, int]:
+    """For each entry the other version lacks: how many entries both keep come before it."""
+    slots: dict[str, int] = {}
+    kept = 0
+    for entry in entries:
+        if entry in kept_in_other:
+            kept += 1
+        else:
+            slots.setdefault(entry, kept)
+    return slots
 
 
 def pair_changes(gone: list[str], new: list[str]) -> dict[str, str]:
