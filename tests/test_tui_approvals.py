@@ -173,6 +173,37 @@ async def test_a_rejection_is_put_back_with_u_right_after(gated, tmp_path):
         assert "u" not in footer_keys(app) and gated.approvals.count() == 0
 
 
+async def test_u_stops_offering_a_rejection_once_the_screen_is_left_or_an_edit_is_approved(gated, tmp_path):
+    """`u` stayed armed for minutes, across screens and other decisions, and put back a proposal
+    rejected long before, without asking."""
+    for text in ("First proposal", "Second proposal", "Third proposal"):
+        stage(gated, text)
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_approvals(pilot)
+        await pilot.press("r", "y")
+        await settle(pilot)
+        assert "u" in footer_keys(app)
+        await pilot.press("3")  # Skills, and back
+        await settle(pilot)
+        await open_approvals(pilot)
+        assert "u" not in footer_keys(app)
+        await pilot.press("u")
+        await settle(pilot)
+        assert gated.approvals.count() == 2
+        await pilot.press("r", "y")
+        await settle(pilot)
+        await pilot.press("a", "n")  # a question asked and declined: still right after the reject
+        await settle(pilot)
+        assert "u" in footer_keys(app)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the edit box")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: gated.approvals.count() == 0, what="the edited approval")
+        await settle(pilot)
+        assert "u" not in footer_keys(app)
+
+
 def footer_keys(app) -> list[str]:
     return [key.key for key in app.screen.query(FooterKey)]
 

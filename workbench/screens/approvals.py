@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
+from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -97,7 +98,8 @@ class ApprovalsScreen(WorkbenchScreen):
         self.records: list[PendingRecord] = []
         self.preview: dict | None = None  # what approving the highlighted proposal would do
         self._wanted: str | None = None  # a proposal to select once the next load shows (ShowProposal)
-        self.rejected: list[str] = []  # what the last reject here dropped, for `u` (until the next decision)
+        self.rejected: list[str] = []  # what the last reject here dropped, for `u` (until the next decision
+        # here, or until the screen is left)
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="approvals-columns"):
@@ -384,8 +386,12 @@ class ApprovalsScreen(WorkbenchScreen):
                 budget=self._draft_budget(record, opened),
                 recheck=lambda: self._recheck(record, opened),
             ),
-            lambda saved: self.show_status("Approved with your edit.") if saved else None,
+            lambda saved: self._approved_edited() if saved else None,
         )
+
+    def _approved_edited(self) -> None:
+        self.show_status("Approved with your edit.")
+        self._forget_rejected()  # a decision since: `u` no longer offers the reject before it
 
     def _draft_budget(self, record: PendingRecord, preview: dict):
         """For a memory add, replace or batch: the store's budget with the edited text, from a preview."""
@@ -496,6 +502,16 @@ class ApprovalsScreen(WorkbenchScreen):
     @on(Decided)
     def _remember_rejected(self, message: Decided) -> None:
         self.rejected = message.rejected
+        self.refresh_bindings()
+
+    def on_screen_suspend(self) -> None:
+        """Leaving the screen ends `u`'s offer: back later, the reject is no longer "just made" (the
+        Timeline's ``r`` still puts it back). A question or the help over it leaves nothing."""
+        if not isinstance(self.app.screen, ModalScreen):
+            self._forget_rejected()
+
+    def _forget_rejected(self) -> None:
+        self.rejected = []
         self.refresh_bindings()
 
     def action_unreject(self) -> None:
