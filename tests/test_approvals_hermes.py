@@ -438,3 +438,31 @@ def test_skill_proposals_hermes_decides_are_journaled_as_decided_and_keep_their_
         workbench_cmd("skills", "list", "--home", str(root)), capture_output=True, text=True, timeout=60
     ).stdout
     assert "tidy-imports  -  active          user (approved, proposed by Hermes review)" in shown, shown
+
+
+HERMES_STAGES_LOOSE_PATCH = """
+import json
+from tools.skill_manager_tool import skill_manage
+print(json.dumps(json.loads(skill_manage(action="patch", name="brew", old_string="Steep  for 3   minutes.",
+                                         new_string="Steep for 4 minutes."))["pending_id"]))
+"""
+
+
+def test_a_hermes_patch_found_only_loosely_is_refused_saying_where_it_may_apply(hermes, tmp_path):
+    """Hermes finds a patch's old_string loosely (here: spacing) and applies it; the workbench, which
+    applies only the exact text, refused it with the agent's advice to copy the exact passage."""
+    root = _seeded_home(tmp_path)
+    pid = hermes.json(root, HERMES_STAGES_LOOSE_PATCH)
+    shown = json.loads(_workbench(root, "pending", "show", pid).stdout)
+    assert shown["error"].endswith(
+        f"`/skills approve {pid}` finds old_string loosely (spacing, indentation, "
+        "escapes) and may still apply it; the workbench applies only the exact text, "
+        "so approve it there or reject it."
+    ), shown
+    before = _skill_files(root)
+    refused = _workbench(root, "pending", "approve", pid)
+    assert refused.returncode == 1 and "approve it there or reject it" in refused.stdout + refused.stderr
+    assert _skill_files(root) == before
+    out = hermes.json(root, HERMES_DECIDES_SKILLS % ([pid], []))
+    assert out == ["Approved 1 skills write(s)."]  # where it does apply
+    assert "Steep for 4 minutes." in _skill_files(root)["brew/SKILL.md"].decode()

@@ -355,7 +355,7 @@ class ApprovalQueue:
             proposed = proposed_texts(record.payload, edit) if record.subsystem == "memory" else []
             return {
                 **view,
-                "error": str(staged["error"]),
+                "error": _refusal(record, str(staged["error"])),
                 "targets": staged.get("targets", []),
                 "proposed": proposed[:PROPOSED_SHOWN],  # a refused batch may hold thousands
                 "proposed_count": len(proposed),
@@ -436,6 +436,7 @@ class ApprovalQueue:
             except WorkbenchError as exc:
                 result, error = exc.to_dict(), exc.message
             if error is not None:
+                error = _refusal(record, error)
                 journal.abandon(entry, error)
                 failed_id = journal.append(
                     "approvals",
@@ -715,6 +716,19 @@ def flags(record: PendingRecord) -> list[str]:
     )
     texts = [item.get(key) for item in items for key in _TEXT_KEYS]
     return list(dict.fromkeys(reason for text in texts if isinstance(text, str) for reason in assess(text).reasons))
+
+
+LOOSE_MATCH = (
+    " Hermes's own `/skills approve {id}` finds old_string loosely (spacing, indentation, escapes) and may "
+    "still apply it; the workbench applies only the exact text, so approve it there or reject it."
+)
+
+
+def _refusal(record: PendingRecord, error: str) -> str:
+    """``error``, and for a patch Hermes staged whose text is not found as written, where it may still apply."""
+    if record.by_hermes and record.subsystem == "skills" and error.startswith("Could not find old_string"):
+        return error + LOOSE_MATCH.format(id=record.id)
+    return error
 
 
 def _brief(record: PendingRecord) -> dict[str, Any]:
