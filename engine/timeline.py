@@ -141,6 +141,7 @@ class Row:
     source: Source | None = None  # an outside memory edit's Hermes call (``Timeline.with_sources``)
     revert_of: str | None = None  # the group a ``revert:`` group's row helped revert
     reverted_by: int | None = None  # the row that undid this one (unless it was undone in turn)
+    why: str | None = None  # how a decision made outside the workbench was told (approved, rejected, not known)
 
     @property
     def when(self) -> str:
@@ -526,6 +527,9 @@ class Timeline:
             entry.session_id,
             entry.message_id,
             revert_of=text_value(entry.detail.get("revert_of")),
+            why=visible(why)
+            if entry.detail.get("outside") and isinstance(why := entry.detail.get("why"), str)
+            else None,
         )
 
     def page(

@@ -71,6 +71,11 @@ def test_a_rejection_beside_other_outside_writes_is_a_rejection(home, clock):
     _stage(home, clock, "0000aa02", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
     _hermes_decides(home, "0000aa02", ["User likes tea", "Cups live in the left cupboard"])  # the agent wrote this
     assert _decision(home, "0000aa02")[:3] == ("reject", "external", None)
+    # how it was told is on the Timeline row (its detail line, `--json`), not only in the journal
+    [row] = [r for r in Timeline(home).page(subsystem="approvals") if r.action == "reject"]
+    assert row.why == "it left the queue outside the workbench without its change reaching memory"
+    assert row.to_dict()["why"] == row.why
+    assert all(r.why is None for r in Timeline(home).page() if r.action != "reject")
 
 
 def test_a_proposal_memory_already_held_cannot_be_told(home, clock):

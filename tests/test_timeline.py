@@ -206,6 +206,7 @@ def test_cli_timeline_and_revert(tmp_path, home):
         "source",  # an outside memory edit's Hermes call, when found; None here
         "revert_of",  # the group a revert group's row helped revert; None here
         "reverted_by",  # the row that undid it; None here
+        "why",  # how a decision made outside was told; None here
         "session",  # the row's own session, else its source's
     }
     assert listed["rows"][0]["source"] is None and listed["rows"][0]["session"] == "s1"

@@ -91,6 +91,7 @@ def show_timeline(home: Home, args) -> Output:
             + (f"  [{r.group}]" if r.group else "")
             + (f"  (session {r.session_id})" if named and r.session_id else "")
             + (f"\n{'':>9}← {r.source.describe()}" if r.source else "")
+            + (f"\n{'':>9}why: {r.why}" if r.why else "")
             for r in rows
         ]
         lines.append((f"Older: {older(args, rows[-1].id)}   " if more else "") + "Undo: workbench revert ROW_OR_GROUP")

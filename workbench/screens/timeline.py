@@ -213,6 +213,8 @@ class TimelineScreen(WorkbenchScreen):
         ]
         if row.reverted_by is not None:
             lines.append(f"↶ reverted by row {row.reverted_by}")
+        if row.why:
+            lines.append(f"why: {row.why}")
         source = self._source_of(row)
         if source is not None:
             lines.append(source.describe() + (" · g opens it" if source.via == "archive" else ""))
