@@ -1456,3 +1456,26 @@ async def test_archiving_from_a_delegates_row_names_the_conversation_it_takes(ho
             lambda: "Archived 'Walrus plans', 2 sessions of its conversation" in screen_text(app),
             what="the conversation named",
         )
+
+
+async def test_search_results_follow_messages_stored_while_they_are_shown(home, tmp_path):
+    """Hermes stored two more matching messages while the results were shown: the transcript grew,
+    but the row kept saying `2 matches` and a session with a first match never showed."""
+    seed_sessions(home)
+    for n in range(2):
+        home.archive.append_message(TOKYO, "user", f"tomatoes at the Tokyo market, day {n}")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen, results = await search_for(pilot, "tomatoes")
+        await wait_for(pilot, lambda: results.counts.get(TOKYO) == 2, what="the count")
+        results.focus()
+        results.highlighted = option_index(results, TOKYO)
+        await pilot.press("right")
+        await wait_for(pilot, lambda: len(results.expanded.get(TOKYO) or []) == 2, timeout=15, what="its hits")
+        assert set(results.best) == {TOKYO, GARDEN_2}
+        home.archive.append_message(TOKYO, "assistant", "more tomatoes arrive on Friday")
+        home.archive.append_message(DELEGATE, "user", "the tomatoes need staking")  # its first match
+        await wait_for(pilot, lambda: results.counts.get(TOKYO) == 3, timeout=15, what="the new count")
+        await wait_for(pilot, lambda: len(results.expanded.get(TOKYO) or []) == 3, timeout=15, what="the new hit")
+        assert set(results.best) == {TOKYO, GARDEN_2, DELEGATE}
+        assert results.current is not None and results.current.session_id == TOKYO  # the cursor stayed

@@ -282,19 +282,28 @@ class SearchResults(CursorInView, OptionList):
         self._drawn: LRUCache[tuple, list[Strip]] = LRUCache(maxsize=1024)  # rows drawn lately, by what they show
 
     # -- data in -------------------------------------------------------------------
-    def show(self, query: str, hits: list[Hit], note: str | None = None, *, more: bool = False) -> None:
+    def show(
+        self, query: str, hits: list[Hit], note: str | None = None, *, more: bool = False, again: bool = False
+    ) -> None:
         """Replace the list with the hits for ``query``, under ``note`` if the engine gave one;
-        their counts follow (``set_counts``). ``more``: others matched beyond those listed (``50+``)."""
+        their counts follow (``set_counts``). ``more``: others matched beyond those listed (``50+``).
+        ``again``: the same query searched again (the archive changed), so the cursor, the counts
+        until new ones come, and the sessions unfolded (their hits loaded again) are kept."""
+        again = again and query == self.query
+        unfolded = [sid for sid in self.expanded if again]
         self.note = note
         self.best = {}
         for hit in hits:
             self.best.setdefault(hit.session_id, hit)
         self.query = query
         self.why = hits[0].why if hits else ""
-        self.counts, self.expanded = {}, {}
+        self.counts = self.counts if again else {}
+        self.expanded = {sid: None for sid in unfolded if sid in self.best}
+        for session_id in self.expanded:
+            self.post_message(self.HitsWanted(query, session_id))
         self._shown += 1
         self._not_stale()
-        self._render(highlight_first=True)
+        self._render(highlight_first=not again)
         sessions = len(self.best)
         title = f"{sessions}{'+' * more} session{'s' * (sessions != 1 or more)}" + (
             f" · via {self.why}" if self.why else ""

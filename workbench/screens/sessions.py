@@ -77,6 +77,7 @@ class SearchDone(Message):
     hits: list[Hit]
     error: str | None = None
     note: str | None = None
+    again: bool = False  # the same query searched again because the archive changed
 
 
 @dataclass
@@ -177,6 +178,7 @@ class SessionsScreen(SessionActions):
         self._changed: set[str] = set()  # sessions whose tree rows to refresh
         self._roots_changed = False  # another process changed state.db
         self._transcript_changed = False  # the shown session grew or wrote something
+        self._results_changed = False  # the archive changed under the search results shown
         self._stamps: dict[str, tuple] = {}  # rows below the newest page of roots: how they were last drawn
 
     def compose_body(self) -> Iterable[Widget]:
@@ -334,12 +336,12 @@ class SessionsScreen(SessionActions):
             results.focus()  # (with no hit the box keeps focus, so typing goes on refining)
             self.load_transcript(hit.session_id, hit.message_id)
 
-    def _start_search(self, query: str) -> None:
+    def _start_search(self, query: str, again: bool = False) -> None:
         self._searching = query
-        self.search(query)
+        self.search(query, again)
 
     @work(thread=True, exit_on_error=False, group="search")
-    def search(self, query: str) -> None:
+    def search(self, query: str, again: bool = False) -> None:
         rows, error, note = [], None, None
         try:  # the hits alone: their sessions' match counts follow (count_matches), so no key waits for them
             archive = self.home.archive
@@ -348,7 +350,7 @@ class SessionsScreen(SessionActions):
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
             error = exc.message
         finally:
-            self.post_message(SearchDone(query, rows, error, note))
+            self.post_message(SearchDone(query, rows, error, note, again))
 
     @on(SearchDone)
     def _search_done(self, message: SearchDone) -> None:
@@ -364,7 +366,7 @@ class SessionsScreen(SessionActions):
         self.query_one(ContentSwitcher).current = "sessions-results"
         more = len(message.hits) > SEARCH_LIMIT  # (the best rows only: refining the search finds the rest)
         hits = message.hits[:SEARCH_LIMIT]
-        self.query_one(SearchResults).show(message.query, hits, message.note, more=more)
+        self.query_one(SearchResults).show(message.query, hits, message.note, more=more, again=message.again)
         if hits:
             untitled = list(dict.fromkeys(h.session_id for h in hits if not h.title))
             rows = {h.session_id: h.segments or (h.session_id,) for h in hits}
@@ -524,8 +526,10 @@ class SessionsScreen(SessionActions):
             self._transcript_changed = bool(shown)
         elif isinstance(event, (MessageStored, MemoryChanged, SkillChanged)) and shown and event.session_id == shown:
             self._transcript_changed = True
-        else:
+        elif not isinstance(event, MessageStored):
             return
+        # new messages anywhere may match the search shown: its hits and counts are read again
+        self._results_changed |= isinstance(event, (MessageStored, SessionChanged))
         self.request_reload()
 
     def reload(self) -> None:
@@ -542,6 +546,11 @@ class SessionsScreen(SessionActions):
         if self._transcript_changed and shown:
             self.load_transcript(shown, None)
         self._transcript_changed = False
+        query = self.query_one("#sessions-search", Input).value.strip()
+        if self._results_changed and query and self.query_one(ContentSwitcher).current == "sessions-results":
+            if self._searching is None:  # (one in flight searches the archive as it is now anyway)
+                self._start_search(query, again=True)
+        self._results_changed = False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="live-roots")
     def refresh_roots(
