@@ -1479,3 +1479,19 @@ async def test_search_results_follow_messages_stored_while_they_are_shown(home, 
         await wait_for(pilot, lambda: len(results.expanded.get(TOKYO) or []) == 3, timeout=15, what="the new hit")
         assert set(results.best) == {TOKYO, GARDEN_2, DELEGATE}
         assert results.current is not None and results.current.session_id == TOKYO  # the cursor stayed
+
+
+async def test_a_search_that_matches_nothing_says_so_within_the_pane(home, tmp_path):
+    """`No messages match '…'` ran off the pane's edge at 80 columns: the query is cut with … instead."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        query = '"foo* OR ( nothing here matches at all in this archive'
+        await pilot.press("slash")
+        screen.query_one("#sessions-search", Input).value = query
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == query, what="the empty result")
+        await settle(pilot)
+        [line] = [line for line in screen_text(app).splitlines() if "No messages match" in line]
+        assert "…." in line and line.rstrip().endswith("│"), line

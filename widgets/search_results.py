@@ -234,6 +234,15 @@ def _wrapped(text: Content, width: int) -> Content:
     return Content("\n").join(text.wrap(width)) if width > 0 else text
 
 
+def _nothing_matches(query: str, width: int) -> Content:
+    """One line, the query cut with … to fit (a line that wrapped as it grew would lay the list out
+    again on every key typed)."""
+    said = literal(f"No messages match {query!r}", "$text-muted")
+    if width > 0 and said.cell_length + 1 > width:
+        said = said.truncate(width - 1, ellipsis=True)
+    return said + Content.styled(".", "$text-muted")
+
+
 class SearchResults(CursorInView, OptionList):
     """Hits grouped under their session (the archive's order: best lineage first)."""
 
@@ -414,7 +423,7 @@ class SearchResults(CursorInView, OptionList):
                 self.hits[key] = hit
                 options.append(Option(_rows(hit_prompt(hit, width, "    "), width), key))
         if not self.best and self.query:
-            options.append(Option(literal(f"No messages match {self.query!r}.", "$text-muted"), disabled=True))
+            options.append(Option(_nothing_matches(self.query, width), disabled=True))
         wanted = highlight or (None if highlight_first else previous)
         index = next((i for i, o in enumerate(options) if wanted and o.id == wanted), None)
         if index is None:
