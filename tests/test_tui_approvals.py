@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import replace
 
 import pytest
 from textual.widgets import OptionList, Static, TextArea
@@ -563,3 +565,25 @@ async def test_the_diff_pane_empties_with_the_queue_and_stays_empty_on_resize(ga
         await pilot.resize_terminal(100, 30)
         await settle(pilot)
         assert text_of(app, "#proposal-diff") == ""
+
+
+async def test_each_queue_row_keeps_its_age_on_its_first_line_at_80_columns(gated, tmp_path):
+    """With enough rows for a scrollbar, or a `consolidate` among them, the first line ran past the
+    queue's width and every row's age wrapped onto a line of its own."""
+    for n in range(10):
+        stage(gated, f"Proposal number {n} about the deploy window")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_approvals(pilot)
+        queue = app.screen.query_one("#queue", OptionList)
+        assert queue.scrollbars_enabled[0]  # enough rows for its scrollbar
+        firsts = [line for line in screen_text(app).splitlines() if line.startswith("│ memory add")]
+        assert firsts and all(re.search(r"memory add +\d+s ", line) for line in firsts), firsts
+    from workbench.screens.approvals import _queue_row
+
+    consolidate = next(iter(gated.approvals.list()))
+    consolidate = replace(
+        consolidate, subsystem="skills", action="consolidate", created_at=consolidate.created_at - 86400 * 30
+    )
+    first = str(_queue_row(consolidate, gated.clock.now())).splitlines()[0]
+    assert first == "skill  consolidate   30d", first

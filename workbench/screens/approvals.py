@@ -554,11 +554,13 @@ def late_hits(preview: dict) -> list[tuple[str, str]]:
 
 
 def _queue_row(record: PendingRecord, now: float):
-    origin = record.origin_label
+    """What and how old on the first line, in 24 cells (the queue's width at 80 columns, less its
+    scrollbar: a longer line wrapped the age under every row); who and the gist beneath."""
     kind = KINDS.get(record.subsystem, record.subsystem)
     return assemble(
-        (f"{kind:<6} {record.action:<7} ", "bold"),
-        (f"{origin:<6} {age(now - record.created_at):>4}\n", "$text-muted"),
+        (f"{kind:<6} {record.action:<11}", "bold"),
+        (f" {age(now - record.created_at):>5}\n", "$text-muted"),
+        (f"{record.origin_label} · ", "$text-muted"),
         ("Hermes · " if record.by_hermes else "", "$secondary"),
         (one_line(record.summary, 120), ""),
     )
