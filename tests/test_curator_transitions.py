@@ -93,6 +93,9 @@ def test_dry_run_reports_and_changes_nothing(home):
     report = home.curator.run(dry_run=True)
     assert (report.marked_stale, report.archived, report.reactivated) == (("idle",), ("ancient",), ("stale-again",))
     assert report.dry_run and report.report_path is None and report.checked == 6
+    assert (
+        report.headline == "Curator dry run: 1 marked stale, 1 archived, 1 reactivated (6 agent-made skills checked)."
+    )
     assert tree_state(home.root) == before
 
 
@@ -154,3 +157,10 @@ def test_a_skill_moved_back_by_hand_is_treated_as_active(home):
     (home.skills_dir / ".usage.json").write_text(json.dumps(records))
     assert home.curator.run().marked_stale == ("idle",)
     assert home.skills.get("idle").state == "stale"
+
+
+def test_a_pass_reads_as_people_say_it_and_hermes_state_keeps_its_own_form(home):
+    """The TUI's toast and `curator run` said `auto: no changes`, Hermes's state-file form."""
+    report = home.curator.run(dry_run=True)
+    assert report.summary == "dry-run auto: no changes"
+    assert report.headline == "Curator dry run: nothing to change (0 agent-made skills checked)."

@@ -69,6 +69,16 @@ class CuratorReport:
         ]
         return ("dry-run auto: " if self.dry_run else "auto: ") + (", ".join(parts) or "no changes")
 
+    @property
+    def headline(self) -> str:
+        """The pass as people read it (``summary`` keeps Hermes's form, for its state file)."""
+        changes = self.summary.split(": ", 1)[1]
+        pass_ = "Curator dry run" if self.dry_run else "Curator pass"
+        checked = f"{self.checked} agent-made skill{'s' * (self.checked != 1)} checked"
+        if changes == "no changes":
+            return f"{pass_}: nothing to change ({checked})."
+        return f"{pass_}: {changes} ({checked})."
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.update({k: list(v) for k, v in data.items() if isinstance(v, tuple)})

@@ -57,7 +57,7 @@ def register(subparsers, common) -> None:
 
 def run_curator(home: Home, args) -> Output:
     report = home.curator.run(dry_run=args.dry_run)
-    lines = [f"curator: {report.summary}"]
+    lines = [report.headline]
     lines += [
         f"  {label}: {', '.join(names)}"
         for label, names in (

@@ -418,7 +418,7 @@ class SkillsScreen(WorkbenchScreen):
             self._tell(f"Could not run the curator: {exc.message}", "error")
             return
         applied = plan_lines(report)
-        lines = [report.summary, *applied[:10], *report.errors]
+        lines = [report.headline, *applied[:10], *report.errors]
         differs = expected is not None and applied != expected  # the skills changed between the preview and now
         if differs:
             lines.insert(1, "Note: the skills changed since the dry run, so this differs from the preview.")
