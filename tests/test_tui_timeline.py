@@ -397,8 +397,21 @@ async def test_summaries_are_cut_where_the_scrollbar_their_rows_bring_leaves_roo
     async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
         assert screen.query_one(TimelineList).show_vertical_scrollbar
-        lines = [line for line in screen_text(pilot.app).splitlines() if "created skill 'rerender" in line]
+        lines = [line for line in screen_text(pilot.app).splitlines() if "wrote a file in skill 'rerender" in line]
         assert lines and all(line.rstrip(" │▁▂▃▄▅▆▇█").endswith("…") for line in lines)
+
+
+async def test_the_session_column_is_narrow_while_no_row_names_a_session(home, tmp_path):
+    """At 80 columns the session column kept 14 cells for rows that all showed `-`."""
+    learn(home)  # a review's rows, in session s1
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        assert table.columns["session"].width == TimelineList.SESSION_CHARS
+        await pilot.press("slash", *"actor:user")  # none of these names a session
+        await wait_for(pilot, lambda: table.shown[0] and not any(r.session for r in table.shown[0]), what="user rows")
+        await settle(pilot)
+        assert table.columns["session"].width == len("session")
 
 
 async def test_collapsed_groups_give_their_summaries_the_scrollbars_cells_back(home, tmp_path):

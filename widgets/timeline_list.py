@@ -62,6 +62,7 @@ class TimelineList(RowTable):
         arrived above it since (``home`` goes to them). Only ``arrived`` rows count: not
         those an older page or a cleared filter brings into the list."""
         self.shown = (rows, titles, collapsed)
+        self.columns["session"].width = self._session_cells(rows)
         self.what_cells = self._room_for_what(rows, collapsed)
         current = self.current_key
         following = self.row_count == 0 or self.cursor_row == 0
@@ -146,8 +147,13 @@ class TimelineList(RowTable):
             - (scrollbar if lines > region.height else 0)
         )
         actor = max([len("actor"), *(len(visible(row.actor)) for row in rows)])
-        room = width - (self.WHEN_CHARS + actor + self.SESSION_CHARS) - 2 * len(self.COLUMNS) * self.cell_padding
+        room = width - (self.WHEN_CHARS + actor + self._session_cells(rows)) - 2 * len(self.COLUMNS) * self.cell_padding
         return room if room >= self.MIN_WHAT else None
+
+    def _session_cells(self, rows: list) -> int:
+        """The session column's width: a session's end, or its header's alone while no row loaded names
+        one (every `-` left 14 cells the summaries could use)."""
+        return self.SESSION_CHARS if any(row.session for row in rows) else len("session")
 
     def _what(self, text: str) -> str:
         return text if self.what_cells is None else cut_cells(text, self.what_cells)
