@@ -6,6 +6,7 @@ the same skill. All cells are literal ``rich.text.Text`` (never markup).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -47,6 +48,11 @@ class SkillRow:
     @property
     def key(self) -> str:
         return self.path or self.name
+
+
+def _folder(skill: SkillRow) -> str:
+    """An archived copy's folder (``deploy-20261204224428``), which tells copies of one skill apart."""
+    return skill.path.rsplit("/", 1)[-1]
 
 
 def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
@@ -120,10 +126,17 @@ class SkillList(RowTable):
         state_styles = {"active": theme.success or "", "stale": theme.warning or "", "archived": "dim"}
         self.clear()
         self.rows_by_key = {}
+        names = Counter(skill.name for skill in skills)
         for skill in skills:
             self.rows_by_key[skill.key] = skill
             self.add_row(
-                Text.assemble(("⚠ ", theme.warning or "") if skill.problem else "", visible(skill.name)),
+                Text.assemble(
+                    ("⚠ ", theme.warning or "") if skill.problem else "",
+                    visible(skill.name),
+                    (f" {visible(_folder(skill))}", "dim")
+                    if names[skill.name] > 1 and skill.state == "archived"
+                    else "",
+                ),
                 Text(visible(skill.category or "-")),
                 Text(skill.state, state_styles.get(skill.state, "")),
                 Text("yes" if skill.pinned else ""),
