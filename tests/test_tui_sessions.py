@@ -1063,12 +1063,17 @@ async def test_an_archive_sqlite_cannot_open_is_explained_where_the_sessions_wou
         assert "2,001 levels" in transcript._placeholder and "workbench doctor --fix" in transcript._placeholder
 
 
-async def test_unfolding_or_folding_a_session_below_the_first_keeps_the_cursor_on_it(home, tmp_path):
-    """Right on the third session of '東京 OR 上海' unfolded it but put the cursor (and the
-    transcript) on the first: the unfolded session's row had a new id the cursor could not follow."""
+def seed_tomatoes_in_tokyo(home) -> None:
+    """The seeded sessions, with two messages about tomatoes in the Tokyo one too."""
     seed_sessions(home)
     for n in range(2):
         home.archive.append_message(TOKYO, "user", f"tomatoes at the Tokyo market, day {n}")
+
+
+async def test_unfolding_or_folding_a_session_below_the_first_keeps_the_cursor_on_it(home, tmp_path):
+    """Right on the third session of '東京 OR 上海' unfolded it but put the cursor (and the
+    transcript) on the first: the unfolded session's row had a new id the cursor could not follow."""
+    seed_tomatoes_in_tokyo(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen, results = await search_for(pilot, "tomatoes")
@@ -1461,9 +1466,7 @@ async def test_archiving_from_a_delegates_row_names_the_conversation_it_takes(ho
 async def test_search_results_follow_messages_stored_while_they_are_shown(home, tmp_path):
     """Hermes stored two more matching messages while the results were shown: the transcript grew,
     but the row kept saying `2 matches` and a session with a first match never showed."""
-    seed_sessions(home)
-    for n in range(2):
-        home.archive.append_message(TOKYO, "user", f"tomatoes at the Tokyo market, day {n}")
+    seed_tomatoes_in_tokyo(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen, results = await search_for(pilot, "tomatoes")
