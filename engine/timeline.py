@@ -126,6 +126,9 @@ class _Lookups:
     approvals: dict[int, JournalEntry | None] = field(default_factory=dict)  # those rows, by id
 
 
+WHY_CHARS = 500  # of how an outside decision was told, on one line (it may quote a record's text)
+
+
 @dataclass(frozen=True)
 class Row:
     id: int
@@ -527,7 +530,7 @@ class Timeline:
             entry.session_id,
             entry.message_id,
             revert_of=text_value(entry.detail.get("revert_of")),
-            why=visible(why)
+            why=visible(one_line(why, WHY_CHARS))
             if entry.detail.get("outside") and isinstance(why := entry.detail.get("why"), str)
             else None,
         )

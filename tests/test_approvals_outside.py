@@ -17,6 +17,7 @@ import pytest
 
 from engine.approvals.outside import citing_approvals
 from engine.memory.format import serialize
+from engine.skills.manage import skill_manage_tool
 from engine.timeline import Timeline
 from engine.tools import ToolContext
 from tests.hermes_support import hermes_record
@@ -280,54 +281,145 @@ def test_a_decision_made_outside_after_a_restore_names_no_row_undone(home, clock
 BREW = "---\nname: brew\ndescription: How to brew tea\n---\n\nBoil water.\nSteep for 3 minutes.\n"
 
 
-def test_skill_proposals_decided_outside_are_judged_by_the_library_and_never_read_outside_it(home):
-    """How a skill proposal left the queue outside is read from the library as it is now: a proposal
-    whose file nobody touched since was rejected, one whose file changed in some other way is not
-    known, and a hostile path in a record is never followed."""
-    assert home.skills.manage({"action": "create", "name": "brew", "content": BREW})["success"]
-    brew = home.skills_dir / "brew" / "SKILL.md"
-    old = time.time() - 3600
-    os.utime(brew, (old, old))
-    now = time.time()
-    edited = BREW.replace("3 minutes", "4 minutes")
-    proposals = {
-        "00000001": {"action": "edit", "name": "brew", "content": edited},  # rejected: brew untouched
-        "00000002": {"action": "patch", "name": "brew", "file_path": "../../../etc/passwd", "old_string": "r"},
-        "00000003": {"action": "write_file", "name": "brew", "file_path": "references/../../x", "file_content": ""},
-        "00000004": {"action": "create", "name": "../outside", "content": BREW},
-        "00000005": {"action": "remove_file", "name": "brew", "file_path": "references/water.md"},
-    }
+def _decide_skills_outside(home, proposals: dict[str, dict], staged_at: float) -> dict[str, tuple[str, str]]:
+    """Hermes staged ``proposals`` at ``staged_at`` and decided them: the (action, why) journaled for each."""
     for pid, payload in proposals.items():
-        hermes_record(home, pid, payload, created_at=now, subsystem="skills")
+        hermes_record(home, pid, payload, created_at=staged_at, subsystem="skills")
     home.approvals.catch_up()  # journaled as staged
     for pid in proposals:
         (home.pending_dir / "skills" / f"{pid}.json").unlink()
     home.approvals.catch_up()
-    decided = {
-        row.target: (row.action, row.detail["why"])
-        for row in home.journal.query(subsystem="approvals", actions=("approve", "reject", "close"), limit=10)
-    }
+    rows = home.journal.query(subsystem="approvals", actions=("approve", "reject", "close"), limit=100)
+    return {row.target: (row.action, row.detail["why"]) for row in rows if row.target in proposals}
+
+
+def _brew(home, *, age: float = 3600):
+    """Skill ``brew``, last written ``age`` seconds ago, with a support file as old."""
+    assert home.skills.manage({"action": "create", "name": "brew", "content": BREW})["success"]
+    water = home.skills_dir / "brew" / "references" / "water.md"
+    water.parent.mkdir()
+    water.write_text("Soft water.\n")
+    old = time.time() - age
+    for path in (home.skills_dir / "brew" / "SKILL.md", water, water.parent):
+        os.utime(path, (old, old))
+    return home.skills_dir / "brew" / "SKILL.md"
+
+
+def test_skill_proposals_decided_outside_are_judged_by_the_library_and_never_read_outside_it(home, tmp_path):
+    """How a skill proposal left the queue outside is read from the library as it is now: a proposal
+    whose file nobody touched since was rejected, one whose file changed in some other way, or whose
+    target nothing shows was there, is not known, and a hostile path in a record is never followed."""
+    _brew(home)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the secret")
+    (home.skills_dir / "brew" / "references" / "leak.md").symlink_to(secret)  # a link out of the skill
+    edited = BREW.replace("3 minutes", "4 minutes")
+    decided = _decide_skills_outside(
+        home,
+        {
+            "00000001": {"action": "edit", "name": "brew", "content": edited},  # rejected: brew untouched
+            "00000002": {"action": "patch", "name": "brew", "file_path": "../../../etc/passwd", "old_string": "r"},
+            "00000003": {"action": "write_file", "name": "brew", "file_path": "references/../../x", "file_content": ""},
+            "00000004": {"action": "create", "name": "../outside", "content": BREW},
+            "00000005": {"action": "remove_file", "name": "brew", "file_path": "references/never.md"},  # never there
+            "00000006": {"action": "write_file", "name": "brew", "file_path": "references/\x00x", "file_content": ""},
+            "00000007": {
+                "action": "write_file",
+                "name": "brew",
+                "file_path": "references/leak.md",
+                "file_content": "the secret",
+            },
+            "00000008": {"action": "edit", "name": "brew", "content": BREW},  # a no-op, rejected: never rewritten
+            "00000009": {"action": "delete", "name": "never-made"},  # nothing shows it was there
+            "0000000a": {"action": "create", "name": "nope'\n 9999  fake row\n", "content": BREW},
+        },
+        time.time(),
+    )
     assert {pid: action for pid, (action, _) in decided.items()} == {
         "00000001": "reject",
         "00000002": "close",
         "00000003": "close",
         "00000004": "reject",
-        "00000005": "approve",
+        "00000005": "reject",  # never there when staged
+        "00000006": "close",
+        "00000007": "close",
+        "00000008": "reject",
+        "00000009": "reject",
+        "0000000a": "reject",
     }
-    assert decided["00000001"][1].endswith("SKILL.md does not hold the text it proposed, unchanged since it was staged")
+    assert decided["00000001"][1].endswith(
+        "SKILL.md does not hold the text it proposed, and it is unchanged since it was staged"
+    )
     assert "Path traversal ('..') is not allowed." in decided["00000002"][1]
     assert "Path traversal ('..') is not allowed." in decided["00000003"][1]
-    assert decided["00000005"][1].endswith("and references/water.md is gone from skill 'brew'")
+    assert "must not hold control characters" in decided["00000006"][1]
+    assert "is outside the skill's folder" in decided["00000007"][1]  # refused: neither read nor stat'ed
+    assert "\n" not in decided["0000000a"][1]  # a name from the record never breaks a line
+    [row] = [r for r in Timeline(home).page(subsystem="approvals") if r.target == "0000000a" and r.why]
+    assert "\n" not in row.why
     # a proposal whose file changed since in some other way: not known
+    brew = home.skills_dir / "brew" / "SKILL.md"
     hermes_record(
-        home, "00000006", {"action": "edit", "name": "brew", "content": edited}, created_at=now, subsystem="skills"
+        home,
+        "0000000b",
+        {"action": "edit", "name": "brew", "content": edited},
+        created_at=time.time(),
+        subsystem="skills",
     )
     home.approvals.catch_up()
     brew.write_text(BREW + "Stir.\n")
-    (home.pending_dir / "skills" / "00000006.json").unlink()
+    (home.pending_dir / "skills" / "0000000b.json").unlink()
     home.approvals.catch_up()
-    [row] = home.journal.query(subsystem="approvals", target="00000006", actions=("close",), limit=1)
+    [row] = home.journal.query(subsystem="approvals", target="0000000b", actions=("close",), limit=1)
     assert "it changed since, so whether it was applied is not known" in row.detail["why"]
+
+
+def test_removals_decided_outside_are_told_by_what_was_there_and_what_left_since(home):
+    """A delete or remove_file whose target is gone was approved only when it was there when staged
+    (Hermes stages one without looking; the workbench notes it when it first sees the record) or,
+    for one the workbench staged, when something shows it left since: the archived copy, or the
+    folder the file left. One whose target was never there was rejected."""
+    _brew(home)
+    for name in ("steep", "pour"):
+        assert home.skills.manage({"action": "create", "name": name, "content": BREW.replace("brew", name)})["success"]
+    now = time.time()
+    hermes = {
+        "000000c1": {"action": "remove_file", "name": "brew", "file_path": "references/water.md"},
+        "000000c2": {"action": "delete", "name": "steep"},
+        "000000c3": {"action": "delete", "name": "never-made"},
+    }
+    for pid, payload in hermes.items():
+        hermes_record(home, pid, payload, created_at=now, subsystem="skills")
+    home.approvals.catch_up()
+    home.config_path.write_text("skills:\n  write_approval: true\n")
+    home.reload_config()
+    agent = ToolContext(actor="agent")
+    ours = [skill_manage_tool(home, {"action": "delete", "name": "pour"}, agent)["pending_id"]]
+    (home.skills_dir / "brew" / "references" / "tea.md").write_text("Green.\n")
+    ours.append(
+        skill_manage_tool(home, {"action": "remove_file", "name": "brew", "file_path": "references/tea.md"}, agent)[
+            "pending_id"
+        ]
+    )
+    time.sleep(0.01)  # the removals come after the staging, as Hermes's approvals do
+    for rel in ("references/water.md", "references/tea.md"):
+        (home.skills_dir / "brew" / rel).unlink()
+    for name in ("steep", "pour"):
+        assert home.curator.archive(name)["success"]
+    for pid in [*hermes, *ours]:
+        (home.pending_dir / "skills" / f"{pid}.json").unlink()
+    home.approvals.catch_up()
+    decided = {
+        row.target: row.action
+        for row in home.journal.query(subsystem="approvals", actions=("approve", "reject", "close"), limit=10)
+    }
+    assert decided == {
+        "000000c1": "approve",
+        "000000c2": "approve",
+        "000000c3": "reject",
+        ours[0]: "approve",
+        ours[1]: "approve",
+    }
 
 
 def test_a_skill_proposal_is_not_judged_through_a_refused_skills_link(home, tmp_path):

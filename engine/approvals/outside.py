@@ -50,7 +50,8 @@ def outcome(home: Home, staged: JournalEntry, claimed: set[int]) -> tuple[str, s
     since = staged.at if created is None else created
     payload = staged.detail.get("payload")
     if staged.detail.get("subsystem") == "skills" and isinstance(payload, dict):
-        return (*skill_outcome(home, payload, since, LEFT_OUTSIDE), [])
+        present = staged.detail.get("present")
+        return (*skill_outcome(home, payload, since, LEFT_OUTSIDE, present if isinstance(present, bool) else None), [])
     proposed = _proposed_changes(staged.detail)
     if proposed is None:
         return "close", f"{LEFT_OUTSIDE}; whether it was applied is not known", []

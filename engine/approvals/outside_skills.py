@@ -2,18 +2,22 @@
 
 Hermes's ``/skills approve`` replays the staged ``skill_manage`` call and then deletes the
 record; ``reject`` only deletes it. No workbench process watches every skill write, so the
-evidence is the library as it is now: the file the proposal writes holds what it proposed
-(approved), or has not been touched since the proposal was staged (rejected). Anything
-else (a skill rewritten by hand since, a name two skills share) is closed: not known.
+evidence is the library as it is now, read under the home's link policy: the file the
+proposal writes holds what it proposed and was written since it was staged (approved: an
+approval always rewrites it), or has not been touched since (rejected). Anything else (a
+skill rewritten by hand since, a name two skills share, a path the policy refuses, a thing
+to delete that nothing shows was there) is closed: not known.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..fileio import UnsafePath
+from ..fileio import UnsafePath, read_regular
 from ..skills.validation import SkillError, check_support_path
+from ..textsafety import one_line
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -21,64 +25,119 @@ if TYPE_CHECKING:
     from ..home import Home
 
 APPROVE, REJECT, CLOSE = "approve", "reject", "close"
+NAME_CHARS = 60  # of a skill's name in a why (it comes from the record)
+REFUSAL_CHARS = 400  # of a refusal in a why (it quotes the record's path)
 
 
-def skill_outcome(home: Home, payload: dict[str, Any], since: float, left: str) -> tuple[str, str]:
+@dataclass(frozen=True)
+class _File:
+    """A file a proposal writes or removes, as the library holds it now."""
+
+    label: str  # as the why names it
+    mtime: float | None  # None: not there
+    text: str | None  # None: not there, or not UTF-8
+
+    def older_than(self, since: float) -> bool:
+        return self.mtime is not None and self.mtime < since
+
+
+def skill_outcome(
+    home: Home, payload: dict[str, Any], since: float, left: str, present: bool | None = None
+) -> tuple[str, str]:
     """The decision row's action and why, for a staged ``skill_manage`` call ``payload`` staged at
-    ``since``; ``left`` opens the why ("it left the queue outside the workbench")."""
+    ``since``; ``left`` opens the why ("it left the queue outside the workbench"). ``present``: for a
+    delete or remove_file, whether what it removes was there when the workbench saw it staged."""
     action, name = payload.get("action"), payload.get("name")
     if not isinstance(name, str) or not name.strip():
         return CLOSE, f"{left}; it names no skill, so whether it was applied is not known"
+    shown = one_line(name, NAME_CHARS)
     try:
         home.links.resolve(home.skills_dir)
     except UnsafePath as exc:
         return CLOSE, f"{left}; the library cannot be read to tell whether it was applied: {exc.message}"
     found = home.skills.scanner.named(name)
     if len(found) > 1:
-        return CLOSE, f"{left}; {len(found)} skills are called '{name}', so whether it was applied is not known"
+        return CLOSE, f"{left}; {len(found)} skills are called '{shown}', so whether it was applied is not known"
     skill = found[0].path if found else None
-    if action == "create":
-        if skill is None:
-            return REJECT, f"{left} without creating skill '{name}'"
-        return _wrote(home, skill / "SKILL.md", payload.get("content"), since, left, "SKILL.md")
-    if action == "delete":
-        if skill is None:
-            return APPROVE, f"{left}, and skill '{name}' is gone from the library"
-        return _untouched(skill / "SKILL.md", since, left, f"skill '{name}' is still in the library")
     if skill is None:
-        return CLOSE, f"{left}; skill '{name}' is not in the library, so whether it was applied is not known"
-    if action == "edit":
-        return _wrote(home, skill / "SKILL.md", payload.get("content"), since, left, "SKILL.md")
+        if action == "create":
+            return REJECT, f"{left} without creating skill '{shown}'"
+        if action == "delete" and (present or _gone_since(home, name, since)):
+            return APPROVE, f"{left}, and skill '{shown}' left the library since"
+        if action == "delete" and present is False:
+            return REJECT, f"{left}: skill '{shown}' was not in the library when it was staged"
+        return CLOSE, f"{left}; skill '{shown}' is not in the library, so whether it was applied is not known"
     try:
         rel = check_support_path(payload.get("file_path") or "SKILL.md", name)
-    except SkillError as exc:
-        return CLOSE, f"{left}; {exc.message}"
+        file = _look(home, skill, "SKILL.md" if action in ("create", "edit", "delete") else rel)
+    except (SkillError, UnsafePath) as exc:
+        return CLOSE, f"{left}; {one_line(exc.message, REFUSAL_CHARS)}"
+    if action in ("create", "edit"):
+        return _wrote(file, payload.get("content"), since, left)
     if action == "write_file":
-        return _wrote(home, skill / rel, payload.get("file_content"), since, left, rel)
-    if action == "remove_file":
-        if _stat(skill / rel) is None:
-            return APPROVE, f"{left}, and {rel} is gone from skill '{name}'"
-        return _untouched(skill / rel, since, left, f"{rel} is still in skill '{name}'")
+        return _wrote(file, payload.get("file_content"), since, left)
     if action == "patch":
-        return _patched(home, skill / rel, payload, since, left, rel)
+        return _patched(file, payload, since, left)
+    if action == "delete":
+        return _untouched(file, since, left, f"skill '{shown}' is still in the library")
+    if action == "remove_file":
+        if file.mtime is not None:
+            return _untouched(file, since, left, f"{rel} is still in skill '{shown}'")
+        if present or _changed_since(skill, rel, since):
+            return APPROVE, f"{left}, and {rel} left skill '{shown}' since"
+        if present is False:
+            return REJECT, f"{left}: {rel} was not in skill '{shown}' when it was staged"
+        return CLOSE, f"{left}; {rel} is not in skill '{shown}', so whether it was applied is not known"
     return CLOSE, f"{left}; whether it was applied is not known"
 
 
-def _wrote(home: Home, path: Path, proposed: Any, since: float, left: str, label: str) -> tuple[str, str]:
-    """Approved when ``path`` holds exactly the text proposed; rejected when it is not there or
-    untouched since staging."""
-    if isinstance(proposed, str) and _text(home, path) == proposed:
-        return APPROVE, f"{left}, and {label} holds the text it proposed"
-    if _stat(path) is None:
-        return REJECT, f"{left} without writing {label}"
-    return _untouched(path, since, left, f"{label} does not hold the text it proposed")
+def removes_present(home: Home, payload: dict[str, Any]) -> bool | None:
+    """For a skill delete or remove_file: whether what it removes is there now (None for any other
+    write, or when the library cannot tell)."""
+    action, name = payload.get("action"), payload.get("name")
+    if action not in ("delete", "remove_file") or not isinstance(name, str) or not name.strip():
+        return None
+    try:
+        home.links.resolve(home.skills_dir)
+        found = home.skills.scanner.named(name)
+        if len(found) > 1:
+            return None
+        if action == "delete" or not found:
+            return bool(found)
+        rel = check_support_path(payload.get("file_path"), name)
+        return _look(home, found[0].path, rel).mtime is not None
+    except (SkillError, UnsafePath):
+        return None
 
 
-def _patched(home: Home, path: Path, payload: dict[str, Any], since: float, left: str, label: str) -> tuple[str, str]:
-    """Approved when ``path`` was written since staging, holds the new text, and holds the old text
+def _look(home: Home, skill: Path, rel: str) -> _File:
+    """``rel`` in the skill's folder, never through a link out of it (``UnsafePath`` when refused)."""
+    real = home.links.resolve(skill / rel, inside=skill)
+    try:
+        mtime = os.stat(real).st_mtime
+    except (OSError, ValueError):  # missing (a name holding NUL is refused before it gets here)
+        return _File(rel, None, None)
+    try:
+        return _File(rel, mtime, read_regular(real).decode("utf-8"))
+    except (OSError, UnsafePath, UnicodeDecodeError):  # a folder, a FIFO, not UTF-8: never the proposed text
+        return _File(rel, mtime, None)
+
+
+def _wrote(file: _File, proposed: Any, since: float, left: str) -> tuple[str, str]:
+    """Approved when the file holds exactly the text proposed and was written since staging (an
+    approval always rewrites it); rejected when it is not there or untouched since."""
+    if file.mtime is None:
+        return REJECT, f"{left} without writing {file.label}"
+    if isinstance(proposed, str) and file.text == proposed and not file.older_than(since):
+        return APPROVE, f"{left}, and {file.label} holds the text it proposed"
+    return _untouched(file, since, left, f"{file.label} does not hold the text it proposed")
+
+
+def _patched(file: _File, payload: dict[str, Any], since: float, left: str) -> tuple[str, str]:
+    """Approved when the file was written since staging, holds the new text, and holds the old text
     only inside it (a patch that appends keeps its old text in its new; Hermes matches the old text
     loosely, but writes the new text as given)."""
-    old, new, text = payload.get("old_string"), payload.get("new_string"), _text(home, path)
+    old, new, text = payload.get("old_string"), payload.get("new_string"), file.text
     if (
         isinstance(old, str)
         and isinstance(new, str)
@@ -86,34 +145,40 @@ def _patched(home: Home, path: Path, payload: dict[str, Any], since: float, left
         and old
         and new in text
         and text.count(old) == text.count(new) * new.count(old)
-        and not _older(path, since)
+        and not file.older_than(since)
     ):
-        return APPROVE, f"{left}, and {label} holds its new text in place of the old"
-    return _untouched(path, since, left, f"{label} does not show its change")
+        return APPROVE, f"{left}, and {file.label} holds its new text in place of the old"
+    return _untouched(file, since, left, f"{file.label} does not show its change")
 
 
-def _untouched(path: Path, since: float, left: str, what: str) -> tuple[str, str]:
-    """Rejected when ``path`` is there and was last written before the proposal was staged; else closed."""
-    if _older(path, since):
-        return REJECT, f"{left}: {what}, unchanged since it was staged"
+def _untouched(file: _File, since: float, left: str, what: str) -> tuple[str, str]:
+    """Rejected when the file is there and was last written before the proposal was staged; else closed."""
+    if file.older_than(since):
+        return REJECT, f"{left}: {what}, and it is unchanged since it was staged"
     return CLOSE, f"{left}; {what}, and it changed since, so whether it was applied is not known"
 
 
-def _older(path: Path, since: float) -> bool:
-    found = _stat(path)
-    return found is not None and found.st_mtime < since
+def _gone_since(home: Home, name: str, since: float) -> bool:
+    """Whether skill ``name`` left the library after ``since``: an archived copy moved there since
+    (a move stamps its folder's change time), or an outside removal the journal saw since."""
+    if any(copy.name == name and _changed_at(copy.path) >= since for copy in home.skills.scanner.archived()):
+        return True
+    rows = home.journal.query(subsystem="skills", target=name, actions=("external",), since=since, limit=20)
+    return any(row.detail.get("change") in ("removed", "archived") for row in rows)
 
 
-def _stat(path: Path) -> os.stat_result | None:
+def _changed_since(skill: Path, rel: str, since: float) -> bool:
+    """Whether the folder ``rel`` was removed from (its nearest folder still in the skill) changed
+    after ``since``: removing a file stamps its folder."""
+    folder = (skill / rel).parent
+    while folder != skill and not folder.is_dir():
+        folder = folder.parent
+    return _changed_at(folder) >= since
+
+
+def _changed_at(path: Path) -> float:
     try:
-        return os.stat(path)
-    except OSError:
-        return None
-
-
-def _text(home: Home, path: Path) -> str | None:
-    """The file's text, read under the home's link policy; None when missing, refused or not UTF-8."""
-    try:
-        return home.links.read_bytes(path).decode("utf-8")
-    except (OSError, UnsafePath, UnicodeDecodeError):
-        return None
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return 0.0
+    return max(info.st_mtime, info.st_ctime)

@@ -25,6 +25,7 @@ from ..safety import assess
 from ..tools import BACKGROUND_REVIEW
 from ..values import iso_time
 from .outside import cited_rows, outcome
+from .outside_skills import removes_present
 from .preview import memory_view, proposed_texts, skill_view
 from .records import (
     KINDS,
@@ -168,11 +169,16 @@ class ApprovalQueue:
         return ids
 
     def _journal_staging(self, record: PendingRecord) -> builtins.list[int]:
-        """The ``stage`` row of a record Hermes staged, dated when Hermes made it (under its folder's lock)."""
+        """The ``stage`` row of a record Hermes staged, dated when Hermes made it (under its folder's lock);
+        for a skill delete or remove_file, whether what it removes was there then (``present``), since
+        Hermes stages one without looking."""
+        detail = {**_detail(record), "outside": True}
+        if record.subsystem == "skills" and (present := removes_present(self.home, record.payload)) is not None:
+            detail["present"] = present
         return self.home.journal.append_all(
             "approvals",
             record.id,
-            [{"action": "stage", "after": record.summary, "detail": {**_detail(record), "outside": True}}],
+            [{"action": "stage", "after": record.summary, "detail": detail}],
             actor=record.actor,
             session_id=record.session_id,
             message_id=record.message_id,
@@ -200,7 +206,8 @@ class ApprovalQueue:
         writes an approved change before it drops the record, so memory's outside edits are
         journaled first, as evidence. Under each folder's lock, so a decision of ours in flight
         (its row begun first) is never taken for one made outside. A row that cannot be
-        settled (a journal damaged by hand) is logged and left for the next pass."""
+        settled (a journal damaged by hand, a record no rule expected) is logged and left for
+        the next pass, and the others are settled all the same."""
         journal, ids = self.home.journal, []
         if not journal.exists():
             return []
@@ -220,7 +227,7 @@ class ApprovalQueue:
                         continue
                     try:
                         ids.append(self._close_outside(staged, claimed))
-                    except (WorkbenchError, sqlite3.Error) as exc:
+                    except Exception as exc:  # one record that cannot be judged never stops the others, or the caller
                         log.warning("could not journal how pending write %s left the queue: %s", staged.target, exc)
         return ids
 

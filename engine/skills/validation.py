@@ -84,6 +84,8 @@ def check_relative(path: Any, what: str = "Path") -> PurePosixPath:
     """A relative POSIX path with no ``..`` component (absolute and drive paths refused)."""
     if not isinstance(path, str) or not path.strip():
         raise SkillError(f"{what} is required.")
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):  # a NUL no file call takes; a newline no person reads
+        raise SkillError(f"{what} must not hold control characters.")
     if path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", path):
         raise SkillError(f"{what} '{path}' must be a relative path within the skill; absolute paths are not allowed.")
     parts = PurePosixPath(path.replace("\\", "/"))
