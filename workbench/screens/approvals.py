@@ -558,7 +558,7 @@ def _queue_row(record: PendingRecord, now: float):
     scrollbar: a longer line wrapped the age under every row); who and the gist beneath."""
     kind = KINDS.get(record.subsystem, record.subsystem)
     return assemble(
-        (f"{kind:<6} {record.action:<11}", "bold"),
+        (f"{kind:<6} {one_line(record.action, 11):<11}", "bold"),  # (a Hermes record's action is any text)
         (f" {age(now - record.created_at):>5}\n", "$text-muted"),
         (f"{record.origin_label} · ", "$text-muted"),
         ("Hermes · " if record.by_hermes else "", "$secondary"),
