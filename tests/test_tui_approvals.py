@@ -206,6 +206,25 @@ async def test_u_stops_offering_a_rejection_once_the_screen_is_left_or_an_edit_i
         assert "u" not in footer_keys(app)
 
 
+async def test_a_reject_that_lands_after_the_screen_was_left_offers_no_u(gated, tmp_path):
+    """The reject waited on the pending folder's lock while the user went to another screen; when it
+    landed, `u` was armed again behind their back."""
+    stage(gated, "Only proposal")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_approvals(pilot)
+        screen = app.screen
+        with gated.approvals.store.links.lock(gated.approvals.store.folder("memory")):  # Hermes deciding, say
+            await pilot.press("r", "y")
+            await pilot.press("3")
+            await wait_for(pilot, lambda: app.screen is not screen, what="the Skills screen")
+        await wait_for(pilot, lambda: gated.approvals.count() == 0, what="the reject")
+        await settle(pilot)
+        assert screen.rejected == []
+        await open_approvals(pilot)
+        assert "u" not in footer_keys(app)
+
+
 def footer_keys(app) -> list[str]:
     return [key.key for key in app.screen.query(FooterKey)]
 

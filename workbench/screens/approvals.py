@@ -501,7 +501,8 @@ class ApprovalsScreen(WorkbenchScreen):
 
     @on(Decided)
     def _remember_rejected(self, message: Decided) -> None:
-        self.rejected = message.rejected
+        # a reject that lands after the screen was left (it waited on a lock, say) is not "just made"
+        self.rejected = message.rejected if self.is_current else []
         self.refresh_bindings()
 
     def on_screen_suspend(self) -> None:
