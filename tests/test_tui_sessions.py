@@ -1476,12 +1476,18 @@ async def test_search_results_follow_messages_stored_while_they_are_shown(home, 
         await pilot.press("right")
         await wait_for(pilot, lambda: len(results.expanded.get(TOKYO) or []) == 2, timeout=15, what="its hits")
         assert set(results.best) == {TOKYO, GARDEN_2}
+        await pilot.press("down", "down")  # onto Tokyo's older hit: its transcript shows
+        older = results.current
+        assert older is not None and older.session_id == TOKYO and older.message_id != results.best[TOKYO].message_id
+        await wait_for(pilot, lambda: screen.shown_session == TOKYO, what="its transcript")
         home.archive.append_message(TOKYO, "assistant", "more tomatoes arrive on Friday")
         home.archive.append_message(DELEGATE, "user", "the tomatoes need staking")  # its first match
         await wait_for(pilot, lambda: results.counts.get(TOKYO) == 3, timeout=15, what="the new count")
         await wait_for(pilot, lambda: len(results.expanded.get(TOKYO) or []) == 3, timeout=15, what="the new hit")
+        await settle(pilot)
         assert set(results.best) == {TOKYO, GARDEN_2, DELEGATE}
-        assert results.current is not None and results.current.session_id == TOKYO  # the cursor stayed
+        assert results.current is not None and results.current.message_id == older.message_id  # the cursor stayed
+        assert screen.shown_session == TOKYO
 
 
 async def test_a_search_that_matches_nothing_says_so_within_the_pane(home, tmp_path):

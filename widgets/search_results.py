@@ -297,9 +297,9 @@ class SearchResults(CursorInView, OptionList):
         """Replace the list with the hits for ``query``, under ``note`` if the engine gave one;
         their counts follow (``set_counts``). ``more``: others matched beyond those listed (``50+``).
         ``again``: the same query searched again (the archive changed), so the cursor, the counts
-        until new ones come, and the sessions unfolded (their hits loaded again) are kept."""
+        and the unfolded sessions' hits are kept until new ones come (their hits are asked for again)."""
         again = again and query == self.query
-        unfolded = [sid for sid in self.expanded if again]
+        unfolded = {sid: hits for sid, hits in self.expanded.items() if again}
         self.note = note
         self.best = {}
         for hit in hits:
@@ -307,7 +307,7 @@ class SearchResults(CursorInView, OptionList):
         self.query = query
         self.why = hits[0].why if hits else ""
         self.counts = self.counts if again else {}
-        self.expanded = {sid: None for sid in unfolded if sid in self.best}
+        self.expanded = {sid: hits for sid, hits in unfolded.items() if sid in self.best}
         for session_id in self.expanded:
             self.post_message(self.HitsWanted(query, session_id))
         self._shown += 1
@@ -418,8 +418,8 @@ class SearchResults(CursorInView, OptionList):
             if rows is None:
                 options.append(Option(Content.styled("    loading…", "$text-muted italic"), disabled=True))
                 continue
-            for number, hit in enumerate(rows):
-                key = f"h:{session_id}:{hit.message_id}:{number}"
+            for hit in rows:
+                key = f"h:{session_id}:{hit.message_id}:hit"  # (by message: a new hit above moves no key)
                 self.hits[key] = hit
                 options.append(Option(_rows(hit_prompt(hit, width, "    "), width), key))
         if not self.best and self.query:

@@ -371,6 +371,7 @@ class SessionsScreen(SessionActions):
             untitled = list(dict.fromkeys(h.session_id for h in hits if not h.title))
             rows = {h.session_id: h.segments or (h.session_id,) for h in hits}
             self.count_matches(message.query, rows, untitled)
+        self._search_again()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="counts")
     def count_matches(self, query: str, rows: dict[str, tuple[str, ...]], untitled: list[str]) -> None:
@@ -546,11 +547,17 @@ class SessionsScreen(SessionActions):
         if self._transcript_changed and shown:
             self.load_transcript(shown, None)
         self._transcript_changed = False
+        self._search_again()
+
+    def _search_again(self) -> None:
+        """The query shown searched again when the archive changed under its results; while a search
+        runs (it may have read the archive before the change), once it is done (``_search_done``)."""
         query = self.query_one("#sessions-search", Input).value.strip()
-        if self._results_changed and query and self.query_one(ContentSwitcher).current == "sessions-results":
-            if self._searching is None:  # (one in flight searches the archive as it is now anyway)
-                self._start_search(query, again=True)
+        if not self._results_changed or self._searching is not None:
+            return
         self._results_changed = False
+        if query and self.query_one(ContentSwitcher).current == "sessions-results":
+            self._start_search(query, again=True)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="live-roots")
     def refresh_roots(
