@@ -59,3 +59,22 @@ def test_rot13_views_are_the_views_of_rot13(pieces):
 
     text = " ".join(pieces)
     assert Views.of(text).rot13() == Views.of(rot13(text)), text
+
+
+def test_character_classes_on_re_read_as_on_regex():
+    """``_SPACES`` and ``_SEPARATORS`` run on ``re``: over every code point, they match what the
+    ``regex`` patterns they replaced match."""
+    every = "".join(map(chr, range(0x110000)))
+    for ours, theirs in (
+        (normalize._SPACES, r"[^\S\n]+"),
+        (normalize._SEPARATORS, r"[-_.*~|/\\+=:;,'\"`^#<>(){}\[\]]+"),
+    ):
+        assert ours.findall(every) == regex.findall(theirs, every)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_PIECES, st.text(max_size=5), st.text("aZ1@$!€£٣é \n", max_size=8)), max_size=12))
+def test_letter_by_leet_finds_what_the_pair_search_finds(pieces):
+    text = "".join(pieces)
+    pairs = regex.compile(r"\p{L}[\d@$!€£]|[\d@$!€£]\p{L}")
+    assert bool(normalize._LETTER_BY_LEET.search(text)) == bool(pairs.search(text)), text

@@ -21,6 +21,7 @@ The views are for matching only; the stored text is never changed.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from functools import cache
@@ -30,8 +31,10 @@ import regex
 from .decode import rot13
 
 _IGNORABLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cc}--[\t\n]]", regex.V1)
-_SPACES = regex.compile(r"[^\S\n]+")
-_SEPARATORS = regex.compile(r"[-_.*~|/\\+=:;,'\"`^#<>(){}\[\]]+")
+# Plain character classes on the standard ``re``, about twice as fast on every scanned text. Its
+# ``\s`` also holds U+001C-U+001F, which ``regex``'s does not; they are left out so both read the same.
+_SPACES = re.compile(r"[^\S\n\x1c-\x1f]+")
+_SEPARATORS = re.compile(r"[-_.*~|/\\+=:;,'\"`^#<>(){}\[\]]+")
 _NON_LETTERS = regex.compile(r"[^\p{L}]+")
 _LEET = str.maketrans(
     {
@@ -71,8 +74,9 @@ def _unleet(match: regex.Match, ones: dict | None = None) -> str:
 
 _LEET_CHARS = frozenset(map(chr, _LEET))
 # A letter beside a digit or leet sign: every word ``_LEET_WORD`` finds holds one (a cheap
-# search that lets "port 8080" or "staging-4" skip the word-by-word pass).
-_LETTER_BY_LEET = regex.compile(r"\p{L}[\d@$!€£]|[\d@$!€£]\p{L}")
+# search that lets "port 8080" or "staging-4" skip the word-by-word pass). Written from the
+# digit or sign, with the letter looked around for, it is tried only at those: 5 to 2 µs a fact.
+_LETTER_BY_LEET = regex.compile(r"(?<=\p{L})[\d@$!€£]|[\d@$!€£](?=\p{L})")
 
 
 def _spaced(text: str) -> str:
