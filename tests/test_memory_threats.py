@@ -287,7 +287,7 @@ def test_pathological_input_ends_in_a_verdict(monkeypatch):
 
     assert scan_module.assess("ignore " * 10_000).level == "clean"  # repeated words cannot blow up the rules
     monkeypatch.setattr(scan_module, "_RULE_TIMEOUT", 1e-6)
-    verdict = scan_module._assess("word " * 20_000, 0)
+    verdict = scan_module._assess("token " + "word " * 20_000, 0)  # (a text no rule's gate admits is never searched)
     assert verdict.dangerous and "scan_timeout" in verdict.ids
 
 

@@ -70,10 +70,15 @@ class GateIndex:
     runs. Only the rules' first (most selective) sets are looked up in the text; a clean
     text usually contains none of them, so it costs a few set operations instead of one
     test per rule, and the other sets are tested only for the few rules that remain.
+    ``as_written``: the texts are not case-folded (the raw view). ASCII text is lowercased
+    for the lookup (ASCII letters match only their own two cases); any other text passes every
+    gate, since the rules' case-insensitive matching pairs some characters ``str.casefold``
+    does not (``İ`` matches ``i`` but folds to ``i̇``).
     """
 
-    def __init__(self, gates: list[Gate | None]):
+    def __init__(self, gates: list[Gate | None], as_written: bool = False):
         self.gates = gates
+        self.as_written = as_written
         self.always = {i for i, rule_gate in enumerate(gates) if rule_gate == ()}
         self.by_literal: dict[str, set[int]] = {}
         for i, rule_gate in enumerate(gates):
@@ -84,6 +89,10 @@ class GateIndex:
     def passing(self, text: str) -> set[int]:
         if not self.by_literal:
             return set(self.always)
+        if self.as_written:
+            if not text.isascii():
+                return {i for i, rule_gate in enumerate(self.gates) if rule_gate is not None}
+            text = text.lower()
         found: set[int] = set()
         for literal in self.first_literals.present(text):
             found |= self.by_literal[literal]

@@ -41,7 +41,7 @@ class Rule:
     reason: str
     family: str
     il_source: str | None = None  # folded/compact rules: the pattern with "l" read as "i" (lgnore)
-    gate: Gate = ()  # literals a match must contain (see ``prefilter``); the raw view is never gated
+    gate: Gate = ()  # literals a match must contain (see ``prefilter``), case-folded
     gate_il: Gate = ()
 
     @cached_property
@@ -71,7 +71,7 @@ def _rule(rule_id: str, severity: str, view: str, source: str, reason: str, fami
         reason,
         family,
         il_source,
-        gate(folded) if view != "raw" else (),
+        gate(folded),
         gate(il_source) if il_source is not None else (),
     )
 

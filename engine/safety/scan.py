@@ -152,7 +152,7 @@ class _RuleSet:
         views = sorted({rule.view for rule in rules})
         return cls(
             rules,
-            {v: GateIndex([r.gate if r.view == v else None for r in rules]) for v in views},
+            {v: GateIndex([r.gate if r.view == v else None for r in rules], as_written=v == "raw") for v in views},
             {
                 v: GateIndex([r.gate_il if r.view == v and r.il_source is not None else None for r in rules])
                 for v in views
