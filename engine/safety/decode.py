@@ -25,6 +25,7 @@ _ESCAPES = re.compile(
     r"(?:\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}|%[0-9a-fA-F]{2}|&#x?[0-9a-fA-F]+;|&[a-z]+;){3,}"
 )
 _ONE_ESCAPE = re.compile(r"\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}|&#x?[0-9a-fA-F]+;")
+_ESCAPE_SIGNS = frozenset("\\%&")  # every escape the two patterns above find starts with one
 _TAGS = re.compile("[\U000e0020-\U000e007e]+")
 _READABLE = regex.compile(r"[\p{L}\p{N}\p{P}\p{Zs}\n\t]")
 
@@ -71,22 +72,30 @@ def _unescape(chunk: str) -> str:
 
 
 def hidden_payloads(text: str) -> list[tuple[str, str]]:
-    """``(encoding, decoded text)`` for every encoded run that decodes to readable text."""
+    """``(encoding, decoded text)`` for every encoded run that decodes to readable text.
+
+    A pattern is searched only where it can match: hex digits are base64 characters, so a hex
+    run lies inside a base64 run; an escape needs one of its signs; tag characters are not ASCII.
+    Most texts have none of them, and skip three of the five searches.
+    """
     found: list[tuple[str, str]] = []
-    for match in _BASE64.finditer(text):
-        decoded = _base64(match.group())
+    runs = _BASE64.findall(text)
+    for run in runs:
+        decoded = _base64(run)
         if decoded:
             found.append(("base64", decoded))
-    for match in _HEX_RUN.finditer(text):
-        decoded = _bytes_text(bytes.fromhex(match.group()))
-        if decoded:
-            found.append(("hex", decoded))
-    if _ESCAPES.search(text) or len(_ONE_ESCAPE.findall(text)) >= 2:
+    if runs:
+        for match in _HEX_RUN.finditer(text):
+            decoded = _bytes_text(bytes.fromhex(match.group()))
+            if decoded:
+                found.append(("hex", decoded))
+    if not _ESCAPE_SIGNS.isdisjoint(text) and (_ESCAPES.search(text) or len(_ONE_ESCAPE.findall(text)) >= 2):
         decoded = _unescape(text)
         if decoded != text:
             found.append(("escapes", decoded))
-    for match in _TAGS.finditer(text):
-        found.append(("tag characters", "".join(chr(ord(ch) - 0xE0000) for ch in match.group())))
+    if not text.isascii():
+        for match in _TAGS.finditer(text):
+            found.append(("tag characters", "".join(chr(ord(ch) - 0xE0000) for ch in match.group())))
     return found
 
 
