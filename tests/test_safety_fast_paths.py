@@ -116,3 +116,17 @@ def test_verdicts_equal_the_full_path(text):
     with _full_path():
         full = _verdict(text)
     assert fast == full, text
+
+
+def test_rot13_equals_the_codec_on_every_character():
+    """``rot13`` works on UTF-8 bytes: every character, lone and paired surrogates too, comes back
+    as the codec gives it."""
+    every = "".join(map(chr, range(0x110000)))
+    for sample in (every, "\ud83d\ude00", "a\udcff\ud800z"):
+        assert decode.rot13(sample) == codecs.encode(sample, "rot13")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.characters(blacklist_categories=())))
+def test_rot13_equals_the_codec(text):
+    assert decode.rot13(text) == codecs.encode(text, "rot13")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import codecs
 import html
 import re
 import urllib.parse
@@ -99,5 +98,13 @@ def hidden_payloads(text: str) -> list[tuple[str, str]]:
     return found
 
 
+_ROT13 = bytes.maketrans(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", b"NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm"
+)
+
+
 def rot13(text: str) -> str:
-    return codecs.encode(text, "rot13")
+    """``codecs.encode(text, "rot13")``, on the UTF-8 bytes: a byte under 0x80 is always its own
+    character there, and ``bytes.translate`` is a table lookup where ``str.translate`` looks each
+    character up in a dict (0.78 to 0.17 µs for a fact, 1.44 to 0.27 µs for CJK text)."""
+    return text.encode("utf-8", "surrogatepass").translate(_ROT13).decode("utf-8", "surrogatepass")
