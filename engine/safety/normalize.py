@@ -106,6 +106,13 @@ def _folds(text: str) -> tuple[str, str, bool]:
     return folded, folded if read_l == read_i else _spaced(read_l), read_i != text
 
 
+_ASCII_NON_LETTERS = re.compile(r"[^a-zA-Z]+")
+
+
+def _ascii_letters(text: str) -> int:
+    return len(_ASCII_NON_LETTERS.sub("", text))
+
+
 def strip_marks(text: str) -> str:
     """``text`` without combining marks (accents, zalgo stacks), recomposed."""
     decomposed = unicodedata.normalize("NFD", text)
@@ -195,12 +202,20 @@ class Views:
     def rot13(self) -> Views:
         """``Views.of(rot13(self.raw))``, the second set every scan builds, made cheaply when it can be.
 
-        rot13 only swaps ASCII letters for letters. On ASCII text, every step of ``of``
-        (dropping controls, spacing, case folding, separators, keeping letters) treats a
-        letter as any other letter, so it commutes with rot13 and each view can be translated
-        instead; reading leetspeak does not (a "0" becomes "o", whose rot13 is "b").
+        rot13 only swaps ASCII letters for letters. Every step of ``of`` (NFKC, marks, dropping
+        controls, spacing, case folding, look-alikes, separators, keeping letters) treats an
+        ASCII letter as any other letter (none composes with what follows it once the marks
+        are gone), so it commutes with rot13 and each view can be translated instead, unless
+        leetspeak was read (a "0" becomes "o", whose rot13 is "b") or the views hold an ASCII
+        letter that another character became (Ａ, é, the Kelvin sign, a Cyrillic а), which
+        rot13 of the text leaves alone. The text's ASCII letters each stay one letter in the
+        views, so such a letter shows as ``skeleton`` (which the folded views are made from) or
+        ``plain`` holding more ASCII letters than the text.
         """
-        if not self.raw.isascii() or self.leet:
+        if self.leet or not (
+            self.raw.isascii()
+            or _ascii_letters(self.raw) == _ascii_letters(self.skeleton) == _ascii_letters(self.plain)
+        ):
             return Views.of(rot13(self.raw))
         raw, plain, skel, folded, folded_l, compact = map(
             rot13, (self.raw, self.plain, self.skeleton, self.folded, self.folded_l, self.compact)
