@@ -86,12 +86,16 @@ class GateIndex:
                 self.by_literal.setdefault(literal, set()).add(i)
         self.first_literals = Literals([(frozenset(self.by_literal),)])
 
+    def every(self) -> set[int]:
+        """Every rule taking part, its gate or not."""
+        return {i for i, rule_gate in enumerate(self.gates) if rule_gate is not None}
+
     def passing(self, text: str) -> set[int]:
         if not self.by_literal:
             return set(self.always)
         if self.as_written:
             if not text.isascii():
-                return {i for i, rule_gate in enumerate(self.gates) if rule_gate is not None}
+                return self.every()
             text = text.lower()
         found: set[int] = set()
         for literal in self.first_literals.present(text):

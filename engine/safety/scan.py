@@ -165,6 +165,13 @@ _ALL = _RuleSet.of(ALL_RULES)
 _ENGLISH = _RuleSet.of([r for r in ALL_RULES if r.view in ENGLISH_VIEWS])
 
 
+def _unknown_to_python(text: str) -> bool:
+    """Whether ``text`` holds a character this Python's Unicode tables do not know (``Cn``). The rules'
+    ``regex`` has newer tables and may fold one into letters (U+1DF95 matches "ss"), which the gates,
+    built with ``str.casefold``, cannot see."""
+    return not text.isascii() and any(unicodedata.category(ch) == "Cn" for ch in set(text))
+
+
 def _rule_findings(views: Views, rule_set: _RuleSet) -> list[Finding]:
     """Each rule's first match on its view (or the view's variants), skipping rules whose gate fails."""
     ones = views.folded_l != views.folded  # else the "1 read as l" view adds nothing to try
@@ -173,7 +180,8 @@ def _rule_findings(views: Views, rule_set: _RuleSet) -> list[Finding]:
     if ones and folded_index is not None:
         slots.append((folded_index, views.folded_l))
     slots += [(index, getattr(views, view).replace("l", "i")) for view, index in rule_set.il.items()]
-    allowed = {(id(index), text): index.passing(text) for index, text in slots}  # rules each text may match
+    unknown = _unknown_to_python(views.raw)  # then no gate can be trusted to rule a rule out
+    allowed = {(id(index), text): index.every() if unknown else index.passing(text) for index, text in slots}
 
     found: dict[str, Finding] = {}
     for position in sorted(set().union(*allowed.values())):
