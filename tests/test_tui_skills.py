@@ -102,6 +102,29 @@ async def test_skill_files_are_shown_literally_and_linked_files_open(home, tmp_p
         assert views == 0  # looking in the UI is not the agent using the skill
 
 
+async def test_file_names_in_a_skill_never_drive_the_terminal(home, tmp_path):
+    """A support file Hermes wrote as `references/\x1b[2Jevil.md` cleared the terminal when its skill was
+    opened: the files list and the code pane's title drew the name raw."""
+    seed_skills(home)
+    refs = home.skills.find("git-rebase").path / "references"
+    for name in ("\x1b[2Jevil.md", "\u202egpj.md", "new\nline.md"):
+        (refs / name).write_text("hostile name\n")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, "git-rebase")
+        files = screen.query_one("#skills-files", OptionList)
+        await wait_for(pilot, lambda: files.option_count == 5, what="the files")
+        shown = [str(files.get_option_at_index(i).prompt) for i in range(files.option_count)]
+        assert "references/␛[2Jevil.md" in shown and "references/<U+202E>gpj.md" in shown, shown
+        assert "references/new ⏎ line.md" in shown
+        files.focus()
+        files.highlighted = next(i for i, text in enumerate(shown) if "evil" in text)
+        await wait_for(pilot, lambda: screen.shown == ("git-rebase", "references/\x1b[2Jevil.md"), what="the file")
+        text = screen_text(app)
+        assert "references/␛[2Jevil.md" in text and "\x1b" not in text and "\u202e" not in text
+
+
 async def test_archive_and_restore_through_the_screen(home, tmp_path):
     seed_skills(home)
     app = make_app(home, tmp_path)

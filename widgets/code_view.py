@@ -13,6 +13,7 @@ from textual.content import Content
 from textual.highlight import guess_language, highlight
 from textual.widgets import Static
 
+from .literal import one_line
 from .transcript import sanitize
 
 EXTENSION_LANGUAGES = {
@@ -54,8 +55,8 @@ class CodeView(VerticalScroll, can_focus=True):
 
     def show(self, name: str, text: str, warning: str | None = None) -> None:
         """``warning``: one line under the file (why a SKILL.md does not parse), cut to the border."""
-        self.border_title = Content(name)
-        self.border_subtitle = Content.styled(f"⚠ {warning}", "$text-warning") if warning else None
+        self.border_title = Content(one_line(name, None))  # a file name from the library is any text
+        self.border_subtitle = Content.styled(f"⚠ {one_line(warning, None)}", "$text-warning") if warning else None
         self.query_one("#code", Static).update(highlight_file(name, text))
         self.scroll_home(animate=False)
 

@@ -315,7 +315,7 @@ class SkillsScreen(WorkbenchScreen):
             return
         files = self.query_one("#skills-files", OptionList)
         files.clear_options()
-        files.add_options([Option(Content(path), id=path) for path in message.files])
+        files.add_options([Option(Content(one_line(path, None)), id=path) for path in message.files])
         files.highlighted = 0
 
     @on(OptionList.OptionSelected, "#skills-files")
