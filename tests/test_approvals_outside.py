@@ -141,6 +141,33 @@ def test_a_remove_rejected_while_hermes_rewrote_its_entry_is_not_called_approved
     assert "proposed by" not in next(r.summary for r in Timeline(home).page() if r.id == rewrite)
 
 
+def test_a_remove_rejected_after_hermes_rewrote_its_entry_past_pairing_is_not_called_approved(home, clock):
+    """Hermes rewrote the entry a remove proposal hits into text too different to pair, journaled as a
+    remove and an add in one edit, then rejected the proposal: the remove row was taken for it."""
+    _seed(home, "User likes tea", "Backups run hourly at :15 via cron")
+    _stage(home, clock, "0000aa0d", {"action": "remove", "target": "memory", "old_text": "Backups run hourly"})
+    _hermes_decides(home, "0000aa0d", ["User likes tea", "Nightly backups moved to 03:00"])
+    action, _, cited, _ = _decision(home, "0000aa0d")
+    assert action != "approve" and cited is None
+    # and a batch Hermes approved is still told from its edit of two rows
+    _stage(
+        home,
+        clock,
+        "0000aa0e",
+        {
+            "action": "batch",
+            "target": "memory",
+            "operations": [
+                {"action": "add", "content": "Kettle descales monthly"},
+                {"action": "remove", "old_text": "tea"},
+            ],
+        },
+    )
+    _hermes_decides(home, "0000aa0e", ["Nightly backups moved to 03:00", "Kettle descales monthly"])
+    action, _, cited, _ = _decision(home, "0000aa0e")
+    assert action == "approve" and len(cited) == 2
+
+
 def test_an_outside_approval_names_the_edit_it_was_told_from_on_the_timeline(home, clock):
     _seed(home, "User likes tea")
     _stage(home, clock, "0000aa0a", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})

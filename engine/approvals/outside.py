@@ -66,9 +66,10 @@ def outcome(home: Home, staged: JournalEntry, claimed: set[int]) -> tuple[str, s
         oldest_first=True,  # the likeliest evidence
     )
     rows = [row for row in edits if row.id not in claimed]
+    candidates = _wholly_proposed(rows, changes)
     evidence: list[int] = []
     for action, text in changes:
-        row = next((r for r in rows if r.id not in evidence and _writes(action, text, r)), None)
+        row = next((r for r in candidates if r.id not in evidence and _writes(action, text, r)), None)
         if row is not None:
             evidence.append(row.id)
     try:
@@ -130,6 +131,21 @@ def _proposed_changes(detail: dict[str, Any]) -> tuple[str, list[tuple[str, str]
     if len(found) != len(operations):
         return None
     return target, [(action, text) for _, action, text, _ in found]
+
+
+def _wholly_proposed(rows: list[JournalEntry], changes: list[tuple[str, str]]) -> list[JournalEntry]:
+    """The rows whose whole outside edit (the rows one look journaled together, ``detail.edit``) is
+    changes the proposal made: Hermes's approval writes exactly those. An entry Hermes rewrote (an
+    edit journaled as a remove and an unrelated add) is no evidence that a remove was approved."""
+    edits: dict[str, list[JournalEntry]] = {}
+    for row in rows:
+        if isinstance(edit := row.detail.get("edit"), str):
+            edits.setdefault(edit, []).append(row)
+
+    def proposed(row: JournalEntry) -> bool:
+        return any(_writes(action, text, row) for action, text in changes)
+
+    return [row for row in rows if all(proposed(r) for r in edits.get(row.detail.get("edit"), [row]))]
 
 
 def _writes(action: str, text: str, row: JournalEntry) -> bool:
