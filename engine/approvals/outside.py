@@ -145,7 +145,7 @@ def _wholly_proposed(rows: list[JournalEntry], changes: list[tuple[str, str]]) -
     def proposed(row: JournalEntry) -> bool:
         return any(_writes(action, text, row) for action, text in changes)
 
-    return [row for row in rows if all(proposed(r) for r in edits.get(row.detail.get("edit"), [row]))]
+    return [row for row in rows if all(proposed(r) for r in edits.get(str(row.detail.get("edit")), [row]))]
 
 
 def _writes(action: str, text: str, row: JournalEntry) -> bool:
