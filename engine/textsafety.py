@@ -64,6 +64,12 @@ def visible(text: str | None) -> str:
     return _CONTROLS.sub(_picture, text or "")
 
 
+def inline(text: str | None) -> str:
+    """``visible`` on one line: a line break shows as ⏎. For a name or path from data, where a
+    break would start a line that reads as another row and a space would read as another name."""
+    return visible(text).replace("\n", "⏎")
+
+
 # A terminal escape sequence whole: CSI (ESC [ … final), OSC and the other strings (ESC ] … BEL or
 # ST), or ESC and one character; dropping only its ESC would leave "[34m" in a pasted title.
 _ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")

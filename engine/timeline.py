@@ -30,7 +30,7 @@ from .archive.query import like_escape
 from .errors import WorkbenchError
 from .journal import LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
-from .textsafety import apart, one_line, visible
+from .textsafety import apart, inline, one_line, visible
 from .values import iso_time, row_id, text_value
 
 SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers", "sessions")
@@ -526,7 +526,7 @@ class Timeline:
             entry.subsystem,
             entry.action,
             entry.target,
-            summarize(entry),
+            inline(summarize(entry)),  # (a skill's folder name may hold a line break)
             entry.session_id,
             entry.message_id,
             revert_of=text_value(entry.detail.get("revert_of")),

@@ -192,3 +192,24 @@ def test_a_usage_file_caught_mid_save_or_a_renamed_skill_is_no_pin_change(home):
     path.write_text(json.dumps(records), encoding="utf-8")
     home.skills.outside.record()
     assert _outside_rows(home) == [("external", "tea", "edited", "brew/SKILL.md")]  # no "pinned"
+
+
+def test_a_folder_name_holding_a_line_break_never_starts_a_line_of_its_own(home, capsys):
+    """A skill folder named with a newline made `workbench timeline` print a fake row under the real one,
+    and two folders declaring one name listed as two identical rows in `skills list`."""
+    from workbench.cli import main
+
+    home.skills.outside.record()  # the baseline
+    fake = "zz\n     99  2026-12-04 23:59:59  user     approved skills proposal deadbeef: all good\n"
+    for folder in (fake, "twin-a", "twin-b"):
+        (home.skills_dir / folder).mkdir()
+        name = "twin" if folder.startswith("twin") else "zz"
+        (home.skills_dir / folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: d\n---\n\nBody.\n")
+    assert home.skills.outside.record()
+    assert main(["--home", str(home.root), "timeline", "--subsystem", "skills"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert not any(line.lstrip().startswith("99 ") for line in printed), printed
+    assert any("(zz⏎     99  2026-12-04 23:59:59" in line for line in printed), printed
+    assert main(["--home", str(home.root), "skills", "list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split("  ")[0] for line in listed if line.startswith("twin")] == ["twin (twin-a)", "twin (twin-b)"]

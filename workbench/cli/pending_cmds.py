@@ -7,7 +7,7 @@ from engine.approvals.preview import target_line
 from engine.approvals.queue import flags
 from engine.errors import WorkbenchError
 from engine.home import Home
-from engine.textsafety import one_line
+from engine.textsafety import inline, one_line
 
 from . import Output, UsageError
 
@@ -84,9 +84,8 @@ def list_pending(home: Home, args) -> Output:
     origins = [record.origin_label + (" (Hermes)" if record.by_hermes else "") for record in scan.records]
     width = max(map(len, origins), default=0)
     for row, origin in zip(rows, origins, strict=True):
-        lines.append(
-            f"  {row['id']}  {row['subsystem']:<6}  {origin:<{width}}  {row['age']:>8}  {one_line(row['summary'])}"
-        )
+        summary = one_line(inline(row["summary"]))  # (a file name in it may hold a line break)
+        lines.append(f"  {row['id']}  {row['subsystem']:<6}  {origin:<{width}}  {row['age']:>8}  {summary}")
         lines += [f"      ⚠ {reason}" for reason in row["flags"]]
     if rows:
         lines.append(
@@ -104,7 +103,7 @@ def show_pending(home: Home, args) -> Output:
 
 def render_preview(preview: dict) -> str:
     lines = [
-        f"# Pending {preview['subsystem']} write {preview['id']}: {one_line(preview['summary'])}",
+        f"# Pending {preview['subsystem']} write {preview['id']}: {one_line(inline(preview['summary']))}",
         f"origin: {preview['origin']} ({preview['actor']})   staged: {preview['created_at']}"
         + ("   by Hermes" if preview["staged_by"] == "hermes" else ""),
     ]

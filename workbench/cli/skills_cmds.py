@@ -6,8 +6,10 @@ The CLI acts as the user: archive and restore are journaled and ledgered with ac
 
 from __future__ import annotations
 
+from collections import Counter
+
 from engine.home import Home
-from engine.textsafety import visible
+from engine.textsafety import inline
 
 from . import Output
 
@@ -53,18 +55,20 @@ def list_skills(home: Home, args) -> Output:
     skills = home.skills.list(include_archived=args.all)
     rows = [{key: getattr(s, key) for key in LIST_FIELDS} for s in skills]
     # names are never cut (they are what commands take), so the columns are as wide as the longest shown
-    names = [visible(s.name) for s in skills]
-    categories = [visible(s.category or "-") for s in skills]
-    owners = [visible(s.owner) for s in skills]
+    shared = {name for name, count in Counter(s.name for s in skills).items() if count > 1}
+    # a name several folders declare (or archived copies keep) is told apart by its folder
+    names = [inline(f"{s.name} ({s.path})" if s.name in shared else s.name) for s in skills]
+    categories = [inline(s.category or "-") for s in skills]
+    owners = [inline(s.owner) for s in skills]
     name_width = max(map(len, names), default=0)
     category_width = max(map(len, categories), default=0)
     owner_width = max(map(len, owners), default=0)
     lines = [
         f"{name:<{name_width}}  {category:<{category_width}}  {s.state:<8} {'pinned' if s.pinned else '':<6} "
-        f"{owner:<{owner_width}} uses {s.use_count:<4} {'⚠ ' if s.problem else ''}{s.description[:60]}"
+        f"{owner:<{owner_width}} uses {s.use_count:<4} {'⚠ ' if s.problem else ''}{inline(s.description[:60])}"
         for s, name, category, owner in zip(skills, names, categories, owners, strict=True)
     ]
-    broken = [s.path for s in skills if s.problem]
+    broken = [inline(s.path) for s in skills if s.problem]
     if broken:
         lines.append(f"⚠ SKILL.md does not parse in {', '.join(broken)} (`workbench doctor` says why).")
     return Output({"skills": rows}, text="\n".join(lines) or "No skills.")
