@@ -283,7 +283,7 @@ def _summary(entry: JournalEntry) -> str:
         return _session_summary(entry)
     if entry.subsystem == "curator":
         if action == "run":
-            return f"Curator pass: {entry.after or 'no changes'}"
+            return f"Curator pass: {(entry.after or 'no changes').removeprefix('auto: ')}"  # (Hermes's form)
         return f"Curator {'paused' if action == 'pause' else 'resumed' if action == 'resume' else action}"
     return f"{entry.subsystem} {action} {target}"
 

@@ -164,3 +164,8 @@ def test_a_pass_reads_as_people_say_it_and_hermes_state_keeps_its_own_form(home)
     report = home.curator.run(dry_run=True)
     assert report.summary == "dry-run auto: no changes"
     assert report.headline == "Curator dry run: nothing to change (0 agent-made skills checked)."
+    home.curator.run(dry_run=False)
+    from engine.timeline import Timeline
+
+    [row] = Timeline(home).page(subsystem="curator", limit=1)
+    assert row.summary == "Curator pass: no changes"  # the journal keeps Hermes's "auto: no changes"

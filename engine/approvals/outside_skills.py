@@ -71,7 +71,8 @@ def skill_outcome(
         rel = check_support_path(payload.get("file_path") or "SKILL.md", name)
         file = _look(home, skill, "SKILL.md" if action in ("create", "edit", "delete") else rel)
     except (SkillError, UnsafePath) as exc:
-        return CLOSE, f"{left}; {one_line(exc.message, REFUSAL_CHARS)}"
+        why = one_line(exc.message, REFUSAL_CHARS)
+        return CLOSE, f"{left}; the workbench does not read its path, so whether it was applied is not known: {why}"
     if action in ("create", "edit"):
         return _wrote(file, payload.get("content"), since, left)
     if action == "write_file":
