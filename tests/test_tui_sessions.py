@@ -1503,4 +1503,9 @@ async def test_a_search_that_matches_nothing_says_so_within_the_pane(home, tmp_p
         await wait_for(pilot, lambda: results.query == query, what="the empty result")
         await settle(pilot)
         [line] = [line for line in screen_text(app).splitlines() if "No messages match" in line]
-        assert "…." in line and line.rstrip().endswith("│"), line
+        assert "…" in line and "…." not in line and line.rstrip().endswith("│"), line
+        narrow = line[line.index("No messages") : line.index("…")]
+        await pilot.resize_terminal(160, 30)  # wider: cut again to the new width
+        await settle(pilot)
+        [line] = [line for line in screen_text(app).splitlines() if "No messages match" in line]
+        assert len(line[line.index("No messages") : line.index("…")]) > len(narrow) + 20, line

@@ -237,10 +237,8 @@ def _wrapped(text: Content, width: int) -> Content:
 def _nothing_matches(query: str, width: int) -> Content:
     """One line, the query cut with … to fit (a line that wrapped as it grew would lay the list out
     again on every key typed)."""
-    said = literal(f"No messages match {query!r}", "$text-muted")
-    if width > 0 and said.cell_length + 1 > width:
-        said = said.truncate(width - 1, ellipsis=True)
-    return said + Content.styled(".", "$text-muted")
+    said = literal(f"No messages match {query!r}.", "$text-muted")
+    return said.truncate(width, ellipsis=True) if width > 0 and said.cell_length > width else said
 
 
 class SearchResults(CursorInView, OptionList):
@@ -457,8 +455,8 @@ class SearchResults(CursorInView, OptionList):
     def _on_resize(self) -> None:
         """Also sent when the list is shown, so a width forecast while hidden is checked here."""
         super()._on_resize()
-        if (self.best or self.note) and self.scrollable_content_region.width != self._cut_width:
-            self._render()  # excerpts are cut to the width, a note wrapped to it
+        if (self.best or self.note or self.query) and self.scrollable_content_region.width != self._cut_width:
+            self._render()  # excerpts are cut to the width, a note wrapped to it, "no messages match" cut
 
     def watch_show_vertical_scrollbar(self) -> None:
         """Hits unfolded past the list's height bring a scrollbar, which narrows the rows without a
