@@ -146,3 +146,21 @@ def test_deciding_all_of_a_listed_few_says_which_were_decided_elsewhere(home):
     result = home.approvals.approve_all(only=[first])
     assert (result["approved"], result["failed"], result["gone"]) == ([], [], [first])
     assert [r.id for r in home.approvals.list()] == [second]  # not listed: left for its own answer
+
+
+def test_a_staged_delete_lists_every_file_it_removes(home):
+    """Approving a delete removed the skill's support files too, but its diff showed only SKILL.md."""
+    assert home.skills.manage({"action": "create", "name": "brew", "content": SKILL})["success"]
+    refs = home.skills_dir / "brew" / "references"
+    refs.mkdir()
+    for name in ("water.md", "new\nline.md"):
+        (refs / name).write_text("notes\n")
+    approval_on(home)
+    pid = staged(home, action="delete", name="brew")
+    diff = home.approvals.preview(pid)["diff"]
+    assert diff[:3] == [
+        (" ", "=== delete SKILL.md"),
+        (" ", "=== delete references/new⏎line.md"),
+        (" ", "=== delete references/water.md"),
+    ]
+    assert ("-", "Steep for 3 minutes.") in diff

@@ -11,7 +11,7 @@ from difflib import SequenceMatcher
 from ..memory.format import Usage, serialize, split_pieces
 from ..memory.ops import staged_operations
 from ..memory.similar import near_duplicates
-from ..textsafety import one_line
+from ..textsafety import inline, one_line
 
 DiffLine = tuple[str, str]  # (" " | "+" | "-", line)
 
@@ -94,12 +94,15 @@ def memory_view(staged: dict, payload: dict, edit: str | None, limit: int, thres
 def skill_view(staged: dict) -> dict:
     """The changed file of the skill (SKILL.md or a supporting file) before and after, and its diff."""
     before, after = staged.get("before"), staged.get("after")
+    diff = staged.get("diff") or line_diff(before or "", after or "")
+    if staged.get("removes"):  # a delete: every file it removes, then SKILL.md's lines
+        diff = [(" ", f"=== delete {inline(path)}") for path in staged["removes"]] + diff
     view = {
         "name": staged.get("name"),
         "file": staged.get("file"),
         "before_text": before,
         "after_text": after,
-        "diff": staged.get("diff") or line_diff(before or "", after or ""),
+        "diff": diff,
     }
     for key in ("files", "absorbed", "moves", "dropped", "reason", "cron"):  # a consolidation plan: many files
         if key in staged:

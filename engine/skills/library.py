@@ -9,6 +9,7 @@ by exactly the rules that would have applied inline.
 from __future__ import annotations
 
 import builtins
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -762,7 +763,16 @@ class SkillLibrary:
                 "after": None,
                 "error": exc.message,
             }
-        return {"name": plan.name, "file": plan.label, "before": plan.before, "after": plan.after or "", "error": None}
+        staged: dict[str, Any] = {
+            "name": plan.name,
+            "file": plan.label,
+            "before": plan.before,
+            "after": plan.after or "",
+            "error": None,
+        }
+        if plan.action == "delete":  # every file goes, not only the SKILL.md the diff shows
+            staged["removes"] = _files_under(plan.roots[0])
+        return staged
 
     def apply_staged(
         self,
@@ -792,6 +802,15 @@ class SkillLibrary:
             return self.manage(self._edited(payload, edited_content), ctx, approval)
         except WorkbenchError as exc:
             return exc.to_dict()
+
+
+def _files_under(folder: Path) -> builtins.list[str]:
+    """The files in ``folder`` and below it, relative to it, sorted (a link is listed, never followed)."""
+    found = []
+    for root, dirs, files in os.walk(folder):  # (os.walk follows no link to a folder)
+        base = Path(root).relative_to(folder)
+        found += [(base / name).as_posix() for name in files + [d for d in dirs if (Path(root) / d).is_symlink()]]
+    return sorted(found)
 
 
 def _archived_category(found: Found, record: dict[str, Any]) -> str | None:
