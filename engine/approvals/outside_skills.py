@@ -63,7 +63,7 @@ def skill_outcome(
         if action == "create":
             return REJECT, f"{left} without creating skill '{shown}'"
         if action == "delete" and (present or _gone_since(home, name, since)):
-            return APPROVE, f"{left}, and skill '{shown}' left the library since"
+            return APPROVE, f"{left}, and skill '{shown}' has left the library since it was staged"
         if action == "delete" and present is False:
             return REJECT, f"{left}: skill '{shown}' was not in the library when it was staged"
         return CLOSE, f"{left}; skill '{shown}' is not in the library, so whether it was applied is not known"
@@ -85,7 +85,7 @@ def skill_outcome(
         if file.mtime is not None:
             return _untouched(file, since, left, f"{rel} is still in skill '{shown}'")
         if present or _changed_since(skill, rel, since):
-            return APPROVE, f"{left}, and {rel} left skill '{shown}' since"
+            return APPROVE, f"{left}, and {rel} has left skill '{shown}' since it was staged"
         if present is False:
             return REJECT, f"{left}: {rel} was not in skill '{shown}' when it was staged"
         return CLOSE, f"{left}; {rel} is not in skill '{shown}', so whether it was applied is not known"
