@@ -459,6 +459,11 @@ def test_a_hermes_patch_found_only_loosely_is_refused_saying_where_it_may_apply(
         "escapes) and may still apply it; the workbench applies only the exact text, "
         "so approve it there or reject it."
     ), shown
+    printed = subprocess.run(
+        workbench_cmd("pending", "show", pid, "--home", str(root)), capture_output=True, text=True, timeout=60
+    ).stdout
+    assert "it asks to replace: Steep  for 3   minutes." in printed and "with: Steep for 4 minutes." in printed
+    assert "(no textual change)" not in printed, printed
     before = _skill_files(root)
     refused = _workbench(root, "pending", "approve", pid)
     assert refused.returncode == 1 and "approve it there or reject it" in refused.stdout + refused.stderr

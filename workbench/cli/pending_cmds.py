@@ -7,7 +7,7 @@ from engine.approvals.preview import target_line
 from engine.approvals.queue import flags
 from engine.errors import WorkbenchError
 from engine.home import Home
-from engine.textsafety import inline, one_line
+from engine.textsafety import cut, inline, one_line
 
 from . import Output, UsageError
 
@@ -128,8 +128,14 @@ def render_preview(preview: dict) -> str:
             for c in preview.get("cron") or []
         ]
     diff = preview.get("diff") or []
-    lines.append("")
-    lines += [f"{kind} {line}" for kind, line in diff] if diff else ["(no textual change)"]
+    payload = preview.get("payload") or {}
+    if preview.get("error") and not diff and payload.get("action") == "patch":  # what it asks, to judge it
+        # as written, spaces kept (a difference in spacing may be why it is not found)
+        lines.append(f"it asks to replace: {cut(inline(str(payload.get('old_string'))), 300)}")
+        lines.append(f"with: {cut(inline(str(payload.get('new_string'))), 300)}")
+    if diff or not preview.get("error"):  # (a refusal has no diff to speak of)
+        lines.append("")
+        lines += [f"{kind} {line}" for kind, line in diff] if diff else ["(no textual change)"]
     return "\n".join(lines)
 
 
