@@ -125,6 +125,29 @@ async def test_file_names_in_a_skill_never_drive_the_terminal(home, tmp_path):
         assert "references/␛[2Jevil.md" in text and "\x1b" not in text and "\u202e" not in text
 
 
+async def test_two_active_folders_declaring_one_name_open_each_its_own(home, tmp_path):
+    """Two folders whose SKILL.md declare the same name listed as identical rows, and opening one said
+    "Ambiguous skill name: use the category/name path", which a flat skill has no way to follow."""
+    for folder, body in (("twin-a", "First twin."), ("twin-b", "Second twin.")):
+        (home.skills_dir / folder).mkdir(parents=True)
+        (home.skills_dir / folder / "SKILL.md").write_text(f"---\nname: twin\ndescription: d\n---\n\n{body}\n")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        table = screen.query_one(SkillList)
+        await wait_for(pilot, lambda: len(table.rows_by_key) == 2, what="both rows")
+        assert sorted(str(table.get_cell(path, "skill")) for path in table.rows_by_key) == [
+            "twin twin-a",
+            "twin twin-b",
+        ]
+        table.focus()
+        for path, body in (("twin-a", "First twin."), ("twin-b", "Second twin.")):
+            table.move_cursor(row=table.get_row_index(path))
+            await wait_for(pilot, lambda p=path: screen.shown == (p, "SKILL.md"), what="its SKILL.md")
+            text = screen_text(app)
+            assert body in text and "Ambiguous" not in text
+
+
 async def test_archive_and_restore_through_the_screen(home, tmp_path):
     seed_skills(home)
     app = make_app(home, tmp_path)

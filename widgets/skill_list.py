@@ -38,12 +38,13 @@ class SkillRow:
     last_used_at: float | None = None
     path: str = ""  # its folder relative to skills/ ("devops/foo", ".archive/foo"): unique, the row's key
     problem: str | None = None  # why its SKILL.md does not parse (it is listed all the same, as Hermes does)
+    shared: bool = False  # another active skill declares the same name
 
     @property
     def ref(self) -> str:
-        """How the engine is asked for this very skill: an archived copy by its path (an active skill or
-        another copy may share its name), an active one by its name."""
-        return self.path if self.state == "archived" and self.path else self.name
+        """How the engine is asked for this very skill: an archived copy, or an active skill whose name
+        another declares too, by its path (by name the engine could not tell which), else by its name."""
+        return self.path if (self.state == "archived" or self.shared) and self.path else self.name
 
     @property
     def key(self) -> str:
@@ -133,8 +134,8 @@ class SkillList(RowTable):
                 Text.assemble(
                     ("⚠ ", theme.warning or "") if skill.problem else "",
                     visible(skill.name),
-                    (f" {visible(_folder(skill))}", "dim")
-                    if names[skill.name] > 1 and skill.state == "archived"
+                    (f" {visible(_folder(skill))}", "dim")  # copies of one name told apart by their folders
+                    if skill.shared or (names[skill.name] > 1 and skill.state == "archived")
                     else "",
                 ),
                 Text(visible(skill.category or "-")),
