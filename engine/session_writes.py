@@ -22,6 +22,7 @@ from .memory.store import staged_summary
 
 if TYPE_CHECKING:
     from .home import Home
+    from .journal import JournalEntry
 
 WRITE_SUBSYSTEMS = ("memory", "skills")
 JOURNAL_LIMIT = 10_000  # rows read per session, far more than any session writes
@@ -100,11 +101,18 @@ def _approved_outside(home: Home, pending_ids: list[str]) -> dict[str, list[Writ
     written: dict[str, list[Write]] = {}
     for pending_id, row_ids in applied_by(home.journal.connection(), pending_ids).items():
         rows = [row for row in map(home.journal.get, row_ids) if row is not None]
-        written[pending_id] = [
-            Write(r.subsystem, r.action, r.target, r.actor, r.after if r.after is not None else r.before, False, r.id)
-            for r in rows
-        ]
+        written[pending_id] = [_written(r) for r in rows]
     return written
+
+
+def _written(row: JournalEntry) -> Write:
+    """An outside row a Hermes approval made: a memory entry's text, or a skill file changed (an outside
+    skill row holds no text: its change and file, ``created brew/SKILL.md``)."""
+    if row.subsystem == "skills":
+        change, path = row.detail.get("change"), row.detail.get("path")
+        return Write("skills", str(change or row.action), row.target, row.actor, str(path or ""), False, row.id)
+    text = row.after if row.after is not None else row.before
+    return Write(row.subsystem, row.action, row.target, row.actor, text, False, row.id)
 
 
 def _staged(call: StagedCall) -> Write:

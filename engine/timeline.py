@@ -479,6 +479,10 @@ def _undoing(entry: JournalEntry) -> str:
     return f"put {where} back as it was before row {entry.id}"
 
 
+def _outside_skill(row: Row) -> bool:
+    return (row.subsystem, row.action) == ("skills", "external")
+
+
 def _found_in_archive(row: Row) -> bool:
     """Rows whose session only state.db can tell: an outside memory edit, a proposal Hermes staged."""
     if row.session_id:
@@ -729,7 +733,19 @@ class Timeline:
         those (Hermes's records name none), so a listing would show none. The lookups a listing
         repeats (a proposal's staged and decided rows, which approval cites an edit) are made once."""
         lookups = _Lookups()
-        return [self._sourced(r, lookups) if _found_in_archive(r) else r for r in rows]
+        return [
+            self._sourced(r, lookups)
+            if _found_in_archive(r)
+            else self._approved(r, lookups)
+            if _outside_skill(r)
+            else r
+            for r in rows
+        ]
+
+    def _approved(self, row: Row, lookups: _Lookups) -> Row:
+        """An outside skill change a proposal's approval in Hermes made, naming that proposal's proposer."""
+        approval = self._citing(row.id, lookups)
+        return replace(row, summary=_proposed(row.summary, approval.detail)) if approval is not None else row
 
     def _sourced(self, row: Row, lookups: _Lookups) -> Row:
         """``row`` with its source, and for a memory write a proposal's approval outside the workbench
@@ -739,7 +755,7 @@ class Timeline:
         return replace(row, summary=_proposed(row.summary, approval.detail)) if approval is not None else row
 
     def _citing(self, row_id: int, lookups: _Lookups) -> JournalEntry | None:
-        """The outside approval whose change the outside memory row ``row_id`` is."""
+        """The outside approval whose change the outside memory or skill row ``row_id`` is."""
         if lookups.citing is None:
             lookups.citing = citing_approvals(self._conn())
         approval = lookups.citing.get(row_id)

@@ -506,3 +506,32 @@ def test_a_patch_whose_new_text_holds_its_old_one_is_told_by_where_the_old_text_
     home.approvals.catch_up()
     [row] = home.journal.query(subsystem="approvals", target="00000013", actions=("approve", "close"), limit=1)
     assert row.action == "approve", row.detail["why"]
+
+
+def test_a_skill_change_hermes_approved_is_cited_and_names_its_proposer(home):
+    """With the library watched, Hermes's approval of a review's create was journaled as a bare
+    `skill 'x' created outside the workbench`, tied to nothing (a memory write approved outside
+    names its proposer)."""
+    home.skills.outside.record()  # a watching process's baseline
+    content = BREW.replace("brew", "steep")
+    hermes_record(
+        home,
+        "000000d1",
+        {"action": "create", "name": "steep", "content": content},
+        created_at=home.clock.now() - 1,
+        origin="background_review",
+        subsystem="skills",
+    )
+    home.approvals.catch_up()
+    (home.skills_dir / "steep").mkdir()
+    (home.skills_dir / "steep" / "SKILL.md").write_text(content)  # what Hermes's approval writes
+    (home.pending_dir / "skills" / "000000d1.json").unlink()
+    home.approvals.catch_up()
+    [approval] = home.journal.query(subsystem="approvals", target="000000d1", actions=("approve",))
+    [created] = home.journal.query(subsystem="skills", target="steep", actions=("external",))
+    assert approval.detail["applied_rows"] == [created.id] and created.detail["change"] == "created"
+    timeline = Timeline(home)
+    [row] = [r for r in timeline.with_sources(timeline.page(subsystem="skills")) if r.id == created.id]
+    assert row.summary == "skill 'steep' created outside the workbench (steep/SKILL.md) (proposed by Hermes review)"
+    [refused] = timeline.preview(str(approval.id))["refused"]
+    assert refused["error"].endswith(f"(revert the change it led to: row {created.id})")

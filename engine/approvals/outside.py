@@ -51,7 +51,8 @@ def outcome(home: Home, staged: JournalEntry, claimed: set[int]) -> tuple[str, s
     payload = staged.detail.get("payload")
     if staged.detail.get("subsystem") == "skills" and isinstance(payload, dict):
         present = staged.detail.get("present")
-        return (*skill_outcome(home, payload, since, LEFT_OUTSIDE, present if isinstance(present, bool) else None), [])
+        action, why = skill_outcome(home, payload, since, LEFT_OUTSIDE, present if isinstance(present, bool) else None)
+        return action, why, _skill_rows(home, payload, since, claimed) if action == "approve" else []
     proposed = _proposed_changes(staged.detail)
     if proposed is None:
         return "close", f"{LEFT_OUTSIDE}; whether it was applied is not known", []
@@ -131,6 +132,28 @@ def _proposed_changes(detail: dict[str, Any]) -> tuple[str, list[tuple[str, str]
     if len(found) != len(operations):
         return None
     return target, [(action, text) for _, action, text, _ in found]
+
+
+# the outside change of a skill's SKILL.md each approved skill write shows as (the library's rows are per SKILL.md)
+_SKILL_CHANGES = {"create": ("created",), "edit": ("edited",), "patch": ("edited",), "delete": ("removed", "archived")}
+
+
+def _skill_rows(home: Home, payload: dict[str, Any], since: float, claimed: set[int]) -> list[int]:
+    """The outside skill row an approved skill write is, when a watching process journaled one since
+    staging (the oldest not cited yet): a patch of a support file, or a write nobody watched, has none."""
+    changes = _SKILL_CHANGES.get(str(payload.get("action")))
+    if changes is None or (payload.get("action") == "patch" and payload.get("file_path") not in (None, "SKILL.md")):
+        return []
+    rows = home.journal.query(
+        subsystem="skills",
+        target=str(payload.get("name")),
+        actions=("external",),
+        since=since,
+        limit=EDITS_READ,
+        oldest_first=True,
+    )
+    found = next((row.id for row in rows if row.id not in claimed and row.detail.get("change") in changes), None)
+    return [] if found is None else [found]
 
 
 def _wholly_proposed(rows: list[JournalEntry], changes: list[tuple[str, str]]) -> list[JournalEntry]:

@@ -215,8 +215,7 @@ class ApprovalQueue:
             gone = set(self._gone(subsystem))
             if not gone:
                 continue
-            if subsystem == "memory":
-                self._catch_up_memory()
+            self._catch_up_memory() if subsystem == "memory" else self._catch_up_skills()
             claimed = set(cited_rows(journal.connection()))
             with self.store.links.lock(self.store.folder(subsystem)):
                 # gone before memory was caught up (a record gone since is settled next time, with its evidence),
@@ -241,6 +240,14 @@ class ApprovalQueue:
             if not path.exists() and not path.is_symlink():
                 found.append(row_id)
         return found
+
+    def _catch_up_skills(self) -> None:
+        """Skill changes made outside journaled first (a watching process has seen the library
+        before), so the approval of one can cite it as memory's does."""
+        try:
+            self.home.skills.outside.record()
+        except (WorkbenchError, OSError, sqlite3.Error) as exc:
+            log.warning("could not journal outside skill changes before reading decisions: %s", exc)
 
     def _catch_up_memory(self) -> None:
         try:
