@@ -535,3 +535,66 @@ def test_a_skill_change_hermes_approved_is_cited_and_names_its_proposer(home):
     assert row.summary == "skill 'steep' created outside the workbench (steep/SKILL.md) (proposed by Hermes review)"
     [refused] = timeline.preview(str(approval.id))["refused"]
     assert refused["error"].endswith(f"(revert the change it led to: row {created.id})")
+
+
+def test_proposals_approved_together_or_past_pairing_are_still_approvals(home, clock):
+    """Counting only edits wholly made of a proposal's changes turned two approvals seen in one look,
+    and a replace whose text changed past pairing (a remove and an add), into "closed"."""
+    _seed(home, "User likes tea", "Backups run nightly at 04:00 JST")
+    _stage(home, clock, "0000ab01", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    _stage(home, clock, "0000ab02", {"action": "add", "target": "memory", "content": "Cups live in the left cupboard"})
+    replace = {
+        "action": "replace",
+        "target": "memory",
+        "old_text": "Backups run nightly",
+        "content": "Vault path kv/ci",
+    }
+    _stage(home, clock, "0000ab03", replace)
+    _hermes_decides(home, "0000ab01", ["User likes tea", "Backups run nightly at 04:00 JST", "Kettle descales monthly"])
+    _hermes_decides(
+        home,
+        "0000ab02",
+        [
+            "User likes tea",
+            "Backups run nightly at 04:00 JST",
+            "Kettle descales monthly",
+            "Cups live in the left cupboard",
+        ],
+    )
+    _hermes_decides(
+        home,
+        "0000ab03",
+        ["User likes tea", "Vault path kv/ci", "Kettle descales monthly", "Cups live in the left cupboard"],
+    )
+    home.approvals.catch_up()  # all three seen in one look
+    assert [_decision(home, pid)[0] for pid in ("0000ab01", "0000ab02", "0000ab03")] == ["approve"] * 3
+
+
+def test_a_hand_edit_before_hermes_approves_a_skill_edit_is_not_cited_as_it(home):
+    """The approval cited the oldest edited row since staging: the user's own hand edit, which the
+    Timeline then labelled as proposed by the review."""
+    (home.skills_dir / "brew").mkdir(parents=True)
+    skill_md = home.skills_dir / "brew" / "SKILL.md"
+    skill_md.write_text(BREW)
+    home.skills.outside.record()  # a watching process's baseline
+    proposed = BREW + "\nRinse the pot.\n"
+    hermes_record(
+        home,
+        "000000e1",
+        {"action": "edit", "name": "brew", "content": proposed},
+        created_at=home.clock.now() - 1,
+        origin="background_review",
+        subsystem="skills",
+    )
+    home.approvals.catch_up()
+    skill_md.write_text(BREW + "\nMy own note.\n")  # the user's, seen by the watcher
+    [hand] = home.skills.outside.record()
+    skill_md.write_text(proposed)  # Hermes's approval
+    (home.pending_dir / "skills" / "000000e1.json").unlink()
+    home.approvals.catch_up()
+    [approval] = home.journal.query(subsystem="approvals", target="000000e1", actions=("approve",))
+    [approved] = approval.detail["applied_rows"]
+    assert approved != hand and home.journal.get(approved).detail["change"] == "edited"
+    timeline = Timeline(home)
+    rows = {r.id: r.summary for r in timeline.with_sources(timeline.page(subsystem="skills"))}
+    assert "proposed by" not in rows[hand] and rows[approved].endswith("(proposed by Hermes review)")

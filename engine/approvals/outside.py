@@ -15,6 +15,7 @@ import json
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+from ..curator.ledger import sha256
 from ..errors import WorkbenchError
 from ..memory.archive_writes import changes
 from ..memory.similar import score
@@ -67,7 +68,7 @@ def outcome(home: Home, staged: JournalEntry, claimed: set[int]) -> tuple[str, s
         oldest_first=True,  # the likeliest evidence
     )
     rows = [row for row in edits if row.id not in claimed]
-    candidates = _wholly_proposed(rows, changes)
+    candidates = _not_rewrites(rows, changes)
     evidence: list[int] = []
     for action, text in changes:
         row = next((r for r in candidates if r.id not in evidence and _writes(action, text, r)), None)
@@ -140,10 +141,14 @@ _SKILL_CHANGES = {"create": ("created",), "edit": ("edited",), "patch": ("edited
 
 def _skill_rows(home: Home, payload: dict[str, Any], since: float, claimed: set[int]) -> list[int]:
     """The outside skill row an approved skill write is, when a watching process journaled one since
-    staging (the oldest not cited yet): a patch of a support file, or a write nobody watched, has none."""
-    changes = _SKILL_CHANGES.get(str(payload.get("action")))
-    if changes is None or (payload.get("action") == "patch" and payload.get("file_path") not in (None, "SKILL.md")):
+    staging (the oldest not cited yet): for a create or edit, one that left SKILL.md holding its text
+    (a hand edit between is not it); a patch of a support file, or a write nobody watched, has none."""
+    action = payload.get("action")
+    changes = _SKILL_CHANGES.get(str(action))
+    if changes is None or (action == "patch" and (payload.get("file_path") or "SKILL.md") != "SKILL.md"):
         return []
+    content = payload.get("content")
+    wrote = sha256(content.encode("utf-8")) if action in ("create", "edit") and isinstance(content, str) else None
     rows = home.journal.query(
         subsystem="skills",
         target=str(payload.get("name")),
@@ -152,23 +157,34 @@ def _skill_rows(home: Home, payload: dict[str, Any], since: float, claimed: set[
         limit=EDITS_READ,
         oldest_first=True,
     )
-    found = next((row.id for row in rows if row.id not in claimed and row.detail.get("change") in changes), None)
+    found = next(
+        (
+            row.id
+            for row in rows
+            if row.id not in claimed
+            and row.detail.get("change") in changes
+            and (wrote is None or row.detail.get("sha") == wrote)
+        ),
+        None,
+    )
     return [] if found is None else [found]
 
 
-def _wholly_proposed(rows: list[JournalEntry], changes: list[tuple[str, str]]) -> list[JournalEntry]:
-    """The rows whose whole outside edit (the rows one look journaled together, ``detail.edit``) is
-    changes the proposal made: Hermes's approval writes exactly those. An entry Hermes rewrote (an
-    edit journaled as a remove and an unrelated add) is no evidence that a remove was approved."""
-    edits: dict[str, list[JournalEntry]] = {}
+def _not_rewrites(rows: list[JournalEntry], changes: list[tuple[str, str]]) -> list[JournalEntry]:
+    """``rows`` less each remove whose entry an add the proposal did not make took the place of, in
+    the same outside edit (``detail.edit``, one index): an entry rewritten past pairing, which is no
+    evidence that a remove was approved. Other rows journaled together (two approvals, or an agent's
+    write, seen in one look) take nothing away."""
+    added: dict[str, set[object]] = {}
     for row in rows:
-        if isinstance(edit := row.detail.get("edit"), str):
-            edits.setdefault(edit, []).append(row)
-
-    def proposed(row: JournalEntry) -> bool:
-        return any(_writes(action, text, row) for action, text in changes)
-
-    return [row for row in rows if all(proposed(r) for r in edits.get(str(row.detail.get("edit")), [row]))]
+        edit = row.detail.get("edit")
+        if isinstance(edit, str) and row.action == "add" and not any(_writes(a, t, row) for a, t in changes):
+            added.setdefault(edit, set()).add(row.detail.get("index"))
+    return [
+        row
+        for row in rows
+        if row.action != "remove" or row.detail.get("index") not in added.get(str(row.detail.get("edit")), set())
+    ]
 
 
 def _writes(action: str, text: str, row: JournalEntry) -> bool:
