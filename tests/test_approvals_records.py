@@ -146,6 +146,10 @@ def test_malformed_record_files_are_reported_skipped_and_kept(home):
         "66666666.json": b"\xff\xfe\x00garbage",
         "77777777.json": "[" * 100_000,  # past Python's stack when decoded (found by the file fuzz)
         "88888888.json": json.dumps({"id": "88888888", "payload": {"a": _deep(80)}}),
+        # an actor the journal takes no row of made every catch-up, and so `workbench timeline`, fail
+        "99999999.json": json.dumps(
+            {"id": "99999999", "action": "add", "created_at": 1, "staged_by": "hermes", "actor": "bogus", "payload": {}}
+        ),
     }
     for name, content in bad_files.items():
         (folder / name).write_bytes(content if isinstance(content, bytes) else content.encode())
@@ -156,6 +160,8 @@ def test_malformed_record_files_are_reported_skipped_and_kept(home):
     assert "does not match the file name" in problems["33333333.json"]
     assert "payload" in problems["55555555.json"]
     assert "nested more than" in problems["77777777.json"] and "nested more than" in problems["88888888.json"]
+    assert "actor 'bogus' is not one of" in problems["99999999.json"]
+    assert home.approvals.catch_up() == [] and home.approvals.count() == 1  # the catch-up carries on
     for name in bad_files:
         assert (folder / name).exists()
     with pytest.raises(WorkbenchError, match="left untouched"):

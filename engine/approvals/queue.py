@@ -165,7 +165,10 @@ class ApprovalQueue:
             sourced = {record.id: self._sourced(record) for record in fresh}
             with self.store.links.lock(self.store.folder(subsystem)):
                 for record in self._unjournaled(subsystem):
-                    ids += self._journal_staging(sourced.get(record.id) or record)
+                    try:
+                        ids += self._journal_staging(sourced.get(record.id) or record)
+                    except Exception as exc:  # one record no rule expected never stops the others, or the caller
+                        log.warning("could not journal pending write %s that Hermes staged: %s", record.id, exc)
         return ids
 
     def _journal_staging(self, record: PendingRecord) -> builtins.list[int]:

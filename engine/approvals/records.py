@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import WorkbenchError
 from ..fileio import LinkPolicy, UnsafePath
+from ..journal import ACTORS
 from ..tools import BACKGROUND_REVIEW, FLUSH, FOREGROUND
 from ..values import MAX_JSON_DEPTH, iso_time, json_depth
 
@@ -271,6 +272,9 @@ def record_from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
     message_id = data.get("message_id")
     if isinstance(message_id, int) and not -(2**63) <= message_id < 2**63:
         raise ValueError(f"message_id {message_id!r} is beyond what state.db can hold")
+    actor = data.get("actor") or ("review" if data.get("origin") == BACKGROUND_REVIEW else "agent")
+    if actor not in ACTORS:  # (the journal takes no other, and would refuse the record's every row)
+        raise ValueError(f"actor {actor!r} is not one of {', '.join(ACTORS)}")
     return PendingRecord(
         id=stem,
         subsystem=subsystem,
@@ -279,7 +283,7 @@ def record_from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
         origin=str(data.get("origin") or FOREGROUND),
         created_at=float(created_at),
         payload=payload,
-        actor=str(data.get("actor") or ("review" if data.get("origin") == BACKGROUND_REVIEW else "agent")),
+        actor=actor,
         session_id=data.get("session_id"),
         message_id=message_id if isinstance(message_id, int) and not isinstance(message_id, bool) else None,
         staged_by=_staged_by(data),
