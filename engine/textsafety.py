@@ -65,9 +65,10 @@ def visible(text: str | None) -> str:
 
 
 def inline(text: str | None) -> str:
-    """``visible`` on one line: a line break shows as ⏎. For a name or path from data, where a
-    break would start a line that reads as another row and a space would read as another name."""
-    return visible(text).replace("\n", "⏎")
+    """``visible`` on one line: a line break shows as ⏎, a tab as ⇥. For a name or path from data,
+    where a break would start a line that reads as another row, a tab would break its columns,
+    and a space would read as another name."""
+    return visible(text).replace("\n", "⏎").replace("\t", "⇥")
 
 
 # A terminal escape sequence whole: CSI (ESC [ … final), OSC and the other strings (ESC ] … BEL or

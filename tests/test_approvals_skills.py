@@ -164,3 +164,8 @@ def test_a_staged_delete_lists_every_file_it_removes(home):
         (" ", "=== delete references/water.md"),
     ]
     assert ("-", "Steep for 3 minutes.") in diff
+    for n in range(250):  # a folder of thousands would fill the diff: the first 200, then a count
+        (refs / f"n{n:03d}.md").write_text("x\n")
+    diff = home.approvals.preview(pid)["diff"]
+    headers = [line for kind, line in diff if line.startswith("===")]
+    assert len(headers) == 201 and headers[-1] == "=== and 53 more files"

@@ -95,8 +95,10 @@ def skill_view(staged: dict) -> dict:
     """The changed file of the skill (SKILL.md or a supporting file) before and after, and its diff."""
     before, after = staged.get("before"), staged.get("after")
     diff = staged.get("diff") or line_diff(before or "", after or "")
-    if staged.get("removes"):  # a delete: every file it removes, then SKILL.md's lines
-        diff = [(" ", f"=== delete {inline(path)}") for path in staged["removes"]] + diff
+    if staged.get("removes"):  # a delete: every file it removes (the first 200), then SKILL.md's lines
+        more = staged.get("removes_more") or 0
+        listed = [(" ", f"=== delete {inline(path)}") for path in staged["removes"]]
+        diff = listed + ([(" ", f"=== and {more:,} more files")] if more else []) + diff
     view = {
         "name": staged.get("name"),
         "file": staged.get("file"),

@@ -771,7 +771,8 @@ class SkillLibrary:
             "error": None,
         }
         if plan.action == "delete":  # every file goes, not only the SKILL.md the diff shows
-            staged["removes"] = _files_under(plan.roots[0])
+            files = _files_under(plan.roots[0])
+            staged["removes"], staged["removes_more"] = files[:FILES_LISTED], max(0, len(files) - FILES_LISTED)
         return staged
 
     def apply_staged(
@@ -802,6 +803,9 @@ class SkillLibrary:
             return self.manage(self._edited(payload, edited_content), ctx, approval)
         except WorkbenchError as exc:
             return exc.to_dict()
+
+
+FILES_LISTED = 200  # of the files a delete removes, in its preview
 
 
 def _files_under(folder: Path) -> builtins.list[str]:

@@ -131,8 +131,9 @@ def render_preview(preview: dict) -> str:
     payload = preview.get("payload") or {}
     if preview.get("error") and not diff and payload.get("action") == "patch":  # what it asks, to judge it
         # as written, spaces kept (a difference in spacing may be why it is not found)
-        lines.append(f"it asks to replace: {cut(inline(str(payload.get('old_string'))), 300)}")
-        lines.append(f"with: {cut(inline(str(payload.get('new_string'))), 300)}")
+        for label, key in (("it asks to replace", "old_string"), ("with", "new_string")):
+            text = payload.get(key)
+            lines.append(f"{label}: {cut(inline(text), 300) if isinstance(text, str) else '(none)'}")
     if diff or not preview.get("error"):  # (a refusal has no diff to speak of)
         lines.append("")
         lines += [f"{kind} {line}" for kind, line in diff] if diff else ["(no textual change)"]
