@@ -811,6 +811,12 @@ class Timeline:
         applied = entry.detail.get("applied_rows")
         if row.subsystem == "approvals" and isinstance(applied, list) and applied:
             rows = f"row{'s' * (len(applied) != 1)} {', '.join(str(r) for r in applied)}"
+            if entry.detail.get("subsystem") == "skills":  # an outside skill change saves nothing to put back
+                return {
+                    **item,
+                    "skip": f"a record of a decision, not a change (its change, {rows}, was made "
+                    "outside the workbench and cannot be reverted here)",
+                }
             return {**item, "skip": f"a record of a decision, not a change (revert the change it led to: {rows})"}
         if (row.subsystem, row.action) in _RECORDS:
             return {**item, "skip": "a record of a decision, not a change (revert the change it led to)"}

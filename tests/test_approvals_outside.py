@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 
 import pytest
@@ -402,18 +403,20 @@ def test_skill_proposals_decided_outside_are_judged_by_the_library_and_never_rea
 
 
 def test_removals_decided_outside_are_told_by_what_was_there_and_what_left_since(home):
-    """A delete or remove_file whose target is gone was approved only when it was there when staged
-    (Hermes stages one without looking; the workbench notes it when it first sees the record) or,
-    for one the workbench staged, when something shows it left since: the archived copy, or the
-    folder the file left. One whose target was never there was rejected."""
+    """A delete or remove_file whose target is gone was approved when it was there when staged (Hermes
+    stages one without looking; the workbench notes it when it first sees the record; one the
+    workbench staged was checked then). One whose target was never there was rejected, and a delete
+    whose skill was archived meanwhile (Hermes's approval removes the folder; its curator archives
+    it) is not known."""
     _brew(home)
-    for name in ("steep", "pour"):
+    for name in ("steep", "pour", "mull"):
         assert home.skills.manage({"action": "create", "name": name, "content": BREW.replace("brew", name)})["success"]
     now = time.time()
     hermes = {
         "000000c1": {"action": "remove_file", "name": "brew", "file_path": "references/water.md"},
         "000000c2": {"action": "delete", "name": "steep"},
         "000000c3": {"action": "delete", "name": "never-made"},
+        "000000c4": {"action": "delete", "name": "mull"},  # the curator archives it meanwhile
     }
     for pid, payload in hermes.items():
         hermes_record(home, pid, payload, created_at=now, subsystem="skills")
@@ -431,8 +434,9 @@ def test_removals_decided_outside_are_told_by_what_was_there_and_what_left_since
     time.sleep(0.01)  # the removals come after the staging, as Hermes's approvals do
     for rel in ("references/water.md", "references/tea.md"):
         (home.skills_dir / "brew" / rel).unlink()
-    for name in ("steep", "pour"):
-        assert home.curator.archive(name)["success"]
+    for name in ("steep", "pour"):  # what Hermes's approval of a delete does (it archives only in a review)
+        shutil.rmtree(home.skills_dir / name)
+    assert home.curator.archive("mull")["success"]
     for pid in [*hermes, *ours]:
         (home.pending_dir / "skills" / f"{pid}.json").unlink()
     home.approvals.catch_up()
@@ -444,6 +448,7 @@ def test_removals_decided_outside_are_told_by_what_was_there_and_what_left_since
         "000000c1": "approve",
         "000000c2": "approve",
         "000000c3": "reject",
+        "000000c4": "close",
         ours[0]: "approve",
         ours[1]: "approve",
     }
@@ -534,7 +539,9 @@ def test_a_skill_change_hermes_approved_is_cited_and_names_its_proposer(home):
     [row] = [r for r in timeline.with_sources(timeline.page(subsystem="skills")) if r.id == created.id]
     assert row.summary == "skill 'steep' created outside the workbench (steep/SKILL.md) (proposed by Hermes review)"
     [refused] = timeline.preview(str(approval.id))["refused"]
-    assert refused["error"].endswith(f"(revert the change it led to: row {created.id})")
+    assert refused["error"].endswith(
+        f"(its change, row {created.id}, was made outside the workbench and cannot be reverted here)"
+    )
 
 
 def test_proposals_approved_together_or_past_pairing_are_still_approvals(home, clock):
@@ -598,3 +605,34 @@ def test_a_hand_edit_before_hermes_approves_a_skill_edit_is_not_cited_as_it(home
     timeline = Timeline(home)
     rows = {r.id: r.summary for r in timeline.with_sources(timeline.page(subsystem="skills"))}
     assert "proposed by" not in rows[hand] and rows[approved].endswith("(proposed by Hermes review)")
+
+
+def test_a_hand_edit_before_hermes_approves_a_skill_patch_is_not_cited_as_it(home):
+    """A patch approval cited the oldest edited row since staging, the user's hand edit, as its change."""
+    (home.skills_dir / "brew").mkdir(parents=True)
+    skill_md = home.skills_dir / "brew" / "SKILL.md"
+    skill_md.write_text(BREW)
+    home.skills.outside.record()  # a watching process's baseline
+    patch = {"action": "patch", "name": "brew", "old_string": "3 minutes", "new_string": "4 minutes"}
+    hermes_record(home, "000000e2", patch, created_at=home.clock.now() - 1, subsystem="skills")
+    home.approvals.catch_up()
+    skill_md.write_text(BREW + "\nMy own note.\n")  # the user's, seen by the watcher
+    [hand] = home.skills.outside.record()
+    skill_md.write_text((BREW + "\nMy own note.\n").replace("3 minutes", "4 minutes"))  # Hermes's approval
+    (home.pending_dir / "skills" / "000000e2.json").unlink()
+    home.approvals.catch_up()
+    [approval] = home.journal.query(subsystem="approvals", target="000000e2", actions=("approve",))
+    [approved] = approval.detail["applied_rows"]
+    assert approved != hand and home.journal.get(approved).detail["change"] == "edited"
+
+
+def test_removes_approved_beside_an_agents_append_in_one_look_are_approvals(home, clock):
+    """A remove's index (in the old file) and an add's (in the new) were compared as if one place: the
+    second of two approved removes, seen beside the agent's append, read as a rewrite and was closed."""
+    _seed(home, "User likes tea", "Backups run nightly at 04:00 JST", "Cups live in the left cupboard")
+    _stage(home, clock, "0000ad01", {"action": "remove", "target": "memory", "old_text": "User likes tea"})
+    _stage(home, clock, "0000ad02", {"action": "remove", "target": "memory", "old_text": "Backups run nightly"})
+    _hermes_decides(home, "0000ad01", ["Backups run nightly at 04:00 JST", "Cups live in the left cupboard"])
+    _hermes_decides(home, "0000ad02", ["Cups live in the left cupboard", "Kettle descales monthly"])  # + an append
+    home.approvals.catch_up()  # all of it in one look
+    assert [_decision(home, pid)[0] for pid in ("0000ad01", "0000ad02")] == ["approve", "approve"]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..curator.ledger import sha256
 from ..errors import WorkbenchError
+from ..fileio import UnsafePath
 from ..memory.archive_writes import changes
 from ..memory.similar import score
 from ..memory.targets import TARGETS
@@ -52,7 +53,9 @@ def outcome(home: Home, staged: JournalEntry, claimed: set[int]) -> tuple[str, s
     payload = staged.detail.get("payload")
     if staged.detail.get("subsystem") == "skills" and isinstance(payload, dict):
         present = staged.detail.get("present")
-        action, why = skill_outcome(home, payload, since, LEFT_OUTSIDE, present if isinstance(present, bool) else None)
+        if not isinstance(present, bool):  # a record of ours was checked against the library when staged
+            present = True if staged.detail.get("staged_by") == "workbench" else None
+        action, why = skill_outcome(home, payload, since, LEFT_OUTSIDE, present)
         return action, why, _skill_rows(home, payload, since, claimed) if action == "approve" else []
     proposed = _proposed_changes(staged.detail)
     if proposed is None:
@@ -136,19 +139,27 @@ def _proposed_changes(detail: dict[str, Any]) -> tuple[str, list[tuple[str, str]
 
 
 # the outside change of a skill's SKILL.md each approved skill write shows as (the library's rows are per SKILL.md)
-_SKILL_CHANGES = {"create": ("created",), "edit": ("edited",), "patch": ("edited",), "delete": ("removed", "archived")}
+_SKILL_CHANGES = {"create": ("created",), "edit": ("edited",), "patch": ("edited",), "delete": ("removed",)}
 
 
 def _skill_rows(home: Home, payload: dict[str, Any], since: float, claimed: set[int]) -> list[int]:
     """The outside skill row an approved skill write is, when a watching process journaled one since
-    staging (the oldest not cited yet): for a create or edit, one that left SKILL.md holding its text
-    (a hand edit between is not it); a patch of a support file, or a write nobody watched, has none."""
+    staging (the oldest not cited yet): for a create or edit, one that left SKILL.md holding its text,
+    for a patch one that left it as it is now (which holds the patch); a hand edit between is never
+    it. A patch of a support file, or a write nobody watched, has none."""
     action = payload.get("action")
     changes = _SKILL_CHANGES.get(str(action))
     if changes is None or (action == "patch" and (payload.get("file_path") or "SKILL.md") != "SKILL.md"):
         return []
     content = payload.get("content")
-    wrote = sha256(content.encode("utf-8")) if action in ("create", "edit") and isinstance(content, str) else None
+    if action in ("create", "edit"):
+        wrote = sha256(content.encode("utf-8")) if isinstance(content, str) else None
+        if wrote is None:
+            return []
+    else:
+        wrote = _skill_md_sha(home, str(payload.get("name"))) if action == "patch" else None
+        if action == "patch" and wrote is None:
+            return []
     rows = home.journal.query(
         subsystem="skills",
         target=str(payload.get("name")),
@@ -170,20 +181,33 @@ def _skill_rows(home: Home, payload: dict[str, Any], since: float, claimed: set[
     return [] if found is None else [found]
 
 
+def _skill_md_sha(home: Home, name: str) -> str | None:
+    """The hash of skill ``name``'s SKILL.md as it is now (None when it cannot be read)."""
+    found = home.skills.scanner.named(name)
+    if len(found) != 1:
+        return None
+    try:
+        return sha256(home.links.read_bytes(found[0].path / "SKILL.md", inside=found[0].path))
+    except (OSError, UnsafePath):
+        return None
+
+
 def _not_rewrites(rows: list[JournalEntry], changes: list[tuple[str, str]]) -> list[JournalEntry]:
-    """``rows`` less each remove whose entry an add the proposal did not make took the place of, in
-    the same outside edit (``detail.edit``, one index): an entry rewritten past pairing, which is no
-    evidence that a remove was approved. Other rows journaled together (two approvals, or an agent's
-    write, seen in one look) take nothing away."""
-    added: dict[str, set[object]] = {}
+    """``rows`` less each remove whose place an add the proposal did not make took, in the same outside
+    edit (``detail.edit``, one ``slot`` between the entries both versions kept): an entry rewritten
+    past pairing, which is no evidence that a remove was approved. Other rows journaled together (two
+    approvals, or an agent's write elsewhere, seen in one look) take nothing away. (A last entry
+    removed beside an unrelated append looks the same on disk, and is not counted either.)"""
+    added: dict[str, set[int]] = {}
     for row in rows:
-        edit = row.detail.get("edit")
-        if isinstance(edit, str) and row.action == "add" and not any(_writes(a, t, row) for a, t in changes):
-            added.setdefault(edit, set()).add(row.detail.get("index"))
+        edit, slot = row.detail.get("edit"), row.detail.get("slot")
+        unmade = not any(_writes(action, text, row) for action, text in changes)
+        if isinstance(edit, str) and isinstance(slot, int) and row.action == "add" and unmade:
+            added.setdefault(edit, set()).add(slot)
     return [
         row
         for row in rows
-        if row.action != "remove" or row.detail.get("index") not in added.get(str(row.detail.get("edit")), set())
+        if row.action != "remove" or row.detail.get("slot") not in added.get(str(row.detail.get("edit")), set())
     ]
 
 

@@ -62,7 +62,13 @@ def skill_outcome(
     if skill is None:
         if action == "create":
             return REJECT, f"{left} without creating skill '{shown}'"
-        if action == "delete" and (present or _gone_since(home, name, since)):
+        if action == "delete" and _archived_since(home, name, since):  # Hermes's approval deletes, never archives
+            return (
+                CLOSE,
+                f"{left}; skill '{shown}' was archived since (by a curator, say), so whether it was applied "
+                "is not known",
+            )
+        if action == "delete" and (present or _removed_since(home, name, since)):
             return APPROVE, f"{left}, and skill '{shown}' has left the library since it was staged"
         if action == "delete" and present is False:
             return REJECT, f"{left}: skill '{shown}' was not in the library when it was staged"
@@ -159,13 +165,16 @@ def _untouched(file: _File, since: float, left: str, what: str) -> tuple[str, st
     return CLOSE, f"{left}; {what}, and it changed since, so whether it was applied is not known"
 
 
-def _gone_since(home: Home, name: str, since: float) -> bool:
-    """Whether skill ``name`` left the library after ``since``: an archived copy moved there since
-    (a move stamps its folder's change time), or an outside removal the journal saw since."""
-    if any(copy.name == name and _changed_at(copy.path) >= since for copy in home.skills.scanner.archived()):
-        return True
+def _archived_since(home: Home, name: str, since: float) -> bool:
+    """Whether a copy of skill ``name`` was moved into the archive after ``since`` (a move stamps its
+    folder's change time): Hermes's approval of a delete removes the folder, its curator archives it."""
+    return any(copy.name == name and _changed_at(copy.path) >= since for copy in home.skills.scanner.archived())
+
+
+def _removed_since(home: Home, name: str, since: float) -> bool:
+    """Whether a watching process journaled skill ``name`` removed after ``since``."""
     rows = home.journal.query(subsystem="skills", target=name, actions=("external",), since=since, limit=20)
-    return any(row.detail.get("change") in ("removed", "archived") for row in rows)
+    return any(row.detail.get("change") == "removed" for row in rows)
 
 
 def _changed_since(skill: Path, rel: str, since: float) -> bool:

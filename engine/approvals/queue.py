@@ -262,14 +262,13 @@ class ApprovalQueue:
         """Journal how the record ``staged`` left the queue outside the workbench (``claimed``: the
         outside memory rows approvals cite already, this one's added)."""
         action, why, evidence = outcome(self.home, staged, claimed)
-        claimed.update(evidence)
         summary = staged.detail.get("summary")
         # the proposer staged it first: a restore since (a rejection reverted) is the user's row, not theirs
         stagings = self.home.journal.query(
             subsystem="approvals", target=staged.target, actions=("stage",), limit=1, oldest_first=True
         )
         proposed_by = stagings[0].actor if stagings else staged.actor
-        return self.home.journal.append(
+        row = self.home.journal.append(
             "approvals",
             action,
             staged.target,
@@ -285,6 +284,8 @@ class ApprovalQueue:
                 **({"applied_rows": evidence} if evidence else {}),
             },
         )
+        claimed.update(evidence)  # (only once cited: a row that failed to append claims nothing)
+        return row
 
     # -- reading ------------------------------------------------------------------
     def scan(self, subsystem: str | None = None) -> Scan:

@@ -198,7 +198,7 @@ def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None,
     old_set, new_set = set(old), set(new)
     gone = [e for e in old if e not in new_set]
     fresh = [e for e in new if e not in old_set]
-    gone_at, fresh_at = _slots(old, new_set), _slots(new, old_set)
+    gone_at, fresh_at = kept_before(old, new_set), kept_before(new, old_set)
     pairs: dict[str, str] = {}
     for slot in set(gone_at.values()) & set(fresh_at.values()):
         lost = [e for e in gone if gone_at[e] == slot]
@@ -213,8 +213,8 @@ def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None,
     return changes
 
 
-def _slots(entries: list[str], kept_in_other: set[str]) -> dict[str, int]:
-    """For each entry the other version lacks: how many entries both keep come before it."""
+def kept_before(entries: list[str], kept_in_other: set[str]) -> dict[str, int]:
+    """For each entry the other version lacks, its slot: how many entries both keep come before it."""
     slots: dict[str, int] = {}
     kept = 0
     for entry in entries:

@@ -42,6 +42,7 @@ from .format import (
     entry_changes,
     has_crlf,
     has_drift,
+    kept_before,
     line_endings,
     normalise_line_endings,
     read_as_hermes,
@@ -1016,14 +1017,22 @@ class MemoryStore:
         before = self._file_text(target, left)
         # as a person and Hermes read both (line endings translated): a file saved with CRLF
         # changes no entry, rather than merging them all into one
-        earlier = read_as_hermes(before)
-        changes = entry_changes(earlier, read_as_hermes(state.raw))
+        earlier, later = read_as_hermes(before), read_as_hermes(state.raw)
+        changes = entry_changes(earlier, later)
         if not changes:
             return None
+        # each removed or added entry's slot between the entries both keep (an index counts the
+        # other list's entries too): an add in a remove's slot may be its rewrite (``approvals.outside``)
+        slots = {"remove": kept_before(earlier, set(later)), "add": kept_before(later, set(earlier))}
         rows: list[dict[str, Any]] = [
             {"action": action, "before": old, "after": new, "detail": {"index": index}}
             for action, old, new, index in changes
         ]
+        for row in rows:
+            if row["action"] in slots:
+                row["detail"]["slot"] = slots[row["action"]].get(
+                    row["before"] if row["action"] == "remove" else row["after"]
+                )
         for row in rows:
             if row["action"] == "remove":
                 index = row["detail"]["index"]
