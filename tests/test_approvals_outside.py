@@ -513,21 +513,19 @@ def test_a_patch_whose_new_text_holds_its_old_one_is_told_by_where_the_old_text_
     assert row.action == "approve", row.detail["why"]
 
 
+def _staged_by_hermes_review(home, pid: str, payload: dict) -> None:
+    """A skill proposal Hermes's background review staged a moment ago, journaled as staged."""
+    hermes_record(home, pid, payload, created_at=home.clock.now() - 1, origin="background_review", subsystem="skills")
+    home.approvals.catch_up()
+
+
 def test_a_skill_change_hermes_approved_is_cited_and_names_its_proposer(home):
     """With the library watched, Hermes's approval of a review's create was journaled as a bare
     `skill 'x' created outside the workbench`, tied to nothing (a memory write approved outside
     names its proposer)."""
     home.skills.outside.record()  # a watching process's baseline
     content = BREW.replace("brew", "steep")
-    hermes_record(
-        home,
-        "000000d1",
-        {"action": "create", "name": "steep", "content": content},
-        created_at=home.clock.now() - 1,
-        origin="background_review",
-        subsystem="skills",
-    )
-    home.approvals.catch_up()
+    _staged_by_hermes_review(home, "000000d1", {"action": "create", "name": "steep", "content": content})
     (home.skills_dir / "steep").mkdir()
     (home.skills_dir / "steep" / "SKILL.md").write_text(content)  # what Hermes's approval writes
     (home.pending_dir / "skills" / "000000d1.json").unlink()
@@ -585,15 +583,7 @@ def test_a_hand_edit_before_hermes_approves_a_skill_edit_is_not_cited_as_it(home
     skill_md.write_text(BREW)
     home.skills.outside.record()  # a watching process's baseline
     proposed = BREW + "\nRinse the pot.\n"
-    hermes_record(
-        home,
-        "000000e1",
-        {"action": "edit", "name": "brew", "content": proposed},
-        created_at=home.clock.now() - 1,
-        origin="background_review",
-        subsystem="skills",
-    )
-    home.approvals.catch_up()
+    _staged_by_hermes_review(home, "000000e1", {"action": "edit", "name": "brew", "content": proposed})
     skill_md.write_text(BREW + "\nMy own note.\n")  # the user's, seen by the watcher
     [hand] = home.skills.outside.record()
     skill_md.write_text(proposed)  # Hermes's approval
