@@ -6,7 +6,6 @@ the same skill. All cells are literal ``rich.text.Text`` (never markup).
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -38,12 +37,12 @@ class SkillRow:
     last_used_at: float | None = None
     path: str = ""  # its folder relative to skills/ ("devops/foo", ".archive/foo"): unique, the row's key
     problem: str | None = None  # why its SKILL.md does not parse (it is listed all the same, as Hermes does)
-    shared: bool = False  # another active skill declares the same name
+    shared: bool = False  # its name alone does not pick it out (the engine's ``needs_folder``)
 
     @property
     def ref(self) -> str:
-        """How the engine is asked for this very skill: an archived copy, or an active skill whose name
-        another declares too, by its path (by name the engine could not tell which), else by its name."""
+        """How the engine is asked for this very skill: an archived copy, or one whose name alone does
+        not pick it out, by its path, else by its name."""
         return self.path if (self.state == "archived" or self.shared) and self.path else self.name
 
     @property
@@ -52,7 +51,7 @@ class SkillRow:
 
 
 def _folder(skill: SkillRow) -> str:
-    """An archived copy's folder (``deploy-20261204224428``), which tells copies of one skill apart."""
+    """A skill's folder (``deploy-20261204224428``), which tells skills of one name apart."""
     return skill.path.rsplit("/", 1)[-1]
 
 
@@ -127,16 +126,13 @@ class SkillList(RowTable):
         state_styles = {"active": theme.success or "", "stale": theme.warning or "", "archived": "dim"}
         self.clear()
         self.rows_by_key = {}
-        names = Counter(skill.name for skill in skills)
         for skill in skills:
             self.rows_by_key[skill.key] = skill
             self.add_row(
                 Text.assemble(
                     ("⚠ ", theme.warning or "") if skill.problem else "",
                     visible(skill.name),
-                    (f" {visible(_folder(skill))}", "dim")  # copies of one name told apart by their folders
-                    if skill.shared or (names[skill.name] > 1 and skill.state == "archived")
-                    else "",
+                    (f" {visible(_folder(skill))}", "dim") if skill.shared else "",  # told apart by folder
                 ),
                 Text(visible(skill.category or "-")),
                 Text(skill.state, state_styles.get(skill.state, "")),

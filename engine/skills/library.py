@@ -11,8 +11,9 @@ from __future__ import annotations
 import builtins
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,9 @@ class SkillInfo:
     archived_at: str | None = None
     problem: str | None = None  # why SKILL.md fails the strict rule (Hermes lists such a skill all the same)
     proposed_by: str | None = None  # who proposed it, when its creation was an approved proposal
+    # its name alone does not pick it out among those listed (``list``): an archived copy whose name
+    # another listed skill has, or an active skill whose name another active one declares
+    needs_folder: bool = False
 
     @property
     def owner(self) -> str:
@@ -200,7 +204,13 @@ class SkillLibrary:
         except UnsafePath as exc:
             raise SkillError(exc.message) from None
         found = self.scanner.active() + (self.scanner.archived() if include_archived else [])
-        return sorted(self.infos(found), key=lambda s: (s.state == "archived", s.category or "", s.name, s.path))
+        infos = self.infos(found)
+        every = Counter(info.name for info in infos)
+        active = Counter(info.name for info in infos if info.state != "archived")
+        infos = [
+            replace(info, needs_folder=(every if info.state == "archived" else active)[info.name] > 1) for info in infos
+        ]
+        return sorted(infos, key=lambda s: (s.state == "archived", s.category or "", s.name, s.path))
 
     def find(self, name: Any, follow_absorbed: bool = False) -> Found:
         """The one active skill called ``name`` (folder name, frontmatter name or ``category/name``).

@@ -6,8 +6,6 @@ The CLI acts as the user: archive and restore are journaled and ledgered with ac
 
 from __future__ import annotations
 
-from collections import Counter
-
 from engine.home import Home
 from engine.textsafety import inline
 
@@ -55,9 +53,7 @@ def list_skills(home: Home, args) -> Output:
     skills = home.skills.list(include_archived=args.all)
     rows = [{key: getattr(s, key) for key in LIST_FIELDS} for s in skills]
     # names are never cut (they are what commands take), so the columns are as wide as the longest shown
-    shared = {name for name, count in Counter(s.name for s in skills).items() if count > 1}
-    # a name several folders declare (or archived copies keep) is told apart by its folder
-    names = [inline(f"{s.name} ({s.path})" if s.name in shared else s.name) for s in skills]
+    names = [inline(f"{s.name} ({s.path})" if s.needs_folder else s.name) for s in skills]
     categories = [inline(s.category or "-") for s in skills]
     owners = [inline(s.owner) for s in skills]
     name_width = max(map(len, names), default=0)

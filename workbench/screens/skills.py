@@ -9,7 +9,6 @@ change before anything is written.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -95,8 +94,7 @@ class RollbackPreviewed(Message):
     refusal: str | None
 
 
-def skill_row(info: Any, shared: bool = False) -> SkillRow:
-    """``shared``: another active skill declares the same name."""
+def skill_row(info: Any) -> SkillRow:
     return SkillRow(
         name=info.name,
         category=info.category,
@@ -109,7 +107,7 @@ def skill_row(info: Any, shared: bool = False) -> SkillRow:
         last_used_at=parse_iso(info.last_used_at),
         path=info.path,
         problem=info.problem,
-        shared=shared,
+        shared=info.needs_folder,
     )
 
 
@@ -259,8 +257,7 @@ class SkillsScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="skills")
     def load_skills(self) -> None:
         infos = self.home.skills.list(include_archived=True)
-        active = Counter(i.name for i in infos if i.state != "archived")
-        self.post_result(SkillsLoaded([skill_row(i, i.state != "archived" and active[i.name] > 1) for i in infos]))
+        self.post_result(SkillsLoaded([skill_row(i) for i in infos]))
 
     @on(SkillsLoaded)
     def _skills_loaded(self, message: SkillsLoaded) -> None:
