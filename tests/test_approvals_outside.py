@@ -247,16 +247,16 @@ def test_a_record_approved_while_memory_was_caught_up_waits_for_its_evidence(hom
     _stage(home, clock, "0000ab02", {"action": "add", "target": "memory", "content": "Cups live left"})
     _hermes_decides(home, "0000ab01")  # rejected
     queue = home.approvals
-    real = type(queue)._catch_up_memory
+    real = type(queue)._catch_up
 
-    def and_meanwhile_hermes_approves(self):
-        real(self)
+    def and_meanwhile_hermes_approves(self, subsystem):
+        real(self, subsystem)
         _hermes_decides(home, "0000ab02", ["User likes tea", "Cups live left"])
 
-    monkeypatch.setattr(type(queue), "_catch_up_memory", and_meanwhile_hermes_approves)
+    monkeypatch.setattr(type(queue), "_catch_up", and_meanwhile_hermes_approves)
     queue.catch_up()
     assert [r.action for r in home.journal.query(subsystem="approvals", target="0000ab02")] == ["stage"]
-    monkeypatch.setattr(type(queue), "_catch_up_memory", real)
+    monkeypatch.setattr(type(queue), "_catch_up", real)
     assert _decision(home, "0000ab02")[0] == "approve"
     assert _decision(home, "0000ab01")[0] == "reject"
 

@@ -218,7 +218,7 @@ class ApprovalQueue:
             gone = set(self._gone(subsystem))
             if not gone:
                 continue
-            self._catch_up_memory() if subsystem == "memory" else self._catch_up_skills()
+            self._catch_up(subsystem)
             claimed = set(cited_rows(journal.connection()))
             with self.store.links.lock(self.store.folder(subsystem)):
                 # gone before memory was caught up (a record gone since is settled next time, with its evidence),
@@ -244,19 +244,14 @@ class ApprovalQueue:
                 found.append(row_id)
         return found
 
-    def _catch_up_skills(self) -> None:
-        """Skill changes made outside journaled first (a watching process has seen the library
-        before), so the approval of one can cite it as memory's does."""
+    def _catch_up(self, subsystem: str) -> None:
+        """The subsystem's outside changes journaled first, as evidence the approvals can cite (skills:
+        where a watching process has seen the library before); failing that, the files as they are now
+        tell what they can."""
         try:
-            self.home.skills.outside.record()
+            self.home.memory.catch_up() if subsystem == "memory" else self.home.skills.outside.record()
         except (WorkbenchError, OSError, sqlite3.Error) as exc:
-            log.warning("could not journal outside skill changes before reading decisions: %s", exc)
-
-    def _catch_up_memory(self) -> None:
-        try:
-            self.home.memory.catch_up()
-        except (WorkbenchError, OSError, sqlite3.Error) as exc:  # then memory as it is now tells what it can
-            log.warning("could not journal outside memory edits before reading decisions: %s", exc)
+            log.warning("could not journal outside %s changes before reading decisions: %s", subsystem, exc)
 
     def _close_outside(self, staged: JournalEntry, claimed: set[int]) -> int:
         """Journal how the record ``staged`` left the queue outside the workbench (``claimed``: the
