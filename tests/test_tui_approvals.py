@@ -247,6 +247,24 @@ async def test_edit_then_approve_applies_the_edited_text(gated, tmp_path):
         assert gated.approvals.count() == 0
 
 
+async def test_edit_then_approve_of_a_proposal_decided_meanwhile_says_so(gated, tmp_path):
+    """Hermes approving the proposal under an open editor read "Changed on disk since you opened it:
+    No pending write with id …", and saving raised the same lookup error."""
+    pid = stage(gated, "Likes tea")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        dialog = await open_editor(pilot)
+        note = dialog.query_one("#on-disk", Static)
+        gated.approvals.approve(pid)  # decided elsewhere while the box is open
+        await wait_for(pilot, lambda: note.display, what="the editor's on-disk note")
+        said = f"Not approved here: {pid} is no longer pending; it was decided elsewhere"
+        assert said in str(note.content) and "No pending write" not in str(note.content)
+        dialog.query_one(TextArea).text = "Likes green tea"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: said in str(dialog.query_one("#error", Static).content), what="the refusal")
+        assert app.screen is dialog and gated.memory.entries("memory") == ["Uses Postgres 16", "Likes tea"]
+
+
 async def test_edit_then_approve_keeps_the_agents_validation(gated, tmp_path):
     stage(gated, "Harmless")
     app = make_app(gated, tmp_path)

@@ -59,6 +59,13 @@ class UnusableRecord(WorkbenchError):
     """A pending record file exists but cannot be parsed (details: path, subsystem, problem)."""
 
 
+class NoSuchRecord(WorkbenchError):
+    """No pending record has this id (never staged, or decided meanwhile, here or by Hermes)."""
+
+    def __init__(self, pending_id: str):
+        super().__init__(f"No pending write with id '{pending_id}'. See `workbench pending list`.")
+
+
 class ApprovalQueue:
     def __init__(self, home: Home):
         self.home = home
@@ -318,7 +325,7 @@ class ApprovalQueue:
         """The record with this id; a clear error if there is none or it is unusable."""
         found = self.store.find(check_id(pending_id))
         if found is None:
-            raise WorkbenchError(f"No pending write with id '{pending_id}'. See `workbench pending list`.")
+            raise NoSuchRecord(pending_id)
         subsystem, path = found
         try:
             return self.store.read(path, subsystem)
@@ -597,9 +604,7 @@ class ApprovalQueue:
             try:
                 raw = self.store.raw(path)
             except FileNotFoundError:
-                raise WorkbenchError(
-                    f"No pending write with id '{pending_id}'. See `workbench pending list`."
-                ) from None
+                raise NoSuchRecord(pending_id) from None
             except (OSError, WorkbenchError) as exc:
                 reason = exc.message if isinstance(exc, WorkbenchError) else exc.strerror
                 raise WorkbenchError(f"Pending record {path} cannot be read ({reason}); nothing was changed.") from exc

@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 
 from engine.approvals.editing import edit_draft
 from engine.approvals.preview import seen_entries, target_line
+from engine.approvals.queue import NoSuchRecord
 from engine.approvals.records import KINDS, PendingRecord
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
@@ -356,10 +357,7 @@ class ApprovalsScreen(WorkbenchScreen):
             why = {"error": result.get("error")}
             record = next((r for r in approvals.list() if r.id == pending_id), None)
             if record is None:  # decided meanwhile, by Hermes say: it is not pending any more
-                message = (
-                    f"Not {'approved' if approve else 'rejected'} here: {pending_id} is no longer pending; it was "
-                    "decided elsewhere, by another workbench command or by Hermes (the Timeline says how)."
-                )
+                message = _decided_elsewhere(pending_id, "approved" if approve else "rejected")
             else:
                 if approve:
                     self._explain_overflow({**why, "subsystem": record.subsystem, "payload": record.payload}, why)
@@ -415,7 +413,9 @@ class ApprovalsScreen(WorkbenchScreen):
         """Worker thread, for an open edit-then-approve: the proposal and its target as they are now."""
         try:
             now = self.home.approvals.preview(record.id)
-        except Exception as exc:  # decided by another process, or its file became unreadable
+        except NoSuchRecord:
+            return DiskCheck(_decided_elsewhere(record.id, "approved"))
+        except Exception as exc:  # its file became unreadable
             return DiskCheck(f"Changed on disk since you opened it: {getattr(exc, 'message', exc)}")
         self._explain_overflow(now)
         note = None
@@ -429,6 +429,12 @@ class ApprovalsScreen(WorkbenchScreen):
         """Worker thread: approve with the edit. A replace or remove that now hits an entry written after
         the proposal was staged (Hermes wrote it while the box was open, say) asks first, as ``a`` does:
         the first save names it and changes nothing, a second approves."""
+        try:
+            return self._approve_edited_now(record, text, heard)
+        except NoSuchRecord:
+            return _decided_elsewhere(record.id, "approved")
+
+    def _approve_edited_now(self, record: PendingRecord, text: str, heard: set[str]) -> Outcome:
         seen = None
         if record.subsystem == "memory":
             self.home.memory.catch_up()  # (a write not journaled yet names no date)
@@ -552,6 +558,13 @@ def late_hits(preview: dict) -> list[tuple[str, str]]:
                 )
             )
     return hits
+
+
+def _decided_elsewhere(pending_id: str, verb: str) -> str:
+    return (
+        f"Not {verb} here: {pending_id} is no longer pending; it was decided elsewhere, by another workbench "
+        "command or by Hermes (the Timeline says how)."
+    )
 
 
 def _queue_row(record: PendingRecord, now: float):
