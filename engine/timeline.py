@@ -29,7 +29,7 @@ from .approvals.sources import staged_at, staged_in_sessions
 from .archive.query import like_escape
 from .errors import WorkbenchError
 from .journal import LOOK_AT_NOTHING, JournalEntry, _row, tagged
-from .memory.history import AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
+from .memory.history import HERMES_SLACK_S, AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
 from .textsafety import apart, inline, one_line, visible
 from .values import iso_time, row_id, text_value
 
@@ -490,6 +490,12 @@ def _found_in_archive(row: Row) -> bool:
     return (row.actor == "external" and row.subsystem == "memory") or row.subsystem == "approvals"
 
 
+def awaits_source(row: Row, now: float) -> bool:
+    """A row only state.db can name the session of, listed without one while its turn may still be
+    stored (Hermes stores a turn when it ends, often after a watcher journaled its writes)."""
+    return row.source is None and _found_in_archive(row) and now - row.at < HERMES_SLACK_S
+
+
 def parse_filter(query: str) -> dict[str, str]:
     """A search box's text as ``page`` filters: ``actor:review target:user postgres`` (the rest is free text)."""
     filters: dict[str, str] = {}
@@ -741,6 +747,12 @@ class Timeline:
             else r
             for r in rows
         ]
+
+    def sources_found(self, rows: Iterable[Row]) -> dict[int, Source]:
+        """By row id, the sources found now for ``rows`` (listed without one: ``awaits_source``)."""
+        lookups = _Lookups()
+        found = {row.id: self.source(row, lookups) for row in rows}
+        return {row_id: source for row_id, source in found.items() if source is not None}
 
     def _approved(self, row: Row, lookups: _Lookups) -> Row:
         """An outside skill change a proposal's approval in Hermes made, naming that proposal's proposer."""

@@ -477,3 +477,53 @@ def test_the_sessions_a_hermes_agent_wrote_memory_in_are_marked(hermes, hermes_h
         }
     finally:
         home.close()
+
+
+HERMES_LATE_TURN = r"""
+import json
+from pathlib import Path
+from hermes_state import SessionDB
+from tools.memory_tool import MemoryStore, memory_tool
+
+arguments = {"action": "add", "content": "Backups run at 02:00"}
+kept = Path("late-result.json")
+if not kept.exists():  # the tool runs mid-turn ...
+    store = MemoryStore()
+    store.load_from_disk()
+    kept.write_text(memory_tool(store=store, **arguments))
+    print(json.dumps({}))
+else:  # ... and the turn is stored when it ends
+    db = SessionDB()
+    db.create_session("hermes-late", source="cli", model="m")
+    db.append_message("hermes-late", "user", "back up nightly")
+    call = {"id": "call_late", "type": "function", "function": {"name": "memory", "arguments": json.dumps(arguments)}}
+    message = db.append_message("hermes-late", "assistant", None, tool_calls=[call])
+    db.append_message("hermes-late", "tool", kept.read_text(), tool_name="memory", tool_call_id="call_late")
+    print(json.dumps({"message": message}))
+"""
+
+
+@pytest.mark.anyio
+async def test_a_timeline_row_shown_before_its_hermes_turn_was_stored_gets_its_session(hermes, tmp_path):
+    """Hermes stores a turn when it ends, after the watcher journaled the turn's write: the row's
+    session column stayed "-" until the rows were loaded again (its detail line named the session)."""
+    root = tmp_path / "late"
+    root.mkdir()
+    home = open_home(root)
+    assert home.memory.add("memory", "Seeded memory entry")["success"]
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        hermes.json(root, HERMES_LATE_TURN)
+
+        def session_cell() -> str | None:
+            row = next((r for r in screen.rows if "Backups run at 02:00" in r.summary), None)
+            return str(table.get_row(f"row:{row.id}")[2]) if row is not None else None
+
+        await wait_for(pilot, lambda: session_cell() == "-", timeout=10, what="the outside add, no session yet")
+        message = hermes.json(root, HERMES_LATE_TURN)["message"]
+        await wait_for(pilot, lambda: session_cell() == "hermes-late", timeout=10, what="its session, once stored")
+        row = next(r for r in screen.rows if "Backups run at 02:00" in r.summary)
+        assert row.source == Source("hermes-late", message, "archive")
+    home.close()

@@ -25,7 +25,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event
 from engine.memory.history import HERMES_SLACK_S
 from engine.memory.targets import TARGETS
-from engine.timeline import Row, Source, Timeline, describe_group, parse_filter, preview_lines
+from engine.timeline import Row, Source, Timeline, awaits_source, describe_group, parse_filter, preview_lines
 from widgets.literal import literal
 from widgets.search_box import SearchBox
 from widgets.timeline_list import TimelineList
@@ -45,6 +45,7 @@ class PageLoaded(Message):
     error: str | None = None  # the filter cannot be read (a malformed group:): nothing matches it
     sizes: dict[str, int] = field(default_factory=dict)  # under a filter: how many rows each group holds
     undone: dict[int, int | None] | None = None  # newer rows: each row shown, the row that undid it now
+    sources: dict[int, Source] = field(default_factory=dict)  # newer rows: rows shown whose turn was stored since
 
 
 @dataclass
@@ -119,11 +120,17 @@ class TimelineScreen(WorkbenchScreen):
         """The first page, an older page (``before_id``) or the rows newer than ``after_id`` (live)."""
         if before_id is None:  # this load cancels an older page's in flight (one worker group): ask again later
             self.loading_more = False
-        self._load(self.search, before_id, after_id, [row.id for row in self.rows] if after_id is not None else [])
+        live = after_id is not None
+        now = self.home.clock.now()
+        awaiting = [row for row in self.rows if awaits_source(row, now)] if live else []
+        self._load(self.search, before_id, after_id, [row.id for row in self.rows] if live else [], awaiting)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline")
-    def _load(self, query: str, before_id: int | None, after_id: int | None, shown: list[int]) -> None:
-        """``shown``: the rows on screen, when newer rows are asked for (one of those may undo one of them)."""
+    def _load(
+        self, query: str, before_id: int | None, after_id: int | None, shown: list[int], awaiting: list[Row]
+    ) -> None:
+        """``shown``: the rows on screen, when newer rows are asked for (one of those may undo one of them);
+        ``awaiting``: those whose Hermes turn may have been stored since (``awaits_source``)."""
         timeline = Timeline(self.home)
         try:
             filters = parse_filter(query)
@@ -135,10 +142,13 @@ class TimelineScreen(WorkbenchScreen):
             sizes = timeline.group_sizes(r.group for r in rows if r.group) if filtered else {}
             marks = self.home.journal.undone_by(shown) if where == "newer" else {}
             undone = {row_id: marks.get(row_id) for row_id in shown}
+            sources = timeline.sources_found(awaiting) if where == "newer" else {}
         except WorkbenchError as exc:  # e.g. group:zzz; the old rows must not stay as if they matched
             self.post_result(PageLoaded([], "first", query, exc.message))
             return
-        self.post_result(PageLoaded(timeline.with_sources(rows), where, query, sizes=sizes, undone=undone))
+        self.post_result(
+            PageLoaded(timeline.with_sources(rows), where, query, sizes=sizes, undone=undone, sources=sources)
+        )
 
     @on(PageLoaded)
     def _loaded(self, message: PageLoaded) -> None:
@@ -150,9 +160,11 @@ class TimelineScreen(WorkbenchScreen):
             self.exhausted = len(message.rows) < PAGE
             self.loading_more = False
         elif message.where == "newer":
-            undone = message.undone or {}
+            undone, sources = message.undone or {}, message.sources
+            self.sources.update(sources)
             self.rows = message.rows + [
-                replace(row, reverted_by=undone.get(row.id, row.reverted_by)) for row in self.rows
+                replace(row, reverted_by=undone.get(row.id, row.reverted_by), source=sources.get(row.id, row.source))
+                for row in self.rows
             ]
         else:
             self.rows = message.rows
