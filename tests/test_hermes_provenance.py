@@ -527,3 +527,35 @@ async def test_a_timeline_row_shown_before_its_hermes_turn_was_stored_gets_its_s
         row = next(r for r in screen.rows if "Backups run at 02:00" in r.summary)
         assert row.source == Source("hermes-late", message, "archive")
     home.close()
+
+
+HERMES_REWORD = (
+    MEMORY_TURNS
+    + r"""
+db.create_session("hermes-winter", source="cli", model="m")
+turn("hermes-winter", "reword", {"action": "replace", "old_text": "Seeded memory", "content": "Quarterly audits in March"})
+print(json.dumps(ids))
+"""
+)
+
+
+def test_both_rows_of_a_hermes_replace_reworded_past_pairing_name_its_call(hermes, tmp_path):
+    """A replace whose new text shares little with the old is journaled as a remove and an add;
+    the add named the call and the remove none, as if a person had taken the entry out."""
+    root = tmp_path / "reword"
+    root.mkdir()
+    home = open_home(root)
+    assert home.memory.add("memory", "Seeded memory entry")["success"]
+    assert home.memory.add("memory", "Kept entry")["success"]
+    ids = hermes.json(root, HERMES_REWORD)
+    assert home.memory.record_external_change("memory")
+    timeline = Timeline(home)
+    rows = timeline.page(actor="external")
+    assert sorted(row.summary for row in rows) == [
+        "MEMORY + 'Quarterly audits in March'",
+        "MEMORY − 'Seeded memory entry'",
+    ]
+    call = Source("hermes-winter", ids["reword"], "archive")
+    assert [timeline.source(row) for row in rows] == [call, call]
+    assert {row.id for row in rows} <= {row.id for row in timeline.page(session_id="hermes-winter")}
+    home.close()

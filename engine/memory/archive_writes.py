@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 TOOL = "memory"
 WRITING_ACTIONS = ("add", "replace")  # the actions that leave an entry (its origin)
 REMOVE = "remove"
+TAKING_ACTIONS = (REMOVE, "replace")  # the actions that take out the entry holding their ``old_text``
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,7 @@ class ArchiveWrites:
         self._version: tuple | None = None
         self._found: dict[tuple[str, str], list[ArchiveWrite]] = {}
         self._every: dict[tuple[str, str], list[ArchiveWrite]] | None = None
-        self._removes: list[ArchiveWrite] | None = None
+        self._takings: list[ArchiveWrite] | None = None
         self._calls: dict[int, ArchiveWrite | None] = {}
 
     def newest(self, target: str, text: str, after: float | None = None) -> ArchiveWrite | None:
@@ -191,12 +192,12 @@ class ArchiveWrites:
         (none as well when state.db is unusable)."""
         return [w for w in self._safe_writes(target, text) if after < w.at <= until]
 
-    def removes(self, target: str, after: float, until: float) -> list[ArchiveWrite]:
-        """The applied removes from ``target`` in ``(after, until]``, oldest first (none when state.db
-        is unusable)."""
+    def takings(self, target: str, after: float, until: float) -> list[ArchiveWrite]:
+        """The applied removes and replaces from ``target`` in ``(after, until]``, oldest first: each
+        took out the one entry holding its ``old_text`` (none when state.db is unusable)."""
         return [
             w
-            for w in self._safe(self._all_removes)
+            for w in self._safe(self._all_takings)
             if w.target == target and w.old_text is not None and after < w.at <= until
         ]
 
@@ -257,17 +258,18 @@ class ArchiveWrites:
         """Forget what was found in an older version of state.db; False when there is none (lock held)."""
         version = self._stamp()
         if version != self._version:
-            self._version, self._found, self._every, self._removes, self._calls = version, {}, None, None, {}
+            self._version, self._found, self._every, self._takings, self._calls = version, {}, None, None, {}
         return version[0] is not None
 
-    def _all_removes(self) -> list[ArchiveWrite]:
-        """Every applied remove in the archive, oldest first, read once per version (lock held)."""
+    def _all_takings(self) -> list[ArchiveWrite]:
+        """Every applied remove and replace in the archive, oldest first, read once per version (lock held)."""
         if not self._fresh():
             return []
-        if self._removes is None:
+        if self._takings is None:
             conn = self.home.archive.conn()
-            self._removes = list(self._read(conn, self._rows(conn, [REMOVE]), (REMOVE,)))
-        return self._removes
+            rows = {row["id"]: row for action in TAKING_ACTIONS for row in self._rows(conn, [action])}
+            self._takings = list(self._read(conn, [rows[i] for i in sorted(rows)], TAKING_ACTIONS))
+        return self._takings
 
     def _writes(self, target: str, text: str) -> list[ArchiveWrite]:
         """Oldest first (lock held)."""

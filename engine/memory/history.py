@@ -29,7 +29,7 @@ from ..errors import WorkbenchError
 from ..journal import JournalEntry
 from ..values import iso_time
 from . import ops, repair
-from .archive_writes import REMOVE, WRITING_ACTIONS
+from .archive_writes import REMOVE, TAKING_ACTIONS, WRITING_ACTIONS
 from .format import FILE_NAMES, read_as_hermes
 from .ops import Outcome, Refusal, refuse
 from .rebuild import LEFT_ROW
@@ -183,7 +183,7 @@ def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
     earlier external rows of the same entry explain are skipped, in order: two calls of
     one message, or an entry Hermes wrote, a person took out and then put back by hand,
     each get the call that is theirs (the hand-made one none). A remove row's call is a
-    remove whose ``old_text`` the removed entry holds.
+    remove or replace whose ``old_text`` the removed entry holds.
     """
     removed = row.action == "remove"
     text = row.before if removed else row.after
@@ -244,7 +244,7 @@ def external_rows_of(memory: MemoryStore, low: str, high: str | None = None) -> 
         return []
     calls = {(w.session_id, w.message_id) for w in writes}
     written = {(w.target, w.text) for w in writes if w.action != REMOVE}
-    removed = [(w.target, w.old_text) for w in writes if w.action == REMOVE and w.old_text]
+    removed = [(w.target, w.old_text) for w in writes if w.action in TAKING_ACTIONS and w.old_text]
     rows = memory.home.journal.query(
         subsystem=SUBSYSTEM,
         actor="external",
@@ -268,15 +268,16 @@ def external_rows_of(memory: MemoryStore, low: str, high: str | None = None) -> 
 def _removal_call(
     memory: MemoryStore, row: JournalEntry, entry: str, since: float, until: float
 ) -> ArchiveWrite | None:
-    """The Hermes remove behind an ``external`` remove row. One call takes out one entry, so the
-    window's removes are handed to its removal rows in order, each to the first row whose entry
-    holds its ``old_text``: a person's later removal of another entry holding the same words
-    gets none (it is theirs)."""
+    """The Hermes remove or replace behind an ``external`` remove row (a replace reworded past
+    pairing is journaled as a remove and an add). One call takes out one entry, so the window's
+    removes and replaces are handed to the rows that took an entry out in order, each to the
+    first row whose entry holds its ``old_text``: a person's later removal of another entry
+    holding the same words gets none (it is theirs)."""
     ours = _journaled_calls(memory, row.target, since)
-    removes = [w for w in memory.archive_writes.removes(row.target, since, until) if _key(w) not in ours]
+    removes = [w for w in memory.archive_writes.takings(row.target, since, until) if _key(w) not in ours]
     earlier = memory.home.journal.connection().execute(
         "SELECT before FROM journal WHERE subsystem = ? AND target = ? AND actor = 'external' AND status = 'done' "
-        "AND action = 'remove' AND id < ? AND at > ? ORDER BY id",
+        "AND action IN ('remove', 'replace') AND id < ? AND at > ? ORDER BY id",
         (SUBSYSTEM, row.target, row.id, since),
     )
     used: set[int] = set()
