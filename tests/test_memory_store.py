@@ -435,6 +435,34 @@ def test_a_burst_of_outside_adds_and_removes_is_not_read_as_replaces(home, mem):
     assert (edited.action, edited.before, edited.after) == ("replace", "burst entry 1 東京1", "burst entry 1 大阪1")
 
 
+def test_pairs_across_places_in_an_outside_edit_are_not_read_as_replaces(home, mem):
+    """One Hermes batch added C, replaced B by B' and removed A: the similar A and C were paired
+    as a replace that never happened ('BQ keep A' → 'BQ new C'), beside an add of B' and a remove
+    of B. Each replace keeps its place, so a slot's entries pair only each with its own place's."""
+    for entry in ("Seeded fact", "BQ keep A", "BQ old B"):
+        mem.add("memory", entry, u())
+    put(home, "memory", "Seeded fact\n§\nBQ B rewritten\n§\nBQ new C")
+    assert mem.record_external_change("memory") is True
+    rows = [(r.action, r.before, r.after) for r in mem.history(limit=10) if r.actor == "external"]
+    assert sorted(rows, key=str) == sorted(
+        [
+            ("remove", "BQ keep A", None),
+            ("remove", "BQ old B", None),
+            ("add", None, "BQ B rewritten"),
+            ("add", None, "BQ new C"),
+        ],
+        key=str,
+    )
+    # two entries rewritten in place, in order, are still two replaces
+    put(home, "memory", "Seeded fact\n§\nBQ B rewritten twice\n§\nBQ new C again")
+    assert mem.record_external_change("memory") is True
+    rows = [(r.action, r.before, r.after) for r in mem.history(limit=2)]
+    assert sorted(rows) == [
+        ("replace", "BQ B rewritten", "BQ B rewritten twice"),
+        ("replace", "BQ new C", "BQ new C again"),
+    ]
+
+
 def test_external_edits_are_journaled_entry_by_entry_and_own_writes_never(home, mem):
     mem.add("memory", "mine", u())
     assert mem.record_external_change("memory") is False, "our own write is not external"

@@ -191,9 +191,13 @@ def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None,
     ``replace``, other gone ones are ``remove`` (``index`` in ``old``), other new ones ``add``
     (``index`` in ``new``). Moving entries around or reformatting the file changes no entry,
     so it yields nothing. A replace keeps its entry's place, so only entries in the same slot
-    between the entries both versions keep are paired, and only where the slot lost as many
-    entries as it gained: with more on one side (a burst of adds and removes seen at once),
-    which of them was edited is a guess, and each is a remove or an add.
+    between the entries both versions keep are paired, only where the slot lost as many
+    entries as it gained (with more on one side, a burst of adds and removes seen at once,
+    which of them was edited is a guess), and only when each gone entry pairs with the new
+    one in its own place: were any of them a remove beside an add (``A, B`` gone and ``B', C``
+    new, from a batch that removed A, rewrote B and appended C), the places shift, and a
+    similar pair across them (``A → C``) is a replace that never happened. Otherwise each
+    is a remove or an add.
     """
     old_set, new_set = set(old), set(new)
     gone = [e for e in old if e not in new_set]
@@ -204,7 +208,9 @@ def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None,
         lost = [e for e in gone if gone_at[e] == slot]
         gained = [e for e in fresh if fresh_at[e] == slot]
         if len(lost) == len(gained):
-            pairs.update(pair_changes(lost, gained))
+            found = pair_changes(lost, gained)
+            if all(found.get(entry) == was for entry, was in zip(gained, lost, strict=True)):
+                pairs.update(found)
     paired = set(pairs.values())
     changes: list[tuple[str, str | None, str | None, int]] = [
         ("remove", e, None, old.index(e)) for e in gone if e not in paired
