@@ -66,6 +66,15 @@ class Conversation:
     def run_turn(self, text: str) -> TurnResult:
         return self.agent.run_turn(text)
 
+    @property
+    def unstored(self) -> int:
+        """Messages state.db does not hold yet (it was busy when the turn ended)."""
+        return self.agent.unstored
+
+    def store(self) -> None:
+        """Store what state.db does not hold yet; raises as storing a turn does (state.db busy, say)."""
+        self.agent.flush()
+
     def compress(self) -> bool:
         """Compress the context now (a scenario's ``compress`` step)."""
         return self.agent.maybe_compress(force=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
@@ -419,3 +421,62 @@ async def test_a_burst_typed_from_the_transcript_all_goes_into_the_message_box(h
             app.post_message(events.Key(ch if ch != " " else "space", ch))
         await settle(pilot)
         assert screen.query_one("#run-input", Input).value == "i am fine with wifi"
+
+
+def _holding_write_lock(database) -> subprocess.Popen:
+    """Another process with ``database``'s write lock (``BEGIN IMMEDIATE``), until killed."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, time\n"
+            f"conn = sqlite3.connect({str(database)!r}, isolation_level=None)\n"
+            "conn.execute('BEGIN IMMEDIATE')\n"
+            "print('held', flush=True)\n"
+            "time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+async def test_a_turn_state_db_did_not_take_stays_on_screen_and_quitting_asks_first(home, tmp_path, monkeypatch, clock):
+    """With state.db's write lock held by another process as a turn ended, the transcript was
+    replaced by its empty stored copy with no word said; quitting then hung and the turn was lost.
+    Now it stays, a warning says so, ctrl+q tries again and asks, and once the lock is gone the
+    turn is stored at the time it was said."""
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home.archive.list_sessions()  # state.db exists, so the other process locks it rather than makes it
+    said_at = clock.now()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        holder = _holding_write_lock(home.state_db_path)
+        try:
+            await pilot.press(*"hello while locked", "enter")
+            await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+            await wait_for(
+                pilot,
+                lambda: any("not saved yet" in (n.title or "") for n in app._notifications),
+                what="the warning",
+            )
+            await settle(pilot)
+            items = screen.query_one(Transcript).items
+            assert [i.content for i in items[:1]] == ["hello while locked"], "the transcript stays"
+            assert home.archive.get_session(screen.session_id) is None
+            clock.advance(600)
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+            assert app.screen.question == "Quit without saving 2 messages?"
+            await pilot.press("n")
+            await settle(pilot)
+        finally:
+            holder.kill()
+            holder.wait()
+        await pilot.press("ctrl+q")  # the lock is gone: stored, then quits
+        await wait_for(pilot, lambda: not app.is_running, what="the quit")
+    stored = home.archive.messages(screen.session_id)
+    assert [(m.role, m.content) for m in stored][:1] == [("user", "hello while locked")]
+    assert {m.timestamp for m in stored} == {said_at}, "stored at the time it was said"

@@ -207,6 +207,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._demo_cancel = threading.Event()
         self._stopping = threading.Event()
         self.frozen_snapshot = None  # the snapshot the Memory screen compares with (see MemoryScreen)
+        self.run_screen: RunScreen | None = None  # set once the Run screen is opened (quitting asks it first)
         self.crash_log: Path | None = None  # where the traceback of an unhandled exception was saved
         # Textual captures stderr while it draws: the engine's warnings become notifications instead.
         self._log = OneLineLog(lambda line: self.notify(line, title="Warning", severity="warning", markup=False))
@@ -234,6 +235,14 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
     def action_goto(self, mode: str) -> None:
         self.goto(mode)
+
+    async def action_quit(self) -> None:
+        """Quit; a conversation on the Run screen that state.db did not take yet (it was busy) gets one
+        more try first, and the user is asked before quitting without it."""
+        if self.run_screen is not None and self.run_screen.unstored:
+            self.run_screen.store_before_quit()
+            return
+        self.exit()
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "goto" and parameters:

@@ -241,6 +241,7 @@ class AgentSession:
         self.parent_id: str | None = None
         self.messages: list[dict[str, Any]] = []
         self.message_ids: list[int] = []  # state.db ids of messages[:len(message_ids)]
+        self._said_at: list[float] = []  # when the messages said since the last store were, oldest first
         self._created = False
         self.turns_since_memory = 0
         self.iters_since_skill = 0
@@ -347,12 +348,26 @@ class AgentSession:
             raise Cancelled()
 
     # -- persistence ----------------------------------------------------------------------
+    def _say(self, message: dict[str, Any]) -> None:
+        """Add a message to the conversation, noting when it was said: stored later (state.db was
+        busy), it keeps that time, never the time it was finally stored."""
+        self.messages.append(message)
+        self._said_at.append(self.home.clock.now())
+
+    @property
+    def unstored(self) -> int:
+        """How many messages of the conversation state.db does not hold yet."""
+        return len(self.messages) - len(self.message_ids)
+
     def flush(self) -> list[int]:
         """Store every message not yet in state.db; creates the session row on first write."""
         self.requests.flush()
         pending = self.messages[len(self.message_ids) :]
         if not pending:
             return []
+        # the newest pending messages were said here; older ones (a compacted copy) are stamped as stored
+        said = [None] * max(0, len(pending) - len(self._said_at)) + self._said_at[-len(pending) :]
+        rows = [{**stored_form(m), "timestamp": at} for m, at in zip(pending, said, strict=True)]
         archive = self.home.archive
         if not self._created:
             first_user = next((m["content"] for m in self.messages if m["role"] == "user"), "") or "Session"
@@ -373,8 +388,9 @@ class AgentSession:
         if self._prompt_unstored:
             archive.update_system_prompt(self.id, self.system_prompt)
             self._prompt_unstored = False
-        ids = archive.append_messages(self.id, [stored_form(m) for m in pending])
+        ids = archive.append_messages(self.id, rows)
         self.message_ids.extend(ids)
+        self._said_at = []
         if self._unrecorded_tokens:
             archive.update_token_counts(self.id, model=self.model.name, **self._unrecorded_tokens)
             self._unrecorded_tokens.clear()
@@ -382,14 +398,17 @@ class AgentSession:
         return ids
 
     def end(self, reason: str = "session_end") -> None:
-        """Store what is left and end the session row (if it was ever written, and is still there)."""
+        """Store what is left and end the session row (if it was ever written, and is still there).
+        The provider is shut down even when storing fails (state.db busy): the caller says so."""
         self._reviews.close(REVIEW_CLOSE_WAIT_S)
-        self._forget_if_deleted()
-        self.flush()
-        if self._created:
-            self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
-            self.home.archive.end_session(self.id, reason)
-        self.manager.shutdown()
+        try:
+            self._forget_if_deleted()
+            self.flush()
+            if self._created:
+                self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
+                self.home.archive.end_session(self.id, reason)
+        finally:
+            self.manager.shutdown()
 
     # -- model requests -------------------------------------------------------------------
     def api_messages(self, fenced: dict[int, str] | None = None) -> list[dict[str, Any]]:
@@ -491,7 +510,7 @@ class AgentSession:
         self.emit("turn_started", user=text, turn=sum(1 for m in self.messages if m["role"] == "user") + 1)
         review_memory = self._tick_memory_nudge()
         user_message = {"role": "user", "content": text}
-        self.messages.append(user_message)
+        self._say(user_message)
         turn_state: dict[str, Any] = {}
         compressed = False
         try:
@@ -512,7 +531,7 @@ class AgentSession:
                     reply.content = sanitize_context(reply.content).strip()
                 if "skill_manage" in self.tools.names():
                     self.iters_since_skill += 1
-                self.messages.append(reply.to_message())
+                self._say(reply.to_message())
                 self.emit(
                     "assistant_message",
                     content=reply.content,
@@ -530,7 +549,7 @@ class AgentSession:
                     f"(Stopped after {self.home.config.int('agent.max_iterations')} model calls "
                     "without a final answer.)"
                 )
-                self.messages.append({"role": "assistant", "content": result.assistant})
+                self._say({"role": "assistant", "content": result.assistant})
         except Cancelled:
             result.status = "cancelled"
             self.emit("cancelled", user=text)
@@ -646,7 +665,7 @@ class AgentSession:
 
     def _append_result(self, call, outcome: dict[str, Any]) -> None:
         content = json.dumps(outcome, ensure_ascii=False, default=str)
-        self.messages.append({"role": "tool", "content": content, "tool_call_id": call.id, "tool_name": call.name})
+        self._say({"role": "tool", "content": content, "tool_call_id": call.id, "tool_name": call.name})
         self.emit_tool_result(call, outcome, preview=content[:RESULT_PREVIEW])
 
     def emit_tool_result(self, call, outcome: dict[str, Any], **extra: Any) -> None:

@@ -8,6 +8,7 @@ from the archive (ids and write markers included). A running turn can be cancell
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -33,8 +34,16 @@ from .base import WorkbenchScreen
 from .resume import RECENT, ResumeDialog
 from .sessions import session_items
 
+log = logging.getLogger(__name__)
+
 NO_SCENARIO = "(type messages)"
 SCENARIO_SPEED = 1.0  # scenario pacing: 1 is watchable, 0 plays without delays
+
+
+@dataclass
+class StoredBeforeQuit(Message):
+    unstored: int
+    why: str | None
 
 
 @dataclass
@@ -42,6 +51,8 @@ class TurnEnded(Message):
     session_id: str | None
     error: str | None = None
     unsent: str = ""  # a message the turn failed before storing (goes back in the box)
+    unstored: int = 0  # messages of the conversation state.db does not hold yet (it was busy)
+    unstored_why: str | None = None
 
 
 @dataclass
@@ -143,6 +154,7 @@ class RunScreen(WorkbenchScreen):
         )
 
     def on_mount(self) -> None:
+        self.workbench.run_screen = self
         transcript = self.query_one(Transcript)
         self._title("New session")
         transcript.set_placeholder("Type a message below, or pick a scenario and press ctrl+g.")
@@ -243,7 +255,50 @@ class RunScreen(WorkbenchScreen):
         if self.agent is not None:
             self.agent.cancel()
             if not self.running:  # as Hermes's CLI does on exit; `ctrl+o` (resume) reopens it
-                self.agent.end()
+                try:
+                    self.agent.end()
+                except Exception as exc:  # the quit went ahead once asked (``unstored``): it must not hang
+                    log.warning("session %s was not stored at exit: %s", self.agent.id, failure(exc))
+
+    @property
+    def unstored(self) -> int:
+        """Messages of this screen's conversation state.db does not hold yet (quitting asks first)."""
+        return self.agent.unstored if self.agent is not None and not self.running else 0
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="agent-store")
+    def store_before_quit(self) -> None:
+        """Worker: one more try at storing the conversation (waiting out a busy state.db), then the
+        app quits, or asks whether to quit without what is still unstored."""
+        agent, why = self.agent, None
+        if agent is not None:
+            try:
+                agent.store()
+            except Exception as exc:
+                why = failure(exc)
+        self.post_result(StoredBeforeQuit(agent.unstored if agent is not None else 0, why))
+
+    @on(StoredBeforeQuit)
+    def _stored_before_quit(self, message: StoredBeforeQuit) -> None:
+        if not message.unstored:
+            self.app.exit()
+            return
+        from .dialogs import ConfirmDialog
+
+        count = f"{message.unstored} message{'s' * (message.unstored != 1)}"
+
+        def answered(quit_anyway: bool | None) -> None:
+            if quit_anyway:
+                self.app.exit()
+
+        self.app.push_screen(  # over whichever screen is shown: the quit was asked from there
+            ConfirmDialog(
+                f"Quit without saving {count}?",
+                f"State.db did not take them: {message.why or 'unknown reason'}\n\n"
+                "y quits and they are lost; n stays here (ctrl+q tries again, and your next message stores "
+                "them).",
+            ),
+            answered,
+        )
 
     # -- actions -------------------------------------------------------------------
     def action_new_session(self) -> None:
@@ -349,7 +404,7 @@ class RunScreen(WorkbenchScreen):
     def run_turn(self, text: str, model: str, agent: Conversation | None, switch: tuple[str | None] | None) -> None:
         """One turn; ``agent`` and ``switch`` are the screen's, read on the UI thread (the worker
         writes no screen state: the agent it opens arrives as ``AgentReady``)."""
-        session_id, error, unsent = self.session_id, None, text
+        session_id, error, unsent, unstored, why = self.session_id, None, text, 0, None
         try:
             if agent is not None and switch is not None:  # ctrl+n / resume: the provider hears it
                 agent.switch_session(*switch)  # the session left ends as quitting ends it
@@ -367,11 +422,12 @@ class RunScreen(WorkbenchScreen):
             unsent = ""  # from here on the turn stores the message, even if it then fails
             result = agent.run_turn(text)
             session_id, error = result.session_id, result.error if result.status == "error" else None
+            unstored, why = agent.unstored, result.error
         except Exception as exc:  # e.g. an unusable model configuration: shown in place, never fatal
             error = failure(exc)
         finally:
             self._end_turn(
-                TurnEnded(session_id, error, unsent if error else "")
+                TurnEnded(session_id, error, unsent if error else "", unstored, why)
             )  # always: the screen must never stay "running"
 
     @work(thread=True, exit_on_error=False, group="agent")
@@ -407,6 +463,15 @@ class RunScreen(WorkbenchScreen):
             box = self.query_one("#run-input", Input)
             if message.unsent and not box.value:
                 box.value = message.unsent  # never stored: to send again once the cause is fixed
+        elif message.unstored:
+            self.notify(
+                f"{message.unstored_why or 'state.db did not take them.'} The conversation stays on this screen "
+                "and is stored with your next message; quitting asks first.",
+                title=f"{message.unstored} message{'s' * (message.unstored != 1)} not saved yet",
+                severity="warning",
+                markup=False,
+                timeout=30,
+            )
         if self.session_id:
             self.load_session(self.session_id)
         self.focus_input()
@@ -417,6 +482,8 @@ class RunScreen(WorkbenchScreen):
 
     @on(SessionReloaded)
     def _reloaded(self, message: SessionReloaded) -> None:
+        if self.agent is not None and self.agent.id == message.session_id and self.agent.unstored:
+            return  # state.db lacks what the transcript shows (it was busy): the stored copy would erase it
         if message.session_id == self.session_id:
             transcript = self.query_one(Transcript)
             current = transcript.current
