@@ -213,3 +213,35 @@ def test_a_folder_name_holding_a_line_break_never_starts_a_line_of_its_own(home,
     assert main(["--home", str(home.root), "skills", "list"]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert [line.split("  ")[0] for line in listed if line.startswith("twin")] == ["twin (twin-a)", "twin (twin-b)"]
+
+
+@pytest.mark.slow  # Hermes's own skill_manage in its own process
+def test_what_hermes_changed_while_no_workbench_watched_is_journaled_at_the_next_look(tmp_path, hermes, clock):
+    """Each process's first look took a baseline of its own: a skill Hermes created or patched while
+    the TUI was closed never reached the Timeline, nor `workbench timeline`."""
+    from engine import open_home
+
+    root = tmp_path / "closed"
+    first = open_home(root, clock=clock)  # a TUI that looked, then quit
+    _create_brew(first)
+    assert first.skills.outside.record() == []
+    looked = clock.now()
+    first.close()
+    clock.advance(3600)
+    results = hermes.json(root, HERMES_WRITES_SKILLS % TIDY)  # no workbench running
+    assert [r["success"] for r in results] == [True, True], json.dumps(results)
+    shown = subprocess.run(workbench_cmd("timeline", "--home", str(root)), capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "skill 'tidy-imports' created outside the workbench (tidy-imports/SKILL.md)" in shown.stdout
+    assert "skill 'brew' edited outside the workbench (brew/SKILL.md)" in shown.stdout
+    later = open_home(root, clock=clock)  # the next TUI: the CLI's look was kept, so nothing is found twice
+    try:
+        assert later.skills.outside.record() == []
+        assert _outside_rows(later) == [
+            ("external", "brew", "edited", "brew/SKILL.md"),
+            ("external", "tidy-imports", "created", "tidy-imports/SKILL.md"),
+        ]
+        found = later.journal.query(subsystem="skills", actions=("external",))
+        assert all(row.detail["not_before"] == looked for row in found), "made after the last look"
+    finally:
+        later.close()

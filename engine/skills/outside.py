@@ -15,12 +15,19 @@ change in progress is never taken for an outside one.
 Two workbenches watching one home journal an outside change once: a row is not written
 again when the newest one for that file says the same.
 
-The first look only takes the baseline: what changed while no workbench watched is not
-journaled (its files are there to read, but not who changed them, or when).
+What a look saw is kept in workbench.db (``skills_seen``, with the journal row it had
+read up to and the pins), so a process's first look compares with the last look of any
+workbench process: a skill Hermes changed while none watched is journaled when the TUI
+next opens, or ``workbench timeline`` next runs. Such a row is dated by the file's mtime
+where there is one (never before that last look, nor after now) and notes when it was
+seen (``seen_at``) and that it came after the last look (``not_before``). Only the very
+first look in a home takes the baseline alone (before it, no one knows what changed).
 """
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -33,6 +40,15 @@ if TYPE_CHECKING:
     from ..home import Home
 
 CREATED, EDITED, REMOVED, ARCHIVED, PINNED, UNPINNED = "created", "edited", "removed", "archived", "pinned", "unpinned"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS skills_seen (
+    path TEXT PRIMARY KEY, name TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, sha TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS skills_seen_mark (
+    one INTEGER PRIMARY KEY CHECK (one = 1), journal_id INTEGER NOT NULL, pins TEXT NOT NULL, at REAL NOT NULL
+);
+"""
 
 
 @dataclass(frozen=True)
@@ -56,11 +72,17 @@ class OutsideChanges:
             return []
         with self._lock:
             mark = self._settled_mark()
+            kept = self._kept() if self._seen is None else None  # a first look goes on from the last one kept
+            looked_at: float | None = None
+            if kept is not None:
+                self._seen, self._pins, self._journal_mark, looked_at = kept
             now, pins = self._scan(), self.home.skills.usage.pinned()
             pins = self._pins if pins is None else pins  # unreadable for now: no pin judged
-            if self._seen is None:
+            if self._seen is None:  # the first look in this home: the baseline
+                self._keep(now, pins, mark)
                 self._seen, self._pins, self._journal_mark = now, pins, mark
                 return []
+            found_later = looked_at is not None and looked_at < self.home.clock.now() - 1
             ours, roots = self._journaled(self._journal_mark)
             prefix = self.home.skills.ledger.rel(self.home.skills_dir)
             before = self._seen
@@ -91,14 +113,57 @@ class OutsideChanges:
                 shown = new or old
                 assert shown is not None  # every change has a before, a now, or both
                 sha = new.sha if new and change not in (PINNED, UNPINNED) else None
-                row = self._journal(change, rel, shown.name, sha)
+                mtime = new.stamp[0] / 1e9 if new and change in (CREATED, EDITED) else None
+                later = (mtime, looked_at) if found_later and looked_at is not None else None
+                row = self._journal(change, rel, shown.name, sha, later)
                 if row is not None:
                     ids.append(row)
+            self._keep(now, pins, mark)
             self._seen, self._pins, self._journal_mark = now, pins, mark  # once journaled: a failed append is retried
             return ids
 
-    def _journal(self, change: str, rel: str, name: str, sha: str | None) -> int | None:
-        """One external row, unless another workbench process watching this home journaled the same one."""
+    def _kept(self) -> tuple[dict[str, _Seen], set[str], int, float] | None:
+        """The last look any workbench process kept: what it saw, the pins, the journal row it had read
+        up to and when it looked (None before the first look in this home, which makes the tables)."""
+        conn = self.home.journal.connection()
+        try:
+            mark = conn.execute("SELECT journal_id, pins, at FROM skills_seen_mark").fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            conn.executescript(_SCHEMA)
+            return None
+        if mark is None:
+            return None
+        seen = {
+            path: _Seen(name, (mtime_ns, size), sha)
+            for path, name, mtime_ns, size, sha in conn.execute("SELECT * FROM skills_seen")
+        }
+        pins = json_value(mark[1], [])
+        return seen, {p for p in pins if isinstance(p, str)} if isinstance(pins, list) else set(), mark[0], mark[2]
+
+    def _keep(self, now: dict[str, _Seen], pins: set[str], mark: int) -> None:
+        """Keep this look for the next process's first one: the files whose stamp or hash moved, and the mark."""
+        before = self._seen or {}
+        if self._seen is not None and before == now and pins == self._pins and mark == self._journal_mark:
+            return  # (a look runs on every change under skills/: the kept one is still this one)
+        with self.home.journal.transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO skills_seen VALUES (?, ?, ?, ?, ?)",
+                [(rel, s.name, *s.stamp, s.sha) for rel, s in now.items() if before.get(rel) != s],
+            )
+            conn.executemany("DELETE FROM skills_seen WHERE path = ?", [(rel,) for rel in before.keys() - now.keys()])
+            conn.execute(
+                "INSERT OR REPLACE INTO skills_seen_mark VALUES (1, ?, ?, ?)",
+                (mark, json.dumps(sorted(pins)), self.home.clock.now()),
+            )
+
+    def _journal(
+        self, change: str, rel: str, name: str, sha: str | None, found_later: tuple[float | None, float] | None
+    ) -> int | None:
+        """One external row, unless another workbench process watching this home journaled the same one.
+        ``found_later``: (the file's mtime, if it has one, and the last look) for a change made while
+        none watched."""
         journal = self.home.journal
         with journal.transaction() as conn:
             last = conn.execute(
@@ -109,9 +174,14 @@ class OutsideChanges:
             ).fetchone()
             if last is not None and tuple(last) == (change, sha):
                 return None
-            return journal.append(
-                "skills", "external", name, actor="external", detail={"change": change, "path": rel, "sha": sha}
-            )
+            detail: dict = {"change": change, "path": rel, "sha": sha}
+            at = None
+            if found_later is not None:
+                now, (mtime, looked_at) = self.home.clock.now(), found_later
+                at = now if mtime is None else min(now, max(mtime, looked_at))
+                detail.update(seen_at=now, not_before=looked_at)
+            rows = [{"action": "external", "detail": detail}]
+            return journal.append_all("skills", name, rows, actor="external", at=at)[0]
 
     def _scan(self) -> dict[str, _Seen]:
         scanner = self.home.skills.scanner

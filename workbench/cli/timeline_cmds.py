@@ -102,10 +102,12 @@ def show_timeline(home: Home, args) -> Output:
 
 def catch_up(home: Home) -> None:
     """Journal what happened outside since a workbench process last looked, first: Hermes's memory
-    writes, the proposals it staged and decided, the sessions it archived or deleted. A step that
-    cannot (a lock held past the busy timeout) is a warning on stderr; the listing still comes."""
+    writes and skill changes, the proposals it staged and decided, the sessions it archived or
+    deleted. A step that cannot (a lock held past the busy timeout) is a warning on stderr; the
+    listing still comes."""
     steps = (
         ("memory edits", home.memory.catch_up),
+        ("skill changes", home.skills.outside.record),
         ("proposals", home.approvals.catch_up),
         ("sessions", lambda: sessions_outside.catch_up(home)),
     )
