@@ -245,3 +245,36 @@ def test_what_hermes_changed_while_no_workbench_watched_is_journaled_at_the_next
         assert all(row.detail["not_before"] == looked for row in found), "made after the last look"
     finally:
         later.close()
+
+
+HERMES_RESTORES = """
+import json
+from tools.skill_usage import restore_skill
+print(json.dumps(list(restore_skill("brew"))))
+"""
+
+
+@pytest.mark.slow  # Hermes's own curator code in its own process
+def test_a_skill_hermes_restores_is_journaled_as_restored_not_created(home, hermes):
+    """Hermes's restore_skill moves the folder back out of the archive: it was journaled as created."""
+    _create_brew(home)
+    home.skills.outside.record()
+    assert hermes.json(home.root, HERMES_ARCHIVES)[0]
+    home.skills.outside.record()
+    done, why = hermes.json(home.root, HERMES_RESTORES)
+    assert done, why
+    home.skills.outside.record()
+    assert _outside_rows(home) == [
+        ("external", "brew", "archived", "brew/SKILL.md"),
+        ("external", "brew", "restored", "brew/SKILL.md"),
+    ]
+    assert "skill 'brew' restored outside the workbench" in summarize(home.journal.query(subsystem="skills")[0])
+    shutil.rmtree(home.skills_dir / "brew")  # gone for good, then made again by hand: created, not restored
+    home.skills.outside.record()
+    (home.skills_dir / "brew").mkdir()
+    (home.skills_dir / "brew" / "SKILL.md").write_text(BREW, encoding="utf-8")
+    home.skills.outside.record()
+    assert _outside_rows(home)[-2:] == [
+        ("external", "brew", "removed", "brew/SKILL.md"),
+        ("external", "brew", "created", "brew/SKILL.md"),
+    ]

@@ -1,8 +1,9 @@
 """Skill changes made outside the workbench (a Hermes agent, an editor), journaled as ``external``.
 
 Memory edits no workbench process made are journaled entry by entry; this does the same
-for skills, one row per SKILL.md created, edited, removed or archived (moved into the archive
-folder, as Hermes's curator does), and per skill pinned or unpinned in ``.usage.json``
+for skills, one row per SKILL.md created, edited, removed, archived (moved into the archive
+folder, as Hermes's curator does) or restored (back where the journal last saw its skill
+archived, as Hermes's ``restore_skill`` moves it), and per skill pinned or unpinned in ``.usage.json``
 (Hermes's ``skills pin``), so the Timeline can say
 what a background process changed. ``record`` compares the active skills' SKILL.md
 files with what it saw last time (by hash; a file whose size and mtime did not move is
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from ..home import Home
 
 CREATED, EDITED, REMOVED, ARCHIVED, PINNED, UNPINNED = "created", "edited", "removed", "archived", "pinned", "unpinned"
+RESTORED = "restored"  # a SKILL.md back where the journal last saw its skill archived (Hermes's restore_skill)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS skills_seen (
@@ -87,7 +89,10 @@ class OutsideChanges:
             prefix = self.home.skills.ledger.rel(self.home.skills_dir)
             before = self._seen
             changes: list[tuple[str, str, _Seen | None, _Seen | None]]  # (change, path, before, now)
-            changes = [(CREATED, rel, None, now[rel]) for rel in now.keys() - before.keys()]
+            changes = [
+                (RESTORED if self._last_archived(now[rel].name) else CREATED, rel, None, now[rel])
+                for rel in now.keys() - before.keys()
+            ]
             changes += [
                 (EDITED, rel, before[rel], now[rel])
                 for rel in now.keys() & before.keys()
@@ -113,7 +118,7 @@ class OutsideChanges:
                 shown = new or old
                 assert shown is not None  # every change has a before, a now, or both
                 sha = new.sha if new and change not in (PINNED, UNPINNED) else None
-                mtime = new.stamp[0] / 1e9 if new and change in (CREATED, EDITED) else None
+                mtime = new.stamp[0] / 1e9 if new and change in (CREATED, RESTORED, EDITED) else None
                 later = (mtime, looked_at) if found_later and looked_at is not None else None
                 row = self._journal(change, rel, shown.name, sha, later)
                 if row is not None:
@@ -121,6 +126,19 @@ class OutsideChanges:
             self._keep(now, pins, mark)
             self._seen, self._pins, self._journal_mark = now, pins, mark  # once journaled: a failed append is retried
             return ids
+
+    def _last_archived(self, name: str) -> bool:
+        """Whether the newest journal row of skill ``name`` archived it (here or outside)."""
+        row = (
+            self.home.journal.connection()
+            .execute(
+                "SELECT action, CASE WHEN json_valid(detail) THEN json_extract(detail, '$.change') END FROM journal "
+                "WHERE subsystem = 'skills' AND target = ? AND status = 'done' ORDER BY id DESC LIMIT 1",
+                (name,),
+            )
+            .fetchone()
+        )
+        return row is not None and (row[0] == "archive" or tuple(row) == ("external", ARCHIVED))
 
     def _kept(self) -> tuple[dict[str, _Seen], set[str], int, float] | None:
         """The last look any workbench process kept: what it saw, the pins, the journal row it had read
