@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from engine.curator.run import PlanChanged
 from engine.events import SkillChanged
 from engine.skills.manage import skill_manage_tool
 from engine.skills.validation import SkillError
@@ -222,6 +223,54 @@ def test_purge_only_old_archives_and_blobs_restore_them(home, clock):
     assert home.skills.get("old-one").state == "archived"
     home.curator.restore("old-one")
     assert tree_state(home.skills_dir / "old-one") == original
+
+
+def test_a_purge_given_its_preview_purges_only_that_and_names_what_it_left(home, clock):
+    for name in ("old-one", "gone-one", "new-one"):
+        write_skill(home, name)
+        home.curator.archive(name)
+    clock.advance(10 * DAY)
+    shown = home.curator.purge(7, dry_run=True)["candidates"]
+    home.curator.restore("gone-one")
+    write_skill(home, "late-one")
+    home.curator.archive("late-one")
+    home.skills.usage.set_fields("late-one", archived_at="2000-01-01T00:00:00Z")  # old enough after the preview
+    result = home.curator.purge(7, only=shown)
+    assert [p["name"] for p in result["purged"]] == ["new-one", "old-one"]
+    assert result["skipped"] == [{"name": "gone-one", "path": ".archive/gone-one", "reason": "restored or deleted"}]
+    assert result["waiting"] == 1 and (home.skills_dir / ".archive" / "late-one").exists()
+    assert "1 more archived skill(s) became old enough since the preview" in result["message"]
+
+
+def test_archive_by_folder_refuses_once_that_folder_is_gone_or_renamed(home):
+    write_skill(home, "a")
+    folder = write_skill(home, "b")
+    (home.skills_dir / "a" / "SKILL.md").unlink()
+    (home.skills_dir / "a").rmdir()
+    (folder / "SKILL.md").write_text(skill_md("a"))  # b's folder now declares a: the name finds it
+    with pytest.raises(SkillError, match=r"no longer in skills/a .*nothing was changed"):
+        home.curator.archive("a", folder="a")
+    with pytest.raises(SkillError, match=r"skills/b now holds skill 'a', not 'b'"):
+        home.curator.archive("b", folder="b")
+    assert (folder / "SKILL.md").exists()
+    assert home.curator.archive("a", folder="b")["name"] == "a"
+
+
+def test_a_run_given_its_dry_run_plan_applies_it_or_nothing(home, clock):
+    for name in ("one", "two"):
+        write_skill(home, name)
+        home.skills.usage.set_fields(name, created_by="agent")
+    home.skills.usage.set_fields("two", pinned=True)
+    clock.advance(45 * DAY)
+    preview = home.curator.run(dry_run=True)
+    assert preview.plan == (("stale", "one"),)
+    home.skills.usage.set_fields("two", pinned=False)  # due too, after the preview
+    with pytest.raises(PlanChanged) as changed:
+        home.curator.run(expected=preview.plan)
+    assert changed.value.report.plan == (("stale", "one"), ("stale", "two")) and changed.value.report.dry_run
+    assert home.skills.get("one").state == "active" and home.skills.get("two").state == "active"
+    applied = home.curator.run(expected=changed.value.report.plan)
+    assert applied.marked_stale == ("one", "two")
 
 
 @pytest.mark.parametrize("days", [0, -3, 36_501, 10**20, 2.5, True, "7"])

@@ -55,6 +55,7 @@ class CuratorReport:
     duration_seconds: float = 0.0
     report_path: str | None = None
     errors: tuple[str, ...] = ()
+    plan: tuple[tuple[str, str], ...] = ()  # (decision, folder under skills/) of every change, as previewed
 
     @property
     def summary(self) -> str:
@@ -97,6 +98,23 @@ class _Pass:
 
     def names(self, decision: str) -> tuple[str, ...]:
         return tuple(f.name for f in self.decisions.get(decision, []))
+
+    def plan(self) -> tuple[tuple[str, str], ...]:
+        """Every change by folder (two folders may declare one name): what a preview promises."""
+        return tuple(sorted((d, f.rel) for d in (STALE, ARCHIVE, REACTIVATE) for f in self.decisions.get(d, [])))
+
+
+class PlanChanged(WorkbenchError):
+    """A run told to apply a previewed plan found another one due: nothing applied; ``report`` is the new
+    dry run, to be shown and asked about again."""
+
+    def __init__(self, report: CuratorReport):
+        super().__init__(
+            "The skills changed since the dry run, so nothing was applied; the curator would now: "
+            f"{report.summary.split(': ', 1)[1]}.",
+            plan=[list(p) for p in report.plan],
+        )
+        self.report = report
 
 
 class Curator:
@@ -206,17 +224,23 @@ class Curator:
     def _archived_fields(found: Found, dest: Path, now: float) -> dict[str, Any]:
         return {"state": "archived", "archived_at": iso(now), "archive_dir": dest.name, "archived_from": found.rel}
 
-    def archive(self, name: str, actor: str = "user") -> dict[str, Any]:
-        """Move an active skill to ``skills/.archive/`` (refuses pinned, bundled and hub skills)."""
+    def archive(self, name: str, actor: str = "user", folder: str | None = None) -> dict[str, Any]:
+        """Move an active skill to ``skills/.archive/`` (refuses pinned, bundled and hub skills).
+
+        ``folder`` (its path under skills/, as a person was asked about it): that very skill or a
+        refusal, never another folder the name finds once that one is gone.
+        """
         self._writable()
         try:
-            found = self.skills.find(name)
+            found = self.skills.find(name) if folder is None else self.skills.at(folder, name)
         except SkillError:
-            if any(name in (f.name, f.dir_name, f.rel) for f in self.skills.scanner.archived()):
+            if folder is None and any(name in (f.name, f.dir_name, f.rel) for f in self.skills.scanner.archived()):
                 raise SkillError(
                     f"Skill '{name}' is already archived; `workbench skills restore {name}` brings it back."
                 ) from None
             raise
+        if found.archived:  # (a folder under .archive/, as a person named it)
+            raise SkillError(f"Skill '{found.name}' is already archived in skills/{found.rel}; nothing was changed.")
         record = self.skills.usage.load().get(found.name)
         self._refuse_read_only(found, self.skills.provenance_of()(found, record), "archive")
         if (record or {}).get("pinned"):
@@ -308,8 +332,14 @@ class Curator:
         return self._set_pin(name, False)
 
     # -- runs ----------------------------------------------------------------------------
-    def run(self, dry_run: bool = False, now: float | None = None) -> CuratorReport:
-        """Apply the lifecycle rule to every managed skill; a dry run only reports."""
+    def run(
+        self, dry_run: bool = False, now: float | None = None, expected: tuple[tuple[str, str], ...] | None = None
+    ) -> CuratorReport:
+        """Apply the lifecycle rule to every managed skill; a dry run only reports.
+
+        ``expected`` (a dry run's ``plan``, as a person saw it): apply exactly that, or, when the rule
+        now decides anything else, raise ``PlanChanged`` with the new dry run and change nothing.
+        """
         if not dry_run:
             self._writable()
         started = time.perf_counter()
@@ -329,22 +359,26 @@ class Curator:
             decision = decide(record, now, policy)
             if decision:
                 decided.add(decision, found)
-        errors: list[str] = []
-        if not dry_run:
-            errors = self._apply(decided, now, iso(now))
-        report = CuratorReport(
-            marked_stale=decided.names(STALE),
-            archived=decided.names(ARCHIVE),
-            reactivated=decided.names(REACTIVATE),
-            dry_run=dry_run,
-            seeded=decided.names(SEED),
-            checked=checked,
-            started_at=iso(now),
-            duration_seconds=round(time.perf_counter() - started, 3),
-            errors=tuple(errors),
-        )
+
+        def report_of(dry: bool, errors: tuple[str, ...] = ()) -> CuratorReport:
+            return CuratorReport(
+                marked_stale=decided.names(STALE),
+                archived=decided.names(ARCHIVE),
+                reactivated=decided.names(REACTIVATE),
+                dry_run=dry,
+                seeded=decided.names(SEED),
+                checked=checked,
+                started_at=iso(now),
+                duration_seconds=round(time.perf_counter() - started, 3),
+                errors=errors,
+                plan=decided.plan(),
+            )
+
         if dry_run:
-            return report
+            return report_of(True)
+        if expected is not None and set(map(tuple, expected)) != set(decided.plan()):
+            raise PlanChanged(report_of(True))
+        report = report_of(False, tuple(self._apply(decided, now, iso(now))))
         report = replace(report, report_path=str(self._write_report(report, policy).absolute()))
         self._save_state(report, now)
         self.home.journal.append(
@@ -565,8 +599,13 @@ class Curator:
         return report
 
     # -- purge and rollback ----------------------------------------------------------------
-    def purge(self, days: int, dry_run: bool = False) -> dict[str, Any]:
-        """Delete archived copies archived at least ``days`` ago, each only after its files are saved as blobs."""
+    def purge(self, days: int, dry_run: bool = False, only: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """Delete archived copies archived at least ``days`` ago, each only after its files are saved as blobs.
+
+        ``only`` (the ``candidates`` of a dry run a person was shown): purge none but those, each
+        still at its path under its name and still old enough; the rest are named in ``skipped``,
+        and copies that became old enough since are left for the next preview (``waiting``).
+        """
         problem = purge_days_problem(days)
         if problem:
             raise SkillError(problem)
@@ -574,10 +613,28 @@ class Curator:
             self._writable()
         now = self.home.clock.now()
         records = self.skills.usage.load()
-        due = [f for f in self.skills.scanner.archived() if archived_time(f, records.get(f.name)) <= now - days * DAY]
+        archived = self.skills.scanner.archived()
+        due = [f for f in archived if archived_time(f, records.get(f.name)) <= now - days * DAY]
         candidates_ = [{"name": f.name, "path": f.rel} for f in due]
         if dry_run:
             return {"success": True, "dry_run": True, "purged": [], "candidates": candidates_, "days": days}
+        skipped: list[dict[str, Any]] = []
+        waiting = 0
+        if only is not None:
+            listed = {(c.get("path"), c.get("name")) for c in only}
+            waiting = sum((f.rel, f.name) not in listed for f in due)
+            present = {(f.rel, f.name) for f in archived}
+            skipped = [
+                {
+                    **c,
+                    "reason": "no longer old enough"
+                    if (c.get("path"), c.get("name")) in present
+                    else "restored or deleted",
+                }
+                for c in only
+                if {"name": c.get("name"), "path": c.get("path")} not in candidates_
+            ]
+            due = [f for f in due if (f.rel, f.name) in listed]
         purged = []
         for found in due:
             mutate, undo, cleanup = remove_tree_later(found.path, self.skills.dir)
@@ -599,14 +656,26 @@ class Curator:
                     ),
                 ).ledger_id
             purged.append({"name": found.name, "path": found.rel, "ledger_id": ledger_id})
+        notes = [f"Not purged, {c['reason']} since the preview: {c['path']}." for c in skipped]
+        if waiting:
+            notes.append(
+                f"{waiting} more archived skill(s) became old enough since the preview; purge again to see them."
+            )
         return {
             "success": True,
             "dry_run": False,
             "purged": purged,
             "candidates": candidates_,
+            "skipped": skipped,
+            "waiting": waiting,
             "days": days,
-            "message": f"Purged {len(purged)} archived skill(s). Ledger entries recorded; "
-            "`workbench curator rollback LEDGER_ID` brings one back.",
+            "message": "\n".join(
+                [
+                    f"Purged {len(purged)} archived skill(s). Ledger entries recorded; "
+                    "`workbench curator rollback LEDGER_ID` brings one back.",
+                    *notes,
+                ]
+            ),
         }
 
     def _resync(self, name: str, extra: dict[str, Any] | None = None) -> Undo:

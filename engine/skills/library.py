@@ -265,6 +265,22 @@ class SkillLibrary:
                 raise missing
             return archived[-1]
 
+    def at(self, folder: str, name: str) -> Found:
+        """The skill in ``folder`` (its path under skills/, ``.archive/...`` for a copy) while it still
+        declares ``name``: what a person was asked about, never another skill the name now finds."""
+        skills = self.scanner.archived() if folder.startswith(f"{ARCHIVE_DIR}/") else self.scanner.named(folder)
+        found = next((f for f in skills if f.rel == folder), None)
+        if found is None:
+            raise SkillError(
+                f"Skill '{name}' is no longer in skills/{folder} (moved, archived or deleted since); "
+                "nothing was changed."
+            )
+        if found.name != name:
+            raise SkillError(
+                f"skills/{folder} now holds skill '{found.name}', not '{name}' (renamed since); nothing was changed."
+            )
+        return found
+
     def get(self, name: str) -> SkillInfo:
         return self.infos([self.find_any(name)])[0]
 

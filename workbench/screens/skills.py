@@ -24,7 +24,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.curator.ledger import columns
-from engine.curator.run import purge_days_problem
+from engine.curator.run import PlanChanged, purge_days_problem
 from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
 from engine.skills.usage import parse_iso
@@ -72,6 +72,8 @@ class CuratorReported(Message):
 class PlanReady(Message):
     plan: list[str]  # what a curator run would change (a dry run)
     waiting: str | None = None  # the curator's proposals still pending (Curator.awaiting_review)
+    actions: tuple[tuple[str, str], ...] = ()  # the same changes by folder (CuratorReport.plan): applied as shown
+    changed: bool = False  # a new preview: the one answered no longer held, so nothing was applied
 
 
 @dataclass
@@ -362,10 +364,13 @@ class SkillsScreen(WorkbenchScreen):
         if skill is None:
             self.notify("Select a skill to archive.", severity="warning")
             return
-        self.confirm(
-            f"Archive {skill.name}?",
+        named = f"{skill.name} ({skill.path})" if skill.shared else skill.name
+        self.confirm(  # the skill asked about, by its folder: never the row the cursor lands on meanwhile
+            f"Archive {named}?",
             "It leaves the agent's library; r restores it, and the ledger can roll it back.",
-            lambda: self._on_skill("archive", lambda name: self.home.curator.archive(name)),
+            lambda: self.curator_call(
+                f"archive {named}", lambda: self.home.curator.archive(skill.name, folder=skill.path or None)
+            ),
         )
 
     def action_restore(self) -> None:
@@ -411,40 +416,46 @@ class SkillsScreen(WorkbenchScreen):
         self.request_reload()
 
     @work(thread=True, exit_on_error=False, group="curator-write")  # never exclusive: a change must not be dropped
-    def curate(self, expected: list[str] | None) -> None:
-        """Run the curator; after a dry run, say so if the applied result differs from the preview."""
+    def curate(self, expected: tuple[tuple[str, str], ...] | None) -> None:
+        """Run the curator; after a dry run, exactly the plan it showed, else nothing and the new plan."""
         try:
-            report = self.home.curator.run(dry_run=False)
+            report = self.home.curator.run(dry_run=False, expected=expected)
+        except PlanChanged as changed:
+            new = changed.report
+            self.post_result(PlanReady(plan_lines(new), None, new.plan, changed=True))
+            return
         except WorkbenchError as exc:
             self._tell(f"Could not run the curator: {exc.message}", "error")
             return
-        applied = plan_lines(report)
-        lines = [report.headline, *applied[:10], *report.errors]
-        differs = expected is not None and applied != expected  # the skills changed between the preview and now
-        if differs:
-            lines.insert(1, "Note: the skills changed since the dry run, so this differs from the preview.")
-        self._tell("\n".join(lines), "warning" if report.errors or differs else "information")
+        lines = [report.headline, *plan_lines(report)[:10], *report.errors]
+        self._tell("\n".join(lines), "warning" if report.errors else "information")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator-read")
     def dry_run(self) -> None:
         report = self.home.curator.run(dry_run=True)
-        self.post_result(PlanReady(plan_lines(report), self.home.curator.awaiting_review()))
+        self.post_result(PlanReady(plan_lines(report), self.home.curator.awaiting_review(), report.plan))
 
     @on(PlanReady)
     def _offer_plan(self, message: PlanReady) -> None:
         plan = message.plan
+        before = "The skills changed since the dry run, so nothing was applied. " if message.changed else ""
         if not plan:
             waiting = f" ({message.waiting})" if message.waiting else ""
-            self.notify(visible(f"Dry run: the curator would change nothing{waiting}."), markup=False)
+            self.notify(
+                visible(f"{before}Dry run: the curator would change nothing{waiting}."),
+                severity="warning" if message.changed else "information",
+                markup=False,
+            )
             return
 
         def answered(apply: bool | None) -> None:
             if apply:
-                self.curate(plan)
+                self.curate(message.actions)
 
         self.ask(
             ConfirmDialog(
-                f"Dry run: the curator would make {len(plan)} change(s). Apply exactly this now?", "\n".join(plan)
+                f"{before}Dry run: the curator would make {len(plan)} change(s). Apply exactly this now?",
+                "\n".join(plan),
             ),
             answered,
         )
@@ -471,8 +482,8 @@ class SkillsScreen(WorkbenchScreen):
             return
 
         def answered(yes: bool | None) -> None:
-            if yes:
-                self.curator_call(f"purge {len(names)} skill(s)", lambda: self.home.curator.purge(days))
+            if yes:  # only those listed: one that grew old enough meanwhile waits for the next question
+                self.curator_call(f"purge {len(names)} skill(s)", lambda: self.home.curator.purge(days, only=names))
 
         detail = "\n".join(f"{n['name']}  ({n['path']})" for n in names)
         self.ask(
