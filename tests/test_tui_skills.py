@@ -125,6 +125,26 @@ async def test_file_names_in_a_skill_never_drive_the_terminal(home, tmp_path):
         assert "references/␛[2Jevil.md" in text and "\x1b" not in text and "\u202e" not in text
 
 
+async def test_a_file_whose_name_holds_control_characters_says_so_not_that_a_path_was_typed(home, tmp_path):
+    """Selecting it said `file_path must not hold control characters.`, as if the user had typed a bad path."""
+    seed_skills(home)
+    refs = home.skills.find("git-rebase").path / "references"
+    (refs / "bad\x1b]0;PWNED\x07\x1b[2Jname.md").write_text("never shown\n")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, "git-rebase")
+        files = screen.query_one("#skills-files", OptionList)
+        await wait_for(pilot, lambda: files.option_count == 3, what="the files")
+        files.focus()
+        files.highlighted = next(i for i in range(3) if "PWNED" in str(files.get_option_at_index(i).prompt))
+        await wait_for(pilot, lambda: screen.shown and "PWNED" in screen.shown[1], what="the file")
+        text = screen_text(app)
+        assert "This file's name holds control characters" in text and "Rename the file to view it." in text
+        assert "file_path must not" not in text and "never shown" not in text
+        assert "\x1b" not in text and "\x07" not in text
+
+
 async def test_two_active_folders_declaring_one_name_open_each_its_own(home, tmp_path):
     """Two folders whose SKILL.md declare the same name listed as identical rows, and opening one said
     "Ambiguous skill name: use the category/name path", which a flat skill has no way to follow."""

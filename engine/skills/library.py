@@ -355,7 +355,16 @@ class SkillLibrary:
         return result
 
     def _view_file(self, found: Found, file_path: str) -> dict[str, Any]:
-        rel = check_relative(file_path, "file_path")
+        try:
+            rel = check_relative(file_path, "file_path")
+        except SkillError:
+            listed = [path for group in self.linked_files(found.path).values() for path in group]
+            if file_path in listed:  # a real file picked from the listing, not a bad path typed: say what to do
+                raise SkillError(
+                    "This file's name holds control characters (shown as symbols), so it is not opened. "
+                    "Rename the file to view it."
+                ) from None
+            raise
         target = found.path / rel
         check_inside(target, found.path, f"File '{file_path}'")
         if not target.is_file():
