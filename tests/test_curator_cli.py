@@ -115,6 +115,25 @@ def test_skills_list_marks_a_skill_whose_skill_md_does_not_parse(tmp_path):
     assert lines[-1] == "⚠ SKILL.md does not parse in loose (`workbench doctor` says why)."
 
 
+def test_a_skill_md_over_the_write_limit_is_marked_in_list_and_show(tmp_path):
+    """A 5 MB SKILL.md was listed like any other: nothing said it is 50 times what a write allows."""
+    home = open_home(tmp_path / "h")
+    folder = write_skill(home, "huge")
+    with (folder / "SKILL.md").open("a") as md:
+        md.write("Step.\n" * 20_000)
+    home.close()
+    code, listed = wb(tmp_path / "h", "skills", "list")
+    [huge] = listed["skills"]
+    assert huge["problem"].startswith("SKILL.md content is 120,") and "(limit: 100,000)" in huge["problem"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["skills", "list", "--home", str(tmp_path / "h")]) == 0
+        assert main(["skills", "show", "huge", "--home", str(tmp_path / "h")]) == 0
+    lines = out.getvalue().splitlines()
+    assert "⚠ " in lines[0] and lines[1] == "⚠ SKILL.md is over the 100,000-character limit in huge."
+    assert lines[-1].startswith("⚠ SKILL.md content is 120,") and lines[-4] == "Step."
+
+
 def test_skills_list_keeps_its_columns_for_a_long_name(tmp_path):
     """A name past 32 characters pushed the rest of its line out of the columns."""
     home = open_home(tmp_path / "h")

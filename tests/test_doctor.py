@@ -510,6 +510,17 @@ def test_leftovers_holding_nothing_new_are_said_to_be_deleted_not_moved(home):
     ]
 
 
+def test_a_skill_md_over_the_write_limit_is_a_warning_not_a_parse_error(home):
+    (home.skills_dir / "huge").mkdir()
+    (home.skills_dir / "huge" / "SKILL.md").write_text("---\nname: huge\ndescription: d\n---\n" + "x\n" * 60_000)
+    [finding] = [f for f in run_doctor(home).findings if "huge" in f.what]
+    assert (finding.severity, finding.what) == (
+        "warning",
+        "skills/huge/SKILL.md is too long: SKILL.md content is 120,034 characters (limit: 100,000).",
+    )
+    assert "references/" in finding.fix and "parse" not in finding.what
+
+
 def test_a_skill_md_that_is_not_utf8_or_whose_yaml_error_spans_lines_reads_in_its_column(home):
     """A YAML error's later lines started at column 0, under the marks; a non-UTF-8 SKILL.md was
     'cannot be read' with Python's codec message and 'fix its permissions'."""

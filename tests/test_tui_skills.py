@@ -15,12 +15,12 @@ from engine.tools import BACKGROUND_REVIEW
 from tests.screens_seed import open_mode, screen_text, seed_skills
 from tests.test_skills_support import ctx, skill_md
 from tests.tui_support import make_app, settle, wait_for
-from widgets.code_view import highlight_file
+from widgets.code_view import CodeView, highlight_file
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 from widgets.skill_meta import meta_lines
 from widgets.timeline_list import TimelineList
 from workbench.screens.dialogs import ConfirmDialog
-from workbench.screens.skills import DaysDialog, LedgerDialog, SkillsScreen
+from workbench.screens.skills import DaysDialog, LedgerDialog, SkillsScreen, shown_part
 from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.anyio
@@ -143,6 +143,31 @@ async def test_a_file_whose_name_holds_control_characters_says_so_not_that_a_pat
         assert "This file's name holds control characters" in text and "Rename the file to view it." in text
         assert "file_path must not" not in text and "never shown" not in text
         assert "\x1b" not in text and "\x07" not in text
+
+
+async def test_a_huge_skill_md_says_where_the_pane_cut_it_and_that_it_is_too_long(home, tmp_path):
+    """A 5 MB SKILL.md stopped at 400,000 characters mid-phrase, with no notice, and nothing said it
+    was fifty times the limit a write allows."""
+    seed_skills(home)
+    (home.skills_dir / "huge").mkdir()
+    line = "Water the tomatoes before noon, never after. " * 2 + "\n"
+    (home.skills_dir / "huge" / "SKILL.md").write_text("---\nname: huge\ndescription: d\n---\n" + line * 55_000)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, "huge")
+        await wait_for(pilot, lambda: screen.shown == ("huge", "SKILL.md"), what="SKILL.md shown")
+        text = screen_text(app)
+        assert "⚠ huge" in text and "⚠ too long" in text and "does not parse" not in text
+        assert "SKILL.md content is 5,005,034 characters (limit: 100,000)" in text  # under the file
+        screen.query_one(CodeView).focus()
+        await pilot.press("end")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "⋯ Cut here: this pane shows the first 399,979 of 5,005,034 characters." in text
+    shown = shown_part((home.skills_dir / "huge" / "SKILL.md").read_text(), "skills/huge/SKILL.md")
+    assert shown.endswith("never after. \n\n" + shown.rsplit("\n\n", 1)[1])  # whole lines, then the notice
+    assert shown.endswith("characters. Read it whole in an editor:\nskills/huge/SKILL.md")
 
 
 async def test_two_active_folders_declaring_one_name_open_each_its_own(home, tmp_path):
@@ -334,11 +359,11 @@ async def test_the_screen_reads_skill_files_only_through_the_library_view(home, 
         screen = await open_skills(pilot)
         await select(pilot, screen, "git-rebase")
         await wait_for(pilot, lambda: screen.shown == ("git-rebase", "SKILL.md"), what="SKILL.md shown")
-        screen.load_file("git-rebase", "../../secret.txt")  # what a hostile file list could ask for
+        screen.load_file(screen.current, "../../secret.txt")  # what a hostile file list could ask for
         await wait_for(pilot, lambda: screen.shown == ("git-rebase", "../../secret.txt"), what="the refusal")
         text = screen_text(app)
         assert "TOP SECRET" not in text and "Path traversal ('..') is not allowed." in text  # the library's refusal
-        screen.load_file("git-rebase", "references/blob.md")
+        screen.load_file(screen.current, "references/blob.md")
         await wait_for(pilot, lambda: screen.shown == ("git-rebase", "references/blob.md"), what="the binary file")
         assert "[Binary file: blob.md" in screen_text(app)
 

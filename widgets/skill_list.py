@@ -37,6 +37,7 @@ class SkillRow:
     last_used_at: float | None = None
     path: str = ""  # its folder relative to skills/ ("devops/foo", ".archive/foo"): unique, the row's key
     problem: str | None = None  # why its SKILL.md does not parse (it is listed all the same, as Hermes does)
+    too_long: bool = False  # the problem is only its SKILL.md's length (it parses)
     shared: bool = False  # its name alone does not pick it out (the engine's ``needs_folder``)
 
     @property

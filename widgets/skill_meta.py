@@ -30,7 +30,7 @@ def state_parts(skill: SkillRow) -> list[tuple[str, str]]:
     uses = f"{skill.use_count} use{'' if skill.use_count == 1 else 's'}"
     parts = [(skill.state, "$text-success" if skill.state == "active" else "$text-warning")]
     if skill.problem:
-        parts.append(("⚠ does not parse", "bold $text-warning"))
+        parts.append(("⚠ too long" if skill.too_long else "⚠ does not parse", "bold $text-warning"))
     if skill.pinned:
         parts.append(("pinned", "bold"))
     parts += [(skill.provenance or "unknown", "$text-muted"), (uses, "$text-muted")]

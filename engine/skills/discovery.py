@@ -25,7 +25,7 @@ from typing import Any
 
 from ..fileio import TOOL_DIRS, LinkPolicy, UnsafePath
 from .frontmatter import description_of, read_frontmatter
-from .validation import not_utf8
+from .validation import content_size_problem, not_utf8
 
 EXCLUDED_DIRS = TOOL_DIRS | {".github", ".hub", ".archive"}
 ARCHIVE_DIR = ".archive"
@@ -45,6 +45,7 @@ class Found:
     description: str
     archived: bool
     problem: str | None = None  # why its SKILL.md fails the rule writes pass (listed anyway, as Hermes does)
+    too_long: bool = False  # that problem is only its length (it parses), so it is not called broken
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class Scanner:
     def __init__(self, skills_dir: Path, links: LinkPolicy):
         self.skills_dir = skills_dir
         self.links = links
-        self._cache: dict[Path, tuple[int, int, dict[str, Any], str, str | None]] = {}
+        self._cache: dict[Path, tuple[int, int, dict[str, Any], str, str | None, bool]] = {}
         self._lock = threading.Lock()
         self._layout: _Layout | None = None
 
@@ -87,9 +88,10 @@ class Scanner:
     def _subfolders(self, entries: list[os.DirEntry]) -> frozenset[str]:
         return frozenset(e.name for e in entries if not _skips(e.name) and self._is_dir(e))
 
-    def parse(self, skill_md: Path) -> tuple[dict[str, Any], str, str | None] | None:
-        """Frontmatter, description and strict-rule problem (``read_frontmatter``) of a SKILL.md (or
-        DESCRIPTION.md), None when missing or refused."""
+    def parse(self, skill_md: Path) -> tuple[dict[str, Any], str, str | None, bool] | None:
+        """Frontmatter, description, strict-rule problem (``read_frontmatter``, then the length a write
+        allows) of a SKILL.md (or DESCRIPTION.md) and whether that problem is its length; None when
+        missing or refused."""
         try:
             stat = skill_md.stat()
         except OSError:
@@ -102,15 +104,20 @@ class Scanner:
             data = self.links.read_bytes(skill_md, inside=skill_md.parent)
         except (OSError, UnsafePath):  # a link out of the skill's folder is never read
             return None
+        too_long = False
         try:
-            meta, body, problem = read_frontmatter(data.decode("utf-8"))
+            text = data.decode("utf-8")
+            meta, body, problem = read_frontmatter(text)
+            if problem is None:
+                problem = content_size_problem(text, skill_md.name)
+                too_long = problem is not None
         except UnicodeDecodeError as exc:  # listed, so it can be found and fixed; Hermes leaves it out
             meta, body, _ = read_frontmatter(data.decode("utf-8", errors="replace"))
             problem = f"{not_utf8(skill_md.name, exc)}: Hermes leaves it out of its skills; save it as UTF-8."
         description = description_of(meta, body)
         with self._lock:
-            self._cache[skill_md] = (stat.st_mtime_ns, stat.st_size, meta, description, problem)
-        return meta, description, problem
+            self._cache[skill_md] = (stat.st_mtime_ns, stat.st_size, meta, description, problem, too_long)
+        return meta, description, problem, too_long
 
     def stamp(self, skill_md: Path) -> tuple[int, int] | None:
         """(mtime_ns, size) of a SKILL.md as the last walk that parsed it saw it; None if none did."""
@@ -122,11 +129,11 @@ class Scanner:
         parsed = self.parse(folder / "SKILL.md")
         if parsed is None:
             return None
-        meta, description, problem = parsed
+        meta, description, problem, too_long = parsed
         name = str(meta.get("name") or "").strip() or folder.name
         category = None if archived or len(parts) < 2 else "/".join(parts[:-1])
         rel = "/".join(((ARCHIVE_DIR,) if archived else ()) + parts)
-        return Found(name, folder.name, rel, category, folder, meta, description, archived, problem)
+        return Found(name, folder.name, rel, category, folder, meta, description, archived, problem, too_long)
 
     def _refused(self, folder: Path) -> bool:
         try:

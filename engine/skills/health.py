@@ -1,4 +1,4 @@
-"""Skills whose SKILL.md does not parse, for ``workbench doctor``.
+"""Skills whose SKILL.md does not parse or is longer than a write allows, for ``workbench doctor``.
 
 Discovery is lenient (a broken skill is still listed, by its folder name) and marks what fails
 the strict rule every write passes; this check reads those again to name each, in doctor's terms.
@@ -25,6 +25,16 @@ def check_skills(home: Home) -> list[Finding]:
             continue
         skill_md = found.path / "SKILL.md"
         rel = skill_md.relative_to(home.root)
+        if found.too_long:  # it parses: only its length fails the rule a write passes
+            findings.append(
+                Finding(
+                    "skills",
+                    "warning",
+                    f"{rel} is too long: {str(found.problem).split('. ')[0]}.",  # (its advice: the fix)
+                    "Split it into a smaller SKILL.md with supporting files in references/ or templates/.",
+                )
+            )
+            continue
         try:
             validate_skill_md(home.links.read_text(skill_md, inside=found.path))
         except UnicodeDecodeError as exc:

@@ -74,6 +74,7 @@ class SkillInfo:
     last_activity_at: str | None = None
     archived_at: str | None = None
     problem: str | None = None  # why SKILL.md fails the strict rule (Hermes lists such a skill all the same)
+    too_long: bool = False  # the problem is only SKILL.md's length: it parses
     proposed_by: str | None = None  # who proposed it, when its creation was an approved proposal
     # its name alone does not pick it out among those listed (``list``): an archived copy whose name
     # another listed skill has, or an active skill whose name another active one declares
@@ -186,6 +187,7 @@ class SkillLibrary:
             last_activity_at=iso(activity) if activity else None,
             archived_at=record.get("archived_at") if found.archived else None,
             problem=found.problem,
+            too_long=found.too_long,
             proposed_by=proposed_by if provenance == "user" else None,  # a review's own skill is the agent's
         )
 

@@ -62,12 +62,20 @@ def check_category(category: Any) -> str | None:
     return category
 
 
-def check_content_size(text: str, label: str) -> None:
+def content_size_problem(text: str, label: str) -> str | None:
+    """Why ``text`` is too long for a skill file (None when it fits): a write's refusal, a listing's warning."""
     if len(text) > MAX_SKILL_CONTENT_CHARS:
-        raise SkillError(
+        return (
             f"{label} content is {len(text):,} characters (limit: {MAX_SKILL_CONTENT_CHARS:,}). Consider "
             "splitting into a smaller SKILL.md with supporting files in references/ or templates/."
         )
+    return None
+
+
+def check_content_size(text: str, label: str) -> None:
+    problem = content_size_problem(text, label)
+    if problem:
+        raise SkillError(problem)
 
 
 def check_file_size(text: str) -> None:

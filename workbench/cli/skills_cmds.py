@@ -7,6 +7,7 @@ The CLI acts as the user: archive and restore are journaled and ledgered with ac
 from __future__ import annotations
 
 from engine.home import Home
+from engine.skills.validation import MAX_SKILL_CONTENT_CHARS
 from engine.textsafety import inline
 
 from . import Output
@@ -64,9 +65,12 @@ def list_skills(home: Home, args) -> Output:
         f"{owner:<{owner_width}} uses {s.use_count:<4} {'⚠ ' if s.problem else ''}{inline(s.description[:60])}"
         for s, name, category, owner in zip(skills, names, categories, owners, strict=True)
     ]
-    broken = [inline(s.path) for s in skills if s.problem]
+    broken = [inline(s.path) for s in skills if s.problem and not s.too_long]
     if broken:
         lines.append(f"⚠ SKILL.md does not parse in {', '.join(broken)} (`workbench doctor` says why).")
+    long = [inline(s.path) for s in skills if s.too_long]
+    if long:
+        lines.append(f"⚠ SKILL.md is over the {MAX_SKILL_CONTENT_CHARS:,}-character limit in {', '.join(long)}.")
     return Output({"skills": rows}, text="\n".join(lines) or "No skills.")
 
 
@@ -76,6 +80,9 @@ def show_skill(home: Home, args) -> Output:
     if result.get("linked_files"):
         files = [f for group in result["linked_files"].values() for f in group]
         text += "\n\nlinked files:\n" + "\n".join(f"  {f}" for f in files)
+    problem = None if args.file else home.skills.get(args.name).problem
+    if problem:  # last, where it is seen after a long SKILL.md scrolls by, as `skills list` marks it
+        text += f"\n\n⚠ {inline(problem)}"
     return Output(result, text=text)
 
 

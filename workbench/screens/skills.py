@@ -109,7 +109,20 @@ def skill_row(info: Any) -> SkillRow:
         last_used_at=parse_iso(info.last_used_at),
         path=info.path,
         problem=info.problem,
+        too_long=info.too_long,
         shared=info.needs_folder,
+    )
+
+
+def shown_part(text: str, where: str) -> str:
+    """At most ``MAX_VIEW_CHARS`` of a file, ending at a line, then a last line saying it was cut and
+    where the whole of it is: a cut the pane made silently read as the file's end."""
+    if len(text) <= MAX_VIEW_CHARS:
+        return text
+    end = text.rfind("\n", 0, MAX_VIEW_CHARS) + 1 or MAX_VIEW_CHARS
+    return (
+        f"{text[:end].rstrip(chr(10))}\n\n⋯ Cut here: this pane shows the first {end:,} of {len(text):,} "
+        f"characters. Read it whole in an editor:\n{where}"
     )
 
 
@@ -303,12 +316,13 @@ class SkillsScreen(WorkbenchScreen):
             self.query_one(CodeView).show_message("SKILL.md", empty)
             self.shown = None
             return
-        self.load_files(skill.ref)
+        self.load_files(skill)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="files")
-    def load_files(self, name: str) -> None:
-        view = self._view(name, None)
+    def load_files(self, skill: SkillRow) -> None:
+        view = self._view(skill, None)
         linked = view.get("linked_files") or {}
+        name = skill.ref
         self.post_result(FilesLoaded(name, ["SKILL.md"] + [path for group in sorted(linked) for path in linked[group]]))
         self.post_result(FileLoaded(name, "SKILL.md", view["content"]))
 
@@ -325,19 +339,21 @@ class SkillsScreen(WorkbenchScreen):
     @on(OptionList.OptionHighlighted, "#skills-files")
     def _file_chosen(self, event: OptionList.OptionMessage) -> None:
         if self.current is not None and event.option_id and self.shown != (self.current.ref, event.option_id):
-            self.load_file(self.current.ref, event.option_id)
+            self.load_file(self.current, event.option_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="file")
-    def load_file(self, name: str, file: str) -> None:
-        self.post_result(FileLoaded(name, file, self._view(name, None if file == "SKILL.md" else file)["content"]))
+    def load_file(self, skill: SkillRow, file: str) -> None:
+        view = self._view(skill, None if file == "SKILL.md" else file)
+        self.post_result(FileLoaded(skill.ref, file, view["content"]))
 
-    def _view(self, name: str, file: str | None) -> dict[str, Any]:
+    def _view(self, skill: SkillRow, file: str | None) -> dict[str, Any]:
         """A person's view of a skill or one of its files (worker thread); a refusal is shown as the text."""
         try:
-            view = self.home.skills.view(name, file, record=False)
+            view = self.home.skills.view(skill.ref, file, record=False)
         except (WorkbenchError, OSError, ValueError) as exc:  # gone, outside the skill, not UTF-8
             view = {"content": getattr(exc, "message", None) or f"{file or 'SKILL.md'} cannot be read: {exc}"}
-        return {**view, "content": str(view.get("content") or "")[:MAX_VIEW_CHARS]}
+        where = self.home.skills_dir / skill.key / (file or "SKILL.md")
+        return {**view, "content": shown_part(str(view.get("content") or ""), str(where))}
 
     @on(FileLoaded)
     def _file_loaded(self, message: FileLoaded) -> None:
@@ -557,4 +573,4 @@ class SkillsScreen(WorkbenchScreen):
         self.load_skills()
         if self._files_stale and self.current is not None:
             self._files_stale = False
-            self.load_files(self.current.ref)
+            self.load_files(self.current)
