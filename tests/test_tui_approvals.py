@@ -427,6 +427,45 @@ async def test_a_staged_skill_shows_its_file_and_diff(home, tmp_path):
         assert [s.name for s in home.skills.list()] == ["tidy-logs"]
 
 
+async def test_a_skill_proposal_names_the_path_it_changes_under_skills(home, tmp_path):
+    """The header once joined the skill's name to the file it changes: a delete read
+    `git-rebase/devops/git-rebase` (its file is the folder's path) and a skill in a category lost it."""
+    content = "---\nname: git-rebase\ndescription: Rebase a branch onto main\n---\n# Rebase\n"
+    assert skill_manage_tool(
+        home, {"action": "create", "name": "git-rebase", "category": "devops", "content": content}, AGENT
+    )["success"]
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    calls = [
+        {"action": "delete", "name": "git-rebase"},
+        {"action": "write_file", "name": "git-rebase", "file_path": "references/flags.md", "file_content": "-i\n"},
+        {"action": "patch", "name": "git-rebase", "old_string": "# Rebase", "new_string": "# Rebase onto main"},
+        {
+            "action": "create",
+            "name": "squash",
+            "category": "git",
+            "content": content.replace("git-rebase", "squash"),
+        },
+    ]
+    for call in calls:
+        assert skill_manage_tool(home, call, AGENT).get("staged")
+        home.clock.advance(1)  # the queue is oldest first
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        titles = []
+        for row in range(len(calls)):
+            app.screen.query_one("#queue", OptionList).highlighted = row
+            await wait_for(pilot, lambda: calls[row]["action"] in text_of(app, "#proposal-title"), what="the preview")
+            titles.append(text_of(app, "#proposal-title").partition(" · ")[2])
+    assert titles == [
+        "devops/git-rebase",
+        "devops/git-rebase/references/flags.md",
+        "devops/git-rebase/SKILL.md",
+        "git/squash/SKILL.md",
+    ], titles
+
+
 async def test_a_proposal_staged_by_another_process_shows_within_a_second(home, tmp_path):
     app = make_app(home, tmp_path, watch_files=True)
     async with app.run_test(size=(80, 24)) as pilot:

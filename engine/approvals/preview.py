@@ -102,6 +102,7 @@ def skill_view(staged: dict) -> dict:
     view = {
         "name": staged.get("name"),
         "file": staged.get("file"),
+        "path": staged.get("path"),
         "before_text": before,
         "after_text": after,
         "diff": diff,

@@ -558,6 +558,7 @@ class Consolidator:
             return {
                 "name": payload.get("name"),
                 "file": "SKILL.md",
+                "path": None,
                 "before": None,
                 "after": None,
                 "error": "; ".join(problems),
@@ -610,6 +611,7 @@ class Consolidator:
         return {
             "name": umbrella["name"],
             "file": "SKILL.md",
+            "path": f"{umbrella['path']}/SKILL.md",
             "before": None,
             "after": umbrella["skill_md"],
             "error": None,

@@ -785,7 +785,8 @@ class SkillLibrary:
         return {**payload, slot: edited_content}
 
     def preview_staged(self, payload: dict[str, Any], edited_content: str | None = None) -> dict[str, Any]:
-        """What approving would change, computed without writing: name, file, before, after, error."""
+        """What approving would change, computed without writing: name, file, path (relative to
+        skills/), before, after, error."""
         if payload.get("action") == "consolidate":
             if edited_content is not None:
                 raise SkillError("A consolidation plan cannot be edited; approve or reject it as is.")
@@ -796,13 +797,18 @@ class SkillLibrary:
             return {
                 "name": payload.get("name"),
                 "file": payload.get("file_path"),
+                "path": None,
                 "before": None,
                 "after": None,
                 "error": exc.message,
             }
+        # where it writes, relative to skills/: a delete's label is its folder's path already, and a
+        # skill's name is not its folder's (a category above it, a frontmatter name of its own)
+        where = plan.roots[0] if plan.action == "delete" else plan.text_file
         staged: dict[str, Any] = {
             "name": plan.name,
             "file": plan.label,
+            "path": where.relative_to(self.dir).as_posix() if where is not None else None,
             "before": plan.before,
             "after": plan.after or "",
             "error": None,

@@ -263,7 +263,7 @@ class ApprovalsScreen(WorkbenchScreen):
             return
         self.preview = preview
         data = preview.get("budget")
-        where = f" · {preview['name']}/{preview['file']}" if preview.get("name") and preview.get("file") else ""
+        where = f" · {one_line(preview['path'], 80)}" if preview.get("path") else ""  # a skill's, under skills/
         if current.subsystem == "memory":  # which store: MEMORY.md or USER.md (the summary may not say)
             where = f" · {FILE_NAMES.get(str(current.payload.get('target') or 'memory'), 'MEMORY.md')}"
         title.update(
