@@ -126,7 +126,7 @@ class _Lookups:
     approvals: dict[int, JournalEntry | None] = field(default_factory=dict)  # those rows, by id
 
 
-WHY_CHARS = 500  # of how an outside decision was told, on one line (it may quote a record's text)
+WHY_CHARS = 500  # of a row's why, on one line (it may quote a record's text)
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ class Row:
     source: Source | None = None  # an outside memory edit's Hermes call (``Timeline.with_sources``)
     revert_of: str | None = None  # the group a ``revert:`` group's row helped revert
     reverted_by: int | None = None  # the row that undid this one (unless it was undone in turn)
-    why: str | None = None  # how a decision made outside the workbench was told (approved, rejected, not known)
+    why: str | None = None  # how a decision made outside the workbench was told, or why an approval was refused
 
     @property
     def when(self) -> str:
@@ -479,6 +479,18 @@ def _undoing(entry: JournalEntry) -> str:
     return f"put {where} back as it was before row {entry.id}"
 
 
+def _why(entry: JournalEntry) -> str | None:
+    """How a decision made outside the workbench was told, or why an approval was refused (its
+    journal row keeps the refusal as ``error``), on one line with control characters as symbols."""
+    if entry.detail.get("outside"):
+        why = entry.detail.get("why")
+    elif (entry.subsystem, entry.action) == ("approvals", "approve_failed"):
+        why = entry.detail.get("error")
+    else:
+        return None
+    return visible(one_line(why, WHY_CHARS)) if isinstance(why, str) else None
+
+
 def _outside_skill(row: Row) -> bool:
     return (row.subsystem, row.action) == ("skills", "external")
 
@@ -540,9 +552,7 @@ class Timeline:
             entry.session_id,
             entry.message_id,
             revert_of=text_value(entry.detail.get("revert_of")),
-            why=visible(one_line(why, WHY_CHARS))
-            if entry.detail.get("outside") and isinstance(why := entry.detail.get("why"), str)
-            else None,
+            why=_why(entry),
         )
 
     def page(

@@ -12,11 +12,14 @@ import pytest
 from engine import open_home
 from engine.errors import WorkbenchError
 from engine.journal import UNDOS_OF, tagged
+from engine.skills.manage import skill_manage_tool
 from engine.timeline import Timeline, describe_group, outcome_lines, parse_filter, parse_since, preview_lines, summarize
 from engine.tools import ToolContext
+from tests.hermes_support import hermes_record
 from tests.test_curator_cli import wb
 
 REVIEW = ToolContext(actor="review", session_id="s1", message_id=7)
+AGENT = ToolContext(actor="agent", session_id="s1", message_id=3)
 
 
 def learn(home):
@@ -206,7 +209,7 @@ def test_cli_timeline_and_revert(tmp_path, home):
         "source",  # an outside memory edit's Hermes call, when found; None here
         "revert_of",  # the group a revert group's row helped revert; None here
         "reverted_by",  # the row that undid it; None here
-        "why",  # how a decision made outside was told; None here
+        "why",  # how a decision made outside was told, or why an approval failed; None here
         "session",  # the row's own session, else its source's
     }
     assert listed["rows"][0]["source"] is None and listed["rows"][0]["session"] == "s1"
@@ -794,3 +797,40 @@ def test_a_read_only_journal_without_the_undo_index_marks_rows_from_the_newest_u
         assert any("INTEGER PRIMARY KEY (rowid>?)" in step[-1] for step in plan), plan
     finally:
         read_only.close()
+
+
+def test_a_failed_approval_says_why_in_the_row_the_listing_and_json(home, clock):
+    """An ``approval failed`` row never said why, though its journal row keeps the refusal: a patch whose
+    old_string is gone, and a Hermes record whose skill's name holds a line break and an escape, kept to one line."""
+    home.skills.manage(
+        {"action": "create", "name": "brew", "content": "---\nname: brew\ndescription: tea\n---\nBoil.\n"}
+    )
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    patch = skill_manage_tool(
+        home, {"action": "patch", "name": "brew", "old_string": "Boil.", "new_string": "Heat."}, AGENT
+    )
+    (home.skills_dir / "brew" / "SKILL.md").write_text(
+        "---\nname: brew\ndescription: tea\n---\nWarm.\n", encoding="utf-8"
+    )
+    unknown = {"action": "patch", "name": "br\x1b[2J\new", "old_string": "Boil.", "new_string": "Heat."}
+    hermes_record(home, "0000bb01", unknown, created_at=clock.now(), subsystem="skills")
+    for pid in (patch["pending_id"], "0000bb01"):
+        assert not home.approvals.approve(pid)["success"]
+    failed = [r for r in Timeline(home).page(subsystem="approvals") if r.action == "approve_failed"]
+    assert [r.why for r in failed] == [
+        "Skill 'br␛[2J ew' not found.",
+        "Could not find old_string in SKILL.md of skill 'brew'. View the current text and copy the exact passage "
+        "to replace.",
+    ]
+    assert all(r.why is None for r in Timeline(home).page() if r.action != "approve_failed")
+    home.close()
+    code, listed = wb(home.root, "timeline", "--subsystem", "approvals")
+    assert [r["why"] for r in listed["rows"] if r["action"] == "approve_failed"] == [r.why for r in failed]
+    text = subprocess.run(
+        [sys.executable, "-m", "workbench", "timeline", "--home", str(home.root), "--subsystem", "approvals"],
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
+    row = next(i for i, line in enumerate(text) if "approval failed: skills proposal 0000bb01" in line)
+    assert text[row + 1] == f"{'':>9}why: {failed[0].why}"

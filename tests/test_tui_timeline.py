@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 
+from engine.skills.manage import skill_manage_tool
 from engine.tools import ToolContext
 from tests.hermes_support import write_from_another_process
 from tests.screens_seed import open_mode, screen_text
@@ -444,3 +445,30 @@ async def test_older_pages_still_load_after_a_reload_cancelled_one(home, tmp_pat
         screen.reload()
         await settle(pilot)
         assert not screen.loading_more
+
+
+async def test_a_failed_approval_row_says_why_in_the_detail_pane(home, tmp_path):
+    """An edit-then-approve refused for its missing frontmatter left an `approval failed` row with no
+    word of why, though the refusal was known when it was journaled."""
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    content = "---\nname: tidy-logs\ndescription: Rotate old logs\n---\n# Tidy logs\n"
+    assert skill_manage_tool(home, {"action": "create", "name": "tidy-logs", "content": content}, ToolContext()).get(
+        "staged"
+    )
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: pilot.app.screen.query(TextArea), what="the editor")
+        pilot.app.screen.query_one(TextArea).text = "# Tidy logs\nno frontmatter\n"
+        await pilot.press("ctrl+s")
+        await wait_for(
+            pilot, lambda: "frontmatter" in str(pilot.app.screen.query_one("#error").render()), what="the refusal"
+        )
+        await pilot.press("escape", "y")  # (the draft is discarded)
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalsScreen), what="the queue")
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "approval failed")
+        detail = str(screen.query_one("#timeline-detail").render())
+        assert "\nwhy: SKILL.md must start with YAML frontmatter (---)." in detail
