@@ -10,6 +10,7 @@ from engine import open_home
 from engine.clock import FixedClock
 from engine.skills.manage import skill_manage_tool, skill_view_tool
 from engine.skills.validation import SkillError
+from engine.timeline import Timeline
 from engine.tools import ToolContext
 from tests.test_skills_support import tree_state, write_skill
 
@@ -408,3 +409,52 @@ def test_a_dry_run_says_which_of_the_curators_merges_await_review(library, capsy
     assert waiting.startswith("1 consolidation it proposed awaits review in Approvals: consolidate git-merge")
     assert main(["--home", str(library.root), "curator", "run", "--dry-run"]) == 0
     assert f"  {waiting}" in capsys.readouterr().out
+
+
+def _left_outside(home, pending_id):
+    """The decision journaled for a plan record that left the queue with no decision of ours."""
+    home.approvals.catch_up()
+    row = home.journal.query(subsystem="approvals", target=pending_id, limit=1)[0]
+    return row.action, row.detail["why"]
+
+
+def test_a_plan_hermes_rejected_reads_rejected_as_it_cannot_approve_one(library, hermes):
+    """It read `closed ... skill 'git' is not in the library, so whether it was applied is not known`,
+    though Hermes's approve refuses a plan record and both absorbed skills were untouched."""
+    pending_id = staged_plan(library)
+    said = hermes.json(
+        library.root,
+        f"""
+import json
+from hermes_cli.write_approval_commands import handle_pending_subcommand
+print(json.dumps([handle_pending_subcommand("skills", [verb, "{pending_id}"]) for verb in ("approve", "reject")]))
+""",
+    )
+    assert "Unknown action 'consolidate'" in said[0] and "Rejected pending skills write" in said[1]
+    assert _left_outside(library, pending_id) == (
+        "reject",
+        "it left the queue outside the workbench without consolidating: skill 'git' is not in the library and "
+        "'git-merge', 'git-rebase' are still active and unchanged since it was staged",
+    )
+    [row] = [r for r in Timeline(library).page(subsystem="approvals") if r.action == "reject"]
+    assert row.summary.startswith(f"rejected skills proposal {pending_id} outside the workbench: consolidate ")
+
+
+def test_a_plan_dropped_by_hand_after_a_change_is_closed_saying_what_the_library_shows(library):
+    changed = staged_plan(library)
+    skill_md = library.skills_dir / "git-rebase" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text() + "\nOne more line.\n")
+    (library.pending_dir / "skills" / f"{changed}.json").unlink()
+    assert _left_outside(library, changed) == (
+        "close",
+        "it left the queue outside the workbench; skill 'git' is not in the library, but 'git-rebase' changed or "
+        "left since it was staged, so how it was decided is not known",
+    )
+    skill_md.write_text(skill_md.read_text().removesuffix("\nOne more line.\n"))
+    made = staged_plan(library)
+    record = library.pending_dir / "skills" / f"{made}.json"
+    library.curator.consolidation.apply(library.approvals.get(made).payload)  # made, but by no approval of it
+    record.unlink()
+    action, why = _left_outside(library, made)
+    assert action == "close" and "the library shows it made (skill 'git' holds the text it proposed, " in why
+    assert why.endswith("but Hermes cannot apply a consolidation, so how it was made is not known")

@@ -6,7 +6,8 @@ evidence is the library as it is now, read under the home's link policy: the fil
 proposal writes holds what it proposed and was written since it was staged (approved: an
 approval always rewrites it), or has not been touched since (rejected). Anything else (a
 skill rewritten by hand since, a name two skills share, a path the policy refuses, a thing
-to delete that nothing shows was there) is closed: not known.
+to delete that nothing shows was there) is closed: not known. A Curator consolidation plan, which
+Hermes cannot apply, is judged by its umbrella and the skills it absorbs.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..skills.validation import SkillError, check_support_path
 from ..textsafety import one_line
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
     from ..home import Home
@@ -55,6 +57,8 @@ def skill_outcome(
         home.links.resolve(home.skills_dir)
     except UnsafePath as exc:
         return CLOSE, f"{left}; the library cannot be read to tell whether it was applied: {exc.message}"
+    if action == "consolidate":
+        return _consolidated(home, payload.get("plan"), left)
     found = home.skills.scanner.named(name)
     if len(found) > 1:
         return CLOSE, f"{left}; {len(found)} skills are called '{shown}', so whether it was applied is not known"
@@ -96,6 +100,55 @@ def skill_outcome(
             return REJECT, f"{left}: {rel} was not in skill '{shown}' when it was staged"
         return CLOSE, f"{left}; {rel} is not in skill '{shown}', so whether it was applied is not known"
     return CLOSE, f"{left}; whether it was applied is not known"
+
+
+def _consolidated(home: Home, plan: Any, left: str) -> tuple[str, str]:
+    """A Curator consolidation plan, judged by its umbrella and the skills it absorbs. Hermes's
+    ``/skills approve`` fails on one (its ``skill_manage`` knows no ``consolidate``) and keeps the
+    record, so one gone from the queue was rejected or dropped by hand: rejected when the umbrella is
+    not in the library and every absorbed skill is still active and unchanged since it was planned
+    (and staged); else closed, saying what the library shows."""
+    try:
+        name, proposed = str(plan["umbrella"]["name"]), plan["umbrella"]["skill_md"]
+        absorbed = [(str(item["name"]), home.curator.consolidation.as_planned(item)) for item in plan["absorbed"]]
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return CLOSE, f"{left}; its plan cannot be read, so whether it was applied is not known"
+    names, umbrella = _quoted(skill for skill, _ in absorbed), _quoted([name])
+    found = home.skills.scanner.named(name)
+    if not found:
+        if all(planned for _, planned in absorbed):
+            return (
+                REJECT,
+                f"{left} without consolidating: skill {umbrella} is not in the library and {names} are still "
+                "active and unchanged since it was staged",
+            )
+        return (
+            CLOSE,
+            f"{left}; skill {umbrella} is not in the library, but "
+            f"{_quoted(skill for skill, planned in absorbed if not planned)} changed or left since it was staged, "
+            "so how it was decided is not known",
+        )
+    try:
+        holds = len(found) == 1 and _look(home, found[0].path, "SKILL.md").text == proposed
+    except UnsafePath:
+        holds = False
+    archived = {copy.name for copy in home.skills.scanner.archived()} - {f.name for f in home.skills.scanner.active()}
+    if holds and all(skill in archived for skill, _ in absorbed):
+        return (
+            CLOSE,
+            f"{left}; the library shows it made (skill {umbrella} holds the text it proposed, {names} are "
+            "archived), but Hermes cannot apply a consolidation, so how it was made is not known",
+        )
+    return (
+        CLOSE,
+        f"{left}; skill {umbrella} is in the library, but not as it proposed with {names} archived, so how it "
+        "was decided is not known",
+    )
+
+
+def _quoted(names: Iterable[str]) -> str:
+    """Skill names from a record, each quoted on one line: 'a', 'b'."""
+    return ", ".join(f"'{one_line(name, NAME_CHARS)}'" for name in names)
 
 
 def removes_present(home: Home, payload: dict[str, Any]) -> bool | None:

@@ -135,6 +135,11 @@ def _files(folder: Path) -> dict[str, bytes]:
     return files
 
 
+def _unchanged(files: dict[str, bytes], item: dict[str, Any]) -> bool:
+    """Whether a skill's files are those a plan hashed when it was made (``item["files"]``)."""
+    return {rel: sha256(data) for rel, data in files.items()} == item["files"]
+
+
 @dataclass(frozen=True)
 class _Member:
     found: Found
@@ -442,19 +447,30 @@ class Consolidator:
             and contained(self.skills.dir / rel, self.skills.dir)
         )
 
-    def _verify_member(self, item, moves, umbrella_body, dropped, records, classify) -> list[str]:
-        name = item["name"]
+    def _member(self, item) -> tuple[Found, dict[str, bytes]] | None:
+        """A skill a plan absorbs, as the library holds it now: still active where the plan found it,
+        under its name, and its files (None when it is not)."""
         folder = self.skills.dir / str(item["path"])
         if not self._in_tree(str(item["path"])) or not (folder / "SKILL.md").is_file():
-            return [f"'{name}' is no longer at skills/{item['path']}"]
+            return None
         found = next((f for f in self.skills.scanner.named(str(item["path"])) if f.rel == item["path"]), None)
-        if found is None or found.name != name:
+        return None if found is None or found.name != item["name"] else (found, _files(folder))
+
+    def as_planned(self, item) -> bool:
+        """Whether a skill a plan absorbs is still active where the plan found it, every file as it was then."""
+        member = self._member(item)
+        return member is not None and _unchanged(member[1], item)
+
+    def _verify_member(self, item, moves, umbrella_body, dropped, records, classify) -> list[str]:
+        name = item["name"]
+        member = self._member(item)
+        if member is None:
             return [f"'{name}' is no longer at skills/{item['path']}"]
+        found, files = member
         record = records.get(name)
         if (record or {}).get("pinned") or not self.curator._managed(classify(found, record)):
             return [f"'{name}' is pinned or not curator-managed; the Curator never consolidates it"]
-        files = _files(folder)
-        if {rel: sha256(data) for rel, data in files.items()} != item["files"]:
+        if not _unchanged(files, item):
             return [f"'{name}' changed since the plan was made; make a new plan"]
         problems = []
         own = {m["from"]: m for m in moves if m["skill"] == name}
