@@ -584,6 +584,27 @@ async def test_the_approve_all_question_names_the_entry_each_replace_and_remove_
         await pilot.press("n")
 
 
+async def test_the_approve_all_question_warns_of_a_refusal_as_approve_does(gated, tmp_path):
+    """`a` warned `⚠ Would be refused now, and stay pending: …` of a proposal whose entry changed since;
+    `A` listed that proposal with no word of it."""
+    stale = gated.memory.replace("memory", "Postgres", "Uses MySQL 8", AGENT)["pending_id"]
+    gated.clock.advance(1)
+    fine = stage(gated, "Likes tea")
+    gated.memory.replace("memory", "Uses Postgres 16", "Uses Postgres 17", ToolContext(actor="user"))
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = (await asked(pilot, "A")).detail.splitlines()
+        await pilot.press("n")
+        await settle(pilot)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        [warning] = [line for line in app.screen.detail.splitlines() if line.startswith("⚠ Would be refused now")]
+        await pilot.press("n")
+    at = next(i for i, line in enumerate(lines) if line.startswith(fine))  # the proposal that applies
+    assert lines[0].startswith(stale) and f"    {warning}" in lines[1:at]
+    assert not any("⚠" in line for line in lines[at:])
+
+
 def test_a_wrapped_diff_line_keeps_its_text_under_its_first_character():
     """A CJK line too long for the pane wrapped at the space after its '+', which then stood alone
     above text that started at the pane's edge."""

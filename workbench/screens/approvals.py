@@ -321,13 +321,10 @@ class ApprovalsScreen(WorkbenchScreen):
             preview = self.preview if self.preview is not None and self.preview.get("id") == record.id else {}
             targets = preview.get("targets") or []
             hits = [target_line(target, 160) for target in targets]
-            cautions = [f"⚠ {heading}: {one_line(entry, 160)}" for heading, entry in late_hits(preview)]
-            if preview.get("error"):  # what the pane says: approving now would be refused (it stays pending)
-                cautions.insert(0, f"⚠ Would be refused now, and stay pending: {one_line(str(preview['error']), 240)}")
             seen = seen_entries(targets)  # approved against these, or refused if they changed meanwhile
             self.confirm(
                 f"Approve {record.subsystem} {record.action} {record.id}?",
-                "\n".join([one_line(record.summary, 300), *hits, *cautions]),
+                "\n".join([one_line(record.summary, 300), *hits, *cautions(preview)]),
                 lambda: self._decide(record.id, approve=True, seen=seen),
             )
 
@@ -470,11 +467,13 @@ class ApprovalsScreen(WorkbenchScreen):
             if not approve:
                 continue
             try:
-                targets = self.home.approvals.preview(record.id).get("targets") or []
+                preview = self.home.approvals.preview(record.id)
             except WorkbenchError as exc:
                 lines.append(f"    cannot be previewed: {exc.message}")
                 continue
-            lines += [f"    {target_line(target, 60)}" for target in targets]
+            self._explain_overflow(preview)  # (worded as the pane and `a` word it)
+            targets = preview.get("targets") or []
+            lines += [f"    {line}" for line in [*(target_line(t, 60) for t in targets), *cautions(preview)]]
             seen[record.id] = seen_entries(targets)
         self.post_result(AllAsked(approve, [record.id for record in records], "\n".join(lines), seen))
 
@@ -541,6 +540,15 @@ class ApprovalsScreen(WorkbenchScreen):
             f" {len(refused)} could not be: " + "; ".join(refused) if refused else ""
         )
         self.report(message, error=bool(refused))
+
+
+def cautions(preview: dict) -> list[str]:
+    """What a question to approve repeats from the pane, one line each: a refusal the preview foresees
+    (approving now would be refused, and it stays pending), then each entry written after staging."""
+    lines = [f"⚠ {heading}: {one_line(entry, 160)}" for heading, entry in late_hits(preview)]
+    if preview.get("error"):
+        lines.insert(0, f"⚠ Would be refused now, and stay pending: {one_line(str(preview['error']), 240)}")
+    return lines
 
 
 def late_hits(preview: dict) -> list[tuple[str, str]]:
