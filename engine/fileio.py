@@ -175,6 +175,8 @@ def _kind(mode: int) -> str:
         return "a device"
     if stat.S_ISSOCK(mode):
         return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
     return "not a regular file or folder"
 
 
