@@ -46,6 +46,19 @@ class DatabaseBusyError(WorkbenchError):
     """Another process (or another task of this one) held the write lock past the busy timeout."""
 
 
+class DatabaseDamaged(WorkbenchError):
+    """The file is not a usable database (damaged, not SQLite): only moving it aside or a backup helps."""
+
+
+# What moving a damaged database aside costs, for the files whose loss is not obvious from their name.
+LOST_WITH = {
+    "workbench.db": (
+        "It holds the workbench's journal (history, undo, the timeline), not your memory, skills, pending "
+        "writes or sessions, and nothing can be changed until it is usable."
+    ),
+}
+
+
 WAL_WRITE_BYTE = 120  # the byte of a WAL database's -shm file that its one writer locks
 RESERVED_BYTE = 0x40000001  # the byte of a rollback-journal database that its writer locks
 
@@ -158,6 +171,15 @@ def is_damage(exc: BaseException) -> bool:
     )
 
 
+def database_error(exc: BaseException, path: Path) -> WorkbenchError:
+    """The error to raise for an SQLite or OS error on the database at ``path``: one the callers can tell
+    apart (busy, damaged) and whose message names the file, the cause and the fix."""
+    if _is_busy(exc):
+        return busy_error(path, busy_seconds())
+    error = DatabaseDamaged if is_damage(exc) else WorkbenchError
+    return error(describe_error(exc, path), path=str(path))
+
+
 def describe_error(exc: BaseException, path: Path | str) -> str:
     """A message for an SQLite or OS error on ``path`` that names the real cause and the fix."""
     text = str(exc).lower()
@@ -182,10 +204,17 @@ def describe_error(exc: BaseException, path: Path | str) -> str:
         return f"{path} is a longer path than the file system allows. Nothing was changed; use a shorter one."
     if isinstance(exc, OSError):  # not SQLite's: no database advice
         return f"{path} could not be used ({exc.strerror or exc}). Nothing was changed."
+    return _damage_advice(path, f"{path} could not be read as an SQLite database ({exc}).")
+
+
+def _damage_advice(path: Path | str, what: str) -> str:
+    """``what`` is wrong with the database at ``path``, what moving it aside costs, and how to go on."""
+    lost = LOST_WITH.get(Path(path).name)
     return (
-        f"{path} could not be read as an SQLite database ({exc}). Nothing more was changed. Check it with "
-        "`sqlite3 FILE 'PRAGMA integrity_check'`; if it is damaged, move it aside (the workbench then creates a "
-        "new one) or restore it from a backup."
+        f"{what} Nothing more was changed. {lost + ' ' if lost else ''}Run `workbench doctor`; if it is damaged, "
+        "quit and move it aside with its -wal and -shm files (a new, empty one is then made"
+        f"{'; its history is lost' if lost else ''}), or restore it from a backup (`sqlite3 OLD .recover` "
+        "salvages rows)."
     )
 
 
@@ -208,12 +237,15 @@ def busy_wait(conn: sqlite3.Connection, ms: int) -> Iterator[None]:
 
 def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     """Open ``path`` with the settings every workbench connection uses."""
-    if read_only:
-        if not path.exists():
-            raise WorkbenchError(f"{path} does not exist (opened read-only, so it was not created).")
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
-    else:
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    if read_only and not path.exists():
+        raise WorkbenchError(f"{path} does not exist (opened read-only, so it was not created).")
+    try:
+        if read_only:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+        else:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    except sqlite3.DatabaseError as exc:  # a folder, or a file this user cannot open
+        raise database_error(exc, path) from exc
     conn.row_factory = sqlite3.Row
     conn.text_factory = _lenient_text  # another program's bad bytes are shown, never raised
     conn.execute(f"PRAGMA busy_timeout={int(busy_seconds() * 1000)}")
@@ -248,7 +280,11 @@ class ThreadConnections:
         if conn is None:
             conn = connect(self.path, self.read_only)
             if self._on_connect:
-                self._on_connect(conn)
+                try:
+                    self._on_connect(conn)
+                except sqlite3.DatabaseError as exc:  # its schema: the first look at the file's pages
+                    conn.close()
+                    raise database_error(exc, self.path) from exc
             self._local.conn = conn
             self._local.pid = os.getpid()
             with self._lock:
@@ -269,7 +305,7 @@ def _db_path(conn: sqlite3.Connection) -> Path:
     return Path(row[2]) if row and row[2] else Path("database")
 
 
-def _is_busy(exc: sqlite3.DatabaseError) -> bool:
+def _is_busy(exc: BaseException) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
 
@@ -290,7 +326,7 @@ def _while_busy(step: Callable[[], object], conn: sqlite3.Connection) -> None:
         except sqlite3.DatabaseError as exc:
             waited = time.monotonic() - started
             if not _is_busy(exc):
-                raise WorkbenchError(describe_error(exc, _db_path(conn))) from exc
+                raise database_error(exc, _db_path(conn)) from exc
             budget = busy_seconds()  # read only when waiting: a step that gets its lock never parses it
             if waited >= budget:
                 raise busy_error(_db_path(conn), round(waited, 1)) from exc

@@ -137,7 +137,18 @@ class Home:
 
     @cached_property
     def journal(self) -> Journal:
-        return Journal(self.links.resolve_file(self.workbench_db_path), self.clock, self.read_only)
+        """A workbench.db the link policy refuses (a folder, a foreign link) still gives a journal, one whose
+        every use raises that refusal: the stores go on showing their files (``_can_settle``)."""
+        try:
+            return Journal(self.links.resolve_file(self.workbench_db_path), self.clock, self.read_only)
+        except UnsafePath as exc:
+            return Journal(self.workbench_db_path, self.clock, self.read_only, refused=exc.message)
+
+    def _can_settle(self) -> bool:
+        """Whether a store may settle its interrupted changes as it opens. Not on a read-only home, nor
+        while workbench.db cannot be read: the store then still shows its files (memory, skills, the
+        queue) and each write it tries is refused, naming workbench.db."""
+        return not self.read_only and self.journal.problem() is None
 
     # -- stores (each part adds its lazy property below) -------------------------
     @cached_property
@@ -154,7 +165,7 @@ class Home:
         from .approvals import ApprovalQueue
 
         queue = ApprovalQueue(self)
-        if not self.read_only and self.journal.pending("approvals"):
+        if self._can_settle() and self.journal.pending("approvals"):
             queue.reconcile()  # a decision killed part way is settled first
         return queue
 
@@ -163,7 +174,7 @@ class Home:
         from .memory.store import MemoryStore
 
         store = MemoryStore(self)
-        if not self.read_only:
+        if self._can_settle():
             store.reconcile()  # a write killed between its rename and its journal commit is settled first
         return store
 
@@ -172,7 +183,7 @@ class Home:
         from .skills.library import SkillLibrary
 
         library = SkillLibrary(self)
-        if not self.read_only:
+        if self._can_settle():
             library.reconcile()  # a change killed part way is rolled forward or back first
         return library
 

@@ -16,18 +16,21 @@ with the entries changed, not with the size of the file on every write.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .clock import Clock
-from .db import ThreadConnections, write_transaction
+from .db import DatabaseBusyError, ThreadConnections, database_error, write_transaction
+from .errors import WorkbenchError
+from .fileio import UnsafePath
 from .values import LONE_SURROGATE, iso_time, json_value, number_value, storable, text_value
 
 ACTORS = ("agent", "review", "curator", "user", "external")
@@ -182,9 +185,28 @@ class Recording:
     updates: dict[str, Any] = field(default_factory=dict)
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _names_the_file(method: _Method) -> _Method:
+    """SQLite's own errors ("database disk image is malformed") name no file: a journal call that meets
+    one raises the error ``database_error`` gives for workbench.db instead (``DatabaseDamaged`` for damage)."""
+
+    @functools.wraps(method)
+    def call(self: Journal, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise database_error(exc, self.path) from exc
+
+    return call  # type: ignore[return-value]  # (the same signature: functools.wraps)
+
+
 class Journal:
-    def __init__(self, path: Path, clock: Clock, read_only: bool = False):
+    def __init__(self, path: Path, clock: Clock, read_only: bool = False, refused: str | None = None):
+        """``refused``: why ``path`` is never opened (the link policy's verdict), raised by every use."""
         self.path = path
+        self._refused = refused
         self.clock = clock
         self.read_only = read_only
         self._conns = ThreadConnections(path, read_only, on_connect=None if read_only else self._ensure_schema)
@@ -194,6 +216,7 @@ class Journal:
     def _ensure_schema(conn: sqlite3.Connection) -> None:
         conn.executescript(_SCHEMA)
 
+    @_names_the_file
     def exists(self) -> bool:
         """Whether there is a journal to read: False for a home opened read-only before any
         workbench journaled in it. workbench.db alone does not tell: a search made in a home
@@ -203,8 +226,31 @@ class Journal:
             self._table_seen = found.fetchone() is not None
         return self._table_seen
 
+    def problem(self) -> str | None:
+        """Why workbench.db cannot be read now (damaged, not SQLite, a folder, not readable), or None.
+
+        The stores still show their files without it but settle nothing (``Home``), every write is
+        refused with this message, and the screens show it. A lock another process holds is no
+        problem for reading (WAL), so it is None then too."""
+        if not self.path.exists() and not self.path.is_symlink():
+            return None
+        try:
+            self._look()
+        except DatabaseBusyError:
+            return None
+        except WorkbenchError as exc:
+            return exc.message
+        return None
+
+    @_names_the_file
+    def _look(self) -> None:
+        """Read the schema: the first page a damaged or foreign file fails on."""
+        self.connection().execute("SELECT count(*) FROM sqlite_master").fetchone()
+
     def connection(self) -> sqlite3.Connection:
         """This thread's connection to workbench.db (other parts may keep their own tables there)."""
+        if self._refused is not None:
+            raise UnsafePath(self._refused)
         return self._conns.get()
 
     def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
@@ -234,6 +280,7 @@ class Journal:
             subsystem, action, target, actor, before, after, session_id, message_id, detail, "pending", snapshot
         )
 
+    @_names_the_file
     def file_text(self, sha: str) -> str | None:
         """A kept snapshot by its hash (None when it was released or never kept)."""
         if not self.exists():
@@ -241,6 +288,7 @@ class Journal:
         row = self.connection().execute("SELECT text FROM journal_files WHERE sha = ?", (sha,)).fetchone()
         return row[0] if row else None
 
+    @_names_the_file
     def commit(
         self, entry_id: int, *, snapshot: str | None = None, release: tuple[str, ...] = (), **updates: Any
     ) -> None:
@@ -263,6 +311,7 @@ class Journal:
             self._keep(conn, snapshot)
             self._release(conn, release, entry_id)
 
+    @_names_the_file
     def commit_all(self, entry_ids: list[int], *, snapshot: str | None = None, release: tuple[str, ...] = ()) -> None:
         """Mark ``begin_all``'s rows done in one transaction, once the change is on disk.
 
@@ -304,6 +353,7 @@ class Journal:
             raise
         self.commit(entry.id, **entry.updates)
 
+    @_names_the_file
     def abandon(self, entry_id: int, reason: str) -> None:
         """Mark a pending row as not applied (the change was refused or failed)."""
         conn = self.connection()
@@ -390,6 +440,7 @@ class Journal:
         they are on disk. Rows as in ``append_all``."""
         return self._insert_all(subsystem, target, rows, actor, session_id, message_id, "pending", None, ())
 
+    @_names_the_file
     def _insert_all(
         self, subsystem, target, rows, actor, session_id, message_id, status, snapshot, release, at=None
     ) -> list[int]:
@@ -416,6 +467,7 @@ class Journal:
             self._release(conn, release, ids[-1] if ids else 0)
             return ids
 
+    @_names_the_file
     def _insert(
         self,
         subsystem,
@@ -482,12 +534,14 @@ class Journal:
         )
         return int(cur.lastrowid)
 
+    @_names_the_file
     def get(self, entry_id: int) -> JournalEntry | None:
         if not self.exists():
             return None
         row = self.connection().execute("SELECT * FROM journal WHERE id = ?", (entry_id,)).fetchone()
         return _row(row) if row else None
 
+    @_names_the_file
     def query(
         self,
         *,
@@ -534,6 +588,7 @@ class Journal:
         )
         return [_row(r) for r in self.connection().execute(sql, (*args, limit))]
 
+    @_names_the_file
     def targets(self, subsystem: str, targets: list[str]) -> list[str]:
         """Which of ``targets`` any row of ``subsystem`` names (done, pending or abandoned)."""
         if not self.exists() or not targets:
@@ -544,6 +599,7 @@ class Journal:
         )
         return [row[0] for row in rows]
 
+    @_names_the_file
     def undone_by(self, ids: list[int]) -> dict[int, int]:
         """Which of ``ids`` stand undone, each with the row that undid it: its newest undo, when
         that undo is not itself undone (an undo of an undo of an undo still undoes: the chain of
@@ -566,6 +622,7 @@ class Journal:
                 undone[row_id] = newest[row_id]
         return undone
 
+    @_names_the_file
     def proposers(self, subsystem: str, action: str) -> dict[str, str]:
         """Each target's proposer, where its newest done ``action`` row replayed an approved proposal,
         or the newest is a proposal of that action approved outside the workbench (which names its
@@ -584,6 +641,7 @@ class Journal:
         newest = {target: who for target, who, _ in rows}
         return {target: who for target, who in newest.items() if isinstance(who, str) and who}
 
+    @_names_the_file
     def writers_of(self, subsystem: str, target: str, text: str) -> list[JournalEntry]:
         """Provenance: the done rows whose result (``after``) is exactly ``text``, newest first."""
         if not self.exists():
@@ -595,6 +653,7 @@ class Journal:
         )
         return [_row(r) for r in rows]
 
+    @_names_the_file
     def texts_holding(self, subsystem: str, target: str, part: str, actions: tuple[str, ...], limit: int) -> list[str]:
         """Up to ``limit`` distinct texts that done ``actions`` rows wrote or took away holding ``part``,
         the most recently journaled first."""
@@ -611,6 +670,7 @@ class Journal:
         )
         return [row[0] for row in rows]
 
+    @_names_the_file
     def about(
         self,
         subsystem: str,
@@ -641,6 +701,7 @@ class Journal:
         )
         return [_row(r) for r in rows]
 
+    @_names_the_file
     def first(self, subsystem: str, target: str, action: str) -> JournalEntry | None:
         """The oldest done row of ``action`` on ``target`` (e.g. when the workbench first saw a file)."""
         if not self.exists():
@@ -656,6 +717,7 @@ class Journal:
         )
         return _row(row) if row else None
 
+    @_names_the_file
     def pending(self, subsystem: str, target: str | None = None) -> list[JournalEntry]:
         """Rows still ``pending``, oldest first: under the owner's lock, each is an interrupted change to settle.
 
@@ -667,6 +729,7 @@ class Journal:
         args = (subsystem, target) if target else (subsystem,)
         return [_row(r) for r in self.connection().execute(sql + " ORDER BY id", args)]
 
+    @_names_the_file
     def applied(self, subsystem: str, pending_id: str) -> bool:
         """True when a done row of ``subsystem`` applied the pending record ``pending_id`` (settling an approval)."""
         return self.exists() and (
@@ -680,6 +743,7 @@ class Journal:
             is not None
         )
 
+    @_names_the_file
     def holds_file(self, subsystem: str, text: str) -> bool:
         """True when a row recorded ``text`` as a whole file (its hash, or ``file_after`` in older rows):
         a leftover temp of it adds nothing."""

@@ -124,16 +124,18 @@ def _staged(call: StagedCall) -> Write:
 
 def approved_outside(home: Home) -> dict[str, list[int]]:
     """The proposals Hermes approved itself, with the memory rows each wrote (``session_wrote``
-    reads them; a list of many sessions reads them once)."""
-    return applied_by(home.journal.connection()) if home.journal.exists() else {}
+    reads them; a list of many sessions reads them once). None are known while workbench.db cannot be read."""
+    return applied_by(home.journal.connection()) if home.journal.problem() is None and home.journal.exists() else {}
 
 
 def session_wrote(home: Home, session_id: str, approved: dict[str, list[int]] | None = None) -> bool:
     """Whether the session wrote memory or skills: a journaled write, or, for a session a Hermes
     agent ran (it journals nothing of ours), an applied ``memory`` call in its own messages or a
     proposal its calls staged that Hermes approved (``approved``: ``approved_outside``, read here
-    when not given)."""
-    if any(home.journal.query(session_id=session_id, subsystem=name, limit=1) for name in WRITE_SUBSYSTEMS):
+    when not given). While workbench.db cannot be read, only the session's own messages tell."""
+    if home.journal.problem() is None and any(
+        home.journal.query(session_id=session_id, subsystem=name, limit=1) for name in WRITE_SUBSYSTEMS
+    ):
         return True
     if writes_in(home.archive.tool_messages(session_id, TOOL)):
         return True

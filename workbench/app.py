@@ -100,6 +100,11 @@ class PendingCounted(Message):
 
 
 @dataclass
+class JournalChecked(Message):
+    problem: str  # why workbench.db cannot be read, or ""
+
+
+@dataclass
 class CuratorNoted(Message):
     note: str  # the automatic Curator pass that just ran, for the header
 
@@ -182,6 +187,9 @@ class WorkbenchApp(ResultsFromWorkers, App):
     narration: reactive[Story | None] = reactive(None)  # the demo's story line (None outside the demo, or hidden)
     review_status: reactive[str] = reactive("")  # "reviewing…" while a background review runs, then its result
     curator_note: reactive[str] = reactive("")  # the last automatic Curator pass, for the header
+    journal_problem: reactive[str] = reactive(
+        ""
+    )  # why workbench.db cannot be read ("" when it can): every screen says it
 
     def __init__(
         self,
@@ -325,6 +333,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
                 timeout=15,
             )
         self.refresh_pending()
+        self.check_journal()
         self._turn_running = False
         if not self.home.read_only:
             self.set_interval(CURATOR_TICK, self.curator_tick)
@@ -460,6 +469,13 @@ class WorkbenchApp(ResultsFromWorkers, App):
                 markup=False,
             )
 
+    @work(thread=True, exclusive=True, group="journal-check", exit_on_error=False)
+    def check_journal(self) -> None:
+        self.post_result(JournalChecked(self.home.journal.problem() or ""))
+
+    def on_journal_checked(self, message: JournalChecked) -> None:
+        self.journal_problem = message.problem
+
     @work(thread=True, exclusive=True, group="pending-count", exit_on_error=False)
     def refresh_pending(self) -> None:
         count = self.home.approvals.count()
@@ -490,7 +506,10 @@ class WorkbenchApp(ResultsFromWorkers, App):
         """Watcher thread: take a changed config.yaml, journal outside edits, then tell the screens.
 
         Each step on its own: one that fails (a locked journal) is logged and the rest still run,
-        and the screens always hear of the change."""
+        and the screens always hear of the change. While workbench.db cannot be read nothing is
+        journaled (the screens say why), but the screens still reread the files."""
+        problem = self.home.journal.problem() or ""
+        self.post_message(JournalChecked(problem))
         steps = [("config", self.home.refresh_config)] if "config" in kinds else []
         # memory: journals what no workbench process did, announces what this one has not seen
         steps += [(t, partial(self.home.memory.record_external_change, t)) for t in TARGETS if t in kinds]
@@ -498,6 +517,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
         steps += [("pending", self.home.approvals.catch_up)] if "pending" in kinds else []
         if kinds & {"sessions", "session flags"}:  # sessions Hermes archived or deleted
             steps.append(("sessions", partial(sessions_outside.catch_up, self.home)))
+        if problem:
+            steps = [step for step in steps if step[0] == "config"]
         try:
             for kind, step in steps:
                 try:

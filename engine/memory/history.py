@@ -76,6 +76,8 @@ class Origin:
         """One line for people: ``agent · 2026-11-30 12:00 · session s1 · message 7 (archive)``."""
         if self.via == "before":
             return f"present before {when(self.at)}" if self.at is not None else "present before the workbench saw it"
+        if self.via == "unknown":
+            return "unknown: the journal (workbench.db) cannot be read"
         if self.via == "outside":
             return f"external · {when(self.at)} · written outside the workbench, not journaled yet"
         parts = [self.who(), when(self.at)]
@@ -166,7 +168,10 @@ def _rewrites(memory: MemoryStore, target: str) -> list[_Rewrite]:
 
 
 def origins(memory: MemoryStore, target: str, entries: list[str]) -> list[Origin]:
-    """``origin`` of each entry, in the same order (the repairs read and parsed once for all of them)."""
+    """``origin`` of each entry, in the same order (the repairs read and parsed once for all of them).
+    Unknown for all while workbench.db cannot be read: the entries are still listed."""
+    if memory.home.journal.problem() is not None:
+        return [Origin("unknown", None, None) for _ in entries]
     rewrites, live, left = _rewrites(memory, target), memory.read(target).entries, memory.journaled_entries(target)
     return [origin(memory, target, entry, rewrites, live, left) for entry in entries]
 
@@ -415,7 +420,9 @@ def successor(memory: MemoryStore, target: str, entry: str) -> str | None:
 def successors(memory: MemoryStore, target: str, entries: list[str]) -> dict[str, str | None]:
     """What the journal says became of each of ``entries``, from one read of it: the live entry
     its rewrites lead to, or None when it (or what it became) was removed. Entries it cannot
-    account for are left out."""
+    account for are left out (all of them while workbench.db cannot be read)."""
+    if memory.home.journal.problem() is not None:
+        return {}
     current: dict[str, str | None] = {entry: entry for entry in entries}
     held = dict(current)  # the text each chain last had, which a later add or undo can put back
     for row in reversed(memory.history(target, limit=500)):

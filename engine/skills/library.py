@@ -194,7 +194,8 @@ class SkillLibrary:
     def infos(self, found: list[Found]) -> list[SkillInfo]:
         records = self.usage.load()
         classify = self.provenance_of()
-        proposers = self.home.journal.proposers("skills", "create")
+        # who proposed a skill is the journal's to say; without it the library on disk is still listed
+        proposers = {} if self.home.journal.problem() else self.home.journal.proposers("skills", "create")
         return [
             self._info(f, records.get(f.name), classify(f, records.get(f.name)), proposers.get(f.name)) for f in found
         ]

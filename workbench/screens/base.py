@@ -85,6 +85,9 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
     def compose(self) -> ComposeResult:
         yield WorkbenchHeader()
         yield NarrationLine(self.workbench.mode_of(self))
+        problem = Static("", id="journal-problem", classes="status error")
+        problem.display = False
+        yield problem
         yield from self.compose_body()
         yield Footer()
 
@@ -125,6 +128,14 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         self.workbench.engine_events.subscribe(self, self.engine_event)
         line = self.query_one(NarrationLine)
         self.watch(self.app, "narration", line.say)
+        self.watch(self.app, "journal_problem", self._journal_problem)
+
+    def _journal_problem(self, problem: str) -> None:
+        """Say on every screen why workbench.db cannot be read: what is shown is the files alone, and
+        changes are refused."""
+        banner = self.query_one("#journal-problem", Static)
+        banner.update(literal(problem))
+        banner.display = bool(problem)
 
     def on_narration_line_dismissed(self, _: NarrationLine.Dismissed) -> None:
         self.workbench.action_hide_narration()

@@ -1,0 +1,115 @@
+"""A workbench.db that cannot be read (truncated, not SQLite, a folder): the files are still shown,
+every screen and command that needs the journal names workbench.db and says what to do, and every
+write is refused, changing nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.errors import WorkbenchError
+from engine.home import open_home
+from engine.tools import FOREGROUND
+from tests.hermes_support import workbench_cmd
+from tests.test_skills_support import write_skill
+from tests.tui_support import drawn, make_app, settle, wait_for
+
+DAMAGES = ("truncated", "random bytes", "folder")
+
+
+def _healthy_home(root: Path) -> Path:
+    home = open_home(root)
+    home.memory.add("memory", "Ledger runs on Postgres 16")
+    write_skill(home, "deploy-staging", "devops")
+    home.approvals.stage(
+        subsystem="memory",
+        action="add",
+        summary="add to memory: Prefers tea",
+        origin=FOREGROUND,
+        payload={"action": "add", "target": "memory", "content": "Prefers tea"},
+    )
+    for n in range(40):  # a journal of some pages, so a third of it cuts through its tables
+        home.memory.add("user", f"fact number {n} " + "x" * 200)
+        home.memory.remove_exact("user", f"fact number {n} " + "x" * 200)
+    home.close()
+    return root
+
+
+def _damage(root: Path, how: str) -> None:
+    db = root / "workbench.db"
+    for extra in ("workbench.db-wal", "workbench.db-shm"):
+        (root / extra).unlink(missing_ok=True)
+    if how == "truncated":
+        os.truncate(db, db.stat().st_size // 3)
+    elif how == "random bytes":
+        db.write_bytes(os.urandom(60_000))
+    else:
+        db.unlink()
+        db.mkdir()
+
+
+@pytest.fixture(params=DAMAGES)
+def damaged(request, tmp_path) -> Path:
+    root = _healthy_home(tmp_path / "home")
+    _damage(root, request.param)
+    return root
+
+
+def test_the_files_are_still_read_and_every_write_is_refused_naming_workbench_db(damaged):
+    home = open_home(damaged)
+    try:
+        problem = home.journal.problem()
+        assert problem and str(damaged / "workbench.db") in problem
+        assert home.memory.entries("memory") == ["Ledger runs on Postgres 16"]
+        assert [s.name for s in home.skills.list()] == ["deploy-staging"]
+        assert [r.summary for r in home.approvals.list()] == ["add to memory: Prefers tea"]
+        before = (damaged / "memories" / "MEMORY.md").read_bytes()
+        with pytest.raises(WorkbenchError, match="workbench.db"):
+            home.memory.add("memory", "Prefers tea")
+        with pytest.raises(WorkbenchError, match="workbench.db"):
+            home.approvals.approve(home.approvals.list()[0].id)
+        assert (damaged / "memories" / "MEMORY.md").read_bytes() == before
+        assert len(home.approvals.list()) == 1
+    finally:
+        home.close()
+
+
+def test_the_cli_lists_what_is_on_disk_and_names_workbench_db_when_it_refuses(damaged):
+    listed = subprocess.run(
+        workbench_cmd("--home", str(damaged), "skills", "list"), capture_output=True, text=True, timeout=60
+    )
+    assert listed.returncode == 0 and "deploy-staging" in listed.stdout
+    shown = subprocess.run(
+        workbench_cmd("--home", str(damaged), "memory", "show"), capture_output=True, text=True, timeout=60
+    )
+    assert shown.returncode == 0 and "Ledger runs on Postgres 16" in shown.stdout
+    added = subprocess.run(
+        workbench_cmd("--home", str(damaged), "--json", "memory", "add", "Prefers tea"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert added.returncode == 1 and "Traceback" not in added.stderr
+    error = json.loads(added.stdout)["error"]
+    assert str(damaged / "workbench.db") in error and "a file in" not in error
+
+
+@pytest.mark.anyio
+async def test_every_screen_says_workbench_db_cannot_be_read_and_still_shows_the_files(damaged, tmp_path):
+    home = open_home(damaged)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        for key, shows in (("1", "Ledger runs on Postgres 16"), ("3", "deploy-staging"), ("4", "Prefers tea")):
+            await pilot.press(key)
+            await settle(pilot)
+            banner = app.screen.query_one("#journal-problem")
+            await wait_for(pilot, lambda b=banner: b.display, what="the workbench.db banner")
+            assert "workbench.db" in str(banner.render())
+            await wait_for(pilot, lambda s=shows: s in drawn(app), what=shows)
+        assert not [n for n in app._notifications if n.title == "Something went wrong"]
+    home.close()
