@@ -61,10 +61,17 @@ class Write:
         return asdict(self)
 
 
+def _journal_read(home: Home) -> bool:
+    """Whether the journal can be read and has rows: while workbench.db cannot be read, only the session's
+    own messages tell what it wrote (every screen says why)."""
+    return home.journal.problem() is None and home.journal.exists()
+
+
 def session_writes(home: Home, session_id: str, messages: Iterable[Any]) -> dict[int, list[Write]]:
     """The writes of a session's ``messages``, by message id, in the order they happened."""
     found: dict[int, list[Write]] = {}
-    for row in reversed(home.journal.query(session_id=session_id, limit=JOURNAL_LIMIT)):
+    rows = home.journal.query(session_id=session_id, limit=JOURNAL_LIMIT) if _journal_read(home) else []
+    for row in reversed(rows):
         staged = row.subsystem == "approvals" and row.action == "stage"
         if row.message_id is not None and (staged or row.subsystem in WRITE_SUBSYSTEMS):
             found.setdefault(row.message_id, []).append(
@@ -96,7 +103,7 @@ def session_writes(home: Home, session_id: str, messages: Iterable[Any]) -> dict
 def _approved_outside(home: Home, pending_ids: list[str]) -> dict[str, list[Write]]:
     """What Hermes's own approval of each of these proposals wrote to memory (``approvals.outside``):
     outside edits, with no session of their own, listed at the message that staged them."""
-    if not pending_ids or not home.journal.exists():
+    if not pending_ids or not _journal_read(home):
         return {}
     written: dict[str, list[Write]] = {}
     for pending_id, row_ids in applied_by(home.journal.connection(), pending_ids).items():
@@ -124,16 +131,16 @@ def _staged(call: StagedCall) -> Write:
 
 def approved_outside(home: Home) -> dict[str, list[int]]:
     """The proposals Hermes approved itself, with the memory rows each wrote (``session_wrote``
-    reads them; a list of many sessions reads them once). None are known while workbench.db cannot be read."""
-    return applied_by(home.journal.connection()) if home.journal.problem() is None and home.journal.exists() else {}
+    reads them; a list of many sessions reads them once)."""
+    return applied_by(home.journal.connection()) if _journal_read(home) else {}
 
 
 def session_wrote(home: Home, session_id: str, approved: dict[str, list[int]] | None = None) -> bool:
     """Whether the session wrote memory or skills: a journaled write, or, for a session a Hermes
     agent ran (it journals nothing of ours), an applied ``memory`` call in its own messages or a
     proposal its calls staged that Hermes approved (``approved``: ``approved_outside``, read here
-    when not given). While workbench.db cannot be read, only the session's own messages tell."""
-    if home.journal.problem() is None and any(
+    when not given)."""
+    if _journal_read(home) and any(
         home.journal.query(session_id=session_id, subsystem=name, limit=1) for name in WRITE_SUBSYSTEMS
     ):
         return True

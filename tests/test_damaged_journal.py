@@ -32,6 +32,8 @@ def _healthy_home(root: Path) -> Path:
         origin=FOREGROUND,
         payload={"action": "add", "target": "memory", "content": "Prefers tea"},
     )
+    home.archive.create_session("20261129_090000_aaaaaa", source="cli", title="Garden plans")
+    home.archive.append_message("20261129_090000_aaaaaa", "user", "I grow tomatoes on the balcony")
     for n in range(40):  # a journal of some pages, so a third of it cuts through its tables
         home.memory.add("user", f"fact number {n} " + "x" * 200)
         home.memory.remove_exact("user", f"fact number {n} " + "x" * 200)
@@ -104,7 +106,12 @@ async def test_every_screen_says_workbench_db_cannot_be_read_and_still_shows_the
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 40)) as pilot:
         await settle(pilot)
-        for key, shows in (("1", "Ledger runs on Postgres 16"), ("3", "deploy-staging"), ("4", "Prefers tea")):
+        for key, shows in (
+            ("1", "Ledger runs on Postgres 16"),
+            ("2", "I grow tomatoes on the balcony"),  # the tree and the transcript (write markers need no journal)
+            ("3", "deploy-staging"),
+            ("4", "Prefers tea"),
+        ):
             await pilot.press(key)
             await settle(pilot)
             banner = app.screen.query_one("#journal-problem")
