@@ -10,6 +10,7 @@ from engine.curator.run import PlanChanged
 from engine.events import SkillChanged
 from engine.skills.manage import skill_manage_tool
 from engine.skills.validation import SkillError
+from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.test_skills_support import ctx, skill_md, tree_state, write_skill
 
 DAY = 86400
@@ -71,6 +72,24 @@ def test_rollback_of_create_and_delete(home):
     with pytest.raises(SkillError, match="changed after it"):  # undoing the create would lose the hand edit
         home.curator.rollback(created["ledger_id"])
     assert tree_state(home.skills_dir) == before
+
+
+def test_rollback_of_a_delete_puts_back_the_usage_record_whole(home):
+    """The files came back byte for byte but the record was made anew: created_by, created_at and the
+    counts were lost, so a skill the agent made read as the user's and left the Curator's care."""
+    created = skill_manage_tool(
+        home, {"action": "create", "name": "x", "content": skill_md("x")}, ToolContext(origin=BACKGROUND_REVIEW)
+    )
+    assert created["success"], created
+    home.clock.advance(86_400)
+    skill_manage_tool(home, {"action": "patch", "name": "x", "old_string": "Do it.", "new_string": "Do."}, ctx())
+    before = home.skills.usage.load()["x"]
+    assert before["created_by"] == "agent" and before["patch_count"] == 1
+    home.clock.advance(86_400)
+    deleted = skill_manage_tool(home, {"action": "delete", "name": "x"}, ctx())
+    assert "x" not in home.skills.usage.load()
+    home.curator.rollback(deleted["ledger_id"])
+    assert home.skills.usage.load()["x"] == before
 
 
 def test_rollback_refuses_when_files_changed_since(home):

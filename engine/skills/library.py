@@ -730,6 +730,9 @@ class SkillLibrary:
             raise ReadOnlyError("This home is open read-only; nothing was written.")
         ctx = ctx or ToolContext()
         evidence = {**plan.evidence, **(approval or {})}
+        if plan.usage == "forget" and (record := self.usage.load().get(plan.name)) is not None:
+            # a rollback of the delete puts the record back whole: who made it, when, its counts, its pin
+            evidence["usage"] = {"before": {plan.name: record}, "after": {plan.name: None}}
         created_by = "agent" if ctx.origin == BACKGROUND_REVIEW else None
         usage = {
             "create": lambda: self.usage.change_one(
