@@ -92,6 +92,24 @@ def test_rollback_of_a_delete_puts_back_the_usage_record_whole(home):
     assert home.skills.usage.load()["x"] == before
 
 
+def test_rollback_of_a_create_refuses_while_a_later_file_would_be_left_behind(home):
+    """Rolling back a consolidation (or a create) removed its SKILL.md and left a file a later write_file
+    had added: a folder with no SKILL.md, in no listing, that doctor did not mention."""
+    created = skill_manage_tool(home, {"action": "create", "name": "x", "content": skill_md("x")}, ctx())
+    written = skill_manage_tool(
+        home, {"action": "write_file", "name": "x", "file_path": "references/notes.md", "file_content": "N"}, ctx()
+    )
+    before = tree_state(home.skills_dir)
+    with pytest.raises(SkillError, match="changed after it") as exc:
+        home.curator.rollback(created["ledger_id"])
+    assert exc.value.details["changed"] == ["skills/x/references/notes.md"]
+    assert exc.value.details["later"] == [written["ledger_id"]]
+    assert tree_state(home.skills_dir) == before
+    home.curator.rollback(written["ledger_id"])
+    home.curator.rollback(created["ledger_id"])
+    assert not (home.skills_dir / "x").exists()
+
+
 def test_rollback_refuses_when_files_changed_since(home):
     write_skill(home, "x")
     archived = home.curator.archive("x")

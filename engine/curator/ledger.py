@@ -335,6 +335,19 @@ class Ledger:
         except (OSError, UnsafePath):
             return None
 
+    def _added_to_made(self, entry: LedgerEntry) -> list[str]:
+        """Files added since into a skill folder ``entry`` made (a create's, a consolidation's umbrella):
+        rolling it back removes its SKILL.md and would leave them in a folder that is no skill."""
+        before = {ref.path for ref in entry.before}
+        made = {
+            str(Path(ref.path).parent)
+            for ref in entry.after
+            if Path(ref.path).name == "SKILL.md" and ref.path not in before
+        }
+        after = {ref.path for ref in entry.after}
+        present = self.snapshot(self.resolve(folder) for folder in sorted(made))
+        return sorted(path for path in present if path not in after)
+
     def rollback_files(self, entry: LedgerEntry) -> list[str]:
         """What rolling ``entry`` back does, a file a line (``restore …``, ``remove …``); raises as
         ``rollback_plan`` does when it would be refused."""
@@ -362,6 +375,7 @@ class Ledger:
             path = self.resolve(ref.path)
             if ref.path not in after and path.exists() and sha256(self._current(path) or b"") != ref.sha256:
                 changed_since.append(ref.path)
+        changed_since += self._added_to_made(entry)
         undone = self._live_rollbacks_of(entry.id) if changed_since else []
         if undone:
             raise SkillError(
