@@ -269,6 +269,31 @@ def test_skill_links_may_not_leave_the_skill_folder(home, tmp_path):
     assert not verdicts["skills/smuggled/SKILL.md"].followed
 
 
+def test_a_skill_folder_link_refused_or_leading_out_says_what_to_do(home, tmp_path):
+    """A folder link the policy refuses made `skills show ww` say "Skill 'ww' not found."; one to a folder
+    outside the home was listed and shown, yet archiving it said only that it escapes its folder."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "SKILL.md").write_text(SKILL.format(name="ww", description="Shared."))
+    shared.chmod(0o777)
+    (home.skills_dir / "ww").symlink_to(shared)
+    with pytest.raises(SkillError) as refused:
+        home.skills.view("ww", record=False)
+    said = refused.value.message
+    assert said.startswith("Skill 'ww' is not listed: ") and "not found" not in said
+    assert "can be written by others (mode 777)" in said and "Replace the link" in said
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "SKILL.md").write_text(SKILL.format(name="mine", description="My own skill."))
+    (home.skills_dir / "mine").symlink_to(mine)
+    assert [s.name for s in home.skills.list()] == ["mine"]
+    with pytest.raises(SkillError) as out:
+        home.curator.archive("mine")
+    assert f"(to {mine.resolve()})" in out.value.message
+    assert "replace the link with the folder or file itself" in out.value.message
+    assert (home.skills_dir / "mine").is_symlink() and (mine / "SKILL.md").exists()
+
+
 def test_no_link_below_pending_is_followed(home, tmp_path):
     target = tmp_path / "record.json"
     record = {

@@ -238,6 +238,7 @@ class SkillLibrary:
             if len(umbrellas) == 1:
                 return umbrellas[0]
         if not matches:
+            self._refused_link(name)
             available = sorted({f.name for f in self.scanner.active()})[:20]
             raise SkillError(
                 f"Skill '{name}' not found.",
@@ -245,6 +246,16 @@ class SkillLibrary:
                 hint="Use skills_list to see all available skills",
             )
         return matches[0]
+
+    def _refused_link(self, name: str) -> None:
+        """A name no listing shows because ``skills/<name>`` is a link the policy refuses: say so (the link,
+        its target, the rule it breaks and the fix), rather than that no such skill exists."""
+        candidate = self.dir / name
+        if candidate.is_symlink():
+            try:
+                self.home.links.resolve(candidate)
+            except UnsafePath as exc:
+                raise SkillError(f"Skill '{name}' is not listed: {exc.message}", link=str(candidate)) from None
 
     def _umbrellas_of(self, name: str) -> builtins.list[Found]:
         """Active skills whose frontmatter ``absorbed`` lists ``name`` (a consolidated skill's old name)."""

@@ -6,6 +6,7 @@ tree byte-identical.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -115,5 +116,10 @@ def check_support_path(file_path: Any, skill_name: str) -> str:
 
 
 def check_inside(path: Path, root: Path, label: str) -> None:
+    """Refuse ``path`` when a link takes it out of ``root``, saying where to and what to do instead."""
     if not contained(path, root):
-        raise SkillError(f"{label} escapes its folder through a symlink; refusing to follow it outside {root}.")
+        raise SkillError(
+            f"{label} escapes its folder through a symlink (to {os.path.realpath(path)}); refusing to follow it "
+            f"outside {root}: nothing there is moved or written through it. To manage it here, replace the link "
+            "with the folder or file itself; to drop it from the library, remove the link."
+        )
