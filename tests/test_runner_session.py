@@ -402,3 +402,55 @@ def test_memory_off_means_no_memory_tool_and_no_blocks(home):
     result = session.run_turn("remember that I like tea")
     assert result.tool_calls == [] and "the memory tool is not available" in result.assistant
     assert session.turns_since_memory == 0  # no memory nudges without the tool
+
+
+def _holding_write_lock(database):
+    """Another process with ``database``'s write lock (``BEGIN IMMEDIATE``), until killed."""
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, time\n"
+            f"conn = sqlite3.connect({str(database)!r}, isolation_level=None)\n"
+            "conn.execute('BEGIN IMMEDIATE')\n"
+            "print('held', flush=True)\n"
+            "time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_a_turn_whose_calls_state_db_cannot_store_first_runs_none_and_answers_each(home, monkeypatch, clock):
+    """With state.db locked by another process, the assistant message asking to write memory could
+    not be stored before its call ran: the call was later stored with no result (shown as if it
+    ran, though memory never got it), the store was waited for twice, and the session's start was
+    the time it was finally stored, after its own messages."""
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home.archive.list_sessions()  # state.db exists, so the other process locks it rather than makes it
+    session = AgentSession(home, OfflineModel())
+    said = clock.now()
+    stores = []
+    flush = session.flush
+    monkeypatch.setattr(session, "flush", lambda: stores.append(1) or flush())
+    holder = _holding_write_lock(home.state_db_path)
+    try:
+        result = session.run_turn("remember that I like jazz")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.status == "error" and "busy" in result.error and len(stores) == 1, "tried once, not twice"
+    assert home.memory.entries("user") == [], "the call never ran"
+    call, answer = session.messages[-2:]
+    assert call["tool_calls"] and answer["role"] == "tool"
+    assert json.loads(answer["content"])["error"].startswith("Not run: the message that made this call")
+    clock.advance(60)
+    session.flush()
+    stored = home.archive.messages(session.id)
+    assert [m.role for m in stored] == ["user", "assistant", "tool"] and {m.timestamp for m in stored} == {said}
+    assert home.archive.get_session(session.id).started_at == said

@@ -90,9 +90,11 @@ class SessionsMixin(LineageMixin):
         parent_session_id: str | None = None,
         system_prompt: str | None = None,
         actor: str = "agent",
+        started_at: float | None = None,
         **extra: Any,
     ) -> Session:
-        """Create a session, or fill the still-empty fields of an existing one (never overwrites)."""
+        """Create a session, or fill the still-empty fields of an existing one (never overwrites).
+        ``started_at``: when it began, if before now (its first message, stored late)."""
         session_id = session_id or self.new_session_id()
         values: dict[str, Any] = {
             "model": model,
@@ -119,7 +121,7 @@ class SessionsMixin(LineageMixin):
             conn.execute(
                 f"INSERT INTO sessions ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
                 f"ON CONFLICT(id) DO UPDATE SET {', '.join(updates)}",
-                (session_id, source, self.clock.now(), *values.values()),
+                (session_id, source, self.clock.now() if started_at is None else started_at, *values.values()),
             )
         if created:
             self._publish(

@@ -46,6 +46,7 @@ TITLE_CHARS = 60
 RESULT_PREVIEW = 400
 REVIEW_CLOSE_WAIT_S = 60.0  # how long closing a session waits for its queued reviews
 CLOSE_REASON = "cli_close"  # the end reason Hermes's CLI writes when the user leaves
+NOT_STORED = "the message that made this call could not be stored in state.db first"
 MISSING_RESULT = json.dumps(
     {"success": False, "error": "No result was recorded for this call (the earlier run stopped)."}
 )
@@ -379,6 +380,7 @@ class AgentSession:
                 parent_session_id=self.parent_id,
                 system_prompt=self.system_prompt,
                 title=archive.next_lineage_title(wanted),
+                started_at=said[0],  # when its first message was said, were it stored later
             )
             self.title = archive.get_session(self.id).title
             self._created = True
@@ -512,7 +514,7 @@ class AgentSession:
         user_message = {"role": "user", "content": text}
         self._say(user_message)
         turn_state: dict[str, Any] = {}
-        compressed = False
+        compressed, stored = False, True
         try:
             fence = self.manager.recall_fence(text, self.id)
             for iteration in range(1, self.home.config.int("agent.max_iterations") + 1):
@@ -541,7 +543,14 @@ class AgentSession:
                 if not reply.tool_calls:
                     result.assistant = reply.content
                     break
-                self.flush()
+                try:
+                    self.flush()  # (its calls' writes name this message)
+                except Exception as exc:  # so none of them runs: each is answered so, and stored so later
+                    stored = False
+                    reason = exc.message if isinstance(exc, WorkbenchError) else f"{type(exc).__name__}: {exc}"
+                    for call in reply.tool_calls:
+                        self._append_result(call, {"success": False, "error": f"Not run: {NOT_STORED} ({reason})"})
+                    raise
                 self._run_tools(reply, turn_state, result)
             else:
                 result.status = "iteration_limit"
@@ -562,7 +571,8 @@ class AgentSession:
                 log.exception("turn failed")
             self.emit("error", message=result.error, user=text)
         finally:
-            self._safe_flush(result)
+            if stored:  # (a store that just failed is not waited for again: the next turn or the quit retries)
+                self._safe_flush(result)
         result.session_id = self.id
         turn_start = next((i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i] is user_message), None)
         if turn_start is not None and unbacked_claims(self.messages[turn_start:]):

@@ -290,10 +290,11 @@ class RunScreen(WorkbenchScreen):
             if quit_anyway:
                 self.app.exit()
 
+        self.app.clear_notifications()  # (at 80x24 the warning toast covered the question)
         self.app.push_screen(  # over whichever screen is shown: the quit was asked from there
             ConfirmDialog(
                 f"Quit without saving {count}?",
-                f"State.db did not take them: {message.why or 'unknown reason'}\n\n"
+                f"They could not be stored: {message.why or 'unknown reason'}\n\n"
                 "y quits and they are lost; n stays here (ctrl+q tries again, and your next message stores "
                 "them).",
             ),
