@@ -94,6 +94,12 @@ class Conversation:
             self.home.archive.end_session(old, reason)
         return self.agent.id
 
+    def leave(self) -> None:
+        """Stop without storing what state.db did not take, and without waiting for it (once)."""
+        if not self.ended:
+            self.ended = True
+            self.agent.leave()
+
     def end(self, reason: str = CLOSE_REASON) -> None:
         """Store what is left, wait for the reviews and end the session (once)."""
         if not self.ended:

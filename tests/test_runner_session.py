@@ -433,7 +433,13 @@ def test_a_turn_whose_calls_state_db_cannot_store_first_runs_none_and_answers_ea
     the time it was finally stored, after its own messages."""
     monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
     home.archive.list_sessions()  # state.db exists, so the other process locks it rather than makes it
-    session = AgentSession(home, OfflineModel())
+
+    class Slow(Recording):  # the model takes 5 s to answer
+        def complete(self, messages, tools):
+            clock.advance(5)
+            return super().complete(messages, tools)
+
+    session = AgentSession(home, Slow(OfflineModel()))
     said = clock.now()
     stores = []
     flush = session.flush
@@ -452,5 +458,5 @@ def test_a_turn_whose_calls_state_db_cannot_store_first_runs_none_and_answers_ea
     clock.advance(60)
     session.flush()
     stored = home.archive.messages(session.id)
-    assert [m.role for m in stored] == ["user", "assistant", "tool"] and {m.timestamp for m in stored} == {said}
+    assert [(m.role, m.timestamp) for m in stored] == [("user", said), ("assistant", said + 5), ("tool", said + 5)]
     assert home.archive.get_session(session.id).started_at == said

@@ -467,9 +467,11 @@ async def test_a_turn_state_db_did_not_take_stays_on_screen_and_quitting_asks_fi
             assert [i.content for i in items[:1]] == ["hello while locked"], "the transcript stays"
             assert home.archive.get_session(screen.session_id) is None
             clock.advance(600)
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q", "ctrl+q")  # the second is the same quit: one store, one question
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+            await settle(pilot)
             assert app.screen.question == "Quit without saving 2 messages?"
+            assert sum(isinstance(s, ConfirmDialog) for s in app.screen_stack) == 1
             await pilot.press("n")
             await settle(pilot)
         finally:
@@ -478,5 +480,31 @@ async def test_a_turn_state_db_did_not_take_stays_on_screen_and_quitting_asks_fi
         await pilot.press("ctrl+q")  # the lock is gone: stored, then quits
         await wait_for(pilot, lambda: not app.is_running, what="the quit")
     stored = home.archive.messages(screen.session_id)
-    assert [(m.role, m.content) for m in stored][:1] == [("user", "hello while locked")]
+    assert [(m.role, m.content) for m in stored][:1] == [("user", "hello while locked")] and len(stored) == 2
     assert {m.timestamp for m in stored} == {said_at}, "stored at the time it was said"
+
+
+async def test_quitting_without_what_state_db_did_not_take_does_not_wait_for_it_again(home, tmp_path, monkeypatch):
+    """After "Quit without saving …?" and y, the app ended the session as usual, which waited out
+    the busy state.db once more (5 s by default) before it could exit."""
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home.archive.list_sessions()
+    app = make_app(home, tmp_path)
+    holder = _holding_write_lock(home.state_db_path)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await open_run(pilot)
+            await pilot.press(*"hello while locked", "enter")
+            await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+            session = screen.agent.agent
+            tries = []
+            monkeypatch.setattr(session, "flush", lambda: tries.append(1))
+            await pilot.press("y")
+            await wait_for(pilot, lambda: not app.is_running, what="the quit")
+        assert tries == [], "no second try at storing once the user chose to quit without it"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert home.archive.get_session(screen.session_id) is None

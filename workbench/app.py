@@ -248,7 +248,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         """Quit; a conversation on the Run screen that state.db did not take yet (it was busy) gets one
         more try first, and the user is asked before quitting without it."""
         if self.run_screen is not None and self.run_screen.unstored:
-            self.run_screen.store_before_quit()
+            self.run_screen.quit_after_storing()
             return
         self.exit()
 

@@ -208,6 +208,7 @@ class AgentSession:
         self.review_enabled = review
         self.background_review = background_review  # True: reviews run on the review thread after the turn
         self._reviews = SerialWorker("bg-review")
+        self._storing = threading.Lock()  # one flush at a time (a quit's retry beside a turn's)
         self._review_stops: set[threading.Event] = set()  # one per queued or running review
         self._own_cancel = cancel_event is None  # a shared event (a whole scenario's) is never cleared here
         self.cancel_event = cancel_event or threading.Event()
@@ -361,7 +362,12 @@ class AgentSession:
         return len(self.messages) - len(self.message_ids)
 
     def flush(self) -> list[int]:
-        """Store every message not yet in state.db; creates the session row on first write."""
+        """Store every message not yet in state.db; creates the session row on first write. Two at once
+        (a quit's retry and a turn's) take turns: the second finds nothing left, never stores it twice."""
+        with self._storing:
+            return self._flush()
+
+    def _flush(self) -> list[int]:
         self.requests.flush()
         pending = self.messages[len(self.message_ids) :]
         if not pending:
@@ -411,6 +417,13 @@ class AgentSession:
                 self.home.archive.end_session(self.id, reason)
         finally:
             self.manager.shutdown()
+
+    def leave(self) -> None:
+        """Stop without storing what state.db did not take (the user chose to quit without it): no
+        wait on a busy state.db; the provider is shut down and a stored session stays open to resume."""
+        self.cancel()
+        self._reviews.close(0)
+        self.manager.shutdown()
 
     # -- model requests -------------------------------------------------------------------
     def api_messages(self, fenced: dict[int, str] | None = None) -> list[dict[str, Any]]:

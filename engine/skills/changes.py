@@ -103,7 +103,18 @@ def _revert(home, ledger: Ledger, roots: list[Path], before: dict[str, bytes]) -
     return undo
 
 
+def _look_outside(home) -> None:
+    """Around each change of ours, a look for outside ones (``outside.record``): those made before it
+    are journaled as theirs first, and the kept look then moves past ours, so an outside change after
+    it (Hermes patching a skill the CLI just pinned, with no TUI watching) is not taken for ours."""
+    try:
+        home.skills.outside.record()
+    except (WorkbenchError, OSError, sqlite3.Error) as exc:  # the change itself goes ahead
+        log.warning("outside skill changes not looked at: %s", _reason(exc))
+
+
 def record_change(home, ledger: Ledger, change: Change) -> Recorded:
+    _look_outside(home)
     try:
         before = ledger.snapshot(change.roots)
         if change.keep_blobs:
@@ -175,6 +186,7 @@ def record_change(home, ledger: Ledger, change: Change) -> Recorded:
             action=change.action,
         )
     )
+    _look_outside(home)
     return Recorded(journal_id, entry.id)
 
 

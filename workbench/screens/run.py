@@ -127,6 +127,8 @@ class RunScreen(WorkbenchScreen):
         self._typing = False  # a burst of typing is on its way to the message box (``on_key``)
         self.speed = SCENARIO_SPEED
         self._cancel = threading.Event()
+        self._leaving_unstored = False
+        self._storing_to_quit = False  # a quit's store is running (ctrl+q again waits for it)
 
     def compose_body(self) -> Iterable[Widget]:
         with Horizontal(id="run-bar"):
@@ -254,7 +256,9 @@ class RunScreen(WorkbenchScreen):
         self._cancel.set()  # never keep the app waiting on a running turn at exit
         if self.agent is not None:
             self.agent.cancel()
-            if not self.running:  # as Hermes's CLI does on exit; `ctrl+o` (resume) reopens it
+            if self._leaving_unstored:  # the user chose to quit without what state.db would not take
+                self.agent.leave()
+            elif not self.running:  # as Hermes's CLI does on exit; `ctrl+o` (resume) reopens it
                 try:
                     self.agent.end()
                 except Exception as exc:  # the quit went ahead once asked (``unstored``): it must not hang
@@ -265,10 +269,17 @@ class RunScreen(WorkbenchScreen):
         """Messages of this screen's conversation state.db does not hold yet (quitting asks first)."""
         return self.agent.unstored if self.agent is not None and not self.running else 0
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="agent-store")
-    def store_before_quit(self) -> None:
-        """Worker: one more try at storing the conversation (waiting out a busy state.db), then the
-        app quits, or asks whether to quit without what is still unstored."""
+    def quit_after_storing(self) -> None:
+        """ctrl+q with a conversation state.db lacks: one more try at storing it first (once at a
+        time: a second ctrl+q meanwhile is the same quit), then quit or ask."""
+        if not self._storing_to_quit:
+            self._storing_to_quit = True
+            self._store_before_quit()
+
+    @work(thread=True, exit_on_error=False, group="agent-store")
+    def _store_before_quit(self) -> None:
+        """Worker: store (waiting out a busy state.db), then the app quits, or asks whether to quit
+        without what is still unstored."""
         agent, why = self.agent, None
         if agent is not None:
             try:
@@ -279,6 +290,7 @@ class RunScreen(WorkbenchScreen):
 
     @on(StoredBeforeQuit)
     def _stored_before_quit(self, message: StoredBeforeQuit) -> None:
+        self._storing_to_quit = False
         if not message.unstored:
             self.app.exit()
             return
@@ -288,6 +300,7 @@ class RunScreen(WorkbenchScreen):
 
         def answered(quit_anyway: bool | None) -> None:
             if quit_anyway:
+                self._leaving_unstored = True  # (no second wait on state.db while quitting)
                 self.app.exit()
 
         self.app.clear_notifications()  # (at 80x24 the warning toast covered the question)
