@@ -278,3 +278,86 @@ def test_a_skill_hermes_restores_is_journaled_as_restored_not_created(home, herm
         ("external", "brew", "removed", "brew/SKILL.md"),
         ("external", "brew", "created", "brew/SKILL.md"),
     ]
+
+
+def test_a_new_skill_named_as_an_archived_one_is_created_not_restored(home):
+    """The archived copy stays in the archive: a fresh skill of its name is no restore."""
+    _create_brew(home)
+    home.skills.outside.record()
+    assert home.curator.archive("brew")["success"]
+    (home.skills_dir / "brew").mkdir()
+    (home.skills_dir / "brew" / "SKILL.md").write_text(BREW.replace("3 minutes", "4"), encoding="utf-8")
+    home.skills.outside.record()
+    assert [s.name for s in home.skills.scanner.archived()] == ["brew"]
+    assert _outside_rows(home) == [("external", "brew", "created", "brew/SKILL.md")]
+
+
+def test_a_first_look_that_fails_part_way_keeps_dating_the_change_found_later(tmp_path, clock, monkeypatch):
+    """Its retry went on from the files already taken in, as a live look: the row lost its
+    seen_at and not_before and was dated now rather than by the file."""
+    from engine import open_home
+    from engine.skills.outside import OutsideChanges
+
+    first = open_home(tmp_path / "h", clock=clock)
+    _create_brew(first)
+    first.skills.outside.record()
+    looked = clock.now()
+    first.close()
+    clock.advance(3600)
+    (tmp_path / "h" / "skills" / "brew" / "SKILL.md").write_text(BREW.replace("3", "9"), encoding="utf-8")
+    later = open_home(tmp_path / "h", clock=clock)
+    try:
+        journal = OutsideChanges._journal
+        failing = iter([True])
+        monkeypatch.setattr(
+            OutsideChanges,
+            "_journal",
+            lambda self, *a: (_ for _ in ()).throw(OSError("disk")) if next(failing, False) else journal(self, *a),
+        )
+        with pytest.raises(OSError):
+            later.skills.outside.record()
+        assert len(later.skills.outside.record()) == 1
+        [row] = later.journal.query(subsystem="skills", actions=("external",))
+        assert row.detail["not_before"] == looked and row.detail["seen_at"] == clock.now()
+    finally:
+        later.close()
+
+
+HERMES_AFTER_OURS = """
+import json
+from tools.skill_manager_tool import skill_manage
+from tools.skill_usage import restore_skill, set_pinned
+set_pinned("brew", False)
+patched = json.loads(skill_manage(action="patch", name="brew", old_string="3 minutes", new_string="5 minutes"))
+print(json.dumps([patched["success"], *restore_skill("tidy-imports")]))
+"""
+
+
+@pytest.mark.slow  # Hermes's own code in its own process
+def test_hermes_changes_after_ours_and_to_what_was_archived_before_any_look_are_found(tmp_path, hermes, clock):
+    """With no TUI between: Hermes's unpin and patch of a skill the CLI had just pinned were taken for
+    ours (a workbench row of that skill since the last look) and never listed; a skill archived
+    before the first look and restored by Hermes read 'created'."""
+    from engine import open_home
+
+    root = tmp_path / "home"
+    first = open_home(root, clock=clock)
+    _create_brew(first)
+    assert first.skills.manage({"action": "create", "name": "tidy-imports", "content": TIDY})["success"]
+    assert first.curator.archive("tidy-imports")["success"]  # archived before any look
+    first.close()
+    cli = open_home(root, clock=clock)  # `workbench skills pin brew`
+    assert cli.curator.pin("brew")["success"]
+    cli.close()
+    done = hermes.json(root, HERMES_AFTER_OURS)
+    assert done[:2] == [True, True], done
+    later = open_home(root, clock=clock)
+    try:
+        later.skills.outside.record()
+        assert _outside_rows(later) == [
+            ("external", "brew", "edited", "brew/SKILL.md"),
+            ("external", "brew", "unpinned", "brew/SKILL.md"),
+            ("external", "tidy-imports", "restored", "tidy-imports/SKILL.md"),
+        ]
+    finally:
+        later.close()

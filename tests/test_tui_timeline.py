@@ -187,7 +187,7 @@ async def test_a_skill_written_by_another_program_appears_on_the_timeline(home, 
     app = make_app(home, tmp_path, watch_files=True)
     async with app.run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
-        await wait_for(pilot, lambda: home.skills.outside._seen is not None, what="the baseline")
+        await wait_for(pilot, lambda: home.skills.outside._last is not None, what="the baseline")
         text = "---\nname: standup\ndescription: Daily notes\n---\n\nThree lines.\n"
         write_from_another_process(home.skills_dir / "standup" / "SKILL.md", text)
         await wait_for(

@@ -103,7 +103,7 @@ def _revert(home, ledger: Ledger, roots: list[Path], before: dict[str, bytes]) -
     return undo
 
 
-def _look_outside(home) -> None:
+def look_outside(home) -> None:
     """Around each change of ours, a look for outside ones (``outside.record``): those made before it
     are journaled as theirs first, and the kept look then moves past ours, so an outside change after
     it (Hermes patching a skill the CLI just pinned, with no TUI watching) is not taken for ours."""
@@ -114,7 +114,7 @@ def _look_outside(home) -> None:
 
 
 def record_change(home, ledger: Ledger, change: Change) -> Recorded:
-    _look_outside(home)
+    look_outside(home)
     try:
         before = ledger.snapshot(change.roots)
         if change.keep_blobs:
@@ -186,7 +186,7 @@ def record_change(home, ledger: Ledger, change: Change) -> Recorded:
             action=change.action,
         )
     )
-    _look_outside(home)
+    look_outside(home)
     return Recorded(journal_id, entry.id)
 
 

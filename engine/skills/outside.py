@@ -2,8 +2,8 @@
 
 Memory edits no workbench process made are journaled entry by entry; this does the same
 for skills, one row per SKILL.md created, edited, removed, archived (moved into the archive
-folder, as Hermes's curator does) or restored (back where the journal last saw its skill
-archived, as Hermes's ``restore_skill`` moves it), and per skill pinned or unpinned in ``.usage.json``
+folder, as Hermes's curator does) or restored (its name gone from the archive since the last
+look, as Hermes's ``restore_skill`` moves it out), and per skill pinned or unpinned in ``.usage.json``
 (Hermes's ``skills pin``), so the Timeline can say
 what a background process changed. ``record`` compares the active skills' SKILL.md
 files with what it saw last time (by hash; a file whose size and mtime did not move is
@@ -16,10 +16,12 @@ change in progress is never taken for an outside one.
 Two workbenches watching one home journal an outside change once: a row is not written
 again when the newest one for that file says the same.
 
-What a look saw is kept in workbench.db (``skills_seen``, with the journal row it had
-read up to and the pins), so a process's first look compares with the last look of any
-workbench process: a skill Hermes changed while none watched is journaled when the TUI
-next opens, or ``workbench timeline`` next runs. Such a row is dated by the file's mtime
+What a look saw is kept in workbench.db (``skills_looked``, and in ``skills_look`` the
+journal row it had read up to, the pins, the archive's names and when), so a process's
+first look compares with the last look of any workbench process: a skill Hermes changed
+while none watched is journaled when the TUI next opens, or ``workbench timeline`` next runs.
+Each change of ours takes a look before and after it (``changes.look_outside``), so an
+outside change made after ours, with no TUI between, is not taken for ours. Such a row is dated by the file's mtime
 where there is one (never before that last look, nor after now) and notes when it was
 seen (``seen_at``) and that it came after the last look (``not_before``). Only the very
 first look in a home takes the baseline alone (before it, no one knows what changed).
@@ -41,14 +43,16 @@ if TYPE_CHECKING:
     from ..home import Home
 
 CREATED, EDITED, REMOVED, ARCHIVED, PINNED, UNPINNED = "created", "edited", "removed", "archived", "pinned", "unpinned"
-RESTORED = "restored"  # a SKILL.md back where the journal last saw its skill archived (Hermes's restore_skill)
+_NO_FILE_CHANGED = ("mark_stale", "reactivate", "consolidate_refused")  # skills rows that touch no file or pin
+RESTORED = "restored"  # a SKILL.md whose name left the archive since the last look (Hermes's restore_skill)
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS skills_seen (
+CREATE TABLE IF NOT EXISTS skills_looked (
     path TEXT PRIMARY KEY, name TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, sha TEXT NOT NULL
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS skills_seen_mark (
-    one INTEGER PRIMARY KEY CHECK (one = 1), journal_id INTEGER NOT NULL, pins TEXT NOT NULL, at REAL NOT NULL
+CREATE TABLE IF NOT EXISTS skills_look (
+    one INTEGER PRIMARY KEY CHECK (one = 1), journal_id INTEGER NOT NULL, pins TEXT NOT NULL,
+    archived TEXT NOT NULL, at REAL NOT NULL
 );
 """
 
@@ -60,12 +64,27 @@ class _Seen:
     sha: str
 
 
+@dataclass(frozen=True)
+class _Look:
+    """What one look saw: each active SKILL.md (path relative to skills/), the skills pinned and the
+    names in the archive, the journal row it had read up to, and when it looked."""
+
+    seen: dict[str, _Seen]
+    pins: frozenset[str]
+    archived: frozenset[str]
+    mark: int
+    at: float
+
+
+def _names(raw: str) -> frozenset[str]:
+    values = json_value(raw, [])
+    return frozenset(v for v in values if isinstance(v, str)) if isinstance(values, list) else frozenset()
+
+
 class OutsideChanges:
     def __init__(self, home: Home):
         self.home = home
-        self._seen: dict[str, _Seen] | None = None  # SKILL.md path (relative to skills/) -> what it held
-        self._pins: set[str] = set()  # the skills .usage.json said were pinned
-        self._journal_mark = 0  # the newest journal row already looked at
+        self._last: _Look | None = None  # this process's last look
         self._lock = threading.Lock()  # the watcher's thread and a screen's worker may both ask
 
     def record(self) -> list[int]:
@@ -73,107 +92,97 @@ class OutsideChanges:
         if self.home.read_only:  # a read-only home is never written, so nothing is journaled
             return []
         with self._lock:
-            mark = self._settled_mark()
-            kept = self._kept() if self._seen is None else None  # a first look goes on from the last one kept
-            looked_at: float | None = None
-            if kept is not None:
-                self._seen, self._pins, self._journal_mark, looked_at = kept
-            now, pins = self._scan(), self.home.skills.usage.pinned()
-            pins = self._pins if pins is None else pins  # unreadable for now: no pin judged
-            if self._seen is None:  # the first look in this home: the baseline
-                self._keep(now, pins, mark)
-                self._seen, self._pins, self._journal_mark = now, pins, mark
-                return []
-            found_later = looked_at is not None and looked_at < self.home.clock.now() - 1
-            ours, roots = self._journaled(self._journal_mark)
-            prefix = self.home.skills.ledger.rel(self.home.skills_dir)
-            before = self._seen
-            changes: list[tuple[str, str, _Seen | None, _Seen | None]]  # (change, path, before, now)
-            changes = [
-                (RESTORED if self._last_archived(now[rel].name) else CREATED, rel, None, now[rel])
-                for rel in now.keys() - before.keys()
-            ]
-            changes += [
-                (EDITED, rel, before[rel], now[rel])
-                for rel in now.keys() & before.keys()
-                if now[rel].sha != before[rel].sha
-            ]
-            gone = before.keys() - now.keys()
-            archived = {s.name for s in self.home.skills.scanner.archived()} if gone else set()
-            changes += [
-                (ARCHIVED if before[rel].name in archived else REMOVED, rel, before[rel], None) for rel in gone
-            ]  # (Hermes's curator archives a skill by moving its folder into the archive)
-            changes += [  # a pin set or cleared in .usage.json (Hermes's `skills pin`), on a skill still here
-                (PINNED if seen.name in pins else UNPINNED, rel, seen, seen)
-                for rel, seen in now.items()
-                if rel in before and (seen.name in pins) != (before[rel].name in self._pins)
-            ]
-            ids = []
-            for change, rel, old, new in sorted(changes, key=lambda c: c[1]):
-                if {seen.name for seen in (old, new) if seen} & ours:  # ours (a rename journals the old name)
-                    continue
-                path = f"{prefix}/{rel}"  # home-relative, as journaled roots are
-                if any(path == root or path.startswith(f"{root}/") for root in roots):
-                    continue
-                shown = new or old
-                assert shown is not None  # every change has a before, a now, or both
-                sha = new.sha if new and change not in (PINNED, UNPINNED) else None
-                mtime = new.stamp[0] / 1e9 if new and change in (CREATED, RESTORED, EDITED) else None
-                later = (mtime, looked_at) if found_later and looked_at is not None else None
-                row = self._journal(change, rel, shown.name, sha, later)
-                if row is not None:
-                    ids.append(row)
-            self._keep(now, pins, mark)
-            self._seen, self._pins, self._journal_mark = now, pins, mark  # once journaled: a failed append is retried
+            last = self._last or self._kept()  # a first look goes on from the last one any process kept
+            found_later = self._last is None and last is not None and last.at < self.home.clock.now() - 1
+            now = self._look(last)
+            ids = [] if last is None else self._journal_changes(last, now, found_later)  # (none: the baseline)
+            self._keep(last, now)
+            self._last = now  # once journaled and kept: a failed step is retried from the same last look
             return ids
 
-    def _last_archived(self, name: str) -> bool:
-        """Whether the newest journal row of skill ``name`` archived it (here or outside)."""
-        row = (
-            self.home.journal.connection()
-            .execute(
-                "SELECT action, CASE WHEN json_valid(detail) THEN json_extract(detail, '$.change') END FROM journal "
-                "WHERE subsystem = 'skills' AND target = ? AND status = 'done' ORDER BY id DESC LIMIT 1",
-                (name,),
-            )
-            .fetchone()
+    def _look(self, last: _Look | None) -> _Look:
+        pins = self.home.skills.usage.pinned()
+        return _Look(
+            self._scan(last.seen if last else {}),
+            frozenset(pins) if pins is not None else last.pins if last else frozenset(),  # unreadable: as before
+            frozenset(s.name for s in self.home.skills.scanner.archived()),
+            self._settled_mark(),
+            self.home.clock.now(),
         )
-        return row is not None and (row[0] == "archive" or tuple(row) == ("external", ARCHIVED))
 
-    def _kept(self) -> tuple[dict[str, _Seen], set[str], int, float] | None:
-        """The last look any workbench process kept: what it saw, the pins, the journal row it had read
-        up to and when it looked (None before the first look in this home, which makes the tables)."""
+    def _journal_changes(self, last: _Look, now: _Look, found_later: bool) -> list[int]:
+        ours, roots = self._journaled(last.mark)
+        prefix = self.home.skills.ledger.rel(self.home.skills_dir)
+        before = last.seen
+        changes: list[tuple[str, str, _Seen | None, _Seen | None]]  # (change, path, before, now)
+        changes = [  # back from the archive (Hermes's restore_skill moves its copy out), else new
+            (RESTORED if now.seen[rel].name in last.archived - now.archived else CREATED, rel, None, now.seen[rel])
+            for rel in now.seen.keys() - before.keys()
+        ]
+        changes += [
+            (EDITED, rel, before[rel], now.seen[rel])
+            for rel in now.seen.keys() & before.keys()
+            if now.seen[rel].sha != before[rel].sha
+        ]
+        changes += [  # (Hermes's curator archives a skill by moving its folder into the archive)
+            (ARCHIVED if before[rel].name in now.archived else REMOVED, rel, before[rel], None)
+            for rel in before.keys() - now.seen.keys()
+        ]
+        changes += [  # a pin set or cleared in .usage.json (Hermes's `skills pin`), on a skill still here
+            (PINNED if seen.name in now.pins else UNPINNED, rel, seen, seen)
+            for rel, seen in now.seen.items()
+            if rel in before and (seen.name in now.pins) != (before[rel].name in last.pins)
+        ]
+        ids = []
+        for change, rel, old, new in sorted(changes, key=lambda c: c[1]):
+            if {seen.name for seen in (old, new) if seen} & ours:  # ours (a rename journals the old name)
+                continue
+            path = f"{prefix}/{rel}"  # home-relative, as journaled roots are
+            if any(path == root or path.startswith(f"{root}/") for root in roots):
+                continue
+            shown = new or old
+            assert shown is not None  # every change has a before, a now, or both
+            sha = new.sha if new and change not in (PINNED, UNPINNED) else None
+            mtime = new.stamp[0] / 1e9 if new and change in (CREATED, RESTORED, EDITED) else None
+            row = self._journal(change, rel, shown.name, sha, (mtime, last.at) if found_later else None)
+            if row is not None:
+                ids.append(row)
+        return ids
+
+    def _kept(self) -> _Look | None:
+        """The last look any workbench process kept (None before the first look in this home, which
+        makes the tables)."""
         conn = self.home.journal.connection()
         try:
-            mark = conn.execute("SELECT journal_id, pins, at FROM skills_seen_mark").fetchone()
+            row = conn.execute("SELECT journal_id, pins, archived, at FROM skills_look").fetchone()
         except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc):
                 raise
             conn.executescript(_SCHEMA)
             return None
-        if mark is None:
+        if row is None:
             return None
         seen = {
             path: _Seen(name, (mtime_ns, size), sha)
-            for path, name, mtime_ns, size, sha in conn.execute("SELECT * FROM skills_seen")
+            for path, name, mtime_ns, size, sha in conn.execute("SELECT * FROM skills_looked")
         }
-        pins = json_value(mark[1], [])
-        return seen, {p for p in pins if isinstance(p, str)} if isinstance(pins, list) else set(), mark[0], mark[2]
+        return _Look(seen, _names(row[1]), _names(row[2]), row[0], row[3])
 
-    def _keep(self, now: dict[str, _Seen], pins: set[str], mark: int) -> None:
-        """Keep this look for the next process's first one: the files whose stamp or hash moved, and the mark."""
-        before = self._seen or {}
-        if self._seen is not None and before == now and pins == self._pins and mark == self._journal_mark:
-            return  # (a look runs on every change under skills/: the kept one is still this one)
+    def _keep(self, last: _Look | None, now: _Look) -> None:
+        """Keep this look for the next process's first one: the files whose stamp or hash moved, the
+        pins, the archive's names, the mark and the time (a later change is dated no earlier)."""
+        before = last.seen if last else {}
         with self.home.journal.transaction() as conn:
             conn.executemany(
-                "INSERT OR REPLACE INTO skills_seen VALUES (?, ?, ?, ?, ?)",
-                [(rel, s.name, *s.stamp, s.sha) for rel, s in now.items() if before.get(rel) != s],
+                "INSERT OR REPLACE INTO skills_looked VALUES (?, ?, ?, ?, ?)",
+                [(rel, s.name, *s.stamp, s.sha) for rel, s in now.seen.items() if before.get(rel) != s],
             )
-            conn.executemany("DELETE FROM skills_seen WHERE path = ?", [(rel,) for rel in before.keys() - now.keys()])
+            conn.executemany(
+                "DELETE FROM skills_looked WHERE path = ?", [(rel,) for rel in before.keys() - now.seen.keys()]
+            )
             conn.execute(
-                "INSERT OR REPLACE INTO skills_seen_mark VALUES (1, ?, ?, ?)",
-                (mark, json.dumps(sorted(pins)), self.home.clock.now()),
+                "INSERT OR REPLACE INTO skills_look VALUES (1, ?, ?, ?, ?)",
+                (now.mark, json.dumps(sorted(now.pins)), json.dumps(sorted(now.archived)), now.at),
             )
 
     def _journal(
@@ -201,9 +210,9 @@ class OutsideChanges:
             rows = [{"action": "external", "detail": detail}]
             return journal.append_all("skills", name, rows, actor="external", at=at)[0]
 
-    def _scan(self) -> dict[str, _Seen]:
+    def _scan(self, seen: dict[str, _Seen]) -> dict[str, _Seen]:
+        """Each active SKILL.md, hashed only when its stamp moved since ``seen``."""
         scanner = self.home.skills.scanner
-        seen = self._seen or {}
         found: dict[str, _Seen] = {}
         for skill in scanner.active():
             skill_md = skill.path / "SKILL.md"
@@ -234,16 +243,20 @@ class OutsideChanges:
 
     def _journaled(self, after: int) -> tuple[set[str], set[str]]:
         """The skills (names) and files (home-relative roots) some workbench process journaled a change of
-        (begun, done or abandoned) after row ``after``: a pending row keeps its roots under ``resume``."""
+        (begun, done or abandoned) after row ``after``: a pending row keeps its roots under ``resume``.
+        A Curator's stale mark or reactivation touches neither files nor pins, so it makes no change ours
+        (an outside edit of that skill since is still outside)."""
         rows = self.home.journal.connection().execute(
-            "SELECT target, json_extract(detail, '$.absorbed'), "
+            "SELECT target, action, json_extract(detail, '$.absorbed'), "
             "coalesce(json_extract(detail, '$.roots'), json_extract(detail, '$.resume.roots')) "
             "FROM journal WHERE id > ? AND subsystem = 'skills' AND action != 'external'",
             (after,),
         )
         names: set[str] = set()
         roots: set[str] = set()
-        for target, absorbed, touched in rows:
+        for target, action, absorbed, touched in rows:
+            if action in _NO_FILE_CHANGED:
+                continue
             names.add(target)
             for raw, into in ((absorbed, names), (touched, roots)):
                 values = json_value(raw, [])
