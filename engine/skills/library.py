@@ -741,16 +741,21 @@ class SkillLibrary:
             raise ReadOnlyError("This home is open read-only; nothing was written.")
         ctx = ctx or ToolContext()
         evidence = {**plan.evidence, **(approval or {})}
-        if plan.usage == "forget" and (record := self.usage.load().get(plan.name)) is not None:
-            # a rollback of the delete puts the record back whole: who made it, when, its counts, its pin
-            evidence["usage"] = {"before": {plan.name: record}, "after": {plan.name: None}}
         created_by = "agent" if ctx.origin == BACKGROUND_REVIEW else None
+
+        def forget(records: dict[str, dict[str, Any]], now: str) -> None:
+            """Under the usage file's lock: the record goes, and the delete's ledger row keeps it (read
+            here, not before), so a rollback puts it back whole: who made it, when, its counts, its pin."""
+            record = records.pop(plan.name, None)
+            if record is not None:
+                evidence["usage"] = {"before": {plan.name: record}, "after": {plan.name: None}}
+
         usage = {
             "create": lambda: self.usage.change_one(
                 plan.name,
                 lambda records, now: records.__setitem__(plan.name, {**default_record(now), "created_by": created_by}),
             ),
-            "forget": lambda: self.usage.forget(plan.name),
+            "forget": lambda: self.usage.change_one(plan.name, forget),
         }.get(plan.usage, lambda: self.usage.bump_patch(plan.name))
         try:
             with self.write_lock():

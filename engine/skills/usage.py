@@ -171,6 +171,3 @@ class UsageStore:
 
     def set_fields(self, name: str, **fields: Any) -> Callable[[], None]:
         return self.change_one(name, lambda records, now: records.setdefault(name, default_record(now)).update(fields))
-
-    def forget(self, name: str) -> Callable[[], None]:
-        return self.change_one(name, lambda records, now: records.pop(name, None))
