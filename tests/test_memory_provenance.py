@@ -295,3 +295,23 @@ def test_an_entry_a_replace_took_away_keeps_who_wrote_it_when_an_undo_puts_it_ba
     back = history.origin(home.memory, "memory", "Billing dashboard is grafana/billing")
     assert (back.actor, back.session_id, back.at) == ("agent", "s-9", written.at)
     assert back.journal_id == home.memory.history(limit=1)[0].id  # (the undo row, as for a removal)
+
+
+def test_an_outside_replace_row_never_takes_a_remove_call_from_the_remove_row(home, monkeypatch):
+    """Calls are handed to the rows that took an entry out in order, by substring: a replace row
+    whose old entry held a remove call's old_text took that call, and the remove row it belonged
+    to was left with none (as if a person had taken the entry out)."""
+    from engine.memory.archive_writes import ArchiveWrite
+
+    t = home.clock.now()
+    home.journal.append_all(
+        "memory", "memory", [{"action": "replace", "before": "cache cold", "after": "cache cold v2"}], actor="external"
+    )
+    [removed] = home.journal.append_all(
+        "memory", "memory", [{"action": "remove", "before": "cache warm"}], actor="external"
+    )
+    remove_call = ArchiveWrite("memory", "cache", "remove", "s-1", 11, t, "cache")
+    replace_call = ArchiveWrite("memory", "cache cold v2", "replace", "s-1", 12, t, "cache cold")
+    monkeypatch.setattr(home.memory.archive_writes, "takings", lambda *_: [remove_call, replace_call])
+    found = history.hermes_call(home.memory, home.journal.get(removed))
+    assert (found.session_id, found.message_id, found.action) == ("s-1", 11, "remove")

@@ -276,18 +276,26 @@ def _removal_call(
     """The Hermes remove or replace behind an ``external`` remove row (a replace reworded past
     pairing is journaled as a remove and an add). One call takes out one entry, so the window's
     removes and replaces are handed to the rows that took an entry out in order, each to the
-    first row whose entry holds its ``old_text``: a person's later removal of another entry
-    holding the same words gets none (it is theirs)."""
+    first row whose entry holds its ``old_text`` (a replace row only a replace: a remove never
+    rewrites): a person's later removal of another entry holding the same words gets none (it is
+    theirs)."""
     ours = _journaled_calls(memory, row.target, since)
     removes = [w for w in memory.archive_writes.takings(row.target, since, until) if _key(w) not in ours]
     earlier = memory.home.journal.connection().execute(
-        "SELECT before FROM journal WHERE subsystem = ? AND target = ? AND actor = 'external' AND status = 'done' "
-        "AND action IN ('remove', 'replace') AND id < ? AND at > ? ORDER BY id",
+        "SELECT action, before FROM journal WHERE subsystem = ? AND target = ? AND actor = 'external' "
+        "AND status = 'done' AND action IN ('remove', 'replace') AND id < ? AND at > ? ORDER BY id",
         (SUBSYSTEM, row.target, row.id, since),
     )
     used: set[int] = set()
-    for (before,) in earlier:
-        taken = next((i for i, w in enumerate(removes) if i not in used and (w.old_text or "") in (before or "")), None)
+    for action, before in earlier:
+        taken = next(
+            (
+                i
+                for i, w in enumerate(removes)
+                if i not in used and action in (REMOVE, w.action) and (w.old_text or "") in (before or "")
+            ),
+            None,
+        )
         if taken is not None:
             used.add(taken)
     mine = next((w for i, w in enumerate(removes) if i not in used and (w.old_text or "") in entry), None)
