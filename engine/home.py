@@ -9,9 +9,11 @@ only reads memory never opens state.db.
 from __future__ import annotations
 
 import copy
+import logging
 import os
 import pwd
 import stat
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +22,7 @@ import platformdirs
 
 from .clock import Clock
 from .config import Config
+from .db import DatabaseDamaged
 from .errors import ConfigError, HomeError
 from .events import ConfigChanged, EventBus
 from .fileio import LinkPolicy, UnsafePath
@@ -31,6 +34,8 @@ if TYPE_CHECKING:  # the stores import Home themselves, so they load lazily belo
     from .curator.run import Curator
     from .memory.store import MemoryStore
     from .skills.library import SkillLibrary
+
+log = logging.getLogger(__name__)
 
 APP_NAME = "memory-workbench"
 CONFIG_BOUND = ("config", "memory", "approvals", "skills", "curator")  # what a ``with_config`` view rebuilds
@@ -150,6 +155,16 @@ class Home:
         queue) and each write it tries is refused, naming workbench.db."""
         return not self.read_only and self.journal.problem() is None
 
+    def _settle(self, reconcile: Callable[[], object]) -> None:
+        """``reconcile`` a store as it opens; damage found deep in workbench.db (past the first page
+        ``problem`` reads) leaves it unsettled and still showing its files, as above."""
+        if not self._can_settle():
+            return
+        try:
+            reconcile()
+        except DatabaseDamaged as exc:
+            log.warning("%s", exc.message)
+
     # -- stores (each part adds its lazy property below) -------------------------
     @cached_property
     def archive(self) -> SessionArchive:
@@ -165,8 +180,7 @@ class Home:
         from .approvals import ApprovalQueue
 
         queue = ApprovalQueue(self)
-        if self._can_settle() and self.journal.pending("approvals"):
-            queue.reconcile()  # a decision killed part way is settled first
+        self._settle(lambda: self.journal.pending("approvals") and queue.reconcile())  # a decision killed part way
         return queue
 
     @cached_property
@@ -174,8 +188,7 @@ class Home:
         from .memory.store import MemoryStore
 
         store = MemoryStore(self)
-        if self._can_settle():
-            store.reconcile()  # a write killed between its rename and its journal commit is settled first
+        self._settle(store.reconcile)  # a write killed between its rename and its journal commit is settled first
         return store
 
     @cached_property
@@ -183,8 +196,7 @@ class Home:
         from .skills.library import SkillLibrary
 
         library = SkillLibrary(self)
-        if self._can_settle():
-            library.reconcile()  # a change killed part way is rolled forward or back first
+        self._settle(library.reconcile)  # a change killed part way is rolled forward or back first
         return library
 
     @cached_property

@@ -19,6 +19,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .clock import Clock
-from .db import DatabaseBusyError, ThreadConnections, database_error, write_transaction
+from .db import DatabaseBusyError, DatabaseDamaged, ThreadConnections, database_error, write_transaction
 from .errors import WorkbenchError
 from .fileio import UnsafePath
 from .values import LONE_SURROGATE, iso_time, json_value, number_value, storable, text_value
@@ -188,6 +189,18 @@ class Recording:
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
 
+def _stamp(path: Path) -> tuple:
+    """What tells a database file and its WAL changed: inode, size and mtime of each (None if absent)."""
+    stamps: list[tuple[int, int, int] | None] = []
+    for name in (path, path.with_name(path.name + "-wal")):
+        try:
+            info = os.stat(name)
+            stamps.append((info.st_ino, info.st_size, info.st_mtime_ns))
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
+
+
 def _names_the_file(method: _Method) -> _Method:
     """SQLite's own errors ("database disk image is malformed") name no file: a journal call that meets
     one raises the error ``database_error`` gives for workbench.db instead (``DatabaseDamaged`` for damage)."""
@@ -196,8 +209,13 @@ def _names_the_file(method: _Method) -> _Method:
     def call(self: Journal, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
+        except (sqlite3.ProgrammingError, sqlite3.IntegrityError, sqlite3.InterfaceError):
+            raise  # a bug of ours, not the file's: never "move it aside"
         except sqlite3.DatabaseError as exc:
-            raise database_error(exc, self.path) from exc
+            error = database_error(exc, self.path)
+            if isinstance(error, DatabaseDamaged):
+                self._damage = error.message  # damage deep in a table: ``problem`` says so from now on
+            raise error from exc
 
     return call  # type: ignore[return-value]  # (the same signature: functools.wraps)
 
@@ -207,6 +225,8 @@ class Journal:
         """``refused``: why ``path`` is never opened (the link policy's verdict), raised by every use."""
         self.path = path
         self._refused = refused
+        self._damage: str | None = None  # what a call found damaged, once one did
+        self._checked: tuple[tuple, str | None] | None = None  # (the files' stamp, ``problem``'s verdict then)
         self.clock = clock
         self.read_only = read_only
         self._conns = ThreadConnections(path, read_only, on_connect=None if read_only else self._ensure_schema)
@@ -232,15 +252,22 @@ class Journal:
         The stores still show their files without it but settle nothing (``Home``), every write is
         refused with this message, and the screens show it. A lock another process holds is no
         problem for reading (WAL), so it is None then too."""
+        if self._damage is not None:
+            return self._damage
         if not self.path.exists() and not self.path.is_symlink():
             return None
+        stamp = _stamp(self.path)  # asked per listed session: the schema is read again only once the files moved
+        if self._checked is not None and self._checked[0] == stamp:
+            return self._checked[1]
         try:
             self._look()
+            verdict = None
         except DatabaseBusyError:
-            return None
+            verdict = None
         except WorkbenchError as exc:
-            return exc.message
-        return None
+            verdict = exc.message
+        self._checked = (stamp, verdict)
+        return verdict
 
     @_names_the_file
     def _look(self) -> None:

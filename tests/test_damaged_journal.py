@@ -120,3 +120,26 @@ async def test_every_screen_says_workbench_db_cannot_be_read_and_still_shows_the
             await wait_for(pilot, lambda s=shows: s in drawn(app), what=shows)
         assert not [n for n in app._notifications if n.title == "Something went wrong"]
     home.close()
+
+
+def test_damage_deep_in_a_table_leaves_the_files_shown_and_is_then_said_by_problem(tmp_path):
+    """The first page read fine, so ``problem`` said nothing; a store settling as it opened met the
+    torn page and raised, so even reading MEMORY.md failed."""
+    root = _healthy_home(tmp_path / "home")
+    db = root / "workbench.db"
+    for extra in ("workbench.db-wal", "workbench.db-shm"):
+        (root / extra).unlink(missing_ok=True)
+    pages = db.stat().st_size // 4096
+    with open(db, "r+b") as file:
+        for page in range(2, pages):  # every page but the schema's: the journal's rows and indexes
+            file.seek(page * 4096)
+            file.write(os.urandom(4096))
+    home = open_home(root)
+    try:
+        assert home.memory.entries("memory") == ["Ledger runs on Postgres 16"]
+        with pytest.raises(WorkbenchError, match="workbench.db"):
+            home.memory.add("memory", "Prefers tea")
+        problem = home.journal.problem()
+        assert problem and str(db) in problem and "could not be read as an SQLite database" in problem
+    finally:
+        home.close()
