@@ -143,3 +143,37 @@ def test_damage_deep_in_a_table_leaves_the_files_shown_and_is_then_said_by_probl
         assert problem and str(db) in problem and "could not be read as an SQLite database" in problem
     finally:
         home.close()
+
+
+def test_a_turn_is_refused_before_it_starts_naming_workbench_db(damaged):
+    """A turn ran, then could not be stored: the session row was made in state.db without its
+    title or messages and left open, and quitting asked to drop messages state.db never refused."""
+    from engine.conversation import Conversation
+    from engine.models import OfflineModel
+
+    home = open_home(damaged)
+    try:
+        sessions = [s.id for s in home.archive.list_sessions()]
+        conversation = Conversation(home, OfflineModel())
+        with pytest.raises(WorkbenchError, match="workbench.db"):
+            conversation.run_turn("hello there")
+        assert conversation.agent.unstored == 0
+        assert [s.id for s in home.archive.list_sessions()] == sessions
+    finally:
+        home.close()
+
+
+@pytest.mark.anyio
+async def test_the_run_screen_refuses_a_turn_and_keeps_the_message_in_the_box(damaged, tmp_path):
+    from textual.widgets import Input
+
+    home = open_home(damaged)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.press(*"hello there", "enter")
+        box = app.screen.query_one("#run-input", Input)
+        await wait_for(pilot, lambda: not app.screen.running and box.value == "hello there", what="the message back")
+        await wait_for(pilot, lambda: any("workbench.db" in n.message for n in app._notifications), what="the refusal")
+    home.close()

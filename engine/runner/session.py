@@ -511,6 +511,9 @@ class AgentSession:
     def run_turn(self, text: str) -> TurnResult:
         if not isinstance(text, str) or not text.strip():
             raise WorkbenchError("A turn needs a non-empty user message.")
+        problem = self.home.journal.problem()
+        if problem:  # nothing of the turn could be stored (a session's title is journaled): refused before it starts
+            raise WorkbenchError(problem)
         if self._forget_if_deleted():  # its turns would fail to store: this one starts a new session
             gone = self.id
             self.switch_session(None)  # (the provider hears the switch, as on ctrl+l)

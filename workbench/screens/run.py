@@ -433,8 +433,8 @@ class RunScreen(WorkbenchScreen):
             self.post_message(AgentReady(agent, agent.id))
             if self._cancel.is_set():  # cancelled (or the screen closed) before the screen knew the agent
                 agent.cancel()
-            unsent = ""  # from here on the turn stores the message, even if it then fails
-            result = agent.run_turn(text)
+            result = agent.run_turn(text)  # (what it raises it raised before taking the message)
+            unsent = ""  # the turn took the message: it is stored, even if the turn then failed
             session_id, error = result.session_id, result.error if result.status == "error" else None
             unstored, why = agent.unstored, result.error
         except Exception as exc:  # e.g. an unusable model configuration: shown in place, never fatal
