@@ -361,3 +361,41 @@ def test_hermes_changes_after_ours_and_to_what_was_archived_before_any_look_are_
         ]
     finally:
         later.close()
+
+
+def test_a_change_of_ours_committed_during_a_look_is_never_outside(home, monkeypatch):
+    """A look read the journal's mark after its scan: another process's pin committed meanwhile fell
+    below the kept mark, so the next look took it for an outside one."""
+    from engine import open_home
+    from engine.skills.outside import OutsideChanges
+
+    _create_brew(home)
+    home.skills.outside.record()
+    other = open_home(home.root)  # the CLI, pinning brew while this look scans
+    scan = OutsideChanges._scan
+
+    def scanning(self, seen):
+        found = scan(self, seen)
+        if self is home.skills.outside and not getattr(scanning, "done", False):
+            scanning.done = True
+            assert other.curator.pin("brew")["success"]
+        return found
+
+    monkeypatch.setattr(OutsideChanges, "_scan", scanning)
+    try:
+        home.skills.outside.record()
+        home.skills.outside.record()
+        assert _outside_rows(home) == []
+    finally:
+        other.close()
+
+
+def test_a_curator_stale_mark_does_not_make_an_outside_edit_ours(home):
+    """Any skills row of ours since the last look made its skill ours, so an edit by hand of a skill the
+    Curator had just marked stale (a usage state, no file) was never journaled."""
+    _create_brew(home)
+    home.skills.outside.record()
+    home.journal.append("skills", "mark_stale", "brew", actor="curator", detail={"run": "r1"})
+    (home.skills_dir / "brew" / "SKILL.md").write_text(BREW.replace("3 minutes", "in vim"), encoding="utf-8")
+    home.skills.outside.record()
+    assert _outside_rows(home) == [("external", "brew", "edited", "brew/SKILL.md")]

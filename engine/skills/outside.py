@@ -101,12 +101,13 @@ class OutsideChanges:
             return ids
 
     def _look(self, last: _Look | None) -> _Look:
+        mark = self._settled_mark()  # first: a change of ours committed during the scan is after it, so ours
         pins = self.home.skills.usage.pinned()
         return _Look(
             self._scan(last.seen if last else {}),
             frozenset(pins) if pins is not None else last.pins if last else frozenset(),  # unreadable: as before
             frozenset(s.name for s in self.home.skills.scanner.archived()),
-            self._settled_mark(),
+            mark,
             self.home.clock.now(),
         )
 
