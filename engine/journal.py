@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .clock import Clock
-from .db import DatabaseBusyError, DatabaseDamaged, ThreadConnections, database_error, write_transaction
+from .db import DatabaseBusyError, ThreadConnections, database_error, write_transaction
 from .errors import WorkbenchError
 from .fileio import UnsafePath
 from .values import LONE_SURROGATE, iso_time, json_value, number_value, storable, text_value
@@ -189,6 +189,11 @@ class Recording:
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
 
+# SQLite's own word for a damaged file (a torn page) or one that is no database: nothing else (a hand-edited
+# row's bad JSON, a bug's bad SQL) makes the whole journal unusable
+_DAMAGE_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
 def _stamp(path: Path) -> tuple:
     """What tells a database file and its WAL changed: inode, size and mtime of each (None if absent)."""
     stamps: list[tuple[int, int, int] | None] = []
@@ -213,7 +218,7 @@ def _names_the_file(method: _Method) -> _Method:
             raise  # a bug of ours, not the file's: never "move it aside"
         except sqlite3.DatabaseError as exc:
             error = database_error(exc, self.path)
-            if isinstance(error, DatabaseDamaged):
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF in _DAMAGE_CODES:
                 self._damage = error.message  # damage deep in a table: ``problem`` says so from now on
             raise error from exc
 

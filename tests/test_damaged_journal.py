@@ -177,3 +177,20 @@ async def test_the_run_screen_refuses_a_turn_and_keeps_the_message_in_the_box(da
         await wait_for(pilot, lambda: not app.screen.running and box.value == "hello there", what="the message back")
         await wait_for(pilot, lambda: any("workbench.db" in n.message for n in app._notifications), what="the refusal")
     home.close()
+
+
+def test_a_hand_edited_row_is_no_damage_to_the_whole_journal(tmp_path):
+    """A row whose detail is not JSON made one journal call fail; that marked workbench.db damaged for
+    the rest of the process, so every agent turn was refused with advice to throw the history away."""
+    import sqlite3
+
+    root = _healthy_home(tmp_path / "home")
+    with sqlite3.connect(root / "workbench.db") as conn:
+        conn.execute("UPDATE journal SET detail = '{not json' WHERE id = (SELECT max(id) FROM journal)")
+    home = open_home(root)
+    try:
+        with pytest.raises(WorkbenchError, match="workbench.db"):
+            home.journal.applied("memory", "abcd1234")  # a journal call that meets the row
+        assert home.journal.problem() is None
+    finally:
+        home.close()

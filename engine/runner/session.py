@@ -46,7 +46,7 @@ TITLE_CHARS = 60
 RESULT_PREVIEW = 400
 REVIEW_CLOSE_WAIT_S = 60.0  # how long closing a session waits for its queued reviews
 CLOSE_REASON = "cli_close"  # the end reason Hermes's CLI writes when the user leaves
-NOT_STORED = "the message that made this call could not be stored in state.db first"
+NOT_STORED = "the message that made this call could not be stored first"
 MISSING_RESULT = json.dumps(
     {"success": False, "error": "No result was recorded for this call (the earlier run stopped)."}
 )
