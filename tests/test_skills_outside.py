@@ -399,3 +399,18 @@ def test_a_curator_stale_mark_does_not_make_an_outside_edit_ours(home):
     (home.skills_dir / "brew" / "SKILL.md").write_text(BREW.replace("3 minutes", "in vim"), encoding="utf-8")
     home.skills.outside.record()
     assert _outside_rows(home) == [("external", "brew", "edited", "brew/SKILL.md")]
+
+
+def test_a_restore_of_one_of_two_archived_copies_of_a_name_is_restored(home):
+    """With two archived copies of one name, one moved back out (as Hermes's restore_skill moves its
+    newest) read 'created': the name was still in the archive."""
+    _create_brew(home)
+    assert home.curator.archive("brew")["success"]
+    _create_brew(home)
+    assert home.curator.archive("brew")["success"]
+    copies = [s.path for s in home.skills.scanner.archived()]
+    assert len(copies) == 2
+    home.skills.outside.record()
+    shutil.move(str(copies[-1]), str(home.skills_dir / "brew"))  # Hermes restoring one
+    home.skills.outside.record()
+    assert _outside_rows(home) == [("external", "brew", "restored", "brew/SKILL.md")]

@@ -66,19 +66,24 @@ class _Seen:
 
 @dataclass(frozen=True)
 class _Look:
-    """What one look saw: each active SKILL.md (path relative to skills/), the skills pinned and the
-    names in the archive, the journal row it had read up to, and when it looked."""
+    """What one look saw: each active SKILL.md (path relative to skills/), the skills pinned, the
+    name of each copy in the archive (a name archived twice is there twice), the journal row it had
+    read up to, and when it looked."""
 
     seen: dict[str, _Seen]
     pins: frozenset[str]
-    archived: frozenset[str]
+    archived: tuple[str, ...]
     mark: int
     at: float
 
+    def restored(self, name: str, now: _Look) -> bool:
+        """Whether a copy of ``name`` left the archive between this look and ``now``."""
+        return self.archived.count(name) > now.archived.count(name)
 
-def _names(raw: str) -> frozenset[str]:
+
+def _names(raw: str) -> list[str]:
     values = json_value(raw, [])
-    return frozenset(v for v in values if isinstance(v, str)) if isinstance(values, list) else frozenset()
+    return [v for v in values if isinstance(v, str)] if isinstance(values, list) else []
 
 
 class OutsideChanges:
@@ -106,7 +111,7 @@ class OutsideChanges:
         return _Look(
             self._scan(last.seen if last else {}),
             frozenset(pins) if pins is not None else last.pins if last else frozenset(),  # unreadable: as before
-            frozenset(s.name for s in self.home.skills.scanner.archived()),
+            tuple(sorted(s.name for s in self.home.skills.scanner.archived())),
             mark,
             self.home.clock.now(),
         )
@@ -117,7 +122,7 @@ class OutsideChanges:
         before = last.seen
         changes: list[tuple[str, str, _Seen | None, _Seen | None]]  # (change, path, before, now)
         changes = [  # back from the archive (Hermes's restore_skill moves its copy out), else new
-            (RESTORED if now.seen[rel].name in last.archived - now.archived else CREATED, rel, None, now.seen[rel])
+            (RESTORED if last.restored(now.seen[rel].name, now) else CREATED, rel, None, now.seen[rel])
             for rel in now.seen.keys() - before.keys()
         ]
         changes += [
@@ -167,12 +172,20 @@ class OutsideChanges:
             path: _Seen(name, (mtime_ns, size), sha)
             for path, name, mtime_ns, size, sha in conn.execute("SELECT * FROM skills_looked")
         }
-        return _Look(seen, _names(row[1]), _names(row[2]), row[0], row[3])
+        return _Look(seen, frozenset(_names(row[1])), tuple(sorted(_names(row[2]))), row[0], row[3])
 
     def _keep(self, last: _Look | None, now: _Look) -> None:
         """Keep this look for the next process's first one: the files whose stamp or hash moved, the
-        pins, the archive's names, the mark and the time (a later change is dated no earlier)."""
+        pins, the archive's names, the mark and the time (a later change is dated no earlier). A look
+        that found all as kept writes nothing: its time is then the last look's, an earlier bound."""
         before = last.seen if last else {}
+        if last is not None and (before, last.pins, last.archived, last.mark) == (
+            now.seen,
+            now.pins,
+            now.archived,
+            now.mark,
+        ):
+            return  # (the watcher looks on every change under skills/: the kept look still says it all)
         with self.home.journal.transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO skills_looked VALUES (?, ?, ?, ?, ?)",
@@ -183,7 +196,7 @@ class OutsideChanges:
             )
             conn.execute(
                 "INSERT OR REPLACE INTO skills_look VALUES (1, ?, ?, ?, ?)",
-                (now.mark, json.dumps(sorted(now.pins)), json.dumps(sorted(now.archived)), now.at),
+                (now.mark, json.dumps(sorted(now.pins)), json.dumps(now.archived), now.at),
             )
 
     def _journal(
