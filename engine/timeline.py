@@ -30,6 +30,7 @@ from .archive.query import like_escape
 from .errors import WorkbenchError
 from .journal import LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import HERMES_SLACK_S, AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
+from .skills.outside import RECORD_ONLY
 from .textsafety import apart, inline, one_line, visible
 from .values import iso_time, row_id, text_value
 
@@ -51,9 +52,7 @@ _RECORDS = {
     ("curator", "run"),
     ("curator", "pause"),
     ("curator", "resume"),
-    ("skills", "consolidate_refused"),
-    ("skills", "mark_stale"),
-    ("skills", "reactivate"),
+    *(("skills", action) for action in RECORD_ONLY),
 }
 
 

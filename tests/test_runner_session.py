@@ -460,3 +460,35 @@ def test_a_turn_whose_calls_state_db_cannot_store_first_runs_none_and_answers_ea
     stored = home.archive.messages(session.id)
     assert [(m.role, m.timestamp) for m in stored] == [("user", said), ("assistant", said + 5), ("tool", said + 5)]
     assert home.archive.get_session(session.id).started_at == said
+
+
+def test_two_stores_at_once_store_each_message_once_with_its_time(home, monkeypatch, clock):
+    """A quit's retry and a turn both flushed while state.db was slow: both stored the same pending
+    messages (twice in state.db, and the unstored count went negative), and a message said during a
+    store lost its time."""
+    import threading
+    import time
+
+    session = AgentSession(home, OfflineModel())
+    session._say({"role": "user", "content": "first"})
+    first_at = clock.now()
+    append = home.archive.append_messages
+    entered = threading.Event()
+
+    def slow(session_id, messages):
+        entered.set()
+        time.sleep(0.3)  # state.db slow to take them: the other store and a new message come meanwhile
+        return append(session_id, messages)
+
+    monkeypatch.setattr(home.archive, "append_messages", slow)
+    other = threading.Thread(target=session.flush)
+    other.start()
+    assert entered.wait(5)
+    clock.advance(30)
+    session._say({"role": "user", "content": "said during the store"})
+    clock.advance(30)  # stored later still
+    session.flush()
+    other.join()
+    stored = home.archive.messages(session.id)
+    assert [(m.content, m.timestamp) for m in stored] == [("first", first_at), ("said during the store", first_at + 30)]
+    assert session.unstored == 0

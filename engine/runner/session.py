@@ -209,6 +209,7 @@ class AgentSession:
         self.background_review = background_review  # True: reviews run on the review thread after the turn
         self._reviews = SerialWorker("bg-review")
         self._storing = threading.Lock()  # one flush at a time (a quit's retry beside a turn's)
+        self._saying = threading.Lock()  # a message and its time are added together, and read together
         self._review_stops: set[threading.Event] = set()  # one per queued or running review
         self._own_cancel = cancel_event is None  # a shared event (a whole scenario's) is never cleared here
         self.cancel_event = cancel_event or threading.Event()
@@ -353,8 +354,9 @@ class AgentSession:
     def _say(self, message: dict[str, Any]) -> None:
         """Add a message to the conversation, noting when it was said: stored later (state.db was
         busy), it keeps that time, never the time it was finally stored."""
-        self.messages.append(message)
-        self._said_at.append(self.home.clock.now())
+        with self._saying:
+            self.messages.append(message)
+            self._said_at.append(self.home.clock.now())
 
     @property
     def unstored(self) -> int:
@@ -369,11 +371,12 @@ class AgentSession:
 
     def _flush(self) -> list[int]:
         self.requests.flush()
-        pending = self.messages[len(self.message_ids) :]
+        with self._saying:  # (a message said while this one stores waits for the next, with its time)
+            pending, stamps = self.messages[len(self.message_ids) :], list(self._said_at)
         if not pending:
             return []
         # the newest pending messages were said here; older ones (a compacted copy) are stamped as stored
-        said = [None] * max(0, len(pending) - len(self._said_at)) + self._said_at[-len(pending) :]
+        said = [None] * max(0, len(pending) - len(stamps)) + stamps[-len(pending) :]
         rows = [{**stored_form(m), "timestamp": at} for m, at in zip(pending, said, strict=True)]
         archive = self.home.archive
         if not self._created:
@@ -398,7 +401,8 @@ class AgentSession:
             self._prompt_unstored = False
         ids = archive.append_messages(self.id, rows)
         self.message_ids.extend(ids)
-        self._said_at = []
+        with self._saying:
+            del self._said_at[: len(stamps)]
         if self._unrecorded_tokens:
             archive.update_token_counts(self.id, model=self.model.name, **self._unrecorded_tokens)
             self._unrecorded_tokens.clear()

@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from ..home import Home
 
 CREATED, EDITED, REMOVED, ARCHIVED, PINNED, UNPINNED = "created", "edited", "removed", "archived", "pinned", "unpinned"
-_NO_FILE_CHANGED = ("mark_stale", "reactivate", "consolidate_refused")  # skills rows that touch no file or pin
+# skills rows that record a Curator's decision: they touch no file and no pin (nor can they be reverted)
+RECORD_ONLY = ("consolidate_refused", "mark_stale", "reactivate")
 RESTORED = "restored"  # a SKILL.md whose name left the archive since the last look (Hermes's restore_skill)
 
 _SCHEMA = """
@@ -269,7 +270,7 @@ class OutsideChanges:
         names: set[str] = set()
         roots: set[str] = set()
         for target, action, absorbed, touched in rows:
-            if action in _NO_FILE_CHANGED:
+            if action in RECORD_ONLY:
                 continue
             names.add(target)
             for raw, into in ((absorbed, names), (touched, roots)):
