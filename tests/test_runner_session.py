@@ -14,6 +14,7 @@ from engine.providers.base import MemoryProvider
 from engine.runner import AgentSession, RequestLog
 from engine.runner.tools import Tool, ToolRegistry, builtin_tools
 from engine.tools import ToolContext
+from tests.lock_support import holding_write_lock
 
 
 class Recording(Model):
@@ -404,28 +405,6 @@ def test_memory_off_means_no_memory_tool_and_no_blocks(home):
     assert session.turns_since_memory == 0  # no memory nudges without the tool
 
 
-def _holding_write_lock(database):
-    """Another process with ``database``'s write lock (``BEGIN IMMEDIATE``), until killed."""
-    import subprocess
-    import sys
-
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sqlite3, time\n"
-            f"conn = sqlite3.connect({str(database)!r}, isolation_level=None)\n"
-            "conn.execute('BEGIN IMMEDIATE')\n"
-            "print('held', flush=True)\n"
-            "time.sleep(60)\n",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert holder.stdout.readline().strip() == "held"
-    return holder
-
-
 def test_a_turn_whose_calls_state_db_cannot_store_first_runs_none_and_answers_each(home, monkeypatch, clock):
     """With state.db locked by another process, the assistant message asking to write memory could
     not be stored before its call ran: the call was later stored with no result (shown as if it
@@ -444,7 +423,7 @@ def test_a_turn_whose_calls_state_db_cannot_store_first_runs_none_and_answers_ea
     stores = []
     flush = session.flush
     monkeypatch.setattr(session, "flush", lambda: stores.append(1) or flush())
-    holder = _holding_write_lock(home.state_db_path)
+    holder = holding_write_lock(home.state_db_path)
     try:
         result = session.run_turn("remember that I like jazz")
     finally:

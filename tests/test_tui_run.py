@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
 
@@ -13,6 +11,7 @@ from textual.widgets import Input, OptionList, Select, Static
 
 from engine.events import RunnerEvent
 from engine.scenarios import run_scenario
+from tests.lock_support import holding_write_lock
 from tests.screens_seed import GARDEN_2, TOKYO, open_mode, play_scenario, screen_text, seed_sessions
 from tests.tui_support import LateFirstAnswer, make_app, settle, wait_for
 from widgets.entry_list import EntryList
@@ -423,25 +422,6 @@ async def test_a_burst_typed_from_the_transcript_all_goes_into_the_message_box(h
         assert screen.query_one("#run-input", Input).value == "i am fine with wifi"
 
 
-def _holding_write_lock(database) -> subprocess.Popen:
-    """Another process with ``database``'s write lock (``BEGIN IMMEDIATE``), until killed."""
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sqlite3, time\n"
-            f"conn = sqlite3.connect({str(database)!r}, isolation_level=None)\n"
-            "conn.execute('BEGIN IMMEDIATE')\n"
-            "print('held', flush=True)\n"
-            "time.sleep(60)\n",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert holder.stdout.readline().strip() == "held"
-    return holder
-
-
 async def test_a_turn_state_db_did_not_take_stays_on_screen_and_quitting_asks_first(home, tmp_path, monkeypatch, clock):
     """With state.db's write lock held by another process as a turn ended, the transcript was
     replaced by its empty stored copy with no word said; quitting then hung and the turn was lost.
@@ -453,7 +433,7 @@ async def test_a_turn_state_db_did_not_take_stays_on_screen_and_quitting_asks_fi
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_run(pilot)
-        holder = _holding_write_lock(home.state_db_path)
+        holder = holding_write_lock(home.state_db_path)
         try:
             await pilot.press(*"hello while locked", "enter")
             await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
@@ -490,7 +470,7 @@ async def test_quitting_without_what_state_db_did_not_take_does_not_wait_for_it_
     monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
     home.archive.list_sessions()
     app = make_app(home, tmp_path)
-    holder = _holding_write_lock(home.state_db_path)
+    holder = holding_write_lock(home.state_db_path)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
             screen = await open_run(pilot)
