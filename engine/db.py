@@ -159,6 +159,18 @@ def _no_space_left(path: Path) -> bool:
     return False
 
 
+def database_stamp(path: Path) -> tuple:
+    """What tells a database file and its WAL changed: inode, size and mtime of each (None if absent)."""
+    stamps: list[tuple[int, int, int] | None] = []
+    for name in (path, path.with_name(path.name + "-wal")):
+        try:
+            info = os.stat(name)
+            stamps.append((info.st_ino, info.st_size, info.st_mtime_ns))
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
+
+
 def is_damage(exc: BaseException) -> bool:
     """True when an SQLite error means the file itself is not a usable database (not the disk, a lock or rights)."""
     text = str(exc).lower()

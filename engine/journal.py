@@ -19,7 +19,6 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .clock import Clock
-from .db import DatabaseBusyError, ThreadConnections, database_error, write_transaction
+from .db import DatabaseBusyError, ThreadConnections, database_error, database_stamp, write_transaction
 from .errors import WorkbenchError
 from .fileio import UnsafePath
 from .values import LONE_SURROGATE, iso_time, json_value, number_value, storable, text_value
@@ -194,18 +193,6 @@ _Method = TypeVar("_Method", bound=Callable[..., Any])
 _DAMAGE_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
-def _stamp(path: Path) -> tuple:
-    """What tells a database file and its WAL changed: inode, size and mtime of each (None if absent)."""
-    stamps: list[tuple[int, int, int] | None] = []
-    for name in (path, path.with_name(path.name + "-wal")):
-        try:
-            info = os.stat(name)
-            stamps.append((info.st_ino, info.st_size, info.st_mtime_ns))
-        except OSError:
-            stamps.append(None)
-    return tuple(stamps)
-
-
 def _names_the_file(method: _Method) -> _Method:
     """SQLite's own errors ("database disk image is malformed") name no file: a journal call that meets
     one raises the error ``database_error`` gives for workbench.db instead (``DatabaseDamaged`` for damage)."""
@@ -261,7 +248,9 @@ class Journal:
             return self._damage
         if not self.path.exists() and not self.path.is_symlink():
             return None
-        stamp = _stamp(self.path)  # asked per listed session: the schema is read again only once the files moved
+        stamp = database_stamp(
+            self.path
+        )  # asked per listed session: the schema is read again only once the files moved
         if self._checked is not None and self._checked[0] == stamp:
             return self._checked[1]
         try:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..db import database_stamp
 from ..errors import WorkbenchError
 from ..values import decoded_calls, json_object
 from .format import TARGETS
@@ -244,19 +245,9 @@ class ArchiveWrites:
                 return []
 
     # -- reading the archive ----------------------------------------------------------
-    def _stamp(self) -> tuple:
-        stamps: list[tuple[int, int, int] | None] = []
-        for suffix in ("", "-wal"):
-            try:
-                info = self.home.state_db_path.with_name(self.home.state_db_path.name + suffix).stat()
-                stamps.append((info.st_ino, info.st_size, info.st_mtime_ns))
-            except OSError:
-                stamps.append(None)
-        return tuple(stamps)
-
     def _fresh(self) -> bool:
         """Forget what was found in an older version of state.db; False when there is none (lock held)."""
-        version = self._stamp()
+        version = database_stamp(self.home.state_db_path)
         if version != self._version:
             self._version, self._found, self._every, self._takings, self._calls = version, {}, None, None, {}
         return version[0] is not None
