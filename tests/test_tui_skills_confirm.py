@@ -36,6 +36,24 @@ def hand_made(home, name: str) -> None:
     (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: made by hand\n---\n\nStep one.\n")
 
 
+async def plan_asked(pilot) -> None:
+    """Skills, then d: the dry run's question, open."""
+    await open_mode(pilot, "3", SkillsScreen)
+    await pilot.press("d")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="plan dialog")
+
+
+async def purge_asked(pilot, days: str | None = None) -> None:
+    """Skills, then x and ``days`` (the default when None): the purge question, open."""
+    await open_mode(pilot, "3", SkillsScreen)
+    await pilot.press("x")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, DaysDialog), what="days dialog")
+    if days is not None:
+        pilot.app.screen.query_one(Input).value = days
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="purge question")
+
+
 async def test_archive_acts_on_the_skill_it_asked_about_not_the_row_the_cursor_lands_on(home, tmp_path):
     """`Archive zz-a?`, zz-a deleted from another shell, the table reloaded onto zz-b: `y` archived zz-b."""
     for name in ("zz-a", "zz-b"):
@@ -86,12 +104,7 @@ async def test_purge_deletes_only_what_its_question_listed(home, tmp_path):
     home.curator.archive("git-rebase")  # archived today: not listed
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await open_mode(pilot, "3", SkillsScreen)
-        await pilot.press("x")
-        await wait_for(pilot, lambda: isinstance(app.screen, DaysDialog), what="days dialog")
-        app.screen.query_one(Input).value = "30"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="purge question")
+        await purge_asked(pilot, "30")
         assert app.screen.detail == "docker-prune  (.archive/docker-prune)"
         home.skills.usage.set_fields("git-rebase", archived_at="2000-01-01T00:00:00Z")  # old enough now
         await pilot.press("y")
@@ -107,11 +120,7 @@ async def test_purge_says_which_listed_copy_is_gone_and_purges_the_rest(home, tm
     home.clock.advance(100 * DAY)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await open_mode(pilot, "3", SkillsScreen)
-        await pilot.press("x")
-        await wait_for(pilot, lambda: isinstance(app.screen, DaysDialog), what="days dialog")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="purge question")
+        await purge_asked(pilot)
         home.curator.restore("git-rebase")
         await pilot.press("y")
         await wait_for(pilot, lambda: "Purged 1 archived skill(s)" in notes(app), what="the purge")
@@ -125,9 +134,7 @@ async def test_apply_exactly_this_never_applies_more_than_the_dry_run_showed(hom
     home.clock.advance(45 * DAY)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await open_mode(pilot, "3", SkillsScreen)
-        await pilot.press("d")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="plan dialog")
+        await plan_asked(pilot)
         assert app.screen.detail == "mark stale  tomato-care"
         home.skills.usage.set_fields("docker-prune", created_by="agent")  # now the curator's, and idle for 45 days
         await pilot.press("y")
@@ -147,9 +154,7 @@ async def test_a_plan_that_no_longer_holds_anything_applies_nothing_and_says_so(
     home.clock.advance(45 * DAY)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await open_mode(pilot, "3", SkillsScreen)
-        await pilot.press("d")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="plan dialog")
+        await plan_asked(pilot)
         home.curator.pin("tomato-care")  # pinned skills are never touched: the plan is empty now
         await pilot.press("y")
         await wait_for(pilot, lambda: "nothing was applied" in notes(app), what="the note")
