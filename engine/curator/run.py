@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
 from ..fileio import UnsafePath
-from ..skills.changes import Change, Undo, look_outside, record_change, remove_empty_parents, remove_tree_later
+from ..skills.changes import Change, Undo, looked_around, record_change, remove_empty_parents, remove_tree_later
 from ..skills.discovery import ARCHIVE_DIR, Found
 from ..skills.library import READ_ONLY_PROVENANCE
 from ..skills.usage import default_record, iso
@@ -317,12 +317,13 @@ class Curator:
         verb = "pin" if pinned else "unpin"
         before = str(bool((record or {}).get("pinned")))
         # pending until written: a look at the pins meanwhile knows the change is ours
-        look_outside(self.home)
-        with self.home.journal.recording(
-            "skills", verb, found.name, actor="user", before=before, after=str(pinned)
-        ) as row:
+        with (
+            looked_around(self.home),
+            self.home.journal.recording(
+                "skills", verb, found.name, actor="user", before=before, after=str(pinned)
+            ) as row,
+        ):
             self.skills.usage.set_fields(found.name, pinned=pinned)
-        look_outside(self.home)
         self._announce(found.name, verb, "user", row.id)
         return {"success": True, "message": f"Skill '{found.name}' {verb}ned.", "name": found.name, "pinned": pinned}
 

@@ -18,13 +18,14 @@ moved back, a trashed folder is put back) and marked ``abandoned``.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import logging
 import os
 import shutil
 import sqlite3
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,10 +104,18 @@ def _revert(home, ledger: Ledger, roots: list[Path], before: dict[str, bytes]) -
     return undo
 
 
-def look_outside(home) -> None:
+@contextlib.contextmanager
+def looked_around(home) -> Iterator[None]:
     """Around each change of ours, a look for outside ones (``outside.record``): those made before it
     are journaled as theirs first, and the kept look then moves past ours, so an outside change after
-    it (Hermes patching a skill the CLI just pinned, with no TUI watching) is not taken for ours."""
+    it (Hermes patching a skill the CLI just pinned, with no TUI watching) is not taken for ours. A
+    change that fails takes no look after it."""
+    _look_outside(home)
+    yield
+    _look_outside(home)
+
+
+def _look_outside(home) -> None:
     try:
         home.skills.outside.record()
     except (WorkbenchError, OSError, sqlite3.Error) as exc:  # the change itself goes ahead
@@ -114,7 +123,11 @@ def look_outside(home) -> None:
 
 
 def record_change(home, ledger: Ledger, change: Change) -> Recorded:
-    look_outside(home)
+    with looked_around(home):
+        return _record_change(home, ledger, change)
+
+
+def _record_change(home, ledger: Ledger, change: Change) -> Recorded:
     try:
         before = ledger.snapshot(change.roots)
         if change.keep_blobs:
@@ -186,7 +199,6 @@ def record_change(home, ledger: Ledger, change: Change) -> Recorded:
             action=change.action,
         )
     )
-    look_outside(home)
     return Recorded(journal_id, entry.id)
 
 
