@@ -378,3 +378,31 @@ async def test_text_that_arrives_at_once_after_slash_lands_in_the_box(home, tmp_
             app.post_message(events.Paste("/pl/ant"))
         await settle(pilot)
         assert app.screen.query_one(box, Input).value == "pl/ant" and focused_id(app) == box[1:]
+
+
+@pytest.mark.parametrize(
+    "mode, box, then",
+    [("5", "#run-input", ("1", "MemoryScreen")), ("2", "#sessions-search", ("3", "SkillsScreen"))],
+)
+async def test_esc_and_a_digit_arriving_at_once_leave_the_box_and_switch(home, tmp_path, mode, box, then):
+    """Esc to leave a box and a digit to switch screens, typed fast (one read): the screen's Esc moved
+    the focus only after the digit had been handed to the box, which typed it."""
+    from textual import events
+
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    digit, screen_name = then
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(mode)
+        await settle(pilot)
+        if mode == "2":
+            await pilot.press("slash")
+        await pilot.press(*"dep")
+        await settle(pilot)
+        typed = app.screen.query_one(box, Input)
+        assert app.focused is typed and typed.value == "dep"
+        app.post_message(events.Key("escape", "\x1b"))
+        app.post_message(events.Key(digit, digit))
+        await settle(pilot)
+        assert type(app.screen).__name__ == screen_name
+        assert digit not in typed.value

@@ -107,8 +107,3 @@ class PasteParser(linux_driver.XTermParser):
                 out.append(text[: start + len(START)])
                 text, self._pasting = text[start + len(START) :], True
         return "".join(out)
-
-
-def install() -> None:
-    """Make the Linux driver (the one Textual uses on Linux and macOS) read input through ``PasteParser``."""
-    linux_driver.XTermParser = PasteParser

@@ -18,7 +18,8 @@ it searches (a fast ``enter`` after typing), fails with ``NoMatches`` and, being
 ``exit_on_error``, ends the app. ``Palette`` runs the same search and stops quietly
 once the palette's list is gone; the app opens it for ``ctrl+p`` and the theme picker.
 
-An ESC inside a bracketed paste breaks the paste into key presses (``paste_escapes``).
+An ESC inside a bracketed paste breaks the paste into key presses (``paste_escapes``),
+and Esc followed at once by a digit arrives as an Option character (``escape_digits``).
 An ``Input`` draws its text raw, so what is pasted into one (a bracketed paste, or
 ctrl+v of the clipboard, which the editor fills with the characters its symbols stand
 for) is its first line with control characters as symbols.
@@ -31,7 +32,10 @@ it went in: ``oolong``, two backspaces and ``tulip`` gave ``oolontuli``, and in 
 editor ``abc``, backspace, left, ``xy`` saved ``abcx``. ``_keys_in_order`` runs a text
 box's own bindings in its own queue, as the key arrives, in the order typed. (Priority
 bindings were checked before the key reached the box, as before; the box's bindings came
-first in the chain after them anyway.)
+first in the chain after them anyway.) Esc, whose bindings (leave the box, cancel) are the
+screen's, runs them the same way, as it arrives: a digit typed right after it is otherwise
+already in the box's queue and typed into it. A key that reaches a box after a key ahead of
+it moved the focus away goes to where the focus is now.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, OptionList, TextArea
 
-from . import paste_escapes
+from . import escape_digits, paste_escapes
 
 _move_page = OptionList._move_page
 
@@ -62,11 +66,20 @@ def _keys_in_order(on_key):
     """``on_key`` of a text box, running the box's own binding for the key first, in its queue."""
 
     async def handle(self: Widget, event: events.Key) -> None:
+        if self.screen.focused is not self:  # sent here before a key ahead of it moved the focus (Esc, a digit)
+            event.stop()
+            event.prevent_default()
+            self.app.post_message(events.Key(event.key, event.character))  # to where the focus is now
+            return
         for binding in self._bindings.key_to_bindings.get(event.key, ()):
             if not binding.priority and await self.app.run_action(binding.action, self):
                 event.stop()
                 event.prevent_default()
                 return
+        if event.key == "escape" and await self.app._check_bindings("escape"):  # leave the box before the next key
+            event.stop()
+            event.prevent_default()
+            return
         await on_key(self, event)
 
     return handle
@@ -97,7 +110,7 @@ def apply() -> None:
     Input.action_paste = _input_clipboard_paste
     for box in (Input, TextArea):
         box._on_key = _keys_in_order(box._on_key)
-    paste_escapes.install()
+    escape_digits.install()  # (its parser is paste_escapes's, with Esc+digit read as two keys)
     if "TEXTUAL_FPS" not in os.environ:  # read by each screen's update timer when it is first needed
         textual.screen.UPDATE_PERIOD = 1 / FRAME_RATE
 

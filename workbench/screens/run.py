@@ -377,7 +377,7 @@ class RunScreen(WorkbenchScreen):
         self.refresh_bindings()
 
     def action_leave_input(self) -> None:
-        self.query_one(Transcript).focus()
+        self.set_focus(self.query_one(Transcript))  # now, not later: a digit typed next switches screens
 
     def action_cancel_turn(self) -> None:
         if self.running:
