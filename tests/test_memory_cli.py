@@ -35,7 +35,7 @@ def test_add_replace_remove_show_history_undo(wb, tmp_path):
     assert data["usage"] == "2% — 29/1,375 chars"
     assert wb("memory", "add", "Project uses uv").returncode == 0
     replaced = as_json(wb("memory", "replace", "--json", "--target", "memory", "--old", "uv", "Project uses uv + ruff"))
-    assert replaced["replaced_entry"] == "Project uses uv"
+    assert replaced["replaced_entry"] == "Project uses uv" and replaced["new_entry"] == "Project uses uv + ruff"
 
     shown = as_json(wb("memory", "show", "--json"))
     assert shown["user"]["entries"] == ["Name is Ada; likes [bold]x[/]"]

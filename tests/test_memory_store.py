@@ -89,6 +89,7 @@ def test_replace_overwrites_the_whole_entry_and_exact_match_wins(mem):
         mem.add("memory", text, u())
     result = mem.replace("memory", "deploy", "deploy (exact)", u())
     assert result["message"] == "Entry replaced." and result["replaced_entry"] == "deploy"
+    assert result["new_entry"] == "deploy (exact)"  # as stored: what the CLI shows as "now"
     assert mem.entries("memory") == ["deploy (exact)", "deploy with uv to staging"]
     mem.replace("memory", "uv to", "ship with uv", u())
     assert mem.entries("memory") == ["deploy (exact)", "ship with uv"]

@@ -221,8 +221,15 @@ def replace(entries: list[str], old_text: str, content: str, limit: int, pin: st
             usage=Usage.of(entries, limit).short,
         )
     if content == old:  # (a proposal re-staged after its change was made, say): nothing to write or journal
-        return Outcome(new, "Entry replaced (it already read so: nothing changed).", [], {"replaced_entry": old})
-    return Outcome(new, "Entry replaced.", [Change("replace", old, content)], {"replaced_entry": old})
+        return Outcome(
+            new,
+            "Entry replaced (it already read so: nothing changed).",
+            [],
+            {"replaced_entry": old, "new_entry": content},
+        )
+    return Outcome(
+        new, "Entry replaced.", [Change("replace", old, content)], {"replaced_entry": old, "new_entry": content}
+    )
 
 
 def remove(entries: list[str], old_text: str, pin: str | None = None) -> Outcome:

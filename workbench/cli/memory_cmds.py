@@ -178,12 +178,12 @@ def show(home: Home, args) -> Output:
 
 
 # -- writes ----------------------------------------------------------------------------
-def result_text(result: dict, now: str | None = None) -> str:
-    """A tool result as a person would like to read it (``now``: a replace's new text, shown
-    under the old one, both cut where they differ)."""
+def result_text(result: dict) -> str:
+    """A tool result as a person would like to read it (a replace's new entry shown under the old
+    one, both cut where they differ)."""
     if result.get("success"):
         lines = [f"✓ {result.get('message', 'Done.')}"]
-        replaced, removed = result.get("replaced_entry"), result.get("removed_entry")
+        replaced, removed, now = result.get("replaced_entry"), result.get("removed_entry"), result.get("new_entry")
         if replaced is not None and now is not None:
             was, now = apart(replaced, now, SHORT)
             lines += [f"  was: {was}", f"  now: {now}"]
@@ -218,8 +218,8 @@ def _short(text: str | None, width: int = SHORT) -> str:
     return one_line(text, width)
 
 
-def _write(result: dict, now: str | None = None) -> Output:
-    return Output(result, text=lambda: result_text(result, now))
+def _write(result: dict) -> Output:
+    return Output(result, text=lambda: result_text(result))
 
 
 def _user() -> ToolContext:
@@ -231,7 +231,7 @@ def add_entry(home: Home, args) -> Output:
 
 
 def replace_entry(home: Home, args) -> Output:
-    return _write(home.memory.replace(args.target, args.old, args.text, _user()), now=args.text.strip())
+    return _write(home.memory.replace(args.target, args.old, args.text, _user()))
 
 
 def remove_entry(home: Home, args) -> Output:
