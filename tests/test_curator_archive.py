@@ -339,6 +339,22 @@ def test_rolling_back_twice_says_it_was_already_rolled_back(home):
     assert home.skills.get("deploy").state == "active"
 
 
+def test_a_rolled_back_entry_done_again_by_a_later_one_is_not_rolled_back_in_its_name(home):
+    """Archive, roll back, archive again: rolling back the first archive again undid the second one,
+    and the ledger and Timeline credited it to the first."""
+    write_skill(home, "old-b")
+    first = home.curator.archive("old-b")
+    undo = home.curator.rollback(first["ledger_id"])
+    second = home.curator.archive("old-b")
+    before = tree_state(home.skills_dir)
+    with pytest.raises(SkillError, match=f"already rolled back by {undo['ledger_id']}") as again:
+        home.curator.rollback(first["ledger_id"])
+    assert f"roll back {second['ledger_id']} instead" in str(again.value)
+    assert again.value.details["later"] == [second["ledger_id"]]
+    assert tree_state(home.skills_dir) == before and home.skills.get("old-b").state == "archived"
+    assert home.curator.rollback(second["ledger_id"])["success"]
+
+
 def test_an_archived_skill_keeps_the_category_it_was_archived_from(home):
     """The list showed category '-' for an archived billing skill."""
     write_skill(home, "rerender-invoice-pdfs", category="billing")

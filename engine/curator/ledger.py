@@ -376,13 +376,19 @@ class Ledger:
             if ref.path not in after and path.exists() and sha256(self._current(path) or b"") != ref.sha256:
                 changed_since.append(ref.path)
         changed_since += self._added_to_made(entry)
-        undone = self._live_rollbacks_of(entry.id) if changed_since else []
-        if undone:
+        undone = self._live_rollbacks_of(entry.id)
+        if undone:  # (its files may read as it left them again: a later entry did the same, and is what to undo)
+            again = [] if changed_since else self._later_writers(entry, sorted(after))[0]
+            redo = (
+                f"A later entry left its files as it did: roll back {', '.join(again)} instead."
+                if again
+                else f"To redo it, roll back {undone[-1]}."
+            )
             raise SkillError(
-                f"Ledger entry {entry.id} was already rolled back by {undone[-1]}; nothing was changed. "
-                f"To redo it, roll back {undone[-1]}.",
+                f"Ledger entry {entry.id} was already rolled back by {undone[-1]}; nothing was changed. {redo}",
                 rolled_back_by=undone[-1],
                 changed=changed_since,
+                later=again,
             )
         if changed_since:
             later, outside = self._later_writers(entry, changed_since)
