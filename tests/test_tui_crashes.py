@@ -74,7 +74,7 @@ async def test_a_dialog_answered_twice_closes_once(home, tmp_path):
 DIALOGS = {
     "confirm": lambda app: ConfirmDialog("Remove it?"),
     "edit": lambda app: EditDialog("Edit", "a fact", lambda text: None, budget=draft_budget(["a fact"], 2200)),
-    "resume": lambda app: ResumeDialog([], lambda text: None),
+    "resume": lambda app: ResumeDialog([], lambda text: None, {}),
     "days": lambda app: DaysDialog("Purge after how many days?", 30),
     "ledger": lambda app: LedgerDialog([]),
     "help": lambda app: HelpScreen(app.help_sections()),

@@ -488,3 +488,21 @@ async def test_quitting_without_what_state_db_did_not_take_does_not_wait_for_it_
         holder.kill()
         holder.wait()
     assert home.archive.get_session(screen.session_id) is None
+
+
+async def test_the_resume_picker_shows_an_untitled_session_by_its_first_message(home, tmp_path):
+    """Every untitled session (most of Hermes's) read "(untitled)" in the picker; the Sessions screen
+    shows the start of its first user message."""
+    home.archive.create_session("untitled-1", source="cli")
+    home.archive.append_messages(
+        "untitled-1",
+        [{"role": "user", "content": "How do I repot a fig?"}, {"role": "assistant", "content": "Gently."}],
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_run(pilot)
+        picker = await resume_by(pilot, "repot")  # what it shows is what the filter reads
+        listed = picker.query_one("#resume-list", OptionList)
+        assert [listed.get_option_at_index(i).id for i in range(listed.option_count)] == ["untitled-1"]
+        assert "“How do I repot a fig?”" in str(listed.get_option_at_index(0).prompt)
+        assert "(untitled)" not in screen_text(app)

@@ -1,6 +1,7 @@
 """The Run screen's resume picker: recent sessions, filtered as you type.
 
-Typing narrows the list by id prefix or title; Enter takes the highlighted session, or,
+An untitled session shows the start of its first user message in quotes, as the Sessions
+screen does. Typing narrows the list by id prefix or by what it shows; Enter takes the highlighted session, or,
 when nothing in the list matches, asks the engine's resolver (the one the CLI uses:
 exact id, unique id prefix, or title) and shows its refusal in place.
 """
@@ -21,6 +22,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.archive import Session
+from engine.archive.sessions import titled
 from widgets.literal import literal, one_line
 
 from .dialogs import Dialog
@@ -28,19 +30,20 @@ from .dialogs import Dialog
 RECENT = 50  # sessions the picker lists
 
 
-def matches(session: Session, text: str) -> bool:
+def matches(session: Session, shown: str, text: str) -> bool:
+    """Whether ``text`` starts the session's id or is in what the list shows for it (``shown``)."""
     text = text.strip().casefold()
-    return not text or session.id.casefold().startswith(text) or text in (session.title or "").casefold()
+    return not text or session.id.casefold().startswith(text) or text in shown.casefold()
 
 
-def session_option(session: Session) -> Option:
+def session_option(session: Session, shown: str) -> Option:
     when = datetime.fromtimestamp(session.started_at or 0, UTC).strftime("%Y-%m-%d %H:%M")
     state = "archived" if session.archived else "live" if session.ended_at is None else "ended"
     return Option(
         Content.assemble(
             (session.id, "bold"),
             (f"  {when}  ", "$text-muted"),
-            one_line(session.title or "(untitled)", 50),
+            one_line(shown, 50),
             (f"  {state}", "$text-muted"),
         ),
         id=session.id,
@@ -60,9 +63,10 @@ class ResumeDialog(Dialog[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("down", "to_list", show=False)]
 
-    def __init__(self, recent: list[Session], resolve: Callable[[str], Session]):
+    def __init__(self, recent: list[Session], resolve: Callable[[str], Session], previews: dict[str, str]):
         super().__init__()
         self.recent = recent
+        self.shown = {s.id: titled(s.title, previews.get(s.id)) or "(untitled)" for s in recent}
         self.resolve = resolve  # worker thread: an id, prefix or title -> Session, or WorkbenchError
 
     def compose(self) -> ComposeResult:
@@ -75,7 +79,7 @@ class ResumeDialog(Dialog[str | None]):
             error = Static("", id="resume-error", classes="error")
             error.display = False  # hidden from the start: no lookup at mount, which may come once it is closing
             yield error
-            yield OptionList(*map(session_option, self.recent), id="resume-list")
+            yield OptionList(*(session_option(s, self.shown[s.id]) for s in self.recent), id="resume-list")
 
     def on_mount(self) -> None:
         self._fill("")
@@ -83,6 +87,9 @@ class ResumeDialog(Dialog[str | None]):
     @on(Input.Changed, "#resume-filter")
     def _filter(self, event: Input.Changed) -> None:
         self._fill(event.value)
+
+    def _matching(self, text: str) -> list[Session]:
+        return [s for s in self.recent if matches(s, self.shown[s.id], text)]
 
     def _list(self) -> OptionList | None:
         """The list, or None once the dialog is closing (key events can still arrive then)."""
@@ -93,7 +100,7 @@ class ResumeDialog(Dialog[str | None]):
         shown = self._list()
         if shown is None:
             return
-        shown.set_options([session_option(s) for s in self.recent if matches(s, text)])
+        shown.set_options([session_option(s, self.shown[s.id]) for s in self._matching(text)])
         if shown.option_count:
             shown.highlighted = 0
         else:
@@ -109,7 +116,7 @@ class ResumeDialog(Dialog[str | None]):
         if shown is None:
             return
         option = shown.highlighted_option
-        if option is not None and option.id and option.id in {s.id for s in self.recent if matches(s, event.value)}:
+        if option is not None and option.id and option.id in {s.id for s in self._matching(event.value)}:
             self.dismiss(option.id)
         elif event.value.strip():
             self._look_up(event.value)

@@ -77,6 +77,7 @@ class ScenariosLoaded(Message):
 @dataclass
 class RecentLoaded(Message):
     sessions: list  # the newest sessions, for the resume picker
+    previews: dict[str, str]  # the untitled ones' first user messages (``archive.previews``)
 
 
 class RunScreen(WorkbenchScreen):
@@ -331,7 +332,7 @@ class RunScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="resume-list")
     def open_resume(self) -> None:
         recent = self.home.archive.list_sessions(limit=RECENT)
-        self.post_result(RecentLoaded(recent))
+        self.post_result(RecentLoaded(recent, self.home.archive.previews([s.id for s in recent if not s.title])))
 
     @on(RecentLoaded)
     def _pick_resume(self, message: RecentLoaded) -> None:
@@ -340,7 +341,7 @@ class RunScreen(WorkbenchScreen):
                 self._resume(session_id)
             self.focus_input()
 
-        self.ask(ResumeDialog(message.sessions, self.home.archive.find_session), chosen)
+        self.ask(ResumeDialog(message.sessions, self.home.archive.find_session, message.previews), chosen)
 
     def _follow(self, session_id: str) -> None:
         self.session_id = session_id
