@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -394,3 +395,21 @@ def test_a_warning_the_engine_logs_is_one_visible_line_and_its_traceback_a_file(
     assert lines[1].startswith("warning: a background job failed (ZeroDivisionError; the traceback is in ")
     (saved,) = (tmp_path / "cfg" / "crashes").iterdir()
     assert "ZeroDivisionError: division by zero" in saved.read_text()
+
+
+@pytest.mark.parametrize(
+    "argv", [["sessions", "search", "-foo"], ["memory", "add", "--target", "user", "-dashes-first"]]
+)
+def test_text_that_starts_with_a_dash_is_told_how_to_pass_it(tmp_path, capsys, argv):
+    """``sessions search -foo`` said only that QUERY was missing: argparse reads ``-foo`` as an option."""
+    from workbench.cli import main
+
+    (tmp_path / "h").mkdir()
+    assert main([*argv, "--home", str(tmp_path / "h")]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    dashed = argv[-1]
+    assert "starts with '-', so it reads as an option: put -- before it, last" in error
+    example = error.rsplit("as in ", 1)[1].rstrip(")")
+    words = shlex.split(example)
+    assert words[:1] == ["workbench"] and words[-2:] == ["--", dashed]
+    assert main(words[1:]) == 0, "the example given is a command that works"

@@ -243,7 +243,7 @@ class SkillLibrary:
             raise SkillError(
                 f"Skill '{name}' not found.",
                 available_skills=available,
-                hint="Use skills_list to see all available skills",
+                hint="Use skills_list (workbench skills list) to see all available skills",
             )
         return matches[0]
 

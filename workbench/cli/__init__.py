@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import shlex
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -72,12 +73,30 @@ FREE_TEXT = ("TEXT", "QUERY", "TITLE")  # positionals that take any words: the l
 
 
 class _Parser(argparse.ArgumentParser):
+    _words: tuple[str, ...] = ()  # what this parser was given, for the advice on a missing argument
+
     def error(self, message: str):  # raised instead of exiting, so --json can still answer in JSON
-        raise _ArgumentError(self, message)
+        raise _ArgumentError(self, message + self._dash_hint(message))
+
+    def _dash_hint(self, message: str) -> str:
+        """For ``sessions search -foo``: argparse reads the text as an unknown option, then says the
+        text is missing. Say how to pass text that starts with a dash."""
+        missing = next(
+            (m for m in FREE_TEXT if message.startswith("the following arguments are required") and m in message), None
+        )
+        dashed = next((w for w in self._words if w.startswith("-") and w not in self._option_string_actions), None)
+        if missing is None or dashed is None or "--" in self._words:
+            return ""
+        example = shlex.join([*self.prog.split(), *(w for w in self._words if w != dashed), "--", dashed])
+        return (
+            f" ({missing} {echoed(dashed)} starts with '-', so it reads as an option: put -- before it, last, "
+            f"as in {echoed(example)})"
+        )
 
     def parse_known_args(self, args=None, namespace=None):
         """A subcommand reports words it cannot use itself, under its own usage (argparse leaves
         them to the top level, whose usage says nothing about the command typed)."""
+        self._words = tuple(args) if args is not None else ()
         namespace, extras = super().parse_known_args(args, namespace)
         if self.prog != PROG:
             if extras:
