@@ -202,3 +202,27 @@ async def test_an_entry_rewritten_while_approval_is_asked_is_never_replaced_unse
         assert home.memory.entries("memory") == ["Backups run nightly at 05:00 JST (moved)"]
         assert [r.id for r in home.approvals.list()] == ["0000cccc"]  # it still waits
         await wait_for(pilot, lambda: "changed while you were asked" in text_of(app, "#status"), what="why")
+
+
+async def test_approve_all_warns_of_an_entry_written_after_staging_once(home, tmp_path, clock):
+    """The question listed the hit entry's warning twice: the target line's and the caution's."""
+    home.memory.add("memory", "The build cache lives in /var/cache/ci, cleaned weekly", ToolContext(actor="user"))
+    hermes_record(
+        home, "0000eeee", {"action": "remove", "target": "memory", "old_text": "build cache"}, created_at=clock.now()
+    )
+    clock.advance(120)
+    home.memory.replace(
+        "memory", "cleaned weekly", "The build cache lives in /var/cache/ci3 now", ToolContext(actor="user")
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        for key in ("a", "A"):
+            await pilot.press(key)
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+            detail = app.screen.detail
+            assert detail.count("written after this was staged") == 1, detail
+            assert "op 1 remove hits: The build cache lives in /var/cache/ci3 now" in detail
+            await pilot.press("n")
+            await settle(pilot)

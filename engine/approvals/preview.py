@@ -113,12 +113,13 @@ def skill_view(staged: dict) -> dict:
     return view
 
 
-def target_line(target: dict, width: int | None = None) -> str:
+def target_line(target: dict, width: int | None = None, *, warn: bool = True) -> str:
     """Which live entry one replace or remove hits (``op N`` only matters in a batch), each entry
-    cut to ``width`` characters when given."""
+    cut to ``width`` characters when given; ``warn``: with a warning line when the entry it hits was
+    written after staging (off where the caller says that itself)."""
     head = f"op {target['op']} {target['action']}"
     if target["status"] == "hits":
-        newer = target.get("written_after")
+        newer = target.get("written_after") if warn else None
         warning = (
             f"\n  ⚠ that entry {'was' if newer['surely'] else 'may have been'} written after this was staged "
             f"({newer['at'][:16].replace('T', ' ')}, {newer['actor']}, event {newer['event_id']}): it may not be "

@@ -320,7 +320,7 @@ class ApprovalsScreen(WorkbenchScreen):
         if record is not None:
             preview = self.preview if self.preview is not None and self.preview.get("id") == record.id else {}
             targets = preview.get("targets") or []
-            hits = [target_line(target, 160) for target in targets]
+            hits = [target_line(target, 160, warn=False) for target in targets]  # (``cautions`` warns)
             seen = seen_entries(targets)  # approved against these, or refused if they changed meanwhile
             self.confirm(
                 f"Approve {record.subsystem} {record.action} {record.id}?",
@@ -473,7 +473,8 @@ class ApprovalsScreen(WorkbenchScreen):
                 continue
             self._explain_overflow(preview)  # (worded as the pane and `a` word it)
             targets = preview.get("targets") or []
-            lines += [f"    {line}" for line in [*(target_line(t, 60) for t in targets), *cautions(preview)]]
+            hits = (target_line(t, 60, warn=False) for t in targets)  # (``cautions`` warns)
+            lines += [f"    {line}" for line in [*hits, *cautions(preview)]]
             seen[record.id] = seen_entries(targets)
         self.post_result(AllAsked(approve, [record.id for record in records], "\n".join(lines), seen))
 
