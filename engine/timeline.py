@@ -56,6 +56,13 @@ _RECORDS = {
 }
 
 
+# A Curator's stale mark or reactivation is its reading of a skill's activity, taken afresh on every pass.
+_READINGS = {("skills", "mark_stale"), ("skills", "reactivate")}
+_READING = (
+    "the Curator's reading of the skill's activity, taken afresh on every pass: put back, it would last only "
+    "until the next one (use the skill, or pin it, to keep it active)"
+)
+
 _INDEXED: set = set()  # workbench.db files this process has given the actor index
 
 # A group's parts in words ("2 memory entries added, 1 proposal staged"): what each subsystem's
@@ -839,6 +846,8 @@ class Timeline:
                     "outside the workbench and cannot be reverted here)",
                 }
             return {**item, "skip": f"a record of a decision, not a change (revert the change it led to: {rows})"}
+        if (row.subsystem, row.action) in _READINGS:
+            return {**item, "skip": _READING}
         if (row.subsystem, row.action) in _RECORDS:
             return {**item, "skip": "a record of a decision, not a change (revert the change it led to)"}
         if (row.subsystem, row.action) == ("approvals", "reject"):

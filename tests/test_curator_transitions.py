@@ -169,3 +169,20 @@ def test_a_pass_reads_as_people_say_it_and_hermes_state_keeps_its_own_form(home)
 
     [row] = Timeline(home).page(subsystem="curator", limit=1)
     assert row.summary == "Curator pass: no changes"  # the journal keeps Hermes's "auto: no changes"
+
+
+def test_reverting_a_pass_says_why_its_stale_marks_stay(home):
+    """`revert curator:…` left a stale mark with "a record of a decision, not a change", which reads as
+    if the mark could not be undone by mistake; it is re-derived from inactivity on every pass."""
+    from engine.timeline import Timeline
+
+    _library(home)
+    home.curator.run()
+    timeline = Timeline(home)
+    [stale] = [r for r in timeline.page(subsystem="skills") if r.action == "mark_stale"]
+    [reactivated] = [r for r in timeline.page(subsystem="skills") if r.action == "reactivate"]
+    for row in (stale, reactivated):
+        [refused] = timeline.preview(str(row.id))["refused"]
+        assert refused["error"].startswith("the Curator's reading of the skill's activity, taken afresh on every pass")
+        assert "pin it" in refused["error"]
+    assert home.skills.get("idle").state == "stale"
