@@ -8,7 +8,7 @@ import os
 import pytest
 
 from engine.approvals.editing import batch_draft, edit_draft
-from engine.approvals.preview import seen_entries
+from engine.approvals.preview import seen_in
 from engine.events import MemoryChanged, PendingChanged
 from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.hermes_support import hermes_record
@@ -425,8 +425,8 @@ def test_approving_against_the_entries_shown_refuses_a_batch_whose_entry_changed
         {"action": "remove", "old_text": "uv"},
     ]
     hermes_record(home, "0000dddd", {"action": "batch", "target": "memory", "operations": operations}, created_at=2e9)
-    seen = seen_entries(home.approvals.preview("0000dddd")["targets"])
-    assert seen == {1: "User likes tea", 2: "Project uses uv"}
+    seen = seen_in(home.approvals.preview("0000dddd"))
+    assert seen.entries == {1: "User likes tea", 2: "Project uses uv"} and seen.folder is None
     home.memory.replace("memory", "uv", "Project uses uv and ruff", ToolContext(actor="user"))
     refused = home.approvals.approve("0000dddd", seen=seen)
     assert not refused["success"] and "changed while you were asked" in refused["error"]

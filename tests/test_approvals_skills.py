@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
+from engine.approvals.preview import seen_in
 from engine.skills.manage import skill_manage_tool
 from engine.tools import ToolContext
+from tests.test_skills_support import tree_state
 
 AGENT = ToolContext(actor="agent", session_id="s1")
 SKILL = "---\nname: brew\ndescription: How to brew tea\n---\n\nBoil water.\nSteep for 3 minutes.\n"
@@ -169,3 +173,30 @@ def test_a_staged_delete_lists_every_file_it_removes(home):
     diff = home.approvals.preview(pid)["diff"]
     headers = [line for kind, line in diff if line.startswith("===")]
     assert len(headers) == 201 and headers[-1] == "=== and 53 more files"
+
+
+@pytest.mark.parametrize("change", ["a file added", "a file edited", "a file removed"])
+def test_a_delete_approved_against_what_was_shown_refuses_a_changed_folder(home, change):
+    """Approving a delete removed a file written into the folder while the question was open (the
+    question listed only the files there before)."""
+    assert home.skills.manage({"action": "create", "name": "brew", "content": SKILL})["success"]
+    refs = home.skills_dir / "brew" / "references"
+    refs.mkdir()
+    (refs / "water.md").write_text("soft water\n")
+    approval_on(home)
+    pid = staged(home, action="delete", name="brew")
+    seen = seen_in(home.approvals.preview(pid))
+    assert seen.folder is not None
+    if change == "a file added":
+        (refs / "new.md").write_text("precious\n")
+    elif change == "a file edited":
+        (refs / "water.md").write_text("hard water, now\n")
+    else:
+        (refs / "water.md").unlink()
+    before = tree_state(home.skills_dir)
+    refused = home.approvals.approve(pid, seen=seen)
+    assert not refused["success"] and "changed while you were asked" in refused["error"]
+    assert tree_state(home.skills_dir) == before and home.approvals.get(pid).action == "delete"
+    assert not [r for r in home.journal.query(subsystem="skills") if r.action == "delete"]  # nothing begun
+    assert home.approvals.approve(pid, seen=seen_in(home.approvals.preview(pid)))["success"]  # asked again
+    assert not (home.skills_dir / "brew").exists()

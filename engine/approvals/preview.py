@@ -6,6 +6,7 @@ Plain data only (lists and dicts); the TUI and the CLI render it.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from ..memory.format import Usage, serialize, split_pieces
@@ -107,7 +108,7 @@ def skill_view(staged: dict) -> dict:
         "after_text": after,
         "diff": diff,
     }
-    for key in ("files", "absorbed", "moves", "dropped", "reason", "cron"):  # a consolidation plan: many files
+    for key in ("files", "absorbed", "moves", "dropped", "reason", "cron", "folder_stamp"):  # (a plan: many files)
         if key in staged:
             view[key] = staged[key]
     return view
@@ -137,6 +138,20 @@ def target_line(target: dict, width: int | None = None, *, warn: bool = True) ->
 
 
 def seen_entries(targets: list[dict]) -> dict[int, str]:
-    """The entry each replace or remove of a preview's ``targets`` hits, by operation number: what
-    an approver was shown, passed to ``approve`` as ``seen`` so a change since is refused."""
+    """The entry each replace or remove of a preview's ``targets`` hits, by operation number."""
     return {t["op"]: t["entry"] for t in targets if t.get("status") == "hits" and isinstance(t.get("entry"), str)}
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What an approver was shown that approving must still find, or it is refused and stays pending:
+    the entry each memory replace or remove hits (by operation number), and the files a skill delete
+    removes (``folder``: their stamp, ``preview``'s ``folder_stamp``)."""
+
+    entries: dict[int, str] = field(default_factory=dict)
+    folder: str | None = None
+
+
+def seen_in(preview: dict) -> Seen:
+    """What a question built from ``preview`` showed, to pass to ``approve`` as ``seen``."""
+    return Seen(seen_entries(preview.get("targets") or []), preview.get("folder_stamp"))

@@ -26,7 +26,7 @@ from ..tools import BACKGROUND_REVIEW
 from ..values import iso_time
 from .outside import cited_rows, outcome
 from .outside_skills import removes_present
-from .preview import memory_view, proposed_texts, skill_view
+from .preview import Seen, memory_view, proposed_texts, skill_view
 from .records import (
     KINDS,
     ORIGINS,
@@ -416,15 +416,15 @@ class ApprovalQueue:
 
     # -- deciding -----------------------------------------------------------------
     def approve(
-        self, pending_id: str, *, edit: str | None = None, actor: str = "user", seen: dict[int, str] | None = None
+        self, pending_id: str, *, edit: str | None = None, actor: str = "user", seen: Seen | None = None
     ) -> dict[str, Any]:
         """Apply a pending write through its store's guards; on success the record goes.
 
-        ``edit`` replaces the proposed text (edit-then-approve). ``seen``: the entries the
-        approver was shown its replaces and removes hit, by operation number (``preview``'s
-        ``targets``); a memory write whose entry changed since is refused, not applied to the
-        new one. A refusal (say, the pinned entry changed since staging) keeps the record
-        pending and is returned as ``{"success": False, "error": ...}``. Unknown or invalid ids raise.
+        ``edit`` replaces the proposed text (edit-then-approve). ``seen``: what the approver was
+        shown (``preview.seen_in``): a memory write whose entry changed since, or a skill delete
+        whose folder did, is refused, not applied to what is there now. A refusal (say, the pinned
+        entry changed since staging) keeps the record pending and is returned as
+        ``{"success": False, "error": ...}``. Unknown or invalid ids raise.
         """
         self._check_writable()
         record = self.get(pending_id)
@@ -450,7 +450,7 @@ class ApprovalQueue:
                     session_id=record.session_id,
                     message_id=record.message_id,
                     proposed_by=record.proposer,
-                    **({"seen": seen} if seen and record.subsystem == "memory" else {}),
+                    **_shown_to(record.subsystem, seen),
                 )
                 error = None if result.get("success") else str(result.get("error") or "the write was refused")
             except WorkbenchError as exc:
@@ -640,12 +640,11 @@ class ApprovalQueue:
         *,
         actor: str = "user",
         only: Sequence[str] | None = None,
-        seen: dict[str, dict[int, str]] | None = None,
+        seen: dict[str, Seen] | None = None,
     ) -> BulkOutcome:
         """Approve every pending record, oldest first; failures stay pending. ``only``: the ids a
         question listed (one staged since it was asked waits for its own answer; ``gone``: those
-        decided elsewhere meanwhile); ``seen``: by id, the entries it showed each would hit (see
-        ``approve``)."""
+        decided elsewhere meanwhile); ``seen``: by id, what it showed of each (see ``approve``)."""
         seen = seen or {}
         return self._decide_all(
             subsystem, lambda rid: self.approve(rid, actor=actor, seen=seen.get(rid)), "approved", only
@@ -767,6 +766,17 @@ _OPEN_STAGINGS = (
     "AND NOT EXISTS (SELECT 1 FROM journal AS d WHERE d.subsystem = 'approvals' AND d.target = s.target "
     "AND d.id > s.id AND d.status != 'abandoned' AND d.action != 'approve_failed') ORDER BY s.id"
 )
+
+
+def _shown_to(subsystem: str, seen: Seen | None) -> dict[str, Any]:
+    """The part of ``seen`` the subsystem's ``apply_staged`` checks, as its keyword."""
+    if seen is None:
+        return {}
+    if subsystem == "memory" and seen.entries:
+        return {"seen": seen.entries}
+    if subsystem == "skills" and seen.folder is not None:
+        return {"folder_stamp": seen.folder}
+    return {}
 
 
 def _journal_fields(record: PendingRecord) -> dict[str, Any]:

@@ -9,6 +9,7 @@ by exactly the rules that would have applied inline.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import os
 import sys
 from collections import Counter
@@ -108,6 +109,7 @@ class Plan:
     flags: Any = None  # a suspicious verdict on the index text or the added text (threats.SkillFlags)
     undo: Callable[[], None] | None = None  # exact reverse of mutate (else the files are put back)
     cleanup: Callable[[], None] | None = None
+    precondition: Callable[[], None] | None = None  # checked under the write lock first; raises to refuse
 
 
 def _matches_platform(meta: dict[str, Any]) -> bool:
@@ -759,6 +761,8 @@ class SkillLibrary:
         }.get(plan.usage, lambda: self.usage.bump_patch(plan.name))
         try:
             with self.write_lock():
+                if plan.precondition is not None:
+                    plan.precondition()
                 recorded = record_change(
                     self.home,
                     self.ledger,
@@ -836,6 +840,7 @@ class SkillLibrary:
         if plan.action == "delete":  # every file goes, not only the SKILL.md the diff shows
             files = _files_under(plan.roots[0])
             staged["removes"], staged["removes_more"] = files[:FILES_LISTED], max(0, len(files) - FILES_LISTED)
+            staged["folder_stamp"] = folder_stamp(plan.roots[0])  # approving checks it still reads so
         return staged
 
     def apply_staged(
@@ -848,11 +853,14 @@ class SkillLibrary:
         session_id: str | None = None,
         message_id: int | None = None,
         proposed_by: str | None = None,
+        folder_stamp: str | None = None,
     ) -> dict[str, Any]:
         """Replay an approved write through every normal check; a refusal writes nothing.
 
         The journal row keeps the session and message that proposed it, and who did: the
         skill is the approver's (Hermes's curator leaves it alone), proposed by ``proposed_by``.
+        ``folder_stamp``: a delete's folder as the approver was shown it (``preview_staged``);
+        one that changed since (a file added, edited or removed) is refused, not deleted.
         """
         ctx = ToolContext(actor=actor, session_id=session_id, message_id=message_id)
         try:
@@ -863,12 +871,36 @@ class SkillLibrary:
                     payload, actor=actor, pending_id=pending_id, session_id=session_id, message_id=message_id
                 )
             approval = {"pending_id": pending_id, "proposed_by": proposed_by, "edited": edited_content is not None}
-            return self.manage(self._edited(payload, edited_content), ctx, approval)
+            plan = self.plan(self._edited(payload, edited_content), ctx)
+            if folder_stamp is not None and plan.action == "delete":
+                plan = replace(plan, precondition=lambda: _unchanged_since_shown(plan, folder_stamp))
+            return self.apply(plan, ctx, approval)
         except WorkbenchError as exc:
             return exc.to_dict()
 
 
 FILES_LISTED = 200  # of the files a delete removes, in its preview
+
+
+def folder_stamp(folder: Path) -> str:
+    """A digest of every file under ``folder``: its path, size and modification time (a link's own)."""
+    lines = []
+    for rel in _files_under(folder):
+        info = os.lstat(folder / rel)
+        lines.append(f"{rel}\0{info.st_size}\0{info.st_mtime_ns}")
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _unchanged_since_shown(plan: Plan, stamp: str) -> None:
+    try:
+        now = folder_stamp(plan.roots[0])
+    except OSError:
+        now = None
+    if now != stamp:
+        raise SkillError(
+            f"Skill '{plan.name}' changed while you were asked (a file in {plan.label} was added, edited or "
+            "removed): nothing was deleted, and the proposal stays pending. Look at it again, then decide."
+        )
 
 
 def _files_under(folder: Path) -> builtins.list[str]:

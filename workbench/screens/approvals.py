@@ -20,7 +20,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.approvals.editing import edit_draft
-from engine.approvals.preview import seen_entries, target_line
+from engine.approvals.preview import Seen, seen_in, target_line
 from engine.approvals.queue import NoSuchRecord
 from engine.approvals.records import KINDS, PendingRecord
 from engine.errors import WorkbenchError
@@ -64,7 +64,7 @@ class AllAsked(Message):
     approve: bool
     ids: list[str]  # the records listed: only these are decided
     detail: str
-    seen: dict[str, dict[int, str]]  # by id, the entries shown each replace and remove hits
+    seen: dict[str, Seen]  # by id, what each was shown as (the entries it hits, a delete's files)
 
 
 @dataclass
@@ -321,7 +321,7 @@ class ApprovalsScreen(WorkbenchScreen):
             preview = self.preview if self.preview is not None and self.preview.get("id") == record.id else {}
             targets = preview.get("targets") or []
             hits = [target_line(target, 160, warn=False) for target in targets]  # (``cautions`` warns)
-            seen = seen_entries(targets)  # approved against these, or refused if they changed meanwhile
+            seen = seen_in(preview)  # approved against what it shows, or refused if that changed meanwhile
             self.confirm(
                 f"Approve {record.subsystem} {record.action} {record.id}?",
                 "\n".join([one_line(record.summary, 300), *hits, *cautions(preview)]),
@@ -338,7 +338,7 @@ class ApprovalsScreen(WorkbenchScreen):
             )
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
-    def _decide(self, pending_id: str, *, approve: bool, seen: dict[int, str] | None = None) -> None:
+    def _decide(self, pending_id: str, *, approve: bool, seen: Seen | None = None) -> None:
         approvals = self.home.approvals
         try:
             result = approvals.approve(pending_id, seen=seen) if approve else approvals.reject(pending_id)
@@ -441,7 +441,7 @@ class ApprovalsScreen(WorkbenchScreen):
                 heard.update(entry for _, entry in late)
                 warnings = "\n".join(f"⚠ {why}: {one_line(entry, 160)}" for why, entry in late)
                 return f"{warnings}\nNothing was approved. Save again to approve with your edit anyway, or cancel."
-            seen = seen_entries(preview.get("targets") or [])  # what was checked is what it changes
+            seen = seen_in(preview)  # what was checked is what it changes
         result = self.home.approvals.approve(record.id, edit=text, seen=seen)
         return None if result.get("success") else str(result.get("error") or "refused")
 
@@ -475,7 +475,7 @@ class ApprovalsScreen(WorkbenchScreen):
             targets = preview.get("targets") or []
             hits = (target_line(t, 60, warn=False) for t in targets)  # (``cautions`` warns)
             lines += [f"    {line}" for line in [*hits, *cautions(preview)]]
-            seen[record.id] = seen_entries(targets)
+            seen[record.id] = seen_in(preview)
         self.post_result(AllAsked(approve, [record.id for record in records], "\n".join(lines), seen))
 
     @on(AllAsked)
@@ -489,7 +489,7 @@ class ApprovalsScreen(WorkbenchScreen):
         )
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
-    def _decide_all(self, approve: bool, ids: list[str], seen: dict[str, dict[int, str]]) -> None:
+    def _decide_all(self, approve: bool, ids: list[str], seen: dict[str, Seen]) -> None:
         approvals = self.home.approvals
         result = approvals.approve_all(only=ids, seen=seen) if approve else approvals.reject_all(only=ids)
         done, failed = result.get("approved" if approve else "rejected", []), result.get("failed", [])
