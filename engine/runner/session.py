@@ -33,6 +33,7 @@ from ..providers.base import MemoryProvider
 from ..providers.fence import StreamingContextScrubber, attach_to_user_message, sanitize_context
 from ..providers.manager import MemoryManager
 from ..tools import ToolContext
+from ..unstored import Unstored
 from ..worker import SerialWorker
 from . import compression
 from .claims import unbacked_claims
@@ -371,43 +372,51 @@ class AgentSession:
 
     def _flush(self) -> list[int]:
         self.requests.flush()
+        unstored, stamps = self._unstored()
+        if unstored is None:
+            return []
+        archive = self.home.archive
+        try:
+            ids = unstored.store(archive)
+        finally:  # what landed is not done again
+            if unstored.created and not self._created:
+                self.title = unstored.title
+            self._created, self._reopen, self._prompt_unstored = (
+                unstored.created,
+                unstored.reopen,
+                unstored.prompt_unstored,
+            )
+        self.message_ids.extend(ids)
+        with self._saying:
+            del self._said_at[:stamps]
+        unstored.store_tokens(archive)
+        self._unrecorded_tokens.clear()
+        self.emit("message_stored", message_ids=ids, roles=[row["role"] for row in unstored.rows])
+        return ids
+
+    def _unstored(self) -> tuple[Unstored | None, int]:
+        """What state.db lacks of this session (None: nothing), and how many of the times said it uses."""
         with self._saying:  # (a message said while this one stores waits for the next, with its time)
             pending, stamps = self.messages[len(self.message_ids) :], list(self._said_at)
         if not pending:
-            return []
+            return None, 0
         # the newest pending messages were said here; older ones (a compacted copy) are stamped as stored
-        said = [None] * max(0, len(pending) - len(stamps)) + stamps[-len(pending) :]
-        rows = [{**stored_form(m), "timestamp": at} for m, at in zip(pending, said, strict=True)]
-        archive = self.home.archive
-        if not self._created:
-            first_user = next((m["content"] for m in self.messages if m["role"] == "user"), "") or "Session"
-            wanted = self.title or default_title(str(first_user))
-            archive.create_session(
-                self.id,
-                source=self.source,
-                model=self.model.name,
-                parent_session_id=self.parent_id,
-                system_prompt=self.system_prompt,
-                title=archive.next_lineage_title(wanted),
-                started_at=said[0],  # when its first message was said, were it stored later
-            )
-            self.title = archive.get_session(self.id).title
-            self._created = True
-        if self._reopen:
-            archive.reopen_session(self.id)
-            self._reopen = False
-        if self._prompt_unstored:
-            archive.update_system_prompt(self.id, self.system_prompt)
-            self._prompt_unstored = False
-        ids = archive.append_messages(self.id, rows)
-        self.message_ids.extend(ids)
-        with self._saying:
-            del self._said_at[: len(stamps)]
-        if self._unrecorded_tokens:
-            archive.update_token_counts(self.id, model=self.model.name, **self._unrecorded_tokens)
-            self._unrecorded_tokens.clear()
-        self.emit("message_stored", message_ids=ids, roles=[m["role"] for m in pending])
-        return ids
+        times = [None] * max(0, len(pending) - len(stamps)) + stamps[-len(pending) :]
+        first_user = next((m["content"] for m in self.messages if m["role"] == "user"), "") or "Session"
+        unstored = Unstored(
+            session_id=self.id,
+            source=self.source,
+            model=self.model.name,
+            parent_id=self.parent_id,
+            system_prompt=self.system_prompt,
+            title=self.title or default_title(str(first_user)),
+            created=self._created,
+            reopen=self._reopen,
+            prompt_unstored=self._prompt_unstored,
+            rows=[{**stored_form(m), "timestamp": at} for m, at in zip(pending, times, strict=True)],
+            tokens=dict(self._unrecorded_tokens),
+        )
+        return unstored, len(stamps)
 
     def end(self, reason: str = "session_end") -> None:
         """Store what is left and end the session row (if it was ever written, and is still there).

@@ -1,0 +1,66 @@
+"""What state.db lacks of one session, and the archive calls that store it.
+
+An agent's flush writes through ``Unstored.store``: one description of what a store
+needs (the session row's facts, the messages with the times they were said, the token
+counts) and one place that writes it, whoever stores it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .archive import SessionArchive
+
+
+@dataclass
+class Unstored:
+    """A session's messages not in state.db yet (each with the time it was said), with what its row
+    still needs: made (``created`` false: titled after ``title``'s lineage, started when its first
+    message was said), reopened, given its prompt, and the token counts the API reported."""
+
+    session_id: str
+    source: str
+    model: str
+    parent_id: str | None
+    system_prompt: str
+    title: str  # the title wanted for a row not made yet; the stored one once it is
+    created: bool
+    reopen: bool
+    prompt_unstored: bool
+    rows: list[dict[str, Any]]  # state.db message rows, ``timestamp`` included
+    tokens: dict[str, Any] = field(default_factory=dict)  # reported counters, by sessions column
+
+    def store(self, archive: SessionArchive) -> list[int]:
+        """Write the row's needs and the messages, in the order and with the calls of an agent's flush;
+        the new messages' ids. (Then ``store_tokens``.)
+
+        Each step that lands is struck off here (``created`` set, ``reopen`` cleared), so a store
+        that fails part way goes on from there the next time.
+        """
+        if not self.created:
+            archive.create_session(
+                self.session_id,
+                source=self.source,
+                model=self.model,
+                parent_session_id=self.parent_id,
+                system_prompt=self.system_prompt,
+                title=archive.next_lineage_title(self.title),
+                started_at=self.rows[0]["timestamp"],  # when its first message was said, were it stored later
+            )
+            stored = archive.get_session(self.session_id)
+            self.title, self.created = (stored.title if stored else None) or self.title, True
+        if self.reopen:
+            archive.reopen_session(self.session_id)
+            self.reopen = False
+        if self.prompt_unstored:
+            archive.update_system_prompt(self.session_id, self.system_prompt)
+            self.prompt_unstored = False
+        return archive.append_messages(self.session_id, self.rows)
+
+    def store_tokens(self, archive: SessionArchive) -> None:
+        """Add the reported token counts to the row, once its messages are stored."""
+        if self.tokens:
+            archive.update_token_counts(self.session_id, model=self.model, **self.tokens)
+            self.tokens = {}
