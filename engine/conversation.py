@@ -4,6 +4,8 @@
 ``Conversation``: it opens a new session or resumes one named by id, unique id prefix or
 title (``archive.find_session``), runs turns, switches session, and ends every session
 it leaves with a reason, as Hermes's CLI does when the user quits (``cli_close``).
+What state.db will not take as a session is left (busy past the timeout) is kept in
+workbench.db, with that end, and stored by the next workbench process (``engine.kept``).
 A scenario's config overlay is given to the conversation, whose stores alone see it.
 
 Models belong to the caller (a scenario plays one across several sessions): a
@@ -21,6 +23,7 @@ from .runner.session import CLOSE_REASON, AgentSession, TurnResult
 
 if TYPE_CHECKING:
     from .home import Home
+    from .kept import Kept
     from .models.base import Model
 
 
@@ -84,15 +87,17 @@ class Conversation:
         self.agent.cancel()
 
     def switch_session(self, session: str | None = None, reason: str = CLOSE_REASON) -> str:
-        """End this session with ``reason`` and go on in a new one, or in the stored one ``session`` names."""
+        """End this session with ``reason`` and go on in a new one, or in the stored one ``session`` names.
+        What state.db will not take of the session left is kept for later (``AgentSession.keep``)."""
         wanted = self.home.archive.find_session(session).id if session else None
-        old = self.agent.id
-        if wanted is not None and self.home.archive.tip_of(wanted) == old:
-            return old
-        self.agent.switch_session(wanted)  # stores what is left; the provider hears the switch
-        if self.home.archive.get_session(old) is not None:
-            self.home.archive.end_session(old, reason)
-        return self.agent.id
+        if wanted is not None and self.home.archive.tip_of(wanted) == self.agent.id:
+            return self.agent.id
+        return self.agent.switch_session(wanted, reason)  # the provider hears the switch
+
+    def keep(self, why: str) -> Kept | None:
+        """Keep what state.db did not take (``why``) in workbench.db, to be stored and the session ended
+        by the next workbench process that finds state.db free; raises when workbench.db cannot take it."""
+        return self.agent.keep(CLOSE_REASON, why)
 
     def leave(self) -> None:
         """Stop without storing what state.db did not take, and without waiting for it (once)."""
@@ -100,8 +105,10 @@ class Conversation:
             self.ended = True
             self.agent.leave()
 
-    def end(self, reason: str = CLOSE_REASON) -> None:
-        """Store what is left, wait for the reviews and end the session (once)."""
-        if not self.ended:
-            self.ended = True
-            self.agent.end(reason)
+    def end(self, reason: str = CLOSE_REASON) -> Kept | None:
+        """Store what is left, wait for the reviews and end the session (once); what state.db would not
+        take is kept in workbench.db for later, and returned."""
+        if self.ended:
+            return None
+        self.ended = True
+        return self.agent.end(reason)

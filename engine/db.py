@@ -247,6 +247,18 @@ def busy_wait(conn: sqlite3.Connection, ms: int) -> Iterator[None]:
         conn.execute(f"PRAGMA busy_timeout={timeout}")
 
 
+def takes_write_now(conn: sqlite3.Connection) -> bool:
+    """Whether ``conn``'s database grants a write lock at once (taken and let go): a step that can
+    come another time (storing what was kept for it) asks first, rather than wait out the busy timeout."""
+    with busy_wait(conn, 0):
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:
+            return False
+    conn.execute("ROLLBACK")
+    return True
+
+
 def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     """Open ``path`` with the settings every workbench connection uses."""
     if read_only and not path.exists():

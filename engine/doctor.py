@@ -25,6 +25,7 @@ CHECK_MODULES = (
     "engine.approvals.health",
     "engine.skills.health",
     "engine.archive.upkeep",
+    "engine.kept",
 )
 
 

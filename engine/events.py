@@ -95,7 +95,7 @@ class RunnerEvent(Event):
     """Progress of the agent runner: turn_started, assistant_delta (streamed text),
     assistant_message, tool_called, tool_result, message_stored, turn_finished,
     session_rotated, flush_started, flush_finished, review_started, review_finished, unbacked_claim, warning, error,
-    cancelled. ``actor`` is "review" for a background review's
+    cancelled, messages_kept. ``actor`` is "review" for a background review's
     events; ``data`` holds what a transcript needs (see engine/runner/session.py)."""
 
     kind: str = ""

@@ -165,6 +165,24 @@ class Home:
         except DatabaseDamaged as exc:
             log.warning("%s", exc.message)
 
+    def store_kept(self) -> None:
+        """Store into state.db the messages workbench.db keeps for it (it was busy as their conversation
+        was left: ``engine.kept``), if it takes a write at once; never waits or fails, and what it does
+        not take stays kept for the next open. A read-only open stores them too, through a writable
+        home of its own: being stored is all they wait for."""
+        from . import kept
+
+        if not kept.waiting(self):
+            return
+        if not self.read_only:
+            self._settle(lambda: kept.store_kept(self))
+            return
+        writer = Home(self.root, clock=self.clock)
+        try:
+            writer.store_kept()
+        finally:
+            writer.close()
+
     # -- stores (each part adds its lazy property below) -------------------------
     @cached_property
     def archive(self) -> SessionArchive:
@@ -288,4 +306,5 @@ def open_home(
                 f"Cannot create the home at {root}: {exc.strerror or exc}. Choose a writable --home."
             ) from exc
     _ = home.config  # fail early, with a clear message, on a malformed config.yaml
+    home.store_kept()
     return home

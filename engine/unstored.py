@@ -1,13 +1,14 @@
 """What state.db lacks of one session, and the archive calls that store it.
 
-An agent's flush writes through ``Unstored.store``: one description of what a store
-needs (the session row's facts, the messages with the times they were said, the token
-counts) and one place that writes it, whoever stores it.
+An agent's flush and the late store of messages kept in workbench.db (``kept``) both
+write through ``Unstored.store``, so messages stored late leave state.db exactly as a
+flush that met no busy database would have.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -64,3 +65,10 @@ class Unstored:
         if self.tokens:
             archive.update_token_counts(self.session_id, model=self.model, **self.tokens)
             self.tokens = {}
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))  # (ASCII: a lone surrogate in a message is kept as its escape)
+
+    @classmethod
+    def from_json(cls, text: str) -> Unstored:
+        return cls(**json.loads(text))

@@ -93,6 +93,16 @@ class MessagesMixin(ArchiveCore):
         )
         return ids
 
+    def holds(self, session_id: str, message: dict[str, Any]) -> bool:
+        """Whether the session holds ``message`` already (the same role, time and content): a store
+        replayed after its process was killed finds the rows it appended (one append is all or none)."""
+        values = self._message_values(message)
+        found = self.conn().execute(
+            "SELECT 1 FROM messages WHERE session_id = ? AND timestamp = ? AND role = ? AND content IS ? LIMIT 1",
+            (session_id, values["timestamp"], values["role"], values["content"]),
+        )
+        return found.fetchone() is not None
+
     def _insert_rows(self, conn, session_id: str, rows: list[dict[str, Any]]) -> list[int]:
         """Inside a write: ``INSERT ... VALUES (...), (...) RETURNING id``, a few hundred rows a statement.
 

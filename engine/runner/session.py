@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import kept
 from ..errors import WorkbenchError
 from ..events import RunnerEvent
 from ..models.base import Model, ModelReply, StreamingModel
@@ -173,6 +174,11 @@ def reported_usage(usage: dict[str, Any]) -> Counter[str]:
     return +counts  # zero counters are left out
 
 
+def said(exc: BaseException) -> str:
+    """A failure in words: an engine refusal's own message, else the error's type and text."""
+    return exc.message if isinstance(exc, WorkbenchError) else f"{type(exc).__name__}: {exc}"
+
+
 def default_title(text: str) -> str:
     words = " ".join(text.split())
     if len(words) <= TITLE_CHARS:
@@ -256,6 +262,7 @@ class AgentSession:
         self.ineffective_compressions = 0
         self._foreign_history = False
         self._reopen = self._prompt_unstored = False
+        self.home.store_kept()  # (a session resumed here gets what was kept of it first, if state.db is free)
         existing = self.home.archive.get_session(self.home.archive.tip_of(session_id)) if session_id else None
         if existing is not None:
             self._resume(existing)
@@ -272,20 +279,18 @@ class AgentSession:
         self.messages, self.message_ids, self._created = [], [], False
         return True
 
-    def switch_session(self, session_id: str | None = None) -> str:
+    def switch_session(self, session_id: str | None = None, reason: str | None = None) -> str:
         """Go on in another session with the same agent and provider: a new one, or resume a stored one.
 
-        The current session is stored (and left open for resuming); the provider hears
+        The current session is stored and ended with ``reason`` (None: left open), or kept in
+        workbench.db when state.db will not take it (``_leave_session``); the provider hears
         ``on_session_end`` for it and ``on_session_switch`` with reason ``new_session`` or ``resume``.
         """
         if session_id and self.home.archive.get_session(self.home.archive.tip_of(session_id)) is None:
             raise WorkbenchError(f"No stored session {session_id!r} to resume; see `workbench sessions list`.")
         self.wait_for_review(REVIEW_CLOSE_WAIT_S)
-        self._forget_if_deleted()
-        self.flush()
         old_id = self.id
-        if self._created:
-            self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
+        self._leave_session(reason)
         self.title = None
         resumed = self._open(session_id) is not None
         self.manager.call_later(
@@ -418,16 +423,53 @@ class AgentSession:
         )
         return unstored, len(stamps)
 
-    def end(self, reason: str = "session_end") -> None:
-        """Store what is left and end the session row (if it was ever written, and is still there).
-        The provider is shut down even when storing fails (state.db busy): the caller says so."""
+    def _leave_session(self, reason: str | None) -> kept.Kept | None:
+        """Store what is left and end the session with ``reason`` (None: it stays open to resume), as
+        leaving it does. When state.db will not take the messages (busy past the timeout, a full
+        disk), they are kept in workbench.db with that end instead (``keep``); if workbench.db
+        cannot take them either, the store's error is raised."""
+        self._forget_if_deleted()
+        try:
+            self.flush()
+        except (WorkbenchError, sqlite3.Error) as exc:
+            if not self.unstored:
+                raise
+            try:
+                return self.keep(reason, said(exc))
+            except (WorkbenchError, sqlite3.Error) as failed:
+                log.warning("%d message(s) could not be kept in workbench.db either: %s", self.unstored, said(failed))
+            raise
+        if self._created:
+            self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
+            if reason:
+                self.home.archive.end_session(self.id, reason)
+        return None
+
+    def keep(self, reason: str | None, why: str) -> kept.Kept | None:
+        """Keep the messages state.db lacks in workbench.db, durably, for the next workbench process
+        that finds state.db free to store, ending the session with ``reason`` then (``engine.kept``):
+        the conversation is being left while state.db refuses them (``why``). They are no longer
+        this conversation's to store. None when nothing was unstored; raises when workbench.db
+        cannot take them."""
+        with self._storing:
+            unstored, stamps = self._unstored()
+            if unstored is None:
+                return None
+            held = kept.put(self.home, unstored, reason, why)
+            with self._saying:
+                del self.messages[len(self.message_ids) : len(self.message_ids) + held.messages]
+                del self._said_at[:stamps]
+            self._unrecorded_tokens.clear()
+        self.emit("messages_kept", messages=held.messages, text=held.describe())
+        return held
+
+    def end(self, reason: str = "session_end") -> kept.Kept | None:
+        """Store what is left and end the session row (if it was ever written, and is still there), or
+        keep them in workbench.db when state.db will not take them (what was kept is returned). The
+        provider is shut down either way."""
         self._reviews.close(REVIEW_CLOSE_WAIT_S)
         try:
-            self._forget_if_deleted()
-            self.flush()
-            if self._created:
-                self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
-                self.home.archive.end_session(self.id, reason)
+            return self._leave_session(reason)
         finally:
             self.manager.shutdown()
 
@@ -576,7 +618,7 @@ class AgentSession:
                     self.flush()  # (its calls' writes name this message)
                 except Exception as exc:  # so none of them runs: each is answered so, and stored so later
                     stored = False
-                    reason = exc.message if isinstance(exc, WorkbenchError) else f"{type(exc).__name__}: {exc}"
+                    reason = said(exc)
                     for call in reply.tool_calls:
                         self._append_result(call, {"success": False, "error": f"Not run: {NOT_STORED} ({reason})"})
                     raise
@@ -593,7 +635,7 @@ class AgentSession:
             self.emit("cancelled", user=text)
         except Exception as exc:  # the model or the engine failed: keep everything said so far
             result.status = "error"
-            result.error = exc.message if isinstance(exc, WorkbenchError) else f"{type(exc).__name__}: {exc}"
+            result.error = said(exc)
             if not isinstance(
                 exc, (WorkbenchError, sqlite3.Error)
             ):  # refusals, model and disk errors explain themselves

@@ -36,6 +36,7 @@ import yaml
 
 from ..errors import WorkbenchError
 from ..events import RunnerEvent
+from ..kept import Kept
 from ..models import Model, ScriptedModel
 
 SCENARIO_DIR = Path(__file__).parent
@@ -141,6 +142,7 @@ class ScenarioResult:
     session_ids: list[str] = field(default_factory=list)  # every session written, children included
     turns: list[Any] = field(default_factory=list)  # TurnResult
     cancelled: bool = False
+    kept: Kept | None = None  # what state.db did not take as the scenario stopped, kept for later
 
 
 def run_scenario(
@@ -200,10 +202,12 @@ def run_scenario(
                 result.turns.append(turn_result)
                 if turn_result.status == "cancelled":
                     break
-            conversation.end(spec.get("end") or "user_exit")
+            result.kept = conversation.end(spec.get("end") or "user_exit")
             session = conversation.agent
             if session.stored:
                 result.session_ids.extend(home.archive.lineage(session.id).chain if session.rotations else [session.id])
+            if result.kept is not None:  # state.db refuses what is said: the next sessions would fare no better
+                break
             if delay["session_delay"]:
                 cancel.wait(delay["session_delay"])
     finally:

@@ -209,7 +209,7 @@ def run_agent(home: Home, args) -> Output:
             result = run_scenario(
                 home, args.scenario, speed=args.speed, on_event=printer, model=model, background_review=True
             )
-            turns, session_ids = result.turns, result.session_ids
+            turns, session_ids, kept = result.turns, result.session_ids, result.kept
         else:
             # --session: an id, unique id prefix or title; end() below waits for the reviews
             conversation = Conversation(home, model, session=args.session, title=args.title, on_event=printer)
@@ -219,13 +219,16 @@ def run_agent(home: Home, args) -> Output:
                     turns.append(conversation.run_turn(text))
                     if turns[-1].status in ("error", "cancelled"):
                         break
-            finally:
-                conversation.end()  # as Hermes's CLI does on exit; `run --session` reopens it
+            finally:  # as Hermes's CLI does on exit (`run --session` reopens it); kept for later when state.db is busy
+                kept = conversation.end()
             session = conversation.agent
             session_ids = home.archive.lineage(session.id).chain if session.rotations else [session.id]
     finally:
         model.close()
     data = _summary(home, turns, session_ids)
+    if kept is not None:  # not all done (exit 1), but nothing to run again: said so in the one error
+        data.update(success=False, error=" ".join(filter(None, [data.get("error"), kept.describe()])))
+        data["kept_messages"] = kept.messages
     text = (
         f"\nsession {data['session_id']}: {len(turns)} turn(s), {len(data['memory_writes'])} memory write(s), "
         f"{len(data['staged'])} staged for approval"

@@ -1,0 +1,193 @@
+"""Messages state.db would not take when their conversation was left, kept in workbench.db until it does.
+
+A conversation left (``workbench run`` ending, the TUI quitting, a session switch, a
+scenario's end) while state.db refuses its last messages (another process holds its
+write lock past the busy timeout, a full disk) keeps them here, durably, with what their
+session row still needs and the end it was to get (``put``). The next workbench process
+that opens the home stores them as soon as state.db takes a write at once
+(``store_kept``; ``Home.store_kept`` runs it at every open, never waiting), through the
+archive calls of the agent's own flush (``Unstored.store``): state.db then holds what
+it would have held had it never been busy, each message at the time it was said.
+
+Exactly once: only the holder of the archive's change lock stores them (two processes
+opening together: one stores, the other finds the lock taken and leaves them), and a
+row is deleted only after its store. A process killed between the two leaves the row;
+the next finds the session already holding its first message (one append is all or
+nothing) and only ends the session and deletes the row.
+
+A session that was stored and is gone now was deleted on purpose (in Hermes, by hand):
+its kept messages go with it, as a running conversation's do (``_forget_if_deleted``),
+never bringing any of a deleted conversation back into what the agent can recall.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .db import DatabaseBusyError, takes_write_now
+from .errors import WorkbenchError
+from .fileio import crash_point
+from .health import CHECKS, Finding
+from .unstored import Unstored
+from .values import iso_time
+
+if TYPE_CHECKING:
+    from .home import Home
+
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS kept_messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    session_id TEXT NOT NULL,
+    messages INTEGER NOT NULL,
+    end_reason TEXT,
+    why TEXT NOT NULL,
+    unstored TEXT NOT NULL
+);
+"""
+STORED_LATER = "They are stored automatically when state.db is free; run any workbench command."
+
+
+def cause(why: str) -> str:
+    """Why state.db refused, in the first sentence of its error: the advice after it ("Nothing was
+    changed. Retry when it is done") is not true of a turn that ran and is kept."""
+    return why.split(". ")[0].rstrip(".")
+
+
+@dataclass(frozen=True)
+class Kept:
+    """Messages of one session that workbench.db keeps for state.db, and why state.db did not take them."""
+
+    session_id: str
+    messages: int
+    why: str
+    at: float
+
+    @property
+    def count(self) -> str:
+        return f"{self.messages} message{'s' * (self.messages != 1)}"
+
+    def describe(self) -> str:
+        return (
+            f"{self.count} of session {self.session_id} could not be stored in state.db ({cause(self.why)}). They are "
+            "kept in workbench.db and are stored into state.db automatically the next time any workbench command "
+            "runs when state.db is free; the turn need not be run again."
+        )
+
+
+def put(home: Home, unstored: Unstored, end_reason: str | None, why: str) -> Kept:
+    """Keep ``unstored`` (and the session's ``end_reason``, None: it stays open) in workbench.db,
+    synced to disk before this returns; raises as a workbench.db write does."""
+    now = home.clock.now()
+    for row in unstored.rows:  # (a message with no time of its own, a compacted copy, is dated now)
+        if row["timestamp"] is None:
+            row["timestamp"] = now
+    conn = home.journal.connection()
+    conn.executescript(_SCHEMA)
+    conn.execute("PRAGMA synchronous=FULL")  # kept means on disk: this commit syncs the WAL
+    try:
+        with home.journal.transaction() as write:
+            write.execute(
+                "INSERT INTO kept_messages (at, session_id, messages, end_reason, why, unstored) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (now, unstored.session_id, len(unstored.rows), end_reason, why, unstored.to_json()),
+            )
+    finally:
+        conn.execute("PRAGMA synchronous=NORMAL")
+    return Kept(unstored.session_id, len(unstored.rows), why, now)
+
+
+def _select(home: Home, sql: str) -> list[sqlite3.Row]:
+    """Rows of kept_messages; none in a workbench.db that never kept any (no table, or no file)."""
+    if not home.journal.path.exists():  # (asking must not create workbench.db)
+        return []
+    try:
+        return home.journal.connection().execute(sql).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return []
+        raise
+
+
+def waiting(home: Home) -> bool:
+    """Whether workbench.db keeps messages for state.db; False when it cannot be read (nothing to do then)."""
+    try:
+        return bool(_select(home, "SELECT 1 FROM kept_messages LIMIT 1"))
+    except (WorkbenchError, sqlite3.Error, OSError):
+        return False
+
+
+def kept(home: Home) -> list[Kept]:
+    """What workbench.db keeps for state.db, oldest first."""
+    rows = _select(home, "SELECT session_id, messages, why, at FROM kept_messages ORDER BY id")
+    return [Kept(*row) for row in rows]
+
+
+def store_kept(home: Home) -> None:
+    """Store what is kept into state.db (``home`` writable), each row then forgotten.
+
+    Only when state.db takes a write at once, and only by the holder of the change lock;
+    never raises for a busy or unusable state.db: what is not stored stays kept.
+    """
+    try:
+        archive = home.archive
+        with archive.changing(wait=False):
+            if not takes_write_now(archive.conn()):
+                return
+            for row in _select(home, "SELECT id, session_id, end_reason, unstored FROM kept_messages ORDER BY id"):
+                try:
+                    _store(home, row)
+                except (WorkbenchError, sqlite3.Error, ValueError, TypeError, LookupError) as exc:
+                    log.warning("Messages kept for session %s were not stored yet: %s", row["session_id"], exc)
+                    if isinstance(exc, DatabaseBusyError):
+                        break
+    except (BlockingIOError, WorkbenchError, sqlite3.Error, OSError):
+        pass  # another process stores them, or state.db cannot take them now
+
+
+def _store(home: Home, row: sqlite3.Row) -> None:
+    """Store one kept row and forget it (see the module's docstring)."""
+    archive, unstored = home.archive, Unstored.from_json(row["unstored"])
+    session = archive.get_session(unstored.session_id)
+    if session is None and unstored.created:
+        log.warning(
+            "%d kept message(s) of session %s were not stored: the session was deleted after they were "
+            "kept, and they went with it.",
+            len(unstored.rows),
+            unstored.session_id,
+        )
+    else:
+        if session is None or not archive.holds(unstored.session_id, unstored.rows[0]):
+            if session is None and unstored.parent_id and archive.get_session(unstored.parent_id) is None:
+                unstored.parent_id = None  # (its parent was deleted since: orphaned, as deleting a parent leaves it)
+            unstored.store(archive)
+            unstored.store_tokens(archive)
+        if row["end_reason"]:
+            archive.end_session(unstored.session_id, row["end_reason"])
+    crash_point("kept-stored")
+    with home.journal.transaction() as write:
+        write.execute("DELETE FROM kept_messages WHERE id = ?", (row["id"],))
+
+
+def check(home: Home) -> list[Finding]:
+    """Doctor: messages workbench.db keeps because state.db would not take them (still busy, say)."""
+    if home.journal.problem():  # (the databases' check names what is wrong with workbench.db)
+        return []
+    return [
+        Finding(
+            "archive",
+            "warning",
+            f"{item.count} of session {item.session_id} are kept in workbench.db, not in state.db yet (kept "
+            f"{iso_time(item.at)}: {cause(item.why)}).",
+            STORED_LATER,
+        )
+        for item in kept(home)
+    ]
+
+
+CHECKS.append(check)

@@ -1,0 +1,252 @@
+"""A turn state.db would not take as its conversation was left: kept in workbench.db, stored once later.
+
+Real parts: real SQLite files, a separate process holding state.db's write lock, the CLI
+run as a process of its own, and processes killed part way through the late store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from engine import open_home
+from engine.conversation import Conversation
+from engine.events import RunnerEvent
+from engine.models import OfflineModel
+from engine.runner import AgentSession
+from tests.conftest import FIXED_NOW
+from tests.hermes_support import workbench_cmd
+from tests.lock_support import holding_write_lock
+
+BUSY = {**os.environ, "WORKBENCH_BUSY_TIMEOUT": "0.3"}
+
+
+def with_state_db(root):
+    home = open_home(root)
+    home.archive.list_sessions()  # state.db exists, so the other process locks it rather than makes it
+    home.close()
+    return root
+
+
+def workbench(*args: str, env=BUSY) -> subprocess.CompletedProcess:
+    return subprocess.run(workbench_cmd(*args), capture_output=True, text=True, timeout=120, env=env)
+
+
+def kept_rows(root) -> list[dict]:
+    with sqlite3.connect(root / "workbench.db") as conn:
+        try:
+            rows = conn.execute("SELECT session_id, end_reason, unstored FROM kept_messages ORDER BY id").fetchall()
+        except sqlite3.OperationalError:
+            return []
+    return [{"session_id": sid, "end_reason": end, **json.loads(unstored)} for sid, end, unstored in rows]
+
+
+def stored(root, session_id: str) -> tuple[tuple, list[tuple]]:
+    """The session's row and its messages, as state.db holds them."""
+    with sqlite3.connect(root / "state.db") as conn:
+        session = conn.execute(
+            "SELECT title, source, model, started_at, end_reason, message_count, system_prompt IS NOT NULL, "
+            "input_tokens, output_tokens FROM sessions WHERE id = ?",
+            (session_id,),
+        ).fetchone()
+        messages = conn.execute(
+            "SELECT role, content, timestamp FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
+        ).fetchall()
+    return session, messages
+
+
+@contextlib.contextmanager
+def state_db_locked(root):
+    """state.db's write lock held by another process meanwhile."""
+    holder = holding_write_lock(root / "state.db")
+    try:
+        yield
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def run_while_locked(root, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """`workbench run --json ARGS` with state.db's write lock held by another process throughout."""
+    with state_db_locked(root):
+        proc = workbench("--home", str(root), "--json", "run", *args)
+    return proc, json.loads(proc.stdout)
+
+
+def test_a_run_under_a_held_lock_keeps_its_turn_and_the_next_command_stores_it_once(tmp_path):
+    """The turn ran, storing failed, the end failed again, the refusal was printed and the turn was gone."""
+    root = with_state_db(tmp_path / "home")
+    proc, out = run_while_locked(root, "--message", "hello there")
+    assert proc.returncode == 1
+    sid = out["session_id"]
+    assert out["success"] is False and out["kept_messages"] == 2
+    assert "2 messages of session" in out["error"] and "kept in workbench.db" in out["error"]
+    assert "stored into state.db automatically the next time any workbench command runs" in out["error"]
+    assert [t["status"] for t in out["turns"]] == ["done"]
+    (kept,) = kept_rows(root)
+    assert kept["session_id"] == sid and kept["end_reason"] == "cli_close" and len(kept["rows"]) == 2
+    assert stored(root, sid) == (None, []), "nothing of it in state.db yet"
+
+    listing = workbench("--home", str(root), "--json", "sessions", "list")  # a read-only command stores them too
+    assert listing.returncode == 0 and sid in listing.stdout
+    assert kept_rows(root) == []
+    session, messages = stored(root, sid)
+    said = [row["timestamp"] for row in kept["rows"]]
+    assert session[:6] == ("hello there", "cli", "offline", said[0], "cli_close", 2)
+    assert session[6] == 1, "its system prompt is stored"
+    assert [(role, at) for role, _, at in messages] == [("user", said[0]), ("assistant", said[1])]
+    assert messages[0][1] == "hello there"
+    workbench("--home", str(root), "doctor")
+    assert len(stored(root, sid)[1]) == 2, "stored once"
+
+
+def test_the_late_store_leaves_state_db_as_an_unbusy_store_would_have(tmp_path, clock, monkeypatch):
+    """The same turn in two homes, one whose state.db was busy as it ended: after the late store the
+    session rows (title, start, prompt, tokens, end) and the messages are the same."""
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+
+    class Reporting(OfflineModel):  # an API that reports usage: the token counters are stored once
+        def complete(self, messages, tools):
+            reply = super().complete(messages, tools)
+            reply.usage = {"prompt_tokens": 120, "completion_tokens": 8}
+            return reply
+
+    def end_a_turn(root, locked: bool):
+        clock.set(FIXED_NOW)
+        home = open_home(with_state_db(root), clock=clock)
+        session = AgentSession(home, Reporting(), session_id="20261130_120000_aaaaaa")
+        try:
+            with state_db_locked(root) if locked else contextlib.nullcontext():
+                session.run_turn("hello, what can you do?")
+                session.run_turn("thanks")
+                clock.advance(30)
+                return session.end("cli_close")
+        finally:
+            home.close()
+
+    def everything(root):
+        with sqlite3.connect(root / "state.db") as conn:
+            return conn.execute("SELECT * FROM sessions").fetchall(), conn.execute("SELECT * FROM messages").fetchall()
+
+    assert end_a_turn(tmp_path / "calm", locked=False) is None
+    kept = end_a_turn(tmp_path / "busy", locked=True)
+    assert kept is not None and kept.messages == 4
+    open_home(tmp_path / "busy", clock=clock).close()  # the next open stores them
+    assert everything(tmp_path / "busy") == everything(tmp_path / "calm")
+    session, _ = stored(tmp_path / "busy", "20261130_120000_aaaaaa")
+    assert session[4:6] == ("cli_close", 4) and session[7:] == (240, 16), "two requests' tokens, counted once"
+
+
+def test_two_processes_settling_at_once_store_once(tmp_path):
+    root = with_state_db(tmp_path / "home")
+    proc, out = run_while_locked(root, "--message", "first", "--message", "second")
+    assert out["kept_messages"] == 4
+    procs = [subprocess.Popen(workbench_cmd("--home", str(root), "sessions", "list"), env=BUSY) for _ in range(4)]
+    for each in procs:
+        assert each.wait(120) == 0
+    assert kept_rows(root) == []
+    _, messages = stored(root, out["session_id"])
+    assert [content for _, content, _ in messages if content in ("first", "second")] == ["first", "second"]
+    assert len(messages) == 4
+
+
+def test_a_store_paused_before_it_forgot_its_row_is_left_alone_then_finished_once(tmp_path):
+    """While one process stores (paused after state.db took the messages and the session's end, before
+    workbench.db forgot them) another finds the store under way and leaves it; killed there, the
+    next process finishes it without storing anything twice."""
+    root = with_state_db(tmp_path / "home")
+    _, out = run_while_locked(root, "--message", "hello there")
+    sid = out["session_id"]
+    marker = tmp_path / "paused-kept-stored"
+    env = {**BUSY, "WORKBENCH_CRASH_POINT": "kept-stored", "WORKBENCH_CRASH_MARKER": str(marker)}
+    paused = subprocess.Popen(workbench_cmd("--home", str(root), "sessions", "list"), env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and paused.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists()
+        assert workbench("--home", str(root), "sessions", "list").returncode == 0
+        assert len(stored(root, sid)[1]) == 2 and len(kept_rows(root)) == 1
+    finally:
+        paused.kill()
+        paused.wait(10)
+    assert workbench("--home", str(root), "sessions", "list").returncode == 0
+    assert kept_rows(root) == []
+    session, messages = stored(root, sid)
+    assert len(messages) == 2 and session[4:6] == ("cli_close", 2)
+
+
+def test_a_session_deleted_after_its_messages_were_kept_stays_deleted(tmp_path, caplog):
+    """Its first turn was stored; the next was kept; then it was deleted (in Hermes, say). Storing the
+    kept turn would bring part of a deleted conversation back where the agent recalls it."""
+    root = with_state_db(tmp_path / "home")
+    first = workbench("--home", str(root), "--json", "run", "--message", "hello there")
+    sid = json.loads(first.stdout)["session_id"]
+    _, out = run_while_locked(root, "--session", sid, "--message", "my new secret")
+    assert out["kept_messages"] == 2
+    with sqlite3.connect(root / "state.db") as conn:  # deleted by another program
+        conn.execute("DELETE FROM messages WHERE session_id = ?", (sid,))
+        conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+    open_home(root).close()
+    assert kept_rows(root) == []
+    assert stored(root, sid) == (None, [])
+    assert "were not stored: the session was deleted after they were kept" in caplog.text
+
+
+def test_doctor_names_what_is_kept_while_state_db_is_still_busy(tmp_path):
+    root = with_state_db(tmp_path / "home")
+    _, out = run_while_locked(root, "--message", "hello there")
+    with state_db_locked(root):
+        started = time.monotonic()
+        proc = workbench("--home", str(root), "--json", "doctor", env={**BUSY, "WORKBENCH_BUSY_TIMEOUT": "60"})
+        took = time.monotonic() - started
+    (finding,) = [f for f in json.loads(proc.stdout)["findings"] if "kept in workbench.db" in f["what"]]
+    assert finding["severity"] == "warning" and f"2 messages of session {out['session_id']}" in finding["what"]
+    assert finding["fix"] == "They are stored automatically when state.db is free; run any workbench command."
+    assert len(kept_rows(root)) == 1 and took < 30, "a busy state.db leaves them kept; the open did not wait"
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_what_the_run_says_is_plain_and_shows_control_characters_as_symbols(tmp_path, as_json):
+    root = with_state_db(tmp_path / "home")
+    with state_db_locked(root):
+        proc = workbench("--home", str(root), *(["--json"] if as_json else []), "run", "--message", "hi\x1b[31m there")
+    assert proc.returncode == 1 and "\x1b" not in proc.stdout + proc.stderr
+    if not as_json:
+        assert "error: 2 messages of session" in proc.stderr and "kept in workbench.db" in proc.stderr
+    (kept,) = kept_rows(root)
+    assert kept["rows"][0]["content"] == "hi\x1b[31m there", "kept as it was said"
+
+
+def test_a_session_switched_away_from_while_state_db_is_busy_is_kept_and_ended_later(home, clock, monkeypatch):
+    """ctrl+l (or a resume) after a turn state.db did not take: the switch failed, and the turn with it."""
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home.archive.list_sessions()
+    conversation = Conversation(home, OfflineModel())
+    heard = []
+    home.bus.subscribe(lambda event: heard.append(event) if event.kind == "messages_kept" else None, RunnerEvent)
+    with state_db_locked(home.root):
+        conversation.run_turn("hello there")
+        left = conversation.id
+        assert conversation.switch_session() != left, "it goes on in a new session"
+    assert [event.data["messages"] for event in heard] == [2] and heard[0].session_id == left
+    assert "kept in workbench.db" in heard[0].data["text"]
+    conversation.run_turn("and now?")  # (state.db is free: the new session stores as usual)
+    open_home(home.root, clock=clock).close()
+    assert [m.content for m in home.archive.messages(left)][:1] == ["hello there"]
+    assert home.archive.get_session(left).end_reason == "cli_close"
+    conversation.end()
+
+
+def test_a_scenario_stops_at_the_end_of_a_session_state_db_did_not_take(tmp_path):
+    root = with_state_db(tmp_path / "home")
+    proc, out = run_while_locked(root, "--scenario", "smoke")
+    assert proc.returncode == 1 and out["kept_messages"] > 0 and "kept in workbench.db" in out["error"]
+    workbench("--home", str(root), "sessions", "list")
+    assert kept_rows(root) == []
