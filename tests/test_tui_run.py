@@ -9,6 +9,7 @@ import pytest
 from textual.app import App
 from textual.widgets import Input, OptionList, Select, Static
 
+from engine import open_home
 from engine.events import RunnerEvent
 from engine.scenarios import run_scenario
 from tests.lock_support import holding_write_lock
@@ -450,7 +451,9 @@ async def test_a_turn_state_db_did_not_take_stays_on_screen_and_quitting_asks_fi
             await pilot.press("ctrl+q", "ctrl+q")  # the second is the same quit: one store, one question
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
             await settle(pilot)
-            assert app.screen.question == "Quit without saving 2 messages?"
+            assert app.screen.question == (
+                "2 messages are not in state.db yet (busy). Quit and keep them in workbench.db to store later?"
+            )
             assert sum(isinstance(s, ConfirmDialog) for s in app.screen_stack) == 1
             await pilot.press("n")
             await settle(pilot)
@@ -464,11 +467,14 @@ async def test_a_turn_state_db_did_not_take_stays_on_screen_and_quitting_asks_fi
     assert {m.timestamp for m in stored} == {said_at}, "stored at the time it was said"
 
 
-async def test_quitting_without_what_state_db_did_not_take_does_not_wait_for_it_again(home, tmp_path, monkeypatch):
-    """After "Quit without saving …?" and y, the app ended the session as usual, which waited out
-    the busy state.db once more (5 s by default) before it could exit."""
+async def test_quitting_keeps_what_state_db_did_not_take_without_waiting_for_it_again(
+    home, tmp_path, monkeypatch, clock
+):
+    """y to "Quit without saving …?" dropped the turn for good (and once waited out the busy state.db
+    again). Now y keeps it in workbench.db at once, and the next open stores it as it was said."""
     monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
     home.archive.list_sessions()
+    said_at = clock.now()
     app = make_app(home, tmp_path)
     holder = holding_write_lock(home.state_db_path)
     try:
@@ -478,16 +484,79 @@ async def test_quitting_without_what_state_db_did_not_take_does_not_wait_for_it_
             await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
             await pilot.press("ctrl+q")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+            assert "keep them in workbench.db" in app.screen.question
             session = screen.agent.agent
             tries = []
             monkeypatch.setattr(session, "flush", lambda: tries.append(1))
             await pilot.press("y")
             await wait_for(pilot, lambda: not app.is_running, what="the quit")
-        assert tries == [], "no second try at storing once the user chose to quit without it"
+        assert tries == [], "no second try at storing once the user chose to keep them"
     finally:
         holder.kill()
         holder.wait()
     assert home.archive.get_session(screen.session_id) is None
+    clock.advance(600)
+    open_home(home.root, clock=clock).close()  # the next start stores them
+    stored = home.archive.messages(screen.session_id)
+    assert [(m.role, m.content, m.timestamp) for m in stored][:1] == [("user", "hello while locked", said_at)]
+    assert len(stored) == 2 and {m.timestamp for m in stored} == {said_at}
+    assert home.archive.get_session(screen.session_id).end_reason == "cli_close"
+
+
+async def test_quitting_when_workbench_db_cannot_keep_them_either_asks_to_drop_them(home, tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home.archive.list_sessions()
+    app = make_app(home, tmp_path)
+    holder = holding_write_lock(home.state_db_path)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await open_run(pilot)
+            await pilot.press(*"hello while locked", "enter")
+            await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+            home.journal.close()  # workbench.db is gone, a folder in its place
+            for name in ("workbench.db", "workbench.db-wal", "workbench.db-shm"):
+                (home.root / name).unlink(missing_ok=True)
+            (home.root / "workbench.db").mkdir()
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+            assert app.screen.question == "Quit without saving 2 messages?"
+            assert "Nor can workbench.db keep them" in app.screen.detail
+            await pilot.press("y")
+            await wait_for(pilot, lambda: not app.is_running, what="the quit")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert home.archive.get_session(screen.session_id) is None
+
+
+async def test_a_session_left_while_state_db_refuses_it_is_kept_and_said_so(home, tmp_path, monkeypatch, clock):
+    """ctrl+l after a turn state.db did not take: the switch at the next message failed on the busy
+    store, so that message failed too and the first turn stayed unstored."""
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home.archive.list_sessions()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        holder = holding_write_lock(home.state_db_path)
+        try:
+            await pilot.press(*"hello while locked", "enter")
+            await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+            left = screen.session_id
+            await pilot.press("ctrl+l", *"and a new one", "enter")
+            await wait_for(
+                pilot, lambda: any(n.title == "Kept for later" for n in app._notifications), what="the notice"
+            )
+            await wait_for(pilot, lambda: not screen.running, what="the second turn")
+            (notice,) = [n for n in app._notifications if n.title == "Kept for later"]
+            assert f"2 messages of session {left}" in notice.message and screen.session_id != left
+        finally:
+            holder.kill()
+            holder.wait()
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running, what="the quit")
+    open_home(home.root, clock=clock).close()
+    assert [m.content for m in home.archive.messages(left)][:1] == ["hello while locked"]
+    assert [m.content for m in home.archive.messages(screen.session_id)][:1] == ["and a new one"]
 
 
 async def test_the_resume_picker_shows_an_untitled_session_by_its_first_message(home, tmp_path):

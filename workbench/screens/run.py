@@ -23,8 +23,10 @@ from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 
 from engine.conversation import Conversation
+from engine.db import DatabaseBusyError
 from engine.errors import WorkbenchError
 from engine.events import Event, RunnerEvent
+from engine.kept import cause
 from engine.models import BACKENDS, make_model
 from engine.scenarios import list_scenarios, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
@@ -44,6 +46,12 @@ SCENARIO_SPEED = 1.0  # scenario pacing: 1 is watchable, 0 plays without delays
 class StoredBeforeQuit(Message):
     unstored: int
     why: str | None
+    busy: bool = False  # state.db refused for a lock another process held
+
+
+@dataclass
+class KeptBeforeQuit(Message):
+    error: str | None  # why workbench.db could not keep them (None: kept)
 
 
 @dataclass
@@ -281,13 +289,13 @@ class RunScreen(WorkbenchScreen):
     def _store_before_quit(self) -> None:
         """Worker: store (waiting out a busy state.db), then the app quits, or asks whether to quit
         without what is still unstored."""
-        agent, why = self.agent, None
+        agent, why, busy = self.agent, None, False
         if agent is not None:
             try:
                 agent.store()
             except Exception as exc:
-                why = failure(exc)
-        self.post_result(StoredBeforeQuit(agent.unstored if agent is not None else 0, why))
+                why, busy = failure(exc), isinstance(exc, DatabaseBusyError)
+        self.post_result(StoredBeforeQuit(agent.unstored if agent is not None else 0, why, busy))
 
     @on(StoredBeforeQuit)
     def _stored_before_quit(self, message: StoredBeforeQuit) -> None:
@@ -298,21 +306,57 @@ class RunScreen(WorkbenchScreen):
         from .dialogs import ConfirmDialog
 
         count = f"{message.unstored} message{'s' * (message.unstored != 1)}"
+        why = message.why or "unknown reason"
+        damage = self.home.journal.problem()  # (a damaged workbench.db can keep nothing)
+        keeps = damage is None
 
-        def answered(quit_anyway: bool | None) -> None:
-            if quit_anyway:
+        def answered(yes: bool | None) -> None:
+            if yes and keeps:
+                self._keep_and_quit(why)
+            elif yes:
                 self._leaving_unstored = True  # (no second wait on state.db while quitting)
                 self.app.exit()
 
         self.app.clear_notifications()  # (at 80x24 the warning toast covered the question)
-        self.app.push_screen(  # over whichever screen is shown: the quit was asked from there
-            ConfirmDialog(
+        if keeps:
+            dialog = ConfirmDialog(
+                f"{count} {'are' if message.unstored != 1 else 'is'} not in state.db yet"
+                f"{' (busy)' if message.busy else ''}. Quit and keep them in workbench.db to store later?",
+                f"state.db did not take them: {cause(why)}.\n\ny keeps them in workbench.db and quits at once; "
+                "the next workbench command (or start) stores them into state.db when it is free, each at the time "
+                "it was said. n stays here (ctrl+q tries again, and your next message stores them).",
+            )
+        else:
+            dialog = ConfirmDialog(
                 f"Quit without saving {count}?",
-                f"They could not be stored: {message.why or 'unknown reason'}\n\n"
-                "y quits and they are lost; n stays here (ctrl+q tries again, and your next message stores "
-                "them).",
-            ),
-            answered,
+                f"They could not be stored: {why}\n\nNor can workbench.db keep them: {damage}\n\n"
+                "y quits and they are lost; n stays here (ctrl+q tries again, and your next message stores them).",
+            )
+        self.app.push_screen(dialog, answered)  # over whichever screen is shown: the quit was asked from there
+
+    @work(thread=True, exit_on_error=False, group="agent-store")
+    def _keep_and_quit(self, why: str) -> None:
+        """Worker: keep what state.db did not take in workbench.db (no further wait on state.db), then quit."""
+        error = None
+        try:
+            if self.agent is not None:
+                self.agent.keep(why)
+        except Exception as exc:
+            error = failure(exc)
+        self.post_result(KeptBeforeQuit(error))
+
+    @on(KeptBeforeQuit)
+    def _kept_before_quit(self, message: KeptBeforeQuit) -> None:
+        if message.error is None:
+            self._leaving_unstored = True  # (nothing is left to store: quitting waits on nothing)
+            self.app.exit()
+            return
+        self.notify(
+            f"{message.error} The app stays open; ctrl+q asks again.",
+            title="Could not keep the messages in workbench.db",
+            severity="error",
+            markup=False,
+            timeout=30,
         )
 
     # -- actions -------------------------------------------------------------------
@@ -509,6 +553,11 @@ class RunScreen(WorkbenchScreen):
     # -- live events ---------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
         if not isinstance(event, RunnerEvent) or event.actor != "agent":
+            return
+        if event.kind == "messages_kept":  # a session left (a switch, another model) while state.db refused
+            self.notify(
+                str(event.data.get("text")), title="Kept for later", severity="warning", markup=False, timeout=30
+            )
             return
         if not (self.running or self.watching or self.session_id is None):
             return  # idle on a session of our own: a run elsewhere does not take the view over
