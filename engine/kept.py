@@ -15,6 +15,8 @@ row is deleted only after its store. A process killed between the two leaves the
 the next finds the session already holding its first message (one append is all or
 nothing) and only ends the session and deletes the row.
 
+A session someone went on with meanwhile (Hermes resumed it: it holds a message said after the
+kept ones) gets them but is not ended: the conversation going on in it is not ours to end.
 A session that was stored and is gone now was deleted on purpose (in Hermes, by hand):
 its kept messages go with it, as a running conversation's do (``_forget_if_deleted``),
 never bringing any of a deleted conversation back into what the agent can recall.
@@ -167,7 +169,8 @@ def _store(home: Home, row: sqlite3.Row) -> None:
                 unstored.parent_id = None  # (its parent was deleted since: orphaned, as deleting a parent leaves it)
             unstored.store(archive)
             unstored.store_tokens(archive)
-        if row["end_reason"]:
+        last = max(m["timestamp"] for m in unstored.rows)
+        if row["end_reason"] and not archive.said_after(unstored.session_id, last):  # (resumed since: not ours to end)
             archive.end_session(unstored.session_id, row["end_reason"])
     crash_point("kept-stored")
     with home.journal.transaction() as write:

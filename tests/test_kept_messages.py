@@ -250,3 +250,32 @@ def test_a_scenario_stops_at_the_end_of_a_session_state_db_did_not_take(tmp_path
     assert proc.returncode == 1 and out["kept_messages"] > 0 and "kept in workbench.db" in out["error"]
     workbench("--home", str(root), "sessions", "list")
     assert kept_rows(root) == []
+
+
+def test_a_session_hermes_resumed_before_the_late_store_gets_the_turn_but_stays_open(tmp_path, hermes):
+    """The late store ended the session with the kept turn's reason, closing the conversation Hermes had
+    resumed in it meanwhile."""
+    root = with_state_db(tmp_path / "home")
+    first = workbench("--home", str(root), "--json", "run", "--message", "hello there")
+    sid = json.loads(first.stdout)["session_id"]
+    _, out = run_while_locked(root, "--session", sid, "--message", "and a second turn")
+    assert out["kept_messages"] == 2
+    time.sleep(0.05)  # Hermes's next message is said after the kept ones
+    hermes.run(
+        root,
+        f"""
+        from hermes_state import SessionDB
+        db = SessionDB()
+        db.reopen_session({sid!r})
+        db.append_message({sid!r}, "user", "back in Hermes")
+        """,
+    )
+    open_home(root).close()  # the late store
+    assert kept_rows(root) == []
+    session, messages = stored(root, sid)
+    assert session[4] is None, "the session Hermes goes on with stays open"
+    assert [content for role, content, _ in messages if role == "user"] == [
+        "hello there",
+        "back in Hermes",
+        "and a second turn",
+    ], "stored late, after Hermes's message (each at its own time)"

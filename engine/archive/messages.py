@@ -103,6 +103,13 @@ class MessagesMixin(ArchiveCore):
         )
         return found.fetchone() is not None
 
+    def said_after(self, session_id: str, at: float) -> bool:
+        """Whether the session holds a message said after ``at`` (another process went on with it)."""
+        found = self.conn().execute(
+            "SELECT 1 FROM messages WHERE session_id = ? AND timestamp > ? LIMIT 1", (session_id, at)
+        )
+        return found.fetchone() is not None
+
     def _insert_rows(self, conn, session_id: str, rows: list[dict[str, Any]]) -> list[int]:
         """Inside a write: ``INSERT ... VALUES (...), (...) RETURNING id``, a few hundred rows a statement.
 
