@@ -804,3 +804,44 @@ def test_undoing_a_row_undone_already_names_the_undo(home, mem):
     )
     assert mem.undo(undo.id)["success"]  # the undo taken back: the row may be undone again
     assert mem.undo(added.id)["success"] and mem.entries("memory") == []
+
+
+def test_an_outside_edit_that_adds_to_an_entry_or_cuts_it_is_its_replace(home, mem):
+    """Hermes's `replace('H-bulk 7', 'H-bulk 7 rewritten by Hermes with important data')` was
+    journaled as a remove and an add (the texts score below pairing as wholes), and so was a batch
+    that removed A, extended B and appended C."""
+    for entry in ("Seeded fact", "H-bulk 7", "User uses metric units", "User prefers oolong tea"):
+        mem.add("memory", entry, u())
+    put(
+        home,
+        "memory",
+        "Seeded fact\n§\nH-bulk 7 rewritten by Hermes with important data\n§\nUser uses metric units"
+        "\n§\nUser prefers oolong tea",
+    )
+    assert mem.record_external_change("memory") is True
+    [row] = mem.history(limit=1)
+    assert (row.action, row.before, row.after) == (
+        "replace",
+        "H-bulk 7",
+        "H-bulk 7 rewritten by Hermes with important data",
+    )
+    put(
+        home,
+        "memory",
+        "Seeded fact\n§\nH-bulk 7 rewritten by Hermes with important data\n§\nUser prefers oolong tea, "
+        "no sugar\n§\nBatch add: likes hiking",
+    )
+    assert mem.record_external_change("memory") is True
+    rows = sorted(((r.action, r.before, r.after) for r in mem.history(limit=3)), key=str)
+    assert rows == sorted(
+        [
+            ("remove", "User uses metric units", None),
+            ("replace", "User prefers oolong tea", "User prefers oolong tea, no sugar"),
+            ("add", None, "Batch add: likes hiking"),
+        ],
+        key=str,
+    )
+    put(home, "memory", "Seeded fact\n§\nH-bulk 7 rewritten by Hermes\n§\nUser prefers oolong tea, no sugar")
+    assert mem.record_external_change("memory") is True  # cut short: still its replace
+    rows = sorted(((r.action, r.before, r.after) for r in mem.history(limit=2)), key=str)
+    assert ("replace", "H-bulk 7 rewritten by Hermes with important data", "H-bulk 7 rewritten by Hermes") in rows

@@ -197,7 +197,8 @@ def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None,
     one in its own place: were any of them a remove beside an add (``A, B`` gone and ``B', C``
     new, from a batch that removed A, rewrote B and appended C), the places shift, and a
     similar pair across them (``A → C``) is a replace that never happened. Otherwise each
-    is a remove or an add.
+    is a remove or an add, except that an entry a new one holds whole, or that holds a new one
+    whole (``extensions``), is still its replace: an edit that added to it or cut it.
     """
     old_set, new_set = set(old), set(new)
     gone = [e for e in old if e not in new_set]
@@ -207,16 +208,37 @@ def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None,
     for slot in set(gone_at.values()) & set(fresh_at.values()):
         lost = [e for e in gone if gone_at[e] == slot]
         gained = [e for e in fresh if fresh_at[e] == slot]
-        if len(lost) == len(gained):
-            found = pair_changes(lost, gained)
-            if all(found.get(entry) == was for entry, was in zip(gained, lost, strict=True)):
-                pairs.update(found)
+        found = pair_changes(lost, gained) if len(lost) == len(gained) else {}
+        if found and all(found.get(entry) == was for entry, was in zip(gained, lost, strict=True)):
+            pairs.update(found)
+        else:
+            pairs.update(extensions(lost, gained))
     paired = set(pairs.values())
     changes: list[tuple[str, str | None, str | None, int]] = [
         ("remove", e, None, old.index(e)) for e in gone if e not in paired
     ]
     changes += [("replace", pairs[e], e, new.index(e)) if e in pairs else ("add", None, e, new.index(e)) for e in fresh]
     return changes
+
+
+MIN_HELD = 8  # characters the shorter of an extension pair has at least: a short one is in many texts
+
+
+def extensions(gone: list[str], new: list[str]) -> dict[str, str]:
+    """New entries paired with the gone one each holds whole or is held by (``a`` -> ``a, and b``),
+    where that pairing is the only one either side has: an edit that added to an entry or cut
+    it, however unlike the rest of it is (``pair_changes`` scores the whole)."""
+
+    def holds(one: str, other: str) -> bool:
+        short, long = sorted((one, other), key=len)
+        return len(short) >= MIN_HELD and short in long
+
+    pairs: dict[str, str] = {}
+    for entry in new:
+        found = [was for was in gone if holds(was, entry)]
+        if len(found) == 1 and sum(holds(found[0], other) for other in new) == 1:
+            pairs[entry] = found[0]
+    return pairs
 
 
 def kept_before(entries: list[str], kept_in_other: set[str]) -> dict[str, int]:
