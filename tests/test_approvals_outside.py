@@ -626,3 +626,35 @@ def test_removes_approved_beside_an_agents_append_in_one_look_are_approvals(home
     _hermes_decides(home, "0000ad02", ["Cups live in the left cupboard", "Kettle descales monthly"])  # + an append
     home.approvals.catch_up()  # all of it in one look
     assert [_decision(home, pid)[0] for pid in ("0000ad01", "0000ad02")] == ["approve", "approve"]
+
+
+@pytest.mark.parametrize("rewrite", ["extends it", "rewords it"])
+def test_every_row_of_an_approved_batch_names_its_proposer(home, clock, rewrite):
+    """Hermes approved a batch (remove A, replace B, add C): its replace was journaled as a remove and
+    an add, and only the add named the proposal and its proposer."""
+    from engine.timeline import Timeline
+
+    _seed(home, "User likes jazz", "User uses metric units", "User prefers oolong tea")
+    new_b = "User prefers oolong tea, no sugar" if rewrite == "extends it" else "Green tea only, never black"
+    operations = [
+        {"action": "remove", "old_text": "metric units"},
+        {"action": "add", "content": "Batch add: likes hiking"},
+        {"action": "replace", "old_text": "oolong", "content": new_b},
+    ]
+    _stage(home, clock, "0000ba01", {"action": "batch", "target": "memory", "operations": operations})
+    _hermes_decides(home, "0000ba01", ["User likes jazz", new_b, "Batch add: likes hiking"])
+    action, _, applied, _ = _decision(home, "0000ba01")
+    outside = [r for r in home.journal.query(subsystem="memory", actor="external")]
+    assert action == "approve" and sorted(applied) == sorted(r.id for r in outside)
+    if rewrite == "extends it":
+        assert sorted((r.action, r.before, r.after) for r in outside) == sorted(
+            [
+                ("remove", "User uses metric units", None),
+                ("replace", "User prefers oolong tea", new_b),
+                ("add", None, "Batch add: likes hiking"),
+            ],
+            key=str,
+        )
+    timeline = Timeline(home)
+    rows = timeline.with_sources(timeline.page(subsystem="memory", actor="external"))
+    assert rows and all(r.summary.endswith("(proposed by Hermes agent)") for r in rows), [r.summary for r in rows]

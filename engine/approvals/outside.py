@@ -73,22 +73,26 @@ def outcome(home: Home, staged: JournalEntry, claimed: set[int]) -> tuple[str, s
     rows = [row for row in edits if row.id not in claimed]
     candidates = _not_rewrites(rows, changes)
     evidence: list[int] = []
-    for action, text in changes:
+    made = 0  # proposed changes an outside row made
+    for action, text, old in changes:
         row = next((r for r in candidates if r.id not in evidence and _writes(action, text, r)), None)
         if row is not None:
+            made += 1
             evidence.append(row.id)
+            if action == "replace" and row.action == "add" and old is not None:  # written past pairing
+                evidence += _taken_with(candidates, row, old, evidence)
     try:
         entries = home.memory.entries(target)
     except WorkbenchError:
         return "close", f"{LEFT_OUTSIDE}; the memory file cannot be read to tell whether it was applied", []
-    holds = [_holds(action, text, entries) for action, text in changes]
-    if evidence and (len(evidence) == len(changes) or all(holds)):
+    holds = [_holds(action, text, entries) for action, text, _ in changes]
+    if evidence and (made == len(changes) or all(holds)):
         return "approve", f"{LEFT_OUTSIDE}, and its change is the outside edit of memory in row {evidence[0]}", evidence
     if any(holds):
         return "close", f"{LEFT_OUTSIDE}; memory holds what it proposed, but no outside edit since wrote it", []
     threshold = home.memory.duplicate_threshold()
     seen = [text for row in rows for text in (row.before, row.after) if isinstance(text, str)]
-    if any(score(text, other) >= threshold for _, text in changes for other in seen):
+    if any(score(text, other) >= threshold for _, text, _ in changes for other in seen):
         return "close", f"{LEFT_OUTSIDE}; memory was edited outside since in a way close to it", []
     return "reject", f"{LEFT_OUTSIDE} without its change reaching memory", []
 
@@ -121,9 +125,9 @@ def citing_approvals(conn: sqlite3.Connection) -> dict[int, int]:
     return {row: approval for approval, _, row in conn.execute(_CITED) if isinstance(row, int)}
 
 
-def _proposed_changes(detail: dict[str, Any]) -> tuple[str, list[tuple[str, str]]] | None:
-    """The target and the (action, text) changes a staged memory write proposes, read as Hermes
-    applies it (``archive_writes.changes``: stripped; a remove's text the ``old_text`` it looks
+def _proposed_changes(detail: dict[str, Any]) -> tuple[str, list[tuple[str, str, str | None]]] | None:
+    """The target and the (action, text, old_text) changes a staged memory write proposes, read as
+    Hermes applies it (``archive_writes.changes``: stripped; a remove's text the ``old_text`` it looks
     for); None for anything else, or when any of its operations is not one Hermes applies."""
     payload = detail.get("payload")
     if detail.get("subsystem") != "memory" or not isinstance(payload, dict):
@@ -135,7 +139,7 @@ def _proposed_changes(detail: dict[str, Any]) -> tuple[str, list[tuple[str, str]
     found = changes({"target": target, "operations": operations})
     if len(found) != len(operations):
         return None
-    return target, [(action, text) for _, action, text, _ in found]
+    return target, [(action, text, old) for _, action, text, old in found]
 
 
 # the outside change of a skill's SKILL.md each approved skill write shows as (the library's rows are per SKILL.md)
@@ -192,7 +196,26 @@ def _skill_md_sha(home: Home, name: str) -> str | None:
         return None
 
 
-def _not_rewrites(rows: list[JournalEntry], changes: list[tuple[str, str]]) -> list[JournalEntry]:
+def _taken_with(rows: list[JournalEntry], added: JournalEntry, old_text: str, cited: list[int]) -> list[int]:
+    """The remove row of the entry a replace took out, when the replace was journaled past pairing
+    as a remove beside its add (``added``): one of the same outside edit whose entry held ``old_text``."""
+    edit = added.detail.get("edit")
+    found = next(
+        (
+            r.id
+            for r in rows
+            if r.action == "remove"
+            and r.id not in cited
+            and edit is not None
+            and r.detail.get("edit") == edit
+            and old_text in (r.before or "")
+        ),
+        None,
+    )
+    return [] if found is None else [found]
+
+
+def _not_rewrites(rows: list[JournalEntry], changes: list[tuple[str, str, str | None]]) -> list[JournalEntry]:
     """``rows`` less each remove whose place an add the proposal did not make took, in the same outside
     edit (``detail.edit``, one ``slot`` between the entries both versions kept): an entry rewritten
     past pairing, which is no evidence that a remove was approved. Other rows journaled together (two
@@ -201,7 +224,7 @@ def _not_rewrites(rows: list[JournalEntry], changes: list[tuple[str, str]]) -> l
     added: dict[str, set[int]] = {}
     for row in rows:
         edit, slot = row.detail.get("edit"), row.detail.get("slot")
-        unmade = not any(_writes(action, text, row) for action, text in changes)
+        unmade = not any(_writes(action, text, row) for action, text, _ in changes)
         if isinstance(edit, str) and isinstance(slot, int) and row.action == "add" and unmade:
             added.setdefault(edit, set()).add(slot)
     return [
