@@ -550,3 +550,37 @@ async def test_a_rollback_the_ledger_would_refuse_says_why_without_asking(home, 
         await wait_for(pilot, lambda: any("Could not roll back patch of deploy" in t for t in toasts()), what="why")
         assert not isinstance(app.screen, ConfirmDialog)
         assert any("Roll back the later entries first" in t for t in toasts())
+
+
+async def test_files_no_linked_group_lists_are_shown_too_and_open(home, tmp_path):
+    """A file Hermes left in a skill's folder where no linked group lists it (`references/notes.txt`,
+    a name with control characters and no `.md`) was in no list: the folder's delete removed it unseen."""
+    seed_skills(home)
+    folder = home.skills.find("git-rebase").path
+    (folder / "references" / "notes.txt").write_text("kept by hand\n")
+    (folder / "references" / "n\x1b[31mame").write_text("hostile\n")
+    (folder / "README").write_text("read me\n")
+    agent_view = home.skills.view("git-rebase", record=False)
+    assert agent_view["other_files"] == ["README", "references/n\x1b[31mame", "references/notes.txt"]
+    assert "other_files" not in home.skills.view("git-rebase"), "the agent's view is Hermes's"
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, "git-rebase")
+        files = screen.query_one("#skills-files", OptionList)
+        await wait_for(pilot, lambda: files.option_count == 5, what="the files")
+        shown = [str(files.get_option_at_index(i).prompt) for i in range(files.option_count)]
+        assert shown[:2] == ["SKILL.md", "references/flags.md"]
+        assert shown[2:] == [
+            "README  not linked",
+            "references/n␛[31mame  not linked",
+            "references/notes.txt  not linked",
+        ]
+        files.focus()
+        files.highlighted = 4
+        await wait_for(pilot, lambda: screen.shown == ("git-rebase", "references/notes.txt"), what="the file")
+        assert "kept by hand" in screen_text(app)
+        files.highlighted = 3
+        await wait_for(pilot, lambda: screen.shown and "31m" in screen.shown[1], what="the hostile one")
+        text = screen_text(app)
+        assert "This file's name holds control characters" in text and "\x1b" not in text

@@ -361,6 +361,9 @@ class SkillLibrary:
                 result["archived"] = True
             if "compatibility" in found.meta:
                 result["compatibility"] = found.meta["compatibility"]
+            if not record:  # a person's look: every file of the folder, the ones the agent is never shown too
+                listed = {"SKILL.md", *(path for group in linked.values() for path in group)}
+                result["other_files"] = [path for path in self._all_files(found.path) if path not in listed] or None
             if linked:
                 result["usage_hint"] = (
                     "To view linked files, call skill_view(name, file_path) where file_path is e.g. "
@@ -374,7 +377,7 @@ class SkillLibrary:
         try:
             rel = check_relative(file_path, "file_path")
         except SkillError:
-            listed = [path for group in self.linked_files(found.path).values() for path in group]
+            listed = self._all_files(found.path)
             if file_path in listed:  # a real file picked from the listing, not a bad path typed: say what to do
                 raise SkillError(
                     "This file's name holds control characters (shown as symbols), so it is not opened. "

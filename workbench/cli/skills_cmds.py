@@ -80,6 +80,9 @@ def show_skill(home: Home, args) -> Output:
     if result.get("linked_files"):
         files = [f for group in result["linked_files"].values() for f in group]
         text += "\n\nlinked files:\n" + "\n".join(f"  {f}" for f in files)
+    if result.get("other_files"):
+        text += "\n\nother files (not linked: the agent is never shown them):\n"
+        text += "\n".join(f"  {f}" for f in result["other_files"])
     problem = None if args.file else home.skills.get(args.name).problem
     if problem:  # last, where it is seen after a long SKILL.md scrolls by, as `skills list` marks it
         text += f"\n\n⚠ {inline(problem)}"

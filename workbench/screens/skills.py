@@ -50,7 +50,8 @@ class SkillsLoaded(Message):
 @dataclass
 class FilesLoaded(Message):
     name: str
-    files: list[str]
+    files: list[str]  # SKILL.md, then the linked files
+    unlinked: list[str]  # the folder's other files (``other_files``)
 
 
 @dataclass
@@ -323,7 +324,8 @@ class SkillsScreen(WorkbenchScreen):
         view = self._view(skill, None)
         linked = view.get("linked_files") or {}
         name = skill.ref
-        self.post_result(FilesLoaded(name, ["SKILL.md"] + [path for group in sorted(linked) for path in linked[group]]))
+        files = ["SKILL.md"] + [path for group in sorted(linked) for path in linked[group]]
+        self.post_result(FilesLoaded(name, files, view.get("other_files") or []))
         self.post_result(FileLoaded(name, "SKILL.md", view["content"]))
 
     @on(FilesLoaded)
@@ -333,6 +335,12 @@ class SkillsScreen(WorkbenchScreen):
         files = self.query_one("#skills-files", OptionList)
         files.clear_options()
         files.add_options([Option(Content(one_line(path, None)), id=path) for path in message.files])
+        files.add_options(  # in the folder, but no linked file: the agent's skill_view never lists them
+            [
+                Option(Content.assemble(one_line(path, None), ("  not linked", "$text-muted")), id=path)
+                for path in message.unlinked
+            ]
+        )
         files.highlighted = 0
 
     @on(OptionList.OptionSelected, "#skills-files")
