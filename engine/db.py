@@ -219,6 +219,15 @@ def describe_error(exc: BaseException, path: Path | str) -> str:
     return _damage_advice(path, f"{path} could not be read as an SQLite database ({exc}).")
 
 
+def salvage_advice(path: Path) -> str:
+    """How to get a damaged database's rows back (doctor's fix for one)."""
+    return (
+        f"Stop Hermes and the workbench, back {path.name} up with its -wal and -shm files, then rebuild it with "
+        f"`sqlite3 {path.name} .recover | sqlite3 {path.stem}-recovered.db` and swap the files (or restore it "
+        "from a backup)."
+    )
+
+
 def _damage_advice(path: Path | str, what: str) -> str:
     """``what`` is wrong with the database at ``path``, what moving it aside costs, and how to go on."""
     lost = LOST_WITH.get(Path(path).name)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from .config import Config
-from .db import on_read_only_mount
+from .db import on_read_only_mount, salvage_advice
 from .errors import ConfigError, WorkbenchError
 from .fileio import TEMP_AGE_SECONDS, UnsafePath
 from .health import CHECKS, FIXES, Finding
@@ -157,8 +157,7 @@ def check_databases(home: Home) -> list[Finding]:
                     "database",
                     "error",
                     f"{path.name} cannot be read as SQLite ({exc}).",
-                    f"Stop Hermes and the workbench, move {path} aside and restore it from a backup "
-                    f"(`sqlite3 {path.name} .recover` can salvage rows into a new file).",
+                    salvage_advice(path),
                 )
             )
             continue
@@ -170,9 +169,7 @@ def check_databases(home: Home) -> list[Finding]:
                     "database",
                     "error",
                     f"{path.name}: integrity_check reports {len(problems)} problem(s), first: {problems[0]}",
-                    f"Stop Hermes and the workbench, back {path.name} up, then rebuild it with "
-                    f"`sqlite3 {path.name} .recover | sqlite3 {path.stem}-recovered.db` and swap the "
-                    "files.",
+                    salvage_advice(path),
                 )
             )
     return findings

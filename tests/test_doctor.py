@@ -12,6 +12,7 @@ import time
 import pytest
 
 from engine import open_home
+from engine.db import salvage_advice
 from engine.doctor import load_checks, run_doctor
 from engine.health import CHECKS
 from engine.tools import ToolContext
@@ -173,6 +174,11 @@ def test_a_corrupt_page_fails_integrity_check(home, tmp_path):
     home.state_db_path.write_bytes(bytes(data))
     [state] = [f for f in run_doctor(home).findings if f.area == "database" and "state.db" in f.what]
     assert state.severity == "error"
+    assert "`sqlite3 state.db .recover | sqlite3 state-recovered.db`" in state.fix
+    home.close()
+    home.state_db_path.write_bytes(b"not a database at all" * 300)  # unreadable as SQLite: the same advice
+    [state] = [f for f in run_doctor(home).findings if f.area == "database" and "state.db" in f.what]
+    assert "cannot be read as SQLite" in state.what and state.fix == salvage_advice(home.state_db_path)
 
 
 def test_young_temp_files_and_plain_locks_are_left_alone(home):
