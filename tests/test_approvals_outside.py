@@ -658,3 +658,17 @@ def test_every_row_of_an_approved_batch_names_its_proposer(home, clock, rewrite)
     timeline = Timeline(home)
     rows = timeline.with_sources(timeline.page(subsystem="memory", actor="external"))
     assert rows and all(r.summary.endswith("(proposed by Hermes agent)") for r in rows), [r.summary for r in rows]
+
+
+def test_a_batch_removing_an_entry_and_adding_a_longer_one_is_still_an_approval(home, clock):
+    """Hermes's batch removed "User lives in Berlin" and added a longer entry holding it: journaled as
+    one replace (an extension), the remove found no row of its own and the decision read `close`."""
+    _seed(home, "User likes tea", "User lives in Berlin")
+    longer = "User lives in Berlin; works remotely for a Danish shipping firm, prefers async standups"
+    operations = [{"action": "remove", "old_text": "User lives in Berlin"}, {"action": "add", "content": longer}]
+    _stage(home, clock, "0000bb01", {"action": "batch", "target": "memory", "operations": operations})
+    _hermes_decides(home, "0000bb01", ["User likes tea", longer])
+    action, _, applied, why = _decision(home, "0000bb01")
+    [row] = [r for r in home.journal.query(subsystem="memory", actor="external")]
+    assert (row.action, row.before, row.after) == ("replace", "User lives in Berlin", longer)
+    assert action == "approve" and applied == [row.id], why

@@ -74,8 +74,12 @@ def outcome(home: Home, staged: JournalEntry, claimed: set[int]) -> tuple[str, s
     candidates = _not_rewrites(rows, changes)
     evidence: list[int] = []
     made = 0  # proposed changes an outside row made
-    for action, text, old in changes:
+    for action, text, old in sorted(changes, key=lambda change: change[0] == "remove"):  # (removes last: below)
         row = next((r for r in candidates if r.id not in evidence and _writes(action, text, r)), None)
+        if row is None and action == "remove":  # an add of the same proposal that holds the entry whole was paired
+            row = next((r for r in candidates if r.id in evidence and _extended(text, r)), None)  # with it
+            made += row is not None
+            continue
         if row is not None:
             made += 1
             evidence.append(row.id)
@@ -240,6 +244,13 @@ def _writes(action: str, text: str, row: JournalEntry) -> bool:
         removed = isinstance(row.before, str) and text in row.before
         return removed and (row.action == "remove" or (row.action == "replace" and text not in (row.after or "")))
     return row.action in ("add", "replace") and row.after == text
+
+
+def _extended(text: str, row: JournalEntry) -> bool:
+    """Whether ``row``, cited for an add or replace, is a replace of an entry holding ``text`` by one that
+    holds it whole too (``format.extensions``): a remove of that entry and an add of its longer text."""
+    before = row.before or ""
+    return row.action == "replace" and text in before and before in (row.after or "")
 
 
 def _holds(action: str, text: str, entries: list[str]) -> bool:
