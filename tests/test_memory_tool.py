@@ -62,8 +62,9 @@ def test_dispatch_validation_messages(home):
 def test_null_target_defaults_to_memory_and_new_text_is_an_alias(home):
     assert call(home, action="add", target=None, new_text="via new_text")["success"]
     assert home.memory.entries("memory") == ["via new_text"]
-    call(home, action="replace", target="memory", old_text="via", content="content wins", new_text="ignored")
+    replaced = call(home, action="replace", target="memory", old_text="via", content="content wins", new_text="x")
     assert home.memory.entries("memory") == ["content wins"]
+    assert "new_entry" not in replaced, "the model's own text is not echoed back to it"
 
 
 def test_missing_old_text_is_a_recoverable_error_with_current_entries(home):

@@ -140,5 +140,7 @@ def memory_tool(home: Home, args: dict[str, Any], ctx: ToolContext) -> dict[str,
     if action == "replace":
         if not content:
             return _error("content is required for 'replace' action.")
-        return store.replace(target, old_text, content, ctx)
+        result = store.replace(target, old_text, content, ctx)
+        result.pop("new_entry", None)  # the model's own text: no echo (Hermes keeps a success terse)
+        return result
     return store.remove(target, old_text, ctx)
