@@ -560,27 +560,30 @@ async def test_files_no_linked_group_lists_are_shown_too_and_open(home, tmp_path
     (folder / "references" / "notes.txt").write_text("kept by hand\n")
     (folder / "references" / "n\x1b[31mame").write_text("hostile\n")
     (folder / "README").write_text("read me\n")
+    (folder / ".cache").mkdir()
+    (folder / ".cache" / "x.md").write_text("hidden, and a delete removes it too\n")
     agent_view = home.skills.view("git-rebase", record=False)
-    assert agent_view["other_files"] == ["README", "references/n\x1b[31mame", "references/notes.txt"]
+    assert agent_view["other_files"] == [".cache/x.md", "README", "references/n\x1b[31mame", "references/notes.txt"]
     assert "other_files" not in home.skills.view("git-rebase"), "the agent's view is Hermes's"
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_skills(pilot)
         await select(pilot, screen, "git-rebase")
         files = screen.query_one("#skills-files", OptionList)
-        await wait_for(pilot, lambda: files.option_count == 5, what="the files")
+        await wait_for(pilot, lambda: files.option_count == 6, what="the files")
         shown = [str(files.get_option_at_index(i).prompt) for i in range(files.option_count)]
         assert shown[:2] == ["SKILL.md", "references/flags.md"]
         assert shown[2:] == [
+            ".cache/x.md  not linked",
             "README  not linked",
             "references/n␛[31mame  not linked",
             "references/notes.txt  not linked",
         ]
         files.focus()
-        files.highlighted = 4
+        files.highlighted = 5
         await wait_for(pilot, lambda: screen.shown == ("git-rebase", "references/notes.txt"), what="the file")
         assert "kept by hand" in screen_text(app)
-        files.highlighted = 3
+        files.highlighted = 4
         await wait_for(pilot, lambda: screen.shown and "31m" in screen.shown[1], what="the hostile one")
         text = screen_text(app)
         assert "This file's name holds control characters" in text and "\x1b" not in text

@@ -363,7 +363,7 @@ class SkillLibrary:
                 result["compatibility"] = found.meta["compatibility"]
             if not record:  # a person's look: every file of the folder, the ones the agent is never shown too
                 listed = {"SKILL.md", *(path for group in linked.values() for path in group)}
-                result["other_files"] = [path for path in self._all_files(found.path) if path not in listed] or None
+                result["other_files"] = [path for path in _files_under(found.path) if path not in listed] or None
             if linked:
                 result["usage_hint"] = (
                     "To view linked files, call skill_view(name, file_path) where file_path is e.g. "
