@@ -684,3 +684,24 @@ async def test_each_queue_row_keeps_its_age_on_its_first_line_at_80_columns(gate
     )
     first = str(_queue_row(consolidate, gated.clock.now())).splitlines()[0]
     assert first == "skill  consolidate   30d", first
+
+
+async def test_a_skill_delete_is_asked_only_once_its_files_are_listed(home, tmp_path):
+    """`a` pressed before the preview had loaded asked with no file list, and the approval then
+    carried nothing to check the folder against: the delete removed whatever was there."""
+    content = "---\nname: tidy-logs\ndescription: Tidy old logs\n---\n\nDelete logs older than 30 days.\n"
+    assert home.skills.manage({"action": "create", "name": "tidy-logs", "content": content})["success"]
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    assert skill_manage_tool(home, {"action": "delete", "name": "tidy-logs"}, AGENT)["staged"]
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.preview is not None, what="the preview")
+        screen.preview = None  # as it is for a moment after the cursor moves
+        await pilot.press("a")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmDialog)
+        assert "still being read" in screen_text(app)
+    assert (home.skills_dir / "tidy-logs" / "SKILL.md").exists()

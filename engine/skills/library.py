@@ -843,7 +843,10 @@ class SkillLibrary:
         if plan.action == "delete":  # every file goes, not only the SKILL.md the diff shows
             files = _files_under(plan.roots[0])
             staged["removes"], staged["removes_more"] = files[:FILES_LISTED], max(0, len(files) - FILES_LISTED)
-            staged["folder_stamp"] = folder_stamp(plan.roots[0])  # approving checks it still reads so
+            try:
+                staged["folder_stamp"] = folder_stamp(plan.roots[0])  # approving checks it still reads so
+            except OSError as exc:  # (changing as it was read: the next preview has it)
+                staged["error"] = f"Skill '{plan.name}' is changing as it is read ({exc.strerror or exc}); look again."
         return staged
 
     def apply_staged(

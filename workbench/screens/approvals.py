@@ -319,6 +319,9 @@ class ApprovalsScreen(WorkbenchScreen):
         record = self._selected()
         if record is not None:
             preview = self.preview if self.preview is not None and self.preview.get("id") == record.id else {}
+            if not preview and record.subsystem == "skills" and record.action == "delete":
+                self.show_status("The files this delete would remove are still being read: press a again.")
+                return  # (a question that lists none cannot promise to remove only those)
             targets = preview.get("targets") or []
             hits = [target_line(target, 160, warn=False) for target in targets]  # (``cautions`` warns)
             seen = seen_in(preview)  # approved against what it shows, or refused if that changed meanwhile
