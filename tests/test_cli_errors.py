@@ -398,14 +398,21 @@ def test_a_warning_the_engine_logs_is_one_visible_line_and_its_traceback_a_file(
 
 
 @pytest.mark.parametrize(
-    "argv", [["sessions", "search", "-foo"], ["memory", "add", "--target", "user", "-dashes-first"]]
+    "argv",
+    [
+        ["sessions", "search", "-foo"],
+        ["memory", "add", "--target", "user", "-dashes-first"],
+        ["sessions", "search", "--limit=5", "-foo"],  # an option given with = is no text
+    ],
 )
-def test_text_that_starts_with_a_dash_is_told_how_to_pass_it(tmp_path, capsys, argv):
+@pytest.mark.parametrize("home_first", [False, True])  # --home before the command name is kept too
+def test_text_that_starts_with_a_dash_is_told_how_to_pass_it(tmp_path, capsys, argv, home_first):
     """``sessions search -foo`` said only that QUERY was missing: argparse reads ``-foo`` as an option."""
     from workbench.cli import main
 
     (tmp_path / "h").mkdir()
-    assert main([*argv, "--home", str(tmp_path / "h")]) == 2
+    home = ["--home", str(tmp_path / "h")]
+    assert main([*home, *argv] if home_first else [*argv, *home]) == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
     dashed = argv[-1]
     assert "starts with '-', so it reads as an option: put -- before it, last" in error

@@ -84,14 +84,20 @@ class _Parser(argparse.ArgumentParser):
         missing = next(
             (m for m in FREE_TEXT if message.startswith("the following arguments are required") and m in message), None
         )
-        dashed = next((w for w in self._words if w.startswith("-") and w not in self._option_string_actions), None)
+        dashed = next((w for w in self._words if self._unknown_option(w)), None)
         if missing is None or dashed is None or "--" in self._words:
             return ""
-        example = shlex.join([*self.prog.split(), *(w for w in self._words if w != dashed), "--", dashed])
+        whole = typed.get() or self._words  # (options typed before the command name are kept too)
+        example = shlex.join([PROG, *(w for w in whole if w != dashed), "--", dashed])
         return (
             f" ({missing} {echoed(dashed)} starts with '-', so it reads as an option: put -- before it, last, "
             f"as in {echoed(example)})"
         )
+
+    def _unknown_option(self, word: str) -> bool:
+        """Whether argparse reads ``word`` as an option this command does not have (``--home=/x`` it has)."""
+        parsed = self._parse_optional(word)
+        return parsed is not None and parsed[0] is None
 
     def parse_known_args(self, args=None, namespace=None):
         """A subcommand reports words it cannot use itself, under its own usage (argparse leaves
