@@ -256,18 +256,6 @@ def busy_wait(conn: sqlite3.Connection, ms: int) -> Iterator[None]:
         conn.execute(f"PRAGMA busy_timeout={timeout}")
 
 
-def takes_write_now(conn: sqlite3.Connection) -> bool:
-    """Whether ``conn``'s database grants a write lock at once (taken and let go): a step that can
-    come another time (storing what was kept for it) asks first, rather than wait out the busy timeout."""
-    with busy_wait(conn, 0):
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError:
-            return False
-    conn.execute("ROLLBACK")
-    return True
-
-
 def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     """Open ``path`` with the settings every workbench connection uses."""
     if read_only and not path.exists():
@@ -368,8 +356,11 @@ def _while_busy(step: Callable[[], object], conn: sqlite3.Connection) -> None:
 
 
 @contextlib.contextmanager
-def write_transaction(conn: sqlite3.Connection, read_only: bool = False) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, retrying the BEGIN with backoff while the database is busy.
+def write_transaction(
+    conn: sqlite3.Connection, read_only: bool = False, *, wait: bool = True
+) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, retrying the BEGIN with backoff while the database is busy
+    (``wait=False``: ``DatabaseBusyError`` at once, for a step that can come another time).
 
     Inside another ``write_transaction`` on ``conn`` it is a savepoint: the work joins the outer
     transaction (one commit for several steps) and an error undoes only its own part. A
@@ -381,7 +372,14 @@ def write_transaction(conn: sqlite3.Connection, read_only: bool = False) -> Iter
     if id(conn) in _OPEN and conn.in_transaction:
         yield from _savepoint(conn)
         return
-    _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"), conn)
+    if wait:
+        _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"), conn)
+    else:
+        with busy_wait(conn, 0):
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.DatabaseError as exc:
+                raise database_error(exc, _db_path(conn)) from exc
     _OPEN.add(id(conn))
     try:
         try:

@@ -16,7 +16,10 @@ the next finds the session already holding its first message (one append is all 
 nothing) and only ends the session and deletes the row.
 
 A session someone went on with meanwhile (Hermes resumed it: it holds a message said after the
-kept ones) gets them but is not ended: the conversation going on in it is not ours to end.
+kept ones) is left as it is, neither appended to nor ended: Hermes reads a session in insertion
+order, so the kept turn would read as said after theirs (perhaps between a tool call and its
+result). The kept messages become a session of their own, a child of it. Each row is stored in one
+state.db transaction that never waits for the write lock: Hermes never sees half of it.
 A session that was stored and is gone now was deleted on purpose (in Hermes, by hand):
 its kept messages go with it, as a running conversation's do (``_forget_if_deleted``),
 never bringing any of a deleted conversation back into what the agent can recall.
@@ -26,10 +29,10 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from .db import DatabaseBusyError, takes_write_now
+from .db import DatabaseBusyError, write_transaction
 from .errors import WorkbenchError
 from .fileio import crash_point
 from .health import CHECKS, Finding
@@ -139,8 +142,6 @@ def store_kept(home: Home) -> None:
     try:
         archive = home.archive
         with archive.changing(wait=False):
-            if not takes_write_now(archive.conn()):
-                return
             for row in _select(home, "SELECT id, session_id, end_reason, unstored FROM kept_messages ORDER BY id"):
                 try:
                     _store(home, row)
@@ -153,28 +154,55 @@ def store_kept(home: Home) -> None:
 
 
 def _store(home: Home, row: sqlite3.Row) -> None:
-    """Store one kept row and forget it (see the module's docstring)."""
+    """Store one kept row, in one state.db transaction that never waits, and forget it (see the
+    module's docstring)."""
     archive, unstored = home.archive, Unstored.from_json(row["unstored"])
-    session = archive.get_session(unstored.session_id)
-    if session is None and unstored.created:
-        log.warning(
-            "%d kept message(s) of session %s were not stored: the session was deleted after they were "
-            "kept, and they went with it.",
-            len(unstored.rows),
-            unstored.session_id,
-        )
-    else:
-        if session is None or not archive.holds(unstored.session_id, unstored.rows[0]):
-            if session is None and unstored.parent_id and archive.get_session(unstored.parent_id) is None:
+    with write_transaction(archive.conn(), wait=False):  # all of it or none: Hermes never sees half
+        session = archive.get_session(unstored.session_id)
+        if session is None and unstored.created:
+            log.warning(
+                "%d kept message(s) of session %s were not stored: the session was deleted after they were "
+                "kept, and they went with it.",
+                len(unstored.rows),
+                unstored.session_id,
+            )
+        elif session is None or not archive.holds(unstored.session_id, unstored.rows[0]):
+            if session is not None and archive.said_after(unstored.session_id, unstored.rows[-1]["timestamp"]):
+                unstored = _branched(home, unstored)  # someone went on with it: theirs is not spliced into
+            if unstored.parent_id and archive.get_session(unstored.parent_id) is None:
                 unstored.parent_id = None  # (its parent was deleted since: orphaned, as deleting a parent leaves it)
             unstored.store(archive)
             unstored.store_tokens(archive)
-        last = max(m["timestamp"] for m in unstored.rows)
-        if row["end_reason"] and not archive.said_after(unstored.session_id, last):  # (resumed since: not ours to end)
-            archive.end_session(unstored.session_id, row["end_reason"])
+            if row["end_reason"]:
+                archive.end_session(unstored.session_id, row["end_reason"])
     crash_point("kept-stored")
     with home.journal.transaction() as write:
         write.execute("DELETE FROM kept_messages WHERE id = ?", (row["id"],))
+
+
+def _branched(home: Home, unstored: Unstored) -> Unstored:
+    """``unstored`` as a session of its own, a child of its session: someone (Hermes, resuming it) said
+    more in that one since, and messages appended after theirs would read as said after them (Hermes
+    reads a session in insertion order), perhaps between a tool call and its result."""
+    archive = home.archive
+    stored = archive.get_session(unstored.session_id)
+    child = replace(
+        unstored,
+        session_id=archive.new_session_id(),
+        parent_id=unstored.session_id,
+        title=(stored.title if stored else None) or unstored.title,
+        created=False,
+        reopen=False,
+        prompt_unstored=False,
+    )
+    log.warning(
+        "%d kept message(s) of session %s were stored as session %s, a child of it: it was resumed elsewhere "
+        "since they were kept.",
+        len(unstored.rows),
+        unstored.session_id,
+        child.session_id,
+    )
+    return child
 
 
 def check(home: Home) -> list[Finding]:

@@ -252,9 +252,10 @@ def test_a_scenario_stops_at_the_end_of_a_session_state_db_did_not_take(tmp_path
     assert kept_rows(root) == []
 
 
-def test_a_session_hermes_resumed_before_the_late_store_gets_the_turn_but_stays_open(tmp_path, hermes):
-    """The late store ended the session with the kept turn's reason, closing the conversation Hermes had
-    resumed in it meanwhile."""
+def test_a_session_hermes_resumed_before_the_late_store_is_left_as_hermes_has_it(tmp_path, hermes, caplog):
+    """The late store appended the kept turn to a session Hermes had resumed meanwhile (Hermes reads a
+    session in insertion order, so it read as said after Hermes's turn, perhaps between a tool call
+    and its result) and then ended it under Hermes."""
     root = with_state_db(tmp_path / "home")
     first = workbench("--home", str(root), "--json", "run", "--message", "hello there")
     sid = json.loads(first.stdout)["session_id"]
@@ -274,8 +275,33 @@ def test_a_session_hermes_resumed_before_the_late_store_gets_the_turn_but_stays_
     assert kept_rows(root) == []
     session, messages = stored(root, sid)
     assert session[4] is None, "the session Hermes goes on with stays open"
-    assert [content for role, content, _ in messages if role == "user"] == [
-        "hello there",
-        "back in Hermes",
-        "and a second turn",
-    ], "stored late, after Hermes's message (each at its own time)"
+    assert [content for role, content, _ in messages if role == "user"] == ["hello there", "back in Hermes"]
+    with sqlite3.connect(root / "state.db") as conn:
+        [(child, reason)] = conn.execute(
+            "SELECT id, end_reason FROM sessions WHERE parent_session_id = ?", (sid,)
+        ).fetchall()
+    child_session, child_messages = stored(root, child)
+    assert [content for role, content, _ in child_messages if role == "user"] == ["and a second turn"]
+    assert reason == "cli_close" and len(child_messages) == 2
+    assert f"stored as session {child}, a child of it" in caplog.text
+
+
+def test_a_late_store_that_fails_part_way_leaves_nothing_half_written(tmp_path, monkeypatch):
+    """Each step was its own transaction: a failure after the session row was made left Hermes an
+    empty titled session (and a busy state.db met between steps was waited out, step by step)."""
+    from engine.archive import SessionArchive
+
+    root = with_state_db(tmp_path / "home")
+    _, out = run_while_locked(root, "--message", "hello there")
+    sid = out["session_id"]
+
+    def broken(self, session_id, rows):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(SessionArchive, "append_messages", broken)
+        open_home(root).close()
+    assert stored(root, sid) == (None, []), "the session row went with the failed append"
+    assert len(kept_rows(root)) == 1
+    open_home(root).close()
+    assert len(stored(root, sid)[1]) == 2 and kept_rows(root) == []
