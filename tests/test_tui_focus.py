@@ -406,3 +406,29 @@ async def test_esc_and_a_digit_arriving_at_once_leave_the_box_and_switch(home, t
         await settle(pilot)
         assert type(app.screen).__name__ == screen_name
         assert digit not in typed.value
+
+
+async def test_esc_and_a_digit_at_once_in_an_editor_switch_or_touch_nothing(home, tmp_path):
+    """In an editor, Esc and a digit in one read: unchanged, the editor closed and the digit was lost
+    (no switch); changed, the digit was typed into the draft behind the "discard?" question."""
+    from textual import events
+
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_mode(pilot, "1", MemoryScreen)
+        await pilot.press("a")
+        await settle(pilot)
+        assert isinstance(app.screen, EditDialog)
+        app.post_message(events.Key("escape", "\x1b"))
+        app.post_message(events.Key("4", "4"))
+        await settle(pilot)
+        assert type(app.screen).__name__ == "ApprovalsScreen", "closed, then switched"
+        await pilot.press("1", "a", *"half a thought")
+        await settle(pilot)
+        app.post_message(events.Key("escape", "\x1b"))
+        app.post_message(events.Key("7", "7"))
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog), "a changed draft still asks"
+        await pilot.press("n")
+        await settle(pilot)
+        assert isinstance(app.screen, EditDialog) and app.screen.draft == "half a thought"

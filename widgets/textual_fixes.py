@@ -32,10 +32,12 @@ it went in: ``oolong``, two backspaces and ``tulip`` gave ``oolontuli``, and in 
 editor ``abc``, backspace, left, ``xy`` saved ``abcx``. ``_keys_in_order`` runs a text
 box's own bindings in its own queue, as the key arrives, in the order typed. (Priority
 bindings were checked before the key reached the box, as before; the box's bindings came
-first in the chain after them anyway.) Esc, whose bindings (leave the box, cancel) are the
-screen's, runs them the same way, as it arrives: a digit typed right after it is otherwise
-already in the box's queue and typed into it. A key that reaches a box after a key ahead of
-it moved the focus away goes to where the focus is now.
+first in the chain after them anyway.) Esc, whose bindings (leave the box, cancel, close
+an editor) are the screen's, runs them the same way, as it arrives: a digit typed right after
+it is otherwise already in the box's queue and typed into it. The keys queued behind that Esc,
+and any that reach a box the focus has left, go where the focus is now; when the Esc opened a
+question over the box (discard a changed draft?), they are dropped, never typed into the draft
+behind it nor taken as its answer.
 """
 
 from __future__ import annotations
@@ -66,10 +68,11 @@ def _keys_in_order(on_key):
     """``on_key`` of a text box, running the box's own binding for the key first, in its queue."""
 
     async def handle(self: Widget, event: events.Key) -> None:
-        if self.screen.focused is not self:  # sent here before a key ahead of it moved the focus (Esc, a digit)
+        if getattr(self, "_escaped", False) or self.screen.focused is not self:  # queued behind an Esc, say
             event.stop()
             event.prevent_default()
-            self.app.post_message(events.Key(event.key, event.character))  # to where the focus is now
+            if not _covered(self):  # a question that Esc opened over the box takes no key typed before it
+                self.app.post_message(events.Key(event.key, event.character))  # to where the focus is now
             return
         for binding in self._bindings.key_to_bindings.get(event.key, ()):
             if not binding.priority and await self.app.run_action(binding.action, self):
@@ -79,10 +82,18 @@ def _keys_in_order(on_key):
         if event.key == "escape" and await self.app._check_bindings("escape"):  # leave the box before the next key
             event.stop()
             event.prevent_default()
+            self._escaped = True  # until the keys queued here behind it have gone where the focus went
+            self.call_later(setattr, self, "_escaped", False)
             return
         await on_key(self, event)
 
     return handle
+
+
+def _covered(box: Widget) -> bool:
+    """Whether another screen now lies over the box's own (a question its Esc opened)."""
+    stack = box.app.screen_stack
+    return box.screen is not stack[-1] and box.screen in stack
 
 
 FRAME_RATE = 120  # frames a second at most
