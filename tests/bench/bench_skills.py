@@ -1,4 +1,5 @@
-"""Skills at scale: a library of 2,000 skills (index build, listing, view, Curator runs)."""
+"""Skills at scale: a library of 2,000 skills (index build, listing, view, Curator runs), and one
+skill change (patch, pin, archive) in libraries of 500 and 1,000."""
 
 from __future__ import annotations
 
@@ -12,15 +13,17 @@ from tests.bench.common import Report, scratch_dir, timed
 
 SKILLS = 2000
 CATEGORIES = 40
+CHANGES = 15  # of each kind, timed one by one in each library of ``SINGLE``
+SINGLE = (500, 1000)
 NOW = 1796040000.0
 DAY = 86400
 
 
-def _build(root) -> None:
-    """2,000 agent-created skills in 40 categories; a third idle enough to go stale, a sixth to be archived."""
+def _build(root, count: int = SKILLS) -> None:
+    """``count`` agent-created skills in 40 categories; a third idle enough to go stale, a sixth to be archived."""
     skills = root / "skills"
     records = {}
-    for i in range(SKILLS):
+    for i in range(count):
         name = f"skill-{i:04d}"
         folder = skills / f"cat-{i % CATEGORIES:02d}" / name
         (folder / "references").mkdir(parents=True)
@@ -51,7 +54,43 @@ def _each(call, step: int) -> list[float]:
     return seconds
 
 
+def _one_by_one(call, names: list[str]) -> list[float]:
+    seconds = []
+    for name in names:
+        with timed() as one:
+            assert call(name)["success"]
+        seconds.append(one[0])
+    return seconds
+
+
+def _single_changes(report: Report, count: int) -> None:
+    """Each change looks for outside ones before and after it, at what it touches only: it should cost
+    about the same in a library of 500 as of 1,000 (a full look, printed beside, grows with it)."""
+    with scratch_dir(f"skills-{count}") as root:
+        _build(root, count)
+        home = open_home(root, clock=FixedClock(NOW))
+        home.skills.outside.record()  # the look kept (a TUI's, or the last `workbench` run's)
+        step = count // (2 * CHANGES)
+        names = [f"skill-{i:04d}" for i in range(0, count, step)]
+        pinned, archived = names[0::2][:CHANGES], names[1::2][:CHANGES]
+
+        def patch(name: str) -> dict:
+            return home.skills.manage(
+                {"action": "patch", "name": name, "old_string": f"# {name}\n", "new_string": f"# {name} (v2)\n"}
+            )
+
+        report.latencies(f"patch one skill, {count:,} skills", _one_by_one(patch, pinned))
+        report.latencies(f"pin one skill, {count:,} skills", _one_by_one(home.curator.pin, pinned))
+        report.latencies(f"archive one skill, {count:,} skills", _one_by_one(home.curator.archive, archived))
+        with timed() as look:
+            home.skills.outside.record()
+        report.figure(f"  for comparison: one full look for outside changes, {count:,} skills", look[0] * 1000, "ms")
+        home.close()
+
+
 def run(report: Report) -> None:
+    for count in SINGLE:
+        _single_changes(report, count)
     with scratch_dir("skills") as root:
         with timed() as build:
             _build(root)
