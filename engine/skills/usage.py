@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -70,10 +70,14 @@ def _sane(record: dict[str, Any]) -> dict[str, Any]:
             clean[key] = None
     if record.get("state") not in STATES:
         clean["state"] = "active"
-    clean["pinned"] = str(record.get("pinned")).strip().lower() in ("true", "yes", "1")
+    clean["pinned"] = _pinned(record)
     if not isinstance(record.get("created_by"), str):
         clean["created_by"] = None
     return clean
+
+
+def _pinned(record: dict[str, Any]) -> bool:
+    return str(record.get("pinned")).strip().lower() in ("true", "yes", "1")
 
 
 def last_activity(record: dict[str, Any]) -> float | None:
@@ -89,8 +93,8 @@ class UsageStore:
         self.clock = clock
         self.links = links
 
-    def _read(self) -> tuple[dict[str, dict[str, Any]], bytes | None]:
-        """(records, the file's bytes when they are not a JSON object of records)."""
+    def _parsed(self) -> tuple[dict[str, Any], bytes | None]:
+        """(the file's JSON object, or its bytes when they are not one)."""
         try:
             data = self.links.read_bytes(self.path)
         except (OSError, UnsafePath):  # missing, or a link the policy refuses (doctor names it)
@@ -99,17 +103,25 @@ class UsageStore:
             parsed = json.loads(data.decode("utf-8"))
         except (ValueError, RecursionError):  # not UTF-8 or not JSON, or nested past Python's stack
             return {}, data
-        if not isinstance(parsed, dict):
-            return {}, data
-        return {str(k): _sane(v) for k, v in parsed.items() if isinstance(v, dict)}, None
+        return (parsed, None) if isinstance(parsed, dict) else ({}, data)
+
+    def _read(self) -> tuple[dict[str, dict[str, Any]], bytes | None]:
+        """(records, the file's bytes when they are not a JSON object of records)."""
+        parsed, bad = self._parsed()
+        return {str(k): _sane(v) for k, v in parsed.items() if isinstance(v, dict)}, bad
 
     def load(self) -> dict[str, dict[str, Any]]:
         return self._read()[0]
 
-    def pinned(self) -> set[str] | None:
-        """The skills pinned, or None while the file is not a JSON object (an editor mid-save): it says nothing."""
-        records, bad = self._read()
-        return None if bad is not None else {name for name, record in records.items() if record.get("pinned")}
+    def pinned(self, names: Iterable[str] | None = None) -> set[str] | None:
+        """The skills pinned (of ``names`` only, if given: no other record is looked at), or None while
+        the file is not a JSON object (an editor mid-save): it says nothing."""
+        parsed, bad = self._parsed()
+        if bad is not None:
+            return None
+        return {
+            n for n in (parsed if names is None else names) if isinstance(parsed.get(n), dict) and _pinned(parsed[n])
+        }
 
     def update(self, change: Callable[[dict[str, dict[str, Any]], str], None]) -> dict[str, dict[str, Any]]:
         """Apply ``change(records, now_iso)`` under the lock and write the result atomically."""
