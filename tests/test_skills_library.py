@@ -323,6 +323,31 @@ def test_lookup_does_not_walk_the_library_once_its_layout_is_known(home):
     assert home.skills.view("fresh")["path"] == "c0/fresh" and walks == [1]
 
 
+def test_the_skills_at_or_around_a_path_agree_with_a_full_walk(home):
+    """``Scanner.under``, which the looks around a skill change use instead of a walk (outside.py)."""
+    tree = {
+        "flat": True, "c/a": True, "c/b": True, "c/b/nested": True, "c/plain/references": False,
+        "deep/x/y": True, "both": True, "both/inner": True, ".hidden/z": True, ".archive/old": True,
+        "node_modules/q": True,
+    }  # fmt: skip
+    for rel, skill in tree.items():
+        (home.skills_dir / rel).mkdir(parents=True)
+        if skill:
+            (home.skills_dir / rel / "SKILL.md").write_text(skill_md(rel.rsplit("/", 1)[-1]), encoding="utf-8")
+    (home.skills_dir / "c/a/references").mkdir()
+    (home.skills_dir / "c/a/references/api.md").write_text("# API\n", encoding="utf-8")
+    scanner = home.skills.scanner
+    assert scanner.under("c/a") is None  # no walk yet: only a walk can tell
+    listed = [f.rel for f in scanner.active()]
+    probes = {p.relative_to(home.skills_dir).as_posix() for p in home.skills_dir.rglob("*")} | {"c/gone", "c/a/x"}
+    for rel in sorted(probes):
+        expected = [f for f in listed if rel == f or rel.startswith(f"{f}/") or f.startswith(f"{rel}/")]
+        assert sorted(f.rel for f in scanner.under(rel)) == expected, rel
+    (home.skills_dir / "alias").symlink_to(home.skills_dir / "c")  # one folder, two paths
+    scanner.active()
+    assert scanner.under("c/a") is None
+
+
 def test_renaming_a_skill_through_the_library_is_seen_by_the_next_lookup(home):
     write_skill(home, "tool", category="ops")
     write_skill(home, "other", category="ops")

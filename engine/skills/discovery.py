@@ -19,6 +19,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,7 @@ class _Layout:
 
     folders: dict[tuple[str, ...], _Folder]
     aliases: dict[str, list[str]]  # frontmatter name -> rels, where it differs from the folder name
+    linked: bool = False  # a folder link was followed: a folder may be reached by two paths (``under``)
 
 
 def _skips(name: str) -> bool:
@@ -79,11 +81,11 @@ class Scanner:
         self._lock = threading.Lock()
         self._layout: _Layout | None = None
 
-    def _is_dir(self, entry: os.DirEntry) -> bool:
+    def _is_dir(self, entry: os.DirEntry | Path) -> bool:
         """A folder, or a link to one that the policy follows."""
         if not entry.is_dir():
             return False
-        return not entry.is_symlink() or self.links.target_problem(os.path.realpath(entry.path)) is None
+        return not entry.is_symlink() or self.links.target_problem(os.path.realpath(entry)) is None
 
     def _subfolders(self, entries: list[os.DirEntry]) -> frozenset[str]:
         return frozenset(e.name for e in entries if not _skips(e.name) and self._is_dir(e))
@@ -147,13 +149,27 @@ class Scanner:
 
     def _walk(self) -> tuple[list[Found], _Layout]:
         """The active skills, sorted, and the layout they were found in (remembered for ``_fresh_layout``)."""
+        if self._refused(self.skills_dir):  # skills/ is a link the policy does not follow: no library
+            self._layout = _Layout({}, {})
+            return [], self._layout
+        found, folders, linked = self._descend(self.skills_dir, ())
+        aliases: dict[str, list[str]] = {}
+        for skill in found:
+            if skill.name != skill.dir_name:
+                aliases.setdefault(skill.name, []).append(skill.rel)
+        self._layout = _Layout(folders, aliases, linked)
+        return sorted(found, key=lambda f: f.rel), self._layout
+
+    def _descend(
+        self, start: Path, start_parts: tuple[str, ...]
+    ) -> tuple[list[Found], dict[tuple[str, ...], _Folder], bool]:
+        """The skills below ``start`` (``start_parts`` under skills/), the folders descended into, and
+        whether a folder link was followed."""
         found: list[Found] = []
         folders: dict[tuple[str, ...], _Folder] = {}
-        if self._refused(self.skills_dir):  # skills/ is a link the policy does not follow: no library
-            self._layout = _Layout(folders, {})
-            return found, self._layout
+        linked = False
         seen: set[str] = set()
-        stack: list[tuple[Path, tuple[str, ...]]] = [(self.skills_dir, ())]
+        stack: list[tuple[Path, tuple[str, ...]]] = [(start, start_parts)]
         while stack:
             folder, parts = stack.pop()
             real = os.path.realpath(folder)
@@ -166,6 +182,7 @@ class Scanner:
             except OSError:
                 continue
             subfolders = self._subfolders(entries)
+            linked = linked or any(e.name in subfolders and e.is_symlink() for e in entries)
             skills = frozenset(n for n in subfolders if os.path.isfile(folder / n / "SKILL.md"))
             folders[parts] = _Folder(mtime, subfolders, skills)
             for child_name in sorted(subfolders, reverse=True):
@@ -176,12 +193,34 @@ class Scanner:
                         found.append(skill)
                 else:
                     stack.append((child, child_parts))
-        aliases: dict[str, list[str]] = {}
-        for skill in found:
-            if skill.name != skill.dir_name:
-                aliases.setdefault(skill.name, []).append(skill.rel)
-        self._layout = _Layout(folders, aliases)
-        return sorted(found, key=lambda f: f.rel), self._layout
+        return found, folders, linked
+
+    def under(self, rel: str) -> list[Found] | None:
+        """The active skills whose folder holds ``rel`` (a path under skills/) or lies at or below it, as a
+        walk lists them, without walking the library. None when only a walk can tell: ``rel`` is the
+        whole library, no walk has run, or a folder link is on the way or was followed by the last walk
+        (a folder reached by two paths is listed once, under whichever the walk took first)."""
+        parts = tuple(rel.split("/"))
+        if any(_skips(part) for part in parts):  # (the archive, a tool's folder): never walked
+            return []
+        layout = self._layout
+        if not rel or layout is None or layout.linked or () not in layout.folders:
+            return None
+        folder = self.skills_dir
+        for depth, part in enumerate(parts):
+            if depth and os.path.isfile(folder / "SKILL.md"):  # a skill holding rel: a walk goes no deeper
+                skill = self._found(folder, parts[:depth], archived=False)
+                return [skill] if skill else []
+            folder = folder / part
+            if os.path.islink(folder):
+                return None
+        if not os.path.isdir(folder):
+            return []
+        if os.path.isfile(folder / "SKILL.md"):
+            skill = self._found(folder, parts, archived=False)
+            return [skill] if skill else []
+        found, _, linked = self._descend(folder, parts)
+        return None if linked else found
 
     def forget_layout(self) -> None:
         """Drop the remembered layout (after a write of our own that may rename a skill)."""
@@ -233,20 +272,26 @@ class Scanner:
             layout.folders[parts] = _Folder(now, seen.subfolders, seen.skills)
         return layout
 
-    def archived(self) -> list[Found]:
+    def archived(self, folders: Iterable[str] | None = None) -> list[Found]:
+        """The archived copies, sorted by folder; ``folders``: only those in these folders of the archive."""
         root = self.skills_dir / ARCHIVE_DIR
         if self._refused(root):
             return []
+        entries: list[os.DirEntry] | list[Path]
         try:
-            entries = sorted(os.scandir(root), key=lambda e: e.name)
+            entries = (
+                sorted(os.scandir(root), key=lambda e: e.name)
+                if folders is None
+                else [root / name for name in sorted(set(folders))]
+            )
         except OSError:
             return []
         found = []
         for entry in entries:
             if entry.name.startswith("."):  # a folder being deleted (``.trash-*``) is no longer archived
                 continue
-            if self._is_dir(entry) and os.path.isfile(os.path.join(entry.path, "SKILL.md")):
-                skill = self._found(Path(entry.path), (entry.name,), archived=True)
+            if self._is_dir(entry) and os.path.isfile(os.path.join(entry, "SKILL.md")):
+                skill = self._found(Path(entry), (entry.name,), archived=True)
                 if skill:
                     found.append(skill)
         return found
