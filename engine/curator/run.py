@@ -318,11 +318,12 @@ class Curator:
         before = str(bool((record or {}).get("pinned")))
         # pending until written: a look at the pins meanwhile knows the change is ours
         with (
-            looked_around(self.home),
+            looked_around(self.home, [found.name], [self.skills.ledger.rel(found.path)]) as scope,
             self.home.journal.recording(
                 "skills", verb, found.name, actor="user", before=before, after=str(pinned)
             ) as row,
         ):
+            scope.row = row.id
             self.skills.usage.set_fields(found.name, pinned=pinned)
         self._announce(found.name, verb, "user", row.id)
         return {"success": True, "message": f"Skill '{found.name}' {verb}ned.", "name": found.name, "pinned": pinned}

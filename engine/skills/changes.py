@@ -25,7 +25,7 @@ import os
 import shutil
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from ..curator.ledger import Ledger
 from ..errors import WorkbenchError
 from ..events import SkillChanged
 from ..fileio import crash_point
+from .outside import Scope
 from .validation import SkillError
 
 log = logging.getLogger(__name__)
@@ -105,29 +106,32 @@ def _revert(home, ledger: Ledger, roots: list[Path], before: dict[str, bytes]) -
 
 
 @contextlib.contextmanager
-def looked_around(home) -> Iterator[None]:
-    """Around each change of ours, a look for outside ones (``outside.record``): those made before it
-    are journaled as theirs first, and the kept look then moves past ours, so an outside change after
-    it (Hermes patching a skill the CLI just pinned, with no TUI watching) is not taken for ours. A
-    change that fails takes no look after it."""
-    _look_outside(home)
-    yield
-    _look_outside(home)
+def looked_around(home, names: Iterable[str], roots: Iterable[str] = ()) -> Iterator[Scope]:
+    """Around each change of ours, a look for outside ones (``outside.record``) at what it touches (the
+    skills ``names``, the home-relative ``roots``): those made before it are journaled as theirs
+    first, and the kept look then moves past ours, so an outside change after it (Hermes patching a
+    skill the CLI just pinned, with no TUI watching) is not taken for ours. The change sets the
+    scope's ``row`` once its journal row is begun. A change that fails takes no look after it."""
+    scope = Scope(frozenset(names), tuple(roots))
+    _look_outside(home, scope)
+    yield scope
+    _look_outside(home, scope)
 
 
-def _look_outside(home) -> None:
+def _look_outside(home, scope: Scope) -> None:
     try:
-        home.skills.outside.record()
+        home.skills.outside.record(scope)
     except (WorkbenchError, OSError, sqlite3.Error) as exc:  # the change itself goes ahead
         log.warning("outside skill changes not looked at: %s", _reason(exc))
 
 
 def record_change(home, ledger: Ledger, change: Change) -> Recorded:
-    with looked_around(home):
-        return _record_change(home, ledger, change)
+    names = [change.skill, *change.evidence.get("absorbed", ())]  # (a consolidation's skills)
+    with looked_around(home, names, [ledger.rel(root) for root in change.roots]) as scope:
+        return _record_change(home, ledger, change, scope)
 
 
-def _record_change(home, ledger: Ledger, change: Change) -> Recorded:
+def _record_change(home, ledger: Ledger, change: Change, scope: Scope) -> Recorded:
     try:
         before = ledger.snapshot(change.roots)
         if change.keep_blobs:
@@ -138,7 +142,7 @@ def _record_change(home, ledger: Ledger, change: Change) -> Recorded:
             f"({_reason(exc)}). Nothing was changed; check free space and permissions."
         ) from exc
     resume = {
-        "roots": [ledger.rel(root) for root in change.roots],
+        "roots": list(scope.roots),
         "files": ledger.hashes(before),
         "usage": change.usage is not None,
         "usage_before": home.skills.usage.load().get(change.skill) if change.usage else None,
@@ -153,6 +157,7 @@ def _record_change(home, ledger: Ledger, change: Change) -> Recorded:
         message_id=change.message_id,
         detail={**change.evidence, "resume": resume},
     )
+    scope.row = journal_id
     undos: list[Undo] = []
     try:
         if change.undo is None:

@@ -20,8 +20,10 @@ What a look saw is kept in workbench.db (``skills_looked``, and in ``skills_look
 journal row it had read up to, the pins, the archive's names and when), so a process's
 first look compares with the last look of any workbench process: a skill Hermes changed
 while none watched is journaled when the TUI next opens, or ``workbench timeline`` next runs.
-Each change of ours takes a look before and after it (``changes.look_outside``), so an
-outside change made after ours, with no TUI between, is not taken for ours. Such a row is dated by the file's mtime
+Each change of ours takes a look before and after it (``changes.looked_around``), so an
+outside change made after ours, with no TUI between, is not taken for ours; those looks read
+only what the change touches (``_record_scoped``), so a change costs about the same in a
+library of 50 skills as of 1,000, and leave the rest to the next full look. Such a row is dated by the file's mtime
 where there is one (never before that last look, nor after now) and notes when it was
 seen (``seen_at``) and that it came after the last look (``not_before``). Only the very
 first look in a home takes the baseline alone (before it, no one knows what changed).
@@ -29,15 +31,19 @@ first look in a home takes the baseline alone (before it, no one knows what chan
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..curator.ledger import sha256
 from ..fileio import UnsafePath
 from ..values import json_value
+from .discovery import ARCHIVE_DIR, Found
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -46,6 +52,8 @@ CREATED, EDITED, REMOVED, ARCHIVED, PINNED, UNPINNED = "created", "edited", "rem
 # skills rows that record a Curator's decision: they touch no file and no pin (nor can they be reverted)
 RECORD_ONLY = ("consolidate_refused", "mark_stale", "reactivate")
 RESTORED = "restored"  # a SKILL.md whose name left the archive since the last look (Hermes's restore_skill)
+# the skills rows that make a change of that skill or file ours (``_journaled``)
+_OURS = f"subsystem = 'skills' AND action NOT IN ('external', {', '.join(repr(a) for a in RECORD_ONLY)})"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS skills_looked (
@@ -77,9 +85,19 @@ class _Look:
     mark: int
     at: float
 
-    def restored(self, name: str, now: _Look) -> bool:
-        """Whether a copy of ``name`` left the archive between this look and ``now``."""
-        return self.archived.count(name) > now.archived.count(name)
+
+@dataclass
+class Scope:
+    """One change of ours, for the looks around it (``changes.looked_around``): the skills it names
+    (their pins are its to set), its roots (home-relative, as its journal row keeps them), its row
+    once begun; and from the look before it, the names of the archive's copies under its roots and
+    the row after which that look took a change for ours."""
+
+    names: frozenset[str]
+    roots: tuple[str, ...]
+    row: int | None = None
+    copies: tuple[str, ...] | None = None
+    mark: int | None = None
 
 
 def _names(raw: str) -> list[str]:
@@ -93,18 +111,43 @@ class OutsideChanges:
         self._last: _Look | None = None  # this process's last look
         self._lock = threading.Lock()  # the watcher's thread and a screen's worker may both ask
 
-    def record(self) -> list[int]:
-        """Journal each skill created, edited or removed outside the workbench since the last call; their row ids."""
+    def record(self, scope: Scope | None = None) -> list[int]:
+        """Journal each skill created, edited or removed outside the workbench since the last call; their row ids.
+        ``scope``: a look before or after that change of ours, at what it touches only where it can
+        (``_record_scoped``)."""
         if self.home.read_only:  # a read-only home is never written, so nothing is journaled
             return []
         with self._lock:
-            last = self._last or self._kept()  # a first look goes on from the last one any process kept
-            found_later = self._last is None and last is not None and last.at < self.home.clock.now() - 1
-            now = self._look(last)
-            ids = [] if last is None else self._journal_changes(last, now, found_later)  # (none: the baseline)
-            self._keep(last, now)
-            self._last = now  # once journaled and kept: a failed step is retried from the same last look
-            return ids
+            if scope is not None and scope.row is None:  # before the change: what its roots hold in the archive
+                scope.copies = self._copies(scope.roots)
+            ids = None if scope is None else self._record_scoped(scope)
+            return self._record_full(scope) if ids is None else ids
+
+    def _record_full(self, scope: Scope | None) -> list[int]:
+        last = self._last or self._kept()  # a first look goes on from the last one any process kept
+        found_later = self._found_later(last)
+        now = self._look(last)
+        ids = []
+        if last is not None:
+            since = self._since(last, scope)
+            ids = self._journal_changes(last, now.seen, now.pins, lambda: now.archived, since, found_later)
+        if scope is not None and scope.row is None:
+            scope.mark = now.mark if last is None else last.mark
+        self._keep(last, now)
+        self._last = now  # once journaled and kept: a failed step is retried from the same last look
+        return ids
+
+    @staticmethod
+    def _since(last: _Look, scope: Scope | None) -> int:
+        """The row after which a skills row makes a change ours: for the look after a change of ours, no
+        later than where the look before it compared from (another process may have moved the kept
+        look past our row meanwhile), as a look after a look of its own always did."""
+        return last.mark if scope is None or scope.mark is None else min(last.mark, scope.mark)
+
+    def _found_later(self, last: _Look | None) -> bool:
+        """Whether a change found now was made while no workbench process watched (a first look in this
+        process, on a look kept a while ago)."""
+        return self._last is None and last is not None and last.at < self.home.clock.now() - 1
 
     def _look(self, last: _Look | None) -> _Look:
         mark = self._settled_mark()  # first: a change of ours committed during the scan is after it, so ours
@@ -117,48 +160,141 @@ class OutsideChanges:
             self.home.clock.now(),
         )
 
-    def _journal_changes(self, last: _Look, now: _Look, found_later: bool) -> list[int]:
-        ours, roots = self._journaled(last.mark)
+    def _record_scoped(self, scope: Scope) -> list[int] | None:
+        """A look at only what one change of ours touches, seeing there what a full look would; None when
+        only a full look will do: no look kept yet (the first takes the baseline), a path only a walk can
+        tell (``Scanner.under``), or, after the change, another row that makes a change ours between the
+        kept mark and now (the next full look must still read it, and this look does not take in its
+        change). It compares and keeps the SKILL.md files at, under or holding the change's roots, every
+        file last seen declaring one of their names or the change's, and those names' pins. All else
+        stays as last seen, for the next full look to compare: other pins, the archive but for the
+        copies this change moved in or out (under its roots, before and after it), and the time of the
+        last look (the earliest a change still to find may date from)."""
+        last = self._last or self._kept(entries=False)
+        row = scope.row  # (set: this is the look after the change)
+        if last is None or (row is not None and scope.copies is None):
+            return None
+        mark = self._settled_mark()
+        if row is not None and self._others(last.mark, mark, row):
+            return None
+        window = self._window(last, scope)
+        if window is None:
+            return None
+        before, now, names = window
+        pinned = self.home.skills.usage.pinned(names)
+        pins = None if pinned is None else frozenset(pinned)
+        scanner = self.home.skills.scanner
+        archived = functools.cache(lambda: tuple(sorted(s.name for s in scanner.archived())))
+        now_pins = last.pins if pins is None else (last.pins - names) | pins
+        since = self._since(last, scope)
+        ids = self._journal_changes(replace(last, seen=before), now, now_pins, archived, since, self._found_later(last))
+        moved: Counter[str] = Counter()
+        if row is None:
+            scope.mark = last.mark
+        else:
+            moved.update(self._copies(scope.roots))
+            moved.subtract(scope.copies or ())
+        self._keep_window(last, before, now, names, pins, moved, None if row is None else (mark, row))
+        return ids
+
+    def _window(self, last: _Look, scope: Scope) -> tuple[dict[str, _Seen], dict[str, _Seen], frozenset[str]] | None:
+        """(as last seen, as now) each active SKILL.md the scope reaches: of the skills at, under or
+        holding its roots, and those seen last declaring a name it or they declare; and those names.
+        None when only a walk can tell which files those are."""
+        prefix = self.home.skills.ledger.rel(self.home.skills_dir)
+        if any(root == prefix or prefix.startswith(f"{root}/") for root in scope.roots):
+            return None  # the whole library
+        rels = [root[len(prefix) + 1 :] for root in scope.roots if root.startswith(f"{prefix}/")]
+        before: dict[str, _Seen] = {}
+        now: dict[str, _Seen] = {}
+        names = scope.names
+        while True:
+            before |= self._kept_entries(last, rels, ())
+            for rel in rels:
+                found = self.home.skills.scanner.under(rel)
+                if found is None:
+                    return None
+                now |= self._seen_all(found, before)
+            names |= {s.name for s in (*before.values(), *now.values())}
+            rels = [rel for rel in self._kept_entries(last, (), names) if rel not in before]
+            if not rels:
+                return before, now, names
+
+    def _kept_entries(self, last: _Look, rels: Iterable[str], names: Iterable[str]) -> dict[str, _Seen]:
+        """What ``last`` saw of the SKILL.md files at, under or holding ``rels``, or declaring one of
+        ``names``: from this process's look, else from the look kept in workbench.db."""
+        rels, names = list(rels), set(names)
+        exact = {*rels, *(f"{rel.rsplit('/', n)[0]}/SKILL.md" for rel in rels for n in range(1, rel.count("/") + 1))}
+        below = tuple(f"{rel}/" for rel in rels)
+        if last is self._last:
+            return {rel: s for rel, s in last.seen.items() if s.name in names or rel in exact or rel.startswith(below)}
+        query = (
+            "SELECT * FROM skills_looked WHERE name IN (SELECT value FROM json_each(?)) "
+            "OR path IN (SELECT value FROM json_each(?))"
+        )
+        query += " OR (path > ? AND path < ?)" * len(below)  # ('0' follows '/')
+        values = [json.dumps(sorted(names)), json.dumps(sorted(exact))] + [v for b in below for v in (b, f"{b[:-1]}0")]
+        rows = self.home.journal.connection().execute(query, values)
+        return {path: _Seen(name, (mtime_ns, size), sha) for path, name, mtime_ns, size, sha in rows}
+
+    def _copies(self, roots: Iterable[str]) -> tuple[str, ...]:
+        """The names of the archive's copies at or under ``roots`` (home-relative)."""
+        archive = f"{self.home.skills.ledger.rel(self.home.skills_dir)}/{ARCHIVE_DIR}"
+        if any(root == archive or archive.startswith(f"{root}/") for root in roots):
+            folders = None  # the whole archive
+        else:
+            folders = {root[len(archive) + 1 :].split("/")[0] for root in roots if root.startswith(f"{archive}/")}
+            if not folders:
+                return ()
+        return tuple(sorted(s.name for s in self.home.skills.scanner.archived(folders)))
+
+    def _journal_changes(
+        self,
+        last: _Look,
+        now: dict[str, _Seen],
+        pins: frozenset[str],
+        archived: Callable[[], tuple[str, ...]],
+        since: int,
+        found_later: bool,
+    ) -> list[int]:
+        """Journal what differs between ``last`` and ``now`` (the files, and the ``pins`` now) that no
+        workbench process journaled after row ``since``; ``archived``, the archive's names now, is read
+        only if needed."""
+        ours, roots = self._journaled(since)
         prefix = self.home.skills.ledger.rel(self.home.skills_dir)
         before = last.seen
-        changes: list[tuple[str, str, _Seen | None, _Seen | None]]  # (change, path, before, now)
-        changes = [  # back from the archive (Hermes's restore_skill moves its copy out), else new
-            (RESTORED if last.restored(now.seen[rel].name, now) else CREATED, rel, None, now.seen[rel])
-            for rel in now.seen.keys() - before.keys()
-        ]
-        changes += [
-            (EDITED, rel, before[rel], now.seen[rel])
-            for rel in now.seen.keys() & before.keys()
-            if now.seen[rel].sha != before[rel].sha
-        ]
-        changes += [  # (Hermes's curator archives a skill by moving its folder into the archive)
-            (ARCHIVED if before[rel].name in now.archived else REMOVED, rel, before[rel], None)
-            for rel in before.keys() - now.seen.keys()
-        ]
-        changes += [  # a pin set or cleared in .usage.json (Hermes's `skills pin`), on a skill still here
-            (PINNED if seen.name in now.pins else UNPINNED, rel, seen, seen)
-            for rel, seen in now.seen.items()
-            if rel in before and (seen.name in now.pins) != (before[rel].name in last.pins)
-        ]
         ids = []
-        for change, rel, old, new in sorted(changes, key=lambda c: c[1]):
+        for rel in sorted(now.keys() | before.keys()):
+            old, new = before.get(rel), now.get(rel)
+            edited = old is not None and new is not None and new.sha != old.sha
+            pinned = old is not None and new is not None and (new.name in pins) != (old.name in last.pins)
+            if old is not None and new is not None and not edited and not pinned:
+                continue
             if {seen.name for seen in (old, new) if seen} & ours:  # ours (a rename journals the old name)
                 continue
             path = f"{prefix}/{rel}"  # home-relative, as journaled roots are
             if any(path == root or path.startswith(f"{root}/") for root in roots):
                 continue
-            shown = new or old
-            assert shown is not None  # every change has a before, a now, or both
-            sha = new.sha if new and change not in (PINNED, UNPINNED) else None
-            mtime = new.stamp[0] / 1e9 if new and change in (CREATED, RESTORED, EDITED) else None
-            row = self._journal(change, rel, shown.name, sha, (mtime, last.at) if found_later else None)
-            if row is not None:
-                ids.append(row)
+            if new is None:  # (Hermes's curator archives a skill by moving its folder into the archive)
+                assert old is not None
+                changes = [ARCHIVED if old.name in archived() else REMOVED]
+            elif old is None:  # back from the archive (Hermes's restore_skill moves its copy out), else new
+                changes = [RESTORED if last.archived.count(new.name) > archived().count(new.name) else CREATED]
+            else:  # a pin set or cleared in .usage.json (Hermes's `skills pin`), on a skill still here
+                changes = [EDITED] * edited + [PINNED if new.name in pins else UNPINNED] * pinned
+            for change in changes:
+                shown = new or old
+                assert shown is not None  # every change has a before, a now, or both
+                sha = new.sha if new and change not in (PINNED, UNPINNED) else None
+                mtime = new.stamp[0] / 1e9 if new and change in (CREATED, RESTORED, EDITED) else None
+                row = self._journal(change, rel, shown.name, sha, (mtime, last.at) if found_later else None)
+                if row is not None:
+                    ids.append(row)
         return ids
 
-    def _kept(self) -> _Look | None:
+    def _kept(self, entries: bool = True) -> _Look | None:
         """The last look any workbench process kept (None before the first look in this home, which
-        makes the tables)."""
+        makes the tables); without its ``entries`` (``_kept_entries`` reads those a scoped look needs)."""
         conn = self.home.journal.connection()
         try:
             row = conn.execute("SELECT journal_id, pins, archived, at FROM skills_look").fetchone()
@@ -171,7 +307,7 @@ class OutsideChanges:
             return None
         seen = {
             path: _Seen(name, (mtime_ns, size), sha)
-            for path, name, mtime_ns, size, sha in conn.execute("SELECT * FROM skills_looked")
+            for path, name, mtime_ns, size, sha in (conn.execute("SELECT * FROM skills_looked") if entries else ())
         }
         return _Look(seen, frozenset(_names(row[1])), tuple(sorted(_names(row[2]))), row[0], row[3])
 
@@ -188,17 +324,60 @@ class OutsideChanges:
         ):
             return  # (the watcher looks on every change under skills/: the kept look still says it all)
         with self.home.journal.transaction() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO skills_looked VALUES (?, ?, ?, ?, ?)",
-                [(rel, s.name, *s.stamp, s.sha) for rel, s in now.seen.items() if before.get(rel) != s],
-            )
-            conn.executemany(
-                "DELETE FROM skills_looked WHERE path = ?", [(rel,) for rel in before.keys() - now.seen.keys()]
-            )
+            self._keep_entries(conn, before, now.seen)
             conn.execute(
                 "INSERT OR REPLACE INTO skills_look VALUES (1, ?, ?, ?, ?)",
                 (now.mark, json.dumps(sorted(now.pins)), json.dumps(now.archived), now.at),
             )
+
+    def _keep_window(
+        self,
+        last: _Look,
+        before: dict[str, _Seen],
+        now: dict[str, _Seen],
+        names: frozenset[str],
+        pins: frozenset[str] | None,
+        moved: Counter[str],
+        passed: tuple[int, int] | None,
+    ) -> None:
+        """Keep what a scoped look saw: its files, which of ``names`` are pinned (None: the usage file
+        said nothing), the copies its change ``moved`` into the archive (or out: negative), and after
+        the change the new mark and the change's row, ``passed``; all else as kept. The look kept in
+        workbench.db may be another process's: its mark moves only where no other row lies between."""
+
+        def merged(kept_pins: frozenset[str], archived: Iterable[str]) -> tuple[frozenset[str], tuple[str, ...]]:
+            copies = Counter(archived)
+            copies.update(moved)
+            return kept_pins if pins is None else (kept_pins - names) | pins, tuple(sorted(copies.elements()))
+
+        new_pins, archived = merged(last.pins, last.archived)
+        mark = last.mark if passed is None else passed[0]
+        if (before, last.pins, last.archived, last.mark) == (now, new_pins, archived, mark):
+            return
+        with self.home.journal.transaction() as conn:
+            self._keep_entries(conn, before, now)
+            kept, kept_pins, kept_archived = conn.execute(
+                "SELECT journal_id, pins, archived FROM skills_look"
+            ).fetchone()
+            if passed is not None and passed[0] > kept and not self._others(kept, *passed):
+                kept = passed[0]
+            kept_pins, kept_archived = merged(frozenset(_names(kept_pins)), _names(kept_archived))
+            conn.execute(
+                "UPDATE skills_look SET journal_id = ?, pins = ?, archived = ?",
+                (kept, json.dumps(sorted(kept_pins)), json.dumps(kept_archived)),
+            )
+        if self._last is not None:
+            seen = {rel: s for rel, s in self._last.seen.items() if rel not in before} | now
+            self._last = _Look(seen, new_pins, archived, mark, last.at)
+
+    @staticmethod
+    def _keep_entries(conn: sqlite3.Connection, before: dict[str, _Seen], now: dict[str, _Seen]) -> None:
+        """The files whose stamp or hash moved since ``before``, and those gone."""
+        conn.executemany(
+            "INSERT OR REPLACE INTO skills_looked VALUES (?, ?, ?, ?, ?)",
+            [(rel, s.name, *s.stamp, s.sha) for rel, s in now.items() if before.get(rel) != s],
+        )
+        conn.executemany("DELETE FROM skills_looked WHERE path = ?", [(rel,) for rel in before.keys() - now.keys()])
 
     def _journal(
         self, change: str, rel: str, name: str, sha: str | None, found_later: tuple[float | None, float] | None
@@ -227,9 +406,13 @@ class OutsideChanges:
 
     def _scan(self, seen: dict[str, _Seen]) -> dict[str, _Seen]:
         """Each active SKILL.md, hashed only when its stamp moved since ``seen``."""
+        return self._seen_all(self.home.skills.scanner.active(), seen)
+
+    def _seen_all(self, skills: Iterable[Found], seen: dict[str, _Seen]) -> dict[str, _Seen]:
+        """The SKILL.md of each of ``skills``, hashed only when its stamp moved since ``seen``."""
         scanner = self.home.skills.scanner
         found: dict[str, _Seen] = {}
-        for skill in scanner.active():
+        for skill in skills:
             skill_md = skill.path / "SKILL.md"
             rel = f"{skill.rel}/SKILL.md"
             stamp = scanner.stamp(skill_md)  # the walk just stat'ed it: no second stat per skill
@@ -262,19 +445,28 @@ class OutsideChanges:
         A Curator's stale mark or reactivation touches neither files nor pins, so it makes no change ours
         (an outside edit of that skill since is still outside)."""
         rows = self.home.journal.connection().execute(
-            "SELECT target, action, json_extract(detail, '$.absorbed'), "
+            "SELECT target, json_extract(detail, '$.absorbed'), "
             "coalesce(json_extract(detail, '$.roots'), json_extract(detail, '$.resume.roots')) "
-            "FROM journal WHERE id > ? AND subsystem = 'skills' AND action != 'external'",
+            f"FROM journal WHERE id > ? AND {_OURS}",
             (after,),
         )
         names: set[str] = set()
         roots: set[str] = set()
-        for target, action, absorbed, touched in rows:
-            if action in RECORD_ONLY:
-                continue
+        for target, absorbed, touched in rows:
             names.add(target)
             for raw, into in ((absorbed, names), (touched, roots)):
                 values = json_value(raw, [])
                 if isinstance(values, list):
                     into.update(v for v in values if isinstance(v, str) and v)
         return names, roots
+
+    def _others(self, after: int, upto: int, row: int) -> bool:
+        """Whether a row other than ``row`` that makes a change ours lies in (``after``, ``upto``]."""
+        return (
+            self.home.journal.connection()
+            .execute(
+                f"SELECT 1 FROM journal WHERE id > ? AND id <= ? AND id != ? AND {_OURS} LIMIT 1", (after, upto, row)
+            )
+            .fetchone()
+            is not None
+        )
