@@ -414,3 +414,32 @@ def test_a_restore_of_one_of_two_archived_copies_of_a_name_is_restored(home):
     shutil.move(str(copies[-1]), str(home.skills_dir / "brew"))  # Hermes restoring one
     home.skills.outside.record()
     assert _outside_rows(home) == [("external", "brew", "restored", "brew/SKILL.md")]
+
+
+HERMES_PINS_WITH = """
+import json, sys
+from tools.skill_manager_tool import skill_manage
+from tools.skill_usage import archive_skill, set_pinned
+set_pinned("brew", False)
+archive_skill("brew")
+skill_manage(action="create", name="tidy-imports", content=%r)
+set_pinned("tidy-imports", True)
+print(json.dumps(True))
+"""
+
+
+@pytest.mark.slow  # Hermes's own skill_usage code in its own process
+def test_a_pin_change_seen_with_an_archive_or_a_create_is_journaled_too(home, hermes):
+    """Hermes unpinned a skill and archived it, and created a skill and pinned it, between two looks:
+    only the archive and the create were journaled, so the newest pin row still read pinned."""
+    _create_brew(home)
+    assert home.curator.pin("brew")["success"]
+    home.skills.outside.record()
+    assert hermes.json(home.root, HERMES_PINS_WITH % TIDY)
+    home.skills.outside.record()
+    assert _outside_rows(home) == [
+        ("external", "brew", "unpinned", "brew/SKILL.md"),
+        ("external", "brew", "archived", "brew/SKILL.md"),
+        ("external", "tidy-imports", "created", "tidy-imports/SKILL.md"),
+        ("external", "tidy-imports", "pinned", "tidy-imports/SKILL.md"),
+    ]

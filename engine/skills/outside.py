@@ -277,9 +277,12 @@ class OutsideChanges:
                 continue
             if new is None:  # (Hermes's curator archives a skill by moving its folder into the archive)
                 assert old is not None
-                changes = [ARCHIVED if old.name in archived() else REMOVED]
+                unpinned = old.name in last.pins and old.name not in pins  # in the same look: said first
+                changes = [UNPINNED] * unpinned + [ARCHIVED if old.name in archived() else REMOVED]
             elif old is None:  # back from the archive (Hermes's restore_skill moves its copy out), else new
-                changes = [RESTORED if last.archived.count(new.name) > archived().count(new.name) else CREATED]
+                restored = last.archived.count(new.name) > archived().count(new.name)
+                pinned = new.name in pins and new.name not in last.pins  # in the same look: said after
+                changes = [RESTORED if restored else CREATED] + [PINNED] * pinned
             else:  # a pin set or cleared in .usage.json (Hermes's `skills pin`), on a skill still here
                 changes = [EDITED] * edited + [PINNED if new.name in pins else UNPINNED] * pinned
             for change in changes:
