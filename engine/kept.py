@@ -81,7 +81,7 @@ class Kept:
         return (
             f"{self.count} of session {self.session_id} could not be stored in state.db ({cause(self.why)}). They are "
             "kept in workbench.db and are stored into state.db automatically the next time any workbench command "
-            "runs when state.db is free; the turn need not be run again."
+            "runs when state.db is free."
         )
 
 

@@ -305,3 +305,17 @@ def test_a_late_store_that_fails_part_way_leaves_nothing_half_written(tmp_path, 
     assert len(kept_rows(root)) == 1
     open_home(root).close()
     assert len(stored(root, sid)[1]) == 2 and kept_rows(root) == []
+
+
+@pytest.mark.parametrize(("message", "calls"), [("hello there", False), ("remember that I like jazz", True)])
+def test_what_a_run_under_a_held_lock_says_is_true_of_its_turn(tmp_path, message, calls):
+    """It said "Nothing was changed. Retry when it is done" of a turn it kept (retrying would say it
+    twice), and "the turn need not be run again" of one whose memory call never ran."""
+    root = with_state_db(tmp_path / "home")
+    proc, out = run_while_locked(root, "--message", message)
+    assert proc.returncode == 1 and out["kept_messages"] >= 2
+    assert "Retry when it is done" not in out["error"] and "need not be run again" not in out["error"]
+    # a memory call answered "Not run" is to be asked for again; a plain turn needs nothing again
+    assert out["error"].startswith("The turn stopped before its tool calls ran") is calls
+    assert ("ask for those calls again once state.db is free" in out["error"]) is calls
+    assert "kept in workbench.db and are stored into state.db automatically" in out["error"]

@@ -636,6 +636,12 @@ class AgentSession:
         except Exception as exc:  # the model or the engine failed: keep everything said so far
             result.status = "error"
             result.error = said(exc)
+            if not stored:  # its calls were answered "Not run", and what was said is kept for later
+                result.error = (
+                    f"The turn stopped before its tool calls ran: the message asking for them could not be stored "
+                    f"first ({kept.cause(result.error)}). What was said is kept and stored later; ask for those "
+                    "calls again once state.db is free."
+                )
             if not isinstance(
                 exc, (WorkbenchError, sqlite3.Error)
             ):  # refusals, model and disk errors explain themselves
@@ -718,7 +724,10 @@ class AgentSession:
                 log.warning("could not store the turn: %s", exc)
             else:
                 log.exception("could not store the turn")
-            result.error = result.error or f"Could not store the turn yet: {exc}"
+            result.error = result.error or (  # (the busy advice, "Nothing was changed. Retry", is not true of it)
+                f"Could not store the turn yet ({kept.cause(str(exc))}): it is kept here and stored with the next "
+                "message, or kept in workbench.db when the session is left."
+            )
             self.emit("error", message=result.error, where="persist")
 
     def _run_tools(self, reply: ModelReply, turn_state: dict[str, Any], result: TurnResult) -> None:
