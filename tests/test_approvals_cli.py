@@ -222,3 +222,26 @@ def test_approving_a_duplicate_says_it_changed_nothing(home, capsys):
     [duplicate] = [line for line in out.splitlines() if "0000ad01" in line]
     assert duplicate.endswith("  (nothing changed: Entry already exists (no duplicate added).)")
     assert "0000ad02" in out and out.count("nothing changed") == 1
+
+
+def test_a_hermes_record_seen_by_pending_list_keeps_its_story_when_hermes_approves_it(tmp_path):
+    """`pending list` (or `show`) was the only look before Hermes approved: nothing had journaled the
+    record as staged, so its approval's rows read as bare outside edits with no proposer."""
+    home = tmp_path / "h"
+    memory = home / "memories" / "MEMORY.md"
+    memory.parent.mkdir(parents=True)
+    memory.write_text("User likes tea", encoding="utf-8")
+    assert cli(home, "memory", "show")[0] == 0
+    payload = {"action": "add", "target": "memory", "content": "Kettle descales monthly"}
+    pending = SimpleNamespace(pending_dir=home / "pending")
+    hermes_record(pending, "0000cd01", payload, created_at=time.time() - 30)
+    code, listed = cli(home, "pending", "list")
+    assert code == 0 and [r["id"] for r in listed["pending"]] == ["0000cd01"]
+    memory.write_text("User likes tea\n§\nKettle descales monthly", encoding="utf-8")  # Hermes's approval
+    (home / "pending" / "memory" / "0000cd01.json").unlink()
+    code, timeline = cli(home, "timeline")
+    summaries = [row["summary"] for row in timeline["rows"]]
+    assert any(s.endswith("(proposed by Hermes agent)") and "Kettle descales monthly" in s for s in summaries), (
+        summaries
+    )
+    assert [row["action"] for row in timeline["rows"] if row["subsystem"] == "approvals"][:2] == ["approve", "stage"]

@@ -10,6 +10,7 @@ from engine.home import Home
 from engine.textsafety import cut, inline, one_line
 
 from . import Output, UsageError
+from .timeline_cmds import catch_up
 
 
 def register(subparsers, common) -> None:
@@ -20,7 +21,7 @@ def register(subparsers, common) -> None:
 
     listing = sub.add_parser("list", parents=[common], help="pending writes, oldest first")
     listing.add_argument("--subsystem", choices=("memory", "skills"), help="only this subsystem")
-    listing.set_defaults(handler=list_pending, read_only=True)
+    listing.set_defaults(handler=list_pending, read_only=False, creates_home=False)  # (it catches up: writes)
 
     show = sub.add_parser("show", parents=[common], help="a proposal with its diff, budget and duplicate warnings")
     show.add_argument("id", metavar="ID")
@@ -77,6 +78,7 @@ def _row(home: Home, record: PendingRecord) -> dict:
 
 
 def list_pending(home: Home, args) -> Output:
+    catch_up(home)  # a Hermes record seen here is journaled as staged: approved in Hermes later, it is still told
     scan = home.approvals.scan(args.subsystem)
     rows = [_row(home, r) for r in scan.records]
     problems = [p.to_dict() for p in scan.problems]
@@ -96,7 +98,7 @@ def list_pending(home: Home, args) -> Output:
 
 
 def show_pending(home: Home, args) -> Output:
-    home.memory.catch_up()  # Hermes's writes journaled first, so a hit on an entry written after staging is dated
+    catch_up(home)  # Hermes's writes journaled first (a hit on an entry written since staging is dated), and its record
     preview = home.approvals.preview(args.id, edit=args.edit)
     return Output(preview, text=lambda: render_preview(preview))
 
