@@ -20,9 +20,11 @@ kept ones) is left as it is, neither appended to nor ended: Hermes reads a sessi
 order, so the kept turn would read as said after theirs (perhaps between a tool call and its
 result). The kept messages become a session of their own, a child of it. Each row is stored in one
 state.db transaction that never waits for the write lock: Hermes never sees half of it.
-A session that was stored and is gone now was deleted on purpose (in Hermes, by hand):
-its kept messages go with it, as a running conversation's do (``_forget_if_deleted``),
-never bringing any of a deleted conversation back into what the agent can recall.
+A session that was stored and is gone now, where a journal row says it was deleted (by the
+workbench, or seen gone outside), was deleted on purpose: its kept messages go with it, as a
+running conversation's do (``_forget_if_deleted``), never bringing any of a deleted conversation
+back into what the agent can recall. Gone with no such row (state.db put back from a backup, or
+deleted while no workbench looked), it is made again for them: nothing kept is lost unasked.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import sqlite3
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from .archive import outside as sessions_outside
 from .db import DatabaseBusyError, write_transaction
 from .errors import WorkbenchError
 from .fileio import crash_point
@@ -159,7 +162,8 @@ def _store(home: Home, row: sqlite3.Row) -> None:
     archive, unstored = home.archive, Unstored.from_json(row["unstored"])
     with write_transaction(archive.conn(), wait=False):  # all of it or none: Hermes never sees half
         session = archive.get_session(unstored.session_id)
-        if session is None and unstored.created:
+        gone = session is None and unstored.created
+        if gone and unstored.session_id in sessions_outside.deleted(home):
             log.warning(
                 "%d kept message(s) of session %s were not stored: the session was deleted after they were "
                 "kept, and they went with it.",
@@ -167,6 +171,11 @@ def _store(home: Home, row: sqlite3.Row) -> None:
                 unstored.session_id,
             )
         elif session is None or not archive.holds(unstored.session_id, unstored.rows[0]):
+            if gone:  # no row says it was deleted (state.db put back from a backup, say): made again
+                log.warning(
+                    "Session %s is not in state.db; it is made again for its kept messages.", unstored.session_id
+                )
+                unstored = replace(unstored, created=False, reopen=False, prompt_unstored=False)
             if session is not None and archive.said_after(unstored.session_id, unstored.rows[-1]["timestamp"]):
                 unstored = _branched(home, unstored)  # someone went on with it: theirs is not spliced into
             if unstored.parent_id and archive.get_session(unstored.parent_id) is None:

@@ -8,7 +8,7 @@ flush that met no busy database would have.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -71,4 +71,6 @@ class Unstored:
 
     @classmethod
     def from_json(cls, text: str) -> Unstored:
-        return cls(**json.loads(text))
+        """Read back ``to_json``'s text; keys this version does not know are left out."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in json.loads(text).items() if key in known})

@@ -193,10 +193,34 @@ def test_a_session_deleted_after_its_messages_were_kept_stays_deleted(tmp_path, 
     with sqlite3.connect(root / "state.db") as conn:  # deleted by another program
         conn.execute("DELETE FROM messages WHERE session_id = ?", (sid,))
         conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+    with sqlite3.connect(root / "workbench.db") as conn:  # a watching TUI saw it go: a delete row says so
+        conn.execute(
+            "INSERT INTO journal (at, actor, subsystem, action, target, detail) VALUES (?, 'external', 'sessions', "
+            "'delete', ?, ?)",
+            (time.time(), sid, json.dumps({"deleted": [sid]})),
+        )
     open_home(root).close()
     assert kept_rows(root) == []
     assert stored(root, sid) == (None, [])
     assert "were not stored: the session was deleted after they were kept" in caplog.text
+
+
+def test_a_session_gone_with_no_row_saying_it_was_deleted_is_made_again_for_its_kept_turn(tmp_path, caplog):
+    """state.db put back from a backup that predates the session: its kept turn was dropped as if the
+    session had been deleted on purpose."""
+    root = with_state_db(tmp_path / "home")
+    first = workbench("--home", str(root), "--json", "run", "--message", "hello there")
+    sid = json.loads(first.stdout)["session_id"]
+    _, out = run_while_locked(root, "--session", sid, "--message", "my new secret")
+    assert out["kept_messages"] == 2
+    with sqlite3.connect(root / "state.db") as conn:  # as a backup from before the session has it
+        conn.execute("DELETE FROM messages WHERE session_id = ?", (sid,))
+        conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+    open_home(root).close()
+    assert kept_rows(root) == []
+    session, messages = stored(root, sid)
+    assert session is not None and [content for role, content, _ in messages if role == "user"] == ["my new secret"]
+    assert f"Session {sid} is not in state.db; it is made again for its kept messages" in caplog.text
 
 
 def test_doctor_names_what_is_kept_while_state_db_is_still_busy(tmp_path):

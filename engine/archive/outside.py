@@ -158,6 +158,11 @@ def _note(home: Home, sql: str, args: tuple) -> None:
             log.warning("could not note a session change of ours for the outside look: %s", exc)
 
 
+def deleted(home: Home) -> set[str]:
+    """Every session a journal row says was deleted or pruned (by the workbench, or seen gone outside)."""
+    return _explained(home.journal.connection(), 0)[1]
+
+
 def _explained(conn: sqlite3.Connection, journal_id: int) -> tuple[dict[str, bool], set[str]]:
     """What the journal's archive changes since ``journal_id`` (ours; a kill may have left one
     unnoted) leave: each session's archived flag, and the sessions deleted."""
