@@ -279,10 +279,16 @@ def _shut_out(root: Path) -> str | None:
 
 
 def open_home(
-    path: str | os.PathLike | None = None, *, read_only: bool = False, create: bool = True, clock: Clock | None = None
+    path: str | os.PathLike | None = None,
+    *,
+    read_only: bool = False,
+    create: bool = True,
+    clock: Clock | None = None,
+    store_kept: bool = True,
 ) -> Home:
     """Open (and, unless read-only or ``create`` is false, create) the home at ``path`` or the
     resolved default; ``Home.created`` says whether this made it, for the skins to say so.
+    ``store_kept=False``: leave messages kept for state.db as they are (doctor reports them).
 
     ``create=False``: a command that writes only to what a home already holds (a search
     extending its index, a session renamed) refuses a folder that is not there."""
@@ -306,5 +312,6 @@ def open_home(
                 f"Cannot create the home at {root}: {exc.strerror or exc}. Choose a writable --home."
             ) from exc
     _ = home.config  # fail early, with a clear message, on a malformed config.yaml
-    home.store_kept()
+    if store_kept:
+        home.store_kept()
     return home

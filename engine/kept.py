@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .archive import outside as sessions_outside
-from .db import DatabaseBusyError, write_transaction
+from .db import DatabaseBusyError, on_read_only_mount, write_transaction
 from .errors import WorkbenchError
 from .fileio import crash_point
 from .health import CHECKS, Finding
@@ -218,13 +218,16 @@ def check(home: Home) -> list[Finding]:
     """Doctor: messages workbench.db keeps because state.db would not take them (still busy, say)."""
     if home.journal.problem():  # (the databases' check names what is wrong with workbench.db)
         return []
+    fix = STORED_LATER
+    if on_read_only_mount(home.state_db_path):
+        fix = f"{home.root} is on a read-only file system: mount it writable, then run any workbench command."
     return [
         Finding(
             "archive",
             "warning",
             f"{item.count} of session {item.session_id} are kept in workbench.db, not in state.db yet (kept "
             f"{iso_time(item.at)}: {cause(item.why)}).",
-            STORED_LATER,
+            fix,
         )
         for item in kept(home)
     ]

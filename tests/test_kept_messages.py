@@ -234,6 +234,9 @@ def test_doctor_names_what_is_kept_while_state_db_is_still_busy(tmp_path):
     assert finding["severity"] == "warning" and f"2 messages of session {out['session_id']}" in finding["what"]
     assert finding["fix"] == "They are stored automatically when state.db is free; run any workbench command."
     assert len(kept_rows(root)) == 1 and took < 30, "a busy state.db leaves them kept; the open did not wait"
+    free = workbench("--home", str(root), "--json", "doctor")  # state.db free: doctor reports, it does not store
+    assert any("kept in workbench.db" in f["what"] for f in json.loads(free.stdout)["findings"])
+    assert len(kept_rows(root)) == 1 and stored(root, out["session_id"]) == (None, [])
 
 
 @pytest.mark.parametrize("as_json", [False, True])

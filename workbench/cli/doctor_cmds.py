@@ -33,7 +33,8 @@ def register(subparsers, common) -> None:
         help="also repair what is safe to repair (journaled; nothing deleted but a temp file whose bytes "
         "are kept elsewhere)",
     )
-    doctor.set_defaults(handler=doctor_home, fix=False, read_only=True, reports_config=True)
+    # (it reports what is kept for state.db as it is: storing it first would report a home it changed)
+    doctor.set_defaults(handler=doctor_home, fix=False, read_only=True, reports_config=True, stores_kept=False)
 
 
 def doctor_home(home: Home, args) -> Output:
