@@ -136,6 +136,14 @@ def kept(home: Home) -> list[Kept]:
     return [Kept(*row) for row in rows]
 
 
+def of_session(home: Home, prefix: str) -> Kept | None:
+    """What is kept of the session whose id starts with ``prefix`` (None also when none can be read)."""
+    try:
+        return next((k for k in kept(home) if prefix and k.session_id.startswith(prefix)), None)
+    except (WorkbenchError, sqlite3.Error, OSError):
+        return None
+
+
 def store_kept(home: Home) -> None:
     """Store what is kept into state.db (``home`` writable), each row then forgotten.
 

@@ -346,3 +346,15 @@ def test_what_a_run_under_a_held_lock_says_is_true_of_its_turn(tmp_path, message
     assert out["error"].startswith("The turn stopped before its tool calls ran") is calls
     assert ("ask for those calls again once state.db is free" in out["error"]) is calls
     assert "kept in workbench.db and are stored into state.db automatically" in out["error"]
+
+
+def test_a_session_whose_messages_are_all_kept_is_named_as_waiting_not_unknown(tmp_path):
+    """`sessions show ID` of the session the run had just said was kept answered "No session matches"."""
+    root = with_state_db(tmp_path / "home")
+    _, out = run_while_locked(root, "--message", "kept only")
+    sid = out["session_id"]
+    with state_db_locked(root):  # still busy: nothing stores it, and the lookup says why it is not there
+        shown = workbench("--home", str(root), "--json", "sessions", "show", sid[:-2])
+    error = json.loads(shown.stdout)["error"]
+    assert shown.returncode == 1 and error.startswith(f"Session {sid} is not in state.db yet: its 2 messages are kept")
+    assert "stored automatically when state.db is free" in error

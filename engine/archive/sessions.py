@@ -168,6 +168,14 @@ class SessionsMixin(LineageMixin):
                     f"{', ...' if len(candidates) == 5 else ''}); give more of the id.",
                     candidates=candidates,
                 )
+            from .. import kept  # (a session whose only messages wait in workbench.db is not here yet)
+
+            waiting = kept.of_session(self.home, text.strip())
+            if waiting is not None:
+                raise WorkbenchError(
+                    f"Session {waiting.session_id} is not in state.db yet: its {waiting.count} are kept in "
+                    f"workbench.db ({kept.cause(waiting.why)}). {kept.STORED_LATER}"
+                )
             raise WorkbenchError(
                 f"No session matches {text!r} (by id, unique id prefix or title). "
                 "Find it with `workbench sessions list` or `sessions search`."
