@@ -66,8 +66,8 @@ class Conversation:
     def id(self) -> str:
         return self.agent.id
 
-    def run_turn(self, text: str) -> TurnResult:
-        return self.agent.run_turn(text)
+    def run_turn(self, text: str, said_at: float | None = None) -> TurnResult:
+        return self.agent.run_turn(text, said_at)
 
     @property
     def unstored(self) -> int:

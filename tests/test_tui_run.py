@@ -575,3 +575,30 @@ async def test_the_resume_picker_shows_an_untitled_session_by_its_first_message(
         assert [listed.get_option_at_index(i).id for i in range(listed.option_count)] == ["untitled-1"]
         assert "“How do I repot a fig?”" in str(listed.get_option_at_index(0).prompt)
         assert "(untitled)" not in screen_text(app)
+
+
+async def test_a_message_sent_as_the_session_switches_keeps_the_time_it_was_typed(home, tmp_path, monkeypatch, clock):
+    """After ctrl+l, the next message waited for the old session's store (5 s on a busy state.db) and
+    was stamped when that wait ended, not when it was typed."""
+    from engine.conversation import Conversation
+
+    switch = Conversation.switch_session
+
+    def slow_switch(self, *args, **kwargs):
+        clock.advance(5)  # the wait on a busy state.db, as the switch stores what is left
+        return switch(self, *args, **kwargs)
+
+    monkeypatch.setattr(Conversation, "switch_session", slow_switch)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await pilot.press(*"first", "enter")
+        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="first turn")
+        first = screen.session_id
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        typed_at = clock.now()
+        await pilot.press(*"second", "enter")
+        await wait_for(pilot, lambda: screen.session_id not in (None, first) and not screen.running, what="second")
+        [said] = [m for m in home.archive.messages(screen.session_id) if m.role == "user"]
+    assert said.content == "second" and said.timestamp == typed_at

@@ -357,12 +357,12 @@ class AgentSession:
             raise Cancelled()
 
     # -- persistence ----------------------------------------------------------------------
-    def _say(self, message: dict[str, Any]) -> None:
-        """Add a message to the conversation, noting when it was said: stored later (state.db was
-        busy), it keeps that time, never the time it was finally stored."""
+    def _say(self, message: dict[str, Any], at: float | None = None) -> None:
+        """Add a message to the conversation, noting when it was said (``at``, else now): stored later
+        (state.db was busy), it keeps that time, never the time it was finally stored."""
         with self._saying:
             self.messages.append(message)
-            self._said_at.append(self.home.clock.now())
+            self._said_at.append(self.home.clock.now() if at is None else at)
 
     @property
     def unstored(self) -> int:
@@ -563,7 +563,9 @@ class AgentSession:
         return (len(self.system_prompt) + self._chars(self.messages) + self._schema_chars[1]) // 4
 
     # -- the turn -------------------------------------------------------------------------
-    def run_turn(self, text: str) -> TurnResult:
+    def run_turn(self, text: str, said_at: float | None = None) -> TurnResult:
+        """One turn on the user's ``text``, said at ``said_at`` (default now: a skin that waited on
+        something first, a busy session switch, gives the time it was typed)."""
         if not isinstance(text, str) or not text.strip():
             raise WorkbenchError("A turn needs a non-empty user message.")
         problem = self.home.journal.problem()
@@ -583,7 +585,7 @@ class AgentSession:
         self.emit("turn_started", user=text, turn=sum(1 for m in self.messages if m["role"] == "user") + 1)
         review_memory = self._tick_memory_nudge()
         user_message = {"role": "user", "content": text}
-        self._say(user_message)
+        self._say(user_message, said_at)
         turn_state: dict[str, Any] = {}
         compressed, stored = False, True
         try:

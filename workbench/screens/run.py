@@ -445,7 +445,7 @@ class RunScreen(WorkbenchScreen):
         self.running = True
         self._cancel.clear()
         switch, self._switch = self._switch, None
-        self.run_turn(text, self.model_name, self.agent, switch)
+        self.run_turn(text, self.home.clock.now(), self.model_name, self.agent, switch)  # (said now, stored later)
 
     def action_play(self) -> None:
         scenario = str(self.query_one("#run-scenario", Select).value)
@@ -460,7 +460,9 @@ class RunScreen(WorkbenchScreen):
 
     # -- the agent (thread workers) ------------------------------------------------
     @work(thread=True, exit_on_error=False, group="agent")
-    def run_turn(self, text: str, model: str, agent: Conversation | None, switch: tuple[str | None] | None) -> None:
+    def run_turn(
+        self, text: str, said_at: float, model: str, agent: Conversation | None, switch: tuple[str | None] | None
+    ) -> None:
         """One turn; ``agent`` and ``switch`` are the screen's, read on the UI thread (the worker
         writes no screen state: the agent it opens arrives as ``AgentReady``)."""
         session_id, error, unsent, unstored, why = self.session_id, None, text, 0, None
@@ -478,7 +480,7 @@ class RunScreen(WorkbenchScreen):
             self.post_message(AgentReady(agent, agent.id))
             if self._cancel.is_set():  # cancelled (or the screen closed) before the screen knew the agent
                 agent.cancel()
-            result = agent.run_turn(text)  # (what it raises it raised before taking the message)
+            result = agent.run_turn(text, said_at)  # (what it raises it raised before taking the message)
             unsent = ""  # the turn took the message: it is stored, even if the turn then failed
             session_id, error = result.session_id, result.error if result.status == "error" else None
             unstored, why = agent.unstored, result.error
