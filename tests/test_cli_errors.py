@@ -420,3 +420,21 @@ def test_text_that_starts_with_a_dash_is_told_how_to_pass_it(tmp_path, capsys, a
     words = shlex.split(example)
     assert words[:1] == ["workbench"] and words[-2:] == ["--", dashed]
     assert main(words[1:]) == 0, "the example given is a command that works"
+
+
+@pytest.mark.parametrize(
+    ("argv", "joined"),
+    [
+        (["memory", "remove", "--old", "-dash"], "--old=-dash"),
+        (["sessions", "search", "tea", "--role", "-x"], "--role=-x"),
+        (["run", "-m", "-hello"], "--message=-hello"),  # a short option: its long form, joined
+    ],
+)
+def test_an_option_value_that_starts_with_a_dash_is_told_how_to_pass_it(tmp_path, capsys, argv, joined):
+    """`memory remove --old -dash` said only "expected one argument": argparse reads -dash as an option."""
+    from workbench.cli import main
+
+    (tmp_path / "h").mkdir()
+    assert main(["--home", str(tmp_path / "h"), *argv]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.endswith(f"starts with '-', so it reads as an option: give it as {joined})")

@@ -76,7 +76,23 @@ class _Parser(argparse.ArgumentParser):
     _words: tuple[str, ...] = ()  # what this parser was given, for the advice on a missing argument
 
     def error(self, message: str):  # raised instead of exiting, so --json can still answer in JSON
-        raise _ArgumentError(self, message + self._dash_hint(message))
+        raise _ArgumentError(self, message + (self._dash_hint(message) or self._dashed_value_hint(message)))
+
+    def _dashed_value_hint(self, message: str) -> str:
+        """For ``memory remove --old -dash``: argparse reads the value as an option and says the option
+        has none. Say to join them (``--old=-dash``)."""
+        if not message.endswith("expected one argument"):
+            return ""
+        options = message.removeprefix("argument ").split(":")[0].split("/")
+        typed = next((o for o in options if o in self._words), None)
+        if typed is None or self._words.index(typed) + 1 >= len(self._words):
+            return ""
+        value = self._words[self._words.index(typed) + 1]
+        long = next((o for o in options if o.startswith("--")), None)
+        joined = f"{long}={value}" if long else f"{typed}{value}"
+        if not value.startswith("-"):
+            return ""
+        return f" ({echoed(value)} starts with '-', so it reads as an option: give it as {echoed(shlex.quote(joined))})"
 
     def _dash_hint(self, message: str) -> str:
         """For ``sessions search -foo``: argparse reads the text as an unknown option, then says the
