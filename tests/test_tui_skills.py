@@ -157,9 +157,10 @@ async def test_a_huge_skill_md_says_where_the_pane_cut_it_and_that_it_is_too_lon
         screen = await open_skills(pilot)
         await select(pilot, screen, "huge")
         await wait_for(pilot, lambda: screen.shown == ("huge", "SKILL.md"), what="SKILL.md shown")
+        notice = "SKILL.md content is 5,005,034 characters (limit: 100,000)"  # under the file
+        await wait_for(pilot, lambda: notice in screen_text(app), what="its notice")  # (a worker's, beside the pane)
         text = screen_text(app)
         assert "⚠ huge" in text and "⚠ too long" in text and "does not parse" not in text
-        assert "SKILL.md content is 5,005,034 characters (limit: 100,000)" in text  # under the file
         screen.query_one(CodeView).focus()
         await pilot.press("end")
         await settle(pilot)
