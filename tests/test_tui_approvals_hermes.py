@@ -100,15 +100,20 @@ async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, 
     assert home.approvals.count() == 0
 
 
-async def test_a_hermes_remove_hitting_an_entry_written_after_staging_is_flagged(home, tmp_path, clock):
+def _remove_hitting_a_rewritten_entry(home, clock, pid: str) -> None:
+    """A Hermes remove staged, then the entry it hits rewritten by hand two minutes later."""
     home.memory.add("memory", "The build cache lives in /var/cache/ci, cleaned weekly", ToolContext(actor="user"))
     hermes_record(
-        home, "0000dddd", {"action": "remove", "target": "memory", "old_text": "build cache"}, created_at=clock.now()
+        home, pid, {"action": "remove", "target": "memory", "old_text": "build cache"}, created_at=clock.now()
     )
     clock.advance(120)
     home.memory.replace(
         "memory", "cleaned weekly", "The build cache lives in /var/cache/ci3 now", ToolContext(actor="user")
     )
+
+
+async def test_a_hermes_remove_hitting_an_entry_written_after_staging_is_flagged(home, tmp_path, clock):
+    _remove_hitting_a_rewritten_entry(home, clock, "0000dddd")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("4")
@@ -206,14 +211,7 @@ async def test_an_entry_rewritten_while_approval_is_asked_is_never_replaced_unse
 
 async def test_approve_all_warns_of_an_entry_written_after_staging_once(home, tmp_path, clock):
     """The question listed the hit entry's warning twice: the target line's and the caution's."""
-    home.memory.add("memory", "The build cache lives in /var/cache/ci, cleaned weekly", ToolContext(actor="user"))
-    hermes_record(
-        home, "0000eeee", {"action": "remove", "target": "memory", "old_text": "build cache"}, created_at=clock.now()
-    )
-    clock.advance(120)
-    home.memory.replace(
-        "memory", "cleaned weekly", "The build cache lives in /var/cache/ci3 now", ToolContext(actor="user")
-    )
+    _remove_hitting_a_rewritten_entry(home, clock, "0000eeee")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("4")
