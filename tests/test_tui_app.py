@@ -480,3 +480,31 @@ async def test_a_warning_the_engine_logs_is_a_notification_said_once(home, tmp_p
         assert len(set(crash_dir().glob("*")) - before) == 1
     handlers = [h for h in root.handlers if isinstance(h, OneLineLog)]
     assert app._log not in handlers and len(handlers) == 1  # the CLI's is back
+
+
+def test_a_second_commit_to_state_db_in_one_mtime_tick_is_still_seen(tmp_path):
+    """After a checkpoint SQLite writes the WAL again from its start (its size stays), and two commits
+    can fall in one mtime tick: the watcher's size-and-mtime stamp missed the second, and the Sessions
+    tree stayed as the first left it (a branch Hermes unarchived never came back)."""
+    import os
+    import sqlite3
+
+    from workbench.watch import SESSION_FILES, _FileStamps
+
+    conn = sqlite3.connect(tmp_path / "state.db", isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE t (x INTEGER)")
+    for i in range(20):
+        conn.execute("INSERT INTO t VALUES (?)", (i,))
+    conn.execute("PRAGMA wal_checkpoint(RESTART)")  # the next commit writes the WAL from its start again
+    conn.execute("INSERT INTO t VALUES (100)")
+    files = [tmp_path / name for name in sorted(SESSION_FILES)]
+    wal = tmp_path / "state.db-wal"
+    before = os.stat(wal)
+    plain, counted = _FileStamps(files), _FileStamps(files, counter=tmp_path / "state.db-shm")
+    conn.execute("UPDATE t SET x = 101 WHERE x = 100")
+    os.utime(wal, ns=(before.st_atime_ns, before.st_mtime_ns))  # within the same mtime tick
+    assert os.stat(wal).st_size == before.st_size
+    assert plain.changed() is False, "what this guards against: size and mtime alone miss it"
+    assert counted.changed() is True and counted.changed() is False
+    conn.close()

@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 SESSION_FILES = {"state.db", "state.db-wal", "state.db-journal"}
 DEBOUNCE_MS = 250
+SHM_HEADER = 136  # bytes of a -shm file's wal-index header (its commit counter and frame count among them)
 
 
 def classify(home: Home, paths: Iterable[str]) -> set[str]:
@@ -105,7 +106,9 @@ class HomeWatcher:
         """Block, reporting changes, until ``stop()`` is called."""
         paths = self.watched_paths()
         stamped = {
-            "sessions": _FileStamps([self.home.root / name for name in sorted(SESSION_FILES)]),
+            "sessions": _FileStamps(
+                [self.home.root / name for name in sorted(SESSION_FILES)], counter=self.home.root / "state.db-shm"
+            ),
             "config": _FileStamps([self.home.config_path], settled=True),
         }
         # What changed before the watch began is caught up (memory, proposals Hermes staged); the skills'
@@ -147,11 +150,15 @@ class _FileStamps:
     """state.db and config.yaml live in the home root, which may hold big unrelated trees (a
     Hermes checkout, logs), so they are checked by size and mtime instead of watched recursively."""
 
-    def __init__(self, paths: list[Path], *, settled: bool = False):
+    def __init__(self, paths: list[Path], *, settled: bool = False, counter: Path | None = None):
         """``settled``: report a change only once two looks in a row agree, so a file caught part
-        way through being written (an editor that truncates, then writes) is never reported."""
+        way through being written (an editor that truncates, then writes) is never reported.
+        ``counter``: a WAL database's -shm, whose header SQLite changes on every commit. Size and
+        mtime alone missed a second commit: after a checkpoint the WAL is written again from its
+        start (same size), and two commits can fall in one mtime tick."""
         self.paths = paths
         self.settled = settled
+        self.counter = counter
         self.last = self._stamp()
         self._moving: tuple | None = None
 
@@ -161,6 +168,12 @@ class _FileStamps:
             try:
                 info = path.stat()
                 stamps.append((info.st_size, info.st_mtime_ns))
+            except OSError:
+                stamps.append(None)
+        if self.counter is not None:
+            try:
+                with open(self.counter, "rb") as shm:
+                    stamps.append(shm.read(SHM_HEADER))
             except OSError:
                 stamps.append(None)
         return tuple(stamps)
