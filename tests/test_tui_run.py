@@ -602,3 +602,34 @@ async def test_a_message_sent_as_the_session_switches_keeps_the_time_it_was_type
         await wait_for(pilot, lambda: screen.session_id not in (None, first) and not screen.running, what="second")
         [said] = [m for m in home.archive.messages(screen.session_id) if m.role == "user"]
     assert said.content == "second" and said.timestamp == typed_at
+
+
+async def test_resuming_a_session_whose_last_turn_still_waits_says_so(home, tmp_path, monkeypatch):
+    """Resumed while its last turn was kept in workbench.db (state.db still busy), the transcript and
+    the agent went on without that turn, and nothing said so."""
+    import json
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home.close()
+    cli = [sys.executable, "-m", "workbench", "--home", str(home.root), "--json", "run"]
+    first = subprocess.run([*cli, "--message", "hello there"], capture_output=True, text=True, timeout=120)
+    sid = json.loads(first.stdout)["session_id"]
+    holder = holding_write_lock(home.state_db_path)
+    try:
+        kept = subprocess.run([*cli, "--session", sid, "--message", "a later turn"], capture_output=True, text=True)
+        assert json.loads(kept.stdout)["kept_messages"] == 2
+        app = make_app(home, tmp_path)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await open_run(pilot)
+            await resume_by(pilot, sid)
+            await pilot.press("enter")
+            await wait_for(
+                pilot, lambda: any(n.title == "Not shown yet" for n in app._notifications), what="the notice"
+            )
+            (notice,) = [n for n in app._notifications if n.title == "Not shown yet"]
+            assert notice.message.startswith("2 messages of this session are kept in workbench.db")
+    finally:
+        holder.kill()
+        holder.wait()

@@ -26,7 +26,7 @@ from engine.conversation import Conversation
 from engine.db import DatabaseBusyError
 from engine.errors import WorkbenchError
 from engine.events import Event, RunnerEvent
-from engine.kept import cause
+from engine.kept import cause, of_session
 from engine.models import BACKENDS, make_model
 from engine.scenarios import list_scenarios, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
@@ -40,6 +40,14 @@ log = logging.getLogger(__name__)
 
 NO_SCENARIO = "(type messages)"
 SCENARIO_SPEED = 1.0  # scenario pacing: 1 is watchable, 0 plays without delays
+
+
+@dataclass
+class KeptWaiting(Message):
+    """A resumed session's last messages still wait in workbench.db (state.db was busy as it was left)."""
+
+    session_id: str
+    text: str
 
 
 @dataclass
@@ -403,6 +411,25 @@ class RunScreen(WorkbenchScreen):
         self._session_title()
         self._status()
         self.load_session(session_id)
+        self.note_kept(session_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="run-kept")
+    def note_kept(self, session_id: str) -> None:
+        held = of_session(self.home, session_id)
+        if held is not None and held.session_id == session_id:
+            self.post_result(
+                KeptWaiting(
+                    session_id,
+                    f"{held.count} of this session are kept in workbench.db, not in state.db yet "
+                    f"({cause(held.why)}): the transcript and the agent go on without them until they are "
+                    "stored, which the next message or start does once state.db is free.",
+                )
+            )
+
+    @on(KeptWaiting)
+    def _kept_waiting(self, message: KeptWaiting) -> None:
+        if message.session_id == self.session_id:
+            self.notify(message.text, title="Not shown yet", severity="warning", markup=False, timeout=30)
 
     def on_screen_suspend(self) -> None:
         self._covered = self in self.app.screen_stack
