@@ -30,7 +30,9 @@ log = logging.getLogger(__name__)
 
 SESSION_FILES = {"state.db", "state.db-wal", "state.db-journal"}
 DEBOUNCE_MS = 250
-SHM_HEADER = 136  # bytes of a -shm file's wal-index header (its commit counter and frame count among them)
+# The first copy of a -shm file's wal-index header (its commit counter and frame count among them); the
+# bytes after the two copies hold the readers' marks, which move on every read, not on a commit.
+SHM_HEADER = 48
 
 
 def classify(home: Home, paths: Iterable[str]) -> set[str]:
