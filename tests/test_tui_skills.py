@@ -158,7 +158,8 @@ async def test_a_huge_skill_md_says_where_the_pane_cut_it_and_that_it_is_too_lon
         await select(pilot, screen, "huge")
         await wait_for(pilot, lambda: screen.shown == ("huge", "SKILL.md"), what="SKILL.md shown")
         notice = "SKILL.md content is 5,005,034 characters (limit: 100,000)"  # under the file
-        await wait_for(pilot, lambda: notice in screen_text(app), what="its notice")  # (a worker's, beside the pane)
+        marks = (notice, "⚠ huge", "⚠ too long")  # (drawn by workers of their own, beside the pane and in the list)
+        await wait_for(pilot, lambda: all(mark in screen_text(app) for mark in marks), what="its marks")
         text = screen_text(app)
         assert "⚠ huge" in text and "⚠ too long" in text and "does not parse" not in text
         screen.query_one(CodeView).focus()
