@@ -36,8 +36,7 @@ async def test_a_typed_turn_writes_memory_and_the_memory_screen_shows_it(home, t
         await settle(pilot)
         assert "User prefers dark mode." not in screen_text(app)  # the Memory screen, before
         screen = await open_run(pilot)
-        await pilot.press(*"remember that I prefer dark mode", "enter")
-        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+        await send_turn(pilot, screen, "remember that I prefer dark mode")
         await settle(pilot)
         items = screen.query_one(Transcript).items
         assert [i.role for i in items][:2] == ["user", "assistant"] and items[0].content.startswith("remember")
@@ -64,8 +63,7 @@ async def test_a_write_waiting_for_approval_is_marked_as_staged(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_run(pilot)
-        await pilot.press(*"remember that I prefer dark mode", "enter")
-        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+        await send_turn(pilot, screen, "remember that I prefer dark mode")
         await wait_for(pilot, lambda: any(i.writes for i in screen.query_one(Transcript).items), what="marker")
         (marked,) = [i for i in screen.query_one(Transcript).items if i.writes]
         assert marked.mark == "staged" and marked.writes[0].startswith("staged for approval")
@@ -154,6 +152,12 @@ async def test_cancel_stops_a_running_scenario(home, tmp_path):
         await wait_for(pilot, lambda: not screen.running, timeout=10, what="cancelled")
         assert time.monotonic() - started < 5
         assert home.memory.read("memory").entries == []  # stopped before the first write
+
+
+async def send_turn(pilot, screen: RunScreen, text: str) -> None:
+    """Type ``text`` in the message box, send it, and wait for its turn to finish."""
+    await pilot.press(*text, "enter")
+    await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="the turn")
 
 
 async def resume_by(pilot, text: str) -> ResumeDialog:
@@ -330,8 +334,7 @@ async def test_quitting_ends_the_typed_session_as_the_cli_does(home, tmp_path):
     async with app.run_test() as pilot:
         await settle(pilot)
         screen = await open_run(pilot)
-        await pilot.press(*"remember that I prefer dark mode", "enter")
-        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+        await send_turn(pilot, screen, "remember that I prefer dark mode")
         session_id = screen.session_id
         assert home.archive.get_session(session_id).ended_at is None  # open while the app runs
     ended = home.archive.get_session(session_id)
@@ -381,8 +384,7 @@ async def test_deleting_the_session_run_talks_in_says_so_and_the_next_message_st
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
         screen = await open_run(pilot)
-        await pilot.press(*"remember that I prefer dark mode", "enter")
-        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+        await send_turn(pilot, screen, "remember that I prefer dark mode")
         deleted = screen.session_id
         await pilot.press("escape")  # (out of the message box, where a digit types)
         sessions = await open_mode(pilot, "2", SessionsScreen)
@@ -436,8 +438,7 @@ async def test_a_turn_state_db_did_not_take_stays_on_screen_and_quitting_asks_fi
         screen = await open_run(pilot)
         holder = holding_write_lock(home.state_db_path)
         try:
-            await pilot.press(*"hello while locked", "enter")
-            await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+            await send_turn(pilot, screen, "hello while locked")
             await wait_for(
                 pilot,
                 lambda: any("not saved yet" in (n.title or "") for n in app._notifications),
@@ -480,8 +481,7 @@ async def test_quitting_keeps_what_state_db_did_not_take_without_waiting_for_it_
     try:
         async with app.run_test(size=(100, 30)) as pilot:
             screen = await open_run(pilot)
-            await pilot.press(*"hello while locked", "enter")
-            await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+            await send_turn(pilot, screen, "hello while locked")
             await pilot.press("ctrl+q")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
             assert "keep them in workbench.db" in app.screen.question
@@ -511,8 +511,7 @@ async def test_quitting_when_workbench_db_cannot_keep_them_either_asks_to_drop_t
     try:
         async with app.run_test(size=(100, 30)) as pilot:
             screen = await open_run(pilot)
-            await pilot.press(*"hello while locked", "enter")
-            await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+            await send_turn(pilot, screen, "hello while locked")
             home.journal.close()  # workbench.db is gone, a folder in its place
             for name in ("workbench.db", "workbench.db-wal", "workbench.db-shm"):
                 (home.root / name).unlink(missing_ok=True)
@@ -539,8 +538,7 @@ async def test_a_session_left_while_state_db_refuses_it_is_kept_and_said_so(home
         screen = await open_run(pilot)
         holder = holding_write_lock(home.state_db_path)
         try:
-            await pilot.press(*"hello while locked", "enter")
-            await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="turn finished")
+            await send_turn(pilot, screen, "hello while locked")
             left = screen.session_id
             await pilot.press("ctrl+l", *"and a new one", "enter")
             await wait_for(
@@ -592,8 +590,7 @@ async def test_a_message_sent_as_the_session_switches_keeps_the_time_it_was_type
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_run(pilot)
-        await pilot.press(*"first", "enter")
-        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="first turn")
+        await send_turn(pilot, screen, "first")
         first = screen.session_id
         await pilot.press("ctrl+l")
         await settle(pilot)
