@@ -47,6 +47,14 @@ async def select(pilot, screen, name: str) -> None:
     assert screen.current.name == name
 
 
+async def files_of(pilot, screen, name: str, count: int) -> tuple[OptionList, list[str]]:
+    """Select skill ``name``, wait for its Files list to hold ``count`` rows: the list and what each row shows."""
+    await select(pilot, screen, name)
+    files = screen.query_one("#skills-files", OptionList)
+    await wait_for(pilot, lambda: files.option_count == count, what="the files")
+    return files, [str(files.get_option_at_index(i).prompt) for i in range(files.option_count)]
+
+
 async def test_fuzzy_filter_narrows_the_library(home, tmp_path):
     seed_skills(home)
     app = make_app(home, tmp_path)
@@ -112,10 +120,7 @@ async def test_file_names_in_a_skill_never_drive_the_terminal(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_skills(pilot)
-        await select(pilot, screen, "git-rebase")
-        files = screen.query_one("#skills-files", OptionList)
-        await wait_for(pilot, lambda: files.option_count == 5, what="the files")
-        shown = [str(files.get_option_at_index(i).prompt) for i in range(files.option_count)]
+        files, shown = await files_of(pilot, screen, "git-rebase", 5)
         assert "references/␛[2Jevil.md" in shown and "references/<U+202E>gpj.md" in shown, shown
         assert "references/new ⏎ line.md" in shown
         files.focus()
@@ -570,10 +575,7 @@ async def test_files_no_linked_group_lists_are_shown_too_and_open(home, tmp_path
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_skills(pilot)
-        await select(pilot, screen, "git-rebase")
-        files = screen.query_one("#skills-files", OptionList)
-        await wait_for(pilot, lambda: files.option_count == 6, what="the files")
-        shown = [str(files.get_option_at_index(i).prompt) for i in range(files.option_count)]
+        files, shown = await files_of(pilot, screen, "git-rebase", 6)
         assert shown[:2] == ["SKILL.md", "references/flags.md"]
         assert shown[2:] == [
             ".cache/x.md  not linked",
