@@ -380,6 +380,14 @@ async def test_text_that_arrives_at_once_after_slash_lands_in_the_box(home, tmp_
         assert app.screen.query_one(box, Input).value == "pl/ant" and focused_id(app) == box[1:]
 
 
+def esc_and(app, key: str) -> None:
+    """Esc and ``key`` arriving in one read (a quick typist, or ssh): posted together, not one by one."""
+    from textual import events
+
+    app.post_message(events.Key("escape", "\x1b"))
+    app.post_message(events.Key(key, key))
+
+
 @pytest.mark.parametrize(
     "mode, box, then",
     [("5", "#run-input", ("1", "MemoryScreen")), ("2", "#sessions-search", ("3", "SkillsScreen"))],
@@ -387,7 +395,6 @@ async def test_text_that_arrives_at_once_after_slash_lands_in_the_box(home, tmp_
 async def test_esc_and_a_digit_arriving_at_once_leave_the_box_and_switch(home, tmp_path, mode, box, then):
     """Esc to leave a box and a digit to switch screens, typed fast (one read): the screen's Esc moved
     the focus only after the digit had been handed to the box, which typed it."""
-    from textual import events
 
     seed_sessions(home)
     app = make_app(home, tmp_path)
@@ -401,8 +408,7 @@ async def test_esc_and_a_digit_arriving_at_once_leave_the_box_and_switch(home, t
         await settle(pilot)
         typed = app.screen.query_one(box, Input)
         assert app.focused is typed and typed.value == "dep"
-        app.post_message(events.Key("escape", "\x1b"))
-        app.post_message(events.Key(digit, digit))
+        esc_and(app, digit)
         await settle(pilot)
         assert type(app.screen).__name__ == screen_name
         assert digit not in typed.value
@@ -411,7 +417,6 @@ async def test_esc_and_a_digit_arriving_at_once_leave_the_box_and_switch(home, t
 async def test_esc_and_a_digit_at_once_in_an_editor_switch_or_touch_nothing(home, tmp_path):
     """In an editor, Esc and a digit in one read: unchanged, the editor closed and the digit was lost
     (no switch); changed, the digit was typed into the draft behind the "discard?" question."""
-    from textual import events
 
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -419,14 +424,12 @@ async def test_esc_and_a_digit_at_once_in_an_editor_switch_or_touch_nothing(home
         await pilot.press("a")
         await settle(pilot)
         assert isinstance(app.screen, EditDialog)
-        app.post_message(events.Key("escape", "\x1b"))
-        app.post_message(events.Key("4", "4"))
+        esc_and(app, "4")
         await settle(pilot)
         assert type(app.screen).__name__ == "ApprovalsScreen", "closed, then switched"
         await pilot.press("1", "a", *"half a thought")
         await settle(pilot)
-        app.post_message(events.Key("escape", "\x1b"))
-        app.post_message(events.Key("7", "7"))
+        esc_and(app, "7")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmDialog), "a changed draft still asks"
         await pilot.press("n")
