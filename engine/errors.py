@@ -39,3 +39,8 @@ class TitleChanged(WorkbenchError):
     def __init__(self, message: str, *, title: str | None, **details):
         super().__init__(message, title=title, **details)
         self.title = title
+
+
+def said(exc: BaseException) -> str:
+    """A failure in words: an engine refusal's own message, else the error's type and text."""
+    return exc.message if isinstance(exc, WorkbenchError) else f"{type(exc).__name__}: {exc}"

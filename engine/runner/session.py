@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import kept
-from ..errors import WorkbenchError
+from ..errors import WorkbenchError, said
 from ..events import RunnerEvent
 from ..models.base import Model, ModelReply, StreamingModel
 from ..providers import configured_providers
@@ -172,11 +172,6 @@ def reported_usage(usage: dict[str, Any]) -> Counter[str]:
         api_call_count=1,
     )
     return +counts  # zero counters are left out
-
-
-def said(exc: BaseException) -> str:
-    """A failure in words: an engine refusal's own message, else the error's type and text."""
-    return exc.message if isinstance(exc, WorkbenchError) else f"{type(exc).__name__}: {exc}"
 
 
 def default_title(text: str) -> str:

@@ -24,7 +24,7 @@ from textual.widgets import Input, Select, Static
 
 from engine.conversation import Conversation
 from engine.db import DatabaseBusyError
-from engine.errors import WorkbenchError
+from engine.errors import said
 from engine.events import Event, RunnerEvent
 from engine.kept import cause, of_session
 from engine.models import BACKENDS, make_model
@@ -279,7 +279,7 @@ class RunScreen(WorkbenchScreen):
                 try:
                     self.agent.end()
                 except Exception as exc:  # the quit went ahead once asked (``unstored``): it must not hang
-                    log.warning("session %s was not stored at exit: %s", self.agent.id, failure(exc))
+                    log.warning("session %s was not stored at exit: %s", self.agent.id, said(exc))
 
     @property
     def unstored(self) -> int:
@@ -302,7 +302,7 @@ class RunScreen(WorkbenchScreen):
             try:
                 agent.store()
             except Exception as exc:
-                why, busy = failure(exc), isinstance(exc, DatabaseBusyError)
+                why, busy = said(exc), isinstance(exc, DatabaseBusyError)
         self.post_result(StoredBeforeQuit(agent.unstored if agent is not None else 0, why, busy))
 
     @on(StoredBeforeQuit)
@@ -350,7 +350,7 @@ class RunScreen(WorkbenchScreen):
             if self.agent is not None:
                 self.agent.keep(why)
         except Exception as exc:
-            error = failure(exc)
+            error = said(exc)
         self.post_result(KeptBeforeQuit(error))
 
     @on(KeptBeforeQuit)
@@ -512,7 +512,7 @@ class RunScreen(WorkbenchScreen):
             session_id, error = result.session_id, result.error if result.status == "error" else None
             unstored, why = agent.unstored, result.error
         except Exception as exc:  # e.g. an unusable model configuration: shown in place, never fatal
-            error = failure(exc)
+            error = said(exc)
         finally:
             self._end_turn(
                 TurnEnded(session_id, error, unsent if error else "", unstored, why)
@@ -524,7 +524,7 @@ class RunScreen(WorkbenchScreen):
         try:
             run_scenario(self.home, name, speed=self.speed, cancel=self._cancel, background_review=True)
         except Exception as exc:
-            error = failure(exc)
+            error = said(exc)
         finally:
             self._end_turn(TurnEnded(None, error))
 
@@ -612,11 +612,6 @@ class RunScreen(WorkbenchScreen):
         item = runner_item(event)
         if item is not None:
             self.query_one(Transcript).append(item)
-
-
-def failure(exc: Exception) -> str:
-    """A failed turn in words: an engine refusal's own message, else the error's type and text."""
-    return exc.message if isinstance(exc, WorkbenchError) else f"{type(exc).__name__}: {exc}"
 
 
 def runner_item(event: RunnerEvent) -> TranscriptItem | None:
