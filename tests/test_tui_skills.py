@@ -177,6 +177,24 @@ async def test_a_huge_skill_md_says_where_the_pane_cut_it_and_that_it_is_too_lon
     assert shown.endswith("characters. Read it whole in an editor:\nskills/huge/SKILL.md")
 
 
+async def test_columns_fit_their_cells_as_soon_as_the_skills_are_shown(home, tmp_path):
+    """DataTable widens columns for new rows only when it is next idle: on a busy machine the list was
+    seen five seconds after it was filled still cut at the headers' widths ("⚠ hug", "activ")."""
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        table = screen.query_one(SkillList)
+        await wait_for(pilot, lambda: table.row_count > 0, what="the skills")
+        rows = list(table.rows_by_key.values())
+        for column in table.columns.values():  # as a table that never measured a row
+            column.content_width = 0
+        table.show(rows)  # and, before any idle turn, the widths are known
+        assert table.columns["skill"].content_width == max(len(row.name) for row in rows)
+        assert table.columns["state"].content_width == len("active")
+        assert table.columns["last used"].content_width >= len("never")
+
+
 async def test_two_active_folders_declaring_one_name_open_each_its_own(home, tmp_path):
     """Two folders whose SKILL.md declare the same name listed as identical rows, and opening one said
     "Ambiguous skill name: use the category/name path", which a flat skill has no way to follow."""

@@ -143,6 +143,7 @@ class SkillList(RowTable):
                 Text(_day(skill.last_used_at)),
                 key=skill.key,
             )
+        self.measure_columns()  # not at the headers' widths until the table is next idle
         shown = f"{len(skills)} of {of}" if of is not None and of != len(skills) else str(len(skills))
         self.border_title = f"{shown} skill{'s' * ((of or len(skills)) != 1)}"
         # the same row, else the same skill by name (archived or restored, its folder moved)
