@@ -280,6 +280,63 @@ def test_a_skill_hermes_restores_is_journaled_as_restored_not_created(home, herm
     ]
 
 
+HERMES_ROUND_TRIP = """
+import json
+from tools.skill_usage import archive_skill, restore_skill
+print(json.dumps([archive_skill("brew")[0], restore_skill("brew")[0]]))
+"""
+
+
+@pytest.mark.slow  # Hermes's own curator code in its own process
+def test_a_categorised_skill_hermes_archives_and_restores_between_two_looks_is_archived_and_restored(
+    tmp_path, hermes, clock
+):
+    """Hermes restores a skill flat, never into its category: archived and restored with no look between,
+    kitchen/brew read 'removed' and brew 'created', as if one skill had gone and another come; and the
+    same whether a workbench watched or looked only later. The same move by hand (the archive untouched)
+    stays removed and created."""
+    from engine import open_home
+
+    root = tmp_path / "home"
+    first = open_home(root, clock=clock)
+    assert first.skills.manage({"action": "create", "name": "brew", "content": BREW, "category": "kitchen"})["success"]
+    first.skills.outside.record()
+    assert hermes.json(root, HERMES_ROUND_TRIP) == [True, True]
+    assert (first.skills_dir / "brew" / "SKILL.md").read_text(encoding="utf-8") == BREW
+    first.skills.outside.record()
+    assert _outside_rows(first) == [
+        ("external", "brew", "archived", "kitchen/brew/SKILL.md"),
+        ("external", "brew", "restored", "brew/SKILL.md"),
+    ]
+    kitchen, flat = first.skills_dir / "kitchen" / "brew", first.skills_dir / "brew"
+    shutil.move(flat, kitchen)  # put back by hand
+    first.skills.outside.record()
+    shutil.move(kitchen, flat)  # and moved out by hand, as Hermes's restore would: the archive untouched
+    first.skills.outside.record()
+    assert _outside_rows(first)[4:] == [
+        ("external", "brew", "created", "brew/SKILL.md"),
+        ("external", "brew", "removed", "kitchen/brew/SKILL.md"),
+    ]
+    shutil.move(flat, kitchen)
+    first.skills.outside.record()
+    first.close()
+    assert hermes.json(root, HERMES_ROUND_TRIP) == [True, True]  # while no workbench watched
+    later = open_home(root, clock=clock)
+    try:
+        later.skills.outside.record()
+        assert _outside_rows(later)[8:] == [
+            ("external", "brew", "archived", "kitchen/brew/SKILL.md"),
+            ("external", "brew", "restored", "brew/SKILL.md"),
+        ]
+        summaries = [r.summary for r in Timeline(later).page(subsystem="skills", limit=2)]
+        assert summaries == [
+            "skill 'brew' restored outside the workbench (brew/SKILL.md)",
+            "skill 'brew' archived outside the workbench (kitchen/brew/SKILL.md)",
+        ]
+    finally:
+        later.close()
+
+
 def test_a_new_skill_named_as_an_archived_one_is_created_not_restored(home):
     """The archived copy stays in the archive: a fresh skill of its name is no restore."""
     _create_brew(home)

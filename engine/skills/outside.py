@@ -3,7 +3,8 @@
 Memory edits no workbench process made are journaled entry by entry; this does the same
 for skills, one row per SKILL.md created, edited, removed, archived (moved into the archive
 folder, as Hermes's curator does) or restored (its name gone from the archive since the last
-look, as Hermes's ``restore_skill`` moves it out), and per skill pinned or unpinned in ``.usage.json``
+look, as Hermes's ``restore_skill`` moves it out; a categorised skill archived and restored between
+two looks, which Hermes puts back flat, is both, ``_round_trips``), and per skill pinned or unpinned in ``.usage.json``
 (Hermes's ``skills pin``), so the Timeline can say
 what a background process changed. ``record`` compares the active skills' SKILL.md
 files with what it saw last time (by hash; a file whose size and mtime did not move is
@@ -17,7 +18,8 @@ Two workbenches watching one home journal an outside change once: a row is not w
 again when the newest one for that file says the same.
 
 What a look saw is kept in workbench.db (``skills_looked``, and in ``skills_look`` the
-journal row it had read up to, the pins, the archive's names and when), so a process's
+journal row it had read up to, the pins, the archive's names and when; the archive folder's mtime
+in ``skills_look_archive``), so a process's
 first look compares with the last look of any workbench process: a skill Hermes changed
 while none watched is journaled when the TUI next opens, or ``workbench timeline`` next runs.
 Each change of ours takes a look before and after it (``changes.looked_around``), so an
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sqlite3
 import threading
 from collections import Counter
@@ -55,7 +58,16 @@ RESTORED = "restored"  # a SKILL.md whose name left the archive since the last l
 # the skills rows that make a change of that skill or file ours (``_journaled``)
 _OURS = f"subsystem = 'skills' AND action NOT IN ('external', {', '.join(repr(a) for a in RECORD_ONLY)})"
 
-_SCHEMA = """
+# the archive folder's mtime at the look kept (``at``: that look's; a version that keeps no mtime moves the
+# look's own ``at`` on, so its look reads as one whose mtime is not known): a table of its own, as a look
+# kept by an earlier version still reads and an earlier version still writes ``skills_look`` as it did
+_ARCHIVE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS skills_look_archive (
+    one INTEGER PRIMARY KEY CHECK (one = 1), at REAL NOT NULL, mtime_ns INTEGER NOT NULL
+);
+"""
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS skills_looked (
     path TEXT PRIMARY KEY, name TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, sha TEXT NOT NULL
 ) WITHOUT ROWID;
@@ -64,6 +76,8 @@ CREATE TABLE IF NOT EXISTS skills_look (
     archived TEXT NOT NULL, at REAL NOT NULL
 );
 """
+    + _ARCHIVE_SCHEMA
+)
 
 
 @dataclass(frozen=True)
@@ -77,13 +91,15 @@ class _Seen:
 class _Look:
     """What one look saw: each active SKILL.md (path relative to skills/), the skills pinned, the
     name of each copy in the archive (a name archived twice is there twice), the journal row it had
-    read up to, and when it looked."""
+    read up to, when it looked, and the archive folder's mtime (0: no archive; None: not known, a
+    look kept before it was kept)."""
 
     seen: dict[str, _Seen]
     pins: frozenset[str]
     archived: tuple[str, ...]
     mark: int
     at: float
+    archive_stamp: int | None = None
 
 
 @dataclass
@@ -130,7 +146,8 @@ class OutsideChanges:
         ids = []
         if last is not None:
             since = self._since(last, scope)
-            ids = self._journal_changes(last, now.seen, now.pins, lambda: now.archived, since, found_later)
+            moved = None not in (last.archive_stamp, now.archive_stamp) and last.archive_stamp != now.archive_stamp
+            ids = self._journal_changes(last, now.seen, now.pins, lambda: now.archived, since, found_later, moved)
         if scope is not None and scope.row is None:
             scope.mark = now.mark if last is None else last.mark
         self._keep(last, now)
@@ -152,13 +169,25 @@ class OutsideChanges:
     def _look(self, last: _Look | None) -> _Look:
         mark = self._settled_mark()  # first: a change of ours committed during the scan is after it, so ours
         pins = self.home.skills.usage.pinned()
+        stamp = self._archive_stamp()  # before the archive is listed: a move in or out meanwhile moves it on
         return _Look(
             self._scan(last.seen if last else {}),
             frozenset(pins) if pins is not None else last.pins if last else frozenset(),  # unreadable: as before
             tuple(sorted(s.name for s in self.home.skills.scanner.archived())),
             mark,
             self.home.clock.now(),
+            stamp,
         )
+
+    def _archive_stamp(self) -> int | None:
+        """The archive folder's mtime (a copy moved in or out moves it), 0 when there is no archive, None
+        when it cannot be told."""
+        try:
+            return os.stat(self.home.skills_dir / ARCHIVE_DIR, follow_symlinks=False).st_mtime_ns
+        except FileNotFoundError:
+            return 0
+        except (OSError, ValueError):
+            return None
 
     def _record_scoped(self, scope: Scope) -> list[int] | None:
         """A look at only what one change of ours touches, seeing there what a full look would; None when
@@ -256,14 +285,16 @@ class OutsideChanges:
         archived: Callable[[], tuple[str, ...]],
         since: int,
         found_later: bool,
+        archive_moved: bool = False,
     ) -> list[int]:
         """Journal what differs between ``last`` and ``now`` (the files, and the ``pins`` now) that no
         workbench process journaled after row ``since``; ``archived``, the archive's names now, is read
-        only if needed."""
+        only if needed. ``archive_moved``: whether a copy went into or out of the archive since ``last``
+        (``_round_trips``)."""
         ours, roots = self._journaled(since)
         prefix = self.home.skills.ledger.rel(self.home.skills_dir)
         before = last.seen
-        ids = []
+        changed = []
         for rel in sorted(now.keys() | before.keys()):
             old, new = before.get(rel), now.get(rel)
             edited = old is not None and new is not None and new.sha != old.sha
@@ -275,55 +306,95 @@ class OutsideChanges:
             path = f"{prefix}/{rel}"  # home-relative, as journaled roots are
             if any(path == root or path.startswith(f"{root}/") for root in roots):
                 continue
-            if new is None:  # (Hermes's curator archives a skill by moving its folder into the archive)
-                assert old is not None
-                unpinned = old.name in last.pins and old.name not in pins  # in the same look: said first
-                changes = [UNPINNED] * unpinned + [ARCHIVED if old.name in archived() else REMOVED]
-            elif old is None:  # back from the archive (Hermes's restore_skill moves its copy out), else new
-                restored = last.archived.count(new.name) > archived().count(new.name)
-                pinned = new.name in pins and new.name not in last.pins  # in the same look: said after
-                changes = [RESTORED if restored else CREATED] + [PINNED] * pinned
-            else:  # a pin set or cleared in .usage.json (Hermes's `skills pin`), on a skill still here
-                changes = [EDITED] * edited + [PINNED if new.name in pins else UNPINNED] * pinned
-            for change in changes:
-                shown = new or old
-                assert shown is not None  # every change has a before, a now, or both
-                sha = new.sha if new and change not in (PINNED, UNPINNED) else None
-                mtime = new.stamp[0] / 1e9 if new and change in (CREATED, RESTORED, EDITED) else None
-                row = self._journal(change, rel, shown.name, sha, (mtime, last.at) if found_later else None)
-                if row is not None:
-                    ids.append(row)
+            changed.append(rel)
+        trips = self._round_trips(before, now, changed) if archive_moved else {}
+        gone_in = set(trips.values())
+        ids = []
+        for rel in changed:
+            if rel in gone_in:
+                continue  # said just before the copy that came back out
+            for one in (trips[rel], rel) if rel in trips else (rel,):
+                old, new = before.get(one), now.get(one)
+                if new is None:  # (Hermes's curator archives a skill by moving its folder into the archive)
+                    assert old is not None
+                    unpinned = old.name in last.pins and old.name not in pins  # in the same look: said first
+                    gone = ARCHIVED if one in gone_in or old.name in archived() else REMOVED
+                    changes = [UNPINNED] * unpinned + [gone]
+                elif old is None:  # back from the archive (Hermes's restore_skill moves its copy out), else new
+                    restored = one in trips or last.archived.count(new.name) > archived().count(new.name)
+                    pinned = new.name in pins and new.name not in last.pins  # in the same look: said after
+                    changes = [RESTORED if restored else CREATED] + [PINNED] * pinned
+                else:  # a pin set or cleared in .usage.json (Hermes's `skills pin`), on a skill still here
+                    edited = new.sha != old.sha
+                    pinned = (new.name in pins) != (old.name in last.pins)
+                    changes = [EDITED] * edited + [PINNED if new.name in pins else UNPINNED] * pinned
+                for change in changes:
+                    shown = new or old
+                    assert shown is not None  # every change has a before, a now, or both
+                    sha = new.sha if new and change not in (PINNED, UNPINNED) else None
+                    # (a copy back from a round trip kept its mtime: it says nothing of when)
+                    dated = new and change in (CREATED, RESTORED, EDITED) and one not in trips
+                    mtime = new.stamp[0] / 1e9 if new and dated else None
+                    row = self._journal(change, one, shown.name, sha, (mtime, last.at) if found_later else None)
+                    if row is not None:
+                        ids.append(row)
         return ids
+
+    @staticmethod
+    def _round_trips(before: dict[str, _Seen], now: dict[str, _Seen], changed: list[str]) -> dict[str, str]:
+        """The skills archived and restored between two looks, as Hermes does it (restored path: the path
+        it had): its ``archive_skill`` moves ``<category>/<name>/`` to ``.archive/<name>/`` and its
+        ``restore_skill`` moves that to ``<name>/``, never back into the category. A SKILL.md gone from a
+        category's folder and one of the same name and content come at ``<folder>/SKILL.md``, seen in a
+        look after which a copy moved into or out of the archive, made that trip; the same move by hand
+        leaves the archive alone, and reads as removed and created. Two that could be either: neither."""
+        gone = [rel for rel in changed if rel not in now and rel.count("/") >= 2]
+        came = {rel for rel in changed if rel not in before and rel.count("/") == 1}
+        trips: dict[str, list[str]] = {}
+        for rel in gone:
+            back = f"{rel.split('/')[-2]}/SKILL.md"
+            if back in came and (now[back].name, now[back].sha) == (before[rel].name, before[rel].sha):
+                trips.setdefault(back, []).append(rel)
+        return {back: rels[0] for back, rels in trips.items() if len(rels) == 1}
 
     def _kept(self, entries: bool = True) -> _Look | None:
         """The last look any workbench process kept (None before the first look in this home, which
         makes the tables); without its ``entries`` (``_kept_entries`` reads those a scoped look needs)."""
         conn = self.home.journal.connection()
+        query = (
+            "SELECT journal_id, pins, archived, look.at, archive.mtime_ns FROM skills_look AS look "
+            "LEFT JOIN skills_look_archive AS archive ON archive.at = look.at"
+        )
         try:
-            row = conn.execute("SELECT journal_id, pins, archived, at FROM skills_look").fetchone()
+            row = conn.execute(query).fetchone()
         except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc):
                 raise
-            conn.executescript(_SCHEMA)
-            return None
+            if "skills_look_archive" in str(exc):  # a look kept before the archive's mtime was: not known
+                conn.executescript(_ARCHIVE_SCHEMA)
+                row = conn.execute(query).fetchone()
+            else:
+                conn.executescript(_SCHEMA)
+                return None
         if row is None:
             return None
         seen = {
             path: _Seen(name, (mtime_ns, size), sha)
             for path, name, mtime_ns, size, sha in (conn.execute("SELECT * FROM skills_looked") if entries else ())
         }
-        return _Look(seen, frozenset(_names(row[1])), tuple(sorted(_names(row[2]))), row[0], row[3])
+        return _Look(seen, frozenset(_names(row[1])), tuple(sorted(_names(row[2]))), row[0], row[3], row[4])
 
     def _keep(self, last: _Look | None, now: _Look) -> None:
         """Keep this look for the next process's first one: the files whose stamp or hash moved, the
         pins, the archive's names, the mark and the time (a later change is dated no earlier). A look
         that found all as kept writes nothing: its time is then the last look's, an earlier bound."""
         before = last.seen if last else {}
-        if last is not None and (before, last.pins, last.archived, last.mark) == (
+        if last is not None and (before, last.pins, last.archived, last.mark, last.archive_stamp) == (
             now.seen,
             now.pins,
             now.archived,
             now.mark,
+            now.archive_stamp,
         ):
             return  # (the watcher looks on every change under skills/: the kept look still says it all)
         with self.home.journal.transaction() as conn:
@@ -332,6 +403,8 @@ class OutsideChanges:
                 "INSERT OR REPLACE INTO skills_look VALUES (1, ?, ?, ?, ?)",
                 (now.mark, json.dumps(sorted(now.pins)), json.dumps(now.archived), now.at),
             )
+            if now.archive_stamp is not None:
+                conn.execute("INSERT OR REPLACE INTO skills_look_archive VALUES (1, ?, ?)", (now.at, now.archive_stamp))
 
     def _keep_window(
         self,
@@ -371,7 +444,7 @@ class OutsideChanges:
             )
         if self._last is not None:
             seen = {rel: s for rel, s in self._last.seen.items() if rel not in before} | now
-            self._last = _Look(seen, new_pins, archived, mark, last.at)
+            self._last = _Look(seen, new_pins, archived, mark, last.at, last.archive_stamp)
 
     @staticmethod
     def _keep_entries(conn: sqlite3.Connection, before: dict[str, _Seen], now: dict[str, _Seen]) -> None:
