@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -54,7 +55,8 @@ def record(created=200, used=None, viewed=None, patched=None, uses=1, state="act
         (record(created=5, uses=0, state="stale"), "reactivate"),  # grace also lifts a stale mark
         (record(created=45, uses=0), "stale"),  # never used, grace over
         (record(created=100, uses=0), "archive"),
-        (record(used=100, restored=1), None),  # a restore counts as activity
+        (record(used=100, restored=1), "archive"),  # a restore is no activity (Hermes 0.19.0)
+        (record(used=45, restored=1), "stale"),
         (record(used=100, state="archived"), None),  # archived stays archived
     ],
 )
@@ -186,3 +188,47 @@ def test_reverting_a_pass_says_why_its_stale_marks_stay(home):
         assert refused["error"].startswith("the Curator's reading of the skill's activity, taken afresh on every pass")
         assert "pin it" in refused["error"]
     assert home.skills.get("idle").state == "stale"
+
+
+HERMES_TRANSITIONS = """
+import json
+from datetime import datetime, timezone
+from agent.curator import apply_automatic_transitions
+from tools.skill_usage import load_usage
+counts = apply_automatic_transitions(now=datetime.fromtimestamp(%r, timezone.utc))
+print(json.dumps([counts, {name: record["state"] for name, record in load_usage().items()}]))
+"""
+
+
+@pytest.mark.slow  # Hermes's own curator in its own process
+def test_a_restore_ages_a_skill_as_hermess_curator_ages_it(home, hermes, tmp_path):
+    """Ours counted ``restored_at`` as activity and kept a skill restored after long disuse, which
+    Hermes's curator (it reads only use, view and patch) archived on the same home at its next pass."""
+    records = {
+        "long-idle": record(used=100, restored=1),
+        "idle": record(used=45, restored=1),
+        "never-used": record(created=200, uses=0, restored=1),
+        "fresh": record(used=2, restored=1),
+    }
+    for name, r in records.items():
+        write_skill(home, name, category="auto")
+        r["created_by"] = "agent"
+    (home.skills_dir / ".usage.json").write_text(json.dumps(records))
+    twin = tmp_path / "twin"
+    shutil.copytree(home.root, twin)  # the same home, for Hermes's pass to change
+    ours = home.curator.run(dry_run=True)
+    counts, states = hermes.json(twin, HERMES_TRANSITIONS % FIXED_NOW)
+    assert counts == {"checked": 4, "marked_stale": 1, "archived": 2, "reactivated": 0, "seeded": 0}
+    assert {name for name, state in states.items() if state == "archived"} == set(ours.archived)
+    assert {name for name, state in states.items() if state == "stale"} == set(ours.marked_stale)
+    assert (set(ours.archived), set(ours.marked_stale)) == ({"long-idle", "never-used"}, {"idle"})
+
+
+def test_restoring_a_long_idle_skill_says_the_next_pass_archives_it_again(home):
+    _library(home)
+    assert home.curator.archive("ancient")["success"]
+    message = home.curator.restore("ancient")["message"]
+    assert "A restore is not activity" in message and "archives it again" in message
+    assert home.curator.run(dry_run=True).archived == ("ancient",)
+    assert home.curator.archive("fresh")["success"]
+    assert "not activity" not in home.curator.restore("fresh")["message"]  # used two days ago: it stays

@@ -16,7 +16,7 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
-from ..errors import ReadOnlyError, WorkbenchError
+from ..errors import ConfigError, ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
 from ..fileio import UnsafePath
 from ..skills.changes import Change, Undo, looked_around, record_change, remove_empty_parents, remove_tree_later
@@ -296,11 +296,28 @@ class Curator:
         ledger_id = self._move(found, dest, "restore", actor, {"usage": self._usage_change(found.name, fields)}, fields)
         return {
             "success": True,
-            "message": f"Skill '{found.name}' restored to {dest}.",
+            "message": f"Skill '{found.name}' restored to {dest}.{self._aged_again(found, record, fields)}",
             "name": found.name,
             "restored_to": str(dest),
             "ledger_id": ledger_id,
         }
+
+    def _aged_again(self, found: Found, record: dict[str, Any], fields: dict[str, Any]) -> str:
+        """What the next Curator pass does to a skill just restored, when it is not to stay: a restore is
+        no activity (``transitions.anchor_of``), so one idle past the archive window goes back."""
+        if not self._managed(self.skills.provenance_of()(found, record)):
+            return ""
+        try:
+            decision = decide({**record, **fields}, self.home.clock.now(), Policy.from_config(self.home.config))
+        except ConfigError:  # (the pass itself says what to fix)
+            return ""
+        verb = {ARCHIVE: "archives it again", STALE: "marks it stale"}.get(decision or "")
+        if verb is None:
+            return ""
+        return (
+            f" A restore is not activity (as in Hermes): unless it is used or pinned first, the next "
+            f"Curator pass (ours or Hermes's) {verb}."
+        )
 
     # -- pin -----------------------------------------------------------------------------
     def _set_pin(self, name: str, pinned: bool) -> dict[str, Any]:

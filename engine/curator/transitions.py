@@ -35,9 +35,14 @@ class Policy:
 
 
 def anchor_of(record: dict[str, Any], now: float) -> float:
-    """Last activity (a restore counts), else creation, else now."""
-    moments = [m for m in (last_activity(record), parse_iso(record.get("restored_at"))) if m is not None]
-    return max(moments) if moments else (parse_iso(record.get("created_at")) or now)
+    """Last activity, else creation, else now. A restore is no activity, as in Hermes 0.19.0 (its
+    ``restore_skill`` stamps nothing, and its curator reads only use, view and patch): a skill restored
+    after long disuse is archived again by the next pass, ours or Hermes's, unless it is used or pinned.
+    Counting ``restored_at`` kept it here while Hermes's curator, on the same home, archived it."""
+    for moment in (last_activity(record), parse_iso(record.get("created_at"))):
+        if moment is not None:
+            return moment
+    return now
 
 
 def decide(record: dict[str, Any] | None, now: float, policy: Policy) -> str | None:
