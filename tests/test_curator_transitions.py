@@ -232,3 +232,58 @@ def test_restoring_a_long_idle_skill_says_the_next_pass_archives_it_again(home):
     assert home.curator.run(dry_run=True).archived == ("ancient",)
     assert home.curator.archive("fresh")["success"]
     assert "not activity" not in home.curator.restore("fresh")["message"]  # used two days ago: it stays
+
+
+HERMES_CRON_JOBS = """
+import json
+from cron.jobs import create_job, pause_job
+paused = create_job("Weekly digest", "0 9 * * 1", name="digest", skills=["ancient", "/idle"])
+create_job("Check", "every 2h", name="check", skill="young-unused")
+pause_job(paused["id"])
+print(json.dumps(True))
+"""
+
+
+@pytest.mark.slow  # Hermes's own cron jobs and curator, each in its own process
+def test_skills_a_cron_job_names_are_never_aged_as_hermess_curator_leaves_them(home, hermes, tmp_path):
+    """A job fires rarely, or is paused, and only a firing counts as a use: our pass archived a skill a
+    Hermes cron job names, which Hermes's own pass leaves alone, and the job then ran without it."""
+    _library(home)
+    assert hermes.json(home.root, HERMES_CRON_JOBS)  # jobs.json as Hermes writes it
+    twin = tmp_path / "twin"
+    shutil.copytree(home.root, twin)
+    ours = home.curator.run(dry_run=True)
+    counts, states = hermes.json(twin, HERMES_TRANSITIONS % FIXED_NOW)
+    assert (ours.archived, ours.marked_stale, ours.reactivated) == ((), (), ("stale-again",))
+    assert ours.kept_for_cron == ("ancient", "idle")  # what it would have aged, said (the young one: nothing)
+    assert counts["archived"] == counts["marked_stale"] == 0 and counts["reactivated"] == 1
+    assert states["ancient"] == states["idle"] == "active"
+    report = home.curator.run()
+    assert report.archived == () and home.skills.get("ancient").state == "active"
+
+
+def test_a_malformed_cron_job_hides_no_other_jobs_skills(home):
+    """A job whose skills are not a list of names names nothing, and the other jobs' skills stay kept
+    (Hermes's own reading gives up on the whole file at such a job, and protects nothing)."""
+    _library(home)
+    (home.root / "cron").mkdir()
+    jobs = [{"skills": 7}, {"skills": [{"x": 1}, None]}, "not a job", {"skill": " ancient "}, {"skills": "idle"}]
+    (home.root / "cron" / "jobs.json").write_text(json.dumps({"jobs": jobs}))
+    assert home.curator.run(dry_run=True).kept_for_cron == ("ancient", "idle")
+    (home.root / "cron" / "jobs.json").write_text("{not json")
+    assert home.curator.run(dry_run=True).archived == ("ancient",)  # unreadable: no job is known to need it
+
+
+def test_a_dry_run_names_what_it_keeps_for_cron_and_an_archive_what_it_leaves_without(home):
+    from workbench.screens.skills import plan_lines
+
+    _library(home)
+    (home.root / "cron").mkdir()
+    (home.root / "cron" / "jobs.json").write_text(json.dumps({"jobs": [{"skills": ["ancient"]}]}))
+    report = home.curator.run(dry_run=True)
+    assert plan_lines(report)[-1] == "keep        ancient (a cron job names it)"
+    assert report.to_dict()["kept_for_cron"] == ["ancient"]
+    assert home.curator.archive("ancient")["message"].endswith(
+        "Cron job(s) 'unnamed' name it and run without it until it is restored."
+    )
+    assert "Cron" not in home.curator.archive("idle")["message"]

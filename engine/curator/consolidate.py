@@ -39,6 +39,7 @@ from ..skills.frontmatter import parse_frontmatter, validate_skill_md
 from ..skills.usage import default_record, iso
 from ..skills.validation import MAX_DESCRIPTION_LENGTH, SkillError, check_name, contained
 from .archive import destination, stamp
+from .cron import jobs_path, load_jobs, skills_of
 from .ledger import sha256
 
 ACTION = "consolidate"
@@ -643,24 +644,19 @@ class Consolidator:
     # -- applying --------------------------------------------------------------------------
     @property
     def _cron_path(self) -> Path:
-        return self.home.root / "cron" / "jobs.json"
+        return jobs_path(self.home)
 
     def _cron_rewrite(self, mapping: dict[str, str]) -> tuple[str, list[dict[str, Any]]] | None:
         """(new jobs.json text, rewrites) when a cron job names an absorbed skill; None otherwise."""
-        try:
-            data = json.loads(self.home.links.read_text(self._cron_path, "utf-8-sig"))
-        except (OSError, ValueError, RecursionError, UnsafePath):
+        loaded = load_jobs(self.home)
+        if loaded is None:
             return None
-        jobs = data.get("jobs") if isinstance(data, dict) else data
-        if not isinstance(jobs, list):
-            return None
+        data, jobs = loaded
         rewrites = []
         for job in jobs:
             if not isinstance(job, dict):
                 continue
-            listed = job.get("skills")
-            raw = listed if listed is not None else ([job["skill"]] if job.get("skill") else [])
-            before = [str(s).strip() for s in ([raw] if isinstance(raw, str) else raw) if str(s or "").strip()]
+            before = skills_of(job)
             after: list[str] = []
             for skill in before:
                 mapped = mapping.get(skill, skill)

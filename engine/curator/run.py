@@ -25,6 +25,7 @@ from ..skills.library import READ_ONLY_PROVENANCE
 from ..skills.usage import default_record, iso
 from ..skills.validation import SkillError, check_inside
 from .archive import archived_time, base_name, candidates, destination
+from .cron import jobs_naming, named_skills
 from .ledger import LedgerEntry
 from .schedule import Due, Schedule, check, last_activity
 from .transitions import ARCHIVE, DAY, REACTIVATE, SEED, STALE, Policy, decide
@@ -56,6 +57,7 @@ class CuratorReport:
     report_path: str | None = None
     errors: tuple[str, ...] = ()
     plan: tuple[tuple[str, str], ...] = ()  # (decision, folder under skills/) of every change, as previewed
+    kept_for_cron: tuple[str, ...] = ()  # skills it would have aged, kept because a cron job names them
 
     @property
     def summary(self) -> str:
@@ -247,9 +249,13 @@ class Curator:
             raise SkillError(f"Skill '{found.name}' is pinned; unpin it first (`workbench skills unpin {found.name}`).")
         now = self.home.clock.now()
         dest, ledger_id = self._archive_found(found, actor, now, {})
+        jobs = jobs_naming(self.home, found.name)
+        left = f" Cron job(s) {', '.join(map(repr, jobs))} name it and run without it until it is restored." * bool(
+            jobs
+        )
         return {
             "success": True,
-            "message": f"Skill '{found.name}' archived to {dest}.",
+            "message": f"Skill '{found.name}' archived to {dest}.{left}",
             "name": found.name,
             "archived_to": str(dest),
             "ledger_id": ledger_id,
@@ -370,6 +376,8 @@ class Curator:
         classify = self.skills.provenance_of()
         decided = _Pass()
         checked = 0
+        cron_named = named_skills(self.home)
+        kept_for_cron = []
         for found in self.skills.scanner.active():
             record = records.get(found.name)
             if not self._managed(classify(found, record)):
@@ -378,7 +386,9 @@ class Curator:
             if record and record.get("state") == "archived":  # moved back by hand: its folder says active
                 record = {**record, "state": "active"}
             decision = decide(record, now, policy)
-            if decision:
+            if found.name in cron_named:  # in use while a job names it, fired lately or not: left as it is
+                kept_for_cron += [found.name] * (decision in (STALE, ARCHIVE))
+            elif decision:
                 decided.add(decision, found)
 
         def report_of(dry: bool, errors: tuple[str, ...] = ()) -> CuratorReport:
@@ -393,6 +403,7 @@ class Curator:
                 duration_seconds=round(time.perf_counter() - started, 3),
                 errors=errors,
                 plan=decided.plan(),
+                kept_for_cron=tuple(kept_for_cron),
             )
 
         if dry_run:

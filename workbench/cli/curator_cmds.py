@@ -64,6 +64,7 @@ def run_curator(home: Home, args) -> Output:
             ("marked stale", report.marked_stale),
             ("archived", report.archived),
             ("reactivated", report.reactivated),
+            ("kept, as cron jobs name them", report.kept_for_cron),
         )
         if names
     ]

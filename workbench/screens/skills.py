@@ -71,7 +71,7 @@ class CuratorReported(Message):
 
 @dataclass
 class PlanReady(Message):
-    plan: list[str]  # what a curator run would change (a dry run)
+    plan: list[str]  # what a curator run would change (a dry run), then what it keeps for cron jobs
     waiting: str | None = None  # the curator's proposals still pending (Curator.awaiting_review)
     actions: tuple[tuple[str, str], ...] = ()  # the same changes by folder (CuratorReport.plan): applied as shown
     changed: bool = False  # a new preview: the one answered no longer held, so nothing was applied
@@ -129,7 +129,8 @@ def shown_part(text: str, where: str) -> str:
 
 def plan_lines(report: Any) -> list[str]:
     """A curator report (run or dry run) as one line per skill it touches."""
-    return [f"{verb:<11} {name}" for field, verb in PLAN_VERBS for name in getattr(report, field)]
+    lines = [f"{verb:<11} {name}" for field, verb in PLAN_VERBS for name in getattr(report, field)]
+    return lines + [f"{'keep':<11} {name} (a cron job names it)" for name in report.kept_for_cron]
 
 
 class DaysDialog(Dialog[int | None]):
@@ -463,10 +464,11 @@ class SkillsScreen(WorkbenchScreen):
     def _offer_plan(self, message: PlanReady) -> None:
         plan = message.plan
         before = "The skills changed since the dry run, so nothing was applied. " if message.changed else ""
-        if not plan:
+        if not message.actions:
             waiting = f" ({message.waiting})" if message.waiting else ""
+            kept = "".join(f"\n{line}" for line in plan)  # (only skills kept for cron jobs are listed)
             self.notify(
-                visible(f"{before}Dry run: the curator would change nothing{waiting}."),
+                visible(f"{before}Dry run: the curator would change nothing{waiting}.{kept}"),
                 severity="warning" if message.changed else "information",
                 markup=False,
             )
@@ -478,7 +480,7 @@ class SkillsScreen(WorkbenchScreen):
 
         self.ask(
             ConfirmDialog(
-                f"{before}Dry run: the curator would make {len(plan)} change(s). Apply exactly this now?",
+                f"{before}Dry run: the curator would make {len(message.actions)} change(s). Apply exactly this now?",
                 "\n".join(plan),
             ),
             answered,
