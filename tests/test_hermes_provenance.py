@@ -559,3 +559,48 @@ def test_both_rows_of_a_hermes_replace_reworded_past_pairing_name_its_call(herme
     assert [timeline.source(row) for row in rows] == [call, call]
     assert {row.id for row in rows} <= {row.id for row in timeline.page(session_id="hermes-winter")}
     home.close()
+
+
+# Two Hermes sessions ask to add the same fact at about the same time: Hermes stamps each assistant
+# message before its tool runs, so the later message's call ran first and wrote the entry, and the
+# earlier one's found it there ("Entry already exists", a success that wrote nothing).
+CROSSED_ADDS = (
+    MEMORY_TURNS
+    + r"""
+fact = {"action": "add", "target": "memory", "content": "The VPN needs the new certificate"}
+for session in ("hermes-early", "hermes-late"):
+    db.create_session(session, source="cli", model="m")
+calls = {}
+for session in ("hermes-early", "hermes-late"):
+    db.append_message(session, "user", "remember the VPN certificate")
+    call = {"id": "call_" + session, "type": "function", "function": {"name": "memory", "arguments": json.dumps(fact)}}
+    calls[session] = call
+    ids[session] = db.append_message(session, "assistant", None, tool_calls=[call])
+for session in ("hermes-late", "hermes-early"):  # the tools ran the other way round
+    result = memory_tool(store=store, **fact)
+    db.append_message(session, "tool", result, tool_name="memory", tool_call_id=calls[session]["id"])
+    ids[session + "-said"] = json.loads(result).get("message")
+print(json.dumps(ids))
+"""
+)
+
+
+def test_an_add_that_found_its_entry_there_is_not_the_call_behind_it(hermes, tmp_path):
+    """Two sessions added one fact at about the same time; the call of the earlier message found it
+    already written by the other's, wrote nothing, and was named as the one that wrote it."""
+    root = tmp_path / "crossed"
+    root.mkdir()
+    home = open_home(root)
+    assert home.memory.add("memory", "Seeded entry")["success"]
+    ids = hermes.json(root, CROSSED_ADDS)
+    assert ids["hermes-early-said"] == "Entry already exists (no duplicate added)."
+    assert home.memory.record_external_change("memory")
+    timeline = Timeline(home)
+    row = _external_row(timeline, "The VPN needs the new certificate")
+    assert timeline.source(row) == Source("hermes-late", ids["hermes-late"], "archive")
+    home.close()
+    show = subprocess.run(
+        workbench_cmd("memory", "show", "--home", str(root), "--json"), capture_output=True, text=True, timeout=60
+    )
+    origin = json.loads(show.stdout)["memory"]["origins"][-1]  # the entry's origin in Memory, as in the Timeline
+    assert (origin["session_id"], origin["message_id"]) == ("hermes-late", ids["hermes-late"])

@@ -32,6 +32,7 @@ from ..db import database_stamp
 from ..errors import WorkbenchError
 from ..values import decoded_calls, json_object
 from .format import TARGETS
+from .ops import ALREADY_THERE
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -96,9 +97,15 @@ def written_texts(arguments: dict) -> list[tuple[str, str, str]]:
 
 
 def applied(result: Any) -> bool:
-    """Whether a memory tool result says the write landed (not refused, not only staged)."""
+    """Whether a memory tool result says the write landed (not refused, not only staged, not an add that
+    found its entry there: of two sessions adding one fact, that call wrote nothing, whichever was said first)."""
     data = json_object(result)
-    return isinstance(data, dict) and data.get("success") is True and not data.get("staged")
+    return (
+        isinstance(data, dict)
+        and data.get("success") is True
+        and not data.get("staged")
+        and data.get("message") != ALREADY_THERE
+    )
 
 
 class ToolResults:

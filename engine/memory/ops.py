@@ -182,9 +182,13 @@ def _refuse_too_long(entries: list[str], content: str, limit: int) -> None:
         )
 
 
+# what an add of an entry memory already holds answers, here as in Hermes: a success that wrote nothing
+ALREADY_THERE = "Entry already exists (no duplicate added)."
+
+
 def add(entries: list[str], content: str, limit: int) -> Outcome:
     if content in entries:
-        return Outcome(list(entries), "Entry already exists (no duplicate added).")
+        return Outcome(list(entries), ALREADY_THERE)
     _refuse_too_long(entries, content, limit)
     new = [*entries, content]
     if size_of(new) > limit:
