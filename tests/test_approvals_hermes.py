@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -471,3 +472,35 @@ def test_a_hermes_patch_found_only_loosely_is_refused_saying_where_it_may_apply(
     out = hermes.json(root, HERMES_DECIDES_SKILLS % ([pid], []))
     assert out == ["Approved 1 skills write(s)."]  # where it does apply
     assert "Steep for 4 minutes." in _skill_files(root)["brew/SKILL.md"].decode()
+
+
+HERMES_REWRITES = """
+import json
+from tools.skill_manager_tool import skill_manage
+print(json.dumps([json.loads(skill_manage(action="edit", name="brew", content=%r)) for _ in (1, 2)]))
+"""
+
+
+def test_a_rewrite_hermes_staged_is_refused_once_the_skill_changed_after_staging(hermes, tmp_path):
+    """Approving a rewrite Hermes staged overwrote a hand edit made after it was staged, and approve
+    all applied forty successive rewrites, each over the one before, with nothing said."""
+    root = _seeded_home(tmp_path)
+    rewrite = BREW.replace("Steep", "Brew it, then steep")
+    first, second = hermes.json(root, HERMES_REWRITES % rewrite)
+    skill_md = root / "skills" / "brew" / "SKILL.md"
+    time.sleep(0.05)  # (a file system whose clock ticks coarsely still dates the edit after the staging)
+    skill_md.write_text(skill_md.read_text() + "\nHAND EDIT AFTER STAGING\n")
+    hand = skill_md.read_bytes()
+    shown = _workbench(root, "pending", "show", first["pending_id"])
+    stale = json.loads(shown.stdout)["stale"]
+    assert stale.startswith("Not applied: skills/brew/SKILL.md changed after this proposal was staged")
+    assert ["-", "HAND EDIT AFTER STAGING"] in json.loads(shown.stdout)["diff"]  # what would go, still shown
+    approved = _workbench(root, "pending", "approve", "all")
+    assert approved.returncode == 1
+    assert {f["id"] for f in json.loads(approved.stdout)["failed"]} == {first["pending_id"], second["pending_id"]}
+    assert skill_md.read_bytes() == hand and len(list((root / "pending" / "skills").glob("*.json"))) == 2
+    edited = _workbench(root, "pending", "approve", first["pending_id"], "--edit", rewrite + "HAND EDIT KEPT\n")
+    assert edited.returncode == 0, edited.stdout  # the approver wrote what goes there: it is theirs
+    assert skill_md.read_text() == rewrite + "HAND EDIT KEPT\n"
+    refused = _workbench(root, "pending", "approve", second["pending_id"])  # it would overwrite that approval
+    assert refused.returncode == 1 and skill_md.read_text() == rewrite + "HAND EDIT KEPT\n"

@@ -198,5 +198,34 @@ def test_a_delete_approved_against_what_was_shown_refuses_a_changed_folder(home,
     assert not refused["success"] and "changed while you were asked" in refused["error"]
     assert tree_state(home.skills_dir) == before and home.approvals.get(pid).action == "delete"
     assert not [r for r in home.journal.query(subsystem="skills") if r.action == "delete"]  # nothing begun
-    assert home.approvals.approve(pid, seen=seen_in(home.approvals.preview(pid)))["success"]  # asked again
-    assert not (home.skills_dir / "brew").exists()
+    again = home.approvals.preview(pid)  # asked again: the change came after staging, which it now says
+    assert again["stale"].startswith("Not applied: a file in skills/brew was added, edited or removed after")
+    refused = home.approvals.approve(pid, seen=seen_in(again))
+    assert not refused["success"] and refused["error"] == again["stale"]
+    assert tree_state(home.skills_dir) == before and home.approvals.get(pid).action == "delete"
+
+
+def test_a_staged_write_that_replaces_or_removes_is_refused_once_that_changed_after_staging(home):
+    """What a staged rewrite, file write or file removal finds is kept with the record (``base``):
+    another change there first (a hand edit, an earlier proposal approved) refuses it, kept pending."""
+    assert home.skills.manage({"action": "create", "name": "brew", "content": SKILL})["success"]
+    approval_on(home)
+    first = staged(home, action="edit", name="brew", content=SKILL.replace("3", "4"))
+    second = staged(home, action="edit", name="brew", content=SKILL.replace("3", "5"))
+    water = staged(home, action="write_file", name="brew", file_path="references/water.md", file_content="soft\n")
+    assert home.approvals.get(first).base == home.approvals.get(second).base
+    assert home.approvals.approve(first)["success"]  # what it found is what is there
+    refused = home.approvals.approve(second)
+    assert not refused["success"] and "skills/brew/SKILL.md changed after this proposal was staged" in refused["error"]
+    assert "approve an edited version that keeps what you want" in refused["error"]
+    assert "Steep for 4 minutes." in skill_md(home).read_text() and home.approvals.get(second)
+    (home.skills_dir / "brew" / "references").mkdir()
+    (home.skills_dir / "brew" / "references" / "water.md").write_text("hard, by hand\n")  # a file it would create
+    assert not home.approvals.approve(water)["success"]
+    assert (home.skills_dir / "brew" / "references" / "water.md").read_text() == "hard, by hand\n"
+    gone = staged(home, action="remove_file", name="brew", file_path="references/water.md")
+    (home.skills_dir / "brew" / "references" / "water.md").write_text("harder\n")
+    refused = home.approvals.approve(gone)
+    assert "remove the file yourself if you still want it gone" in refused["error"]
+    assert home.approvals.approve(second, edit=SKILL.replace("3", "6"))["success"]  # the approver's own text
+    assert "Steep for 6 minutes." in skill_md(home).read_text()

@@ -705,3 +705,20 @@ async def test_a_skill_delete_is_asked_only_once_its_files_are_listed(home, tmp_
         assert not isinstance(app.screen, ConfirmDialog)
         assert "still being read" in screen_text(app)
     assert (home.skills_dir / "tidy-logs" / "SKILL.md").exists()
+
+
+async def test_a_rewrite_of_a_skill_changed_since_staging_says_it_would_be_refused(home, tmp_path):
+    """The pane showed only the summary and diff of a rewrite whose skill was edited by hand after it
+    was staged; approving it overwrote that edit."""
+    skill = "---\nname: brew\ndescription: How to brew tea\n---\n\nBoil water.\n"
+    assert skill_manage_tool(home, {"action": "create", "name": "brew", "content": skill}, ToolContext(actor="user"))
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    args = {"action": "edit", "name": "brew", "content": skill + "Steep.\n"}
+    assert skill_manage_tool(home, args, AGENT)["staged"]
+    (home.skills_dir / "brew" / "SKILL.md").write_text(skill + "Kept by hand.\n", encoding="utf-8")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        marks = ("Would be refused: Not applied: skills/brew/SKILL.md changed", "Kept by hand.")
+        await wait_for(pilot, lambda: all(m in screen_text(app) for m in marks), what="the refusal and its diff")

@@ -108,7 +108,16 @@ def skill_view(staged: dict) -> dict:
         "after_text": after,
         "diff": diff,
     }
-    for key in ("files", "absorbed", "moves", "dropped", "reason", "cron", "folder_stamp"):  # (a plan: many files)
+    for key in (
+        "files",
+        "absorbed",
+        "moves",
+        "dropped",
+        "reason",
+        "cron",
+        "folder_stamp",
+        "stale",
+    ):  # (a plan: many files)
         if key in staged:
             view[key] = staged[key]
     return view

@@ -103,8 +103,10 @@ class ApprovalQueue:
         actor: str = "agent",
         session_id: str | None = None,
         message_id: int | None = None,
+        base: str | None = None,
     ) -> PendingRecord:
-        """Write a pending record (atomically, journaled) and announce it."""
+        """Write a pending record (atomically, journaled) and announce it; ``base``: what a skill write
+        that replaces or removes found (``skills.library.base_of``), which approving checks."""
         check_subsystem(subsystem)
         if self.home.read_only:
             raise ReadOnlyError("This home is open read-only; nothing can be staged.")
@@ -127,6 +129,7 @@ class ApprovalQueue:
             actor=actor,
             session_id=session_id,
             message_id=message_id,
+            base=base,
         )
         journal = self.home.journal
         with self.store.links.lock(self.store.folder(subsystem)):  # so a settling pass never sees it half done
@@ -366,7 +369,7 @@ class ApprovalQueue:
             "targets": [],
         }
         try:
-            staged = self._owner(record).preview_staged(record.payload, edited_content=edit)
+            staged = self._owner(record).preview_staged(record.payload, edited_content=edit, **_staging(record))
         except WorkbenchError as exc:
             return {**view, "error": exc.message}
         if record.subsystem == "memory":
@@ -451,6 +454,7 @@ class ApprovalQueue:
                     message_id=record.message_id,
                     proposed_by=record.proposer,
                     **_shown_to(record.subsystem, seen),
+                    **_staging(record),
                 )
                 error = None if result.get("success") else str(result.get("error") or "the write was refused")
             except WorkbenchError as exc:
@@ -779,6 +783,11 @@ def _shown_to(subsystem: str, seen: Seen | None) -> dict[str, Any]:
     return {}
 
 
+def _staging(record: PendingRecord) -> dict[str, Any]:
+    """When a skills record was staged and what it found, for its store to check approving against."""
+    return {"staging": (record.created_at, record.base)} if record.subsystem == "skills" else {}
+
+
 def _journal_fields(record: PendingRecord) -> dict[str, Any]:
     """The journal columns every row about a record fills the same way."""
     return {"before": record.summary, "session_id": record.session_id, "message_id": record.message_id}
@@ -786,7 +795,7 @@ def _journal_fields(record: PendingRecord) -> dict[str, Any]:
 
 # What the journal keeps of a record (``_detail``); a decision made outside copies these from the
 # row that queued it, never that row's own links (a restore's ``undo_of``, a revert group's tags).
-RECORD_FIELDS = ("subsystem", "action", "origin", "summary", "created_at", "payload", "staged_by")
+RECORD_FIELDS = ("subsystem", "action", "origin", "summary", "created_at", "payload", "staged_by", "base")
 
 
 def _detail(record: PendingRecord) -> dict[str, Any]:

@@ -64,6 +64,7 @@ class PendingRecord:
     session_id: str | None = None
     message_id: int | None = None
     staged_by: str = "workbench"  # or "hermes": which program wrote the record
+    base: str | None = None  # what a skill write that replaces or removes found when staged (ours only)
 
     @property
     def by_hermes(self) -> bool:
@@ -287,4 +288,5 @@ def record_from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
         session_id=data.get("session_id"),
         message_id=message_id if isinstance(message_id, int) and not isinstance(message_id, bool) else None,
         staged_by=_staged_by(data),
+        base=data["base"] if isinstance(data.get("base"), str) else None,
     )

@@ -811,9 +811,40 @@ class SkillLibrary:
             raise SkillError(f"A staged '{payload.get('action')}' has no text to edit; approve or reject it as is.")
         return {**payload, slot: edited_content}
 
-    def preview_staged(self, payload: dict[str, Any], edited_content: str | None = None) -> dict[str, Any]:
+    def _unchanged_since_staged(self, plan: Plan, staged_at: float, base: str | None) -> None:
+        """Refuse (under the write lock) a write that would replace or remove what changed after it was
+        staged: a hand edit made meanwhile, or another proposal approved first, would be lost."""
+        try:
+            changed = base_of(plan) != base if base is not None else _changed_after(plan, staged_at)
+        except OSError:
+            changed = True  # changing as it is read: asked again, it reads whole
+        if not changed:
+            return
+        where = self.ledger.rel(plan.roots[0] if plan.action == "delete" else plan.text_file or plan.roots[0])
+        what = f"a file in {where} was added, edited or removed" if plan.action == "delete" else f"{where} changed"
+        verb = {"delete": "delete the skill", "remove_file": "remove the file"}.get(plan.action, "overwrite")
+        way_out = (
+            "approve an edited version that keeps what you want"
+            if plan.action in EDITABLE_SLOTS
+            else "archive it yourself (`workbench skills archive`) if you still want it gone"
+            if plan.action == "delete"
+            else "remove the file yourself if you still want it gone"
+        )
+        raise SkillError(
+            f"Not applied: {what} after this proposal was staged ({iso(staged_at)}), and approving it would "
+            f"{verb} that change. The proposal stays pending; its diff shows what would go. Reject it, or "
+            f"{way_out}."
+        )
+
+    def preview_staged(
+        self,
+        payload: dict[str, Any],
+        edited_content: str | None = None,
+        staging: tuple[float, str | None] | None = None,
+    ) -> dict[str, Any]:
         """What approving would change, computed without writing: name, file, path (relative to
-        skills/), before, after, error."""
+        skills/), before, after, error; ``stale``: why approving is refused though the write itself
+        would go through (what it replaces changed since ``staging``), shown beside its diff."""
         if payload.get("action") == "consolidate":
             if edited_content is not None:
                 raise SkillError("A consolidation plan cannot be edited; approve or reject it as is.")
@@ -839,7 +870,13 @@ class SkillLibrary:
             "before": plan.before,
             "after": plan.after or "",
             "error": None,
+            "stale": None,
         }
+        if staging is not None and edited_content is None and plan.action in OVERWRITING:
+            try:
+                self._unchanged_since_staged(plan, *staging)
+            except SkillError as exc:
+                staged["stale"] = exc.message
         if plan.action == "delete":  # every file goes, not only the SKILL.md the diff shows
             files = _files_under(plan.roots[0])
             staged["removes"], staged["removes_more"] = files[:FILES_LISTED], max(0, len(files) - FILES_LISTED)
@@ -860,6 +897,7 @@ class SkillLibrary:
         message_id: int | None = None,
         proposed_by: str | None = None,
         folder_stamp: str | None = None,
+        staging: tuple[float, str | None] | None = None,
     ) -> dict[str, Any]:
         """Replay an approved write through every normal check; a refusal writes nothing.
 
@@ -867,6 +905,9 @@ class SkillLibrary:
         skill is the approver's (Hermes's curator leaves it alone), proposed by ``proposed_by``.
         ``folder_stamp``: a delete's folder as the approver was shown it (``preview_staged``);
         one that changed since (a file added, edited or removed) is refused, not deleted.
+        ``staging``: when the record was staged and what it then found (``base_of``; None in a record
+        Hermes staged): a write that replaces or removes what it finds is refused when that changed
+        since, unless the approver wrote the text it puts there (``edited_content``).
         """
         ctx = ToolContext(actor=actor, session_id=session_id, message_id=message_id)
         try:
@@ -878,14 +919,38 @@ class SkillLibrary:
                 )
             approval = {"pending_id": pending_id, "proposed_by": proposed_by, "edited": edited_content is not None}
             plan = self.plan(self._edited(payload, edited_content), ctx)
+            checks = []  # (changed while the approver was asked: said first, as the more telling)
             if folder_stamp is not None and plan.action == "delete":
-                plan = replace(plan, precondition=lambda: _unchanged_since_shown(plan, folder_stamp))
+                checks.append(lambda: _unchanged_since_shown(plan, folder_stamp))
+            if staging is not None and edited_content is None and plan.action in OVERWRITING:
+                checks.append(lambda: self._unchanged_since_staged(plan, *staging))
+            if checks:
+                plan = replace(plan, precondition=lambda: _all(checks))
             return self.apply(plan, ctx, approval)
         except WorkbenchError as exc:
             return exc.to_dict()
 
 
 FILES_LISTED = 200  # of the files a delete removes, in its preview
+
+# the staged writes that replace or remove what they find (a patch finds its own text or fails; a create
+# finds nothing): approving one after that changed would lose the change, so it is refused
+OVERWRITING = ("edit", "write_file", "remove_file", "delete")
+
+
+def base_of(plan: Plan) -> str | None:
+    """What a write that replaces or removes something finds there, as approving compares it: the digest
+    of the file it overwrites or removes (of nothing, for a file it creates), or a deleted folder's
+    ``folder_stamp``; None for other writes."""
+    if plan.action == "delete":
+        return folder_stamp(plan.roots[0])
+    if plan.action not in OVERWRITING or plan.text_file is None:
+        return None
+    try:
+        found = plan.text_file.read_bytes() if not plan.text_file.is_symlink() else os.readlink(plan.text_file).encode()
+    except FileNotFoundError:
+        return "absent"
+    return hashlib.sha256(found).hexdigest()
 
 
 def folder_stamp(folder: Path) -> str:
@@ -895,6 +960,27 @@ def folder_stamp(folder: Path) -> str:
         info = os.lstat(folder / rel)
         lines.append(f"{rel}\0{info.st_size}\0{info.st_mtime_ns}")
     return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _all(checks: builtins.list[Callable[[], None]]) -> None:
+    for check in checks:
+        check()
+
+
+def _changed_after(plan: Plan, moment: float) -> bool:
+    """Whether what ``plan`` replaces or removes was modified after ``moment`` (a file there now that
+    was not then included): for a record Hermes staged, which keeps no ``base_of``."""
+    if plan.action == "delete":
+        paths = [plan.roots[0] / rel for rel in _files_under(plan.roots[0])]
+    else:
+        paths = [plan.text_file] if plan.text_file is not None else []
+    for path in paths:
+        try:
+            if os.lstat(path).st_mtime > moment:
+                return True
+        except FileNotFoundError:
+            continue
+    return False
 
 
 def _unchanged_since_shown(plan: Plan, stamp: str) -> None:

@@ -14,7 +14,7 @@ from ..approvals.preview import diff_stats, line_diff
 from ..errors import WorkbenchError
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from .frontmatter import description_of, parse_frontmatter
-from .library import ACTIONS, Plan
+from .library import ACTIONS, Plan, base_of
 
 PAYLOAD_KEYS = (
     "action",
@@ -163,6 +163,7 @@ def skill_manage_tool(home, args: dict[str, Any], ctx: ToolContext) -> dict[str,
                 actor=ctx.actor,
                 session_id=ctx.session_id,
                 message_id=ctx.message_id,
+                base=base_of(plan),
             )
             if suspicious:
                 return {

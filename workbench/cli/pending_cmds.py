@@ -114,6 +114,8 @@ def render_preview(preview: dict) -> str:
         lines += [f"it asks to write: {text}" for text in preview.get("proposed") or []]
         if preview.get("proposed_count", 0) > len(preview.get("proposed") or []):
             lines.append(f"  and {preview['proposed_count'] - len(preview['proposed']):,} more texts")
+    if preview.get("stale"):  # its diff still follows: what approving would take away
+        lines.append(f"would fail: {preview['stale']}")
     lines += [target_line(target) for target in preview.get("targets") or []]
     lines += [f"⚠ flagged: {reason}" for reason in preview.get("flags", [])]
     budget = preview.get("budget")

@@ -289,6 +289,8 @@ class ApprovalsScreen(WorkbenchScreen):
                 notes += [("Staged against: ", "bold"), (pinned + "\n", "")]
                 notes += [("Now: ", "bold"), (preview.get("now") or "(no similar entry; it was removed)", "")]
                 notes.append(("\n", ""))
+        if preview.get("stale"):  # the write goes through, but would take away a later change (its diff's −)
+            notes += [("Would be refused: ", "bold $error"), (preview["stale"] + "\n", "")]
         for heading, entry in late_hits(preview):
             notes += [(heading + ": ", "bold $warning"), (one_line(entry, 200) + "\n", "")]
         named, more = strongest(preview.get("duplicates") or [])
