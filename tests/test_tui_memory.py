@@ -485,6 +485,27 @@ async def test_a_resumed_session_shows_the_memory_its_stored_prompt_froze(home, 
         assert "snapshot in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
 
 
+async def test_a_session_resumed_on_run_shows_its_stored_snapshot_before_its_first_turn(home, tmp_path):
+    """Resumed on Run, the session is the running one at once (the header names it), so the frozen
+    side must be what its stored prompt holds, not the snapshot an earlier session left."""
+    from tests.test_tui_run import open_run, resume_by
+
+    home.memory.add("memory", "Known when the session began")
+    prompt = "You are an agent.\n\n" + render_block("memory", ["Known when the session began", "Since removed"], 2200)
+    home.archive.create_session("s-old", source="cli", system_prompt=prompt, title="Older session")
+    home.memory.add("memory", "Learned after it began")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert ("", "Learned after it began") in rows(app, "frozen")  # the snapshot taken at start
+        await open_run(pilot)
+        await resume_by(pilot, "s-old")
+        await pilot.press("enter", "escape", "1")  # resume, leave the message box, the Memory screen
+        await wait_for(pilot, lambda: ("-", "Since removed") in rows(app, "frozen"), what="the stored snapshot")
+        assert "snapshot in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
+        assert home.archive.messages("s-old") == []  # no turn ran
+
+
 async def test_a_slow_older_load_never_overwrites_a_newer_one(home, tmp_path):
     home.memory.add("memory", "old state")
     app = make_app(home, tmp_path)

@@ -16,6 +16,7 @@ from tests.lock_support import holding_write_lock
 from tests.screens_seed import GARDEN_2, TOKYO, open_mode, play_scenario, screen_text, seed_sessions
 from tests.tui_support import LateFirstAnswer, make_app, settle, wait_for
 from widgets.entry_list import EntryList
+from widgets.header import WorkbenchHeader
 from widgets.lineage_tree import LineageTree
 from widgets.transcript import Transcript, TranscriptItem
 from workbench.screens.dialogs import ConfirmDialog
@@ -215,6 +216,24 @@ async def test_resume_continues_a_stored_session(home, tmp_path):
             "What should I plant next to tomatoes?",
             "thanks",
         ]
+
+
+async def test_the_header_names_a_resumed_session_at_once(home, tmp_path):
+    """After a resume the status line named the session while the header read `session none`
+    until its first turn."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_run(pilot)
+        header = screen.query_one(WorkbenchHeader)
+        await resume_by(pilot, GARDEN_2)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.session_id == GARDEN_2, what="resumed")
+        assert app.running_session == header.session == GARDEN_2  # (set with the screen's own, not later)
+        await pilot.pause()
+        assert GARDEN_2 in header.render().plain and GARDEN_2 in screen_text(app).splitlines()[0]
+        await pilot.press("ctrl+l")  # a new session: the header stops naming it
+        await wait_for(pilot, lambda: header.session is None, what="the header cleared")
 
 
 async def send_with_openai(pilot, text: str):

@@ -396,8 +396,25 @@ class WorkbenchApp(ResultsFromWorkers, App):
             save_setting(self.settings_file, "theme", theme.name)
 
     # -- engine events ------------------------------------------------------------
+    def resumed(self, session_id: str) -> None:
+        """Run resumed ``session_id``: the header names it at once, and the Memory screen's frozen side
+        turns to what its stored prompt holds (read in a worker, as it is when a turn starts)."""
+        self.running_session = session_id
+        self._read_resumed(session_id)
+
+    @work(thread=True, exclusive=True, group="resumed-snapshot", exit_on_error=False)
+    def _read_resumed(self, session_id: str) -> None:
+        if self._bridge is not None:
+            self._bridge.resumed(session_id)
+
     def on_engine_event(self, message: EngineEvent) -> None:
         event = message.event
+        if (
+            isinstance(event, RunnerEvent)
+            and event.kind == "session_resumed"
+            and event.session_id != self.running_session
+        ):
+            return  # Run has left the resumed session since (ctrl+l, another resume): its snapshot is not wanted
         if message.snapshot is not None:
             self.frozen_snapshot = message.snapshot
         if isinstance(event, PendingChanged):

@@ -9,7 +9,8 @@ The prompt a session stores in state.db holds the memory blocks exactly as the m
 sees them, so once the session row exists (at once for a resumed session, after the
 first stored message for a new one) the snapshot is read back from it. Until then, and
 after an in-place compression, a snapshot is taken on the runner's own thread before the
-runner goes on, so a write the agent makes a moment later never leaks into it.
+runner goes on, so a write the agent makes a moment later never leaks into it. A session the
+Run screen resumes is read back at once (``resumed``), before its first turn.
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ class EngineBridge:
             except WorkbenchError as exc:  # an unreadable state.db: the event still arrives, the reason is said
                 log.warning("%s", exc.message)
         self._app.post_message(EngineEvent(event, snapshot))
+
+    def resumed(self, session_id: str) -> None:
+        """Worker thread: Run resumed ``session_id``. The app hears it as a ``session_resumed`` runner
+        event of the user's, with the snapshot its stored prompt holds (never on the engine's bus:
+        nothing ran)."""
+        self.forward(RunnerEvent(actor="user", session_id=session_id, kind="session_resumed"))
 
     def _session_snapshot(self, event: RunnerEvent) -> MemorySnapshot | None:
         """Publisher's thread: a new frozen snapshot when this event tells of one, else None."""

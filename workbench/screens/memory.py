@@ -48,8 +48,9 @@ from .repair import DriftExamined, DriftRepair
 
 TITLES = SHORT_NAMES
 MARK_OF = {UNCHANGED: "", ADDED: "+", CHANGED: "~", REMOVED: "-", MOVED: "↕"}
-# Runner events after which the running session's prompt may hold a new snapshot.
-REFREEZE_KINDS = ("turn_started", "session_rotated")
+# Runner events after which the running session's prompt may hold a new snapshot (``session_resumed``:
+# Run resumed a session, ``EngineBridge.resumed``).
+REFREEZE_KINDS = ("turn_started", "session_rotated", "session_resumed")
 
 
 @dataclass

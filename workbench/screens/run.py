@@ -407,6 +407,7 @@ class RunScreen(WorkbenchScreen):
         self._switch = (session_id,) if self.agent is not None else None
         self._leave_session()
         self.session_id = session_id
+        self.workbench.resumed(session_id)  # the header names it now, not at its first turn
         self.watching = False
         self._session_title()
         self._status()
