@@ -84,8 +84,8 @@ def test_refusals_and_usage_errors(home_dir):
     assert code == 1 and data["success"] is False and "sessions list" in data["error"]
     code, data, _ = wb(home_dir, "sessions", "search", '"unbalanced AND (')
     assert code == 0 and data["count"] == 0
-    code, _, err = wb(home_dir, "sessions", "show")
-    assert code == 2 and "usage" in err.lower()
+    code, data, err = wb(home_dir, "sessions", "show")
+    assert code == 2 and data["usage"] is True and "required: ID" in data["error"] and err == ""
 
 
 def test_reindex_rebuilds_the_cjk_index(home_dir):
@@ -108,9 +108,11 @@ def test_bad_counts_are_usage_errors_and_short_ids_must_be_unique(home_dir, caps
     ):
         assert main([*argv, "--home", str(home_dir), "--json"]) == 2, argv
         out, err = capsys.readouterr()
-        error = json.loads(out)["error"]  # under --json a usage error is one JSON document too
-        assert ("must be" in error or "out of range" in error) and error in err
-        assert f"usage: workbench {' '.join(argv[:2])}" in err  # the command's own usage, not the top level's
+        error = json.loads(out)["error"]  # under --json a usage error is one JSON document, and only that
+        assert ("must be" in error or "out of range" in error) and err == ""
+        assert main([*argv, "--home", str(home_dir)]) == 2, argv
+        err = capsys.readouterr().err
+        assert error in err and f"usage: workbench {' '.join(argv[:2])}" in err  # the command's own, not the top's
     for argv in (  # 0 and -1 alike: one message, from the command's own parser
         ["sessions", "list", "--limit", "0"],
         ["sessions", "search", "x", "--limit", "-1"],

@@ -203,12 +203,14 @@ def _cut_errors(value: Any) -> Any:
 
 
 def _usage_error(parser: argparse.ArgumentParser, message: str, as_json: bool) -> int:
-    """Exit status 2, with usage on stderr and, under --json, one JSON document on stdout."""
+    """Exit status 2: under --json one JSON document on stdout and nothing on stderr (a script reads
+    the error there once), else the usage and the error on stderr."""
     message = cut_echoes(message)
-    parser.print_usage(sys.stderr)
-    sys.stderr.write(visible(f"{parser.prog}: error: {message}") + "\n")
     if as_json:
         sys.stdout.write(json_text({"success": False, "error": message, "usage": True}) + "\n")
+        return 2
+    parser.print_usage(sys.stderr)
+    sys.stderr.write(visible(f"{parser.prog}: error: {message}") + "\n")
     return 2
 
 
