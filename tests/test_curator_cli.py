@@ -93,6 +93,35 @@ def test_skills_and_curator_commands(tmp_path):
     assert code == 1 and missing["error"] == "Skill 'nope' not found."
 
 
+def test_an_unknown_skill_name_is_answered_with_close_names_in_text_too(tmp_path, capsys):
+    """`skills show nosuch` said only "Skill 'nosuch' not found." in text: the skills to pick from
+    were under --json alone."""
+    home = open_home(tmp_path / "h")
+    for name in ("deploy-staging", "rerender-invoice-pdf", "rerender-invoice-pdfs"):
+        write_skill(home, name, files={"references/api.md": "# API"})
+    home.close()
+
+    def said(*argv) -> str:
+        assert main([*argv, "--home", str(tmp_path / "h")]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1
+        return err
+
+    assert said("skills", "show", "deplo") == "error: Skill 'deplo' not found. Did you mean deploy-staging?\n"
+    assert said("skills", "pin", "rerender").endswith("Did you mean rerender-invoice-pdf, rerender-invoice-pdfs?\n")
+    assert said("skills", "show", "nosuch").endswith(  # none close, and few: all of them
+        "The skills here: deploy-staging, rerender-invoice-pdf, rerender-invoice-pdfs.\n"
+    )
+    assert said("skills", "show", "deploy-staging", "--file", "api.md").endswith("Did you mean references/api.md?\n")
+    code, missing = wb(tmp_path / "h", "skills", "show", "deplo")
+    assert code == 1 and missing["close_matches"] == ["deploy-staging"] and len(missing["available_skills"]) == 3
+    home = open_home(tmp_path / "h")
+    for n in range(12):
+        write_skill(home, f"skill-{n:02d}")
+    home.close()
+    assert said("skills", "show", "nosuch").endswith("`workbench skills list` shows all 15.\n")  # too many to list
+
+
 def test_skills_list_marks_a_skill_whose_skill_md_does_not_parse(tmp_path):
     home = open_home(tmp_path / "h")
     write_skill(home, "deploy", category="ops")

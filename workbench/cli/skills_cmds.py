@@ -7,10 +7,14 @@ The CLI acts as the user: archive and restore are journaled and ledgered with ac
 from __future__ import annotations
 
 from engine.home import Home
-from engine.skills.validation import MAX_SKILL_CONTENT_CHARS
+from engine.skills.validation import MAX_SKILL_CONTENT_CHARS, SkillError
 from engine.textsafety import inline
 
 from . import Output
+
+CLOSE_SCORE = 80  # rapidfuzz WRatio a skill's name needs to be offered for a name that matched none
+CLOSE_LIMIT = 5  # close names a refusal offers at most
+SHORT_LIST = 10  # skills (or a skill's files) a refusal lists by name when none is close to what was typed
 
 LIST_FIELDS = (
     "name",
@@ -37,7 +41,7 @@ def register(subparsers, common) -> None:
     show = sub.add_parser("show", parents=[common], help="a skill's SKILL.md and linked files, or one linked file")
     show.add_argument("name", metavar="NAME")
     show.add_argument("--file", metavar="PATH", help="a linked file, e.g. references/api.md")
-    show.set_defaults(handler=show_skill, read_only=True)
+    show.set_defaults(handler=_named(show_skill), read_only=True)
 
     for action, text in (
         ("archive", "move a skill to skills/.archive/"),
@@ -47,7 +51,7 @@ def register(subparsers, common) -> None:
     ):
         parser = sub.add_parser(action, parents=[common], help=text)
         parser.add_argument("name", metavar="NAME")
-        parser.set_defaults(handler=_curator_action(action), creates_home=False)
+        parser.set_defaults(handler=_named(_curator_action(action)), creates_home=False)
 
 
 def list_skills(home: Home, args) -> Output:
@@ -72,6 +76,58 @@ def list_skills(home: Home, args) -> Output:
     if long:
         lines.append(f"⚠ SKILL.md is over the {MAX_SKILL_CONTENT_CHARS:,}-character limit in {', '.join(long)}.")
     return Output({"skills": rows}, text="\n".join(lines) or "No skills.")
+
+
+def close_names(name: str, names: list[str]) -> list[str]:
+    """The names most like ``name``, best first. A name much shorter than what was typed is only a
+    piece of it (``a`` in ``stagin``), never offered."""
+    from rapidfuzz import fuzz, process, utils  # (here: every command loads this module, few need it)
+
+    typed = utils.default_process(name)
+    shaped = [n for n in names if 2 * len(utils.default_process(n)) >= len(typed)]
+    found = process.extract(
+        name, shaped, scorer=fuzz.WRatio, processor=utils.default_process, score_cutoff=CLOSE_SCORE, limit=CLOSE_LIMIT
+    )
+    return [match for match, _, _ in found]
+
+
+def _not_found(home: Home, exc: SkillError, args) -> Output:
+    """A skill NAME (or ``--file`` PATH) that matched none: the help the JSON gives (``available_skills``,
+    ``available_files``) said in the text too, as close names, else the list when it is short. The
+    JSON gains ``close_matches``."""
+    if "available_files" in exc.details:
+        typed, names = args.file, list(exc.details["available_files"] or [])
+        listed, empty = "Its files", "It has no files."
+        everything = f"`workbench skills show {inline(args.name)}` lists all {len(names)}"
+    else:
+        typed, names = args.name, sorted({s.name for s in home.skills.list()})
+        listed, empty = "The skills here", "This home has no skills yet."
+        everything = f"`workbench skills list` shows all {len(names)}"
+    close = close_names(typed, names)
+    if close:
+        advice = f"Did you mean {', '.join(map(inline, close))}?"
+    elif not names:
+        advice = empty
+    elif len(names) <= SHORT_LIST:
+        advice = f"{listed}: {', '.join(map(inline, names))}."
+    else:
+        advice = f"None has a name close to it; {everything}."
+    return Output({**exc.to_dict(), "close_matches": close}, text=f"error: {exc.message} {advice}", ok=False)
+
+
+def _named(action):
+    """``action`` of a command that takes a skill NAME, answering a name (or file) that matched none
+    with close ones."""
+
+    def handler(home: Home, args) -> Output:
+        try:
+            return action(home, args)
+        except SkillError as exc:
+            if not {"available_skills", "available_files"} & exc.details.keys():  # (an ambiguous name, say)
+                raise
+            return _not_found(home, exc, args)
+
+    return handler
 
 
 def show_skill(home: Home, args) -> Output:
