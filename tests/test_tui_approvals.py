@@ -614,6 +614,48 @@ def test_a_wrapped_diff_line_keeps_its_text_under_its_first_character():
     assert shown.plain.splitlines() == ["  §", "+ 東京リージョンの新しい", "  データベースホストは", "  db-stg-03 です"]
 
 
+def question_layout(app) -> tuple:
+    """The open question's dialog, detail and buttons, and whether its detail overlaps the buttons."""
+    dialog, detail = app.screen.query_one(".dialog"), app.screen.query_one(".dialog-detail")
+    buttons = app.screen.query_one(".dialog-buttons")
+    return dialog.region, detail, buttons.region, detail.region.bottom > buttons.region.y
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_approve_all_question_fits_its_list_and_the_terminal(gated, tmp_path, size):
+    """It kept a 10-row list at any height: at 120x40 thirty proposals scrolled in a third of the
+    screen. It takes the rows it needs, up to the dialog's 90% of the terminal, and scrolls beyond."""
+    ids = [stage(gated, f"Fact number {n} about the project") for n in range(30)]
+    app = make_app(gated, tmp_path)
+    width, height = size
+    async with app.run_test(size=size) as pilot:
+        await asked(pilot, "A")
+        await settle(pilot)
+        dialog, detail, buttons, overlaps = question_layout(app)
+        assert dialog.height == height * 9 // 10 and dialog.y >= 0 and dialog.bottom <= height  # no row wasted
+        assert not overlaps and buttons.bottom < dialog.bottom and detail.max_scroll_y > 0  # nothing cut: it scrolls
+        text = screen_text(app)
+        assert "Approve all 30 pending writes?" in text and "Yes (y)" in text and "No (n)" in text
+        detail.scroll_end(animate=False)
+        await settle(pilot)
+        assert ids[-1] in screen_text(app)
+        await pilot.resize_terminal(width, height - 6)  # smaller while it is open: it follows
+        await settle(pilot)
+        dialog, detail, buttons, overlaps = question_layout(app)
+        assert dialog.height == (height - 6) * 9 // 10 and not overlaps and detail.max_scroll_y > 0
+        await pilot.press("n")
+        await settle(pilot)
+        for record in gated.approvals.list()[2:]:
+            gated.approvals.reject(record.id)
+        await wait_for(pilot, lambda: len(app.screen.records) == 2, what="two left")
+        await pilot.press("A")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        await settle(pilot)
+        dialog, detail, buttons, overlaps = question_layout(app)
+        assert detail.region.height == 2 and detail.max_scroll_y == 0 and not overlaps  # as tall as its two lines
+        assert dialog.height < 14
+
+
 async def test_approve_all_decides_only_what_its_question_listed(gated, tmp_path):
     """A proposal staged while the question was open was approved unseen ("Approve all 1 …?", then
     "Approved 2.")."""

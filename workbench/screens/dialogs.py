@@ -23,6 +23,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Input, Static, TextArea
 
 from engine.approvals.editing import batch_draft
@@ -154,6 +155,26 @@ class ConfirmDialog(Dialog[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_detail)  # (once the question's lines are laid out)
+
+    def _fit_detail(self) -> None:
+        """The detail is as tall as its text up to the rows the dialog has left in the terminal, where
+        it scrolls: a short list leaves the dialog small, a long one never pushes the question or the
+        buttons out of view, at any height (CSS cannot take the rest of an ``auto`` parent's maximum)."""
+        found = self.query(".dialog-detail")
+        if not found:
+            return
+        detail = found.first()
+        dialog = detail.parent
+        if not isinstance(dialog, Widget):
+            return
+        limit = dialog.styles.max_height
+        tallest = int(limit.resolve(self.size, self.app.size)) if limit is not None else self.size.height
+        others = sum(w.outer_size.height + w.styles.margin.height for w in dialog.children if w is not detail)
+        room = tallest - dialog.styles.gutter.height - others - detail.styles.margin.height
+        detail.styles.max_height = max(room, 3)
 
     def action_answer(self, value: bool) -> None:
         self.dismiss(value)
