@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .clock import Clock
-from .db import DatabaseBusyError, ThreadConnections, database_error, database_stamp, write_transaction
+from .db import DatabaseBusyError, DatabaseDamaged, ThreadConnections, database_error, database_stamp, write_transaction
 from .errors import WorkbenchError
 from .fileio import UnsafePath
 from .values import LONE_SURROGATE, iso_time, json_value, number_value, storable, text_value
@@ -186,11 +186,16 @@ class Recording:
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
+_Read = TypeVar("_Read")
 
 
 # SQLite's own word for a damaged file (a torn page) or one that is no database: nothing else (a hand-edited
 # row's bad JSON, a bug's bad SQL) makes the whole journal unusable
 _DAMAGE_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+def _damaged(exc: sqlite3.DatabaseError) -> bool:
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in _DAMAGE_CODES
 
 
 def _names_the_file(method: _Method) -> _Method:
@@ -205,7 +210,7 @@ def _names_the_file(method: _Method) -> _Method:
             raise  # a bug of ours, not the file's: never "move it aside"
         except sqlite3.DatabaseError as exc:
             error = database_error(exc, self.path)
-            if getattr(exc, "sqlite_errorcode", 0) & 0xFF in _DAMAGE_CODES:
+            if _damaged(exc):
                 self._damage = error.message  # damage deep in a table: ``problem`` says so from now on
             raise error from exc
 
@@ -262,6 +267,22 @@ class Journal:
             verdict = exc.message
         self._checked = (stamp, verdict)
         return verdict
+
+    def read_or(self, read: Callable[[], _Read], unreadable: _Read) -> _Read:
+        """``read()``, or ``unreadable`` while workbench.db cannot be read: its first page (``problem``),
+        or damage deep in a table that only this read meets (``problem`` says so from then on). What
+        the files hold is still shown, without what the journal would add to it."""
+        if self.problem() is not None:
+            return unreadable
+        try:
+            return read()
+        except DatabaseDamaged:
+            return unreadable
+        except sqlite3.DatabaseError as exc:  # met through a connection of its own (a helper's query)
+            if not _damaged(exc):
+                raise
+            self._damage = database_error(exc, self.path).message
+            return unreadable
 
     @_names_the_file
     def _look(self) -> None:

@@ -68,9 +68,16 @@ def _journal_read(home: Home) -> bool:
 
 
 def session_writes(home: Home, session_id: str, messages: Iterable[Any]) -> dict[int, list[Write]]:
-    """The writes of a session's ``messages``, by message id, in the order they happened."""
+    """The writes of a session's ``messages``, by message id, in the order they happened (from the
+    messages alone once workbench.db turns out damaged deep in a table, as when it cannot be read)."""
+    messages = list(messages)
+    found = home.journal.read_or(lambda: _writes(home, session_id, messages, _journal_read(home)), None)
+    return found if found is not None else _writes(home, session_id, messages, False)
+
+
+def _writes(home: Home, session_id: str, messages: list[Any], journal: bool) -> dict[int, list[Write]]:
     found: dict[int, list[Write]] = {}
-    rows = home.journal.query(session_id=session_id, limit=JOURNAL_LIMIT) if _journal_read(home) else []
+    rows = home.journal.query(session_id=session_id, limit=JOURNAL_LIMIT) if journal else []
     for row in reversed(rows):
         staged = row.subsystem == "approvals" and row.action == "stage"
         if row.message_id is not None and (staged or row.subsystem in WRITE_SUBSYSTEMS):
@@ -85,12 +92,12 @@ def session_writes(home: Home, session_id: str, messages: Iterable[Any]) -> dict
                     row.id,
                 )
             )
-    messages = list(messages)
     for message_id, writes in writes_in(messages).items():
         if message_id not in found:
             found[message_id] = [Write("memory", w.action, w.target, "agent", w.text) for w in writes]
     staged_calls = staged_in(messages)
-    approved = _approved_outside(home, [call.pending_id for calls in staged_calls.values() for call in calls])
+    staged_ids = [call.pending_id for calls in staged_calls.values() for call in calls]
+    approved = _approved_outside(home, staged_ids) if journal else {}
     for message_id, calls in staged_calls.items():
         ours = found.get(message_id, [])
         if not any(w.staged for w in ours):  # the workbench journals its own stagings
@@ -103,7 +110,7 @@ def session_writes(home: Home, session_id: str, messages: Iterable[Any]) -> dict
 def _approved_outside(home: Home, pending_ids: list[str]) -> dict[str, list[Write]]:
     """What Hermes's own approval of each of these proposals wrote to memory (``approvals.outside``):
     outside edits, with no session of their own, listed at the message that staged them."""
-    if not pending_ids or not _journal_read(home):
+    if not pending_ids:
         return {}
     written: dict[str, list[Write]] = {}
     for pending_id, row_ids in applied_by(home.journal.connection(), pending_ids).items():

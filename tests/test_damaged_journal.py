@@ -54,6 +54,20 @@ def _damage(root: Path, how: str) -> None:
         db.mkdir()
 
 
+def _damaged_deep(root: Path) -> Path:
+    """A home whose workbench.db reads fine up to its schema and is torn in every table."""
+    _healthy_home(root)
+    db = root / "workbench.db"
+    for extra in ("workbench.db-wal", "workbench.db-shm"):
+        (root / extra).unlink(missing_ok=True)
+    pages = db.stat().st_size // 4096
+    with open(db, "r+b") as file:
+        for page in range(2, pages):  # every page but the schema's: the journal's rows and indexes
+            file.seek(page * 4096)
+            file.write(os.urandom(4096))
+    return root
+
+
 @pytest.fixture(params=DAMAGES)
 def damaged(request, tmp_path) -> Path:
     root = _healthy_home(tmp_path / "home")
@@ -85,6 +99,7 @@ def test_the_cli_lists_what_is_on_disk_and_names_workbench_db_when_it_refuses(da
         workbench_cmd("--home", str(damaged), "skills", "list"), capture_output=True, text=True, timeout=60
     )
     assert listed.returncode == 0 and "deploy-staging" in listed.stdout
+    assert "warning: shown without the journal:" in listed.stderr and "workbench.db" in listed.stderr
     shown = subprocess.run(
         workbench_cmd("--home", str(damaged), "memory", "show"), capture_output=True, text=True, timeout=60
     )
@@ -98,6 +113,23 @@ def test_the_cli_lists_what_is_on_disk_and_names_workbench_db_when_it_refuses(da
     assert added.returncode == 1 and "Traceback" not in added.stderr
     error = json.loads(added.stdout)["error"]
     assert str(damaged / "workbench.db") in error and "a file in" not in error
+
+
+@pytest.mark.parametrize(
+    "command, shows",
+    [
+        (("memory", "show"), "Ledger runs on Postgres 16"),
+        (("skills", "list"), "deploy-staging"),
+        (("sessions", "show", "20261129_090000_aaaaaa"), "I grow tomatoes on the balcony"),
+    ],
+)
+def test_reading_commands_show_the_files_when_the_damage_is_deep_in_a_table(tmp_path, command, shows):
+    """Its first page read fine, so the commands read on, met the torn page in the journal and
+    stopped: `memory show` and `skills list` printed only the error, though nothing they list is in it."""
+    root = _damaged_deep(tmp_path / "home")
+    done = subprocess.run(workbench_cmd("--home", str(root), *command), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and shows in done.stdout, done.stderr
+    assert done.stderr.startswith(f"warning: shown without the journal: {root / 'workbench.db'} could not be read")
 
 
 @pytest.mark.anyio
@@ -125,15 +157,8 @@ async def test_every_screen_says_workbench_db_cannot_be_read_and_still_shows_the
 def test_damage_deep_in_a_table_leaves_the_files_shown_and_is_then_said_by_problem(tmp_path):
     """The first page read fine, so ``problem`` said nothing; a store settling as it opened met the
     torn page and raised, so even reading MEMORY.md failed."""
-    root = _healthy_home(tmp_path / "home")
+    root = _damaged_deep(tmp_path / "home")
     db = root / "workbench.db"
-    for extra in ("workbench.db-wal", "workbench.db-shm"):
-        (root / extra).unlink(missing_ok=True)
-    pages = db.stat().st_size // 4096
-    with open(db, "r+b") as file:
-        for page in range(2, pages):  # every page but the schema's: the journal's rows and indexes
-            file.seek(page * 4096)
-            file.write(os.urandom(4096))
     home = open_home(root)
     try:
         assert home.memory.entries("memory") == ["Ledger runs on Postgres 16"]

@@ -170,10 +170,12 @@ def _rewrites(memory: MemoryStore, target: str) -> list[_Rewrite]:
 def origins(memory: MemoryStore, target: str, entries: list[str]) -> list[Origin]:
     """``origin`` of each entry, in the same order (the repairs read and parsed once for all of them).
     Unknown for all while workbench.db cannot be read: the entries are still listed."""
-    if memory.home.journal.problem() is not None:
-        return [Origin("unknown", None, None) for _ in entries]
-    rewrites, live, left = _rewrites(memory, target), memory.read(target).entries, memory.journaled_entries(target)
-    return [origin(memory, target, entry, rewrites, live, left) for entry in entries]
+
+    def read() -> list[Origin]:
+        rewrites, live, left = _rewrites(memory, target), memory.read(target).entries, memory.journaled_entries(target)
+        return [origin(memory, target, entry, rewrites, live, left) for entry in entries]
+
+    return memory.home.journal.read_or(read, [Origin("unknown", None, None) for _ in entries])
 
 
 def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:

@@ -197,7 +197,7 @@ class SkillLibrary:
         records = self.usage.load()
         classify = self.provenance_of()
         # who proposed a skill is the journal's to say; without it the library on disk is still listed
-        proposers = {} if self.home.journal.problem() else self.home.journal.proposers("skills", "create")
+        proposers = self.home.journal.read_or(lambda: self.home.journal.proposers("skills", "create"), {})
         return [
             self._info(f, records.get(f.name), classify(f, records.get(f.name)), proposers.get(f.name)) for f in found
         ]

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine import open_home
+from engine import Home, open_home
 from engine.db import describe_error
 from engine.errors import WorkbenchError
 from engine.textsafety import json_text, visible
@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             if home.created:  # a mistyped --home would otherwise go unnoticed (the TUI says it too)
                 sys.stderr.write(visible(f"note: {home.root} did not exist: created a new, empty home there") + "\n")
-            if not getattr(args, "reports_config", False):
+            if not getattr(args, "reports_problems", False):
                 warn_misreads(home)
             if handler.__module__ != "workbench.cli.tui_cmds":  # the TUI shows progress its own way
                 home.archive.progress = _layout_progress
@@ -296,7 +296,17 @@ def main(argv: list[str] | None = None) -> int:
     if output is None:
         return 0
     _print(output, as_json)
+    if output.succeeded and home is not None and not getattr(args, "reports_problems", False):
+        _warn_unreadable_journal(home)
     return 0 if output.succeeded else 1
+
+
+def _warn_unreadable_journal(home: Home) -> None:
+    """What a command showed lacked the journal's part (origins, who proposed, history) when
+    workbench.db cannot be read, found as it opened or deep in a table as the command read it."""
+    problem = home.journal.problem()
+    if problem:
+        sys.stderr.write(visible(f"warning: shown without the journal: {problem}") + "\n")
 
 
 def run() -> None:

@@ -34,7 +34,7 @@ def register(subparsers, common) -> None:
         "are kept elsewhere)",
     )
     # (it reports what is kept for state.db as it is: storing it first would report a home it changed)
-    doctor.set_defaults(handler=doctor_home, fix=False, read_only=True, reports_config=True, stores_kept=False)
+    doctor.set_defaults(handler=doctor_home, fix=False, read_only=True, reports_problems=True, stores_kept=False)
 
 
 def doctor_home(home: Home, args) -> Output:
