@@ -54,7 +54,8 @@ def test_skills_and_curator_commands(tmp_path):
                 "problem": None,
                 "proposed_by": None,
             }
-        ]
+        ],
+        "usage_problem": None,
     }
     code, shown = wb(tmp_path / "h", "skills", "show", "deploy", "--file", "references/api.md")
     assert code == 0 and shown["content"] == "# API"

@@ -78,9 +78,14 @@ def test_usage_json_with_hostile_values_still_lists_skills(root, value):
     records["deploy-staging"]["use_count"] = "@@"
     records["deploy-staging"]["last_used_at"] = "@@"
     usage.write_text(json.dumps(records).replace('"@@"', value))
-    for argv in (["skills", "list"], ["skills", "show", "deploy-staging"], ["curator", "status"], ["curator", "run"]):
+    for argv in (["skills", "list"], ["skills", "show", "deploy-staging"], ["curator", "status"]):
         status, _ = cli(root, *argv)
         assert status == 0, argv
+    status, ran = cli(root, "curator", "run")
+    if value.startswith("["):  # past Python's (and Hermes's) parser: unreadable, so no pass judges it
+        assert status == 1 and "skills/.usage.json is nested too deeply" in ran["error"]
+    else:
+        assert status == 0
 
 
 @pytest.mark.parametrize("value", [".inf", "-.inf", ".nan", "1.0e+400", "99999999999999999999999"])

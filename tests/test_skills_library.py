@@ -203,16 +203,6 @@ def test_usage_file_is_hermes_format(home):
     assert (home.skills_dir / ".usage.json.lock").exists()
 
 
-def test_corrupt_usage_file_reads_as_empty_and_is_kept_before_a_write(home, clock):
-    write_skill(home, "tool")
-    (home.skills_dir / ".usage.json").write_text("{not json")
-    assert home.skills.get("tool").use_count == 0
-    home.skills.record_use("tool")
-    assert home.skills.get("tool").use_count == 1
-    kept = home.skills_dir / f".usage.json.corrupt.{int(clock.now())}"
-    assert kept.read_text() == "{not json"
-
-
 def test_usage_fields_of_the_wrong_type_read_as_defaults(home):
     write_skill(home, "tool")
     (home.skills_dir / ".usage.json").write_text(

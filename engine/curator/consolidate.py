@@ -41,6 +41,7 @@ from ..skills.validation import MAX_DESCRIPTION_LENGTH, SkillError, check_name, 
 from .archive import destination, stamp
 from .cron import jobs_path, load_jobs, skills_of
 from .ledger import sha256
+from .transitions import UNJUDGED
 
 ACTION = "consolidate"
 ORIGIN = "curator"
@@ -155,7 +156,9 @@ class Consolidator:
 
     # -- candidates and clustering ---------------------------------------------------
     def candidates(self) -> list[_Member]:
-        """Active curator-managed skills that are not pinned (never bundled, hub or user-owned)."""
+        """Active curator-managed skills that are not pinned (never bundled, hub or user-owned); refused
+        while ``.usage.json`` cannot be read, which says which those are."""
+        self.skills.usage.check(refused=UNJUDGED)
         records = self.skills.usage.load()
         classify = self.skills.provenance_of()
         members = []

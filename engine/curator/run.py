@@ -28,7 +28,7 @@ from .archive import archived_time, base_name, candidates, destination
 from .cron import jobs_naming, named_skills
 from .ledger import LedgerEntry
 from .schedule import Due, Schedule, check, last_activity
-from .transitions import ARCHIVE, DAY, REACTIVATE, SEED, STALE, Policy, decide
+from .transitions import ARCHIVE, DAY, REACTIVATE, SEED, STALE, UNJUDGED, Policy, decide
 
 PURGE_DAYS = (1, 36_500)  # a purge's age bound, in whole days: at least one, at most a hundred years
 
@@ -335,6 +335,7 @@ class Curator:
                 f"Skill '{found.name}' is archived: restore it first (`workbench skills restore {found.name}`, "
                 f"or r in Skills), then {verb} it. Nothing was changed."
             )
+        self.skills.usage.check()  # (before its journal row, which would otherwise be begun and abandoned)
         record = self.skills.usage.load().get(found.name)
         self._refuse_read_only(found, self.skills.provenance_of()(found, record), "pin")
         verb = "pin" if pinned else "unpin"
@@ -369,6 +370,7 @@ class Curator:
         """
         if not dry_run:
             self._writable()
+        self.skills.usage.check(refused=UNJUDGED)
         started = time.perf_counter()
         now = self.home.clock.now() if now is None else now
         policy = Policy.from_config(self.home.config)
@@ -551,6 +553,7 @@ class Curator:
             "counts": counts,
             "managed": managed,
             "pinned": sorted(s.name for s in skills if s.pinned),
+            "usage_problem": self.skills.usage_warning(),
             "run_count": int(state.get("run_count") or 0),
             "last_run_at": state.get("last_run_at"),
             "last_run_summary": state.get("last_run_summary"),
@@ -620,7 +623,7 @@ class Curator:
                     )
                     self.home.links.write_json(self.state_path, state)
             return None
-        if not due.due:
+        if not due.due or self.skills.usage.problem():  # (waits for the file to be fixed: Skills and doctor say so)
             return None
         report = self.run(now=now).to_dict()
         if Schedule.from_config(self.home.config).consolidate:

@@ -16,6 +16,11 @@ from ..skills.usage import last_activity, parse_iso
 
 DAY = 86400.0
 SEED, ARCHIVE, STALE, REACTIVATE = "seed", "archive", "stale", "reactivate"
+# Why nothing is decided on an unreadable .usage.json: read as empty (as Hermes reads it) no skill is
+# agent-made, pinned or ever used, so a pass would skip the agent's skills and age the pinned ones.
+UNJUDGED = (
+    "The Curator did not run: that file says which skills the agent made, which are pinned and when each was last used"
+)
 
 
 @dataclass(frozen=True)

@@ -126,6 +126,8 @@ def _look_outside(home, scope: Scope) -> None:
 
 
 def record_change(home, ledger: Ledger, change: Change) -> Recorded:
+    if change.usage is not None:  # refused before any step, rather than rolled back after its files moved
+        home.skills.usage.check()
     names = [change.skill, *change.evidence.get("absorbed", ())]  # (a consolidation's skills)
     with looked_around(home, names, [ledger.rel(root) for root in change.roots]) as scope:
         return _record_change(home, ledger, change, scope)

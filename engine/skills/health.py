@@ -1,4 +1,5 @@
-"""Skills whose SKILL.md does not parse or is longer than a write allows, for ``workbench doctor``.
+"""Skills whose SKILL.md does not parse or is longer than a write allows, and an unreadable
+``skills/.usage.json``, for ``workbench doctor``.
 
 Discovery is lenient (a broken skill is still listed, by its folder name) and marks what fails
 the strict rule every write passes; this check reads those again to name each, in doctor's terms.
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..fileio import UnsafePath
 from ..health import CHECKS, Finding
+from ..values import iso_time
 from .frontmatter import validate_skill_md
 from .validation import SkillError, not_utf8
 
@@ -63,4 +65,37 @@ def check_skills(home: Home) -> list[Finding]:
     return findings
 
 
-CHECKS.append(check_skills)
+def check_usage(home: Home) -> list[Finding]:
+    """The usage file that cannot be read (everything it records is then unseen, and the next write by
+    Hermes replaces it), and any copy of one an earlier workbench kept when it replaced it."""
+    usage = home.skills.usage
+    findings = []
+    problem = usage.problem()
+    if problem:
+        findings.append(
+            Finding(
+                "skills",
+                "error",
+                f"{problem}. It is read as empty (Hermes reads it so too): every skill shows unpinned, unused and "
+                "not agent-made, the Curator does not run and workbench skill writes are refused; Hermes's next "
+                "use of a skill replaces it with that one record.",
+                f"Fix {usage.label} where it says (a trailing comma is the usual cause), or move it aside to start "
+                "afresh (its pins and counts are then lost).",
+            )
+        )
+    for copy in usage.backups():
+        when = iso_time(copy.name.rsplit(".", 1)[-1])
+        findings.append(
+            Finding(
+                "skills",
+                "warning",
+                f"{copy.relative_to(home.root)} is a copy of an unreadable {usage.label}, kept when it was "
+                f"replaced{f' on {when}' * bool(when)}: the pins, use counts and agent-made marks in it were not "
+                "carried over.",
+                f"Copy what it holds that {usage.label} lacks back into that file, then delete the copy.",
+            )
+        )
+    return findings
+
+
+CHECKS.extend((check_skills, check_usage))

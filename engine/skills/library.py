@@ -30,7 +30,7 @@ from .frontmatter import tags_of, validate_skill_md
 from .index import render_index
 from .outside import OutsideChanges
 from .threats import check_plan
-from .usage import UsageStore, default_record, iso, last_activity
+from .usage import UsageStore, UsageUnreadable, default_record, iso, last_activity
 from .validation import (
     SkillError,
     check_category,
@@ -301,10 +301,25 @@ class SkillLibrary:
         return self.infos([self.find_any(name)])[0]
 
     def _record(self, bump: Callable[[str], object], name: str, action: str) -> None:
-        """Usage telemetry (never on a read-only home), announced so views can refresh counts."""
+        """Usage telemetry (never on a read-only home), announced so views can refresh counts; skipped
+        while the usage file cannot be read (``usage_warning`` says so), never breaking the read."""
         if not self.home.read_only:
-            bump(name)
+            try:
+                bump(name)
+            except UsageUnreadable:
+                return
             self.home.bus.publish(SkillChanged(name=name, action=action))
+
+    def usage_warning(self) -> str | None:
+        """What a listing must say while ``.usage.json`` cannot be read (None when it can): the pins,
+        counts and makers shown are then not the file's."""
+        problem = self.usage.problem()
+        if problem is None:
+            return None
+        return (
+            f"{problem}: every skill shows as unpinned, unused and not agent-made, no use is counted and the "
+            "Curator will not run until it is fixed (`workbench doctor` says how)."
+        )
 
     def record_use(self, name: str) -> None:
         """Count a use of an active skill (slash-command load, preload)."""

@@ -2,10 +2,12 @@
 
 Read-modify-write happens under the cross-process lock ``.usage.json.lock`` and the file
 is replaced atomically, so a Hermes agent and the workbench can both bump counters
-without losing each other's updates. A missing or corrupt file reads as empty; before a
-write replaces a corrupt one, its bytes are kept as ``.usage.json.corrupt.<time>``. Fields
-of the wrong type (a hand edit) read as their defaults, so one bad value never breaks a
-listing or a Curator run.
+without losing each other's updates. A missing file reads as empty. A corrupt one (a
+trailing comma, not UTF-8, not an object) reads as empty too, as Hermes reads it, but
+``problem`` says why so every view can warn, and no write replaces it: the pins, counts
+and ``created_by`` marks in it would be lost (Hermes's own next write would drop them).
+Fields of the wrong type (a hand edit) read as their defaults, so one bad value never
+breaks a listing or a Curator run.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from ..clock import Clock
 from ..fileio import LinkPolicy, UnsafePath
 from ..values import count_value, iso_time
+from .validation import SkillError
 
 STATES = ("active", "stale", "archived")
 COUNTERS = ("use_count", "view_count", "patch_count")
@@ -87,50 +90,92 @@ def last_activity(record: dict[str, Any]) -> float | None:
     return max(moments) if moments else None
 
 
+class UsageUnreadable(SkillError):
+    """The usage file holds something other than usage records: a write now would lose them all."""
+
+
+def _decoded(data: bytes) -> tuple[dict[str, Any], str | None]:
+    """(the JSON object in ``data``, or {} and why there is none, in words a person can act on)."""
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return {}, f"is not UTF-8 (byte {exc.start})"
+    except json.JSONDecodeError as exc:
+        return {}, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    except (ValueError, RecursionError):  # nested past Python's stack
+        return {}, "is nested too deeply to read"
+    if not isinstance(parsed, dict):
+        return {}, f"holds a JSON {type(parsed).__name__}, not an object of skills"
+    return parsed, None
+
+
 class UsageStore:
     def __init__(self, path: Path, clock: Clock, links: LinkPolicy):
         self.path = path
         self.clock = clock
         self.links = links
 
-    def _parsed(self) -> tuple[dict[str, Any], bytes | None]:
-        """(the file's JSON object, or its bytes when they are not one)."""
+    @property
+    def label(self) -> str:
+        """The file as messages name it (``skills/.usage.json``)."""
+        return f"{self.path.parent.name}/{self.path.name}"
+
+    def _parsed(self) -> tuple[dict[str, Any], str | None]:
+        """(the file's JSON object, or {} and why it is not one)."""
         try:
             data = self.links.read_bytes(self.path)
         except (OSError, UnsafePath):  # missing, or a link the policy refuses (doctor names it)
             return {}, None
-        try:
-            parsed = json.loads(data.decode("utf-8"))
-        except (ValueError, RecursionError):  # not UTF-8 or not JSON, or nested past Python's stack
-            return {}, data
-        return (parsed, None) if isinstance(parsed, dict) else ({}, data)
+        return _decoded(data)
 
-    def _read(self) -> tuple[dict[str, dict[str, Any]], bytes | None]:
-        """(records, the file's bytes when they are not a JSON object of records)."""
-        parsed, bad = self._parsed()
-        return {str(k): _sane(v) for k, v in parsed.items() if isinstance(v, dict)}, bad
+    def _records(self) -> tuple[dict[str, dict[str, Any]], str | None]:
+        """(the records, sanitised; the problem when the file cannot be read, see ``problem``)."""
+        parsed, why = self._parsed()
+        return {str(k): _sane(v) for k, v in parsed.items() if isinstance(v, dict)}, why and f"{self.label} {why}"
 
     def load(self) -> dict[str, dict[str, Any]]:
-        return self._read()[0]
+        return self._records()[0]
+
+    def problem(self) -> str | None:
+        """Why the file cannot be read as usage records (``skills/.usage.json is not valid JSON: ...``),
+        or None: what every view says while it reads the file as empty."""
+        return self._records()[1]
+
+    def check(
+        self,
+        problem: str | None = None,
+        refused: str = "Writing it now would lose every skill's pin, use counts and who made it",
+    ) -> None:
+        """Refuse (``UsageUnreadable``, saying ``refused``) while the file cannot be read (``problem``: as
+        just read): a write would replace every skill's pin, counts and maker with the one record it sets."""
+        problem = problem or self.problem()
+        if problem:
+            raise UsageUnreadable(
+                f"{problem}. {refused}: fix it (`workbench doctor` names it), or move it aside to start "
+                "afresh, then try again. Nothing was changed."
+            )
+
+    def backups(self) -> list[Path]:
+        """Copies of an unreadable usage file kept before it was replaced (``.usage.json.corrupt.<time>``,
+        made by earlier workbench versions): the pins and counts they hold were not carried over."""
+        return sorted(self.path.parent.glob(f"{self.path.name}.corrupt.*"))
 
     def pinned(self, names: Iterable[str] | None = None) -> set[str] | None:
         """The skills pinned (of ``names`` only, if given: no other record is looked at), or None while
         the file is not a JSON object (an editor mid-save): it says nothing."""
         parsed, bad = self._parsed()
-        if bad is not None:
+        if bad:
             return None
         return {
             n for n in (parsed if names is None else names) if isinstance(parsed.get(n), dict) and _pinned(parsed[n])
         }
 
     def update(self, change: Callable[[dict[str, dict[str, Any]], str], None]) -> dict[str, dict[str, Any]]:
-        """Apply ``change(records, now_iso)`` under the lock and write the result atomically."""
+        """Apply ``change(records, now_iso)`` under the lock and write the result atomically; refused
+        (``UsageUnreadable``) while the file cannot be read, so its records are never replaced."""
         with self.links.lock(self.path):
-            records, corrupt = self._read()
-            if corrupt is not None:
-                keep = self.path.with_name(f"{self.path.name}.corrupt.{int(self.clock.now())}")
-                if not keep.exists():
-                    self.links.write_bytes(keep, corrupt)
+            records, problem = self._records()
+            self.check(problem)
             change(records, iso(self.clock.now()))
             self.links.write_json(self.path, records)
             return records

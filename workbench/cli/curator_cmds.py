@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.curator.ledger import columns
 from engine.curator.run import PURGE_DAYS
 from engine.home import Home
+from engine.textsafety import inline
 
 from . import Output
 from .numbers import ROWS, whole
@@ -91,6 +92,8 @@ def curator_status(home: Home, args) -> Output:
         f"consolidation {'on' if settings['consolidate'] else 'off'}{'; PAUSED' if status['paused'] else ''}",
         f"  next pass: {status['next']['next_at'] or 'not scheduled'} ({status['next']['reason']})",
     ]
+    if status["usage_problem"]:
+        lines.append(f"⚠ {inline(status['usage_problem'])}")
     return Output(status, text="\n".join(lines))
 
 

@@ -75,7 +75,10 @@ def list_skills(home: Home, args) -> Output:
     long = [inline(s.path) for s in skills if s.too_long]
     if long:
         lines.append(f"⚠ SKILL.md is over the {MAX_SKILL_CONTENT_CHARS:,}-character limit in {', '.join(long)}.")
-    return Output({"skills": rows}, text="\n".join(lines) or "No skills.")
+    warning = home.skills.usage_warning()
+    if warning:
+        lines.append(f"⚠ {inline(warning)}")
+    return Output({"skills": rows, "usage_problem": warning}, text="\n".join(lines) or "No skills.")
 
 
 def close_names(name: str, names: list[str]) -> list[str]:

@@ -29,7 +29,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
 from engine.skills.usage import parse_iso
 from widgets.code_view import CodeView
-from widgets.literal import assemble, one_line, visible
+from widgets.literal import assemble, literal, one_line, visible
 from widgets.search_box import SearchBox
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 from widgets.skill_meta import SkillMeta
@@ -45,6 +45,7 @@ PLAN_VERBS = (("marked_stale", "mark stale"), ("archived", "archive"), ("reactiv
 @dataclass
 class SkillsLoaded(Message):
     rows: list[SkillRow]
+    usage_problem: str | None = None  # why skills/.usage.json cannot be read (``usage_warning``)
 
 
 @dataclass
@@ -249,6 +250,9 @@ class SkillsScreen(WorkbenchScreen):
         self._files_stale = False  # the selected skill changed since its files were read
 
     def compose_body(self) -> Iterable[Widget]:
+        problem = Static("", id="skills-usage-problem", classes="status warning")
+        problem.display = False
+        yield problem
         yield SearchBox(placeholder="fuzzy filter skills (/)", id="skills-filter")
         yield SkillList(id="skills-list")
         with Horizontal(id="skills-detail"):
@@ -274,11 +278,14 @@ class SkillsScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="skills")
     def load_skills(self) -> None:
         infos = self.home.skills.list(include_archived=True)
-        self.post_result(SkillsLoaded([skill_row(i) for i in infos]))
+        self.post_result(SkillsLoaded([skill_row(i) for i in infos], self.home.skills.usage_warning()))
 
     @on(SkillsLoaded)
     def _skills_loaded(self, message: SkillsLoaded) -> None:
         self.all_rows = message.rows
+        banner = self.query_one("#skills-usage-problem", Static)
+        banner.update(literal(f"⚠ {message.usage_problem}" if message.usage_problem else ""))
+        banner.display = bool(message.usage_problem)
         self._apply_filter()
         wanted, self._wanted = self._wanted, None
         key = self.skill_list.key_of(wanted) if wanted else None
