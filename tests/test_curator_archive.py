@@ -430,3 +430,29 @@ def test_a_skill_holding_a_file_name_that_is_not_utf8_archives_and_rolls_back(ho
     assert home.skills.ledger.entries()[-1].id == archived["ledger_id"]
     assert home.curator.rollback(archived["ledger_id"])["success"]
     assert (home.skills_dir / "x" / odd).read_bytes() == b"kept\n"
+
+
+HERMES_RESTORES_AND_ARCHIVES = """
+import json
+from tools.skill_usage import archive_skill, restore_skill
+print(json.dumps([list(restore_skill("theta-new")), list(archive_skill("theta-new"))]))
+"""
+
+
+@pytest.mark.slow  # Hermes's own archive code in its own process
+@pytest.mark.parametrize("legacy", [False, True], ids=["stamped", "record-before-the-stamp"])
+def test_a_copy_hermes_archived_again_is_flat_not_where_we_archived_it_from(home, hermes, legacy):
+    """Hermes's restore puts a skill back flat and its archive rewrites archived_at but leaves the
+    archived_from (and archive_dir) we wrote: the copy showed as `ops` and restored into ops/."""
+    write_skill(home, "theta-new", category="ops")
+    home.curator.archive("theta-new")
+    assert home.skills.get("theta-new").category == "ops"  # our own copy: where it lived
+    if legacy:  # a record an earlier workbench wrote: no stamp, so its whole-second archived_at says it is ours
+        home.skills.usage.update(lambda records, now: records["theta-new"].pop("archived_from_at"))
+        assert home.skills.get("theta-new").category == "ops"
+    (restored, _), (archived, _) = hermes.json(home.root, HERMES_RESTORES_AND_ARCHIVES)
+    assert restored and archived and (home.skills_dir / ".archive" / "theta-new").is_dir()
+    assert home.skills.usage.load()["theta-new"]["archived_from"] == "ops/theta-new"  # Hermes left it
+    listed = [(s.name, s.category, s.state) for s in home.skills.list(include_archived=True)]
+    assert listed == [("theta-new", None, "archived")]
+    assert home.curator.restore("theta-new")["restored_to"] == str(home.skills_dir / "theta-new")

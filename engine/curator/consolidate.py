@@ -36,7 +36,7 @@ from ..models.base import ModelError
 from ..skills.changes import Change, record_change, remove_empty_parents
 from ..skills.discovery import Found
 from ..skills.frontmatter import parse_frontmatter, validate_skill_md
-from ..skills.usage import default_record, iso
+from ..skills.usage import default_record, iso, origin_fields
 from ..skills.validation import MAX_DESCRIPTION_LENGTH, SkillError, check_name, contained
 from .archive import destination, stamp
 from .cron import jobs_path, load_jobs, skills_of
@@ -720,7 +720,7 @@ class Consolidator:
                 "state": "archived",
                 "archived_at": iso(now),
                 "archive_dir": archive_to[name].name,
-                "archived_from": folder.relative_to(self.skills.dir).as_posix(),
+                **origin_fields(folder.relative_to(self.skills.dir).as_posix(), iso(now)),
                 "absorbed_into": umbrella["name"],
             }
 

@@ -22,7 +22,7 @@ from ..fileio import UnsafePath
 from ..skills.changes import Change, Undo, looked_around, record_change, remove_empty_parents, remove_tree_later
 from ..skills.discovery import ARCHIVE_DIR, Found
 from ..skills.library import READ_ONLY_PROVENANCE
-from ..skills.usage import default_record, iso
+from ..skills.usage import archived_origin, default_record, iso, origin_fields
 from ..skills.validation import SkillError, check_inside
 from .archive import archived_time, base_name, candidates, destination
 from .cron import jobs_naming, named_skills
@@ -224,7 +224,13 @@ class Curator:
 
     @staticmethod
     def _archived_fields(found: Found, dest: Path, now: float) -> dict[str, Any]:
-        return {"state": "archived", "archived_at": iso(now), "archive_dir": dest.name, "archived_from": found.rel}
+        archived_at = iso(now)
+        return {
+            "state": "archived",
+            "archived_at": archived_at,
+            "archive_dir": dest.name,
+            **origin_fields(found.rel, archived_at),
+        }
 
     def archive(self, name: str, actor: str = "user", folder: str | None = None) -> dict[str, Any]:
         """Move an active skill to ``skills/.archive/`` (refuses pinned, bundled and hub skills).
@@ -281,7 +287,7 @@ class Curator:
         records = self.skills.usage.load()
         record = records.get(found.name) or {}
         self._refuse_read_only(found, self.skills.provenance_of()(found, record), "restore")
-        origin = record.get("archived_from") if record.get("archive_dir") == found.dir_name else None
+        origin = archived_origin(found, record)
         dest = self.skills.dir / (origin or base_name(found.dir_name))
         check_inside(dest, self.skills.dir, f"Restore destination '{dest}'")
         clash = [f for f in self.skills.scanner.active() if found.name in (f.name, f.dir_name)]
@@ -297,6 +303,7 @@ class Curator:
             "archived_at": None,
             "archive_dir": None,
             "archived_from": None,
+            "archived_from_at": None,
             "restored_at": iso(self.home.clock.now()),
         }
         ledger_id = self._move(found, dest, "restore", actor, {"usage": self._usage_change(found.name, fields)}, fields)
@@ -733,7 +740,7 @@ class Curator:
             else:
                 records.pop(name, None)
             if extra and name in records:
-                records[name].update(extra)
+                records[name].update(extra, archived_from_at=records[name].get("archived_at"))
 
         return self.skills.usage.change_one(name, change)
 

@@ -30,7 +30,7 @@ from .frontmatter import tags_of, validate_skill_md
 from .index import render_index
 from .outside import OutsideChanges
 from .threats import check_plan
-from .usage import UsageStore, UsageUnreadable, default_record, iso, last_activity
+from .usage import UsageStore, UsageUnreadable, archived_origin, default_record, iso, last_activity
 from .validation import (
     SkillError,
     check_category,
@@ -1020,10 +1020,10 @@ def _files_under(folder: Path) -> builtins.list[str]:
 
 
 def _archived_category(found: Found, record: dict[str, Any]) -> str | None:
-    """An archived skill's category: the folders it was archived from (its usage record says,
-    when the record is about this archived copy), so the list still groups it where it lived."""
-    origin = record.get("archived_from")
-    if not found.archived or record.get("archive_dir") != found.dir_name or not isinstance(origin, str):
+    """An archived skill's category: the folders it was archived from (``archived_origin``: when the
+    record is about this archived copy), so the list still groups it where it lived."""
+    origin = archived_origin(found, record)
+    if origin is None:
         return None
     parts = origin.strip("/").split("/")
     return "/".join(parts[:-1]) or None

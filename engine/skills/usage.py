@@ -63,6 +63,27 @@ def default_record(now_iso: str) -> dict[str, Any]:
     }
 
 
+def origin_fields(folder: str, archived_at: str) -> dict[str, Any]:
+    """The usage fields saying where a skill was archived from: ``folder`` (its path under skills/),
+    stamped with the ``archived_at`` of that archive, which Hermes's own archive and restore rewrite
+    but never these: see ``archived_origin``."""
+    return {"archived_from": folder, "archived_from_at": archived_at}
+
+
+def archived_origin(found: Any, record: dict[str, Any]) -> str | None:
+    """Where an archived copy (``found``) was archived from, when its record says so for this very copy:
+    its ``archive_dir`` and the archive it was stamped with. After Hermes restores a skill we archived
+    (flat) and archives it again, the stale ``archived_from`` we wrote is not trusted: that copy comes
+    from the top level, as Hermes would restore it. A record written before the stamp was kept is
+    trusted while ``archived_at`` is in whole seconds, as we write it (Hermes's has microseconds)."""
+    origin, archived_at = record.get("archived_from"), record.get("archived_at")
+    if not found.archived or record.get("archive_dir") != found.dir_name or not isinstance(origin, str):
+        return None
+    if "archived_from_at" in record:
+        return origin if archived_at is not None and record["archived_from_at"] == archived_at else None
+    return origin if isinstance(archived_at, str) and "." not in archived_at else None
+
+
 def _sane(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` with known fields of the wrong type replaced by their defaults (unknown keys kept)."""
     clean = dict(record)
