@@ -8,6 +8,11 @@ Hermes 0.19.0 reads a few keys more literally (a quoted limit stays text and bre
 memory; any quoted word turns ``memory_enabled`` on). ``Config.hermes_misreads`` names
 every value the two programs would read differently, so the CLI, the TUI and
 ``workbench doctor`` can warn instead of letting it pass silently.
+
+A few values Hermes runs with mean nothing to us (a char limit of -5, ``memory: "text"``
+where a section belongs, ``write_approval: maybe``): rather than refuse them, the
+workbench uses a value it can (``Config.substitutions`` says which, with the line, through
+the same three channels).
 """
 
 from __future__ import annotations
@@ -130,6 +135,31 @@ _KINDS: dict[str, str] = {
 }
 # Keys whose quoted value makes Hermes's agent inject no memory block at all.
 MEMORY_LIMIT_KEYS = {"memory": "memory.memory_char_limit", "user": "memory.user_char_limit"}
+# What Hermes 0.19.0 does with a section that is not a mapping (hermes_cli/config.py keeps it as
+# written; agent/agent_init.py's memory setup then fails and is skipped), where we know.
+SECTION_EFFECTS = {"memory": "Hermes 0.19.0 then runs its agent with no built-in memory at all"}
+
+
+@dataclass(frozen=True)
+class Substitution:
+    """A value in config.yaml Hermes 0.19.0 runs with but the workbench cannot use as written: it uses
+    ``used`` instead (said, never silent)."""
+
+    key: str
+    line: int | None
+    value: Any  # as written in the file
+    why: str  # what is wrong with it
+    used: str  # what the workbench uses instead, in words
+    hermes: str  # what Hermes 0.19.0 does with it
+    fix: str
+
+    def what(self, path: Path | str | None) -> str:
+        where = f"{path} line {self.line}" if self.line else str(path)
+        hermes = f" ({self.hermes})" if self.hermes else ""
+        return f"{where}: {self.key} is {self.value!r}, {self.why}; the workbench uses {self.used} instead{hermes}."
+
+    def message(self, path: Path | None) -> str:
+        return f"{self.what(path)} Fix: {self.fix}."
 
 
 @dataclass(frozen=True)
@@ -266,11 +296,11 @@ class Config:
         """Values set in the file that Hermes 0.19.0 would read differently from us.
 
         A value the workbench cannot use at all is left to the typed accessors, which
-        refuse it with its line.
+        refuse it with its line, and one it replaces to ``substitutions``, which says so.
         """
         found = []
         for key, (hermes_reads, kind) in HERMES_READERS.items():
-            if not self.is_set(key):
+            if not self.is_set(key) or self._substitution(key):
                 continue
             value = self.raw(key)
             try:
@@ -281,6 +311,81 @@ class Config:
             if type(hermes) is not type(ours) or hermes != ours:
                 found.append(Misread(key, self._lines.get(key), value, hermes, ours))
         return found
+
+    def substitutions(self) -> list[Substitution]:
+        """Every value the workbench replaces (``_substitution``), in file order, each with its line."""
+        from .memory.targets import target_defaults
+
+        keys = [*HERMES_READERS, *target_defaults()]
+        sections = sorted({k.rsplit(".", i)[0] for k in all_defaults() for i in range(1, k.count(".") + 1)})
+        found = [self._section_substitution(s) for s in sections] + [self._substitution(k) for k in dict.fromkeys(keys)]
+        return sorted((s for s in found if s is not None), key=lambda s: s.line or 0)
+
+    def warnings(self) -> list[tuple[str, str]]:
+        """(title, message) for every value replaced or read unlike Hermes, as the CLI and the TUI say
+        them (doctor: as findings)."""
+        replaced = [("A config.yaml value is replaced", s.message(self.path)) for s in self.substitutions()]
+        misread = [("Hermes reads config.yaml differently", m.message(self.path)) for m in self.hermes_misreads()]
+        return replaced + misread
+
+    def _section_substitution(self, section: str) -> Substitution | None:
+        """A section (``memory``) that holds a value, not settings: every key under it reads as its default."""
+        value = self.raw(section, _UNSET)
+        if value is _UNSET or value is None or isinstance(value, dict):
+            return None
+        return Substitution(
+            section,
+            self._lines.get(section),
+            value,
+            "not a section of settings",
+            f"the default of every {section}.* setting",
+            SECTION_EFFECTS.get(section, ""),
+            f"write its settings indented under '{section.rsplit('.', 1)[-1]}:', or delete the line",
+        )
+
+    def _substitution(self, key: str) -> Substitution | None:
+        """What replaces ``key``'s value, when Hermes runs with a value we cannot use: a char limit not
+        above 0 (its default; Hermes refuses every write), a word no on/off reading knows for a switch
+        Hermes shares (Hermes's own reading of it)."""
+        if not self.is_set(key) or not isinstance(self._parent(key), dict):
+            return None
+        value, line = self.raw(key), self._lines.get(key)
+        if key in MEMORY_LIMIT_KEYS.values():
+            try:
+                limit = self._int(key)
+            except ConfigError:  # (not a number: refused by ``int``)
+                return None
+            if limit > 0:
+                return None
+            default = default_value(key)
+            return Substitution(
+                key,
+                line,
+                value,
+                "not a char limit above 0",
+                f"{default:,} (the default)",
+                "Hermes 0.19.0 takes it and refuses every write to that store",
+                f"write a limit above 0 ({key.rsplit('.', 1)[-1]}: {default}), or delete the line",
+            )
+        hermes_reads, kind = HERMES_READERS.get(key, (_kept, ""))
+        if kind != "bool" or self._bool(key) is not None:
+            return None
+        hermes = hermes_reads(value)
+        return Substitution(
+            key,
+            line,
+            value,
+            "neither on nor off",
+            "on" if hermes else "off",
+            "as Hermes 0.19.0 reads it",
+            "write true or false",
+        )
+
+    def _parent(self, key: str) -> Any:
+        """The mapping ``key`` sits in (None when a section above it is no mapping)."""
+        parent = key.rsplit(".", 1)[0]
+        node = self.raw(parent, _UNSET)
+        return node if isinstance(node, dict) else None
 
     def unusable(self) -> list[tuple[str, str, ConfigError]]:
         """(key, kind, error) for every honoured value set in the file that cannot be read as its kind."""
@@ -313,7 +418,7 @@ class Config:
             raise ConfigError(f"{self._where(key)}: {key} must be a number of seconds above 0, got {number!r}.")
         return number
 
-    def int(self, key: str, default: int | None = None) -> int:
+    def _int(self, key: str, default: int | None = None) -> int:
         value = self.raw(key, default)
         if isinstance(value, bool):
             raise ConfigError(f"{self._where(key)}: {key} must be a whole number, got {value!r}.")
@@ -322,6 +427,11 @@ class Config:
         except (TypeError, ValueError, OverflowError):  # OverflowError: .inf
             raise ConfigError(f"{self._where(key)}: {key} must be a whole number, got {value!r}.") from None
         return self._bounded(key, number)
+
+    def int(self, key: str, default: int | None = None) -> int:
+        if self._substitution(key):
+            return default_value(key)
+        return self._int(key, default)
 
     def float(self, key: str, default: float | None = None) -> float:
         value = self.raw(key, default)
@@ -340,7 +450,8 @@ class Config:
             )
         return number
 
-    def bool(self, key: str, default: bool | None = None) -> bool:
+    def _bool(self, key: str, default: bool | None = None) -> bool | None:
+        """The value as on/off, or None when it is a word no reading knows."""
         value = self.raw(key, default)
         if isinstance(value, bool):
             return value
@@ -351,7 +462,15 @@ class Config:
             return True
         if text in FALSY or value is None:
             return False
-        raise ConfigError(f"{self._where(key)}: {key} must be on/off (true/false), got {value!r}.")
+        return None
+
+    def bool(self, key: str, default: bool | None = None) -> bool:
+        reading = self._bool(key, default)
+        if reading is not None:
+            return reading
+        if key in HERMES_READERS:  # a word Hermes reads its own way: we read it so too (``substitutions`` says)
+            return HERMES_READERS[key][0](self.raw(key))
+        raise ConfigError(f"{self._where(key)}: {key} must be on/off (true/false), got {self.raw(key, default)!r}.")
 
     def str(self, key: str, default: str | None = None) -> str:
         value = self.raw(key, default)

@@ -49,6 +49,9 @@ def check_config(home: Home) -> list[Finding]:
         )
         for _, kind, exc in config.unusable()
     ]
+    findings += [
+        Finding("config", "warning", s.what("config.yaml"), f"In config.yaml, {s.fix}.") for s in config.substitutions()
+    ]
     spans = _value_spans(_config_text(home))
     for misread in config.hermes_misreads():
         where = f"config.yaml line {misread.line}" if misread.line else "config.yaml"

@@ -233,3 +233,72 @@ def test_a_nudge_interval_neither_program_can_use_leaves_hermes_without_memory(h
     [finding] = [f for f in run_doctor(home).findings if f.area == "config"]
     assert finding.severity == "error" and "nudge_interval" in finding.what
     home.close()
+
+
+# Values Hermes runs with that mean nothing to us: replaced, with the line, never refused or silent.
+REPLACED = """\
+memory:
+  memory_char_limit: -5
+  write_approval: maybe
+  memory_enabled: maybe
+curator:
+  enabled: maybe
+"""
+
+
+def test_a_value_hermes_runs_with_is_replaced_and_said_with_its_line(home):
+    """`memory_char_limit: -5` was taken ("more than the store's whole limit of -5") and `maybe` refused
+    the agent's writes, though Hermes reads it as off; neither was said where the value was given."""
+    configured(home, REPLACED)
+    replaced = {s.key: s for s in home.config.substitutions()}
+    assert [(k, s.line, s.used) for k, s in replaced.items()] == [
+        ("memory.memory_char_limit", 2, "2,200 (the default)"),
+        ("memory.write_approval", 3, "off"),
+        ("memory.memory_enabled", 4, "on"),
+        ("curator.enabled", 6, "on"),
+    ]
+    assert home.config.unusable() == [] and home.config.hermes_misreads() == []
+    assert home.memory.limit("memory") == 2200 and not home.config.bool("memory.write_approval")
+    assert home.memory.add("memory", "User likes tea", ToolContext(actor="agent"))["success"]  # not staged
+    findings = [f for f in run_doctor(home).findings if f.area == "config"]
+    assert [f.severity for f in findings] == ["warning"] * 4
+    assert findings[0].what.startswith("config.yaml line 2: memory.memory_char_limit is -5, not a char limit above 0")
+    assert "refuses every write" in findings[0].what and "memory_char_limit: 2200" in findings[0].fix
+
+
+def test_a_section_holding_a_value_uses_the_defaults_and_says_so(tmp_path):
+    root = tmp_path / "home"
+    open_home(root).close()
+    (root / "config.yaml").write_text('memory: "just a string"\n', encoding="utf-8")
+    proc = subprocess.run(
+        workbench_cmd("memory", "add", "--target", "memory", "User likes tea", "--home", str(root), "--json"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and json.loads(proc.stdout)["success"]
+    assert proc.stderr.startswith("warning: ") and "line 1: memory is 'just a string', not a section" in proc.stderr
+    assert "default of every memory.* setting" in proc.stderr and "no built-in memory" in proc.stderr
+
+
+HERMES_SECTION = """
+import json
+from run_agent import AIAgent
+a = AIAgent(base_url="http://127.0.0.1:9/v1", api_key="x", model="gpt-4o-mini", quiet_mode=True,
+            skip_context_files=True)
+print(json.dumps([a._memory_store is None, bool(a._memory_enabled)]))
+"""
+
+
+@pytest.mark.slow
+def test_what_we_say_hermes_does_with_a_replaced_value_is_what_it_does(hermes, tmp_path):
+    root = tmp_path / "home"
+    home = open_home(root)
+    configured(home, REPLACED)
+    seen = hermes.json(root, HERMES_READS)
+    assert seen["memory.memory_char_limit"] == -5 and seen["tool"] is False  # "refuses every write"
+    for key in ("memory.write_approval", "memory.memory_enabled", "curator.enabled"):  # read as Hermes reads them
+        assert seen[key] is home.config.bool(key), key
+    configured(home, 'memory: "just a string"\n')
+    assert hermes.json(root, HERMES_SECTION) == [True, False]  # "no built-in memory at all"
+    home.close()

@@ -381,11 +381,12 @@ class WorkbenchApp(ResultsFromWorkers, App):
         gc.set_threshold(*self._gc_thresholds)
 
     def _warn_misreads(self) -> None:
-        """Values Hermes reads differently: said at start and whenever config.yaml changes (docs/configuration.md)."""
-        for misread in self.home.config.hermes_misreads():
+        """Values replaced or read differently by Hermes: said at start and whenever config.yaml changes
+        (docs/configuration.md)."""
+        for title, warning in self.home.config.warnings():
             self.notify(
-                visible(misread.message(self.home.config.path)),
-                title="Hermes reads config.yaml differently",
+                visible(warning),
+                title=title,
                 severity="warning",
                 markup=False,
                 timeout=30,

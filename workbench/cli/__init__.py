@@ -226,16 +226,17 @@ def _argument_problem(argv: list[str]) -> str:
 
 
 def warn_misreads(home) -> None:
-    """One stderr line per config value Hermes 0.19.0 would read differently (never silent).
+    """One stderr line per config value the workbench replaces or Hermes 0.19.0 would read differently
+    (never silent).
 
     A config.yaml that does not load is left to the commands that need it.
     """
     try:
-        misreads = home.config.hermes_misreads()
+        warnings = home.config.warnings()
     except WorkbenchError:
         return
-    for misread in misreads:
-        sys.stderr.write(visible(f"warning: {misread.message(home.config.path)}") + "\n")
+    for _, warning in warnings:
+        sys.stderr.write(visible(f"warning: {warning}") + "\n")
 
 
 def _layout_progress(step: str, done: int, total: int) -> None:
