@@ -250,9 +250,9 @@ def _summary(entry: JournalEntry) -> str:
         return f"{where} {action}"
     if entry.subsystem == "skills":
         if action == "external":
-            return (
-                f"skill '{target}' {detail.get('change', 'changed')} outside the workbench ({detail.get('path', '')})"
-            )
+            inside = detail.get("file")  # a support file's row: the skill itself stayed
+            what = f"file '{inside}' of skill '{target}'" if isinstance(inside, str) else f"skill '{target}'"
+            return f"{what} {detail.get('change', 'changed')} outside the workbench ({detail.get('path', '')})"
         if action == "consolidate":
             return f"consolidated {', '.join(detail.get('absorbed') or [])} into skill '{target}'"
         if action == "rollback":

@@ -240,6 +240,14 @@ def _outside(home, kind: str, found, serial: int, copies: set[str]) -> None:
         os.utime(found.path / "SKILL.md", ns=(moment, moment))
     elif kind == "pin":
         _set_pin(home, found.name)
+    elif kind == "file":  # a support file written, rewritten or removed, as Hermes's write_file / remove_file
+        file = found.path / "references" / "n.md"
+        if file.exists() and serial % 2:
+            file.unlink()
+        else:
+            file.parent.mkdir(exist_ok=True)
+            file.write_text(f"{serial}\n", encoding="utf-8")
+            os.utime(file, ns=((1_500_000_000 + serial) * 10**9,) * 2)  # (a stamp of its own, as an edit's)
     elif kind == "archive":  # as Hermes's curator moves it
         (skills / ".archive").mkdir(exist_ok=True)
         os.rename(found.path, skills / ".archive" / f"{found.dir_name}-{serial}")
@@ -282,7 +290,7 @@ def _our_change(home, kind: str, found, serial: int) -> None:
         pass
 
 
-OUTSIDE = ("edit", "rename", "pin", "archive", "remove", "create", "restore")
+OUTSIDE = ("edit", "rename", "file", "pin", "archive", "remove", "create", "restore")
 ON_TARGET = ("edit", "rename", "file", "pin", "archive", "delete")  # our changes of the round's target skill
 OURS = (*ON_TARGET, "restore", "create", "rollback")
 
@@ -334,7 +342,7 @@ def test_scoped_looks_journal_what_full_looks_journal(tmp_path, clock, looked):
             ours = rng.choice(OURS)
             if target is not None and ours in ON_TARGET:
                 if rng.random() < 0.5:  # our skill changed outside just before ours
-                    before.append((rng.choice(("edit", "pin", "rename")), target))
+                    before.append((rng.choice(("edit", "file", "pin", "rename")), target))
                 if rng.random() < 0.5:  # and just after
                     after.append((rng.choice(OUTSIDE), target))
             rows = {}

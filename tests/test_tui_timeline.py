@@ -197,6 +197,31 @@ async def test_a_skill_written_by_another_program_appears_on_the_timeline(home, 
         )
 
 
+async def test_a_support_file_written_by_another_program_appears_on_the_timeline(home, tmp_path):
+    """A file Hermes's write_file adds to a skill never reached the Timeline: only SKILL.md was looked at."""
+    write_skill(home, "beta-logs", category="devops")
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(160, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(pilot, lambda: home.skills.outside._last is not None, what="the baseline")
+        write_from_another_process(home.skills_dir / "devops" / "beta-logs" / "scripts" / "run.sh", "tail -f x\n")
+        wanted = "file 'scripts/run.sh' of skill 'beta-logs' created outside the workbench"
+        await wait_for(pilot, lambda: any(wanted in what for what in shown(screen)), what="the file's row")
+        await cursor_to(pilot, screen, wanted)
+        detail = str(screen.query_one("#timeline-detail").render())
+        assert "skills external" in detail and "(devops/beta-logs/scripts/run.sh)" in detail
+        await pilot.press("enter")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(pilot.app.screen, SkillsScreen)
+                and pilot.app.screen.current is not None
+                and pilot.app.screen.current.name == "beta-logs"
+            ),
+            what="its skill selected",
+        )
+
+
 async def test_new_changes_are_followed_on_top_and_counted_lower_down(home, tmp_path):
     """On the first row the view follows what arrives; on another row the cursor stays on its row
     and the title says how many arrived above, until the cursor goes back to the top."""

@@ -5,7 +5,9 @@ for skills, one row per SKILL.md created, edited, removed, archived (moved into 
 folder, as Hermes's curator does) or restored (its name gone from the archive since the last
 look, as Hermes's ``restore_skill`` moves it out; a categorised skill archived and restored between
 two looks, which Hermes puts back flat, is both, ``_round_trips``), and per skill pinned or unpinned in ``.usage.json``
-(Hermes's ``skills pin``), so the Timeline can say
+(Hermes's ``skills pin``), and per support file created, edited or removed under references/,
+templates/, scripts/ or assets/ (Hermes's ``write_file`` and ``remove_file``; a skill created, removed,
+archived or restored is one row, its files with it), so the Timeline can say
 what a background process changed. ``record`` compares the active skills' SKILL.md
 files with what it saw last time (by hash; a file whose size and mtime did not move is
 not read again). A change is ours, not outside, when some workbench process journaled a
@@ -19,7 +21,9 @@ again when the newest one for that file says the same.
 
 What a look saw is kept in workbench.db (``skills_looked``, and in ``skills_look`` the
 journal row it had read up to, the pins, the archive's names and when; the archive folder's mtime
-in ``skills_look_archive``), so a process's
+in ``skills_look_archive``; its support files in ``skills_looked_files``, and in ``skills_look_files``
+the row and time of the look that kept them, which an earlier version's look leaves behind: a file
+change is ours when journaled after the older of the two rows), so a process's
 first look compares with the last look of any workbench process: a skill Hermes changed
 while none watched is journaled when the TUI next opens, or ``workbench timeline`` next runs.
 Each change of ours takes a look before and after it (``changes.looked_around``), so an
@@ -40,13 +44,15 @@ import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..curator.ledger import sha256
 from ..fileio import UnsafePath
 from ..values import json_value
 from .discovery import ARCHIVE_DIR, Found
+from .validation import ALLOWED_SUBDIRS
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -66,6 +72,17 @@ CREATE TABLE IF NOT EXISTS skills_look_archive (
     one INTEGER PRIMARY KEY CHECK (one = 1), at REAL NOT NULL, mtime_ns INTEGER NOT NULL
 );
 """
+# each active skill's support files at the look that kept them, and that look's mark and time: tables of their
+# own, which an earlier version neither reads (it takes every ``skills_looked`` row for a SKILL.md) nor moves on
+_FILES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS skills_looked_files (
+    skill TEXT NOT NULL, path TEXT NOT NULL, name TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,
+    sha TEXT NOT NULL, PRIMARY KEY (skill, path)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS skills_look_files (
+    one INTEGER PRIMARY KEY CHECK (one = 1), journal_id INTEGER NOT NULL, at REAL NOT NULL
+);
+"""
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS skills_looked (
@@ -77,6 +94,7 @@ CREATE TABLE IF NOT EXISTS skills_look (
 );
 """
     + _ARCHIVE_SCHEMA
+    + _FILES_SCHEMA
 )
 
 
@@ -88,11 +106,22 @@ class _Seen:
 
 
 @dataclass(frozen=True)
+class _File(_Seen):
+    skill: str  # its skill's SKILL.md, as ``_Look.seen`` keys it
+
+    def inside(self, rel: str) -> str:
+        """Its path ``rel`` (under skills/) in its skill's folder, as Hermes's ``file_path`` names it."""
+        return rel[len(self.skill) - len("SKILL.md") :]
+
+
+@dataclass(frozen=True)
 class _Look:
     """What one look saw: each active SKILL.md (path relative to skills/), the skills pinned, the
     name of each copy in the archive (a name archived twice is there twice), the journal row it had
     read up to, when it looked, and the archive folder's mtime (0: no archive; None: not known, a
-    look kept before it was kept)."""
+    look kept before it was kept); each active skill's support files (path relative to skills/),
+    and the (mark, time) of the look that last kept those (None: none did, a look kept by an earlier
+    version; an earlier version's look moves ``mark`` and ``at`` on alone)."""
 
     seen: dict[str, _Seen]
     pins: frozenset[str]
@@ -100,6 +129,8 @@ class _Look:
     mark: int
     at: float
     archive_stamp: int | None = None
+    files: dict[str, _File] = field(default_factory=dict)
+    files_look: tuple[int, float] | None = None
 
 
 @dataclass
@@ -148,6 +179,7 @@ class OutsideChanges:
             since = self._since(last, scope)
             moved = None not in (last.archive_stamp, now.archive_stamp) and last.archive_stamp != now.archive_stamp
             ids = self._journal_changes(last, now.seen, now.pins, lambda: now.archived, since, found_later, moved)
+            ids += self._journal_files(last, now.seen, now.files, since, found_later)
         if scope is not None and scope.row is None:
             scope.mark = now.mark if last is None else last.mark
         self._keep(last, now)
@@ -170,13 +202,17 @@ class OutsideChanges:
         mark = self._settled_mark()  # first: a change of ours committed during the scan is after it, so ours
         pins = self.home.skills.usage.pinned()
         stamp = self._archive_stamp()  # before the archive is listed: a move in or out meanwhile moves it on
+        seen, files = self._scan(last)
+        at = self.home.clock.now()
         return _Look(
-            self._scan(last.seen if last else {}),
+            seen,
             frozenset(pins) if pins is not None else last.pins if last else frozenset(),  # unreadable: as before
             tuple(sorted(s.name for s in self.home.skills.scanner.archived())),
             mark,
-            self.home.clock.now(),
+            at,
             stamp,
+            files,
+            (mark, at),
         )
 
     def _archive_stamp(self) -> int | None:
@@ -194,14 +230,15 @@ class OutsideChanges:
         only a full look will do: no look kept yet (the first takes the baseline), a path only a walk can
         tell (``Scanner.under``), or, after the change, another row that makes a change ours between the
         kept mark and now (the next full look must still read it, and this look does not take in its
-        change). It compares and keeps the SKILL.md files at, under or holding the change's roots, every
-        file last seen declaring one of their names or the change's, and those names' pins. All else
+        change), or support files no look kept yet (the next full look takes their baseline). It compares
+        and keeps the SKILL.md files at, under or holding the change's roots, every file last seen
+        declaring one of their names or the change's, those skills' support files, and those names' pins. All else
         stays as last seen, for the next full look to compare: other pins, the archive but for the
         copies this change moved in or out (under its roots, before and after it), and the time of the
         last look (the earliest a change still to find may date from)."""
         last = self._last or self._kept(entries=False)
         row = scope.row  # (set: this is the look after the change)
-        if last is None or (row is not None and scope.copies is None):
+        if last is None or last.files_look is None or (row is not None and scope.copies is None):
             return None
         mark = self._settled_mark()
         if row is not None and self._others(last.mark, mark, row):
@@ -209,27 +246,38 @@ class OutsideChanges:
         window = self._window(last, scope)
         if window is None:
             return None
-        before, now, names = window
+        before, now, names, skills = window
+        if last is self._last:
+            files_before = {rel: f for rel, f in last.files.items() if f.skill in before or f.skill in now}
+        else:
+            files_before = self._kept_files(self.home.journal.connection(), before.keys() | now.keys())
+        files = self._files_all(skills, files_before)
         pinned = self.home.skills.usage.pinned(names)
         pins = None if pinned is None else frozenset(pinned)
         scanner = self.home.skills.scanner
         archived = functools.cache(lambda: tuple(sorted(s.name for s in scanner.archived())))
         now_pins = last.pins if pins is None else (last.pins - names) | pins
-        since = self._since(last, scope)
-        ids = self._journal_changes(replace(last, seen=before), now, now_pins, archived, since, self._found_later(last))
+        since, found_later = self._since(last, scope), self._found_later(last)
+        seen = replace(last, seen=before, files=files_before)
+        ids = self._journal_changes(seen, now, now_pins, archived, since, found_later)
+        ids += self._journal_files(seen, now, files, since, found_later)
         moved: Counter[str] = Counter()
         if row is None:
             scope.mark = last.mark
         else:
             moved.update(self._copies(scope.roots))
             moved.subtract(scope.copies or ())
-        self._keep_window(last, before, now, names, pins, moved, None if row is None else (mark, row))
+        self._keep_window(
+            last, (before, now), (files_before, files), names, pins, moved, None if row is None else (mark, row)
+        )
         return ids
 
-    def _window(self, last: _Look, scope: Scope) -> tuple[dict[str, _Seen], dict[str, _Seen], frozenset[str]] | None:
+    def _window(
+        self, last: _Look, scope: Scope
+    ) -> tuple[dict[str, _Seen], dict[str, _Seen], frozenset[str], list[Found]] | None:
         """(as last seen, as now) each active SKILL.md the scope reaches: of the skills at, under or
-        holding its roots, and those seen last declaring a name it or they declare; and those names.
-        None when only a walk can tell which files those are."""
+        holding its roots, and those seen last declaring a name it or they declare; those names, and
+        the skills found now. None when only a walk can tell which files those are."""
         prefix = self.home.skills.ledger.rel(self.home.skills_dir)
         if any(root == prefix or prefix.startswith(f"{root}/") for root in scope.roots):
             return None  # the whole library
@@ -237,6 +285,7 @@ class OutsideChanges:
         before: dict[str, _Seen] = {}
         now: dict[str, _Seen] = {}
         names = scope.names
+        skills: dict[str, Found] = {}
         while True:
             before |= self._kept_entries(last, rels, ())
             for rel in rels:
@@ -244,10 +293,11 @@ class OutsideChanges:
                 if found is None:
                     return None
                 now |= self._seen_all(found, before)
+                skills |= {skill.rel: skill for skill in found}
             names |= {s.name for s in (*before.values(), *now.values())}
             rels = [rel for rel in self._kept_entries(last, (), names) if rel not in before]
             if not rels:
-                return before, now, names
+                return before, now, names, list(skills.values())
 
     def _kept_entries(self, last: _Look, rels: Iterable[str], names: Iterable[str]) -> dict[str, _Seen]:
         """What ``last`` saw of the SKILL.md files at, under or holding ``rels``, or declaring one of
@@ -287,12 +337,11 @@ class OutsideChanges:
         found_later: bool,
         archive_moved: bool = False,
     ) -> list[int]:
-        """Journal what differs between ``last`` and ``now`` (the files, and the ``pins`` now) that no
-        workbench process journaled after row ``since``; ``archived``, the archive's names now, is read
+        """Journal what differs between ``last`` and ``now`` (the SKILL.md files, and the ``pins`` now) that
+        no workbench process journaled after row ``since``; ``archived``, the archive's names now, is read
         only if needed. ``archive_moved``: whether a copy went into or out of the archive since ``last``
         (``_round_trips``)."""
-        ours, roots = self._journaled(since)
-        prefix = self.home.skills.ledger.rel(self.home.skills_dir)
+        theirs = self._theirs(since)
         before = last.seen
         changed = []
         for rel in sorted(now.keys() | before.keys()):
@@ -301,12 +350,8 @@ class OutsideChanges:
             pinned = old is not None and new is not None and (new.name in pins) != (old.name in last.pins)
             if old is not None and new is not None and not edited and not pinned:
                 continue
-            if {seen.name for seen in (old, new) if seen} & ours:  # ours (a rename journals the old name)
-                continue
-            path = f"{prefix}/{rel}"  # home-relative, as journaled roots are
-            if any(path == root or path.startswith(f"{root}/") for root in roots):
-                continue
-            changed.append(rel)
+            if theirs(rel, old, new):
+                changed.append(rel)
         trips = self._round_trips(before, now, changed) if archive_moved else {}
         gone_in = set(trips.values())
         ids = []
@@ -340,6 +385,48 @@ class OutsideChanges:
                         ids.append(row)
         return ids
 
+    def _journal_files(
+        self, last: _Look, now: dict[str, _Seen], files: dict[str, _File], since: int, found_later: bool
+    ) -> list[int]:
+        """Journal each support file created, edited or removed (``files``: as now) that no workbench
+        process journaled after row ``since``, nor after the look that kept ``last.files``, of a skill
+        whose SKILL.md is where it was (a skill created, removed, archived or restored is one row, its
+        files with it). Nothing before a look kept them: that look is their baseline."""
+        if last.files_look is None:
+            return []
+        mark, looked_at = last.files_look
+        theirs = self._theirs(min(since, mark))
+        ids = []
+        for rel in sorted(files.keys() | last.files.keys()):
+            old, new = last.files.get(rel), files.get(rel)
+            shown = new or old
+            assert shown is not None  # (a key of one or the other)
+            if (old and new and old.sha == new.sha) or shown.skill not in last.seen or shown.skill not in now:
+                continue
+            if not theirs(rel, old, new):
+                continue
+            change = CREATED if old is None else REMOVED if new is None else EDITED
+            dated = (new.stamp[0] / 1e9 if new else None, looked_at) if found_later else None
+            row = self._journal(change, rel, shown.name, new.sha if new else None, dated, shown.inside(rel))
+            if row is not None:
+                ids.append(row)
+        return ids
+
+    def _theirs(self, since: int) -> Callable[[str, _Seen | None, _Seen | None], bool]:
+        """Whether a file (path under skills/; as last seen, as now) changed outside: no workbench
+        process journaled, after row ``since``, a change of its skill (by a name it had: a rename
+        journals the old one) or of a root at or above it."""
+        ours, roots = self._journaled(since)
+        prefix = self.home.skills.ledger.rel(self.home.skills_dir)
+
+        def theirs(rel: str, old: _Seen | None, new: _Seen | None) -> bool:
+            if {seen.name for seen in (old, new) if seen} & ours:
+                return False
+            path = f"{prefix}/{rel}"  # home-relative, as journaled roots are
+            return not any(path == root or path.startswith(f"{root}/") for root in roots)
+
+        return theirs
+
     @staticmethod
     def _round_trips(before: dict[str, _Seen], now: dict[str, _Seen], changed: list[str]) -> dict[str, str]:
         """The skills archived and restored between two looks, as Hermes does it (restored path: the path
@@ -362,43 +449,59 @@ class OutsideChanges:
         makes the tables); without its ``entries`` (``_kept_entries`` reads those a scoped look needs)."""
         conn = self.home.journal.connection()
         query = (
-            "SELECT journal_id, pins, archived, look.at, archive.mtime_ns FROM skills_look AS look "
-            "LEFT JOIN skills_look_archive AS archive ON archive.at = look.at"
+            "SELECT look.journal_id, pins, archived, look.at, archive.mtime_ns, files.journal_id, files.at "
+            "FROM skills_look AS look LEFT JOIN skills_look_archive AS archive ON archive.at = look.at "
+            "LEFT JOIN skills_look_files AS files ON files.one = 1"
         )
         try:
             row = conn.execute(query).fetchone()
         except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc):
                 raise
-            if "skills_look_archive" in str(exc):  # a look kept before the archive's mtime was: not known
-                conn.executescript(_ARCHIVE_SCHEMA)
-                row = conn.execute(query).fetchone()
-            else:
-                conn.executescript(_SCHEMA)
-                return None
+            # no look yet, or one kept by a version that kept no archive mtime or support files: not known
+            conn.executescript(_SCHEMA)
+            row = conn.execute(query).fetchone()
         if row is None:
             return None
         seen = {
             path: _Seen(name, (mtime_ns, size), sha)
             for path, name, mtime_ns, size, sha in (conn.execute("SELECT * FROM skills_looked") if entries else ())
         }
-        return _Look(seen, frozenset(_names(row[1])), tuple(sorted(_names(row[2]))), row[0], row[3], row[4])
+        files = self._kept_files(conn, None) if entries else {}
+        files_look = None if row[5] is None else (row[5], row[6])
+        pins, archived = frozenset(_names(row[1])), tuple(sorted(_names(row[2])))
+        return _Look(seen, pins, archived, row[0], row[3], row[4], files, files_look)
+
+    @staticmethod
+    def _kept_files(conn: sqlite3.Connection, skills: Iterable[str] | None) -> dict[str, _File]:
+        """The support files the look kept in workbench.db saw, of the ``skills`` (SKILL.md paths) or all."""
+        query = "SELECT path, name, mtime_ns, size, sha, skill FROM skills_looked_files"
+        rows = (
+            conn.execute(query)
+            if skills is None
+            else conn.execute(f"{query} WHERE skill IN (SELECT value FROM json_each(?))", (json.dumps(sorted(skills)),))
+        )
+        return {path: _File(name, (mtime_ns, size), sha, skill) for path, name, mtime_ns, size, sha, skill in rows}
 
     def _keep(self, last: _Look | None, now: _Look) -> None:
         """Keep this look for the next process's first one: the files whose stamp or hash moved, the
         pins, the archive's names, the mark and the time (a later change is dated no earlier). A look
         that found all as kept writes nothing: its time is then the last look's, an earlier bound."""
         before = last.seen if last else {}
-        if last is not None and (before, last.pins, last.archived, last.mark, last.archive_stamp) == (
-            now.seen,
-            now.pins,
-            now.archived,
-            now.mark,
-            now.archive_stamp,
+        files_look = last.files_look if last else None
+        if (
+            last is not None
+            and files_look is not None
+            and (before, last.pins, last.archived, last.mark, last.archive_stamp, last.files, files_look[0])
+            == (now.seen, now.pins, now.archived, now.mark, now.archive_stamp, now.files, now.mark)
         ):
             return  # (the watcher looks on every change under skills/: the kept look still says it all)
         with self.home.journal.transaction() as conn:
             self._keep_entries(conn, before, now.seen)
+            if files_look is None:  # (none kept: the table holds nothing a look of ours kept)
+                conn.execute("DELETE FROM skills_looked_files")
+            self._keep_files(conn, last.files if last is not None and files_look is not None else {}, now.files)
+            conn.execute("INSERT OR REPLACE INTO skills_look_files VALUES (1, ?, ?)", (now.mark, now.at))
             conn.execute(
                 "INSERT OR REPLACE INTO skills_look VALUES (1, ?, ?, ?, ?)",
                 (now.mark, json.dumps(sorted(now.pins)), json.dumps(now.archived), now.at),
@@ -409,17 +512,20 @@ class OutsideChanges:
     def _keep_window(
         self,
         last: _Look,
-        before: dict[str, _Seen],
-        now: dict[str, _Seen],
+        skill_mds: tuple[dict[str, _Seen], dict[str, _Seen]],
+        files: tuple[dict[str, _File], dict[str, _File]],
         names: frozenset[str],
         pins: frozenset[str] | None,
         moved: Counter[str],
         passed: tuple[int, int] | None,
     ) -> None:
-        """Keep what a scoped look saw: its files, which of ``names`` are pinned (None: the usage file
-        said nothing), the copies its change ``moved`` into the archive (or out: negative), and after
-        the change the new mark and the change's row, ``passed``; all else as kept. The look kept in
-        workbench.db may be another process's: its mark moves only where no other row lies between."""
+        """Keep what a scoped look saw: its SKILL.md and support files (each as last seen, as now),
+        which of ``names`` are pinned (None: the usage file said nothing), the copies its change
+        ``moved`` into the archive (or out: negative), and after the change the new mark and the
+        change's row, ``passed``; all else as kept. The look kept in workbench.db may be another
+        process's: its mark moves only where no other row lies between, and the support files' mark
+        with it only where they were at one (an earlier version's look moves the first alone)."""
+        (before, now), (files_before, files_now) = skill_mds, files
 
         def merged(kept_pins: frozenset[str], archived: Iterable[str]) -> tuple[frozenset[str], tuple[str, ...]]:
             copies = Counter(archived)
@@ -428,23 +534,40 @@ class OutsideChanges:
 
         new_pins, archived = merged(last.pins, last.archived)
         mark = last.mark if passed is None else passed[0]
-        if (before, last.pins, last.archived, last.mark) == (now, new_pins, archived, mark):
+        if (before, last.pins, last.archived, last.mark, files_before) == (now, new_pins, archived, mark, files_now):
             return
         with self.home.journal.transaction() as conn:
             self._keep_entries(conn, before, now)
-            kept, kept_pins, kept_archived = conn.execute(
+            self._keep_files(conn, files_before, files_now)
+            was, kept_pins, kept_archived = conn.execute(
                 "SELECT journal_id, pins, archived FROM skills_look"
             ).fetchone()
-            if passed is not None and passed[0] > kept and not self._others(kept, *passed):
-                kept = passed[0]
+            kept = passed[0] if passed is not None and passed[0] > was and not self._others(was, *passed) else was
             kept_pins, kept_archived = merged(frozenset(_names(kept_pins)), _names(kept_archived))
             conn.execute(
                 "UPDATE skills_look SET journal_id = ?, pins = ?, archived = ?",
                 (kept, json.dumps(sorted(kept_pins)), json.dumps(kept_archived)),
             )
+            conn.execute("UPDATE skills_look_files SET journal_id = ? WHERE journal_id = ?", (kept, was))
         if self._last is not None:
             seen = {rel: s for rel, s in self._last.seen.items() if rel not in before} | now
-            self._last = _Look(seen, new_pins, archived, mark, last.at, last.archive_stamp)
+            kept_files = {rel: f for rel, f in self._last.files.items() if rel not in files_before} | files_now
+            files_look = self._last.files_look
+            if files_look is not None and files_look[0] == last.mark:
+                files_look = (mark, files_look[1])
+            self._last = _Look(seen, new_pins, archived, mark, last.at, last.archive_stamp, kept_files, files_look)
+
+    @staticmethod
+    def _keep_files(conn: sqlite3.Connection, before: dict[str, _File], now: dict[str, _File]) -> None:
+        """The support files whose stamp or hash moved since ``before``, and those gone."""
+        conn.executemany(
+            "INSERT OR REPLACE INTO skills_looked_files VALUES (?, ?, ?, ?, ?, ?)",
+            [(f.skill, rel, f.name, *f.stamp, f.sha) for rel, f in now.items() if before.get(rel) != f],
+        )
+        conn.executemany(
+            "DELETE FROM skills_looked_files WHERE skill = ? AND path = ?",
+            [(before[rel].skill, rel) for rel in before.keys() - now.keys()],
+        )
 
     @staticmethod
     def _keep_entries(conn: sqlite3.Connection, before: dict[str, _Seen], now: dict[str, _Seen]) -> None:
@@ -456,11 +579,17 @@ class OutsideChanges:
         conn.executemany("DELETE FROM skills_looked WHERE path = ?", [(rel,) for rel in before.keys() - now.keys()])
 
     def _journal(
-        self, change: str, rel: str, name: str, sha: str | None, found_later: tuple[float | None, float] | None
+        self,
+        change: str,
+        rel: str,
+        name: str,
+        sha: str | None,
+        found_later: tuple[float | None, float] | None,
+        inside: str | None = None,
     ) -> int | None:
         """One external row, unless another workbench process watching this home journaled the same one.
         ``found_later``: (the file's mtime, if it has one, and the last look) for a change made while
-        none watched."""
+        none watched; ``inside``: a support file's path in the skill's folder (``file`` in the row)."""
         journal = self.home.journal
         with journal.transaction() as conn:
             last = conn.execute(
@@ -471,7 +600,7 @@ class OutsideChanges:
             ).fetchone()
             if last is not None and tuple(last) == (change, sha):
                 return None
-            detail: dict = {"change": change, "path": rel, "sha": sha}
+            detail: dict = {"change": change, "path": rel, "sha": sha, **({"file": inside} if inside else {})}
             at = None
             if found_later is not None:
                 now, (mtime, looked_at) = self.home.clock.now(), found_later
@@ -479,10 +608,6 @@ class OutsideChanges:
                 detail.update(seen_at=now, not_before=looked_at)
             rows = [{"action": "external", "detail": detail}]
             return journal.append_all("skills", name, rows, actor="external", at=at)[0]
-
-    def _scan(self, seen: dict[str, _Seen]) -> dict[str, _Seen]:
-        """Each active SKILL.md, hashed only when its stamp moved since ``seen``."""
-        return self._seen_all(self.home.skills.scanner.active(), seen)
 
     def _seen_all(self, skills: Iterable[Found], seen: dict[str, _Seen]) -> dict[str, _Seen]:
         """The SKILL.md of each of ``skills``, hashed only when its stamp moved since ``seen``."""
@@ -500,6 +625,31 @@ class OutsideChanges:
             except (OSError, UnsafePath):  # gone meanwhile, or a link the policy refuses: not a skill to report
                 continue
             found[rel] = _Seen(skill.name, stamp, sha)
+        return found
+
+    def _scan(self, last: _Look | None) -> tuple[dict[str, _Seen], dict[str, _File]]:
+        """Each active SKILL.md and support file, each hashed only when its stamp moved since ``last``."""
+        active = self.home.skills.scanner.active()
+        return self._seen_all(active, last.seen if last else {}), self._files_all(active, last.files if last else {})
+
+    def _files_all(self, skills: Iterable[Found], seen: dict[str, _File]) -> dict[str, _File]:
+        """The support files of each of ``skills`` (``_support_files``), hashed only when a stamp moved
+        since ``seen``: a look stats each file, and reads only those that changed."""
+        found: dict[str, _File] = {}
+        for skill in skills:
+            key = f"{skill.rel}/SKILL.md"
+            for inside, stamp in _support_files(skill.path):
+                rel = f"{skill.rel}/{inside}"
+                old = seen.get(rel)
+                try:
+                    sha = (
+                        old.sha
+                        if old and old.stamp == stamp
+                        else sha256(self.home.links.read_bytes(skill.path / inside, inside=skill.path))
+                    )
+                except (OSError, UnsafePath):  # gone meanwhile, or a link out of the skill: not its file
+                    continue
+                found[rel] = _File(skill.name, stamp, sha, key)
         return found
 
     def _settled_mark(self) -> int:
@@ -546,3 +696,33 @@ class OutsideChanges:
             .fetchone()
             is not None
         )
+
+
+def _support_files(folder: Path) -> list[tuple[str, tuple[int, int]]]:
+    """Each file (path in ``folder``, stamp) under a skill's support folders, the only ones Hermes's
+    ``skill_manage`` writes (``write_file``, ``remove_file``): references/, templates/, scripts/ and
+    assets/, at any depth. Hidden names (a write's temporary file among them) are left out, and a
+    folder link is not followed (it may lead out of the skill, or round)."""
+    try:
+        with os.scandir(folder) as entries:
+            stack = [(e.path, e.name) for e in entries if e.name in ALLOWED_SUBDIRS and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    found = []
+    while stack:
+        path, inside = stack.pop()
+        try:
+            with os.scandir(path) as entries:
+                listed = [e for e in entries if not e.name.startswith(".")]
+        except OSError:
+            continue
+        for entry in listed:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, f"{inside}/{entry.name}"))
+                elif entry.is_file():
+                    stat = entry.stat()
+                    found.append((f"{inside}/{entry.name}", (stat.st_mtime_ns, stat.st_size)))
+            except OSError:  # gone meanwhile
+                continue
+    return found
