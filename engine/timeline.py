@@ -151,6 +151,10 @@ class Row:
     revert_of: str | None = None  # the group a ``revert:`` group's row helped revert
     reverted_by: int | None = None  # the row that undid this one (unless it was undone in turn)
     why: str | None = None  # how a decision made outside the workbench was told, or why an approval was refused
+    # an outside skill row's change (its action is ``external`` whatever happened, as the journal keeps it):
+    # created, edited, removed, archived, restored, pinned or unpinned; and for a support file, its path in the skill
+    change: str | None = None
+    file: str | None = None
 
     @property
     def when(self) -> str:
@@ -497,6 +501,13 @@ def _why(entry: JournalEntry) -> str | None:
     return visible(one_line(why, WHY_CHARS)) if isinstance(why, str) else None
 
 
+def _outside_change(entry: JournalEntry) -> dict[str, str | None]:
+    """What an outside skill row says happened (``Row.change``, ``Row.file``), from its detail."""
+    if (entry.subsystem, entry.action) != ("skills", "external"):
+        return {}
+    return {"change": text_value(entry.detail.get("change")), "file": text_value(entry.detail.get("file"))}
+
+
 def _outside_skill(row: Row) -> bool:
     return (row.subsystem, row.action) == ("skills", "external")
 
@@ -546,6 +557,7 @@ class Timeline:
         return conn
 
     def _row(self, entry: JournalEntry) -> Row:
+        outside = _outside_change(entry)
         return Row(
             entry.id,
             group_of(entry),
@@ -559,6 +571,8 @@ class Timeline:
             entry.message_id,
             revert_of=text_value(entry.detail.get("revert_of")),
             why=_why(entry),
+            change=outside.get("change"),
+            file=outside.get("file"),
         )
 
     def page(

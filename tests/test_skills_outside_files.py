@@ -184,3 +184,30 @@ def test_a_look_kept_by_an_earlier_version_still_works_both_ways(home):
     conn.execute("UPDATE skills_look_files SET journal_id = 0")
     assert home.skills.outside.record() == []
     assert [r[1:3] for r in _file_rows(home)] == [("edited", "brew/SKILL.md")]
+
+
+def test_json_timeline_says_what_each_outside_skill_change_was(home, capsys):
+    """Every outside skill row's action is ``external``: only the summary told created from removed."""
+    from workbench.cli import main
+
+    folder = _beta_logs(home, ("references/a.md",))
+    _create_brew(home)
+    assert home.curator.archive("brew")["success"]
+    home.skills.outside.record()
+    (folder / "references" / "a.md").unlink()
+    (folder / "SKILL.md").write_text(skill_md("beta-logs", body="Edited.\n"), encoding="utf-8")
+    os.rename(home.skills_dir / ".archive" / "brew", home.skills_dir / "brew")  # as Hermes's restore_skill
+    assert main(["--home", str(home.root), "--json", "timeline", "--actor", "external"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [(r["action"], r["change"], r["file"], r["target"]) for r in rows] == [
+        ("external", "removed", "references/a.md", "beta-logs"),
+        ("external", "edited", None, "beta-logs"),
+        ("external", "restored", None, "brew"),
+    ]
+    assert main(["--home", str(home.root), "--json", "timeline", "--subsystem", "skills"]) == 0
+    ours = [r for r in json.loads(capsys.readouterr().out)["rows"] if r["actor"] != "external"]
+    assert {(r["action"], r["change"], r["file"]) for r in ours} == {  # (their action says it)
+        ("create", None, None),
+        ("write_file", None, None),
+        ("archive", None, None),
+    }

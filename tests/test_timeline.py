@@ -210,6 +210,8 @@ def test_cli_timeline_and_revert(tmp_path, home):
         "revert_of",  # the group a revert group's row helped revert; None here
         "reverted_by",  # the row that undid it; None here
         "why",  # how a decision made outside was told, or why an approval failed; None here
+        "change",  # what an outside skill row's change was; None here
+        "file",  # the support file an outside skill row is about; None here
         "session",  # the row's own session, else its source's
     }
     assert listed["rows"][0]["source"] is None and listed["rows"][0]["session"] == "s1"

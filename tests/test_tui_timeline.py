@@ -209,7 +209,8 @@ async def test_a_support_file_written_by_another_program_appears_on_the_timeline
         await wait_for(pilot, lambda: any(wanted in what for what in shown(screen)), what="the file's row")
         await cursor_to(pilot, screen, wanted)
         detail = str(screen.query_one("#timeline-detail").render())
-        assert "skills external" in detail and "(devops/beta-logs/scripts/run.sh)" in detail
+        assert "skills external (created) · target beta-logs" in detail
+        assert "(devops/beta-logs/scripts/run.sh)" in detail
         await pilot.press("enter")
         await wait_for(
             pilot,

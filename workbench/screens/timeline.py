@@ -25,6 +25,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event
 from engine.memory.history import HERMES_SLACK_S
 from engine.memory.targets import TARGETS
+from engine.textsafety import inline
 from engine.timeline import Row, Source, Timeline, awaits_source, describe_group, parse_filter, preview_lines
 from widgets.literal import literal
 from widgets.search_box import SearchBox
@@ -220,7 +221,9 @@ class TimelineScreen(WorkbenchScreen):
 
     def _show_detail(self, row: Row) -> None:
         lines = [
-            f"row {row.id} · {row.when} · {row.actor} · {row.subsystem} {row.action} · target {row.target}",
+            f"row {row.id} · {row.when} · {row.actor} · {row.subsystem} {row.action}"
+            + (f" ({inline(row.change)})" if row.change else "")
+            + f" · target {row.target}",
             row.summary,
         ]
         if row.reverted_by is not None:
