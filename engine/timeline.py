@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from .approvals.labels import detail_summary
 from .approvals.outside import cited_rows, citing_approvals
 from .approvals.sources import staged_at, staged_in_sessions
 from .archive.query import like_escape
@@ -274,7 +275,7 @@ def _summary(entry: JournalEntry) -> str:
             "restore": "restored",
             "close": "closed",
         }
-        what = detail.get("summary") or entry.before or entry.after or ""
+        what = detail_summary(detail) or detail.get("summary") or entry.before or entry.after or ""  # what it does
         where = (" in Hermes" if action == "stage" else " outside the workbench") if detail.get("outside") else ""
         unchanged = " (already so: nothing changed)" if action == "approve" and detail.get("changed") is False else ""
         edited = " (edited before approval)" if action == "approve" and isinstance(detail.get("edited"), str) else ""

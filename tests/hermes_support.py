@@ -21,6 +21,8 @@ import venv
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.approvals.labels import describe
+
 HERMES_VERSION = "0.19.0"
 _PROBE = "import hermes_state, tools.memory_tool, tools.write_approval; print('ok')"
 
@@ -159,16 +161,17 @@ def hermes_record(
     *,
     created_at: float = 1.0,
     origin: str = "foreground",
-    summary: str = "hermes",
+    summary: str | None = None,
     subsystem: str = "memory",
 ) -> Path:
     """A pending record (memory's unless ``subsystem`` says) laid out as Hermes 0.19.0's ``stage_write``
-    writes it: no pinned entry, no actor, session or message of ours. ``home``: an open home."""
+    writes it: no pinned entry, no actor, session or message of ours. ``home``: an open home;
+    ``summary``: the payload in words unless given, as Hermes words it."""
     record = {
         "id": pid,
         "subsystem": subsystem,
         "action": payload["action"],
-        "summary": summary,
+        "summary": describe(subsystem, payload) if summary is None else summary,
         "origin": origin,
         "created_at": created_at,
         "payload": payload,

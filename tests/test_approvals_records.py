@@ -210,7 +210,7 @@ def test_listing_notices_records_changed_or_removed_since_the_last_scan(home):
     data = json.loads(path.read_text())
     data["summary"] = "edited by hand, longer than before"
     path.write_text(json.dumps(data))  # in place: same inode
-    assert {r.id: r.summary for r in home.approvals.list()}[record.id] == "edited by hand, longer than before"
+    assert {r.id: r.claimed_summary for r in home.approvals.list()}[record.id] == "edited by hand, longer than before"
     path.write_text("{")
     assert [r.id for r in home.approvals.list()] == [other.id] and len(home.approvals.problems()) == 1
     path.unlink()

@@ -722,7 +722,10 @@ async def test_each_queue_row_keeps_its_age_on_its_first_line_at_80_columns(gate
 
     consolidate = next(iter(gated.approvals.list()))
     consolidate = replace(
-        consolidate, subsystem="skills", action="consolidate", created_at=consolidate.created_at - 86400 * 30
+        consolidate,
+        subsystem="skills",
+        payload={"action": "consolidate", "name": "umbrella"},
+        created_at=consolidate.created_at - 86400 * 30,
     )
     first = str(_queue_row(consolidate, gated.clock.now())).splitlines()[0]
     assert first == "skill  consolidate   30d", first

@@ -24,6 +24,7 @@ from ..fileio import crash_point
 from ..safety import assess
 from ..tools import BACKGROUND_REVIEW
 from ..values import iso_time
+from .labels import detail_summary
 from .outside import cited_rows, outcome
 from .outside_skills import removes_present
 from .preview import Seen, memory_view, proposed_texts, skill_view
@@ -121,8 +122,8 @@ class ApprovalQueue:
         record = PendingRecord(
             id=self.store.new_id(),
             subsystem=subsystem,
-            action=action,
-            summary=summary,
+            claimed_action=action,
+            claimed_summary=summary,
             origin=origin,
             created_at=self.home.clock.now(),
             payload=payload,
@@ -138,7 +139,7 @@ class ApprovalQueue:
                 "stage",
                 record.id,
                 actor=actor,
-                after=summary,
+                after=record.summary,
                 session_id=session_id,
                 message_id=message_id,
                 detail=_detail(record),
@@ -267,7 +268,7 @@ class ApprovalQueue:
         """Journal how the record ``staged`` left the queue outside the workbench (``claimed``: the
         outside memory rows approvals cite already, this one's added)."""
         action, why, evidence = outcome(self.home, staged, claimed)
-        summary = staged.detail.get("summary")
+        summary = detail_summary(staged.detail) or staged.detail.get("summary")
         # the proposer staged it first: a restore since (a rejection reverted) is the user's row, not theirs
         stagings = self.home.journal.query(
             subsystem="approvals", target=staged.target, actions=("stage",), limit=1, oldest_first=True
@@ -348,7 +349,8 @@ class ApprovalQueue:
         memory the budget afterwards and near-duplicate warnings.
 
         A proposal that would be refused now (a stale pin, an over-full store) carries
-        the refusal in ``error`` instead of a diff (and a memory one, in ``proposed``, the
+        the refusal in ``error`` instead of a diff (a record whose claims contradict its payload
+        carries ``claim_problem`` there, beside its diff) (and a memory one, in ``proposed``, the
         entry texts it asks to write). ``targets`` names the live entry each
         memory replace or remove hits (or that it is gone or ambiguous).
         """
@@ -371,14 +373,14 @@ class ApprovalQueue:
         try:
             staged = self._owner(record).preview_staged(record.payload, edited_content=edit, **_staging(record))
         except WorkbenchError as exc:
-            return {**view, "error": exc.message}
+            return {**view, "error": record.claim_problem or exc.message}
         if record.subsystem == "memory":
             self._date_hits(record, staged)
         if staged.get("error"):  # no diff: for memory, the texts it asks to write stand in for it
             proposed = proposed_texts(record.payload, edit) if record.subsystem == "memory" else []
             return {
                 **view,
-                "error": _refusal(record, str(staged["error"])),
+                "error": record.claim_problem or _refusal(record, str(staged["error"])),
                 "targets": staged.get("targets", []),
                 "proposed": proposed[:PROPOSED_SHOWN],  # a refused batch may hold thousands
                 "proposed_count": len(proposed),
@@ -386,8 +388,10 @@ class ApprovalQueue:
         if record.subsystem == "memory":
             threshold = self.home.memory.duplicate_threshold()
             limit = self.home.memory.limit(staged["target"])
-            return {**view, **memory_view(staged, record.payload, edit, limit, threshold)}
-        return {**view, **skill_view(staged)}
+            view.update(memory_view(staged, record.payload, edit, limit, threshold))
+        else:
+            view.update(skill_view(staged))
+        return {**view, "error": record.claim_problem}  # refused whatever it would write: the diff shows what
 
     # -- decisions a killed process left half made ------------------------------------
     def reconcile(self) -> builtins.list[int]:
@@ -445,6 +449,8 @@ class ApprovalQueue:
                 detail={**_detail(record), "edited": edit},
             )
             try:
+                if record.claim_problem:  # (never applied: what was shown of it is not what it does)
+                    raise WorkbenchError(record.claim_problem)
                 result = self._owner(record).apply_staged(
                     record.payload,
                     actor=actor,
@@ -758,6 +764,7 @@ def _brief(record: PendingRecord) -> dict[str, Any]:
         "subsystem": record.subsystem,
         "action": record.action,
         "summary": record.summary,
+        "claim_problem": record.claim_problem,
         "flags": flags(record),
     }
 
@@ -799,5 +806,6 @@ RECORD_FIELDS = ("subsystem", "action", "origin", "summary", "created_at", "payl
 
 
 def _detail(record: PendingRecord) -> dict[str, Any]:
-    """What the journal keeps of a record: enough to recreate it."""
-    return {field: getattr(record, field) for field in RECORD_FIELDS}
+    """What the journal keeps of a record: enough to recreate it, its claims as its file made them."""
+    data = record.to_dict()
+    return {field: data[field] for field in RECORD_FIELDS}

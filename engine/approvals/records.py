@@ -3,7 +3,9 @@
 ``<home>/pending/{memory,skills}/<id>.json`` with ``id`` (8 lowercase hex), ``subsystem``,
 ``action``, ``summary``, ``origin``, ``created_at`` (epoch seconds) and ``payload`` (the
 keyword arguments that replay the write). We add ``actor``, ``session_id`` and
-``message_id`` and ``staged_by``; Hermes ignores keys it does not know. A record Hermes
+``message_id`` and ``staged_by``; Hermes ignores keys it does not know. A record's ``action``
+and ``summary`` are kept as it claims them, but approving applies its payload, so what it is
+shown to do is derived from that (``labels``). A record Hermes
 wrote lacks them: it loads as staged by Hermes, by the review when its origin is
 ``background_review`` and by the agent otherwise. Records are plain files, so they
 survive restarts.
@@ -21,6 +23,7 @@ import threading
 import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,7 @@ from ..fileio import LinkPolicy, UnsafePath
 from ..journal import ACTORS
 from ..tools import BACKGROUND_REVIEW, FLUSH, FOREGROUND
 from ..values import MAX_JSON_DEPTH, iso_time, json_depth
+from .labels import claim_problem, describe, payload_action, shown_summary
 
 SUBSYSTEMS = ("memory", "skills")
 ORIGINS = (FOREGROUND, BACKGROUND_REVIEW, FLUSH, "curator")  # curator: a consolidation plan
@@ -51,12 +55,15 @@ def proposer(actor: str, staged_by: object) -> str:
     return f"Hermes {actor}" if staged_by == "hermes" else actor
 
 
+_ON_DISK = {"claimed_action": "action", "claimed_summary": "summary"}  # the fields' keys in a record file
+
+
 @dataclass(frozen=True)
 class PendingRecord:
     id: str
     subsystem: str
-    action: str
-    summary: str
+    claimed_action: str  # the file's ``action`` and ``summary``: what it says, not what it does
+    claimed_summary: str
     origin: str
     created_at: float
     payload: dict[str, Any]
@@ -65,6 +72,26 @@ class PendingRecord:
     message_id: int | None = None
     staged_by: str = "workbench"  # or "hermes": which program wrote the record
     base: str | None = None  # what a skill write that replaces or removes found when staged (ours only)
+
+    @property
+    def action(self) -> str:
+        """The action approving applies: its payload's, whatever the record claims."""
+        return payload_action(self.payload)
+
+    @cached_property
+    def described(self) -> str:
+        """What approving does, in words, from its payload alone."""
+        return describe(self.subsystem, self.payload)
+
+    @property
+    def summary(self) -> str:
+        """What approving does, in words: the file's own summary only where it says just that."""
+        return shown_summary(self.claimed_summary, self.described)
+
+    @cached_property
+    def claim_problem(self) -> str | None:
+        """Why the record's claimed action or summary contradicts its payload, or None when they agree."""
+        return claim_problem(self.claimed_action, self.claimed_summary, self.action, self.described)
 
     @property
     def by_hermes(self) -> bool:
@@ -85,7 +112,8 @@ class PendingRecord:
         return datetime.fromtimestamp(self.created_at, UTC).isoformat(timespec="seconds")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The record file's JSON: its claims under Hermes's keys, as written."""
+        return {_ON_DISK.get(key, key): value for key, value in asdict(self).items()}
 
 
 @dataclass(frozen=True)
@@ -279,8 +307,8 @@ def record_from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
     return PendingRecord(
         id=stem,
         subsystem=subsystem,
-        action=action,
-        summary=str(data.get("summary") or ""),
+        claimed_action=action,
+        claimed_summary=str(data.get("summary") or ""),
         origin=str(data.get("origin") or FOREGROUND),
         created_at=float(created_at),
         payload=payload,

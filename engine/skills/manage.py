@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..approvals.labels import skill_gist
 from ..approvals.preview import diff_stats, line_diff
 from ..errors import WorkbenchError
 from ..tools import BACKGROUND_REVIEW, ToolContext
-from .frontmatter import description_of, parse_frontmatter
 from .library import ACTIONS, Plan, base_of
 
 PAYLOAD_KEYS = (
@@ -109,25 +109,18 @@ def skill_view_tool(home, args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     return result
 
 
-def _size(text: str) -> str:
-    return f"{len(text) // 1024 + 1} KB" if len(text) >= 1024 else f"{len(text)} chars"
-
-
 def gist(plan: Plan) -> str:
-    """One line for the approval queue (Hermes's ``skill_gist`` wording)."""
-    name = plan.name
-    if plan.action in ("create", "edit"):
-        verb = "create" if plan.action == "create" else "rewrite"
-        description = description_of(*parse_frontmatter(plan.after or ""))
-        return f"{verb} '{name}' — {description[:140]} ({_size(plan.after or '')})"
-    if plan.action == "patch":  # counted as the reviewer's diff shows them, not the patch's strings
-        stats = diff_stats(line_diff(plan.before or "", plan.after or ""))
-        return f"patch '{name}' {plan.label} (+{stats['added']}/-{stats['removed']} lines)"
-    if plan.action == "write_file":
-        return f"write {plan.label} in '{name}'"
-    if plan.action == "remove_file":
-        return f"remove {plan.label} from '{name}'"
-    return f"delete skill '{name}'"
+    """One line for the approval queue (Hermes's ``skill_gist`` wording); a patch's lines are counted
+    as the reviewer's diff shows them, not as the patch's strings."""
+    stats = diff_stats(line_diff(plan.before or "", plan.after or "")) if plan.action == "patch" else {}
+    return skill_gist(
+        plan.action,
+        plan.name,
+        plan.label,
+        content=plan.after or "",
+        added=stats.get("added", 0),
+        removed=stats.get("removed", 0),
+    )
 
 
 def _read_before_write(plan: Plan, ctx: ToolContext) -> None:

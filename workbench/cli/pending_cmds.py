@@ -66,6 +66,7 @@ def _row(home: Home, record: PendingRecord) -> dict:
         "subsystem": record.subsystem,
         "action": record.action,
         "summary": record.summary,
+        "claim_problem": record.claim_problem,
         "origin": record.origin,
         "created_at": record.created_iso,
         "age_seconds": round(age, 1),
@@ -88,7 +89,7 @@ def list_pending(home: Home, args) -> Output:
     for row, origin in zip(rows, origins, strict=True):
         summary = one_line(inline(row["summary"]))  # (a file name in it may hold a line break)
         lines.append(f"  {row['id']}  {row['subsystem']:<6}  {origin:<{width}}  {row['age']:>8}  {summary}")
-        lines += [f"      ⚠ {reason}" for reason in row["flags"]]
+        lines += [f"      ⚠ {reason}" for reason in filter(None, [row["claim_problem"], *row["flags"]])]
     if rows:
         lines.append(
             "Show: workbench pending show ID   Apply: workbench pending approve ID   Drop: workbench pending reject ID"

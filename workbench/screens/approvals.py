@@ -588,6 +588,7 @@ def _queue_row(record: PendingRecord, now: float):
     return assemble(
         (f"{kind:<6} {one_line(record.action, 11):<11}", "bold"),  # (a Hermes record's action is any text)
         (f" {age(now - record.created_at):>5}\n", "$text-muted"),
+        ("⚠ not what it says · " if record.claim_problem else "", "bold $error"),  # (its file's claims lie)
         (f"{record.origin_label} · ", "$text-muted"),
         ("Hermes · " if record.by_hermes else "", "$secondary"),
         (one_line(record.summary, 120), ""),
