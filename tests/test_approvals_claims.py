@@ -171,8 +171,12 @@ def test_a_memory_record_claiming_an_add_over_a_remove_is_refused(tmp_path):
         "payload": {"action": "remove", "target": "memory", "old_text": "tea"},
     }
     (folder / "cccc0001.json").write_text(json.dumps(record), encoding="utf-8")
+    stale = {**record, "id": "cccc0002", "payload": {"action": "remove", "target": "memory", "old_text": "jazz"}}
+    (folder / "cccc0002.json").write_text(json.dumps(stale), encoding="utf-8")
     home = open_home(root)
     try:
+        error = home.approvals.preview("cccc0002")["error"]  # both reasons it is refused, the lie first
+        assert error.startswith("Its record says") and "Besides: " in error and "jazz" in error.split("Besides: ")[1]
         pending = home.approvals.get("cccc0001")
         assert (pending.action, pending.summary) == ("remove", "remove from memory: tea")
         result = home.approvals.approve("cccc0001")

@@ -282,6 +282,7 @@ def test_a_100000_operation_batch_is_refused_when_staged_and_when_approved(root)
     record.update(
         subsystem="memory",
         action="batch",
+        summary="apply 100000 op(s) to memory: remove x",  # (a summary of another write is refused as a lie)
         payload={
             "action": "batch",
             "target": "memory",

@@ -373,14 +373,14 @@ class ApprovalQueue:
         try:
             staged = self._owner(record).preview_staged(record.payload, edited_content=edit, **_staging(record))
         except WorkbenchError as exc:
-            return {**view, "error": record.claim_problem or exc.message}
+            return {**view, "error": _refusals(record, exc.message)}
         if record.subsystem == "memory":
             self._date_hits(record, staged)
         if staged.get("error"):  # no diff: for memory, the texts it asks to write stand in for it
             proposed = proposed_texts(record.payload, edit) if record.subsystem == "memory" else []
             return {
                 **view,
-                "error": record.claim_problem or _refusal(record, str(staged["error"])),
+                "error": _refusals(record, _refusal(record, str(staged["error"]))),
                 "targets": staged.get("targets", []),
                 "proposed": proposed[:PROPOSED_SHOWN],  # a refused batch may hold thousands
                 "proposed_count": len(proposed),
@@ -756,6 +756,11 @@ def _refusal(record: PendingRecord, error: str) -> str:
     if record.by_hermes and record.subsystem == "skills" and error.startswith("Could not find old_string"):
         return error + LOOSE_MATCH.format(id=record.id)
     return error
+
+
+def _refusals(record: PendingRecord, error: str) -> str:
+    """Why approving is refused: a record that lies about its payload first, then what else refuses it."""
+    return f"{record.claim_problem} Besides: {error}" if record.claim_problem else error
 
 
 def _brief(record: PendingRecord) -> dict[str, Any]:
