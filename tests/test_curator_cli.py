@@ -52,6 +52,7 @@ def test_skills_and_curator_commands(tmp_path):
                 "use_count": 0,
                 "last_used_at": None,
                 "problem": None,
+                "name_problem": None,
                 "proposed_by": None,
             }
         ],

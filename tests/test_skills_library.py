@@ -361,3 +361,37 @@ def test_agentskills_fields_are_understood(home):
     assert home.skills.view("plain", record=False)["tags"] == ["a", "b"]
     assert "compatibility" not in home.skills.view("plain", record=False)
     assert [s.name for s in home.skills.list()] == ["plain", "review"]
+
+
+def test_a_skill_whose_declared_name_cannot_be_asked_for_is_listed_by_its_folder(tmp_path):
+    """``name: ../../evil`` in bad3/SKILL.md was listed as ``../../evil``, which `skills show` then
+    refused as path traversal: it is listed by its folder, with why, and shown by it."""
+    import subprocess
+
+    from tests.hermes_support import workbench_cmd
+    from workbench.screens.skills import skill_row
+
+    home = open_home(tmp_path / "home")
+    folder = home.skills_dir / "bad3"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(skill_md("../../evil"), encoding="utf-8")
+    write_skill(home, "fine")
+    [info] = [s for s in home.skills.list() if s.path == "bad3"]
+    assert info.needs_folder and "Skill name cannot contain '..'" in info.name_problem
+    assert skill_row(info).ref == "bad3" and not home.skills.get("fine").name_problem
+    home.close()
+
+    def cli(*args):
+        return subprocess.run(
+            workbench_cmd(*args, "--home", str(tmp_path / "home")), capture_output=True, text=True, check=False
+        )
+
+    listed = cli("skills", "list").stdout.splitlines()
+    assert listed[0].startswith("../../evil (bad3)  ") and "⚠ Does a useful thing" in listed[0]
+    assert listed[-1] == (
+        "⚠ bad3: Its declared name cannot be used (Skill name cannot contain '..' path traversal components): "
+        "ask for it by its folder, bad3."
+    )
+    shown = cli("skills", "show", "bad3")
+    assert shown.returncode == 0 and shown.stdout.startswith("---\nname: ../../evil\n")
+    assert shown.stdout.rstrip().endswith("ask for it by its folder, bad3.")

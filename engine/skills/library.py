@@ -57,6 +57,25 @@ _LINKED = {  # group -> (suffixes or None for any, recursive)
 }
 
 
+def name_problem(name: Any) -> str | None:
+    """Why ``find`` refuses to look ``name`` up (None: it may): it must name a place inside skills/."""
+    if not isinstance(name, str) or not name.strip():
+        return "Skill name is required."
+    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+        return "Skill name must be a relative path within the skills directory."
+    if ".." in name.replace("\\", "/").split("/"):
+        return "Skill name cannot contain '..' path traversal components."
+    return None
+
+
+def _unusable(found: Found) -> str | None:
+    """Why the name a skill's SKILL.md declares cannot be asked for, and what to ask for instead."""
+    problem = name_problem(found.name)
+    if problem is None:
+        return None
+    return f"Its declared name cannot be used ({problem.rstrip('.')}): ask for it by its folder, {found.rel}."
+
+
 @dataclass(frozen=True)
 class SkillInfo:
     name: str
@@ -77,8 +96,11 @@ class SkillInfo:
     problem: str | None = None  # why SKILL.md fails the strict rule (Hermes lists such a skill all the same)
     too_long: bool = False  # the problem is only SKILL.md's length: it parses
     proposed_by: str | None = None  # who proposed it, when its creation was an approved proposal
+    # why the name its SKILL.md declares cannot be asked for (``../../evil``), so its folder stands in
+    name_problem: str | None = None
     # its name alone does not pick it out among those listed (``list``): an archived copy whose name
-    # another listed skill has, or an active skill whose name another active one declares
+    # another listed skill has, an active skill whose name another active one declares, or a name
+    # that cannot be asked for
     needs_folder: bool = False
 
     @property
@@ -191,6 +213,7 @@ class SkillLibrary:
             problem=found.problem,
             too_long=found.too_long,
             proposed_by=proposed_by if provenance == "user" else None,  # a review's own skill is the agent's
+            name_problem=_unusable(found),
         )
 
     def infos(self, found: list[Found]) -> list[SkillInfo]:
@@ -213,7 +236,12 @@ class SkillLibrary:
         every = Counter(info.name for info in infos)
         active = Counter(info.name for info in infos if info.state != "archived")
         infos = [
-            replace(info, needs_folder=(every if info.state == "archived" else active)[info.name] > 1) for info in infos
+            replace(
+                info,
+                needs_folder=(every if info.state == "archived" else active)[info.name] > 1
+                or info.name_problem is not None,
+            )
+            for info in infos
         ]
         return sorted(infos, key=lambda s: (s.state == "archived", s.category or "", s.name, s.path))
 
@@ -222,12 +250,8 @@ class SkillLibrary:
 
         ``follow_absorbed`` (the agent's tools): a consolidated skill's old name finds its umbrella.
         """
-        if not isinstance(name, str) or not name.strip():
-            raise SkillError("Skill name is required.")
-        if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
-            raise SkillError("Skill name must be a relative path within the skills directory.")
-        if ".." in name.replace("\\", "/").split("/"):
-            raise SkillError("Skill name cannot contain '..' path traversal components.")
+        if problem := name_problem(name):
+            raise SkillError(problem)
         matches = self.scanner.named(name)
         if len(matches) > 1:
             raise SkillError(

@@ -26,6 +26,7 @@ LIST_FIELDS = (
     "use_count",
     "last_used_at",
     "problem",
+    "name_problem",
     "proposed_by",
 )
 
@@ -66,12 +67,14 @@ def list_skills(home: Home, args) -> Output:
     owner_width = max(map(len, owners), default=0)
     lines = [
         f"{name:<{name_width}}  {category:<{category_width}}  {s.state:<8} {'pinned' if s.pinned else '':<6} "
-        f"{owner:<{owner_width}} uses {s.use_count:<4} {'⚠ ' if s.problem else ''}{inline(s.description[:60])}"
+        f"{owner:<{owner_width}} uses {s.use_count:<4} {'⚠ ' if s.problem or s.name_problem else ''}"
+        f"{inline(s.description[:60])}"
         for s, name, category, owner in zip(skills, names, categories, owners, strict=True)
     ]
     broken = [inline(s.path) for s in skills if s.problem and not s.too_long]
     if broken:
         lines.append(f"⚠ SKILL.md does not parse in {', '.join(broken)} (`workbench doctor` says why).")
+    lines += [f"⚠ {inline(s.path)}: {inline(s.name_problem)}" for s in skills if s.name_problem]
     long = [inline(s.path) for s in skills if s.too_long]
     if long:
         lines.append(f"⚠ SKILL.md is over the {MAX_SKILL_CONTENT_CHARS:,}-character limit in {', '.join(long)}.")
@@ -142,9 +145,10 @@ def show_skill(home: Home, args) -> Output:
     if result.get("other_files"):
         text += "\n\nother files (not linked: the agent is never shown them):\n"
         text += "\n".join(f"  {f}" for f in result["other_files"])
-    problem = None if args.file else home.skills.get(args.name).problem
-    if problem:  # last, where it is seen after a long SKILL.md scrolls by, as `skills list` marks it
-        text += f"\n\n⚠ {inline(problem)}"
+    info = None if args.file else home.skills.get(args.name)
+    for problem in (info.problem, info.name_problem) if info else ():
+        if problem:  # last, where it is seen after a long SKILL.md scrolls by, as `skills list` marks it
+            text += f"\n\n⚠ {inline(problem)}"
     return Output(result, text=text)
 
 

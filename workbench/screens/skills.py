@@ -110,7 +110,7 @@ def skill_row(info: Any) -> SkillRow:
         use_count=info.use_count or 0,
         last_used_at=parse_iso(info.last_used_at),
         path=info.path,
-        problem=info.problem,
+        problem=info.problem or info.name_problem,
         too_long=info.too_long,
         shared=info.needs_folder,
     )
