@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 
 import pytest
 
@@ -11,6 +12,7 @@ from engine import ConfigError
 from engine.curator.transitions import Policy, decide
 from engine.skills.usage import default_record, iso
 from tests.conftest import FIXED_NOW
+from tests.hermes_support import workbench_cmd
 from tests.test_skills_support import tree_state, write_skill
 
 DAY = 86400
@@ -95,9 +97,19 @@ def test_dry_run_reports_and_changes_nothing(home):
     report = home.curator.run(dry_run=True)
     assert (report.marked_stale, report.archived, report.reactivated) == (("idle",), ("ancient",), ("stale-again",))
     assert report.dry_run and report.report_path is None and report.checked == 6
-    assert (
-        report.headline == "Curator dry run: 1 marked stale, 1 archived, 1 reactivated (6 agent-made skills checked)."
+    assert report.headline == (
+        "Curator dry run: would mark 1 stale, archive 1, reactivate 1 (6 agent-made skills checked); "
+        "nothing was changed."
     )
+    assert tree_state(home.root) == before
+    shown = subprocess.run(
+        workbench_cmd("curator", "run", "--dry-run", "--home", str(home.root)), capture_output=True, text=True
+    )
+    assert shown.returncode == 0 and shown.stdout.splitlines()[1:4] == [
+        "  would mark stale: idle",
+        "  would archive: ancient",
+        "  would reactivate: stale-again",
+    ], shown.stdout  # never "archived: ancient", as if it had been
     assert tree_state(home.root) == before
 
 

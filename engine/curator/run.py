@@ -74,13 +74,33 @@ class CuratorReport:
 
     @property
     def headline(self) -> str:
-        """The pass as people read it (``summary`` keeps Hermes's form, for its state file)."""
+        """The pass as people read it (``summary`` keeps Hermes's form, for its state file); a dry
+        run says what it would do, never that it did it."""
         changes = self.summary.split(": ", 1)[1]
         pass_ = "Curator dry run" if self.dry_run else "Curator pass"
         checked = f"{self.checked} agent-made skill{'s' * (self.checked != 1)} checked"
         if changes == "no changes":
             return f"{pass_}: nothing to change ({checked})."
+        if self.dry_run:
+            counts = (
+                ("mark {} stale", self.marked_stale),
+                ("archive {}", self.archived),
+                ("reactivate {}", self.reactivated),
+            )
+            would = [text.format(len(items)) for text, items in counts if items]
+            return f"{pass_}: would {', '.join(would)} ({checked}); nothing was changed."
         return f"{pass_}: {changes} ({checked})."
+
+    def changes(self) -> list[tuple[str, tuple[str, ...]]]:
+        """(what, the skills) for each change, worded for this pass: done, or for a dry run to be done."""
+        words = (
+            ("mark stale", "marked stale"),
+            ("archive", "archived"),
+            ("reactivate", "reactivated"),
+            ("keep, as cron jobs name them", "kept, as cron jobs name them"),
+        )
+        found = (self.marked_stale, self.archived, self.reactivated, self.kept_for_cron)
+        return [(would if self.dry_run else did, items) for (would, did), items in zip(words, found, strict=True)]
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

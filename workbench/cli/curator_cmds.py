@@ -59,16 +59,8 @@ def register(subparsers, common) -> None:
 def run_curator(home: Home, args) -> Output:
     report = home.curator.run(dry_run=args.dry_run)
     lines = [report.headline]
-    lines += [
-        f"  {label}: {', '.join(names)}"
-        for label, names in (
-            ("marked stale", report.marked_stale),
-            ("archived", report.archived),
-            ("reactivated", report.reactivated),
-            ("kept, as cron jobs name them", report.kept_for_cron),
-        )
-        if names
-    ]
+    would = "would " if report.dry_run else ""
+    lines += [f"  {would}{label}: {', '.join(map(inline, names))}" for label, names in report.changes() if names]
     if report.report_path:
         lines.append(f"  report: {report.report_path}")
     waiting = home.curator.awaiting_review()
