@@ -97,6 +97,15 @@ def test_usage_errors_exit_2(wb):
     assert wb("memory", "history", "--limit", "0").returncode == 2
 
 
+def test_an_empty_old_is_wrong_usage_named_as_typed(wb):
+    """`--old ""` said "old_text cannot be empty": the agent tool's word, not the flag typed."""
+    assert wb("memory", "add", "Uses Postgres").returncode == 0
+    for args in (("replace", "--old", "", "new"), ("remove", "--old", " ")):
+        empty = wb("memory", *args)
+        assert empty.returncode == 2 and "error: --old cannot be empty" in empty.stderr
+        assert "old_text" not in empty.stderr
+
+
 def test_show_reports_an_unreadable_file_without_hiding_the_other(wb, tmp_path):
     memories = tmp_path / "home" / "memories"
     memories.mkdir(parents=True)

@@ -16,7 +16,7 @@ from engine.textsafety import apart, one_line
 from engine.tools import ToolContext
 from engine.values import iso_time
 
-from . import Output
+from . import Output, UsageError
 from .numbers import ID, ROWS
 
 GAUGE_CELLS = 24
@@ -230,12 +230,20 @@ def add_entry(home: Home, args) -> Output:
     return _write(home.memory.add(args.target, args.text, _user()))
 
 
+def _old(args) -> str:
+    """``--old``, refused as wrong usage when empty: the engine's message names the tool's
+    ``old_text``, which is not what was typed here."""
+    if not args.old.strip():
+        raise UsageError("--old cannot be empty: give a short substring that picks out one entry")
+    return args.old
+
+
 def replace_entry(home: Home, args) -> Output:
-    return _write(home.memory.replace(args.target, args.old, args.text, _user()))
+    return _write(home.memory.replace(args.target, _old(args), args.text, _user()))
 
 
 def remove_entry(home: Home, args) -> Output:
-    return _write(home.memory.remove(args.target, args.old, _user()))
+    return _write(home.memory.remove(args.target, _old(args), _user()))
 
 
 def undo_event(home: Home, args) -> Output:
