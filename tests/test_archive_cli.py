@@ -86,6 +86,9 @@ def test_refusals_and_usage_errors(home_dir):
     assert code == 0 and data["count"] == 0
     code, data, err = wb(home_dir, "sessions", "show")
     assert code == 2 and data["usage"] is True and "required: ID" in data["error"] and err == ""
+    for query in ("", "  "):  # nothing to look for is wrong usage, not "no matches for ''"
+        code, data, err = wb(home_dir, "sessions", "search", query)
+        assert code == 2 and data["usage"] is True and "search needs words to look for" in data["error"]
 
 
 def test_reindex_rebuilds_the_cjk_index(home_dir):
