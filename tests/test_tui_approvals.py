@@ -767,3 +767,9 @@ async def test_a_rewrite_of_a_skill_changed_since_staging_says_it_would_be_refus
         await open_approvals(pilot)
         marks = ("Would be refused: Not applied: skills/brew/SKILL.md changed", "Kept by hand.")
         await wait_for(pilot, lambda: all(m in screen_text(app) for m in marks), what="the refusal and its diff")
+        await pilot.press("a")  # the question says it too: at 80x24 the dialog covers the pane
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        caution = app.screen.detail.split("\n")[1]
+        assert caution.startswith("⚠ Would be refused now, and stay pending: Not applied: skills/brew/SKILL.md")
+        assert caution.endswith("approve an edited version that keeps what you want.")  # whole: what to do
+        await pilot.press("n")

@@ -552,8 +552,9 @@ def cautions(preview: dict) -> list[str]:
     """What a question to approve repeats from the pane, one line each: a refusal the preview foresees
     (approving now would be refused, and it stays pending), then each entry written after staging."""
     lines = [f"⚠ {heading}: {one_line(entry, 160)}" for heading, entry in late_hits(preview)]
-    if preview.get("error"):
-        lines.insert(0, f"⚠ Would be refused now, and stay pending: {one_line(str(preview['error']), 240)}")
+    refusal = preview.get("error") or preview.get("stale")  # (stale: the write goes, but over a later change)
+    if refusal:
+        lines.insert(0, f"⚠ Would be refused now, and stay pending: {one_line(str(refusal), 400)}")
     return lines
 
 
