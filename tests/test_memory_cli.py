@@ -274,3 +274,18 @@ def test_a_replace_near_the_end_of_a_long_entry_shows_where_it_differs(wb):
         "         + …ling service: run migrations on staging, then promote after 1 hour",
     ]
     assert history[4] == f"         + {entry.format('45 minutes')[:71]}…"  # the add: its start, as before
+
+
+def test_an_entry_written_by_hand_past_any_limit_is_shown_cut_with_its_length(wb, tmp_path):
+    """A 50,000-character entry typed into USER.md was printed whole by `memory show`, and again by
+    every refusal that lists the current entries (`memory add` to a store already over its limit)."""
+    huge = "Notes from the offsite " + "and more notes " * 3_332 + "."  # 50,004 characters, no line breaks
+    users = tmp_path / "home" / "memories" / "USER.md"
+    users.parent.mkdir(parents=True, exist_ok=True)
+    users.write_text(f"Prefers tea\n§\n{huge}", encoding="utf-8")
+    shown = wb("memory", "show", "--target", "user")
+    assert shown.returncode == 0 and len(shown.stdout) < 6_000
+    assert "     ⋯ cut: 50,004 characters in all (`--json` prints it whole)" in shown.stdout.splitlines()
+    assert huge in json.loads(wb("--json", "memory", "show", "--target", "user").stdout)["entries"]
+    refused = wb("memory", "add", "--target", "user", "tiny")
+    assert refused.returncode == 1 and len(refused.stderr) < 8_000 and "⋯ cut: 50,004 characters" in refused.stderr

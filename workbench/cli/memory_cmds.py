@@ -122,14 +122,19 @@ def _entries(count: int) -> str:
     return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
+ENTRY_SHOWN = 4_000  # characters of one entry the text form prints; a longer one (written by hand) is cut
+
+
 def _numbered(entries: list[str], notes: list[str] | None = None, flags: list[str | None] | None = None) -> list[str]:
     lines = []
     width = len(str(len(entries)))
     indent = " " * (width + 4)
     for i, entry in enumerate(entries, 1):
-        first, *rest = entry.split("\n")  # (not splitlines: U+2028 and kin are characters, shown as symbols)
+        first, *rest = entry[:ENTRY_SHOWN].split("\n")  # (not splitlines: U+2028 and kin are characters)
         lines.append(f"  {i:>{width}}. {first}")
         lines.extend(indent + line for line in rest)
+        if len(entry) > ENTRY_SHOWN:
+            lines.append(f"{indent}⋯ cut: {len(entry):,} characters in all (`--json` prints it whole)")
         if notes:
             lines.append(indent + "↳ " + notes[i - 1])
         if flags and flags[i - 1]:
