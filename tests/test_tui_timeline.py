@@ -498,3 +498,13 @@ async def test_a_failed_approval_row_says_why_in_the_detail_pane(home, tmp_path)
         await cursor_to(pilot, screen, "approval failed")
         detail = str(screen.query_one("#timeline-detail").render())
         assert "\nwhy: SKILL.md must start with YAML frontmatter (---)." in detail
+
+
+async def test_the_detail_line_keeps_a_target_with_a_line_break_on_its_line(home, tmp_path):
+    """A skill folder named with a line break split the selected row's first detail line in two."""
+    home.journal.append("skills", "external", "two\nlines", actor="external", after="skill 'two⏎lines' edited")
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(pilot, lambda: screen.query_one(TimelineList).row_count > 0, what="the row")
+        detail = str(screen.query_one("#timeline-detail").render())
+        assert detail.splitlines()[0].endswith("· skills external · target two⏎lines")

@@ -223,7 +223,7 @@ class TimelineScreen(WorkbenchScreen):
         lines = [
             f"row {row.id} · {row.when} · {row.actor} · {row.subsystem} {row.action}"
             + (f" ({inline(row.change)})" if row.change else "")
-            + f" · target {row.target}",
+            + f" · target {inline(row.target)}",  # (a folder name may hold a line break)
             row.summary,
         ]
         if row.reverted_by is not None:
