@@ -122,6 +122,11 @@ def test_an_unknown_skill_name_is_answered_with_close_names_in_text_too(tmp_path
         write_skill(home, f"skill-{n:02d}")
     home.close()
     assert said("skills", "show", "nosuch").endswith("`workbench skills list` shows all 15.\n")  # too many to list
+    assert said("skills", "restore", "deploy-staging").endswith("No skill is archived.\n")  # (it is active)
+    assert main(["skills", "archive", "deploy-staging", "--home", str(tmp_path / "h")]) == 0
+    capsys.readouterr()
+    assert said("skills", "restore", "deplo").endswith("Did you mean deploy-staging?\n")  # archived names only
+    assert said("skills", "restore", "skill-03").endswith("The archived skills: deploy-staging.\n")
 
 
 def test_skills_list_marks_a_skill_whose_skill_md_does_not_parse(tmp_path):

@@ -297,7 +297,10 @@ class Curator:
         exact = [f for f in archived if f.dir_name == folder]
         matches = exact if folder != name else candidates(archived, name)  # (.archive/FOLDER: that very copy)
         if not matches:
-            raise SkillError(f"No archived skill named '{name}' in {self.skills.archive_dir}.")
+            raise SkillError(
+                f"No archived skill named '{name}' in {self.skills.archive_dir}.",
+                available_archived=sorted({f.name for f in archived} | {f.dir_name for f in archived}),
+            )
         if len(matches) > 1:
             raise SkillError(
                 f"Ambiguous restore: {len(matches)} archived copies of '{name}' exist. Restore one by its folder name.",

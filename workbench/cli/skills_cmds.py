@@ -105,6 +105,10 @@ def _not_found(home: Home, exc: SkillError, args) -> Output:
         typed, names = args.file, list(exc.details["available_files"] or [])
         listed, empty = "Its files", "It has no files."
         everything = f"`workbench skills show {inline(args.name)}` lists all {len(names)}"
+    elif "available_archived" in exc.details:  # (a restore: only archived copies can be meant)
+        typed, names = args.name, list(exc.details["available_archived"])
+        listed, empty = "The archived skills", "No skill is archived."
+        everything = f"`workbench skills list --all` shows all {len(names)}"
     else:
         typed, names = args.name, sorted({s.name for s in home.skills.list()})
         listed, empty = "The skills here", "This home has no skills yet."
@@ -129,7 +133,7 @@ def _named(action):
         try:
             return action(home, args)
         except SkillError as exc:
-            if not {"available_skills", "available_files"} & exc.details.keys():  # (an ambiguous name, say)
+            if not {"available_skills", "available_files", "available_archived"} & exc.details.keys():  # (ambiguous)
                 raise
             return _not_found(home, exc, args)
 
