@@ -755,3 +755,24 @@ async def test_the_undo_question_shows_a_long_entrys_versions_where_they_differ(
         assert now.endswith("then page with incident 4714.") and back.endswith("then page with incident 4713.")
         assert now.startswith("now:  …") and back.startswith("back to:  …")
         await pilot.press("n")
+
+
+async def test_the_conflict_shown_follows_the_entry_when_it_moves_again(home, tmp_path):
+    """With the conflict shown, another writer removed the entry: the note over the draft said so, but
+    the panel still read "theirs (now on disk)" with the text that was gone, until Keep mine."""
+    home.memory.add("memory", "Old wording")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "e", select=0)
+        home.memory.replace("memory", "Old wording", "Their wording", AGENT)
+        await save(pilot, dialog, "My wording")
+        assert dialog.conflict is not None and dialog.conflict.theirs == "Their wording"
+        home.memory.remove("memory", "Their wording", AGENT)
+        panel = dialog.query_one("#conflict-text", Static)
+        await wait_for(pilot, lambda: "(removed)" in str(panel.content), what="the panel caught up")
+        assert "Their wording" not in str(panel.content) and dialog.conflict.theirs is None
+        assert "another writer removed this entry while you were editing" in str(dialog.query_one("#error").content)
+        await pilot.click("#keep-mine")  # the draft goes back in as an entry, as the panel now says
+        await wait_for(pilot, lambda: app.screen is not dialog, what="the save")
+        assert home.memory.entries("memory") == ["My wording"]

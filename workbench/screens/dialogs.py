@@ -14,7 +14,7 @@ you opened it" shows before the user saves, and the budget follows the store on 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from textual import on, work
@@ -77,6 +77,7 @@ class DiskCheck:
 
     note: str | None
     budget: Callable[[str], Budget] | None = None
+    theirs: tuple[str | None] | None = None  # what the edited entry is now, once another writer moved it
 
 
 def draft_budget(
@@ -309,6 +310,9 @@ class EditDialog(Dialog[bool]):
         if check.budget is not None:
             self.budget = check.budget
             self._draft_changed()
+        if self.conflict is not None and check.theirs is not None and check.theirs[0] != self.conflict.theirs:
+            self.conflict = replace(self.conflict, theirs=check.theirs[0])  # moved again while shown
+            self._show_conflict(self.conflict)
         self.disk_note = check.note
         note = self.query_one("#on-disk", Static)
         note.update(literal(check.note or ""))

@@ -637,4 +637,4 @@ class _OnDisk:
                 f"Changed on disk since you opened it: other {TITLES[self.target]} entries changed "
                 "(the budget below is measured against them)."
             )
-        return DiskCheck(note, budget)
+        return DiskCheck(note, budget, (theirs,) if moved else None)
