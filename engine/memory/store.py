@@ -14,6 +14,7 @@ is validated and pinned to the entry it targets, then staged instead of applied.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import secrets
 import time
@@ -27,7 +28,15 @@ from typing import TYPE_CHECKING, Any
 from ..config import MEMORY_LIMIT_KEYS
 from ..errors import WorkbenchError
 from ..events import MemoryChanged
-from ..fileio import TEMP_MAX_BYTES, UnsafePath, crash_point, lock_path_for, read_regular, remove_stale_temps
+from ..fileio import (
+    TEMP_MAX_BYTES,
+    UnsafePath,
+    atomic_write_bytes,
+    crash_point,
+    lock_path_for,
+    read_regular,
+    remove_stale_temps,
+)
 from ..journal import JournalEntry, content_hash
 from ..safety import Verdict, assess
 from ..tools import BACKGROUND_REVIEW, ToolContext
@@ -59,6 +68,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_BOM_BYTES = BOM.encode()
+
 TMP_PREFIX = ".mem_"
 MAX_CONSOLIDATION_FAILURES = 3
 FAILURES_KEY = "memory_consolidation_failures"
@@ -80,7 +91,54 @@ class FileState:
     @property
     def bom(self) -> bool:
         """Whether the file starts with a byte-order mark (``raw`` has it dropped)."""
-        return (self.data or b"").startswith(BOM.encode())
+        return (self.data or b"").startswith(_BOM_BYTES)
+
+    @cached_property
+    def sha(self) -> str:
+        """``content_hash(raw)``, from the bytes read when they are exactly ``raw`` in UTF-8 (no byte-order mark)."""
+        return _sha_of(self.data) if self.data is not None and not self.bom else content_hash(self.raw)
+
+    def encode(self, text: str) -> bytes:
+        """``text`` in UTF-8. An add's text is this file's with an entry appended: only that end is
+        encoded (a store holding a '§' is not ASCII, and encoding it whole cost 19 us per 25 KB)."""
+        if self.data is not None and not self.bom and text.startswith(self.raw):
+            return self.data + text[len(self.raw) :].encode("utf-8")
+        return text.encode("utf-8")
+
+
+# The last byte strings ``_sha_of`` hashed, each with its SHA-256 state: a write hashes the file it
+# read (mostly the one it wrote last) and the file it writes (mostly that one with an entry appended).
+_HASHED: list[tuple[bytes, Any]] = []
+
+
+def _sha_of(data: bytes) -> str:
+    """``content_hash`` of the text whose UTF-8 bytes are ``data``: hashed on from the longest of the last
+    bytes hashed that it starts with (compared byte for byte, so never from a stale state)."""
+    kept = max((k for k in _HASHED if data.startswith(k[0])), key=lambda k: len(k[0]), default=None)
+    if kept is None:
+        hasher = hashlib.sha256(data)
+    else:
+        hasher = kept[1].copy()
+        hasher.update(memoryview(data)[len(kept[0]) :])
+    _HASHED[:] = [*_HASHED[-1:], (data, hasher)]
+    return hasher.hexdigest()
+
+
+def _read_file(real: Path) -> FileState:
+    """The memory file at ``real``, a path the link policy resolved."""
+    try:
+        data = read_regular(real)
+    except FileNotFoundError:
+        return FileState(None, "", [])
+    except UnsafePath as exc:
+        return FileState(None, "", [], exc.message)
+    except OSError as exc:
+        return FileState(None, "", [], exc.strerror or str(exc))
+    try:
+        raw = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return FileState(None, "", [], f"it is not valid UTF-8 (byte {exc.start})")
+    return FileState(data, raw, read_as_hermes(raw))
 
 
 def _left_file(detail: dict, raw: str) -> bool:
@@ -197,20 +255,18 @@ class MemoryStore:
 
     def read(self, target: str) -> FileState:
         """The file as it is now (no lock: writes are atomic renames, so it is whole)."""
-        path = self.path(target)
+        real = self._real(target)
+        return real if isinstance(real, FileState) else _read_file(real)
+
+    def _real(self, target: str) -> Path | FileState:
+        """The real path of ``target``'s file, every link on the way checked by the link policy (a write
+        resolves it once, for its read and its rename), or the unreadable state a refused link gives."""
         try:
-            data = self.home.links.read_bytes(path)
-        except FileNotFoundError:
-            return FileState(None, "", [])
+            return self.home.links.resolve(self.path(target))
         except UnsafePath as exc:
             return FileState(None, "", [], exc.message)
         except OSError as exc:
             return FileState(None, "", [], exc.strerror or str(exc))
-        try:
-            raw = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            return FileState(None, "", [], f"it is not valid UTF-8 (byte {exc.start})")
-        return FileState(data, raw, read_as_hermes(raw))
 
     def entries(self, target: str) -> list[str]:
         """The live entries on disk, as Hermes reads them (a CRLF file's line endings translated);
@@ -620,7 +676,8 @@ class MemoryStore:
         limit = self.limit(target)
         with self._locked(target):
             self._settle(target)
-            state = self.read(target)
+            real = self._real(target)  # resolved once: the file read is the file replaced
+            state = real if isinstance(real, FileState) else _read_file(real)
             self._guard(target, state, limit, plan.drift_guard, backup=True)
             # A file holding CRs is read and written back as Hermes does: line endings translated, LF out,
             # so it comes out as Hermes's write leaves it.
@@ -641,6 +698,7 @@ class MemoryStore:
                     "blocks from its prompt: it was written without it."
                 )
             left = text.removeprefix(BOM)  # what reading the file back gives (``FileState.raw``)
+            data = state.encode(text)
             with self.home.journal.transaction():  # the reads and the pending rows: one commit
                 last = left_of(self.home.journal.connection(), target)
                 external = self._journal_external(target, state, last)
@@ -648,9 +706,10 @@ class MemoryStore:
                     last = left_of(self.home.journal.connection(), target)
                 link = self._link(last, state, outcome, text)
                 release = () if link else self._releasable(target, keeping=left)
-                journal_ids = self._begin(target, content_hash(left), outcome, writer, plan, link)
+                journal_ids = self._begin(target, _sha_of(data.removeprefix(_BOM_BYTES)), outcome, writer, plan, link)
             crash_point("memory-journaled")  # a death here leaves pending rows the next writer abandons
-            self._write(target, text, journal_ids)
+            assert isinstance(real, Path)  # a refused link reads as an unreadable file, which the guard refused
+            self._write(target, real, data, journal_ids)
             self._seen[target] = left
             # Still under the lock, so memory writers never meet on workbench.db's write lock (where SQLite's
             # busy handler sleeps a millisecond or more while this lock is held); a crash here leaves the rows
@@ -683,7 +742,7 @@ class MemoryStore:
         if last is None or outcome.text is not None or text.startswith(BOM):
             return None
         link = last.link()
-        if link is None or content_hash(state.raw) != last.sha:
+        if link is None or state.sha != last.sha:
             return None
         changes = [(c.before, c.after, c.index) for c in outcome.changes]
         return link if replays(state.entries, changes, outcome.entries) else None
@@ -723,14 +782,15 @@ class MemoryStore:
             message_id=writer.message_id,
         )
 
-    def _write(self, target: str, text: str, journal_ids: list[int]) -> None:
+    def _write(self, target: str, real: Path, data: bytes, journal_ids: list[int]) -> None:
         """Under the lock, once the pending rows are committed: write the file (a failure abandons them).
 
+        ``real``: the path the file was read from, as the link policy resolved it under this lock.
         The file is fsynced before its rename, as Hermes does; the folder is not (see
         docs/reliability.md): the journal's settling handles either outcome of a power cut.
         """
         try:
-            self.home.links.write_text(self.path(target), text, TMP_PREFIX, sync_folder=False)
+            atomic_write_bytes(real, data, TMP_PREFIX, sync_folder=False)
         except (OSError, UnsafePath) as exc:
             for row_id in journal_ids:
                 self.home.journal.abandon(row_id, str(exc))
@@ -1009,10 +1069,10 @@ class MemoryStore:
                     target,
                     actor="external",
                     snapshot=state.raw,
-                    detail={"file_sha": content_hash(state.raw), "entries": state.entries},
+                    detail={"file_sha": state.sha, "entries": state.entries},
                 )
             return None
-        if left.sha == content_hash(state.raw):
+        if left.sha == state.sha:
             return None
         before = self._file_text(target, left)
         # as a person and Hermes read both (line endings translated): a file saved with CRLF
@@ -1038,7 +1098,7 @@ class MemoryStore:
                 index = row["detail"]["index"]
                 row["detail"]["follows"] = [follows_key(e) for e in preceding(earlier, index)]
                 row["detail"]["precedes"] = [follows_key(e) for e in succeeding(earlier, index)]
-        rows[-1]["detail"]["file_sha"] = content_hash(state.raw)
+        rows[-1]["detail"]["file_sha"] = state.sha
         if len(rows) > 1:  # one edit (a file emptied, a paste of several entries): one Timeline group, one revert
             edit = secrets.token_hex(4)
             for row in rows:
