@@ -477,10 +477,31 @@ class Journal:
         actor: str,
         session_id: str | None = None,
         message_id: int | None = None,
+        within: sqlite3.Connection | None = None,
     ) -> list[int]:
         """Record several intended changes (status ``pending``) in one transaction; ``commit_all`` them once
-        they are on disk. Rows as in ``append_all``."""
-        return self._insert_all(subsystem, target, rows, actor, session_id, message_id, "pending", None, ())
+        they are on disk. Rows as in ``append_all``.
+
+        ``within``: this thread's connection, inside the caller's open ``transaction()``: the rows are
+        part of it (they commit with it, or roll back with it), with no savepoint of their own."""
+        if within is None:
+            return self._insert_all(subsystem, target, rows, actor, session_id, message_id, "pending", None, ())
+        return [
+            self._execute(
+                within,
+                subsystem,
+                row["action"],
+                target,
+                actor,
+                row.get("before"),
+                row.get("after"),
+                session_id,
+                message_id,
+                row.get("detail"),
+                "pending",
+            )
+            for row in rows
+        ]
 
     @_names_the_file
     def _insert_all(

@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import logging
 import secrets
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -675,14 +676,18 @@ class MemoryStore:
         """Run ``plan`` on the file under its lock; write, journal and announce the result."""
         limit = self.limit(target)
         with self._locked(target):
-            self._settle(target)
             real = self._real(target)  # resolved once: the file read is the file replaced
             state = real if isinstance(real, FileState) else _read_file(real)
-            self._guard(target, state, limit, plan.drift_guard, backup=True)
-            # A file holding CRs is read and written back as Hermes does: line endings translated, LF out,
-            # so it comes out as Hermes's write leaves it.
-            outcome = plan.op(list(state.entries), limit)
+            try:
+                self._guard(target, state, limit, plan.drift_guard, backup=True)
+                # A file holding CRs is read and written back as Hermes does: line endings translated, LF out,
+                # so it comes out as Hermes's write leaves it.
+                outcome = plan.op(list(state.entries), limit)
+            except Refusal:
+                self._settle(target, state)  # (a write that writes nothing still settles a dead writer's rows)
+                raise
             if dry_run or not outcome.changes:
+                self._settle(target, state)
                 return outcome
             text = outcome.text if outcome.text is not None else serialize(outcome.entries)
             if has_crlf(state.raw) and not has_crlf(text):  # (a whole-file repair or undo may keep them)
@@ -699,14 +704,17 @@ class MemoryStore:
                 )
             left = text.removeprefix(BOM)  # what reading the file back gives (``FileState.raw``)
             data = state.encode(text)
-            with self.home.journal.transaction():  # the reads and the pending rows: one commit
-                last = left_of(self.home.journal.connection(), target)
+            # the rows a dead writer left settled, the reads and the pending rows: one transaction, one commit
+            with self.home.journal.transaction() as conn:
+                self._settle(target, state)
+                last = left_of(conn, target)
                 external = self._journal_external(target, state, last)
                 if external is not None or last is None:  # rows of an outside edit (or a first look) came first
-                    last = left_of(self.home.journal.connection(), target)
+                    last = left_of(conn, target)
                 link = self._link(last, state, outcome, text)
                 release = () if link else self._releasable(target, keeping=left)
-                journal_ids = self._begin(target, _sha_of(data.removeprefix(_BOM_BYTES)), outcome, writer, plan, link)
+                sha = _sha_of(data.removeprefix(_BOM_BYTES))
+                journal_ids = self._begin(conn, target, sha, outcome, writer, plan, link)
             crash_point("memory-journaled")  # a death here leaves pending rows the next writer abandons
             assert isinstance(real, Path)  # a refused link reads as an unreadable file, which the guard refused
             self._write(target, real, data, journal_ids)
@@ -748,11 +756,19 @@ class MemoryStore:
         return link if replays(state.entries, changes, outcome.entries) else None
 
     def _begin(
-        self, target: str, sha: str, outcome: Outcome, writer: _Writer, plan: _Plan, link: int | None
+        self,
+        conn: sqlite3.Connection,
+        target: str,
+        sha: str,
+        outcome: Outcome,
+        writer: _Writer,
+        plan: _Plan,
+        link: int | None,
     ) -> list[int]:
-        """Journal the changes as pending rows naming the new file's hash ``sha``, which settling
-        compares with the file if the writer dies before it commits them (``_settle``), and
-        ``link``: how many writes after the last kept snapshot it is (None: it keeps one)."""
+        """Inside the write's transaction on ``conn``: journal the changes as pending rows naming the new
+        file's hash ``sha``, which settling compares with the file if the writer dies before it commits
+        them (``_settle``), and ``link``: how many writes after the last kept snapshot it is (None: it
+        keeps one)."""
         rows = []
         chain = {"depth": link} if link else {}
         for index, change in enumerate(outcome.changes, 1):
@@ -780,6 +796,7 @@ class MemoryStore:
             actor=writer.actor,
             session_id=writer.session_id,
             message_id=writer.message_id,
+            within=conn,
         )
 
     def _write(self, target: str, real: Path, data: bytes, journal_ids: list[int]) -> None:
@@ -904,17 +921,18 @@ class MemoryStore:
             return False
         return any(self.read(t).raw == text for t in TARGETS) or self.home.journal.holds_file(SUBSYSTEM, text)
 
-    def _settle(self, target: str) -> list[int]:
+    def _settle(self, target: str, state: FileState | None = None) -> list[int]:
         """With the lock held: a ``pending`` row here belongs to a writer that died mid-write.
 
         Its change is on disk when the file holds exactly what the row meant to write
         (rolled forward, ``done``); otherwise it never got there (``abandoned``).
+        ``state``: the file as read under this lock (else it is read here).
         """
         journal = self.home.journal
         rows = journal.pending(SUBSYSTEM, target)
         if not rows:
             return []
-        state = self.read(target)
+        state = state or self.read(target)
         for row in rows:
             if state.error is None and state.raw is not None and _left_file(row.detail, state.raw):
                 # The file it left, unless it is rebuilt from an earlier one: its writer died before keeping
