@@ -5,13 +5,16 @@ from hypothesis import strategies as st
 
 from engine.memory.format import (
     BLOCK_TITLES,
+    ENTRY_DELIMITER,
     SEPARATOR,
     Usage,
+    appended_entries,
     breaks_delimiter,
     has_drift,
     parse_blocks,
     parse_entries,
     percent_of,
+    read_as_hermes,
     render_block,
     serialize,
     size_of,
@@ -132,3 +135,35 @@ def test_rendered_blocks_parse_back_to_the_same_entries_and_limits(memory, user,
 
 def test_a_prompt_without_blocks_has_none():
     assert parse_blocks("You are an agent.\n\n" + _HEADER_LIKE[0].replace("[1%", "(1%")) == {}
+
+
+# Texts made of the characters a file's reading turns on: the delimiter's, blanks, line endings, a BOM.
+_raw_text = st.text(alphabet=["a", "b", " ", "\t", "\n", "\r", "§", "\ufeff", "é"], max_size=14)
+_stored = st.lists(_raw_text, min_size=1, max_size=4).map(ENTRY_DELIMITER.join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    raw=st.one_of(_raw_text, _stored),
+    tail=st.one_of(_raw_text, _stored, st.lists(_entry, min_size=1, max_size=3).map(ENTRY_DELIMITER.join)),
+    joined=st.booleans(),
+)
+def test_entries_appended_to_a_text_read_as_the_whole_text_is(raw, tail, joined):
+    """Reading only what was appended gives the entries reading the whole text gives, or nothing."""
+    text = raw + ENTRY_DELIMITER + tail if joined else raw + tail
+    found = appended_entries(raw, read_as_hermes(raw), text)
+    if found is not None:
+        assert found == read_as_hermes(text)
+
+
+def test_appending_plain_entries_is_read_without_reading_the_file_again():
+    raw = serialize(["one", "two § three"])
+    assert appended_entries(raw, ["one", "two § three"], raw + ENTRY_DELIMITER + "four") == [
+        "one",
+        "two § three",
+        "four",
+    ]
+    # what reading would change (or split otherwise) is left to a whole reading
+    for tail in ("one", " four", "four\r\nfive", "four" + ENTRY_DELIMITER + "four", ""):
+        assert appended_entries(raw, ["one", "two § three"], raw + ENTRY_DELIMITER + tail) is None
+    assert appended_entries("one\n§", ["one\n§"], "one\n§" + ENTRY_DELIMITER + "two") is None

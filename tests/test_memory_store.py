@@ -845,3 +845,28 @@ def test_an_outside_edit_that_adds_to_an_entry_or_cuts_it_is_its_replace(home, m
     assert mem.record_external_change("memory") is True  # cut short: still its replace
     rows = sorted(((r.action, r.before, r.after) for r in mem.history(limit=2)), key=str)
     assert ("replace", "H-bulk 7 rewritten by Hermes with important data", "H-bulk 7 rewritten by Hermes") in rows
+
+
+@pytest.mark.parametrize(
+    "appended",
+    [
+        "\n§\nthird",  # an add by another writer: read on from the file before
+        "\n§\nthird\n§\nfourth",
+        "\n§\nfirst",  # a duplicate, dropped by reading
+        "\n§\n  third  ",  # padded
+        "\r\n§\r\nthird",  # line endings to translate
+        "\n§\n",  # a delimiter with nothing after it
+        " and more",  # text run on into the last entry
+    ],
+)
+def test_a_file_read_on_from_the_one_before_reads_as_a_fresh_read_of_it(home, mem, appended):
+    from engine.memory.format import read_as_hermes
+
+    assert mem.add("memory", "first", u())["success"]
+    assert mem.add("memory", "second", u())["success"]  # the file read before this write is kept
+    path = mem.path("memory")
+    path.write_bytes(path.read_bytes() + appended.encode("utf-8"))  # another writer, outside
+    text = path.read_bytes().decode("utf-8")
+    assert mem.read("memory").entries == read_as_hermes(text)
+    assert mem.read("memory").raw == text  # and once more, the very same bytes
+    assert mem.read("memory").entries == read_as_hermes(text)

@@ -9,6 +9,7 @@ characters and count the delimiters, exactly as Hermes accounts them.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -77,6 +78,30 @@ def read_as_hermes(raw: str) -> list[str]:
     """The entries of a file's text with its line endings translated, as Hermes and a person read them
     (``parse_entries`` alone splits a CRLF file on LF delimiters only, so it sees one merged entry)."""
     return parse_entries(normalise_line_endings(raw)) if "\r" in raw else parse_entries(raw)
+
+
+def appended_entries(raw: str, entries: Sequence[str], text: str) -> list[str] | None:
+    """``read_as_hermes(text)`` for a ``text`` that is ``raw`` (read as ``entries``) with entries appended,
+    without splitting ``raw`` again; None when ``text`` is not that, or when the entries appended would
+    not read back one for one as written (blank, padded, repeated, with line endings to translate):
+    the caller then reads ``text`` whole.
+
+    ``text`` splits as ``raw`` does, then as what follows the delimiter after it: splitting finds the
+    delimiters from left to right, so only one that began in ``raw`` and ended after it (``raw``
+    ending with "\n§") could split the two otherwise, and a leading U+FEFF (dropped by reading)
+    is left to the whole reading.
+    """
+    if not raw or raw.startswith(BOM) or raw.endswith("\n§") or "\r" in text or not text.startswith(raw):
+        return None
+    rest = text[len(raw) :]
+    if not rest.startswith(ENTRY_DELIMITER):
+        return None
+    added = rest[len(ENTRY_DELIMITER) :].split(ENTRY_DELIMITER)
+    known = set(entries) if len(added) > 1 else entries
+    for i, entry in enumerate(added):
+        if not entry or entry != entry.strip() or entry in known or entry in added[:i]:
+            return None
+    return [*entries, *added]
 
 
 def serialize(entries: list[str]) -> str:

@@ -48,6 +48,7 @@ from .format import (
     FILE_NAMES,
     TARGETS,
     Usage,
+    appended_entries,
     breaks_delimiter,
     entry_changes,
     has_crlf,
@@ -125,6 +126,11 @@ def _sha_of(data: bytes) -> str:
     return hasher.hexdigest()
 
 
+# The last files ``_read_file`` read (bytes, text, entries): a write reads the file it wrote last, or that
+# one with entries appended (an add, by this process or another), whose entries need no reading again.
+_READ: list[tuple[bytes, str, tuple[str, ...]]] = []
+
+
 def _read_file(real: Path) -> FileState:
     """The memory file at ``real``, a path the link policy resolved."""
     try:
@@ -135,11 +141,18 @@ def _read_file(real: Path) -> FileState:
         return FileState(None, "", [], exc.message)
     except OSError as exc:
         return FileState(None, "", [], exc.strerror or str(exc))
+    kept = max((k for k in _READ if data.startswith(k[0])), key=lambda k: len(k[0]), default=None)
+    if kept is not None and len(kept[0]) == len(data):  # the same bytes (compared whole): the same reading
+        return FileState(data, kept[1], list(kept[2]))
     try:
         raw = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return FileState(None, "", [], f"it is not valid UTF-8 (byte {exc.start})")
-    return FileState(data, raw, read_as_hermes(raw))
+    entries = None if kept is None else appended_entries(kept[1], kept[2], raw)
+    state = FileState(data, raw, read_as_hermes(raw) if entries is None else entries)
+    if data:
+        _READ[:] = [*_READ[-1:], (data, raw, tuple(state.entries))]
+    return state
 
 
 def _left_file(detail: dict, raw: str) -> bool:
