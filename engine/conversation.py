@@ -87,12 +87,22 @@ class Conversation:
         self.agent.cancel()
 
     def switch_session(self, session: str | None = None, reason: str = CLOSE_REASON) -> str:
-        """End this session with ``reason`` and go on in a new one, or in the stored one ``session`` names.
-        What state.db will not take of the session left is kept for later (``AgentSession.keep``)."""
-        wanted = self.home.archive.find_session(session).id if session else None
-        if wanted is not None and self.home.archive.tip_of(wanted) == self.agent.id:
+        """End this session with ``reason`` and go on in a new one, or in the stored session whose id is
+        ``session`` (at the newest segment of its compression chain). One deleted since it was chosen
+        is said, as one deleted while talking in it is, and a new session takes the message: never
+        another whose id or title it also reads as. What state.db will not take of the session left is
+        kept for later (``AgentSession.keep``)."""
+        gone = session is not None and self.home.archive.get_session(session) is None
+        if session is not None and not gone and self.home.archive.tip_of(session) == self.agent.id:
             return self.agent.id
-        return self.agent.switch_session(wanted, reason)  # the provider hears the switch
+        self.agent.switch_session(None if gone else session, reason)  # the provider hears the switch
+        if gone:
+            self.agent.emit(
+                "warning",
+                message=f"Session {session} was deleted; this message starts a new session.",
+                old_session_id=session,
+            )
+        return self.agent.id
 
     def keep(self, why: str) -> Kept | None:
         """Keep what state.db did not take (``why``) in workbench.db, to be stored and the session ended

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engine.conversation import Conversation
+from engine.events import RunnerEvent
 from engine.models import make_model
 from engine.scenarios import run_scenario
 from engine.tools import ToolContext
@@ -78,3 +79,22 @@ def test_a_session_deleted_while_talking_in_it_gives_way_to_a_new_one(home):
         home.archive.delete_session(gone, actor="user")
         leave(other)  # (it raised "No session with id")
         assert home.archive.get_session(gone) is None
+
+
+def test_switching_to_a_session_deleted_since_it_was_chosen_starts_a_new_one(home):
+    """Run's resume picker chose a session another program then deleted: the switch failed, and the
+    message sent again went into the session the user had left. Nor may an id another session's
+    starts with or a title stand in for it."""
+    left = Conversation(home, make_model(home, "offline"))
+    left.run_turn("hello")
+    home.archive.create_session("u17", source="cli")
+    home.archive.create_session("u170", source="cli", title="u17")  # its id starts so, and its title is that
+    home.archive.delete_session("u17")
+    first, said = left.id, []
+    home.bus.subscribe(lambda e: said.append(e.data.get("message")), RunnerEvent)
+    new = left.switch_session("u17")
+    assert new not in (first, "u17", "u170")
+    assert [m for m in said if m and "deleted" in m] == ["Session u17 was deleted; this message starts a new session."]
+    assert left.run_turn("hi again").session_id == new
+    assert home.archive.get_session("u170").message_count == 0
+    assert home.archive.get_session(first).message_count == 2 and home.archive.get_session(first).ended_at

@@ -13,7 +13,7 @@ from engine import open_home
 from engine.events import RunnerEvent
 from engine.scenarios import run_scenario
 from tests.lock_support import holding_write_lock
-from tests.screens_seed import GARDEN_2, TOKYO, open_mode, play_scenario, screen_text, seed_sessions
+from tests.screens_seed import GARDEN, GARDEN_2, TOKYO, open_mode, play_scenario, screen_text, seed_sessions
 from tests.tui_support import LateFirstAnswer, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.header import WorkbenchHeader
@@ -649,3 +649,23 @@ async def test_resuming_a_session_whose_last_turn_still_waits_says_so(home, tmp_
     finally:
         holder.kill()
         holder.wait()
+
+
+async def test_resuming_a_compressed_segment_shows_its_newest_one_and_a_deletion_is_said_at_once(home, tmp_path):
+    """ctrl+o on a segment compression ended showed that segment, and the first message went to its
+    newest one; and a session deleted on Sessions stayed shown on Run and named in the header."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_run(pilot)
+        header = screen.query_one(WorkbenchHeader)
+        await resume_by(pilot, GARDEN)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.session_id == GARDEN_2, what="its newest segment")
+        assert header.session == GARDEN_2
+        assert any(f"Session {GARDEN} was continued after compression" in str(n.message) for n in app._notifications)
+        await wait_for(pilot, lambda: screen.query_one(Transcript).items, what="its transcript")
+        assert screen.query_one(Transcript).items[0].content == "What should I plant next to tomatoes?"
+        assert home.archive.delete_session(GARDEN_2)  # as the Sessions screen's D does
+        await wait_for(pilot, lambda: header.session is None, what="the header cleared")
+        assert f"Session {GARDEN_2} (deleted: your next message starts a new session)" in screen_text(app)

@@ -397,6 +397,11 @@ class WorkbenchApp(ResultsFromWorkers, App):
             save_setting(self.settings_file, "theme", theme.name)
 
     # -- engine events ------------------------------------------------------------
+    def session_gone(self, session_id: str) -> None:
+        """The session Run shows was deleted: the header no longer names it."""
+        if self.running_session == session_id:
+            self.running_session = None
+
     def resumed(self, session_id: str) -> None:
         """Run resumed ``session_id``: the header names it at once, and the Memory screen's frozen side
         turns to what its stored prompt holds (read in a worker, as it is when a turn starts)."""

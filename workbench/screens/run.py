@@ -25,7 +25,7 @@ from textual.widgets import Input, Select, Static
 from engine.conversation import Conversation
 from engine.db import DatabaseBusyError
 from engine.errors import said
-from engine.events import Event, RunnerEvent
+from engine.events import Event, RunnerEvent, SessionChanged
 from engine.kept import cause, of_session
 from engine.models import BACKENDS, make_model
 from engine.scenarios import list_scenarios, run_scenario
@@ -69,6 +69,19 @@ class TurnEnded(Message):
     unsent: str = ""  # a message the turn failed before storing (goes back in the box)
     unstored: int = 0  # messages of the conversation state.db does not hold yet (it was busy)
     unstored_why: str | None = None
+
+
+@dataclass
+class SessionGone(Message):
+    session_id: str
+
+
+@dataclass
+class ResumedAtTip(Message):
+    """The session resumed was continued after compression: its newest segment is where talk goes on."""
+
+    chosen: str
+    tip: str
 
 
 @dataclass
@@ -567,7 +580,43 @@ class RunScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-reload")
     def load_session(self, session_id: str) -> None:
-        self.post_result(SessionReloaded(session_id, session_items(self.home, session_id)))
+        tip = self.home.archive.tip_of(session_id)  # (a segment compression ended: the turn goes to its tip)
+        if tip != session_id:
+            self.post_result(ResumedAtTip(session_id, tip))
+        self.post_result(SessionReloaded(tip, session_items(self.home, tip)))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="run-gone")
+    def check_gone(self, session_id: str) -> None:
+        if self.home.archive.get_session(session_id) is None:
+            self.post_result(SessionGone(session_id))
+
+    @on(SessionGone)
+    def _session_gone(self, message: SessionGone) -> None:
+        """The session shown was deleted: said now, not at the next message (which starts a new one)."""
+        if message.session_id != self.session_id or self.running:
+            return
+        self.workbench.session_gone(message.session_id)
+        self._title(f"Session {message.session_id} (deleted: your next message starts a new session)")
+        self.query_one(Transcript).set_items([], placeholder="This session was deleted.")
+        self.notify(
+            f"Session {message.session_id} was deleted; your next message starts a new session.",
+            severity="warning",
+            markup=False,
+        )
+
+    @on(ResumedAtTip)
+    def _resumed_at_tip(self, message: ResumedAtTip) -> None:
+        if message.chosen != self.session_id:
+            return
+        self.session_id = message.tip
+        self.workbench.resumed(message.tip)
+        self._session_title()
+        self.notify(
+            f"Session {message.chosen} was continued after compression: you are in its newest segment, "
+            f"{message.tip}, where your next message goes.",
+            markup=False,
+            timeout=15,
+        )
 
     @on(SessionReloaded)
     def _reloaded(self, message: SessionReloaded) -> None:
@@ -582,6 +631,10 @@ class RunScreen(WorkbenchScreen):
 
     # -- live events ---------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
+        if isinstance(event, SessionChanged) and event.action in ("deleted", "external") and not self.running:
+            if self.session_id and (event.action == "external" or event.session_id == self.session_id):
+                self.check_gone(self.session_id)  # (deleted on Sessions, or by another program)
+            return
         if not isinstance(event, RunnerEvent) or event.actor != "agent":
             return
         if event.kind == "messages_kept":  # a session left (a switch, another model) while state.db refused
