@@ -672,3 +672,24 @@ def test_a_batch_removing_an_entry_and_adding_a_longer_one_is_still_an_approval(
     [row] = [r for r in home.journal.query(subsystem="memory", actor="external")]
     assert (row.action, row.before, row.after) == ("replace", "User lives in Berlin", longer)
     assert action == "approve" and applied == [row.id], why
+
+
+def test_a_support_files_outside_row_is_never_taken_for_its_skills_own_change(home):
+    """Support files' outside rows share the skill's name and change words: a delete Hermes approved
+    cited a file's removal as the skill's, and a file removed read as the skill removed."""
+    from engine.approvals.outside import _skill_rows
+    from engine.approvals.outside_skills import _removed_since
+
+    skill = "---\nname: brew\ndescription: How to brew tea\n---\n\nBoil water.\n"
+    assert home.skills.manage({"action": "create", "name": "brew", "content": skill})["success"]
+    made = {"action": "write_file", "name": "brew", "file_path": "references/a.md", "file_content": "x\n"}
+    assert home.skills.manage(made)["success"]
+    home.skills.outside.record()  # the baseline
+    since = home.clock.now() - 1
+    (home.skills_dir / "brew" / "references" / "a.md").unlink()  # Hermes's remove_file
+    assert home.skills.outside.record()
+    assert not _removed_since(home, "brew", since)
+    shutil.rmtree(home.skills_dir / "brew")  # Hermes's delete
+    removed = home.skills.outside.record()
+    assert _skill_rows(home, {"action": "delete", "name": "brew"}, since, set()) == removed
+    assert _removed_since(home, "brew", since)

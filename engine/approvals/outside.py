@@ -181,6 +181,7 @@ def _skill_rows(home: Home, payload: dict[str, Any], since: float, claimed: set[
             row.id
             for row in rows
             if row.id not in claimed
+            and "file" not in row.detail  # (a support file's row: never the skill's own change)
             and row.detail.get("change") in changes
             and (wrote is None or row.detail.get("sha") == wrote)
         ),

@@ -225,9 +225,10 @@ def _archived_since(home: Home, name: str, since: float) -> bool:
 
 
 def _removed_since(home: Home, name: str, since: float) -> bool:
-    """Whether a watching process journaled skill ``name`` removed after ``since``."""
+    """Whether a watching process journaled skill ``name`` removed after ``since`` (the skill itself:
+    a support file's row names its ``file``)."""
     rows = home.journal.query(subsystem="skills", target=name, actions=("external",), since=since, limit=20)
-    return any(row.detail.get("change") == "removed" for row in rows)
+    return any(row.detail.get("change") == "removed" and "file" not in row.detail for row in rows)
 
 
 def _changed_since(skill: Path, rel: str, since: float) -> bool:
