@@ -229,3 +229,19 @@ def test_a_staged_write_that_replaces_or_removes_is_refused_once_that_changed_af
     assert "remove the file yourself if you still want it gone" in refused["error"]
     assert home.approvals.approve(second, edit=SKILL.replace("3", "6"))["success"]  # the approver's own text
     assert "Steep for 6 minutes." in skill_md(home).read_text()
+
+
+def test_a_rewrite_through_a_linked_skill_md_sees_an_edit_to_the_file_it_points_at(home):
+    """What a rewrite found was the link's own target path, so an edit to the real file after staging
+    went unseen and approving overwrote it."""
+    assert home.skills.manage({"action": "create", "name": "brew", "content": SKILL})["success"]
+    real = home.skills_dir / "brew" / "real.md"
+    real.write_text(SKILL)
+    skill_md(home).unlink()
+    skill_md(home).symlink_to("real.md")
+    approval_on(home)
+    pid = staged(home, action="edit", name="brew", content=SKILL.replace("3", "4"))
+    real.write_text(SKILL + "Kept by hand.\n")
+    refused = home.approvals.approve(pid)
+    assert not refused["success"] and "changed after this proposal was staged" in refused["error"]
+    assert real.read_text().endswith("Kept by hand.\n")

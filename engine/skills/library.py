@@ -9,6 +9,7 @@ by exactly the rules that would have applied inline.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import hashlib
 import os
 import sys
@@ -986,7 +987,7 @@ def base_of(plan: Plan) -> str | None:
     if plan.action not in OVERWRITING or plan.text_file is None:
         return None
     try:
-        found = plan.text_file.read_bytes() if not plan.text_file.is_symlink() else os.readlink(plan.text_file).encode()
+        found = plan.text_file.read_bytes()  # through a link the policy lets it write through: what it overwrites
     except FileNotFoundError:
         return "absent"
     return hashlib.sha256(found).hexdigest()
@@ -1009,16 +1010,20 @@ def _all(checks: builtins.list[Callable[[], None]]) -> None:
 def _changed_after(plan: Plan, moment: float) -> bool:
     """Whether what ``plan`` replaces or removes was modified after ``moment`` (a file there now that
     was not then included): for a record Hermes staged, which keeps no ``base_of``."""
-    if plan.action == "delete":
+    if plan.action == "delete":  # (a delete removes links, never what they point at)
         paths = [plan.roots[0] / rel for rel in _files_under(plan.roots[0])]
     else:
         paths = [plan.text_file] if plan.text_file is not None else []
     for path in paths:
         try:
-            if os.lstat(path).st_mtime > moment:
-                return True
+            stamps = [os.lstat(path).st_mtime]
         except FileNotFoundError:
             continue
+        if plan.action != "delete":
+            with contextlib.suppress(OSError):  # a write goes through a link: its target's edits count
+                stamps.append(os.stat(path).st_mtime)
+        if max(stamps) > moment:
+            return True
     return False
 
 
