@@ -468,6 +468,7 @@ class Journal:
         """
         return self._insert_all(subsystem, target, rows, actor, session_id, message_id, "done", snapshot, release, at)
 
+    @_names_the_file  # (``within``: SQLite's errors on the caller's connection name workbench.db too)
     def begin_all(
         self,
         subsystem: str,

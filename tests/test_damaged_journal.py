@@ -219,3 +219,28 @@ def test_a_hand_edited_row_is_no_damage_to_the_whole_journal(tmp_path):
         assert home.journal.problem() is None
     finally:
         home.close()
+
+
+def test_damage_met_by_a_memory_writes_own_journal_rows_names_workbench_db(tmp_path, monkeypatch):
+    """A memory write's rows go into its own open transaction: SQLite's error there came out bare (no
+    file named), and the damage was not remembered for the next call."""
+    import sqlite3
+
+    from engine.journal import Journal
+
+    home = open_home(tmp_path / "home")
+    try:
+
+        def torn(*args, **kwargs):
+            error = sqlite3.DatabaseError("database disk image is malformed")
+            error.sqlite_errorcode = sqlite3.SQLITE_CORRUPT
+            raise error
+
+        monkeypatch.setattr(Journal, "_execute", torn)
+        with pytest.raises(WorkbenchError, match=str(home.root / "workbench.db")):
+            home.memory.add("memory", "Prefers tea")
+        assert home.journal.problem() and "could not be read as an SQLite database" in home.journal.problem()
+        assert home.memory.entries("memory") == []
+    finally:
+        monkeypatch.undo()
+        home.close()
