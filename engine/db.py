@@ -71,11 +71,28 @@ def lock_holders(path: Path) -> tuple[list[str], bool]:
     hold other bytes, so only the writer's byte counts. Elsewhere (or when it cannot be
     read) nobody is found and the message just says "another process".
     """
-    wanted = {}
+    wanted: dict[tuple[int, int, int], int | None] = {}
     for candidate, byte in ((Path(f"{path}-shm"), WAL_WRITE_BYTE), (path, RESERVED_BYTE)):
         with contextlib.suppress(OSError):
-            st = candidate.stat()
-            wanted[(os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)] = byte
+            wanted[_inode(candidate)] = byte
+    return _holders(wanted)
+
+
+def flock_holders(lock: Path) -> list[str]:
+    """Who holds the flock on ``lock`` (a memory file's ``.lock``), as ``lock_holders`` names them."""
+    try:
+        return _holders({_inode(lock): None})[0]
+    except OSError:
+        return []
+
+
+def _inode(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return os.major(st.st_dev), os.minor(st.st_dev), st.st_ino
+
+
+def _holders(wanted: dict[tuple[int, int, int], int | None]) -> tuple[list[str], bool]:
+    """The holders of write locks /proc/locks lists on these inodes (covering the byte given, if one)."""
     holders: list[str] = []
     mine = False
     try:
@@ -91,10 +108,13 @@ def lock_holders(path: Path) -> tuple[list[str], bool]:
         if len(parts) != 3 or not pid.isdigit() or not first.isdigit():
             continue
         try:
-            locked = wanted.get((int(parts[0], 16), int(parts[1], 16), int(parts[2])))
+            key = (int(parts[0], 16), int(parts[1], 16), int(parts[2]))
         except ValueError:
             continue
-        if locked is None or not int(first) <= locked <= (int(last) if last.isdigit() else locked):  # "EOF": to the end
+        if key not in wanted:
+            continue
+        locked = wanted[key]
+        if locked is not None and not int(first) <= locked <= (int(last) if last.isdigit() else locked):  # "EOF"
             continue
         if int(pid) == os.getpid():
             mine = True

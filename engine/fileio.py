@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from . import lock_waits
 from .errors import WorkbenchError
 
 # Tool caches and checkouts, never the user's data: no listing of a home descends into them.
@@ -75,7 +76,13 @@ def file_lock(path: Path, *, wait: bool = True) -> Iterator[None]:
     try:
         if stat.S_IMODE(os.fstat(fd).st_mode) != 0o600:  # (another program's lock file, made with its umask)
             os.fchmod(fd, 0o600)
-        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not wait:
+                raise
+            with lock_waits.waiting(lock):  # (said by the skins once it lasts)
+                fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:

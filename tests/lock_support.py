@@ -24,3 +24,11 @@ def holding_write_lock(database: Path) -> subprocess.Popen:
     )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     return holder
+
+
+# A process holding a memory file's flock (as Hermes does for each write) for 2.5 s: it prints a line
+# once it holds it. argv[1]: the lock file.
+HOLD_FLOCK = (
+    "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print(flush=True); "
+    "time.sleep(2.5)"
+)

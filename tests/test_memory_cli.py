@@ -10,6 +10,7 @@ import pytest
 
 from engine import open_home
 from engine.tools import ToolContext
+from tests.lock_support import HOLD_FLOCK
 
 
 @pytest.fixture
@@ -289,3 +290,20 @@ def test_an_entry_written_by_hand_past_any_limit_is_shown_cut_with_its_length(wb
     assert huge in json.loads(wb("--json", "memory", "show", "--target", "user").stdout)["entries"]
     refused = wb("memory", "add", "--target", "user", "tiny")
     assert refused.returncode == 1 and len(refused.stderr) < 8_000 and "⋯ cut: 50,004 characters" in refused.stderr
+
+
+def test_a_write_waiting_on_another_process_lock_says_who_holds_it(wb, tmp_path):
+    """With Hermes's memory lock held (a process stuck mid-write), `memory add` printed nothing for a
+    minute and a half, then wrote; it still waits (a write is never dropped), but says so."""
+    assert wb("memory", "add", "First fact").returncode == 0
+    lock = tmp_path / "home" / "memories" / "MEMORY.md.lock"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_FLOCK, str(lock)], stdout=subprocess.PIPE, text=True)
+    try:
+        holder.stdout.readline()  # it holds the lock now
+        added = wb("memory", "add", "Second fact")
+    finally:
+        holder.wait(timeout=30)
+    assert added.returncode == 0, added.stderr
+    assert f"note: Waiting for {lock}: process {holder.pid} (python" in added.stderr
+    assert "The write goes on once it is free" in added.stderr
+    assert as_json(wb("--json", "memory", "show", "--target", "memory"))["entries"] == ["First fact", "Second fact"]

@@ -18,6 +18,7 @@ from engine.memory.threats import entry_flags
 from engine.models import make_model
 from engine.runner.session import AgentSession
 from engine.tools import ToolContext
+from tests.lock_support import HOLD_FLOCK
 from tests.screens_seed import screen_text
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList, row_content
@@ -776,3 +777,26 @@ async def test_the_conflict_shown_follows_the_entry_when_it_moves_again(home, tm
         await pilot.click("#keep-mine")  # the draft goes back in as an entry, as the panel now says
         await wait_for(pilot, lambda: app.screen is not dialog, what="the save")
         assert home.memory.entries("memory") == ["My wording"]
+
+
+async def test_a_save_waiting_on_another_process_lock_says_so_then_lands(home, tmp_path):
+    """With the memory file's lock held by another process, ctrl+s left the editor open with no sign of
+    anything, and the entry appeared only when the lock was let go."""
+    home.memory.add("memory", "First fact")
+    lock = home.root / "memories" / "MEMORY.md.lock"
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "a")
+        holder = subprocess.Popen([sys.executable, "-c", HOLD_FLOCK, str(lock)], stdout=subprocess.PIPE, text=True)
+        try:
+            holder.stdout.readline()
+            dialog.query_one(TextArea).text = "Second fact"
+            await pilot.press("ctrl+s")
+            waiting = lambda: [n for n in app._notifications if n.title == "Waiting for a lock"]  # noqa: E731
+            await wait_for(pilot, waiting, what="the wait said")
+            assert f"{lock}: process {holder.pid} (python" in str(waiting()[0].message)
+            await wait_for(pilot, lambda: app.screen is not dialog, timeout=15, what="the save, once free")
+        finally:
+            holder.wait(timeout=30)
+    assert home.memory.entries("memory") == ["First fact", "Second fact"]

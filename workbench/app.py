@@ -14,6 +14,7 @@ import signal
 import sqlite3
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -31,6 +32,7 @@ from textual.signal import Signal
 from textual.theme import ThemeProvider
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from engine import lock_waits
 from engine.archive import outside as sessions_outside
 from engine.errors import WorkbenchError
 from engine.events import ConfigChanged, Event, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
@@ -211,6 +213,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self.engine_events: Signal[Event] = Signal(self, "engine-events")
         self._bridge: EngineBridge | None = None
         self._watcher: HomeWatcher | None = None
+        self._unlisten_locks: Callable[[], None] = lambda: None  # (lock_waits.listen, from on_mount)
         self._gc_thresholds = gc.get_threshold()  # put back on unmount (see on_mount)
         self._demo_cancel = threading.Event()
         self._stopping = threading.Event()
@@ -320,6 +323,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
             root.removeHandler(handler)
         root.addHandler(self._log)
         self._bridge = EngineBridge(self, self.home)
+        self._unlisten_locks = lock_waits.listen(self._lock_wait)
         self._warn_misreads()
         if self.new_home:
             self.notify(
@@ -366,7 +370,19 @@ class WorkbenchApp(ResultsFromWorkers, App):
         if stdin is None or not os.isatty(stdin.fileno()):
             self.exit(return_code=1, message="The terminal went away; the workbench quit.")
 
+    def _lock_wait(self, lock: Path, holders: list[str]) -> None:
+        """(The lock-waits thread) a save or turn waits on another process's lock: said, not silent."""
+        self.call_from_thread(
+            self.notify,
+            visible(lock_waits.describe(lock, holders)),
+            title="Waiting for a lock",
+            severity="warning",
+            markup=False,
+            timeout=20,
+        )
+
     def on_unmount(self) -> None:
+        self._unlisten_locks()
         root = logging.getLogger()
         root.removeHandler(self._log)
         for handler in self._stderr_logs:

@@ -17,9 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine import Home, open_home
+from engine import Home, lock_waits, open_home
 from engine.db import describe_error
 from engine.errors import WorkbenchError
+from engine.lock_waits import describe
 from engine.textsafety import json_text, visible
 
 from ..crash import CRASH_EXIT, crash_message, log_to_stderr_in_one_line
@@ -259,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         return _usage_error(exc.parser, str(exc), as_json)
     as_json = getattr(args, "json", False)
     log_to_stderr_in_one_line()
+    lock_waits.listen(lambda lock, holders: sys.stderr.write(visible(f"note: {describe(lock, holders)}") + "\n"))
     handler = getattr(args, "handler", None)
     if handler is None:  # bare `workbench` opens the TUI
         handler = importlib.import_module("workbench.cli.tui_cmds").open_tui
