@@ -299,3 +299,29 @@ def test_the_text_search_marks_an_archived_session_as_the_tui_does(home_dir):
     ).stdout
     hits = [line for line in listed.splitlines() if line[:1].isdigit()]
     assert hits and all(line.endswith("· archived") for line in hits), listed
+
+
+def test_a_rename_taking_an_earlier_segments_title_says_so(home_dir):
+    """Renaming a continuation to its first segment's title moved it off that segment, as Hermes does,
+    and the CLI said only the new title: the other session's was gone without a word."""
+    code, data, _ = wb(home_dir, "sessions", "rename", "child_1", "Migration night")
+    assert code == 0 and data["title"] == "Migration night" and data["taken_from"] == "root_1"
+    code, data, _ = wb(home_dir, "sessions", "show", "root_1")
+    assert code == 0 and data["session"]["title"] is None
+    text = subprocess.run(
+        [sys.executable, "-m", "workbench", "sessions", "rename", "root_1", "Part one", "--home", str(home_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert text.returncode == 0 and text.stdout == "root_1: Part one\n"  # nothing taken: as before
+    taken = subprocess.run(
+        [sys.executable, "-m", "workbench", "sessions", "rename", "child_1", "Part one", "--home", str(home_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        taken.stdout
+        == "child_1: Part one\n(taken from root_1, an earlier segment of this conversation, now untitled)\n"
+    )

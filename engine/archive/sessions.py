@@ -321,6 +321,17 @@ class SessionsMixin(LineageMixin):
         self._publish(SessionChanged(action="titled", session_id=session_id, actor=actor, journal_id=entry.id))
         return clean
 
+    def title_to_take(self, session_id: str, title: str | None) -> str | None:
+        """The earlier segment (a compression ancestor) a rename of ``session_id`` to ``title`` takes that
+        title from, leaving it untitled as Hermes does, if one holds it: a rename says so."""
+        clean = sanitize_title(title)
+        if clean is None:
+            return None
+        holder = (
+            self.conn().execute("SELECT id FROM sessions WHERE title = ? AND id != ?", (clean, session_id)).fetchone()
+        )
+        return holder["id"] if holder and holder["id"] in self._compression_ancestors(session_id) else None
+
     def _compression_ancestors(self, session_id: str) -> set[str]:
         """Ancestors reached through parents that ended by compression."""
         found, current = set(), session_id

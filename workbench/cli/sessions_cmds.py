@@ -242,8 +242,13 @@ def export_session(home: Home, args) -> Output:
 
 def rename_session(home: Home, args) -> Output:
     session = resolve(home, args.session)
+    taken = home.archive.title_to_take(session.id, args.title)
     title = home.archive.set_title(session.id, args.title, actor="user")
-    return Output({"success": True, "session_id": session.id, "title": title}, f"{session.id}: {title or '(untitled)'}")
+    moved = f"\n(taken from {taken}, an earlier segment of this conversation, now untitled)" if taken else ""
+    return Output(
+        {"success": True, "session_id": session.id, "title": title, "taken_from": taken},
+        f"{session.id}: {title or '(untitled)'}{moved}",
+    )
 
 
 def archive_session(home: Home, args) -> Output:

@@ -163,6 +163,7 @@ class SessionActions(WorkbenchScreen):
                 said = done if changed else f"{name} is {'archived' if value else 'listed'} already."
             elif message.action == "rename":
                 try:
+                    taken = archive.title_to_take(session_id, str(value))
                     title = archive.set_title(session_id, str(value), actor="user", was=message.session.title)
                 except UnusableTitle as exc:  # another session's, or too long: asked again, the draft kept
                     self.post_result(TitleRefused(message, str(value), exc.message))
@@ -173,6 +174,8 @@ class SessionActions(WorkbenchScreen):
                     self.post_result(TitleRefused(now, str(value), exc.message))
                     return
                 said = f"Renamed {session_id}: {one_line(title, 60)}." if title else f"{session_id} has no title now."
+                if taken:  # (as Hermes does: one title per conversation)
+                    said += f" Taken from {taken}, an earlier segment of this conversation, now untitled."
             else:
                 gone = archive.delete_session(session_id, actor="user")
                 said = f"Deleted {name}." if gone else f"{name} was deleted already."
