@@ -209,3 +209,17 @@ def test_the_scripted_model_never_plays_its_script_to_a_flush():
     assert [c.arguments for c in reply.tool_calls] == [
         {"action": "add", "target": "memory", "content": "The team uses Renovate for updates."}
     ]
+
+
+def test_a_new_name_takes_the_old_ones_place():
+    """A new name ("my name is Sam") was added beside "Name: Alexandra Chen": the profile held two."""
+    user_block = render_block("user", ["User prefers tabs."], 1375)
+    named = SYSTEM.replace(user_block, render_block("user", ["Name: Alexandra Chen", "User prefers tabs."], 1375))
+    call = first_call("my name is Sam", named)
+    assert (call.name, call.arguments) == (
+        "memory",
+        {"action": "replace", "target": "user", "old_text": "Name: Alexandra Chen", "content": "User's name is Sam."},
+    )
+    assert first_call("my name is Sam").arguments["action"] == "add"  # no name yet: added
+    same = SYSTEM.replace(user_block, render_block("user", ["User's name is Sam."], 1375))
+    assert first_call("my name is Sam", same).arguments["action"] == "add"  # (the tool answers it is there)

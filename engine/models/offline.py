@@ -127,6 +127,15 @@ def known_entries(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return entries
 
 
+NAMED = "User's name is "  # how ``declarative`` words "my name is ..."
+_NAME_ENTRY = re.compile(r"^(?:name\s*:|(?:the )?user's name is\b|(?:the )?user is called\b)", re.I)
+
+
+def _name_entry(messages: list[dict[str, Any]], target: str) -> str | None:
+    """The entry of ``target`` that gives the user's name, if one does (the first)."""
+    return next((e for t, e in known_entries(messages) if t == target and _NAME_ENTRY.match(e)), None)
+
+
 def _skill_names(messages: list[dict[str, Any]], steps: list[Step]) -> list[tuple[str, str]]:
     """(name, description) pairs from a skills_list result of this turn, else from the prompt's index."""
     for step in steps:
@@ -219,6 +228,11 @@ class OfflineModel(Model):
             )
         target, entry = declarative(match.group("x"))
         if not steps:
+            was = _name_entry(messages, target) if entry.startswith(NAMED) else None
+            if was is not None and was != entry:  # one name: a new one takes the old one's place
+                return self._call(
+                    messages, "memory", {"action": "replace", "target": target, "old_text": was, "content": entry}
+                )
             return self._call(messages, "memory", {"action": "add", "target": target, "content": entry})
         label = TARGET_LABELS[steps[-1].args.get("target", target)]
         result = steps[-1].result or {}
@@ -229,10 +243,12 @@ class OfflineModel(Model):
                 "was not saved. Tell me what to forget to make room, for example: "
                 f"{shorten(str(current[0]), 80)}"
             )
+        replaced = steps[-1].args.get("old_text") if steps[-1].args.get("action") == "replace" else None
+        done = f" (it said \u201c{replaced}\u201d)" if replaced else ""
         return _report(
             result,
             f"adding that to your {label}",
-            f"Got it. Saved to {label}: \u201c{entry}\u201d",
+            f"Got it. {'Updated in' if replaced else 'Saved to'} {label}: \u201c{entry}\u201d{done}",
             f"I couldn't save that to {label}",
         )
 
