@@ -224,6 +224,25 @@ async def test_hidden_characters_pasted_into_an_editor_show_as_symbols(home, tmp
         assert home.memory.entries("memory") == ["keep me", "zerowidth and [1mbold"]
 
 
+async def test_joiners_typed_in_the_editor_are_saved_as_pasted_ones_are(home, tmp_path):
+    """A typed ZWNJ or ZWJ was dropped (TextArea inserts only ``str.isprintable`` keys): the Persian
+    word was saved misspelt and 👨‍👩‍👧 as three emoji, where the same text pasted kept them."""
+    from textual._xterm_parser import XTermParser
+
+    word, family = "میخو‌اهم", "👨‍👩‍👧"
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        dialog, area = await open_editor(pilot, "a")
+        for key in XTermParser().feed(f"{word} {family}"):  # keystrokes as the terminal sends them
+            app.post_message(key)
+        await wait_for(pilot, lambda: area.text.endswith("👧"), what="the typing")
+        assert dialog.draft == f"{word} {family}"
+        assert "<U+200C>" in area.text  # typed alone, it shows as a symbol: never invisible in the editor
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen is not dialog, what="the save")
+        assert home.memory.entries("memory") == [f"{word} {family}"]
+
+
 async def test_a_symbol_copied_or_cut_in_the_editor_pastes_back_as_its_character(home, tmp_path):
     """Copying ``<U+200B>`` copied the eight characters of its symbol, so pasting it saved that text
     where the entry held a zero-width space; a copy now takes the character, and pasted it is a symbol again."""

@@ -7,7 +7,8 @@ characters could not tell a symbol left in place from the same text typed, or a 
 in half from the rest of an edit. So the document itself keeps where each symbol is,
 through every edit, undo and redo: a symbol left whole is saved as its character, a
 symbol an edit touches is gone with its character (backspace takes it whole), text typed
-or pasted is saved as typed, and hidden characters pasted in become symbols as they land.
+or pasted is saved as typed (a zero-width joiner typed, too), and hidden characters typed or
+pasted in become symbols as they land.
 A copy or cut takes each whole symbol as its character, so pasting it back makes it a
 symbol again.
 """
@@ -15,6 +16,7 @@ symbol again.
 from __future__ import annotations
 
 import contextlib
+import unicodedata
 
 from textual import events
 from textual.widgets import TextArea
@@ -124,6 +126,19 @@ class SymbolTextArea(TextArea):
         finally:
             if isinstance(document, SymbolDocument):
                 document.restoring = False
+
+    def _on_key(self, event: events.Key) -> None:
+        """Type a character that draws as nothing (a ZWNJ in a Persian word, the ZWJ of 👨‍👩‍👧) as a paste
+        would: TextArea inserts only what ``str.isprintable`` passes, so it dropped them and changed the
+        text. Control characters stay keys (enter, tab, ctrl+…), for TextArea and the bindings."""
+        typed = event.character
+        if self.read_only or typed is None or len(typed) != 1 or typed.isprintable():
+            return  # (TextArea's own handler runs next)
+        if unicodedata.category(typed) == "Cc":
+            return
+        event.stop()
+        event.prevent_default()
+        self._replace_via_keyboard(typed, *self.selection)
 
     def _on_paste(self, event: events.Paste) -> None:
         """A pasted line break is a newline: terminals send it as CR, which would land as a ``␍`` symbol.
