@@ -24,7 +24,7 @@ from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList, row_content
 from widgets.gauge import CapacityGauge
 from workbench.messages import JumpToMessage
-from workbench.screens.dialogs import ConfirmDialog, EditDialog, draft_budget
+from workbench.screens.dialogs import ConfirmDialog, EditDialog, draft_budget, hermes_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -597,6 +597,28 @@ async def test_the_editor_warns_of_a_near_duplicate_exactly_as_the_approval_prev
     assert draft_budget([draft[:-1]], 2200, threshold=99.5)(draft).duplicates == ()  # the one threshold rules it
     many = draft_budget([f"shell loop entry {n}" for n in range(60)], 2200, threshold=80)("shell loop entry 7")
     assert many.duplicates[0] == "shell loop entry 7" and (len(many.duplicates), many.more_duplicates) == (3, 57)
+
+
+async def test_the_editor_warns_as_you_type_of_an_entry_hermes_prompts_block(home, tmp_path):
+    """A Persian word with its ZWNJ was saved without a word, though Hermes's scan blocks U+200C:
+    only the detail pane and doctor said so later. The advice line says so before the save."""
+    word = "میخو‌اهم"
+    home.memory.add("memory", f"I say {word}")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "a")
+        advice = dialog.query_one("#draft-advice", Static)
+        app.post_message(events.Paste(f"I say {word}."))
+        await wait_for(pilot, lambda: advice.display, what="the advice line")
+        lines = str(advice.content).splitlines()
+        assert lines[0].startswith("Nearly the same as: I say")  # the other advice stays, above it
+        assert lines[1] == "Hermes's prompts will show this entry as [BLOCKED]: its scan blocks U+200C wherever it is."
+        await pilot.press("ctrl+s")  # a warning, not a refusal: the workbench's own prompts hold it
+        await wait_for(pilot, lambda: not isinstance(app.screen, EditDialog), what="the save")
+    assert home.memory.entries("memory") == [f"I say {word}", f"I say {word}."]
+    assert draft_budget([], 2200)("plain words").blocked == ""
+    assert hermes_blocked(["plain", "zero\u200bwidth"]).startswith("Hermes's prompts will show text 2 as [BLOCKED]")
 
 
 async def test_saving_an_unchanged_entry_says_nothing_was_saved(home, tmp_path):

@@ -30,6 +30,7 @@ from engine.approvals.editing import batch_draft
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory.format import size_of, split_pieces
 from engine.memory.similar import closest, near_duplicates, strongest
+from engine.memory.threats import hermes_characters
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line, visible
 from widgets.symbol_editor import SymbolTextArea
@@ -68,6 +69,20 @@ class Budget:
     duplicates: tuple[str, ...] = ()  # the entries the draft most nearly duplicates (the approval preview's rule)
     more_duplicates: int = 0  # how many others it nearly duplicates too
     problem: str = ""  # why saving the draft as it stands would be refused (a batch's count of texts, say)
+    blocked: str = ""  # what the prompts make of a text Hermes's scan blocks: saved, it shows there as [BLOCKED]
+
+
+def hermes_blocked(texts: list[str]) -> str:
+    """A warning for each text Hermes's prompts would show as ``[BLOCKED]`` (``engine.memory.threats``):
+    the store saves it all the same, and a Hermes agent would never read it."""
+    warnings = []
+    for number, text in enumerate(texts, 1):
+        if found := hermes_characters(text):
+            which = f"text {number}" if len(texts) > 1 else "this entry"
+            warnings.append(
+                f"Hermes's prompts will show {which} as [BLOCKED]: its scan blocks {', '.join(found)} wherever it is."
+            )
+    return " ".join(warnings)
 
 
 @dataclass(frozen=True)
@@ -95,7 +110,8 @@ def draft_budget(
         others = [e for e in entries if e != replacing]
         named, more = strongest(near_duplicates([text], others, threshold)) if threshold and text else ([], 0)
         same = tuple(d["existing"] for d in named)
-        return Budget(size_of([e for e in after if e]), limit, tuple(closest(text, others, n=2)), pending, same, more)
+        similar = tuple(closest(text, others, n=2))
+        return Budget(size_of([e for e in after if e]), limit, similar, pending, same, more, "", hermes_blocked([text]))
 
     return budget
 
@@ -114,7 +130,8 @@ def batch_budget(
         longest = max(texts, key=len, default="")
         kept = [e for e in after if e not in texts]
         similar = tuple(closest(longest, kept, n=2)) if longest else ()
-        return Budget(size_of(after), limit, similar, 0, tuple(d["existing"] for d in named), more, found.problem)
+        same = tuple(d["existing"] for d in named)
+        return Budget(size_of(after), limit, similar, 0, same, more, found.problem, hermes_blocked(texts))
 
     return budget
 
@@ -330,19 +347,19 @@ class EditDialog(Dialog[bool]):
         gauge.used, gauge.limit, gauge.ghost = budget.chars, budget.limit, budget.pending
         advice = self.query_one("#draft-advice", Static)
         over = budget.chars - budget.limit
+        lines = [budget.blocked] if budget.blocked else []
         if budget.problem:
-            advice.update(literal(budget.problem))
+            lines.insert(0, budget.problem)
         elif over > 0:
             similar = "; ".join(one_line(e, 60) for e in budget.similar) or "none close"
-            advice.update(
-                literal(f"Over the limit by {over:,}: shorten it, or merge entries first. Similar entries: {similar}")
+            lines.insert(
+                0, f"Over the limit by {over:,}: shorten it, or merge entries first. Similar entries: {similar}"
             )
         elif budget.duplicates:
             more = f" (and {budget.more_duplicates} more)" if budget.more_duplicates else ""
-            advice.update(
-                literal("Nearly the same as: " + "; ".join(one_line(e, 60) for e in budget.duplicates) + more)
-            )
-        advice.display = bool(budget.problem) or over > 0 or bool(budget.duplicates)
+            lines.insert(0, "Nearly the same as: " + "; ".join(one_line(e, 60) for e in budget.duplicates) + more)
+        advice.update(literal("\n".join(lines)))
+        advice.display = bool(lines)
 
     @property
     def draft(self) -> str:
