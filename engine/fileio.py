@@ -26,7 +26,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -428,12 +428,15 @@ CORE_LINKS = {
 }
 
 
-def check_links(home) -> list:
-    """The ``links`` check of ``workbench doctor``: every link in the home, followed or refused."""
+def check_links(home, skip: Collection[str] = ()) -> list:
+    """The ``links`` check of ``workbench doctor``: every link in the home, followed or refused, but
+    those at the home paths in ``skip`` (another check's to judge)."""
     from .health import Finding
 
     findings = []
     for link in home.links.links():
+        if link.path in skip:
+            continue
         if link.followed:
             findings.append(Finding("links", "info", f"{link.path} -> {link.points_to} (followed)"))
         else:

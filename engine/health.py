@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -49,8 +50,10 @@ FIXES: dict[str, Repair] = {}
 
 def _links(home: Home) -> list[Finding]:
     from .fileio import check_links
+    from .home_health import lock_files
 
-    return check_links(home)
+    # a linked lock file is the files check's: its one fix is removing it, not repointing it
+    return check_links(home, skip={Path(entry.path).relative_to(home.root).as_posix() for entry in lock_files(home)})
 
 
 def _line_endings(home: Home) -> list[Finding]:

@@ -202,6 +202,12 @@ def _candidates(home: Home):
                 stack.append((Path(entry.path), True))
 
 
+def lock_files(home: Home):
+    """The lock files either program takes: those beside the files they guard, and skills/.locks/*.
+    The files check judges them, a link among them too (a lock is never taken through a link)."""
+    return (entry for entry in _candidates(home) if entry.name.endswith(".lock"))
+
+
 def orphaned_temp_files(home: Home) -> list[Path]:
     now = home.clock.now()
     found = []
@@ -270,9 +276,7 @@ def check_leftovers(home: Home) -> list[Finding]:
                 "Mount it read-write to change anything in it; reading needs nothing.",
             )
         )
-    for entry in _candidates(home):
-        if not entry.name.endswith(".lock"):
-            continue
+    for entry in lock_files(home):
         rel = Path(entry.path).relative_to(home.root)
         on_read_only = read_only or on_read_only_mount(Path(entry.path).parent)  # (a folder mounted apart)
         if entry.is_symlink() or (not on_read_only and not os.access(entry.path, os.W_OK)):
@@ -282,7 +286,7 @@ def check_leftovers(home: Home) -> list[Finding]:
                     "files",
                     "error",
                     f"{rel} {why}, so it is never used as a lock and every write to {rel.with_suffix('')} is refused.",
-                    f"Remove it (a lock file holds no data): rm {entry.path}",
+                    f"Remove it (a lock file holds no data; the next write makes a new one): rm {entry.path}",
                 )
             )
         elif Path(entry.path).parent.name != ".locks" and not os.path.lexists(entry.path[: -len(".lock")]):

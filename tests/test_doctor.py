@@ -210,10 +210,21 @@ def test_temp_files_of_both_programs_are_recognised(home):
     )
 
 
-def test_a_symlinked_lock_file_is_an_error(home, tmp_path):
-    (home.memories_dir / "MEMORY.md.lock").symlink_to(tmp_path / "elsewhere")
-    [finding] = [f for f in run_doctor(home).findings if f.area == "files"]
-    assert finding.severity == "error" and "is a symlink" in finding.what
+@pytest.mark.parametrize("target", ["elsewhere", "regular"])
+def test_a_symlinked_lock_file_is_one_error_whose_fix_works(home, tmp_path, target):
+    """The links check also listed it, advising to point it at a regular file: a lock taken
+    through a link is always refused, so that fix left every write to USER.md refused."""
+    (tmp_path / "regular").write_text("")
+    lock = home.memories_dir / "USER.md.lock"
+    lock.symlink_to(tmp_path / target)
+    assert home.memory.add("user", "Name is Ada", USER)["success"] is False
+    [finding] = [f for f in run_doctor(home).findings if "USER.md.lock" in f.what]
+    assert finding.area == "files" and finding.severity == "error" and "is a symlink" in finding.what
+    assert finding.fix.endswith(f"rm {lock}")
+    lock.unlink()  # the fix, as given
+    assert home.memory.add("user", "Name is Ada", USER)["success"] is True
+    assert lock.is_file() and not lock.is_symlink()
+    assert not [f for f in run_doctor(home).findings if "USER.md.lock" in f.what and f.severity != "info"]
 
 
 def test_a_home_on_a_read_only_mount_is_one_finding_not_a_lock_file_each(home, monkeypatch):
