@@ -21,3 +21,8 @@ class ToolContext:
     message_id: int | None = None  # the assistant message that made the tool call, when known
     origin: str = FOREGROUND  # FOREGROUND, BACKGROUND_REVIEW or FLUSH (approval gate input)
     turn_state: dict[str, Any] = field(default_factory=dict)  # per-turn counters, reset by the runner each turn
+
+
+# Where a staged write is reviewed, for a tool result to say: the workbench's ways, not Hermes's
+# `/memory pending` slash command, which no workbench screen or command answers to.
+REVIEW_WHERE = "on the workbench's Approvals screen (key 4) or with `workbench pending list`"

@@ -155,8 +155,9 @@ def test_staged_write_is_not_applied_and_pins_the_matched_entry(approving):
     seed(home, "User likes tea", "Project uses uv")
     result = call(home, action="replace", target="memory", old_text="tea", content="User likes coffee")
     assert set(result) == {"success", "staged", "pending_id", "message"} and result["staged"] is True
-    assert result["message"] == (
-        "Staged for approval (memory.write_approval is on). Not yet saved — review with /memory pending."
+    assert result["message"] == (  # Hermes's keys; the place to review is the workbench's, not /memory pending
+        "Staged for approval (memory.write_approval is on). Not yet saved — review it on the workbench's "
+        "Approvals screen (key 4) or with `workbench pending list`."
     )
     record = home.approvals.get(result["pending_id"])
     assert record.summary == "replace in memory: User likes coffee"
@@ -269,7 +270,10 @@ def test_background_review_delete_gate_message(home):
     review = ToolContext(actor="review", origin=BACKGROUND_REVIEW)
     result = call(home, review, action="remove", target="memory", old_text="tea")
     assert result["staged"] and result["proposal_staged"] and result["additions_saved"] == 0
-    assert "was staged for your approval" in result["message"]
+    assert result["message"].endswith(
+        "was staged for your approval — review it on the workbench's Approvals screen (key 4) or with "
+        "`workbench pending list` (approve to apply, reject to drop)."
+    )
     assert call(home, review, action="add", target="memory", content="Uses fish")["message"] == "Entry added."
 
 

@@ -40,7 +40,7 @@ from ..fileio import (
 )
 from ..journal import JournalEntry, content_hash
 from ..safety import Verdict, assess
-from ..tools import BACKGROUND_REVIEW, ToolContext
+from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, ToolContext
 from . import ops, similar, targets
 from .archive_writes import ArchiveWrites
 from .format import (
@@ -546,8 +546,8 @@ class MemoryStore:
                 "success": True,
                 "staged": True,
                 "pending_id": record.id,
-                "message": "Staged for approval (memory.write_approval is on). Not yet saved — review with "
-                "/memory pending.",
+                "message": f"Staged for approval (memory.write_approval is on). Not yet saved — "
+                f"review it {REVIEW_WHERE}.",
             }
         return {
             "success": True,
@@ -556,8 +556,8 @@ class MemoryStore:
             "pending_id": record.id,
             "additions_saved": 0,
             "message": f"Background review may not change or delete memory entries on its own. The proposed "
-            f"{plan.action} was staged for your approval — review it with /memory pending (approve to "
-            "apply, discard to drop).",
+            f"{plan.action} was staged for your approval — review it {REVIEW_WHERE} (approve to apply, "
+            "reject to drop).",
         }
 
     def apply_staged(

@@ -13,7 +13,7 @@ from typing import Any
 from ..approvals.labels import skill_gist
 from ..approvals.preview import diff_stats, line_diff
 from ..errors import WorkbenchError
-from ..tools import BACKGROUND_REVIEW, ToolContext
+from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, ToolContext
 from .library import ACTIONS, Plan, base_of
 
 PAYLOAD_KEYS = (
@@ -173,8 +173,8 @@ def skill_manage_tool(home, args: dict[str, Any], ctx: ToolContext) -> dict[str,
                 "staged": True,
                 "pending_id": record.id,
                 "gist": summary,
-                "message": "Staged for approval (skills.write_approval is on). Not yet saved — review with "
-                "`workbench pending list`.",
+                "message": f"Staged for approval (skills.write_approval is on). Not yet saved — "
+                f"review it {REVIEW_WHERE}.",
             }
         return home.skills.apply(plan, ctx)
     except WorkbenchError as exc:
