@@ -29,7 +29,7 @@ from .approvals.outside import cited_rows, citing_approvals
 from .approvals.sources import staged_at, staged_in_sessions
 from .archive.query import like_escape
 from .errors import WorkbenchError
-from .journal import LOOK_AT_NOTHING, JournalEntry, _row, tagged
+from .journal import ACTORS, LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import HERMES_SLACK_S, AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
 from .skills.outside import RECORD_ONLY
 from .textsafety import apart, inline, one_line, visible
@@ -429,6 +429,18 @@ _FILTER_KEYS = {
     "session": "session_id",
     "group": "group",
 }
+_FILTER_CHOICES = {"actor": ACTORS, "subsystem": SUBSYSTEMS}  # a value outside these matches no row ever
+
+
+def filter_value(name: str, value: str) -> str:
+    """``value`` for the ``name`` filter (``actor``, ``subsystem``), refused when no row can have it: a
+    typo (or ``actor:hermes``, whose changes are ``external``) would otherwise just match nothing.
+    Both skins ask here, so the box and the CLI's options refuse alike."""
+    choices = _FILTER_CHOICES.get(name)
+    if choices is None or value in choices:
+        return value
+    hint = " (Hermes's own changes are external)" if name == "actor" else ""
+    raise TimelineError(f"{name}: {visible(value)!r} is not one of {', '.join(choices)}{hint}.")
 
 
 def preview_lines(preview: dict[str, Any]) -> list[str]:
@@ -540,7 +552,7 @@ def parse_filter(query: str) -> dict[str, str]:
         elif filters.get(name, value) != value:
             raise TimelineError(f"{key.lower()}: is given twice; the timeline filters by one {key.lower()} at a time.")
         else:
-            filters[name] = value
+            filters[name] = filter_value(name, value)
     if words:
         filters["text"] = " ".join(words)
     return filters

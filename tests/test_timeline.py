@@ -836,3 +836,12 @@ def test_a_failed_approval_says_why_in_the_row_the_listing_and_json(home, clock)
     ).stdout.splitlines()
     row = next(i for i, line in enumerate(text) if "approval failed: skills proposal 0000bb01" in line)
     assert text[row + 1] == f"{'':>9}why: {failed[0].why}"
+
+
+def test_an_actor_filter_names_the_actors_a_row_can_have():
+    """`actor:hermes` matched nothing unsaid: Hermes's own changes are `external`."""
+    assert parse_filter("actor:external subsystem:memory") == {"actor": "external", "subsystem": "memory"}
+    with pytest.raises(WorkbenchError, match=r"'hermes' is not one of agent, review, curator, user, external \("):
+        parse_filter("actor:hermes")
+    with pytest.raises(WorkbenchError, match="'␛\\[2J' is not one of"):  # (a control char shown as a symbol)
+        parse_filter("subsystem:\x1b[2J")

@@ -508,3 +508,18 @@ async def test_the_detail_line_keeps_a_target_with_a_line_break_on_its_line(home
         await wait_for(pilot, lambda: screen.query_one(TimelineList).row_count > 0, what="the row")
         detail = str(screen.query_one("#timeline-detail").render())
         assert detail.splitlines()[0].endswith("· skills external · target two⏎lines")
+
+
+@pytest.mark.parametrize("typed", ["actor:hermes", "subsystem:bogus"])
+async def test_an_actor_or_subsystem_no_row_can_have_is_refused_as_the_cli_refuses_it(home, tmp_path, typed):
+    """`actor:bogus` said only that no change matched, while `timeline --actor bogus` listed the actors."""
+    from tests.test_curator_cli import wb
+
+    learn(home)
+    name, value = typed.split(":")
+    code, refused = wb(home.root, "timeline", f"--{name}", value)
+    assert code == 2 and refused["error"].startswith(f"{name}: '{value}' is not one of ")
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        await open_mode(pilot, "6", TimelineScreen)
+        await pilot.press("slash", *typed)
+        await wait_for(pilot, lambda: refused["error"] in screen_text(pilot.app).replace("\n", " "), what="refusal")

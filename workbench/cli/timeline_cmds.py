@@ -16,6 +16,7 @@ from engine.timeline import (
     MalformedReference,
     Timeline,
     TimelineError,
+    filter_value,
     outcome_lines,
     parse_since,
     preview_lines,
@@ -27,8 +28,9 @@ from .numbers import ID, whole
 LIMIT = 50  # rows per page unless --limit says otherwise
 FILTERS = {  # the listing's filters: registered from here, and repeated by the next page's command
     "since": {"metavar": "WHEN", "help": "only rows since then: 2h, 3d, 1w or an ISO date/time"},
-    "actor": {"choices": ACTORS, "help": "only rows by this actor"},
-    "subsystem": {"choices": SUBSYSTEMS, "help": "only rows of this subsystem"},
+    # (checked by the rule the TUI's search box follows, filter_value, not argparse's choices)
+    "actor": {"metavar": "ACTOR", "help": f"only rows by this actor: {', '.join(ACTORS)}"},
+    "subsystem": {"metavar": "NAME", "help": f"only rows of this subsystem: {', '.join(SUBSYSTEMS)}"},
     "target": {"help": "only rows about this target (memory, user, a skill, a pending id)"},
     "session": {"metavar": "ID", "help": "only rows from this session (its id, or the start of it)"},
     "search": {"metavar": "TEXT", "help": "only rows whose text contains TEXT"},
@@ -61,6 +63,10 @@ def register(subparsers, common) -> None:
 def show_timeline(home: Home, args) -> Output:
     try:
         since = parse_since(args.since, home.clock.now()) if args.since else None
+        actor, subsystem = (
+            filter_value(name, value) if value else None
+            for name, value in (("actor", args.actor), ("subsystem", args.subsystem))
+        )
     except TimelineError as exc:  # a malformed option: a usage error, under the command's usage
         raise UsageError(exc.message) from None
     catch_up(home)
@@ -69,8 +75,8 @@ def show_timeline(home: Home, args) -> Output:
         before_id=args.before,
         limit=args.limit + 1,  # one more says whether an older page exists
         since=since,
-        actor=args.actor,
-        subsystem=args.subsystem,
+        actor=actor,
+        subsystem=subsystem,
         target=args.target,
         session_id=args.session,
         text=args.search,
