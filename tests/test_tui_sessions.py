@@ -229,6 +229,24 @@ async def test_rows_paged_in_follow_what_another_process_changes(home, tmp_path)
         assert row.data.message_count == 7 and "Ancient tomato plan" in str(row.label)
 
 
+async def test_a_prune_by_another_process_leaves_no_more_row_and_counts_the_roots_left(home, tmp_path):
+    """Hermes pruned most sessions while the tree was open: the title still read `28+ roots` over a
+    "more" row whose enter only dropped the `+`, though every root left was listed."""
+    import sqlite3
+
+    seed_sessions(home, extra_roots=ROOTS_PAGE + 60)
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.more_roots, what="the first page")
+        with sqlite3.connect(home.state_db_path) as conn:  # Hermes's prune_sessions, in its own process
+            conn.execute("DELETE FROM sessions WHERE id LIKE '20261101_%' AND substr(id, 10, 6) >= '000026'")
+        left = home.archive.root_ids()
+        await wait_for(pilot, lambda: tree.border_title == f"Lineage · {len(left)} roots", timeout=10, what="count")
+        assert tree.root_ids == left and not tree.more_roots
+
+
 async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_path):
     seed_sessions(home)
     app = make_app(home, tmp_path)

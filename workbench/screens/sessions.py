@@ -590,6 +590,8 @@ class SessionsScreen(SessionActions):
                         chains.append(archive.chain_of(sid))
         for node in reversed(self._tree_nodes(chains)):
             self.post_result(SessionRefreshed(node, None))
+        if down_to is not None and len(chains) < ROOTS_PAGE:  # every root fits the newest page now (a prune)
+            self.post_result(RootsLoaded(down_to, [], more=False))  # so the "more" row goes
 
     @work(thread=True, exit_on_error=False, group="live")
     def refresh_session(self, session_id: str) -> None:
