@@ -97,6 +97,11 @@ EXTERNAL_EVENTS = {
 
 # -- the app's own worker results --------------------------------------------------------
 @dataclass
+class LockWaited(Message):
+    text: str  # ``lock_waits.describe``
+
+
+@dataclass
 class PendingCounted(Message):
     count: int
 
@@ -372,14 +377,10 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
     def _lock_wait(self, lock: Path, holders: list[str]) -> None:
         """(The lock-waits thread) a save or turn waits on another process's lock: said, not silent."""
-        self.call_from_thread(
-            self.notify,
-            visible(lock_waits.describe(lock, holders)),
-            title="Waiting for a lock",
-            severity="warning",
-            markup=False,
-            timeout=20,
-        )
+        self.post_message(LockWaited(lock_waits.describe(lock, holders)))
+
+    def on_lock_waited(self, message: LockWaited) -> None:
+        self.notify(visible(message.text), title="Waiting for a lock", severity="warning", markup=False, timeout=20)
 
     def on_unmount(self) -> None:
         self._unlisten_locks()
