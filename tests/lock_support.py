@@ -26,9 +26,22 @@ def holding_write_lock(database: Path) -> subprocess.Popen:
     return holder
 
 
-# A process holding a memory file's flock (as Hermes does for each write) for 2.5 s: it prints a line
-# once it holds it. argv[1]: the lock file.
-HOLD_FLOCK = (
-    "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print(flush=True); "
-    "time.sleep(2.5)"
-)
+def holding_flock(lock: Path) -> subprocess.Popen:
+    """A process holding ``lock``'s flock (as Hermes does for each memory write) until its stdin is
+    closed; returns once it holds it."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys\n"
+            f"f = open({str(lock)!r}, 'a')\n"
+            "fcntl.flock(f, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\n"
+            "sys.stdin.read()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder

@@ -10,7 +10,7 @@ import pytest
 
 from engine import open_home
 from engine.tools import ToolContext
-from tests.lock_support import HOLD_FLOCK
+from tests.lock_support import holding_flock
 
 
 @pytest.fixture
@@ -297,13 +297,21 @@ def test_a_write_waiting_on_another_process_lock_says_who_holds_it(wb, tmp_path)
     minute and a half, then wrote; it still waits (a write is never dropped), but says so."""
     assert wb("memory", "add", "First fact").returncode == 0
     lock = tmp_path / "home" / "memories" / "MEMORY.md.lock"
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_FLOCK, str(lock)], stdout=subprocess.PIPE, text=True)
+    holder = holding_flock(lock)
+    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
+    adding = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "memory", "add", "Second fact"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
-        holder.stdout.readline()  # it holds the lock now
-        added = wb("memory", "add", "Second fact")
+        said = adding.stderr.readline()  # while it waits: the holder still holds the lock
+        assert said.startswith(f"note: Waiting for {lock}: process {holder.pid} (python"), said
+        assert "The write goes on once it is free" in said
     finally:
+        holder.stdin.close()
         holder.wait(timeout=30)
-    assert added.returncode == 0, added.stderr
-    assert f"note: Waiting for {lock}: process {holder.pid} (python" in added.stderr
-    assert "The write goes on once it is free" in added.stderr
+    assert adding.wait(timeout=60) == 0, adding.stderr.read()
     assert as_json(wb("--json", "memory", "show", "--target", "memory"))["entries"] == ["First fact", "Second fact"]

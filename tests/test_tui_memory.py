@@ -18,7 +18,7 @@ from engine.memory.threats import entry_flags
 from engine.models import make_model
 from engine.runner.session import AgentSession
 from engine.tools import ToolContext
-from tests.lock_support import HOLD_FLOCK
+from tests.lock_support import holding_flock
 from tests.screens_seed import screen_text
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList, row_content
@@ -810,15 +810,21 @@ async def test_a_save_waiting_on_another_process_lock_says_so_then_lands(home, t
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         dialog = await open_editor(pilot, "a")
-        holder = subprocess.Popen([sys.executable, "-c", HOLD_FLOCK, str(lock)], stdout=subprocess.PIPE, text=True)
+        holder = holding_flock(lock)
         try:
-            holder.stdout.readline()
             dialog.query_one(TextArea).text = "Second fact"
             await pilot.press("ctrl+s")
             waiting = lambda: [n for n in app._notifications if n.title == "Waiting for a lock"]  # noqa: E731
             await wait_for(pilot, waiting, what="the wait said")
             assert f"{lock}: process {holder.pid} (python" in str(waiting()[0].message)
+            await pilot.press(*"XYZ")  # typed while it saves: once taken in, then lost as it closed
+            await pilot.press("escape")  # nor does it pretend to cancel a write under way
+            await pilot.pause(0.2)  # (not settle: that waits for the save, and the dialog closes)
+            assert app.screen is dialog and dialog.query_one(TextArea).text == "Second fact"
+            assert "Saving: the write is under way" in str(dialog.query_one("#error", Static).content)
+            holder.stdin.close()  # free: the save goes on
             await wait_for(pilot, lambda: app.screen is not dialog, timeout=15, what="the save, once free")
         finally:
+            holder.kill()
             holder.wait(timeout=30)
     assert home.memory.entries("memory") == ["First fact", "Second fact"]

@@ -376,8 +376,12 @@ class EditDialog(Dialog[bool]):
             self._run(self.draft)
 
     def action_cancel(self) -> None:
-        """Escape or Cancel: a changed draft is only thrown away once the user says so."""
+        """Escape or Cancel: a changed draft is only thrown away once the user says so; a save under way
+        is not stopped (it writes once it has the lock), so it is said, not pretended."""
         if not self.editing:
+            return
+        if self.saving:
+            self.show_error("Saving: the write is under way and lands once the file is free; this closes then.")
             return
         if self.draft == self.original:
             self.dismiss(False)
@@ -411,8 +415,15 @@ class EditDialog(Dialog[bool]):
 
     def _run(self, text: str) -> None:
         if not self.saving:
-            self.saving, self.refused = True, None
+            self.refused = None
+            self._saving(True)
             self._submit(text)
+
+    def _saving(self, saving: bool) -> None:
+        """While a save runs (it may wait for another process's lock), the draft it saves cannot change:
+        keys typed meanwhile were taken in and then lost when the saved dialog closed."""
+        self.saving = saving
+        self.query_one(SymbolTextArea).read_only = saving
 
     @work(thread=True, group="edit-submit", exit_on_error=False)
     def _submit(self, text: str) -> None:
@@ -425,7 +436,7 @@ class EditDialog(Dialog[bool]):
     @on(SaveDone)
     def _done(self, message: SaveDone) -> None:
         outcome = message.outcome
-        self.saving = False
+        self._saving(False)
         if outcome is None:
             self.dismiss(True)
         elif isinstance(outcome, Conflict):
