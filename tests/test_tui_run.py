@@ -663,6 +663,8 @@ async def test_resuming_a_compressed_segment_shows_its_newest_one_and_a_deletion
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.session_id == GARDEN_2, what="its newest segment")
         assert header.session == GARDEN_2
+        await pilot.pause()
+        assert GARDEN_2 in str(screen.query_one("#run-status").render())  # the status line names it too
         assert any(f"Session {GARDEN} was continued after compression" in str(n.message) for n in app._notifications)
         await wait_for(pilot, lambda: screen.query_one(Transcript).items, what="its transcript")
         assert screen.query_one(Transcript).items[0].content == "What should I plant next to tomatoes?"

@@ -611,6 +611,7 @@ class RunScreen(WorkbenchScreen):
         self.session_id = message.tip
         self.workbench.resumed(message.tip)
         self._session_title()
+        self._status()
         self.notify(
             f"Session {message.chosen} was continued after compression: you are in its newest segment, "
             f"{message.tip}, where your next message goes.",
