@@ -86,23 +86,36 @@ class Conversation:
         """Stop the running turn at its next safe point (any thread)."""
         self.agent.cancel()
 
+    @classmethod
+    def resuming(cls, home: Home, model: Model, session_id: str | None, **options: Any) -> Conversation:
+        """A conversation in the stored session whose id is ``session_id`` (None: a new one). One deleted
+        since it was chosen is said, and a new session takes the talk, as ``switch_session`` does."""
+        gone = _deleted(home, session_id)
+        conversation = cls(home, model, session=None if gone else session_id, **options)
+        if gone:
+            conversation._say_gone(gone)
+        return conversation
+
     def switch_session(self, session: str | None = None, reason: str = CLOSE_REASON) -> str:
         """End this session with ``reason`` and go on in a new one, or in the stored session whose id is
         ``session`` (at the newest segment of its compression chain). One deleted since it was chosen
         is said, as one deleted while talking in it is, and a new session takes the message: never
         another whose id or title it also reads as. What state.db will not take of the session left is
         kept for later (``AgentSession.keep``)."""
-        gone = session is not None and self.home.archive.get_session(session) is None
+        gone = _deleted(self.home, session)
         if session is not None and not gone and self.home.archive.tip_of(session) == self.agent.id:
             return self.agent.id
         self.agent.switch_session(None if gone else session, reason)  # the provider hears the switch
         if gone:
-            self.agent.emit(
-                "warning",
-                message=f"Session {session} was deleted; this message starts a new session.",
-                old_session_id=session,
-            )
+            self._say_gone(gone)
         return self.agent.id
+
+    def _say_gone(self, session_id: str) -> None:
+        self.agent.emit(
+            "warning",
+            message=f"Session {session_id} was deleted; this message starts a new session.",
+            old_session_id=session_id,
+        )
 
     def keep(self, why: str) -> Kept | None:
         """Keep what state.db did not take (``why``) in workbench.db, to be stored and the session ended
@@ -122,3 +135,8 @@ class Conversation:
             return None
         self.ended = True
         return self.agent.end(reason)
+
+
+def _deleted(home: Home, session_id: str | None) -> str | None:
+    """``session_id`` when it names a session no longer stored (deleted since it was chosen), else None."""
+    return session_id if session_id is not None and home.archive.get_session(session_id) is None else None

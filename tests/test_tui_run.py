@@ -671,3 +671,6 @@ async def test_resuming_a_compressed_segment_shows_its_newest_one_and_a_deletion
         assert home.archive.delete_session(GARDEN_2)  # as the Sessions screen's D does
         await wait_for(pilot, lambda: header.session is None, what="the header cleared")
         assert f"Session {GARDEN_2} (deleted: your next message starts a new session)" in screen_text(app)
+        await send_turn(pilot, screen, "hello after the deletion")  # as it says (it failed: no agent yet)
+        assert screen.session_id not in (GARDEN, GARDEN_2)
+        assert home.archive.messages(screen.session_id)[0].content == "hello after the deletion"

@@ -511,12 +511,8 @@ class RunScreen(WorkbenchScreen):
             if agent is not None and switch is not None:  # ctrl+n / resume: the provider hears it
                 agent.switch_session(*switch)  # the session left ends as quitting ends it
             if agent is None:
-                agent = Conversation(
-                    self.home,
-                    make_model(self.home, model),
-                    session=session_id,
-                    source="tui",
-                    background_review=True,
+                agent = Conversation.resuming(
+                    self.home, make_model(self.home, model), session_id, source="tui", background_review=True
                 )
             self.post_message(AgentReady(agent, agent.id))
             if self._cancel.is_set():  # cancelled (or the screen closed) before the screen knew the agent
