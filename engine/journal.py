@@ -487,9 +487,13 @@ class Journal:
         part of it (they commit with it, or roll back with it), with no savepoint of their own."""
         if within is None:
             return self._insert_all(subsystem, target, rows, actor, session_id, message_id, "pending", None, ())
+        return self._rows_into(within, subsystem, target, rows, actor, session_id, message_id, "pending")
+
+    def _rows_into(self, conn, subsystem, target, rows, actor, session_id, message_id, status, at=None) -> list[int]:
+        """Insert ``rows`` (as ``append_all`` takes them) on ``conn``, in its open transaction."""
         return [
             self._execute(
-                within,
+                conn,
                 subsystem,
                 row["action"],
                 target,
@@ -499,7 +503,8 @@ class Journal:
                 session_id,
                 message_id,
                 row.get("detail"),
-                "pending",
+                status,
+                at,
             )
             for row in rows
         ]
@@ -511,23 +516,7 @@ class Journal:
         conn = self.connection()
         with write_transaction(conn, self.read_only):
             self._keep(conn, snapshot)
-            ids = [
-                self._execute(
-                    conn,
-                    subsystem,
-                    row["action"],
-                    target,
-                    actor,
-                    row.get("before"),
-                    row.get("after"),
-                    session_id,
-                    message_id,
-                    row.get("detail"),
-                    status,
-                    at,
-                )
-                for row in rows
-            ]
+            ids = self._rows_into(conn, subsystem, target, rows, actor, session_id, message_id, status, at)
             self._release(conn, release, ids[-1] if ids else 0)
             return ids
 
