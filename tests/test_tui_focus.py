@@ -345,7 +345,7 @@ async def test_a_new_session_or_model_ends_the_previous_one_and_the_header_follo
         await pilot.press(*"second", "enter")
         await wait_for(pilot, lambda: screen.session_id not in (None, first) and not screen.running, what="turn 2")
         await settle(pilot)
-        assert home.archive.get_session(first).end_reason == "cli_close"  # left as quitting leaves it
+        assert home.archive.get_session(first).end_reason == "new_session"  # left as Hermes's /new leaves it
         second = screen.session_id
         screen.query_one("#run-model", Select).value = "scripted"
         await settle(pilot)

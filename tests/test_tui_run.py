@@ -674,3 +674,23 @@ async def test_resuming_a_compressed_segment_shows_its_newest_one_and_a_deletion
         await send_turn(pilot, screen, "hello after the deletion")  # as it says (it failed: no agent yet)
         assert screen.session_id not in (GARDEN, GARDEN_2)
         assert home.archive.messages(screen.session_id)[0].content == "hello after the deletion"
+
+
+async def test_a_session_left_for_a_new_or_another_one_ends_as_hermes_ends_it(home, tmp_path):
+    """ctrl+l and ctrl+o ended the session left with `cli_close`, where Hermes's /new writes
+    `new_session` and its /resume `resumed_other`."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await send_turn(pilot, screen, "hello")
+        first = screen.session_id
+        await pilot.press("ctrl+l")
+        await send_turn(pilot, screen, "hello again")
+        second = screen.session_id
+        assert second != first and home.archive.get_session(first).end_reason == "new_session"
+        await resume_by(pilot, first)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.session_id == first, what="resumed")
+        screen.query_one("#run-input").focus()
+        await send_turn(pilot, screen, "back")
+        assert home.archive.get_session(second).end_reason == "resumed_other"

@@ -48,6 +48,8 @@ TITLE_CHARS = 60
 RESULT_PREVIEW = 400
 REVIEW_CLOSE_WAIT_S = 60.0  # how long closing a session waits for its queued reviews
 CLOSE_REASON = "cli_close"  # the end reason Hermes's CLI writes when the user leaves
+NEW_SESSION_REASON = "new_session"  # ... when /new leaves a session for a new one
+RESUMED_OTHER_REASON = "resumed_other"  # ... when /resume leaves it for another
 NOT_STORED = "the message that made this call could not be stored first"
 MISSING_RESULT = json.dumps(
     {"success": False, "error": "No result was recorded for this call (the earlier run stopped)."}

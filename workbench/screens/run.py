@@ -28,6 +28,7 @@ from engine.errors import said
 from engine.events import Event, RunnerEvent, SessionChanged
 from engine.kept import cause, of_session
 from engine.models import BACKENDS, make_model
+from engine.runner.session import NEW_SESSION_REASON, RESUMED_OTHER_REASON
 from engine.scenarios import list_scenarios, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
 
@@ -149,7 +150,8 @@ class RunScreen(WorkbenchScreen):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.agent: Conversation | None = None
-        self._switch: tuple[str | None] | None = None  # where the agent goes on at the next turn (new or resumed)
+        # where the agent goes on at the next turn (new or resumed), and the end reason of the one it leaves
+        self._switch: tuple[str | None, str] | None = None
         self.session_id: str | None = None
         self.playing = False  # a scenario (possibly several sessions) is running
         self.watching = False  # showing a session another runner drives (e.g. `workbench demo`)
@@ -382,7 +384,7 @@ class RunScreen(WorkbenchScreen):
 
     # -- actions -------------------------------------------------------------------
     def action_new_session(self) -> None:
-        self._switch = (None,) if self.agent is not None else None  # the same agent and provider go on
+        self._switch = (None, NEW_SESSION_REASON) if self.agent is not None else None  # the same agent goes on
         self._leave_session()
         self.session_id = None
         self.watching = False
@@ -417,7 +419,7 @@ class RunScreen(WorkbenchScreen):
     def _resume(self, session_id: str) -> None:
         if self.agent is not None and self.agent.id == session_id:
             return  # already talking in it
-        self._switch = (session_id,) if self.agent is not None else None
+        self._switch = (session_id, RESUMED_OTHER_REASON) if self.agent is not None else None
         self._leave_session()
         self.session_id = session_id
         self.workbench.resumed(session_id)  # the header names it now, not at its first turn
@@ -502,14 +504,14 @@ class RunScreen(WorkbenchScreen):
     # -- the agent (thread workers) ------------------------------------------------
     @work(thread=True, exit_on_error=False, group="agent")
     def run_turn(
-        self, text: str, said_at: float, model: str, agent: Conversation | None, switch: tuple[str | None] | None
+        self, text: str, said_at: float, model: str, agent: Conversation | None, switch: tuple[str | None, str] | None
     ) -> None:
         """One turn; ``agent`` and ``switch`` are the screen's, read on the UI thread (the worker
         writes no screen state: the agent it opens arrives as ``AgentReady``)."""
         session_id, error, unsent, unstored, why = self.session_id, None, text, 0, None
         try:
             if agent is not None and switch is not None:  # ctrl+n / resume: the provider hears it
-                agent.switch_session(*switch)  # the session left ends as quitting ends it
+                agent.switch_session(*switch)  # the session left ends as Hermes ends it
             if agent is None:
                 agent = Conversation.resuming(
                     self.home, make_model(self.home, model), session_id, source="tui", background_review=True
