@@ -278,11 +278,12 @@ class Journal:
             return read()
         except DatabaseDamaged:
             return unreadable
-        except sqlite3.DatabaseError as exc:  # met through a connection of its own (a helper's query)
-            if not _damaged(exc):
-                raise
-            self._damage = database_error(exc, self.path).message
-            return unreadable
+
+    @_names_the_file
+    def reading(self, read: Callable[[], _Read]) -> _Read:
+        """``read()``: a query another module makes on this journal's ``connection()``, whose SQLite
+        errors are named (and damage remembered) as the journal's own calls' are."""
+        return read()
 
     @_names_the_file
     def _look(self) -> None:

@@ -113,7 +113,7 @@ def _approved_outside(home: Home, pending_ids: list[str]) -> dict[str, list[Writ
     if not pending_ids:
         return {}
     written: dict[str, list[Write]] = {}
-    for pending_id, row_ids in applied_by(home.journal.connection(), pending_ids).items():
+    for pending_id, row_ids in home.journal.reading(lambda: applied_by(home.journal.connection(), pending_ids)).items():
         rows = [row for row in map(home.journal.get, row_ids) if row is not None]
         written[pending_id] = [_written(r) for r in rows]
     return written
@@ -139,7 +139,7 @@ def _staged(call: StagedCall) -> Write:
 def approved_outside(home: Home) -> dict[str, list[int]]:
     """The proposals Hermes approved itself, with the memory rows each wrote (``session_wrote``
     reads them; a list of many sessions reads them once)."""
-    return applied_by(home.journal.connection()) if _journal_read(home) else {}
+    return home.journal.reading(lambda: applied_by(home.journal.connection())) if _journal_read(home) else {}
 
 
 def session_wrote(home: Home, session_id: str, approved: dict[str, list[int]] | None = None) -> bool:
