@@ -426,7 +426,7 @@ class RunScreen(WorkbenchScreen):
         self.watching = False
         self._session_title()
         self._status()
-        self.load_session(session_id)
+        self.load_session(session_id, at_tip=True)
         self.note_kept(session_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-kept")
@@ -577,8 +577,10 @@ class RunScreen(WorkbenchScreen):
         self.focus_input()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-reload")
-    def load_session(self, session_id: str) -> None:
-        tip = self.home.archive.tip_of(session_id)  # (a segment compression ended: the turn goes to its tip)
+    def load_session(self, session_id: str, at_tip: bool = False) -> None:
+        """``at_tip``: a session just resumed, which compression may have continued in a newer segment
+        (the turn goes there); a session talked in follows its rotations by ``session_rotated``."""
+        tip = self.home.archive.tip_of(session_id) if at_tip else session_id
         if tip != session_id:
             self.post_result(ResumedAtTip(session_id, tip))
         self.post_result(SessionReloaded(tip, session_items(self.home, tip)))
