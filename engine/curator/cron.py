@@ -44,22 +44,21 @@ def skills_of(job: dict[str, Any]) -> list[str]:
     return names
 
 
+def _names(job: Any) -> list[str]:
+    """The skill names a job's entry names, as Hermes compares them with skills' (a leading ``/`` dropped)."""
+    return [name.lstrip("/") for name in skills_of(job) if name.lstrip("/")] if isinstance(job, dict) else []
+
+
+def _jobs(home) -> list[Any]:
+    loaded = load_jobs(home)
+    return loaded[1] if loaded else []
+
+
 def named_skills(home) -> frozenset[str]:
     """Every skill name a job names, paused and disabled jobs included (resuming one must find them)."""
-    loaded = load_jobs(home)
-    if loaded is None:
-        return frozenset()
-    return frozenset(
-        name.lstrip("/") for job in loaded[1] if isinstance(job, dict) for name in skills_of(job) if name.lstrip("/")
-    )
+    return frozenset(name for job in _jobs(home) for name in _names(job))
 
 
 def jobs_naming(home, skill: str) -> list[str]:
     """The jobs (by name, else id) that name ``skill``: archiving it leaves them running without it."""
-    loaded = load_jobs(home)
-    jobs = loaded[1] if loaded else []
-    return [
-        str(job.get("name") or job.get("id") or "unnamed")
-        for job in jobs
-        if isinstance(job, dict) and skill in (name.lstrip("/") for name in skills_of(job))
-    ]
+    return [str(job.get("name") or job.get("id") or "unnamed") for job in _jobs(home) if skill in _names(job)]
