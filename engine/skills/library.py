@@ -863,13 +863,10 @@ class SkillLibrary:
         where = self.ledger.rel(plan.roots[0] if plan.action == "delete" else plan.text_file or plan.roots[0])
         what = f"a file in {where} was added, edited or removed" if plan.action == "delete" else f"{where} changed"
         verb = {"delete": "delete the skill", "remove_file": "remove the file"}.get(plan.action, "overwrite")
-        way_out = (
-            "approve an edited version that keeps what you want"
-            if plan.action in EDITABLE_SLOTS
-            else "archive it yourself (`workbench skills archive`) if you still want it gone"
-            if plan.action == "delete"
-            else "remove the file yourself if you still want it gone"
-        )
+        way_out = {
+            "delete": "archive it yourself (`workbench skills archive`) if you still want it gone",
+            "remove_file": "remove the file yourself if you still want it gone",
+        }.get(plan.action, "approve an edited version that keeps what you want")
         raise SkillError(
             f"Not applied: {what} after this proposal was staged ({iso(staged_at)}), and approving it would "
             f"{verb} that change. The proposal stays pending; its diff shows what would go. Reject it, or "
