@@ -458,3 +458,35 @@ def test_a_plan_dropped_by_hand_after_a_change_is_closed_saying_what_the_library
     action, why = _left_outside(library, made)
     assert action == "close" and "the library shows it made (skill 'git' holds the text it proposed, " in why
     assert why.endswith("but Hermes cannot apply a consolidation, so how it was made is not known")
+
+
+def test_a_proposal_named_by_an_absorbed_name_says_which_skill_approving_changes(library):
+    """Its label is the name the agent used; approving changes the umbrella, and the preview says so."""
+    library.approvals.approve(staged_plan(library))
+    (library.root / "config.yaml").write_text("skills:\n  write_approval: true\n")
+    library.reload_config()
+    staged = skill_manage_tool(
+        library,
+        {"action": "patch", "name": "git-merge", "old_string": "git commit.", "new_string": "git commit --no-edit."},
+        ToolContext(),
+    )
+    assert staged["staged"], staged
+    preview = library.approvals.preview(staged["pending_id"])
+    assert preview["summary"].startswith("patch 'git-merge'")
+    assert preview["umbrella"] == (
+        "'git-merge' was consolidated into 'git' (its `absorbed` list names it), so approving changes 'git'."
+    )
+    shown = library.approvals.preview(staged_direct(library))  # a write to a skill by its own name: no note
+    assert "umbrella" not in shown
+    library.approvals.approve(staged["pending_id"])
+    assert "git commit --no-edit." in (library.skills_dir / "git" / "SKILL.md").read_text()
+
+
+def staged_direct(home):
+    staged = skill_manage_tool(
+        home,
+        {"action": "patch", "name": "git", "old_string": "Consolidated by", "new_string": "Merged by"},
+        ToolContext(),
+    )
+    assert staged["staged"], staged
+    return staged["pending_id"]

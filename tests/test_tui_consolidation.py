@@ -5,10 +5,13 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Static
 
+from engine.skills.manage import skill_manage_tool
+from engine.tools import ToolContext
 from tests.screens_seed import open_mode
 from tests.test_curator_consolidate import MERGE, REBASE, agent_skill
 from tests.tui_support import make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
+from workbench.cli.pending_cmds import render_preview
 from workbench.screens.approvals import ApprovalsScreen
 from workbench.screens.timeline import TimelineScreen
 
@@ -72,3 +75,24 @@ async def test_the_app_runs_a_due_pass_when_idle_never_during_a_turn_and_shows_i
         assert not (home.skills_dir / "old-notes").exists()
         header = pilot.app.screen.query_one(WorkbenchHeader)
         assert "curator 15:00: 1 archived" in header.render().plain
+
+
+async def test_a_write_to_an_absorbed_name_says_in_approvals_which_skill_it_changes(home, tmp_path):
+    agent_skill(home, "git-rebase", description="Rebase a git branch onto main safely", body=REBASE)
+    agent_skill(home, "git-merge", description="Merge a git branch into main safely", body=MERGE)
+    home.approvals.approve(home.curator.consolidation.propose()["pending_id"])
+    (home.root / "config.yaml").write_text("skills:\n  write_approval: true\n")
+    home.reload_config()
+    staged = skill_manage_tool(
+        home,
+        {"action": "patch", "name": "git-rebase", "old_string": "--continue.", "new_string": "--continue --quiet."},
+        ToolContext(),
+    )
+    assert staged["staged"], staged
+    async with make_app(home, tmp_path).run_test(size=(100, 30)) as pilot:
+        await open_mode(pilot, "4", ApprovalsScreen)
+        warnings = pilot.app.screen.query_one("#proposal-warnings", Static)
+        await wait_for(pilot, lambda: "Goes to another skill" in str(warnings.content), what="the note")
+        assert "'git-rebase' was consolidated into 'git'" in str(warnings.content)
+    rendered = render_preview(home.approvals.preview(staged["pending_id"]))
+    assert "note: 'git-rebase' was consolidated into 'git' (its `absorbed` list names it), so approving" in rendered

@@ -117,6 +117,7 @@ def skill_view(staged: dict) -> dict:
         "cron",
         "folder_stamp",
         "stale",
+        "umbrella",
     ):  # (a plan: many files)
         if key in staged:
             view[key] = staged[key]

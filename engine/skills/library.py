@@ -284,6 +284,14 @@ class SkillLibrary:
             except UnsafePath as exc:
                 raise SkillError(f"Skill '{name}' is not listed: {exc.message}", link=str(candidate)) from None
 
+    def absorbed_into(self, name: str) -> str | None:
+        """The umbrella an agent's write to ``name`` goes to: an old name no active skill answers to
+        that exactly one umbrella lists as absorbed (None otherwise)."""
+        if self.scanner.named(name):
+            return None
+        umbrellas = self._umbrellas_of(name)
+        return umbrellas[0].name if len(umbrellas) == 1 else None
+
     def _umbrellas_of(self, name: str) -> builtins.list[Found]:
         """Active skills whose frontmatter ``absorbed`` lists ``name`` (a consolidated skill's old name)."""
         from ..curator.consolidate import absorbed_names
@@ -909,6 +917,12 @@ class SkillLibrary:
             "error": None,
             "stale": None,
         }
+        asked = payload.get("name")
+        if isinstance(asked, str) and asked != plan.name and self.absorbed_into(asked) == plan.name:
+            staged["umbrella"] = (
+                f"'{asked}' was consolidated into '{plan.name}' (its `absorbed` list names it), so approving "
+                f"changes '{plan.name}'."
+            )
         if staging is not None and edited_content is None and plan.action in OVERWRITING:
             try:
                 self._unchanged_since_staged(plan, *staging)

@@ -117,6 +117,8 @@ def render_preview(preview: dict) -> str:
             lines.append(f"  and {preview['proposed_count'] - len(preview['proposed']):,} more texts")
     if preview.get("stale"):  # its diff still follows: what approving would take away
         lines.append(f"would fail: {preview['stale']}")
+    if preview.get("umbrella"):  # (the label names the skill the agent asked for)
+        lines.append(f"note: {preview['umbrella']}")
     lines += [target_line(target) for target in preview.get("targets") or []]
     lines += [f"⚠ flagged: {reason}" for reason in preview.get("flags", [])]
     budget = preview.get("budget")

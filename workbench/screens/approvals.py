@@ -291,6 +291,8 @@ class ApprovalsScreen(WorkbenchScreen):
                 notes.append(("\n", ""))
         if preview.get("stale"):  # the write goes through, but would take away a later change (its diff's −)
             notes += [("Would be refused: ", "bold $error"), (preview["stale"] + "\n", "")]
+        if preview.get("umbrella"):  # (the label names the skill the agent asked for)
+            notes += [("Goes to another skill: ", "bold $warning"), (preview["umbrella"] + "\n", "")]
         for heading, entry in late_hits(preview):
             notes += [(heading + ": ", "bold $warning"), (one_line(entry, 200) + "\n", "")]
         named, more = strongest(preview.get("duplicates") or [])
