@@ -130,6 +130,18 @@ def _decoded(data: bytes) -> tuple[dict[str, Any], str | None]:
     return parsed, None
 
 
+_REFUSED = "Writing it now would lose every skill's pin, use counts and who made it"
+
+
+def _refuse_if(problem: str | None, refused: str = _REFUSED) -> None:
+    """``UsageUnreadable`` when the file read had a ``problem`` (see ``UsageStore.check``)."""
+    if problem:
+        raise UsageUnreadable(
+            f"{problem}. {refused}: fix it (`workbench doctor` names it), or move it aside to start "
+            "afresh, then try again. Nothing was changed."
+        )
+
+
 class UsageStore:
     def __init__(self, path: Path, clock: Clock, links: LinkPolicy):
         self.path = path
@@ -152,7 +164,7 @@ class UsageStore:
     def _records(self) -> tuple[dict[str, dict[str, Any]], str | None]:
         """(the records, sanitised; the problem when the file cannot be read, see ``problem``)."""
         parsed, why = self._parsed()
-        return {str(k): _sane(v) for k, v in parsed.items() if isinstance(v, dict)}, why and f"{self.label} {why}"
+        return {str(k): _sane(v) for k, v in parsed.items() if isinstance(v, dict)}, self._said(why)
 
     def load(self) -> dict[str, dict[str, Any]]:
         return self._records()[0]
@@ -160,21 +172,15 @@ class UsageStore:
     def problem(self) -> str | None:
         """Why the file cannot be read as usage records (``skills/.usage.json is not valid JSON: ...``),
         or None: what every view says while it reads the file as empty."""
-        return self._records()[1]
+        return self._said(self._parsed()[1])
 
-    def check(
-        self,
-        problem: str | None = None,
-        refused: str = "Writing it now would lose every skill's pin, use counts and who made it",
-    ) -> None:
-        """Refuse (``UsageUnreadable``, saying ``refused``) while the file cannot be read (``problem``: as
-        just read): a write would replace every skill's pin, counts and maker with the one record it sets."""
-        problem = problem or self.problem()
-        if problem:
-            raise UsageUnreadable(
-                f"{problem}. {refused}: fix it (`workbench doctor` names it), or move it aside to start "
-                "afresh, then try again. Nothing was changed."
-            )
+    def _said(self, why: str | None) -> str | None:
+        return why and f"{self.label} {why}"
+
+    def check(self, refused: str = _REFUSED) -> None:
+        """Refuse (``UsageUnreadable``, saying ``refused``) while the file cannot be read: a write would
+        replace every skill's pin, counts and maker with the one record it sets."""
+        _refuse_if(self.problem(), refused)
 
     def backups(self) -> list[Path]:
         """Copies of an unreadable usage file kept before it was replaced (``.usage.json.corrupt.<time>``,
@@ -196,7 +202,7 @@ class UsageStore:
         (``UsageUnreadable``) while the file cannot be read, so its records are never replaced."""
         with self.links.lock(self.path):
             records, problem = self._records()
-            self.check(problem)
+            _refuse_if(problem)  # (as just read: a second read could differ)
             change(records, iso(self.clock.now()))
             self.links.write_json(self.path, records)
             return records
