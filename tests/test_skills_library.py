@@ -348,6 +348,36 @@ def test_renaming_a_skill_through_the_library_is_seen_by_the_next_lookup(home):
         home.skills.find("tool")
 
 
+def test_a_write_that_keeps_the_skill_names_leaves_the_layout_to_trust(home, monkeypatch):
+    """Every write forgot the remembered layout, so the next lookup walked the whole library (most of
+    a patch's time at 1,000 skills); only a write that may change a name does now."""
+    write_skill(home, "tool", category="ops", files={"references/api.md": "# API\n"})
+    write_skill(home, "other", category="ops")
+    home.skills.outside.record()  # the first look at the library is a whole one, then kept
+    _age(home.skills_dir)
+    home.skills.find("tool")
+    walks = []
+    real = home.skills.scanner._walk
+    monkeypatch.setattr(home.skills.scanner, "_walk", lambda: walks.append(1) or real())
+    writes = [
+        {"action": "patch", "name": "tool", "old_string": "Do it.", "new_string": "Do it twice."},
+        {"action": "edit", "name": "tool", "content": skill_md("tool", body="# Steps\nDo it once.\n")},
+        {"action": "write_file", "name": "tool", "file_path": "references/cli.md", "file_content": "# CLI\n"},
+        {"action": "patch", "name": "tool", "file_path": "references/api.md", "old_string": "API", "new_string": "Api"},
+    ]
+    for args in writes:
+        assert home.skills.manage(args)["success"], args
+        _age(home.skills_dir)  # (the write touched the folder: a minute later, as a person's next lookup)
+        assert home.skills.find("tool").rel == "ops/tool"
+    assert walks == []
+    assert home.skills.manage(
+        {"action": "patch", "name": "other", "old_string": "name: other", "new_string": "name: tool"}
+    )["success"]
+    with pytest.raises(SkillError, match="Ambiguous skill name 'tool'"):
+        home.skills.find("tool")
+    assert walks
+
+
 def test_agentskills_fields_are_understood(home):
     extra = (
         "version: 1.2.0\nlicense: MIT\ncompatibility: Needs git 2.40+\nallowed-tools: Bash(git:*)\n"

@@ -27,7 +27,7 @@ from ..fileio import UnsafePath
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from .changes import Change, reconcile, record_change, remove_empty_parents, remove_tree_later
 from .discovery import ARCHIVE_DIR, Found, Scanner, bundled_names, hub_names
-from .frontmatter import tags_of, validate_skill_md
+from .frontmatter import parse_frontmatter, tags_of, validate_skill_md
 from .index import render_index
 from .outside import OutsideChanges
 from .threats import check_plan
@@ -133,6 +133,19 @@ class Plan:
     undo: Callable[[], None] | None = None  # exact reverse of mutate (else the files are put back)
     cleanup: Callable[[], None] | None = None
     precondition: Callable[[], None] | None = None  # checked under the write lock first; raises to refuse
+
+
+def _may_rename(plan: Plan) -> bool:
+    """Whether a write may change which names find which skill, so the scanner's remembered layout
+    (its frontmatter names) must go. A write inside one skill's folder that keeps its SKILL.md's
+    ``name`` cannot: forgetting the layout after it cost a walk of the whole library at the next
+    lookup (most of a patch's time at 1,000 skills)."""
+    if plan.action not in ("edit", "patch", "write_file", "remove_file"):
+        return True
+    if plan.text_file is None or plan.text_file.name != "SKILL.md":
+        return False
+    named = [parse_frontmatter(text or "")[0].get("name") for text in (plan.before, plan.after)]
+    return named[0] != named[1]
 
 
 def _matches_platform(meta: dict[str, Any]) -> bool:
@@ -832,8 +845,11 @@ class SkillLibrary:
                         cleanup=plan.cleanup,
                     ),
                 )
-        finally:
-            self.scanner.forget_layout()  # an edit may rename a skill without touching its parent folder
+        except BaseException:
+            self.scanner.forget_layout()  # (what a failed write left is not known)
+            raise
+        if _may_rename(plan):  # an edit may rename a skill without touching its parent folder
+            self.scanner.forget_layout()
         return {**plan.result, "journal_id": recorded.journal_id, "ledger_id": recorded.ledger_id}
 
     def apply(self, plan: Plan, ctx: ToolContext, approval: dict[str, Any] | None = None) -> dict[str, Any]:
