@@ -490,3 +490,19 @@ def staged_direct(home):
     )
     assert staged["staged"], staged
     return staged["pending_id"]
+
+
+def test_showing_an_absorbed_name_says_it_is_archived_and_where_it_lives_on(library):
+    """`skills show git-merge` printed the archived SKILL.md with no sign it was archived or absorbed."""
+    from types import SimpleNamespace
+
+    from workbench.cli.skills_cmds import show_skill
+
+    library.approvals.approve(staged_plan(library))
+    shown = show_skill(library, SimpleNamespace(name="git-merge", file=None))
+    assert (shown.data["archived"], shown.data["absorbed_into"]) == (True, "git")
+    assert shown.text.splitlines()[:2] == [
+        "# archived: skills/.archive/git-merge; `workbench skills restore git-merge` brings it back",
+        "# consolidated into 'git', which answers to its name",
+    ]
+    assert "absorbed_into" not in library.skills.view("pdf-extract", record=False)

@@ -420,6 +420,9 @@ class SkillLibrary:
             }
             if found.archived:
                 result["archived"] = True
+                umbrella = self.absorbed_into(found.name)
+                if umbrella is not None:  # (a consolidation archived it: its content lives on there)
+                    result["absorbed_into"] = umbrella
             if "compatibility" in found.meta:
                 result["compatibility"] = found.meta["compatibility"]
             if not record:  # a person's look: every file of the folder, the ones the agent is never shown too

@@ -143,6 +143,11 @@ def _named(action):
 def show_skill(home: Home, args) -> Output:
     result = home.skills.view(args.name, args.file, record=False)
     text = result["content"]
+    if result.get("archived"):  # (no active skill has the name: said first, not after a long SKILL.md)
+        head = f"# archived: skills/{result['path']}; `workbench skills restore {result['name']}` brings it back"
+        if result.get("absorbed_into"):
+            head += f"\n# consolidated into '{result['absorbed_into']}', which answers to its name"
+        text = f"{head}\n\n{text}"
     if result.get("linked_files"):
         files = [f for group in result["linked_files"].values() for f in group]
         text += "\n\nlinked files:\n" + "\n".join(f"  {f}" for f in files)
