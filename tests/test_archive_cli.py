@@ -265,6 +265,25 @@ def test_prune_without_yes_names_what_it_would_delete_and_deletes_nothing(home_d
     assert code == 0 and doc["pruned"] == 1
 
 
+def test_prune_with_nothing_to_prune_says_so_and_untitled_sessions_read_as_lists_show_them(tmp_path):
+    """It refused (exit 1) 'Pruning would delete 0 ended session(s)… Add --yes to delete them', and
+    named an untitled session `(untitled)` where every list shows its first message."""
+    home = open_home(tmp_path / "h")
+    home.archive.create_session("hermes-1", source="cli")
+    home.archive.append_messages("hermes-1", [{"role": "user", "content": "私は渋谷で働いています"}])
+    code, doc, _ = wb(tmp_path / "h", "sessions", "prune", "--days", "30")
+    assert (code, doc["would_prune"], doc["pruned"]) == (0, 0, 0)
+    home.archive.end_session("hermes-1", "cli_close")
+    code, doc, _ = wb(tmp_path / "h", "sessions", "prune", "--days", "0")
+    assert code == 1 and "older than 0 days: hermes-1 (“私は渋谷で働いています”)." in doc["error"]
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), "sessions", "prune", "--days", "30"],
+        capture_output=True,
+        text=True,
+    )
+    assert (result.returncode, result.stdout) == (0, "No ended session is older than 30 days; nothing to prune.\n")
+
+
 def test_an_untitled_session_is_listed_by_the_start_of_its_first_user_message(tmp_path, capsys):
     """Hermes titles few sessions: lists and search results showed nothing where the title goes."""
     from workbench.cli import main

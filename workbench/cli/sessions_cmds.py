@@ -274,20 +274,27 @@ def prune_sessions(home: Home, args) -> Output:
         raise UsageError("--days must be zero or more")
     if not args.yes:  # what it would delete, so the confirmation is an informed one
         ids = home.archive.prunable(args.days, source=args.source)
+        if not ids:
+            said = f"No ended session{_of_source(args)} is older than {args.days:g} days; nothing to prune."
+            return Output({"success": True, "would_prune": 0, "pruned": 0}, said)
+        previews = home.archive.previews(ids[:10])
         shown = []
         for session_id in ids[:10]:
             session = home.archive.get_session(session_id)
-            title = (session.title if session else None) or "untitled"
-            shown.append(f"{session_id} ({' '.join(title.split())})")
+            label = titled(session.title if session else None, previews.get(session_id))
+            shown.append(f"{session_id} ({one_line(label, 40)})" if label else session_id)
         more = f" and {len(ids) - 10:,} more" if len(ids) > 10 else ""
         raise WorkbenchError(
-            f"Pruning would delete {len(ids):,} ended session(s) older than {args.days:g} days"
-            + (f": {', '.join(shown)}{more}" if ids else "")
-            + ". Their child sessions stay, as roots. Add --yes to delete them.",
+            f"Pruning would delete {len(ids):,} ended session(s){_of_source(args)} older than {args.days:g} days: "
+            f"{', '.join(shown)}{more}. Their child sessions stay, as roots. Add --yes to delete them.",
             would_prune=len(ids),
         )
     count = home.archive.prune(args.days, source=args.source, actor="user")
     return Output({"success": True, "pruned": count}, f"pruned {count} session(s)")
+
+
+def _of_source(args) -> str:
+    return f" from {args.source}" if args.source else ""
 
 
 def reindex(home: Home, args) -> Output:
