@@ -6,6 +6,24 @@ import time
 from datetime import UTC, datetime
 
 
+def shown_time(value: float | str | None, spec: str = "%Y-%m-%d %H:%M") -> str | None:
+    """A time as people read it: epoch seconds or an ISO-8601 text, in this machine's time zone (``TZ``),
+    as Hermes's own CLI shows times and names its sessions. What is stored and ``--json`` keep ISO-8601
+    UTC. None for no time a calendar can show."""
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else datetime.fromtimestamp(float(value), UTC)
+        return moment.astimezone().strftime(spec)  # (a naive ISO text is read as local, as Python reads it)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+
+
+def zone_name() -> str:
+    """This machine's time zone as times are shown in it now (``JST``, ``UTC``)."""
+    return datetime.now().astimezone().tzname() or "local time"
+
+
 class Clock:
     """Wall-clock time; subclass or use FixedClock where determinism matters."""
 

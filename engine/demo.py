@@ -190,9 +190,9 @@ def _dated(example_id: str, day: float) -> tuple[float, str]:
     """(start, id) of a demo session ``day``'s date at its example id's time of day, the id spelled from
     the start as Hermes spells it (YYYYMMDD_HHMMSS_suffix): an id and a start that disagree mislead."""
     clock = example_id[9:15]
-    midnight = day - day % DAY
-    started = midnight + int(clock[:2]) * 3600 + int(clock[2:4]) * 60 + int(clock[4:])
-    return started, time.strftime("%Y%m%d_%H%M%S", time.gmtime(started)) + example_id[15:]
+    date = time.localtime(day)[:3]  # (local, as Hermes spells its ids)
+    started = time.mktime((*date, int(clock[:2]), int(clock[2:4]), int(clock[4:]), 0, 0, -1))
+    return started, time.strftime("%Y%m%d_%H%M%S", time.localtime(started)) + example_id[15:]
 
 
 def seed_demo_home(home) -> dict[str, int]:

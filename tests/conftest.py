@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 
 import pytest
 
 from engine import FixedClock, open_home
+
+# Times people read are in the machine's zone (``engine.clock.shown_time``): the suite pins UTC, so
+# screens and snapshots read the same on every machine (and in every process the tests start).
+os.environ["TZ"] = "UTC"
+time.tzset()
 
 # 2026-11-30T12:00:00Z: every test sees the same "now" unless it moves the clock.
 FIXED_NOW = 1796040000.0

@@ -15,7 +15,6 @@ answers with ``set_children`` / ``add_roots`` from a thread worker.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from rich.cells import cell_len
 from rich.style import Style
@@ -25,6 +24,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode, UnknownNodeID
 
+from engine.clock import shown_time
 from engine.textsafety import one_line, visible
 
 from .cursor_in_view import CursorInView
@@ -128,7 +128,7 @@ def session_label(node: SessionNode, picked: int | None = None, width: int | Non
     if node.kind != "root":
         chain.append(f" · {node.kind}", style="italic")
     size = f"  {node.message_count} msg"
-    date = "" if node.started_at is None else " · " + datetime.fromtimestamp(node.started_at, UTC).strftime("%Y-%m-%d")
+    date = "" if node.started_at is None else " · " + (shown_time(node.started_at, "%Y-%m-%d") or "?")
     if width is None:
         room = 48 if count == 1 else 20  # a chain's segments must fit beside its title in a narrow pane
         details = size + date

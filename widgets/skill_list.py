@@ -7,13 +7,13 @@ the same skill. All cells are literal ``rich.text.Text`` (never markup).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from rapidfuzz import fuzz, process, utils
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
+from engine.clock import shown_time
 from engine.textsafety import visible
 
 from .row_table import RowTable
@@ -94,7 +94,7 @@ def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
 
 
 def _day(timestamp: float | None) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d") if timestamp else "never"
+    return (shown_time(timestamp, "%Y-%m-%d") or "?") if timestamp else "never"
 
 
 class SkillList(RowTable):

@@ -14,6 +14,8 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
+from engine.clock import shown_time
+
 from .literal import cut_cells, tail, visible
 from .row_table import RowTable
 
@@ -89,7 +91,7 @@ class TimelineList(RowTable):
             mark = "▸" if group in collapsed else "▾"
             self.group_by_key[key] = group
             self.add_row(
-                Text(row.when[:16].replace("T", " "), "bold"),
+                Text(shown_time(row.at) or "?", "bold"),
                 Text(row.actor, "bold"),
                 self._session(row),
                 Text(self._what(f"{mark} {visible(titles.get(group, group))}"), "bold"),
@@ -120,7 +122,7 @@ class TimelineList(RowTable):
         key = f"row:{row.id}"
         self.rows_by_key[key] = row
         self.add_row(
-            Text(row.when[:16].replace("T", " ")),
+            Text(shown_time(row.at) or "?"),
             Text(row.actor),
             self._session(row),
             self._summary(row, indent),

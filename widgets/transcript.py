@@ -20,7 +20,6 @@ import textwrap
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from rich.cells import cell_len
@@ -34,6 +33,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.visual import Visual
+
+from engine.clock import shown_time
 
 from .literal import visible
 
@@ -100,7 +101,7 @@ def _call_parts(call: Any) -> tuple[str, Any]:
 def when(timestamp: float | None) -> str:
     if timestamp is None:
         return ""
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return shown_time(timestamp, "%Y-%m-%d %H:%M:%S") or "?"
 
 
 def _parts(item: TranscriptItem, highlighted: bool = True) -> list[Content]:

@@ -77,8 +77,8 @@ def sanitize_title(title: str | None) -> str | None:
 
 class SessionsMixin(LineageMixin):
     def new_session_id(self) -> str:
-        """``YYYYMMDD_HHMMSS_<6 hex>`` (UTC), the shape Hermes uses."""
-        return time.strftime("%Y%m%d_%H%M%S", time.gmtime(self.clock.now())) + "_" + secrets.token_hex(3)
+        """``YYYYMMDD_HHMMSS_<6 hex>`` in local time, as Hermes spells its ids."""
+        return time.strftime("%Y%m%d_%H%M%S", time.localtime(self.clock.now())) + "_" + secrets.token_hex(3)
 
     def create_session(
         self,

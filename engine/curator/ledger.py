@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..clock import Clock
+from ..clock import Clock, shown_time
 from ..fileio import LinkPolicy, UnsafePath, append_bytes, contained, json_bytes, read_regular
 from ..skills.usage import iso
 from ..skills.validation import SkillError
@@ -78,8 +78,8 @@ class LedgerEntry:
 
     @property
     def when(self) -> str:
-        """Its time as listings show it: ``2026-12-04 18:07`` (UTC)."""
-        return self.ts[:16].replace("T", " ")
+        """Its time as listings show it: ``2026-12-04 18:07`` (local time)."""
+        return shown_time(self.ts) or self.ts[:16].replace("T", " ")
 
     @property
     def shown_actor(self) -> str:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..approvals.outside import citing_approval
 from ..approvals.records import approved_by
 from ..approvals.sources import staged_at
+from ..clock import shown_time
 from ..errors import WorkbenchError
 from ..journal import JournalEntry
 from ..values import iso_time
@@ -93,8 +94,7 @@ def iso(at: float | None) -> str | None:
 
 
 def when(at: float | None) -> str:
-    stamp = iso_time(at)
-    return "unknown" if stamp is None else stamp[:16].replace("T", " ")
+    return shown_time(at) or "unknown"
 
 
 # -- origins -------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import textwrap
 
+from engine.clock import shown_time
 from engine.home import Home
 from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.memory.format import BOM, has_crlf, line_endings
@@ -285,7 +286,7 @@ def show_history(home: Home, args) -> Output:
         if not events:
             return "\n".join(lines + ["No memory changes journaled yet."])
         for row, e in zip(rows, events, strict=True):
-            when = (e["at"] or "unknown").replace("T", " ")[:16]
+            when = shown_time(e["at"]) or "unknown"
             where = (
                 f"  session {e['session_id']}" + (f" msg {e['message_id']}" if e["message_id"] else "")
                 if e["session_id"]

@@ -13,6 +13,7 @@ from rich.cells import cell_len
 
 from engine.archive import Session
 from engine.archive.sessions import titled
+from engine.clock import shown_time
 from engine.errors import WorkbenchError
 from engine.fileio import atomic_write_text
 from engine.home import Home
@@ -100,7 +101,7 @@ def resolve(home: Home, text: str) -> Session:
 
 
 def _when(value: str | None) -> str:
-    return (value or "")[:16].replace("T", " ")
+    return shown_time(value) or ""
 
 
 def list_sessions(home: Home, args) -> Output:

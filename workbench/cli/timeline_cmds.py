@@ -7,6 +7,7 @@ import sqlite3
 import sys
 
 from engine.archive import outside as sessions_outside
+from engine.clock import shown_time
 from engine.errors import WorkbenchError
 from engine.home import Home
 from engine.journal import ACTORS
@@ -92,7 +93,7 @@ def show_timeline(home: Home, args) -> Output:
         # Hermes call found for it is shown under it.
         named = not args.session or any(r.session != args.session for r in rows)
         lines = [
-            f"{r.id:>7}  {r.when[:19].replace('T', ' ')}  {r.actor:<8} {r.summary}"
+            f"{r.id:>7}  {shown_time(r.at, '%Y-%m-%d %H:%M:%S') or '?'}  {r.actor:<8} {r.summary}"
             + (f"  ↶ reverted by row {r.reverted_by}" if r.reverted_by is not None else "")
             + (f"  [{r.group}]" if r.group else "")
             + (f"  (session {r.session_id})" if named and r.session_id else "")

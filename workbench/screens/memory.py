@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -24,6 +23,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import OptionList, Static
 
+from engine.clock import shown_time
 from engine.errors import WorkbenchError
 from engine.events import ConfigChanged, Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged
 from engine.memory import history
@@ -274,8 +274,8 @@ class MemoryScreen(WorkbenchScreen):
             return
         self.view = view
         title = TITLES[view.target]
-        taken = datetime.fromtimestamp(view.taken_at, UTC).strftime("%H:%M:%S")
-        frozen_note = "in the prompt" if self.workbench.running_session else f"frozen {taken} UTC"
+        taken = shown_time(view.taken_at, "%H:%M:%S %Z")
+        frozen_note = "in the prompt" if self.workbench.running_session else f"frozen {taken}"
         if not view.enabled:
             frozen_note = "disabled in config.yaml: not in the prompt"
         self.query_one("#frozen-title", Static).update(

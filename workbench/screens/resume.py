@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,6 +22,7 @@ from textual.widgets.option_list import Option
 
 from engine.archive import Session
 from engine.archive.sessions import titled
+from engine.clock import shown_time
 from widgets.literal import literal, one_line
 
 from .dialogs import Dialog
@@ -37,7 +37,7 @@ def matches(session: Session, shown: str, text: str) -> bool:
 
 
 def session_option(session: Session, shown: str) -> Option:
-    when = datetime.fromtimestamp(session.started_at or 0, UTC).strftime("%Y-%m-%d %H:%M")
+    when = shown_time(session.started_at or 0) or "?"
     state = "archived" if session.archived else "live" if session.ended_at is None else "ended"
     return Option(
         Content.assemble(

@@ -23,6 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from engine.clock import shown_time
 from engine.curator.ledger import columns
 from engine.curator.run import PlanChanged, purge_days_problem
 from engine.errors import WorkbenchError
@@ -570,9 +571,10 @@ class SkillsScreen(WorkbenchScreen):
                 )
 
         files = "\n".join(message.files) or "no files"
+        when = shown_time(entry.ts, "%Y-%m-%d %H:%M %Z") or entry.when
         self.ask(
             ConfirmDialog(
-                f"Roll back {entry.action} of {entry.skill} ({entry.when} UTC)?",
+                f"Roll back {entry.action} of {entry.skill} ({when})?",
                 f"Restores the files exactly as they were before that change:\n{files}",
             ),
             answered,
