@@ -265,7 +265,11 @@ def _summary(entry: JournalEntry) -> str:
                 f"rolled back {detail.get('rolled_back_action', 'a change')} of skill '{target}' "
                 f"(ledger {detail.get('rolled_back')})"
             )
-        return f"{_SKILL_VERBS.get(action, action)} skill '{target}'"
+        # (an earlier version journaled a pin of a skill pinned already)
+        unchanged = (
+            " (already so: nothing changed)" if action in ("pin", "unpin") and entry.before == entry.after else ""
+        )
+        return f"{_SKILL_VERBS.get(action, action)} skill '{target}'{unchanged}"
     if entry.subsystem == "approvals":
         verb = {
             "stage": "staged",
@@ -892,7 +896,7 @@ class Timeline:
         if row.action == "external" and row.subsystem == "skills":
             return {**item, "refused": "changed outside the workbench, which saved nothing of it to put back"}
         if row.subsystem == "skills" and row.action in ("pin", "unpin"):
-            return {**item, "undo": f"{'unpin' if row.action == 'pin' else 'pin'} skill '{row.target}'"}
+            return {**item, **self._pin_plan(entry)}
         if row.subsystem == "providers":
             return {**item, **self._fact_plan(entry)}
         if row.subsystem == "sessions":
@@ -910,6 +914,48 @@ class Timeline:
                 "ledger_id": ledger_id,
             }
         return {**item, "refused": f"{row.subsystem} {row.action} rows cannot be reverted"}
+
+    def _pin_plan(self, entry: JournalEntry) -> dict[str, Any]:
+        """Reverting a pin or unpin: setting the pin the row found (its ``before``), never a toggle; nothing
+        when the row changed nothing (an earlier version journaled a pin of a pinned skill), refused unless
+        the skill is still as the row left it with no later pin change of it (ours or Hermes's) since."""
+        target, pinned = entry.target, entry.action == "pin"
+        before = {"True": True, "False": False}.get(str(entry.before))
+        if before is None:  # (every version wrote it: a hand-edited row)
+            return {
+                "undo": f"{'unpin' if pinned else 'pin'} skill '{target}'",
+                "refused": f"the row does not say whether '{target}' was pinned before it; "
+                f"`workbench skills {'unpin' if pinned else 'pin'} {target}` sets it by hand",
+            }
+        if before == pinned:
+            return {
+                "skip": f"a{'' if pinned else 'n'} {entry.action} that changed nothing (the skill was "
+                f"{entry.action}ned already): nothing to revert"
+            }
+        plan: dict[str, Any] = {"undo": f"{'pin' if before else 'unpin'} skill '{target}'"}
+        newer = (
+            self._conn()
+            .execute(
+                "SELECT id, action, json_extract(detail, '$.change'), json_extract(detail, '$.undo_of') "
+                "FROM journal WHERE subsystem = 'skills' "
+                "AND target = ? AND id > ? AND status = 'done' AND ((action IN ('pin', 'unpin') "
+                "AND before IS NOT after) OR (action = 'external' AND json_extract(detail, '$.change') "
+                "IN ('pinned', 'unpinned'))) ORDER BY id LIMIT 1",
+                (target, entry.id),
+            )
+            .fetchone()
+        )
+        if newer is not None and newer[3] == entry.id:
+            return {**plan, "refused": f"row {newer[0]} undid it already"}
+        if newer is not None:
+            return {**plan, "refused": f"row {newer[0]} ({newer[2] or newer[1]}) changed the pin of '{target}' since"}
+        now = self.home.skills.usage.pinned([target])
+        if now is None:
+            problem = self.home.skills.usage.problem() or "skills/.usage.json cannot be read"
+            return {**plan, "refused": problem}
+        if (target in now) == before:
+            return {**plan, "refused": f"'{target}' is {'pinned' if before else 'not pinned'} already"}
+        return plan
 
     def _session_plan(self, entry: JournalEntry) -> dict[str, Any]:
         """Reverting an archive or unarchive: the other, refused unless the session is still as the
@@ -1041,8 +1087,12 @@ class Timeline:
         try:
             if row.subsystem == "memory":
                 return self.home.memory.undo(row.id, actor=actor)
-            if row.action in ("pin", "unpin"):
-                return (self.home.curator.unpin if row.action == "pin" else self.home.curator.pin)(row.target)
+            if row.action in ("pin", "unpin"):  # the pin the row found, as its plan read it
+                found = self._entry(row).before == "True"
+                result = (self.home.curator.pin if found else self.home.curator.unpin)(row.target)
+                if result.get("changed") is False:  # set so meanwhile: nothing reverted
+                    return {"success": False, "error": result["message"]}
+                return result
             if row.subsystem == "providers":
                 return self._revert_fact(self._entry(row), actor)
             if row.subsystem == "approvals":

@@ -126,6 +126,30 @@ class _Pass:
         return tuple(sorted((d, f.rel) for d in (STALE, ARCHIVE, REACTIVATE) for f in self.decisions.get(d, [])))
 
 
+class _PinUnchanged(Exception):
+    """The pin was already as asked when ``.usage.json`` was read under its lock."""
+
+
+def _set_pinned(name: str, pinned: bool, records: dict[str, dict[str, Any]], now: str) -> None:
+    """Set ``name``'s pin in ``records`` (a ``UsageStore.update`` change); ``_PinUnchanged`` if it is so."""
+    record = records.setdefault(name, default_record(now))
+    if bool(record.get("pinned")) == pinned:
+        raise _PinUnchanged
+    record["pinned"] = pinned
+
+
+def _pin_unchanged(name: str, pinned: bool) -> dict[str, Any]:
+    """A pin or unpin that found the skill so already: said, and journaled nowhere (nothing to revert)."""
+    state = "already pinned" if pinned else "not pinned"
+    return {
+        "success": True,
+        "changed": False,
+        "message": f"Skill '{name}' is {state}; nothing changed.",
+        "name": name,
+        "pinned": pinned,
+    }
+
+
 class PlanChanged(WorkbenchError):
     """A run told to apply a previewed plan found another one due: nothing applied; ``report`` is the new
     dry run, to be shown and asked about again."""
@@ -369,18 +393,28 @@ class Curator:
         record = self.skills.usage.load().get(found.name)
         self._refuse_read_only(found, self.skills.provenance_of()(found, record), "pin")
         verb = "pin" if pinned else "unpin"
-        before = str(bool((record or {}).get("pinned")))
+        if bool((record or {}).get("pinned")) == pinned:  # as asked already (Hermes's pin, or ours): no row
+            return _pin_unchanged(found.name, pinned)
         # pending until written: a look at the pins meanwhile knows the change is ours
-        with (
-            looked_around(self.home, [found.name], [self.skills.ledger.rel(found.path)]) as scope,
-            self.home.journal.recording(
-                "skills", verb, found.name, actor="user", before=before, after=str(pinned)
-            ) as row,
-        ):
-            scope.row = row.id
-            self.skills.usage.set_fields(found.name, pinned=pinned)
+        try:
+            with (
+                looked_around(self.home, [found.name], [self.skills.ledger.rel(found.path)]) as scope,
+                self.home.journal.recording(
+                    "skills", verb, found.name, actor="user", before=str(not pinned), after=str(pinned)
+                ) as row,
+            ):
+                scope.row = row.id
+                self.skills.usage.update(partial(_set_pinned, found.name, pinned))
+        except _PinUnchanged:  # set so meanwhile (Hermes, under the lock): its row abandoned, as nothing changed
+            return _pin_unchanged(found.name, pinned)
         self._announce(found.name, verb, "user", row.id)
-        return {"success": True, "message": f"Skill '{found.name}' {verb}ned.", "name": found.name, "pinned": pinned}
+        return {
+            "success": True,
+            "changed": True,
+            "message": f"Skill '{found.name}' {verb}ned.",
+            "name": found.name,
+            "pinned": pinned,
+        }
 
     def pin(self, name: str) -> dict[str, Any]:
         """Pinned skills are never marked stale, archived or deleted."""
