@@ -115,6 +115,27 @@ _SKILL_VERBS = {
 }
 
 
+_OUTSIDE = "changed outside the workbench, which saved nothing of it to put back"
+# what a person runs instead, for an outside change a command of ours takes back (its ``change``)
+_OUTSIDE_WAYS = {
+    "archived": ("archived", "restore", "brings it back from the archive", "r"),
+    "pinned": ("pinned", "unpin", "unpins it", "p"),
+    "unpinned": ("unpinned", "pin", "pins it again", "p"),
+}
+
+
+def _outside_skill_refusal(entry: JournalEntry) -> str:
+    """Why an outside skill change is not reverted, and, for an archive or a pin, the command that takes it back."""
+    way = None if entry.detail.get("file") else _OUTSIDE_WAYS.get(str(entry.detail.get("change")))
+    if way is None:
+        return _OUTSIDE
+    done, command, does, key = way
+    return (
+        f"{done} outside the workbench, which saved nothing of it to put back; "
+        f"`workbench skills {command} {entry.target}` {does} (or {key} in Skills)"
+    )
+
+
 class TimelineError(WorkbenchError):
     """A bad row or group reference, or a filter that cannot be read."""
 
@@ -894,7 +915,7 @@ class Timeline:
                 return {**item, "skip": f"{refusal.reason}: nothing to revert"}
             return {**item, "undo": _undoing(entry), **({"refused": str(refusal)} if refusal else {})}
         if row.action == "external" and row.subsystem == "skills":
-            return {**item, "refused": "changed outside the workbench, which saved nothing of it to put back"}
+            return {**item, "refused": _outside_skill_refusal(entry)}
         if row.subsystem == "skills" and row.action in ("pin", "unpin"):
             return {**item, **self._pin_plan(entry)}
         if row.subsystem == "providers":

@@ -1,5 +1,6 @@
 """A pin or unpin that finds the skill so already changes nothing and journals nothing; reverting a pin row
-sets the pin that row found, never a toggle.
+sets the pin that row found, never a toggle; an outside archive or pin refused by a revert names the command
+that takes it back.
 
 A user trial: Hermes pinned git-rebase; `workbench skills pin git-rebase` twice printed "pinned." and wrote two
 `user pinned skill 'git-rebase'` rows, and reverting one would have unpinned it, undoing Hermes's pin.
@@ -22,6 +23,12 @@ import json
 from tools.skill_usage import set_pinned
 set_pinned("brew", True)
 print(json.dumps(True))
+"""
+
+HERMES_ARCHIVES = """
+import json
+from tools.skill_usage import archive_skill
+print(json.dumps(list(archive_skill("brew"))))
 """
 
 
@@ -65,6 +72,13 @@ def test_pinning_a_skill_hermes_pinned_says_so_and_journals_nothing(tmp_path, he
     }
     assert _pin_rows(root) == []
 
+    # Hermes's pin is on the timeline as its own; a revert of it says how to unpin, and leaves it pinned
+    listed = json.loads(_cli(root, "timeline", "--subsystem", "skills", "--json").stdout)["rows"]
+    assert [(r["actor"], r["change"]) for r in listed] == [("external", "pinned")]
+    preview = _cli(root, "revert", str(listed[0]["id"]), "--dry-run")
+    assert preview.returncode == 1
+    assert "pinned outside the workbench, which saved nothing of it to put back; " in preview.stdout
+    assert "`workbench skills unpin brew` unpins it (or p in Skills)" in preview.stdout
     home = open_home(root)
     try:
         assert home.skills.usage.pinned() == {"brew"}
@@ -135,3 +149,26 @@ def test_reverting_a_pin_sets_what_it_found_and_refuses_once_the_pin_moved_on(ho
     assert refused == f"row {unpin.id} (unpin) changed the pin of 'brew' since"
     assert timeline.preview(unpin.id)["changes"][0]["undo"] == "pin skill 'brew'"  # the newest: what it found
     assert timeline.revert(unpin.id)["success"] and home.skills.usage.pinned() == {"brew"}
+
+
+@pytest.mark.slow  # Hermes's own curator code in its own process
+def test_reverting_a_skill_hermes_archived_names_the_restore(tmp_path, hermes):
+    root = tmp_path / "home"
+    home = open_home(root)
+    write_skill(home, "brew")
+    home.skills.outside.record()
+    done, why = hermes.json(root, HERMES_ARCHIVES)
+    assert done, why
+    home.skills.outside.record()
+    [row] = Timeline(home).page(limit=1)
+    home.close()
+    assert row.change == "archived"
+    preview = _cli(root, "revert", str(row.id), "--dry-run")
+    assert preview.returncode == 1
+    assert (
+        f"would refuse {row.id} (skill 'brew' archived outside the workbench (brew/SKILL.md)): archived outside "
+        "the workbench, which saved nothing of it to put back; `workbench skills restore brew` brings it back "
+        "from the archive (or r in Skills)"
+    ) in preview.stdout
+    done = _cli(root, "revert", str(row.id), "--json")
+    assert done.returncode == 1 and "`workbench skills restore brew`" in json.loads(done.stdout)["refused"][0]["error"]
