@@ -3,7 +3,10 @@
 ``workbench run``, the TUI's Run screen and scenarios all talk to the agent through a
 ``Conversation``: it opens a new session or resumes one named by id, unique id prefix or
 title (``archive.find_session``), runs turns, switches session, and ends every session
-it leaves with a reason, as Hermes's CLI does when the user quits (``cli_close``).
+it leaves with a reason, as Hermes's CLI does: ``cli_close`` when the user quits, and,
+the moment a switch leaves it, ``new_session`` for a new one (``/new``) or
+``resumed_other`` for another (``/resume``): ``leaving_reason``, the one place that
+rule lives, for every skin.
 What state.db will not take as a session is left (busy past the timeout) is kept in
 workbench.db, with that end, and stored by the next workbench process (``engine.kept``).
 A scenario's config overlay is given to the conversation, whose stores alone see it.
@@ -19,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .events import RunnerEvent
-from .runner.session import CLOSE_REASON, AgentSession, TurnResult
+from .runner.session import CLOSE_REASON, NEW_SESSION_REASON, RESUMED_OTHER_REASON, AgentSession, TurnResult
 
 if TYPE_CHECKING:
     from .home import Home
@@ -96,18 +99,25 @@ class Conversation:
             conversation._say_gone(gone)
         return conversation
 
-    def switch_session(self, session: str | None = None, reason: str = CLOSE_REASON) -> str:
-        """End this session with ``reason`` and go on in a new one, or in the stored session whose id is
-        ``session`` (at the newest segment of its compression chain). One deleted since it was chosen
-        is said, as one deleted while talking in it is, and a new session takes the message: never
-        another whose id or title it also reads as. What state.db will not take of the session left is
-        kept for later (``AgentSession.keep``)."""
+    def switch_session(self, session: str | None = None) -> str:
+        """Leave this session for a new one, or for the stored session whose id is ``session`` (at the
+        newest segment of its compression chain), ending it at once as Hermes's ``/new`` or ``/resume``
+        does (``leaving_reason``): a session never written is not made, and one ended or deleted
+        meanwhile (by Hermes, say) keeps its end or stays gone. Resuming the session it is in changes
+        nothing. One chosen and deleted since is said, and a new session takes its place: never another
+        whose id or title it also reads as. What state.db will not take of the session left is kept
+        for later (``AgentSession.keep``); a state.db that will not take the end raises, and the
+        conversation stays where it was."""
         gone = _deleted(self.home, session)
         if session is not None and not gone and self.home.archive.tip_of(session) == self.agent.id:
             return self.agent.id
-        self.agent.switch_session(None if gone else session, reason)  # the provider hears the switch
+        self.agent.switch_session(None if gone else session, leaving_reason(session))  # the provider hears it
         if gone:
-            self._say_gone(gone)
+            self.agent.emit(
+                "warning",
+                message=f"Session {gone} was deleted; your next message starts a new session.",
+                old_session_id=gone,
+            )
         return self.agent.id
 
     def _say_gone(self, session_id: str) -> None:
@@ -135,6 +145,11 @@ class Conversation:
             return None
         self.ended = True
         return self.agent.end(reason)
+
+
+def leaving_reason(session: str | None) -> str:
+    """The end a session left for ``session`` gets (None: a new one), as Hermes's CLI writes it."""
+    return NEW_SESSION_REASON if session is None else RESUMED_OTHER_REASON
 
 
 def _deleted(home: Home, session_id: str | None) -> str | None:

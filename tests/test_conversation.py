@@ -22,19 +22,46 @@ def test_a_conversation_resumes_by_title_and_ends_with_a_reason(home):
     assert home.archive.get_session(first.id).end_reason == "user_exit"
 
 
-def test_switching_session_ends_the_one_left_behind(home):
+def test_switching_session_ends_the_one_left_at_once_as_hermes_ends_it(home):
+    """A switch ends the session left there and then, with the reason Hermes's /new (``new_session``)
+    or /resume (``resumed_other``) writes; quitting still writes ``cli_close``."""
     conversation = Conversation(home, make_model(home, "offline"))
     conversation.run_turn("hello")
     first = conversation.id
     second = conversation.switch_session()
-    assert second != first and home.archive.get_session(first).end_reason == "cli_close"
+    assert second != first and home.archive.get_session(first).end_reason == "new_session"
+    assert home.archive.get_session(second) is None, "a session never written is not made"
+    assert conversation.switch_session() != second and home.archive.get_session(second) is None  # nor ended
     conversation.run_turn("hello again")
+    third = conversation.id
     assert conversation.switch_session(first) == first  # resuming reopens it on its next write
+    assert home.archive.get_session(third).end_reason == "resumed_other"
+    assert home.archive.get_session(first).end_reason == "new_session"
     conversation.run_turn("back")
-    assert home.archive.get_session(second).end_reason == "cli_close"
+    assert home.archive.get_session(first).ended_at is None
+    assert conversation.switch_session(first) == first  # the session it is in: nothing ends
     assert home.archive.get_session(first).ended_at is None
     conversation.end()
     assert home.archive.get_session(first).end_reason == "cli_close"
+
+
+def test_a_session_left_that_was_ended_or_deleted_meanwhile_stays_so(home, clock):
+    """Another program (Hermes) ended or deleted the session before the switch left it: its end and
+    time stay as they were, a deleted one is not made again, and the switch goes on."""
+    conversation = Conversation(home, make_model(home, "offline"))
+    conversation.run_turn("hello")
+    ended = conversation.id
+    home.archive.end_session(ended, "cron_complete")
+    before = home.archive.get_session(ended)
+    clock.advance(60)
+    assert conversation.switch_session() != ended
+    after = home.archive.get_session(ended)
+    assert (after.end_reason, after.ended_at) == ("cron_complete", before.ended_at)
+    conversation.run_turn("another")
+    deleted = conversation.id
+    assert home.archive.delete_session(deleted, actor="user")
+    assert conversation.switch_session(ended) == ended
+    assert home.archive.get_session(deleted) is None
 
 
 def test_a_scenario_overlay_reaches_its_sessions_only_never_the_home(home, tmp_path):
@@ -94,7 +121,9 @@ def test_switching_to_a_session_deleted_since_it_was_chosen_starts_a_new_one(hom
     home.bus.subscribe(lambda e: said.append(e.data.get("message")), RunnerEvent)
     new = left.switch_session("u17")
     assert new not in (first, "u17", "u170")
-    assert [m for m in said if m and "deleted" in m] == ["Session u17 was deleted; this message starts a new session."]
+    assert [m for m in said if m and "deleted" in m] == [
+        "Session u17 was deleted; your next message starts a new session."
+    ]
     assert left.run_turn("hi again").session_id == new
     assert home.archive.get_session("u170").message_count == 0
     assert home.archive.get_session(first).message_count == 2 and home.archive.get_session(first).ended_at

@@ -267,7 +267,7 @@ def test_a_session_switched_away_from_while_state_db_is_busy_is_kept_and_ended_l
     conversation.run_turn("and now?")  # (state.db is free: the new session stores as usual)
     open_home(home.root, clock=clock).close()
     assert [m.content for m in home.archive.messages(left)][:1] == ["hello there"]
-    assert home.archive.get_session(left).end_reason == "cli_close"
+    assert home.archive.get_session(left).end_reason == "new_session"  # as Hermes's /new ends it, once stored
     conversation.end()
 
 

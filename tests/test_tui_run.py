@@ -595,13 +595,14 @@ async def test_the_resume_picker_shows_an_untitled_session_by_its_first_message(
 
 
 async def test_a_message_sent_as_the_session_switches_keeps_the_time_it_was_typed(home, tmp_path, monkeypatch, clock):
-    """After ctrl+l, the next message waited for the old session's store (5 s on a busy state.db) and
-    was stamped when that wait ended, not when it was typed."""
+    """A message sent while ctrl+l's switch still stores the old session (5 s on a busy state.db) waits
+    for it, and was stamped when that wait ended, not when it was typed."""
     from engine.conversation import Conversation
 
-    switch = Conversation.switch_session
+    switch, typed = Conversation.switch_session, threading.Event()
 
     def slow_switch(self, *args, **kwargs):
+        typed.wait(10)
         clock.advance(5)  # the wait on a busy state.db, as the switch stores what is left
         return switch(self, *args, **kwargs)
 
@@ -612,12 +613,13 @@ async def test_a_message_sent_as_the_session_switches_keeps_the_time_it_was_type
         await send_turn(pilot, screen, "first")
         first = screen.session_id
         await pilot.press("ctrl+l")
-        await settle(pilot)
         typed_at = clock.now()
         await pilot.press(*"second", "enter")
+        typed.set()
         await wait_for(pilot, lambda: screen.session_id not in (None, first) and not screen.running, what="second")
         [said] = [m for m in home.archive.messages(screen.session_id) if m.role == "user"]
     assert said.content == "second" and said.timestamp == typed_at
+    assert home.archive.get_session(first).end_reason == "new_session"
 
 
 async def test_resuming_a_session_whose_last_turn_still_waits_says_so(home, tmp_path, monkeypatch):
@@ -676,21 +678,184 @@ async def test_resuming_a_compressed_segment_shows_its_newest_one_and_a_deletion
         assert home.archive.messages(screen.session_id)[0].content == "hello after the deletion"
 
 
-async def test_a_session_left_for_a_new_or_another_one_ends_as_hermes_ends_it(home, tmp_path):
-    """ctrl+l and ctrl+o ended the session left with `cli_close`, where Hermes's /new writes
-    `new_session` and its /resume `resumed_other`."""
+async def test_a_session_left_for_a_new_or_another_one_ends_at_once_as_hermes_ends_it(home, tmp_path):
+    """ctrl+l and ctrl+o left the session open until the next message (the picker and `sessions list`
+    showed it live, and quitting first ended it with `cli_close`). Now it ends as the switch is made,
+    as Hermes's /new (`new_session`) and /resume (`resumed_other`) end it."""
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_run(pilot)
         await send_turn(pilot, screen, "hello")
         first = screen.session_id
         await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: home.archive.get_session(first).ended_at is not None, what="the end")
+        assert home.archive.get_session(first).end_reason == "new_session" and screen.session_id is None
         await send_turn(pilot, screen, "hello again")
         second = screen.session_id
-        assert second != first and home.archive.get_session(first).end_reason == "new_session"
         await resume_by(pilot, first)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.session_id == first, what="resumed")
+        await wait_for(pilot, lambda: home.archive.get_session(second).ended_at is not None, what="the end")
+        assert home.archive.get_session(second).end_reason == "resumed_other" and screen.session_id == first
+        screen._resume(first)  # the one it is in (the picker's enter on it): said, and nothing ends
+        await settle(pilot)
+        assert any(n.message == f"Already in session {first}." for n in app._notifications)
+        assert home.archive.get_session(first).end_reason == "new_session", "left as it was until it is written"
         screen.query_one("#run-input").focus()
         await send_turn(pilot, screen, "back")
-        assert home.archive.get_session(second).end_reason == "resumed_other"
+        assert home.archive.get_session(first).ended_at is None  # reopened by its write, as Hermes's /resume
+        assert [s.id for s in home.archive.list_sessions()] == [second, first]
+
+
+async def test_quitting_right_after_ctrl_l_leaves_the_session_ended_as_new_session(home, tmp_path):
+    """The session left stayed open until the next message, so quitting first ended it with `cli_close`
+    (Hermes's /new has ended it with `new_session` by then); the new session is never made."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await send_turn(pilot, screen, "hello")
+        first = screen.session_id
+        await pilot.press("ctrl+l", "ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running, what="the quit")
+    assert home.archive.get_session(first).end_reason == "new_session"
+    assert [s.id for s in home.archive.list_sessions()] == [first]
+
+
+async def test_ctrl_l_while_a_turn_runs_does_nothing_and_the_turn_is_kept_whole(home, tmp_path, monkeypatch):
+    """ctrl+l and ctrl+o wait for the turn (esc cancels it): a session is never ended under a turn
+    still adding to it."""
+    from engine.runner.session import AgentSession
+
+    request, gate, asked = AgentSession.request, threading.Event(), threading.Event()
+    gate.set()
+
+    def held(self, *args, **kwargs):
+        asked.set()
+        gate.wait(10)
+        return request(self, *args, **kwargs)
+
+    monkeypatch.setattr(AgentSession, "request", held)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await send_turn(pilot, screen, "hello")
+        first = screen.session_id
+        gate.clear()
+        asked.clear()
+        await pilot.press(*"and a second turn", "enter")
+        await wait_for(pilot, asked.is_set, what="the turn asking the model")
+        await pilot.press("ctrl+l", "ctrl+o")
+        await pilot.pause()
+        assert screen.running and screen.session_id == first and not isinstance(app.screen, ResumeDialog)
+        gate.set()
+        await wait_for(pilot, lambda: not screen.running, what="the turn")
+        await settle(pilot)
+        session = home.archive.get_session(first)
+        assert session.ended_at is None and screen.session_id == first
+        said = [(m.role, m.content) for m in home.archive.messages(first) if m.role == "user"]
+        assert said == [("user", "hello"), ("user", "and a second turn")]
+        assert home.archive.messages(first)[-1].role == "assistant"  # its answer too
+
+
+@pytest.mark.parametrize("then", ["message", "quit"])
+async def test_ctrl_l_on_a_locked_state_db_says_so_and_the_end_comes_later(home, tmp_path, monkeypatch, then):
+    """With state.db locked by another process, the end ctrl+l makes cannot be written: a notice says
+    so (no traceback), the session stays as it was, and the next message (or the quit) ends it with
+    `new_session`, not `cli_close`."""
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await send_turn(pilot, screen, "hello")
+        first = screen.session_id
+        holder = holding_write_lock(home.state_db_path)
+        try:
+            await pilot.press("ctrl+l")
+            title = f"Session {first} was not ended yet"
+            await wait_for(pilot, lambda: any(n.title == title for n in app._notifications), what="the notice")
+            (notice,) = [n for n in app._notifications if n.title == title]
+            assert notice.message.startswith("state.db is busy") and "Traceback" not in notice.message
+            assert "until your next message ends it" in notice.message
+            assert home.archive.get_session(first).ended_at is None and screen.session_id is None
+            if then == "message":  # still locked: the turn fails before taking it, and the switch stays owed
+                await pilot.press(*"and now", "enter")
+                await wait_for(pilot, lambda: not screen.running, what="the failed turn")
+                assert screen.query_one("#run-input", Input).value == "and now"
+        finally:
+            holder.kill()
+            holder.wait()
+        if then == "message":
+            screen.query_one("#run-input", Input).value = ""
+            await send_turn(pilot, screen, "and now")
+            assert screen.session_id != first
+            assert [m.content for m in home.archive.messages(first) if m.role == "user"] == ["hello"]
+        else:
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: not app.is_running, what="the quit")
+    assert home.archive.get_session(first).end_reason == "new_session"
+
+
+async def test_hermes_reads_the_session_left_as_ended_and_its_own_ends_stay(home, tmp_path, hermes):
+    """Hermes's own SessionDB (another process) reads the session ctrl+l and ctrl+o left as ended, with
+    the reason its /new and /resume write, before any new message. A session Hermes ended meanwhile
+    keeps Hermes's end and time; one Hermes deleted is not made again."""
+    read = (
+        "import json\nfrom hermes_state import SessionDB\nrow = SessionDB().get_session({sid!r})\n"
+        'print(json.dumps(row and [row["end_reason"], row["ended_at"]]))\n'
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await send_turn(pilot, screen, "hello")
+        first = screen.session_id
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        assert hermes.json(home.root, read.format(sid=first))[0] == "new_session"
+        await send_turn(pilot, screen, "hello again")
+        second = screen.session_id
+        await resume_by(pilot, first)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert hermes.json(home.root, read.format(sid=second))[0] == "resumed_other"
+        screen.query_one("#run-input").focus()
+        await send_turn(pilot, screen, "back")  # (first is live again)
+        ended_by_hermes = hermes.json(
+            home.root,
+            f"from hermes_state import SessionDB\nSessionDB().end_session({first!r}, 'cron_complete')\n"
+            + read.format(sid=first),
+        )
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        assert hermes.json(home.root, read.format(sid=first)) == ended_by_hermes
+        assert ended_by_hermes[0] == "cron_complete"
+        await send_turn(pilot, screen, "one more")
+        third = screen.session_id
+        hermes.run(home.root, f"from hermes_state import SessionDB; SessionDB().delete_session({third!r})")
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        assert not any(n.severity == "error" for n in app._notifications)
+        assert hermes.json(home.root, read.format(sid=third)) is None
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running, what="the quit")
+    assert home.archive.get_session(third) is None
+
+
+async def test_resuming_a_session_deleted_after_it_was_picked_says_so_as_the_resume_is_made(home, tmp_path):
+    """The switch is made as the resume is chosen: a session deleted since the picker listed it is said
+    then (the session left still ends), and the next message starts a new session."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_run(pilot)
+        await send_turn(pilot, screen, "hello")
+        first = screen.session_id
+        await resume_by(pilot, TOKYO)
+        assert home.archive.delete_session(TOKYO)
+        await pilot.press("enter")
+        said = f"Session {TOKYO} was deleted; your next message starts a new session."
+        await wait_for(pilot, lambda: any(n.message == said for n in app._notifications), what="the notice")
+        await settle(pilot)
+        assert screen.session_id is None and "New session" in screen_text(app)
+        assert home.archive.get_session(first).end_reason == "resumed_other"
+        screen.query_one("#run-input").focus()
+        await send_turn(pilot, screen, "where now?")
+        assert screen.session_id not in (first, TOKYO) and home.archive.get_session(TOKYO) is None

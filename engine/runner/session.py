@@ -437,9 +437,9 @@ class AgentSession:
                 log.warning("%d message(s) could not be kept in workbench.db either: %s", self.unstored, said(failed))
             raise
         if self._created:
-            self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
-            if reason:
+            if reason:  # (first: a state.db that refuses it leaves the session as it was, to try again)
                 self.home.archive.end_session(self.id, reason)
+            self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
         return None
 
     def keep(self, reason: str | None, why: str) -> kept.Kept | None:

@@ -22,13 +22,13 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 
-from engine.conversation import Conversation
+from engine.conversation import Conversation, leaving_reason
 from engine.db import DatabaseBusyError
 from engine.errors import said
 from engine.events import Event, RunnerEvent, SessionChanged
 from engine.kept import cause, of_session
 from engine.models import BACKENDS, make_model
-from engine.runner.session import NEW_SESSION_REASON, RESUMED_OTHER_REASON
+from engine.runner.session import CLOSE_REASON, REVIEW_CLOSE_WAIT_S
 from engine.scenarios import list_scenarios, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
 
@@ -41,6 +41,24 @@ log = logging.getLogger(__name__)
 
 NO_SCENARIO = "(type messages)"
 SCENARIO_SPEED = 1.0  # scenario pacing: 1 is watchable, 0 plays without delays
+
+
+@dataclass
+class Switch:
+    """A move of the agent to another session (None: a new one), asked by ctrl+l or ctrl+o. A worker
+    makes it at once; when state.db will not take the end of the session left, the next turn (or
+    the quit) makes it. ``done`` is written by the worker that made it and read by the ones queued
+    after it (``RunScreen._queue``)."""
+
+    target: str | None
+    done: bool = False
+
+
+@dataclass
+class Switched(Message):
+    switch: Switch
+    left: str
+    error: str | None  # why the session left could not be ended (the switch is owed to the next turn)
 
 
 @dataclass
@@ -70,6 +88,7 @@ class TurnEnded(Message):
     unsent: str = ""  # a message the turn failed before storing (goes back in the box)
     unstored: int = 0  # messages of the conversation state.db does not hold yet (it was busy)
     unstored_why: str | None = None
+    owed: Switch | None = None  # a switch the turn could not make (state.db refused the end): the next one tries
 
 
 @dataclass
@@ -150,8 +169,11 @@ class RunScreen(WorkbenchScreen):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.agent: Conversation | None = None
-        # where the agent goes on at the next turn (new or resumed), and the end reason of the one it leaves
-        self._switch: tuple[str | None, str] | None = None
+        self._switch: Switch | None = None  # the last switch asked, until it is made (or the next turn takes it)
+        self._ending: str | None = None  # the session a switch in progress is leaving (the status says so)
+        # Set once the last worker queued to drive the agent is done: each waits for the one before (``_queue``).
+        self._idle = threading.Event()
+        self._idle.set()
         self.session_id: str | None = None
         self.playing = False  # a scenario (possibly several sessions) is running
         self.watching = False  # showing a session another runner drives (e.g. `workbench demo`)
@@ -220,7 +242,15 @@ class RunScreen(WorkbenchScreen):
         return str(self.query_one("#run-model", Select).value)
 
     def _status(self, text: str | None = None) -> None:
-        state = text or ("running…" if self.running else "watching a run elsewhere" if self.watching else "idle")
+        state = text or (
+            "running…"
+            if self.running
+            else f"ending session {self._ending}…"
+            if self._ending
+            else "watching a run elsewhere"
+            if self.watching
+            else "idle"
+        )
         session = self.session_id or "new session on first message"
         self.query_one("#run-status", Static).update(
             Content.assemble(
@@ -247,21 +277,33 @@ class RunScreen(WorkbenchScreen):
 
     def _end_agent(self) -> None:
         """Drop the agent as quitting does: its session ends with ``cli_close`` (in a worker: it
-        waits for a background review)."""
-        agent, self.agent, self._switch = self.agent, None, None
+        waits for a background review), or as a switch still owed would have ended it."""
+        agent, self.agent, switch, self._switch = self.agent, None, self._switch, None
         if agent is not None and not self.running:
             self._leave_session()
-            self._close(agent)
+            self._close(agent, switch, *self._queue())
 
     def _leave_session(self) -> None:
-        """The header stops naming the session being left at once (it ends with ``cli_close`` when
-        the agent moves on: at the next turn, or here for a new model)."""
+        """The header stops naming the session being left at once (it ends in a worker: a switch's,
+        or here for a new model)."""
         if self.session_id is not None and self.workbench.running_session == self.session_id:
             self.workbench.running_session = None
 
+    def _queue(self) -> tuple[threading.Event, threading.Event]:
+        """UI thread: a place in line for the next worker that drives the agent (one thread at a time,
+        in the order asked): it waits for ``before`` and sets its ``done`` when it is done."""
+        before, self._idle = self._idle, threading.Event()
+        return before, self._idle
+
     @work(thread=True, exit_on_error=False, group="agent-close")
-    def _close(self, agent: Conversation) -> None:
-        agent.end()
+    def _close(
+        self, agent: Conversation, switch: Switch | None, before: threading.Event, done: threading.Event
+    ) -> None:
+        try:
+            before.wait()
+            agent.end(_end_reason(switch))
+        finally:
+            done.set()
 
     def focus_input(self) -> None:
         """The message box takes the focus after every action here, so typing is never lost."""
@@ -287,12 +329,14 @@ class RunScreen(WorkbenchScreen):
     def on_unmount(self) -> None:
         self._cancel.set()  # never keep the app waiting on a running turn at exit
         if self.agent is not None:
-            self.agent.cancel()
+            self.agent.cancel()  # (a switch waiting for a background review goes on at once)
             if self._leaving_unstored:  # the user chose to quit without what state.db would not take
                 self.agent.leave()
+            elif not self.running and not self._idle.wait(REVIEW_CLOSE_WAIT_S):  # a switch still going on
+                log.warning("session %s was not ended at exit: a switch of session was still going on", self.agent.id)
             elif not self.running:  # as Hermes's CLI does on exit; `ctrl+o` (resume) reopens it
-                try:
-                    self.agent.end()
+                try:  # (a switch made already left the session ended; one owed ends it as it would have)
+                    self.agent.end(_end_reason(self._switch))
                 except Exception as exc:  # the quit went ahead once asked (``unstored``): it must not hang
                     log.warning("session %s was not stored at exit: %s", self.agent.id, said(exc))
 
@@ -306,18 +350,22 @@ class RunScreen(WorkbenchScreen):
         time: a second ctrl+q meanwhile is the same quit), then quit or ask."""
         if not self._storing_to_quit:
             self._storing_to_quit = True
-            self._store_before_quit()
+            self._store_before_quit(*self._queue())
 
     @work(thread=True, exit_on_error=False, group="agent-store")
-    def _store_before_quit(self) -> None:
+    def _store_before_quit(self, before: threading.Event, done: threading.Event) -> None:
         """Worker: store (waiting out a busy state.db), then the app quits, or asks whether to quit
         without what is still unstored."""
         agent, why, busy = self.agent, None, False
-        if agent is not None:
-            try:
-                agent.store()
-            except Exception as exc:
-                why, busy = said(exc), isinstance(exc, DatabaseBusyError)
+        try:
+            before.wait()
+            if agent is not None:
+                try:
+                    agent.store()
+                except Exception as exc:
+                    why, busy = said(exc), isinstance(exc, DatabaseBusyError)
+        finally:
+            done.set()
         self.post_result(StoredBeforeQuit(agent.unstored if agent is not None else 0, why, busy))
 
     @on(StoredBeforeQuit)
@@ -335,7 +383,7 @@ class RunScreen(WorkbenchScreen):
 
         def answered(yes: bool | None) -> None:
             if yes and keeps:
-                self._keep_and_quit(why)
+                self._keep_and_quit(why, *self._queue())
             elif yes:
                 self._leaving_unstored = True  # (no second wait on state.db while quitting)
                 self.app.exit()
@@ -358,14 +406,17 @@ class RunScreen(WorkbenchScreen):
         self.app.push_screen(dialog, answered)  # over whichever screen is shown: the quit was asked from there
 
     @work(thread=True, exit_on_error=False, group="agent-store")
-    def _keep_and_quit(self, why: str) -> None:
+    def _keep_and_quit(self, why: str, before: threading.Event, done: threading.Event) -> None:
         """Worker: keep what state.db did not take in workbench.db (no further wait on state.db), then quit."""
         error = None
         try:
+            before.wait()
             if self.agent is not None:
                 self.agent.keep(why)
         except Exception as exc:
             error = said(exc)
+        finally:
+            done.set()
         self.post_result(KeptBeforeQuit(error))
 
     @on(KeptBeforeQuit)
@@ -384,8 +435,7 @@ class RunScreen(WorkbenchScreen):
 
     # -- actions -------------------------------------------------------------------
     def action_new_session(self) -> None:
-        self._switch = (None, NEW_SESSION_REASON) if self.agent is not None else None  # the same agent goes on
-        self._leave_session()
+        self._switch_agent(None)
         self.session_id = None
         self.watching = False
         self._title("New session")
@@ -417,10 +467,10 @@ class RunScreen(WorkbenchScreen):
         self._status()
 
     def _resume(self, session_id: str) -> None:
-        if self.agent is not None and self.agent.id == session_id:
-            return  # already talking in it
-        self._switch = (session_id, RESUMED_OTHER_REASON) if self.agent is not None else None
-        self._leave_session()
+        if self.agent is not None and session_id == self.session_id:
+            self.notify(f"Already in session {session_id}.", markup=False)  # (as Hermes's /resume says)
+            return
+        self._switch_agent(session_id)
         self.session_id = session_id
         self.workbench.resumed(session_id)  # the header names it now, not at its first turn
         self.watching = False
@@ -428,6 +478,49 @@ class RunScreen(WorkbenchScreen):
         self._status()
         self.load_session(session_id, at_tip=True)
         self.note_kept(session_id)
+
+    def _switch_agent(self, target: str | None) -> None:
+        """ctrl+l (``target`` None) or ctrl+o: the session left ends now, in a worker (as Hermes's ``/new``
+        and ``/resume`` end it), not at the next message; the same agent and provider go on."""
+        self._leave_session()
+        if self.agent is None:  # no turn yet: nothing to leave (the next turn opens the session chosen)
+            self._switch = None
+            return
+        self._switch = switch = Switch(target)
+        self._ending = self.session_id or self._ending
+        self.switch_now(self.agent, switch, *self._queue())
+
+    @work(thread=True, exit_on_error=False, group="agent-switch")
+    def switch_now(self, agent: Conversation, switch: Switch, before: threading.Event, done: threading.Event) -> None:
+        left, error = None, None
+        try:
+            before.wait()
+            left = agent.id
+            agent.switch_session(switch.target)  # ends the session left (``leaving_reason``)
+            switch.done = True
+        except Exception as exc:  # state.db busy or damaged: the next turn or the quit tries again
+            error = said(exc)
+        finally:
+            done.set()
+        self.post_message(Switched(switch, left or "", error))
+
+    @on(Switched)
+    def _switched(self, message: Switched) -> None:
+        if message.switch is not self._switch and self._switch is not None:
+            return  # a later switch was asked meanwhile: it says how that one went
+        if message.switch.done:
+            self._switch = None if self._switch is message.switch else self._switch
+        self._ending = None
+        self._status()
+        if message.error is not None:
+            self.notify(
+                f"{cause(message.error)}. It stays open until your next message ends it and goes on "
+                "(or until you quit).",
+                title=f"Session {message.left} was not ended yet",
+                severity="warning",
+                markup=False,
+                timeout=30,
+            )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-kept")
     def note_kept(self, session_id: str) -> None:
@@ -487,8 +580,9 @@ class RunScreen(WorkbenchScreen):
             self.action_new_session()  # never talk into a session another runner drives
         self.running = True
         self._cancel.clear()
-        switch, self._switch = self._switch, None
-        self.run_turn(text, self.home.clock.now(), self.model_name, self.agent, switch)  # (said now, stored later)
+        switch, self._switch = self._switch, None  # (made already, or owed: the turn makes it first)
+        said_at = self.home.clock.now()  # (said now, stored later: after a switch still going on, say)
+        self.run_turn(text, said_at, self.model_name, self.agent, switch, *self._queue())
 
     def action_play(self) -> None:
         scenario = str(self.query_one("#run-scenario", Select).value)
@@ -504,14 +598,23 @@ class RunScreen(WorkbenchScreen):
     # -- the agent (thread workers) ------------------------------------------------
     @work(thread=True, exit_on_error=False, group="agent")
     def run_turn(
-        self, text: str, said_at: float, model: str, agent: Conversation | None, switch: tuple[str | None, str] | None
+        self,
+        text: str,
+        said_at: float,
+        model: str,
+        agent: Conversation | None,
+        switch: Switch | None,
+        before: threading.Event,
+        done: threading.Event,
     ) -> None:
         """One turn; ``agent`` and ``switch`` are the screen's, read on the UI thread (the worker
-        writes no screen state: the agent it opens arrives as ``AgentReady``)."""
+        writes no screen state: the agent it opens arrives as ``AgentReady``). It starts once the
+        worker before it (a switch, most often) is done."""
         session_id, error, unsent, unstored, why = self.session_id, None, text, 0, None
         try:
-            if agent is not None and switch is not None:  # ctrl+n / resume: the provider hears it
-                agent.switch_session(*switch)  # the session left ends as Hermes ends it
+            before.wait()
+            if agent is not None and switch is not None and not switch.done:  # state.db refused it at ctrl+l
+                agent.switch_session(switch.target)  # the session left ends as Hermes ends it
             if agent is None:
                 agent = Conversation.resuming(
                     self.home, make_model(self.home, model), session_id, source="tui", background_review=True
@@ -526,8 +629,10 @@ class RunScreen(WorkbenchScreen):
         except Exception as exc:  # e.g. an unusable model configuration: shown in place, never fatal
             error = said(exc)
         finally:
+            done.set()
+            owed = switch if switch is not None and not switch.done else None
             self._end_turn(
-                TurnEnded(session_id, error, unsent if error else "", unstored, why)
+                TurnEnded(session_id, error, unsent if error else "", unstored, why, owed)
             )  # always: the screen must never stay "running"
 
     @work(thread=True, exit_on_error=False, group="agent")
@@ -554,6 +659,8 @@ class RunScreen(WorkbenchScreen):
     def _turn_ended(self, message: TurnEnded) -> None:
         self.running = False
         self.playing = False
+        if message.owed is not None and self._switch is None:
+            self._switch = message.owed  # never into the session left: the next message tries the switch again
         if message.session_id:
             self.session_id = message.session_id
         # The bar has room for a sentence: the status keeps the first, the notice holds the whole message.
@@ -643,6 +750,15 @@ class RunScreen(WorkbenchScreen):
                 str(event.data.get("text")), title="Kept for later", severity="warning", markup=False, timeout=30
             )
             return
+        if event.kind == "warning" and event.data.get("old_session_id") == self.session_id and not self.running:
+            self.notify(
+                str(event.data.get("message")), severity="warning", markup=False
+            )  # (ctrl+o to one since deleted)
+            self.session_id = None
+            self._title("New session")
+            self.query_one(Transcript).set_items([], placeholder="New session: type a message below.")
+            self._status()
+            return
         if not (self.running or self.watching or self.session_id is None):
             return  # idle on a session of our own: a run elsewhere does not take the view over
         if event.kind == "session_rotated" and event.data.get("old_session_id") == self.session_id:
@@ -691,3 +807,9 @@ def runner_item(event: RunnerEvent) -> TranscriptItem | None:
     if event.kind in ("error", "cancelled"):
         return TranscriptItem("system", f"turn {event.kind}" + (f": {data['message']}" if data.get("message") else ""))
     return None
+
+
+def _end_reason(switch: Switch | None) -> str:
+    """How the agent's session ends when it is dropped (a quit, another model): as a switch asked
+    and still owed would have ended it, else as quitting does."""
+    return leaving_reason(switch.target) if switch is not None and not switch.done else CLOSE_REASON
