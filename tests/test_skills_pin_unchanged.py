@@ -172,3 +172,24 @@ def test_reverting_a_skill_hermes_archived_names_the_restore(tmp_path, hermes):
     ) in preview.stdout
     done = _cli(root, "revert", str(row.id), "--json")
     assert done.returncode == 1 and "`workbench skills restore brew`" in json.loads(done.stdout)["refused"][0]["error"]
+
+
+@pytest.mark.slow  # Hermes's own skill_usage code in its own process
+def test_hermes_pinning_again_after_we_unpinned_is_journaled_again(tmp_path, hermes):
+    """An outside row was skipped as another watcher's duplicate when the newest outside row of the file
+    said the same change, though our unpin came between: Hermes's second pin never reached the Timeline."""
+    root = tmp_path / "home"
+    home = open_home(root)
+    write_skill(home, "brew")
+    home.skills.outside.record()
+    assert hermes.json(root, HERMES_PINS)
+    home.skills.outside.record()
+    assert home.curator.unpin("brew")["changed"]
+    assert hermes.json(root, HERMES_PINS)
+    home.skills.outside.record()
+    home.skills.outside.record()  # (a second watcher's look: the same pin, not journaled twice)
+    rows = home.journal.connection().execute(
+        "SELECT action, json_extract(detail, '$.change') FROM journal WHERE subsystem = 'skills' ORDER BY id"
+    )
+    assert [tuple(r) for r in rows] == [("external", "pinned"), ("unpin", None), ("external", "pinned")]
+    home.close()

@@ -587,18 +587,20 @@ class OutsideChanges:
         found_later: tuple[float | None, float] | None,
         inside: str | None = None,
     ) -> int | None:
-        """One external row, unless another workbench process watching this home journaled the same one.
-        ``found_later``: (the file's mtime, if it has one, and the last look) for a change made while
-        none watched; ``inside``: a support file's path in the skill's folder (``file`` in the row)."""
+        """One external row, unless another workbench process watching this home journaled the same one:
+        the newest outside row of ``rel`` says this change, and no change of ours to the skill came
+        after it (Hermes pinning again after we unpinned is a change of its own). ``found_later``: (the
+        file's mtime, if it has one, and the last look) for a change made while none watched;
+        ``inside``: a support file's path in the skill's folder (``file`` in the row)."""
         journal = self.home.journal
         with journal.transaction() as conn:
             last = conn.execute(
-                "SELECT json_extract(detail, '$.change'), json_extract(detail, '$.sha') FROM journal "
+                "SELECT id, json_extract(detail, '$.change'), json_extract(detail, '$.sha') FROM journal "
                 "WHERE subsystem = 'skills' AND action = 'external' AND json_extract(detail, '$.path') = ? "
                 "ORDER BY id DESC LIMIT 1",
                 (rel,),
             ).fetchone()
-            if last is not None and tuple(last) == (change, sha):
+            if last is not None and tuple(last[1:]) == (change, sha) and not _ours_since(conn, name, last[0]):
                 return None
             detail: dict = {"change": change, "path": rel, "sha": sha, **({"file": inside} if inside else {})}
             at = None
@@ -726,3 +728,13 @@ def _support_files(folder: Path) -> list[tuple[str, tuple[int, int]]]:
             except OSError:  # gone meanwhile
                 continue
     return found
+
+
+def _ours_since(conn, name: str, row_id: int) -> bool:
+    """Whether a change of ours to skill ``name`` was journaled after row ``row_id``."""
+    found = conn.execute(
+        "SELECT 1 FROM journal WHERE subsystem = 'skills' AND target = ? AND id > ? AND action != 'external' "
+        "AND status != 'abandoned' LIMIT 1",
+        (name, row_id),
+    )
+    return found.fetchone() is not None
