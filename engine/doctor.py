@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import WorkbenchError
-from .health import CHECKS, FIXES, Finding
+from .health import CHECKS, FIXES, NEEDS_CONFIG, Finding
 
 if TYPE_CHECKING:
     from .home import Home
@@ -26,6 +26,12 @@ CHECK_MODULES = (
     "engine.skills.health",
     "engine.archive.upkeep",
     "engine.kept",
+)
+
+
+NOT_WITHOUT_CONFIG = (
+    "not run: it depends on settings in config.yaml, which could not be read (see the config finding); "
+    "nothing was changed by it. Fix config.yaml, then run `workbench doctor --fix` again"
 )
 
 
@@ -74,6 +80,9 @@ def run_doctor(home: Home, fix: bool = False) -> Report:
         return Report(findings)
     repairs = []
     for name in dict.fromkeys(f.repair for f in findings if f.repair):
+        if home.config_refused and name in NEEDS_CONFIG:  # its settings would be the defaults, not the user's
+            repairs.append({"repair": name, "success": False, "error": NOT_WITHOUT_CONFIG})
+            continue
         try:
             repairs.append({"repair": name, "success": True, "message": FIXES[name](home)})
         except WorkbenchError as exc:

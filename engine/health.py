@@ -46,6 +46,9 @@ Repair = Callable[["Home"], str]
 # Filled by the parts that own files; doctor runs every check, then --fix every named repair.
 CHECKS: list[Check] = []
 FIXES: dict[str, Repair] = {}
+# Repairs that read settings from config.yaml (a memory write reads the char limits): not run on a
+# home whose config.yaml was not taken (``Home.config_refused``), whose settings are only defaults.
+NEEDS_CONFIG: set[str] = set()
 
 
 def _links(home: Home) -> list[Finding]:
@@ -83,3 +86,4 @@ def _unmark(home: Home) -> str:
 CHECKS += [_links, _line_endings, _marks]
 FIXES["memory-line-endings"] = _normalize_line_endings
 FIXES["memory-bom"] = _unmark
+NEEDS_CONFIG.update({"memory-line-endings", "memory-bom"})

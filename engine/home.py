@@ -64,6 +64,9 @@ class Home:
         self.clock = clock or Clock()
         self.bus = EventBus()
         self.created = False  # this open made the folder: a new, empty home (a mistyped path, say)
+        # Why config.yaml was not taken when the home opened (``open_home(config_defaults=True)``, for
+        # doctor): the defaults are in use instead. None when it was taken.
+        self.config_refused: str | None = None
 
     # -- layout -------------------------------------------------------------------
     @property
@@ -285,13 +288,18 @@ def open_home(
     create: bool = True,
     clock: Clock | None = None,
     store_kept: bool = True,
+    config_defaults: bool = False,
 ) -> Home:
     """Open (and, unless read-only or ``create`` is false, create) the home at ``path`` or the
     resolved default; ``Home.created`` says whether this made it, for the skins to say so.
     ``store_kept=False``: leave messages kept for state.db as they are (doctor reports them).
 
     ``create=False``: a command that writes only to what a home already holds (a search
-    extending its index, a session renamed) refuses a folder that is not there."""
+    extending its index, a session renamed) refuses a folder that is not there.
+
+    ``config_defaults=True`` (doctor, the tool for a broken home): a config.yaml that cannot be
+    taken does not refuse the home; it opens with the default settings and ``Home.config_refused``
+    says why. Every other caller refuses, with that message."""
     root = resolve_home(path)
     shut = _shut_out(root)
     if shut:
@@ -311,7 +319,13 @@ def open_home(
             raise HomeError(
                 f"Cannot create the home at {root}: {exc.strerror or exc}. Choose a writable --home."
             ) from exc
-    _ = home.config  # fail early, with a clear message, on a malformed config.yaml
+    try:
+        _ = home.config  # fail early, with a clear message, on a malformed config.yaml
+    except (ConfigError, UnsafePath) as exc:
+        if not config_defaults:
+            raise
+        home.config_refused = exc.message
+        home.__dict__["config"] = Config({}, home.config_path)
     if store_kept:
         home.store_kept()
     return home

@@ -21,7 +21,7 @@ from .config import Config
 from .db import on_read_only_mount, salvage_advice
 from .errors import ConfigError, WorkbenchError
 from .fileio import TEMP_AGE_SECONDS, UnsafePath
-from .health import CHECKS, FIXES, Finding
+from .health import CHECKS, FIXES, NEEDS_CONFIG, Finding
 from .yamltext import check_bounds, load_yaml
 
 if TYPE_CHECKING:
@@ -38,7 +38,17 @@ KIND_WORDS = {"int": "a whole number", "float": "a number", "bool": "true or fal
 
 
 # -- config.yaml ----------------------------------------------------------------------
+# What a config.yaml that was not taken costs doctor (it checks the rest with the defaults).
+REFUSED_FIX = (
+    "Fix config.yaml where it says, or move it aside to use the defaults. Until then every other workbench "
+    "command refuses this home. Doctor checked the rest with the default settings, leaving out what needs "
+    "the real ones (the memory char limits), and `--fix` makes no repair that reads them."
+)
+
+
 def check_config(home: Home) -> list[Finding]:
+    if home.config_refused:
+        return [Finding("config", "error", home.config_refused, REFUSED_FIX)]
     try:
         config = home.config
     except ConfigError as exc:
@@ -376,3 +386,4 @@ def settle_pending(home: Home) -> str:
 CHECKS.extend([check_config, check_databases, check_leftovers])
 CHECKS.insert(0, check_pending)  # first: a check that opens a writable store settles its rows
 FIXES.update({"config.rewrite": rewrite_config, "files.move_aside": move_aside, "journal.settle": settle_pending})
+NEEDS_CONFIG.add("config.rewrite")

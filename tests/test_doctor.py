@@ -152,6 +152,53 @@ def test_malformed_yaml_is_a_finding_not_a_crash(home):
     assert finding.severity == "error" and "malformed YAML" in finding.what
 
 
+def _unreadable_config_home(home):
+    """A home with a config.yaml that is not YAML, beside problems of other parts that doctor finds."""
+    home.memory.add("memory", "User likes tea", USER)
+    (home.memories_dir / "MEMORY.md").write_bytes("User likes tea\r\n§\r\nUser is Sam\r\n".encode())
+    (home.pending_dir / "memory" / "deadbeef.json").write_text("{not json", encoding="utf-8")
+    temp = home.memories_dir / ".mem_k2j3x_9q.tmp"
+    temp.write_text("half a write", encoding="utf-8")
+    aged(temp, home)
+    home.config_path.write_text("memory: [\n", encoding="utf-8")
+    home.close()
+    return temp
+
+
+def test_an_unreadable_config_is_a_finding_and_every_other_check_runs(home):
+    _unreadable_config_home(home)
+    code, data = cli(home.root)
+    assert code == 1 and data["ok"] is False and data["success"] is False
+    [config] = [f for f in data["findings"] if f["area"] == "config"]
+    assert config["severity"] == "error"
+    assert f"{home.config_path} line 2, column 1: malformed YAML" in config["what"]
+    assert "Fix config.yaml where it says" in config["fix"] and "default settings" in config["fix"]
+    found = {(f["area"], f["severity"]) for f in data["findings"]}
+    assert {("pending", "error"), ("files", "warning"), ("memory", "info"), ("database", "info")} <= found
+    proc = subprocess.run(workbench_cmd("doctor", "--home", str(home.root)), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stderr == ""  # the report, on stdout, as for any error finding
+    assert "malformed YAML" in proc.stdout and "deadbeef" in proc.stdout and "fix:" in proc.stdout
+    # every other command still refuses the home, with the same words
+    other = subprocess.run(
+        workbench_cmd("memory", "show", "--home", str(home.root)), capture_output=True, text=True, timeout=60
+    )
+    assert other.returncode == 1 and other.stdout == ""
+    assert other.stderr.startswith(f"error: {home.config_path} line 2, column 1: malformed YAML")
+
+
+def test_fix_makes_no_repair_that_reads_an_unreadable_config(home):
+    temp = _unreadable_config_home(home)
+    memory = (home.memories_dir / "MEMORY.md").read_bytes()
+    code, data = cli(home.root, "--fix")
+    assert code == 1
+    repairs = {r["repair"]: r for r in data["repairs"]}
+    assert repairs["files.move_aside"]["success"] is True and not temp.exists()  # reads no setting: done
+    refused = repairs["memory-line-endings"]
+    assert refused["success"] is False and refused["error"].startswith("not run: it depends on settings in config")
+    assert (home.memories_dir / "MEMORY.md").read_bytes() == memory
+    assert home.config_path.read_text(encoding="utf-8") == "memory: [\n"
+
+
 def test_damaged_databases_are_errors(home):
     home.journal.append("memory", "add", "memory", actor="user", after="x")
     home.state_db_path.write_bytes(b"this is not a database at all" * 200)

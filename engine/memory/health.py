@@ -41,39 +41,9 @@ def check_memory(home: Home) -> list[Finding]:
                 )
             )
             continue
-        try:
-            limit = home.memory.limit(target)
-        except ConfigError:
-            continue  # the config check reports the value
-        if has_drift(state.raw, limit):
-            diagnosis = repair.diagnose(target, repair.text_of(state), limit)
-            findings.append(
-                Finding(
-                    "memory",
-                    "warning",
-                    f"{name} holds text that does not round-trip through the memory tool; the workbench "
-                    "refuses every replace and remove until it is resolved (Hermes does for most causes). "
-                    + " ".join(r.message for r in diagnosis.reasons),
-                    (
-                        "Normalise its line endings first (`workbench doctor --fix`); then "
-                        if has_crlf(state.raw)
-                        else ""
-                    )
-                    + f"`workbench memory repair --target {target}` lists the repairs (split, trim or remove an "
-                    "entry; journaled, undoable), as does the TUI's Memory screen (r).",
-                )
-            )
-        usage = Usage.of(state.entries, limit)
-        if usage.chars > limit:
-            findings.append(
-                Finding(
-                    "memory",
-                    "warning",
-                    f"{name} is over its limit ({usage.short} chars); every add is refused.",
-                    "Remove or shorten entries (the TUI's Memory screen, or "
-                    f"`workbench memory remove --target {target} --old TEXT`).",
-                )
-            )
+        limit = None if home.config_refused else _limit(home, target)
+        if limit is not None:
+            findings += _limit_findings(target, state, limit)
         # as Hermes reads them (line endings translated; a leading BOM has its own finding, not this one)
         for number, entry in enumerate(state.entries, 1):
             blocked = len(entry) > MAX_SCAN_CHARS or assess(entry).dangerous
@@ -89,6 +59,46 @@ def check_memory(home: Home) -> list[Finding]:
             findings.append(
                 Finding("memory", "warning", f"{name} entry {number}: {prompt_note(entry)}: {_preview(entry)}", fix)
             )
+    return findings
+
+
+def _limit(home: Home, target: str) -> int | None:
+    """The char limit of ``target``, None when config.yaml's value cannot be used (the config check says so)."""
+    try:
+        return home.memory.limit(target)
+    except ConfigError:
+        return None
+
+
+def _limit_findings(target: str, state, limit: int) -> list[Finding]:
+    """Drift and over-limit: what needs the store's char limit."""
+    findings = []
+    name = FILE_NAMES[target]
+    if has_drift(state.raw, limit):
+        diagnosis = repair.diagnose(target, repair.text_of(state), limit)
+        findings.append(
+            Finding(
+                "memory",
+                "warning",
+                f"{name} holds text that does not round-trip through the memory tool; the workbench "
+                "refuses every replace and remove until it is resolved (Hermes does for most causes). "
+                + " ".join(r.message for r in diagnosis.reasons),
+                ("Normalise its line endings first (`workbench doctor --fix`); then " if has_crlf(state.raw) else "")
+                + f"`workbench memory repair --target {target}` lists the repairs (split, trim or remove an "
+                "entry; journaled, undoable), as does the TUI's Memory screen (r).",
+            )
+        )
+    usage = Usage.of(state.entries, limit)
+    if usage.chars > limit:
+        findings.append(
+            Finding(
+                "memory",
+                "warning",
+                f"{name} is over its limit ({usage.short} chars); every add is refused.",
+                "Remove or shorten entries (the TUI's Memory screen, or "
+                f"`workbench memory remove --target {target} --old TEXT`).",
+            )
+        )
     return findings
 
 

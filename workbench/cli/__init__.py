@@ -272,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                 read_only=getattr(args, "read_only", False),
                 create=getattr(args, "creates_home", True),
                 store_kept=getattr(args, "stores_kept", True),
+                config_defaults=getattr(args, "config_defaults", False),
             )
             if home.created:  # a mistyped --home would otherwise go unnoticed (the TUI says it too)
                 sys.stderr.write(visible(f"note: {home.root} did not exist: created a new, empty home there") + "\n")

@@ -33,8 +33,11 @@ def register(subparsers, common) -> None:
         help="also repair what is safe to repair (journaled; nothing deleted but a temp file whose bytes "
         "are kept elsewhere)",
     )
-    # (it reports what is kept for state.db as it is: storing it first would report a home it changed)
-    doctor.set_defaults(handler=doctor_home, fix=False, read_only=True, reports_problems=True, stores_kept=False)
+    # (it reports what is kept for state.db as it is: storing it first would report a home it changed;
+    # a config.yaml it cannot take is a finding, the rest checked with the defaults)
+    doctor.set_defaults(
+        handler=doctor_home, fix=False, read_only=True, reports_problems=True, stores_kept=False, config_defaults=True
+    )
 
 
 def doctor_home(home: Home, args) -> Output:
