@@ -239,6 +239,13 @@ def describe_error(exc: BaseException, path: Path | str) -> str:
     return _damage_advice(path, f"{path} could not be read as an SQLite database ({exc}).")
 
 
+def home_error(exc: BaseException, root: Path | None) -> str:
+    """An SQLite or OS error that no store turned into one of its own, as both skins say it: on the file
+    the error names, else on "a file in" the home (``describe_error``: the cause, the fix, doctor)."""
+    where = getattr(exc, "filename", None) or (f"a file in {root}" if root is not None else "this home")
+    return describe_error(exc, where)
+
+
 def salvage_advice(path: Path) -> str:
     """How to get a damaged database's rows back (doctor's fix for one)."""
     return (

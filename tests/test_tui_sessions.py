@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import random
+import sqlite3
+import subprocess
 
 import pytest
 from rich.cells import cell_len
@@ -12,6 +14,7 @@ from textual.widgets import ContentSwitcher, Input
 
 from engine import open_home
 from engine.tools import ToolContext
+from tests.hermes_support import workbench_cmd
 from tests.screens_seed import (
     BRANCH,
     DELEGATE,
@@ -1527,3 +1530,45 @@ async def test_a_search_that_matches_nothing_says_so_within_the_pane(home, tmp_p
         await settle(pilot)
         [line] = [line for line in screen_text(app).splitlines() if "No messages match" in line]
         assert len(line[line.index("No messages") : line.index("…")]) > len(narrow) + 20, line
+
+
+def damage_table(home, table: str) -> None:
+    """Overwrite the first page of ``table`` in state.db with 0xff bytes, as a bad disk sector would."""
+    home.close()
+    with sqlite3.connect(home.state_db_path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = conn.execute("PRAGMA page_size").fetchone()[0]
+        [root] = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    conn.close()
+    with open(home.state_db_path, "r+b") as handle:
+        handle.seek((root - 1) * size)
+        handle.write(b"\xff" * size)
+
+
+# messages: SQLite's own error, past the opening checks; messages_fts_data: the archive's refusal
+@pytest.mark.parametrize("table", ["messages", "messages_fts_data"])
+async def test_a_search_of_a_damaged_state_db_says_it_failed_not_that_nothing_matched(home, tmp_path, table):
+    """The list said "No messages match 'garden'" while a toast said the search failed: a result the
+    search never produced. It says the failure, in the CLI's words, and no toast repeats it."""
+    seed_sessions(home)
+    damage_table(home, table)
+    cli = subprocess.run(
+        workbench_cmd("sessions", "search", "--prefix", "garden", "--home", str(home.root)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert cli.returncode == 1 and cli.stderr.startswith("error: ")
+    said = cli.stderr.removeprefix("error: ").strip()
+    app = make_app(open_home(home.root, clock=home.clock), tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash", *"garden")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == "garden", what="the search's answer")
+        await settle(pilot)
+        assert results.error == said  # the CLI's words (a damaged file: with how to recover, or doctor)
+        assert results.border_title == "search failed"
+        text = " ".join(screen_text(app).replace("│", " ").split())
+        assert "Search failed:" in text and "No messages match" not in text
+        assert not [n for n in app._notifications if n.title == "Search failed"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import Home, lock_waits, open_home
-from engine.db import describe_error
+from engine.db import home_error
 from engine.errors import WorkbenchError
 from engine.lock_waits import describe
 from engine.textsafety import json_text, visible
@@ -287,8 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         _print(Output(exc.to_dict(), text=f"error: {exc.message}"), as_json)
         return 1
     except (sqlite3.DatabaseError, OSError) as exc:  # disk full, read-only, busy, or damage the opening checks missed
-        where = getattr(exc, "filename", None) or (f"a file in {home.root}" if home is not None else "this home")
-        message = describe_error(exc, where)
+        message = home_error(exc, home.root if home is not None else None)
         _print(Output({"success": False, "error": message}, text=f"error: {message}"), as_json)
         return 1
     except KeyboardInterrupt:

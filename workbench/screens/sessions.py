@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -27,6 +28,7 @@ from textual.worker import get_current_worker
 from engine.archive.models import Chain, SearchHit
 from engine.archive.search import COUNT_CAP
 from engine.archive.sessions import titled
+from engine.db import home_error
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
 from engine.runner.claims import unbacked_claims
@@ -233,6 +235,9 @@ class SessionsScreen(SessionActions):
         except WorkbenchError as exc:  # a damaged or foreign state.db: said where the sessions would be
             self.post_message(RootsLoaded(after, [], False, exc.message))
             return
+        except (sqlite3.Error, OSError) as exc:  # a damaged page the opening checks missed: as the CLI says it
+            self.post_message(RootsLoaded(after, [], False, home_error(exc, self.home.root)))
+            return
         nodes = self._tree_nodes(chains[:ROOTS_PAGE])
         if after is not None:  # an older page: a change to its rows is found by their stamps (refresh_roots)
             with contextlib.suppress(WorkbenchError):
@@ -349,6 +354,8 @@ class SessionsScreen(SessionActions):
             rows, note = [list_hit(hit) for hit in hits], archive.search_note(query, hits[:SEARCH_LIMIT], prefix=True)
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
             error = exc.message
+        except (sqlite3.Error, OSError) as exc:  # a damaged page the opening checks missed: as the CLI says it
+            error = home_error(exc, self.home.root)
         finally:
             self.post_message(SearchDone(query, rows, error, note, again))
 
@@ -361,12 +368,11 @@ class SessionsScreen(SessionActions):
         if message.query != current:
             self._start_search(current)  # typed on meanwhile: never show stale hits, search the newest text
             return
-        if message.error:
-            self.notify(message.error, title="Search failed", severity="warning", markup=False)
         self.query_one(ContentSwitcher).current = "sessions-results"
         more = len(message.hits) > SEARCH_LIMIT  # (the best rows only: refining the search finds the rest)
         hits = message.hits[:SEARCH_LIMIT]
-        self.query_one(SearchResults).show(message.query, hits, message.note, more=more, again=message.again)
+        results = self.query_one(SearchResults)  # a failed search says so there, in place of the hits, never "no match"
+        results.show(message.query, hits, message.note, more=more, again=message.again, error=message.error)
         if hits:
             untitled = list(dict.fromkeys(h.session_id for h in hits if not h.title))
             rows = {h.session_id: h.segments or (h.session_id,) for h in hits}
