@@ -1572,3 +1572,24 @@ async def test_a_search_of_a_damaged_state_db_says_it_failed_not_that_nothing_ma
         text = " ".join(screen_text(app).replace("│", " ").split())
         assert "Search failed:" in text and "No messages match" not in text
         assert not [n for n in app._notifications if n.title == "Search failed"]
+
+
+async def test_a_damaged_state_db_is_said_once_at_start_up_not_by_each_part_that_reads_it(home, tmp_path, monkeypatch):
+    """At 80x24 a toast from memory provenance, one from following an outside change and one from the
+    idle index upkeep, each with the same long message, covered most of the screen: said once now."""
+    import workbench.app
+
+    seed_sessions(home)
+    (home.memories_dir / "MEMORY.md").write_text("User likes tea", encoding="utf-8")  # as Hermes wrote it: whence?
+    damage_table(home, "messages_fts_data")
+    monkeypatch.setattr(workbench.app, "UPKEEP_SECONDS", 0.05)
+    app = make_app(open_home(home.root, clock=home.clock), tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(
+            pilot,
+            lambda: all(w.is_finished for w in app.workers if w.group == "upkeep"),
+            what="the index upkeep to fail on the damaged state.db",
+        )
+        await settle(pilot)
+        said = [n.message for n in app._notifications if "is not a usable session archive" in n.message]
+        assert len(said) == 1, said

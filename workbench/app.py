@@ -502,6 +502,9 @@ class WorkbenchApp(ResultsFromWorkers, App):
         """A failed engine call is reported, never fatal."""
         if event.state == WorkerState.ERROR:
             error = event.worker.error
+            cause = " ".join(str(getattr(error, "message", None) or error).split())
+            if cause in self._log.causes:  # a warning said this problem already (idle upkeep on a damaged state.db)
+                return
             self.notify(
                 visible(getattr(error, "message", None) or f"{type(error).__name__}: {error}"),
                 title="Something went wrong",

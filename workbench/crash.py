@@ -62,19 +62,30 @@ class OneLineLog(logging.Handler):
         super().__init__(logging.WARNING)
         self.say = say
         self.said: set[str] = set()  # a warning per entry read (40 entries, one unreadable state.db) is said once
+        # the errors those lines were about: two parts failing on one damaged state.db at start-up are one
+        # problem, said once (at 80 columns two such toasts covered most of the screen)
+        self.causes: set[str] = set()
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
             line = " ".join(record.getMessage().split())
             error = record.exc_info[1] if record.exc_info else None
-            if error is None and line in self.said:
+            causes = _causes(record)
+            if error is None and (line in self.said or (causes and causes <= self.causes)):
                 return
             self.said.add(line)
+            self.causes |= causes
             if error is not None:
                 line += f" ({type(error).__name__}; {_saved_where(error)})"
             self.say(visible(line))
         except Exception:  # a broken stderr or a closing app: the work's own result still decides
             pass
+
+
+def _causes(record: logging.LogRecord) -> set[str]:
+    """The errors a warning is about: its arguments that are exceptions, in their own words."""
+    args = record.args.values() if isinstance(record.args, dict) else record.args or ()
+    return {" ".join(str(getattr(a, "message", None) or a).split()) for a in args if isinstance(a, BaseException)}
 
 
 def _to_stderr(line: str) -> None:
