@@ -51,8 +51,19 @@ def resolve_home(explicit: str | os.PathLike | None = None) -> Path:
                 path = Path("~")
             if str(path).startswith("~"):
                 raise HomeError(f"{candidate} names a user whose home folder is unknown here. Give the full path.")
-            return path.absolute()  # every path below is compared with the root; links are kept, not resolved
+            return _without_dots(path.absolute())
     return Path(platformdirs.user_data_dir(APP_NAME))
+
+
+def _without_dots(path: Path) -> Path:
+    """``path`` with no ``..`` in it, meaning what the system means by it (a link before a ``..`` is
+    followed first), the links after the last ``..`` kept as they are: every path below is compared
+    with the root as text, so ``--home ../h`` was refused as outside itself."""
+    parts = path.parts
+    if ".." not in parts:
+        return path
+    last = len(parts) - 1 - parts[::-1].index("..")
+    return Path(os.path.realpath(Path(*parts[: last + 1]))).joinpath(*parts[last + 1 :])
 
 
 class Home:

@@ -23,6 +23,23 @@ def test_home_resolution_order(monkeypatch, tmp_path):
     assert resolve_home(tmp_path / "explicit") == tmp_path / "explicit"
 
 
+def test_a_home_named_with_dots_is_the_folder_they_lead_to(tmp_path, monkeypatch, capsys):
+    """`--home ../h` refused everything: "config.yaml is outside the home ../h"."""
+    from workbench.cli import main
+
+    (tmp_path / "real" / "h").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real" / "h")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    assert resolve_home("../real/h") == tmp_path / "real" / "h"
+    assert resolve_home("../link/../h") == tmp_path / "real" / "h"  # (the link is followed before its ..)
+    assert resolve_home("../link") == tmp_path / "link"  # a link the path ends in is kept
+    assert main(["--home", "../real/h", "memory", "add", "--target", "memory", "Uses Postgres 16"]) == 0
+    assert main(["--home", str(tmp_path / "work" / ".." / "real" / "h"), "memory", "show"]) == 0
+    assert "Uses Postgres 16" in capsys.readouterr().out
+    assert (tmp_path / "real" / "h" / "memories" / "MEMORY.md").read_text() == "Uses Postgres 16"
+
+
 def test_open_home_creates_hermes_layout(tmp_path):
     home = open_home(tmp_path / "h")
     for sub in ("memories", "skills", "pending/memory", "pending/skills"):
