@@ -515,3 +515,26 @@ def test_a_second_commit_to_state_db_in_one_mtime_tick_is_still_seen(tmp_path):
     assert counted.changed() is False
     reader.close()
     conn.close()
+
+
+async def test_a_screen_worker_that_fails_unexpectedly_is_said_not_swallowed(home, tmp_path, monkeypatch):
+    """Textual tells only the screen when its worker fails: an error no worker caught (a disk error
+    under the Timeline's read) left the screen as it was, with nothing said."""
+    from engine.timeline import Timeline
+    from tests.screens_seed import open_mode
+    from workbench.screens.timeline import TimelineScreen
+
+    def failing(self, **_):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(Timeline, "page", failing)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(
+            pilot,
+            lambda: any(
+                n.title == "Something went wrong" and "Input/output error" in n.message for n in app._notifications
+            ),
+            what="the failure said",
+        )

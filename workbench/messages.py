@@ -87,3 +87,11 @@ class ResultsFromWorkers:
     def on_worker_result(self, result: WorkerResult) -> None:
         if result.worker is None or not result.worker.is_cancelled:
             cast(MessagePump, self).post_message(result.message)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker here that failed is reported as the app's own are (the app overrides this): Textual
+        tells only the worker's screen or widget, so an error no worker caught (a damaged state.db
+        read) went unsaid, and the view stayed as it was."""
+        report = getattr(cast(MessagePump, self).app, "on_worker_state_changed", None)
+        if report is not None:
+            report(event)

@@ -83,6 +83,7 @@ class DetailLoaded(Message):
     detail: history.EntryStory | None
     verdict: Verdict | None = None  # the threat scan's view of the entry, when it has one
     prompts: str | None = None  # which prompts block the entry (``threats.prompt_note``)
+    error: str | None = None  # why its story cannot be told (workbench.db unreadable)
 
 
 @dataclass
@@ -340,7 +341,11 @@ class MemoryScreen(WorkbenchScreen):
         if entry is None:
             self.post_result(DetailLoaded(None))
             return
-        detail = history.story(self.home.memory, self.target, entry)
+        try:
+            detail = history.story(self.home.memory, self.target, entry)
+        except WorkbenchError as exc:
+            self.post_result(DetailLoaded(None, entry_flags(entry), error=exc.message))
+            return
         self.post_result(DetailLoaded(detail, entry_flags(entry), prompt_note(entry)))
 
     @on(DetailLoaded)
@@ -349,7 +354,8 @@ class MemoryScreen(WorkbenchScreen):
         self.detail = detail
         text = self.query_one("#detail-text", Static)
         if detail is None:
-            text.update(literal("Select an entry to see where it came from.", "$text-muted"))
+            said = f"Where this entry came from cannot be told: {message.error}" if message.error else None
+            text.update(literal(said or "Select an entry to see where it came from.", "$text-muted"))
             return
         origin = detail.origin
         parts: list = [("origin ", "bold")]
