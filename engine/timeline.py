@@ -31,7 +31,7 @@ from .archive.query import like_escape
 from .errors import WorkbenchError
 from .journal import ACTORS, LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import HERMES_SLACK_S, AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
-from .skills.outside import RECORD_ONLY
+from .skills.outside import RECORD_ONLY, STATE_CHANGES
 from .textsafety import apart, inline, one_line, visible
 from .values import iso_time, row_id, text_value
 
@@ -41,7 +41,9 @@ SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers", "sessions
 SESSION_ACTIONS = ("archive", "unarchive", "delete", "prune")
 FILES = {"memory": "MEMORY", "user": "USER"}
 MAX_FILTER = 1000  # characters a filter may hold: no id, name or phrase is near that long
-OUTSIDE_GROUPED = ("memory", "sessions")  # outside changes of several rows at once are one group
+# outside changes of several rows at once are one group (of skills: the lifecycle changes one look found, as a
+# Hermes curator pass makes them, ``outside._LIFECYCLE``)
+OUTSIDE_GROUPED = ("memory", "sessions", "skills")
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _RECORDS = {
@@ -409,7 +411,9 @@ def describe_group(rows: list[Row], total: int | None = None) -> str:
     kind = group.partition(":")[0]
     counts: dict[tuple[str, str], int] = {}
     for row in rows:
-        counts[row.subsystem, row.action] = counts.get((row.subsystem, row.action), 0) + 1
+        # an outside skill row by what happened ("2 skills marked stale outside"), not "changed outside"
+        action = f"{row.change} outside" if _outside_skill(row) and row.change else row.action
+        counts[row.subsystem, action] = counts.get((row.subsystem, action), 0) + 1
     parts = ", ".join(_part(subsystem, action, n) for (subsystem, action), n in sorted(counts.items()))
     if kind == "outside":
         title = f"outside edit of {FILES[rows[0].target]}" if rows[0].target in FILES else "outside the workbench"
@@ -544,6 +548,30 @@ def _outside_change(entry: JournalEntry) -> dict[str, str | None]:
     if (entry.subsystem, entry.action) != ("skills", "external"):
         return {}
     return {"change": text_value(entry.detail.get("change")), "file": text_value(entry.detail.get("file"))}
+
+
+def _outside_state_refusal(row: Row) -> str | None:
+    """Why an outside change of a skill's lifecycle state (Hermes's curator) is not put back, and what
+    to do instead; None for any other row."""
+    name = visible(one_line(row.target, 60))
+    if row.change == STATE_CHANGES["stale"]:
+        return (
+            f"marked stale outside the workbench (Hermes's Curator reads each skill's activity afresh on every "
+            f"pass): put back, it would last only until the next pass. To keep it active, use it or pin it "
+            f"(`workbench skills pin {name}`, or p in Skills)"
+        )
+    if row.change == STATE_CHANGES["active"]:
+        return (
+            f"reactivated outside the workbench (a use since, or Hermes's Curator reading its activity): the next "
+            f"Curator pass marks it stale again if it stays unused; to take it out of use now, archive it "
+            f"(`workbench skills archive {name}`, or a in Skills)"
+        )
+    if row.change == STATE_CHANGES["archived"]:
+        return (
+            "marked archived outside the workbench while its folder stayed: the Curator reads it as active; "
+            f"to archive it, `workbench skills archive {name}` (or a in Skills)"
+        )
+    return None
 
 
 def _outside_skill(row: Row) -> bool:
@@ -915,7 +943,7 @@ class Timeline:
                 return {**item, "skip": f"{refusal.reason}: nothing to revert"}
             return {**item, "undo": _undoing(entry), **({"refused": str(refusal)} if refusal else {})}
         if row.action == "external" and row.subsystem == "skills":
-            return {**item, "refused": _outside_skill_refusal(entry)}
+            return {**item, "refused": _outside_state_refusal(row) or _outside_skill_refusal(entry)}
         if row.subsystem == "skills" and row.action in ("pin", "unpin"):
             return {**item, **self._pin_plan(entry)}
         if row.subsystem == "providers":

@@ -500,3 +500,125 @@ def test_a_pin_change_seen_with_an_archive_or_a_create_is_journaled_too(home, he
         ("external", "tidy-imports", "created", "tidy-imports/SKILL.md"),
         ("external", "tidy-imports", "pinned", "tidy-imports/SKILL.md"),
     ]
+
+
+HERMES_MAKES_AGENT_SKILLS = """
+import json
+from datetime import datetime, timedelta, timezone
+from tools import skill_usage
+from tools.skill_manager_tool import skill_manage
+md = "---\\nname: {n}\\ndescription: Steps for {n}\\n---\\n\\nDo it.\\n"
+names = ("brew", "grind", "old-helper")
+made = [json.loads(skill_manage("create", n, content=md.format(n=n)))["success"] for n in names]
+ago = lambda days: (datetime.now(timezone.utc) - timedelta(days=days)).isoformat()
+data = skill_usage.load_usage()
+for name, days in (("brew", 45), ("grind", 50), ("old-helper", 200)):
+    data[name] = {**skill_usage.get_record(name), "created_by": "agent", "use_count": 1, "last_used_at": ago(days)}
+skill_usage.save_usage(data)
+print(json.dumps(made))
+"""
+HERMES_CURATOR_PASS = """
+import json
+from agent.curator import apply_automatic_transitions
+print(json.dumps(apply_automatic_transitions()))
+"""
+HERMES_REACTIVATES = """
+import json
+from datetime import datetime, timezone
+from tools import skill_usage
+data = skill_usage.load_usage()
+data["brew"]["last_used_at"] = datetime.now(timezone.utc).isoformat()
+skill_usage.save_usage(data)
+from agent.curator import apply_automatic_transitions
+print(json.dumps(apply_automatic_transitions()))
+"""
+
+
+@pytest.mark.slow  # Hermes's own curator in its own process
+def test_a_hermes_curator_pass_is_one_outside_group_naming_each_state_change(home, hermes):
+    """Hermes's curator marked two skills stale in .usage.json: the Skills screen said stale, but the
+    Timeline had only the archive it made in the same pass."""
+    from engine.timeline import describe_group
+
+    assert hermes.json(home.root, HERMES_MAKES_AGENT_SKILLS) == [True, True, True]
+    home.skills.outside.record()  # (the baseline: what was there before anyone watched)
+    counts = hermes.json(home.root, HERMES_CURATOR_PASS)
+    assert (counts["marked_stale"], counts["archived"]) == (2, 1)
+    home.skills.outside.record()
+    assert _outside_rows(home) == [
+        ("external", "brew", "marked stale", "brew/SKILL.md"),
+        ("external", "grind", "marked stale", "grind/SKILL.md"),
+        ("external", "old-helper", "archived", "old-helper/SKILL.md"),
+    ]
+    assert home.skills.outside.record() == []  # each once
+    rows = Timeline(home).page(subsystem="skills")
+    assert len({r.group for r in rows}) == 1 and rows[0].group.startswith("outside:")
+    assert describe_group(rows) == (
+        "outside the workbench (3 rows): 1 skill archived outside, 2 skills marked stale outside"
+    )
+    stale = next(r for r in rows if r.target == "brew")
+    assert stale.summary == "skill 'brew' marked stale outside the workbench (brew/SKILL.md)"
+    refused = Timeline(home).preview(stale.id)["refused"]
+    assert [r["id"] for r in refused] == [stale.id] and "workbench skills pin brew" in refused[0]["error"]
+    group = Timeline(home).preview(stale.group)
+    assert group["changes"] == [] and len(group["refused"]) == 3
+
+    assert hermes.json(home.root, HERMES_REACTIVATES)["reactivated"] == 1  # used again: its next pass
+    home.skills.outside.record()
+    assert _outside_rows(home)[-1] == ("external", "brew", "reactivated", "brew/SKILL.md")
+    [row] = Timeline(home).page(subsystem="skills", limit=1)
+    assert row.group is None  # one change alone is no group
+    assert "archive it (`workbench skills archive brew`" in Timeline(home).preview(row.id)["refused"][0]["error"]
+
+
+def _stale_library(home) -> None:
+    from engine.skills.usage import default_record, iso
+
+    for name in ("brew", "grind"):
+        home.skills.manage({"action": "create", "name": name, "content": BREW.replace("brew", name)})
+    long_ago = iso(home.clock.now() - 45 * 86400)
+    records = json.loads((home.skills_dir / ".usage.json").read_text())
+    for name in ("brew", "grind"):
+        records[name] = {**default_record(long_ago), **records.get(name, {}), "created_by": "agent"}
+        records[name].update(use_count=1, last_used_at=long_ago, last_viewed_at=None, last_patched_at=None)
+    (home.skills_dir / ".usage.json").write_text(json.dumps(records))
+
+
+def test_our_curator_pass_is_never_also_an_outside_change_even_with_a_look_mid_write(home, monkeypatch):
+    """Our Curator journals its own stale marks (one ``curator:`` group): the outside look must not record
+    them again, nor take them for outside when it lands between the usage write and those rows."""
+    _stale_library(home)
+    home.skills.outside.record()
+    usage, update = home.skills.usage, home.skills.usage.update
+
+    def looking(change):  # the watcher looks the moment the usage file is written
+        done = update(change)
+        home.skills.outside.record()
+        return done
+
+    monkeypatch.setattr(usage, "update", looking)
+    report = home.curator.run()
+    assert report.marked_stale == ("brew", "grind")
+    home.skills.outside.record()
+    assert _outside_rows(home) == []
+    rows = [r for r in Timeline(home).page(subsystem="skills") if r.action == "mark_stale"]
+    assert len(rows) == 2 and len({r.group for r in rows}) == 1 and rows[0].group.startswith("curator:")
+    # a use of a stale skill makes it active again: journaled as ours, never seen as outside
+    monkeypatch.undo()
+    home.skills.view("brew")
+    assert home.skills.usage.load()["brew"]["state"] == "active"
+    home.skills.outside.record()
+    assert _outside_rows(home) == []
+    assert home.journal.query(subsystem="skills")[0].action == "reactivate"
+
+
+def test_a_state_changed_by_hand_is_outside_and_one_alone_is_no_group(home):
+    _stale_library(home)
+    home.skills.outside.record()
+    records = json.loads((home.skills_dir / ".usage.json").read_text())
+    records["grind"]["state"] = "stale"
+    (home.skills_dir / ".usage.json").write_text(json.dumps(records))
+    home.skills.outside.record()
+    assert _outside_rows(home) == [("external", "grind", "marked stale", "grind/SKILL.md")]
+    assert "group" not in json.dumps(home.journal.query(subsystem="skills")[0].detail)
+    assert Timeline(home).page(subsystem="skills", limit=1)[0].group is None

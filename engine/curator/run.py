@@ -510,14 +510,27 @@ class Curator:
             for name, values in fields.items():
                 records.setdefault(name, default_record(now_iso)).update(values)
 
-        if fields or decided.decisions.get(SEED):
-            self.skills.usage.update(change)
-        for decision, action in ((STALE, "mark_stale"), (REACTIVATE, "reactivate")):
-            for found in decided.decisions.get(decision, []):
-                journal_id = self.home.journal.append(
-                    "skills", action, found.name, actor="curator", detail={"run": run_id}
-                )
-                self._announce(found.name, action, "curator", journal_id)
+        # journaled first, pending until the usage file is written: a look at the states meanwhile (the
+        # watcher's, another process's) knows the change is ours, never an outside one (``outside._stated``)
+        begun = [
+            (
+                found.name,
+                action,
+                self.home.journal.begin("skills", action, found.name, actor="curator", detail={"run": run_id}),
+            )
+            for decision, action in ((STALE, "mark_stale"), (REACTIVATE, "reactivate"))
+            for found in decided.decisions.get(decision, [])
+        ]
+        try:
+            if fields or decided.decisions.get(SEED):
+                self.skills.usage.update(change)
+        except BaseException as exc:
+            for _name, _action, journal_id in begun:
+                self.home.journal.abandon(journal_id, str(exc) or type(exc).__name__)
+            raise
+        for name, action, journal_id in begun:
+            self.home.journal.commit(journal_id)
+            self._announce(name, action, "curator", journal_id)
         return errors
 
     def _report_dir(self, now: float) -> Path:

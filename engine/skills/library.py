@@ -351,10 +351,19 @@ class SkillLibrary:
         while the usage file cannot be read (``usage_warning`` says so), never breaking the read."""
         if not self.home.read_only:
             try:
-                bump(name)
+                if (self.usage.states([name]) or {}).get(name) == "stale":  # the use reactivates it: journaled
+                    self._reactivated_by(bump, name, action)  # (so no look takes it for an outside change)
+                else:
+                    bump(name)
             except UsageUnreadable:
                 return
             self.home.bus.publish(SkillChanged(name=name, action=action))
+
+    def _reactivated_by(self, bump: Callable[[str], object], name: str, action: str) -> None:
+        """A use or view of a stale skill, which makes it active again (as a Curator pass would): a
+        ``reactivate`` row, pending until the usage file is written, as our Curator's is."""
+        with self.home.journal.recording("skills", "reactivate", name, actor="agent", detail={"by": action}):
+            bump(name)
 
     def usage_warning(self) -> str | None:
         """What a listing must say while ``.usage.json`` cannot be read (None when it can): the pins,

@@ -5,7 +5,10 @@ for skills, one row per SKILL.md created, edited, removed, archived (moved into 
 folder, as Hermes's curator does) or restored (its name gone from the archive since the last
 look, as Hermes's ``restore_skill`` moves it out; a categorised skill archived and restored between
 two looks, which Hermes puts back flat, is both, ``_round_trips``), and per skill pinned or unpinned in ``.usage.json``
-(Hermes's ``skills pin``), and per support file created, edited or removed under references/,
+(Hermes's ``skills pin``), and per skill whose lifecycle ``state`` changed there (Hermes's curator marking it
+stale or reactivating it: ``STATE_CHANGES``; several state changes, archives and restores in one look share
+an ``edit`` in their detail, one ``outside:`` group on the Timeline, as a curator pass is one), and per
+support file created, edited or removed under references/,
 templates/, scripts/ or assets/ (Hermes's ``write_file`` and ``remove_file``; a skill created, removed,
 archived or restored is one row, its files with it), so the Timeline can say
 what a background process changed. ``record`` compares the active skills' SKILL.md
@@ -40,6 +43,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import secrets
 import sqlite3
 import threading
 from collections import Counter
@@ -58,9 +62,14 @@ if TYPE_CHECKING:
     from ..home import Home
 
 CREATED, EDITED, REMOVED, ARCHIVED, PINNED, UNPINNED = "created", "edited", "removed", "archived", "pinned", "unpinned"
+# a skill's lifecycle state set outside in .usage.json (Hermes's curator: ``apply_automatic_transitions``), by
+# the state it was given; a state no view knows reads as active
+STATE_CHANGES = {"stale": "marked stale", "active": "reactivated", "archived": "marked archived"}
 # skills rows that record a Curator's decision: they touch no file and no pin (nor can they be reverted)
 RECORD_ONLY = ("consolidate_refused", "mark_stale", "reactivate")
 RESTORED = "restored"  # a SKILL.md whose name left the archive since the last look (Hermes's restore_skill)
+# the changes of one look that are one group when several arrive together (a Hermes curator pass)
+_LIFECYCLE = (*STATE_CHANGES.values(), ARCHIVED, RESTORED)
 # the skills rows that make a change of that skill or file ours (``_journaled``)
 _OURS = f"subsystem = 'skills' AND action NOT IN ('external', {', '.join(repr(a) for a in RECORD_ONLY)})"
 
@@ -83,6 +92,11 @@ CREATE TABLE IF NOT EXISTS skills_look_files (
     one INTEGER PRIMARY KEY CHECK (one = 1), journal_id INTEGER NOT NULL, at REAL NOT NULL
 );
 """
+# the skills whose lifecycle state was not ``active`` at the look kept ({name: state}, as JSON): a table of its own,
+# which an earlier version neither reads nor moves on (a look kept before it: states not known, a baseline)
+_STATES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS skills_look_states (one INTEGER PRIMARY KEY CHECK (one = 1), states TEXT NOT NULL);
+"""
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS skills_looked (
@@ -95,6 +109,7 @@ CREATE TABLE IF NOT EXISTS skills_look (
 """
     + _ARCHIVE_SCHEMA
     + _FILES_SCHEMA
+    + _STATES_SCHEMA
 )
 
 
@@ -131,6 +146,7 @@ class _Look:
     archive_stamp: int | None = None
     files: dict[str, _File] = field(default_factory=dict)
     files_look: tuple[int, float] | None = None
+    states: dict[str, str] | None = None  # the skills not ``active`` in .usage.json (None: not known)
 
 
 @dataclass
@@ -178,7 +194,9 @@ class OutsideChanges:
         if last is not None:
             since = self._since(last, scope)
             moved = None not in (last.archive_stamp, now.archive_stamp) and last.archive_stamp != now.archive_stamp
-            ids = self._journal_changes(last, now.seen, now.pins, lambda: now.archived, since, found_later, moved)
+            ids = self._journal_changes(
+                last, now.seen, now.pins, lambda: now.archived, since, found_later, moved, now.states
+            )
             ids += self._journal_files(last, now.seen, now.files, since, found_later)
         if scope is not None and scope.row is None:
             scope.mark = now.mark if last is None else last.mark
@@ -201,6 +219,9 @@ class OutsideChanges:
     def _look(self, last: _Look | None) -> _Look:
         mark = self._settled_mark()  # first: a change of ours committed during the scan is after it, so ours
         pins = self.home.skills.usage.pinned()
+        states = self.home.skills.usage.states()
+        if states is None:  # unreadable: as before
+            states = last.states if last else None
         stamp = self._archive_stamp()  # before the archive is listed: a move in or out meanwhile moves it on
         seen, files = self._scan(last)
         at = self.home.clock.now()
@@ -213,6 +234,7 @@ class OutsideChanges:
             stamp,
             files,
             (mark, at),
+            states,
         )
 
     def _archive_stamp(self) -> int | None:
@@ -257,9 +279,12 @@ class OutsideChanges:
         scanner = self.home.skills.scanner
         archived = functools.cache(lambda: tuple(sorted(s.name for s in scanner.archived())))
         now_pins = last.pins if pins is None else (last.pins - names) | pins
+        states = self.home.skills.usage.states(names)
         since, found_later = self._since(last, scope), self._found_later(last)
         seen = replace(last, seen=before, files=files_before)
-        ids = self._journal_changes(seen, now, now_pins, archived, since, found_later)
+        ids = self._journal_changes(
+            seen, now, now_pins, archived, since, found_later, False, _merged(last.states, names, states)
+        )
         ids += self._journal_files(seen, now, files, since, found_later)
         moved: Counter[str] = Counter()
         if row is None:
@@ -268,7 +293,13 @@ class OutsideChanges:
             moved.update(self._copies(scope.roots))
             moved.subtract(scope.copies or ())
         self._keep_window(
-            last, (before, now), (files_before, files), names, pins, moved, None if row is None else (mark, row)
+            last,
+            (before, now),
+            (files_before, files),
+            names,
+            (pins, states),
+            moved,
+            None if row is None else (mark, row),
         )
         return ids
 
@@ -336,25 +367,45 @@ class OutsideChanges:
         since: int,
         found_later: bool,
         archive_moved: bool = False,
+        states: dict[str, str] | None = None,
     ) -> list[int]:
-        """Journal what differs between ``last`` and ``now`` (the SKILL.md files, and the ``pins`` now) that
-        no workbench process journaled after row ``since``; ``archived``, the archive's names now, is read
-        only if needed. ``archive_moved``: whether a copy went into or out of the archive since ``last``
-        (``_round_trips``)."""
+        """Journal what differs between ``last`` and ``now`` (the SKILL.md files, the ``pins`` and the
+        lifecycle ``states`` now) that no workbench process journaled after row ``since``; ``archived``,
+        the archive's names now, is read only if needed. ``archive_moved``: whether a copy went into or
+        out of the archive since ``last`` (``_round_trips``). A state is compared only where both looks
+        know it; its change is ours when any skills row of ours names the skill (``_stated``), our
+        Curator's stale marks and reactivations too, as they journal the change themselves. Several
+        lifecycle changes (state, archive, restore) in one look are one group, as a Curator pass is. A
+        change of ours that touched its folder (``_theirs``) makes a state change ours too."""
         theirs = self._theirs(since)
+        stated = self._stated(since) if last.states is not None and states is not None else None
+
+        def restated(rel: str, old: _Seen | None, new: _Seen | None) -> str | None:
+            """The state ``new`` was given outside since ``old`` (its change's words), or None: not when
+            a change of ours touched the skill's folder (a rollback puts back the usage records of the
+            skills it restores) or named it."""
+            if stated is None or old is None or new is None or {old.name, new.name} & stated:
+                return None
+            if not theirs(rel, old, new):
+                return None
+            assert last.states is not None and states is not None
+            state = states.get(new.name, "active")
+            return STATE_CHANGES.get(state) if state != last.states.get(old.name, "active") else None
+
         before = last.seen
         changed = []
         for rel in sorted(now.keys() | before.keys()):
             old, new = before.get(rel), now.get(rel)
             edited = old is not None and new is not None and new.sha != old.sha
             pinned = old is not None and new is not None and (new.name in pins) != (old.name in last.pins)
-            if old is not None and new is not None and not edited and not pinned:
+            state = restated(rel, old, new)
+            if old is not None and new is not None and not edited and not pinned and state is None:
                 continue
             if theirs(rel, old, new):
                 changed.append(rel)
         trips = self._round_trips(before, now, changed) if archive_moved else {}
         gone_in = set(trips.values())
-        ids = []
+        planned: list[tuple[str, str, _Seen, str | None, float | None]] = []
         for rel in changed:
             if rel in gone_in:
                 continue  # said just before the copy that came back out
@@ -372,17 +423,26 @@ class OutsideChanges:
                 else:  # a pin set or cleared in .usage.json (Hermes's `skills pin`), on a skill still here
                     edited = new.sha != old.sha
                     pinned = (new.name in pins) != (old.name in last.pins)
+                    state = restated(one, old, new)  # (Hermes's curator marking it stale, or reactivating it)
                     changes = [EDITED] * edited + [PINNED if new.name in pins else UNPINNED] * pinned
+                    changes += [state] if state is not None else []
                 for change in changes:
                     shown = new or old
                     assert shown is not None  # every change has a before, a now, or both
-                    sha = new.sha if new and change not in (PINNED, UNPINNED) else None
+                    sha = new.sha if new and change in (CREATED, RESTORED, EDITED) else None
                     # (a copy back from a round trip kept its mtime: it says nothing of when)
                     dated = new and change in (CREATED, RESTORED, EDITED) and one not in trips
                     mtime = new.stamp[0] / 1e9 if new and dated else None
-                    row = self._journal(change, one, shown.name, sha, (mtime, last.at) if found_later else None)
-                    if row is not None:
-                        ids.append(row)
+                    planned.append((change, one, shown, sha, mtime))
+        lifecycle = [p for p in planned if p[0] in _LIFECYCLE]
+        edit = secrets.token_hex(4) if len(lifecycle) > 1 else None
+        ids = []
+        for change, one, shown, sha, mtime in planned:
+            group = edit if change in _LIFECYCLE else None
+            when = (mtime, last.at) if found_later else None
+            row = self._journal(change, one, shown.name, sha, when, None, group)
+            if row is not None:
+                ids.append(row)
         return ids
 
     def _journal_files(
@@ -470,7 +530,22 @@ class OutsideChanges:
         files = self._kept_files(conn, None) if entries else {}
         files_look = None if row[5] is None else (row[5], row[6])
         pins, archived = frozenset(_names(row[1])), tuple(sorted(_names(row[2])))
-        return _Look(seen, pins, archived, row[0], row[3], row[4], files, files_look)
+        return _Look(seen, pins, archived, row[0], row[3], row[4], files, files_look, self._kept_states(conn))
+
+    @staticmethod
+    def _kept_states(conn: sqlite3.Connection) -> dict[str, str] | None:
+        """The states the look kept in workbench.db saw (None: none kept, as by an earlier version)."""
+        try:
+            row = conn.execute("SELECT states FROM skills_look_states").fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            conn.executescript(_STATES_SCHEMA)
+            return None
+        values = json_value(row[0], None) if row else None
+        if not isinstance(values, dict):
+            return None
+        return {k: v for k, v in values.items() if isinstance(k, str) and isinstance(v, str)}
 
     @staticmethod
     def _kept_files(conn: sqlite3.Connection, skills: Iterable[str] | None) -> dict[str, _File]:
@@ -492,8 +567,17 @@ class OutsideChanges:
         if (
             last is not None
             and files_look is not None
-            and (before, last.pins, last.archived, last.mark, last.archive_stamp, last.files, files_look[0])
-            == (now.seen, now.pins, now.archived, now.mark, now.archive_stamp, now.files, now.mark)
+            and (
+                before,
+                last.pins,
+                last.archived,
+                last.mark,
+                last.archive_stamp,
+                last.files,
+                files_look[0],
+                last.states,
+            )
+            == (now.seen, now.pins, now.archived, now.mark, now.archive_stamp, now.files, now.mark, now.states)
         ):
             return  # (the watcher looks on every change under skills/: the kept look still says it all)
         with self.home.journal.transaction() as conn:
@@ -508,6 +592,9 @@ class OutsideChanges:
             )
             if now.archive_stamp is not None:
                 conn.execute("INSERT OR REPLACE INTO skills_look_archive VALUES (1, ?, ?)", (now.at, now.archive_stamp))
+            if now.states is not None:
+                conn.execute(_STATES_SCHEMA)
+                conn.execute("INSERT OR REPLACE INTO skills_look_states VALUES (1, ?)", (json.dumps(now.states),))
 
     def _keep_window(
         self,
@@ -515,17 +602,18 @@ class OutsideChanges:
         skill_mds: tuple[dict[str, _Seen], dict[str, _Seen]],
         files: tuple[dict[str, _File], dict[str, _File]],
         names: frozenset[str],
-        pins: frozenset[str] | None,
+        usage: tuple[frozenset[str] | None, dict[str, str] | None],
         moved: Counter[str],
         passed: tuple[int, int] | None,
     ) -> None:
         """Keep what a scoped look saw: its SKILL.md and support files (each as last seen, as now),
-        which of ``names`` are pinned (None: the usage file said nothing), the copies its change
+        which of ``names`` are pinned and their states not active (``usage``; None: the usage file said
+        nothing), the copies its change
         ``moved`` into the archive (or out: negative), and after the change the new mark and the
         change's row, ``passed``; all else as kept. The look kept in workbench.db may be another
         process's: its mark moves only where no other row lies between, and the support files' mark
         with it only where they were at one (an earlier version's look moves the first alone)."""
-        (before, now), (files_before, files_now) = skill_mds, files
+        (before, now), (files_before, files_now), (pins, states) = skill_mds, files, usage
 
         def merged(kept_pins: frozenset[str], archived: Iterable[str]) -> tuple[frozenset[str], tuple[str, ...]]:
             copies = Counter(archived)
@@ -534,7 +622,15 @@ class OutsideChanges:
 
         new_pins, archived = merged(last.pins, last.archived)
         mark = last.mark if passed is None else passed[0]
-        if (before, last.pins, last.archived, last.mark, files_before) == (now, new_pins, archived, mark, files_now):
+        new_states = _merged(last.states, names, states)
+        if (before, last.pins, last.archived, last.mark, files_before, last.states) == (
+            now,
+            new_pins,
+            archived,
+            mark,
+            files_now,
+            new_states,
+        ):
             return
         with self.home.journal.transaction() as conn:
             self._keep_entries(conn, before, now)
@@ -549,13 +645,18 @@ class OutsideChanges:
                 (kept, json.dumps(sorted(kept_pins)), json.dumps(kept_archived)),
             )
             conn.execute("UPDATE skills_look_files SET journal_id = ? WHERE journal_id = ?", (kept, was))
+            kept_states = _merged(self._kept_states(conn), names, states)
+            if kept_states is not None:
+                conn.execute("UPDATE skills_look_states SET states = ?", (json.dumps(kept_states),))
         if self._last is not None:
             seen = {rel: s for rel, s in self._last.seen.items() if rel not in before} | now
             kept_files = {rel: f for rel, f in self._last.files.items() if rel not in files_before} | files_now
             files_look = self._last.files_look
             if files_look is not None and files_look[0] == last.mark:
                 files_look = (mark, files_look[1])
-            self._last = _Look(seen, new_pins, archived, mark, last.at, last.archive_stamp, kept_files, files_look)
+            self._last = _Look(
+                seen, new_pins, archived, mark, last.at, last.archive_stamp, kept_files, files_look, new_states
+            )
 
     @staticmethod
     def _keep_files(conn: sqlite3.Connection, before: dict[str, _File], now: dict[str, _File]) -> None:
@@ -586,12 +687,14 @@ class OutsideChanges:
         sha: str | None,
         found_later: tuple[float | None, float] | None,
         inside: str | None = None,
+        edit: str | None = None,
     ) -> int | None:
         """One external row, unless another workbench process watching this home journaled the same one:
         the newest outside row of ``rel`` says this change, and no change of ours to the skill came
         after it (Hermes pinning again after we unpinned is a change of its own). ``found_later``: (the
         file's mtime, if it has one, and the last look) for a change made while none watched;
-        ``inside``: a support file's path in the skill's folder (``file`` in the row)."""
+        ``inside``: a support file's path in the skill's folder (``file`` in the row); ``edit``: the
+        group of the look's lifecycle changes it is one of (``edit`` in the row, as an outside memory edit's)."""
         journal = self.home.journal
         with journal.transaction() as conn:
             last = conn.execute(
@@ -603,6 +706,8 @@ class OutsideChanges:
             if last is not None and tuple(last[1:]) == (change, sha) and not _ours_since(conn, name, last[0]):
                 return None
             detail: dict = {"change": change, "path": rel, "sha": sha, **({"file": inside} if inside else {})}
+            if edit is not None:
+                detail["edit"] = edit
             at = None
             if found_later is not None:
                 now, (mtime, looked_at) = self.home.clock.now(), found_later
@@ -688,6 +793,23 @@ class OutsideChanges:
                     into.update(v for v in values if isinstance(v, str) and v)
         return names, roots
 
+    def _stated(self, after: int) -> set[str]:
+        """The skills (names) any skills row of ours names after row ``after`` (pending ones too): a state
+        change of theirs in .usage.json is ours, our Curator's stale marks and reactivations among them
+        (journaled before the usage file is written), and a use, patch or restore that reactivates one."""
+        rows = self.home.journal.connection().execute(
+            "SELECT target, json_extract(detail, '$.absorbed') FROM journal "
+            "WHERE id > ? AND subsystem = 'skills' AND action != 'external'",
+            (after,),
+        )
+        names: set[str] = set()
+        for target, absorbed in rows:
+            names.add(target)
+            values = json_value(absorbed, [])
+            if isinstance(values, list):
+                names.update(v for v in values if isinstance(v, str) and v)
+        return names
+
     def _others(self, after: int, upto: int, row: int) -> bool:
         """Whether a row other than ``row`` that makes a change ours lies in (``after``, ``upto``]."""
         return (
@@ -698,6 +820,14 @@ class OutsideChanges:
             .fetchone()
             is not None
         )
+
+
+def _merged(kept: dict[str, str] | None, names: Iterable[str], states: dict[str, str] | None) -> dict[str, str] | None:
+    """``kept`` states with those of ``names`` as ``states`` says (None: the usage file said nothing, so as
+    kept); None while no look kept any (the next full look takes their baseline)."""
+    if kept is None or states is None:
+        return kept
+    return {name: state for name, state in kept.items() if name not in names} | states
 
 
 def _support_files(folder: Path) -> list[tuple[str, tuple[int, int]]]:

@@ -197,6 +197,21 @@ class UsageStore:
             n for n in (parsed if names is None else names) if isinstance(parsed.get(n), dict) and _pinned(parsed[n])
         }
 
+    def states(self, names: Iterable[str] | None = None) -> dict[str, str] | None:
+        """Each skill's lifecycle state other than ``active`` (of ``names`` only, if given), as every
+        view reads it (a state Hermes does not know reads as active), or None while the file is not a
+        JSON object (an editor mid-save): it says nothing."""
+        parsed, bad = self._parsed()
+        if bad:
+            return None
+        found = {}
+        for name in parsed if names is None else names:
+            record = parsed.get(name)
+            state = _sane(record)["state"] if isinstance(record, dict) else "active"
+            if state != "active":
+                found[name] = state
+        return found
+
     def update(self, change: Callable[[dict[str, dict[str, Any]], str], None]) -> dict[str, dict[str, Any]]:
         """Apply ``change(records, now_iso)`` under the lock and write the result atomically; refused
         (``UsageUnreadable``) while the file cannot be read, so its records are never replaced."""
