@@ -53,6 +53,7 @@ def test_skills_and_curator_commands(tmp_path):
                 "last_used_at": None,
                 "problem": None,
                 "name_problem": None,
+                "index_problem": None,
                 "proposed_by": None,
             }
         ],

@@ -605,3 +605,30 @@ def test_a_skill_md_that_is_not_utf8_or_whose_yaml_error_spans_lines_reads_in_it
     lines = text[start:].splitlines()
     following = lines[1 : next(i for i, line in enumerate(lines) if "fix: " in line)]  # the error's other lines
     assert following and all(line.startswith(" " * 13) for line in following)
+
+
+def test_a_skill_the_prompt_index_would_block_is_named_by_doctor_and_skills_list(home):
+    """Memory entries the prompt would block were flagged; a skill's blocked index line was not."""
+    description = '"Clears \\x1b[2J, titles \\x1b]0;x\\x07 and turns \u202e"'
+    folder = home.skills_dir / "clear-screen"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: clear-screen\ndescription: {description}\n---\n\nDo it.\n")
+    (home.skills_dir / "fine").mkdir()
+    (home.skills_dir / "fine" / "SKILL.md").write_text("---\nname: fine\ndescription: Nothing odd\n---\n\nOk.\n")
+    assert "[BLOCKED: skill description contained threat pattern(s)" in home.skills.index_text()
+    [finding] = [f for f in run_doctor(home).findings if "clear-screen" in f.what]
+    assert finding.severity == "warning" and "invisible_unicode_U+001B" in finding.what
+    assert "skills/clear-screen/SKILL.md" in finding.what and "workbench skills archive clear-screen" in finding.fix
+    assert not [f for f in run_doctor(home).findings if "'fine'" in f.what]
+    shown = subprocess.run(workbench_cmd("skills", "list", "--home", str(home.root)), capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    line = next(x for x in shown.stdout.splitlines() if x.startswith("clear-screen"))
+    assert "⚠ Clears ␛[2J" in line and "\x1b" not in shown.stdout and "\u202e" not in shown.stdout
+    assert "⚠ clear-screen: Its description holds threat pattern(s) invisible_unicode_U+001B" in shown.stdout
+    listed = subprocess.run(
+        workbench_cmd("skills", "list", "--json", "--home", str(home.root)), capture_output=True, text=True
+    )
+    problems = {s["name"]: s["index_problem"] for s in json.loads(listed.stdout)["skills"]}
+    assert problems["fine"] is None and "invisible_unicode_U+202E" in problems["clear-screen"]
+    doctor = subprocess.run(workbench_cmd("doctor", "--home", str(home.root)), capture_output=True, text=True)
+    assert "skill 'clear-screen' (skills/clear-screen/SKILL.md)" in doctor.stdout and "\x1b" not in doctor.stdout

@@ -609,3 +609,25 @@ async def test_files_no_linked_group_lists_are_shown_too_and_open(home, tmp_path
         await wait_for(pilot, lambda: screen.shown and "31m" in screen.shown[1], what="the hostile one")
         text = screen_text(app)
         assert "This file's name holds control characters" in text and "\x1b" not in text
+
+
+HOSTILE = '---\nname: clear-screen\ndescription: "Clears \\x1b[2J and \\x1b]0;x\\x07 now \u202e"\n---\n\nDo it.\n'
+
+
+async def test_a_skill_the_prompt_index_would_block_is_marked_and_says_why(home, tmp_path):
+    """A description holding ESC, BEL and a bidi override (as Hermes's skill_manage creates it) was refused
+    when staged, yet listed as any other skill: no ⚠, and its line in every prompt silently blocked."""
+    seed_skills(home)
+    (home.skills_dir / "clear-screen").mkdir()
+    (home.skills_dir / "clear-screen" / "SKILL.md").write_text(HOSTILE, encoding="utf-8")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, "clear-screen")
+        await wait_for(pilot, lambda: screen.shown == ("clear-screen", "SKILL.md"), what="SKILL.md shown")
+        text = screen_text(app)
+        assert "⚠ clear-screen" in text and "⚠ git-rebase" not in text
+        assert "⚠ blocked in index" in text and "invisible_unicode_U+001B" in text
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text  # (symbols, never the bytes)
+        await select(pilot, screen, "git-rebase")
+        assert "blocked in index" not in screen_text(app)

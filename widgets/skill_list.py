@@ -39,6 +39,8 @@ class SkillRow:
     problem: str | None = None  # why its SKILL.md does not parse (it is listed all the same, as Hermes does)
     too_long: bool = False  # the problem is only its SKILL.md's length (it parses)
     shared: bool = False  # its name alone does not pick it out (the engine's ``needs_folder``)
+    # why its line in the prompt's skills index is blocked (a threat pattern in its name or description)
+    index_problem: str | None = None
 
     @property
     def ref(self) -> str:
@@ -131,7 +133,7 @@ class SkillList(RowTable):
             self.rows_by_key[skill.key] = skill
             self.add_row(
                 Text.assemble(
-                    ("⚠ ", theme.warning or "") if skill.problem else "",
+                    ("⚠ ", theme.warning or "") if skill.problem or skill.index_problem else "",
                     visible(skill.name),
                     (f" {visible(_folder(skill))}", "dim") if skill.shared else "",  # told apart by folder
                 ),

@@ -31,6 +31,8 @@ def state_parts(skill: SkillRow) -> list[tuple[str, str]]:
     parts = [(skill.state, "$text-success" if skill.state == "active" else "$text-warning")]
     if skill.problem:
         parts.append(("⚠ too long" if skill.too_long else "⚠ does not parse", "bold $text-warning"))
+    if skill.index_problem:
+        parts.append(("⚠ blocked in index", "bold $text-warning"))
     if skill.pinned:
         parts.append(("pinned", "bold"))
     parts += [(skill.provenance or "unknown", "$text-muted"), (uses, "$text-muted")]
@@ -60,8 +62,9 @@ def meta_lines(skill: SkillRow, width: int, height: int = LINES) -> list[Content
     width = max(width, 1)
     lines = [fitted(one_line(skill.name, 200), width, "bold"), *state_lines(skill, width)][:height]
     room = height - len(lines)
-    # a broken SKILL.md's description is a guess (the file is shown beside): why it is broken instead
-    description = one_line(skill.problem or skill.description, 400)
+    # a broken SKILL.md's description is a guess (the file is shown beside): why it is broken instead; a
+    # blocked one, why the index will not show it (its characters are in the file beside, as symbols)
+    description = one_line(skill.problem or skill.index_problem or skill.description, 400)
     if room <= 0 or not description:
         return lines
     wrapped = [line.rstrip() for line in Content(description).wrap(width)]

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 
 from ..fileio import UnsafePath
 from ..health import CHECKS, Finding
+from ..textsafety import inline
 from ..values import iso_time
 from .frontmatter import validate_skill_md
+from .index import index_problem
 from .validation import SkillError, not_utf8
 
 if TYPE_CHECKING:
@@ -98,4 +100,27 @@ def check_usage(home: Home) -> list[Finding]:
     return findings
 
 
-CHECKS.extend((check_skills, check_usage))
+def check_index(home: Home) -> list[Finding]:
+    """Active skills whose line in the skills index is blocked at prompt build (``index.blocked_in_index``:
+    a threat pattern, such as an escape sequence or a bidi override, in the name or description), as
+    memory entries the prompt would block are found: the agent never sees them, and someone put it there."""
+    findings = []
+    for found in home.skills.scanner.active():
+        problem = index_problem(found.name, found.description)
+        if problem is None:
+            continue
+        where = (found.path / "SKILL.md").relative_to(home.root)
+        findings.append(
+            Finding(
+                "skills",
+                "warning",
+                f"skill '{inline(found.name)}' ({inline(str(where))}): {problem}",
+                f"If you did not write it, archive it (`workbench skills archive {inline(found.name)}`, or a in "
+                f"Skills: out of the index, kept to inspect); else edit the frontmatter of {inline(str(where))} "
+                "without those characters.",
+            )
+        )
+    return findings
+
+
+CHECKS.extend((check_skills, check_usage, check_index))

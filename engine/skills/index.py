@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..safety import assess, blocked_line
+from ..safety import Verdict, assess, blocked_line
 
 DESC_LIMIT = 60
 
@@ -37,13 +37,38 @@ def _guard(text: str, what: str) -> str | None:
     return blocked_line(what, verdict, REMEDY) if verdict.dangerous else None
 
 
+def blocked_in_index(name: str, description: str) -> tuple[str, Verdict] | None:
+    """What of a skill the index shows as ``[BLOCKED: …]`` instead ("skill name", or "skill description"
+    when the name may be shown), and the scan's verdict; None when its line is shown as written. The
+    one rule: the index renders by it, and the Skills screen, ``skills list`` and doctor flag by it."""
+    verdict = assess(name)
+    if verdict.dangerous:
+        return "skill name", verdict
+    verdict = assess(f"{name}\n{description}")
+    return ("skill description", verdict) if verdict.dangerous else None
+
+
+def index_problem(name: str, description: str) -> str | None:
+    """Why a skill's line in the skills index (in every system prompt) is blocked, in words naming the
+    threat patterns and the fix; None when it is shown as written."""
+    blocked = blocked_in_index(name, description)
+    if blocked is None:
+        return None
+    what, verdict = blocked
+    return (
+        f"Its {'name' if what == 'skill name' else 'description'} holds threat pattern(s) {', '.join(verdict.ids)}: "
+        "every system prompt's skills index shows a [BLOCKED] line in its place. "
+        f"Rewrite the {'name' if what == 'skill name' else 'description'} in its SKILL.md without them "
+        "(control characters, escape sequences and bidi overrides are never needed there), or delete the skill."
+    )
+
+
 def _skill_line(name: str, description: str) -> str:
-    bad_name = _guard(name, "skill name")
-    if bad_name:
-        return f"    - {bad_name}"
-    bad_description = _guard(f"{name}\n{description}", "skill description")
-    if bad_description:
-        return f"    - {name}: {bad_description}"
+    blocked = blocked_in_index(name, description)
+    if blocked is not None:
+        what, verdict = blocked
+        line = blocked_line(what, verdict, REMEDY)
+        return f"    - {line}" if what == "skill name" else f"    - {name}: {line}"
     note = short(description)
     return f"    - {name}: {note}" if note else f"    - {name}"
 

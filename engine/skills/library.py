@@ -28,7 +28,7 @@ from ..tools import BACKGROUND_REVIEW, ToolContext
 from .changes import Change, reconcile, record_change, remove_empty_parents, remove_tree_later
 from .discovery import ARCHIVE_DIR, Found, Scanner, bundled_names, hub_names
 from .frontmatter import parse_frontmatter, tags_of, validate_skill_md
-from .index import render_index
+from .index import index_problem, render_index
 from .outside import OutsideChanges
 from .threats import check_plan
 from .usage import UsageStore, UsageUnreadable, archived_origin, default_record, iso, last_activity
@@ -103,6 +103,9 @@ class SkillInfo:
     # another listed skill has, an active skill whose name another active one declares, or a name
     # that cannot be asked for
     needs_folder: bool = False
+    # why its line in the skills index (every system prompt) is blocked: its name or description holds a
+    # threat pattern (an escape sequence, a bidi override); None for an archived skill, which is not listed there
+    index_problem: str | None = None
 
     @property
     def owner(self) -> str:
@@ -228,6 +231,7 @@ class SkillLibrary:
             too_long=found.too_long,
             proposed_by=proposed_by if provenance == "user" else None,  # a review's own skill is the agent's
             name_problem=_unusable(found),
+            index_problem=None if found.archived else index_problem(found.name, found.description),
         )
 
     def infos(self, found: list[Found]) -> list[SkillInfo]:

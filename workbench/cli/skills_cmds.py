@@ -27,6 +27,7 @@ LIST_FIELDS = (
     "last_used_at",
     "problem",
     "name_problem",
+    "index_problem",
     "proposed_by",
 )
 
@@ -67,7 +68,7 @@ def list_skills(home: Home, args) -> Output:
     owner_width = max(map(len, owners), default=0)
     lines = [
         f"{name:<{name_width}}  {category:<{category_width}}  {s.state:<8} {'pinned' if s.pinned else '':<6} "
-        f"{owner:<{owner_width}} uses {s.use_count:<4} {'⚠ ' if s.problem or s.name_problem else ''}"
+        f"{owner:<{owner_width}} uses {s.use_count:<4} {'⚠ ' if s.problem or s.name_problem or s.index_problem else ''}"
         f"{inline(s.description[:60])}"
         for s, name, category, owner in zip(skills, names, categories, owners, strict=True)
     ]
@@ -75,6 +76,7 @@ def list_skills(home: Home, args) -> Output:
     if broken:
         lines.append(f"⚠ SKILL.md does not parse in {', '.join(broken)} (`workbench doctor` says why).")
     lines += [f"⚠ {inline(s.path)}: {inline(s.name_problem)}" for s in skills if s.name_problem]
+    lines += [f"⚠ {inline(s.path)}: {inline(s.index_problem)}" for s in skills if s.index_problem]
     long = [inline(s.path) for s in skills if s.too_long]
     if long:
         lines.append(f"⚠ SKILL.md is over the {MAX_SKILL_CONTENT_CHARS:,}-character limit in {', '.join(long)}.")
@@ -155,7 +157,7 @@ def show_skill(home: Home, args) -> Output:
         text += "\n\nother files (not linked: the agent is never shown them):\n"
         text += "\n".join(f"  {f}" for f in result["other_files"])
     info = None if args.file else home.skills.get(args.name)
-    for problem in (info.problem, info.name_problem) if info else ():
+    for problem in (info.problem, info.name_problem, info.index_problem) if info else ():
         if problem:  # last, where it is seen after a long SKILL.md scrolls by, as `skills list` marks it
             text += f"\n\n⚠ {inline(problem)}"
     return Output(result, text=text)

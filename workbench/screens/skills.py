@@ -114,6 +114,7 @@ def skill_row(info: Any) -> SkillRow:
         problem=info.problem or info.name_problem,
         too_long=info.too_long,
         shared=info.needs_folder,
+        index_problem=info.index_problem,
     )
 
 
@@ -376,7 +377,7 @@ class SkillsScreen(WorkbenchScreen):
     def _file_loaded(self, message: FileLoaded) -> None:
         if self.current is not None and self.current.ref == message.name:
             self.shown = (message.name, message.file)
-            problem = self.current.problem if message.file == "SKILL.md" else None
+            problem = (self.current.problem or self.current.index_problem) if message.file == "SKILL.md" else None
             self.query_one(CodeView).show(
                 message.file, message.text, problem and one_line(problem.splitlines()[0], 200)
             )
