@@ -63,7 +63,7 @@ def test_skills_and_curator_commands(tmp_path):
     assert code == 0 and shown["content"] == "# API"
     assert wb(tmp_path / "h", "skills", "pin", "deploy") == (
         0,
-        {"success": True, "message": "Skill 'deploy' pinned.", "name": "deploy", "pinned": True},
+        {"success": True, "changed": True, "message": "Skill 'deploy' pinned.", "name": "deploy", "pinned": True},
     )
     code, refused = wb_process(tmp_path / "h", "skills", "archive", "deploy")
     assert code == 1 and "is pinned" in refused["error"]

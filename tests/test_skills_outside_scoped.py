@@ -70,13 +70,13 @@ def _ours(root, clock, looked: bool):
 
 def _between_our_looks(home, run) -> None:
     """Run ``run`` while our next change is part way: after its look before, before its look after."""
-    write = home.skills.usage.set_fields
+    write = home.skills.usage.update
 
-    def set_fields(name, **fields):
+    def update(change):
         run()
-        return write(name, **fields)
+        return write(change)
 
-    home.skills.usage.set_fields = set_fields
+    home.skills.usage.update = update
 
 
 def _set_pin(home, name: str) -> None:
