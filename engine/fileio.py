@@ -64,7 +64,9 @@ def lock_path_for(path: Path) -> Path:
 def file_lock(path: Path, *, wait: bool = True) -> Iterator[None]:
     """Hold an exclusive flock on ``<path>.lock`` (mode 0600, never through a symlink).
 
-    ``wait=False``: raise ``BlockingIOError`` at once when another holder has it.
+    ``wait=False``: raise ``BlockingIOError`` at once when another holder has it. Otherwise the
+    wait has no time limit, as Hermes's; inside ``lock_waits.cancellable`` it polls and may end
+    with ``lock_waits.WaitCancelled`` (before the lock is taken: nothing was written).
     """
     lock = lock_path_for(path)
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
@@ -81,14 +83,34 @@ def file_lock(path: Path, *, wait: bool = True) -> Iterator[None]:
         except BlockingIOError:
             if not wait:
                 raise
-            with lock_waits.waiting(lock):  # (said by the skins once it lasts)
-                fcntl.flock(fd, fcntl.LOCK_EX)
+            with lock_waits.waiting(lock) as waited:  # (said by the skins once it lasts)
+                if waited.cancellable:
+                    _wait_or_cancel(fd, waited)
+                else:
+                    fcntl.flock(fd, fcntl.LOCK_EX)  # (the default: one blocking call, no polling)
         try:
-            yield
+            with lock_waits.holding():
+                yield
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def _wait_or_cancel(fd: int, wait: lock_waits.Wait) -> None:
+    """A cancellable wait: try the lock every ``POLL_S`` until it is taken or the wait is cancelled."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if wait.stopped():
+                raise wait.cancelled_error() from None
+            time.sleep(lock_waits.POLL_S)
+            continue
+        if wait.take():
+            return
+        fcntl.flock(fd, fcntl.LOCK_UN)  # cancelled just before it was taken: nothing is written
+        raise wait.cancelled_error()
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -1,4 +1,5 @@
-"""Waits on a file lock another process holds, said once they have lasted a second.
+"""Waits on a file lock another process holds: said once they have lasted a second, and
+cancellable where a skin asked for it.
 
 Hermes takes a memory file's lock for each write and waits for it without a time limit, as
 the workbench does (a write must never be dropped). A wait that lasts (a process stuck
@@ -6,6 +7,14 @@ mid-write) left a command printing nothing and the TUI's save or turn silent; th
 ``listen`` here and say who holds the lock. A contended lock costs one dict entry: one
 thread, started with the first listener's first long wait, looks at the waits four times a
 second.
+
+A wait is blocking (one ``flock`` call) unless its thread runs inside ``cancellable``: then
+``fileio.file_lock`` polls the lock every ``POLL_S`` and gives up with ``WaitCancelled`` once
+one of the scope's events is set (the TUI's esc on a waiting save, its quit). Only the wait
+for a thread's first lock is cancelled: once a write holds a lock it runs to its end (an
+engine part that undoes what it began on a refusal, as an approval does, may say its inner
+waits can be cancelled too, with ``inner_waits_cancellable``). A cancelled wait is over before
+the lock is taken, so nothing was written.
 """
 
 from __future__ import annotations
@@ -14,17 +23,76 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import WorkbenchError
+
 NOTICE_AFTER_S = 1.0
+POLL_S = 0.03  # between tries of a cancellable wait (a blocking wait does not poll)
 
 Listener = Callable[[Path, list[str]], None]  # (the lock file, its holders as "pid (command)")
 
 _listeners: list[Listener] = []
-_waits: dict[int, tuple[Path, float]] = {}  # a wait's id -> (its lock file, when it began)
+_waits: dict[int, Wait] = {}  # the waits under way that are listened to or cancellable, by id
 _said: set[int] = set()
 _guard = threading.Lock()
 _watcher: threading.Thread | None = None
+_thread = threading.local()  # .cancel: the events of the innermost ``cancellable``; .held: locks this thread holds
+_everywhere: list[threading.Event] = []  # ``cancellable_everywhere``: events that end every thread's first wait
+
+
+class WaitCancelled(WorkbenchError):
+    """A wait for a lock another process held was cancelled before the lock was taken: nothing was written."""
+
+    def __init__(self, lock: Path, holders: list[str]):
+        who = f"process {', '.join(holders)}" if holders else "another process"
+        super().__init__(
+            f"Cancelled while waiting for {lock} ({who} held it): nothing was written, nothing changed.",
+            lock=str(lock),
+            holders=holders,
+        )
+        self.lock = lock
+        self.holders = holders
+
+
+@dataclass(eq=False)
+class Wait:
+    """One wait under way for ``lock``; ``cancel``: the events that end it (empty: it blocks)."""
+
+    lock: Path
+    cancel: tuple[threading.Event, ...] = ()
+    began: float = field(default_factory=time.monotonic)
+    over: bool = False  # it took the lock (a cancel after that changes nothing)
+    cancelled: bool = False
+    asked: bool = (
+        False  # its thread asked for it (``cancellable``: a person's save), not only ``cancellable_everywhere``
+    )
+
+    @property
+    def cancellable(self) -> bool:
+        return bool(self.cancel)
+
+    def stopped(self) -> bool:
+        """Whether it was cancelled (here, or by one of its events)."""
+        return self.cancelled or any(event.is_set() for event in self.cancel)
+
+    def take(self) -> bool:
+        """The lock was just taken: True when the wait ends so, False when it was cancelled first
+        (the caller then lets the lock go, writing nothing)."""
+        with _guard:
+            if self.stopped():
+                self.cancelled = True
+                return False
+            self.over = True
+            return True
+
+    def cancelled_error(self) -> WaitCancelled:
+        from .db import flock_holders
+
+        with _guard:
+            self.cancelled = True
+        return WaitCancelled(self.lock, flock_holders(self.lock))
 
 
 def listen(listener: Listener) -> Callable[[], None]:
@@ -40,24 +108,93 @@ def listen(listener: Listener) -> Callable[[], None]:
 
 
 @contextlib.contextmanager
-def waiting(lock: Path) -> Iterator[None]:
-    """Around a blocking wait for ``lock``."""
-    global _watcher
-    key = id(object())
-    with _guard:
-        listened = bool(_listeners)
-        if listened:
-            _waits[key] = (lock, time.monotonic())
-            if _watcher is None or not _watcher.is_alive():
-                _watcher = threading.Thread(target=_watch, name="lock-waits", daemon=True)
-                _watcher.start()
+def cancellable(*events: threading.Event) -> Iterator[None]:
+    """Within: this thread's wait for its first lock ends with ``WaitCancelled`` once one of ``events``
+    is set (before the lock is taken: a write that holds it is never interrupted)."""
+    before = getattr(_thread, "cancel", ())
+    _thread.cancel = before + events
     try:
         yield
     finally:
-        if listened:
+        _thread.cancel = before
+
+
+def cancellable_everywhere(event: threading.Event) -> Callable[[], None]:
+    """Make every thread's wait for its first lock end once ``event`` is set (a skin that quits: the
+    TUI, whose workers and agent turns would otherwise keep it from exiting); returns its removal."""
+    with _guard:
+        _everywhere.append(event)
+
+    def remove() -> None:
+        with _guard, contextlib.suppress(ValueError):
+            _everywhere.remove(event)
+
+    return remove
+
+
+@contextlib.contextmanager
+def inner_waits_cancellable() -> Iterator[None]:
+    """Within: a wait in a ``cancellable`` scope may be cancelled though this thread holds a lock; for a
+    caller that undoes what it began when what it calls is refused (an approval abandons its row)."""
+    before = getattr(_thread, "held", 0)
+    _thread.held = 0
+    try:
+        yield
+    finally:
+        _thread.held = before
+
+
+@contextlib.contextmanager
+def holding() -> Iterator[None]:
+    """Around a lock this thread holds (``fileio.file_lock``): waits inside it are not cancelled."""
+    _thread.held = getattr(_thread, "held", 0) + 1
+    try:
+        yield
+    finally:
+        _thread.held -= 1
+
+
+@contextlib.contextmanager
+def waiting(lock: Path) -> Iterator[Wait]:
+    """Around a wait for ``lock``; the ``Wait`` says whether it may be cancelled (then it is polled)."""
+    global _watcher
+    asked: tuple[threading.Event, ...] = getattr(_thread, "cancel", ()) if not getattr(_thread, "held", 0) else ()
+    cancel = (*asked, *_everywhere) if not getattr(_thread, "held", 0) else ()
+    wait = Wait(lock, cancel, asked=bool(asked))
+    key = id(wait)
+    with _guard:
+        listened = bool(_listeners)
+        kept = listened or wait.cancellable
+        if kept:
+            _waits[key] = wait
+        if listened and (_watcher is None or not _watcher.is_alive()):
+            _watcher = threading.Thread(target=_watch, name="lock-waits", daemon=True)
+            _watcher.start()
+    try:
+        yield wait
+    finally:
+        if kept:
             with _guard:
                 _waits.pop(key, None)
                 _said.discard(key)
+
+
+def under_way() -> list[Wait]:
+    """The waits under way now that are listened to or cancellable (a skin's quit asks about these)."""
+    with _guard:
+        return [wait for wait in _waits.values() if not wait.over and not wait.cancelled]
+
+
+def cancel(waits: list[Wait]) -> list[Wait]:
+    """Cancel those of ``waits`` that are cancellable and still waiting; returns them (the others took
+    their lock meanwhile, or block). Each ends with ``WaitCancelled`` within ``POLL_S``."""
+    done = []
+    with _guard:
+        for wait in waits:
+            if wait.cancellable and not wait.over and not wait.cancelled:
+                wait.cancelled = True
+                done.append(wait)
+    return done
 
 
 def describe(lock: Path, holders: list[str]) -> str:
@@ -77,9 +214,9 @@ def _watch() -> None:
         now = time.monotonic()
         with _guard:
             due = [
-                (key, lock)
-                for key, (lock, began) in _waits.items()
-                if key not in _said and now - began >= NOTICE_AFTER_S
+                (key, wait.lock)
+                for key, wait in _waits.items()
+                if key not in _said and now - wait.began >= NOTICE_AFTER_S
             ]
             _said.update(key for key, _ in due)
             listeners = list(_listeners)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import lock_waits
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
 from ..fileio import crash_point
@@ -53,7 +54,7 @@ log = logging.getLogger(__name__)
 DESTRUCTIVE_MEMORY_ACTIONS = ("replace", "remove")
 PROPOSED_SHOWN = 20  # texts a refused memory proposal shows in place of its diff
 # What a bulk decision returns: the outcomes that succeeded (under "approved" or "rejected") and "failed".
-BulkOutcome = dict[str, list[Any]]  # done (by key), failed and gone
+BulkOutcome = dict[str, Any]  # done (by key), failed and gone (lists); cancelled, not_decided
 
 
 class UnusableRecord(WorkbenchError):
@@ -451,18 +452,22 @@ class ApprovalQueue:
             try:
                 if record.claim_problem:  # (never applied: what was shown of it is not what it does)
                     raise WorkbenchError(record.claim_problem)
-                result = self._owner(record).apply_staged(
-                    record.payload,
-                    actor=actor,
-                    edited_content=edit,
-                    pending_id=record.id,
-                    session_id=record.session_id,
-                    message_id=record.message_id,
-                    proposed_by=record.proposer,
-                    **_shown_to(record.subsystem, seen),
-                    **_staging(record),
-                )
+                with lock_waits.inner_waits_cancellable():  # (a cancelled wait abandons this row, below)
+                    result = self._owner(record).apply_staged(
+                        record.payload,
+                        actor=actor,
+                        edited_content=edit,
+                        pending_id=record.id,
+                        session_id=record.session_id,
+                        message_id=record.message_id,
+                        proposed_by=record.proposer,
+                        **_shown_to(record.subsystem, seen),
+                        **_staging(record),
+                    )
                 error = None if result.get("success") else str(result.get("error") or "the write was refused")
+            except lock_waits.WaitCancelled as exc:  # (asked for by the skin): nothing was applied
+                journal.abandon(entry, exc.message)
+                raise
             except WorkbenchError as exc:
                 result, error = exc.to_dict(), exc.message
             if error is not None:
@@ -669,14 +674,18 @@ class ApprovalQueue:
         done: list[dict[str, Any]] = []
         failed: list[dict[str, Any]] = []
         records = [r for r in self.list(subsystem) if only is None or r.id in only]
-        for record in records:
+        stopped: dict[str, Any] = {}
+        for number, record in enumerate(records):
             try:
                 outcome = decide(record.id)
+            except lock_waits.WaitCancelled as exc:  # (asked for by the skin): this one and the rest stay pending
+                stopped = {"cancelled": exc.message, "not_decided": [r.id for r in records[number:]]}
+                break
             except WorkbenchError as exc:  # e.g. decided by another process meanwhile
                 outcome = {**_brief(record), "success": False, "error": exc.message}
             (done if outcome["success"] else failed).append(outcome)
         gone = [pid for pid in only or () if pid not in {r.id for r in records}]
-        return {done_key: done, "failed": failed, **({"gone": gone} if only is not None else {})}
+        return {done_key: done, "failed": failed, **({"gone": gone} if only is not None else {}), **stopped}
 
     # -- helpers ------------------------------------------------------------------
     def _date_hits(self, record: PendingRecord, staged: dict[str, Any]) -> None:

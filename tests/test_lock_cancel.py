@@ -1,0 +1,138 @@
+"""A wait for a lock another process holds, cancelled before the lock is taken: nothing is written.
+
+The TUI runs its saves inside ``lock_waits.cancellable`` (esc on a waiting save, its quit); a real
+other process holds the lock here (``holding_flock``), as Hermes does for each of its writes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from engine import lock_waits
+from engine.fileio import file_lock
+from engine.tools import ToolContext
+from tests.lock_support import holding_flock
+
+AGENT = ToolContext(actor="agent", session_id="s1", message_id=3)
+
+
+def in_thread(call):
+    """Run ``call`` in a thread; returns the thread and what it returned or raised."""
+    outcome: dict = {}
+
+    def run():
+        try:
+            outcome["result"] = call()
+        except Exception as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def wait_until_waiting(lock, thread) -> lock_waits.Wait:
+    for _ in range(1_000):  # (bounded: at most 10 s)
+        found = [wait for wait in lock_waits.under_way() if wait.lock == lock]
+        if found:
+            return found[0]
+        assert thread.is_alive(), "the write ended without waiting"
+        time.sleep(0.01)
+    raise AssertionError(f"nothing waits for {lock}")
+
+
+def journal_rows(home) -> list[tuple[str, str, str]]:
+    conn = home.journal.connection()
+    return [tuple(row) for row in conn.execute("SELECT subsystem, action, status FROM journal ORDER BY id")]
+
+
+@pytest.mark.parametrize("how", ["event", "quit"])
+def test_a_cancelled_wait_writes_nothing_and_leaves_no_pending_row(home, how):
+    assert home.memory.add("memory", "First fact")["success"]
+    path = home.memories_dir / "MEMORY.md"
+    lock = path.with_name("MEMORY.md.lock")
+    before, rows = path.read_bytes(), journal_rows(home)
+    cancel = threading.Event()
+    holder = holding_flock(lock)
+    try:
+
+        def add():
+            with lock_waits.cancellable(cancel):
+                return home.memory.add("memory", "Second fact")
+
+        thread, outcome = in_thread(add)
+        wait = wait_until_waiting(lock, thread)
+        assert wait.cancellable
+        if how == "event":
+            cancel.set()  # the editor's esc
+        else:
+            assert lock_waits.cancel(lock_waits.under_way()) == [wait]  # the TUI's quit
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+        error = outcome.get("error")
+        assert isinstance(error, lock_waits.WaitCancelled), outcome
+        assert error.lock == lock and any(h.startswith(f"{holder.pid} (python") for h in error.holders)
+        assert error.message == (
+            f"Cancelled while waiting for {lock} (process {', '.join(error.holders)} held it): "
+            "nothing was written, nothing changed."
+        )
+        assert path.read_bytes() == before
+        assert journal_rows(home) == rows and home.journal.pending("memory") == []
+        assert lock_waits.under_way() == []
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert home.memory.add("memory", "Second fact")["success"]  # free again: the same write goes through
+    assert home.memory.entries("memory") == ["First fact", "Second fact"]
+
+
+def test_a_set_cancel_never_stops_a_write_that_gets_its_lock(home, tmp_path):
+    """Cancel applies only to a wait: a free lock is taken and the write runs to its end, and a lock
+    waited for while this thread holds another is waited for without limit."""
+    cancel = threading.Event()
+    cancel.set()
+    with lock_waits.cancellable(cancel):
+        assert home.memory.add("memory", "Written all the same")["success"]
+        with file_lock(tmp_path / "outer"), lock_waits.waiting(tmp_path / "inner.lock") as inner:
+            assert not inner.cancellable  # (a blocking wait: the write holding "outer" goes on)
+        with lock_waits.waiting(tmp_path / "first.lock") as first:
+            assert first.cancellable
+    with lock_waits.waiting(tmp_path / "outside.lock") as outside:
+        assert not outside.cancellable  # no scope: the one blocking flock call, as before
+    assert home.memory.entries("memory") == ["Written all the same"]
+
+
+def test_a_cancelled_approval_stays_pending_with_its_row_abandoned(home):
+    """An approval waits for the memory lock while it holds the queue's: a cancel there abandons its
+    row (never left pending) and the proposal stays in the queue, the file untouched."""
+    home.config_path.write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    staged = home.memory.add("memory", "User likes tea", AGENT)
+    assert staged["staged"], staged
+    path = home.memories_dir / "MEMORY.md"
+    lock = path.with_name("MEMORY.md.lock")
+    cancel = threading.Event()
+    holder = holding_flock(lock)
+    try:
+
+        def approve():
+            with lock_waits.cancellable(cancel):
+                return home.approvals.approve(staged["pending_id"])
+
+        thread, outcome = in_thread(approve)
+        wait_until_waiting(lock, thread)
+        cancel.set()
+        thread.join(timeout=10)
+        assert isinstance(outcome.get("error"), lock_waits.WaitCancelled), outcome
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert not path.exists() or home.memory.entries("memory") == []
+    assert [r.id for r in home.approvals.list()] == [staged["pending_id"]]
+    assert home.journal.pending("approvals") == [] and home.journal.pending("memory") == []
+    assert ("approvals", "approve", "abandoned") in journal_rows(home)
+    assert home.approvals.approve(staged["pending_id"])["success"]
+    assert home.memory.entries("memory") == ["User likes tea"]
