@@ -161,6 +161,7 @@ def waiting(lock: Path) -> Iterator[Wait]:
     asked: tuple[threading.Event, ...] = getattr(_thread, "cancel", ()) if not getattr(_thread, "held", 0) else ()
     cancel = (*asked, *_everywhere) if not getattr(_thread, "held", 0) else ()
     wait = Wait(lock, cancel, asked=bool(asked))
+    _thread.interrupted = None
     key = id(wait)
     with _guard:
         listened = bool(_listeners)
@@ -172,11 +173,28 @@ def waiting(lock: Path) -> Iterator[Wait]:
             _watcher.start()
     try:
         yield wait
+    except KeyboardInterrupt:  # ctrl+c in the CLI: the command stops, and says it stopped waiting here
+        _thread.interrupted = wait
+        raise
     finally:
         if kept:
             with _guard:
                 _waits.pop(key, None)
                 _said.discard(key)
+
+
+def interrupted() -> Wait | None:
+    """The wait this thread was in when ctrl+c stopped it (the lock was never taken), if it was in one."""
+    return getattr(_thread, "interrupted", None)
+
+
+def describe_interrupted(wait: Wait) -> str:
+    """The CLI's one line after ctrl+c stopped a wait: nothing was written by it."""
+    from .db import flock_holders
+
+    holders = flock_holders(wait.lock)
+    who = f"process {', '.join(holders)}" if holders else "another process"
+    return f"stopped waiting for {wait.lock} ({who} held it): nothing was written, nothing changed."
 
 
 def under_way() -> list[Wait]:

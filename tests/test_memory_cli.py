@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -315,3 +316,77 @@ def test_a_write_waiting_on_another_process_lock_says_who_holds_it(wb, tmp_path)
         holder.wait(timeout=30)
     assert adding.wait(timeout=60) == 0, adding.stderr.read()
     assert as_json(wb("--json", "memory", "show", "--target", "memory"))["entries"] == ["First fact", "Second fact"]
+
+
+def test_ctrl_c_while_waiting_on_another_process_lock_says_so_and_writes_nothing(wb, tmp_path):
+    """ctrl+c during the wait ended the command with status 130 and no word: it now says it stopped
+    waiting for that lock and that nothing was written (no traceback, no journal row)."""
+    assert wb("memory", "add", "First fact").returncode == 0
+    memory = tmp_path / "home" / "memories" / "MEMORY.md"
+    before = memory.read_bytes()
+    history = wb("--json", "memory", "history").stdout
+    lock = memory.with_name("MEMORY.md.lock")
+    holder = holding_flock(lock)
+    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
+    adding = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "memory", "add", "Second fact"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert adding.stderr.readline().startswith(f"note: Waiting for {lock}")  # (it waits)
+        adding.send_signal(signal.SIGINT)  # what ctrl+c sends
+        out, err = adding.communicate(timeout=30)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert adding.returncode == 130 and out == ""
+    (line,) = err.splitlines()  # one line, after the note already read
+    assert line.startswith(f"interrupted: stopped waiting for {lock} (process {holder.pid} (python")
+    assert line.endswith(" held it): nothing was written, nothing changed.")
+    assert "Traceback" not in err
+    assert memory.read_bytes() == before and wb("--json", "memory", "history").stdout == history
+
+
+def test_ctrl_c_while_an_approval_waits_on_the_memory_lock_leaves_no_pending_row(wb, tmp_path):
+    """An approval begins its journal row under the queue's lock, then waits for the memory file's:
+    ctrl+c there left that row pending until the next open settled it. It is abandoned at once, the
+    proposal stays pending, the file is untouched, and the command says what it stopped waiting for."""
+    root = tmp_path / "home"
+    home = open_home(root)
+    home.config_path.write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    staged = home.memory.add("memory", "User likes tea", ToolContext(actor="agent", session_id="s1"))
+    home.close()
+    lock = root / "memories" / "MEMORY.md.lock"
+    holder = holding_flock(lock)
+    env = {**os.environ, "WORKBENCH_HOME": str(root)}
+    approving = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "pending", "approve", staged["pending_id"]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert approving.stderr.readline().startswith(f"note: Waiting for {lock}")
+        approving.send_signal(signal.SIGINT)
+        _, err = approving.communicate(timeout=30)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert approving.returncode == 130 and err.startswith(f"interrupted: stopped waiting for {lock}")
+    home = open_home(root)
+    try:
+        assert home.journal.pending("approvals") == [] and [r.id for r in home.approvals.list()] == [
+            staged["pending_id"]
+        ]
+        rows = home.journal.connection().execute(
+            "SELECT action, status, detail FROM journal WHERE subsystem = 'approvals'"
+        )
+        assert [(a, s) for a, s, _ in rows] == [("stage", "done"), ("approve", "abandoned")]
+        assert not (root / "memories" / "MEMORY.md").exists() or home.memory.entries("memory") == []
+    finally:
+        home.close()

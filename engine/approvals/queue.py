@@ -468,6 +468,10 @@ class ApprovalQueue:
             except lock_waits.WaitCancelled as exc:  # (asked for by the skin): nothing was applied
                 journal.abandon(entry, exc.message)
                 raise
+            except KeyboardInterrupt:
+                if (wait := lock_waits.interrupted()) is not None:  # stopped before the store's lock was taken
+                    journal.abandon(entry, lock_waits.describe_interrupted(wait))
+                raise
             except WorkbenchError as exc:
                 result, error = exc.to_dict(), exc.message
             if error is not None:

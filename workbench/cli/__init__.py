@@ -290,7 +290,9 @@ def main(argv: list[str] | None = None) -> int:
         message = home_error(exc, home.root if home is not None else None)
         _print(Output({"success": False, "error": message}, text=f"error: {message}"), as_json)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # (a wait for another process's lock, stopped before the lock was taken, is said)
+        if (wait := lock_waits.interrupted()) is not None:
+            sys.stderr.write(visible(f"interrupted: {lock_waits.describe_interrupted(wait)}") + "\n")
         return 130
     except Exception as exc:  # a bug: the traceback goes to a file, never to the terminal
         message = crash_message(exc)
