@@ -773,3 +773,37 @@ async def test_a_rewrite_of_a_skill_changed_since_staging_says_it_would_be_refus
         assert caution.startswith("⚠ Would be refused now, and stay pending: Not applied: skills/brew/SKILL.md")
         assert caution.endswith("approve an edited version that keeps what you want.")  # whole: what to do
         await pilot.press("n")
+
+
+async def test_esc_stops_an_approval_waiting_on_another_process_lock(gated, tmp_path):
+    """An approval waiting for the memory file's lock (Hermes mid-write) could only be waited out.
+    esc now stops the wait: nothing is applied, the proposal stays pending and the status says why;
+    approving again once the lock is free applies it."""
+    from engine import lock_waits
+    from tests.lock_support import holding_flock
+
+    pid = stage(gated, "Prefers tea")
+    memory = gated.memories_dir / "MEMORY.md"
+    lock = memory.with_name("MEMORY.md.lock")
+    before = memory.read_bytes()
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await asked(pilot, "a")
+        holder = holding_flock(lock)
+        try:
+            await pilot.press("y")
+            await wait_for(pilot, lambda: lock_waits.under_way(), what="the approval waiting for the lock")
+            await pilot.press("escape")
+            stopped = f"Not applied, still pending: Cancelled while waiting for {lock} (process {holder.pid}"
+            await wait_for(pilot, lambda: text_of(app, "#status").startswith(stopped), timeout=10, what="the stop")
+            assert text_of(app, "#status").endswith("held it): nothing was written, nothing changed.")
+            assert memory.read_bytes() == before and [r.id for r in gated.approvals.list()] == [pid]
+            assert gated.journal.pending("approvals") == [] and gated.journal.pending("memory") == []
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question again")
+        await pilot.press("y")
+        await settle(pilot)
+    assert gated.memory.entries("memory") == ["Uses Postgres 16", "Prefers tea"] and gated.approvals.count() == 0

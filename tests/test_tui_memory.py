@@ -11,6 +11,7 @@ import pytest
 from textual import events
 from textual.widgets import Static, TextArea
 
+from engine import lock_waits
 from engine.events import MemoryChanged, RunnerEvent
 from engine.memory.format import render_block
 from engine.memory.snapshot import snapshot_from_prompt
@@ -818,13 +819,144 @@ async def test_a_save_waiting_on_another_process_lock_says_so_then_lands(home, t
             await wait_for(pilot, waiting, what="the wait said")
             assert f"{lock}: process {holder.pid} (python" in str(waiting()[0].message)
             await pilot.press(*"XYZ")  # typed while it saves: once taken in, then lost as it closed
-            await pilot.press("escape")  # nor does it pretend to cancel a write under way
             await pilot.pause(0.2)  # (not settle: that waits for the save, and the dialog closes)
             assert app.screen is dialog and dialog.query_one(TextArea).text == "Second fact"
-            assert "Saving: the write is under way" in str(dialog.query_one("#error", Static).content)
             holder.stdin.close()  # free: the save goes on
             await wait_for(pilot, lambda: app.screen is not dialog, timeout=15, what="the save, once free")
         finally:
             holder.kill()
             holder.wait(timeout=30)
     assert home.memory.entries("memory") == ["First fact", "Second fact"]
+
+
+async def test_esc_cancels_a_save_waiting_on_another_process_lock_and_keeps_the_draft(home, tmp_path):
+    """esc while a save waited on another process's lock only said the write was under way: the save
+    landed whenever the lock was let go. Now it stops waiting: nothing is written, the draft stays, a
+    notice says what it waited for; saving again once the lock is free writes it."""
+    home.memory.add("memory", "First fact")
+    memory = home.memories_dir / "MEMORY.md"
+    lock = memory.with_name("MEMORY.md.lock")
+    before, history = memory.read_bytes(), journal_actors(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "a")
+        holder = holding_flock(lock)
+        try:
+            dialog.query_one(TextArea).text = "Second fact"
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: lock_waits.under_way(), what="the save waiting for the lock")
+            await pilot.press("escape")
+            cancelled = lambda: [n for n in app._notifications if n.title == "Save cancelled"]  # noqa: E731
+            await wait_for(pilot, cancelled, timeout=10, what="the save cancelled")
+            said = str(cancelled()[0].message)
+            assert said.startswith(f"Not saved. Cancelled while waiting for {lock} (process {holder.pid} (python")
+            assert said.endswith("held it): nothing was written, nothing changed. Your draft is still here.")
+            assert app.screen is dialog and not dialog.saving
+            assert dialog.query_one(TextArea).text == "Second fact" and not dialog.query_one(TextArea).read_only
+            assert str(dialog.query_one("#error", Static).content) == said
+            assert memory.read_bytes() == before and journal_actors(home) == history
+            assert home.journal.pending("memory") == []
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+        await pilot.press("ctrl+s")  # free now: the same draft saves
+        await wait_for(pilot, lambda: app.screen is not dialog, timeout=10, what="the save")
+    assert home.memory.entries("memory") == ["First fact", "Second fact"]
+
+
+async def test_ctrl_q_while_a_save_waits_asks_then_quits_without_it(home, tmp_path):
+    """ctrl+q while a save waited on another process's lock left the terminal blank until the lock was
+    let go (the worker's wait kept the process from ending). Now it asks, and yes cancels the wait and
+    quits at once, saying what was not saved; nothing is written."""
+    home.memory.add("memory", "First fact")
+    memory = home.memories_dir / "MEMORY.md"
+    lock = memory.with_name("MEMORY.md.lock")
+    before = memory.read_bytes()
+    app = make_app(home, tmp_path)
+    holder = None
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            dialog = await open_editor(pilot, "a")
+            holder = holding_flock(lock)
+            dialog.query_one(TextArea).text = "Second fact"
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: lock_waits.under_way(), what="the save waiting for the lock")
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+            question = app.screen.question
+            assert question.startswith(f"A save is waiting for {lock} (held by {holder.pid} (python")
+            assert question.endswith("). Quit without saving?")
+            await pilot.press("n")  # no: the save goes on waiting
+            await wait_for(pilot, lambda: app.screen is dialog, what="the editor again")
+            assert lock_waits.under_way() and dialog.saving
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question again")
+            await pilot.press("y")
+            await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the app to exit")
+        assert app.return_code == 0
+        note = app.quit_note  # (printed as the app exits)
+        assert note.startswith(f"Quit without saving: the write waiting for {lock} (held by {holder.pid}")
+        assert note.endswith("was cancelled. Nothing of it was written.")
+        assert lock_waits.under_way() == []  # its worker ended: nothing holds the process
+        assert memory.read_bytes() == before and home.journal.pending("memory") == []
+    finally:
+        if holder is not None:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+
+
+async def test_ctrl_q_ends_the_app_own_waits_on_a_lock_without_asking(home, tmp_path):
+    """A wait the app itself started (a look for outside edits, a write on another thread) kept the
+    process from ending after ctrl+q until the lock was let go. It now ends with the app: nothing is
+    asked (no save of the user's waits) and nothing is written."""
+    home.memory.add("memory", "First fact")
+    memory = home.memories_dir / "MEMORY.md"
+    lock = memory.with_name("MEMORY.md.lock")
+    before = memory.read_bytes()
+    app = make_app(home, tmp_path)
+    ended: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            home.memory.add("memory", "From another thread", AGENT)
+        except Exception as exc:
+            ended.append(exc)
+
+    holder = holding_flock(lock)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            writer = threading.Thread(target=write, daemon=True)
+            writer.start()
+            await wait_for(pilot, lambda: lock_waits.under_way(), what="the write waiting for the lock")
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the app to exit")
+        writer.join(timeout=10)
+        assert not writer.is_alive() and isinstance(ended[0], lock_waits.WaitCancelled)
+        assert memory.read_bytes() == before and home.journal.pending("memory") == []
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+
+
+async def test_ctrl_q_in_the_editor_asks_before_dropping_a_changed_draft(home, tmp_path):
+    """ctrl+q did nothing in the editor (a dialog takes no app key): it quits now, asking first when
+    a changed draft would be lost."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "a")
+        dialog.query_one(TextArea).text = "Half a thought"
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert app.screen.question == "Quit and lose your draft?"
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.screen is dialog, what="the editor again")
+        assert dialog.query_one(TextArea).text == "Half a thought"
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question again")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the app to exit")
+    assert home.memory.entries("memory") == []

@@ -102,6 +102,12 @@ class LockWaited(Message):
 
 
 @dataclass
+class WaitsAtQuit(Message):
+    waits: list[lock_waits.Wait]  # the writes waiting on another process's lock when ctrl+q was pressed
+    lines: list[str]  # each in words, with who holds its lock
+
+
+@dataclass
 class PendingCounted(Message):
     count: int
 
@@ -222,6 +228,12 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._gc_thresholds = gc.get_threshold()  # put back on unmount (see on_mount)
         self._demo_cancel = threading.Event()
         self._stopping = threading.Event()
+        # Set at quit: every wait for another process's lock then ends (lock_waits.cancellable_everywhere),
+        # so a worker or a turn waiting on a lock never keeps the app from exiting.
+        self._quitting = threading.Event()
+        self._uncancel_waits: Callable[[], None] = lambda: None
+        self._asking_quit = False  # the question about waiting writes is being put (a second ctrl+q waits for it)
+        self.quit_note: str | None = None  # what quitting left unsaved, said once the app has exited
         self.frozen_snapshot = None  # the snapshot the Memory screen compares with (see MemoryScreen)
         self.run_screen: RunScreen | None = None  # set once the Run screen is opened (quitting asks it first)
         self.crash_log: Path | None = None  # where the traceback of an unhandled exception was saved
@@ -253,12 +265,77 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self.goto(mode)
 
     async def action_quit(self) -> None:
-        """Quit; a conversation on the Run screen that state.db did not take yet (it was busy) gets one
-        more try first, and the user is asked before quitting without it."""
+        """Quit; a write waiting on another process's lock is named and the user asked before it is
+        cancelled (lock_waits), and a conversation on the Run screen that state.db did not take yet (it
+        was busy) gets one more try first, and the user is asked before quitting without it."""
+        if self._asking_quit:
+            return
+        # A person's save or decision is asked about; the app's own (a look for outside edits) just ends.
+        waits = [wait for wait in lock_waits.under_way() if wait.asked]
+        if waits and not self._quitting.is_set():
+            self._asking_quit = True
+            self._describe_waits(waits)
+            return
+        self._quit_now()
+
+    def _quit_now(self) -> None:
         if self.run_screen is not None and self.run_screen.unstored:
             self.run_screen.quit_after_storing()
             return
         self.exit()
+
+    def exit(self, result=None, return_code: int = 0, message=None) -> None:
+        """Every exit (ctrl+q, a hang-up, a closed terminal) first ends the waits for other processes'
+        locks, so no worker keeps the process from ending."""
+        self._quitting.set()
+        super().exit(result, return_code, message if message is not None else self.quit_note)
+
+    @work(thread=True, exclusive=True, group="quit-waits", exit_on_error=False)
+    def _describe_waits(self, waits: list[lock_waits.Wait]) -> None:
+        from engine.db import flock_holders
+
+        lines = []
+        for wait in waits:
+            holders = flock_holders(wait.lock)
+            lines.append(f"{wait.lock} (held by {', '.join(holders) if holders else 'another process'})")
+        self.post_result(WaitsAtQuit(waits, lines))
+
+    def on_waits_at_quit(self, message: WaitsAtQuit) -> None:
+        from .screens.dialogs import ConfirmDialog
+
+        waiting = [wait for wait in message.waits if not wait.over and not wait.cancelled]
+        if not waiting:  # each took its lock meanwhile, and wrote
+            self._asking_quit = False
+            self._quit_now()
+            return
+        if len(message.lines) == 1:  # (its own words: a memory save, an approval, an undo)
+            question = f"A save is waiting for {message.lines[0]}. Quit without saving?"
+            detail = "Its write has not started: quitting cancels it, and nothing of it is written."
+        else:
+            question = f"{len(message.lines)} saves are waiting for locks other processes hold. Quit without them?"
+            detail = "\n".join(
+                ["Their writes have not started: quitting cancels them, and nothing of them is written.", ""]
+                + message.lines
+            )
+
+        def answer(yes: bool | None) -> None:
+            self._asking_quit = False
+            if yes:
+                self._quit_without(message.waits, message.lines)
+
+        self.push_screen(ConfirmDialog(visible(question), visible(detail)), answer)
+
+    def _quit_without(self, waits: list[lock_waits.Wait], lines: list[str]) -> None:
+        """Cancel the waits (any begun since end as the app exits: ``exit``), then quit as ctrl+q does."""
+        cancelled = lock_waits.cancel(waits)
+        said = [line for wait, line in zip(waits, lines, strict=True) if wait in cancelled]
+        if said:
+            self.quit_note = visible(
+                "Quit without saving: "
+                + "; ".join(f"the write waiting for {line} was cancelled" for line in said)
+                + (". Nothing of it was written." if len(said) == 1 else ". Nothing of them was written.")
+            )
+        self._quit_now()
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "goto" and parameters:
@@ -329,6 +406,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         root.addHandler(self._log)
         self._bridge = EngineBridge(self, self.home)
         self._unlisten_locks = lock_waits.listen(self._lock_wait)
+        self._uncancel_waits = lock_waits.cancellable_everywhere(self._quitting)
         self._warn_misreads()
         if self.new_home:
             self.notify(
@@ -380,10 +458,16 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self.post_message(LockWaited(lock_waits.describe(lock, holders)))
 
     def on_lock_waited(self, message: LockWaited) -> None:
-        self.notify(visible(message.text), title="Waiting for a lock", severity="warning", markup=False, timeout=20)
+        text = (
+            f"{message.text} Esc stops a save waiting in the editor (or a decision on Approvals); "
+            "ctrl+q asks before quitting without it."
+        )
+        self.notify(visible(text), title="Waiting for a lock", severity="warning", markup=False, timeout=20)
 
     def on_unmount(self) -> None:
         self._unlisten_locks()
+        self._quitting.set()  # (a wait still under way ends: its worker does not hold up the exit)
+        self._uncancel_waits()
         root = logging.getLogger()
         root.removeHandler(self._log)
         for handler in self._stderr_logs:

@@ -8,6 +8,7 @@ be refused (its target changed since staging) says why and stays pending.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from textual import on, work
@@ -19,6 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from engine import lock_waits
 from engine.approvals.editing import edit_draft
 from engine.approvals.preview import Seen, seen_in, target_line
 from engine.approvals.queue import NoSuchRecord
@@ -82,7 +84,8 @@ class ApprovalsScreen(WorkbenchScreen):
         "a proposal the workbench staged whose target changed since is refused and stays pending, while one "
         "Hermes staged (it pins no entry) applies to what its text matches now, with a warning when that "
         "entry was written after it was staged. Every decision asks "
-        "first; right after a reject, u puts it back (older ones: r on their Timeline row)."
+        "first; right after a reject, u puts it back (older ones: r on their Timeline row). A decision "
+        "waiting for a lock another process holds (Hermes mid-write) stops waiting on esc, deciding nothing."
     )
 
     BINDINGS = [
@@ -92,6 +95,7 @@ class ApprovalsScreen(WorkbenchScreen):
         Binding("A", "approve_all", "Approve all", key_display="A", id="approvals.all"),
         Binding("R", "reject_all", "Reject all", key_display="R", show=False, id="approvals.reject_all"),
         Binding("u", "unreject", "Unreject", id="approvals.unreject", tooltip="Put the proposals just rejected back"),
+        Binding("escape", "stop_waiting", "Stop waiting", show=False, id="approvals.stop_waiting"),
     ]
 
     def __init__(self) -> None:
@@ -101,6 +105,7 @@ class ApprovalsScreen(WorkbenchScreen):
         self._wanted: str | None = None  # a proposal to select once the next load shows (ShowProposal)
         self.rejected: list[str] = []  # what the last reject here dropped, for `u` (until the next decision
         # here, or until the screen is left)
+        self.stop_waits = threading.Event()  # esc: the decisions waiting for another process's lock stop waiting
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="approvals-columns"):
@@ -348,7 +353,8 @@ class ApprovalsScreen(WorkbenchScreen):
     def _decide(self, pending_id: str, *, approve: bool, seen: Seen | None = None) -> None:
         approvals = self.home.approvals
         try:
-            result = approvals.approve(pending_id, seen=seen) if approve else approvals.reject(pending_id)
+            with lock_waits.cancellable(self.stop_waits):
+                result = approvals.approve(pending_id, seen=seen) if approve else approvals.reject(pending_id)
         except Exception as exc:
             result = {"success": False, "error": getattr(exc, "message", str(exc))}
         ok = result.get("success") is not False
@@ -498,7 +504,8 @@ class ApprovalsScreen(WorkbenchScreen):
     @work(thread=True, group="approvals-write", exit_on_error=False)
     def _decide_all(self, approve: bool, ids: list[str], seen: dict[str, Seen]) -> None:
         approvals = self.home.approvals
-        result = approvals.approve_all(only=ids, seen=seen) if approve else approvals.reject_all(only=ids)
+        with lock_waits.cancellable(self.stop_waits):
+            result = approvals.approve_all(only=ids, seen=seen) if approve else approvals.reject_all(only=ids)
         done, failed = result.get("approved" if approve else "rejected", []), result.get("failed", [])
         message = f"{'Approved' if approve else 'Rejected'} {len(done)}."
         self.post_result(Decided([] if approve else [item["id"] for item in done]))
@@ -510,7 +517,19 @@ class ApprovalsScreen(WorkbenchScreen):
             )
         if result.get("gone"):
             message += f" Decided elsewhere meanwhile, so not here: {', '.join(result['gone'])}."
+        if result.get("cancelled"):  # (esc or quitting ended a wait for another process's lock)
+            message += f" Stopped, still pending: {', '.join(result['not_decided'])}. {result['cancelled']}"
         self.report(message, error=bool(failed))
+
+    def action_stop_waiting(self) -> None:
+        """esc: decisions of this screen waiting for a lock another process holds stop waiting (nothing
+        of them is written; each says so when it ends); one that holds its lock runs to its end."""
+        waiting = [wait for wait in lock_waits.under_way() if self.stop_waits in wait.cancel]
+        if not waiting:
+            return
+        self.stop_waits.set()
+        self.stop_waits = threading.Event()  # (the next decision waits again)
+        self.show_status("Stopping: a decision waiting for a lock decides nothing…")
 
     @on(Decided)
     def _remember_rejected(self, message: Decided) -> None:
@@ -541,7 +560,8 @@ class ApprovalsScreen(WorkbenchScreen):
         back, refused = [], []
         for pending_id in ids:
             try:
-                back.append(self.home.approvals.restore(pending_id)["id"])
+                with lock_waits.cancellable(self.stop_waits):
+                    back.append(self.home.approvals.restore(pending_id)["id"])
             except WorkbenchError as exc:
                 refused.append(f"{pending_id}: {exc.message}")
         message = f"Put back {len(back)}: waiting for approval again." + (

@@ -13,6 +13,7 @@ you opened it" shows before the user saves, and the budget follows the store on 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -26,6 +27,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Static, TextArea
 
+from engine import lock_waits
 from engine.approvals.editing import batch_draft
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory.format import size_of, split_pieces
@@ -145,6 +147,7 @@ class DiskChecked(Message):
 class SaveDone(Message):
     outcome: Outcome
     text: str  # the draft it was for
+    cancelled: bool = False  # esc ended its wait for another process's lock: nothing was written
 
 
 class ConfirmDialog(Dialog[bool]):
@@ -248,6 +251,8 @@ class EditDialog(Dialog[bool]):
     BINDINGS = [
         Binding("ctrl+s", "save", "Save"),  # not priority: keys typed just before are in the draft
         Binding("escape", "cancel", "Cancel"),
+        # (a modal takes no app binding that is not a priority one: ctrl+q reaches the app through here)
+        Binding("ctrl+q", "quit", "Quit", show=False),
     ]
 
     def __init__(
@@ -278,6 +283,7 @@ class EditDialog(Dialog[bool]):
         self.disk_note: str | None = None
         self.conflict: Conflict | None = None
         self.saving = False  # a save is running: a second ctrl+s must not apply the draft twice
+        self.cancel_wait = threading.Event()  # set by esc: the running save's wait for a lock ends (lock_waits)
         self.refused: str | None = None  # the draft the error shown refused
 
     def compose(self) -> ComposeResult:
@@ -376,12 +382,14 @@ class EditDialog(Dialog[bool]):
             self._run(self.draft)
 
     def action_cancel(self) -> None:
-        """Escape or Cancel: a changed draft is only thrown away once the user says so; a save under way
-        is not stopped (it writes once it has the lock), so it is said, not pretended."""
+        """Escape or Cancel: a changed draft is only thrown away once the user says so; a save waiting for
+        another process's lock stops waiting (nothing is written, the draft stays), and one that holds the
+        lock already is not stopped: what happened is said when it is over, never pretended."""
         if not self.editing:
             return
-        if self.saving:
-            self.show_error("Saving: the write is under way and lands once the file is free; this closes then.")
+        if self.saving:  # only a wait for the lock is cancelled: a write that holds it runs to its end
+            self.cancel_wait.set()
+            self.show_error("Cancelling: the save stops if it is still waiting for the file's lock…")
             return
         if self.draft == self.original:
             self.dismiss(False)
@@ -392,6 +400,19 @@ class EditDialog(Dialog[bool]):
                 self.dismiss(False)
 
         self.app.push_screen(ConfirmDialog("Discard your changes?", "The draft is lost; nothing is saved."), discard)
+
+    async def action_quit(self) -> None:
+        """ctrl+q: the app's quit (which asks before cancelling a save that waits for a lock); a changed
+        draft that no save holds is only thrown away once the user says so."""
+        if self.saving or not self.editing or self.draft == self.original:
+            await self.app.run_action("quit")
+            return
+
+        def quit_anyway(yes: bool | None) -> None:
+            if yes:
+                self.app.call_later(self.app.run_action, "quit")
+
+        self.app.push_screen(ConfirmDialog("Quit and lose your draft?", "Nothing of it is saved."), quit_anyway)
 
     @on(Button.Pressed, "#save")
     def _save(self) -> None:
@@ -416,8 +437,9 @@ class EditDialog(Dialog[bool]):
     def _run(self, text: str) -> None:
         if not self.saving:
             self.refused = None
+            self.cancel_wait = threading.Event()  # (an esc of an earlier save does not stop this one)
             self._saving(True)
-            self._submit(text)
+            self._submit(text, self.cancel_wait)
 
     def _saving(self, saving: bool) -> None:
         """While a save runs (it may wait for another process's lock), the draft it saves cannot change:
@@ -426,9 +448,13 @@ class EditDialog(Dialog[bool]):
         self.query_one(SymbolTextArea).read_only = saving
 
     @work(thread=True, group="edit-submit", exit_on_error=False)
-    def _submit(self, text: str) -> None:
+    def _submit(self, text: str, cancel: threading.Event) -> None:
         try:
-            outcome = self.submit(text)
+            with lock_waits.cancellable(cancel):
+                outcome = self.submit(text)
+        except lock_waits.WaitCancelled as exc:
+            self.post_message(SaveDone(f"Not saved. {exc.message} Your draft is still here.", text, cancelled=True))
+            return
         except Exception as exc:  # an engine refusal must show in place, never kill the app
             outcome = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         self.post_message(SaveDone(outcome, text))
@@ -437,6 +463,11 @@ class EditDialog(Dialog[bool]):
     def _done(self, message: SaveDone) -> None:
         outcome = message.outcome
         self._saving(False)
+        if message.cancelled:
+            self.show_error(str(outcome))
+            self.app.notify(visible(str(outcome)), title="Save cancelled", severity="warning", markup=False)
+            self.query_one(TextArea).focus()
+            return
         if outcome is None:
             self.dismiss(True)
         elif isinstance(outcome, Conflict):
