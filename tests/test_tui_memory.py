@@ -898,7 +898,7 @@ async def test_ctrl_q_while_a_save_waits_asks_then_quits_without_it(home, tmp_pa
         assert app.return_code == 0
         note = app.quit_note  # (printed as the app exits)
         assert note.startswith(f"Quit without saving: the write waiting for {lock} (held by {holder.pid}")
-        assert note.endswith("was cancelled. Nothing of it was written.")
+        assert note.endswith("was cancelled before it took the lock.")
         assert lock_waits.under_way() == []  # its worker ended: nothing holds the process
         assert memory.read_bytes() == before and home.journal.pending("memory") == []
     finally:
@@ -960,3 +960,35 @@ async def test_ctrl_q_in_the_editor_asks_before_dropping_a_changed_draft(home, t
         await pilot.press("y")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the app to exit")
     assert home.memory.entries("memory") == []
+
+
+async def test_ctrl_q_while_a_removal_waits_on_a_lock_asks_too(home, tmp_path):
+    """A removal (d) waiting on another process's lock is the user's write as a save is: ctrl+q asks
+    before cancelling it, rather than ending it unsaid."""
+    home.memory.add("memory", "First fact")
+    memory = home.memories_dir / "MEMORY.md"
+    lock = memory.with_name("MEMORY.md.lock")
+    before = memory.read_bytes()
+    app = make_app(home, tmp_path)
+    holder = holding_flock(lock)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            app.screen.query_one("#live-list", EntryList).focus()
+            await pilot.press("d")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the removal question")
+            await pilot.press("y")
+            await wait_for(pilot, lambda: lock_waits.under_way(), what="the removal waiting for the lock")
+            await pilot.press("ctrl+q")
+            await wait_for(
+                pilot,
+                lambda: isinstance(app.screen, ConfirmDialog) and "Quit without saving?" in app.screen.question,
+                what="the quit question",
+            )
+            await pilot.press("y")
+            await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the app to exit")
+        assert app.quit_note and app.quit_note.startswith(f"Quit without saving: the write waiting for {lock}")
+        assert memory.read_bytes() == before and home.journal.pending("memory") == []
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)

@@ -7,6 +7,7 @@ Adding a screen: subclass ``workbench.screens.base.WorkbenchScreen`` and add it 
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import os
@@ -290,6 +291,11 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._quitting.set()
         super().exit(result, return_code, message if message is not None else self.quit_note)
 
+    def user_write(self) -> contextlib.AbstractContextManager[None]:
+        """Around a write the user asked for, in its worker: should it wait for another process's lock,
+        ctrl+q asks before cancelling that wait, and the exit line names it (lock_waits)."""
+        return lock_waits.cancellable(self._quitting)
+
     @work(thread=True, exclusive=True, group="quit-waits", exit_on_error=False)
     def _describe_waits(self, waits: list[lock_waits.Wait]) -> None:
         from engine.db import flock_holders
@@ -310,11 +316,14 @@ class WorkbenchApp(ResultsFromWorkers, App):
             return
         if len(message.lines) == 1:  # (its own words: a memory save, an approval, an undo)
             question = f"A save is waiting for {message.lines[0]}. Quit without saving?"
-            detail = "Its write has not started: quitting cancels it, and nothing of it is written."
+            detail = "It has not taken the lock: quitting cancels the wait, and the write waiting on it is not made."
         else:
             question = f"{len(message.lines)} saves are waiting for locks other processes hold. Quit without them?"
             detail = "\n".join(
-                ["Their writes have not started: quitting cancels them, and nothing of them is written.", ""]
+                [
+                    "None has taken its lock: quitting cancels the waits, and the writes waiting on them are not made.",
+                    "",
+                ]
                 + message.lines
             )
 
@@ -332,8 +341,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
         if said:
             self.quit_note = visible(
                 "Quit without saving: "
-                + "; ".join(f"the write waiting for {line} was cancelled" for line in said)
-                + (". Nothing of it was written." if len(said) == 1 else ". Nothing of them was written.")
+                + "; ".join(f"the write waiting for {line} was cancelled before it took the lock" for line in said)
+                + "."
             )
         self._quit_now()
 

@@ -499,7 +499,8 @@ class MemoryScreen(WorkbenchScreen):
 
     @work(thread=True, group="memory-write", exit_on_error=False)
     def _remove(self, target: str, entry: str) -> None:
-        error = result_error(self.home.memory.remove_exact(target, entry))
+        with self.workbench.user_write():
+            error = result_error(self.home.memory.remove_exact(target, entry))
         self.report(error or "Entry removed.", error=error is not None)
 
     def _after_edit(self, saved: bool | None, unchanged: bool = False) -> None:
@@ -550,7 +551,8 @@ class MemoryScreen(WorkbenchScreen):
 
     @work(thread=True, group="memory-write", exit_on_error=False)
     def _undo(self, offer: history.Undo) -> None:
-        result = history.apply_undo(self.home.memory, offer, actor="user")
+        with self.workbench.user_write():
+            result = history.apply_undo(self.home.memory, offer, actor="user")
         error = result_error(result)
         self.report(error or result.get("message", "Undone."), error=error is not None)
 

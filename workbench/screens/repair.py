@@ -293,7 +293,8 @@ class DriftRepair:
     def _write(self, found: repair.Diagnosis, fix: repair.Repair) -> None:
         def write() -> None:
             try:
-                result = repair.apply(self.screen.home.memory, found.target, fix, found.sha)
+                with self.screen.workbench.user_write():
+                    result = repair.apply(self.screen.home.memory, found.target, fix, found.sha)
             except WorkbenchError as exc:  # e.g. the journal's database is busy: nothing was written
                 result = {"success": False, "error": exc.message}
             failed = result.get("success") is False

@@ -432,7 +432,8 @@ class SkillsScreen(WorkbenchScreen):
     def curator_call(self, what: str, call: Callable[[], dict[str, Any]]) -> None:
         """Run one curator action; report its message (or refusal) and refresh the list."""
         try:
-            result = call()
+            with self.workbench.user_write():
+                result = call()
         except WorkbenchError as exc:  # a refusal is shown, never raised into the UI
             self._tell(f"Could not {what}: {exc.message}", "error")
             return
@@ -453,7 +454,8 @@ class SkillsScreen(WorkbenchScreen):
     def curate(self, expected: tuple[tuple[str, str], ...] | None) -> None:
         """Run the curator; after a dry run, exactly the plan it showed, else nothing and the new plan."""
         try:
-            report = self.home.curator.run(dry_run=False, expected=expected)
+            with self.workbench.user_write():
+                report = self.home.curator.run(dry_run=False, expected=expected)
         except PlanChanged as changed:
             new = changed.report
             self.post_result(PlanReady(plan_lines(new), None, new.plan, changed=True))

@@ -345,7 +345,8 @@ class TimelineScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-revert")
     def _revert(self, ref: str) -> None:
         try:
-            result = Timeline(self.home).revert(ref)
+            with self.workbench.user_write():
+                result = Timeline(self.home).revert(ref)
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
