@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from ..safety import ADVICE, MAX_SCAN_CHARS, SUSPICIOUS, Finding, Verdict, assess
+from ..safety import MAX_SCAN_CHARS, SUSPICIOUS, Finding, Verdict, assess
 from .frontmatter import description_of, parse_frontmatter
 from .validation import SkillError
 
@@ -93,6 +93,17 @@ def _body_verdict(change: Change) -> Verdict:
     return Verdict(SUSPICIOUS, (*verdict.findings, too_long))
 
 
+# (memory's advice, "a plain fact about the user", fits no skill)
+INDEX_ADVICE = (
+    "Say in plain words what the skill is for, with no instructions to the assistant and no hidden or control "
+    "characters; or leave it out."
+)
+BODY_ADVICE = (
+    "Write the steps of the task it is for, with no instructions that override the assistant's rules, no "
+    "hidden characters and no commands that send data out or persist; or leave it out."
+)
+
+
 def check_plan(plan) -> SkillFlags | None:
     """Refuse a dangerous write; return the flags of a suspicious one (None when clean)."""
     index_text = prompt_text(plan)
@@ -111,7 +122,7 @@ def check_plan(plan) -> SkillFlags | None:
             )
             raise SkillError(
                 f"Blocked: {shown.format(id=verdict.worst.id, where=where)} Why: {'; '.join(verdict.reasons)}. "
-                f"{ADVICE}",
+                f"{INDEX_ADVICE if where == INDEX else BODY_ADVICE}",
                 flags=verdict.reasons,
             )
     flagged = [(where, verdict) for where, verdict in judged if verdict.suspicious]
