@@ -32,8 +32,10 @@ NOTICE_AFTER_S = 1.0
 POLL_S = 0.03  # between tries of a cancellable wait (a blocking wait does not poll)
 
 Listener = Callable[[Path, list[str]], None]  # (the lock file, its holders as "pid (command)")
+Ended = Callable[[Path, bool], None]  # (the lock file, whether the wait took it rather than being cancelled)
 
 _listeners: list[Listener] = []
+_ended: list[Ended] = []
 _waits: dict[int, Wait] = {}  # the waits under way that are listened to or cancellable, by id
 _said: set[int] = set()
 _guard = threading.Lock()
@@ -95,14 +97,19 @@ class Wait:
         return WaitCancelled(self.lock, flock_holders(self.lock))
 
 
-def listen(listener: Listener) -> Callable[[], None]:
-    """Call ``listener`` (from the watching thread) once for each wait that lasts; returns its removal."""
+def listen(listener: Listener, ended: Ended | None = None) -> Callable[[], None]:
+    """Call ``listener`` (from the watching thread) once for each wait that lasts, and ``ended`` (from the
+    waiting thread) when a wait it was told of is over, so what it said can go; returns their removal."""
     with _guard:
         _listeners.append(listener)
+        if ended is not None:
+            _ended.append(ended)
 
     def remove() -> None:
         with _guard, contextlib.suppress(ValueError):
             _listeners.remove(listener)
+            if ended is not None:
+                _ended.remove(ended)
 
     return remove
 
@@ -180,7 +187,12 @@ def waiting(lock: Path) -> Iterator[Wait]:
         if kept:
             with _guard:
                 _waits.pop(key, None)
+                said = key in _said
                 _said.discard(key)
+                ended = list(_ended) if said else []
+            for tell in ended:
+                with contextlib.suppress(Exception):  # (as for the listeners: the wait's end goes on)
+                    tell(lock, wait.over)
 
 
 def interrupted() -> Wait | None:

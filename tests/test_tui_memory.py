@@ -823,6 +823,11 @@ async def test_a_save_waiting_on_another_process_lock_says_so_then_lands(home, t
             assert app.screen is dialog and dialog.query_one(TextArea).text == "Second fact"
             holder.stdin.close()  # free: the save goes on
             await wait_for(pilot, lambda: app.screen is not dialog, timeout=15, what="the save, once free")
+            # its notice, which said the write would go on, goes (it stayed its 20 s, out of date), and
+            # a short one says it went on
+            freed = lambda: [n for n in app._notifications if n.title == "Lock free"]  # noqa: E731
+            await wait_for(pilot, freed, what="the lock said free")
+            assert not waiting() and str(freed()[0].message) == f"{lock} is free: the write went on."
         finally:
             holder.kill()
             holder.wait(timeout=30)
@@ -857,6 +862,8 @@ async def test_esc_cancels_a_save_waiting_on_another_process_lock_and_keeps_the_
             assert str(dialog.query_one("#error", Static).content) == said
             assert memory.read_bytes() == before and journal_actors(home) == history
             assert home.journal.pending("memory") == []
+            waiting = [n for n in app._notifications if n.title in ("Waiting for a lock", "Lock free")]
+            assert not waiting  # (the cancel said what happened; the wait's notice went with it)
         finally:
             holder.stdin.close()
             holder.wait(timeout=30)

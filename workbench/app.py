@@ -27,6 +27,7 @@ from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.message import Message
+from textual.notifications import Notification, Notify
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
@@ -99,7 +100,14 @@ EXTERNAL_EVENTS = {
 # -- the app's own worker results --------------------------------------------------------
 @dataclass
 class LockWaited(Message):
+    lock: Path
     text: str  # ``lock_waits.describe``
+
+
+@dataclass
+class LockWaitEnded(Message):
+    lock: Path
+    took: bool  # it took the lock (the write went on), rather than being cancelled
 
 
 @dataclass
@@ -226,6 +234,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._bridge: EngineBridge | None = None
         self._watcher: HomeWatcher | None = None
         self._unlisten_locks: Callable[[], None] = lambda: None  # (lock_waits.listen, from on_mount)
+        self._lock_notices: dict[Path, Notification] = {}  # each said wait's notice, until the wait is over
         self._gc_thresholds = gc.get_threshold()  # put back on unmount (see on_mount)
         self._demo_cancel = threading.Event()
         self._stopping = threading.Event()
@@ -414,7 +423,9 @@ class WorkbenchApp(ResultsFromWorkers, App):
             root.removeHandler(handler)
         root.addHandler(self._log)
         self._bridge = EngineBridge(self, self.home)
-        self._unlisten_locks = lock_waits.listen(self._lock_wait)
+        self._unlisten_locks = lock_waits.listen(
+            self._lock_wait, lambda lock, took: self.post_message(LockWaitEnded(lock, took))
+        )
         self._uncancel_waits = lock_waits.cancellable_everywhere(self._quitting)
         self._warn_misreads()
         if self.new_home:
@@ -464,14 +475,25 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
     def _lock_wait(self, lock: Path, holders: list[str]) -> None:
         """(The lock-waits thread) a save or turn waits on another process's lock: said, not silent."""
-        self.post_message(LockWaited(lock_waits.describe(lock, holders)))
+        self.post_message(LockWaited(lock, lock_waits.describe(lock, holders)))
 
     def on_lock_waited(self, message: LockWaited) -> None:
         text = (
             f"{message.text} Esc stops a save waiting in the editor (or a decision on Approvals); "
             "ctrl+q asks before quitting without it."
         )
-        self.notify(visible(text), title="Waiting for a lock", severity="warning", markup=False, timeout=20)
+        notice = Notification(visible(text), "Waiting for a lock", "warning", 20, markup=False)
+        self._lock_notices[message.lock] = notice
+        self.post_message(Notify(notice))
+
+    def on_lock_wait_ended(self, message: LockWaitEnded) -> None:
+        """The wait is over: its notice, which says the write will go on, goes (Textual's own removal);
+        one that took the lock says the write went on, a cancelled one has said so already."""
+        notice = self._lock_notices.pop(message.lock, None)
+        if notice is not None:
+            self._unnotify(notice)
+        if message.took:
+            self.notify(visible(f"{message.lock} is free: the write went on."), title="Lock free", markup=False)
 
     def on_unmount(self) -> None:
         self._unlisten_locks()
