@@ -500,6 +500,11 @@ def _detail_at(path: str) -> str:
     return f"CASE WHEN json_valid(detail) THEN json_extract(detail, '{path}') END"
 
 
+# A proposal Hermes staged: its row's actor is its proposer (the agent, the review), but Hermes wrote it,
+# so ``actor:external`` (what Hermes did) finds it too.
+_STAGED_OUTSIDE = f"(subsystem = 'approvals' AND action = 'stage' AND {_detail_at('$.outside')} = 1)"
+
+
 def _shortfall(changed: list, refused: list, *, preview: bool) -> dict[str, str]:
     """The ``error`` of a revert (or of its preview) that does not change everything it names; none when it does."""
     if not changed and not refused:
@@ -666,10 +671,13 @@ class Timeline:
             return []
         # "+subsystem": without a subsystem filter, walk ids newest first instead of sorting an index's rows
         where, args = _listed(indexed=bool(subsystem))
-        for column, value in (("actor", actor), ("subsystem", subsystem), ("target", target)):
+        for column, value in (("subsystem", subsystem), ("target", target)):
             if value:
                 where.append(f"{column} = ?")
                 args.append(value)
+        if actor:  # (a proposal Hermes staged is its proposer's and Hermes's doing: both filters find it)
+            where.append(f"(actor = ? OR ? = 'external' AND {_STAGED_OUTSIDE})")
+            args += [actor, actor]
         if session_id:
             clause, extra = self._session_clause(self._ended_by(session_id))
             where.append(clause)

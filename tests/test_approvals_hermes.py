@@ -160,7 +160,14 @@ def test_what_hermes_stages_is_a_timeline_row_dated_when_it_was_staged(hermes, t
     record = home.approvals.get(staged[0]["pending_id"])
     row = next(r for r in Timeline(home).page(subsystem="approvals") if r.target == record.id)
     assert (row.at, row.actor) == (record.created_at, "agent")  # when Hermes staged it, as Hermes's agent
+    # Hermes wrote it, so what Hermes did (actor:external) lists it too, as its agent's memory writes;
+    # it was missed there, though its own row said "in Hermes"
+    for actor in ("agent", "external"):
+        assert record.id in {r.target for r in Timeline(home).page(actor=actor)}, actor
+    assert record.id not in {r.target for r in Timeline(home).page(actor="review")}
     home.close()
+    ours = json.loads(_workbench(root, "timeline", "--actor", "external").stdout)["rows"]
+    assert ids <= {row["target"] for row in ours}
 
 
 @pytest.mark.anyio
