@@ -174,22 +174,47 @@ def test_reverting_a_skill_hermes_archived_names_the_restore(tmp_path, hermes):
     assert done.returncode == 1 and "`workbench skills restore brew`" in json.loads(done.stdout)["refused"][0]["error"]
 
 
-@pytest.mark.slow  # Hermes's own skill_usage code in its own process
-def test_hermes_pinning_again_after_we_unpinned_is_journaled_again(tmp_path, hermes):
-    """An outside row was skipped as another watcher's duplicate when the newest outside row of the file
-    said the same change, though our unpin came between: Hermes's second pin never reached the Timeline."""
-    root = tmp_path / "home"
-    home = open_home(root)
-    write_skill(home, "brew")
-    home.skills.outside.record()
-    assert hermes.json(root, HERMES_PINS)
-    home.skills.outside.record()
-    assert home.curator.unpin("brew")["changed"]
-    assert hermes.json(root, HERMES_PINS)
-    home.skills.outside.record()
-    home.skills.outside.record()  # (a second watcher's look: the same pin, not journaled twice)
+def _set_pin_outside(home, pinned: bool) -> None:
+    """Flip brew's pin in .usage.json as another program does (a whole new file)."""
+    path = home.skills_dir / ".usage.json"
+    records = json.loads(path.read_text(encoding="utf-8"))
+    records["brew"]["pinned"] = pinned
+    path.write_text(json.dumps(records), encoding="utf-8")
+
+
+def _outside_pins(home) -> list[str]:
     rows = home.journal.connection().execute(
-        "SELECT action, json_extract(detail, '$.change') FROM journal WHERE subsystem = 'skills' ORDER BY id"
+        "SELECT json_extract(detail, '$.change') FROM journal WHERE subsystem = 'skills' AND action = 'external' "
+        "ORDER BY id"
     )
-    assert [tuple(r) for r in rows] == [("external", "pinned"), ("unpin", None), ("external", "pinned")]
-    home.close()
+    return [r[0] for r in rows]
+
+
+@pytest.mark.parametrize("between", ["nothing", "a patch of ours", "a stale mark of ours"])
+def test_two_watchers_journal_one_outside_pin_once(tmp_path, between):
+    """A second watcher took a pin the first had journaled for a new one when a change of ours to the
+    skill came between (a review found it), and before that, a pin set again after we unpinned was
+    taken for the first watcher's copy and never journaled."""
+    root = tmp_path / "home"
+    a, b = open_home(root), open_home(root)
+    try:
+        write_skill(a, "brew", body="# Brew\nSteep 3 minutes.\n")
+        a.skills.manage({"action": "patch", "name": "brew", "old_string": "3", "new_string": "4"})
+        a.skills.outside.record()
+        b.skills.outside.record()
+        _set_pin_outside(a, True)
+        a.skills.outside.record()
+        if between == "a patch of ours":
+            assert a.skills.manage({"action": "patch", "name": "brew", "old_string": "4", "new_string": "5"})["success"]
+        elif between == "a stale mark of ours":
+            a.journal.append("skills", "mark_stale", "brew", actor="curator", detail={"run": "x"})
+        b.skills.outside.record()
+        assert _outside_pins(a) == ["pinned"]
+        assert a.curator.unpin("brew")["changed"]
+        _set_pin_outside(a, True)  # set again outside: a change of its own
+        b.skills.outside.record()
+        a.skills.outside.record()
+        assert _outside_pins(a) == ["pinned", "pinned"]
+    finally:
+        a.close()
+        b.close()

@@ -440,7 +440,7 @@ class OutsideChanges:
         for change, one, shown, sha, mtime in planned:
             group = edit if change in _LIFECYCLE else None
             when = (mtime, last.at) if found_later else None
-            row = self._journal(change, one, shown.name, sha, when, None, group)
+            row = self._journal(change, one, shown.name, sha, since, when, None, group)
             if row is not None:
                 ids.append(row)
         return ids
@@ -455,7 +455,8 @@ class OutsideChanges:
         if last.files_look is None:
             return []
         mark, looked_at = last.files_look
-        theirs = self._theirs(min(since, mark))
+        since = min(since, mark)
+        theirs = self._theirs(since)
         ids = []
         for rel in sorted(files.keys() | last.files.keys()):
             old, new = last.files.get(rel), files.get(rel)
@@ -467,7 +468,7 @@ class OutsideChanges:
                 continue
             change = CREATED if old is None else REMOVED if new is None else EDITED
             dated = (new.stamp[0] / 1e9 if new else None, looked_at) if found_later else None
-            row = self._journal(change, rel, shown.name, new.sha if new else None, dated, shown.inside(rel))
+            row = self._journal(change, rel, shown.name, new.sha if new else None, since, dated, shown.inside(rel))
             if row is not None:
                 ids.append(row)
         return ids
@@ -685,25 +686,26 @@ class OutsideChanges:
         rel: str,
         name: str,
         sha: str | None,
+        since: int,
         found_later: tuple[float | None, float] | None,
         inside: str | None = None,
         edit: str | None = None,
     ) -> int | None:
-        """One external row, unless another workbench process watching this home journaled the same one:
-        the newest outside row of ``rel`` says this change, and no change of ours to the skill came
-        after it (Hermes pinning again after we unpinned is a change of its own). ``found_later``: (the
-        file's mtime, if it has one, and the last look) for a change made while none watched;
+        """One external row, unless another workbench process watching this home journaled the same one
+        after row ``since``, where this look's baseline was taken: one from before it was in that baseline
+        already, so this is a change of its own (Hermes pinning again after we unpinned). ``found_later``:
+        (the file's mtime, if it has one, and the last look) for a change made while none watched;
         ``inside``: a support file's path in the skill's folder (``file`` in the row); ``edit``: the
         group of the look's lifecycle changes it is one of (``edit`` in the row, as an outside memory edit's)."""
         journal = self.home.journal
         with journal.transaction() as conn:
-            last = conn.execute(
-                "SELECT id, json_extract(detail, '$.change'), json_extract(detail, '$.sha') FROM journal "
-                "WHERE subsystem = 'skills' AND action = 'external' AND json_extract(detail, '$.path') = ? "
-                "ORDER BY id DESC LIMIT 1",
-                (rel,),
+            said = conn.execute(
+                "SELECT 1 FROM journal WHERE subsystem = 'skills' AND action = 'external' AND id > ? "
+                "AND json_extract(detail, '$.path') = ? AND json_extract(detail, '$.change') = ? "
+                "AND json_extract(detail, '$.sha') IS ? LIMIT 1",
+                (since, rel, change, sha),
             ).fetchone()
-            if last is not None and tuple(last[1:]) == (change, sha) and not _ours_since(conn, name, last[0]):
+            if said is not None:
                 return None
             detail: dict = {"change": change, "path": rel, "sha": sha, **({"file": inside} if inside else {})}
             if edit is not None:
@@ -858,13 +860,3 @@ def _support_files(folder: Path) -> list[tuple[str, tuple[int, int]]]:
             except OSError:  # gone meanwhile
                 continue
     return found
-
-
-def _ours_since(conn, name: str, row_id: int) -> bool:
-    """Whether a change of ours to skill ``name`` was journaled after row ``row_id``."""
-    found = conn.execute(
-        "SELECT 1 FROM journal WHERE subsystem = 'skills' AND target = ? AND id > ? AND action != 'external' "
-        "AND status != 'abandoned' LIMIT 1",
-        (name, row_id),
-    )
-    return found.fetchone() is not None
