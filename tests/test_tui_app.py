@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
 
 import pytest
+from textual import work
 from textual.widgets import OptionList
 from textual.worker import WorkerState
 
@@ -538,3 +541,39 @@ async def test_a_screen_worker_that_fails_unexpectedly_is_said_not_swallowed(hom
             ),
             what="the failure said",
         )
+
+
+class _FailingApp(WorkbenchApp):
+    """The app with a worker of its own that fails as an engine call can."""
+
+    @work(thread=True, exit_on_error=False, group="failing")
+    def fail(self, error: Exception) -> None:
+        raise error
+
+
+async def test_an_app_worker_that_fails_is_said_once(home, tmp_path):
+    """Textual runs the app's own worker handler and the screens' shared one both: each failure of an
+    app worker was said twice (found in review)."""
+    app = make_app(home, tmp_path, app_class=_FailingApp)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.fail(OSError(5, "disk gone"))
+        await wait_for(pilot, lambda: any("disk gone" in n.message for n in app._notifications), what="said")
+        await settle(pilot)
+        assert [n.title for n in app._notifications if "disk gone" in n.message] == ["Something went wrong"]
+
+
+async def test_a_failure_is_said_unless_a_warning_said_it_just_before(home, tmp_path):
+    """A failure whose error a warning had named was never said again, however much later it came."""
+    app = make_app(home, tmp_path, app_class=_FailingApp)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        logging.getLogger("engine.upkeep").warning("upkeep stopped: %s", sqlite3.OperationalError("database is locked"))
+        app.fail(sqlite3.OperationalError("database is locked"))  # the same problem, just said
+        await settle(pilot)
+        said = lambda: [n.title for n in app._notifications if "database is locked" in n.message]  # noqa: E731
+        assert said() == ["Warning"]
+        app._log.causes["database is locked"] -= 61  # a minute on: the same error is news again
+        app.fail(sqlite3.OperationalError("database is locked"))
+        await wait_for(pilot, lambda: len(said()) == 2, what="the later failure said")
+        assert said() == ["Warning", "Something went wrong"]

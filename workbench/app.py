@@ -618,7 +618,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         if event.state == WorkerState.ERROR:
             error = event.worker.error
             cause = " ".join(str(getattr(error, "message", None) or error).split())
-            if cause in self._log.causes:  # a warning said this problem already (idle upkeep on a damaged state.db)
+            if self._log.said_lately(cause):  # a warning said this problem just now (upkeep on a damaged state.db)
                 return
             self.notify(
                 visible(getattr(error, "message", None) or f"{type(error).__name__}: {error}"),

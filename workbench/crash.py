@@ -52,6 +52,9 @@ def crash_message(exc: BaseException) -> str:
     return f"internal error: {type(exc).__name__}. Nothing more was changed; {where}. Please report it with that file."
 
 
+LATELY_S = 60.0  # a failure this soon after a warning about its error is that problem again
+
+
 class OneLineLog(logging.Handler):
     """Warnings the engine logs, each said once as one line through ``say`` (the CLI's stderr, the
     TUI's notifications); a logged traceback goes to a file like a crash's. Without it the CLI
@@ -62,24 +65,30 @@ class OneLineLog(logging.Handler):
         super().__init__(logging.WARNING)
         self.say = say
         self.said: set[str] = set()  # a warning per entry read (40 entries, one unreadable state.db) is said once
-        # the errors those lines were about: two parts failing on one damaged state.db at start-up are one
-        # problem, said once (at 80 columns two such toasts covered most of the screen)
-        self.causes: set[str] = set()
+        # the errors those lines were about, with when each was last said: two parts failing on one damaged
+        # state.db at start-up are one problem, said once (at 80 columns two such toasts covered most of it)
+        self.causes: dict[str, float] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
             line = " ".join(record.getMessage().split())
             error = record.exc_info[1] if record.exc_info else None
             causes = _causes(record)
-            if error is None and (line in self.said or (causes and causes <= self.causes)):
+            if error is None and (line in self.said or (causes and causes <= self.causes.keys())):
                 return
             self.said.add(line)
-            self.causes |= causes
+            self.causes.update(dict.fromkeys(causes, time.monotonic()))
             if error is not None:
                 line += f" ({type(error).__name__}; {_saved_where(error)})"
             self.say(visible(line))
         except Exception:  # a broken stderr or a closing app: the work's own result still decides
             pass
+
+    def said_lately(self, cause: str, within: float = LATELY_S) -> bool:
+        """Whether a warning about ``cause`` was said in the last ``within`` seconds (a failure then is the
+        same problem again; one later is news, and is said)."""
+        at = self.causes.get(cause)
+        return at is not None and time.monotonic() - at < within
 
 
 def _causes(record: logging.LogRecord) -> set[str]:

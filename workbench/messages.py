@@ -89,9 +89,10 @@ class ResultsFromWorkers:
             cast(MessagePump, self).post_message(result.message)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A worker here that failed is reported as the app's own are (the app overrides this): Textual
-        tells only the worker's screen or widget, so an error no worker caught (a damaged state.db
-        read) went unsaid, and the view stayed as it was."""
-        report = getattr(cast(MessagePump, self).app, "on_worker_state_changed", None)
-        if report is not None:
+        """A worker here that failed is reported as the app's own are: Textual tells only the worker's
+        screen or widget, so an error no worker caught (a damaged state.db read) went unsaid, and the
+        view stayed as it was."""
+        app = cast(MessagePump, self).app
+        report = getattr(app, "on_worker_state_changed", None)
+        if report is not None and app is not self:  # (Textual runs the app's own handler and this one both)
             report(event)
