@@ -21,7 +21,7 @@ import secrets
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from .approvals.labels import detail_summary
@@ -436,7 +436,8 @@ def _part(subsystem: str, action: str, count: int) -> str:
 
 
 def parse_since(text: str, now: float) -> float:
-    """``2h``, ``3d``, ``30m``, ``1w`` ago, or an ISO date/time (UTC when no zone is given)."""
+    """``2h``, ``3d``, ``30m``, ``1w`` ago, or an ISO date/time (in the machine's zone when none is given,
+    as the listings show times)."""
     match = _RELATIVE.match(text or "")
     if match:
         return now - float(match.group(1)) * _UNITS[match.group(2)]
@@ -447,7 +448,7 @@ def parse_since(text: str, now: float) -> float:
             f"--since {text!r} is not a time: give an age such as 2h, 3d or 1w, or an ISO date "
             "such as 2026-11-30 or 2026-11-30T12:00."
         ) from None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+    return moment.timestamp()  # (a naive one is local time)
 
 
 _FILTER_KEYS = {

@@ -67,3 +67,11 @@ async def test_the_timeline_and_memory_screens_show_local_times(tmp_path, tokyo)
         await open_mode(pilot, "6", TimelineScreen)
         shown = screen_text(pilot.app)
         assert "2026-11-30 21:00  user" in shown and "2026-11-30 21:00:00 JST" in shown
+
+
+def test_since_without_a_zone_is_local_time_as_listings_show_it(tokyo):
+    """Listings showed 21:00 (local) while --since 21:00 was read as UTC, nine hours on."""
+    from engine.timeline import parse_since
+
+    assert parse_since("2026-11-30T21:00", 0) == NOW
+    assert parse_since("2026-11-30T12:00Z", 0) == parse_since("2026-11-30T21:00+09:00", 0) == NOW
