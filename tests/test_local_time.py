@@ -75,3 +75,15 @@ def test_since_without_a_zone_is_local_time_as_listings_show_it(tokyo):
 
     assert parse_since("2026-11-30T21:00", 0) == NOW
     assert parse_since("2026-11-30T12:00Z", 0) == parse_since("2026-11-30T21:00+09:00", 0) == NOW
+
+
+def test_an_entry_written_after_staging_is_dated_in_local_time(tokyo):
+    """`pending show` named the staging time in local time but the entry written since in UTC."""
+    from engine.approvals.preview import target_line
+    from workbench.screens.approvals import late_hits
+
+    newer = {"surely": True, "at": "2026-11-30T12:00:00+00:00", "actor": "user", "event_id": 3}
+    target = {"op": 1, "action": "remove", "status": "hits", "entry": "Uses Postgres 16", "written_after": newer}
+    assert "(2026-11-30 21:00, user, event 3)" in target_line(target)
+    [(said, _)] = late_hits({"targets": [target]})
+    assert "(user, 21:00)" in said

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
+from ..clock import shown_time
 from ..memory.format import Usage, serialize, split_pieces
 from ..memory.ops import staged_operations
 from ..memory.similar import near_duplicates
@@ -133,7 +134,7 @@ def target_line(target: dict, width: int | None = None, *, warn: bool = True) ->
         newer = target.get("written_after") if warn else None
         warning = (
             f"\n  ⚠ that entry {'was' if newer['surely'] else 'may have been'} written after this was staged "
-            f"({newer['at'][:16].replace('T', ' ')}, {newer['actor']}, event {newer['event_id']}): it may not be "
+            f"({shown_time(newer['at']) or newer['at']}, {newer['actor']}, event {newer['event_id']}): it may not be "
             "the entry the proposal meant"
             if newer
             else ""

@@ -25,6 +25,7 @@ from engine.approvals.editing import edit_draft
 from engine.approvals.preview import Seen, seen_in, target_line
 from engine.approvals.queue import NoSuchRecord
 from engine.approvals.records import KINDS, PendingRecord
+from engine.clock import shown_time
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory import FILE_NAMES
@@ -587,10 +588,11 @@ def late_hits(preview: dict) -> list[tuple[str, str]]:
     for hit in preview.get("targets") or []:
         if newer := hit.get("written_after"):
             written = "written" if newer["surely"] else "perhaps written"
+            at = shown_time(newer["at"], "%H:%M") or newer["at"]
             hits.append(
                 (
                     f"{hit['action'].capitalize()} hits an entry {written} after this was staged "
-                    f"({newer['actor']}, {newer['at'][11:16]}): it may not be the one meant",
+                    f"({newer['actor']}, {at}): it may not be the one meant",
                     hit["entry"],
                 )
             )
