@@ -350,24 +350,30 @@ class SkillLibrary:
     def get(self, name: str) -> SkillInfo:
         return self.infos([self.find_any(name)])[0]
 
-    def _record(self, bump: Callable[[str], object], name: str, action: str) -> None:
+    def _record(self, bump: Callable[..., object], name: str, action: str) -> None:
         """Usage telemetry (never on a read-only home), announced so views can refresh counts; skipped
-        while the usage file cannot be read (``usage_warning`` says so), never breaking the read."""
-        if not self.home.read_only:
-            try:
-                if (self.usage.states([name]) or {}).get(name) == "stale":  # the use reactivates it: journaled
-                    self._reactivated_by(bump, name, action)  # (so no look takes it for an outside change)
-                else:
-                    bump(name)
-            except UsageUnreadable:
-                return
-            self.home.bus.publish(SkillChanged(name=name, action=action))
+        while the usage file cannot be read (``usage_warning`` says so), never breaking the read. A use
+        of a stale skill makes it active again (as a Curator pass would): found under the usage file's
+        lock, it is journaled (a ``reactivate`` row, pending until the file is written, as our Curator's
+        is), so no look takes it for an outside change."""
+        if self.home.read_only:
+            return
+        journal, begun = self.home.journal, []
 
-    def _reactivated_by(self, bump: Callable[[str], object], name: str, action: str) -> None:
-        """A use or view of a stale skill, which makes it active again (as a Curator pass would): a
-        ``reactivate`` row, pending until the usage file is written, as our Curator's is."""
-        with self.home.journal.recording("skills", "reactivate", name, actor="agent", detail={"by": action}):
-            bump(name)
+        def reactivating() -> None:
+            begun.append(journal.begin("skills", "reactivate", name, actor="agent", detail={"by": action}))
+
+        try:
+            bump(name, reactivating)
+        except BaseException as exc:
+            for row in begun:
+                journal.abandon(row, str(exc) or type(exc).__name__)
+            if isinstance(exc, UsageUnreadable):
+                return
+            raise
+        for row in begun:
+            journal.commit(row)
+        self.home.bus.publish(SkillChanged(name=name, action=action))
 
     def usage_warning(self) -> str | None:
         """What a listing must say while ``.usage.json`` cannot be read (None when it can): the pins,

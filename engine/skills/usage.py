@@ -247,23 +247,32 @@ class UsageStore:
 
         return undo
 
-    def _bump(self, name: str, *counters: tuple[str, str]) -> Callable[[], None]:
+    def _bump(
+        self, name: str, *counters: tuple[str, str], reactivating: Callable[[], None] | None = None
+    ) -> Callable[[], None]:
+        """Count activity; ``reactivating`` is called (under the lock, before the file is written) when the
+        activity makes a stale skill active again, for its caller to journal that first."""
+
         def change(records, now):
             record = records.setdefault(name, default_record(now))
             for counter, stamp in counters:
                 record[counter] = int(record.get(counter) or 0) + 1
                 record[stamp] = now
             if record.get("state") == "stale":  # activity reactivates a stale skill
+                if reactivating is not None:
+                    reactivating()
                 record["state"] = "active"
 
         return self.change_one(name, change)
 
-    def bump_use(self, name: str) -> Callable[[], None]:
-        return self._bump(name, ("use_count", "last_used_at"))
+    def bump_use(self, name: str, reactivating: Callable[[], None] | None = None) -> Callable[[], None]:
+        return self._bump(name, ("use_count", "last_used_at"), reactivating=reactivating)
 
-    def bump_view(self, name: str) -> Callable[[], None]:
+    def bump_view(self, name: str, reactivating: Callable[[], None] | None = None) -> Callable[[], None]:
         """A view counts as a use too (current Hermes)."""
-        return self._bump(name, ("view_count", "last_viewed_at"), ("use_count", "last_used_at"))
+        return self._bump(
+            name, ("view_count", "last_viewed_at"), ("use_count", "last_used_at"), reactivating=reactivating
+        )
 
     def bump_patch(self, name: str) -> Callable[[], None]:
         return self._bump(name, ("patch_count", "last_patched_at"))
