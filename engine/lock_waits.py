@@ -8,13 +8,15 @@ mid-write) left a command printing nothing and the TUI's save or turn silent; th
 thread, started with the first listener's first long wait, looks at the waits four times a
 second.
 
-A wait is blocking (one ``flock`` call) unless its thread runs inside ``cancellable``: then
-``fileio.file_lock`` polls the lock every ``POLL_S`` and gives up with ``WaitCancelled`` once
-one of the scope's events is set (the TUI's esc on a waiting save, its quit). Only the wait
-for a thread's first lock is cancelled: once a write holds a lock it runs to its end (an
-engine part that undoes what it began on a refusal, as an approval does, may say its inner
-waits can be cancelled too, with ``inner_waits_cancellable``). A cancelled wait is over before
-the lock is taken, so nothing was written.
+A wait is blocking (one ``flock`` call) unless its thread runs inside ``cancellable`` (or a skin
+made every wait so, ``cancellable_everywhere``: the TUI, for its quit): then ``fileio.file_lock``
+polls the lock every ``POLL_S`` and gives up with ``WaitCancelled`` once one of the scope's events
+is set (the TUI's esc on a waiting save, its quit). Only a wait while the thread holds no lock is
+cancelled: once a write holds a lock it runs to its end (an engine part that undoes what it began
+on a refusal, as an approval does, may say its inner waits can be cancelled too, with
+``inner_waits_cancellable``), and an operation of several locked steps (``one_operation``: a
+Curator pass, a purge, a group revert) runs to its end once its first step took its lock. A
+cancelled wait is over before the lock is taken, so nothing was written.
 """
 
 from __future__ import annotations
@@ -153,8 +155,12 @@ def inner_waits_cancellable() -> Iterator[None]:
 
 @contextlib.contextmanager
 def holding() -> Iterator[None]:
-    """Around a lock this thread holds (``fileio.file_lock``): waits inside it are not cancelled."""
+    """Around a lock this thread holds (``fileio.file_lock``): waits inside it are not cancelled, nor,
+    within ``one_operation``, any wait after it."""
     _thread.held = getattr(_thread, "held", 0) + 1
+    begun = getattr(_thread, "operation", None)
+    if begun is not None:
+        begun[0] = True
     try:
         yield
     finally:
@@ -162,11 +168,34 @@ def holding() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def one_operation() -> Iterator[None]:
+    """Around an operation of several steps that each take a lock and let it go (a Curator pass, a purge,
+    a group revert): once its first lock is taken, no later wait of it is cancelled, so it never stops
+    half done saying nothing was written. (Also a decorator.)"""
+    if getattr(_thread, "operation", None) is not None:  # inside another: that one decides
+        yield
+        return
+    _thread.operation = [False]
+    try:
+        yield
+    finally:
+        _thread.operation = None
+
+
+def _bound() -> bool:
+    """Whether this thread's next wait must not be cancelled: it holds a lock, or an operation of it has
+    taken one (``one_operation``)."""
+    begun = getattr(_thread, "operation", None)
+    return bool(getattr(_thread, "held", 0)) or bool(begun and begun[0])
+
+
+@contextlib.contextmanager
 def waiting(lock: Path) -> Iterator[Wait]:
     """Around a wait for ``lock``; the ``Wait`` says whether it may be cancelled (then it is polled)."""
     global _watcher
-    asked: tuple[threading.Event, ...] = getattr(_thread, "cancel", ()) if not getattr(_thread, "held", 0) else ()
-    cancel = (*asked, *_everywhere) if not getattr(_thread, "held", 0) else ()
+    bound = _bound()
+    asked: tuple[threading.Event, ...] = () if bound else getattr(_thread, "cancel", ())
+    cancel = () if bound else (*asked, *_everywhere)
     wait = Wait(lock, cancel, asked=bool(asked))
     _thread.interrupted = None
     key = id(wait)

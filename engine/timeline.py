@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from . import lock_waits
 from .approvals.labels import detail_summary
 from .approvals.outside import cited_rows, citing_approvals
 from .approvals.sources import staged_at, staged_in_sessions
@@ -1091,6 +1092,7 @@ class Timeline:
         }
         return {**preview, **_shortfall(preview["changes"], preview["refused"], preview=True)}
 
+    @lock_waits.one_operation()  # (never stopped half done by a cancelled wait)
     def revert(self, ref: str | int, actor: str = "user") -> dict[str, Any]:
         """Revert a row or a group, newest first, through each store's guards."""
         rows = self.rows_of(ref)

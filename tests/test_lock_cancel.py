@@ -136,3 +136,47 @@ def test_a_cancelled_approval_stays_pending_with_its_row_abandoned(home):
     assert ("approvals", "approve", "abandoned") in journal_rows(home)
     assert home.approvals.approve(staged["pending_id"])["success"]
     assert home.memory.entries("memory") == ["User likes tea"]
+
+
+def test_an_operation_of_several_locked_steps_is_not_stopped_after_its_first(tmp_path):
+    """A cancel (the TUI's quit) could end a Curator pass between two archives, its error saying nothing
+    was written (found in review): once an operation's first step took its lock, its waits block."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    cancel = threading.Event()
+    holder = holding_flock(second.with_name("second.lock"))
+    steps: list[str] = []
+
+    def operation():
+        with lock_waits.cancellable(cancel), lock_waits.one_operation():
+            with file_lock(first):
+                steps.append("first")
+            with file_lock(second):
+                steps.append("second")
+
+    try:
+        thread, outcome = in_thread(operation)
+        for _ in range(1_000):  # (bounded: at most 10 s) its first step done, its second waiting
+            if steps:
+                break
+            time.sleep(0.01)
+        cancel.set()
+        time.sleep(0.3)
+        assert thread.is_alive() and steps == ["first"]  # still waiting: it finishes what it began
+        assert not lock_waits.under_way()  # (a wait that blocks is not one a quit could cancel)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    thread.join(timeout=10)
+    assert steps == ["first", "second"] and "error" not in outcome
+
+    cancel.clear()
+    holder = holding_flock(first.with_name("first.lock"))  # its first wait may still be cancelled
+    try:
+        thread, outcome = in_thread(operation)
+        wait_until_waiting(first.with_name("first.lock"), thread)
+        cancel.set()
+        thread.join(timeout=10)
+        assert isinstance(outcome.get("error"), lock_waits.WaitCancelled)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)

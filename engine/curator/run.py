@@ -16,6 +16,7 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
+from .. import lock_waits
 from ..errors import ConfigError, ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
 from ..fileio import UnsafePath
@@ -424,6 +425,7 @@ class Curator:
         return self._set_pin(name, False)
 
     # -- runs ----------------------------------------------------------------------------
+    @lock_waits.one_operation()  # (never stopped half done by a cancelled wait)
     def run(
         self, dry_run: bool = False, now: float | None = None, expected: tuple[tuple[str, str], ...] | None = None
     ) -> CuratorReport:
@@ -711,6 +713,7 @@ class Curator:
         return report
 
     # -- purge and rollback ----------------------------------------------------------------
+    @lock_waits.one_operation()  # (never stopped half done by a cancelled wait)
     def purge(self, days: int, dry_run: bool = False, only: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """Delete archived copies archived at least ``days`` ago, each only after its files are saved as blobs.
 
