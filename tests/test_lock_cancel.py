@@ -162,7 +162,7 @@ def test_an_operation_of_several_locked_steps_is_not_stopped_after_its_first(tmp
         cancel.set()
         time.sleep(0.3)
         assert thread.is_alive() and steps == ["first"]  # still waiting: it finishes what it began
-        assert not lock_waits.under_way()  # (a wait that blocks is not one a quit could cancel)
+        assert not [w for w in lock_waits.under_way() if w.cancellable]  # (one a quit could not cancel either)
     finally:
         holder.stdin.close()
         holder.wait(timeout=30)
