@@ -864,6 +864,11 @@ async def test_esc_cancels_a_save_waiting_on_another_process_lock_and_keeps_the_
             assert home.journal.pending("memory") == []
             waiting = [n for n in app._notifications if n.title in ("Waiting for a lock", "Lock free")]
             assert not waiting  # (the cancel said what happened; the wait's notice went with it)
+            await pilot.press("ctrl+s")  # again, still held: the last try's "Not saved" is not this one's
+            await wait_for(pilot, lambda: dialog.saving and lock_waits.under_way(), what="the second wait")
+            assert str(dialog.query_one("#error", Static).content) == ""
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not dialog.saving, timeout=10, what="the second save cancelled")
         finally:
             holder.stdin.close()
             holder.wait(timeout=30)

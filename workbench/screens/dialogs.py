@@ -438,6 +438,7 @@ class EditDialog(Dialog[bool]):
         if not self.saving:
             self.refused = None
             self.cancel_wait = threading.Event()  # (an esc of an earlier save does not stop this one)
+            self.show_error("")  # (what the last try met, a cancelled wait say, is not this one's)
             self._saving(True)
             self._submit(text, self.cancel_wait)
 
