@@ -898,8 +898,8 @@ async def test_ctrl_q_while_a_save_waits_asks_then_quits_without_it(home, tmp_pa
             await pilot.press("ctrl+q")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
             question = app.screen.question
-            assert question.startswith(f"A save is waiting for {lock} (held by {holder.pid} (python")
-            assert question.endswith("). Quit without saving?")
+            assert question.startswith(f"A change you asked for is waiting for {lock} (held by {holder.pid} (python")
+            assert question.endswith("). Quit without it?")
             await pilot.press("n")  # no: the save goes on waiting
             await wait_for(pilot, lambda: app.screen is dialog, what="the editor again")
             assert lock_waits.under_way() and dialog.saving
@@ -994,7 +994,7 @@ async def test_ctrl_q_while_a_removal_waits_on_a_lock_asks_too(home, tmp_path):
             await pilot.press("ctrl+q")
             await wait_for(
                 pilot,
-                lambda: isinstance(app.screen, ConfirmDialog) and "Quit without saving?" in app.screen.question,
+                lambda: isinstance(app.screen, ConfirmDialog) and "Quit without it?" in app.screen.question,
                 what="the quit question",
             )
             await pilot.press("y")

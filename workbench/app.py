@@ -324,10 +324,13 @@ class WorkbenchApp(ResultsFromWorkers, App):
             self._quit_now()
             return
         if len(message.lines) == 1:  # (its own words: a memory save, an approval, an undo)
-            question = f"A save is waiting for {message.lines[0]}. Quit without saving?"
+            question = f"A change you asked for is waiting for {message.lines[0]}. Quit without it?"
             detail = "It has not taken the lock: quitting cancels the wait, and the write waiting on it is not made."
         else:
-            question = f"{len(message.lines)} saves are waiting for locks other processes hold. Quit without them?"
+            question = (
+                f"{len(message.lines)} changes you asked for are waiting for locks other processes hold. "
+                "Quit without them?"
+            )
             detail = "\n".join(
                 [
                     "None has taken its lock: quitting cancels the waits, and the writes waiting on them are not made.",
