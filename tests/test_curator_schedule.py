@@ -28,7 +28,7 @@ def test_first_check_seeds_the_state_and_waits_one_interval(home, clock):
     assert home.curator.status()["next"] == {
         "due": False,
         "next_at": "2026-12-07T12:00:00+00:00",
-        "reason": "last pass 2026-11-30T12:00:00+00:00; the next is due 168 h later.",
+        "reason": "last pass 2026-11-30 12:00 UTC; the next is due 168 h later.",
     }
 
 
@@ -41,7 +41,7 @@ def test_a_due_pass_waits_for_idle_and_never_runs_during_a_turn(home, clock):
     assert home.curator.due().to_dict() == {
         "due": False,
         "next_at": "2026-11-30T14:00:00+00:00",
-        "reason": "due, waiting for 2 h without activity (last activity 2026-11-30T12:00:00+00:00).",
+        "reason": "due, waiting for 2 h without activity (last activity 2026-11-30 12:00 UTC).",
     }
     clock.advance(2 * HOUR)
     assert home.curator.maybe_run(busy=True) is None
