@@ -577,3 +577,23 @@ async def test_a_failure_is_said_unless_a_warning_said_it_just_before(home, tmp_
         app.fail(sqlite3.OperationalError("database is locked"))
         await wait_for(pilot, lambda: len(said()) == 2, what="the later failure said")
         assert said() == ["Warning", "Something went wrong"]
+
+
+async def test_a_status_too_long_for_its_lines_ends_in_an_ellipsis_and_is_said_whole(home, tmp_path):
+    """A group revert's refusals ran past the status line's four lines and were cut mid-sentence with no
+    sign (user trial): the advice at the end was lost."""
+    from textual.widgets import Static
+
+    reasons = "; ".join(f"will refuse {n}: marked stale outside the workbench, so pin it to keep it" for n in range(8))
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.screen.show_status(f"Nothing to revert: {reasons}. Use it or pin it.", error=True)
+        await pilot.pause()
+        shown = str(app.screen.query_one("#status", Static).content)
+        assert len(shown.splitlines()) == 4 and shown.endswith("… (whole in the notice)")
+        [notice] = [n for n in app._notifications if n.message.startswith("Nothing to revert")]
+        assert notice.message.endswith("Use it or pin it.")
+        app.screen.show_status("Saved.")
+        await pilot.pause()
+        assert str(app.screen.query_one("#status", Static).content) == "Saved."

@@ -34,8 +34,9 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, TextArea
 
 from engine.events import Event
+from engine.textsafety import visible
 from widgets.header import WorkbenchHeader
-from widgets.literal import literal
+from widgets.literal import cut_cells, literal
 from widgets.narration import NarrationLine
 
 from ..messages import ResultsFromWorkers
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
 
 
 STATUS_SECONDS = 6.0  # how long a status message stays (errors twice as long)
+STATUS_LINES = 4  # the status line's max-height (themes/workbench.tcss)
+STATUS_CUT = " (whole in the notice)"
 
 
 @dataclass
@@ -182,13 +185,26 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         a little longer) or until the next key; an empty message hides it."""
         status = self.query_one("#status", Static)
         status.set_class(error, "error")
-        status.update(literal(message))
+        status.update(literal(self._fitted_status(message, error)))
         status.display = bool(message)
         if self._status_timer is not None:
             self._status_timer.stop()
         self._status_timer = (
             self.set_timer(STATUS_SECONDS * (2 if error else 1), lambda: self.show_status("")) if message else None
         )
+
+    def _fitted_status(self, message: str, error: bool) -> str:
+        """``message`` as the status line's few lines hold it: one too long for them (a group revert's
+        refusals) was cut at its last line with no sign; it is cut with a … there, and said whole in a
+        notice, which wraps as long as it needs."""
+        width = max(self.size.width - 2, 20)  # (the line's padding)
+        lines = literal(message).wrap(width)
+        if len(lines) <= STATUS_LINES:
+            return message
+        self.app.notify(visible(message), severity="error" if error else "information", timeout=20, markup=False)
+        kept = [line.plain.rstrip() for line in lines[:STATUS_LINES]]
+        last = cut_cells(kept[-1] + " " + lines[STATUS_LINES].plain.strip(), width - len(STATUS_CUT))
+        return "\n".join([*kept[:-1], last.removesuffix("…") + "…" + STATUS_CUT])
 
     def key_pressed(self) -> None:
         """The next key clears what the status line said (the action it runs may say something new):
