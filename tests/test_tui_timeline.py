@@ -523,3 +523,20 @@ async def test_an_actor_or_subsystem_no_row_can_have_is_refused_as_the_cli_refus
         await open_mode(pilot, "6", TimelineScreen)
         await pilot.press("slash", *typed)
         await wait_for(pilot, lambda: refused["error"] in screen_text(pilot.app).replace("\n", " "), what="refusal")
+
+
+async def test_a_filtered_view_fits_its_summaries_to_the_columns_it_shows(home, tmp_path):
+    """The actor column kept the width 'external' gave it before a filter left only 'user' rows, so the
+    summaries, fitted to the rows shown, ran past the table's edge with no … (user trial)."""
+    entry = "Hand-added: the billing dashboard lives at grafana.internal/d/billing, owned by the payments team"
+    home.memory.add("memory", entry, ToolContext(actor="user"))
+    memory = home.memories_dir / "MEMORY.md"
+    memory.write_text(memory.read_text(encoding="utf-8") + "\n§\nWritten by hand outside", encoding="utf-8")
+    home.memory.catch_up()  # (journaled as outside, actor external)
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(pilot, lambda: "external" in screen_text(pilot.app), what="the outside row")
+        await pilot.press("/", *"actor:user", "enter")
+        await wait_for(pilot, lambda: "external" not in screen_text(pilot.app), what="the filtered view")
+        line = next(line for line in screen_text(pilot.app).splitlines() if "Hand-added" in line)
+        assert line.rstrip(" │").endswith("…") and len(line) <= 80

@@ -23,10 +23,13 @@ class RowTable(CursorInView, DataTable):
     ]
 
     def measure_columns(self) -> None:
-        """Each column as wide as its widest cell, now, for a table just filled: DataTable measures new
-        rows when it is next idle, and in a terminal a Timeline first shown after other screens' work
-        was seen drawn at the headers' widths until the next fill (not reproduced under Pilot)."""
+        """Each column as wide as its widest cell (or its header), now, for a table just filled: DataTable
+        measures new rows when it is next idle, and in a terminal a Timeline first shown after other
+        screens' work was seen drawn at the headers' widths until the next fill (not reproduced under
+        Pilot). Measured afresh: DataTable only ever widens a column, so one that held a long cell
+        before a filter stayed wide, and the Timeline's summaries, fitted to the rows shown, ran past
+        the table's edge with no … (user trial)."""
         for key, column in self.columns.items():
             widths = [cell_len(cell.plain) for cell in self.get_column(key) if isinstance(cell, Text)]
-            column.content_width = max([column.content_width, *widths])
+            column.content_width = max([cell_len(column.label.plain), *widths])
         self.refresh()
