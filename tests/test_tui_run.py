@@ -9,10 +9,10 @@ import pytest
 from textual.app import App
 from textual.widgets import Input, OptionList, Select, Static
 
-from engine import open_home
+from engine import lock_waits, open_home
 from engine.events import RunnerEvent
 from engine.scenarios import run_scenario
-from tests.lock_support import holding_write_lock
+from tests.lock_support import holding_flock, holding_write_lock
 from tests.screens_seed import GARDEN, GARDEN_2, TOKYO, open_mode, play_scenario, screen_text, seed_sessions
 from tests.tui_support import LateFirstAnswer, make_app, settle, wait_for
 from widgets.entry_list import EntryList
@@ -859,3 +859,52 @@ async def test_resuming_a_session_deleted_after_it_was_picked_says_so_as_the_res
         screen.query_one("#run-input").focus()
         await send_turn(pilot, screen, "where now?")
         assert screen.session_id not in (first, TOKYO) and home.archive.get_session(TOKYO) is None
+
+
+def _waiting_on(lock) -> list[lock_waits.Wait]:
+    return [wait for wait in lock_waits.under_way() if wait.lock == lock]
+
+
+def _ended(home, session_id: str, timeout: float = 15.0):
+    """The session once its end is stored (the turn's thread ends it after the app has gone)."""
+    deadline = time.monotonic() + timeout
+    while (session := home.archive.get_session(session_id)).ended_at is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return session
+
+
+async def test_quitting_while_a_turn_waits_for_a_lock_ends_the_session(home, tmp_path, hermes):
+    """ctrl+q while the agent's memory write waited for another process's lock quit (no question: the
+    agent's write is not a save of the user's) and cancelled the wait, but left the session open in
+    state.db: the quit skipped the end of a session whose turn still ran, and nothing ended it after.
+    Now the turn's thread ends it once the turn has stopped, with `cli_close` as after any quit, and
+    the transcript stored keeps the cancelled write as cancelled."""
+    user = home.memories_dir / "USER.md"
+    lock = user.with_name("USER.md.lock")
+    before = user.read_bytes() if user.exists() else b""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await send_turn(pilot, screen, "hello")
+        session_id = screen.session_id
+        holder = holding_flock(lock)
+        try:
+            await pilot.press(*"remember that I drink decaf", "enter")
+            await wait_for(pilot, lambda: _waiting_on(lock), timeout=10, what="the agent's write waiting")
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit, without a question")
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+    session = _ended(home, session_id)
+    assert (session.ended_at is not None, session.end_reason) == (True, "cli_close")
+    read = (
+        "import json\nfrom hermes_state import SessionDB\nrow = SessionDB().get_session({sid!r})\n"
+        'print(json.dumps([row["end_reason"], row["ended_at"] is not None]))\n'
+    )
+    assert hermes.json(home.root, read.format(sid=session_id)) == ["cli_close", True]  # as Hermes reads it
+    said = [(m.role, m.content) for m in home.archive.messages(session_id)]
+    assert [content for role, content in said if role == "user"] == ["hello", "remember that I drink decaf"]
+    (result,) = [content for role, content in said if role == "tool"]
+    assert f"Cancelled while waiting for {lock}" in result and "nothing was written" in result
+    assert (user.read_bytes() if user.exists() else b"") == before  # the write waiting was never made

@@ -54,6 +54,31 @@ class Switch:
     done: bool = False
 
 
+class Handover:
+    """A turn's hand-over with the screen's close (a quit, a closed terminal): whichever of the two comes
+    second ends the session. The screen closing while the turn runs (waiting for a lock, say: the quit
+    cancels that wait) leaves the end to the turn's thread, once the turn has stopped; a turn over
+    before the close leaves it to the close (``RunScreen.on_unmount``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._closed = False
+        self._over = False
+        self.agent: Conversation | None = None  # the turn's (the screen may not have heard of it yet)
+
+    def turn_over(self) -> bool:
+        """Worker: the turn is over; True when the screen closed meanwhile (the worker ends the session)."""
+        with self._lock:
+            self._over = True
+            return self._closed
+
+    def close(self) -> bool:
+        """UI thread, as the screen closes: True when the turn still runs (its thread ends the session)."""
+        with self._lock:
+            self._closed = True
+            return not self._over
+
+
 @dataclass
 class Switched(Message):
     switch: Switch
@@ -183,6 +208,7 @@ class RunScreen(WorkbenchScreen):
         self._cancel = threading.Event()
         self._leaving_unstored = False
         self._storing_to_quit = False  # a quit's store is running (ctrl+q again waits for it)
+        self._turn: Handover | None = None  # the last turn's (``_send``)
 
     def compose_body(self) -> Iterable[Widget]:
         with Horizontal(id="run-bar"):
@@ -328,17 +354,21 @@ class RunScreen(WorkbenchScreen):
 
     def on_unmount(self) -> None:
         self._cancel.set()  # never keep the app waiting on a running turn at exit
-        if self.agent is not None:
-            self.agent.cancel()  # (a switch waiting for a background review goes on at once)
+        turn = self._turn
+        agent = self.agent or (turn.agent if turn is not None else None)
+        if turn is not None and turn.close():  # a turn still runs (its lock waits end with the app):
+            if agent is not None:  # its thread ends the session once it stops (``run_turn``)
+                agent.cancel()
+            return
+        running = self.running and turn is None  # (a scenario: its runs end their own sessions)
+        if agent is not None:
+            agent.cancel()  # (a switch waiting for a background review goes on at once)
             if self._leaving_unstored:  # the user chose to quit without what state.db would not take
-                self.agent.leave()
-            elif not self.running and not self._idle.wait(REVIEW_CLOSE_WAIT_S):  # a switch still going on
-                log.warning("session %s was not ended at exit: a switch of session was still going on", self.agent.id)
-            elif not self.running:  # as Hermes's CLI does on exit; `ctrl+o` (resume) reopens it
-                try:  # (a switch made already left the session ended; one owed ends it as it would have)
-                    self.agent.end(_end_reason(self._switch))
-                except Exception as exc:  # the quit went ahead once asked (``unstored``): it must not hang
-                    log.warning("session %s was not stored at exit: %s", self.agent.id, said(exc))
+                agent.leave()
+            elif not running and not self._idle.wait(REVIEW_CLOSE_WAIT_S):  # a switch still going on
+                log.warning("session %s was not ended at exit: a switch of session was still going on", agent.id)
+            elif not running:  # as Hermes's CLI does on exit; `ctrl+o` (resume) reopens it
+                _end_at_exit(agent, self._switch)  # (a switch made already left the session ended)
 
     @property
     def unstored(self) -> int:
@@ -582,7 +612,8 @@ class RunScreen(WorkbenchScreen):
         self._cancel.clear()
         switch, self._switch = self._switch, None  # (made already, or owed: the turn makes it first)
         said_at = self.home.clock.now()  # (said now, stored later: after a switch still going on, say)
-        self.run_turn(text, said_at, self.model_name, self.agent, switch, *self._queue())
+        self._turn = Handover()
+        self.run_turn(text, said_at, self.model_name, self.agent, switch, self._turn, *self._queue())
 
     def action_play(self) -> None:
         scenario = str(self.query_one("#run-scenario", Select).value)
@@ -590,6 +621,7 @@ class RunScreen(WorkbenchScreen):
             self.notify("Choose a scenario first (the second box at the top).", severity="warning")
             return
         self.action_new_session()
+        self._turn = None  # (a scenario's runs end their own sessions)
         self.running = True
         self.playing = True
         self._cancel.clear()
@@ -604,12 +636,15 @@ class RunScreen(WorkbenchScreen):
         model: str,
         agent: Conversation | None,
         switch: Switch | None,
+        turn: Handover,
         before: threading.Event,
         done: threading.Event,
     ) -> None:
         """One turn; ``agent`` and ``switch`` are the screen's, read on the UI thread (the worker
         writes no screen state: the agent it opens arrives as ``AgentReady``). It starts once the
-        worker before it (a switch, most often) is done."""
+        worker before it (a switch, most often) is done. Should the screen close meanwhile (a quit
+        ends the turn's waits for other processes' locks), this thread ends the session once the
+        turn has stopped, as the quit would have (``Handover``)."""
         session_id, error, unsent, unstored, why = self.session_id, None, text, 0, None
         try:
             before.wait()
@@ -619,6 +654,7 @@ class RunScreen(WorkbenchScreen):
                 agent = Conversation.resuming(
                     self.home, make_model(self.home, model), session_id, source="tui", background_review=True
                 )
+            turn.agent = agent
             self.post_message(AgentReady(agent, agent.id))
             if self._cancel.is_set():  # cancelled (or the screen closed) before the screen knew the agent
                 agent.cancel()
@@ -631,6 +667,8 @@ class RunScreen(WorkbenchScreen):
         finally:
             done.set()
             owed = switch if switch is not None and not switch.done else None
+            if turn.turn_over() and agent is not None:  # the screen closed under the turn: end it here
+                _end_at_exit(agent, owed)
             self._end_turn(
                 TurnEnded(session_id, error, unsent if error else "", unstored, why, owed)
             )  # always: the screen must never stay "running"
@@ -807,6 +845,15 @@ def runner_item(event: RunnerEvent) -> TranscriptItem | None:
     if event.kind in ("error", "cancelled"):
         return TranscriptItem("system", f"turn {event.kind}" + (f": {data['message']}" if data.get("message") else ""))
     return None
+
+
+def _end_at_exit(agent: Conversation, switch: Switch | None) -> None:
+    """End the agent's session as Hermes's CLI does at exit (or as a switch still owed would have);
+    the quit goes ahead whatever state.db says, so a refusal is logged, never raised."""
+    try:
+        agent.end(_end_reason(switch))
+    except Exception as exc:  # the quit went ahead once asked (``unstored``): it must not hang
+        log.warning("session %s was not stored at exit: %s", agent.id, said(exc))
 
 
 def _end_reason(switch: Switch | None) -> str:
