@@ -89,6 +89,12 @@ class Conversation:
         """Stop the running turn at its next safe point (any thread)."""
         self.agent.cancel()
 
+    @property
+    def stop_event(self) -> threading.Event:
+        """Set once the running turn is asked to stop (``cancel``): a skin that lets a turn's waits for
+        a lock be cancelled runs the turn in ``lock_waits.cancellable(stop_event)``."""
+        return self.agent.cancel_event
+
     @classmethod
     def resuming(cls, home: Home, model: Model, session_id: str | None, **options: Any) -> Conversation:
         """A conversation in the stored session whose id is ``session_id`` (None: a new one). One deleted

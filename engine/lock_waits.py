@@ -69,9 +69,8 @@ class Wait:
     began: float = field(default_factory=time.monotonic)
     over: bool = False  # it took the lock (a cancel after that changes nothing)
     cancelled: bool = False
-    asked: bool = (
-        False  # its thread asked for it (``cancellable``: a person's save), not only ``cancellable_everywhere``
-    )
+    # a person's write asked for it (``cancellable``: a save), not an agent's turn nor ``cancellable_everywhere`` alone
+    asked: bool = False
 
     @property
     def cancellable(self) -> bool:
@@ -117,15 +116,18 @@ def listen(listener: Listener, ended: Ended | None = None) -> Callable[[], None]
 
 
 @contextlib.contextmanager
-def cancellable(*events: threading.Event) -> Iterator[None]:
+def cancellable(*events: threading.Event, asked: bool = True) -> Iterator[None]:
     """Within: this thread's wait for its first lock ends with ``WaitCancelled`` once one of ``events``
-    is set (before the lock is taken: a write that holds it is never interrupted)."""
-    before = getattr(_thread, "cancel", ())
+    is set (before the lock is taken: a write that holds it is never interrupted). ``asked``: the waits
+    within are of a write a person asked for (a skin's quit asks before cancelling those, ``Wait.asked``);
+    False for an agent's turn, which its own stop cancels, and a quit without a question."""
+    before, was_asked = getattr(_thread, "cancel", ()), getattr(_thread, "asked", False)
     _thread.cancel = before + events
+    _thread.asked = was_asked or (asked and bool(events))
     try:
         yield
     finally:
-        _thread.cancel = before
+        _thread.cancel, _thread.asked = before, was_asked
 
 
 def cancellable_everywhere(event: threading.Event) -> Callable[[], None]:
@@ -196,7 +198,7 @@ def waiting(lock: Path) -> Iterator[Wait]:
     bound = _bound()
     asked: tuple[threading.Event, ...] = () if bound else getattr(_thread, "cancel", ())
     cancel = () if bound else (*asked, *_everywhere)
-    wait = Wait(lock, cancel, asked=bool(asked))
+    wait = Wait(lock, cancel, asked=bool(asked) and getattr(_thread, "asked", False))
     _thread.interrupted = None
     key = id(wait)
     with _guard:

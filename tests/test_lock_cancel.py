@@ -180,3 +180,29 @@ def test_an_operation_of_several_locked_steps_is_not_stopped_after_its_first(tmp
     finally:
         holder.stdin.close()
         holder.wait(timeout=30)
+
+
+@pytest.mark.parametrize("asked", [True, False])
+def test_a_wait_of_an_agent_turn_is_cancellable_but_not_asked_about(home, asked):
+    """A person's save is asked about at quit (``Wait.asked``); an agent's turn, which the TUI runs with
+    ``asked=False``, is cancelled by its own stop without a question."""
+    path = home.memories_dir / "MEMORY.md"
+    lock = path.with_name("MEMORY.md.lock")
+    stop = threading.Event()
+    holder = holding_flock(lock)
+    try:
+
+        def add():
+            with lock_waits.cancellable(stop, asked=asked):
+                return home.memory.add("memory", "A fact")
+
+        thread, outcome = in_thread(add)
+        wait = wait_until_waiting(lock, thread)
+        assert wait.cancellable and wait.asked is asked
+        stop.set()  # the Run screen's esc
+        thread.join(timeout=10)
+        assert isinstance(outcome.get("error"), lock_waits.WaitCancelled), outcome
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert home.memory.entries("memory") == []

@@ -818,6 +818,10 @@ async def test_a_save_waiting_on_another_process_lock_says_so_then_lands(home, t
             waiting = lambda: [n for n in app._notifications if n.title == "Waiting for a lock"]  # noqa: E731
             await wait_for(pilot, waiting, what="the wait said")
             assert f"{lock}: process {holder.pid} (python" in str(waiting()[0].message)
+            assert str(waiting()[0].message).endswith(  # (what esc and ctrl+q do in the editor)
+                "Esc stops the save waiting here (nothing is written, your draft stays); "
+                "ctrl+q asks before quitting without it."
+            )
             await pilot.press(*"XYZ")  # typed while it saves: once taken in, then lost as it closed
             await pilot.pause(0.2)  # (not settle: that waits for the save, and the dialog closes)
             assert app.screen is dialog and dialog.query_one(TextArea).text == "Second fact"

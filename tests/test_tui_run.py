@@ -908,3 +908,47 @@ async def test_quitting_while_a_turn_waits_for_a_lock_ends_the_session(home, tmp
     (result,) = [content for role, content in said if role == "tool"]
     assert f"Cancelled while waiting for {lock}" in result and "nothing was written" in result
     assert (user.read_bytes() if user.exists() else b"") == before  # the write waiting was never made
+
+
+async def test_esc_stops_a_turn_whose_memory_write_waits_for_a_lock(home, tmp_path):
+    """esc while the agent's memory write waited for another process's lock only said `cancelling…`
+    for the whole hold; then the write landed and the turn ended with no word. Now esc ends that wait:
+    nothing is written, the tool result says it was cancelled, the turn stops as a stopped turn does
+    and the screen says so."""
+    user = home.memories_dir / "USER.md"
+    lock = user.with_name("USER.md.lock")
+    before, rows = (user.read_bytes() if user.exists() else b""), home.memory.history("user")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        holder = holding_flock(lock)
+        try:
+            await pilot.press(*"remember that I drink decaf", "enter")
+            await wait_for(pilot, lambda: _waiting_on(lock), timeout=10, what="the agent's write waiting")
+            await wait_for(
+                pilot,
+                lambda: [n for n in app._notifications if n.title == "Waiting for a lock"],
+                what="the wait said",
+            )
+            (notice,) = [n for n in app._notifications if n.title == "Waiting for a lock"]
+            assert "Esc stops the agent's turn" in notice.message and "Esc stops a save" not in notice.message
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not screen.running, timeout=10, what="the turn to stop")
+            await settle(pilot)
+            status = str(screen.query_one("#run-status", Static).render())
+            assert status.startswith("stopped (esc)")
+            (stopped,) = [n for n in app._notifications if n.title == "Turn stopped"]
+            assert stopped.message.startswith(f"The agent's write was not made: Cancelled while waiting for {lock}")
+            assert "nothing was written" in stopped.message
+            assert not [n for n in app._notifications if n.title in ("Waiting for a lock", "Lock free")]
+            tools = [i for i in screen.query_one(Transcript).items if i.role == "tool"]
+            assert len(tools) == 1 and f"Cancelled while waiting for {lock}" in tools[0].content
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+        await settle(pilot)
+        assert (user.read_bytes() if user.exists() else b"") == before  # not made once the lock is free either
+        assert home.memory.history("user") == rows  # nothing journaled
+        said = [(m.role, m.content) for m in home.archive.messages(screen.session_id)]
+        assert [role for role, _ in said] == ["user", "assistant", "tool"]  # stopped: no answer after it
+        assert f"Cancelled while waiting for {lock}" in said[-1][1]

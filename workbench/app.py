@@ -97,11 +97,30 @@ EXTERNAL_EVENTS = {
 }
 
 
+def lock_wait_keys(screen: Screen, asked: bool) -> str:
+    """What esc (on ``screen``, the one the notice of a lasting lock wait appears on) and ctrl+q do to
+    that wait (``asked``: a write of the user's waits, which quitting asks about): the one place these
+    words live."""
+    from .screens.dialogs import EditDialog
+
+    if isinstance(screen, EditDialog):
+        esc = "Esc stops the save waiting here (nothing is written, your draft stays); "
+    elif isinstance(screen, ApprovalsScreen):
+        esc = "Esc stops a decision waiting here (it stays pending); "
+    elif isinstance(screen, RunScreen) and screen.running:
+        esc = "Esc stops the agent's turn, and a write of it waiting here is not made; "
+    else:
+        esc = ""
+    quits = "ctrl+q asks before quitting without it." if asked else "ctrl+q quits without it."
+    return esc + quits
+
+
 # -- the app's own worker results --------------------------------------------------------
 @dataclass
 class LockWaited(Message):
     lock: Path
     text: str  # ``lock_waits.describe``
+    asked: bool = False  # a write of the user's waits (ctrl+q asks before quitting without it)
 
 
 @dataclass
@@ -478,13 +497,11 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
     def _lock_wait(self, lock: Path, holders: list[str]) -> None:
         """(The lock-waits thread) a save or turn waits on another process's lock: said, not silent."""
-        self.post_message(LockWaited(lock, lock_waits.describe(lock, holders)))
+        asked = any(wait.asked for wait in lock_waits.under_way() if wait.lock == lock)
+        self.post_message(LockWaited(lock, lock_waits.describe(lock, holders), asked))
 
     def on_lock_waited(self, message: LockWaited) -> None:
-        text = (
-            f"{message.text} Esc stops a save waiting in the editor (or a decision on Approvals); "
-            "ctrl+q asks before quitting without it."
-        )
+        text = f"{message.text} {lock_wait_keys(self.screen, message.asked)}"
         notice = Notification(visible(text), "Waiting for a lock", "warning", 20, markup=False)
         self._lock_notices[message.lock] = notice
         self.post_message(Notify(notice))

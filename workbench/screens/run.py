@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textual import events, on, work
 from textual.binding import Binding
@@ -22,6 +22,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 
+from engine import lock_waits
 from engine.conversation import Conversation, leaving_reason
 from engine.db import DatabaseBusyError
 from engine.errors import said
@@ -114,6 +115,8 @@ class TurnEnded(Message):
     unstored: int = 0  # messages of the conversation state.db does not hold yet (it was busy)
     unstored_why: str | None = None
     owed: Switch | None = None  # a switch the turn could not make (state.db refused the end): the next one tries
+    stopped: bool = False  # cancelled (esc)
+    cancelled_waits: list[str] = field(default_factory=list)  # its writes esc stopped waiting for a lock (said)
 
 
 @dataclass
@@ -642,10 +645,11 @@ class RunScreen(WorkbenchScreen):
     ) -> None:
         """One turn; ``agent`` and ``switch`` are the screen's, read on the UI thread (the worker
         writes no screen state: the agent it opens arrives as ``AgentReady``). It starts once the
-        worker before it (a switch, most often) is done. Should the screen close meanwhile (a quit
-        ends the turn's waits for other processes' locks), this thread ends the session once the
-        turn has stopped, as the quit would have (``Handover``)."""
+        worker before it (a switch, most often) is done. Its writes' waits for another process's
+        lock end on esc (the agent's stop) as at quit; should the screen close meanwhile, this thread
+        ends the session once the turn has stopped, as the quit would have (``Handover``)."""
         session_id, error, unsent, unstored, why = self.session_id, None, text, 0, None
+        stopped, waits = False, []
         try:
             before.wait()
             if agent is not None and switch is not None and not switch.done:  # state.db refused it at ctrl+l
@@ -658,10 +662,14 @@ class RunScreen(WorkbenchScreen):
             self.post_message(AgentReady(agent, agent.id))
             if self._cancel.is_set():  # cancelled (or the screen closed) before the screen knew the agent
                 agent.cancel()
-            result = agent.run_turn(text, said_at)  # (what it raises it raised before taking the message)
+            # (not a save of the user's: the quit cancels its waits without asking, ``asked=False``)
+            with lock_waits.cancellable(agent.stop_event, asked=False):
+                result = agent.run_turn(text, said_at)  # (what it raises it raised before taking the message)
             unsent = ""  # the turn took the message: it is stored, even if the turn then failed
             session_id, error = result.session_id, result.error if result.status == "error" else None
             unstored, why = agent.unstored, result.error
+            stopped = result.status == "cancelled"
+            waits = [str(call["result"]["error"]) for call in result.tool_calls if _wait_cancelled(call["result"])]
         except Exception as exc:  # e.g. an unusable model configuration: shown in place, never fatal
             error = said(exc)
         finally:
@@ -670,7 +678,7 @@ class RunScreen(WorkbenchScreen):
             if turn.turn_over() and agent is not None:  # the screen closed under the turn: end it here
                 _end_at_exit(agent, owed)
             self._end_turn(
-                TurnEnded(session_id, error, unsent if error else "", unstored, why, owed)
+                TurnEnded(session_id, error, unsent if error else "", unstored, why, owed, stopped, waits)
             )  # always: the screen must never stay "running"
 
     @work(thread=True, exit_on_error=False, group="agent")
@@ -702,7 +710,21 @@ class RunScreen(WorkbenchScreen):
         if message.session_id:
             self.session_id = message.session_id
         # The bar has room for a sentence: the status keeps the first, the notice holds the whole message.
-        self._status("failed: " + message.error.split(". ")[0].rstrip(".") if message.error else None)
+        self._status(
+            "failed: " + message.error.split(". ")[0].rstrip(".")
+            if message.error
+            else "stopped (esc)"
+            if message.stopped
+            else None
+        )
+        if message.cancelled_waits:  # esc came while a write waited for a lock: it was never made
+            self.notify(
+                " ".join(f"The agent's write was not made: {text}" for text in message.cancelled_waits),
+                title="Turn stopped",
+                severity="warning",
+                markup=False,
+                timeout=20,
+            )
         if message.error:
             self.notify(message.error, title="The turn failed", severity="error", markup=False, timeout=30)
             box = self.query_one("#run-input", Input)
@@ -845,6 +867,11 @@ def runner_item(event: RunnerEvent) -> TranscriptItem | None:
     if event.kind in ("error", "cancelled"):
         return TranscriptItem("system", f"turn {event.kind}" + (f": {data['message']}" if data.get("message") else ""))
     return None
+
+
+def _wait_cancelled(outcome: dict) -> bool:
+    """Whether a tool's outcome is a write whose wait for another process's lock was cancelled."""
+    return outcome.get("success") is False and "lock" in outcome and "holders" in outcome
 
 
 def _end_at_exit(agent: Conversation, switch: Switch | None) -> None:
