@@ -66,6 +66,23 @@ def _without_dots(path: Path) -> Path:
     return Path(os.path.realpath(Path(*parts[: last + 1]))).joinpath(*parts[last + 1 :])
 
 
+# Folders of a Hermes home that a --home given one folder too deep names (``~/.hermes/memories``).
+_HOME_PARTS = ("memories", "skills", "sessions", "logs", "cron", "pending", "hooks")
+
+
+def home_above(root: Path) -> Path | None:
+    """The Hermes home ``root`` is a part of, when ``--home`` named one of its folders rather than the
+    home (``~/.hermes/memories``): opened, it read as an empty home (doctor: all good) and got a home's
+    folders inside Hermes's own. None when ``root`` is no such folder (or was used as a home already)."""
+    if root.name not in _HOME_PARTS or any(
+        (root / name).exists() for name in ("state.db", "config.yaml", "workbench.db")
+    ):
+        return None
+    parent = root.parent
+    marks = (parent / "state.db", parent / "config.yaml", parent / "memories" / "MEMORY.md")
+    return parent if any(mark.is_file() for mark in marks) else None
+
+
 class Home:
     """Paths, settings and shared services of one home folder."""
 
@@ -317,6 +334,11 @@ def open_home(
         raise HomeError(shut)
     if root.exists() and not root.is_dir():
         raise HomeError(f"{root} is a file, not a home folder. Pass --home with a folder path.")
+    if (above := home_above(root)) is not None:  # (making a home there would put folders in Hermes's own)
+        raise HomeError(
+            f"{root} is the {root.name}/ folder of the Hermes home {above}, not a home: pass --home {above}. "
+            "Nothing was created."
+        )
     if read_only and not root.is_dir():
         raise HomeError(f"{root} does not exist; a read-only home is never created. Check --home.")
     if not create and not root.is_dir():

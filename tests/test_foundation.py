@@ -209,3 +209,22 @@ def test_forked_child_never_reuses_the_parents_connection(home):
     proc.join(30)
     assert proc.exitcode == 0
     assert home.journal.connection() is parent_conn
+
+
+def test_a_home_named_by_one_of_a_hermes_homes_folders_is_refused_creating_nothing(tmp_path):
+    """`--home ~/.hermes/memories` read as an empty home (doctor: all good) and got memories/, skills/,
+    pending/ and workbench.db made inside Hermes's own memories folder (user trial)."""
+    hermes = tmp_path / ".hermes"
+    (hermes / "memories").mkdir(parents=True)
+    (hermes / "memories" / "MEMORY.md").write_text("Uses Postgres 16", encoding="utf-8")
+    before = sorted(p.name for p in (hermes / "memories").iterdir())
+    with pytest.raises(
+        HomeError,
+        match=r"memories is the memories/ folder of the Hermes home .*\.hermes, not a home: "
+        r"pass --home .*\.hermes\. Nothing was created\.",
+    ):
+        open_home(hermes / "memories")
+    assert sorted(p.name for p in (hermes / "memories").iterdir()) == before
+    open_home(hermes).close()  # the home itself opens
+    open_home(tmp_path / "skills").close()  # a folder of that name with no home above it is a home
+    open_home(hermes / "profiles" / "work").close()  # (a Hermes profile is a home of its own)
