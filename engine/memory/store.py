@@ -359,7 +359,9 @@ class MemoryStore:
         try:
             self._check_target(target)
             self._check_writable()
-            outcome = self._apply(target, prepare(), _Writer.of(ToolContext(actor="user")))
+            plan = prepare()
+            limit = self.limit(target)  # read once: the write checks against it and its result reports it
+            outcome = self._apply(target, plan, _Writer.of(ToolContext(actor="user")), limit=limit)
         except StalePin:  # (its own message speaks of a staged write and a pending record)
             return {
                 "success": False,
@@ -368,7 +370,7 @@ class MemoryStore:
             }
         except Refusal as refusal:
             return refusal.said_to("user")
-        return self._success(target, outcome)
+        return self._success(target, outcome, limit)
 
     def _plan_add(self, content: Any) -> _Plan:
         text = _text(content, "content")
@@ -447,18 +449,19 @@ class MemoryStore:
             self._check_writable()
             plan = prepare()
             writer = _Writer.of(ctx)
+            limit = self.limit(target)  # read once: the write checks against it and its result reports it
             if self._must_stage(ctx, plan):
-                outcome = self._apply(target, plan, writer, dry_run=True)
+                outcome = self._apply(target, plan, writer, dry_run=True, limit=limit)
                 if outcome.changes:
                     result = self._stage(ctx, target, plan, outcome)
                     ctx.turn_state[FAILURES_KEY] = 0
                     return result
             else:
-                outcome = self._apply(target, plan, writer)
+                outcome = self._apply(target, plan, writer, limit=limit)
         except Refusal as refusal:
             return self._refused(refusal, ctx)
         ctx.turn_state[FAILURES_KEY] = 0
-        result = self._success(target, outcome)
+        result = self._success(target, outcome, limit)
         if plan.flags is not None and outcome.changes:
             result.update(warning=warning_message(plan.flags), flags=plan.flags.reasons)
         return result
@@ -480,8 +483,9 @@ class MemoryStore:
             }
         return refusal.result
 
-    def _success(self, target: str, outcome: Outcome) -> dict[str, Any]:
-        usage = Usage.of(outcome.entries, self.limit(target))
+    def _success(self, target: str, outcome: Outcome, limit: int | None = None) -> dict[str, Any]:
+        """The result of a write; ``limit``: the char limit it was made under (else read now)."""
+        usage = Usage.of(outcome.entries, self.limit(target) if limit is None else limit)
         return {
             "success": True,
             "done": True,
@@ -590,7 +594,8 @@ class MemoryStore:
                 message_id,
                 {"pending_id": pending_id, "proposed_by": proposed_by, "edited": edited_content is not None},
             )
-            outcome = self._apply(target, plan, writer)
+            limit = self.limit(target)  # read once: the write checks against it and its result reports it
+            outcome = self._apply(target, plan, writer, limit=limit)
         except StalePin as stale:
             if stale.entry not in (seen or {}).values():  # (a pin of its own: changed since it was staged)
                 return stale.result
@@ -601,7 +606,7 @@ class MemoryStore:
             }
         except Refusal as refusal:
             return refusal.result
-        return self._success(target, outcome)
+        return self._success(target, outcome, limit)
 
     def preview_staged(self, payload: dict[str, Any], edited_content: str | None = None) -> dict[str, Any]:
         """What approving would do, computed from the live files without writing anything.
@@ -685,9 +690,12 @@ class MemoryStore:
 
         # -- the write path -------------------------------------------------------------
 
-    def _apply(self, target: str, plan: _Plan, writer: _Writer, *, dry_run: bool = False) -> Outcome:
-        """Run ``plan`` on the file under its lock; write, journal and announce the result."""
-        limit = self.limit(target)
+    def _apply(
+        self, target: str, plan: _Plan, writer: _Writer, *, dry_run: bool = False, limit: int | None = None
+    ) -> Outcome:
+        """Run ``plan`` on the file under its lock; write, journal and announce the result. ``limit``: the
+        target's char limit as the caller read it for this write (else read here)."""
+        limit = self.limit(target) if limit is None else limit
         with self._locked(target):
             real = self._real(target)  # resolved once: the file read is the file replaced
             state = real if isinstance(real, FileState) else _read_file(real)
