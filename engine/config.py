@@ -223,12 +223,19 @@ def all_defaults() -> dict[str, Any]:
 
 
 class Config:
-    """Read-only view of config.yaml with typed, validated accessors."""
+    """Read-only view of config.yaml with typed, validated accessors.
+
+    A Config never changes once made (``overlay`` and a reload make a new one), so what a key
+    looks up in the file is kept per key: a memory write reads its limit without walking the
+    settings again. Errors are never kept: a bad value raises on every read.
+    """
 
     def __init__(self, data: dict, path: Path | None = None, lines: dict[str, int] | None = None):
         self._data = data
         self.path = path
         self._lines = lines or {}
+        self._found: dict[str, Any] = {}  # dotted key -> its value in the file, or _UNSET
+        self._replaced: dict[str, Substitution | None] = {}  # dotted key -> ``_substitution``'s answer
 
     @classmethod
     def load(cls, path: Path) -> Config:
@@ -268,10 +275,19 @@ class Config:
         return self.raw(key, _UNSET) is not _UNSET
 
     def raw(self, key: str, default: Any = None) -> Any:
+        node = self._found.get(key, _UNSET)
+        if node is _UNSET and key not in self._found:
+            node = self._found[key] = self._lookup(key)
+        if node is _UNSET:
+            return default_value(key) if default is None else default
+        return node
+
+    def _lookup(self, key: str) -> Any:
+        """``key``'s value in the file, or ``_UNSET`` when the file does not give it one."""
         node: Any = self._data
         for part in key.split("."):
             if not isinstance(node, dict) or part not in node:
-                return default_value(key) if default is None else default
+                return _UNSET
             node = node[part]
         return node
 
@@ -346,7 +362,13 @@ class Config:
     def _substitution(self, key: str) -> Substitution | None:
         """What replaces ``key``'s value, when Hermes runs with a value we cannot use: a char limit not
         above 0 (its default; Hermes refuses every write), a word no on/off reading knows for a switch
-        Hermes shares (Hermes's own reading of it)."""
+        Hermes shares (Hermes's own reading of it). Kept per key (the file does not change)."""
+        if key in self._replaced:
+            return self._replaced[key]
+        found = self._replaced[key] = self._find_substitution(key)
+        return found
+
+    def _find_substitution(self, key: str) -> Substitution | None:
         if not self.is_set(key) or not isinstance(self._parent(key), dict):
             return None
         value, line = self.raw(key), self._lines.get(key)

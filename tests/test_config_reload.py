@@ -70,3 +70,22 @@ def test_hermes_config_set_is_taken(home, hermes):
     change = home.refresh_config()
     assert "memory.write_approval" in change.keys and not change.error
     assert home.memory.add("memory", "Gated by Hermes's setting", ToolContext(actor="agent")).get("staged") is True
+
+
+def test_a_key_read_before_an_overlay_or_a_reload_is_read_afresh_in_each(home):
+    """Lookups are kept per Config: an overlay and a reloaded file each answer with their own values,
+    and a value that cannot be used is refused on every read, not only the first."""
+    write_from_another_process(home.config_path, "memory:\n  memory_char_limit: 700\n  user_char_limit: -5\n")
+    home.refresh_config()
+    first = home.config
+    assert first.int("memory.memory_char_limit") == 700 and first.int("memory.user_char_limit") == 1375
+    view = first.overlay({"memory.memory_char_limit": 800, "memory.user_char_limit": 900})
+    assert view.int("memory.memory_char_limit") == 800 and view.int("memory.user_char_limit") == 900
+    assert first.int("memory.memory_char_limit") == 700 and first.substitutions()[0].key == "memory.user_char_limit"
+    write_from_another_process(home.config_path, "memory:\n  memory_char_limit: lots\n")
+    home.reload_config()
+    assert home.config is not first
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="must be a whole number, got 'lots'"):
+            home.config.int("memory.memory_char_limit")
+    assert first.int("memory.memory_char_limit") == 700  # the Config read before keeps its answers
