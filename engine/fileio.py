@@ -324,24 +324,41 @@ class LinkPolicy:
         parts = text[len(root) :].strip(os.sep).split(os.sep) if text != root else []
         current = self._real_root()
         deepest_link = 0
-        for depth, part in enumerate(parts, 1):
-            step = os.path.join(current, part)
-            if os.path.islink(step):
+        for depth in range(1, len(parts) + 1):
+            current, followed = self._step(current, parts, depth, sealed)
+            if followed:
                 deepest_link = depth
-                shown = self.root.joinpath(*parts[:depth])
-                target = os.path.realpath(step)
-                if sealed is not None and Path(sealed) in shown.parents:
-                    raise self._refusal(shown, target, f"is below {sealed}, where no link is ever followed")
-                problem = self.target_problem(target)
-                if problem:
-                    raise self._refusal(shown, target, problem)
-                step = target
-            current = step
         if inside is not None and not self._stays_inside(
             text, os.path.normpath(os.fspath(inside)), deepest_link, current
         ):
             raise self._refusal(Path(path), current, f"is outside the skill's folder {inside}")
         return Path(current)
+
+    def _step(self, current: str, parts: list[str], depth: int, sealed: Path | None) -> tuple[str, bool]:
+        """One step of a walk: ``parts[depth - 1]`` in the real folder ``current`` (``parts``: the path's
+        components below the home); a link there is checked (rules 1, 3 and 4) and followed. Returns the
+        real path and whether a link was followed."""
+        step = os.path.join(current, parts[depth - 1])
+        if not os.path.islink(step):
+            return step, False
+        shown = self.root.joinpath(*parts[:depth])
+        target = os.path.realpath(step)
+        if sealed is not None and Path(sealed) in shown.parents:
+            raise self._refusal(shown, target, f"is below {sealed}, where no link is ever followed")
+        problem = self.target_problem(target)
+        if problem:
+            raise self._refusal(shown, target, problem)
+        return target, True
+
+    def resolve_child(self, path: Path, real_parent: Path) -> Path:
+        """``resolve(path)`` for a ``path`` whose folder this policy has just resolved to ``real_parent``
+        (``resolve(path.parent)``, no scope): only the last step is checked, the walk to the folder is
+        not done again. A write that locks and writes files of one folder resolves the folder once."""
+        text, root = os.path.normpath(os.fspath(path)), os.fspath(self.root)
+        parts = text[len(root) :].strip(os.sep).split(os.sep)
+        if not text.startswith(root.rstrip(os.sep) + os.sep) or parts[-1] in ("", ".", ".."):
+            raise UnsafePath(f"{path} is outside the home {self.root}; refusing to touch it.")
+        return Path(self._step(os.fspath(real_parent), parts, len(parts), None)[0])
 
     def _stays_inside(self, text: str, inside: str, deepest_link: int, real: str) -> bool:
         """Rule 2; without a link below ``inside``, a path under it lexically is under it for real (no realpath)."""

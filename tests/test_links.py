@@ -405,3 +405,26 @@ def test_doctor_lists_links_and_its_config_repair_writes_through_a_linked_config
     assert any(r["repair"] == "config.rewrite" and r["success"] for r in report.repairs), report.repairs
     assert (root / "config.yaml").is_symlink() and real.read_text() == "memory:\n  memory_char_limit: 3000\n"
     home.close()
+
+
+def test_a_memory_file_linked_inside_a_linked_memories_folder_is_checked_at_each_link(tmp_path, dotfiles):
+    """A write resolves the memories folder once, for its lock and its file: the file's own link is
+    still checked and followed, and refused when its target is unsafe."""
+    elsewhere = tmp_path / "data" / "memories"
+    elsewhere.mkdir(parents=True)
+    root = tmp_path / "home"
+    root.mkdir()
+    (root / "memories").symlink_to(elsewhere)
+    (dotfiles / "MEMORY.md").write_text("From dotfiles")
+    (elsewhere / "MEMORY.md").symlink_to(dotfiles / "MEMORY.md")
+    home = open_home(root)
+    assert home.memory.add("memory", "Second", user())["success"]
+    assert (dotfiles / "MEMORY.md").read_text() == "From dotfiles\n§\nSecond"
+    assert (elsewhere / "MEMORY.md").is_symlink() and (elsewhere / "MEMORY.md.lock").exists()
+    os.chmod(dotfiles / "MEMORY.md", 0o666)
+    result = home.memory.add("memory", "Third", user())
+    assert result["success"] is False and "can be written by others" in result["error"]
+    assert (dotfiles / "MEMORY.md").read_text() == "From dotfiles\n§\nSecond"
+    with pytest.raises(UnsafePath):
+        home.links.resolve_child(root / "memories" / "..", elsewhere)
+    home.close()

@@ -34,6 +34,7 @@ from ..fileio import (
     UnsafePath,
     atomic_write_bytes,
     crash_point,
+    file_lock,
     lock_path_for,
     read_regular,
     remove_stale_temps,
@@ -272,10 +273,14 @@ class MemoryStore:
         real = self._real(target)
         return real if isinstance(real, FileState) else _read_file(real)
 
-    def _real(self, target: str) -> Path | FileState:
+    def _real(self, target: str, folder: Path | None = None) -> Path | FileState:
         """The real path of ``target``'s file, every link on the way checked by the link policy (a write
-        resolves it once, for its read and its rename), or the unreadable state a refused link gives."""
+        resolves it once, for its read and its rename), or the unreadable state a refused link gives.
+        ``folder``: the memories folder as the policy resolved it for this write's lock (``_lock_in``);
+        only the file's own step is checked then."""
         try:
+            if folder is not None:
+                return self.home.links.resolve_child(self.path(target), folder)
             return self.home.links.resolve(self.path(target))
         except UnsafePath as exc:
             return FileState(None, "", [], exc.message)
@@ -696,8 +701,9 @@ class MemoryStore:
         """Run ``plan`` on the file under its lock; write, journal and announce the result. ``limit``: the
         target's char limit as the caller read it for this write (else read here)."""
         limit = self.limit(target) if limit is None else limit
-        with self._locked(target):
-            real = self._real(target)  # resolved once: the file read is the file replaced
+        lock, folder = self._lock_in(target)
+        with lock:
+            real = self._real(target, folder)  # resolved once: the file read is the file replaced, beside its lock
             state = real if isinstance(real, FileState) else _read_file(real)
             try:
                 self._guard(target, state, limit, plan.drift_guard, backup=True)
@@ -837,9 +843,16 @@ class MemoryStore:
 
     def _locked(self, target: str) -> contextlib.ExitStack:
         """The target's flock, taken now; a lock file that cannot be used is a refusal."""
+        return self._lock_in(target)[0]
+
+    def _lock_in(self, target: str) -> tuple[contextlib.ExitStack, Path]:
+        """``_locked``, and the memories folder as the link policy resolved it for the lock (as
+        ``LinkPolicy.lock`` does): a write finds its file in that same folder (``_real``), walking
+        the home's path to it once."""
         stack = contextlib.ExitStack()
         try:
-            stack.enter_context(self.home.links.lock(self.path(target)))
+            folder = self.home.links.resolve(self.home.memories_dir)
+            stack.enter_context(file_lock(folder / FILE_NAMES[target]))
         except UnsafePath as exc:
             raise refuse(f"Cannot lock {lock_path_for(self.path(target))}: {exc.message}") from exc
         except OSError as exc:
@@ -847,7 +860,7 @@ class MemoryStore:
                 f"Cannot lock {lock_path_for(self.path(target))}: {exc.strerror or exc} (a symlinked or "
                 "unwritable lock file is never used). Nothing was changed."
             ) from exc
-        return stack
+        return stack, folder
 
     def _guard(self, target: str, state: FileState, limit: int, drift_guard: bool, *, backup: bool) -> None:
         file_name = FILE_NAMES[target]
