@@ -253,10 +253,21 @@ class MemoryStore:
     def __init__(self, home: Home):
         self.home = home
         self.temps_removed: list[str] = []  # leftovers ``reconcile`` deleted (their bytes kept elsewhere), for doctor
+        self._paths: tuple[Path | None, Path, dict[str, Path]] = (None, Path(), {})  # (root, memories, files)
+
+    def _layout(self) -> tuple[Path, dict[str, Path]]:
+        """The memories folder and each target's file in the home, as the home names them (not resolved):
+        built once per home root, not on every write."""
+        root, folder, files = self._paths
+        if root is not self.home.root:
+            folder = self.home.memories_dir
+            files = {target: folder / name for target, name in FILE_NAMES.items()}
+            self._paths = (self.home.root, folder, files)
+        return folder, files
 
     # -- files and settings ---------------------------------------------------------
     def path(self, target: str) -> Path:
-        return self.home.memories_dir / FILE_NAMES[target]
+        return self._layout()[1][target]
 
     def limit(self, target: str) -> int:
         return self.home.config.int(targets.target(target).limit_key)
@@ -851,7 +862,7 @@ class MemoryStore:
         the home's path to it once."""
         stack = contextlib.ExitStack()
         try:
-            folder = self.home.links.resolve(self.home.memories_dir)
+            folder = self.home.links.resolve(self._layout()[0])
             stack.enter_context(file_lock(folder / FILE_NAMES[target]))
         except UnsafePath as exc:
             raise refuse(f"Cannot lock {lock_path_for(self.path(target))}: {exc.message}") from exc
