@@ -772,16 +772,20 @@ class Journal:
         return _row(row) if row else None
 
     @_names_the_file
-    def pending(self, subsystem: str, target: str | None = None) -> list[JournalEntry]:
+    def pending(
+        self, subsystem: str, target: str | None = None, *, within: sqlite3.Connection | None = None
+    ) -> list[JournalEntry]:
         """Rows still ``pending``, oldest first: under the owner's lock, each is an interrupted change to settle.
 
-        A home without a journal yet has none (and asking does not create workbench.db).
+        A home without a journal yet has none (and asking does not create workbench.db). ``within``:
+        this thread's connection inside the caller's open ``transaction()``, where the journal is
+        there for certain (no look at the file first).
         """
-        if not self.path.exists() or not self.exists():
+        if within is None and (not self.path.exists() or not self.exists()):
             return []
         sql = "SELECT * FROM journal WHERE status = 'pending' AND subsystem = ?" + (" AND target = ?" if target else "")
         args = (subsystem, target) if target else (subsystem,)
-        return [_row(r) for r in self.connection().execute(sql + " ORDER BY id", args)]
+        return [_row(r) for r in (within or self.connection()).execute(sql + " ORDER BY id", args)]
 
     @_names_the_file
     def applied(self, subsystem: str, pending_id: str) -> bool:

@@ -744,7 +744,7 @@ class MemoryStore:
             data = state.encode(text)
             # the rows a dead writer left settled, the reads and the pending rows: one transaction, one commit
             with self.home.journal.transaction() as conn:
-                self._settle(target, state)
+                self._settle(target, state, conn)
                 last = left_of(conn, target)
                 external = self._journal_external(target, state, last)
                 if external is not None or last is None:  # rows of an outside edit (or a first look) came first
@@ -966,15 +966,18 @@ class MemoryStore:
             return False
         return any(self.read(t).raw == text for t in TARGETS) or self.home.journal.holds_file(SUBSYSTEM, text)
 
-    def _settle(self, target: str, state: FileState | None = None) -> list[int]:
+    def _settle(
+        self, target: str, state: FileState | None = None, within: sqlite3.Connection | None = None
+    ) -> list[int]:
         """With the lock held: a ``pending`` row here belongs to a writer that died mid-write.
 
         Its change is on disk when the file holds exactly what the row meant to write
         (rolled forward, ``done``); otherwise it never got there (``abandoned``).
-        ``state``: the file as read under this lock (else it is read here).
+        ``state``: the file as read under this lock (else it is read here); ``within``: the
+        journal transaction the caller has open (``Journal.pending``).
         """
         journal = self.home.journal
-        rows = journal.pending(SUBSYSTEM, target)
+        rows = journal.pending(SUBSYSTEM, target, within=within)
         if not rows:
             return []
         state = state or self.read(target)
