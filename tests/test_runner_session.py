@@ -310,6 +310,20 @@ def test_resuming_an_ended_session_reopens_it_on_the_first_write(home):
     assert home.archive.get_session(first.id).end_reason == "user_exit"
 
 
+def test_resuming_a_session_whose_first_user_message_has_no_content_goes_on(home):
+    """A user row with NULL content (another program's) crashed the next turn's store with a KeyError
+    (found by the state.db fuzz test): it is resumed, and titled by what there is."""
+    home.archive.create_session("gateway_2", source="telegram")
+    home.archive.append_messages(
+        "gateway_2", [{"role": "user", "content": "x"}, {"role": "assistant", "content": "hi"}]
+    )
+    home.archive.conn().execute("UPDATE messages SET content = NULL WHERE session_id = 'gateway_2' AND role = 'user'")
+    resumed = AgentSession(home, OfflineModel(), session_id="gateway_2")
+    resumed.run_turn("hello again")
+    stored = home.archive.messages("gateway_2")
+    assert len(stored) == 4 and stored[2].content == "hello again" and stored[3].role == "assistant"
+
+
 def test_resuming_a_bare_row_stores_the_prompt_it_uses(home):
     home.archive.create_session("gateway_1", source="telegram")  # pre-created elsewhere, without a prompt
     home.archive.append_message("gateway_1", "user", "hello from the gateway")

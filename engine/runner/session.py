@@ -404,7 +404,7 @@ class AgentSession:
             return None, 0
         # the newest pending messages were said here; older ones (a compacted copy) are stamped as stored
         times = [None] * max(0, len(pending) - len(stamps)) + stamps[-len(pending) :]
-        first_user = next((m["content"] for m in self.messages if m["role"] == "user"), "") or "Session"
+        first_user = next((m.get("content") for m in self.messages if m["role"] == "user"), "") or "Session"
         unstored = Unstored(
             session_id=self.id,
             source=self.source,
