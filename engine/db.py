@@ -203,6 +203,15 @@ def is_damage(exc: BaseException) -> bool:
     )
 
 
+CORRUPT_CODES = (11, 26)  # SQLITE_CORRUPT ("malformed"), SQLITE_NOTADB
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """True when SQLite says the file's own pages are damaged (not a lock, the disk, or a missing table)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in CORRUPT_CODES
+
+
 def database_error(exc: BaseException, path: Path) -> WorkbenchError:
     """The error to raise for an SQLite or OS error on the database at ``path``: one the callers can tell
     apart (busy, damaged) and whose message names the file, the cause and the fix."""
@@ -252,6 +261,29 @@ def salvage_advice(path: Path) -> str:
         f"Stop Hermes and the workbench, back {path.name} up with its -wal and -shm files, then rebuild it with "
         f"`sqlite3 {path.name} .recover | sqlite3 {path.stem}-recovered.db` and swap the files (or restore it "
         "from a backup)."
+    )
+
+
+def integrity_problems(path: Path, quick: bool = False) -> list[str]:
+    """SQLite's own check of the whole file at ``path`` (``quick``: ``quick_check``, which skips matching
+    indexes to their tables) on a read-only connection that never writes or checkpoints: ``[]`` when
+    it is sound, else the problems it lists. Raises ``sqlite3.DatabaseError`` when the file cannot be
+    read that far (damage past the first page; or a lock, a disk error: ``is_damage`` tells)."""
+    conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        rows = [row[0] for row in conn.execute("PRAGMA quick_check" if quick else "PRAGMA integrity_check")]
+    finally:
+        conn.close()
+    return [] if rows == ["ok"] else rows
+
+
+def damaged_message(path: Path, what: str) -> str:
+    """What a database known to be damaged gets instead of a write: what is wrong, that it is left
+    alone, and doctor's way to get its rows back."""
+    return (
+        f"{path} is damaged ({what}). Nothing was written to it: the workbench leaves a damaged database "
+        f"as it is (no index upkeep, no new messages, no changes), since writing to it can make recovery "
+        f"worse. {salvage_advice(path)} Then run `workbench doctor`."
     )
 
 

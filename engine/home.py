@@ -22,7 +22,7 @@ import platformdirs
 
 from .clock import Clock
 from .config import Config
-from .db import DatabaseDamaged
+from .db import DatabaseDamaged, home_error, is_corrupt
 from .errors import ConfigError, HomeError
 from .events import ConfigChanged, EventBus
 from .fileio import LinkPolicy, UnsafePath
@@ -266,6 +266,15 @@ class Home:
         view.__dict__.update(config=self.config.overlay(overrides), journal=self.journal, archive=self.archive)
         view.memory.__dict__["_seen"] = self.memory._seen  # one process: what it wrote is seen, whichever store wrote
         return view
+
+    def explain(self, exc: BaseException) -> str:
+        """What both skins say for an SQLite or OS error no store turned into one of its own. Damage met
+        after the archive was opened is checked for in state.db (SQLite's check of it, once): if it is
+        there, the archive writes nothing more and the message names state.db and how to recover it."""
+        archive = self.__dict__.get("archive")
+        if archive is not None and is_corrupt(exc) and archive.vet(again=True, quiet=True) is not None:
+            return archive.damage
+        return home_error(exc, self.root)
 
     def close(self) -> None:
         """Close every database connection this home opened (all threads)."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from .config import Config
-from .db import on_read_only_mount, salvage_advice
+from .db import integrity_problems, is_corrupt, on_read_only_mount, salvage_advice
 from .errors import ConfigError, WorkbenchError
 from .fileio import TEMP_AGE_SECONDS, UnsafePath
 from .health import CHECKS, FIXES, NEEDS_CONFIG, Finding
@@ -159,12 +159,10 @@ def check_databases(home: Home) -> list[Finding]:
         if not path.exists():
             continue
         try:
-            conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
-            try:
-                problems = [row[0] for row in conn.execute("PRAGMA integrity_check")]
-            finally:
-                conn.close()
+            problems = integrity_problems(path) or ["ok"]
         except sqlite3.DatabaseError as exc:
+            if path == home.state_db_path and is_corrupt(exc):
+                home.archive.mark_damaged(str(exc), quiet=True)  # nothing more is written to it (a repair neither)
             findings.append(
                 Finding(
                     "database",
@@ -177,6 +175,8 @@ def check_databases(home: Home) -> list[Finding]:
         if problems == ["ok"]:
             findings.append(Finding("database", "info", f"{path.name}: integrity_check ok."))
         else:
+            if path == home.state_db_path:
+                home.archive.mark_damaged(f"SQLite's check reports: {problems[0]}", quiet=True)
             findings.append(
                 Finding(
                     "database",

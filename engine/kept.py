@@ -153,6 +153,8 @@ def store_kept(home: Home) -> None:
     """
     try:
         archive = home.archive
+        if archive.vet() is not None:  # a damaged state.db is never written; they stay kept
+            return
         with archive.changing(wait=False):
             for row in _select(home, "SELECT id, session_id, end_reason, unstored FROM kept_messages ORDER BY id"):
                 try:

@@ -40,6 +40,7 @@ class Unstored:
         Each step that lands is struck off here (``created`` set, ``reopen`` cleared), so a store
         that fails part way goes on from there the next time.
         """
+        archive.refuse_damaged()  # (its first read could be of the damage)
         if not self.created:
             archive.create_session(
                 self.session_id,

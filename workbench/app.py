@@ -712,6 +712,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
     def _upkeep(self) -> None:
         """Idle-time index upkeep: one bounded step (about 50 ms) every few seconds (archive/upkeep.py)."""
         worker = get_current_worker()
+        if self.home.archive.vet() is not None:  # damaged: said (a warning), and nothing is written to it
+            return
         while not worker.is_cancelled and not self._stopping.wait(UPKEEP_SECONDS):
             self.home.archive.upkeep()
 

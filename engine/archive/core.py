@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
+import logging
 import sqlite3
 import threading
 import time
@@ -11,7 +13,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from ..db import Checkpointer, DatabaseBusyError, ThreadConnections, busy_seconds, connect, write_transaction
+from ..db import (
+    Checkpointer,
+    DatabaseBusyError,
+    DatabaseDamaged,
+    ThreadConnections,
+    busy_seconds,
+    connect,
+    damaged_message,
+    database_stamp,
+    integrity_problems,
+    is_corrupt,
+    write_transaction,
+)
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import Event
 from ..fileio import UnsafePath, crash_point, lock_path_for
@@ -24,6 +38,7 @@ if TYPE_CHECKING:
     from ..home import Home
 
 SUBSYSTEM = "sessions"
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 P = ParamSpec("P")
 Core = TypeVar("Core", bound="ArchiveCore")
@@ -43,6 +58,7 @@ def changes_archive(method: Callable[Concatenate[Core, P], T]) -> Callable[Conca
 
     @functools.wraps(method)
     def run(self: Core, *args: P.args, **kwargs: P.kwargs) -> T:
+        self.refuse_damaged()  # refused, not attempted: its first read could be of the damage
         with self.changing():
             return method(self, *args, **kwargs)
 
@@ -57,7 +73,7 @@ class ArchiveCore:
         self.path: Path = home.state_db_path
         self.read_only = home.read_only
         self.clock = home.clock
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (``mark_damaged`` may be called while ``_open`` holds it)
         self._conns: ThreadConnections | None = None
         self._checkpoints: Checkpointer | None = None  # WAL checkpoints off the write path
         self._caps: schema.Capabilities | None = None
@@ -67,6 +83,13 @@ class ArchiveCore:
         # Called with (step, done, total) while a layout completion or index rebuild runs (set by a skin).
         self.progress: schema.Progress | None = None
         self.completed: schema.Layout | None = None  # what opening this archive added to its layout, if anything
+        # Why state.db must not be written (``damaged``): set by the first check or read that found it
+        # damaged, and kept for the life of this archive; every writer checks it first.
+        self.damage: str | None = None
+        self._vetted: tuple | None = None  # the files' stamp when SQLite's quick_check last passed (``vet``)
+        self._guard: sqlite3.Connection | None = None  # read-only: keeps our last close from checkpointing
+        self._damage_lock = threading.Lock()
+        self._retired: list[ThreadConnections] = []  # writable connections set aside by ``mark_damaged``
 
     # -- opening -------------------------------------------------------------------
     def _open(self) -> ThreadConnections:
@@ -77,7 +100,10 @@ class ArchiveCore:
             exists = self.path.exists() and self.path.stat().st_size > 0
             if exists:
                 self._probe()  # read-only look first: a corrupt or foreign file is never touched
-            if self.read_only and not exists:
+            if self.damage is not None:  # known damaged: connections that cannot write or checkpoint
+                conns = ThreadConnections(self.path, True)
+                conn = conns.get()
+            elif self.read_only and not exists:
                 # Nothing archived yet and we may not create files: an empty in-memory archive.
                 conns = ThreadConnections(Path(":memory:"), False, on_connect=schema.create_schema)
                 conn = conns.get()
@@ -92,8 +118,13 @@ class ArchiveCore:
                     and not schema.create_schema(conn)
                     and schema.completable(conn)
                     and not schema.layout_gaps(conn).complete
+                    and self._vet(self.path) is None  # a completion nobody asked for: only into a sound file
                 ):
                     self.completed = self._complete(conn, "complete-layout")
+                if self.damage is not None:  # the check before that completion found it damaged
+                    self._retired.append(conns)
+                    conns = ThreadConnections(self.path, True)
+                    conn = conns.get()
             self._read_caps(conn)
             self._conns = conns
             return conns
@@ -105,6 +136,7 @@ class ArchiveCore:
 
     def _complete(self, conn: sqlite3.Connection, action: str, recount: bool = False) -> schema.Layout:
         """Complete the layout and refill out-of-step FTS tables in one transaction, journaled first."""
+        self.refuse_damaged()
         with self.journaled(action, "*", actor="user") as entry:
             with write_transaction(conn):
                 done = schema.repair(conn, self.progress, recount=recount)
@@ -162,10 +194,96 @@ class ArchiveCore:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        if self.damage is not None:
+            self.refuse_damaged()
         started = time.perf_counter()
-        with write_transaction(self.conn(), self.read_only) as conn:
-            yield conn
+        try:
+            with write_transaction(self.conn(), self.read_only) as conn:
+                yield conn
+        except sqlite3.DatabaseError as exc:  # damage met on the way: no later write tries again
+            self.noticed(exc)
+            raise
         self._wrote(conn, time.perf_counter() - started)
+
+    # -- damage -----------------------------------------------------------------------
+    def refuse_damaged(self) -> None:
+        """Raise ``DatabaseDamaged`` (doctor's salvage advice) when state.db is known to be damaged: every
+        write, the user's and the idle ones alike, asks this first."""
+        if self.damage is not None:
+            raise DatabaseDamaged(self.damage, path=str(self.path))
+
+    def noticed(self, exc: BaseException) -> None:
+        """A read or write of state.db failed: if the file itself is damaged, say so once and write no more."""
+        if is_corrupt(exc):
+            self.mark_damaged(str(exc))
+
+    def mark_damaged(self, what: str, quiet: bool = False) -> None:
+        """State.db is damaged (``what``: SQLite's word for it): every later write is refused, and the
+        connections already open are kept from checkpointing their WAL into it as they close. Said as a
+        warning (both skins show one) unless ``quiet``."""
+        with self._lock, self._damage_lock:
+            if self.damage is not None:
+                return
+            self.damage = damaged_message(self.path, what)
+            if not self.read_only:
+                self._leave_alone()
+        if not quiet:  # (a caller that shows it says it itself)
+            log.warning("%s", self.damage)
+
+    def _leave_alone(self) -> None:
+        """SQLite checkpoints the WAL into the file when the last connection to it closes, unless that
+        connection is read-only. So: a read-only connection held open until ``close``, which closes it
+        last; the writable connections set aside for ``close`` (threads get read-only ones from now
+        on); and ``close`` run at exit, too, for a process that never closes its home (the CLI), since
+        the interpreter would close the connections in any order."""
+        with contextlib.suppress(sqlite3.Error, WorkbenchError):
+            guard = connect(self.path, read_only=True)
+            try:
+                guard.execute("SELECT count(*) FROM sqlite_master").fetchone()  # takes its shared lock
+            except sqlite3.Error:
+                guard.close()
+                raise
+            self._guard = guard
+        if self._conns is not None and not self._conns.read_only:
+            self._retired.append(self._conns)
+            self._conns = ThreadConnections(self.path, True)
+        atexit.register(self.close)
+
+    def vet(self, again: bool = False, quiet: bool = False) -> str | None:
+        """Before a write nobody asked for (idle upkeep, a layout completion, storing kept messages):
+        SQLite's ``quick_check`` of the whole of state.db, once per process, on a read-only connection.
+        Returns why it must not be written (``damage``), or None when it is sound. ``again``: even
+        if it was sound before, when it changed since (a read has just failed on a damaged page:
+        state.db's, or workbench.db's?)."""
+        if self.damage is not None or (self._vetted is not None and not again):
+            return self.damage
+        try:
+            path = self.home.links.resolve_file(self.home.state_db_path)
+        except (UnsafePath, OSError):
+            return self.damage  # opening it says why
+        return self._vet(path, quiet)
+
+    def _vet(self, path: Path, quiet: bool = False) -> str | None:
+        stamp = database_stamp(path)
+        if self.damage is not None or self._vetted == stamp:
+            return self.damage
+        try:
+            if path.stat().st_size == 0:
+                return None  # nothing to damage yet
+        except OSError:
+            return None
+        try:
+            problems = integrity_problems(path, quick=True)
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                return None  # busy, a disk error: not a verdict; the next write nobody asked for checks again
+            problems = [str(exc)]
+        if problems:
+            shown = problems[0] + (f"; {len(problems) - 1} more problem(s)" if len(problems) > 1 else "")
+            self.mark_damaged(f"SQLite's check reports: {shown}", quiet)
+        else:
+            self._vetted = stamp
+        return self.damage
 
     def settle_checkpoints(self, timeout: float = 10.0) -> None:
         """Wait for this process's background WAL copy, so a checkpoint run here (doctor's) never
@@ -186,6 +304,13 @@ class ArchiveCore:
             if self._conns is not None:
                 self._conns.close_all()
                 self._conns = None
+            for conns in self._retired:
+                conns.close_all()
+            self._retired.clear()
+            if self._guard is not None:  # closed last (``mark_damaged``)
+                self._guard.close()
+                self._guard = None
+                atexit.unregister(self.close)
             index = self.__dict__.get("_bigram")
             if index is not None:
                 index.close()
@@ -266,6 +391,7 @@ class ArchiveCore:
         """
         if self.read_only:
             raise ReadOnlyError("This home is open read-only; the session archive was not changed.")
+        self.refuse_damaged()
         session_id = None if target == "*" else target
         with (
             self.changing(),

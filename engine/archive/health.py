@@ -195,6 +195,7 @@ def repair_cjk_depth(home: Home) -> str:
 
 def repair_depth(home: Home) -> str:
     """Empty each over-deep index's structure and rebuild it, in one transaction, journaled first."""
+    home.archive.refuse_damaged()  # (its own connection's close could checkpoint the WAL into the file)
     conn = connect(home.state_db_path)
     try:
         deep = merges.deep_indexes(conn)
@@ -247,6 +248,7 @@ def check_wal(home: Home) -> list[Finding]:
 
 
 def repair_wal(home: Home) -> str:
+    home.archive.refuse_damaged()  # a checkpoint would copy the WAL into the damaged file: .recover reads both
     conn = home.archive.conn()
     home.archive.settle_checkpoints()
     with busy_wait(conn, 1000):  # a reader that stays is reported, not waited for

@@ -12,11 +12,12 @@ the segment counts.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 from typing import TYPE_CHECKING
 
-from ..db import busy_wait
+from ..db import busy_wait, is_corrupt
 from ..errors import WorkbenchError
 from ..health import CHECKS, Finding
 from .cjk import TABLE as BIGRAM_TABLE
@@ -55,10 +56,18 @@ class UpkeepMixin(SearchMixin):
     def upkeep(self, budget_s: float = BUDGET_S) -> dict[str, int]:
         """Bounded index work for idle time; returns the steps run per index (empty: nothing left to do).
 
-        Never waits for a lock: a busy database ends the step, and the next call resumes.
+        Never waits for a lock: a busy database ends the step, and the next call resumes. Never
+        writes to a damaged state.db (``vet``: SQLite's check of it runs before the first step).
         """
-        if self.read_only:
+        if self.read_only or self.vet() is not None:
             return {}
+        try:
+            return self._upkeep_steps(budget_s)
+        except sqlite3.DatabaseError as exc:  # damage the check could not see yet (it came since)
+            self.noticed(exc)
+            raise
+
+    def _upkeep_steps(self, budget_s: float) -> dict[str, int]:
         deadline = time.monotonic() + budget_s
         steps: dict[str, int] = {}
         if self.bigram_index.refresh(max_rows=1, wait=False):  # one batch; it may spend the whole budget
@@ -87,8 +96,11 @@ def _merge_step(conn: sqlite3.Connection, table: str) -> bool:
     try:
         merged = merge_due(structure(conn, table)) and _carry(conn, table)  # read inside: no writer comes between
         conn.execute("COMMIT")
-    except sqlite3.Error:
-        conn.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        with contextlib.suppress(sqlite3.Error):  # (damage may have ended the transaction already)
+            conn.execute("ROLLBACK")
+        if is_corrupt(exc):
+            raise  # the file is damaged: said, and no step follows (``upkeep``)
         return False
     return merged
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import kept
+from ..db import is_corrupt
 from ..errors import WorkbenchError, said
 from ..events import RunnerEvent
 from ..models.base import Model, ModelReply, StreamingModel
@@ -568,6 +569,7 @@ class AgentSession:
         problem = self.home.journal.problem()
         if problem:  # nothing of the turn could be stored (a session's title is journaled): refused before it starts
             raise WorkbenchError(problem)
+        self.home.archive.refuse_damaged()  # nor into a state.db known to be damaged (it is left alone)
         if self._forget_if_deleted():  # its turns would fail to store: this one starts a new session
             gone = self.id
             self.switch_session(None)  # (the provider hears the switch, as on ctrl+l)
@@ -721,6 +723,8 @@ class AgentSession:
                 exc, (WorkbenchError, sqlite3.Error)
             ):  # a refused or damaged archive: the message says it all
                 log.warning("could not store the turn: %s", exc)
+                if is_corrupt(exc):  # damage met: is it state.db's? (then nothing more is written to it)
+                    self.home.archive.vet(again=True, quiet=True)
             else:
                 log.exception("could not store the turn")
             result.error = result.error or (  # (the busy advice, "Nothing was changed. Retry", is not true of it)

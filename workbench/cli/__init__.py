@@ -287,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         _print(Output(exc.to_dict(), text=f"error: {exc.message}"), as_json)
         return 1
     except (sqlite3.DatabaseError, OSError) as exc:  # disk full, read-only, busy, or damage the opening checks missed
-        message = home_error(exc, home.root if home is not None else None)
+        message = home.explain(exc) if home is not None else home_error(exc, None)
         _print(Output({"success": False, "error": message}, text=f"error: {message}"), as_json)
         return 1
     except KeyboardInterrupt:  # (a wait for another process's lock, stopped before the lock was taken, is said)

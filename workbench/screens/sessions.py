@@ -28,7 +28,6 @@ from textual.worker import get_current_worker
 from engine.archive.models import Chain, SearchHit
 from engine.archive.search import COUNT_CAP
 from engine.archive.sessions import titled
-from engine.db import home_error
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
 from engine.runner.claims import unbacked_claims
@@ -236,7 +235,7 @@ class SessionsScreen(SessionActions):
             self.post_message(RootsLoaded(after, [], False, exc.message))
             return
         except (sqlite3.Error, OSError) as exc:  # a damaged page the opening checks missed: as the CLI says it
-            self.post_message(RootsLoaded(after, [], False, home_error(exc, self.home.root)))
+            self.post_message(RootsLoaded(after, [], False, self.home.explain(exc)))
             return
         nodes = self._tree_nodes(chains[:ROOTS_PAGE])
         if after is not None:  # an older page: a change to its rows is found by their stamps (refresh_roots)
@@ -355,7 +354,7 @@ class SessionsScreen(SessionActions):
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
             error = exc.message
         except (sqlite3.Error, OSError) as exc:  # a damaged page the opening checks missed: as the CLI says it
-            error = home_error(exc, self.home.root)
+            error = self.home.explain(exc)
         finally:
             self.post_message(SearchDone(query, rows, error, note, again))
 

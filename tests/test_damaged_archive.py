@@ -1,0 +1,231 @@
+"""A state.db known to be damaged is left as it is: no idle merges, no layout completion, no WAL
+checkpoint into it, and every write (the user's too) is refused with doctor's salvage advice, so
+that `sqlite3 state.db .recover` later finds what the damage left. A healthy home still merges."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine import FixedClock, open_home
+from engine.db import DatabaseDamaged
+from tests.hermes_support import workbench_cmd
+from tests.tui_support import make_app, settle, wait_for
+
+PAGE = 4096
+DAMAGES = ("sessions", "messages_fts_data")  # the repro's page (the sessions table's root), and the index's
+
+
+def _fragmented(root: Path) -> Path:
+    """A home whose search index holds many segments (one per turn), so idle upkeep has merges to do."""
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    archive = home.archive
+    archive.create_session("s1", source="cli", title="Garden plans")
+    for table in ("messages_fts", "messages_fts_trigram"):
+        archive.conn().execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', 0)")
+    rng = random.Random(7)
+    pool = [f"w{n}" for n in range(3000)]
+    for _ in range(12):  # one transaction each: one new segment each
+        archive.append_messages("s1", [{"role": "user", "content": " ".join(rng.choices(pool, k=300))}])
+    assert archive.merge_work()
+    home.close()
+    return root
+
+
+def _damaged(tmp_path: Path, table: str) -> Path:
+    """A copy of a fragmented home whose WAL holds a committed write not yet in state.db, and one
+    of whose pages (``table``'s root, or a leaf of the search index's) is overwritten with 0xff,
+    as the user trial's repro did."""
+    source = tmp_path / "source"
+    if not source.exists():
+        _fragmented(source)
+    writer = sqlite3.connect(source / "state.db", isolation_level=None)
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("INSERT INTO state_meta (key, value) VALUES ('left', 'in the wal')")
+    root = tmp_path / "damaged"
+    shutil.copytree(source, root)  # while the writer is open: the copy's WAL keeps the frames
+    writer.close()
+    assert (root / "state.db-wal").stat().st_size > 0
+    reader = sqlite3.connect(f"file:{root / 'state.db'}?mode=ro", uri=True)
+    if table == "sessions":
+        page = reader.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    else:  # a leaf: its schema and root still read, so the archive opens and the damage is met later
+        page = reader.execute(
+            "SELECT max(pageno) FROM dbstat WHERE name = ? AND pagetype = 'leaf'", (table,)
+        ).fetchone()[0]
+    reader.close()
+    assert page
+    with open(root / "state.db", "r+b") as file:
+        file.seek((page - 1) * PAGE)
+        file.write(b"\xff" * PAGE)
+    return root
+
+
+def _digest(root: Path) -> dict[str, str | None]:
+    """state.db and its WAL, byte for byte (the -shm is an index of the WAL any reader may rebuild)."""
+    found = {}
+    for name in ("state.db", "state.db-wal"):
+        path = root / name
+        found[name] = hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+    return found
+
+
+@pytest.fixture(params=DAMAGES)
+def damaged(request, tmp_path) -> Path:
+    return _damaged(tmp_path, request.param)
+
+
+@pytest.mark.anyio
+async def test_the_tui_opened_and_quit_leaves_a_damaged_state_db_and_its_wal_as_they_were(
+    damaged, tmp_path, monkeypatch
+):
+    from workbench import app as app_module
+
+    monkeypatch.setattr(app_module, "UPKEEP_SECONDS", 0.05)  # idle steps come at once, if they come
+    before = _digest(damaged)
+    home = open_home(damaged)
+    app = make_app(home, tmp_path)
+
+    def warned() -> bool:
+        return any("is damaged" in n.message and ".recover" in n.message for n in app._notifications)
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await wait_for(pilot, lambda: warned() or _digest(damaged) != before, what="the warning, or a write")
+        upkeep = [w for w in app.workers if w.group == "upkeep"]
+        await wait_for(pilot, lambda: all(w.is_finished for w in upkeep) or not warned(), what="upkeep to give up")
+        await pilot.press("ctrl+q")
+    home.close()
+    assert _digest(damaged) == before
+    assert warned()
+
+
+def test_every_write_is_refused_with_the_salvage_advice_and_nothing_is_checkpointed(damaged):
+    before = _digest(damaged)
+    home = open_home(damaged)
+    try:
+        archive = home.archive
+        assert archive.vet() is not None and archive.upkeep() == {}
+        for write in (
+            lambda: archive.append_message("s1", "user", "one more"),
+            lambda: archive.set_title("s1", "Renamed"),
+            lambda: archive.create_session("s2", source="cli"),
+        ):
+            with pytest.raises(DatabaseDamaged, match=r"state\.db is damaged .*Nothing was written.*\.recover"):
+                write()
+    finally:
+        home.close()
+    assert _digest(damaged) == before
+
+
+def test_damage_met_by_a_write_refuses_the_next_ones_and_the_close_does_not_checkpoint(tmp_path):
+    """Without the check (a CLI command): the write that meets the damage fails, and nothing after
+    it, not even the connections' close, writes to the file."""
+    root = _damaged(tmp_path, "messages_fts_data")
+    before = _digest(root)
+    home = open_home(root)
+    try:
+        archive = home.archive
+        assert archive.get_session("s1") is not None  # reading what can be read is fine
+        with pytest.raises(sqlite3.DatabaseError):
+            archive.append_message("s1", "user", "one more")  # the index's damaged page is met
+        assert archive.damage is not None
+        with pytest.raises(DatabaseDamaged, match=r"\.recover"):
+            archive.set_title("s1", "Renamed")
+    finally:
+        home.close()
+    assert _digest(root) == before
+
+
+def test_the_cli_reads_and_doctor_fix_leave_a_damaged_state_db_as_it_was(damaged):
+    before = _digest(damaged)
+    env = {**os.environ, "WORKBENCH_BUSY_TIMEOUT": "1"}
+    for command in (("sessions", "list"), ("sessions", "search", "w1"), ("doctor",), ("doctor", "--fix")):
+        done = subprocess.run(
+            workbench_cmd("--home", str(damaged), *command), capture_output=True, text=True, timeout=120, env=env
+        )
+        said = done.stderr + done.stdout
+        assert "Traceback" not in said
+        assert _digest(damaged) == before, command
+        if done.returncode:  # a command that met the damage names state.db and how to recover it
+            assert "state.db" in said and ".recover" in said, said
+    assert ".recover" in done.stdout  # doctor's advice
+
+
+@pytest.mark.anyio
+async def test_a_healthy_home_still_gets_its_idle_merges(tmp_path, monkeypatch):
+    from workbench import app as app_module
+
+    monkeypatch.setattr(app_module, "UPKEEP_SECONDS", 0.05)
+    root = _fragmented(tmp_path / "healthy")
+    home = open_home(root)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await wait_for(pilot, lambda: home.archive.merge_work() == [], timeout=30, what="the idle merges")
+        assert home.archive.damage is None
+        assert not any("is damaged" in n.message for n in app._notifications)
+        await pilot.press("ctrl+q")
+    home.close()
+
+
+def test_a_damaged_state_db_lacking_part_of_the_layout_is_not_completed_as_it_opens(tmp_path):
+    """Opening completes a layout Hermes left partial, a write nobody asked for: not into a damaged file."""
+    source = _fragmented(tmp_path / "source")
+    conn = sqlite3.connect(source / "state.db", isolation_level=None)
+    conn.execute("DROP INDEX idx_sessions_title_unique")
+    conn.close()
+    root = _damaged(tmp_path, "messages_fts_data")
+    before = _digest(root)
+    home = open_home(root)
+    try:
+        assert home.archive.get_session("s1") is not None  # read as it is
+        assert home.archive.completed is None and home.archive.damage is not None
+    finally:
+        home.close()
+    assert _digest(root) == before
+
+
+def test_a_turn_on_a_state_db_known_to_be_damaged_is_refused_before_it_starts(damaged):
+    from engine.conversation import Conversation
+    from engine.models import OfflineModel
+
+    before = _digest(damaged)
+    home = open_home(damaged)
+    try:
+        assert home.archive.vet() is not None
+        conversation = Conversation(home, OfflineModel())
+        with pytest.raises(DatabaseDamaged, match=r"state\.db is damaged .*\.recover"):
+            conversation.run_turn("hello there")
+        assert conversation.agent.unstored == 0  # nothing ran, so nothing waits to be stored
+    finally:
+        home.close()
+    assert _digest(damaged) == before
+
+
+@pytest.mark.anyio
+async def test_the_run_screen_refuses_a_message_on_a_damaged_state_db_and_keeps_it_in_the_box(damaged, tmp_path):
+    from textual.widgets import Input
+
+    home = open_home(damaged)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: home.archive.damage is not None, what="the check at start")
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.press(*"hello there", "enter")
+        box = app.screen.query_one("#run-input", Input)
+        await wait_for(pilot, lambda: not app.screen.running and box.value == "hello there", what="the message back")
+        await wait_for(
+            pilot,
+            lambda: any("is damaged" in n.message and n.title != "Warning" for n in app._notifications),
+            what="the refusal",
+        )
+    home.close()
