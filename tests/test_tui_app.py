@@ -597,3 +597,17 @@ async def test_a_status_too_long_for_its_lines_ends_in_an_ellipsis_and_is_said_w
         app.screen.show_status("Saved.")
         await pilot.pause()
         assert str(app.screen.query_one("#status", Static).content) == "Saved."
+
+
+async def test_every_notice_shows_control_characters_as_symbols(home, tmp_path):
+    """Run's notices passed session ids and state.db's error texts to notify as they were (found in
+    review): a session id holding an escape sequence reached the terminal. Every notice is made safe
+    in one place, whoever calls it, and is never markup."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.notify("Session s-\x1b[2J\x1b]0;pwned\x07 was deleted [b]bold[/b]", title="Gone \u202e")
+        await pilot.pause()
+        [notice] = [n for n in app._notifications if n.title.startswith("Gone")]
+        assert notice.message == "Session s-␛[2J␛]0;pwned␇ was deleted [b]bold[/b]" and not notice.markup
+        assert "\x1b" not in notice.title and "\u202e" not in notice.title

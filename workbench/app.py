@@ -27,7 +27,7 @@ from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.message import Message
-from textual.notifications import Notification, Notify
+from textual.notifications import Notification, Notify, SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
@@ -312,6 +312,20 @@ class WorkbenchApp(ResultsFromWorkers, App):
             self.run_screen.quit_after_storing()
             return
         self.exit()
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every notice (a screen's ``notify`` comes here too) is literal text, its control characters
+        shown as symbols: notices carry session ids, titles and error texts from other programs' data,
+        and some screens' calls did not make them safe themselves. Never markup."""
+        super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False)
 
     def exit(self, result=None, return_code: int = 0, message=None) -> None:
         """Every exit (ctrl+q, a hang-up, a closed terminal) first ends the waits for other processes'
