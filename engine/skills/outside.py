@@ -541,7 +541,7 @@ class OutsideChanges:
         except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc):
                 raise
-            conn.executescript(_STATES_SCHEMA)
+            conn.execute(_STATES_SCHEMA)  # (not executescript: it would commit a transaction the caller has open)
             return None
         values = json_value(row[0], None) if row else None
         if not isinstance(values, dict):
