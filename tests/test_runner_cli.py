@@ -6,6 +6,7 @@ import json
 import socket
 import subprocess
 
+from engine import open_home
 from tests.hermes_support import workbench_cmd
 from workbench.cli import main
 
@@ -75,6 +76,15 @@ def test_refusals_exit_1_with_an_actionable_error(tmp_path, capsys):
     home = str(tmp_path / "h")
     code, out, _ = _run(capsys, "run", "--home", home, "--json", "--session", "nope", "-m", "x")
     assert code == 1 and "No session matches 'nope'" in json.loads(out)["error"]
+    homed = open_home(home)  # part of a title finds nothing, but names the sessions whose title holds it
+    homed.archive.create_session("s-open", source="cli", title="Postgres password rotation")
+    homed.close()
+    code, out, _ = _run(capsys, "run", "--home", home, "--json", "--session", "postgres", "-m", "x")
+    refused = json.loads(out)
+    assert code == 1 and refused["close_matches"] == ["s-open"]
+    assert (
+        "Titles holding it: 'Postgres password rotation' (s-open); give the id or the whole title." in refused["error"]
+    )
     code, out, _ = _run(capsys, "run", "--home", home, "--json", "--scenario", "missing")
     assert code == 1 and "Built-in scenarios" in json.loads(out)["error"]
     with socket.socket() as probe:

@@ -176,11 +176,27 @@ class SessionsMixin(LineageMixin):
                     f"Session {waiting.session_id} is not in state.db yet: its {waiting.count} are kept in "
                     f"workbench.db ({kept.cause(waiting.why)}). {kept.STORED_LATER}"
                 )
+            close = self.titles_containing(text)
+            named = ", ".join(f"{title!r} ({sid})" for sid, title in close)
+            hint = f" Titles holding it: {named}; give the id or the whole title." if close else ""
             raise WorkbenchError(
-                f"No session matches {text!r} (by id, unique id prefix or title). "
-                "Find it with `workbench sessions list` or `sessions search`."
+                f"No session matches {text!r} (by id, unique id prefix or title).{hint} "
+                "Find it with `workbench sessions list` or `sessions search`.",
+                close_matches=[sid for sid, _ in close],
             )
         return session
+
+    def titles_containing(self, text: str, limit: int = 5) -> list[tuple[str, str]]:
+        """(id, title) of the newest sessions whose title holds ``text`` (any case): what a person who
+        typed part of a title meant, offered when nothing matched exactly."""
+        text = (text or "").strip()
+        if not text:
+            return []
+        rows = self.conn().execute(
+            "SELECT id, title FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT ?",
+            (f"%{like_escape(text)}%", limit),
+        )
+        return [(str(sid), str(title)) for sid, title in rows]
 
     def ids_with_prefix(self, prefix: str, limit: int = 5) -> list[str]:
         """Session ids starting with ``prefix`` (to explain an ambiguous short id)."""
