@@ -229,3 +229,35 @@ async def test_the_run_screen_refuses_a_message_on_a_damaged_state_db_and_keeps_
             what="the refusal",
         )
     home.close()
+
+
+def test_damage_in_workbench_db_does_not_mark_a_sound_state_db_damaged(tmp_path):
+    """Idle upkeep also writes workbench.db's CJK index; SQLite's 'malformed' from there was taken for
+    state.db's, and every later write to a sound state.db was refused with advice to rebuild it (found
+    in review). Only state.db's own check marks it damaged."""
+    root = tmp_path / "home"
+    home = open_home(root)
+    home.archive.create_session("s", source="cli")
+    home.archive.append_messages("s", [{"role": "user", "content": f"第{i}次数据库迁移 " * 20} for i in range(300)])
+    home.archive.bigram_index.refresh()
+    home.close()
+    db = root / "workbench.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        roots = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name LIKE 'archive_cjk%' AND rootpage"
+        ).fetchall()
+        size = conn.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(db.read_bytes())
+    for (page,) in roots:
+        data[(page - 1) * size : page * size] = b"\xa5" * size
+    db.write_bytes(bytes(data))
+    home = open_home(root)
+    try:
+        home.archive.append_messages("s", [{"role": "user", "content": "新的数据库"}])  # (work for the index)
+        with pytest.raises(sqlite3.DatabaseError):
+            home.archive.upkeep()
+        assert home.archive.damage is None
+        home.archive.create_session("t", source="cli")  # state.db still takes writes
+    finally:
+        home.close()

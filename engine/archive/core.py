@@ -213,9 +213,12 @@ class ArchiveCore:
             raise DatabaseDamaged(self.damage, path=str(self.path))
 
     def noticed(self, exc: BaseException) -> None:
-        """A read or write of state.db failed: if the file itself is damaged, say so once and write no more."""
+        """A read or write failed with SQLite's word for damage: if state.db itself is damaged (its own
+        check says so, ``vet``), say so once and write no more. The error alone does not tell which
+        file it came from: idle upkeep also writes workbench.db's search index, and damage there
+        marked a sound state.db damaged, refusing every write to it (found in review)."""
         if is_corrupt(exc):
-            self.mark_damaged(str(exc))
+            self.vet(again=True)
 
     def mark_damaged(self, what: str, quiet: bool = False) -> None:
         """State.db is damaged (``what``: SQLite's word for it): every later write is refused, and the
