@@ -79,8 +79,14 @@ def home_above(root: Path) -> Path | None:
     ):
         return None
     parent = root.parent
-    marks = (parent / "state.db", parent / "config.yaml", parent / "memories" / "MEMORY.md")
-    return parent if any(mark.is_file() for mark in marks) else None
+    if root.name == "memories" and any((root / name).is_file() for name in ("MEMORY.md", "USER.md")):
+        return parent  # (a home keeps these in memories/ below it, never at its top)
+    # a Hermes home: its memories/ folder and one of its own files (a config.yaml alone is any project's)
+    if (parent / "memories").is_dir() and any(
+        (parent / name).is_file() for name in ("state.db", "config.yaml", "SOUL.md")
+    ):
+        return parent
+    return None
 
 
 class Home:

@@ -228,3 +228,9 @@ def test_a_home_named_by_one_of_a_hermes_homes_folders_is_refused_creating_nothi
     open_home(hermes).close()  # the home itself opens
     open_home(tmp_path / "skills").close()  # a folder of that name with no home above it is a home
     open_home(hermes / "profiles" / "work").close()  # (a Hermes profile is a home of its own)
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "config.yaml").write_text("x: 1\n", encoding="utf-8")  # any project's
+    open_home(tmp_path / "project" / "logs").close()  # (found in review: refused as a Hermes home's logs/)
+    (hermes / "config.yaml").write_text("memory: {}\n", encoding="utf-8")
+    with pytest.raises(HomeError, match="is the logs/ folder of the Hermes home"):
+        open_home(hermes / "logs")
