@@ -952,3 +952,21 @@ async def test_esc_stops_a_turn_whose_memory_write_waits_for_a_lock(home, tmp_pa
         said = [(m.role, m.content) for m in home.archive.messages(screen.session_id)]
         assert [role for role, _ in said] == ["user", "assistant", "tool"]  # stopped: no answer after it
         assert f"Cancelled while waiting for {lock}" in said[-1][1]
+
+
+async def test_a_quit_before_the_screen_heard_a_turn_end_ends_the_session_as_the_owed_switch_would(home, tmp_path):
+    """The turn hands an owed switch (ctrl+l whose end state.db refused) to the screen in its TurnEnded;
+    a quit between the turn's end and that message ended the session `cli_close` instead of as the
+    switch asked (found in review). The hand-over carries it, so the close ends it so."""
+    from workbench.screens.run import Switch
+
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await send_turn(pilot, screen, "hello")
+        session_id = screen.session_id
+        assert screen._turn is not None and screen._switch is None
+        screen._turn.owed = Switch(None)  # the window: the worker's turn_over gave it, TurnEnded not heard
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
+    assert _ended(home, session_id).end_reason == "new_session"

@@ -66,11 +66,13 @@ class Handover:
         self._closed = False
         self._over = False
         self.agent: Conversation | None = None  # the turn's (the screen may not have heard of it yet)
+        self.owed: Switch | None = None  # a switch the turn could not make: the close ends the session so
 
-    def turn_over(self) -> bool:
-        """Worker: the turn is over; True when the screen closed meanwhile (the worker ends the session)."""
+    def turn_over(self, owed: Switch | None) -> bool:
+        """Worker: the turn is over, ``owed`` the switch it could not make (the screen hears of it only
+        later, and may close first); True when the screen closed meanwhile (the worker ends the session)."""
         with self._lock:
-            self._over = True
+            self._over, self.owed = True, owed
             return self._closed
 
     def close(self) -> bool:
@@ -371,7 +373,8 @@ class RunScreen(WorkbenchScreen):
             elif not running and not self._idle.wait(REVIEW_CLOSE_WAIT_S):  # a switch still going on
                 log.warning("session %s was not ended at exit: a switch of session was still going on", agent.id)
             elif not running:  # as Hermes's CLI does on exit; `ctrl+o` (resume) reopens it
-                _end_at_exit(agent, self._switch)  # (a switch made already left the session ended)
+                owed = self._switch or (turn.owed if turn is not None else None)  # (its TurnEnded not heard yet)
+                _end_at_exit(agent, owed)  # (a switch made already left the session ended)
 
     @property
     def unstored(self) -> int:
@@ -675,7 +678,7 @@ class RunScreen(WorkbenchScreen):
         finally:
             done.set()
             owed = switch if switch is not None and not switch.done else None
-            if turn.turn_over() and agent is not None:  # the screen closed under the turn: end it here
+            if turn.turn_over(owed) and agent is not None:  # the screen closed under the turn: end it here
                 _end_at_exit(agent, owed)
             self._end_turn(
                 TurnEnded(session_id, error, unsent if error else "", unstored, why, owed, stopped, waits)
@@ -707,6 +710,8 @@ class RunScreen(WorkbenchScreen):
         self.playing = False
         if message.owed is not None and self._switch is None:
             self._switch = message.owed  # never into the session left: the next message tries the switch again
+        if self._turn is not None:
+            self._turn.owed = None  # (heard: the screen keeps it from here, or a later switch replaced it)
         if message.session_id:
             self.session_id = message.session_id
         # The bar has room for a sentence: the status keeps the first, the notice holds the whole message.
