@@ -557,15 +557,19 @@ def _outside_change(entry: JournalEntry) -> dict[str, str | None]:
     return {"change": text_value(entry.detail.get("change")), "file": text_value(entry.detail.get("file"))}
 
 
-def _outside_state_refusal(row: Row) -> str | None:
+def _outside_state_refusal(row: Row, pinned: bool) -> str | None:
     """Why an outside change of a skill's lifecycle state (Hermes's curator) is not put back, and what
-    to do instead; None for any other row."""
+    to do instead (``pinned``: whether the skill is pinned now); None for any other row."""
     name = visible(one_line(row.target, 60))
     if row.change == STATE_CHANGES["stale"]:
+        keep = (
+            "It is pinned now, so no later pass marks it again; a use makes it active"
+            if pinned
+            else f"To keep it active, use it or pin it (`workbench skills pin {name}`, or p in Skills)"
+        )
         return (
             f"marked stale outside the workbench (Hermes's Curator reads each skill's activity afresh on every "
-            f"pass): put back, it would last only until the next pass. To keep it active, use it or pin it "
-            f"(`workbench skills pin {name}`, or p in Skills)"
+            f"pass): put back, it would last only until the next pass. {keep}"
         )
     if row.change == STATE_CHANGES["active"]:
         return (
@@ -953,7 +957,8 @@ class Timeline:
                 return {**item, "skip": f"{refusal.reason}: nothing to revert"}
             return {**item, "undo": _undoing(entry), **({"refused": str(refusal)} if refusal else {})}
         if row.action == "external" and row.subsystem == "skills":
-            return {**item, "refused": _outside_state_refusal(row) or _outside_skill_refusal(entry)}
+            pinned = row.target in (self.home.skills.usage.pinned([row.target]) or ())
+            return {**item, "refused": _outside_state_refusal(row, pinned) or _outside_skill_refusal(entry)}
         if row.subsystem == "skills" and row.action in ("pin", "unpin"):
             return {**item, **self._pin_plan(entry)}
         if row.subsystem == "providers":

@@ -562,6 +562,11 @@ def test_a_hermes_curator_pass_is_one_outside_group_naming_each_state_change(hom
     assert [r["id"] for r in refused] == [stale.id] and "workbench skills pin brew" in refused[0]["error"]
     group = Timeline(home).preview(stale.group)
     assert group["changes"] == [] and len(group["refused"]) == 3
+    assert home.curator.pin("brew")["changed"]  # pinned since: no advice to pin it (user trial)
+    [refused] = Timeline(home).preview(stale.id)["refused"]
+    assert "It is pinned now, so no later pass marks it again" in refused["error"]
+    assert "workbench skills pin" not in refused["error"]
+    assert home.curator.unpin("brew")["changed"]
 
     assert hermes.json(home.root, HERMES_REACTIVATES)["reactivated"] == 1  # used again: its next pass
     home.skills.outside.record()
