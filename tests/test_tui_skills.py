@@ -239,6 +239,13 @@ async def test_archive_and_restore_through_the_screen(home, tmp_path):
         assert state_of(home, "docker-prune") == "active"
         await pilot.press("p")
         await wait_for(pilot, lambda: screen.current.pinned, what="pinned row")
+        await pilot.press("a")  # pinned: refused before any question, which a yes would only have refused
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmDialog) and state_of(home, "docker-prune") == "active"
+        said = [n.message for n in app._notifications if "is pinned; unpin it first" in n.message]
+        assert said == [
+            "Skill 'docker-prune' is pinned; unpin it first (`workbench skills unpin docker-prune`, or p in Skills)."
+        ]
         await pilot.press("p")
         await wait_for(pilot, lambda: not screen.current.pinned, what="unpinned row")
 

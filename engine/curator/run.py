@@ -139,6 +139,11 @@ def _set_pinned(name: str, pinned: bool, records: dict[str, dict[str, Any]], now
     record["pinned"] = pinned
 
 
+def pinned_refusal(name: str) -> str:
+    """Why a pinned skill is not archived (the Skills screen says it before asking, from the row's pin)."""
+    return f"Skill '{name}' is pinned; unpin it first (`workbench skills unpin {name}`, or p in Skills)."
+
+
 def _pin_unchanged(name: str, pinned: bool) -> dict[str, Any]:
     """A pin or unpin that found the skill so already: said, and journaled nowhere (nothing to revert)."""
     state = "already pinned" if pinned else "not pinned"
@@ -297,7 +302,7 @@ class Curator:
         record = self.skills.usage.load().get(found.name)
         self._refuse_read_only(found, self.skills.provenance_of()(found, record), "archive")
         if (record or {}).get("pinned"):
-            raise SkillError(f"Skill '{found.name}' is pinned; unpin it first (`workbench skills unpin {found.name}`).")
+            raise SkillError(pinned_refusal(found.name))
         now = self.home.clock.now()
         dest, ledger_id = self._archive_found(found, actor, now, {})
         jobs = jobs_naming(self.home, found.name)

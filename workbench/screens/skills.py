@@ -25,7 +25,7 @@ from textual.widgets.option_list import Option
 
 from engine.clock import shown_time
 from engine.curator.ledger import columns
-from engine.curator.run import PlanChanged, purge_days_problem
+from engine.curator.run import PlanChanged, pinned_refusal, purge_days_problem
 from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
 from engine.skills.usage import parse_iso
@@ -397,6 +397,9 @@ class SkillsScreen(WorkbenchScreen):
         skill = self.current
         if skill is None:
             self.notify("Select a skill to archive.", severity="warning")
+            return
+        if skill.pinned:  # refused (the engine refuses it all the same, pinned since or not): said before asking
+            self.notify(pinned_refusal(skill.name), severity="warning")
             return
         named = f"{skill.name} ({skill.path})" if skill.shared else skill.name
         self.confirm(  # the skill asked about, by its folder: never the row the cursor lands on meanwhile
