@@ -218,10 +218,8 @@ class OutsideChanges:
 
     def _look(self, last: _Look | None) -> _Look:
         mark = self._settled_mark()  # first: a change of ours committed during the scan is after it, so ours
-        pins = self.home.skills.usage.pinned()
-        states = self.home.skills.usage.states()
-        if states is None:  # unreadable: as before
-            states = last.states if last else None
+        marks = self.home.skills.usage.marks()  # (one read of .usage.json for both)
+        pins, states = marks if marks is not None else (None, last.states if last else None)  # unreadable: as before
         stamp = self._archive_stamp()  # before the archive is listed: a move in or out meanwhile moves it on
         seen, files = self._scan(last)
         at = self.home.clock.now()
@@ -274,12 +272,12 @@ class OutsideChanges:
         else:
             files_before = self._kept_files(self.home.journal.connection(), before.keys() | now.keys())
         files = self._files_all(skills, files_before)
-        pinned = self.home.skills.usage.pinned(names)
-        pins = None if pinned is None else frozenset(pinned)
+        marks = self.home.skills.usage.marks(names)
+        pins = None if marks is None else frozenset(marks[0])
         scanner = self.home.skills.scanner
         archived = functools.cache(lambda: tuple(sorted(s.name for s in scanner.archived())))
         now_pins = last.pins if pins is None else (last.pins - names) | pins
-        states = self.home.skills.usage.states(names)
+        states = None if marks is None else marks[1]
         since, found_later = self._since(last, scope), self._found_later(last)
         seen = replace(last, seen=before, files=files_before)
         ids = self._journal_changes(

@@ -190,27 +190,26 @@ class UsageStore:
     def pinned(self, names: Iterable[str] | None = None) -> set[str] | None:
         """The skills pinned (of ``names`` only, if given: no other record is looked at), or None while
         the file is not a JSON object (an editor mid-save): it says nothing."""
-        parsed, bad = self._parsed()
-        if bad:
-            return None
-        return {
-            n for n in (parsed if names is None else names) if isinstance(parsed.get(n), dict) and _pinned(parsed[n])
-        }
+        marks = self.marks(names)
+        return None if marks is None else marks[0]
 
-    def states(self, names: Iterable[str] | None = None) -> dict[str, str] | None:
-        """Each skill's lifecycle state other than ``active`` (of ``names`` only, if given), as every
-        view reads it (a state Hermes does not know reads as active), or None while the file is not a
-        JSON object (an editor mid-save): it says nothing."""
+    def marks(self, names: Iterable[str] | None = None) -> tuple[set[str], dict[str, str]] | None:
+        """From one read: the skills pinned, and each one's lifecycle state other than ``active`` (of
+        ``names`` only, if given), as every view reads it (a state Hermes does not know reads as
+        active); None while the file is not a JSON object (an editor mid-save): it says nothing."""
         parsed, bad = self._parsed()
         if bad:
             return None
-        found = {}
+        pins, states = set(), {}
         for name in parsed if names is None else names:
             record = parsed.get(name)
-            state = _sane(record)["state"] if isinstance(record, dict) else "active"
-            if state != "active":
-                found[name] = state
-        return found
+            if not isinstance(record, dict):
+                continue
+            if _pinned(record):
+                pins.add(name)
+            if (state := _sane(record)["state"]) != "active":
+                states[name] = state
+        return pins, states
 
     def update(self, change: Callable[[dict[str, dict[str, Any]], str], None]) -> dict[str, dict[str, Any]]:
         """Apply ``change(records, now_iso)`` under the lock and write the result atomically; refused
