@@ -19,6 +19,13 @@ def shown_time(value: float | str | None, spec: str = "%Y-%m-%d %H:%M") -> str |
         return None
 
 
+def stamped(value: float | str | None, *, seconds: bool = False) -> str | None:
+    """A time that stands alone in a text (no column of times around it to say the zone): local, the
+    zone named (``2026-11-30 21:00 JST``); a stored text no calendar can read is shown as stored."""
+    spec = "%Y-%m-%d %H:%M:%S %Z" if seconds else "%Y-%m-%d %H:%M %Z"
+    return shown_time(value, spec) or (value if isinstance(value, str) else None)
+
+
 def zone_name() -> str:
     """This machine's time zone as times are shown in it now (``JST``, ``UTC``)."""
     return datetime.now().astimezone().tzname() or "local time"

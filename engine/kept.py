@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .archive import outside as sessions_outside
-from .clock import shown_time
+from .clock import stamped
 from .db import DatabaseBusyError, on_read_only_mount, write_transaction
 from .errors import WorkbenchError
 from .fileio import crash_point
@@ -237,7 +237,7 @@ def check(home: Home) -> list[Finding]:
             "archive",
             "warning",
             f"{item.count} of session {item.session_id} are kept in workbench.db, not in state.db yet (kept "
-            f"{shown_time(item.at, '%Y-%m-%d %H:%M %Z') or iso_time(item.at)}: {cause(item.why)}).",
+            f"{stamped(item.at) or iso_time(item.at)}: {cause(item.why)}).",
             fix,
         )
         for item in kept(home)

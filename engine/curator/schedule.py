@@ -15,7 +15,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from ..clock import shown_time
+from ..clock import stamped
 from ..errors import ConfigError, WorkbenchError
 from ..skills.usage import iso, parse_iso
 
@@ -51,11 +51,6 @@ class Due:
         return {"due": self.due, "reason": self.reason, "next_at": iso(self.next_at) if self.next_at else None}
 
 
-def _shown(moment: float) -> str:
-    """A time in a reason people read: local, the zone named (``to_dict``'s ``next_at`` stays ISO UTC)."""
-    return shown_time(moment, "%Y-%m-%d %H:%M %Z") or iso(moment)
-
-
 def check(
     schedule: Schedule, state: dict[str, Any], now: float, *, last_activity: float | None, busy: bool = False
 ) -> Due:
@@ -74,12 +69,12 @@ def check(
         )
     next_at = last + schedule.interval_hours * HOUR
     if now < next_at:
-        return Due(False, f"last pass {_shown(last)}; the next is due {schedule.interval_hours:g} h later.", next_at)
+        return Due(False, f"last pass {stamped(last)}; the next is due {schedule.interval_hours:g} h later.", next_at)
     if busy:
         return Due(False, "due, but an agent turn is running; it runs once the home is idle.", next_at)
     idle_until = (last_activity or 0.0) + schedule.min_idle_hours * HOUR
     if now < idle_until:
-        since = _shown(last_activity) if last_activity is not None else "none recorded"
+        since = stamped(last_activity) if last_activity is not None else "none recorded"
         return Due(
             False,
             f"due, waiting for {schedule.min_idle_hours:g} h without activity (last activity {since}).",

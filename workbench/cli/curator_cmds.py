@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.clock import shown_time
+from engine.clock import stamped
 from engine.curator.ledger import columns
 from engine.curator.run import PURGE_DAYS
 from engine.home import Home
@@ -75,7 +75,7 @@ def curator_status(home: Home, args) -> Output:
     counts, settings = status["counts"], status["settings"]
     lines = [
         f"curator: {'ENABLED' if status['enabled'] else 'DISABLED'}  runs: {status['run_count']}  "
-        f"last run: {_local(status['last_run_at']) or 'never'}",
+        f"last run: {stamped(status['last_run_at']) or 'never'}",
         f"  last summary: {status['last_run_summary'] or '-'}",
         f"  skills: {counts['active']} active, {counts['stale']} stale, {counts['archived']} archived "
         f"({sum(status['managed'].values())} curator-managed)",
@@ -83,7 +83,7 @@ def curator_status(home: Home, args) -> Output:
         f"  stale after {settings['stale_after_days']} d, archive after {settings['archive_after_days']} d",
         f"  schedule: every {settings['interval_hours']:g} h after {settings['min_idle_hours']:g} h idle; "
         f"consolidation {'on' if settings['consolidate'] else 'off'}{'; PAUSED' if status['paused'] else ''}",
-        f"  next pass: {_local(status['next']['next_at']) or 'not scheduled'} ({status['next']['reason']})",
+        f"  next pass: {stamped(status['next']['next_at']) or 'not scheduled'} ({status['next']['reason']})",
     ]
     if status["usage_problem"]:
         lines.append(f"⚠ {inline(status['usage_problem'])}")
@@ -135,8 +135,3 @@ def show_ledger(home: Home, args) -> Output:
     ]
     listed = [{**e.to_dict(), "journal_actor": e.journal_actor} for e in entries]
     return Output({"entries": listed}, text="\n".join(lines) or "The ledger is empty.")
-
-
-def _local(stamp: str | None) -> str | None:
-    """A stored ISO time as the text output shows times (local, zone named); as stored when unreadable."""
-    return shown_time(stamp, "%Y-%m-%d %H:%M %Z") or stamp if stamp else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from engine.approvals import PendingRecord
 from engine.approvals.preview import target_line
 from engine.approvals.queue import flags
-from engine.clock import shown_time
+from engine.clock import stamped
 from engine.errors import WorkbenchError
 from engine.home import Home
 from engine.textsafety import cut, inline, one_line
@@ -106,7 +106,7 @@ def show_pending(home: Home, args) -> Output:
 
 
 def render_preview(preview: dict) -> str:
-    staged = shown_time(preview["created_at"], "%Y-%m-%d %H:%M:%S %Z")
+    staged = stamped(preview["created_at"], seconds=True)
     lines = [
         f"# Pending {preview['subsystem']} write {preview['id']}: {one_line(inline(preview['summary']))}",
         f"origin: {preview['origin']} ({preview['actor']})   staged: {staged}"

@@ -23,7 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from engine.clock import shown_time
+from engine.clock import stamped
 from engine.curator.ledger import columns
 from engine.curator.run import PlanChanged, pinned_refusal, purge_days_problem
 from engine.errors import WorkbenchError
@@ -577,7 +577,7 @@ class SkillsScreen(WorkbenchScreen):
                 )
 
         files = "\n".join(message.files) or "no files"
-        when = shown_time(entry.ts, "%Y-%m-%d %H:%M %Z") or entry.when
+        when = stamped(entry.ts) or entry.when
         self.ask(
             ConfirmDialog(
                 f"Roll back {entry.action} of {entry.skill} ({when})?",

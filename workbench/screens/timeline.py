@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from engine.clock import shown_time
+from engine.clock import stamped
 from engine.errors import WorkbenchError
 from engine.events import Event
 from engine.memory.history import HERMES_SLACK_S
@@ -221,7 +221,7 @@ class TimelineScreen(WorkbenchScreen):
             self._find_source(row)
 
     def _show_detail(self, row: Row) -> None:
-        when = shown_time(row.at, "%Y-%m-%d %H:%M:%S %Z") or row.when
+        when = stamped(row.at, seconds=True) or row.when
         lines = [
             f"row {row.id} · {when} · {row.actor} · {row.subsystem} {row.action}"
             + (f" ({inline(row.change)})" if row.change else "")
