@@ -33,6 +33,7 @@ from .errors import WorkbenchError
 from .journal import ACTORS, LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import HERMES_SLACK_S, AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
 from .skills.outside import RECORD_ONLY, STATE_CHANGES
+from .skills.usage import UsageStore
 from .textsafety import apart, inline, one_line, visible
 from .values import iso_time, row_id, text_value
 
@@ -557,14 +558,15 @@ def _outside_change(entry: JournalEntry) -> dict[str, str | None]:
     return {"change": text_value(entry.detail.get("change")), "file": text_value(entry.detail.get("file"))}
 
 
-def _outside_state_refusal(row: Row, pinned: bool) -> str | None:
+def _outside_state_refusal(row: Row, usage: UsageStore) -> str | None:
     """Why an outside change of a skill's lifecycle state (Hermes's curator) is not put back, and what
-    to do instead (``pinned``: whether the skill is pinned now); None for any other row."""
+    to do instead (a stale mark's depends on whether the skill is pinned now, which ``usage`` says);
+    None for any other row."""
     name = visible(one_line(row.target, 60))
     if row.change == STATE_CHANGES["stale"]:
         keep = (
             "It is pinned now, so no later pass marks it again; a use makes it active"
-            if pinned
+            if row.target in (usage.pinned([row.target]) or ())
             else f"To keep it active, use it or pin it (`workbench skills pin {name}`, or p in Skills)"
         )
         return (
@@ -957,8 +959,8 @@ class Timeline:
                 return {**item, "skip": f"{refusal.reason}: nothing to revert"}
             return {**item, "undo": _undoing(entry), **({"refused": str(refusal)} if refusal else {})}
         if row.action == "external" and row.subsystem == "skills":
-            pinned = row.target in (self.home.skills.usage.pinned([row.target]) or ())
-            return {**item, "refused": _outside_state_refusal(row, pinned) or _outside_skill_refusal(entry)}
+            refused = _outside_state_refusal(row, self.home.skills.usage) or _outside_skill_refusal(entry)
+            return {**item, "refused": refused}
         if row.subsystem == "skills" and row.action in ("pin", "unpin"):
             return {**item, **self._pin_plan(entry)}
         if row.subsystem == "providers":
