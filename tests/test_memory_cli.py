@@ -293,20 +293,25 @@ def test_an_entry_written_by_hand_past_any_limit_is_shown_cut_with_its_length(wb
     assert refused.returncode == 1 and len(refused.stderr) < 8_000 and "⋯ cut: 50,004 characters" in refused.stderr
 
 
+def _adding_in_background(home, text: str) -> subprocess.Popen:
+    """`workbench memory add TEXT` on ``home`` in a process of its own (it may wait for a lock)."""
+    env = {**os.environ, "WORKBENCH_HOME": str(home)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "workbench", "memory", "add", text],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
 def test_a_write_waiting_on_another_process_lock_says_who_holds_it(wb, tmp_path):
     """With Hermes's memory lock held (a process stuck mid-write), `memory add` printed nothing for a
     minute and a half, then wrote; it still waits (a write is never dropped), but says so."""
     assert wb("memory", "add", "First fact").returncode == 0
     lock = tmp_path / "home" / "memories" / "MEMORY.md.lock"
     holder = holding_flock(lock)
-    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
-    adding = subprocess.Popen(
-        [sys.executable, "-m", "workbench", "memory", "add", "Second fact"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    adding = _adding_in_background(tmp_path / "home", "Second fact")
     try:
         said = adding.stderr.readline()  # while it waits: the holder still holds the lock
         assert said.startswith(f"note: Waiting for {lock}: process {holder.pid} (python"), said
@@ -327,14 +332,7 @@ def test_ctrl_c_while_waiting_on_another_process_lock_says_so_and_writes_nothing
     history = wb("--json", "memory", "history").stdout
     lock = memory.with_name("MEMORY.md.lock")
     holder = holding_flock(lock)
-    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
-    adding = subprocess.Popen(
-        [sys.executable, "-m", "workbench", "memory", "add", "Second fact"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    adding = _adding_in_background(tmp_path / "home", "Second fact")
     try:
         assert adding.stderr.readline().startswith(f"note: Waiting for {lock}")  # (it waits)
         adding.send_signal(signal.SIGINT)  # what ctrl+c sends
