@@ -144,6 +144,33 @@ def test_an_append_never_lands_between_the_statements_of_a_rebuild(home):
     assert [e.action for e in home.journal.query(subsystem="sessions")] == ["repair-index"]
 
 
+@pytest.mark.parametrize(
+    "outside",
+    ["DELETE FROM messages_fts", "DROP TRIGGER messages_fts_insert", "DROP TRIGGER messages_fts_trigram_insert"],
+)
+def test_a_stream_of_turns_sees_what_another_program_does_to_the_index(home, outside):
+    """A stream's turns stop checking the index's ends once they have shown their inserts keep it
+    whole; a commit by another connection brings the check back, for as long as it takes to show
+    that again: a trigger dropped between two turns is seen after the next one, and restored."""
+    archive = home.archive
+    archive.create_session("s1")
+    for i in range(4):
+        archive.append_messages("s1", [{"role": "user", "content": f"deploy step {i}"}])
+    other = raw(home.state_db_path)
+    other.execute(outside)
+    other.close()
+    for i in range(4, 8):
+        archive.append_messages("s1", [{"role": "user", "content": f"deploy step {i}"}])
+    assert fts_state(home.state_db_path) == {
+        "messages": 8,
+        "triggers": 6,
+        "messages_fts": 8,
+        "messages_fts_trigram": 8,
+    }
+    assert len(list(archive.iter_matches("deploy"))) == 8
+    assert [e.action for e in home.journal.query(subsystem="sessions")] == ["repair-index"]
+
+
 def test_doctor_reports_a_wiped_index_and_repairs_it(home):
     archive = home.archive
     archive.create_session("s1")
