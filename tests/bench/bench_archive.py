@@ -113,7 +113,16 @@ class _Floor:
     """The floor for a layout: the same rows, one multi-row INSERT per turn, no per-message Python
     (``ddl`` None: into the state.db already in ``folder``)."""
 
-    COLUMNS = ("role", "content", "tool_calls", "tool_name", "tool_call_id", "timestamp")
+    COLUMNS = (
+        "role",
+        "content",
+        "tool_calls",
+        "tool_name",
+        "tool_call_id",
+        "timestamp",
+        "token_count",
+        "finish_reason",
+    )
 
     def __init__(self, folder, ddl: str | None):
         folder.mkdir(parents=True, exist_ok=True)
@@ -133,7 +142,9 @@ class _Floor:
                 json.dumps(m["tool_calls"], ensure_ascii=False) if m.get("tool_calls") else None,
                 m.get("tool_name"),
                 m.get("tool_call_id"),
-                1796040000.0,
+                m["timestamp"] if m.get("timestamp") is not None else 1796040000.0,
+                m.get("token_count"),
+                m.get("finish_reason"),
             )
             for m in turn
         ]
