@@ -9,6 +9,7 @@ import pytest
 from engine import open_home
 from engine.archive import schema
 from engine.archive.health import REPAIR, check
+from engine.errors import WorkbenchError
 from engine.health import CHECKS, FIXES
 from tests.archive_support import fts_state, old_workbench_archive, schema_of
 
@@ -148,10 +149,12 @@ def test_an_append_never_lands_between_the_statements_of_a_rebuild(home):
     "outside",
     ["DELETE FROM messages_fts", "DROP TRIGGER messages_fts_insert", "DROP TRIGGER messages_fts_trigram_insert"],
 )
-def test_a_stream_of_turns_sees_what_another_program_does_to_the_index(home, outside):
+@pytest.mark.parametrize("refused_between", [False, True])
+def test_a_stream_of_turns_sees_what_another_program_does_to_the_index(home, outside, refused_between):
     """A stream's turns stop checking the index's ends once they have shown their inserts keep it
     whole; a commit by another connection brings the check back, for as long as it takes to show
-    that again: a trigger dropped between two turns is seen after the next one, and restored."""
+    that again: a trigger dropped between two turns is seen after the next one, and restored. An
+    append refused meanwhile (no such session) inserted nothing, so it shows nothing."""
     archive = home.archive
     archive.create_session("s1")
     for i in range(4):
@@ -159,6 +162,9 @@ def test_a_stream_of_turns_sees_what_another_program_does_to_the_index(home, out
     other = raw(home.state_db_path)
     other.execute(outside)
     other.close()
+    if refused_between:
+        with pytest.raises(WorkbenchError, match="No session"):
+            archive.append_messages("nope", [{"role": "user", "content": "lost"}])
     for i in range(4, 8):
         archive.append_messages("s1", [{"role": "user", "content": f"deploy step {i}"}])
     assert fts_state(home.state_db_path) == {

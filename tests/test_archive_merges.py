@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from engine import FixedClock, open_home
-from engine.archive import merges
+from engine.archive import merges, turn_checks
 from engine.archive.merges import segments
 
 TABLES = ("messages_fts", "messages_fts_trigram")
@@ -16,8 +16,10 @@ TABLES = ("messages_fts", "messages_fts_trigram")
 
 @pytest.fixture(autouse=True)
 def deep(monkeypatch):
-    """These small indexes take the path of a deep one (FTS5 keeps shallow ones to itself)."""
+    """These small indexes take the path of a deep one (FTS5 keeps shallow ones to itself), from
+    their first turn (a stream reads the depth every ``DEPTH_EVERY`` turns)."""
     monkeypatch.setattr(merges, "FTS5_LEVELS", 0)
+    monkeypatch.setattr(turn_checks, "DEPTH_EVERY", 1)
 
 
 def _home(tmp_path):
@@ -53,6 +55,32 @@ def test_turns_keep_every_level_merged_and_the_settings_read_back_unchanged(tmp_
     assert matched == 60
     assert {h.match_message_id for h in archive.search("word17")} == {35}
     assert [h.match_message_id for h in archive.search("数据库17")] == [35]
+    home.close()
+
+
+@pytest.mark.parametrize("outside_commit", [True, False])
+def test_a_stream_reads_the_depth_again_after_another_programs_commit(tmp_path, monkeypatch, outside_commit):
+    """A stream reads its indexes' depth every ``DEPTH_EVERY`` turns, and at once after another
+    connection commits (Hermes rebuilt or filled the index): from then on the turns merge it themselves."""
+    monkeypatch.setattr(turn_checks, "DEPTH_EVERY", 16)
+    monkeypatch.setattr(merges, "SMALL_LEVEL_PAGES", 0)  # every level counts as large: left to idle upkeep
+    monkeypatch.setattr(merges, "FTS5_LEVELS", 100)
+    home = _home(tmp_path)
+    archive, conn = home.archive, home.archive.conn()
+    archive.append_messages("s", _turn(0))  # shallow: FTS5 merges it
+    monkeypatch.setattr(merges, "FTS5_LEVELS", 0)  # now it counts as deep
+    if outside_commit:
+        other = sqlite3.connect(home.state_db_path)
+        other.execute("UPDATE sessions SET title = 'renamed elsewhere' WHERE id = 's'")
+        other.commit()
+        other.close()
+    for i in range(1, 15):
+        archive.append_messages("s", _turn(i))
+    counts = {t: segments(conn, t) for t in TABLES}
+    if outside_commit:  # every turn after the commit left its segment to idle upkeep
+        assert counts == {t: 15 for t in TABLES}
+    else:  # the stream read the depth again only after 16 turns: FTS5 merged these meanwhile
+        assert all(n < 8 for n in counts.values()), counts
     home.close()
 
 

@@ -33,6 +33,7 @@ from ..journal import Recording
 from ..values import count_value, number_value, text_value
 from . import merges, schema
 from .models import Session, parse_json
+from .turn_checks import TurnChecks
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -79,7 +80,7 @@ class ArchiveCore:
         self._caps: schema.Capabilities | None = None
         self._bounds: tuple[tuple[str, ...], str] = ((), "")  # the FTS tables the write path keeps whole
         self._held = threading.local()  # how deep this thread is in ``changing``
-        self._whole = threading.local()  # this thread's last FTS ends check (``_keep_fts_whole``)
+        self._turns = threading.local()  # this thread's ``TurnChecks``
         self._merge_owed: dict[str, int] = {}  # large-level merge pages this process's turns owe (merges)
         # Called with (step, done, total) while a layout completion or index rebuild runs (set by a skin).
         self.progress: schema.Progress | None = None
@@ -152,30 +153,14 @@ class ArchiveCore:
         self._read_caps(conn)  # a repair may have created an FTS table
         return done
 
-    def _keep_fts_whole(self, conn: sqlite3.Connection) -> bool:
-        """Inside a write transaction: True when every FTS table ends where messages do.
-
-        False means an index was wiped or is being rebuilt by another program in separate
-        statements (Hermes does so when it finds a trigger missing): writing now could make
-        that rebuild fail with the index half empty, so the caller repairs it first.
-
-        Only another connection's commit can undo it: once two checks running on this
-        connection find the tables whole with no such commit between them (``PRAGMA
-        data_version`` unchanged), the turn between is shown to keep them whole, its triggers
-        firing as every later turn's will, so the check is skipped until another connection
-        commits (a Hermes rebuild, a dropped trigger). That saves a stream's turns its six
-        lookups (docs/archive.md, ingest CPU).
-        """
-        tables, sql = self._bounds
-        if not tables:
-            return True
-        seen = (conn, tables, conn.execute("PRAGMA data_version").fetchone()[0])
-        last = getattr(self._whole, "last", None)
-        if last == (*seen, True, True):
-            return True
-        whole = not schema.stale_tables(conn, tables, sql)
-        self._whole.last = (*seen, whole, whole and last == (*seen, True, False))
-        return whole
+    def turn_checks(self, conn: sqlite3.Connection) -> TurnChecks:
+        """This thread's view of state.db between its appends, brought up to date inside a write
+        transaction on ``conn`` (``turn_checks``: what an append may skip)."""
+        checks = getattr(self._turns, "checks", None)
+        if checks is None:
+            checks = self._turns.checks = TurnChecks()
+        checks.look(conn, self._bounds[0])
+        return checks
 
     def _probe(self) -> None:
         try:

@@ -261,12 +261,11 @@ def _ours(levels: list[Level] | None) -> bool:
 @contextlib.contextmanager
 def turn_merges(conn: sqlite3.Connection, tables: tuple[str, ...], owed: dict[str, int]) -> Iterator[None]:
     """Inside a write transaction: the rows written in the block are indexed without FTS5's own
-    merging, then the small levels are merged in a few bounded steps (``owed``: the archive's
-    running count of large-level merge pages its turns owe, per table)."""
+    merging, then the small levels are merged in a few bounded steps (``tables``: those deeper
+    than ``FTS5_LEVELS``, which FTS5 itself merges smoothly; ``owed``: the archive's running
+    count of large-level merge pages its turns owe, per table)."""
     kept, level_zero = {}, {}
     for table in tables:
-        if depth(conn, table) <= FTS5_LEVELS:  # the common case, for one small read: FTS5 merges it
-            continue
         settings = _settings(conn, table)
         levels = structure(conn, table)
         if settings is None or not _ours(levels):

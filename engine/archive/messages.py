@@ -78,14 +78,17 @@ class MessagesMixin(ArchiveCore):
         if not rows:
             return []
         calls = sum(r["calls"] for r in rows)
+        tables, sql = self._bounds
         for attempt in range(_REPAIRS + 1):
             with self._write() as conn:
-                whole = attempt == _REPAIRS or self._keep_fts_whole(conn)
+                checks = self.turn_checks(conn)
+                whole = attempt == _REPAIRS or checks.whole_fts(conn, tables, sql)
                 if whole:
                     self._claim_session(conn, session_id, len(rows), calls)
-                    with merges.turn_merges(conn, self._bounds[0], self._merge_owed):
+                    with merges.turn_merges(conn, checks.deep_fts(conn, tables), self._merge_owed):
                         ids = self._insert_rows(conn, session_id, rows)
             if whole:
+                checks.committed()
                 break
             self._complete(conn, "repair-index")  # in a transaction of its own, journaled, then write
         self._publish(
