@@ -193,6 +193,26 @@ def test_export_to_a_file_and_clear_refusals_for_bad_paths(home_dir, tmp_path, c
     assert not (tmp_path / "missing").exists()
 
 
+def test_a_json_export_on_stdout_is_the_exact_data_and_the_files_bytes(home_dir, tmp_path, capsys):
+    """Piped to a file, a JSON export is a faithful backup: characters a terminal would act on or hide
+    are JSON escapes, never symbols standing for them, and the bytes are those ``-o`` writes."""
+    from workbench.cli import main
+
+    hostile = "T\x1b[31mred\u202e\u200b\x9b end"
+    home = open_home(home_dir)
+    home.archive.create_session("h_1", source="cli", title="Hostile")  # (a title keeps no controls)
+    home.archive.append_message("h_1", "user", f"said {hostile}")
+    home.close()
+    assert main(["sessions", "export", "h_1", "--home", str(home_dir)]) == 0
+    out = capsys.readouterr().out
+    assert not any(ch in out for ch in "\x1b\u202e\u200b\x9b") and "<U+" not in out
+    data = json.loads(out)
+    assert data["messages"][0]["content"] == f"said {hostile}"
+    assert main(["sessions", "export", "h_1", "--home", str(home_dir), "-o", str(tmp_path / "x.json")]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "x.json").read_text(encoding="utf-8") == out.rstrip("\n")
+
+
 def test_text_output_never_passes_terminal_escapes_through(home_dir, capsys):
     from workbench.cli import main
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..errors import WorkbenchError
+from ..textsafety import json_text
 from .lineage import LineageMixin
 from .messages import MessagesMixin
 from .models import Message, Session, iso
@@ -30,16 +30,17 @@ def _render(segments: list[tuple[Session, list[Message]]], fmt: str) -> str:
         raise WorkbenchError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
     if fmt == "json":
         docs = [_session_doc(s, msgs) for s, msgs in segments]
+        # Exact text, with what a terminal would act on or hide written as JSON escapes: the same
+        # bytes in a file and on stdout, where the text printer then has nothing to show as a symbol.
         if len(docs) == 1:
-            return json.dumps(docs[0], ensure_ascii=False, indent=2)
-        return json.dumps(
+            return json_text(docs[0], indent=2)
+        return json_text(
             {
                 "root_id": docs[0]["id"],
                 "tip_id": docs[-1]["id"],
                 "segments": docs,
                 "message_count": sum(len(d["messages"]) for d in docs),
             },
-            ensure_ascii=False,
             indent=2,
         )
     return "\n\n".join(_markdown(s, msgs) for s, msgs in segments) + "\n"
