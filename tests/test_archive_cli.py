@@ -327,6 +327,23 @@ def test_an_untitled_session_is_listed_by_the_start_of_its_first_user_message(tm
     assert "[user #2]  “Please plan the tulip␛[2J beds" in capsys.readouterr().out
 
 
+def test_a_search_that_finds_no_whole_word_says_when_a_prefix_would(home_dir, capsys):
+    """`migr` is no word of the archive, but words start with it: the TUI lists them as you type, so
+    the CLI says --prefix finds them (and says nothing of the kind when no word starts so)."""
+    from workbench.cli import main
+
+    assert main(["sessions", "search", "migr", "--home", str(home_dir)]) == 0
+    assert capsys.readouterr().out.strip() == (
+        "no matches for 'migr'; words that start with the last one match with --prefix"
+    )
+    code, data, _ = wb(home_dir, "sessions", "search", "migr")
+    assert code == 0 and data["count"] == 0 and "--prefix" in data["hint"]
+    code, data, _ = wb(home_dir, "sessions", "search", "migr", "--prefix")
+    assert data["count"] == 1 and "hint" not in data
+    assert main(["sessions", "search", "zzq", "--home", str(home_dir)]) == 0
+    assert capsys.readouterr().out.strip() == "no matches for 'zzq'"
+
+
 def test_the_text_search_marks_an_archived_session_as_the_tui_does(home_dir):
     """`sessions search` listed an archived session's hit like any other; the TUI says `· archived`."""
     assert wb(home_dir, "sessions", "archive", "root_1")[0] == 0

@@ -141,12 +141,17 @@ def search_sessions(home: Home, args) -> Output:
         named = ", ".join(repr(role) for role in absent)
         raise UsageError(f"no message has the role {named}; --role takes one of: {', '.join(home.archive.roles())}")
     note = home.archive.search_note(args.query, hits, prefix=args.prefix)
+    # Whole words only: `t` finds no word "t" while the TUI, searching as you type, lists what starts with it.
+    widens = not hits and not args.prefix and bool(home.archive.search(args.query, limit=1, role=roles, prefix=True))
+    hint = "words that start with the last one match with --prefix" if widens else None
     data = {"query": args.query, "results": [h.to_dict() for h in hits], "count": len(hits), "note": note}
+    if hint:
+        data["hint"] = hint
 
     def text() -> str:
         said = [f"note: {note}"] if note else []
         if not hits:
-            return "\n".join([*said, f"no matches for {echoed(args.query)!r}"])
+            return "\n".join([*said, f"no matches for {echoed(args.query)!r}" + (f"; {hint}" if hint else "")])
         lines = said
         previews = home.archive.previews([h.session_id for h in hits if not h.title])
         for h in hits:
