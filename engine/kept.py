@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from .archive import outside as sessions_outside
 from .clock import stamped
-from .db import DatabaseBusyError, on_read_only_mount, write_transaction
+from .db import DatabaseBusyError, on_read_only_mount, salvage_advice, write_transaction
 from .errors import WorkbenchError
 from .fileio import crash_point
 from .health import CHECKS, Finding
@@ -62,6 +62,27 @@ CREATE TABLE IF NOT EXISTS kept_messages (
 STORED_LATER = "They are stored automatically when state.db is free; run any workbench command."
 
 
+def when_stored(home: Home) -> str:
+    """When what workbench.db keeps is stored into state.db, and what it takes, as doctor, the CLI and
+    the TUI all say it: when state.db is free (``STORED_LATER``); once the home's file system is
+    writable; or, for a damaged state.db (SQLite's ``quick_check``, ``vet``: nothing is ever written
+    to one), once it is recovered or restored, and how. Runs that check once per process (a read of
+    the whole file); only asked when there is something kept."""
+    try:
+        damage = home.archive.vet(quiet=True)
+    except (WorkbenchError, sqlite3.Error, OSError):
+        damage = None  # (an archive that cannot be opened: its own error and doctor's say why)
+    if damage is not None:
+        return (
+            "state.db is damaged, and nothing is written to a damaged state.db: they stay in workbench.db until it "
+            f"is recovered or restored. {salvage_advice(home.state_db_path)} The next workbench command then "
+            "stores them; `workbench doctor` shows whether any are still kept."
+        )
+    if on_read_only_mount(home.state_db_path):
+        return f"{home.root} is on a read-only file system: mount it writable, then run any workbench command."
+    return STORED_LATER
+
+
 def cause(why: str) -> str:
     """Why state.db refused, in the first sentence of its error: the advice after it ("Nothing was
     changed. Retry when it is done") is not true of a turn that ran and is kept."""
@@ -81,11 +102,11 @@ class Kept:
     def count(self) -> str:
         return f"{self.messages} message{'s' * (self.messages != 1)}"
 
-    def describe(self) -> str:
+    def describe(self, later: str) -> str:
+        """What was kept and why, then ``later`` (``when_stored``: when it is stored into state.db)."""
         return (
             f"{self.count} of session {self.session_id} could not be stored in state.db ({cause(self.why)}). They are "
-            "kept in workbench.db and are stored into state.db automatically the next time any workbench command "
-            "runs when state.db is free."
+            f"kept in workbench.db. {later}"
         )
 
 
@@ -229,9 +250,10 @@ def check(home: Home) -> list[Finding]:
     """Doctor: messages workbench.db keeps because state.db would not take them (still busy, say)."""
     if home.journal.problem():  # (the databases' check names what is wrong with workbench.db)
         return []
-    fix = STORED_LATER
-    if on_read_only_mount(home.state_db_path):
-        fix = f"{home.root} is on a read-only file system: mount it writable, then run any workbench command."
+    items = kept(home)
+    if not items:
+        return []
+    fix = when_stored(home)
     return [
         Finding(
             "archive",
@@ -240,7 +262,7 @@ def check(home: Home) -> list[Finding]:
             f"{stamped(item.at) or iso_time(item.at)}: {cause(item.why)}).",
             fix,
         )
-        for item in kept(home)
+        for item in items
     ]
 
 

@@ -18,6 +18,7 @@ import pytest
 from engine import open_home
 from engine.conversation import Conversation
 from engine.events import RunnerEvent
+from engine.kept import STORED_LATER
 from engine.models import OfflineModel
 from engine.runner import AgentSession
 from tests.conftest import FIXED_NOW
@@ -87,7 +88,7 @@ def test_a_run_under_a_held_lock_keeps_its_turn_and_the_next_command_stores_it_o
     sid = out["session_id"]
     assert out["success"] is False and out["kept_messages"] == 2
     assert "2 messages of session" in out["error"] and "kept in workbench.db" in out["error"]
-    assert "stored into state.db automatically the next time any workbench command runs" in out["error"]
+    assert out["error"].endswith(f"They are kept in workbench.db. {STORED_LATER}")
     assert [t["status"] for t in out["turns"]] == ["done"]
     (kept,) = kept_rows(root)
     assert kept["session_id"] == sid and kept["end_reason"] == "cli_close" and len(kept["rows"]) == 2
@@ -345,7 +346,7 @@ def test_what_a_run_under_a_held_lock_says_is_true_of_its_turn(tmp_path, message
     # a memory call answered "Not run" is to be asked for again; a plain turn needs nothing again
     assert out["error"].startswith("The turn stopped before its tool calls ran") is calls
     assert ("ask for those calls again once state.db is free" in out["error"]) is calls
-    assert "kept in workbench.db and are stored into state.db automatically" in out["error"]
+    assert "kept in workbench.db. They are stored automatically when state.db is free" in out["error"]
 
 
 def test_a_session_whose_messages_are_all_kept_is_named_as_waiting_not_unknown(tmp_path):
@@ -358,3 +359,29 @@ def test_a_session_whose_messages_are_all_kept_is_named_as_waiting_not_unknown(t
     error = json.loads(shown.stdout)["error"]
     assert shown.returncode == 1 and error.startswith(f"Session {sid} is not in state.db yet: its 2 messages are kept")
     assert "stored automatically when state.db is free" in error
+
+
+def test_what_is_kept_on_a_damaged_state_db_is_said_to_wait_for_its_recovery(tmp_path):
+    """Doctor said kept messages are "stored automatically when state.db is free" of a damaged
+    state.db, which the workbench never writes: they wait for it to be recovered or restored."""
+    root = with_state_db(tmp_path / "home")
+    workbench("--home", str(root), "--json", "run", "--message", "hello there")  # (a messages table with a page)
+    _, out = run_while_locked(root, "--message", "kept only")
+    sid = out["session_id"]
+    with sqlite3.connect(root / "state.db") as conn:  # all in state.db itself: the page below is its last word
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
+    with open(root / "state.db", "r+b") as file:
+        file.seek((page - 1) * 4096)
+        file.write(b"\xff" * 4096)
+    before = (root / "state.db").read_bytes()
+    proc = workbench("--home", str(root), "--json", "doctor")
+    (finding,) = [f for f in json.loads(proc.stdout)["findings"] if "kept in workbench.db" in f["what"]]
+    assert "when state.db is free" not in finding["fix"]
+    assert finding["fix"].startswith("state.db is damaged, and nothing is written to a damaged state.db")
+    assert "sqlite3 state.db .recover" in finding["fix"] and "restore it from a backup" in finding["fix"]
+    shown = workbench("--home", str(root), "--json", "sessions", "show", sid)
+    error = json.loads(shown.stdout)["error"]
+    assert error.startswith(f"Session {sid} is not in state.db yet") and "state.db is damaged" in error
+    assert "when state.db is free" not in error
+    assert len(kept_rows(root)) == 1 and (root / "state.db").read_bytes() == before

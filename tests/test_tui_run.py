@@ -11,6 +11,7 @@ from textual.widgets import Input, OptionList, Select, Static
 
 from engine import lock_waits, open_home
 from engine.events import RunnerEvent
+from engine.kept import STORED_LATER
 from engine.scenarios import run_scenario
 from tests.lock_support import holding_flock, holding_write_lock
 from tests.screens_seed import GARDEN, GARDEN_2, TOKYO, open_mode, play_scenario, screen_text, seed_sessions
@@ -474,6 +475,7 @@ async def test_a_turn_state_db_did_not_take_stays_on_screen_and_quitting_asks_fi
             assert app.screen.question == (
                 "2 messages are not in state.db yet (busy). Quit and keep them in workbench.db to store later?"
             )
+            assert STORED_LATER in app.screen.detail  # (doctor's and the CLI's words: engine.kept.when_stored)
             assert sum(isinstance(s, ConfirmDialog) for s in app.screen_stack) == 1
             await pilot.press("n")
             await settle(pilot)
@@ -662,6 +664,7 @@ async def test_resuming_a_session_whose_last_turn_still_waits_says_so(home, tmp_
             )
             (notice,) = [n for n in app._notifications if n.title == "Not shown yet"]
             assert notice.message.startswith("2 messages of this session are kept in workbench.db")
+            assert notice.message.endswith(STORED_LATER)
     finally:
         holder.kill()
         holder.wait()

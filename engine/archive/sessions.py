@@ -174,7 +174,7 @@ class SessionsMixin(LineageMixin):
             if waiting is not None:
                 raise WorkbenchError(
                     f"Session {waiting.session_id} is not in state.db yet: its {waiting.count} are kept in "
-                    f"workbench.db ({kept.cause(waiting.why)}). {kept.STORED_LATER}"
+                    f"workbench.db ({kept.cause(waiting.why)}). {kept.when_stored(self.home)}"
                 )
             close = self.titles_containing(text)
             named = ", ".join(f"{title!r} ({sid})" for sid, title in close)

@@ -458,7 +458,7 @@ class AgentSession:
                 del self.messages[len(self.message_ids) : len(self.message_ids) + held.messages]
                 del self._said_at[:stamps]
             self._unrecorded_tokens.clear()
-        self.emit("messages_kept", messages=held.messages, text=held.describe())
+        self.emit("messages_kept", messages=held.messages, text=held.describe(kept.when_stored(self.home)))
         return held
 
     def end(self, reason: str = "session_end") -> kept.Kept | None:

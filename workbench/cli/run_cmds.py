@@ -10,6 +10,7 @@ from typing import Any
 from engine.conversation import Conversation
 from engine.events import RunnerEvent
 from engine.home import Home
+from engine.kept import when_stored
 from engine.models import BACKENDS, make_model
 from engine.runner import RequestLog
 from engine.scenarios import list_scenarios, run_scenario
@@ -227,7 +228,7 @@ def run_agent(home: Home, args) -> Output:
         model.close()
     data = _summary(home, turns, session_ids)
     if kept is not None:  # not all done (exit 1), but nothing to run again: said so in the one error
-        data.update(success=False, error=" ".join(filter(None, [data.get("error"), kept.describe()])))
+        data.update(success=False, error=" ".join(filter(None, [data.get("error"), kept.describe(when_stored(home))])))
         data["kept_messages"] = kept.messages
     text = (
         f"\nsession {data['session_id']}: {len(turns)} turn(s), {len(data['memory_writes'])} memory write(s), "

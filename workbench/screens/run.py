@@ -27,7 +27,7 @@ from engine.conversation import Conversation, leaving_reason
 from engine.db import DatabaseBusyError
 from engine.errors import said
 from engine.events import Event, RunnerEvent, SessionChanged
-from engine.kept import cause, of_session
+from engine.kept import cause, of_session, when_stored
 from engine.models import BACKENDS, make_model
 from engine.runner.session import CLOSE_REASON, REVIEW_CLOSE_WAIT_S
 from engine.scenarios import list_scenarios, run_scenario
@@ -102,6 +102,7 @@ class StoredBeforeQuit(Message):
     unstored: int
     why: str | None
     busy: bool = False  # state.db refused for a lock another process held
+    later: str = ""  # when what workbench.db would keep is stored (``when_stored``)
 
 
 @dataclass
@@ -392,7 +393,7 @@ class RunScreen(WorkbenchScreen):
     def _store_before_quit(self, before: threading.Event, done: threading.Event) -> None:
         """Worker: store (waiting out a busy state.db), then the app quits, or asks whether to quit
         without what is still unstored."""
-        agent, why, busy = self.agent, None, False
+        agent, why, busy, later = self.agent, None, False, ""
         try:
             before.wait()
             if agent is not None:
@@ -400,9 +401,10 @@ class RunScreen(WorkbenchScreen):
                     agent.store()
                 except Exception as exc:
                     why, busy = said(exc), isinstance(exc, DatabaseBusyError)
+                    later = when_stored(self.home)
         finally:
             done.set()
-        self.post_result(StoredBeforeQuit(agent.unstored if agent is not None else 0, why, busy))
+        self.post_result(StoredBeforeQuit(agent.unstored if agent is not None else 0, why, busy, later))
 
     @on(StoredBeforeQuit)
     def _stored_before_quit(self, message: StoredBeforeQuit) -> None:
@@ -429,9 +431,8 @@ class RunScreen(WorkbenchScreen):
             dialog = ConfirmDialog(
                 f"{count} {'are' if message.unstored != 1 else 'is'} not in state.db yet"
                 f"{' (busy)' if message.busy else ''}. Quit and keep them in workbench.db to store later?",
-                f"state.db did not take them: {cause(why)}.\n\ny keeps them in workbench.db and quits at once; "
-                "the next workbench command (or start) stores them into state.db when it is free, each at the time "
-                "it was said. n stays here (ctrl+q tries again, and your next message stores them).",
+                f"state.db did not take them: {cause(why)}.\n\ny keeps them in workbench.db and quits at once. "
+                f"{message.later} n stays here (ctrl+q tries again, and your next message stores them).",
             )
         else:
             dialog = ConfirmDialog(
@@ -567,7 +568,7 @@ class RunScreen(WorkbenchScreen):
                     session_id,
                     f"{held.count} of this session are kept in workbench.db, not in state.db yet "
                     f"({cause(held.why)}): the transcript and the agent go on without them until they are "
-                    "stored, which the next message or start does once state.db is free.",
+                    f"stored. {when_stored(self.home)}",
                 )
             )
 
