@@ -19,9 +19,11 @@ import json
 import re
 import secrets
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
+from functools import cache, lru_cache
+from itertools import islice
 from typing import Any
 
 from . import lock_waits
@@ -503,6 +505,206 @@ def _detail_at(path: str) -> str:
     return f"CASE WHEN json_valid(detail) THEN json_extract(detail, '{path}') END"
 
 
+# -- searching what a summary shows ------------------------------------------------------
+# A search finds a row by what it holds (target, action, before, after, a proposal's summary) and by
+# what its summary shows: the summary's own words ("skill 'x' pinned outside the workbench") and the
+# values it shows from the row's detail. Summarizing every row in Python would cost about a second
+# on 100,000 rows, so SQL narrows them first, and ``page`` checks what is left against its summary.
+# The rows kept: those whose detail (its JSON text) holds the search text, and those of the kinds
+# (subsystem, action) whose wording could show part of it. Which kinds: ``_wording`` summarizes
+# probes, rows of each kind in each shape ``_summary`` words differently, whose own values are a mark
+# (what is left between the marks is wording), and notes the detail keys a piece of wording needs
+# (" outside the workbench" needs ``outside``): a kind whose only wording the text touches needs a key
+# is kept where its detail has that key. Wording with no letters (" ", "' → '") joins two values: a
+# kind touched only there is kept where the row holds every word of the text.
+_OWN = "\ue000"  # a probe's stand-in for a row's own value (a private-use character: never in wording)
+_ACTION = "\ue001"  # a probe's stand-in for an action no summary words in its own way
+_DIGITS = re.compile(r"\d+")
+_WORDS = re.compile(r"[^\W\d_]+")  # (numbers are left out: a summary shows some it counted itself)
+# a word of a search, in anything a row holds
+_HOLDS_WORD = (
+    "("
+    + " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for column in ("target", "action", "before", "after", "detail"))
+    + ")"
+)
+Kind = tuple[str, str | None]  # (subsystem, action); action None: any action not probed by name
+
+
+def _net() -> dict[str, Any]:
+    """A detail with every key some summary reads (each kind is probed with it, and with it less each key)."""
+    own = _OWN
+    return {
+        "op": own,
+        "label": own,
+        "entries": [own, own],
+        "file": own,
+        "change": own,
+        "path": own,
+        "absorbed": [own, own],
+        "rolled_back_action": own,
+        "rolled_back": own,
+        "fact_id": own,
+        "sessions": [own, own],
+        "title": own,
+        "message_count": 2,
+        "count": 2,
+        "older_than_days": 3,
+        "outside": True,
+        "subsystem": own,
+        "summary": own,
+        "edited": own,
+        "changed": False,
+        "proposed_by": own,
+    }
+
+
+def _probe_details(subsystem: str) -> list[dict[str, Any]]:
+    """Details in the other shapes ``_summary`` words a ``subsystem`` row differently."""
+    own = _OWN
+    if subsystem == "memory":
+        return [
+            {},
+            *({"op": op, "undo_of": 1} for op in ("add", "remove", "replace", own)),
+            *({"op": op, "undo_of_session": own, "undo_of_message": 1} for op in ("add", own)),
+            {"entries": [own]},
+        ]
+    if subsystem == "skills":
+        return [{}, {"change": own, "path": own}, {"file": own, "change": own, "path": own}]
+    if subsystem == "sessions":
+        return [{}, {"preview": own, "message_count": 1, "sessions": [own]}]
+    if subsystem != "approvals":
+        return [{}]
+    plan = {"absorbed": [{"name": own}], "umbrella": {"name": own}}
+    skill_payloads = [
+        {"action": action, "name": own, "content": own, "file_path": own, "old_string": own, "new_string": own}
+        for action in ("create", "edit", "patch", "write_file", "remove_file", "delete", own)
+    ] + [{"action": "consolidate", "name": own, "plan": plan}]
+    memory_payloads = [
+        {"action": action, "target": target, "content": own, "old_text": own}
+        for action in ("add", "replace", "remove", own)
+        for target in ("memory", "user", own)
+    ] + [{"target": target, "operations": [{"action": own, "content": own}]} for target in ("memory", "user", own)]
+    return [
+        {},
+        {"edited": True, "proposed_by": own},
+        *({"subsystem": "skills", "payload": payload} for payload in skill_payloads),
+        *({"subsystem": "memory", "payload": payload} for payload in memory_payloads),
+    ]
+
+
+def _probe_actions() -> tuple[str, ...]:
+    """Every action some summary words in its own way (any other shows as it is stored)."""
+    named = ("external", "repair", "seen", "undo", "rollback", "title", "run", "pause", "resume")
+    return tuple(dict.fromkeys([*_PAST, *_SKILL_VERBS, *named, "fact_add", "fact_forget", "fact_update"]))
+
+
+@cache
+def _worded(subsystem: str) -> tuple[str, ...]:
+    """The actions a ``subsystem`` row's summary words in its own way: the others show their name where
+    an action not probed by name shows its own."""
+    own = _OWN
+
+    def said(action: str, detail: dict[str, Any]) -> str:
+        entry = JournalEntry(0, 0.0, "agent", subsystem, action, own, own, own, None, None, detail)
+        return summarize(entry)
+
+    return tuple(
+        action
+        for action in _probe_actions()
+        if any(said(action, detail) != said(_ACTION, detail).replace(_ACTION, action) for detail in (_net(), {}))
+    )
+
+
+def _pieces_shown(subsystem: str, action: str | None, target: str, before: str | None, detail: dict) -> set[str]:
+    """A probe's pieces of wording, casefolded (numbers count as values)."""
+    own = _OWN
+    entry = JournalEntry(0, 0.0, "agent", subsystem, action or own, target, before, own, None, None, detail)
+    shown = _DIGITS.sub(own, inline(summarize(entry))).casefold()
+    return {piece for piece in shown.split(own) if piece}
+
+
+@cache
+def _wording() -> dict[Kind, dict[str, frozenset[str]]]:
+    """Each kind's pieces of wording, each with the detail keys it needs (none: any row of the kind
+    may show it). Made once per process."""
+    own = _OWN
+    found: dict[Kind, dict[str, frozenset[str]]] = {}
+    for subsystem in SUBSYSTEMS:
+        for action in (*_worded(subsystem), None):
+            needs: dict[str, frozenset[str]] = {}
+            for target in (*FILES, own) if subsystem == "memory" else (own,):  # (a memory row shows its file)
+                for before in (own, None):  # (a pin of a skill pinned already says so: before == after)
+                    for detail in (_net(), *_probe_details(subsystem)):
+                        lacking = {
+                            key: _pieces_shown(subsystem, action, target, before, _less(detail, key)) for key in detail
+                        }
+                        for piece in _pieces_shown(subsystem, action, target, before, detail):
+                            needed = frozenset(key for key, pieces in lacking.items() if piece not in pieces)
+                            needs[piece] = needs[piece] & needed if piece in needs else needed
+            found[subsystem, action] = needs
+    return found
+
+
+def _less(detail: dict[str, Any], key: str) -> dict[str, Any]:
+    return {name: value for name, value in detail.items() if name != key}
+
+
+def _touches(text: str, piece: str) -> bool:
+    """Whether a summary with ``piece`` of wording could show ``text`` through it: one holds the other,
+    or they overlap at an end (the rest of ``text`` a value beside it)."""
+    if text in piece or piece in text:
+        return True
+    size = min(len(text), len(piece))
+    at = text.find(piece[-1], 0, size - 1)  # text starts with an end of piece: ends where piece ends
+    while at != -1:
+        if piece.endswith(text[: at + 1]):
+            return True
+        at = text.find(piece[-1], at + 1, size - 1)
+    at = text.find(piece[0], len(text) - size + 1)  # text ends with a start of piece
+    while at != -1:
+        if piece.startswith(text[at:]):
+            return True
+        at = text.find(piece[0], at + 1)
+    return False
+
+
+@lru_cache(maxsize=64)  # (the next page of a search asks again)
+def _shown_clause(text: str) -> tuple[str, tuple[Any, ...]]:
+    """SQL for the rows whose summary may show ``text`` beyond their stored fields (``page`` checks
+    each): a detail holding it, or a kind whose wording it touches (see above)."""
+    wanted = text.casefold()
+    words = [f"%{like_escape(word)}%" for word in dict.fromkeys(_WORDS.findall(wanted))]
+    kept: dict[tuple[str, str, tuple[Any, ...]], list[str]] = {}  # (subsystem, gate, its args) -> actions
+    for (subsystem, action), pieces in _wording().items():
+        gates: set[tuple[str, tuple[Any, ...]]] = set()
+        for piece, needed in pieces.items():
+            if not _touches(wanted, piece) or (action is None and not _WORDS.search(piece)):
+                continue  # (two values side by side in a row of an action no summary words: not looked for)
+            gate = ["instr(detail, ?) > 0" for _ in needed]
+            gate_args = [f'"{key}"' for key in sorted(needed)]
+            if not _WORDS.search(piece):  # joins two values: the row holds the text's words
+                gate += [_HOLDS_WORD for _ in words]
+                gate_args += [word for word in words for _ in range(5)]
+            gates.add((" AND ".join(gate) or "1", tuple(gate_args)))
+        if ("1", ()) in gates:  # (any row of the kind)
+            gates = {("1", ())}
+        for condition, condition_args in gates:
+            kept.setdefault((subsystem, condition, condition_args), []).append(action or "")
+    clauses, args = ["detail LIKE ? ESCAPE '\\'"], [f"%{like_escape(text)}%"]
+    for (subsystem, condition, condition_args), actions in kept.items():
+        probed = _worded(subsystem)
+        named = [action for action in actions if action]
+        which, which_args = [], list(named)
+        if named:
+            which.append(f"action IN ({', '.join('?' * len(named))})")
+        if len(named) < len(actions):  # (and the actions not probed by name)
+            which.append(f"action NOT IN ({', '.join('?' * len(probed))})")
+            which_args += probed
+        clauses.append(f"(subsystem = ? AND ({' OR '.join(which)}) AND {condition})")
+        args += [subsystem, *which_args, *condition_args]
+    return f"({' OR '.join(clauses)})", tuple(args)
+
+
 # A proposal Hermes staged: its row's actor is its proposer (the agent, the review), but Hermes wrote it,
 # so ``actor:external`` (what Hermes did) finds it too.
 _STAGED_OUTSIDE = f"(subsystem = 'approvals' AND action = 'stage' AND {_detail_at('$.outside')} = 1)"
@@ -699,20 +901,36 @@ class Timeline:
         if since is not None:
             where.append("at >= ?")
             args.append(since)
-        if text:
-            where.append(
+        stored, stored_args = "1", []  # (every row matches when no text is searched)
+        if text:  # what a row holds, or the words its summary shows (``_shown_clause``): checked below
+            stored = (
                 "(target LIKE ? ESCAPE '\\' OR action LIKE ? ESCAPE '\\' OR before LIKE ? ESCAPE '\\' "
                 f"OR after LIKE ? ESCAPE '\\' OR {_detail_at('$.summary')} LIKE ? ESCAPE '\\')"
             )
-            args += [f"%{like_escape(text)}%"] * 5
+            stored_args = [f"%{like_escape(text)}%"] * 5
+            shown, shown_args = _shown_clause(text)
+            where.append(f"({stored} OR {shown})")
+            args += [*stored_args, *shown_args]
         if group:
             clause, extra = self._group_clause(group)
             where.append(clause)
             args += extra
-        sql = f"SELECT * FROM journal WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?"
-        rows = [self._row(_row(r)) for r in self._conn().execute(sql, (*args, limit))]
+        if text:  # rows read newest first until ``limit`` of them show it (SQLite steps the query lazily)
+            sql = f"SELECT *, {stored} AS stored FROM journal WHERE {' AND '.join(where)} ORDER BY id DESC"
+            rows = list(islice(self._showing(self._conn().execute(sql, (*stored_args, *args)), text), limit))
+        else:
+            sql = f"SELECT * FROM journal WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?"
+            rows = [self._row(_row(r)) for r in self._conn().execute(sql, (*args, limit))]
         undone = self.home.journal.undone_by([row.id for row in rows])
         return [replace(row, reverted_by=undone[row.id]) if row.id in undone else row for row in rows]
+
+    def _showing(self, found: Iterable[sqlite3.Row], text: str) -> Iterator[Row]:
+        """The rows of ``found`` whose stored fields hold ``text`` (``stored``), or whose summary shows it."""
+        wanted = text.casefold()
+        for record in found:
+            row = self._row(_row(record))
+            if record["stored"] or wanted in row.summary.casefold():
+                yield row
 
     def _session_clause(self, text: str) -> tuple[str, list[Any]]:
         """Rows of the session with id ``text`` when there is one, else of every session whose id starts

@@ -845,3 +845,85 @@ def test_an_actor_filter_names_the_actors_a_row_can_have():
         parse_filter("actor:hermes")
     with pytest.raises(WorkbenchError, match="'␛\\[2J' is not one of"):  # (a control char shown as a symbol)
         parse_filter("subsystem:\x1b[2J")
+
+
+def _shown_everywhere(home):
+    """A journal of many kinds of row: memory writes and an undo, skill writes, a pin, an archive and a
+    restore by the workbench, a pin and an edit made outside it, proposals staged, approved and
+    rejected, a session archived and one deleted."""
+    learn(home)
+    brew = "---\nname: brew\ndescription: Brew tea\n---\n\nSteep 3 minutes.\n"
+    assert home.skills.manage({"action": "create", "name": "brew", "content": brew})["success"]
+    assert home.skills.manage({"action": "create", "name": "kettle", "content": brew.replace("brew", "kettle")})[
+        "success"
+    ]
+    assert home.curator.pin("kettle")["success"] and home.curator.unpin("kettle")["success"]
+    assert home.curator.archive("kettle")["success"] and home.curator.restore("kettle")["success"]
+    home.skills.outside.record()  # the first look: a baseline
+    usage_file = home.skills_dir / ".usage.json"
+    usage = json.loads(usage_file.read_text())
+    usage.setdefault("brew", {})["pinned"] = True
+    usage_file.write_text(json.dumps(usage))
+    (home.skills_dir / "brew" / "SKILL.md").write_text(brew.replace("3 minutes", "4 minutes"))
+    home.skills.outside.record()
+    home.memory.replace("memory", "Hand-written", "A note written by hand", ToolContext(actor="user"))
+    home.memory.remove("user", "short answers", ToolContext(actor="user"))
+    newest = Timeline(home).page(subsystem="memory", limit=1)[0]
+    assert Timeline(home).revert(newest.id)["reverted"]
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    approved = home.memory.add("memory", "Builds are cached", REVIEW)
+    assert home.approvals.approve(approved["pending_id"])["success"]
+    rejected = home.memory.add("user", "Likes long answers", AGENT)
+    assert home.approvals.reject(rejected["pending_id"])["success"]
+    archive = home.archive
+    for sid, title in (("s-kept", "Garden plans"), ("s-gone", "Old chat")):
+        archive.create_session(sid, source="cli", title=title)
+        archive.append_messages(sid, [{"role": "user", "content": "hello"}])
+    archive.set_archived("s-kept", True)
+    archive.delete_session("s-gone")
+
+
+def test_a_search_finds_a_row_by_the_words_its_summary_shows(home):
+    """`pinned` and `outside` found no "skill 'brew' pinned outside the workbench" row: the search ran on
+    the stored fields only. Now every word of a row's summary, and every two words side by side as it
+    shows them, find that row."""
+    _shown_everywhere(home)
+    timeline = Timeline(home)
+    rows = timeline.page(limit=1000)
+    summaries = [r.summary for r in rows]
+    assert any("pinned outside the workbench" in s for s in summaries), summaries
+    for text in ("pinned", "outside", "pinned outside the workbench", "skill 'brew' pinned", "PINNED OUTSIDE"):
+        found = [r.summary for r in timeline.page(text=text)]
+        assert "skill 'brew' pinned outside the workbench (brew/SKILL.md)" in found, (text, found)
+    for row in rows:
+        words = row.summary.split()
+        for text in {*words, *(" ".join(pair) for pair in zip(words, words[1:], strict=False))}:
+            assert row.id in [r.id for r in timeline.page(text=text, limit=1000)], (text, row.summary)
+    assert [r.action for r in timeline.page(text="undo of row")] == ["undo"]
+    assert [r.action for r in timeline.page(text="user profile")] == ["reject", "stage"]
+    assert timeline.page(text="nothing shows this") == []
+    assert [r.summary for r in timeline.page(text="postgres")] == ["MEMORY + 'Project uses Postgres 16'"]  # as before
+
+
+def test_the_cli_search_finds_the_words_a_row_shows(home):
+    _shown_everywhere(home)
+    home.close()
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "workbench",
+            "--home",
+            str(home.root),
+            "--json",
+            "timeline",
+            "--search",
+            "pinned outside",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    summaries = [r["summary"] for r in json.loads(shown.stdout)["rows"]]
+    assert summaries == ["skill 'brew' pinned outside the workbench (brew/SKILL.md)"], shown.stderr

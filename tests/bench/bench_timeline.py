@@ -100,6 +100,9 @@ def run(report: Report) -> None:
         report.latencies("engine: first page (200 rows, group titles aside)", _times(lambda: timeline.page()))
         report.latencies("engine: actor:user page", _times(lambda: timeline.page(actor="user")))
         report.latencies("engine: text search 'runner 3' page", _times(lambda: timeline.page(text="runner 3")))
+        # words only summaries show ("pinned ... outside the workbench"), and a text no row shows: every row read
+        report.latencies("engine: text search 'pinned' (no row shows it)", _times(lambda: timeline.page(text="pinned")))
+        report.latencies("engine: text search 'zzz' (no row holds it)", _times(lambda: timeline.page(text="zzz")))
         report.latencies("engine: a page 99,000 rows down", _times(lambda: timeline.page(before_id=1_000)))
 
         opened, paged = [], []
