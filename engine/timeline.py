@@ -238,8 +238,24 @@ def _apart(old: str | None, new: str | None, width: int) -> tuple[str, str]:
 
 
 def summarize(entry: JournalEntry) -> str:
-    """What one row did, in one line (an approved proposal's row names its proposer)."""
-    return _proposed(_summary(entry), entry.detail)
+    """What one row did, in one line (an approved proposal's row names its proposer, a revert the row
+    it took back)."""
+    return _proposed(_reverting(entry, _summary(entry)), entry.detail)
+
+
+def _reverting(entry: JournalEntry, did: str) -> str:
+    """A row that took another back, whatever its kind (a revert, memory's undo, a rollback, a pin set
+    back, a session unarchived, a proposal restored): ``revert of row N:`` then what it did, as a row
+    of its kind reads; any other row as it reads. Every such row names the one it took back
+    (``undo_of``), or, for a memory write Hermes made that has no row, its call."""
+    detail = entry.detail
+    undone = detail.get("undo_of")
+    if type(undone) is int:
+        return f"revert of row {undone}: {did}"
+    session, message = detail.get("undo_of_session"), detail.get("undo_of_message")
+    if isinstance(session, str):  # a Hermes write known from the archive alone: no row to name
+        return f"revert of the Hermes call in session {visible(session)} · message {message}: {did}"
+    return f"revert: {did}" if (entry.subsystem, entry.action) == ("memory", "undo") else did
 
 
 def _proposed(said: str, detail: dict[str, Any]) -> str:
@@ -257,15 +273,8 @@ def _summary(entry: JournalEntry) -> str:
     if entry.subsystem == "memory":
         where = FILES.get(target, target)
         op = detail.get("op") if action == "undo" else action
-        if action == "undo":
-            did = _summary(replace(entry, action=op)) if op in ("add", "remove", "replace") else f"{where} {op}"
-            undone = detail.get("undo_of")
-            if isinstance(undone, int):
-                return f"undo of row {undone}: {did}"
-            session, message = detail.get("undo_of_session"), detail.get("undo_of_message")
-            if isinstance(session, str):  # a Hermes write known from the archive alone: no row to name
-                return f"undo of the Hermes call in session {visible(session)} · message {message}: {did}"
-            return f"undo: {did}"
+        if action == "undo":  # what it did to the file (``_reverting`` names what it took back)
+            return _summary(replace(entry, action=op)) if op in ("add", "remove", "replace") else f"{where} {op}"
         if action == "add":
             return f"{where} + {_quoted(entry.after)}"
         if action == "remove":
@@ -480,22 +489,22 @@ def filter_value(name: str, value: str) -> str:
 def preview_lines(preview: dict[str, Any]) -> list[str]:
     """What a revert would do, one line a row in the order it goes (newest first), for either skin
     to prefix with "would" or "will"."""
-    return _newest_first(
-        [
-            *((c["id"], f"revert {c['id']} ({c['summary']}): {c['undo']}") for c in preview["changes"]),
-            *((r["id"], f"refuse {r['id']} ({r['summary']}): {r['error']}") for r in preview["refused"]),
-            *((s["id"], f"leave {s['id']} ({s['summary']}): {s['reason']}") for s in preview["skipped"]),
-        ]
-    )
+    return _revert_lines(preview["changes"], preview["refused"], preview["skipped"], ("revert", "refuse", "leave"))
 
 
 def outcome_lines(result: dict[str, Any]) -> list[str]:
-    """What a revert did, one line a row in the order it went (newest first)."""
+    """What a revert did, one line a row in the order it went (newest first), worded as its preview."""
+    return _revert_lines(result["reverted"], result["refused"], result["skipped"], ("reverted", "refused", "left"))
+
+
+def _revert_lines(changed: list, refused: list, skipped: list, verbs: tuple[str, str, str]) -> list[str]:
+    """``VERB ID (its summary): what reverting it does`` (or why it is refused or left) for each row."""
+    change, refuse, leave = verbs
     return _newest_first(
         [
-            *((r["id"], f"reverted {r['id']}: {r['summary']}") for r in result["reverted"]),
-            *((r["id"], f"refused {r['id']}: {r['error']}") for r in result["refused"]),
-            *((s["id"], f"left {s['id']}: {s['reason']}") for s in result["skipped"]),
+            *((c["id"], f"{change} {c['id']} ({c['summary']}): {c['undo']}") for c in changed),
+            *((r["id"], f"{refuse} {r['id']} ({r['summary']}): {r['error']}") for r in refused),
+            *((s["id"], f"{leave} {s['id']} ({s['summary']}): {s['reason']}") for s in skipped),
         ]
     )
 
@@ -558,6 +567,12 @@ def _net() -> dict[str, Any]:
     }
 
 
+def _nets() -> tuple[dict[str, Any], ...]:
+    """The net, as a row reads on its own and as a revert reads it (of a row, of a Hermes call)."""
+    net = _net()
+    return net, {**net, "undo_of": 1}, {**net, "undo_of_session": _OWN, "undo_of_message": 1}
+
+
 def _probe_details(subsystem: str) -> list[dict[str, Any]]:
     """Details in the other shapes ``_summary`` words a ``subsystem`` row differently."""
     own = _OWN
@@ -615,10 +630,12 @@ def _worded(subsystem: str) -> tuple[str, ...]:
     )
 
 
-def _pieces_shown(subsystem: str, action: str | None, target: str, before: str | None, detail: dict) -> set[str]:
-    """A probe's pieces of wording, casefolded (numbers count as values)."""
+def _pieces_shown(subsystem: str, action: str | None, target: str, detail: dict) -> set[str]:
+    """A probe's pieces of wording, casefolded (numbers count as values). Its before and after are the
+    same: a pin of a skill pinned already says so after what any pin says, and a search that touches
+    the shorter summary touches that one too."""
     own = _OWN
-    entry = JournalEntry(0, 0.0, "agent", subsystem, action or own, target, before, own, None, None, detail)
+    entry = JournalEntry(0, 0.0, "agent", subsystem, action or own, target, own, own, None, None, detail)
     shown = _DIGITS.sub(own, inline(summarize(entry))).casefold()
     return {piece for piece in shown.split(own) if piece}
 
@@ -633,14 +650,11 @@ def _wording() -> dict[Kind, dict[str, frozenset[str]]]:
         for action in (*_worded(subsystem), None):
             needs: dict[str, frozenset[str]] = {}
             for target in (*FILES, own) if subsystem == "memory" else (own,):  # (a memory row shows its file)
-                for before in (own, None):  # (a pin of a skill pinned already says so: before == after)
-                    for detail in (_net(), *_probe_details(subsystem)):
-                        lacking = {
-                            key: _pieces_shown(subsystem, action, target, before, _less(detail, key)) for key in detail
-                        }
-                        for piece in _pieces_shown(subsystem, action, target, before, detail):
-                            needed = frozenset(key for key, pieces in lacking.items() if piece not in pieces)
-                            needs[piece] = needs[piece] & needed if piece in needs else needed
+                for detail in (*_nets(), *_probe_details(subsystem)):
+                    lacking = {key: _pieces_shown(subsystem, action, target, _less(detail, key)) for key in detail}
+                    for piece in _pieces_shown(subsystem, action, target, detail):
+                        needed = frozenset(key for key, pieces in lacking.items() if piece not in pieces)
+                        needs[piece] = needs[piece] & needed if piece in needs else needed
             found[subsystem, action] = needs
     return found
 

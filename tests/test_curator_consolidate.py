@@ -395,7 +395,7 @@ def test_the_timeline_reverts_a_consolidation_group_and_its_revert(library):
     result = timeline.revert(f"consolidation:{pending_id}")
     assert result["success"] and content(library) == before
     rollback = timeline.page(limit=1)[0]
-    assert rollback.summary.startswith("rolled back consolidate of skill 'git'")
+    assert rollback.summary.startswith("revert of row 3: rolled back consolidate of skill 'git'")
     assert timeline.revert(rollback.id)["success"] and content(library) == after
 
 

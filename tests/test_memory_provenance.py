@@ -121,10 +121,10 @@ def test_an_archived_add_is_undone_by_removing_its_entry_and_a_replace_is_not_of
     assert home.memory.entries("memory") == ["replaced by hermes"]
     (row,) = home.memory.history(limit=1)
     assert (row.action, row.detail["undo_of_message"]) == ("undo", added.origin.message_id)
-    said = summarize(row)  # it read "undo of row None: …"
+    said = summarize(row)  # it read "undo of row None: …" (now every revert reads "revert of …")
     assert (
         said
-        == f"undo of the Hermes call in session s-1 · message {added.origin.message_id}: MEMORY − 'added by hermes'"
+        == f"revert of the Hermes call in session s-1 · message {added.origin.message_id}: MEMORY − 'added by hermes'"
     )
 
 

@@ -123,7 +123,7 @@ def test_a_row_changed_since_is_refused_with_why_and_the_rest_still_reverts(home
     assert not result["success"] and [r["summary"] for r in result["refused"]] == [
         "MEMORY + 'Deploys go through staging'"
     ]
-    assert [line.split(":")[0] for line in outcome_lines(result)] == [f"refused {newest}", f"reverted {oldest}"]
+    assert [line.split(" (")[0] for line in outcome_lines(result)] == [f"refused {newest}", f"reverted {oldest}"]
     assert home.memory.entries("user") == [] and "Deploys go straight to prod" in home.memory.entries("memory")
 
 
@@ -428,7 +428,7 @@ def test_archiving_deleting_and_pruning_sessions_are_on_the_timeline_and_archivi
     assert "nothing was kept to put back" in timeline.preview(str(deleted.id))["refused"][0]["error"]
     assert timeline.revert(str(archived.id))["success"]
     assert not archive.get_session("s1").archived and not archive.get_session("s1b").archived
-    assert timeline.page(limit=1)[0].summary.startswith("unarchived session 'Talk s1' with 1 more")
+    assert timeline.page(limit=1)[0].summary.startswith("revert of row 6: unarchived session 'Talk s1' with 1 more")
 
 
 def test_a_session_archive_row_reverts_only_while_the_session_is_as_it_left_it(home):
@@ -850,7 +850,7 @@ def test_an_actor_filter_names_the_actors_a_row_can_have():
 def _shown_everywhere(home):
     """A journal of many kinds of row: memory writes and an undo, skill writes, a pin, an archive and a
     restore by the workbench, a pin and an edit made outside it, proposals staged, approved and
-    rejected, a session archived and one deleted."""
+    rejected, a session archived and one deleted, and reverts of each kind."""
     learn(home)
     brew = "---\nname: brew\ndescription: Brew tea\n---\n\nSteep 3 minutes.\n"
     assert home.skills.manage({"action": "create", "name": "brew", "content": brew})["success"]
@@ -882,6 +882,8 @@ def _shown_everywhere(home):
         archive.append_messages(sid, [{"role": "user", "content": "hello"}])
     archive.set_archived("s-kept", True)
     archive.delete_session("s-gone")
+    for kind in ({"subsystem": "sessions", "target": "s-kept"}, {"subsystem": "skills", "target": "kettle"}):
+        assert Timeline(home).revert(Timeline(home).page(**kind, limit=1)[0].id)["reverted"]  # (a revert row of each)
 
 
 def test_a_search_finds_a_row_by_the_words_its_summary_shows(home):
@@ -900,7 +902,7 @@ def test_a_search_finds_a_row_by_the_words_its_summary_shows(home):
         words = row.summary.split()
         for text in {*words, *(" ".join(pair) for pair in zip(words, words[1:], strict=False))}:
             assert row.id in [r.id for r in timeline.page(text=text, limit=1000)], (text, row.summary)
-    assert [r.action for r in timeline.page(text="undo of row")] == ["undo"]
+    assert [r.action for r in timeline.page(text="revert of row")] == ["rollback", "unarchive", "undo"]
     assert [r.action for r in timeline.page(text="user profile")] == ["reject", "stage"]
     assert timeline.page(text="nothing shows this") == []
     assert [r.summary for r in timeline.page(text="postgres")] == ["MEMORY + 'Project uses Postgres 16'"]  # as before
@@ -927,3 +929,52 @@ def test_the_cli_search_finds_the_words_a_row_shows(home):
     )
     summaries = [r["summary"] for r in json.loads(shown.stdout)["rows"]]
     assert summaries == ["skill 'brew' pinned outside the workbench (brew/SKILL.md)"], shown.stderr
+
+
+def test_every_revert_reads_as_a_revert_of_its_row_and_the_cli_says_what_it_did(home, capsys):
+    """A revert read three ways: `undo of row N: MEMORY − 'X'` (memory), `rolled back patch of skill
+    'x' (ledger L)` (skills), and with no word of a revert at all (`unarchived session …`, `unpinned
+    skill 'x'`). Now every row that took another back reads `revert of row N:` and what it did, and
+    `workbench revert` says what it did in the words its --dry-run used."""
+    from workbench.cli import main
+
+    learn(home)
+    brew = "---\nname: brew\ndescription: Brew tea\n---\n\nSteep 3 minutes.\n"
+    assert home.skills.manage({"action": "create", "name": "brew", "content": brew})["success"]
+    patched = home.skills.manage({"action": "patch", "name": "brew", "old_string": "3", "new_string": "4"})
+    assert home.curator.pin("brew")["success"]
+    home.archive.create_session("s-kept", source="cli", title="Garden plans")
+    home.archive.append_messages("s-kept", [{"role": "user", "content": "hello"}])
+    home.archive.set_archived("s-kept", True)
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    assert home.approvals.reject(home.memory.add("user", "Likes long answers", AGENT)["pending_id"])["success"]
+    timeline = Timeline(home)
+    rows = {(r.subsystem, r.action): r for r in timeline.page(limit=100)}
+    memory_row = next(r for r in timeline.page(text="Hand-written note"))
+    taken_back = [
+        memory_row,
+        rows["skills", "patch"],
+        rows["skills", "pin"],
+        rows["sessions", "archive"],
+        rows["approvals", "reject"],
+    ]
+    assert patched["journal_id"] == rows["skills", "patch"].id
+    home.close()
+    for row in taken_back:
+        assert main(["--home", str(home.root), "revert", str(row.id), "--dry-run"]) == 0
+        would = capsys.readouterr().out.strip()
+        assert main(["--home", str(home.root), "revert", str(row.id)]) == 0
+        did = capsys.readouterr().out.strip()
+        assert would.startswith(f"would revert {row.id} ({row.summary}): ")
+        assert did == would.replace("would revert", "reverted", 1)
+    reverts = {r.action: r.summary for r in Timeline(open_home(home.root)).page(limit=5)}
+    ids = [row.id for row in taken_back]
+    assert reverts == {
+        "undo": f"revert of row {ids[0]}: MEMORY − 'Hand-written note'",
+        "rollback": f"revert of row {ids[1]}: rolled back patch of skill 'brew' (ledger {patched['ledger_id']})",
+        "unpin": f"revert of row {ids[2]}: unpinned skill 'brew'",
+        "unarchive": f"revert of row {ids[3]}: unarchived session 'Garden plans': listed and searchable again",
+        "restore": f"revert of row {ids[4]}: restored memory proposal {taken_back[4].target}: "
+        "add to user profile: Likes long answers",
+    }

@@ -134,12 +134,12 @@ async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_
         assert "remove 'Hand-written note' from MEMORY" in pilot.app.screen.detail
         await pilot.press("y")
         await settle(pilot)
-        await wait_for(pilot, lambda: "undo of row 4" in shown(screen)[0], what="the revert on the timeline")
+        await wait_for(pilot, lambda: "revert of row 4" in shown(screen)[0], what="the revert on the timeline")
         assert "Hand-written note" not in home.memory.entries("memory")
         undo = screen.query_one(TimelineList).current[0].id
         # the row it undid is marked, dimmed, and its detail line names the undo
         assert [w for w in shown(screen) if "Hand-written note" in w] == [
-            "undo of row 4: MEMORY − 'Hand-written note'",
+            "revert of row 4: MEMORY − 'Hand-written note'",
             "↶ MEMORY + 'Hand-written note'",
         ]
         await cursor_to(pilot, screen, "↶ MEMORY + 'Hand-written note'")
