@@ -354,9 +354,7 @@ def open_home(
             f"{root} is the {root.name}/ folder of the Hermes home {above}, not a home: pass --home {above}. "
             "Nothing was created."
         )
-    if read_only and not root.is_dir():
-        raise HomeError(f"{root} does not exist; a read-only home is never created. Check --home.")
-    if not create and not root.is_dir():
+    if (read_only or not create) and not root.is_dir():  # (reading one, as doctor does, creates none)
         raise HomeError(f"{root} does not exist; this command works on an existing home only. Check --home.")
     home = Home(root, read_only=read_only, clock=clock)
     if not read_only:

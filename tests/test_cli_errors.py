@@ -326,6 +326,9 @@ def test_a_home_this_command_created_is_said_once_on_stderr(tmp_path):
         ["curator", "pause"],
         ["curator", "consolidate"],
         ["doctor", "--fix"],
+        ["doctor"],
+        ["memory", "show"],
+        ["sessions", "list"],
     ],
 )
 def test_a_command_on_what_a_home_holds_never_creates_one(tmp_path, command):
