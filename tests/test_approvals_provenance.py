@@ -115,6 +115,17 @@ def test_sessions_show_lists_the_writes_hermes_staged_before_and_after_approval(
     assert f"staged for approval ({ids['tea']['pending_id']})" in tea[1]
 
 
+def test_pending_show_names_the_session_and_message_that_staged_a_hermes_record(staged):
+    """Hermes's record names no session: `pending show` (and the TUI's header, from the same preview)
+    finds it from the staging call, as the Timeline does, before any decision rewrites the record."""
+    root, ids = staged
+    office = ids["office"]
+    shown = json.loads(_workbench(root, "pending", "show", office["pending_id"], "--json"))
+    assert (shown["session_id"], shown["message_id"]) == ("en-stage", office["message_id"])
+    text = _workbench(root, "pending", "show", office["pending_id"])
+    assert f"by Hermes   in session en-stage (message {office['message_id']})" in text.splitlines()[1]
+
+
 def test_an_approved_hermes_write_names_its_message_in_provenance_journal_and_timeline(staged):
     root, ids = staged
     assert json.loads(_workbench(root, "pending", "approve", "all", "--json"))["failed"] == []

@@ -225,3 +225,29 @@ async def test_approve_all_warns_of_an_entry_written_after_staging_once(home, tm
             assert "op 1 remove hits: The build cache lives in /var/cache/ci3 now" in detail
             await pilot.press("n")
             await settle(pilot)
+
+
+async def test_the_header_names_the_session_whose_call_staged_a_hermes_record(home, tmp_path, clock):
+    """Hermes's record names no session; the call that staged it, stored in state.db, does (as the
+    Timeline and `pending show` say it)."""
+    hermes_record(home, "0000cccc", {"action": "add", "target": "user", "content": "Drinks green tea"})
+    call = {"id": "call_1", "type": "function", "function": {"name": "memory", "arguments": "{}"}}
+    home.archive.create_session("h-stage-2", source="cli")
+    home.archive.append_messages(
+        "h-stage-2",
+        [
+            {"role": "user", "content": "remember I drink green tea"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {
+                "role": "tool",
+                "tool_name": "memory",
+                "tool_call_id": "call_1",
+                "content": '{"success": true, "staged": true, "pending_id": "0000cccc"}',
+            },
+        ],
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: "session h-stage-2" in text_of(app, "#proposal-info"), what="the session")
+        assert text_of(app, "#proposal-info").startswith("from agent, staged by Hermes · ")

@@ -356,13 +356,15 @@ class ApprovalQueue:
         memory replace or remove hits (or that it is gone or ambiguous).
         """
         record = self.get(pending_id)
+        sourced = self._sourced(record)  # (a record Hermes wrote names no session: its staging call does)
         view: dict[str, Any] = {
             **_brief(record),
             "origin": record.origin,
             "created_at": record.created_iso,
             "actor": record.actor,
             "staged_by": record.staged_by,
-            "session_id": record.session_id,
+            "session_id": sourced.session_id,
+            "message_id": sourced.message_id,
             "payload": record.payload,
             "edit": edit,
             "error": None,

@@ -110,7 +110,9 @@ def render_preview(preview: dict) -> str:
     lines = [
         f"# Pending {preview['subsystem']} write {preview['id']}: {one_line(inline(preview['summary']))}",
         f"origin: {preview['origin']} ({preview['actor']})   staged: {staged}"
-        + ("   by Hermes" if preview["staged_by"] == "hermes" else ""),
+        + ("   by Hermes" if preview["staged_by"] == "hermes" else "")
+        + (f"   in session {inline(preview['session_id'])}" if preview.get("session_id") else "")
+        + (f" (message {preview['message_id']})" if preview.get("message_id") is not None else ""),
     ]
     if preview.get("error"):
         lines.append(f"would fail: {preview['error']}")

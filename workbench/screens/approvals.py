@@ -30,6 +30,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory import FILE_NAMES
 from engine.memory.similar import closest, strongest
+from engine.textsafety import inline
 from widgets.cursor_in_view import CursorList
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
@@ -138,7 +139,7 @@ class ApprovalsScreen(WorkbenchScreen):
                 queue.replace_option_prompt_at_index(index, _queue_row(record, now))
         current = self.current
         if current is not None and self.preview is not None and self.preview.get("id") == current.id:
-            self.query_one("#proposal-info", Static).update(_info(current, now))
+            self.query_one("#proposal-info", Static).update(_info(current, now, self.preview.get("session_id")))
 
     def engine_event(self, event: Event) -> None:
         if isinstance(event, (PendingChanged, MemoryChanged, SkillChanged)):
@@ -620,7 +621,9 @@ def _queue_row(record: PendingRecord, now: float):
     )
 
 
-def _info(record: PendingRecord, now: float):
+def _info(record: PendingRecord, now: float, session_id: str | None):
+    """The proposal's header: who staged it, when, in which session (``session_id``: the preview's,
+    which finds the session of a record Hermes wrote, naming none, from its staging call)."""
     origin = record.origin_label
     who = origin if origin == record.actor else f"{origin} ({record.actor})"
     parts = [
@@ -629,8 +632,8 @@ def _info(record: PendingRecord, now: float):
         (", staged by Hermes" if record.by_hermes else "", "$secondary"),
         (f" · {age(now - record.created_at)} ago", "$text-muted"),
     ]
-    if record.session_id:
-        parts.append((f" · session {record.session_id}", ""))
+    if session_id:
+        parts.append((f" · session {inline(session_id)}", ""))
     parts.append(("\n", ""))
     parts.append((one_line(record.summary, 240), ""))  # a heading: the diff below holds the whole text
     return assemble(*parts)
