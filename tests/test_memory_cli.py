@@ -64,6 +64,32 @@ def test_add_replace_remove_show_history_undo(wb, tmp_path):
     assert removed.returncode == 0 and "✓ Entry removed." in removed.stdout
 
 
+def test_a_text_of_dash_is_read_from_stdin(tmp_path):
+    """`memory add -` and `memory replace --old X -` take the entry from stdin (a text longer than
+    the shell's argument list, a file piped in); one final line break is dropped, bad bytes and a
+    runaway pipe are refused with nothing written."""
+    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
+
+    def piped(data: bytes, *args):
+        cmd = [sys.executable, "-m", "workbench", "memory", *args, "--json"]
+        done = subprocess.run(cmd, input=data, capture_output=True, env=env)
+        assert b"Traceback" not in done.stderr
+        return done.returncode, json.loads(done.stdout)
+
+    assert piped("Deploys go through staging\nevery Friday 東京\n".encode(), "add", "-")[0] == 0
+    assert piped(b"Deploys go through prod\r\n", "replace", "--old", "staging", "-")[0] == 0
+    home = open_home(tmp_path / "home")
+    assert home.memory.entries("memory") == ["Deploys go through prod"]
+    for data, said in (
+        (b"caf\xe9", "stdin is not UTF-8 text (byte 3 cannot be read)"),
+        (b"x" * (1 << 20) + b"y", "more than"),
+    ):
+        code, result = piped(data, "add", "-")
+        assert code == 1 and said in result["error"] and "nothing was written" in result["error"]
+    assert home.memory.entries("memory") == ["Deploys go through prod"]
+    home.close()
+
+
 def test_refusals_exit_1_with_success_false(wb):
     wb("memory", "add", "Project uses uv")
     missing = wb("memory", "remove", "--json", "--old", "nothing like it")

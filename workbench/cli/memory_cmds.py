@@ -6,9 +6,11 @@ Writes go through the same store, guards and journal as the agent's tool, as act
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 from engine.clock import shown_time
+from engine.errors import WorkbenchError
 from engine.home import Home
 from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.memory.format import BOM, has_crlf, line_endings
@@ -39,13 +41,13 @@ def register(subparsers, common) -> None:
 
     add = sub.add_parser("add", parents=[common], help="add an entry")
     add.add_argument("--target", choices=TARGETS, default="memory")
-    add.add_argument("text", metavar="TEXT")
+    add.add_argument("text", metavar="TEXT", help="the new entry (-: read it from stdin)")
     add.set_defaults(handler=add_entry, read_only=False)
 
     replace = sub.add_parser("replace", parents=[common], help="replace the whole entry OLD identifies")
     replace.add_argument("--target", choices=TARGETS, default="memory")
     replace.add_argument("--old", required=True, metavar="OLD", help="short unique substring of the entry")
-    replace.add_argument("text", metavar="TEXT", help="the complete new entry")
+    replace.add_argument("text", metavar="TEXT", help="the complete new entry (-: read it from stdin)")
     replace.set_defaults(handler=replace_entry, read_only=False, creates_home=False)
 
     remove = sub.add_parser("remove", parents=[common], help="remove the entry OLD identifies")
@@ -232,8 +234,30 @@ def _user() -> ToolContext:
     return ToolContext(actor="user")
 
 
+STDIN_LIMIT = 1 << 20  # bytes: far beyond any store's limit, short of reading a runaway pipe whole
+
+
+def _text(args) -> str:
+    """TEXT as given, or, for ``-``, what stdin holds (one final line break dropped: ``echo`` adds it).
+    A text too long for the shell's argument list goes this way."""
+    if args.text != "-":
+        return args.text
+    data = sys.stdin.buffer.read(STDIN_LIMIT + 1)
+    if len(data) > STDIN_LIMIT:
+        raise WorkbenchError(
+            f"stdin holds more than {STDIN_LIMIT:,} bytes, far more than an entry; nothing was written."
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorkbenchError(
+            f"stdin is not UTF-8 text (byte {exc.start:,} cannot be read); nothing was written."
+        ) from None
+    return text.removesuffix("\n").removesuffix("\r")
+
+
 def add_entry(home: Home, args) -> Output:
-    return _write(home.memory.add(args.target, args.text, _user()))
+    return _write(home.memory.add(args.target, _text(args), _user()))
 
 
 def _old(args) -> str:
@@ -245,7 +269,7 @@ def _old(args) -> str:
 
 
 def replace_entry(home: Home, args) -> Output:
-    return _write(home.memory.replace(args.target, _old(args), args.text, _user()))
+    return _write(home.memory.replace(args.target, _old(args), _text(args), _user()))
 
 
 def remove_entry(home: Home, args) -> Output:
