@@ -191,6 +191,12 @@ def test_export_to_a_file_and_clear_refusals_for_bad_paths(home_dir, tmp_path, c
         data = json.loads(capsys.readouterr().out)
         assert data["success"] is False and "Could not write" in data["error"]
     assert not (tmp_path / "missing").exists()
+    out_file.write_text("my notes", encoding="utf-8")  # a file of the user's is never replaced unasked
+    assert main([*argv, "-o", str(out_file)]) == 1
+    assert "exists; pass --force to replace it" in json.loads(capsys.readouterr().out)["error"]
+    assert out_file.read_text(encoding="utf-8") == "my notes"
+    assert main([*argv, "-o", str(out_file), "--force"]) == 0
+    assert "# Migration night" in out_file.read_text(encoding="utf-8")
 
 
 def test_a_json_export_on_stdout_is_the_exact_data_and_the_files_bytes(home_dir, tmp_path, capsys):

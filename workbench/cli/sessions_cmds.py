@@ -68,6 +68,7 @@ def register(subparsers, common) -> None:
     export.add_argument("--format", choices=["json", "markdown"], default="json")
     export.add_argument("--lineage", action="store_true", help="the whole chain from the root to the tip")
     export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    export.add_argument("--force", action="store_true", help="replace FILE if it exists")
     export.set_defaults(handler=export_session, read_only=True)
 
     rename = sub.add_parser("rename", parents=[common], help="set a session's title (empty clears it)")
@@ -230,6 +231,11 @@ def export_session(home: Home, args) -> Output:
     body = exporter(session.id, args.format)
     if args.output:
         target = Path(args.output).expanduser()
+        if target.is_file() and not args.force:  # (a folder or a missing one is refused below)
+            raise WorkbenchError(
+                f"{target} exists; pass --force to replace it, or pick another file. Nothing was written.",
+                path=str(target),
+            )
         try:
             if not target.parent.is_dir():
                 raise FileNotFoundError(2, "no such folder")
