@@ -46,6 +46,42 @@ def test_insertion_order_not_timestamp_and_tool_calls_round_trip(home):
     assert [m.id for m in archive.messages("s1", limit=2, offset=1)] == ids[1:3]
 
 
+@pytest.mark.parametrize("layout", ["hermes", "plain ids"])
+def test_an_append_returns_the_ids_its_rows_were_stored_under(home, layout):
+    """In Hermes's layout (AUTOINCREMENT ids) an append takes its ids from the last one SQLite reports;
+    elsewhere from RETURNING. Either way, across statements of 200 rows, after rows at the end were
+    deleted (an AUTOINCREMENT id is never used twice) and after another program's append."""
+    path = home.state_db_path
+    home.archive.create_session("s0")  # (the archive and its layout exist)
+    if layout == "plain ids":  # an archive of another program, whose ids are a plain rowid
+        home.close()
+        conn = sqlite3.connect(path)
+        sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
+        plain = sql.replace("AUTOINCREMENT", "")
+        assert plain != sql
+        conn.execute("PRAGMA writable_schema = ON")
+        conn.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'messages'", (plain,))
+        conn.commit()
+        conn.close()
+        from engine import open_home
+
+        home = open_home(home.root, clock=home.clock)
+    archive = home.archive
+    assert archive.caps.rising_ids is (layout == "hermes")
+    archive.create_session("s1")
+    first = archive.append_messages("s1", [{"role": "user", "content": f"m {i}"} for i in range(450)])
+    other = sqlite3.connect(path)
+    other.execute("DELETE FROM messages WHERE id > ?", (first[-3],))
+    other.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s1', 'user', 'x', 1)")
+    other.commit()
+    other.close()
+    second = archive.append_messages("s1", [{"role": "user", "content": f"n {i}"} for i in range(5)])
+    stored = [m.id for m in archive.messages("s1")]
+    assert stored == [*first[:-2], stored[-6], *second] and len(set(stored)) == len(stored)
+    assert [archive.message(i).text for i in second] == [f"n {i}" for i in range(5)]
+    home.close()
+
+
 def test_window_around_a_message(home):
     archive = home.archive
     ids = _conversation(archive, "s1", 10)

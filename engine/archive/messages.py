@@ -70,7 +70,7 @@ class MessagesMixin(ArchiveCore):
         """Store a turn's messages in one transaction, in order; returns their ids.
 
         Per turn, not per message: one counter update (which also proves the session
-        exists), one multi-row INSERT ... RETURNING per ``_ROWS_PER_INSERT`` messages, and
+        exists), one multi-row INSERT per ``_ROWS_PER_INSERT`` messages, and
         one ``MessageStored`` event after the commit. FTS5 merges only the small
         levels of its indexes in this transaction, in bounded steps (``merges``).
         """
@@ -114,21 +114,28 @@ class MessagesMixin(ArchiveCore):
         return found.fetchone() is not None
 
     def _insert_rows(self, conn, session_id: str, rows: list[dict[str, Any]]) -> list[int]:
-        """Inside a write: ``INSERT ... VALUES (...), (...) RETURNING id``, a few hundred rows a statement.
+        """Inside a write: ``INSERT ... VALUES (...), (...)``, a few hundred rows a statement.
 
         The statement text depends only on the row count, so SQLite's statement cache
-        keeps it prepared from turn to turn.
+        keeps it prepared from turn to turn. Their ids: in Hermes's layout (``rising_ids``)
+        the last one's and those before it; else each one's, from ``RETURNING id``.
         """
         caps = self.caps
         columns = [c for c in _FIELDS if caps.has("messages", c)]
         row = f"(?, {', '.join('?' * len(columns))})"
+        returning = "" if caps.rising_ids else " RETURNING id"
         ids: list[int] = []
         for start in range(0, len(rows), _ROWS_PER_INSERT):
             chunk = rows[start : start + _ROWS_PER_INSERT]
             values = [v for r in chunk for v in (session_id, *(r[c] for c in columns))]
             placeholders = ", ".join([row] * len(chunk))
-            sql = f"INSERT INTO messages (session_id, {', '.join(columns)}) VALUES {placeholders} RETURNING id"
-            ids += sorted(r[0] for r in conn.execute(sql, values))
+            sql = f"INSERT INTO messages (session_id, {', '.join(columns)}) VALUES {placeholders}{returning}"
+            cursor = conn.execute(sql, values)
+            if returning:
+                ids += sorted(r[0] for r in cursor)
+            else:
+                last = cursor.lastrowid
+                ids += range(last - len(chunk) + 1, last + 1)
         return ids
 
     def _claim_session(self, conn, session_id: str, messages: int, calls: int) -> None:

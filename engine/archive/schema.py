@@ -197,6 +197,9 @@ class Capabilities:
     fts: bool
     trigram: bool
     tables: frozenset[str] = field(default_factory=frozenset)
+    # messages.id is AUTOINCREMENT (Hermes's layout): a new id is past every id ever used, so the rows
+    # of one INSERT take consecutive ids, the last of which SQLite reports (no RETURNING needed)
+    rising_ids: bool = False
 
     def has(self, table: str, column: str) -> bool:
         return column in (self.session_columns if table == "sessions" else self.message_columns)
@@ -494,9 +497,13 @@ def inspect(conn: sqlite3.Connection, path: Path) -> Capabilities:
         version = schema_version(conn) if "schema_version" in names else None
         fts = "messages_fts" in names and _usable(conn, "messages_fts")
         trigram = "messages_fts_trigram" in names and _usable(conn, "messages_fts_trigram")
+        (table_sql,) = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'"
+        ).fetchone()
     except sqlite3.DatabaseError as exc:
         raise _fail(path, exc) from exc
-    return Capabilities(version, session_cols, message_cols, fts, trigram, frozenset(names))
+    rising = re.search(r"\bid\s+INTEGER\s+PRIMARY\s+KEY\s+AUTOINCREMENT\b", table_sql or "", re.IGNORECASE) is not None
+    return Capabilities(version, session_cols, message_cols, fts, trigram, frozenset(names), rising)
 
 
 def _usable(conn: sqlite3.Connection, table: str) -> bool:
