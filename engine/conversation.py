@@ -2,7 +2,8 @@
 
 ``workbench run``, the TUI's Run screen and scenarios all talk to the agent through a
 ``Conversation``: it opens a new session or resumes one named by id, unique id prefix or
-title (``archive.find_session``), runs turns, switches session, and ends every session
+title (``archive.find_session``; one that had ended is reopened at once, as Hermes's
+``/resume`` reopens it), runs turns, switches session, and ends every session
 it leaves with a reason, as Hermes's CLI does: ``cli_close`` when the user quits, and,
 the moment a switch leaves it, ``new_session`` for a new one (``/new``) or
 ``resumed_other`` for another (``/resume``): ``leaving_reason``, the one place that

@@ -166,6 +166,15 @@ def of_session(home: Home, prefix: str) -> Kept | None:
         return None
 
 
+def holds(home: Home, session_id: str) -> bool:
+    """Whether workbench.db keeps messages of the session ``session_id`` (True also when it cannot be
+    read: what it may keep is not known to be stored)."""
+    try:
+        return any(item.session_id == session_id for item in kept(home))
+    except (WorkbenchError, sqlite3.Error, OSError):
+        return True
+
+
 def store_kept(home: Home) -> None:
     """Store what is kept into state.db (``home`` writable), each row then forgotten.
 

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from engine import open_home
 from engine.errors import WorkbenchError
 from engine.models import OfflineModel, ScriptedModel
 from engine.models.base import Model, ModelReply, ToolCall
@@ -296,18 +297,103 @@ def test_resume_keeps_the_stored_prompt_and_history(home):
     assert len(home.archive.messages(first.id)) == 6
 
 
-def test_resuming_an_ended_session_reopens_it_on_the_first_write(home):
+HERMES_ROW = (
+    "import json\nfrom hermes_state import SessionDB\nrow = SessionDB().get_session({sid!r})\n"
+    'print(json.dumps([row["ended_at"], row["end_reason"]]))\n'
+)
+
+
+def _reopens(home, session_id: str) -> list[str]:
+    return [
+        entry.actor
+        for entry in home.journal.query(subsystem="sessions", session_id=session_id, limit=50)
+        if entry.action == "reopen"
+    ]
+
+
+def test_resuming_an_ended_session_reopens_it_at_once_as_hermes_resume_does(home, hermes):
+    """A resumed session was reopened only at its first write: resumed and left untouched, or while
+    its first turn was still to come, the Sessions list, the picker and Hermes showed it ended while
+    it was in use. Hermes's /resume reopens it at once (``SessionDB.reopen_session``); so does this,
+    journaled once, and leaving it ends it again with the reason of that way of leaving."""
     first = AgentSession(home, OfflineModel())
     first.run_turn("remember that I like short answers")
     first.end("cli_close")
     resumed = AgentSession(home, OfflineModel(), session_id=first.id)
-    assert home.archive.get_session(first.id).end_reason == "cli_close"  # opening to look changes nothing
-    resumed.run_turn("hello again")
+    row = home.archive.get_session(first.id)
+    assert (row.ended_at, row.end_reason, resumed.reopen_owed) == (None, None, None)
+    assert hermes.json(home.root, HERMES_ROW.format(sid=first.id)) == [None, None]  # live, as Hermes reads it
+    assert _reopens(home, first.id) == ["agent"]
+    resumed.end("cli_close")  # left with nothing written: ended again, as Hermes's CLI ends it on exit
+    ended_at, reason = hermes.json(home.root, HERMES_ROW.format(sid=first.id))
+    assert ended_at is not None and reason == "cli_close"
+    again = AgentSession(home, OfflineModel(), session_id=first.id)
+    again.run_turn("hello again")  # the first write reopens nothing more
     row = home.archive.get_session(first.id)
     assert (row.ended_at, row.end_reason) == (None, None) and row.message_count == 6
     assert home.archive.lineage(first.id).chain == [first.id]  # same session, no new child
-    resumed.end("user_exit")
+    assert _reopens(home, first.id) == ["agent", "agent"]  # one per resume
+    again.end("user_exit")
     assert home.archive.get_session(first.id).end_reason == "user_exit"
+
+
+def test_a_reopen_state_db_refuses_at_resume_is_made_by_the_first_write_once(tmp_path, monkeypatch, caplog):
+    """Resumed while another process held state.db's write lock, the session cannot be reopened at once:
+    it is owed (and said), the first write makes it, once; left with nothing written it keeps the end
+    it had (this agent never took it up), never ended again."""
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home = open_home(tmp_path / "home")
+    first = AgentSession(home, OfflineModel())
+    first.run_turn("hello there")
+    first.end("cli_close")
+    before = home.archive.get_session(first.id)
+    holder = holding_write_lock(home.state_db_path)
+    try:
+        idle = AgentSession(home, OfflineModel(), session_id=first.id)
+        waiting = AgentSession(home, OfflineModel(), session_id=first.id)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert idle.reopen_owed is not None and "busy" in idle.reopen_owed
+    assert f"Session {first.id} was resumed but not reopened yet" in caplog.text
+    row = home.archive.get_session(first.id)
+    assert (row.ended_at, row.end_reason) == (before.ended_at, "cli_close") and _reopens(home, first.id) == []
+    idle.end("resumed_other")  # never reopened: left as it was
+    row = home.archive.get_session(first.id)
+    assert (row.ended_at, row.end_reason) == (before.ended_at, "cli_close")
+    waiting.run_turn("and now?")  # its first write reopens it
+    assert home.archive.get_session(first.id).ended_at is None and _reopens(home, first.id) == ["agent"]
+    waiting.run_turn("once more")
+    waiting.end("cli_close")
+    assert home.archive.get_session(first.id).end_reason == "cli_close" and _reopens(home, first.id) == ["agent"]
+    home.close()
+
+
+def test_an_owed_reopen_is_kept_with_the_messages_state_db_refused(tmp_path, monkeypatch):
+    """State.db busy at the resume and still at the end: the messages are kept in workbench.db with the
+    reopen they need, and the next workbench process that finds it free reopens, stores and ends it."""
+    from engine import kept
+
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home = open_home(tmp_path / "home")
+    first = AgentSession(home, OfflineModel())
+    first.run_turn("hello there")
+    first.end("cli_close")
+    holder = holding_write_lock(home.state_db_path)
+    try:
+        resumed = AgentSession(home, OfflineModel(), session_id=first.id)
+        resumed.run_turn("a turn state.db will not take")
+        held = resumed.end("cli_close")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert held is not None and held.messages == 2 and resumed.reopen_owed is not None
+    assert home.archive.get_session(first.id).end_reason == "cli_close" and _reopens(home, first.id) == []
+    kept.store_kept(home)
+    row = home.archive.get_session(first.id)
+    assert row.end_reason == "cli_close" and row.message_count == 4 and _reopens(home, first.id) == ["agent"]
+    assert kept.kept(home) == []
+    home.close()
 
 
 def test_resuming_a_session_whose_first_user_message_has_no_content_goes_on(home):

@@ -716,10 +716,10 @@ async def test_a_session_left_for_a_new_or_another_one_ends_at_once_as_hermes_en
         screen._resume(first)  # the one it is in (the picker's enter on it): said, and nothing ends
         await settle(pilot)
         assert any(n.message == f"Already in session {first}." for n in app._notifications)
-        assert home.archive.get_session(first).end_reason == "new_session", "left as it was until it is written"
+        assert home.archive.get_session(first).ended_at is None  # reopened by the resume, as Hermes's /resume
         screen.query_one("#run-input").focus()
         await send_turn(pilot, screen, "back")
-        assert home.archive.get_session(first).ended_at is None  # reopened by its write, as Hermes's /resume
+        assert home.archive.get_session(first).ended_at is None
         assert [s.id for s in home.archive.list_sessions()] == [second, first]
 
 
@@ -987,3 +987,92 @@ async def test_a_quit_before_the_screen_heard_a_turn_end_ends_the_session_as_the
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
     assert _ended(home, session_id).end_reason == "new_session"
+
+
+HERMES_ROW = (
+    "import json\nfrom hermes_state import SessionDB\nrow = SessionDB().get_session({sid!r})\n"
+    'print(json.dumps([row["ended_at"] is not None, row["end_reason"]]))\n'
+)
+
+
+async def test_a_session_resumed_is_reopened_at_once_and_ended_again_as_it_is_left(home, tmp_path, hermes):
+    """ctrl+o before any message opened no agent: the session resumed stayed ended (the picker, the
+    Sessions list and Hermes showed it so while it was in use) until its first write, and left untouched
+    (ctrl+l, ctrl+o to another, the quit) nothing ended it again. Now it is reopened at once, as Hermes's
+    /resume reopens it, and ended as it is left with the reason Hermes gives that way of leaving."""
+    seed_sessions(home)
+    home.archive.end_session(TOKYO, "cli_close")
+    home.archive.end_session(GARDEN_2, "user_exit")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await resume_by(pilot, TOKYO)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.agent is not None and screen._opening is None, what="the agent")
+        assert home.archive.get_session(TOKYO).ended_at is None
+        assert hermes.json(home.root, HERMES_ROW.format(sid=TOKYO)) == [False, None]  # live, as Hermes reads it
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: home.archive.get_session(TOKYO).ended_at is not None, what="the end")
+        assert home.archive.get_session(TOKYO).end_reason == "new_session"
+        await resume_by(pilot, TOKYO)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: home.archive.get_session(TOKYO).ended_at is None, what="reopened again")
+        await resume_by(pilot, GARDEN_2)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: home.archive.get_session(TOKYO).ended_at is not None, what="the end")
+        assert home.archive.get_session(TOKYO).end_reason == "resumed_other"
+        assert home.archive.get_session(GARDEN_2).ended_at is None
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
+    assert hermes.json(home.root, HERMES_ROW.format(sid=GARDEN_2)) == [True, "cli_close"]
+    assert [m.role for m in home.archive.messages(TOKYO)] == ["user", "assistant"]  # nothing written in it
+
+
+@pytest.mark.parametrize("then", ["send", "quit"])
+async def test_a_message_or_a_quit_while_the_resumed_session_opens_goes_on_with_its_agent(
+    home, tmp_path, monkeypatch, then
+):
+    """The agent of a session resumed before any turn is opened in a worker: a message sent meanwhile
+    waits for it and goes on with it (never a second agent), and a quit meanwhile ends the session
+    once it is open, as any quit does."""
+    from workbench.screens import run as run_module
+
+    seed_sessions(home)
+    home.archive.end_session(TOKYO, "user_exit")
+    release, opened = threading.Event(), []
+    resuming = run_module.Conversation.resuming
+
+    def slow(*args, **kwargs):
+        release.wait(30)
+        opened.append(resuming(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(run_module.Conversation, "resuming", slow)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await resume_by(pilot, TOKYO)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen._opening is not None, what="the opening")
+        assert "resuming…" in str(screen.query_one("#run-status", Static).render())
+        if then == "send":
+            screen.query_one("#run-input").focus()
+            await pilot.press(*"hello again", "enter")
+            await wait_for(pilot, lambda: screen.running, what="the turn queued")
+            release.set()
+            await wait_for(pilot, lambda: not screen.running and screen._opening is None, what="the turn")
+            assert len(opened) == 1 and screen.agent is opened[0] and screen.session_id == TOKYO
+            said = [m.content for m in home.archive.messages(TOKYO) if m.role == "user"]
+            assert said == ["東京でラーメンを食べたい", "hello again"]
+            assert home.archive.get_session(TOKYO).ended_at is None
+        else:
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
+    if then == "quit":
+        release.set()  # it opens (and reopens the session) after the app has gone, then ends it
+        deadline = time.monotonic() + 15
+        while home.archive.get_session(TOKYO).end_reason != "cli_close" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert home.archive.get_session(TOKYO).end_reason == "cli_close" and len(opened) == 1
+    else:
+        assert home.archive.get_session(TOKYO).end_reason == "cli_close"

@@ -5,7 +5,8 @@ provider's recall in a ``<memory-context>`` fence on the API copy only), runs th
 calls it makes and feeds the results back until it answers or hits the iteration
 limit. Messages reach state.db before each tool batch runs (so a memory write can name
 the message that made it), at the end of the turn, and on errors and interrupts. The
-session row itself is created on the first write. After a turn, nudge counters may
+session row itself is created on the first write; a stored session that had ended is
+reopened the moment it is resumed, as Hermes's ``/resume`` does (``_reopen_now``). After a turn, nudge counters may
 start a background review; a context that outgrew its budget is compressed into a
 child session (or in place).
 """
@@ -260,6 +261,7 @@ class AgentSession:
         self.ineffective_compressions = 0
         self._foreign_history = False
         self._reopen = self._prompt_unstored = False
+        self.reopen_owed: str | None = None  # why a resumed session is not reopened yet (``_reopen_now``)
         self.home.store_kept()  # (a session resumed here gets what was kept of it first, if state.db is free)
         existing = self.home.archive.get_session(self.home.archive.tip_of(session_id)) if session_id else None
         if existing is not None:
@@ -316,7 +318,9 @@ class AgentSession:
         self.title = session.title
         self.parent_id = session.parent_session_id
         self._created = True
-        self._reopen = session.ended_at is not None  # reopened (as Hermes resumes) on the first write
+        self._reopen = session.ended_at is not None
+        if self._reopen:
+            self._reopen_now()
         self._prompt_unstored = not session.system_prompt  # a bare row (made elsewhere) gets ours then
         stored = self.home.archive.messages(session.id)
         self.messages = [resumable(m) for m in stored]
@@ -330,6 +334,32 @@ class AgentSession:
         prior_turns = sum(1 for m in self.messages if m["role"] == "user")
         if interval > 0:
             self.turns_since_memory = prior_turns % interval
+
+    def _reopen_now(self) -> None:
+        """Reopen the ended session just resumed, at once, as Hermes's ``/resume`` does: it is in use
+        (the Sessions list, the picker and Hermes see it live) until it is left, which ends it again.
+
+        When state.db will not take it (busy past the timeout, a wait cancelled, damage), or while
+        messages of it kept in workbench.db still wait (their store ends it: reopened before, it would
+        be ended under this conversation), the reopen is owed (``reopen_owed`` says why): the first
+        write makes it (``Unstored.reopen``, kept for later with the messages if state.db still
+        refuses), and a session left with nothing written keeps the end it had, never ended again
+        by this agent."""
+        if kept.holds(self.home, self.id):
+            self.reopen_owed = "messages of it kept in workbench.db are not stored in state.db yet"
+        else:
+            try:
+                self.home.archive.reopen_session(self.id)
+                self._reopen = False
+                return
+            except (WorkbenchError, sqlite3.Error) as exc:
+                self.reopen_owed = kept.cause(said(exc))
+        log.warning(
+            "Session %s was resumed but not reopened yet (%s): it shows as ended until your first message in "
+            "it reopens it.",
+            self.id,
+            self.reopen_owed,
+        )
 
     # -- events ---------------------------------------------------------------------------
     def emit(self, kind: str, actor: str = "agent", **data: Any) -> None:
@@ -438,7 +468,9 @@ class AgentSession:
                 log.warning("%d message(s) could not be kept in workbench.db either: %s", self.unstored, said(failed))
             raise
         if self._created:
-            if reason:  # (first: a state.db that refuses it leaves the session as it was, to try again)
+            # (first: a state.db that refuses it leaves the session as it was, to try again; one resumed
+            # and never reopened, its reopen owed, keeps the end it had: this agent never took it up)
+            if reason and not self._reopen:
                 self.home.archive.end_session(self.id, reason)
             self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
         return None

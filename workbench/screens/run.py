@@ -56,10 +56,11 @@ class Switch:
 
 
 class Handover:
-    """A turn's hand-over with the screen's close (a quit, a closed terminal): whichever of the two comes
-    second ends the session. The screen closing while the turn runs (waiting for a lock, say: the quit
-    cancels that wait) leaves the end to the turn's thread, once the turn has stopped; a turn over
-    before the close leaves it to the close (``RunScreen.on_unmount``)."""
+    """A turn's (or an opening's: ``RunScreen.open_agent``) hand-over with the screen's close (a quit, a
+    closed terminal): whichever of the two comes second ends the session. The screen closing while the
+    turn runs (waiting for a lock, say: the quit cancels that wait) leaves the end to the turn's thread,
+    once the turn has stopped; a turn over before the close leaves it to the close
+    (``RunScreen.on_unmount``)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -142,6 +143,17 @@ class SessionReloaded(Message):
 
 
 @dataclass
+class Opened(Message):
+    """The agent opened for a session resumed before any turn (None: it could not be, ``error`` says why)."""
+
+    opening: Handover
+    session_id: str
+    model: str
+    agent: Conversation | None
+    error: str | None = None
+
+
+@dataclass
 class AgentReady(Message):
     """The turn's agent is open (new, resumed or switched) in ``session_id``."""
 
@@ -214,7 +226,8 @@ class RunScreen(WorkbenchScreen):
         self._cancel = threading.Event()
         self._leaving_unstored = False
         self._storing_to_quit = False  # a quit's store is running (ctrl+q again waits for it)
-        self._turn: Handover | None = None  # the last turn's (``_send``)
+        self._turn: Handover | None = None  # the last turn's (``_send``) or opening's (``_open_agent``)
+        self._opening: Handover | None = None  # an agent being opened for a session resumed before any turn
 
     def compose_body(self) -> Iterable[Widget]:
         with Horizontal(id="run-bar"):
@@ -254,8 +267,8 @@ class RunScreen(WorkbenchScreen):
             return self.running
         if action == "leave_input":
             return not self.running and self.focused is self.query_one("#run-input")
-        if action in ("play", "new_session", "resume"):
-            return None if self.running else True
+        if action in ("play", "new_session", "resume"):  # (not while the agent of a resume is being opened)
+            return None if self.running or self._opening is not None else True
         return True
 
     # -- choices -------------------------------------------------------------------
@@ -277,6 +290,8 @@ class RunScreen(WorkbenchScreen):
         state = text or (
             "running…"
             if self.running
+            else "resuming…"
+            if self._opening is not None
             else f"ending session {self._ending}…"
             if self._ending
             else "watching a run elsewhere"
@@ -518,14 +533,63 @@ class RunScreen(WorkbenchScreen):
 
     def _switch_agent(self, target: str | None) -> None:
         """ctrl+l (``target`` None) or ctrl+o: the session left ends now, in a worker (as Hermes's ``/new``
-        and ``/resume`` end it), not at the next message; the same agent and provider go on."""
+        and ``/resume`` end it), not at the next message; the same agent and provider go on. The session
+        resumed is reopened at once, as Hermes's ``/resume`` reopens it (``AgentSession._reopen_now``)."""
         self._leave_session()
-        if self.agent is None:  # no turn yet: nothing to leave (the next turn opens the session chosen)
+        if self.agent is None:  # no turn yet: nothing to leave; a session resumed is opened (and reopened) now
             self._switch = None
+            if target is not None:
+                self._open_agent(target)
             return
         self._switch = switch = Switch(target)
         self._ending = self.session_id or self._ending
         self.switch_now(self.agent, switch, *self._queue())
+
+    def _open_agent(self, session_id: str) -> None:
+        """Open the agent in the session resumed before any turn, in a worker, so it is reopened now (and
+        ended when it is left: ctrl+l, ctrl+o, the quit); a message sent meanwhile waits for it and goes
+        on with it (``run_turn``), and a quit meanwhile ends it once it is open (``Handover``)."""
+        self._opening = self._turn = Handover()
+        self.refresh_bindings()
+        self.open_agent(session_id, self.model_name, self._opening, *self._queue())
+
+    @work(thread=True, exit_on_error=False, group="agent-open")
+    def open_agent(
+        self, session_id: str, model: str, opening: Handover, before: threading.Event, done: threading.Event
+    ) -> None:
+        agent, error = None, None
+        try:
+            before.wait()
+            agent = Conversation.resuming(
+                self.home, make_model(self.home, model), session_id, source="tui", background_review=True
+            )
+            opening.agent = agent
+        except Exception as exc:  # e.g. an unusable model configuration: said, and the next message tries again
+            error = said(exc)
+        finally:
+            self.post_message(Opened(opening, session_id, model, agent, error))  # (before a turn queued after it)
+            done.set()
+            if opening.turn_over(None) and agent is not None:  # the screen closed meanwhile: end it here
+                _end_at_exit(agent, None)
+
+    @on(Opened)
+    def _opened(self, message: Opened) -> None:
+        if self._opening is message.opening:
+            self._opening = None
+            self.refresh_bindings()
+        if message.agent is not None and self.agent is None:
+            self.agent = message.agent
+        self._status()
+        if message.error is not None:
+            self.notify(
+                f"{message.error} Your next message tries again.",
+                title=f"Session {message.session_id} was not opened",
+                severity="error",
+                markup=False,
+                timeout=30,
+            )
+        elif self.agent is message.agent and self.model_name != message.model:
+            self._model_changed()  # chosen while it was being opened: that agent keeps its model
 
     @work(thread=True, exit_on_error=False, group="agent-switch")
     def switch_now(self, agent: Conversation, switch: Switch, before: threading.Event, done: threading.Event) -> None:
@@ -620,7 +684,8 @@ class RunScreen(WorkbenchScreen):
         switch, self._switch = self._switch, None  # (made already, or owed: the turn makes it first)
         said_at = self.home.clock.now()  # (said now, stored later: after a switch still going on, say)
         self._turn = Handover()
-        self.run_turn(text, said_at, self.model_name, self.agent, switch, self._turn, *self._queue())
+        opening = self._opening  # (an agent being opened for a resume: the turn goes on with it)
+        self.run_turn(text, said_at, self.model_name, self.agent, switch, self._turn, opening, *self._queue())
 
     def action_play(self) -> None:
         scenario = str(self.query_one("#run-scenario", Select).value)
@@ -644,18 +709,21 @@ class RunScreen(WorkbenchScreen):
         agent: Conversation | None,
         switch: Switch | None,
         turn: Handover,
+        opening: Handover | None,
         before: threading.Event,
         done: threading.Event,
     ) -> None:
         """One turn; ``agent`` and ``switch`` are the screen's, read on the UI thread (the worker
-        writes no screen state: the agent it opens arrives as ``AgentReady``). It starts once the
-        worker before it (a switch, most often) is done. Its writes' waits for another process's
+        writes no screen state: the agent it opens arrives as ``AgentReady``); with none yet, it goes on
+        with the agent ``opening`` opened for a resume. It starts once the worker before it (a switch,
+        an opening) is done. Its writes' waits for another process's
         lock end on esc (the agent's stop) as at quit; should the screen close meanwhile, this thread
         ends the session once the turn has stopped, as the quit would have (``Handover``)."""
         session_id, error, unsent, unstored, why = self.session_id, None, text, 0, None
         stopped, waits = False, []
         try:
             before.wait()
+            agent = agent or (opening.agent if opening is not None else None)
             if agent is not None and switch is not None and not switch.done:  # state.db refused it at ctrl+l
                 agent.switch_session(switch.target)  # the session left ends as Hermes ends it
             if agent is None:
