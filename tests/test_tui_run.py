@@ -1076,3 +1076,73 @@ async def test_a_message_or_a_quit_while_the_resumed_session_opens_goes_on_with_
         assert home.archive.get_session(TOKYO).end_reason == "cli_close" and len(opened) == 1
     else:
         assert home.archive.get_session(TOKYO).end_reason == "cli_close"
+
+
+async def test_esc_stops_a_scenario_whose_write_waits_for_a_lock(home, tmp_path):
+    """esc while a scenario's memory write waited for another process's lock said `cancelling…` for the
+    whole hold (the write was not in a cancellable scope, as a typed turn's is); then it landed and the
+    scenario stopped with no word of it. Now esc ends that wait: nothing is written, the scenario stops
+    there, and the status and a notice say what was not done."""
+    memory = home.memories_dir / "MEMORY.md"
+    lock = memory.with_name("MEMORY.md.lock")
+    before = memory.read_bytes() if memory.exists() else b""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        screen.speed = 0
+        screen.query_one("#run-scenario", Select).value = "smoke"
+        holder = holding_flock(lock)
+        try:
+            await pilot.press("ctrl+g")
+            await wait_for(pilot, lambda: _waiting_on(lock), timeout=10, what="the scenario's write waiting")
+            await wait_for(
+                pilot,
+                lambda: [n for n in app._notifications if n.title == "Waiting for a lock"],
+                what="the wait said",
+            )
+            (notice,) = [n for n in app._notifications if n.title == "Waiting for a lock"]
+            assert "Esc stops the scenario, and a write of it waiting here is not made" in notice.message
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not screen.running, timeout=10, what="the scenario to stop")
+            await settle(pilot)
+            status = str(screen.query_one("#run-status", Static).render())
+            assert status.startswith("stopped (esc)")
+            (stopped,) = [n for n in app._notifications if n.title == "Scenario stopped"]
+            assert stopped.message.startswith(f"The agent's write was not made: Cancelled while waiting for {lock}")
+            assert "The rest of the scenario smoke was not played." in stopped.message
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+        await settle(pilot)
+        assert (memory.read_bytes() if memory.exists() else b"") == before  # not made once the lock is free
+        said = [(m.role, m.content) for m in home.archive.messages(screen.session_id)]
+        assert [role for role, _ in said] == ["user", "assistant", "tool"]  # stopped there: nothing after it
+        assert f"Cancelled while waiting for {lock}" in said[-1][1]
+        assert home.archive.get_session(screen.session_id).end_reason == "user_exit"  # ended as the scenario ends
+
+
+async def test_quitting_while_a_scenario_waits_for_a_lock_does_not_hang(home, tmp_path):
+    """ctrl+q while a scenario's write waited for another process's lock: the quit must not wait for the
+    lock, nothing of the write is made, and the scenario's session is ended as the scenario ends it."""
+    memory = home.memories_dir / "MEMORY.md"
+    lock = memory.with_name("MEMORY.md.lock")
+    before = memory.read_bytes() if memory.exists() else b""
+    app = make_app(home, tmp_path)
+    holder = holding_flock(lock)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await open_run(pilot)
+            screen.speed = 0
+            screen.query_one("#run-scenario", Select).value = "smoke"
+            await pilot.press("ctrl+g")
+            await wait_for(pilot, lambda: _waiting_on(lock), timeout=10, what="the scenario's write waiting")
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
+        (session,) = home.archive.list_sessions()
+        session = _ended(home, session.id)
+        assert session.end_reason == "user_exit" and not _waiting_on(lock)
+        assert [m.role for m in home.archive.messages(session.id)] == ["user", "assistant", "tool"]
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert (memory.read_bytes() if memory.exists() else b"") == before

@@ -108,7 +108,8 @@ def lock_wait_keys(screen: Screen, asked: bool) -> str:
     elif isinstance(screen, ApprovalsScreen):
         esc = "Esc stops a decision waiting here (it stays pending); "
     elif isinstance(screen, RunScreen) and screen.running:
-        esc = "Esc stops the agent's turn, and a write of it waiting here is not made; "
+        played = "the scenario" if screen.playing else "the agent's turn"
+        esc = f"Esc stops {played}, and a write of it waiting here is not made; "
     else:
         esc = ""
     quits = "ctrl+q asks before quitting without it." if asked else "ctrl+q quits without it."
@@ -330,6 +331,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
     def exit(self, result=None, return_code: int = 0, message=None) -> None:
         """Every exit (ctrl+q, a hang-up, a closed terminal) first ends the waits for other processes'
         locks, so no worker keeps the process from ending."""
+        if self.run_screen is not None:  # (first: a scenario goes no further than the write whose wait ends)
+            self.run_screen.stop_for_exit()
         self._quitting.set()
         super().exit(result, return_code, message if message is not None else self.quit_note)
 

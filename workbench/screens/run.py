@@ -121,6 +121,7 @@ class TurnEnded(Message):
     owed: Switch | None = None  # a switch the turn could not make (state.db refused the end): the next one tries
     stopped: bool = False  # cancelled (esc)
     cancelled_waits: list[str] = field(default_factory=list)  # its writes esc stopped waiting for a lock (said)
+    scenario: str | None = None  # the scenario played (its rest was not played when it stopped)
 
 
 @dataclass
@@ -372,6 +373,14 @@ class RunScreen(WorkbenchScreen):
             select.expanded = False  # typing in an open dropdown closes it
         box.focus()
         box.insert_text_at_cursor(event.character)
+
+    def stop_for_exit(self) -> None:
+        """The app is exiting (``WorkbenchApp.exit``, which then ends every wait for a lock): a scenario
+        or turn stops at once, before it goes on past its write whose wait that cancelled (a scenario
+        played on into its next turns after the quit); the session is ended as the close says."""
+        self._cancel.set()
+        if self.agent is not None:
+            self.agent.cancel()
 
     def on_unmount(self) -> None:
         self._cancel.set()  # never keep the app waiting on a running turn at exit
@@ -755,13 +764,25 @@ class RunScreen(WorkbenchScreen):
 
     @work(thread=True, exit_on_error=False, group="agent")
     def play_scenario(self, name: str) -> None:
-        error = None
+        """A scenario, its sessions one after another. As a typed turn's, its writes' waits for another
+        process's lock end on esc (its stop) and at quit: the write waiting is not made, the scenario
+        stops there (ending its session as it ends them), and the screen says what was not done."""
+        error, stopped, waits = None, False, []
         try:
-            run_scenario(self.home, name, speed=self.speed, cancel=self._cancel, background_review=True)
+            # (not a save of the user's: the quit cancels its waits without asking, ``asked=False``)
+            with lock_waits.cancellable(self._cancel, asked=False):
+                result = run_scenario(self.home, name, speed=self.speed, cancel=self._cancel, background_review=True)
+            stopped = result.cancelled
+            waits = [
+                str(call["result"]["error"])
+                for turn in result.turns
+                for call in turn.tool_calls
+                if _wait_cancelled(call["result"])
+            ]
         except Exception as exc:
             error = said(exc)
         finally:
-            self._end_turn(TurnEnded(None, error))
+            self._end_turn(TurnEnded(None, error, stopped=stopped, cancelled_waits=waits, scenario=name))
 
     def _end_turn(self, message: TurnEnded) -> None:
         """Worker thread: the turn's end reaches this screen through the app, after the runner
@@ -792,9 +813,10 @@ class RunScreen(WorkbenchScreen):
             else None
         )
         if message.cancelled_waits:  # esc came while a write waited for a lock: it was never made
+            rest = [f"The rest of the scenario {message.scenario} was not played."] if message.scenario else []
             self.notify(
-                " ".join(f"The agent's write was not made: {text}" for text in message.cancelled_waits),
-                title="Turn stopped",
+                " ".join([*(f"The agent's write was not made: {text}" for text in message.cancelled_waits), *rest]),
+                title="Scenario stopped" if message.scenario else "Turn stopped",
                 severity="warning",
                 markup=False,
                 timeout=20,
