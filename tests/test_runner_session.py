@@ -396,6 +396,40 @@ def test_an_owed_reopen_is_kept_with_the_messages_state_db_refused(tmp_path, mon
     home.close()
 
 
+def test_a_session_whose_kept_messages_still_wait_is_reopened_by_its_first_write(tmp_path, monkeypatch):
+    """Resumed while messages of it kept in workbench.db still wait (state.db was busy as the resume
+    stored them, free a moment later), a reopen at once would be undone by their late store, which
+    ends the session with the end it was kept with: the conversation would then write into an ended
+    session. The reopen is owed to the first write, which comes after that store."""
+    from engine import kept
+
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home = open_home(tmp_path / "home")
+    first = AgentSession(home, OfflineModel())
+    first.run_turn("hello there")
+    holder = holding_write_lock(home.state_db_path)
+    try:
+        first.run_turn("a turn state.db will not take")
+        assert first.end("cli_close") is not None
+    finally:
+        holder.kill()
+        holder.wait()
+    monkeypatch.setattr(home, "store_kept", lambda: None)  # busy again at the resume's own store of them
+    resumed = AgentSession(home, OfflineModel(), session_id=first.id)
+    assert resumed.reopen_owed == "messages of it kept in workbench.db are not stored in state.db yet"
+    assert home.archive.get_session(first.id).ended_at is None  # (never ended: the end was kept with them)
+    kept.store_kept(home)  # another workbench process stores them, and ends the session as kept
+    assert home.archive.get_session(first.id).end_reason == "cli_close"
+    resumed.run_turn("and now?")
+    row = home.archive.get_session(first.id)
+    assert (row.ended_at, row.end_reason) == (None, None)  # its first write reopened it after that
+    said = [m.content for m in home.archive.messages(first.id) if m.role == "user"]
+    assert said == ["hello there", "a turn state.db will not take", "and now?"]
+    resumed.end("cli_close")
+    assert home.archive.get_session(first.id).end_reason == "cli_close"
+    home.close()
+
+
 def test_resuming_a_session_whose_first_user_message_has_no_content_goes_on(home):
     """A user row with NULL content (another program's) crashed the next turn's store with a KeyError
     (found by the state.db fuzz test): it is resumed, and titled by what there is."""

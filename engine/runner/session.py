@@ -6,8 +6,8 @@ calls it makes and feeds the results back until it answers or hits the iteration
 limit. Messages reach state.db before each tool batch runs (so a memory write can name
 the message that made it), at the end of the turn, and on errors and interrupts. The
 session row itself is created on the first write; a stored session that had ended is
-reopened the moment it is resumed, as Hermes's ``/resume`` does (``_reopen_now``). After a turn, nudge counters may
-start a background review; a context that outgrew its budget is compressed into a
+reopened the moment it is resumed, as Hermes's ``/resume`` does (``_reopen_now``).
+After a turn, nudge counters may start a background review; a context that outgrew its budget is compressed into a
 child session (or in place).
 """
 
@@ -318,8 +318,12 @@ class AgentSession:
         self.title = session.title
         self.parent_id = session.parent_session_id
         self._created = True
-        self._reopen = session.ended_at is not None
-        if self._reopen:
+        # (messages of it kept in workbench.db and not stored yet end it when they are: its first write reopens it)
+        waiting = kept.holds(self.home, session.id)
+        self._reopen = session.ended_at is not None or waiting
+        if waiting:
+            self.reopen_owed = "messages of it kept in workbench.db are not stored in state.db yet"
+        elif self._reopen:
             self._reopen_now()
         self._prompt_unstored = not session.system_prompt  # a bare row (made elsewhere) gets ours then
         stored = self.home.archive.messages(session.id)
@@ -340,20 +344,17 @@ class AgentSession:
         (the Sessions list, the picker and Hermes see it live) until it is left, which ends it again.
 
         When state.db will not take it (busy past the timeout, a wait cancelled, damage), or while
-        messages of it kept in workbench.db still wait (their store ends it: reopened before, it would
-        be ended under this conversation), the reopen is owed (``reopen_owed`` says why): the first
-        write makes it (``Unstored.reopen``, kept for later with the messages if state.db still
-        refuses), and a session left with nothing written keeps the end it had, never ended again
-        by this agent."""
-        if kept.holds(self.home, self.id):
-            self.reopen_owed = "messages of it kept in workbench.db are not stored in state.db yet"
-        else:
-            try:
-                self.home.archive.reopen_session(self.id)
-                self._reopen = False
-                return
-            except (WorkbenchError, sqlite3.Error) as exc:
-                self.reopen_owed = kept.cause(said(exc))
+        messages of it kept in workbench.db still wait (their late store ends it with the end they were
+        kept with: reopened before, it would be ended under this conversation; ``_resume``), the reopen
+        is owed (``reopen_owed`` says why): the first write makes it (``Unstored.reopen``, kept for
+        later with the messages if state.db still refuses), and a session left with nothing written
+        keeps the end it had (or gets the one kept), never ended by this agent."""
+        try:
+            self.home.archive.reopen_session(self.id)
+            self._reopen = False
+            return
+        except (WorkbenchError, sqlite3.Error) as exc:
+            self.reopen_owed = kept.cause(said(exc))
         log.warning(
             "Session %s was resumed but not reopened yet (%s): it shows as ended until your first message in "
             "it reopens it.",
