@@ -73,6 +73,14 @@ def json_value(raw: Any, fallback: Any = None) -> Any:
     return value if json_depth(value) <= MAX_JSON_DEPTH else fallback
 
 
+def json_error(exc: json.JSONDecodeError) -> str:
+    """Where and why JSON text does not parse, as one phrase: ``Invalid control character at line 1
+    column 11``. Some of ``json``'s messages end in "at" already (``Invalid control character at``,
+    ``Unterminated string starting at``), written to be followed by a position: said once."""
+    what = exc.msg.removesuffix(" at")
+    return f"{what} at line {exc.lineno} column {exc.colno}"
+
+
 def json_depth(value: Any) -> int:
     """How deeply lists and objects nest in ``value`` (walked without recursion)."""
     deepest, stack = 0, [(value, 1)]

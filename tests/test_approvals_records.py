@@ -156,7 +156,9 @@ def test_malformed_record_files_are_reported_skipped_and_kept(home):
     assert [r.id for r in home.approvals.list()] == [good.id]
     problems = {p.path.rsplit("/", 1)[-1]: p.error for p in home.approvals.problems()}
     assert set(problems) == set(bad_files)
-    assert "not valid JSON" in problems["11111111.json"]
+    assert problems["11111111.json"].endswith(
+        "not valid JSON (Expecting property name enclosed in double quotes at line 1 column 2)"
+    )
     assert "does not match the file name" in problems["33333333.json"]
     assert "payload" in problems["55555555.json"]
     assert "nested more than" in problems["77777777.json"] and "nested more than" in problems["88888888.json"]

@@ -43,6 +43,21 @@ def test_the_problem_names_the_file_and_where_it_breaks(home, broken):
     assert home.skills.usage.problem() is None and home.skills.usage_warning() is None
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"a": "x\x01"}', "Invalid control character at line 1 column 9"),  # (json's own message ends in "at")
+        ('{"a": "x', "Unterminated string starting at line 1 column 7"),
+        ('{"a" 1}', "Expecting ':' delimiter at line 1 column 6"),
+        ('{"a": 1}\n{}', "Extra data at line 2 column 1"),
+    ],
+)
+def test_every_json_error_reads_once_where_it_is(home, broken, text, said):
+    broken.write_text(text)
+    assert home.skills.usage.problem() == f"{WHERE}: {said}"
+    assert " at at " not in home.skills.usage.problem()
+
+
 def test_no_write_replaces_it_and_each_says_why(home, broken):
     for change in (lambda: home.curator.pin("other"), lambda: home.curator.archive("other")):
         with pytest.raises(UsageUnreadable, match=f"{WHERE}.*would lose every skill's pin.*Nothing was changed"):

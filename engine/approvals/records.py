@@ -31,7 +31,7 @@ from ..errors import WorkbenchError
 from ..fileio import LinkPolicy, UnsafePath
 from ..journal import ACTORS
 from ..tools import BACKGROUND_REVIEW, FLUSH, FOREGROUND
-from ..values import MAX_JSON_DEPTH, iso_time, json_depth
+from ..values import MAX_JSON_DEPTH, iso_time, json_depth, json_error
 from .labels import claim_problem, describe, payload_action, shown_summary
 
 SUBSYSTEMS = ("memory", "skills")
@@ -201,7 +201,7 @@ class PendingStore:
         except (OSError, UnicodeDecodeError) as exc:
             raise ValueError(f"unreadable: {exc}") from None
         except json.JSONDecodeError as exc:
-            raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            raise ValueError(f"not valid JSON ({json_error(exc)})") from None
         except RecursionError:  # nested past Python's stack
             raise ValueError(f"nested more than {MAX_JSON_DEPTH} levels deep: not a record") from None
         if json_depth(data) > MAX_JSON_DEPTH:  # later dumps and walks would overflow the stack

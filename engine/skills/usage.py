@@ -21,7 +21,7 @@ from typing import Any
 
 from ..clock import Clock
 from ..fileio import LinkPolicy, UnsafePath
-from ..values import count_value, iso_time
+from ..values import count_value, iso_time, json_error
 from .validation import SkillError
 
 STATES = ("active", "stale", "archived")
@@ -122,7 +122,7 @@ def _decoded(data: bytes) -> tuple[dict[str, Any], str | None]:
     except UnicodeDecodeError as exc:
         return {}, f"is not UTF-8 (byte {exc.start})"
     except json.JSONDecodeError as exc:
-        return {}, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        return {}, f"is not valid JSON: {json_error(exc)}"
     except (ValueError, RecursionError):  # nested past Python's stack
         return {}, "is nested too deeply to read"
     if not isinstance(parsed, dict):
