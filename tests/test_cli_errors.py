@@ -449,3 +449,19 @@ def test_an_option_value_that_starts_with_a_dash_is_told_how_to_pass_it(tmp_path
     assert main(["--home", str(tmp_path / "h"), *argv]) == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.endswith(f"starts with '-', so it reads as an option: give it as {joined})")
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["sessions", "search", "--h"], "ambiguous option: --h could match --help, --home"),
+        (["skills", "show", "--", "x", "--limit"], "unrecognized arguments: --limit"),  # (after --: no option)
+    ],
+)
+def test_a_word_argparse_calls_ambiguous_is_a_usage_error_not_a_crash(tmp_path, argv, says):
+    """`skills archive -- -dash --home H` and `sessions search --h` overflowed the stack: the advice on
+    a dash asked argparse about `--` (or `--h`), whose "ambiguous option" error asked for advice again."""
+    (tmp_path / "h").mkdir()
+    done = _run(workbench_cmd(*argv, "--home", str(tmp_path / "h")), text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "RecursionError" not in done.stderr
+    assert says in done.stderr.strip().splitlines()[-1]

@@ -75,9 +75,17 @@ FREE_TEXT = ("TEXT", "QUERY", "TITLE")  # positionals that take any words: the l
 
 class _Parser(argparse.ArgumentParser):
     _words: tuple[str, ...] = ()  # what this parser was given, for the advice on a missing argument
+    _advising = False  # an advice is being worked out: argparse's errors meanwhile are answers, not advised
 
     def error(self, message: str):  # raised instead of exiting, so --json can still answer in JSON
-        raise _ArgumentError(self, message + (self._dash_hint(message) or self._dashed_value_hint(message)))
+        if self._advising:
+            raise _ArgumentError(self, message)
+        self._advising = True
+        try:
+            advice = self._dash_hint(message) or self._dashed_value_hint(message)
+        finally:
+            self._advising = False
+        raise _ArgumentError(self, message + advice)
 
     def _dashed_value_hint(self, message: str) -> str:
         """For ``memory remove --old -dash``: argparse reads the value as an option and says the option
@@ -112,8 +120,12 @@ class _Parser(argparse.ArgumentParser):
         )
 
     def _unknown_option(self, word: str) -> bool:
-        """Whether argparse reads ``word`` as an option this command does not have (``--home=/x`` it has)."""
-        parsed = self._parse_optional(word)
+        """Whether argparse reads ``word`` as an option this command does not have (``--home=/x`` it has;
+        ``--`` and ``--h`` it calls ambiguous, which is no unknown option)."""
+        try:
+            parsed = self._parse_optional(word)
+        except _ArgumentError:
+            return False
         return parsed is not None and parsed[0] is None
 
     def parse_known_args(self, args=None, namespace=None):
