@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 from .invisible import BLACK_FLAG, CONTEXTUAL, FLAG, flag_at, needed_at
 
@@ -185,6 +186,29 @@ def _around(line: str, lead: int, start: int, end: int, width: int, context: int
 def is_terminal_safe(text: str) -> bool:
     """True when ``text`` holds nothing ``visible`` would change."""
     return all(_kept(found) for found in _CONTROLS.finditer(text))
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one word a POSIX shell reads back exactly (``shlex.quote``: ``'my skill'``), shown
+    safely: a word holding what ``inline`` would show as a symbol (an escape, a bidi override, a line
+    break) is written in ``$'...'`` quoting (bash, zsh) with those characters as escapes
+    (``$'bad\\x1b[31m'``), so a suggested command is one that can be typed and that runs as shown."""
+    if is_terminal_safe(text) and "\n" not in text and "\t" not in text:
+        return shlex.quote(text)
+    return "$'" + "".join(_shell_escape(ch) for ch in text) + "'"
+
+
+def _shell_escape(ch: str) -> str:
+    if ch in "\\'":
+        return "\\" + ch
+    if is_terminal_safe(ch) and ch not in "\n\t":
+        return ch
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a name that is not UTF-8 (surrogateescape): the byte itself
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _escaped(match: re.Match) -> str:

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from functools import cache, lru_cache
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import lock_waits
 from .approvals.labels import detail_summary
@@ -35,9 +35,11 @@ from .errors import WorkbenchError
 from .journal import ACTORS, LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import HERMES_SLACK_S, AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
 from .skills.outside import RECORD_ONLY, STATE_CHANGES
-from .skills.usage import UsageStore
 from .textsafety import apart, inline, one_line, visible
 from .values import iso_time, row_id, text_value
+
+if TYPE_CHECKING:
+    from .skills.library import SkillLibrary
 
 SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers", "sessions")
 # Of the archive's changes, those that change what the agent can recall (session_search, lists):
@@ -130,7 +132,7 @@ _OUTSIDE_WAYS = {
 }
 
 
-def _outside_skill_refusal(entry: JournalEntry) -> str:
+def _outside_skill_refusal(entry: JournalEntry, skills: SkillLibrary) -> str:
     """Why an outside skill change is not reverted, and, for an archive or a pin, the command that takes it back."""
     way = None if entry.detail.get("file") else _OUTSIDE_WAYS.get(str(entry.detail.get("change")))
     if way is None:
@@ -138,7 +140,7 @@ def _outside_skill_refusal(entry: JournalEntry) -> str:
     done, command, does, key = way
     return (
         f"{done} outside the workbench, which saved nothing of it to put back; "
-        f"`workbench skills {command} {entry.target}` {does} (or {key} in Skills)"
+        f"`{skills.command(command, entry.target)}` {does} (or {key} in Skills)"
     )
 
 
@@ -774,16 +776,15 @@ def _outside_change(entry: JournalEntry) -> dict[str, str | None]:
     return {"change": text_value(entry.detail.get("change")), "file": text_value(entry.detail.get("file"))}
 
 
-def _outside_state_refusal(row: Row, usage: UsageStore) -> str | None:
+def _outside_state_refusal(row: Row, skills: SkillLibrary) -> str | None:
     """Why an outside change of a skill's lifecycle state (Hermes's curator) is not put back, and what
-    to do instead (a stale mark's depends on whether the skill is pinned now, which ``usage`` says);
+    to do instead (a stale mark's depends on whether the skill is pinned now, which its usage says);
     None for any other row."""
-    name = visible(one_line(row.target, 60))
     if row.change == STATE_CHANGES["stale"]:
         keep = (
             "It is pinned now, so no later pass marks it again; a use makes it active"
-            if row.target in (usage.pinned([row.target]) or ())
-            else f"To keep it active, use it or pin it (`workbench skills pin {name}`, or p in Skills)"
+            if row.target in (skills.usage.pinned([row.target]) or ())
+            else f"To keep it active, use it or pin it (`{skills.command('pin', row.target)}`, or p in Skills)"
         )
         return (
             f"marked stale outside the workbench (Hermes's Curator reads each skill's activity afresh on every "
@@ -793,12 +794,12 @@ def _outside_state_refusal(row: Row, usage: UsageStore) -> str | None:
         return (
             f"reactivated outside the workbench (a use since, or Hermes's Curator reading its activity): the next "
             f"Curator pass marks it stale again if it stays unused; to take it out of use now, archive it "
-            f"(`workbench skills archive {name}`, or a in Skills)"
+            f"(`{skills.command('archive', row.target)}`, or a in Skills)"
         )
     if row.change == STATE_CHANGES["archived"]:
         return (
             "marked archived outside the workbench while its folder stayed: the Curator reads it as active; "
-            f"to archive it, `workbench skills archive {name}` (or a in Skills)"
+            f"to archive it, `{skills.command('archive', row.target)}` (or a in Skills)"
         )
     return None
 
@@ -1191,7 +1192,7 @@ class Timeline:
                 return {**item, "skip": f"{refusal.reason}: nothing to revert"}
             return {**item, "undo": _undoing(entry), **({"refused": str(refusal)} if refusal else {})}
         if row.action == "external" and row.subsystem == "skills":
-            refused = _outside_state_refusal(row, self.home.skills.usage) or _outside_skill_refusal(entry)
+            refused = _outside_state_refusal(row, self.home.skills) or _outside_skill_refusal(entry, self.home.skills)
             return {**item, "refused": refused}
         if row.subsystem == "skills" and row.action in ("pin", "unpin"):
             return {**item, **self._pin_plan(entry)}
@@ -1223,7 +1224,7 @@ class Timeline:
             return {
                 "undo": f"{'unpin' if pinned else 'pin'} skill '{target}'",
                 "refused": f"the row does not say whether '{target}' was pinned before it; "
-                f"`workbench skills {'unpin' if pinned else 'pin'} {target}` sets it by hand",
+                f"`{self.home.skills.command('unpin' if pinned else 'pin', target)}` sets it by hand",
             }
         if before == pinned:
             return {

@@ -13,8 +13,9 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..skills.discovery import Found
+from ..skills.discovery import ARCHIVE_DIR, Found
 from ..skills.usage import parse_iso
+from ..skills.validation import SkillError
 
 _SUFFIX = re.compile(r"^(?P<base>.+?)-(?P<ts>\d{14}|\d{4}-\d{2}-\d{2}(?:[-T_]?\d{2}-?\d{2}-?\d{2})?)$")
 
@@ -51,6 +52,17 @@ def candidates(archived: list[Found], name: str) -> list[Found]:
         if f not in exact and ((_SUFFIX.match(f.dir_name) and base_name(f.dir_name) == name) or f.name == name)
     ]
     return exact + sorted(dated, key=lambda f: _stamp_of(f.dir_name), reverse=True)
+
+
+def restore_matches(archived: list[Found], name: object) -> list[Found]:
+    """The archived copies ``skills restore NAME`` may mean (it restores one only when there is one):
+    ``.archive/FOLDER`` or an exact folder name that very copy, else ``candidates``. A NAME that
+    cannot name a folder of the archive is a ``SkillError``."""
+    folder = name.removeprefix(f"{ARCHIVE_DIR}/") if isinstance(name, str) else name
+    if not isinstance(folder, str) or not folder.strip() or "/" in folder or ".." in folder:
+        raise SkillError("Give the skill's name, its folder name under skills/.archive/, or .archive/FOLDER.")
+    exact = [f for f in archived if f.dir_name == folder]
+    return exact if folder != name else candidates(archived, folder)
 
 
 def _stamp_of(dir_name: str) -> str:

@@ -21,11 +21,11 @@ from ..errors import ConfigError, ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
 from ..fileio import UnsafePath
 from ..skills.changes import Change, Undo, looked_around, record_change, remove_empty_parents, remove_tree_later
-from ..skills.discovery import ARCHIVE_DIR, Found
-from ..skills.library import READ_ONLY_PROVENANCE
+from ..skills.discovery import Found
+from ..skills.library import READ_ONLY_PROVENANCE, skill_command
 from ..skills.usage import archived_origin, default_record, iso, origin_fields
 from ..skills.validation import SkillError, check_inside
-from .archive import archived_time, base_name, candidates, destination
+from .archive import archived_time, base_name, destination, restore_matches
 from .cron import jobs_naming, named_skills
 from .ledger import LedgerEntry
 from .schedule import Due, Schedule, check, last_activity
@@ -139,9 +139,11 @@ def _set_pinned(name: str, pinned: bool, records: dict[str, dict[str, Any]], now
     record["pinned"] = pinned
 
 
-def pinned_refusal(name: str) -> str:
-    """Why a pinned skill is not archived (the Skills screen says it before asking, from the row's pin)."""
-    return f"Skill '{name}' is pinned; unpin it first (`workbench skills unpin {name}`, or p in Skills)."
+def pinned_refusal(name: str, asked: str) -> str:
+    """Why a pinned skill is not archived (the Skills screen says it before asking, from the row's pin);
+    ``asked``: what ``skills unpin`` takes for it (``SkillLibrary.command_arg``: its folder when its name
+    does not pick it out)."""
+    return f"Skill '{name}' is pinned; unpin it first (`{skill_command('unpin', asked)}`, or p in Skills)."
 
 
 def _pin_unchanged(name: str, pinned: bool) -> dict[str, Any]:
@@ -294,7 +296,7 @@ class Curator:
         except SkillError:
             if folder is None and any(name in (f.name, f.dir_name, f.rel) for f in self.skills.scanner.archived()):
                 raise SkillError(
-                    f"Skill '{name}' is already archived; `workbench skills restore {name}` brings it back."
+                    f"Skill '{name}' is already archived; `{self.skills.command('restore', name)}` brings it back."
                 ) from None
             raise
         if found.archived:  # (a folder under .archive/, as a person named it)
@@ -302,7 +304,7 @@ class Curator:
         record = self.skills.usage.load().get(found.name)
         self._refuse_read_only(found, self.skills.provenance_of()(found, record), "archive")
         if (record or {}).get("pinned"):
-            raise SkillError(pinned_refusal(found.name))
+            raise SkillError(pinned_refusal(found.name, self.skills.command_arg("unpin", found)))
         now = self.home.clock.now()
         dest, ledger_id = self._archive_found(found, actor, now, {})
         jobs = jobs_naming(self.home, found.name)
@@ -320,12 +322,8 @@ class Curator:
     def restore(self, name: str, actor: str = "user") -> dict[str, Any]:
         """Put an archived skill back where it was archived from (flat when unknown)."""
         self._writable()
-        folder = name.removeprefix(f"{ARCHIVE_DIR}/") if isinstance(name, str) else name
-        if not isinstance(folder, str) or not folder.strip() or "/" in folder or ".." in folder:
-            raise SkillError("Give the skill's name, its folder name under skills/.archive/, or .archive/FOLDER.")
         archived = self.skills.scanner.archived()
-        exact = [f for f in archived if f.dir_name == folder]
-        matches = exact if folder != name else candidates(archived, name)  # (.archive/FOLDER: that very copy)
+        matches = restore_matches(archived, name)
         if not matches:
             raise SkillError(
                 f"No archived skill named '{name}' in {self.skills.archive_dir}.",
@@ -392,7 +390,7 @@ class Curator:
         if found.archived:  # an archived skill is out of the Curator's reach already: say what to do
             verb = "pin" if pinned else "unpin"
             raise SkillError(
-                f"Skill '{found.name}' is archived: restore it first (`workbench skills restore {found.name}`, "
+                f"Skill '{found.name}' is archived: restore it first (`{self.skills.command('restore', found)}`, "
                 f"or r in Skills), then {verb} it. Nothing was changed."
             )
         self.skills.usage.check()  # (before its journal row, which would otherwise be begun and abandoned)

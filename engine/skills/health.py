@@ -115,7 +115,7 @@ def check_index(home: Home) -> list[Finding]:
                 "skills",
                 "warning",
                 f"skill '{inline(found.name)}' ({inline(str(where))}): {problem}",
-                f"If you did not write it, archive it (`workbench skills archive {inline(found.name)}`, or a in "
+                f"If you did not write it, archive it (`{home.skills.command('archive', found)}`, or a in "
                 f"Skills: out of the index, kept to inspect); else edit the frontmatter of {inline(str(where))} "
                 "without those characters.",
             )

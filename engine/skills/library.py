@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from ..approvals.records import approved_by
+from ..curator.archive import restore_matches
 from ..curator.ledger import Ledger
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
 from ..fileio import UnsafePath
+from ..textsafety import is_terminal_safe, shell_word
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from .changes import Change, reconcile, record_change, remove_empty_parents, remove_tree_later
 from .discovery import ARCHIVE_DIR, Found, Scanner, bundled_names, hub_names
@@ -67,6 +69,16 @@ def name_problem(name: Any) -> str | None:
     if ".." in name.replace("\\", "/").split("/"):
         return "Skill name cannot contain '..' path traversal components."
     return None
+
+
+def skill_command(verb: str, arg: str) -> str:
+    """``workbench skills VERB ARG`` as a person can type it: ARG quoted for a shell and shown safely
+    (``shell_word``), after ``--`` when it starts with a dash (else it would read as an option)."""
+    return f"workbench skills {verb} {'-- ' * arg.startswith('-')}{shell_word(arg)}"
+
+
+def _typable(arg: str) -> bool:
+    return is_terminal_safe(arg) and "\n" not in arg and "\t" not in arg
 
 
 def _unusable(found: Found) -> str | None:
@@ -290,6 +302,38 @@ class SkillLibrary:
                 hint="Use skills_list (workbench skills list) to see all available skills",
             )
         return matches[0]
+
+    def command(self, verb: str, skill: Found | str) -> str:
+        """``workbench skills VERB ARG`` (``skill_command``) that acts on ``skill``: a ``Found``, or a name (a
+        journal row's; ``restore``: the newest archived copy answering to it), with ARG chosen as the CLI
+        resolves it (``command_arg``). What doctor, a refusal or a screen suggests is always one it accepts."""
+        return skill_command(verb, self.command_arg(verb, skill))
+
+    def command_arg(self, verb: str, skill: Found | str) -> str:
+        """What to give ``workbench skills VERB`` (show, archive, restore, pin, unpin) for this very skill:
+        its name when that picks it out alone and can be typed as shown, else its folder (``misc/bad1``,
+        ``.archive/bad1``), which always does; one that starts with a dash only when no other will do.
+        A name nothing answers to now stays as it is."""
+        found = self._picked(verb, skill) if isinstance(skill, str) else skill
+        if found is None:
+            return str(skill)
+        options = [found.rel]
+        if found.name != found.rel and _typable(found.name):
+            picked = self._picked(verb, found.name, exact=True)
+            if picked is not None and picked.rel == found.rel:
+                options.insert(0, found.name)
+        return next((arg for arg in options if _typable(arg) and not arg.startswith("-")), options[0])
+
+    def _picked(self, verb: str, name: str, exact: bool = False) -> Found | None:
+        """The skill ``workbench skills VERB name`` acts on (``exact``: only if no other could be meant),
+        None when it refuses the name or finds none."""
+        try:
+            if verb == "restore":
+                matches = restore_matches(self.scanner.archived(), name)
+                return matches[0] if matches and not (exact and len(matches) > 1) else None
+            return self.find_any(name) if verb in ("show", "pin", "unpin") else self.find(name)
+        except SkillError:
+            return None
 
     def _refused_link(self, name: str) -> None:
         """A name no listing shows because ``skills/<name>`` is a link the policy refuses: say so (the link,
@@ -786,7 +830,7 @@ class SkillLibrary:
         if record.get("pinned"):
             raise SkillError(
                 f"Skill '{found.name}' is pinned and cannot be deleted by skill_manage. Ask the user to run "
-                f"`workbench skills unpin {found.name}` if they want to delete it. Patches and edits are "
+                f"`{self.command('unpin', found)}` if they want to delete it. Patches and edits are "
                 "allowed on pinned skills; only deletion is blocked."
             )
         if found.path.is_symlink():

@@ -7,6 +7,7 @@ The CLI acts as the user: archive and restore are journaled and ledgered with ac
 from __future__ import annotations
 
 from engine.home import Home
+from engine.skills.library import skill_command
 from engine.skills.validation import MAX_SKILL_CONTENT_CHARS, SkillError
 from engine.textsafety import inline
 
@@ -106,7 +107,7 @@ def _not_found(home: Home, exc: SkillError, args) -> Output:
     if "available_files" in exc.details:
         typed, names = args.file, list(exc.details["available_files"] or [])
         listed, empty = "Its files", "It has no files."
-        everything = f"`workbench skills show {inline(args.name)}` lists all {len(names)}"
+        everything = f"`{skill_command('show', args.name)}` lists all {len(names)}"
     elif "available_archived" in exc.details:  # (a restore: only archived copies can be meant)
         typed, names = args.name, list(exc.details["available_archived"])
         listed, empty = "The archived skills", "No skill is archived."
@@ -146,7 +147,8 @@ def show_skill(home: Home, args) -> Output:
     result = home.skills.view(args.name, args.file, record=False)
     text = result["content"]
     if result.get("archived"):  # (no active skill has the name: said first, not after a long SKILL.md)
-        head = f"# archived: skills/{result['path']}; `workbench skills restore {result['name']}` brings it back"
+        restore = home.skills.command("restore", result["path"])
+        head = f"# archived: skills/{inline(result['path'])}; `{restore}` brings it back"
         if result.get("absorbed_into"):
             head += f"\n# consolidated into '{result['absorbed_into']}', which answers to its name"
         text = f"{head}\n\n{text}"

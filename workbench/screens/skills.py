@@ -399,7 +399,7 @@ class SkillsScreen(WorkbenchScreen):
             self.notify("Select a skill to archive.", severity="warning")
             return
         if skill.pinned:  # refused (the engine refuses it all the same, pinned since or not): said before asking
-            self.notify(pinned_refusal(skill.name), severity="warning")
+            self.notify(pinned_refusal(skill.name, skill.ref), severity="warning")
             return
         named = f"{skill.name} ({skill.path})" if skill.shared else skill.name
         self.confirm(  # the skill asked about, by its folder: never the row the cursor lands on meanwhile
