@@ -31,7 +31,7 @@ absorbed:
 
 # git
 
-Consolidated by the Curator from 2 overlapping skills. Each part below is one of them, unchanged; its old name still opens this skill.
+Consolidated by the Curator from 2 overlapping skills, now archived. Each part below is one of them, unchanged, under its old name: load this skill, git, wherever one of them is called for.
 
 ## git-merge
 
@@ -503,6 +503,31 @@ def test_showing_an_absorbed_name_says_it_is_archived_and_where_it_lives_on(libr
     assert (shown.data["archived"], shown.data["absorbed_into"]) == (True, "git")
     assert shown.text.splitlines()[:2] == [
         "# archived: skills/.archive/git-merge; `workbench skills restore git-merge` brings it back",
-        "# consolidated into 'git', which answers to its name",
+        "# consolidated into 'git': load that in its place (our agent's skill_view opens it for this old name, "
+        "Hermes's does not)",
     ]
     assert "absorbed_into" not in library.skills.view("pdf-extract", record=False)
+
+
+def test_what_the_umbrella_tells_the_agent_holds_in_hermes_and_here(library, hermes):
+    """The umbrella said "its old name still opens this skill": true of our skill_view only. Hermes 0.19.0's
+    model reads the same SKILL.md, and its skill_view answers an old name "not found"."""
+    library.approvals.approve(staged_plan(library))
+    seen = hermes.json(
+        library.root,
+        """
+import json
+from tools.skills_tool import skill_view, skills_list
+print(json.dumps({
+    "old": json.loads(skill_view("git-merge")),
+    "umbrella": json.loads(skill_view("git")),
+    "listed": [s["name"] for s in json.loads(skills_list())["skills"]],
+}))
+""",
+    )
+    assert seen["old"]["success"] is False and "not found" in seen["old"]["error"]  # Hermes: no old names
+    said = seen["umbrella"]["content"]
+    assert seen["umbrella"]["success"] and "old name still opens" not in said
+    assert "2 overlapping skills, now archived" in said and "load this skill, git, wherever one" in said
+    assert "git" in seen["listed"] and not {"git-merge", "git-rebase"} & set(seen["listed"])  # archived there too
+    assert skill_view_tool(library, {"name": "git"}, ToolContext())["content"] == said

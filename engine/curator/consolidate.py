@@ -251,8 +251,9 @@ class Consolidator:
         parts = [
             f"# {name}",
             "",
-            f"Consolidated by the Curator from {len(names)} overlapping skills. Each part below "
-            "is one of them, unchanged; its old name still opens this skill.",
+            f"Consolidated by the Curator from {len(names)} overlapping skills, now archived. Each part "
+            f"below is one of them, unchanged, under its old name: load this skill, {name}, wherever one "
+            "of them is called for.",
         ]
         for member in members:
             parts += ["", f"## {member.found.name}", "", member.found.description]

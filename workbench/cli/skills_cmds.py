@@ -150,7 +150,10 @@ def show_skill(home: Home, args) -> Output:
         restore = home.skills.command("restore", result["path"])
         head = f"# archived: skills/{inline(result['path'])}; `{restore}` brings it back"
         if result.get("absorbed_into"):
-            head += f"\n# consolidated into '{result['absorbed_into']}', which answers to its name"
+            head += (
+                f"\n# consolidated into '{inline(result['absorbed_into'])}': load that in its place (our agent's "
+                "skill_view opens it for this old name, Hermes's does not)"
+            )
         text = f"{head}\n\n{text}"
     if result.get("linked_files"):
         files = [f for group in result["linked_files"].values() for f in group]
