@@ -511,3 +511,19 @@ def test_a_rewrite_hermes_staged_is_refused_once_the_skill_changed_after_staging
     assert skill_md.read_text() == rewrite + "HAND EDIT KEPT\n"
     refused = _workbench(root, "pending", "approve", second["pending_id"])  # it would overwrite that approval
     assert refused.returncode == 1 and skill_md.read_text() == rewrite + "HAND EDIT KEPT\n"
+
+
+def test_approving_what_hermes_staged_for_a_skill_archived_since_says_so(hermes, tmp_path):
+    """It said "Skill 'brew' not found.": the skill is archived, and restoring it lets the patch through."""
+    root = _seeded_home(tmp_path)
+    pid = hermes.json(root, HERMES_STAGES_LOOSE_PATCH.replace("Steep  for 3   minutes.", "Steep for 3 minutes."))
+    archived = _workbench(root, "skills", "archive", "brew")
+    assert archived.returncode == 0, archived.stdout
+    refused = json.loads(_workbench(root, "pending", "approve", pid).stdout)
+    said = refused["failed"][0]["error"]
+    assert said.startswith("Skill 'brew' is archived in skills/.archive/brew: a patch cannot change it")
+    assert "Restore it first (`workbench skills restore brew`, or r in Skills)" in said
+    assert json.loads(_workbench(root, "pending", "show", pid).stdout)["error"] == said
+    assert _workbench(root, "skills", "restore", "brew").returncode == 0
+    assert json.loads(_workbench(root, "pending", "approve", pid).stdout)["success"]
+    assert "Steep for 4 minutes." in _skill_files(root)["brew/SKILL.md"].decode()

@@ -531,3 +531,15 @@ print(json.dumps({
     assert "2 overlapping skills, now archived" in said and "load this skill, git, wherever one" in said
     assert "git" in seen["listed"] and not {"git-merge", "git-rebase"} & set(seen["listed"])  # archived there too
     assert skill_view_tool(library, {"name": "git"}, ToolContext())["content"] == said
+
+
+def test_deleting_an_absorbed_skill_says_where_it_went(library):
+    """A delete never follows an old name: it said "Skill 'git-rebase' not found."."""
+    library.approvals.approve(staged_plan(library))
+    said = skill_manage_tool(library, {"action": "delete", "name": "git-rebase"}, ToolContext())
+    assert (said["archived"], said["absorbed_into"]) == (".archive/git-rebase", "git")
+    assert said["error"] == (
+        "Skill 'git-rebase' is archived (consolidated into 'git') in skills/.archive/git-rebase: a delete cannot "
+        "change it, and nothing was changed. Restore it first (`workbench skills restore git-rebase`, or r in "
+        "Skills), then try again, or make the change in 'git', which holds its content now."
+    )

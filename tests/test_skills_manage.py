@@ -229,3 +229,45 @@ def test_a_file_changed_after_planning_is_never_overwritten(home):
         home.skills.execute(plan)
     assert tree_state(home.skills_dir) == before
     assert home.journal.query(subsystem="skills", include_pending=True)[0].status == "abandoned"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"action": "patch", "name": "brew", "old_string": "Do it.", "new_string": "Do it well."},
+        {"action": "edit", "name": "brew", "content": skill_md("brew", body="New.\n")},
+        {"action": "write_file", "name": "brew", "file_path": "references/a.md", "file_content": "x"},
+        {"action": "delete", "name": "brew"},
+    ],
+)
+def test_a_write_to_an_archived_skill_says_it_is_archived_and_how_to_restore_it(home, args):
+    """Approving a staged patch of a skill archived since said "Skill 'brew' not found."."""
+    write_skill(home, "brew", category="kitchen", body="# Steps\nDo it.\n")
+    _approval_on(home)
+    staged = skill_manage_tool(home, args, ctx())
+    assert staged["staged"], staged
+    home.curator.archive("brew")
+    before = tree_state(home.skills_dir)
+    said = skill_manage_tool(home, args, ctx())  # (the agent's own write, refused before any staging)
+    assert not said["success"] and said["archived"] == ".archive/brew" and said["absorbed_into"] is None
+    assert said["error"] == (
+        f"Skill 'brew' is archived in skills/.archive/brew: a {args['action']} cannot change it, and nothing "
+        "was changed. Restore it first (`workbench skills restore brew`, or r in Skills), then try again."
+    )
+    [record] = home.approvals.list("skills")
+    assert home.skills.preview_staged(record.payload)["error"] == said["error"]
+    approved = subprocess.run(
+        workbench_cmd("pending", "approve", record.id, "--home", str(home.root)), capture_output=True, text=True
+    )
+    assert approved.returncode == 1 and said["error"] in approved.stdout + approved.stderr
+    assert tree_state(home.skills_dir) == before and home.approvals.count() == 1  # it stays pending
+    restored = subprocess.run(
+        workbench_cmd("skills", "restore", "brew", "--home", str(home.root)), capture_output=True, text=True
+    )
+    assert restored.returncode == 0, restored.stderr
+    assert home.approvals.approve(record.id)["success"]  # then it goes through
+
+
+def test_a_write_to_a_name_nothing_ever_had_is_still_not_found(home):
+    said = skill_manage_tool(home, {"action": "patch", "name": "nope", "old_string": "a", "new_string": "b"}, ctx())
+    assert said["error"] == "Skill 'nope' not found." and "archived" not in said

@@ -624,13 +624,42 @@ class SkillLibrary:
         if action == "create":
             plan = self._plan_create(args)
         elif isinstance(action, str) and action in on_skill:
-            found = self.find(args.get("name"), follow_absorbed=action != "delete")  # never delete by an old name
+            try:
+                found = self.find(args.get("name"), follow_absorbed=action != "delete")  # never delete by an old name
+            except SkillError as missing:
+                if "available_skills" in missing.details:  # (no active skill answers to it)
+                    self._refuse_archived(args["name"], action)
+                raise
             self._writable(found, action, ctx)
             plan = on_skill[action](found, args)
         else:
             raise SkillError(f"Unknown action '{action}'. Use: create, edit, patch, delete, write_file, remove_file")
         plan.flags = check_plan(plan)
         return plan
+
+    def _refuse_archived(self, name: str, action: str) -> None:
+        """A write (patch, edit, delete, a file's) aimed at a skill that is archived, not gone: say so, into
+        which umbrella when a consolidation absorbed it, and how to bring it back (else the caller's "not
+        found" stands). The agent's tool, an approval's preview and its replay all come here."""
+        try:
+            copies = [f for f in restore_matches(self.scanner.archived(), name) if name in (f.name, f.dir_name)]
+        except SkillError:  # (a path: no archived copy answers to it)
+            return
+        if not copies:
+            return
+        found = copies[0]  # (the newest)
+        record = self.usage.load().get(found.name) or {}
+        umbrella = record.get("absorbed_into") if record.get("archive_dir") == found.dir_name else None
+        umbrella = umbrella if isinstance(umbrella, str) and self.scanner.named(umbrella) else None
+        into = f" (consolidated into '{umbrella}')" if umbrella else ""
+        instead = f", or make the change in '{umbrella}', which holds its content now" if umbrella else ""
+        raise SkillError(
+            f"Skill '{found.name}' is archived{into} in skills/{found.rel}: a {action} cannot change it, and "
+            f"nothing was changed. Restore it first (`{self.command('restore', found)}`, or r in Skills), then "
+            f"try again{instead}.",
+            archived=found.rel,
+            absorbed_into=umbrella,
+        )
 
     def _content(self, args: dict[str, Any], action: str, what: str) -> tuple[str, dict[str, Any]]:
         """The SKILL.md text of a create or edit, checked, with its frontmatter."""
