@@ -118,3 +118,25 @@ async def test_the_skills_screen_suggests_the_unpin_the_cli_accepts(home, tmp_pa
         said = [n.message for n in app._notifications if "is pinned; unpin it first" in n.message]
         assert len(said) == 1 and suggested(said[0], "unpin") == "workbench skills unpin misc/bad1"
     assert run_suggested("workbench skills unpin misc/bad1", home.root).returncode == 0
+
+
+def test_the_timeline_suggests_commands_that_work_for_a_name_no_command_takes(home):
+    """An outside pin (Hermes's `skills pin`, in .usage.json) of a skill declaring ``../../evil``: the
+    refusal to revert it said `workbench skills unpin ../../evil`."""
+    import json
+
+    from engine.timeline import Timeline
+
+    put(home, "misc/bad1", EVIL)
+    home.skills.outside.record()  # (the baseline)
+    usage = home.skills_dir / ".usage.json"
+    records = json.loads(usage.read_text()) if usage.exists() else {}
+    records["../../evil"] = {**records.get("../../evil", {}), "pinned": True}
+    usage.write_text(json.dumps(records))
+    home.skills.outside.record()
+    [row] = Timeline(home).page(subsystem="skills", limit=1)
+    [refused] = Timeline(home).preview(row.id)["refused"]
+    unpin = suggested(refused["error"], "unpin")
+    assert unpin == "workbench skills unpin misc/bad1"
+    assert run_suggested(unpin, home.root).returncode == 0
+    assert not home.skills.get("misc/bad1").pinned

@@ -314,7 +314,7 @@ class SkillLibrary:
         its name when that picks it out alone and can be typed as shown, else its folder (``misc/bad1``,
         ``.archive/bad1``), which always does; one that starts with a dash only when no other will do.
         A name nothing answers to now stays as it is."""
-        found = self._picked(verb, skill) if isinstance(skill, str) else skill
+        found = (self._picked(verb, skill) or self._declaring(verb, skill)) if isinstance(skill, str) else skill
         if found is None:
             return str(skill)
         options = [found.rel]
@@ -323,6 +323,13 @@ class SkillLibrary:
             if picked is not None and picked.rel == found.rel:
                 options.insert(0, found.name)
         return next((arg for arg in options if _typable(arg) and not arg.startswith("-")), options[0])
+
+    def _declaring(self, verb: str, name: str) -> Found | None:
+        """The one skill (archived, for ``restore``) whose SKILL.md declares ``name``, for a name no command
+        takes (``../../evil``, as a journal row or Hermes's usage record names it)."""
+        skills = self.scanner.archived() if verb == "restore" else self.scanner.active()
+        declaring = [f for f in skills if f.name == name]
+        return declaring[0] if len(declaring) == 1 else None
 
     def _picked(self, verb: str, name: str, exact: bool = False) -> Found | None:
         """The skill ``workbench skills VERB name`` acts on (``exact``: only if no other could be meant),
