@@ -80,6 +80,10 @@ def test_hermes_written_record_without_our_extra_keys_loads(home):
     (home.pending_dir / "memory" / "0a1b2c3e.json").write_text(json.dumps(record))
     foreground = home.approvals.get("0a1b2c3e")
     assert (foreground.actor, foreground.staged_by) == ("agent", "hermes")
+    record.update(id="0a1b2c3f", session_id=True, message_id="7")  # (found by the fuzz test: a bool crashed show)
+    (home.pending_dir / "memory" / "0a1b2c3f.json").write_text(json.dumps(record))
+    odd = home.approvals.get("0a1b2c3f")
+    assert (odd.session_id, odd.message_id) == (None, None)
 
 
 def test_records_we_stage_say_so_and_keep_saying_so_after_a_reject_and_restore(home):

@@ -313,7 +313,7 @@ def record_from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
         created_at=float(created_at),
         payload=payload,
         actor=actor,
-        session_id=data.get("session_id"),
+        session_id=data["session_id"] if isinstance(data.get("session_id"), str) else None,  # (else none named)
         message_id=message_id if isinstance(message_id, int) and not isinstance(message_id, bool) else None,
         staged_by=_staged_by(data),
         base=data["base"] if isinstance(data.get("base"), str) else None,
