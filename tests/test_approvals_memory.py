@@ -137,6 +137,34 @@ def test_preview_shows_diff_budget_and_changes_nothing(home):
     assert memory_file(home) == before and home.approvals.count() == 1
 
 
+def test_an_add_the_store_has_no_room_for_is_advised_in_a_persons_words_in_preview_and_approval(home):
+    """The preview and the approval give one piece of advice (``ops.room_advice``), the same in the CLI and the
+    TUI: over by how much, and the largest entries to merge or remove, when room can be made; that no
+    consolidation makes room when the entry alone is longer than the store. Never the agent's words
+    ("see current_entries below", "all in this turn"), which name fields a person is not shown."""
+    seed(home, "Project uses uv for packaging", "User likes tea")
+    approval_on(home)
+    too_long = staged_id(home.memory.add("memory", "y" * 80, AGENT))  # both fitted when staged
+    long = staged_id(home.memory.add("memory", "z" * 70, AGENT))
+    home.config_path.write_text("memory:\n  write_approval: true\n  memory_char_limit: 75\n")  # then it shrank
+    home.reload_config()
+    before = memory_file(home)
+    room = home.approvals.preview(long)  # 70 fits 75 alone, not beside the 46 chars there
+    assert room["error"] == (
+        "Memory is at 46/75 chars: this entry (70 chars) would take it 44 chars past the limit. Shorten it, or merge "
+        "or remove entries first. Largest entries: 29 chars: Project uses uv for packaging; 14 chars: User likes tea."
+    )
+    assert (room["budget"]["chars"], room["budget"]["limit"]) == (119, 75)
+    assert room["before"] == ["Project uses uv for packaging", "User likes tea"]
+    refused = home.approvals.approve(long)
+    assert refused["success"] is False and refused["error"] == room["error"]
+    alone = home.approvals.preview(too_long)
+    assert alone["error"].startswith("This entry alone is 80 chars, more than the store's whole limit of 75: no ")
+    assert "Largest" not in alone["error"] and alone["budget"]["chars"] == 129
+    assert home.approvals.approve(too_long)["error"] == alone["error"]
+    assert memory_file(home) == before and home.approvals.count() == 2
+
+
 def test_duplicates_and_near_duplicates_are_flagged(home):
     seed(home, "User prefers dark mode in every editor", "Project uses uv")
     approval_on(home)

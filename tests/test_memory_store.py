@@ -62,8 +62,10 @@ def test_add_refuses_empty_and_over_limit_with_current_entries(home, mem):
     home.reload_config()
     mem.add("memory", "x" * 20, u())
     said = mem.add("memory", "y" * 8, u())["error"]  # a person: no tool fields to look "below" at
-    assert said.startswith("Memory is at 20/30 chars: this entry (8 chars) would take it past the limit.")
-    assert said.endswith("Shorten it, or merge or remove entries first.")
+    assert said == (
+        "Memory is at 20/30 chars: this entry (8 chars) would take it 1 char past the limit. Shorten it, or "
+        f"merge or remove entries first. Largest entries: 20 chars: {'x' * 20}."
+    )
     result = mem.add("memory", "y" * 8, agent())
     assert result == {
         "success": False,

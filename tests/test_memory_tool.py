@@ -205,6 +205,8 @@ def test_preview_and_apply_staged(approving):
                 "matches": ["Project uses uv"],
             }
         ],
+        "limit": 2200,
+        "size_after": None,
     }
     result = home.memory.apply_staged(
         payload, pending_id=pid, session_id=record.session_id, message_id=record.message_id, proposed_by=record.actor

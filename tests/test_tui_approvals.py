@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from dataclasses import replace
 
 import pytest
@@ -12,6 +13,7 @@ from textual.widgets._footer import FooterKey
 
 from engine.skills.manage import skill_manage_tool
 from engine.tools import BACKGROUND_REVIEW, ToolContext
+from tests.hermes_support import workbench_cmd
 from tests.screens_seed import screen_text
 from tests.tui_support import make_app, settle, wait_for
 from widgets.gauge import CapacityGauge
@@ -511,13 +513,44 @@ async def test_a_pending_add_that_would_overflow_is_shown_before_approval_and_re
         assert f"over by {used + 403 - 2200:,}" in budget.caption()
         warning = text_of(app, "#proposal-warnings")
         assert (
-            f"{used + 403 - 2200:,} chars over its limit" in warning and "Largest entries: 92 chars: filler" in warning
+            f"{used + 403 - 2200:,} chars past the limit" in warning and "Largest entries: 92 chars: filler" in warning
         )
         await pilot.press("a", "y")  # every approval asks first
         await settle(pilot)
         status = text_of(app, "#status")
         assert "Not applied, still pending" in status and "Largest entries" in status and "filler" in status
         assert memory.path("memory").read_text(encoding="utf-8") == before and gated.approvals.count() == 1
+
+
+async def test_a_pending_add_longer_than_the_whole_store_says_so_as_the_cli_does(gated, tmp_path):
+    """The store's limit was lowered below a staged entry's length: no consolidation can make room, and
+    the pane and `a` say so in the engine's words, the very words `pending show` and `pending approve`
+    print (they advised making room on the Memory screen, naming the largest entries)."""
+    pending_id = stage(gated, "A long proposed fact: " + "y" * 378)  # 400 characters; it fitted when staged
+    gated.config_path.write_text("memory:\n  write_approval: true\n  memory_char_limit: 300\n", encoding="utf-8")
+    gated.reload_config()
+    before = gated.memory.path("memory").read_text(encoding="utf-8")
+    cli = subprocess.run(
+        workbench_cmd("pending", "show", pending_id, "--home", str(gated.root), "--json"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    said = json.loads(cli.stdout)["error"]
+    assert said.startswith("This entry alone is 400 chars, more than the store's whole limit of 300"), said
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_approvals(pilot)
+        budget = app.screen.query_one("#budget", CapacityGauge)
+        await wait_for(pilot, lambda: budget.display and (budget.used, budget.limit) == (419, 300), what="the budget")
+        warning = " ".join(text_of(app, "#proposal-warnings").split())
+        assert " ".join(said.split()) in warning
+        assert "Make room" not in warning and "Largest entries" not in warning
+        await pilot.press("a", "y")
+        await wait_for(pilot, lambda: "still pending" in text_of(app, "#status"), what="the refusal")
+        status = " ".join(text_of(app, "#status").split())
+        assert status == f"Not applied, still pending: {' '.join(said.split())}"
+    assert gated.memory.path("memory").read_text(encoding="utf-8") == before and gated.approvals.count() == 1
 
 
 async def test_ages_move_on_with_the_clock_and_leave_the_diff_where_it_was(gated, tmp_path, clock, monkeypatch):

@@ -22,6 +22,7 @@ from .. import lock_waits
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
 from ..fileio import crash_point
+from ..memory.format import Usage
 from ..safety import assess
 from ..tools import BACKGROUND_REVIEW
 from ..values import iso_time
@@ -381,13 +382,17 @@ class ApprovalQueue:
             self._date_hits(record, staged)
         if staged.get("error"):  # no diff: for memory, the texts it asks to write stand in for it
             proposed = proposed_texts(record.payload, edit) if record.subsystem == "memory" else []
-            return {
+            refused = {
                 **view,
                 "error": _refusals(record, _refusal(record, str(staged["error"]))),
                 "targets": staged.get("targets", []),
                 "proposed": proposed[:PROPOSED_SHOWN],  # a refused batch may hold thousands
                 "proposed_count": len(proposed),
             }
+            if staged.get("size_after") is not None:  # over capacity: the store it would make, and the one it meets
+                refused["budget"] = Usage(staged["size_after"], staged["limit"]).to_dict()
+                refused["before"] = list(staged["before_entries"])
+            return refused
         if record.subsystem == "memory":
             threshold = self.home.memory.duplicate_threshold()
             limit = self.home.memory.limit(staged["target"])

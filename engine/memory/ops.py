@@ -12,6 +12,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..textsafety import one_line
 from .format import FILE_NAMES, Usage, size_of, split_pieces
 
 MAX_BATCH_OPERATIONS = 200  # a full store holds far fewer entries; bounds the work of one write
@@ -26,19 +27,24 @@ REMOVES_ONLY = "only removes entries, so it has no text to edit; approve or reje
 class Refusal(Exception):
     """A refused operation. ``counts`` marks a consolidation failure (Hermes issue #42405)."""
 
-    def __init__(self, result: dict[str, Any], counts: bool = False, person: str | None = None):
+    def __init__(
+        self, result: dict[str, Any], counts: bool = False, person: str | None = None, size_after: int | None = None
+    ):
         super().__init__(result.get("error", ""))
         self.result = {"success": False, **result}
         self.counts = counts
         self.person = person  # the words for a person (the TUI, the CLI), where the agent's name its tool's fields
+        self.size_after = size_after  # an over-capacity refusal: what the store would have held (a preview's budget)
 
     def said_to(self, actor: str) -> dict[str, Any]:
         """The result as ``actor`` reads it: a person gets ``person`` for the agent's error, when there is one."""
         return {**self.result, "error": self.person} if actor == "user" and self.person else self.result
 
 
-def refuse(error: str, counts: bool = False, person: str | None = None, **extra: Any) -> Refusal:
-    return Refusal({"error": error, **extra}, counts, person)
+def refuse(
+    error: str, counts: bool = False, person: str | None = None, size_after: int | None = None, **extra: Any
+) -> Refusal:
+    return Refusal({"error": error, **extra}, counts, person, size_after)
 
 
 @dataclass(frozen=True)
@@ -169,15 +175,45 @@ def locate(entries: list[str], old_text: str, action: str, pin: str | None = Non
     return found[0]
 
 
-def _refuse_too_long(entries: list[str], content: str, limit: int) -> None:
-    """An entry longer than the whole store: consolidating cannot make room, so the refusal says to
-    shorten it instead of pointing at the other entries."""
+def too_long_message(content: str, limit: int) -> str:
+    """An entry longer than the whole store: consolidating cannot make room, so this says to shorten it
+    instead of pointing at the other entries (the same words for the agent and for a person)."""
+    return (
+        f"This entry alone is {len(content):,} chars, more than the store's whole limit of {limit:,}: "
+        "no consolidation makes room for it. Save a shorter version (the fact itself in a sentence or "
+        "two), or leave it out."
+    )
+
+
+LARGEST_NAMED = 3  # the entries an over-capacity refusal names for a person, largest first
+
+
+def room_advice(entries: list[str], content: str, limit: int) -> str | None:
+    """What a person (the TUI, the CLI; a direct add or an approval) is told about adding ``content``
+    to ``entries`` under ``limit``: None when it fits; when the entry alone is longer than the whole
+    store, that no consolidation makes room; else by how much the store would be over, and its
+    largest entries, to merge or remove first."""
+    if len(content) > limit:
+        return too_long_message(content, limit)
+    after = size_of([*entries, content])
+    if after <= limit:
+        return None
+    largest = sorted(entries, key=len, reverse=True)[:LARGEST_NAMED]
+    named = "; ".join(f"{len(entry):,} chars: {one_line(entry, 40)}" for entry in largest)
+    return (
+        f"Memory is at {Usage.of(entries, limit).short} chars: this entry ({len(content):,} chars) would take it "
+        f"{after - limit:,} char{'s' * (after - limit != 1)} past the limit. Shorten it, or merge or remove entries "
+        "first. "
+        f"Largest entries: {named}."
+    )
+
+
+def _refuse_too_long(entries: list[str], content: str, limit: int, size_after: int) -> None:
     if len(content) > limit:
         raise refuse(
-            f"This entry alone is {len(content):,} chars, more than the store's whole limit of {limit:,}: "
-            "no consolidation makes room for it. Save a shorter version (the fact itself in a sentence or "
-            "two), or leave it out.",
+            too_long_message(content, limit),
             counts=True,
+            size_after=size_after,
             usage=Usage.of(entries, limit).short,
         )
 
@@ -189,8 +225,8 @@ ALREADY_THERE = "Entry already exists (no duplicate added)."
 def add(entries: list[str], content: str, limit: int) -> Outcome:
     if content in entries:
         return Outcome(list(entries), ALREADY_THERE)
-    _refuse_too_long(entries, content, limit)
     new = [*entries, content]
+    _refuse_too_long(entries, content, limit, size_of(new))
     if size_of(new) > limit:
         usage = Usage.of(entries, limit)
         raise refuse(
@@ -199,8 +235,8 @@ def add(entries: list[str], content: str, limit: int) -> Outcome:
             "'remove' stale or less important entries (see current_entries below), then retry this add "
             "— all in this turn.",
             counts=True,
-            person=f"Memory is at {usage.short} chars: this entry ({len(content)} chars) would take it past the "
-            "limit. Shorten it, or merge or remove entries first.",
+            person=room_advice(entries, content, limit),
+            size_after=size_of(new),
             current_entries=list(entries),
             usage=usage.short,
         )
@@ -212,7 +248,7 @@ def replace(entries: list[str], old_text: str, content: str, limit: int, pin: st
     old = entries[index]
     new = list(entries)
     new[index] = content
-    _refuse_too_long(entries, content, limit)
+    _refuse_too_long(entries, content, limit, size_of(new))
     if size_of(new) > limit:
         raise refuse(
             f"Replacement would put memory at {size_of(new):,}/{limit:,} chars. Shorten the new content, "
@@ -221,6 +257,7 @@ def replace(entries: list[str], old_text: str, content: str, limit: int, pin: st
             counts=True,
             person=f"With this text memory would be at {size_of(new):,}/{limit:,} chars, past the limit. "
             "Shorten it, or merge or remove other entries first.",
+            size_after=size_of(new),
             current_entries=list(entries),
             usage=Usage.of(entries, limit).short,
         )

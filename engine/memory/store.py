@@ -621,7 +621,7 @@ class MemoryStore:
                 "is no longer as it was shown. Nothing was approved; the proposal still waits, look at it again.",
             }
         except Refusal as refusal:
-            return refusal.result
+            return refusal.said_to(actor)  # (a person approving reads the words for a person)
         return self._success(target, outcome, limit)
 
     def preview_staged(self, payload: dict[str, Any], edited_content: str | None = None) -> dict[str, Any]:
@@ -634,7 +634,7 @@ class MemoryStore:
         target = named if isinstance(named, str) and named in TARGETS else "memory"
         state = self.read(target)
         limit = self.limit(target)
-        after, error, targets = state.entries, None, []
+        after, error, targets, size_after = state.entries, None, [], None
         try:
             ops.check_batch_size(ops.staged_operations(payload))
             targets = ops.resolve_targets(state.entries, ops.staged_operations(payload))
@@ -642,7 +642,8 @@ class MemoryStore:
             self._guard(target, state, limit, plan.drift_guard, backup=False)
             after = plan.op(list(state.entries), limit).entries
         except Refusal as refusal:
-            error = refusal.result["error"]
+            error = refusal.said_to("user")["error"]  # a preview is for the person deciding
+            size_after = refusal.size_after
         usage = Usage.of(after, limit)
         return {
             "target": target,
@@ -652,6 +653,8 @@ class MemoryStore:
             "percent_after": usage.percent,
             "error": error,
             "targets": [t.to_dict() for t in targets],
+            "limit": limit,
+            "size_after": size_after,  # refused as over capacity: what the store would have held
         }
 
     def _staged_plan(self, payload: dict[str, Any], edited: str | None) -> tuple[str, _Plan]:

@@ -127,7 +127,8 @@ def render_preview(preview: dict) -> str:
     lines += [f"⚠ flagged: {reason}" for reason in preview.get("flags", [])]
     budget = preview.get("budget")
     if budget:
-        lines.append(f"budget after approval: {budget['text']}")
+        when = "if it were approved" if preview.get("error") else "after approval"  # (a refused add's overflow)
+        lines.append(f"budget {when}: {budget['text']}")
     for dup in preview.get("duplicates", []):
         kind = "duplicates" if dup["exact"] else f"nearly duplicates ({dup['score']:.0f}%)"
         lines.append(f"warning: proposal {kind} an existing entry: {dup['existing']}")

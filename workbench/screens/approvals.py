@@ -219,30 +219,11 @@ class ApprovalsScreen(WorkbenchScreen):
         pinned = (preview.get("payload") or {}).get("matched_entry")
         if preview.get("error") and pinned and preview.get("subsystem") == "memory":
             preview["now"] = self._closest_live(preview["payload"].get("target") or "memory", pinned)
-        self._explain_overflow(preview)
         self.post_result(PreviewLoaded(preview))
 
     @on(PreviewLoaded)
     def _preview_loaded(self, message: PreviewLoaded) -> None:
         self._show_preview(message.preview)
-
-    def _explain_overflow(self, preview: dict, out: dict | None = None) -> None:
-        """A memory add refused because the store filled up since staging: put the budget it
-        would need and which entries to consolidate into ``out`` (default: the preview itself;
-        the engine's refusal is worded for the agent)."""
-        out = preview if out is None else out
-        payload = preview.get("payload") or {}
-        if not preview.get("error") or preview.get("subsystem") != "memory" or payload.get("action") != "add":
-            return
-        target = payload.get("target") or "memory"
-        try:
-            entries, limit = self.home.memory.entries(target), self.home.memory.limit(target)
-        except WorkbenchError:
-            return
-        budget = draft_budget(entries, limit)(str(payload.get("content") or ""))
-        if budget.chars > limit:
-            out["budget"] = {"chars": budget.chars, "limit": limit}
-            out["error"] = f"the store would be {budget.chars - limit:,} chars over its limit. " + make_room(entries)
 
     def _closest_live(self, target: str, pinned: str) -> str | None:
         """The live entry that most resembles the one a stale proposal was pinned to."""
@@ -366,14 +347,11 @@ class ApprovalsScreen(WorkbenchScreen):
             if not approve:
                 message = f"{message} Press u to put it back."
         else:
-            why = {"error": result.get("error")}
             record = next((r for r in approvals.list() if r.id == pending_id), None)
             if record is None:  # decided meanwhile, by Hermes say: it is not pending any more
                 message = _decided_elsewhere(pending_id, "approved" if approve else "rejected")
             else:
-                if approve:
-                    self._explain_overflow({**why, "subsystem": record.subsystem, "payload": record.payload}, why)
-                error = str(why["error"] or "the write was refused")
+                error = str(result.get("error") or "the write was refused")
                 message = f"Not applied, still pending: {error.removeprefix('Not applied: ')}"
         self.report(message or "Done.", error=not ok)
 
@@ -429,7 +407,6 @@ class ApprovalsScreen(WorkbenchScreen):
             return DiskCheck(_decided_elsewhere(record.id, "approved"))
         except Exception as exc:  # its file became unreadable
             return DiskCheck(f"Changed on disk since you opened it: {getattr(exc, 'message', exc)}")
-        self._explain_overflow(now)
         note = None
         if now.get("error") and now.get("error") != opened.get("error"):
             note = f"Changed on disk since you opened it: approving as staged would now be refused: {now['error']}"
@@ -486,7 +463,6 @@ class ApprovalsScreen(WorkbenchScreen):
             except WorkbenchError as exc:
                 lines.append(f"    cannot be previewed: {exc.message}")
                 continue
-            self._explain_overflow(preview)  # (worded as the pane and `a` word it)
             targets = preview.get("targets") or []
             hits = (target_line(t, 60, warn=False) for t in targets)  # (``cautions`` warns)
             lines += [f"    {line}" for line in [*hits, *cautions(preview)]]
@@ -637,12 +613,3 @@ def _info(record: PendingRecord, now: float, session_id: str | None):
     parts.append(("\n", ""))
     parts.append((one_line(record.summary, 240), ""))  # a heading: the diff below holds the whole text
     return assemble(*parts)
-
-
-def make_room(entries: list[str]) -> str:
-    """What to do about a full store, pointing at its largest entries."""
-    largest = sorted(entries, key=len, reverse=True)[:3]
-    return (
-        "Make room on the Memory screen (1: merge with e, remove with d), then approve again. Largest entries: "
-        + "; ".join(f"{len(entry)} chars: {one_line(entry, 40)}" for entry in largest)
-    )
