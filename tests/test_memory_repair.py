@@ -124,15 +124,62 @@ def test_an_entry_over_the_limit_says_by_how_much_and_offers_split_trim_remove(h
     assert f"is {len(long)} chars, over the whole store's limit of 60 by {len(long) - 60}" in reason.message
     assert [r.label for r in found.repairs] == [
         "Split entry 2 at line 4",
-        "Trim entry 2 to its first 60 chars",
+        # 60 less "short one" and the delimiter leaves 48; a tenth of the limit stays free for new entries
+        "Trim entry 2 to its first 42 chars (the store then holds 53/60 chars, with room for new entries)",
         "Remove entry 2 (first pasted paragraph, quite long inde…)",
     ]
     assert repair.apply(home.memory, "memory", found.repairs[1], found.sha)["success"]
-    assert path.read_text() == "short one\n§\n" + long[:60].rstrip()
+    assert path.read_text() == "short one\n§\n" + long[:42].rstrip()
     home.memory.undo(home.memory.history("memory")[0].id)
     found = repair.examine(home.memory, "memory")
     assert repair.apply(home.memory, "memory", found.repairs[0], found.sha)["success"]
     assert home.memory.entries("memory") == ["short one", long.split("\n\n")[0], long.split("\n\n")[1]]
+
+
+def test_the_trim_on_offer_counts_the_other_entries_and_the_delimiters(home):
+    """Trimmed to the whole limit, an over-long entry left the store over it (the other entries and the
+    delimiters count too, as Hermes counts them), and every add was refused, while the preview said the
+    file round-trips. The trim on offer fits the store with room to spare; when the other entries leave
+    less room, it fills the store, and when they leave none, it still ends the drift but says the store
+    stays over, as does what is left after it."""
+    small_limit(home, 100)
+    path = put(home, "a" * 40 + "\n§\n" + "b" * 30 + "\n§\n" + "c" * 150)
+    found = repair.examine(home.memory, "memory")
+    [trim] = [r for r in found.repairs if r.kind == "trim"]
+    assert (trim.at, trim.label) == (
+        14,
+        "Trim entry 3 to its first 14 chars (the store then holds 90/100 chars, with room for new entries)",
+    )
+    assert repair.left_after("memory", found.result(trim), 100) == []
+    result = repair.apply(home.memory, "memory", trim, found.sha)
+    assert result["success"] and result["over_limit"] is None
+    assert home.memory.usage("memory").chars == 90
+    assert home.memory.add("memory", "dd", user())["success"], "the store has room for the next fact"
+
+    put(home, "a" * 40 + "\n§\n" + "b" * 50 + "\n§\n" + "c" * 150)  # 7 chars of room: less than a tenth
+    found = repair.examine(home.memory, "memory")
+    [trim] = [r for r in found.repairs if r.kind == "trim"]
+    assert (
+        trim.label
+        == "Trim entry 3 to its first 4 chars (the store is then full, 100/100 chars: adds are refused until it has "
+        "room)"
+    )
+    assert repair.left_after("memory", found.result(trim), 100) == []
+
+    put(home, "a" * 60 + "\n§\n" + "b" * 40 + "\n§\n" + "c" * 150)  # the others take 103 of 100
+    found = repair.examine(home.memory, "memory")
+    [trim] = [r for r in found.repairs if r.kind == "trim"]
+    assert trim.label == (
+        "Trim entry 3 to its first 100 chars (the store stays over its limit: its other entries take 103 of its "
+        "100 chars)"
+    )
+    assert repair.left_after("memory", found.result(trim), 100) == [
+        "the store is at 206/100 chars, 106 over its limit, so Hermes refuses every add"
+    ]
+    result = repair.apply(home.memory, "memory", trim, found.sha)
+    assert result["success"] and not result["drifted"]
+    assert result["over_limit"] == "the store is at 206/100 chars, 106 over its limit, so Hermes refuses every add"
+    assert path.read_text() == "a" * 60 + "\n§\n" + "b" * 40 + "\n§\n" + "c" * 100
 
 
 def test_a_poisoned_entry_in_a_drifted_file_can_be_removed(home):

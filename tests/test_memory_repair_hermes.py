@@ -65,6 +65,36 @@ def test_hermes_reads_a_repaired_file_as_a_person_does(hermes, tmp_path):
     assert memory.read_text(encoding="utf-8") == "alpha fact\n§\nbeta fact\n§\ndelta fact"
 
 
+HERMES_ADDS = """
+import json
+from tools.memory_tool import MemoryStore
+store = MemoryStore()
+store.load_from_disk()
+print(json.dumps({"chars": store._char_count("memory"), "add": store.add("memory", "Deploys on Fridays")}))
+"""
+
+
+def test_the_trim_on_offer_leaves_a_store_hermes_adds_to(hermes, tmp_path):
+    """Text appended to MEMORY.md by hand, without a delimiter: the trim offered kept the entry's first
+    2,200 chars, the whole limit, so with the other entries and the delimiters between them (Hermes
+    counts both) the store stayed over it, and Hermes refused every add. The trim on offer now leaves
+    the store under its limit, with room for the next fact."""
+    home = tmp_path / "home"
+    (home / "memories").mkdir(parents=True)
+    memory = home / "memories" / "MEMORY.md"
+    pasted = "Pasted notes about the deploy pipeline and its many stages. " * 40
+    memory.write_text("User deploys with make deploy-staging\n§\nUses uv\n§\nLikes tea\n" + pasted, encoding="utf-8")
+    listed = repair(home, "--target", "memory")
+    [trim] = [r for r in listed["repairs"] if r["kind"] == "trim"]
+    assert "with room for new entries" in trim["label"], trim
+    dry = repair(home, "--target", "memory", *trim["option"].split(), "--dry-run")
+    assert dry["left_after"] == [] and dry["over_limit_after"] is None
+    made = repair(home, "--target", "memory", *trim["option"].split())
+    assert made["success"] and made["over_limit"] is None and not made["drifted"]
+    after = hermes.json(home, HERMES_ADDS)
+    assert after["chars"] <= 2200 - 220 and after["add"]["success"], after
+
+
 def test_a_lone_cr_file_reads_as_hermes_reads_it_once_normalised(hermes, tmp_path):
     home = tmp_path / "home"
     (home / "memories").mkdir(parents=True)

@@ -63,7 +63,9 @@ async def test_a_crlf_file_is_normalised_from_the_banner_and_undone_with_u(home,
         await wait_for(pilot, lambda: isinstance(app.screen, RepairPreview), what="the preview")
         shown = str(app.screen.query_one("#repair-diff", Static).render())
         assert "- alpha fact␍" in shown and "+ alpha fact\n" in shown
-        assert "MEMORY.md round-trips after this." in str(app.screen.query_one("#repair-still", Static).render())
+        assert "MEMORY.md round-trips and fits its limit after this." in str(
+            app.screen.query_one("#repair-still", Static).render()
+        )
         assert path.read_bytes() == CRLF, "nothing is written before y"
         await pilot.press("y")
         await settle(pilot)
@@ -165,6 +167,43 @@ async def test_an_over_limit_entry_is_split_in_the_editor_then_its_poison_remove
         await pilot.press("y")
         await settle(pilot)
         assert path.read_text() == "keep me\n§\nDeploys go through the staging cluster first."
+
+
+async def test_the_trim_preview_says_whether_the_store_fits_its_limit_after_it(home, tmp_path):
+    """The trim on offer ended the drift but left the store over its limit (the other entries and the
+    delimiters count too) while its preview said the file round-trips; Hermes then refused every add. Now
+    it fits the store, and its preview says so; when the other entries leave no room, the option and its
+    preview say the store stays over."""
+    home.config_path.write_text("memory:\n  memory_char_limit: 100\n", encoding="utf-8")
+    home.reload_config()
+    path = put(home, "a" * 40 + "\n§\n" + "b" * 30 + "\n§\n" + "c" * 150)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        dialog = await open_flow(pilot)
+        first = str(dialog.query_one(OptionList).get_option_at_index(0).prompt)
+        assert first.startswith("▶ Trim entry 3 to its first 14 chars") and "room for new entries" in first
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RepairPreview), what="the preview")
+        still = str(app.screen.query_one("#repair-still", Static).render())
+        assert "MEMORY.md round-trips and fits its limit after this." in still
+        await pilot.press("y")
+        await settle(pilot)
+        await wait_for(pilot, lambda: not banner(app).display, what="the banner to go")
+        assert path.read_text() == "a" * 40 + "\n§\n" + "b" * 30 + "\n§\n" + "c" * 14
+        assert home.memory.usage("memory").chars == 90
+        assert home.memory.add("memory", "dd", ToolContext(actor="agent"))["success"]
+
+        put(home, "a" * 60 + "\n§\n" + "b" * 40 + "\n§\n" + "c" * 150)  # the others take 103 of the 100
+        await wait_for(pilot, lambda: banner(app).display, what="the banner again")
+        dialog = await open_flow(pilot)
+        first = " ".join(str(dialog.query_one(OptionList).get_option_at_index(0).prompt).split())
+        assert "the store stays over its limit" in first
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RepairPreview), what="the preview")
+        still = " ".join(str(app.screen.query_one("#repair-still", Static).render()).split())
+        assert "Still to repair after this: the store is at 206/100 chars, 106 over its limit" in still
+        assert "round-trips" not in still
 
 
 async def test_a_poisoned_entry_in_a_drifted_file_is_removed_with_d(home, tmp_path):

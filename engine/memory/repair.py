@@ -36,6 +36,7 @@ from .format import (
     line_endings,
     normalise_line_endings,
     read_as_hermes,
+    size_of,
     split_pieces,
 )
 from .ops import Outcome, Refusal, refuse
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 ACTION = "repair"
 PREVIEW = 40
 MAX_SPLIT_POINTS = 5  # blank lines offered as split points of one over-long entry
+ROOM_LEFT = 0.1  # the share of the limit the trim on offer leaves free, so the next add fits
 
 
 @dataclass(frozen=True)
@@ -298,7 +300,7 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
             )
             for at in _blank_lines(piece)[:MAX_SPLIT_POINTS]:
                 _offer(repairs, split, piece, at)
-            repairs.append(trim(piece, limit))
+            repairs.append(fitting_trim(pieces, piece, limit))
             repairs.append(remove(piece))
     return Diagnosis(target, text, limit, pieces, reasons, list(dict.fromkeys(repairs)))
 
@@ -373,12 +375,34 @@ def _framed(piece: Piece, core: str) -> str:
     return lead + core + piece.text[len(piece.text.rstrip()) :]
 
 
-def trim(piece: Piece, chars: int) -> Repair:
-    """Keep the first ``chars`` characters of the entry (trailing whitespace dropped)."""
+def trim(piece: Piece, chars: int, note: str = "") -> Repair:
+    """Keep the first ``chars`` characters of the entry (trailing whitespace dropped); ``note`` ends the label."""
     if chars < 1:
         raise refuse("Trim to at least 1 character; to drop the entry, remove it. Nothing was changed.")
-    label = f"Trim entry {piece.number} to its first {chars:,} chars"
+    label = f"Trim entry {piece.number} to its first {chars:,} chars" + (f" ({note})" if note else "")
     return Repair("trim", label, piece.number, _framed(piece, piece.entry[:chars].rstrip()), chars)
+
+
+def fitting_trim(pieces: list[Piece], piece: Piece, limit: int) -> Repair:
+    """The trim of an over-long ``piece`` offered as its repair, judged by the whole store as Hermes
+    counts it (the entries joined by the delimiter, which counts too): trimmed to the limit alone, the
+    store stayed over it and Hermes refused every add. It keeps what leaves ``ROOM_LEFT`` of the limit
+    free for new entries; when the other entries leave less, what fits (the store is then full), and
+    when they leave none, the limit (the drift ends, the store stays over); the label says which."""
+    others = list(dict.fromkeys(p.entry for p in pieces if p.number != piece.number and p.entry))
+    fits = limit - size_of(others) - (len(ENTRY_DELIMITER) if others else 0)  # the most the store has room for
+    roomy = fits - int(limit * ROOM_LEFT)
+    if fits < 1:
+        return trim(
+            piece,
+            limit,
+            f"the store stays over its limit: its other entries take {size_of(others):,} of its {limit:,} chars",
+        )
+    keep = roomy if roomy >= 1 else fits
+    chars = size_of(list(dict.fromkeys([*others, piece.entry[:keep].rstrip()])))
+    if roomy >= 1:
+        return trim(piece, keep, f"the store then holds {chars:,}/{limit:,} chars, with room for new entries")
+    return trim(piece, keep, f"the store is then full, {chars:,}/{limit:,} chars: adds are refused until it has room")
 
 
 def remove(piece: Piece) -> Repair:
@@ -404,6 +428,24 @@ def _rewrite(diagnosis: Diagnosis, piece: Piece, new: str) -> str:
         if entry not in piece.text:  # text the person typed gets the checks of any edit
             _scan(entry, f"Entry {piece.number}: ")
     return text[: piece.start] + new + text[piece.end :]
+
+
+def over_limit(text: str, limit: int) -> str | None:
+    """A few words for a store whose file ``text`` holds more than its whole ``limit``, as Hermes counts
+    it (entries joined by the delimiter), which makes Hermes refuse every add; None when it fits."""
+    chars = size_of(read_as_hermes(text))
+    if chars <= limit:
+        return None
+    return f"the store is at {chars:,}/{limit:,} chars, {chars - limit:,} over its limit, so Hermes refuses every add"
+
+
+def left_after(target: str, text: str, limit: int) -> list[str]:
+    """What is still wrong once a repair made the file ``text``: its causes of drift (their short
+    words), then a store over its limit. The repair previews (the TUI's, the CLI's dry run) and a
+    made repair's result say it."""
+    shorts = [r.short for r in diagnose(target, text, limit).reasons]
+    over = over_limit(text, limit)
+    return [*shorts, over] if over else shorts
 
 
 # -- reading and writing -------------------------------------------------------------------
@@ -455,11 +497,13 @@ def apply(memory: MemoryStore, target: str, repair: Repair, expected_sha: str, a
         return refusal.result
     result = memory._success(target, outcome)
     row = next((r for r in memory.history(target, limit=20) if r.action == ACTION and r.after == outcome.text), None)
-    after = diagnose(target, outcome.text or "", memory.limit(target))
+    limit = memory.limit(target)
+    after = diagnose(target, outcome.text or "", limit)
     result.update(
         event_id=row.id if row else None,
         drifted=after.drifted,
         reasons=[r.to_dict() for r in after.reasons],
+        over_limit=over_limit(outcome.text or "", limit),
     )
     return result
 

@@ -136,6 +136,8 @@ def _applied_text(result: dict) -> str:
     if result.get("event_id"):
         lines.append(f"  undo: workbench memory undo {result['event_id']}")
     lines += [f"  still: {r['message']}" for r in result.get("reasons", [])]
+    if result.get("over_limit"):
+        lines.append(f"  still: {result['over_limit']}.")
     return "\n".join(lines)
 
 
@@ -149,12 +151,16 @@ def _preview(found: repair.Diagnosis, fix: repair.Repair) -> Output:
         "repair": {**fix.to_dict(), "option": option_of(fix)},
         "after": after,
         "reasons_after": [r.to_dict() for r in repair.diagnose(found.target, after, found.limit).reasons],
+        "over_limit_after": repair.over_limit(after, found.limit),
+        "left_after": repair.left_after(found.target, after, found.limit),
     }
     expect = f" --expect {found.sha}"
+    left = data["left_after"]
+    verdict = f"Still after this: {'; '.join(left)}." if left else f"{found.file_name} round-trips and fits its limit."
     return Output(
         data,
         text=lambda: (
-            f"{fix.label} (dry run; nothing written). {found.file_name} would read:\n{after}\n\n"
+            f"{fix.label} (dry run; nothing written). {found.file_name} would read:\n{after}\n\n{verdict}\n"
             f"To make it: workbench memory repair --target {found.target} {option_of(fix)}{expect}"
         ),
     )

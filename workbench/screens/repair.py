@@ -175,11 +175,11 @@ class RepairPreview(ConfirmDialog):
 
     def compose(self) -> ComposeResult:
         lines = self.lines
-        left = repair.diagnose(self.diagnosis.target, self.after, self.diagnosis.limit).reasons
+        left = repair.left_after(self.diagnosis.target, self.after, self.diagnosis.limit)
         still = (
-            "Still to repair after this: " + "; ".join(r.short for r in left) + "."
+            "Still to repair after this: " + "; ".join(left) + "."
             if left
-            else f"{self.diagnosis.file_name} round-trips after this."
+            else f"{self.diagnosis.file_name} round-trips and fits its limit after this."
         )
         with Vertical(classes="dialog dialog-wide", id="repair-preview"):
             yield Static(literal(self.question, "bold"), classes="dialog-title")
