@@ -188,12 +188,18 @@ def is_terminal_safe(text: str) -> bool:
     return all(_kept(found) for found in _CONTROLS.finditer(text))
 
 
+def typable(text: str) -> bool:
+    """Whether ``text`` shows as itself on one line (``inline`` would change nothing): what a person can
+    read off the screen and type back."""
+    return is_terminal_safe(text) and "\n" not in text and "\t" not in text
+
+
 def shell_word(text: str) -> str:
     """``text`` as one word a POSIX shell reads back exactly (``shlex.quote``: ``'my skill'``), shown
     safely: a word holding what ``inline`` would show as a symbol (an escape, a bidi override, a line
     break) is written in ``$'...'`` quoting (bash, zsh) with those characters as escapes
     (``$'bad\\x1b[31m'``), so a suggested command is one that can be typed and that runs as shown."""
-    if is_terminal_safe(text) and "\n" not in text and "\t" not in text:
+    if typable(text):
         return shlex.quote(text)
     return "$'" + "".join(_shell_escape(ch) for ch in text) + "'"
 

@@ -25,7 +25,7 @@ from ..curator.ledger import Ledger
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
 from ..fileio import UnsafePath
-from ..textsafety import is_terminal_safe, shell_word
+from ..textsafety import shell_word, typable
 from ..tools import BACKGROUND_REVIEW, ToolContext
 from .changes import Change, reconcile, record_change, remove_empty_parents, remove_tree_later
 from .discovery import ARCHIVE_DIR, Found, Scanner, bundled_names, hub_names
@@ -75,10 +75,6 @@ def skill_command(verb: str, arg: str) -> str:
     """``workbench skills VERB ARG`` as a person can type it: ARG quoted for a shell and shown safely
     (``shell_word``), after ``--`` when it starts with a dash (else it would read as an option)."""
     return f"workbench skills {verb} {'-- ' * arg.startswith('-')}{shell_word(arg)}"
-
-
-def _typable(arg: str) -> bool:
-    return is_terminal_safe(arg) and "\n" not in arg and "\t" not in arg
 
 
 def _unusable(found: Found) -> str | None:
@@ -318,11 +314,11 @@ class SkillLibrary:
         if found is None:
             return str(skill)
         options = [found.rel]
-        if found.name != found.rel and _typable(found.name):
+        if found.name != found.rel and typable(found.name):
             picked = self._picked(verb, found.name, exact=True)
             if picked is not None and picked.rel == found.rel:
                 options.insert(0, found.name)
-        return next((arg for arg in options if _typable(arg) and not arg.startswith("-")), options[0])
+        return next((arg for arg in options if typable(arg) and not arg.startswith("-")), options[0])
 
     def _declaring(self, verb: str, name: str) -> Found | None:
         """The one skill (archived, for ``restore``) whose SKILL.md declares ``name``, for a name no command
