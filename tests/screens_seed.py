@@ -122,6 +122,9 @@ async def play_scenario(pilot, screen, name: str = "smoke") -> None:
     screen.query_one("#run-scenario", Select).value = name
     await pilot.press("ctrl+g")
     await wait_for(
-        pilot, lambda: screen.session_id is not None and not screen.running, timeout=20, what="scenario finished"
+        pilot,
+        lambda: screen.checking is None and screen.session_id is not None and not screen.running,
+        timeout=20,
+        what="scenario finished",
     )
     await settle(pilot)

@@ -26,7 +26,7 @@ def test_offline_and_scripted_runs_leave_hermes_usage_columns_empty(tmp_path):
     home = tmp_path / "home"
     for args in (
         ["--message", "remember that I prefer tabs", "--message", "thanks"],
-        ["--scenario", "smoke", "--model", "scripted"],
+        ["--scenario", "smoke", "--model", "scripted", "--yes"],  # (the home holds the first run now)
     ):
         done = subprocess.run(
             workbench_cmd("run", "--home", str(home), "--json", *args), capture_output=True, text=True, timeout=60

@@ -151,7 +151,7 @@ def test_speed_scales_every_delay(home):
     step_waits = [w for w in cancel.waits if w == 0.1]
     assert len(turn_waits) == 4 and len(step_waits) >= 8 and set(cancel.waits) == {0.25, 0.1}
     quiet = RecordingEvent()
-    run_scenario(home, "smoke", speed=0, cancel=quiet)
+    run_scenario(home, "smoke", speed=0, cancel=quiet, consent=True)  # (the first run made it not new)
     assert quiet.waits == []  # speed 0: no delays at all
 
 
@@ -163,7 +163,7 @@ def test_cancel_stops_the_run_after_the_current_turn(home):
     assert home.archive.get_session(result.session_ids[0]).end_reason == "user_exit"
     early = threading.Event()
     early.set()
-    assert run_scenario(home, "smoke", speed=0, cancel=early).session_ids == []  # nothing stored
+    assert run_scenario(home, "smoke", speed=0, cancel=early, consent=True).session_ids == []  # nothing stored
 
 
 @pytest.mark.parametrize(
@@ -209,7 +209,50 @@ def test_the_demo_scenario_never_seeds_a_home_that_holds_other_data(home, capsys
     assert {s.name for s in home.skills.list(include_archived=True)} == skills_before
     code, out = wb(home.root, "run", "--scenario", "demo")
     assert code == 1 and home.archive.session_count() == 0
-    run_scenario(home, "smoke", speed=0)  # a scenario without the demo's seed still plays here
+    assert "another scenario" not in out["error"] and "--yes" not in out["error"]  # no way to play it here
+    code, out = wb(home.root, "run", "--scenario", "demo", "--yes")  # nor with consent: its seed is the demo's
+    assert code == 1 and home.archive.session_count() == 0
+    run_scenario(home, "smoke", speed=0, consent=True)  # a scenario without the demo's seed plays here, if agreed
+
+
+def test_a_scenario_changes_a_real_home_only_with_consent(home, capsys):
+    """Playing `smoke` on a real home replaced "User's name is Kenji" with "User's name is Sam." and added a
+    CI note without a word (`run --scenario smoke`, and the TUI's ctrl+g). Now the engine refuses it there
+    unless the user agreed (the CLI's --yes), and says what it would change."""
+    from engine.scenarios import ConsentNeeded, consent_needed
+    from tests.test_curator_cli import wb
+
+    home.memory.add("user", "User's name is Kenji")
+    smoke = load_scenario("smoke")
+    assert smoke.writes == ("memory", "skills")
+    changes = consent_needed(home, smoke)
+    assert changes is not None and "not a demo home" in changes
+    assert "'The workbench runs headless in CI (smoke scenario).'" in changes  # what surely changes, named
+    with pytest.raises(ConsentNeeded, match="nothing was changed"):
+        run_scenario(home, "smoke", speed=0)
+    code, out = wb(home.root, "run", "--scenario", "smoke")
+    assert code == 1 and "Add --yes to play it here anyway" in out["error"]
+    assert home.memory.entries("user") == ["User's name is Kenji"] and home.memory.entries("memory") == []
+    assert home.archive.session_count() == 0
+    code, out = wb(home.root, "run", "--scenario", "smoke", "--yes")
+    assert code == 0 and home.memory.entries("user") == ["User's name is Sam."]
+    (session,) = home.archive.list_sessions()
+    assert session.source == "cli"
+
+
+def test_a_scenario_asks_nothing_of_a_demo_or_new_home(home, tmp_path):
+    assert consent_needed_of(home) is None  # a new home: nothing of the user's to change
+    demo = open_home(tmp_path / "demo")
+    seed_demo_home(demo)
+    assert consent_needed_of(demo) is None
+    result = run_scenario(demo, "smoke", speed=0, source="tui")
+    assert {demo.archive.get_session(sid).source for sid in result.session_ids} == {"tui"}
+
+
+def consent_needed_of(home):
+    from engine.scenarios import consent_needed
+
+    return consent_needed(home, load_scenario("smoke"))
 
 
 def test_a_home_that_holds_only_skills_of_its_own_is_not_the_demos(tmp_path):

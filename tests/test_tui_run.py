@@ -156,6 +156,32 @@ async def test_cancel_stops_a_running_scenario(home, tmp_path):
         assert home.memory.read("memory").entries == []  # stopped before the first write
 
 
+async def test_a_scenario_asks_before_it_changes_a_real_home(home, tmp_path):
+    """ctrl+g played `smoke` on a real home and replaced "User's name is Kenji" without a word; its session
+    was stored as source `cli` though played in the TUI. Now it asks first, naming what changes; `n`
+    plays nothing, `y` plays it, and its session's source is `tui` as a typed session's is."""
+    home.memory.add("user", "User's name is Kenji")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        screen.speed = 0
+        screen.query_one("#run-scenario", Select).value = "smoke"
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert "not a demo home" in app.screen.detail and "headless in CI" in app.screen.detail
+        await pilot.press("n")
+        await settle(pilot)
+        assert not screen.running and home.archive.session_count() == 0
+        assert home.memory.entries("user") == ["User's name is Kenji"] and home.memory.entries("memory") == []
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question again")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, timeout=20, what="played")
+        assert home.memory.entries("user") == ["User's name is Sam."]
+        (session,) = home.archive.list_sessions()
+        assert session.source == "tui"
+
+
 async def send_turn(pilot, screen: RunScreen, text: str) -> None:
     """Type ``text`` in the message box, send it, and wait for its turn to finish."""
     await pilot.press(*text, "enter")

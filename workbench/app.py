@@ -739,7 +739,9 @@ class WorkbenchApp(ResultsFromWorkers, App):
     def _play_demo(self, speed: float) -> None:
         from engine.demo import run_scenario
 
-        result = run_scenario(self.home, "demo", speed=speed, cancel=self._demo_cancel, background_review=True)
+        result = run_scenario(
+            self.home, "demo", speed=speed, cancel=self._demo_cancel, background_review=True, source="tui"
+        )
         if not self._demo_cancel.is_set():
             self.post_message(DemoFinished(len(result.turns), len(result.session_ids)))
 

@@ -22,6 +22,11 @@ A scenario is a YAML file in this folder::
 ``run_scenario`` plays it through the scripted model (unscripted turns, reviews and
 summaries fall back to the offline model), with delays divided by ``speed`` so a
 person can watch; speed 0 plays without any delay.
+
+A scenario plays as the agent in the home it is given: its turns and reviews write that home's curated
+memory and skills (``Scenario.writes``). On a home that is not a demo home (``engine.demo.holds_other_data``)
+it plays only with the user's consent (``consent=True``: the CLI's ``--yes``, the TUI's question, both
+worded from ``consent_needed``); a scenario that seeds the demo is refused there outright.
 """
 
 from __future__ import annotations
@@ -51,6 +56,36 @@ class Scenario:
     config: dict[str, Any] = field(default_factory=dict)
     pacing: dict[str, float] = field(default_factory=dict)
     seed: str | None = None
+
+    @property
+    def writes(self) -> tuple[str, ...]:
+        """What of a home's curated state playing it may change: "memory" and/or "skills". A turn the
+        scenario does not script is the model's to decide (the offline model saves names, notes and
+        preferences), and a review (any turn may prompt one) may write both; a scripted turn writes what
+        its tool calls name."""
+        touched: set[str] = set()
+        for spec in self.sessions:
+            for turn in spec["turns"]:
+                if "user" not in turn:
+                    continue
+                touched |= {"memory", "skills"}  # (its reviews, or the model, decide)
+                for step in turn.get("script") or []:
+                    for call in step.get("tool_calls") or []:
+                        touched |= {"memory"} if call["name"] == "memory" else set()
+                        touched |= {"skills"} if call["name"].startswith("skill") else set()
+        return tuple(kind for kind in ("memory", "skills") if kind in touched)
+
+    def scripted_memory(self) -> list[str]:
+        """The memory entries its scripts add or write, word for word (what will surely change)."""
+        found = []
+        for spec in self.sessions:
+            for turn in spec["turns"]:
+                for step in turn.get("script") or []:
+                    for call in step.get("tool_calls") or []:
+                        content = (call.get("args") or {}).get("content")
+                        if call["name"] == "memory" and isinstance(content, str) and content not in found:
+                            found.append(content)
+        return found
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -136,6 +171,42 @@ def load_scenario(name: str) -> Scenario:
     return parse_scenario(data, path.name)
 
 
+class ConsentNeeded(WorkbenchError):
+    """The scenario would write the curated memory or skills of a home that is not a demo home, and
+    playing it there was not agreed to; nothing was changed. ``changes`` says what would change."""
+
+    def __init__(self, message: str, changes: str) -> None:
+        super().__init__(message)
+        self.changes = changes
+
+
+def consent_needed(home, scenario: Scenario) -> str | None:
+    """What playing ``scenario`` would change in ``home``, for the user to agree to; None when it needs
+    no consent (a demo home, or a new one: nothing of the user's to change). A scenario that seeds the
+    demo is refused on such a home outright (``WorkbenchError``): its seed would be written as the user's."""
+    from ..demo import holds_other_data
+
+    if not holds_other_data(home):
+        return None
+    if scenario.seed == "demo":  # its seed would be written into a real home, as the user
+        raise WorkbenchError(
+            f"The {scenario.name!r} scenario first adds the demo's memory, sessions and skills, and "
+            f"{home.root} already holds memory, sessions or skills that are not the demo's; nothing was changed. "
+            "Play it in a demo home (`workbench demo --home ./demo-home`)."
+        )
+    if not scenario.writes:
+        return None
+    what = " and ".join(
+        {"memory": "curated memory (MEMORY.md, USER.md)", "skills": "skills"}[kind] for kind in scenario.writes
+    )
+    sure = "; ".join(f"memory gets {entry!r}" for entry in scenario.scripted_memory())
+    return (
+        f"{home.root} is not a demo home, and the {scenario.name!r} scenario plays as the agent there: it changes "
+        f"your {what} as its agent and reviews decide (they may add or replace entries"
+        f"{f'; {sure}' if sure else ''}) and stores its {len(scenario.sessions)} session(s) in state.db."
+    )
+
+
 @dataclass
 class ScenarioResult:
     name: str
@@ -153,11 +224,15 @@ def run_scenario(
     cancel: threading.Event | None = None,
     model: Model | None = None,
     background_review: bool = False,
+    consent: bool = False,
+    source: str = "cli",
 ) -> ScenarioResult:
     """Play a scenario on ``home``; delays are divided by ``speed`` (0 = none). ``background_review``: reviews run
-    on each session's review thread (the next turn does not wait; the session's end does)."""
+    on each session's review thread (the next turn does not wait; the session's end does). ``consent``: the
+    user agreed that it may change a home that is not a demo home (``consent_needed``; without it there,
+    ``ConsentNeeded`` and nothing changes). ``source``: the sessions' source in state.db (``cli``, ``tui``)."""
     from ..conversation import Conversation
-    from ..demo import holds_other_data, seed_demo_home
+    from ..demo import seed_demo_home
 
     scenario = load_scenario(name)
     if speed < 0:
@@ -166,14 +241,10 @@ def run_scenario(
     model = model or ScriptedModel()
     scale = 0.0 if speed == 0 else 1.0 / speed
     delay = {k: float(scenario.pacing.get(k, 0)) * scale for k in PACING_KEYS}
+    changes = consent_needed(home, scenario)  # (refuses the demo's seed on such a home outright)
+    if changes is not None and not consent:
+        raise ConsentNeeded(f"{changes} It was not agreed to; nothing was changed.", changes)
     if scenario.seed == "demo":
-        if holds_other_data(home):  # its seed would be written into a real home, as the user
-            raise WorkbenchError(
-                f"The {scenario.name!r} scenario first adds the demo's memory, sessions and skills, and "
-                f"{home.root} already holds memory, sessions or skills that are not the demo's; nothing was changed. "
-                "Play it in a demo home (`workbench demo --home ./demo-home`), or play another scenario here "
-                "(`workbench scenarios list`)."
-            )
         seed_demo_home(home)
     result = ScenarioResult(scenario.name)
     try:
@@ -189,6 +260,7 @@ def run_scenario(
                 step_delay=delay["step_delay"],
                 cancel_event=cancel,
                 background_review=background_review,
+                source=source,
             )
             for turn in spec["turns"]:
                 if cancel.wait(delay["turn_delay"]) if delay["turn_delay"] else cancel.is_set():

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from typing import Any
 
 from engine.conversation import Conversation
+from engine.errors import WorkbenchError
 from engine.events import RunnerEvent
 from engine.home import Home
 from engine.kept import when_stored
 from engine.models import BACKENDS, make_model
 from engine.runner import RequestLog
-from engine.scenarios import list_scenarios, run_scenario
+from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_scenario
 from engine.textsafety import visible
 
 from . import Output, UsageError
@@ -39,6 +41,11 @@ def register(subparsers, common) -> None:
     )
     run.add_argument("--session", metavar="ID", help="continue this stored session instead of starting a new one")
     run.add_argument("--title", help="title for a new session (default: from the first message)")
+    run.add_argument(
+        "--yes",
+        action="store_true",
+        help="play the scenario even in a home that is not a demo home (it changes that home's memory and skills)",
+    )
     run.add_argument(
         "--speed",
         type=SPEED,
@@ -195,7 +202,17 @@ def run_agent(home: Home, args) -> Output:
         raise UsageError("--model scripted plays a scenario file; add --scenario NAME.")
     if args.speed < 0:
         raise UsageError("--speed must be 0 (no delays) or more.")
+    if args.yes and not args.scenario:
+        raise UsageError("--yes agrees to a scenario changing this home; add --scenario NAME, or drop --yes.")
     _ = home.archive.caps  # an unusable state.db is refused before any model call, not after the first turn
+    if args.scenario and not args.yes:  # asked before any model is made (the engine refuses it too)
+        changes = consent_needed(home, load_scenario(args.scenario))
+        if changes is not None:
+            raise WorkbenchError(
+                f"{changes} Nothing was changed. Add --yes to play it here anyway, or play it in a home of its "
+                f"own (`workbench run --home ./demo-home --scenario {shlex.quote(args.scenario)}`).",
+                home=str(home.root),
+            )
     printer = None if getattr(args, "json", False) else TranscriptPrinter()
     model = make_model(
         home,
@@ -208,7 +225,13 @@ def run_agent(home: Home, args) -> Output:
     try:
         if args.scenario:
             result = run_scenario(
-                home, args.scenario, speed=args.speed, on_event=printer, model=model, background_review=True
+                home,
+                args.scenario,
+                speed=args.speed,
+                on_event=printer,
+                model=model,
+                background_review=True,
+                consent=args.yes,
             )
             turns, session_ids, kept = result.turns, result.session_ids, result.kept
         else:

@@ -30,7 +30,7 @@ from engine.events import Event, RunnerEvent, SessionChanged
 from engine.kept import cause, of_session, when_stored
 from engine.models import BACKENDS, make_model
 from engine.runner.session import CLOSE_REASON, REVIEW_CLOSE_WAIT_S
-from engine.scenarios import list_scenarios, run_scenario
+from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
 
 from ..messages import AfterEngineEvents
@@ -168,6 +168,16 @@ class ScenariosLoaded(Message):
 
 
 @dataclass
+class ScenarioChecked(Message):
+    """Whether the scenario chosen may play in this home: ``changes`` is what it would change in a home
+    that is not a demo home (asked first), ``error`` why it may not play here at all."""
+
+    name: str
+    changes: str | None = None
+    error: str | None = None
+
+
+@dataclass
 class RecentLoaded(Message):
     sessions: list  # the newest sessions, for the resume picker
     previews: dict[str, str]  # the untitled ones' first user messages (``archive.previews``)
@@ -220,6 +230,7 @@ class RunScreen(WorkbenchScreen):
         self._idle.set()
         self.session_id: str | None = None
         self.playing = False  # a scenario (possibly several sessions) is running
+        self.checking: str | None = None  # ctrl+g: the scenario whose consent (``consent_needed``) is being read
         self.watching = False  # showing a session another runner drives (e.g. `workbench demo`)
         self._covered = False  # suspended under a dialog (help, resume) rather than left for another mode
         self._typing = False  # a burst of typing is on its way to the message box (``on_key``)
@@ -268,8 +279,9 @@ class RunScreen(WorkbenchScreen):
             return self.running
         if action == "leave_input":
             return not self.running and self.focused is self.query_one("#run-input")
-        if action in ("play", "new_session", "resume"):  # (not while the agent of a resume is being opened)
-            return None if self.running or self._opening is not None else True
+        if action in ("play", "new_session", "resume"):  # (not while the agent of a resume is being opened,
+            busy = self.running or self._opening is not None or self.checking is not None  # nor a play is asked)
+            return None if busy else True
         return True
 
     # -- choices -------------------------------------------------------------------
@@ -701,12 +713,56 @@ class RunScreen(WorkbenchScreen):
         if scenario == NO_SCENARIO:
             self.notify("Choose a scenario first (the second box at the top).", severity="warning")
             return
+        self.checking = scenario
+        self.refresh_bindings()
+        self.check_scenario(scenario)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="scenario-check")
+    def check_scenario(self, name: str) -> None:
+        """Whether the scenario may change this home (``consent_needed``, the engine's one rule)."""
+        try:
+            self.post_result(ScenarioChecked(name, changes=consent_needed(self.home, load_scenario(name))))
+        except Exception as exc:  # the demo's seed in a real home, an unreadable file: said, nothing played
+            self.post_result(ScenarioChecked(name, error=said(exc)))
+
+    @on(ScenarioChecked)
+    def _scenario_checked(self, message: ScenarioChecked) -> None:
+        self.checking = None
+        self.refresh_bindings()
+        if message.error is not None:
+            self.notify(message.error, title="Scenario not played", severity="error", markup=False, timeout=30)
+            return
+        if self.running or self._opening is not None:  # a message sent meanwhile went first
+            self.notify("A turn is running; play the scenario once it is done.", severity="warning", markup=False)
+            return
+        if message.changes is None:
+            self._play(message.name, consent=False)
+            return
+        from .dialogs import ConfirmDialog
+
+        def answered(yes: bool | None) -> None:
+            if yes and not self.running and self._opening is None:
+                self._play(message.name, consent=True)
+            elif not yes:
+                self.notify("Nothing was played or changed.", title="Scenario not played", markup=False)
+            self.focus_input()
+
+        self.ask(
+            ConfirmDialog(
+                f"Play the {message.name} scenario in this home (not a demo home)?",
+                f"{message.changes}\n\ny plays it here; n plays nothing (a demo home takes scenarios without "
+                "asking: `workbench demo --home ./demo-home`).",
+            ),
+            answered,
+        )
+
+    def _play(self, scenario: str, consent: bool) -> None:
         self.action_new_session()
         self._turn = None  # (a scenario's runs end their own sessions)
         self.running = True
         self.playing = True
         self._cancel.clear()
-        self.play_scenario(scenario)
+        self.play_scenario(scenario, consent)
 
     # -- the agent (thread workers) ------------------------------------------------
     @work(thread=True, exit_on_error=False, group="agent")
@@ -763,7 +819,7 @@ class RunScreen(WorkbenchScreen):
             )  # always: the screen must never stay "running"
 
     @work(thread=True, exit_on_error=False, group="agent")
-    def play_scenario(self, name: str) -> None:
+    def play_scenario(self, name: str, consent: bool) -> None:
         """A scenario, its sessions one after another. As a typed turn's, its writes' waits for another
         process's lock end on esc (its stop) and at quit: the write waiting is not made, the scenario
         stops there (ending its session as it ends them), and the screen says what was not done."""
@@ -771,7 +827,15 @@ class RunScreen(WorkbenchScreen):
         try:
             # (not a save of the user's: the quit cancels its waits without asking, ``asked=False``)
             with lock_waits.cancellable(self._cancel, asked=False):
-                result = run_scenario(self.home, name, speed=self.speed, cancel=self._cancel, background_review=True)
+                result = run_scenario(
+                    self.home,
+                    name,
+                    speed=self.speed,
+                    cancel=self._cancel,
+                    background_review=True,
+                    consent=consent,
+                    source="tui",
+                )
             stopped = result.cancelled
             waits = [
                 str(call["result"]["error"])
