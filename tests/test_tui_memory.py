@@ -368,7 +368,7 @@ async def test_the_snapshot_says_how_many_entries_its_prompt_blocks(home, tmp_pa
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         title = str(app.screen.query_one("#frozen-title", Static).content)
-        assert "snapshot ⚠ 2 blocked · frozen" in title
+        assert "snapshot ⚠ 2 blocked · new session's" in title
         gauge = app.screen.query_one("#frozen-gauge", CapacityGauge)
         assert gauge.used > 300 > app.screen.query_one("#live-gauge", CapacityGauge).used
         await pilot.press("t")  # USER.md blocks nothing
@@ -389,7 +389,7 @@ async def test_a_store_disabled_in_config_says_it_is_not_in_the_prompt(home, tmp
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 24)) as pilot:
         await settle(pilot)
-        assert "frozen 12:00:00 UTC" in str(app.screen.query_one("#frozen-title", Static).content)
+        assert "new session's · 12:00:00 UTC" in str(app.screen.query_one("#frozen-title", Static).content)
         await pilot.press("t")
         await settle(pilot)
         assert "not in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
@@ -484,7 +484,7 @@ async def test_a_resumed_session_shows_the_memory_its_stored_prompt_froze(home, 
             ("+", "Learned after it began"),
         ]
         assert app.running_session == "s-old"
-        assert "snapshot in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
+        assert "in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
 
 
 async def test_a_session_resumed_on_run_shows_its_stored_snapshot_before_its_first_turn(home, tmp_path):
@@ -504,8 +504,45 @@ async def test_a_session_resumed_on_run_shows_its_stored_snapshot_before_its_fir
         await resume_by(pilot, "s-old")
         await pilot.press("enter", "escape", "1")  # resume, leave the message box, the Memory screen
         await wait_for(pilot, lambda: ("-", "Since removed") in rows(app, "frozen"), what="the stored snapshot")
-        assert "snapshot in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
+        assert "in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
         assert home.archive.messages("s-old") == []  # no turn ran
+
+
+async def test_a_resumed_session_whose_prompt_is_built_at_the_resume_is_frozen_then(home, tmp_path, clock):
+    """s-ja-1 (no stored prompt) resumed on Run and talked in: its prompt is built at the resume, but
+    the Memory screen said `frozen 09:33:08` (its first start), and that time lined up blocked entries;
+    after ctrl+l it kept the dead session's snapshot and still said "in the prompt". Now the freeze time
+    is the prompt's, and with no session live the left side is what a new session would freeze."""
+    from tests.test_tui_run import open_run, resume_by, send_turn
+
+    home.memory.add("memory", "Known at the resume")
+    home.archive.create_session("s-ja-1", source="cli", title="Earlier", started_at=clock.now() - 3 * 3600)
+    home.archive.end_session("s-ja-1", "cli_close")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        run = await open_run(pilot)
+        await resume_by(pilot, "s-ja-1")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: run.agent is not None, what="the session reopened")
+        clock.advance(60)  # the turn comes a minute after the resume that built its prompt
+        await send_turn(pilot, run, "hello again")
+        await settle(pilot)
+        assert home.archive.get_session("s-ja-1").system_prompt  # stored with its first message
+        await pilot.press("escape", "1")
+        await settle(pilot)
+        title = str(app.screen.query_one("#frozen-title", Static).content)
+        assert app.frozen_snapshot.taken_at == clock.now() - 60, title  # the resume, not 09:00
+        assert "in the prompt · 12:00:00 UTC" in title
+        home.memory.add("memory", "Learned in the session")
+        await settle(pilot)
+        assert ("", "Learned in the session") not in rows(app, "frozen")
+        await pilot.press("5", "ctrl+l", "escape", "1")
+        await wait_for(
+            pilot, lambda: ("", "Learned in the session") in rows(app, "frozen"), what="a new session's snapshot"
+        )
+        title = str(app.screen.query_one("#frozen-title", Static).content)
+        assert "new session's · 12:01:00 UTC" in title and app.running_session is None
 
 
 async def test_a_slow_older_load_never_overwrites_a_newer_one(home, tmp_path):

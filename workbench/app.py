@@ -566,6 +566,12 @@ class WorkbenchApp(ResultsFromWorkers, App):
             save_setting(self.settings_file, "theme", theme.name)
 
     # -- engine events ------------------------------------------------------------
+    def watch_running_session(self, old: str | None, new: str | None) -> None:
+        """No session is live any more (left, ended, deleted): the Memory screen's frozen side turns to
+        what a new session would freeze now, not the prompt of the session that was left."""
+        if new is None and old is not None:
+            self.frozen_snapshot = None
+
     def session_gone(self, session_id: str) -> None:
         """The session Run shows was deleted: the header no longer names it."""
         if self.running_session == session_id:

@@ -11,6 +11,11 @@ first stored message for a new one) the snapshot is read back from it. Until the
 after an in-place compression, a snapshot is taken on the runner's own thread before the
 runner goes on, so a write the agent makes a moment later never leaks into it. A session the
 Run screen resumes is read back at once (``resumed``), before its first turn.
+
+The snapshot's time (``taken_at``, the Memory screen's "frozen" time, and the journal's ``since`` that
+lines blocked entries up) is when the prompt in use froze memory: the runner's events say so
+(``prompt_at``: a resumed session whose stored prompt was missing froze it at the resume, not when
+it first started), else the stored row tells (``stored_prompt_frozen_at``).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from textual.message import Message
 
 from engine.errors import WorkbenchError
 from engine.events import Event, RunnerEvent
-from engine.memory.snapshot import MemorySnapshot, snapshot_from_prompt
+from engine.memory.snapshot import MemorySnapshot, snapshot_from_prompt, stored_prompt_frozen_at
 
 if TYPE_CHECKING:
     from engine.home import Home
@@ -50,6 +55,7 @@ class EngineBridge:
         self._home = home
         self._session: str | None = None
         self._from_prompt = False  # the current session's snapshot was read from its stored prompt
+        self._prompt_at: float | None = None  # when the current session's prompt froze memory (its runner says)
         self._unsubscribe: Callable[[], None] | None = home.bus.subscribe(self.forward)
 
     def forward(self, event: Event) -> None:
@@ -70,8 +76,16 @@ class EngineBridge:
     def _session_snapshot(self, event: RunnerEvent) -> MemorySnapshot | None:
         """Publisher's thread: a new frozen snapshot when this event tells of one, else None."""
         rotated = event.kind == "session_rotated"
-        if event.session_id != self._session or rotated:
-            self._session, self._from_prompt = event.session_id, False
+        fresh = event.session_id != self._session or rotated
+        if fresh:
+            self._session, self._from_prompt, self._prompt_at = event.session_id, False, None
+        said_at = event.data.get("prompt_at")
+        if isinstance(said_at, (int, float)) and not isinstance(said_at, bool) and said_at != self._prompt_at:
+            known = self._prompt_at is not None
+            self._prompt_at = float(said_at)
+            if known or self._from_prompt:  # read with another time (the row's): read again with this one
+                self._from_prompt = False
+        if fresh:
             if rotated and event.data.get("in_place"):  # the stored row keeps the old prompt
                 self._from_prompt = True
                 return self._home.memory.snapshot()
@@ -83,7 +97,8 @@ class EngineBridge:
         if session is None or not session.system_prompt:
             return None
         self._from_prompt = True
-        return snapshot_from_prompt(self._home, session.system_prompt, session.started_at or self._home.clock.now())
+        taken_at = self._prompt_at or stored_prompt_frozen_at(session) or self._home.clock.now()
+        return snapshot_from_prompt(self._home, session.system_prompt, taken_at)
 
     def close(self) -> None:
         if self._unsubscribe is not None:

@@ -70,6 +70,13 @@ class MemorySnapshot:
         return "\n\n".join(b for b in (self.block(t) for t in TARGETS if self.enabled[t]) if b)
 
 
+def stored_prompt_frozen_at(session) -> float | None:
+    """When a stored session's prompt froze memory, as far as state.db tells: as its row was made (Hermes
+    builds the prompt at the first turn and makes the row with it; ours stores it with the first
+    message). None when the row holds no prompt: a resume builds one, freezing memory then (now)."""
+    return (session.started_at or None) if session.system_prompt else None
+
+
 def snapshot_from_prompt(home: Home, prompt: str, taken_at: float) -> MemorySnapshot:
     """The memory a stored system prompt froze: each block's entries, read back exactly, each
     ``[BLOCKED: ...]`` line taken for the entry it stands for (``frozen_originals``). A store whose

@@ -30,6 +30,7 @@ from .. import kept
 from ..db import is_corrupt
 from ..errors import WorkbenchError, said
 from ..events import RunnerEvent
+from ..memory.snapshot import stored_prompt_frozen_at
 from ..models.base import Model, ModelReply, StreamingModel
 from ..providers import configured_providers
 from ..providers.base import MemoryProvider
@@ -268,7 +269,7 @@ class AgentSession:
             self._resume(existing)
         else:
             self.id = session_id or self.home.archive.new_session_id()
-            self.system_prompt = self._build_prompt()
+            self.system_prompt, self.prompt_at = self._build_prompt(), self.home.clock.now()
         return existing
 
     def _forget_if_deleted(self) -> bool:
@@ -333,7 +334,10 @@ class AgentSession:
                 message["content"] = sanitize_context(message["content"]).strip()
         self.message_ids = [m.id for m in stored]
         self._foreign_history = True  # not written by this session: repair tool pairs in the API copy
+        # when the prompt in use froze memory (the journal lines up blocked entries by it): a stored one's,
+        # or now, for one built here
         self.system_prompt = session.system_prompt or self._build_prompt()
+        self.prompt_at = stored_prompt_frozen_at(session) or self.home.clock.now()
         interval = self.home.config.int("memory.nudge_interval")
         prior_turns = sum(1 for m in self.messages if m["role"] == "user")
         if interval > 0:
@@ -614,7 +618,12 @@ class AgentSession:
         result = TurnResult(session_id=self.id, user=text)
         if self._own_cancel:
             self.cancel_event.clear()
-        self.emit("turn_started", user=text, turn=sum(1 for m in self.messages if m["role"] == "user") + 1)
+        self.emit(
+            "turn_started",
+            user=text,
+            turn=sum(1 for m in self.messages if m["role"] == "user") + 1,
+            prompt_at=self.prompt_at,  # (when its prompt froze memory: the Memory screen's "frozen" time)
+        )
         review_memory = self._tick_memory_nudge()
         user_message = {"role": "user", "content": text}
         self._say(user_message, said_at)
@@ -869,6 +878,7 @@ class AgentSession:
             self._created = False  # the first flush titles the child "X #2" after its parent "X"
             self.messages, self.message_ids = done.messages, []
         self.system_prompt = self._build_prompt() + "\n\n" + compression.PROMPT_NOTE
+        self.prompt_at = self.home.clock.now()
         if config.bool("compression.in_place"):  # the row keeps its id: store the rebuilt prompt on it
             self.home.archive.update_system_prompt(self.id, self.system_prompt)
         self.last_usage = None
@@ -887,6 +897,7 @@ class AgentSession:
             dropped=done.dropped,
             in_place=config.bool("compression.in_place"),
             estimated_tokens=self.context_tokens(),
+            prompt_at=self.prompt_at,
         )
         return True
 

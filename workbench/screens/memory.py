@@ -165,6 +165,7 @@ class MemoryScreen(WorkbenchScreen):
         frozen, live = self.query_one("#frozen-list", EntryList), self.query_one("#live-list", EntryList)
         frozen.twin, live.twin = live, frozen  # row for row: one cursor, one scroll
         live.focus()
+        self.watch(self.app, "running_session", lambda _: self.request_reload(), init=False)  # (the label, the side)
         self.reload()
 
     # -- loading ------------------------------------------------------------------
@@ -276,7 +277,8 @@ class MemoryScreen(WorkbenchScreen):
         self.view = view
         title = TITLES[view.target]
         taken = shown_time(view.taken_at, "%H:%M:%S %Z")
-        frozen_note = "in the prompt" if self.workbench.running_session else f"frozen {taken}"
+        # a live session's prompt, frozen when it was built; else what a new session would freeze, taken then
+        frozen_note = ("in the prompt" if self.workbench.running_session else "new session's") + f" · {taken}"
         if not view.enabled:
             frozen_note = "disabled in config.yaml: not in the prompt"
         self.query_one("#frozen-title", Static).update(
