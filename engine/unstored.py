@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 class Unstored:
     """A session's messages not in state.db yet (each with the time it was said), with what its row
     still needs: made (``created`` false: titled after ``title``'s lineage, started when its first
-    message was said), reopened, given its prompt, and the token counts the API reported."""
+    message was said, or when its id was made: ``started_at``), reopened, given its prompt, and the token
+    counts the API reported."""
 
     session_id: str
     source: str
@@ -32,6 +33,7 @@ class Unstored:
     prompt_unstored: bool
     rows: list[dict[str, Any]]  # state.db message rows, ``timestamp`` included
     tokens: dict[str, Any] = field(default_factory=dict)  # reported counters, by sessions column
+    started_at: float | None = None  # when its id was made (the time the id spells); None: its first message's
 
     def store(self, archive: SessionArchive) -> list[int]:
         """Write the row's needs and the messages, in the order and with the calls of an agent's flush;
@@ -49,7 +51,8 @@ class Unstored:
                 parent_session_id=self.parent_id,
                 system_prompt=self.system_prompt,
                 title=archive.next_lineage_title(self.title),
-                started_at=self.rows[0]["timestamp"],  # when its first message was said, were it stored later
+                # when its id was made, as Hermes's /new makes the row with the id (else its first message's time)
+                started_at=self.started_at if self.started_at is not None else self.rows[0]["timestamp"],
             )
             stored = archive.get_session(self.session_id)
             self.title, self.created = (stored.title if stored else None) or self.title, True

@@ -99,7 +99,9 @@ def test_a_run_under_a_held_lock_keeps_its_turn_and_the_next_command_stores_it_o
     assert kept_rows(root) == []
     session, messages = stored(root, sid)
     said = [row["timestamp"] for row in kept["rows"]]
-    assert session[:6] == ("hello there", "cli", "offline", said[0], "cli_close", 2)
+    # (started when its id was made, just before its first message: the time the id spells)
+    assert session[:6] == ("hello there", "cli", "offline", kept["started_at"], "cli_close", 2)
+    assert kept["started_at"] <= said[0]
     assert session[6] == 1, "its system prompt is stored"
     assert [(role, at) for role, _, at in messages] == [("user", said[0]), ("assistant", said[1])]
     assert messages[0][1] == "hello there"

@@ -605,3 +605,25 @@ def test_two_stores_at_once_store_each_message_once_with_its_time(home, monkeypa
     stored = home.archive.messages(session.id)
     assert [(m.content, m.timestamp) for m in stored] == [("first", first_at), ("said during the store", first_at + 30)]
     assert session.unstored == 0
+
+
+def test_a_new_sessions_started_at_is_the_time_its_id_spells(home, clock):
+    """The TUI made the id at ctrl+l (`20261205_120736_8338c8`) but the row started when the first message
+    was sent (12:14:50). Hermes's ids spell when the session was made, and its /new makes the row with
+    the id; ours now start their row at the id's time, however late the first message comes."""
+    import time as _time
+
+    session = AgentSession(home, OfflineModel())
+    made = clock.now()
+    clock.advance(7 * 60 + 14)  # the first message, minutes later
+    assert session.run_turn("hello").status == "done"
+    row = home.archive.get_session(session.id)
+    assert row.started_at == made
+    assert session.id[:15] == _time.strftime("%Y%m%d_%H%M%S", _time.localtime(row.started_at))
+    assert home.archive.messages(session.id)[0].timestamp == clock.now()  # the message keeps its own time
+    clock.advance(60)
+    session.switch_session(None)  # ctrl+l: the next id, made now
+    made = clock.now()
+    clock.advance(90)
+    assert session.run_turn("again").status == "done"
+    assert home.archive.get_session(session.id).started_at == made

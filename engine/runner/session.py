@@ -263,11 +263,14 @@ class AgentSession:
         self._foreign_history = False
         self._reopen = self._prompt_unstored = False
         self.reopen_owed: str | None = None  # why a resumed session is not reopened yet (``_reopen_now``)
+        self.started_at: float | None = None  # when a new session's id was made (None: a resumed one's row has it)
         self.home.store_kept()  # (a session resumed here gets what was kept of it first, if state.db is free)
         existing = self.home.archive.get_session(self.home.archive.tip_of(session_id)) if session_id else None
         if existing is not None:
             self._resume(existing)
         else:
+            if session_id is None:  # (an id given, not stored: its row starts with its first message)
+                self.started_at = self.home.clock.now()  # the time its id spells: its row's started_at
             self.id = session_id or self.home.archive.new_session_id()
             self.system_prompt, self.prompt_at = self._build_prompt(), self.home.clock.now()
         return existing
@@ -453,6 +456,7 @@ class AgentSession:
             prompt_unstored=self._prompt_unstored,
             rows=[{**stored_form(m), "timestamp": at} for m, at in zip(pending, times, strict=True)],
             tokens=dict(self._unrecorded_tokens),
+            started_at=None if self._created else self.started_at,
         )
         return unstored, len(stamps)
 
@@ -874,6 +878,7 @@ class AgentSession:
             self.message_ids = [m.id for m in self.home.archive.messages(self.id)]
         else:
             self.home.archive.end_session(old_id, "compression")
+            self.started_at = self.home.clock.now()
             self.parent_id, self.id = old_id, self.home.archive.new_session_id()
             self._created = False  # the first flush titles the child "X #2" after its parent "X"
             self.messages, self.message_ids = done.messages, []
