@@ -106,6 +106,12 @@ class Conversation:
             conversation._say_gone(gone)
         return conversation
 
+    @property
+    def live_warning(self) -> str | None:
+        """Said before anything is written when the session resumed had not ended (shown as live): another
+        Hermes may be writing to it. This conversation writes to it too but never ends it (``live_before``)."""
+        return live_warning(self.agent.id) if self.agent.live_before else None
+
     def switch_session(self, session: str | None = None) -> str:
         """Leave this session for a new one, or for the stored session whose id is ``session`` (at the
         newest segment of its compression chain), ending it at once as Hermes's ``/new`` or ``/resume``
@@ -152,6 +158,14 @@ class Conversation:
             return None
         self.ended = True
         return self.agent.end(reason)
+
+
+def live_warning(session_id: str) -> str:
+    """The one wording, for every skin, of resuming a session that had not ended."""
+    return (
+        f"Session {session_id} has not ended (it is live): another Hermes may be writing to it. Your messages "
+        "go into it as well, and leaving it here does not end it."
+    )
 
 
 def leaving_reason(session: str | None) -> str:

@@ -627,3 +627,30 @@ def test_a_new_sessions_started_at_is_the_time_its_id_spells(home, clock):
     clock.advance(90)
     assert session.run_turn("again").status == "done"
     assert home.archive.get_session(session.id).started_at == made
+
+
+def test_a_live_session_resumed_is_written_to_but_never_ended_here(home, capsys):
+    """`run --session s-open` (a Hermes session not ended, "live" in the picker) wrote into it and then
+    ended it `cli_close` without a word, though Hermes may still run it. Now a warning comes first, and
+    leaving it does not end it: this agent did not reopen it, so it is not its to end."""
+    from engine.conversation import Conversation
+    from tests.test_curator_cli import wb
+
+    home.archive.create_session("s-open", source="cli", title="Rotate the postgres password")  # Hermes's, live
+    talk = Conversation(home, OfflineModel(), session="s-open")
+    assert talk.live_warning is not None and "s-open" in talk.live_warning
+    assert "another Hermes may be writing to it" in talk.live_warning
+    talk.run_turn("hello")
+    talk.end()
+    row = home.archive.get_session("s-open")
+    assert (row.ended_at, row.end_reason, row.message_count) == (None, None, 2)
+    code, out = wb(home.root, "run", "--session", "s-open", "-m", "again")
+    assert code == 0 and home.archive.get_session("s-open").ended_at is None
+    assert "warning: Session s-open has not ended (it is live): another Hermes may be writing to it." in (
+        capsys.readouterr().err
+    )
+    home.archive.end_session("s-open", "user_exit")  # ended: a resume reopens it, and leaving ends it again
+    talk = Conversation(home, OfflineModel(), session="s-open")
+    assert talk.live_warning is None
+    talk.end()
+    assert home.archive.get_session("s-open").end_reason == "cli_close"

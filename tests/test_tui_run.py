@@ -1054,6 +1054,45 @@ async def test_a_session_resumed_is_reopened_at_once_and_ended_again_as_it_is_le
     assert [m.role for m in home.archive.messages(TOKYO)] == ["user", "assistant"]  # nothing written in it
 
 
+async def test_resuming_a_live_session_warns_first_and_leaving_it_does_not_end_it(home, tmp_path):
+    """A session Hermes has not ended (listed "live" in the picker) was written into and ended without a
+    word. Now resuming it says another Hermes may be writing to it, and ctrl+l leaves it live."""
+    home.archive.create_session("s-open", source="cli", title="Rotate the postgres password")
+    seed_sessions(home)
+    home.archive.end_session(TOKYO, "cli_close")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await resume_by(pilot, "s-open")
+        await pilot.press("enter")
+        await wait_for(
+            pilot, lambda: [n for n in app._notifications if n.title == "Resumed a live session"], what="the warning"
+        )
+        (notice,) = [n for n in app._notifications if n.title == "Resumed a live session"]
+        assert notice.message.startswith("Session s-open has not ended (it is live): another Hermes may be writing")
+        await send_turn(pilot, screen, "hello")
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: screen._switch is None and screen._ending is None, what="the switch")
+        await settle(pilot)
+        row = home.archive.get_session("s-open")
+        assert (row.ended_at, row.message_count) == (None, 2)  # written to, never ended here
+        app.clear_notifications()
+        await resume_by(pilot, TOKYO)  # an ended one: reopened, with no warning
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: home.archive.get_session(TOKYO).ended_at is None, what="reopened")
+        await settle(pilot)
+        assert not [n for n in app._notifications if n.title == "Resumed a live session"]
+        await resume_by(pilot, "s-open")  # from a session: the switch says it too
+        await pilot.press("enter")
+        await wait_for(
+            pilot, lambda: [n for n in app._notifications if n.title == "Resumed a live session"], what="the warning"
+        )
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
+    assert home.archive.get_session("s-open").ended_at is None  # the quit does not end it either
+    assert home.archive.get_session(TOKYO).end_reason == "resumed_other"
+
+
 @pytest.mark.parametrize("then", ["send", "quit"])
 async def test_a_message_or_a_quit_while_the_resumed_session_opens_goes_on_with_its_agent(
     home, tmp_path, monkeypatch, then

@@ -264,6 +264,7 @@ class AgentSession:
         self._reopen = self._prompt_unstored = False
         self.reopen_owed: str | None = None  # why a resumed session is not reopened yet (``_reopen_now``)
         self.started_at: float | None = None  # when a new session's id was made (None: a resumed one's row has it)
+        self.live_before = False  # resumed while not ended (``_resume``): left open when left, never ended here
         self.home.store_kept()  # (a session resumed here gets what was kept of it first, if state.db is free)
         existing = self.home.archive.get_session(self.home.archive.tip_of(session_id)) if session_id else None
         if existing is not None:
@@ -325,6 +326,8 @@ class AgentSession:
         # (messages of it kept in workbench.db and not stored yet end it when they are: its first write reopens it)
         waiting = kept.holds(self.home, session.id)
         self._reopen = session.ended_at is not None or waiting
+        # not ended: live before us, another Hermes may be running it; we never end what we did not reopen
+        self.live_before = session.ended_at is None and not waiting
         if waiting:
             self.reopen_owed = "messages of it kept in workbench.db are not stored in state.db yet"
         elif self._reopen:
@@ -479,7 +482,8 @@ class AgentSession:
         if self._created:
             # (first: a state.db that refuses it leaves the session as it was, to try again; one resumed
             # and never reopened, its reopen owed, keeps the end it had: this agent never took it up)
-            if reason and not self._reopen:
+            # (a session live before this agent took it up, Hermes's maybe, is not this agent's to end)
+            if reason and not self._reopen and not self.live_before:
                 self.home.archive.end_session(self.id, reason)
             self.manager.call_later("on_session_end", copy.deepcopy(self.messages))
         return None
@@ -494,7 +498,7 @@ class AgentSession:
             unstored, stamps = self._unstored()
             if unstored is None:
                 return None
-            held = kept.put(self.home, unstored, reason, why)
+            held = kept.put(self.home, unstored, None if self.live_before else reason, why)  # (not ours to end)
             with self._saying:
                 del self.messages[len(self.message_ids) : len(self.message_ids) + held.messages]
                 del self._said_at[:stamps]

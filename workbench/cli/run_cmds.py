@@ -237,6 +237,9 @@ def run_agent(home: Home, args) -> Output:
         else:
             # --session: an id, unique id prefix or title; end() below waits for the reviews
             conversation = Conversation(home, model, session=args.session, title=args.title, on_event=printer)
+            if conversation.live_warning is not None:  # before any turn writes to it (also under --json)
+                sys.stderr.write(visible(f"warning: {conversation.live_warning}") + "\n")
+                sys.stderr.flush()
             turns = []
             try:
                 for text in args.message:

@@ -88,6 +88,7 @@ class Switched(Message):
     switch: Switch
     left: str
     error: str | None  # why the session left could not be ended (the switch is owed to the next turn)
+    warning: str | None = None  # the session resumed had not ended: another Hermes may write to it
 
 
 @dataclass
@@ -152,6 +153,7 @@ class Opened(Message):
     model: str
     agent: Conversation | None
     error: str | None = None
+    warning: str | None = None  # the session resumed had not ended: another Hermes may write to it
 
 
 @dataclass
@@ -588,7 +590,10 @@ class RunScreen(WorkbenchScreen):
         except Exception as exc:  # e.g. an unusable model configuration: said, and the next message tries again
             error = said(exc)
         finally:
-            self.post_message(Opened(opening, session_id, model, agent, error))  # (before a turn queued after it)
+            warning = agent.live_warning if agent is not None else None
+            self.post_message(
+                Opened(opening, session_id, model, agent, error, warning)
+            )  # (before a turn queued after it)
             done.set()
             if opening.turn_over(None) and agent is not None:  # the screen closed meanwhile: end it here
                 _end_at_exit(agent, None)
@@ -601,6 +606,7 @@ class RunScreen(WorkbenchScreen):
         if message.agent is not None and self.agent is None:
             self.agent = message.agent
         self._status()
+        self._warn_live(message.warning)
         if message.error is not None:
             self.notify(
                 f"{message.error} Your next message tries again.",
@@ -614,17 +620,18 @@ class RunScreen(WorkbenchScreen):
 
     @work(thread=True, exit_on_error=False, group="agent-switch")
     def switch_now(self, agent: Conversation, switch: Switch, before: threading.Event, done: threading.Event) -> None:
-        left, error = None, None
+        left, error, warning = None, None, None
         try:
             before.wait()
             left = agent.id
             agent.switch_session(switch.target)  # ends the session left (``leaving_reason``)
             switch.done = True
+            warning = agent.live_warning if switch.target is not None else None
         except Exception as exc:  # state.db busy or damaged: the next turn or the quit tries again
             error = said(exc)
         finally:
             done.set()
-        self.post_message(Switched(switch, left or "", error))
+        self.post_message(Switched(switch, left or "", error, warning))
 
     @on(Switched)
     def _switched(self, message: Switched) -> None:
@@ -634,6 +641,7 @@ class RunScreen(WorkbenchScreen):
             self._switch = None if self._switch is message.switch else self._switch
         self._ending = None
         self._status()
+        self._warn_live(message.warning)
         if message.error is not None:
             self.notify(
                 f"{cause(message.error)}. It stays open until your next message ends it and goes on "
@@ -643,6 +651,11 @@ class RunScreen(WorkbenchScreen):
                 markup=False,
                 timeout=30,
             )
+
+    def _warn_live(self, warning: str | None) -> None:
+        """A session resumed that had not ended: said before anything is written to it."""
+        if warning is not None:
+            self.notify(warning, title="Resumed a live session", severity="warning", markup=False, timeout=30)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-kept")
     def note_kept(self, session_id: str) -> None:
