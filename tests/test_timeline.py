@@ -908,6 +908,18 @@ def test_a_search_finds_a_row_by_the_words_its_summary_shows(home):
     assert [r.summary for r in timeline.page(text="postgres")] == ["MEMORY + 'Project uses Postgres 16'"]  # as before
 
 
+def test_a_search_finds_the_last_words_of_a_summary_with_no_proposer(home):
+    """The words ending a summary were known to the search only glued to " (proposed by …)", which a row
+    with no proposer never shows: "3 entries" missed "MEMORY first look: 3 entries already there"."""
+    (home.memories_dir / "MEMORY.md").write_text("one\n§\ntwo\n§\nthree", encoding="utf-8")
+    home.memory.add("memory", "four", ToolContext(actor="user"))  # (the first look is journaled before it)
+    timeline = Timeline(home)
+    [look] = [r for r in timeline.page(limit=100) if "first look" in r.summary]
+    assert look.summary == "MEMORY first look: 3 entries already there"
+    for text in ("3 entries", "entries already there", "ies already", "already there"):
+        assert look.id in [r.id for r in timeline.page(text=text)], text
+
+
 def test_the_cli_search_finds_the_words_a_row_shows(home):
     _shown_everywhere(home)
     home.close()
