@@ -212,9 +212,8 @@ def _shell_escape(ch: str) -> str:
     code = ord(ch)
     if 0xDC80 <= code <= 0xDCFF:  # a byte of a name that is not UTF-8 (surrogateescape): the byte itself
         return f"\\x{code - 0xDC00:02x}"
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    # its UTF-8 bytes, which bash reads back in any locale (\u only in a UTF-8 one; $'\x85' is one byte)
+    return "".join(f"\\x{byte:02x}" for byte in ch.encode("utf-8", "surrogatepass"))
 
 
 def _escaped(match: re.Match) -> str:

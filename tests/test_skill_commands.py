@@ -7,6 +7,7 @@ it out (its folder when its name will not do), quoted for a shell and shown safe
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 
@@ -68,13 +69,27 @@ def test_a_name_two_skills_answer_to_is_suggested_by_folder(home):
     assert suggested(finding.fix, "archive") == "workbench skills archive ops/deploy"
 
 
+@pytest.mark.parametrize("locale", ["C.UTF-8", "C"])  # (bash reads \u escapes only in a UTF-8 locale)
 @pytest.mark.parametrize(
-    "text", ["plain", "two words", "it's", "bad\x1b[31m", "a\u202eb", "line\nbreak", "back\\slash", "é\U0001f600"]
+    "text",
+    [
+        "plain",
+        "two words",
+        "it's",
+        "bad\x1b[31m",
+        "a\u202eb",
+        "line\nbreak",
+        "back\\slash",
+        "é\U0001f600",
+        "nel\x85x",  # a C1 control: $'\x85' would be the byte, not the character (found in review)
+        "tag\U000e0041",
+    ],
 )
-def test_a_shell_word_is_shown_safely_and_reads_back_exactly(text):
+def test_a_shell_word_is_shown_safely_and_reads_back_exactly(text, locale):
     word = shell_word(text)
     assert word.isprintable()
-    read = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, timeout=30)
+    env = {**os.environ, "LC_ALL": locale}
+    read = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, timeout=30, env=env)
     assert read.stdout == text.encode()
 
 
