@@ -87,6 +87,10 @@ def test_a_text_of_dash_is_read_from_stdin(tmp_path):
         code, result = piped(data, "add", "-")
         assert code == 1 and said in result["error"] and "nothing was written" in result["error"]
     assert home.memory.entries("memory") == ["Deploys go through prod"]
+    cmd = " ".join(f"'{a}'" for a in [sys.executable, "-m", "workbench", "memory", "add", "-", "--json"])
+    closed = subprocess.run(cmd + " <&-", shell=True, capture_output=True, text=True, env=env)  # stdin closed
+    assert closed.returncode == 1 and "stdin is closed" in json.loads(closed.stdout)["error"], closed.stdout
+    assert home.memory.entries("memory") == ["Deploys go through prod"]
     home.close()
 
 

@@ -242,6 +242,10 @@ def _text(args) -> str:
     A text too long for the shell's argument list goes this way."""
     if args.text != "-":
         return args.text
+    if sys.stdin is None:  # (started with stdin closed: `<&-`)
+        raise WorkbenchError(
+            "stdin is closed: pipe the entry in (`echo 'text' | workbench memory add -`); nothing was written."
+        )
     data = sys.stdin.buffer.read(STDIN_LIMIT + 1)
     if len(data) > STDIN_LIMIT:
         raise WorkbenchError(
