@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 import subprocess
 import sys
 
@@ -197,6 +199,15 @@ def test_export_to_a_file_and_clear_refusals_for_bad_paths(home_dir, tmp_path, c
     assert out_file.read_text(encoding="utf-8") == "my notes"
     assert main([*argv, "-o", str(out_file), "--force"]) == 0
     assert "# Migration night" in out_file.read_text(encoding="utf-8")
+    capsys.readouterr()
+    fifo, link = tmp_path / "pipe.md", tmp_path / "link.md"  # never replaced, --force or not (found in review)
+    os.mkfifo(fifo)
+    link.symlink_to(out_file)
+    for target, said in ((fifo, "is not a regular file"), (link, "is a link")):
+        for force in ([], ["--force"]):
+            assert main([*argv, "-o", str(target), *force]) == 1
+            assert said in json.loads(capsys.readouterr().out)["error"]
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and link.is_symlink()
 
 
 def test_a_json_export_on_stdout_is_the_exact_data_and_the_files_bytes(home_dir, tmp_path, capsys):

@@ -7,6 +7,7 @@ state.db). Session ids may be given in full, as a unique prefix, or as a title.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from rich.cells import cell_len
@@ -231,11 +232,18 @@ def export_session(home: Home, args) -> Output:
     body = exporter(session.id, args.format)
     if args.output:
         target = Path(args.output).expanduser()
-        if target.is_file() and not args.force:  # (a folder or a missing one is refused below)
-            raise WorkbenchError(
-                f"{target} exists; pass --force to replace it, or pick another file. Nothing was written.",
-                path=str(target),
-            )
+        if os.path.lexists(target) and not target.is_dir():  # (a folder, or a missing one, is refused below)
+            if target.is_symlink() or not target.is_file():  # a link, a FIFO, a device: never replaced
+                raise WorkbenchError(
+                    f"{target} is {'a link' if target.is_symlink() else 'not a regular file'}; pick a plain file "
+                    "path. Nothing was written.",
+                    path=str(target),
+                )
+            if not args.force:
+                raise WorkbenchError(
+                    f"{target} exists; pass --force to replace it, or pick another file. Nothing was written.",
+                    path=str(target),
+                )
         try:
             if not target.parent.is_dir():
                 raise FileNotFoundError(2, "no such folder")
