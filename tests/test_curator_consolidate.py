@@ -541,5 +541,5 @@ def test_deleting_an_absorbed_skill_says_where_it_went(library):
     assert said["error"] == (
         "Skill 'git-rebase' is archived (consolidated into 'git') in skills/.archive/git-rebase: a delete cannot "
         "change it, and nothing was changed. Restore it first (`workbench skills restore git-rebase`, or r in "
-        "Skills), then try again, or make the change in 'git', which holds its content now."
+        "Skills), then try again."  # (not "make the change in 'git'": it holds other skills' content too)
     )

@@ -655,7 +655,11 @@ class SkillLibrary:
         umbrella = record.get("absorbed_into") if record.get("archive_dir") == found.dir_name else None
         umbrella = umbrella if isinstance(umbrella, str) and self.scanner.named(umbrella) else None
         into = f" (consolidated into '{umbrella}')" if umbrella else ""
-        instead = f", or make the change in '{umbrella}', which holds its content now" if umbrella else ""
+        # (never for a removal: the umbrella holds other skills' content too)
+        removes = action in ("delete", "remove_file")
+        instead = (
+            f", or make the change in '{umbrella}', which holds its content now" if umbrella and not removes else ""
+        )
         raise SkillError(
             f"Skill '{found.name}' is archived{into} in skills/{found.rel}: a {action} cannot change it, and "
             f"nothing was changed. Restore it first (`{self.command('restore', found)}`, or r in Skills), then "
