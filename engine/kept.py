@@ -166,13 +166,14 @@ def of_session(home: Home, prefix: str) -> Kept | None:
         return None
 
 
-def holds(home: Home, session_id: str) -> bool:
-    """Whether workbench.db keeps messages of the session ``session_id`` (True also when it cannot be
-    read: what it may keep is not known to be stored)."""
+def waits_for(home: Home, session_id: str) -> str | None:
+    """Why messages of the session ``session_id`` may wait in workbench.db, not stored in state.db yet
+    (None: none do): it keeps some, or it cannot be read, so what it may keep is not known to be stored."""
     try:
-        return any(item.session_id == session_id for item in kept(home))
-    except (WorkbenchError, sqlite3.Error, OSError):
-        return True
+        held = any(item.session_id == session_id for item in kept(home))
+    except (WorkbenchError, sqlite3.Error, OSError) as exc:
+        return f"workbench.db cannot be read ({exc}), so messages of it kept there may not be stored yet"
+    return "messages of it kept in workbench.db are not stored in state.db yet" if held else None
 
 
 def store_kept(home: Home) -> None:

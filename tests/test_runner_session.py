@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 
 import pytest
@@ -393,6 +394,26 @@ def test_an_owed_reopen_is_kept_with_the_messages_state_db_refused(tmp_path, mon
     row = home.archive.get_session(first.id)
     assert row.end_reason == "cli_close" and row.message_count == 4 and _reopens(home, first.id) == ["agent"]
     assert kept.kept(home) == []
+    home.close()
+
+
+def test_a_resume_that_cannot_read_what_is_kept_says_so_not_that_some_wait(tmp_path, monkeypatch):
+    """workbench.db unreadable at the resume: the reopen is owed (what it keeps is not known to be
+    stored), and the reason says that, not that messages of the session are kept there (found in review)."""
+    from engine import kept
+
+    home = open_home(tmp_path / "home")
+    first = AgentSession(home, OfflineModel())
+    first.run_turn("hello there")
+    first.end("cli_close")
+    assert home.archive.get_session(first.id).end_reason == "cli_close"
+
+    def unreadable(_home):
+        raise sqlite3.DatabaseError("file is not a database")
+
+    monkeypatch.setattr(kept, "kept", unreadable)
+    resumed = AgentSession(home, OfflineModel(), session_id=first.id)
+    assert resumed.reopen_owed.startswith("workbench.db cannot be read (file is not a database)")
     home.close()
 
 

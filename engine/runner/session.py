@@ -324,12 +324,12 @@ class AgentSession:
         self.parent_id = session.parent_session_id
         self._created = True
         # (messages of it kept in workbench.db and not stored yet end it when they are: its first write reopens it)
-        waiting = kept.holds(self.home, session.id)
-        self._reopen = session.ended_at is not None or waiting
+        waiting = kept.waits_for(self.home, session.id)
+        self._reopen = session.ended_at is not None or waiting is not None
         # not ended: live before us, another Hermes may be running it; we never end what we did not reopen
-        self.live_before = session.ended_at is None and not waiting
-        if waiting:
-            self.reopen_owed = "messages of it kept in workbench.db are not stored in state.db yet"
+        self.live_before = session.ended_at is None and waiting is None
+        if waiting is not None:
+            self.reopen_owed = waiting
         elif self._reopen:
             self._reopen_now()
         self._prompt_unstored = not session.system_prompt  # a bare row (made elsewhere) gets ours then
