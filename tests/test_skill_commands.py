@@ -117,8 +117,12 @@ def test_refusals_suggest_commands_that_work(home):
 
 
 @pytest.mark.anyio
-async def test_the_skills_screen_suggests_the_unpin_the_cli_accepts(home, tmp_path):
-    put(home, "misc/bad1", EVIL)
+@pytest.mark.parametrize(
+    "declared",
+    [EVIL, EVIL.replace('"../../evil"', '"tea\\u202ekit"')],  # (a name that picks it out, but cannot be typed)
+)
+async def test_the_skills_screen_suggests_the_unpin_the_cli_accepts(home, tmp_path, declared):
+    put(home, "misc/bad1", declared)
     home.curator.pin("misc/bad1")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -399,7 +399,7 @@ class SkillsScreen(WorkbenchScreen):
             self.notify("Select a skill to archive.", severity="warning")
             return
         if skill.pinned:  # refused (the engine refuses it all the same, pinned since or not): said before asking
-            self.notify(pinned_refusal(skill.name, skill.ref), severity="warning")
+            self._say_pinned(skill)
             return
         named = f"{skill.name} ({skill.path})" if skill.shared else skill.name
         self.confirm(  # the skill asked about, by its folder: never the row the cursor lands on meanwhile
@@ -409,6 +409,18 @@ class SkillsScreen(WorkbenchScreen):
                 f"archive {named}", lambda: self.home.curator.archive(skill.name, folder=skill.path or None)
             ),
         )
+
+    @work(thread=True, exit_on_error=False, group="skills-pinned")
+    def _say_pinned(self, skill: SkillRow) -> None:
+        """Why a pinned skill is not archived, with the unpin the CLI takes for it (the engine's
+        ``command_arg``: its folder when its name cannot be typed as shown or does not pick it out)."""
+        skills = self.home.skills
+        try:
+            asked = skills.command_arg("unpin", skills.at(skill.path, skill.name) if skill.path else skill.name)
+        except WorkbenchError as exc:  # (moved or archived since: said, and the list reloads)
+            self._tell(exc.message, "warning")
+            return
+        self._tell(pinned_refusal(skill.name, asked), "warning")
 
     def action_restore(self) -> None:
         self._on_skill("restore", lambda ref: self.home.curator.restore(ref))
