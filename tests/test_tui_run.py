@@ -953,6 +953,26 @@ async def test_quitting_while_a_turn_waits_for_a_lock_ends_the_session(home, tmp
     assert (user.read_bytes() if user.exists() else b"") == before  # the write waiting was never made
 
 
+async def _esc_on_a_lock_wait(pilot, screen, lock, keys, says: str, stopped_title: str):
+    """``keys`` start a write that waits on ``lock`` (held by another process): the wait is said, with
+    ``says`` in it, then esc stops it and the status says so. Returns the wait's notice and the one
+    titled ``stopped_title``, which begins with the write that was not made."""
+    app = pilot.app
+    await pilot.press(*keys)
+    await wait_for(pilot, lambda: _waiting_on(lock), timeout=10, what="the write waiting")
+    waiting = lambda: [n for n in app._notifications if n.title == "Waiting for a lock"]  # noqa: E731
+    await wait_for(pilot, waiting, what="the wait said")
+    (notice,) = waiting()
+    assert says in notice.message
+    await pilot.press("escape")
+    await wait_for(pilot, lambda: not screen.running, timeout=10, what="it to stop")
+    await settle(pilot)
+    assert str(screen.query_one("#run-status", Static).render()).startswith("stopped (esc)")
+    (stopped,) = [n for n in app._notifications if n.title == stopped_title]
+    assert stopped.message.startswith(f"The agent's write was not made: Cancelled while waiting for {lock}")
+    return notice, stopped
+
+
 async def test_esc_stops_a_turn_whose_memory_write_waits_for_a_lock(home, tmp_path):
     """esc while the agent's memory write waited for another process's lock only said `cancelling…`
     for the whole hold; then the write landed and the turn ended with no word. Now esc ends that wait:
@@ -966,23 +986,11 @@ async def test_esc_stops_a_turn_whose_memory_write_waits_for_a_lock(home, tmp_pa
         screen = await open_run(pilot)
         holder = holding_flock(lock)
         try:
-            await pilot.press(*"remember that I drink decaf", "enter")
-            await wait_for(pilot, lambda: _waiting_on(lock), timeout=10, what="the agent's write waiting")
-            await wait_for(
-                pilot,
-                lambda: [n for n in app._notifications if n.title == "Waiting for a lock"],
-                what="the wait said",
+            keys = (*"remember that I drink decaf", "enter")
+            notice, stopped = await _esc_on_a_lock_wait(
+                pilot, screen, lock, keys, "Esc stops the agent's turn", "Turn stopped"
             )
-            (notice,) = [n for n in app._notifications if n.title == "Waiting for a lock"]
-            assert "Esc stops the agent's turn" in notice.message and "Esc stops a save" not in notice.message
-            await pilot.press("escape")
-            await wait_for(pilot, lambda: not screen.running, timeout=10, what="the turn to stop")
-            await settle(pilot)
-            status = str(screen.query_one("#run-status", Static).render())
-            assert status.startswith("stopped (esc)")
-            (stopped,) = [n for n in app._notifications if n.title == "Turn stopped"]
-            assert stopped.message.startswith(f"The agent's write was not made: Cancelled while waiting for {lock}")
-            assert "nothing was written" in stopped.message
+            assert "Esc stops a save" not in notice.message and "nothing was written" in stopped.message
             assert not [n for n in app._notifications if n.title in ("Waiting for a lock", "Lock free")]
             tools = [i for i in screen.query_one(Transcript).items if i.role == "tool"]
             assert len(tools) == 1 and f"Cancelled while waiting for {lock}" in tools[0].content
@@ -1158,22 +1166,8 @@ async def test_esc_stops_a_scenario_whose_write_waits_for_a_lock(home, tmp_path)
         screen.query_one("#run-scenario", Select).value = "smoke"
         holder = holding_flock(lock)
         try:
-            await pilot.press("ctrl+g")
-            await wait_for(pilot, lambda: _waiting_on(lock), timeout=10, what="the scenario's write waiting")
-            await wait_for(
-                pilot,
-                lambda: [n for n in app._notifications if n.title == "Waiting for a lock"],
-                what="the wait said",
-            )
-            (notice,) = [n for n in app._notifications if n.title == "Waiting for a lock"]
-            assert "Esc stops the scenario, and a write of it waiting here is not made" in notice.message
-            await pilot.press("escape")
-            await wait_for(pilot, lambda: not screen.running, timeout=10, what="the scenario to stop")
-            await settle(pilot)
-            status = str(screen.query_one("#run-status", Static).render())
-            assert status.startswith("stopped (esc)")
-            (stopped,) = [n for n in app._notifications if n.title == "Scenario stopped"]
-            assert stopped.message.startswith(f"The agent's write was not made: Cancelled while waiting for {lock}")
+            says = "Esc stops the scenario, and a write of it waiting here is not made"
+            _, stopped = await _esc_on_a_lock_wait(pilot, screen, lock, ("ctrl+g",), says, "Scenario stopped")
             assert "The rest of the scenario smoke was not played." in stopped.message
         finally:
             holder.stdin.close()
