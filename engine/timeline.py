@@ -692,18 +692,22 @@ def _shown_clause(text: str) -> tuple[str, tuple[Any, ...]]:
     """SQL for the rows whose summary may show ``text`` beyond their stored fields (``page`` checks
     each): a detail holding it, or a kind whose wording it touches (see above)."""
     wanted = text.casefold()
-    words = [f"%{like_escape(word)}%" for word in dict.fromkeys(_WORDS.findall(wanted))]
+    found = list(dict.fromkeys(_WORDS.findall(wanted)))
+    words = [f"%{like_escape(word)}%" for word in found]
     kept: dict[tuple[str, str, tuple[Any, ...]], list[str]] = {}  # (subsystem, gate, its args) -> actions
     for (subsystem, action), pieces in _wording().items():
+        # A word in none of the kind's wording comes from a value, so a row showing it holds it (ASCII words
+        # only: LIKE folds no other case): "skill 'zzz" then reads no skill row's summary in Python.
+        valued = [f"%{like_escape(w)}%" for w in found if w.isascii() and not any(w in piece for piece in pieces)]
         gates: set[tuple[str, tuple[Any, ...]]] = set()
         for piece, needed in pieces.items():
             if not _touches(wanted, piece) or (action is None and not _WORDS.search(piece)):
                 continue  # (two values side by side in a row of an action no summary words: not looked for)
             gate = ["instr(detail, ?) > 0" for _ in needed]
             gate_args = [f'"{key}"' for key in sorted(needed)]
-            if not _WORDS.search(piece):  # joins two values: the row holds the text's words
-                gate += [_HOLDS_WORD for _ in words]
-                gate_args += [word for word in words for _ in range(5)]
+            held = words if not _WORDS.search(piece) else valued  # (joining two values: the row holds every word)
+            gate += [_HOLDS_WORD for _ in held]
+            gate_args += [word for word in held for _ in range(5)]
             gates.add((" AND ".join(gate) or "1", tuple(gate_args)))
         if ("1", ()) in gates:  # (any row of the kind)
             gates = {("1", ())}

@@ -103,6 +103,8 @@ def run(report: Report) -> None:
         # words only summaries show ("pinned ... outside the workbench"), and a text no row shows: every row read
         report.latencies("engine: text search 'pinned' (no row shows it)", _times(lambda: timeline.page(text="pinned")))
         report.latencies("engine: text search 'zzz' (no row holds it)", _times(lambda: timeline.page(text="zzz")))
+        # wording every skill row shows, and a name none holds: no skill row's summary is made to find that out
+        report.latencies('engine: text search "skill \'zzz" (no row)', _times(lambda: timeline.page(text="skill 'zzz")))
         report.latencies("engine: a page 99,000 rows down", _times(lambda: timeline.page(before_id=1_000)))
 
         opened, paged = [], []
