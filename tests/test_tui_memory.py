@@ -368,7 +368,7 @@ async def test_the_snapshot_says_how_many_entries_its_prompt_blocks(home, tmp_pa
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         title = str(app.screen.query_one("#frozen-title", Static).content)
-        assert "snapshot ⚠ 2 blocked · new session's" in title
+        assert "snapshot ⚠ 2 blocked · for a new session" in title
         gauge = app.screen.query_one("#frozen-gauge", CapacityGauge)
         assert gauge.used > 300 > app.screen.query_one("#live-gauge", CapacityGauge).used
         await pilot.press("t")  # USER.md blocks nothing
@@ -389,7 +389,7 @@ async def test_a_store_disabled_in_config_says_it_is_not_in_the_prompt(home, tmp
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 24)) as pilot:
         await settle(pilot)
-        assert "new session's · 12:00:00 UTC" in str(app.screen.query_one("#frozen-title", Static).content)
+        assert "for a new session · 12:00:00 UTC" in str(app.screen.query_one("#frozen-title", Static).content)
         await pilot.press("t")
         await settle(pilot)
         assert "not in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
@@ -542,7 +542,7 @@ async def test_a_resumed_session_whose_prompt_is_built_at_the_resume_is_frozen_t
             pilot, lambda: ("", "Learned in the session") in rows(app, "frozen"), what="a new session's snapshot"
         )
         title = str(app.screen.query_one("#frozen-title", Static).content)
-        assert "new session's · 12:01:00 UTC" in title and app.running_session is None
+        assert "for a new session · 12:01:00 UTC" in title and app.running_session is None
 
 
 async def test_a_slow_older_load_never_overwrites_a_newer_one(home, tmp_path):

@@ -278,7 +278,7 @@ class MemoryScreen(WorkbenchScreen):
         title = TITLES[view.target]
         taken = shown_time(view.taken_at, "%H:%M:%S %Z")
         # a live session's prompt, frozen when it was built; else what a new session would freeze, taken then
-        frozen_note = ("in the prompt" if self.workbench.running_session else "new session's") + f" · {taken}"
+        frozen_note = ("in the prompt" if self.workbench.running_session else "for a new session") + f" · {taken}"
         if not view.enabled:
             frozen_note = "disabled in config.yaml: not in the prompt"
         self.query_one("#frozen-title", Static).update(
