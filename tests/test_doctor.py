@@ -632,3 +632,15 @@ def test_a_skill_the_prompt_index_would_block_is_named_by_doctor_and_skills_list
     assert problems["fine"] is None and "invisible_unicode_U+202E" in problems["clear-screen"]
     doctor = subprocess.run(workbench_cmd("doctor", "--home", str(home.root)), capture_output=True, text=True)
     assert "skill 'clear-screen' (skills/clear-screen/SKILL.md)" in doctor.stdout and "\x1b" not in doctor.stdout
+
+
+def test_a_skill_folder_holding_a_line_break_is_named_on_one_line(tmp_path):
+    """A folder named `ev⎋[31mil\nname ...` printed its line break raw inside the finding, so a folder
+    name could forge report lines (found in a user trial); the path now shows it as ⏎, as other findings do."""
+    home = open_home(tmp_path / "h")
+    folder = home.skills_dir / "devops" / "ev\x1b[31mil\nname [bold]x[/] ; rm -rf ~"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: [bad\n---\nbody\n", encoding="utf-8")
+    [finding] = [f for f in run_doctor(home).findings if "does not parse" in f.what]
+    assert finding.what.startswith("skills/devops/ev␛[31mil⏎name [bold]x[/] ; rm -rf ~/SKILL.md does not parse")
+    home.close()

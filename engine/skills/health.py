@@ -28,7 +28,7 @@ def check_skills(home: Home) -> list[Finding]:
         if found.problem is None:  # discovery read it just now and it passes: nothing to read again
             continue
         skill_md = found.path / "SKILL.md"
-        rel = skill_md.relative_to(home.root)
+        rel = inline(str(skill_md.relative_to(home.root)))  # (a folder name may hold a line break: one line)
         if found.too_long:  # it parses: only its length fails the rule a write passes
             findings.append(
                 Finding(
