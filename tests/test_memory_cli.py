@@ -83,6 +83,7 @@ def test_a_text_of_dash_is_read_from_stdin(tmp_path):
     for data, said in (
         (b"caf\xe9", "stdin is not UTF-8 text (byte 3 cannot be read)"),
         (b"x" * (1 << 20) + b"y", "more than"),
+        (b"\n", "stdin held no text"),
     ):
         code, result = piped(data, "add", "-")
         assert code == 1 and said in result["error"] and "nothing was written" in result["error"]

@@ -257,7 +257,10 @@ def _text(args) -> str:
         raise WorkbenchError(
             f"stdin is not UTF-8 text (byte {exc.start:,} cannot be read); nothing was written."
         ) from None
-    return text.removesuffix("\n").removesuffix("\r")
+    text = text.removesuffix("\n").removesuffix("\r")
+    if not text.strip():
+        raise WorkbenchError("stdin held no text (the entry is read from it, for TEXT -); nothing was written.")
+    return text
 
 
 def add_entry(home: Home, args) -> Output:
