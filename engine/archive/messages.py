@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any
 
 from ..errors import WorkbenchError
@@ -124,10 +125,12 @@ class MessagesMixin(ArchiveCore):
         columns = [c for c in _FIELDS if caps.has("messages", c)]
         row = f"(?, {', '.join('?' * len(columns))})"
         returning = "" if caps.rising_ids else " RETURNING id"
+        # a row's values in column order, in C (itemgetter of one key gives the value, not a tuple)
+        fields = itemgetter(*columns) if len(columns) > 1 else lambda r: (r[columns[0]],)
         ids: list[int] = []
         for start in range(0, len(rows), _ROWS_PER_INSERT):
             chunk = rows[start : start + _ROWS_PER_INSERT]
-            values = [v for r in chunk for v in (session_id, *(r[c] for c in columns))]
+            values = [v for r in chunk for v in (session_id, *fields(r))]
             placeholders = ", ".join([row] * len(chunk))
             sql = f"INSERT INTO messages (session_id, {', '.join(columns)}) VALUES {placeholders}{returning}"
             cursor = conn.execute(sql, values)
