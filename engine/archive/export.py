@@ -26,6 +26,7 @@ class ExportMixin(MessagesMixin, LineageMixin):
 
 
 def _render(segments: list[tuple[Session, list[Message]]], fmt: str) -> str:
+    """The document, ending in a newline in either format: the bytes stdout gets are those a file gets."""
     if fmt not in FORMATS:
         raise WorkbenchError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
     if fmt == "json":
@@ -33,15 +34,18 @@ def _render(segments: list[tuple[Session, list[Message]]], fmt: str) -> str:
         # Exact text, with what a terminal would act on or hide written as JSON escapes: the same
         # bytes in a file and on stdout, where the text printer then has nothing to show as a symbol.
         if len(docs) == 1:
-            return json_text(docs[0], indent=2)
-        return json_text(
-            {
-                "root_id": docs[0]["id"],
-                "tip_id": docs[-1]["id"],
-                "segments": docs,
-                "message_count": sum(len(d["messages"]) for d in docs),
-            },
-            indent=2,
+            return json_text(docs[0], indent=2) + "\n"
+        return (
+            json_text(
+                {
+                    "root_id": docs[0]["id"],
+                    "tip_id": docs[-1]["id"],
+                    "segments": docs,
+                    "message_count": sum(len(d["messages"]) for d in docs),
+                },
+                indent=2,
+            )
+            + "\n"
         )
     return "\n\n".join(_markdown(s, msgs) for s, msgs in segments) + "\n"
 
