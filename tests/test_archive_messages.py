@@ -243,6 +243,27 @@ def test_export_session_and_lineage(home):
         archive.export_session("c", "pdf")
 
 
+def test_json_export_keeps_stored_values_and_lists_archived_rows_apart(home):
+    """Hermes's import stores each of ``messages`` as live: the rows compaction archived follow apart,
+    flagged, and every value is as stored (the time's fraction, the raw model_config text)."""
+    archive = home.archive
+    archive.create_session("k", source="cli", model_config={"temperature": 0.5})
+    for i, role in enumerate(("user", "assistant", "user", "assistant")):
+        archive.append_message("k", role, f"turn {i}", timestamp=1796463188.5822749 + i)
+    archive.compact_in_place("k", keep_head=1, keep_tail=1, summary="summary of the middle")
+    doc = json.loads(archive.export_session("k"))
+    assert [m["content"] for m in doc["messages"]] == ["turn 0", "summary of the middle", "turn 3"]
+    assert [(m["content"], m["active"], m["compacted"]) for m in doc["inactive_messages"]] == [
+        (f"turn {i}", 0, 1) for i in range(4)
+    ]
+    assert doc["inactive_messages"][0]["timestamp"] == 1796463188.5822749
+    assert (
+        doc["inactive_messages"][0]["timestamp_iso"] == "2026-12-05T09:33:08+00:00"
+    )  # (the number keeps the fraction)
+    assert json.loads(doc["model_config"]) == {"temperature": 0.5} and isinstance(doc["started_at"], float)
+    assert json.loads(archive.export_lineage("k")) == doc  # (a lineage of one session is that session)
+
+
 WRITER = """
 import sys
 from engine import open_home

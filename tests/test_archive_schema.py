@@ -164,6 +164,9 @@ def test_older_schema_opens_reads_and_refuses_missing_features_clearly(tmp_path,
     with pytest.raises(WorkbenchError, match="no messages.active"):
         archive.rewind("s1", 1)
     assert archive.lineage("s1").chain == ["s1"]
+    exported = json.loads(archive.export_session("s1"))  # the columns this file has, no more
+    assert [m["content"] for m in exported["messages"]] == ["old deploy notes", "半夜部署", "more"]
+    assert "active" not in exported["messages"][0] and exported["started_at"] == 1.7e9
     # the agent runs on it too: what the old schema has no column for (system_prompt) is simply not stored
     from engine.models import OfflineModel
     from engine.runner import AgentSession
@@ -193,6 +196,7 @@ def test_newer_schema_with_extra_columns_and_tables_opens(tmp_path, clock):
     assert [h.session_id for h in home.archive.search("deploy")] == ["s1"]
     home.archive.append_message("s1", "assistant", "ok")
     assert home.archive.get_session("s1").message_count == 2
+    assert json.loads(home.archive.export_session("s1"))["pinned"] == 0  # a column we do not know is exported too
     home.close()
 
 

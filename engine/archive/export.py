@@ -1,36 +1,79 @@
-"""Export of one session, or a whole compression lineage, as JSON or Markdown."""
+"""Export of one session, or a whole compression lineage, as JSON or Markdown.
+
+The JSON is a faithful copy of ``state.db``'s rows, shaped as Hermes's own
+``SessionDB.export_session`` shapes them, so that its ``import_sessions`` reads
+it back: every column the file's ``sessions`` and ``messages`` tables have,
+whatever their schema version, with the value as stored (numbers stay numbers,
+times epoch seconds at full precision). As in Hermes's export, ``content`` is
+decoded from its JSON sentinel and ``tool_calls`` parsed; ``messages`` holds the
+live rows (what Hermes's import stores, each as live), and the rows compaction
+archived or a rewind undid follow in ``inactive_messages``, with their
+``active`` and ``compacted`` columns. Times are added as ISO text beside the
+numbers (``started_at_iso``, ``ended_at_iso``, ``timestamp_iso``).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import math
+import sqlite3
 from typing import Any
 
 from ..errors import WorkbenchError
 from ..textsafety import json_text
+from ..values import json_value, text_value
 from .lineage import LineageMixin
 from .messages import MessagesMixin
-from .models import Message, Session, iso
+from .models import Message, Session, decode_content, iso
 
 FORMATS = ("json", "markdown")
 
 
 class ExportMixin(MessagesMixin, LineageMixin):
     def export_session(self, session_id: str, fmt: str = "json") -> str:
-        """The session's metadata and every message (archived ones included, flagged)."""
-        session = self._session_or_fail(session_id)
-        return _render([(session, self.messages(session_id, include_archived=True))], fmt)
+        """The session's row and every message's (archived and rewound ones included, apart in JSON)."""
+        with self._one_snapshot():
+            return _render([self._segment(session_id, fmt)], fmt)
 
     def export_lineage(self, session_id: str, fmt: str = "json") -> str:
         """Every session of the chain from the root to the compression tip, in order."""
-        chain = self.lineage(session_id).chain
-        return _render([(self._session_or_fail(sid), self.messages(sid, include_archived=True)) for sid in chain], fmt)
+        with self._one_snapshot():
+            chain = self.lineage(session_id).chain
+            return _render([self._segment(sid, fmt) for sid in chain], fmt)
+
+    @contextlib.contextmanager
+    def _one_snapshot(self):
+        """Its reads in one read transaction: rows another process writes meanwhile are in all of it or none."""
+        conn = self.conn()
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+
+    def _segment(self, session_id: str, fmt: str) -> tuple[Any, Any]:
+        """One session for ``_render``: its model and messages for Markdown, its raw rows for JSON."""
+        if fmt not in FORMATS:
+            raise WorkbenchError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
+        session = self._session_or_fail(session_id)
+        if fmt != "json":
+            return session, self.messages(session_id, include_archived=True)
+        conn = self.conn()
+        row = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        rows = conn.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
+        return row, rows
 
 
-def _render(segments: list[tuple[Session, list[Message]]], fmt: str) -> str:
+def _render(segments: list[tuple[Any, Any]], fmt: str) -> str:
     """The document, ending in a newline in either format: the bytes stdout gets are those a file gets."""
     if fmt not in FORMATS:
         raise WorkbenchError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
     if fmt == "json":
-        docs = [_session_doc(s, msgs) for s, msgs in segments]
+        docs = [_session_doc(s, rows) for s, rows in segments]
         # Exact text, with what a terminal would act on or hide written as JSON escapes: the same
         # bytes in a file and on stdout, where the text printer then has nothing to show as a symbol.
         if len(docs) == 1:
@@ -50,13 +93,43 @@ def _render(segments: list[tuple[Session, list[Message]]], fmt: str) -> str:
     return "\n\n".join(_markdown(s, msgs) for s, msgs in segments) + "\n"
 
 
-def _session_doc(session: Session, messages: list[Message]) -> dict[str, Any]:
-    return {
-        **session.to_dict(),
-        "system_prompt": session.system_prompt,
-        "model_config": session.model_config,
-        "messages": [m.to_dict() for m in messages],
-    }
+def _stored(value: Any) -> Any:
+    """A column's value as JSON can hold it: text (bytes decoded), an integer or a finite float, or null."""
+    if isinstance(value, bytes):
+        return text_value(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # (SQLite keeps an infinity; JSON has none)
+    return value
+
+
+def _columns(row: sqlite3.Row) -> dict[str, Any]:
+    return {key: _stored(row[key]) for key in row.keys()}
+
+
+def _session_doc(row: sqlite3.Row, rows: list[sqlite3.Row]) -> dict[str, Any]:
+    doc = _columns(row)
+    for name in ("started_at", "ended_at"):
+        if name in doc:
+            doc[f"{name}_iso"] = iso(_time(doc[name]))
+    messages = [_message_doc(r) for r in rows]
+    doc["messages"] = [m for m in messages if m.get("active", 1) == 1]  # (live as Hermes reads it: active = 1)
+    doc["inactive_messages"] = [m for m in messages if m.get("active", 1) != 1]
+    return doc
+
+
+def _message_doc(row: sqlite3.Row) -> dict[str, Any]:
+    doc = _columns(row)
+    if "content" in doc:
+        doc["content"] = decode_content(doc["content"])
+    if doc.get("tool_calls"):  # (its JSON parsed, as Hermes's export does; the text itself when it is not JSON)
+        doc["tool_calls"] = json_value(doc["tool_calls"], doc["tool_calls"])
+    if "timestamp" in doc:
+        doc["timestamp_iso"] = iso(_time(doc["timestamp"]))
+    return doc
+
+
+def _time(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _markdown(session: Session, messages: list[Message]) -> str:
