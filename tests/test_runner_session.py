@@ -675,3 +675,37 @@ def test_a_live_session_resumed_is_written_to_but_never_ended_here(home, capsys)
     assert talk.live_warning is None
     talk.end()
     assert home.archive.get_session("s-open").end_reason == "cli_close"
+
+
+def test_a_live_session_hermes_ends_meanwhile_is_reopened_and_said_never_written_past(home, hermes):
+    """Resumed live (Hermes running it), the session got an answer and an end from Hermes; the next turn
+    stored its messages after that end, the row still ended `cli_close`, and said nothing; the model never
+    saw Hermes's answer. Now the turn first takes up what Hermes appended, says the end, reopens the
+    session (journaled) and, being this agent's to end now, ends it again when it is left."""
+    from engine.conversation import Conversation
+
+    hermes.run(home.root, SESSION_SCRIPT + "db.create_session('h-live2', 'cli')\nsay('h-live2', 'user', 'hi')\n")
+    events = []
+    talk = Conversation(home, OfflineModel(), session="h-live2", on_event=events.append)
+    assert talk.live_warning is not None
+    hermes.run(
+        home.root,
+        SESSION_SCRIPT + "say('h-live2', 'assistant', 'Hello from Hermes.')\ndb.end_session('h-live2', 'cli_close')\n",
+    )
+    talk.run_turn("are you there")
+    said = [e.data for e in events if e.kind == "warning" and e.data.get("ended_elsewhere")]
+    assert len(said) == 1 and "was ended elsewhere (cli_close)" in said[0]["message"]
+    assert talk.live_warning is None  # this agent's now: leaving ends it
+    assert hermes.json(home.root, HERMES_ROW.format(sid="h-live2")) == [None, None]  # live again
+    assert _reopens(home, "h-live2") == ["agent"]
+    stored = [(m.role, m.content) for m in home.archive.messages("h-live2")]
+    assert stored[:3] == [("user", "hi"), ("assistant", "Hello from Hermes."), ("user", "are you there")]
+    assert {"role": "assistant", "content": "Hello from Hermes."} in talk.agent.messages  # the model saw it
+    talk.end()
+    assert hermes.json(home.root, HERMES_ROW.format(sid="h-live2"))[1] == "cli_close"
+
+
+SESSION_SCRIPT = (  # Hermes's SessionDB, as its agent loop stores a session's messages
+    "from hermes_state import SessionDB\ndb = SessionDB()\n\n"
+    "def say(s, role, text):\n    db.append_message(s, role, text)\n\n"
+)

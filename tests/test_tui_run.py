@@ -1205,3 +1205,40 @@ async def test_quitting_while_a_scenario_waits_for_a_lock_does_not_hang(home, tm
         holder.stdin.close()
         holder.wait(timeout=30)
     assert (memory.read_bytes() if memory.exists() else b"") == before
+
+
+async def test_a_resumed_live_session_shows_hermes_messages_and_its_end_elsewhere_is_said(home, tmp_path, hermes):
+    """Resumed live on Run, a session Hermes then answered in and ended (`cli_close`) showed neither, and
+    the next message was stored past the end without a word. Now Hermes's answer shows when stored, and
+    the message says the end and reopens the session (the engine's rule, ``_follow_outside``)."""
+    from tests.test_runner_session import SESSION_SCRIPT
+
+    hermes.run(home.root, SESSION_SCRIPT + "db.create_session('h-live2', 'cli')\nsay('h-live2', 'user', 'hi')\n")
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await resume_by(pilot, "h-live2")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.agent is not None and screen._opening is None, what="the resume")
+        await settle(pilot)
+        hermes.run(
+            home.root,
+            SESSION_SCRIPT
+            + "say('h-live2', 'assistant', 'Hello from Hermes.')\ndb.end_session('h-live2', 'cli_close')\n",
+        )
+        transcript = screen.query_one(Transcript)
+        await wait_for(
+            pilot,
+            lambda: any(item.content == "Hello from Hermes." for item in transcript.items),
+            timeout=10,
+            what="Hermes's answer in the transcript",
+        )
+        await send_turn(pilot, screen, "are you there")
+        await settle(pilot)
+        (notice,) = [n for n in app._notifications if n.title == "Session ended elsewhere"]
+        assert "Session h-live2 was ended elsewhere (cli_close)" in notice.message
+        row = home.archive.get_session("h-live2")
+        assert (row.ended_at, row.end_reason) == (None, None)  # reopened, not written past its end
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
+    assert home.archive.get_session("h-live2").end_reason == "cli_close"  # ended by us now: we reopened it

@@ -179,6 +179,14 @@ def reported_usage(usage: dict[str, Any]) -> Counter[str]:
     return +counts  # zero counters are left out
 
 
+def ended_elsewhere_warning(session_id: str, reason: str | None) -> str:
+    """The one wording, for every skin, of a session ended by another program while it was in use here."""
+    return (
+        f"Session {session_id} was ended elsewhere ({reason or 'no reason given'}) while you were in it. "
+        "Your message reopens it, as resuming an ended session does, and leaving it here ends it again."
+    )
+
+
 def default_title(text: str) -> str:
     words = " ".join(text.split())
     if len(words) <= TITLE_CHARS:
@@ -283,6 +291,41 @@ class AgentSession:
             return False
         self.messages, self.message_ids, self._created = [], [], False
         return True
+
+    def _follow_outside(self) -> None:
+        """Before a turn writes into its session: take up what another program (a Hermes running the
+        same session) did to it since this agent last wrote. Messages it appended join the history
+        (the model sees them, and ours are stored after them); an end it wrote is said (a
+        ``warning`` event with ``ended_elsewhere``) and undone as resuming an ended session undoes
+        it (``_reopen_now``, journaled), so nothing is written past an end unsaid, and leaving the
+        session here then ends it again, as this agent took it up."""
+        if not self._created or self._reopen:  # (never written, or reopened by its first write)
+            return
+        row = self.home.archive.get_session(self.id)
+        if row is None:
+            return
+        known, last = set(self.message_ids), max(self.message_ids, default=0)
+        outside = [m for m in self.home.archive.messages(self.id) if m.id > last and m.id not in known]
+        if outside:
+            taken = [resumable(m) for m in outside]
+            for message in taken:  # (as resuming reads them: a leaked fence is never replayed)
+                if message["role"] in ("user", "assistant") and isinstance(message.get("content"), str):
+                    message["content"] = sanitize_context(message["content"]).strip()
+            with self._saying:  # stored already: before anything of ours still waiting to be stored
+                at = len(self.message_ids)
+                self.messages[at:at] = taken
+                self.message_ids.extend(m.id for m in outside)
+            self._foreign_history = True
+        if row.ended_at is not None:
+            self.live_before = False  # from now on this agent's to end: it reopens it
+            self._reopen = True
+            self._reopen_now()
+            self.emit(
+                "warning",
+                message=ended_elsewhere_warning(self.id, row.end_reason),
+                ended_elsewhere=True,
+                end_reason=row.end_reason,
+            )
 
     def switch_session(self, session_id: str | None = None, reason: str | None = None) -> str:
         """Go on in another session with the same agent and provider: a new one, or resume a stored one.
@@ -623,6 +666,7 @@ class AgentSession:
                 message=f"Session {gone} was deleted; this message starts a new session.",
                 old_session_id=gone,
             )
+        self._follow_outside()
         result = TurnResult(session_id=self.id, user=text)
         if self._own_cancel:
             self.cancel_event.clear()

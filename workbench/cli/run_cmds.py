@@ -140,6 +140,14 @@ class TranscriptPrinter:
         return None
 
 
+def _warn_ended_elsewhere(event: RunnerEvent) -> None:
+    """Under ``--json`` (no transcript printed): a session ended elsewhere while in use, which the next
+    turn reopens, is still said, on stderr."""
+    if event.kind == "warning" and event.data.get("ended_elsewhere"):
+        sys.stderr.write(visible(f"warning: {event.data.get('message')}") + "\n")
+        sys.stderr.flush()
+
+
 def _summary(home: Home, turns, session_ids: list[str]) -> dict[str, Any]:
     shaped, writes, staged = [], [], []
     for turn in turns:
@@ -236,7 +244,9 @@ def run_agent(home: Home, args) -> Output:
             turns, session_ids, kept = result.turns, result.session_ids, result.kept
         else:
             # --session: an id, unique id prefix or title; end() below waits for the reviews
-            conversation = Conversation(home, model, session=args.session, title=args.title, on_event=printer)
+            conversation = Conversation(
+                home, model, session=args.session, title=args.title, on_event=printer or _warn_ended_elsewhere
+            )
             if conversation.live_warning is not None:  # before any turn writes to it (also under --json)
                 sys.stderr.write(visible(f"warning: {conversation.live_warning}") + "\n")
                 sys.stderr.flush()

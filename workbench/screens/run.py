@@ -926,9 +926,13 @@ class RunScreen(WorkbenchScreen):
         self.post_result(SessionReloaded(tip, session_items(self.home, tip)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-gone")
-    def check_gone(self, session_id: str) -> None:
+    def check_gone(self, session_id: str, reload: bool = False) -> None:
+        """Whether the session shown was deleted; ``reload``: another program changed state.db, so the
+        transcript is read again (messages a Hermes running the session stored show when stored)."""
         if self.home.archive.get_session(session_id) is None:
             self.post_result(SessionGone(session_id))
+        elif reload:
+            self.post_result(SessionReloaded(session_id, session_items(self.home, session_id)))
 
     @on(SessionGone)
     def _session_gone(self, message: SessionGone) -> None:
@@ -974,7 +978,7 @@ class RunScreen(WorkbenchScreen):
     def engine_event(self, event: Event) -> None:
         if isinstance(event, SessionChanged) and event.action in ("deleted", "external") and not self.running:
             if self.session_id and (event.action == "external" or event.session_id == self.session_id):
-                self.check_gone(self.session_id)  # (deleted on Sessions, or by another program)
+                self.check_gone(self.session_id, reload=event.action == "external")  # (deleted, or changed)
             return
         if not isinstance(event, RunnerEvent) or event.actor != "agent":
             return
@@ -992,6 +996,14 @@ class RunScreen(WorkbenchScreen):
             self.query_one(Transcript).set_items([], placeholder="New session: type a message below.")
             self._status()
             return
+        if event.kind == "warning" and event.data.get("ended_elsewhere") and event.session_id == self.session_id:
+            self.notify(
+                str(event.data.get("message")),
+                title="Session ended elsewhere",
+                severity="warning",
+                markup=False,
+                timeout=30,
+            )
         if not (self.running or self.watching or self.session_id is None):
             return  # idle on a session of our own: a run elsewhere does not take the view over
         if event.kind == "session_rotated" and event.data.get("old_session_id") == self.session_id:
