@@ -1064,7 +1064,8 @@ async def test_a_session_resumed_is_reopened_at_once_and_ended_again_as_it_is_le
 
 async def test_resuming_a_live_session_warns_first_and_leaving_it_does_not_end_it(home, tmp_path):
     """A session Hermes has not ended (listed "live" in the picker) was written into and ended without a
-    word. Now resuming it says another Hermes may be writing to it, and ctrl+l leaves it live."""
+    word. Now resuming it says another Hermes may be writing to it, and ctrl+l leaves it live (and takes
+    that notice down: it stayed up, saying your messages go into a session already left)."""
     home.archive.create_session("s-open", source="cli", title="Rotate the postgres password")
     seed_sessions(home)
     home.archive.end_session(TOKYO, "cli_close")
@@ -1084,6 +1085,8 @@ async def test_resuming_a_live_session_warns_first_and_leaving_it_does_not_end_i
         await settle(pilot)
         row = home.archive.get_session("s-open")
         assert (row.ended_at, row.message_count) == (None, 2)  # written to, never ended here
+        # left: "your messages go into it" is no longer so, and the notice goes with it
+        assert not [n for n in app._notifications if n.title == "Resumed a live session"]
         app.clear_notifications()
         await resume_by(pilot, TOKYO)  # an ended one: reopened, with no warning
         await pilot.press("enter")
@@ -1236,6 +1239,7 @@ async def test_a_resumed_live_session_shows_hermes_messages_and_its_end_elsewher
         await send_turn(pilot, screen, "are you there")
         await settle(pilot)
         (notice,) = [n for n in app._notifications if n.title == "Session ended elsewhere"]
+        assert not [n for n in app._notifications if n.title == "Resumed a live session"]  # leaving ends it now
         assert "Session h-live2 was ended elsewhere (cli_close)" in notice.message
         row = home.archive.get_session("h-live2")
         assert (row.ended_at, row.end_reason) == (None, None)  # reopened, not written past its end

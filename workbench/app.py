@@ -328,6 +328,19 @@ class WorkbenchApp(ResultsFromWorkers, App):
         and some screens' calls did not make them safe themselves. Never markup."""
         super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False)
 
+    def notice(
+        self, message: str, *, title: str, severity: SeverityLevel = "warning", timeout: float = 30
+    ) -> Notification:
+        """A notice (literal, as ``notify``'s) that ``withdraw`` takes down once what it says stops being so."""
+        notice = Notification(visible(message), visible(title), severity, timeout, markup=False)
+        self.post_message(Notify(notice))
+        return notice
+
+    def withdraw(self, notice: Notification | None) -> None:
+        """Take a notice down (Textual's own removal; one gone already is no matter)."""
+        if notice is not None:
+            self._unnotify(notice)
+
     def exit(self, result=None, return_code: int = 0, message=None) -> None:
         """Every exit (ctrl+q, a hang-up, a closed terminal) first ends the waits for other processes'
         locks, so no worker keeps the process from ending."""
@@ -519,16 +532,12 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
     def on_lock_waited(self, message: LockWaited) -> None:
         text = f"{message.text} {lock_wait_keys(self.screen, message.asked)}"
-        notice = Notification(visible(text), "Waiting for a lock", "warning", 20, markup=False)
-        self._lock_notices[message.lock] = notice
-        self.post_message(Notify(notice))
+        self._lock_notices[message.lock] = self.notice(text, title="Waiting for a lock", timeout=20)
 
     def on_lock_wait_ended(self, message: LockWaitEnded) -> None:
         """The wait is over: its notice, which says the write will go on, goes (Textual's own removal);
         one that took the lock says the write went on, a cancelled one has said so already."""
-        notice = self._lock_notices.pop(message.lock, None)
-        if notice is not None:
-            self._unnotify(notice)
+        self.withdraw(self._lock_notices.pop(message.lock, None))
         if message.took:
             self.notify(visible(f"{message.lock} is free: the write went on."), title="Lock free", markup=False)
 

@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.message import Message
+from textual.notifications import Notification
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Select, Static
@@ -227,6 +228,7 @@ class RunScreen(WorkbenchScreen):
         self.agent: Conversation | None = None
         self._switch: Switch | None = None  # the last switch asked, until it is made (or the next turn takes it)
         self._ending: str | None = None  # the session a switch in progress is leaving (the status says so)
+        self._live_notice: Notification | None = None  # "Resumed a live session", until that session is left
         # Set once the last worker queued to drive the agent is done: each waits for the one before (``_queue``).
         self._idle = threading.Event()
         self._idle.set()
@@ -350,6 +352,7 @@ class RunScreen(WorkbenchScreen):
         or here for a new model)."""
         if self.session_id is not None and self.workbench.running_session == self.session_id:
             self.workbench.running_session = None
+        self._withdraw_live()  # "your messages go into it" stops being so
 
     def _queue(self) -> tuple[threading.Event, threading.Event]:
         """UI thread: a place in line for the next worker that drives the agent (one thread at a time,
@@ -655,7 +658,14 @@ class RunScreen(WorkbenchScreen):
     def _warn_live(self, warning: str | None) -> None:
         """A session resumed that had not ended: said before anything is written to it."""
         if warning is not None:
-            self.notify(warning, title="Resumed a live session", severity="warning", markup=False, timeout=30)
+            self._withdraw_live()
+            self._live_notice = self.workbench.notice(warning, title="Resumed a live session")
+
+    def _withdraw_live(self) -> None:
+        """The live session's notice goes once it is left (ctrl+l, ctrl+o, another model), or reopened
+        here after Hermes ended it (then leaving it ends it, unlike what the notice says)."""
+        self.workbench.withdraw(self._live_notice)
+        self._live_notice = None
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-kept")
     def note_kept(self, session_id: str) -> None:
@@ -940,6 +950,7 @@ class RunScreen(WorkbenchScreen):
         if message.session_id != self.session_id or self.running:
             return
         self.workbench.session_gone(message.session_id)
+        self._withdraw_live()
         self._title(f"Session {message.session_id} (deleted: your next message starts a new session)")
         self.query_one(Transcript).set_items([], placeholder="This session was deleted.")
         self.notify(
@@ -997,6 +1008,7 @@ class RunScreen(WorkbenchScreen):
             self._status()
             return
         if event.kind == "warning" and event.data.get("ended_elsewhere") and event.session_id == self.session_id:
+            self._withdraw_live()
             self.notify(
                 str(event.data.get("message")),
                 title="Session ended elsewhere",
