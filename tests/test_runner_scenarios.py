@@ -227,7 +227,9 @@ def test_a_scenario_changes_a_real_home_only_with_consent(home, capsys):
     assert smoke.writes == ("memory", "skills")
     changes = consent_needed(home, smoke)
     assert changes is not None and "not a demo home" in changes
-    assert "'The workbench runs headless in CI (smoke scenario).'" in changes  # what surely changes, named
+    assert "MEMORY.md gets 'The workbench runs headless in CI (smoke scenario).'" in changes  # named
+    # what its turns lead the offline model to write is named too (it named only the scripted note)
+    assert 'USER.md has "User\'s name is Kenji" replaced by "User\'s name is Sam."' in changes
     with pytest.raises(ConsentNeeded, match="nothing was changed"):
         run_scenario(home, "smoke", speed=0)
     code, out = wb(home.root, "run", "--scenario", "smoke")
@@ -247,6 +249,19 @@ def test_a_scenario_asks_nothing_of_a_demo_or_new_home(home, tmp_path):
     assert consent_needed_of(demo) is None
     result = run_scenario(demo, "smoke", speed=0, source="tui")
     assert {demo.archive.get_session(sid).source for sid in result.session_ids} == {"tui"}
+
+
+def test_the_consent_question_names_the_offline_models_writes_found_by_a_dry_run(home):
+    """The smoke scenario's question named only its scripted note; its "my name is Sam" turn makes the
+    offline model add "User's name is Sam." to USER.md too. The dry run finds it, and writes nothing."""
+    home.memory.add("memory", "The NAS is at 10.0.0.5")
+    changes = consent_needed_of(home)
+    assert 'USER.md gets "User\'s name is Sam."' in changes
+    assert home.memory.entries("user") == [] and home.memory.entries("memory") == ["The NAS is at 10.0.0.5"]
+    assert home.archive.session_count() == 0
+    result = run_scenario(home, "smoke", speed=0, consent=True)  # what it foresaw is what it does
+    assert [t.status for t in result.turns] == ["done"] * 4
+    assert home.memory.entries("user") == ["User's name is Sam."]
 
 
 def consent_needed_of(home):

@@ -169,6 +169,7 @@ async def test_a_scenario_asks_before_it_changes_a_real_home(home, tmp_path):
         await pilot.press("ctrl+g")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
         assert "not a demo home" in app.screen.detail and "headless in CI" in app.screen.detail
+        assert 'replaced by "User\'s name is Sam."' in app.screen.detail  # the offline model's write, named
         await pilot.press("n")
         await settle(pilot)
         assert not screen.running and home.archive.session_count() == 0

@@ -31,6 +31,7 @@ worded from ``consent_needed``); a scenario that seeds the demo is refused there
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,10 +43,12 @@ import yaml
 from ..errors import WorkbenchError
 from ..events import RunnerEvent
 from ..kept import Kept
+from ..memory.targets import FILE_NAMES
 from ..models import Model, ScriptedModel
 
 SCENARIO_DIR = Path(__file__).parent
 PACING_KEYS = ("turn_delay", "step_delay", "session_delay")
+DRY_RUN_CALLS = 8  # model calls a turn's dry run makes at most (``Scenario.memory_writes``)
 
 
 @dataclass(frozen=True)
@@ -75,16 +78,38 @@ class Scenario:
                         touched |= {"skills"} if call["name"].startswith("skill") else set()
         return tuple(kind for kind in ("memory", "skills") if kind in touched)
 
-    def scripted_memory(self) -> list[str]:
-        """The memory entries its scripts add or write, word for word (what will surely change)."""
-        found = []
+    def memory_writes(self, home) -> list[dict[str, Any]]:
+        """The memory writes its turns make, word for word, as the scenario plays them (the scripted
+        model: a turn's script, else the offline model's rules): found by a dry run of its turns against
+        ``home``'s memory as a session's prompt holds it, every tool answered as done and nothing written.
+        Each is a ``memory`` call's arguments (``action`` add or replace, ``target``, ``content``,
+        ``old_text``), first of each kept. Reviews and compression flushes are not foreseen here."""
+        from ..runner.prompt import build_system_prompt
+
+        prompt = build_system_prompt(home)
+        found: list[dict[str, Any]] = []
         for spec in self.sessions:
+            model, messages = ScriptedModel(), [{"role": "system", "content": prompt}]
             for turn in spec["turns"]:
-                for step in turn.get("script") or []:
-                    for call in step.get("tool_calls") or []:
-                        content = (call.get("args") or {}).get("content")
-                        if call["name"] == "memory" and isinstance(content, str) and content not in found:
-                            found.append(content)
+                if "user" not in turn:
+                    continue
+                model.play(turn.get("script"))
+                messages.append({"role": "user", "content": turn["user"]})
+                for _ in range(DRY_RUN_CALLS):
+                    reply = model.complete(messages, [])
+                    messages.append(reply.to_message())
+                    if not reply.tool_calls:
+                        break
+                    for call in reply.tool_calls:
+                        args = call.arguments if isinstance(call.arguments, dict) else {}
+                        if call.name == "memory" and args.get("action") in ("add", "replace"):
+                            write = {k: args.get(k) for k in ("action", "target", "content", "old_text")}
+                            if isinstance(write["content"], str) and write not in found:
+                                found.append(write)
+                        done = json.dumps({"success": True})
+                        messages.append(
+                            {"role": "tool", "tool_call_id": call.id, "tool_name": call.name, "content": done}
+                        )
         return found
 
     def summary(self) -> dict[str, Any]:
@@ -199,12 +224,20 @@ def consent_needed(home, scenario: Scenario) -> str | None:
     what = " and ".join(
         {"memory": "curated memory (MEMORY.md, USER.md)", "skills": "skills"}[kind] for kind in scenario.writes
     )
-    sure = "; ".join(f"memory gets {entry!r}" for entry in scenario.scripted_memory())
+    sure = "; ".join(_said_write(write) for write in scenario.memory_writes(home))
     return (
         f"{home.root} is not a demo home, and the {scenario.name!r} scenario plays as the agent there: it changes "
         f"your {what} as its agent and reviews decide (they may add or replace entries"
         f"{f'; {sure}' if sure else ''}) and stores its {len(scenario.sessions)} session(s) in state.db."
     )
+
+
+def _said_write(write: dict[str, Any]) -> str:
+    """One foreseen memory write, as the consent question names it."""
+    file = FILE_NAMES.get(write.get("target") or "memory", "MEMORY.md")
+    if write["action"] == "replace" and isinstance(write.get("old_text"), str):
+        return f"{file} has {write['old_text']!r} replaced by {write['content']!r}"
+    return f"{file} gets {write['content']!r}"
 
 
 @dataclass
