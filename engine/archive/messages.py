@@ -213,13 +213,19 @@ class MessagesMixin(ArchiveCore):
         )
 
     def messages(
-        self, session_id: str, include_archived: bool = False, limit: int | None = None, offset: int = 0
+        self,
+        session_id: str,
+        include_archived: bool = False,
+        limit: int | None = None,
+        offset: int = 0,
+        after_id: int = 0,
     ) -> list[Message]:
-        """A session's messages in insertion order; live rows only unless ``include_archived``."""
-        where = "m.session_id = ?" + ("" if include_archived else f" AND {self._live()}")
+        """A session's messages in insertion order (those after ``after_id``); live rows only unless
+        ``include_archived``."""
+        where = "m.session_id = ? AND m.id > ?" + ("" if include_archived else f" AND {self._live()}")
         rows = self.conn().execute(
             f"SELECT * FROM messages m WHERE {where} ORDER BY m.id LIMIT ? OFFSET ?",
-            (session_id, -1 if limit is None else max(0, limit), max(0, offset)),
+            (session_id, after_id, -1 if limit is None else max(0, limit), max(0, offset)),
         )
         return [self._message(r) for r in rows]
 

@@ -304,8 +304,7 @@ class AgentSession:
         row = self.home.archive.get_session(self.id)
         if row is None:
             return
-        known, last = set(self.message_ids), max(self.message_ids, default=0)
-        outside = [m for m in self.home.archive.messages(self.id) if m.id > last and m.id not in known]
+        outside = self.home.archive.messages(self.id, after_id=max(self.message_ids, default=0))
         if outside:
             taken = [resumable(m) for m in outside]
             for message in taken:  # (as resuming reads them: a leaked fence is never replayed)
