@@ -265,3 +265,30 @@ async def test_a_drifted_user_file_is_named_from_the_memory_target_too(home, tmp
         await preview_and_write(pilot)
         await wait_for(pilot, lambda: not banner(app).display, what="the banner to go")
         assert path.read_bytes() == "Name is Sam\n§\nWorks in UTC".encode()
+
+
+async def test_after_back_from_a_preview_down_and_enter_reach_the_next_repair(home, tmp_path):
+    """Back (n) from a preview reopened the list with the cursor away from the repair just seen, so
+    Down then Enter did not reach the next repair (r, Enter, n, Down, Enter opened the Split preview
+    again). The list now has the keys, its cursor on the repair the preview was of."""
+    home.config_path.write_text("memory:\n  memory_char_limit: 90\n", encoding="utf-8")
+    home.reload_config()
+    merged = f"Deploys go through the staging cluster first.\n\n{POISON}"
+    put(home, f"keep me\n§\n{merged}")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        dialog = await open_flow(pilot)
+        labels = [str(o.prompt) for o in dialog.query_one(OptionList).options]
+        assert labels[0].startswith("▶ Split entry 2") and labels[1].startswith("▶ Trim entry 2")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RepairPreview), what="the split preview")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, RepairDialog), what="the list again")
+        await settle(pilot)
+        options = app.screen.query_one(OptionList)
+        assert app.screen.focused is options
+        assert options.highlighted == 0  # the split, as it was left
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RepairPreview), what="the trim preview")
+        assert app.screen.fix.kind == "trim"

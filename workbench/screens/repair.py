@@ -6,7 +6,8 @@ or a click on the banner, and takes over an edit or a removal the store would re
 because the file drifted. The flow is ``RepairDialog`` (the causes, the repairs on
 offer and every entry: enter previews a repair, ``e`` edits an entry, where a line
 holding only ``§`` splits it, ``d`` removes it), then ``RepairPreview`` (the resulting
-file with the changed lines marked; ``y`` writes). Every rule is the engine's
+file with the changed lines marked; ``y`` writes, ``n`` goes back to the list, the cursor on the option
+the preview came from). Every rule is the engine's
 (``engine.memory.repair``): the write re-reads the file under its lock and is refused
 if it changed since the preview, and it is journaled, so ``u`` undoes it.
 """
@@ -23,7 +24,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from engine.approvals.preview import line_diff
 from engine.errors import WorkbenchError
@@ -54,10 +55,12 @@ class DriftExamined(Message):
 
 @dataclass(frozen=True)
 class Choice:
-    """What the repair dialog was closed with: preview ``repair``, or edit the entry ``piece``."""
+    """What the repair dialog was closed with: preview ``repair``, or edit the entry ``piece``; ``option``
+    is the id of the option it was chosen on (Back from the preview puts the cursor there again)."""
 
     repair: repair.Repair | None = None
     piece: repair.Piece | None = None
+    option: str | None = None
 
 
 class RepairDialog(Dialog[Choice | None]):
@@ -69,10 +72,11 @@ class RepairDialog(Dialog[Choice | None]):
         Binding("escape", "close", "Close"),
     ]
 
-    def __init__(self, diagnosis: repair.Diagnosis, piece: int | None = None):
+    def __init__(self, diagnosis: repair.Diagnosis, piece: int | None = None, option: str | None = None):
         super().__init__()
         self.diagnosis = diagnosis
         self.start = piece
+        self.option = option  # the option to put the cursor on (the one a preview was opened from)
 
     def compose(self) -> ComposeResult:
         found = self.diagnosis
@@ -116,10 +120,25 @@ class RepairDialog(Dialog[Choice | None]):
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
         options.focus()
-        if self.start is not None and not self.diagnosis.crlf:
+        at = self._index_of(self.option)
+        if at is not None:
+            options.highlighted = at
+        elif self.start is not None and not self.diagnosis.crlf:
             options.highlighted = len(self.diagnosis.repairs) + self.start - 1
         elif options.option_count:
             options.highlighted = 0
+
+    def _index_of(self, option: str | None) -> int | None:
+        if option is None:
+            return None
+        try:
+            return self.query_one(OptionList).get_option_index(option)
+        except OptionDoesNotExist:
+            return None
+
+    def _highlighted_id(self) -> str | None:
+        options = self.query_one(OptionList)
+        return None if options.highlighted is None else options.get_option_at_index(options.highlighted).id
 
     def _highlighted(self) -> tuple[repair.Repair | None, repair.Piece | None]:
         options = self.query_one(OptionList)
@@ -136,19 +155,19 @@ class RepairDialog(Dialog[Choice | None]):
     def _chosen(self) -> None:
         fix, piece = self._highlighted()
         if fix is not None:
-            self.dismiss(Choice(repair=fix))
+            self.dismiss(Choice(repair=fix, option=self._highlighted_id()))
         elif piece is not None:
-            self.dismiss(Choice(piece=piece))
+            self.dismiss(Choice(piece=piece, option=self._highlighted_id()))
 
     def action_edit(self) -> None:
         _, piece = self._highlighted()
         if piece is not None and not self.diagnosis.crlf:
-            self.dismiss(Choice(piece=piece))
+            self.dismiss(Choice(piece=piece, option=self._highlighted_id()))
 
     def action_remove(self) -> None:
         _, piece = self._highlighted()
         if piece is not None and not self.diagnosis.crlf:
-            self.dismiss(Choice(repair=repair.remove(piece)))
+            self.dismiss(Choice(repair=repair.remove(piece), option=self._highlighted_id()))
 
     def action_close(self) -> None:
         self.dismiss(None)
@@ -249,22 +268,22 @@ class DriftRepair:
             self.edit(found, piece)
         return True
 
-    def open(self, piece: int | None = None) -> None:
+    def open(self, piece: int | None = None, option: str | None = None) -> None:
         found = self.diagnosis
         if found is None or not found.reasons:
             self.screen.show_status(f"{found.file_name if found else 'This file'} round-trips; nothing to repair.")
             return
-        self.screen.app.push_screen(RepairDialog(found, piece), lambda choice: self._chosen(found, choice))
+        self.screen.app.push_screen(RepairDialog(found, piece, option), lambda choice: self._chosen(found, choice))
 
     def _chosen(self, found: repair.Diagnosis, choice: Choice | None) -> None:
         if choice is None:
             return
         if choice.repair is not None:
-            self.preview(found, choice.repair)
+            self.preview(found, choice.repair, choice.option)
         elif choice.piece is not None:
-            self.edit(found, choice.piece)
+            self.edit(found, choice.piece, choice.option)
 
-    def edit(self, found: repair.Diagnosis, piece: repair.Piece) -> None:
+    def edit(self, found: repair.Diagnosis, piece: repair.Piece, option: str | None = None) -> None:
         edited: list[repair.Repair] = []
 
         def submit(text: str) -> Outcome:  # worker thread: checks only, nothing is written here
@@ -277,9 +296,12 @@ class DriftRepair:
             return None
 
         dialog = EditDialog(f"Edit entry {piece.number} of {found.file_name}", piece.entry, submit, hint=EDIT_HINT)
-        self.screen.app.push_screen(dialog, lambda saved: self.preview(found, edited[-1]) if saved and edited else None)
+        self.screen.app.push_screen(
+            dialog, lambda saved: self.preview(found, edited[-1], option) if saved and edited else None
+        )
 
-    def preview(self, found: repair.Diagnosis, fix: repair.Repair) -> None:
+    def preview(self, found: repair.Diagnosis, fix: repair.Repair, option: str | None = None) -> None:
+        """Preview ``fix``; Back reopens the list on ``option`` (the one it was chosen on), else on its entry."""
         try:
             after = found.result(fix)
         except Refusal as refusal:
@@ -287,7 +309,7 @@ class DriftRepair:
             return
         self.screen.app.push_screen(
             RepairPreview(found, fix, after),
-            lambda yes: self._write(found, fix) if yes else self.open(fix.piece),
+            lambda yes: self._write(found, fix) if yes else self.open(fix.piece, option),
         )
 
     def _write(self, found: repair.Diagnosis, fix: repair.Repair) -> None:
