@@ -345,3 +345,44 @@ def test_whole_file_repairs_of_a_crlf_file_count_its_entries_as_a_person_does(ho
     assert normalised["entry_count"] == 3
     undone = home.memory.undo(normalised["event_id"])
     assert undone["success"] and undone["entry_count"] == 3 and path.read_bytes() == CRLF
+
+
+def over_full(home) -> tuple[list[str], int]:
+    """17 hand-written entries that each fit and round-trip, 2,660 chars as Hermes counts them."""
+    entries = [f"Fact {i:02d}: " + "x" * (144 if i else 155) for i in range(17)]
+    put(home, "\n§\n".join(entries))
+    return entries, 2_660
+
+
+def test_a_store_over_its_limit_that_round_trips_needs_repair_everywhere(home):
+    """17 entries at 2,660/2,200 round-trip: the screen showed no banner and r said 'nothing to repair',
+    while Hermes refused every add and doctor named it. One rule now: the diagnosis names it and offers
+    trims and removals of the largest entries, and doctor points at those repairs."""
+    entries, chars = over_full(home)
+    found = repair.examine(home.memory, "memory")
+    assert not found.drifted and found.needs_repair
+    assert [r.kind for r in found.reasons] == ["store_over_limit"]
+    assert found.reasons[0].over == chars - 2_200
+    assert found.title == "MEMORY.md is over its limit"
+    assert found.reasons[0].short == "2,660/2,200 chars, 460 over the limit: Hermes refuses every add"
+    kinds = [fix.kind for fix in found.repairs]
+    assert kinds == ["remove", "remove", "remove"]  # the three largest; no one trim makes room here
+    assert found.repairs[0].piece == 1  # entry 1 is the largest
+    after = found.result(found.repairs[0])
+    assert repair.left_after("memory", after, 2_200) == [
+        "the store is at 2,493/2,200 chars, 293 over its limit, so Hermes refuses every add"
+    ]
+    put(home, "\n§\n".join(["a" * 1_500, *entries[1:6]]))  # 2,283: a trim of the first fits it
+    found = repair.examine(home.memory, "memory")
+    assert [fix.kind for fix in found.repairs][-3:] == ["remove", "remove", "remove"]
+    assert found.repairs[0].kind == "trim" and found.repairs[0].piece == 1
+    assert "room for new entries" in found.repairs[0].label
+    assert repair.left_after("memory", found.result(found.repairs[0]), 2_200) == []
+    result = repair.apply(home.memory, "memory", found.repairs[0], found.sha)
+    assert result["success"] and not repair.examine(home.memory, "memory").needs_repair
+    assert home.memory.add("memory", "a new fact", user())["success"]
+
+    over_full(home)
+    memory = [f for f in run_doctor(home).findings if f.area == "memory"]
+    assert len(memory) == 1 and "over its limit (2,660/2,200" in memory[0].what
+    assert "workbench memory repair --target memory" in memory[0].fix

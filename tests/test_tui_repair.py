@@ -158,7 +158,7 @@ async def test_an_over_limit_entry_is_split_in_the_editor_then_its_poison_remove
         await pilot.press("ctrl+s")
         await preview_and_write(pilot)
         await wait_for(pilot, lambda: len(live(app)) == 3, what="the split")
-        assert not banner(app).display
+        await wait_for(pilot, lambda: banner(app).title == "MEMORY.md is over its limit", what="the limit banner")
         lst.focus()
         lst.highlighted = 2
         await settle(pilot)
@@ -167,6 +167,7 @@ async def test_an_over_limit_entry_is_split_in_the_editor_then_its_poison_remove
         await pilot.press("y")
         await settle(pilot)
         assert path.read_text() == "keep me\n§\nDeploys go through the staging cluster first."
+        await wait_for(pilot, lambda: not banner(app).display, what="the banner to go: the store fits")
 
 
 async def test_the_trim_preview_says_whether_the_store_fits_its_limit_after_it(home, tmp_path):
@@ -292,3 +293,23 @@ async def test_after_back_from_a_preview_down_and_enter_reach_the_next_repair(ho
         await pilot.press("down", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, RepairPreview), what="the trim preview")
         assert app.screen.fix.kind == "trim"
+
+
+async def test_a_store_over_its_limit_shows_the_banner_and_r_offers_its_repairs(home, tmp_path):
+    """17 hand-written entries at 2,660/2,200 round-trip, so no banner showed and r said there was
+    nothing to repair, while Hermes refused every add. Now the banner says so and r offers removals."""
+    put(home, "\n§\n".join(f"Fact {i:02d}: " + "x" * (144 if i else 155) for i in range(17)))
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: banner(app).display, what="the banner")
+        assert banner(app).title == "MEMORY.md is over its limit"
+        assert banner(app).reasons == ["2,660/2,200 chars, 460 over the limit: Hermes refuses every add"]
+        dialog = await open_flow(pilot)
+        first = str(dialog.query_one(OptionList).get_option_at_index(0).prompt)
+        assert first.startswith("▶ Remove entry 1")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RepairPreview), what="the preview")
+        still = " ".join(str(app.screen.query_one("#repair-still", Static).render()).split())
+        assert "Still to repair after this: the store is at 2,493/2,200 chars" in still
+        await pilot.press("y")
+        await wait_for(pilot, lambda: len(live(app)) == 16, what="the entry removed")

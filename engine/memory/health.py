@@ -89,14 +89,15 @@ def _limit_findings(target: str, state, limit: int) -> list[Finding]:
             )
         )
     usage = Usage.of(state.entries, limit)
-    if usage.chars > limit:
+    if repair.over_limit(repair.text_of(state), limit):  # the repairs' own rule (the Memory screen's banner, r)
         findings.append(
             Finding(
                 "memory",
                 "warning",
                 f"{name} is over its limit ({usage.short} chars); every add is refused.",
-                "Remove or shorten entries (the TUI's Memory screen, or "
-                f"`workbench memory remove --target {target} --old TEXT`).",
+                f"`workbench memory repair --target {target}` lists the repairs (trim or remove its largest "
+                "entries; journaled, undoable), as does the TUI's Memory screen (r); or remove or shorten entries "
+                f"by hand (`workbench memory remove --target {target} --old TEXT`).",
             )
         )
     return findings

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 ACTION = "repair"
 PREVIEW = 40
 MAX_SPLIT_POINTS = 5  # blank lines offered as split points of one over-long entry
+LARGEST_OFFERED = 3  # entries of a store over its limit whose trim and removal are offered
 ROOM_LEFT = 0.1  # the share of the limit the trim on offer leaves free, so the next add fits
 
 
@@ -84,14 +85,16 @@ class Piece:
 
 @dataclass(frozen=True)
 class Reason:
-    """One cause of drift: ``kind`` is crlf, bom, lookalike, over_limit or empty; ``piece`` and ``line`` say where."""
+    """One thing to repair: ``kind`` is crlf, bom, lookalike, over_limit (an entry longer than the whole store) or
+    empty (causes of drift), or store_over_limit (the entries fit one by one but not together, so Hermes refuses
+    every add; not drift); ``piece`` and ``line`` say where."""
 
     kind: str
     message: str
     short: str  # a few words for a banner: "entry 2, line 4: a look-alike '§'"
     piece: int | None = None
     line: int | None = None
-    over: int | None = None  # over_limit: characters beyond the limit
+    over: int | None = None  # over_limit, store_over_limit: characters beyond the limit
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -153,6 +156,8 @@ class Diagnosis:
             return f"{self.file_name} no longer round-trips"
         if self.crlf:
             return f"{self.file_name} uses {line_endings(self.text)} line endings"
+        if self.store_over is not None:
+            return f"{self.file_name} is over its limit"
         if self.reasons:
             return f"{self.file_name} starts with a byte-order mark"
         return f"{self.file_name} round-trips"
@@ -166,9 +171,25 @@ class Diagnosis:
                 f"{self.file_name} uses {line_endings(self.text)} line endings; it is read with them translated, "
                 "as Hermes reads it, and the next write saves it with LF."
             )
+        if self.store_over is not None:
+            return (
+                f"{self.file_name} round-trips but is over its limit: Hermes refuses every add until entries are "
+                "trimmed or removed."
+            )
         if self.reasons:
             return f"{self.file_name} starts with a byte-order mark, which Hermes reads into entry 1 and blocks."
-        return f"{self.file_name} round-trips; nothing to repair."
+        return f"{self.file_name} round-trips and fits its limit; nothing to repair."
+
+    @property
+    def needs_repair(self) -> bool:
+        """The one rule for whether a store needs a repair (the Memory screen's banner and ``r``, the
+        CLI's listing, doctor): drift, CR/CRLF line endings, a byte-order mark, or a store over its limit."""
+        return bool(self.reasons)
+
+    @property
+    def store_over(self) -> Reason | None:
+        """The store_over_limit reason, when the store is over its limit with no entry over it alone."""
+        return next((r for r in self.reasons if r.kind == "store_over_limit"), None)
 
     def piece(self, number: Any) -> Piece:
         if not isinstance(number, int) or not 1 <= number <= len(self.pieces):
@@ -206,6 +227,7 @@ class Diagnosis:
             "file": self.file_name,
             "drifted": self.drifted,
             "crlf": self.crlf,
+            "needs_repair": self.needs_repair,
             "headline": self.headline,
             "file_sha": self.sha,
             "limit": self.limit,
@@ -302,7 +324,33 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
                 _offer(repairs, split, piece, at)
             repairs.append(fitting_trim(pieces, piece, limit))
             repairs.append(remove(piece))
+    if not any(r.kind == "over_limit" for r in reasons):  # (an entry over it alone has its own reason and trims)
+        _store_over(name, text, limit, pieces, reasons, repairs)
     return Diagnosis(target, text, limit, pieces, reasons, list(dict.fromkeys(repairs)))
+
+
+def _store_over(name: str, text: str, limit: int, pieces: list[Piece], reasons: list[Reason], repairs: list) -> None:
+    """A store whose entries each fit but together hold more than its limit, as Hermes counts them (the
+    delimiters too): Hermes refuses every add. The repairs on offer trim or remove its largest entries."""
+    chars = size_of(read_as_hermes(text))
+    if chars <= limit:
+        return
+    over = chars - limit
+    reasons.append(
+        Reason(
+            "store_over_limit",
+            f"{name} holds {chars:,} chars as Hermes counts them (entries joined by '§' lines), over its limit of "
+            f"{limit:,} by {over:,}: Hermes refuses every add until entries are trimmed or removed.",
+            f"{chars:,}/{limit:,} chars, {over:,} over the limit: Hermes refuses every add",
+            over=over,
+        )
+    )
+    largest = sorted((p for p in pieces if p.entry), key=lambda p: (-len(p.entry), p.number))[:LARGEST_OFFERED]
+    for piece in largest:
+        fix = fitting_trim(pieces, piece, limit)
+        if fix.at is not None and fix.at < len(piece.entry.rstrip()):  # a trim that shortens it
+            repairs.append(fix)
+    repairs += [remove(piece) for piece in largest]
 
 
 def _mark_reason(name: str) -> Reason:
@@ -443,7 +491,8 @@ def left_after(target: str, text: str, limit: int) -> list[str]:
     """What is still wrong once a repair made the file ``text``: its causes of drift (their short
     words), then a store over its limit. The repair previews (the TUI's, the CLI's dry run) and a
     made repair's result say it."""
-    shorts = [r.short for r in diagnose(target, text, limit).reasons]
+    found = diagnose(target, text, limit)
+    shorts = [r.short for r in found.reasons if r.kind != "store_over_limit"]
     over = over_limit(text, limit)
     return [*shorts, over] if over else shorts
 

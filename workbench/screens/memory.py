@@ -115,7 +115,8 @@ class MemoryScreen(WorkbenchScreen):
         "The columns are aligned: the same entry on the same row, a blank slot where one side has none, "
         "↕ an entry on another row since; n / N jump to the next / previous change. "
         "Hand edits use the agent's validation and are journaled as 'user'; Enter on a live entry edits it. "
-        "A file that no longer round-trips shows a banner; r repairs it (preview first, u undoes). "
+        "A file that no longer round-trips, or a store over its limit, shows a banner; "
+        "r repairs it (preview first, u undoes). "
         "p shows the local provider's facts instead (g: a fact's source message)."
     )
 

@@ -243,10 +243,10 @@ class DriftRepair:
             return
         self.diagnosis = mine = found[target]
         banner = self.screen.query_one(DriftBanner)
-        if mine is not None and mine.reasons:
+        if mine is not None and mine.needs_repair:
             banner.show(mine.title, [r.short for r in mine.reasons])
             return
-        other = next((d for d in found.values() if d is not None and d.reasons), None)
+        other = next((d for d in found.values() if d is not None and d.needs_repair), None)
         if other is None:
             banner.show("", [])
         else:
@@ -270,8 +270,12 @@ class DriftRepair:
 
     def open(self, piece: int | None = None, option: str | None = None) -> None:
         found = self.diagnosis
-        if found is None or not found.reasons:
-            self.screen.show_status(f"{found.file_name if found else 'This file'} round-trips; nothing to repair.")
+        if found is None or not found.needs_repair:
+            self.screen.show_status(
+                found.headline
+                if found
+                else "Nothing to repair here: the file could not be examined (see the status line)."
+            )
             return
         self.screen.app.push_screen(RepairDialog(found, piece, option), lambda choice: self._chosen(found, choice))
 
