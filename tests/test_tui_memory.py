@@ -79,6 +79,27 @@ async def test_engine_write_from_another_thread_shows_live_and_leaves_the_snapsh
         assert [text for _, text in rows(app, "frozen")] == ["first fact, revised", "learned mid-session"]
 
 
+async def test_with_no_session_live_the_snapshot_says_when_it_was_taken_not_that_it_is_the_next(home, tmp_path, clock):
+    """With no session live the left column read "snapshot for a new session · 13:13:10" while an edit
+    outside the workbench left it stale, with marks against live: a new session would freeze the live
+    file, not that. It now says what it is, a snapshot taken then, and f re-takes it with its new time."""
+    home.memory.add("memory", "first fact")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await settle(pilot)
+        title = str(app.screen.query_one("#frozen-title", Static).content)
+        assert "taken 12:00:00 UTC · f re-takes" in title and "new session" not in title
+        clock.advance(90)
+        home.memory.path("memory").write_text("first fact\n§\nwritten by Hermes", encoding="utf-8")
+        home.bus.publish(MemoryChanged(actor="external", target="memory", action="external"))  # (the watcher's)
+        await wait_for(pilot, lambda: ("+", "written by Hermes") in rows(app, "live"), what="the outside edit")
+        assert "taken 12:00:00 UTC" in str(app.screen.query_one("#frozen-title", Static).content)
+        await pilot.press("f")
+        await wait_for(pilot, lambda: ("", "written by Hermes") in rows(app, "frozen"), what="the re-take")
+        assert "taken 12:01:30 UTC · f re-takes" in str(app.screen.query_one("#frozen-title", Static).content)
+        assert all(mark == "" for mark, _ in rows(app, "live"))
+
+
 async def test_removed_entries_are_marked_on_both_sides(home, tmp_path):
     home.memory.add("memory", "soon gone")
     home.memory.add("memory", "stays")
@@ -368,7 +389,7 @@ async def test_the_snapshot_says_how_many_entries_its_prompt_blocks(home, tmp_pa
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         title = str(app.screen.query_one("#frozen-title", Static).content)
-        assert "snapshot ⚠ 2 blocked · for a new session" in title
+        assert "snapshot ⚠ 2 blocked · taken " in title
         gauge = app.screen.query_one("#frozen-gauge", CapacityGauge)
         assert gauge.used > 300 > app.screen.query_one("#live-gauge", CapacityGauge).used
         await pilot.press("t")  # USER.md blocks nothing
@@ -389,7 +410,7 @@ async def test_a_store_disabled_in_config_says_it_is_not_in_the_prompt(home, tmp
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 24)) as pilot:
         await settle(pilot)
-        assert "for a new session · 12:00:00 UTC" in str(app.screen.query_one("#frozen-title", Static).content)
+        assert "taken 12:00:00 UTC · f re-takes" in str(app.screen.query_one("#frozen-title", Static).content)
         await pilot.press("t")
         await settle(pilot)
         assert "not in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
@@ -542,7 +563,7 @@ async def test_a_resumed_session_whose_prompt_is_built_at_the_resume_is_frozen_t
             pilot, lambda: ("", "Learned in the session") in rows(app, "frozen"), what="a new session's snapshot"
         )
         title = str(app.screen.query_one("#frozen-title", Static).content)
-        assert "for a new session · 12:01:00 UTC" in title and app.running_session is None
+        assert "taken 12:01:00 UTC" in title and app.running_session is None
 
 
 async def test_a_slow_older_load_never_overwrites_a_newer_one(home, tmp_path):

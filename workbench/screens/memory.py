@@ -1,8 +1,9 @@
 """The Memory screen: frozen snapshot vs live entries, hand edits, history and origin.
 
 For the chosen target (MEMORY or USER) the left column is the frozen snapshot (what the
-running session's prompt holds; with no session running, the one taken when the screen
-opened or last re-frozen) and the right column is what is on disk now, aligned entry by
+running session's prompt holds; with no session running, the store as it was when the screen
+opened, a session was left or ``f`` re-took it, titled ``taken HH:MM:SS``, never as what a new session
+would freeze, which is the live file) and the right column is what is on disk now, aligned entry by
 entry (``engine.memory.align``): one row per entry, a blank slot where a side has none,
 marked ``+`` added, ``~`` changed, ``−`` removed, ``↕`` moved since the snapshot. The
 columns move and scroll together; ``n``/``N`` go to the next/previous change. Hand
@@ -110,8 +111,9 @@ CHANGES = Binding.Group("Changes")
 class MemoryScreen(WorkbenchScreen):
     TITLE_TEXT = "Memory"
     HELP = (
-        "Left: the frozen snapshot the running session's prompt holds. Right: the live file; "
-        "+ added, ~ changed, − removed since the snapshot (takes effect next session). "
+        "Left: the frozen snapshot the running session's prompt holds; with no session live, the store as it "
+        "was when the snapshot was taken (its title says when; f re-takes it). Right: the live file, what a new "
+        "session freezes; + added, ~ changed, − removed since the snapshot (takes effect next session). "
         "The columns are aligned: the same entry on the same row, a blank slot where one side has none, "
         "↕ an entry on another row since; n / N jump to the next / previous change. "
         "Hand edits use the agent's validation and are journaled as 'user'; Enter on a live entry edits it. "
@@ -278,8 +280,9 @@ class MemoryScreen(WorkbenchScreen):
         self.view = view
         title = TITLES[view.target]
         taken = shown_time(view.taken_at, "%H:%M:%S %Z")
-        # a live session's prompt, frozen when it was built; else what a new session would freeze, taken then
-        frozen_note = ("in the prompt" if self.workbench.running_session else "for a new session") + f" · {taken}"
+        # a live session's prompt, frozen when it was built; else the store as it was when this snapshot was
+        # taken (screen opened, session left, f): a new session would freeze the live file, not this
+        frozen_note = f"in the prompt · {taken}" if self.workbench.running_session else f"taken {taken} · f re-takes"
         if not view.enabled:
             frozen_note = "disabled in config.yaml: not in the prompt"
         self.query_one("#frozen-title", Static).update(
@@ -431,7 +434,9 @@ class MemoryScreen(WorkbenchScreen):
             self.show_status("A session is running: its prompt keeps its snapshot until it ends or compresses.")
             return
         self.workbench.frozen_snapshot = None
-        self.show_status("Snapshot re-taken: this is what a new session would see.")
+        self.show_status(
+            "Snapshot re-taken: it is what a new session would freeze now; marks show what changes from here."
+        )
         self.reload()
 
     def budget_for(self, replacing: str | None) -> Callable[[str], Budget]:
