@@ -566,6 +566,53 @@ async def test_a_resumed_session_whose_prompt_is_built_at_the_resume_is_frozen_t
         assert "taken 12:01:00 UTC" in title and app.running_session is None
 
 
+async def test_a_prompt_stored_after_the_resume_keeps_its_build_time_when_resumed_again(home, tmp_path, clock):
+    """s-open (a Hermes row, no prompt, started 09:00) resumed on Run and talked in a minute later stores
+    the prompt built at the resume; left and resumed again, the Memory screen said `in the prompt ·
+    09:00:00` (the row's start) for a prompt built at 12:00. The build time is recorded in workbench.db
+    when the prompt is stored, and read back; a prompt another program stored has no such record and
+    says its time is not known, with the row's start as the lower bound it is."""
+    from tests.test_tui_run import open_run, resume_by, send_turn
+
+    home.memory.add("memory", "Known at the resume")
+    home.archive.create_session("s-open", source="cli", title="Earlier", started_at=clock.now() - 3 * 3600)
+    prompt = "You are an agent.\n\n" + render_block("memory", ["Known at the resume"], 2200)
+    home.archive.create_session("s-hermes", source="cli", system_prompt=prompt, started_at=clock.now() - 7200)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        run = await open_run(pilot)
+        await resume_by(pilot, "s-open")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: run.agent is not None, what="the session resumed")
+        clock.advance(60)
+        await send_turn(pilot, run, "hello again")  # stores the prompt built at the resume
+        await settle(pilot)
+        assert home.archive.get_session("s-open").system_prompt
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        clock.advance(60)
+        await resume_by(pilot, "s-open")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: run.agent is not None and app.running_session == "s-open", what="resumed")
+        await pilot.press("escape", "1")
+        await settle(pilot)
+        title = str(app.screen.query_one("#frozen-title", Static).content)
+        assert "in the prompt · 12:00:00 UTC" in title  # built at the first resume, not 09:00 (the row's start)
+        assert app.frozen_snapshot.taken_at == clock.now() - 120 and app.frozen_snapshot.time_known
+
+        await pilot.press("5", "ctrl+l")
+        await settle(pilot)
+        await resume_by(pilot, "s-hermes")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.running_session == "s-hermes", what="the Hermes session resumed")
+        await pilot.press("escape", "1")
+        await wait_for(pilot, lambda: not app.frozen_snapshot.time_known, what="its snapshot")
+        await settle(pilot)
+        title = str(app.screen.query_one("#frozen-title", Static).content)
+        assert "in the prompt · built 10:00:00 UTC or later (time not recorded)" in title
+
+
 async def test_a_slow_older_load_never_overwrites_a_newer_one(home, tmp_path):
     home.memory.add("memory", "old state")
     app = make_app(home, tmp_path)

@@ -15,7 +15,10 @@ Run screen resumes is read back at once (``resumed``), before its first turn.
 The snapshot's time (``taken_at``, the Memory screen's "frozen" time, and the journal's ``since`` that
 lines blocked entries up) is when the prompt in use froze memory: the runner's events say so
 (``prompt_at``: a resumed session whose stored prompt was missing froze it at the resume, not when
-it first started), else the stored row tells (``stored_prompt_frozen_at``).
+it first started), else the time this workbench recorded when it stored that prompt
+(``stored_prompt_frozen_at``). A prompt someone else stored (Hermes, which also rebuilds one on a
+resume) has no such time: the snapshot says so (``time_known`` False, the session's start as a
+lower bound) and rules no journaled entry out of it.
 """
 
 from __future__ import annotations
@@ -29,7 +32,12 @@ from textual.message import Message
 
 from engine.errors import WorkbenchError
 from engine.events import Event, RunnerEvent
-from engine.memory.snapshot import MemorySnapshot, snapshot_from_prompt, stored_prompt_frozen_at
+from engine.memory.snapshot import (
+    MemorySnapshot,
+    prompt_frozen_after,
+    snapshot_from_prompt,
+    stored_prompt_frozen_at,
+)
 
 if TYPE_CHECKING:
     from engine.home import Home
@@ -76,7 +84,8 @@ class EngineBridge:
     def _session_snapshot(self, event: RunnerEvent) -> MemorySnapshot | None:
         """Publisher's thread: a new frozen snapshot when this event tells of one, else None."""
         rotated = event.kind == "session_rotated"
-        fresh = event.session_id != self._session or rotated
+        # (a resume is fresh even of the session last shown: left and resumed again, its row may hold a prompt now)
+        fresh = event.session_id != self._session or rotated or event.kind == "session_resumed"
         if fresh:
             self._session, self._from_prompt, self._prompt_at = event.session_id, False, None
         said_at = event.data.get("prompt_at")
@@ -97,8 +106,8 @@ class EngineBridge:
         if session is None or not session.system_prompt:
             return None
         self._from_prompt = True
-        taken_at = self._prompt_at or stored_prompt_frozen_at(session) or self._home.clock.now()
-        return snapshot_from_prompt(self._home, session.system_prompt, taken_at)
+        taken_at = self._prompt_at or stored_prompt_frozen_at(self._home, session)  # None: not known
+        return snapshot_from_prompt(self._home, session.system_prompt, taken_at, after=prompt_frozen_after(session))
 
     def close(self) -> None:
         if self._unsubscribe is not None:

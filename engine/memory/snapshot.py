@@ -10,17 +10,33 @@ limit), the snapshot holds no entries either and ``withheld`` says why.
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from ..db import write_transaction
 from ..errors import WorkbenchError
+from ..journal import content_hash
 from .format import FILE_NAMES, TARGETS, Usage, parse_blocks, render_block
 from .threats import HERMES_SKIPS, hermes_characters, sanitize_entry
 
 if TYPE_CHECKING:
     from ..home import Home
+
+log = logging.getLogger(__name__)
+
+# ours alone (workbench.db): when this workbench built each prompt it stored on a session row
+_BUILDS = """
+CREATE TABLE IF NOT EXISTS prompt_builds (
+    session_id TEXT NOT NULL,
+    prompt_sha TEXT NOT NULL,
+    built_at REAL NOT NULL,
+    PRIMARY KEY (session_id, prompt_sha)
+) WITHOUT ROWID;
+"""
 
 
 @dataclass(frozen=True)
@@ -31,8 +47,9 @@ class MemorySnapshot:
     limits: Mapping[str, int]
     enabled: Mapping[str, bool]
     errors: Mapping[str, str | None]  # why a file could not be read (then it counts as empty)
-    taken_at: float
+    taken_at: float  # when it froze memory; when not ``time_known``, a lower bound (the session's start)
     withheld: str | None = None  # why a new Hermes session would inject no memory block
+    time_known: bool = True  # False: a stored prompt no record dates (built at ``taken_at`` or later)
 
     @classmethod
     def build(
@@ -43,6 +60,7 @@ class MemorySnapshot:
         errors: dict[str, str | None],
         taken_at: float,
         withheld: str | None = None,
+        time_known: bool = True,
     ) -> MemorySnapshot:
         kept = {t: () if withheld else tuple(raw[t]) for t in TARGETS}
         clean = {t: tuple(sanitize_entry(e, FILE_NAMES[t]) for e in kept[t]) for t in TARGETS}
@@ -55,6 +73,7 @@ class MemorySnapshot:
             errors=MappingProxyType(dict(errors)),
             taken_at=taken_at,
             withheld=withheld,
+            time_known=time_known,
         )
 
     def block(self, target: str) -> str:
@@ -70,17 +89,59 @@ class MemorySnapshot:
         return "\n\n".join(b for b in (self.block(t) for t in TARGETS if self.enabled[t]) if b)
 
 
-def stored_prompt_frozen_at(session) -> float | None:
-    """When a stored session's prompt froze memory, as far as state.db tells: as its row was made (Hermes
-    builds the prompt at the first turn and makes the row with it; ours stores it with the first
-    message). None when the row holds no prompt: a resume builds one, freezing memory then (now)."""
-    return (session.started_at or None) if session.system_prompt else None
+def record_prompt_built(home: Home, session_id: str, prompt: str, built_at: float) -> None:
+    """Note in workbench.db that the prompt this workbench just stored on ``session_id``'s row froze
+    memory at ``built_at`` (``stored_prompt_frozen_at`` reads it back). A home open read-only, or a
+    workbench.db that will not take it, leaves that time unknown (said as such), never wrong."""
+    if home.read_only:
+        return
+    try:
+        conn = home.journal.connection()
+        with write_transaction(conn):
+            conn.execute(_BUILDS)
+            conn.execute(
+                "INSERT OR REPLACE INTO prompt_builds (session_id, prompt_sha, built_at) VALUES (?, ?, ?)",
+                (session_id, content_hash(prompt), built_at),
+            )
+    except (WorkbenchError, sqlite3.Error) as exc:
+        log.warning("When the prompt of session %s was built is not recorded: %s", session_id, exc)
 
 
-def snapshot_from_prompt(home: Home, prompt: str, taken_at: float) -> MemorySnapshot:
+def stored_prompt_frozen_at(home: Home, session) -> float | None:
+    """When a stored session's prompt froze memory, when that is known: this workbench recorded it as it
+    stored that very prompt (``record_prompt_built``). None when the row holds no prompt (a resume builds
+    one, freezing memory then) or one someone else stored: Hermes builds one at a session's first turn
+    but builds it again on a resume when the stored one is unusable (``update_system_prompt``), and
+    ours stores one on a bare row at its first message after a resume, so the row's start is only a
+    lower bound (``prompt_frozen_after``)."""
+    if not session.system_prompt:
+        return None
+    try:
+        conn = home.journal.connection()
+        row = conn.execute(
+            "SELECT built_at FROM prompt_builds WHERE session_id = ? AND prompt_sha = ?",
+            (session.id, content_hash(session.system_prompt)),
+        ).fetchone()
+    except sqlite3.OperationalError:  # no such table yet: nothing recorded
+        return None
+    except (WorkbenchError, sqlite3.Error) as exc:
+        log.warning("When the prompt of session %s was built cannot be read: %s", session.id, exc)
+        return None
+    return float(row[0]) if row else None
+
+
+def prompt_frozen_after(session) -> float | None:
+    """A lower bound of when a stored prompt froze memory: the session's start (None: unknown)."""
+    return session.started_at or None
+
+
+def snapshot_from_prompt(
+    home: Home, prompt: str, taken_at: float | None, *, after: float | None = None
+) -> MemorySnapshot:
     """The memory a stored system prompt froze: each block's entries, read back exactly, each
     ``[BLOCKED: ...]`` line taken for the entry it stands for (``frozen_originals``). A store whose
-    block is missing was empty (or disabled) when the prompt was built."""
+    block is missing was empty (or disabled) when the prompt was built. ``taken_at`` None: when it was
+    built is not known (``after``, if given, is a lower bound): no written entry is ruled out of it."""
     blocks = parse_blocks(prompt)
     raw: dict[str, list[str]] = {}
     for target in TARGETS:
@@ -89,14 +150,20 @@ def snapshot_from_prompt(home: Home, prompt: str, taken_at: float) -> MemorySnap
             continue
         try:  # the entries on disk, less those written since the prompt was built (never in it)
             live = home.memory.entries(target)
-            rows = home.journal.query(subsystem="memory", target=target, since=taken_at, limit=10_000)
-            since = {row.after for row in rows}
+            since = set()
+            if taken_at is not None:
+                rows = home.journal.query(subsystem="memory", target=target, since=taken_at, limit=10_000)
+                since = {row.after for row in rows}
         except WorkbenchError:  # an unreadable file: the prompt's own lines, as they are
             live, since = [], set()
         raw[target] = frozen_originals(blocks[target][0], [e for e in live if e not in since], FILE_NAMES[target])
     limits = {target: blocks[target][1] if target in blocks else home.memory.limit(target) for target in TARGETS}
     enabled = {target: home.memory.enabled(target) for target in TARGETS}
-    return MemorySnapshot.build(raw, limits, enabled, {target: None for target in TARGETS}, taken_at)
+    errors: dict[str, str | None] = {target: None for target in TARGETS}
+    if taken_at is None:
+        at = after if after is not None else home.clock.now()
+        return MemorySnapshot.build(raw, limits, enabled, errors, at, time_known=False)
+    return MemorySnapshot.build(raw, limits, enabled, errors, taken_at)
 
 
 def frozen_originals(shown: list[str], live: list[str], file_name: str) -> list[str]:

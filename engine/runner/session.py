@@ -30,7 +30,7 @@ from .. import kept
 from ..db import is_corrupt
 from ..errors import WorkbenchError, said
 from ..events import RunnerEvent
-from ..memory.snapshot import stored_prompt_frozen_at
+from ..memory.snapshot import record_prompt_built, stored_prompt_frozen_at
 from ..models.base import Model, ModelReply, StreamingModel
 from ..providers import configured_providers
 from ..providers.base import MemoryProvider
@@ -382,10 +382,10 @@ class AgentSession:
                 message["content"] = sanitize_context(message["content"]).strip()
         self.message_ids = [m.id for m in stored]
         self._foreign_history = True  # not written by this session: repair tool pairs in the API copy
-        # when the prompt in use froze memory (the journal lines up blocked entries by it): a stored one's,
-        # or now, for one built here
+        # when the prompt in use froze memory (the journal lines up blocked entries by it): now, for one
+        # built here; a stored one's as recorded when this workbench stored it, else not known (None)
         self.system_prompt = session.system_prompt or self._build_prompt()
-        self.prompt_at = stored_prompt_frozen_at(session) or self.home.clock.now()
+        self.prompt_at = stored_prompt_frozen_at(self.home, session) if session.system_prompt else self.home.clock.now()
         interval = self.home.config.int("memory.nudge_interval")
         prior_turns = sum(1 for m in self.messages if m["role"] == "user")
         if interval > 0:
@@ -462,6 +462,7 @@ class AgentSession:
         if unstored is None:
             return []
         archive = self.home.archive
+        prompt_owed = not self._created or self._prompt_unstored  # this store puts our prompt on the row
         try:
             ids = unstored.store(archive)
         finally:  # what landed is not done again
@@ -472,6 +473,8 @@ class AgentSession:
                 unstored.reopen,
                 unstored.prompt_unstored,
             )
+            if prompt_owed and unstored.created and not unstored.prompt_unstored and self.prompt_at is not None:
+                record_prompt_built(self.home, self.id, self.system_prompt, self.prompt_at)
         self.message_ids.extend(ids)
         with self._saying:
             del self._said_at[:stamps]
@@ -933,6 +936,7 @@ class AgentSession:
         self.prompt_at = self.home.clock.now()
         if config.bool("compression.in_place"):  # the row keeps its id: store the rebuilt prompt on it
             self.home.archive.update_system_prompt(self.id, self.system_prompt)
+            record_prompt_built(self.home, self.id, self.system_prompt, self.prompt_at)
         self.last_usage = None
         self._sizes.clear()  # dropped messages' ids may be reused by new ones
         self.rotations += 1

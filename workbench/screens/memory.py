@@ -69,6 +69,7 @@ class MemoryView:
     limit: int
     ghost: int
     taken_at: float
+    time_known: bool = True  # False: a stored prompt no record dates; ``taken_at`` is a lower bound
     enabled: bool = True  # False: config keeps this store out of the prompt
     error: str | None = None
     snapshot: MemorySnapshot | None = None  # taken by this load because the app had none yet
@@ -256,6 +257,7 @@ class MemoryScreen(WorkbenchScreen):
             limit=usage.limit,
             ghost=self._pending_growth(target),
             taken_at=snapshot.taken_at,
+            time_known=snapshot.time_known,
             enabled=snapshot.enabled[target],
             error=snapshot.errors.get(target),
             snapshot=taken,
@@ -283,6 +285,8 @@ class MemoryScreen(WorkbenchScreen):
         # a live session's prompt, frozen when it was built; else the store as it was when this snapshot was
         # taken (screen opened, session left, f): a new session would freeze the live file, not this
         frozen_note = f"in the prompt · {taken}" if self.workbench.running_session else f"taken {taken} · f re-takes"
+        if self.workbench.running_session and not view.time_known:  # stored by another program: no record of when
+            frozen_note = f"in the prompt · built {taken} or later (time not recorded)"
         if not view.enabled:
             frozen_note = "disabled in config.yaml: not in the prompt"
         self.query_one("#frozen-title", Static).update(
