@@ -709,3 +709,72 @@ SESSION_SCRIPT = (  # Hermes's SessionDB, as its agent loop stores a session's m
     "from hermes_state import SessionDB\ndb = SessionDB()\n\n"
     "def say(s, role, text):\n    db.append_message(s, role, text)\n\n"
 )
+
+
+class _HermesMidTurn(OfflineModel):
+    """While our model answers, Hermes (another process, the same session) stores a message."""
+
+    def __init__(self, hermes, root, sid):
+        super().__init__()
+        self.hermes, self.root, self.sid, self.done = hermes, root, sid, False
+
+    def complete(self, messages, tools):
+        if not self.done and any(m.get("content") == "first of ours" for m in messages):
+            self.done = True
+            self.hermes.run(self.root, SESSION_SCRIPT + f"say({self.sid!r}, 'assistant', 'HERMES MID-TURN')\n")
+        return super().complete(messages, tools)
+
+
+def test_a_message_hermes_stores_during_our_turn_joins_the_history(home, hermes):
+    """Its id is below those of our turn, stored at the turn's end: a catch-up past our newest id
+    never saw it (found in review)."""
+    from engine.conversation import Conversation
+
+    hermes.run(home.root, SESSION_SCRIPT + "db.create_session('h-mid', 'cli')\nsay('h-mid', 'user', 'hi')\n")
+    talk = Conversation(home, _HermesMidTurn(hermes, home.root, "h-mid"), session="h-mid")
+    talk.run_turn("first of ours")
+    talk.run_turn("second of ours")
+    assert "HERMES MID-TURN" in [m.get("content") for m in talk.agent.messages]
+    assert sorted(talk.agent.message_ids) == [m.id for m in home.archive.messages("h-mid")]
+
+
+def test_hermes_compressing_a_live_session_moves_us_to_its_child(home, hermes):
+    """Hermes ended the session we resumed live with `compression` and went on in a child: our next
+    message reopened the parent, cleared its end and wrote into it, and leaving ended it `cli_close`,
+    so Hermes's lineage lost the link (found in review). It goes to the child now, said."""
+    from engine.conversation import Conversation
+
+    hermes.run(home.root, SESSION_SCRIPT + "db.create_session('h-c', 'cli')\nsay('h-c', 'user', 'hi')\n")
+    events = []
+    talk = Conversation(home, OfflineModel(), session="h-c", on_event=events.append)
+    talk.run_turn("one")
+    hermes.run(
+        home.root,
+        SESSION_SCRIPT
+        + "db.end_session('h-c', 'compression')\n"
+        + "db.create_session('h-c2', 'cli', parent_session_id='h-c')\nsay('h-c2', 'user', 'continued in child')\n",
+    )
+    talk.run_turn("two")
+    warnings = [str(e.data.get("message")) for e in events if e.kind == "warning"]
+    assert any("compressed elsewhere" in w and "goes on in h-c2" in w for w in warnings), warnings
+    talk.end()
+    assert hermes.json(home.root, HERMES_ROW.format(sid="h-c"))[1] == "compression"
+    assert [m.content for m in home.archive.messages("h-c")][-1] != "two"
+    assert "two" in [m.content for m in home.archive.messages("h-c2")]
+
+
+def test_hermes_compacting_a_live_session_in_place_reloads_the_history(home, hermes):
+    """Hermes compacted the session in place (old rows inactive, a summary added): the model saw the
+    old turns and the summary that replaces them (found in review). The history is read again."""
+    from engine.conversation import Conversation
+
+    hermes.run(home.root, SESSION_SCRIPT + "db.create_session('h-i', 'cli')\nsay('h-i', 'user', 'hi')\n")
+    talk = Conversation(home, OfflineModel(), session="h-i")
+    talk.run_turn("one")
+    summary = "SUMMARY of hi/one"
+    hermes.run(
+        home.root, SESSION_SCRIPT + f"db.archive_and_compact('h-i', [{{'role': 'user', 'content': {summary!r}}}])\n"
+    )
+    talk.run_turn("two")
+    seen = [m.get("content") for m in talk.agent.messages if m["role"] != "system"]
+    assert "hi" not in seen and "one" not in seen and seen[0] == summary, seen

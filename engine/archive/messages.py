@@ -240,10 +240,15 @@ class MessagesMixin(ArchiveCore):
         )
         return [self._message(r) for r in rows]
 
-    def live_message_count(self, session_id: str) -> int:
+    def live_message_count(self, session_id: str, up_to: int | None = None) -> int:
+        """How many live messages the session holds (with ids up to ``up_to``, when given)."""
+        bound = "" if up_to is None else " AND m.id <= ?"
         return (
             self.conn()
-            .execute(f"SELECT count(*) FROM messages m WHERE m.session_id = ? AND {self._live()}", (session_id,))
+            .execute(
+                f"SELECT count(*) FROM messages m WHERE m.session_id = ?{bound} AND {self._live()}",
+                (session_id,) if up_to is None else (session_id, up_to),
+            )
             .fetchone()[0]
         )
 

@@ -102,6 +102,16 @@ def stored_form(message: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def history(stored) -> list[dict[str, Any]]:
+    """Stored messages as the model's history (``resumable``); rows written elsewhere (an older Hermes)
+    may carry a leaked memory fence, which is never replayed."""
+    taken = [resumable(m) for m in stored]
+    for message in taken:
+        if message["role"] in ("user", "assistant") and isinstance(message.get("content"), str):
+            message["content"] = sanitize_context(message["content"]).strip()
+    return taken
+
+
 def resumable(message) -> dict[str, Any]:
     """A stored message as history for the model. Tool calls a chat API would reject (a hand
     edit, another program) are kept as text in the content, so the session still resumes."""
@@ -259,6 +269,9 @@ class AgentSession:
         self.parent_id: str | None = None
         self.messages: list[dict[str, Any]] = []
         self.message_ids: list[int] = []  # state.db ids of messages[:len(message_ids)]
+        # the session's newest id when this agent last read it: rows past it that are not ours came from
+        # elsewhere (a row Hermes stores during our turn has a lower id than ours, stored at its end)
+        self._followed_to = 0
         self._said_at: list[float] = []  # when the messages said since the last store were, oldest first
         self._created = False
         self.turns_since_memory = 0
@@ -289,7 +302,7 @@ class AgentSession:
         another program): what it held went with it, so nothing of it is stored again or ended."""
         if not self._created or self.home.archive.get_session(self.id) is not None:
             return False
-        self.messages, self.message_ids, self._created = [], [], False
+        self.messages, self.message_ids, self._created, self._followed_to = [], [], False, 0
         return True
 
     def _follow_outside(self) -> None:
@@ -301,20 +314,35 @@ class AgentSession:
         session here then ends it again, as this agent took it up."""
         if not self._created or self._reopen:  # (never written, or reopened by its first write)
             return
-        row = self.home.archive.get_session(self.id)
+        archive = self.home.archive
+        row = archive.get_session(self.id)
         if row is None:
             return
-        outside = self.home.archive.messages(self.id, after_id=max(self.message_ids, default=0))
-        if outside:
-            taken = [resumable(m) for m in outside]
-            for message in taken:  # (as resuming reads them: a leaked fence is never replayed)
-                if message["role"] in ("user", "assistant") and isinstance(message.get("content"), str):
-                    message["content"] = sanitize_context(message["content"]).strip()
-            with self._saying:  # stored already: before anything of ours still waiting to be stored
-                at = len(self.message_ids)
-                self.messages[at:at] = taken
-                self.message_ids.extend(m.id for m in outside)
-            self._foreign_history = True
+        tip = archive.tip_of(self.id)
+        if row.end_reason == "compression" or tip != self.id:  # Hermes went on in a child: so do we
+            gone = self.id
+            self.switch_session(tip if tip != gone else None)  # (left as it is: ended by its compression)
+            self.emit(
+                "warning",
+                message=f"Session {gone} was compressed elsewhere (by Hermes) and goes on in "
+                f"{self.id}: this message goes there.",
+                old_session_id=gone,
+            )
+            return
+        known = set(self.message_ids)
+        mine = sum(1 for i in self.message_ids if i <= self._followed_to)
+        if archive.live_message_count(self.id, up_to=self._followed_to) != mine:  # compacted or rewound elsewhere
+            self._reload_history()
+        else:
+            fresh = archive.messages(self.id, after_id=self._followed_to)
+            outside = [m for m in fresh if m.id not in known]
+            self._followed_to = max([self._followed_to, *(m.id for m in fresh)])
+            if outside:
+                with self._saying:  # stored already: before anything of ours still waiting to be stored
+                    at = len(self.message_ids)
+                    self.messages[at:at] = history(outside)
+                    self.message_ids.extend(m.id for m in outside)
+                self._foreign_history = True
         if row.ended_at is not None:
             self.live_before = False  # from now on this agent's to end: it reopens it
             self._reopen = True
@@ -375,13 +403,7 @@ class AgentSession:
         elif self._reopen:
             self._reopen_now()
         self._prompt_unstored = not session.system_prompt  # a bare row (made elsewhere) gets ours then
-        stored = self.home.archive.messages(session.id)
-        self.messages = [resumable(m) for m in stored]
-        for message in self.messages:  # rows written elsewhere (an older Hermes) may carry a leaked fence
-            if message["role"] in ("user", "assistant") and isinstance(message.get("content"), str):
-                message["content"] = sanitize_context(message["content"]).strip()
-        self.message_ids = [m.id for m in stored]
-        self._foreign_history = True  # not written by this session: repair tool pairs in the API copy
+        self._reload_history()
         # when the prompt in use froze memory (the journal lines up blocked entries by it): now, for one
         # built here; a stored one's as recorded when this workbench stored it, else not known (None)
         self.system_prompt = session.system_prompt or self._build_prompt()
@@ -390,6 +412,16 @@ class AgentSession:
         prior_turns = sum(1 for m in self.messages if m["role"] == "user")
         if interval > 0:
             self.turns_since_memory = prior_turns % interval
+
+    def _reload_history(self) -> None:
+        """The conversation as state.db holds it (live rows), then what of ours is not stored yet:
+        on a resume, and when another program compacted or rewound the session meanwhile."""
+        stored = self.home.archive.messages(self.id)
+        with self._saying:
+            self.messages = history(stored) + self.messages[len(self.message_ids) :]
+            self.message_ids = [m.id for m in stored]
+        self._followed_to = max(self.message_ids, default=0)
+        self._foreign_history = True  # not written by this session: repair tool pairs in the API copy
 
     def _reopen_now(self) -> None:
         """Reopen the ended session just resumed, at once, as Hermes's ``/resume`` does: it is in use
@@ -926,12 +958,13 @@ class AgentSession:
             )
             self.messages = done.messages
             self.message_ids = [m.id for m in self.home.archive.messages(self.id)]
+            self._followed_to = max(self.message_ids, default=0)
         else:
             self.home.archive.end_session(old_id, "compression")
             self.started_at = self.home.clock.now()
             self.parent_id, self.id = old_id, self.home.archive.new_session_id()
             self._created = False  # the first flush titles the child "X #2" after its parent "X"
-            self.messages, self.message_ids = done.messages, []
+            self.messages, self.message_ids, self._followed_to = done.messages, [], 0
         self.system_prompt = self._build_prompt() + "\n\n" + compression.PROMPT_NOTE
         self.prompt_at = self.home.clock.now()
         if config.bool("compression.in_place"):  # the row keeps its id: store the rebuilt prompt on it
