@@ -143,6 +143,16 @@ class ResumedAtTip(Message):
 class SessionReloaded(Message):
     session_id: str
     items: list[TranscriptItem]
+    look: tuple | None = None  # ``_look`` of the session as read
+
+
+def _look(home, session_id: str) -> tuple | None:
+    """What of a session a transcript shows can have changed since (its end, title, counts): two
+    cheap reads, so a change to state.db elsewhere reads the transcript again only when it is its own."""
+    row = home.archive.get_session(session_id)
+    if row is None:
+        return None
+    return (row.ended_at, row.end_reason, row.title, row.message_count, home.archive.live_message_count(session_id))
 
 
 @dataclass
@@ -236,6 +246,7 @@ class RunScreen(WorkbenchScreen):
         self.playing = False  # a scenario (possibly several sessions) is running
         self.checking: str | None = None  # ctrl+g: the scenario whose consent (``consent_needed``) is being read
         self.watching = False  # showing a session another runner drives (e.g. `workbench demo`)
+        self._shown_look: tuple | None = None  # ``_look`` of the session as the transcript last read it
         self._covered = False  # suspended under a dialog (help, resume) rather than left for another mode
         self._typing = False  # a burst of typing is on its way to the message box (``on_key``)
         self.speed = SCENARIO_SPEED
@@ -933,16 +944,18 @@ class RunScreen(WorkbenchScreen):
         tip = self.home.archive.tip_of(session_id) if at_tip else session_id
         if tip != session_id:
             self.post_result(ResumedAtTip(session_id, tip))
-        self.post_result(SessionReloaded(tip, session_items(self.home, tip)))
+        look = _look(self.home, tip)
+        self.post_result(SessionReloaded(tip, session_items(self.home, tip), look))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-gone")
     def check_gone(self, session_id: str, reload: bool = False) -> None:
         """Whether the session shown was deleted; ``reload``: another program changed state.db, so the
         transcript is read again (messages a Hermes running the session stored show when stored)."""
-        if self.home.archive.get_session(session_id) is None:
+        look = _look(self.home, session_id)
+        if look is None:
             self.post_result(SessionGone(session_id))
-        elif reload:
-            self.post_result(SessionReloaded(session_id, session_items(self.home, session_id)))
+        elif reload and look != self._shown_look:  # (another session's change, or upkeep's: nothing to read)
+            self.post_result(SessionReloaded(session_id, session_items(self.home, session_id), look))
 
     @on(SessionGone)
     def _session_gone(self, message: SessionGone) -> None:
@@ -978,7 +991,10 @@ class RunScreen(WorkbenchScreen):
     def _reloaded(self, message: SessionReloaded) -> None:
         if self.agent is not None and self.agent.id == message.session_id and self.agent.unstored:
             return  # state.db lacks what the transcript shows (it was busy): the stored copy would erase it
+        if self.running:  # (read before a turn began, which shows what it says as it goes)
+            return
         if message.session_id == self.session_id:
+            self._shown_look = message.look
             transcript = self.query_one(Transcript)
             current = transcript.current
             keep = current.id if current is not None and not transcript.follow else None  # the reader's place
