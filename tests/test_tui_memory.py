@@ -534,21 +534,13 @@ async def test_a_resumed_session_whose_prompt_is_built_at_the_resume_is_frozen_t
     the Memory screen said `frozen 09:33:08` (its first start), and that time lined up blocked entries;
     after ctrl+l it kept the dead session's snapshot and still said "in the prompt". Now the freeze time
     is the prompt's, and with no session live the left side is what a new session would freeze."""
-    from tests.test_tui_run import open_run, resume_by, send_turn
 
     home.memory.add("memory", "Known at the resume")
     home.archive.create_session("s-ja-1", source="cli", title="Earlier", started_at=clock.now() - 3 * 3600)
     home.archive.end_session("s-ja-1", "cli_close")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        run = await open_run(pilot)
-        await resume_by(pilot, "s-ja-1")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: run.agent is not None, what="the session reopened")
-        clock.advance(60)  # the turn comes a minute after the resume that built its prompt
-        await send_turn(pilot, run, "hello again")
-        await settle(pilot)
+        await _talk_a_minute_after_resuming(pilot, "s-ja-1", clock)
         assert home.archive.get_session("s-ja-1").system_prompt  # stored with its first message
         await pilot.press("escape", "1")
         await settle(pilot)
@@ -566,13 +558,29 @@ async def test_a_resumed_session_whose_prompt_is_built_at_the_resume_is_frozen_t
         assert "taken 12:01:00 UTC" in title and app.running_session is None
 
 
+async def _talk_a_minute_after_resuming(pilot, session_id: str, clock):
+    """On Run: resume ``session_id``, then a minute later say something, which stores the prompt the
+    resume built on a row that had none. Returns the Run screen."""
+    from tests.test_tui_run import open_run, resume_by, send_turn
+
+    await settle(pilot)
+    run = await open_run(pilot)
+    await resume_by(pilot, session_id)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: run.agent is not None, what="the session resumed")
+    clock.advance(60)
+    await send_turn(pilot, run, "hello again")
+    await settle(pilot)
+    return run
+
+
 async def test_a_prompt_stored_after_the_resume_keeps_its_build_time_when_resumed_again(home, tmp_path, clock):
     """s-open (a Hermes row, no prompt, started 09:00) resumed on Run and talked in a minute later stores
     the prompt built at the resume; left and resumed again, the Memory screen said `in the prompt ·
     09:00:00` (the row's start) for a prompt built at 12:00. The build time is recorded in workbench.db
     when the prompt is stored, and read back; a prompt another program stored has no such record and
     says its time is not known, with the row's start as the lower bound it is."""
-    from tests.test_tui_run import open_run, resume_by, send_turn
+    from tests.test_tui_run import resume_by
 
     home.memory.add("memory", "Known at the resume")
     home.archive.create_session("s-open", source="cli", title="Earlier", started_at=clock.now() - 3 * 3600)
@@ -580,14 +588,7 @@ async def test_a_prompt_stored_after_the_resume_keeps_its_build_time_when_resume
     home.archive.create_session("s-hermes", source="cli", system_prompt=prompt, started_at=clock.now() - 7200)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 30)) as pilot:
-        await settle(pilot)
-        run = await open_run(pilot)
-        await resume_by(pilot, "s-open")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: run.agent is not None, what="the session resumed")
-        clock.advance(60)
-        await send_turn(pilot, run, "hello again")  # stores the prompt built at the resume
-        await settle(pilot)
+        run = await _talk_a_minute_after_resuming(pilot, "s-open", clock)
         assert home.archive.get_session("s-open").system_prompt
         await pilot.press("ctrl+l")
         await settle(pilot)
