@@ -644,3 +644,17 @@ def test_a_skill_folder_holding_a_line_break_is_named_on_one_line(tmp_path):
     [finding] = [f for f in run_doctor(home).findings if "does not parse" in f.what]
     assert finding.what.startswith("skills/devops/ev␛[31mil⏎name [bold]x[/] ; rm -rf ~/SKILL.md does not parse")
     home.close()
+
+
+def test_a_drifting_store_over_its_limit_says_so_once(tmp_path):
+    """A store that drifts (an empty entry) and is over its limit said "over its limit" in the drift
+    finding and again in its own (found in review)."""
+    home = open_home(tmp_path / "h")
+    (home.root / "config.yaml").write_text("memory:\n  memory_char_limit: 100\n")
+    home.reload_config()
+    entries = ["alpha " * 8, "beta " * 8, "gamma " * 8]
+    (home.memories_dir / "MEMORY.md").write_text("\n§\n".join(entries) + "\n§\n\n§\nlast", encoding="utf-8")
+    said = [f.what for f in run_doctor(home).findings if f.what.startswith("MEMORY.md")]
+    assert len(said) == 2 and "does not round-trip" in said[0] and "is over its limit" in said[1]
+    assert sum(what.count("over its limit") for what in said) == 1
+    home.close()
