@@ -15,6 +15,7 @@ import errno
 import os
 import random
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -180,12 +181,15 @@ def _no_space_left(path: Path) -> bool:
 
 
 def database_stamp(path: Path) -> tuple:
-    """What tells a database file and its WAL changed: inode, size and mtime of each (None if absent)."""
-    stamps: list[tuple[int, int, int] | None] = []
+    """What tells a database file and its WAL changed: inode, size, mtime and kind of each (None if absent).
+
+    The kind too: a file replaced by a folder within one tick of the coarse clock file times use can
+    take its inode, size (4096) and mtime, and a verdict on the file was then taken for the folder's."""
+    stamps: list[tuple[int, int, int, int] | None] = []
     for name in (path, path.with_name(path.name + "-wal")):
         try:
             info = os.stat(name)
-            stamps.append((info.st_ino, info.st_size, info.st_mtime_ns))
+            stamps.append((info.st_ino, info.st_size, info.st_mtime_ns, stat.S_IFMT(info.st_mode)))
         except OSError:
             stamps.append(None)
     return tuple(stamps)

@@ -246,3 +246,37 @@ def test_damage_met_by_a_memory_writes_own_journal_rows_names_workbench_db(tmp_p
     finally:
         monkeypatch.undo()
         home.close()
+
+
+def test_a_folder_in_place_of_workbench_db_is_seen_even_with_the_files_stamp(tmp_path, monkeypatch):
+    """A verdict on workbench.db is kept while its stamp stands. A folder made in its place within one
+    tick of the coarse clock file times use can take the file's inode, size (4096) and mtime: the
+    folder then passed for the sound file (a flaky TUI test). The kind of file is in the stamp too."""
+    import os
+
+    from engine import db as engine_db
+    from engine.tools import ToolContext
+
+    home = open_home(tmp_path / "h")
+    home.memory.add("memory", "a fact", ToolContext(actor="user"))  # (workbench.db made)
+    journal = home.journal
+    journal.close()  # (its WAL checkpointed and gone, as between a TUI's writes)
+    assert journal.problem() is None  # (a verdict kept for this stamp)
+    journal.close()
+    path = home.root / "workbench.db"
+    was = os.stat(path)
+    for name in ("workbench.db", "workbench.db-wal", "workbench.db-shm"):
+        (home.root / name).unlink(missing_ok=True)
+    path.mkdir()
+    real_stat = os.stat
+
+    def as_the_file_was(name, *args, **kwargs):
+        info = real_stat(name, *args, **kwargs)
+        if str(name) != str(path):
+            return info
+        fields = list(info)
+        fields[1], fields[6] = was.st_ino, was.st_size  # st_ino and st_size as the file's, and its mtime
+        return os.stat_result(fields, {"st_mtime_ns": was.st_mtime_ns})
+
+    monkeypatch.setattr(engine_db.os, "stat", as_the_file_was)
+    assert "workbench.db" in (journal.problem() or "")
