@@ -72,6 +72,7 @@ def small(tmp_path_factory):
     home.archive.append_messages("s1", [{"role": "user", "content": t} for t in MESSAGES[:4]])
     home.archive.create_session("s2", title="Two")
     home.archive.append_messages("s2", [{"role": "assistant", "content": t} for t in MESSAGES[4:]])
+    home.archive.bigram_index.refresh()  # (built here, not by whichever test searches first: xdist may split them)
     yield home
     home.close()
 
