@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import WorkbenchError
 from ..textsafety import json_text
-from ..values import json_value, text_value
+from ..values import json_value, number_value, text_value
 from .lineage import LineageMixin
 from .messages import MessagesMixin
 from .models import Message, Session, decode_content, iso
@@ -32,11 +32,13 @@ FORMATS = ("json", "markdown")
 class ExportMixin(MessagesMixin, LineageMixin):
     def export_session(self, session_id: str, fmt: str = "json") -> str:
         """The session's row and every message's (archived and rewound ones included, apart in JSON)."""
+        _check_format(fmt)
         with self._one_snapshot():
             return _render([self._segment(session_id, fmt)], fmt)
 
     def export_lineage(self, session_id: str, fmt: str = "json") -> str:
         """Every session of the chain from the root to the compression tip, in order."""
+        _check_format(fmt)
         with self._one_snapshot():
             chain = self.lineage(session_id).chain
             return _render([self._segment(sid, fmt) for sid in chain], fmt)
@@ -57,8 +59,6 @@ class ExportMixin(MessagesMixin, LineageMixin):
 
     def _segment(self, session_id: str, fmt: str) -> tuple[Any, Any]:
         """One session for ``_render``: its model and messages for Markdown, its raw rows for JSON."""
-        if fmt not in FORMATS:
-            raise WorkbenchError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
         session = self._session_or_fail(session_id)
         if fmt != "json":
             return session, self.messages(session_id, include_archived=True)
@@ -68,10 +68,13 @@ class ExportMixin(MessagesMixin, LineageMixin):
         return row, rows
 
 
-def _render(segments: list[tuple[Any, Any]], fmt: str) -> str:
-    """The document, ending in a newline in either format: the bytes stdout gets are those a file gets."""
+def _check_format(fmt: str) -> None:
     if fmt not in FORMATS:
         raise WorkbenchError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
+
+
+def _render(segments: list[tuple[Any, Any]], fmt: str) -> str:
+    """The document, ending in a newline in either format: the bytes stdout gets are those a file gets."""
     if fmt == "json":
         docs = [_session_doc(s, rows) for s, rows in segments]
         # Exact text, with what a terminal would act on or hide written as JSON escapes: the same
@@ -110,7 +113,7 @@ def _session_doc(row: sqlite3.Row, rows: list[sqlite3.Row]) -> dict[str, Any]:
     doc = _columns(row)
     for name in ("started_at", "ended_at"):
         if name in doc:
-            doc[f"{name}_iso"] = iso(_time(doc[name]))
+            doc[f"{name}_iso"] = iso(number_value(doc[name]))
     messages = [_message_doc(r) for r in rows]
     doc["messages"] = [m for m in messages if m.get("active", 1) == 1]  # (live as Hermes reads it: active = 1)
     doc["inactive_messages"] = [m for m in messages if m.get("active", 1) != 1]
@@ -124,12 +127,8 @@ def _message_doc(row: sqlite3.Row) -> dict[str, Any]:
     if doc.get("tool_calls"):  # (its JSON parsed, as Hermes's export does; the text itself when it is not JSON)
         doc["tool_calls"] = json_value(doc["tool_calls"], doc["tool_calls"])
     if "timestamp" in doc:
-        doc["timestamp_iso"] = iso(_time(doc["timestamp"]))
+        doc["timestamp_iso"] = iso(number_value(doc["timestamp"]))
     return doc
-
-
-def _time(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _markdown(session: Session, messages: list[Message]) -> str:
