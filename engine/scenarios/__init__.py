@@ -205,21 +205,27 @@ class ConsentNeeded(WorkbenchError):
         self.changes = changes
 
 
-def consent_needed(home, scenario: Scenario) -> str | None:
-    """What playing ``scenario`` would change in ``home``, for the user to agree to; None when it needs
-    no consent (a demo home, or a new one: nothing of the user's to change). A scenario that seeds the
-    demo is refused on such a home outright (``WorkbenchError``): its seed would be written as the user's."""
+def _needs_consent(home, scenario: Scenario) -> bool:
+    """Whether playing ``scenario`` would change what is the user's in ``home`` (not a demo home, nor a
+    new one). A scenario that seeds the demo is refused on such a home outright (``WorkbenchError``):
+    its seed would be written as the user's."""
     from ..demo import holds_other_data
 
     if not holds_other_data(home):
-        return None
+        return False
     if scenario.seed == "demo":  # its seed would be written into a real home, as the user
         raise WorkbenchError(
             f"The {scenario.name!r} scenario first adds the demo's memory, sessions and skills, and "
             f"{home.root} already holds memory, sessions or skills that are not the demo's; nothing was changed. "
             "Play it in a demo home (`workbench demo --home ./demo-home`)."
         )
-    if not scenario.writes:
+    return bool(scenario.writes)
+
+
+def consent_needed(home, scenario: Scenario) -> str | None:
+    """What playing ``scenario`` would change in ``home``, for the user to agree to; None when it needs
+    no consent (``_needs_consent``, which refuses the demo's seed on a home of the user's)."""
+    if not _needs_consent(home, scenario):
         return None
     what = " and ".join(
         {"memory": "curated memory (MEMORY.md, USER.md)", "skills": "skills"}[kind] for kind in scenario.writes
@@ -274,8 +280,8 @@ def run_scenario(
     model = model or ScriptedModel()
     scale = 0.0 if speed == 0 else 1.0 / speed
     delay = {k: float(scenario.pacing.get(k, 0)) * scale for k in PACING_KEYS}
-    changes = consent_needed(home, scenario)  # (refuses the demo's seed on such a home outright)
-    if changes is not None and not consent:
+    if _needs_consent(home, scenario) and not consent:  # (agreed to: its writes were named already, not foreseen again)
+        changes = consent_needed(home, scenario) or ""
         raise ConsentNeeded(f"{changes} It was not agreed to; nothing was changed.", changes)
     if scenario.seed == "demo":
         seed_demo_home(home)
