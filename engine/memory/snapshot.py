@@ -122,13 +122,9 @@ def stored_prompt_frozen_at(home: Home, session) -> float | None:
             "SELECT built_at FROM prompt_builds WHERE session_id = ? AND prompt_sha = ?",
             (session.id, content_hash(session.system_prompt)),
         ).fetchone()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):  # (nothing recorded yet)
-            return None
-        log.warning("When the prompt of session %s was built cannot be read: %s", session.id, exc)
-        return None
     except (WorkbenchError, sqlite3.Error) as exc:
-        log.warning("When the prompt of session %s was built cannot be read: %s", session.id, exc)
+        if "no such table" not in str(exc):  # (that one: nothing recorded yet)
+            log.warning("When the prompt of session %s was built cannot be read: %s", session.id, exc)
         return None
     return float(row[0]) if row else None
 
