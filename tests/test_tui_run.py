@@ -1214,7 +1214,8 @@ async def test_quitting_while_a_scenario_waits_for_a_lock_does_not_hang(home, tm
 async def test_a_resumed_live_session_shows_hermes_messages_and_its_end_elsewhere_is_said(home, tmp_path, hermes):
     """Resumed live on Run, a session Hermes then answered in and ended (`cli_close`) showed neither, and
     the next message was stored past the end without a word. Now Hermes's answer shows when stored, and
-    the message says the end and reopens the session (the engine's rule, ``_follow_outside``)."""
+    the message says the end and reopens the session (the engine's rule, ``_follow_outside``); the
+    notice saying so goes once the session is left, rather than staying its 30 seconds."""
     from tests.test_runner_session import SESSION_SCRIPT
 
     hermes.run(home.root, SESSION_SCRIPT + "db.create_session('h-live2', 'cli')\nsay('h-live2', 'user', 'hi')\n")
@@ -1244,6 +1245,13 @@ async def test_a_resumed_live_session_shows_hermes_messages_and_its_end_elsewher
         assert "Session h-live2 was ended elsewhere (cli_close)" in notice.message
         row = home.archive.get_session("h-live2")
         assert (row.ended_at, row.end_reason) == (None, None)  # reopened, not written past its end
+        await pilot.press("ctrl+l")  # left: what the notice says of it no longer holds
+        await wait_for(
+            pilot,
+            lambda: not [n for n in app._notifications if n.title == "Session ended elsewhere"],
+            timeout=10,
+            what="the notice withdrawn",
+        )
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
-    assert home.archive.get_session("h-live2").end_reason == "cli_close"  # ended by us now: we reopened it
+    assert home.archive.get_session("h-live2").end_reason == "new_session"  # ended by us on leaving: we reopened it

@@ -238,7 +238,7 @@ class RunScreen(WorkbenchScreen):
         self.agent: Conversation | None = None
         self._switch: Switch | None = None  # the last switch asked, until it is made (or the next turn takes it)
         self._ending: str | None = None  # the session a switch in progress is leaving (the status says so)
-        self._live_notice: Notification | None = None  # "Resumed a live session", until that session is left
+        self._live_notice: Notification | None = None  # about the session shown (``_session_notice``), until it is left
         # Set once the last worker queued to drive the agent is done: each waits for the one before (``_queue``).
         self._idle = threading.Event()
         self._idle.set()
@@ -669,12 +669,17 @@ class RunScreen(WorkbenchScreen):
     def _warn_live(self, warning: str | None) -> None:
         """A session resumed that had not ended: said before anything is written to it."""
         if warning is not None:
-            self._withdraw_live()
-            self._live_notice = self.workbench.notice(warning, title="Resumed a live session")
+            self._session_notice(warning, "Resumed a live session")
+
+    def _session_notice(self, text: str, title: str) -> None:
+        """A notice about the session shown (resumed live, ended elsewhere and reopened), in place of
+        the one before: what either says stops being so once the session is left."""
+        self._withdraw_live()
+        self._live_notice = self.workbench.notice(text, title=title)
 
     def _withdraw_live(self) -> None:
-        """The live session's notice goes once it is left (ctrl+l, ctrl+o, another model), or reopened
-        here after Hermes ended it (then leaving it ends it, unlike what the notice says)."""
+        """The session's notice goes once it is left (ctrl+l, ctrl+o, another model, deleted), or once
+        another takes its place."""
         self.workbench.withdraw(self._live_notice)
         self._live_notice = None
 
@@ -1024,14 +1029,7 @@ class RunScreen(WorkbenchScreen):
             self._status()
             return
         if event.kind == "warning" and event.data.get("ended_elsewhere") and event.session_id == self.session_id:
-            self._withdraw_live()
-            self.notify(
-                str(event.data.get("message")),
-                title="Session ended elsewhere",
-                severity="warning",
-                markup=False,
-                timeout=30,
-            )
+            self._session_notice(str(event.data.get("message")), "Session ended elsewhere")
         if not (self.running or self.watching or self.session_id is None):
             return  # idle on a session of our own: a run elsewhere does not take the view over
         if event.kind == "session_rotated" and event.data.get("old_session_id") == self.session_id:
