@@ -224,14 +224,39 @@ def test_approving_a_duplicate_says_it_changed_nothing(home, capsys):
     assert "0000ad02" in out and out.count("nothing changed") == 1
 
 
-def test_a_hermes_record_seen_by_pending_list_keeps_its_story_when_hermes_approves_it(tmp_path):
-    """`pending list` (or `show`) was the only look before Hermes approved: nothing had journaled the
-    record as staged, so its approval's rows read as bare outside edits with no proposer."""
+def _files(root) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_pending_list_leaves_a_home_no_workbench_journals_exactly_as_it_is(tmp_path):
+    """The contract's read-only `pending list`: in a Hermes home no workbench has journaled it
+    created workbench.db, pending/ and state.db.lock, and opened state.db for writing (its WAL
+    files went), while listing Hermes's record."""
     home = tmp_path / "h"
     memory = home / "memories" / "MEMORY.md"
     memory.parent.mkdir(parents=True)
     memory.write_text("User likes tea", encoding="utf-8")
-    assert cli(home, "memory", "show")[0] == 0
+    hermes_record(
+        SimpleNamespace(pending_dir=home / "pending"),
+        "0000cd02",
+        {"action": "add", "target": "memory", "content": "Kettle descales monthly"},
+        created_at=time.time() - 30,
+    )
+    before = _files(home)
+    code, listed = cli(home, "pending", "list")
+    assert code == 0 and [r["id"] for r in listed["pending"]] == ["0000cd02"]
+    assert _files(home) == before
+
+
+def test_a_hermes_record_seen_by_pending_list_keeps_its_story_when_hermes_approves_it(tmp_path):
+    """In a home a workbench journals, `pending list` (or `show`) was the only look before Hermes
+    approved: nothing had journaled the record as staged, so its approval's rows read as bare
+    outside edits with no proposer."""
+    home = tmp_path / "h"
+    memory = home / "memories" / "MEMORY.md"
+    memory.parent.mkdir(parents=True)
+    memory.write_text("User likes tea", encoding="utf-8")
+    assert cli(home, "timeline")[0] == 0  # a workbench has looked: the home has a journal
     payload = {"action": "add", "target": "memory", "content": "Kettle descales monthly"}
     pending = SimpleNamespace(pending_dir=home / "pending")
     hermes_record(pending, "0000cd01", payload, created_at=time.time() - 30)

@@ -7,7 +7,7 @@ from engine.approvals.preview import target_line
 from engine.approvals.queue import flags
 from engine.clock import stamped
 from engine.errors import WorkbenchError
-from engine.home import Home
+from engine.home import Home, open_home
 from engine.textsafety import cut, inline, one_line
 
 from . import Output, UsageError
@@ -22,7 +22,7 @@ def register(subparsers, common) -> None:
 
     listing = sub.add_parser("list", parents=[common], help="pending writes, oldest first")
     listing.add_argument("--subsystem", choices=("memory", "skills"), help="only this subsystem")
-    listing.set_defaults(handler=list_pending, read_only=False, creates_home=False)  # (it catches up: writes)
+    listing.set_defaults(handler=list_pending, read_only=True)  # (it catches up in a journaled home only)
 
     show = sub.add_parser("show", parents=[common], help="a proposal with its diff, budget and duplicate warnings")
     show.add_argument("id", metavar="ID")
@@ -80,7 +80,15 @@ def _row(home: Home, record: PendingRecord) -> dict:
 
 
 def list_pending(home: Home, args) -> Output:
-    catch_up(home)  # a Hermes record seen here is journaled as staged: approved in Hermes later, it is still told
+    """The queue, read-only. In a home a workbench already journals, what happened outside is journaled
+    first (``catch_up``), so a Hermes record seen here keeps its story when Hermes decides it later; a
+    home no workbench has journaled has no story to keep, and is left exactly as it is."""
+    if home.journal.exists():
+        writable = open_home(home.root, create=False)
+        try:
+            catch_up(writable)
+        finally:
+            writable.close()
     scan = home.approvals.scan(args.subsystem)
     rows = [_row(home, r) for r in scan.records]
     problems = [p.to_dict() for p in scan.problems]
