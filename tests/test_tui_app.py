@@ -369,6 +369,17 @@ def test_demo_fresh_sets_a_played_demo_aside_and_never_a_real_home(home, tmp_pat
     previous = tmp_path / "demo.previous"
     assert not (tmp_path / "demo").exists()
     assert "a note made while exploring the demo" in (previous / "memories" / "MEMORY.md").read_text()
+    capsys.readouterr()
+    for n in (2, 3):  # set aside again: the one before is kept, never deleted (it was once)
+        seed_demo_home(again := open_home(tmp_path / "demo"))
+        set_aside(again)
+        older = tmp_path / f"demo.previous-{n}"
+        assert f"kept as {older}" in capsys.readouterr().err
+    assert (
+        "a note made while exploring the demo"
+        in (older.parent / "demo.previous-2" / "memories" / "MEMORY.md").read_text()
+    )
+    assert (tmp_path / "demo.previous" / "memories" / "MEMORY.md").exists() and not (tmp_path / "demo").exists()
 
     home.memory.add("memory", "My real note")
     before = (home.memories_dir / "MEMORY.md").read_bytes()

@@ -5,11 +5,13 @@ Textual is imported only here, when the TUI really opens, so other commands stay
 
 from __future__ import annotations
 
-import shutil
+import itertools
+import sys
 
 from engine.demo import holds_other_data
 from engine.errors import WorkbenchError
 from engine.home import Home, open_home, resolve_home
+from engine.textsafety import visible
 
 from . import UsageError
 from .numbers import SPEED
@@ -60,7 +62,9 @@ def open_demo(_home: None, args) -> None:
 
 
 def set_aside(home: Home) -> None:
-    """Move a previous demo home to ``<home>.previous`` (replacing an older one); never a real home."""
+    """Move a previous demo home to ``<home>.previous``; never a real home. Nothing is deleted: what
+    was at ``<home>.previous`` (hand edits made while exploring it, say) moves on to the first free
+    ``<home>.previous-N``, and stderr says where, so a user can delete old ones when done with them."""
     if holds_other_data(home):
         raise WorkbenchError(
             f"{home.root} is not a demo home (it holds memory, sessions or skills the demo did not "
@@ -69,6 +73,15 @@ def set_aside(home: Home) -> None:
         )
     home.close()
     previous = home.root.with_name(home.root.name + ".previous")
-    if previous.exists():
-        shutil.rmtree(previous)
+    if previous.exists() or previous.is_symlink():
+        older = next(
+            path
+            for n in itertools.count(2)
+            if not (path := previous.with_name(f"{previous.name}-{n}")).exists() and not path.is_symlink()
+        )
+        previous.rename(older)
+        sys.stderr.write(
+            visible(f"note: the demo home set aside before is kept as {older}; delete it when you no longer need it")
+            + "\n"
+        )
     home.root.rename(previous)
