@@ -7,6 +7,7 @@ import os
 
 from engine.curator.schedule import HOUR
 from tests.test_skills_support import tree_state, write_skill
+from workbench.cli import main
 
 DAY = 86400
 
@@ -21,15 +22,30 @@ def last_run(home, when):
     state.write_text(json.dumps({"last_run_at": when, "paused": False}))
 
 
-def test_first_check_seeds_the_state_and_waits_one_interval(home, clock):
+def test_first_check_seeds_the_state_and_waits_one_interval(home, clock, capsys):
+    """Before the first check, status gave "now + 168 h" as the next pass, a time that moved on with
+    every look; after it, the seed read as a pass ("last pass", "last run: 12:00")."""
+    before = home.curator.status()
+    assert before["next"]["next_at"] is None and before["next"]["reason"].startswith("never run: the first check")
+    clock.advance(HOUR)
+    assert home.curator.status()["next"] == before["next"]  # nothing counted from now
     assert home.curator.maybe_run() is None
     state = json.loads((home.skills_dir / ".curator_state").read_text())
-    assert state["last_run_at"] == "2026-11-30T12:00:00+00:00" and "run_count" not in state
-    assert home.curator.status()["next"] == {
+    assert state["last_run_at"] == "2026-11-30T13:00:00+00:00" and "run_count" not in state
+    status = home.curator.status()
+    assert status["seeded_only"] and status["next"] == {
         "due": False,
-        "next_at": "2026-12-07T12:00:00+00:00",
-        "reason": "last pass 2026-11-30 12:00 UTC; the next is due 168 h later.",
+        "next_at": "2026-12-07T13:00:00+00:00",
+        "reason": "the first pass was deferred at 2026-11-30 13:00 UTC; the next is due 168 h later.",
     }
+    assert main(["curator", "status", "--home", str(home.root)]) == 0
+    shown = capsys.readouterr().out
+    assert "last run: never (the first pass was deferred at 2026-11-30 13:00 UTC)" in shown
+    assert "automatic consolidation off" in shown
+    state.update(run_count=1, last_run_summary="auto: 0 archived")  # a pass ran: its time is a last run
+    (home.skills_dir / ".curator_state").write_text(json.dumps(state))
+    assert not home.curator.status()["seeded_only"]
+    assert home.curator.status()["next"]["reason"].startswith("last pass 2026-11-30 13:00 UTC")
 
 
 def test_a_due_pass_waits_for_idle_and_never_runs_during_a_turn(home, clock):

@@ -28,7 +28,7 @@ from ..skills.validation import SkillError, check_inside
 from .archive import archived_time, base_name, destination, restore_matches
 from .cron import jobs_naming, named_skills
 from .ledger import LedgerEntry
-from .schedule import Due, Schedule, check, last_activity
+from .schedule import Due, Schedule, check, last_activity, seeded_only
 from .transitions import ARCHIVE, DAY, REACTIVATE, SEED, STALE, UNJUDGED, Policy, decide
 
 PURGE_DAYS = (1, 36_500)  # a purge's age bound, in whole days: at least one, at most a hundred years
@@ -637,6 +637,7 @@ class Curator:
             "pinned": sorted(s.name for s in skills if s.pinned),
             "usage_problem": self.skills.usage_warning(),
             "run_count": int(state.get("run_count") or 0),
+            "seeded_only": seeded_only(state),  # ``last_run_at`` is a first check's seed, not a pass
             "last_run_at": state.get("last_run_at"),
             "last_run_summary": state.get("last_run_summary"),
             "last_report_path": state.get("last_report_path"),

@@ -51,6 +51,15 @@ class Due:
         return {"due": self.due, "reason": self.reason, "next_at": iso(self.next_at) if self.next_at else None}
 
 
+def seeded_only(state: dict[str, Any]) -> bool:
+    """Whether ``last_run_at`` is a first check's seed (Hermes's and ours: no pass counted, and the
+    "deferred first run" summary both write), which is no pass."""
+    count = state.get("run_count")
+    return not (isinstance(count, int) and count > 0) and str(state.get("last_run_summary") or "").startswith(
+        "deferred first run"
+    )
+
+
 def check(
     schedule: Schedule, state: dict[str, Any], now: float, *, last_activity: float | None, busy: bool = False
 ) -> Due:
@@ -60,16 +69,18 @@ def check(
     if state.get("paused"):
         return Due(False, "paused (`workbench curator resume` lifts it).", None)
     last = parse_iso(state.get("last_run_at"))
-    if last is None:
+    if last is None:  # (no time to give yet: one counted from now would move on with every look)
         return Due(
             False,
-            f"never run: the first pass waits one interval ({schedule.interval_hours:g} h) from now.",
-            now + schedule.interval_hours * HOUR,
+            "never run: the first check (a Hermes gateway's, or the workbench TUI's a minute after it opens) "
+            f"records its time, and the first pass comes one interval ({schedule.interval_hours:g} h) after it.",
+            None,
             seed=True,
         )
     next_at = last + schedule.interval_hours * HOUR
     if now < next_at:
-        return Due(False, f"last pass {stamped(last)}; the next is due {schedule.interval_hours:g} h later.", next_at)
+        what = "the first pass was deferred at" if seeded_only(state) else "last pass"
+        return Due(False, f"{what} {stamped(last)}; the next is due {schedule.interval_hours:g} h later.", next_at)
     if busy:
         return Due(False, "due, but an agent turn is running; it runs once the home is idle.", next_at)
     idle_until = (last_activity or 0.0) + schedule.min_idle_hours * HOUR

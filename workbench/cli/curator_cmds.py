@@ -75,19 +75,28 @@ def curator_status(home: Home, args) -> Output:
     counts, settings = status["counts"], status["settings"]
     lines = [
         f"curator: {'ENABLED' if status['enabled'] else 'DISABLED'}  runs: {status['run_count']}  "
-        f"last run: {stamped(status['last_run_at']) or 'never'}",
+        f"last run: {_last_run(status)}",
         f"  last summary: {status['last_run_summary'] or '-'}",
         f"  skills: {counts['active']} active, {counts['stale']} stale, {counts['archived']} archived "
         f"({sum(status['managed'].values())} curator-managed)",
         f"  pinned: {', '.join(status['pinned']) or '-'}",
         f"  stale after {settings['stale_after_days']} d, archive after {settings['archive_after_days']} d",
         f"  schedule: every {settings['interval_hours']:g} h after {settings['min_idle_hours']:g} h idle; "
-        f"consolidation {'on' if settings['consolidate'] else 'off'}{'; PAUSED' if status['paused'] else ''}",
+        f"automatic consolidation {'on' if settings['consolidate'] else 'off'}"
+        f"{'; PAUSED' if status['paused'] else ''}",
         f"  next pass: {stamped(status['next']['next_at']) or 'not scheduled'} ({status['next']['reason']})",
     ]
     if status["usage_problem"]:
         lines.append(f"⚠ {inline(status['usage_problem'])}")
     return Output(status, text="\n".join(lines))
+
+
+def _last_run(status: dict) -> str:
+    """The last pass's time, or for a first check's seed the time it deferred the first pass at."""
+    at = stamped(status["last_run_at"])
+    if not at:
+        return "never"
+    return f"never (the first pass was deferred at {at})" if status["seeded_only"] else at
 
 
 def pause_curator(home: Home, args) -> Output:
