@@ -392,6 +392,7 @@ async def test_a_stale_proposal_is_refused_shown_and_stays_pending(gated, tmp_pa
         await wait_for(pilot, lambda: "Would be refused" in text_of(app, "#proposal-warnings"), what="the refusal")
         assert "Staged against: Uses Postgres 16" in text_of(app, "#proposal-warnings")
         assert "Now: Uses Postgres 17" in text_of(app, "#proposal-warnings")
+        assert "no change" not in text_of(app, "#proposal-diff")  # (read as if approving did nothing)
         await pilot.press("a", "y")  # every approval asks first
         await settle(pilot)
         status = app.screen.query_one("#status", Static)

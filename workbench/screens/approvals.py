@@ -290,7 +290,10 @@ class ApprovalsScreen(WorkbenchScreen):
         if more:
             notes.append((f"and {more} more (`workbench pending show {current.id}` lists every one)\n", "$warning"))
         warnings.update(assemble(*notes) if notes else "")
-        diff.show(preview.get("diff") or [])
+        if preview.get("error") and not preview.get("diff"):
+            diff.clear()  # refused: there is no change to show ("no change" would read as a harmless approval)
+        else:
+            diff.show(preview.get("diff") or [])
         budget.display = bool(data)
         if data:
             budget.used, budget.limit = int(data["chars"]), int(data["limit"])
