@@ -126,8 +126,12 @@ def test_preview_shows_diff_budget_and_changes_nothing(home):
     assert view["error"] is None and view["target"] == "memory"
     assert view["before"] == ["User likes tea", "Project uses uv"]
     assert view["after"] == ["User likes coffee", "Project uses uv"]
-    assert ("-", "User likes tea") in view["diff"] and ("+", "User likes coffee") in view["diff"]
-    assert (" ", "Project uses uv") in view["diff"] and all(k in " +-" for k, _ in view["diff"])
+    assert view["diff"] == [  # the new entry in the old one's place: no "§" between them, as if two entries
+        ("-", "User likes tea"),
+        ("+", "User likes coffee"),
+        (" ", "§"),
+        (" ", "Project uses uv"),
+    ]
     chars = len("User likes coffee\n§\nProject uses uv")
     assert view["budget"]["chars"] == chars and view["budget"]["limit"] == 2200
     assert view["budget"]["text"] == f"{chars * 100 // 2200}% — {chars}/2,200 chars"

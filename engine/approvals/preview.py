@@ -35,11 +35,12 @@ def entry_diff(before: list[str], after: list[str]) -> list[DiffLine]:
     """A memory file's diff entry by entry: whole entries kept, removed or added, each line of
     them marked, with the ``§`` line between entries as context. A line diff of the file text
     could pair lines of unrelated entries, so a batch that removes one entry and adds another
-    read as if a third one were removed and written again."""
+    read as if a third one were removed and written again. Entries written in the place of removed
+    ones follow them with no ``§`` between, so a replace reads as one entry changed, not two."""
     lines: list[DiffLine] = []
 
-    def entry(kind: str, text: str) -> None:
-        if lines:
+    def entry(kind: str, text: str, *, in_place: bool = False) -> None:
+        if lines and not in_place:
             lines.append((" ", "§"))
         lines.extend((kind, line) for line in text.split("\n"))
 
@@ -50,8 +51,8 @@ def entry_diff(before: list[str], after: list[str]) -> list[DiffLine]:
             continue
         for text in before[i1:i2]:
             entry("-", text)
-        for text in after[j1:j2]:
-            entry("+", text)
+        for n, text in enumerate(after[j1:j2]):
+            entry("+", text, in_place=n == 0 and i2 > i1)
     return lines
 
 
