@@ -638,3 +638,23 @@ async def test_a_skill_the_prompt_index_would_block_is_marked_and_says_why(home,
         assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text  # (symbols, never the bytes)
         await select(pilot, screen, "git-rebase")
         assert "blocked in index" not in screen_text(app)
+
+
+async def test_a_very_long_skill_name_leaves_the_other_columns_in_view(home, tmp_path):
+    """A 120-character skill name pushed category, state, pin, provenance and uses off the table
+    even at 120 columns (user trial); the name is cut with … and the detail pane holds it whole."""
+    from tests.test_skills_support import write_skill
+    from widgets.skill_list import NAME_CELLS
+
+    long_name = "deploy-" + "x" * 113
+    write_skill(home, long_name, "devops")
+    write_skill(home, "git-rebase")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        table = screen.query_one(SkillList)
+        await wait_for(pilot, lambda: table.row_count == 2, what="the rows")
+        assert table.columns["skill"].content_width == NAME_CELLS
+        cells = [str(cell) for cell in table.get_row(table.key_of(long_name))]
+        assert cells[0].endswith("…") and cells[1:3] == ["devops", "active"]
+        assert sum(column.get_render_width(table) for column in table.columns.values()) <= table.size.width

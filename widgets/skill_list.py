@@ -18,6 +18,8 @@ from engine.textsafety import visible
 
 from .row_table import RowTable
 
+NAME_CELLS = 40  # a longer name (and folder) is cut with … here (the detail pane holds it whole), so the
+# other columns stay in view
 FILTER_CUTOFF = 60  # rapidfuzz WRatio score over name, category and description a row needs to stay
 NAME_CUTOFF = 75  # the score of the name alone that makes a name hit (a typo: deploi, depoly, deply)
 
@@ -131,12 +133,14 @@ class SkillList(RowTable):
         self.rows_by_key = {}
         for skill in skills:
             self.rows_by_key[skill.key] = skill
+            name = Text.assemble(
+                ("⚠ ", theme.warning or "") if skill.problem or skill.index_problem else "",
+                visible(skill.name),
+                (f" {visible(_folder(skill))}", "dim") if skill.shared else "",  # told apart by folder
+            )
+            name.truncate(NAME_CELLS, overflow="ellipsis")
             self.add_row(
-                Text.assemble(
-                    ("⚠ ", theme.warning or "") if skill.problem or skill.index_problem else "",
-                    visible(skill.name),
-                    (f" {visible(_folder(skill))}", "dim") if skill.shared else "",  # told apart by folder
-                ),
+                name,
                 Text(visible(skill.category or "-")),
                 Text(skill.state, state_styles.get(skill.state, "")),
                 Text("yes" if skill.pinned else ""),
