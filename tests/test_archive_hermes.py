@@ -420,3 +420,47 @@ print(json.dumps({}))
         assert [home.archive.get_session(s).archived for s in ("d1", "d2", "t1")] == [False, False, False]
     finally:
         home.close()
+
+
+def test_a_chain_hermes_titled_on_its_second_segment_is_found_under_that_title_from_either(hermes, tmp_path):
+    """Hermes titled the continuation, not the first segment: a hit in the first segment came back
+    untitled (the CLI quoting its first message instead) while one in the second wore the title the
+    tree gives the whole chain."""
+    folder = tmp_path / "hermes"
+    folder.mkdir()
+    hermes.run(
+        folder,
+        OPEN
+        + """
+db.create_session("hz-chain-1", "cli", model="m")
+db.append_message("hz-chain-1", "user", "我们讨论一下数据库迁移的计划")
+db.append_message("hz-chain-1", "assistant", "データベースの移行ですね")
+db.end_session("hz-chain-1", "compression")
+db.create_session("hz-chain-2", "cli", model="m", parent_session_id="hz-chain-1")
+db.set_session_title("hz-chain-2", "数据库迁移")
+db.append_message("hz-chain-2", "user", "继续迁移")
+db.close()
+""",
+    )
+    home = open_home(folder, read_only=True)
+    try:
+        (chain,) = home.archive.root_chains()
+        assert chain.ids == ("hz-chain-1", "hz-chain-2") and chain.title == "数据库迁移"
+    finally:
+        home.close()
+    for query, segment in (("データ", "hz-chain-1"), ("继续", "hz-chain-2")):
+        found = subprocess.run(
+            [*workbench_cmd("--home", str(folder), "--json", "sessions", "search", query)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert found.returncode == 0, found.stderr
+        (hit,) = json.loads(found.stdout)["results"]
+        assert (hit["session_id"], hit["title"]) == (segment, "数据库迁移")
+        assert hit["segments"] == ["hz-chain-1", "hz-chain-2"]
+        shown = subprocess.run(
+            [*workbench_cmd("--home", str(folder), "sessions", "search", query)], capture_output=True, text=True
+        )
+        assert shown.returncode == 0 and f"{segment}  " in shown.stdout and "数据库迁移\n" in shown.stdout
+        assert "“" not in shown.stdout  # no quoted first message in place of the title

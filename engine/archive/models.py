@@ -23,6 +23,17 @@ JSON_CONTENT_PREFIX = "\x00json:"
 NUMBERED_TITLE = re.compile(r"^(.*?) #(\d+)$")
 
 
+def chain_title(titles: list[str | None] | tuple[str | None, ...]) -> str | None:
+    """A compression chain's title from its segments' titles, first to latest: the first titled
+    segment's, without the ``#N`` Hermes numbers continuations with. One rule for the tree's row
+    and a search hit in any segment of it."""
+    for index, title in enumerate(titles):
+        if title:
+            numbered = NUMBERED_TITLE.match(title)
+            return numbered.group(1) if numbered and index else title
+    return None
+
+
 def iso(ts: float | None) -> str | None:
     """Epoch seconds as an ISO-8601 UTC string (None stays None)."""
     return iso_time(ts)
@@ -228,12 +239,8 @@ class Chain:
 
     @property
     def title(self) -> str | None:
-        """The lineage's title: the first titled segment's, without the ``#N`` Hermes numbers continuations with."""
-        for segment in self.segments:
-            if segment.title:
-                numbered = NUMBERED_TITLE.match(segment.title)
-                return numbered.group(1) if numbered and segment is not self.head else segment.title
-        return None
+        """The lineage's title (``chain_title``)."""
+        return chain_title([segment.title for segment in self.segments])
 
     @property
     def message_count(self) -> int:

@@ -36,8 +36,9 @@ from collections.abc import Callable, Iterable, Iterator
 from ..errors import WorkbenchError
 from . import vocab
 from .cjk import INDEXED_TEXT, BigramIndex, fts_pages
+from .core import in_chunks
 from .lineage import LineageMixin
-from .models import Marks, SearchHit, content_text, decode_content
+from .models import Marks, SearchHit, chain_title, content_text, decode_content
 from .query import (
     MIN_PREFIX,
     OPERATORS,
@@ -586,15 +587,22 @@ class SearchMixin(LineageMixin):
         when the caller found it already)."""
         return tuple(self._continuations(start or self._chain_start(session_id)))
 
+    def _titles(self, session_ids: tuple[str, ...]) -> list[str | None]:
+        """The titles of ``session_ids``, in order (None for one gone since)."""
+        titles: dict[str, str | None] = {}
+        for chunk, marks in in_chunks(list(session_ids)):
+            titles.update(self.conn().execute(f"SELECT id, title FROM sessions WHERE id IN ({marks})", chunk))
+        return [titles.get(sid) for sid in session_ids]
+
     def _hit(
         self, row: sqlite3.Row, rank: float, root: str, plan: _Plan, parsed: ParsedQuery, segments: tuple[str, ...]
     ) -> SearchHit:
-        """The hit in its chain's ``segments``, titled by its session or else by the chain's first
-        segment (a segment Hermes left untitled), never by a parent it is not a continuation of."""
-        title = row["title"]
-        if title is None and segments[0] != row["session_id"]:
-            head = self.conn().execute("SELECT title FROM sessions WHERE id = ?", (segments[0],)).fetchone()
-            title = head["title"] if head else None
+        """The hit in its chain's ``segments``, titled by the chain (``chain_title``, as the tree titles
+        its row) whichever segment matched, never by a parent it is not a continuation of."""
+        if segments[0] == row["session_id"] and row["title"]:
+            title = row["title"]  # (the first segment's title is the chain's)
+        else:
+            title = chain_title(self._titles(segments or (row["session_id"],)))
         pattern = highlight_pattern(parsed)
         text = content_text(decode_content(row["content"]))
         if pattern is None or not pattern.search(text):  # the match is in the tool name or call arguments
