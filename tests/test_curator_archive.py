@@ -456,3 +456,61 @@ def test_a_copy_hermes_archived_again_is_flat_not_where_we_archived_it_from(home
     listed = [(s.name, s.category, s.state) for s in home.skills.list(include_archived=True)]
     assert listed == [("theta-new", None, "archived")]
     assert home.curator.restore("theta-new")["restored_to"] == str(home.skills_dir / "theta-new")
+
+
+def _skill_at(home, folder: str, name: str) -> None:
+    (home.skills_dir / folder).mkdir(parents=True)
+    (home.skills_dir / folder / "SKILL.md").write_text(
+        f'---\nname: "{name}"\ndescription: Named with a slash\n---\nDo it.\n', encoding="utf-8"
+    )
+
+
+def test_a_skill_whose_name_holds_a_slash_restores_by_the_name_it_was_archived_by(home, clock):
+    """``skills archive '[bold red]evil[/]'`` worked but ``skills restore`` refused that name (a folder
+    name cannot hold "/"), the suggestion fell back to ``.archive/]``, and a second such skill,
+    archived to ``.archive/]-<ts>``, made ``restore ]`` ambiguous though it is another skill."""
+    _skill_at(home, "[bold red]evil[/]", "[bold red]evil[/]")
+    _skill_at(home, "x[/]", "x[/]")
+    assert home.curator.archive("[bold red]evil[/]")["archived_to"].endswith("/.archive/]")
+    clock.advance(61)
+    assert home.curator.archive("x[/]")["archived_to"].endswith("/.archive/]-20261130120101")
+    assert home.skills.command("restore", "[bold red]evil[/]") == "workbench skills restore '[bold red]evil[/]'"
+    copy = next(f for f in home.skills.scanner.archived() if f.dir_name == "]-20261130120101")
+    assert home.skills.command("restore", copy) == "workbench skills restore 'x[/]'"
+    assert home.curator.restore("]")["name"] == "[bold red]evil[/]"  # its folder's own skill, not x[/]
+    home.curator.archive("[bold red]evil[/]")
+    assert home.curator.restore("[bold red]evil[/]")["restored_to"] == str(home.skills_dir / "[bold red]evil[/]")
+    assert home.curator.restore("x[/]")["name"] == "x[/]"
+    assert (home.skills_dir / "x[/]" / "SKILL.md").exists() and not list(home.skills_dir.glob(".archive/*"))
+    with pytest.raises(SkillError, match="Give the skill's name"):  # a path no copy declares stays refused
+        home.curator.restore("devops/nothing")
+
+
+def test_an_ambiguous_restore_names_a_command_for_each_copy(home, clock):
+    _skill_at(home, "[bold red]evil[/]", "[bold red]evil[/]")
+    home.curator.archive("[bold red]evil[/]")
+    _skill_at(home, "[bold red]evil[/]", "[bold red]evil[/]")
+    clock.advance(61)
+    home.curator.archive("[bold red]evil[/]")
+    before = tree_state(home.skills_dir)
+    with pytest.raises(SkillError, match="Ambiguous restore") as exc:
+        home.curator.restore("[bold red]evil[/]")
+    assert tree_state(home.skills_dir) == before
+    assert exc.value.message.endswith(
+        "Restore one by its folder: `workbench skills restore '.archive/]-20261130120101'`; "
+        "`workbench skills restore '.archive/]'`."
+    )
+    assert home.curator.restore(".archive/]-20261130120101")["name"] == "[bold red]evil[/]"
+
+
+@pytest.mark.slow  # Hermes's own archive code in its own process
+def test_a_slash_named_skill_hermes_archived_restores_by_its_name(home, hermes):
+    """Hermes finds a skill to archive by its declared name, slash and all, and moves its last folder
+    to ``.archive/]`` (its own restore takes only that folder name); ours takes the name too."""
+    _skill_at(home, "[bold red]evil[/]", "[bold red]evil[/]")
+    code = "import json\nfrom tools.skill_usage import archive_skill\n"
+    (archived, _) = hermes.json(home.root, code + 'print(json.dumps(list(archive_skill("[bold red]evil[/]"))))')
+    assert archived and (home.skills_dir / ".archive" / "]" / "SKILL.md").is_file()
+    assert home.skills.command("restore", "[bold red]evil[/]") == "workbench skills restore '[bold red]evil[/]'"
+    restored = home.curator.restore("[bold red]evil[/]")
+    assert restored["name"] == "[bold red]evil[/]" and (home.skills_dir / "]" / "SKILL.md").is_file()  # flat

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from ..skills.discovery import ARCHIVE_DIR, Found
 from ..skills.usage import parse_iso
-from ..skills.validation import SkillError
+from ..skills.validation import SkillError, name_problem
 
+RESTORE_USAGE = "Give the skill's name, its folder name under skills/.archive/, or .archive/FOLDER."
 _SUFFIX = re.compile(r"^(?P<base>.+?)-(?P<ts>\d{14}|\d{4}-\d{2}-\d{2}(?:[-T_]?\d{2}-?\d{2}-?\d{2})?)$")
 
 
@@ -41,28 +42,44 @@ def base_name(dir_name: str) -> str:
 def candidates(archived: list[Found], name: str) -> list[Found]:
     """Archived copies answering to ``name``.
 
-    An exact folder name wins alone; else every timestamped copy, newest first.
+    An exact dated folder name wins alone; else, after an exact folder, every timestamped copy of it,
+    newest first: one of the skill that folder holds (archived again) or declaring ``name``, never
+    another skill whose folder had the same last part (``x[/]`` in ``.archive/]-<ts>`` is no copy
+    of the skill in ``.archive/]``).
     """
     exact = [f for f in archived if f.dir_name == name]
     if exact and _SUFFIX.match(name):
         return exact
+    same = {name, *(f.name for f in exact)} if exact else None
     dated = [
         f
         for f in archived
-        if f not in exact and ((_SUFFIX.match(f.dir_name) and base_name(f.dir_name) == name) or f.name == name)
+        if f not in exact
+        and (
+            f.name == name
+            or (_SUFFIX.match(f.dir_name) and base_name(f.dir_name) == name and (same is None or f.name in same))
+        )
     ]
     return exact + sorted(dated, key=lambda f: _stamp_of(f.dir_name), reverse=True)
 
 
 def restore_matches(archived: list[Found], name: object) -> list[Found]:
     """The archived copies ``skills restore NAME`` may mean (it restores one only when there is one):
-    ``.archive/FOLDER`` or an exact folder name that very copy, else ``candidates``. A NAME that
-    cannot name a folder of the archive is a ``SkillError``."""
+    ``.archive/FOLDER`` or an exact folder name that very copy, else ``candidates``. A skill's own name
+    counts even where it could not be a folder's (``[bold red]evil[/]``, whose folder was
+    ``[bold red]evil[/]`` on disk and is ``.archive/]`` now): restore takes every name archive does.
+    A NAME archive refuses too (``..``, an absolute path), or one with "/" no copy declares, is a
+    ``SkillError``."""
     folder = name.removeprefix(f"{ARCHIVE_DIR}/") if isinstance(name, str) else name
-    if not isinstance(folder, str) or not folder.strip() or "/" in folder or ".." in folder:
-        raise SkillError("Give the skill's name, its folder name under skills/.archive/, or .archive/FOLDER.")
-    exact = [f for f in archived if f.dir_name == folder]
-    return exact if folder != name else candidates(archived, folder)
+    if not isinstance(folder, str) or not folder.strip():
+        raise SkillError(RESTORE_USAGE)
+    if folder != name:
+        if "/" in folder:
+            raise SkillError(RESTORE_USAGE)
+        return [f for f in archived if f.dir_name == folder]
+    if name_problem(name) or ("/" in name and not any(f.name == name for f in archived)):
+        raise SkillError(RESTORE_USAGE)  # (archive refuses the same names: ``name_problem``)
+    return candidates(archived, name)
 
 
 def _stamp_of(dir_name: str) -> str:

@@ -331,7 +331,9 @@ class Curator:
             )
         if len(matches) > 1:
             raise SkillError(
-                f"Ambiguous restore: {len(matches)} archived copies of '{name}' exist. Restore one by its folder name.",
+                f"Ambiguous restore: {len(matches)} archived copies of '{name}' exist. Restore one by its folder: "
+                + "; ".join(f"`{self.skills.command('restore', m)}`" for m in matches)
+                + ".",
                 matches=[m.dir_name for m in matches],
             )
         found = matches[0]

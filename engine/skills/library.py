@@ -44,6 +44,7 @@ from .validation import (
     check_relative,
     check_support_path,
     contained,
+    name_problem,
     not_utf8,
 )
 
@@ -58,17 +59,6 @@ _LINKED = {  # group -> (suffixes or None for any, recursive)
     "assets": (None, True),
     "scripts": ((".py", ".sh", ".bash", ".js", ".ts", ".rb"), False),
 }
-
-
-def name_problem(name: Any) -> str | None:
-    """Why ``find`` refuses to look ``name`` up (None: it may): it must name a place inside skills/."""
-    if not isinstance(name, str) or not name.strip():
-        return "Skill name is required."
-    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
-        return "Skill name must be a relative path within the skills directory."
-    if ".." in name.replace("\\", "/").split("/"):
-        return "Skill name cannot contain '..' path traversal components."
-    return None
 
 
 def skill_command(verb: str, arg: str) -> str:

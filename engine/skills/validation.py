@@ -123,3 +123,14 @@ def check_inside(path: Path, root: Path, label: str) -> None:
             f"outside {root}: nothing there is moved or written through it. To manage it here, replace the link "
             "with the folder or file itself; to drop it from the library, remove the link."
         )
+
+
+def name_problem(name: Any) -> str | None:
+    """Why ``find`` refuses to look ``name`` up (None: it may): it must name a place inside skills/."""
+    if not isinstance(name, str) or not name.strip():
+        return "Skill name is required."
+    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+        return "Skill name must be a relative path within the skills directory."
+    if ".." in name.replace("\\", "/").split("/"):
+        return "Skill name cannot contain '..' path traversal components."
+    return None
