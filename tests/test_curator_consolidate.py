@@ -543,3 +543,27 @@ def test_deleting_an_absorbed_skill_says_where_it_went(library):
         "change it, and nothing was changed. Restore it first (`workbench skills restore git-rebase`, or r in "
         "Skills), then try again."  # (not "make the change in 'git'": it holds other skills' content too)
     )
+
+
+def test_a_hermes_patch_staged_before_its_skill_was_absorbed_says_it_was_written_for_the_old_skill(library):
+    """A patch Hermes staged for git-merge, which a consolidation then absorbed into git: the preview said
+    "Could not find old_string in SKILL.md of skill 'git'", as if the wrong skill were patched."""
+    from tests.hermes_support import hermes_record
+
+    payload = {"action": "patch", "name": "git-merge", "old_string": "name: git-merge\n", "new_string": "name: gm\n"}
+    hermes_record(library, "c0ffee01", payload, subsystem="skills")
+    assert library.approvals.approve(staged_plan(library))["success"]
+    entry = library.skills.ledger.entries()[-1]
+    ledger_id, when = entry.id, entry.when
+    said = (
+        f"Skill 'git-merge' was absorbed into 'git' by the Curator's consolidation of {when} (ledger {ledger_id}): "
+        "this patch was written for the old skill, and its old_string is not in SKILL.md of 'git'."
+    )
+    preview = library.approvals.preview("c0ffee01")
+    assert preview["error"].startswith(said), preview["error"]
+    before = tree_state(library.skills_dir)
+    refused = library.approvals.approve("c0ffee01")
+    assert not refused["success"] and refused["error"].startswith(said)
+    assert tree_state(library.skills_dir) == before
+    direct = skill_manage_tool(library, payload, ToolContext())  # the agent's own call by the old name
+    assert direct["error"].startswith(said) and direct["absorbed_into"] == "git"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..approvals.records import approved_by
+from ..clock import shown_time
 from ..curator.archive import restore_matches
 from ..curator.ledger import Ledger
 from ..errors import ReadOnlyError, WorkbenchError
@@ -624,11 +625,44 @@ class SkillLibrary:
                     self._refuse_archived(args["name"], action)
                 raise
             self._writable(found, action, ctx)
-            plan = on_skill[action](found, args)
+            try:
+                plan = on_skill[action](found, args)
+            except SkillError as refused:
+                self._written_for_absorbed(args.get("name"), found, refused)
+                raise
         else:
             raise SkillError(f"Unknown action '{action}'. Use: create, edit, patch, delete, write_file, remove_file")
         plan.flags = check_plan(plan)
         return plan
+
+    def _written_for_absorbed(self, asked: Any, found: Found, refused: SkillError) -> None:
+        """A patch to a consolidated skill's old name whose old_string the umbrella lacks: it was written
+        for the old skill (staged before the consolidation, say), so say that, not that the umbrella lacks
+        the text, which reads as if the wrong skill were patched."""
+        if not (isinstance(asked, str) and asked != found.name and self.absorbed_into(asked) == found.name):
+            return
+        if not refused.message.startswith("Could not find old_string"):
+            return
+        label = "SKILL.md" if refused.message.startswith("Could not find old_string in SKILL.md ") else "its file"
+        raise SkillError(
+            f"Skill '{asked}' was absorbed into '{found.name}'{self._absorbed_when(asked, found.name)}: this patch "
+            f"was written for the old skill, and its old_string is not in {label} of '{found.name}'. Reject it, or "
+            f"make the change in '{found.name}' (view its current text and copy the exact passage to replace).",
+            **refused.details,
+            absorbed_into=found.name,
+        ) from None
+
+    def _absorbed_when(self, old: str, umbrella: str) -> str:
+        """`` by the Curator's consolidation of 2026-12-05 14:20 (ledger ID)`` from the newest ledger row that
+        absorbed ``old`` into ``umbrella``, else `` on WHEN`` from its usage record, else nothing."""
+        for entry in reversed(self.ledger.entries()):
+            absorbed = entry.evidence.get("absorbed")
+            if entry.action == "consolidate" and entry.skill == umbrella and isinstance(absorbed, list):
+                if old in absorbed:
+                    return f" by the Curator's consolidation of {entry.when} (ledger {entry.id})"
+        record = self.usage.load().get(old) or {}
+        when = shown_time(record.get("archived_at")) if record.get("absorbed_into") == umbrella else None
+        return f" on {when}" if when else ""
 
     def _refuse_archived(self, name: str, action: str) -> None:
         """A write (patch, edit, delete, a file's) aimed at a skill that is archived, not gone: say so, into
