@@ -1593,3 +1593,23 @@ async def test_a_damaged_state_db_is_said_once_at_start_up_not_by_each_part_that
         await settle(pilot)
         said = [n.message for n in app._notifications if "is not a usable session archive" in n.message]
         assert len(said) == 1, said
+
+
+async def test_a_chain_segment_s_transcript_wears_the_chain_title_and_its_place(home, tmp_path):
+    """Segment 1 of a chain Hermes titled on segment 2 showed its first message as the transcript's
+    title, while the tree and a search hit in it said the chain's title (user trial)."""
+    first, second = "20261130_090000_c1c1c1", "20261130_100000_c2c2c2"
+    home.archive.create_session(first, source="cli")
+    home.archive.append_message(first, "user", "我们讨论一下数据库迁移的计划")
+    home.archive.end_session(first, "compression")
+    home.archive.create_session(second, source="cli", parent_session_id=first, title="数据库迁移")
+    home.archive.append_message(second, "user", "carry on")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        screen.load_transcript(first, None)
+        await wait_for(
+            pilot,
+            lambda: str(screen.transcript.border_title) == "Transcript · 数据库迁移 · segment 1 of 2",
+            what="the chain's title on segment 1",
+        )

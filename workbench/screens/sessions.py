@@ -458,11 +458,23 @@ class SessionsScreen(SessionActions):
         session = self.home.archive.get_session(session_id)
         if get_current_worker().is_cancelled:  # superseded already: skip reading the messages
             return
-        preview = self.home.archive.previews([session_id]).get(session_id) if session and not session.title else None
-        title = (titled(session.title, preview) or session.id) if session else f"{session_id} (deleted)"
+        title = self._transcript_title(session_id, session)
         items = session_items(self.home, session_id, select_id) if session else []
         archived = bool(session and session.archived)
         self.post_result(TranscriptLoaded(session_id, title, items, select_id, gone=session is None, archived=archived))
+
+    def _transcript_title(self, session_id: str, session) -> str:
+        """A session by its own title (Hermes numbers a chain's continuations ``X #2``); an untitled
+        segment of a titled compression chain as the tree and a search hit name the chain, with its
+        place in it; else by its first user message."""
+        if session is None:
+            return f"{session_id} (deleted)"
+        if session.title:
+            return session.title
+        chain = self.home.archive.chain_of(session_id)
+        if len(chain.segments) > 1 and chain.title:
+            return f"{chain.title} · segment {chain.ids.index(session_id) + 1} of {len(chain.segments)}"
+        return titled(None, self.home.archive.previews([session_id]).get(session_id)) or session.id
 
     @on(TranscriptLoaded)
     def _transcript_loaded(self, message: TranscriptLoaded) -> None:
