@@ -237,6 +237,23 @@ def test_an_entry_history_follows_its_rewrites_back_to_where_it_began(home):
     assert len(history.entry_history(home.memory, "memory", "fact: version 12")) == 8  # the default bound
 
 
+def test_an_entry_history_lists_an_undone_replace_once(home):
+    """From a user trial: after a replace and its undo, the entry's history (`history --entry`, the
+    Memory screen's pane) listed the replace twice, found once by each of its two texts."""
+    put(home, "user", "User prefers terse answers")  # written by Hermes: no journal row wrote it
+    assert home.memory.replace("user", "User prefers terse", "User prefers terse answers always", USER)["success"]
+    replaced = home.memory.history("user", limit=1)[0]
+    assert home.memory.undo(replaced.id)["success"]
+    rows = history.entry_history(home.memory, "user", "User prefers terse answers", limit=20)
+    assert [(r.action, r.after) for r in rows] == [
+        ("undo", "User prefers terse answers"),
+        ("replace", "User prefers terse answers always"),
+    ]
+    assert len({r.id for r in rows}) == len(rows)
+    story = history.story(home.memory, "user", "User prefers terse answers")
+    assert [r.id for r in story.history] == [r.id for r in rows]
+
+
 def test_an_entry_put_back_by_hand_is_not_credited_to_the_workbench_agent_that_first_wrote_it(home):
     """The workbench's own runner stores its sessions in state.db too; its call is journaled as the
     agent's already, so an outside edit that writes the same text later is a person's, not that call's."""

@@ -372,11 +372,15 @@ def entry_history(memory: MemoryStore, target: str, entry: str, limit: int = 8) 
     tool call behind it when state.db has that call (a Hermes remove included).
     """
     rows: list[JournalEntry] = []
+    listed: set[int] = set()
     text: str | None = entry
     older_than: int | None = None
     while text is not None and len(rows) < limit:
         found = memory.home.journal.about(SUBSYSTEM, target, text, limit - len(rows), before_id=older_than)
-        rows += found
+        # a row that took the chain's text away and wrote the one before it (an undo of a replace)
+        # is found by both texts: it is listed once
+        rows += [row for row in found if row.id not in listed]
+        listed.update(row.id for row in found)
         first = next((r for r in reversed(found) if r.after == text), None)  # its oldest write
         text, older_than = (first.before, first.id) if first and first.before not in (None, text) else (None, None)
     if entry not in memory.entries(target):  # gone: what became of it, to the row that took it away
