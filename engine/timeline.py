@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from . import lock_waits
 from .approvals.labels import detail_summary
 from .approvals.outside import cited_rows, citing_approvals
+from .approvals.records import proposed
 from .approvals.sources import staged_at, staged_in_sessions
 from .archive.query import like_escape
 from .errors import WorkbenchError
@@ -265,9 +266,7 @@ def _proposed(said: str, detail: dict[str, Any]) -> str:
     proposer = detail.get("proposed_by")
     if not isinstance(proposer, str) or not proposer:
         return said
-    return (
-        f"{said} (proposed by {visible(proposer)}{', edited before approval' if detail.get('edited') is True else ''})"
-    )
+    return f"{said} ({proposed(visible(proposer), detail.get('edited') is True)})"
 
 
 def _summary(entry: JournalEntry) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -11,7 +12,7 @@ from engine.approvals.editing import batch_draft, edit_draft
 from engine.approvals.preview import seen_in
 from engine.events import MemoryChanged, PendingChanged
 from engine.tools import BACKGROUND_REVIEW, ToolContext
-from tests.hermes_support import hermes_record
+from tests.hermes_support import hermes_record, workbench_cmd
 
 AGENT = ToolContext(actor="agent", session_id="s1", message_id=3)
 USER = ToolContext(actor="user")
@@ -85,6 +86,36 @@ def test_edit_then_approve_applies_the_edited_text(home):
     [row] = home.journal.query(subsystem="approvals", target=pid, limit=1)
     assert row.action == "approve" and row.after == "User likes oolong tea, never coffee"
     assert row.detail["payload"]["content"] == "User likes coffee"
+
+
+def test_an_edited_approval_reads_edited_wherever_its_writer_is_named(home):
+    """From a user trial: after edit-then-approve the Timeline said "edited before approval", but
+    `memory show` and the Memory screen's origin line said only "user (approved, proposed by agent)"."""
+    from engine.memory import history
+    from engine.timeline import summarize
+
+    approval_on(home)
+    edited = staged_id(home.memory.add("memory", "User likes coffee", AGENT))
+    plain = staged_id(home.memory.add("memory", "User likes tea", AGENT))
+    assert home.approvals.approve(edited, edit="User likes oolong")["success"]
+    assert home.approvals.approve(plain)["success"]
+    words = "user (approved, proposed by agent, edited before approval)"
+    oolong, tea = history.origins(home.memory, "memory", ["User likes oolong", "User likes tea"])
+    assert oolong.who() == words and oolong.describe().startswith(words + " · ")
+    assert oolong.to_dict()["edited"] is True
+    assert tea.who() == "user (approved, proposed by agent)" and tea.to_dict()["edited"] is False
+    [write] = [r for r in home.journal.query(subsystem="memory") if r.after == "User likes oolong"]
+    assert summarize(write).endswith("(proposed by agent, edited before approval)")  # the Timeline's words
+    shown = subprocess.run(
+        workbench_cmd("memory", "show", "--home", str(home.root), "--target", "memory"),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f"↳ {words} · " in shown and "↳ user (approved, proposed by agent) · " in shown
+    removed = home.memory.remove("memory", "User likes oolong", USER)
+    assert removed["success"] and home.memory.undo(home.memory.history("memory", limit=1)[0].id)["success"]
+    assert history.origin(home.memory, "memory", "User likes oolong").who() == words  # put back: as it was
 
 
 def test_edit_is_checked_like_any_write(home):

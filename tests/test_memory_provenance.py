@@ -87,6 +87,7 @@ def test_origins_come_from_the_archive_when_the_journal_has_none(home):
     assert found[1].at == seen.at and found[1].to_dict() == {
         "actor": None,
         "proposed_by": None,
+        "edited": False,
         "session_id": None,
         "message_id": None,
         "at": "2026-11-30T12:00:00+00:00",

@@ -43,10 +43,18 @@ ORIGIN_LABELS = {FOREGROUND: "agent", BACKGROUND_REVIEW: "review"}
 KINDS = {"memory": "memory", "skills": "skill"}
 
 
-def approved_by(approver: str, proposed_by: str | None) -> str:
-    """A writer as people read it: what an approved proposal wrote names its proposer after its approver."""
+def proposed(proposer: str, edited: bool = False) -> str:
+    """Who proposed a write a person approved, in words (``proposed by agent``), and whether the
+    approver edited it first (``proposed by agent, edited before approval``): the one wording of
+    ``approved_by``, the Timeline and ``memory history``."""
+    return f"proposed by {proposer}" + (", edited before approval" if edited else "")
+
+
+def approved_by(approver: str, proposed_by: str | None, edited: bool = False) -> str:
+    """A writer as people read it: what an approved proposal wrote names its proposer after its approver
+    (``user (approved, proposed by agent)``), and says so when the approver edited it first."""
     if proposed_by and proposed_by != approver:
-        return f"{approver} (approved, proposed by {proposed_by})"
+        return f"{approver} (approved, {proposed(proposed_by, edited)})"
     return approver
 
 

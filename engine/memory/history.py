@@ -58,11 +58,13 @@ class Origin:
     journal_id: int | None = None
     action: str | None = None  # the write that produced it: add, replace, undo, ...
     proposed_by: str | None = None  # an approved proposal's proposer (the actor is its approver)
+    edited: bool = False  # that proposal, edited by its approver before approving it
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "actor": self.actor,
             "proposed_by": self.proposed_by,
+            "edited": self.edited,
             "session_id": self.session_id,
             "message_id": self.message_id,
             "at": iso(self.at),
@@ -71,7 +73,7 @@ class Origin:
 
     def who(self) -> str:
         """The writer as people read it: an approved proposal names its proposer after its approver."""
-        return approved_by(self.actor or "unknown", self.proposed_by)
+        return approved_by(self.actor or "unknown", self.proposed_by, self.edited)
 
     def describe(self) -> str:
         """One line for people: ``agent · 2026-11-30 12:00 · session s1 · message 7 (archive)``."""
@@ -344,6 +346,7 @@ def _from_row(row: JournalEntry) -> Origin:
         row.id,
         row.action,
         proposer if isinstance(proposer, str) else None,
+        isinstance(proposer, str) and row.detail.get("edited") is True,
     )
 
 
