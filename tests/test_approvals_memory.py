@@ -148,6 +148,37 @@ def test_approve_all_reports_mixed_results(home, clock):
     assert home.memory.entries("memory") == ["User likes mate", "Uses fish shell"]
 
 
+def test_approve_alls_question_foresees_each_proposal_after_the_ones_before_it(home):
+    """From a user trial: with Hermes's add of an entry queued before its remove of it, approve all's
+    question said the remove "matches no entry now" and would be refused, yet approving all applied
+    both in order. Previewed through one dry run, each is judged against memory as the ones before
+    it leave it: what the question foresees is what approving all then does, and nothing is written."""
+    from engine.approvals.preview import seen_in
+    from engine.approvals.queue import DryRun
+
+    seed(home, "User likes tea")
+    hermes_record(home, "0000bb01", {"action": "add", "target": "memory", "content": "loop entry 34"}, created_at=1)
+    hermes_record(home, "0000bb02", {"action": "remove", "target": "memory", "old_text": "loop entry 34"}, created_at=2)
+    hermes_record(home, "0000bb03", {"action": "remove", "target": "memory", "old_text": "loop entry 34"}, created_at=3)
+    hermes_record(home, "0000bb04", {"action": "add", "target": "user", "content": "User is in Oslo"}, created_at=4)
+    before = memory_file(home)
+    assert home.approvals.preview("0000bb02")["error"]  # alone, against the live file: nothing to remove
+    run = DryRun()
+    previews = [home.approvals.preview(r.id, batch=run) for r in home.approvals.list()]
+    assert [p["id"] for p in previews] == ["0000bb01", "0000bb02", "0000bb03", "0000bb04"]
+    added, removed, again, user = previews
+    assert added["error"] is None and added["after"] == ["User likes tea", "loop entry 34"]
+    assert removed["error"] is None and removed["targets"][0]["entry"] == "loop entry 34"
+    assert removed["after"] == ["User likes tea"]
+    assert "no longer matches any entry" in again["error"]  # the one before it took that entry away
+    assert user["error"] is None and user["before"] == []  # another store: the live file's
+    assert memory_file(home) == before and home.approvals.count() == 4  # a dry run writes nothing
+    outcome = home.approvals.approve_all(seen={p["id"]: seen_in(p) for p in previews})
+    assert [r["id"] for r in outcome["approved"]] == ["0000bb01", "0000bb02", "0000bb04"]
+    assert [r["id"] for r in outcome["failed"]] == ["0000bb03"]  # as foreseen, and it stays pending
+    assert home.memory.entries("memory") == ["User likes tea"] and home.approvals.count() == 1
+
+
 def test_preview_shows_diff_budget_and_changes_nothing(home):
     seed(home, "User likes tea", "Project uses uv")
     approval_on(home)

@@ -69,6 +69,14 @@ class NoSuchRecord(WorkbenchError):
         super().__init__(f"No pending write with id '{pending_id}'. See `workbench pending list`.")
 
 
+@dataclasses.dataclass
+class DryRun:
+    """Memory, by target, as approving the proposals previewed through it so far would leave it
+    (``ApprovalQueue.preview``'s ``batch``): only targets one of them would change are here."""
+
+    entries: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+
+
 class ApprovalQueue:
     def __init__(self, home: Home):
         self.home = home
@@ -346,9 +354,15 @@ class ApprovalQueue:
             ) from None
 
     # -- reviewing ----------------------------------------------------------------
-    def preview(self, pending_id: str, edit: str | None = None) -> dict[str, Any]:
+    def preview(self, pending_id: str, edit: str | None = None, *, batch: DryRun | None = None) -> dict[str, Any]:
         """What approving would do, changing nothing: before/after, a line diff, and for
         memory the budget afterwards and near-duplicate warnings.
+
+        ``batch``: a dry run of approving several in order (approve all's question, previewing
+        them oldest first as ``approve_all`` applies them): a memory proposal is judged against
+        memory as the ones previewed through it before would leave it, not the live file, and
+        what it would leave is kept there for the next (one that would be refused leaves it as
+        it was, as approving it would). Nothing is written.
 
         A proposal that would be refused now (a stale pin, an over-full store) carries
         the refusal in ``error`` instead of a diff (a record whose claims contradict its payload
@@ -374,8 +388,11 @@ class ApprovalQueue:
             "budget": None,
             "targets": [],
         }
+        assumed = {"assumed": batch.entries} if batch is not None and record.subsystem == "memory" else {}
         try:
-            staged = self._owner(record).preview_staged(record.payload, edited_content=edit, **_staging(record))
+            staged = self._owner(record).preview_staged(
+                record.payload, edited_content=edit, **_staging(record), **assumed
+            )
         except WorkbenchError as exc:
             return {**view, "error": _refusals(record, exc.message)}
         if record.subsystem == "memory":
@@ -397,6 +414,8 @@ class ApprovalQueue:
             threshold = self.home.memory.duplicate_threshold()
             limit = self.home.memory.limit(staged["target"])
             view.update(memory_view(staged, record.payload, edit, limit, threshold))
+            if batch is not None and not record.claim_problem:  # (refused whatever it would write)
+                batch.entries[staged["target"]] = list(staged["after_entries"])
         else:
             view.update(skill_view(staged))
         return {**view, "error": record.claim_problem}  # refused whatever it would write: the diff shows what

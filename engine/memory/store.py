@@ -19,7 +19,7 @@ import logging
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as _dc_replace
 from functools import cached_property
@@ -624,30 +624,39 @@ class MemoryStore:
             return refusal.said_to(actor)  # (a person approving reads the words for a person)
         return self._success(target, outcome, limit)
 
-    def preview_staged(self, payload: dict[str, Any], edited_content: str | None = None) -> dict[str, Any]:
+    def preview_staged(
+        self,
+        payload: dict[str, Any],
+        edited_content: str | None = None,
+        assumed: Mapping[str, list[str]] | None = None,
+    ) -> dict[str, Any]:
         """What approving would do, computed from the live files without writing anything.
 
         ``targets`` says which live entry each replace or remove hits now (or that it is
         gone or ambiguous), so a write Hermes staged without naming its entry can be judged.
+        ``assumed``: by target, the entries to judge it against in place of the live file's
+        (what approving the proposals before it in one batch would leave; the file's drift
+        checks still read the file).
         """
         named = payload.get("target")
         target = named if isinstance(named, str) and named in TARGETS else "memory"
         state = self.read(target)
         limit = self.limit(target)
-        after, error, targets, size_after = state.entries, None, [], None
+        current = list((assumed or {}).get(target, state.entries))
+        after, error, targets, size_after = current, None, [], None
         try:
             ops.check_batch_size(ops.staged_operations(payload))
-            targets = ops.resolve_targets(state.entries, ops.staged_operations(payload))
+            targets = ops.resolve_targets(current, ops.staged_operations(payload))
             target, plan = self._staged_plan(payload, edited_content)
             self._guard(target, state, limit, plan.drift_guard, backup=False)
-            after = plan.op(list(state.entries), limit).entries
+            after = plan.op(list(current), limit).entries
         except Refusal as refusal:
             error = refusal.said_to("user")["error"]  # a preview is for the person deciding
             size_after = refusal.size_after
         usage = Usage.of(after, limit)
         return {
             "target": target,
-            "before_entries": list(state.entries),
+            "before_entries": list(current),
             "after_entries": list(after),
             "usage_after": usage.text,
             "percent_after": usage.percent,
