@@ -255,6 +255,37 @@ def test_an_entry_history_lists_an_undone_replace_once(home):
     assert [r.id for r in story.history] == [r.id for r in rows]
 
 
+def test_a_draft_kept_after_another_writer_removed_its_entry_has_that_entrys_past(home):
+    """From a user trial: Hermes removed an entry while the user edited it; "Keep mine" added the
+    draft back, and its history (`history --entry`, the Memory screen's pane) held only that add,
+    not the entry's earlier add and the outside removal the draft was kept over."""
+    from tests.hermes_support import write_from_another_process
+
+    assert home.memory.add("memory", "Keep this", USER)["success"]
+    path = home.memory.path("memory")
+    write_from_another_process(path, "Keep this\n§\nVictim entry, first version")  # Hermes adds it
+    assert home.memory.record_external_change("memory")
+    write_from_another_process(path, "Keep this")  # and removes it while the user edits it
+    assert home.memory.record_external_change("memory")
+    kept = home.memory.add_edit_of("memory", "Victim entry, first version", "Victim entry, as I edited it")
+    assert kept["success"] and home.memory.entries("memory") == ["Keep this", "Victim entry, as I edited it"]
+    named = history.entry_named(home.memory, "memory", "Victim entry")  # the live entry holding it
+    rows = history.story(home.memory, "memory", named).history
+    assert [(r.actor, r.action, r.before, r.after) for r in rows] == [
+        ("user", "add", None, "Victim entry, as I edited it"),
+        ("external", "remove", "Victim entry, first version", None),
+        ("external", "add", None, "Victim entry, first version"),
+    ]
+    assert history.origin(home.memory, "memory", named).actor == "user"  # the draft is the user's
+    run = subprocess.run(
+        workbench_cmd("memory", "history", "--home", str(home.root), "--entry", "Victim entry", "--json"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert [e["id"] for e in json.loads(run.stdout)["events"]] == [r.id for r in rows]
+
+
 def test_an_entry_put_back_by_hand_is_not_credited_to_the_workbench_agent_that_first_wrote_it(home):
     """The workbench's own runner stores its sessions in state.db too; its call is journaled as the
     agent's already, so an outside edit that writes the same text later is a person's, not that call's."""

@@ -368,8 +368,10 @@ def first_seen(memory: MemoryStore, target: str) -> float | None:
 # -- history and successors ----------------------------------------------------------
 def entry_history(memory: MemoryStore, target: str, entry: str, limit: int = 8) -> list[JournalEntry]:
     """The journal rows that wrote or took away exactly this entry, newest first, then, when a
-    replace wrote it, those of the entry it replaced, back to where the chain began; for an entry
-    no longer in the file, also what became of it, to the row that removed it.
+    replace wrote it, those of the entry it replaced, back to where the chain began (a person's
+    edit kept as a new entry after another writer removed the one they were editing goes on to
+    that one: its add names it, ``edit_of``); for an entry no longer in the file, also what became
+    of it, to the row that removed it.
 
     An ``external`` row names no message, so it gets the session and message of the Hermes
     tool call behind it when state.db has that call (a Hermes remove included).
@@ -385,10 +387,22 @@ def entry_history(memory: MemoryStore, target: str, entry: str, limit: int = 8) 
         rows += [row for row in found if row.id not in listed]
         listed.update(row.id for row in found)
         first = next((r for r in reversed(found) if r.after == text), None)  # its oldest write
-        text, older_than = (first.before, first.id) if first and first.before not in (None, text) else (None, None)
+        made_from = _written_from(first) if first is not None else None
+        text, older_than = (
+            (made_from, first.id) if first is not None and made_from not in (None, text) else (None, None)
+        )
     if entry not in memory.entries(target):  # gone: what became of it, to the row that took it away
         rows = sorted([*_what_became_of(memory, target, entry, limit, rows), *rows], key=lambda r: r.id, reverse=True)
     return with_calls(memory, rows[:limit])
+
+
+def _written_from(row: JournalEntry) -> str | None:
+    """The entry ``row`` made this one from: the one a replace rewrote, or the one a person was
+    editing when another writer removed it and they kept their draft (an add naming it ``edit_of``)."""
+    if row.before is not None:
+        return row.before
+    edited = row.detail.get("edit_of") if row.action == "add" else None
+    return edited if isinstance(edited, str) and edited else None
 
 
 def _what_became_of(

@@ -367,6 +367,14 @@ class MemoryStore:
         Journaled as a user edit with the tool's validation, never through the gate."""
         return self._edit(target, lambda: self._plan_replace(entry, content, pin=entry))
 
+    def add_edit_of(self, target: str, entry: str, content: Any) -> dict[str, Any]:
+        """A person's edit of ``entry`` kept after another writer removed the entry meanwhile (the
+        editor's "Keep mine"): ``content`` added as a new entry, journaled as the user's add naming
+        the entry it is an edit of (``edit_of``), so its history goes on to that entry's past."""
+        if not isinstance(entry, str) or not entry:
+            raise ValueError("add_edit_of names the entry the draft was an edit of.")
+        return self._edit(target, lambda: _dc_replace(self._plan_add(content), extra_detail={"edit_of": entry}))
+
     def remove_exact(self, target: str, entry: str) -> dict[str, Any]:
         """A person's removal of exactly ``entry`` (refused if it is no longer there)."""
         return self._edit(target, lambda: self._plan_remove(entry, pin=entry))
