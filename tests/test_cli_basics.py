@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from workbench.cli import main
+from workbench.cli import main, tui_cmds
 
 
 def run(*args, env=None):
@@ -21,7 +21,7 @@ def test_unknown_command_is_usage_error():
 
 def test_malformed_config_is_a_clear_refusal(tmp_path):
     (tmp_path / "config.yaml").write_text("memory: [\n")
-    result = run("--json", "--home", str(tmp_path))
+    result = run("memory", "show", "--json", "--home", str(tmp_path))
     assert result.returncode == 1
     payload = json.loads(result.stdout)
     assert payload["success"] is False and "config.yaml" in payload["error"]
@@ -30,7 +30,7 @@ def test_malformed_config_is_a_clear_refusal(tmp_path):
 
 def test_home_is_a_file_is_refused_without_traceback(tmp_path):
     (tmp_path / "file").write_text("x")
-    result = run("--home", str(tmp_path / "file"))
+    result = run("memory", "show", "--home", str(tmp_path / "file"))
     assert result.returncode == 1
     assert "is a file" in result.stderr and "Traceback" not in result.stderr
 
@@ -42,5 +42,31 @@ def test_workbench_alone_or_tui_opens_the_tui_on_the_home(tmp_path, monkeypatch,
 
     opened = []
     monkeypatch.setattr(workbench.app, "run_app", lambda home, **kw: opened.append(home.root))
+    monkeypatch.setattr(tui_cmds, "has_terminal", lambda: True)
     assert main([*words, "--home", str(tmp_path / "h")]) in (0, None)
     assert opened == [(tmp_path / "h").resolve()]
+
+
+@pytest.mark.parametrize("words", [[], ["tui"], ["demo"]], ids=["bare", "tui", "demo"])
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_the_tui_without_a_terminal_is_refused_before_anything_is_drawn_or_made(tmp_path, words, as_json):
+    """`workbench </dev/null >out 2>err` drew a screen of escape codes into err, then exited 0 (and
+    printed nothing on stdout under --json): it is wrong usage, said at once, and no home is made."""
+    home = tmp_path / "h"
+    json_flag = ["--json"] if as_json else []
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench", *words, "--home", str(home), *json_flag],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert not home.exists()
+    assert "\x1b" not in result.stdout + result.stderr
+    said = "the TUI needs a terminal: run it in one, or give a command; see `workbench --help`"
+    if as_json:
+        assert json.loads(result.stdout) == {"success": False, "error": said, "usage": True}
+        assert result.stderr == ""
+    else:
+        assert result.stdout == ""
+        assert result.stderr.splitlines()[-1] == f"{' '.join(['workbench', *words])}: error: {said}"

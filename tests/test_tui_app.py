@@ -25,7 +25,7 @@ from widgets.header import WorkbenchHeader
 from widgets.transcript import Transcript
 from workbench.app import MODES, WorkbenchApp, screen_actions
 from workbench.bridge import EngineEvent
-from workbench.cli import main
+from workbench.cli import main, tui_cmds
 from workbench.messages import ShowEntry
 from workbench.screens.help import HelpScreen, shown_key
 from workbench.settings import load_settings
@@ -302,12 +302,13 @@ def test_watcher_reports_what_another_process_changed(home):
     assert not thread.is_alive()
 
 
-def test_demo_never_seeds_a_home_that_holds_other_data(home, tmp_path, capsys):
+def test_demo_never_seeds_a_home_that_holds_other_data(home, tmp_path, capsys, monkeypatch):
     from engine.demo import holds_other_data, seed_demo_home
     from engine.scenarios import run_scenario
 
     home.memory.add("memory", "My real note")
     before = (home.memories_dir / "MEMORY.md").read_bytes()
+    monkeypatch.setattr(tui_cmds, "has_terminal", lambda: True)
     assert main(["demo", "--home", str(home.root), "--json"]) == 1
     assert "not the demo's" in capsys.readouterr().out
     assert (home.memories_dir / "MEMORY.md").read_bytes() == before
@@ -357,7 +358,7 @@ async def test_header_keeps_the_pending_count_at_80_columns(home, tmp_path):
         assert len(shown) <= 110 and "12 pending" in shown and shown.endswith("files/work")
 
 
-def test_demo_fresh_sets_a_played_demo_aside_and_never_a_real_home(home, tmp_path, capsys):
+def test_demo_fresh_sets_a_played_demo_aside_and_never_a_real_home(home, tmp_path, capsys, monkeypatch):
     from engine import open_home
     from engine.demo import seed_demo_home
     from workbench.cli.tui_cmds import set_aside
@@ -383,6 +384,7 @@ def test_demo_fresh_sets_a_played_demo_aside_and_never_a_real_home(home, tmp_pat
 
     home.memory.add("memory", "My real note")
     before = (home.memories_dir / "MEMORY.md").read_bytes()
+    monkeypatch.setattr(tui_cmds, "has_terminal", lambda: True)
     assert main(["demo", "--fresh", "--home", str(home.root), "--json"]) == 1
     assert "not a demo home" in capsys.readouterr().out
     assert (home.memories_dir / "MEMORY.md").read_bytes() == before
@@ -452,6 +454,7 @@ async def test_a_home_made_by_opening_it_is_said_at_start(tmp_path, monkeypatch)
 
     opened: list[WorkbenchApp] = []
     monkeypatch.setattr(app_module.WorkbenchApp, "run", lambda self: opened.append(self))
+    monkeypatch.setattr(tui_cmds, "has_terminal", lambda: True)
     typo = tmp_path / "hermse"
     assert main(["--home", str(typo)]) == 0  # the CLI opens the TUI on the home it just made
     [app] = opened

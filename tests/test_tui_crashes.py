@@ -13,7 +13,7 @@ from widgets import textual_fixes
 from widgets.skill_list import SkillList
 from workbench import app as app_module
 from workbench.app import WorkbenchApp
-from workbench.cli import main
+from workbench.cli import main, tui_cmds
 from workbench.screens.dialogs import ConfirmDialog, EditDialog, draft_budget
 from workbench.screens.help import HelpScreen
 from workbench.screens.memory import MemoryScreen
@@ -130,6 +130,7 @@ def test_a_crash_exits_non_zero_and_says_where_the_traceback_is(home, tmp_path, 
     config = tmp_path / "config"
     monkeypatch.setenv("WORKBENCH_CONFIG_DIR", str(config))
     monkeypatch.setattr(app_module, "WorkbenchApp", CrashingApp)
+    monkeypatch.setattr(tui_cmds, "has_terminal", lambda: True)  # (headless: no terminal needed)
     assert main(["--home", str(home.root)]) == 1
     err = capsys.readouterr().err
     assert "stopped on an unexpected error (RuntimeError: a bug in a handler)" in err

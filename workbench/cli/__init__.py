@@ -276,8 +276,11 @@ def main(argv: list[str] | None = None) -> int:
     handler = getattr(args, "handler", None)
     if handler is None:  # bare `workbench` opens the TUI
         handler = importlib.import_module("workbench.cli.tui_cmds").open_tui
+        args.needs_terminal = True
     try:
         home = None
+        if getattr(args, "needs_terminal", False):  # said before the home is opened: nothing is created
+            importlib.import_module("workbench.cli.tui_cmds").check_terminal()
         if not getattr(args, "no_home", False):
             home = open_home(
                 getattr(args, "home", None),

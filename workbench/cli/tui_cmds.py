@@ -6,6 +6,7 @@ Textual is imported only here, when the TUI really opens, so other commands stay
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 
 from engine.demo import holds_other_data
@@ -19,7 +20,7 @@ from .numbers import SPEED
 
 def register(subparsers, common) -> None:
     tui = subparsers.add_parser("tui", parents=[common], help="open the TUI on the home (as `workbench` alone does)")
-    tui.set_defaults(handler=open_tui)
+    tui.set_defaults(handler=open_tui, needs_terminal=True)
     demo = subparsers.add_parser(
         "demo", parents=[common], help="seed (or reuse) a demo home, open the TUI and play the demo scenario"
     )
@@ -30,6 +31,31 @@ def register(subparsers, common) -> None:
         help="start the story over: move a previous demo home aside to <home>.previous first",
     )
     demo.set_defaults(handler=open_demo, no_home=True)
+
+
+NO_TERMINAL = "the TUI needs a terminal: run it in one, or give a command; see `workbench --help`"
+
+
+def has_terminal() -> bool:
+    """Whether the TUI can run here: Textual reads keys from stdin and draws on stderr, so both must
+    be a terminal (``workbench </dev/null`` or ``workbench 2>log`` would draw escape codes unseen).
+    A driver of one's own (``TEXTUAL_DRIVER``: the web driver ``textual serve`` sets) needs none."""
+    if os.environ.get("TEXTUAL_DRIVER"):
+        return True
+    for stream in (sys.__stdin__, sys.__stderr__):
+        try:
+            if stream is None or not os.isatty(stream.fileno()):
+                return False
+        except (OSError, ValueError):  # (closed, or no file descriptor at all)
+            return False
+    return True
+
+
+def check_terminal() -> None:
+    """Refuse, as wrong usage and before the home is opened (so nothing is created), to open the TUI
+    without a terminal."""
+    if not has_terminal():
+        raise UsageError(NO_TERMINAL)
 
 
 def open_tui(home: Home, args) -> None:
@@ -43,6 +69,7 @@ def open_demo(_home: None, args) -> None:
     """Seed the demo home unless it already is one, then play the demo scenario live."""
     if not args.speed > 0:
         raise UsageError(f"--speed must be a positive number, got {args.speed}.")
+    check_terminal()  # (before the home is made or seeded)
     root = resolve_home(getattr(args, "home", None))
     if args.fresh and root.exists():
         set_aside(open_home(root))
