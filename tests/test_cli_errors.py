@@ -465,3 +465,45 @@ def test_a_word_argparse_calls_ambiguous_is_a_usage_error_not_a_crash(tmp_path, 
     done = _run(workbench_cmd(*argv, "--home", str(tmp_path / "h")), text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr and "RecursionError" not in done.stderr
     assert says in done.stderr.strip().splitlines()[-1]
+
+
+REFUSALS = [
+    ["memory", "remove", "--old", "zzz"],
+    ["memory", "replace", "--old", "zzz", "new text"],
+    ["memory", "add", ""],
+    ["memory", "add", "--target", "user", "   "],
+    ["memory", "undo", "999"],
+    ["memory", "repair", "--remove", "9"],
+    ["pending", "approve", "nope"],
+    ["pending", "reject", "0000dead"],
+    ["curator", "purge", "--days", "1"],
+]
+
+
+@pytest.mark.parametrize("argv", REFUSALS, ids=lambda a: " ".join(a[:3]))
+def test_every_refusal_starts_with_error(home, capsys, argv):
+    """Memory commands started their refusals with `✗` and `pending approve nope` with `Approved 0
+    pending write(s).`: the contract says a refusal prints `error: ...` on stderr."""
+    from workbench.cli import main
+
+    home.memory.add("memory", "Kettle descales monthly")
+    home.close()
+    assert main(["--home", str(home.root), *argv]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("error: ") and "✗" not in err
+
+
+def test_approve_all_with_a_failure_ends_with_the_error(home, capsys):
+    """A batch that partly failed lists what was done on stdout and ends with an `error:` line."""
+    from tests.hermes_support import hermes_record
+    from workbench.cli import main
+
+    hermes_record(home, "0000ad01", {"action": "add", "target": "memory", "content": "Cups live left"})
+    hermes_record(home, "0000ad02", {"action": "remove", "target": "memory", "old_text": "no such entry"})
+    home.close()
+    assert main(["--home", str(home.root), "pending", "approve", "all"]) == 1
+    out, _ = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0] == "Approved 1 pending write(s)." and "0000ad01" in lines[1]
+    assert lines[-1] == "error: 1 of 2 could not be approved and stay pending."

@@ -116,15 +116,11 @@ def consolidate_skills(home: Home, args) -> Output:
 
 def purge_archive(home: Home, args) -> Output:
     if not args.yes and not args.dry_run:
-        return Output(
-            {
-                "success": False,
-                "error": "Purging deletes archived skills from disk (their files stay "
-                "restorable from the ledger's blobs). Add --yes to confirm, or --dry-run to preview.",
-                "purged": [],
-            },
-            text="curator: refusing to purge without --yes (or preview with --dry-run).",
+        error = (
+            "Purging deletes archived skills from disk (their files stay restorable from the ledger's blobs). "
+            "Add --yes to confirm, or --dry-run to preview; nothing was purged."
         )
+        return Output({"success": False, "error": error, "purged": []}, text=f"error: {error}")
     result = home.curator.purge(args.days, dry_run=args.dry_run)
     names = [c["path"] for c in (result["candidates"] if args.dry_run else result["purged"])]
     head = "would purge" if args.dry_run else "purged"

@@ -205,7 +205,7 @@ def result_text(result: dict) -> str:
             if result.get(key):
                 lines.append(f"⚠ {textwrap.fill(result[key], 100, subsequent_indent='  ')}")
         return "\n".join(lines)
-    lines = [f"✗ {textwrap.fill(str(result.get('error')), 100, subsequent_indent='  ')}"]
+    lines = [f"error: {textwrap.fill(str(result.get('error')), 100, subsequent_indent='  ')}"]  # (the contract's)
     if result.get("matches"):
         lines.append("  matching entries:")
         lines.extend(f"    - {m}" for m in result["matches"])

@@ -179,12 +179,16 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
             if len(failed) == 1
             else (f"{len(failed)} proposals could not be {done_key} and stay pending; see 'failed'.")
         )
+    if args.id != "all" and failed:  # one proposal refused: said as every refusal is
+        return Output(data, text=f"error: {data['error']}")
     lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
     lines += [f"  {item['id']}  {one_line(item.get('summary', ''))}{_unchanged(item)}" for item in done]
     if failed:
         lines.append("Failed:")
         lines += [f"  {item['id']}  {item['error']}" for item in failed]
-    return Output(data, text="\n".join(lines))
+        lines.append(f"error: {len(failed)} of {len(done) + len(failed)} could not be {done_key} and stay pending.")
+    # What was done goes on stdout even when a part failed (exit 1), so a log of stdout keeps it.
+    return Output(data, text="\n".join(lines), report=bool(done))
 
 
 def _unchanged(item: dict) -> str:
