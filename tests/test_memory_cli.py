@@ -419,3 +419,29 @@ def test_ctrl_c_while_an_approval_waits_on_the_memory_lock_leaves_no_pending_row
         assert not (root / "memories" / "MEMORY.md").exists() or home.memory.entries("memory") == []
     finally:
         home.close()
+
+
+@pytest.mark.parametrize("words", [["replace", "--old", "terse", "Short answers"], ["remove", "--old", "terse"]])
+def test_an_old_text_only_the_other_store_holds_is_pointed_there(wb, tmp_path, words):
+    """`memory replace --old terse x` (MEMORY by default) said only that no entry held it and listed
+    MEMORY's entries, when USER held the entry: it now says so, and how to reach it."""
+    assert wb("memory", "add", "--target", "user", "User prefers terse answers").returncode == 0
+    assert wb("memory", "add", "Project uses uv").returncode == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "home" / "memories").iterdir()}
+    text = wb("memory", *words)
+    assert text.returncode == 1
+    assert text.stderr.splitlines()[0] == (
+        "error: No entry of MEMORY.md holds 'terse', but USER.md does: use --target user."
+    )
+    data = as_json(wb("memory", *words, "--json"))
+    assert data["success"] is False and data["other_target"] == "user"
+    assert data["current_entries"] == ["Project uses uv"]
+    assert {p.name: p.read_bytes() for p in (tmp_path / "home" / "memories").iterdir()} == before
+    nowhere = as_json(wb("memory", *words[:2], "zzz", *words[3:], "--json"))  # held by neither: no pointer
+    assert "other_target" not in nowhere and "MEMORY" not in nowhere["error"]
+    home = open_home(tmp_path / "home")  # the agent's tool answers as Hermes's does: no pointer
+    try:
+        agent = getattr(home.memory, words[0])("memory", "terse", *words[3:], ToolContext(actor="agent"))
+    finally:
+        home.close()
+    assert "other_target" not in agent and agent["error"].startswith("No entry matched 'terse'.")

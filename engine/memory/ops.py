@@ -41,6 +41,14 @@ class Refusal(Exception):
         return {**self.result, "error": self.person} if actor == "user" and self.person else self.result
 
 
+class NoMatch(Refusal):
+    """A replace or remove whose ``old_text`` is in no entry of the store it was sent to."""
+
+    def __init__(self, result: dict[str, Any], person: str, old_text: str):
+        super().__init__(result, counts=True, person=person)
+        self.old_text = old_text
+
+
 def refuse(
     error: str, counts: bool = False, person: str | None = None, size_after: int | None = None, **extra: Any
 ) -> Refusal:
@@ -134,6 +142,11 @@ def _matches(entries: list[str], old_text: str) -> list[int]:
     return exact or [i for i, e in enumerate(entries) if old_text in e]
 
 
+def holds(entries: list[str], old_text: str) -> bool:
+    """Whether ``old_text`` identifies any entry (one or several) of ``entries``."""
+    return bool(old_text) and bool(_matches(entries, old_text))
+
+
 class StalePin(Refusal):
     """A write pinned to an entry (a reviewed proposal, a person's edit) that is no longer in the
     file as it was read; its message is the reviewer's, which a person's own edit, or an approval
@@ -160,13 +173,15 @@ def locate(entries: list[str], old_text: str, action: str, pin: str | None = Non
         return _pinned(entries, pin)
     found = _matches(entries, old_text)
     if not found:
-        raise refuse(
-            f"No entry matched '{old_text}'. Check current_entries below and retry with the exact text "
-            f"of the entry you want to {action}.",
-            counts=True,
+        raise NoMatch(
+            {
+                "error": f"No entry matched '{old_text}'. Check current_entries below and retry with the exact "
+                f"text of the entry you want to {action}.",
+                "current_entries": list(entries),
+            },
             person=f"No entry holds '{old_text}': give part of the exact text of the entry to {action} "
             "(`workbench memory show` lists them).",
-            current_entries=list(entries),
+            old_text=old_text,
         )
     if len({entries[i] for i in found}) > 1:
         raise refuse(

@@ -396,6 +396,12 @@ class MemoryStore:
             return refusal.said_to("user")
         return self._success(target, outcome, limit)
 
+    def elsewhere(self, target: str, old_text: str) -> str | None:
+        """The other store, when ``old_text`` is in none of ``target``'s entries but in one of its
+        (a person's replace or remove sent to the wrong store: what to suggest instead); else None."""
+        other = next(t for t in TARGETS if t != target)
+        return other if ops.holds(self.read(other).entries, old_text) else None
+
     def _plan_add(self, content: Any) -> _Plan:
         text = _text(content, "content")
         if not text:
@@ -483,16 +489,25 @@ class MemoryStore:
             else:
                 outcome = self._apply(target, plan, writer, limit=limit)
         except Refusal as refusal:
-            return self._refused(refusal, ctx)
+            return self._refused(refusal, ctx, target)
         ctx.turn_state[FAILURES_KEY] = 0
         result = self._success(target, outcome, limit)
         if plan.flags is not None and outcome.changes:
             result.update(warning=warning_message(plan.flags), flags=plan.flags.reasons)
         return result
 
-    def _refused(self, refusal: Refusal, ctx: ToolContext) -> dict[str, Any]:
+    def _refused(self, refusal: Refusal, ctx: ToolContext, target: str) -> dict[str, Any]:
         if ctx.actor == "user":  # a person's edit: no consolidation count, and words for a person
-            return refusal.said_to("user")
+            result = refusal.said_to("user")
+            old = refusal.old_text if isinstance(refusal, ops.NoMatch) else None
+            other = self.elsewhere(target, old) if old is not None else None
+            if other is not None:  # sent to the wrong store, likely: say which one holds it
+                result["error"] = (
+                    f"No entry of {FILE_NAMES[target]} holds '{old}', but {FILE_NAMES[other]} does: "
+                    f"use --target {other}."
+                )
+                result["other_target"] = other
+            return result
         if not refusal.counts:
             return refusal.result
         failures = int(ctx.turn_state.get(FAILURES_KEY, 0)) + 1
