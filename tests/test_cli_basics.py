@@ -70,3 +70,32 @@ def test_the_tui_without_a_terminal_is_refused_before_anything_is_drawn_or_made(
     else:
         assert result.stdout == ""
         assert result.stderr.splitlines()[-1] == f"{' '.join(['workbench', *words])}: error: {said}"
+
+
+def test_every_help_page_has_a_description_and_every_argument_a_help():
+    """`memory add --help`, `tui --help`, `doctor --help` had no description line, and `--limit`,
+    `--offset`, `sessions prune --days`, ID, NAME, ROW_OR_GROUP no help text."""
+    import argparse
+
+    from workbench.cli import build_parser
+
+    missing = []
+
+    def walk(parser, words):
+        if not parser.description:
+            missing.append(f"{' '.join(words)}: no description")
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                listed = {choice.dest: choice.help for choice in action._choices_actions}
+                for name, sub in action.choices.items():
+                    if not listed.get(name):
+                        missing.append(f"{' '.join(words)} {name}: no line in the list of commands")
+                    walk(sub, [*words, name])
+            elif not action.help or action.help == argparse.SUPPRESS:
+                missing.append(f"{' '.join(words)} {'/'.join(action.option_strings) or action.dest}: no help")
+
+    walk(build_parser(), ["workbench"])
+    assert missing == []
+    page = run("sessions", "prune", "--help")
+    assert page.returncode == 0 and "Delete ended sessions older than N days." in page.stdout
+    assert "those started more than N days ago (required)" in " ".join(page.stdout.split())

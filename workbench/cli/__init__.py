@@ -188,7 +188,22 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers, common)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Give each subcommand's ``--help`` page a description line: its help in the list of commands
+    as a sentence, unless it has one of its own."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {choice.dest: choice.help for choice in action._choices_actions}
+        for name, sub in action.choices.items():
+            if sub.description is None and helps.get(name):
+                text = str(helps[name])
+                sub.description = text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
+            _describe(sub)
 
 
 def _print(output: Output, as_json: bool) -> None:

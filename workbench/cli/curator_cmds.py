@@ -49,11 +49,13 @@ def register(subparsers, common) -> None:
     purge.set_defaults(handler=purge_archive, creates_home=False)
 
     rollback = sub.add_parser("rollback", parents=[common], help="undo the files one ledger entry changed")
-    rollback.add_argument("ledger_id", metavar="LEDGER_ID")
+    rollback.add_argument(
+        "ledger_id", metavar="LEDGER_ID", help="the ledger entry to undo (`workbench curator ledger`)"
+    )
     rollback.set_defaults(handler=rollback_entry, creates_home=False)
 
     ledger = sub.add_parser("ledger", parents=[common], help="recent ledger entries, newest first")
-    ledger.add_argument("--limit", type=ROWS, default=20)
+    ledger.add_argument("--limit", type=ROWS, default=20, help="at most this many entries (default 20)")
     ledger.set_defaults(handler=show_ledger, read_only=True)
 
 

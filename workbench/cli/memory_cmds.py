@@ -23,6 +23,7 @@ from . import Output, UsageError
 from .numbers import ID, ROWS
 
 GAUGE_CELLS = 24
+STORE_HELP = "the store: memory (MEMORY.md, the default) or user (USER.md)"
 
 
 def register(subparsers, common) -> None:
@@ -40,29 +41,31 @@ def register(subparsers, common) -> None:
     show_p.set_defaults(handler=show, read_only=True)
 
     add = sub.add_parser("add", parents=[common], help="add an entry")
-    add.add_argument("--target", choices=TARGETS, default="memory")
+    add.add_argument("--target", choices=TARGETS, default="memory", help=STORE_HELP)
     add.add_argument("text", metavar="TEXT", help="the new entry (-: read it from stdin)")
     add.set_defaults(handler=add_entry, read_only=False)
 
     replace = sub.add_parser("replace", parents=[common], help="replace the whole entry OLD identifies")
-    replace.add_argument("--target", choices=TARGETS, default="memory")
+    replace.add_argument("--target", choices=TARGETS, default="memory", help=STORE_HELP)
     replace.add_argument("--old", required=True, metavar="OLD", help="short unique substring of the entry")
     replace.add_argument("text", metavar="TEXT", help="the complete new entry (-: read it from stdin)")
     replace.set_defaults(handler=replace_entry, read_only=False, creates_home=False)
 
     remove = sub.add_parser("remove", parents=[common], help="remove the entry OLD identifies")
-    remove.add_argument("--target", choices=TARGETS, default="memory")
+    remove.add_argument("--target", choices=TARGETS, default="memory", help=STORE_HELP)
     remove.add_argument("--old", required=True, metavar="OLD", help="short unique substring of the entry")
     remove.set_defaults(handler=remove_entry, read_only=False, creates_home=False)
 
     history_p = sub.add_parser("history", parents=[common], help="journal of memory changes, newest first")
-    history_p.add_argument("--target", choices=TARGETS)
-    history_p.add_argument("--limit", type=ROWS, default=20)
+    history_p.add_argument("--target", choices=TARGETS, help="only this store (default: both)")
+    history_p.add_argument("--limit", type=ROWS, default=20, help="at most this many changes (default 20)")
     history_p.add_argument("--entry", metavar="TEXT", help="only the changes of this exact entry, with its origin")
     history_p.set_defaults(handler=show_history, read_only=False, creates_home=False)
 
     undo = sub.add_parser("undo", parents=[common], help="apply the inverse of a journal event")
-    undo.add_argument("event_id", metavar="EVENT_ID", type=ID)
+    undo.add_argument(
+        "event_id", metavar="EVENT_ID", type=ID, help="the journal row to undo: its #id in `workbench memory history`"
+    )
     undo.set_defaults(handler=undo_event, read_only=False, creates_home=False)
 
     from . import memory_repair_cmds  # repair lives there; it renders results as this module does

@@ -25,12 +25,12 @@ def register(subparsers, common) -> None:
     listing.set_defaults(handler=list_pending, read_only=True)  # (it catches up in a journaled home only)
 
     show = sub.add_parser("show", parents=[common], help="a proposal with its diff, budget and duplicate warnings")
-    show.add_argument("id", metavar="ID")
+    show.add_argument("id", metavar="ID", help="the pending write's 8-character id (`workbench pending list`)")
     show.add_argument("--edit", metavar="TEXT", help="preview this text in place of the proposed one")
     show.set_defaults(handler=show_pending, creates_home=False)
 
     approve = sub.add_parser("approve", parents=[common], help="apply pending writes (a stale one fails and stays)")
-    approve.add_argument("id", metavar="ID|all")
+    approve.add_argument("id", metavar="ID|all", help="a pending write's id, or all to approve every one")
     approve.add_argument(
         "--edit",
         metavar="TEXT",
@@ -41,12 +41,12 @@ def register(subparsers, common) -> None:
     approve.set_defaults(handler=approve_pending, creates_home=False)
 
     reject = sub.add_parser("reject", parents=[common], help="drop pending writes (kept in the journal)")
-    reject.add_argument("id", metavar="ID|all")
+    reject.add_argument("id", metavar="ID|all", help="a pending write's id, or all to reject every one")
     reject.add_argument("--subsystem", choices=("memory", "skills"), help="with 'all': only this subsystem")
     reject.set_defaults(handler=reject_pending, creates_home=False)
 
     restore = sub.add_parser("restore", parents=[common], help="undo a rejection: the proposal waits again")
-    restore.add_argument("id", metavar="ID")
+    restore.add_argument("id", metavar="ID", help="the rejected write's id (`workbench timeline` shows it)")
     restore.set_defaults(handler=restore_pending, creates_home=False)
 
 

@@ -27,6 +27,8 @@ from . import Output, UsageError
 from .echo import echoed
 from .numbers import COUNT, DAYS, ID, ROWS
 
+SESSION_HELP = "the session's id, a unique id prefix or its exact title"
+
 
 def register(subparsers, common) -> None:
     sessions = subparsers.add_parser("sessions", parents=[common], help="the session archive (state.db) and search")
@@ -34,16 +36,16 @@ def register(subparsers, common) -> None:
     sub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION")
 
     ls = sub.add_parser("list", parents=[common], help="sessions, newest first")
-    ls.add_argument("--limit", type=ROWS, default=20)
-    ls.add_argument("--offset", type=COUNT, default=0)
+    ls.add_argument("--limit", type=ROWS, default=20, help="at most this many sessions (default 20)")
+    ls.add_argument("--offset", type=COUNT, default=0, help="skip this many sessions first (paging)")
     ls.add_argument("--source", help="only this source (cli, telegram, workbench, ...)")
     ls.add_argument("--all", action="store_true", help="include archived sessions")
     ls.set_defaults(handler=list_sessions, read_only=True)
 
     search = sub.add_parser("search", parents=[common], help="full-text search, best hit per lineage")
-    search.add_argument("query", metavar="QUERY")
-    search.add_argument("--limit", type=ROWS, default=20)
-    search.add_argument("--offset", type=COUNT, default=0)
+    search.add_argument("query", metavar="QUERY", help="the words to find, in any language (quote several)")
+    search.add_argument("--limit", type=ROWS, default=20, help="at most this many results (default 20)")
+    search.add_argument("--offset", type=COUNT, default=0, help="skip this many results first (paging)")
     search.add_argument("--role", action="append", help="only messages with this role (repeatable, or comma-separated)")
     search.add_argument("--sort", choices=["newest", "oldest"], help="order by time instead of relevance")
     search.add_argument("--prefix", action="store_true", help="treat the last word as a prefix (search as you type)")
@@ -52,44 +54,51 @@ def register(subparsers, common) -> None:
     )  # may extend the CJK index in workbench.db
 
     show = sub.add_parser("show", parents=[common], help="a session and its messages")
-    show.add_argument("session", metavar="ID")
+    show.add_argument("session", metavar="ID", help=SESSION_HELP)
     show.add_argument("--around", type=ID, metavar="MESSAGE_ID", help="only a window around this message")
     show.add_argument("--window", type=COUNT, default=5, help="messages either side of --around (default 5)")
     show.add_argument("--limit", type=ROWS, help="at most this many messages")
-    show.add_argument("--offset", type=COUNT, default=0)
+    show.add_argument("--offset", type=COUNT, default=0, help="skip this many messages first (paging)")
     show.add_argument("--archived", action="store_true", help="include rows archived by compaction or rewound")
     show.set_defaults(handler=show_session, read_only=True)
 
     lineage = sub.add_parser("lineage", parents=[common], help="root, chain to the tip, and children")
-    lineage.add_argument("session", metavar="ID")
+    lineage.add_argument("session", metavar="ID", help=SESSION_HELP)
     lineage.set_defaults(handler=show_lineage, read_only=True)
 
     export = sub.add_parser("export", parents=[common], help="a session (or its lineage) as JSON or Markdown")
-    export.add_argument("session", metavar="ID")
-    export.add_argument("--format", choices=["json", "markdown"], default="json")
+    export.add_argument("session", metavar="ID", help=SESSION_HELP)
+    export.add_argument(
+        "--format",
+        choices=["json", "markdown"],
+        default="json",
+        help="json (the default: state.db's rows, which Hermes's import reads back) or markdown",
+    )
     export.add_argument("--lineage", action="store_true", help="the whole chain from the root to the tip")
     export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
     export.add_argument("--force", action="store_true", help="replace FILE if it exists")
     export.set_defaults(handler=export_session, read_only=True)
 
     rename = sub.add_parser("rename", parents=[common], help="set a session's title (empty clears it)")
-    rename.add_argument("session", metavar="ID")
-    rename.add_argument("title", metavar="TITLE")
+    rename.add_argument("session", metavar="ID", help=SESSION_HELP)
+    rename.add_argument("title", metavar="TITLE", help='the new title ("" clears it)')
     rename.set_defaults(handler=rename_session, read_only=False, creates_home=False)
 
     archive = sub.add_parser("archive", parents=[common], help="hide a session (with its conversation) from lists")
-    archive.add_argument("session", metavar="ID")
+    archive.add_argument("session", metavar="ID", help=SESSION_HELP)
     archive.add_argument("--undo", action="store_true", help="show it again")
     archive.set_defaults(handler=archive_session, read_only=False, creates_home=False)
 
     delete = sub.add_parser("delete", parents=[common], help="delete a session and its messages")
-    delete.add_argument("session", metavar="ID")
+    delete.add_argument("session", metavar="ID", help=SESSION_HELP)
     delete.add_argument("--yes", action="store_true", help="confirm the deletion")
     delete.set_defaults(handler=delete_session, read_only=False, creates_home=False)
 
     prune = sub.add_parser("prune", parents=[common], help="delete ended sessions older than N days")
-    prune.add_argument("--days", type=DAYS, required=True)
-    prune.add_argument("--source")
+    prune.add_argument(
+        "--days", type=DAYS, required=True, metavar="N", help="those started more than N days ago (required)"
+    )
+    prune.add_argument("--source", help="only sessions from this source (cli, telegram, workbench, ...)")
     prune.add_argument("--yes", action="store_true", help="confirm the deletion")
     prune.set_defaults(handler=prune_sessions, read_only=False, creates_home=False)
 

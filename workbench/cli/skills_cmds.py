@@ -17,6 +17,7 @@ CLOSE_SCORE = 80  # rapidfuzz WRatio a skill's name needs to be offered for a na
 CLOSE_LIMIT = 5  # close names a refusal offers at most
 SHORT_LIST = 10  # skills (or a skill's files) a refusal lists by name when none is close to what was typed
 
+NAME_HELP = "the skill's name, or its folder (`workbench skills list` shows both where they differ)"
 LIST_FIELDS = (
     "name",
     "category",
@@ -42,7 +43,7 @@ def register(subparsers, common) -> None:
     listing.set_defaults(handler=list_skills, read_only=True)
 
     show = sub.add_parser("show", parents=[common], help="a skill's SKILL.md and linked files, or one linked file")
-    show.add_argument("name", metavar="NAME")
+    show.add_argument("name", metavar="NAME", help=NAME_HELP)
     show.add_argument("--file", metavar="PATH", help="a linked file, e.g. references/api.md")
     show.set_defaults(handler=_named(show_skill), read_only=True)
 
@@ -53,7 +54,7 @@ def register(subparsers, common) -> None:
         ("unpin", "let the Curator manage it again"),
     ):
         parser = sub.add_parser(action, parents=[common], help=text)
-        parser.add_argument("name", metavar="NAME")
+        parser.add_argument("name", metavar="NAME", help=NAME_HELP)
         parser.set_defaults(handler=_named(_curator_action(action)), creates_home=False)
 
 

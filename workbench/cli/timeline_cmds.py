@@ -56,7 +56,11 @@ def register(subparsers, common) -> None:
     timeline.set_defaults(handler=show_timeline, read_only=False, creates_home=False)
 
     revert = subparsers.add_parser("revert", parents=[common], help="undo a timeline row or a whole group")
-    revert.add_argument("ref", metavar="ROW_OR_GROUP")
+    revert.add_argument(
+        "ref",
+        metavar="ROW_OR_GROUP",
+        help="a timeline row id, or a group as `workbench timeline` shows it (outside:..., revert:...)",
+    )
     revert.add_argument("--dry-run", action="store_true", help="list what would change and what would be refused")
     revert.set_defaults(handler=revert_ref, creates_home=False)
 

@@ -19,7 +19,12 @@ from .numbers import SPEED
 
 
 def register(subparsers, common) -> None:
-    tui = subparsers.add_parser("tui", parents=[common], help="open the TUI on the home (as `workbench` alone does)")
+    tui = subparsers.add_parser(
+        "tui",
+        parents=[common],
+        help="open the TUI on the home (as `workbench` alone does)",
+        description="Open the TUI on the home, as `workbench` alone does. It needs a terminal: run it in one.",
+    )
     tui.set_defaults(handler=open_tui, needs_terminal=True)
     demo = subparsers.add_parser(
         "demo", parents=[common], help="seed (or reuse) a demo home, open the TUI and play the demo scenario"
