@@ -121,8 +121,12 @@ def test_an_empty_queue_says_which_gates_are_on(home, capsys):
 
     assert home.approvals.empty_note() == (
         "Nothing waits for approval. Writes are queued for approval with memory.write_approval or "
-        "skills.write_approval on in config.yaml; a background review's memory replace or remove, and a "
-        "write the threat scan finds suspicious always is."
+        "skills.write_approval on in config.yaml; always queued: a background review's memory replace or "
+        "remove, and any write the threat scan finds suspicious."
+    )
+    assert home.approvals.empty_note("skills") == (
+        "No pending skill writes. Writes are queued for approval with skills.write_approval on in config.yaml; "
+        "always queued: any write the threat scan finds suspicious."
     )
     approval_on(home)
     assert home.approvals.empty_note() == (

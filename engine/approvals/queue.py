@@ -328,9 +328,9 @@ class ApprovalQueue:
             return f"{nothing} {gates} {verb} on: the agent's {kinds} writes are queued for approval."
         always = (
             "a background review's memory replace or remove, and " if "memory" in subsystems else ""
-        ) + "a write the threat scan finds suspicious"
+        ) + "any write the threat scan finds suspicious"
         gates = " or ".join(f"{s}.write_approval" for s in subsystems)
-        return f"{nothing} Writes are queued for approval with {gates} on in config.yaml; {always} always is."
+        return f"{nothing} Writes are queued for approval with {gates} on in config.yaml; always queued: {always}."
 
     def count(self, subsystem: str | None = None) -> int:
         return len(self.list(subsystem))
