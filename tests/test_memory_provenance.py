@@ -118,8 +118,9 @@ def test_an_archived_add_is_undone_by_removing_its_entry_and_a_replace_is_not_of
     assert replaced.undo is None and "does not record" in replaced.why_no_undo
     added = history.story(home.memory, "memory", "added by hermes")
     assert added.undo is not None and added.undo.event_id is None
-    assert history.apply_undo(home.memory, added.undo)["success"]
-    assert home.memory.entries("memory") == ["replaced by hermes"]
+    undone = history.apply_undo(home.memory, added.undo)
+    assert undone["success"] and home.memory.entries("memory") == ["replaced by hermes"]
+    assert undone["message"] == f"Undid the add by message {added.origin.message_id}: the entry it added is gone again."
     (row,) = home.memory.history(limit=1)
     assert (row.action, row.detail["undo_of_message"]) == ("undo", added.origin.message_id)
     said = summarize(row)  # it read "undo of row None: …" (now every revert reads "revert of …")

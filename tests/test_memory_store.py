@@ -391,14 +391,19 @@ def test_undo_add_replace_remove_and_refusals(mem):
     mem.add("memory", "another", u())
     mem.remove("memory", "another", u())
     add_id, replace_id, _, remove_id = [r.id for r in reversed(mem.history())]
-    assert mem.undo(remove_id)["message"] == f"Undid event {remove_id} (remove). Entry added."
+    # one sentence each ("Undid event 55 (replace). Entry replaced." read as two statements)
+    assert mem.undo(remove_id)["message"] == f"Undid row {remove_id} (a remove): the entry it removed is back."
     assert mem.entries("memory") == ["a better fact", "another"]
-    assert mem.undo(replace_id)["success"] and mem.entries("memory") == ["a fact", "another"]
+    undone = mem.undo(replace_id)
+    assert undone["message"] == f"Undid row {replace_id} (a replace): the entry is back as it was."
+    assert undone["success"] and mem.entries("memory") == ["a fact", "another"]
     refused = mem.undo(replace_id)
     assert refused["success"] is False and "undid it already" in refused["error"]
     replace_undo = mem.history(limit=1)[0]
     assert replace_undo.action == "undo" and replace_undo.detail["undo_of"] == replace_id
-    assert mem.undo(replace_undo.id)["success"] and mem.entries("memory") == ["a better fact", "another"]
+    redone = mem.undo(replace_undo.id)
+    assert redone["message"] == f"Undid row {replace_undo.id} (an undo): the entry is back as it was."
+    assert redone["success"] and mem.entries("memory") == ["a better fact", "another"]
     assert "no longer in MEMORY.md" in mem.undo(add_id)["error"], "the added text was replaced since"
     assert mem.undo(999)["error"].startswith("No memory journal event 999")
     assert mem.undo(remove_id)["error"].endswith("undid it already. Nothing was changed.")

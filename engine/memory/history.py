@@ -636,8 +636,24 @@ def apply_undo(memory: MemoryStore, offer: Undo, actor: str = "user") -> dict[st
     except Refusal as refusal:
         return refusal.result
     result = memory._success(offer.target, outcome)
-    result["message"] = f"Undid the add by message {source.message_id}. {outcome.message}"
+    result["message"] = undone(f"the add by message {source.message_id}", "add", outcome)
     return result
+
+
+UNDONE = {  # what undoing a row of each kind did, said after "Undid row N (a replace): "
+    "add": "the entry it added is gone again",
+    "remove": "the entry it removed is back",
+    "replace": "the entry is back as it was",
+}
+
+
+def undone(what: str, kind: str, outcome: Outcome) -> str:
+    """One sentence for an undo done: ``Undid row 55 (a replace): the entry is back as it was.``"""
+    if not outcome.changes:  # (a replace back to the text the entry already held)
+        effect = "it already read so, so nothing changed"
+    else:  # (a repair's: "MEMORY.md is back as it was before the repair.")
+        effect = UNDONE.get(kind) or outcome.message.rstrip(".")
+    return f"Undid {what}: {effect}."
 
 
 def undo(memory: MemoryStore, event_id: Any, actor: str = "user") -> dict[str, Any]:
@@ -653,7 +669,9 @@ def undo(memory: MemoryStore, event_id: Any, actor: str = "user") -> dict[str, A
     except Refusal as refusal:
         return refusal.result
     result = memory._success(row.target, outcome)
-    result["message"] = f"Undid event {row.id} ({row.action}). {outcome.message}"
+    kind = row.detail.get("op", row.action) if row.action == "undo" else row.action
+    article = "an" if row.action[:1] in ("a", "e", "i", "o", "u") else "a"
+    result["message"] = undone(f"row {row.id} ({article} {row.action})", kind, outcome)
     result["undone_event"] = row.id
     return result
 
