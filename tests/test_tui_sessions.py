@@ -931,7 +931,9 @@ async def test_results_count_each_sessions_matches_mark_archived_and_unfold_into
         # the garden chain's best hit is in its newest segment; its row counts both segments' matches (3 + 1)
         assert results.counts == {GARDEN_2: 4, TOKYO: 3} and results.best[TOKYO].archived
         text = screen_text(app)
-        assert "東京の旅  3 matches  · archived" in text and "Garden [bold]plans[/] <memory…  4 matches" in text  # (the chain's)
+        assert (
+            "東京の旅  3 matches  · archived" in text and "Garden [bold]plans[/] <memory…  4 matches" in text
+        )  # (the chain's)
         assert "via word index" in text  # how the hits were found, said once
         results.focus()
         results.highlighted = option_index(results, TOKYO)
