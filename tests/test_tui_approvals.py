@@ -618,6 +618,29 @@ async def test_the_approve_all_question_names_the_entry_each_replace_and_remove_
         await pilot.press("n")
 
 
+async def test_the_approve_all_question_foresees_each_proposal_after_the_ones_before(gated, tmp_path):
+    """An add then a remove of the same entry, queued in that order: `A` warned the remove "matches no
+    entry now ⚠ Would be refused now", though approving all applies the add first and the remove then
+    succeeds (user trial with Hermes staging)."""
+    from tests.hermes_support import hermes_record
+
+    add, remove = "0000ab01", "0000ab02"  # as Hermes stages them: checked only when approved
+    now = gated.clock.now()
+    hermes_record(gated, add, {"action": "add", "target": "memory", "content": "loop entry 34"}, created_at=now)
+    hermes_record(
+        gated, remove, {"action": "remove", "target": "memory", "old_text": "loop entry 34"}, created_at=now + 1
+    )
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = (await asked(pilot, "A")).detail.splitlines()
+        assert lines[0].startswith(add) and not any("⚠" in line for line in lines)
+        at = next(i for i, line in enumerate(lines) if line.startswith(remove))
+        assert lines[at + 1] == "    op 1 remove hits: loop entry 34", lines
+        await pilot.press("y")
+        await settle(pilot)
+    assert gated.approvals.count() == 0 and "loop entry 34" not in gated.memory.entries("memory")
+
+
 async def test_the_approve_all_question_warns_of_a_refusal_as_approve_does(gated, tmp_path):
     """`a` warned `⚠ Would be refused now, and stay pending: …` of a proposal whose entry changed since;
     `A` listed that proposal with no word of it."""

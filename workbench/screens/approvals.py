@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 from engine import lock_waits
 from engine.approvals.editing import edit_draft
 from engine.approvals.preview import Seen, seen_in, target_line
-from engine.approvals.queue import NoSuchRecord
+from engine.approvals.queue import DryRun, NoSuchRecord
 from engine.approvals.records import KINDS, PendingRecord
 from engine.clock import shown_time
 from engine.errors import WorkbenchError
@@ -455,14 +455,16 @@ class ApprovalsScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, group="approvals-ask", exit_on_error=False)
     def _ask_all(self, approve: bool, records: list[PendingRecord]) -> None:
         """Each record's line, and for an approval, the entry each of its replaces and removes hits
-        now (read off the UI thread: a preview reads the files)."""
+        now (read off the UI thread: a preview reads the files), each foreseen after the ones before
+        it, as approving all applies them (``DryRun``)."""
         lines, seen = [], {}
+        run = DryRun()
         for record in records:
             lines.append(f"{record.id}  {'Hermes · ' if record.by_hermes else ''}{one_line(record.summary, 70)}")
             if not approve:
                 continue
             try:
-                preview = self.home.approvals.preview(record.id)
+                preview = self.home.approvals.preview(record.id, batch=run)
             except WorkbenchError as exc:
                 lines.append(f"    cannot be previewed: {exc.message}")
                 continue
