@@ -906,6 +906,11 @@ async def test_the_conflict_shown_follows_the_entry_when_it_moves_again(home, tm
         await pilot.click("#keep-mine")  # the draft goes back in as an entry, as the panel now says
         await wait_for(pilot, lambda: app.screen is not dialog, what="the save")
         assert home.memory.entries("memory") == ["My wording"]
+    # its history goes on to the entry it was an edit of: that entry's add, and the agent's replace
+    from engine.memory.history import entry_history
+
+    past = [(row.action, row.before, row.after) for row in entry_history(home.memory, "memory", "My wording")]
+    assert ("add", None, "Old wording") in past and ("replace", "Old wording", "Their wording") in past
 
 
 async def test_a_save_waiting_on_another_process_lock_says_so_then_lands(home, tmp_path):

@@ -598,7 +598,7 @@ class _Edit:
         """Worker thread: replace exactly our base; if it is gone, show whose version won."""
         memory = self.screen.home.memory
         if self.base is None:  # theirs was a removal and the user keeps the draft
-            return result_error(memory.add(self.target, text, user_context()))
+            return result_error(memory.add_edit_of(self.target, self.original, text))  # (its history goes on)
         self.unchanged = text.strip() == self.base
         if self.unchanged:
             return None
