@@ -113,6 +113,10 @@ def test_an_edited_approval_reads_edited_wherever_its_writer_is_named(home):
         check=True,
     ).stdout
     assert f"↳ {words} · " in shown and "↳ user (approved, proposed by agent) · " in shown
+    listed = subprocess.run(
+        workbench_cmd("memory", "history", "--home", str(home.root)), capture_output=True, text=True, check=True
+    ).stdout  # (its row note said only "proposed by agent")
+    assert "(proposed by agent, edited before approval)" in listed
     removed = home.memory.remove("memory", "User likes oolong", USER)
     assert removed["success"] and home.memory.undo(home.memory.history("memory", limit=1)[0].id)["success"]
     assert history.origin(home.memory, "memory", "User likes oolong").who() == words  # put back: as it was

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import textwrap
 
+from engine.approvals.records import proposed
 from engine.clock import shown_time
 from engine.errors import WorkbenchError
 from engine.home import Home
@@ -330,7 +331,11 @@ def show_history(home: Home, args) -> Output:
             seen = detail.get("seen_at")
             notes = (
                 ([f"undoes #{detail['undo_of']}"] if detail.get("undo_of") is not None else [])
-                + ([f"proposed by {detail['proposed_by']}"] if isinstance(detail.get("proposed_by"), str) else [])
+                + (
+                    [proposed(detail["proposed_by"], detail.get("edited") is True)]
+                    if isinstance(detail.get("proposed_by"), str)
+                    else []
+                )
                 + ([f"found {history.when(seen)}"] if iso_time(seen) else [])
                 + ([history.first_look(row)] if row.action == "seen" else [])
             )
