@@ -18,8 +18,8 @@ from engine.textsafety import visible
 
 from .row_table import RowTable
 
-NAME_CELLS = 40  # a longer name (and folder) is cut with … here (the detail pane holds it whole), so the
-# other columns stay in view
+NAME_CELLS = 40  # a longer name (or the folder shown beside it) is cut with … here (the detail pane
+# holds it whole), so the other columns stay in view
 FILTER_CUTOFF = 60  # rapidfuzz WRatio score over name, category and description a row needs to stay
 NAME_CUTOFF = 75  # the score of the name alone that makes a name hit (a typo: deploi, depoly, deply)
 
@@ -97,6 +97,13 @@ def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
     return [skills[index] for index in sorted(by_name.keys() | by_text.keys(), key=rank)]
 
 
+def _cut(text: str, style: str = "") -> Text:
+    """A name or folder in at most ``NAME_CELLS`` cells, ending in … when cut."""
+    cell = Text(text, style)
+    cell.truncate(NAME_CELLS, overflow="ellipsis")
+    return cell
+
+
 def _day(timestamp: float | None) -> str:
     return (shown_time(timestamp, "%Y-%m-%d") or "?") if timestamp else "never"
 
@@ -133,14 +140,13 @@ class SkillList(RowTable):
         self.rows_by_key = {}
         for skill in skills:
             self.rows_by_key[skill.key] = skill
-            name = Text.assemble(
-                ("⚠ ", theme.warning or "") if skill.problem or skill.index_problem else "",
-                visible(skill.name),
-                (f" {visible(_folder(skill))}", "dim") if skill.shared else "",  # told apart by folder
-            )
-            name.truncate(NAME_CELLS, overflow="ellipsis")
             self.add_row(
-                name,
+                Text.assemble(
+                    ("⚠ ", theme.warning or "") if skill.problem or skill.index_problem else "",
+                    _cut(visible(skill.name)),
+                    " " if skill.shared else "",
+                    _cut(visible(_folder(skill)), "dim") if skill.shared else "",  # told apart by folder
+                ),
                 Text(visible(skill.category or "-")),
                 Text(skill.state, state_styles.get(skill.state, "")),
                 Text("yes" if skill.pinned else ""),
