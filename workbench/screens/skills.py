@@ -40,6 +40,7 @@ from .base import WorkbenchScreen
 from .dialogs import ConfirmDialog, Dialog
 
 MAX_VIEW_CHARS = 400_000  # shown of one file
+SKILL_KEYS = ("archive", "restore", "toggle_pin")  # the keys that act on the selected skill
 PLAN_VERBS = (("marked_stale", "mark stale"), ("archived", "archive"), ("reactivated", "reactivate"))
 
 
@@ -289,6 +290,7 @@ class SkillsScreen(WorkbenchScreen):
         banner.update(literal(f"⚠ {message.usage_problem}" if message.usage_problem else ""))
         banner.display = bool(message.usage_problem)
         self._apply_filter()
+        self.refresh_bindings()  # the row kept may have changed state (restored, archived elsewhere)
         wanted, self._wanted = self._wanted, None
         key = self.skill_list.key_of(wanted) if wanted else None
         if key is not None:
@@ -314,6 +316,7 @@ class SkillsScreen(WorkbenchScreen):
     @on(SkillList.Highlighted)
     def _skill_highlighted(self, message: SkillList.Highlighted) -> None:
         skill = message.skill
+        self.refresh_bindings()  # (r or a and p, by the skill's state)
         meta = self.query_one(SkillMeta)
         meta.skill = skill
         if skill is None:
@@ -384,6 +387,17 @@ class SkillsScreen(WorkbenchScreen):
 
     def action_focus_filter(self) -> None:
         self.focus_box()
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """A key that cannot act on the selected skill is shown dimmed and does nothing: ``r`` on a skill
+        that is not archived, ``a`` and ``p`` on one that is, all three with none selected (the engine
+        refuses each all the same). ``a`` on a pinned skill stays: it says how to unpin it."""
+        if action not in SKILL_KEYS:
+            return True
+        skill = self.current if self.is_mounted else None
+        if skill is None:
+            return None
+        return True if (skill.state == "archived") == (action == "restore") else None
 
     # -- curator actions -------------------------------------------------------------
     def _on_skill(self, verb: str, call: Callable[[str], Any]) -> None:
