@@ -15,7 +15,7 @@ from engine.skills.manage import skill_manage_tool
 from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.hermes_support import workbench_cmd
 from tests.screens_seed import screen_text
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import footer_keys, make_app, settle, wait_for
 from widgets.gauge import CapacityGauge
 from widgets.header import WorkbenchHeader
 from workbench.screens.dialogs import ConfirmDialog, EditDialog
@@ -148,7 +148,7 @@ async def test_a_rejection_is_put_back_with_u_right_after(gated, tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await open_approvals(pilot)
         screen = app.screen
-        assert "u" not in footer_keys(app)  # nothing to put back yet: not offered
+        assert "u" not in footer_shown(app)  # nothing to put back yet: not offered
         await pilot.press("u")
         assert gated.approvals.count() == 2
         await pilot.press("down", "r")
@@ -157,13 +157,13 @@ async def test_a_rejection_is_put_back_with_u_right_after(gated, tmp_path):
         await pilot.press("y")
         await settle(pilot)
         assert [r.id for r in gated.approvals.list()] == [first]
-        assert "Press u to put it back." in text_of(app, "#status") and "u" in footer_keys(app)
+        assert "Press u to put it back." in text_of(app, "#status") and "u" in footer_shown(app)
         await pilot.press("u")
         await settle(pilot)
         await wait_for(pilot, lambda: len(screen.records) == 2, what="the proposal back in the queue")
         assert [r.id for r in gated.approvals.list()] == [first, second]
         assert "Put back 1" in text_of(app, "#status") and screen.current.id == second
-        assert "u" not in footer_keys(app)
+        assert "u" not in footer_shown(app)
         await pilot.press("R", "y")
         await settle(pilot)
         assert gated.approvals.count() == 0 and "Press u to put them back." in text_of(app, "#status")
@@ -174,7 +174,7 @@ async def test_a_rejection_is_put_back_with_u_right_after(gated, tmp_path):
         await settle(pilot)
         await pilot.press("a", "y")  # the next decision: the rejection before it is the Timeline's to undo
         await settle(pilot)
-        assert "u" not in footer_keys(app) and gated.approvals.count() == 0
+        assert "u" not in footer_shown(app) and gated.approvals.count() == 0
 
 
 async def test_u_stops_offering_a_rejection_once_the_screen_is_left_or_an_edit_is_approved(gated, tmp_path):
@@ -187,11 +187,11 @@ async def test_u_stops_offering_a_rejection_once_the_screen_is_left_or_an_edit_i
         await open_approvals(pilot)
         await pilot.press("r", "y")
         await settle(pilot)
-        assert "u" in footer_keys(app)
+        assert "u" in footer_shown(app)
         await pilot.press("3")  # Skills, and back
         await settle(pilot)
         await open_approvals(pilot)
-        assert "u" not in footer_keys(app)
+        assert "u" not in footer_shown(app)
         await pilot.press("u")
         await settle(pilot)
         assert gated.approvals.count() == 2
@@ -199,13 +199,13 @@ async def test_u_stops_offering_a_rejection_once_the_screen_is_left_or_an_edit_i
         await settle(pilot)
         await pilot.press("a", "n")  # a question asked and declined: still right after the reject
         await settle(pilot)
-        assert "u" in footer_keys(app)
+        assert "u" in footer_shown(app)
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the edit box")
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: gated.approvals.count() == 0, what="the edited approval")
         await settle(pilot)
-        assert "u" not in footer_keys(app)
+        assert "u" not in footer_shown(app)
 
 
 async def test_a_reject_that_lands_after_the_screen_was_left_offers_no_u(gated, tmp_path):
@@ -224,10 +224,10 @@ async def test_a_reject_that_lands_after_the_screen_was_left_offers_no_u(gated, 
         await settle(pilot)
         assert screen.rejected == []
         await open_approvals(pilot)
-        assert "u" not in footer_keys(app)
+        assert "u" not in footer_shown(app)
 
 
-def footer_keys(app) -> list[str]:
+def footer_shown(app) -> list[str]:
     return [key.key for key in app.screen.query(FooterKey)]
 
 
@@ -344,19 +344,32 @@ async def test_a_batch_of_several_texts_is_edited_one_block_each_and_a_wrong_cou
         assert gated.memory.entries("memory") == ["Uses Postgres 18", "Likes green tea"]
 
 
-async def test_a_batch_that_only_removes_says_what_it_holds_instead_of_opening_an_editor(gated, tmp_path):
+async def test_a_batch_that_only_removes_dims_e_as_it_holds_no_text_to_edit(gated, tmp_path):
     for entry in ("Project uses uv", "Deploys on Fridays"):
         gated.memory.add("memory", entry, ToolContext(actor="user"))
     stage_batch(gated, [{"action": "remove", "old_text": "uv"}, {"action": "remove", "old_text": "Postgres"}])
     app = make_app(gated, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_approvals(pilot)
+        assert await footer_keys(pilot, "a", "r", "e") == {"a": True, "r": True, "e": False}
         await pilot.press("e")
         await settle(pilot)
         assert not isinstance(app.screen, EditDialog)
-        status = text_of(app, "#status")
-        assert "2 operations: remove 'Project uses uv'; remove 'Uses Postgres 16'" in status
-        assert "only removes entries, so it has no text to edit" in status
+
+
+async def test_decisions_are_dimmed_with_nothing_pending(gated, tmp_path):
+    """a, r, e and A showed over an empty queue, each then saying "Nothing selected."."""
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        assert await footer_keys(pilot, "a", "r", "e", "A") == {"a": False, "r": False, "e": False, "A": False}
+        await pilot.press("a", "r", "e", "A", "R")
+        await settle(pilot)
+        assert app.screen.query_one("#status").display is False
+        stage(gated, "Prefers tabs")
+        app.screen.reload()
+        await wait_for(pilot, lambda: app.screen.current is not None, what="the proposal")
+        assert await footer_keys(pilot, "a", "r", "e", "A") == {"a": True, "r": True, "e": True, "A": True}
 
 
 async def test_approve_all_and_reject_all_after_confirmation(gated, tmp_path):

@@ -9,7 +9,7 @@ from engine.skills.manage import skill_manage_tool
 from engine.tools import ToolContext
 from tests.screens_seed import open_mode
 from tests.test_curator_consolidate import MERGE, REBASE, agent_skill
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import footer_keys, make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
 from workbench.cli.pending_cmds import render_preview
 from workbench.screens.approvals import ApprovalsScreen
@@ -39,6 +39,11 @@ async def test_a_plan_shows_as_a_multi_file_diff_approves_and_is_one_group_on_th
         ):
             assert header in diff
         assert "+ absorbed:" in diff and "- name: git-rebase" in diff
+        # e Edit showed on the plan, and said "A consolidation plan cannot be edited": dimmed, it does nothing
+        assert await footer_keys(pilot, "a", "r", "e") == {"a": True, "r": True, "e": False}
+        await pilot.press("e")
+        await settle(pilot)
+        assert pilot.app.screen.query_one("#status").display is False
         await pilot.press("a", "y")  # approvals ask first
         await settle(pilot)
         await wait_for(pilot, lambda: (home.skills_dir / "git").exists(), what="the plan applied")

@@ -14,7 +14,7 @@ from engine.skills.manage import skill_manage_tool
 from engine.tools import BACKGROUND_REVIEW
 from tests.screens_seed import open_mode, screen_text, seed_skills
 from tests.test_skills_support import ctx, skill_md
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import footer_keys, make_app, settle, wait_for
 from widgets.code_view import CodeView, highlight_file
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 from widgets.skill_meta import meta_lines
@@ -218,15 +218,6 @@ async def test_two_active_folders_declaring_one_name_open_each_its_own(home, tmp
             assert body in text and "Ambiguous" not in text
 
 
-async def footer_keys(pilot) -> dict[str, bool]:
-    """The skill keys the footer shows, each with whether it is enabled (a dimmed one does nothing)."""
-    from textual.widgets._footer import FooterKey
-
-    await settle(pilot)
-    await pilot.pause()  # (the footer redraws its keys after the screen says they changed)
-    return {k.key: not k.has_class("-disabled") for k in pilot.app.screen.query(FooterKey) if k.key in ("a", "r", "p")}
-
-
 async def test_a_key_that_cannot_act_on_the_selected_skill_is_dimmed_and_does_nothing(home, tmp_path):
     """r Restore showed on an active skill, and pressing it said "Could not restore …: No archived skill
     named …"; a and p showed on an archived one, which the engine refuses as well."""
@@ -237,18 +228,18 @@ async def test_a_key_that_cannot_act_on_the_selected_skill_is_dimmed_and_does_no
         screen = await open_skills(pilot)
         active = next(name for name in names(screen) if state_of(home, name) == "active")
         await select(pilot, screen, active)
-        assert await footer_keys(pilot) == {"a": True, "r": False, "p": True}
+        assert await footer_keys(pilot, "a", "r", "p") == {"a": True, "r": False, "p": True}
         await pilot.press("r")
         await settle(pilot)
         assert not app._notifications and state_of(home, active) == "active"
         await select(pilot, screen, "docker-prune")
-        assert await footer_keys(pilot) == {"a": False, "r": True, "p": False}
+        assert await footer_keys(pilot, "a", "r", "p") == {"a": False, "r": True, "p": False}
         await pilot.press("p", "a")
         await settle(pilot)
         assert not app._notifications and not isinstance(app.screen, ConfirmDialog)
         await pilot.press("r")
         await wait_for(pilot, lambda: screen.current.state == "active", what="the restored row")
-        assert await footer_keys(pilot) == {"a": True, "r": False, "p": True}  # the same row, now active
+        assert await footer_keys(pilot, "a", "r", "p") == {"a": True, "r": False, "p": True}  # the same row, now active
 
 
 async def test_archive_and_restore_through_the_screen(home, tmp_path):
@@ -578,7 +569,11 @@ async def test_an_archived_copy_sharing_an_active_skills_name_is_its_own_row(hom
             ),
             what="the refusal",
         )
-        assert await footer_keys(pilot) == {"a": False, "r": True, "p": False}  # pin and archive cannot act on a copy
+        assert await footer_keys(pilot, "a", "r", "p") == {
+            "a": False,
+            "r": True,
+            "p": False,
+        }  # pin and archive cannot act on a copy
         await pilot.press("p", "a", "y")  # nothing happens: never the live skill of its name
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmDialog)

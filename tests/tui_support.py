@@ -109,3 +109,12 @@ class LateFirstAnswer:
         self._go.set()
         await wait_for(pilot, lambda: not [w for w in pilot.app.workers if w.group == group], what=f"{group} done")
         await settle(pilot)
+
+
+async def footer_keys(pilot, *keys: str) -> dict[str, bool]:
+    """Of ``keys``, those the footer shows, each with whether it is enabled (a dimmed one does nothing)."""
+    from textual.widgets._footer import FooterKey
+
+    await settle(pilot)
+    await pilot.pause()  # (the footer redraws its keys after the screen says they changed)
+    return {k.key: not k.has_class("-disabled") for k in pilot.app.screen.query(FooterKey) if k.key in keys}

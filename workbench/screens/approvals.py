@@ -43,6 +43,9 @@ from .dialogs import ConfirmDialog, DiskCheck, EditDialog, Outcome, batch_budget
 AGE_TICK = 5.0  # seconds between redraws of the ages ("12s", "3m ago"), which change with nothing reloaded
 
 
+DECISIONS = ("approve", "reject", "edit_approve", "approve_all", "reject_all")  # keys that need a proposal
+
+
 @dataclass
 class QueueView:
     records: list[PendingRecord]
@@ -167,6 +170,7 @@ class ApprovalsScreen(WorkbenchScreen):
             )
         )
         wanted, self._wanted = self._wanted, None
+        self.refresh_bindings()  # (a decision needs a proposal; e one with text)
         if wanted is not None and wanted not in {r.id for r in view.records}:  # opened from a Timeline row
             self.show_status(f"Proposal {wanted} is no longer pending: its Timeline rows say how it was decided.")
         if not view.records:
@@ -206,6 +210,7 @@ class ApprovalsScreen(WorkbenchScreen):
 
     @on(OptionList.OptionHighlighted, "#queue")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self.refresh_bindings()  # (e: whether this one holds text to edit)
         if event.option.id:
             self.load_preview(event.option.id)
 
@@ -299,8 +304,17 @@ class ApprovalsScreen(WorkbenchScreen):
             budget.used, budget.limit = int(data["chars"]), int(data["limit"])
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """``u`` shows only while there is a rejection to undo; a decision is dimmed (and does nothing)
+        with nothing pending, and ``e`` on a proposal that holds no text to edit (a consolidation plan,
+        a removal: ``edit_draft`` says why, as approve --edit does)."""
         if action == "unreject":
             return bool(self.rejected)  # shown in the footer only while there is a rejection to undo
+        if action in DECISIONS:
+            record = self.current if self.is_mounted else None
+            if record is None:
+                return None
+            if action == "edit_approve" and edit_draft(record.subsystem, record.payload).text is None:
+                return None
         return True
 
     # -- actions ------------------------------------------------------------------
