@@ -10,9 +10,10 @@ from engine.models import OfflineModel
 from engine.providers.facts import FactStore
 from engine.runner import AgentSession
 from tests.screens_seed import screen_text
-from tests.tui_support import landed_on, make_app, settle, wait_for
+from tests.tui_support import footer_keys, landed_on, make_app, settle, wait_for
 from widgets.fact_list import FactList
 from workbench.messages import JumpToMessage
+from workbench.screens.memory import MemoryScreen
 from workbench.screens.memory_facts import EMPTY, FactsPane
 
 pytestmark = pytest.mark.anyio
@@ -85,6 +86,27 @@ async def test_with_no_facts_the_view_says_how_they_appear_and_p_goes_back(home,
         await settle(pilot)
         assert app.screen.query_one("#memory-columns").display and not app.screen.query_one(FactsPane).display
         assert app.screen.query_one("#live-list").has_focus
+
+
+async def test_the_facts_view_shows_and_runs_none_of_the_columns_keys(home, tmp_path):
+    """In the facts view the footer still listed t/a/e/d/u/n, and a opened "Add to MEMORY" over the facts."""
+    columns_keys = ("t", "a", "e", "d", "u", "n", "N", "f", "r")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert set(await footer_keys(pilot, *columns_keys)) >= {"t", "a", "e", "d", "u", "n"}
+        await show_facts(pilot)
+        assert await footer_keys(pilot, *columns_keys) == {}
+        target = app.screen.target
+        for key in columns_keys:
+            await pilot.press(key)
+            await settle(pilot)
+            assert isinstance(app.screen, MemoryScreen), key  # no editor, question or repair opened
+        assert app.screen.query_one(FactsPane).display and app.screen.target == target
+        await pilot.press("p")  # back: the columns' keys are back
+        assert set(await footer_keys(pilot, *columns_keys)) >= {"t", "a", "e", "d", "u", "n"}
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not isinstance(app.screen, MemoryScreen), what="the add box")
 
 
 async def test_a_fact_kept_meanwhile_appears_live_and_the_highlight_stays(home, tmp_path):

@@ -427,6 +427,15 @@ class MemoryScreen(WorkbenchScreen):
             self.query_one(part).display = not shown
         if not shown:
             self.query_one("#live-list").focus()
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """In the facts view only ``p`` (back) is the screen's: the keys of the columns (t, a, e, d, u,
+        n, f, r…) would act on entries it does not show (``a`` opened "Add to MEMORY" over the facts),
+        so they are hidden there and do nothing; the fact list's own ``g`` stays."""
+        if action != "facts" and self.is_mounted and self.query_one(FactsPane).display:
+            return False
+        return True
 
     def action_switch_target(self) -> None:
         self.target = next_target(self.target)
