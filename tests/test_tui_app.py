@@ -115,6 +115,24 @@ async def test_palette_offers_the_current_screens_actions(home, tmp_path):
         )
 
 
+async def test_palette_leaves_out_what_the_footer_dims(home, tmp_path):
+    """With nothing pending the footer dims a and r, but the palette offered them, to do nothing."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Approvals")
+        await wait_for(
+            pilot,
+            lambda: any("Go to Approvals" in str(o.prompt) for o in app.screen.query_one(OptionList).options),
+            what="palette hit",
+        )
+        await settle(pilot)
+        offered = [str(o.prompt) for o in app.screen.query_one(OptionList).options]
+        assert not [o for o in offered if o.startswith(("Approvals: Approve", "Approvals: Reject"))], offered
+
+
 async def test_theme_choice_is_remembered_between_runs(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test() as pilot:

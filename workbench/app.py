@@ -181,7 +181,7 @@ class ScreenCommands(Provider):
         screen = self.screen
         title = getattr(screen, "TITLE_TEXT", "")
         for key, description, action in screen_actions(type(screen)):
-            if screen.check_action(action, ()) is not False:
+            if screen.check_action(action, ()):  # (not one dimmed in the footer: it would do nothing)
                 yield f"{title}: {description}", partial(screen.run_action, action), f"key {key}"
 
     async def discover(self) -> Hits:
