@@ -11,7 +11,7 @@ from tests.hermes_support import write_from_another_process
 from tests.screens_seed import open_mode, screen_text
 from tests.test_skills_support import write_skill
 from tests.test_timeline import learn
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import footer_keys, make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
 from workbench.screens.approvals import ApprovalsScreen
 from workbench.screens.dialogs import ConfirmDialog
@@ -72,6 +72,26 @@ async def test_groups_collapse_and_filters_narrow_as_you_type(home, tmp_path):
             "▾ background review (1 of 2 rows shown): 1 memory entry added",
             "  MEMORY + 'Deploys go through staging'",
         ]
+
+
+async def test_space_and_g_are_dimmed_where_they_cannot_act(home, tmp_path):
+    """space Fold and g Message showed on every row; off a group space did nothing, and g on a row no
+    message wrote said "This row did not come from a session message."."""
+    learn(home)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        for text, space, g in (
+            ("Hand-written note", False, False),  # a person's write: no group, no message
+            ("background review", True, False),  # a group's header
+            ("Deploys go through staging", True, True),  # in the group, from the review's message
+            ("Project uses Postgres 16", False, True),  # the agent's, from message 3
+        ):
+            await cursor_to(pilot, screen, text)
+            assert await footer_keys(pilot, "space", "g") == {"space": space, "g": g}, text
+        await cursor_to(pilot, screen, "Hand-written note")
+        await pilot.press("g", "space")
+        await settle(pilot)
+        assert screen.query_one("#status").display is False and len(shown(screen)) == 5
 
 
 async def test_enter_opens_the_entry_in_memory_the_skill_and_the_proposal(home, tmp_path):

@@ -212,6 +212,7 @@ class TimelineScreen(WorkbenchScreen):
     @on(TimelineList.Highlighted)
     def _highlighted(self, message: TimelineList.Highlighted) -> None:
         row = message.row
+        self.refresh_bindings()  # (space: a group to fold; g: a message to open)
         if row is None:
             detail = self.query_one("#timeline-detail", Static)
             detail.update(literal(self.titles.get(message.group or "", ""), "bold") if message.group else Content(""))
@@ -257,6 +258,20 @@ class TimelineScreen(WorkbenchScreen):
         row, _ = self.table.current
         if row is not None and row.id == message.row_id and message.source is not None:
             self._show_detail(row)
+            self.refresh_bindings()  # g can open it now
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """``space`` is dimmed (and does nothing) off a group, ``g`` on a row with no message to open (a
+        group's header, a row no session message wrote, a state.db deletion); ``r`` and ``enter`` act
+        on every row, or say why not."""
+        if action not in ("toggle_group", "open_message") or not self.is_mounted:
+            return True
+        row, group = self.table.current
+        if action == "toggle_group":
+            return True if group or (row and row.group) else None
+        if row is None or (row.subsystem == "sessions" and row.action in ("delete", "prune")):
+            return None
+        return True if self._source_of(row) is not None else None
 
     def action_focus_search(self) -> None:
         self.focus_box()
