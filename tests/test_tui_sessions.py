@@ -26,7 +26,7 @@ from tests.screens_seed import (
     screen_text,
     seed_sessions,
 )
-from tests.tui_support import LateFirstAnswer, cursor_on, landed_on, make_app, settle, wait_for
+from tests.tui_support import LateFirstAnswer, cursor_on, footer_keys, landed_on, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree, MoreRoots, SessionNode
 from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, header_prompt, hit_prompt
@@ -59,6 +59,22 @@ async def show_first_segment(pilot, screen: SessionsScreen) -> None:
     await wait_for(
         pilot, lambda: screen.shown_session == GARDEN and screen.query_one(Transcript).items, what="garden transcript"
     )
+
+
+async def test_a_e_and_d_are_dimmed_until_the_transcript_shows_a_session(home, tmp_path):
+    """a Archive, e Rename and D Delete showed with no session in the transcript, each then saying
+    "Pick a session first"."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)  # an empty home: no session to show
+        assert await footer_keys(pilot, "a", "e", "D") == {"a": False, "e": False, "D": False}
+        await pilot.press("a", "e", "D")
+        await settle(pilot)
+        assert screen.query_one("#status").display is False and app.screen is screen
+        seed_sessions(home)
+        screen.reload()
+        await wait_for(pilot, lambda: screen.shown_session is not None, what="a session shown")
+        assert await footer_keys(pilot, "a", "e", "D") == {"a": True, "e": True, "D": True}
 
 
 async def test_tree_lists_roots_and_loads_children_only_on_expand(home, tmp_path):

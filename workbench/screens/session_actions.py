@@ -69,8 +69,10 @@ class SessionActions(WorkbenchScreen):
     shown_session: str | None = None
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "listed_session":
-            return self.size.width >= FOOTER_ROOM
+        if action == "listed_session" and self.size.width < FOOTER_ROOM:
+            return False
+        if action in ("listed_session", "session") and self.shown_session is None:
+            return None  # dimmed: they act on the session the transcript shows, and it shows none yet
         return super().check_action(action, parameters)
 
     def on_resize(self) -> None:

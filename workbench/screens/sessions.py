@@ -494,6 +494,7 @@ class SessionsScreen(SessionActions):
         if live and transcript.current and not at_newest:
             keep = transcript.current.id  # a live refresh keeps the reader's place (a jump's message too)
         self.shown_session = message.session_id
+        self.refresh_bindings()  # (a, e and D act on it)
         empty = (
             "This session was deleted: state.db holds nothing of it any more."
             if message.gone
