@@ -883,7 +883,7 @@ async def test_the_undo_question_shows_a_long_entrys_versions_where_they_differ(
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="the confirmation")
         now, back = pilot.app.screen.detail.splitlines()
         assert now.endswith("then page with incident 4714.") and back.endswith("then page with incident 4713.")
-        assert now.startswith("now:  …") and back.startswith("back to:  …")
+        assert now.startswith("now: …") and back.startswith("back to: …")  # one space: "back to:  …" read oddly
         await pilot.press("n")
 
 

@@ -567,7 +567,7 @@ class MemoryScreen(WorkbenchScreen):
         back = one_line(offer.back_to, 300) if offer.back_to is not None else "(nothing)"
         if offer.now is not None and offer.back_to is not None:  # a rewrite: both cut where they differ
             now, back = apart(one_line(offer.now, None), one_line(offer.back_to, None), 300)
-        detail = f"now:  {now}\nback to:  {back}"
+        detail = f"now: {now}\nback to: {back}"
         self.app.push_screen(ConfirmDialog(offer.question, detail), lambda yes: self._undo(offer) if yes else None)
 
     @work(thread=True, group="memory-write", exit_on_error=False)
