@@ -45,6 +45,27 @@ async def test_with_no_session_the_header_never_cuts_no_session_into_a_session(h
             assert "… session" not in line and "…session" not in line, (width, line)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_every_screens_header_names_the_home_at_80_columns_too(home, tmp_path, size):
+    """At 80x24 the header showed only "N pending": which home was being edited could not be seen."""
+    app = make_app(home, tmp_path, label="~/.hermes")
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        for running in (None, "20261205_145736_a1b2c3d4"):
+            app.running_session = running
+            for key in "123456":
+                await pilot.press(key)
+                await settle(pilot)
+                line = app.screen.query_one(WorkbenchHeader).render().plain
+                assert len(line) <= size[0] and "0 pending" in line, (key, line)
+                if size[0] == 80:  # the session's id gives way first, to a ● that says one runs
+                    assert line.endswith("│ .hermes" if running is None else "● .hermes"), (key, line)
+                else:
+                    assert line.endswith("│ ~/.hermes") and (running is None or running in line), (key, line)
+                if key == "5":
+                    await pilot.press("escape")  # out of the message box, where a digit is text
+
+
 def numbered_skills(home, count: int) -> None:
     for number in range(count):
         name = f"skill-{number:02d}"

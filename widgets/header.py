@@ -1,9 +1,9 @@
 """The header on every screen: mode tabs, pending approvals, running session, review, home.
 
 Tabs are clickable (posts ``ModeClicked``), as is the pending count (``PendingClicked``).
-Tabs keep their names as long as the line allows; a long home path or session id is
-shortened to its end first. ``review`` is "reviewing…" while a background review runs,
-then its result line (cut first when space is short).
+Tabs keep their names as long as the line allows, and from 80 columns the home is always
+shown (cut from the left when it must be); the session id gives way before it. ``review`` is
+"reviewing…" while a background review runs, then its result line (cut first when space is short).
 """
 
 from __future__ import annotations
@@ -15,6 +15,24 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from .literal import assemble
+
+
+def short_home(home: str, room: int) -> str | None:
+    """``home`` in ``room`` columns: whole, else its last folders after ``…/``, else its last folder
+    alone, else that folder's end after ``…``; None below 4 columns ("" for no home)."""
+    if not home:
+        return ""
+    if room < 4:
+        return None
+    if len(home) <= room:
+        return home
+    parts = home.rstrip("/").split("/")
+    for start in range(1, len(parts)):
+        tail = "…/" + "/".join(parts[start:])
+        if len(tail) <= room:
+            return tail
+    last = parts[-1]
+    return last if len(last) <= room else "…" + last[-(room - 1) :]
 
 
 class WorkbenchHeader(Widget):
@@ -41,34 +59,25 @@ class WorkbenchHeader(Widget):
         """The user clicked the pending-approval count."""
 
     def _parts(self) -> list[tuple[str, str, str | None]]:
-        """(text, style, click target) pieces, left to right; the pending count always fits.
+        """(text, style, click target) pieces, left to right; the pending count and the home always fit.
 
-        Tabs keep their names; when the line is too narrow the rest gives way first (the
-        review line, the home, then the word "session" and the session id, shortened to
-        their telling ends, then the id to a ``●`` that says a session runs), and the tabs
-        lose the spaces around them. Only below 80 columns, to keep a running session in
-        view, do the other tabs' names shrink (to three letters, then to the key)."""
+        Tabs keep their names; when the line is too narrow the rest gives way first: the review
+        line, the Curator's note, the word "session", the session id (to its telling end, then to a
+        ``●`` that says a session runs), then the home (to its last folders, its last folder, then
+        that folder's end), while the tabs lose the spaces around them. Only below 80 columns do
+        the other tabs' names shrink (to three letters, then to the key)."""
         width = self.size.width
-        parts: list[tuple[str, str, str | None]] = []
-        for tabs, glyph in (
-            ("full", False),
-            ("tight", False),
-            ("full", True),
-            ("tight", True),
-            ("short", False),
-            ("short", True),
-        ):
+        tries = [(0, "full"), (0, "tight"), (1, "full"), (1, "tight"), (2, "full"), (2, "tight")]
+        tries += [(2, "short"), (3, "short"), (2, "key"), (3, "key")]  # (below 80 columns only)
+        for least, tabs in tries:
             tab_parts = self._tabs(tabs)
-            parts = tab_parts + self._status(width - sum(len(text) for text, _, _ in tab_parts), glyph)
-            fits = sum(len(text) for text, _, _ in parts) <= width
-            shows_session = self.session is None or any(style.startswith("bold $success") for _, style, _ in parts)
-            if fits and shows_session:
-                return parts
-        tab_parts = self._tabs("key")
-        return tab_parts + self._status(width - sum(len(text) for text, _, _ in tab_parts), True)
+            status = self._status(width - sum(len(text) for text, _, _ in tab_parts), least)
+            if status is not None:
+                return tab_parts + status
+        return self._tabs("key") + self._pending()
 
     def _tabs(self, names: str) -> list[tuple[str, str, str | None]]:
-        parts: list[tuple[str, str, str | None]] = [(" ", "", None)]
+        parts: list[tuple[str, str, str | None]] = [] if names == "tight" else [(" ", "", None)]
         for mode, key, label in self.modes:
             if mode == self.active:
                 parts.append((f" {key} {label} ", "bold reverse $accent", f"mode:{mode}"))
@@ -76,50 +85,64 @@ class WorkbenchHeader(Widget):
                 shown = {"full": f" {key} {label} ", "tight": f"{key} {label}", "short": f" {key} {label[:3]} "}.get(
                     names, f" {key} "
                 )
-                if names == "tight" and parts[-1][2] not in (None, f"mode:{self.active}"):
+                if names == "tight" and parts and parts[-1][2] != f"mode:{self.active}":
                     shown = " " + shown  # one space between two plain tabs; the active one has its own
                 parts.append((shown, "$text-muted", f"mode:{mode}"))
         return parts
 
-    def _status(self, room: int, glyph: bool = False) -> list[tuple[str, str, str | None]]:
-        """Pending count, Curator, session, review and home in ``room`` columns (the count is never
-        cut; the review line is cut first, then the home, then the session id; with ``glyph``
-        the id may give way to a ``●``)."""
-        pending = [
-            ("  │ ", "$text-muted", None),
+    def _pending(self) -> list[tuple[str, str, str | None]]:
+        return [
+            (" │ ", "$text-muted", None),
             (f"{self.pending} pending", "bold $warning" if self.pending else "$text-muted", "pending"),
         ]
-        if self.curator:
-            pending.append((f" │ {self.curator}", "$text-muted", "mode:timeline"))
-        session_style = "bold $success" if self.session else "$text-muted"
-        left = room - sum(len(text) for text, _, _ in pending)
+
+    def _sessions(self) -> list[list[tuple[str, str, str | None]]]:
+        """The session's forms, longest first; the last, ``[]``, leaves a running one to the ``●`` before the home."""
+        session = self.session
+        if not session:
+            return [
+                [(" │ session ", "$text-muted", None), ("none", "$text-muted", None)],
+                [(" │ no session", "$text-muted", None)],
+                [],
+            ]
+        forms = [[(" │ session ", "$text-muted", None)], [(" │ ", "$text-muted", None)]]
+        shown = [[*form, (session, "bold $success", None)] for form in forms]
+        if len(session) > 9:
+            shown.append([(" │ ", "$text-muted", None), ("…" + session[-8:], "bold $success", None)])
+        return [*shown, []]
+
+    def _status(self, room: int, least: int) -> list[tuple[str, str, str | None]] | None:
+        """Pending count, Curator, session, review and home in ``room`` columns, or None when the home
+        does not fit as ``least`` allows (0: whole; 1: its last folders, 16 characters or more; 2:
+        at least its last 4 characters; 3: not at all, below 80 columns). The count is never cut; a
+        session gives way before the home."""
         home = self.home_label
-        home_room = min(len(home), 12) + 3  # a home shorter than this is not worth showing
-        fitting = []
-        forms = ((" │ session ", None), (" │ ", None), (" │ ", 8)) + (((" ", 0),) if glyph else ())
-        for label, keep_session in forms:
-            session = self.session or ("none" if "session" in label else "no session")
-            if keep_session == 0:
-                shown = "●" if self.session else ""
-            elif keep_session is None or not self.session or len(session) <= keep_session + 1:
-                shown = session  # (only an id is cut: a cut "no session" read "… session", as if one ran)
-            else:
-                shown = "…" + session[-keep_session:]
-            middle = [(label, "$text-muted", None), (shown, session_style, None)] if shown else []
-            after = left - sum(len(text) for text, _, _ in middle)
-            if after >= home_room and keep_session != 0:
-                review = self.review
-                if review and after - home_room - 3 >= 13:
-                    if len(review) > after - home_room - 3:
-                        review = review[: after - home_room - 4] + "…"
-                    middle += [(" │ ", "$text-muted", None), (review, "bold $accent", None)]
-                    after -= len(review) + 3
-                if len(home) > after - 3:
-                    home = "…" + home[-(after - 4) :]
-                return pending + middle + [(" │ ", "$text-muted", None), (home, "", None)]
-            if after >= 0:
-                fitting.append(middle)
-        return pending + (fitting[0] if fitting else [])
+        shortest = (len(home), min(len(home), 16), min(len(home), 4), min(len(home), 4))[least]
+        for curator in ([(f" │ {self.curator}", "$text-muted", "mode:timeline")], []) if self.curator else ([],):
+            head = self._pending() + curator
+            for session in self._sessions():
+                left = room - sum(len(text) for text, _, _ in head + session)
+                glyph = self.session and not session  # the last form: ● before the home stands for the session
+                shown = short_home(home, left - 3)
+                if shown is None or len(shown) < shortest or left < (2 if glyph else 0):
+                    continue
+                review = []
+                after = left - 3 - len(shown)
+                if self.review and after - 3 >= 13:  # (a review line cut shorter than that says nothing)
+                    text = self.review if len(self.review) <= after - 3 else self.review[: after - 4] + "…"
+                    review = [(" │ ", "$text-muted", None), (text, "bold $accent", None)]
+                    shown = short_home(home, left - 3 - 3 - len(text)) or shown
+                sep = (
+                    [(" ", "", None), ("●", "bold $success", None), (" ", "", None)]
+                    if glyph
+                    else [(" │ ", "$text-muted", None)]
+                )
+                return head + session + review + (sep + [(shown, "", None)] if home else sep[:2] if glyph else [])
+        if least < 3:
+            return None
+        glyph = [(" ", "", None), ("●", "bold $success", None)] if self.session else []
+        status = self._pending() + glyph  # narrower than 80 columns: the home gives way to the tabs' names
+        return status if sum(len(text) for text, _, _ in status) <= room else None
 
     def render(self) -> Content:
         return assemble(*[(text, style) for text, style, _ in self._parts()])
