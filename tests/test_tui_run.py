@@ -1081,13 +1081,13 @@ async def test_resuming_a_live_session_warns_first_and_leaving_it_does_not_end_i
         (notice,) = [n for n in app._notifications if n.title == "Resumed a live session"]
         assert notice.message.startswith("Session s-open has not ended (it is live): another Hermes may be writing")
         await send_turn(pilot, screen, "hello")
+        # read before the message was sent, it no longer covers the transcript's last lines, the answer
+        assert not [n for n in app._notifications if n.title == "Resumed a live session"]
         await pilot.press("ctrl+l")
         await wait_for(pilot, lambda: screen._switch is None and screen._ending is None, what="the switch")
         await settle(pilot)
         row = home.archive.get_session("s-open")
         assert (row.ended_at, row.message_count) == (None, 2)  # written to, never ended here
-        # left: "your messages go into it" is no longer so, and the notice goes with it
-        assert not [n for n in app._notifications if n.title == "Resumed a live session"]
         app.clear_notifications()
         await resume_by(pilot, TOKYO)  # an ended one: reopened, with no warning
         await pilot.press("enter")
@@ -1099,6 +1099,10 @@ async def test_resuming_a_live_session_warns_first_and_leaving_it_does_not_end_i
         await wait_for(
             pilot, lambda: [n for n in app._notifications if n.title == "Resumed a live session"], what="the warning"
         )
+        await pilot.press("ctrl+l")  # left: "your messages go into it" is no longer so, and the notice goes
+        await wait_for(pilot, lambda: screen._switch is None and screen._ending is None, what="the switch")
+        await settle(pilot)
+        assert not [n for n in app._notifications if n.title == "Resumed a live session"]
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
     assert home.archive.get_session("s-open").ended_at is None  # the quit does not end it either

@@ -678,8 +678,9 @@ class RunScreen(WorkbenchScreen):
         self._live_notice = self.workbench.notice(text, title=title)
 
     def _withdraw_live(self) -> None:
-        """The session's notice goes once it is left (ctrl+l, ctrl+o, another model, deleted), or once
-        another takes its place."""
+        """The session's notice goes once it is left (ctrl+l, ctrl+o, another model, deleted), once
+        another takes its place, or once a message is sent: it was read before it, and it would
+        cover the answer's last lines."""
         self.workbench.withdraw(self._live_notice)
         self._live_notice = None
 
@@ -737,6 +738,7 @@ class RunScreen(WorkbenchScreen):
             self.notify("A turn is running; wait for it or cancel it (esc).", severity="warning")
             return
         event.input.value = ""
+        self._withdraw_live()  # read by now, it would cover the answer (at 80x24, its last lines)
         if self.watching:
             self.action_new_session()  # never talk into a session another runner drives
         self.running = True
