@@ -397,6 +397,24 @@ async def test_transcript_marks_the_message_that_wrote_memory(home, tmp_path):
         assert "✎ wrote" in text and "[bold]tomatoes[/]" in text and '"target": "user"' in text
 
 
+async def test_w_is_dimmed_in_a_session_where_no_message_wrote_anything(home, tmp_path):
+    """w Next write showed on every transcript, and in one with no write it said so in a warning."""
+    home.archive.create_session("s-plain", title="Just talk")
+    home.archive.append_messages(
+        "s-plain", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        transcript = screen.query_one(Transcript)
+        await wait_for(pilot, lambda: screen.shown_session == "s-plain" and transcript.items, what="the transcript")
+        transcript.focus()
+        assert await footer_keys(pilot, "w", "m") == {"w": False, "m": False}
+        await pilot.press("w", "m")
+        await settle(pilot)
+        assert not app._notifications and transcript.cursor == len(transcript.items) - 1
+
+
 async def test_m_on_a_marked_message_opens_the_memory_entry_it_wrote(home, tmp_path):
     seed_sessions(home)  # the call message journaled "Grows tomatoes" into USER
     home.memory.add("user", "Likes mornings")
@@ -407,10 +425,14 @@ async def test_m_on_a_marked_message_opens_the_memory_entry_it_wrote(home, tmp_p
         transcript = screen.query_one(Transcript)
         await show_first_segment(pilot, screen)
         transcript.focus()
-        await pilot.press("home", "m")  # the question wrote nothing: said, and we stay
+        await pilot.press("home")  # the question wrote nothing: m is dimmed, and does nothing
+        assert await footer_keys(pilot, "w", "m") == {"w": True, "m": False}
+        await pilot.press("m")
         await settle(pilot)
-        assert app.current_mode == "sessions"
-        await pilot.press("w", "m")  # the marked message: to its entry
+        assert app.current_mode == "sessions" and not app._notifications
+        await pilot.press("w")
+        assert await footer_keys(pilot, "w", "m") == {"w": True, "m": True}
+        await pilot.press("m")  # the marked message: to its entry
         await wait_for(pilot, lambda: app.current_mode == "memory", what="the Memory screen")
         live = app.screen.query_one("#live-list", EntryList)
         await wait_for(

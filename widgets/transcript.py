@@ -214,6 +214,7 @@ class Transcript(ScrollView, can_focus=True):
             index = len(self.items) - 1 if self.follow else (0 if self.items else -1)
         self.set_reactive(Transcript.cursor, index)
         self._show_cursor(center=select_id is not None)
+        self.refresh_bindings()
 
     def append(self, item: TranscriptItem) -> None:
         """Add a message at the end (streaming); keeps the view unless following."""
@@ -222,6 +223,8 @@ class Transcript(ScrollView, can_focus=True):
         self._rendered.append(None)
         self._layout()
         self._after_growth(was_at_end)
+        if item.writes:
+            self.refresh_bindings()  # (w has a message to go to)
 
     def set_placeholder(self, text: str) -> None:
         """What the empty transcript says (an error may quote a path or SQLite's words: shown, never obeyed)."""
@@ -279,6 +282,19 @@ class Transcript(ScrollView, can_focus=True):
             return
         target, text = item.entries[-1]
         self.post_message(self.EntryWanted(target, text))
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """``m`` is dimmed (and does nothing) on a message that wrote no memory entry, ``w`` while no
+        message of the session wrote memory or skills: each said so in a warning."""
+        if action == "open_entry":
+            item = self.current
+            return True if item is not None and item.entries else None
+        if action == "next_write":
+            return True if any(item.writes for item in self.items) else None
+        return True
+
+    def watch_cursor(self) -> None:
+        self.refresh_bindings()  # (m: whether this message wrote an entry)
 
     def action_toggle_follow(self) -> None:
         self.follow = not self.follow
