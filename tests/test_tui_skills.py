@@ -463,6 +463,21 @@ async def test_home_and_end_go_to_the_first_and_last_skill(home, tmp_path):
         assert table.cursor_row == 0
 
 
+async def test_an_outcome_notice_does_not_stay_over_the_dialog_opened_next(home, tmp_path):
+    """p then l at 80x24: "Skill '…' pinned." stayed over the ledger's last rows for its five seconds."""
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, "docker-prune")
+        await pilot.press("p")
+        await wait_for(pilot, lambda: [n for n in app._notifications if "pinned" in n.message], what="the outcome")
+        app.notify("A warning stays.", severity="warning")
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, LedgerDialog), what="the ledger")
+        assert [n.message for n in app._notifications] == ["A warning stays."]
+
+
 async def test_the_ledger_names_a_review_as_the_timeline_does(home, tmp_path):
     """Hermes's ledger calls a background review ``curator``; the Timeline calls it ``review``."""
     skill_manage_tool(

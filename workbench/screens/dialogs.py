@@ -46,6 +46,14 @@ Result = TypeVar("Result")
 class Dialog(DismissOnce, ResultsFromWorkers, ModalScreen[Result]):
     """A modal that closes once (``DismissOnce``) and whose workers answer through ``post_result``."""
 
+    def on_mount(self) -> None:
+        """Textual runs this besides a subclass's own ``on_mount``. The information notices up as a dialog
+        opens (the outcome of the action before, read by now: "Skill 'x' pinned.") go, so none covers its
+        last rows at 80x24; warnings and errors stay, as does what the dialog's own actions say."""
+        for notification in list(self.app._notifications):
+            if notification.severity == "information":
+                self.app._unnotify(notification)
+
 
 @dataclass(frozen=True)
 class Conflict:
