@@ -117,6 +117,10 @@ def test_hermes_staged_records_approved_by_the_workbench_match_hermes_own_approv
     shown = _workbench(root, "pending", "list")
     rows = json.loads(shown.stdout)["pending"]
     ids = [row["id"] for row in rows]
+    for row in rows:  # Hermes's own words for each memory write are the workbench's (a replace names its old text)
+        if row["subsystem"] == "memory":
+            record = json.loads((root / "pending" / "memory" / f"{row['id']}.json").read_text())
+            assert row["summary"] == record["summary"], (row, record["summary"])
     assert len(ids) == len(staged) + len(skills)
     assert {(row["actor"], row["staged_by"]) for row in rows} == {("agent", "hermes")}
     listed = subprocess.run(workbench_cmd("pending", "list", "--home", str(root)), capture_output=True, text=True)

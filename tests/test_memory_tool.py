@@ -160,7 +160,7 @@ def test_staged_write_is_not_applied_and_pins_the_matched_entry(approving):
         "Approvals screen (key 4) or with `workbench pending list`."
     )
     record = home.approvals.get(result["pending_id"])
-    assert record.summary == "replace in memory: User likes coffee"
+    assert record.summary == "replace in memory: old: tea\nnew: User likes coffee"  # as Hermes words it
     assert record.payload["matched_entry"] == "User likes tea" and record.payload["target"] == "memory"
     assert (record.actor, record.session_id, record.message_id) == ("agent", "s1", 4)
     assert home.memory.entries("memory") == ["User likes tea", "Project uses uv"]

@@ -227,22 +227,30 @@ def _flags(*verdicts: Verdict) -> Verdict | None:
     return Verdict("suspicious", findings) if findings else None
 
 
+def _op_words(op: dict[str, Any], single: bool = False) -> str:
+    """One write's text as Hermes's summary words it: a replace gives both texts, so the entry it
+    changes is named (``old: …`` / ``new: …`` alone, ``old -> new`` in a batch)."""
+    action, old, new = op.get("action"), ops.op_text(op, "old_text"), ops.op_text(op, "content")
+    if single:
+        return f"old: {old}\nnew: {new}" if action == "replace" else old if action == "remove" else new
+    if action == "replace":
+        return f"- replace: {old} -> {new}"
+    return f"- {action}: {old if action == 'remove' else new}"
+
+
 def staged_summary(payload: dict[str, Any]) -> str:
-    """A staged memory write in words, as its record's ``summary`` says it (``add to user profile: ...``);
-    also how ``sessions show`` names a write Hermes staged, from its call's arguments."""
+    """A staged memory write in words, as Hermes 0.19's memory tool words its record's ``summary``
+    (``add to user profile: ...``, a replace's old and new text, a batch's ops one per line), so a
+    record either wrote reads the same; also how ``sessions show`` names a write Hermes staged."""
     named = payload.get("target")
     where = targets.LABELS.get(named if isinstance(named, str) and named else "memory", "memory")
     operations = payload.get("operations")
     if isinstance(operations, list):
-        items = [op for op in operations if isinstance(op, dict)]
-        detail = "; ".join(
-            f"{op.get('action')} {ops.op_text(op, 'content') or ops.op_text(op, 'old_text')}" for op in items
-        )
+        detail = "\n".join(_op_words(op) for op in operations if isinstance(op, dict))
         return f"apply {len(operations)} op(s) to {where}: {detail[:120]}"
     action = payload.get("action")
     verb = {"add": "add to", "replace": "replace in", "remove": "remove from"}.get(str(action), str(action))
-    detail = ops.op_text(payload, "old_text" if action == "remove" else "content")
-    return f"{verb} {where}: {detail[:120]}"
+    return f"{verb} {where}: {_op_words(payload, single=True)[:120]}"
 
 
 def _choices() -> str:
