@@ -72,8 +72,8 @@ def check(
     if last is None:  # (no time to give yet: one counted from now would move on with every look)
         return Due(
             False,
-            "never run: the first check (a Hermes gateway's, or the workbench TUI's a minute after it opens) "
-            f"records its time, and the first pass comes one interval ({schedule.interval_hours:g} h) after it.",
+            "never run: the first check, a Hermes gateway's or the workbench TUI's a minute after it opens, "
+            f"records its time; the first pass comes one interval ({schedule.interval_hours:g} h) after it.",
             None,
             seed=True,
         )
