@@ -406,6 +406,12 @@ async def test_a_stale_proposal_is_refused_shown_and_stays_pending(gated, tmp_pa
         assert "Staged against: Uses Postgres 16" in text_of(app, "#proposal-warnings")
         assert "Now: Uses Postgres 17" in text_of(app, "#proposal-warnings")
         assert "no change" not in text_of(app, "#proposal-diff")  # (read as if approving did nothing)
+        await pilot.press("e")  # the refusal is said before any typing, not only after a save
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, EditDialog), what="the editor")
+        dialog = pilot.app.screen
+        assert hint_of(dialog).startswith("As it stands it would be refused: ")
+        await pilot.press("escape")
+        await settle(pilot)
         await pilot.press("a", "y")  # every approval asks first
         await settle(pilot)
         status = app.screen.query_one("#status", Static)

@@ -382,12 +382,17 @@ class ApprovalsScreen(WorkbenchScreen):
             return
         opened = self.preview if self.preview and self.preview.get("id") == record.id else {}
         heard: set[str] = set()  # late hits this box has warned of: a save after the warning approves
+        # said before any typing: an edit of the text cannot help a refusal about its target (a replace whose
+        # entry is gone), and one about its size or words it may
+        refused = f"As it stands it would be refused: {opened['error']}" if opened.get("error") else None
         self.app.push_screen(
             EditDialog(
                 f"Edit, then approve {record.subsystem} {record.action} {record.id}",
                 draft.text,
                 lambda edited: self._approve_edited(record, edited, heard),
-                hint=" ".join(filter(None, (draft.note, "Your text is checked exactly as the agent's would be."))),
+                hint=" ".join(
+                    filter(None, (refused, draft.note, "Your text is checked exactly as the agent's would be."))
+                ),
                 budget=self._draft_budget(record, opened),
                 recheck=lambda: self._recheck(record, opened),
             ),
