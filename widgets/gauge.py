@@ -58,12 +58,22 @@ class CapacityGauge(Widget):
         ]
         return next((form for form in forms if room is None or len(form) <= room), forms[-1])
 
+    def _cells(self, width: int) -> tuple[int, int]:
+        """The bar's filled and ghost cells: rounded down, so two gauges of one fill a column apart in
+        width (the frozen and the live side) draw the same, and a bar never shows more than there is;
+        anything at all fills one cell."""
+        limit = max(1, self.limit)
+
+        def cells(chars: int) -> int:
+            return min(width, max(1, width * chars // limit)) if chars > 0 else 0
+
+        filled = cells(self.used)
+        return filled, min(width, cells(self.used + self.ghost)) - filled if self.ghost > 0 else 0
+
     def render(self) -> Content:
         caption = " " + self.caption(max(0, self.size.width - 5))  # at least a 4-cell bar beside it
         width = max(0, self.size.width - len(caption))
-        limit = max(1, self.limit)
-        filled = min(width, round(width * self.used / limit))
-        ghost = min(width - filled, round(width * self.ghost / limit)) if self.ghost else 0
+        filled, ghost = self._cells(width)
         empty = width - filled - ghost
         colour = {"ok": "$gauge-ok", "warn": "$gauge-warn", "full": "$gauge-full"}[self.level]
         return Content.assemble(
