@@ -122,6 +122,22 @@ def test_an_edited_approval_reads_edited_wherever_its_writer_is_named(home):
     assert history.origin(home.memory, "memory", "User likes oolong").who() == words  # put back: as it was
 
 
+def test_a_remove_and_an_unrelated_add_in_its_place_stay_two_entries_in_the_diff(home):
+    """Only an entry a replace rewrote follows the removed one with no "§" between: a batch removing
+    the last entry and adding another read as one entry changed (review)."""
+    seed(home, "User likes tea", "Project uses uv")
+    approval_on(home)
+    operations = [{"action": "remove", "old_text": "uv"}, {"action": "add", "content": "Lives in Oslo"}]
+    unrelated = staged_id(home.memory.batch("memory", operations, AGENT))
+    assert home.approvals.preview(unrelated)["diff"] == [
+        (" ", "User likes tea"),
+        (" ", "§"),
+        ("-", "Project uses uv"),
+        (" ", "§"),
+        ("+", "Lives in Oslo"),
+    ]
+
+
 def test_edit_is_checked_like_any_write(home):
     seed(home, "User likes tea", "Project uses uv")
     approval_on(home)

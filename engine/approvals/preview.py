@@ -5,7 +5,7 @@ Plain data only (lists and dicts); the TUI and the CLI render it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
@@ -31,12 +31,13 @@ def line_diff(before: str, after: str) -> list[DiffLine]:
     return lines
 
 
-def entry_diff(before: list[str], after: list[str]) -> list[DiffLine]:
+def entry_diff(before: list[str], after: list[str], rewrites: Collection[tuple[str, str]] = ()) -> list[DiffLine]:
     """A memory file's diff entry by entry: whole entries kept, removed or added, each line of
     them marked, with the ``§`` line between entries as context. A line diff of the file text
     could pair lines of unrelated entries, so a batch that removes one entry and adds another
-    read as if a third one were removed and written again. Entries written in the place of removed
-    ones follow them with no ``§`` between, so a replace reads as one entry changed, not two."""
+    read as if a third one were removed and written again. An entry a replace wrote in the place
+    of the one just removed (a pair in ``rewrites``) follows it with no ``§`` between, so it reads
+    as one entry changed; a remove and an unrelated add stay two entries."""
     lines: list[DiffLine] = []
 
     def entry(kind: str, text: str, *, in_place: bool = False) -> None:
@@ -52,7 +53,7 @@ def entry_diff(before: list[str], after: list[str]) -> list[DiffLine]:
         for text in before[i1:i2]:
             entry("-", text)
         for n, text in enumerate(after[j1:j2]):
-            entry("+", text, in_place=n == 0 and i2 > i1)
+            entry("+", text, in_place=n == 0 and i2 > i1 and (before[i2 - 1], text) in rewrites)
     return lines
 
 
@@ -87,7 +88,7 @@ def memory_view(staged: dict, payload: dict, edit: str | None, limit: int, thres
         "after": after,
         "before_text": before_text,
         "after_text": after_text,
-        "diff": entry_diff(before, after),
+        "diff": entry_diff(before, after, {(old, new) for old, new in staged.get("rewrites", [])}),
         "budget": usage.to_dict(),
         "targets": staged.get("targets", []),
         "duplicates": near_duplicates(proposed_texts(payload, edit), before, threshold, ignore=removed),

@@ -674,13 +674,15 @@ class MemoryStore:
         state = self.read(target)
         limit = self.limit(target)
         current = list((assumed or {}).get(target, state.entries))
-        after, error, targets, size_after = current, None, [], None
+        after, error, targets, size_after, rewrites = current, None, [], None, []
         try:
             ops.check_batch_size(ops.staged_operations(payload))
             targets = ops.resolve_targets(current, ops.staged_operations(payload))
             target, plan = self._staged_plan(payload, edited_content)
             self._guard(target, state, limit, plan.drift_guard, backup=False)
-            after = plan.op(list(current), limit).entries
+            outcome = plan.op(list(current), limit)
+            after = outcome.entries
+            rewrites = [[c.before, c.after] for c in outcome.changes if c.before is not None and c.after is not None]
         except Refusal as refusal:
             error = refusal.said_to("user")["error"]  # a preview is for the person deciding
             size_after = refusal.size_after
@@ -695,6 +697,7 @@ class MemoryStore:
             "targets": [t.to_dict() for t in targets],
             "limit": limit,
             "size_after": size_after,  # refused as over capacity: what the store would have held
+            "rewrites": rewrites,  # [before, after] of each entry a replace rewrites in its place
         }
 
     def _staged_plan(self, payload: dict[str, Any], edited: str | None) -> tuple[str, _Plan]:
