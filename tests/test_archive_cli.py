@@ -398,3 +398,25 @@ def test_a_rename_taking_an_earlier_segments_title_says_so(home_dir):
         taken.stdout
         == "child_1: Part one\n(taken from root_1, an earlier segment of this conversation, now untitled)\n"
     )
+
+
+def test_sessions_show_names_a_session_as_the_transcript_does(tmp_path):
+    """`sessions show` printed `(untitled)` for an untitled session, where the Sessions screen's
+    transcript shows its first message, or for a segment of a titled chain the chain's title and its
+    place (review: one rule, in the engine, for both skins)."""
+    home = open_home(tmp_path / "h")
+    home.archive.create_session("c1", source="cli")
+    home.archive.append_messages("c1", [{"role": "user", "content": "我们讨论一下数据库迁移的计划"}])
+    home.archive.end_session("c1", "compression")
+    home.archive.create_session("c2", source="cli", parent_session_id="c1", title="数据库迁移")
+    home.archive.create_session("alone", source="cli")
+    home.archive.append_messages("alone", [{"role": "user", "content": "how long to steep?"}])
+    home.close()
+    code, doc, _ = wb(tmp_path / "h", "sessions", "show", "c1")
+    assert code == 0 and doc["heading"] == "数据库迁移 · segment 1 of 2"
+    shown = subprocess.run(
+        [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), "sessions", "show", "alone"],
+        capture_output=True,
+        text=True,
+    )
+    assert shown.stdout.startswith("alone  “how long to steep?”  [cli, 1 msgs]")

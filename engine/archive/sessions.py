@@ -223,6 +223,21 @@ class SessionsMixin(LineageMixin):
         sql += " ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?"
         return [self._session(r) for r in self.conn().execute(sql, (*args, max(0, limit), max(0, offset)))]
 
+    def heading(self, session: Session) -> str | None:
+        """What a session shown on its own is called (a transcript, ``sessions show``): its own title
+        (Hermes numbers a chain's continuations ``X #2``); an untitled segment of a titled compression
+        chain by the chain's title, as the tree and a search hit name it, with its place
+        (``X · segment 1 of 2``); else the start of its first user message in quotes (None: nothing)."""
+        if session.title:
+            return session.title
+        try:
+            chain = self.chain_of(session.id)
+        except WorkbenchError:  # deleted meanwhile: named as a session of its own
+            chain = None
+        if chain is not None and len(chain.segments) > 1 and chain.title and session.id in chain.ids:
+            return f"{chain.title} · segment {chain.ids.index(session.id) + 1} of {len(chain.segments)}"
+        return titled(None, self.previews([session.id]).get(session.id))
+
     def previews(self, session_ids: list[str], width: int = PREVIEW_CHARS) -> dict[str, str]:
         """The start of each session's first user message, on one line: what a list shows for a
         session with no title (Hermes titles few of its own)."""

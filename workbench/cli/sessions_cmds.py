@@ -203,8 +203,10 @@ def show_session(home: Home, args) -> Output:
     claims = unbacked_claims(archive.messages(session.id))  # the whole session, whatever page is shown
     data["unbacked_claims"] = {"count": len(claims), "message_ids": claims}
 
+    heading = data["heading"] = archive.heading(session)  # (the title, else the chain's or its first message)
+
     def text() -> str:
-        head = f"{session.id}  {session.title or '(untitled)'}  [{session.source}, {session.message_count} msgs]"
+        head = f"{session.id}  {heading or '(untitled)'}  [{session.source}, {session.message_count} msgs]"
         lines = [head]
         for m in messages:
             lines.append(

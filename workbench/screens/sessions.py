@@ -464,17 +464,9 @@ class SessionsScreen(SessionActions):
         self.post_result(TranscriptLoaded(session_id, title, items, select_id, gone=session is None, archived=archived))
 
     def _transcript_title(self, session_id: str, session) -> str:
-        """A session by its own title (Hermes numbers a chain's continuations ``X #2``); an untitled
-        segment of a titled compression chain as the tree and a search hit name the chain, with its
-        place in it; else by its first user message."""
         if session is None:
             return f"{session_id} (deleted)"
-        if session.title:
-            return session.title
-        chain = self.home.archive.chain_of(session_id)
-        if len(chain.segments) > 1 and chain.title:
-            return f"{chain.title} · segment {chain.ids.index(session_id) + 1} of {len(chain.segments)}"
-        return titled(None, self.home.archive.previews([session_id]).get(session_id)) or session.id
+        return self.home.archive.heading(session) or session.id
 
     @on(TranscriptLoaded)
     def _transcript_loaded(self, message: TranscriptLoaded) -> None:
