@@ -294,3 +294,12 @@ def test_read_only_home_tool_call_is_refused(home, tmp_path):
         "read-only"
         in memory_tool(ro, {"action": "add", "target": "memory", "content": "y"}, ToolContext(actor="user"))["error"]
     )
+
+
+def test_a_batch_op_with_no_action_is_worded_as_hermes_words_it():
+    """Hermes 0.19's memory tool writes `- ?: TEXT` for an operation with no action; ours said `- None:`,
+    so its record's own words were replaced by ours (review)."""
+    from engine.memory.store import staged_summary
+
+    payload = {"target": "memory", "operations": [{"content": "q"}, {"action": "remove", "old_text": "x"}]}
+    assert staged_summary(payload) == "apply 2 op(s) to memory: - ?: q\n- remove: x"

@@ -230,7 +230,7 @@ def _flags(*verdicts: Verdict) -> Verdict | None:
 def _op_words(op: dict[str, Any], single: bool = False) -> str:
     """One write's text as Hermes's summary words it: a replace gives both texts, so the entry it
     changes is named (``old: …`` / ``new: …`` alone, ``old -> new`` in a batch)."""
-    action, old, new = op.get("action"), ops.op_text(op, "old_text"), ops.op_text(op, "content")
+    action, old, new = op.get("action", "?"), ops.op_text(op, "old_text"), ops.op_text(op, "content")
     if single:
         return f"old: {old}\nnew: {new}" if action == "replace" else old if action == "remove" else new
     if action == "replace":
