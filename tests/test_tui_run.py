@@ -1083,6 +1083,8 @@ async def test_resuming_a_live_session_warns_first_and_leaving_it_does_not_end_i
         await send_turn(pilot, screen, "hello")
         # read before the message was sent, it no longer covers the transcript's last lines, the answer
         assert not [n for n in app._notifications if n.title == "Resumed a live session"]
+        title = str(screen.query_one(Transcript).border_title)  # what stays true is still said
+        assert title == "Session s-open (live: another Hermes may write to it too; never ended here)"
         await pilot.press("ctrl+l")
         await wait_for(pilot, lambda: screen._switch is None and screen._ending is None, what="the switch")
         await settle(pilot)
@@ -1247,6 +1249,7 @@ async def test_a_resumed_live_session_shows_hermes_messages_and_its_end_elsewher
         (notice,) = [n for n in app._notifications if n.title == "Session ended elsewhere"]
         assert not [n for n in app._notifications if n.title == "Resumed a live session"]  # leaving ends it now
         assert "Session h-live2 was ended elsewhere (cli_close)" in notice.message
+        assert str(screen.query_one(Transcript).border_title) == "Session h-live2"  # reopened here: ours now
         row = home.archive.get_session("h-live2")
         assert (row.ended_at, row.end_reason) == (None, None)  # reopened, not written past its end
         await pilot.press("ctrl+l")  # left: what the notice says of it no longer holds

@@ -334,8 +334,16 @@ class RunScreen(WorkbenchScreen):
         )
 
     def _session_title(self) -> None:
-        elsewhere = " (run elsewhere; typing starts a new session)" if self.watching else ""
-        self._title(f"Session {self.session_id}{elsewhere}")
+        """The session's id, and what stays true of it while shown: run elsewhere (the demo), or resumed
+        live (its notice goes once read; that another Hermes may write to it does not)."""
+        agent = self.agent
+        if self.watching:
+            note = " (run elsewhere; typing starts a new session)"
+        elif agent is not None and agent.id == self.session_id and agent.live_warning is not None:
+            note = " (live: another Hermes may write to it too; never ended here)"
+        else:
+            note = ""
+        self._title(f"Session {self.session_id}{note}")
 
     def _title(self, text: str) -> None:
         self.query_one(Transcript).border_title = Content(text)  # ids come from the database: never markup
@@ -667,9 +675,11 @@ class RunScreen(WorkbenchScreen):
             )
 
     def _warn_live(self, warning: str | None) -> None:
-        """A session resumed that had not ended: said before anything is written to it."""
+        """A session resumed that had not ended: said before anything is written to it (and kept in the
+        title)."""
         if warning is not None:
             self._session_notice(warning, "Resumed a live session")
+            self._session_title()
 
     def _session_notice(self, text: str, title: str) -> None:
         """A notice about the session shown (resumed live, ended elsewhere and reopened), in place of
@@ -1032,6 +1042,7 @@ class RunScreen(WorkbenchScreen):
             return
         if event.kind == "warning" and event.data.get("ended_elsewhere") and event.session_id == self.session_id:
             self._session_notice(str(event.data.get("message")), "Session ended elsewhere")
+            self._session_title()  # reopened here: no longer live elsewhere
         if not (self.running or self.watching or self.session_id is None):
             return  # idle on a session of our own: a run elsewhere does not take the view over
         if event.kind == "session_rotated" and event.data.get("old_session_id") == self.session_id:
