@@ -449,6 +449,30 @@ async def test_a_staged_skill_shows_its_file_and_diff(home, tmp_path):
         assert [s.name for s in home.skills.list()] == ["tidy-logs"]
 
 
+async def test_approve_all_says_a_skill_patch_after_its_create_may_apply_then(home, tmp_path):
+    """A create of a skill queued before a patch of it: approve all's question said the patch "Would be
+    refused now", judged against no skill at all, though approving all creates it first (review)."""
+    from tests.hermes_support import hermes_record
+
+    content = "---\nname: tidy-logs\ndescription: Rotate old logs\n---\n# Tidy logs\n1. Run logrotate.\n"
+    now = home.clock.now()
+    create = {"action": "create", "name": "tidy-logs", "content": content}
+    patch = {"action": "patch", "name": "tidy-logs", "old_string": "Run logrotate.", "new_string": "Run logrotate -f."}
+    hermes_record(home, "0000cc01", create, created_at=now, subsystem="skills")
+    hermes_record(home, "0000cc02", patch, created_at=now + 1, subsystem="skills")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = (await asked(pilot, "A")).detail.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("0000cc02"))
+        assert lines[at + 1].startswith("    ⚠ Judged against the skill as it is now: 0000cc01, before it here, ")
+        assert not any("Would be refused" in line for line in lines)
+        await pilot.press("y")
+        await settle(pilot)
+    assert (
+        home.approvals.count() == 0 and "Run logrotate -f." in (home.skills_dir / "tidy-logs" / "SKILL.md").read_text()
+    )
+
+
 async def test_a_skill_proposal_names_the_path_it_changes_under_skills(home, tmp_path):
     """The header once joined the skill's name to the file it changes: a delete read
     `git-rebase/devops/git-rebase` (its file is the folder's path) and a skill in a category lost it."""

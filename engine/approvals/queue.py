@@ -72,9 +72,12 @@ class NoSuchRecord(WorkbenchError):
 @dataclasses.dataclass
 class DryRun:
     """Memory, by target, as approving the proposals previewed through it so far would leave it
-    (``ApprovalQueue.preview``'s ``batch``): only targets one of them would change are here."""
+    (``ApprovalQueue.preview``'s ``batch``): only targets one of them would change are here. Skills
+    are not simulated: ``skills`` names, by skill, the earlier proposal in the run that changes it,
+    so one judged alone against the skill as it is now can say so."""
 
     entries: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    skills: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class ApprovalQueue:
@@ -371,6 +374,15 @@ class ApprovalQueue:
         memory replace or remove hits (or that it is gone or ambiguous).
         """
         record = self.get(pending_id)
+        preview = self._preview(record, edit, batch)
+        skill = record.payload.get("name") if record.subsystem == "skills" else None
+        if batch is not None and isinstance(skill, str):
+            if preview["error"] and skill in batch.skills:
+                preview["after_earlier"] = batch.skills[skill]  # judged alone: that one changes the skill first
+            batch.skills.setdefault(skill, record.id)
+        return preview
+
+    def _preview(self, record: PendingRecord, edit: str | None, batch: DryRun | None) -> dict[str, Any]:
         sourced = self._sourced(record)  # (a record Hermes wrote names no session: its staging call does)
         view: dict[str, Any] = {
             **_brief(record),
