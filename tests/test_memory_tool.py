@@ -207,6 +207,7 @@ def test_preview_and_apply_staged(approving):
         ],
         "limit": 2200,
         "size_after": None,
+        "rewrites": [],  # (a remove rewrites no entry in its place)
     }
     result = home.memory.apply_staged(
         payload, pending_id=pid, session_id=record.session_id, message_id=record.message_id, proposed_by=record.actor
