@@ -1244,6 +1244,9 @@ async def test_a_resumed_live_session_shows_hermes_messages_and_its_end_elsewher
             timeout=10,
             what="Hermes's answer in the transcript",
         )
+        # the title said "live" until the next message; the end is said as soon as it is read
+        ended = "Session h-live2 (ended elsewhere (cli_close): your next message reopens it here)"
+        await wait_for(pilot, lambda: str(transcript.border_title) == ended, timeout=10, what="the end in the title")
         await send_turn(pilot, screen, "are you there")
         await settle(pilot)
         (notice,) = [n for n in app._notifications if n.title == "Session ended elsewhere"]

@@ -333,13 +333,17 @@ class RunScreen(WorkbenchScreen):
             )
         )
 
-    def _session_title(self) -> None:
+    def _session_title(self, ended_as: str | None = None) -> None:
         """The session's id, and what stays true of it while shown: run elsewhere (the demo), or resumed
-        live (its notice goes once read; that another Hermes may write to it does not)."""
+        live (its notice goes once read; that another Hermes may write to it does not), or, once a reread
+        finds that Hermes ended it (``ended_as``: its end reason), that the next message reopens it."""
         agent = self.agent
+        live = agent is not None and agent.id == self.session_id and agent.live_warning is not None
         if self.watching:
             note = " (run elsewhere; typing starts a new session)"
-        elif agent is not None and agent.id == self.session_id and agent.live_warning is not None:
+        elif live and ended_as is not None:
+            note = f" (ended elsewhere ({ended_as}): your next message reopens it here)"
+        elif live:
             note = " (live: another Hermes may write to it too; never ended here)"
         else:
             note = ""
@@ -1015,7 +1019,8 @@ class RunScreen(WorkbenchScreen):
             transcript = self.query_one(Transcript)
             current = transcript.current
             keep = current.id if current is not None and not transcript.follow else None  # the reader's place
-            self._session_title()
+            ended_at, reason = message.look[:2] if message.look else (None, None)
+            self._session_title(ended_as=(reason or "no reason given") if ended_at is not None else None)
             transcript.set_items(message.items, placeholder="This session has no messages yet.", select_id=keep)
 
     # -- live events ---------------------------------------------------------------
