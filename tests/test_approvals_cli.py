@@ -270,3 +270,15 @@ def test_a_hermes_record_seen_by_pending_list_keeps_its_story_when_hermes_approv
         summaries
     )
     assert [row["action"] for row in timeline["rows"] if row["subsystem"] == "approvals"][:2] == ["approve", "stage"]
+
+
+def test_pending_show_of_an_unknown_id_journals_nothing(tmp_path):
+    """`pending show zzz` (or an id that names no record) was refused only after the catch-up had
+    created workbench.db and state.db.lock in a Hermes home no workbench had touched (user trial)."""
+    home = tmp_path / "h"
+    (home / "memories").mkdir(parents=True)
+    (home / "memories" / "MEMORY.md").write_text("User likes tea", encoding="utf-8")
+    for wrong in ("zzz", "00000000"):
+        code, shown = cli(home, "pending", "show", wrong)
+        assert code == 1 and shown["error"]
+    assert not (home / "workbench.db").exists() and not (home / "state.db.lock").exists()

@@ -108,6 +108,7 @@ def list_pending(home: Home, args) -> Output:
 
 
 def show_pending(home: Home, args) -> Output:
+    home.approvals.get(args.id)  # an id that names nothing is refused before anything is journaled
     catch_up(home)  # Hermes's writes journaled first (a hit on an entry written since staging is dated), and its record
     preview = home.approvals.preview(args.id, edit=args.edit)
     return Output(preview, text=lambda: render_preview(preview))
