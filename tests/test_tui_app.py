@@ -131,6 +131,7 @@ async def test_palette_leaves_out_what_the_footer_dims(home, tmp_path):
         await settle(pilot)
         offered = [str(o.prompt) for o in app.screen.query_one(OptionList).options]
         assert not [o for o in offered if o.startswith(("Approvals: Approve", "Approvals: Reject"))], offered
+        assert not [o for o in offered if o.startswith("Approvals: Stop waiting")], offered  # (nothing waits)
 
 
 async def test_theme_choice_is_remembered_between_runs(home, tmp_path):

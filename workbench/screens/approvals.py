@@ -309,6 +309,8 @@ class ApprovalsScreen(WorkbenchScreen):
         a removal: ``edit_draft`` says why, as approve --edit does)."""
         if action == "unreject":
             return bool(self.rejected)  # shown in the footer only while there is a rejection to undo
+        if action == "stop_waiting":  # (the palette offered it with nothing waiting)
+            return bool(self._waiting())
         if action in DECISIONS:
             record = self.current if self.is_mounted else None
             if record is None:
@@ -526,12 +528,15 @@ class ApprovalsScreen(WorkbenchScreen):
     def action_stop_waiting(self) -> None:
         """esc: decisions of this screen waiting for a lock another process holds stop waiting (nothing
         of them is written; each says so when it ends); one that holds its lock runs to its end."""
-        waiting = [wait for wait in lock_waits.under_way() if self.stop_waits in wait.cancel]
-        if not waiting:
+        if not self._waiting():
             return
         self.stop_waits.set()
         self.stop_waits = threading.Event()  # (the next decision waits again)
         self.show_status("Stopping: a decision waiting for a lock decides nothing…")
+
+    def _waiting(self) -> list:
+        """This screen's decisions waiting for another process's lock now."""
+        return [wait for wait in lock_waits.under_way() if self.stop_waits in wait.cancel]
 
     @on(Decided)
     def _remember_rejected(self, message: Decided) -> None:
