@@ -238,7 +238,8 @@ class RunScreen(WorkbenchScreen):
         self.agent: Conversation | None = None
         self._switch: Switch | None = None  # the last switch asked, until it is made (or the next turn takes it)
         self._ending: str | None = None  # the session a switch in progress is leaving (the status says so)
-        self._live_notice: Notification | None = None  # about the session shown (``_session_notice``), until it is left
+        self._live_notice: Notification | None = None  # "Resumed a live session", until read or left
+        self._reopened: tuple[str, str] | None = None  # (session, end reason) Hermes ended, reopened here
         # Set once the last worker queued to drive the agent is done: each waits for the one before (``_queue``).
         self._idle = threading.Event()
         self._idle.set()
@@ -345,6 +346,8 @@ class RunScreen(WorkbenchScreen):
             note = f" (ended elsewhere ({ended_as}): your next message reopens it here)"
         elif live:
             note = " (live: another Hermes may write to it too; never ended here)"
+        elif self._reopened is not None and self._reopened[0] == self.session_id:
+            note = f" (reopened here: Hermes had ended it ({self._reopened[1]}))"
         else:
             note = ""
         self._title(f"Session {self.session_id}{note}")
@@ -680,16 +683,11 @@ class RunScreen(WorkbenchScreen):
 
     def _warn_live(self, warning: str | None) -> None:
         """A session resumed that had not ended: said before anything is written to it (and kept in the
-        title)."""
+        title), in place of a notice before it; what it says stops being so once the session is left."""
         if warning is not None:
-            self._session_notice(warning, "Resumed a live session")
+            self._withdraw_live()
+            self._live_notice = self.workbench.notice(warning, title="Resumed a live session")
             self._session_title()
-
-    def _session_notice(self, text: str, title: str) -> None:
-        """A notice about the session shown (resumed live, ended elsewhere and reopened), in place of
-        the one before: what either says stops being so once the session is left."""
-        self._withdraw_live()
-        self._live_notice = self.workbench.notice(text, title=title)
 
     def _withdraw_live(self) -> None:
         """The session's notice goes once it is left (ctrl+l, ctrl+o, another model, deleted), once
@@ -1046,8 +1044,11 @@ class RunScreen(WorkbenchScreen):
             self._status()
             return
         if event.kind == "warning" and event.data.get("ended_elsewhere") and event.session_id == self.session_id:
-            self._session_notice(str(event.data.get("message")), "Session ended elsewhere")
-            self._session_title()  # reopened here: no longer live elsewhere
+            # said in the title, before the message was sent and from now on: a notice covered the
+            # answer's last lines (80x24)
+            self._reopened = (self.session_id, str(event.data.get("end_reason") or "no reason given"))
+            self._withdraw_live()
+            self._session_title()
         if not (self.running or self.watching or self.session_id is None):
             return  # idle on a session of our own: a run elsewhere does not take the view over
         if event.kind == "session_rotated" and event.data.get("old_session_id") == self.session_id:
