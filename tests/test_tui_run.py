@@ -1080,6 +1080,11 @@ async def test_resuming_a_live_session_warns_first_and_leaving_it_does_not_end_i
         )
         (notice,) = [n for n in app._notifications if n.title == "Resumed a live session"]
         assert notice.message.startswith("Session s-open has not ended (it is live): another Hermes may be writing")
+        await pilot.press("f1")  # a dialog over Run: the notice drew over its text and buttons
+        await wait_for(pilot, lambda: app.screen is not screen, what="the help")
+        assert not [n for n in app._notifications if n.title == "Resumed a live session"]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, what="back on Run")
         await send_turn(pilot, screen, "hello")
         # read before the message was sent, it no longer covers the transcript's last lines, the answer
         assert not [n for n in app._notifications if n.title == "Resumed a live session"]

@@ -715,7 +715,10 @@ class RunScreen(WorkbenchScreen):
             self.notify(message.text, title="Not shown yet", severity="warning", markup=False, timeout=30)
 
     def on_screen_suspend(self) -> None:
+        """Covered by a dialog or left for another screen: the live session's notice goes (it covered a
+        dialog's question and buttons at 80x24), its title keeps saying the session is live."""
         self._covered = self in self.app.screen_stack
+        self._withdraw_live()
 
     def on_screen_resume(self) -> None:
         """Back from another mode, typing goes to the box; back from a dialog, the focus is where it was
