@@ -907,3 +907,19 @@ async def test_esc_stops_an_approval_waiting_on_another_process_lock(gated, tmp_
         await pilot.press("y")
         await settle(pilot)
     assert gated.memory.entries("memory") == ["Uses Postgres 16", "Prefers tea"] and gated.approvals.count() == 0
+
+
+async def test_approve_all_names_each_refusal_in_one_sentence(gated, tmp_path):
+    """Two refusals read "…preserved.; 0000…: …" (each error's full stop before the separator)."""
+    first = gated.memory.replace("memory", "Postgres", "Uses MySQL 8", AGENT)["pending_id"]
+    gated.clock.advance(1)
+    second = gated.memory.replace("memory", "Postgres", "Uses SQLite", AGENT)["pending_id"]
+    gated.memory.replace("memory", "Uses Postgres 16", "Uses Postgres 17", ToolContext(actor="user"))
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await asked(pilot, "A")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "refused and still pending" in text_of(app, "#status"), what="the outcome")
+        said = " ".join(text_of(app, "#status").split())
+    assert f"2 refused and still pending: {first}: " in said and f"; {second}: " in said
+    assert ".;" not in said and said.endswith(".")

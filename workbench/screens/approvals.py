@@ -9,6 +9,7 @@ be refused (its target changed since staging) says why and stays pending.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from textual import on, work
@@ -516,7 +517,7 @@ class ApprovalsScreen(WorkbenchScreen):
         if done and not approve:
             message += " Press u to put them back."
         if failed:
-            message += f" {len(failed)} refused and still pending: " + "; ".join(
+            message += f" {len(failed)} refused and still pending: " + clauses(
                 f"{f.get('id')}: {f.get('error')}" for f in failed
             )
         if result.get("gone"):
@@ -572,9 +573,15 @@ class ApprovalsScreen(WorkbenchScreen):
             except WorkbenchError as exc:
                 refused.append(f"{pending_id}: {exc.message}")
         message = f"Put back {len(back)}: waiting for approval again." + (
-            f" {len(refused)} could not be: " + "; ".join(refused) if refused else ""
+            f" {len(refused)} could not be: " + clauses(refused) if refused else ""
         )
         self.report(message, error=bool(refused))
+
+
+def clauses(parts: Iterable[str]) -> str:
+    """Sentences said as one: joined by ``;``, each without its own full stop, one at the end (they read
+    ".;" between them)."""
+    return "; ".join(part.rstrip().rstrip(".") for part in parts) + "."
 
 
 def cautions(preview: dict) -> list[str]:
