@@ -396,7 +396,7 @@ def unresolved_message(targets: list[Target], file_name: str, batch: bool) -> st
                 f"in {file_name} ({listed})"
             )
         else:
-            reasons.append(f"{what} targets '{t.old_text}', which no longer matches any entry in {file_name}")
+            reasons.append(f"{what} targets '{t.old_text}', which matches no entry in {file_name} now")
     return (
         "Not applied: " + "; ".join(reasons) + ". The write names its entry only by that text, so the workbench "
         "does not guess which one was meant. Reject it, or make the change yourself; the pending record has been "
