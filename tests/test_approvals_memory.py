@@ -549,3 +549,15 @@ def test_approving_against_the_entries_shown_refuses_a_batch_whose_entry_changed
     assert home.memory.entries("memory") == ["User likes tea", "Project uses uv and ruff"]
     assert home.approvals.approve("0000dddd")["success"]  # asked again, against what it hits now
     assert home.memory.entries("memory") == ["User likes green tea"]
+
+
+def test_a_hermes_remove_aimed_at_the_wrong_store_says_which_store_holds_its_text(home):
+    """A Hermes remove staged for USER whose text is in MEMORY was refused as matching nothing, with no
+    word that the other store holds it (the CLI's own refusals say so; user trial)."""
+    seed(home, "Deploys go through staging")
+    payload = {"action": "remove", "target": "user", "old_text": "staging"}
+    hermes_record(home, "00c0ff01", payload, summary="remove from user profile: staging")
+    error = home.approvals.preview("00c0ff01")["error"]
+    assert "'staging', which matches no entry in USER.md now (MEMORY.md holds it: it may have been meant" in error
+    hermes_record(home, "00c0ff02", {**payload, "old_text": "nowhere"}, summary="remove from user profile: nowhere")
+    assert "holds it" not in home.approvals.preview("00c0ff02")["error"]

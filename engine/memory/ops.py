@@ -9,6 +9,7 @@ dry run to validate and pin a write before staging it for approval.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -382,8 +383,11 @@ def resolve_targets(entries: list[str], operations: list[Any]) -> list[Target]:
     return targets
 
 
-def unresolved_message(targets: list[Target], file_name: str, batch: bool) -> str:
-    """Why a staged write cannot be applied as reviewed, in the reviewer's terms."""
+def unresolved_message(
+    targets: list[Target], file_name: str, batch: bool, held_in: Callable[[str], str | None] = lambda _: None
+) -> str:
+    """Why a staged write cannot be applied as reviewed, in the reviewer's terms. ``held_in``: the other
+    store's file name when it holds a text that matches nothing here (the agent's store mistaken)."""
     reasons = []
     for t in targets:
         what = f"operation {t.op} ({t.action})" if batch else f"this {t.action}"
@@ -396,7 +400,9 @@ def unresolved_message(targets: list[Target], file_name: str, batch: bool) -> st
                 f"in {file_name} ({listed})"
             )
         else:
-            reasons.append(f"{what} targets '{t.old_text}', which matches no entry in {file_name} now")
+            other = held_in(t.old_text)
+            held = f" ({other} holds it: it may have been meant for that store)" if other else ""
+            reasons.append(f"{what} targets '{t.old_text}', which matches no entry in {file_name} now{held}")
     return (
         "Not applied: " + "; ".join(reasons) + ". The write names its entry only by that text, so the workbench "
         "does not guess which one was meant. Reject it, or make the change yourself; the pending record has been "

@@ -745,7 +745,14 @@ class MemoryStore:
             targets = ops.resolve_targets(entries, ops.staged_operations(payload))
             unresolved = [t for t in targets if t.entry is None]
             if unresolved:
-                raise refuse(ops.unresolved_message(unresolved, FILE_NAMES[target], payload["action"] == "batch"))
+                raise refuse(
+                    ops.unresolved_message(
+                        unresolved,
+                        FILE_NAMES[target],
+                        payload["action"] == "batch",
+                        lambda text: FILE_NAMES[other] if (other := self.elsewhere(target, text)) else None,
+                    )
+                )
             return self._pinned_plan(target, ops.pin_targets(payload, targets), edited).op(entries, limit)
 
         return op
