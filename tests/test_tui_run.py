@@ -1261,6 +1261,11 @@ async def test_a_resumed_live_session_shows_hermes_messages_and_its_end_elsewher
         assert (row.ended_at, row.end_reason) == (None, None)  # reopened, not written past its end
         await pilot.press("ctrl+l")
         await wait_for(pilot, lambda: screen._switch is None and screen._ending is None, what="the switch")
+        await resume_by(pilot, "h-live2")  # ended by us as it was left: back in it, no word of Hermes's end
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.agent is not None and screen._opening is None, what="the resume")
+        await settle(pilot)
+        assert str(transcript.border_title) == "Session h-live2"
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
-    assert home.archive.get_session("h-live2").end_reason == "new_session"  # ended by us on leaving: we reopened it
+    assert home.archive.get_session("h-live2").end_reason == "cli_close"  # ours to end: the quit ended it

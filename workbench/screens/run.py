@@ -379,6 +379,7 @@ class RunScreen(WorkbenchScreen):
         if self.session_id is not None and self.workbench.running_session == self.session_id:
             self.workbench.running_session = None
         self._withdraw_live()  # "your messages go into it" stops being so
+        self._reopened = None  # (ended by us as it is left: come back to, it is not Hermes's end reopened)
 
     def _queue(self) -> tuple[threading.Event, threading.Event]:
         """UI thread: a place in line for the next worker that drives the agent (one thread at a time,
