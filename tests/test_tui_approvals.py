@@ -473,6 +473,20 @@ async def test_approve_all_says_a_skill_patch_after_its_create_may_apply_then(ho
     )
 
 
+def test_a_refused_skill_proposal_is_never_named_as_changing_its_skill_first(home):
+    """Two patches of a skill that does not exist: the second said the first "changes that skill first,
+    so it may apply then", though the first is refused too (review)."""
+    from engine.approvals.queue import DryRun
+    from tests.hermes_support import hermes_record
+
+    patch = {"action": "patch", "name": "nosuch", "old_string": "a", "new_string": "b"}
+    hermes_record(home, "0000dd01", patch, created_at=home.clock.now(), subsystem="skills")
+    hermes_record(home, "0000dd02", patch, created_at=home.clock.now() + 1, subsystem="skills")
+    run = DryRun()
+    first, second = (home.approvals.preview(pid, batch=run) for pid in ("0000dd01", "0000dd02"))
+    assert first["error"] and second["error"] and "after_earlier" not in second
+
+
 async def test_a_skill_proposal_names_the_path_it_changes_under_skills(home, tmp_path):
     """The header once joined the skill's name to the file it changes: a delete read
     `git-rebase/devops/git-rebase` (its file is the folder's path) and a skill in a category lost it."""

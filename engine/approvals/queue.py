@@ -379,7 +379,8 @@ class ApprovalQueue:
         if batch is not None and isinstance(skill, str):
             if preview["error"] and skill in batch.skills:
                 preview["after_earlier"] = batch.skills[skill]  # judged alone: that one changes the skill first
-            batch.skills.setdefault(skill, record.id)
+            elif not preview["error"]:  # (one refused itself changes nothing)
+                batch.skills.setdefault(skill, record.id)
         return preview
 
     def _preview(self, record: PendingRecord, edit: str | None, batch: DryRun | None) -> dict[str, Any]:
