@@ -138,6 +138,27 @@ def test_a_remove_and_an_unrelated_add_in_its_place_stay_two_entries_in_the_diff
     ]
 
 
+def test_two_replaces_side_by_side_each_read_as_one_entry_changed(home):
+    """Only the first added entry was checked against the last removed one: two adjacent replaces in a
+    batch read as two removals then two adds (review)."""
+    seed(home, "User likes tea", "Project uses uv", "Deploys on Fridays")
+    approval_on(home)
+    operations = [
+        {"action": "replace", "old_text": "uv", "content": "Project uses pip"},
+        {"action": "replace", "old_text": "Fridays", "content": "Deploys on Thursdays"},
+    ]
+    both = staged_id(home.memory.batch("memory", operations, AGENT))
+    assert home.approvals.preview(both)["diff"] == [
+        (" ", "User likes tea"),
+        (" ", "§"),
+        ("-", "Project uses uv"),
+        ("+", "Project uses pip"),
+        (" ", "§"),
+        ("-", "Deploys on Fridays"),
+        ("+", "Deploys on Thursdays"),
+    ]
+
+
 def test_edit_is_checked_like_any_write(home):
     seed(home, "User likes tea", "Project uses uv")
     approval_on(home)

@@ -50,10 +50,15 @@ def entry_diff(before: list[str], after: list[str], rewrites: Collection[tuple[s
             for text in before[i1:i2]:
                 entry(" ", text)
             continue
+        added = list(after[j1:j2])
         for text in before[i1:i2]:
             entry("-", text)
-        for n, text in enumerate(after[j1:j2]):
-            entry("+", text, in_place=n == 0 and i2 > i1 and (before[i2 - 1], text) in rewrites)
+            rewrite = next((new for new in added if (text, new) in rewrites), None)
+            if rewrite is not None:  # its rewrite straight after it: one entry changed
+                added.remove(rewrite)
+                entry("+", rewrite, in_place=True)
+        for text in added:
+            entry("+", text)
     return lines
 
 
