@@ -302,5 +302,7 @@ def test_a_batch_op_with_no_action_is_worded_as_hermes_words_it():
     so its record's own words were replaced by ours (review)."""
     from engine.memory.store import staged_summary
 
-    payload = {"target": "memory", "operations": [{"content": "q"}, {"action": "remove", "old_text": "x"}]}
-    assert staged_summary(payload) == "apply 2 op(s) to memory: - ?: q\n- remove: x"
+    payload = {"target": "memory", "operations": [{"content": "q"}, {"action": "remove", "old_text": "x"}, None]}
+    assert (
+        staged_summary(payload) == "apply 3 op(s) to memory: - ?: q\n- remove: x\n- ?: "
+    )  # (None: Hermes's `op or {}`)
