@@ -40,3 +40,6 @@ async def test_a_bar_never_shows_more_than_is_used_and_any_use_shows():
         drawn = str(gauge.render())
         filled, ghost, bar = drawn.count("█"), drawn.count("▒"), sum(drawn.count(c) for c in "█▒░")
         assert (filled, ghost) == (bar - 1, 1)
+        gauge.used, gauge.ghost = 1000, 3  # a pending write too small for a cell of its own still shows
+        await pilot.pause()
+        assert str(gauge.render()).count("▒") == 1

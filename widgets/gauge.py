@@ -68,7 +68,9 @@ class CapacityGauge(Widget):
             return min(width, max(1, width * chars // limit)) if chars > 0 else 0
 
         filled = cells(self.used)
-        return filled, min(width, cells(self.used + self.ghost)) - filled if self.ghost > 0 else 0
+        if self.ghost <= 0 or filled >= width:
+            return filled, 0
+        return filled, max(1, cells(self.used + self.ghost) - filled)  # (a pending write always shows)
 
     def render(self) -> Content:
         caption = " " + self.caption(max(0, self.size.width - 5))  # at least a 4-cell bar beside it
