@@ -201,6 +201,7 @@ async def test_a_group_revert_names_the_rows_it_leaves_each_in_its_own_clause(ho
         await settle(pilot)
         text = str(status.render())  # what it left, as the question said (it said only what it reverted)
         assert text.startswith("Reverted 2 changes. Left 1: 5: a record of a decision, not a change")
+        assert ".;" not in text and " ".join(text.split()).endswith(".")  # (one sentence, its own stop)
 
 
 async def test_a_skill_written_by_another_program_appears_on_the_timeline(home, tmp_path):

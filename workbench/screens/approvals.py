@@ -9,7 +9,6 @@ be refused (its target changed since staging) says why and stays pending.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from textual import on, work
@@ -38,7 +37,7 @@ from widgets.gauge import CapacityGauge
 from widgets.literal import age, assemble, literal, one_line
 
 from ..messages import ShowProposal
-from .base import WorkbenchScreen
+from .base import WorkbenchScreen, clauses
 from .dialogs import ConfirmDialog, DiskCheck, EditDialog, Outcome, batch_budget, draft_budget
 
 AGE_TICK = 5.0  # seconds between redraws of the ages ("12s", "3m ago"), which change with nothing reloaded
@@ -576,12 +575,6 @@ class ApprovalsScreen(WorkbenchScreen):
             f" {len(refused)} could not be: " + clauses(refused) if refused else ""
         )
         self.report(message, error=bool(refused))
-
-
-def clauses(parts: Iterable[str]) -> str:
-    """Sentences said as one: joined by ``;``, each without its own full stop, one at the end (they read
-    ".;" between them)."""
-    return "; ".join(part.rstrip().rstrip(".") for part in parts) + "."
 
 
 def cautions(preview: dict) -> list[str]:

@@ -243,3 +243,9 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
 
     def on_workbench_header_mode_clicked(self, message: WorkbenchHeader.ModeClicked) -> None:
         self.workbench.goto(message.mode)
+
+
+def clauses(parts: Iterable[str]) -> str:
+    """Sentences said as one: joined by ``;``, each without its own full stop, one at the end (they read
+    ".;" between them)."""
+    return "; ".join(part.rstrip().rstrip(".") for part in parts) + "."

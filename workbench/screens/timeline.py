@@ -33,7 +33,7 @@ from widgets.search_box import SearchBox
 from widgets.timeline_list import TimelineList
 
 from ..messages import JumpToMessage, ShowEntry, ShowProposal, ShowSkill
-from .base import WorkbenchScreen
+from .base import WorkbenchScreen, clauses
 from .dialogs import ConfirmDialog
 
 PAGE = 200
@@ -345,9 +345,7 @@ class TimelineScreen(WorkbenchScreen):
         changes, refused = preview["changes"], preview["refused"]
         lines = [f"will {line}" for line in preview_lines(preview)]
         if not changes:  # one status line: each row's reason its own clause
-            self.show_status(
-                "Nothing to revert: " + "; ".join(line.rstrip(".") for line in lines) + ".", error=bool(refused)
-            )
+            self.show_status("Nothing to revert: " + clauses(lines), error=bool(refused))
             return
         question = f"Revert {len(changes)} change{'s' * (len(changes) != 1)}?"
 
@@ -368,11 +366,11 @@ class TimelineScreen(WorkbenchScreen):
         count = len(result["reverted"])
         message = f"Reverted {count} change{'s' * (count != 1)}."
         if result["skipped"]:  # as the confirmation said it would
-            message += f" Left {len(result['skipped'])}: " + "; ".join(
+            message += f" Left {len(result['skipped'])}: " + clauses(
                 f"{r['id']}: {r['reason']}" for r in result["skipped"]
             )
         if result["refused"]:
-            message += " Refused: " + "; ".join(f"{r['id']}: {r['error']}" for r in result["refused"])
+            message += " Refused: " + clauses(f"{r['id']}: {r['error']}" for r in result["refused"])
         self.report(message, error=bool(result["refused"]))
 
 
