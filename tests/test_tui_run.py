@@ -1269,3 +1269,31 @@ async def test_a_resumed_live_session_shows_hermes_messages_and_its_end_elsewher
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
     assert home.archive.get_session("h-live2").end_reason == "cli_close"  # ours to end: the quit ended it
+
+
+async def test_the_title_says_what_the_next_message_does_once_hermes_ends_or_compresses_our_session(
+    home, tmp_path, hermes
+):
+    """A session of ours that Hermes then ended, or compressed, kept its plain title until the next
+    message said so: the title now says it as soon as the reread finds it (reopen, or go on in the
+    continuation)."""
+    from tests.test_runner_session import SESSION_SCRIPT
+
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_run(pilot)
+        await send_turn(pilot, screen, "hello")
+        sid, transcript = screen.session_id, screen.query_one(Transcript)
+        hermes.run(home.root, SESSION_SCRIPT + f"db.end_session({sid!r}, 'cli_close')\n")
+        ended = f"Session {sid} (ended elsewhere (cli_close): your next message reopens it here)"
+        await wait_for(pilot, lambda: str(transcript.border_title) == ended, timeout=10, what="the end said")
+        await send_turn(pilot, screen, "still here")
+        assert str(transcript.border_title) == f"Session {sid} (reopened here: Hermes had ended it (cli_close))"
+        compress = (
+            f"db.end_session({sid!r}, 'compression')\ndb.create_session('h-child', 'cli', parent_session_id={sid!r})\n"
+        )
+        hermes.run(home.root, SESSION_SCRIPT + compress)
+        compressed = f"Session {sid} (compressed elsewhere: your next message goes on in its continuation)"
+        await wait_for(pilot, lambda: str(transcript.border_title) == compressed, timeout=10, what="the compression")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")

@@ -337,12 +337,16 @@ class RunScreen(WorkbenchScreen):
     def _session_title(self, ended_as: str | None = None) -> None:
         """The session's id, and what stays true of it while shown: run elsewhere (the demo), or resumed
         live (its notice goes once read; that another Hermes may write to it does not), or, once a reread
-        finds that Hermes ended it (``ended_as``: its end reason), that the next message reopens it."""
+        finds another program ended the session this agent is in (``ended_as``: its end reason), what the
+        next message does: reopen it, or go on in its continuation after a compression."""
         agent = self.agent
-        live = agent is not None and agent.id == self.session_id and agent.live_warning is not None
+        in_it = agent is not None and agent.id == self.session_id
+        live = in_it and agent is not None and agent.live_warning is not None
         if self.watching:
             note = " (run elsewhere; typing starts a new session)"
-        elif live and ended_as is not None:
+        elif in_it and ended_as == "compression":  # (Hermes compressed it: the talk goes on in its child)
+            note = " (compressed elsewhere: your next message goes on in its continuation)"
+        elif in_it and ended_as is not None:
             note = f" (ended elsewhere ({ended_as}): your next message reopens it here)"
         elif live:
             note = " (live: another Hermes may write to it too; never ended here)"
