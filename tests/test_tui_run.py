@@ -1297,3 +1297,16 @@ async def test_the_title_says_what_the_next_message_does_once_hermes_ends_or_com
         await wait_for(pilot, lambda: str(transcript.border_title) == compressed, timeout=10, what="the compression")
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
+
+
+async def test_a_live_warning_that_arrives_under_a_dialog_raises_no_notice_over_it(home, tmp_path):
+    """The warning comes from a worker (the agent opening, a switch): with a dialog opened meanwhile its
+    notice covered the dialog's buttons at 80x24, and nothing took it down (review)."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: app.screen is not screen, what="the help")
+        screen._warn_live("Session x has not ended (it is live): another Hermes may be writing to it.")
+        await settle(pilot)
+        assert not [n for n in app._notifications if n.title == "Resumed a live session"]

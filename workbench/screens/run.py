@@ -691,7 +691,8 @@ class RunScreen(WorkbenchScreen):
         title), in place of a notice before it; what it says stops being so once the session is left."""
         if warning is not None:
             self._withdraw_live()
-            self._live_notice = self.workbench.notice(warning, title="Resumed a live session")
+            if self.app.screen is self:  # (over a dialog opened meanwhile it would cover its buttons)
+                self._live_notice = self.workbench.notice(warning, title="Resumed a live session")
             self._session_title()
 
     def _withdraw_live(self) -> None:
