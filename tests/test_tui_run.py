@@ -1310,3 +1310,28 @@ async def test_a_live_warning_that_arrives_under_a_dialog_raises_no_notice_over_
         screen._warn_live("Session x has not ended (it is live): another Hermes may be writing to it.")
         await settle(pilot)
         assert not [n for n in app._notifications if n.title == "Resumed a live session"]
+
+
+async def test_an_end_read_before_the_agent_reopened_the_session_is_not_said_as_hermes(home, tmp_path):
+    """Resuming reads the transcript while the agent reopens the session in another worker: a read that
+    saw the old end and arrived after the reopen titled it "ended elsewhere (...)" (a CI run)."""
+    from workbench.screens.run import SessionReloaded
+
+    home.archive.create_session("s-ended", source="cli", title="Kettle talk")
+    home.archive.append_message("s-ended", "user", "how long to steep?")
+    home.archive.end_session("s-ended", "new_session")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_run(pilot)
+        await resume_by(pilot, "s-ended")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.agent is not None and screen._opening is None, what="the resume")
+        await settle(pilot)
+        transcript = screen.query_one(Transcript)
+        look = (home.clock.now(), "new_session", "Kettle talk", 1, 1)  # the row as it was before the reopen
+        screen.post_message(SessionReloaded("s-ended", list(transcript.items), look, screen._opened_count - 1))
+        await settle(pilot)
+        assert str(transcript.border_title) == "Session s-ended"
+        screen.post_message(SessionReloaded("s-ended", list(transcript.items), look, screen._opened_count))
+        await settle(pilot)  # (read after it: an end that came since, said)
+        assert "ended elsewhere (new_session)" in str(transcript.border_title)

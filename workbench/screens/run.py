@@ -144,6 +144,7 @@ class SessionReloaded(Message):
     session_id: str
     items: list[TranscriptItem]
     look: tuple | None = None  # ``_look`` of the session as read
+    opened: int = 0  # ``RunScreen._opened_count`` when the read began: a later open makes its end stale
 
 
 def _look(home, session_id: str) -> tuple | None:
@@ -240,6 +241,7 @@ class RunScreen(WorkbenchScreen):
         self._ending: str | None = None  # the session a switch in progress is leaving (the status says so)
         self._live_notice: Notification | None = None  # "Resumed a live session", until read or left
         self._reopened: tuple[str, str] | None = None  # (session, end reason) Hermes ended, reopened here
+        self._opened_count = 0  # agents opened or switched so far: a reread begun before one may be stale
         # Set once the last worker queued to drive the agent is done: each waits for the one before (``_queue``).
         self._idle = threading.Event()
         self._idle.set()
@@ -634,6 +636,7 @@ class RunScreen(WorkbenchScreen):
 
     @on(Opened)
     def _opened(self, message: Opened) -> None:
+        self._opened_count += 1
         if self._opening is message.opening:
             self._opening = None
             self.refresh_bindings()
@@ -669,6 +672,7 @@ class RunScreen(WorkbenchScreen):
 
     @on(Switched)
     def _switched(self, message: Switched) -> None:
+        self._opened_count += 1  # (the session switched to is reopened by now)
         if message.switch is not self._switch and self._switch is not None:
             return  # a later switch was asked meanwhile: it says how that one went
         if message.switch.done:
@@ -969,21 +973,23 @@ class RunScreen(WorkbenchScreen):
     def load_session(self, session_id: str, at_tip: bool = False) -> None:
         """``at_tip``: a session just resumed, which compression may have continued in a newer segment
         (the turn goes there); a session talked in follows its rotations by ``session_rotated``."""
+        opened = self._opened_count
         tip = self.home.archive.tip_of(session_id) if at_tip else session_id
         if tip != session_id:
             self.post_result(ResumedAtTip(session_id, tip))
         look = _look(self.home, tip)
-        self.post_result(SessionReloaded(tip, session_items(self.home, tip), look))
+        self.post_result(SessionReloaded(tip, session_items(self.home, tip), look, opened))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-gone")
     def check_gone(self, session_id: str, reload: bool = False) -> None:
         """Whether the session shown was deleted; ``reload``: another program changed state.db, so the
         transcript is read again (messages a Hermes running the session stored show when stored)."""
+        opened = self._opened_count
         look = _look(self.home, session_id)
         if look is None:
             self.post_result(SessionGone(session_id))
         elif reload and look != self._shown_look:  # (another session's change, or upkeep's: nothing to read)
-            self.post_result(SessionReloaded(session_id, session_items(self.home, session_id), look))
+            self.post_result(SessionReloaded(session_id, session_items(self.home, session_id), look, opened))
 
     @on(SessionGone)
     def _session_gone(self, message: SessionGone) -> None:
@@ -1026,7 +1032,10 @@ class RunScreen(WorkbenchScreen):
             transcript = self.query_one(Transcript)
             current = transcript.current
             keep = current.id if current is not None and not transcript.follow else None  # the reader's place
-            ended_at, reason = message.look[:2] if message.look else (None, None)
+            # an end read before the agent (re)opened the session is the one it undid, not Hermes's
+            ended_at, reason = (
+                message.look[:2] if message.look and message.opened == self._opened_count else (None, None)
+            )
             self._session_title(ended_as=(reason or "no reason given") if ended_at is not None else None)
             transcript.set_items(message.items, placeholder="This session has no messages yet.", select_id=keep)
 
