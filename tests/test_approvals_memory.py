@@ -122,14 +122,18 @@ def test_an_edited_approval_reads_edited_wherever_its_writer_is_named(home):
     assert history.origin(home.memory, "memory", "User likes oolong").who() == words  # put back: as it was
 
 
+def batch_diff(home, entries: list[str], operations: list[dict]) -> list:
+    """The preview's diff of a batch the agent stages over a store holding ``entries``."""
+    seed(home, *entries)
+    approval_on(home)
+    return home.approvals.preview(staged_id(home.memory.batch("memory", operations, AGENT)))["diff"]
+
+
 def test_a_remove_and_an_unrelated_add_in_its_place_stay_two_entries_in_the_diff(home):
     """Only an entry a replace rewrote follows the removed one with no "§" between: a batch removing
     the last entry and adding another read as one entry changed (review)."""
-    seed(home, "User likes tea", "Project uses uv")
-    approval_on(home)
     operations = [{"action": "remove", "old_text": "uv"}, {"action": "add", "content": "Lives in Oslo"}]
-    unrelated = staged_id(home.memory.batch("memory", operations, AGENT))
-    assert home.approvals.preview(unrelated)["diff"] == [
+    assert batch_diff(home, ["User likes tea", "Project uses uv"], operations) == [
         (" ", "User likes tea"),
         (" ", "§"),
         ("-", "Project uses uv"),
@@ -141,14 +145,11 @@ def test_a_remove_and_an_unrelated_add_in_its_place_stay_two_entries_in_the_diff
 def test_two_replaces_side_by_side_each_read_as_one_entry_changed(home):
     """Only the first added entry was checked against the last removed one: two adjacent replaces in a
     batch read as two removals then two adds (review)."""
-    seed(home, "User likes tea", "Project uses uv", "Deploys on Fridays")
-    approval_on(home)
     operations = [
         {"action": "replace", "old_text": "uv", "content": "Project uses pip"},
         {"action": "replace", "old_text": "Fridays", "content": "Deploys on Thursdays"},
     ]
-    both = staged_id(home.memory.batch("memory", operations, AGENT))
-    assert home.approvals.preview(both)["diff"] == [
+    assert batch_diff(home, ["User likes tea", "Project uses uv", "Deploys on Fridays"], operations) == [
         (" ", "User likes tea"),
         (" ", "§"),
         ("-", "Project uses uv"),

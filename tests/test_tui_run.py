@@ -189,6 +189,14 @@ async def send_turn(pilot, screen: RunScreen, text: str) -> None:
     await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="the turn")
 
 
+async def resumed(pilot, screen: RunScreen, session_id: str) -> None:
+    """ctrl+o, the session chosen, Enter: wait until its agent is open (and the session reopened)."""
+    await resume_by(pilot, session_id)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: screen.agent is not None and screen._opening is None, what="the resume")
+    await settle(pilot)
+
+
 async def resume_by(pilot, text: str) -> ResumeDialog:
     app = pilot.app
     await pilot.press("ctrl+o")
@@ -1233,10 +1241,7 @@ async def test_a_resumed_live_session_shows_hermes_messages_and_its_end_elsewher
     app = make_app(home, tmp_path, watch_files=True)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_run(pilot)
-        await resume_by(pilot, "h-live2")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.agent is not None and screen._opening is None, what="the resume")
-        await settle(pilot)
+        await resumed(pilot, screen, "h-live2")
         hermes.run(
             home.root,
             SESSION_SCRIPT
@@ -1261,10 +1266,7 @@ async def test_a_resumed_live_session_shows_hermes_messages_and_its_end_elsewher
         assert (row.ended_at, row.end_reason) == (None, None)  # reopened, not written past its end
         await pilot.press("ctrl+l")
         await wait_for(pilot, lambda: screen._switch is None and screen._ending is None, what="the switch")
-        await resume_by(pilot, "h-live2")  # ended by us as it was left: back in it, no word of Hermes's end
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.agent is not None and screen._opening is None, what="the resume")
-        await settle(pilot)
+        await resumed(pilot, screen, "h-live2")  # ended by us as it was left: back in it, no word of Hermes's end
         assert str(transcript.border_title) == "Session h-live2"
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
@@ -1323,10 +1325,7 @@ async def test_an_end_read_before_the_agent_reopened_the_session_is_not_said_as_
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 30)) as pilot:
         screen = await open_run(pilot)
-        await resume_by(pilot, "s-ended")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.agent is not None and screen._opening is None, what="the resume")
-        await settle(pilot)
+        await resumed(pilot, screen, "s-ended")
         transcript = screen.query_one(Transcript)
         look = (home.clock.now(), "new_session", "Kettle talk", 1, 1)  # the row as it was before the reopen
         screen.post_message(SessionReloaded("s-ended", list(transcript.items), look, screen._opened_count - 1))
