@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import kept
+from ..archive.models import Session
 from ..db import is_corrupt
 from ..errors import WorkbenchError, said
 from ..events import RunnerEvent
@@ -297,29 +298,32 @@ class AgentSession:
             self.system_prompt, self.prompt_at = self._build_prompt(), self.home.clock.now()
         return existing
 
-    def _forget_if_deleted(self) -> bool:
-        """Drop the conversation when the session row it wrote was deleted since (by the user, or by
-        another program): what it held went with it, so nothing of it is stored again or ended."""
-        if not self._created or self.home.archive.get_session(self.id) is not None:
+    def _stored_row(self) -> Session | None:
+        """The session's row in state.db (None: never written, or deleted since)."""
+        return self.home.archive.get_session(self.id) if self._created else None
+
+    def _forget_if_deleted(self, row: Session | None) -> bool:
+        """Drop the conversation when the session row it wrote (``row``, as just read) was deleted since
+        (by the user, or by another program): what it held went with it, so nothing of it is stored
+        again or ended."""
+        if not self._created or row is not None:
             return False
         self.messages, self.message_ids, self._created, self._followed_to = [], [], False, 0
         return True
 
-    def _follow_outside(self) -> None:
+    def _follow_outside(self, row: Session | None) -> None:
         """Before a turn writes into its session: take up what another program (a Hermes running the
         same session) did to it since this agent last wrote. Messages it appended join the history
         (the model sees them, and ours are stored after them); an end it wrote is said (a
         ``warning`` event with ``ended_elsewhere``) and undone as resuming an ended session undoes
         it (``_reopen_now``, journaled), so nothing is written past an end unsaid, and leaving the
-        session here then ends it again, as this agent took it up."""
-        if not self._created or self._reopen:  # (never written, or reopened by its first write)
+        session here then ends it again, as this agent took it up. ``row``: the session's, as the turn
+        just read it."""
+        if not self._created or self._reopen or row is None:  # (never written, or reopened by its first write)
             return
         archive = self.home.archive
-        row = archive.get_session(self.id)
-        if row is None:
-            return
-        tip = archive.tip_of(self.id)
-        if row.end_reason == "compression" or tip != self.id:  # Hermes went on in a child: so do we
+        if row.end_reason == "compression":  # Hermes went on in a child: so do we (only it has a continuation)
+            tip = archive.tip_of(self.id)
             gone = self.id
             self.switch_session(tip if tip != gone else None)  # (left as it is: ended by its compression)
             self.emit(
@@ -545,7 +549,7 @@ class AgentSession:
         leaving it does. When state.db will not take the messages (busy past the timeout, a full
         disk), they are kept in workbench.db with that end instead (``keep``); if workbench.db
         cannot take them either, the store's error is raised."""
-        self._forget_if_deleted()
+        self._forget_if_deleted(self._stored_row())
         try:
             self.flush()
         except (WorkbenchError, sqlite3.Error) as exc:
@@ -692,7 +696,8 @@ class AgentSession:
         if problem:  # nothing of the turn could be stored (a session's title is journaled): refused before it starts
             raise WorkbenchError(problem)
         self.home.archive.refuse_damaged()  # nor into a state.db known to be damaged (it is left alone)
-        if self._forget_if_deleted():  # its turns would fail to store: this one starts a new session
+        row = self._stored_row()
+        if self._forget_if_deleted(row):  # its turns would fail to store: this one starts a new session
             gone = self.id
             self.switch_session(None)  # (the provider hears the switch, as on ctrl+l)
             self.emit(
@@ -700,7 +705,7 @@ class AgentSession:
                 message=f"Session {gone} was deleted; this message starts a new session.",
                 old_session_id=gone,
             )
-        self._follow_outside()
+        self._follow_outside(row)
         result = TurnResult(session_id=self.id, user=text)
         if self._own_cancel:
             self.cancel_event.clear()
