@@ -152,12 +152,11 @@ class SearchMixin(LineageMixin):
                 exclude_sources=set(exclude_sources or ()),
                 per_chain=per_chain,
             )
-            return [
-                self._hit(
-                    row, rank, root, plan, parsed, self._segments(row["session_id"], start if per_chain else None)
-                )
-                for (root, start), (row, rank) in itertools.islice(found.items(), max(0, offset), None)
-            ]
+            hits = []
+            for (root, start), (row, rank) in itertools.islice(found.items(), max(0, offset), None):
+                segments = self._segments(row["session_id"], start if per_chain else None)
+                hits.append(self._hit(row, rank, root, plan, parsed, segments, self._chain_title(row, segments)))
+            return hits
         except sqlite3.OperationalError as exc:  # busy beyond the timeout, or an index Hermes left broken
             log.warning("search for %r failed: %s", query, exc)
             raise WorkbenchError(f"Search could not read the archive ({exc}). Retry in a moment.") from exc
@@ -210,9 +209,13 @@ class SearchMixin(LineageMixin):
         ids = sorted((mid for sid in wanted for mid in found.get(sid, [])), reverse=True)[: max(0, limit)]
         rows = self._rows(ids)
         root, parsed = self.listed_root_of(wanted[0]), self._parsed(query, prefix)
-        chains = {sid: self._segments(sid) for sid in {rows[mid]["session_id"] for mid in ids if mid in rows}}
+        shown = [rows[mid] for mid in ids if mid in rows]
+        one = {row["session_id"]: row for row in shown}  # a row of each session: its chain, its title read once
+        chains = {sid: self._segments(sid) for sid in one}
+        titles = {sid: self._chain_title(row, chains[sid]) for sid, row in one.items()}
         return [
-            self._hit(rows[mid], 0.0, root, plan, parsed, chains[rows[mid]["session_id"]]) for mid in ids if mid in rows
+            self._hit(row, 0.0, root, plan, parsed, chains[row["session_id"]], titles[row["session_id"]])
+            for row in shown
         ]
 
     def _parsed(self, query: str, prefix: bool) -> ParsedQuery:
@@ -594,15 +597,24 @@ class SearchMixin(LineageMixin):
             titles.update(self.conn().execute(f"SELECT id, title FROM sessions WHERE id IN ({marks})", chunk))
         return [titles.get(sid) for sid in session_ids]
 
-    def _hit(
-        self, row: sqlite3.Row, rank: float, root: str, plan: _Plan, parsed: ParsedQuery, segments: tuple[str, ...]
-    ) -> SearchHit:
-        """The hit in its chain's ``segments``, titled by the chain (``chain_title``, as the tree titles
-        its row) whichever segment matched, never by a parent it is not a continuation of."""
+    def _chain_title(self, row: sqlite3.Row, segments: tuple[str, ...]) -> str | None:
+        """A hit's title: its chain's (``chain_title``, as the tree titles its row) whichever segment
+        matched, never a parent's it is not a continuation of."""
         if segments[0] == row["session_id"] and row["title"]:
-            title = row["title"]  # (the first segment's title is the chain's)
-        else:
-            title = chain_title(self._titles(segments or (row["session_id"],)))
+            return row["title"]  # (the first segment's title is the chain's)
+        return chain_title(self._titles(segments or (row["session_id"],)))
+
+    def _hit(
+        self,
+        row: sqlite3.Row,
+        rank: float,
+        root: str,
+        plan: _Plan,
+        parsed: ParsedQuery,
+        segments: tuple[str, ...],
+        title: str | None,
+    ) -> SearchHit:
+        """The hit in its chain's ``segments``, with its chain's ``title``."""
         pattern = highlight_pattern(parsed)
         text = content_text(decode_content(row["content"]))
         if pattern is None or not pattern.search(text):  # the match is in the tool name or call arguments
