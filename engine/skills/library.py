@@ -36,6 +36,7 @@ from .outside import OutsideChanges
 from .threats import check_plan
 from .usage import UsageStore, UsageUnreadable, archived_origin, default_record, iso, last_activity
 from .validation import (
+    OldStringMissing,
     SkillError,
     check_category,
     check_content_size,
@@ -627,7 +628,7 @@ class SkillLibrary:
             self._writable(found, action, ctx)
             try:
                 plan = on_skill[action](found, args)
-            except SkillError as refused:
+            except OldStringMissing as refused:
                 self._written_for_absorbed(args.get("name"), found, refused)
                 raise
         else:
@@ -635,15 +636,13 @@ class SkillLibrary:
         plan.flags = check_plan(plan)
         return plan
 
-    def _written_for_absorbed(self, asked: Any, found: Found, refused: SkillError) -> None:
+    def _written_for_absorbed(self, asked: Any, found: Found, refused: OldStringMissing) -> None:
         """A patch to a consolidated skill's old name whose old_string the umbrella lacks: it was written
         for the old skill (staged before the consolidation, say), so say that, not that the umbrella lacks
         the text, which reads as if the wrong skill were patched."""
         if not (isinstance(asked, str) and asked != found.name and self.absorbed_into(asked) == found.name):
             return
-        if not refused.message.startswith("Could not find old_string"):
-            return
-        label = "SKILL.md" if refused.message.startswith("Could not find old_string in SKILL.md ") else "its file"
+        label = "SKILL.md" if refused.label == "SKILL.md" else "its file"
         raise SkillError(
             f"Skill '{asked}' was absorbed into '{found.name}'{self._absorbed_when(asked, found.name)}: this patch "
             f"was written for the old skill, and its old_string is not in {label} of '{found.name}'. Reject it, or "
@@ -818,9 +817,10 @@ class SkillLibrary:
         count = text.count(old)
         preview = text[:500] + ("..." if len(text) > 500 else "")
         if count == 0:
-            raise SkillError(
+            raise OldStringMissing(
                 f"Could not find old_string in {label} of skill '{found.name}'. View the current text and "
                 "copy the exact passage to replace.",
+                label,
                 file_preview=preview,
             )
         if count > 1 and not args.get("replace_all"):

@@ -26,6 +26,14 @@ class SkillError(WorkbenchError):
     """A skill operation was refused; nothing was written."""
 
 
+class OldStringMissing(SkillError):
+    """A patch's old_string is not in the file it names (``label``: ``SKILL.md`` or the support file)."""
+
+    def __init__(self, message: str, label: str, **details):
+        super().__init__(message, **details)
+        self.label = label
+
+
 def not_utf8(what: object, exc: UnicodeDecodeError) -> str:
     """``what`` is not UTF-8, and where: the start of every message about such a file."""
     return f"{what} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r})"
