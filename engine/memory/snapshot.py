@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from ..db import write_transaction
 from ..errors import WorkbenchError
 from ..journal import content_hash
 from .format import FILE_NAMES, TARGETS, Usage, parse_blocks, render_block
@@ -96,8 +95,7 @@ def record_prompt_built(home: Home, session_id: str, prompt: str, built_at: floa
     if home.read_only:
         return
     try:
-        conn = home.journal.connection()
-        with write_transaction(conn):
+        with home.journal.transaction() as conn:
             conn.execute(_BUILDS)
             conn.execute(
                 "INSERT OR REPLACE INTO prompt_builds (session_id, prompt_sha, built_at) VALUES (?, ?, ?)",
