@@ -367,13 +367,17 @@ class ArchiveCore:
         )
 
     def _session_or_fail(self, session_id: str) -> Session:
+        return self._session(self._session_row_or_fail(session_id))
+
+    def _session_row_or_fail(self, session_id: str) -> sqlite3.Row:
+        """The session's row as stored (every column), or the error that names no such session."""
         row = self.conn().execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if row is None:
             raise WorkbenchError(
                 f"No session with id {session_id!r}. List sessions with `workbench sessions list`.",
                 session_id=session_id,
             )
-        return self._session(row)
+        return row
 
     # -- journal and events -------------------------------------------------------
     @contextlib.contextmanager

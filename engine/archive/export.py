@@ -59,12 +59,10 @@ class ExportMixin(MessagesMixin, LineageMixin):
 
     def _segment(self, session_id: str, fmt: str) -> tuple[Any, Any]:
         """One session for ``_render``: its model and messages for Markdown, its raw rows for JSON."""
-        session = self._session_or_fail(session_id)
+        row = self._session_row_or_fail(session_id)
         if fmt != "json":
-            return session, self.messages(session_id, include_archived=True)
-        conn = self.conn()
-        row = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        rows = conn.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
+            return self._session(row), self.messages(session_id, include_archived=True)
+        rows = self.conn().execute("SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
         return row, rows
 
 
