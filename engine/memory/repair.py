@@ -332,10 +332,10 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
 def _store_over(name: str, text: str, limit: int, pieces: list[Piece], reasons: list[Reason], repairs: list) -> None:
     """A store whose entries each fit but together hold more than its limit, as Hermes counts them (the
     delimiters too): Hermes refuses every add. The repairs on offer trim or remove its largest entries."""
-    chars = size_of(read_as_hermes(text))
-    if chars <= limit:
+    counted = hermes_excess(text, limit)
+    if counted is None:
         return
-    over = chars - limit
+    chars, over = counted
     reasons.append(
         Reason(
             "store_over_limit",
@@ -478,13 +478,20 @@ def _rewrite(diagnosis: Diagnosis, piece: Piece, new: str) -> str:
     return text[: piece.start] + new + text[piece.end :]
 
 
-def over_limit(text: str, limit: int) -> str | None:
-    """A few words for a store whose file ``text`` holds more than its whole ``limit``, as Hermes counts
-    it (entries joined by the delimiter), which makes Hermes refuse every add; None when it fits."""
+def hermes_excess(text: str, limit: int) -> tuple[int, int] | None:
+    """(chars, chars over ``limit``) of the store file ``text`` as Hermes counts it (entries joined by the
+    delimiter) when that is over its whole limit, which makes Hermes refuse every add; None when it fits."""
     chars = size_of(read_as_hermes(text))
-    if chars <= limit:
+    return (chars, chars - limit) if chars > limit else None
+
+
+def over_limit(text: str, limit: int) -> str | None:
+    """A few words for a store over its whole limit (``hermes_excess``); None when it fits."""
+    counted = hermes_excess(text, limit)
+    if counted is None:
         return None
-    return f"the store is at {chars:,}/{limit:,} chars, {chars - limit:,} over its limit, so Hermes refuses every add"
+    chars, over = counted
+    return f"the store is at {chars:,}/{limit:,} chars, {over:,} over its limit, so Hermes refuses every add"
 
 
 def left_after(target: str, text: str, limit: int) -> list[str]:
