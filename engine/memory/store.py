@@ -246,7 +246,8 @@ def staged_summary(payload: dict[str, Any]) -> str:
     where = targets.LABELS.get(named if isinstance(named, str) and named else "memory", "memory")
     operations = payload.get("operations")
     if isinstance(operations, list):
-        detail = "\n".join(_op_words(op or {}) for op in operations if isinstance(op or {}, dict))
+        ops_as_hermes = (op or {} for op in operations)  # (Hermes's ``op = op or {}``: a falsy op reads "?")
+        detail = "\n".join(_op_words(op) for op in ops_as_hermes if isinstance(op, dict))
         return f"apply {len(operations)} op(s) to {where}: {detail[:120]}"
     action = payload.get("action")
     verb = {"add": "add to", "replace": "replace in", "remove": "remove from"}.get(str(action), str(action))
