@@ -193,7 +193,11 @@ async def resumed(pilot, screen: RunScreen, session_id: str) -> None:
     """ctrl+o, the session chosen, Enter: wait until its agent is open (and the session reopened)."""
     await resume_by(pilot, session_id)
     await pilot.press("enter")
-    await wait_for(pilot, lambda: screen.agent is not None and screen._opening is None, what="the resume")
+    await wait_for(
+        pilot,
+        lambda: screen.agent is not None and screen._opening is None and screen._switch is None,
+        what="the resume",
+    )
     await settle(pilot)
 
 
@@ -1334,3 +1338,34 @@ async def test_an_end_read_before_the_agent_reopened_the_session_is_not_said_as_
         screen.post_message(SessionReloaded("s-ended", list(transcript.items), look, screen._opened_count))
         await settle(pilot)  # (read after it: an end that came since, said)
         assert "ended elsewhere (new_session)" in str(transcript.border_title)
+
+
+async def test_an_end_read_while_the_agent_is_switching_back_into_the_session_is_not_said(home, tmp_path):
+    """ctrl+l then ctrl+o back: the transcript is read while another worker reopens the session; a read
+    that saw our own end from leaving and arrived before the switch was heard titled it "ended
+    elsewhere (new_session)" for good (a CI run)."""
+    from workbench.screens.run import SessionReloaded
+
+    home.archive.create_session("s-back", source="cli", title="Kettle talk")
+    home.archive.append_message("s-back", "user", "how long to steep?")
+    home.archive.end_session("s-back", "cli_close")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_run(pilot)
+        await resumed(pilot, screen, "s-back")
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: screen._switch is None and screen._ending is None, what="the switch")
+        agent, switch_session = screen.agent, screen.agent.switch_session
+        transcript = screen.query_one(Transcript)
+        look = (home.clock.now(), "new_session", "Kettle talk", 1, 1)  # the row before the switch reopens it
+
+        def switching(target):  # the read, begun before the reopen, is heard before the switch is
+            opened = screen._opened_count
+            switch_session(target)
+            screen.post_message(SessionReloaded("s-back", list(transcript.items), look, opened))
+
+        agent.switch_session = switching
+        await resumed(pilot, screen, "s-back")
+        assert str(transcript.border_title) == "Session s-back"
+        row = home.archive.get_session("s-back")
+        assert (row.ended_at, row.end_reason) == (None, None)

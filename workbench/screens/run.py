@@ -1032,10 +1032,13 @@ class RunScreen(WorkbenchScreen):
             transcript = self.query_one(Transcript)
             current = transcript.current
             keep = current.id if current is not None and not transcript.follow else None  # the reader's place
-            # an end read before the agent (re)opened the session is the one it undid, not Hermes's
-            ended_at, reason = (
-                message.look[:2] if message.look and message.opened == self._opened_count else (None, None)
+            # an end read before the agent (re)opened the session, or while it is reopening it, is the one
+            # the agent undoes, not Hermes's
+            reopening = self._opening is not None or (
+                self._switch is not None and self._switch.target == message.session_id
             )
+            fresh = message.opened == self._opened_count and not reopening
+            ended_at, reason = message.look[:2] if message.look and fresh else (None, None)
             self._session_title(ended_as=(reason or "no reason given") if ended_at is not None else None)
             transcript.set_items(message.items, placeholder="This session has no messages yet.", select_id=keep)
 
