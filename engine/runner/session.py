@@ -190,10 +190,15 @@ def reported_usage(usage: dict[str, Any]) -> Counter[str]:
     return +counts  # zero counters are left out
 
 
+def end_reason_said(reason: str | None) -> str:
+    """A session's end reason as shown: Hermes may end one without giving any."""
+    return reason or "no reason given"
+
+
 def ended_elsewhere_warning(session_id: str, reason: str | None) -> str:
     """The one wording, for every skin, of a session ended by another program while it was in use here."""
     return (
-        f"Session {session_id} was ended elsewhere ({reason or 'no reason given'}) while you were in it. "
+        f"Session {session_id} was ended elsewhere ({end_reason_said(reason)}) while you were in it. "
         "Your message reopens it, as resuming an ended session does, and leaving it here ends it again."
     )
 

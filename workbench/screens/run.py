@@ -30,7 +30,7 @@ from engine.errors import said
 from engine.events import Event, RunnerEvent, SessionChanged
 from engine.kept import cause, of_session, when_stored
 from engine.models import BACKENDS, make_model
-from engine.runner.session import CLOSE_REASON, REVIEW_CLOSE_WAIT_S
+from engine.runner.session import CLOSE_REASON, REVIEW_CLOSE_WAIT_S, end_reason_said
 from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
 
@@ -1039,7 +1039,7 @@ class RunScreen(WorkbenchScreen):
             )
             fresh = message.opened == self._opened_count and not reopening
             ended_at, reason = message.look[:2] if message.look and fresh else (None, None)
-            self._session_title(ended_as=(reason or "no reason given") if ended_at is not None else None)
+            self._session_title(ended_as=end_reason_said(reason) if ended_at is not None else None)
             transcript.set_items(message.items, placeholder="This session has no messages yet.", select_id=keep)
 
     # -- live events ---------------------------------------------------------------
@@ -1067,7 +1067,7 @@ class RunScreen(WorkbenchScreen):
         if event.kind == "warning" and event.data.get("ended_elsewhere") and event.session_id == self.session_id:
             # said in the title, before the message was sent and from now on: a notice covered the
             # answer's last lines (80x24)
-            self._reopened = (self.session_id, str(event.data.get("end_reason") or "no reason given"))
+            self._reopened = (self.session_id, end_reason_said(event.data.get("end_reason")))
             self._withdraw_live()
             self._session_title()
         if not (self.running or self.watching or self.session_id is None):
