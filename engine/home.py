@@ -23,9 +23,9 @@ import platformdirs
 from .clock import Clock
 from .config import Config
 from .db import DatabaseDamaged, home_error, is_corrupt
-from .errors import ConfigError, HomeError
+from .errors import ConfigError, HomeError, WorkbenchError
 from .events import ConfigChanged, EventBus
-from .fileio import LinkPolicy, UnsafePath
+from .fileio import LinkPolicy, UnsafePath, contained
 from .journal import Journal
 
 if TYPE_CHECKING:  # the stores import Home themselves, so they load lazily below
@@ -126,6 +126,16 @@ class Home:
     @property
     def config_path(self) -> Path:
         return self.root / "config.yaml"
+
+    def refuse_inside(self, path: Path) -> None:
+        """A file the user names for output (an export) is never one of the home's own: ``--force``
+        over ``state.db`` or ``MEMORY.md`` would destroy what Hermes and the workbench keep there."""
+        if contained(path, self.root):
+            raise WorkbenchError(
+                f"{path} is inside the Hermes home ({self.root}), whose files Hermes and the workbench keep; "
+                "write the export to a file outside it. Nothing was written.",
+                path=str(path),
+            )
 
     def create_layout(self) -> None:
         for folder in (

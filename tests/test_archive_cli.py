@@ -420,3 +420,29 @@ def test_sessions_show_names_a_session_as_the_transcript_does(tmp_path):
         text=True,
     )
     assert shown.stdout.startswith("alone  “how long to steep?”  [cli, 1 msgs]")
+
+
+def test_an_export_is_never_written_over_the_homes_own_files(home_dir, tmp_path, capsys):
+    """``-o state.db --force`` wrote JSON over the archive (and over MEMORY.md, a SKILL.md): a user's
+    trial lost every session. A path inside the home is refused, --force or not, links followed."""
+    from workbench.cli import main
+
+    (home_dir / "memories").mkdir(exist_ok=True)
+    (home_dir / "memories" / "MEMORY.md").write_text("User likes tea", encoding="utf-8")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "into-home").symlink_to(home_dir)  # a folder link into the home: still inside it
+    argv = ["sessions", "export", "child_1", "--home", str(home_dir), "--json", "--force", "-o"]
+    for target in (
+        home_dir / "state.db",
+        home_dir / "memories" / "MEMORY.md",
+        home_dir / "chat.json",
+        outside / "into-home" / "state.db",
+    ):
+        assert main([*argv, str(target)]) == 1
+        data = json.loads(capsys.readouterr().out)
+        assert "is inside the Hermes home" in data["error"] and "Nothing was written" in data["error"]
+    assert (home_dir / "memories" / "MEMORY.md").read_text(encoding="utf-8") == "User likes tea"
+    with sqlite3.connect(home_dir / "state.db") as conn:
+        assert conn.execute("SELECT count(*) FROM sessions WHERE id = 'child_1'").fetchone() == (1,)
+    assert not (home_dir / "chat.json").exists()

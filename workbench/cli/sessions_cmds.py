@@ -243,6 +243,7 @@ def export_session(home: Home, args) -> Output:
     body = exporter(session.id, args.format)
     if args.output:
         target = Path(args.output).expanduser()
+        home.refuse_inside(target)
         if os.path.lexists(target) and not target.is_dir():  # (a folder, or a missing one, is refused below)
             if target.is_symlink() or not target.is_file():  # a link, a FIFO, a device: never replaced
                 raise WorkbenchError(
