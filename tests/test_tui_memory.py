@@ -745,6 +745,28 @@ async def test_saving_an_unchanged_entry_says_nothing_was_saved(home, tmp_path):
         assert len(home.journal.query(subsystem="memory")) == rows_before
 
 
+async def test_adding_an_entry_already_there_says_nothing_was_added(home, tmp_path):
+    """An add of an entry Hermes had just written wrote nothing (as Hermes's tool does) and said "Saved."."""
+    home.memory.add("memory", "User works remotely on Fridays")
+    rows_before = len(home.journal.query(subsystem="memory"))
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+        await pilot.press(*"User works remotely on Fridays", "ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, EditDialog), what="the editor closed")
+        status = str(app.screen.query_one("#status").render())
+        assert status == "Nothing added: that entry is already there."
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+        await pilot.press(*"User drinks tea", "ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, EditDialog), what="the editor closed")
+        assert str(app.screen.query_one("#status").render()) == "Saved."
+    assert home.memory.entries("memory") == ["User works remotely on Fridays", "User drinks tea"]
+    assert len(home.journal.query(subsystem="memory")) == rows_before + 1
+
+
 async def test_a_status_line_never_pushes_the_selected_entry_off_screen(home, tmp_path):
     """A status line takes rows from the columns above it: at 80x24 the entry under the cursor, the
     one a message may be about, ended up below the bottom edge."""

@@ -30,6 +30,7 @@ from engine.events import ConfigChanged, Event, MemoryChanged, PendingChanged, R
 from engine.memory import history
 from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, align
 from engine.memory.format import Usage
+from engine.memory.ops import ALREADY_THERE
 from engine.memory.snapshot import MemorySnapshot
 from engine.memory.targets import SHORT_NAMES, next_target
 from engine.memory.threats import entry_flags, prompt_note
@@ -472,25 +473,19 @@ class MemoryScreen(WorkbenchScreen):
 
     def action_add(self) -> None:
         target = self.target
+        add = _Add(self, target)
         watch = _OnDisk(self, target, None)
         self.app.push_screen(
             EditDialog(
                 f"Add to {TITLES[target]}",
                 "",
-                lambda text: self._add(target, text),
+                add.submit,
                 budget=self.budget_for(None),
                 hint="Same rules as the agent: no empty text, no injection patterns, within the limit.",
                 recheck=watch.check,
             ),
-            self._after_edit,
+            lambda saved: self._after_edit(saved, add.note),
         )
-
-    def _add(self, target: str, text: str) -> Outcome:
-        """Dialog worker: add, then select the new entry (the load after the write finds it)."""
-        error = result_error(self.home.memory.add(target, text, user_context()))
-        if error is None:
-            self.post_message(EntryAdded(text.strip()))
-        return error
 
     @on(EntryAdded)
     def _entry_added(self, message: EntryAdded) -> None:
@@ -512,7 +507,7 @@ class MemoryScreen(WorkbenchScreen):
                 budget=self.budget_for(row.text),
                 recheck=watch.check,
             ),
-            lambda saved: self._after_edit(saved, edit.unchanged),
+            lambda saved: self._after_edit(saved, edit.note),
         )
 
     def action_remove(self) -> None:
@@ -531,8 +526,9 @@ class MemoryScreen(WorkbenchScreen):
             error = result_error(self.home.memory.remove_exact(target, entry))
         self.report(error or "Entry removed.", error=error is not None)
 
-    def _after_edit(self, saved: bool | None, unchanged: bool = False) -> None:
-        self.show_status(("No change to save: the entry is as it was." if unchanged else "Saved.") if saved else "")
+    def _after_edit(self, saved: bool | None, note: str | None) -> None:
+        """``note``: what the dialog's write did instead of saving (nothing to write)."""
+        self.show_status((note or "Saved.") if saved else "")
 
     def _editable_row(self) -> EntryRow | None:
         live = self.query_one("#live-list", EntryList)
@@ -600,6 +596,25 @@ def threat_parts(verdict: Verdict) -> list[tuple[str, str]]:
     return parts + [(f"  {reason}\n", "") for reason in verdict.reasons]
 
 
+class _Add:
+    """One hand add: ``note`` says so when nothing was written (the store holds that entry already)."""
+
+    def __init__(self, screen: MemoryScreen, target: str):
+        self.screen = screen
+        self.target = target
+        self.note: str | None = None
+
+    def submit(self, text: str) -> Outcome:
+        """Dialog worker: add, then select the new entry (the load after the write finds it)."""
+        result = self.screen.home.memory.add(self.target, text, user_context())
+        error = result_error(result)
+        if error is None:
+            already = result.get("message") == ALREADY_THERE
+            self.note = "Nothing added: that entry is already there." if already else None
+            self.screen.post_message(EntryAdded(text.strip()))
+        return error
+
+
 class _Edit:
     """One hand edit, opened against ``base``; re-based only when the user keeps theirs/mine."""
 
@@ -609,6 +624,10 @@ class _Edit:
         self.original = base
         self.base: str | None = base
         self.unchanged = False  # the last submit found the draft as the entry is: nothing was written
+
+    @property
+    def note(self) -> str | None:
+        return "No change to save: the entry is as it was." if self.unchanged else None
 
     def submit(self, text: str) -> Outcome:
         """Worker thread: replace exactly our base; if it is gone, show whose version won."""
