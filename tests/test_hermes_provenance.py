@@ -540,13 +540,14 @@ print(json.dumps(ids))
 
 
 def test_both_rows_of_a_hermes_replace_reworded_past_pairing_name_its_call(hermes, tmp_path):
-    """A replace whose new text shares little with the old is journaled as a remove and an add;
-    the add named the call and the remove none, as if a person had taken the entry out."""
+    """A replace of the last entry whose new text shares little with the old is journaled as a
+    remove and an add (on disk it is a remove beside an append); the add named the call and the
+    remove none, as if a person had taken the entry out."""
     root = tmp_path / "reword"
     root.mkdir()
     home = open_home(root)
-    assert home.memory.add("memory", "Seeded memory entry")["success"]
     assert home.memory.add("memory", "Kept entry")["success"]
+    assert home.memory.add("memory", "Seeded memory entry")["success"]
     ids = hermes.json(root, HERMES_REWORD)
     assert home.memory.record_external_change("memory")
     timeline = Timeline(home)

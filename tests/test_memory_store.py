@@ -471,6 +471,25 @@ def test_pairs_across_places_in_an_outside_edit_are_not_read_as_replaces(home, m
     ]
 
 
+def test_an_entry_rewritten_in_place_is_its_replace_however_unlike_the_new_text(home, mem):
+    """Hermes replaced 'burst 2' by 'burst two (Hermes)' (texts too unlike to pair): a remove and an
+    add, so the Timeline showed − and +, and a hand edit of the entry said another writer removed
+    it. Only a rewrite puts a new entry where one went with kept entries after it (adds append);
+    at the end, a remove of the last entry beside an append looks the same and stays two rows."""
+    for entry in ("Seeded fact", "burst 2", "User prefers oolong tea"):
+        mem.add("memory", entry, u())
+    put(home, "memory", "Seeded fact\n§\nburst two (Hermes)\n§\nUser prefers oolong tea")
+    assert mem.record_external_change("memory") is True
+    [row] = mem.history(limit=1)
+    assert (row.action, row.before, row.after) == ("replace", "burst 2", "burst two (Hermes)")
+    put(home, "memory", "Seeded fact\n§\nburst two (Hermes)\n§\nUser works remotely on Fridays")
+    assert mem.record_external_change("memory") is True
+    assert sorted((r.action, r.before, r.after) for r in mem.history(limit=2)) == [
+        ("add", None, "User works remotely on Fridays"),
+        ("remove", "User prefers oolong tea", None),
+    ]
+
+
 def test_external_edits_are_journaled_entry_by_entry_and_own_writes_never(home, mem):
     mem.add("memory", "mine", u())
     assert mem.record_external_change("memory") is False, "our own write is not external"

@@ -223,16 +223,24 @@ def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None,
     new, from a batch that removed A, rewrote B and appended C), the places shift, and a
     similar pair across them (``A → C``) is a replace that never happened. Otherwise each
     is a remove or an add, except that an entry a new one holds whole, or that holds a new one
-    whole (``extensions``), is still its replace: an edit that added to it or cut it.
+    whole (``extensions``), is still its replace: an edit that added to it or cut it. One entry
+    gone and one new in the same slot with kept entries after it is a replace however unlike the
+    two are: an add is appended, so only a rewrite (Hermes's replace, an editor's) puts a new entry
+    in the middle where one went; at the end, a remove of the last entry beside an append looks
+    the same, so there the texts must be alike.
     """
     old_set, new_set = set(old), set(new)
     gone = [e for e in old if e not in new_set]
     fresh = [e for e in new if e not in old_set]
     gone_at, fresh_at = kept_before(old, new_set), kept_before(new, old_set)
+    kept = sum(entry in new_set for entry in old)  # (as ``kept_before`` counts them)
     pairs: dict[str, str] = {}
     for slot in set(gone_at.values()) & set(fresh_at.values()):
         lost = [e for e in gone if gone_at[e] == slot]
         gained = [e for e in fresh if fresh_at[e] == slot]
+        if len(lost) == len(gained) == 1 and slot < kept:  # one entry in another's place, before kept ones
+            pairs[gained[0]] = lost[0]
+            continue
         found = pair_changes(lost, gained) if len(lost) == len(gained) else {}
         if found and all(found.get(entry) == was for entry, was in zip(gained, lost, strict=True)):
             pairs.update(found)
