@@ -499,13 +499,13 @@ def outcome_lines(result: dict[str, Any]) -> list[str]:
 
 
 def _revert_lines(changed: list, refused: list, skipped: list, verbs: tuple[str, str, str]) -> list[str]:
-    """``VERB ID (its summary): what reverting it does`` (or why it is refused or left) for each row."""
+    """``VERB row ID (its summary): what reverting it does`` (or why it is refused or left) for each row."""
     change, refuse, leave = verbs
     return _newest_first(
         [
-            *((c["id"], f"{change} {c['id']} ({c['summary']}): {c['undo']}") for c in changed),
-            *((r["id"], f"{refuse} {r['id']} ({r['summary']}): {r['error']}") for r in refused),
-            *((s["id"], f"{leave} {s['id']} ({s['summary']}): {s['reason']}") for s in skipped),
+            *((c["id"], f"{change} row {c['id']} ({c['summary']}): {c['undo']}") for c in changed),
+            *((r["id"], f"{refuse} row {r['id']} ({r['summary']}): {r['error']}") for r in refused),
+            *((s["id"], f"{leave} row {s['id']} ({s['summary']}): {s['reason']}") for s in skipped),
         ]
     )
 

@@ -166,7 +166,7 @@ def test_reverting_a_skill_hermes_archived_names_the_restore(tmp_path, hermes):
     preview = _cli(root, "revert", str(row.id), "--dry-run")
     assert preview.returncode == 1
     assert (
-        f"would refuse {row.id} (skill 'brew' archived outside the workbench (brew/SKILL.md)): archived outside "
+        f"would refuse row {row.id} (skill 'brew' archived outside the workbench (brew/SKILL.md)): archived outside "
         "the workbench, which saved nothing of it to put back; `workbench skills restore brew` brings it back "
         "from the archive (or r in Skills)"
     ) in preview.stdout

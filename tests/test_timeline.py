@@ -118,12 +118,15 @@ def test_a_row_changed_since_is_refused_with_why_and_the_rest_still_reverts(home
     assert "no longer in MEMORY.md" in preview["refused"][0]["error"]
     newest, oldest = (row.id for row in timeline.rows_of("review:s1:7"))
     # one line a row in the order revert goes (newest first), not grouped by outcome
-    assert [line.split(" (")[0] for line in preview_lines(preview)] == [f"refuse {newest}", f"revert {oldest}"]
+    assert [line.split(" (")[0] for line in preview_lines(preview)] == [f"refuse row {newest}", f"revert row {oldest}"]
     result = timeline.revert("review:s1:7")
     assert not result["success"] and [r["summary"] for r in result["refused"]] == [
         "MEMORY + 'Deploys go through staging'"
     ]
-    assert [line.split(" (")[0] for line in outcome_lines(result)] == [f"refused {newest}", f"reverted {oldest}"]
+    assert [line.split(" (")[0] for line in outcome_lines(result)] == [
+        f"refused row {newest}",
+        f"reverted row {oldest}",
+    ]
     assert home.memory.entries("user") == [] and "Deploys go straight to prod" in home.memory.entries("memory")
 
 
@@ -314,7 +317,7 @@ def test_a_dry_run_on_a_record_row_says_why_as_the_revert_refuses_it(tmp_path, h
         text=True,
         timeout=60,
     )
-    assert f"would refuse {row.id} ({row.summary}): a record of a decision, not a change" in proc.stdout
+    assert f"would refuse row {row.id} ({row.summary}): a record of a decision, not a change" in proc.stdout
     real = subprocess.run(
         [sys.executable, "-m", "workbench", "revert", str(row.id), "--home", str(home.root)],
         capture_output=True,
@@ -564,7 +567,7 @@ def test_a_dry_run_of_a_group_with_nothing_to_revert_says_so(home, capsys):
     home.memory.record_external_change("memory")
     assert main(["revert", group, "--dry-run", "--home", str(home.root)]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split(" (")[0] for line in lines[:2]] == ["would leave 5", "would leave 4"]
+    assert [line.split(" (")[0] for line in lines[:2]] == ["would leave row 5", "would leave row 4"]
     assert lines[2:] == ["error: Nothing in it changes what the agent knows, so there is nothing to revert."]
 
 
@@ -978,7 +981,7 @@ def test_every_revert_reads_as_a_revert_of_its_row_and_the_cli_says_what_it_did(
         would = capsys.readouterr().out.strip()
         assert main(["--home", str(home.root), "revert", str(row.id)]) == 0
         did = capsys.readouterr().out.strip()
-        assert would.startswith(f"would revert {row.id} ({row.summary}): ")
+        assert would.startswith(f"would revert row {row.id} ({row.summary}): ")
         assert did == would.replace("would revert", "reverted", 1)
     reverts = {r.action: r.summary for r in Timeline(open_home(home.root)).page(limit=5)}
     ids = [row.id for row in taken_back]

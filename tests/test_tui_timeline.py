@@ -167,13 +167,15 @@ async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_
         home.memory.replace("memory", "Deploys go through staging", "Deploys go to prod", ToolContext(actor="user"))
         await settle(pilot)
         detail = await revert_question(pilot, screen, "background review")
-        assert "will revert 2 (USER + 'Prefers short answers')" in detail
-        assert "will refuse 3 (MEMORY + 'Deploys go through staging')" in detail and "no longer in MEMORY.md" in detail
+        assert "will revert row 2 (USER + 'Prefers short answers')" in detail
+        assert (
+            "will refuse row 3 (MEMORY + 'Deploys go through staging')" in detail and "no longer in MEMORY.md" in detail
+        )
         await pilot.press("y")
         await settle(pilot)
         assert home.memory.entries("user") == [] and "Deploys go to prod" in home.memory.entries("memory")
         status = str(screen.query_one("#status").render())
-        assert "Reverted 1 change. Refused: 3:" in status
+        assert "Reverted 1 change. Refused: row 3:" in status
 
 
 async def test_a_group_revert_names_the_rows_it_leaves_each_in_its_own_clause(home, tmp_path):
@@ -186,8 +188,8 @@ async def test_a_group_revert_names_the_rows_it_leaves_each_in_its_own_clause(ho
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
         detail = await revert_question(pilot, screen, "background review")
-        assert "will revert 2 (USER + 'Prefers short answers')" in detail
-        assert "will leave 5 (" in detail and "a record of a decision, not a change" in detail
+        assert "will revert row 2 (USER + 'Prefers short answers')" in detail
+        assert "will leave row 5 (" in detail and "a record of a decision, not a change" in detail
         await pilot.press("n")
         await settle(pilot)
         await cursor_to(pilot, screen, "Curator pass")
@@ -195,7 +197,7 @@ async def test_a_group_revert_names_the_rows_it_leaves_each_in_its_own_clause(ho
         status = screen.query_one("#status")
         await wait_for(pilot, lambda: "Nothing to revert" in str(status.render()), what="the refusal")
         text = str(status.render())
-        assert text.startswith("Nothing to revert: will leave 7 (") and "led to); will leave 6 (" in text
+        assert text.startswith("Nothing to revert: will leave row 7 (") and "led to); will leave row 6 (" in text
         await revert_question(pilot, screen, "background review")
         await pilot.press("y")
         await settle(pilot)

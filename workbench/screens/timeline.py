@@ -370,7 +370,7 @@ class TimelineScreen(WorkbenchScreen):
                 f"{r['id']}: {r['reason']}" for r in result["skipped"]
             )
         if result["refused"]:
-            message += " Refused: " + clauses(f"{r['id']}: {r['error']}" for r in result["refused"])
+            message += " Refused: " + clauses(f"row {r['id']}: {r['error']}" for r in result["refused"])
         self.report(message, error=bool(result["refused"]))
 
 
