@@ -107,6 +107,22 @@ def test_reverting_a_review_group_undoes_both_writes_and_the_revert_can_be_rever
     assert timeline.page(limit=1)[0].reverted_by is None and timeline.rows_of(newest[0].id)[0].reverted_by
 
 
+def test_a_revert_refused_for_drift_says_which_command_repairs_it(home):
+    """An outside edit reverted after free text was appended to the file was refused for the drift
+    with no word of how to resolve it (a user's trial)."""
+    home.memory.add("memory", "Seeded fact", ToolContext(actor="user"))
+    path = home.memory.path("memory")
+    path.write_text("Seeded fact\n§\nHermes fact alpha", encoding="utf-8")
+    assert home.memory.record_external_change("memory")
+    row = Timeline(home).page(limit=1)[0]
+    path.write_text(path.read_text(encoding="utf-8") + "trailing text with no delimiter " * 80, encoding="utf-8")
+    before = path.read_bytes()
+    result = Timeline(home).revert(str(row.id))
+    assert not result["success"]
+    assert "`workbench memory repair --target memory` (r on the Memory screen)" in result["refused"][0]["error"]
+    assert path.read_bytes() == before
+
+
 def test_a_row_changed_since_is_refused_with_why_and_the_rest_still_reverts(home):
     learn(home)
     home.memory.replace(

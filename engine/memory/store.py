@@ -942,7 +942,8 @@ class MemoryStore:
         if not backup:
             raise refuse(
                 f"{file_name} has content that wouldn't round-trip through the memory tool (edited by hand "
-                "or by another tool); this write would be refused until that drift is resolved."
+                "or by another tool); this write would be refused until that drift is resolved: "
+                f"`workbench memory repair --target {target}` (r on the Memory screen) lists the repairs."
             )
         saved = self._backup(target, state.data or b"")
         raise refuse(
