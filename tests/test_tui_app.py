@@ -627,6 +627,8 @@ async def test_a_status_too_long_for_its_lines_ends_in_an_ellipsis_and_is_said_w
         await pilot.pause()
         shown = str(app.screen.query_one("#status", Static).content)
         assert len(shown.splitlines()) == 4 and shown.endswith("… (whole in the notice)")
+        # each line keeps left of the notice, which covers the right half of the bottom rows
+        assert max(len(line) for line in shown.splitlines()) <= 80 - 40 - 2
         [notice] = [n for n in app._notifications if n.message.startswith("Nothing to revert")]
         assert notice.message.endswith("Use it or pin it.")
         app.screen.show_status("Saved.")

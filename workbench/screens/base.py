@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 STATUS_SECONDS = 6.0  # how long a status message stays (errors twice as long)
 STATUS_LINES = 4  # the status line's max-height (themes/workbench.tcss)
 STATUS_CUT = " (whole in the notice)"
+TOAST_WIDTH = 60  # a notice's width in cells (Textual's Toast), at most half the screen's
 
 
 @dataclass
@@ -196,12 +197,15 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
     def _fitted_status(self, message: str, error: bool) -> str:
         """``message`` as the status line's few lines hold it: one too long for them (a group revert's
         refusals) was cut at its last line with no sign; it is cut with a … there, and said whole in a
-        notice, which wraps as long as it needs."""
+        notice, which wraps as long as it needs. The cut one keeps to the left of the notice, which
+        covers the right of the bottom rows (Textual's toast: 60 cells, at most half the screen)."""
         width = max(self.size.width - 2, 20)  # (the line's padding)
         lines = literal(message).wrap(width)
         if len(lines) <= STATUS_LINES:
             return message
         self.app.notify(visible(message), severity="error" if error else "information", timeout=20, markup=False)
+        width = max(width - min(TOAST_WIDTH, self.size.width // 2) - 2, len(STATUS_CUT) + 10)
+        lines = literal(message).wrap(width)
         kept = [line.plain.rstrip() for line in lines[:STATUS_LINES]]
         last = cut_cells(kept[-1] + " " + lines[STATUS_LINES].plain.strip(), width - len(STATUS_CUT))
         return "\n".join([*kept[:-1], last.removesuffix("…") + "…" + STATUS_CUT])
