@@ -255,6 +255,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._watcher: HomeWatcher | None = None
         self._unlisten_locks: Callable[[], None] = lambda: None  # (lock_waits.listen, from on_mount)
         self._lock_notices: dict[Path, Notification] = {}  # each said wait's notice, until the wait is over
+        self._lock_dialogs: dict[Path, Screen] = {}  # or the editor that says it (``EditDialog.show_wait``)
         self._gc_thresholds = gc.get_threshold()  # put back on unmount (see on_mount)
         self._demo_cancel = threading.Event()
         self._stopping = threading.Event()
@@ -531,13 +532,24 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self.post_message(LockWaited(lock, lock_waits.describe(lock, holders), asked))
 
     def on_lock_waited(self, message: LockWaited) -> None:
+        """Said in a notice, or in the editor that waits: a notice covered its text box at 80x24."""
+        from .screens.dialogs import EditDialog
+
         text = f"{message.text} {lock_wait_keys(self.screen, message.asked)}"
+        if isinstance(self.screen, EditDialog):
+            self.screen.show_wait(text)
+            self._lock_dialogs[message.lock] = self.screen
+            return
         self._lock_notices[message.lock] = self.notice(text, title="Waiting for a lock", timeout=20)
 
     def on_lock_wait_ended(self, message: LockWaitEnded) -> None:
-        """The wait is over: its notice, which says the write will go on, goes (Textual's own removal);
-        one that took the lock says the write went on, a cancelled one has said so already."""
+        """The wait is over: its notice, which says the write will go on, goes (Textual's own removal),
+        or the editor's line; one that took the lock says the write went on, a cancelled one has said
+        so already."""
         self.withdraw(self._lock_notices.pop(message.lock, None))
+        dialog = self._lock_dialogs.pop(message.lock, None)
+        if dialog is not None:
+            dialog.show_wait(None)
         if message.took:
             self.notify(visible(f"{message.lock} is free: the write went on."), title="Lock free", markup=False)
 

@@ -293,6 +293,7 @@ class EditDialog(Dialog[bool]):
         self.saving = False  # a save is running: a second ctrl+s must not apply the draft twice
         self.cancel_wait = threading.Event()  # set by esc: the running save's wait for a lock ends (lock_waits)
         self.refused: str | None = None  # the draft the error shown refused
+        self.waiting: str | None = None  # the lock wait the error line says (``show_wait``)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-wide"):
@@ -473,8 +474,7 @@ class EditDialog(Dialog[bool]):
         outcome = message.outcome
         self._saving(False)
         if message.cancelled:
-            self.show_error(str(outcome))
-            self.app.notify(visible(str(outcome)), title="Save cancelled", severity="warning", markup=False)
+            self.show_error(str(outcome))  # (in place, as the wait was: a notice covered the draft)
             self.query_one(TextArea).focus()
             return
         if outcome is None:
@@ -486,7 +486,16 @@ class EditDialog(Dialog[bool]):
             self.refused = message.text
             self.show_error(outcome)
 
+    def show_wait(self, text: str | None) -> None:
+        """A lock this dialog's save waits for, said in its error line (``None``: the wait is over,
+        and the line goes unless it says something else by now)."""
+        if not self.is_attached or (text is None and self.waiting is None):
+            return
+        self.show_error(text or "")
+        self.waiting = text
+
     def show_error(self, message: str) -> None:
+        self.waiting = None
         error = self.query_one("#error", Static)
         error.update(literal(message))
         error.display = self.query_one("#error-box").display = bool(message)
