@@ -70,6 +70,11 @@ async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is
         assert "now matches 3 different entries in MEMORY.md" in text_of(app, "#proposal-warnings")
         await pilot.press("up")
         await settle(pilot)
+        await pilot.press("A")  # (its question said "Approve all 2 …?" with no word of the refusal)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert app.screen.question == "Approve all 2 pending writes? (1 of them would be refused now and stay pending)"
+        await pilot.press("n")
+        await settle(pilot)
         await pilot.press("a", "y")  # approvals ask first
         await wait_for(pilot, lambda: app.screen.query_one("#queue", OptionList).option_count == 1, what="approved")
         await pilot.press("a")  # the ambiguous remove: the question says it would be refused

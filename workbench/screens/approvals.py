@@ -72,6 +72,7 @@ class AllAsked(Message):
     ids: list[str]  # the records listed: only these are decided
     detail: str
     seen: dict[str, Seen]  # by id, what each was shown as (the entries it hits, a delete's files)
+    refused: int = 0  # how many of them approving now would refuse (they stay pending)
 
 
 @dataclass
@@ -478,7 +479,7 @@ class ApprovalsScreen(WorkbenchScreen):
         """Each record's line, and for an approval, the entry each of its replaces and removes hits
         now (read off the UI thread: a preview reads the files), each foreseen after the ones before
         it, as approving all applies them (``DryRun``)."""
-        lines, seen = [], {}
+        lines, seen, refused = [], {}, 0
         run = DryRun()
         for record in records:
             lines.append(f"{record.id}  {'Hermes · ' if record.by_hermes else ''}{one_line(record.summary, 70)}")
@@ -493,15 +494,16 @@ class ApprovalsScreen(WorkbenchScreen):
             hits = (target_line(t, 60, warn=False) for t in targets)  # (``cautions`` warns)
             lines += [f"    {line}" for line in [*hits, *cautions(preview)]]
             seen[record.id] = seen_in(preview)
-        self.post_result(AllAsked(approve, [record.id for record in records], "\n".join(lines), seen))
+            refused += bool(refusal_now(preview))
+        self.post_result(AllAsked(approve, [record.id for record in records], "\n".join(lines), seen, refused))
 
     @on(AllAsked)
     def _asked_all(self, message: AllAsked) -> None:
         verb = "Approve" if message.approve else "Reject"
+        count = len(message.ids)
+        refused = f" ({message.refused} of them would be refused now and stay pending)" if message.refused else ""
         self.ask(
-            ConfirmDialog(
-                f"{verb} all {len(message.ids)} pending write{'s' * (len(message.ids) != 1)}?", message.detail
-            ),
+            ConfirmDialog(f"{verb} all {count} pending write{'s' * (count != 1)}?{refused}", message.detail),
             lambda yes: self._decide_all(message.approve, message.ids, message.seen) if yes else None,
         )
 
@@ -581,7 +583,7 @@ def cautions(preview: dict) -> list[str]:
     """What a question to approve repeats from the pane, one line each: a refusal the preview foresees
     (approving now would be refused, and it stays pending), then each entry written after staging."""
     lines = [f"⚠ {heading}: {one_line(entry, 160)}" for heading, entry in late_hits(preview)]
-    refusal = preview.get("error") or preview.get("stale")  # (stale: the write goes, but over a later change)
+    refusal = preview.get("error") or preview.get("stale")
     if refusal and preview.get("after_earlier"):  # a skill's: judged against the skill as it is now
         lines.insert(
             0,
@@ -591,6 +593,13 @@ def cautions(preview: dict) -> list[str]:
     elif refusal:
         lines.insert(0, f"⚠ Would be refused now, and stay pending: {one_line(str(refusal), 400)}")
     return lines
+
+
+def refusal_now(preview: dict) -> str | None:
+    """Why approving now would be refused (None: it would apply, or, for a skill's after an earlier
+    proposal that changes that skill first, it may)."""
+    refusal = preview.get("error") or preview.get("stale")  # (stale: the write goes, but over a later change)
+    return None if not refusal or preview.get("after_earlier") else str(refusal)
 
 
 def late_hits(preview: dict) -> list[tuple[str, str]]:
