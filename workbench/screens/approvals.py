@@ -584,14 +584,14 @@ def cautions(preview: dict) -> list[str]:
     (approving now would be refused, and it stays pending), then each entry written after staging."""
     lines = [f"⚠ {heading}: {one_line(entry, 160)}" for heading, entry in late_hits(preview)]
     refusal = preview.get("error") or preview.get("stale")
-    if refusal and preview.get("after_earlier"):  # a skill's: judged against the skill as it is now
+    if now := refusal_now(preview):
+        lines.insert(0, f"⚠ Would be refused now, and stay pending: {one_line(now, 400)}")
+    elif refusal:  # a skill's, after an earlier one: judged against the skill as it is now
         lines.insert(
             0,
             f"⚠ Judged against the skill as it is now: {preview['after_earlier']}, before it here, changes "
             f"that skill first, so it may apply then; as it stands: {one_line(str(refusal), 400)}",
         )
-    elif refusal:
-        lines.insert(0, f"⚠ Would be refused now, and stay pending: {one_line(str(refusal), 400)}")
     return lines
 
 
