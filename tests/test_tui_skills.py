@@ -14,7 +14,7 @@ from engine.skills.manage import skill_manage_tool
 from engine.tools import BACKGROUND_REVIEW
 from tests.screens_seed import open_mode, screen_text, seed_skills
 from tests.test_skills_support import ctx, skill_md
-from tests.tui_support import footer_keys, make_app, settle, wait_for
+from tests.tui_support import footer_keys, footer_labels, make_app, settle, wait_for
 from widgets.code_view import CodeView, highlight_file
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 from widgets.skill_meta import meta_lines
@@ -243,6 +243,7 @@ async def test_a_key_that_cannot_act_on_the_selected_skill_is_dimmed_and_does_no
 
 
 async def test_archive_and_restore_through_the_screen(home, tmp_path):
+    """p read Pin on a pinned skill too, where it unpins: the footer now says what p will do."""
     seed_skills(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -261,8 +262,10 @@ async def test_archive_and_restore_through_the_screen(home, tmp_path):
             pilot, lambda: screen.current is not None and screen.current.state == "active", what="restored row"
         )
         assert state_of(home, "docker-prune") == "active"
+        assert await footer_labels(pilot, "p") == {"p": "Pin"}
         await pilot.press("p")
         await wait_for(pilot, lambda: screen.current.pinned, what="pinned row")
+        assert await footer_labels(pilot, "p") == {"p": "Unpin"}
         await pilot.press("a")  # pinned: refused before any question, which a yes would only have refused
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmDialog) and state_of(home, "docker-prune") == "active"
@@ -272,6 +275,7 @@ async def test_archive_and_restore_through_the_screen(home, tmp_path):
         ]
         await pilot.press("p")
         await wait_for(pilot, lambda: not screen.current.pinned, what="unpinned row")
+        assert await footer_labels(pilot, "p") == {"p": "Pin"}
 
 
 async def test_dry_run_then_apply_exactly_that_plan(home, tmp_path):

@@ -118,3 +118,12 @@ async def footer_keys(pilot, *keys: str) -> dict[str, bool]:
     await settle(pilot)
     await pilot.pause()  # (the footer redraws its keys after the screen says they changed)
     return {k.key: not k.has_class("-disabled") for k in pilot.app.screen.query(FooterKey) if k.key in keys}
+
+
+async def footer_labels(pilot, *keys: str) -> dict[str, str]:
+    """Of ``keys``, those the footer shows, each with its label (what it will do to the selection)."""
+    from textual.widgets._footer import FooterKey
+
+    await settle(pilot)
+    await pilot.pause()
+    return {k.key: k.description for k in pilot.app.screen.query(FooterKey) if k.key in keys}

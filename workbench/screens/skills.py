@@ -40,7 +40,7 @@ from .base import WorkbenchScreen
 from .dialogs import ConfirmDialog, Dialog
 
 MAX_VIEW_CHARS = 400_000  # shown of one file
-SKILL_KEYS = ("archive", "restore", "toggle_pin")  # the keys that act on the selected skill
+SKILL_KEYS = ("archive", "restore", "pin", "unpin")  # the keys that act on the selected skill
 PLAN_VERBS = (("marked_stale", "mark stale"), ("archived", "archive"), ("reactivated", "reactivate"))
 
 
@@ -223,7 +223,9 @@ class SkillsScreen(WorkbenchScreen):
         Binding("c", "curate", "Curate", tooltip="Run the curator now", show=False),  # (in help: d shows it first)
         Binding("a", "archive", "Archive"),
         Binding("r", "restore", "Restore"),
-        Binding("p", "toggle_pin", "Pin", tooltip="Pin or unpin: a pinned skill is never archived"),
+        # p says what it does to the selected skill: one of the two is hidden (check_action)
+        Binding("p", "pin", "Pin", tooltip="Pin: a pinned skill is never archived"),
+        Binding("p", "unpin", "Unpin", tooltip="Unpin: the curator may mark it stale and archive it again"),
         Binding(
             "x",
             "purge",
@@ -391,10 +393,13 @@ class SkillsScreen(WorkbenchScreen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         """A key that cannot act on the selected skill is shown dimmed and does nothing: ``r`` on a skill
         that is not archived, ``a`` and ``p`` on one that is, all three with none selected (the engine
-        refuses each all the same). ``a`` on a pinned skill stays: it says how to unpin it."""
+        refuses each all the same). ``a`` on a pinned skill stays: it says how to unpin it. ``p`` reads
+        Unpin on a pinned skill and Pin on any other (the other of the two is hidden)."""
         if action not in SKILL_KEYS:
             return True
         skill = self.current if self.is_mounted else None
+        if action in ("pin", "unpin") and (action == "unpin") != bool(skill and skill.pinned):
+            return False
         if skill is None:
             return None
         return True if (skill.state == "archived") == (action == "restore") else None
@@ -439,12 +444,11 @@ class SkillsScreen(WorkbenchScreen):
     def action_restore(self) -> None:
         self._on_skill("restore", lambda ref: self.home.curator.restore(ref))
 
-    def action_toggle_pin(self) -> None:
-        skill = self.current
-        if skill is not None and skill.pinned:
-            self._on_skill("unpin", lambda name: self.home.curator.unpin(name))
-        else:
-            self._on_skill("pin", lambda name: self.home.curator.pin(name))
+    def action_pin(self) -> None:
+        self._on_skill("pin", lambda name: self.home.curator.pin(name))
+
+    def action_unpin(self) -> None:  # (as the footer said: one unpinned elsewhere meanwhile is said so, left as is)
+        self._on_skill("unpin", lambda name: self.home.curator.unpin(name))
 
     def action_curate(self) -> None:
         self.confirm(
