@@ -26,11 +26,21 @@ from tests.screens_seed import (
     screen_text,
     seed_sessions,
 )
-from tests.tui_support import LateFirstAnswer, cursor_on, footer_keys, landed_on, make_app, settle, wait_for
+from tests.tui_support import (
+    LateFirstAnswer,
+    cursor_on,
+    footer_keys,
+    footer_labels,
+    landed_on,
+    make_app,
+    settle,
+    wait_for,
+)
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree, MoreRoots, SessionNode
 from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, header_prompt, hit_prompt
 from widgets.transcript import Transcript, TranscriptItem, render_item
+from workbench.app import ScreenCommands
 from workbench.messages import JumpToMessage
 from workbench.screens.sessions import ROOTS_PAGE, SEARCH_LIMIT, SearchDone, SessionsScreen, list_hit
 
@@ -1229,19 +1239,21 @@ async def test_the_transcript_title_follows_a_rename_here_or_by_another_process(
 
 async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessions_screen(home, clock, tmp_path):
     """docs/tui.md spoke of sessions archived 'here', but the screen had no key to do it: a, e and D
-    act on the session the transcript shows, through the archive's own calls, each a Timeline row."""
+    act on the session the transcript shows, through the archive's own calls, each a Timeline row. The
+    footer's a read Archive on an archived session too, where it lists it again: now Unarchive."""
     ids = ["20261130_150000_00000a", "20261130_150100_00000b", "20261130_150200_00000c"]
     for n, sid in enumerate(ids):
         clock.advance(60)
         home.archive.create_session(sid, source="cli", title=f"Session {n}")
         home.archive.append_message(sid, "user", f"kettle talk number {n}")
     app = make_app(home, tmp_path)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=(120, 30)) as pilot:  # (the footer lists a from 110)
         screen = await open_sessions(pilot)
         tree = screen.query_one(LineageTree)
         await wait_for(pilot, lambda: [n.data.id for n in tree.root.children] == ids[::-1], what="the roots")
         tree.move_cursor(tree.node_for(ids[1]))
         await wait_for(pilot, lambda: screen.shown_session == ids[1], what="the middle session shown")
+        assert await footer_labels(pilot, "a") == {"a": "Archive"}
         await pilot.press("a")
         await wait_for(pilot, lambda: tree.node_for(ids[1]) is None, what="the archived row to go")
         assert home.archive.get_session(ids[1]).archived
@@ -1253,10 +1265,14 @@ async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessio
         await wait_for(pilot, lambda: screen.shown_session == ids[1], what="the archived session from search")
         results = screen.query_one(SearchResults)
         assert results.current.archived and str(screen.transcript.border_title).startswith("Transcript · archived · ")
+        assert await footer_labels(pilot, "a") == {"a": "Unarchive"}
+        offered = [title for title, _, _ in ScreenCommands(screen)._commands() if title.startswith("Sessions: ")]
+        assert [t for t in offered if "rchive" in t] == ["Sessions: Unarchive"]  # the palette too, once
         await pilot.press("a")
         await wait_for(pilot, lambda: not home.archive.get_session(ids[1]).archived, what="unarchived")
         await wait_for(pilot, lambda: not results.current.archived, what="the result's mark to follow")
         await wait_for(pilot, lambda: "archived" not in str(screen.transcript.border_title), what="the title's")
+        assert await footer_labels(pilot, "a") == {"a": "Archive"}
         await pilot.press("escape")
         await wait_for(pilot, lambda: tree.node_for(ids[1]) is not None, what="the row back")
         assert [n.data.id for n in tree.root.children] == ids[::-1]  # where it started, not on top

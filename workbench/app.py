@@ -22,6 +22,7 @@ from pathlib import Path
 
 import platformdirs
 from textual import events, work
+from textual.actions import parse as parse_action
 from textual.app import App
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding
@@ -180,9 +181,13 @@ class ScreenCommands(Provider):
             yield f"Go to {label}", partial(app.goto, mode), f"key {key}"
         screen = self.screen
         title = getattr(screen, "TITLE_TEXT", "")
+        offered = set()
         for key, description, action in screen_actions(type(screen)):
-            if screen.check_action(action, ()):  # (not one dimmed in the footer: it would do nothing)
-                yield f"{title}: {description}", partial(screen.run_action, action), f"key {key}"
+            _, name, parameters = parse_action(action)  # (Sessions' a: archive, or unarchive, by its parameter)
+            if (key, description) in offered or not screen.check_action(name, parameters):
+                continue  # not one dimmed or hidden in the footer (it would do nothing), nor a twin offered already
+            offered.add((key, description))
+            yield f"{title}: {description}", partial(screen.run_action, action), f"key {key}"
 
     async def discover(self) -> Hits:
         for title, callback, help_text in self._commands():

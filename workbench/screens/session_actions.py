@@ -22,13 +22,14 @@ from widgets.literal import one_line
 from .base import WorkbenchScreen
 from .dialogs import LineDialog
 
+ARCHIVING = ("archive", "unarchive")  # a's two labels: what it does to the session shown
 FOOTER_ROOM = 110  # columns from which the footer has room for a, e and D beside the transcript's keys
 
 HELP = (
     " On the session shown: a archives it with its conversation (hidden from lists and session_search; "
-    "on an archived one, found by search, a lists it again), e renames it, D deletes it (on a chain's row, "
-    "the segment shown) and its messages after asking (that cannot be undone). An archive change or a "
-    "delete is a Timeline row; r there reverts an archive."
+    "on an archived one, found by search, a reads Unarchive and lists it again), e renames it, D deletes "
+    "it (on a chain's row, the segment shown) and its messages after asking (that cannot be undone). An "
+    "archive change or a delete is a Timeline row; r there reverts an archive."
 )
 
 
@@ -42,7 +43,6 @@ class SessionLooked(Message):
     segments: tuple[str, ...]  # its compression chain, first to latest
     chain_title: str | None  # the title the tree's row shows for that chain
     chain_label: str | None = None  # what the row shows: that title, else the chain's first message in quotes
-    archived_whole: bool = False  # its whole conversation is archived: a lists it again, else archives it
 
 
 @dataclass
@@ -57,20 +57,26 @@ class TitleRefused(Message):
 class SessionActions(WorkbenchScreen):
     """The Sessions screen's base: its ``shown_session`` is what the keys act on."""
 
-    # The footer offers the keys where it has room; the unlisted twins answer them at any width.
+    # The footer offers the keys where it has room; the unlisted twins answer them at any width. a says
+    # what it will do to the session shown: Archive, or Unarchive on one archived whole (check_action).
     BINDINGS = [
         Binding("a", "listed_session('archive')", "Archive"),
+        Binding("a", "listed_session('unarchive')", "Unarchive"),
         Binding("e", "listed_session('rename')", "Rename"),
         Binding("D", "listed_session('delete')", "Delete", key_display="D"),
         Binding("a", "session('archive')", "Archive", show=False),
+        Binding("a", "session('unarchive')", "Unarchive", show=False),
         Binding("e", "session('rename')", "Rename", show=False),
         Binding("D", "session('delete')", "Delete", key_display="D", show=False),
     ]
     shown_session: str | None = None
+    shown_archived = False  # the whole conversation of the session shown is archived (as last read)
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "listed_session" and self.size.width < FOOTER_ROOM:
             return False
+        if parameters and parameters[0] in ARCHIVING and (parameters[0] == "unarchive") != self.shown_archived:
+            return False  # (the other of Archive and Unarchive is what a does now)
         if action in ("listed_session", "session") and self.shown_session is None:
             return None  # dimmed: they act on the session the transcript shows, and it shows none yet
         return super().check_action(action, parameters)
@@ -95,23 +101,22 @@ class SessionActions(WorkbenchScreen):
             if session is None:
                 self.report(f"Session {session_id} is no longer in state.db.", error=True)
                 return
-            archiving = action == "archive"
+            archiving = action in ARCHIVING
             # archiving names the conversation it takes, as its Timeline row does (a delegate's: its parent's)
             chain = archive.chain_of(archive.conversation_family(session_id)[0] if archiving else session_id)
             previews = archive.previews([session_id, chain.head.id])
-            archived_whole = archive.archived_whole(session_id) if archiving else False
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
         name = _named(session.id, titled(session.title, previews.get(session_id)))
         chain_label = titled(chain.title, previews.get(chain.head.id))
-        self.post_result(SessionLooked(action, session, name, chain.ids, chain.title, chain_label, archived_whole))
+        self.post_result(SessionLooked(action, session, name, chain.ids, chain.title, chain_label))
 
     @on(SessionLooked)
     def _looked(self, message: SessionLooked) -> None:
         session, name = message.session, message.name
-        if message.action == "archive":  # (on the conversation, as the tree lists it, not the segment shown)
-            self._change(message, not message.archived_whole)
+        if message.action in ARCHIVING:  # (on the conversation, as the tree lists it, not the segment shown)
+            self._change(message, message.action == "archive")  # as a's label said (already so: said, no change)
         elif message.action == "rename":
             try:
                 value = sanitize_title(session.title) or ""
@@ -154,7 +159,7 @@ class SessionActions(WorkbenchScreen):
     def _change(self, message: SessionLooked, value: object) -> None:
         archive, session_id, name = self.home.archive, message.session.id, message.name
         try:
-            if message.action == "archive":  # (it takes the whole chain, so the message names the chain)
+            if message.action in ARCHIVING:  # (it takes the whole chain, so the message names the chain)
                 changed = archive.set_archived(session_id, bool(value), actor="user")
                 name = _chain_name(message, changed)
                 done = (

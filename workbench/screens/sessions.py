@@ -103,6 +103,7 @@ class TranscriptLoaded(Message):
     select_id: int | None
     gone: bool = False  # state.db no longer holds the session (deleted here or by another process)
     archived: bool = False  # the tree no longer lists it, but a/e/D still act on it
+    archived_whole: bool = False  # its whole conversation is archived: a reads Unarchive (lists it again)
 
 
 @dataclass
@@ -461,7 +462,12 @@ class SessionsScreen(SessionActions):
         title = self._transcript_title(session_id, session)
         items = session_items(self.home, session_id, select_id) if session else []
         archived = bool(session and session.archived)
-        self.post_result(TranscriptLoaded(session_id, title, items, select_id, gone=session is None, archived=archived))
+        whole = bool(session) and self.home.archive.archived_whole(session_id)  # (what a will do: its label)
+        self.post_result(
+            TranscriptLoaded(
+                session_id, title, items, select_id, gone=session is None, archived=archived, archived_whole=whole
+            )
+        )
 
     def _transcript_title(self, session_id: str, session) -> str:
         if session is None:
@@ -477,6 +483,9 @@ class SessionsScreen(SessionActions):
         known = len(transcript.items)
         mark = "archived · " if message.archived else ""  # before the title, which a narrow border cuts
         transcript.border_title = Content(f"Transcript · {mark}{one_line(message.title, 60)}")  # (renamed, say)
+        if message.session_id == self.shown_session and message.archived_whole != self.shown_archived:
+            self.shown_archived = message.archived_whole
+            self.refresh_bindings()  # (a: Archive, or Unarchive on one archived here or elsewhere meanwhile)
         if live and message.items[:known] == transcript.items:
             for item in message.items[known:]:  # the session grew: append, so place, follow and unseen count hold
                 transcript.append(item)
@@ -486,7 +495,8 @@ class SessionsScreen(SessionActions):
         if live and transcript.current and not at_newest:
             keep = transcript.current.id  # a live refresh keeps the reader's place (a jump's message too)
         self.shown_session = message.session_id
-        self.refresh_bindings()  # (a, e and D act on it)
+        self.shown_archived = message.archived_whole
+        self.refresh_bindings()  # (a, e and D act on it; a reads Archive or Unarchive by it)
         empty = (
             "This session was deleted: state.db holds nothing of it any more."
             if message.gone
