@@ -11,7 +11,7 @@ from tests.hermes_support import write_from_another_process
 from tests.screens_seed import open_mode, screen_text
 from tests.test_skills_support import write_skill
 from tests.test_timeline import learn
-from tests.tui_support import footer_keys, make_app, settle, wait_for
+from tests.tui_support import footer_keys, footer_labels, make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
 from workbench.screens.approvals import ApprovalsScreen
 from workbench.screens.dialogs import ConfirmDialog
@@ -76,7 +76,8 @@ async def test_groups_collapse_and_filters_narrow_as_you_type(home, tmp_path):
 
 async def test_space_and_g_are_dimmed_where_they_cannot_act(home, tmp_path):
     """space Fold and g Message showed on every row; off a group space did nothing, and g on a row no
-    message wrote said "This row did not come from a session message."."""
+    message wrote said "This row did not come from a session message."; on a folded group space read
+    Fold, where it unfolds: now Unfold."""
     learn(home)
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
@@ -88,6 +89,14 @@ async def test_space_and_g_are_dimmed_where_they_cannot_act(home, tmp_path):
         ):
             await cursor_to(pilot, screen, text)
             assert await footer_keys(pilot, "space", "g") == {"space": space, "g": g}, text
+        await cursor_to(pilot, screen, "background review")
+        assert await footer_labels(pilot, "space") == {"space": "Fold"}
+        await pilot.press("space")
+        await wait_for(pilot, lambda: shown(screen)[1].startswith("▸ background review"), what="the group folded")
+        assert await footer_labels(pilot, "space") == {"space": "Unfold"}
+        await pilot.press("space")
+        await wait_for(pilot, lambda: shown(screen)[1].startswith("▾ background review"), what="unfolded")
+        assert await footer_labels(pilot, "space") == {"space": "Fold"}
         await cursor_to(pilot, screen, "Hand-written note")
         await pilot.press("g", "space")
         await settle(pilot)

@@ -77,7 +77,9 @@ class TimelineScreen(WorkbenchScreen):
     )
     BINDINGS = [
         Binding("slash", "focus_search", "Search", key_display="/", priority=True),
-        Binding("space", "toggle_group", "Fold", tooltip="Collapse or expand the group under the cursor"),
+        # space says what it does to the group under the cursor: one of the two is hidden (check_action)
+        Binding("space", "fold", "Fold", tooltip="Collapse the group under the cursor"),
+        Binding("space", "unfold", "Unfold", tooltip="Expand the folded group under the cursor"),
         Binding("enter", "open_source", "Open", tooltip="Open the entry, skill, proposal or message"),
         Binding("g", "open_message", "Message", tooltip="Open the session message the row came from"),
         Binding("r", "revert", "Revert", tooltip="Revert the row or whole group (asks first)"),
@@ -263,12 +265,15 @@ class TimelineScreen(WorkbenchScreen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         """``space`` is dimmed (and does nothing) off a group, ``g`` on a row with no message to open (a
         group's header, a row no session message wrote, a state.db deletion); ``r`` and ``enter`` act
-        on every row, or say why not."""
-        if action not in ("toggle_group", "open_message") or not self.is_mounted:
+        on every row, or say why not. ``space`` reads Unfold on a folded group, Fold on any other row."""
+        if action not in ("fold", "unfold", "open_message") or not self.is_mounted:
             return True
         row, group = self.table.current
-        if action == "toggle_group":
-            return True if group or (row and row.group) else None
+        if action in ("fold", "unfold"):
+            group = self._group_here()
+            if (action == "unfold") != (group in self.collapsed):
+                return False  # (the other of Fold and Unfold is what space does here)
+            return True if group else None
         if row is None or (row.subsystem == "sessions" and row.action in ("delete", "prune")):
             return None
         return True if self._source_of(row) is not None else None
@@ -276,12 +281,25 @@ class TimelineScreen(WorkbenchScreen):
     def action_focus_search(self) -> None:
         self.focus_box()
 
-    def action_toggle_group(self) -> None:
+    def _group_here(self) -> str | None:
+        """The group under the cursor: its header's, or the group of the row it is on."""
         row, group = self.table.current
-        group = group or (row.group if row else None)
+        return group or (row.group if row else None)
+
+    def action_fold(self) -> None:
+        if self._group_here() not in self.collapsed:
+            self.action_toggle_group()
+
+    def action_unfold(self) -> None:
+        if self._group_here() in self.collapsed:
+            self.action_toggle_group()
+
+    def action_toggle_group(self) -> None:
+        group = self._group_here()
         if group:
             self.collapsed.symmetric_difference_update({group})
             self.table.show(self.rows, self.titles, self.collapsed)
+            self.refresh_bindings()  # (space: Fold, or Unfold on the group folded now)
 
     @on(TimelineList.RowSelected)
     def _selected(self) -> None:
