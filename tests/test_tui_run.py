@@ -7,7 +7,7 @@ import time
 
 import pytest
 from textual.app import App
-from textual.widgets import Input, OptionList, Select, Static
+from textual.widgets import Footer, Input, OptionList, Select, Static
 
 from engine import lock_waits, open_home
 from engine.events import RunnerEvent
@@ -15,7 +15,7 @@ from engine.kept import STORED_LATER
 from engine.scenarios import run_scenario
 from tests.lock_support import holding_flock, holding_write_lock
 from tests.screens_seed import GARDEN, GARDEN_2, TOKYO, open_mode, play_scenario, screen_text, seed_sessions
-from tests.tui_support import LateFirstAnswer, make_app, settle, wait_for
+from tests.tui_support import LateFirstAnswer, footer_labels, make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.header import WorkbenchHeader
 from widgets.lineage_tree import LineageTree
@@ -304,9 +304,11 @@ async def test_a_failing_model_is_reported_not_fatal(home, tmp_path):
 class TranscriptApp(App):
     def compose(self):
         yield Transcript()
+        yield Footer()
 
 
 async def test_streaming_keeps_the_readers_place_and_counts_unseen_messages():
+    """(The footer's f read Follow while following, where it stops following: now Unfollow.)"""
     app = TranscriptApp()
     async with app.run_test(size=(40, 12)) as pilot:
         transcript = app.query_one(Transcript)
@@ -324,9 +326,13 @@ async def test_streaming_keeps_the_readers_place_and_counts_unseen_messages():
         await pilot.pause()
         assert transcript.scroll_y == 0 and transcript.cursor == 0 and transcript.unseen == 2
         assert "↓ 2 new" in str(transcript.border_subtitle)
-        await pilot.press("f", "f")  # follow off, then on again: jumps to the newest, count cleared
+        assert await footer_labels(pilot, "f") == {"f": "Unfollow"}
+        await pilot.press("f")  # follow off
+        assert not transcript.follow and await footer_labels(pilot, "f") == {"f": "Follow"}
+        await pilot.press("f")  # then on again: jumps to the newest, count cleared
         await pilot.pause()
         assert transcript.follow and transcript.is_vertical_scroll_end and transcript.unseen == 0
+        assert await footer_labels(pilot, "f") == {"f": "Unfollow"}
 
 
 async def test_a_compression_moves_the_run_to_the_child_session(home, tmp_path):

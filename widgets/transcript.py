@@ -171,8 +171,10 @@ class Transcript(ScrollView, can_focus=True):
         Binding("home,g", "cursor_to(0)", "First", show=False),
         Binding("end,G", "cursor_to(-1)", "Last", show=False),
         Binding("w", "next_write", "Next write", tooltip="Jump to the next message that wrote memory or skills"),
-        Binding("f", "toggle_follow", "Follow", tooltip="Keep the newest message in view while it streams"),
-        Binding("m", "open_entry", "Open entry", tooltip="Open the memory entry this message wrote"),
+        # f says what it will do: one of the two is hidden (check_action), as follow is on or off
+        Binding("f", "follow", "Follow", tooltip="Keep the newest message in view while it streams"),
+        Binding("f", "unfollow", "Unfollow", tooltip="Stop following: new messages are counted, the view stays"),
+        Binding("m", "open_entry", "Entry", tooltip="Open the memory entry this message wrote"),
     ]
 
     class EntryWanted(Message):
@@ -285,7 +287,10 @@ class Transcript(ScrollView, can_focus=True):
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         """``m`` is dimmed (and does nothing) on a message that wrote no memory entry, ``w`` while no
-        message of the session wrote memory or skills: each said so in a warning."""
+        message of the session wrote memory or skills: each said so in a warning. ``f`` reads Unfollow
+        while following, Follow while not."""
+        if action in ("follow", "unfollow"):
+            return (action == "unfollow") == self.follow
         if action == "open_entry":
             item = self.current
             return True if item is not None and item.entries else None
@@ -296,10 +301,14 @@ class Transcript(ScrollView, can_focus=True):
     def watch_cursor(self) -> None:
         self.refresh_bindings()  # (m: whether this message wrote an entry)
 
-    def action_toggle_follow(self) -> None:
-        self.follow = not self.follow
+    def action_follow(self) -> None:
+        self.follow = True
+
+    def action_unfollow(self) -> None:
+        self.follow = False
 
     def watch_follow(self, follow: bool) -> None:
+        self.refresh_bindings()  # (f: Follow, or Unfollow)
         if follow and self.items:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
             self.unseen = 0
