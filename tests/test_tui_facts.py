@@ -12,6 +12,7 @@ from engine.runner import AgentSession
 from tests.screens_seed import screen_text
 from tests.tui_support import footer_keys, landed_on, make_app, settle, wait_for
 from widgets.fact_list import FactList
+from workbench.app import ScreenCommands
 from workbench.messages import JumpToMessage
 from workbench.screens.memory import MemoryScreen
 from workbench.screens.memory_facts import EMPTY, FactsPane
@@ -89,7 +90,8 @@ async def test_with_no_facts_the_view_says_how_they_appear_and_p_goes_back(home,
 
 
 async def test_the_facts_view_shows_and_runs_none_of_the_columns_keys(home, tmp_path):
-    """In the facts view the footer still listed t/a/e/d/u/n, and a opened "Add to MEMORY" over the facts."""
+    """In the facts view the footer still listed t/a/e/d/u/n, and a opened "Add to MEMORY" over the facts;
+    the palette offered "Memory: Facts" there, where p goes back."""
     columns_keys = ("t", "a", "e", "d", "u", "n", "N", "f", "r")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -105,6 +107,8 @@ async def test_the_facts_view_shows_and_runs_none_of_the_columns_keys(home, tmp_
         assert app.screen.query_one(FactsPane).display and app.screen.target == target
         # the way back is in the footer (at 80 columns the view's title, which says "p", is cut)
         assert await footer_keys(pilot, "escape") == {"escape": True}
+        offered = [title for title, _, _ in ScreenCommands(app.screen)._commands() if title.startswith("Memory: ")]
+        assert offered == ["Memory: Back from facts"]
         await pilot.press("escape")
         await settle(pilot)
         assert not app.screen.query_one(FactsPane).display and await footer_keys(pilot, "escape") == {}

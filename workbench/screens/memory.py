@@ -135,6 +135,7 @@ class MemoryScreen(WorkbenchScreen):
         Binding("N", "change(-1)", "Previous change", key_display="N", group=CHANGES, id="memory.previous_change"),
         Binding("p", "facts", "Facts", show=False, id="memory.facts"),  # in help: the footer is full at 80
         Binding("escape", "facts_back", "Back from facts", id="memory.facts_back"),  # only in the facts view
+        Binding("p", "facts_back", "Back from facts", show=False, id="memory.facts_back_p"),  # (p there: back)
         Binding("r", "repair", "Repair", show=False, id="memory.repair"),
         Binding("f", "refreeze", "Refreeze", show=False, id="memory.refreeze"),
         Binding("left,h", "column('frozen')", "Frozen column", show=False, id="memory.frozen"),
@@ -435,10 +436,11 @@ class MemoryScreen(WorkbenchScreen):
         """In the facts view only ``p`` and ``esc`` (back, the footer's way out at 80 columns, where the
         view's title is cut) are the screen's: the keys of the columns (t, a, e, d, u, n, f, r…) would act
         on entries it does not show (``a`` opened "Add to MEMORY" over the facts), so they are hidden
-        there and do nothing; the fact list's own ``g`` stays. ``esc`` does nothing on the columns."""
+        there and do nothing; the fact list's own ``g`` stays. ``esc`` does nothing on the columns. ``p``
+        is Facts on the columns and Back from facts in the facts view (the palette offers that one)."""
         facts = self.is_mounted and self.query_one(FactsPane).display
         if action in ("facts", "facts_back"):
-            return action == "facts" or facts
+            return (action == "facts_back") == bool(facts)
         return not facts
 
     def action_facts_back(self) -> None:
