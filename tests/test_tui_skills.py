@@ -8,6 +8,7 @@ import threading
 import pytest
 from rich.cells import cell_len
 from textual.widgets import Input, OptionList
+from textual.widgets._footer import FooterKey
 
 from engine.demo import seed_demo_home
 from engine.skills.manage import skill_manage_tool
@@ -220,7 +221,8 @@ async def test_two_active_folders_declaring_one_name_open_each_its_own(home, tmp
 
 async def test_a_key_that_cannot_act_on_the_selected_skill_is_dimmed_and_does_nothing(home, tmp_path):
     """r Restore showed on an active skill, and pressing it said "Could not restore …: No archived skill
-    named …"; a and p showed on an archived one, which the engine refuses as well."""
+    named …"; a and p showed on an archived one, which the engine refuses as well. Now r takes a's
+    place on an archived skill (with p Unpin, a dimmed r did not leave ? Help room at 80 columns)."""
     seed_skills(home)
     home.curator.archive("docker-prune")
     app = make_app(home, tmp_path, watch_files=False)
@@ -228,18 +230,18 @@ async def test_a_key_that_cannot_act_on_the_selected_skill_is_dimmed_and_does_no
         screen = await open_skills(pilot)
         active = next(name for name in names(screen) if state_of(home, name) == "active")
         await select(pilot, screen, active)
-        assert await footer_keys(pilot, "a", "r", "p") == {"a": True, "r": False, "p": True}
+        assert await footer_keys(pilot, "a", "r", "p") == {"a": True, "p": True}
         await pilot.press("r")
         await settle(pilot)
         assert not app._notifications and state_of(home, active) == "active"
         await select(pilot, screen, "docker-prune")
-        assert await footer_keys(pilot, "a", "r", "p") == {"a": False, "r": True, "p": False}
+        assert await footer_keys(pilot, "a", "r", "p") == {"r": True, "p": False}
         await pilot.press("p", "a")
         await settle(pilot)
         assert not app._notifications and not isinstance(app.screen, ConfirmDialog)
         await pilot.press("r")
         await wait_for(pilot, lambda: screen.current.state == "active", what="the restored row")
-        assert await footer_keys(pilot, "a", "r", "p") == {"a": True, "r": False, "p": True}  # the same row, now active
+        assert await footer_keys(pilot, "a", "r", "p") == {"a": True, "p": True}  # the same row, now active
 
 
 async def test_archive_and_restore_through_the_screen(home, tmp_path):
@@ -256,16 +258,24 @@ async def test_archive_and_restore_through_the_screen(home, tmp_path):
         await wait_for(
             pilot, lambda: screen.current is not None and screen.current.state == "archived", what="archived row"
         )
+        assert await footer_labels(pilot, "a", "r", "p") == {"r": "Restore", "p": "Pin"}  # (p dimmed)
         assert state_of(home, "docker-prune") == "archived"
         await pilot.press("r")
         await wait_for(
             pilot, lambda: screen.current is not None and screen.current.state == "active", what="restored row"
         )
         assert state_of(home, "docker-prune") == "active"
-        assert await footer_labels(pilot, "p") == {"p": "Pin"}
+        assert await footer_labels(pilot, "a", "r", "p") == {"a": "Archive", "p": "Pin"}
         await pilot.press("p")
         await wait_for(pilot, lambda: screen.current.pinned, what="pinned row")
-        assert await footer_labels(pilot, "p") == {"p": "Unpin"}
+        assert await footer_labels(pilot, "a", "r", "p", "question_mark") == {
+            "a": "Archive",
+            "p": "Unpin",
+            "question_mark": "Help",
+        }
+        keys = app.screen.query(FooterKey)
+        palette = min(k.region.x for k in keys if k.has_class("-command-palette"))
+        assert [k.region.right <= palette for k in keys if k.key == "question_mark"] == [True]  # ? Help whole at 80
         await pilot.press("a")  # pinned: refused before any question, which a yes would only have refused
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmDialog) and state_of(home, "docker-prune") == "active"
@@ -588,11 +598,7 @@ async def test_an_archived_copy_sharing_an_active_skills_name_is_its_own_row(hom
             ),
             what="the refusal",
         )
-        assert await footer_keys(pilot, "a", "r", "p") == {
-            "a": False,
-            "r": True,
-            "p": False,
-        }  # pin and archive cannot act on a copy
+        assert await footer_keys(pilot, "a", "r", "p") == {"r": True, "p": False}  # pin, archive cannot act on a copy
         await pilot.press("p", "a", "y")  # nothing happens: never the live skill of its name
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmDialog)

@@ -391,18 +391,22 @@ class SkillsScreen(WorkbenchScreen):
         self.focus_box()
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        """A key that cannot act on the selected skill is shown dimmed and does nothing: ``r`` on a skill
-        that is not archived, ``a`` and ``p`` on one that is, all three with none selected (the engine
-        refuses each all the same). ``a`` on a pinned skill stays: it says how to unpin it. ``p`` reads
-        Unpin on a pinned skill and Pin on any other (the other of the two is hidden)."""
+        """The footer says what each key will do to the selected skill: ``a Archive`` on one that is not
+        archived, ``r Restore`` in its place on one that is (the other hidden, and doing nothing), ``p``
+        Unpin on a pinned skill and Pin on any other, dimmed on an archived one (the engine refuses it
+        all the same); with none selected, ``a`` and ``p`` dimmed. ``a`` on a pinned skill stays: it
+        says how to unpin it. (Hidden, not dimmed: at 80 columns the footer has no room for both.)"""
         if action not in SKILL_KEYS:
             return True
         skill = self.current if self.is_mounted else None
         if action in ("pin", "unpin") and (action == "unpin") != bool(skill and skill.pinned):
             return False
         if skill is None:
-            return None
-        return True if (skill.state == "archived") == (action == "restore") else None
+            return None if action in ("archive", "pin") else False
+        archived = skill.state == "archived"
+        if action in ("archive", "restore"):
+            return archived == (action == "restore")
+        return None if archived else True
 
     # -- curator actions -------------------------------------------------------------
     def _on_skill(self, verb: str, call: Callable[[str], Any]) -> None:
