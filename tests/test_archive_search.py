@@ -239,6 +239,32 @@ def test_a_not_with_nothing_before_it_is_left_out_and_said_never_searched_for(tm
     assert json.loads(capsys.readouterr().out)["note"] is None
 
 
+def test_a_query_past_the_cap_says_what_was_left_out(tmp_path, clock, capsys):
+    """``乌龙 `` x700 then ``zzzzqqq`` was cut at 2,048 characters without a word: the hits for the
+    first words read as hits for all of them. Now the note says so, and a word the cap splits is not
+    searched as another word."""
+    from engine.archive.query import parse
+    from workbench.cli import main
+
+    home = open_home(tmp_path / "h", clock=clock)
+    home.archive.create_session("s1")
+    home.archive.append_messages("s1", [{"role": "user", "content": "我喜欢乌龙茶 zz"}])
+    archive = home.archive
+    long = "乌龙 " * 700 + "zzzzqqq"
+    assert [h.session_id for h in archive.search(long)] == ["s1"]
+    note = archive.search_note(long)
+    assert note.startswith("Only the first 2,048 characters of a search are searched; this one has 2,107")
+    assert note.endswith(" 乌龙 乌龙 zzzzqqq'. Shorten it to search all of it.")
+    split = "x " * 1022 + "zzzzqqq"  # the cap falls inside zzzzqqq: zzzz is not searched in its place
+    assert parse(split).terms[-1] == "x" and "'zzzzqqq'" in archive.search_note(split)
+    assert archive.search_note("乌龙 " * 682 + "   ") is None  # (only spaces past the cap)
+    home.close()
+    assert main(["--home", str(tmp_path / "h"), "--json", "sessions", "search", long]) == 0
+    assert json.loads(capsys.readouterr().out)["note"] == note
+    assert main(["--home", str(tmp_path / "h"), "sessions", "search", long]) == 0
+    assert capsys.readouterr().out.startswith(f"note: {note}\n")
+
+
 def test_a_query_of_operators_alone_says_so_and_how_to_find_the_word(home):
     """``NOT`` alone answered "No messages match 'NOT'" while ``not`` found messages."""
     home.archive.create_session("s1")

@@ -67,7 +67,7 @@ def tokenize(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) 
 
 def _read(query: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], list[str]]:
     """The tokens of ``query``, and each ``NOT …`` left out for having nothing before it to exclude from."""
-    text = (query or "")[:MAX_QUERY_CHARS]
+    text = _capped(query or "")
     tokens: list[Token] = []
     # Balanced "..." pairs are phrases; an unmatched quote is just a space.
     parts = re.split(r'("[^"]*")', text)
@@ -90,6 +90,18 @@ def _read(query: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], li
         if last is not None and not tokens[last].phrase and len(tokens[last].text) >= min_prefix:
             tokens[last] = Token(tokens[last].text, prefix=True)
     return _place_operators(tokens)
+
+
+def _capped(text: str) -> str:
+    """The first ``MAX_QUERY_CHARS`` of ``text``, less a word the cap would split (``zzzzqqq`` cut
+    to ``zz`` would search for another word); text with no space to go back to is cut where it is."""
+    if len(text) <= MAX_QUERY_CHARS:
+        return text
+    kept = text[:MAX_QUERY_CHARS]
+    if not text[MAX_QUERY_CHARS].isspace():
+        whole = re.sub(r"\S+$", "", kept)
+        kept = whole if whole.strip() else kept
+    return kept
 
 
 def negated(tokens: list[Token]) -> list[bool]:
@@ -180,10 +192,28 @@ class ParsedQuery:
     cjk: bool
     left_out: tuple[str, ...] = ()  # each ``NOT …`` with nothing before it to exclude from
     operators: tuple[str, ...] = ()  # a query of operators alone (``OR``): they were all it held
+    cut: tuple[int, str] | None = None  # a query over MAX_QUERY_CHARS: its length, and what was left out
 
     @property
     def note(self) -> str | None:
         """Why part of the text was not searched, in words for the user (None when all of it was)."""
+        notes = [self._cut_note(), self._operator_note()]
+        return " ".join(filter(None, notes)) or None
+
+    def _cut_note(self) -> str | None:
+        if self.cut is None:
+            return None
+        length, rest = self.cut
+        shown = rest
+        if len(rest) > 40:  # its first and last words (the last is the one most likely missed)
+            head, tail = rest[:19].rsplit(" ", 1)[0] or rest[:18], rest[-19:].split(" ", 1)[-1] or rest[-18:]
+            shown = f"{head[:18]} … {tail[-18:]}"
+        return (
+            f"Only the first {MAX_QUERY_CHARS:,} characters of a search are searched; this one has {length:,}, "
+            f"so its end was left out: '{shown}'. Shorten it to search all of it."
+        )
+
+    def _operator_note(self) -> str | None:
         if self.operators:
             words = list(dict.fromkeys(self.operators))
             shown = _listed(words)
@@ -251,9 +281,13 @@ def parse(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) -> 
     text = storable(query)
     tokens, left_out = _read(text, prefix=prefix, min_prefix=min_prefix)
     cjk = any(contains_cjk(t.text) for t in tokens if not t.operator)
+    capped = _capped(text)
+    rest = text[len(capped) :].split()  # (spaces alone past the cap leave nothing out)
+    cut = (len(text), " ".join(rest)) if rest else None
     if tokens or left_out:
-        return ParsedQuery(tokens, cjk, tuple(left_out))
-    return ParsedQuery(tokens, cjk, operators=tuple(w for w in _SYNTAX.sub(" ", text).split() if w in OPERATORS))
+        return ParsedQuery(tokens, cjk, tuple(left_out), cut=cut)
+    operators = tuple(w for w in _SYNTAX.sub(" ", capped).split() if w in OPERATORS)
+    return ParsedQuery(tokens, cjk, operators=operators, cut=cut)
 
 
 def bigrams(text: str) -> list[str]:
