@@ -280,6 +280,24 @@ def test_a_query_of_operators_alone_says_so_and_how_to_find_the_word(home):
     assert archive.search_note('"OR"') is None and archive.search_note("") is None
 
 
+def test_near_reads_as_the_words_it_groups_as_a_dangling_operator_is_dropped(home):
+    """``NEAR(rotate`` and ``NEAR(rotate postgres)`` searched for the word NEAR as well and found nothing,
+    while ``rotate AND`` found rotate: NEAR is now read as its words, and the note says proximity is not."""
+    archive = home.archive
+    archive.create_session("en")
+    archive.append_messages("en", [{"role": "user", "content": "How do I rotate the postgres password?"}])
+    archive.create_session("zh")
+    archive.append_messages("zh", [{"role": "user", "content": "我喜欢喝乌龙茶，我住在上海"}])
+    for query in ("NEAR(rotate", "NEAR(rotate postgres)", "NEAR(rotate postgres, 5)", "rotate NEAR postgres"):
+        assert [h.session_id for h in archive.search(query)] == ["en"], query
+        assert archive.search_note(query).startswith("NEAR is not searched as such: its words were searched")
+    for query in ("NEAR(乌龙", "NEAR(乌龙 上海)", "NEAR(乌龙 上海, 3)"):
+        assert [h.session_id for h in archive.search(query)] == ["zh"], query
+    assert [h.session_id for h in archive.search("NEAR(rot", prefix=True)] == ["en"]
+    assert archive.search("NEAR(") == [] and "NEAR in capitals is an operator" in archive.search_note("NEAR(")
+    assert archive.search_note("rotate") is None and archive.search_note('"NEAR" rotate') is None
+
+
 PA_WORDS = "pack page paint pale palm pan panel pant paper park part pass past path pause pave pay".split()
 
 
@@ -498,7 +516,9 @@ def test_every_operator_sequence_is_an_expression_fts5_takes_and_reads_as_the_cl
         ("NOT AND foo", "foo"),  # a NOT with no term is dropped, not left dangling after foo
         ("x OR NOT AND foo", "x OR foo"),
         ("a AND OR b", "a AND b"),
-        ("NEAR(a b)", '"NEAR" a b'),
+        ("NEAR(a b)", "a b"),
+        ("NEAR(a b, 5) OR c", "a b OR c"),
+        ('near "NEAR"', 'near "NEAR"'),
         ("it's", '"it\'s"'),
     ],
 )

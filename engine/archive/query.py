@@ -17,6 +17,7 @@ from ..values import decoded_calls, storable
 
 MAX_QUERY_CHARS = 2048
 OPERATORS = ("AND", "OR", "NOT")
+NEAR = "NEAR"  # FTS5's proximity group, NEAR(a b, N): with no parentheses here, read as its words
 MIN_PREFIX = 3  # search-as-you-type widens the last word only from 3 characters (1-2 would match half the index)
 
 # Hermes's CJK ranges, plus the CJK compatibility ideographs and half-width katakana (ﾗｰﾒﾝ,
@@ -29,6 +30,7 @@ CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
 CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 
 _SYNTAX = re.compile(r'[+{}():"^]')
+_NEAR_DISTANCE = re.compile(r"(\bNEAR\s*\([^()]*?),\s*\d+\s*\)")  # NEAR(a b, 5): the 5 is no term
 _BAREWORD = re.compile(r"^[A-Za-z0-9_\u0080-\U0010ffff]+$")
 _WORDLIKE = re.compile(r"[^\W_]|[\u0080-\U0010ffff]", re.UNICODE)
 
@@ -51,7 +53,7 @@ class Token:
     def fts(self) -> str:
         if self.operator:
             return self.text
-        if not self.phrase and _BAREWORD.match(self.text) and self.text not in OPERATORS and self.text != "NEAR":
+        if not self.phrase and _BAREWORD.match(self.text) and self.text not in (*OPERATORS, NEAR):
             return self.text + ("*" if self.prefix else "")
         return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
 
@@ -65,10 +67,12 @@ def tokenize(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) 
     return _read(query, prefix=prefix, min_prefix=min_prefix)[0]
 
 
-def _read(query: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], list[str]]:
-    """The tokens of ``query``, and each ``NOT …`` left out for having nothing before it to exclude from."""
+def _read(query: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], list[str], bool]:
+    """The tokens of ``query``, each ``NOT …`` left out for having nothing before it to exclude from,
+    and whether a ``NEAR`` was read as the words it groups (its proximity is not searched)."""
     text = _capped(query or "")
     tokens: list[Token] = []
+    near = False
     # Balanced "..." pairs are phrases; an unmatched quote is just a space.
     parts = re.split(r'("[^"]*")', text)
     for part in parts:
@@ -77,11 +81,13 @@ def _read(query: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], li
             if _WORDLIKE.search(inner):
                 tokens.append(Token(inner, phrase=True))
             continue
-        for raw in _SYNTAX.sub(" ", part).split():
+        for raw in _SYNTAX.sub(" ", _NEAR_DISTANCE.sub(r"\1)", part)).split():
             raw = re.sub(r"\*+", "*", raw)
             is_prefix = raw.endswith("*")
             word = raw.replace("*", "")
-            if raw in OPERATORS:
+            if raw == NEAR:  # (as a dangling AND is dropped; "near" and "NEAR" in quotes are words)
+                near = True
+            elif raw in OPERATORS:
                 tokens.append(Token(raw, operator=True))
             elif _WORDLIKE.search(word):
                 tokens.append(Token(word, prefix=is_prefix))
@@ -89,7 +95,7 @@ def _read(query: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], li
         last = next((i for i in range(len(tokens) - 1, -1, -1) if not tokens[i].operator), None)
         if last is not None and not tokens[last].phrase and len(tokens[last].text) >= min_prefix:
             tokens[last] = Token(tokens[last].text, prefix=True)
-    return _place_operators(tokens)
+    return (*_place_operators(tokens), near)
 
 
 def _capped(text: str) -> str:
@@ -193,11 +199,17 @@ class ParsedQuery:
     left_out: tuple[str, ...] = ()  # each ``NOT …`` with nothing before it to exclude from
     operators: tuple[str, ...] = ()  # a query of operators alone (``OR``): they were all it held
     cut: tuple[int, str] | None = None  # a query over MAX_QUERY_CHARS: its length, and what was left out
+    near: bool = False  # a NEAR was read as the words it groups
 
     @property
     def note(self) -> str | None:
         """Why part of the text was not searched, in words for the user (None when all of it was)."""
-        notes = [self._cut_note(), self._operator_note()]
+        near = (
+            "NEAR is not searched as such: its words were searched anywhere in a message, not only near each other."
+            if self.near and self.tokens
+            else None
+        )
+        notes = [self._cut_note(), self._operator_note(), near]
         return " ".join(filter(None, notes)) or None
 
     def _cut_note(self) -> str | None:
@@ -218,8 +230,9 @@ class ParsedQuery:
             words = list(dict.fromkeys(self.operators))
             shown = _listed(words)
             what = "is an operator" if len(words) == 1 else "are operators"
+            how = "AND, OR and NOT join words" + (", NEAR groups them" if NEAR in words else "")
             return (
-                f"Nothing was searched: {shown} in capitals {what} (AND, OR and NOT join words). To find "
+                f"Nothing was searched: {shown} in capitals {what} ({how}). To find "
                 f"a word itself, type it in lower case or in quotes ('{words[0].lower()}', '\"{words[0]}\"')."
             )
         if not self.left_out:
@@ -279,15 +292,15 @@ class ParsedQuery:
 def parse(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) -> ParsedQuery:
     """Tokens of ``query``; a lone surrogate (which SQLite cannot take) becomes U+FFFD and matches nothing."""
     text = storable(query)
-    tokens, left_out = _read(text, prefix=prefix, min_prefix=min_prefix)
+    tokens, left_out, near = _read(text, prefix=prefix, min_prefix=min_prefix)
     cjk = any(contains_cjk(t.text) for t in tokens if not t.operator)
     capped = _capped(text)
     rest = text[len(capped) :].split()  # (spaces alone past the cap leave nothing out)
     cut = (len(text), " ".join(rest)) if rest else None
     if tokens or left_out:
-        return ParsedQuery(tokens, cjk, tuple(left_out), cut=cut)
-    operators = tuple(w for w in _SYNTAX.sub(" ", capped).split() if w in OPERATORS)
-    return ParsedQuery(tokens, cjk, operators=operators, cut=cut)
+        return ParsedQuery(tokens, cjk, tuple(left_out), cut=cut, near=near)
+    operators = tuple(w for w in _SYNTAX.sub(" ", capped).split() if w in (*OPERATORS, NEAR))
+    return ParsedQuery(tokens, cjk, operators=operators, cut=cut, near=near)
 
 
 def bigrams(text: str) -> list[str]:
