@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from engine import open_home
+from engine.errors import SessionLive
 
 
 def wb(home_dir, *args):
@@ -446,3 +447,32 @@ def test_an_export_is_never_written_over_the_homes_own_files(home_dir, tmp_path,
     with sqlite3.connect(home_dir / "state.db") as conn:
         assert conn.execute("SELECT count(*) FROM sessions WHERE id = 'child_1'").fetchone() == (1,)
     assert not (home_dir / "chat.json").exists()
+
+
+def test_a_session_that_has_not_ended_is_deleted_only_with_force(home_dir, capsys):
+    """`sessions delete s-open --yes` deleted a session Hermes had not ended, and Hermes's next message
+    brought back a session of that one message. Now it is refused, nothing changed, unless --force."""
+    from workbench.cli import main
+
+    def delete(*flags: str) -> tuple[int, dict]:
+        code = main(["--home", str(home_dir), "--json", "sessions", "delete", "child_1", *flags])
+        return code, json.loads(capsys.readouterr().out)
+
+    state = (home_dir / "state.db").read_bytes()
+    code, doc = delete("--yes")
+    assert code == 1 and doc["success"] is False
+    assert doc["error"].startswith("Session child_1 has not ended (it is live): a running Hermes may still be writing")
+    assert doc["error"].endswith("Nothing was deleted: end it in Hermes first, or add --force to delete it anyway.")
+    code, doc = delete()  # without --yes, both are said at once
+    assert code == 1 and "add --yes to confirm. Session child_1 has not ended" in doc["error"]
+    assert doc["error"].endswith("To delete it anyway, add --yes --force.")
+    assert (home_dir / "state.db").read_bytes() == state
+    home = open_home(home_dir)
+    assert "delete" not in {row.action for row in home.journal.query(subsystem="sessions")}
+    assert home.archive.get_session("child_1").message_count == 1
+    with pytest.raises(SessionLive, match="has not ended"):  # the engine's own rule, whoever calls it
+        home.archive.delete_session("child_1")
+    home.close()
+    assert delete("--yes", "--force") == (0, {"success": True, "deleted": "child_1"})
+    code = main(["--home", str(home_dir), "--json", "sessions", "delete", "root_1", "--yes"])  # ended: as before
+    assert code == 0 and json.loads(capsys.readouterr().out)["deleted"] == "root_1"

@@ -60,7 +60,7 @@ def test_outside_archive_and_delete_are_journaled_once_and_ours_never(home):
     assert describe_group(deletes) == "outside the workbench (2 rows): 2 sessions deleted"
     assert [r.actor for r in timeline.page(subsystem="sessions", target="s2")] == ["user"]
     assert timeline.revert(str(rows[2].id))["success"]  # unarchived by us: not outside
-    archive.delete_session("s2")
+    archive.delete_session("s2", live=True)
     assert outside.catch_up(home) == []
     assert not archive.get_session("s1").archived and not archive.get_session("s1b").archived
 
@@ -129,7 +129,7 @@ def test_the_first_message_of_a_session_gone_is_not_kept(home):
         archive.create_session(sid, source="cli")
         archive.append_message(sid, "user", f"first words of {sid}")
     outside.catch_up(home)
-    archive.delete_session("mine")
+    archive.delete_session("mine", live=True)
     _elsewhere(home, "DELETE FROM messages WHERE session_id = 'quiet'", "DELETE FROM sessions WHERE id = 'quiet'")
     outside.catch_up(home)
     assert [r.summary for r in Timeline(home).page(subsystem="sessions", actor="external")] == [

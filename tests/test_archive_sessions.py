@@ -294,10 +294,10 @@ def test_delete_removes_delegates_and_orphans_other_children(home):
     archive.create_session("grand_delegate", source="subagent", parent_session_id="delegate")
     archive.create_session("branch", parent_session_id="parent", model_config={"_branched_from": "parent"})
     archive.append_message("delegate", "user", "delegated work")
-    assert archive.delete_session("parent") is True
+    assert archive.delete_session("parent", live=True) is True
     assert {s.id for s in archive.list_sessions()} == {"branch"}
     assert archive.get_session("branch").parent_session_id is None
-    assert archive.delete_session("parent") is False
+    assert archive.delete_session("parent", live=True) is False
     [entry] = [e for e in home.journal.query(subsystem="sessions") if e.action == "delete"]
     assert set(entry.detail["deleted"]) == {"parent", "delegate", "grand_delegate"}
 
@@ -352,7 +352,7 @@ def test_a_page_of_roots_goes_on_after_the_last_listed_however_many_came_or_went
     archive.set_archived("r4")
     archive.create_session("new")
     assert [s.id for s in archive.root_sessions(limit=3, after=key)] == ["r2", "r1", "r0"]
-    archive.delete_session("r3")  # the last listed, gone: its tie (r2) is listed again, nothing skipped
+    archive.delete_session("r3", live=True)  # the last listed, gone: its tie (r2) is listed again, nothing skipped
     assert [s.id for s in archive.root_sessions(limit=3, after=key)] == ["r2", "r1", "r0"]
     r1 = archive.get_session("r1")
     assert archive.root_ids(after=(first[0].started_at, "r5"), down_to=(r1.started_at, "r1")) == ["r2", "r1"]

@@ -59,7 +59,7 @@ def test_a_session_left_that_was_ended_or_deleted_meanwhile_stays_so(home, clock
     assert (after.end_reason, after.ended_at) == ("cron_complete", before.ended_at)
     conversation.run_turn("another")
     deleted = conversation.id
-    assert home.archive.delete_session(deleted, actor="user")
+    assert home.archive.delete_session(deleted, actor="user", live=True)
     assert conversation.switch_session(ended) == ended
     assert home.archive.get_session(deleted) is None
 
@@ -92,7 +92,7 @@ def test_a_session_deleted_while_talking_in_it_gives_way_to_a_new_one(home):
     talking = Conversation(home, make_model(home, "offline"))
     talking.run_turn("remember that I like green tea")
     deleted = talking.id
-    assert home.archive.delete_session(deleted, actor="user")
+    assert home.archive.delete_session(deleted, actor="user", live=True)
     result = talking.run_turn("what do I like?")
     assert result.status == "done" and result.session_id != deleted
     assert home.archive.get_session(deleted) is None  # what it held is not stored again
@@ -103,7 +103,7 @@ def test_a_session_deleted_while_talking_in_it_gives_way_to_a_new_one(home):
         other = Conversation(home, make_model(home, "offline"))
         other.run_turn("a note")
         gone = other.id
-        home.archive.delete_session(gone, actor="user")
+        home.archive.delete_session(gone, actor="user", live=True)
         leave(other)  # (it raised "No session with id")
         assert home.archive.get_session(gone) is None
 
@@ -116,7 +116,7 @@ def test_switching_to_a_session_deleted_since_it_was_chosen_starts_a_new_one(hom
     left.run_turn("hello")
     home.archive.create_session("u17", source="cli")
     home.archive.create_session("u170", source="cli", title="u17")  # its id starts so, and its title is that
-    home.archive.delete_session("u17")
+    home.archive.delete_session("u17", live=True)
     first, said = left.id, []
     home.bus.subscribe(lambda e: said.append(e.data.get("message")), RunnerEvent)
     new = left.switch_session("u17")

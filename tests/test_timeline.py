@@ -430,7 +430,7 @@ def test_archiving_deleting_and_pruning_sessions_are_on_the_timeline_and_archivi
     archive.end_session("s1", "compression")
     archive.set_title("s2", "Renamed")
     archive.set_archived("s1")
-    archive.delete_session("s2")
+    archive.delete_session("s2", live=True)
     archive.end_session("s3", "user_exit")
     clock.set(clock.now() + 40 * 86400)
     archive.prune(30, "telegram")
@@ -651,7 +651,7 @@ def test_session_rows_name_the_session_by_its_title_or_first_message(home):
     archive.create_session("bare", source="cli")
     for sid in ("u1", "t1", "bare"):
         archive.set_archived(sid)
-    archive.delete_session("u1")
+    archive.delete_session("u1", live=True)
     summaries = [row.summary for row in Timeline(home).page(subsystem="sessions")]
     assert summaries == [
         "deleted session “How long do I steep oolong?␛[2J”, 1 message",
@@ -900,7 +900,7 @@ def _shown_everywhere(home):
         archive.create_session(sid, source="cli", title=title)
         archive.append_messages(sid, [{"role": "user", "content": "hello"}])
     archive.set_archived("s-kept", True)
-    archive.delete_session("s-gone")
+    archive.delete_session("s-gone", live=True)
     for kind in ({"subsystem": "sessions", "target": "s-kept"}, {"subsystem": "skills", "target": "kettle"}):
         assert Timeline(home).revert(Timeline(home).page(**kind, limit=1)[0].id)["reverted"]  # (a revert row of each)
 

@@ -732,7 +732,7 @@ async def test_resuming_a_compressed_segment_shows_its_newest_one_and_a_deletion
         assert any(f"Session {GARDEN} was continued after compression" in str(n.message) for n in app._notifications)
         await wait_for(pilot, lambda: screen.query_one(Transcript).items, what="its transcript")
         assert screen.query_one(Transcript).items[0].content == "What should I plant next to tomatoes?"
-        assert home.archive.delete_session(GARDEN_2)  # as the Sessions screen's D does
+        assert home.archive.delete_session(GARDEN_2, live=True)  # as the Sessions screen's D does
         await wait_for(pilot, lambda: header.session is None, what="the header cleared")
         assert f"Session {GARDEN_2} (deleted: your next message starts a new session)" in screen_text(app)
         await send_turn(pilot, screen, "hello after the deletion")  # as it says (it failed: no agent yet)
@@ -911,7 +911,7 @@ async def test_resuming_a_session_deleted_after_it_was_picked_says_so_as_the_res
         await send_turn(pilot, screen, "hello")
         first = screen.session_id
         await resume_by(pilot, TOKYO)
-        assert home.archive.delete_session(TOKYO)
+        assert home.archive.delete_session(TOKYO, live=True)
         await pilot.press("enter")
         said = f"Session {TOKYO} was deleted; your next message starts a new session."
         await wait_for(pilot, lambda: any(n.message == said for n in app._notifications), what="the notice")

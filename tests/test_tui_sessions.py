@@ -580,11 +580,11 @@ async def test_sessions_deleted_or_archived_leave_the_tree_live(home, tmp_path):
         tree = screen.query_one(LineageTree)
         await wait_for(pilot, lambda: all(tree.node_for(i) is not None for i in ids), what="the roots")
         before = tree.root_count
-        assert home.archive.delete_session(ids[0])  # this process: its event names the session
+        assert home.archive.delete_session(ids[0], live=True)  # this process: its event names the session
         await wait_for(pilot, lambda: tree.node_for(ids[0]) is None, what="the deleted row to go")
         other = open_home(home.root)  # another process (a Hermes, say): its changes reach us as a file change
         other.archive.set_archived(ids[1])
-        other.archive.delete_session(ids[2])
+        other.archive.delete_session(ids[2], live=True)
         other.close()
         await wait_for(
             pilot, lambda: tree.node_for(ids[1]) is None and tree.node_for(ids[2]) is None, timeout=10, what="rows"
@@ -1294,17 +1294,30 @@ async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessio
         await pilot.press("D")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the delete question")
         assert app.screen.question == "Delete session 20261130_150200_00000c (Kettle plans) and its 1 message?"
+        live = f"Session {ids[2]} has not ended (it is live): a running Hermes may still be writing to it"
+        assert app.screen.detail.startswith(live) and "Yes deletes it anyway." in app.screen.detail
         await pilot.press("n")
         await settle(pilot)
         assert home.archive.get_session(ids[2]) is not None  # no: nothing happens
+        home.archive.end_session(ids[2], "user_exit")
         await pilot.press("D")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="asked again")
+        assert "has not ended" not in app.screen.detail  # ended: asked as before
+        home.archive.reopen_session(ids[2])  # Hermes resumes it while the question is open: refused, said
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "Nothing was deleted:" in screen_text(app), what="the refusal")
+        assert f"Session {ids[2]} has not ended (it is live)" in screen_text(app)
+        assert home.archive.get_session(ids[2]).message_count == 1
+        await pilot.press("D")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="asked again")
+        assert app.screen.detail.startswith(live)
         await pilot.press("y")
         await wait_for(pilot, lambda: tree.node_for(ids[2]) is None, what="the deleted row to go")
         assert home.archive.get_session(ids[2]) is None
         screen.load_transcript(ids[2], None)  # shown again (a jump to it, say): it says it was deleted
         await wait_for(pilot, lambda: "This session was deleted: state.db holds nothing" in screen_text(app), what="it")
-    actions = [(r.action, r.actor) for r in home.journal.query(subsystem="sessions", limit=4)]
+    rows = home.journal.query(subsystem="sessions", limit=6)  # (less the end and reopen made above)
+    actions = [(r.action, r.actor) for r in rows if r.actor == "user"]
     assert actions == [("delete", "user"), ("title", "user"), ("unarchive", "user"), ("archive", "user")]
 
 
@@ -1443,7 +1456,7 @@ async def test_a_rename_that_fails_for_the_session_says_why_and_does_not_ask_aga
         await pilot.press("e")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "LineDialog", what="the rename dialog")
         other = open_home(home.root)  # deleted by another process while the box is open
-        other.archive.delete_session("solo")
+        other.archive.delete_session("solo", live=True)
         other.close()
         await pilot.press("x", "enter")
         await wait_for(pilot, lambda: "solo" in str(screen.query_one("#status").render()), what="why")
@@ -1469,7 +1482,7 @@ async def test_a_chain_whose_middle_segment_another_process_deletes_keeps_both_h
         await wait_for(pilot, lambda: tree.node_for("s_f1") is not None, what="the chain")
         assert tree.node_for("s_f1").data.ids == ("s_f1", "s_f2", "s_f3") and tree.root_count == 1
         other = open_home(home.root)  # another process, as Hermes's delete_session
-        other.archive.delete_session("s_f2")
+        other.archive.delete_session("s_f2", live=True)
         other.close()
         await wait_for(
             pilot,

@@ -365,7 +365,7 @@ async def test_a_deleted_session_row_says_there_is_nothing_to_open_and_an_archiv
     for sid in ("s1", "s2"):
         home.archive.create_session(sid, title=f"Talk {sid}")
         home.archive.append_messages(sid, [{"role": "user", "content": f"hello from {sid}"}])
-    home.archive.delete_session("s2")
+    home.archive.delete_session("s2", live=True)
     home.archive.set_archived("s1")
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
@@ -383,7 +383,7 @@ async def test_the_status_line_never_hides_the_row_it_speaks_of(home, tmp_path):
     the row itself off the bottom of the list."""
     for n in range(30):
         home.archive.create_session(f"s{n:02}", title=f"Talk {n}")
-        home.archive.delete_session(f"s{n:02}")
+        home.archive.delete_session(f"s{n:02}", live=True)
     async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
         table = screen.query_one(TimelineList)

@@ -8,7 +8,7 @@ import secrets
 import time
 from typing import Any
 
-from ..errors import TitleChanged, UnusableTitle, WorkbenchError
+from ..errors import SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from ..events import SessionChanged
 from ..textsafety import one_line, without_escape_sequences
 from . import outside
@@ -499,13 +499,32 @@ class SessionsMixin(LineageMixin):
         )
         return len(chain)
 
+    def live_delete_warning(self, session_id: str) -> str | None:
+        """Why deleting ``session_id`` may not last, in words for the user: it, or a delegate session
+        the delete takes with it, has not ended (None when all have, or it is gone)."""
+        doomed = [session_id, *self._delegate_descendants(session_id)]
+        return _live_warning(session_id, self._live_among(doomed))
+
+    def _live_among(self, ids: list[str]) -> list[str]:
+        live: list[str] = []
+        for chunk, marks in in_chunks(ids):
+            sql = f"SELECT id FROM sessions WHERE id IN ({marks}) AND ended_at IS NULL"
+            live.extend(row[0] for row in self.conn().execute(sql, chunk))
+        return sorted(live, key=ids.index)
+
     @changes_archive
-    def delete_session(self, session_id: str, *, actor: str = "user") -> bool:
-        """Delete a session and its messages; delegate children go too, other children are orphaned."""
+    def delete_session(self, session_id: str, *, actor: str = "user", live: bool = False) -> bool:
+        """Delete a session and its messages; delegate children go too, other children are orphaned.
+
+        A session that has not ended (or a delegate of it) is refused (``SessionLive``, nothing
+        changed) unless ``live``: a Hermes still running it would write to it again, and its next
+        message would bring back a session of that one message."""
         session = self.get_session(session_id)
         if session is None:
             return False
         doomed = [session_id, *self._delegate_descendants(session_id)]
+        if not live and (warning := _live_warning(session_id, self._live_among(doomed))):
+            raise SessionLive(warning, session_id=session_id)
         with self.journaled(
             "delete",
             session_id,
@@ -514,6 +533,8 @@ class SessionsMixin(LineageMixin):
             detail={"deleted": doomed, "message_count": session.message_count, **self.named(session_id, session.title)},
         ) as entry:
             with self._write():
+                if not live and (warning := _live_warning(session_id, self._live_among(doomed))):
+                    raise SessionLive(warning, session_id=session_id)  # (reopened since it was read)
                 self._delete_rows(doomed)
         outside.note_deleted(self.home, doomed)
         self._publish(
@@ -597,3 +618,17 @@ class SessionsMixin(LineageMixin):
         outside.note_deleted(self.home, ids)
         self._publish(SessionChanged(action="pruned", actor=actor, journal_id=entry.id))
         return len(ids)
+
+
+def _live_warning(session_id: str, live: list[str]) -> str | None:
+    """The one wording, for both skins, of deleting a session that has not ended."""
+    if not live:
+        return None
+    if session_id in live:
+        what = f"Session {session_id} has not ended (it is live)"
+    else:
+        what = f"Session {session_id} started delegate session {live[0]}, which has not ended (it is live)"
+    return (
+        f"{what}: a running Hermes may still be writing to it, and its next message would create it again, "
+        "holding only that message."
+    )

@@ -15,7 +15,7 @@ from rich.cells import cell_len
 from engine.archive import Session
 from engine.archive.sessions import titled
 from engine.clock import shown_time
-from engine.errors import WorkbenchError
+from engine.errors import SessionLive, WorkbenchError
 from engine.fileio import atomic_write_text
 from engine.home import Home
 from engine.runner.claims import unbacked_claims
@@ -92,6 +92,9 @@ def register(subparsers, common) -> None:
     delete = sub.add_parser("delete", parents=[common], help="delete a session and its messages")
     delete.add_argument("session", metavar="ID", help=SESSION_HELP)
     delete.add_argument("--yes", action="store_true", help="confirm the deletion")
+    delete.add_argument(
+        "--force", action="store_true", help="delete it even though it has not ended (Hermes may write to it again)"
+    )
     delete.set_defaults(handler=delete_session, read_only=False, creates_home=False)
 
     prune = sub.add_parser("prune", parents=[common], help="delete ended sessions older than N days")
@@ -293,11 +296,18 @@ def archive_session(home: Home, args) -> Output:
 
 def delete_session(home: Home, args) -> Output:
     session = resolve(home, args.session)
+    live = None if args.force else home.archive.live_delete_warning(session.id)
     if not args.yes:
+        also = f" {live} To delete it anyway, add --yes --force." if live else ""
         raise WorkbenchError(
-            f"Deleting {session.id} ({session.message_count} messages) cannot be undone; add --yes to confirm."
+            f"Deleting {session.id} ({session.message_count} messages) cannot be undone; add --yes to confirm.{also}"
         )
-    home.archive.delete_session(session.id, actor="user")
+    if live:
+        raise WorkbenchError(f"{live} Nothing was deleted: end it in Hermes first, or add --force to delete it anyway.")
+    try:
+        home.archive.delete_session(session.id, actor="user", live=args.force)
+    except SessionLive as exc:  # (reopened since it was read)
+        raise WorkbenchError(f"{exc.message} Nothing was deleted: add --force to delete it anyway.") from exc
     return Output({"success": True, "deleted": session.id}, f"deleted {session.id}")
 
 

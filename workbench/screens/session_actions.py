@@ -16,7 +16,7 @@ from textual.message import Message
 
 from engine.archive.models import Session
 from engine.archive.sessions import MAX_TITLE_LENGTH, sanitize_title, titled
-from engine.errors import TitleChanged, UnusableTitle, WorkbenchError
+from engine.errors import SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from widgets.literal import one_line
 
 from .base import WorkbenchScreen
@@ -43,6 +43,7 @@ class SessionLooked(Message):
     segments: tuple[str, ...]  # its compression chain, first to latest
     chain_title: str | None  # the title the tree's row shows for that chain
     chain_label: str | None = None  # what the row shows: that title, else the chain's first message in quotes
+    live: str | None = None  # deleting: why it may not last (it has not ended), said in the question
 
 
 @dataclass
@@ -105,12 +106,13 @@ class SessionActions(WorkbenchScreen):
             # archiving names the conversation it takes, as its Timeline row does (a delegate's: its parent's)
             chain = archive.chain_of(archive.conversation_family(session_id)[0] if archiving else session_id)
             previews = archive.previews([session_id, chain.head.id])
+            live = archive.live_delete_warning(session_id) if action == "delete" else None
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
         name = _named(session.id, titled(session.title, previews.get(session_id)))
         chain_label = titled(chain.title, previews.get(chain.head.id))
-        self.post_result(SessionLooked(action, session, name, chain.ids, chain.title, chain_label))
+        self.post_result(SessionLooked(action, session, name, chain.ids, chain.title, chain_label, live))
 
     @on(SessionLooked)
     def _looked(self, message: SessionLooked) -> None:
@@ -127,13 +129,16 @@ class SessionActions(WorkbenchScreen):
             count = f"{session.message_count} message{'s' * (session.message_count != 1)}"
             segment = _segment(message)
             part = f" It is {segment}: only this one goes (a archives the whole conversation)." if segment else ""
+            ended = ""
             if self.workbench.running_session == session.id:
                 part += " It is the session Run talks in: your next message there starts a new session."
+            elif message.live:  # (said first: it is why this delete may not last)
+                ended = f"{message.live} Yes deletes it anyway.\n\n"
             self.confirm(
                 f"Delete {name} and its {count}?",
-                "Its messages go from state.db, with the delegate sessions it started; its other "
+                f"{ended}Its messages go from state.db, with the delegate sessions it started; its other "
                 f"children become roots.{part} This cannot be undone: the Timeline keeps only a row saying so.",
-                lambda: self._change(message, None),
+                lambda: self._change(message, message.live is not None),
             )
 
     def _ask_title(self, message: SessionLooked, draft: str, refused: str | None = None) -> None:
@@ -184,8 +189,12 @@ class SessionActions(WorkbenchScreen):
                 if taken:  # (as Hermes does: one title per conversation)
                     said += f" Taken from {taken}, an earlier segment of this conversation, now untitled."
             else:
-                gone = archive.delete_session(session_id, actor="user")
+                # (live only as the question said: one reopened since is refused, and that said)
+                gone = archive.delete_session(session_id, actor="user", live=bool(value))
                 said = f"Deleted {name}." if gone else f"{name} was deleted already."
+        except SessionLive as exc:  # (reopened since the question was asked without saying so)
+            self.report(f"{exc.message} Nothing was deleted: D asks again.", error=True)
+            return
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
