@@ -29,13 +29,14 @@ from typing import TYPE_CHECKING, Any
 from . import lock_waits
 from .approvals.labels import detail_summary
 from .approvals.outside import cited_rows, citing_approvals
+from .approvals.preview import line_diff
 from .approvals.records import proposed
 from .approvals.sources import staged_at, staged_in_sessions
 from .archive.query import like_escape
 from .errors import WorkbenchError
 from .journal import ACTORS, LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import HERMES_SLACK_S, AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
-from .skills.outside import RECORD_ONLY, STATE_CHANGES
+from .skills.outside import EDITED, RECORD_ONLY, REMOVED, STATE_CHANGES
 from .textsafety import apart, inline, one_line, visible
 from .values import iso_time, row_id, text_value
 
@@ -1219,6 +1220,37 @@ class Timeline:
                 "ledger_id": ledger_id,
             }
         return {**item, "refused": f"{row.subsystem} {row.action} rows cannot be reverted"}
+
+    # -- a SKILL.md changed outside -----------------------------------------------------
+    def outside_texts(self, entry: JournalEntry) -> tuple[str, str | None] | None:
+        """What an outside edit or removal of a SKILL.md changed: (its text before, its text after; None for a
+        removal), from the texts the looks kept; None for any other row, or when the text before is not
+        known (a look before a version that kept texts, a first look) or is not UTF-8."""
+        detail = entry.detail
+        if (entry.subsystem, entry.action) != ("skills", "external") or detail.get("file"):
+            return None
+        change, was, sha = detail.get("change"), detail.get("was"), detail.get("sha")
+        if (
+            change not in (EDITED, REMOVED)
+            or not isinstance(was, str)
+            or (change == EDITED and not isinstance(sha, str))
+        ):
+            return None
+        texts = self.home.skills.outside.texts([was, sha] if change == EDITED else [was])
+        try:
+            before = texts[was].decode("utf-8")
+            after = texts[sha].decode("utf-8") if change == EDITED else None
+        except (KeyError, UnicodeDecodeError):
+            return None
+        return before, after
+
+    def skill_diff(self, row: Row) -> list[tuple[str, str]] | None:
+        """The line diff of an outside SKILL.md edit (before → after), or of a removal (every line removed);
+        None for any other row, or when what it changed is not known (``outside_texts``)."""
+        if not _outside_skill(row) or row.file or row.change not in (EDITED, REMOVED):
+            return None
+        texts = self.outside_texts(self._entry(row))
+        return None if texts is None else line_diff(texts[0], texts[1] or "")
 
     def _pin_plan(self, entry: JournalEntry) -> dict[str, Any]:
         """Reverting a pin or unpin: setting the pin the row found (its ``before``), never a toggle; nothing

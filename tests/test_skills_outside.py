@@ -63,8 +63,36 @@ def test_edits_made_by_hand_are_journaled_one_row_per_skill(home):
     rows = Timeline(home).page(subsystem="skills")
     assert "skill 'standup' created outside the workbench (notes/standup/SKILL.md)" in [r.summary for r in rows]
     assert summarize(home.journal.get(ids[0])) == "skill 'brew' edited outside the workbench (brew/SKILL.md)"
-    refused = Timeline(home).preview(ids[0])["refused"]
+    timeline = Timeline(home)
+    refused = timeline.preview(ids[0])["refused"]
     assert [r["id"] for r in refused] == [ids[0]] and "outside the workbench" in refused[0]["error"]
+
+    # the edit by hand shows what it changed
+    edit, removal = ({r.id: r for r in rows}[i] for i in (ids[0], ids[2]))
+    assert timeline.skill_diff(edit) == [
+        *((" ", line) for line in BREW.splitlines()[:-1]),
+        ("-", "Steep for 3 minutes."),
+        ("+", "Steep for in vim."),
+    ]
+    # the removal: its text shown removed
+    assert timeline.skill_diff(removal) == [("-", line) for line in TIDY.splitlines()]
+
+
+def test_an_edit_whose_text_before_no_look_kept_shows_no_diff(home):
+    """A look kept by an earlier version kept hashes alone: what an edit found after it changed is not known,
+    and the next look keeps the texts it lacks, once, for the next change."""
+    _create_brew(home)
+    assert home.skills.manage({"action": "create", "name": "tidy-imports", "content": TIDY})["success"]
+    home.skills.outside.record()
+    home.journal.connection().execute("DROP TABLE skills_looked_texts")  # (as an earlier version's workbench.db)
+    home.skills.outside = type(home.skills.outside)(home)  # (another process: its first look)
+    (home.skills_dir / "brew" / "SKILL.md").write_text(BREW.replace("3 minutes", "in vim"), encoding="utf-8")
+    [edit] = home.skills.outside.record()
+    timeline = Timeline(home)
+    assert timeline.skill_diff(timeline.rows_of(edit)[0]) is None
+    shutil.rmtree(home.skills_dir / "tidy-imports")  # its text was kept by the look that found the edit
+    [removal] = home.skills.outside.record()
+    assert timeline.skill_diff(timeline.rows_of(removal)[0]) == [("-", line) for line in TIDY.splitlines()]
 
 
 def test_another_workbench_process_is_not_outside(home):
@@ -87,6 +115,44 @@ def test_a_skill_hermes_creates_or_patches_is_journaled_as_external(home, hermes
         ("external", "brew", "edited", "brew/SKILL.md"),
         ("external", "tidy-imports", "created", "tidy-imports/SKILL.md"),
     ]
+
+
+HERMES_PATCHES_AND_DELETES = """
+import json
+from tools.skill_manager_tool import skill_manage
+print(json.dumps([json.loads(skill_manage(**c)) for c in [
+    dict(action="patch", name="brew", old_string="3 minutes", new_string="5 minutes"),
+    dict(action="delete", name="tidy-imports"),
+    dict(action="delete", name="standup"),
+]]))
+"""
+
+
+@pytest.mark.slow  # Hermes's own skill tool, and the CLI, in their own processes
+def test_a_patch_or_delete_hermes_made_shows_its_diff(home, hermes):
+    _create_brew(home)
+    assert home.skills.manage({"action": "create", "name": "tidy-imports", "content": TIDY})["success"]
+    standup = "---\nname: standup\ndescription: Daily notes\n---\n\nThree lines.\n"
+    assert home.skills.manage({"action": "create", "name": "standup", "content": standup})["success"]
+    files = {"action": "write_file", "name": "standup", "file_path": "references/team.md", "file_content": "Ann\n"}
+    assert home.skills.manage(files)["success"]
+    results = hermes.json(home.root, HERMES_PATCHES_AND_DELETES)
+    assert [r["success"] for r in results] == [True, True, True], json.dumps(results)
+    ids = home.skills.outside.record()
+    assert [c for *_, c, _ in _outside_rows(home)] == ["edited", "removed", "removed"]
+    assert home.journal.get(ids[1]).detail["files"] == ["references/team.md"]  # what a removal took with it
+    home.close()
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(workbench_cmd(*args, "--home", str(home.root)), capture_output=True, text=True)
+
+    shown = cli("timeline", "show", str(ids[0]))
+    assert shown.returncode == 0 and shown.stdout.splitlines()[-3:] == [
+        "  Boil water.",
+        "- Steep for 3 minutes.",
+        "+ Steep for 5 minutes.",
+    ]
+    assert cli("timeline", "show", str(ids[2])).stdout.splitlines()[-2:] == ["- ", "- Run ruff --fix."]
 
 
 HERMES_ARCHIVES = """

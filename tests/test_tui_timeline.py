@@ -572,3 +572,17 @@ async def test_a_filtered_view_fits_its_summaries_to_the_columns_it_shows(home, 
         await wait_for(pilot, lambda: "external" not in screen_text(pilot.app), what="the filtered view")
         line = next(line for line in screen_text(pilot.app).splitlines() if "Hand-added" in line)
         assert line.rstrip(" │").endswith("…") and len(line) <= 80
+
+
+async def test_an_outside_skill_edit_shows_its_diff(home, tmp_path):
+    write_skill(home, "beta-logs")
+    home.skills.outside.record()
+    skill_md = home.skills_dir / "beta-logs" / "SKILL.md"
+    before = skill_md.read_text(encoding="utf-8")
+    write_from_another_process(skill_md, before + "Then tail [bold]the log[/bold].\n")
+    home.skills.outside.record()
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "skill 'beta-logs' edited outside the workbench")
+        diff = screen.query_one("#timeline-diff")
+        await wait_for(pilot, lambda: "+ Then tail [bold]the log[/bold]." in str(diff.render()), what="the diff")

@@ -36,6 +36,12 @@ library of 50 skills as of 1,000, and leave the rest to the next full look. Such
 where there is one (never before that last look, nor after now) and notes when it was
 seen (``seen_at``) and that it came after the last look (``not_before``). Only the very
 first look in a home takes the baseline alone (before it, no one knows what changed).
+
+A look also keeps the text of each active SKILL.md it hashes, one copy per distinct text
+(``skills_looked_texts``), and an outside edit's or removal's row names the hash the file had
+(``was``; a removal, the support files last seen with it, ``files``), so the Timeline can show
+what it changed and put its text back (``Timeline.outside_texts``). A look kept by an earlier
+version kept hashes alone: the next look reads each file whose text it lacks, once.
 """
 
 from __future__ import annotations
@@ -97,6 +103,14 @@ CREATE TABLE IF NOT EXISTS skills_look_files (
 _STATES_SCHEMA = """
 CREATE TABLE IF NOT EXISTS skills_look_states (one INTEGER PRIMARY KEY CHECK (one = 1), states TEXT NOT NULL);
 """
+# the text of each SKILL.md a look hashed, by that hash (one copy per distinct text), so an outside edit's or
+# removal's row (its ``sha`` and ``was``) can show and put back what it changed (``texts``): a text no look keeps
+# and no outside row names is dropped (``_keep_entries``). A table of its own, which an earlier version neither
+# reads nor writes (a look it kept leaves texts unknown: they are read again, once, by the next look of ours)
+_TEXTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS skills_looked_texts (sha TEXT PRIMARY KEY, text BLOB NOT NULL) WITHOUT ROWID;
+"""
+MAX_TEXT = 1 << 20  # bytes of a SKILL.md a look keeps the text of (Hermes refuses one far smaller)
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS skills_looked (
@@ -110,6 +124,7 @@ CREATE TABLE IF NOT EXISTS skills_look (
     + _ARCHIVE_SCHEMA
     + _FILES_SCHEMA
     + _STATES_SCHEMA
+    + _TEXTS_SCHEMA
 )
 
 
@@ -173,6 +188,24 @@ class OutsideChanges:
         self.home = home
         self._last: _Look | None = None  # this process's last look
         self._lock = threading.Lock()  # the watcher's thread and a screen's worker may both ask
+        self._texts: dict[str, bytes] = {}  # the SKILL.md texts read since the last keep, by hash
+
+    def texts(self, shas: Iterable[str], column: str = "text") -> dict[str, bytes]:
+        """The SKILL.md texts a look kept, of those hashes (a hash whose text is not known is left out);
+        ``column`` "sha": which are kept, without reading them."""
+        wanted = sorted({sha for sha in shas if isinstance(sha, str)})
+        if not wanted or not self.home.journal.exists():
+            return {}
+        try:
+            rows = self.home.journal.connection().execute(
+                f"SELECT sha, {column} FROM skills_looked_texts WHERE sha IN (SELECT value FROM json_each(?))",
+                (json.dumps(wanted),),
+            )
+            return {sha: bytes(text) if column == "text" else b"" for sha, text in rows}
+        except sqlite3.OperationalError as exc:  # (no look of this version yet)
+            if "no such table" not in str(exc):
+                raise
+            return {}
 
     def record(self, scope: Scope | None = None) -> list[int]:
         """Journal each skill created, edited or removed outside the workbench since the last call; their row ids.
@@ -403,7 +436,7 @@ class OutsideChanges:
                 changed.append(rel)
         trips = self._round_trips(before, now, changed) if archive_moved else {}
         gone_in = set(trips.values())
-        planned: list[tuple[str, str, _Seen, str | None, float | None]] = []
+        planned: list[tuple[str, str, _Seen, str | None, float | None, dict]] = []
         for rel in changed:
             if rel in gone_in:
                 continue  # said just before the copy that came back out
@@ -431,14 +464,14 @@ class OutsideChanges:
                     # (a copy back from a round trip kept its mtime: it says nothing of when)
                     dated = new and change in (CREATED, RESTORED, EDITED) and one not in trips
                     mtime = new.stamp[0] / 1e9 if new and dated else None
-                    planned.append((change, one, shown, sha, mtime))
+                    planned.append((change, one, shown, sha, mtime, _was(last, one, old, change)))
         lifecycle = [p for p in planned if p[0] in _LIFECYCLE]
         edit = secrets.token_hex(4) if len(lifecycle) > 1 else None
         ids = []
-        for change, one, shown, sha, mtime in planned:
+        for change, one, shown, sha, mtime, was in planned:
             group = edit if change in _LIFECYCLE else None
             when = (mtime, last.at) if found_later else None
-            row = self._journal(change, one, shown.name, sha, since, when, None, group)
+            row = self._journal(change, one, shown.name, sha, since, when, None, group, was)
             if row is not None:
                 ids.append(row)
         return ids
@@ -578,7 +611,8 @@ class OutsideChanges:
             )
             == (now.seen, now.pins, now.archived, now.mark, now.archive_stamp, now.files, now.mark, now.states)
         ):
-            return  # (the watcher looks on every change under skills/: the kept look still says it all)
+            if not self._texts:  # (texts read again, where an earlier version kept their hashes alone, are kept)
+                return  # (the watcher looks on every change under skills/: the kept look still says it all)
         with self.home.journal.transaction() as conn:
             self._keep_entries(conn, before, now.seen)
             if files_look is None:  # (none kept: the table holds nothing a look of ours kept)
@@ -629,7 +663,7 @@ class OutsideChanges:
             mark,
             files_now,
             new_states,
-        ):
+        ) and not self._texts:
             return
         with self.home.journal.transaction() as conn:
             self._keep_entries(conn, before, now)
@@ -669,14 +703,28 @@ class OutsideChanges:
             [(before[rel].skill, rel) for rel in before.keys() - now.keys()],
         )
 
-    @staticmethod
-    def _keep_entries(conn: sqlite3.Connection, before: dict[str, _Seen], now: dict[str, _Seen]) -> None:
-        """The files whose stamp or hash moved since ``before``, and those gone."""
+    def _keep_entries(self, conn: sqlite3.Connection, before: dict[str, _Seen], now: dict[str, _Seen]) -> None:
+        """The files whose stamp or hash moved since ``before``, and those gone; the text of each kept (once
+        per hash), and a text dropped when no file kept and no outside row names its hash any longer."""
+        conn.execute(_TEXTS_SCHEMA)  # (not executescript: it would commit the caller's transaction)
         conn.executemany(
             "INSERT OR REPLACE INTO skills_looked VALUES (?, ?, ?, ?, ?)",
             [(rel, s.name, *s.stamp, s.sha) for rel, s in now.items() if before.get(rel) != s],
         )
         conn.executemany("DELETE FROM skills_looked WHERE path = ?", [(rel,) for rel in before.keys() - now.keys()])
+        conn.executemany(
+            "INSERT OR IGNORE INTO skills_looked_texts VALUES (?, ?)",
+            [(s.sha, self._texts[s.sha]) for s in now.values() if s.sha in self._texts],
+        )
+        self._texts.clear()
+        left = {s.sha for rel, s in before.items() if now.get(rel) != s} - {s.sha for s in now.values()}
+        conn.executemany(
+            "DELETE FROM skills_looked_texts WHERE sha = ?1 "
+            "AND NOT EXISTS (SELECT 1 FROM skills_looked WHERE sha = ?1) "
+            "AND NOT EXISTS (SELECT 1 FROM journal WHERE subsystem = 'skills' AND action = 'external' "
+            "AND instr(detail, ?1) > 0)",
+            [(sha,) for sha in sorted(left)],
+        )
 
     def _journal(
         self,
@@ -688,13 +736,15 @@ class OutsideChanges:
         found_later: tuple[float | None, float] | None,
         inside: str | None = None,
         edit: str | None = None,
+        was: dict | None = None,
     ) -> int | None:
         """One external row, unless another workbench process watching this home journaled the same one
         after row ``since``, where this look's baseline was taken: one from before it was in that baseline
         already, so this is a change of its own (Hermes pinning again after we unpinned). ``found_later``:
         (the file's mtime, if it has one, and the last look) for a change made while none watched;
         ``inside``: a support file's path in the skill's folder (``file`` in the row); ``edit``: the
-        group of the look's lifecycle changes it is one of (``edit`` in the row, as an outside memory edit's)."""
+        group of the look's lifecycle changes it is one of (``edit`` in the row, as an outside memory edit's);
+        ``was``: what an edited or removed SKILL.md was (``_was``)."""
         journal = self.home.journal
         with journal.transaction() as conn:
             said = conn.execute(
@@ -708,6 +758,7 @@ class OutsideChanges:
             detail: dict = {"change": change, "path": rel, "sha": sha, **({"file": inside} if inside else {})}
             if edit is not None:
                 detail["edit"] = edit
+            detail.update(was or {})
             at = None
             if found_later is not None:
                 now, (mtime, looked_at) = self.home.clock.now(), found_later
@@ -719,6 +770,8 @@ class OutsideChanges:
     def _seen_all(self, skills: Iterable[Found], seen: dict[str, _Seen]) -> dict[str, _Seen]:
         """The SKILL.md of each of ``skills``, hashed only when its stamp moved since ``seen``."""
         scanner = self.home.skills.scanner
+        skills = list(skills)
+        kept = self._kept_texts(s.sha for s in seen.values())
         found: dict[str, _Seen] = {}
         for skill in skills:
             skill_md = skill.path / "SKILL.md"
@@ -727,12 +780,23 @@ class OutsideChanges:
             if stamp is None:
                 continue
             old = seen.get(rel)
-            try:
-                sha = old.sha if old and old.stamp == stamp else sha256(self.home.links.read_bytes(skill_md))
+            if old and old.stamp == stamp and (old.sha in kept or stamp[1] > MAX_TEXT):
+                found[rel] = _Seen(skill.name, stamp, old.sha)
+                continue
+            try:  # (read again, once, where an earlier version's look kept its hash alone)
+                data = self.home.links.read_bytes(skill_md)
             except (OSError, UnsafePath):  # gone meanwhile, or a link the policy refuses: not a skill to report
                 continue
+            sha = sha256(data)
+            if len(data) <= MAX_TEXT:
+                self._texts[sha] = data
             found[rel] = _Seen(skill.name, stamp, sha)
         return found
+
+    def _kept_texts(self, shas: Iterable[str]) -> set[str]:
+        """Those of ``shas`` whose text a look kept, or this one read."""
+        wanted = set(shas)
+        return {sha for sha in wanted if sha in self._texts} | set(self.texts(wanted - self._texts.keys(), "sha"))
 
     def _scan(self, last: _Look | None) -> tuple[dict[str, _Seen], dict[str, _File]]:
         """Each active SKILL.md and support file, each hashed only when its stamp moved since ``last``."""
@@ -820,6 +884,18 @@ class OutsideChanges:
             .fetchone()
             is not None
         )
+
+
+def _was(last: _Look, rel: str, old: _Seen | None, change: str) -> dict:
+    """What an edited or removed SKILL.md was, for its row: its hash (``was``: the text a look kept under it
+    shows and puts back what changed, ``OutsideChanges.texts``), and for a removal, the support files the
+    last look saw in its folder (``files``; none when that look kept none: not known)."""
+    if old is None or change not in (EDITED, REMOVED):
+        return {}
+    if change == EDITED:
+        return {"was": old.sha}
+    files = None if last.files_look is None else sorted(f.inside(p) for p, f in last.files.items() if f.skill == rel)
+    return {"was": old.sha, **({"files": files} if files is not None else {})}
 
 
 def _merged(kept: dict[str, str] | None, names: Iterable[str], states: dict[str, str] | None) -> dict[str, str] | None:

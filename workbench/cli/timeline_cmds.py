@@ -54,6 +54,12 @@ def register(subparsers, common) -> None:
     )
     timeline.add_argument("--before", type=ID, metavar="ID", help="rows older than this row id (paging)")
     timeline.set_defaults(handler=show_timeline, read_only=False, creates_home=False)
+    shown = timeline.add_subparsers(dest="timeline_command", metavar="show", parser_class=subparsers._parser_class)
+    one = shown.add_parser(
+        "show", parents=[common], help="one row, with what a skill's SKILL.md read before and after an outside change"
+    )
+    one.add_argument("row", type=ID, metavar="ROW", help="a timeline row id (`workbench timeline`)")
+    one.set_defaults(handler=show_row, read_only=False, creates_home=False)
 
     revert = subparsers.add_parser("revert", parents=[common], help="undo a timeline row or a whole group")
     revert.add_argument(
@@ -109,6 +115,33 @@ def show_timeline(home: Home, args) -> Output:
         return "\n".join(lines)
 
     return Output({"rows": [r.to_dict() for r in rows]}, text=text)
+
+
+def show_row(home: Home, args) -> Output:
+    """One row as the listing shows it, and for an outside edit or removal of a SKILL.md, the diff of what
+    it changed (as the Timeline's detail shows it)."""
+    timeline = Timeline(home)
+    row = timeline.with_sources(timeline.rows_of(str(args.row)))[0]
+    diff = timeline.skill_diff(row)
+
+    def text() -> str:
+        lines = [
+            f"row {row.id} · {shown_time(row.at, '%Y-%m-%d %H:%M:%S') or '?'} · {row.actor} · "
+            f"{row.subsystem} {row.action}" + (f" ({row.change})" if row.change else ""),
+            row.summary,
+        ]
+        if row.reverted_by is not None:
+            lines.append(f"↶ reverted by row {row.reverted_by}")
+        if row.group:
+            lines.append(f"group {row.group}")
+        if diff is not None:
+            lines.append("")
+            lines += [visible(f"{kind} {line}") for kind, line in diff] or ["(the file was empty)"]
+        elif row.change in ("edited", "removed") and not row.file:
+            lines.append("(what it read before was not kept: it was last seen by an earlier version, or first seen)")
+        return "\n".join(lines)
+
+    return Output({"row": row.to_dict(), "diff": diff}, text=text)
 
 
 def catch_up(home: Home) -> None:

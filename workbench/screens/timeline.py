@@ -28,6 +28,7 @@ from engine.memory.history import HERMES_SLACK_S
 from engine.memory.targets import TARGETS
 from engine.textsafety import inline
 from engine.timeline import Row, Source, Timeline, awaits_source, describe_group, parse_filter, preview_lines
+from widgets.diff_view import DiffView
 from widgets.literal import literal
 from widgets.search_box import SearchBox
 from widgets.timeline_list import TimelineList
@@ -55,6 +56,12 @@ class SourceFound(Message):
     row_id: int
     source: Source | None
     settled: bool  # the answer holds for good (found, or the row is past the time Hermes may store its turn)
+
+
+@dataclass
+class DiffFound(Message):
+    row_id: int
+    lines: list[tuple[str, str]] | None  # None: what the row changed is not known
 
 
 @dataclass
@@ -88,6 +95,7 @@ class TimelineScreen(WorkbenchScreen):
     TimelineScreen #timeline-search { border: tall $primary 40%; }
     TimelineScreen #timeline-search:focus { border: tall $primary; }
     TimelineScreen #timeline-detail { height: auto; max-height: 8; padding: 0 1; }
+    TimelineScreen #timeline-diff { max-height: 10; padding: 0 1; }
     """
 
     def __init__(self) -> None:
@@ -99,6 +107,7 @@ class TimelineScreen(WorkbenchScreen):
         self.exhausted = False
         self.loading_more = False
         self.sources: dict[int, Source | None] = {}  # row id -> the message behind it, once looked up
+        self.diffs: dict[int, list[tuple[str, str]] | None] = {}  # row id -> what an outside SKILL.md change did
 
     def compose_body(self) -> Iterable[Widget]:
         yield SearchBox(
@@ -106,6 +115,7 @@ class TimelineScreen(WorkbenchScreen):
         )
         yield TimelineList(id="timeline-list")
         yield Static(Content(""), id="timeline-detail")
+        yield DiffView(id="timeline-diff")
         yield self.status_line()
 
     def on_mount(self) -> None:
@@ -215,13 +225,21 @@ class TimelineScreen(WorkbenchScreen):
     def _highlighted(self, message: TimelineList.Highlighted) -> None:
         row = message.row
         self.refresh_bindings()  # (space: a group to fold; g: a message to open)
+        diff = self.query_one("#timeline-diff", DiffView)
         if row is None:
             detail = self.query_one("#timeline-detail", Static)
             detail.update(literal(self.titles.get(message.group or "", ""), "bold") if message.group else Content(""))
+            diff.clear()
             return
         self._show_detail(row)
         if not row.session_id and row.id not in self.sources:
             self._find_source(row)
+        if _has_diff(row) and row.id not in self.diffs:
+            diff.clear()
+            self._find_diff(row)
+        else:
+            lines = self.diffs.get(row.id)
+            diff.clear() if lines is None else diff.show(lines)
 
     def _show_detail(self, row: Row) -> None:
         when = stamped(row.at, seconds=True) or row.when
@@ -252,6 +270,23 @@ class TimelineScreen(WorkbenchScreen):
         source = Timeline(self.home).source(row)
         settled = source is not None or self.home.clock.now() - row.at > HERMES_SLACK_S
         self.post_result(SourceFound(row.id, source, settled))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-diff")
+    def _find_diff(self, row: Row) -> None:
+        """What an outside SKILL.md edit or removal changed, read from workbench.db off the UI thread."""
+        try:
+            lines = Timeline(self.home).skill_diff(row)
+        except WorkbenchError as exc:
+            self.report(exc.message, error=True)
+            return
+        self.post_result(DiffFound(row.id, lines))
+
+    @on(DiffFound)
+    def _diff_found(self, message: DiffFound) -> None:
+        self.diffs[message.row_id] = message.lines
+        row, _ = self.table.current
+        if row is not None and row.id == message.row_id and message.lines is not None:
+            self.query_one("#timeline-diff", DiffView).show(message.lines)
 
     @on(SourceFound)
     def _source_found(self, message: SourceFound) -> None:
@@ -399,4 +434,11 @@ def empty_state(query: str) -> str:
     return (
         "Nothing has changed what the agent knows yet: memory and skill writes, approvals and Curator passes "
         "show here as they happen (talk to the agent on Run, 5)."
+    )
+
+
+def _has_diff(row: Row) -> bool:
+    """An outside edit or removal of a SKILL.md, whose texts the looks may have kept (``Timeline.skill_diff``)."""
+    return (
+        (row.subsystem, row.action) == ("skills", "external") and row.change in ("edited", "removed") and not row.file
     )
