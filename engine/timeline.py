@@ -7,7 +7,8 @@ opens at once. Rows that belong together share a ``group``: one background revie
 consolidation with its staging and approval (``consolidation:<pending id>``).
 
 ``revert`` undoes a row or a whole group through the owning store's own guards
-(memory undo, ledger rollback, pin/unpin), newest first; what changed since is refused
+(memory undo, ledger rollback, pin/unpin; for a SKILL.md edited or removed outside, its text before,
+written as a skill edit or create of ours is), newest first; what changed since is refused
 with the store's reason and everything else still goes. Each revert is itself a journal
 row, so it shows on the timeline and can be reverted in turn. ``preview`` lists exactly
 what a revert would change, and what it would refuse, without writing.
@@ -33,11 +34,14 @@ from .approvals.preview import line_diff
 from .approvals.records import proposed
 from .approvals.sources import staged_at, staged_in_sessions
 from .archive.query import like_escape
+from .curator.ledger import sha256
 from .errors import WorkbenchError
 from .journal import ACTORS, LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import HERMES_SLACK_S, AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
 from .skills.outside import EDITED, RECORD_ONLY, REMOVED, STATE_CHANGES
+from .skills.validation import SkillError
 from .textsafety import apart, inline, one_line, visible
+from .tools import ToolContext
 from .values import iso_time, row_id, text_value
 
 if TYPE_CHECKING:
@@ -1199,6 +1203,12 @@ class Timeline:
                 return {**item, "skip": f"{refusal.reason}: nothing to revert"}
             return {**item, "undo": _undoing(entry), **({"refused": str(refusal)} if refusal else {})}
         if row.action == "external" and row.subsystem == "skills":
+            texts = self.outside_texts(entry)
+            undone = self.home.journal.undone_by([entry.id]).get(entry.id) if texts is not None else None
+            if undone is not None:
+                return {**item, "skip": f"row {undone} undid it already: nothing to revert"}
+            if texts is not None:
+                return {**item, **self._outside_text_plan(entry, *texts)}
             refused = _outside_state_refusal(row, self.home.skills) or _outside_skill_refusal(entry, self.home.skills)
             return {**item, "refused": refused}
         if row.subsystem == "skills" and row.action in ("pin", "unpin"):
@@ -1251,6 +1261,78 @@ class Timeline:
             return None
         texts = self.outside_texts(self._entry(row))
         return None if texts is None else line_diff(texts[0], texts[1] or "")
+
+    def _outside_text_plan(self, entry: JournalEntry, before: str, after: str | None) -> dict[str, Any]:
+        """Reverting an outside SKILL.md edit (its text before written back, if it still reads as the edit
+        left it) or removal (its SKILL.md made again, if it had no support files and its folder is free):
+        planned as our own edit or create would be, threat scan included (``_outside_write``)."""
+        path = str(entry.detail.get("path", ""))
+        if after is None:
+            undo = f"recreate skill '{entry.target}' at {path} as it was before it was removed"
+            files = entry.detail.get("files")
+            if not isinstance(files, list):
+                return {"undo": undo, "refused": _OUTSIDE}
+            if files:
+                shown = ", ".join(visible(str(f)) for f in files)
+                return {
+                    "undo": undo,
+                    "refused": f"removed outside the workbench with support files the workbench kept no copy of "
+                    f"({shown}); only its SKILL.md could come back",
+                }
+        else:
+            undo = f"put the text of skill '{entry.target}' ({path}) back as it was before the outside edit"
+        try:
+            self._outside_write(entry, before, after)
+        except WorkbenchError as exc:
+            return {"undo": undo, "refused": exc.message}
+        return {"undo": undo}
+
+    def _outside_write(
+        self, entry: JournalEntry, before: str, after: str | None, ctx: ToolContext | None = None
+    ) -> Any:
+        """The plan that puts ``before`` back (an edit of the skill, or a create where it was), checked as any
+        skill write is (validation, threat scan), refused unless the skill still reads ``after`` (or, for a
+        removal, its folder and name are free); under the write lock, checked again before it writes."""
+        skills, path = self.home.skills, str(entry.detail.get("path", ""))
+        ctx = ctx or ToolContext(actor="user")
+        parts = path.split("/")
+        if after is None:
+            if len(parts) not in (2, 3) or parts[-1] != "SKILL.md":
+                raise TimelineError(f"{visible(path)} is not where a skill's SKILL.md can be made again")
+            args = {"action": "create", "name": parts[-2], "content": before}
+            if len(parts) == 3:
+                args["category"] = parts[0]
+            return skills.plan(args, ctx)
+        try:
+            found = skills.find(entry.target)
+        except SkillError:
+            raise TimelineError(f"skill '{entry.target}' is gone since the outside edit; nothing to put back") from None
+        if f"{found.rel}/SKILL.md" != path:
+            raise TimelineError(f"skill '{entry.target}' is no longer at {visible(path)} (it is at {found.rel})")
+        plan = skills.plan({"action": "edit", "name": found.name, "content": before}, ctx)
+        skill_md, expected = found.path / "SKILL.md", entry.detail.get("sha")
+
+        def unchanged() -> None:
+            try:
+                now = sha256(self.home.links.read_bytes(skill_md))
+            except OSError as exc:
+                raise TimelineError(f"{visible(path)} cannot be read ({exc.strerror or exc})") from None
+            if now != expected:
+                raise TimelineError(
+                    f"{visible(path)} has changed since the outside edit; put back, its later text would be lost"
+                )
+
+        unchanged()
+        plan.precondition = unchanged
+        return plan
+
+    def _revert_outside(self, entry: JournalEntry, actor: str) -> dict[str, Any]:
+        texts = self.outside_texts(entry)
+        if texts is None:  # (planned a moment ago: the looks dropped the text meanwhile)
+            return {"success": False, "error": _OUTSIDE}
+        ctx = ToolContext(actor=actor)
+        result = self.home.skills.execute(self._outside_write(entry, *texts, ctx), ctx)
+        return {**result, "message": f"{result.get('message', '')} (as it was before row {entry.id})".strip()}
 
     def _pin_plan(self, entry: JournalEntry) -> dict[str, Any]:
         """Reverting a pin or unpin: setting the pin the row found (its ``before``), never a toggle; nothing
@@ -1435,6 +1517,8 @@ class Timeline:
                 return self._revert_fact(self._entry(row), actor)
             if row.subsystem == "approvals":
                 return self.home.approvals.restore(row.target, journal_id=row.id, actor=actor)
+            if _outside_skill(row):
+                return self._revert_outside(self._entry(row), actor)
             if row.subsystem == "sessions":
                 changed = self.home.archive.set_archived(
                     row.target, row.action == "unarchive", actor=actor, only=_flipped(self._entry(row))

@@ -64,23 +64,33 @@ def test_edits_made_by_hand_are_journaled_one_row_per_skill(home):
     assert "skill 'standup' created outside the workbench (notes/standup/SKILL.md)" in [r.summary for r in rows]
     assert summarize(home.journal.get(ids[0])) == "skill 'brew' edited outside the workbench (brew/SKILL.md)"
     timeline = Timeline(home)
-    refused = timeline.preview(ids[0])["refused"]
-    assert [r["id"] for r in refused] == [ids[0]] and "outside the workbench" in refused[0]["error"]
+    created = timeline.preview(ids[1])["refused"][0]["error"]  # (a creation is refused as it always was)
+    assert created == "changed outside the workbench, which saved nothing of it to put back"
 
-    # the edit by hand shows what it changed
+    # the edit by hand shows and reverts as ours would: refused once the file changed again since
     edit, removal = ({r.id: r for r in rows}[i] for i in (ids[0], ids[2]))
     assert timeline.skill_diff(edit) == [
         *((" ", line) for line in BREW.splitlines()[:-1]),
         ("-", "Steep for 3 minutes."),
         ("+", "Steep for in vim."),
     ]
-    # the removal: its text shown removed
+    brew = home.skills_dir / "brew" / "SKILL.md"
+    brew.write_text(BREW.replace("3 minutes", "twice"), encoding="utf-8")
+    refused = timeline.revert(ids[0])["refused"][0]["error"]
+    assert refused == "brew/SKILL.md has changed since the outside edit; put back, its later text would be lost"
+    brew.write_text(BREW.replace("3 minutes", "in vim"), encoding="utf-8")
+    assert timeline.revert(ids[0])["success"] and brew.read_text(encoding="utf-8") == BREW
+    # the removal: its text shown removed, and its SKILL.md made again where it was
     assert timeline.skill_diff(removal) == [("-", line) for line in TIDY.splitlines()]
+    assert timeline.revert(ids[2])["success"]
+    assert (home.skills_dir / "tidy-imports" / "SKILL.md").read_text(encoding="utf-8") == TIDY
+    undone = {r.id: r.reverted_by is not None for r in timeline.page(subsystem="skills")}
+    assert [undone[i] for i in ids] == [True, False, True]
 
 
-def test_an_edit_whose_text_before_no_look_kept_shows_no_diff(home):
-    """A look kept by an earlier version kept hashes alone: what an edit found after it changed is not known,
-    and the next look keeps the texts it lacks, once, for the next change."""
+def test_an_edit_whose_text_before_no_look_kept_is_refused_as_before(home):
+    """A look kept by an earlier version kept hashes alone: what an edit found after it changed is not known
+    (its refusal is as it was), and the next look keeps the texts it lacks, once, for the next change."""
     _create_brew(home)
     assert home.skills.manage({"action": "create", "name": "tidy-imports", "content": TIDY})["success"]
     home.skills.outside.record()
@@ -90,9 +100,12 @@ def test_an_edit_whose_text_before_no_look_kept_shows_no_diff(home):
     [edit] = home.skills.outside.record()
     timeline = Timeline(home)
     assert timeline.skill_diff(timeline.rows_of(edit)[0]) is None
+    refused = timeline.preview(edit)["refused"][0]["error"]
+    assert refused == "changed outside the workbench, which saved nothing of it to put back"
     shutil.rmtree(home.skills_dir / "tidy-imports")  # its text was kept by the look that found the edit
     [removal] = home.skills.outside.record()
     assert timeline.skill_diff(timeline.rows_of(removal)[0]) == [("-", line) for line in TIDY.splitlines()]
+    assert timeline.preview(removal)["changes"][0]["undo"].startswith("recreate skill 'tidy-imports'")
 
 
 def test_another_workbench_process_is_not_outside(home):
@@ -129,7 +142,7 @@ print(json.dumps([json.loads(skill_manage(**c)) for c in [
 
 
 @pytest.mark.slow  # Hermes's own skill tool, and the CLI, in their own processes
-def test_a_patch_or_delete_hermes_made_shows_its_diff(home, hermes):
+def test_a_patch_or_delete_hermes_made_shows_its_diff_and_reverts(home, hermes):
     _create_brew(home)
     assert home.skills.manage({"action": "create", "name": "tidy-imports", "content": TIDY})["success"]
     standup = "---\nname: standup\ndescription: Daily notes\n---\n\nThree lines.\n"
@@ -153,6 +166,17 @@ def test_a_patch_or_delete_hermes_made_shows_its_diff(home, hermes):
         "+ Steep for 5 minutes.",
     ]
     assert cli("timeline", "show", str(ids[2])).stdout.splitlines()[-2:] == ["- ", "- Run ruff --fix."]
+    refused = cli("revert", str(ids[1]), "--dry-run")  # its support file is gone with it, no copy kept
+    assert refused.returncode == 1 and "support files the workbench kept no copy of (references/team.md)" in (
+        refused.stdout
+    )
+    for row in (ids[0], ids[2]):
+        done = cli("revert", str(row))
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert (home.skills_dir / "brew" / "SKILL.md").read_text(encoding="utf-8") == BREW
+    assert (home.skills_dir / "tidy-imports" / "SKILL.md").read_text(encoding="utf-8") == TIDY
+    again = cli("revert", str(ids[0]))
+    assert again.returncode == 1 and "undid it already" in again.stdout + again.stderr
 
 
 HERMES_ARCHIVES = """

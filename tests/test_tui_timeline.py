@@ -574,7 +574,7 @@ async def test_a_filtered_view_fits_its_summaries_to_the_columns_it_shows(home, 
         assert line.rstrip(" │").endswith("…") and len(line) <= 80
 
 
-async def test_an_outside_skill_edit_shows_its_diff(home, tmp_path):
+async def test_an_outside_skill_edit_shows_its_diff_and_reverts_after_confirming(home, tmp_path):
     write_skill(home, "beta-logs")
     home.skills.outside.record()
     skill_md = home.skills_dir / "beta-logs" / "SKILL.md"
@@ -586,3 +586,8 @@ async def test_an_outside_skill_edit_shows_its_diff(home, tmp_path):
         await cursor_to(pilot, screen, "skill 'beta-logs' edited outside the workbench")
         diff = screen.query_one("#timeline-diff")
         await wait_for(pilot, lambda: "+ Then tail [bold]the log[/bold]." in str(diff.render()), what="the diff")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="the question")
+        assert "put the text of skill 'beta-logs' (beta-logs/SKILL.md) back" in pilot.app.screen.detail
+        await pilot.press("y")
+        await wait_for(pilot, lambda: skill_md.read_text(encoding="utf-8") == before, what="the text put back")
