@@ -504,7 +504,7 @@ def test_a_rewrite_hermes_staged_is_refused_once_the_skill_changed_after_staging
     hand = skill_md.read_bytes()
     shown = _workbench(root, "pending", "show", first["pending_id"])
     stale = json.loads(shown.stdout)["stale"]
-    assert stale.startswith("Not applied: skills/brew/SKILL.md changed after this proposal was staged")
+    assert stale.startswith("skills/brew/SKILL.md changed after this proposal was staged")
     assert ["-", "HAND EDIT AFTER STAGING"] in json.loads(shown.stdout)["diff"]  # what would go, still shown
     approved = _workbench(root, "pending", "approve", "all")
     assert approved.returncode == 1
@@ -525,9 +525,9 @@ def test_approving_what_hermes_staged_for_a_skill_archived_since_says_so(hermes,
     assert archived.returncode == 0, archived.stdout
     refused = json.loads(_workbench(root, "pending", "approve", pid).stdout)
     said = refused["failed"][0]["error"]
-    assert said.startswith("Skill 'brew' is archived in skills/.archive/brew: a patch cannot change it")
+    assert said.startswith("Not applied, still pending: Skill 'brew' is archived in skills/.archive/brew: a patch")
     assert "Restore it first (`workbench skills restore brew`, or r in Skills)" in said
-    assert json.loads(_workbench(root, "pending", "show", pid).stdout)["error"] == said
+    assert json.loads(_workbench(root, "pending", "show", pid).stdout)["error"] == said.split(": ", 1)[1]
     assert _workbench(root, "skills", "restore", "brew").returncode == 0
     assert json.loads(_workbench(root, "pending", "approve", pid).stdout)["success"]
     assert "Steep for 4 minutes." in _skill_files(root)["brew/SKILL.md"].decode()

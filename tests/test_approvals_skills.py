@@ -203,7 +203,7 @@ def test_a_delete_approved_against_what_was_shown_refuses_a_changed_folder(home,
     assert tree_state(home.skills_dir) == before and home.approvals.get(pid).action == "delete"
     assert not [r for r in home.journal.query(subsystem="skills") if r.action == "delete"]  # nothing begun
     again = home.approvals.preview(pid)  # asked again: the change came after staging, which it now says
-    assert again["stale"].startswith("Not applied: a file in skills/brew was added, edited or removed after")
+    assert again["stale"].startswith("a file in skills/brew was added, edited or removed after")
     refused = home.approvals.approve(pid, seen=seen_in(again))
     assert not refused["success"] and refused["error"] == again["stale"]
     assert tree_state(home.skills_dir) == before and home.approvals.get(pid).action == "delete"

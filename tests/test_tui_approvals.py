@@ -716,6 +716,9 @@ async def test_the_approve_all_question_warns_of_a_refusal_as_approve_does(gated
         await pilot.press("n")
     at = next(i for i, line in enumerate(lines) if line.startswith(fine))  # the proposal that applies
     assert lines[0].startswith(stale) and f"    {warning}" in lines[1:at]
+    # a foreseen refusal claims no attempt ("this write was not applied ... has been preserved")
+    assert warning.startswith("⚠ Would be refused now, and stay pending: Entry changed since it was staged: ")
+    assert "not applied" not in warning and "preserved" not in warning
     assert not any("⚠" in line for line in lines[at:])
 
 
@@ -879,12 +882,12 @@ async def test_a_rewrite_of_a_skill_changed_since_staging_says_it_would_be_refus
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_approvals(pilot)
-        marks = ("Would be refused: Not applied: skills/brew/SKILL.md changed", "Kept by hand.")
+        marks = ("Would be refused: skills/brew/SKILL.md changed", "Kept by hand.")
         await wait_for(pilot, lambda: all(m in screen_text(app) for m in marks), what="the refusal and its diff")
         await pilot.press("a")  # the question says it too: at 80x24 the dialog covers the pane
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
         caution = app.screen.detail.split("\n")[1]
-        assert caution.startswith("⚠ Would be refused now, and stay pending: Not applied: skills/brew/SKILL.md")
+        assert caution.startswith("⚠ Would be refused now, and stay pending: skills/brew/SKILL.md")
         assert caution.endswith("approve an edited version that keeps what you want.")  # whole: what to do
         await pilot.press("n")
 

@@ -80,7 +80,7 @@ async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is
         await pilot.press("a")  # the ambiguous remove: the question says it would be refused
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
         assert "⚠ Would be refused now, and stay pending: " in app.screen.detail
-        await pilot.press("y")  # refused, said once ("Not applied, … Not applied: …")
+        await pilot.press("y")  # refused, said once
         await wait_for(pilot, lambda: "still pending" in text_of(app, "#status"), what="the refusal")
         assert text_of(app, "#status").startswith("Not applied, still pending: this remove targets 's'")
     assert home.memory.entries("memory") == ["User likes green tea", "Deploys on Fridays", "CI on GitHub"]

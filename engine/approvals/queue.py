@@ -54,6 +54,7 @@ log = logging.getLogger(__name__)
 
 DESTRUCTIVE_MEMORY_ACTIONS = ("replace", "remove")
 PROPOSED_SHOWN = 20  # texts a refused memory proposal shows in place of its diff
+NOT_APPLIED = "Not applied, still pending: "  # how both skins say an approval was refused (before its reason)
 # What a bulk decision returns: the outcomes that succeeded (under "approved" or "rejected") and "failed".
 BulkOutcome = dict[str, Any]  # done (by key), failed and gone (lists); cancelled, not_decided
 

@@ -131,9 +131,8 @@ class Outcome:
 
 def stale_pin_message(entry: str) -> str:
     return (
-        f"Entry changed since it was staged, so this write was not applied: '{entry}' is no longer in memory "
-        "as reviewed. Recreate the change against the current entry or reject it; the pending record has "
-        "been preserved."
+        f"Entry changed since it was staged: '{entry}' is no longer in memory as reviewed. Recreate the change "
+        "against the current entry, or reject it."
     )
 
 
@@ -404,9 +403,8 @@ def unresolved_message(
             held = f" ({other} holds it: it may have been meant for that store)" if other else ""
             reasons.append(f"{what} targets '{t.old_text}', which matches no entry in {file_name} now{held}")
     return (
-        "Not applied: " + "; ".join(reasons) + ". The write names its entry only by that text, so the workbench "
-        "does not guess which one was meant. Reject it, or make the change yourself; the pending record has been "
-        "preserved."
+        "; ".join(reasons) + ". The write names its entry only by that text, so the workbench "
+        "does not guess which one was meant. Reject it, or make the change yourself."
     )
 
 

@@ -1018,9 +1018,8 @@ class SkillLibrary:
             "remove_file": "remove the file yourself if you still want it gone",
         }.get(plan.action, "approve an edited version that keeps what you want")
         raise SkillError(
-            f"Not applied: {what} after this proposal was staged ({iso(staged_at)}), and approving it would "
-            f"{verb} that change. The proposal stays pending; its diff shows what would go. Reject it, or "
-            f"{way_out}."
+            f"{what} after this proposal was staged ({iso(staged_at)}), and approving it would {verb} that "
+            f"change; its diff shows what would go. Reject it, or {way_out}."
         )
 
     def preview_staged(

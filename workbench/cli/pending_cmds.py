@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.approvals import PendingRecord
 from engine.approvals.preview import target_line
-from engine.approvals.queue import flags
+from engine.approvals.queue import NOT_APPLIED, flags
 from engine.clock import stamped
 from engine.errors import WorkbenchError
 from engine.home import Home, open_home
@@ -169,6 +169,8 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
             raise UsageError("--subsystem goes with 'all' only")
         try:
             result = one(args.id)
+            if not result["success"] and done_key == "approved":  # refused: the record stays
+                result = {**result, "error": NOT_APPLIED + str(result.get("error"))}
         except WorkbenchError as exc:
             result = {"id": args.id, "success": False, "error": exc.message}
         outcome = {done_key: [result] if result["success"] else [], "failed": [] if result["success"] else [result]}

@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 from engine import lock_waits
 from engine.approvals.editing import edit_draft
 from engine.approvals.preview import Seen, seen_in, target_line
-from engine.approvals.queue import DryRun, NoSuchRecord
+from engine.approvals.queue import NOT_APPLIED, DryRun, NoSuchRecord
 from engine.approvals.records import KINDS, PendingRecord
 from engine.clock import shown_time
 from engine.errors import WorkbenchError
@@ -372,7 +372,7 @@ class ApprovalsScreen(WorkbenchScreen):
                 message = _decided_elsewhere(pending_id, "approved" if approve else "rejected")
             else:
                 error = str(result.get("error") or "the write was refused")
-                message = f"Not applied, still pending: {error.removeprefix('Not applied: ')}"
+                message = f"{NOT_APPLIED}{error}"
         self.report(message or "Done.", error=not ok)
 
     def action_edit_approve(self) -> None:
