@@ -973,6 +973,23 @@ async def test_a_save_waiting_on_another_process_lock_says_so_then_lands(home, t
     assert home.memory.entries("memory") == ["First fact", "Second fact"]
 
 
+async def test_a_wait_that_is_not_the_editors_save_is_a_notice_not_its_line(home, tmp_path):
+    """Any lock wait while an editor was open went to its error line, saying "Esc stops the save
+    waiting here" with no save under way (a review)."""
+    from workbench.app import LockWaited
+
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "a")
+        lock = home.root / "skills" / ".usage.json.lock"
+        app.post_message(LockWaited(lock, f"Waiting for {lock}: process 1 (hermes) holds it."))
+        waiting = lambda: [n for n in app._notifications if n.title == "Waiting for a lock"]  # noqa: E731
+        await wait_for(pilot, waiting, what="the wait's notice")
+        assert "Esc stops" not in str(waiting()[0].message)
+        assert str(dialog.query_one("#error", Static).content) == ""
+
+
 async def test_esc_cancels_a_save_waiting_on_another_process_lock_and_keeps_the_draft(home, tmp_path):
     """esc while a save waited on another process's lock only said the write was under way: the save
     landed whenever the lock was let go. Now it stops waiting: nothing is written, the draft stays, a

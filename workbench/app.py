@@ -104,7 +104,7 @@ def lock_wait_keys(screen: Screen, asked: bool) -> str:
     words live."""
     from .screens.dialogs import EditDialog
 
-    if isinstance(screen, EditDialog):
+    if isinstance(screen, EditDialog) and screen.saving:
         esc = "Esc stops the save waiting here (nothing is written, your draft stays); "
     elif isinstance(screen, ApprovalsScreen):
         esc = "Esc stops a decision waiting here (it stays pending); "
@@ -541,7 +541,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         from .screens.dialogs import EditDialog
 
         text = f"{message.text} {lock_wait_keys(self.screen, message.asked)}"
-        if isinstance(self.screen, EditDialog):
+        if isinstance(self.screen, EditDialog) and self.screen.saving:  # (its save's wait, as the keys say)
             self.screen.show_wait(text)
             self._lock_dialogs[message.lock] = self.screen
             return
