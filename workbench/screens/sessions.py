@@ -483,9 +483,9 @@ class SessionsScreen(SessionActions):
         known = len(transcript.items)
         mark = "archived · " if message.archived else ""  # before the title, which a narrow border cuts
         transcript.border_title = Content(f"Transcript · {mark}{one_line(message.title, 60)}")  # (renamed, say)
-        if message.session_id == self.shown_session and message.archived_whole != self.shown_archived:
-            self.shown_archived = message.archived_whole
-            self.refresh_bindings()  # (a: Archive, or Unarchive on one archived here or elsewhere meanwhile)
+        self.shown_session = message.session_id
+        self.shown_archived = message.archived_whole
+        self.refresh_bindings()  # (a, e and D act on it; a reads Archive or Unarchive, archived here or elsewhere)
         if live and message.items[:known] == transcript.items:
             for item in message.items[known:]:  # the session grew: append, so place, follow and unseen count hold
                 transcript.append(item)
@@ -494,9 +494,6 @@ class SessionsScreen(SessionActions):
         at_newest = transcript.follow and transcript.cursor == len(transcript.items) - 1
         if live and transcript.current and not at_newest:
             keep = transcript.current.id  # a live refresh keeps the reader's place (a jump's message too)
-        self.shown_session = message.session_id
-        self.shown_archived = message.archived_whole
-        self.refresh_bindings()  # (a, e and D act on it; a reads Archive or Unarchive by it)
         empty = (
             "This session was deleted: state.db holds nothing of it any more."
             if message.gone
