@@ -87,6 +87,30 @@ async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is
     assert [r.id for r in home.approvals.list()] == ["0000bbbb"]
 
 
+async def test_approve_all_never_applies_what_its_question_showed_refused(home, tmp_path, clock):
+    """Hermes's remove of 'e' matched two entries, so approve all's question said it would be refused and
+    stay pending; another writer removed one of them before y, and the remove then deleted the other,
+    an entry the question never named (a user's trial)."""
+    for entry in ("User likes PostgreSQL", "User deploys with make"):
+        home.memory.add("memory", entry, ToolContext(actor="user"))
+    hermes_record(
+        home, "0000eeee", {"action": "remove", "target": "memory", "old_text": "e"}, created_at=clock.now() + 1
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press("A")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert "(1 of them would be refused now and stay pending)" in app.screen.question
+        home.memory.remove("memory", "PostgreSQL", ToolContext(actor="user"))  # meanwhile, elsewhere
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "still pending" in text_of(app, "#status"), what="the outcome")
+        assert "its question showed it refused" in text_of(app, "#status")
+    assert home.memory.entries("memory") == ["User deploys with make"]
+    assert [r.id for r in home.approvals.list()] == ["0000eeee"]
+
+
 async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, tmp_path, clock):
     for entry in ("User likes tea", "Project uses uv"):
         home.memory.add("memory", entry, ToolContext(actor="user"))

@@ -168,8 +168,16 @@ class Seen:
 
     entries: dict[int, str] = field(default_factory=dict)
     folder: str | None = None
+    refused: bool = False  # shown as refused now (it stays pending, the question said): never applied on it
 
 
 def seen_in(preview: dict) -> Seen:
     """What a question built from ``preview`` showed, to pass to ``approve`` as ``seen``."""
-    return Seen(seen_entries(preview.get("targets") or []), preview.get("folder_stamp"))
+    return Seen(seen_entries(preview.get("targets") or []), preview.get("folder_stamp"), bool(refusal_now(preview)))
+
+
+def refusal_now(preview: dict) -> str | None:
+    """Why approving now would be refused (None: it would apply, or, for a skill's after an earlier
+    proposal that changes that skill first, it may)."""
+    refusal = preview.get("error") or preview.get("stale")  # (stale: the write goes, but over a later change)
+    return None if not refusal or preview.get("after_earlier") else str(refusal)

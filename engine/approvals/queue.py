@@ -29,7 +29,7 @@ from ..values import iso_time
 from .labels import detail_summary
 from .outside import cited_rows, outcome
 from .outside_skills import removes_present
-from .preview import Seen, memory_view, proposed_texts, skill_view
+from .preview import Seen, memory_view, proposed_texts, refusal_now, skill_view
 from .records import (
     KINDS,
     ORIGINS,
@@ -55,6 +55,10 @@ log = logging.getLogger(__name__)
 DESTRUCTIVE_MEMORY_ACTIONS = ("replace", "remove")
 PROPOSED_SHOWN = 20  # texts a refused memory proposal shows in place of its diff
 NOT_APPLIED = "Not applied, still pending: "  # how both skins say an approval was refused (before its reason)
+SHOWN_REFUSED = (
+    "its question showed it refused, so it stays pending as that said; approving it now could change "
+    "what the question never showed. Look at it again."
+)
 # What a bulk decision returns: the outcomes that succeeded (under "approved" or "rejected") and "failed".
 BulkOutcome = dict[str, Any]  # done (by key), failed and gone (lists); cancelled, not_decided
 
@@ -492,6 +496,8 @@ class ApprovalQueue:
             try:
                 if record.claim_problem:  # (never applied: what was shown of it is not what it does)
                     raise WorkbenchError(record.claim_problem)
+                if seen is not None and seen.refused:  # never applied: it may now hit what was never shown
+                    raise WorkbenchError(refusal_now(self._preview(record, edit, None)) or SHOWN_REFUSED)
                 with lock_waits.inner_waits_cancellable():  # (a cancelled wait abandons this row, below)
                     result = self._owner(record).apply_staged(
                         record.payload,

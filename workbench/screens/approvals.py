@@ -22,7 +22,7 @@ from textual.widgets.option_list import Option
 
 from engine import lock_waits
 from engine.approvals.editing import edit_draft
-from engine.approvals.preview import Seen, seen_in, target_line
+from engine.approvals.preview import Seen, refusal_now, seen_in, target_line
 from engine.approvals.queue import NOT_APPLIED, DryRun, NoSuchRecord
 from engine.approvals.records import KINDS, PendingRecord
 from engine.clock import shown_time
@@ -593,13 +593,6 @@ def cautions(preview: dict) -> list[str]:
             f"that skill first, so it may apply then; as it stands: {one_line(str(refusal), 400)}",
         )
     return lines
-
-
-def refusal_now(preview: dict) -> str | None:
-    """Why approving now would be refused (None: it would apply, or, for a skill's after an earlier
-    proposal that changes that skill first, it may)."""
-    refusal = preview.get("error") or preview.get("stale")  # (stale: the write goes, but over a later change)
-    return None if not refusal or preview.get("after_earlier") else str(refusal)
 
 
 def late_hits(preview: dict) -> list[tuple[str, str]]:
