@@ -757,7 +757,7 @@ async def test_adding_an_entry_already_there_says_nothing_was_added(home, tmp_pa
         await pilot.press(*"User works remotely on Fridays", "ctrl+s")
         await wait_for(pilot, lambda: not isinstance(app.screen, EditDialog), what="the editor closed")
         status = str(app.screen.query_one("#status").render())
-        assert status == "Nothing added: that entry is already there."
+        assert status == "Entry already exists (no duplicate added)."  # (as the CLI and Hermes's tool say)
         await pilot.press("a")
         await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
         await pilot.press(*"User drinks tea", "ctrl+s")

@@ -611,8 +611,7 @@ class _Add:
         result = self.screen.home.memory.add(self.target, text, user_context())
         error = result_error(result)
         if error is None:
-            already = result.get("message") == ALREADY_THERE
-            self.note = "Nothing added: that entry is already there." if already else None
+            self.note = ALREADY_THERE if result.get("message") == ALREADY_THERE else None  # (the CLI's words)
             self.screen.post_message(EntryAdded(text.strip()))
         return error
 
