@@ -129,8 +129,10 @@ class Home:
 
     def refuse_inside(self, path: Path) -> None:
         """A file the user names for output (an export) is never one of the home's own: ``--force``
-        over ``state.db`` or ``MEMORY.md`` would destroy what Hermes and the workbench keep there."""
-        if contained(path, self.root):
+        over ``state.db`` or ``MEMORY.md`` would destroy what Hermes and the workbench keep there, and so
+        would one in a folder a followed link of the home points to (``skills`` kept elsewhere)."""
+        followed = [link.points_to for link in self.links.links() if link.followed]
+        if any(contained(path, root) for root in [self.root, *followed]):
             raise WorkbenchError(
                 f"{path} is inside the Hermes home ({self.root}), whose files Hermes and the workbench keep; "
                 "write the export to a file outside it. Nothing was written.",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import stat
 import subprocess
@@ -433,17 +434,24 @@ def test_an_export_is_never_written_over_the_homes_own_files(home_dir, tmp_path,
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "into-home").symlink_to(home_dir)  # a folder link into the home: still inside it
+    kept = tmp_path / "kept-skills"  # the home's skills/ is a followed link to a folder outside it
+    (kept / "tidy").mkdir(parents=True)
+    (kept / "tidy" / "SKILL.md").write_text("---\nname: tidy\ndescription: d\n---\nbody\n", encoding="utf-8")
+    shutil.rmtree(home_dir / "skills")
+    (home_dir / "skills").symlink_to(kept)
     argv = ["sessions", "export", "child_1", "--home", str(home_dir), "--json", "--force", "-o"]
     for target in (
         home_dir / "state.db",
         home_dir / "memories" / "MEMORY.md",
         home_dir / "chat.json",
         outside / "into-home" / "state.db",
+        kept / "tidy" / "SKILL.md",
     ):
         assert main([*argv, str(target)]) == 1
         data = json.loads(capsys.readouterr().out)
         assert "is inside the Hermes home" in data["error"] and "Nothing was written" in data["error"]
     assert (home_dir / "memories" / "MEMORY.md").read_text(encoding="utf-8") == "User likes tea"
+    assert (kept / "tidy" / "SKILL.md").read_text(encoding="utf-8").endswith("body\n")
     with sqlite3.connect(home_dir / "state.db") as conn:
         assert conn.execute("SELECT count(*) FROM sessions WHERE id = 'child_1'").fetchone() == (1,)
     assert not (home_dir / "chat.json").exists()
