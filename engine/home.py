@@ -131,8 +131,8 @@ class Home:
         """A file the user names for output (an export) is never one of the home's own: ``--force``
         over ``state.db`` or ``MEMORY.md`` would destroy what Hermes and the workbench keep there, and so
         would one in a folder a followed link of the home points to (``skills`` kept elsewhere)."""
-        followed = [link.points_to for link in self.links.links() if link.followed]
-        if any(contained(path, root) for root in [self.root, *followed]):
+        roots: list[str | Path] = [self.root, *(link.points_to for link in self.links.links() if link.followed)]
+        if any(contained(path, root) for root in roots):
             raise WorkbenchError(
                 f"{path} is inside the Hermes home ({self.root}), whose files Hermes and the workbench keep; "
                 "write the export to a file outside it. Nothing was written.",
