@@ -502,8 +502,11 @@ class SessionsMixin(LineageMixin):
     def live_delete_warning(self, session_id: str) -> str | None:
         """Why deleting ``session_id`` may not last, in words for the user: it, or a delegate session
         the delete takes with it, has not ended (None when all have, or it is gone)."""
-        doomed = [session_id, *self._delegate_descendants(session_id)]
-        return _live_warning(session_id, self._live_among(doomed))
+        return _live_warning(session_id, self._live_among([session_id, *self._delegate_descendants(session_id)]))
+
+    def _refuse_live(self, session_id: str, doomed: list[str]) -> None:
+        if warning := _live_warning(session_id, self._live_among(doomed)):
+            raise SessionLive(warning, session_id=session_id)
 
     def _live_among(self, ids: list[str]) -> list[str]:
         live: list[str] = []
@@ -523,8 +526,8 @@ class SessionsMixin(LineageMixin):
         if session is None:
             return False
         doomed = [session_id, *self._delegate_descendants(session_id)]
-        if not live and (warning := _live_warning(session_id, self._live_among(doomed))):
-            raise SessionLive(warning, session_id=session_id)
+        if not live:
+            self._refuse_live(session_id, doomed)
         with self.journaled(
             "delete",
             session_id,
@@ -533,8 +536,8 @@ class SessionsMixin(LineageMixin):
             detail={"deleted": doomed, "message_count": session.message_count, **self.named(session_id, session.title)},
         ) as entry:
             with self._write():
-                if not live and (warning := _live_warning(session_id, self._live_among(doomed))):
-                    raise SessionLive(warning, session_id=session_id)  # (reopened since it was read)
+                if not live:
+                    self._refuse_live(session_id, doomed)  # (reopened since it was read)
                 self._delete_rows(doomed)
         outside.note_deleted(self.home, doomed)
         self._publish(
