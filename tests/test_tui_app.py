@@ -537,7 +537,7 @@ def test_a_second_commit_to_state_db_in_one_mtime_tick_is_still_seen(tmp_path):
     files = [tmp_path / name for name in sorted(SESSION_FILES)]
     wal = tmp_path / "state.db-wal"
     before = os.stat(wal)
-    plain, counted = _FileStamps(files), _FileStamps(files, counter=tmp_path / "state.db-shm")
+    plain, counted = _FileStamps(files), _FileStamps(files, database=tmp_path / "state.db")
     conn.execute("UPDATE t SET x = 101 WHERE x = 100")
     os.utime(wal, ns=(before.st_atime_ns, before.st_mtime_ns))  # within the same mtime tick
     assert os.stat(wal).st_size == before.st_size
@@ -549,7 +549,51 @@ def test_a_second_commit_to_state_db_in_one_mtime_tick_is_still_seen(tmp_path):
         reader.execute("SELECT count(*) FROM t").fetchone()
         reader.execute("COMMIT")
     assert counted.changed() is False
+    counted.close()
     reader.close()
+    conn.close()
+
+
+_TAKES_ALL = """
+import fcntl, sys
+with open(sys.argv[1], "r+b") as shm:
+    try:
+        fcntl.lockf(shm, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        print("held")
+    else:
+        print("taken")
+"""
+
+
+def test_the_watchers_look_at_state_db_keeps_this_process_s_sqlite_locks(tmp_path):
+    """The watcher read the -shm file's header with open() and close(), and closing any descriptor of a
+    file drops every POSIX lock the process holds on it, SQLite's own among them. A Hermes that opened
+    state.db then found the -shm unlocked, took itself for its only user and truncated it under our
+    connections' map of it: the test process died of SIGBUS (a `-n 3` run of the TUI tests)."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from workbench.watch import SESSION_FILES, _FileStamps
+
+    conn = sqlite3.connect(tmp_path / "state.db", isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE t (x INTEGER)")
+    shm = tmp_path / "state.db-shm"
+
+    def another_process() -> str:
+        probe = subprocess.run([sys.executable, "-c", _TAKES_ALL, str(shm)], capture_output=True, text=True, timeout=60)
+        assert probe.returncode == 0, probe.stderr
+        return probe.stdout.strip()
+
+    assert another_process() == "held"  # our connection's lock: nobody else may think it is alone
+    stamps = _FileStamps([tmp_path / name for name in sorted(SESSION_FILES)], database=tmp_path / "state.db")
+    conn.execute("INSERT INTO t VALUES (1)")
+    assert stamps.changed() is True
+    stamps.close()
+    assert another_process() == "held"
+    assert conn.execute("SELECT x FROM t").fetchall() == [(1,)]
     conn.close()
 
 

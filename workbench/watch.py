@@ -15,7 +15,9 @@ deleted outside while nobody watched are journaled (``engine.archive.outside``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -30,9 +32,6 @@ log = logging.getLogger(__name__)
 
 SESSION_FILES = {"state.db", "state.db-wal", "state.db-journal"}
 DEBOUNCE_MS = 250
-# The first copy of a -shm file's wal-index header (its commit counter and frame count among them); the
-# bytes after the two copies hold the readers' marks, which move on every read, not on a commit.
-SHM_HEADER = 48
 
 
 def classify(home: Home, paths: Iterable[str]) -> set[str]:
@@ -109,10 +108,17 @@ class HomeWatcher:
         paths = self.watched_paths()
         stamped = {
             "sessions": _FileStamps(
-                [self.home.root / name for name in sorted(SESSION_FILES)], counter=self.home.root / "state.db-shm"
+                [self.home.root / name for name in sorted(SESSION_FILES)], database=self.home.root / "state.db"
             ),
             "config": _FileStamps([self.home.config_path], settled=True),
         }
+        try:
+            self._watch(paths, stamped)
+        finally:
+            for files in stamped.values():
+                files.close()
+
+    def _watch(self, paths: list[Path], stamped: dict[str, _FileStamps]) -> None:
         # What changed before the watch began is caught up (memory, proposals Hermes staged); the skills'
         # first look is their baseline.
         self._report(set(TARGETS) | {"config", "skill files", "pending", "session flags"})
@@ -152,15 +158,15 @@ class _FileStamps:
     """state.db and config.yaml live in the home root, which may hold big unrelated trees (a
     Hermes checkout, logs), so they are checked by size and mtime instead of watched recursively."""
 
-    def __init__(self, paths: list[Path], *, settled: bool = False, counter: Path | None = None):
+    def __init__(self, paths: list[Path], *, settled: bool = False, database: Path | None = None):
         """``settled``: report a change only once two looks in a row agree, so a file caught part
         way through being written (an editor that truncates, then writes) is never reported.
-        ``counter``: a WAL database's -shm, whose header SQLite changes on every commit. Size and
-        mtime alone missed a second commit: after a checkpoint the WAL is written again from its
-        start (same size), and two commits can fall in one mtime tick."""
+        ``database``: a SQLite database whose commits count too (``_Commits``). Size and mtime alone
+        missed a second commit: after a checkpoint the WAL is written again from its start (same
+        size), and two commits can fall in one mtime tick."""
         self.paths = paths
         self.settled = settled
-        self.counter = counter
+        self.commits = _Commits(database) if database is not None else None
         self.last = self._stamp()
         self._moving: tuple | None = None
 
@@ -172,12 +178,8 @@ class _FileStamps:
                 stamps.append((info.st_size, info.st_mtime_ns))
             except OSError:
                 stamps.append(None)
-        if self.counter is not None:
-            try:
-                with open(self.counter, "rb") as shm:
-                    stamps.append(shm.read(SHM_HEADER))
-            except OSError:
-                stamps.append(None)
+        if self.commits is not None:
+            stamps.append(self.commits.count())
         return tuple(stamps)
 
     def changed(self) -> bool:
@@ -190,3 +192,50 @@ class _FileStamps:
             return False
         self.last, self._moving = now, None
         return True
+
+    def close(self) -> None:
+        if self.commits is not None:
+            self.commits.close()
+
+
+class _Commits:
+    """Which commit a SQLite database is at, as one read-only connection of ours tells it: ``PRAGMA
+    data_version`` moves on every commit another connection (another process's too) makes, and not
+    on reads.
+
+    Asked of SQLite, never read from the -shm file (the watcher opened it for its header): closing
+    any descriptor of a file drops every POSIX lock this process holds on it, SQLite's own among
+    them, and a Hermes that opened state.db then found the -shm unlocked, took itself for its only
+    user and truncated it under our connections' map of it (the process died of SIGBUS). SQLite
+    keeps its locks across its own connections' closes, and a read-only connection's close never
+    checkpoints."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._conn: sqlite3.Connection | None = None
+        self._inode: int | None = None
+
+    def count(self) -> tuple[int, int] | None:
+        """(the file's inode, its data_version), or None while it cannot be read (not there yet)."""
+        try:
+            inode = self.path.stat().st_ino
+        except OSError:
+            self.close()
+            return None
+        try:
+            if self._conn is None or inode != self._inode:  # a state.db put in its place: read the new one
+                self.close()
+                self._conn = sqlite3.connect(
+                    f"{self.path.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+                )
+                self._inode = inode
+            return inode, self._conn.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.Error:
+            self.close()
+            return None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            self._conn, self._inode = None, None
