@@ -815,6 +815,18 @@ def _outside_state_refusal(row: Row, skills: SkillLibrary) -> str | None:
     return None
 
 
+def _name_free(skills: Any, *names: str) -> None:
+    """Refuse a removed skill made again under a name an active skill answers to since (its frontmatter
+    ``name`` or its folder's): two would answer to it, and finding it by name would fail as ambiguous."""
+    for found in skills.scanner.active():
+        taken = {found.name, found.dir_name} & set(names)
+        if taken:
+            raise TimelineError(
+                f"skill '{visible(sorted(taken)[0])}' is taken since by the skill at {visible(found.rel)}; "
+                "made again, two skills would answer to that name"
+            )
+
+
 def _outside_skill(row: Row) -> bool:
     return (row.subsystem, row.action) == ("skills", "external")
 
@@ -1302,7 +1314,9 @@ class Timeline:
             args = {"action": "create", "name": parts[-2], "content": before}
             if len(parts) == 3:
                 args["category"] = parts[0]
-            return skills.plan(args, ctx)
+            plan = skills.plan(args, ctx)
+            _name_free(skills, plan.name, parts[-2])
+            return plan
         try:
             found = skills.find(entry.target)
         except SkillError:

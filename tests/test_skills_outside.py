@@ -88,6 +88,26 @@ def test_edits_made_by_hand_are_journaled_one_row_per_skill(home):
     assert [undone[i] for i in ids] == [True, False, True]
 
 
+def _removed_tidy(home) -> int:
+    """The row of tidy-imports removed by hand, after a look kept its text."""
+    assert home.skills.manage({"action": "create", "name": "tidy-imports", "content": TIDY})["success"]
+    home.skills.outside.record()
+    shutil.rmtree(home.skills_dir / "tidy-imports")
+    [removal] = home.skills.outside.record()
+    return removal
+
+
+def test_a_removal_is_not_made_again_under_a_name_taken_since(home):
+    removal = _removed_tidy(home)
+    twin = TIDY.replace("Run ruff", "Run isort")
+    assert home.skills.manage({"action": "create", "name": "imports", "content": twin})["success"]
+    refused = Timeline(home).revert(removal)["refused"][0]["error"]
+    assert refused == (
+        "skill 'tidy-imports' is taken since by the skill at imports; made again, two skills would answer to that name"
+    )
+    assert not (home.skills_dir / "tidy-imports").exists() and home.skills.find("tidy-imports").rel == "imports"
+
+
 def test_an_edit_whose_text_before_no_look_kept_is_refused_as_before(home):
     """A look kept by an earlier version kept hashes alone: what an edit found after it changed is not known
     (its refusal is as it was), and the next look keeps the texts it lacks, once, for the next change."""
