@@ -1315,7 +1315,15 @@ class Timeline:
             if len(parts) == 3:
                 args["category"] = parts[0]
             plan = skills.plan(args, ctx)
-            _name_free(skills, plan.name, parts[-2])
+            folder = skills.dir.joinpath(*parts[:-1])
+
+            def free() -> None:
+                if folder.exists() or folder.is_symlink():
+                    raise TimelineError(f"{visible('/'.join(parts[:-1]))} is taken since the outside removal")
+                _name_free(skills, plan.name, parts[-2])
+
+            free()
+            plan.precondition = free
             return plan
         try:
             found = skills.find(entry.target)

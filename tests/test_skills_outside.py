@@ -108,6 +108,25 @@ def test_a_removal_is_not_made_again_under_a_name_taken_since(home):
     assert not (home.skills_dir / "tidy-imports").exists() and home.skills.find("tidy-imports").rel == "imports"
 
 
+def test_a_removal_taken_while_its_revert_waits_for_the_lock_is_refused(home, monkeypatch):
+    removal = _removed_tidy(home)
+    skills, lock = home.skills, home.skills.write_lock
+
+    def taken_meanwhile(folder: str):  # (another process takes it while holding the lock)
+        monkeypatch.setattr(skills, "write_lock", lock)
+        assert skills.manage({"action": "create", "name": folder, "content": TIDY})["success"]
+        return lock()
+
+    monkeypatch.setattr(skills, "write_lock", lambda: taken_meanwhile("imports"))
+    refused = Timeline(home).revert(removal)["refused"][0]["error"]
+    assert refused.startswith("skill 'tidy-imports' is taken since by the skill at imports")
+    shutil.rmtree(home.skills_dir / "imports")
+    monkeypatch.setattr(skills, "write_lock", lambda: taken_meanwhile("tidy-imports"))
+    refused = Timeline(home).revert(removal)["refused"][0]["error"]
+    assert refused == "tidy-imports is taken since the outside removal"
+    assert home.journal.undone_by([removal]) == {}
+
+
 def test_an_edit_whose_text_before_no_look_kept_is_refused_as_before(home):
     """A look kept by an earlier version kept hashes alone: what an edit found after it changed is not known
     (its refusal is as it was), and the next look keeps the texts it lacks, once, for the next change."""
