@@ -147,6 +147,24 @@ def test_an_edit_whose_text_before_no_look_kept_is_refused_as_before(home):
     assert timeline.preview(removal)["changes"][0]["undo"].startswith("recreate skill 'tidy-imports'")
 
 
+def test_a_skill_md_unread_after_an_upgrade_is_not_taken_for_removed(home, monkeypatch):
+    """A look of an earlier version kept its hash alone; the next look reads it for its text, and when that
+    read fails (permissions, a link the policy refuses) its unchanged stamp still says it is there."""
+    _create_brew(home)
+    home.skills.outside.record()
+    home.journal.connection().execute("DROP TABLE skills_looked_texts")  # (as an earlier version's workbench.db)
+    home.skills.outside = type(home.skills.outside)(home)  # (another process: its first look)
+    read = home.links.read_bytes
+
+    def denied(path, *args, **kwargs):
+        if path.name == "SKILL.md":
+            raise PermissionError(13, "Permission denied")
+        return read(path, *args, **kwargs)
+
+    monkeypatch.setattr(home.links, "read_bytes", denied)
+    assert home.skills.outside.record() == [] and _outside_rows(home) == []
+
+
 def test_another_workbench_process_is_not_outside(home):
     _create_brew(home)
     home.skills.outside.record()

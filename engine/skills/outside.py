@@ -780,12 +780,15 @@ class OutsideChanges:
             if stamp is None:
                 continue
             old = seen.get(rel)
-            if old and old.stamp == stamp and (old.sha in kept or stamp[1] > MAX_TEXT):
-                found[rel] = _Seen(skill.name, stamp, old.sha)
+            unchanged = _Seen(skill.name, stamp, old.sha) if old and old.stamp == stamp else None
+            if unchanged and (unchanged.sha in kept or stamp[1] > MAX_TEXT):
+                found[rel] = unchanged
                 continue
             try:  # (read again, once, where an earlier version's look kept its hash alone)
                 data = self.home.links.read_bytes(skill_md)
-            except (OSError, UnsafePath):  # gone meanwhile, or a link the policy refuses: not a skill to report
+            except (OSError, UnsafePath):  # gone meanwhile, or a link the policy refuses: not a skill to report,
+                if unchanged:  # unless only its text was wanted: its stamp says it is as the last look saw it
+                    found[rel] = unchanged
                 continue
             sha = sha256(data)
             if len(data) <= MAX_TEXT:
