@@ -1276,21 +1276,11 @@ class Timeline:
 
     def _outside_text_plan(self, entry: JournalEntry, before: str, after: str | None) -> dict[str, Any]:
         """Reverting an outside SKILL.md edit (its text before written back, if it still reads as the edit
-        left it) or removal (its SKILL.md made again, if it had no support files and its folder is free):
-        planned as our own edit or create would be, threat scan included (``_outside_write``)."""
+        left it) or removal (its SKILL.md made again where it was, ``_remade``): planned as our own edit or
+        create would be, threat scan included (``_outside_write``)."""
         path = str(entry.detail.get("path", ""))
         if after is None:
             undo = f"recreate skill '{entry.target}' at {path} as it was before it was removed"
-            files = entry.detail.get("files")
-            if not isinstance(files, list):
-                return {"undo": undo, "refused": _OUTSIDE}
-            if files:
-                shown = ", ".join(visible(str(f)) for f in files)
-                return {
-                    "undo": undo,
-                    "refused": f"removed outside the workbench with support files the workbench kept no copy of "
-                    f"({shown}); only its SKILL.md could come back",
-                }
         else:
             undo = f"put the text of skill '{entry.target}' ({path}) back as it was before the outside edit"
         try:
@@ -1304,27 +1294,11 @@ class Timeline:
     ) -> Any:
         """The plan that puts ``before`` back (an edit of the skill, or a create where it was), checked as any
         skill write is (validation, threat scan), refused unless the skill still reads ``after`` (or, for a
-        removal, its folder and name are free); under the write lock, checked again before it writes."""
+        removal, ``_remade``); under the write lock, checked again before it writes."""
         skills, path = self.home.skills, str(entry.detail.get("path", ""))
         ctx = ctx or ToolContext(actor="user")
-        parts = path.split("/")
         if after is None:
-            if len(parts) not in (2, 3) or parts[-1] != "SKILL.md":
-                raise TimelineError(f"{visible(path)} is not where a skill's SKILL.md can be made again")
-            args = {"action": "create", "name": parts[-2], "content": before}
-            if len(parts) == 3:
-                args["category"] = parts[0]
-            plan = skills.plan(args, ctx)
-            folder = skills.dir.joinpath(*parts[:-1])
-
-            def free() -> None:
-                if folder.exists() or folder.is_symlink():
-                    raise TimelineError(f"{visible('/'.join(parts[:-1]))} is taken since the outside removal")
-                _name_free(skills, plan.name, parts[-2])
-
-            free()
-            plan.precondition = free
-            return plan
+            return self._remade(entry, before, ctx)
         try:
             found = skills.find(entry.target)
         except SkillError:
@@ -1346,6 +1320,46 @@ class Timeline:
 
         unchanged()
         plan.precondition = unchanged
+        return plan
+
+    def _remade(self, entry: JournalEntry, before: str, ctx: ToolContext) -> Any:
+        """The plan that makes a removed SKILL.md again where it was: in a free folder, or beside the support
+        files it had when they are all still there (only its SKILL.md was deleted); refused when some are gone
+        (no copy of them was kept) or which it had is not known, or its folder or name is taken (checked
+        again under the write lock)."""
+        skills, path = self.home.skills, str(entry.detail.get("path", ""))
+        parts, files = path.split("/"), entry.detail.get("files")
+        if len(parts) not in (2, 3) or parts[-1] != "SKILL.md":
+            raise TimelineError(f"{visible(path)} is not where a skill's SKILL.md can be made again")
+        if not isinstance(files, list):
+            raise TimelineError(
+                "removed outside the workbench when the last look, an earlier version's, noted no support files: "
+                "which it had is not known; only its SKILL.md could come back"
+            )
+        folder, rel = skills.dir.joinpath(*parts[:-1]), "/".join(parts[:-1])
+
+        def there() -> None:
+            missing = [str(f) for f in files if not (folder / str(f)).is_file()]
+            if missing:
+                raise TimelineError(
+                    "removed outside the workbench with support files the workbench kept no copy of "
+                    f"({', '.join(visible(f) for f in missing)}); only its SKILL.md could come back"
+                )
+            if not files and (folder.exists() or folder.is_symlink()):
+                raise TimelineError(f"{visible(rel)} is taken since the outside removal")
+
+        there()
+        args = {"action": "create", "name": parts[-2], "content": before}
+        if len(parts) == 3:
+            args["category"] = parts[0]
+        plan = skills.plan(args, ctx, beside_files=bool(files))
+
+        def free() -> None:
+            there()
+            _name_free(skills, plan.name, parts[-2])
+
+        free()
+        plan.precondition = free
         return plan
 
     def _revert_outside(self, entry: JournalEntry, actor: str) -> dict[str, Any]:

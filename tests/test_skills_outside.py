@@ -127,6 +127,33 @@ def test_a_removal_taken_while_its_revert_waits_for_the_lock_is_refused(home, mo
     assert home.journal.undone_by([removal]) == {}
 
 
+def test_a_skill_md_deleted_beside_its_support_files_comes_back_beside_them(home):
+    assert home.skills.manage({"action": "create", "name": "tidy-imports", "content": TIDY})["success"]
+    files = {"action": "write_file", "name": "tidy-imports", "file_path": "references/a.md", "file_content": "A\n"}
+    assert home.skills.manage(files)["success"]
+    home.skills.outside.record()
+    (home.skills_dir / "tidy-imports" / "SKILL.md").unlink()
+    [removal] = home.skills.outside.record()
+    home.journal.connection().execute(  # (as a removal found after a look of an earlier version: files unknown)
+        "UPDATE journal SET detail = json_remove(detail, '$.files') WHERE id = ?", (removal,)
+    )
+    timeline = Timeline(home)
+    assert timeline.preview(removal)["refused"][0]["error"] == (
+        "removed outside the workbench when the last look, an earlier version's, noted no support files: "
+        "which it had is not known; only its SKILL.md could come back"
+    )
+    home.journal.connection().execute(
+        "UPDATE journal SET detail = json_set(detail, '$.files', json('[\"references/a.md\"]')) WHERE id = ?",
+        (removal,),
+    )
+    assert timeline.revert(removal)["success"]
+    assert (home.skills_dir / "tidy-imports" / "SKILL.md").read_text(encoding="utf-8") == TIDY
+    back = timeline.revert(home.journal.undone_by([removal])[removal])
+    assert back["success"], back  # its rollback takes SKILL.md alone
+    assert not (home.skills_dir / "tidy-imports" / "SKILL.md").exists()
+    assert (home.skills_dir / "tidy-imports" / "references" / "a.md").read_text(encoding="utf-8") == "A\n"
+
+
 def test_an_edit_whose_text_before_no_look_kept_is_refused_as_before(home):
     """A look kept by an earlier version kept hashes alone: what an edit found after it changed is not known
     (its refusal is as it was), and the next look keeps the texts it lacks, once, for the next change."""

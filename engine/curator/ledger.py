@@ -337,16 +337,17 @@ class Ledger:
 
     def _added_to_made(self, entry: LedgerEntry) -> list[str]:
         """Files added since into a skill folder ``entry`` made (a create's, a consolidation's umbrella):
-        rolling it back removes its SKILL.md and would leave them in a folder that is no skill."""
-        before = {ref.path for ref in entry.before}
+        rolling it back removes its SKILL.md and would leave them in a folder that is no skill. Those it was
+        written beside (a SKILL.md put back where its support files stayed, ``beside``) were there before."""
+        before, beside = {ref.path for ref in entry.before}, set(entry.evidence.get("beside", ()))
         made = {
             str(Path(ref.path).parent)
             for ref in entry.after
             if Path(ref.path).name == "SKILL.md" and ref.path not in before
         }
-        after = {ref.path for ref in entry.after}
+        kept = {ref.path for ref in entry.after} | beside
         present = self.snapshot(self.resolve(folder) for folder in sorted(made))
-        return sorted(path for path in present if path not in after)
+        return sorted(path for path in present if path not in kept)
 
     def rollback_files(self, entry: LedgerEntry) -> list[str]:
         """What rolling ``entry`` back does, a file a line (``restore …``, ``remove …``); raises as

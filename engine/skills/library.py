@@ -602,8 +602,10 @@ class SkillLibrary:
                     "autonomous curation."
                 )
 
-    def plan(self, args: dict[str, Any], ctx: ToolContext | None = None) -> Plan:
-        """Validate a ``skill_manage`` call and compute its effect, writing nothing."""
+    def plan(self, args: dict[str, Any], ctx: ToolContext | None = None, beside_files: bool = False) -> Plan:
+        """Validate a ``skill_manage`` call and compute its effect, writing nothing. ``beside_files``: a
+        create may write its SKILL.md into a folder that exists and holds none (a SKILL.md put back beside
+        the support files it lost, by a revert), not only into a new one."""
         ctx = ctx or ToolContext()
         for key in _TEXT_ARGS:  # a model's call, or a staged record someone edited, may carry lists or numbers
             if key != "category" and args.get(key) is not None and not isinstance(args[key], str):
@@ -617,7 +619,7 @@ class SkillLibrary:
             "remove_file": self._plan_remove_file,
         }
         if action == "create":
-            plan = self._plan_create(args)
+            plan = self._plan_create(args, beside_files)
         elif isinstance(action, str) and action in on_skill:
             try:
                 found = self.find(args.get("name"), follow_absorbed=action != "delete")  # never delete by an old name
@@ -743,7 +745,7 @@ class SkillLibrary:
             usage,
         )
 
-    def _plan_create(self, args: dict[str, Any]) -> Plan:
+    def _plan_create(self, args: dict[str, Any], beside_files: bool = False) -> Plan:
         name = check_name(args.get("name"))
         category = check_category(args.get("category"))
         content, meta = self._content(args, "create", "Provide the full SKILL.md text (frontmatter + body).")
@@ -753,7 +755,7 @@ class SkillLibrary:
                 raise SkillError(f"A skill named '{name}' already exists at {existing.path}.")
         skill_dir = self.dir / category / name if category else self.dir / name
         check_inside(skill_dir, self.dir, f"Skill folder '{skill_dir.relative_to(self.dir)}'")
-        if skill_dir.exists():
+        if skill_dir.exists() and not (beside_files and skill_dir.is_dir() and not (skill_dir / "SKILL.md").exists()):
             raise SkillError(f"A folder already exists at {skill_dir}; move it aside or choose another name.")
         rel = skill_dir.relative_to(self.dir).as_posix()
         found = Found(listed_as, name, rel, category, skill_dir, {}, "", False)
@@ -782,6 +784,8 @@ class SkillLibrary:
                 raise
 
         plan.mutate, plan.roots = mutate, [skill_dir]
+        if skill_dir.exists():  # (beside files already there: not this create's, so its rollback leaves them)
+            plan.evidence["beside"] = sorted(self.ledger.snapshot([skill_dir]))
         return plan
 
     def _plan_edit(self, found: Found, args: dict[str, Any]) -> Plan:
