@@ -39,6 +39,7 @@ from .errors import WorkbenchError
 from .journal import ACTORS, LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import HERMES_SLACK_S, AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
 from .skills.outside import EDITED, RECORD_ONLY, REMOVED, STATE_CHANGES
+from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
 from .textsafety import apart, inline, one_line, visible
 from .tools import ToolContext
@@ -1284,10 +1285,10 @@ class Timeline:
         else:
             undo = f"put the text of skill '{entry.target}' ({path}) back as it was before the outside edit"
         try:
-            self._outside_write(entry, before, after)
+            plan = self._outside_write(entry, before, after)
         except WorkbenchError as exc:
             return {"undo": undo, "refused": exc.message}
-        return {"undo": undo}
+        return {"undo": undo if plan.flags is None else f"{undo} ({flagged(plan.flags)})"}
 
     def _outside_write(
         self, entry: JournalEntry, before: str, after: str | None, ctx: ToolContext | None = None
@@ -1367,8 +1368,13 @@ class Timeline:
         if texts is None:  # (planned a moment ago: the looks dropped the text meanwhile)
             return {"success": False, "error": _OUTSIDE}
         ctx = ToolContext(actor=actor)
-        result = self.home.skills.execute(self._outside_write(entry, *texts, ctx), ctx)
-        return {**result, "message": f"{result.get('message', '')} (as it was before row {entry.id})".strip()}
+        plan = self._outside_write(entry, *texts, ctx)
+        result = self.home.skills.execute(plan, ctx)
+        message = f"{result.get('message', '')} (as it was before row {entry.id})".strip()
+        if plan.flags is not None:
+            result["warning"] = warning_message(plan.flags)
+            message = f"{message} {result['warning']}"
+        return {**result, "message": message}
 
     def _pin_plan(self, entry: JournalEntry) -> dict[str, Any]:
         """Reverting a pin or unpin: setting the pin the row found (its ``before``), never a toggle; nothing

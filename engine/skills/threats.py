@@ -104,6 +104,16 @@ BODY_ADVICE = (
 )
 
 
+def flagged(flags: SkillFlags) -> str:
+    """What looks suspicious in a write that goes ahead (a revert's preview says it before, its outcome after)."""
+    return f"{flags.where} is flagged as suspicious: {'; '.join(flags.reasons)}"
+
+
+def warning_message(flags: SkillFlags) -> str:
+    """The word a suspicious write saved for the user says, as memory's ``warning_message`` does."""
+    return f"Saved, but {flagged(flags)}. A loaded skill is read by the model as instructions; check that you meant it."
+
+
 def check_plan(plan) -> SkillFlags | None:
     """Refuse a dangerous write; return the flags of a suspicious one (None when clean)."""
     index_text = prompt_text(plan)
