@@ -832,6 +832,12 @@ def _outside_skill(row: Row) -> bool:
     return (row.subsystem, row.action) == ("skills", "external")
 
 
+def has_skill_diff(row: Row) -> bool:
+    """An outside edit or removal of a SKILL.md itself: a row that shows its line diff when the looks kept its
+    text before (``Timeline.skill_diff``), and says so when they did not. Both skins ask, without a read."""
+    return _outside_skill(row) and not row.file and row.change in (EDITED, REMOVED)
+
+
 def _found_in_archive(row: Row) -> bool:
     """Rows whose session only state.db can tell: an outside memory edit, a proposal Hermes staged."""
     if row.session_id:
@@ -1270,9 +1276,7 @@ class Timeline:
     def skill_diff(self, row: Row) -> list[tuple[str, str]] | None:
         """The line diff of an outside SKILL.md edit (before → after), or of a removal (every line removed);
         None for any other row, or when what it changed is not known (``outside_texts``)."""
-        if not _outside_skill(row) or row.file or row.change not in (EDITED, REMOVED):
-            return None
-        texts = self.outside_texts(self._entry(row))
+        texts = self.outside_texts(self._entry(row)) if has_skill_diff(row) else None
         return None if texts is None else line_diff(texts[0], texts[1] or "")
 
     def _outside_text_plan(self, entry: JournalEntry, before: str, after: str | None) -> dict[str, Any]:

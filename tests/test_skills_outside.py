@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from engine.timeline import Timeline, outcome_lines, summarize
+from engine.timeline import Timeline, has_skill_diff, outcome_lines, summarize
 from engine.tools import ToolContext
 from tests.hermes_support import workbench_cmd
 
@@ -70,6 +70,7 @@ def test_edits_made_by_hand_are_journaled_one_row_per_skill(home):
 
     # the edit by hand shows and reverts as ours would: refused once the file changed again since
     edit, removal = ({r.id: r for r in rows}[i] for i in (ids[0], ids[2]))
+    assert [has_skill_diff(r) for r in rows if r.id in ids] == [True, False, True][::-1]  # (newest first)
     assert timeline.skill_diff(edit) == [
         *((" ", line) for line in BREW.splitlines()[:-1]),
         ("-", "Steep for 3 minutes."),

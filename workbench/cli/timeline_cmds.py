@@ -18,6 +18,7 @@ from engine.timeline import (
     Timeline,
     TimelineError,
     filter_value,
+    has_skill_diff,
     outcome_lines,
     parse_since,
     preview_lines,
@@ -137,7 +138,7 @@ def show_row(home: Home, args) -> Output:
         if diff is not None:
             lines.append("")
             lines += [visible(f"{kind} {line}") for kind, line in diff] or ["(the file was empty)"]
-        elif row.change in ("edited", "removed") and not row.file:
+        elif has_skill_diff(row):
             lines.append("(what it read before was not kept: it was last seen by an earlier version, or first seen)")
         return "\n".join(lines)
 

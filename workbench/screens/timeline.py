@@ -27,7 +27,16 @@ from engine.events import Event
 from engine.memory.history import HERMES_SLACK_S
 from engine.memory.targets import TARGETS
 from engine.textsafety import inline
-from engine.timeline import Row, Source, Timeline, awaits_source, describe_group, parse_filter, preview_lines
+from engine.timeline import (
+    Row,
+    Source,
+    Timeline,
+    awaits_source,
+    describe_group,
+    has_skill_diff,
+    parse_filter,
+    preview_lines,
+)
 from widgets.diff_view import DiffView
 from widgets.literal import literal
 from widgets.search_box import SearchBox
@@ -234,7 +243,7 @@ class TimelineScreen(WorkbenchScreen):
         self._show_detail(row)
         if not row.session_id and row.id not in self.sources:
             self._find_source(row)
-        if _has_diff(row) and row.id not in self.diffs:
+        if has_skill_diff(row) and row.id not in self.diffs:
             diff.clear()
             self._find_diff(row)
         else:
@@ -434,11 +443,4 @@ def empty_state(query: str) -> str:
     return (
         "Nothing has changed what the agent knows yet: memory and skill writes, approvals and Curator passes "
         "show here as they happen (talk to the agent on Run, 5)."
-    )
-
-
-def _has_diff(row: Row) -> bool:
-    """An outside edit or removal of a SKILL.md, whose texts the looks may have kept (``Timeline.skill_diff``)."""
-    return (
-        (row.subsystem, row.action) == ("skills", "external") and row.change in ("edited", "removed") and not row.file
     )
