@@ -213,6 +213,18 @@ def test_a_skill_md_unread_after_an_upgrade_is_not_taken_for_removed(home, monke
     assert home.skills.outside.record() == [] and _outside_rows(home) == []
 
 
+def test_a_look_that_finds_nothing_changed_asks_nothing_of_the_kept_texts(home):
+    _create_brew(home)
+    home.skills.outside.record()
+    asked: list[str] = []
+    home.journal.connection().set_trace_callback(asked.append)
+    try:
+        assert home.skills.outside.record() == []
+    finally:
+        home.journal.connection().set_trace_callback(None)
+    assert not [sql for sql in asked if "skills_looked_texts" in sql]
+
+
 def test_another_workbench_process_is_not_outside(home):
     _create_brew(home)
     home.skills.outside.record()

@@ -189,23 +189,36 @@ class OutsideChanges:
         self._last: _Look | None = None  # this process's last look
         self._lock = threading.Lock()  # the watcher's thread and a screen's worker may both ask
         self._texts: dict[str, bytes] = {}  # the SKILL.md texts read since the last keep, by hash
+        self._kept_shas: set[str] | None = None  # the hashes whose text a look kept (``_kept_hashes``)
 
-    def texts(self, shas: Iterable[str], column: str = "text") -> dict[str, bytes]:
-        """The SKILL.md texts a look kept, of those hashes (a hash whose text is not known is left out);
-        ``column`` "sha": which are kept, without reading them."""
+    def texts(self, shas: Iterable[str]) -> dict[str, bytes]:
+        """The SKILL.md texts a look kept, of those hashes (a hash whose text is not known is left out)."""
         wanted = sorted({sha for sha in shas if isinstance(sha, str)})
-        if not wanted or not self.home.journal.exists():
+        if not wanted:
             return {}
+        rows = self._kept_rows(
+            "SELECT sha, text FROM skills_looked_texts WHERE sha IN (SELECT value FROM json_each(?))",
+            json.dumps(wanted),
+        )
+        return {sha: bytes(text) for sha, text in rows}
+
+    def _kept_hashes(self) -> set[str]:
+        """The hashes whose text a look kept: read once, then kept so by ``_keep_entries`` (the watcher looks
+        on every change under skills/, and a look that changed nothing should not ask workbench.db)."""
+        if self._kept_shas is None:
+            self._kept_shas = {sha for (sha,) in self._kept_rows("SELECT sha FROM skills_looked_texts")}
+        return self._kept_shas
+
+    def _kept_rows(self, sql: str, *params: str) -> list[tuple]:
+        """Rows of ``skills_looked_texts``; none before a look of this version made it."""
+        if not self.home.journal.exists():
+            return []
         try:
-            rows = self.home.journal.connection().execute(
-                f"SELECT sha, {column} FROM skills_looked_texts WHERE sha IN (SELECT value FROM json_each(?))",
-                (json.dumps(wanted),),
-            )
-            return {sha: bytes(text) if column == "text" else b"" for sha, text in rows}
-        except sqlite3.OperationalError as exc:  # (no look of this version yet)
+            return self.home.journal.connection().execute(sql, params).fetchall()
+        except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc):
                 raise
-            return {}
+            return []
 
     def record(self, scope: Scope | None = None) -> list[int]:
         """Journal each skill created, edited or removed outside the workbench since the last call; their row ids.
@@ -214,10 +227,14 @@ class OutsideChanges:
         if self.home.read_only:  # a read-only home is never written, so nothing is journaled
             return []
         with self._lock:
-            if scope is not None and scope.row is None:  # before the change: what its roots hold in the archive
-                scope.copies = self._copies(scope.roots)
-            ids = None if scope is None else self._record_scoped(scope)
-            return self._record_full(scope) if ids is None else ids
+            try:
+                if scope is not None and scope.row is None:  # before the change: what its roots hold in the archive
+                    scope.copies = self._copies(scope.roots)
+                ids = None if scope is None else self._record_scoped(scope)
+                return self._record_full(scope) if ids is None else ids
+            except BaseException:
+                self._kept_shas = None  # (a keep rolled back: what is kept is read again)
+                raise
 
     def _record_full(self, scope: Scope | None) -> list[int]:
         last = self._last or self._kept()  # a first look goes on from the last one any process kept
@@ -712,19 +729,23 @@ class OutsideChanges:
             [(rel, s.name, *s.stamp, s.sha) for rel, s in now.items() if before.get(rel) != s],
         )
         conn.executemany("DELETE FROM skills_looked WHERE path = ?", [(rel,) for rel in before.keys() - now.keys()])
+        kept, read = self._kept_hashes(), {s.sha for s in now.values() if s.sha in self._texts}
         conn.executemany(
-            "INSERT OR IGNORE INTO skills_looked_texts VALUES (?, ?)",
-            [(s.sha, self._texts[s.sha]) for s in now.values() if s.sha in self._texts],
+            "INSERT OR IGNORE INTO skills_looked_texts VALUES (?, ?)", [(sha, self._texts[sha]) for sha in sorted(read)]
         )
+        kept |= read
         self._texts.clear()
         left = {s.sha for rel, s in before.items() if now.get(rel) != s} - {s.sha for s in now.values()}
-        conn.executemany(
-            "DELETE FROM skills_looked_texts WHERE sha = ?1 "
-            "AND NOT EXISTS (SELECT 1 FROM skills_looked WHERE sha = ?1) "
-            "AND NOT EXISTS (SELECT 1 FROM journal WHERE subsystem = 'skills' AND action = 'external' "
-            "AND instr(detail, ?1) > 0)",
-            [(sha,) for sha in sorted(left)],
-        )
+        for sha in sorted(left):
+            dropped = conn.execute(
+                "DELETE FROM skills_looked_texts WHERE sha = ?1 "
+                "AND NOT EXISTS (SELECT 1 FROM skills_looked WHERE sha = ?1) "
+                "AND NOT EXISTS (SELECT 1 FROM journal WHERE subsystem = 'skills' AND action = 'external' "
+                "AND instr(detail, ?1) > 0)",
+                (sha,),
+            )
+            if dropped.rowcount:
+                kept.discard(sha)
 
     def _journal(
         self,
@@ -770,8 +791,7 @@ class OutsideChanges:
     def _seen_all(self, skills: Iterable[Found], seen: dict[str, _Seen]) -> dict[str, _Seen]:
         """The SKILL.md of each of ``skills``, hashed only when its stamp moved since ``seen``."""
         scanner = self.home.skills.scanner
-        skills = list(skills)
-        kept = self._kept_texts(s.sha for s in seen.values())
+        kept = self._kept_hashes()
         found: dict[str, _Seen] = {}
         for skill in skills:
             skill_md = skill.path / "SKILL.md"
@@ -781,7 +801,7 @@ class OutsideChanges:
                 continue
             old = seen.get(rel)
             unchanged = _Seen(skill.name, stamp, old.sha) if old and old.stamp == stamp else None
-            if unchanged and (unchanged.sha in kept or stamp[1] > MAX_TEXT):
+            if unchanged and (unchanged.sha in kept or unchanged.sha in self._texts or stamp[1] > MAX_TEXT):
                 found[rel] = unchanged
                 continue
             try:  # (read again, once, where an earlier version's look kept its hash alone)
@@ -795,11 +815,6 @@ class OutsideChanges:
                 self._texts[sha] = data
             found[rel] = _Seen(skill.name, stamp, sha)
         return found
-
-    def _kept_texts(self, shas: Iterable[str]) -> set[str]:
-        """Those of ``shas`` whose text a look kept, or this one read."""
-        wanted = set(shas)
-        return {sha for sha in wanted if sha in self._texts} | set(self.texts(wanted - self._texts.keys(), "sha"))
 
     def _scan(self, last: _Look | None) -> tuple[dict[str, _Seen], dict[str, _File]]:
         """Each active SKILL.md and support file, each hashed only when its stamp moved since ``last``."""
