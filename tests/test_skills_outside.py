@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from types import SimpleNamespace
 
 import pytest
 
 from engine.timeline import Timeline, has_skill_diff, outcome_lines, summarize
 from engine.tools import ToolContext
 from tests.hermes_support import workbench_cmd
+from workbench.cli.timeline_cmds import show_row
 
 BREW = "---\nname: brew\ndescription: How to brew tea\n---\n\nBoil water.\nSteep for 3 minutes.\n"
 
@@ -223,6 +225,27 @@ def test_a_look_that_finds_nothing_changed_asks_nothing_of_the_kept_texts(home):
     finally:
         home.journal.connection().set_trace_callback(None)
     assert not [sql for sql in asked if "skills_looked_texts" in sql]
+
+
+def test_timeline_show_keeps_two_lines_of_context_around_a_change(home):
+    body = "".join(f"Step {n}.\n" for n in range(1, 21))
+    long = f"---\nname: long\ndescription: Many steps\n---\n\n{body}"
+    assert home.skills.manage({"action": "create", "name": "long", "content": long})["success"]
+    home.skills.outside.record()
+    (home.skills_dir / "long" / "SKILL.md").write_text(long.replace("Step 10.", "Step ten."), encoding="utf-8")
+    [edit] = home.skills.outside.record()
+    shown = show_row(home, SimpleNamespace(row=edit))
+    assert shown.text().splitlines()[-8:] == [
+        "  …",
+        "  Step 8.",
+        "  Step 9.",
+        "- Step 10.",
+        "+ Step ten.",
+        "  Step 11.",
+        "  Step 12.",
+        "  …",
+    ]
+    assert len(shown.data["diff"]) == 26  # (the JSON keeps every line)
 
 
 def test_another_workbench_process_is_not_outside(home):

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from textual.content import Content
 from textual.widgets import Static
 
+from engine.textsafety import in_context
+
 from .literal import assemble
 
 STYLES = {"+": ("+ ", "$mark-added"), "-": ("- ", "$mark-removed"), " ": ("  ", "")}
@@ -19,27 +21,20 @@ STYLES = {"+": ("+ ", "$mark-added"), "-": ("- ", "$mark-removed"), " ": ("  ", 
 def diff_content(lines: Iterable[tuple[str, str]], *, context: int = 2, width: int | None = None) -> Content:
     """Render diff lines, keeping ``context`` kept lines around each change. ``width``: wrap each
     line's text to it, under its first character (a ``+`` never stands alone above its text)."""
-    lines = list(lines)
-    changed = [i for i, (kind, _) in enumerate(lines) if kind != " "]
-    if not changed:
+    shown = in_context(lines, context)
+    if not shown:
         return Content.styled("(no change)", "$text-muted")
-    keep = {j for i in changed for j in range(i - context, i + context + 1)}
     out: list[Content] = []
-    skipped = False
-    for i, (kind, line) in enumerate(lines):
-        if i not in keep:
-            skipped = True
-            continue
-        if skipped:
+    for diff_line in shown:
+        if diff_line is None:
             out.append(Content.styled("  …", "$text-muted"))
-            skipped = False
+            continue
+        kind, line = diff_line
         prefix, style = STYLES.get(kind, STYLES[" "])
         text = assemble((line, style))
         rows = text.wrap(width - len(prefix)) if width and width > len(prefix) + 1 else [text]
         out.append(Content.assemble((prefix, f"bold {style}" if style else ""), rows[0]))
         out += [Content.assemble(" " * len(prefix), row) for row in rows[1:]]
-    if skipped:
-        out.append(Content.styled("  …", "$text-muted"))
     return Content("\n").join(out)
 
 

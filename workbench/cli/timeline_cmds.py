@@ -11,7 +11,7 @@ from engine.clock import shown_time
 from engine.errors import WorkbenchError
 from engine.home import Home
 from engine.journal import ACTORS
-from engine.textsafety import visible
+from engine.textsafety import in_context, visible
 from engine.timeline import (
     SUBSYSTEMS,
     MalformedReference,
@@ -137,7 +137,8 @@ def show_row(home: Home, args) -> Output:
             lines.append(f"group {row.group}")
         if diff is not None:
             lines.append("")
-            lines += [visible(f"{kind} {line}") for kind, line in diff] or ["(the file was empty)"]
+            shown = in_context(diff)
+            lines += ["  …" if d is None else visible(f"{d[0]} {d[1]}") for d in shown] or ["(the file was empty)"]
         elif has_skill_diff(row):
             lines.append("(what it read before was not kept: it was last seen by an earlier version, or first seen)")
         return "\n".join(lines)
