@@ -7,8 +7,8 @@ opens at once. Rows that belong together share a ``group``: one background revie
 consolidation with its staging and approval (``consolidation:<pending id>``).
 
 ``revert`` undoes a row or a whole group through the owning store's own guards
-(memory undo, ledger rollback, pin/unpin; for a SKILL.md edited or removed outside, its text before,
-written as a skill edit or create of ours is), newest first; what changed since is refused
+(memory undo, ledger rollback, pin/unpin; a SKILL.md edited or removed outside gets its text before back,
+through the same plan and write as a skill edit or create of ours), newest first; what changed since is refused
 with the store's reason and everything else still goes. Each revert is itself a journal
 row, so it shows on the timeline and can be reverted in turn. ``preview`` lists exactly
 what a revert would change, and what it would refuse, without writing.

@@ -248,7 +248,10 @@ class TimelineScreen(WorkbenchScreen):
             self._find_diff(row)
         else:
             lines = self.diffs.get(row.id)
-            diff.clear() if lines is None else diff.show(lines)
+            if lines is None:
+                diff.clear()
+            else:
+                diff.show(lines)
 
     def _show_detail(self, row: Row) -> None:
         when = stamped(row.at, seconds=True) or row.when
