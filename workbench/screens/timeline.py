@@ -234,24 +234,26 @@ class TimelineScreen(WorkbenchScreen):
     def _highlighted(self, message: TimelineList.Highlighted) -> None:
         row = message.row
         self.refresh_bindings()  # (space: a group to fold; g: a message to open)
-        diff = self.query_one("#timeline-diff", DiffView)
         if row is None:
             detail = self.query_one("#timeline-detail", Static)
             detail.update(literal(self.titles.get(message.group or "", ""), "bold") if message.group else Content(""))
-            diff.clear()
+            self._show_diff(None)
             return
         self._show_detail(row)
         if not row.session_id and row.id not in self.sources:
             self._find_source(row)
+        self._show_diff(self.diffs.get(row.id))
         if has_skill_diff(row) and row.id not in self.diffs:
-            diff.clear()
             self._find_diff(row)
+
+    def _show_diff(self, lines: list[tuple[str, str]] | None) -> None:
+        """An outside SKILL.md change's diff under the detail; none takes no row from the list above."""
+        diff = self.query_one("#timeline-diff", DiffView)
+        diff.display = lines is not None
+        if lines is None:
+            diff.clear()
         else:
-            lines = self.diffs.get(row.id)
-            if lines is None:
-                diff.clear()
-            else:
-                diff.show(lines)
+            diff.show(lines)
 
     def _show_detail(self, row: Row) -> None:
         when = stamped(row.at, seconds=True) or row.when
@@ -297,8 +299,8 @@ class TimelineScreen(WorkbenchScreen):
     def _diff_found(self, message: DiffFound) -> None:
         self.diffs[message.row_id] = message.lines
         row, _ = self.table.current
-        if row is not None and row.id == message.row_id and message.lines is not None:
-            self.query_one("#timeline-diff", DiffView).show(message.lines)
+        if row is not None and row.id == message.row_id:
+            self._show_diff(message.lines)
 
     @on(SourceFound)
     def _source_found(self, message: SourceFound) -> None:
