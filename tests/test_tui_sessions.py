@@ -1237,6 +1237,24 @@ async def test_the_transcript_title_follows_a_rename_here_or_by_another_process(
         await wait_for(pilot, titled("Steeping times"), timeout=10, what="the title after a rename elsewhere")
 
 
+async def test_at_80_columns_the_footer_lists_a_e_d_unless_the_transcript_fills_it(home, tmp_path):
+    """Below 110 columns the footer left out a, e and D whatever had the focus, with 40 columns free
+    beside the tree's keys (a user's trial); only the transcript's own keys fill it."""
+    home.archive.create_session("s-1", source="cli", title="Kettle talk")
+    home.archive.append_message("s-1", "user", "how long to steep?")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.node_for("s-1") is not None, what="the row")
+        tree.move_cursor(tree.node_for("s-1"))
+        await wait_for(pilot, lambda: screen.shown_session == "s-1", what="the session shown")
+        tree.focus()
+        assert await footer_labels(pilot, "a", "e", "D") == {"a": "Archive", "e": "Rename", "D": "Delete"}
+        screen.transcript.focus()
+        assert await footer_labels(pilot, "a", "e", "D") == {}
+
+
 async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessions_screen(home, clock, tmp_path):
     """docs/tui.md spoke of sessions archived 'here', but the screen had no key to do it: a, e and D
     act on the session the transcript shows, through the archive's own calls, each a Timeline row. The

@@ -18,6 +18,7 @@ from engine.archive.models import Session
 from engine.archive.sessions import MAX_TITLE_LENGTH, sanitize_title, titled
 from engine.errors import SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from widgets.literal import one_line
+from widgets.transcript import Transcript
 
 from .base import WorkbenchScreen
 from .dialogs import LineDialog
@@ -74,13 +75,18 @@ class SessionActions(WorkbenchScreen):
     shown_archived = False  # the whole conversation of the session shown is archived (as last read)
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "listed_session" and self.size.width < FOOTER_ROOM:
+        if action == "listed_session" and self.size.width < FOOTER_ROOM and self._keys_crowd():
             return False
         if parameters and parameters[0] in ARCHIVING and (parameters[0] == "unarchive") != self.shown_archived:
             return False  # (the other of Archive and Unarchive is what a does now)
         if action in ("listed_session", "session") and self.shown_session is None:
             return None  # dimmed: they act on the session the transcript shows, and it shows none yet
         return super().check_action(action, parameters)
+
+    def _keys_crowd(self) -> bool:
+        """Whether the focused widget's own keys fill the footer (the transcript's: w, f, m), leaving no
+        room below ``FOOTER_ROOM`` columns for a, e and D; the tree and the search leave it."""
+        return isinstance(self.focused, Transcript)
 
     def on_resize(self) -> None:
         self.refresh_bindings()
