@@ -1320,7 +1320,8 @@ class Timeline:
                 raise TimelineError(f"{visible(path)} cannot be read ({exc.strerror or exc})") from None
             if now != expected:
                 raise TimelineError(
-                    f"{visible(path)} has changed since the outside edit; put back, its later text would be lost"
+                    f"{visible(path)} has changed since the outside edit: putting its earlier text back would lose "
+                    "that later change"
                 )
 
         unchanged()

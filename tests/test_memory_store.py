@@ -826,7 +826,7 @@ def test_undoing_a_row_undone_already_names_the_undo(home, mem):
     [undo] = mem.history(limit=1)
     again = mem.undo(added.id)
     assert not again["success"] and again["error"] == (
-        f"Cannot undo event {added.id}: row {undo.id} undid it already. Nothing was changed."
+        f"Cannot undo row {added.id}: row {undo.id} undid it already. Nothing was changed."
     )
     assert mem.undo(undo.id)["success"]  # the undo taken back: the row may be undone again
     assert mem.undo(added.id)["success"] and mem.entries("memory") == []

@@ -81,7 +81,9 @@ def test_edits_made_by_hand_are_journaled_one_row_per_skill(home):
     brew = home.skills_dir / "brew" / "SKILL.md"
     brew.write_text(BREW.replace("3 minutes", "twice"), encoding="utf-8")
     refused = timeline.revert(ids[0])["refused"][0]["error"]
-    assert refused == "brew/SKILL.md has changed since the outside edit; put back, its later text would be lost"
+    assert refused == (
+        "brew/SKILL.md has changed since the outside edit: putting its earlier text back would lose that later change"
+    )
     brew.write_text(BREW.replace("3 minutes", "in vim"), encoding="utf-8")
     assert timeline.revert(ids[0])["success"] and brew.read_text(encoding="utf-8") == BREW
     # the removal: its text shown removed, and its SKILL.md made again where it was

@@ -597,7 +597,7 @@ class AlreadyUndone(Refusal):
     leave: a group's revert skips the row for ``reason``; named alone, it is refused."""
 
     def __init__(self, row_id: int, reason: str):
-        super().__init__({"error": f"Cannot undo event {row_id}: {reason}. Nothing was changed."})
+        super().__init__({"error": f"Cannot undo row {row_id}: {reason}. Nothing was changed."})
         self.reason = reason
 
 
@@ -694,10 +694,10 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
         raise AlreadyUndone(row.id, f"row {undone} undid it already")
     kind = row.detail.get("op", row.action) if row.action == "undo" else row.action
     if row.target not in FILE_NAMES:  # a hand-edited row
-        raise refuse(f"Cannot undo event {row.id}: it names no memory file ({row.target!r}). Nothing was changed.")
+        raise refuse(f"Cannot undo row {row.id}: it names no memory file ({row.target!r}). Nothing was changed.")
     file_name = FILE_NAMES[row.target]
     gone = refuse(
-        f"Cannot undo event {row.id}: the entry it wrote is no longer in {file_name} (it was changed "
+        f"Cannot undo row {row.id}: the entry it wrote is no longer in {file_name} (it was changed "
         "or removed since). Nothing was changed."
     )
     extra = {"op": kind}
@@ -738,7 +738,7 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
         def op(entries: list[str], limit: int) -> Outcome:
             if repair.file_text(memory, row.target) != (row.after or ""):
                 raise refuse(
-                    f"Cannot undo event {row.id}: {file_name} changed again after that repair. Nothing was changed."
+                    f"Cannot undo row {row.id}: {file_name} changed again after that repair. Nothing was changed."
                 )
             outcome = Outcome(
                 read_as_hermes(row.before or ""),
@@ -751,7 +751,7 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
         return _Plan(kind, op, {}, "", drift_guard=False, journal_action="undo", extra_detail=extra)
     if kind == "seen":
         raise refuse(
-            f"Cannot undo event {row.id}: it records what {file_name} held when the workbench first saw "
+            f"Cannot undo row {row.id}: it records what {file_name} held when the workbench first saw "
             "it, so there is no earlier state to go back to. Nothing was changed."
         )
     raise refuse(f"Event {row.id} ({row.action}) cannot be undone.")
