@@ -378,6 +378,22 @@ async def test_a_skill_written_meanwhile_appears_live(home, tmp_path):
         await wait_for(pilot, lambda: len(names(screen)) == 3, what="skills listed live")
 
 
+async def test_a_skill_deleted_elsewhere_leaves_the_cursor_on_the_next_one(home, tmp_path):
+    """After Hermes deleted the selected skill the cursor jumped to the top row (a user's trial)."""
+    import shutil
+
+    seed_skills(home)
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_skills(pilot)
+        listed = names(screen)
+        await select(pilot, screen, listed[1])
+        folder = next(s.path for s in home.skills.list() if s.name == listed[1])
+        shutil.rmtree(home.skills_dir / folder)
+        await wait_for(pilot, lambda: len(names(screen)) == len(listed) - 1, what="the skill gone")
+        await wait_for(pilot, lambda: screen.current is not None and screen.current.name == listed[2], what="next")
+
+
 def test_fuzzy_filter_ranks_name_matches_first():
     rows = [SkillRow("deploy", description="ship the git tag"), SkillRow("git-tag"), SkillRow("cooking")]
     assert [r.name for r in fuzzy_filter(rows, "git")][:2] == ["git-tag", "deploy"]

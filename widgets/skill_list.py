@@ -132,8 +132,9 @@ class SkillList(RowTable):
 
     def show(self, skills: list[SkillRow], of: int | None = None) -> None:
         """Replace the rows, keeping the cursor on the same skill when it is still listed (by its folder, else
-        by its name: archiving or restoring moves the folder). ``of``: how many a filter chose them from."""
-        current = self.current
+        by its name: archiving or restoring moves the folder), else on its place in the list. ``of``: how
+        many a filter chose them from."""
+        current, at = self.current, self.cursor_row
         theme = self.app.current_theme  # state colours from the theme, so they read well on light ones too
         state_styles = {"active": theme.success or "", "stale": theme.warning or "", "archived": "dim"}
         self.clear()
@@ -162,6 +163,8 @@ class SkillList(RowTable):
         key = current and (current.key if current.key in self.rows_by_key else self.key_of(current.name))
         if key:
             self.move_cursor(row=self.get_row_index(key))
+        elif current and skills:  # gone (Hermes deleted it): the row that takes its place, not the top one
+            self.move_cursor(row=min(at, len(skills) - 1))
         elif not skills:
             self.post_message(self.Highlighted(None))
 
