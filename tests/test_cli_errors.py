@@ -240,6 +240,18 @@ def test_long_words_a_command_cannot_use_are_echoed_once_and_cut(tmp_path, capsy
     assert error.endswith("(TEXT is one argument: put all of it in one pair of quotes)")
 
 
+def test_a_skill_name_longer_than_a_file_name_is_not_found_not_a_path_error(tmp_path, capsys):
+    """`skills show` with a 300-character name said the path was too long and that "nothing was
+    changed", for a command that changes nothing (a user's trial): no such skill can exist."""
+    from engine import open_home
+    from workbench.cli import main
+
+    open_home(tmp_path / "h").close()
+    assert main(["--home", str(tmp_path / "h"), "--json", "skills", "show", "a" * 300]) == 1
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error.startswith("Skill 'aaa") and "not found" in error and "path" not in error
+
+
 @pytest.mark.parametrize(
     "argv",
     [

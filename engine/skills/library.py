@@ -334,7 +334,11 @@ class SkillLibrary:
         """A name no listing shows because ``skills/<name>`` is a link the policy refuses: say so (the link,
         its target, the rule it breaks and the fix), rather than that no such skill exists."""
         candidate = self.dir / name
-        if candidate.is_symlink():
+        try:
+            linked = candidate.is_symlink()
+        except OSError:  # (a name longer than the file system allows: nothing can be there)
+            return
+        if linked:
             try:
                 self.home.links.resolve(candidate)
             except UnsafePath as exc:
