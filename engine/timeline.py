@@ -1242,10 +1242,10 @@ class Timeline:
                 ledger = self.home.skills.ledger
                 files = ledger.rollback_files(ledger.get(ledger_id))
             except WorkbenchError as exc:
-                return {**item, "undo": f"roll back ledger {ledger_id}", "refused": exc.message}
+                return {**item, "undo": f"put its files back as they were (ledger {ledger_id})", "refused": exc.message}
             return {
                 **item,
-                "undo": f"roll back ledger {ledger_id}: " + ("; ".join(files) or "no files"),
+                "undo": f"put its files back as they were (ledger {ledger_id}): " + ("; ".join(files) or "no files"),
                 "ledger_id": ledger_id,
             }
         return {**item, "refused": f"{row.subsystem} {row.action} rows cannot be reverted"}

@@ -391,6 +391,7 @@ def test_the_timeline_reverts_a_consolidation_group_and_its_revert(library):
     preview = timeline.preview(f"consolidation:{pending_id}")
     assert [c["summary"] for c in preview["changes"]] == ["consolidated git-merge, git-rebase into skill 'git'"]
     assert "restore skills/git-merge/scripts/check.sh" in preview["changes"][0]["undo"]
+    assert preview["changes"][0]["undo"].startswith("put its files back as they were (ledger ")  # (not "roll back")
     assert len(preview["skipped"]) == 2  # the staging and the approval are records, not changes
     result = timeline.revert(f"consolidation:{pending_id}")
     assert result["success"] and content(library) == before
