@@ -217,7 +217,7 @@ def test_preview_and_apply_staged(approving):
     assert (row.actor, row.session_id, row.message_id, row.detail["pending_id"]) == ("user", "s1", 4, pid)
     again = home.memory.apply_staged(payload)
     assert again["success"] is False and again["error"].startswith(
-        "Entry changed since it was staged, so this write was not applied: 'Project uses uv'"
+        "Entry changed since it was staged: 'Project uses uv' is no longer in memory as reviewed."
     )
     assert home.memory.preview_staged(payload)["error"].startswith("Entry changed since it was staged")
 
