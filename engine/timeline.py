@@ -300,7 +300,9 @@ def _summary(entry: JournalEntry) -> str:
         if action == "external":
             inside = detail.get("file")  # a support file's row: the skill itself stayed
             what = f"file '{inside}' of skill '{target}'" if isinstance(inside, str) else f"skill '{target}'"
-            return f"{what} {detail.get('change', 'changed')} outside the workbench ({detail.get('path', '')})"
+            files = detail.get("files")  # (a removal's: the support files that went with it)
+            beside = f", with {', '.join(map(str, files))}" if isinstance(files, list) and files else ""
+            return f"{what} {detail.get('change', 'changed')} outside the workbench ({detail.get('path', '')}{beside})"
         if action == "consolidate":
             return f"consolidated {', '.join(detail.get('absorbed') or [])} into skill '{target}'"
         if action == "rollback":
@@ -556,6 +558,7 @@ def _net() -> dict[str, Any]:
         "file": own,
         "change": own,
         "path": own,
+        "files": [own, own],
         "absorbed": [own, own],
         "rolled_back_action": own,
         "rolled_back": own,

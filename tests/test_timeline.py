@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -885,6 +886,14 @@ def _shown_everywhere(home):
     usage_file.write_text(json.dumps(usage))
     (home.skills_dir / "brew" / "SKILL.md").write_text(brew.replace("3 minutes", "4 minutes"))
     home.skills.outside.record()
+    assert home.skills.manage({"action": "create", "name": "teapot", "content": brew.replace("brew", "teapot")})[
+        "success"
+    ]
+    teapot = {"action": "write_file", "name": "teapot", "file_path": "references/notes.md", "file_content": "warm"}
+    assert home.skills.manage(teapot)["success"]
+    home.skills.outside.record()
+    shutil.rmtree(home.skills_dir / "teapot")  # removed outside, with its support file
+    home.skills.outside.record()
     home.memory.replace("memory", "Hand-written", "A note written by hand", ToolContext(actor="user"))
     home.memory.remove("user", "short answers", ToolContext(actor="user"))
     newest = Timeline(home).page(subsystem="memory", limit=1)[0]
@@ -925,6 +934,10 @@ def test_a_search_finds_a_row_by_the_words_its_summary_shows(home):
     assert [r.action for r in timeline.page(text="user profile")] == ["reject", "stage"]
     assert timeline.page(text="nothing shows this") == []
     assert [r.summary for r in timeline.page(text="postgres")] == ["MEMORY + 'Project uses Postgres 16'"]  # as before
+    # a skill removed outside names the support files that went with it (its diff shows only SKILL.md)
+    assert [r.summary for r in timeline.page(text="notes.md")] == [
+        "skill 'teapot' removed outside the workbench (teapot/SKILL.md, with references/notes.md)"
+    ]
 
 
 def test_a_search_finds_the_last_words_of_a_summary_with_no_proposer(home):
