@@ -574,6 +574,23 @@ async def test_a_filtered_view_fits_its_summaries_to_the_columns_it_shows(home, 
         assert line.rstrip(" │").endswith("…") and len(line) <= 80
 
 
+async def test_a_long_skill_diff_leaves_the_list_its_rows_at_80x24(home, tmp_path):
+    """At 80x24 a long outside diff (up to 10 rows) under a long detail left the list 1-3 rows (a trial)."""
+    write_skill(home, "beta-logs")
+    home.skills.outside.record()
+    skill_md = home.skills_dir / "beta-logs" / "SKILL.md"
+    steps = "".join(f"Step {n}: check the log.\n\n\n\n\n" for n in range(8))
+    write_from_another_process(skill_md, skill_md.read_text(encoding="utf-8") + steps)
+    home.skills.outside.record()
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "skill 'beta-logs' edited")  # (the column cuts the rest at 80)
+        diff = screen.query_one("#timeline-diff")
+        await wait_for(pilot, lambda: "+ Step 0" in str(diff.render()), what="the diff")
+        await settle(pilot)
+        assert diff.region.height <= 6 and screen.query_one(TimelineList).region.height >= 6
+
+
 async def test_an_outside_skill_edit_shows_its_diff_and_reverts_after_confirming(home, tmp_path):
     write_skill(home, "beta-logs")
     home.skills.outside.record()

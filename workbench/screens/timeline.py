@@ -104,7 +104,7 @@ class TimelineScreen(WorkbenchScreen):
     TimelineScreen #timeline-search { border: tall $primary 40%; }
     TimelineScreen #timeline-search:focus { border: tall $primary; }
     TimelineScreen #timeline-detail { height: auto; max-height: 8; padding: 0 1; }
-    TimelineScreen #timeline-diff { max-height: 10; padding: 0 1; }
+    TimelineScreen #timeline-diff { max-height: 25vh; padding: 0 1; }  /* (the list keeps its rows at 80x24) */
     """
 
     def __init__(self) -> None:
