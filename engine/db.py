@@ -356,12 +356,14 @@ class ThreadConnections:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._closes = 0  # how many times close_all ran: a connection opened across one is not kept
 
     def get(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is not None and getattr(self._local, "pid", None) != os.getpid():
             conn = None  # inherited across fork: SQLite handles must never be shared with a parent
-        if conn is None:
+        while conn is None:
+            closes = self._closes
             conn = connect(self.path, self.read_only)
             if self._on_connect:
                 try:
@@ -369,14 +371,19 @@ class ThreadConnections:
                 except sqlite3.DatabaseError as exc:  # its schema: the first look at the file's pages
                     conn.close()
                     raise database_error(exc, self.path) from exc
-            self._local.conn = conn
-            self._local.pid = os.getpid()
             with self._lock:
+                if closes != self._closes:  # closed meanwhile (the file replaced, say): this one may hold the old
+                    conn.close()
+                    conn = None
+                    continue
+                self._local.conn = conn
+                self._local.pid = os.getpid()
                 self._all.append(conn)
         return conn
 
     def close_all(self) -> None:
         with self._lock:
+            self._closes += 1
             for conn in self._all:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 
@@ -120,3 +121,39 @@ def test_threads_opening_a_new_database_together_all_get_a_connection(tmp_path):
             thread.join()
         journal.close()
     assert failures == []
+
+
+def test_a_connection_opened_while_all_are_closed_is_not_kept(tmp_path):
+    """A worker's connection opened just as close_all ran (a file being replaced) was kept: it held the
+    unlinked workbench.db, so its thread read a database gone from disk and told everyone it was sound
+    (a CI run: quitting offered to keep messages in a workbench.db that was a folder by then)."""
+    from engine.db import ThreadConnections
+
+    opened, closed_all = threading.Event(), threading.Event()
+
+    def slow_look(conn):  # the worker has its connection, and close_all runs before it is registered
+        if not closed_all.is_set():
+            opened.set()
+            closed_all.wait(5)
+
+    path = tmp_path / "w.db"
+    with contextlib.closing(connect(path)) as first:
+        first.execute("CREATE TABLE old_file (v)")
+    conns = ThreadConnections(path, on_connect=slow_look)
+    got: list[sqlite3.Connection] = []
+    worker = threading.Thread(target=lambda: got.append(conns.get()))
+    worker.start()
+    assert opened.wait(5)
+    conns.close_all()
+    for name in ("w.db", "w.db-wal", "w.db-shm"):  # the file replaced, as a test or a person may
+        (tmp_path / name).unlink(missing_ok=True)
+    with contextlib.closing(connect(path)) as second:
+        second.execute("CREATE TABLE new_file (v)")
+    closed_all.set()
+    worker.join(5)
+    [conn] = got
+    tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master")]
+    assert tables == ["new_file"]  # a fresh one, opened after the close, on the file there now
+    conns.close_all()
+    with pytest.raises(sqlite3.ProgrammingError):  # and it is one close_all reaches
+        conn.execute("SELECT 1")
