@@ -219,7 +219,7 @@ def is_corrupt(exc: BaseException) -> bool:
 def database_error(exc: BaseException, path: Path) -> WorkbenchError:
     """The error to raise for an SQLite or OS error on the database at ``path``: one the callers can tell
     apart (busy, damaged) and whose message names the file, the cause and the fix."""
-    if _is_busy(exc):
+    if is_busy(exc):
         return busy_error(path, busy_seconds())
     error = DatabaseDamaged if is_damage(exc) else WorkbenchError
     return error(describe_error(exc, path), path=str(path))
@@ -396,7 +396,8 @@ def _db_path(conn: sqlite3.Connection) -> Path:
     return Path(row[2]) if row and row[2] else Path("database")
 
 
-def _is_busy(exc: BaseException) -> bool:
+def is_busy(exc: BaseException) -> bool:
+    """Whether an SQLite error says another connection holds a lock (not the file's fault)."""
     text = str(exc).lower()
     return "locked" in text or "busy" in text
 
@@ -416,7 +417,7 @@ def _while_busy(step: Callable[[], object], conn: sqlite3.Connection) -> None:
             return
         except sqlite3.DatabaseError as exc:
             waited = time.monotonic() - started
-            if not _is_busy(exc):
+            if not is_busy(exc):
                 raise database_error(exc, _db_path(conn)) from exc
             budget = busy_seconds()  # read only when waiting: a step that gets its lock never parses it
             if waited >= budget:

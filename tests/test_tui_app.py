@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -564,6 +565,29 @@ with open(sys.argv[1], "r+b") as shm:
     else:
         print("taken")
 """
+
+
+def test_the_watchers_look_at_a_locked_state_db_neither_waits_nor_reports_a_change(tmp_path):
+    """A writer holding state.db (rollback journal) made the watcher's look wait SQLite's default 5 s,
+    then close its connection, which read as a change and lost the count (found in review)."""
+    from workbench.watch import _Commits
+
+    path = tmp_path / "state.db"
+    with contextlib.closing(sqlite3.connect(path)) as first:
+        first.execute("CREATE TABLE t (v)")
+        first.commit()
+    commits = _Commits(path)
+    before = commits.count()
+    writer = sqlite3.connect(path, isolation_level=None)
+    try:
+        writer.execute("BEGIN EXCLUSIVE")
+        writer.execute("INSERT INTO t VALUES (1)")
+        assert commits.count() == before  # (at once: no wait on the writer's lock)
+        writer.execute("COMMIT")
+        assert commits.count() != before  # the commit, seen on the same connection
+    finally:
+        writer.close()
+        commits.close()
 
 
 def test_the_watchers_look_at_state_db_keeps_this_process_s_sqlite_locks(tmp_path):

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from watchfiles import watch
 
+from engine.db import is_busy
 from engine.fileio import UnsafePath
 from engine.home import Home
 from engine.memory.targets import FILE_NAMES, TARGETS
@@ -214,6 +215,7 @@ class _Commits:
         self.path = path
         self._conn: sqlite3.Connection | None = None
         self._inode: int | None = None
+        self._last: tuple[int, int] | None = None  # the last count read: what a busy file still is at
 
     def count(self) -> tuple[int, int] | None:
         """(the file's inode, its data_version), or None while it cannot be read (not there yet)."""
@@ -226,11 +228,18 @@ class _Commits:
             if self._conn is None or inode != self._inode:  # a state.db put in its place: read the new one
                 self.close()
                 self._conn = sqlite3.connect(
-                    f"{self.path.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+                    f"{self.path.absolute().as_uri()}?mode=ro",
+                    uri=True,
+                    isolation_level=None,
+                    check_same_thread=False,
+                    timeout=0,  # (never wait on a writer: the watcher's thread answers every change)
                 )
                 self._inode = inode
-            return inode, self._conn.execute("PRAGMA data_version").fetchone()[0]
-        except sqlite3.Error:
+            self._last = (inode, self._conn.execute("PRAGMA data_version").fetchone()[0])
+            return self._last
+        except sqlite3.Error as exc:
+            if is_busy(exc) and self._inode == inode:  # (held for a moment: no change to report for it)
+                return self._last
             self.close()
             return None
 
@@ -238,4 +247,4 @@ class _Commits:
         if self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
-            self._conn, self._inode = None, None
+            self._conn, self._inode, self._last = None, None, None
