@@ -382,13 +382,13 @@ class ThreadConnections:
         return conn
 
     def close_all(self) -> None:
-        with self._lock:
+        with self._lock:  # (the reset too: a get() registering meanwhile must not lose its connection)
             self._closes += 1
             for conn in self._all:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
             self._all.clear()
-        self._local = threading.local()
+            self._local = threading.local()
 
 
 def _db_path(conn: sqlite3.Connection) -> Path:

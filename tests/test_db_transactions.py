@@ -157,3 +157,43 @@ def test_a_connection_opened_while_all_are_closed_is_not_kept(tmp_path):
     conns.close_all()
     with pytest.raises(sqlite3.ProgrammingError):  # and it is one close_all reaches
         conn.execute("SELECT 1")
+
+
+def test_a_connection_registered_as_close_all_ends_is_the_threads_next_one(tmp_path):
+    """close_all reset the threads' store after letting go of its lock: a get() registering in
+    between put its connection on the store then thrown away, so its thread opened a second one and
+    the first stayed open, out of reach (found in review)."""
+    from engine.db import ThreadConnections
+
+    go, registered = threading.Event(), threading.Event()
+
+    class Watched(ThreadConnections):
+        @property
+        def _local(self):
+            return self.__dict__["_store"]
+
+        @_local.setter
+        def _local(self, value):
+            if "_store" in self.__dict__:  # close_all's reset: let a worker register just before it
+                go.set()
+                registered.wait(0.5)
+            self.__dict__["_store"] = value
+
+    conns = Watched(tmp_path / "w.db")
+    got: list[sqlite3.Connection] = []
+    closed = threading.Event()
+
+    def worker():
+        go.wait(5)
+        got.append(conns.get())
+        registered.set()
+        closed.wait(5)
+        got.append(conns.get())  # its thread's connection still
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    conns.close_all()
+    closed.set()
+    thread.join(5)
+    assert got[0] is got[1] and len(conns._all) == 1  # none opened twice, none left out of reach
+    conns.close_all()
