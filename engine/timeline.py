@@ -300,8 +300,8 @@ def _summary(entry: JournalEntry) -> str:
         if action == "external":
             inside = detail.get("file")  # a support file's row: the skill itself stayed
             what = f"file '{inside}' of skill '{target}'" if isinstance(inside, str) else f"skill '{target}'"
-            files = detail.get("files")  # (a removal's: the support files that went with it)
-            beside = f", with {', '.join(map(str, files))}" if isinstance(files, list) and files else ""
+            files = detail.get("files")  # (a removal's: the support files the skill had, gone or not)
+            beside = f"; it had {', '.join(map(str, files))}" if isinstance(files, list) and files else ""
             return f"{what} {detail.get('change', 'changed')} outside the workbench ({detail.get('path', '')}{beside})"
         if action == "consolidate":
             return f"consolidated {', '.join(detail.get('absorbed') or [])} into skill '{target}'"
@@ -1348,20 +1348,25 @@ class Timeline:
         folder, rel = skills.dir.joinpath(*parts[:-1]), "/".join(parts[:-1])
 
         def there() -> None:
-            missing = [str(f) for f in files if not (folder / str(f)).is_file()]
+            try:
+                missing = [str(f) for f in files if not (folder / str(f)).is_file()]
+                # (a folder left empty, its SKILL.md alone deleted, is free: the file goes back in it)
+                taken = not files and (folder.is_symlink() or (folder.exists() and any(folder.iterdir())))
+            except OSError as exc:
+                raise TimelineError(f"{visible(rel)} cannot be read ({exc.strerror or exc})") from None
             if missing:
                 raise TimelineError(
                     "removed outside the workbench with support files the workbench kept no copy of "
                     f"({', '.join(visible(f) for f in missing)}); only its SKILL.md could come back"
                 )
-            if not files and (folder.exists() or folder.is_symlink()):
+            if taken:
                 raise TimelineError(f"{visible(rel)} is taken since the outside removal")
 
         there()
         args = {"action": "create", "name": parts[-2], "content": before}
         if len(parts) == 3:
             args["category"] = parts[0]
-        plan = skills.plan(args, ctx, beside_files=bool(files))
+        plan = skills.plan(args, ctx, beside_files=bool(files) or folder.is_dir())
 
         def free() -> None:
             there()

@@ -103,6 +103,22 @@ def _removed_tidy(home) -> int:
     return removal
 
 
+def test_a_skill_md_deleted_alone_from_a_folder_left_empty_is_put_back_in_it(home):
+    """`rm skills/tidy-imports/SKILL.md` left the folder empty, and the revert said the name was
+    "taken since the outside removal", though nothing took it (found in review)."""
+    assert home.skills.manage({"action": "create", "name": "tidy-imports", "content": TIDY})["success"]
+    home.skills.outside.record()
+    (home.skills_dir / "tidy-imports" / "SKILL.md").unlink()
+    [removal] = home.skills.outside.record()
+    assert Timeline(home).revert(removal)["success"]
+    assert (home.skills_dir / "tidy-imports" / "SKILL.md").read_text(encoding="utf-8") == TIDY
+    (home.skills_dir / "tidy-imports" / "SKILL.md").unlink()  # and one the folder holds other files in is taken
+    [again] = home.skills.outside.record()
+    (home.skills_dir / "tidy-imports" / "notes.txt").write_text("mine", encoding="utf-8")
+    refused = Timeline(home).revert(again)["refused"][0]["error"]
+    assert refused == "tidy-imports is taken since the outside removal"
+
+
 def test_a_removal_is_not_made_again_under_a_name_taken_since(home):
     removal = _removed_tidy(home)
     twin = TIDY.replace("Run ruff", "Run isort")

@@ -934,9 +934,9 @@ def test_a_search_finds_a_row_by_the_words_its_summary_shows(home):
     assert [r.action for r in timeline.page(text="user profile")] == ["reject", "stage"]
     assert timeline.page(text="nothing shows this") == []
     assert [r.summary for r in timeline.page(text="postgres")] == ["MEMORY + 'Project uses Postgres 16'"]  # as before
-    # a skill removed outside names the support files that went with it (its diff shows only SKILL.md)
+    # a skill removed outside names the support files it had (its diff shows only SKILL.md)
     assert [r.summary for r in timeline.page(text="notes.md")] == [
-        "skill 'teapot' removed outside the workbench (teapot/SKILL.md, with references/notes.md)"
+        "skill 'teapot' removed outside the workbench (teapot/SKILL.md; it had references/notes.md)"
     ]
 
 
