@@ -119,6 +119,25 @@ def test_a_skill_md_deleted_alone_from_a_folder_left_empty_is_put_back_in_it(hom
     assert refused == "tidy-imports is taken since the outside removal"
 
 
+def test_a_text_another_process_dropped_is_not_taken_for_kept(home):
+    """A text another workbench process dropped stayed in this one's set of kept hashes (its own DELETE
+    found nothing), so a later look would not read that file again and its next outside edit had no
+    diff (found in review)."""
+    from engine import open_home
+    from engine.curator.ledger import sha256
+
+    other = open_home(home.root)
+    assert home.skills.manage({"action": "create", "name": "tidy-imports", "content": TIDY})["success"]
+    home.skills.outside.record()
+    other.skills.outside.record()
+    assert sha256(TIDY.encode()) in home.skills.outside._kept_hashes()
+    assert other.skills.manage({"action": "delete", "name": "tidy-imports"})["success"]
+    other.skills.outside.record()  # drops the text: no look keeps it, no outside row names it
+    home.skills.outside.record()
+    assert sha256(TIDY.encode()) not in home.skills.outside._kept_hashes()
+    other.close()
+
+
 def test_a_removal_is_not_made_again_under_a_name_taken_since(home):
     removal = _removed_tidy(home)
     twin = TIDY.replace("Run ruff", "Run isort")

@@ -744,7 +744,11 @@ class OutsideChanges:
                 "AND instr(detail, ?1) > 0)",
                 (sha,),
             )
-            if dropped.rowcount:
+            gone = (
+                dropped.rowcount
+                or not conn.execute("SELECT 1 FROM skills_looked_texts WHERE sha = ?", (sha,)).fetchone()
+            )
+            if gone:  # (dropped here, or already by another workbench process)
                 kept.discard(sha)
 
     def _journal(
