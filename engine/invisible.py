@@ -33,7 +33,7 @@ _PICTO_BEFORE_JOINER = regex.compile(r"\p{Extended_Pictographic}[\ufe0f\U0001f3f
 _EMOJI = regex.compile(r"[\p{Emoji}\p{Extended_Pictographic}]")
 _IDEOGRAPH = regex.compile(r"\p{Ideographic}")
 _BRAILLE = regex.compile(r"[\u2801-\u28ff]")
-_MONGOLIAN = regex.compile(r"\p{Script=Mongolian}")
+_MONGOLIAN = regex.compile(r"(?=\p{L})\p{Script=Mongolian}")  # a letter a selector varies (not a mark or separator)
 _JOINING_SCRIPT = regex.compile(
     r"[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Nko}\p{Script=Mongolian}\p{Script=Devanagari}"
     r"\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}"
@@ -62,7 +62,7 @@ def needed_at(text: str, i: int) -> bool:
         return bool(before and (_EMOJI.match(before) or _IDEOGRAPH.match(before)))
     if "\U000e0100" <= ch <= "\U000e01ef":  # ideographic variation selectors
         return bool(before and _IDEOGRAPH.match(before))
-    if "\u180b" <= ch <= "\u180f":  # Mongolian free variation selectors
+    if ch in "\u180b\u180c\u180d\u180f":  # Mongolian free variation selectors (U+180E, between, is none)
         return bool(before and _MONGOLIAN.match(before))
     if ch == "\u2800":
         return bool(_BRAILLE.match(before or " ") or _BRAILLE.match(after or " "))
