@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterable
 
 from .invisible import BLACK_FLAG, CONTEXTUAL, FLAG, flag_at, needed_at
 
@@ -235,19 +234,3 @@ def json_text(value: object, indent: int | None = None) -> str:
     """``value`` as a JSON document that keeps every text exact and holds no character ``visible``
     would change (``json.dumps`` writes DEL, C1 controls and bidi controls raw when non-ASCII is kept)."""
     return _CONTROLS.sub(_escaped, json.dumps(value, ensure_ascii=False, indent=indent, default=str))
-
-
-def in_context(lines: Iterable[tuple[str, str]], context: int = 2) -> list[tuple[str, str] | None]:
-    """The changed lines of a diff with ``context`` kept lines around each, None for each run of kept lines
-    left out, so a one-line change in a long file stays in view (the TUI's diff and ``timeline show`` alike);
-    empty when nothing changed."""
-    lines = list(lines)
-    changed = [i for i, (kind, _) in enumerate(lines) if kind != " "]
-    keep = {j for i in changed for j in range(i - context, i + context + 1)}
-    shown: list[tuple[str, str] | None] = []
-    for i, line in enumerate(lines):
-        if i in keep:
-            shown.append(line)
-        elif changed and (not shown or shown[-1] is not None):
-            shown.append(None)
-    return shown

@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any
 from . import lock_waits
 from .approvals.labels import detail_summary
 from .approvals.outside import cited_rows, citing_approvals
-from .approvals.preview import line_diff
 from .approvals.records import proposed
 from .approvals.sources import staged_at, staged_in_sessions
 from .archive.query import like_escape
 from .curator.ledger import sha256
+from .diffs import line_diff
 from .errors import WorkbenchError
 from .journal import ACTORS, LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import HERMES_SLACK_S, AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem

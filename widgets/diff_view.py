@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from textual.content import Content
 from textual.widgets import Static
 
-from engine.textsafety import in_context
+from engine.diffs import in_context
 
 from .literal import assemble
 

@@ -10,25 +10,11 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from ..clock import shown_time
+from ..diffs import DiffLine, line_diff
 from ..memory.format import Usage, serialize, split_pieces
 from ..memory.ops import staged_operations
 from ..memory.similar import near_duplicates
 from ..textsafety import inline, one_line
-
-DiffLine = tuple[str, str]  # (" " | "+" | "-", line)
-
-
-def line_diff(before: str, after: str) -> list[DiffLine]:
-    """Every line of ``before``/``after`` marked kept (" "), removed ("-") or added ("+")."""
-    old, new = before.splitlines(), after.splitlines()
-    lines: list[DiffLine] = []
-    for op, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        if op == "equal":
-            lines.extend((" ", line) for line in old[i1:i2])
-            continue
-        lines.extend(("-", line) for line in old[i1:i2])
-        lines.extend(("+", line) for line in new[j1:j2])
-    return lines
 
 
 def entry_diff(before: list[str], after: list[str], rewrites: Collection[tuple[str, str]] = ()) -> list[DiffLine]:

@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 from rapidfuzz import fuzz
 
-from ..approvals.preview import line_diff
+from ..diffs import line_diff
 from ..errors import ReadOnlyError
 from ..fileio import UnsafePath, atomic_write_bytes, atomic_write_text, file_lock, read_regular
 from ..models.base import ModelError

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..approvals.labels import skill_gist
-from ..approvals.preview import diff_stats, line_diff
+from ..approvals.preview import diff_stats
+from ..diffs import line_diff
 from ..errors import WorkbenchError
 from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, ToolContext
 from .library import ACTIONS, Plan, base_of

@@ -8,10 +8,11 @@ import sys
 
 from engine.archive import outside as sessions_outside
 from engine.clock import shown_time
+from engine.diffs import in_context
 from engine.errors import WorkbenchError
 from engine.home import Home
 from engine.journal import ACTORS
-from engine.textsafety import in_context, visible
+from engine.textsafety import visible
 from engine.timeline import (
     SUBSYSTEMS,
     MalformedReference,

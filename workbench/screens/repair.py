@@ -26,7 +26,7 @@ from textual.message import Message
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
-from engine.approvals.preview import line_diff
+from engine.diffs import line_diff
 from engine.errors import WorkbenchError
 from engine.memory import TARGETS, repair
 from engine.memory.ops import Refusal
