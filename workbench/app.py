@@ -52,6 +52,7 @@ from .crash import OneLineLog, save_traceback
 from .messages import AfterEngineEvents, JumpToMessage, ResultsFromWorkers, ShowEntry
 from .screens.approvals import ApprovalsScreen
 from .screens.base import WorkbenchScreen
+from .screens.dialogs import ConfirmDialog, EditDialog
 from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings
 from .screens.memory import MemoryScreen
 from .screens.run import RunScreen
@@ -102,8 +103,6 @@ def lock_wait_keys(screen: Screen, asked: bool) -> str:
     """What esc (on ``screen``, the one the notice of a lasting lock wait appears on) and ctrl+q do to
     that wait (``asked``: a write of the user's waits, which quitting asks about): the one place these
     words live."""
-    from .screens.dialogs import EditDialog
-
     if isinstance(screen, EditDialog) and screen.saving:
         esc = "Esc stops the save waiting here (nothing is written, your draft stays); "
     elif isinstance(screen, ApprovalsScreen):
@@ -371,7 +370,6 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self.post_result(WaitsAtQuit(waits, lines))
 
     def on_waits_at_quit(self, message: WaitsAtQuit) -> None:
-        from .screens.dialogs import ConfirmDialog
 
         waiting = [wait for wait in message.waits if not wait.over and not wait.cancelled]
         if not waiting:  # each took its lock meanwhile, and wrote
@@ -538,8 +536,6 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
     def on_lock_waited(self, message: LockWaited) -> None:
         """Said in a notice, or in the editor that waits: a notice covered its text box at 80x24."""
-        from .screens.dialogs import EditDialog
-
         text = f"{message.text} {lock_wait_keys(self.screen, message.asked)}"
         if isinstance(self.screen, EditDialog) and self.screen.saving:  # (its save's wait, as the keys say)
             self.screen.show_wait(text)
