@@ -24,7 +24,8 @@ from pathlib import Path
 
 from watchfiles import watch
 
-from engine.db import is_busy
+from engine.db import connect, is_busy
+from engine.errors import WorkbenchError
 from engine.fileio import UnsafePath
 from engine.home import Home
 from engine.memory.targets import FILE_NAMES, TARGETS
@@ -227,17 +228,12 @@ class _Commits:
         try:
             if self._conn is None or inode != self._inode:  # a state.db put in its place: read the new one
                 self.close()
-                self._conn = sqlite3.connect(
-                    f"{self.path.absolute().as_uri()}?mode=ro",
-                    uri=True,
-                    isolation_level=None,
-                    check_same_thread=False,
-                    timeout=0,  # (never wait on a writer: the watcher's thread answers every change)
-                )
+                self._conn = connect(self.path, read_only=True)
+                self._conn.execute("PRAGMA busy_timeout=0")  # (never wait on a writer: the thread answers every change)
                 self._inode = inode
             self._last = (inode, self._conn.execute("PRAGMA data_version").fetchone()[0])
             return self._last
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, WorkbenchError) as exc:
             if is_busy(exc) and self._inode == inode:  # (held for a moment: no change to report for it)
                 return self._last
             self.close()
