@@ -64,13 +64,13 @@ def tokenize(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) 
     With ``prefix`` (search as you type) the last word is a prefix from ``min_prefix``
     characters: 1 when the vocabulary can expand it (vocab.py), else ``MIN_PREFIX``.
     """
-    return _read(query, prefix=prefix, min_prefix=min_prefix)[0]
+    return _read(_capped(query or ""), prefix=prefix, min_prefix=min_prefix)[0]
 
 
-def _read(query: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], list[str], bool]:
-    """The tokens of ``query``, each ``NOT …`` left out for having nothing before it to exclude from,
-    and whether a ``NEAR`` was read as the words it groups (its proximity is not searched)."""
-    text = _capped(query or "")
+def _read(text: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], list[str], bool]:
+    """The tokens of ``text`` (capped already, ``_capped``), each ``NOT …`` left out for having nothing
+    before it to exclude from, and whether a ``NEAR`` was read as the words it groups (its proximity is
+    not searched)."""
     tokens: list[Token] = []
     near = False
     # Balanced "..." pairs are phrases; an unmatched quote is just a space.
@@ -292,9 +292,9 @@ class ParsedQuery:
 def parse(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) -> ParsedQuery:
     """Tokens of ``query``; a lone surrogate (which SQLite cannot take) becomes U+FFFD and matches nothing."""
     text = storable(query)
-    tokens, left_out, near = _read(text, prefix=prefix, min_prefix=min_prefix)
-    cjk = any(contains_cjk(t.text) for t in tokens if not t.operator)
     capped = _capped(text)
+    tokens, left_out, near = _read(capped, prefix=prefix, min_prefix=min_prefix)
+    cjk = any(contains_cjk(t.text) for t in tokens if not t.operator)
     rest = text[len(capped) :].split()  # (spaces alone past the cap leave nothing out)
     cut = (len(text), " ".join(rest)) if rest else None
     if tokens or left_out:
