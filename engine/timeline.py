@@ -214,6 +214,8 @@ class Source:
     session_id: str
     message_id: int | None
     via: str  # "journal": the row names it; "archive": the Hermes call that wrote its entry; "staged": staged it
+    call: str | None = None  # (via "archive") the call's action: a replace Hermes made of the last entry
+    # in a file is journaled as a remove and an add (the same on disk), and both rows name it
 
     @classmethod
     def named_by(cls, row: Row) -> Source | None:
@@ -222,10 +224,9 @@ class Source:
 
     def describe(self) -> str:
         where = f"session {self.session_id}" + (f" · message {self.message_id}" if self.message_id is not None else "")
-        return f"{where} ({_VIA[self.via]}, from the archive)" if self.via in _VIA else where
-
-
-_VIA = {"archive": "Hermes's memory tool call", "staged": "the Hermes tool call that staged it"}
+        if self.via == "archive":
+            return f"{where} (Hermes's memory {self.call or 'tool'} call, from the archive)"
+        return f"{where} (the Hermes tool call that staged it, from the archive)" if self.via == "staged" else where
 
 
 def _short(text: str | None, width: int = 120) -> str:
@@ -1176,7 +1177,7 @@ class Timeline:
             return lookups.staged[key]
         call = hermes_call(self.home.memory, entry)
         if call is not None:
-            return Source(call.session_id, call.message_id, "archive")
+            return Source(call.session_id, call.message_id, "archive", call.action)
         cited_by = self._citing(entry.id, lookups)
         return self.source(self._row(cited_by), lookups) if cited_by is not None else None
 

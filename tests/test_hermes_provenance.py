@@ -267,15 +267,15 @@ def test_an_external_timeline_row_names_the_hermes_call_that_wrote_its_entry(wat
         for text in ("Deploys happen on Thursdays", "Staging host is staging-3", "Drinks café au lait")
     }
     assert found == {
-        "Deploys happen on Thursdays": Source("hermes-summer", ids["moved"], "archive"),
-        "Staging host is staging-3": Source("hermes-summer", ids["batch"], "archive"),
-        "Drinks café au lait": Source("hermes-spring", ids["coffee"], "archive"),
+        "Deploys happen on Thursdays": Source("hermes-summer", ids["moved"], "archive", "replace"),
+        "Staging host is staging-3": Source("hermes-summer", ids["batch"], "archive", "add"),
+        "Drinks café au lait": Source("hermes-spring", ids["coffee"], "archive", "add"),
     }
     shown = subprocess.run(
         workbench_cmd("timeline", "--home", str(home.root)), capture_output=True, text=True, timeout=60
     )
     assert shown.returncode == 0, shown.stderr
-    assert f"← session hermes-summer · message {ids['moved']} (Hermes's memory tool call" in shown.stdout
+    assert f"← session hermes-summer · message {ids['moved']} (Hermes's memory replace call" in shown.stdout
     memory_md = home.root / "memories" / "MEMORY.md"
     entries = memory_md.read_text(encoding="utf-8").split("\n§\n")
     memory_md.write_text("\n§\n".join(e for e in entries if e != "Builds use uv"), encoding="utf-8")
@@ -370,7 +370,7 @@ def test_hermess_first_writes_into_a_home_the_workbench_watched_empty_are_outsid
     ]
     assert len(timeline.page(session_id="hermes-summer", actor="external")) == 3
     coffee = _external_row(timeline, "Drinks café au lait")
-    assert timeline.source(coffee) == Source("hermes-spring", ids["coffee"], "archive")
+    assert timeline.source(coffee) == Source("hermes-spring", ids["coffee"], "archive", "add")
     home.close()
 
 
@@ -388,7 +388,9 @@ async def test_g_on_an_external_timeline_row_opens_the_hermes_message(watched_he
         detail = screen.query_one("#timeline-detail")
         await wait_for(
             pilot,
-            lambda: f"session hermes-summer · message {ids['moved']} (Hermes's memory tool call" in str(detail.content),
+            lambda: (
+                f"session hermes-summer · message {ids['moved']} (Hermes's memory replace call" in str(detail.content)
+            ),
             what="the Hermes message in the detail",
         )
         await pilot.press("g")
@@ -434,8 +436,8 @@ def test_two_calls_of_one_hermes_message_each_name_it_when_the_watcher_saw_betwe
     timeline = Timeline(home)
     sources = {text: timeline.source(_external_row(timeline, text)) for text in ("Alerts go to", "On-call rotates")}
     assert sources == {
-        "Alerts go to": Source("hermes-two", message, "archive"),
-        "On-call rotates": Source("hermes-two", message, "archive"),
+        "Alerts go to": Source("hermes-two", message, "archive", "add"),
+        "On-call rotates": Source("hermes-two", message, "archive", "add"),
     }
     home.close()
 
@@ -525,7 +527,7 @@ async def test_a_timeline_row_shown_before_its_hermes_turn_was_stored_gets_its_s
         message = hermes.json(root, HERMES_LATE_TURN)["message"]
         await wait_for(pilot, lambda: session_cell() == "hermes-late", timeout=10, what="its session, once stored")
         row = next(r for r in screen.rows if "Backups run at 02:00" in r.summary)
-        assert row.source == Source("hermes-late", message, "archive")
+        assert row.source == Source("hermes-late", message, "archive", "add")
     home.close()
 
 
@@ -542,7 +544,7 @@ print(json.dumps(ids))
 def test_both_rows_of_a_hermes_replace_reworded_past_pairing_name_its_call(hermes, tmp_path):
     """A replace of the last entry whose new text shares little with the old is journaled as a
     remove and an add (on disk it is a remove beside an append); the add named the call and the
-    remove none, as if a person had taken the entry out."""
+    remove none, as if a person had taken the entry out. Both name it now, as the replace it was."""
     root = tmp_path / "reword"
     root.mkdir()
     home = open_home(root)
@@ -556,8 +558,12 @@ def test_both_rows_of_a_hermes_replace_reworded_past_pairing_name_its_call(herme
         "MEMORY + 'Quarterly audits in March'",
         "MEMORY − 'Seeded memory entry'",
     ]
-    call = Source("hermes-winter", ids["reword"], "archive")
+    call = Source("hermes-winter", ids["reword"], "archive", "replace")
     assert [timeline.source(row) for row in rows] == [call, call]
+    assert (
+        call.describe()
+        == f"session hermes-winter · message {ids['reword']} (Hermes's memory replace call, from the archive)"
+    )
     assert {row.id for row in rows} <= {row.id for row in timeline.page(session_id="hermes-winter")}
     home.close()
 
@@ -598,7 +604,7 @@ def test_an_add_that_found_its_entry_there_is_not_the_call_behind_it(hermes, tmp
     assert home.memory.record_external_change("memory")
     timeline = Timeline(home)
     row = _external_row(timeline, "The VPN needs the new certificate")
-    assert timeline.source(row) == Source("hermes-late", ids["hermes-late"], "archive")
+    assert timeline.source(row) == Source("hermes-late", ids["hermes-late"], "archive", "add")
     home.close()
     show = subprocess.run(
         workbench_cmd("memory", "show", "--home", str(root), "--json"), capture_output=True, text=True, timeout=60
