@@ -484,3 +484,22 @@ def test_a_session_that_has_not_ended_is_deleted_only_with_force(home_dir, capsy
     assert delete("--yes", "--force") == (0, {"success": True, "deleted": "child_1"})
     code = main(["--home", str(home_dir), "--json", "sessions", "delete", "root_1", "--yes"])  # ended: as before
     assert code == 0 and json.loads(capsys.readouterr().out)["deleted"] == "root_1"
+
+
+def test_a_delete_takes_the_whole_id_never_a_prefix(home_dir, capsys):
+    """A trial deleted s-evil in the TUI, then ran `sessions delete s-evil --yes`: s-evil was now a
+    unique prefix of s-evil2, which was deleted with no question. A delete names a session by its
+    whole id or title only; a prefix is refused naming the ids it starts, and nothing changes."""
+    from workbench.cli import main
+
+    state = (home_dir / "state.db").read_bytes()
+    assert main(["--home", str(home_dir), "--json", "sessions", "delete", "root", "--yes"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["error"] == (
+        "No session has the id 'root'; it is the start of root_1. Give the whole id: a delete cannot be undone."
+    )
+    assert (home_dir / "state.db").read_bytes() == state
+    assert main(["--home", str(home_dir), "--json", "sessions", "show", "root"]) == 0  # a look may take a prefix
+    capsys.readouterr()
+    assert main(["--home", str(home_dir), "--json", "sessions", "delete", "Migration night", "--yes"]) == 0
+    assert json.loads(capsys.readouterr().out)["deleted"] == "root_1"  # (a whole title names it too)

@@ -139,14 +139,15 @@ class SessionsMixin(LineageMixin):
         row = self.conn().execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return self._session(row) if row else None
 
-    def resolve_session(self, text: str) -> Session | None:
-        """A session by exact id, else a unique id prefix, else its title."""
+    def resolve_session(self, text: str, *, exact: bool = False) -> Session | None:
+        """A session by exact id, else a unique id prefix, else its title (its newest ``title #N``
+        continuation first, as Hermes resumes by title); ``exact``: by whole id or exact title only."""
         text = (text or "").strip()
         if not text:
             return None
-        exact = self.get_session(text)
-        if exact is not None:
-            return exact
+        found = self.get_session(text)
+        if found is not None or exact:
+            return found or self._titled(text)
         rows = (
             self.conn()
             .execute("SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (like_escape(text) + "%",))
@@ -156,10 +157,19 @@ class SessionsMixin(LineageMixin):
             return self._session(rows[0])
         return self.resolve_title(text) if not rows else None
 
-    def find_session(self, text: str) -> Session:
+    def find_session(self, text: str, *, exact: bool = False) -> Session:
         """``resolve_session``, or a WorkbenchError that says why nothing matched (the CLI and the
-        TUI's resume picker both answer with it)."""
-        session = self.resolve_session(text)
+        TUI's resume picker both answer with it). ``exact`` for a delete, which cannot be undone: the
+        prefix of a session just deleted is the start of another's id, and a title the start of its
+        continuations' (``title #2``); such a prefix is refused naming the ids it starts."""
+        session = self.resolve_session(text, exact=exact)
+        started = self.ids_with_prefix(text, limit=5) if session is None and exact else []
+        if started:
+            raise WorkbenchError(
+                f"No session has the id {text!r}; it is the start of {', '.join(started)}"
+                f"{', ...' if len(started) == 5 else ''}. Give the whole id: a delete cannot be undone.",
+                candidates=started,
+            )
         if session is None:
             candidates = self.ids_with_prefix(text, limit=5)
             if len(candidates) > 1:
@@ -414,7 +424,11 @@ class SessionsMixin(LineageMixin):
             )
             .fetchone()
         )
-        row = row or self.conn().execute("SELECT * FROM sessions WHERE title = ?", (base,)).fetchone()
+        return self._session(row) if row else self._titled(base)
+
+    def _titled(self, title: str) -> Session | None:
+        """The session with exactly this title (Hermes keeps titles unique)."""
+        row = self.conn().execute("SELECT * FROM sessions WHERE title = ?", (title.strip(),)).fetchone()
         return self._session(row) if row else None
 
     def update_token_counts(

@@ -109,9 +109,9 @@ def register(subparsers, common) -> None:
     rebuild.set_defaults(handler=reindex, read_only=False, creates_home=False)
 
 
-def resolve(home: Home, text: str) -> Session:
-    """An id, unique id prefix or title (the engine's rule, shared with the TUI)."""
-    return home.archive.find_session(text)
+def resolve(home: Home, text: str, *, exact: bool = False) -> Session:
+    """An id, unique id prefix or title (the engine's rule, shared with the TUI; ``exact``: whole ones)."""
+    return home.archive.find_session(text, exact=exact)
 
 
 def _when(value: str | None) -> str:
@@ -295,7 +295,7 @@ def archive_session(home: Home, args) -> Output:
 
 
 def delete_session(home: Home, args) -> Output:
-    session = resolve(home, args.session)
+    session = resolve(home, args.session, exact=True)
     live = None if args.force else home.archive.live_delete_warning(session.id)
     if not args.yes:
         also = f" {live} To delete it anyway, add --yes --force." if live else ""
