@@ -45,6 +45,10 @@ class SessionLive(WorkbenchError):
     """A delete of a session that has not ended (Hermes may still write to it), not agreed to as such."""
 
 
+class SessionGrew(WorkbenchError):
+    """A delete of a session written to since the person was asked about it (not what they agreed to)."""
+
+
 def said(exc: BaseException) -> str:
     """A failure in words: an engine refusal's own message, else the error's type and text."""
     return exc.message if isinstance(exc, WorkbenchError) else f"{type(exc).__name__}: {exc}"

@@ -1329,6 +1329,16 @@ async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessio
         await pilot.press("D")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="asked again")
         assert app.screen.detail.startswith(live)
+        # Hermes writes to it while the question is open: yes deleted that message too, never asked about
+        home.archive.append_message(ids[2], "assistant", "written while the question was open")
+        await pilot.press("y")
+        grew = f"Session {ids[2]} has 2 messages now, not the 1 you were asked about"
+        await wait_for(pilot, lambda: grew in screen_text(app), what="the refusal")
+        assert "Nothing was deleted. D asks again." in screen_text(app)
+        assert home.archive.get_session(ids[2]).message_count == 2
+        await pilot.press("D")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="asked again")
+        assert app.screen.question.endswith("and its 2 messages?")
         await pilot.press("y")
         await wait_for(pilot, lambda: tree.node_for(ids[2]) is None, what="the deleted row to go")
         assert home.archive.get_session(ids[2]) is None

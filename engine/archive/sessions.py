@@ -8,7 +8,7 @@ import secrets
 import time
 from typing import Any
 
-from ..errors import SessionLive, TitleChanged, UnusableTitle, WorkbenchError
+from ..errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from ..events import SessionChanged
 from ..textsafety import one_line, without_escape_sequences
 from . import outside
@@ -522,6 +522,15 @@ class SessionsMixin(LineageMixin):
         if warning := _live_warning(session_id, self._live_among(doomed)):
             raise SessionLive(warning, session_id=session_id)
 
+    def _refuse_grown(self, session_id: str, shown: int) -> None:
+        row = self.conn().execute("SELECT message_count FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        now = row[0] if row else 0
+        if now != shown:
+            raise SessionGrew(
+                f"Session {session_id} has {now} message{'s' * (now != 1)} now, not the {shown} you were asked about: "
+                "another process wrote to it meanwhile. Nothing was deleted."
+            )
+
     def _live_among(self, ids: list[str]) -> list[str]:
         live: list[str] = []
         for chunk, marks in in_chunks(ids):
@@ -530,12 +539,16 @@ class SessionsMixin(LineageMixin):
         return sorted(live, key=ids.index)
 
     @changes_archive
-    def delete_session(self, session_id: str, *, actor: str = "user", live: bool = False) -> bool:
+    def delete_session(
+        self, session_id: str, *, actor: str = "user", live: bool = False, shown_count: int | None = None
+    ) -> bool:
         """Delete a session and its messages; delegate children go too, other children are orphaned.
 
         A session that has not ended (or a delegate of it) is refused (``SessionLive``, nothing
         changed) unless ``live``: a Hermes still running it would write to it again, and its next
-        message would bring back a session of that one message."""
+        message would bring back a session of that one message. ``shown_count``: the message count
+        the person who said yes was shown; one that changed since (Hermes wrote meanwhile) is
+        refused, checked in the delete's transaction, so nothing they were not asked about goes."""
         session = self.get_session(session_id)
         if session is None:
             return False
@@ -552,6 +565,8 @@ class SessionsMixin(LineageMixin):
             with self._write():
                 if not live:
                     self._refuse_live(session_id, doomed)  # (reopened since it was read)
+                if shown_count is not None:
+                    self._refuse_grown(session_id, shown_count)
                 self._delete_rows(doomed)
         outside.note_deleted(self.home, doomed)
         self._publish(

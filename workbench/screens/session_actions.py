@@ -16,7 +16,7 @@ from textual.message import Message
 
 from engine.archive.models import Session
 from engine.archive.sessions import MAX_TITLE_LENGTH, sanitize_title, titled
-from engine.errors import SessionLive, TitleChanged, UnusableTitle, WorkbenchError
+from engine.errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from widgets.literal import one_line
 from widgets.transcript import Transcript
 
@@ -196,10 +196,14 @@ class SessionActions(WorkbenchScreen):
                     said += f" Taken from {taken}, an earlier segment of this conversation, now untitled."
             else:
                 # (live only as the question said: one reopened since is refused, and that said)
-                gone = archive.delete_session(session_id, actor="user", live=bool(value))
+                count = message.session.message_count  # (what the question said goes)
+                gone = archive.delete_session(session_id, actor="user", live=bool(value), shown_count=count)
                 said = f"Deleted {name}." if gone else f"{name} was deleted already."
         except SessionLive as exc:  # (reopened since the question was asked without saying so)
             self.report(f"{exc.message} Nothing was deleted: D asks again.", error=True)
+            return
+        except SessionGrew as exc:  # (written to while the question was open)
+            self.report(f"{exc.message} D asks again.", error=True)
             return
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
