@@ -14,6 +14,7 @@ from tests.tui_support import footer_keys, landed_on, make_app, settle, wait_for
 from widgets.fact_list import FactList
 from workbench.app import ScreenCommands
 from workbench.messages import JumpToMessage
+from workbench.screens.help import HelpScreen
 from workbench.screens.memory import MemoryScreen
 from workbench.screens.memory_facts import EMPTY, FactsPane
 
@@ -157,3 +158,24 @@ async def test_hostile_fact_text_is_shown_literally(home, tmp_path):
         text = screen_text(app)
         assert "Team [bold]ledger[/] uses <memory-context> ␛]0;PWNED" in text
         assert "\x1b" not in text
+
+
+async def test_help_in_the_facts_view_lists_only_the_keys_that_work_there(home, tmp_path):
+    """``?`` in the facts view listed t, a, e, d, u, n… (the columns' keys, which do nothing there)
+    under "Memory"; it lists what the view's footer offers: g (the fact list), p and esc back."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await show_facts(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+        first = app.screen.sections[0]
+        assert first.title == "Memory: provider facts"
+        assert first.keys == [("g", "Source"), ("esc", "Back from facts"), ("p", "Back from facts")]
+        assert "g or enter opens a fact's source message" in first.text
+        shown = " ".join(screen_text(app).split())
+        assert "Memory: provider facts" in shown and "Target" not in shown.split("Skills")[0]
+        await pilot.press("escape", "p", "question_mark")  # back on the columns: their keys, not facts_back
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help again")
+        first = app.screen.sections[0]
+        assert first.title == "Memory" and ("t", "Target") in first.keys and ("a", "Add") in first.keys
+        assert ("p", "Facts") in first.keys and not [row for row in first.keys if row[1] == "Back from facts"]

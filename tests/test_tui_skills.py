@@ -21,6 +21,7 @@ from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 from widgets.skill_meta import meta_lines
 from widgets.timeline_list import TimelineList
 from workbench.screens.dialogs import ConfirmDialog
+from workbench.screens.help import HelpScreen
 from workbench.screens.skills import DaysDialog, LedgerDialog, SkillsScreen, shown_part
 from workbench.screens.timeline import TimelineScreen
 
@@ -721,3 +722,21 @@ async def test_a_very_long_skill_name_leaves_the_other_columns_in_view(home, tmp
         cells = [str(cell) for cell in table.get_row(table.key_of(long_name))]
         assert cells[0].endswith("…") and cells[1:3] == ["devops", "active"]
         assert sum(column.get_render_width(table) for column in table.columns.values()) <= table.size.width
+
+
+async def test_help_says_what_p_does_to_the_selected_skill(home, tmp_path):
+    """Help listed "p Pin / Unpin" and "a Archive", "r Restore" whatever was selected; on the screen
+    the user is on it lists what the footer shows (check_action): Unpin on a pinned skill."""
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, "docker-prune")
+        await pilot.press("p")
+        await wait_for(pilot, lambda: screen.current.pinned, what="pinned row")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+        skills = app.screen.sections[0]
+        assert skills.title == "Skills"
+        assert ("p", "Unpin") in skills.keys and ("a", "Archive") in skills.keys
+        assert [row for row in skills.keys if row[0] in ("p", "r")] == [("p", "Unpin")]

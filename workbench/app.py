@@ -53,7 +53,7 @@ from .messages import AfterEngineEvents, JumpToMessage, ResultsFromWorkers, Show
 from .screens.approvals import ApprovalsScreen
 from .screens.base import WorkbenchScreen
 from .screens.dialogs import ConfirmDialog, EditDialog
-from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings
+from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings, working_bindings
 from .screens.memory import MemoryScreen
 from .screens.run import RunScreen
 from .screens.sessions import SessionsScreen
@@ -442,19 +442,23 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self.push_screen(HelpScreen(self.help_sections()))
 
     def help_sections(self) -> list[HelpSection]:
-        """The current screen first, then the other modes, then the keys that work everywhere."""
+        """The current screen first, as it is now (``WorkbenchScreen.help_section``: only the keys that
+        work in its view), then the other modes, then the keys that work everywhere."""
         current = self.MODES.get(self.current_mode)
+        shown = next((s for s in self.screen_stack if isinstance(s, WorkbenchScreen)), None)
+        sections = [shown.help_section()] if shown is not None else []
         ordered = [current] + [cls for mode, _, _ in self.mode_tabs() if (cls := self.MODES[mode]) is not current]
-        sections = [
+        sections += [
             HelpSection(cls.TITLE_TEXT, cls.HELP, binding_rows(class_bindings(cls)))
             for cls in ordered
-            if cls is not None
+            if cls is not None and type(shown) is not cls
         ]
+        transcripts = shown.query(Transcript) if shown is not None else []
         sections.append(
             HelpSection(
                 "Transcript (Sessions and Run)",
                 "When the transcript has focus (tab to it).",
-                binding_rows(Transcript.BINDINGS),
+                binding_rows(working_bindings(transcripts[0]) if transcripts else Transcript.BINDINGS),
             )
         )
         everywhere = binding_rows(self.BINDINGS) + [

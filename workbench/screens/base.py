@@ -40,6 +40,7 @@ from widgets.literal import cut_cells, literal
 from widgets.narration import NarrationLine
 
 from ..messages import ResultsFromWorkers
+from .help import HelpSection, binding_rows, working_bindings
 
 if TYPE_CHECKING:
     from engine.home import Home
@@ -238,6 +239,11 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
                 title=self.TITLE_TEXT,
                 markup=False,
             )
+
+    def help_section(self) -> HelpSection:
+        """This screen on the help page as it is now: the keys its ``check_action`` hides in the view
+        shown are left out (``help.working_bindings``). A screen with another view names it here."""
+        return HelpSection(self.TITLE_TEXT, self.HELP, binding_rows(working_bindings(self)))
 
     def engine_event(self, event: Event) -> None:
         """An engine event (or an external change) arrived; refresh what it touches."""

@@ -1,13 +1,17 @@
 """The help screen (``?``): every key of every screen, generated from the bindings.
 
 Because the table is built from the same ``BINDINGS`` the footer uses, a key cannot be
-missing from help.
+missing from help. The screen the user is on is listed from its live bindings
+(``working_bindings``): a key its ``check_action`` hides there (the Memory screen's
+column keys in the facts view, the other of Pin and Unpin) is left out, as the footer
+leaves it out, so help cannot list a key that does nothing where the user is.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual.actions import parse as parse_action
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -57,6 +61,19 @@ def class_bindings(cls) -> list:
         if not klass.__module__.startswith("textual."):
             seen.extend(klass.__dict__.get("BINDINGS", []))
     return seen
+
+
+def working_bindings(owner) -> list:
+    """A live screen's or widget's bindings (``class_bindings``) less those its ``check_action``
+    hides now (returns False: they do nothing here). Dimmed ones (None) stay: they are keys of
+    this view that act on another row (the footer shows them too)."""
+    kept = []
+    for item in class_bindings(type(owner)):
+        binding = item if isinstance(item, Binding) else Binding(*item)
+        _, name, parameters = parse_action(binding.action)
+        if owner.check_action(name, parameters) is not False:
+            kept.append(binding)
+    return kept
 
 
 class HelpScreen(Dialog[None]):

@@ -39,12 +39,14 @@ from engine.textsafety import apart
 from engine.tools import ToolContext
 from widgets.drift_banner import DriftBanner
 from widgets.entry_list import MARKS, EntryList, EntryRow
+from widgets.fact_list import FactList
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, one_line
 
 from ..messages import JumpToMessage, ShowEntry
 from .base import WorkbenchScreen
 from .dialogs import Budget, ConfirmDialog, Conflict, DiskCheck, EditDialog, Outcome, draft_budget
+from .help import HelpSection, binding_rows, working_bindings
 from .memory_facts import FactsPane
 from .repair import DriftExamined, DriftRepair
 
@@ -108,6 +110,11 @@ def result_error(result: dict) -> str | None:
 
 
 CHANGES = Binding.Group("Changes")
+FACTS_HELP = (
+    "The facts the local provider keeps (memory.provider: local), each with the session message it came "
+    "from. g or enter opens a fact's source message on the Sessions screen; p or esc goes back to the "
+    "MEMORY/USER columns, where the entry keys work."
+)
 
 
 class MemoryScreen(WorkbenchScreen):
@@ -442,6 +449,14 @@ class MemoryScreen(WorkbenchScreen):
         if action in ("facts", "facts_back"):
             return (action == "facts_back") == bool(facts)
         return not facts
+
+    def help_section(self) -> HelpSection:
+        """In the facts view, help lists that view's keys (the fact list's g, then p and esc back): the
+        columns' keys do nothing there (``check_action``)."""
+        if not self.query_one(FactsPane).display:
+            return super().help_section()
+        keys = binding_rows(working_bindings(self.query_one(FactList))) + binding_rows(working_bindings(self))
+        return HelpSection(f"{self.TITLE_TEXT}: provider facts", FACTS_HELP, keys)
 
     def action_facts_back(self) -> None:
         if self.query_one(FactsPane).display:
