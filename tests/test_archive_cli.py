@@ -503,3 +503,20 @@ def test_a_delete_takes_the_whole_id_never_a_prefix(home_dir, capsys):
     capsys.readouterr()
     assert main(["--home", str(home_dir), "--json", "sessions", "delete", "Migration night", "--yes"]) == 0
     assert json.loads(capsys.readouterr().out)["deleted"] == "root_1"  # (a whole title names it too)
+
+
+def test_search_says_when_fts_syntax_was_read_as_words(home_dir):
+    """``role:user`` and ``near(a b)`` searched their words with no note, in text and --json alike."""
+    code, data, _ = wb(home_dir, "sessions", "search", "role:user")
+    assert code == 0 and data["note"].startswith("'role:' is no filter here: 'role' was read as a word too.")
+    code, data, _ = wb(home_dir, "sessions", "search", "near(database migration)")
+    assert code == 0 and data["results"] == [] and "'near(' in lower case is no operator" in data["note"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "sessions", "search", "content:migration", "--home", str(home_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and proc.stdout.startswith("note: 'content:' is no column filter here")
+    code, data, _ = wb(home_dir, "sessions", "search", "http://example.org")
+    assert code == 0 and data["note"] is None

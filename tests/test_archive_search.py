@@ -712,3 +712,43 @@ def test_hits_are_one_per_tree_row_and_a_row_lists_every_segment_s_matches(home)
     assert [h.session_id for h in every] == ["d2", "d1"]  # newest first, across the chain
     assert [h.session_id for h in archive.session_hits("deploy", ["d1", "d2"], limit=1)] == ["d2"]
     assert archive.match_counts("deploy", ["d1", "d2", "hb"]) == {"d1": 1, "d2": 1, "hb": 1}
+
+
+def test_fts_syntax_read_as_words_is_said_lower_case_near_and_column_filters(home):
+    """``near(a b)`` (FTS5's NEAR is case-sensitive: a syntax error there) searched the word near too,
+    and ``content:word`` or ``role:user`` (FTS5 column filters) searched both words, with no note; a
+    URL's ``http:`` or a time's ``10:30`` is text, and gets none."""
+    archive = home.archive
+    archive.create_session("en")
+    archive.append_messages("en", [{"role": "user", "content": "How do I rotate the postgres password?"}])
+    assert archive.search("near(rotate postgres)") == []  # (near is searched as a word, and no message has it)
+    assert archive.search_note("near(rotate postgres)") == (
+        "'near(' in lower case is no operator: 'near' was read as a word too (FTS5's NEAR is in capitals)."
+    )
+    assert "'near(' in lower case" in archive.search_note("Near (rotate postgres")
+    assert archive.search("content:rotate") == []  # both words are needed: content is no word of it
+    assert archive.search_note("content:rotate") == (
+        "'content:' is no column filter here: 'content' was read as a word too (a message's text is the one "
+        "column searched); leave it out."
+    )
+    assert [h.session_id for h in archive.search("rotate")] == ["en"]
+    assert archive.search_note('Content:"rotate the"').startswith("'Content:' is no column filter here")
+    assert archive.search_note("role:user") == (
+        "'role:' is no filter here: 'role' was read as a word too. To search one role, use the CLI's --role."
+    )
+    assert archive.search_note("rotate session:abc source:cli") == (
+        "'session:' and 'source:' are no filters here: 'session' and 'source' were read as words too."
+    )
+    for text in (
+        "http://example.org/role:user",
+        "meet at 10:30",
+        "TODO:fix",
+        '"role:user"',
+        "near the office",
+        "nearby(x)",
+        "NEAR(rotate postgres)",  # (its own note, about proximity)
+        "content:",  # (still being typed)
+        "a.role:user",
+    ):
+        note = archive.search_note(text) or ""
+        assert "filter" not in note and "lower case" not in note, text

@@ -325,6 +325,24 @@ async def test_a_not_with_nothing_before_it_is_said_over_the_results_not_searche
         assert results.note is None and "Left out" not in screen_text(app)
 
 
+async def test_a_column_filter_typed_as_in_fts5_is_said_over_the_results(home, tmp_path):
+    """``role:user`` searched the words role and user with no word of it on the screen."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash", *"role:user tomatoes")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == "role:user tomatoes", what="the search's answer")
+        assert results.note and results.note.startswith("'role:' is no filter here")
+        await settle(pilot)
+        text = screen_text(app)  # wrapped to the list's width
+        assert "'role:' is no filter here: 'role' was read" in text and "No messages match 'role:user" in text
+        await pilot.press("ctrl+u", *"tomatoes")
+        await wait_for(pilot, lambda: results.query == "tomatoes" and results.hits, what="search hits")
+        assert results.note is None
+
+
 async def test_a_prefix_searched_by_its_commonest_words_says_so_and_counts_with_a_plus(home, tmp_path):
     """The title said "likeliest words only (type on to narrow)" past what a column shows, and
     the count read as exact."""

@@ -30,6 +30,18 @@ CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
 CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 
 _SYNTAX = re.compile(r'[+{}():"^]')
+# ``near(`` in any case but capitals: FTS5's NEAR is case-sensitive, and here the word is searched.
+_LOWER_NEAR = re.compile(r"(?<!\w)(?!NEAR)(?i:near)\s*\(")
+# ``name:word`` as FTS5 reads a column filter (a bareword name, ``:``, then the phrase), but not a URL's
+# ``http://``, a time's ``10:30`` (no name starts with a digit) nor ``a.b:c``, ``user@host:dir``.
+_COLUMN_FILTER = re.compile(r"(?<![\w.:/@-])([A-Za-z_]\w*):(?=[^\W_]|[\"(])")
+TEXT_COLUMN = "content"  # messages_fts's one column: ``content:`` filters by it in FTS5
+# Other names a search user may take for a filter (the message's and session's fields; the Timeline's
+# ``session:``): FTS5 refuses them (no such column), and here they are words. Any other ``word:``
+# (``TODO:fix``, ``re:``) is text, not noted.
+FIELD_NAMES = frozenset(
+    {"role", "tool", "tool_name", "tool_calls", "session", "session_id", "source", "title", "model", "timestamp"}
+)
 _NEAR_DISTANCE = re.compile(r"(\bNEAR\s*\([^()]*?),\s*\d+\s*\)")  # NEAR(a b, 5): the 5 is no term
 _BAREWORD = re.compile(r"^[A-Za-z0-9_\u0080-\U0010ffff]+$")
 _WORDLIKE = re.compile(r"[^\W_]|[\u0080-\U0010ffff]", re.UNICODE)
@@ -96,6 +108,16 @@ def _read(text: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], lis
         if last is not None and not tokens[last].phrase and len(tokens[last].text) >= min_prefix:
             tokens[last] = Token(tokens[last].text, prefix=True)
     return (*_place_operators(tokens), near)
+
+
+def _filters(text: str) -> tuple[bool, tuple[str, ...]]:
+    """What in ``text`` (capped already) an FTS5 user may mean as syntax this search reads as words:
+    whether a ``near(`` not in capitals is there, and the ``name:`` forms FTS5 would read as column
+    filters (``content:``, or one of ``FIELD_NAMES``), outside quotes, each once as typed."""
+    bare = re.sub(r'"[^"]*"', lambda found: '"' + " " * (len(found.group()) - 2) + '"', text)
+    names = [found.group(1) for found in _COLUMN_FILTER.finditer(bare)]
+    picked = [name for name in names if name.lower() == TEXT_COLUMN or name.lower() in FIELD_NAMES]
+    return bool(_LOWER_NEAR.search(bare)), tuple(dict.fromkeys(picked))
 
 
 def _capped(text: str) -> str:
@@ -200,6 +222,8 @@ class ParsedQuery:
     operators: tuple[str, ...] = ()  # a query of operators alone (``OR``): they were all it held
     cut: tuple[int, str] | None = None  # a query over MAX_QUERY_CHARS: its length, and what was left out
     near: bool = False  # a NEAR was read as the words it groups
+    near_word: bool = False  # a ``near(`` not in capitals: the word near was searched (FTS5: a syntax error)
+    columns: tuple[str, ...] = ()  # ``name:`` forms FTS5 reads as column filters, here read as words
 
     @property
     def note(self) -> str | None:
@@ -209,8 +233,35 @@ class ParsedQuery:
             if self.near and self.tokens
             else None
         )
-        notes = [self._cut_note(), self._operator_note(), near]
+        lower = (
+            "'near(' in lower case is no operator: 'near' was read as a word too (FTS5's NEAR is in capitals)."
+            if self.near_word and self.tokens
+            else None
+        )
+        notes = [self._cut_note(), self._operator_note(), near, lower, self._column_note()]
         return " ".join(filter(None, notes)) or None
+
+    def _column_note(self) -> str | None:
+        """``content:`` and field names (``role:``) typed as FTS5 column filters: each name was a word."""
+        if not self.tokens:
+            return None
+        notes = []
+        text = [name for name in self.columns if name.lower() == TEXT_COLUMN]
+        if text:
+            notes.append(
+                f"'{text[0]}:' is no column filter here: '{text[0]}' was read as a word too (a message's text "
+                "is the one column searched); leave it out."
+            )
+        fields = [name for name in self.columns if name.lower() != TEXT_COLUMN]
+        if fields:
+            named = _listed([f"'{name}:'" for name in fields])
+            words = _listed([f"'{name}'" for name in fields])
+            verb = (
+                ("is no filter", "was read as a word") if len(fields) == 1 else ("are no filters", "were read as words")
+            )
+            role = " To search one role, use the CLI's --role." if any(n.lower() == "role" for n in fields) else ""
+            notes.append(f"{named} {verb[0]} here: {words} {verb[1]} too.{role}")
+        return " ".join(notes) or None
 
     def _cut_note(self) -> str | None:
         if self.cut is None:
@@ -294,11 +345,12 @@ def parse(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) -> 
     text = storable(query)
     capped = _capped(text)
     tokens, left_out, near = _read(capped, prefix=prefix, min_prefix=min_prefix)
+    near_word, columns = _filters(capped)
     cjk = any(contains_cjk(t.text) for t in tokens if not t.operator)
     rest = text[len(capped) :].split()  # (spaces alone past the cap leave nothing out)
     cut = (len(text), " ".join(rest)) if rest else None
     if tokens or left_out:
-        return ParsedQuery(tokens, cjk, tuple(left_out), cut=cut, near=near)
+        return ParsedQuery(tokens, cjk, tuple(left_out), cut=cut, near=near, near_word=near_word, columns=columns)
     operators = tuple(w for w in _SYNTAX.sub(" ", capped).split() if w in (*OPERATORS, NEAR))
     return ParsedQuery(tokens, cjk, operators=operators, cut=cut, near=near)
 
