@@ -365,7 +365,7 @@ def test_a_search_that_finds_no_whole_word_says_when_a_prefix_would(home_dir, ca
 
 def test_the_text_search_marks_an_archived_session_as_the_tui_does(home_dir):
     """`sessions search` listed an archived session's hit like any other; the TUI says `· archived`."""
-    assert wb(home_dir, "sessions", "archive", "root_1")[0] == 0
+    assert wb(home_dir, "sessions", "archive", "root_1", "--force")[0] == 0  # (its continuation child_1 is live)
     listed = subprocess.run(
         [sys.executable, "-m", "workbench", "sessions", "search", "migration", "--home", str(home_dir)],
         capture_output=True,

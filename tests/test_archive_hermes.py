@@ -464,3 +464,55 @@ db.close()
         )
         assert shown.returncode == 0 and f"{segment}  " in shown.stdout and "数据库迁移\n" in shown.stdout
         assert "“" not in shown.stdout  # no quoted first message in place of the title
+
+
+def test_archiving_a_live_session_is_refused_without_force_as_hermes_goes_on_writing_to_it(hermes, tmp_path):
+    """`sessions archive` hid a session Hermes had not ended, saying nothing. Hermes writes on to it
+    (it stays archived, hidden while in use), and the segment its next compression starts is not
+    archived: the workbench then lists the conversation again while Hermes's own list hides it. So it
+    is refused, nothing changed, unless --force, as a delete of a live session is."""
+    folder = tmp_path / "hermes"
+    folder.mkdir()
+    hermes.json(folder, OPEN + DEPLOY + "print(json.dumps({}))")
+
+    def archive(*flags):
+        done = subprocess.run(
+            workbench_cmd("sessions", "archive", "d1", *flags, "--home", str(folder), "--json"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return done.returncode, json.loads(done.stdout)
+
+    state = (folder / "state.db").read_bytes()
+    code, doc = archive()
+    assert code == 1 and doc["error"].startswith("Session d1 has not ended (it is live): a running Hermes may")
+    assert doc["error"].endswith("Nothing was archived: end it in Hermes first, or add --force to archive it anyway.")
+    assert (folder / "state.db").read_bytes() == state
+    assert archive("--force") == (0, {"success": True, "session_id": "d1", "archived": True, "changed": 1})
+    seen = hermes.json(
+        folder,
+        OPEN
+        + """
+db.append_message("d1", "assistant", "deploying")
+after_append = db.get_session("d1")["archived"]
+db.end_session("d1", "compression")
+db.create_session("d2", "cli", model="m", parent_session_id="d1")
+db.append_message("d2", "user", "continue")
+print(json.dumps({"after_append": after_append, "d2": db.get_session("d2")["archived"],
+                  "hermes_lists": [r["id"] for r in db.list_sessions_rich(limit=50)]}))
+""",
+    )
+    assert seen == {"after_append": 1, "d2": 0, "hermes_lists": []}  # what the warning says
+    home = open_home(folder, read_only=True)
+    try:
+        assert [chain.ids for chain in home.archive.root_chains()] == [("d1", "d2")]  # listed again here
+        assert home.archive.live_archive_warning("d1").startswith("Session d1's conversation holds d2, which")
+        assert home.archive.live_archive_warning("d2") is not None
+    finally:
+        home.close()
+    code, doc = archive()  # d2 is live now: refused again
+    assert code == 1 and "holds d2, which has not ended" in doc["error"]
+    hermes.json(folder, OPEN + 'db.end_session("d2", "user_exit")\nprint(json.dumps({}))')
+    assert archive() == (0, {"success": True, "session_id": "d1", "archived": True, "changed": 1})  # all ended
+    assert archive("--undo")[0] == 0  # (restoring is never refused)

@@ -393,3 +393,29 @@ def test_a_chain_stamp_follows_the_children_its_row_shows(home, clock):
     before = archive.chain_stamps({"p": ("p",)})
     archive.set_archived("b")  # the branch leaves p's row: its arrow goes
     assert archive.chain_stamps({"p": ("p",)}) != before and archive.root_sessions()[0].child_count == 0
+
+
+def test_an_archive_if_ended_looks_again_inside_its_write(home, monkeypatch):
+    """A session resumed between the look and the write is refused there, as a delete is: nothing
+    archived, nothing journaled."""
+    from engine.errors import SessionLive
+
+    archive = home.archive
+    archive.create_session("s1", source="cli")
+    archive.append_message("s1", "user", "hello")
+    archive.end_session("s1", "cli_close")
+    assert archive.live_archive_warning("s1") is None
+    write = archive._write
+
+    def resumed_first():  # Hermes resumes it just before our write takes the lock
+        archive.conn().execute("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = 's1'")
+        archive.conn().commit()
+        return write()
+
+    monkeypatch.setattr(archive, "_write", resumed_first)
+    with pytest.raises(SessionLive, match="Session s1 has not ended"):
+        archive.set_archived("s1", True, if_ended=True)
+    monkeypatch.undo()
+    assert not archive.get_session("s1").archived
+    assert "archive" not in {row.action for row in home.journal.query(subsystem="sessions")}
+    assert archive.set_archived("s1", True) == 1  # (without if_ended: as before, for a revert)

@@ -725,7 +725,10 @@ async def test_a_on_an_archived_segment_of_a_continued_conversation_archives_it(
         tree.move_cursor(tree.node_for(head))
         await pilot.press("left_square_bracket", "left_square_bracket")
         await wait_for(pilot, lambda: screen.shown_session == head, what="its archived first segment shown")
-        await pilot.press("a")
+        await pilot.press("a")  # (its tip has not ended: asked first)
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the archive question")
+        assert app.screen.detail.startswith(f"Session {head}'s conversation holds {tip}, which has not ended")
+        await pilot.press("y")
         await wait_for(pilot, lambda: home.archive.get_session(tip).archived, what="the conversation archived")
         assert home.archive.get_session(head).archived and home.archive.get_session(middle).archived
         await wait_for(
@@ -1290,7 +1293,12 @@ async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessio
         tree.move_cursor(tree.node_for(ids[1]))
         await wait_for(pilot, lambda: screen.shown_session == ids[1], what="the middle session shown")
         assert await footer_labels(pilot, "a") == {"a": "Archive"}
-        await pilot.press("a")
+        await pilot.press("a")  # it has not ended: asked first, as D asks
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the archive question")
+        assert app.screen.question == "Archive session 20261130_150100_00000b (Session 1)?"
+        assert app.screen.detail.startswith(f"Session {ids[1]} has not ended (it is live): a running Hermes may")
+        assert "is not archived" in app.screen.detail and "Yes archives it anyway" in app.screen.detail
+        await pilot.press("y")
         await wait_for(pilot, lambda: tree.node_for(ids[1]) is None, what="the archived row to go")
         assert home.archive.get_session(ids[1]).archived
         assert "Archived session 20261130_150100_00000b (Session 1): hidden from lists" in screen_text(app)
@@ -1380,6 +1388,7 @@ async def test_questions_name_an_untitled_session_by_its_first_message_and_a_cha
     clock.advance(60)
     home.archive.create_session(second, source="cli", parent_session_id=first)
     home.archive.append_message(second, "user", "And green tea?")
+    home.archive.end_session(second, "cli_close")  # (ended: a asks nothing, as before)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sessions(pilot)
@@ -1462,6 +1471,7 @@ async def test_a_wide_footer_offers_the_session_keys_and_they_work_at_any_width(
     sid = "20261130_150000_00000a"
     home.archive.create_session(sid, source="cli", title="Kettle talk")
     home.archive.append_message(sid, "user", "the kettle descales monthly")
+    home.archive.end_session(sid, "cli_close")  # (ended: a archives at once)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 30)) as pilot:
         screen = await open_sessions(pilot)
@@ -1579,6 +1589,8 @@ async def test_a_delegates_result_is_marked_archived_with_its_conversation(home,
 async def test_archiving_from_a_delegates_row_names_the_conversation_it_takes(home, tmp_path):
     """Archiving a delegate takes the conversation that started it: the status named the delegate."""
     archive = walrus_conversation(home)
+    for sid in ("d", "p"):
+        archive.end_session(sid, "cli_close")  # (ended: a archives at once)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_sessions(pilot)

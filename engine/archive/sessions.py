@@ -468,18 +468,32 @@ class SessionsMixin(LineageMixin):
 
     @changes_archive
     def set_archived(
-        self, session_id: str, archived: bool = True, *, actor: str = "user", only: list[str] | None = None
+        self,
+        session_id: str,
+        archived: bool = True,
+        *,
+        actor: str = "user",
+        only: list[str] | None = None,
+        if_ended: bool = False,
     ) -> int:
         """Archive (hide from lists) or restore a session with its whole conversation (``conversation_family``);
         returns how many sessions changed. A conversation already so changes nothing and is not journaled. The row names
         the sessions it flipped, so a revert flips exactly those back (``only``: what a row names, even
-        a row journaled when the family was reckoned otherwise) and no others."""
+        a row journaled when the family was reckoned otherwise) and no others.
+
+        With ``if_ended`` an archive of sessions one of which has not ended is refused (``SessionLive``,
+        nothing changed; ``live_archive_warning`` says why), checked again inside the write, as a delete
+        is: Hermes goes on writing to an archived session, and the segment its next compression starts
+        is not archived. Restoring is never refused."""
         self._require("sessions", "archived")
         self._session_or_fail(session_id)
         family = self.conversation_family(session_id) if only is None else list(dict.fromkeys(only))
         chain = sorted((sid for sid, flag in self._archived_of(family).items() if flag != archived), key=family.index)
         if not chain:
             return 0
+        refuse_live = if_ended and archived
+        if refuse_live:
+            self._refuse_live_archive(session_id, chain)
         conversation = self.chain_of(chain[0])  # the row is named by the first chain it flips, archive or revert
         marks = ", ".join("?" * len(chain))
         try:
@@ -491,6 +505,8 @@ class SessionsMixin(LineageMixin):
                 detail={"sessions": chain, **self._archive_name(conversation, chain)},
             ) as entry:
                 with self._write() as conn:
+                    if refuse_live:
+                        self._refuse_live_archive(session_id, chain)  # (resumed since it was read)
                     flipped = {
                         sid
                         for (sid,) in conn.execute(
@@ -517,6 +533,19 @@ class SessionsMixin(LineageMixin):
         """Why deleting ``session_id`` may not last, in words for the user: it, or a delegate session
         the delete takes with it, has not ended (None when all have, or it is gone)."""
         return _live_warning(session_id, self._live_among([session_id, *self._delegate_descendants(session_id)]))
+
+    def live_archive_warning(self, session_id: str) -> str | None:
+        """Why archiving ``session_id``'s conversation may not last, in words for the user: a session it
+        would hide has not ended (None when all have, or it is gone)."""
+        if self.get_session(session_id) is None or not self.caps.has("sessions", "archived"):
+            return None
+        family = self.conversation_family(session_id)
+        hidden = [sid for sid, flag in self._archived_of(family).items() if not flag]
+        return _live_archive_warning(session_id, self._live_among(sorted(hidden, key=family.index)))
+
+    def _refuse_live_archive(self, session_id: str, hidden: list[str]) -> None:
+        if warning := _live_archive_warning(session_id, self._live_among(hidden)):
+            raise SessionLive(warning, session_id=session_id)
 
     def _refuse_live(self, session_id: str, doomed: list[str]) -> None:
         if warning := _live_warning(session_id, self._live_among(doomed)):
@@ -663,4 +692,21 @@ def _live_warning(session_id: str, live: list[str]) -> str | None:
     return (
         f"{what}: a running Hermes may still be writing to it, and its next message would create it again, "
         "holding only that message."
+    )
+
+
+def _live_archive_warning(session_id: str, live: list[str]) -> str | None:
+    """The one wording, for both skins, of archiving a conversation a session of which has not ended.
+    Hermes 0.19 appends to an archived session as to any (it stays archived), and the segment it starts
+    when it compresses one is not archived: our lists show the conversation again, Hermes's hides it."""
+    if not live:
+        return None
+    if session_id in live:
+        what = f"Session {session_id} has not ended (it is live)"
+    else:
+        what = f"Session {session_id}'s conversation holds {live[0]}, which has not ended (it is live)"
+    return (
+        f"{what}: a running Hermes may still be writing to it, hidden from lists, and the segment Hermes "
+        "starts when it compresses it is not archived: the workbench then lists the conversation again, "
+        "while Hermes's own list still hides it."
     )

@@ -87,6 +87,9 @@ def register(subparsers, common) -> None:
     archive = sub.add_parser("archive", parents=[common], help="hide a session (with its conversation) from lists")
     archive.add_argument("session", metavar="ID", help=SESSION_HELP)
     archive.add_argument("--undo", action="store_true", help="show it again")
+    archive.add_argument(
+        "--force", action="store_true", help="archive it even though it has not ended (Hermes may write to it again)"
+    )
     archive.set_defaults(handler=archive_session, read_only=False, creates_home=False)
 
     delete = sub.add_parser("delete", parents=[common], help="delete a session and its messages")
@@ -288,7 +291,14 @@ def rename_session(home: Home, args) -> Output:
 
 def archive_session(home: Home, args) -> Output:
     session = resolve(home, args.session)
-    changed = home.archive.set_archived(session.id, not args.undo, actor="user")
+    refused = "Nothing was archived: end it in Hermes first, or add --force to archive it anyway."
+    live = None if args.undo or args.force else home.archive.live_archive_warning(session.id)
+    if live:
+        raise WorkbenchError(f"{live} {refused}")
+    try:
+        changed = home.archive.set_archived(session.id, not args.undo, actor="user", if_ended=not args.force)
+    except SessionLive as exc:  # (resumed since it was read)
+        raise WorkbenchError(f"{exc.message} {refused}") from exc
     state = "restored" if args.undo else "archived"
     text = f"{state} {changed} session(s)" if changed else f"{session.id} is {state} already; nothing changed"
     return Output({"success": True, "session_id": session.id, "archived": not args.undo, "changed": changed}, text)

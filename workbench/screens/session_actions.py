@@ -44,7 +44,7 @@ class SessionLooked(Message):
     segments: tuple[str, ...]  # its compression chain, first to latest
     chain_title: str | None  # the title the tree's row shows for that chain
     chain_label: str | None = None  # what the row shows: that title, else the chain's first message in quotes
-    live: str | None = None  # deleting: why it may not last (it has not ended), said in the question
+    live: str | None = None  # deleting or archiving: why it may not last (it has not ended), said in the question
 
 
 @dataclass
@@ -112,7 +112,13 @@ class SessionActions(WorkbenchScreen):
             # archiving names the conversation it takes, as its Timeline row does (a delegate's: its parent's)
             chain = archive.chain_of(archive.conversation_family(session_id)[0] if archiving else session_id)
             previews = archive.previews([session_id, chain.head.id])
-            live = archive.live_delete_warning(session_id) if action == "delete" else None
+            live = (
+                archive.live_delete_warning(session_id)
+                if action == "delete"
+                else archive.live_archive_warning(session_id)
+                if action == "archive"
+                else None
+            )
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
@@ -123,7 +129,13 @@ class SessionActions(WorkbenchScreen):
     @on(SessionLooked)
     def _looked(self, message: SessionLooked) -> None:
         session, name = message.session, message.name
-        if message.action in ARCHIVING:  # (on the conversation, as the tree lists it, not the segment shown)
+        if message.action == "archive" and message.live:  # (asked first, as D asks: it may not last)
+            self.confirm(
+                f"Archive {_chain_name(message, 0)}?",
+                f"{message.live} Yes archives it anyway; r on its Timeline row lists it again.",
+                lambda: self._change(message, True),
+            )
+        elif message.action in ARCHIVING:  # (on the conversation, as the tree lists it, not the segment shown)
             self._change(message, message.action == "archive")  # as a's label said (already so: said, no change)
         elif message.action == "rename":
             try:
@@ -171,7 +183,8 @@ class SessionActions(WorkbenchScreen):
         archive, session_id, name = self.home.archive, message.session.id, message.name
         try:
             if message.action in ARCHIVING:  # (it takes the whole chain, so the message names the chain)
-                changed = archive.set_archived(session_id, bool(value), actor="user")
+                # (live only as the question said: one resumed since is refused, and that said)
+                changed = archive.set_archived(session_id, bool(value), actor="user", if_ended=message.live is None)
                 name = _chain_name(message, changed)
                 done = (
                     f"Archived {name}: hidden from lists and session_search (r on its Timeline row lists it again)."
@@ -200,7 +213,8 @@ class SessionActions(WorkbenchScreen):
                 gone = archive.delete_session(session_id, actor="user", live=bool(value), shown_count=count)
                 said = f"Deleted {name}." if gone else f"{name} was deleted already."
         except SessionLive as exc:  # (reopened since the question was asked without saying so)
-            self.report(f"{exc.message} Nothing was deleted: D asks again.", error=True)
+            what = "archived: a" if message.action in ARCHIVING else "deleted: D"
+            self.report(f"{exc.message} Nothing was {what} asks again.", error=True)
             return
         except SessionGrew as exc:  # (written to while the question was open)
             self.report(f"{exc.message} D asks again.", error=True)
