@@ -33,6 +33,7 @@ from .approvals.outside import cited_rows, citing_approvals
 from .approvals.records import proposed
 from .approvals.sources import staged_at, staged_in_sessions
 from .archive.query import like_escape
+from .clock import stamped
 from .curator.ledger import sha256
 from .diffs import line_diff
 from .errors import WorkbenchError
@@ -426,6 +427,31 @@ def _listed(*, indexed: bool) -> tuple[list[str], list[Any]]:
         f"(subsystem != 'sessions' OR action IN ({', '.join('?' * len(SESSION_ACTIONS))}))",
     ]
     return where, [*SUBSYSTEMS, *SESSION_ACTIONS]
+
+
+def detail_lines(row: Row, source: Source | None = None, *, opens: str = "") -> list[str]:
+    """One row as both skins detail it (the Timeline screen's detail pane, ``workbench timeline show``):
+    its id, time (the zone named), actor, what it did and its target; the summary; the row that undid
+    it; ``why`` (how a decision made outside was told); where it came from (``source``: the message
+    the row names, or the Hermes call a lookup found, ``Timeline.source``; by default the one the row
+    carries or names), with ``opens`` after it when that is a Hermes call found in the archive (the
+    TUI's "g opens it"); and its group."""
+    source = source or row.source or Source.named_by(row)
+    lines = [
+        f"row {row.id} · {stamped(row.at, seconds=True) or row.when} · {row.actor} · {row.subsystem} {row.action}"
+        + (f" ({inline(row.change)})" if row.change else "")
+        + f" · target {inline(row.target)}",  # (a folder name may hold a line break)
+        row.summary,
+    ]
+    if row.reverted_by is not None:
+        lines.append(f"↶ reverted by row {row.reverted_by}")
+    if row.why:
+        lines.append(f"why: {row.why}")
+    if source is not None:
+        lines.append(source.describe() + (opens if source.via == "archive" else ""))
+    if row.group:
+        lines.append(f"group {row.group}")
+    return lines
 
 
 def describe_group(rows: list[Row], total: int | None = None) -> str:

@@ -1022,3 +1022,39 @@ def test_every_revert_reads_as_a_revert_of_its_row_and_the_cli_says_what_it_did(
         "restore": f"revert of row {ids[4]}: restored memory proposal {taken_back[4].target}: "
         "add to user profile: Likes long answers",
     }
+
+
+def test_timeline_show_prints_what_the_screens_detail_shows(home, clock):
+    """`timeline show ROW` printed the row's time, actor, action and summary, but not its target, its
+    `why` nor where it came from, which the Timeline screen's detail shows; both now print one engine
+    function's lines (``detail_lines``)."""
+    home.memory.add("memory", "Project uses Postgres 16", ToolContext(actor="agent", session_id="s1", message_id=3))
+    home.skills.manage(
+        {"action": "create", "name": "brew", "content": "---\nname: brew\ndescription: tea\n---\nBoil.\n"}
+    )
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    hermes_record(home, "0000bb01", {"action": "delete", "name": "gone"}, created_at=clock.now(), subsystem="skills")
+    assert not home.approvals.approve("0000bb01")["success"]
+    rows = Timeline(home).page()
+    written = next(r for r in rows if r.subsystem == "memory")
+    failed = next(r for r in rows if r.action == "approve_failed")
+    home.close()
+
+    def show(row: int) -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "workbench", "timeline", "show", str(row), "--home", str(home.root)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    lines = show(written.id)
+    assert lines[0].startswith(f"row {written.id} · ") and lines[0].endswith(" · agent · memory add · target memory")
+    assert " UTC · " in lines[0]  # (a time standing alone names its zone, as the screen's does)
+    assert lines[1:] == [written.summary, "session s1 · message 3"]
+    lines = show(failed.id)
+    assert lines[0].endswith(" · approvals approve_failed · target 0000bb01") and f"why: {failed.why}" in lines
+    assert failed.why and "gone" in failed.why

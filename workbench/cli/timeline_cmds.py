@@ -18,6 +18,7 @@ from engine.timeline import (
     MalformedReference,
     Timeline,
     TimelineError,
+    detail_lines,
     filter_value,
     has_skill_diff,
     outcome_lines,
@@ -127,15 +128,7 @@ def show_row(home: Home, args) -> Output:
     diff = timeline.skill_diff(row)
 
     def text() -> str:
-        lines = [
-            f"row {row.id} · {shown_time(row.at, '%Y-%m-%d %H:%M:%S') or '?'} · {row.actor} · "
-            f"{row.subsystem} {row.action}" + (f" ({row.change})" if row.change else ""),
-            row.summary,
-        ]
-        if row.reverted_by is not None:
-            lines.append(f"↶ reverted by row {row.reverted_by}")
-        if row.group:
-            lines.append(f"group {row.group}")
+        lines = detail_lines(row)  # (as the Timeline screen's detail shows it: why and source too)
         if diff is not None:
             lines.append("")
             shown = in_context(diff)

@@ -21,18 +21,17 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from engine.clock import stamped
 from engine.errors import WorkbenchError
 from engine.events import Event
 from engine.memory.history import HERMES_SLACK_S
 from engine.memory.targets import TARGETS
-from engine.textsafety import inline
 from engine.timeline import (
     Row,
     Source,
     Timeline,
     awaits_source,
     describe_group,
+    detail_lines,
     has_skill_diff,
     parse_filter,
     preview_lines,
@@ -256,22 +255,7 @@ class TimelineScreen(WorkbenchScreen):
             diff.show(lines)
 
     def _show_detail(self, row: Row) -> None:
-        when = stamped(row.at, seconds=True) or row.when
-        lines = [
-            f"row {row.id} · {when} · {row.actor} · {row.subsystem} {row.action}"
-            + (f" ({inline(row.change)})" if row.change else "")
-            + f" · target {inline(row.target)}",  # (a folder name may hold a line break)
-            row.summary,
-        ]
-        if row.reverted_by is not None:
-            lines.append(f"↶ reverted by row {row.reverted_by}")
-        if row.why:
-            lines.append(f"why: {row.why}")
-        source = self._source_of(row)
-        if source is not None:
-            lines.append(source.describe() + (" · g opens it" if source.via == "archive" else ""))
-        if row.group:
-            lines.append(f"group {row.group}")
+        lines = detail_lines(row, self._source_of(row), opens=" · g opens it")  # (as `timeline show` prints it)
         self.query_one("#timeline-detail", Static).update(literal("\n".join(lines)))
 
     def _source_of(self, row: Row) -> Source | None:
