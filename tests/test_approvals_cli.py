@@ -282,3 +282,27 @@ def test_pending_show_of_an_unknown_id_journals_nothing(tmp_path):
         code, shown = cli(home, "pending", "show", wrong)
         assert code == 1 and shown["error"]
     assert not (home / "workbench.db").exists() and not (home / "state.db.lock").exists()
+
+
+def test_a_folder_named_like_a_record_is_refused_by_name_and_listed_with_its_id(tmp_path):
+    folder = tmp_path / "h" / "pending" / "memory" / "2badc0de.json"
+    folder.mkdir(parents=True)
+
+    def workbench(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "workbench", "pending", *args, "--home", str(tmp_path / "h")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    rejected = workbench("reject", "2badc0de")
+    assert rejected.returncode == 1 and "Traceback" not in rejected.stderr
+    assert "is a folder, not a file: rejecting never deletes a folder" in rejected.stdout + rejected.stderr
+    assert folder.is_dir()
+    [problem] = json.loads(workbench("list", "--json").stdout)["problems"]
+    assert (problem["id"], problem["subsystem"], problem["error"]) == (
+        "2badc0de",
+        "memory",
+        "it is a folder, not a file",
+    )

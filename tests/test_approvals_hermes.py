@@ -531,3 +531,34 @@ def test_approving_what_hermes_staged_for_a_skill_archived_since_says_so(hermes,
     assert _workbench(root, "skills", "restore", "brew").returncode == 0
     assert json.loads(_workbench(root, "pending", "approve", pid).stdout)["success"]
     assert "Steep for 4 minutes." in _skill_files(root)["brew/SKILL.md"].decode()
+
+
+HERMES_LISTS = """
+import json
+from tools import write_approval as wa
+try:
+    print(json.dumps(sorted(str(r.get("id")) for r in wa.list_pending("memory"))))
+except Exception as exc:
+    print(json.dumps(type(exc).__name__))
+"""
+
+
+@pytest.mark.parametrize(
+    ("content", "sees"),
+    [
+        (b'{"id": "1badc0de", "summary": "no payload, no created_at"}', "lists"),  # a record to Hermes
+        (b"[1, 2]", "breaks"),
+        (b'{"id": "1badc0de"', "skips"),
+        (b'{"id": "1badc0de", "payload": "\xff"}', "skips"),
+    ],
+)
+def test_what_an_unreadable_record_says_of_hermes_is_what_hermes_does(hermes, tmp_path, content, sees):
+    root = tmp_path / "home"
+    home = open_home(root)
+    (home.pending_dir / "memory").mkdir(parents=True, exist_ok=True)
+    (home.pending_dir / "memory" / "1badc0de.json").write_bytes(content)
+    [problem] = home.approvals.problems()
+    home.close()
+    assert problem.hermes == sees
+    listed = hermes.json(root, HERMES_LISTS)
+    assert listed == {"lists": ["1badc0de"], "breaks": "AttributeError", "skips": []}[sees]

@@ -157,3 +157,43 @@ def test_the_timeline_reverts_a_rejection_and_the_cli_restores_one(home):
     assert code == 0 and data["success"] and data["id"] == record.id
     code, data = wb(home.root, "pending", "restore", record.id)
     assert code == 1 and "no rejection" in data["error"]  # the newest row is the restore
+
+
+def test_a_folder_named_like_a_record_is_named_and_never_deleted(home):
+    folder = home.pending_dir / "memory" / "2badc0de.json"
+    (folder / "notes").mkdir(parents=True)
+    (folder / "notes" / "keep.txt").write_text("someone's notes")
+    [problem] = home.approvals.problems()
+    assert (problem.id, problem.subsystem, problem.folder, problem.error) == (
+        "2badc0de",
+        "memory",
+        True,
+        "it is a folder, not a file",
+    )
+    assert "never deletes a folder" in problem.reject_refusal
+    with pytest.raises(WorkbenchError, match="cannot be rejected: It is a folder, not a file") as refused:
+        home.approvals.reject("2badc0de")  # (it said "No pending write with id", as if there were none)
+    assert "Nothing was changed" in refused.value.message
+    assert (folder / "notes" / "keep.txt").read_text() == "someone's notes"
+    assert home.journal.query(subsystem="approvals") == []
+    outcome = home.approvals.reject_all(unreadable=True)
+    assert outcome["rejected"] == [] and folder.is_dir()
+
+
+def test_reject_all_drops_the_unreadable_files_only_when_asked(home):
+    record = _stage(home, "User likes tea")
+    broken = home.pending_dir / "memory" / "0badc0de.json"
+    broken.write_bytes(b'{"id": "0badc0de", "payload": \xff')
+    nameless = home.pending_dir / "memory" / "notes.json"
+    nameless.write_text("{}")
+    assert home.approvals.reject_all()["rejected"][0]["id"] == record.id  # (`pending reject all`)
+    assert broken.exists()
+    record = _stage(home, "User likes coffee")
+    outcome = home.approvals.reject_all(only=[record.id, "0badc0de"], unreadable=True)
+    assert [(r["id"], r.get("unusable", False)) for r in outcome["rejected"]] == [
+        (record.id, False),
+        ("0badc0de", True),
+    ]
+    assert not broken.exists() and nameless.exists()  # (no id names it: moved by hand, never guessed)
+    [row] = home.journal.query(subsystem="approvals", target="0badc0de", limit=1)
+    assert row.action == "reject" and row.detail["raw"] == '{"id": "0badc0de", "payload": \\xff'

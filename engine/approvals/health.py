@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..health import CHECKS, Finding
-from .records import is_pending_id
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -19,17 +18,17 @@ def check_pending(home: Home) -> list[Finding]:
         path = Path(problem.path)
         rel = path.relative_to(home.root)
         drop = (
-            f"or drop it with `workbench pending reject {path.stem}` (its text stays in the journal)"
-            if is_pending_id(path.stem)
-            else "or move it out of the pending folder"
+            f"Fix it by hand, or drop it with `workbench pending reject {problem.id}` (its text stays in the journal)."
+            if problem.reject_refusal is None
+            else problem.reject_refusal
         )
         findings.append(
             Finding(
                 "pending",
                 "error",
-                f"{rel} is not a usable pending record ({problem.error}); it "
-                "waits for no one and blocks nothing, but it is never shown for review.",
-                f"Fix it by hand, {drop}.",
+                f"{rel} is not a usable pending record ({problem.error}); it waits for no one and blocks "
+                "nothing, and the Approvals screen lists it as unreadable, to reject.",
+                drop,
             )
         )
     if scan.records:

@@ -352,10 +352,13 @@ class ApprovalQueue:
         try:
             return self.store.read(path, subsystem)
         except ValueError as exc:
+            problem = self.store.problem(path, subsystem, str(exc))
+            remedy = problem.reject_refusal or (
+                f"Fix it by hand, or drop it with `workbench pending reject {pending_id}` (its bytes stay in "
+                "the journal)."
+            )
             raise UnusableRecord(
-                f"Pending record {path} cannot be used ({exc}); it was left untouched. Fix it by "
-                f"hand, or drop it with `workbench pending reject {pending_id}` (its bytes stay in "
-                "the journal).",
+                f"Pending record {path} cannot be used ({exc}); it was left untouched. {remedy}",
                 path=str(path),
                 subsystem=subsystem,
                 problem=str(exc),
@@ -666,6 +669,9 @@ class ApprovalQueue:
         """Drop a record file that cannot be parsed, keeping its exact text in the journal row."""
         path, subsystem = Path(unusable.details["path"]), unusable.details["subsystem"]
         with self.store.links.lock(self.store.folder(subsystem)):
+            problem = self.store.problem(path, subsystem, unusable.details["problem"])
+            if refusal := problem.reject_refusal:
+                raise WorkbenchError(f"Pending record {path} cannot be rejected: {refusal} Nothing was changed.")
             try:
                 raw = self.store.raw(path)
             except FileNotFoundError:
@@ -690,10 +696,7 @@ class ApprovalQueue:
             PendingChanged(actor=actor, journal_id=entry, subsystem=subsystem, pending_id=pending_id, action="rejected")
         )
         return {
-            "id": pending_id,
-            "subsystem": subsystem,
-            "action": "unknown",
-            "summary": f"unusable record ({unusable.details['problem']})",
+            **_unusable_brief(problem),
             "success": True,
             "message": f"Dropped unusable pending {subsystem} record '{pending_id}'; its text is kept in journal "
             f"row {entry}.",
@@ -716,25 +719,41 @@ class ApprovalQueue:
         )
 
     def reject_all(
-        self, subsystem: str | None = None, *, actor: str = "user", only: Sequence[str] | None = None
+        self,
+        subsystem: str | None = None,
+        *,
+        actor: str = "user",
+        only: Sequence[str] | None = None,
+        unreadable: bool = False,
     ) -> BulkOutcome:
-        return self._decide_all(subsystem, lambda rid: self.reject(rid, actor=actor), "rejected", only)
+        """Reject every pending record, oldest first. ``unreadable``: the unusable record files that
+        can be rejected go too, after them (each dropped as ``reject`` drops one, its bytes journaled);
+        without it they are left as they are (``pending reject all``, which lists nothing first)."""
+        return self._decide_all(
+            subsystem, lambda rid: self.reject(rid, actor=actor), "rejected", only, unreadable=unreadable
+        )
 
-    def _decide_all(self, subsystem, decide, done_key: str, only: Sequence[str] | None) -> BulkOutcome:
+    def _decide_all(
+        self, subsystem, decide, done_key: str, only: Sequence[str] | None, *, unreadable: bool = False
+    ) -> BulkOutcome:
         done: list[dict[str, Any]] = []
         failed: list[dict[str, Any]] = []
-        records = [r for r in self.list(subsystem) if only is None or r.id in only]
+        scan = self.scan(subsystem)
+        items = [(r.id, _brief(r)) for r in scan.records]
+        if unreadable:
+            items += [(p.id, _unusable_brief(p)) for p in scan.problems if p.id and p.reject_refusal is None]
+        items = [(pid, brief) for pid, brief in items if only is None or pid in only]
         stopped: dict[str, Any] = {}
-        for number, record in enumerate(records):
+        for number, (pid, brief) in enumerate(items):
             try:
-                outcome = decide(record.id)
+                outcome = decide(pid)
             except lock_waits.WaitCancelled as exc:  # (asked for by the skin): this one and the rest stay pending
-                stopped = {"cancelled": exc.message, "not_decided": [r.id for r in records[number:]]}
+                stopped = {"cancelled": exc.message, "not_decided": [item[0] for item in items[number:]]}
                 break
             except WorkbenchError as exc:  # e.g. decided by another process meanwhile
-                outcome = {**_brief(record), "success": False, "error": exc.message}
+                outcome = {**brief, "success": False, "error": exc.message}
             (done if outcome["success"] else failed).append(outcome)
-        gone = [pid for pid in only or () if pid not in {r.id for r in records}]
+        gone = [pid for pid in only or () if pid not in {item[0] for item in items}]
         return {done_key: done, "failed": failed, **({"gone": gone} if only is not None else {}), **stopped}
 
     # -- helpers ------------------------------------------------------------------
@@ -820,6 +839,17 @@ def _refusal(record: PendingRecord, error: str) -> str:
 def _refusals(record: PendingRecord, error: str) -> str:
     """Why approving is refused: a record that lies about its payload first, then what else refuses it."""
     return f"{record.claim_problem} Besides: {error}" if record.claim_problem else error
+
+
+def _unusable_brief(problem: RecordProblem) -> dict[str, Any]:
+    """An unusable record as a decision's outcome names it (``reject`` returns the same keys)."""
+    return {
+        "id": problem.id,
+        "subsystem": problem.subsystem,
+        "action": "unknown",
+        "summary": f"unusable record ({problem.error})",
+        "unusable": True,
+    }
 
 
 def _brief(record: PendingRecord) -> dict[str, Any]:

@@ -10,8 +10,9 @@ wrote lacks them: it loads as staged by Hermes, by the review when its origin is
 ``background_review`` and by the agent otherwise. Records are plain files, so they
 survive restarts.
 
-A file that cannot be read as a record is reported as a problem and skipped, never
-deleted: it may be a newer Hermes format or someone's hand edit.
+A file that cannot be read as a record is reported as a problem (``RecordProblem``) and
+skipped, never deleted unless someone rejects it: it may be a newer Hermes format or someone's
+hand edit.
 """
 
 from __future__ import annotations
@@ -124,15 +125,70 @@ class PendingRecord:
         return {_ON_DISK.get(key, key): value for key, value in asdict(self).items()}
 
 
+# What Hermes 0.19's own queue (``tools/write_approval.py``: ``json.loads`` of each ``*.json``'s UTF-8
+# text, links followed, sorted by ``created_at``) makes of an unusable record file, in words.
+HERMES_SEES = {
+    "lists": "Hermes 0.19 still reads it (it holds a JSON object): its own queue lists it, and its approve "
+    "would replay whatever payload it holds; rejecting it here takes it out of Hermes's queue too.",
+    "breaks": "Hermes 0.19 reads it as JSON that is not an object, and its own pending list stops with an "
+    "error while it is there; rejecting it here mends that.",
+    "follows": "Hermes 0.19 follows the link and reads what it points to; the workbench never does.",
+    "skips": "Hermes 0.19 cannot read it either and skips it.",
+}
+
+
 @dataclass(frozen=True)
 class RecordProblem:
-    """A file in a pending folder that is not a usable record (left untouched)."""
+    """A file in a pending folder that is not a usable record (left untouched until it is rejected)."""
 
     path: str
-    error: str
+    error: str  # why it cannot be used, in words
+    subsystem: str | None = None  # the folder it lies in (None: that folder itself cannot be read)
+    id: str | None = None  # the pending id its name gives (None: its name is no id, so no command can name it)
+    folder: bool = False  # a folder named like a record
+    hermes: str = "skips"  # what Hermes 0.19's queue makes of it (``HERMES_SEES``)
 
-    def to_dict(self) -> dict[str, str]:
-        return {"path": self.path, "error": self.error}
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
+
+    @property
+    def reject_refusal(self) -> str | None:
+        """Why rejecting cannot drop it (None: it can): the one wording of both skins and ``reject``."""
+        where = f"pending/{self.subsystem}/" if self.subsystem else "the pending folder"
+        if self.subsystem is None:
+            return f"{self.error} Nothing in it can be rejected until that is fixed."
+        if self.folder:
+            return (
+                f"It is a folder, not a file: rejecting never deletes a folder (it may hold anything). Look "
+                f"inside, then move it out of {where} by hand."
+            )
+        if self.id is None:
+            return (
+                "Its name is not a pending id (8 lowercase hex characters), so it is no proposal and "
+                f"rejecting cannot name it. Move it out of {where} by hand."
+            )
+        return None
+
+    @property
+    def remedy(self) -> str:
+        """What can be done about it, and what Hermes makes of it, in words (both skins say it)."""
+        if (refusal := self.reject_refusal) is not None:
+            return refusal
+        hermes = HERMES_SEES.get(self.hermes, HERMES_SEES["skips"])
+        return "\n".join(
+            [
+                "It cannot be approved: there is no write in it to apply.",
+                "Rejecting it removes the file (a link: only the link, never what it points to) and keeps its "
+                "exact bytes in the journal row; restore does not rebuild it, but its bytes can be copied back "
+                "by hand from that row.",
+                "Or fix it by hand: once it reads as a record, it is listed as a proposal again.",
+                hermes,
+            ]
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "error": self.error, "id": self.id, "subsystem": self.subsystem}
 
 
 @dataclass
@@ -205,9 +261,15 @@ class PendingStore:
         try:
             data = json.loads(self.links.read_bytes(path, sealed=self.root).decode("utf-8-sig"))
         except UnsafePath as exc:
-            raise ValueError(exc.message) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"unreadable: {exc}") from None
+            if path.is_dir() and not path.is_symlink():
+                raise ValueError("it is a folder, not a file") from None
+            # (said of "it": the path is shown beside it, and a hostile name is said once)
+            message = exc.message
+            raise ValueError("it" + message[len(str(path)) :] if message.startswith(f"{path} ") else message) from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+        except OSError as exc:
+            raise ValueError(f"it cannot be read ({exc.strerror or exc})") from None
         except json.JSONDecodeError as exc:
             raise ValueError(f"not valid JSON ({json_error(exc)})") from None
         except RecursionError:  # nested past Python's stack
@@ -217,12 +279,37 @@ class PendingStore:
         return record_from_dict(data, path.stem, subsystem)
 
     def find(self, pending_id: str) -> tuple[str, Path] | None:
-        """The subsystem and path of the record file with this id, if one exists."""
+        """The subsystem and path of the record file with this id, if one exists (a folder or a link
+        named so too: each is an unusable record, to be named, never taken for none)."""
         for subsystem in SUBSYSTEMS:
             path = self.path_for(subsystem, check_id(pending_id))
-            if path.is_file():
+            if path.exists() or path.is_symlink():
                 return subsystem, path
         return None
+
+    def problem(self, path: Path, subsystem: str | None, error: str) -> RecordProblem:
+        """What is known of an unusable record file: its id, whether it is a folder, whether Hermes reads it."""
+        folder = path.is_dir() and not path.is_symlink()
+        return RecordProblem(
+            str(path),
+            error,
+            subsystem,
+            path.stem if path.suffix == ".json" and is_pending_id(path.stem) else None,
+            folder,
+            "skips" if folder or subsystem is None else self._hermes_sees(path),
+        )
+
+    def _hermes_sees(self, path: Path) -> str:
+        """What Hermes 0.19's ``list_pending`` makes of the file (``json.loads`` of its UTF-8 text): a JSON
+        object it lists (and may approve), other JSON it fails on, else it skips it (``HERMES_SEES``). A
+        link is never followed here: Hermes follows it."""
+        if path.is_symlink():
+            return "follows"
+        try:
+            data = json.loads(self.links.read_bytes(path, sealed=self.root).decode("utf-8"))
+        except (OSError, WorkbenchError, ValueError, RecursionError):
+            return "skips"
+        return "lists" if isinstance(data, dict) else "breaks"
 
     def scan(self, subsystem: str | None = None) -> Scan:
         """Every record (oldest first) plus the files that could not be used."""
@@ -244,7 +331,7 @@ class PendingStore:
                 loaded = self._load(entry, name)
                 seen[entry.path] = loaded
                 if isinstance(loaded[1], ValueError):
-                    result.problems.append(RecordProblem(entry.path, str(loaded[1])))
+                    result.problems.append(self.problem(Path(entry.path), name, str(loaded[1])))
                 else:
                     result.records.append(loaded[1])
         with self._cache_lock:
