@@ -427,8 +427,8 @@ async def test_an_unusable_pending_file_is_reported_not_touched(gated, tmp_path)
     app = make_app(gated, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_approvals(pilot)
-        assert "1 unreadable file" in text_of(app, "#queue-title")
-        assert app.screen.query_one("#queue", OptionList).option_count == 1
+        assert text_of(app, "#queue-title") == "Pending (1) · 1 unreadable"  # and a row of its own
+        assert app.screen.query_one("#queue", OptionList).option_count == 2
     assert broken.read_text(encoding="utf-8") == "{not json"
 
 

@@ -3,15 +3,18 @@
 For the highlighted proposal it shows origin and age, the diff approving would make,
 the budget afterwards (memory) and near-duplicate warnings. Approve, reject,
 edit-then-approve (same validation as the agent) and approve all; a proposal that would
-be refused (its target changed since staging) says why and stays pending.
+be refused (its target changed since staging) says why and stays pending. A record file that
+cannot be read gets its own row, marked unreadable: its pane says why and what can be done,
+``r`` drops it (its bytes kept in the journal), and approving it is refused, saying why.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -24,7 +27,7 @@ from engine import lock_waits
 from engine.approvals.editing import edit_draft
 from engine.approvals.preview import Seen, refusal_now, seen_in, target_line
 from engine.approvals.queue import NOT_APPLIED, DryRun, NoSuchRecord
-from engine.approvals.records import KINDS, PendingRecord
+from engine.approvals.records import HERMES_SEES, KINDS, PendingRecord, RecordProblem
 from engine.clock import shown_time
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
@@ -44,13 +47,15 @@ AGE_TICK = 5.0  # seconds between redraws of the ages ("12s", "3m ago"), which c
 
 
 DECISIONS = ("approve", "reject", "edit_approve", "approve_all", "reject_all")  # keys that need a proposal
+KEYS = {"a": "approve", "e": "edit_approve", "r": "reject", "A": "approve_all", "R": "reject_all"}
+UNREADABLE = "unreadable:"  # the option id of an unreadable record's row, before its path
 
 
 @dataclass
 class QueueView:
     records: list[PendingRecord]
     now: float
-    unusable: int = 0  # files in pending/ that are not readable records (left untouched)
+    problems: list[RecordProblem]  # files in pending/ that are not readable records (a row each, after them)
     empty_note: str = ""  # what an empty queue says (which gates are on)
 
 
@@ -73,6 +78,7 @@ class AllAsked(Message):
     detail: str
     seen: dict[str, Seen]  # by id, what each was shown as (the entries it hits, a delete's files)
     refused: int = 0  # how many of them approving now would refuse (they stay pending)
+    unreadable: int = 0  # unreadable record files: listed to drop (reject), or left as they are (approve)
 
 
 @dataclass
@@ -91,7 +97,9 @@ class ApprovalsScreen(WorkbenchScreen):
         "Hermes staged (it pins no entry) applies to what its text matches now, with a warning when that "
         "entry was written after it was staged. Every decision asks "
         "first; right after a reject, u puts it back (older ones: r on their Timeline row). A decision "
-        "waiting for a lock another process holds (Hermes mid-write) stops waiting on esc, deciding nothing."
+        "waiting for a lock another process holds (Hermes mid-write) stops waiting on esc, deciding nothing. "
+        "A record file that cannot be read is listed as unreadable: it cannot be approved; r drops it, "
+        "keeping its bytes in the journal (R drops them with the rest)."
     )
 
     BINDINGS = [
@@ -107,6 +115,7 @@ class ApprovalsScreen(WorkbenchScreen):
     def __init__(self) -> None:
         super().__init__()
         self.records: list[PendingRecord] = []
+        self.problems: list[RecordProblem] = []  # the unreadable record files, listed after the records
         self.preview: dict | None = None  # what approving the highlighted proposal would do
         self._wanted: str | None = None  # a proposal to select once the next load shows (ShowProposal)
         self.rejected: list[str] = []  # what the last reject here dropped, for `u` (until the next decision
@@ -153,28 +162,32 @@ class ApprovalsScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, group="approvals-load", exit_on_error=False)
     def reload(self) -> None:
         approvals = self.home.approvals
-        view = QueueView(approvals.list(), self.home.clock.now(), len(approvals.problems()), approvals.empty_note())
-        self.post_result(QueueLoaded(view))
+        scan = approvals.scan()
+        self.post_result(
+            QueueLoaded(QueueView(scan.records, self.home.clock.now(), scan.problems, approvals.empty_note()))
+        )
 
     @on(QueueLoaded)
     def _queue_loaded(self, message: QueueLoaded) -> None:
         view = message.view
         queue = self.query_one("#queue", OptionList)
-        before, row = self.current, queue.highlighted  # (set_options below clears the highlight)
-        self.records = view.records
-        problems = f" · {view.unusable} unreadable file(s), see `workbench pending list`" if view.unusable else ""
+        row = queue.highlighted  # (set_options below clears the highlight)
+        before = queue.get_option_at_index(row).id if row is not None and row < queue.option_count else None
+        self.records, self.problems = view.records, view.problems
         self.query_one("#queue-title", Static).update(
             assemble(
                 ("Pending ", "bold"),
                 (f"({len(view.records)})", "bold $warning" if view.records else "$text-muted"),
-                (problems, "$error"),
+                (f" · {len(view.problems)} unreadable" if view.problems else "", "$error"),  # (a row each)
             )
         )
         wanted, self._wanted = self._wanted, None
         self.refresh_bindings()  # (a decision needs a proposal; e one with text)
-        if wanted is not None and wanted not in {r.id for r in view.records}:  # opened from a Timeline row
+        ids = [r.id for r in view.records] + [_problem_key(p) for p in view.problems]
+        unreadable = {p.id: _problem_key(p) for p in view.problems if p.id}
+        if wanted is not None and wanted not in ids and wanted not in unreadable:  # opened from a Timeline row
             self.show_status(f"Proposal {wanted} is no longer pending: its Timeline rows say how it was decided.")
-        if not view.records:
+        if not ids:
             queue.set_options(
                 [
                     Option(
@@ -185,18 +198,27 @@ class ApprovalsScreen(WorkbenchScreen):
             )
             self._show_preview(None)
             return
-        queue.set_options([Option(_queue_row(r, view.now), id=r.id) for r in view.records])
-        ids = [r.id for r in view.records]
-        if wanted in ids:
-            index = ids.index(wanted)
+        queue.set_options(
+            [Option(_queue_row(r, view.now), id=r.id) for r in view.records]
+            + [Option(_problem_row(p), id=_problem_key(p)) for p in view.problems]
+        )
+        if wanted in ids or wanted in unreadable:
+            index = ids.index(wanted if wanted in ids else unreadable[wanted])
         else:
             index = (
-                ids.index(before.id)
-                if before is not None and before.id in ids
+                ids.index(before)
+                if before in ids
                 else min(row or 0, len(ids) - 1)  # the one decided is gone: the next one takes its row
             )
         queue.highlighted = index
-        self.load_preview(view.records[index].id)
+        self._show_row(index)
+
+    def _show_row(self, index: int) -> None:
+        """The pane for the queue's row ``index``: a proposal's preview, or what an unreadable file is."""
+        if index < len(self.records):
+            self.load_preview(self.records[index].id)
+        elif index - len(self.records) < len(self.problems):
+            self._show_problem(self.problems[index - len(self.records)])
 
     @on(ShowProposal)
     def _show_proposal(self, message: ShowProposal) -> None:
@@ -209,11 +231,19 @@ class ApprovalsScreen(WorkbenchScreen):
         index = queue.highlighted
         return self.records[index] if self.records and index is not None and index < len(self.records) else None
 
+    @property
+    def current_problem(self) -> RecordProblem | None:
+        """The unreadable record file highlighted, if the highlighted row is one."""
+        index = self.query_one("#queue", OptionList).highlighted
+        if index is None or not len(self.records) <= index < len(self.records) + len(self.problems):
+            return None
+        return self.problems[index - len(self.records)]
+
     @on(OptionList.OptionHighlighted, "#queue")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        self.refresh_bindings()  # (e: whether this one holds text to edit)
+        self.refresh_bindings()  # (e: whether this one holds text to edit; a and e: whether it is readable)
         if event.option.id:
-            self.load_preview(event.option.id)
+            self._show_row(event.option_index)
 
     # -- preview ------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="approvals-preview", exit_on_error=False)
@@ -304,6 +334,65 @@ class ApprovalsScreen(WorkbenchScreen):
         if data:
             budget.used, budget.limit = int(data["chars"]), int(data["limit"])
 
+    def _show_problem(self, problem: RecordProblem) -> None:
+        """The pane for an unreadable record file: where it is, why it cannot be read, what can be done."""
+        self.preview = None
+        kind = KINDS.get(problem.subsystem or "", "pending")
+        self.query_one("#proposal-title", Static).update(
+            assemble(
+                ("unreadable ", "bold $error"),
+                (f"{kind} record ", "bold $accent"),
+                (one_line(problem.id or problem.name, 60), "$text-muted"),
+            )
+        )
+        try:
+            shown = str(Path(problem.path).relative_to(self.home.root))
+        except ValueError:
+            shown = problem.path
+        self.query_one("#proposal-info", Static).update(
+            assemble(("file ", "$text-muted"), (one_line(shown, 200), "bold"))
+        )
+        self.query_one("#proposal-warnings", Static).update(
+            assemble(
+                ("Cannot be read: ", "bold $error"),
+                (one_line(problem.error, 400) + "\n\n", ""),
+                ("What can be done:\n", "bold"),
+                (problem.remedy, ""),
+                ("" if problem.reject_refusal else "\nPress r to reject it (u does not put it back).", "bold"),
+            )
+        )
+        self.query_one("#proposal-diff", DiffView).clear()
+        self.query_one("#budget", CapacityGauge).display = False
+
+    def _refused_here(self, action: str) -> str | None:
+        """Why ``action`` cannot act on the highlighted row or queue (None: it can), for a key dimmed so."""
+        problem = self.current_problem if self.is_mounted else None
+        if action in ("approve", "edit_approve") and problem is not None:
+            return (
+                f"Not approved: {problem.id or 'this file'} cannot be read ({one_line(problem.error, 200)}), so "
+                "there is no write to apply. "
+                + (problem.reject_refusal or "Fix the file by hand, or press r to reject it.")
+            )
+        if action == "reject" and problem is not None:
+            return problem.reject_refusal
+        if action == "approve_all" and not self.records and self.problems:
+            return (
+                f"Nothing readable to approve: {_files(len(self.problems))} cannot be approved. "
+                "r rejects the highlighted one, R all of them."
+            )
+        return None
+
+    def on_key(self, event: events.Key) -> None:
+        """A decision's key dimmed on an unreadable record (or on a queue of only those) says why it does
+        nothing, instead of nothing at all."""
+        action = KEYS.get(event.key)
+        if action is None or self.check_action(action, ()) is not None:
+            return
+        if (reason := self._refused_here(action)) is not None:
+            event.stop()
+            event.prevent_default()
+            self.show_status(reason, error=True)
+
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         """``u`` shows only while there is a rejection to undo; a decision is dimmed (and does nothing)
         with nothing pending, and ``e`` on a proposal that holds no text to edit (a consolidation plan,
@@ -313,7 +402,15 @@ class ApprovalsScreen(WorkbenchScreen):
         if action == "stop_waiting":  # (the palette offered it with nothing waiting)
             return bool(self._waiting())
         if action in DECISIONS:
-            record = self.current if self.is_mounted else None
+            if not self.is_mounted:
+                return None
+            if action == "approve_all":  # (an unreadable file is not approved: never counted)
+                return True if self.records else None
+            if action == "reject_all":
+                return True if self.records or any(p.reject_refusal is None for p in self.problems) else None
+            if self.current_problem is not None:  # (r drops it, unless it cannot be; a and e are refused)
+                return None if self._refused_here(action) is not None else True
+            record = self.current
             if record is None:
                 return None
             if action == "edit_approve" and edit_draft(record.subsystem, record.payload).text is None:
@@ -344,6 +441,10 @@ class ApprovalsScreen(WorkbenchScreen):
             )
 
     def action_reject(self) -> None:
+        problem = self.current_problem
+        if problem is not None:
+            self._reject_unreadable(problem)
+            return
         record = self._selected()
         if record is not None:
             self.confirm(
@@ -351,6 +452,18 @@ class ApprovalsScreen(WorkbenchScreen):
                 one_line(record.summary, 300) + "\nThe journal keeps it: u puts it back right after.",
                 lambda: self._decide(record.id, approve=False),
             )
+
+    def _reject_unreadable(self, problem: RecordProblem) -> None:
+        if (refusal := problem.reject_refusal) is not None or problem.id is None:
+            self.show_status(refusal or "", error=True)
+            return
+        self.confirm(
+            f"Reject unreadable {KINDS.get(problem.subsystem or '', 'pending')} record {problem.id}?",
+            f"It cannot be read: {one_line(problem.error, 300)}\n"
+            "Its file is removed and its exact bytes are kept in its journal row (u does not put it back)."
+            + f"\n{HERMES_SEES.get(problem.hermes, '')}",
+            lambda: self._decide(problem.id or "", approve=False),
+        )
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
     def _decide(self, pending_id: str, *, approve: bool, seen: Seen | None = None) -> None:
@@ -363,12 +476,16 @@ class ApprovalsScreen(WorkbenchScreen):
         ok = result.get("success") is not False
         if ok:
             message = result.get("message")
-            self.post_result(Decided([] if approve else [pending_id]))
-            if not approve:
+            undoable = not approve and not result.get("unusable")  # (a dropped unreadable file is not rebuilt)
+            self.post_result(Decided([pending_id] if undoable else []))
+            if undoable:
                 message = f"{message} Press u to put it back."
         else:
-            record = next((r for r in approvals.list() if r.id == pending_id), None)
-            if record is None:  # decided meanwhile, by Hermes say: it is not pending any more
+            scan = approvals.scan()
+            record = next((r for r in scan.records if r.id == pending_id), None)
+            if record is None and any(p.id == pending_id for p in scan.problems):  # an unreadable file, kept
+                message = f"Not rejected, nothing changed: {result.get('error') or 'refused'}"
+            elif record is None:  # decided meanwhile, by Hermes say: it is not pending any more
                 message = _decided_elsewhere(pending_id, "approved" if approve else "rejected")
             else:
                 error = str(result.get("error") or "the write was refused")
@@ -469,13 +586,18 @@ class ApprovalsScreen(WorkbenchScreen):
         self._confirm_all(approve=False)
 
     def _confirm_all(self, *, approve: bool) -> None:
-        if not self.records:
-            self.show_status("Nothing waits for approval.")
+        droppable = [] if approve else [p for p in self.problems if p.id and p.reject_refusal is None]
+        if not self.records and not droppable:
+            self.show_status(
+                self._refused_here("approve_all" if approve else "reject_all") or "Nothing waits for approval."
+            )
             return
-        self._ask_all(approve, list(self.records))
+        self._ask_all(approve, list(self.records), droppable, len(self.problems))
 
     @work(thread=True, exclusive=True, group="approvals-ask", exit_on_error=False)
-    def _ask_all(self, approve: bool, records: list[PendingRecord]) -> None:
+    def _ask_all(
+        self, approve: bool, records: list[PendingRecord], droppable: list[RecordProblem], unreadable: int
+    ) -> None:
         """Each record's line, and for an approval, the entry each of its replaces and removes hits
         now (read off the UI thread: a preview reads the files), each foreseen after the ones before
         it, as approving all applies them (``DryRun``)."""
@@ -495,15 +617,29 @@ class ApprovalsScreen(WorkbenchScreen):
             lines += [f"    {line}" for line in [*hits, *cautions(preview)]]
             seen[record.id] = seen_in(preview)
             refused += bool(refusal_now(preview))
-        self.post_result(AllAsked(approve, [record.id for record in records], "\n".join(lines), seen, refused))
+        ids = [record.id for record in records] + [str(problem.id) for problem in droppable]
+        lines += [f"{problem.id}  unreadable · {one_line(problem.error, 70)}" for problem in droppable]
+        if approve and unreadable:  # (never counted as approved: there is nothing in them to apply)
+            lines.append(f"Left as they are: {_files(unreadable)}, which cannot be approved (r rejects one).")
+        elif unreadable > len(droppable):
+            lines.append(
+                f"Left as they are: {_files(unreadable - len(droppable))} rejecting cannot take (their rows say why)."
+            )
+        count = len(droppable) if not approve else unreadable
+        self.post_result(AllAsked(approve, ids, "\n".join(lines), seen, refused, count))
 
     @on(AllAsked)
     def _asked_all(self, message: AllAsked) -> None:
         verb = "Approve" if message.approve else "Reject"
         count = len(message.ids)
         refused = f" ({message.refused} of them would be refused now and stay pending)" if message.refused else ""
+        if message.unreadable and not message.approve:  # (counted in: each is listed, and dropped)
+            among = f", {message.unreadable} unreadable file{'s' * (message.unreadable != 1)} among them"
+            question = f"Reject all {count} pending write{'s' * (count != 1)}{among}?"
+        else:
+            question = f"{verb} all {count} pending write{'s' * (count != 1)}?{refused}"
         self.ask(
-            ConfirmDialog(f"{verb} all {count} pending write{'s' * (count != 1)}?{refused}", message.detail),
+            ConfirmDialog(question, message.detail),
             lambda yes: self._decide_all(message.approve, message.ids, message.seen) if yes else None,
         )
 
@@ -511,12 +647,24 @@ class ApprovalsScreen(WorkbenchScreen):
     def _decide_all(self, approve: bool, ids: list[str], seen: dict[str, Seen]) -> None:
         approvals = self.home.approvals
         with lock_waits.cancellable(self.stop_waits):
-            result = approvals.approve_all(only=ids, seen=seen) if approve else approvals.reject_all(only=ids)
+            result = (
+                approvals.approve_all(only=ids, seen=seen)
+                if approve
+                else approvals.reject_all(only=ids, unreadable=True)
+            )
         done, failed = result.get("approved" if approve else "rejected", []), result.get("failed", [])
         message = f"{'Approved' if approve else 'Rejected'} {len(done)}."
-        self.post_result(Decided([] if approve else [item["id"] for item in done]))
-        if done and not approve:
-            message += " Press u to put them back."
+        undoable = [] if approve else [item["id"] for item in done if not item.get("unusable")]
+        self.post_result(Decided(undoable))
+        dropped = 0 if approve else len(done) - len(undoable)
+        if dropped:
+            message += f" {_files(dropped)} dropped, each kept in its journal row."
+        if undoable:  # (not the files dropped: restore does not rebuild them)
+            if dropped:
+                them = "the proposal" if len(undoable) == 1 else f"the {len(undoable)} proposals"
+            else:
+                them = "it" if len(undoable) == 1 else "them"
+            message += f" Press u to put {them} back."
         if failed:
             message += f" {len(failed)} refused and still pending: " + clauses(
                 f"{f.get('id')}: {f.get('error')}" for f in failed
@@ -617,6 +765,26 @@ def _decided_elsewhere(pending_id: str, verb: str) -> str:
     return (
         f"Not {verb} here: {pending_id} is no longer pending; it was decided elsewhere, by another workbench "
         "command or by Hermes (the Timeline says how)."
+    )
+
+
+def _files(count: int) -> str:
+    return f"{count} unreadable file{'s' * (count != 1)}"
+
+
+def _problem_key(problem: RecordProblem) -> str:
+    """The option id of an unreadable record file's row (its path: an id may name one in each folder)."""
+    return UNREADABLE + problem.path
+
+
+def _problem_row(problem: RecordProblem):
+    """An unreadable record file's row, in the shape of a proposal's: what, then its id and why."""
+    kind = KINDS.get(problem.subsystem or "", "pending")
+    return assemble(
+        (f"{kind:<6} {'unreadable':<11}", "bold $error"),
+        ("\n⚠ ", "bold $error"),
+        (f"{one_line(problem.id or problem.name, 40)} · ", "$text-muted"),
+        (one_line(problem.error, 40), ""),  # (two lines at 80 columns; the pane says it whole)
     )
 
 
