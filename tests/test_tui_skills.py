@@ -311,6 +311,27 @@ async def test_dry_run_then_apply_exactly_that_plan(home, tmp_path):
         )
 
 
+async def test_the_run_question_says_where_each_kind_of_change_is_recorded(home, tmp_path):
+    """It said "every change is in the ledger", but a pass's stale mark is on the Timeline only."""
+    from engine.timeline import Timeline
+
+    seed_skills(home)
+    home.clock.advance(45 * DAY)  # tomato-care (made by a review) goes stale
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_skills(pilot)
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        said = app.screen.detail
+        assert "every change is in the ledger" not in said
+        assert "in the ledger" in said and "stale marks and reactivations included, is on the Timeline" in said
+        await pilot.press("y")
+        await wait_for(pilot, lambda: state_of(home, "tomato-care") == "stale", what="the pass")
+    assert [e.action for e in home.curator.ledger() if e.skill == "tomato-care"] == ["create"]  # no stale mark
+    rows = Timeline(home).page(target="tomato-care")
+    assert any(r.actor == "curator" and "stale" in r.action for r in rows), rows
+
+
 async def test_a_dry_run_with_nothing_to_change_names_the_merges_awaiting_review(home, tmp_path):
     from workbench.screens.skills import PlanReady
 

@@ -31,6 +31,15 @@ from .ledger import LedgerEntry
 from .schedule import Due, Schedule, check, last_activity, seeded_only
 from .transitions import ARCHIVE, DAY, REACTIVATE, SEED, STALE, UNJUDGED, Policy, decide
 
+# Where a curator change is recorded, as every question about one says: the ledger holds file changes
+# only (what `curator rollback` can undo), so a pass's stale marks and reactivations, which change
+# `.usage.json` alone, are on the Timeline (every change is) and never in `curator ledger`.
+WHERE_RECORDED = (
+    "each file change (an archive, restore, purge, consolidation or skill write) is in the ledger, where it "
+    "can be rolled back; "
+    "every change, stale marks and reactivations included, is on the Timeline"
+)
+
 PURGE_DAYS = (1, 36_500)  # a purge's age bound, in whole days: at least one, at most a hundred years
 
 

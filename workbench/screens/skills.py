@@ -25,7 +25,7 @@ from textual.widgets.option_list import Option
 
 from engine.clock import stamped
 from engine.curator.ledger import columns
-from engine.curator.run import PlanChanged, pinned_refusal, purge_days_problem
+from engine.curator.run import WHERE_RECORDED, PlanChanged, pinned_refusal, purge_days_problem
 from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
 from engine.skills.usage import parse_iso
@@ -215,7 +215,7 @@ class SkillsScreen(WorkbenchScreen):
     HELP = (
         "The skill library (active, stale and archived) with a fuzzy filter. The lower half shows the selected "
         "skill's SKILL.md and linked files. Curator actions: a dry run shows what a run would change; purge and "
-        "rollback ask first; every change is in the ledger and can be rolled back."
+        "rollback ask first; " + WHERE_RECORDED + "."
     )
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", key_display="/", priority=True),
@@ -457,8 +457,8 @@ class SkillsScreen(WorkbenchScreen):
     def action_curate(self) -> None:
         self.confirm(
             "Run the curator now?",
-            "It may mark skills stale, archive or reactivate them (every change is "
-            "in the ledger). d shows what it would change first.",
+            f"It may mark skills stale, archive or reactivate them ({WHERE_RECORDED}). "
+            "d shows what it would change first.",
             lambda: self.curate(None),
         )
 
