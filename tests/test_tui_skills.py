@@ -332,6 +332,23 @@ async def test_the_run_question_says_where_each_kind_of_change_is_recorded(home,
     assert any(r.actor == "curator" and "stale" in r.action for r in rows), rows
 
 
+async def test_a_dry_run_with_nothing_to_change_says_why_as_the_cli_does(home, tmp_path):
+    """The screen said only "the curator would change nothing"; the CLI adds how many skills it checked."""
+
+    seed_skills(home)  # nothing is old enough yet
+    said = home.curator.run(dry_run=True).outcome()
+    assert said == ["Curator dry run: nothing to change (1 agent-made skill checked)."]
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await open_skills(pilot)
+        await pilot.press("d")
+        await wait_for(
+            pilot,
+            lambda: any(n.message == said[0] for n in app._notifications),
+            what="the dry run's outcome, in the engine's words",
+        )
+
+
 async def test_a_dry_run_with_nothing_to_change_names_the_merges_awaiting_review(home, tmp_path):
     from workbench.screens.skills import PlanReady
 
@@ -339,13 +356,15 @@ async def test_a_dry_run_with_nothing_to_change_names_the_merges_awaiting_review
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_skills(pilot)
-        screen.post_message(PlanReady([], "1 consolidation it proposed awaits review in Approvals: merge \x1b[2J"))
+        report = home.curator.run(dry_run=True)
+        waiting = "1 consolidation it proposed awaits review in Approvals: merge \x1b[2J"
+        screen.post_message(PlanReady([], report.outcome(waiting)))
         await wait_for(
             pilot,
-            lambda: any("would change nothing (1 consolidation" in n.message for n in app._notifications),
+            lambda: any("nothing to change (1 agent-made skill checked)." in n.message for n in app._notifications),
             what="the note",
         )
-        assert any(n.message.endswith("merge ␛[2J).") for n in app._notifications)  # data shown, never run
+        assert any(n.message.endswith("awaits review in Approvals: merge ␛[2J") for n in app._notifications)
 
 
 async def test_purge_asks_first_and_rollback_brings_it_back(home, tmp_path):

@@ -158,4 +158,4 @@ async def test_a_plan_that_no_longer_holds_anything_applies_nothing_and_says_so(
         home.curator.pin("tomato-care")  # pinned skills are never touched: the plan is empty now
         await pilot.press("y")
         await wait_for(pilot, lambda: "nothing was applied" in notes(app), what="the note")
-        assert "the curator would change nothing" in notes(app) and state_of(home, "tomato-care") == "active"
+        assert "Curator dry run: nothing to change (" in notes(app) and state_of(home, "tomato-care") == "active"

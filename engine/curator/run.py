@@ -25,6 +25,7 @@ from ..skills.discovery import Found
 from ..skills.library import READ_ONLY_PROVENANCE, skill_command
 from ..skills.usage import archived_origin, default_record, iso, origin_fields
 from ..skills.validation import SkillError, check_inside
+from ..textsafety import inline
 from .archive import archived_time, base_name, destination, restore_matches
 from .cron import jobs_naming, named_skills
 from .ledger import LedgerEntry
@@ -100,6 +101,19 @@ class CuratorReport:
             would = [text.format(len(items)) for text, items in counts if items]
             return f"{pass_}: would {', '.join(would)} ({checked}); nothing was changed."
         return f"{pass_}: {changes} ({checked})."
+
+    def outcome(self, awaiting: str | None = None) -> list[str]:
+        """The pass (or dry run) as both skins tell it: the headline (which says why nothing would change:
+        how many agent-made skills were checked), the skills by change, the report's path, and
+        ``awaiting`` (``Curator.awaiting_review``: its proposals still pending), names shown inline."""
+        would = "would " if self.dry_run else ""
+        lines = [self.headline]
+        lines += [f"  {would}{label}: {', '.join(map(inline, names))}" for label, names in self.changes() if names]
+        if self.report_path:
+            lines.append(f"  report: {inline(self.report_path)}")
+        if awaiting:
+            lines.append(f"  {awaiting}")
+        return lines
 
     def changes(self) -> list[tuple[str, tuple[str, ...]]]:
         """(what, the skills) for each change, worded for this pass: done, or for a dry run to be done."""

@@ -61,15 +61,8 @@ def register(subparsers, common) -> None:
 
 def run_curator(home: Home, args) -> Output:
     report = home.curator.run(dry_run=args.dry_run)
-    lines = [report.headline]
-    would = "would " if report.dry_run else ""
-    lines += [f"  {would}{label}: {', '.join(map(inline, names))}" for label, names in report.changes() if names]
-    if report.report_path:
-        lines.append(f"  report: {report.report_path}")
     waiting = home.curator.awaiting_review()
-    if waiting:
-        lines.append(f"  {waiting}")
-    return Output({**report.to_dict(), "awaiting_review": waiting}, text="\n".join(lines))
+    return Output({**report.to_dict(), "awaiting_review": waiting}, text="\n".join(report.outcome(waiting)))
 
 
 def curator_status(home: Home, args) -> Output:

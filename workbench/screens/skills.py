@@ -75,7 +75,7 @@ class CuratorReported(Message):
 @dataclass
 class PlanReady(Message):
     plan: list[str]  # what a curator run would change (a dry run), then what it keeps for cron jobs
-    waiting: str | None = None  # the curator's proposals still pending (Curator.awaiting_review)
+    outcome: list[str]  # the dry run in the engine's words (CuratorReport.outcome), as the CLI says it
     actions: tuple[tuple[str, str], ...] = ()  # the same changes by folder (CuratorReport.plan): applied as shown
     changed: bool = False  # a new preview: the one answered no longer held, so nothing was applied
 
@@ -495,7 +495,9 @@ class SkillsScreen(WorkbenchScreen):
                 report = self.home.curator.run(dry_run=False, expected=expected)
         except PlanChanged as changed:
             new = changed.report
-            self.post_result(PlanReady(plan_lines(new), None, new.plan, changed=True))
+            self.post_result(
+                PlanReady(plan_lines(new), new.outcome(self.home.curator.awaiting_review()), new.plan, True)
+            )
             return
         except WorkbenchError as exc:
             self._tell(f"Could not run the curator: {exc.message}", "error")
@@ -506,17 +508,16 @@ class SkillsScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator-read")
     def dry_run(self) -> None:
         report = self.home.curator.run(dry_run=True)
-        self.post_result(PlanReady(plan_lines(report), self.home.curator.awaiting_review(), report.plan))
+        outcome = report.outcome(self.home.curator.awaiting_review())
+        self.post_result(PlanReady(plan_lines(report), outcome, report.plan))
 
     @on(PlanReady)
     def _offer_plan(self, message: PlanReady) -> None:
         plan = message.plan
         before = "The skills changed since the dry run, so nothing was applied. " if message.changed else ""
-        if not message.actions:
-            waiting = f" ({message.waiting})" if message.waiting else ""
-            kept = "".join(f"\n{line}" for line in plan)  # (only skills kept for cron jobs are listed)
+        if not message.actions:  # the engine's words, why included (how many skills it checked)
             self.notify(
-                visible(f"{before}Dry run: the curator would change nothing{waiting}.{kept}"),
+                visible(before + "\n".join(message.outcome)),
                 severity="warning" if message.changed else "information",
                 markup=False,
             )
