@@ -245,6 +245,29 @@ async def test_a_key_that_cannot_act_on_the_selected_skill_is_dimmed_and_does_no
         assert await footer_keys(pilot, "a", "r", "p") == {"a": True, "p": True}  # the same row, now active
 
 
+async def test_c_curate_is_in_the_footer_where_it_fits_beside_unpin(home, tmp_path):
+    """c was in help only, at any width; it fits from 81 columns, even beside p Unpin."""
+    seed_skills(home)
+    home.curator.pin("tomato-care")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, "tomato-care")
+        assert await footer_labels(pilot, "c", "p") == {"c": "Curate", "p": "Unpin"}
+        for width in (120, 81):  # (FOOTER_ROOM)
+            await pilot.resize_terminal(width, 40)
+            assert await footer_keys(pilot, "c") == {"c": True}
+            keys = app.screen.query(FooterKey)
+            drawn = {k.key: k.region for k in keys if not k.has_class("-command-palette")}
+            palette = min(k.region.x for k in keys if k.has_class("-command-palette"))
+            assert all(region.right <= palette for region in drawn.values()), (width, drawn, palette)
+        await pilot.resize_terminal(80, 24)  # no room beside p Unpin: help lists it, and it works
+        assert await footer_keys(pilot, "c") == {}
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert app.screen.question == "Run the curator now?"
+
+
 async def test_archive_and_restore_through_the_screen(home, tmp_path):
     """p read Pin on a pinned skill too, where it unpins: the footer now says what p will do."""
     seed_skills(home)

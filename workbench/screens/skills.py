@@ -208,6 +208,12 @@ class LedgerDialog(Dialog[str | None]):
         self.dismiss(None)
 
 
+# Columns from which the footer has room for c Curate: with it and p Unpin the keys end at 69, and the
+# palette's key (12 cells, at the right) leaves them 68 at 80 columns. (Without Unpin they end at 67,
+# but c coming and going with the cursor would move a, p, l and ? about.)
+FOOTER_ROOM = 81
+
+
 class SkillsScreen(WorkbenchScreen):
     AUTO_FOCUS = "SkillList"
     TITLE_TEXT = "Skills"
@@ -220,7 +226,9 @@ class SkillsScreen(WorkbenchScreen):
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", key_display="/", priority=True),
         Binding("d", "dry_run", "Dry run", tooltip="Show what a curator run would change, then apply exactly that"),
-        Binding("c", "curate", "Curate", tooltip="Run the curator now", show=False),  # (in help: d shows it first)
+        # c where the footer has room for it beside p Unpin (FOOTER_ROOM); its unlisted twin answers at any width
+        Binding("c", "listed_curate", "Curate", tooltip="Run the curator now (asks first; d shows it first)"),
+        Binding("c", "curate", "Curate", tooltip="Run the curator now (asks first; d shows it first)", show=False),
         Binding("a", "archive", "Archive"),
         Binding("r", "restore", "Restore"),
         # p says what it does to the selected skill: one of the two is hidden (check_action)
@@ -396,6 +404,8 @@ class SkillsScreen(WorkbenchScreen):
         Unpin on a pinned skill and Pin on any other, dimmed on an archived one (the engine refuses it
         all the same); with none selected, ``a`` and ``p`` dimmed. ``a`` on a pinned skill stays: it
         says how to unpin it. (Hidden, not dimmed: at 80 columns the footer has no room for both.)"""
+        if action == "listed_curate":
+            return self.size.width >= FOOTER_ROOM
         if action not in SKILL_KEYS:
             return True
         skill = self.current if self.is_mounted else None
@@ -453,6 +463,12 @@ class SkillsScreen(WorkbenchScreen):
 
     def action_unpin(self) -> None:  # (as the footer said: one unpinned elsewhere meanwhile is said so, left as is)
         self._on_skill("unpin", lambda name: self.home.curator.unpin(name))
+
+    def on_resize(self) -> None:
+        self.refresh_bindings()  # (c joins the footer from FOOTER_ROOM columns, and leaves it below)
+
+    def action_listed_curate(self) -> None:
+        self.action_curate()
 
     def action_curate(self) -> None:
         self.confirm(
