@@ -60,6 +60,14 @@ def _folder(skill: SkillRow) -> str:
     return skill.path.rsplit("/", 1)[-1]
 
 
+def _folder_shown(skill: SkillRow) -> bool:
+    """Whether the row names its folder after its name: when the name alone does not pick it out, and
+    the folder says more (``deploy deploy-20261204224428``); a folder named as the skill, as an archived
+    copy's first one is (``.archive/pdf-extract``), would only repeat it, and its state or category
+    tells it from the others."""
+    return skill.shared and _folder(skill) != skill.name
+
+
 def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
     """Skills matching ``query``, best first; an empty query keeps every skill in order.
 
@@ -145,8 +153,8 @@ class SkillList(RowTable):
                 Text.assemble(
                     ("⚠ ", theme.warning or "") if skill.problem or skill.index_problem else "",
                     _cut(visible(skill.name)),
-                    " " if skill.shared else "",
-                    _cut(visible(_folder(skill)), "dim") if skill.shared else "",  # told apart by folder
+                    " " if _folder_shown(skill) else "",
+                    _cut(visible(_folder(skill)), "dim") if _folder_shown(skill) else "",  # told apart by folder
                 ),
                 Text(visible(skill.category or "-")),
                 Text(skill.state, state_styles.get(skill.state, "")),
