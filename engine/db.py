@@ -65,7 +65,7 @@ RESERVED_BYTE = 0x40000001  # the byte of a rollback-journal database that its w
 
 
 def lock_holders(path: Path) -> tuple[list[str], bool]:
-    """Who holds the write lock of ``path``: other processes as "pid (command)", and whether
+    """Who holds the write lock of ``path``: other processes as "pid (program)" (``_command_of``), and whether
     this process does (another of its connections: a review, an upkeep step, a turn).
 
     Linux lists every POSIX lock in /proc/locks by device, inode and byte range; readers
@@ -125,19 +125,21 @@ def _holders(wanted: dict[tuple[int, int, int], int | None]) -> tuple[list[str],
 
 
 def _command_of(pid: str) -> str:
-    """The process's command line, its program (and an interpreter's script) by file name, so what
-    the process is survives the cut: a virtualenv's python and a script's path are long."""
+    """The process's program by file name (and an interpreter's script, by file name): never its
+    arguments. The name goes into errors that are stored (a tool result in a session, the journal),
+    sent to a model, logged and exported, and a command line can hold a secret (a key, a path)."""
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
-        return "unknown command"
+        return "unknown program"
     words = [w.decode("utf-8", "replace") for w in raw.split(b"\0") if w]
-    if words:
-        words[0] = os.path.basename(words[0]) or words[0]
-        if words[0].startswith("python") and len(words) > 1 and not words[1].startswith("-"):
-            words[1] = os.path.basename(words[1]) or words[1]
-    text = one_line(" ".join(words), 80)
-    return "".join(ch if ch.isprintable() else "?" for ch in text) or "unknown command"
+    if not words:
+        return "unknown program"
+    names = [os.path.basename(words[0]) or words[0]]
+    if names[0].startswith("python") and len(words) > 1 and not words[1].startswith("-"):
+        names.append(os.path.basename(words[1]) or words[1])  # (``python -c …``, ``-m …``: the interpreter alone)
+    text = one_line(" ".join(names), 60)
+    return "".join(ch if ch.isprintable() else "?" for ch in text) or "unknown program"
 
 
 def busy_error(path: Path, waited: float) -> DatabaseBusyError:

@@ -33,7 +33,7 @@ from .errors import WorkbenchError
 NOTICE_AFTER_S = 1.0
 POLL_S = 0.03  # between tries of a cancellable wait (a blocking wait does not poll)
 
-Listener = Callable[[Path, list[str]], None]  # (the lock file, its holders as "pid (command)")
+Listener = Callable[[Path, list[str]], None]  # (the lock file, its holders as "pid (program)")
 Ended = Callable[[Path, bool], None]  # (the lock file, whether the wait took it rather than being cancelled)
 
 _listeners: list[Listener] = []

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import sys
 import threading
 
 import pytest
@@ -588,7 +590,12 @@ def test_a_turn_whose_calls_state_db_cannot_store_first_runs_none_and_answers_ea
     assert home.memory.entries("user") == [], "the call never ran"
     call, answer = session.messages[-2:]
     assert call["tool_calls"] and answer["role"] == "tool"
-    assert json.loads(answer["content"])["error"].startswith("Not run: the message that made this call")
+    error = json.loads(answer["content"])["error"]
+    assert error.startswith("Not run: the message asking for this call was not stored yet when the call was due")
+    # stored and sent to the model: the holder by pid and program, never its command line (it can hold secrets)
+    program = os.path.basename(sys.executable)
+    assert f"process {holder.pid} ({program})" in error
+    assert "import sqlite3" not in error and str(home.state_db_path) not in error
     clock.advance(60)
     session.flush()
     stored = home.archive.messages(session.id)

@@ -54,7 +54,7 @@ REVIEW_CLOSE_WAIT_S = 60.0  # how long closing a session waits for its queued re
 CLOSE_REASON = "cli_close"  # the end reason Hermes's CLI writes when the user leaves
 NEW_SESSION_REASON = "new_session"  # ... when /new leaves a session for a new one
 RESUMED_OTHER_REASON = "resumed_other"  # ... when /resume leaves it for another
-NOT_STORED = "the message that made this call could not be stored first"
+NOT_STORED = "the message asking for this call was not stored yet when the call was due (its writes name it)"
 MISSING_RESULT = json.dumps(
     {"success": False, "error": "No result was recorded for this call (the earlier run stopped)."}
 )
@@ -777,9 +777,9 @@ class AgentSession:
             result.error = said(exc)
             if not stored:  # its calls were answered "Not run", and what was said is kept for later
                 result.error = (
-                    f"The turn stopped before its tool calls ran: the message asking for them could not be stored "
-                    f"first ({kept.cause(result.error)}). What was said is kept and stored later; ask for those "
-                    "calls again once state.db is free."
+                    f"The turn stopped before its tool calls ran: the message asking for them was not stored "
+                    f"yet when they were due ({kept.cause(result.error)}). What was said is kept and stored later; "
+                    "ask for those calls again once state.db is free."
                 )
             if not isinstance(
                 exc, (WorkbenchError, sqlite3.Error)
