@@ -41,10 +41,16 @@ def busy_seconds() -> float:
 
 
 BUSY_TIMEOUT_MS = int(DEFAULT_BUSY_SECONDS * 1000)
+CANCEL_GRACE_S = 0.25  # a cancelled wait for a busy database goes on this long (one short write of Hermes's)
 
 
 class DatabaseBusyError(WorkbenchError):
     """Another process (or another task of this one) held the write lock past the busy timeout."""
+
+
+class BusyWaitCancelled(DatabaseBusyError):
+    """A wait for a busy database's write lock was cancelled (``lock_waits``: esc on a turn, the TUI's quit)
+    before the lock was taken: nothing was written, as at the busy timeout."""
 
 
 class DatabaseDamaged(WorkbenchError):
@@ -142,7 +148,7 @@ def _command_of(pid: str) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in text) or "unknown program"
 
 
-def busy_error(path: Path, waited: float) -> DatabaseBusyError:
+def busy_error(path: Path, waited: float, cancelled: bool = False) -> DatabaseBusyError:
     holders, mine = lock_holders(path)
     if holders:
         who = f"process {', '.join(holders)}"
@@ -150,6 +156,12 @@ def busy_error(path: Path, waited: float) -> DatabaseBusyError:
         who = "another task of this workbench (a background review, an index upkeep step or a turn)"
     else:
         who = "another process"
+    if cancelled:
+        return BusyWaitCancelled(
+            f"{path.name} is busy: {who} holds its write lock (the wait was cancelled after {waited:g} s). "
+            "Nothing was changed.",
+            holders=holders,
+        )
     return DatabaseBusyError(
         f"{path.name} is busy: {who} holds its write lock (waited {waited:g} s). Nothing was changed. "
         "Retry when it is done, or set WORKBENCH_BUSY_TIMEOUT (seconds) to wait longer.",
@@ -411,6 +423,12 @@ def _while_busy(step: Callable[[], object], conn: sqlite3.Connection) -> None:
     SQLite's busy handler has already waited where it can. Some answers come at once: a WAL
     snapshot race at BEGIN, and a journal mode being changed by another connection while this
     one opens (two threads opening a new workbench.db together)."""
+    from . import lock_waits  # (it imports this module's holders lazily too)
+
+    cancel = lock_waits.cancel_events()
+    if cancel:  # a cancellable scope (esc on a turn, the TUI's quit): SQLite's own wait would not end early
+        _while_busy_cancellable(step, conn, cancel)
+        return
     started = time.monotonic()
     attempt = 0
     while True:
@@ -426,6 +444,29 @@ def _while_busy(step: Callable[[], object], conn: sqlite3.Connection) -> None:
                 raise busy_error(_db_path(conn), round(waited, 1)) from exc
             time.sleep(min(0.02 * 2**attempt, 0.5, max(budget - waited, 0)) * (0.5 + random.random()))
             attempt += 1
+
+
+def _while_busy_cancellable(step: Callable[[], object], conn: sqlite3.Connection, cancel) -> None:
+    """``_while_busy``, each try waiting at most ``lock_waits.POLL_S`` in SQLite's busy handler, and
+    ``BusyWaitCancelled`` once one of ``cancel`` is set and the wait lasted ``CANCEL_GRACE_S`` (a store after
+    esc, or a session's end at quit, still takes a lock that Hermes holds for one short write; nothing is
+    written when it raises)."""
+    from .lock_waits import POLL_S
+
+    started = time.monotonic()
+    with busy_wait(conn, max(1, int(POLL_S * 1000))):
+        while True:
+            try:
+                step()
+                return
+            except sqlite3.DatabaseError as exc:
+                if not is_busy(exc):
+                    raise database_error(exc, _db_path(conn)) from exc
+                waited = round(time.monotonic() - started, 1)
+                if waited >= CANCEL_GRACE_S and any(event.is_set() for event in cancel):
+                    raise busy_error(_db_path(conn), waited, cancelled=True) from exc
+                if waited >= busy_seconds():
+                    raise busy_error(_db_path(conn), waited) from exc
 
 
 @contextlib.contextmanager

@@ -34,6 +34,7 @@ import sqlite3
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from . import lock_waits
 from .archive import outside as sessions_outside
 from .clock import stamped
 from .db import DatabaseBusyError, on_read_only_mount, salvage_advice, write_transaction
@@ -120,8 +121,8 @@ def put(home: Home, unstored: Unstored, end_reason: str | None, why: str) -> Kep
     conn = home.journal.connection()
     conn.executescript(_SCHEMA)
     conn.execute("PRAGMA synchronous=FULL")  # kept means on disk: this commit syncs the WAL
-    try:
-        with home.journal.transaction() as write:
+    try:  # (never cancelled, even at the TUI's quit: it is the last place the messages can go)
+        with lock_waits.must_finish(), home.journal.transaction() as write:
             write.execute(
                 "INSERT INTO kept_messages (at, session_id, messages, end_reason, why, unstored) "
                 "VALUES (?, ?, ?, ?, ?, ?)",

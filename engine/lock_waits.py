@@ -17,6 +17,12 @@ on a refusal, as an approval does, may say its inner waits can be cancelled too,
 ``inner_waits_cancellable``), and an operation of several locked steps (``one_operation``: a
 Curator pass, a purge, a group revert) runs to its end once its first step took its lock. A
 cancelled wait is over before the lock is taken, so nothing was written.
+
+The same scopes end a wait for a busy SQLite database (another process holds state.db's or
+workbench.db's write lock: ``db.write_transaction``): in a cancellable scope it tries again every
+``POLL_S`` instead of one wait in SQLite's busy handler, and ends with ``db.BusyWaitCancelled`` (a
+``DatabaseBusyError``, so every caller handles it as the busy timeout reached early) once an event is
+set. Those waits are not listened to: the busy timeout bounds them, and their error names the holder.
 """
 
 from __future__ import annotations
@@ -182,6 +188,25 @@ def one_operation() -> Iterator[None]:
         yield
     finally:
         _thread.operation = None
+
+
+@contextlib.contextmanager
+def must_finish() -> Iterator[None]:
+    """Within: this thread's waits are never cancelled (the last place something can be kept, workbench.db's
+    ``kept.put``: cancelled, the messages it keeps would be lost)."""
+    _thread.held = getattr(_thread, "held", 0) + 1
+    try:
+        yield
+    finally:
+        _thread.held -= 1
+
+
+def cancel_events() -> tuple[threading.Event, ...]:
+    """The events that would end this thread's next wait (empty: it blocks): for a wait that is not a
+    ``flock`` (a busy SQLite database, ``db.write_transaction``), which polls and checks them itself."""
+    if _bound():
+        return ()
+    return (*getattr(_thread, "cancel", ()), *_everywhere)
 
 
 def _bound() -> bool:

@@ -11,7 +11,7 @@ from textual.widgets import Footer, Input, OptionList, Select, Static
 
 from engine import lock_waits, open_home
 from engine.events import RunnerEvent
-from engine.kept import STORED_LATER
+from engine.kept import STORED_LATER, of_session
 from engine.scenarios import run_scenario
 from tests.lock_support import holding_flock, holding_write_lock
 from tests.screens_seed import GARDEN, GARDEN_2, TOKYO, open_mode, play_scenario, screen_text, seed_sessions
@@ -1375,3 +1375,74 @@ async def test_an_end_read_while_the_agent_is_switching_back_into_the_session_is
         assert str(transcript.border_title) == "Session s-back"
         row = home.archive.get_session("s-back")
         assert (row.ended_at, row.end_reason) == (None, None)
+
+
+async def _send_into_a_busy_store(pilot, screen: RunScreen, text: str) -> None:
+    """Send ``text`` and wait until the turn's answer is said: its store, before its tool call runs, then
+    waits for state.db's write lock, which another process holds."""
+    await pilot.press(*text, "enter")
+    await wait_for(
+        pilot,
+        lambda: screen.agent is not None and screen.agent.agent.messages[-1]["role"] == "assistant",
+        what="the answer, whose store waits",
+    )
+
+
+async def test_quitting_while_a_turn_waits_for_a_busy_state_db_quits_at_once_and_keeps_it(home, tmp_path, monkeypatch):
+    """ctrl+q while a turn's store waited for state.db (another process held its write lock) left the
+    terminal blank for two busy timeouts: the turn's thread waited out its store, then the session's
+    end, in SQLite's busy handler, which no quit could end. Now the quit ends both waits: what state.db
+    did not take is kept in workbench.db at once, and said once the terminal is back."""
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "300")  # (waited out, the turn's thread outlives the test)
+    home.archive.list_sessions()
+    app = make_app(home, tmp_path)
+    holder = holding_write_lock(home.state_db_path)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await open_run(pilot)
+            await _send_into_a_busy_store(pilot, screen, "remember that I drink decaf")
+            session_id = screen.agent.id
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: not app.is_running, what="the quit, without a question")
+        turn = screen.after_exit()  # (the turn's thread or the close ended the session, whichever came second)
+        assert turn is None or turn.finished.wait(30), "the turn's thread ended with the quit"
+        said: list[str] = []
+        app.after_exit(said.append)
+    finally:
+        holder.kill()
+        holder.wait()
+    (note,) = [text for text in said if text.startswith("note: ")]
+    assert f"3 messages of session {session_id} could not be stored in state.db" in note
+    assert "kept in workbench.db" in note and STORED_LATER in note
+    held = of_session(home, session_id)
+    assert held is not None and held.messages == 3 and held.why.startswith("state.db is busy")
+    open_home(home.root).close()  # the next start stores them, and ends the session as the quit does
+    assert [m.role for m in home.archive.messages(session_id)] == ["user", "assistant", "tool"]
+    assert home.archive.get_session(session_id).end_reason == "cli_close"
+
+
+async def test_esc_ends_a_turns_wait_for_a_busy_state_db(home, tmp_path, monkeypatch):
+    """esc while a turn's store waited for state.db said `cancelling…` for the whole busy timeout: the wait
+    was SQLite's own. Now esc ends it: the turn stops (`stopped (esc)`), its messages stay on screen, not
+    saved yet, and the next message stores them once state.db is free."""
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "300")
+    home.archive.list_sessions()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        holder = holding_write_lock(home.state_db_path)
+        try:
+            await _send_into_a_busy_store(pilot, screen, "remember that I drink decaf")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not screen.running, timeout=30, what="the turn to stop")
+            await settle(pilot)
+            assert str(screen.query_one("#run-status", Static).render()).startswith("stopped (esc)")
+            (warning,) = [n for n in app._notifications if "not saved yet" in (n.title or "")]
+            assert warning.title == "3 messages not saved yet" and "wait was cancelled" in warning.message
+            assert screen.unstored == 3 and home.archive.get_session(screen.session_id) is None
+        finally:
+            holder.kill()
+            holder.wait()
+        await send_turn(pilot, screen, "hello")
+        roles = [m.role for m in home.archive.messages(screen.session_id)]
+        assert roles[:3] == ["user", "assistant", "tool"] and roles[3:] == ["user", "assistant"]

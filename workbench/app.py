@@ -354,6 +354,22 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._quitting.set()
         super().exit(result, return_code, message if message is not None else self.quit_note)
 
+    def after_exit(self, say: Callable[[str], object] | None = None) -> None:
+        """Once the terminal is back: a Run turn the quit stopped ends its session in its own thread (its
+        waits for a busy state.db end with the quit, so this is short); said if it takes a moment, and
+        what it kept in workbench.db (state.db busy) is said once it is done."""
+        say = say or (lambda text: print(visible(text), file=sys.stderr, flush=True))
+        if self.run_screen is None:
+            return
+        turn, note = self.run_screen.after_exit(), self.run_screen.exit_note
+        if turn is not None:
+            if not turn.finished.wait(1.0):
+                say("Waiting for the agent's turn to stop and its session to end…")
+                turn.finished.wait()
+            note = turn.note
+        if note:
+            say(f"note: {note}")
+
     def user_write(self) -> contextlib.AbstractContextManager[None]:
         """Around a write the user asked for, in its worker: should it wait for another process's lock,
         ctrl+q asks before cancelling that wait, and the exit line names it (lock_waits)."""
@@ -837,3 +853,4 @@ def run_app(home: Home, *, demo_speed: float | None = None, new_home: bool = Fal
     finally:
         signal.signal(signal.SIGHUP, hung_up)
     app.raise_if_crashed()
+    app.after_exit()

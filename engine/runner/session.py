@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import kept
 from ..archive.models import Session
-from ..db import is_corrupt
+from ..db import BusyWaitCancelled, is_corrupt
 from ..errors import WorkbenchError, said
 from ..events import RunnerEvent
 from ..memory.snapshot import record_prompt_built, stored_prompt_frozen_at
@@ -785,7 +785,11 @@ class AgentSession:
                 exc, (WorkbenchError, sqlite3.Error)
             ):  # refusals, model and disk errors explain themselves
                 log.exception("turn failed")
-            self.emit("error", message=result.error, user=text)
+            if isinstance(exc, BusyWaitCancelled):  # its stop (esc, a quit) ended a wait for a busy state.db
+                result.status = "cancelled"
+                self.emit("cancelled", user=text, message=result.error)
+            else:
+                self.emit("error", message=result.error, user=text)
         finally:
             if stored:  # (a store that just failed is not waited for again: the next turn or the quit retries)
                 self._safe_flush(result)

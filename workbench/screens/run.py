@@ -69,6 +69,9 @@ class Handover:
         self._over = False
         self.agent: Conversation | None = None  # the turn's (the screen may not have heard of it yet)
         self.owed: Switch | None = None  # a switch the turn could not make: the close ends the session so
+        self.finished = threading.Event()  # its thread is done (after the screen closed: the session ended)
+        self.note: str | None = None  # what that end left in workbench.db, said once the terminal is back
+        self.left_running = False  # the screen closed while it ran (``close``)
 
     def turn_over(self, owed: Switch | None) -> bool:
         """Worker: the turn is over, ``owed`` the switch it could not make (the screen hears of it only
@@ -81,7 +84,8 @@ class Handover:
         """UI thread, as the screen closes: True when the turn still runs (its thread ends the session)."""
         with self._lock:
             self._closed = True
-            return not self._over
+            self.left_running = not self._over
+            return self.left_running
 
 
 @dataclass
@@ -258,6 +262,7 @@ class RunScreen(WorkbenchScreen):
         self._storing_to_quit = False  # a quit's store is running (ctrl+q again waits for it)
         self._turn: Handover | None = None  # the last turn's (``_send``) or opening's (``_open_agent``)
         self._opening: Handover | None = None  # an agent being opened for a session resumed before any turn
+        self.exit_note: str | None = None  # what ending the session at the close kept in workbench.db (or lost)
 
     def compose_body(self) -> Iterable[Widget]:
         with Horizontal(id="run-bar"):
@@ -432,6 +437,11 @@ class RunScreen(WorkbenchScreen):
         if self.agent is not None:
             self.agent.cancel()
 
+    def after_exit(self) -> Handover | None:
+        """The turn still running as the screen closed (its thread ends the session once it stops), if any."""
+        turn = self._turn
+        return turn if turn is not None and turn.left_running else None
+
     def on_unmount(self) -> None:
         self._cancel.set()  # never keep the app waiting on a running turn at exit
         turn = self._turn
@@ -449,7 +459,8 @@ class RunScreen(WorkbenchScreen):
                 log.warning("session %s was not ended at exit: a switch of session was still going on", agent.id)
             elif not running:  # as Hermes's CLI does on exit; `ctrl+o` (resume) reopens it
                 owed = self._switch or (turn.owed if turn is not None else None)  # (its TurnEnded not heard yet)
-                _end_at_exit(agent, owed)  # (a switch made already left the session ended)
+                with lock_waits.cancellable(self._cancel, asked=False):  # (a busy state.db: kept for later)
+                    self.exit_note = _end_at_exit(agent, owed)  # (a switch made already left the session ended)
 
     @property
     def unstored(self) -> int:
@@ -632,7 +643,9 @@ class RunScreen(WorkbenchScreen):
             )  # (before a turn queued after it)
             done.set()
             if opening.turn_over(None) and agent is not None:  # the screen closed meanwhile: end it here
-                _end_at_exit(agent, None)
+                with lock_waits.cancellable(self._cancel, asked=False):
+                    opening.note = _end_at_exit(agent, None)
+            opening.finished.set()
 
     @on(Opened)
     def _opened(self, message: Opened) -> None:
@@ -878,11 +891,15 @@ class RunScreen(WorkbenchScreen):
         finally:
             done.set()
             owed = switch if switch is not None and not switch.done else None
-            if turn.turn_over(owed) and agent is not None:  # the screen closed under the turn: end it here
-                _end_at_exit(agent, owed)
-            self._end_turn(
-                TurnEnded(session_id, error, unsent if error else "", unstored, why, owed, stopped, waits)
-            )  # always: the screen must never stay "running"
+            if turn.turn_over(owed) and agent is not None:  # the screen closed under the turn: end it here,
+                with lock_waits.cancellable(self._cancel, asked=False):  # never waiting out a busy state.db
+                    turn.note = _end_at_exit(agent, owed)  # (what it will not take is kept in workbench.db)
+            try:
+                self._end_turn(
+                    TurnEnded(session_id, error, unsent if error else "", unstored, why, owed, stopped, waits)
+                )  # always: the screen must never stay "running"
+            finally:  # (the app gone, there is no one to tell)
+                turn.finished.set()
 
     @work(thread=True, exit_on_error=False, group="agent")
     def play_scenario(self, name: str, consent: bool) -> None:
@@ -1125,13 +1142,16 @@ def _wait_cancelled(outcome: dict) -> bool:
     return outcome.get("success") is False and "lock" in outcome and "holders" in outcome
 
 
-def _end_at_exit(agent: Conversation, switch: Switch | None) -> None:
+def _end_at_exit(agent: Conversation, switch: Switch | None) -> str | None:
     """End the agent's session as Hermes's CLI does at exit (or as a switch still owed would have);
-    the quit goes ahead whatever state.db says, so a refusal is logged, never raised."""
+    the quit goes ahead whatever state.db says, so a refusal is logged, never raised. Returns what
+    is worth saying once the terminal is back: messages kept in workbench.db, or lost."""
     try:
-        agent.end(_end_reason(switch))
+        held = agent.end(_end_reason(switch))
     except Exception as exc:  # the quit went ahead once asked (``unstored``): it must not hang
         log.warning("session %s was not stored at exit: %s", agent.id, said(exc))
+        return f"Session {agent.id} was not stored at exit: {said(exc)}"
+    return held.describe(when_stored(agent.home)) if held is not None else None
 
 
 def _end_reason(switch: Switch | None) -> str:
