@@ -112,6 +112,11 @@ class Conversation:
         Hermes may be writing to it. This conversation writes to it too but never ends it (``live_before``)."""
         return live_warning(self.agent.id) if self.agent.live_before else None
 
+    @property
+    def archived_note(self) -> str | None:
+        """Said as the session is resumed when it is archived: it stays so (``archived_note``)."""
+        return archived_note(self.agent.id) if self.agent.archived else None
+
     def switch_session(self, session: str | None = None) -> str:
         """Leave this session for a new one, or for the stored session whose id is ``session`` (at the
         newest segment of its compression chain), ending it at once as Hermes's ``/new`` or ``/resume``
@@ -165,6 +170,16 @@ def live_warning(session_id: str) -> str:
     return (
         f"Session {session_id} has not ended (it is live): another Hermes may be writing to it. Your messages "
         "go into it as well, and leaving it here does not end it."
+    )
+
+
+def archived_note(session_id: str) -> str:
+    """The one wording, for every skin, of resuming an archived session. It stays archived, as Hermes's
+    ``/resume`` leaves it: the user archived it, and unarchiving is theirs to choose."""
+    return (
+        f"Session {session_id} is archived: it stays so, and your messages go into it, hidden like it from the "
+        f"Sessions tree, `sessions list` and session_search. `workbench sessions archive {session_id} --undo` "
+        "(or a on Sessions) lists it again."
     )
 
 

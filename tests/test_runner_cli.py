@@ -158,3 +158,20 @@ def test_run_waits_for_its_background_reviews_before_it_exits(tmp_path):
     saved = {"by": "review", "action": "add", "target": "user", "content": "User's name is Lin."}
     assert saved in data["memory_writes"]
     assert (home / "memories" / "USER.md").read_text(encoding="utf-8").startswith("User's name is Lin.")
+
+
+def test_run_into_an_archived_session_says_it_stays_archived(tmp_path, capsys):
+    """`run --session ID` into an archived session went on silently: its messages went into a session the
+    lists and session_search hide. Now a note on stderr says it is archived, stays so, and how to list it."""
+    home = str(tmp_path / "h")
+    code, out, _ = _run(capsys, "run", "--home", home, "--json", "-m", "hello")
+    session_id = json.loads(out)["session_id"]
+    assert _run(capsys, "sessions", "archive", session_id, "--home", home)[0] == 0
+    code, out, err = _run(capsys, "run", "--home", home, "--json", "--session", session_id, "-m", "again")
+    assert code == 0 and json.loads(out)["session_id"] == session_id
+    assert f"note: Session {session_id} is archived: it stays so" in err
+    assert f"workbench sessions archive {session_id} --undo" in err
+    code, out, _ = _run(capsys, "sessions", "show", session_id, "--home", home, "--json")
+    assert json.loads(out)["session"]["archived"] is True  # not unarchived behind the user's back
+    code, out, err = _run(capsys, "run", "--home", home, "--json", "-m", "a new one")
+    assert "archived" not in err

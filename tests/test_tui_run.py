@@ -1446,3 +1446,35 @@ async def test_esc_ends_a_turns_wait_for_a_busy_state_db(home, tmp_path, monkeyp
         await send_turn(pilot, screen, "hello")
         roles = [m.role for m in home.archive.messages(screen.session_id)]
         assert roles[:3] == ["user", "assistant", "tool"] and roles[3:] == ["user", "assistant"]
+
+
+async def test_resuming_an_archived_session_says_so_and_marks_the_title(home, tmp_path):
+    """ctrl+o with an archived session's id typed resumed it with the title `Session ID` and no word:
+    messages then went into a session the Sessions tree, `sessions list` and session_search hide. Now a
+    notice says it is archived and stays so, and the title is marked `archived · ` while it is shown."""
+    seed_sessions(home)
+    home.archive.set_archived(TOKYO)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        await resume_by(pilot, TOKYO)  # (the picker hides it: the typed id goes to the engine's resolver)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.agent is not None and screen._opening is None, what="resumed")
+        await settle(pilot)
+        assert str(screen.query_one(Transcript).border_title).startswith(f"archived · Session {TOKYO} (live")
+        (notice,) = [n for n in app._notifications if n.title == "Resumed an archived session"]
+        assert notice.message.startswith(f"Session {TOKYO} is archived: it stays so")
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        assert str(screen.query_one(Transcript).border_title) == "New session"
+        await resume_by(pilot, GARDEN_2)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.session_id == GARDEN_2 and screen._switch is None, what="switched")
+        await settle(pilot)
+        assert str(screen.query_one(Transcript).border_title).startswith(f"Session {GARDEN_2} (live")
+        await resume_by(pilot, TOKYO)  # (a switch from a session this time, not an opening)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.session_id == TOKYO and screen._switch is None, what="switched back")
+        await settle(pilot)
+        assert str(screen.query_one(Transcript).border_title).startswith(f"archived · Session {TOKYO} (live")
+    assert home.archive.get_session(TOKYO).archived  # it stays archived

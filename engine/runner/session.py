@@ -292,6 +292,7 @@ class AgentSession:
         self.reopen_owed: str | None = None  # why a resumed session is not reopened yet (``_reopen_now``)
         self.started_at: float | None = None  # when a new session's id was made (None: a resumed one's row has it)
         self.live_before = False  # resumed while not ended (``_resume``): left open when left, never ended here
+        self.archived = False  # resumed while archived (``_resume``): it stays so, hidden from lists (said)
         self.home.store_kept()  # (a session resumed here gets what was kept of it first, if state.db is free)
         existing = self.home.archive.get_session(self.home.archive.tip_of(session_id)) if session_id else None
         if existing is not None:
@@ -407,6 +408,7 @@ class AgentSession:
         self._reopen = session.ended_at is not None or waiting is not None
         # not ended: live before us, another Hermes may be running it; we never end what we did not reopen
         self.live_before = session.ended_at is None and waiting is None
+        self.archived = bool(session.archived)
         if waiting is not None:
             self.reopen_owed = waiting
         elif self._reopen:

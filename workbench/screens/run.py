@@ -94,6 +94,7 @@ class Switched(Message):
     left: str
     error: str | None  # why the session left could not be ended (the switch is owed to the next turn)
     warning: str | None = None  # the session resumed had not ended: another Hermes may write to it
+    archived: str | None = None  # the session resumed is archived (``Conversation.archived_note``)
 
 
 @dataclass
@@ -170,6 +171,7 @@ class Opened(Message):
     agent: Conversation | None
     error: str | None = None
     warning: str | None = None  # the session resumed had not ended: another Hermes may write to it
+    archived: str | None = None  # the session resumed is archived (``Conversation.archived_note``)
 
 
 @dataclass
@@ -244,6 +246,7 @@ class RunScreen(WorkbenchScreen):
         self._switch: Switch | None = None  # the last switch asked, until it is made (or the next turn takes it)
         self._ending: str | None = None  # the session a switch in progress is leaving (the status says so)
         self._live_notice: Notification | None = None  # "Resumed a live session", until read or left
+        self._archived_notice: Notification | None = None  # "Resumed an archived session", as the live one
         self._reopened: tuple[str, str] | None = None  # (session, end reason) Hermes ended, reopened here
         self._opened_count = 0  # agents opened or switched so far: a reread begun before one may be stale
         # Set once the last worker queued to drive the agent is done: each waits for the one before (``_queue``).
@@ -361,7 +364,9 @@ class RunScreen(WorkbenchScreen):
             note = f" (reopened here: Hermes had ended it ({self._reopened[1]}))"
         else:
             note = ""
-        self._title(f"Session {self.session_id}{note}")
+        # archived (resumed so): marked before the id, as Sessions marks it (a narrow border cuts the end)
+        mark = "archived · " if in_it and agent is not None and agent.archived_note is not None else ""
+        self._title(f"{mark}Session {self.session_id}{note}")
 
     def _title(self, text: str) -> None:
         self.query_one(Transcript).border_title = Content(text)  # ids come from the database: never markup
@@ -638,8 +643,9 @@ class RunScreen(WorkbenchScreen):
             error = said(exc)
         finally:
             warning = agent.live_warning if agent is not None else None
+            archived = agent.archived_note if agent is not None else None
             self.post_message(
-                Opened(opening, session_id, model, agent, error, warning)
+                Opened(opening, session_id, model, agent, error, warning, archived)
             )  # (before a turn queued after it)
             done.set()
             if opening.turn_over(None) and agent is not None:  # the screen closed meanwhile: end it here
@@ -657,6 +663,7 @@ class RunScreen(WorkbenchScreen):
             self.agent = message.agent
         self._status()
         self._warn_live(message.warning)
+        self._say_archived(message.archived)
         if message.error is not None:
             self.notify(
                 f"{message.error} Your next message tries again.",
@@ -670,18 +677,19 @@ class RunScreen(WorkbenchScreen):
 
     @work(thread=True, exit_on_error=False, group="agent-switch")
     def switch_now(self, agent: Conversation, switch: Switch, before: threading.Event, done: threading.Event) -> None:
-        left, error, warning = None, None, None
+        left, error, warning, archived = None, None, None, None
         try:
             before.wait()
             left = agent.id
             agent.switch_session(switch.target)  # ends the session left (``leaving_reason``)
             switch.done = True
             warning = agent.live_warning if switch.target is not None else None
+            archived = agent.archived_note if switch.target is not None else None
         except Exception as exc:  # state.db busy or damaged: the next turn or the quit tries again
             error = said(exc)
         finally:
             done.set()
-        self.post_message(Switched(switch, left or "", error, warning))
+        self.post_message(Switched(switch, left or "", error, warning, archived))
 
     @on(Switched)
     def _switched(self, message: Switched) -> None:
@@ -693,6 +701,7 @@ class RunScreen(WorkbenchScreen):
         self._ending = None
         self._status()
         self._warn_live(message.warning)
+        self._say_archived(message.archived)
         if message.error is not None:
             self.notify(
                 f"{cause(message.error)}. It stays open until your next message ends it and goes on "
@@ -712,12 +721,22 @@ class RunScreen(WorkbenchScreen):
                 self._live_notice = self.workbench.notice(warning, title="Resumed a live session")
             self._session_title()
 
+    def _say_archived(self, note: str | None) -> None:
+        """A session resumed that is archived: said once (it stays archived), and marked in the title while
+        shown (``_session_title``)."""
+        if note is not None:
+            self.workbench.withdraw(self._archived_notice)
+            if self.app.screen is self:  # (taken down as the live notice is: it would cover the answer)
+                self._archived_notice = self.workbench.notice(note, title="Resumed an archived session")
+            self._session_title()
+
     def _withdraw_live(self) -> None:
         """The session's notice goes once it is left (ctrl+l, ctrl+o, another model, deleted), once
         another takes its place, or once a message is sent: it was read before it, and it would
         cover the answer's last lines."""
         self.workbench.withdraw(self._live_notice)
-        self._live_notice = None
+        self.workbench.withdraw(self._archived_notice)
+        self._live_notice = self._archived_notice = None
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-kept")
     def note_kept(self, session_id: str) -> None:
