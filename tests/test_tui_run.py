@@ -1478,3 +1478,29 @@ async def test_resuming_an_archived_session_says_so_and_marks_the_title(home, tm
         await settle(pilot)
         assert str(screen.query_one(Transcript).border_title).startswith(f"archived · Session {TOKYO} (live")
     assert home.archive.get_session(TOKYO).archived  # it stays archived
+
+
+async def test_the_store_a_quit_tries_first_is_said_while_it_waits(home, tmp_path, monkeypatch):
+    """ctrl+q after a turn state.db did not take tries the store once more, waiting up to the busy timeout,
+    and the screen said nothing meanwhile: the quit seemed ignored. Now the status line says so."""
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home.archive.list_sessions()
+    app = make_app(home, tmp_path)
+    holder = holding_write_lock(home.state_db_path)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await open_run(pilot)
+            await send_turn(pilot, screen, "hello while locked")
+            assert screen.unstored == 2
+            monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "300")  # (read at each wait: the quit's store waits)
+            await pilot.press("ctrl+q")
+            await pilot.pause()  # (not settle: the store's worker waits for state.db)
+            status = str(screen.query_one("#run-status", Static).render())
+            assert status.startswith("storing 2 messages before quitting…")
+            holder.kill()
+            holder.wait()
+            await wait_for(pilot, lambda: not app.is_running, timeout=30, what="the store, then the quit")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert [m.content for m in home.archive.messages(screen.session_id)][:1] == ["hello while locked"]

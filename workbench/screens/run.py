@@ -477,6 +477,8 @@ class RunScreen(WorkbenchScreen):
         time: a second ctrl+q meanwhile is the same quit), then quit or ask."""
         if not self._storing_to_quit:
             self._storing_to_quit = True
+            # (state.db busy, this waits up to WORKBENCH_BUSY_TIMEOUT before it quits or asks: said meanwhile)
+            self._status(f"storing {self.unstored} message{'s' * (self.unstored != 1)} before quitting…")
             self._store_before_quit(*self._queue())
 
     @work(thread=True, exit_on_error=False, group="agent-store")
@@ -499,6 +501,7 @@ class RunScreen(WorkbenchScreen):
     @on(StoredBeforeQuit)
     def _stored_before_quit(self, message: StoredBeforeQuit) -> None:
         self._storing_to_quit = False
+        self._status()
         if not message.unstored:
             self.app.exit()
             return
