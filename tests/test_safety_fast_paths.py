@@ -97,6 +97,9 @@ def _full_path():
             mock.patch.object(normalize, "_SEPARATORS", regex.compile(r"[-_.*~|/\\+=:;,'\"`^#<>(){}\[\]]+")),
             mock.patch.object(normalize, "_LETTER_BY_LEET", regex.compile(r"\p{L}[\d@$!€£]|[\d@$!€£]\p{L}")),
             mock.patch.object(normalize.Views, "rot13", lambda views: normalize.Views.of(decode.rot13(views.raw))),
+            mock.patch.object(normalize, "_IGNORABLE_ASCII", normalize._IGNORABLE),
+            mock.patch.object(normalize, "_NON_LETTERS_ASCII", normalize._NON_LETTERS),
+            mock.patch.object(normalize, "_LEET_WORD_ASCII", normalize._LEET_WORD),
         ):
             stack.enter_context(patch)
         yield

@@ -83,8 +83,9 @@ _NOT_ASCII = st.sampled_from(
     )
 )
 def test_rot13_views_are_the_views_of_rot13(pieces):
-    """Translating each view (text without leetspeak, whose views hold no ASCII letter another
-    character became) gives what building them from rot13 gives."""
+    """Translating each view (text whose views hold no ASCII letter another character became; with
+    leetspeak, the folded views made again from the translated skeleton) gives what building them
+    from rot13 gives."""
     from engine.safety.decode import rot13
 
     text = " ".join(pieces)
@@ -108,3 +109,24 @@ def test_letter_by_leet_finds_what_the_pair_search_finds(pieces):
     text = "".join(pieces)
     pairs = regex.compile(r"\p{L}[\d@$!€£]|[\d@$!€£]\p{L}")
     assert bool(normalize._LETTER_BY_LEET.search(text)) == bool(pairs.search(text)), text
+
+
+def test_ascii_classes_on_re_read_as_on_regex():
+    """Within ASCII, the views' ``re`` patterns match what the ``regex`` ones do, on every character."""
+    every = "".join(map(chr, range(0x80)))
+    assert normalize._IGNORABLE_ASCII.findall(every) == normalize._IGNORABLE.findall(every)
+    assert normalize._NON_LETTERS_ASCII.findall(every) == normalize._NON_LETTERS.findall(every)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(
+        st.one_of(_PIECES.filter(str.isascii), st.text(st.characters(max_codepoint=0x7F), max_size=6)), max_size=12
+    ),
+    st.sampled_from([" ", "", "-", "\n", ".", "!"]),
+)
+def test_ascii_leet_words_are_the_leet_words(pieces, joiner):
+    """An ASCII text's leet words, found with ``re``, are the ones ``regex`` finds."""
+    text = joiner.join(pieces)
+    spans = [m.span() for m in normalize._LEET_WORD_ASCII.finditer(text)]
+    assert spans == [m.span() for m in normalize._LEET_WORD.finditer(text)], text
