@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from engine.safety import scan
 from engine.safety.decode import hidden_payloads, rot13
 from engine.safety.normalize import Views
-from engine.safety.prefilter import GateIndex, Literals, admits, gate
+from engine.safety.prefilter import BOUNDARY, GateIndex, Literals, admits, core, gate, occurs
 from engine.safety.rules import ALL_RULES
 from tests.memory_threat_corpus import BENIGN, HOSTILE
 
 CORPUS = [text for text, *_ in HOSTILE] + [text for text, *_ in BENIGN]
-LITERALS = sorted({lit for r in ALL_RULES for g in (r.gate, r.gate_il) for choices in g for lit in choices})
+LITERALS = sorted({core(lit) for r in ALL_RULES for g in (r.gate, r.gate_il) for choices in g for lit in choices})
 
 
 def _every_rule(views: Views, rules) -> dict[str, str]:
@@ -49,8 +49,33 @@ def _same(text: str) -> None:
 
 def test_gate_reads_required_words():
     rule_gate = gate(r"\b(?:ignore|disregard)\s+(?:all|any)\s+rules\b")
-    assert set(rule_gate) == {frozenset({"rules"}), frozenset({"ignore", "disregard"}), frozenset({"all", "any"})}
-    assert rule_gate[0] == {"ignore", "disregard"}  # the longest literals are tried first
+    b = BOUNDARY
+    assert set(rule_gate) == {
+        frozenset({"rules" + b}),
+        frozenset({b + "ignore", b + "disregard"}),
+        frozenset({"all", "any"}),
+    }
+    assert rule_gate[0] == {b + "ignore", b + "disregard"}  # the longest literals are tried first
+
+
+def test_a_literal_beside_a_boundary_is_found_only_where_one_can_be():
+    """``act`` in "fact" is not the ``act`` of ``\\bact``; only ASCII word characters on both sides rule
+    an occurrence out (any other neighbour may make a boundary under ``regex``'s rules)."""
+    rule_gate = gate(r"\bact\s+as\b|jailbroken")
+    assert rule_gate == (frozenset({BOUNDARY + "act", "jailbroken"}),)
+    assert not admits(rule_gate, "fact 12: the deploy target")
+    assert not admits(rule_gate, "exact_as")
+    for text in ("act as", "fact; act now", "(act", "act", "é act", "éact", "\u0301act", "2-act"):
+        assert admits(rule_gate, text), text
+    assert occurs("mode" + BOUNDARY, "dark mode") and not occurs("mode" + BOUNDARY, "modes and models")
+    assert occurs("mode" + BOUNDARY, "modes, dark mode!")
+    assert Literals([rule_gate]).present("the facts act") == {BOUNDARY + "act"}
+    assert Literals([rule_gate]).present("the facts") == set()
+    index = GateIndex([rule_gate, gate(r"act")])
+    assert index.passing("exact") == {1}
+    assert index.passing("to act") == {0, 1}
+    assert gate(r"\b\b") == ()  # a bare boundary requires nothing
+    assert gate(r"(?:\b|x)y") == (frozenset({BOUNDARY + "y", "xy"}),)
 
 
 def test_optional_parts_and_unknown_syntax_require_nothing():
@@ -116,6 +141,17 @@ def test_random_texts_from_the_rules_literals(words, joiner):
     _same(joiner.join(words))
 
 
+_NEIGHBOURS = st.sampled_from(["", "", "x", "_", "7", "é", "ß", "\u0301", "·", "'", "ǅ", "\u200d", "٣", "-", " "])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(_NEIGHBOURS, _WORDS, _NEIGHBOURS), max_size=10), st.sampled_from([" ", "", "\n"]))
+def test_literals_with_word_characters_beside_them(parts, joiner):
+    """Boundaries: each literal glued to letters, digits, marks or signs on either side, where a
+    ``\\b`` of its rule may or may not hold."""
+    _same(joiner.join(before + word + after for before, word, after in parts))
+
+
 def test_shuffled_corpus_fragments():
     rnd = random.Random(15)
     words = " ".join(CORPUS).split()
@@ -126,7 +162,7 @@ def test_shuffled_corpus_fragments():
 # Characters the rules' case-insensitive matching reads as ASCII letters: the Kelvin sign, long s,
 # sharp s, dotted capital I (which ``str.casefold`` turns into "i" and a combining dot).
 _CASE_TWINS = {"k": "\u212a", "s": "\u017f", "ss": "\u00df", "i": "\u0130"}
-_RAW_LITERALS = sorted({lit for r in ALL_RULES if r.view == "raw" for choices in r.gate for lit in choices})
+_RAW_LITERALS = sorted({core(lit) for r in ALL_RULES if r.view == "raw" for choices in r.gate for lit in choices})
 
 
 @settings(max_examples=300, deadline=None)

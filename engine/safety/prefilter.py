@@ -12,6 +12,12 @@ the ``regex`` syntax our rules use; a pattern it cannot read simply gets no gate
 derivation only ever weakens: a construct it does not understand contributes nothing,
 so a gate can be useless but never wrong. Texts and literals are compared case-folded,
 as the views are.
+
+A literal the pattern puts right after or before a word boundary (``\\bact\\s+as``, ``mode\\b``)
+carries it as ``BOUNDARY`` at that end, and is found only where the text agrees: ``act`` in
+"fact" cannot be the ``act`` of ``\\bact``. Only ASCII letters, digits and ``_`` on both sides
+rule an occurrence out, since those are word characters under every definition the ``regex``
+module has; anything else counts as a possible boundary.
 """
 
 from __future__ import annotations
@@ -26,6 +32,41 @@ _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 _EMPTY_WIDTH = (sre.AT, sre.ASSERT, sre.ASSERT_NOT)
 
 Gate = tuple[frozenset[str], ...]  # every set must have a member in the text
+BOUNDARY = "\x00"  # in a literal: the pattern asserts a word boundary (``\b``) at that end
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def core(literal: str) -> str:
+    """The text a literal stands for (its boundary marks dropped; one between two characters says nothing
+    a substring can hold, and dropping it only weakens the literal)."""
+    return literal.replace(BOUNDARY, "")
+
+
+def _ends(literal: str) -> tuple[str, bool, bool]:
+    """(core, boundary required before it, after it), a boundary kept only beside an ASCII word character."""
+    word = core(literal)
+    return word, literal[0] == BOUNDARY and word[0] in _WORD, literal[-1] == BOUNDARY and word[-1] in _WORD
+
+
+def _fits(text: str, start: int, end: int, before: bool, after: bool) -> bool:
+    """Whether the literal at ``text[start:end]`` can sit where its pattern asserts boundaries: not when a
+    word character on both sides of one rules it out."""
+    return not (before and start and text[start - 1] in _WORD) and not (
+        after and end < len(text) and text[end] in _WORD
+    )
+
+
+def occurs(literal: str, text: str) -> bool:
+    """Whether ``literal`` is in ``text`` somewhere its boundary marks allow."""
+    word, before, after = _ends(literal)
+    if not (before or after):
+        return word in text
+    start = text.find(word)
+    while start >= 0:
+        if _fits(text, start, start + len(word), before, after):
+            return True
+        start = text.find(word, start + 1)
+    return False
 
 
 def gate(source: str) -> Gate:
@@ -39,7 +80,7 @@ def gate(source: str) -> Gate:
 
 def admits(rule_gate: Gate, text: str) -> bool:
     """Whether ``text`` (case-folded, as the views are) holds a literal of every set of the gate: it may match."""
-    return all(any(literal in text for literal in choices) for choices in rule_gate)
+    return all(any(occurs(literal, text) for literal in choices) for choices in rule_gate)
 
 
 class Literals:
@@ -52,15 +93,29 @@ class Literals:
 
     def __init__(self, gates: list[Gate]):
         literals = {literal for rule_gate in gates for choices in rule_gate for literal in choices}
-        self.automaton = ahocorasick.Automaton()
+        by_core: dict[str, list[tuple[str, bool, bool]]] = {}
         for literal in literals:
-            self.automaton.add_word(literal, literal)
+            word, before, after = _ends(literal)
+            by_core.setdefault(word, []).append((literal, before, after))
+        self.automaton = ahocorasick.Automaton()
+        for word, variants in by_core.items():
+            # (the unmarked ones first: found wherever the core is)
+            bare = tuple(literal for literal, before, after in variants if not (before or after))
+            marked = tuple((literal, before, after) for literal, before, after in variants if before or after)
+            self.automaton.add_word(word, (len(word), bare, marked))
         self.automaton.make_automaton()
 
     def present(self, text: str) -> set[str]:
+        """The literals in ``text`` (a marked one only where its boundaries may hold)."""
         if not len(self.automaton):
             return set()
-        return {literal for _, literal in self.automaton.iter(text)}
+        found: set[str] = set()
+        for last, (size, bare, marked) in self.automaton.iter(text):
+            found.update(bare)
+            for literal, before, after in marked:
+                if _fits(text, last + 1 - size, last + 1, before, after):
+                    found.add(literal)
+        return found
 
 
 class GateIndex:
@@ -103,15 +158,44 @@ class GateIndex:
         return self.always | {i for i in found if admits((self.gates[i] or ())[1:], text)}
 
 
+def _is_boundary(item) -> bool:
+    return item[0] is sre.AT and item[1] is sre.AT_BOUNDARY
+
+
+def _boundaries_inside(items: list) -> list:
+    """``items`` with a word boundary beside a group or a branch also put inside each of its alternatives
+    (``\\b(?:a|b)`` reads as ``\\b(?:\\ba|\\bb)``, the same pattern), so that a literal the group starts
+    or ends with carries it: the parser factors a ``\\b`` that every alternative starts with out of them."""
+    out = []
+    for i, (op, arg) in enumerate(items):
+        before = [(sre.AT, sre.AT_BOUNDARY)] if i and _is_boundary(items[i - 1]) else []
+        after = [(sre.AT, sre.AT_BOUNDARY)] if i + 1 < len(items) and _is_boundary(items[i + 1]) else []
+        if before or after:
+            if op is sre.BRANCH:
+                arg = (arg[0], [[*before, *alt, *after] for alt in arg[1]])
+            elif op is sre.SUBPATTERN:
+                arg = (*arg[:-1], [*before, *arg[-1], *after])
+            elif op is sre.ATOMIC_GROUP:
+                arg = [*before, *arg, *after]
+        out.append((op, arg))
+    return out
+
+
+def _joined(head: str, tail: str) -> str:
+    """``head + tail``, one boundary mark where both have one (a boundary twice is the same boundary)."""
+    return head + tail[1:] if head.endswith(BOUNDARY) and tail.startswith(BOUNDARY) else head + tail
+
+
 def _sequence(items: list) -> tuple[set[str] | None, list[frozenset[str]]]:
     """(exact strings the sequence matches, or None; sets it requires)."""
+    items = _boundaries_inside(items)
     exact: set[str] | None = {""}  # the strings the items since the last break can spell
     whole = True  # no break yet: ``exact`` spells the whole sequence
     required: list[frozenset[str]] = []
     for op, arg in items:
         item_exact, item_required = _node(op, arg)
         if exact is not None and item_exact is not None and len(exact) * len(item_exact) <= MAX_EXACT:
-            exact = {a + b for a in exact for b in item_exact}
+            exact = {_joined(a, b) for a in exact for b in item_exact}
             continue
         whole = False
         if exact is not None and "" not in exact:
@@ -126,6 +210,8 @@ def _sequence(items: list) -> tuple[set[str] | None, list[frozenset[str]]]:
 
 
 def _node(op, arg) -> tuple[set[str] | None, list[frozenset[str]]]:
+    if op is sre.AT and arg is sre.AT_BOUNDARY:
+        return {BOUNDARY}, []
     if op is sre.LITERAL:
         return {chr(arg).casefold()}, []
     if op is sre.IN:
@@ -175,14 +261,15 @@ def _branch(alternatives) -> tuple[set[str] | None, list[frozenset[str]]]:
 
 
 def _requirements(exact: set[str] | None, required: list[frozenset[str]]) -> list[frozenset[str]]:
-    """Every set a node requires that rules something out (a set holding "" is met by any text)."""
+    """Every set a node requires that rules something out (a set holding "" or a bare boundary is met by any
+    text)."""
     sets = [*required, *([frozenset(exact)] if exact is not None else [])]
-    return [s for s in sets if s and "" not in s]
+    return [s for s in sets if s and all(map(core, s))]
 
 
 def _selectivity(choices: frozenset[str]) -> tuple[int, int]:
     """Longer shortest literal first, then fewer literals: the set least texts pass."""
-    return min(map(len, choices)), -len(choices)
+    return min(len(core(literal)) for literal in choices), -len(choices)
 
 
 def _best(exact: set[str] | None, required: list[frozenset[str]]) -> list[frozenset[str]]:
