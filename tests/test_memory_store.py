@@ -721,6 +721,50 @@ def test_an_unreadable_file_refusal_says_why(home, mem):
     assert "not valid UTF-8 (byte 3)" in error and str(mem.path("memory")) in error
 
 
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_bytes_appended_to_a_file_read_before_are_judged_as_a_whole_reading(home, mem, bom):
+    """A write reads on from the bytes it read last (decoding only what was appended): another program's
+    append of broken UTF-8, even one splitting a character, is refused naming the byte a whole reading
+    names, and nothing is written."""
+    put(home, "memory", bom + "Project uses uv\n§\n部署".encode())
+    assert mem.add("memory", "Deploys on Fridays", u())["success"]
+    path = mem.path("memory")
+    grown = path.read_bytes()
+    for tail in (b"\n\xc2\xa7\n\xe9\x83", b"\xa8\xe7", b"\n\xff"):
+        path.write_bytes(grown + tail)
+        try:
+            (grown + tail).decode("utf-8-sig")
+            continue
+        except UnicodeDecodeError as exc:
+            whole = exc.start
+        error = mem.add("memory", "x", u())["error"]
+        assert f"not valid UTF-8 (byte {whole})" in error, (tail, error)
+        assert path.read_bytes() == grown + tail
+    path.write_bytes(grown + "\n§\n続き".encode())
+    assert mem.entries("memory") == ["Project uses uv", "部署", "Deploys on Fridays", "続き"]
+
+
+@given(st.text(max_size=20), st.binary(max_size=12), st.booleans())
+def test_reading_on_from_decoded_bytes_decodes_as_a_whole_reading(head, tail, bom):
+    from engine.memory.store import _decoded_on
+
+    head_bytes = (b"\xef\xbb\xbf" if bom else b"") + head.encode("utf-8", "surrogatepass")
+    try:
+        head_text = head_bytes.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return  # (a file that does not decode is never read on from)
+    data = head_bytes + tail
+    try:
+        whole: str | int = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        whole = exc.start
+    try:
+        ours: str | int = _decoded_on(head_bytes, head_text, data)
+    except UnicodeDecodeError as exc:
+        ours = exc.start
+    assert ours == whole
+
+
 def test_hand_edits_hit_exactly_the_entry_seen_and_are_journaled_as_user_edits(home, mem):
     mem.add("memory", "Deploys on Fridays", u())
     mem.add("memory", "Deploys need a ticket", u())

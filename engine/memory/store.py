@@ -132,6 +132,18 @@ def _sha_of(data: bytes) -> str:
 _READ: list[tuple[bytes, str, tuple[str, ...]]] = []
 
 
+def _decoded_on(head: bytes, head_text: str, data: bytes) -> str:
+    """``data.decode("utf-8-sig")`` for ``data`` that starts with ``head``, whose decoding is ``head_text``:
+    only the rest is decoded (a file another add extended, decoded whole, cost 6 µs per 15 KB). A whole
+    decoding ends on a character, so the rest starts on one and decodes as it would in place; an error
+    in it names the byte a whole decoding names (counted after a byte-order mark, as "utf-8-sig" does)."""
+    try:
+        return head_text + data[len(head) :].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        skipped = len(head) - (len(_BOM_BYTES) if head.startswith(_BOM_BYTES) else 0)
+        raise UnicodeDecodeError(exc.encoding, data, exc.start + skipped, exc.end + skipped, exc.reason) from None
+
+
 def _read_file(real: Path) -> FileState:
     """The memory file at ``real``, a path the link policy resolved."""
     try:
@@ -146,7 +158,7 @@ def _read_file(real: Path) -> FileState:
     if kept is not None and len(kept[0]) == len(data):  # the same bytes (compared whole): the same reading
         return FileState(data, kept[1], list(kept[2]))
     try:
-        raw = data.decode("utf-8-sig")
+        raw = data.decode("utf-8-sig") if kept is None else _decoded_on(kept[0], kept[1], data)
     except UnicodeDecodeError as exc:
         return FileState(None, "", [], f"it is not valid UTF-8 (byte {exc.start})")
     entries = None if kept is None else appended_entries(kept[1], kept[2], raw)
