@@ -93,6 +93,7 @@ def _full_path():
         for patch in (
             mock.patch.object(scan, "hidden_payloads", _every_payload),
             mock.patch.object(GateIndex, "passing", _raw_ungated),
+            mock.patch.object(scan, "_lookups", lambda views: (None, None)),
             mock.patch.object(normalize, "_SPACES", regex.compile(r"[^\S\n]+")),
             mock.patch.object(normalize, "_SEPARATORS", regex.compile(r"[-_.*~|/\\+=:;,'\"`^#<>(){}\[\]]+")),
             mock.patch.object(normalize, "_LETTER_BY_LEET", regex.compile(r"\p{L}[\d@$!€£]|[\d@$!€£]\p{L}")),

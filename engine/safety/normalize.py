@@ -215,6 +215,16 @@ class Views:
         folded, folded_l, leet = _folds(skel)
         return cls(text, base, skel, folded, folded_l, _letters(folded), leet)
 
+    def rot13_translates_base(self) -> bool:
+        """Whether rot13 of the text has ``raw``, ``plain`` and ``skeleton`` translated (see ``rot13``)."""
+        return self.raw.isascii() or _ascii_letters(self.raw) == _ascii_letters(self.skeleton) == _ascii_letters(
+            self.plain
+        )
+
+    def rot13_is_translation(self) -> bool:
+        """Whether every view of rot13 of the text is this view translated (no leetspeak was read either)."""
+        return not self.leet and self.rot13_translates_base()
+
     def rot13(self) -> Views:
         """``Views.of(rot13(self.raw))``, the second set every scan builds, made cheaply when it can be.
 
@@ -229,10 +239,7 @@ class Views:
         ``plain`` holding more ASCII letters than the text. When leetspeak was read, only the
         folded views are made again, from the translated ``skeleton``, as ``of`` makes them.
         """
-        if not (
-            self.raw.isascii()
-            or _ascii_letters(self.raw) == _ascii_letters(self.skeleton) == _ascii_letters(self.plain)
-        ):
+        if not self.rot13_translates_base():
             return Views.of(rot13(self.raw))
         if self.leet:
             raw, plain, skel = rot13(self.raw), rot13(self.plain), rot13(self.skeleton)

@@ -22,10 +22,14 @@ module has; anything else counts as a possible boundary.
 
 from __future__ import annotations
 
+import itertools
 import re._constants as sre  # the parser's node kinds
 import re._parser as sre_parse
+from collections.abc import Callable, Iterable
 
 import ahocorasick
+
+from .decode import rot13
 
 MAX_EXACT = 64  # alternatives kept as exact strings before a node becomes "contains one of"
 _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
@@ -152,10 +156,72 @@ class GateIndex:
             if not text.isascii():
                 return self.every()
             text = text.lower()
+        return self.passing_found(self.first_literals.present(text), text)
+
+    def passing_found(self, literals: Iterable[str], text: str | Callable[[], str]) -> set[int]:
+        """``passing(text)`` for a text whose first-set literals are ``literals`` (found elsewhere, as
+        ``Channels`` finds them); ``text`` may be a function making it, called only when a rule remains."""
         found: set[int] = set()
-        for literal in self.first_literals.present(text):
+        for literal in literals:
             found |= self.by_literal[literal]
-        return self.always | {i for i in found if admits((self.gates[i] or ())[1:], text)}
+        if not found:
+            return set(self.always)
+        whole = text() if callable(text) else text
+        return self.always | {i for i in found if admits((self.gates[i] or ())[1:], whole)}
+
+
+def _il_spellings(word: str) -> list[str]:
+    """Every string that reads ``word`` once each "l" in it is read as "i" (none when ``word`` holds an "l")."""
+    if "l" in word:
+        return []
+    return ["".join(letters) for letters in itertools.product(*(("i", "l") if ch == "i" else (ch,) for ch in word))]
+
+
+# How a channel's text is made from the text the automaton reads, and where in that text its literals show.
+SAME, AS_I, ROT13, ROT13_AS_I = "same", "l as i", "rot13", "rot13, l as i"
+_SPELLINGS: dict[str, Callable[[str], list[str]]] = {
+    SAME: lambda word: [word],
+    AS_I: _il_spellings,
+    ROT13: lambda word: [rot13(word)],
+    ROT13_AS_I: lambda word: [rot13(spelling) for spelling in _il_spellings(word)],
+}
+
+
+class Channels:
+    """Several gate indexes looked up in one pass over one text: each through a *channel*, a way its own
+    text is made from that one (the same text; "l" read as "i"; rot13; rot13 with "l" read as "i").
+
+    A channel's literal is where the made text holds it exactly where the read text holds one of its
+    spellings: each letter is changed in place (the made text is as long), so the automaton holds every
+    spelling of every channel's literals and one pass finds them all. A word character stays one there
+    ("l" and "i" are both letters, rot13 swaps ASCII letters), so a boundary mark is judged on the read
+    text alike. ``found(text)[n]`` is what ``Literals.present`` gives for channel ``n``'s made text.
+    """
+
+    def __init__(self, channels: list[tuple[GateIndex, str]]):
+        self.size = len(channels)
+        by_spelling: dict[str, list[tuple[int, str, int, bool, bool]]] = {}
+        for number, (index, how) in enumerate(channels):
+            if index.as_written:
+                raise ValueError("a raw view's index is looked up on its own")
+            for literal in index.by_literal:
+                word, before, after = _ends(literal)
+                for spelling in _SPELLINGS[how](word):
+                    by_spelling.setdefault(spelling, []).append((number, literal, len(word), before, after))
+        self.automaton = ahocorasick.Automaton()
+        for spelling, entries in by_spelling.items():
+            self.automaton.add_word(spelling, tuple(entries))
+        self.automaton.make_automaton()
+
+    def found(self, text: str) -> list[set[str]]:
+        found: list[set[str]] = [set() for _ in range(self.size)]
+        if not len(self.automaton):
+            return found
+        for last, entries in self.automaton.iter(text):
+            for number, literal, size, before, after in entries:
+                if not (before or after) or _fits(text, last + 1 - size, last + 1, before, after):
+                    found[number].add(literal)
+        return found
 
 
 def _is_boundary(item) -> bool:

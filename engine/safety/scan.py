@@ -13,7 +13,9 @@ warning when the user does.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -21,9 +23,9 @@ import regex
 
 from ..invisible import hidden_characters
 from ..textsafety import one_line
-from .decode import hidden_payloads
+from .decode import hidden_payloads, rot13
 from .normalize import Views
-from .prefilter import GateIndex
+from .prefilter import AS_I, ROT13, ROT13_AS_I, SAME, Channels, GateIndex
 from .rules import ALL_RULES, DANGEROUS, ENGLISH_VIEWS, SUSPICIOUS, Rule
 
 ADVICE = (
@@ -172,35 +174,50 @@ def _unknown_to_python(text: str) -> bool:
     return not text.isascii() and any(unicodedata.category(ch) == "Cn" for ch in set(text))
 
 
-def _rule_findings(views: Views, rule_set: _RuleSet) -> list[Finding]:
-    """Each rule's first match on its view (or the view's variants), skipping rules whose gate fails."""
-    ones = views.folded_l != views.folded  # else the "1 read as l" view adds nothing to try
-    folded_index = rule_set.main.get("folded")
-    slots = [(index, getattr(views, view)) for view, index in rule_set.main.items()]
-    if ones and folded_index is not None:
-        slots.append((folded_index, views.folded_l))
-    slots += [(index, getattr(views, view).replace("l", "i")) for view, index in rule_set.il.items()]
-    unknown = _unknown_to_python(views.raw)  # then no gate can be trusted to rule a rule out
-    allowed = {(id(index), text): index.every() if unknown else index.passing(text) for index, text in slots}
+Slot = tuple[int, str]  # (a gate index's id, which text of its view: "main", "ones" for folded_l, "il")
 
+
+def _slots(views: Views, rule_set: _RuleSet) -> list[tuple[GateIndex, str, str]]:
+    """Every (gate index, slot, text) a scan of ``views`` looks its rules up in."""
+    slots = [(index, "main", getattr(views, view)) for view, index in rule_set.main.items()]
+    if views.folded_l != views.folded and "folded" in rule_set.main:  # else the "1 read as l" view adds nothing
+        slots.append((rule_set.main["folded"], "ones", views.folded_l))
+    slots += [(index, "il", getattr(views, view).replace("l", "i")) for view, index in rule_set.il.items()]
+    return slots
+
+
+def _allowed(views: Views, rule_set: _RuleSet) -> dict[Slot, set[int]]:
+    """The rules each slot's gate lets through, looked up slot by slot."""
+    unknown = _unknown_to_python(views.raw)  # then no gate can be trusted to rule a rule out
+    return {
+        (id(index), slot): index.every() if unknown else index.passing(text)
+        for index, slot, text in _slots(views, rule_set)
+    }
+
+
+def _rule_findings(views: Views, rule_set: _RuleSet, allowed: dict[Slot, set[int]] | None = None) -> list[Finding]:
+    """Each rule's first match on its view (or the view's variants), skipping rules whose gate fails;
+    ``allowed``: what the gates let through, when already looked up (``_lookups``)."""
+    allowed = _allowed(views, rule_set) if allowed is None else allowed
+    ones = views.folded_l != views.folded
     found: dict[str, Finding] = {}
     for position in sorted(set().union(*allowed.values())):
         rule = rule_set.rules[position]
         if rule.id in found:
             continue
         text = getattr(views, rule.view)
-        main = rule_set.main[rule.view]
-        tries = [(False, main, text)]  # (the "l read as i" pattern?, its gate index, the text)
+        main = id(rule_set.main[rule.view])
+        tries = [(False, (main, "main"), text)]  # (the "l read as i" pattern?, its slot, the text)
         if rule.view == "folded" and ones:
-            tries.append((False, main, views.folded_l))
+            tries.append((False, (main, "ones"), views.folded_l))
         if rule.il_source is not None:  # capital I and small l look alike: "lgnore" reads "ignore"
-            tries.append((True, rule_set.il[rule.view], text.replace("l", "i")))
+            tries.append((True, (id(rule_set.il[rule.view]), "il"), text.replace("l", "i")))
         try:
             match = next(
                 (
                     m
-                    for il, index, t in tries
-                    if position in allowed[(id(index), t)] and (m := rule.compiled(il).search(t, timeout=_RULE_TIMEOUT))
+                    for il, slot, t in tries
+                    if position in allowed[slot] and (m := rule.compiled(il).search(t, timeout=_RULE_TIMEOUT))
                 ),
                 None,
             )
@@ -212,6 +229,73 @@ def _rule_findings(views: Views, rule_set: _RuleSet) -> list[Finding]:
         if match:
             found[rule.id] = Finding(rule.id, rule.severity, rule.reason, match.group())
     return list(found.values())
+
+
+class _Lookups:
+    """Every gate of a scan's two rule sets looked up with one automaton pass per view text.
+
+    The "l read as i" slots and, when the rot13 views are the views translated (``Views.rot13_is_translation``),
+    every slot of the rot13 scan read their literals' spellings in the view's own text (``Channels``):
+    a fact's 11 passes become 5 (raw, plain, skeleton, folded, compact), and a text no rot13 gate lets
+    through never has its rot13 views made. What each gate lets through is what ``_allowed`` finds slot
+    by slot (tests hold the two equal)."""
+
+    def __init__(self) -> None:
+        self.passes: list[tuple[str, Channels, list[tuple[bool, GateIndex, str]]]] = []
+        for view in ("plain", "skeleton", "folded", "compact", "folded_l"):
+            main_view = "folded" if view == "folded_l" else view
+            slot = "ones" if view == "folded_l" else "main"
+            channels: list[tuple[bool, GateIndex, str, str]] = []  # (rot13 scan?, index, slot, how)
+            for english, rule_set, how, how_il in ((False, _ALL, SAME, AS_I), (True, _ENGLISH, ROT13, ROT13_AS_I)):
+                if main_view in rule_set.main:
+                    channels.append((english, rule_set.main[main_view], slot, how))
+                if slot == "main" and main_view in rule_set.il:
+                    channels.append((english, rule_set.il[main_view], "il", how_il))
+            self.passes.append(
+                (view, Channels([(index, how) for _, index, _, how in channels]), [c[:3] for c in channels])
+            )
+        self.raw = _ALL.main["raw"]
+
+    def allowed(self, views: Views, rot13_too: bool) -> tuple[dict[Slot, set[int]], dict[Slot, set[int]] | None]:
+        """(what ``_allowed(views, _ALL)`` gives, and when ``rot13_too`` what ``_allowed(views.rot13(), _ENGLISH)``
+        gives, else None)."""
+        mine: dict[Slot, set[int]] = {(id(self.raw), "main"): self.raw.passing(views.raw)}
+        rot: dict[Slot, set[int]] | None = {} if rot13_too else None
+        ones = views.folded_l != views.folded
+        for view, channels, slots in self.passes:
+            if view == "folded_l" and not ones:
+                continue
+            text = getattr(views, view)
+            for (english, index, slot), literals in zip(slots, channels.found(text), strict=True):
+                into = rot if english else mine
+                if into is not None:
+                    into[(id(index), slot)] = index.passing_found(
+                        literals, functools.partial(_MADE[(english, slot)], text)
+                    )
+        return mine, rot
+
+
+def _as_i(text: str) -> str:
+    return text.replace("l", "i")
+
+
+# How a slot's text is made from its view's text: (in the rot13 scan?, slot) -> function.
+_MADE: dict[tuple[bool, str], Callable[[str], str]] = {
+    (False, "main"): str,
+    (False, "ones"): str,
+    (False, "il"): _as_i,
+    (True, "main"): rot13,
+    (True, "ones"): rot13,
+    (True, "il"): lambda text: _as_i(rot13(text)),
+}
+_LOOKUPS = _Lookups()
+
+
+def _lookups(views: Views) -> tuple[dict[Slot, set[int]] | None, dict[Slot, set[int]] | None]:
+    """What the gates of both rule sets let through for ``views`` (None: look them up slot by slot)."""
+    if _unknown_to_python(views.raw):
+        return None, None
+    return _LOOKUPS.allowed(views, views.rot13_is_translation())
 
 
 _FAMILIES = {rule.id: rule.family for rule in ALL_RULES}
@@ -230,16 +314,17 @@ def _assess(text: str, _depth: int) -> Verdict:
     head = text[:MAX_SCAN_CHARS]
     findings = _char_findings(head) + _mixed_script(head)
     views = Views.of(head)
-    findings += _rule_findings(views, _ALL)
+    allowed, allowed_rot13 = _lookups(views)
+    findings += _rule_findings(views, _ALL, allowed)
     if _depth < 2:
         for encoding, decoded in hidden_payloads(head):
             for inner in assess(decoded, _depth + 1).findings:
                 findings.append(
                     Finding(f"{encoding}:{inner.id}", DANGEROUS, f"{inner.reason}, hidden in {encoding}", inner.excerpt)
                 )
-    if _depth == 0:
+    if _depth == 0 and (allowed_rot13 is None or any(allowed_rot13.values())):
         direct = {f.id for f in findings}
-        for inner in _rule_findings(views.rot13(), _ENGLISH):
+        for inner in _rule_findings(views.rot13(), _ENGLISH, allowed_rot13):
             if inner.id not in direct:
                 findings.append(
                     Finding(f"rot13:{inner.id}", DANGEROUS, f"{inner.reason}, hidden in rot13", inner.excerpt)
