@@ -17,6 +17,7 @@ refusal names is what the screen shows.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import regex
@@ -25,6 +26,8 @@ import regex
 # emoji before it): alone, it hides the text after it from every screen. So it counts as hidden
 # unless it follows an emoji that takes a skin tone.
 _SUSPECT = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cc}\u2800\U0001f3fb-\U0001f3ff--[\t\n]]", regex.V1)
+# ``_SUSPECT`` within ASCII (no default-ignorable code point is ASCII), on ``re``: 1.9 to 0.4 µs a fact.
+_SUSPECT_ASCII = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _TONE_BASE = regex.compile(r"\p{Emoji_Modifier_Base}")
 _GRAPHEME = regex.compile(r"\X")
 _PICTO = regex.compile(r"\p{Extended_Pictographic}")
@@ -98,7 +101,7 @@ def _needed(text: str, i: int, cluster: str) -> bool:
 
 def hidden_characters(text: str) -> list[str]:
     """``U+XXXX`` of every hidden character no grapheme needs, in order of first appearance."""
-    if not _SUSPECT.search(text):
+    if not (_SUSPECT_ASCII if text.isascii() else _SUSPECT).search(text):
         return []
     found: dict[str, None] = {}
     for match in _GRAPHEME.finditer(text):

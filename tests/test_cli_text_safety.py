@@ -252,3 +252,12 @@ def test_a_skin_tone_alone_is_hidden_and_shown_as_a_symbol_after_an_emoji_it_is_
     assert visible(hiding) == "Tones " + "<U+1F3FD>" * 20 + " end"
     for kept in ("Thumbs \U0001f44d\U0001f3fd up", "dev \U0001f469\U0001f3fd\u200d\U0001f4bb"):
         assert hidden_characters(kept) == [] and visible(kept) == kept and not assess(kept).dangerous
+
+
+def test_the_ascii_search_for_hidden_characters_reads_as_the_full_one():
+    """ASCII text is searched with ``re``: over every ASCII character it finds what the full class finds."""
+    from engine import invisible
+
+    every = "".join(map(chr, range(0x80)))
+    assert invisible._SUSPECT_ASCII.findall(every) == invisible._SUSPECT.findall(every)
+    assert invisible.hidden_characters("a\x1bb\tc\nd\x7f") == ["U+001B", "U+007F"]
