@@ -195,15 +195,14 @@ class Channels:
     spellings: each letter is changed in place (the made text is as long), so the automaton holds every
     spelling of every channel's literals and one pass finds them all. A word character stays one there
     ("l" and "i" are both letters, rot13 swaps ASCII letters), so a boundary mark is judged on the read
-    text alike. ``found(text)[n]`` is what ``Literals.present`` gives for channel ``n``'s made text.
+    text alike. ``found(text)[n]`` is what ``Literals.present`` gives for channel ``n``'s made text (for
+    an index that reads text as written, ``text`` is that text lowercased and ASCII, as ``passing`` reads it).
     """
 
     def __init__(self, channels: list[tuple[GateIndex, str]]):
         self.size = len(channels)
         by_spelling: dict[str, list[tuple[int, str, int, bool, bool]]] = {}
         for number, (index, how) in enumerate(channels):
-            if index.as_written:
-                raise ValueError("a raw view's index is looked up on its own")
             for literal in index.by_literal:
                 word, before, after = _ends(literal)
                 for spelling in _SPELLINGS[how](word):

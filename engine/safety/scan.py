@@ -14,6 +14,7 @@ warning when the user does.
 from __future__ import annotations
 
 import functools
+import itertools
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -231,41 +232,63 @@ def _rule_findings(views: Views, rule_set: _RuleSet, allowed: dict[Slot, set[int
     return list(found.values())
 
 
+_SHARED = ("plain", "skeleton", "raw")  # views often one text (most ASCII texts): looked up in one pass
+
+
 class _Lookups:
-    """Every gate of a scan's two rule sets looked up with one automaton pass per view text.
+    """Every gate of a scan's two rule sets looked up with one automaton pass per distinct view text.
 
     The "l read as i" slots and, when the rot13 views are the views translated (``Views.rot13_is_translation``),
-    every slot of the rot13 scan read their literals' spellings in the view's own text (``Channels``):
-    a fact's 11 passes become 5 (raw, plain, skeleton, folded, compact), and a text no rot13 gate lets
-    through never has its rot13 views made. What each gate lets through is what ``_allowed`` finds slot
-    by slot (tests hold the two equal)."""
+    every slot of the rot13 scan read their literals' spellings in the view's own text (``Channels``),
+    and ``plain``, ``skeleton`` and ``raw`` lowercased (when ASCII) share one pass where they are one text
+    (most ASCII texts needing no spacing): a fact's 11 passes become 3 to 5, and a
+    text no rot13 gate lets through never has its rot13 views made. What each gate lets through is
+    what ``_allowed`` finds slot by slot (tests hold the two equal)."""
 
     def __init__(self) -> None:
-        self.passes: list[tuple[str, Channels, list[tuple[bool, GateIndex, str]]]] = []
+        self.raw = _ALL.main["raw"]
+        # per view: (rot13 scan?, index, slot, how its slot's text is made from the view's)
+        self.channels: dict[str, list[tuple[bool, GateIndex, str, str]]] = {"raw": [(False, self.raw, "main", SAME)]}
         for view in ("plain", "skeleton", "folded", "compact", "folded_l"):
             main_view = "folded" if view == "folded_l" else view
             slot = "ones" if view == "folded_l" else "main"
-            channels: list[tuple[bool, GateIndex, str, str]] = []  # (rot13 scan?, index, slot, how)
+            self.channels[view] = []
             for english, rule_set, how, how_il in ((False, _ALL, SAME, AS_I), (True, _ENGLISH, ROT13, ROT13_AS_I)):
                 if main_view in rule_set.main:
-                    channels.append((english, rule_set.main[main_view], slot, how))
+                    self.channels[view].append((english, rule_set.main[main_view], slot, how))
                 if slot == "main" and main_view in rule_set.il:
-                    channels.append((english, rule_set.il[main_view], "il", how_il))
-            self.passes.append(
-                (view, Channels([(index, how) for _, index, _, how in channels]), [c[:3] for c in channels])
+                    self.channels[view].append((english, rule_set.il[main_view], "il", how_il))
+        # one automaton per view, and one per set of the views that often are one text (made here, not at a
+        # scan: a text meeting a set first would pay for its automaton)
+        sets = [(v,) for v in self.channels] + [
+            tuple(v for v in _SHARED if v in chosen) for chosen in itertools.combinations(_SHARED, 2)
+        ]
+        self.passes: dict[tuple[str, ...], tuple[Channels, list[tuple[bool, GateIndex, str]]]] = {}
+        for views in [*sets, _SHARED]:
+            every = [channel for view in views for channel in self.channels[view]]
+            self.passes[views] = (
+                Channels([(index, how) for _, index, _, how in every]),
+                [(english, index, slot) for english, index, slot, _ in every],
             )
-        self.raw = _ALL.main["raw"]
 
     def allowed(self, views: Views, rot13_too: bool) -> tuple[dict[Slot, set[int]], dict[Slot, set[int]] | None]:
         """(what ``_allowed(views, _ALL)`` gives, and when ``rot13_too`` what ``_allowed(views.rot13(), _ENGLISH)``
         gives, else None)."""
-        mine: dict[Slot, set[int]] = {(id(self.raw), "main"): self.raw.passing(views.raw)}
+        mine: dict[Slot, set[int]] = {}
         rot: dict[Slot, set[int]] | None = {} if rot13_too else None
-        ones = views.folded_l != views.folded
-        for view, channels, slots in self.passes:
-            if view == "folded_l" and not ones:
-                continue
-            text = getattr(views, view)
+        texts: dict[str, list[str]] = {}  # a text, and the views of ``_SHARED`` that are it
+        for view in ("plain", "skeleton"):
+            texts.setdefault(getattr(views, view), []).append(view)
+        if views.raw.isascii():  # (the raw view's gates read ASCII text lowercased, as ``passing`` does)
+            texts.setdefault(views.raw.lower(), []).append("raw")
+        else:
+            mine[(id(self.raw), "main")] = self.raw.passing(views.raw)
+        passes = [(text, tuple(names)) for text, names in texts.items()]
+        passes += [(views.folded, ("folded",)), (views.compact, ("compact",))]
+        if views.folded_l != views.folded:
+            passes.append((views.folded_l, ("folded_l",)))
+        for text, names in passes:
+            channels, slots = self.passes[names]
             for (english, index, slot), literals in zip(slots, channels.found(text), strict=True):
                 into = rot if english else mine
                 if into is not None:
