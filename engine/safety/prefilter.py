@@ -23,6 +23,7 @@ module has; anything else counts as a possible boundary.
 from __future__ import annotations
 
 import itertools
+import re
 import re._constants as sre  # the parser's node kinds
 import re._parser as sre_parse
 from collections.abc import Callable, Iterable
@@ -37,6 +38,7 @@ _EMPTY_WIDTH = (sre.AT, sre.ASSERT, sre.ASSERT_NOT)
 
 Gate = tuple[frozenset[str], ...]  # every set must have a member in the text
 BOUNDARY = "\x00"  # in a literal: the pattern asserts a word boundary (``\b``) at that end
+_TWICE = re.compile(BOUNDARY + "{2,}")  # a boundary asserted twice in a row is one boundary
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -79,7 +81,11 @@ def gate(source: str) -> Gate:
         parsed = sre_parse.parse(source)
     except Exception:  # noqa: BLE001 - syntax only the regex module knows: no gate, the rule always runs
         return ()
-    return tuple(sorted(set(_requirements(*_sequence(list(parsed)))), key=_selectivity, reverse=True))
+    sets = {
+        frozenset(_TWICE.sub(BOUNDARY, literal) for literal in choices)
+        for choices in _requirements(*_sequence(list(parsed)))
+    }
+    return tuple(sorted(sets, key=_selectivity, reverse=True))
 
 
 def admits(rule_gate: Gate, text: str) -> bool:
@@ -227,28 +233,30 @@ def _is_boundary(item) -> bool:
     return item[0] is sre.AT and item[1] is sre.AT_BOUNDARY
 
 
+_GROUPS = (sre.BRANCH, sre.SUBPATTERN, sre.ATOMIC_GROUP)
+
+
 def _boundaries_inside(items: list) -> list:
     """``items`` with a word boundary beside a group or a branch also put inside each of its alternatives
     (``\\b(?:a|b)`` reads as ``\\b(?:\\ba|\\bb)``, the same pattern), so that a literal the group starts
     or ends with carries it: the parser factors a ``\\b`` that every alternative starts with out of them."""
-    out = []
+    out = None
     for i, (op, arg) in enumerate(items):
+        if op not in _GROUPS:
+            continue
         before = [(sre.AT, sre.AT_BOUNDARY)] if i and _is_boundary(items[i - 1]) else []
         after = [(sre.AT, sre.AT_BOUNDARY)] if i + 1 < len(items) and _is_boundary(items[i + 1]) else []
-        if before or after:
-            if op is sre.BRANCH:
-                arg = (arg[0], [[*before, *alt, *after] for alt in arg[1]])
-            elif op is sre.SUBPATTERN:
-                arg = (*arg[:-1], [*before, *arg[-1], *after])
-            elif op is sre.ATOMIC_GROUP:
-                arg = [*before, *arg, *after]
-        out.append((op, arg))
-    return out
-
-
-def _joined(head: str, tail: str) -> str:
-    """``head + tail``, one boundary mark where both have one (a boundary twice is the same boundary)."""
-    return head + tail[1:] if head.endswith(BOUNDARY) and tail.startswith(BOUNDARY) else head + tail
+        if not (before or after):
+            continue
+        if op is sre.BRANCH:
+            arg = (arg[0], [[*before, *alt, *after] for alt in arg[1]])
+        elif op is sre.SUBPATTERN:
+            arg = (*arg[:-1], [*before, *arg[-1], *after])
+        else:
+            arg = [*before, *arg, *after]
+        out = list(items) if out is None else out
+        out[i] = (op, arg)
+    return items if out is None else out
 
 
 def _sequence(items: list) -> tuple[set[str] | None, list[frozenset[str]]]:
@@ -260,7 +268,7 @@ def _sequence(items: list) -> tuple[set[str] | None, list[frozenset[str]]]:
     for op, arg in items:
         item_exact, item_required = _node(op, arg)
         if exact is not None and item_exact is not None and len(exact) * len(item_exact) <= MAX_EXACT:
-            exact = {_joined(a, b) for a in exact for b in item_exact}
+            exact = {a + b for a in exact for b in item_exact}
             continue
         whole = False
         if exact is not None and "" not in exact:
@@ -329,12 +337,12 @@ def _requirements(exact: set[str] | None, required: list[frozenset[str]]) -> lis
     """Every set a node requires that rules something out (a set holding "" or a bare boundary is met by any
     text)."""
     sets = [*required, *([frozenset(exact)] if exact is not None else [])]
-    return [s for s in sets if s and all(map(core, s))]
+    return [s for s in sets if s and all(literal.strip(BOUNDARY) for literal in s)]
 
 
 def _selectivity(choices: frozenset[str]) -> tuple[int, int]:
     """Longer shortest literal first, then fewer literals: the set least texts pass."""
-    return min(len(core(literal)) for literal in choices), -len(choices)
+    return min(len(literal) - literal.count(BOUNDARY) for literal in choices), -len(choices)
 
 
 def _best(exact: set[str] | None, required: list[frozenset[str]]) -> list[frozenset[str]]:
