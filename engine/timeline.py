@@ -318,6 +318,8 @@ def _summary(entry: JournalEntry) -> str:
         )
         return f"{_SKILL_VERBS.get(action, action)} skill '{target}'{unchanged}"
     if entry.subsystem == "approvals":
+        if action == "reject" and isinstance(detail.get("unusable"), str):  # (a file no record could be read from)
+            return f"dropped unreadable {detail.get('subsystem', '')} record {target}: {_short(detail['unusable'], 90)}"
         verb = {
             "stage": "staged",
             "approve": "approved",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from engine import open_home
@@ -122,6 +125,33 @@ def test_a_rejected_unusable_file_is_not_rebuilt_but_pointed_to(home):
     with pytest.raises(WorkbenchError, match="unreadable file when it was rejected"):
         home.approvals.restore("0badc0de")
     assert not broken.exists() and home.approvals.list() == []
+
+
+def test_the_row_that_dropped_an_unreadable_file_says_so_and_shows_its_text(home):
+    """The Timeline said "rejected memory proposal 0badc0de: " (nothing after the colon), and the bytes
+    kept to copy back by hand could be read only with sqlite: `timeline show` prints them now."""
+    from engine.timeline import Timeline
+    from tests.test_curator_cli import wb
+
+    broken = home.pending_dir / "memory" / "0badc0de.json"
+    broken.write_bytes(b'{"id": "0badc0de", "content": "tea\x1b[31m", \xff')
+    row_id = home.approvals.reject("0badc0de")["message"].rpartition("row ")[2].rstrip(".")
+    [row] = [r for r in Timeline(home).page(limit=10) if r.action == "reject"]
+    assert str(row.id) == row_id
+    assert row.summary.startswith("dropped unreadable memory record 0badc0de: not UTF-8 text (byte 0xff")
+    home.close()
+    code, data = wb(home.root, "timeline", "show", row_id)
+    assert code == 0 and data["kept_text"] == '{"id": "0badc0de", "content": "tea\x1b[31m", \\xff'
+    shown = subprocess.run(
+        [sys.executable, "-m", "workbench", "--home", str(home.root), "timeline", "show", row_id],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0 and "\x1b" not in shown.stdout
+    assert shown.stdout.endswith(
+        'kept in this row (--json gives it as kept):\n{"id": "0badc0de", "content": "tea␛[31m", \\xff\n'
+    )
 
 
 def test_a_restore_a_killed_process_left_half_done_is_settled_by_what_is_on_disk(home):

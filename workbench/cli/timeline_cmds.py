@@ -16,6 +16,7 @@ from engine.textsafety import visible
 from engine.timeline import (
     SUBSYSTEMS,
     MalformedReference,
+    Row,
     Timeline,
     TimelineError,
     detail_lines,
@@ -126,9 +127,12 @@ def show_row(home: Home, args) -> Output:
     timeline = Timeline(home)
     row = timeline.with_sources(timeline.rows_of(str(args.row)))[0]
     diff = timeline.skill_diff(row)
+    kept = dropped_text(home, row)
 
     def text() -> str:
         lines = detail_lines(row)  # (as the Timeline screen's detail shows it: why and source too)
+        if kept is not None:
+            lines += ["", "the file's text, kept in this row (--json gives it as kept):", *visible(kept).splitlines()]
         if diff is not None:
             lines.append("")
             shown = in_context(diff)
@@ -137,7 +141,17 @@ def show_row(home: Home, args) -> Output:
             lines.append("(what it read before was not kept: it was last seen by an earlier version, or first seen)")
         return "\n".join(lines)
 
-    return Output({"row": row.to_dict(), "diff": diff}, text=text)
+    return Output({"row": row.to_dict(), "diff": diff, **({"kept_text": kept} if kept is not None else {})}, text=text)
+
+
+def dropped_text(home: Home, row: Row) -> str | None:
+    """What an unreadable pending file held, for the row that dropped it (its bytes are kept there, not
+    UTF-8 ones as ``\\xff``): to be copied back by hand, as ``pending restore`` cannot rebuild it."""
+    if (row.subsystem, row.action) != ("approvals", "reject"):
+        return None
+    entry = home.journal.get(row.id)
+    raw = entry.detail.get("raw") if entry is not None and "unusable" in entry.detail else None
+    return raw if isinstance(raw, str) else None
 
 
 def catch_up(home: Home) -> None:
