@@ -100,3 +100,35 @@ _pts.SVGImageExtension = RootSVGExtension
 # Textual reads NO_COLOR when an app starts (and would render monochrome); snapshots and
 # colour assertions must not depend on the environment the suite runs in.
 os.environ.pop("NO_COLOR", None)
+
+
+# -- Longest tests first -------------------------------------------------------------------
+# With ``-n 2`` xdist hands tests out in collection order, so a minute-long test collected
+# near the end (the soak is in test_soak.py, after most of the suite) keeps one worker busy
+# after the other has run out: the whole run waits for it. Run first, the longest ones
+# overlap the rest of the suite on the other worker. Node-id prefixes, longest first
+# (``--durations=80`` of a full run); the order of every other test is unchanged.
+LONGEST_FIRST = (
+    "tests/test_soak.py::test_a_small_soak_leaves_the_home_whole",
+    "tests/test_threat_corpus.py::test_hostile_texts_never_reach_a_prompt_unseen",
+    "tests/test_tui_focus.py::test_every_focusable_pane_shows_a_focus_ring",
+    "tests/test_threat_corpus.py::test_benign_texts_are_never_refused_and_rarely_flagged",
+    "tests/test_tui_reloads.py::test_no_worker_calls_back_with_call_from_thread",
+    "tests/test_archive_hermes.py::test_a_cjk_search_first_in_a_home_hermes_wrote_leaves_every_read_working",
+    "tests/test_tui_sessions.py::test_typing_in_the_search_box_relays_out_nothing_and_long_text_scrolls",
+    "tests/test_memory_cli.py::test_history_of_",
+    "tests/test_tui_mash.py::test_random_keys_never_stop_the_app",
+    "tests/test_fuzz_files.py::",
+)
+
+
+def _first_rank(nodeid: str) -> int:
+    for rank, prefix in enumerate(LONGEST_FIRST):
+        if nodeid.startswith(prefix):
+            return rank
+    return len(LONGEST_FIRST)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Move the longest tests to the front, longest first (a stable sort: nothing else moves)."""
+    items.sort(key=lambda item: _first_rank(item.nodeid))
