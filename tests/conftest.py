@@ -70,6 +70,35 @@ def pytest_sessionfinish(session) -> None:
     gc.collect()
 
 
+# -- argparse's message lookups ------------------------------------------------------------
+# Every in-process ``workbench.cli.main`` builds the whole parser, and argparse asks gettext
+# for each of its ~1,200 strings; each ask walks the locale variables, normalises the locale
+# and looks for a .mo file on disk: half of the 13 ms a parser takes, paid on every CLI call the
+# threat corpus, the CLI fuzzers and the CLI tests make. The answer depends only on the
+# arguments and those variables (and on .mo files no test writes), so it is kept per key;
+# a test that sets LANGUAGE or LC_ALL gets its own answer. Subprocesses are unaffected.
+import functools  # noqa: E402
+import gettext  # noqa: E402
+
+_LOCALE_VARS = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+_gettext_find = gettext.find
+
+
+@functools.cache
+def _find_once(domain, localedir, languages, all, env):
+    found = _gettext_find(domain, localedir, None if languages is None else list(languages), all)
+    return tuple(found) if isinstance(found, list) else found
+
+
+def _find(domain, localedir=None, languages=None, all=False):
+    env = tuple(os.environ.get(name) for name in _LOCALE_VARS)
+    found = _find_once(domain, localedir, None if languages is None else tuple(languages), all, env)
+    return list(found) if isinstance(found, tuple) else found
+
+
+gettext.find = _find
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     """Async tests (``pytest.mark.anyio``, e.g. Textual Pilot tests) run on asyncio."""
