@@ -142,7 +142,7 @@ _raw_text = st.text(alphabet=["a", "b", " ", "\t", "\n", "\r", "§", "\ufeff", "
 _stored = st.lists(_raw_text, min_size=1, max_size=4).map(ENTRY_DELIMITER.join)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(
     raw=st.one_of(_raw_text, _stored),
     tail=st.one_of(_raw_text, _stored, st.lists(_entry, min_size=1, max_size=3).map(ENTRY_DELIMITER.join)),
