@@ -138,7 +138,9 @@ def _command_of(pid: str) -> str:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return "unknown program"
-    words = [w.decode("utf-8", "replace") for w in raw.split(b"\0") if w]
+    # (a process that rewrites its title has one word holding spaces: each is cut at its first space,
+    # before its path is, so the arguments after it never come along)
+    words = [w.decode("utf-8", "replace").split()[0] for w in raw.split(b"\0") if w.strip()]
     if not words:
         return "unknown program"
     names = [os.path.basename(words[0]) or words[0]]

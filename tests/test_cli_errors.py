@@ -519,3 +519,21 @@ def test_approve_all_with_a_failure_ends_with_the_error(home, capsys):
     lines = out.splitlines()
     assert lines[0] == "Approved 1 pending write(s)." and "0000ad01" in lines[1]
     assert lines[-1] == "error: 1 of 2 could not be approved and stay pending."
+
+
+def test_a_lock_holder_that_rewrote_its_title_is_named_without_its_arguments(tmp_path):
+    """A process that sets its title (setproctitle) has one argv word holding spaces: the holder's
+    name kept what followed its last '/', a secret argument included (`tool --token=SECRET123`)."""
+    from engine.db import _command_of
+
+    titled = subprocess.Popen(["/opt/tool --token=SECRET123 --key a/b", "30"], executable="/bin/sleep")
+    job = tmp_path / "job.py --password=hunter2"  # (a script's word too: cut at its first space)
+    job.write_text("import sys\nsys.stdin.read()\n")
+    script = subprocess.Popen(["python3", str(job)], executable=sys.executable, stdin=subprocess.PIPE)
+    try:
+        assert _command_of(str(titled.pid)) == "tool"
+        assert _command_of(str(script.pid)) == "python3 job.py"
+    finally:
+        for process in (titled, script):
+            process.kill()
+            process.wait()
