@@ -520,3 +520,20 @@ def test_search_says_when_fts_syntax_was_read_as_words(home_dir):
     assert proc.returncode == 0 and proc.stdout.startswith("note: 'content:' is no column filter here")
     code, data, _ = wb(home_dir, "sessions", "search", "http://example.org")
     assert code == 0 and data["note"] is None
+
+
+def test_a_delete_by_a_title_two_sessions_share_names_both_and_deletes_neither(home_dir, capsys):
+    """Hermes leaves duplicate titles when its repair of the unique index fails; a delete by title took
+    whichever row came first."""
+    from workbench.cli import main
+
+    with sqlite3.connect(home_dir / "state.db") as conn:
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql LIKE '%title%'"):
+            conn.execute(f'DROP INDEX "{name}"')
+        conn.execute("UPDATE sessions SET title = 'Twins'")
+    state = (home_dir / "state.db").read_bytes()
+    assert main(["--home", str(home_dir), "--json", "sessions", "delete", "Twins", "--yes", "--force"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["error"].startswith("Several sessions have the title 'Twins' (")
+    assert sorted(doc["candidates"]) == ["child_1", "root_1"]
+    assert (home_dir / "state.db").read_bytes() == state

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.archive import sanitize_title
-from engine.errors import WorkbenchError
+from engine.errors import SessionGrew, WorkbenchError
 from engine.events import MessageStored, SessionChanged
 
 
@@ -419,3 +419,39 @@ def test_an_archive_if_ended_looks_again_inside_its_write(home, monkeypatch):
     assert not archive.get_session("s1").archived
     assert "archive" not in {row.action for row in home.journal.query(subsystem="sessions")}
     assert archive.set_archived("s1", True) == 1  # (without if_ended: as before, for a revert)
+
+
+def test_a_delete_refuses_a_session_changed_since_it_was_asked_about(home):
+    """D compared only the session's message count: Hermes's compaction rewrites messages in place
+    (deletes and inserts them, the count set to the new total), and a delegate session the delete
+    takes along was not looked at at all. What the question showed is compared whole now."""
+    import sqlite3
+
+    archive = home.archive
+    archive.create_session("talk", source="cli")
+    archive.append_messages("talk", [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"}])
+    archive.create_session("helper", source="subagent", parent_session_id="talk")
+    archive.append_message("helper", "user", "look it up")
+    asked = archive.delete_mark("talk")
+    assert asked[:3] == (2, ("talk", "helper"), 3)
+    with sqlite3.connect(home.state_db_path) as conn:  # a rewrite in place, as Hermes's compaction makes
+        (first,) = conn.execute("SELECT min(id) FROM messages WHERE session_id = 'talk'").fetchone()
+        conn.execute("DELETE FROM messages WHERE id = ?", (first,))
+    archive.append_message("talk", "user", "one, summarised")
+    with sqlite3.connect(home.state_db_path) as conn:  # (Hermes sets the count to the new total)
+        conn.execute("UPDATE sessions SET message_count = 2 WHERE id = 'talk'")
+    assert archive.get_session("talk").message_count == 2  # the count the question showed
+    with pytest.raises(SessionGrew, match="changed since you were asked about it") as refused:
+        archive.delete_session("talk", live=True, shown=asked)
+    assert refused.value.message.endswith("another process wrote to it meanwhile. Nothing was deleted.")
+    asked = archive.delete_mark("talk")
+    archive.append_message("helper", "assistant", "found it")  # its delegate grew
+    with pytest.raises(SessionGrew, match="changed since you were asked"):
+        archive.delete_session("talk", live=True, shown=asked)
+    asked = archive.delete_mark("talk")
+    archive.append_message("talk", "assistant", "three")
+    with pytest.raises(SessionGrew, match="has 3 messages now, not the 2 you were asked about"):
+        archive.delete_session("talk", live=True, shown=asked)
+    assert [m.content for m in archive.messages("helper")] == ["look it up", "found it"]
+    assert archive.delete_session("talk", live=True, shown=archive.delete_mark("talk"))
+    assert archive.get_session("talk") is None and archive.get_session("helper") is None

@@ -147,7 +147,7 @@ class SessionsMixin(LineageMixin):
             return None
         found = self.get_session(text)
         if found is not None or exact:
-            return found or self._titled(text)
+            return found or self._titled(text, unique=exact)
         rows = (
             self.conn()
             .execute("SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (like_escape(text) + "%",))
@@ -426,10 +426,18 @@ class SessionsMixin(LineageMixin):
         )
         return self._session(row) if row else self._titled(base)
 
-    def _titled(self, title: str) -> Session | None:
-        """The session with exactly this title (Hermes keeps titles unique)."""
-        row = self.conn().execute("SELECT * FROM sessions WHERE title = ?", (title.strip(),)).fetchone()
-        return self._session(row) if row else None
+    def _titled(self, title: str, *, unique: bool = False) -> Session | None:
+        """The session with exactly this title. Hermes keeps titles unique, but leaves duplicates when
+        its repair of the unique index fails: ``unique`` refuses them, naming each (a delete's)."""
+        rows = self.conn().execute("SELECT * FROM sessions WHERE title = ? LIMIT 5", (title.strip(),)).fetchall()
+        if unique and len(rows) > 1:
+            ids = [str(row["id"]) for row in rows]
+            named = ", ".join(ids) + (", ..." if len(ids) == 5 else "")
+            raise WorkbenchError(
+                f"Several sessions have the title {title.strip()!r} ({named}); give the id of the one you mean.",
+                candidates=ids,
+            )
+        return self._session(rows[0]) if rows else None
 
     def update_token_counts(
         self,
@@ -551,14 +559,31 @@ class SessionsMixin(LineageMixin):
         if warning := _live_warning(session_id, self._live_among(doomed)):
             raise SessionLive(warning, session_id=session_id)
 
-    def _refuse_grown(self, session_id: str, shown: int) -> None:
+    def delete_mark(self, session_id: str) -> tuple[object, ...]:
+        """What a delete of ``session_id`` would take, as a question shows it: the session's message
+        count, then the sessions it takes (delegates too) and how many messages they hold and their
+        newest row. A delete given it (``shown``) is refused when it changed: Hermes appended, or
+        rewrote the messages in place (its compaction deletes and inserts them again)."""
         row = self.conn().execute("SELECT message_count FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        now = row[0] if row else 0
-        if now != shown:
-            raise SessionGrew(
-                f"Session {session_id} has {now} message{'s' * (now != 1)} now, not the {shown} you were asked about: "
-                "another process wrote to it meanwhile. Nothing was deleted."
-            )
+        doomed = [session_id, *self._delegate_descendants(session_id)]
+        rows, newest = 0, 0
+        for chunk, marks in in_chunks(doomed):
+            sql = f"SELECT count(*), coalesce(max(id), 0) FROM messages WHERE session_id IN ({marks})"
+            count, top = self.conn().execute(sql, chunk).fetchone()
+            rows, newest = rows + count, max(newest, top)
+        return (row[0] if row else 0, tuple(doomed), rows, newest)
+
+    def _refuse_changed(self, session_id: str, shown: tuple[object, ...]) -> None:
+        now = self.delete_mark(session_id)
+        if now == shown:
+            return
+        count, was = now[0], shown[0]
+        what = (
+            f"has {count} message{'s' * (count != 1)} now, not the {was} you were asked about"
+            if count != was
+            else "changed since you were asked about it (its messages were rewritten, or its delegate sessions)"
+        )
+        raise SessionGrew(f"Session {session_id} {what}: another process wrote to it meanwhile. Nothing was deleted.")
 
     def _live_among(self, ids: list[str]) -> list[str]:
         live: list[str] = []
@@ -569,15 +594,15 @@ class SessionsMixin(LineageMixin):
 
     @changes_archive
     def delete_session(
-        self, session_id: str, *, actor: str = "user", live: bool = False, shown_count: int | None = None
+        self, session_id: str, *, actor: str = "user", live: bool = False, shown: tuple[object, ...] | None = None
     ) -> bool:
         """Delete a session and its messages; delegate children go too, other children are orphaned.
 
         A session that has not ended (or a delegate of it) is refused (``SessionLive``, nothing
         changed) unless ``live``: a Hermes still running it would write to it again, and its next
-        message would bring back a session of that one message. ``shown_count``: the message count
-        the person who said yes was shown; one that changed since (Hermes wrote meanwhile) is
-        refused, checked in the delete's transaction, so nothing they were not asked about goes."""
+        message would bring back a session of that one message. ``shown``: its ``delete_mark`` when the
+        person who said yes was asked; one that changed since (Hermes wrote meanwhile) is refused,
+        checked in the delete's transaction, so nothing they were not asked about goes."""
         session = self.get_session(session_id)
         if session is None:
             return False
@@ -594,8 +619,8 @@ class SessionsMixin(LineageMixin):
             with self._write():
                 if not live:
                     self._refuse_live(session_id, doomed)  # (reopened since it was read)
-                if shown_count is not None:
-                    self._refuse_grown(session_id, shown_count)
+                if shown is not None:
+                    self._refuse_changed(session_id, shown)
                 self._delete_rows(doomed)
         outside.note_deleted(self.home, doomed)
         self._publish(

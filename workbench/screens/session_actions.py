@@ -45,6 +45,7 @@ class SessionLooked(Message):
     chain_title: str | None  # the title the tree's row shows for that chain
     chain_label: str | None = None  # what the row shows: that title, else the chain's first message in quotes
     live: str | None = None  # deleting or archiving: why it may not last (it has not ended), said in the question
+    mark: tuple[object, ...] = ()  # deleting: what it takes as asked (``delete_mark``; its count is the question's)
 
 
 @dataclass
@@ -119,12 +120,13 @@ class SessionActions(WorkbenchScreen):
                 if action == "archive"
                 else None
             )
+            mark = archive.delete_mark(session_id) if action == "delete" else ()
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
         name = _named(session.id, titled(session.title, previews.get(session_id)))
         chain_label = titled(chain.title, previews.get(chain.head.id))
-        self.post_result(SessionLooked(action, session, name, chain.ids, chain.title, chain_label, live))
+        self.post_result(SessionLooked(action, session, name, chain.ids, chain.title, chain_label, live, mark))
 
     @on(SessionLooked)
     def _looked(self, message: SessionLooked) -> None:
@@ -144,7 +146,8 @@ class SessionActions(WorkbenchScreen):
                 value = sanitize_title((session.title or "")[:MAX_TITLE_LENGTH]) or ""
             self._ask_title(message, value)
         else:
-            count = f"{session.message_count} message{'s' * (session.message_count != 1)}"
+            shown = message.mark[0] if message.mark else session.message_count  # (what y is checked against)
+            count = f"{shown} message{'s' * (shown != 1)}"
             segment = _segment(message)
             part = f" It is {segment}: only this one goes (a archives the whole conversation)." if segment else ""
             ended = ""
@@ -209,8 +212,8 @@ class SessionActions(WorkbenchScreen):
                     said += f" Taken from {taken}, an earlier segment of this conversation, now untitled."
             else:
                 # (live only as the question said: one reopened since is refused, and that said)
-                count = message.session.message_count  # (what the question said goes)
-                gone = archive.delete_session(session_id, actor="user", live=bool(value), shown_count=count)
+                # (what the question said goes: one written to since is refused)
+                gone = archive.delete_session(session_id, actor="user", live=bool(value), shown=message.mark)
                 said = f"Deleted {name}." if gone else f"{name} was deleted already."
         except SessionLive as exc:  # (reopened since the question was asked without saying so)
             what = "archived: a" if message.action in ARCHIVING else "deleted: D"
