@@ -227,3 +227,30 @@ def test_reject_all_drops_the_unreadable_files_only_when_asked(home):
     assert not broken.exists() and nameless.exists()  # (no id names it: moved by hand, never guessed)
     [row] = home.journal.query(subsystem="approvals", target="0badc0de", limit=1)
     assert row.action == "reject" and row.detail["raw"] == '{"id": "0badc0de", "payload": \\xff'
+
+
+def test_an_unreadable_file_fixed_before_its_reject_is_not_dropped_as_unreadable(home, monkeypatch):
+    """The unreadable file was read before the folder's lock was taken: one fixed by hand (the remedy
+    the screen suggests) in between was dropped as "unusable" all the same, its proposal never seen,
+    and `restore` then refused it as an unreadable file. And the TUI's question about an unreadable
+    row rejected what the file held when it had been fixed while the question was open."""
+    record = _stage(home, "User likes tea")
+    path = home.pending_dir / "memory" / f"{record.id}.json"
+    good = path.read_bytes()
+    path.write_bytes(b"{ broken")
+    looked = home.approvals.store.problem
+
+    def fixed_meanwhile(*args, **kwargs):  # (called under the lock, after the first read)
+        path.write_bytes(good)
+        return looked(*args, **kwargs)
+
+    monkeypatch.setattr(home.approvals.store, "problem", fixed_meanwhile)
+    with pytest.raises(WorkbenchError, match="reads as a record now") as refused:
+        home.approvals.reject(record.id)
+    assert refused.value.message.endswith("Nothing was changed.")
+    monkeypatch.undo()
+    assert path.read_bytes() == good and [r.id for r in home.approvals.list()] == [record.id]
+    with pytest.raises(WorkbenchError, match="reads as a record now"):  # asked about it as unreadable
+        home.approvals.reject(record.id, unreadable=True)
+    assert [r.id for r in home.approvals.list()] == [record.id]
+    assert home.approvals.reject(record.id)["success"]  # (asked about as the proposal it is)

@@ -85,6 +85,13 @@ class DryRun:
     skills: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
+def _readable_now(pending_id: str) -> WorkbenchError:
+    return WorkbenchError(
+        f"Pending record {pending_id} reads as a record now (fixed or replaced since it was read): look at it "
+        "before deciding. Nothing was changed."
+    )
+
+
 class ApprovalQueue:
     def __init__(self, home: Home):
         self.home = home
@@ -552,13 +559,16 @@ class ApprovalQueue:
             "result": result,
         }
 
-    def reject(self, pending_id: str, *, actor: str = "user") -> dict[str, Any]:
-        """Drop a pending write. The journal keeps the whole record, so nothing is lost."""
+    def reject(self, pending_id: str, *, actor: str = "user", unreadable: bool = False) -> dict[str, Any]:
+        """Drop a pending write. The journal keeps the whole record, so nothing is lost. ``unreadable``:
+        the person was asked about an unreadable file: one that reads as a record now is refused."""
         self._check_writable()
         try:
             record = self.get(pending_id)
         except UnusableRecord as unusable:
             return self._reject_unusable(pending_id, unusable, actor)
+        if unreadable:
+            raise _readable_now(pending_id)
         with self.store.links.lock(self.store.folder(record.subsystem)):
             record = self._sourced(self.get(pending_id))
             self._staged_first(record)
@@ -672,6 +682,12 @@ class ApprovalQueue:
             problem = self.store.problem(path, subsystem, unusable.details["problem"])
             if refusal := problem.reject_refusal:
                 raise WorkbenchError(f"Pending record {path} cannot be rejected: {refusal} Nothing was changed.")
+            try:  # (fixed by hand, or replaced, since it was read: a record is rejected as one, and seen first)
+                self.get(pending_id)
+            except UnusableRecord:
+                pass
+            else:
+                raise _readable_now(pending_id)
             try:
                 raw = self.store.raw(path)
             except FileNotFoundError:

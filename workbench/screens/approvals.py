@@ -462,15 +462,18 @@ class ApprovalsScreen(WorkbenchScreen):
             f"It cannot be read: {one_line(problem.error, 300)}\n"
             "Its file is removed and its exact bytes are kept in its journal row (u does not put it back)."
             + f"\n{HERMES_SEES.get(problem.hermes, '')}",
-            lambda: self._decide(problem.id or "", approve=False),
+            lambda: self._decide(problem.id or "", approve=False, unreadable=True),
         )
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
-    def _decide(self, pending_id: str, *, approve: bool, seen: Seen | None = None) -> None:
+    def _decide(self, pending_id: str, *, approve: bool, seen: Seen | None = None, unreadable: bool = False) -> None:
         approvals = self.home.approvals
         try:
             with lock_waits.cancellable(self.stop_waits):
-                result = approvals.approve(pending_id, seen=seen) if approve else approvals.reject(pending_id)
+                if approve:
+                    result = approvals.approve(pending_id, seen=seen)
+                else:  # (asked about an unreadable file: one that reads as a record now is refused)
+                    result = approvals.reject(pending_id, unreadable=unreadable)
         except Exception as exc:
             result = {"success": False, "error": getattr(exc, "message", str(exc))}
         ok = result.get("success") is not False
