@@ -1504,3 +1504,37 @@ async def test_the_store_a_quit_tries_first_is_said_while_it_waits(home, tmp_pat
         holder.kill()
         holder.wait()
     assert [m.content for m in home.archive.messages(screen.session_id)][:1] == ["hello while locked"]
+
+
+def test_ctrl_c_while_the_exit_waits_for_a_turn_leaves_at_once_and_says_so(home, tmp_path, monkeypatch):
+    """After the terminal came back, the exit waited for a turn still in a model request with no end
+    but ctrl+c, and that only moved the wait to the interpreter's exit (which joins the worker's
+    thread), whose second ctrl+c printed a traceback. ctrl+c now leaves at once, saying what it left."""
+    from types import SimpleNamespace
+
+    import workbench.app as app_module
+
+    class Stuck(threading.Event):
+        def wait(self, timeout=None):
+            if timeout is None:
+                raise KeyboardInterrupt
+            return False
+
+    left: list[int] = []
+
+    def leave(code: int) -> None:
+        left.append(code)
+        raise SystemExit(code)
+
+    monkeypatch.setattr(app_module.os, "_exit", leave)
+    app = make_app(home, tmp_path)
+    turn = SimpleNamespace(finished=Stuck(), note=None)
+    app.run_screen = SimpleNamespace(after_exit=lambda: turn, exit_note=None)
+    said: list[str] = []
+    with pytest.raises(SystemExit):
+        app.after_exit(said.append)
+    assert left == [130]
+    assert said == [
+        "Waiting for the agent's turn to stop and its session to end… (ctrl+c leaves without waiting)",
+        "Left without waiting: its session stays open in state.db, as a killed workbench leaves it.",
+    ]
