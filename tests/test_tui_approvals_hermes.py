@@ -124,6 +124,7 @@ async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, 
     async with app.run_test(size=(120, 40)) as pilot:
         dialog = await edit_proposal(pilot, "+ User likes coffee")
         assert dialog.query_one(TextArea).text == "User likes coffee"
+        assert dialog.hint.startswith("It replaces “User likes tea”.")  # (the box shows only the new text)
         assert dialog.query_one("#draft-budget", CapacityGauge).used == len("User likes coffee\n§\nProject uses uv")
         dialog.query_one(TextArea).text = "User likes black coffee"
         await pilot.press("ctrl+s")

@@ -25,7 +25,7 @@ from textual.widgets.option_list import Option
 
 from engine import lock_waits
 from engine.approvals.editing import edit_draft
-from engine.approvals.preview import Seen, refusal_now, seen_in, target_line
+from engine.approvals.preview import Seen, refusal_now, seen_entries, seen_in, target_line
 from engine.approvals.queue import NOT_APPLIED, DryRun, NoSuchRecord
 from engine.approvals.records import HERMES_SEES, KINDS, PendingRecord, RecordProblem
 from engine.clock import shown_time
@@ -508,13 +508,18 @@ class ApprovalsScreen(WorkbenchScreen):
         # said before any typing: an edit of the text cannot help a refusal about its target (a replace whose
         # entry is gone), and one about its size or words it may
         refused = f"As it stands it would be refused: {opened['error']}" if opened.get("error") else None
+        # (what the draft takes the place of, which the box does not show)
+        hits = seen_entries(opened.get("targets") or []) if record.action == "replace" else {}
+        replaces = f"It replaces “{one_line(hits[1], 160)}”." if 1 in hits else None
         self.app.push_screen(
             EditDialog(
                 f"Edit, then approve {record.subsystem} {record.action} {record.id}",
                 draft.text,
                 lambda edited: self._approve_edited(record, edited, heard),
                 hint=" ".join(
-                    filter(None, (refused, draft.note, "Your text is checked exactly as the agent's would be."))
+                    filter(
+                        None, (refused, replaces, draft.note, "Your text is checked exactly as the agent's would be.")
+                    )
                 ),
                 budget=self._draft_budget(record, opened),
                 recheck=lambda: self._recheck(record, opened),
