@@ -352,6 +352,10 @@ class ApprovalQueue:
 
     def get(self, pending_id: str) -> PendingRecord:
         """The record with this id; a clear error if there is none or it is unusable."""
+        if isinstance(pending_id, str) and not is_pending_id(pending_id):  # a file `pending list` names, no id?
+            named = [p for p in self.problems() if Path(p.path).name in (pending_id, f"{pending_id}.json")]
+            if named and (refusal := named[0].reject_refusal):
+                raise WorkbenchError(f"{named[0].path} is no pending record: {refusal} Nothing was changed.")
         found = self.store.find(check_id(pending_id))
         if found is None:
             raise NoSuchRecord(pending_id)
