@@ -198,3 +198,34 @@ async def test_a_reject_refused_meanwhile_says_why_not_that_it_was_decided_elsew
         said = " ".join(n.message for n in app._notifications)
         assert status.startswith("Not rejected, nothing changed: Pending record") and "decided elsewhere" not in status
         assert "cannot be rejected: It is a folder, not a file" in said and broken.is_dir()
+
+
+async def test_a_file_that_changed_while_its_question_was_open_is_told_with_the_verb_asked(queue, tmp_path):
+    """`a` on a proposal whose file broke while the question was open said "Not rejected"; `r` on an
+    unreadable row whose file was fixed meanwhile said "Not applied, still pending"; and `r` on a
+    proposal whose file broke meanwhile dropped it as unreadable, asking nothing more, with no `u`."""
+    folder = queue.pending_dir / "memory"
+    staged = folder / f"{queue.staged_id}.json"
+    good = staged.read_bytes()
+    app = make_app(queue, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for key, answer in (("a", "Not applied, still pending: "), ("r", "Not rejected, nothing changed: ")):
+            await open_row(pilot, 0)
+            await pilot.press(key)
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+            staged.write_bytes(b"{ broken")
+            await pilot.press("y")
+            await wait_for(pilot, lambda: text_of(app, "#status").startswith(answer), what=f"{key}'s refusal")
+            assert staged.read_bytes() == b"{ broken"
+            staged.write_bytes(good)
+            await wait_for(pilot, lambda: "Uses Postgres 16" in rows(app)[0], what="the proposal back")
+        await open_row(pilot, 1)  # 0badc0de, unreadable: fixed while its question is open
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        fixed = json.loads(good)
+        fixed.update(id="0badc0de")
+        (folder / "0badc0de.json").write_text(json.dumps(fixed))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "reads as a record now" in text_of(app, "#status"), what="the refusal")
+        assert text_of(app, "#status").startswith("Not rejected, nothing changed: ")
+        assert (folder / "0badc0de.json").exists()

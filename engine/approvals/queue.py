@@ -563,13 +563,19 @@ class ApprovalQueue:
             "result": result,
         }
 
-    def reject(self, pending_id: str, *, actor: str = "user", unreadable: bool = False) -> dict[str, Any]:
+    def reject(self, pending_id: str, *, actor: str = "user", unreadable: bool | None = None) -> dict[str, Any]:
         """Drop a pending write. The journal keeps the whole record, so nothing is lost. ``unreadable``:
-        the person was asked about an unreadable file: one that reads as a record now is refused."""
+        whether the person was asked about an unreadable file (True) or a record (False): one that is
+        the other now (fixed, or broken, since) is refused; None (the CLI's id) takes either."""
         self._check_writable()
         try:
             record = self.get(pending_id)
         except UnusableRecord as unusable:
+            if unreadable is False:
+                raise WorkbenchError(
+                    f"Pending record {pending_id} cannot be read now (it changed since it was shown: "
+                    f"{unusable.details['problem']}): look at it again before deciding. Nothing was changed."
+                ) from None
             return self._reject_unusable(pending_id, unusable, actor)
         if unreadable:
             raise _readable_now(pending_id)

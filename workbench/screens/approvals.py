@@ -450,7 +450,7 @@ class ApprovalsScreen(WorkbenchScreen):
             self.confirm(
                 f"Reject {record.subsystem} {record.action} {record.id}?",
                 one_line(record.summary, 300) + "\nThe journal keeps it: u puts it back right after.",
-                lambda: self._decide(record.id, approve=False),
+                lambda: self._decide(record.id, approve=False, unreadable=False),
             )
 
     def _reject_unreadable(self, problem: RecordProblem) -> None:
@@ -466,13 +466,15 @@ class ApprovalsScreen(WorkbenchScreen):
         )
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
-    def _decide(self, pending_id: str, *, approve: bool, seen: Seen | None = None, unreadable: bool = False) -> None:
+    def _decide(
+        self, pending_id: str, *, approve: bool, seen: Seen | None = None, unreadable: bool | None = None
+    ) -> None:
         approvals = self.home.approvals
         try:
             with lock_waits.cancellable(self.stop_waits):
                 if approve:
                     result = approvals.approve(pending_id, seen=seen)
-                else:  # (asked about an unreadable file: one that reads as a record now is refused)
+                else:  # (as asked: a record, or an unreadable file; one that is the other now is refused)
                     result = approvals.reject(pending_id, unreadable=unreadable)
         except Exception as exc:
             result = {"success": False, "error": getattr(exc, "message", str(exc))}
@@ -486,13 +488,13 @@ class ApprovalsScreen(WorkbenchScreen):
         else:
             scan = approvals.scan()
             record = next((r for r in scan.records if r.id == pending_id), None)
-            if record is None and any(p.id == pending_id for p in scan.problems):  # an unreadable file, kept
-                message = f"Not rejected, nothing changed: {result.get('error') or 'refused'}"
-            elif record is None:  # decided meanwhile, by Hermes say: it is not pending any more
+            error = str(result.get("error") or "refused")
+            if record is None and not any(p.id == pending_id for p in scan.problems):  # decided meanwhile
                 message = _decided_elsewhere(pending_id, "approved" if approve else "rejected")
-            else:
-                error = str(result.get("error") or "the write was refused")
+            elif approve:  # (its file kept, readable or not)
                 message = f"{NOT_APPLIED}{error}"
+            else:
+                message = f"Not rejected, nothing changed: {error}"
         self.report(message or "Done.", error=not ok)
 
     def action_edit_approve(self) -> None:
