@@ -562,3 +562,26 @@ def test_what_an_unreadable_record_says_of_hermes_is_what_hermes_does(hermes, tm
     assert problem.hermes == sees
     listed = hermes.json(root, HERMES_LISTS)
     assert listed == {"lists": ["1badc0de"], "breaks": "AttributeError", "skips": []}[sees]
+
+
+HERMES_PENDING_LIST = """
+import json
+from hermes_cli.write_approval_commands import _fmt_pending_list
+try:
+    print(json.dumps(_fmt_pending_list("memory")))
+except Exception as exc:
+    print(json.dumps(type(exc).__name__))
+"""
+
+
+def test_a_json_object_with_no_id_is_said_to_break_hermess_pending_list(hermes, tmp_path):
+    """notes.json holding `{"note": ...}` was said to be one Hermes "still reads ... its own queue lists
+    it": its /memory pending list prints each record's id, and stops with a KeyError on this one."""
+    root = tmp_path / "home"
+    home = open_home(root)
+    (home.pending_dir / "memory").mkdir(parents=True, exist_ok=True)
+    (home.pending_dir / "memory" / "notes.json").write_text('{"note": "my notes"}')
+    [problem] = home.approvals.problems()
+    home.close()
+    assert problem.hermes == "unnamed" and "/memory pending list stops with an error" in problem.remedy
+    assert hermes.json(root, HERMES_PENDING_LIST) == "KeyError"

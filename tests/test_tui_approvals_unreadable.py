@@ -61,7 +61,7 @@ async def test_each_unreadable_file_has_a_row_and_a_pane_and_the_title_fits(queu
         assert text_of(app, "#proposal-title") == "unreadable memory record 0badc0de"
         assert text_of(app, "#proposal-info") == "file pending/memory/0badc0de.json"
         pane = text_of(app, "#proposal-warnings")
-        assert pane.startswith("Cannot be read: not UTF-8 text (byte 0xff at offset 30)")
+        assert pane.startswith("Cannot be used: not UTF-8 text (byte 0xff at offset 30)")
         assert "It cannot be approved" in pane and "keeps its exact bytes in the journal row" in pane
         assert "Hermes 0.19 cannot read it either" in pane and pane.endswith(
             "Press r to reject it (u does not put it back)."

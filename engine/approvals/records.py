@@ -134,6 +134,8 @@ HERMES_SEES = {
     "error while it is there; rejecting it here mends that.",
     "follows": "Hermes 0.19 follows the link and reads what it points to; the workbench never does.",
     "skips": "Hermes 0.19 cannot read it either and skips it.",
+    "unnamed": "Hermes 0.19 reads it as a record with no id, and its /memory pending list stops with an error "
+    "while it is there; moving it out mends that.",
 }
 
 
@@ -173,15 +175,15 @@ class RecordProblem:
     @property
     def remedy(self) -> str:
         """What can be done about it, and what Hermes makes of it, in words (both skins say it)."""
-        if (refusal := self.reject_refusal) is not None:
-            return refusal
         hermes = HERMES_SEES.get(self.hermes, HERMES_SEES["skips"])
+        if (refusal := self.reject_refusal) is not None:
+            return f"{refusal}\n{hermes}"
+        removes = "the link (never what it points to)" if self.hermes == "follows" else "the file"
         return "\n".join(
             [
                 "It cannot be approved: there is no write in it to apply.",
-                "Rejecting it removes the file (a link: only the link, never what it points to) and keeps its "
-                "exact bytes in the journal row; restore does not rebuild it, but its bytes can be copied back "
-                "by hand from that row.",
+                f"Rejecting it removes {removes} and keeps its exact bytes in the journal row; restore does not "
+                "rebuild it, but `workbench timeline show ROW` prints them, to copy back by hand.",
                 "Or fix it by hand: once it reads as a record, it is listed as a proposal again.",
                 hermes,
             ]
@@ -301,15 +303,17 @@ class PendingStore:
 
     def _hermes_sees(self, path: Path) -> str:
         """What Hermes 0.19's ``list_pending`` makes of the file (``json.loads`` of its UTF-8 text): a JSON
-        object it lists (and may approve), other JSON it fails on, else it skips it (``HERMES_SEES``). A
-        link is never followed here: Hermes follows it."""
+        object it lists (and may approve; one with no id breaks its ``/memory pending`` list), other JSON
+        it fails on, else it skips it (``HERMES_SEES``). A link is never followed here: Hermes follows it."""
         if path.is_symlink():
             return "follows"
         try:
             data = json.loads(self.links.read_bytes(path, sealed=self.root).decode("utf-8"))
         except (OSError, WorkbenchError, ValueError, RecursionError):
             return "skips"
-        return "lists" if isinstance(data, dict) else "breaks"
+        if not isinstance(data, dict):
+            return "breaks"
+        return "lists" if "id" in data else "unnamed"  # (its list prints each record's ``r['id']``)
 
     def scan(self, subsystem: str | None = None) -> Scan:
         """Every record (oldest first) plus the files that could not be used."""

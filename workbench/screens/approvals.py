@@ -354,7 +354,7 @@ class ApprovalsScreen(WorkbenchScreen):
         )
         self.query_one("#proposal-warnings", Static).update(
             assemble(
-                ("Cannot be read: ", "bold $error"),
+                ("Cannot be used: ", "bold $error"),  # (a file whose name is no id may read well)
                 (one_line(problem.error, 400) + "\n\n", ""),
                 ("What can be done:\n", "bold"),
                 (problem.remedy, ""),
