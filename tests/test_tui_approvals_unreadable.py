@@ -229,3 +229,21 @@ async def test_a_file_that_changed_while_its_question_was_open_is_told_with_the_
         await wait_for(pilot, lambda: "reads as a record now" in text_of(app, "#status"), what="the refusal")
         assert text_of(app, "#status").startswith("Not rejected, nothing changed: ")
         assert (folder / "0badc0de.json").exists()
+
+
+async def test_with_only_files_rejecting_cannot_take_r_and_a_say_so(home, tmp_path):
+    """Left with a folder named like a record and notes.json: `R` did nothing and said nothing, and `A`
+    said "r rejects the highlighted one, R all of them", neither of which can be."""
+    folder = home.pending_dir / "memory"
+    (folder / "2badc0de.json").mkdir(parents=True)
+    (folder / "notes.json").write_text('{"note": "my notes"}')
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_row(pilot, 0)
+        await pilot.press("R")
+        await wait_for(pilot, lambda: text_of(app, "#status").startswith("Nothing can be rejected"), what="R")
+        assert "2 unreadable files rejecting cannot take" in text_of(app, "#status")
+        await pilot.press("A")
+        await wait_for(pilot, lambda: "Nor can they be rejected" in text_of(app, "#status"), what="A")
+        assert "R all of them" not in text_of(app, "#status")
+    assert folder.joinpath("2badc0de.json").is_dir() and folder.joinpath("notes.json").exists()

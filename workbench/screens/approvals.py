@@ -375,10 +375,17 @@ class ApprovalsScreen(WorkbenchScreen):
             )
         if action == "reject" and problem is not None:
             return problem.reject_refusal
+        droppable = sum(p.reject_refusal is None for p in self.problems)
         if action == "approve_all" and not self.records and self.problems:
-            return (
-                f"Nothing readable to approve: {_files(len(self.problems))} cannot be approved. "
+            return f"Nothing readable to approve: {_files(len(self.problems))} cannot be approved. " + (
                 "r rejects the highlighted one, R all of them."
+                if droppable
+                else "Nor can they be rejected: each row says why, and what to do instead."
+            )
+        if action == "reject_all" and not self.records and self.problems and not droppable:
+            return (
+                f"Nothing can be rejected: {_files(len(self.problems))} rejecting cannot take "
+                "(each row says why, and what to do instead)."
             )
         return None
 
@@ -602,11 +609,17 @@ class ApprovalsScreen(WorkbenchScreen):
                 self._refused_here("approve_all" if approve else "reject_all") or "Nothing waits for approval."
             )
             return
-        self._ask_all(approve, list(self.records), droppable, len(self.problems))
+        rejectable = any(p.reject_refusal is None for p in self.problems)
+        self._ask_all(approve, list(self.records), droppable, len(self.problems), rejectable)
 
     @work(thread=True, exclusive=True, group="approvals-ask", exit_on_error=False)
     def _ask_all(
-        self, approve: bool, records: list[PendingRecord], droppable: list[RecordProblem], unreadable: int
+        self,
+        approve: bool,
+        records: list[PendingRecord],
+        droppable: list[RecordProblem],
+        unreadable: int,
+        rejectable: bool,
     ) -> None:
         """Each record's line, and for an approval, the entry each of its replaces and removes hits
         now (read off the UI thread: a preview reads the files), each foreseen after the ones before
@@ -630,7 +643,8 @@ class ApprovalsScreen(WorkbenchScreen):
         ids = [record.id for record in records] + [str(problem.id) for problem in droppable]
         lines += [f"{problem.id}  unreadable · {one_line(problem.error, 70)}" for problem in droppable]
         if approve and unreadable:  # (never counted as approved: there is nothing in them to apply)
-            lines.append(f"Left as they are: {_files(unreadable)}, which cannot be approved (r rejects one).")
+            rejects = " (r rejects one)." if rejectable else "."
+            lines.append(f"Left as they are: {_files(unreadable)}, which cannot be approved{rejects}")
         elif unreadable > len(droppable):
             lines.append(
                 f"Left as they are: {_files(unreadable - len(droppable))} rejecting cannot take (their rows say why)."
