@@ -499,6 +499,8 @@ def test_a_delete_takes_the_whole_id_never_a_prefix(home_dir, capsys):
         "No session has the id 'root'; it is the start of root_1. Give the whole id: a delete cannot be undone."
     )
     assert (home_dir / "state.db").read_bytes() == state
+    assert main(["--home", str(home_dir), "--json", "sessions", "delete", "nothing-like-it", "--yes"]) == 1
+    assert "(by whole id or exact title)" in json.loads(capsys.readouterr().out)["error"]  # (not "unique id prefix")
     assert main(["--home", str(home_dir), "--json", "sessions", "show", "root"]) == 0  # a look may take a prefix
     capsys.readouterr()
     assert main(["--home", str(home_dir), "--json", "sessions", "delete", "Migration night", "--yes"]) == 0

@@ -189,8 +189,9 @@ class SessionsMixin(LineageMixin):
             close = self.titles_containing(text)
             named = ", ".join(f"{title!r} ({sid})" for sid, title in close)
             hint = f" Titles holding it: {named}; give the id or the whole title." if close else ""
+            by = "by whole id or exact title" if exact else "by id, unique id prefix or title"
             raise WorkbenchError(
-                f"No session matches {text!r} (by id, unique id prefix or title).{hint} "
+                f"No session matches {text!r} ({by}).{hint} "
                 "Find it with `workbench sessions list` or `sessions search`.",
                 close_matches=[sid for sid, _ in close],
             )

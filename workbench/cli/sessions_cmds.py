@@ -93,7 +93,7 @@ def register(subparsers, common) -> None:
     archive.set_defaults(handler=archive_session, read_only=False, creates_home=False)
 
     delete = sub.add_parser("delete", parents=[common], help="delete a session and its messages")
-    delete.add_argument("session", metavar="ID", help=SESSION_HELP)
+    delete.add_argument("session", metavar="ID", help="the session's whole id or exact title (never a prefix)")
     delete.add_argument("--yes", action="store_true", help="confirm the deletion")
     delete.add_argument(
         "--force", action="store_true", help="delete it even though it has not ended (Hermes may write to it again)"
