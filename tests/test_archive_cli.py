@@ -539,3 +539,14 @@ def test_a_delete_by_a_title_two_sessions_share_names_both_and_deletes_neither(h
     assert doc["error"].startswith("Several sessions have the title 'Twins' (")
     assert sorted(doc["candidates"]) == ["child_1", "root_1"]
     assert (home_dir / "state.db").read_bytes() == state
+
+
+def test_an_archive_names_the_session_it_took(home_dir, capsys):
+    """`sessions archive s-j` takes a prefix, and said only "archived 1 session(s)": which one, it did
+    not say."""
+    from workbench.cli import main
+
+    assert main(["--home", str(home_dir), "sessions", "archive", "root", "--force"]) == 0
+    assert capsys.readouterr().out == "archived root_1 (2 sessions of its conversation)\n"
+    assert main(["--home", str(home_dir), "sessions", "archive", "root", "--undo"]) == 0
+    assert capsys.readouterr().out == "restored root_1 (2 sessions of its conversation)\n"

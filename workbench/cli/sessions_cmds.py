@@ -300,7 +300,8 @@ def archive_session(home: Home, args) -> Output:
     except SessionLive as exc:  # (resumed since it was read)
         raise WorkbenchError(f"{exc.message} {refused}") from exc
     state = "restored" if args.undo else "archived"
-    text = f"{state} {changed} session(s)" if changed else f"{session.id} is {state} already; nothing changed"
+    whole = f" ({changed} sessions of its conversation)" if changed > 1 else ""  # (named: a prefix may have found it)
+    text = f"{state} {session.id}{whole}" if changed else f"{session.id} is {state} already; nothing changed"
     return Output({"success": True, "session_id": session.id, "archived": not args.undo, "changed": changed}, text)
 
 
