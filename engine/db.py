@@ -158,6 +158,12 @@ def busy_error(path: Path, waited: float, cancelled: bool = False) -> DatabaseBu
         who = "another task of this workbench (a background review, an index upkeep step or a turn)"
     else:
         who = "another process"
+    if waited <= 0:  # (a step that does not wait: ``write_transaction(wait=False)``)
+        return DatabaseBusyError(
+            f"{path.name} is busy: {who} holds its write lock (not waited for: this step is tried again "
+            "later). Nothing was changed.",
+            holders=holders,
+        )
     if cancelled:
         return BusyWaitCancelled(
             f"{path.name} is busy: {who} holds its write lock (the wait was cancelled after {waited:g} s). "
@@ -495,6 +501,8 @@ def write_transaction(
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.DatabaseError as exc:
+                if is_busy(exc):  # (never waited: not the busy timeout's "waited 5 s")
+                    raise busy_error(_db_path(conn), 0) from exc
                 raise database_error(exc, _db_path(conn)) from exc
     _OPEN.add(id(conn))
     try:

@@ -197,3 +197,22 @@ def test_a_connection_registered_as_close_all_ends_is_the_threads_next_one(tmp_p
     thread.join(5)
     assert got[0] is got[1] and len(conns._all) == 1  # none opened twice, none left out of reach
     conns.close_all()
+
+
+def test_a_step_that_does_not_wait_does_not_say_it_waited(conn, tmp_path):
+    """A write that never waits (``wait=False``: storing kept messages at a command's start, say) said
+    "(waited 5 s) ... or set WORKBENCH_BUSY_TIMEOUT to wait longer" though it took no time at all."""
+    from engine.db import DatabaseBusyError
+    from tests.lock_support import holding_write_lock
+
+    holder = holding_write_lock(tmp_path / "t.db")
+    try:
+        with pytest.raises(DatabaseBusyError) as busy, write_transaction(conn, wait=False):
+            conn.execute("INSERT INTO t VALUES ('x')")
+    finally:
+        holder.kill()
+        holder.wait()
+    said = busy.value.message
+    assert said.startswith(f"t.db is busy: process {holder.pid} (")
+    assert said.endswith("holds its write lock (not waited for: this step is tried again later). Nothing was changed.")
+    assert _values(tmp_path) == []
