@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from textual import on, work
+from textual import events, on, work
 from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
@@ -311,6 +311,12 @@ class TimelineScreen(WorkbenchScreen):
             return None
         return True if self._source_of(row) is not None else None
 
+    def on_key(self, event: events.Key) -> None:
+        """``g``, dimmed on a row no message wrote, says why it opens nothing, instead of nothing at all."""
+        if event.key == "g" and not isinstance(self.focused, Input) and self.check_action("open_message", ()) is None:
+            event.stop()
+            self.action_open_message()
+
     def action_focus_search(self) -> None:
         self.focus_box()
 
@@ -368,9 +374,12 @@ class TimelineScreen(WorkbenchScreen):
         if row is not None and row.subsystem == "sessions" and row.action in ("delete", "prune"):
             self.show_status(f"Row {row.id} deleted what it names from state.db: there is nothing left to open.")
             return
-        source = self._source_of(row) if row is not None else None
+        if row is None:
+            self.show_status("This is a group's header: move to one of its rows, and g opens the message it came from.")
+            return
+        source = self._source_of(row)
         if source is None:
-            self.show_status("This row did not come from a session message.")
+            self.show_status(f"Row {row.id} did not come from a session message: there is none to open.")
             return
         self.app.post_message(JumpToMessage(source.session_id, source.message_id))
 
