@@ -734,7 +734,8 @@ def test_fts_syntax_read_as_words_is_said_lower_case_near_and_column_filters(hom
     assert [h.session_id for h in archive.search("rotate")] == ["en"]
     assert archive.search_note('Content:"rotate the"').startswith("'Content:' is no column filter here")
     assert archive.search_note("role:user") == (
-        "'role:' is no filter here: 'role' was read as a word too. To search one role, use the CLI's --role."
+        "'role:' is no filter here: 'role' was read as a word too. "
+        "To search one role: `workbench sessions search --role user QUERY`."
     )
     assert archive.search_note("rotate session:abc source:cli") == (
         "'session:' and 'source:' are no filters here: 'session' and 'source' were read as words too."

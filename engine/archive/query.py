@@ -259,7 +259,11 @@ class ParsedQuery:
             verb = (
                 ("is no filter", "was read as a word") if len(fields) == 1 else ("are no filters", "were read as words")
             )
-            role = " To search one role, use the CLI's --role." if any(n.lower() == "role" for n in fields) else ""
+            role = (
+                " To search one role: `workbench sessions search --role user QUERY`."
+                if any(n.lower() == "role" for n in fields)
+                else ""
+            )
             notes.append(f"{named} {verb[0]} here: {words} {verb[1]} too.{role}")
         return " ".join(notes) or None
 
