@@ -732,7 +732,7 @@ def _live_archive_warning(session_id: str, live: list[str]) -> str | None:
     else:
         what = f"Session {session_id}'s conversation holds {live[0]}, which has not ended (it is live)"
     return (
-        f"{what}: a running Hermes may still be writing to it, hidden from lists, and the segment Hermes "
-        "starts when it compresses it is not archived: the workbench then lists the conversation again, "
-        "while Hermes's own list still hides it."
+        f"{what}: a running Hermes may still be writing to it. Archived, it is hidden from lists while "
+        "Hermes goes on writing; and when Hermes compresses it, the new segment is not archived, so the "
+        "workbench lists the conversation again while Hermes's own list still hides it."
     )
