@@ -347,7 +347,8 @@ async def test_the_run_question_says_where_each_kind_of_change_is_recorded(home,
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
         said = app.screen.detail
         assert "every change is in the ledger" not in said
-        assert "in the ledger" in said and "stale marks and reactivations included, is on the Timeline" in said
+        assert "Every change it makes is on the Timeline. Those that move or write files" in said
+        assert "are also in the ledger, where they can be rolled back." in said
         await pilot.press("y")
         await wait_for(pilot, lambda: state_of(home, "tomato-care") == "stale", what="the pass")
     assert [e.action for e in home.curator.ledger() if e.skill == "tomato-care"] == ["create"]  # no stale mark

@@ -36,9 +36,8 @@ from .transitions import ARCHIVE, DAY, REACTIVATE, SEED, STALE, UNJUDGED, Policy
 # only (what `curator rollback` can undo), so a pass's stale marks and reactivations, which change
 # `.usage.json` alone, are on the Timeline (every change is) and never in `curator ledger`.
 WHERE_RECORDED = (
-    "each file change (an archive, restore, purge, consolidation or skill write) is in the ledger, where it "
-    "can be rolled back; "
-    "every change, stale marks and reactivations included, is on the Timeline"
+    "Every change it makes is on the Timeline. Those that move or write files (archives, restores, purges, "
+    "consolidations, skill writes) are also in the ledger, where they can be rolled back"
 )
 
 PURGE_DAYS = (1, 36_500)  # a purge's age bound, in whole days: at least one, at most a hundred years

@@ -221,7 +221,7 @@ class SkillsScreen(WorkbenchScreen):
     HELP = (
         "The skill library (active, stale and archived) with a fuzzy filter. The lower half shows the selected "
         "skill's SKILL.md and linked files. Curator actions: a dry run shows what a run would change; purge and "
-        "rollback ask first; " + WHERE_RECORDED + "."
+        "rollback ask first. " + WHERE_RECORDED + "."
     )
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", key_display="/", priority=True),
@@ -473,7 +473,7 @@ class SkillsScreen(WorkbenchScreen):
     def action_curate(self) -> None:
         self.confirm(
             "Run the curator now?",
-            f"It may mark skills stale, archive or reactivate them ({WHERE_RECORDED}). "
+            f"It may mark skills stale, archive or reactivate them. {WHERE_RECORDED}. "
             "d shows what it would change first.",
             lambda: self.curate(None),
         )
