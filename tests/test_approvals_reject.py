@@ -201,7 +201,7 @@ def test_a_folder_named_like_a_record_is_named_and_never_deleted(home):
         "it is a folder, not a file",
     )
     assert "never deletes a folder" in problem.reject_refusal
-    with pytest.raises(WorkbenchError, match="cannot be rejected: It is a folder, not a file") as refused:
+    with pytest.raises(WorkbenchError, match="cannot be rejected: it is a folder, not a file") as refused:
         home.approvals.reject("2badc0de")  # (it said "No pending write with id", as if there were none)
     assert "Nothing was changed" in refused.value.message
     assert (folder / "notes" / "keep.txt").read_text() == "someone's notes"

@@ -197,7 +197,7 @@ async def test_a_reject_refused_meanwhile_says_why_not_that_it_was_decided_elsew
         status = " ".join(text_of(app, "#status").split())  # (cut to the status line's rows: whole in a notice)
         said = " ".join(n.message for n in app._notifications)
         assert status.startswith("Not rejected, nothing changed: Pending record") and "decided elsewhere" not in status
-        assert "cannot be rejected: It is a folder, not a file" in said and broken.is_dir()
+        assert "cannot be rejected: it is a folder, not a file" in said and broken.is_dir()
 
 
 async def test_a_file_that_changed_while_its_question_was_open_is_told_with_the_verb_asked(queue, tmp_path):

@@ -691,7 +691,8 @@ class ApprovalQueue:
         with self.store.links.lock(self.store.folder(subsystem)):
             problem = self.store.problem(path, subsystem, unusable.details["problem"])
             if refusal := problem.reject_refusal:
-                raise WorkbenchError(f"Pending record {path} cannot be rejected: {refusal} Nothing was changed.")
+                why = refusal[:1].lower() + refusal[1:]  # (a sentence of its own elsewhere)
+                raise WorkbenchError(f"Pending record {path} cannot be rejected: {why} Nothing was changed.")
             try:  # (fixed by hand, or replaced, since it was read: a record is rejected as one, and seen first)
                 self.get(pending_id)
             except UnusableRecord:
