@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets import OptionList, Static, TextArea
+from textual.widgets import Button, OptionList, Static, TextArea
 
 from engine.tools import ToolContext
 from tests.hermes_support import hermes_record
@@ -125,6 +125,7 @@ async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, 
         dialog = await edit_proposal(pilot, "+ User likes coffee")
         assert dialog.query_one(TextArea).text == "User likes coffee"
         assert dialog.hint.startswith("It replaces “User likes tea”.")  # (the box shows only the new text)
+        assert str(dialog.query_one("#save", Button).label) == "Approve (ctrl+s)"  # (it said Save)
         assert dialog.query_one("#draft-budget", CapacityGauge).used == len("User likes coffee\n§\nProject uses uv")
         dialog.query_one(TextArea).text = "User likes black coffee"
         await pilot.press("ctrl+s")

@@ -532,6 +532,7 @@ class ApprovalsScreen(WorkbenchScreen):
                 ),
                 budget=self._draft_budget(record, opened),
                 recheck=lambda: self._recheck(record, opened),
+                verb="Approve",
             ),
             lambda saved: self._approved_edited() if saved else None,
         )

@@ -273,9 +273,11 @@ class EditDialog(Dialog[bool]):
         hint: str = "",
         budget: Callable[[str], Budget] | None = None,
         recheck: Callable[[], DiskCheck] | None = None,
+        verb: str = "Save",
     ):
         super().__init__()
         self.title_text = title
+        self.verb = verb  # what ctrl+s does, on its button ("Approve" where saving approves)
         self.original = text
         self.submit = submit
         self.rebase = rebase
@@ -310,7 +312,7 @@ class EditDialog(Dialog[bool]):
             with VerticalScroll(id="conflict", can_focus=False):  # tab goes from the draft to Keep mine
                 yield Static("", id="conflict-text")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Save (ctrl+s)", variant="primary", id="save")
+                yield Button(f"{self.verb} (ctrl+s)", variant="primary", id="save")
                 yield Button("Keep mine", variant="warning", id="keep-mine")
                 yield Button("Take theirs", id="take-theirs")
                 yield Button("Cancel (esc)", id="cancel")
