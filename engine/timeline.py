@@ -530,6 +530,17 @@ def preview_lines(preview: dict[str, Any]) -> list[str]:
     return _revert_lines(preview["changes"], preview["refused"], preview["skipped"], ("revert", "refuse", "leave"))
 
 
+def unrevertable_lines(preview: dict[str, Any]) -> list[str]:
+    """Why a revert that would change nothing changes nothing, one line a row (``row ID (its summary):
+    why``): said as it stands, not as what a revert "will" do."""
+    return _newest_first(
+        [
+            *((r["id"], f"row {r['id']} ({r['summary']}): {r['error']}") for r in preview["refused"]),
+            *((s["id"], f"row {s['id']} ({s['summary']}): {s['reason']}") for s in preview["skipped"]),
+        ]
+    )
+
+
 def outcome_lines(result: dict[str, Any]) -> list[str]:
     """What a revert did, one line a row in the order it went (newest first), worded as its preview."""
     return _revert_lines(result["reverted"], result["refused"], result["skipped"], ("reverted", "refused", "left"))

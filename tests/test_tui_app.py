@@ -698,9 +698,7 @@ async def test_a_status_too_long_for_its_lines_ends_in_an_ellipsis_and_is_said_w
     sign (user trial): the advice at the end was lost."""
     from textual.widgets import Static
 
-    reasons = "; ".join(
-        f"will refuse row {n}: marked stale outside the workbench, so pin it to keep it" for n in range(8)
-    )
+    reasons = "; ".join(f"row {n}: marked stale outside the workbench, so pin it to keep it" for n in range(8))
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)

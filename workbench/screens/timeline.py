@@ -35,6 +35,7 @@ from engine.timeline import (
     has_skill_diff,
     parse_filter,
     preview_lines,
+    unrevertable_lines,
 )
 from widgets.diff_view import DiffView
 from widgets.literal import literal
@@ -403,10 +404,10 @@ class TimelineScreen(WorkbenchScreen):
     def _confirm(self, message: RevertPreviewed) -> None:
         ref, preview = message.ref, message.preview
         changes, refused = preview["changes"], preview["refused"]
-        lines = [f"will {line}" for line in preview_lines(preview)]
         if not changes:  # one status line: each row's reason its own clause
-            self.show_status("Nothing to revert: " + clauses(lines), error=bool(refused))
+            self.show_status("Nothing to revert: " + clauses(unrevertable_lines(preview)), error=bool(refused))
             return
+        lines = [f"will {line}" for line in preview_lines(preview)]
         question = f"Revert {len(changes)} change{'s' * (len(changes) != 1)}?"
 
         def answered(yes: bool | None) -> None:
