@@ -481,7 +481,7 @@ def test_a_session_that_has_not_ended_is_deleted_only_with_force(home_dir, capsy
     with pytest.raises(SessionLive, match="has not ended"):  # the engine's own rule, whoever calls it
         home.archive.delete_session("child_1")
     home.close()
-    assert delete("--yes", "--force") == (0, {"success": True, "deleted": "child_1"})
+    assert delete("--yes", "--force") == (0, {"success": True, "deleted": "child_1", "cited": []})
     code = main(["--home", str(home_dir), "--json", "sessions", "delete", "root_1", "--yes"])  # ended: as before
     assert code == 0 and json.loads(capsys.readouterr().out)["deleted"] == "root_1"
 
@@ -550,3 +550,21 @@ def test_an_archive_names_the_session_it_took(home_dir, capsys):
     assert capsys.readouterr().out == "archived root_1 (2 sessions of its conversation)\n"
     assert main(["--home", str(home_dir), "sessions", "archive", "root", "--undo"]) == 0
     assert capsys.readouterr().out == "restored root_1 (2 sessions of its conversation)\n"
+
+
+def test_a_delete_says_which_memory_entries_came_from_the_session(home_dir, capsys):
+    """A trial deleted s-ja-1 and its memory entry's origin turned from "session s-ja-1 · message 16" to
+    "present before", with no word before: the delete now names the entries that came from it."""
+    from engine.tools import ToolContext
+    from workbench.cli import main
+
+    home = open_home(home_dir)
+    home.memory.add("memory", "Runs migrations at night", ToolContext(actor="agent", session_id="root_1"))
+    home.memory.add("memory", "Unrelated fact", ToolContext(actor="user"))
+    home.close()
+    assert main(["--home", str(home_dir), "--json", "sessions", "delete", "root_1"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["cited"] == ["Runs migrations at night"]
+    assert "1 memory entry came from it (“Runs migrations at night”): it stays, but the message" in doc["error"]
+    assert main(["--home", str(home_dir), "sessions", "delete", "root_1", "--yes"]) == 0
+    assert capsys.readouterr().out.startswith("deleted root_1\nnote: 1 memory entry came from it")

@@ -1365,6 +1365,7 @@ async def test_the_shown_session_is_archived_renamed_and_deleted_from_the_sessio
         await pilot.press("D")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="asked again")
         assert app.screen.question.endswith("and its 2 messages?")
+        assert "memory entry came from it" not in app.screen.detail  # (none did)
         await pilot.press("y")
         await wait_for(pilot, lambda: tree.node_for(ids[2]) is None, what="the deleted row to go")
         assert home.archive.get_session(ids[2]) is None
@@ -1389,6 +1390,7 @@ async def test_questions_name_an_untitled_session_by_its_first_message_and_a_cha
     home.archive.create_session(second, source="cli", parent_session_id=first)
     home.archive.append_message(second, "user", "And green tea?")
     home.archive.end_session(second, "cli_close")  # (ended: a asks nothing, as before)
+    home.memory.add("memory", "Steeps green tea cooler", ToolContext(actor="agent", session_id=second))
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sessions(pilot)
@@ -1398,6 +1400,8 @@ async def test_questions_name_an_untitled_session_by_its_first_message_and_a_cha
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the delete question")
         assert app.screen.question == f"Delete session {second} (“And green tea?”) and its 1 message?"
         assert "segment 2 of the 2 in its compression chain: only this one goes" in app.screen.detail
+        # (memory that came from it stays, naming a message that will be gone: said before yes)
+        assert "1 memory entry came from it (“Steeps green tea cooler”): it stays" in app.screen.detail
         await pilot.press("n")
         await pilot.press("e")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "LineDialog", what="the rename dialog")

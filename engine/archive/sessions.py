@@ -560,13 +560,17 @@ class SessionsMixin(LineageMixin):
         if warning := _live_warning(session_id, self._live_among(doomed)):
             raise SessionLive(warning, session_id=session_id)
 
+    def deleted_with(self, session_id: str) -> list[str]:
+        """The sessions a delete of ``session_id`` takes: it, and the delegate sessions it started."""
+        return [session_id, *self._delegate_descendants(session_id)]
+
     def delete_mark(self, session_id: str) -> tuple[object, ...]:
         """What a delete of ``session_id`` would take, as a question shows it: the session's message
         count, then the sessions it takes (delegates too) and how many messages they hold and their
         newest row. A delete given it (``shown``) is refused when it changed: Hermes appended, or
         rewrote the messages in place (its compaction deletes and inserts them again)."""
         row = self.conn().execute("SELECT message_count FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        doomed = [session_id, *self._delegate_descendants(session_id)]
+        doomed = self.deleted_with(session_id)
         rows, newest = 0, 0
         for chunk, marks in in_chunks(doomed):
             sql = f"SELECT count(*), coalesce(max(id), 0) FROM messages WHERE session_id IN ({marks})"

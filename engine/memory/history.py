@@ -28,6 +28,7 @@ from ..approvals.sources import staged_at
 from ..clock import shown_time
 from ..errors import WorkbenchError
 from ..journal import JournalEntry
+from ..textsafety import one_line, visible
 from ..values import iso_time
 from . import ops, repair
 from .archive_writes import REMOVE, TAKING_ACTIONS, WRITING_ACTIONS
@@ -144,6 +145,30 @@ def origin(
         if journaled is not None and entry not in journaled:  # on disk, not where the journal last left the file
             return Origin("outside", "external", memory.changed_at(target))
     return Origin("before", None, first_seen(memory, target))
+
+
+def entries_from(memory: MemoryStore, session_ids: set[str]) -> list[str]:
+    """The live entries (both stores) whose origin is a message of one of ``session_ids``: deleting those
+    sessions leaves them naming no message (what a delete's question warns of)."""
+    found: list[str] = []
+    for target in TARGETS:
+        entries = memory.entries(target)
+        pairs = zip(entries, origins(memory, target, entries), strict=True)
+        found += [entry for entry, came in pairs if came.session_id in session_ids]
+    return found
+
+
+def cited_note(cited: list[str] | tuple[str, ...]) -> str:
+    """What a delete of sessions does to the memory entries that came from them (``entries_from``), in
+    words both skins say before it."""
+    shown = ", ".join(f"“{visible(one_line(entry, 40))}”" for entry in cited[:2]) + (", …" if len(cited) > 2 else "")
+    one = len(cited) == 1
+    they, these = ("it", "entry") if one else ("they", "entries")
+    return (
+        f"{len(cited)} memory {these} came from it ({shown}): {they} {'stays' if one else 'stay'}, but the "
+        f"message {they} came from cannot be opened any more, and {'its' if one else 'their'} origin may read "
+        '"present before".'
+    )
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from engine.clock import shown_time
 from engine.errors import SessionLive, WorkbenchError
 from engine.fileio import atomic_write_text
 from engine.home import Home
+from engine.memory import history
 from engine.runner.claims import unbacked_claims
 from engine.session_writes import session_writes
 from engine.textsafety import one_line, visible
@@ -308,10 +309,14 @@ def archive_session(home: Home, args) -> Output:
 def delete_session(home: Home, args) -> Output:
     session = resolve(home, args.session, exact=True)
     live = None if args.force else home.archive.live_delete_warning(session.id)
+    cited = history.entries_from(home.memory, set(home.archive.deleted_with(session.id)))
     if not args.yes:
         also = f" {live} To delete it anyway, add --yes --force." if live else ""
+        memory = f" {history.cited_note(cited)}" if cited else ""
         raise WorkbenchError(
-            f"Deleting {session.id} ({session.message_count} messages) cannot be undone; add --yes to confirm.{also}"
+            f"Deleting {session.id} ({session.message_count} messages) cannot be undone; add --yes to confirm."
+            f"{memory}{also}",
+            cited=cited,
         )
     if live:
         raise WorkbenchError(f"{live} Nothing was deleted: end it in Hermes first, or add --force to delete it anyway.")
@@ -319,7 +324,8 @@ def delete_session(home: Home, args) -> Output:
         home.archive.delete_session(session.id, actor="user", live=args.force)
     except SessionLive as exc:  # (reopened since it was read)
         raise WorkbenchError(f"{exc.message} Nothing was deleted: add --force to delete it anyway.") from exc
-    return Output({"success": True, "deleted": session.id}, f"deleted {session.id}")
+    said = f"deleted {session.id}" + (f"\nnote: {history.cited_note(cited)}" if cited else "")
+    return Output({"success": True, "deleted": session.id, "cited": cited}, said)
 
 
 def prune_sessions(home: Home, args) -> Output:

@@ -17,6 +17,7 @@ from textual.message import Message
 from engine.archive.models import Session
 from engine.archive.sessions import MAX_TITLE_LENGTH, sanitize_title, titled
 from engine.errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
+from engine.memory import history
 from widgets.literal import one_line
 from widgets.transcript import Transcript
 
@@ -46,6 +47,7 @@ class SessionLooked(Message):
     chain_label: str | None = None  # what the row shows: that title, else the chain's first message in quotes
     live: str | None = None  # deleting or archiving: why it may not last (it has not ended), said in the question
     mark: tuple[object, ...] = ()  # deleting: what it takes as asked (``delete_mark``; its count is the question's)
+    cited: tuple[str, ...] = ()  # deleting: the memory entries that came from a session it takes
 
 
 @dataclass
@@ -121,12 +123,14 @@ class SessionActions(WorkbenchScreen):
                 else None
             )
             mark = archive.delete_mark(session_id) if action == "delete" else ()
+            cited = tuple(history.entries_from(self.home.memory, set(archive.deleted_with(session_id)))) if mark else ()
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
         name = _named(session.id, titled(session.title, previews.get(session_id)))
         chain_label = titled(chain.title, previews.get(chain.head.id))
-        self.post_result(SessionLooked(action, session, name, chain.ids, chain.title, chain_label, live, mark))
+        looked = SessionLooked(action, session, name, chain.ids, chain.title, chain_label, live, mark, cited)
+        self.post_result(looked)
 
     @on(SessionLooked)
     def _looked(self, message: SessionLooked) -> None:
@@ -155,6 +159,8 @@ class SessionActions(WorkbenchScreen):
                 part += " It is the session Run talks in: your next message there starts a new session."
             elif message.live:  # (said first: it is why this delete may not last)
                 ended = f"{message.live} Yes deletes it anyway.\n\n"
+            if message.cited:  # (memory that came from it stays, naming a message that is gone)
+                part += " " + history.cited_note(message.cited)
             self.confirm(
                 f"Delete {name} and its {count}?",
                 f"{ended}Its messages go from state.db, with the delegate sessions it started; its other "
