@@ -140,7 +140,7 @@ def _command_of(pid: str) -> str:
         return "unknown program"
     # (a process that rewrites its title has one word holding spaces: each is cut at its first space,
     # before its path is, so the arguments after it never come along)
-    words = [w.decode("utf-8", "replace").split()[0] for w in raw.split(b"\0") if w.strip()]
+    words = [parts[0] for w in raw.split(b"\0") if (parts := w.decode("utf-8", "replace").split())]
     if not words:
         return "unknown program"
     names = [os.path.basename(words[0]) or words[0]]
@@ -150,7 +150,7 @@ def _command_of(pid: str) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in text) or "unknown program"
 
 
-def busy_error(path: Path, waited: float, cancelled: bool = False) -> DatabaseBusyError:
+def busy_error(path: Path, waited: float, cancelled: bool = False, *, later: bool = False) -> DatabaseBusyError:
     holders, mine = lock_holders(path)
     if holders:
         who = f"process {', '.join(holders)}"
@@ -158,7 +158,7 @@ def busy_error(path: Path, waited: float, cancelled: bool = False) -> DatabaseBu
         who = "another task of this workbench (a background review, an index upkeep step or a turn)"
     else:
         who = "another process"
-    if waited <= 0:  # (a step that does not wait: ``write_transaction(wait=False)``)
+    if later:  # (a step that does not wait, and is tried again later: ``write_transaction(wait=False)``)
         return DatabaseBusyError(
             f"{path.name} is busy: {who} holds its write lock (not waited for: this step is tried again "
             "later). Nothing was changed.",
@@ -502,7 +502,7 @@ def write_transaction(
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.DatabaseError as exc:
                 if is_busy(exc):  # (never waited: not the busy timeout's "waited 5 s")
-                    raise busy_error(_db_path(conn), 0) from exc
+                    raise busy_error(_db_path(conn), 0, later=True) from exc
                 raise database_error(exc, _db_path(conn)) from exc
     _OPEN.add(id(conn))
     try:

@@ -527,13 +527,22 @@ def test_a_lock_holder_that_rewrote_its_title_is_named_without_its_arguments(tmp
     from engine.db import _command_of
 
     titled = subprocess.Popen(["/opt/tool --token=SECRET123 --key a/b", "30"], executable="/bin/sleep")
+    blank = subprocess.Popen(["\u00a0\u2028", "30"], executable="/bin/sleep")  # (spaces Python splits on alone)
     job = tmp_path / "job.py --password=hunter2"  # (a script's word too: cut at its first space)
     job.write_text("import sys\nsys.stdin.read()\n")
     script = subprocess.Popen(["python3", str(job)], executable=sys.executable, stdin=subprocess.PIPE)
+
+    def named(process: subprocess.Popen) -> str:  # (a child's argv shows in /proc only once its exec is done)
+        deadline = time.monotonic() + 10
+        while (name := _command_of(str(process.pid))) == "unknown program" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return name
+
     try:
-        assert _command_of(str(titled.pid)) == "tool"
-        assert _command_of(str(script.pid)) == "python3 job.py"
+        assert named(titled) == "tool"
+        assert named(script) == "python3 job.py"
+        assert named(blank) == "30"  # (it raised IndexError: a traceback for a busy error)
     finally:
-        for process in (titled, script):
+        for process in (titled, script, blank):
             process.kill()
             process.wait()

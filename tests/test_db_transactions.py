@@ -216,3 +216,12 @@ def test_a_step_that_does_not_wait_does_not_say_it_waited(conn, tmp_path):
     assert said.startswith(f"t.db is busy: process {holder.pid} (")
     assert said.endswith("holds its write lock (not waited for: this step is tried again later). Nothing was changed.")
     assert _values(tmp_path) == []
+
+
+def test_a_wait_of_no_time_by_the_users_timeout_still_says_how_to_wait_longer(tmp_path):
+    """WORKBENCH_BUSY_TIMEOUT=0 makes every wait none: that is not a step tried again later, and the
+    advice to raise the timeout is what such a user needs."""
+    from engine.db import busy_error
+
+    said = busy_error(tmp_path / "t.db", 0).message
+    assert "(waited 0 s)" in said and "set WORKBENCH_BUSY_TIMEOUT" in said and "tried again later" not in said
