@@ -363,14 +363,14 @@ class WorkbenchApp(ResultsFromWorkers, App):
             return
         turn, note = self.run_screen.after_exit(), self.run_screen.exit_note
         if turn is not None:
-            if not turn.finished.wait(1.0):  # (a model reply it waits for may take up to model.timeout)
-                say("Waiting for the agent's turn to stop and its session to end… (ctrl+c leaves without waiting)")
-                try:
+            try:
+                if not turn.finished.wait(1.0):  # (a model reply it waits for may take up to model.timeout)
+                    say("Waiting for the agent's turn to stop and its session to end… (ctrl+c leaves without waiting)")
                     turn.finished.wait()
-                except KeyboardInterrupt:  # (exiting would wait for its thread all the same)
-                    say("Left without waiting: its session stays open in state.db, as a killed workbench leaves it.")
-                    sys.stderr.flush()
-                    os._exit(130)
+            except KeyboardInterrupt:  # (exiting would wait for its thread all the same)
+                say("Left without waiting: its session stays open in state.db, as a killed workbench leaves it.")
+                sys.stderr.flush()
+                os._exit(130)
             note = turn.note
         if note:
             say(f"note: {note}")
