@@ -433,7 +433,7 @@ def test_a_delete_refuses_a_session_changed_since_it_was_asked_about(home):
     archive.create_session("helper", source="subagent", parent_session_id="talk")
     archive.append_message("helper", "user", "look it up")
     asked = archive.delete_mark("talk")
-    assert asked[:3] == (2, ("talk", "helper"), 3)
+    assert asked[:3] == (2, ("helper", "talk"), 3)
     with sqlite3.connect(home.state_db_path) as conn:  # a rewrite in place, as Hermes's compaction makes
         (first,) = conn.execute("SELECT min(id) FROM messages WHERE session_id = 'talk'").fetchone()
         conn.execute("DELETE FROM messages WHERE id = ?", (first,))

@@ -576,7 +576,7 @@ class SessionsMixin(LineageMixin):
             sql = f"SELECT count(*), coalesce(max(id), 0) FROM messages WHERE session_id IN ({marks})"
             count, top = self.conn().execute(sql, chunk).fetchone()
             rows, newest = rows + count, max(newest, top)
-        return (row[0] if row else 0, tuple(doomed), rows, newest)
+        return (row[0] if row else 0, tuple(sorted(doomed)), rows, newest)  # (sorted: the walk's order may vary)
 
     def _refuse_changed(self, session_id: str, shown: tuple[object, ...]) -> None:
         now = self.delete_mark(session_id)
