@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -254,3 +255,25 @@ def test_an_unreadable_file_fixed_before_its_reject_is_not_dropped_as_unreadable
         home.approvals.reject(record.id, unreadable=True)
     assert [r.id for r in home.approvals.list()] == [record.id]
     assert home.approvals.reject(record.id)["success"]  # (asked about as the proposal it is)
+
+
+def test_reject_all_refuses_what_changed_kind_since_its_question(home):
+    """R's question lists each id as a record or as an unreadable file; a file fixed by hand before the
+    answer was rejected as a record nobody saw, and a record that broke was dropped as unreadable,
+    which u cannot put back. Given what the question showed, each is refused, as r refuses it."""
+    record = _stage(home, "User likes tea")
+    path = home.pending_dir / "memory" / f"{record.id}.json"
+    good = path.read_bytes()
+    broken = home.pending_dir / "memory" / "0badc0de.json"
+    broken.write_bytes(b"{ broken")
+    shown = {"0badc0de"}  # as the question listed them; then each changes kind
+    path.write_bytes(b"{ broken too")
+    fixed = json.loads(good)
+    fixed["id"] = "0badc0de"
+    broken.write_text(json.dumps(fixed))
+    outcome = home.approvals.reject_all(only=[record.id, "0badc0de"], unreadable=True, shown_unreadable=shown)
+    assert outcome["rejected"] == []
+    errors = {f["id"]: f["error"] for f in outcome["failed"]}
+    assert "cannot be read now (it changed since it was shown" in errors[record.id]
+    assert "reads as a record now" in errors["0badc0de"]
+    assert path.read_bytes() == b"{ broken too" and broken.exists()

@@ -14,7 +14,7 @@ import dataclasses
 import json
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -752,13 +752,19 @@ class ApprovalQueue:
         actor: str = "user",
         only: Sequence[str] | None = None,
         unreadable: bool = False,
+        shown_unreadable: Collection[str] | None = None,
     ) -> BulkOutcome:
         """Reject every pending record, oldest first. ``unreadable``: the unusable record files that
         can be rejected go too, after them (each dropped as ``reject`` drops one, its bytes journaled);
-        without it they are left as they are (``pending reject all``, which lists nothing first)."""
-        return self._decide_all(
-            subsystem, lambda rid: self.reject(rid, actor=actor), "rejected", only, unreadable=unreadable
-        )
+        without it they are left as they are (``pending reject all``, which lists nothing first).
+        ``shown_unreadable``: the ids of ``only`` a question listed as unreadable files (the rest as
+        records): one that is the other now (fixed, or broken, since) is refused, as ``reject`` does."""
+
+        def decide(rid: str) -> dict[str, Any]:
+            asked = None if shown_unreadable is None else rid in shown_unreadable
+            return self.reject(rid, actor=actor, unreadable=asked)
+
+        return self._decide_all(subsystem, decide, "rejected", only, unreadable=unreadable)
 
     def _decide_all(
         self, subsystem, decide, done_key: str, only: Sequence[str] | None, *, unreadable: bool = False

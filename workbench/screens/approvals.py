@@ -79,6 +79,7 @@ class AllAsked(Message):
     seen: dict[str, Seen]  # by id, what each was shown as (the entries it hits, a delete's files)
     refused: int = 0  # how many of them approving now would refuse (they stay pending)
     unreadable: int = 0  # unreadable record files: listed to drop (reject), or left as they are (approve)
+    dropped: tuple[str, ...] = ()  # (reject) the ids listed as unreadable files, the others as records
 
 
 @dataclass
@@ -651,7 +652,8 @@ class ApprovalsScreen(WorkbenchScreen):
                 f"Left as they are: {_files(unreadable - len(droppable))} rejecting cannot take (their rows say why)."
             )
         count = len(droppable) if not approve else unreadable
-        self.post_result(AllAsked(approve, ids, "\n".join(lines), seen, refused, count))
+        dropped = tuple(str(problem.id) for problem in droppable)
+        self.post_result(AllAsked(approve, ids, "\n".join(lines), seen, refused, count, dropped))
 
     @on(AllAsked)
     def _asked_all(self, message: AllAsked) -> None:
@@ -665,17 +667,17 @@ class ApprovalsScreen(WorkbenchScreen):
             question = f"{verb} all {count} pending write{'s' * (count != 1)}?{refused}"
         self.ask(
             ConfirmDialog(question, message.detail),
-            lambda yes: self._decide_all(message.approve, message.ids, message.seen) if yes else None,
+            lambda yes: self._decide_all(message.approve, message.ids, message.seen, message.dropped) if yes else None,
         )
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
-    def _decide_all(self, approve: bool, ids: list[str], seen: dict[str, Seen]) -> None:
+    def _decide_all(self, approve: bool, ids: list[str], seen: dict[str, Seen], dropped: tuple[str, ...]) -> None:
         approvals = self.home.approvals
         with lock_waits.cancellable(self.stop_waits):
             result = (
                 approvals.approve_all(only=ids, seen=seen)
                 if approve
-                else approvals.reject_all(only=ids, unreadable=True)
+                else approvals.reject_all(only=ids, unreadable=True, shown_unreadable=set(dropped))
             )
         done, failed = result.get("approved" if approve else "rejected", []), result.get("failed", [])
         message = f"{'Approved' if approve else 'Rejected'} {len(done)}."
