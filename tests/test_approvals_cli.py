@@ -328,3 +328,18 @@ def test_a_folder_named_like_a_record_is_refused_by_name_and_listed_with_its_id(
         "memory",
         "it is a folder, not a file",
     )
+
+
+def test_a_file_name_with_a_line_break_stays_on_one_line_in_a_refusal(tmp_path):
+    """A path from data in a message: a line break in a file name started a line of its own."""
+    folder = tmp_path / "h" / "pending" / "memory"
+    folder.mkdir(parents=True)
+    (folder / "a\nb.json").write_text('{"id": "x"}')
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench", "pending", "reject", "a\nb", "--home", str(tmp_path / "h")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "a⏎b.json is no pending record" in result.stderr

@@ -24,6 +24,7 @@ from ..events import PendingChanged
 from ..fileio import crash_point
 from ..memory.format import Usage
 from ..safety import assess
+from ..textsafety import inline
 from ..tools import BACKGROUND_REVIEW
 from ..values import iso_time
 from .labels import detail_summary
@@ -355,7 +356,7 @@ class ApprovalQueue:
         if isinstance(pending_id, str) and not is_pending_id(pending_id):  # a file `pending list` names, no id?
             named = [p for p in self.problems() if Path(p.path).name in (pending_id, f"{pending_id}.json")]
             if named and (refusal := named[0].reject_refusal):
-                raise WorkbenchError(f"{named[0].path} is no pending record: {refusal} Nothing was changed.")
+                raise WorkbenchError(f"{inline(named[0].path)} is no pending record: {refusal} Nothing was changed.")
         found = self.store.find(check_id(pending_id))
         if found is None:
             raise NoSuchRecord(pending_id)
@@ -369,7 +370,7 @@ class ApprovalQueue:
                 "the journal)."
             )
             raise UnusableRecord(
-                f"Pending record {path} cannot be used ({exc}); it was left untouched. {remedy}",
+                f"Pending record {inline(str(path))} cannot be used ({exc}); it was left untouched. {remedy}",
                 path=str(path),
                 subsystem=subsystem,
                 problem=str(exc),
@@ -692,7 +693,9 @@ class ApprovalQueue:
             problem = self.store.problem(path, subsystem, unusable.details["problem"])
             if refusal := problem.reject_refusal:
                 why = refusal[:1].lower() + refusal[1:]  # (a sentence of its own elsewhere)
-                raise WorkbenchError(f"Pending record {path} cannot be rejected: {why} Nothing was changed.")
+                raise WorkbenchError(
+                    f"Pending record {inline(str(path))} cannot be rejected: {why} Nothing was changed."
+                )
             try:  # (fixed by hand, or replaced, since it was read: a record is rejected as one, and seen first)
                 self.get(pending_id)
             except UnusableRecord:
@@ -705,7 +708,9 @@ class ApprovalQueue:
                 raise NoSuchRecord(pending_id) from None
             except (OSError, WorkbenchError) as exc:
                 reason = exc.message if isinstance(exc, WorkbenchError) else exc.strerror
-                raise WorkbenchError(f"Pending record {path} cannot be read ({reason}); nothing was changed.") from exc
+                raise WorkbenchError(
+                    f"Pending record {inline(str(path))} cannot be read ({reason}); nothing was changed."
+                ) from exc
             entry = self.home.journal.begin(
                 "approvals",
                 "reject",
