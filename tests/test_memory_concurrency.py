@@ -129,9 +129,25 @@ def test_threads_of_one_process_exclude_each_other_too(tmp_path):
 
 
 FOREIGN_WRITER = r"""
-import fcntl, os, sys
+import fcntl, os, sys, time
 path, count = sys.argv[1], int(sys.argv[2])
+
+def ours():  # the workbench's entries in the file (an atomic replace: never read half written)
+    try:
+        return open(path, encoding="utf-8").read().count("workbench fact")
+    except FileNotFoundError:
+        return 0
+
+def more_than(seen):  # wait (bounded) until the workbench wrote again: the writers must overlap
+    deadline = time.monotonic() + 30
+    while ours() <= seen and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return ours()
+
+seen = more_than(0)  # (on a RAM disk 60 writes took less than the workbench's first add)
 for i in range(count):
+    if i and i % 10 == 0:
+        seen = more_than(seen)
     with open(path + ".lock", "a+") as lock:  # Hermes's protocol: flock the sidecar, re-read, atomic replace
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
