@@ -541,7 +541,7 @@ class SessionsMixin(LineageMixin):
     def live_delete_warning(self, session_id: str) -> str | None:
         """Why deleting ``session_id`` may not last, in words for the user: it, or a delegate session
         the delete takes with it, has not ended (None when all have, or it is gone)."""
-        return _live_warning(session_id, self._live_among([session_id, *self._delegate_descendants(session_id)]))
+        return _live_warning(session_id, self._live_among(self.deleted_with(session_id)))
 
     def live_archive_warning(self, session_id: str) -> str | None:
         """Why archiving ``session_id``'s conversation may not last, in words for the user: a session it
@@ -611,7 +611,7 @@ class SessionsMixin(LineageMixin):
         session = self.get_session(session_id)
         if session is None:
             return False
-        doomed = [session_id, *self._delegate_descendants(session_id)]
+        doomed = self.deleted_with(session_id)
         if not live:
             self._refuse_live(session_id, doomed)
         with self.journaled(
