@@ -568,3 +568,6 @@ def test_a_delete_says_which_memory_entries_came_from_the_session(home_dir, caps
     assert "1 memory entry came from it (“Runs migrations at night”): it stays, but the message" in doc["error"]
     assert main(["--home", str(home_dir), "sessions", "delete", "root_1", "--yes"]) == 0
     assert capsys.readouterr().out.startswith("deleted root_1\nnote: 1 memory entry came from it")
+    (home_dir / "memories" / "USER.md").write_bytes(b"\xff\xfe not UTF-8")  # (unreadable: no reason to refuse)
+    assert main(["--home", str(home_dir), "--json", "sessions", "delete", "child_1", "--yes", "--force"]) == 0
+    assert json.loads(capsys.readouterr().out)["deleted"] == "child_1"

@@ -152,7 +152,10 @@ def entries_from(memory: MemoryStore, session_ids: set[str]) -> list[str]:
     sessions leaves them naming no message (what a delete's question warns of)."""
     found: list[str] = []
     for target in TARGETS:
-        entries = memory.entries(target)
+        try:
+            entries = memory.entries(target)
+        except WorkbenchError:  # (a store that cannot be read is no reason to refuse a delete: it is not named)
+            continue
         pairs = zip(entries, origins(memory, target, entries), strict=True)
         found += [entry for entry, came in pairs if came.session_id in session_ids]
     return found
