@@ -6,7 +6,7 @@ import json
 import re
 import secrets
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from ..events import SessionChanged
@@ -73,6 +73,15 @@ def sanitize_title(title: str | None) -> str | None:
     if len(cleaned) > MAX_TITLE_LENGTH:
         raise UnusableTitle(f"Title too long ({len(cleaned)} chars, max {MAX_TITLE_LENGTH}). Shorten it.")
     return cleaned
+
+
+class DeleteMark(NamedTuple):
+    """What a delete takes, as its question showed it (``SessionsMixin.delete_mark``)."""
+
+    messages: int  # the session's message count, which the question says
+    sessions: tuple[str, ...]  # it and the delegate sessions it started, sorted
+    rows: int  # the messages they hold
+    newest: int  # their newest message row
 
 
 class SessionsMixin(LineageMixin):
@@ -564,11 +573,10 @@ class SessionsMixin(LineageMixin):
         """The sessions a delete of ``session_id`` takes: it, and the delegate sessions it started."""
         return [session_id, *self._delegate_descendants(session_id)]
 
-    def delete_mark(self, session_id: str) -> tuple[object, ...]:
-        """What a delete of ``session_id`` would take, as a question shows it: the session's message
-        count, then the sessions it takes (delegates too) and how many messages they hold and their
-        newest row. A delete given it (``shown``) is refused when it changed: Hermes appended, or
-        rewrote the messages in place (its compaction deletes and inserts them again)."""
+    def delete_mark(self, session_id: str) -> DeleteMark:
+        """What a delete of ``session_id`` would take, as a question shows it. A delete given it
+        (``shown``) is refused when it changed: Hermes appended, or rewrote the messages in place (its
+        compaction deletes and inserts them again)."""
         row = self.conn().execute("SELECT message_count FROM sessions WHERE id = ?", (session_id,)).fetchone()
         doomed = self.deleted_with(session_id)
         rows, newest = 0, 0
@@ -576,13 +584,13 @@ class SessionsMixin(LineageMixin):
             sql = f"SELECT count(*), coalesce(max(id), 0) FROM messages WHERE session_id IN ({marks})"
             count, top = self.conn().execute(sql, chunk).fetchone()
             rows, newest = rows + count, max(newest, top)
-        return (row[0] if row else 0, tuple(sorted(doomed)), rows, newest)  # (sorted: the walk's order may vary)
+        return DeleteMark(row[0] if row else 0, tuple(sorted(doomed)), rows, newest)  # (sorted: walks vary)
 
-    def _refuse_changed(self, session_id: str, shown: tuple[object, ...]) -> None:
+    def _refuse_changed(self, session_id: str, shown: DeleteMark) -> None:
         now = self.delete_mark(session_id)
         if now == shown:
             return
-        count, was = now[0], shown[0]
+        count, was = now.messages, shown.messages
         what = (
             f"has {count} message{'s' * (count != 1)} now, not the {was} you were asked about"
             if count != was
@@ -599,7 +607,7 @@ class SessionsMixin(LineageMixin):
 
     @changes_archive
     def delete_session(
-        self, session_id: str, *, actor: str = "user", live: bool = False, shown: tuple[object, ...] | None = None
+        self, session_id: str, *, actor: str = "user", live: bool = False, shown: DeleteMark | None = None
     ) -> bool:
         """Delete a session and its messages; delegate children go too, other children are orphaned.
 

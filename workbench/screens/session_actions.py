@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from engine.archive.models import Session
-from engine.archive.sessions import MAX_TITLE_LENGTH, sanitize_title, titled
+from engine.archive.sessions import MAX_TITLE_LENGTH, DeleteMark, sanitize_title, titled
 from engine.errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from engine.memory import history
 from widgets.literal import one_line
@@ -46,7 +46,7 @@ class SessionLooked(Message):
     chain_title: str | None  # the title the tree's row shows for that chain
     chain_label: str | None = None  # what the row shows: that title, else the chain's first message in quotes
     live: str | None = None  # deleting or archiving: why it may not last (it has not ended), said in the question
-    mark: tuple[object, ...] = ()  # deleting: what it takes as asked (``delete_mark``; its count is the question's)
+    mark: DeleteMark | None = None  # deleting: what it takes as asked (``delete_mark``; its count is the question's)
     cited: tuple[str, ...] = ()  # deleting: the memory entries that came from a session it takes
 
 
@@ -122,8 +122,8 @@ class SessionActions(WorkbenchScreen):
                 if action == "archive"
                 else None
             )
-            mark = archive.delete_mark(session_id) if action == "delete" else ()
-            cited = tuple(history.entries_from(self.home.memory, set(archive.deleted_with(session_id)))) if mark else ()
+            mark = archive.delete_mark(session_id) if action == "delete" else None
+            cited = tuple(history.entries_from(self.home.memory, set(mark.sessions))) if mark else ()
         except WorkbenchError as exc:
             self.report(exc.message, error=True)
             return
@@ -150,7 +150,7 @@ class SessionActions(WorkbenchScreen):
                 value = sanitize_title((session.title or "")[:MAX_TITLE_LENGTH]) or ""
             self._ask_title(message, value)
         else:
-            shown = message.mark[0] if message.mark else session.message_count  # (what y is checked against)
+            shown = message.mark.messages if message.mark else session.message_count  # (what y is checked against)
             count = f"{shown} message{'s' * (shown != 1)}"
             segment = _segment(message)
             part = f" It is {segment}: only this one goes (a archives the whole conversation)." if segment else ""
