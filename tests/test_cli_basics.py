@@ -99,3 +99,38 @@ def test_every_help_page_has_a_description_and_every_argument_a_help():
     page = run("sessions", "prune", "--help")
     assert page.returncode == 0 and "Delete ended sessions older than N days." in page.stdout
     assert "those started more than N days ago (required)" in " ".join(page.stdout.split())
+
+
+def test_a_command_imports_only_its_own_module():
+    """Building the whole parser imported every command's module, and with them most of the engine
+    (the demo, the runner, the models): about 100 ms of every command's start."""
+    script = (
+        "import sys, json\n"
+        "from workbench.cli import main\n"
+        "status = main(sys.argv[1:])\n"
+        "print(json.dumps([status, sorted(m for m in sys.modules if m.startswith(('workbench', 'engine.')))]))\n"
+    )
+    words = ["--home", "/nonexistent-home-for-test", "--json", "memory", "show", "--target", "memory"]
+    result = subprocess.run([sys.executable, "-c", script, *words], capture_output=True, text=True)
+    _, modules = json.loads(result.stdout.splitlines()[-1])
+    commands = {m for m in modules if m.endswith("_cmds")}
+    assert commands == {"workbench.cli.memory_cmds", "workbench.cli.memory_repair_cmds"}
+    assert not {"engine.demo", "engine.runner", "engine.models", "engine.scenarios"} & set(modules)
+
+
+@pytest.mark.parametrize("words", [["memory"], ["--home", "x", "sessions"], ["--home=x", "--json", "demo"], ["tui"]])
+def test_a_commands_own_parser_reads_as_the_whole_one_does(words):
+    """The parser built for one command gives that command the same help page and usage as the
+    parser of every command, and a word that names no command still lists them all."""
+    from workbench.cli import COMMANDS, build_parser
+
+    name = next(w for w in words if w in COMMANDS)
+
+    def page(parser, name):
+        sub = next(a for a in parser._actions if a.dest == "command").choices[name]
+        return sub.format_help()
+
+    assert page(build_parser(words), name) == page(build_parser(), name)
+    unknown = run("memroy")
+    assert unknown.returncode == 2
+    assert all(command in unknown.stderr for command in COMMANDS)

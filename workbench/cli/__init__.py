@@ -26,19 +26,22 @@ from engine.textsafety import json_text, visible
 from ..crash import CRASH_EXIT, crash_message, log_to_stderr_in_one_line
 from .echo import ECHO_LIMIT, cut_echoes, echoed, retyped, typed
 
-# Command-group modules, each registering its subcommands.
-COMMAND_MODULES = [
-    "workbench.cli.tui_cmds",
-    "workbench.cli.memory_cmds",
-    "workbench.cli.pending_cmds",
-    "workbench.cli.skills_cmds",
-    "workbench.cli.curator_cmds",
-    "workbench.cli.sessions_cmds",
-    "workbench.cli.run_cmds",
-    "workbench.cli.doctor_cmds",
-    "workbench.cli.providers_cmds",
-    "workbench.cli.timeline_cmds",
-]
+# Each top-level command and the module that registers it (and holds its handlers). A command
+# line imports only the module of the command it names; every module, for the whole parser, is
+# imported only for the top-level help or a word that names no command.
+COMMANDS = {
+    "tui": "workbench.cli.tui_cmds",
+    "demo": "workbench.cli.tui_cmds",
+    "memory": "workbench.cli.memory_cmds",
+    "pending": "workbench.cli.pending_cmds",
+    "skills": "workbench.cli.skills_cmds",
+    "curator": "workbench.cli.curator_cmds",
+    "sessions": "workbench.cli.sessions_cmds",
+    "run": "workbench.cli.run_cmds",
+    "doctor": "workbench.cli.doctor_cmds",
+    "providers": "workbench.cli.providers_cmds",
+    "timeline": "workbench.cli.timeline_cmds",
+}
 LARGE_ARCHIVE = 50_000  # messages from which a state.db layout completion reports its progress
 
 
@@ -178,7 +181,23 @@ def common_options() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_word(argv: list[str]) -> str | None:
+    """The command ``argv`` names: its first word that is neither an option nor --home's value."""
+    words = iter(argv)
+    for word in words:
+        if word == "--home":
+            next(words, None)
+        elif word == "--":
+            return None
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for ``argv``: only its command's, when it names one, else every command's."""
+    named = COMMANDS.get(_command_word(argv or []) or "")
+    modules = [named] if named else list(dict.fromkeys(COMMANDS.values()))
     common = common_options()
     parser = _Parser(
         prog=PROG,
@@ -186,8 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers, common)
+    for module in modules:
+        importlib.import_module(module).register(subparsers, common)
     _describe(parser)
     return parser
 
@@ -277,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     typed.set(tuple(argv))
     as_json = "--json" in argv
-    parser = build_parser()
+    parser = build_parser(argv)
     problem = _argument_problem(argv)
     if problem:
         return _usage_error(parser, problem, as_json)
