@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 HOME_DIR ?= demo-home
 
-.PHONY: run test lint bench fuzz soak install clean
+.PHONY: run test lint bench fuzz soak install clean gates
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ fuzz: $(STAMP)
 ## 2,000 offline turns with editors, deciders and kills alongside, then an audit (not in `make test`)
 soak: $(STAMP)
 	$(PY) -m tests.soak --turns $${SOAK_TURNS:-2000}
+
+## write engine/safety/gate_table.py again after a threat rule's pattern changed
+gates: $(STAMP)
+	$(PY) -c 'from engine.safety.rules import write_gate_table; write_gate_table()'
+	$(VENV)/bin/ruff format -q engine/safety/gate_table.py
 
 clean:
 	rm -rf $(VENV) $(HOME_DIR) bench-data *.egg-info

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from engine.safety import scan
 from engine.safety.decode import hidden_payloads, rot13
+from engine.safety.gate_table import GATES
 from engine.safety.normalize import Views
 from engine.safety.prefilter import BOUNDARY, GateIndex, Literals, admits, core, gate, occurs
-from engine.safety.rules import ALL_RULES
+from engine.safety.rules import ALL_RULES, _gate, gate_table
 from tests.memory_threat_corpus import BENIGN, HOSTILE
 
 CORPUS = [text for text, *_ in HOSTILE] + [text for text, *_ in BENIGN]
@@ -61,6 +62,24 @@ def _same(text: str) -> None:
         assert _gated(views, rule_set) == _every_rule(views, rule_set.rules), text
     _looked_up_alike(text)
     _looked_up_alike(rot13(text))
+
+
+def test_the_gate_table_is_what_the_rules_derive():
+    """Every rule's gate comes from gate_table.py at import; a stale entry would skip a rule's search
+    for text it matches. The table holds exactly the gates the rules' patterns derive now."""
+
+    def sets(table):  # (a gate's sets are all required: their order, which ties leave open, says nothing)
+        return {digest: frozenset(map(frozenset, choices)) for digest, choices in table.items()}
+
+    assert sets(GATES) == sets(gate_table()), "a rule's pattern changed: run `make gates`, commit gate_table.py"
+    for rule in ALL_RULES:
+        assert set(rule.gate) == set(gate(rule.source))
+        assert set(rule.gate_il) == set(gate(rule.il_source) if rule.il_source is not None else ())
+
+
+def test_a_pattern_the_table_does_not_know_gets_its_gate_derived():
+    source = r"\bnever-tabled\s+(?:pattern|rule)"
+    assert _gate(source) == gate(source) == (frozenset({"\x00never-tabled"}), frozenset({"pattern", "rule"}))
 
 
 def test_gate_reads_required_words():

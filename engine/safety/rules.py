@@ -14,12 +14,15 @@ to each pattern so either spelling works in the source.
 
 from __future__ import annotations
 
+import hashlib
 import unicodedata
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import regex
 
+from .gate_table import GATES
 from .normalize import strip_marks
 from .prefilter import Gate, gate
 
@@ -71,9 +74,20 @@ def _rule(rule_id: str, severity: str, view: str, source: str, reason: str, fami
         reason,
         family,
         il_source,
-        gate(folded),
-        gate(il_source) if il_source is not None else (),
+        _gate(folded),
+        _gate(il_source) if il_source is not None else (),
     )
+
+
+def _digest(source: str) -> str:
+    return hashlib.blake2b(source.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def _gate(source: str) -> Gate:
+    """The pattern's gate from ``gate_table`` (deriving every gate took 60-120 ms of each process's
+    start), or derived now for a pattern the table does not know: one edited since it was written."""
+    known = GATES.get(_digest(source))
+    return gate(source) if known is None else tuple(frozenset(choices) for choices in known)
 
 
 _W = r"(?:[\w'’]++\s++){0,6}"  # up to six filler words (possessive inside: no backtracking into a word)
@@ -1151,3 +1165,24 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
 
 ALL_RULES: list[Rule] = ENGLISH + COMPACT + MULTILINGUAL + STRUCTURE + COMMANDS
 ENGLISH_VIEWS = ("folded", "compact")  # what a rot13 decoding is checked against
+
+
+def gate_table() -> dict[str, tuple[tuple[str, ...], ...]]:
+    """What ``gate_table.GATES`` holds for the rules as they are: each pattern's gate, by digest."""
+    sources = {_digest(text): text for rule in ALL_RULES for text in (rule.source, rule.il_source) if text}
+    return {digest: tuple(tuple(sorted(choices)) for choices in gate(text)) for digest, text in sorted(sources.items())}
+
+
+def write_gate_table() -> None:
+    """Write ``gate_table.py`` again (``make gates``), after a rule's pattern changed."""
+    lines = [f"    {digest!r}: {choices!r}," for digest, choices in gate_table().items()]
+    body = "GATES: dict[str, tuple[tuple[str, ...], ...]] = {\n" + "\n".join(lines) + "\n}\n"
+    Path(__file__).with_name("gate_table.py").write_text(_TABLE_DOC + body, encoding="utf-8")
+
+
+_TABLE_DOC = '''"""Each rule pattern's gate (``prefilter.gate``), derived ahead of time and keyed by a digest of
+the pattern (``rules._gate``). Written by ``make gates``: do not edit by hand. A pattern
+changed since has its gate derived at import instead, and a test says to write this file again.
+"""
+
+'''
