@@ -110,6 +110,25 @@ async def test_space_and_g_are_dimmed_where_they_cannot_act(home, tmp_path):
         await wait_for(pilot, lambda: status_of(screen).startswith("This is a group's header"), what="the header's")
 
 
+async def test_g_on_an_outside_write_whose_turn_is_not_stored_yet_says_so(home, tmp_path):
+    """g on a young outside write said it "did not come from a session message" while Hermes may
+    still store the turn that made it (it stores a turn when the turn ends)."""
+    learn(home)
+    memory = home.memories_dir / "MEMORY.md"
+    memory.write_text(memory.read_text(encoding="utf-8") + "\n§\nWritten by Hermes moments ago", encoding="utf-8")
+    home.memory.catch_up()  # (journaled as outside, actor external, at the clock's "now")
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(pilot, lambda: any("moments ago" in what for what in shown(screen)), what="the outside row")
+        await cursor_to(pilot, screen, "moments ago")
+        await pilot.press("g")
+        await wait_for(pilot, lambda: "not in state.db yet" in status_of(screen), what="why g opens nothing yet")
+        assert "did not come from" not in status_of(screen)
+        home.clock.advance(3600)  # past the time Hermes may store its turn: now it surely has none
+        await pilot.press("g")
+        await wait_for(pilot, lambda: "did not come from a session message" in status_of(screen), what="the answer")
+
+
 def status_of(screen) -> str:
     return str(screen.query_one("#status", Static).content) if screen.query_one("#status").display else ""
 

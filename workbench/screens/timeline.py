@@ -379,6 +379,13 @@ class TimelineScreen(WorkbenchScreen):
             self.show_status("This is a group's header: move to one of its rows, and g opens the message it came from.")
             return
         source = self._source_of(row)
+        if source is None and awaits_source(row, self.home.clock.now()):
+            self._find_source(row)  # (asked again: its turn may have been stored since)
+            self.show_status(
+                f"Row {row.id}'s session message is not in state.db yet: Hermes stores a turn when it ends. "
+                "g opens it once it is there."
+            )
+            return
         if source is None:
             self.show_status(f"Row {row.id} did not come from a session message: there is none to open.")
             return
