@@ -257,6 +257,27 @@ def test_an_unreadable_file_fixed_before_its_reject_is_not_dropped_as_unreadable
     assert home.approvals.reject(record.id)["success"]  # (asked about as the proposal it is)
 
 
+def test_the_bytes_an_unreadable_reject_judges_are_the_bytes_it_keeps(home, monkeypatch):
+    """Under the lock the file was parsed, then read again for the journal: fixed in between, its good
+    record was kept as "unusable" bytes and its file deleted, its proposal never seen."""
+    record = _stage(home, "User likes tea")
+    path = home.pending_dir / "memory" / f"{record.id}.json"
+    good = path.read_bytes()
+    path.write_bytes(b"{ broken")
+    read = home.approvals.store.raw
+
+    def fixed_just_before(where):  # (the fix lands between the file's check and the read the journal keeps)
+        path.write_bytes(good)
+        return read(where)
+
+    monkeypatch.setattr(home.approvals.store, "raw", fixed_just_before)
+    with pytest.raises(WorkbenchError, match="reads as a record now"):
+        home.approvals.reject(record.id)
+    monkeypatch.undo()
+    assert path.read_bytes() == good and [r.id for r in home.approvals.list()] == [record.id]
+    assert not [row for row in home.journal.query(subsystem="approvals", limit=20) if row.action == "reject"]
+
+
 def test_reject_all_refuses_what_changed_kind_since_its_question(home):
     """R's question lists each id as a record or as an unreadable file; a file fixed by hand before the
     answer was rejected as a record nobody saw, and a record that broke was dropped as unreadable,

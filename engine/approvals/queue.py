@@ -696,12 +696,6 @@ class ApprovalQueue:
                 raise WorkbenchError(
                     f"Pending record {inline(str(path))} cannot be rejected: {why} Nothing was changed."
                 )
-            try:  # (fixed by hand, or replaced, since it was read: a record is rejected as one, and seen first)
-                self.get(pending_id)
-            except UnusableRecord:
-                pass
-            else:
-                raise _readable_now(pending_id)
             try:
                 raw = self.store.raw(path)
             except FileNotFoundError:
@@ -711,6 +705,10 @@ class ApprovalQueue:
                 raise WorkbenchError(
                     f"Pending record {inline(str(path))} cannot be read ({reason}); nothing was changed."
                 ) from exc
+            # (read once, so the bytes judged are the bytes kept: fixed since they were shown, a record is
+            # rejected as one, and seen first)
+            if not path.is_symlink() and self.store.parses(raw, pending_id, subsystem):
+                raise _readable_now(pending_id)
             entry = self.home.journal.begin(
                 "approvals",
                 "reject",

@@ -261,24 +261,40 @@ class PendingStore:
     def read(self, path: Path, subsystem: str) -> PendingRecord:
         """Parse one record file; raises ``ValueError`` saying what is wrong with it."""
         try:
-            data = json.loads(self.links.read_bytes(path, sealed=self.root).decode("utf-8-sig"))
+            raw = self.links.read_bytes(path, sealed=self.root)
         except UnsafePath as exc:
             if path.is_dir() and not path.is_symlink():
                 raise ValueError("it is a folder, not a file") from None
             # (said of "it": the path is shown beside it, and a hostile name is said once)
             message = exc.message
             raise ValueError("it" + message[len(str(path)) :] if message.startswith(f"{path} ") else message) from None
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
         except OSError as exc:
             raise ValueError(f"it cannot be read ({exc.strerror or exc})") from None
+        return self.parse(raw, path.stem, subsystem)
+
+    @classmethod
+    def parses(cls, raw: bytes, pending_id: str, subsystem: str) -> bool:
+        """Whether a record file's bytes are a usable record."""
+        try:
+            cls.parse(raw, pending_id, subsystem)
+        except ValueError:
+            return False
+        return True
+
+    @staticmethod
+    def parse(raw: bytes, pending_id: str, subsystem: str) -> PendingRecord:
+        """A record file's bytes as a record; raises ``ValueError`` saying what is wrong with them."""
+        try:
+            data = json.loads(raw.decode("utf-8-sig"))
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
         except json.JSONDecodeError as exc:
             raise ValueError(f"not valid JSON ({json_error(exc)})") from None
         except RecursionError:  # nested past Python's stack
             raise ValueError(f"nested more than {MAX_JSON_DEPTH} levels deep: not a record") from None
         if json_depth(data) > MAX_JSON_DEPTH:  # later dumps and walks would overflow the stack
             raise ValueError(f"nested more than {MAX_JSON_DEPTH} levels deep: not a record")
-        return record_from_dict(data, path.stem, subsystem)
+        return record_from_dict(data, pending_id, subsystem)
 
     def find(self, pending_id: str) -> tuple[str, Path] | None:
         """The subsystem and path of the record file with this id, if one exists (a folder or a link
