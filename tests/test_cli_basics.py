@@ -118,12 +118,16 @@ def test_a_command_imports_only_its_own_module():
     assert not {"engine.demo", "engine.runner", "engine.models", "engine.scenarios"} & set(modules)
 
 
-@pytest.mark.parametrize("words", [["memory"], ["--home", "x", "sessions"], ["--home=x", "--json", "demo"], ["tui"]])
+@pytest.mark.parametrize(
+    "words", [["memory"], ["--home", "x", "sessions"], ["--home=x", "--json", "demo"], ["tui"], ["revert", "3"]]
+)
 def test_a_commands_own_parser_reads_as_the_whole_one_does(words):
     """The parser built for one command gives that command the same help page and usage as the
     parser of every command, and a word that names no command still lists them all."""
     from workbench.cli import COMMANDS, build_parser
 
+    whole = next(a for a in build_parser()._actions if a.dest == "command").choices
+    assert list(COMMANDS) == list(whole)  # (a command missing from COMMANDS would import every module)
     name = next(w for w in words if w in COMMANDS)
 
     def page(parser, name):

@@ -38,9 +38,11 @@ COMMANDS = {
     "curator": "workbench.cli.curator_cmds",
     "sessions": "workbench.cli.sessions_cmds",
     "run": "workbench.cli.run_cmds",
+    "scenarios": "workbench.cli.run_cmds",
     "doctor": "workbench.cli.doctor_cmds",
     "providers": "workbench.cli.providers_cmds",
     "timeline": "workbench.cli.timeline_cmds",
+    "revert": "workbench.cli.timeline_cmds",
 }
 LARGE_ARCHIVE = 50_000  # messages from which a state.db layout completion reports its progress
 
