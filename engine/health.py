@@ -83,7 +83,14 @@ def _unmark(home: Home) -> str:
     return unmark_all(home)
 
 
+def _unspace(home: Home) -> str:
+    from .memory.repair import unspace_all
+
+    return unspace_all(home)
+
+
 CHECKS += [_links, _line_endings, _marks]
 FIXES["memory-line-endings"] = _normalize_line_endings
 FIXES["memory-bom"] = _unmark
-NEEDS_CONFIG.update({"memory-line-endings", "memory-bom"})
+FIXES["memory-spacing"] = _unspace
+NEEDS_CONFIG.update({"memory-line-endings", "memory-bom", "memory-spacing"})

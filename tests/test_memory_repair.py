@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from engine.doctor import run_doctor
 from engine.memory import history, repair
-from engine.memory.format import has_crlf, has_drift
+from engine.memory.format import has_crlf, has_drift, hermes_drift, split_pieces
 from engine.timeline import summarize
 from engine.tools import ToolContext
 
@@ -279,6 +279,9 @@ def _outside_unchanged(found: repair.Diagnosis, fix: repair.Repair, after: str) 
     if fix.kind == "bom":
         assert after == text.removeprefix("\ufeff")
         return
+    if fix.kind == "spacing":  # the whole file, whitespace only: every entry reads as it did
+        assert split_pieces(after.removeprefix("\ufeff")) == split_pieces(text.removeprefix("\ufeff"))
+        return
     piece = found.piece(fix.piece)
     start, end = piece.start, piece.end
     if not (fix.text or "").strip():  # a removal takes one neighbouring delimiter with the piece
@@ -299,7 +302,11 @@ def test_a_repair_changes_only_what_it_names_and_undo_restores_the_bytes(home, b
     found = repair.examine(home.memory, "memory")
     # (a store over its whole limit as Hermes counts it is a reason too, though no entry drifted)
     over = repair.hermes_excess(text, limit) is not None
-    assert bool(found.reasons) == (has_drift(text, limit) or has_crlf(text) or bom or over)
+    stray = any(
+        len(lines := p.entry.split("\n")) > 1 and "§" in (lines[0], lines[-1]) for p in found.pieces if p.entry
+    )  # (a line holding only '§' at an entry's edge, spacing that Hermes's exact check counts: reasons too)
+    spaced = hermes_drift(text, limit)
+    assert bool(found.reasons) == (has_drift(text, limit) or has_crlf(text) or bom or over or stray or spaced)
     choices = list(found.repairs)
     if not found.crlf:
         piece = data.draw(st.sampled_from(found.pieces))
@@ -388,3 +395,50 @@ def test_a_store_over_its_limit_that_round_trips_needs_repair_everywhere(home):
     memory = [f for f in run_doctor(home).findings if f.area == "memory"]
     assert len(memory) == 1 and "over its limit (2,660/2,200" in memory[0].what
     assert "workbench memory repair --target memory" in memory[0].fix
+
+
+def test_space_around_entries_that_hermes_refuses_to_edit_is_found_and_trimmed(home):
+    """A trial: `memory repair` said "round-trips; nothing to repair" and doctor "all good" for a file
+    with a space before an entry, while Hermes 0.19 refused every replace and remove in it (its
+    round-trip check is exact). It is now a reason with its own repair, and a doctor finding it fixes."""
+    path = put(home, "alpha fact \n§\n beta fact\n\n§\ngamma fact")
+    found = repair.examine(home.memory, "memory")
+    assert not found.drifted and found.hermes_refuses  # (the workbench's own edits still work)
+    [reason] = found.reasons
+    assert reason.kind == "spacing" and reason.message.startswith("Entries 1, 2 of MEMORY.md have blank lines")
+    assert found.title == "Hermes refuses to edit MEMORY.md" and found.needs_repair
+    assert [r.kind for r in found.repairs] == ["spacing"]
+    report = run_doctor(home)
+    [finding] = [f for f in report.findings if f.area == "memory"]
+    assert finding.repair == "memory-spacing" and "--trim-spacing" in finding.fix
+    fixed = run_doctor(home, fix=True)
+    assert fixed.repairs[0]["message"].startswith("Trimmed the space around entries of MEMORY.md (undo: ")
+    assert path.read_text(encoding="utf-8") == "alpha fact\n§\nbeta fact\n§\ngamma fact"
+    assert not repair.examine(home.memory, "memory").reasons
+    undo = fixed.repairs[0]["message"].split("`workbench memory undo ")[1].split("`")[0]
+    assert home.memory.undo(int(undo))["success"]
+    assert path.read_text(encoding="utf-8") == "alpha fact \n§\n beta fact\n\n§\ngamma fact"
+
+
+def test_a_stray_section_line_at_the_end_refuses_adds_until_it_is_dropped(home):
+    """A trial: MEMORY.md ended with a line holding only '§'. Nothing flagged it, and the next add stored
+    "§\nThe team uses Terraform" while the entry before lost its '§': the add's own row, its revert and
+    both entries' origins were then untrue. The add is refused, the file names the cause, and the
+    repair on offer drops the line."""
+    path = put(home, "Deploys go through staging\n§\nHand-added entry\n§")
+    added = home.memory.add("memory", "The team uses Terraform", user())
+    assert not added["success"] and "entry 2 ('Hand-added entry §') ends with a line holding only '§'" in added["error"]
+    assert path.read_text(encoding="utf-8") == "Deploys go through staging\n§\nHand-added entry\n§"
+    found = repair.examine(home.memory, "memory")
+    [reason] = found.reasons
+    assert reason.kind == "stray" and reason.piece == 2 and reason.line == 4
+    assert found.title == "MEMORY.md has a stray '§' line"
+    [drop] = found.repairs
+    assert drop.label == "Drop the stray '§' line 4 from entry 2"
+    assert repair.apply(home.memory, "memory", drop, found.sha)["success"]
+    assert home.memory.add("memory", "The team uses Terraform", user())["success"]
+    assert home.memory.entries("memory") == [
+        "Deploys go through staging",
+        "Hand-added entry",
+        "The team uses Terraform",
+    ]

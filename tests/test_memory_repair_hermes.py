@@ -222,3 +222,51 @@ def test_a_crlf_file_freezes_and_checks_as_hermes_reads_it(hermes, tmp_path):
     doctor = subprocess.run(workbench_cmd("doctor", "--home", str(home)), capture_output=True, text=True, timeout=60)
     assert "CRLF line endings" in doctor.stdout + doctor.stderr
     assert "blocked from every prompt" not in doctor.stdout + doctor.stderr
+
+
+HERMES_DRIFT = """
+import json, os
+from tools.memory_tool import MemoryStore, get_memory_dir
+texts = json.loads(os.environ["TEXTS"])
+path = get_memory_dir() / "MEMORY.md"
+refused = []
+for text in texts:
+    path.write_text(text, encoding="utf-8")
+    store = MemoryStore()
+    store.load_from_disk()
+    refused.append(store._detect_external_drift("memory") is not None)
+for bak in get_memory_dir().glob("MEMORY.md.bak.*"):
+    bak.unlink()
+print(json.dumps(refused))
+"""
+
+SPACED = [
+    "alpha fact\n§\n beta fact",  # a space before an entry (a trial's: Hermes refused, we said "round-trips")
+    "alpha fact \n§\nbeta fact",
+    "alpha fact\n\n§\nbeta fact",
+    "\n\nalpha fact\n§\nbeta fact\n\n",  # the file's own two ends: Hermes strips them
+    "alpha fact\n§\nbeta fact",
+    "Hand-added entry\n§",  # a stray '§' line at the end: Hermes's check passes it
+    "alpha\n§\n\n§\nbeta",  # an empty entry
+    "alpha\n § \nbeta",  # a look-alike: Hermes reads one entry, and passes it
+]
+
+
+def test_what_the_workbench_says_hermes_refuses_is_what_hermes_refuses(hermes, tmp_path):
+    """``Diagnosis.hermes_refuses`` against Hermes 0.19's own drift guard, file by file; then a
+    spaced file trimmed by `memory repair --trim-spacing` takes Hermes's remove."""
+    home = tmp_path / "home"
+    (home / "memories").mkdir(parents=True)
+    from engine.memory.repair import diagnose
+
+    theirs = hermes.json(home, HERMES_DRIFT, extra_env={"TEXTS": json.dumps(SPACED)})
+    ours = [diagnose("memory", text, 2200).hermes_refuses for text in SPACED]
+    assert ours == theirs == [True, True, True, False, False, False, True, False]
+    memory = home / "memories" / "MEMORY.md"
+    memory.write_text("alpha fact\n§\n gamma fact\n§\nbeta fact", encoding="utf-8")
+    listed = repair(home, "--target", "memory")
+    assert [r["option"] for r in listed["repairs"]] == ["--trim-spacing"]
+    assert repair(home, "--target", "memory", "--trim-spacing")["success"]
+    after = hermes.json(home, HERMES.format(remove=True))
+    assert after["remove"]["success"], after["remove"]
+    assert memory.read_text(encoding="utf-8") == "alpha fact\n§\nbeta fact"

@@ -209,6 +209,26 @@ def has_drift(raw: str, limit: int) -> bool:
     return any(len(piece) > limit or _looks_like_delimiter(piece) for piece in pieces)
 
 
+def hermes_drift(raw: str, limit: int) -> bool:
+    """Whether Hermes 0.19's guard refuses a replace or remove in the file ``raw``: it reads the text
+    with line endings translated and wants it back exactly (its two ends aside) from the stripped
+    entries joined by the delimiter, none longer than the whole store. So blank lines or spaces
+    around an entry count there, which ``has_drift`` forgives (rewriting them loses nothing)."""
+    text = normalise_line_endings(raw)
+    pieces = split_pieces(text)
+    return text.strip() != serialize(pieces) or any(len(piece) > limit for piece in pieces)
+
+
+def misread_at(entries: list[str]) -> int | None:
+    """The index of the first of ``entries`` that, written, would not read back as itself (an entry
+    ending in a line holding only '§' joins the next one's delimiter: the next then reads with that
+    line at its start), or None when all of them would."""
+    read = split_pieces(serialize(entries))
+    if read == entries:
+        return None
+    return next((i for i, (wrote, back) in enumerate(zip(entries, read, strict=False)) if wrote != back), 0)
+
+
 def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None, str | None, int]]:
     """What changed, entry by entry, between two versions of a store (an edit made outside).
 

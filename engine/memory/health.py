@@ -89,6 +89,8 @@ def _limit_findings(target: str, state, limit: int) -> list[Finding]:
                 "entry; journaled, undoable), as does the TUI's Memory screen (r).",
             )
         )
+    else:
+        findings += _edge_findings(target, repair.diagnose(target, repair.text_of(state), limit))
     usage = Usage.of(state.entries, limit)
     if repair.over_limit(repair.text_of(state), limit):  # the repairs' own rule (the Memory screen's banner, r)
         findings.append(
@@ -101,6 +103,35 @@ def _limit_findings(target: str, state, limit: int) -> list[Finding]:
                 f"by hand (`workbench memory remove --target {target} --old TEXT`).",
             )
         )
+    return findings
+
+
+def _edge_findings(target: str, diagnosis: repair.Diagnosis) -> list[Finding]:
+    """What a file that round-trips for the workbench still needs: space around entries (Hermes refuses
+    every replace and remove) and a stray '§' line at an entry's edge (an add after it is misread)."""
+    findings = []
+    for reason in diagnosis.reasons:
+        if reason.kind == "spacing":
+            fix = "Trim it (`workbench doctor --fix`, or `workbench memory repair --target {0} --trim-spacing`)"
+            findings.append(
+                Finding(
+                    "memory",
+                    "warning",
+                    reason.message,
+                    fix.format(target) + "; journaled, undoable with `workbench memory undo`.",
+                    repair="memory-spacing",
+                )
+            )
+        elif reason.kind == "stray":
+            findings.append(
+                Finding(
+                    "memory",
+                    "warning",
+                    f"{diagnosis.file_name}: {reason.message}",
+                    f"`workbench memory repair --target {target}` offers to drop the line (journaled, undoable), "
+                    "as does the TUI's Memory screen (r).",
+                )
+            )
     return findings
 
 

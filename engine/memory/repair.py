@@ -33,6 +33,7 @@ from .format import (
     TARGETS,
     has_crlf,
     has_drift,
+    hermes_drift,
     line_endings,
     normalise_line_endings,
     read_as_hermes,
@@ -86,8 +87,10 @@ class Piece:
 @dataclass(frozen=True)
 class Reason:
     """One thing to repair: ``kind`` is crlf, bom, lookalike, over_limit (an entry longer than the whole store) or
-    empty (causes of drift), or store_over_limit (the entries fit one by one but not together, so Hermes refuses
-    every add; not drift); ``piece`` and ``line`` say where."""
+    empty (causes of drift); spacing (blank lines or spaces around entries: Hermes refuses to edit the file,
+    the workbench does not); stray (a line holding only '§' at an entry's edge: the next add after it is
+    misread); or store_over_limit (the entries fit one by one but not together, so Hermes refuses every add;
+    not drift). ``piece`` and ``line`` say where."""
 
     kind: str
     message: str
@@ -111,7 +114,7 @@ class Reason:
 class Repair:
     """A rewrite of one piece (``text`` is its new text; ``""`` removes it) or of the line endings."""
 
-    kind: str  # normalise, split, trim, remove, rewrite
+    kind: str  # normalise, bom, spacing, split, trim, remove, rewrite
     label: str
     piece: int | None = None
     text: str | None = None
@@ -146,8 +149,17 @@ class Diagnosis:
         return has_drift(self.text, self.limit)
 
     @property
+    def hermes_refuses(self) -> bool:
+        """What makes Hermes 0.19 refuse a replace or remove: its exact round-trip check."""
+        return hermes_drift(self.text, self.limit)
+
+    @property
     def crlf(self) -> bool:
         return has_crlf(self.text)
+
+    def has(self, kind: str) -> bool:
+        """Whether one of the reasons is of ``kind``."""
+        return any(r.kind == kind for r in self.reasons)
 
     @property
     def title(self) -> str:
@@ -156,6 +168,10 @@ class Diagnosis:
             return f"{self.file_name} no longer round-trips"
         if self.crlf:
             return f"{self.file_name} uses {line_endings(self.text)} line endings"
+        if self.has("spacing"):
+            return f"Hermes refuses to edit {self.file_name}"
+        if self.has("stray"):
+            return f"{self.file_name} has a stray '§' line"
         if self.store_over is not None:
             return f"{self.file_name} is over its limit"
         if self.reasons:
@@ -170,6 +186,16 @@ class Diagnosis:
             return (
                 f"{self.file_name} uses {line_endings(self.text)} line endings; it is read with them translated, "
                 "as Hermes reads it, and the next write saves it with LF."
+            )
+        if self.has("spacing"):
+            return (
+                f"{self.file_name} round-trips for the workbench, but Hermes wants it exactly as it writes it: with "
+                "blank lines or spaces around entries, Hermes refuses every replace and remove in it."
+            )
+        if self.has("stray"):
+            return (
+                f"{self.file_name} has a line holding only '§' at the edge of an entry, a delimiter an edit left "
+                "behind: both programs read it as part of that entry."
             )
         if self.store_over is not None:
             return (
@@ -209,6 +235,8 @@ class Diagnosis:
             after = normalise_line_endings(self.text)
         elif repair.kind == "bom":
             after = self.text.removeprefix(BOM)
+        elif repair.kind == "spacing":
+            after = _unspaced(self)
         elif self.crlf:
             raise refuse(
                 f"{self.file_name} uses {line_endings(self.text)} line endings, and entries are repaired by "
@@ -226,6 +254,7 @@ class Diagnosis:
             "target": self.target,
             "file": self.file_name,
             "drifted": self.drifted,
+            "hermes_refuses": self.hermes_refuses,
             "crlf": self.crlf,
             "needs_repair": self.needs_repair,
             "headline": self.headline,
@@ -292,6 +321,7 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
                 )
                 repairs.append(Repair("remove", f"Remove empty entry {piece.number}", piece.number, ""))
             continue
+        _stray(name, piece, reasons, repairs)
         for offset, line in enumerate(body.split("\n")):
             if line != "§" and line.strip() == "§":
                 at = piece.body_line(offset)
@@ -324,9 +354,78 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
                 _offer(repairs, split, piece, at)
             repairs.append(fitting_trim(pieces, piece, limit))
             repairs.append(remove(piece))
+    if spaced := _spaced(pieces):
+        numbers = ", ".join(str(p.number) for p in spaced)
+        reasons.append(
+            Reason(
+                "spacing",
+                f"Entr{'y' if len(spaced) == 1 else 'ies'} {numbers} of {name} "
+                f"{'has' if len(spaced) == 1 else 'have'} blank lines or spaces around "
+                f"{'it' if len(spaced) == 1 else 'them'}. The workbench reads past them, but Hermes wants the "
+                'file exactly as it writes it: it refuses every replace and remove here ("wouldn\'t round-trip"), '
+                "saving a .bak copy each time. Trimming them changes no entry's text.",
+                f"space around entr{'y' if len(spaced) == 1 else 'ies'} {numbers}: Hermes refuses its edits",
+                spaced[0].number,
+                spaced[0].line,
+            )
+        )
+        repairs.append(unspace())
     if not any(r.kind == "over_limit" for r in reasons):  # (an entry over it alone has its own reason and trims)
         _store_over(name, text, limit, pieces, reasons, repairs)
     return Diagnosis(target, text, limit, pieces, reasons, list(dict.fromkeys(repairs)))
+
+
+def _stray(name: str, piece: Piece, reasons: list[Reason], repairs: list[Repair]) -> None:
+    """A line holding only '§' at the start or end of an entry: a delimiter an edit left behind. At
+    the file's end it takes the next entry added (Hermes's and ours alike); at an entry's start
+    Hermes reads it into that entry's text."""
+    lines = piece.entry.split("\n")
+    if len(lines) < 2 or "§" not in (lines[0], lines[-1]):
+        return
+    end = lines[-1] == "§"
+    at = piece.body_line(len(lines) - 1 if end else 0)
+    where = (
+        "ends with a line holding only '§', a delimiter with no entry after it: an entry added after it would "
+        "be read with that line at its start, and this one without it, so adds are refused until it is dropped"
+        if end
+        else "starts with a line holding only '§', a delimiter left behind: Hermes reads it into the entry, "
+        "and its prompt shows it"
+    )
+    reasons.append(
+        Reason(
+            "stray",
+            f"Entry {piece.number} ({piece.preview}) {where} (line {at}).",
+            f"entry {piece.number}, line {at}: a stray '§' line",
+            piece.number,
+            at,
+        )
+    )
+    _offer(repairs, split, piece, at)
+
+
+def _spaced(pieces: list[Piece]) -> list[Piece]:
+    """The entries with whitespace Hermes's exact round-trip check counts: any around an entry, except
+    before the file's first piece and after its last (it strips the whole text's two ends)."""
+    last = len(pieces) - 1
+    return [
+        p
+        for i, p in enumerate(pieces)
+        if p.entry and ((i > 0 and p.text != p.text.lstrip()) or (i < last and p.text != p.text.rstrip()))
+    ]
+
+
+def _unspaced(diagnosis: Diagnosis) -> str:
+    """The file with the whitespace around its entries trimmed as Hermes writes it (the two ends too);
+    refused when that would change what an entry reads as (a look-alike '§' at an edge: split it first)."""
+    mark = BOM if diagnosis.text.startswith(BOM) else ""
+    body = diagnosis.text[len(mark) :]
+    after = ENTRY_DELIMITER.join(piece.strip() for piece in body.split(ENTRY_DELIMITER))
+    if split_pieces(after) != split_pieces(body):
+        raise refuse(
+            f"Trimming the space around {diagnosis.file_name}'s entries would change what one of them reads as; "
+            "make its other repairs first. Nothing was changed."
+        )
+    return mark + after
 
 
 def _store_over(name: str, text: str, limit: int, pieces: list[Piece], reasons: list[Reason], repairs: list) -> None:
@@ -390,6 +489,10 @@ def normalise() -> Repair:
 
 def unmark() -> Repair:
     return Repair("bom", "Remove the byte-order mark Hermes reads into entry 1")
+
+
+def unspace() -> Repair:
+    return Repair("spacing", "Trim the blank lines and spaces around entries (no entry's text changes)")
 
 
 def split(piece: Piece, line: int) -> Repair:
@@ -625,6 +728,12 @@ def unmark_all(home: Home) -> str:
     """Doctor --fix: remove the byte-order mark of every memory file that starts with one; says what it did."""
     done = _repair_every(home, lambda d: d.text.startswith(BOM), unmark(), "removing the byte-order mark failed")
     return f"Removed the byte-order mark of {', '.join(done)}." if done else "No memory file starts with one."
+
+
+def unspace_all(home: Home) -> str:
+    """Doctor --fix: trim the space around the entries of every memory file Hermes refuses to edit for it."""
+    done = _repair_every(home, lambda d: d.has("spacing"), unspace(), "trimming the space around entries failed")
+    return f"Trimmed the space around entries of {', '.join(done)}." if done else "No memory file has space to trim."
 
 
 def normalise_all(home: Home) -> str:

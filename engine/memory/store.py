@@ -56,12 +56,13 @@ from .format import (
     has_drift,
     kept_before,
     line_endings,
+    misread_at,
     normalise_line_endings,
     read_as_hermes,
     serialize,
     split_pieces,
 )
-from .ops import Outcome, Refusal, StalePin, follows_key, preceding, refuse, succeeding
+from .ops import Outcome, Refusal, StalePin, follows_key, preceding, preview, refuse, succeeding
 from .rebuild import SUBSYSTEM, Left, base_of, left_of, rebuild, replays
 from .snapshot import MemorySnapshot
 from .threats import refusal_message, warning_message
@@ -171,6 +172,21 @@ def _read_file(real: Path) -> FileState:
 def _left_file(detail: dict, raw: str) -> bool:
     """Whether a journal row's write left the file as ``raw`` (its hash; the text itself in older rows)."""
     return detail.get("file_sha") == content_hash(raw) if "file_sha" in detail else detail.get("file_after") == raw
+
+
+def _refuse_misread(target: str, entries: list[str]) -> None:
+    """Refuse a write whose entries would not read back as written: an entry ending in a line holding
+    only '§' (a stray delimiter left by an edit) would take the next entry's first line."""
+    index = misread_at(entries)
+    if index is None:
+        return
+    shown = preview(" ".join(entries[index].split()))
+    raise refuse(
+        f"Refusing to write {FILE_NAMES[target]}: entry {index + 1} ('{shown}') ends with a line holding only "
+        "'§', so an entry after it would be read with that line at its start, and this one without it. Drop "
+        f"that stray line first: `workbench memory repair --target {target}` (r on the Memory screen) offers "
+        "it. Nothing was changed."
+    )
 
 
 @dataclass(frozen=True)
@@ -787,6 +803,8 @@ class MemoryStore:
                 # A file holding CRs is read and written back as Hermes does: line endings translated, LF out,
                 # so it comes out as Hermes's write leaves it.
                 outcome = plan.op(list(state.entries), limit)
+                if outcome.changes and outcome.text is None:
+                    _refuse_misread(target, outcome.entries)
             except Refusal:
                 self._settle(target, state)  # (a write that writes nothing still settles a dead writer's rows)
                 raise

@@ -69,6 +69,13 @@ def register(sub, common) -> None:
         help="remove a leading byte-order mark (Hermes reads it into entry 1 and blocks that entry)",
     )
     fixes.add_argument(
+        "--trim-spacing",
+        action=_Writes,
+        nargs=0,
+        default=False,
+        help="trim blank lines and spaces around entries (Hermes refuses to edit a file with them)",
+    )
+    fixes.add_argument(
         "--split", action=_Writes, type=_pair("ENTRY:LINE"), metavar="ENTRY:LINE", help="split an entry before LINE"
     )
     fixes.add_argument(
@@ -88,12 +95,21 @@ def option_of(fix: repair.Repair) -> str:
         return "--normalise-line-endings"
     if fix.kind == "bom":
         return "--remove-bom"
+    if fix.kind == "spacing":
+        return "--trim-spacing"
     if fix.kind == "remove":
         return f"--remove {fix.piece}"
     return f"--{fix.kind} {fix.piece}:{fix.at}"
 
 
-CHOICES = ("normalise_line_endings", "remove_bom", "split", "trim", "remove")  # the options that make a repair
+CHOICES = (
+    "normalise_line_endings",
+    "remove_bom",
+    "trim_spacing",
+    "split",
+    "trim",
+    "remove",
+)  # the options that make a repair
 
 
 def _chosen(args, found: repair.Diagnosis) -> repair.Repair | None:
@@ -101,6 +117,8 @@ def _chosen(args, found: repair.Diagnosis) -> repair.Repair | None:
         return repair.normalise()
     if args.remove_bom:
         return repair.unmark()
+    if args.trim_spacing:
+        return repair.unspace()
     if args.split:
         return repair.split(found.piece(args.split[0]), args.split[1])
     if args.trim:
