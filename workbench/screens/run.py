@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 
 NO_SCENARIO = "(type messages)"
 SCENARIO_SPEED = 1.0  # scenario pacing: 1 is watchable, 0 plays without delays
+# Set from the start: a quit's try at storing what state.db lacks gives up on a busy state.db as a quit
+# ends a turn's wait (after ``db.CANCEL_GRACE_S``), never after the whole busy timeout.
+QUIT_TRY = threading.Event()
+QUIT_TRY.set()
 
 
 @dataclass
@@ -116,6 +120,7 @@ class StoredBeforeQuit(Message):
 @dataclass
 class KeptBeforeQuit(Message):
     error: str | None  # why workbench.db could not keep them (None: kept)
+    note: str | None = None  # what was kept, said once the terminal is back (``RunScreen.exit_note``)
 
 
 @dataclass
@@ -473,24 +478,26 @@ class RunScreen(WorkbenchScreen):
         return self.agent.unstored if self.agent is not None and not self.running else 0
 
     def quit_after_storing(self) -> None:
-        """ctrl+q with a conversation state.db lacks: one more try at storing it first (once at a
-        time: a second ctrl+q meanwhile is the same quit), then quit or ask."""
+        """ctrl+q with a conversation state.db lacks: one more try at storing it first, bounded as a quit
+        bounds a turn's wait for a busy state.db (``QUIT_TRY``: a quarter of a second, one short write of
+        Hermes's; never the busy timeout), then quit or ask at once. Once at a time: a second ctrl+q
+        meanwhile is the same quit."""
         if not self._storing_to_quit:
             self._storing_to_quit = True
-            # (state.db busy, this waits up to WORKBENCH_BUSY_TIMEOUT before it quits or asks: said meanwhile)
             self._status(f"storing {self.unstored} message{'s' * (self.unstored != 1)} before quitting…")
             self._store_before_quit(*self._queue())
 
     @work(thread=True, exit_on_error=False, group="agent-store")
     def _store_before_quit(self, before: threading.Event, done: threading.Event) -> None:
-        """Worker: store (waiting out a busy state.db), then the app quits, or asks whether to quit
-        without what is still unstored."""
+        """Worker: store (a busy state.db is waited for only as long as a quit waits: ``QUIT_TRY``), then
+        the app quits, or asks whether to quit keeping (or without) what is still unstored."""
         agent, why, busy, later = self.agent, None, False, ""
         try:
             before.wait()
             if agent is not None:
                 try:
-                    agent.store()
+                    with lock_waits.cancellable(QUIT_TRY, asked=False):
+                        agent.store()
                 except Exception as exc:
                     why, busy = said(exc), isinstance(exc, DatabaseBusyError)
                     later = when_stored(self.home)
@@ -538,21 +545,22 @@ class RunScreen(WorkbenchScreen):
     @work(thread=True, exit_on_error=False, group="agent-store")
     def _keep_and_quit(self, why: str, before: threading.Event, done: threading.Event) -> None:
         """Worker: keep what state.db did not take in workbench.db (no further wait on state.db), then quit."""
-        error = None
+        error, note = None, None
         try:
             before.wait()
-            if self.agent is not None:
-                self.agent.keep(why)
+            if self.agent is not None and (held := self.agent.keep(why)) is not None:
+                note = held.describe(when_stored(self.home))
         except Exception as exc:
             error = said(exc)
         finally:
             done.set()
-        self.post_result(KeptBeforeQuit(error))
+        self.post_result(KeptBeforeQuit(error, note))
 
     @on(KeptBeforeQuit)
     def _kept_before_quit(self, message: KeptBeforeQuit) -> None:
         if message.error is None:
             self._leaving_unstored = True  # (nothing is left to store: quitting waits on nothing)
+            self.exit_note = message.note  # (said as a mid-turn quit says what it kept: ``after_exit``)
             self.app.exit()
             return
         self.notify(
