@@ -91,6 +91,14 @@ class ConfigChanged(Event):
 
 
 @dataclass(frozen=True)
+class KeptStored(Event):
+    """Messages workbench.db kept for state.db were stored in it (``Home.store_kept``): what to say is
+    taken from ``Home.take_kept_stored``, so each is said once whoever hears first."""
+
+    actor: str = "workbench"
+
+
+@dataclass(frozen=True)
 class RunnerEvent(Event):
     """Progress of the agent runner: turn_started, assistant_delta (streamed text),
     assistant_message, tool_called, tool_result, message_stored, turn_finished,

@@ -13,6 +13,7 @@ import logging
 import os
 import pwd
 import stat
+import threading
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -24,7 +25,7 @@ from .clock import Clock
 from .config import Config
 from .db import DatabaseDamaged, home_error, is_corrupt
 from .errors import ConfigError, HomeError, WorkbenchError
-from .events import ConfigChanged, EventBus
+from .events import ConfigChanged, EventBus, KeptStored
 from .fileio import LinkPolicy, UnsafePath, contained
 from .journal import Journal
 
@@ -101,6 +102,9 @@ class Home:
         # Why config.yaml was not taken when the home opened (``open_home(config_defaults=True)``, for
         # doctor): the defaults are in use instead. None when it was taken.
         self.config_refused: str | None = None
+        # What ``store_kept`` stored and no skin has said yet (``take_kept_stored``); shared with views.
+        self._kept_stored: list[str] = []
+        self._kept_stored_guard = threading.Lock()
 
     # -- layout -------------------------------------------------------------------
     @property
@@ -223,14 +227,28 @@ class Home:
 
         if not kept.waiting(self):
             return
+        notes: list[str] = []
         if not self.read_only:
-            self._settle(lambda: kept.store_kept(self))
-            return
-        writer = Home(self.root, clock=self.clock)
-        try:
-            writer.store_kept()
-        finally:
-            writer.close()
+            self._settle(lambda: notes.extend(kept.store_kept(self)))
+        else:
+            writer = Home(self.root, clock=self.clock)
+            try:
+                writer.store_kept()
+                notes = writer.take_kept_stored()
+            finally:
+                writer.close()
+        if notes:
+            with self._kept_stored_guard:
+                self._kept_stored.extend(notes)
+            self.bus.publish(KeptStored())
+
+    def take_kept_stored(self) -> list[str]:
+        """What ``store_kept`` stored since this was last asked, in ``kept.stored_note``'s words: the user
+        was told those messages were kept in workbench.db, and each skin says once that they landed (the
+        CLI on stderr, the TUI in a notice); asking takes them, so none is said twice."""
+        with self._kept_stored_guard:
+            notes, self._kept_stored[:] = list(self._kept_stored), []
+        return notes
 
     # -- stores (each part adds its lazy property below) -------------------------
     @cached_property

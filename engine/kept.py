@@ -177,36 +177,57 @@ def waits_for(home: Home, session_id: str) -> str | None:
     return "messages of it kept in workbench.db are not stored in state.db yet" if held else None
 
 
-def store_kept(home: Home) -> None:
-    """Store what is kept into state.db (``home`` writable), each row then forgotten.
+def stored_note(session_id: str, messages: int, stored_as: str) -> str:
+    """What the skins say, once, of messages kept in workbench.db that are now stored in state.db
+    (``stored_as``: the session they went into, a child of theirs when it was resumed elsewhere since):
+    the user was told they were kept, so they learn they landed (``Home.take_kept_stored``)."""
+    count = f"{messages} message{'s' * (messages != 1)}"
+    where = (
+        ""
+        if stored_as == session_id
+        else f", as session {stored_as} (a child of it: it was resumed elsewhere after they were kept)"
+    )
+    return f"{count} of session {session_id} kept in workbench.db are stored in state.db now{where}."
+
+
+def store_kept(home: Home) -> list[str]:
+    """Store what is kept into state.db (``home`` writable), each row then forgotten; returns what
+    was stored, in ``stored_note``'s words (none for messages that went with their deleted session).
 
     Only when state.db takes a write at once, and only by the holder of the change lock;
     never raises for a busy or unusable state.db: what is not stored stays kept.
     """
+    notes: list[str] = []
     try:
         archive = home.archive
         if archive.vet() is not None:  # a damaged state.db is never written; they stay kept
-            return
+            return notes
         with archive.changing(wait=False):
-            for row in _select(home, "SELECT id, session_id, end_reason, unstored FROM kept_messages ORDER BY id"):
+            for row in _select(
+                home, "SELECT id, session_id, messages, end_reason, unstored FROM kept_messages ORDER BY id"
+            ):
                 try:
-                    _store(home, row)
+                    stored_as = _store(home, row)
+                    if stored_as is not None:
+                        notes.append(stored_note(row["session_id"], row["messages"], stored_as))
                 except (WorkbenchError, sqlite3.Error, ValueError, TypeError, LookupError) as exc:
                     log.warning("Messages kept for session %s were not stored yet: %s", row["session_id"], exc)
                     if isinstance(exc, DatabaseBusyError):
                         break
     except (BlockingIOError, WorkbenchError, sqlite3.Error, OSError):
         pass  # another process stores them, or state.db cannot take them now
+    return notes
 
 
-def _store(home: Home, row: sqlite3.Row) -> None:
+def _store(home: Home, row: sqlite3.Row) -> str | None:
     """Store one kept row, in one state.db transaction that never waits, and forget it (see the
-    module's docstring)."""
+    module's docstring); the session they were stored in (None: they went with their deleted session)."""
     archive, unstored = home.archive, Unstored.from_json(row["unstored"])
     with write_transaction(archive.conn(), wait=False):  # all of it or none: Hermes never sees half
         session = archive.get_session(unstored.session_id)
         gone = session is None and unstored.created
-        if gone and unstored.session_id in sessions_outside.deleted(home):
+        dropped = gone and unstored.session_id in sessions_outside.deleted(home)
+        if dropped:
             log.warning(
                 "%d kept message(s) of session %s were not stored: the session was deleted after they were "
                 "kept, and they went with it.",
@@ -227,9 +248,12 @@ def _store(home: Home, row: sqlite3.Row) -> None:
             unstored.store_tokens(archive)
             if row["end_reason"]:
                 archive.end_session(unstored.session_id, row["end_reason"])
+        # (stored now, or by a process killed before it forgot the row: in state.db either way)
+        stored_as = None if dropped else unstored.session_id
     crash_point("kept-stored")
     with home.journal.transaction() as write:
         write.execute("DELETE FROM kept_messages WHERE id = ?", (row["id"],))
+    return stored_as
 
 
 def _branched(home: Home, unstored: Unstored) -> Unstored:

@@ -387,3 +387,54 @@ def test_what_is_kept_on_a_damaged_state_db_is_said_to_wait_for_its_recovery(tmp
     assert error.startswith(f"Session {sid} is not in state.db yet") and "state.db is damaged" in error
     assert "when state.db is free" not in error
     assert len(kept_rows(root)) == 1 and (root / "state.db").read_bytes() == before
+
+
+def test_kept_messages_stored_later_are_said_once_by_the_command_that_stores_them(tmp_path):
+    """The run under a held lock said "They are kept in workbench.db"; the run that later stored them said
+    nothing, so the user never learned they landed. It says so once, on stderr; the next command does not."""
+    root = with_state_db(tmp_path / "home")
+    proc, out = run_while_locked(root, "--message", "hello there")
+    sid = out["session_id"]
+    assert proc.returncode == 1 and out["kept_messages"] == 2
+
+    later = workbench("--home", str(root), "run", "--message", "and now")
+    assert later.returncode == 0, later.stderr
+    notes = [line for line in later.stderr.splitlines() if "stored in state.db now" in line]
+    assert notes == [f"note: 2 messages of session {sid} kept in workbench.db are stored in state.db now."]
+    assert len(stored(root, sid)[1]) == 2
+    again = workbench("--home", str(root), "sessions", "list")
+    assert again.returncode == 0 and "stored in state.db now" not in again.stderr
+
+
+@pytest.mark.anyio
+async def test_the_tui_says_once_that_kept_messages_were_stored_at_its_start_and_at_a_turn(tmp_path):
+    """The TUI stores kept messages as the home opens and as its agent opens a session; it never said so."""
+    from tests.screens_seed import open_mode
+    from tests.tui_support import make_app, settle, wait_for
+    from workbench.screens.run import RunScreen
+
+    root = with_state_db(tmp_path / "home")
+    first = run_while_locked(root, "--message", "hello there")[1]["session_id"]
+    second = run_while_locked(root, "--message", "hello again")[1]["session_id"]
+
+    def said(app) -> list[str]:
+        return [n.message for n in app._notifications if n.title == "Stored in state.db"]
+
+    home = open_home(root)  # (as `workbench tui` opens it: the first ones are stored now)
+    assert len(stored(root, first)[1]) == 2
+    run_while_locked(root, "--message", "hello once more")  # kept while this home is open: a turn stores it
+    third = kept_rows(root)[0]["session_id"]
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert said(app) == [
+            f"2 messages of session {first} kept in workbench.db are stored in state.db now.",
+            f"2 messages of session {second} kept in workbench.db are stored in state.db now.",
+        ]
+        screen = await open_mode(pilot, "5", RunScreen)
+        await pilot.press(*"a new turn", "enter")  # its agent stores what is kept as it opens
+        await wait_for(pilot, lambda: len(said(app)) == 3, what="the third notice")
+        await wait_for(pilot, lambda: screen.session_id is not None and not screen.running, what="the turn")
+        assert said(app)[2] == f"2 messages of session {third} kept in workbench.db are stored in state.db now."
+    assert len(stored(root, third)[1]) == 2
+    home.close()

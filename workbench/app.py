@@ -38,7 +38,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from engine import lock_waits
 from engine.archive import outside as sessions_outside
 from engine.errors import WorkbenchError
-from engine.events import ConfigChanged, Event, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
+from engine.events import ConfigChanged, Event, KeptStored, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
 from engine.home import Home
 from engine.memory.targets import TARGETS
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
@@ -509,6 +509,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         )
         self._uncancel_waits = lock_waits.cancellable_everywhere(self._quitting)
         self._warn_misreads()
+        self._say_kept_stored()  # (stored as the home opened, before this app listened)
         if self.new_home:
             self.notify(
                 visible(
@@ -647,6 +648,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
             self.frozen_snapshot = message.snapshot
         if isinstance(event, PendingChanged):
             self.refresh_pending()
+        elif isinstance(event, KeptStored):
+            self._say_kept_stored()
         elif isinstance(event, ConfigChanged):
             self.notify(
                 visible(event.message),
@@ -670,6 +673,12 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self.engine_events.publish(event)
         if self._narrator is not None and not self._demo_over:  # (decided here, in the events' order)
             self._narrate(event, self.running_session is not None)
+
+    def _say_kept_stored(self) -> None:
+        """Messages kept in workbench.db (the user was told so) that are stored in state.db now: said once
+        each (``Home.take_kept_stored``), the CLI's words."""
+        for note in self.home.take_kept_stored():
+            self.notify(note, title="Stored in state.db", markup=False, timeout=15)
 
     @work(thread=True, group="narration", exit_on_error=False)
     def _narrate(self, event: Event, session_running: bool) -> None:

@@ -329,9 +329,13 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stderr.write(visible(f"note: {home.root} did not exist: created a new, empty home there") + "\n")
             if not getattr(args, "reports_problems", False):
                 warn_misreads(home)
+            if handler.__module__ != "workbench.cli.tui_cmds":  # (the TUI says it in a notice)
+                _say_kept_stored(home)
             if handler.__module__ != "workbench.cli.tui_cmds":  # the TUI shows progress its own way
                 home.archive.progress = _layout_progress
         output = handler(home, args)
+        if home is not None and handler.__module__ != "workbench.cli.tui_cmds":
+            _say_kept_stored(home)  # (stored as the command ran: `workbench run` opening its session)
     except UsageError as exc:  # under the usage of the command it concerns
         return _usage_error(getattr(args, "usage_parser", parser), str(exc), as_json)
     except WorkbenchError as exc:
@@ -355,6 +359,13 @@ def main(argv: list[str] | None = None) -> int:
     if output.succeeded and home is not None and not getattr(args, "reports_problems", False):
         _warn_unreadable_journal(home)
     return 0 if output.succeeded else 1
+
+
+def _say_kept_stored(home: Home) -> None:
+    """Messages this command stored that workbench.db kept for state.db (an earlier run or quit was told
+    they were kept there): said once, on stderr, so the user learns they landed."""
+    for note in home.take_kept_stored():
+        sys.stderr.write(visible(f"note: {note}") + "\n")
 
 
 def _warn_unreadable_journal(home: Home) -> None:
