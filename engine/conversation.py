@@ -117,6 +117,12 @@ class Conversation:
         """Said as the session is resumed when it is archived: it stays so (``archived_note``)."""
         return archived_note(self.agent.id) if self.agent.archived else None
 
+    @property
+    def live_archived_note(self) -> str | None:
+        """Said in place of both ``live_warning`` and ``archived_note`` by a skin with little room (the
+        TUI's one notice) when the session resumed is live and archived (``live_archived_note``)."""
+        return live_archived_note(self.agent.id) if self.agent.live_before and self.agent.archived else None
+
     def switch_session(self, session: str | None = None) -> str:
         """Leave this session for a new one, or for the stored session whose id is ``session`` (at the
         newest segment of its compression chain), ending it at once as Hermes's ``/new`` or ``/resume``
@@ -180,6 +186,15 @@ def archived_note(session_id: str) -> str:
         f"Session {session_id} is archived: it stays so, and your messages go into it, hidden like it from the "
         f"Sessions tree, `sessions list` and session_search. `workbench sessions archive {session_id} --undo` "
         "(or a on Sessions) lists it again."
+    )
+
+
+def live_archived_note(session_id: str) -> str:
+    """The one wording of resuming a session that is both live and archived, where two notices stacked
+    would cover the conversation (the TUI at 80x24): what ``live_warning`` and ``archived_note`` say, shorter."""
+    return (
+        f"Session {session_id} is live (another Hermes may be writing to it) and archived: your messages go into "
+        "it, hidden from lists and session_search. Leaving it here neither ends nor unarchives it."
     )
 
 

@@ -99,6 +99,7 @@ class Switched(Message):
     error: str | None  # why the session left could not be ended (the switch is owed to the next turn)
     warning: str | None = None  # the session resumed had not ended: another Hermes may write to it
     archived: str | None = None  # the session resumed is archived (``Conversation.archived_note``)
+    both: str | None = None  # it is both: said in one notice (``Conversation.live_archived_note``)
 
 
 @dataclass
@@ -177,6 +178,7 @@ class Opened(Message):
     error: str | None = None
     warning: str | None = None  # the session resumed had not ended: another Hermes may write to it
     archived: str | None = None  # the session resumed is archived (``Conversation.archived_note``)
+    both: str | None = None  # it is both: said in one notice (``Conversation.live_archived_note``)
 
 
 @dataclass
@@ -655,8 +657,9 @@ class RunScreen(WorkbenchScreen):
         finally:
             warning = agent.live_warning if agent is not None else None
             archived = agent.archived_note if agent is not None else None
+            both = agent.live_archived_note if agent is not None else None
             self.post_message(
-                Opened(opening, session_id, model, agent, error, warning, archived)
+                Opened(opening, session_id, model, agent, error, warning, archived, both)
             )  # (before a turn queued after it)
             done.set()
             if opening.turn_over(None) and agent is not None:  # the screen closed meanwhile: end it here
@@ -673,8 +676,7 @@ class RunScreen(WorkbenchScreen):
         if message.agent is not None and self.agent is None:
             self.agent = message.agent
         self._status()
-        self._warn_live(message.warning)
-        self._say_archived(message.archived)
+        self._say_resumed(message.warning, message.archived, message.both)
         if message.error is not None:
             self.notify(
                 f"{message.error} Your next message tries again.",
@@ -688,19 +690,19 @@ class RunScreen(WorkbenchScreen):
 
     @work(thread=True, exit_on_error=False, group="agent-switch")
     def switch_now(self, agent: Conversation, switch: Switch, before: threading.Event, done: threading.Event) -> None:
-        left, error, warning, archived = None, None, None, None
+        left, error, warning, archived, both = None, None, None, None, None
         try:
             before.wait()
             left = agent.id
             agent.switch_session(switch.target)  # ends the session left (``leaving_reason``)
             switch.done = True
-            warning = agent.live_warning if switch.target is not None else None
-            archived = agent.archived_note if switch.target is not None else None
+            if switch.target is not None:
+                warning, archived, both = agent.live_warning, agent.archived_note, agent.live_archived_note
         except Exception as exc:  # state.db busy or damaged: the next turn or the quit tries again
             error = said(exc)
         finally:
             done.set()
-        self.post_message(Switched(switch, left or "", error, warning, archived))
+        self.post_message(Switched(switch, left or "", error, warning, archived, both))
 
     @on(Switched)
     def _switched(self, message: Switched) -> None:
@@ -711,8 +713,7 @@ class RunScreen(WorkbenchScreen):
             self._switch = None if self._switch is message.switch else self._switch
         self._ending = None
         self._status()
-        self._warn_live(message.warning)
-        self._say_archived(message.archived)
+        self._say_resumed(message.warning, message.archived, message.both)
         if message.error is not None:
             self.notify(
                 f"{cause(message.error)}. It stays open until your next message ends it and goes on "
@@ -723,13 +724,23 @@ class RunScreen(WorkbenchScreen):
                 timeout=30,
             )
 
-    def _warn_live(self, warning: str | None) -> None:
+    def _say_resumed(self, warning: str | None, archived: str | None, both: str | None) -> None:
+        """What resuming a live or an archived session says; one notice for a session both live and
+        archived (two stacked covered the transcript and the message box at 80x24), taken down as the
+        live one is."""
+        if both is not None:
+            self._warn_live(both, title="Resumed a live, archived session")
+            return
+        self._warn_live(warning)
+        self._say_archived(archived)
+
+    def _warn_live(self, warning: str | None, title: str = "Resumed a live session") -> None:
         """A session resumed that had not ended: said before anything is written to it (and kept in the
         title), in place of a notice before it; what it says stops being so once the session is left."""
         if warning is not None:
             self._withdraw_live()
             if self.app.screen is self:  # (over a dialog opened meanwhile it would cover its buttons)
-                self._live_notice = self.workbench.notice(warning, title="Resumed a live session")
+                self._live_notice = self.workbench.notice(warning, title=title)
             self._session_title()
 
     def _say_archived(self, note: str | None) -> None:
