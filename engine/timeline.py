@@ -193,6 +193,9 @@ class Row:
     # created, edited, removed, archived, restored, pinned or unpinned; and for a support file, its path in the skill
     change: str | None = None
     file: str | None = None
+    # how the workbench knows of a change it did not make: the look that found it (``_found``; the
+    # ``why`` both skins' detail gives such a row, with the Hermes call behind it when known: ``why_line``)
+    found: str | None = None
 
     @property
     def when(self) -> str:
@@ -205,7 +208,8 @@ class Row:
         return self.session_id or (self.source.session_id if self.source is not None else None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "at": self.when, "session": self.session}
+        shown = {key: value for key, value in asdict(self).items() if key != "found"}  # (``why_line`` says it)
+        return {**shown, "at": self.when, "session": self.session}
 
 
 @dataclass(frozen=True)
@@ -447,13 +451,43 @@ def detail_lines(row: Row, source: Source | None = None, *, opens: str = "") -> 
     ]
     if row.reverted_by is not None:
         lines.append(f"↶ reverted by row {row.reverted_by}")
-    if row.why:
-        lines.append(f"why: {row.why}")
+    why = why_line(row, source)
+    if why:
+        lines.append(f"why: {why}")
     if source is not None:
         lines.append(source.describe() + (opens if source.via == "archive" else ""))
     if row.group:
         lines.append(f"group {row.group}")
     return lines
+
+
+def why_line(row: Row, source: Source | None = None) -> str | None:
+    """A row's ``why`` as both skins' detail gives it: how a decision made outside was told, or why an
+    approval was refused (``Row.why``); else, for a change the workbench found rather than made, the look
+    that found it (``Row.found``) and, for an outside memory write, the Hermes call behind it when one
+    is known (``source``, by default the one the row carries). Only what the journal and state.db say."""
+    if row.why:
+        return row.why
+    if row.found is None:
+        return None
+    source = source or row.source
+    if row.session_id or not _hermes_memory_write(row):
+        return row.found
+    if source is None:
+        return f"{row.found}; the file does not say who made it"
+    where = f"session {visible(source.session_id)}" + (
+        f" · message {source.message_id}" if source.message_id is not None else ""
+    )
+    if source.via == "archive":
+        did = "took it out" if row.action == "remove" else "wrote it"
+        return f"{row.found}; Hermes's memory {source.call or 'tool'} call in {where} {did}"
+    # (no call wrote it: the approval outside the workbench that cites it, ``Timeline.source``)
+    return f"{row.found}; it is the change of a proposal approved outside the workbench, staged in {where}"
+
+
+def _hermes_memory_write(row: Row) -> bool:
+    """An outside memory row of an entry added, replaced or removed: a Hermes call may be behind it."""
+    return row.actor == "external" and row.subsystem == "memory" and row.action in ("add", "replace", "remove")
 
 
 def describe_group(rows: list[Row], total: int | None = None) -> str:
@@ -824,6 +858,62 @@ def _why(entry: JournalEntry) -> str | None:
     return visible(one_line(why, WHY_CHARS)) if isinstance(why, str) else None
 
 
+# how a look found each outside skill change (``skills.outside``): what it compared, and what it saw
+_SKILL_LOOKS = {
+    "created": "the skills folder with the workbench's last look: {path} is new since",
+    "edited": "{path} with the text the workbench's last look saw (by its hash)",
+    "removed": "the skills folder with the workbench's last look: {path} is gone since",
+    "archived": "the skills folder with the workbench's last look: {path} is gone since, its name in the archive",
+    "restored": "the skills folder with the workbench's last look: {path} is back, its name out of the archive",
+    "pinned": "the pins in skills/.usage.json with the workbench's last look",
+    "unpinned": "the pins in skills/.usage.json with the workbench's last look",
+}
+
+
+def _found(entry: JournalEntry) -> str | None:
+    """How the workbench knows of a change it did not make, from its row alone: the look that found it
+    (an outside memory, skill or session row, a proposal Hermes staged) or a memory file's first look;
+    None for a change the workbench made (it journaled that as it made it)."""
+    detail, action = entry.detail, entry.action
+    if entry.subsystem == "approvals":
+        if action != "stage" or not detail.get("outside"):
+            return None
+        return "found in Hermes's pending proposals with no journal row: Hermes staged it, not the workbench"
+    if entry.actor != "external":
+        return None
+    if entry.subsystem == "memory":
+        name = f"{FILES.get(entry.target, entry.target)}.md"
+        if action == "seen":
+            return (
+                f"the workbench's first look at {name}: the entries already there, kept as the baseline to compare "
+                "with (who wrote them is not journaled)"
+            )
+        found = f"found by comparing {name} with the last version the workbench saw"
+    elif entry.subsystem == "skills":
+        change, path = detail.get("change"), visible(one_line(str(detail.get("path", "")), 120))
+        if isinstance(detail.get("file"), str):
+            state = {"created": "new", "edited": "changed", "removed": "gone"}.get(str(change), "changed")
+            found = (
+                f"found by comparing the skill's support files with the workbench's last look: {path} is {state} since"
+            )
+        elif change in STATE_CHANGES.values():
+            found = "found by comparing the states in skills/.usage.json with the workbench's last look"
+        else:
+            look = _SKILL_LOOKS.get(str(change), "the skills folder with the workbench's last look")
+            found = "found by comparing " + look.format(path=path)
+    elif entry.subsystem == "sessions":
+        if action == "delete":
+            found = "found by comparing state.db with the workbench's last look: the session is gone since"
+        else:
+            found = "found by comparing the sessions' archived flags in state.db with the workbench's last look"
+    else:
+        return "journaled as a change made outside the workbench"
+    seen, after = detail.get("seen_at"), detail.get("not_before")
+    if isinstance(seen, (int, float)) and isinstance(after, (int, float)):  # found at a later look
+        found += f"; seen {stamped(seen, seconds=True)}, made after {stamped(after, seconds=True)}"
+    return found
+
+
 def _outside_change(entry: JournalEntry) -> dict[str, str | None]:
     """What an outside skill row says happened (``Row.change``, ``Row.file``), from its detail."""
     if (entry.subsystem, entry.action) != ("skills", "external"):
@@ -942,6 +1032,7 @@ class Timeline:
             why=_why(entry),
             change=outside.get("change"),
             file=outside.get("file"),
+            found=_found(entry),
         )
 
     def page(

@@ -11,10 +11,20 @@ import sys
 import pytest
 
 from engine import open_home
+from engine.clock import stamped
 from engine.errors import WorkbenchError
 from engine.journal import UNDOS_OF, tagged
 from engine.skills.manage import skill_manage_tool
-from engine.timeline import Timeline, describe_group, outcome_lines, parse_filter, parse_since, preview_lines, summarize
+from engine.timeline import (
+    Timeline,
+    describe_group,
+    detail_lines,
+    outcome_lines,
+    parse_filter,
+    parse_since,
+    preview_lines,
+    summarize,
+)
 from engine.tools import ToolContext
 from tests.hermes_support import hermes_record
 from tests.test_curator_cli import wb
@@ -1058,3 +1068,22 @@ def test_timeline_show_prints_what_the_screens_detail_shows(home, clock):
     lines = show(failed.id)
     assert lines[0].endswith(" · approvals approve_failed · target 0000bb01") and f"why: {failed.why}" in lines
     assert failed.why and "gone" in failed.why
+
+
+def test_a_change_found_by_a_later_look_says_when_it_was_seen(home, clock):
+    """An outside row journaled by a look after the change says, in its ``why``, when it was seen and the
+    look it was made after (its ``seen_at`` and ``not_before``), and never names a Hermes call it has not."""
+    home.journal.append(
+        "memory",
+        "add",
+        "memory",
+        actor="external",
+        after="Kettle descales monthly",
+        detail={"index": 0, "seen_at": clock.now(), "not_before": clock.now() - 3600},
+    )
+    [row] = Timeline(home).with_sources(Timeline(home).page(actor="external"))
+    seen, after = stamped(clock.now(), seconds=True), stamped(clock.now() - 3600, seconds=True)
+    assert (
+        f"why: found by comparing MEMORY.md with the last version the workbench saw; seen {seen}, made after "
+        f"{after}; the file does not say who made it" in detail_lines(row)
+    )

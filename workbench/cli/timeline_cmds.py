@@ -25,6 +25,7 @@ from engine.timeline import (
     outcome_lines,
     parse_since,
     preview_lines,
+    why_line,
 )
 
 from . import Output, UsageError
@@ -141,7 +142,8 @@ def show_row(home: Home, args) -> Output:
             lines.append("(what it read before was not kept: it was last seen by an earlier version, or first seen)")
         return "\n".join(lines)
 
-    return Output({"row": row.to_dict(), "diff": diff, **({"kept_text": kept} if kept is not None else {})}, text=text)
+    shown = {**row.to_dict(), "why": why_line(row)}  # (how the workbench knows of it, as the text says)
+    return Output({"row": shown, "diff": diff, **({"kept_text": kept} if kept is not None else {})}, text=text)
 
 
 def dropped_text(home: Home, row: Row) -> str | None:

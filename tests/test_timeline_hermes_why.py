@@ -1,0 +1,146 @@
+"""What the Timeline says of the changes real Hermes Agent 0.19.0 made in its own process: a ``why`` on each
+row the workbench found rather than made (how it knows, and the Hermes call behind it when state.db holds
+one)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import pytest
+
+from engine import open_home
+from tests.hermes_support import MEMORY_TURNS, workbench_cmd
+from tests.screens_seed import open_mode
+from tests.tui_support import make_app, settle
+from widgets.timeline_list import TimelineList
+from workbench.screens.timeline import TimelineScreen
+
+pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
+
+# STEP is prepended; the workbench looks (``workbench timeline``) after each step
+HERMES_STEPS = (
+    MEMORY_TURNS
+    + r"""
+from tools.skill_manager_tool import skill_manage
+if STEP == "start":
+    db.create_session("s-tea", source="cli", model="m")
+    turn("s-tea", "kettle", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    for old in ("s-old", "s-gone"):
+        db.create_session(old, source="cli", model="m")
+        db.append_message(old, "user", "hello from " + old)
+elif STEP == "quiet add":  # no turn stored: state.db holds no call that wrote it
+    memory_tool(store=store, action="add", target="memory", content="Prefers pytest over unittest")
+elif STEP == "replace":  # the last entry, reworded past pairing on disk
+    turn("s-tea", "cat", {"action": "replace", "target": "memory", "content": "Owns a cat called Miso",
+                          "old_text": "pytest over"})
+elif STEP == "remove and add":  # two calls, one look: on disk, the same as a replace of the last entry
+    turn("s-tea", "forget", {"action": "remove", "target": "memory", "old_text": "cat called"})
+    turn("s-tea", "lake", {"action": "add", "target": "memory", "content": "Lives near Lake Biwa"})
+elif STEP == "quiet replace":
+    memory_tool(store=store, action="replace", target="memory", content="Drinks sencha at noon",
+                old_text="Lake Biwa")
+elif STEP == "skill":
+    content = "---\nname: tea-timer\ndescription: Time a brew\n---\n# Tea timer\n\nSteps.\n"
+    assert json.loads(skill_manage("create", "tea-timer", content=content))["success"]
+    assert db.set_session_archived("s-old", True) and db.delete_session("s-gone")
+print(json.dumps(ids))
+"""
+)
+STEPS = ("start", "quiet add", "replace", "remove and add", "quiet replace", "skill")
+
+
+def workbench(*args: str) -> str:
+    done = subprocess.run(workbench_cmd(*args), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def written(hermes, tmp_path_factory):
+    """A home Hermes wrote step by step, the workbench looking after each (its first look after the first):
+    the root, and the assistant message of each turn."""
+    root = tmp_path_factory.mktemp("hermes-why")
+    messages: dict[str, int] = {}
+    for step in STEPS:
+        messages |= hermes.json(root, f"STEP = {step!r}\n" + HERMES_STEPS)
+        workbench("timeline", "--home", str(root))
+    return root, messages
+
+
+def rows(root) -> list[dict]:
+    return json.loads(workbench("timeline", "--home", str(root), "--json"))["rows"]
+
+
+def row_of(root, summary: str) -> dict:
+    return next(r for r in rows(root) if r["summary"] == summary)
+
+
+def why_of(root, row: dict) -> str:
+    """The ``why:`` line `workbench timeline show` prints, checked against its JSON, without the time it was
+    seen and the look it came after, said when it was journaled a second or more after the file changed (a
+    busy machine: ``test_timeline.py`` checks that part)."""
+    text = workbench("timeline", "show", str(row["id"]), "--home", str(root))
+    said = json.loads(workbench("timeline", "show", str(row["id"]), "--home", str(root), "--json"))["row"]["why"]
+    [line] = [line for line in text.splitlines() if line.startswith("why: ")]
+    assert line == f"why: {said}"
+    return re.sub(r"; seen 2026-\S+ \S+ UTC, made after 2026-\S+ \S+ UTC", "", said)
+
+
+def test_every_row_hermes_wrote_says_how_the_workbench_knows_of_it(written):
+    root, messages = written
+    seen = row_of(root, "MEMORY first look: 1 entry already there")
+    assert why_of(root, seen) == (
+        "the workbench's first look at MEMORY.md: the entries already there, kept as the baseline to compare "
+        "with (who wrote them is not journaled)"
+    )
+    quiet = row_of(root, "MEMORY + 'Prefers pytest over unittest'")
+    assert why_of(root, quiet) == (
+        "found by comparing MEMORY.md with the last version the workbench saw; the file does not say who made it"
+    )
+    added = row_of(root, "MEMORY + 'Owns a cat called Miso'")
+    assert why_of(root, added) == (
+        "found by comparing MEMORY.md with the last version the workbench saw; Hermes's memory replace call in "
+        f"session s-tea · message {messages['cat']} wrote it"
+    )
+    gone = row_of(root, "MEMORY − 'Owns a cat called Miso'")
+    assert why_of(root, gone) == (
+        "found by comparing MEMORY.md with the last version the workbench saw; Hermes's memory remove call in "
+        f"session s-tea · message {messages['forget']} took it out"
+    )
+    skill = row_of(root, "skill 'tea-timer' created outside the workbench (tea-timer/SKILL.md)")
+    assert why_of(root, skill) == (
+        "found by comparing the skills folder with the workbench's last look: tea-timer/SKILL.md is new since"
+    )
+    archived = next(r for r in rows(root) if r["subsystem"] == "sessions" and r["action"] == "archive")
+    assert why_of(root, archived) == (
+        "found by comparing the sessions' archived flags in state.db with the workbench's last look"
+    )
+    deleted = next(r for r in rows(root) if r["subsystem"] == "sessions" and r["action"] == "delete")
+    assert why_of(root, deleted) == (
+        "found by comparing state.db with the workbench's last look: the session is gone since"
+    )
+    # the listing keeps its own lines: a `why:` there is still only a decision's told outside
+    assert "why:" not in workbench("timeline", "--home", str(root))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_timeline_screen_says_the_same(written, tmp_path, size):
+    root, messages = written
+    home = open_home(root)
+    try:
+        async with make_app(home, tmp_path).run_test(size=size) as pilot:
+            screen = await open_mode(pilot, "6", TimelineScreen)
+            table = screen.query_one(TimelineList)
+            what = [str(table.get_row_at(i)[3]) for i in range(table.row_count)]
+            table.focus()
+            table.move_cursor(row=next(i for i, line in enumerate(what) if line.startswith("  MEMORY + 'Owns a cat")))
+            await settle(pilot)
+            detail = str(screen.query_one("#timeline-detail").render())
+            assert f"Hermes's memory replace call in session s-tea · message {messages['cat']} wrote it" in " ".join(
+                detail.split()
+            )
+    finally:
+        home.close()
