@@ -490,6 +490,18 @@ def _hermes_memory_write(row: Row) -> bool:
     return row.actor == "external" and row.subsystem == "memory" and row.action in ("add", "replace", "remove")
 
 
+def _one_replace(row: Row) -> tuple[str, str, int | None] | None:
+    """For one half of a replace Hermes made that the look found as a removed and an added entry (the
+    texts too unlike to pair on disk: ``format.entry_changes``), the call both halves name; else None. Only
+    the call tells: on disk, the last entry removed beside an append looks the same."""
+    source = row.source
+    if row.action not in ("add", "remove") or not _hermes_memory_write(row) or source is None:
+        return None
+    if source.via != "archive" or source.call != "replace":
+        return None
+    return row.target, source.session_id, source.message_id
+
+
 def describe_group(rows: list[Row], total: int | None = None) -> str:
     """What a group did, in one line; ``total``: how many rows the group holds when a filter shows fewer."""
     group = rows[0].group or ""
@@ -499,6 +511,16 @@ def describe_group(rows: list[Row], total: int | None = None) -> str:
         # an outside skill row by what happened ("2 skills marked stale outside"), not "changed outside"
         action = f"{row.change} outside" if _outside_skill(row) and row.change else row.action
         counts[row.subsystem, action] = counts.get((row.subsystem, action), 0) + 1
+    # a remove and an add one Hermes replace call made are one replace, said as one of ours is
+    halves: dict[tuple[str, str, int | None], list[str]] = {}
+    for row in rows:
+        if (call := _one_replace(row)) is not None:
+            halves.setdefault(call, []).append(row.action)
+    for actions in halves.values():
+        paired = min(actions.count("add"), actions.count("remove"))
+        for action, change in (("add", -paired), ("remove", -paired), ("replace", paired)):
+            counts["memory", action] = counts.get(("memory", action), 0) + change
+    counts = {key: n for key, n in counts.items() if n}
     parts = ", ".join(_part(subsystem, action, n) for (subsystem, action), n in sorted(counts.items()))
     if kind == "outside":
         title = f"outside edit of {FILES[rows[0].target]}" if rows[0].target in FILES else "outside the workbench"

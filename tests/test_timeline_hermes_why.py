@@ -1,9 +1,10 @@
 """What the Timeline says of the changes real Hermes Agent 0.19.0 made in its own process: a ``why`` on each
 row the workbench found rather than made (how it knows, and the Hermes call behind it when state.db holds
-one)."""
+one), and a replace Hermes made that the look found as a removed and an added entry summed up as one."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -11,6 +12,7 @@ import subprocess
 import pytest
 
 from engine import open_home
+from engine.timeline import Timeline, describe_group
 from tests.hermes_support import MEMORY_TURNS, workbench_cmd
 from tests.screens_seed import open_mode
 from tests.tui_support import make_app, settle
@@ -125,6 +127,35 @@ def test_every_row_hermes_wrote_says_how_the_workbench_knows_of_it(written):
     assert "why:" not in workbench("timeline", "--home", str(root))
 
 
+def test_a_replace_hermes_made_reads_as_one_only_when_its_call_says_so(written):
+    root, _ = written
+    home = open_home(root, read_only=True)
+    try:
+        timeline = Timeline(home)
+        listed = timeline.with_sources(timeline.page())
+        groups: dict[str, list] = {}
+        for row in listed:
+            if row.group:
+                groups.setdefault(row.group, []).append(row)
+        titles = sorted(describe_group(members) for members in groups.values())
+        # the replace call behind both halves; two calls (a remove, an add) and a replace no call records,
+        # the same on disk, are what the rows say
+        assert titles == [
+            "outside edit of MEMORY (2 rows): 1 memory entry added, 1 memory entry removed",
+            "outside edit of MEMORY (2 rows): 1 memory entry added, 1 memory entry removed",
+            "outside edit of MEMORY (2 rows): 1 memory entry replaced",
+        ]
+        replaced = next(m for m in groups.values() if "replaced" in describe_group(m))
+        assert {r.summary for r in replaced} == {
+            "MEMORY + 'Owns a cat called Miso'",
+            "MEMORY − 'Prefers pytest over unittest'",
+        }
+        # the halves without their call (no lookup made): the rows alone cannot tell
+        assert "replaced" not in describe_group([dataclasses.replace(r, source=None) for r in replaced])
+    finally:
+        home.close()
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 async def test_the_timeline_screen_says_the_same(written, tmp_path, size):
@@ -135,6 +166,7 @@ async def test_the_timeline_screen_says_the_same(written, tmp_path, size):
             screen = await open_mode(pilot, "6", TimelineScreen)
             table = screen.query_one(TimelineList)
             what = [str(table.get_row_at(i)[3]) for i in range(table.row_count)]
+            assert "outside edit of MEMORY (2 rows): 1 memory entry replaced" in screen.titles.values()
             table.focus()
             table.move_cursor(row=next(i for i, line in enumerate(what) if line.startswith("  MEMORY + 'Owns a cat")))
             await settle(pilot)
