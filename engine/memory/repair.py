@@ -364,7 +364,7 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
                 f"{'it' if len(spaced) == 1 else 'them'}. The workbench reads past them, but Hermes wants the "
                 'file exactly as it writes it: it refuses every replace and remove here ("wouldn\'t round-trip"), '
                 "saving a .bak copy each time. Trimming them changes no entry's text.",
-                f"space around entr{'y' if len(spaced) == 1 else 'ies'} {numbers}: Hermes refuses its edits",
+                f"space around entr{'y' if len(spaced) == 1 else 'ies'} {numbers}",
                 spaced[0].number,
                 spaced[0].line,
             )
