@@ -17,7 +17,7 @@ import pytest
 
 from engine import open_home
 from engine.conversation import Conversation
-from engine.events import RunnerEvent
+from engine.events import KeptStored, RunnerEvent
 from engine.kept import STORED_LATER
 from engine.models import OfflineModel
 from engine.runner import AgentSession
@@ -271,6 +271,28 @@ def test_a_session_switched_away_from_while_state_db_is_busy_is_kept_and_ended_l
     open_home(home.root, clock=clock).close()
     assert [m.content for m in home.archive.messages(left)][:1] == ["hello there"]
     assert home.archive.get_session(left).end_reason == "new_session"  # as Hermes's /new ends it, once stored
+    conversation.end()
+
+
+def test_the_next_turn_state_db_takes_stores_what_a_switch_kept(home, clock, monkeypatch):
+    """What a switch kept while state.db was busy waited for the next start of the workbench, though
+    the same agent's next turn showed state.db taking writes again."""
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    home.archive.list_sessions()
+    conversation = Conversation(home, OfflineModel())
+    heard = []
+    home.bus.subscribe(heard.append, KeptStored)
+    with state_db_locked(home.root):
+        conversation.run_turn("hello there")
+        left = conversation.id
+        conversation.switch_session()
+    assert kept_rows(home.root) and home.archive.get_session(left) is None
+    conversation.run_turn("and now?")
+    assert not kept_rows(home.root)
+    assert [m.content for m in home.archive.messages(left)][:1] == ["hello there"]
+    assert heard and home.take_kept_stored() == [
+        f"2 messages of session {left} kept in workbench.db are stored in state.db now."
+    ]
     conversation.end()
 
 

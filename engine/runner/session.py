@@ -497,7 +497,10 @@ class AgentSession:
         """Store every message not yet in state.db; creates the session row on first write. Two at once
         (a quit's retry and a turn's) take turns: the second finds nothing left, never stores it twice."""
         with self._storing:
-            return self._flush()
+            ids = self._flush()
+        if ids:  # state.db took a write: what was kept of conversations left while it was busy goes too
+            self.home.store_kept()
+        return ids
 
     def _flush(self) -> list[int]:
         self.requests.flush()
