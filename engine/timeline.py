@@ -576,7 +576,9 @@ def filter_value(name: str, value: str) -> str:
     choices = _FILTER_CHOICES.get(name)
     if choices is None or value in choices:
         return value
-    hint = " (Hermes's own changes are external)" if name == "actor" else ""
+    hint = (
+        " (changes made outside the workbench, Hermes's and hand edits alike, are external)" if name == "actor" else ""
+    )
     raise TimelineError(f"{name}: {visible(value)!r} is not one of {', '.join(choices)}{hint}.")
 
 
