@@ -26,6 +26,7 @@ CHECK_MODULES = (
     "engine.skills.health",
     "engine.archive.upkeep",
     "engine.kept",
+    "engine.providers.health",
 )
 
 

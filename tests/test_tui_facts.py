@@ -90,6 +90,17 @@ async def test_with_no_facts_the_view_says_how_they_appear_and_p_goes_back(home,
         assert app.screen.query_one("#live-list").has_focus
 
 
+async def test_the_facts_view_names_a_provider_hermes_runs(home, tmp_path):
+    """memory.provider: honcho (a Hermes plugin) read as plain "not local", as if nothing were set."""
+    home.config_path.write_text("memory:\n  provider: honcho\n", encoding="utf-8")
+    home.reload_config()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await show_facts(pilot)
+        text = " ".join(screen_text(app).split())
+        assert "memory.provider is honcho, Hermes's own: no new facts are kept · g: source message" in text
+
+
 async def test_the_facts_view_shows_and_runs_none_of_the_columns_keys(home, tmp_path):
     """In the facts view the footer still listed t/a/e/d/u/n, and a opened "Add to MEMORY" over the facts;
     the palette offered "Memory: Facts" there, where p goes back."""

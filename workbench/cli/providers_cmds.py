@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.home import Home
-from engine.providers import provider_listing
+from engine.providers import configured_names, configured_note, provider_listing
 from engine.providers.facts import list_facts
 
 from . import Output
@@ -21,9 +21,14 @@ def register(subparsers, common) -> None:
 def list_providers(home: Home, args) -> Output:
     rows = provider_listing(home)
     text = "\n".join(f"{'*' if r['active'] else ' '} {r['name']:<16} {r['source']}" for r in rows)
-    if not any(r["active"] for r in rows):
+    names, note = configured_names(home), configured_note(home)
+    if note:
+        text += f"\n{note.text}"
+    elif not names:
         text += "\n(none active: set memory.provider in config.yaml)"
-    return Output({"providers": rows}, text=text)
+    return Output(
+        {"providers": rows, "configured": names[0] if names else None, "note": note.text if note else None}, text=text
+    )
 
 
 def show_facts(home: Home, args) -> Output:

@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from engine.errors import WorkbenchError
 from engine.events import Event, FactsChanged, MessageStored
-from engine.providers import configured_names
+from engine.providers import configured_names, configured_note
 from engine.providers.facts import list_facts
 from widgets.fact_list import FactList, FactRow
 from widgets.literal import assemble
@@ -58,8 +58,19 @@ class FactsLoaded(Message):
     """The facts a load worker read, for the UI thread to draw."""
 
     rows: list[FactRow]
-    active: bool
+    state: str  # what memory.provider means for new facts
     problem: str | None
+
+
+def provider_state(home) -> str:
+    """Worker thread: whether new facts are kept, by what memory.provider names (``providers list`` says more)."""
+    names = configured_names(home)
+    if names[:1] == ["local"]:
+        return "memory.provider is local"
+    note = configured_note(home)
+    if note and note.severity == "info":
+        return f"memory.provider is {note.name}, Hermes's own: no new facts are kept"
+    return "memory.provider is not local: no new facts are kept"
 
 
 class FactsPane(ResultsFromWorkers, Vertical):
@@ -94,16 +105,15 @@ class FactsPane(ResultsFromWorkers, Vertical):
     def reload(self) -> None:
         home = self.app.home  # type: ignore[attr-defined]
         try:
-            rows, active = fact_rows(home), "local" in configured_names(home)
+            rows, state = fact_rows(home), provider_state(home)
             problem = None
         except (WorkbenchError, sqlite3.Error) as exc:
-            rows, active, problem = [], False, getattr(exc, "message", None) or str(exc)
-        self.post_result(FactsLoaded(rows, active, problem))
+            rows, state, problem = [], "", getattr(exc, "message", None) or str(exc)
+        self.post_result(FactsLoaded(rows, state, problem))
 
     @on(FactsLoaded)
     def _show(self, message: FactsLoaded) -> None:
-        rows, active, problem = message.rows, message.active, message.problem
-        state = "memory.provider is local" if active else "memory.provider is not local: no new facts are kept"
+        rows, state, problem = message.rows, message.state, message.problem
         count = f"{len(rows)} fact{'s' if len(rows) != 1 else ''}"
         title = self.query_one("#facts-title", Static)
         if problem:
