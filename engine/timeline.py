@@ -39,7 +39,7 @@ from .diffs import line_diff
 from .errors import WorkbenchError
 from .journal import ACTORS, LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import HERMES_SLACK_S, AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
-from .skills.outside import EDITED, RECORD_ONLY, REMOVED, STATE_CHANGES
+from .skills.outside import CREATED, EDITED, RECORD_ONLY, REMOVED, STATE_CHANGES
 from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
 from .textsafety import apart, inline, one_line, visible
@@ -141,7 +141,17 @@ _OUTSIDE_WAYS = {
 
 
 def _outside_skill_refusal(entry: JournalEntry, skills: SkillLibrary) -> str:
-    """Why an outside skill change is not reverted, and, for an archive or a pin, the command that takes it back."""
+    """Why an outside skill change is not reverted, and, for a creation, an archive or a pin, the command
+    that takes it back (a skill made outside is archived: the workbench deletes no skill)."""
+    if not entry.detail.get("file") and entry.detail.get("change") == CREATED:
+        try:
+            skills.find(entry.target)  # the skill archive would take out of use, still there
+        except WorkbenchError:
+            return f"{_OUTSIDE}; it is no active skill now, so nothing is left to take out of use"
+        return (
+            f"created outside the workbench, which saved nothing of it to put back; to take it out of use, "
+            f"archive it: `{skills.command('archive', entry.target)}` (or a in Skills; restorable)"
+        )
     way = None if entry.detail.get("file") else _OUTSIDE_WAYS.get(str(entry.detail.get("change")))
     if way is None:
         return _OUTSIDE

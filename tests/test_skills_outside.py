@@ -67,8 +67,11 @@ def test_edits_made_by_hand_are_journaled_one_row_per_skill(home):
     assert "skill 'standup' created outside the workbench (notes/standup/SKILL.md)" in [r.summary for r in rows]
     assert summarize(home.journal.get(ids[0])) == "skill 'brew' edited outside the workbench (brew/SKILL.md)"
     timeline = Timeline(home)
-    created = timeline.preview(ids[1])["refused"][0]["error"]  # (a creation is refused as it always was)
-    assert created == "changed outside the workbench, which saved nothing of it to put back"
+    created = timeline.preview(ids[1])["refused"][0]["error"]  # (refused, saying what takes it out of use)
+    assert created == (
+        "created outside the workbench, which saved nothing of it to put back; to take it out of use, "
+        "archive it: `workbench skills archive standup` (or a in Skills; restorable)"
+    )
 
     # the edit by hand shows and reverts as ours would: refused once the file changed again since
     edit, removal = ({r.id: r for r in rows}[i] for i in (ids[0], ids[2]))
