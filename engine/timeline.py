@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from . import lock_waits
 from .approvals.labels import detail_summary
 from .approvals.outside import cited_rows, citing_approvals
-from .approvals.records import proposed
+from .approvals.records import is_pending_id, proposed
 from .approvals.sources import staged_at, staged_in_sessions
 from .archive.query import like_escape
 from .clock import stamped
@@ -1375,6 +1375,8 @@ class Timeline:
             return {**item, "skip": f"a record of a decision, not a change (revert the change it led to: {rows})"}
         if (row.subsystem, row.action) in _READINGS:
             return {**item, "skip": _READING}
+        if (row.subsystem, row.action) == ("approvals", "stage"):
+            return {**item, "skip": self._staged_skip(row)}
         if (row.subsystem, row.action) in _RECORDS:
             return {**item, "skip": "a record of a decision, not a change (revert the change it led to)"}
         if (row.subsystem, row.action) == ("approvals", "reject"):
@@ -1417,6 +1419,31 @@ class Timeline:
                 "ledger_id": ledger_id,
             }
         return {**item, "refused": f"{row.subsystem} {row.action} rows cannot be reverted"}
+
+    def _staged_skip(self, row: Row) -> str:
+        """Why a staging row is not reverted (a proposal waiting is no change, and no decision either) and
+        what drops it: a reject while it waits, else what was decided since."""
+        if not is_pending_id(row.target):  # (no row of ours names anything else)
+            return "a proposal staged for review, not a change: nothing to revert"
+        staged = f"a proposal staged for review, not a change: proposal {row.target}"
+        if self.home.approvals.store.find(row.target) is not None:
+            return (
+                f"{staged} still waits in the queue; to drop it, reject it: `workbench pending reject {row.target}` "
+                "(or r in Approvals)"
+            )
+        later = self.home.journal.query(
+            subsystem="approvals", target=row.target, actions=("approve", "reject", "close"), limit=1
+        )
+        decided = later[0] if later and later[0].id > row.id else None
+        if decided is None:
+            return f"{staged} is no longer in the queue: nothing to revert"
+        if decided.action == "approve":
+            return f"{staged} was approved since (row {decided.id}): revert the change it led to"
+        if decided.action == "reject":
+            return (
+                f"{staged} was rejected since: nothing to revert (reverting row {decided.id} puts it back in the queue)"
+            )
+        return f"{staged} left the queue outside the workbench since (row {decided.id}): nothing to revert"
 
     # -- a SKILL.md changed outside -----------------------------------------------------
     def outside_texts(self, entry: JournalEntry) -> tuple[str, str | None] | None:

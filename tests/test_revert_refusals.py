@@ -14,6 +14,12 @@ import json
 from tools.skill_manager_tool import skill_manage
 print(json.dumps(json.loads(skill_manage(action="create", name="standup", content=%r))))
 """
+HERMES_STAGES = """
+import json
+from tools.memory_tool import load_on_disk_store, memory_tool
+print(json.dumps(json.loads(memory_tool(store=load_on_disk_store(), action="add", target="memory",
+                                        content="Deploys go out on Fridays"))))
+"""
 
 
 def cli(root, *args: str) -> subprocess.CompletedProcess:
@@ -48,3 +54,29 @@ def test_a_skill_hermes_created_is_refused_with_the_archive_command_that_works(t
     assert not (root / "skills" / "standup").exists() and (root / "skills" / ".archive" / "standup").is_dir()
     again = said(cli(root, "revert", str(row)))
     assert "it is no active skill now, so nothing is left to take out of use" in again and "archive it" not in again
+
+
+def test_a_proposal_hermes_staged_is_not_called_a_decision(tmp_path, hermes):
+    root = tmp_path / "home"
+    open_home(root).close()
+    (root / "config.yaml").write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    pending_id = hermes.json(root, HERMES_STAGES)["pending_id"]
+    row = row_of(root, "stage", "approvals")
+    proc = cli(root, "revert", str(row))
+    assert proc.returncode == 1 and "a record of a decision" not in said(proc)
+    assert (
+        f"a proposal staged for review, not a change: proposal {pending_id} still waits in the queue; to drop it, "
+        f"reject it: `workbench pending reject {pending_id}` (or r in Approvals)" in said(proc)
+    )
+    assert cli(root, "pending", "reject", pending_id).returncode == 0  # the command it names does it
+    rejected = row_of(root, "reject", "approvals")
+    assert (
+        f"proposal {pending_id} was rejected since: nothing to revert (reverting row {rejected} puts it back in "
+        "the queue)" in said(cli(root, "revert", str(row)))
+    )
+    assert cli(root, "revert", str(rejected)).returncode == 0
+    assert cli(root, "pending", "approve", pending_id).returncode == 0
+    approved = row_of(root, "approve", "approvals")
+    assert f"proposal {pending_id} was approved since (row {approved}): revert the change it led to" in said(
+        cli(root, "revert", str(row))
+    )

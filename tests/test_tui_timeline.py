@@ -228,7 +228,7 @@ async def test_a_group_revert_names_the_rows_it_leaves_each_in_its_own_clause(ho
         screen = await open_mode(pilot, "6", TimelineScreen)
         detail = await revert_question(pilot, screen, "background review")
         assert "will revert row 2 (USER + 'Prefers short answers')" in detail
-        assert "will leave row 5 (" in detail and "a record of a decision, not a change" in detail
+        assert "will leave row 5 (" in detail and "a proposal staged for review, not a change" in detail
         await pilot.press("n")
         await settle(pilot)
         await cursor_to(pilot, screen, "Curator pass")
@@ -241,7 +241,7 @@ async def test_a_group_revert_names_the_rows_it_leaves_each_in_its_own_clause(ho
         await pilot.press("y")
         await settle(pilot)
         text = str(status.render())  # what it left, as the question said (it said only what it reverted)
-        assert text.startswith("Reverted 2 changes. Left 1: 5: a record of a decision, not a change")
+        assert text.startswith("Reverted 2 changes. Left 1: 5: a proposal staged for review, not a change")
         assert ".;" not in text and " ".join(text.split()).endswith(".")  # (one sentence, its own stop)
 
 
