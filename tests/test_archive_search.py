@@ -6,6 +6,7 @@ import itertools
 import json
 import random
 import sqlite3
+import subprocess
 import time
 
 import pytest
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from engine import FixedClock, open_home
 from engine.archive import MARK_CLOSE, MARK_OPEN
 from tests.archive_support import copy_database
+from tests.hermes_support import workbench_cmd
 
 CHINESE = ["部署", "服务器", "数据库", "迁移", "半夜", "日志", "数据", "回滚", "配置", "超时", "的", "了"]
 JAPANESE = ["デプロイ", "サーバー", "データベース", "ログ", "ロールバック", "設定", "の", "は", "です"]
@@ -232,9 +234,9 @@ def test_a_not_with_nothing_before_it_is_left_out_and_said_never_searched_for(tm
     assert session_search_tool(home, {"query": "NOT timeout"})["note"] == archive.search_note("NOT timeout")
     assert "note" not in session_search_tool(home, {"query": "timeout"})
     home.close()
-    assert main(["--home", str(tmp_path / "h"), "sessions", "search", "NOT timeout"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("note: Left out 'NOT timeout'") and "no matches for 'NOT timeout'" in out
+    assert main(["--home", str(tmp_path / "h"), "sessions", "search", "NOT timeout"]) == 2  # nothing left to search
+    said = capsys.readouterr()
+    assert "error: Nothing was searched. Left out 'NOT timeout'" in said.err and "no matches" not in said.out + said.err
     assert main(["--home", str(tmp_path / "h"), "--json", "sessions", "search", "timeout"]) == 0
     assert json.loads(capsys.readouterr().out)["note"] is None
 
@@ -296,6 +298,37 @@ def test_near_reads_as_the_words_it_groups_as_a_dangling_operator_is_dropped(hom
     assert [h.session_id for h in archive.search("NEAR(rot", prefix=True)] == ["en"]
     assert archive.search("NEAR(") == [] and "NEAR in capitals is an operator" in archive.search_note("NEAR(")
     assert archive.search_note("rotate") is None and archive.search_note('"NEAR" rotate') is None
+
+
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        ("NEAR(", "Nothing was searched: NEAR in capitals is an operator"),
+        ("OR AND", "Nothing was searched: OR and AND in capitals are operators"),
+        ("(((", "Nothing was searched: the query holds no word to look for (punctuation is not searched)."),
+    ],
+)
+def test_a_query_with_nothing_to_search_is_refused_not_answered_no_matches(home, query, said):
+    """``sessions search 'NEAR('`` printed "Nothing was searched" and then "no matches", exit 0: a query with
+    no word to look for is refused as an empty one is (exit 2), saying why and how to search, and no more."""
+    home.archive.create_session("s1")
+    home.archive.append_messages("s1", [{"role": "user", "content": "rotate the near replica"}])
+    assert home.archive.nothing_searched("near") is None and home.archive.nothing_searched('"NEAR"') is None
+    home.close()
+    proc = subprocess.run(
+        workbench_cmd("sessions", "search", query, "--home", str(home.root)), capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+    assert f"workbench sessions search: error: {said}" in proc.stderr and "no matches" not in proc.stderr
+    proc = subprocess.run(
+        workbench_cmd("sessions", "search", query, "--json", "--home", str(home.root)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 2 and data["success"] is False and data["usage"] is True
+    assert data["error"].startswith(said)
 
 
 PA_WORDS = "pack page paint pale palm pan panel pant paper park part pass past path pause pave pay".split()

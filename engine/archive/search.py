@@ -161,6 +161,16 @@ class SearchMixin(LineageMixin):
             log.warning("search for %r failed: %s", query, exc)
             raise WorkbenchError(f"Search could not read the archive ({exc}). Retry in a moment.") from exc
 
+    def nothing_searched(self, query: str, *, prefix: bool = False) -> str | None:
+        """Why ``query`` holds nothing to search for (operators alone, a NOT with nothing before it,
+        punctuation alone), in words that say how to search, else None: ``search`` finds nothing for
+        it without looking, which is no answer that nothing matches."""
+        parsed = self._parsed(query, prefix)
+        if not parsed.empty:
+            return None
+        note = parsed.note or "Nothing was searched: the query holds no word to look for (punctuation is not searched)."
+        return note if note.startswith("Nothing was searched") else f"Nothing was searched. {note}"
+
     def search_note(self, query: str, hits: Iterable[SearchHit] = (), *, prefix: bool = False) -> str | None:
         """What the user should know about ``hits`` for ``query``, else None: part of the query not
         searched (a NOT with nothing before it), or, while typing, that only the commonest words a

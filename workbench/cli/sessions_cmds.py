@@ -150,6 +150,8 @@ def list_sessions(home: Home, args) -> Output:
 def search_sessions(home: Home, args) -> Output:
     if not args.query.strip():  # nothing to look for is wrong usage, not a search that found nothing
         raise UsageError("search needs words to look for, e.g. `workbench sessions search deploy`")
+    if unsearched := home.archive.nothing_searched(args.query, prefix=args.prefix):  # (as no words at all)
+        raise UsageError(unsearched)
     roles = [r.strip() for given in args.role or () for r in given.split(",") if r.strip()] or None  # --role a,b too
     hits = home.archive.search(
         args.query, limit=args.limit, offset=args.offset, role=roles, prefix=args.prefix, sort=args.sort
