@@ -101,6 +101,23 @@ def test_every_help_page_has_a_description_and_every_argument_a_help():
     assert "those started more than N days ago (required)" in " ".join(page.stdout.split())
 
 
+def test_a_usage_line_shows_an_action_that_may_be_left_out_as_optional():
+    """`timeline --help` ended its usage with `show ...`, as if show were needed: `workbench timeline` alone
+    lists the rows. The same held for `workbench`, `memory` and `sessions` alone."""
+    for words, tail in (
+        (("timeline",), "[--limit N] [--before ID] [show ROW]"),
+        ((), "[--json] [COMMAND ...]"),
+        (("memory",), "[--json] [ACTION ...]"),
+        (("sessions",), "[--json] [ACTION ...]"),
+        (("skills",), "[--json] ACTION ..."),  # (one is needed here: `workbench skills` alone is wrong usage)
+    ):
+        page = run(*words, "--help")
+        usage = " ".join(page.stdout.split("\n\n")[0].split())
+        assert page.returncode == 0 and usage.endswith(tail), usage
+    alone = run("timeline", "--limit", "x")  # (the usage printed with an error reads the same)
+    assert alone.returncode == 2 and "[show ROW]" in " ".join(alone.stderr.split())
+
+
 def test_a_command_imports_only_its_own_module():
     """Building the whole parser imported every command's module, and with them most of the engine
     (the demo, the runner, the models): about 100 ms of every command's start."""

@@ -78,9 +78,30 @@ PROG = "workbench"
 FREE_TEXT = ("TEXT", "QUERY", "TITLE")  # positionals that take any words: the likeliest to be left unquoted
 
 
+class _Usage(argparse.HelpFormatter):
+    """Usage lines that read truly where a command's action may be left out (``workbench``, ``memory``,
+    ``sessions``, ``timeline`` alone each do something): argparse writes ``ACTION ...`` as if one were
+    needed; this writes ``[ACTION ...]``, and for a command with one action its arguments
+    (``[show ROW]``)."""
+
+    def _format_args(self, action, default_metavar):
+        if action.nargs != argparse.PARSER or action.required:
+            return super()._format_args(action, default_metavar)
+        choices = getattr(action, "choices", None) or {}
+        if len(choices) == 1:
+            [(name, sub)] = choices.items()
+            needed = [a.metavar or a.dest for a in sub._actions if not a.option_strings and a.required]
+            return "[" + " ".join([name, *needed]) + "]"
+        return f"[{action.metavar or default_metavar} ...]"
+
+
 class _Parser(argparse.ArgumentParser):
     _words: tuple[str, ...] = ()  # what this parser was given, for the advice on a missing argument
     _advising = False  # an advice is being worked out: argparse's errors meanwhile are answers, not advised
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Usage)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # raised instead of exiting, so --json can still answer in JSON
         if self._advising:
