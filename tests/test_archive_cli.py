@@ -424,6 +424,36 @@ def test_sessions_show_names_a_session_as_the_transcript_does(tmp_path):
     assert shown.stdout.startswith("alone  “how long to steep?”  [cli, 1 msgs]")
 
 
+def test_a_markdown_export_titles_a_session_as_sessions_show_heads_it(tmp_path):
+    """`sessions export --format markdown` titled an untitled session `# alone` (its id) where every other
+    view names it by its first user message; a segment of a titled chain by the chain's title and place."""
+    home = open_home(tmp_path / "h")
+    home.archive.create_session("c1", source="cli")
+    home.archive.append_messages("c1", [{"role": "user", "content": "plan the database migration"}])
+    home.archive.end_session("c1", "compression")
+    home.archive.create_session("c2", source="cli", parent_session_id="c1", title="DB migration")
+    home.archive.create_session("alone", source="cli")
+    home.archive.append_messages("alone", [{"role": "system", "content": "You are Hermes."}])
+    home.archive.append_messages("alone", [{"role": "user", "content": "how long to steep?"}])
+    home.archive.create_session("silent", source="cli")
+    home.close()
+
+    def exported(*args: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), "sessions", "export", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    assert exported("alone", "--format", "markdown").startswith("# “how long to steep?”\n\n- id: `alone`\n")
+    assert exported("silent", "--format", "markdown").startswith("# silent\n")  # (nothing to name it by)
+    chain = exported("c1", "--lineage", "--format", "markdown")
+    assert chain.startswith("# DB migration · segment 1 of 2\n") and "\n# DB migration\n" in chain
+
+
 def test_an_export_is_never_written_over_the_homes_own_files(home_dir, tmp_path, capsys):
     """``-o state.db --force`` wrote JSON over the archive (and over MEMORY.md, a SKILL.md): a user's
     trial lost every session. A path inside the home is refused, --force or not, links followed."""

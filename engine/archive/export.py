@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import WorkbenchError
@@ -30,6 +31,8 @@ FORMATS = ("json", "markdown")
 
 
 class ExportMixin(MessagesMixin, LineageMixin):
+    heading: Callable[[Session], str | None]  # SessionsMixin's (the Archive has both): what a session is called
+
     def export_session(self, session_id: str, fmt: str = "json") -> str:
         """The session's row and every message's (archived and rewound ones included, apart in JSON)."""
         _check_format(fmt)
@@ -60,8 +63,9 @@ class ExportMixin(MessagesMixin, LineageMixin):
     def _segment(self, session_id: str, fmt: str) -> tuple[Any, Any]:
         """One session for ``_render``: its model and messages for Markdown, its raw rows for JSON."""
         row = self._session_row_or_fail(session_id)
-        if fmt != "json":
-            return self._session(row), self.messages(session_id, include_archived=True)
+        if fmt != "json":  # (titled as `sessions show` heads it: an untitled one by its first user message)
+            session = self._session(row)
+            return (session, self.heading(session)), self.messages(session_id, include_archived=True)
         rows = self.conn().execute("SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
         return row, rows
 
@@ -91,7 +95,7 @@ def _render(segments: list[tuple[Any, Any]], fmt: str) -> str:
             )
             + "\n"
         )
-    return "\n\n".join(_markdown(s, msgs) for s, msgs in segments) + "\n"
+    return "\n\n".join(_markdown(session, heading, msgs) for (session, heading), msgs in segments) + "\n"
 
 
 def _stored(value: Any) -> Any:
@@ -129,9 +133,9 @@ def _message_doc(row: sqlite3.Row) -> dict[str, Any]:
     return doc
 
 
-def _markdown(session: Session, messages: list[Message]) -> str:
+def _markdown(session: Session, heading: str | None, messages: list[Message]) -> str:
     lines = [
-        f"# {session.title or session.id}",
+        f"# {heading or session.id}",
         "",
         f"- id: `{session.id}`",
         f"- source: {session.source}",
@@ -143,8 +147,8 @@ def _markdown(session: Session, messages: list[Message]) -> str:
         lines.append(f"- parent: `{session.parent_session_id}`")
     for message in messages:
         flag = "" if message.active else (" (archived by compaction)" if message.compacted else " (rewound)")
-        heading = f"## {message.role}" + (f": {message.tool_name}" if message.tool_name else "")
-        lines += ["", f"{heading}{flag} · #{message.id} · {iso(message.timestamp)}", ""]
+        head = f"## {message.role}" + (f": {message.tool_name}" if message.tool_name else "")
+        lines += ["", f"{head}{flag} · #{message.id} · {iso(message.timestamp)}", ""]
         if message.text:
             lines.append(message.text)
         for call in message.tool_calls or []:
