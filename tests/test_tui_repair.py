@@ -313,3 +313,41 @@ async def test_a_store_over_its_limit_shows_the_banner_and_r_offers_its_repairs(
         assert "Still to repair after this: the store is at 2,493/2,200 chars" in still
         await pilot.press("y")
         await wait_for(pilot, lambda: len(live(app)) == 16, what="the entry removed")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_r_repair_is_in_the_footer_while_the_store_needs_a_repair(home, tmp_path, size):
+    """Only `?` and the banner named `r`: the footer left it out. It shows while the store on screen needs a
+    repair (left of the palette: at 80 columns n N Changes gives way to it, its keys still working), and
+    leaves once the repair is written; there r only says why nothing needs one."""
+    from textual.widgets._footer import FooterKey
+
+    put(home, MERGED)
+    assert home.memory.add("user", "Prefers short answers", ToolContext(actor="user"))["success"]
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: banner(app).display, what="the banner")
+        await settle(pilot)
+        await pilot.pause()
+
+        def footer() -> dict[str, object]:
+            keys = app.screen.query(FooterKey)
+            palette = min(k.region.x for k in keys if k.has_class("-command-palette"))
+            assert all(k.region.right <= palette for k in keys if not k.has_class("-command-palette"))
+            return {k.key: k.region for k in keys if not k.has_class("-command-palette") and k.region.width}
+
+        drawn = footer()
+        assert {"t", "a", "e", "d", "u", "r", "question_mark"} <= set(drawn)
+        assert ("n" in drawn) == (size[0] >= 120)
+        await pilot.press("n")  # listed or not, n goes to the next change (here: says there is none)
+        await settle(pilot)
+        assert "No changes since the snapshot" in str(app.screen.query_one("#status", Static).render())
+        await pilot.press("t")  # USER round-trips: nothing to repair there, so no r
+        await wait_for(pilot, lambda: not banner(app).display or "USER" not in str(banner(app).render()), what="USER")
+        await settle(pilot)
+        await pilot.pause()
+        assert "r" not in footer() and "n" in footer()
+        await pilot.press("r")
+        await settle(pilot)
+        assert not isinstance(app.screen, RepairDialog)
+        assert "nothing to repair" in str(app.screen.query_one("#status", Static).render())

@@ -110,6 +110,8 @@ def result_error(result: dict) -> str | None:
 
 
 CHANGES = Binding.Group("Changes")
+# The footer's width for every key of the columns and r Repair besides: narrower, n N Changes gives way to it.
+ROOM_FOR_REPAIR = 90
 FACTS_HELP = (
     "The facts the local provider keeps (memory.provider: local), each with the session message it came "
     "from. g or enter opens a fact's source message on the Sessions screen; p or esc goes back to the "
@@ -140,10 +142,17 @@ class MemoryScreen(WorkbenchScreen):
         Binding("u", "undo", "Undo", id="memory.undo"),
         Binding("n", "change(1)", "Next change", group=CHANGES, id="memory.next_change"),
         Binding("N", "change(-1)", "Previous change", key_display="N", group=CHANGES, id="memory.previous_change"),
+        # the same keys out of the footer, where at 80 columns n N Changes gives way to r Repair (help lists them)
+        Binding("n", "change_unlisted(1)", "Next change", show=False, id="memory.next_change_unlisted"),
+        Binding(
+            "N", "change_unlisted(-1)", "Previous change", key_display="N", show=False, id="memory.previous_unlisted"
+        ),
         Binding("p", "facts", "Facts", show=False, id="memory.facts"),  # in help: the footer is full at 80
         Binding("escape", "facts_back", "Back from facts", id="memory.facts_back"),  # only in the facts view
         Binding("p", "facts_back", "Back from facts", show=False, id="memory.facts_back_p"),  # (p there: back)
-        Binding("r", "repair", "Repair", show=False, id="memory.repair"),
+        # r: in the footer while this store needs a repair (the banner's), else only a status line saying why not
+        Binding("r", "repair", "Repair", id="memory.repair"),
+        Binding("r", "repair_none", "Repair", show=False, id="memory.repair_none"),
         Binding("f", "refreeze", "Refreeze", show=False, id="memory.refreeze"),
         Binding("left,h", "column('frozen')", "Frozen column", show=False, id="memory.frozen"),
         Binding("right,l", "column('live')", "Live column", show=False, id="memory.live"),
@@ -338,6 +347,7 @@ class MemoryScreen(WorkbenchScreen):
     @on(DriftExamined)
     def _drift_examined(self, message: DriftExamined) -> None:
         self.drift.show(message.target, message.found)
+        self.refresh_bindings()  # r Repair is in the footer while this store needs one
 
     # -- selection and detail -----------------------------------------------------
 
@@ -409,6 +419,12 @@ class MemoryScreen(WorkbenchScreen):
         """Focus the frozen or live column (the detail pane follows its cursor)."""
         self.query_one(f"#{side}-list", EntryList).focus()
 
+    def action_change_unlisted(self, step: int) -> None:
+        self.action_change(step)
+
+    def on_resize(self, _) -> None:
+        self.refresh_bindings()  # (whether n N Changes has room beside r Repair in the footer)
+
     def action_change(self, step: int) -> None:
         """Put both columns on the next (``step`` 1) or previous (-1) row with a mark, wrapping around."""
         marked = [i for i, row in enumerate(self.view.live) if row.mark] if self.view else []
@@ -448,6 +464,10 @@ class MemoryScreen(WorkbenchScreen):
         facts = self.is_mounted and self.query_one(FactsPane).display
         if action in ("facts", "facts_back"):
             return (action == "facts_back") == bool(facts)
+        if action in ("repair", "repair_none") and not facts:
+            return (action == "repair") == self.drift.applies
+        if action in ("change", "change_unlisted") and not facts:
+            return (action == "change_unlisted") == (self.drift.applies and self.size.width < ROOM_FOR_REPAIR)
         return not facts
 
     def help_section(self) -> HelpSection:
@@ -562,6 +582,9 @@ class MemoryScreen(WorkbenchScreen):
 
     def action_repair(self) -> None:
         self.drift.open()
+
+    def action_repair_none(self) -> None:
+        self.drift.open()  # (says why there is nothing to repair here)
 
     def on_drift_banner_repair_requested(self, _: DriftBanner.RepairRequested) -> None:
         self.drift.open()

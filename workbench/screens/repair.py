@@ -220,6 +220,11 @@ class DriftRepair:
         self.screen = screen
         self.diagnosis: repair.Diagnosis | None = None
 
+    @property
+    def applies(self) -> bool:
+        """The store shown needs a repair (its banner is up): r opens the repair, and the footer says so."""
+        return self.diagnosis is not None and self.diagnosis.needs_repair
+
     # -- the banner ------------------------------------------------------------------
     def check(self, target: str) -> None:
         """Diagnose the live files in a worker, then show the banner for ``target`` (or name another
