@@ -368,11 +368,14 @@ async def test_undo_reverts_the_newest_change_of_the_selected_entry(home, tmp_pa
         await settle(pilot)
         await pilot.press("u")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
-        assert "replace" in app.screen.question
+        replaced = home.memory.history("memory")[0].id
+        assert app.screen.question.startswith(f"Undo row {replaced}: agent replace at ")  # (not "event": one word)
         await pilot.press("y")
         await settle(pilot)
         assert home.memory.entries("memory") == ["Deploys on Fridays"]
         assert journal_actors(home)[0] == ("user", "undo")
+        status = str(app.screen.query_one("#status", Static).render())
+        assert status.startswith(f"Undid row {replaced} (a replace)")
         await wait_for(pilot, lambda: rows(app, "live") == [("~", "Deploys on Fridays")], what="the undone entry")
 
 

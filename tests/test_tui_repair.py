@@ -77,7 +77,7 @@ async def test_a_crlf_file_is_normalised_from_the_banner_and_undone_with_u(home,
         assert (row.action, row.actor) == ("repair", "user")
         await pilot.press("u")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the undo question")
-        assert f"Undo event {row.id}" in app.screen.question
+        assert f"Undo row {row.id}" in app.screen.question
         await pilot.press("y")
         await settle(pilot)
         await wait_for(pilot, lambda: banner(app).display, what="the banner to return")

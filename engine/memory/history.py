@@ -599,7 +599,9 @@ def _offer(
     problem = undo_problem(memory, newest)
     if problem:
         return None, str(problem)
-    question = f"Undo event {newest.id}: {newest.actor} {newest.action} at {when(newest.at)}?"
+    question = (
+        f"Undo row {newest.id}: {newest.actor} {newest.action} at {when(newest.at)}?"  # (the status: Undid row N)
+    )
     return Undo(question, newest.after, newest.before, event_id=newest.id, entry=entry, target=target), ""
 
 
@@ -614,7 +616,7 @@ def _whole_file_offer(memory: MemoryStore, target: str, entry: str) -> Undo | No
         return None
     what = row.detail.get("label") or row.action
     again = "redo the repair" if row.action == "undo" else f"{FILE_NAMES[target]} goes back to its exact bytes before"
-    question = f"Undo event {row.id}: {row.actor} {what} at {when(row.at)}? ({again})"
+    question = f"Undo row {row.id}: {row.actor} {what} at {when(row.at)}? ({again})"
     return Undo(
         question, "the whole file as it is now", "the whole file as it was", event_id=row.id, entry=entry, target=target
     )
