@@ -54,7 +54,7 @@ def test_a_third_target_reaches_store_tool_schema_prompt_watcher_and_memory_show
     shown = json.loads(capsys.readouterr().out)
     assert shown["notes"]["entries"] == ["The repo uses uv"] and shown["notes"]["limit"] == 500
     assert main(["memory", "show", "--target", "notes", "--home", str(home.root)]) == 0
-    assert "PROJECT NOTES (what this project is)  (NOTES.md)" in capsys.readouterr().out
+    assert capsys.readouterr().out.startswith("NOTES.md (project notes)\n")  # (its label, with no words of its own)
     home.config_path.write_text("memory:\n  notes_enabled: false\n", encoding="utf-8")
     home.reload_config()
     assert "PROJECT NOTES" not in build_system_prompt(home)

@@ -4,7 +4,7 @@ The store, the memory tool's schema, the prompt builder, the offline model, the
 background review, the file watcher and both skins read the targets from here, so
 adding one is a row: its config defaults (a char limit, and on) are part of it.
 
-``TARGETS`` and the ``FILE_NAMES`` / ``BLOCK_TITLES`` / ``LABELS`` / ``SHORT_NAMES``
+``TARGETS`` and the ``FILE_NAMES`` / ``BLOCK_TITLES`` / ``LABELS`` / ``SHORT_NAMES`` / ``HEADINGS``
 mappings are live views of the registry, in registration order, not copies.
 """
 
@@ -24,6 +24,13 @@ class MemoryTarget:
     limit_key: str  # config key of its char limit
     enabled_key: str  # config key that puts it in the prompt and lets the agent write it (default: on)
     default_limit: int  # chars, when config.yaml sets none
+    about: str = ""  # the store for a person reading the CLI (``title`` is addressed to the agent); else ``label``
+
+    @property
+    def heading(self) -> str:
+        """What ``memory show`` heads the store with: its file and what it is, to a human
+        (``MEMORY.md (the agent's notes)``); the prompt block keeps Hermes's ``title``."""
+        return f"{self.file} ({self.about or self.label})"
 
 
 REGISTRY: dict[str, MemoryTarget] = {
@@ -38,6 +45,7 @@ REGISTRY: dict[str, MemoryTarget] = {
             "memory.memory_char_limit",
             "memory.memory_enabled",
             2200,  # Hermes's default
+            "the agent's notes",
         ),
         MemoryTarget(
             "user",
@@ -48,6 +56,7 @@ REGISTRY: dict[str, MemoryTarget] = {
             "memory.user_char_limit",
             "memory.user_profile_enabled",
             1375,  # Hermes's default
+            "the agent's profile of you",
         ),
     )
 }
@@ -108,3 +117,4 @@ FILE_NAMES = _Field("file")
 BLOCK_TITLES = _Field("title")
 LABELS = _Field("label")
 SHORT_NAMES = _Field("short")
+HEADINGS = _Field("heading")

@@ -13,8 +13,9 @@ from engine.approvals.records import proposed
 from engine.clock import shown_time
 from engine.errors import WorkbenchError
 from engine.home import Home
-from engine.memory import BLOCK_TITLES, FILE_NAMES, TARGETS, Usage, history, render_block
+from engine.memory import FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.memory.format import BOM, has_crlf, line_endings
+from engine.memory.targets import HEADINGS
 from engine.memory.threats import prompt_note
 from engine.textsafety import apart, one_line
 from engine.tools import ToolContext
@@ -152,10 +153,10 @@ def _numbered(entries: list[str], notes: list[str] | None = None, flags: list[st
 
 
 def _view_text(view: dict, frozen: bool, notes: list[str]) -> str:
-    title = BLOCK_TITLES[view["target"]] + ("  · frozen snapshot" if frozen else "")
+    title = HEADINGS[view["target"]] + ("  · frozen snapshot" if frozen else "")  # (the block keeps Hermes's)
     usage = Usage(view["chars"], view["limit"])
     lines = [
-        f"{title}  ({FILE_NAMES[view['target']]})",
+        title,
         f"  {gauge(usage)}  {usage.text} · {_entries(len(view['entries']))}"
         + (f" · ⚠ {view['blocked']} blocked" if view.get("blocked") and view["enabled"] else ""),
     ]
