@@ -84,6 +84,30 @@ async def test_a_crlf_file_is_normalised_from_the_banner_and_undone_with_u(home,
         assert path.read_bytes() == CRLF
 
 
+async def test_the_undo_of_a_whole_file_repair_shows_the_lines_it_puts_back(home, tmp_path):
+    """A trial: undoing a repair asked with "now: the whole file as it is now / back to: the whole file
+    as it was", saying nothing of what would change."""
+    from engine.memory import repair
+
+    put(home, "alpha fact\n§\n beta fact\n§\ngamma fact")
+    found = repair.examine(home.memory, "memory")
+    assert repair.apply(home.memory, "memory", found.repairs[0], found.sha)["success"]
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: live(app) == ["alpha fact", "beta fact", "gamma fact"], what="the entries")
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the undo question")
+        assert app.screen.detail.splitlines() == [
+            "The lines it changes (- goes, + comes back):",
+            "  alpha fact",
+            "  §",
+            "- beta fact",
+            "+  beta fact",
+            "  §",
+            "  gamma fact",
+        ]
+
+
 async def test_a_crlf_file_reads_on_both_sides_as_hermes_reads_it_and_an_add_is_one_row(home, tmp_path):
     """Both columns hold the entries Hermes reads (they held one entry full of U+000D, frozen as
     [BLOCKED] and flagged as a threat), and an add that writes the file back with LF is one + row."""

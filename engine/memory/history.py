@@ -26,6 +26,7 @@ from ..approvals.outside import citing_approval
 from ..approvals.records import approved_by
 from ..approvals.sources import staged_at
 from ..clock import shown_time
+from ..diffs import DiffLine, in_context, line_diff
 from ..errors import WorkbenchError
 from ..journal import JournalEntry
 from ..textsafety import one_line, visible
@@ -508,6 +509,7 @@ class Undo:
     origin: Origin | None = None  # or an archive add, undone by removing the entry
     entry: str = ""
     target: str = "memory"
+    diff: tuple[DiffLine | None, ...] = ()  # a whole-file undo: the lines it changes, in context (None: a gap)
 
 
 @dataclass(frozen=True)
@@ -618,7 +620,13 @@ def _whole_file_offer(memory: MemoryStore, target: str, entry: str) -> Undo | No
     again = "redo the repair" if row.action == "undo" else f"{FILE_NAMES[target]} goes back to its exact bytes before"
     question = f"Undo row {row.id}: {row.actor} {what} at {when(row.at)}? ({again})"
     return Undo(
-        question, "the whole file as it is now", "the whole file as it was", event_id=row.id, entry=entry, target=target
+        question,
+        "the whole file as it is now",
+        "the whole file as it was",
+        event_id=row.id,
+        entry=entry,
+        target=target,
+        diff=tuple(in_context(line_diff(row.after or "", row.before or ""))),
     )
 
 

@@ -606,12 +606,9 @@ class MemoryScreen(WorkbenchScreen):
         if offer is None:
             self.show_status(f"Nothing to undo: {self.detail.why_no_undo}")
             return
-        now = one_line(offer.now, 300) if offer.now is not None else "(nothing)"
-        back = one_line(offer.back_to, 300) if offer.back_to is not None else "(nothing)"
-        if offer.now is not None and offer.back_to is not None:  # a rewrite: both cut where they differ
-            now, back = apart(one_line(offer.now, None), one_line(offer.back_to, None), 300)
-        detail = f"now: {now}\nback to: {back}"
-        self.app.push_screen(ConfirmDialog(offer.question, detail), lambda yes: self._undo(offer) if yes else None)
+        self.app.push_screen(
+            ConfirmDialog(offer.question, _undo_detail(offer)), lambda yes: self._undo(offer) if yes else None
+        )
 
     @work(thread=True, group="memory-write", exit_on_error=False)
     def _undo(self, offer: history.Undo) -> None:
@@ -732,3 +729,16 @@ class _OnDisk:
                 "(the budget below is measured against them)."
             )
         return DiskCheck(note, budget, (theirs,) if moved else None)
+
+
+def _undo_detail(offer: history.Undo) -> str:
+    """What an undo puts back: a whole file's changed lines, or the entry now and as it goes back to."""
+    if offer.diff:
+        return "The lines it changes (- goes, + comes back):\n" + "\n".join(
+            "  ⋯" if line is None else f"{line[0]} {line[1]}" for line in offer.diff
+        )
+    now = one_line(offer.now, 300) if offer.now is not None else "(nothing)"
+    back = one_line(offer.back_to, 300) if offer.back_to is not None else "(nothing)"
+    if offer.now is not None and offer.back_to is not None:  # a rewrite: both cut where they differ
+        now, back = apart(one_line(offer.now, None), one_line(offer.back_to, None), 300)
+    return f"now: {now}\nback to: {back}"
