@@ -405,7 +405,7 @@ def test_undo_add_replace_remove_and_refusals(mem):
     assert redone["message"] == f"Undid row {replace_undo.id} (an undo): the entry is back as it was."
     assert redone["success"] and mem.entries("memory") == ["a better fact", "another"]
     assert "no longer in MEMORY.md" in mem.undo(add_id)["error"], "the added text was replaced since"
-    assert mem.undo(999)["error"].startswith("No memory journal event 999")
+    assert mem.undo(999)["error"].startswith("No memory journal row 999")
     assert mem.undo(remove_id)["error"].endswith("undid it already. Nothing was changed.")
 
 

@@ -64,9 +64,9 @@ def register(subparsers, common) -> None:
     history_p.add_argument("--entry", metavar="TEXT", help="only the changes of this exact entry, with its origin")
     history_p.set_defaults(handler=show_history, read_only=False, creates_home=False)
 
-    undo = sub.add_parser("undo", parents=[common], help="apply the inverse of a journal event")
+    undo = sub.add_parser("undo", parents=[common], help="apply the inverse of a journal row")
     undo.add_argument(
-        "event_id", metavar="EVENT_ID", type=ID, help="the journal row to undo: its #id in `workbench memory history`"
+        "event_id", metavar="ROW", type=ID, help="the journal row to undo: its #id in `workbench memory history`"
     )
     undo.set_defaults(handler=undo_event, read_only=False, creates_home=False)
 
