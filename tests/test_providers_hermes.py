@@ -71,8 +71,11 @@ def test_doctor_reports_a_hermes_provider_as_info_and_an_unknown_one_as_a_warnin
     assert not report.ok and finding.severity == "warning"
     assert "neither the workbench nor Hermes has" in finding.what and "Fix the name in config.yaml" in finding.fix
     assert cli(home, "doctor").returncode == 1
-    configure(home, "local")
-    assert not [f for f in run_doctor(home).findings if f.area == "provider"]
+    configure(home, "local")  # the workbench's own: Hermes has none of that name, and runs without one
+    report = run_doctor(home)
+    [finding] = [f for f in report.findings if f.area == "provider"]
+    assert report.ok and finding.severity == "info"
+    assert finding.what.startswith("memory.provider is 'local': the workbench's own, which Hermes does not have")
 
 
 def test_a_session_warns_that_hermes_runs_the_provider(home):
