@@ -185,6 +185,29 @@ class Recording:
     updates: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Mark:
+    """How one connection left workbench.db: when a later transaction on it finds the same mark, nothing
+    wrote the file in between, neither another connection (``PRAGMA data_version`` moves with each of
+    their commits, in this process or another) nor this one (``total_changes`` counts its own rows,
+    rolled back or not)."""
+
+    conn: sqlite3.Connection
+    version: int
+    changes: int
+
+
+def mark(conn: sqlite3.Connection) -> Mark:
+    """Inside a transaction on ``conn`` (whose BEGIN has read the file's latest state): its mark now."""
+    return Mark(conn, conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+
+
+def mark_after(conn: sqlite3.Connection, within: Mark) -> Mark:
+    """The mark a transaction on ``conn`` that found ``within`` leaves once it has committed: its own
+    rows counted, the version as it found it (its own commit never moves it)."""
+    return Mark(conn, within.version, conn.total_changes)
+
+
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 _Read = TypeVar("_Read")
 
@@ -355,7 +378,14 @@ class Journal:
             self._release(conn, release, entry_id)
 
     @_names_the_file
-    def commit_all(self, entry_ids: list[int], *, snapshot: str | None = None, release: tuple[str, ...] = ()) -> None:
+    def commit_all(
+        self,
+        entry_ids: list[int],
+        *,
+        snapshot: str | None = None,
+        release: tuple[str, ...] = (),
+        since: Mark | None = None,
+    ) -> Mark | None:
         """Mark ``begin_all``'s rows done in one transaction, once the change is on disk.
 
         Rows another writer settled meanwhile are left as they are; if a later writer has
@@ -363,12 +393,18 @@ class Journal:
         that writer keeps what it needs, and a ``release``d snapshot one of its rows names
         stays. (The memory store commits under its file lock, so for it neither happens
         unless a process died between its rename and this commit.)
+
+        ``since``: the mark the transaction that began the rows left (``mark_after``); unless this
+        connection wrote meanwhile, the mark this commit leaves is returned (else None). It keeps the
+        version ``since`` found: a commit of another connection since then moves the version the next
+        transaction finds, so that one tells it from this mark.
         """
         if not entry_ids:
-            return
+            return None
         newest = max(entry_ids)
         conn = self.connection()
         with write_transaction(conn, self.read_only):
+            untouched = since is not None and conn.total_changes == since.changes  # (nothing wrote on conn)
             conn.executemany(
                 "UPDATE journal SET status = 'done' WHERE id = ? AND status = 'pending'", [(i,) for i in entry_ids]
             )
@@ -383,6 +419,7 @@ class Journal:
             ):
                 self._keep(conn, snapshot)
             self._release(conn, release, newest)
+        return mark_after(conn, since) if untouched and since is not None else None
 
     @contextlib.contextmanager
     def recording(self, subsystem: str, action: str, target: str, **fields: Any) -> Iterator[Recording]:
@@ -480,15 +517,16 @@ class Journal:
         session_id: str | None = None,
         message_id: int | None = None,
         within: sqlite3.Connection | None = None,
+        at: float | None = None,
     ) -> list[int]:
         """Record several intended changes (status ``pending``) in one transaction; ``commit_all`` them once
-        they are on disk. Rows as in ``append_all``.
+        they are on disk. Rows as in ``append_all`` (``at``: their time, the clock's now unless given).
 
         ``within``: this thread's connection, inside the caller's open ``transaction()``: the rows are
         part of it (they commit with it, or roll back with it), with no savepoint of their own."""
         if within is None:
-            return self._insert_all(subsystem, target, rows, actor, session_id, message_id, "pending", None, ())
-        return self._rows_into(within, subsystem, target, rows, actor, session_id, message_id, "pending")
+            return self._insert_all(subsystem, target, rows, actor, session_id, message_id, "pending", None, (), at)
+        return self._rows_into(within, subsystem, target, rows, actor, session_id, message_id, "pending", at)
 
     def _rows_into(self, conn, subsystem, target, rows, actor, session_id, message_id, status, at=None) -> list[int]:
         """Insert ``rows`` (as ``append_all`` takes them) on ``conn``, in its open transaction."""

@@ -283,3 +283,50 @@ def test_a_file_saved_with_crlf_keeps_every_entry_and_its_writer(tmp_path):
     path.write_text(path.read_text(encoding="utf-8").replace("\n", "\r\n") + "\r\n§\r\nadded in an editor")
     home.memory.record_external_change("memory")
     assert _external(home) == {("add", None, "added in an editor")}
+
+
+def _journal_reads(home, write) -> list[str]:
+    """The SELECTs ``write()`` makes on this thread's workbench.db connection."""
+    statements: list[str] = []
+    conn = home.journal.connection()
+    conn.set_trace_callback(statements.append)
+    try:
+        write()
+    finally:
+        conn.set_trace_callback(None)
+    return [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+
+
+def test_a_write_after_this_process_s_own_reads_nothing_the_journal_already_told_it(tmp_path):
+    """Once a process has written a store, and nothing has written workbench.db since, its next write
+    of that store finds no pending rows and its own file as the last one left without asking SQLite;
+    any other write in between, here or in another process, makes it read both again."""
+    home = _home(tmp_path)
+    ctx = ToolContext(actor="user")
+    assert home.memory.add("memory", "first", ctx)["success"]
+    assert _journal_reads(home, lambda: home.memory.add("memory", "second", ctx)) == []
+    assert _journal_reads(home, lambda: home.memory.add("memory", "third", ctx)) == []
+    home.memory.add("user", "prefers tea", ctx)  # the same connection wrote: the next write reads again
+    assert len(_journal_reads(home, lambda: home.memory.add("memory", "fourth", ctx))) == 2
+    other = _home(tmp_path)
+    assert other.memory.add("memory", "from another connection", ctx)["success"]
+    other.close()
+    assert len(_journal_reads(home, lambda: home.memory.add("memory", "fifth", ctx))) == 2
+    assert _journal_reads(home, lambda: home.memory.add("memory", "sixth", ctx)) == []
+    path = home.memory.path("memory")
+    path.write_text(path.read_text().replace("third", "third, edited"))  # the file, not the journal
+    assert home.memory.add("memory", "seventh", ctx)["success"]
+    external = [(r.action, r.before, r.after) for r in home.memory.history("memory", limit=20) if r.actor == "external"]
+    assert external == [("replace", "third", "third, edited")]
+    assert home.memory.entries("memory") == [
+        "first",
+        "second",
+        "third, edited",
+        "fourth",
+        "from another connection",
+        "fifth",
+        "sixth",
+        "seventh",
+    ]
+    assert_files_rebuild(home)
+    home.close()

@@ -336,6 +336,30 @@ def test_the_next_writer_settles_a_killed_write_and_keeps_the_file_it_left(tmp_p
     home.close()
 
 
+def test_a_live_writer_settles_a_write_killed_since_its_own_last_write(tmp_path):
+    """A process that wrote the store before another process's writer was killed after its rename
+    does not take the journal to be as it left it: its next write rolls the killed one forward."""
+    root = tmp_path / "home"
+    home = open_home(root)
+    assert home.memory.add("memory", "Written first", user())["success"]
+    assert home.memory.add("memory", "Written second", user())["success"]
+    argv = workbench_cmd("memory", "add", "--target", "memory", "Killed between", "--home", str(root))
+    kill_at("memory-renamed", tmp_path, argv)
+    [(killed, _)] = pending_rows(home)
+    assert home.memory.add("memory", "Written next", user())["success"]
+    assert pending_rows(home) == []
+    rows = home.memory.history("memory", limit=10)
+    assert [(r.id == killed, r.after, r.status) for r in rows] == [
+        (False, "Written next", "done"),
+        (True, "Killed between", "done"),
+        (False, "Written second", "done"),
+        (False, "Written first", "done"),
+    ]
+    assert not [r for r in rows if r.actor == "external"], "the killed write is its own row, not an outside edit"
+    assert_files_rebuild(home)
+    home.close()
+
+
 def test_a_killed_write_rebuilt_from_the_rows_before_it_keeps_no_snapshot_of_its_own(tmp_path):
     """Settled forward, a killed write that its writer meant to rebuild from an earlier snapshot
     stays one: only that snapshot is kept, and the file it left still rebuilds."""

@@ -39,7 +39,7 @@ from ..fileio import (
     read_regular,
     remove_stale_temps,
 )
-from ..journal import JournalEntry, content_hash
+from ..journal import JournalEntry, Mark, content_hash, mark, mark_after
 from ..safety import Verdict, assess
 from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, ToolContext
 from . import ops, similar, targets
@@ -201,6 +201,16 @@ class _Writer:
     @classmethod
     def of(cls, ctx: ToolContext) -> _Writer:
         return cls(ctx.actor, ctx.session_id, ctx.message_id, {"origin": ctx.origin})
+
+
+@dataclass(frozen=True)
+class _Wrote:
+    """What a write left the journal as: while workbench.db keeps its ``mark`` (nothing wrote it since,
+    in any connection), the target has no pending rows and ``left`` is the file the journal last left,
+    so the next write of this process need not read either again."""
+
+    mark: Mark
+    left: Left
 
 
 @dataclass
@@ -827,16 +837,24 @@ class MemoryStore:
             left = text.removeprefix(BOM)  # what reading the file back gives (``FileState.raw``)
             data = state.encode(text)
             # the rows a dead writer left settled, the reads and the pending rows: one transaction, one commit
+            wrote = self._wrote.pop(target, None)
             with self.home.journal.transaction() as conn:
-                self._settle(target, state, conn)
-                last = left_of(conn, target)
+                found = mark(conn)
+                last: Left | None
+                if wrote is not None and wrote.mark == found:  # as this process's last write of it left it
+                    last = wrote.left  # (no pending rows: they were committed; the file it left is the last)
+                else:
+                    self._settle(target, state, conn)
+                    last = left_of(conn, target)
                 external = self._journal_external(target, state, last)
                 if external is not None or last is None:  # rows of an outside edit (or a first look) came first
                     last = left_of(conn, target)
                 link = self._link(last, state, outcome, text)
                 release = () if link else self._releasable(target, keeping=left)
                 sha = _sha_of(data.removeprefix(_BOM_BYTES))
-                journal_ids = self._begin(conn, target, sha, outcome, writer, plan, link)
+                at = self.home.clock.now()
+                journal_ids = self._begin(conn, target, sha, outcome, writer, plan, link, at)
+            began = mark_after(conn, found)
             crash_point("memory-journaled")  # a death here leaves pending rows the next writer abandons
             assert isinstance(real, Path)  # a refused link reads as an unreadable file, which the guard refused
             self._write(target, real, data, journal_ids)
@@ -845,7 +863,11 @@ class MemoryStore:
             # busy handler sleeps a millisecond or more while this lock is held); a crash here leaves the rows
             # pending, and the next writer settles them.
             crash_point("memory-renamed")
-            self.home.journal.commit_all(journal_ids, snapshot=None if link else left, release=release)
+            ended = self.home.journal.commit_all(
+                journal_ids, snapshot=None if link else left, release=release, since=began
+            )
+            if ended is not None:  # nothing else wrote workbench.db meanwhile: the next write may trust this
+                self._wrote[target] = _Wrote(ended, Left(journal_ids[-1], sha, None, link or 0, at))
         if external is not None:
             self.home.bus.publish(external)
         single = outcome.changes[0] if len(outcome.changes) == 1 and plan.journal_action != "undo" else None
@@ -886,6 +908,7 @@ class MemoryStore:
         writer: _Writer,
         plan: _Plan,
         link: int | None,
+        at: float,
     ) -> list[int]:
         """Inside the write's transaction on ``conn``: journal the changes as pending rows naming the new
         file's hash ``sha``, which settling compares with the file if the writer dies before it commits
@@ -919,6 +942,7 @@ class MemoryStore:
             session_id=writer.session_id,
             message_id=writer.message_id,
             within=conn,
+            at=at,
         )
 
     def _write(self, target: str, real: Path, data: bytes, journal_ids: list[int]) -> None:
@@ -1195,6 +1219,11 @@ class MemoryStore:
         an editor), as the TUI's watcher does: for a command that reads the journal with no TUI open."""
         for target in targets:
             self.record_external_change(target)
+
+    @cached_property
+    def _wrote(self) -> dict[str, _Wrote]:
+        """Per target, what this process's last write of it left the journal as (``_apply``)."""
+        return {}
 
     @cached_property
     def _seen(self) -> dict[str, str]:
