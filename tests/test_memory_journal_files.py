@@ -300,18 +300,18 @@ def _journal_reads(home, write) -> list[str]:
 def test_a_write_after_this_process_s_own_reads_nothing_the_journal_already_told_it(tmp_path):
     """Once a process has written a store, and nothing has written workbench.db since, its next write
     of that store finds no pending rows and its own file as the last one left without asking SQLite;
-    any other write in between, here or in another process, makes it read both again."""
+    any other write in between, here or in another process, makes it read both again, in one SELECT."""
     home = _home(tmp_path)
     ctx = ToolContext(actor="user")
     assert home.memory.add("memory", "first", ctx)["success"]
     assert _journal_reads(home, lambda: home.memory.add("memory", "second", ctx)) == []
     assert _journal_reads(home, lambda: home.memory.add("memory", "third", ctx)) == []
     home.memory.add("user", "prefers tea", ctx)  # the same connection wrote: the next write reads again
-    assert len(_journal_reads(home, lambda: home.memory.add("memory", "fourth", ctx))) == 2
+    assert len(_journal_reads(home, lambda: home.memory.add("memory", "fourth", ctx))) == 1
     other = _home(tmp_path)
     assert other.memory.add("memory", "from another connection", ctx)["success"]
     other.close()
-    assert len(_journal_reads(home, lambda: home.memory.add("memory", "fifth", ctx))) == 2
+    assert len(_journal_reads(home, lambda: home.memory.add("memory", "fifth", ctx))) == 1
     assert _journal_reads(home, lambda: home.memory.add("memory", "sixth", ctx)) == []
     path = home.memory.path("memory")
     path.write_text(path.read_text().replace("third", "third, edited"))  # the file, not the journal

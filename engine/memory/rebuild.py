@@ -18,8 +18,9 @@ U+FEFF, an outside edit) keeps a snapshot.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..journal import content_hash
 from ..values import json_value, storable
@@ -54,14 +55,33 @@ class Left:
         return self.depth + 1
 
 
+# the newest LEFT_ROW's id, hash, text (older rows), depth and time
+_LEFT = (
+    "id, json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after'), json_extract(detail, '$.depth'), at "
+    f"FROM journal WHERE {LEFT_ROW} ORDER BY id DESC LIMIT 1"
+)
+_LEFT_OF = f"SELECT {_LEFT}"
+# the same, after whether any row of the target is pending (its own subquery, on the partial index)
+_PENDING_AND_LEFT = (
+    f"SELECT EXISTS (SELECT 1 FROM journal WHERE status = 'pending' AND subsystem = ? AND target = ?), {_LEFT}"
+)
+
+
 def left_of(conn: sqlite3.Connection, target: str) -> Left | None:
-    row = conn.execute(
-        "SELECT id, json_extract(detail, '$.file_sha'), json_extract(detail, '$.file_after'), "
-        f"json_extract(detail, '$.depth'), at FROM journal WHERE {LEFT_ROW} ORDER BY id DESC LIMIT 1",
-        (SUBSYSTEM, target),
-    ).fetchone()
-    if row is None:
-        return None
+    row = conn.execute(_LEFT_OF, (SUBSYSTEM, target)).fetchone()
+    return None if row is None else _left(row)
+
+
+def left_unless_pending(conn: sqlite3.Connection, target: str) -> tuple[bool, Left | None]:
+    """``(False, left_of(conn, target))`` when ``target`` has no pending rows, asked in one statement;
+    ``(True, None)`` when it has some, or when no row names a file it left (then nothing tells)."""
+    row = conn.execute(_PENDING_AND_LEFT, (SUBSYSTEM, target, SUBSYSTEM, target)).fetchone()
+    if row is None or row[0]:
+        return True, None
+    return False, _left(tuple(row)[1:])
+
+
+def _left(row: Sequence[Any]) -> Left:
     row_id, sha, text, depth, at = row
     if sha is None:
         sha = content_hash(text)

@@ -63,7 +63,7 @@ from .format import (
     split_pieces,
 )
 from .ops import Outcome, Refusal, StalePin, follows_key, preceding, preview, refuse, succeeding
-from .rebuild import SUBSYSTEM, Left, base_of, left_of, rebuild, replays
+from .rebuild import SUBSYSTEM, Left, base_of, left_of, left_unless_pending, rebuild, replays
 from .snapshot import MemorySnapshot
 from .threats import refusal_message, warning_message
 
@@ -837,15 +837,17 @@ class MemoryStore:
             left = text.removeprefix(BOM)  # what reading the file back gives (``FileState.raw``)
             data = state.encode(text)
             # the rows a dead writer left settled, the reads and the pending rows: one transaction, one commit
-            wrote = self._wrote.pop(target, None)
-            with self.home.journal.transaction() as conn:
-                found = mark(conn)
+            wrote, journal = self._wrote.pop(target, None), self.home.journal
+            with journal.transaction() as conn:
+                found = journal.reading(lambda: mark(conn))
                 last: Left | None
                 if wrote is not None and wrote.mark == found:  # as this process's last write of it left it
                     last = wrote.left  # (no pending rows: they were committed; the file it left is the last)
                 else:
-                    self._settle(target, state, conn)
-                    last = left_of(conn, target)
+                    pending, last = journal.reading(lambda: left_unless_pending(conn, target))  # (one statement)
+                    if pending:
+                        self._settle(target, state, conn)
+                        last = left_of(conn, target)
                 external = self._journal_external(target, state, last)
                 if external is not None or last is None:  # rows of an outside edit (or a first look) came first
                     last = left_of(conn, target)
