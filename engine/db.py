@@ -18,7 +18,7 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from .errors import ReadOnlyError, WorkbenchError
@@ -518,6 +518,21 @@ def write_transaction(
 
 
 _OPEN: set[int] = set()  # connections inside a write_transaction (by id; each removed when it ends)
+
+
+def write_statement(
+    conn: sqlite3.Connection, sql: str, args: Sequence[object] = (), read_only: bool = False
+) -> sqlite3.Cursor:
+    """One statement that writes, committed on its own (SQLite's implicit transaction): what a
+    ``write_transaction`` holding only it does, with no BEGIN and COMMIT of its own to run. Retried
+    with backoff while busy, as that BEGIN is (a WAL snapshot that went stale between the statement's
+    read and its write lock is answered at once, and a failed statement changed nothing). Inside an
+    open transaction on ``conn`` it is part of it."""
+    if read_only:
+        raise ReadOnlyError("This home is open read-only; nothing was written.")
+    done: list[sqlite3.Cursor] = []
+    _while_busy(lambda: done.append(conn.execute(sql, args)), conn)
+    return done[0]
 
 
 def _savepoint(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:

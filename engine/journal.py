@@ -28,7 +28,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .clock import Clock
-from .db import DatabaseBusyError, DatabaseDamaged, ThreadConnections, database_error, database_stamp, write_transaction
+from .db import (
+    DatabaseBusyError,
+    DatabaseDamaged,
+    ThreadConnections,
+    database_error,
+    database_stamp,
+    write_statement,
+    write_transaction,
+)
 from .errors import WorkbenchError
 from .fileio import UnsafePath
 from .values import LONE_SURROGATE, iso_time, json_value, number_value, storable, text_value
@@ -208,6 +216,10 @@ def mark_after(conn: sqlite3.Connection, within: Mark) -> Mark:
     return Mark(conn, within.version, conn.total_changes)
 
 
+# a write's pending rows marked done (one row, or a JSON list of them); rows settled meanwhile stay
+_DONE_ONE = "UPDATE journal SET status = 'done' WHERE id = ? AND status = 'pending'"
+_DONE_ALL = "UPDATE journal SET status = 'done' WHERE id IN (SELECT value FROM json_each(?)) AND status = 'pending'"
+
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 _Read = TypeVar("_Read")
 
@@ -386,7 +398,8 @@ class Journal:
         release: tuple[str, ...] = (),
         since: Mark | None = None,
     ) -> Mark | None:
-        """Mark ``begin_all``'s rows done in one transaction, once the change is on disk.
+        """Mark ``begin_all``'s rows done in one transaction, once the change is on disk (with no
+        snapshot to keep or release, one ``UPDATE`` in its own transaction: no BEGIN or COMMIT to run).
 
         Rows another writer settled meanwhile are left as they are; if a later writer has
         begun rows of its own, ``snapshot`` (the file these rows left) is not kept, since
@@ -403,11 +416,15 @@ class Journal:
             return None
         newest = max(entry_ids)
         conn = self.connection()
+        untouched = since is not None and conn.total_changes == since.changes  # (nothing wrote on conn)
+        if snapshot is None and not release:  # (most memory writes): one statement, its own transaction
+            if len(entry_ids) == 1:
+                write_statement(conn, _DONE_ONE, (newest,), self.read_only)
+            else:
+                write_statement(conn, _DONE_ALL, (json.dumps(entry_ids),), self.read_only)
+            return mark_after(conn, since) if untouched and since is not None else None
         with write_transaction(conn, self.read_only):
-            untouched = since is not None and conn.total_changes == since.changes  # (nothing wrote on conn)
-            conn.executemany(
-                "UPDATE journal SET status = 'done' WHERE id = ? AND status = 'pending'", [(i,) for i in entry_ids]
-            )
+            conn.executemany(_DONE_ONE, [(i,) for i in entry_ids])
             if (
                 snapshot is not None
                 and not conn.execute(

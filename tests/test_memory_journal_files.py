@@ -330,3 +330,31 @@ def test_a_write_after_this_process_s_own_reads_nothing_the_journal_already_told
     ]
     assert_files_rebuild(home)
     home.close()
+
+
+def test_a_write_commits_its_rows_after_the_rename_in_one_statement(tmp_path):
+    """The commit after the rename is a single UPDATE in its own transaction when it keeps and
+    releases no snapshot; a write that keeps one still does all of it in one transaction."""
+    home = _home(tmp_path)
+    ctx = ToolContext(actor="user")
+    statements: list[str] = []
+    conn = home.journal.connection()
+    assert home.memory.add("memory", "first", ctx)["success"]
+    conn.set_trace_callback(statements.append)
+    assert home.memory.add("memory", "second", ctx)["success"]
+    assert [s.split(" (")[0].split(" WHERE")[0] for s in statements] == [
+        "BEGIN IMMEDIATE",
+        "PRAGMA data_version",
+        "INSERT INTO journal",
+        "COMMIT",
+        "UPDATE journal SET status = 'done'",
+    ]
+    for i in range(SNAPSHOT_EVERY):  # up to the write that keeps its file
+        statements.clear()
+        assert home.memory.add("memory", f"fact {i}", ctx)["success"]
+    assert statements[-1] == "COMMIT" and any(s.startswith("INSERT OR IGNORE INTO journal_files") for s in statements)
+    conn.set_trace_callback(None)
+    rows = home.journal.query(subsystem="memory", limit=100, include_pending=True)
+    assert {r.status for r in rows} == {"done"}
+    assert_files_rebuild(home)
+    home.close()
