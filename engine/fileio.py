@@ -20,6 +20,7 @@ message naming it. The rules, in ``docs/reliability.md``:
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -129,6 +130,22 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC  # (mkstemp's own)
+
+
+def _temp_file(folder: Path, prefix: str) -> tuple[int, str]:
+    """A new temp file ``<folder>/<prefix>XXXXXXXX.tmp``, mode 0600, opened for writing, as
+    ``tempfile.mkstemp`` makes one (8 random characters, never an existing name or a link), without its
+    per-call setup (a lock, a pid check, an abspath): half its cost, in every memory write's lock."""
+    for _ in range(tempfile.TMP_MAX):
+        name = os.path.join(folder, f"{prefix}{os.urandom(4).hex()}.tmp")
+        try:
+            return os.open(name, _TEMP_FLAGS, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "No usable temporary file name found", os.fspath(folder))
+
+
 def atomic_write_bytes(path: Path, data: bytes, tmp_prefix: str = ".tmp_", *, sync_folder: bool = True) -> None:
     """Write ``data`` to ``path`` via temp file + fsync + rename; the temp is removed on failure.
 
@@ -142,10 +159,10 @@ def atomic_write_bytes(path: Path, data: bytes, tmp_prefix: str = ".tmp_", *, sy
             f"{path} is a link; it is written through only by the home's link policy. Nothing was written."
         )
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=tmp_prefix, suffix=".tmp")
+        fd, tmp = _temp_file(path.parent, tmp_prefix)
     except FileNotFoundError:  # the folder is made only when missing (as for a lock file)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=tmp_prefix, suffix=".tmp")
+        fd, tmp = _temp_file(path.parent, tmp_prefix)
     try:
         try:
             _write_all(fd, data)

@@ -27,9 +27,9 @@ from .yamltext import check_bounds, load_yaml
 if TYPE_CHECKING:
     from .home import Home
 
-# Temp files of interrupted atomic writes, by the names mkstemp gives them (8 random
-# characters): ``.<prefix>_XXXXXXXX.tmp`` (ours: .mem_, .tmp_; Hermes's: .mem_, .usage_,
-# .config_, ...), ``.<file>.tmp.XXXXXXXX`` (Hermes's skill files) and ``<id>.json.tmp``
+# Temp files of interrupted atomic writes, by the names Hermes's mkstemp and our atomic_write_bytes
+# give them (8 random characters): ``.<prefix>_XXXXXXXX.tmp`` (ours: .mem_, .tmp_; Hermes's: .mem_,
+# .usage_, .config_, ...), ``.<file>.tmp.XXXXXXXX`` (Hermes's skill files) and ``<id>.json.tmp``
 # (Hermes's pending records).
 TEMP_PATTERNS = (".*_????????.tmp", ".*.tmp.????????", "????????.json.tmp")
 ORPHAN_AGE = 600.0  # seconds; no write of either program keeps its temp file this long

@@ -152,3 +152,29 @@ def test_the_listing_names_every_link_with_its_verdict(policy, tmp_path):
     assert listed["memories"].followed and listed["memories"].points_to == str(folder)
     assert not listed["memories/USER.md"].followed and listed["memories/USER.md"].reason == "is a device"
     assert listed["loop"].followed, "a loop back into the home is listed once, not walked forever"
+
+
+def test_an_atomic_write_never_opens_a_temp_name_that_exists(tmp_path, monkeypatch):
+    """The temp file is ``<prefix><8 random hex digits>.tmp`` (a name doctor's patterns know), mode
+    0600, made with O_EXCL: a name already taken, even by a link, is passed over for the next one."""
+    target = tmp_path / "MEMORY.md"
+    target.write_bytes(b"old")
+    target.chmod(0o644)
+    (tmp_path / ".mem_00000001.tmp").write_bytes(b"someone else's")
+    (tmp_path / ".mem_00000002.tmp").symlink_to(tmp_path / "elsewhere")
+    draws = iter([b"\x00\x00\x00\x01", b"\x00\x00\x00\x02", b"\x00\x00\x00\x03"])
+    monkeypatch.setattr(engine.fileio.os, "urandom", lambda n: next(draws))
+    written = []
+    real_write = engine.fileio._write_all
+
+    def write_all(fd, data):
+        written.append((os.readlink(f"/proc/self/fd/{fd}"), stat.S_IMODE(os.fstat(fd).st_mode)))
+        real_write(fd, data)
+
+    monkeypatch.setattr(engine.fileio, "_write_all", write_all)
+    atomic_write_bytes(target, b"new", ".mem_", sync_folder=False)
+    assert written == [(str(tmp_path / ".mem_00000003.tmp"), 0o600)]
+    assert target.read_bytes() == b"new" and stat.S_IMODE(target.stat().st_mode) == 0o644
+    assert (tmp_path / ".mem_00000001.tmp").read_bytes() == b"someone else's"
+    assert (tmp_path / ".mem_00000002.tmp").is_symlink() and not (tmp_path / "elsewhere").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".mem_00000001.tmp", ".mem_00000002.tmp", "MEMORY.md"]
