@@ -206,8 +206,7 @@ class Mark:
 
 
 def mark(conn: sqlite3.Connection) -> Mark:
-    """``conn``'s mark now: inside a transaction, as its BEGIN found the file; outside one, as the
-    file is now (the PRAGMA reads its latest state)."""
+    """Inside a transaction on ``conn`` (whose BEGIN has read the file's latest state): its mark now."""
     return Mark(conn, conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
 
 
@@ -217,10 +216,6 @@ def mark_after(conn: sqlite3.Connection, within: Mark) -> Mark:
     return Mark(conn, within.version, conn.total_changes)
 
 
-_INSERT = (
-    "INSERT INTO journal (at, actor, subsystem, action, target, before, after, session_id, message_id, detail, status)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
 # a write's pending rows marked done (one row, or a JSON list of them); rows settled meanwhile stay
 _DONE_ONE = "UPDATE journal SET status = 'done' WHERE id = ? AND status = 'pending'"
 _DONE_ALL = "UPDATE journal SET status = 'done' WHERE id IN (SELECT value FROM json_each(?)) AND status = 'pending'"
@@ -550,36 +545,6 @@ class Journal:
             return self._insert_all(subsystem, target, rows, actor, session_id, message_id, "pending", None, (), at)
         return self._rows_into(within, subsystem, target, rows, actor, session_id, message_id, "pending", at)
 
-    @_names_the_file
-    def begin_one(
-        self,
-        subsystem: str,
-        target: str,
-        row: dict[str, Any],
-        *,
-        actor: str,
-        session_id: str | None = None,
-        message_id: int | None = None,
-        at: float | None = None,
-    ) -> int:
-        """``begin_all`` of one row (as ``append_all`` takes it), alone: a single INSERT in its own transaction
-        (no BEGIN or COMMIT to run), retried while busy (``db.write_statement``)."""
-        args = self._row_args(
-            subsystem,
-            row["action"],
-            target,
-            actor,
-            row.get("before"),
-            row.get("after"),
-            session_id,
-            message_id,
-            row.get("detail"),
-            "pending",
-            at,
-        )
-        row_id = write_statement(self.connection(), _INSERT, args, self.read_only).lastrowid
-        return int(row_id or 0)  # (an INSERT always sets it)
-
     def _rows_into(self, conn, subsystem, target, rows, actor, session_id, message_id, status, at=None) -> list[int]:
         """Insert ``rows`` (as ``append_all`` takes them) on ``conn``, in its open transaction."""
         return [
@@ -656,30 +621,27 @@ class Journal:
     def _execute(
         self, conn, subsystem, action, target, actor, before, after, session_id, message_id, detail, status, at=None
     ) -> int:
-        args = self._row_args(
-            subsystem, action, target, actor, before, after, session_id, message_id, detail, status, at
-        )
-        return int(conn.execute(_INSERT, args).lastrowid)
-
-    def _row_args(
-        self, subsystem, action, target, actor, before, after, session_id, message_id, detail, status, at
-    ) -> tuple:
-        """A row's values for ``_INSERT``."""
         if actor not in ACTORS:
             raise ValueError(f"unknown actor {actor!r}; expected one of {ACTORS}")
-        return (
-            self.clock.now() if at is None else at,
-            actor,
-            subsystem,
-            storable(action),
-            storable(target),
-            storable(before),
-            storable(after),
-            storable(session_id),
-            message_id,
-            _detail_json(_with_tag(actor, detail)),
-            status,
+        cur = conn.execute(
+            "INSERT INTO journal (at, actor, subsystem, action, target, before, after, session_id, message_id, "
+            "detail, status)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                self.clock.now() if at is None else at,
+                actor,
+                subsystem,
+                storable(action),
+                storable(target),
+                storable(before),
+                storable(after),
+                storable(session_id),
+                message_id,
+                _detail_json(_with_tag(actor, detail)),
+                status,
+            ),
         )
+        return int(cur.lastrowid)
 
     @_names_the_file
     def get(self, entry_id: int) -> JournalEntry | None:

@@ -332,10 +332,9 @@ def test_a_write_after_this_process_s_own_reads_nothing_the_journal_already_told
     home.close()
 
 
-def test_a_write_this_process_can_trust_begins_and_commits_its_row_in_one_statement_each(tmp_path):
-    """An add after this process's own last write, with nothing written since, begins its row with a
-    single INSERT and commits it after the rename with a single UPDATE, each its own transaction; a
-    batch, and the write that keeps a snapshot, still do theirs in one transaction each."""
+def test_a_write_commits_its_rows_after_the_rename_in_one_statement(tmp_path):
+    """The commit after the rename is a single UPDATE in its own transaction when it keeps and
+    releases no snapshot; a write that keeps one still does all of it in one transaction."""
     home = _home(tmp_path)
     ctx = ToolContext(actor="user")
     statements: list[str] = []
@@ -344,22 +343,16 @@ def test_a_write_this_process_can_trust_begins_and_commits_its_row_in_one_statem
     conn.set_trace_callback(statements.append)
     assert home.memory.add("memory", "second", ctx)["success"]
     assert [s.split(" (")[0].split(" WHERE")[0] for s in statements] == [
+        "BEGIN IMMEDIATE",
         "PRAGMA data_version",
         "INSERT INTO journal",
+        "COMMIT",
         "UPDATE journal SET status = 'done'",
     ]
-    statements.clear()
-    ops = [{"action": "add", "content": "third"}, {"action": "add", "content": "fourth"}]
-    assert home.memory.batch("memory", ops, ctx)["success"]
-    assert statements[:2] == ["BEGIN IMMEDIATE", "PRAGMA data_version"] and statements.count("COMMIT") == 1
-    assert statements[-1].startswith("UPDATE journal SET status = 'done' WHERE id IN")
     for i in range(SNAPSHOT_EVERY):  # up to the write that keeps its file
         statements.clear()
         assert home.memory.add("memory", f"fact {i}", ctx)["success"]
-        if any(s.startswith("INSERT OR IGNORE INTO journal_files") for s in statements):
-            break
-    assert statements[0] == "BEGIN IMMEDIATE" and statements[-1] == "COMMIT", "the write that keeps its file"
-    assert statements.count("BEGIN IMMEDIATE") == 2  # its rows, then its commit with the snapshot
+    assert statements[-1] == "COMMIT" and any(s.startswith("INSERT OR IGNORE INTO journal_files") for s in statements)
     conn.set_trace_callback(None)
     rows = home.journal.query(subsystem="memory", limit=100, include_pending=True)
     assert {r.status for r in rows} == {"done"}

@@ -838,33 +838,24 @@ class MemoryStore:
             data = state.encode(text)
             # the rows a dead writer left settled, the reads and the pending rows: one transaction, one commit
             wrote, journal = self._wrote.pop(target, None), self.home.journal
-            known = self._known(wrote, state, outcome, text)
-            link: int | None
-            release: tuple[str, ...]
-            if known is not None:  # its one row begun alone: nothing to settle, release or read first
-                (found, link), external, release = known, None, ()
-                sha, at = _sha_of(data.removeprefix(_BOM_BYTES)), self.home.clock.now()
-                journal_ids = self._begin(None, target, sha, outcome, writer, plan, link, at)
-                conn = journal.connection()
-            else:
-                with journal.transaction() as conn:
-                    found = journal.reading(lambda: mark(conn))
-                    last: Left | None
-                    if wrote is not None and wrote.mark == found:  # as this process's last write of it left it
-                        last = wrote.left  # (no pending rows: they were committed; the file it left is the last)
-                    else:
-                        pending, last = journal.reading(lambda: left_unless_pending(conn, target))  # (one statement)
-                        if pending:
-                            self._settle(target, state, conn)
-                            last = left_of(conn, target)
-                    external = self._journal_external(target, state, last)
-                    if external is not None or last is None:  # rows of an outside edit (or a first look) came first
+            with journal.transaction() as conn:
+                found = journal.reading(lambda: mark(conn))
+                last: Left | None
+                if wrote is not None and wrote.mark == found:  # as this process's last write of it left it
+                    last = wrote.left  # (no pending rows: they were committed; the file it left is the last)
+                else:
+                    pending, last = journal.reading(lambda: left_unless_pending(conn, target))  # (one statement)
+                    if pending:
+                        self._settle(target, state, conn)
                         last = left_of(conn, target)
-                    link = self._link(last, state, outcome, text)
-                    release = () if link else self._releasable(target, keeping=left)
-                    sha = _sha_of(data.removeprefix(_BOM_BYTES))
-                    at = self.home.clock.now()
-                    journal_ids = self._begin(conn, target, sha, outcome, writer, plan, link, at)
+                external = self._journal_external(target, state, last)
+                if external is not None or last is None:  # rows of an outside edit (or a first look) came first
+                    last = left_of(conn, target)
+                link = self._link(last, state, outcome, text)
+                release = () if link else self._releasable(target, keeping=left)
+                sha = _sha_of(data.removeprefix(_BOM_BYTES))
+                at = self.home.clock.now()
+                journal_ids = self._begin(conn, target, sha, outcome, writer, plan, link, at)
             began = mark_after(conn, found)
             crash_point("memory-journaled")  # a death here leaves pending rows the next writer abandons
             assert isinstance(real, Path)  # a refused link reads as an unreadable file, which the guard refused
@@ -910,25 +901,9 @@ class MemoryStore:
         changes = [(c.before, c.after, c.index) for c in outcome.changes]
         return link if replays(state.entries, changes, outcome.entries) else None
 
-    def _known(self, wrote: _Wrote | None, state: FileState, outcome: Outcome, text: str) -> tuple[Mark, int] | None:
-        """With the lock held: (the journal's mark, the write's depth) when its one row can be begun
-        alone, with no transaction around it: this process wrote the target last and nothing has
-        written workbench.db since (the same mark), so no row is pending and its own row is the file
-        the journal last left; the file read is that file (no outside edit to journal first); and the
-        write links on it (no snapshot to keep or release). Anything else: None."""
-        if wrote is None or len(outcome.changes) != 1 or state.sha != wrote.left.sha:
-            return None
-        link = self._link(wrote.left, state, outcome, text)
-        if link is None:
-            return None
-        journal = self.home.journal
-        conn = journal.connection()
-        found = journal.reading(lambda: mark(conn))
-        return (found, link) if found == wrote.mark else None
-
     def _begin(
         self,
-        conn: sqlite3.Connection | None,
+        conn: sqlite3.Connection,
         target: str,
         sha: str,
         outcome: Outcome,
@@ -937,10 +912,10 @@ class MemoryStore:
         link: int | None,
         at: float,
     ) -> list[int]:
-        """Inside the write's transaction on ``conn`` (None: its one row alone, ``_known``): journal the
-        changes as pending rows naming the new file's hash ``sha``, which settling compares with the file
-        if the writer dies before it commits them (``_settle``), and ``link``: how many writes after the
-        last kept snapshot it is (None: it keeps one)."""
+        """Inside the write's transaction on ``conn``: journal the changes as pending rows naming the new
+        file's hash ``sha``, which settling compares with the file if the writer dies before it commits
+        them (``_settle``), and ``link``: how many writes after the last kept snapshot it is (None: it
+        keeps one)."""
         rows = []
         chain = {"depth": link} if link else {}
         for index, change in enumerate(outcome.changes, 1):
@@ -961,19 +936,6 @@ class MemoryStore:
                     "detail": detail,
                 }
             )
-        if conn is None:
-            [row] = rows
-            return [
-                self.home.journal.begin_one(
-                    SUBSYSTEM,
-                    target,
-                    row,
-                    actor=writer.actor,
-                    session_id=writer.session_id,
-                    message_id=writer.message_id,
-                    at=at,
-                )
-            ]
         return self.home.journal.begin_all(
             SUBSYSTEM,
             target,
